@@ -1,0 +1,348 @@
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxPerPage is the largest page size the list endpoint accepts (spec §8).
+const MaxPerPage = 100
+
+// maxListPages bounds how many pages ListAllAgents reads, so a server whose
+// total never stops growing cannot keep callrun busy forever. A variable so
+// tests can lower it.
+var maxListPages = 10000
+
+// Agent is an AI calling agent as the list endpoint returns it (spec §2.2).
+// The create endpoint returns only AgentID, Name and Status.
+type Agent struct {
+	AgentID       string `json:"agent_id"`
+	Name          string `json:"agent_name"`
+	Status        string `json:"status"`
+	Prompt        string `json:"general_prompt,omitempty"`
+	Webhook       string `json:"weebhook_endpoint,omitempty"`
+	WebhookMethod string `json:"weebhook_endpoint_method,omitempty"`
+	CreatedAt     string `json:"created_at,omitempty"`
+	UpdatedAt     string `json:"updated_at,omitempty"`
+}
+
+// NewAgent is the body of a create-agent request (spec §4.3). The field names
+// on the wire are the spec's, including its spelling of weebhook_endpoint.
+type NewAgent struct {
+	Name          string `json:"agent_name"`
+	Prompt        string `json:"general_prompt"`
+	Webhook       string `json:"weebhook_endpoint,omitempty"`
+	WebhookMethod string `json:"weebhook_endpoint_method,omitempty"`
+}
+
+// AgentPage is one page of the agent list (spec §4.4).
+type AgentPage struct {
+	Agents      []Agent `json:"data"`
+	CurrentPage int     `json:"current_page"`
+	PerPage     int     `json:"per_page"`
+	Total       int     `json:"total"`
+}
+
+// CallEndpoint describes how to start calls with one agent (spec §2.3).
+type CallEndpoint struct {
+	URL      string   `json:"endpoint"`
+	Method   string   `json:"Method"`
+	FormData []string `json:"form_data"`
+}
+
+// Fields returns the form field names of the descriptor: the leading token of
+// each form_data element, so "local_presence_number (Yes/No)" gives
+// "local_presence_number".
+func (e *CallEndpoint) Fields() []string {
+	names := make([]string, 0, len(e.FormData))
+	for _, el := range e.FormData {
+		if name := FieldName(el); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// FieldName returns the field name at the start of a form_data element: the
+// text before the first space or parenthesis.
+func FieldName(element string) string {
+	element = strings.TrimSpace(element)
+	if i := strings.IndexAny(element, " \t("); i >= 0 {
+		element = element[:i]
+	}
+	return element
+}
+
+// CallResponse is the service's answer to a call start. The spec does not
+// show its shape, so only the status and an excerpt of the body are kept.
+type CallResponse struct {
+	StatusCode int
+	Body       string // excerpt, at most ExcerptLen bytes
+}
+
+// Client is a typed client for the agent endpoints of the service and for
+// the per-agent call endpoints. It is safe for concurrent use.
+type Client struct {
+	base *url.URL
+	hc   *http.Client
+}
+
+// New returns a client for the service at baseURL. Requests to the service's
+// own origin carry a bearer token from tokens; requests to any other origin
+// (a call endpoint hosted elsewhere) carry none. A nil base uses
+// [DefaultTransport].
+func New(baseURL string, tokens TokenSource, base http.RoundTripper) (*Client, error) {
+	u, err := ParseBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		base = DefaultTransport()
+	}
+	return &Client{
+		base: u,
+		hc: &http.Client{
+			Transport: &Transport{Source: tokens, Origin: u, Base: base},
+			// A redirect of a POST becomes a GET in net/http: never follow
+			// one silently, show it to the caller instead.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}, nil
+}
+
+// BaseURL returns the service's base URL.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// DefaultTransport returns the transport callrun uses: net/http's defaults
+// with bounded dial and header timeouts and room for a pool of workers.
+func DefaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	t.ResponseHeaderTimeout = 60 * time.Second
+	t.MaxIdleConnsPerHost = 64
+	return t
+}
+
+// ParseBaseURL checks a service base URL: absolute, http or https, and
+// https unless the host is on loopback, so that tokens never cross a
+// network in clear text.
+func ParseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(strings.TrimSpace(raw), "/"))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("service base_url %q is not an absolute http(s) URL", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("service base_url %q must not carry credentials, a query or a fragment", redactURL(raw))
+	}
+	if u.Scheme == "http" && !IsLoopbackHost(u.Hostname()) {
+		return nil, fmt.Errorf("service base_url %q uses http:// on a non-loopback host; use https:// so tokens are not sent in clear text", raw)
+	}
+	return u, nil
+}
+
+// IsLoopbackHost reports whether host is "localhost" or a loopback IP.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CreateAgent creates an agent (spec §4.3). Creation is not idempotent on the
+// service: a caller that gets an error whose outcome is uncertain must list
+// agents before trying again.
+func (c *Client) CreateAgent(ctx context.Context, a NewAgent) (*Agent, error) {
+	body, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	req, err := c.newRequest(ctx, http.MethodPost, "/api/ai/agent/create", nil, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	var out Agent
+	if err := c.do(req, "create agent "+strconv.Quote(a.Name), &out); err != nil {
+		return nil, err
+	}
+	if out.AgentID == "" {
+		return nil, fmt.Errorf("create agent %q: the service answered without an agent_id", a.Name)
+	}
+	return &out, nil
+}
+
+// ListAgents reads one page of the agent list (spec §4.4). page starts at 1;
+// perPage is 1 to [MaxPerPage]. Both are always sent.
+func (c *Client) ListAgents(ctx context.Context, page, perPage int) (*AgentPage, error) {
+	if page < 1 || perPage < 1 || perPage > MaxPerPage {
+		return nil, fmt.Errorf("list agents: page %d, per_page %d out of bounds (page >= 1, per_page 1..%d)", page, perPage, MaxPerPage)
+	}
+	q := url.Values{"page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(perPage)}}
+	req, err := c.newRequest(ctx, http.MethodGet, "/api/ai/agent/list", q, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out AgentPage
+	if err := c.do(req, "list agents", &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListAllAgents reads every page of the agent list. It stops when it holds
+// total agents or a page comes back empty, and gives up with an error on a
+// server that keeps answering past any sane bound.
+func (c *Client) ListAllAgents(ctx context.Context) ([]Agent, error) {
+	var all []Agent
+	prevFirst := ""
+	for page := 1; ; page++ {
+		if page > maxListPages {
+			return nil, fmt.Errorf("list agents: still more after %d pages; the service's total does not add up", maxListPages)
+		}
+		p, err := c.ListAgents(ctx, page, MaxPerPage)
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Agents) == 0 {
+			return all, nil
+		}
+		if page > 1 && p.Agents[0].AgentID == prevFirst {
+			return nil, fmt.Errorf("list agents: page %d repeats page %d; the service seems to ignore the page parameter", page, page-1)
+		}
+		prevFirst = p.Agents[0].AgentID
+		all = append(all, p.Agents...)
+		if len(all) >= p.Total {
+			return all, nil
+		}
+	}
+}
+
+// GetCallEndpoint reads the call endpoint descriptor of an agent (spec §4.5).
+func (c *Client) GetCallEndpoint(ctx context.Context, agentID string) (*CallEndpoint, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, "/api/ai/agent/call-endpoint", url.Values{"agent_id": {agentID}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	// The spec lists this header as required on this GET; send it.
+	req.Header.Set("Content-Type", "application/json")
+	var out struct {
+		Status string       `json:"status"`
+		Data   CallEndpoint `json:"data"`
+	}
+	op := "get call endpoint of agent " + agentID
+	if err := c.do(req, op, &out); err != nil {
+		return nil, err
+	}
+	ep := out.Data
+	if ep.Method == "" {
+		ep.Method = http.MethodPost // "typically POST"; the spec names no other default
+	}
+	ep.Method = strings.ToUpper(ep.Method)
+	u, err := url.Parse(ep.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("%s: data.endpoint %q is not an absolute http(s) URL", op, redactURL(ep.URL))
+	}
+	if u.Scheme == "http" && !IsLoopbackHost(u.Hostname()) && c.base.Scheme == "https" {
+		return nil, fmt.Errorf("%s: data.endpoint %q uses http:// while the service uses https://; refusing to send contact data in clear text", op, redactURL(ep.URL))
+	}
+	return &ep, nil
+}
+
+// StartCall starts one call: it sends form with the method of ep to ep's URL,
+// as form fields (a query string for GET, a form-encoded body otherwise). It
+// never retries by itself. Its error, if any, is a *[StartError] that
+// [Classify] turns into an [Outcome].
+func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Values) (*CallResponse, error) {
+	var tr writeTracker
+	ctx = tr.trace(ctx)
+	method := ep.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	encoded := form.Encode()
+	var body io.Reader
+	target := ep.URL
+	if method == http.MethodGet || method == http.MethodHead {
+		sep := "?"
+		if strings.Contains(target, "?") {
+			sep = "&"
+		}
+		target += sep + encoded
+	} else {
+		body = strings.NewReader(encoded)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, &StartError{Err: fmt.Errorf("start call: %w", err)}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, &StartError{Written: tr.written(), Err: fmt.Errorf("start call: %s %s: %w", method, redactURL(ep.URL), unwrapURLError(err))}
+	}
+	if err := checkResponse("start call", resp); err != nil {
+		return nil, &StartError{Written: true, Err: err}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptLen*4))
+	return &CallResponse{StatusCode: resp.StatusCode, Body: Excerpt(string(b), ExcerptLen)}, nil
+}
+
+// UserAgent is sent on every request.
+var UserAgent = "callrun"
+
+func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, body io.Reader) (*http.Request, error) {
+	u := *c.base
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	if q != nil {
+		u.RawQuery = q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	return req, nil
+}
+
+// do sends req and decodes a 2xx JSON answer into out.
+func (c *Client) do(req *http.Request, op string, out any) error {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, unwrapURLError(err))
+	}
+	if err := checkResponse(op, resp); err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyRead)).Decode(out); err != nil {
+		return fmt.Errorf("%s: reading the answer: %w", op, err)
+	}
+	return nil
+}
+
+// unwrapURLError drops the *url.Error wrapper, whose message repeats the full
+// URL (query string included), keeping the cause.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package apiclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+)
+
+// Outcome is what a call-start attempt did, as far as the client can know.
+// The at-most-once promise rests on it: only an attempt that provably never
+// reached the service may be sent again without a person deciding so.
+type Outcome int
+
+// The outcomes of a call-start attempt.
+const (
+	// Sent: the service answered 2xx.
+	Sent Outcome = iota + 1
+	// Retryable: the service provably did not act on the request: it never
+	// left this machine (a dial error, a refused connection), or the service
+	// answered 429 or 503. Safe to send again after a pause.
+	Retryable
+	// Uncertain: the request may have reached the service and started a
+	// call: a timeout or a dropped connection after the request was written,
+	// a 5xx other than 503, or an answer the client cannot read. Never sent
+	// again automatically.
+	Uncertain
+	// Failed: the service refused the request (a 4xx other than 429).
+	Failed
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Sent:
+		return "sent"
+	case Retryable:
+		return "retryable"
+	case Uncertain:
+		return "uncertain"
+	case Failed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// StartError is the error of a call-start attempt that did not succeed.
+type StartError struct {
+	// Written reports whether any of the request may have been written to a
+	// connection. When false the service cannot have seen the request.
+	Written bool
+	Err     error
+}
+
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Classify decides the [Outcome] of a call-start attempt from the error that
+// [Client.StartCall] returned. It is the one place that makes this decision.
+// An error it does not recognise is Uncertain: when in doubt, nobody is
+// phoned twice.
+func Classify(err error) Outcome {
+	if err == nil {
+		return Sent
+	}
+	var apiErr *Error
+	if errors.As(err, &apiErr) {
+		switch s := apiErr.StatusCode; {
+		case s == http.StatusTooManyRequests, s == http.StatusServiceUnavailable:
+			return Retryable
+		case s >= 400 && s < 500:
+			return Failed
+		default: // other 5xx, and 1xx/3xx that a call start should never get
+			return Uncertain
+		}
+	}
+	var se *StartError
+	if errors.As(err, &se) && !se.Written {
+		return Retryable
+	}
+	return Uncertain
+}
+
+// writeTracker records, through httptrace, whether a request got as far as
+// writing its headers to a connection. Before that point nothing can have
+// left the machine; after it, the service may have the request.
+type writeTracker struct{ wrote atomic.Bool }
+
+func (w *writeTracker) trace(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteHeaders: func() { w.wrote.Store(true) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { w.wrote.Store(true) },
+	})
+}
+
+func (w *writeTracker) written() bool { return w.wrote.Load() }

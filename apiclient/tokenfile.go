@@ -1,0 +1,147 @@
+package apiclient
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/google/renameio/v2"
+)
+
+// ErrNotLoggedIn means there is no saved token for the service and client.
+var ErrNotLoggedIn = errors.New("not logged in: run `callrun auth login CAMPAIGN.yaml` first")
+
+// TokenFile is the file that keeps one service's and one client's tokens
+// between runs. It is written with mode 0600, replaced atomically, and
+// guarded by a lock file beside it so that two processes (a cron run and a
+// person, say) never refresh with the same refresh token.
+type TokenFile struct {
+	Path     string
+	BaseURL  string // recorded in the file and checked on load
+	ClientID string // recorded in the file and checked on load
+}
+
+// DefaultTokenPath returns where the token of a service and client lives
+// when the campaign file does not say: under the user's configuration
+// directory, one file per base URL and client id.
+func DefaultTokenPath(baseURL, clientID string) (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the user configuration directory for the token file: %w (set service.token_file in the campaign file)", err)
+	}
+	sum := sha256.Sum256([]byte(strings.TrimRight(baseURL, "/") + "\x00" + clientID))
+	return filepath.Join(dir, "callrun", "tokens", hex.EncodeToString(sum[:8])+".json"), nil
+}
+
+// tokenJSON is the on-disk form of a token file.
+type tokenJSON struct {
+	BaseURL      string    `json:"base_url"`
+	ClientID     string    `json:"client_id"`
+	AccessToken  string    `json:"access_token"`
+	TokenType    string    `json:"token_type"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	IssuedAt     time.Time `json:"issued_at,omitzero"`
+}
+
+// Load reads the saved token. It returns an error wrapping [ErrNotLoggedIn]
+// when there is none.
+func (f *TokenFile) Load() (*Token, error) {
+	b, err := os.ReadFile(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w (no token file at %s)", ErrNotLoggedIn, f.Path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading token file: %w", err)
+	}
+	var tj tokenJSON
+	if err := json.Unmarshal(b, &tj); err != nil {
+		return nil, fmt.Errorf("token file %s is damaged (%v); run `callrun auth login` again", f.Path, errors.Unwrap(err))
+	}
+	if tj.BaseURL != "" && f.BaseURL != "" && strings.TrimRight(tj.BaseURL, "/") != strings.TrimRight(f.BaseURL, "/") {
+		return nil, fmt.Errorf("token file %s belongs to %s, not %s; run `callrun auth login` for this service", f.Path, tj.BaseURL, f.BaseURL)
+	}
+	if tj.ClientID != "" && f.ClientID != "" && tj.ClientID != f.ClientID {
+		return nil, fmt.Errorf("token file %s belongs to another client id; run `callrun auth login` for this client", f.Path)
+	}
+	if tj.AccessToken == "" {
+		return nil, fmt.Errorf("%w (token file %s holds no token)", ErrNotLoggedIn, f.Path)
+	}
+	return &Token{AccessToken: tj.AccessToken, TokenType: tj.TokenType, RefreshToken: tj.RefreshToken, Expiry: tj.Expiry, IssuedAt: tj.IssuedAt}, nil
+}
+
+// Save replaces the token file atomically with tok, mode 0600 whatever the
+// mode of the file it replaces, and syncs the directory so the new refresh
+// token survives a crash.
+func (f *TokenFile) Save(tok *Token) error {
+	dir := filepath.Dir(f.Path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating token directory: %w", err)
+	}
+	b, err := json.MarshalIndent(tokenJSON{
+		BaseURL: f.BaseURL, ClientID: f.ClientID,
+		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
+		Expiry: tok.Expiry, IssuedAt: tok.IssuedAt,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	pf, err := renameio.NewPendingFile(f.Path, renameio.WithStaticPermissions(0o600))
+	if err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// Remove deletes the token file; a missing file is not an error.
+func (f *TokenFile) Remove() error {
+	if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing token file: %w", err)
+	}
+	return nil
+}
+
+// Lock takes the token file's lock, waiting for another holder until ctx
+// ends. The kernel releases it if the process dies.
+func (f *TokenFile) Lock(ctx context.Context) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating token directory: %w", err)
+	}
+	fl := flock.New(f.Path+".lock", flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
+	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil {
+		return nil, fmt.Errorf("locking token file: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("locking token file: %w", ctx.Err())
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}

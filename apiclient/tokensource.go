@@ -1,0 +1,196 @@
+package apiclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Refresh backoff bounds: after a failed refresh, callers get the same error
+// back without a new request until the pause is over, so a broken token
+// endpoint sees one request per pause, not one per worker.
+const (
+	minRefreshPause = time.Second
+	maxRefreshPause = time.Minute
+)
+
+// FileTokenSource is the [TokenSource] behind every command that talks to the
+// service. It keeps the current token in memory and refreshes it shortly
+// before it expires, or when the service answered 401.
+//
+// However many goroutines ask at once, one refresh is made. A refresh first
+// takes the token file's lock and re-reads the file, so a token that another
+// process refreshed meanwhile is adopted instead of spending the same
+// refresh token twice. The refreshed token, with the rotated refresh token,
+// is saved to the file before anyone uses it.
+type FileTokenSource struct {
+	OAuth *OAuth
+	File  *TokenFile
+
+	sem       chan struct{} // one holder at a time; a channel so waiting honours ctx
+	tok       *Token        // current token; guarded by sem
+	stale     string        // access token the service rejected; guarded by sem
+	fatal     error         // a refusal that needs a person; guarded by sem
+	failErr   error         // last transient refresh error; guarded by sem
+	failUntil time.Time     // no new refresh before this; guarded by sem
+	failures  int           // consecutive failed refreshes; guarded by sem
+
+	refreshes atomic.Int64
+}
+
+// NewFileTokenSource returns a token source over file, refreshing with o.
+func NewFileTokenSource(o *OAuth, file *TokenFile) *FileTokenSource {
+	return &FileTokenSource{OAuth: o, File: file, sem: make(chan struct{}, 1)}
+}
+
+// Refreshes returns how many refresh requests this source has sent.
+func (s *FileTokenSource) Refreshes() int64 { return s.refreshes.Load() }
+
+func (s *FileTokenSource) acquire(ctx context.Context) error {
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *FileTokenSource) release() { <-s.sem }
+
+// usable reports whether tok can be handed out at now.
+func (s *FileTokenSource) usable(tok *Token, now time.Time) bool {
+	return tok.Fresh(now) && tok.AccessToken != s.stale
+}
+
+// Token implements [TokenSource].
+func (s *FileTokenSource) Token(ctx context.Context) (*Token, error) {
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	now := s.OAuth.now()
+	if s.tok != nil && s.usable(s.tok, now) {
+		return s.tok, nil
+	}
+	if s.fatal != nil {
+		return nil, s.fatal
+	}
+	if s.failErr != nil && now.Before(s.failUntil) {
+		return nil, s.failErr
+	}
+	tok, err := s.renew(ctx, now)
+	if err != nil {
+		if errors.Is(err, ErrReauthorize) || errors.Is(err, ErrNotLoggedIn) {
+			s.fatal = err
+			return nil, err
+		}
+		if ctx.Err() == nil {
+			s.failures++
+			pause := min(minRefreshPause<<min(s.failures-1, 10), maxRefreshPause)
+			s.failErr = fmt.Errorf("%w (next try in %s)", err, pause)
+			s.failUntil = now.Add(pause)
+		}
+		return nil, err
+	}
+	s.failures, s.failErr = 0, nil
+	s.tok = tok
+	return tok, nil
+}
+
+// ForceRefresh refreshes the token now, even if it is still fresh. It is
+// what `callrun auth refresh` does.
+func (s *FileTokenSource) ForceRefresh(ctx context.Context) (*Token, error) {
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	unlock, err := s.File.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	disk, err := s.File.Load()
+	if err != nil {
+		return nil, err
+	}
+	tok, err := s.refreshWith(ctx, disk)
+	if err != nil {
+		return nil, err
+	}
+	s.tok, s.fatal, s.failErr = tok, nil, nil
+	return tok, nil
+}
+
+// renew returns a usable token: the one in the file if it is newer than the
+// one in memory and still fresh, else a refreshed one. It holds the file lock
+// throughout.
+func (s *FileTokenSource) renew(ctx context.Context, now time.Time) (*Token, error) {
+	unlock, err := s.File.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	disk, err := s.File.Load()
+	if err != nil {
+		return nil, err
+	}
+	if s.usable(disk, now) {
+		return disk, nil // first load, or another process refreshed already
+	}
+	return s.refreshWith(ctx, disk)
+}
+
+// refreshWith refreshes with disk's refresh token and saves the result
+// before returning it. The caller holds the file lock.
+func (s *FileTokenSource) refreshWith(ctx context.Context, disk *Token) (*Token, error) {
+	if disk.RefreshToken == "" {
+		return nil, fmt.Errorf("%w: the saved access token has expired and the service gave no refresh token", ErrReauthorize)
+	}
+	s.refreshes.Add(1)
+	tok, err := s.OAuth.Refresh(ctx, disk.RefreshToken)
+	if err != nil {
+		return nil, err
+	}
+	// Save before use: if the service rotated the refresh token, the old
+	// one is dead now and the new one must not be lost.
+	if err := s.File.Save(tok); err != nil {
+		return nil, fmt.Errorf("saving the refreshed token (log in again if this run stops): %w", err)
+	}
+	return tok, nil
+}
+
+// Invalidate implements [TokenSource]. Only the first report about a given
+// token counts; later ones, from requests that were already under way, find
+// the token replaced.
+func (s *FileTokenSource) Invalidate(tok *Token) {
+	s.sem <- struct{}{}
+	defer s.release()
+	if tok != nil && s.tok != nil && s.tok.AccessToken == tok.AccessToken {
+		s.stale = tok.AccessToken
+	}
+}
+
+// Login exchanges an authorization code and saves the token, under the file
+// lock. It returns the saved token.
+func (s *FileTokenSource) Login(ctx context.Context, code string) (*Token, error) {
+	tok, err := s.OAuth.Exchange(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	unlock, err := s.File.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.File.Save(tok); err != nil {
+		return nil, err
+	}
+	s.tok, s.stale, s.fatal, s.failErr, s.failures = tok, "", nil, nil, 0
+	return tok, nil
+}

@@ -1,0 +1,117 @@
+package apiclient
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// TokenSource supplies access tokens to a [Transport].
+type TokenSource interface {
+	// Token returns a token that is valid now, refreshing it if needed.
+	Token(ctx context.Context) (*Token, error)
+	// Invalidate tells the source that the service rejected tok with a
+	// 401, so the next Token call refreshes unless another caller already
+	// did. It is called at most once per rejected request.
+	Invalidate(tok *Token)
+}
+
+// Transport is an http.RoundTripper that adds a bearer token to requests for
+// the service's own origin, and refreshes the token and sends the request
+// once more when the service answers 401. Requests to any other origin go
+// out with no Authorization header at all: the access token goes only where
+// it was issued for.
+type Transport struct {
+	Source TokenSource
+	Origin *url.URL
+	Base   http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.Source == nil || !sameOrigin(req.URL, t.Origin) {
+		if req.Header.Get("Authorization") != "" {
+			req = req.Clone(req.Context())
+			req.Header.Del("Authorization")
+		}
+		return t.Base.RoundTrip(req)
+	}
+	tok, err := t.token(req.Context())
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	resp, err := t.Base.RoundTrip(withBearer(req, tok, req.Body))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	// A 401 means the service did not act on the request. Refresh once and
+	// try again, if the body can be sent again.
+	var body io.ReadCloser
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.GetBody == nil {
+			return resp, nil
+		}
+		if body, err = req.GetBody(); err != nil {
+			return resp, nil
+		}
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyRead))
+	resp.Body.Close()
+	t.Source.Invalidate(tok)
+	tok, err = t.token(req.Context())
+	if err != nil {
+		if body != nil {
+			body.Close()
+		}
+		return nil, err
+	}
+	return t.Base.RoundTrip(withBearer(req, tok, body))
+}
+
+// token asks the source for a token under a context that keeps the request's
+// deadline and cancellation but none of its values: a refresh must not fire
+// the request's httptrace hooks, which tell whether a call start was written.
+func (t *Transport) token(ctx context.Context) (*Token, error) {
+	tok, err := t.Source.Token(valueless{ctx})
+	if err != nil {
+		return nil, fmt.Errorf("getting an access token: %w", err)
+	}
+	return tok, nil
+}
+
+type valueless struct{ context.Context }
+
+func (valueless) Value(any) any { return nil }
+
+func withBearer(req *http.Request, tok *Token, body io.ReadCloser) *http.Request {
+	r := req.Clone(req.Context())
+	r.Body = body
+	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	return r
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// sameOrigin reports whether u has the scheme, host and port of origin.
+func sameOrigin(u, origin *url.URL) bool {
+	return origin != nil && strings.EqualFold(u.Scheme, origin.Scheme) &&
+		strings.EqualFold(u.Hostname(), origin.Hostname()) && port(u) == port(origin)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
