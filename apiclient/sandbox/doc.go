@@ -1,0 +1,137 @@
+// Package sandbox is a local, in-memory emulator of the Voice AI Agent
+// service described in spec/service-api.md. It is to that service what
+// net/http/httptest is to net/http: tests start one in-process with
+// NewServer, and `callrun sandbox` serves it for people with Listen and
+// Serve. It is an independent implementation of the spec and imports only
+// the standard library.
+//
+// # Endpoints
+//
+// The service endpoints follow the spec and enforce it strictly:
+//
+//	GET  /oauth/authorize             sandbox choice, see below
+//	POST /oauth/token                 code exchange (spec 4.1)
+//	POST /oauth/token/refresh         refresh (spec 4.2)
+//	POST /api/ai/agent/create         create an agent (spec 4.3), 201
+//	GET  /api/ai/agent/list           list agents (spec 4.4)
+//	GET  /api/ai/agent/call-endpoint  an agent's call endpoint (spec 4.5)
+//	POST /call/<agent_id>/<token>     start a call (the URL call-endpoint returns)
+//
+// Both token endpoints take an application/x-www-form-urlencoded body (else
+// 415) with every field the spec lists as required (else 400
+// invalid_request; a field given twice is also invalid_request), the right
+// grant_type (else 400 unsupported_grant_type) and the configured client_id
+// and client_secret (else 401 invalid_client). redirect_uri must be an
+// absolute URI, and exactly Options.RedirectURI when that is set. An
+// unknown, expired (after 10 minutes) or already used one-time code, a code
+// exchanged with another redirect_uri than it was issued for, and an
+// unknown, revoked or rotated-away refresh token are 400 invalid_grant.
+// Options.Code is a reusable code that is always accepted. Answers carry
+// access_token, token_type "Bearer", expires_in and refresh_token, with
+// Cache-Control: no-store. An Authorization header is ignored.
+//
+// The agent endpoints need "Authorization: Bearer <access token>" with a
+// known, unexpired token, else 401 with WWW-Authenticate: Bearer
+// error="invalid_token". Create needs Content-Type: application/json (415)
+// and a JSON object (malformed JSON is 400) with non-empty string
+// agent_name and general_prompt, an optional weebhook_endpoint that is ""
+// or an absolute http(s) URL, an optional weebhook_endpoint_method of GET or
+// POST ("" or absent means POST) and no other field; anything else is 422.
+// Duplicate names are allowed. It answers 201 with agent_id, agent_name and
+// status only. New agents are "pending" for Options.PendingFor, then
+// "active". List takes page (default 1, >= 1) and per_page (default 100,
+// 1 to 100); an out-of-bounds or non-integer value is 400 with a message
+// naming the parameter and its bounds. Agents are listed in creation order
+// and a page past the end has empty data. Call-endpoint needs Content-Type:
+// application/json, as the spec lists it (415), and agent_id (400; unknown
+// is 404). The endpoint URL it returns is stable and unique per agent.
+//
+// A call-start request to an unknown agent or with a wrong token is 404 and
+// is not recorded. Any other request to a call endpoint is appended to the
+// ledger first (see Server.Calls), then faults apply (see below), then it is
+// validated: POST only (405); an Authorization header is not required but,
+// if present, must hold a valid token (401); Content-Type must be
+// application/x-www-form-urlencoded (415); every field must be one of
+// phone_number, email, first_name, last_name, ghl_contact_id,
+// override_agent_id and local_presence_number, each at most once;
+// phone_number is required and must be "+" then 8 to 15 digits;
+// local_presence_number, if present, must be exactly Yes or No (all 422); a
+// pending agent answers 409 {"error":"agent_not_active"}. override_agent_id
+// is recorded but has no effect. A valid call is placed and answered 200
+// {"status":"success","call_id":"call_<n>","agent_id":...}.
+//
+// Errors are JSON: {"error": "<code>", "message": "<text>"} from the API and
+// {"error": "<code>", "error_description": "<text>"} from the OAuth
+// endpoints. Unknown paths are 404 and wrong methods 405 with an Allow
+// header.
+//
+// # Authorize
+//
+// The spec does not show the authorize endpoint (spec 4.6). The sandbox
+// serves GET /oauth/authorize?response_type=code&client_id=..&redirect_uri=..&state=..
+// and approves at once: it answers 302 to redirect_uri with a fresh one-time
+// code and the state sent. An unknown client_id or a missing or unacceptable
+// redirect_uri is 400 (no redirect); a missing or other response_type is
+// redirected with error=invalid_request or error=unsupported_response_type.
+//
+// # Webhooks
+//
+// After a call is placed (also when a fault then answers 500 or drops the
+// connection: the call was placed) and Options.CallDuration has passed, the
+// agent's weebhook_endpoint, if not empty, is called once, with no retry, a
+// 5 second timeout and no redirects followed. With method POST the body is
+// JSON:
+//
+//	{"event": "call.completed", "call_id": "call_1", "agent_id": "agent_...",
+//	 "phone_number": "+15551234567", "status": "completed",
+//	 "duration_seconds": 1, "completed_at": "2025-01-02T15:04:05Z"}
+//
+// With method GET the same names and values are query parameters.
+// duration_seconds is CallDuration in whole seconds, rounded up, at least 1.
+// Unless Options.AllowExternalWebhooks is set, only loopback hosts
+// (127.0.0.0/8, ::1, localhost; names are not resolved) are called; others
+// are recorded as skipped. Every attempt or skip is recorded (see
+// Server.Webhooks). Close cancels deliveries whose call has not ended yet
+// and waits for those in flight.
+//
+// # Faults
+//
+// Faults apply by default to call-start requests only; with Scope "api" to
+// agent create, list and call-endpoint requests instead, and with "all" to
+// both; never to the token, authorize or /_sandbox endpoints. For each
+// request in scope, in order: Latency is waited; the RateLimit token bucket
+// (requests per second, burst 1, shared by the whole scope) answers 429 with
+// Retry-After set to the time until the next token, in whole seconds rounded
+// up; then one seeded random draw picks at most one of Share429 (429 with
+// Retry-After), Share503 (503 with Retry-After), ShareDropBefore (the
+// connection is closed with no answer), all three before anything is done,
+// Share500 (500) and ShareDrop (connection closed), both after the call is
+// placed (or the agent created). See Faults for how the shares split the
+// draw. The same Seed and sequence of requests give the same faults.
+//
+// # Inspection
+//
+// For people and scripts, without authentication:
+//
+//	GET  /_sandbox/ledger                 the ledger, as Server.Calls
+//	GET  /_sandbox/agents                 all agents, as Server.Agents
+//	GET  /_sandbox/webhooks               webhook attempts, as Server.Webhooks
+//	GET  /_sandbox/stats                  counters, as Server.Stats
+//	GET  /_sandbox/faults                 the current faults
+//	POST /_sandbox/faults                 replace the faults (absent fields are zero)
+//	POST /_sandbox/expire-tokens          as Server.ExpireAccessTokens
+//	POST /_sandbox/revoke-refresh-tokens  as Server.RevokeRefreshTokens
+//
+// The faults body is a JSON object with the fields scope, latency,
+// rate_limit, share_429, retry_after, share_503, share_500, share_drop,
+// share_drop_before and seed; unknown fields are 400. Durations are Go
+// duration strings ("250ms", "2s") or numbers of milliseconds:
+//
+//	curl -d '{"share_503": 0.2, "retry_after": "2s", "latency": 100}' http://127.0.0.1:8089/_sandbox/faults
+//
+// # Logging
+//
+// Options.Logf receives one line per request (method, path, query with the
+// values of code, access_token, refresh_token and client_secret redacted,
+// status) and per webhook. Headers and bodies are never logged.
+package sandbox
