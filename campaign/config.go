@@ -1,0 +1,480 @@
+package campaign
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// File is a campaign file as the user wrote it (design.md §3), after
+// ${VAR} expansion. Paths in it are relative to the file; use [File.Path]
+// to resolve them.
+type File struct {
+	Name     string      `yaml:"name"`
+	Service  Service     `yaml:"service"`
+	Agents   []AgentSpec `yaml:"agents"`
+	Sheets   []SheetSpec `yaml:"sheets"`
+	Suppress []string    `yaml:"suppress"`
+	Region   string      `yaml:"region"`
+	Dedupe   string      `yaml:"dedupe"`
+	Pace     Pace        `yaml:"pace"`
+	Hours    *Hours      `yaml:"hours"`
+	StateDir string      `yaml:"state_dir"`
+
+	// Source is the campaign file's path as given; Dir is its directory.
+	Source string `yaml:"-"`
+	Dir    string `yaml:"-"`
+	lines  map[string]int
+}
+
+// Service is the `service:` block: where the service is and who callrun is
+// to it.
+type Service struct {
+	BaseURL      string `yaml:"base_url"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+	RedirectURI  string `yaml:"redirect_uri"`
+	// AuthorizeURL is optional: the spec does not show the authorize
+	// endpoint.
+	AuthorizeURL string `yaml:"authorize_url"`
+	// TokenFile overrides where the token is kept (default: under the
+	// user's configuration directory, one file per service and client).
+	TokenFile string `yaml:"token_file"`
+}
+
+// AgentSpec declares one agent. Agents are matched to the service's by
+// exact name and created when missing.
+type AgentSpec struct {
+	Name       string   `yaml:"name"`
+	Prompt     string   `yaml:"prompt"`
+	PromptFile string   `yaml:"prompt_file"`
+	Webhook    *Webhook `yaml:"webhook"`
+	// ReadyTimeout bounds how long a run waits for a pending agent to
+	// become active; default 10m.
+	ReadyTimeout time.Duration `yaml:"ready_timeout"`
+}
+
+// Webhook is an agent's completion callback.
+type Webhook struct {
+	URL    string `yaml:"url"`
+	Method string `yaml:"method"`
+}
+
+// SheetSpec declares one contact sheet and how its columns map to the call
+// endpoint's form fields.
+type SheetSpec struct {
+	File  string `yaml:"file"`
+	Agent string `yaml:"agent"`
+	// Fields maps form field names to CSV column names.
+	Fields map[string]string `yaml:"fields"`
+	// Set holds constant form field values for every row.
+	Set map[string]string `yaml:"set"`
+	// Region applies to numbers written without +country; default the
+	// campaign's region.
+	Region string `yaml:"region"`
+	// TimezoneColumn names a column holding each contact's IANA time zone,
+	// used with `hours: {timezone: contact}`.
+	TimezoneColumn string `yaml:"timezone_column"`
+}
+
+// Pace sets how fast calls start.
+type Pace struct {
+	PerSecond   float64 `yaml:"per_second"`
+	Burst       int     `yaml:"burst"`
+	Concurrency int     `yaml:"concurrency"`
+}
+
+// Hours is the calling window.
+type Hours struct {
+	// Timezone is an IANA zone name, or "contact" for each contact's own.
+	Timezone string   `yaml:"timezone"`
+	Days     []string `yaml:"days"`
+	Start    string   `yaml:"start"`
+	End      string   `yaml:"end"`
+}
+
+// FormFields are the call endpoint's form fields that the spec names (§4.5).
+var FormFields = []string{"phone_number", "email", "first_name", "last_name", "ghl_contact_id", "override_agent_id", "local_presence_number"}
+
+// Defaults applied by [Load] where the file says nothing.
+const (
+	DefaultRegion       = "US"
+	DefaultDedupe       = "campaign"
+	DefaultPerSecond    = 1.0
+	DefaultBurst        = 1
+	DefaultConcurrency  = 4
+	DefaultReadyTimeout = 10 * time.Minute
+)
+
+// Problem is one thing wrong with a campaign file.
+type Problem struct {
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+	Key  string `json:"key,omitempty"`
+	Msg  string `json:"message"`
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, " line %d", p.Line)
+	}
+	if p.Key != "" {
+		fmt.Fprintf(&b, ", %s", p.Key)
+	}
+	b.WriteString(": ")
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// FileError is the error of a campaign file that cannot be used. It lists
+// every problem found, not just the first.
+type FileError struct {
+	Problems []Problem
+}
+
+func (e *FileError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0].String()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problems in the campaign file:", len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// LoadOptions changes what [Load] insists on.
+type LoadOptions struct {
+	// Offline: the service block is not needed (plan --offline, CI), so
+	// unset ${VAR}s and missing values in it are not problems.
+	Offline bool
+	// ServiceOnly: only the service block is checked (auth and agent
+	// commands); unknown keys anywhere are still problems.
+	ServiceOnly bool
+	// Getenv looks up variables; nil means os.LookupEnv.
+	Getenv func(string) (string, bool)
+}
+
+// Load reads, expands, checks and completes a campaign file. Any problem
+// is reported in a *[FileError] that names the file, the line and the key.
+func Load(path string, opts LoadOptions) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &FileError{[]Problem{{File: path, Msg: readProblem(err)}}}
+	}
+	return Parse(path, data, opts)
+}
+
+func readProblem(err error) string {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "no such file; check the path"
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied; check the file's permissions"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Parse is [Load] over bytes already read; path names the file in
+// problems and anchors relative paths.
+func Parse(path string, data []byte, opts LoadOptions) (*File, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.LookupEnv
+	}
+	l := &loader{path: path, opts: opts, lines: map[string]int{}}
+	f := l.parse(data)
+	if len(l.problems) > 0 {
+		return nil, &FileError{append(l.problems, l.unset...)}
+	}
+	f.Source = path
+	f.Dir = filepath.Dir(path)
+	f.lines = l.lines
+	f.applyDefaults()
+	if opts.ServiceOnly {
+		l.validateService(&f.Service)
+	} else {
+		l.validate(f)
+	}
+	l.problems = append(l.problems, l.unset...)
+	if len(l.problems) > 0 {
+		sort.SliceStable(l.problems, func(i, j int) bool { return l.problems[i].Line < l.problems[j].Line })
+		return nil, &FileError{l.problems}
+	}
+	return f, nil
+}
+
+type loader struct {
+	path     string
+	opts     LoadOptions
+	lines    map[string]int // key path -> line
+	problems []Problem
+	// unset holds unset-variable problems apart, so that they do not stop
+	// the checks that follow: every problem is reported at once.
+	unset []Problem
+}
+
+func (l *loader) problem(key, format string, args ...any) {
+	l.problems = append(l.problems, Problem{File: l.path, Line: l.lines[key], Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *loader) parse(data []byte) *File {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			l.problems = append(l.problems, Problem{File: l.path, Msg: "the file is empty; see examples/ for a campaign file to start from"})
+		} else {
+			l.problems = append(l.problems, yamlProblem(l.path, err))
+		}
+		return nil
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		l.problems = append(l.problems, Problem{File: l.path, Line: 1, Msg: "a campaign file is a YAML mapping of keys such as name:, service:, agents:, sheets:"})
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		l.problems = append(l.problems, Problem{File: l.path, Line: extra.Line, Msg: "the file holds more than one YAML document (a second ---); keep one campaign per file"})
+	}
+	root := doc.Content[0]
+	l.walk(root, reflect.TypeOf(File{}), "")
+	if len(l.problems) > 0 {
+		return nil
+	}
+	var f File
+	if err := root.Decode(&f); err != nil {
+		l.problems = append(l.problems, yamlProblem(l.path, err))
+		return nil
+	}
+	return &f
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+): `)
+
+// yamlProblem turns a yaml.v3 error into a Problem with its line.
+func yamlProblem(path string, err error) Problem {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	p := Problem{File: path}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		fmt.Sscan(m[1], &p.Line)
+		msg = strings.Replace(msg, m[0], "", 1)
+	}
+	msg = strings.ReplaceAll(msg, "!!str", "text")
+	msg = strings.ReplaceAll(msg, "!!int", "number")
+	msg = strings.ReplaceAll(msg, "!!seq", "list")
+	msg = strings.ReplaceAll(msg, "!!map", "mapping")
+	msg = strings.ReplaceAll(msg, "campaign.", "")
+	p.Msg = msg
+	return p
+}
+
+// walk checks the keys of node against the yaml tags of t, records the line
+// of every key path, and expands ${VAR} in string scalars.
+func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if node.Kind == yaml.AliasNode {
+		node = node.Alias
+	}
+	if path != "" {
+		if _, seen := l.lines[path]; !seen {
+			l.lines[path] = node.Line
+		}
+	}
+	switch {
+	case node.Kind == yaml.ScalarNode:
+		l.expand(node, path)
+	case t.Kind() == reflect.Struct && node.Kind == yaml.MappingNode:
+		fields := map[string]reflect.Type{}
+		var names []string
+		for i := range t.NumField() {
+			tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if tag != "" && tag != "-" {
+				fields[tag] = t.Field(i).Type
+				names = append(names, tag)
+			}
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			k, v := node.Content[i], node.Content[i+1]
+			kp := join(path, k.Value)
+			l.lines[kp] = k.Line
+			ft, ok := fields[k.Value]
+			switch {
+			case !ok:
+				l.problems = append(l.problems, Problem{File: l.path, Line: k.Line, Key: kp,
+					Msg: fmt.Sprintf("unknown key %q%s (allowed here: %s)", k.Value, suggest(k.Value, names), strings.Join(names, ", "))})
+			case seen[k.Value]:
+				l.problems = append(l.problems, Problem{File: l.path, Line: k.Line, Key: kp, Msg: fmt.Sprintf("key %q appears twice", k.Value)})
+			default:
+				l.walk(v, ft, kp)
+			}
+			seen[k.Value] = true
+		}
+	case t.Kind() == reflect.Map && node.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			k, v := node.Content[i], node.Content[i+1]
+			kp := join(path, k.Value)
+			l.lines[kp] = k.Line
+			l.walk(v, t.Elem(), kp)
+		}
+	case t.Kind() == reflect.Slice && node.Kind == yaml.SequenceNode:
+		for i, item := range node.Content {
+			l.walk(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+	// Kind mismatches are left to yaml's Decode, whose errors carry lines.
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expand replaces ${VAR} and ${VAR:-default} in a string scalar. An unset
+// variable without a default is a problem, except in the service block when
+// the caller is offline.
+func (l *loader) expand(node *yaml.Node, path string) {
+	if !strings.Contains(node.Value, "${") {
+		return
+	}
+	node.Value = envRef.ReplaceAllStringFunc(node.Value, func(ref string) string {
+		m := envRef.FindStringSubmatch(ref)
+		if v, ok := l.opts.Getenv(m[1]); ok && v != "" {
+			return v
+		}
+		if m[2] != "" {
+			return m[3]
+		}
+		inService := strings.HasPrefix(path, "service.")
+		if (inService && !l.opts.Offline) || (!inService && !l.opts.ServiceOnly) {
+			l.unset = append(l.unset, Problem{File: l.path, Line: node.Line, Key: path,
+				Msg: fmt.Sprintf("environment variable %s is not set (export it, or write ${%s:-default})", m[1], m[1])})
+		}
+		return ""
+	})
+	if node.Style == 0 || node.Style == yaml.TaggedStyle {
+		node.Tag = "" // let the expanded text resolve as a number, bool, ...
+	}
+}
+
+// suggest returns `; did you mean "x"?` for the allowed name nearest to
+// key (a typo away, or containing it), or "" when none is near.
+func suggest(key string, allowed []string) string {
+	key = strings.ToLower(key)
+	best, bestD := "", 3
+	for _, a := range allowed {
+		if d := editDistance(key, a); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	if best == "" && len(key) >= 3 {
+		for _, a := range allowed {
+			if strings.Contains(a, key) {
+				best = a
+				break
+			}
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func (f *File) applyDefaults() {
+	f.Region = strings.ToUpper(f.Region)
+	if f.Region == "" {
+		f.Region = DefaultRegion
+	}
+	if f.Dedupe == "" {
+		f.Dedupe = DefaultDedupe
+	}
+	// Defaults fill only keys the file leaves out: a written 0 is reported.
+	if !f.has("pace.per_second") {
+		f.Pace.PerSecond = DefaultPerSecond
+	}
+	if !f.has("pace.burst") {
+		f.Pace.Burst = DefaultBurst
+	}
+	if !f.has("pace.concurrency") {
+		f.Pace.Concurrency = DefaultConcurrency
+	}
+	for i := range f.Agents {
+		if f.Agents[i].ReadyTimeout == 0 {
+			f.Agents[i].ReadyTimeout = DefaultReadyTimeout
+		}
+		if w := f.Agents[i].Webhook; w != nil {
+			w.Method = strings.ToUpper(w.Method)
+			if w.Method == "" {
+				w.Method = "POST"
+			}
+		}
+	}
+	for i := range f.Sheets {
+		f.Sheets[i].Region = strings.ToUpper(f.Sheets[i].Region)
+		if f.Sheets[i].Region == "" {
+			f.Sheets[i].Region = f.Region
+		}
+	}
+	if f.StateDir == "" && f.Name != "" {
+		f.StateDir = filepath.Join(".callrun", f.Name)
+	}
+}
+
+// Path resolves a path written in the campaign file against its directory.
+func (f *File) Path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(f.Dir, p)
+}
+
+func (f *File) has(key string) bool { _, ok := f.lines[key]; return ok }
+
+// Line returns the line of a key path such as "sheets[0].agent", or 0.
+func (f *File) Line(key string) int { return f.lines[key] }

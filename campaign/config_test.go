@@ -1,0 +1,260 @@
+package campaign
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeCampaign writes a campaign file and the files it refers to into a
+// temporary directory and returns the campaign file's path.
+func writeCampaign(t *testing.T, yaml string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"leads.csv":    "Phone,First Name\n+14155550132,Ada\n",
+		"dnc.csv":      "phone\n+14155550100\n",
+		"prompt.txt":   "Be kind.\n",
+		"empty.txt":    "  \n",
+		"campaign.yml": yaml,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "campaign.yml")
+}
+
+const goodCampaign = `name: spring-promo
+service:
+  base_url: https://api.example.com
+  client_id: ${TEST_CLIENT_ID}
+  client_secret: ${TEST_CLIENT_SECRET}
+  redirect_uri: http://127.0.0.1:8765/callback
+agents:
+  - name: Spring Promo
+    prompt_file: prompt.txt
+    webhook: {url: "https://hooks.example.com/done"}
+sheets:
+  - file: leads.csv
+    agent: Spring Promo
+    fields: {phone_number: Phone, first_name: First Name}
+    set: {local_presence_number: "yes"}
+suppress: [dnc.csv]
+pace:
+  per_second: ${TEST_RATE:-2.5}
+  concurrency: 8
+hours: {timezone: America/New_York, days: [mon, Tue], start: "09:00", end: "20:00"}
+`
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+var testEnv = env(map[string]string{"TEST_CLIENT_ID": "cid", "TEST_CLIENT_SECRET": "csecret"})
+
+func TestLoadGood(t *testing.T) {
+	path := writeCampaign(t, goodCampaign)
+	f, err := Load(path, LoadOptions{Getenv: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Service.ClientID != "cid" || f.Service.ClientSecret != "csecret" {
+		t.Errorf("service = %+v", f.Service)
+	}
+	if f.Pace.PerSecond != 2.5 || f.Pace.Burst != DefaultBurst || f.Pace.Concurrency != 8 {
+		t.Errorf("pace = %+v (the ${VAR:-default} must resolve as a number)", f.Pace)
+	}
+	a := f.Agents[0]
+	if a.Prompt != "Be kind.\n" || a.Webhook.Method != "POST" || a.ReadyTimeout != DefaultReadyTimeout {
+		t.Errorf("agent = %+v", a)
+	}
+	s := f.Sheets[0]
+	if s.Region != "US" || s.Set["local_presence_number"] != "Yes" {
+		t.Errorf("sheet = %+v", s)
+	}
+	if f.Dedupe != "campaign" || f.StateDir != filepath.Join(".callrun", "spring-promo") {
+		t.Errorf("defaults: dedupe %q state_dir %q", f.Dedupe, f.StateDir)
+	}
+	if got := f.Path("leads.csv"); got != filepath.Join(filepath.Dir(path), "leads.csv") {
+		t.Errorf("Path = %s", got)
+	}
+	if f.Line("sheets[0].agent") != 13 {
+		t.Errorf("line of sheets[0].agent = %d, want 13", f.Line("sheets[0].agent"))
+	}
+}
+
+// problems loads yaml and returns the problems' strings, failing the test
+// when the file loads.
+func problems(t *testing.T, yaml string, opts LoadOptions) []string {
+	t.Helper()
+	if opts.Getenv == nil {
+		opts.Getenv = testEnv
+	}
+	_, err := Load(writeCampaign(t, yaml), opts)
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("err = %v, want a *FileError", err)
+	}
+	var out []string
+	for _, p := range fe.Problems {
+		if !strings.HasSuffix(p.File, "campaign.yml") {
+			t.Errorf("problem does not name the file: %+v", p)
+		}
+		out = append(out, p.String())
+	}
+	return out
+}
+
+func expectProblems(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		found := false
+		for _, g := range got {
+			if strings.Contains(g, w) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem contains %q; problems:\n  %s", w, strings.Join(got, "\n  "))
+		}
+	}
+}
+
+func TestUnknownKeyNamesLineAndSuggests(t *testing.T) {
+	bad := strings.Replace(goodCampaign, "    fields:", "    feilds:", 1)
+	got := problems(t, bad, LoadOptions{})
+	expectProblems(t, got, `line 14, sheets[0].feilds: unknown key "feilds"; did you mean "fields"?`, "allowed here: file, agent, fields")
+}
+
+func TestAllProblemsAtOnce(t *testing.T) {
+	bad := `name: "bad name!"
+service:
+  base_url: http://api.example.com
+  client_id: ${UNSET_VAR}
+  client_secret: x
+  redirect_uri: not-a-url
+agents:
+  - name: A
+    prompt: hi
+    webhook: {url: "/relative", method: PUT}
+  - name: A
+    prompt_file: missing.txt
+  - name: B
+    prompt_file: empty.txt
+sheets:
+  - file: nowhere.csv
+    agent: C
+    fields: {phone: Phone, first_name: ""}
+    set: {local_presence_number: maybe, colour: red}
+    region: XX
+suppress: [gone.csv]
+dedupe: sometimes
+pace: {per_second: -1, burst: 0, concurrency: 1000}
+hours: {timezone: Mars/Olympus, days: [funday], start: "9am", end: "20:00"}
+`
+	got := problems(t, bad, LoadOptions{})
+	expectProblems(t, got,
+		`line 1, name: name "bad name!"`,
+		"line 3, service.base_url: ", "non-loopback",
+		"line 4, service.client_id: environment variable UNSET_VAR is not set",
+		"line 6, service.redirect_uri:",
+		"line 10, agents[0].webhook.url:",
+		"agents[0].webhook.method: webhook method \"PUT\"",
+		"line 11, agents[1].name: agent name \"A\" is declared twice",
+		"agents[1].prompt_file: prompt file", "no such file",
+		"agents[2].prompt_file:", "is empty",
+		"line 16, sheets[0].file: sheet",
+		"line 17, sheets[0].agent: agent \"C\" is not declared",
+		"sheets[0].fields: map the phone number",
+		"sheets[0].fields.phone: \"phone\" is not a form field", `did you mean "phone_number"?`,
+		"sheets[0].fields.first_name: field first_name maps to an empty column name",
+		"sheets[0].set.local_presence_number: local_presence_number is \"maybe\"; use Yes or No",
+		"sheets[0].set.colour:",
+		"line 20, sheets[0].region: region \"XX\"",
+		"suppress[0]: suppression file",
+		"dedupe: dedupe is \"sometimes\"",
+		"pace.per_second", "pace.burst", "pace.concurrency",
+		"hours.timezone: timezone \"Mars/Olympus\"", "hours.days[0]: day \"funday\"", "hours.start: start \"9am\"",
+	)
+}
+
+func TestOfflineNeedsNoService(t *testing.T) {
+	noService := strings.Replace(goodCampaign, "  base_url: https://api.example.com\n", "", 1)
+	if _, err := Load(writeCampaign(t, noService), LoadOptions{Offline: true, Getenv: env(nil)}); err != nil {
+		t.Fatalf("offline load with unset secrets and no base_url: %v", err)
+	}
+	got := problems(t, noService, LoadOptions{Getenv: env(nil)})
+	expectProblems(t, got, "service.base_url is required", "environment variable TEST_CLIENT_ID is not set", "TEST_CLIENT_SECRET")
+}
+
+func TestServiceOnlyIgnoresTheRest(t *testing.T) {
+	y := goodCampaign + "region: ${NOT_SET_ANYWHERE}\n"
+	y = strings.Replace(y, "file: leads.csv", "file: missing.csv", 1)
+	if _, err := Load(writeCampaign(t, y), LoadOptions{ServiceOnly: true, Getenv: testEnv}); err != nil {
+		t.Fatalf("service-only load: %v", err)
+	}
+	// Unknown keys are still errors.
+	got := problems(t, y+"colour: red\n", LoadOptions{ServiceOnly: true})
+	expectProblems(t, got, `unknown key "colour"`)
+}
+
+func TestYAMLSyntaxAndTypeErrorsCarryLines(t *testing.T) {
+	expectProblems(t, problems(t, "name: x\nagents: [\n", LoadOptions{}), "campaign.yml line 2")
+	expectProblems(t, problems(t, strings.Replace(goodCampaign, "concurrency: 8", "concurrency: lots", 1), LoadOptions{}),
+		"line 19", "cannot unmarshal text `lots` into int")
+	expectProblems(t, problems(t, "", LoadOptions{}), "the file is empty")
+	expectProblems(t, problems(t, "- a\n- b\n", LoadOptions{}), "a campaign file is a YAML mapping")
+	expectProblems(t, problems(t, goodCampaign+"---\nname: two\n", LoadOptions{}), "more than one YAML document")
+	expectProblems(t, problems(t, goodCampaign+"name: again\n", LoadOptions{}), `key "name" appears twice`)
+}
+
+func TestMissingCampaignFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "nope.yaml: no such file") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEnvDefaultAndEmpty(t *testing.T) {
+	y := strings.Replace(goodCampaign, "${TEST_CLIENT_ID}", "${EMPTY_ID:-fallback}", 1)
+	f, err := Load(writeCampaign(t, y), LoadOptions{Getenv: env(map[string]string{"EMPTY_ID": "", "TEST_CLIENT_SECRET": "s"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Service.ClientID != "fallback" {
+		t.Errorf("client_id = %q, want the default for an empty variable", f.Service.ClientID)
+	}
+}
+
+func TestReadyTimeoutParses(t *testing.T) {
+	y := strings.Replace(goodCampaign, "    prompt_file: prompt.txt\n", "    prompt_file: prompt.txt\n    ready_timeout: 90s\n", 1)
+	f, err := Load(writeCampaign(t, y), LoadOptions{Getenv: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Agents[0].ReadyTimeout != 90*time.Second {
+		t.Errorf("ready_timeout = %v", f.Agents[0].ReadyTimeout)
+	}
+}
+
+func TestYesNo(t *testing.T) {
+	for _, in := range []string{"yes", "YES", "y", "True", "1", " Yes "} {
+		if v, ok := YesNo(in); !ok || v != "Yes" {
+			t.Errorf("YesNo(%q) = %q %v", in, v, ok)
+		}
+	}
+	for _, in := range []string{"no", "N", "false", "0"} {
+		if v, ok := YesNo(in); !ok || v != "No" {
+			t.Errorf("YesNo(%q) = %q %v", in, v, ok)
+		}
+	}
+	for _, in := range []string{"", "maybe", "2"} {
+		if _, ok := YesNo(in); ok {
+			t.Errorf("YesNo(%q) accepted", in)
+		}
+	}
+}

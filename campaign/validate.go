@@ -1,0 +1,266 @@
+package campaign
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/nyaruka/phonenumbers"
+)
+
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// validate checks everything that can be checked without reading the
+// sheets or asking the service, and records every problem.
+func (l *loader) validate(f *File) {
+	switch {
+	case f.Name == "":
+		l.problem("name", "the campaign needs a name (it names the state directory), e.g. name: spring-promo")
+	case !safeName.MatchString(f.Name):
+		l.problem("name", "name %q may hold only letters, digits, '.', '_' and '-' (it names a directory)", f.Name)
+	}
+	l.validateService(&f.Service)
+	l.validateAgents(f)
+	l.validateSheets(f)
+	for i, s := range f.Suppress {
+		l.checkReadable(fmt.Sprintf("suppress[%d]", i), f.Path(s), "suppression file")
+	}
+	if !supportedRegion(f.Region) {
+		l.problem("region", "region %q is not a two-letter country code such as US, GB or DE", f.Region)
+	}
+	if !slices.Contains([]string{"campaign", "agent", "none"}, f.Dedupe) {
+		l.problem("dedupe", "dedupe is %q; allowed: campaign, agent, none", f.Dedupe)
+	}
+	if f.Pace.PerSecond <= 0 || f.Pace.PerSecond > 1000 {
+		l.problem("pace.per_second", "per_second is %v; it must be above 0 and at most 1000", f.Pace.PerSecond)
+	}
+	if f.Pace.Burst < 1 || f.Pace.Burst > 1000 {
+		l.problem("pace.burst", "burst is %d; it must be 1 to 1000", f.Pace.Burst)
+	}
+	if f.Pace.Concurrency < 1 || f.Pace.Concurrency > 256 {
+		l.problem("pace.concurrency", "concurrency is %d; it must be 1 to 256", f.Pace.Concurrency)
+	}
+	if f.Hours != nil {
+		l.validateHours(f.Hours)
+	}
+}
+
+func (l *loader) validateService(s *Service) {
+	// required reports whether an empty key is a problem of its own: not
+	// offline, and not already reported as an unset variable.
+	required := func(key string) bool {
+		if l.opts.Offline {
+			return false
+		}
+		for _, p := range l.unset {
+			if p.Key == key {
+				return false
+			}
+		}
+		return true
+	}
+	if s.BaseURL == "" {
+		if required("service.base_url") {
+			l.problem("service.base_url", "service.base_url is required, e.g. https://api.example.com")
+		}
+	} else if _, err := apiclient.ParseBaseURL(s.BaseURL); err != nil {
+		l.problem("service.base_url", "%v", err)
+	}
+	if s.ClientID == "" && required("service.client_id") {
+		l.problem("service.client_id", "service.client_id is required (write client_id: ${CALLRUN_CLIENT_ID} to keep it out of the file)")
+	}
+	if s.ClientSecret == "" && required("service.client_secret") {
+		l.problem("service.client_secret", "service.client_secret is required (write client_secret: ${CALLRUN_CLIENT_SECRET} to keep it out of the file)")
+	}
+	if s.RedirectURI == "" {
+		if required("service.redirect_uri") {
+			l.problem("service.redirect_uri", "service.redirect_uri is required: the redirect URI registered with the OAuth client")
+		}
+	} else if !absoluteHTTP(s.RedirectURI) {
+		l.problem("service.redirect_uri", "redirect_uri %q is not an absolute http(s) URL", s.RedirectURI)
+	}
+	if s.AuthorizeURL != "" && !absoluteHTTP(s.AuthorizeURL) {
+		l.problem("service.authorize_url", "authorize_url %q is not an absolute http(s) URL", s.AuthorizeURL)
+	}
+}
+
+func (l *loader) validateAgents(f *File) {
+	if len(f.Agents) == 0 {
+		l.problem("agents", "declare at least one agent under agents:")
+	}
+	seen := map[string]int{}
+	for i := range f.Agents {
+		a := &f.Agents[i]
+		key := fmt.Sprintf("agents[%d]", i)
+		if strings.TrimSpace(a.Name) == "" {
+			l.problem(key+".name", "every agent needs a name")
+		} else if j, dup := seen[a.Name]; dup {
+			l.problem(key+".name", "agent name %q is declared twice (also agents[%d]); names must be unique", a.Name, j)
+		} else {
+			seen[a.Name] = i
+		}
+		switch {
+		case a.Prompt != "" && a.PromptFile != "":
+			l.problem(key+".prompt_file", "agent %q has both prompt and prompt_file; keep one", a.Name)
+		case a.PromptFile != "":
+			b, err := os.ReadFile(f.Path(a.PromptFile))
+			if err != nil {
+				l.problem(key+".prompt_file", "prompt file %s: %s", f.Path(a.PromptFile), readProblem(err))
+			} else if strings.TrimSpace(string(b)) == "" {
+				l.problem(key+".prompt_file", "prompt file %s is empty", f.Path(a.PromptFile))
+			} else {
+				a.Prompt = string(b)
+			}
+		case strings.TrimSpace(a.Prompt) == "":
+			l.problem(key, "agent %q needs a prompt: (text) or prompt_file: (a path)", a.Name)
+		}
+		if w := a.Webhook; w != nil {
+			if !absoluteHTTP(w.URL) {
+				l.problem(key+".webhook.url", "webhook url %q is not an absolute http(s) URL", w.URL)
+			}
+			if w.Method != "GET" && w.Method != "POST" {
+				l.problem(key+".webhook.method", "webhook method %q; allowed: GET, POST", w.Method)
+			}
+		}
+		if a.ReadyTimeout < 0 {
+			l.problem(key+".ready_timeout", "ready_timeout must not be negative")
+		}
+	}
+}
+
+func (l *loader) validateSheets(f *File) {
+	if len(f.Sheets) == 0 {
+		l.problem("sheets", "declare at least one contact sheet under sheets:")
+	}
+	agents := map[string]bool{}
+	var names []string
+	for _, a := range f.Agents {
+		agents[a.Name] = true
+		names = append(names, fmt.Sprintf("%q", a.Name))
+	}
+	for i := range f.Sheets {
+		s := &f.Sheets[i]
+		key := fmt.Sprintf("sheets[%d]", i)
+		if s.File == "" {
+			l.problem(key+".file", "every sheet needs a file: (the CSV path)")
+		} else {
+			l.checkReadable(key+".file", f.Path(s.File), "sheet")
+		}
+		switch {
+		case s.Agent == "":
+			l.problem(key+".agent", "sheet %s needs agent: (one of %s)", s.File, strings.Join(names, ", "))
+		case !agents[s.Agent]:
+			l.problem(key+".agent", "agent %q is not declared under agents: (declared: %s)", s.Agent, strings.Join(names, ", "))
+		}
+		if _, ok := s.Fields["phone_number"]; !ok {
+			l.problem(key+".fields", "map the phone number: fields: {phone_number: <CSV column>}")
+		}
+		for field, column := range s.Fields {
+			fk := key + ".fields." + field
+			if !slices.Contains(FormFields, field) {
+				l.problem(fk, "%q is not a form field of the call endpoint (allowed: %s)%s", field, strings.Join(FormFields, ", "), suggest(field, FormFields))
+			}
+			if strings.TrimSpace(column) == "" {
+				l.problem(fk, "field %s maps to an empty column name", field)
+			}
+		}
+		for field, v := range s.Set {
+			sk := key + ".set." + field
+			switch {
+			case !slices.Contains(FormFields, field):
+				l.problem(sk, "%q is not a form field of the call endpoint (allowed: %s)%s", field, strings.Join(FormFields, ", "), suggest(field, FormFields))
+			case field == "phone_number":
+				l.problem(sk, "phone_number cannot be a constant; map it to a column under fields:")
+			case s.Fields[field] != "":
+				l.problem(sk, "%s is both mapped under fields: and set here; keep one", field)
+			case field == "local_presence_number":
+				yn, ok := YesNo(v)
+				if !ok {
+					l.problem(sk, "local_presence_number is %q; use Yes or No", v)
+				}
+				s.Set[field] = yn
+			}
+		}
+		if !supportedRegion(s.Region) {
+			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
+		}
+		if s.TimezoneColumn != "" && (f.Hours == nil || f.Hours.Timezone != "contact") {
+			l.problem(key+".timezone_column", "timezone_column is used only with hours: {timezone: contact}")
+		}
+	}
+}
+
+var clock = regexp.MustCompile(`^([01]\d|2[0-3]):[0-5]\d$`)
+
+func (l *loader) validateHours(h *Hours) {
+	switch {
+	case h.Timezone == "":
+		l.problem("hours.timezone", "hours needs a timezone: an IANA name such as America/New_York, or contact")
+	case h.Timezone != "contact":
+		if _, err := time.LoadLocation(h.Timezone); err != nil {
+			l.problem("hours.timezone", "timezone %q is not an IANA time zone name such as America/New_York (or contact)", h.Timezone)
+		}
+	}
+	if len(h.Days) == 0 {
+		l.problem("hours.days", "hours needs days:, e.g. [mon, tue, wed, thu, fri]")
+	}
+	for i, d := range h.Days {
+		if _, ok := weekdays[strings.ToLower(d)]; !ok {
+			l.problem(fmt.Sprintf("hours.days[%d]", i), "day %q; use mon, tue, wed, thu, fri, sat, sun", d)
+		}
+	}
+	okStart, okEnd := clock.MatchString(h.Start), clock.MatchString(h.End) || h.End == "24:00"
+	if !okStart {
+		l.problem("hours.start", "start %q is not a time of day like 09:00", h.Start)
+	}
+	if !okEnd {
+		l.problem("hours.end", "end %q is not a time of day like 20:00", h.End)
+	}
+	if okStart && okEnd && h.Start >= h.End {
+		l.problem("hours.end", "end %s is not after start %s", h.End, h.Start)
+	}
+}
+
+var weekdays = map[string]time.Weekday{
+	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
+	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
+}
+
+func (l *loader) checkReadable(key, path, what string) {
+	fh, err := os.Open(path)
+	if err != nil {
+		l.problem(key, "%s %s: %s", what, path, readProblem(err))
+		return
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err == nil && st.IsDir() {
+		l.problem(key, "%s %s is a directory, not a file", what, path)
+	}
+}
+
+func absoluteHTTP(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+func supportedRegion(r string) bool {
+	_, ok := phonenumbers.GetSupportedRegions()[strings.ToUpper(r)]
+	return ok && len(r) == 2
+}
+
+// YesNo reads a local_presence_number value: yes/no/true/false/1/0/y/n in
+// any case. It returns the spec's spelling, Yes or No.
+func YesNo(v string) (string, bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "yes", "y", "true", "1":
+		return "Yes", true
+	case "no", "n", "false", "0":
+		return "No", true
+	}
+	return "", false
+}
