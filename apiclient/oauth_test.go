@@ -101,7 +101,7 @@ func (ts *tokenServer) exchange(w http.ResponseWriter, r *http.Request) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if !ok {
-		http.Error(w, `{"error":"invalid_client"}`, 401)
+		http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
 		return
 	}
 	if r.PostForm.Get("code") != "good-code" {
@@ -202,7 +202,7 @@ func TestExchangeErrorsNameNoSecret(t *testing.T) {
 		t.Errorf("error shows a secret: %v", err)
 	}
 	o.ClientSecret = "wrong-secret"
-	if _, err := o.Exchange(context.Background(), "good-code"); StatusCode(err) != 401 || strings.Contains(err.Error(), "wrong-secret") {
+	if _, err := o.Exchange(context.Background(), "good-code"); StatusCode(err) != http.StatusUnauthorized || strings.Contains(err.Error(), "wrong-secret") {
 		t.Errorf("wrong secret: err = %v", err)
 	}
 }

@@ -1,0 +1,57 @@
+# callrun's build, test and lint targets. `make ci` is what CI runs.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+STATICCHECK_VERSION := v0.8.2
+BENCHTIME ?= 1x
+
+SHELL   := bash
+
+.PHONY: all build test bench lint fmt tidy-check fuzz ci clean quickstart
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o callrun .
+
+# The test command README.md gives. Race detector on, no cache.
+test:
+	$(GO) test -race -count=1 ./...
+
+# Benchmarks print their numbers (rows/s, contacts/s, peak MiB); none of
+# them is a pass/fail test.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+lint: fmt tidy-check
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+fmt:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -w needed on:"; echo "$$out"; exit 1; fi
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+# Short runs of every fuzz target (seeds always run in `make test`).
+fuzz:
+	$(GO) test ./campaign -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime 30s
+	$(GO) test ./campaign -run '^$$' -fuzz '^FuzzSheetReader$$' -fuzztime 30s
+
+ci: lint test build
+
+# The newcomer's first command: start the sandbox, log in to it, list its
+# agents, stop it. Nobody is phoned.
+QUICKSTART := examples/quickstart/campaign.yaml
+quickstart: build
+	@./callrun sandbox --addr 127.0.0.1:8089 > .sandbox.log 2>&1 & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -f .sandbox.log' EXIT; \
+	for i in $$(seq 100); do (echo > /dev/tcp/127.0.0.1/8089) 2>/dev/null && break; sleep 0.1; done; \
+	if ! kill -0 $$pid 2>/dev/null; then cat .sandbox.log; exit 1; fi; \
+	cat .sandbox.log; \
+	set -x; \
+	./callrun auth login --code sandbox-code $(QUICKSTART) && \
+	./callrun auth status $(QUICKSTART) && \
+	./callrun agents list $(QUICKSTART)
+
+clean:
+	rm -f callrun

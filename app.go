@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// version is set at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// newApp builds the command-line application. It holds no state of its
+// own: each command's action fills an options struct and calls a plain
+// function, which is what tests call.
+func newApp() *cli.App {
+	app := &cli.App{
+		Name:                 "callrun",
+		Usage:                "run outbound AI phone-call campaigns from a YAML file and CSV contact sheets",
+		Version:              version,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Writer:               os.Stdout,
+		ErrWriter:            os.Stderr,
+		Description: `callrun reads a campaign file (agents and CSV contact sheets), creates the agents
+the service lacks, and starts one call per contact at a controlled rate, never
+phoning anyone twice by accident.
+
+First time? Run the local sandbox and log in to it:
+  callrun sandbox &
+  callrun auth login --code sandbox-code examples/quickstart/campaign.yaml
+  callrun agents list examples/quickstart/campaign.yaml`,
+		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CALLRUN_LOG_LEVEL"}},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (console on a terminal, JSON otherwise), console or json", EnvVars: []string{"CALLRUN_LOG_FORMAT"}},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors"},
+			&cli.BoolFlag{Name: "no-progress", Usage: "never draw a progress bar"},
+		},
+		Before: setupLogging,
+		// Errors are printed and mapped to exit codes by main, in one place.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError(err)
+		},
+		Commands: []*cli.Command{
+			authCommand(),
+			agentsCommand(),
+			sandboxCommand(),
+		},
+	}
+	// urfave/cli does not pass the app's OnUsageError down: a bad flag on a
+	// subcommand must exit 2 as well.
+	var mark func([]*cli.Command)
+	mark = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			c.OnUsageError = app.OnUsageError
+			mark(c.Subcommands)
+		}
+	}
+	mark(app.Commands)
+	return app
+}
+
+// log is the process's logger, set up by setupLogging. It goes to stderr so
+// that stdout stays for what a command prints (plans, JSON, tables).
+var log = zerolog.New(io.Discard)
+
+func setupLogging(c *cli.Context) error {
+	level, err := zerolog.ParseLevel(strings.ToLower(c.String("log-level")))
+	if err != nil || level == zerolog.NoLevel {
+		return usageError(fmt.Errorf("--log-level %q: use debug, info, warn or error", c.String("log-level")))
+	}
+	if c.Bool("quiet") && level < zerolog.WarnLevel {
+		level = zerolog.WarnLevel
+	}
+	var w io.Writer = os.Stderr
+	switch c.String("log-format") {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05"}
+	case "auto":
+		if term.IsTerminal(int(os.Stderr.Fd())) {
+			w = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05"}
+		}
+	default:
+		return usageError(fmt.Errorf("--log-format %q: use auto, console or json", c.String("log-format")))
+	}
+	log = zerolog.New(w).Level(level).With().Timestamp().Logger()
+	return nil
+}
+
+// campaignArg returns the one CAMPAIGN.yaml argument of a command.
+func campaignArg(c *cli.Context) (string, error) {
+	full := c.Command.HelpName // "callrun agents list"
+	name := strings.TrimPrefix(full, "callrun ")
+	switch c.NArg() {
+	case 1:
+		return c.Args().First(), nil
+	case 0:
+		return "", usageError(fmt.Errorf("%s: give the campaign file, e.g. %s examples/quickstart/campaign.yaml", name, full))
+	}
+	return "", usageError(fmt.Errorf("%s: expected one campaign file, got %d arguments: %s", name, c.NArg(), strings.Join(c.Args().Slice(), " ")))
+}
+
+// formatFlag is the --format flag of commands that print text or JSON.
+func formatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"}
+}
+
+func checkFormat(c *cli.Context) (string, error) {
+	f := c.String("format")
+	if f != "text" && f != "json" {
+		return "", usageError(fmt.Errorf("--format %q: use text or json", f))
+	}
+	return f, nil
+}

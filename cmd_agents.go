@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign"
+	"github.com/urfave/cli/v2"
+)
+
+func agentsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "agents",
+		Usage: "list the service's agents",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list every agent of the account, marking those the campaign declares",
+				ArgsUsage: "CAMPAIGN.yaml",
+				Description: `Reads all pages of the agent list. Changes nothing.
+
+Example: callrun agents list --format json examples/quickstart/campaign.yaml`,
+				Flags: []cli.Flag{formatFlag()},
+				Action: func(c *cli.Context) error {
+					path, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					format, err := checkFormat(c)
+					if err != nil {
+						return err
+					}
+					return agentsList(c.Context, path, format, os.Stdout)
+				},
+			},
+		},
+	}
+}
+
+// listedAgent is one row of `agents list`.
+type listedAgent struct {
+	apiclient.Agent
+	Declared bool `json:"declared"`
+}
+
+func agentsList(ctx context.Context, path, format string, out io.Writer) error {
+	svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+	if err != nil {
+		return err
+	}
+	agents, err := svc.client.ListAllAgents(ctx)
+	if err != nil {
+		return err
+	}
+	declared := map[string]bool{}
+	for _, a := range svc.file.Agents {
+		declared[a.Name] = true
+	}
+	rows := make([]listedAgent, len(agents))
+	for i, a := range agents {
+		rows[i] = listedAgent{Agent: a, Declared: declared[a.Name]}
+	}
+	if format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(out, "The account has no agents yet.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tAGENT ID\tSTATUS\tWEBHOOK\tIN CAMPAIGN")
+	for _, r := range rows {
+		hook := r.Webhook
+		if hook == "" {
+			hook = "-"
+		} else {
+			hook = r.WebhookMethod + " " + hook
+		}
+		in := ""
+		if r.Declared {
+			in = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.AgentID, r.Status, hook, in)
+	}
+	return tw.Flush()
+}

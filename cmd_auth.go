@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign"
+	"github.com/urfave/cli/v2"
+)
+
+func authCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "auth",
+		Usage: "log in to the service and manage the saved token",
+		Description: `The token is kept in a file (mode 0600) under your configuration directory,
+one per service and client id, or at service.token_file, or at $CALLRUN_TOKEN_FILE.
+It refreshes itself; log in once as a person and cron runs keep working.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "login",
+				Usage:     "authorize callrun and save a token",
+				ArgsUsage: "CAMPAIGN.yaml",
+				Description: `Runs the OAuth authorization-code flow. With service.authorize_url it prints
+the URL to open; when redirect_uri is on this machine (127.0.0.1 or localhost)
+it catches the redirect itself, otherwise paste the code or the whole redirect URL.
+--code skips all that (scripts, the sandbox).
+
+Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yaml`,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "code", Usage: "authorization code to exchange (no browser needed)"},
+					&cli.DurationFlag{Name: "wait", Value: 5 * time.Minute, Usage: "how long to wait for the redirect"},
+				},
+				Action: func(c *cli.Context) error {
+					path, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					return authLogin(c.Context, path, c.String("code"), c.Duration("wait"), os.Stdin, os.Stdout, os.Stderr)
+				},
+			},
+			{
+				Name:      "status",
+				Usage:     "show whether a token is saved and when it expires (never the token)",
+				ArgsUsage: "CAMPAIGN.yaml",
+				Action: func(c *cli.Context) error {
+					path, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					return authStatus(path, os.Stdout)
+				},
+			},
+			{
+				Name:      "refresh",
+				Usage:     "refresh the saved token now",
+				ArgsUsage: "CAMPAIGN.yaml",
+				Action: func(c *cli.Context) error {
+					path, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+					if err != nil {
+						return err
+					}
+					tok, err := svc.tokens.ForceRefresh(c.Context)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(os.Stdout, "Refreshed; the access token expires %s.\n", describeExpiry(tok, time.Now()))
+					return nil
+				},
+			},
+			{
+				Name:      "logout",
+				Usage:     "delete the saved token",
+				ArgsUsage: "CAMPAIGN.yaml",
+				Action: func(c *cli.Context) error {
+					path, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+					if err != nil {
+						return err
+					}
+					unlock, err := svc.tokens.File.Lock(c.Context)
+					if err != nil {
+						return err
+					}
+					defer unlock()
+					if err := svc.tokens.File.Remove(); err != nil {
+						return err
+					}
+					fmt.Fprintf(os.Stdout, "Logged out: removed %s.\n", svc.tokens.File.Path)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// authLogin gets an authorization code (given, caught on a loopback
+// redirect, or pasted) and exchanges it for a saved token.
+// Prompts go to prompt (stderr), the result to out.
+func authLogin(ctx context.Context, path, code string, wait time.Duration, in io.Reader, out, prompt io.Writer) error {
+	svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+	if err != nil {
+		return err
+	}
+	if code == "" {
+		if code, err = obtainCode(ctx, svc.oauth, wait, in, prompt); err != nil {
+			return err
+		}
+	}
+	tok, err := svc.tokens.Login(ctx, code)
+	if err != nil {
+		return fmt.Errorf("logging in: %w", err)
+	}
+	fmt.Fprintf(out, "Logged in to %s. Token saved to %s; the access token expires %s.\n",
+		svc.oauth.BaseURL, svc.tokens.File.Path, describeExpiry(tok, time.Now()))
+	return nil
+}
+
+func obtainCode(ctx context.Context, o *apiclient.OAuth, wait time.Duration, in io.Reader, out io.Writer) (string, error) {
+	state, err := randomState()
+	if err != nil {
+		return "", err
+	}
+	redirect, err := url.Parse(o.RedirectURI)
+	if err != nil {
+		return "", fmt.Errorf("service.redirect_uri: %w", err)
+	}
+	authURL, urlErr := o.AuthCodeURL(state)
+	if urlErr == nil {
+		fmt.Fprintf(out, "Open this URL in a browser and approve access:\n\n  %s\n\n", authURL)
+	} else {
+		fmt.Fprintf(out, "%v\n", urlErr)
+	}
+	if urlErr == nil && apiclient.IsLoopbackHost(redirect.Hostname()) && redirect.Scheme == "http" {
+		return catchRedirect(ctx, redirect, state, wait, out)
+	}
+	fmt.Fprint(out, "Paste the authorization code, or the whole URL you were redirected to: ")
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
+		return "", usageError(errors.New("no code given; pass it with --code CODE"))
+	}
+	return codeFromPaste(strings.TrimSpace(line), state)
+}
+
+// codeFromPaste accepts a bare code or a redirect URL holding code and
+// state. A URL whose state does not match is refused: it belongs to
+// another login attempt.
+func codeFromPaste(s, state string) (string, error) {
+	if s == "" {
+		return "", usageError(errors.New("no code given; pass it with --code CODE"))
+	}
+	if !strings.Contains(s, "code=") {
+		return s, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", usageError(fmt.Errorf("cannot read the pasted URL: %v", err))
+	}
+	q := u.Query()
+	if e := q.Get("error"); e != "" {
+		return "", fmt.Errorf("authorization refused: %s", e)
+	}
+	if q.Get("state") != "" && q.Get("state") != state {
+		return "", errors.New("the pasted URL belongs to another login attempt (state does not match); start again")
+	}
+	if q.Get("code") == "" {
+		return "", usageError(errors.New("the pasted URL has no code"))
+	}
+	return q.Get("code"), nil
+}
+
+// catchRedirect serves the loopback redirect URI until the browser arrives
+// with a code and the expected state.
+func catchRedirect(ctx context.Context, redirect *url.URL, state string, wait time.Duration, out io.Writer) (string, error) {
+	ln, err := net.Listen("tcp", redirect.Host)
+	if err != nil {
+		return "", fmt.Errorf("listening for the redirect on %s: %w (is another login running? or pass --code)", redirect.Host, err)
+	}
+	type result struct {
+		code string
+		err  error
+	}
+	got := make(chan result, 1)
+	path := redirect.Path
+	if path == "" {
+		path = "/"
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		q := r.URL.Query()
+		var res result
+		switch {
+		case q.Get("error") != "":
+			res.err = fmt.Errorf("authorization refused: %s", q.Get("error"))
+		case q.Get("state") != state:
+			http.Error(w, "This redirect belongs to another login attempt; start callrun auth login again.", http.StatusBadRequest)
+			return
+		case q.Get("code") == "":
+			res.err = errors.New("the redirect carried no code")
+		default:
+			res.code = q.Get("code")
+		}
+		msg := "callrun is authorized. You can close this tab."
+		if res.err != nil {
+			msg = "Authorization failed: " + res.err.Error()
+		}
+		fmt.Fprintf(w, "<!doctype html><title>callrun</title><p>%s</p>", html.EscapeString(msg))
+		select {
+		case got <- res:
+		default:
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	fmt.Fprintf(out, "Waiting for the redirect to %s (up to %s; Ctrl-C to stop, or rerun with --code CODE)...\n", redirect.String(), wait)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case res := <-got:
+		return res.code, res.err
+	case <-timer.C:
+		return "", fmt.Errorf("no redirect arrived within %s; rerun with --code CODE", wait)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func randomState() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func authStatus(path string, out io.Writer) error {
+	svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+	if err != nil {
+		return err
+	}
+	tok, err := svc.tokens.File.Load()
+	if err != nil {
+		return err
+	}
+	refresh := "yes: it renews itself"
+	if tok.RefreshToken == "" {
+		refresh = "no: log in again when it expires"
+	}
+	fmt.Fprintf(out, "Service:       %s\nClient id:     %s\nToken file:    %s\nAccess token:  expires %s\nRefresh token: %s\n",
+		svc.oauth.BaseURL, svc.oauth.ClientID, svc.tokens.File.Path, describeExpiry(tok, time.Now()), refresh)
+	return nil
+}
+
+func describeExpiry(tok *apiclient.Token, now time.Time) string {
+	if tok.Expiry.IsZero() {
+		return "at a time the service did not say"
+	}
+	d := tok.Expiry.Sub(now).Round(time.Second)
+	when := tok.Expiry.Local().Format("2006-01-02 15:04:05 MST")
+	if d <= 0 {
+		return fmt.Sprintf("%s (expired %s ago; it is refreshed on next use)", when, -d)
+	}
+	return fmt.Sprintf("%s (in %s)", when, d)
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/urfave/cli/v2"
+)
+
+func sandboxCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sandbox",
+		Usage: "serve a local emulator of the service, for trying callrun without an account",
+		Description: `Serves the whole service on loopback: OAuth (authorize auto-approves), agents,
+a call endpoint per agent, webhook callbacks, and a ledger of every call at
+/_sandbox/ledger. Nobody is phoned. Stop it with Ctrl-C.
+
+Example:
+  callrun sandbox --addr 127.0.0.1:8089 --share-503 0.1
+  callrun auth login --code sandbox-code examples/quickstart/campaign.yaml`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8089", Usage: "address to listen on"},
+			&cli.StringFlag{Name: "client-id", Value: sandbox.DefaultClientID, Usage: "the OAuth client id it accepts"},
+			&cli.StringFlag{Name: "client-secret", Value: sandbox.DefaultClientSecret, Usage: "the OAuth client secret it accepts"},
+			&cli.StringFlag{Name: "code", Value: sandbox.DefaultCode, Usage: "a reusable authorization code"},
+			&cli.DurationFlag{Name: "token-lifetime", Value: 0, Usage: "access token lifetime (default 1h)"},
+			&cli.BoolFlag{Name: "no-rotate", Usage: "keep refresh tokens instead of rotating them on each refresh"},
+			&cli.DurationFlag{Name: "pending-for", Usage: "new agents stay pending this long"},
+			&cli.DurationFlag{Name: "call-duration", Usage: "simulated call length before the webhook fires (default 50ms)"},
+			&cli.BoolFlag{Name: "external-webhooks", Usage: "deliver webhooks to non-loopback hosts too"},
+			&cli.StringFlag{Name: "fault-scope", Value: sandbox.ScopeCalls, Usage: "where faults apply: calls, api or all"},
+			&cli.DurationFlag{Name: "latency", Usage: "delay added to each request in the fault scope"},
+			&cli.Float64Flag{Name: "rate-limit", Usage: "requests per second before answering 429"},
+			&cli.Float64Flag{Name: "share-429", Usage: "share (0..1) answered 429 before acting"},
+			&cli.DurationFlag{Name: "retry-after", Usage: "Retry-After sent with 429 and 503 (default 1s)"},
+			&cli.Float64Flag{Name: "share-503", Usage: "share (0..1) answered 503 before acting"},
+			&cli.Float64Flag{Name: "share-500", Usage: "share (0..1) of calls placed and then answered 500"},
+			&cli.Float64Flag{Name: "share-drop", Usage: "share (0..1) of calls placed and then dropped without an answer"},
+			&cli.Float64Flag{Name: "share-drop-before", Usage: "share (0..1) of calls dropped without placing them"},
+			&cli.Int64Flag{Name: "seed", Usage: "seed for the fault choice"},
+			&cli.BoolFlag{Name: "verbose", Usage: "log every request (secrets redacted)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError(fmt.Errorf("sandbox takes no arguments, got %q", c.Args().Slice()))
+			}
+			opts := sandbox.Options{
+				ClientID: c.String("client-id"), ClientSecret: c.String("client-secret"), Code: c.String("code"),
+				AccessTokenLifetime:   c.Duration("token-lifetime"),
+				PendingFor:            c.Duration("pending-for"),
+				CallDuration:          c.Duration("call-duration"),
+				AllowExternalWebhooks: c.Bool("external-webhooks"),
+				Faults: sandbox.Faults{
+					Scope: c.String("fault-scope"), Latency: c.Duration("latency"), RateLimit: c.Float64("rate-limit"),
+					Share429: c.Float64("share-429"), RetryAfter: c.Duration("retry-after"),
+					Share503: c.Float64("share-503"), Share500: c.Float64("share-500"),
+					ShareDrop: c.Float64("share-drop"), ShareDropBefore: c.Float64("share-drop-before"),
+					Seed: c.Int64("seed"),
+				},
+			}
+			if c.Bool("no-rotate") {
+				rotate := false
+				opts.RotateRefreshTokens = &rotate
+			}
+			if err := opts.Faults.Validate(); err != nil {
+				return usageError(err)
+			}
+			if c.Bool("verbose") {
+				opts.Logf = func(format string, args ...any) { log.Info().Msgf(format, args...) }
+			}
+			return serveSandbox(c.Context, c.String("addr"), opts, os.Stdout)
+		},
+	}
+}
+
+// serveSandbox serves a sandbox until ctx ends.
+func serveSandbox(ctx context.Context, addr string, opts sandbox.Options, out io.Writer) error {
+	srv, err := sandbox.Listen(addr, opts)
+	if err != nil {
+		return fmt.Errorf("starting the sandbox on %s: %w", addr, err)
+	}
+	clientID, secret, code := cmp.Or(opts.ClientID, sandbox.DefaultClientID), cmp.Or(opts.ClientSecret, sandbox.DefaultClientSecret), cmp.Or(opts.Code, sandbox.DefaultCode)
+	fmt.Fprintf(out, `callrun sandbox: serving the Voice AI Agent service emulator (nobody is phoned)
+  base_url:      %s
+  authorize_url: %s/oauth/authorize
+  client_id:     %s
+  client_secret: %s
+  code:          %s   (reusable: callrun auth login --code %s CAMPAIGN.yaml)
+  ledger:        %s/_sandbox/ledger
+Ctrl-C to stop.
+`, srv.URL, srv.URL, clientID, secret, code, code, srv.URL)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve() }()
+	select {
+	case err := <-errc:
+		srv.Close()
+		return err
+	case <-ctx.Done():
+		srv.Close()
+		fmt.Fprintln(out, "callrun sandbox: stopped.")
+		return nil
+	}
+}

@@ -1,0 +1,22 @@
+// Command callrun runs outbound AI phone-call campaigns from a YAML campaign
+// file and CSV contact sheets, on the Voice AI Agent service.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	_ "time/tzdata" // calling hours need time zones even where the system has none
+)
+
+func main() {
+	ctx, stop := signalContext(context.Background())
+	err := newApp().RunContext(ctx, os.Args)
+	code := exitCode(ctx, err)
+	stop()
+	if err != nil && code != exitOK {
+		fmt.Fprintln(os.Stderr, "callrun:", err)
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign"
+)
+
+// testCampaign writes a campaign file for a sandbox at baseURL into a
+// temporary directory, points the token file there too, and returns the
+// campaign file's path.
+func testCampaign(t *testing.T, baseURL, redirect string) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
+	files := map[string]string{
+		"contacts.csv": "Phone,First Name\n+14155550132,Ada\n",
+		"campaign.yaml": fmt.Sprintf(`name: test
+service:
+  base_url: %s
+  client_id: %s
+  client_secret: ${TEST_SECRET}
+  redirect_uri: %s
+  authorize_url: %s/oauth/authorize
+agents:
+  - name: Declared
+    prompt: hello
+sheets:
+  - file: contacts.csv
+    agent: Declared
+    fields: {phone_number: Phone, first_name: First Name}
+`, baseURL, sandbox.DefaultClientID, redirect, baseURL),
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TEST_SECRET", sandbox.DefaultClientSecret)
+	return filepath.Join(dir, "campaign.yaml")
+}
+
+// secretsIn fails the test if s holds a secret of the sandbox or a token.
+func noSecrets(t *testing.T, what, s string) {
+	t.Helper()
+	for _, secret := range []string{sandbox.DefaultClientSecret, sandbox.DefaultCode} {
+		if strings.Contains(s, secret) {
+			t.Errorf("%s shows the secret %q:\n%s", what, secret, s)
+		}
+	}
+	if regexp.MustCompile(`(at|rt)_[0-9a-f]{8,}`).MatchString(s) {
+		t.Errorf("%s shows a token:\n%s", what, s)
+	}
+}
+
+func TestLoginWithCodeThenListAgents(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	srv.AddAgent(sandbox.Agent{AgentName: "Declared", Status: "active", GeneralPrompt: "hello"})
+	srv.AddAgent(sandbox.Agent{AgentName: "Other", Status: "pending", GeneralPrompt: "x", WebhookEndpoint: "https://h.example.com/x", WebhookEndpointMethod: "GET"})
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	ctx := context.Background()
+
+	var out, prompt bytes.Buffer
+	if err := authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), &out, &prompt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Logged in to "+srv.URL) {
+		t.Errorf("login said %q", out.String())
+	}
+	noSecrets(t, "login output", out.String()+prompt.String())
+	st, err := os.Stat(os.Getenv("CALLRUN_TOKEN_FILE"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", st, err)
+	}
+
+	out.Reset()
+	if err := authStatus(path, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Refresh token: yes") || !strings.Contains(out.String(), "(in 1h0m0s)") {
+		t.Errorf("status said %q", out.String())
+	}
+	noSecrets(t, "status output", out.String())
+
+	out.Reset()
+	if err := agentsList(ctx, path, "text", &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if !regexp.MustCompile(`(?m)^Declared\s+\S+\s+active\s+-\s+yes$`).MatchString(text) ||
+		!regexp.MustCompile(`(?m)^Other\s+\S+\s+pending\s+GET https://h.example.com/x\s*$`).MatchString(text) {
+		t.Errorf("agents list:\n%s", text)
+	}
+
+	out.Reset()
+	if err := agentsList(ctx, path, "json", &out); err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	if len(rows) != 2 || rows[0]["agent_name"] != "Declared" || rows[0]["declared"] != true || rows[1]["weebhook_endpoint_method"] != "GET" {
+		t.Errorf("json rows = %v", rows)
+	}
+}
+
+// TestLoginCatchesLoopbackRedirect plays the browser: it opens the printed
+// authorize URL, the sandbox approves and redirects to callrun's listener.
+func TestLoginCatchesLoopbackRedirect(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect := "http://" + ln.Addr().String() + "/callback"
+	ln.Close() // free the port for callrun to listen on
+	path := testCampaign(t, srv.URL, redirect)
+
+	pr, pw := io.Pipe()
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- authLogin(context.Background(), path, "", 30*time.Second, strings.NewReader(""), &out, pw)
+		pw.Close()
+	}()
+	// Read the prompt until the authorize URL and the waiting line appear.
+	var prompt strings.Builder
+	urlRe := regexp.MustCompile(`http://\S+/oauth/authorize\?\S+`)
+	buf := make([]byte, 4096)
+	for !strings.Contains(prompt.String(), "Waiting for the redirect") {
+		n, err := pr.Read(buf)
+		prompt.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("prompt ended early: %q (%v)", prompt.String(), err)
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	authURL := urlRe.FindString(prompt.String())
+	if authURL == "" {
+		t.Fatalf("no authorize URL in %q", prompt.String())
+	}
+	resp, err := http.Get(authURL) // follows the sandbox's redirect to callrun
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "callrun is authorized") {
+		t.Errorf("browser page = %q", body)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if srv.Stats().TokenExchanges != 1 {
+		t.Errorf("exchanges = %d", srv.Stats().TokenExchanges)
+	}
+	noSecrets(t, "login output", out.String()+prompt.String())
+}
+
+func TestCodeFromPaste(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"abc123", "abc123", true},
+		{"http://127.0.0.1:8765/callback?code=xyz&state=S", "xyz", true},
+		{"https://example.com/cb?code=xyz", "xyz", true},
+		{"http://127.0.0.1:8765/callback?code=xyz&state=OTHER", "", false},
+		{"http://127.0.0.1:8765/callback?error=access_denied&state=S&code=", "", false},
+		{"", "", false},
+	} {
+		got, err := codeFromPaste(tc.in, "S")
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("codeFromPaste(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+}
+
+// runApp runs callrun with args and returns its exit code.
+func runApp(t *testing.T, args ...string) int {
+	t.Helper()
+	ctx := context.Background()
+	app := newApp()
+	app.Writer, app.ErrWriter = io.Discard, io.Discard
+	return exitCode(ctx, app.RunContext(ctx, append([]string{"callrun"}, args...)))
+}
+
+// The app's Writer is the package's stdout for help text, so the usage
+// cases here use only paths that fail before anything prints.
+func TestExitCodes(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"agents", "list"}, exitUsage},
+		{[]string{"agents", "list", "a.yaml", "b.yaml"}, exitUsage},
+		{[]string{"agents", "list", missing}, exitUsage},
+		{[]string{"agents", "list", "--format", "xml", missing}, exitUsage},
+		{[]string{"--log-format", "xml", "agents", "list", missing}, exitUsage},
+		{[]string{"agents", "list", "--no-such-flag", missing}, exitUsage},
+		{[]string{"sandbox", "extra"}, exitUsage},
+		{[]string{"sandbox", "--share-500", "2"}, exitUsage},
+	} {
+		if got := runApp(t, tc.args...); got != tc.want {
+			t.Errorf("callrun %s: exit %d, want %d", strings.Join(tc.args, " "), got, tc.want)
+		}
+	}
+}
+
+func TestExitCodeMapping(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	bg := context.Background()
+	for _, tc := range []struct {
+		ctx  context.Context
+		err  error
+		want int
+	}{
+		{bg, nil, exitOK},
+		{bg, errors.New("boom"), exitRuntime},
+		{bg, &campaign.FileError{}, exitUsage},
+		{bg, fmt.Errorf("wrapped: %w", &campaign.FileError{}), exitUsage},
+		{bg, withExitCode(exitTryLater, errors.New("locked")), exitTryLater},
+		{cancelled, fmt.Errorf("stopping: %w", context.Canceled), exitInterrupted},
+		{bg, context.Canceled, exitRuntime}, // cancelled, but not by a signal
+	} {
+		if got := exitCode(tc.ctx, tc.err); got != tc.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestNotLoggedInSaysWhatToDo(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	err := agentsList(context.Background(), path, "text", io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "callrun auth login") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSandboxCommandServes starts `callrun sandbox` on a free port and logs
+// in to it over HTTP, then stops it by cancelling its context.
+func TestSandboxCommandServes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- serveSandbox(ctx, addr, sandbox.Options{}, &out) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "Ctrl-C to stop") {
+		if time.Now().After(deadline) {
+			t.Fatalf("sandbox did not start: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), "base_url:      http://"+addr) || !strings.Contains(out.String(), "client_id:     sandbox-client") {
+		t.Errorf("banner = %q", out.String())
+	}
+	path := testCampaign(t, "http://"+addr, "http://127.0.0.1:8765/callback")
+	if err := authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign"
+)
+
+// service is what a command needs to talk to the service of a campaign.
+type service struct {
+	file   *campaign.File
+	oauth  *apiclient.OAuth
+	tokens *apiclient.FileTokenSource
+	client *apiclient.Client
+}
+
+// openService reads the campaign file's service block and prepares the
+// token source and client. It sends nothing.
+func openService(path string, opts campaign.LoadOptions) (*service, error) {
+	f, err := campaign.Load(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newService(f)
+}
+
+func newService(f *campaign.File) (*service, error) {
+	s := f.Service
+	tokenPath := os.Getenv("CALLRUN_TOKEN_FILE")
+	if tokenPath == "" && s.TokenFile != "" {
+		tokenPath = f.Path(s.TokenFile)
+	}
+	if tokenPath == "" {
+		p, err := apiclient.DefaultTokenPath(s.BaseURL, s.ClientID)
+		if err != nil {
+			return nil, err
+		}
+		tokenPath = p
+	}
+	o := &apiclient.OAuth{
+		BaseURL: s.BaseURL, ClientID: s.ClientID, ClientSecret: s.ClientSecret,
+		RedirectURI: s.RedirectURI, AuthorizeURL: s.AuthorizeURL,
+	}
+	tokens := apiclient.NewFileTokenSource(o, &apiclient.TokenFile{Path: tokenPath, BaseURL: s.BaseURL, ClientID: s.ClientID})
+	client, err := apiclient.New(s.BaseURL, tokens, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &service{file: f, oauth: o, tokens: tokens, client: client}, nil
+}
