@@ -136,7 +136,7 @@ func (ts *tokenServer) list(w http.ResponseWriter, r *http.Request) {
 	ts.mu.Unlock()
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-		http.Error(w, "unauthorized", 401)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
 	fmt.Fprint(w, `{"data":[],"current_page":1,"per_page":100,"total":0}`)
