@@ -122,3 +122,13 @@ func StatusCode(err error) int {
 	}
 	return 0
 }
+
+// RetryAfter returns the Retry-After the service sent with err, or 0.
+// Callers cap it: a server may ask for an hour.
+func RetryAfter(err error) time.Duration {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.RetryAfter
+	}
+	return 0
+}

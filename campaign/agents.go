@@ -1,0 +1,293 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+)
+
+// AgentService is the part of the service that agent reconciliation needs.
+// *apiclient.Client implements it.
+type AgentService interface {
+	ListAllAgents(ctx context.Context) ([]apiclient.Agent, error)
+	CreateAgent(ctx context.Context, a apiclient.NewAgent) (*apiclient.Agent, error)
+}
+
+// Agent actions, as plan shows them.
+const (
+	ActionCreate    = "create"    // no agent of that name: run creates it
+	ActionExists    = "exists"    // exactly one agent of that name
+	ActionAmbiguous = "ambiguous" // two or more: callrun will not guess
+	ActionUnknown   = "unknown"   // offline: the service was not asked
+	ActionCreated   = "created"   // created by this ensure
+)
+
+// AgentPlan is what callrun knows and will do about one declared agent.
+type AgentPlan struct {
+	Spec    *AgentSpec
+	Action  string
+	AgentID string
+	Status  string   // the service's status, e.g. active or pending
+	Drift   []string // differences between the file and the service's agent
+	IDs     []string // every id of that name, when ambiguous
+}
+
+// Ready reports whether the agent may be given calls: it exists and its
+// status is not pending. A status the spec does not name counts as ready
+// (with a warning from [AgentPlan.Warning]).
+func (p *AgentPlan) Ready() bool {
+	return p.AgentID != "" && p.Status != "pending"
+}
+
+// Warning returns a sentence about a status the spec does not name, or "".
+func (p *AgentPlan) Warning() string {
+	switch p.Status {
+	case "", "active", "pending":
+		return ""
+	}
+	return fmt.Sprintf("agent %q has status %q, which the service's spec does not name; callrun treats it as ready", p.Spec.Name, p.Status)
+}
+
+// PlanAgents lists every agent of the account once and matches each
+// declared agent by exact name. It changes nothing.
+func PlanAgents(ctx context.Context, svc AgentService, specs []AgentSpec) ([]AgentPlan, error) {
+	existing, err := svc.ListAllAgents(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing agents: %w", err)
+	}
+	return matchAgents(specs, existing), nil
+}
+
+// OfflineAgents is PlanAgents without the service: every action unknown.
+func OfflineAgents(specs []AgentSpec) []AgentPlan {
+	plans := make([]AgentPlan, len(specs))
+	for i := range specs {
+		plans[i] = AgentPlan{Spec: &specs[i], Action: ActionUnknown}
+	}
+	return plans
+}
+
+func matchAgents(specs []AgentSpec, existing []apiclient.Agent) []AgentPlan {
+	byName := map[string][]apiclient.Agent{}
+	for _, a := range existing {
+		byName[a.Name] = append(byName[a.Name], a)
+	}
+	plans := make([]AgentPlan, len(specs))
+	for i := range specs {
+		s := &specs[i]
+		found := byName[s.Name]
+		p := AgentPlan{Spec: s}
+		switch len(found) {
+		case 0:
+			p.Action = ActionCreate
+		case 1:
+			p.Action, p.AgentID, p.Status = ActionExists, found[0].AgentID, found[0].Status
+			p.Drift = drift(s, found[0])
+		default:
+			p.Action = ActionAmbiguous
+			for _, a := range found {
+				p.IDs = append(p.IDs, a.AgentID)
+			}
+		}
+		plans[i] = p
+	}
+	return plans
+}
+
+// drift lists how the service's agent differs from the file. The service
+// has no update endpoint, so drift is reported, never "fixed".
+func drift(s *AgentSpec, a apiclient.Agent) []string {
+	var d []string
+	if strings.TrimSpace(s.Prompt) != strings.TrimSpace(a.Prompt) {
+		d = append(d, "its prompt differs from the file's")
+	}
+	wantURL, wantMethod := "", ""
+	if s.Webhook != nil {
+		wantURL, wantMethod = s.Webhook.URL, s.Webhook.Method
+	}
+	gotMethod := a.WebhookMethod
+	if gotMethod == "" {
+		gotMethod = http.MethodPost
+	}
+	switch {
+	case wantURL != a.Webhook:
+		d = append(d, fmt.Sprintf("its webhook is %q, the file says %q", a.Webhook, wantURL))
+	case wantURL != "" && wantMethod != gotMethod:
+		d = append(d, fmt.Sprintf("its webhook method is %s, the file says %s", gotMethod, wantMethod))
+	}
+	return d
+}
+
+// DriftAdvice is what plan and run say after listing drift.
+const DriftAdvice = "the service cannot update an agent: to use the file's version, rename the agent in the file (a new one is created), or change it in the service's dashboard"
+
+// AmbiguousError reports an agent name that two or more agents share.
+type AmbiguousError struct {
+	Name string
+	IDs  []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("agent name %q matches %d agents on the service (ids %s); callrun will not guess which to use: rename one of them on the service, or give this agent another name in the campaign file",
+		e.Name, len(e.IDs), strings.Join(e.IDs, ", "))
+}
+
+// EnsureOptions tunes [EnsureAgents]. The zero value is sane.
+type EnsureOptions struct {
+	// Attempts bounds the create attempts per agent; 0 means 5.
+	Attempts int
+	// Pause is the first pause between attempts, doubled each time with
+	// jitter; 0 means one second.
+	Pause time.Duration
+	// Logf, if set, is told about creates and retries.
+	Logf func(format string, args ...any)
+}
+
+// EnsureAgents makes every declared agent exist and returns their plans.
+// It lists the agents once, creates the missing ones, and refuses an
+// ambiguous name. Creation is not idempotent on the service, so after a
+// create whose outcome is unclear (a timeout, a 5xx, a dropped connection)
+// it lists the agents again before anything else: no name is ever created
+// twice by callrun.
+func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts EnsureOptions) ([]AgentPlan, error) {
+	plans, err := PlanAgents(ctx, svc, specs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range plans {
+		p := &plans[i]
+		switch p.Action {
+		case ActionAmbiguous:
+			return plans, &AmbiguousError{Name: p.Spec.Name, IDs: p.IDs}
+		case ActionCreate:
+			if err := createOnce(ctx, svc, p, opts); err != nil {
+				return plans, err
+			}
+		}
+	}
+	return plans, nil
+}
+
+func createOnce(ctx context.Context, svc AgentService, p *AgentPlan, opts EnsureOptions) error {
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = 5
+	}
+	pause := opts.Pause
+	if pause <= 0 {
+		pause = time.Second
+	}
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	na := apiclient.NewAgent{Name: p.Spec.Name, Prompt: p.Spec.Prompt}
+	if w := p.Spec.Webhook; w != nil {
+		na.Webhook, na.WebhookMethod = w.URL, w.Method
+	}
+	for attempt := 1; ; attempt++ {
+		created, err := svc.CreateAgent(ctx, na)
+		if err == nil {
+			p.Action, p.AgentID, p.Status = ActionCreated, created.AgentID, created.Status
+			logf("created agent %q (id %s, status %s)", p.Spec.Name, created.AgentID, created.Status)
+			return nil
+		}
+		if s := apiclient.StatusCode(err); s >= 400 && s < 500 && s != http.StatusTooManyRequests {
+			return fmt.Errorf("creating agent %q: the service refused it: %w", p.Spec.Name, err)
+		}
+		if attempt >= attempts {
+			return fmt.Errorf("creating agent %q: gave up after %d attempts: %w", p.Spec.Name, attempt, err)
+		}
+		wait := max(apiclient.RetryAfter(err), jitter(pause<<(attempt-1)))
+		logf("creating agent %q failed (%v); checking the list before trying again in %s", p.Spec.Name, err, wait.Round(time.Millisecond))
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		// The create may have happened: look before creating again.
+		existing, lerr := svc.ListAllAgents(ctx)
+		if lerr != nil {
+			return fmt.Errorf("creating agent %q: the create's outcome is unknown and listing agents failed (%v); run again to check before anything is created: %w", p.Spec.Name, lerr, err)
+		}
+		m := matchAgents([]AgentSpec{*p.Spec}, existing)[0]
+		switch m.Action {
+		case ActionExists:
+			p.Action, p.AgentID, p.Status = ActionCreated, m.AgentID, m.Status
+			logf("agent %q was created after all (id %s)", p.Spec.Name, m.AgentID)
+			return nil
+		case ActionAmbiguous:
+			return &AmbiguousError{Name: p.Spec.Name, IDs: m.IDs}
+		}
+	}
+}
+
+// WaitReady polls the agent list, with backoff, until no agent in plans is
+// pending, or until an agent's ReadyTimeout passes: then it fails with an
+// error naming the agent.
+func WaitReady(ctx context.Context, svc AgentService, plans []AgentPlan, pause time.Duration, logf func(string, ...any)) error {
+	if pause <= 0 {
+		pause = 2 * time.Second
+	}
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		var waiting []*AgentPlan
+		for i := range plans {
+			if plans[i].AgentID != "" && plans[i].Status == "pending" {
+				waiting = append(waiting, &plans[i])
+			}
+		}
+		if len(waiting) == 0 {
+			return nil
+		}
+		for _, p := range waiting {
+			if time.Since(start) > p.Spec.ReadyTimeout {
+				return fmt.Errorf("agent %q (id %s) is still pending after %s; raise agents[].ready_timeout or check the agent on the service", p.Spec.Name, p.AgentID, p.Spec.ReadyTimeout)
+			}
+		}
+		if logf != nil && attempt == 0 {
+			logf("waiting for %d pending agent(s) to become active", len(waiting))
+		}
+		if err := sleep(ctx, jitter(min(pause<<min(attempt, 5), time.Minute))); err != nil {
+			return err
+		}
+		existing, err := svc.ListAllAgents(ctx)
+		if err != nil {
+			return fmt.Errorf("checking whether agents are active: %w", err)
+		}
+		byID := map[string]apiclient.Agent{}
+		for _, a := range existing {
+			byID[a.AgentID] = a
+		}
+		for _, p := range waiting {
+			a, ok := byID[p.AgentID]
+			if !ok {
+				return fmt.Errorf("agent %q (id %s) is no longer on the service's list", p.Spec.Name, p.AgentID)
+			}
+			p.Status = a.Status
+		}
+	}
+}
+
+// jitter returns d plus or minus up to a fifth of it.
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d - d/5 + time.Duration(rand.Int64N(int64(d)*2/5+1))
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
