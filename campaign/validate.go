@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/nyaruka/phonenumbers"
 )
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -30,7 +29,7 @@ func (l *loader) validate(f *File) {
 	for i, s := range f.Suppress {
 		l.checkReadable(fmt.Sprintf("suppress[%d]", i), f.Path(s), "suppression file")
 	}
-	if !supportedRegion(f.Region) {
+	if !ValidRegion(f.Region) {
 		l.problem("region", "region %q is not a two-letter country code such as US, GB or DE", f.Region)
 	}
 	if !slices.Contains([]string{"campaign", "agent", "none"}, f.Dedupe) {
@@ -186,7 +185,7 @@ func (l *loader) validateSheets(f *File) {
 				s.Set[field] = yn
 			}
 		}
-		if !supportedRegion(s.Region) {
+		if !ValidRegion(s.Region) {
 			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
 		}
 		if s.TimezoneColumn != "" && (f.Hours == nil || f.Hours.Timezone != "contact") {
@@ -246,11 +245,6 @@ func (l *loader) checkReadable(key, path, what string) {
 func absoluteHTTP(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https")
-}
-
-func supportedRegion(r string) bool {
-	_, ok := phonenumbers.GetSupportedRegions()[strings.ToUpper(r)]
-	return ok && len(r) == 2
 }
 
 // YesNo reads a local_presence_number value: yes/no/true/false/1/0/y/n in

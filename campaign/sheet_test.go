@@ -1,0 +1,521 @@
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sheetRow is what a test expects of one SheetRecord: fields, or a
+// substring of its error.
+type sheetRow struct {
+	row    int
+	fields []string
+	err    string
+}
+
+// readSheet reads every record; fatal is the error that ended the
+// reading, if any.
+func readSheet(t *testing.T, s *SheetReader) (rows []SheetRecord, fatal error) {
+	t.Helper()
+	for {
+		rec, err := s.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			if _, again := s.Next(); again == nil || again.Error() != err.Error() {
+				t.Errorf("Next after a fatal error returned %v; want the same error again", again)
+			}
+			return rows, err
+		}
+		rows = append(rows, rec)
+	}
+}
+
+func checkRows(t *testing.T, got []SheetRecord, want []sheetRow) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("got %d records, want %d:", len(got), len(want))
+		for _, r := range got {
+			t.Errorf("  row %d %q %v", r.Row, r.Fields, r.Err)
+		}
+		return
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Row != w.row {
+			t.Errorf("record %d: row %d, want %d", i, g.Row, w.row)
+		}
+		if w.err != "" {
+			if g.Err == nil || !strings.Contains(g.Err.Error(), w.err) {
+				t.Errorf("row %d: error %v, want one containing %q", g.Row, g.Err, w.err)
+			}
+			if g.Fields != nil {
+				t.Errorf("row %d: fields %q with an error", g.Row, g.Fields)
+			}
+			continue
+		}
+		if g.Err != nil || !reflect.DeepEqual(g.Fields, w.fields) {
+			t.Errorf("row %d: %q, %v; want %q", g.Row, g.Fields, g.Err, w.fields)
+		}
+	}
+}
+
+func TestSheetReader(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     string
+		header []string
+		delim  rune
+		rows   []sheetRow
+		open   string // substring of the NewSheetReader error
+		fatal  string // substring of the error that ends reading
+	}{
+		{
+			name:   "comma LF",
+			in:     "Phone,First Name\n+14155550100,Ada\n+14155550123,Grace\n",
+			header: []string{"Phone", "First Name"}, delim: ',',
+			rows: []sheetRow{{row: 2, fields: []string{"+14155550100", "Ada"}}, {row: 3, fields: []string{"+14155550123", "Grace"}}},
+		},
+		{
+			name:   "BOM and CRLF, no final newline",
+			in:     "\ufeffPhone,Name\r\n1,a\r\n2,b",
+			header: []string{"Phone", "Name"}, delim: ',',
+			rows: []sheetRow{{row: 2, fields: []string{"1", "a"}}, {row: 3, fields: []string{"2", "b"}}},
+		},
+		{
+			name:   "header names trimmed",
+			in:     " Phone \t,\" First Name \",\u00a0Email\n1,2,3\n",
+			header: []string{"Phone", "First Name", "Email"}, delim: ',',
+			rows: []sheetRow{{row: 2, fields: []string{"1", "2", "3"}}},
+		},
+		{
+			name:   "semicolon",
+			in:     "Vorname;Telefon;E-Mail\nHans;030 12345678;h@example.de\n",
+			header: []string{"Vorname", "Telefon", "E-Mail"}, delim: ';',
+			rows: []sheetRow{{row: 2, fields: []string{"Hans", "030 12345678", "h@example.de"}}},
+		},
+		{
+			name:   "semicolon with commas inside quotes",
+			in:     "\"Name, full\";\"Phone, main\";Email\n\"Doe, Jane\";1;x\n",
+			header: []string{"Name, full", "Phone, main", "Email"}, delim: ';',
+			rows: []sheetRow{{row: 2, fields: []string{"Doe, Jane", "1", "x"}}},
+		},
+		{
+			name:   "tab",
+			in:     "First Name\tPhone\nAda\t+14155550100\n",
+			header: []string{"First Name", "Phone"}, delim: '\t',
+			rows: []sheetRow{{row: 2, fields: []string{"Ada", "+14155550100"}}},
+		},
+		{
+			name:   "comma wins a tie",
+			in:     "a,b;c\n1,2;3\n",
+			header: []string{"a", "b;c"}, delim: ',',
+			rows: []sheetRow{{row: 2, fields: []string{"1", "2;3"}}},
+		},
+		{
+			name:   "single column (a suppression list)",
+			in:     "phone\n+14155550100\n+14155550123\n",
+			header: []string{"phone"}, delim: ',',
+			rows: []sheetRow{{row: 2, fields: []string{"+14155550100"}}, {row: 3, fields: []string{"+14155550123"}}},
+		},
+		{
+			name:   "Excel sep line",
+			in:     "sep=;\r\nName;Phone\r\nAda;1\r\n",
+			header: []string{"Name", "Phone"}, delim: ';',
+			rows: []sheetRow{{row: 2, fields: []string{"Ada", "1"}}},
+		},
+		{
+			name:   "quoted newlines: one row per record",
+			in:     "Name,Note,Phone\nAda,\"line one\r\nline two\nline three\",1\nGrace,\"x\",2\n\"Alan\nTuring\",y,3\n",
+			header: []string{"Name", "Note", "Phone"}, delim: ',',
+			rows: []sheetRow{
+				{row: 2, fields: []string{"Ada", "line one\nline two\nline three", "1"}},
+				{row: 3, fields: []string{"Grace", "x", "2"}},
+				{row: 4, fields: []string{"Alan\nTuring", "y", "3"}},
+			},
+		},
+		{
+			name:   "blank rows are skipped but counted, trailing ones are not reported",
+			in:     "Name,Phone\r\nAda,1\r\n\r\n,\r\n , \r\nGrace,2\r\n,\r\n\r\n,,\r\n\r\n",
+			header: []string{"Name", "Phone"}, delim: ',',
+			rows: []sheetRow{{row: 2, fields: []string{"Ada", "1"}}, {row: 6, fields: []string{"Grace", "2"}}},
+		},
+		{
+			name:   "ragged rows are errors of their own",
+			in:     "a,b,c\n1,2,3\n1,2\n1,2,3,4\n4,5,6\n",
+			header: []string{"a", "b", "c"}, delim: ',',
+			rows: []sheetRow{
+				{row: 2, fields: []string{"1", "2", "3"}},
+				{row: 3, err: "row 3: has 2 fields but the header has 3 (a missing or extra comma?)"},
+				{row: 4, err: "has 4 fields but the header has 3"},
+				{row: 5, fields: []string{"4", "5", "6"}},
+			},
+		},
+		{
+			name:   "bare quote and bad quote are row errors",
+			in:     "Name,Phone\nJoe \"JJ\" Smith,1\nAda,2\n\"Grace\"x,3\nAlan,4\n",
+			header: []string{"Name", "Phone"}, delim: ',',
+			rows: []sheetRow{
+				{row: 2, err: `row 2: a field that is not in quotes contains a quote (line 2, character 5 of the file)`},
+				{row: 3, fields: []string{"Ada", "2"}},
+				{row: 4, err: "a quoted field is not closed properly (line 4"},
+				{row: 5, fields: []string{"Alan", "4"}},
+			},
+		},
+		{
+			name:   "a bad quote on the last line",
+			in:     "Name,Phone\nAda,1\nGrace,\"2",
+			header: []string{"Name", "Phone"}, delim: ',',
+			rows: []sheetRow{{row: 2, fields: []string{"Ada", "1"}}, {row: 3, err: "a quoted field is not closed properly"}},
+		},
+		{
+			name:   "a quote never closed is fatal",
+			in:     "Name,Phone\nAda,1\n\"Grace,2\nAlan,3\nEdsger,4\n",
+			header: []string{"Name", "Phone"}, delim: ',',
+			rows:  []sheetRow{{row: 2, fields: []string{"Ada", "1"}}},
+			fatal: "sheet.csv row 3: a quote opened on line 3 of the file is not closed properly",
+		},
+		{
+			name:   "empty header cells are kept",
+			in:     "Name,,Phone,\na,b,c,d\n",
+			header: []string{"Name", "", "Phone", ""}, delim: ',',
+			rows: []sheetRow{{row: 2, fields: []string{"a", "b", "c", "d"}}},
+		},
+		{
+			name:   "blank lines before the header",
+			in:     "\n\nName,Phone\nAda,1\n",
+			header: []string{"Name", "Phone"}, delim: ',',
+			rows: []sheetRow{{row: 4, fields: []string{"Ada", "1"}}},
+		},
+		{
+			name:   "invalid UTF-8 in a row is fatal",
+			in:     "Name,Phone\nAda,1\nJos\xe9,2\nAlan,3\n",
+			header: []string{"Name", "Phone"}, delim: ',',
+			rows:  []sheetRow{{row: 2, fields: []string{"Ada", "1"}}},
+			fatal: "sheet.csv row 3: the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8",
+		},
+		{name: "empty file", in: "", open: "sheet.csv: the sheet is empty: it has no header row"},
+		{name: "BOM only", in: "\ufeff", open: "the sheet is empty"},
+		{name: "blank lines only", in: "\r\n\r\n\n", open: "the sheet is empty"},
+		{name: "empty header row", in: ",,\n1,2,3\n", open: "the first row is empty"},
+		{name: "duplicate header", in: "Phone,Name,Phone\n", open: `sheet.csv: the header has the column "Phone" twice (columns 1 and 3)`},
+		{name: "duplicate header after trimming and case", in: "Phone, name ,NAME\n", open: `the header has the columns "name" and "NAME", which differ only in case (columns 2 and 3)`},
+		{name: "invalid UTF-8 header", in: "Nom,T\xe9l\xe9phone\n", open: "not UTF-8 text"},
+		{name: "xlsx", in: "PK\x03\x04\x14\x00\x06\x00rest of a zip", open: "sheet.csv: the file looks like an Excel workbook, not CSV: in Excel use File > Save As > CSV UTF-8"},
+		{name: "xls", in: "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1...", open: "looks like an Excel workbook, not CSV"},
+		{name: "binary", in: "Name,Phone\n\x00\x01\x02", open: "holds binary data and looks like an Excel workbook, not CSV"},
+		{name: "UTF-16", in: "\xff\xfeN\x00a\x00m\x00e\x00", open: "UTF-16"},
+		{name: "header with a bad quote", in: "\"Name\"x,Phone\n", open: "the header row cannot be read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := NewSheetReader("sheet.csv", strings.NewReader(tt.in))
+			if tt.open != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.open) {
+					t.Fatalf("NewSheetReader error = %v; want one containing %q", err, tt.open)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("NewSheetReader: %v", err)
+			}
+			defer s.Close()
+			if !reflect.DeepEqual(s.Header(), tt.header) {
+				t.Errorf("Header() = %q; want %q", s.Header(), tt.header)
+			}
+			if s.Delimiter() != tt.delim {
+				t.Errorf("Delimiter() = %q; want %q", s.Delimiter(), tt.delim)
+			}
+			rows, fatal := readSheet(t, s)
+			checkRows(t, rows, tt.rows)
+			switch {
+			case tt.fatal == "" && fatal != nil:
+				t.Errorf("reading ended with %v", fatal)
+			case tt.fatal != "" && (fatal == nil || !strings.Contains(fatal.Error(), tt.fatal)):
+				t.Errorf("reading ended with %v; want an error containing %q", fatal, tt.fatal)
+			}
+		})
+	}
+}
+
+func TestSheetColumn(t *testing.T) {
+	s, err := NewSheetReader("contacts/leads.csv", strings.NewReader("Phone Number,First Name,,Emial,Contact Id\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"Phone Number": 0, "first name": 1, " FIRST NAME ": 1, "Emial": 3, "contact id": 4} {
+		if got, err := s.Column(name); err != nil || got != want {
+			t.Errorf("Column(%q) = %d, %v; want %d", name, got, err, want)
+		}
+	}
+	for name, want := range map[string]string{
+		"Phone":     `sheet contacts/leads.csv has no column "Phone" (columns: "Phone Number", "First Name", "Emial", "Contact Id"; did you mean "Phone Number"?)`,
+		"Email":     `did you mean "Emial"?)`,
+		"FirstName": `did you mean "First Name"?)`,
+		"ContactID": `did you mean "Contact Id"?)`,
+		"Zip":       `sheet contacts/leads.csv has no column "Zip" (columns: "Phone Number", "First Name", "Emial", "Contact Id")`,
+		"":          "a column name is empty",
+	} {
+		_, err := s.Column(name)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Column(%q) error = %v; want one containing %q", name, err, want)
+		}
+	}
+}
+
+func TestSheetColumnListIsBounded(t *testing.T) {
+	var cols []string
+	for i := range 50 {
+		cols = append(cols, "Custom Field "+string(rune('A'+i%26))+string(rune('a'+i/26)))
+	}
+	s, err := NewSheetReader("wide.csv", strings.NewReader(strings.Join(cols, ",")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Column("Phone")
+	if err == nil || !strings.Contains(err.Error(), "and 20 more)") {
+		t.Errorf("Column error = %v; want the list cut after 30 columns", err)
+	}
+}
+
+func TestSheetError(t *testing.T) {
+	for _, tt := range []struct {
+		err  SheetError
+		want string
+	}{
+		{SheetError{File: "contacts/leads.csv", Row: 14, Field: "Phone", Msg: "bad"}, `contacts/leads.csv row 14, column "Phone": bad`},
+		{SheetError{File: "contacts/leads.csv", Row: 14, Msg: "bad"}, `contacts/leads.csv row 14: bad`},
+		{SheetError{File: "contacts/leads.csv", Field: "Phone", Msg: "bad"}, `contacts/leads.csv, column "Phone": bad`},
+		{SheetError{File: "contacts/leads.csv", Msg: "bad"}, `contacts/leads.csv: bad`},
+		{SheetError{Msg: "bad"}, `bad`},
+	} {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q; want %q", got, tt.want)
+		}
+	}
+	_, err := NewSheetReader("x.csv", strings.NewReader(""))
+	var se *SheetError
+	if !errors.As(err, &se) || se.File != "x.csv" {
+		t.Errorf("NewSheetReader error %v is not a *SheetError naming the file", err)
+	}
+}
+
+func TestOpenSheet(t *testing.T) {
+	_, err := OpenSheet(filepath.Join(t.TempDir(), "missing.csv"))
+	if err == nil || !strings.Contains(err.Error(), "missing.csv: cannot open the sheet: no such file or directory") {
+		t.Errorf("OpenSheet(missing) error = %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "book.xlsx")
+	if err := os.WriteFile(path, []byte("PK\x03\x04\x14\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenSheet(path); err == nil || !strings.Contains(err.Error(), "looks like an Excel workbook") {
+		t.Errorf("OpenSheet(xlsx) error = %v", err)
+	}
+	s, err := OpenSheet(filepath.Join("..", "testdata", "sheets", "tabs.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestSheetRowTooLarge: a quote that is never closed must not make the
+// reader hold the rest of a large file in memory.
+func TestSheetRowTooLarge(t *testing.T) {
+	big := io.MultiReader(
+		strings.NewReader("Name,Phone\nAda,1\n\"Grace,2\n"),
+		strings.NewReader(strings.Repeat("Alan,3\n", (sheetMaxRowBytes/7)+(1<<20))),
+	)
+	s, err := NewSheetReader("big.csv", big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, fatal := readSheet(t, s)
+	checkRows(t, rows, []sheetRow{{row: 2, fields: []string{"Ada", "1"}}})
+	if fatal == nil || !strings.Contains(fatal.Error(), "big.csv row 3: the row is larger than 4 MiB: probably a quote that is never closed (the row starts on line 3 of the file)") {
+		t.Errorf("fatal error = %v", fatal)
+	}
+}
+
+// TestSheetLongHeader: the delimiter is found even when the header is
+// longer than the read buffer.
+func TestSheetLongHeader(t *testing.T) {
+	var cols []string
+	for i := range 20000 {
+		cols = append(cols, fmt.Sprintf("Column %d", i)) // 200 KB of header
+	}
+	in := strings.Join(cols, ";") + "\n" + strings.Repeat("1;", len(cols)-1) + "1\n"
+	s, err := NewSheetReader("long.csv", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Delimiter() != ';' || len(s.Header()) != len(cols) {
+		t.Fatalf("delimiter %q, %d columns", s.Delimiter(), len(s.Header()))
+	}
+	rec, err := s.Next()
+	if err != nil || rec.Err != nil || len(rec.Fields) != len(cols) || rec.Row != 2 {
+		t.Errorf("Next = %d fields, row %d, %v, %v", len(rec.Fields), rec.Row, rec.Err, err)
+	}
+}
+
+// fixtureRow is what a fixture row should give: the normalised phone
+// number, a substring of the warning, or a substring of the error.
+type fixtureRow struct {
+	row   int
+	name  string // value of the sheet's name column, to check alignment
+	phone string
+	warn  string
+	err   string
+}
+
+func TestSheetFixtures(t *testing.T) {
+	tests := []struct {
+		file      string
+		delim     rune
+		header    []string
+		nameCol   string
+		phoneCol  string
+		region    string
+		rows      []fixtureRow
+		rowErrors map[int]string // rows whose record is an error
+	}{
+		{
+			file: "highlevel_export.csv", delim: ',',
+			header:  []string{"Contact Id", "First Name", "Last Name", "Phone", "Email", "Tags"},
+			nameCol: "First Name", phoneCol: "phone", region: "US",
+			rows: []fixtureRow{
+				{row: 2, name: "Ada", phone: "+14155550100"},
+				{row: 3, name: "Grace", phone: "+14155550123"},
+				{row: 4, name: "Alan", phone: "+14155550142", warn: "scientific notation"},
+				{row: 5, name: "Katherine", phone: "+442079460123", warn: "leading +"},
+				{row: 6, name: "Edsger", err: "phone number is empty"},
+				{row: 7, name: "Barbara", err: `"555-1234" is not a valid phone number for region US`},
+				{row: 8, name: "Ada", phone: "+14155550100"}, // the same number as row 2
+				{row: 9, name: `=HYPERLINK("https://example.com/x","Click me")`, phone: "+12125550147"},
+				{row: 10, name: "Donald", err: "damaged by Excel"},
+				{row: 11, name: "Frances", phone: "+13125550111"},
+				{row: 12, name: "Margaret", phone: "+16175550134"},
+				{row: 13, name: "Linus", phone: "+12125550188"},
+			},
+		},
+		{
+			file: "european_semicolon.csv", delim: ';',
+			header:  []string{"Vorname", "Nachname", "Telefon", "E-Mail"},
+			nameCol: "vorname", phoneCol: "Telefon", region: "DE",
+			rows: []fixtureRow{
+				{row: 2, name: "Hans", phone: "+493012345678"},
+				{row: 3, name: "Erika", phone: "+4930901820"},
+				{row: 4, name: "Jürgen", phone: "+4915112345678"},
+				{row: 5, name: "Anna", phone: "+498912345678"}, // "Becker\n(Vertrieb)" spans two lines
+				{row: 6, name: "Max", phone: "+4940123456"},
+				{row: 7, name: "Lena", err: `"12345" is not a valid phone number for region DE`},
+				{row: 8, name: "Paul", phone: "+491701234567"},
+			},
+		},
+		{
+			file: "excel_damaged.csv", delim: ',',
+			header:  []string{"Name", "Phone", "Note"},
+			nameCol: "Name", phoneCol: "Phone", region: "US",
+			rows: []fixtureRow{
+				{row: 2, name: "Sci exact", phone: "+14155550199", warn: `"1.4155550199E+10" (Excel's scientific notation for 14155550199) was read as +14155550199`},
+				{row: 3, name: "Sci exact lost plus", phone: "+442079460000", warn: "leading +"},
+				{row: 4, name: "Sci lossy", err: `"1.55512E+10" was damaged by Excel`},
+				{row: 5, name: "Sci lossy UK", err: "re-export the sheet with the phone column formatted as Text"},
+				{row: 6, name: "Sci decimal comma", phone: "+14155550100", warn: "scientific notation"},
+				{row: 7, name: "Lost plus DE", phone: "+4930901820", warn: "the + was probably lost"},
+				{row: 8, name: "Lost plus GB", phone: "+441614960321", warn: "the + was probably lost"},
+				{row: 9, name: "Too short", err: "is not a valid phone number for region US"},
+				{row: 10, name: "Too short 2", err: "is not a valid phone number for region US"},
+				{row: 11, name: "Fine", phone: "+12125550147"},
+			},
+		},
+		{
+			file: "tabs.tsv", delim: '\t',
+			header:  []string{"First Name", "Last Name", "Phone", "Email"},
+			nameCol: "First Name", phoneCol: "Phone", region: "US",
+			rows: []fixtureRow{
+				{row: 2, name: "Olivia", phone: "+14155550142"},
+				{row: 3, name: "Liam", phone: "+12125550147"},
+				{row: 4, name: "Noah", phone: "+14155550199"},
+				{row: 5, name: "Emma", err: "phone number is empty"},
+				{row: 7, name: "Mia", err: `"020 7946 0000" is not a valid phone number for region US`},
+			},
+			rowErrors: map[int]string{6: "tabs.tsv row 6: has 3 fields but the header has 4 (a missing or extra tab?)"},
+		},
+	}
+	p := NewPhoneNormalizer()
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("..", "testdata", "sheets", tt.file)
+			s, err := OpenSheet(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.Delimiter() != tt.delim || !reflect.DeepEqual(s.Header(), tt.header) {
+				t.Fatalf("delimiter %q, header %q", s.Delimiter(), s.Header())
+			}
+			nameCol, err1 := s.Column(tt.nameCol)
+			phoneCol, err2 := s.Column(tt.phoneCol)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			recs, fatal := readSheet(t, s)
+			if fatal != nil {
+				t.Fatal(fatal)
+			}
+			want := tt.rows
+			for _, rec := range recs {
+				if msg, ok := tt.rowErrors[rec.Row]; ok {
+					if rec.Err == nil || !strings.Contains(rec.Err.Error(), msg) {
+						t.Errorf("row %d: error %v; want %q", rec.Row, rec.Err, msg)
+					}
+					delete(tt.rowErrors, rec.Row)
+					continue
+				}
+				if rec.Err != nil {
+					t.Errorf("row %d: %v", rec.Row, rec.Err)
+					continue
+				}
+				if len(want) == 0 {
+					t.Errorf("unexpected row %d: %q", rec.Row, rec.Fields)
+					continue
+				}
+				w := want[0]
+				want = want[1:]
+				if rec.Row != w.row || rec.Fields[nameCol] != w.name {
+					t.Errorf("row %d (%q); want row %d (%q)", rec.Row, rec.Fields[nameCol], w.row, w.name)
+				}
+				got, warn, err := p.Normalize(rec.Fields[phoneCol], tt.region)
+				switch {
+				case w.err != "":
+					if err == nil || !strings.Contains(err.Error(), w.err) {
+						t.Errorf("row %d: Normalize(%q) = %q, %v; want error %q", rec.Row, rec.Fields[phoneCol], got, err, w.err)
+					}
+				case err != nil || got != w.phone:
+					t.Errorf("row %d: Normalize(%q) = %q, %v; want %q", rec.Row, rec.Fields[phoneCol], got, err, w.phone)
+				case (w.warn == "") != (warn == "") || !strings.Contains(warn, w.warn):
+					t.Errorf("row %d: warning %q; want one containing %q", rec.Row, warn, w.warn)
+				}
+			}
+			for _, w := range want {
+				t.Errorf("row %d (%q) missing", w.row, w.name)
+			}
+			for row := range tt.rowErrors {
+				t.Errorf("row %d: expected an error record", row)
+			}
+		})
+	}
+}
