@@ -1,0 +1,510 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Record is one line of the journal (JSON Lines).
+type Record struct {
+	Type    string    `json:"t"`                  // TypeIntent, TypeOutcome or TypeRun (a run started: Note says what)
+	Agent   string    `json:"agent,omitempty"`    // agent name (contact identity part 1)
+	Phone   string    `json:"phone,omitempty"`    // E.164 (identity part 2)
+	N       int       `json:"n,omitempty"`        // occurrence number, 0 unless dedupe: none repeats a number (identity part 3)
+	AgentID string    `json:"agent_id,omitempty"` // the service's id of the agent
+	Sheet   string    `json:"sheet,omitempty"`    // sheet file the contact came from
+	Row     int       `json:"row,omitempty"`      // row of the sheet
+	Attempt int       `json:"attempt,omitempty"`  // 1-based attempt number, on intent and outcome
+	Status  string    `json:"status,omitempty"`   // outcome only: OutcomeSent, OutcomeFailed, ...
+	HTTP    int       `json:"http,omitempty"`     // HTTP status of the service's answer
+	Reason  string    `json:"reason,omitempty"`   // why, in words, for anything but sent
+	Body    string    `json:"body,omitempty"`     // excerpt of the service's answer (already bounded by the caller)
+	Note    string    `json:"note,omitempty"`     // free text, on run records
+	At      time.Time `json:"at"`                 // when; Append sets it to now if zero
+}
+
+// Record types.
+const (
+	// TypeIntent is written before a call-start request is sent.
+	TypeIntent = "intent"
+	// TypeOutcome is written after, with the Status of the attempt.
+	TypeOutcome = "outcome"
+	// TypeRun marks the start of a run; its Note says what it was.
+	TypeRun = "run"
+)
+
+// Outcome statuses, the Status of a TypeOutcome record.
+const (
+	OutcomeSent      = "sent"      // the service accepted the call start
+	OutcomeFailed    = "failed"    // the service refused it
+	OutcomeUncertain = "uncertain" // it may have reached the service
+	OutcomeRetry     = "retry"     // provably not sent; will be tried again
+	OutcomeSkipped   = "skipped"   // abandoned before sending (e.g. shutdown): provably not sent
+)
+
+// Key identifies a contact in the journal.
+type Key struct {
+	Agent string // agent name
+	Phone string // E.164
+	N     int    // occurrence number; 0 unless dedupe: none repeats a number
+}
+
+// Key returns the identity of the contact the record is about.
+func (r Record) Key() Key { return Key{Agent: r.Agent, Phone: r.Phone, N: r.N} }
+
+// check reports whether r is a record the journal can hold and replay.
+func (r Record) check() error {
+	return checkRecord(r.Type, r.Status, r.Agent != "" && r.Phone != "")
+}
+
+// checkRecord is check for a record of type typ and status status, with
+// or without a key (agent and phone).
+func checkRecord(typ, status string, hasKey bool) error {
+	switch typ {
+	case TypeRun:
+		return nil
+	case TypeIntent, TypeOutcome:
+	default:
+		return fmt.Errorf("unknown record type %q", typ)
+	}
+	if !hasKey {
+		return fmt.Errorf("%s record without agent or phone", typ)
+	}
+	if typ == TypeIntent {
+		if status != "" {
+			return fmt.Errorf("intent record with status %q", status)
+		}
+		return nil
+	}
+	switch status {
+	case OutcomeSent, OutcomeFailed, OutcomeUncertain, OutcomeRetry, OutcomeSkipped:
+		return nil
+	}
+	return fmt.Errorf("outcome record with unknown status %q", status)
+}
+
+// maxLine bounds one journal line. A longer line cannot be appended, and
+// in a journal being replayed it is corruption.
+const maxLine = 1 << 20
+
+var (
+	errJournalClosed = errors.New("the journal is closed")
+	errJournalFull   = errors.New("the journal is full (512 GiB)")
+)
+
+// Journal is the append-only record of every call start's intent and
+// outcome, in one JSON Lines file. Append returns only once the record is
+// on disk, so a record that Append acknowledged survives a crash, a kill
+// -9 or a power cut. A Journal is safe for concurrent use.
+type Journal struct {
+	path  string
+	f     *os.File // opened for appending
+	state *State
+	done  chan struct{} // closed when the writer goroutine has ended
+
+	mu     sync.Mutex
+	cur    *batch        // records waiting for the writer
+	kick   chan struct{} // wakes the writer; closed by Close
+	closed bool
+	err    error // sticky: the first write or sync failure
+
+	// Owned by the writer goroutine.
+	size      int64 // bytes in the file
+	spareBuf  []byte
+	spareRecs []pending
+	syncHook  func() error // for tests: an fsync failure
+}
+
+// batch is a group of records written with one write and one fsync.
+type batch struct {
+	buf  []byte
+	recs []pending
+	done chan struct{} // closed when err is set
+	err  error
+}
+
+// pending is a record in a batch and its offset in the batch's buffer.
+type pending struct {
+	rec Record
+	off int
+}
+
+// OpenJournal opens the journal at path for appending, creating it (mode
+// 0600) if needed, and replays it into a [State], which the Journal then
+// keeps up to date. The caller should hold the state directory's [Lock],
+// and close both the Journal and the State when done.
+//
+// A torn last line (no trailing newline, or invalid JSON on the last line
+// only), which a crash in the middle of a write leaves, is ignored: the
+// file is truncated to the last complete line, so later records start
+// clean. Invalid JSON on any earlier line is an error naming the file and
+// the line: corruption is not papered over.
+func OpenJournal(path string) (*Journal, *State, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	created := err == nil
+	if errors.Is(err, fs.ErrExist) {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening journal: %w", err)
+	}
+	if created {
+		// Make the new file's name durable before anything is acknowledged.
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
+		}
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("opening journal: %w", err)
+	}
+	s, valid, err := replay(path, r)
+	if err != nil {
+		r.Close()
+		f.Close()
+		return nil, nil, err
+	}
+	if err := cutTail(f, valid); err != nil {
+		r.Close()
+		f.Close()
+		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
+	}
+	j := &Journal{
+		path:  path,
+		f:     f,
+		state: s,
+		size:  valid,
+		done:  make(chan struct{}),
+		cur:   &batch{done: make(chan struct{})},
+		kick:  make(chan struct{}, 1),
+	}
+	go j.run()
+	return j, s, nil
+}
+
+// cutTail truncates f to size if it is longer, and syncs it.
+func cutTail(f *os.File, size int64) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= size {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// ReadState replays the journal at path without opening it for writing,
+// for `callrun status` and `callrun report` while another run may be
+// appending to it: a partial last line is ignored and the file left as
+// it is. A missing file is an empty state. The caller should close the
+// State.
+func ReadState(path string) (*State, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return newState(path, nil), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening journal: %w", err)
+	}
+	s, _, err := replay(path, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// replayRecord is the part of a record that replay needs. Decoding into it
+// still checks that the whole line is valid JSON.
+type replayRecord struct {
+	Type   string `json:"t"`
+	Agent  string `json:"agent"`
+	Phone  string `json:"phone"`
+	N      int    `json:"n"`
+	Status string `json:"status"`
+}
+
+// replay reads the journal from f into a new State that keeps f for
+// Lookup. It returns the length of the file's valid part: everything but a
+// torn last line.
+func replay(path string, f *os.File) (*State, int64, error) {
+	s := newState(path, f)
+	br := bufio.NewReaderSize(f, 64<<10)
+	var (
+		off     int64  // offset of the current line
+		lineNo  int    // its number, from 1
+		scratch []byte // for lines longer than br's buffer
+		bad     error  // a complete line that did not parse: fatal unless it is the last
+		badOff  int64
+	)
+	for {
+		line, long, err := readLine(br, &scratch)
+		if err != nil && err != io.EOF {
+			return nil, 0, fmt.Errorf("reading journal %s: %w", path, err)
+		}
+		if len(line) == 0 && err == io.EOF {
+			break
+		}
+		lineNo++
+		if bad != nil {
+			return nil, 0, bad // a bad line that is not the last one
+		}
+		if line[len(line)-1] != '\n' {
+			break // torn: the last line has no newline
+		}
+		if blank(line) {
+			off += int64(len(line))
+			continue
+		}
+		switch {
+		case long:
+			bad = fmt.Errorf("journal %s line %d: corrupt: line longer than %d bytes", path, lineNo, maxLine)
+		case !json.Valid(line):
+			err := json.Unmarshal(line, new(replayRecord)) // for its message
+			bad = fmt.Errorf("journal %s line %d: corrupt: %w", path, lineNo, err)
+		}
+		if bad != nil {
+			badOff = off
+			off += int64(len(line))
+			continue
+		}
+		if off > maxOffset {
+			return nil, 0, fmt.Errorf("journal %s: %w", path, errJournalFull)
+		}
+		if raw, ok := scanRecord(line); ok {
+			if err := checkRecord(raw.typ, raw.status, len(raw.agent) > 0 && len(raw.phone) > 0); err != nil {
+				return nil, 0, fmt.Errorf("journal %s line %d: %w", path, lineNo, err)
+			}
+			s.applyRaw(&raw, off)
+		} else {
+			var rr replayRecord
+			if err := json.Unmarshal(line, &rr); err != nil {
+				// Valid JSON of the wrong shape: garbage all the same.
+				bad, badOff = fmt.Errorf("journal %s line %d: corrupt: %w", path, lineNo, err), off
+				off += int64(len(line))
+				continue
+			}
+			rec := Record{Type: rr.Type, Agent: rr.Agent, Phone: rr.Phone, N: rr.N, Status: rr.Status}
+			if err := rec.check(); err != nil {
+				return nil, 0, fmt.Errorf("journal %s line %d: %w", path, lineNo, err)
+			}
+			s.apply(&rec, off)
+		}
+		off += int64(len(line))
+	}
+	if bad != nil {
+		return s, badOff, nil // the last complete line was garbage: ignored
+	}
+	return s, off, nil
+}
+
+// readLine returns the next line of br with its newline (the last line of
+// the file may have none). A line longer than maxLine is consumed but
+// returned as a placeholder that does not parse, with long set. The
+// returned slice is valid until the next call.
+func readLine(br *bufio.Reader, scratch *[]byte) (line []byte, long bool, err error) {
+	line, err = br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, false, err
+	}
+	buf := append((*scratch)[:0], line...)
+	for err == bufio.ErrBufferFull {
+		line, err = br.ReadSlice('\n')
+		long = long || len(buf)+len(line) > maxLine
+		if !long {
+			buf = append(buf, line...)
+		}
+	}
+	if long {
+		buf = append(buf[:0], '!')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			buf = append(buf, '\n')
+		}
+	}
+	*scratch = buf
+	return buf, long, err
+}
+
+func blank(line []byte) bool {
+	return len(bytes.TrimSpace(line)) == 0
+}
+
+// encoders recycles the buffers that Append encodes records into.
+var encoders = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Append writes rec to the journal and returns once it is durable (written
+// and fsynced). If rec.At is zero it is set to now. Many goroutines may
+// call Append at once; their records are written together (group commit):
+// one writer goroutine takes every record waiting, writes them with one
+// write, fsyncs once and releases all their callers, so a busy journal
+// costs one fsync for many records.
+//
+// Once a record is durable, the journal's [State] reflects it. If the
+// write or the fsync fails, every waiting caller gets the error, and the
+// journal refuses all further appends with it: whether the failed records
+// reached the disk is unknown, and the next run will find out.
+func (j *Journal) Append(rec Record) error {
+	if err := rec.check(); err != nil {
+		return fmt.Errorf("appending to journal %s: %w", j.path, err)
+	}
+	if rec.At.IsZero() {
+		rec.At = time.Now()
+	}
+	buf := encoders.Get().(*bytes.Buffer)
+	defer encoders.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&rec); err != nil { // one line, with its newline
+		return fmt.Errorf("appending to journal %s: %w", j.path, err)
+	}
+	if buf.Len() > maxLine {
+		return fmt.Errorf("appending to journal %s: record of %d bytes is too long", j.path, buf.Len())
+	}
+
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return fmt.Errorf("appending to journal %s: %w", j.path, errJournalClosed)
+	}
+	if j.err != nil {
+		err := j.err
+		j.mu.Unlock()
+		return err
+	}
+	b := j.cur
+	b.recs = append(b.recs, pending{rec: rec, off: len(b.buf)})
+	b.buf = append(b.buf, buf.Bytes()...)
+	select {
+	case j.kick <- struct{}{}:
+	default: // the writer is already due to run
+	}
+	j.mu.Unlock()
+
+	<-b.done
+	return b.err
+}
+
+// run is the writer goroutine: it commits whatever is waiting, until
+// Close.
+func (j *Journal) run() {
+	defer close(j.done)
+	for {
+		_, open := <-j.kick
+		j.mu.Lock()
+		var b *batch
+		if len(j.cur.recs) > 0 {
+			b = j.cur
+			j.cur = &batch{buf: j.spareBuf[:0], recs: j.spareRecs[:0], done: make(chan struct{})}
+		}
+		sticky := j.err
+		j.mu.Unlock()
+		if b != nil {
+			j.commit(b, sticky)
+		}
+		if !open {
+			return
+		}
+	}
+}
+
+// commit writes and syncs one batch, applies it to the state, and releases
+// its callers.
+func (j *Journal) commit(b *batch, err error) {
+	if err == nil && j.size+int64(len(b.buf)) > maxOffset {
+		err = fmt.Errorf("appending to journal %s: %w", j.path, errJournalFull)
+	}
+	if err == nil {
+		if err = j.write(b.buf); err != nil {
+			err = fmt.Errorf("writing journal %s: %w", j.path, err)
+		} else if err = j.sync(); err != nil {
+			err = fmt.Errorf("syncing journal %s: %w", j.path, err)
+		}
+		if err != nil {
+			j.mu.Lock()
+			j.err = err
+			j.mu.Unlock()
+		}
+	}
+	if err == nil {
+		s := j.state
+		s.mu.Lock()
+		for i := range b.recs {
+			s.apply(&b.recs[i].rec, j.size+int64(b.recs[i].off))
+		}
+		s.mu.Unlock()
+		j.size += int64(len(b.buf))
+	}
+	b.err = err
+	close(b.done)
+	clear(b.recs) // drop the records' strings
+	j.spareBuf, j.spareRecs = b.buf[:0], b.recs[:0]
+}
+
+func (j *Journal) write(p []byte) error {
+	_, err := j.f.Write(p)
+	return err
+}
+
+func (j *Journal) sync() error {
+	if j.syncHook != nil {
+		if err := j.syncHook(); err != nil {
+			return err
+		}
+	}
+	return j.f.Sync()
+}
+
+// Close waits for the records already appended to be written, and closes
+// the journal file. Append after Close returns an error. Close does not
+// close the journal's [State], which stays readable. It returns the
+// journal's sticky write error, if there was one.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return fmt.Errorf("closing journal %s: %w", j.path, errJournalClosed)
+	}
+	j.closed = true
+	close(j.kick)
+	j.mu.Unlock()
+
+	<-j.done
+	cerr := j.f.Close()
+	j.mu.Lock()
+	err := j.err
+	j.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("closing journal %s: %w", j.path, cerr)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory, so that a file created or renamed in it
+// survives a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

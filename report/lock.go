@@ -1,0 +1,61 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gofrs/flock"
+)
+
+// ErrLocked means that another run holds the state directory.
+var ErrLocked = errors.New("another callrun run is using the state directory")
+
+// Lock takes an exclusive, non-blocking lock on dir/lock, creating dir
+// (mode 0700) if needed, and writes this process's pid into the lock file
+// for the next one to name. It fails at once, with an error wrapping
+// [ErrLocked] that names the directory and the holder's pid when it can be
+// read, if another process holds the lock. The lock is an flock(2): the
+// kernel releases it when the process dies, however it dies.
+//
+// unlock releases the lock; the lock file stays.
+func Lock(dir string) (unlock func() error, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	path := filepath.Join(dir, "lock")
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("locking state directory %s: %w", dir, err)
+	}
+	if !ok {
+		if pid := lockHolder(path); pid != "" {
+			return nil, fmt.Errorf("%w: %s (held by pid %s)", ErrLocked, dir, pid)
+		}
+		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+	}
+	// The pid is for people and error messages only; the flock is the lock.
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		fl.Unlock()
+		return nil, fmt.Errorf("locking state directory %s: %w", dir, err)
+	}
+	return fl.Unlock, nil
+}
+
+// lockHolder returns the pid written in a lock file, or "" if there is
+// none that looks like one.
+func lockHolder(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	pid := strings.TrimSpace(string(b))
+	if _, err := strconv.Atoi(pid); err != nil {
+		return ""
+	}
+	return pid
+}

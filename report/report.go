@@ -1,0 +1,199 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/gocarina/gocsv"
+	"github.com/google/renameio/v2"
+)
+
+// Row is one row of report.csv: one per input row, in sheet order.
+type Row struct {
+	Sheet               string     `csv:"sheet"`
+	Row                 int        `csv:"row"`
+	PhoneNumber         string     `csv:"phone_number"`
+	Email               string     `csv:"email"`
+	FirstName           string     `csv:"first_name"`
+	LastName            string     `csv:"last_name"`
+	GHLContactID        string     `csv:"ghl_contact_id"`
+	OverrideAgentID     string     `csv:"override_agent_id"`
+	LocalPresenceNumber string     `csv:"local_presence_number"`
+	Status              string     `csv:"status"`
+	Reason              string     `csv:"reason"`
+	HTTPStatus          HTTPStatus `csv:"http_status"`
+	Attempts            int        `csv:"attempts"`
+	Agent               string     `csv:"agent"`
+	AgentID             string     `csv:"agent_id"`
+	FirstAttemptAt      string     `csv:"first_attempt_at"` // RFC 3339, UTC; empty when none (see [Timestamp])
+	LastAttemptAt       string     `csv:"last_attempt_at"`  // RFC 3339, UTC; empty when none
+	Response            string     `csv:"response"`         // excerpt of the service's answer
+}
+
+// HTTPStatus is an HTTP status code in the report. Zero, no answer, is an
+// empty cell.
+type HTTPStatus int
+
+// MarshalCSV implements gocsv's TypeMarshaller.
+func (h HTTPStatus) MarshalCSV() (string, error) {
+	if h == 0 {
+		return "", nil
+	}
+	return strconv.Itoa(int(h)), nil
+}
+
+// Timestamp formats t for the report's time columns: RFC 3339 in UTC, or
+// empty for the zero time.
+func Timestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// csvBatch is how many rows CSVWriter buffers before writing them out.
+const csvBatch = 256
+
+// CSVWriter writes report.csv. Rows go to a temporary file in the target's
+// directory, which Commit renames over the target once it is complete: a
+// reader never sees half a report, and the previous report stays until
+// the new one is whole. Rows are written out in batches, so memory does
+// not grow with their number.
+//
+// Write escapes every cell that a spreadsheet would run as a formula. A
+// CSVWriter is not safe for concurrent use.
+type CSVWriter struct {
+	path  string
+	pf    *renameio.PendingFile
+	csv   *csv.Writer
+	batch []Row
+	err   error // sticky
+	done  bool  // committed or aborted
+}
+
+// NewCSVWriter starts a report to be committed to path (mode 0644), and
+// writes its header.
+func NewCSVWriter(path string) (*CSVWriter, error) {
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o644))
+	if err != nil {
+		return nil, fmt.Errorf("creating report %s: %w", path, err)
+	}
+	w := &CSVWriter{path: path, pf: pf, csv: csv.NewWriter(pf), batch: make([]Row, 0, csvBatch)}
+	if err := gocsv.MarshalCSV([]Row{}, w.csv); err != nil { // the header alone
+		pf.Cleanup()
+		return nil, fmt.Errorf("writing report %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// Write adds one row to the report, with its cells escaped for
+// spreadsheets (see [Escape]).
+func (w *CSVWriter) Write(r Row) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return fmt.Errorf("writing report %s: already committed or aborted", w.path)
+	}
+	w.batch = append(w.batch, escapeRow(r))
+	if len(w.batch) == cap(w.batch) {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush writes the buffered rows to the temporary file.
+func (w *CSVWriter) flush() error {
+	if len(w.batch) == 0 {
+		return nil
+	}
+	if err := gocsv.MarshalCSVWithoutHeaders(w.batch, w.csv); err != nil {
+		w.err = fmt.Errorf("writing report %s: %w", w.path, err)
+		return w.err
+	}
+	clear(w.batch)
+	w.batch = w.batch[:0]
+	return nil
+}
+
+// Commit writes the remaining rows, syncs the file, renames it over the
+// target and syncs the directory. After a failed Commit the previous
+// report is still in place and the temporary file is gone.
+func (w *CSVWriter) Commit() error {
+	if w.done {
+		return fmt.Errorf("committing report %s: already committed or aborted", w.path)
+	}
+	err := w.flush()
+	if err == nil {
+		w.done = true
+		if err = w.pf.CloseAtomicallyReplace(); err == nil {
+			err = syncDir(filepath.Dir(w.path))
+		}
+		if err != nil {
+			err = fmt.Errorf("committing report %s: %w", w.path, err)
+		}
+	}
+	if err != nil {
+		w.pf.Cleanup()
+	}
+	w.done = true
+	return err
+}
+
+// Abort drops the report being written, leaving the previous one in
+// place. It does nothing after Commit, so it is safe to defer.
+func (w *CSVWriter) Abort() {
+	w.done = true
+	w.pf.Cleanup()
+}
+
+// escapeRow escapes a row's text cells for spreadsheets. The two phone
+// columns keep an E.164 number as it is: '+' and digits alone are no
+// formula, and the phone number of every row but an invalid one is
+// E.164.
+func escapeRow(r Row) Row {
+	for _, p := range []*string{
+		&r.Sheet, &r.Email, &r.FirstName, &r.LastName, &r.GHLContactID,
+		&r.OverrideAgentID, &r.Status, &r.Reason, &r.Agent, &r.AgentID,
+		&r.FirstAttemptAt, &r.LastAttemptAt, &r.Response,
+	} {
+		*p = Escape(*p)
+	}
+	for _, p := range []*string{&r.PhoneNumber, &r.LocalPresenceNumber} {
+		if !isE164(*p) {
+			*p = Escape(*p)
+		}
+	}
+	return r
+}
+
+// Escape returns s made safe for a spreadsheet: a cell that begins with
+// '=', '+', '-', '@', a tab or a carriage return, which a spreadsheet
+// would run as a formula, gets a leading single quote.
+func Escape(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + s
+	}
+	return s
+}
+
+// isE164 reports whether s is shaped like a validated E.164 number: '+'
+// then 8 to 15 digits. Such a number is no formula, and stays as it is.
+func isE164(s string) bool {
+	if len(s) < 9 || len(s) > 16 || s[0] != '+' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

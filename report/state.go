@@ -1,0 +1,354 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sync"
+	"time"
+)
+
+// Status is a contact's status, in the journal and in the report.
+type Status string
+
+// Statuses a contact can have in the journal.
+const (
+	// Sent: the service accepted the call start.
+	Sent Status = "sent"
+	// Failed: the service refused it (a 4xx); --retry-failed sends it again.
+	Failed Status = "failed"
+	// Uncertain: the request may have reached the service (an intent with no
+	// outcome, a timeout after writing, a 5xx, a reset connection). It is
+	// never sent again automatically, only with --retry-uncertain.
+	Uncertain Status = "uncertain"
+	// Pending: provably not sent yet; the next run may send it.
+	Pending Status = "pending"
+)
+
+// Statuses decided from the sheets alone, which only the report shows.
+const (
+	// Invalid: the row cannot be called as it stands (bad phone number, ...).
+	Invalid Status = "invalid"
+	// Duplicate: the number appears in an earlier row.
+	Duplicate Status = "duplicate"
+	// Suppressed: the number is in a suppression file.
+	Suppressed Status = "suppressed"
+)
+
+// Entry is what the journal says about one contact.
+type Entry struct {
+	Status   Status
+	Attempts int       // intents on record, over all runs
+	HTTP     int       // HTTP status of the last outcome; 0 when none
+	FirstAt  time.Time // time of the first intent; zero when there was none
+	LastAt   time.Time // time of the contact's last record (its last outcome, or its last intent when no outcome followed)
+	Reason   string    // reason of the last outcome
+	Body     string    // excerpt of the service's last answer
+	AgentID  string    // agent id of the last record (or of the first intent, when the last record has none)
+}
+
+// noOutcome is an uncertain entry's Reason when its last record is an
+// intent.
+const noOutcome = "no outcome on record: the call start may have reached the service"
+
+// State is what a journal says about every contact: its status, attempt
+// count and where in the journal file its records are. It keeps 20 to 25
+// bytes a contact in memory (a million contacts: about 22 MiB);
+// [State.Lookup] reads the rest back from the file. A State is safe for
+// concurrent use.
+//
+// [OpenJournal] returns the State of the journal it opens, and the
+// [Journal] keeps it up to date as records are appended. [ReadState]
+// returns one for reading only.
+type State struct {
+	path string
+
+	mu     sync.RWMutex
+	f      *os.File          // read handle for Lookup; nil when there is no file
+	agents map[string]uint32 // agent name -> index in packed keys
+	names  []string          // index -> agent name
+	tab    *table
+	spill  map[uint64]spilled // packed keys whose entry did not pack whole
+	wide   map[Key]entry      // keys that do not pack
+	counts [numStatuses]int
+}
+
+func newState(path string, f *os.File) *State {
+	return &State{
+		path:   path,
+		f:      f,
+		agents: make(map[string]uint32),
+		tab:    newTable(),
+		spill:  make(map[uint64]spilled),
+		wide:   make(map[Key]entry),
+	}
+}
+
+// ref says where a contact's entry lives: under its packed key in the
+// table, or, for a key that does not pack, under the key itself in s.wide.
+type ref struct {
+	pk     uint64
+	packed bool
+	wide   Key
+}
+
+// makeRef returns the ref of the contact (agent, phone, n), where agent is
+// the agent's index and name the agent's interned name.
+func makeRef[S string | []byte](agent uint32, name string, phone S, n int) ref {
+	if pk, ok := packKey(phone, agent, n); ok {
+		return ref{pk: pk, packed: true}
+	}
+	return ref{wide: Key{Agent: name, Phone: string(phone), N: n}}
+}
+
+// intern returns the index of an agent name, adding it if it is new. The
+// caller holds s.mu for writing.
+func (s *State) intern(name string) uint32 {
+	a, ok := s.agents[name]
+	if !ok {
+		a = uint32(len(s.names))
+		s.agents[name] = a
+		s.names = append(s.names, name)
+	}
+	return a
+}
+
+// internBytes is intern for a name in a replayed line, allocating a
+// string only for a new name.
+func (s *State) internBytes(name []byte) uint32 {
+	if a, ok := s.agents[string(name)]; ok {
+		return a
+	}
+	return s.intern(string(name))
+}
+
+// get returns k's entry. The caller holds s.mu.
+func (s *State) get(k Key) (entry, bool) {
+	a, ok := s.agents[k.Agent]
+	if !ok {
+		return entry{}, false
+	}
+	return s.load(makeRef(a, k.Agent, k.Phone, k.N))
+}
+
+func (s *State) load(r ref) (entry, bool) {
+	if !r.packed {
+		e, ok := s.wide[r.wide]
+		return e, ok
+	}
+	v, ok := s.tab.get(r.pk)
+	if !ok {
+		return entry{}, false
+	}
+	e, sp := unpack(v)
+	if sp {
+		x := s.spill[r.pk]
+		e.first, e.attempts = x.first, x.attempts
+	}
+	return e, true
+}
+
+func (s *State) store(r ref, e entry) {
+	if !r.packed {
+		s.wide[r.wide] = e
+		return
+	}
+	v, sp := e.pack()
+	s.tab.put(r.pk, v)
+	if sp {
+		s.spill[r.pk] = spilled{first: e.first, attempts: e.attempts}
+	}
+}
+
+// apply folds one record, found at offset off of the journal, into the
+// state. The record has passed check; the caller holds s.mu for
+// writing.
+func (s *State) apply(r *Record, off int64) {
+	if r.Type != TypeIntent && r.Type != TypeOutcome {
+		return
+	}
+	a := s.intern(r.Agent)
+	s.fold(makeRef(a, s.names[a], r.Phone, r.N), r.Type == TypeIntent, r.Status, off)
+}
+
+// applyRaw is apply for a record scanned from a journal line.
+func (s *State) applyRaw(r *rawRecord, off int64) {
+	if r.typ != TypeIntent && r.typ != TypeOutcome {
+		return
+	}
+	a := s.internBytes(r.agent)
+	s.fold(makeRef(a, s.names[a], r.phone, r.n), r.typ == TypeIntent, r.status, off)
+}
+
+// fold applies an intent, or an outcome of the given status, to an entry.
+func (s *State) fold(r ref, intent bool, outcome string, off int64) {
+	e, ok := s.load(r)
+	if ok {
+		s.counts[e.status]--
+	}
+	if intent {
+		if e.attempts == 0 {
+			e.first = off
+		}
+		if e.attempts < math.MaxUint32 {
+			e.attempts++
+		}
+		e.status = stUncertain
+	} else {
+		e.status = outcomeStatus(outcome)
+	}
+	e.last = off
+	s.counts[e.status]++
+	s.store(r, e)
+}
+
+// outcomeStatus maps an outcome record's status to the contact's status.
+func outcomeStatus(s string) status {
+	switch s {
+	case OutcomeSent:
+		return stSent
+	case OutcomeFailed:
+		return stFailed
+	case OutcomeUncertain:
+		return stUncertain
+	default: // OutcomeRetry, OutcomeSkipped: provably not sent
+		return stPending
+	}
+}
+
+// Status returns the contact's status without any I/O, and false if the
+// journal has no record of the contact.
+func (s *State) Status(k Key) (Status, bool) {
+	s.mu.RLock()
+	e, ok := s.get(k)
+	s.mu.RUnlock()
+	if !ok {
+		return "", false
+	}
+	return statusNames[e.status], true
+}
+
+// Attempts returns the number of intents on record for the contact,
+// without any I/O: [State.Lookup]'s Attempts, for callers that need
+// nothing else.
+func (s *State) Attempts(k Key) int {
+	s.mu.RLock()
+	e, _ := s.get(k)
+	s.mu.RUnlock()
+	return int(e.attempts)
+}
+
+// Lookup returns everything the journal says about the contact, and false
+// if it has no record of it. Status and Attempts come from memory; the
+// rest is read back from the journal file, one or two small reads. If
+// that read fails, the entry's Reason says so and the details are left
+// empty.
+func (s *State) Lookup(k Key) (Entry, bool) {
+	s.mu.RLock()
+	e, ok := s.get(k)
+	s.mu.RUnlock()
+	if !ok {
+		return Entry{}, false
+	}
+	out := Entry{Status: statusNames[e.status], Attempts: int(e.attempts)}
+	last, err := s.readRecord(e.last, k)
+	if err != nil {
+		out.Reason = "details unavailable: " + err.Error()
+		return out, true
+	}
+	out.HTTP, out.Reason, out.Body, out.AgentID, out.LastAt = last.HTTP, last.Reason, last.Body, last.AgentID, last.At
+	if last.Type == TypeIntent {
+		out.Reason = noOutcome
+	}
+	if e.attempts > 0 {
+		first := last
+		if e.first != e.last {
+			if first, err = s.readRecord(e.first, k); err != nil {
+				out.Reason = "details unavailable: " + err.Error()
+				return out, true
+			}
+		}
+		out.FirstAt = first.At
+		if out.AgentID == "" {
+			out.AgentID = first.AgentID
+		}
+	}
+	return out, true
+}
+
+// readBufs recycles Lookup's read buffers.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 1024); return &b }}
+
+// readRecord reads the record at offset off of the journal file and
+// checks that it is about contact k.
+func (s *State) readRecord(off int64, k Key) (Record, error) {
+	s.mu.RLock()
+	f := s.f
+	s.mu.RUnlock()
+	if f == nil {
+		return Record{}, errors.New("the journal file is not open")
+	}
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
+	var rec Record
+	for {
+		n, err := f.ReadAt(buf, off)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			if err := json.Unmarshal(buf[:i], &rec); err != nil {
+				return Record{}, fmt.Errorf("journal %s at byte %d: %w", s.path, off, err)
+			}
+			if rec.Key() != k {
+				return Record{}, fmt.Errorf("journal %s at byte %d: a record of another contact", s.path, off)
+			}
+			return rec, nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return Record{}, fmt.Errorf("reading journal %s at byte %d: %w", s.path, off, err)
+		}
+		if len(buf) >= maxLine {
+			return Record{}, fmt.Errorf("journal %s at byte %d: line too long", s.path, off)
+		}
+		buf = make([]byte, 4*len(buf))
+		*bp = buf
+	}
+}
+
+// Len returns the number of contacts the journal has a record of.
+func (s *State) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tab.n + len(s.wide)
+}
+
+// Counts returns the number of contacts in each status. All four journal
+// statuses (sent, failed, uncertain, pending) are present, even when 0.
+func (s *State) Counts() map[Status]int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m := make(map[Status]int, numStatuses)
+	for st, n := range s.counts {
+		m[statusNames[st]] = n
+	}
+	return m
+}
+
+// Close releases the file handle that Lookup reads from. The State's
+// statuses stay readable; Lookup then returns no details.
+func (s *State) Close() error {
+	s.mu.Lock()
+	f := s.f
+	s.f = nil
+	s.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f.Close()
+}

@@ -1,0 +1,269 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// Statuses lists every status a report row can have, in the order the
+// summary prints them.
+var Statuses = []Status{Sent, Failed, Uncertain, Pending, Invalid, Duplicate, Suppressed}
+
+// Endings of a run, for [Summary.Ending].
+const (
+	EndComplete     = "complete"      // every contact was dealt with
+	EndInterrupted  = "interrupted"   // a signal stopped the run
+	EndLimit        = "limit"         // the run's contact limit was reached
+	EndOutsideHours = "outside-hours" // the calling window closed
+	EndRebuilt      = "rebuilt"       // no run: the report was rebuilt from the journal
+)
+
+// Summary is summary.json, and the summary printed at the end of a run.
+// Fill it with [Summary.Add] for each report row and [Summary.Finish].
+type Summary struct {
+	Campaign       string                    `json:"campaign"`
+	Counts         map[string]int            `json:"counts"` // status -> rows; every status is present, even when 0
+	Agents         map[string]map[string]int `json:"agents"` // agent name -> status -> rows
+	Sheets         map[string]map[string]int `json:"sheets"` // sheet file -> status -> rows
+	Rows           int                       `json:"rows"`
+	StartedAt      time.Time                 `json:"started_at"`
+	FinishedAt     time.Time                 `json:"finished_at"`
+	ElapsedSeconds float64                   `json:"elapsed_seconds"`
+	CallsThisRun   int                       `json:"calls_this_run"`  // call starts sent this run
+	RatePerSecond  float64                   `json:"rate_per_second"` // CallsThisRun / ElapsedSeconds
+	Ending         string                    `json:"ending"`          // EndComplete, EndInterrupted, ...
+}
+
+// Add counts a report row.
+func (s *Summary) Add(r Row) {
+	s.init()
+	s.Rows++
+	s.Counts[r.Status]++
+	if r.Agent != "" {
+		add(s.Agents, r.Agent, r.Status)
+	}
+	if r.Sheet != "" {
+		add(s.Sheets, r.Sheet, r.Status)
+	}
+}
+
+func add(m map[string]map[string]int, name, status string) {
+	c := m[name]
+	if c == nil {
+		c = zeroCounts()
+		m[name] = c
+	}
+	c[status]++
+}
+
+// Finish sets FinishedAt, and ElapsedSeconds and RatePerSecond from
+// StartedAt and CallsThisRun.
+func (s *Summary) Finish(at time.Time) {
+	s.FinishedAt = at
+	s.ElapsedSeconds = 0
+	s.RatePerSecond = 0
+	if !s.StartedAt.IsZero() && at.After(s.StartedAt) {
+		s.ElapsedSeconds = at.Sub(s.StartedAt).Seconds()
+		s.RatePerSecond = float64(s.CallsThisRun) / s.ElapsedSeconds
+	}
+}
+
+// init makes the maps and puts every status in Counts.
+func (s *Summary) init() {
+	if s.Counts == nil {
+		s.Counts = zeroCounts()
+	}
+	for _, st := range Statuses {
+		if _, ok := s.Counts[string(st)]; !ok {
+			s.Counts[string(st)] = 0
+		}
+	}
+	if s.Agents == nil {
+		s.Agents = make(map[string]map[string]int)
+	}
+	if s.Sheets == nil {
+		s.Sheets = make(map[string]map[string]int)
+	}
+}
+
+func zeroCounts() map[string]int {
+	m := make(map[string]int, len(Statuses))
+	for _, st := range Statuses {
+		m[string(st)] = 0
+	}
+	return m
+}
+
+// WriteSummary writes s to path as indented JSON, atomically (the file is
+// either the previous summary or the new one, never a mix) and with mode
+// 0644.
+func WriteSummary(path string, s *Summary) error {
+	s.init()
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing summary %s: %w", path, err)
+	}
+	b = append(b, '\n')
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o644))
+	if err != nil {
+		return fmt.Errorf("writing summary %s: %w", path, err)
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(b); err != nil {
+		return fmt.Errorf("writing summary %s: %w", path, err)
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("writing summary %s: %w", path, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("writing summary %s: %w", path, err)
+	}
+	return nil
+}
+
+// Text returns the summary for a person, to read at the end of a run or to
+// paste into an e-mail: the counts per status (those that are not 0), per
+// agent and per sheet, the rate achieved, and what to do next.
+func (s *Summary) Text() string {
+	var b strings.Builder
+	name := s.Campaign
+	if name == "" {
+		name = "(unnamed)"
+	}
+	fmt.Fprintf(&b, "Campaign %s: %d %s, %s.\n", name, s.Rows, plural(s.Rows, "row", "rows"), endingText(s.Ending))
+
+	order := statusOrder(s.Counts)
+	width := 0
+	for _, st := range order {
+		width = max(width, len(st))
+	}
+	for _, st := range order {
+		fmt.Fprintf(&b, "  %-*s %d\n", width, st, s.Counts[st])
+	}
+	writeGroup(&b, "By agent", s.Agents)
+	writeGroup(&b, "By sheet", s.Sheets)
+
+	if s.Ending != EndRebuilt {
+		d := time.Duration(s.ElapsedSeconds * float64(time.Second))
+		if d >= time.Second {
+			d = d.Round(time.Second)
+		} else {
+			d = d.Round(time.Millisecond)
+		}
+		fmt.Fprintf(&b, "This run: %d %s started in %s (%s calls/s).\n",
+			s.CallsThisRun, plural(s.CallsThisRun, "call", "calls"), d, rateText(s.RatePerSecond))
+	}
+	for _, next := range s.next() {
+		fmt.Fprintf(&b, "Next: %s\n", next)
+	}
+	return b.String()
+}
+
+// statusOrder returns the statuses with a count that is not 0: the known
+// ones in the order of Statuses, then any others sorted.
+func statusOrder(counts map[string]int) []string {
+	var order, other []string
+	for _, st := range Statuses {
+		if counts[string(st)] != 0 {
+			order = append(order, string(st))
+		}
+	}
+	for st, n := range counts {
+		if n != 0 && !slices.Contains(Statuses, Status(st)) {
+			other = append(other, st)
+		}
+	}
+	slices.Sort(other)
+	return append(order, other...)
+}
+
+// writeGroup writes per-agent or per-sheet counts, one line each.
+func writeGroup(b *strings.Builder, title string, groups map[string]map[string]int) {
+	if len(groups) == 0 {
+		return
+	}
+	names := make([]string, 0, len(groups))
+	width := 0
+	for name := range groups {
+		names = append(names, name)
+		width = max(width, len(name))
+	}
+	slices.Sort(names)
+	fmt.Fprintf(b, "%s:\n", title)
+	for _, name := range names {
+		c := groups[name]
+		var parts []string
+		for _, st := range statusOrder(c) {
+			parts = append(parts, fmt.Sprintf("%s %d", st, c[st]))
+		}
+		fmt.Fprintf(b, "  %-*s %s\n", width, name, strings.Join(parts, ", "))
+	}
+}
+
+// next returns what a person should do next, one sentence per thing.
+func (s *Summary) next() []string {
+	var out []string
+	if n := s.Counts[string(Uncertain)]; n > 0 {
+		out = append(out, fmt.Sprintf("%d uncertain: the service may have placed %s; check %s in report.csv before re-sending with --retry-uncertain.",
+			n, plural(n, "this call", "these calls"), plural(n, "it", "them")))
+	}
+	if n := s.Counts[string(Pending)]; n > 0 {
+		if s.Ending == EndOutsideHours {
+			out = append(out, fmt.Sprintf("%d pending: run again inside calling hours to continue.", n))
+		} else {
+			out = append(out, fmt.Sprintf("%d pending: run again to continue.", n))
+		}
+	}
+	if n := s.Counts[string(Failed)]; n > 0 {
+		out = append(out, fmt.Sprintf("%d failed: the reason column of report.csv says why; re-send with --retry-failed once that is fixed.", n))
+	}
+	if n := s.Counts[string(Invalid)]; n > 0 {
+		out = append(out, fmt.Sprintf("%d invalid: fix %s in the sheets (report.csv names the problem) and run again.", n, plural(n, "that row", "those rows")))
+	}
+	if len(out) == 0 {
+		out = append(out, "nothing left to do: every contact has a final status.")
+	}
+	return out
+}
+
+func endingText(e string) string {
+	switch e {
+	case EndComplete:
+		return "complete"
+	case EndInterrupted:
+		return "interrupted"
+	case EndLimit:
+		return "stopped at the contact limit"
+	case EndOutsideHours:
+		return "stopped outside calling hours"
+	case EndRebuilt:
+		return "rebuilt from the journal"
+	case "":
+		return "not finished"
+	}
+	return e
+}
+
+// rateText formats a rate with as many decimals as a person needs.
+func rateText(r float64) string {
+	switch {
+	case r >= 100:
+		return fmt.Sprintf("%.0f", r)
+	case r >= 1:
+		return fmt.Sprintf("%.1f", r)
+	}
+	return fmt.Sprintf("%.2f", r)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
