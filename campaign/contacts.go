@@ -1,0 +1,357 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Row statuses decided from the sheets alone, before the journal is read.
+const (
+	ToCall     = "to_call"
+	Invalid    = "invalid"
+	Duplicate  = "duplicate"
+	Suppressed = "suppressed"
+)
+
+// Index of each form field in [FormFields] and in Contact.Fields.
+const (
+	FieldPhone = iota
+	FieldEmail
+	FieldFirstName
+	FieldLastName
+	FieldGHLContactID
+	FieldOverrideAgentID
+	FieldLocalPresence
+	numFields
+)
+
+// Contact is one row of a sheet, mapped to the call endpoint's form fields
+// and judged: to call, invalid, suppressed or duplicate.
+type Contact struct {
+	Sheet  int    // index in File.Sheets
+	Row    int    // the row number a spreadsheet shows
+	Agent  int    // index in File.Agents
+	Phone  string // E.164; empty when the number is invalid
+	Fields [numFields]string
+	// TZ is the contact's time zone from the sheet's timezone_column, if
+	// any; empty means "from the phone number".
+	TZ string
+	// N counts earlier rows with the same number and agent; above 0 only
+	// with dedupe: none, where it keeps repeated rows apart in the journal.
+	N       int
+	Status  string
+	Field   string // the form field (or "row") an invalid row fails on
+	Column  string // the CSV column of Field, when there is one
+	Reason  string
+	Warning string // a repair made to the row's data, for the person
+}
+
+// Form returns the form fields to send: every non-empty field.
+func (c *Contact) Form() url.Values {
+	form := url.Values{}
+	for i, v := range c.Fields {
+		if v != "" {
+			form.Set(FormFields[i], v)
+		}
+	}
+	return form
+}
+
+// RowProblem is an invalid row, as plan shows it.
+type RowProblem struct {
+	File    string `json:"file"`
+	Row     int    `json:"row"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// sheetMap is a sheet's header resolved against its mapping.
+type sheetMap struct {
+	cols  [numFields]int // CSV column of each form field; -1 when not mapped
+	names [numFields]string
+	tzCol int
+	width int
+}
+
+// openSheet opens a sheet and resolves its mapped columns. Its errors are
+// problems with the sheet as a whole, which stop a run before any call.
+func (f *File) openSheet(i int) (*SheetReader, *sheetMap, error) {
+	s := &f.Sheets[i]
+	r, err := OpenSheet(f.Path(s.File))
+	if err != nil {
+		return nil, nil, err
+	}
+	m := &sheetMap{tzCol: -1, width: len(r.Header())}
+	var problems []string
+	for fi, field := range FormFields {
+		m.cols[fi] = -1
+		col, ok := s.Fields[field]
+		if !ok {
+			continue
+		}
+		idx, err := r.Column(col)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		m.cols[fi], m.names[fi] = idx, col
+	}
+	if s.TimezoneColumn != "" {
+		idx, err := r.Column(s.TimezoneColumn)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		m.tzCol = idx
+	}
+	if len(problems) > 0 {
+		r.Close()
+		return nil, nil, errors.New(strings.Join(problems, "; "))
+	}
+	return r, m, nil
+}
+
+// CheckSheets opens every sheet and suppression file and checks their
+// headers: the problems that stop a run before any call is made. It
+// returns nil or a *FileError.
+func (f *File) CheckSheets() error {
+	var problems []Problem
+	add := func(key string, err error) {
+		problems = append(problems, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: err.Error()})
+	}
+	for i := range f.Sheets {
+		r, _, err := f.openSheet(i)
+		if err != nil {
+			add(fmt.Sprintf("sheets[%d].file", i), err)
+			continue
+		}
+		r.Close()
+	}
+	for i, p := range f.Suppress {
+		r, err := OpenSheet(f.Path(p))
+		if err != nil {
+			add(fmt.Sprintf("suppress[%d]", i), err)
+			continue
+		}
+		r.Close()
+	}
+	if len(problems) > 0 {
+		return &FileError{Problems: problems}
+	}
+	return nil
+}
+
+// phoneKey packs the digits of an E.164 number (at most 15, so below 2^50)
+// into a map key; dedupe and suppression sets then cost 8 bytes a number.
+func phoneKey(e164 string) uint64 {
+	n, err := strconv.ParseUint(strings.TrimPrefix(e164, "+"), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Suppression holds the numbers never to call.
+type Suppression struct {
+	set      map[uint64]struct{}
+	Problems []RowProblem // entries that are not phone numbers
+}
+
+// Has reports whether the E.164 number is suppressed.
+func (s *Suppression) Has(e164 string) bool {
+	_, ok := s.set[phoneKey(e164)]
+	return ok
+}
+
+// Len returns how many numbers are suppressed.
+func (s *Suppression) Len() int { return len(s.set) }
+
+// LoadSuppression reads the suppression files: the first column of each,
+// whatever its header, normalised with the campaign's region. Entries that
+// are not phone numbers are listed in Problems and otherwise ignored.
+func (f *File) LoadSuppression(ctx context.Context, norm *PhoneNormalizer) (*Suppression, error) {
+	s := &Suppression{set: map[uint64]struct{}{}}
+	for _, p := range f.Suppress {
+		r, err := OpenSheet(f.Path(p))
+		if err != nil {
+			return nil, err
+		}
+		err = func() error {
+			defer r.Close()
+			for n := 0; ; n++ {
+				if n%4096 == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				rec, err := r.Next()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if rec.Err != nil || len(rec.Fields) == 0 || strings.TrimSpace(rec.Fields[0]) == "" {
+					continue
+				}
+				e164, _, perr := norm.Normalize(rec.Fields[0], f.Region)
+				if perr != nil {
+					s.Problems = append(s.Problems, RowProblem{File: p, Row: rec.Row, Field: r.Header()[0], Message: perr.Error()})
+					continue
+				}
+				s.set[phoneKey(e164)] = struct{}{}
+			}
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("reading suppression file %s: %w", p, err)
+		}
+	}
+	return s, nil
+}
+
+// ContactReader streams every row of every sheet of a campaign, in sheet
+// order, judged and mapped. Memory grows with the number of distinct
+// numbers (8 bytes each for dedupe), not with the rows.
+type ContactReader struct {
+	f        *File
+	norm     *PhoneNormalizer
+	suppress *Suppression
+	seen     map[uint64]uint32 // dedupe key -> rows seen
+	agentOf  map[string]int
+	contact  Contact
+}
+
+// NewContactReader prepares to read the campaign's contacts.
+func (f *File) NewContactReader(norm *PhoneNormalizer, suppress *Suppression) *ContactReader {
+	agentOf := map[string]int{}
+	for i, a := range f.Agents {
+		agentOf[a.Name] = i
+	}
+	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: map[uint64]uint32{}, agentOf: agentOf}
+}
+
+// Each calls fn for every row of every sheet, in order. The *Contact is
+// reused: fn must copy what it keeps. An error from fn stops the reading
+// and is returned; so is a problem with a sheet as a whole.
+func (cr *ContactReader) Each(ctx context.Context, fn func(*Contact) error) error {
+	for i := range cr.f.Sheets {
+		if err := cr.eachInSheet(ctx, i, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contact) error) error {
+	spec := &cr.f.Sheets[i]
+	r, m, err := cr.f.openSheet(i)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	agent := cr.agentOf[spec.Agent]
+	for n := 0; ; n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c := &cr.contact
+		*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
+		if rec.Err != nil {
+			c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
+		} else {
+			cr.judge(c, spec, m, rec.Fields)
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+}
+
+// rowReason is the sentence of a per-row sheet error, without the file
+// and row that the report and plan show beside it.
+func rowReason(err error) string {
+	var se *SheetError
+	if errors.As(err, &se) {
+		return se.Msg
+	}
+	return err.Error()
+}
+
+// judge maps a row's fields and decides its status: invalid first, then
+// suppressed, then a duplicate of an earlier row, else to call.
+func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, m *sheetMap, fields []string) {
+	invalid := func(field int, format string, args ...any) {
+		if c.Status == "" {
+			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
+		}
+	}
+	for fi := range numFields {
+		if col := m.cols[fi]; col >= 0 {
+			c.Fields[fi] = strings.TrimSpace(fields[col])
+		} else if v, ok := spec.Set[FormFields[fi]]; ok {
+			c.Fields[fi] = v
+		}
+	}
+	raw := c.Fields[FieldPhone]
+	if e164, warn, err := cr.norm.Normalize(raw, spec.Region); err != nil {
+		invalid(FieldPhone, "%s", err.Error())
+	} else {
+		c.Phone, c.Fields[FieldPhone], c.Warning = e164, e164, warn
+	}
+	if m.cols[FieldLocalPresence] >= 0 && c.Fields[FieldLocalPresence] != "" {
+		if yn, ok := YesNo(c.Fields[FieldLocalPresence]); ok {
+			c.Fields[FieldLocalPresence] = yn
+		} else {
+			invalid(FieldLocalPresence, "%q is not yes or no", c.Fields[FieldLocalPresence])
+		}
+	}
+	if e := c.Fields[FieldEmail]; e != "" && !plausibleEmail(e) {
+		invalid(FieldEmail, "%q is not an e-mail address", e)
+	}
+	if m.tzCol >= 0 {
+		if tz := strings.TrimSpace(fields[m.tzCol]); tz != "" {
+			if _, err := loadZone(tz); err != nil && c.Status == "" {
+				c.Status, c.Field, c.Column, c.Reason = Invalid, "timezone", spec.TimezoneColumn, fmt.Sprintf("%q is not an IANA time zone such as America/Chicago", tz)
+			}
+			c.TZ = tz
+		}
+	}
+	if c.Status != "" {
+		return
+	}
+	if cr.suppress != nil && cr.suppress.Has(c.Phone) {
+		c.Status, c.Reason = Suppressed, "the number is in a suppression file"
+		return
+	}
+	key := phoneKey(c.Phone)
+	if cr.f.Dedupe != "campaign" {
+		key |= uint64(c.Agent) << 50 // agent and none: per agent
+	}
+	n := cr.seen[key]
+	cr.seen[key] = n + 1
+	if n > 0 && cr.f.Dedupe != "none" {
+		c.Status, c.Reason = Duplicate, "the number appears in an earlier row"
+		if cr.f.Dedupe == "agent" {
+			c.Reason = "the number appears in an earlier row for the same agent"
+		}
+		return
+	}
+	c.N = int(n)
+	c.Status = ToCall
+}
+
+// plausibleEmail is a light check: one @ with text on both sides and a dot
+// after it, no spaces. The service validates what it needs.
+func plausibleEmail(s string) bool {
+	local, domain, ok := strings.Cut(s, "@")
+	return ok && local != "" && strings.Contains(domain, ".") && !strings.ContainsAny(s, " \t") && !strings.Contains(domain, "@")
+}

@@ -1,0 +1,161 @@
+package campaign
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Window is the calling window of `hours:`: the days of the week and the
+// time of day, in one zone or, with `timezone: contact`, in each
+// contact's own.
+type Window struct {
+	Contact    bool           // timezone: contact
+	Loc        *time.Location // the zone when not Contact
+	days       [7]bool
+	start, end int // minutes after midnight; end is exclusive
+}
+
+// Window returns the campaign's calling window, or nil when the file has
+// no `hours:` (calls go at any time, with a warning).
+func (f *File) Window() (*Window, error) {
+	h := f.Hours
+	if h == nil {
+		return nil, nil
+	}
+	w := &Window{Contact: h.Timezone == "contact"}
+	if !w.Contact {
+		loc, err := loadZone(h.Timezone)
+		if err != nil {
+			return nil, err
+		}
+		w.Loc = loc
+	}
+	for _, d := range h.Days {
+		wd, ok := weekdays[strings.ToLower(d)]
+		if !ok {
+			return nil, fmt.Errorf("hours: unknown day %q", d)
+		}
+		w.days[wd] = true
+	}
+	var err error
+	if w.start, err = minutes(h.Start); err != nil {
+		return nil, err
+	}
+	if w.end, err = minutes(h.End); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func minutes(hhmm string) (int, error) {
+	h, m, ok := strings.Cut(hhmm, ":")
+	hi, err1 := strconv.Atoi(h)
+	mi, err2 := strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("hours: %q is not a time of day", hhmm)
+	}
+	return hi*60 + mi, nil
+}
+
+// OpenIn reports whether the window is open at t in loc.
+func (w *Window) OpenIn(t time.Time, loc *time.Location) bool {
+	lt := t.In(loc)
+	m := lt.Hour()*60 + lt.Minute()
+	return w.days[lt.Weekday()] && m >= w.start && m < w.end
+}
+
+// OpenAll reports whether the window is open at t in every zone: a number
+// that maps to several zones is called only when all of them are in hours.
+func (w *Window) OpenAll(t time.Time, zones []*time.Location) bool {
+	for _, z := range zones {
+		if !w.OpenIn(t, z) {
+			return false
+		}
+	}
+	return len(zones) > 0
+}
+
+// NextChange returns the first minute boundary after t at which the
+// window opens or closes in loc: how long to wait before looking again.
+func (w *Window) NextChange(t time.Time, loc *time.Location) time.Time {
+	open := w.OpenIn(t, loc)
+	// Step through whole minutes; a week holds 10,080 of them. Days that
+	// are wholly closed are skipped a day at a time.
+	next := t.Truncate(time.Minute).Add(time.Minute)
+	for i := 0; i < 8*24*60; i++ {
+		if w.OpenIn(next, loc) != open {
+			return next
+		}
+		lt := next.In(loc)
+		if !open && !w.days[lt.Weekday()] {
+			midnight := time.Date(lt.Year(), lt.Month(), lt.Day()+1, 0, 0, 0, 0, loc)
+			next = midnight
+			continue
+		}
+		next = next.Add(time.Minute)
+	}
+	return time.Time{} // never changes: no days at all
+}
+
+// OpenSeconds estimates when n seconds of open window will have passed,
+// starting at from, in the window's own zone. It returns the time that
+// takes, or false when the window never opens.
+func (w *Window) OpenSeconds(from time.Time, need time.Duration) (time.Duration, bool) {
+	if w.Contact {
+		return need, true // per-contact zones: estimated without the window
+	}
+	t := from
+	for range 1000 {
+		if !w.OpenIn(t, w.Loc) {
+			next := w.NextChange(t, w.Loc)
+			if next.IsZero() {
+				return 0, false
+			}
+			t = next
+			continue
+		}
+		closes := w.NextChange(t, w.Loc)
+		if closes.IsZero() || closes.Sub(t) >= need {
+			return t.Add(need).Sub(from), true
+		}
+		need -= closes.Sub(t)
+		t = closes
+	}
+	return 0, false
+}
+
+var zoneCache sync.Map // name -> *time.Location
+
+// loadZone is time.LoadLocation with a cache: contact sheets repeat a
+// handful of zones over many rows.
+func loadZone(name string) (*time.Location, error) {
+	if l, ok := zoneCache.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an IANA time zone name such as America/New_York", name)
+	}
+	zoneCache.Store(name, l)
+	return l, nil
+}
+
+// ContactZones returns the zones whose window a contact's call must fall in:
+// its own zone from the sheet, else every zone of its number.
+func ContactZones(c *Contact) []*time.Location {
+	if c.TZ != "" {
+		if l, err := loadZone(c.TZ); err == nil {
+			return []*time.Location{l}
+		}
+	}
+	var zones []*time.Location
+	for _, name := range PhoneTimezones(c.Phone) {
+		if l, err := loadZone(name); err == nil {
+			zones = append(zones, l)
+		}
+	}
+	return zones
+}

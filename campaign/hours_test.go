@@ -1,0 +1,85 @@
+package campaign
+
+import (
+	"testing"
+	"time"
+)
+
+func window(t *testing.T, tz string, days []string, start, end string) *Window {
+	t.Helper()
+	f := &File{Hours: &Hours{Timezone: tz, Days: days, Start: start, End: end}}
+	w, err := f.Window()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestWindowOpenAndNextChange(t *testing.T) {
+	w := window(t, "America/New_York", []string{"mon", "tue", "wed", "thu", "fri"}, "09:00", "20:00")
+	ny, _ := time.LoadLocation("America/New_York")
+	at := func(s string) time.Time {
+		tt, err := time.ParseInLocation("2006-01-02 15:04", s, ny)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt
+	}
+	for _, tc := range []struct {
+		at   string
+		open bool
+		next string
+	}{
+		{"2026-11-20 08:59", false, "2026-11-20 09:00"}, // Friday morning
+		{"2026-11-20 09:00", true, "2026-11-20 20:00"},
+		{"2026-11-20 19:59", true, "2026-11-20 20:00"},
+		{"2026-11-20 20:00", false, "2026-11-23 09:00"}, // over the weekend
+		{"2026-11-21 12:00", false, "2026-11-23 09:00"}, // Saturday
+	} {
+		now := at(tc.at)
+		if got := w.OpenIn(now, ny); got != tc.open {
+			t.Errorf("%s: open = %v", tc.at, got)
+		}
+		if got := w.NextChange(now, ny); !got.Equal(at(tc.next)) {
+			t.Errorf("%s: next change %s, want %s", tc.at, got.In(ny).Format("2006-01-02 15:04 Mon"), tc.next)
+		}
+	}
+	// The same instant is in hours in New York and not yet in Los Angeles.
+	la, _ := time.LoadLocation("America/Los_Angeles")
+	if now := at("2026-11-20 10:00"); !w.OpenIn(now, ny) || w.OpenIn(now, la) || w.OpenAll(now, []*time.Location{ny, la}) {
+		t.Error("a number spanning two zones must wait for both")
+	}
+	if w.OpenAll(at("2026-11-20 12:00"), nil) {
+		t.Error("a contact with no known zone must not be called under timezone rules")
+	}
+}
+
+func TestWindowDSTAndNoDays(t *testing.T) {
+	w := window(t, "Europe/Berlin", []string{"sun"}, "01:00", "04:00")
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	// 2026-10-25 is the Sunday clocks go back in Berlin (03:00 -> 02:00).
+	start := time.Date(2026, 10, 25, 0, 30, 0, 0, berlin)
+	open := w.NextChange(start, berlin)
+	if open.In(berlin).Hour() != 1 {
+		t.Errorf("opens at %s", open.In(berlin))
+	}
+	closes := w.NextChange(open, berlin)
+	if got := closes.Sub(open); got != 4*time.Hour {
+		t.Errorf("open for %s on the day with 25 hours, want 4h (01:00-04:00 with 02:00-03:00 twice)", got)
+	}
+	none := &Window{Loc: time.UTC, start: 0, end: 60}
+	if !none.NextChange(start, time.UTC).IsZero() {
+		t.Error("a window with no days never changes")
+	}
+}
+
+func TestOpenSecondsEstimate(t *testing.T) {
+	w := window(t, "UTC", []string{"mon", "tue", "wed", "thu", "fri"}, "09:00", "17:00")
+	fri4pm := time.Date(2026, 11, 20, 16, 0, 0, 0, time.UTC)
+	// Two hours of calling from Friday 16:00: one hour Friday, one Monday.
+	d, ok := w.OpenSeconds(fri4pm, 2*time.Hour)
+	want := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC).Sub(fri4pm)
+	if !ok || d != want {
+		t.Errorf("estimate %s, want %s", d, want)
+	}
+}

@@ -1,0 +1,295 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Counts are a sheet's rows by what run would do with them. Every row is
+// counted in exactly one of Invalid, Duplicate, Suppressed, Done, ToCall.
+type Counts struct {
+	Rows       int `json:"rows"`
+	Invalid    int `json:"invalid"`
+	Duplicate  int `json:"duplicate"`
+	Suppressed int `json:"suppressed"`
+	Done       int `json:"done"`
+	ToCall     int `json:"to_call"`
+}
+
+func (c *Counts) add(o Counts) {
+	c.Rows += o.Rows
+	c.Invalid += o.Invalid
+	c.Duplicate += o.Duplicate
+	c.Suppressed += o.Suppressed
+	c.Done += o.Done
+	c.ToCall += o.ToCall
+}
+
+// PlanAgent is one agent in a plan.
+type PlanAgent struct {
+	Name    string   `json:"name"`
+	Action  string   `json:"action"` // create | exists | ambiguous | unknown
+	AgentID string   `json:"agent_id"`
+	Status  string   `json:"status,omitempty"`
+	Drift   []string `json:"drift,omitempty"`
+	IDs     []string `json:"ids,omitempty"` // when ambiguous
+}
+
+// PlanSheet is one sheet in a plan.
+type PlanSheet struct {
+	File  string `json:"file"`
+	Agent string `json:"agent"`
+	Counts
+}
+
+// Plan is what `callrun run` would do, as `callrun plan` shows it. Its
+// JSON form is read by CI scripts: its shape is part of the interface.
+type Plan struct {
+	Campaign        string       `json:"campaign"`
+	Offline         bool         `json:"offline"`
+	Agents          []PlanAgent  `json:"agents"`
+	Sheets          []PlanSheet  `json:"sheets"`
+	Totals          Counts       `json:"totals"`
+	Problems        []RowProblem `json:"problems"`
+	ProblemsOmitted int          `json:"problems_omitted,omitempty"` // invalid rows beyond the listed ones
+	EstimateSeconds int64        `json:"estimate_seconds"`
+	Warnings        []string     `json:"warnings,omitempty"`
+
+	groups []*problemGroup
+	repair []*problemGroup
+}
+
+// MaxPlanProblems bounds the problems a plan lists one by one; the counts
+// and the grouped text cover every row.
+const MaxPlanProblems = 1000
+
+// problemGroup gathers invalid (or repaired) rows of one sheet and field.
+type problemGroup struct {
+	file, field, column string
+	rows                []int
+	more                int
+	examples            []string
+}
+
+const maxGroupRows = 40
+
+func (g *problemGroup) add(row int, msg string) {
+	if len(g.rows) < maxGroupRows {
+		g.rows = append(g.rows, row)
+	} else {
+		g.more++
+	}
+	if len(g.examples) < 3 {
+		g.examples = append(g.examples, fmt.Sprintf("row %d: %s", row, msg))
+	}
+}
+
+// PlanOptions are the inputs of [BuildPlan] besides the campaign file.
+type PlanOptions struct {
+	Offline bool
+	Agents  []AgentPlan
+	// Done reports whether a contact is already settled in the journal
+	// (sent, failed or uncertain); nil means nothing is.
+	Done func(c *Contact) bool
+	// Suppression; nil means none is loaded (and none applies).
+	Suppress *Suppression
+	Norm     *PhoneNormalizer
+	Now      time.Time
+	Warnings []string
+}
+
+// BuildPlan reads every sheet and counts what run would do with each row.
+func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
+	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Warnings: opts.Warnings}
+	for _, a := range opts.Agents {
+		pa := PlanAgent{Name: a.Spec.Name, Action: a.Action, AgentID: a.AgentID, Status: a.Status, Drift: a.Drift, IDs: a.IDs}
+		p.Agents = append(p.Agents, pa)
+		if len(a.Drift) > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("agent %q on the service differs from the file: %s (%s)", a.Spec.Name, strings.Join(a.Drift, "; "), DriftAdvice))
+		}
+		if w := a.Warning(); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
+	}
+	if opts.Suppress != nil {
+		for _, sp := range opts.Suppress.Problems {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s row %d: %s (ignored)", sp.File, sp.Row, sp.Message))
+		}
+	}
+	p.Sheets = make([]PlanSheet, len(f.Sheets))
+	groups := map[[2]string]*problemGroup{}
+	repairs := map[string]*problemGroup{}
+	for i, s := range f.Sheets {
+		p.Sheets[i] = PlanSheet{File: s.File, Agent: s.Agent}
+	}
+	cr := f.NewContactReader(opts.Norm, opts.Suppress)
+	err := cr.Each(ctx, func(c *Contact) error {
+		ps := &p.Sheets[c.Sheet]
+		ps.Rows++
+		switch c.Status {
+		case Invalid:
+			ps.Invalid++
+			msg := c.Reason
+			field := c.Field
+			if c.Column != "" {
+				msg = fmt.Sprintf("column %q: %s", c.Column, c.Reason)
+			}
+			if len(p.Problems) < MaxPlanProblems {
+				p.Problems = append(p.Problems, RowProblem{File: ps.File, Row: c.Row, Field: field, Message: msg})
+			} else {
+				p.ProblemsOmitted++
+			}
+			k := [2]string{ps.File, field}
+			g := groups[k]
+			if g == nil {
+				g = &problemGroup{file: ps.File, field: field, column: c.Column}
+				groups[k] = g
+				p.groups = append(p.groups, g)
+			}
+			g.add(c.Row, c.Reason)
+		case Duplicate:
+			ps.Duplicate++
+		case Suppressed:
+			ps.Suppressed++
+		default:
+			if opts.Done != nil && opts.Done(c) {
+				ps.Done++
+			} else {
+				ps.ToCall++
+			}
+		}
+		if c.Warning != "" && c.Status != Invalid {
+			g := repairs[ps.File]
+			if g == nil {
+				g = &problemGroup{file: ps.File, field: "phone_number"}
+				repairs[ps.File] = g
+				p.repair = append(p.repair, g)
+			}
+			g.add(c.Row, c.Warning)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range p.Sheets {
+		p.Totals.add(s.Counts)
+	}
+	p.EstimateSeconds, p.Warnings = estimate(f, p.Totals.ToCall, opts.Now, p.Warnings)
+	return p, nil
+}
+
+// estimate returns how long run would take for n calls at the configured
+// rate, inside the calling window.
+func estimate(f *File, n int, now time.Time, warnings []string) (int64, []string) {
+	need := time.Duration(math.Ceil(float64(n)/f.Pace.PerSecond*1e9)) * time.Nanosecond
+	w, err := f.Window()
+	switch {
+	case err != nil:
+		return int64(need.Seconds()), warnings
+	case w == nil:
+		warnings = append(warnings, "no hours: in the campaign file: calls may start at any time of day; add hours: {timezone: ..., days: [...], start: \"09:00\", end: \"20:00\"}")
+		return int64(math.Ceil(need.Seconds())), warnings
+	case w.Contact:
+		warnings = append(warnings, "with timezone: contact the estimate leaves out calling hours")
+	}
+	d, ok := w.OpenSeconds(now, need)
+	if !ok {
+		warnings = append(warnings, "the calling window never opens")
+		return 0, warnings
+	}
+	return int64(math.Ceil(d.Seconds())), warnings
+}
+
+// WriteText prints the plan for a person.
+func (p *Plan) WriteText(w io.Writer) error {
+	var b strings.Builder
+	mode := "online"
+	if p.Offline {
+		mode = "offline: the service was not asked"
+	}
+	fmt.Fprintf(&b, "Plan for campaign %s (%s)\n\nAgents:\n", p.Campaign, mode)
+	for _, a := range p.Agents {
+		line := fmt.Sprintf("  %-10s %s", a.Action, a.Name)
+		switch {
+		case a.AgentID != "":
+			line += fmt.Sprintf(" (id %s, %s)", a.AgentID, a.Status)
+		case len(a.IDs) > 0:
+			line += fmt.Sprintf(" (ids %s: rename one; run will refuse)", strings.Join(a.IDs, ", "))
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\nSheets:\n")
+	for _, s := range p.Sheets {
+		fmt.Fprintf(&b, "  %s -> %s\n    %s\n", s.File, s.Agent, countsLine(s.Counts))
+	}
+	if len(p.Sheets) > 1 {
+		fmt.Fprintf(&b, "  total\n    %s\n", countsLine(p.Totals))
+	}
+	if len(p.groups) > 0 {
+		fmt.Fprintf(&b, "\nInvalid rows (skipped and reported; fix them in the sheet and run again):\n")
+		for _, g := range p.groups {
+			writeGroup(&b, g)
+		}
+	}
+	if len(p.repair) > 0 {
+		fmt.Fprintf(&b, "\nRepaired numbers (check them):\n")
+		for _, g := range p.repair {
+			writeGroup(&b, g)
+		}
+	}
+	if len(p.Warnings) > 0 {
+		b.WriteString("\nWarnings:\n")
+		for _, w := range p.Warnings {
+			fmt.Fprintf(&b, "  - %s\n", w)
+		}
+	}
+	fmt.Fprintf(&b, "\n%d to call; estimated time %s.\n", p.Totals.ToCall, time.Duration(p.EstimateSeconds)*time.Second)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func countsLine(c Counts) string {
+	return fmt.Sprintf("%d rows: %d to call, %d done, %d invalid, %d duplicate, %d suppressed",
+		c.Rows, c.ToCall, c.Done, c.Invalid, c.Duplicate, c.Suppressed)
+}
+
+func writeGroup(b *strings.Builder, g *problemGroup) {
+	what := g.field
+	if g.column != "" {
+		what = fmt.Sprintf("%s (column %q)", g.field, g.column)
+	}
+	n := len(g.rows) + g.more
+	rows := rowRanges(g.rows)
+	if g.more > 0 {
+		rows += fmt.Sprintf(" and %d more", g.more)
+	}
+	fmt.Fprintf(b, "  %s, %s: %d row(s): %s\n", g.file, what, n, rows)
+	for _, e := range g.examples {
+		fmt.Fprintf(b, "      %s\n", e)
+	}
+}
+
+// rowRanges writes sorted row numbers compactly: 4, 7, 9-11.
+func rowRanges(rows []int) string {
+	sort.Ints(rows)
+	var parts []string
+	for i := 0; i < len(rows); {
+		j := i
+		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", rows[i], rows[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(rows[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/campaign"
+	"github.com/urfave/cli/v2"
+)
+
+func planCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "plan",
+		Usage:     "check a campaign and show what run would do, changing nothing",
+		ArgsUsage: "CAMPAIGN.yaml",
+		Description: `Reads the campaign file and every sheet, validates every row, and counts what
+run would do: agents to create or found, and per sheet the rows to call, already
+done, invalid (with reasons), duplicate and suppressed; then an estimated time.
+Online it lists agents and reads their call endpoints (read-only); --offline makes
+no network request at all, for CI.
+
+Examples:
+  callrun plan examples/quickstart/campaign.yaml
+  callrun plan --offline --strict --format json campaign.yaml   # in CI
+
+Exit codes: 0 fine; 2 the campaign file or a sheet's header is broken;
+4 with --strict, some rows are invalid.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "offline", Usage: "make no network request (no credentials needed)"},
+			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid"},
+			formatFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			path, err := campaignArg(c)
+			if err != nil {
+				return err
+			}
+			format, err := checkFormat(c)
+			if err != nil {
+				return err
+			}
+			return runPlan(c.Context, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format}, os.Stdout)
+		},
+	}
+}
+
+type planOptions struct {
+	path    string
+	offline bool
+	strict  bool
+	format  string
+}
+
+func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
+	f, err := campaign.Load(o.path, campaign.LoadOptions{Offline: o.offline})
+	if err != nil {
+		return err
+	}
+	if err := f.CheckSheets(); err != nil {
+		return err
+	}
+	norm := campaign.NewPhoneNormalizer()
+	suppress, err := f.LoadSuppression(ctx, norm)
+	if err != nil {
+		return err
+	}
+	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: time.Now()}
+	if o.offline {
+		opts.Agents = campaign.OfflineAgents(f.Agents)
+	} else {
+		svc, err := newService(f)
+		if err != nil {
+			return err
+		}
+		if opts.Agents, err = campaign.PlanAgents(ctx, svc.client, f.Agents); err != nil {
+			return err
+		}
+		if opts.Warnings, err = checkEndpoints(ctx, svc, f, opts.Agents); err != nil {
+			return err
+		}
+	}
+	plan, err := campaign.BuildPlan(ctx, f, opts)
+	if err != nil {
+		return err
+	}
+	if o.format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(plan)
+	} else {
+		err = plan.WriteText(out)
+	}
+	if err != nil {
+		return err
+	}
+	if o.strict && plan.Totals.Invalid > 0 {
+		return withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s)", plan.Totals.Invalid))
+	}
+	return nil
+}
+
+// checkEndpoints reads the call endpoint of every agent that exists and
+// checks that each sheet's fields are among those the endpoint takes.
+func checkEndpoints(ctx context.Context, svc *service, f *campaign.File, agents []campaign.AgentPlan) ([]string, error) {
+	var warnings []string
+	for _, a := range agents {
+		if a.AgentID == "" {
+			continue
+		}
+		ep, err := svc.client.GetCallEndpoint(ctx, a.AgentID)
+		if err != nil {
+			return nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
+		}
+		accepted := ep.Fields()
+		for i, s := range f.Sheets {
+			if s.Agent != a.Spec.Name {
+				continue
+			}
+			var missing []string
+			for _, field := range sheetFields(s) {
+				if !slices.Contains(accepted, field) {
+					missing = append(missing, field)
+				}
+			}
+			if len(missing) > 0 {
+				warnings = append(warnings, fmt.Sprintf("sheets[%d] (%s) sends %s, which agent %q's call endpoint does not list (it takes %s); run will refuse it",
+					i, s.File, strings.Join(missing, ", "), a.Spec.Name, strings.Join(accepted, ", ")))
+			}
+		}
+	}
+	return warnings, nil
+}
+
+// sheetFields returns the form fields a sheet sends: mapped and constant.
+func sheetFields(s campaign.SheetSpec) []string {
+	var fields []string
+	for _, name := range campaign.FormFields {
+		_, mapped := s.Fields[name]
+		_, set := s.Set[name]
+		if mapped || set {
+			fields = append(fields, name)
+		}
+	}
+	return fields
+}
