@@ -48,6 +48,10 @@ First time? Run the local sandbox and log in to it:
 			return usageError(err)
 		},
 		Commands: []*cli.Command{
+			runCommand(),
+			planCommand(),
+			statusCommand(),
+			reportCommand(),
 			authCommand(),
 			agentsCommand(),
 			sandboxCommand(),

@@ -1,0 +1,399 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/report"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
+)
+
+// CallStarter starts calls. *apiclient.Client implements it.
+type CallStarter interface {
+	StartCall(ctx context.Context, ep *apiclient.CallEndpoint, form url.Values) (*apiclient.CallResponse, error)
+}
+
+// Endings of a run, besides an error.
+var (
+	// ErrOutsideHours: the calling window is closed and --until has passed.
+	ErrOutsideHours = errors.New("outside calling hours")
+	// ErrInterrupted: a signal stopped the run; in-flight calls finished
+	// and their outcomes are in the journal.
+	ErrInterrupted = errors.New("interrupted")
+)
+
+// RunOptions are the inputs of [Run].
+type RunOptions struct {
+	Calls     CallStarter
+	Agents    []AgentPlan               // ensured and ready, by index of File.Agents
+	Endpoints []*apiclient.CallEndpoint // call endpoint of each agent, by index
+	Journal   *report.Journal
+	State     *report.State
+	Norm      *PhoneNormalizer
+	Suppress  *Suppression
+
+	Limit          int       // at most this many contacts started this run; 0 means no limit
+	RetryFailed    bool      // send failed contacts again
+	RetryUncertain bool      // send uncertain contacts again (a person decided so)
+	Until          time.Time // with calling hours: stop (ErrOutsideHours) when the window is closed past this
+
+	// Tuning; zero values are sane.
+	MaxAttempts    int           // attempts per contact on retryable outcomes; default 6
+	RetryPause     time.Duration // first backoff after a retryable outcome; default 1s
+	MaxRetryAfter  time.Duration // cap on a server's Retry-After; default 2m
+	RequestTimeout time.Duration // per call start; default 60s
+	Now            func() time.Time
+	Sleep          func(ctx context.Context, d time.Duration) error // waiting outside calling hours; default real sleep
+
+	// Started, if set, is called after each contact's attempt is settled
+	// (sent, failed, uncertain or left pending), for progress display.
+	Settled func(status report.Status)
+	Logf    func(format string, args ...any)
+}
+
+// RunResult counts what a run did.
+type RunResult struct {
+	Started    int // contacts whose call start was sent this run (any outcome)
+	Sent       int
+	Failed     int
+	Uncertain  int
+	Pending    int // left for a later run: retries exhausted, or outside a contact's hours
+	Deferred   int // of Pending: outside the contact's own calling hours
+	Skipped    int // settled in an earlier run
+	StartedAt  time.Time
+	FinishedAt time.Time
+}
+
+// job is one contact to call, copied out of the reader.
+type job struct {
+	c     Contact
+	agent string
+	prior int // attempts recorded in earlier runs
+}
+
+// Run calls every contact of the campaign that is to be called: a producer
+// streams contacts into a pool of workers, and one shared rate limiter
+// paces call starts across all workers and agents.
+//
+// The at-most-once promise: a call start's intent is durable in the
+// journal before the request is sent, and its outcome after. Only attempts
+// that provably did not reach the service (never written, 429, 503) are
+// tried again; anything else that is not a clear answer is uncertain, and
+// uncertain contacts are sent again only with RetryUncertain.
+func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (*RunResult, error) {
+	r := &runner{f: f, opts: opts, limiter: limiter}
+	r.defaults()
+	res := &RunResult{StartedAt: r.opts.Now()}
+	r.res = res
+	win, err := f.Window()
+	if err != nil {
+		return nil, err
+	}
+	r.win = win
+
+	// Workers keep going on a context that a signal does not cancel, so a
+	// call already under way gets its answer recorded; they stop taking new
+	// work when ctx ends.
+	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
+	jobs := make(chan job)
+	var producerErr error
+	g.Go(func() error {
+		defer close(jobs)
+		producerErr = r.produce(ctx, gctx, jobs)
+		if errors.Is(producerErr, ErrOutsideHours) || errors.Is(producerErr, errLimit) || (producerErr != nil && ctx.Err() != nil) {
+			return nil // a clean stop: workers finish what they hold
+		}
+		return producerErr
+	})
+	for range f.Pace.Concurrency {
+		g.Go(func() error {
+			for j := range jobs {
+				if err := r.work(ctx, gctx, j); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	err = g.Wait()
+	res.FinishedAt = r.opts.Now()
+	switch {
+	case err != nil:
+		return res, err
+	case errors.Is(producerErr, ErrOutsideHours):
+		return res, ErrOutsideHours
+	case ctx.Err() != nil || r.interrupted.Load():
+		return res, ErrInterrupted
+	}
+	return res, nil
+}
+
+var errLimit = errors.New("limit reached")
+
+type runner struct {
+	f       *File
+	opts    RunOptions
+	limiter *rate.Limiter
+	win     *Window
+	res     *RunResult
+	mu      sync.Mutex // guards res counters
+
+	pauseMu     sync.Mutex
+	pauseUntil  time.Time // a 429 holds the whole pool back until then
+	interrupted atomic.Bool
+}
+
+func (r *runner) defaults() {
+	o := &r.opts
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 6
+	}
+	if o.RetryPause <= 0 {
+		o.RetryPause = time.Second
+	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = 2 * time.Minute
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 60 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.Settled == nil {
+		o.Settled = func(report.Status) {}
+	}
+}
+
+func (r *runner) count(fn func(*RunResult)) {
+	r.mu.Lock()
+	fn(r.res)
+	r.mu.Unlock()
+}
+
+// produce streams the contacts to call into jobs. It returns errLimit or
+// ErrOutsideHours for a clean early stop.
+func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
+	cr := r.f.NewContactReader(r.opts.Norm, r.opts.Suppress)
+	queued := 0
+	return cr.Each(ctx, func(c *Contact) error {
+		if c.Status != ToCall {
+			return nil
+		}
+		agent := r.f.Agents[c.Agent].Name
+		key := report.Key{Agent: agent, Phone: c.Phone, N: c.N}
+		prior := 0
+		if st, ok := r.opts.State.Status(key); ok {
+			prior = r.opts.State.Attempts(key)
+			switch {
+			case st == report.Sent,
+				st == report.Failed && !r.opts.RetryFailed,
+				st == report.Uncertain && !r.opts.RetryUncertain:
+				r.count(func(res *RunResult) { res.Skipped++ })
+				return nil
+			}
+		}
+		if r.opts.Limit > 0 && queued >= r.opts.Limit {
+			return errLimit
+		}
+		if r.win != nil {
+			ok, err := r.gate(ctx, c)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				r.count(func(res *RunResult) { res.Pending++; res.Deferred++ })
+				r.opts.Settled(report.Pending)
+				return nil
+			}
+		}
+		select {
+		case jobs <- job{c: *c, agent: agent, prior: prior}:
+			queued++
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-gctx.Done():
+			return gctx.Err()
+		}
+	})
+}
+
+// gate decides whether a contact may be called now. With one campaign zone
+// it waits for the window to open (or gives up past Until). With each
+// contact's own zone it does not wait: a contact outside its hours is left
+// pending for a later run.
+func (r *runner) gate(ctx context.Context, c *Contact) (bool, error) {
+	if r.win.Contact {
+		zones := ContactZones(c)
+		return r.win.OpenAll(r.opts.Now(), zones), nil
+	}
+	for {
+		now := r.opts.Now()
+		if r.win.OpenIn(now, r.win.Loc) {
+			return true, nil
+		}
+		next := r.win.NextChange(now, r.win.Loc)
+		if next.IsZero() {
+			return false, fmt.Errorf("the calling window never opens: check hours: in the campaign file")
+		}
+		if !r.opts.Until.IsZero() && next.After(r.opts.Until) {
+			return false, ErrOutsideHours
+		}
+		r.opts.Logf("outside calling hours; waiting until %s", next.Format(time.RFC3339))
+		if err := r.opts.Sleep(ctx, next.Sub(now)); err != nil {
+			return false, err
+		}
+	}
+}
+
+// work calls one contact, retrying only what provably did not reach the
+// service.
+func (r *runner) work(ctx, gctx context.Context, j job) error {
+	c := &j.c
+	ep := r.opts.Endpoints[c.Agent]
+	agentID := r.opts.Agents[c.Agent].AgentID
+	form := c.Form()
+	sheet := r.f.Sheets[c.Sheet].File
+	base := report.Record{Agent: j.agent, Phone: c.Phone, N: c.N, AgentID: agentID, Sheet: sheet, Row: c.Row}
+	for attempt := j.prior + 1; ; attempt++ {
+		// Wait for our turn: the pool's pause after a 429, then the rate.
+		// A signal here means nothing was sent: the contact stays pending.
+		if err := r.waitPause(ctx); err != nil {
+			r.interrupted.Store(true)
+			return nil
+		}
+		if err := r.limiter.Wait(ctx); err != nil {
+			r.interrupted.Store(true)
+			return nil
+		}
+		if gctx.Err() != nil {
+			return nil // another worker failed; its error is the run's
+		}
+		rec := base
+		rec.Type, rec.Attempt, rec.At = report.TypeIntent, attempt, r.opts.Now()
+		if err := r.opts.Journal.Append(rec); err != nil {
+			return fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", c.Phone, sheet, c.Row, err)
+		}
+		if attempt == j.prior+1 {
+			r.count(func(res *RunResult) { res.Started++ })
+		}
+		rctx, cancel := context.WithTimeout(gctx, r.opts.RequestTimeout)
+		resp, err := r.opts.Calls.StartCall(rctx, ep, form)
+		cancel()
+		outcome := apiclient.Classify(err)
+		rec.Type, rec.At = report.TypeOutcome, r.opts.Now()
+		var settled report.Status
+		switch outcome {
+		case apiclient.Sent:
+			rec.Status, rec.HTTP, rec.Body = report.OutcomeSent, resp.StatusCode, resp.Body
+			settled = report.Sent
+		case apiclient.Failed:
+			rec.Status, rec.HTTP, rec.Reason, rec.Body = report.OutcomeFailed, apiclient.StatusCode(err), "the service refused the call", errorBody(err)
+			settled = report.Failed
+		case apiclient.Uncertain:
+			rec.Status, rec.HTTP, rec.Reason, rec.Body = report.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
+			settled = report.Uncertain
+		default: // Retryable: provably not sent
+			rec.Status, rec.HTTP, rec.Reason, rec.Body = report.OutcomeRetry, apiclient.StatusCode(err), retryReason(err), errorBody(err)
+		}
+		if jerr := r.opts.Journal.Append(rec); jerr != nil {
+			return fmt.Errorf("writing the journal after calling %s (sheet %s row %d; its outcome, %s, is recorded as uncertain): %w", c.Phone, sheet, c.Row, rec.Status, jerr)
+		}
+		if settled != "" {
+			r.count(func(res *RunResult) {
+				switch settled {
+				case report.Sent:
+					res.Sent++
+				case report.Failed:
+					res.Failed++
+				case report.Uncertain:
+					res.Uncertain++
+				}
+			})
+			r.opts.Settled(settled)
+			return nil
+		}
+		// Retryable.
+		wait := r.backoff(attempt - j.prior)
+		if ra := apiclient.RetryAfter(err); ra > 0 {
+			wait = min(ra, r.opts.MaxRetryAfter)
+		}
+		if apiclient.StatusCode(err) == http.StatusTooManyRequests {
+			r.pause(wait) // the service is saying "all of you, slow down"
+		}
+		if attempt-j.prior >= r.opts.MaxAttempts || ctx.Err() != nil {
+			r.count(func(res *RunResult) { res.Pending++ })
+			r.opts.Settled(report.Pending)
+			r.opts.Logf("%s (sheet %s row %d) left pending after %d attempts: %s", c.Phone, sheet, c.Row, attempt-j.prior, rec.Reason)
+			if ctx.Err() != nil {
+				r.interrupted.Store(true)
+			}
+			return nil
+		}
+		if err := sleep(ctx, wait); err != nil {
+			r.count(func(res *RunResult) { res.Pending++ })
+			r.interrupted.Store(true)
+			return nil
+		}
+	}
+}
+
+func (r *runner) backoff(n int) time.Duration {
+	return jitter(min(r.opts.RetryPause<<min(n-1, 10), r.opts.MaxRetryAfter))
+}
+
+// pause holds every worker back for d.
+func (r *runner) pause(d time.Duration) {
+	r.pauseMu.Lock()
+	defer r.pauseMu.Unlock()
+	if until := time.Now().Add(d); until.After(r.pauseUntil) {
+		r.pauseUntil = until
+	}
+}
+
+func (r *runner) waitPause(ctx context.Context) error {
+	r.pauseMu.Lock()
+	d := time.Until(r.pauseUntil)
+	r.pauseMu.Unlock()
+	if d <= 0 {
+		return ctx.Err()
+	}
+	return sleep(ctx, d)
+}
+
+func errorBody(err error) string {
+	var e *apiclient.Error
+	if errors.As(err, &e) {
+		return e.Body
+	}
+	return ""
+}
+
+func uncertainReason(err error) string {
+	if s := apiclient.StatusCode(err); s != 0 {
+		return fmt.Sprintf("the service answered %d %s; the call may have started, so it is not sent again automatically", s, http.StatusText(s))
+	}
+	return fmt.Sprintf("no answer after the request was sent (%v); the call may have started, so it is not sent again automatically", err)
+}
+
+func retryReason(err error) string {
+	if s := apiclient.StatusCode(err); s != 0 {
+		return fmt.Sprintf("the service answered %d %s before acting", s, http.StatusText(s))
+	}
+	return fmt.Sprintf("the request never left this machine: %v", err)
+}

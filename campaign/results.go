@@ -1,0 +1,75 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/callrun/callrun/report"
+)
+
+// ReportFiles are the names of the report files in the state directory.
+const (
+	ReportCSV   = "report.csv"
+	SummaryJSON = "summary.json"
+	JournalFile = "journal.jsonl"
+)
+
+// WriteReport rebuilds report.csv and summary.json in dir from the sheets
+// and the journal: one row per input row, in sheet order, with its final
+// status. It is what every run ends with, however it ends, and what
+// `callrun report` does on its own. sum carries the run's own facts
+// (times, calls, ending); the counts are added here.
+func WriteReport(ctx context.Context, f *File, st *report.State, norm *PhoneNormalizer, sup *Suppression, dir string, sum *report.Summary) error {
+	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV))
+	if err != nil {
+		return err
+	}
+	cr := f.NewContactReader(norm, sup)
+	err = cr.Each(ctx, func(c *Contact) error {
+		row := ReportRow(f, st, c)
+		sum.Add(row)
+		return w.Write(row)
+	})
+	if err != nil {
+		w.Abort()
+		return fmt.Errorf("writing %s: %w", ReportCSV, err)
+	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	return report.WriteSummary(filepath.Join(dir, SummaryJSON), sum)
+}
+
+// ReportRow is a contact's row of report.csv.
+func ReportRow(f *File, st *report.State, c *Contact) report.Row {
+	row := report.Row{
+		Sheet: f.Sheets[c.Sheet].File, Row: c.Row, Agent: f.Agents[c.Agent].Name,
+		PhoneNumber: c.Fields[FieldPhone], Email: c.Fields[FieldEmail],
+		FirstName: c.Fields[FieldFirstName], LastName: c.Fields[FieldLastName],
+		GHLContactID: c.Fields[FieldGHLContactID], OverrideAgentID: c.Fields[FieldOverrideAgentID],
+		LocalPresenceNumber: c.Fields[FieldLocalPresence],
+		Status:              c.Status, Reason: c.Reason,
+	}
+	switch c.Status {
+	case Invalid:
+		if c.Column != "" {
+			row.Reason = fmt.Sprintf("column %q: %s", c.Column, c.Reason)
+		}
+		return row
+	case Duplicate, Suppressed:
+		return row
+	}
+	row.Reason = c.Warning
+	e, ok := st.Lookup(report.Key{Agent: row.Agent, Phone: c.Phone, N: c.N})
+	if !ok {
+		row.Status = string(report.Pending)
+		return row
+	}
+	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), e.Attempts, e.AgentID
+	row.FirstAttemptAt, row.LastAttemptAt, row.Response = report.Timestamp(e.FirstAt), report.Timestamp(e.LastAt), e.Body
+	if e.Reason != "" {
+		row.Reason = e.Reason
+	}
+	return row
+}

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+	"golang.org/x/time/rate"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run the campaign: ensure agents, call every contact once, write the report",
+		ArgsUsage: "CAMPAIGN.yaml",
+		Description: `Creates the agents the service lacks, then starts one call per contact at the
+campaign's pace, inside its calling hours, and writes report.csv and summary.json
+to the state directory. Stopped, killed or cut off, it resumes where it left off
+and never phones the same person twice: a call whose outcome is unknown is marked
+uncertain and sent again only with --retry-uncertain.
+
+Examples:
+  callrun run --sandbox examples/quickstart/campaign.yaml   # try it: nobody is phoned
+  callrun run --limit 10 campaign.yaml                      # a canary of 10 calls
+  callrun run --until 19:30 campaign.yaml                   # from cron: exit 75 if hours are over
+
+Exit codes: 0 done; 3 some contacts failed or are uncertain; 75 try later (locked,
+outside calling hours, or contacts left pending); 130 interrupted (state saved).`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "limit", Usage: "call at most N contacts this run, then stop (resumable)"},
+			&cli.BoolFlag{Name: "retry-failed", Usage: "send contacts the service refused (4xx) again"},
+			&cli.BoolFlag{Name: "retry-uncertain", Usage: "send contacts whose outcome is unknown again (they may be phoned twice)"},
+			&cli.StringFlag{Name: "until", Usage: "outside calling hours, stop (exit 75) rather than wait past TIME (15:04, 2006-01-02T15:04:05Z07:00, or a duration like 2h)"},
+			&cli.BoolFlag{Name: "sandbox", Usage: "run against an in-process sandbox (state kept apart), logged in automatically"},
+		},
+		Action: func(c *cli.Context) error {
+			path, err := campaignArg(c)
+			if err != nil {
+				return err
+			}
+			if c.Int("limit") < 0 {
+				return usageError(fmt.Errorf("--limit %d: give a positive number", c.Int("limit")))
+			}
+			until, err := parseUntil(c.String("until"), time.Now())
+			if err != nil {
+				return usageError(err)
+			}
+			return runCampaign(c.Context, runOptions{
+				path: path, limit: c.Int("limit"), retryFailed: c.Bool("retry-failed"), retryUncertain: c.Bool("retry-uncertain"),
+				until: until, sandbox: c.Bool("sandbox"), progress: !c.Bool("no-progress") && term.IsTerminal(int(os.Stderr.Fd())),
+			}, os.Stdout)
+		},
+	}
+}
+
+type runOptions struct {
+	path                        string
+	limit                       int
+	retryFailed, retryUncertain bool
+	until                       time.Time
+	sandbox                     bool
+	progress                    bool
+	// tuning, for tests
+	tune func(*campaign.RunOptions)
+}
+
+// parseUntil reads --until: a time of day today (or tomorrow if it has
+// passed), an RFC 3339 time, or a duration from now.
+func parseUntil(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation("15:04", s, now.Location()); err == nil {
+		at := time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, now.Location())
+		if !at.After(now) {
+			at = at.AddDate(0, 0, 1)
+		}
+		return at, nil
+	}
+	return time.Time{}, fmt.Errorf("--until %q: give a time of day (19:30), an RFC 3339 time, or a duration (2h)", s)
+}
+
+func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
+	f, err := campaign.Load(o.path, campaign.LoadOptions{Offline: o.sandbox})
+	if err != nil {
+		return err
+	}
+	if err := f.CheckSheets(); err != nil {
+		return err
+	}
+	stateDir := f.Path(f.StateDir)
+	if o.sandbox {
+		// A sandbox run's journal must never tell a real run that someone
+		// was called: keep its state apart.
+		stateDir += "-sandbox"
+	}
+	unlock, err := report.Lock(stateDir)
+	if err != nil {
+		if errors.Is(err, report.ErrLocked) {
+			return withExitCode(exitTryLater, fmt.Errorf("%w; try again when it has finished", err))
+		}
+		return err
+	}
+	defer unlock()
+	journal, state, err := report.OpenJournal(filepath.Join(stateDir, campaign.JournalFile))
+	if err != nil {
+		return err
+	}
+	defer journal.Close()
+	defer state.Close()
+
+	if o.sandbox {
+		srv := sandbox.NewServer(sandbox.Options{})
+		defer srv.Close()
+		f.Service = campaign.Service{BaseURL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
+			RedirectURI: "http://127.0.0.1/callback", TokenFile: filepath.Join(stateDir, "sandbox-token.json")}
+		log.Info().Str("base_url", srv.URL).Msg("started the sandbox: nobody is phoned")
+	}
+	svc, err := newService(f)
+	if err != nil {
+		return err
+	}
+	if o.sandbox {
+		if _, err := svc.tokens.Login(ctx, sandbox.DefaultCode); err != nil {
+			return fmt.Errorf("logging in to the sandbox: %w", err)
+		}
+	}
+	logf := func(format string, args ...any) { log.Info().Msgf(format, args...) }
+	if f.Hours == nil {
+		log.Warn().Msg("no hours: in the campaign file: calls may start at any time of day")
+	}
+	agents, err := campaign.EnsureAgents(ctx, svc.client, f.Agents, campaign.EnsureOptions{Logf: logf})
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if len(a.Drift) > 0 {
+			log.Warn().Str("agent", a.Spec.Name).Msgf("the service's agent differs from the file: %s (%s)", strings.Join(a.Drift, "; "), campaign.DriftAdvice)
+		}
+		if w := a.Warning(); w != "" {
+			log.Warn().Msg(w)
+		}
+	}
+	if err := campaign.WaitReady(ctx, svc.client, agents, 0, logf); err != nil {
+		return err
+	}
+	endpoints, err := callEndpoints(ctx, svc, f, agents)
+	if err != nil {
+		return err
+	}
+	norm := campaign.NewPhoneNormalizer()
+	suppress, err := f.LoadSuppression(ctx, norm)
+	if err != nil {
+		return err
+	}
+	limiter := rate.NewLimiter(rate.Limit(f.Pace.PerSecond), f.Pace.Burst)
+	if err := journal.Append(report.Record{Type: report.TypeRun, Note: fmt.Sprintf("run started, pid %d", os.Getpid())}); err != nil {
+		return err
+	}
+	prog := newProgress(o.progress, os.Stderr)
+	ropts := campaign.RunOptions{
+		Calls: svc.client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
+		Norm: norm, Suppress: suppress, Limit: o.limit, RetryFailed: o.retryFailed, RetryUncertain: o.retryUncertain,
+		Until: o.until, Settled: prog.settled, Logf: logf,
+	}
+	if o.tune != nil {
+		o.tune(&ropts)
+	}
+	log.Info().Str("campaign", f.Name).Float64("per_second", f.Pace.PerSecond).Int("concurrency", f.Pace.Concurrency).Msg("calling")
+	res, runErr := campaign.Run(ctx, f, limiter, ropts)
+	prog.done()
+
+	// The report is written however the run ended, even when interrupted.
+	sum := &report.Summary{Campaign: f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndComplete}
+	switch {
+	case errors.Is(runErr, campaign.ErrInterrupted):
+		sum.Ending = report.EndInterrupted
+	case errors.Is(runErr, campaign.ErrOutsideHours):
+		sum.Ending = report.EndOutsideHours
+	case o.limit > 0 && res.Started >= o.limit:
+		sum.Ending = report.EndLimit
+	}
+	sum.Finish(time.Now())
+	if err := campaign.WriteReport(context.WithoutCancel(ctx), f, state, norm, suppress, stateDir, sum); err != nil {
+		if runErr != nil {
+			return fmt.Errorf("%w (and writing the report failed: %v)", runErr, err)
+		}
+		return err
+	}
+	fmt.Fprint(out, sum.Text())
+	fmt.Fprintf(out, "Report: %s\n", filepath.Join(stateDir, campaign.ReportCSV))
+	switch {
+	case errors.Is(runErr, campaign.ErrInterrupted):
+		return withExitCode(exitInterrupted, errors.New("interrupted: what was sent is in the journal; run again to continue"))
+	case errors.Is(runErr, campaign.ErrOutsideHours):
+		return withExitCode(exitTryLater, errors.New("outside calling hours past --until; run again inside them"))
+	case runErr != nil:
+		return runErr
+	case sum.Counts[string(report.Failed)]+sum.Counts[string(report.Uncertain)] > 0:
+		return withExitCode(exitIncomplete, fmt.Errorf("%d failed and %d uncertain contact(s); see the report", sum.Counts[string(report.Failed)], sum.Counts[string(report.Uncertain)]))
+	case sum.Ending != report.EndLimit && sum.Counts[string(report.Pending)] > 0:
+		return withExitCode(exitTryLater, fmt.Errorf("%d contact(s) left pending; run again later", sum.Counts[string(report.Pending)]))
+	}
+	return nil
+}
+
+// callEndpoints reads each agent's call endpoint once, and refuses to
+// start when a sheet sends a field the endpoint does not take.
+func callEndpoints(ctx context.Context, svc *service, f *campaign.File, agents []campaign.AgentPlan) ([]*apiclient.CallEndpoint, error) {
+	eps := make([]*apiclient.CallEndpoint, len(agents))
+	for i, a := range agents {
+		ep, err := svc.client.GetCallEndpoint(ctx, a.AgentID)
+		if err != nil {
+			return nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
+		}
+		if len(ep.FormData) > 0 {
+			accepted := ep.Fields()
+			for si, s := range f.Sheets {
+				if s.Agent != a.Spec.Name {
+					continue
+				}
+				for _, field := range sheetFields(s) {
+					if !slices.Contains(accepted, field) {
+						return nil, fmt.Errorf("sheets[%d] (%s) sends %s, which agent %q's call endpoint does not take (it takes %s); remove it from fields: or set:",
+							si, s.File, field, a.Spec.Name, strings.Join(accepted, ", "))
+					}
+				}
+			}
+		}
+		eps[i] = ep
+	}
+	return eps, nil
+}
