@@ -39,19 +39,8 @@ fuzz:
 
 ci: lint test build
 
-# The newcomer's first command: start the sandbox, log in to it, list its
-# agents, stop it. Nobody is phoned.
+# The newcomer's first command: run the example campaign against an
+# in-process sandbox (nobody is phoned) and show where the report is.
 QUICKSTART := examples/quickstart/campaign.yaml
 quickstart: build
-	@./callrun sandbox --addr 127.0.0.1:8089 > .sandbox.log 2>&1 & pid=$$!; \
-	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -f .sandbox.log' EXIT; \
-	for i in $$(seq 100); do (echo > /dev/tcp/127.0.0.1/8089) 2>/dev/null && break; sleep 0.1; done; \
-	if ! kill -0 $$pid 2>/dev/null; then cat .sandbox.log; exit 1; fi; \
-	cat .sandbox.log; \
-	set -x; \
-	./callrun auth login --code sandbox-code $(QUICKSTART) && \
-	./callrun auth status $(QUICKSTART) && \
-	./callrun agents list $(QUICKSTART)
-
-clean:
-	rm -f callrun
+	./callrun run --sandbox $(QUICKSTART)

@@ -239,7 +239,7 @@ func callEndpoints(ctx context.Context, svc *service, f *campaign.File, agents [
 				}
 				for _, field := range sheetFields(s) {
 					if !slices.Contains(accepted, field) {
-						return nil, fmt.Errorf("sheets[%d] (%s) sends %s, which agent %q's call endpoint does not take (it takes %s); remove it from fields: or set:",
+						return nil, fmt.Errorf("sheets[%d] (%s) sends %s, which agent %q's call endpoint does not take (it takes %s); remove it from the sheet's fields or set",
 							si, s.File, field, a.Spec.Name, strings.Join(accepted, ", "))
 					}
 				}

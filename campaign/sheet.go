@@ -171,7 +171,6 @@ func NewSheetReader(name string, r io.Reader) (*SheetReader, error) {
 	if d, n := sheetExcelSepLine(head); n > 0 {
 		s.delim = d
 		br.Discard(n)
-		head = head[n:]
 	} else {
 		s.delim = sheetDetectDelimiter(head)
 	}
