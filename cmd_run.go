@@ -130,8 +130,14 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if o.sandbox {
 		srv := sandbox.NewServer(sandbox.Options{})
 		defer srv.Close()
+		// Absolute: service.token_file is otherwise read relative to the
+		// campaign file, and stateDir already is.
+		tokenFile, err := filepath.Abs(filepath.Join(stateDir, "sandbox-token.json"))
+		if err != nil {
+			return err
+		}
 		f.Service = campaign.Service{BaseURL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
-			RedirectURI: "http://127.0.0.1/callback", TokenFile: filepath.Join(stateDir, "sandbox-token.json")}
+			RedirectURI: "http://127.0.0.1/callback", TokenFile: tokenFile}
 		log.Info().Str("base_url", srv.URL).Msg("started the sandbox: nobody is phoned")
 	}
 	svc, err := newService(f)

@@ -303,3 +303,58 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestRunSandboxKeepsItsStateApart runs the quickstart the way a newcomer
+// does, from the repository root with a relative path: the sandbox run's
+// files all land in its own state directory, and a second run calls
+// nobody.
+func TestRunSandboxKeepsItsStateApart(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"campaign.yaml", "contacts.csv", "prompts/reminder.txt"} {
+		b, err := os.ReadFile(filepath.Join("examples", "quickstart", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Join(dir, "quickstart", filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "quickstart", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	path := filepath.Join("quickstart", "campaign.yaml")
+	var out bytes.Buffer
+	if err := runCampaign(context.Background(), runOptions{path: path, sandbox: true}, &out); err != nil {
+		t.Fatalf("first run: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "sent    5") {
+		t.Errorf("first run summary:\n%s", out.String())
+	}
+	state := filepath.Join("quickstart", ".callrun", "quickstart-sandbox")
+	for _, name := range []string{"journal.jsonl", "report.csv", "summary.json", "sandbox-token.json"} {
+		if _, err := os.Stat(filepath.Join(state, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join("quickstart", ".callrun", "quickstart")); !os.IsNotExist(err) {
+		t.Errorf("a sandbox run touched the real state directory (%v)", err)
+	}
+	var stray []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(p, filepath.Join(dir, "quickstart", ".callrun", "quickstart-sandbox")) &&
+			!strings.HasPrefix(p, filepath.Join(dir, "quickstart")+string(filepath.Separator)) {
+			stray = append(stray, p)
+		}
+		return nil
+	})
+	if len(stray) > 0 {
+		t.Errorf("files written outside the campaign: %v", stray)
+	}
+	out.Reset()
+	if err := runCampaign(context.Background(), runOptions{path: path, sandbox: true}, &out); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if !strings.Contains(out.String(), "This run: 0 calls") {
+		t.Errorf("second run called someone:\n%s", out.String())
+	}
+}
