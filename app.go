@@ -49,6 +49,7 @@ First time? Run the local sandbox and log in to it:
 		},
 		Commands: []*cli.Command{
 			runCommand(),
+			initCommand(),
 			planCommand(),
 			statusCommand(),
 			reportCommand(),

@@ -118,6 +118,9 @@ func (l *loader) validateAgents(f *File) {
 		case strings.TrimSpace(a.Prompt) == "":
 			l.problem(key, "agent %q needs a prompt: (text) or prompt_file: (a path)", a.Name)
 		}
+		if strings.HasPrefix(strings.TrimSpace(a.Prompt), "TODO") {
+			l.problem(key+".prompt", "agent %q's prompt is still the TODO placeholder from callrun init; write what the agent should say", a.Name)
+		}
 		if w := a.Webhook; w != nil {
 			if !absoluteHTTP(w.URL) {
 				l.problem(key+".webhook.url", "webhook url %q is not an absolute http(s) URL", w.URL)

@@ -1,0 +1,96 @@
+package campaign
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSuggestMapping(t *testing.T) {
+	for _, tc := range []struct {
+		header []string
+		want   map[string]string
+		tz     string
+	}{
+		{[]string{"Contact Id", "First Name", "Last Name", "Phone", "Email", "Tags"},
+			map[string]string{"ghl_contact_id": "Contact Id", "first_name": "First Name", "last_name": "Last Name", "phone_number": "Phone", "email": "Email"}, ""},
+		{[]string{"Vorname", "Nachname", "Telefon", "E-Mail"},
+			map[string]string{"first_name": "Vorname", "last_name": "Nachname", "phone_number": "Telefon", "email": "E-Mail"}, ""},
+		{[]string{"Record ID", "Mobile Phone Number", "Cell", "email_address", "Time Zone"}, // HubSpot-ish
+			map[string]string{"ghl_contact_id": "Record ID", "phone_number": "Cell", "email": "email_address"}, "Time Zone"},
+		{[]string{"Name", "Notes"}, map[string]string{}, ""},
+	} {
+		got, tz := SuggestMapping(tc.header)
+		if len(got) != len(tc.want) || tz != tc.tz {
+			t.Errorf("%q: mapping %v tz %q, want %v tz %q", tc.header, got, tz, tc.want, tc.tz)
+			continue
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%q: %s -> %q, want %q", tc.header, k, got[k], v)
+			}
+		}
+	}
+}
+
+// TestInitGolden writes a campaign file for each fixture sheet, compares it
+// with its golden file, and checks that plan --offline refuses it until its
+// TODO is done and accepts it after.
+func TestInitGolden(t *testing.T) {
+	sheets, _ := filepath.Glob(filepath.Join("..", "testdata", "sheets", "*"))
+	if len(sheets) < 4 {
+		t.Fatalf("fixture sheets: %v", sheets)
+	}
+	for _, sheet := range sheets {
+		name := filepath.Base(sheet)
+		t.Run(name, func(t *testing.T) {
+			r, err := OpenSheet(sheet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fields, _ := SuggestMapping(r.Header())
+			var sample []string
+			if col, ok := fields["phone_number"]; ok {
+				idx, _ := r.Column(col)
+				for {
+					rec, err := r.Next()
+					if err != nil {
+						break
+					}
+					if rec.Err == nil {
+						sample = append(sample, rec.Fields[idx])
+					}
+				}
+			}
+			r.Close()
+			var b bytes.Buffer
+			if err := WriteInit(&b, InitOptions{Sheet: name, SheetName: name, Header: r.Header(), Sample: sample}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("init", name+".yaml.golden"), b.Bytes())
+
+			dir := t.TempDir()
+			data, _ := os.ReadFile(sheet)
+			os.WriteFile(filepath.Join(dir, name), data, 0o644)
+			path := filepath.Join(dir, "campaign.yaml")
+			os.WriteFile(path, b.Bytes(), 0o644)
+			_, err = Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+			var fe *FileError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "TODO placeholder") {
+				t.Fatalf("an unfilled init file was accepted: %v", err)
+			}
+			filled := strings.Replace(b.String(), `"TODO: write the agent's prompt"`, `"Hello, this is a reminder call."`, 1)
+			os.WriteFile(path, []byte(filled), 0o644)
+			f, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+			if err != nil {
+				t.Fatalf("filled init file: %v", err)
+			}
+			if err := f.CheckSheets(); err != nil {
+				t.Fatalf("filled init file's sheet: %v", err)
+			}
+		})
+	}
+}
