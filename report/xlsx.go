@@ -1,0 +1,189 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// MaxXLSXRows is how many report rows a worksheet holds: Excel's limit of
+// 1,048,576 rows less the header. report.csv holds the rest.
+const MaxXLSXRows = 1<<20 - 1
+
+// XLSXWriter writes report.xlsx, the report for people who open it in a
+// spreadsheet. Excel turns +14155550132 in a CSV into a number and drops
+// the plus, and long ids into scientific notation; in the workbook every
+// cell is text, so what the cell shows is what was sent. The header row is
+// frozen and has a filter, so statuses are one click apart.
+//
+// Rows are streamed to a temporary file renamed over the target on Commit,
+// like [CSVWriter]. An XLSXWriter is not safe for concurrent use.
+type XLSXWriter struct {
+	path    string
+	tmp     string
+	book    *excelize.File
+	sheet   *excelize.StreamWriter
+	rows    int
+	dropped int
+	done    bool
+}
+
+// xlsxSheet is the worksheet's name.
+const xlsxSheet = "Report"
+
+// NewXLSXWriter starts a workbook to be committed to path.
+func NewXLSXWriter(path string) (*XLSXWriter, error) {
+	book := excelize.NewFile()
+	if err := book.SetSheetName("Sheet1", xlsxSheet); err != nil {
+		return nil, fmt.Errorf("creating report %s: %w", path, err)
+	}
+	sw, err := book.NewStreamWriter(xlsxSheet)
+	if err != nil {
+		return nil, fmt.Errorf("creating report %s: %w", path, err)
+	}
+	header := csvHeader()
+	w := &XLSXWriter{path: path, book: book, sheet: sw}
+	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+		return nil, fmt.Errorf("creating report %s: %w", path, err)
+	}
+	bold, err := book.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
+	if err != nil {
+		return nil, err
+	}
+	// Column widths must come before the first row in a stream.
+	for i, width := range xlsxWidths {
+		if err := sw.SetColWidth(i+1, i+1, width); err != nil {
+			return nil, fmt.Errorf("creating report %s: %w", path, err)
+		}
+	}
+	cells := make([]any, len(header))
+	for i, h := range header {
+		cells[i] = excelize.Cell{StyleID: bold, Value: h}
+	}
+	if err := sw.SetRow("A1", cells); err != nil {
+		return nil, fmt.Errorf("writing report %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// xlsxWidths are the column widths, in characters, in Row's order.
+var xlsxWidths = []float64{16, 6, 16, 28, 14, 14, 22, 20, 8, 11, 48, 8, 8, 22, 26, 21, 21, 48}
+
+// csvHeader returns the csv tags of Row, in order: the report's columns.
+func csvHeader() []string {
+	t := reflect.TypeOf(Row{})
+	out := make([]string, t.NumField())
+	for i := range out {
+		out[i] = t.Field(i).Tag.Get("csv")
+	}
+	return out
+}
+
+// Write adds one row. Every value is written as text, so no spreadsheet
+// reinterprets it; a workbook cell is never run as a formula.
+func (w *XLSXWriter) Write(r Row) error {
+	if w.done {
+		return fmt.Errorf("writing report %s: already committed or aborted", w.path)
+	}
+	if w.rows >= MaxXLSXRows {
+		w.dropped++
+		return nil
+	}
+	http, _ := r.HTTPStatus.MarshalCSV()
+	values := []string{r.Sheet, fmt.Sprint(r.Row), r.PhoneNumber, r.Email, r.FirstName, r.LastName, r.GHLContactID,
+		r.OverrideAgentID, r.LocalPresenceNumber, r.Status, r.Reason, http, fmt.Sprint(r.Attempts), r.Agent, r.AgentID,
+		r.FirstAttemptAt, r.LastAttemptAt, r.Response}
+	cells := make([]any, len(values))
+	for i, v := range values {
+		// A string value is a text cell ("str" or inline string): Excel
+		// shows +14155550132 and 00123 as written.
+		cells[i] = v
+	}
+	w.rows++
+	cell, _ := excelize.CoordinatesToCellName(1, w.rows+1)
+	if err := w.sheet.SetRow(cell, cells); err != nil {
+		return fmt.Errorf("writing report %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Dropped returns how many rows did not fit in the worksheet.
+func (w *XLSXWriter) Dropped() int { return w.dropped }
+
+// Commit finishes the workbook, writes it to a temporary file beside the
+// target and renames it into place.
+func (w *XLSXWriter) Commit() error {
+	if w.done {
+		return fmt.Errorf("committing report %s: already committed or aborted", w.path)
+	}
+	w.done = true
+	defer w.book.Close()
+	// A table gives the header filter buttons (status, agent, ...).
+	last, _ := excelize.ColumnNumberToName(len(xlsxWidths))
+	showStripes := true
+	if err := w.sheet.AddTable(&excelize.Table{Range: fmt.Sprintf("A1:%s%d", last, max(w.rows+1, 2)), Name: "Report",
+		StyleName: "TableStyleLight9", ShowRowStripes: &showStripes}); err != nil {
+		return fmt.Errorf("writing report %s: %w", w.path, err)
+	}
+	if err := w.sheet.Flush(); err != nil {
+		return fmt.Errorf("writing report %s: %w", w.path, err)
+	}
+	dir := filepath.Dir(w.path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(w.path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing report %s: %w", w.path, err)
+	}
+	w.tmp = tmp.Name()
+	defer os.Remove(w.tmp) // a no-op once renamed
+	if err := w.book.Write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing report %s: %w", w.path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(w.tmp, w.path); err != nil {
+		return fmt.Errorf("writing report %s: %w", w.path, err)
+	}
+	return syncDir(dir)
+}
+
+// Abort drops the workbook; the previous report.xlsx stays.
+func (w *XLSXWriter) Abort() {
+	if !w.done {
+		w.done = true
+		w.book.Close()
+	}
+}
+
+// ReadXLSX reads a report workbook back as rows of text, header first. It
+// is for tests and tools that check what a person would see.
+func ReadXLSX(path string) ([][]string, error) {
+	book, err := excelize.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer book.Close()
+	rows, err := book.GetRows(xlsxSheet, excelize.Options{RawCellValue: true})
+	if err != nil {
+		return nil, err
+	}
+	// GetRows leaves out empty cells at a row's end: pad to the header.
+	for i, r := range rows {
+		if len(rows) > 0 && len(r) < len(rows[0]) {
+			rows[i] = append(r, make([]string, len(rows[0])-len(r))...)
+		}
+	}
+	return rows, nil
+}

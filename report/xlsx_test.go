@@ -1,0 +1,107 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// TestXLSXKeepsNumbersAsText writes the same rows to report.csv and
+// report.xlsx and reads the workbook back with excelize: phone numbers and
+// ids are text cells equal to the CSV's, the header is frozen and filtered.
+func TestXLSXKeepsNumbersAsText(t *testing.T) {
+	dir := t.TempDir()
+	rows := []Row{
+		{Sheet: "leads.csv", Row: 2, PhoneNumber: "+14155550132", FirstName: "Ada", GHLContactID: "000123456789012345678", Status: "sent", HTTPStatus: 200, Attempts: 1, Agent: "A", AgentID: "1234567890123456"},
+		{Sheet: "leads.csv", Row: 3, PhoneNumber: "+442079460123", FirstName: "=HYPERLINK(\"x\")", Status: "uncertain", Reason: "no answer", Attempts: 1, Agent: "A"},
+		{Sheet: "leads.csv", Row: 4, PhoneNumber: "1.5551234567E+10", Status: "invalid", Reason: "damaged by Excel", Agent: "A"},
+	}
+	cw, err := NewCSVWriter(filepath.Join(dir, "report.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xw, err := NewXLSXWriter(filepath.Join(dir, "report.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if err := cw.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := xw.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := xw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadXLSX(filepath.Join(dir, "report.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || strings.Join(got[0], ",") != strings.Join(csvHeader(), ",") {
+		t.Fatalf("workbook rows: %q", got)
+	}
+	csvText, _ := os.ReadFile(filepath.Join(dir, "report.csv"))
+	for i, r := range rows {
+		x := got[i+1]
+		if x[2] != r.PhoneNumber || x[6] != r.GHLContactID || x[14] != r.AgentID {
+			t.Errorf("row %d: phone %q id %q agent id %q, want %q %q %q", i, x[2], x[6], x[14], r.PhoneNumber, r.GHLContactID, r.AgentID)
+		}
+		if r.PhoneNumber[0] == '+' && !strings.Contains(string(csvText), ","+r.PhoneNumber+",") {
+			t.Errorf("row %d: the CSV does not hold %s as written", i, r.PhoneNumber)
+		}
+	}
+	if got[2][4] != `=HYPERLINK("x")` {
+		t.Errorf("a formula-looking name: %q", got[2][4])
+	}
+	book, err := excelize.OpenFile(filepath.Join(dir, "report.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer book.Close()
+	for _, cell := range []string{"C2", "C3", "G2", "O2", "E3"} {
+		typ, err := book.GetCellType(xlsxSheet, cell)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ != excelize.CellTypeSharedString && typ != excelize.CellTypeInlineString {
+			t.Errorf("cell %s has type %v, want text", cell, typ)
+		}
+		if f, _ := book.GetCellFormula(xlsxSheet, cell); f != "" {
+			t.Errorf("cell %s holds a formula %q", cell, f)
+		}
+	}
+	panes, err := book.GetPanes(xlsxSheet)
+	if err != nil || !panes.Freeze || panes.YSplit != 1 {
+		t.Errorf("header not frozen: %+v %v", panes, err)
+	}
+	tables, err := book.GetTables(xlsxSheet)
+	if err != nil || len(tables) != 1 || tables[0].Range != "A1:R4" {
+		t.Errorf("no filterable table over the rows: %+v %v", tables, err)
+	}
+}
+
+func TestXLSXAbortKeepsThePreviousReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.xlsx")
+	os.WriteFile(path, []byte("previous"), 0o644)
+	w, err := NewXLSXWriter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(Row{Sheet: "s", Row: 2, Status: "sent"})
+	w.Abort()
+	if b, _ := os.ReadFile(path); string(b) != "previous" {
+		t.Error("abort replaced the report")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+}
