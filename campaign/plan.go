@@ -60,8 +60,10 @@ type Plan struct {
 	EstimateSeconds int64        `json:"estimate_seconds"`
 	Warnings        []string     `json:"warnings,omitempty"`
 
-	groups []*problemGroup
-	repair []*problemGroup
+	groups  []*problemGroup
+	repair  []*problemGroup
+	calling time.Duration // calling time alone, without waiting for hours
+	now     time.Time
 }
 
 // MaxPlanProblems bounds the problems a plan lists one by one; the counts
@@ -181,6 +183,8 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		p.Totals.add(s.Counts)
 	}
 	p.EstimateSeconds, p.Warnings = estimate(f, p.Totals.ToCall, opts.Now, p.Warnings)
+	p.calling = time.Duration(math.Ceil(float64(p.Totals.ToCall)/f.Pace.PerSecond)) * time.Second
+	p.now = opts.Now
 	return p, nil
 }
 
@@ -249,7 +253,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  - %s\n", w)
 		}
 	}
-	fmt.Fprintf(&b, "\n%d to call; estimated time %s.\n", p.Totals.ToCall, time.Duration(p.EstimateSeconds)*time.Second)
+	total := time.Duration(p.EstimateSeconds) * time.Second
+	fmt.Fprintf(&b, "\n%d to call: about %s of calling", p.Totals.ToCall, p.calling)
+	if total > p.calling+time.Minute && !p.now.IsZero() {
+		fmt.Fprintf(&b, "; with calling hours, done around %s (%s from now)", p.now.Add(total).Format("Mon 2 Jan 15:04 MST"), total.Round(time.Minute))
+	}
+	b.WriteString(".\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
