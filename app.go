@@ -56,6 +56,7 @@ First time? Run the local sandbox and log in to it:
 			authCommand(),
 			agentsCommand(),
 			sandboxCommand(),
+			completionCommand(),
 		},
 	}
 	// urfave/cli does not pass the app's OnUsageError down: a bad flag on a

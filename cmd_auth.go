@@ -52,9 +52,10 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 				},
 			},
 			{
-				Name:      "status",
-				Usage:     "show whether a token is saved and when it expires (never the token)",
-				ArgsUsage: "CAMPAIGN.yaml",
+				Name:        "status",
+				Usage:       "show whether a token is saved and when it expires (never the token)",
+				ArgsUsage:   "CAMPAIGN.yaml",
+				Description: "Example: callrun auth status campaign.yaml",
 				Action: func(c *cli.Context) error {
 					path, err := campaignArg(c)
 					if err != nil {
@@ -67,6 +68,10 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 				Name:      "refresh",
 				Usage:     "refresh the saved token now",
 				ArgsUsage: "CAMPAIGN.yaml",
+				Description: `Tokens refresh themselves when used; this is for checking that the saved
+refresh token still works. If the service refuses it, run callrun auth login again.
+
+Example: callrun auth refresh campaign.yaml`,
 				Action: func(c *cli.Context) error {
 					path, err := campaignArg(c)
 					if err != nil {
@@ -85,9 +90,10 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 				},
 			},
 			{
-				Name:      "logout",
-				Usage:     "delete the saved token",
-				ArgsUsage: "CAMPAIGN.yaml",
+				Name:        "logout",
+				Usage:       "delete the saved token",
+				ArgsUsage:   "CAMPAIGN.yaml",
+				Description: "Example: callrun auth logout campaign.yaml",
 				Action: func(c *cli.Context) error {
 					path, err := campaignArg(c)
 					if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/urfave/cli/v2"
 )
 
 // testCampaign writes a campaign file for a sandbox at baseURL into a
@@ -416,4 +418,75 @@ func TestExamplesPlanOffline(t *testing.T) {
 			t.Errorf("%s: plan %v %s", path, err, out.String())
 		}
 	}
+}
+
+// appOutput runs callrun with args and returns what it printed.
+func appOutput(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, &out
+	// urfave/cli's completion reads os.Args rather than its arguments.
+	oldArgs := os.Args
+	os.Args = append([]string{"callrun"}, args...)
+	defer func() { os.Args = oldArgs }()
+	if err := app.RunContext(context.Background(), os.Args); err != nil {
+		t.Fatalf("callrun %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String()
+}
+
+func TestVersionAndCompletion(t *testing.T) {
+	old := version
+	version = "v9.8.7"
+	t.Cleanup(func() { version = old })
+	if got := appOutput(t, "--version"); !strings.Contains(got, "callrun version v9.8.7") {
+		t.Errorf("--version printed %q", got)
+	}
+	words := strings.Fields(appOutput(t, "--generate-bash-completion"))
+	for _, want := range []string{"run", "plan", "status", "report", "init", "auth", "agents", "sandbox", "completion"} {
+		if !slices.Contains(words, want) {
+			t.Errorf("completion lacks %q: %v", want, words)
+		}
+	}
+	if got := appOutput(t, "run", "--re", "--generate-bash-completion"); !strings.Contains(got, "--retry-failed") {
+		t.Errorf("flag completion: %q", got)
+	}
+	for _, shell := range []string{"bash", "zsh"} {
+		var b bytes.Buffer
+		if err := writeCompletion(shell, &b); err != nil || !strings.Contains(b.String(), "--generate-bash-completion") {
+			t.Errorf("%s script: %v", shell, err)
+		}
+	}
+	if err := writeCompletion("fish", io.Discard); exitCode(context.Background(), err) != exitUsage {
+		t.Errorf("fish: %v", err)
+	}
+}
+
+// TestEveryCommandHelpHasPurposeAndExample: each command's help says what it
+// is for in one line and shows an example; the app's help lists exit codes.
+func TestEveryCommandHelpHasPurposeAndExample(t *testing.T) {
+	if got := appOutput(t, "--help"); !strings.Contains(got, "EXIT CODES") || !strings.Contains(got, "75") {
+		t.Errorf("app help lacks exit codes:\n%s", got)
+	}
+	var walk func(prefix []string, cmds []*cli.Command)
+	walk = func(prefix []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			path := append(slices.Clone(prefix), c.Name)
+			if c.Name == "help" {
+				continue
+			}
+			if c.Usage == "" || strings.Contains(c.Usage, "\n") {
+				t.Errorf("%s: usage must be one line: %q", strings.Join(path, " "), c.Usage)
+			}
+			if len(c.Subcommands) > 0 {
+				walk(path, c.Subcommands)
+				continue
+			}
+			if !strings.Contains(c.Description, "callrun ") || !strings.Contains(strings.ToLower(c.Description), "example") {
+				t.Errorf("%s: help has no example:\n%s", strings.Join(path, " "), c.Description)
+			}
+		}
+	}
+	walk(nil, newApp().Commands)
 }
