@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 )
 
@@ -48,6 +49,17 @@ func withExitCode(code int, err error) error {
 
 // usageError marks a mistake in how callrun was called.
 func usageError(err error) error { return withExitCode(exitUsage, err) }
+
+// message is what callrun prints for err: the error itself, or, for a
+// failure that only logging in mends, that sentence alone without the
+// steps that led to it.
+func message(err error) string {
+	var ae *apiclient.AuthError
+	if errors.As(err, &ae) {
+		return ae.Error()
+	}
+	return err.Error()
+}
 
 // exitCode maps the error a command returned to the process's exit code. It
 // is the one place that does so.

@@ -16,7 +16,7 @@ func main() {
 	code := exitCode(ctx, err)
 	stop()
 	if err != nil && code != exitOK {
-		fmt.Fprintln(os.Stderr, "callrun:", err)
+		fmt.Fprintln(os.Stderr, "callrun:", message(err))
 	}
 	os.Exit(code)
 }

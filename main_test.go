@@ -490,3 +490,23 @@ func TestEveryCommandHelpHasPurposeAndExample(t *testing.T) {
 	}
 	walk(nil, newApp().Commands)
 }
+
+func TestAuthFailuresPrintOneSentence(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	err := agentsList(context.Background(), path, "text", io.Discard)
+	if got := message(err); !strings.HasPrefix(got, "not logged in: run `callrun auth login") {
+		t.Errorf("not logged in: %q", got)
+	}
+	if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	srv.ExpireAccessTokens()
+	srv.RevokeRefreshTokens()
+	err = agentsList(context.Background(), path, "text", io.Discard)
+	if got := message(err); !strings.HasPrefix(got, "the service refused the saved refresh token; run `callrun auth login` again") {
+		t.Errorf("revoked: %q", got)
+	}
+	noSecrets(t, "revoked-token message", message(err))
+}

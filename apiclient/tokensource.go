@@ -83,8 +83,8 @@ func (s *FileTokenSource) Token(ctx context.Context) (*Token, error) {
 	tok, err := s.renew(ctx, now)
 	if err != nil {
 		if errors.Is(err, ErrReauthorize) || errors.Is(err, ErrNotLoggedIn) {
-			s.fatal = err
-			return nil, err
+			s.fatal = &AuthError{Err: err}
+			return nil, s.fatal
 		}
 		if ctx.Err() == nil {
 			s.failures++
@@ -98,6 +98,14 @@ func (s *FileTokenSource) Token(ctx context.Context) (*Token, error) {
 	s.tok = tok
 	return tok, nil
 }
+
+// AuthError is a failure that only a person can mend, by logging in again:
+// there is no token, or the service refused the saved one. Its message is
+// a whole sentence, meant to be shown on its own.
+type AuthError struct{ Err error }
+
+func (e *AuthError) Error() string { return e.Err.Error() }
+func (e *AuthError) Unwrap() error { return e.Err }
 
 // ForceRefresh refreshes the token now, even if it is still fresh. It is
 // what `callrun auth refresh` does.

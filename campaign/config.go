@@ -172,6 +172,9 @@ type LoadOptions struct {
 // Load reads, expands, checks and completes a campaign file. Any problem
 // is reported in a *[FileError] that names the file, the line and the key.
 func Load(path string, opts LoadOptions) (*File, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, &FileError{[]Problem{{File: path, Msg: "is a directory; give the campaign's .yaml file"}}}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &FileError{[]Problem{{File: path, Msg: readProblem(err)}}}
