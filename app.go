@@ -104,6 +104,11 @@ func setupLogging(c *cli.Context) error {
 func campaignArg(c *cli.Context) (string, error) {
 	full := c.Command.HelpName // "callrun agents list"
 	name := strings.TrimPrefix(full, "callrun ")
+	for _, a := range c.Args().Tail() {
+		if strings.HasPrefix(a, "-") {
+			return "", usageError(fmt.Errorf("%s: flags go before the campaign file: %s %s %s", name, full, a, c.Args().First()))
+		}
+	}
 	switch c.NArg() {
 	case 1:
 		return c.Args().First(), nil

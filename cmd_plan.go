@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -70,7 +72,18 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: time.Now()}
+	// Contacts the journal already settled count as done. Reading the state
+	// needs no lock: plan may run beside a run.
+	state, err := report.ReadState(filepath.Join(f.Path(f.StateDir), campaign.JournalFile))
+	if err != nil {
+		return err
+	}
+	defer state.Close()
+	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: time.Now(),
+		Done: func(c *campaign.Contact) bool {
+			st, ok := state.Status(report.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N})
+			return ok && st != report.Pending
+		}}
 	if o.offline {
 		opts.Agents = campaign.OfflineAgents(f.Agents)
 	} else {

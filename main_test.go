@@ -510,3 +510,32 @@ func TestAuthFailuresPrintOneSentence(t *testing.T) {
 	}
 	noSecrets(t, "revoked-token message", message(err))
 }
+
+// TestPlanCountsDoneFromTheJournal: after a canary run, plan counts the
+// contacts the journal settled as done, and the rest as to call.
+func TestPlanCountsDoneFromTheJournal(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	os.WriteFile(filepath.Join(filepath.Dir(path), "contacts.csv"), []byte("Phone,First Name\n+14155550132,Ada\n+12125550199,Grace\n+13125550182,Barbara\n"), 0o644)
+	if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCampaign(context.Background(), runOptions{path: path, limit: 2}, io.Discard); err != nil {
+		t.Fatalf("canary: %v", err)
+	}
+	var out bytes.Buffer
+	if err := runPlan(context.Background(), planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var plan campaign.Plan
+	if err := json.Unmarshal(out.Bytes(), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if plan.Totals.Done != 2 || plan.Totals.ToCall != 1 || plan.Totals.Rows != 3 {
+		t.Errorf("totals = %+v, want 2 done and 1 to call", plan.Totals)
+	}
+	if n := len(srv.Placed()); n != 2 {
+		t.Errorf("%d calls placed by a --limit 2 run", n)
+	}
+}
