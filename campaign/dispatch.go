@@ -53,7 +53,7 @@ type RunOptions struct {
 	Now            func() time.Time
 	Sleep          func(ctx context.Context, d time.Duration) error // waiting outside calling hours; default real sleep
 
-	// Started, if set, is called after each contact's attempt is settled
+	// Settled, if set, is called after each contact's attempt is settled
 	// (sent, failed, uncertain or left pending), for progress display.
 	Settled func(status report.Status)
 	Logf    func(format string, args ...any)
@@ -261,6 +261,18 @@ func (r *runner) gate(ctx context.Context, c *Contact) (bool, error) {
 	}
 }
 
+// inHours reports whether the calling window is open for c now; always
+// without hours:.
+func (r *runner) inHours(c *Contact) bool {
+	switch {
+	case r.win == nil:
+		return true
+	case r.win.Contact:
+		return r.win.OpenAll(r.opts.Now(), ContactZones(c))
+	}
+	return r.win.OpenIn(r.opts.Now(), r.win.Loc)
+}
+
 // work calls one contact, retrying only what provably did not reach the
 // service.
 func (r *runner) work(ctx, gctx context.Context, j job) error {
@@ -273,16 +285,26 @@ func (r *runner) work(ctx, gctx context.Context, j job) error {
 	for attempt := j.prior + 1; ; attempt++ {
 		// Wait for our turn: the pool's pause after a 429, then the rate.
 		// A signal here means nothing was sent: the contact stays pending.
-		if err := r.waitPause(ctx); err != nil {
-			r.interrupted.Store(true)
-			return nil
-		}
-		if err := r.limiter.Wait(ctx); err != nil {
+		if err := r.waitTurn(ctx); err != nil {
 			r.interrupted.Store(true)
 			return nil
 		}
 		if gctx.Err() != nil {
 			return nil // another worker failed; its error is the run's
+		}
+		if !r.inHours(c) {
+			// The window closed while the contact waited for its turn or
+			// for a retry: sending now would phone someone outside calling
+			// hours. Nothing was sent; it stays pending for a later run.
+			r.count(func(res *RunResult) {
+				res.Pending++
+				if r.win.Contact {
+					res.Deferred++
+				}
+			})
+			r.opts.Settled(report.Pending)
+			r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", c.Phone, sheet, c.Row)
+			return nil
 		}
 		rec := base
 		rec.Type, rec.Attempt, rec.At = report.TypeIntent, attempt, r.opts.Now()
@@ -298,6 +320,7 @@ func (r *runner) work(ctx, gctx context.Context, j job) error {
 		outcome := apiclient.Classify(err)
 		rec.Type, rec.At = report.TypeOutcome, r.opts.Now()
 		var settled report.Status
+		var wait time.Duration // before the next attempt, when retryable
 		switch outcome {
 		case apiclient.Sent:
 			rec.Status, rec.HTTP, rec.Body = report.OutcomeSent, resp.StatusCode, resp.Body
@@ -310,6 +333,15 @@ func (r *runner) work(ctx, gctx context.Context, j job) error {
 			settled = report.Uncertain
 		default: // Retryable: provably not sent
 			rec.Status, rec.HTTP, rec.Reason, rec.Body = report.OutcomeRetry, apiclient.StatusCode(err), retryReason(err), errorBody(err)
+			wait = r.backoff(attempt - j.prior)
+			if ra := apiclient.RetryAfter(err); ra > 0 {
+				wait = min(ra, r.opts.MaxRetryAfter)
+			}
+			if apiclient.StatusCode(err) == http.StatusTooManyRequests {
+				// The service is saying "all of you, slow down": hold the
+				// pool back now, not after the journal write.
+				r.pause(wait)
+			}
 		}
 		if jerr := r.opts.Journal.Append(rec); jerr != nil {
 			return fmt.Errorf("writing the journal after calling %s (sheet %s row %d; its outcome, %s, is recorded as uncertain): %w", c.Phone, sheet, c.Row, rec.Status, jerr)
@@ -329,13 +361,6 @@ func (r *runner) work(ctx, gctx context.Context, j job) error {
 			return nil
 		}
 		// Retryable.
-		wait := r.backoff(attempt - j.prior)
-		if ra := apiclient.RetryAfter(err); ra > 0 {
-			wait = min(ra, r.opts.MaxRetryAfter)
-		}
-		if apiclient.StatusCode(err) == http.StatusTooManyRequests {
-			r.pause(wait) // the service is saying "all of you, slow down"
-		}
 		if attempt-j.prior >= r.opts.MaxAttempts || ctx.Err() != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
 			r.opts.Settled(report.Pending)
@@ -347,6 +372,7 @@ func (r *runner) work(ctx, gctx context.Context, j job) error {
 		}
 		if err := sleep(ctx, wait); err != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
+			r.opts.Settled(report.Pending)
 			r.interrupted.Store(true)
 			return nil
 		}
@@ -355,6 +381,27 @@ func (r *runner) work(ctx, gctx context.Context, j job) error {
 
 func (r *runner) backoff(n int) time.Duration {
 	return jitter(min(r.opts.RetryPause<<min(n-1, 10), r.opts.MaxRetryAfter))
+}
+
+// waitTurn waits until this worker may send a call start: no pool-wide
+// pause is in force and the rate limiter grants one. A 429 that another
+// worker gets while this one waits for the limiter holds this one back
+// too: it waits out the pause and takes a new turn.
+func (r *runner) waitTurn(ctx context.Context) error {
+	for {
+		if err := r.waitPause(ctx); err != nil {
+			return err
+		}
+		if err := r.limiter.Wait(ctx); err != nil {
+			return err
+		}
+		r.pauseMu.Lock()
+		paused := time.Now().Before(r.pauseUntil)
+		r.pauseMu.Unlock()
+		if !paused {
+			return nil
+		}
+	}
 }
 
 // pause holds every worker back for d.

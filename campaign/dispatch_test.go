@@ -1,0 +1,1110 @@
+package campaign
+
+// Tests of Run against the sandbox: real HTTP on loopback, the real
+// apiclient.Client with a FileTokenSource, a real journal in a temporary
+// directory. They assert from the sandbox's ledger (what the "service"
+// really received and placed) and from the journal, never from Run's own
+// counters alone.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report"
+	"golang.org/x/time/rate"
+)
+
+// dtRunTimeout bounds every Run of these tests: a hang fails the test
+// instead of the whole package.
+const dtRunTimeout = 30 * time.Second
+
+// dtEnv is a campaign on disk, a sandbox, and a client logged in to it,
+// with the campaign's agents ensured and their call endpoints read: what
+// `callrun run` has in hand when it calls campaign.Run.
+type dtEnv struct {
+	t       *testing.T
+	dir     string
+	srv     *sandbox.Server
+	client  *apiclient.Client
+	f       *File
+	agents  []AgentPlan
+	eps     []*apiclient.CallEndpoint
+	norm    *PhoneNormalizer
+	sup     *Suppression
+	journal string
+
+	// journalClosed is set by a test that closes the journal itself, so
+	// that run does not report the second Close.
+	journalClosed atomic.Bool
+}
+
+// dtCampaign is a one-agent campaign over leads.csv (columns Phone and
+// First Name) at the given pace; extra is appended (hours:, ...).
+func dtCampaign(perSecond float64, concurrency int, extra string) string {
+	return fmt.Sprintf(`name: dispatch-test
+agents:
+  - name: Alpha
+    prompt: Say hello.
+sheets:
+  - file: leads.csv
+    agent: Alpha
+    fields: {phone_number: Phone, first_name: First Name}
+region: US
+pace: {per_second: %v, burst: 1, concurrency: %d}
+%s`, perSecond, concurrency, extra)
+}
+
+// dtPhone is the i-th test number: valid NANP numbers in New York.
+func dtPhone(i int) string { return fmt.Sprintf("+1212201%04d", i) }
+
+// dtSheet is a sheet of n contacts, dtPhone(0) to dtPhone(n-1).
+func dtSheet(n int) string {
+	var b strings.Builder
+	b.WriteString("Phone,First Name\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%s,Name %d\n", dtPhone(i), i)
+	}
+	return b.String()
+}
+
+func dtWrite(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dtSandbox is sandboxClient (agents_test.go) with a transport of the
+// test's own, whose idle connections are closed before the sandbox: a
+// connection the transport dialled but never used would otherwise hold
+// the sandbox's Close (http.Server.Shutdown) for five seconds.
+func dtSandbox(t *testing.T, opts sandbox.Options) (*sandbox.Server, *apiclient.Client) {
+	t.Helper()
+	srv := sandbox.NewServer(opts)
+	t.Cleanup(srv.Close)
+	tr := apiclient.DefaultTransport()
+	t.Cleanup(tr.CloseIdleConnections) // runs before srv.Close
+	o := &apiclient.OAuth{BaseURL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
+		RedirectURI: "http://127.0.0.1/cb", HTTPClient: &http.Client{Transport: tr}}
+	tokens := apiclient.NewFileTokenSource(o, &apiclient.TokenFile{Path: filepath.Join(t.TempDir(), "tok.json")})
+	if _, err := tokens.Login(context.Background(), sandbox.DefaultCode); err != nil {
+		t.Fatal(err)
+	}
+	c, err := apiclient.New(srv.URL, tokens, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, c
+}
+
+// newDtEnv writes the campaign file and its sheets to a temporary
+// directory, starts a sandbox with sb and prepares the run.
+func newDtEnv(t *testing.T, sb sandbox.Options, campaignYAML string, files map[string]string) *dtEnv {
+	t.Helper()
+	srv, client := dtSandbox(t, sb)
+	return dtPrepare(t, srv, client, t.TempDir(), campaignYAML, files)
+}
+
+// dtPrepare does what `callrun run` does before Run: load and check the
+// campaign file, ensure the agents (creating them on the sandbox), wait
+// until they are ready, read their call endpoints and the suppression
+// files.
+func dtPrepare(t *testing.T, srv *sandbox.Server, client *apiclient.Client, dir, campaignYAML string, files map[string]string) *dtEnv {
+	t.Helper()
+	for name, content := range files {
+		dtWrite(t, filepath.Join(dir, name), content)
+	}
+	path := filepath.Join(dir, "campaign.yaml")
+	dtWrite(t, path, campaignYAML)
+	f, err := Load(path, LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CheckSheets(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	agents, err := EnsureAgents(ctx, client, f.Agents, EnsureOptions{Pause: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WaitReady(ctx, client, agents, time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	eps := make([]*apiclient.CallEndpoint, len(agents))
+	for i, a := range agents {
+		if eps[i], err = client.GetCallEndpoint(ctx, a.AgentID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	norm := NewPhoneNormalizer()
+	sup, err := f.LoadSuppression(ctx, norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stateDir := f.Path(f.StateDir)
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &dtEnv{t: t, dir: dir, srv: srv, client: client, f: f, agents: agents, eps: eps, norm: norm, sup: sup,
+		journal: filepath.Join(stateDir, JournalFile)}
+}
+
+// reload reads the campaign file and its sheets again (after a test
+// rewrote a sheet), keeping the agents and endpoints.
+func (e *dtEnv) reload() {
+	e.t.Helper()
+	f, err := Load(e.f.Source, LoadOptions{Offline: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := f.CheckSheets(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.f = f
+}
+
+// run opens the journal, as one process of `callrun run` would, and runs
+// the campaign with fast retry tuning; tune may change the options.
+func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, error) {
+	e.t.Helper()
+	j, st, err := report.OpenJournal(e.journal)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer st.Close()
+	opts := RunOptions{
+		Calls: e.client, Agents: e.agents, Endpoints: e.eps, Journal: j, State: st, Norm: e.norm, Suppress: e.sup,
+		RetryPause: 5 * time.Millisecond, MaxRetryAfter: 50 * time.Millisecond, RequestTimeout: 10 * time.Second,
+		Logf: func(format string, args ...any) { e.t.Logf(format, args...) },
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	limiter := rate.NewLimiter(rate.Limit(e.f.Pace.PerSecond), e.f.Pace.Burst)
+	rctx, cancel := context.WithTimeout(ctx, dtRunTimeout)
+	defer cancel()
+	res, err := Run(rctx, e.f, limiter, opts)
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		e.t.Fatalf("Run did not end within %s", dtRunTimeout)
+	}
+	if cerr := j.Close(); cerr != nil && !e.journalClosed.Load() {
+		e.t.Errorf("closing the journal: %v", cerr)
+	}
+	return res, err
+}
+
+// mustRun is run for a run that must end cleanly.
+func (e *dtEnv) mustRun(tune func(*RunOptions)) *RunResult {
+	e.t.Helper()
+	res, err := e.run(context.Background(), tune)
+	if err != nil {
+		e.t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+// state replays the journal file from disk, as `callrun status` does.
+func (e *dtEnv) state() *report.State {
+	e.t.Helper()
+	st, err := report.ReadState(e.journal)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// entry is what the journal on disk says about a phone of agent Alpha.
+func (e *dtEnv) entry(phone string) (report.Entry, bool) {
+	return e.state().Lookup(report.Key{Agent: e.f.Agents[0].Name, Phone: phone})
+}
+
+// records returns every record of the journal file.
+func (e *dtEnv) records() []report.Record {
+	e.t.Helper()
+	fh, err := os.Open(e.journal)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []report.Record
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r report.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			e.t.Fatalf("journal line %q: %v", sc.Text(), err)
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// intents counts the intent records of each phone in the journal file.
+func (e *dtEnv) intents() map[string]int {
+	n := map[string]int{}
+	for _, r := range e.records() {
+		if r.Type == report.TypeIntent {
+			n[r.Phone]++
+		}
+	}
+	return n
+}
+
+// dtPlaced counts the placed calls of each phone in the sandbox's ledger.
+func dtPlaced(srv *sandbox.Server) map[string]int {
+	n := map[string]int{}
+	for _, c := range srv.Placed() {
+		n[c.Form.Get("phone_number")]++
+	}
+	return n
+}
+
+// dtReceived counts the call-start requests the sandbox received for each
+// phone, leaving out those it refused with 401: the client's transport
+// sends a request again after a 401 and a refresh, within one attempt.
+func dtReceived(srv *sandbox.Server) map[string]int {
+	n := map[string]int{}
+	for _, c := range srv.Calls() {
+		if c.Status != 401 {
+			n[c.Form.Get("phone_number")]++
+		}
+	}
+	return n
+}
+
+// checkIntentBeforeSend checks the at-most-once bookkeeping against the
+// ledger: every request the sandbox received for a phone (other than a
+// 401 the transport answered by sending again) has an intent of its own
+// in the journal, and no phone was placed twice unless maxPlaced allows.
+func (e *dtEnv) checkIntentBeforeSend(maxPlaced int) {
+	e.t.Helper()
+	intents := e.intents()
+	for phone, n := range dtReceived(e.srv) {
+		if n > intents[phone] {
+			e.t.Errorf("%s: the sandbox received %d call starts but the journal holds %d intents", phone, n, intents[phone])
+		}
+	}
+	for phone, n := range dtPlaced(e.srv) {
+		if n > maxPlaced {
+			e.t.Errorf("%s was placed %d times", phone, n)
+		}
+	}
+}
+
+// checkPlacedOnce checks that each of the first n test numbers was placed
+// exactly once and that nothing else was.
+func (e *dtEnv) checkPlacedOnce(n int) {
+	e.t.Helper()
+	placed := dtPlaced(e.srv)
+	for i := range n {
+		if placed[dtPhone(i)] != 1 {
+			e.t.Errorf("%s placed %d times, want 1", dtPhone(i), placed[dtPhone(i)])
+		}
+	}
+	if len(placed) != n {
+		e.t.Errorf("%d numbers placed, want %d", len(placed), n)
+	}
+	e.checkIntentBeforeSend(1)
+}
+
+// checkCounts compares the journal's counts with want (statuses not in
+// want must be 0).
+func (e *dtEnv) checkCounts(want map[report.Status]int) {
+	e.t.Helper()
+	got := e.state().Counts()
+	for st, n := range got {
+		if n != want[st] {
+			e.t.Errorf("journal: %d %s, want %d (all counts %v)", n, st, want[st], got)
+		}
+	}
+}
+
+func TestRunCleanSendsEachContactOnce(t *testing.T) {
+	const n = 25
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(500, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	var settled atomic.Int32
+	res := e.mustRun(func(o *RunOptions) { o.Settled = func(report.Status) { settled.Add(1) } })
+	if res.Started != n || res.Sent != n || res.Failed+res.Uncertain+res.Pending+res.Skipped != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if settled.Load() != n {
+		t.Errorf("Settled called %d times, want %d", settled.Load(), n)
+	}
+	e.checkPlacedOnce(n)
+	if got := len(e.srv.Calls()); got != n {
+		t.Errorf("the sandbox received %d call starts for %d contacts", got, n)
+	}
+	for _, c := range e.srv.Placed() { // the form as the sheet says
+		var i int
+		fmt.Sscanf(c.Form.Get("phone_number"), "+1212201%04d", &i)
+		if c.Form.Get("first_name") != fmt.Sprintf("Name %d", i) || len(c.Form) != 2 {
+			t.Errorf("form sent: %v", c.Form)
+		}
+	}
+	e.checkCounts(map[report.Status]int{report.Sent: n})
+	en, _ := e.entry(dtPhone(0))
+	if en.Attempts != 1 || en.HTTP != 200 || en.AgentID != e.agents[0].AgentID || !strings.Contains(en.Body, `"call_id"`) {
+		t.Errorf("journal entry %+v", en)
+	}
+
+	// A second run over the same journal finds everything settled.
+	res = e.mustRun(nil)
+	if res.Started != 0 || res.Skipped != n {
+		t.Errorf("second run: %+v", res)
+	}
+	if got := len(e.srv.Calls()); got != n {
+		t.Errorf("the second run sent %d call starts", got-n)
+	}
+}
+
+func TestRun429StormRetriesUntilAllSent(t *testing.T) {
+	const n = 20
+	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share429: 0.5, RetryAfter: time.Second, Seed: 7}},
+		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	res := e.mustRun(func(o *RunOptions) {
+		o.MaxAttempts = 60                      // 0.5^60: never exhausted by chance
+		o.MaxRetryAfter = 20 * time.Millisecond // caps the sandbox's Retry-After: 1
+	})
+	if res.Sent != n || res.Pending != 0 {
+		t.Errorf("result %+v", res)
+	}
+	e.checkPlacedOnce(n)
+	got429 := 0
+	for _, c := range e.srv.Calls() {
+		if c.Outcome == "429" {
+			got429++
+		}
+	}
+	if got429 == 0 || got429 != e.srv.Stats().Faults.Injected429 {
+		t.Errorf("%d 429s in the ledger, %d injected; the storm did not happen", got429, e.srv.Stats().Faults.Injected429)
+	}
+	// Every 429 was an attempt of its own, with its own intent: the
+	// journal's attempts add up to the ledger's requests.
+	received := dtReceived(e.srv)
+	for i := range n {
+		en, _ := e.entry(dtPhone(i))
+		if en.Status != report.Sent || en.Attempts != received[dtPhone(i)] {
+			t.Errorf("%s: %s after %d attempts; the sandbox received %d", dtPhone(i), en.Status, en.Attempts, received[dtPhone(i)])
+		}
+	}
+}
+
+// TestRun429PausesThePool checks that a 429 holds back every worker, not
+// just the one that got it. The first call start is answered 429 with
+// Retry-After: 1 and the fault is then switched off. Four workers share a
+// limiter of 2 per second, so without a pool-wide pause the next worker
+// would send half a second after the 429; with it, nobody sends until a
+// second has passed since the 429 reached the client, which is after the
+// sandbox received the refused request.
+func TestRun429PausesThePool(t *testing.T) {
+	const n = 4
+	var srvp atomic.Pointer[sandbox.Server]
+	sb := sandbox.Options{
+		Faults: sandbox.Faults{Share429: 1, RetryAfter: time.Second},
+		Logf: func(format string, args ...any) {
+			if s := srvp.Load(); s != nil && strings.HasSuffix(fmt.Sprintf(format, args...), "-> 429") {
+				s.SetFaults(sandbox.Faults{}) // one 429, then calm
+			}
+		},
+	}
+	srv, client := dtSandbox(t, sb)
+	srvp.Store(srv)
+	e := dtPrepare(t, srv, client, t.TempDir(), dtCampaign(2, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	e.mustRun(func(o *RunOptions) { o.MaxRetryAfter = 5 * time.Second })
+	e.checkPlacedOnce(n)
+
+	calls := srv.Calls()
+	var first *sandbox.Call
+	for i := range calls {
+		if calls[i].Outcome == "429" {
+			first = &calls[i]
+			break
+		}
+	}
+	if first == nil {
+		t.Fatal("no 429 in the ledger")
+	}
+	const pause = time.Second // Retry-After: 1
+	for _, c := range calls {
+		if d := c.ReceivedAt.Sub(first.ReceivedAt); d > 0 && d < pause-50*time.Millisecond {
+			t.Errorf("call #%d (%s, %s) was received %s after the 429 of call #%d: the pool did not pause for Retry-After",
+				c.Seq, c.Form.Get("phone_number"), c.Outcome, d.Round(time.Millisecond), first.Seq)
+		}
+	}
+}
+
+func TestRun503sAreRetried(t *testing.T) {
+	const n = 20
+	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share503: 0.5, Seed: 3}},
+		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	res := e.mustRun(func(o *RunOptions) { o.MaxAttempts = 60 })
+	if res.Sent != n || res.Pending != 0 {
+		t.Errorf("result %+v", res)
+	}
+	e.checkPlacedOnce(n)
+	if e.srv.Stats().Faults.Injected503 == 0 {
+		t.Error("no 503 was injected")
+	}
+	if got, want := len(e.srv.Calls()), n+e.srv.Stats().Faults.Injected503; got != want {
+		t.Errorf("%d call starts received, want %d (one per contact and one per 503)", got, want)
+	}
+	e.checkCounts(map[report.Status]int{report.Sent: n})
+}
+
+// TestRun503sExhaustedLeavePending: a contact that got only 503s is
+// provably unsent: it stays pending, and the next run sends it.
+func TestRun503sExhaustedLeavePending(t *testing.T) {
+	const n = 3
+	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share503: 1}},
+		dtCampaign(1000, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
+	res := e.mustRun(func(o *RunOptions) { o.MaxAttempts = 3 })
+	if res.Pending != n || res.Started != n || res.Sent != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if got := len(e.srv.Calls()); got != 3*n || len(e.srv.Placed()) != 0 {
+		t.Errorf("%d call starts received, %d placed; want %d and 0", got, len(e.srv.Placed()), 3*n)
+	}
+	e.checkCounts(map[report.Status]int{report.Pending: n})
+	if en, _ := e.entry(dtPhone(0)); en.HTTP != 503 || en.Attempts != 3 || !strings.Contains(en.Reason, "503") {
+		t.Errorf("journal entry %+v", en)
+	}
+
+	e.srv.SetFaults(sandbox.Faults{})
+	res = e.mustRun(nil)
+	if res.Sent != n {
+		t.Errorf("second run: %+v", res)
+	}
+	e.checkPlacedOnce(n)
+	if en, _ := e.entry(dtPhone(0)); en.Attempts != 4 {
+		t.Errorf("attempts %d, want 4 (three 503s, then sent)", en.Attempts)
+	}
+}
+
+// TestRun500AfterPlacingIsUncertain: a 500 may come after the call was
+// placed (the sandbox does place it), so the contact is uncertain and
+// only a person, with RetryUncertain, sends it again.
+func TestRun500AfterPlacingIsUncertain(t *testing.T) {
+	const n = 5
+	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share500: 1}},
+		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	res := e.mustRun(nil)
+	if res.Uncertain != n || res.Started != n || res.Sent+res.Pending != 0 {
+		t.Errorf("result %+v", res)
+	}
+	e.checkPlacedOnce(n)
+	if got := len(e.srv.Calls()); got != n {
+		t.Errorf("%d call starts for %d contacts: an uncertain one was retried", got, n)
+	}
+	e.checkCounts(map[report.Status]int{report.Uncertain: n})
+	if en, _ := e.entry(dtPhone(0)); en.HTTP != 500 || !strings.Contains(en.Reason, "may have started") || !strings.Contains(en.Body, "internal_error") {
+		t.Errorf("journal entry %+v", en)
+	}
+
+	res = e.mustRun(nil) // uncertain is never sent again automatically
+	if res.Started != 0 || res.Skipped != n || len(e.srv.Calls()) != n {
+		t.Errorf("second run: %+v, %d call starts", res, len(e.srv.Calls()))
+	}
+
+	// A person decided: the one deliberate double call.
+	e.srv.SetFaults(sandbox.Faults{})
+	res = e.mustRun(func(o *RunOptions) { o.RetryUncertain = true })
+	if res.Sent != n || res.Started != n {
+		t.Errorf("retry-uncertain run: %+v", res)
+	}
+	placed := dtPlaced(e.srv)
+	for i := range n {
+		if placed[dtPhone(i)] != 2 {
+			t.Errorf("%s placed %d times, want 2", dtPhone(i), placed[dtPhone(i)])
+		}
+		if en, _ := e.entry(dtPhone(i)); en.Status != report.Sent || en.Attempts != 2 {
+			t.Errorf("%s: %s after %d attempts", dtPhone(i), en.Status, en.Attempts)
+		}
+	}
+	e.checkIntentBeforeSend(2)
+}
+
+// TestRunDroppedConnectionIsUncertain: a connection closed after the
+// request was written leaves the client not knowing, whether the sandbox
+// closed it after placing the call or before: both are uncertain and
+// neither is sent again.
+func TestRunDroppedConnectionIsUncertain(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		faults sandbox.Faults
+		placed int
+	}{
+		{"after placing", sandbox.Faults{ShareDrop: 1}, 1},
+		{"before placing", sandbox.Faults{ShareDropBefore: 1}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 4
+			e := newDtEnv(t, sandbox.Options{Faults: tc.faults}, dtCampaign(1000, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
+			res := e.mustRun(nil)
+			if res.Uncertain != n || res.Sent+res.Pending != 0 {
+				t.Errorf("result %+v", res)
+			}
+			if got := len(e.srv.Calls()); got != n {
+				t.Errorf("%d call starts for %d contacts: a dropped one was sent again", got, n)
+			}
+			received, placed := dtReceived(e.srv), dtPlaced(e.srv)
+			for i := range n {
+				if received[dtPhone(i)] != 1 || placed[dtPhone(i)] != tc.placed {
+					t.Errorf("%s: received %d, placed %d", dtPhone(i), received[dtPhone(i)], placed[dtPhone(i)])
+				}
+			}
+			e.checkIntentBeforeSend(1)
+			e.checkCounts(map[report.Status]int{report.Uncertain: n})
+			if en, _ := e.entry(dtPhone(0)); en.HTTP != 0 || !strings.Contains(en.Reason, "no answer after the request was sent") {
+				t.Errorf("journal entry %+v", en)
+			}
+
+			e.srv.SetFaults(sandbox.Faults{})
+			if res := e.mustRun(nil); res.Started != 0 || len(e.srv.Calls()) != n {
+				t.Errorf("second run: %+v", res)
+			}
+		})
+	}
+}
+
+// TestRunTimeoutIsUncertain: a call start that got no answer before the
+// request timeout had been written: the service may be placing it. It is
+// uncertain and not sent again.
+func TestRunTimeoutIsUncertain(t *testing.T) {
+	const n = 3
+	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 5 * time.Second}},
+		dtCampaign(1000, 3, ""), map[string]string{"leads.csv": dtSheet(n)})
+	res := e.mustRun(func(o *RunOptions) { o.RequestTimeout = 100 * time.Millisecond })
+	if res.Uncertain != n || res.Sent+res.Pending != 0 {
+		t.Errorf("result %+v", res)
+	}
+	received := dtReceived(e.srv)
+	for i := range n {
+		if received[dtPhone(i)] != 1 {
+			t.Errorf("%s received %d times, want 1", dtPhone(i), received[dtPhone(i)])
+		}
+	}
+	e.checkCounts(map[report.Status]int{report.Uncertain: n})
+	if en, _ := e.entry(dtPhone(0)); !strings.Contains(en.Reason, "no answer after the request was sent") {
+		t.Errorf("journal entry %+v", en)
+	}
+	e.srv.SetFaults(sandbox.Faults{})
+	if res := e.mustRun(nil); res.Started != 0 || len(e.srv.Calls()) != n {
+		t.Errorf("second run: %+v, %d call starts", res, len(e.srv.Calls()))
+	}
+	e.checkIntentBeforeSend(1)
+}
+
+// TestRunDialErrorsAreRetried: a call start that could not connect never
+// left this machine: it is tried again (here until the attempts run out,
+// leaving it pending), and the next run sends it.
+func TestRunDialErrorsAreRetried(t *testing.T) {
+	const n = 3
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 3, ""), map[string]string{"leads.csv": dtSheet(n)})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close() // nothing listens there now: connections are refused
+	live := e.eps
+	dead := *live[0]
+	dead.URL = strings.Replace(dead.URL, strings.TrimPrefix(e.srv.URL, "http://"), closed, 1)
+	e.eps = []*apiclient.CallEndpoint{&dead}
+	res := e.mustRun(func(o *RunOptions) { o.MaxAttempts = 3 })
+	if res.Pending != n || res.Uncertain+res.Sent != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if len(e.srv.Calls()) != 0 {
+		t.Errorf("the sandbox received %d call starts", len(e.srv.Calls()))
+	}
+	if en, _ := e.entry(dtPhone(0)); en.Status != report.Pending || en.Attempts != 3 || !strings.Contains(en.Reason, "never left this machine") {
+		t.Errorf("journal entry %+v", en)
+	}
+
+	e.eps = live
+	if res := e.mustRun(nil); res.Sent != n {
+		t.Errorf("second run: %+v", res)
+	}
+	e.checkPlacedOnce(n)
+}
+
+// TestRunRefusedIsFailed: the sandbox refuses calls to a pending agent
+// with 409. Failed contacts are not sent again, except with RetryFailed.
+func TestRunRefusedIsFailed(t *testing.T) {
+	const n = 4
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
+	id := e.agents[0].AgentID
+	e.srv.SetAgentStatus(id, "pending") // after WaitReady: the service changed its mind
+	res := e.mustRun(nil)
+	if res.Failed != n || res.Started != n || res.Sent+res.Uncertain+res.Pending != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if got := len(e.srv.Calls()); got != n || len(e.srv.Placed()) != 0 {
+		t.Errorf("%d call starts, %d placed; want %d and 0", got, len(e.srv.Placed()), n)
+	}
+	e.checkCounts(map[report.Status]int{report.Failed: n})
+	if en, _ := e.entry(dtPhone(0)); en.HTTP != 409 || en.Reason != "the service refused the call" || !strings.Contains(en.Body, "agent_not_active") {
+		t.Errorf("journal entry %+v", en)
+	}
+
+	res = e.mustRun(nil)
+	if res.Started != 0 || res.Skipped != n || len(e.srv.Calls()) != n {
+		t.Errorf("second run: %+v", res)
+	}
+
+	e.srv.SetAgentStatus(id, "active")
+	res = e.mustRun(func(o *RunOptions) { o.RetryFailed = true })
+	if res.Sent != n {
+		t.Errorf("retry-failed run: %+v", res)
+	}
+	e.checkPlacedOnce(n)
+	e.checkCounts(map[report.Status]int{report.Sent: n})
+}
+
+// TestRunTokensExpireMidRun: access tokens live one second and refresh
+// tokens rotate; the run outlives several tokens, and every 60 contacts
+// the sandbox also forgets every access token at once, so that the
+// workers get 401s together and must share one refresh. Every contact is
+// still placed exactly once.
+func TestRunTokensExpireMidRun(t *testing.T) {
+	const n = 300
+	e := newDtEnv(t, sandbox.Options{AccessTokenLifetime: time.Second},
+		dtCampaign(120, 8, ""), map[string]string{"leads.csv": dtSheet(n)})
+	var settled atomic.Int32
+	res := e.mustRun(func(o *RunOptions) {
+		o.Settled = func(report.Status) {
+			if settled.Add(1)%60 == 0 {
+				e.srv.ExpireAccessTokens()
+			}
+		}
+	})
+	if res.Sent != n {
+		t.Errorf("result %+v", res)
+	}
+	e.checkPlacedOnce(n)
+	st := e.srv.Stats()
+	if st.Refreshes < 2 {
+		t.Errorf("%d refreshes; the run should have outlived several tokens", st.Refreshes)
+	}
+	if st.Unauthorized == 0 {
+		t.Error("no call start was answered 401 after the tokens were expired")
+	}
+	if st.TokenErrors != 0 {
+		t.Errorf("%d failed token requests: a rotated refresh token was used twice?", st.TokenErrors)
+	}
+	e.checkCounts(map[report.Status]int{report.Sent: n})
+}
+
+// dtClock is a fake clock; Sleep advances it.
+type dtClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func (c *dtClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *dtClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+func (c *dtClock) Sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+func dtNewYork(t *testing.T) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	return loc
+}
+
+const dtWeekdayHours = `hours: {timezone: America/New_York, days: [mon, tue, wed, thu, fri], start: "09:00", end: "17:00"}
+`
+
+// TestRunWaitsForCallingHours: started on a Saturday, the run sleeps until
+// Monday 09:00 in the campaign's zone, then calls.
+func TestRunWaitsForCallingHours(t *testing.T) {
+	const n = 3
+	ny := dtNewYork(t)
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, dtWeekdayHours), map[string]string{"leads.csv": dtSheet(n)})
+	clock := &dtClock{now: time.Date(2025, 1, 4, 12, 0, 0, 0, ny)} // Saturday noon
+	monday := time.Date(2025, 1, 6, 9, 0, 0, 0, ny)
+	res := e.mustRun(func(o *RunOptions) {
+		o.Now, o.Sleep = clock.Now, clock.Sleep
+		o.Until = monday.Add(time.Hour) // the window opens before Until: wait
+	})
+	if s := clock.Sleeps(); len(s) != 1 || s[0] != monday.Sub(time.Date(2025, 1, 4, 12, 0, 0, 0, ny)) {
+		t.Errorf("slept %v, want once for 45h", s)
+	}
+	if res.Sent != n {
+		t.Errorf("result %+v", res)
+	}
+	e.checkPlacedOnce(n)
+	if en, _ := e.entry(dtPhone(0)); !en.FirstAt.Equal(monday) {
+		t.Errorf("first attempt at %v, want %v", en.FirstAt, monday)
+	}
+}
+
+// TestRunRetryAfterHoursIsNotSent: a contact whose call start got a 503
+// just before the window closed is not retried after it closed: the
+// retry would phone someone outside calling hours. It is left pending.
+func TestRunRetryAfterHoursIsNotSent(t *testing.T) {
+	ny := dtNewYork(t)
+	clock := &dtClock{now: time.Date(2025, 1, 6, 16, 59, 0, 0, ny)} // Monday, a minute before closing
+	var srvp atomic.Pointer[sandbox.Server]
+	sb := sandbox.Options{
+		Faults: sandbox.Faults{Share503: 1},
+		Logf: func(format string, args ...any) {
+			if s := srvp.Load(); s != nil && strings.HasSuffix(fmt.Sprintf(format, args...), "-> 503") {
+				clock.mu.Lock()
+				clock.now = clock.now.Add(2 * time.Minute) // time passes during the Retry-After
+				clock.mu.Unlock()
+				s.SetFaults(sandbox.Faults{})
+			}
+		},
+	}
+	srv, client := dtSandbox(t, sb)
+	srvp.Store(srv)
+	e := dtPrepare(t, srv, client, t.TempDir(), dtCampaign(1000, 1, dtWeekdayHours), map[string]string{"leads.csv": dtSheet(1)})
+	res := e.mustRun(func(o *RunOptions) {
+		o.Now, o.Sleep = clock.Now, clock.Sleep
+		o.Until = clock.Now().Add(time.Hour) // do not wait for Tuesday
+	})
+	if len(srv.Placed()) != 0 || len(srv.Calls()) != 1 {
+		t.Errorf("%d call starts, %d placed after the window closed at 17:00", len(srv.Calls()), len(srv.Placed()))
+	}
+	if res.Pending != 1 || res.Sent != 0 {
+		t.Errorf("result %+v", res)
+	}
+	e.checkCounts(map[report.Status]int{report.Pending: 1})
+}
+
+// TestRunOutsideHoursUntil: with Until before the window opens, the run
+// stops at once with ErrOutsideHours and sends nothing.
+func TestRunOutsideHoursUntil(t *testing.T) {
+	const n = 3
+	ny := dtNewYork(t)
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, dtWeekdayHours), map[string]string{"leads.csv": dtSheet(n)})
+	clock := &dtClock{now: time.Date(2025, 1, 4, 12, 0, 0, 0, ny)}
+	res, err := e.run(context.Background(), func(o *RunOptions) {
+		o.Now, o.Sleep = clock.Now, clock.Sleep
+		o.Until = time.Date(2025, 1, 5, 12, 0, 0, 0, ny) // Sunday: the window is still shut
+	})
+	if !errors.Is(err, ErrOutsideHours) {
+		t.Fatalf("err = %v, want ErrOutsideHours", err)
+	}
+	if res.Started != 0 || len(clock.Sleeps()) != 0 {
+		t.Errorf("result %+v, slept %v", res, clock.Sleeps())
+	}
+	if len(e.srv.Calls()) != 0 || e.state().Len() != 0 {
+		t.Errorf("%d call starts, %d contacts in the journal; want none", len(e.srv.Calls()), e.state().Len())
+	}
+}
+
+// TestRunContactTimezones: with `timezone: contact` nobody waits; a
+// contact is called when the window is open in every zone of its number
+// (or in its zone column), else left pending for a later run.
+func TestRunContactTimezones(t *testing.T) {
+	sheet := `Phone,First Name,TZ
++12122010001,New York,
++13102010002,Los Angeles,
++442079460003,London,
++18002010004,Toll free,
++13102010005,LA number in New York,America/New_York
+`
+	yaml := strings.Replace(dtCampaign(1000, 2, `hours: {timezone: contact, days: [mon, tue, wed, thu, fri], start: "09:00", end: "17:00"}
+`), "fields: {phone_number: Phone, first_name: First Name}", "fields: {phone_number: Phone, first_name: First Name}\n    timezone_column: TZ", 1)
+	e := newDtEnv(t, sandbox.Options{}, yaml, map[string]string{"leads.csv": sheet})
+	// Wednesday 15:00 UTC: 10:00 in New York, 07:00 in Los Angeles, 15:00
+	// in London; a toll-free number spans Guam to Hawaii and is never open
+	// everywhere at once.
+	clock := &dtClock{now: time.Date(2025, 1, 8, 15, 0, 0, 0, time.UTC)}
+	var pending atomic.Int32
+	res := e.mustRun(func(o *RunOptions) {
+		o.Now, o.Sleep = clock.Now, clock.Sleep
+		o.Settled = func(s report.Status) {
+			if s == report.Pending {
+				pending.Add(1)
+			}
+		}
+	})
+	if res.Sent != 3 || res.Deferred != 2 || res.Pending != 2 || pending.Load() != 2 {
+		t.Errorf("result %+v (%d settled pending)", res, pending.Load())
+	}
+	if len(clock.Sleeps()) != 0 {
+		t.Errorf("slept %v; per-contact zones never wait", clock.Sleeps())
+	}
+	placed := dtPlaced(e.srv)
+	for phone, want := range map[string]int{"+12122010001": 1, "+13102010002": 0, "+442079460003": 1, "+18002010004": 0, "+13102010005": 1} {
+		if placed[phone] != want {
+			t.Errorf("%s placed %d times, want %d", phone, placed[phone], want)
+		}
+	}
+	if _, ok := e.entry("+13102010002"); ok {
+		t.Error("a deferred contact has a journal entry")
+	}
+
+	// Three hours later Los Angeles is open (10:00), London is closed.
+	clock.now = clock.now.Add(3 * time.Hour)
+	res = e.mustRun(func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep })
+	if res.Sent != 1 || res.Deferred != 1 || res.Skipped != 3 {
+		t.Errorf("second run: %+v", res)
+	}
+	if placed := dtPlaced(e.srv); placed["+13102010002"] != 1 || placed["+18002010004"] != 0 || len(e.srv.Calls()) != 4 {
+		t.Errorf("after the second run: placed %v", placed)
+	}
+	e.checkIntentBeforeSend(1)
+}
+
+func TestRunLimit(t *testing.T) {
+	const n = 8
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	res := e.mustRun(func(o *RunOptions) { o.Limit = 3 })
+	if res.Started != 3 || res.Sent != 3 {
+		t.Errorf("result %+v", res)
+	}
+	if got := len(e.srv.Calls()); got != 3 || len(e.srv.Placed()) != 3 {
+		t.Errorf("%d call starts with limit 3", got)
+	}
+	placed := dtPlaced(e.srv)
+	for i := range 3 { // the first three in sheet order
+		if placed[dtPhone(i)] != 1 {
+			t.Errorf("%s not placed", dtPhone(i))
+		}
+	}
+	e.checkCounts(map[report.Status]int{report.Sent: 3})
+
+	res = e.mustRun(nil)
+	if res.Started != n-3 || res.Skipped != 3 {
+		t.Errorf("second run: %+v", res)
+	}
+	e.checkPlacedOnce(n)
+}
+
+// TestRunResumesOverAResortedSheet: a contact's identity is its number,
+// not its row: a sheet exported again in another order, with the numbers
+// written differently and new rows added, resumes without calling anyone
+// twice, and the report follows the new sheet.
+func TestRunResumesOverAResortedSheet(t *testing.T) {
+	first := `Phone,First Name
++12125550100,Ada
++12125550101,Bob
++12125550102,Cy
++12125550103,Di
++12125550104,Ed
+`
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, ""), map[string]string{"leads.csv": first})
+	t1 := time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)
+	res := e.mustRun(func(o *RunOptions) { o.Limit, o.Now = 3, func() time.Time { return t1 } })
+	if res.Sent != 3 {
+		t.Fatalf("first run: %+v", res)
+	}
+
+	resorted := `Phone,First Name
++12125550104,Ed
+212.555.0103,Di
+(212) 555-0100,Ada
++12125550102,Cy
+1-212-555-0101,Bob
++12125550105,Fay
++1 212 555 0106,Gus
+`
+	dtWrite(t, filepath.Join(e.dir, "leads.csv"), resorted)
+	e.reload()
+	t2 := t1.Add(time.Hour)
+	res = e.mustRun(func(o *RunOptions) { o.Now = func() time.Time { return t2 } })
+	if res.Started != 4 || res.Sent != 4 || res.Skipped != 3 {
+		t.Errorf("second run: %+v", res)
+	}
+	placed := dtPlaced(e.srv)
+	for i := range 7 {
+		if p := fmt.Sprintf("+1212555%04d", 100+i); placed[p] != 1 {
+			t.Errorf("%s placed %d times, want 1", p, placed[p])
+		}
+	}
+	if len(e.srv.Calls()) != 7 {
+		t.Errorf("%d call starts for 7 numbers", len(e.srv.Calls()))
+	}
+	e.checkIntentBeforeSend(1)
+
+	// The report: one row per row of the new sheet, in its order, each
+	// with its own first attempt.
+	st := e.state()
+	sum := &report.Summary{Campaign: e.f.Name}
+	if err := WriteReport(context.Background(), e.f, st, e.norm, e.sup, e.dir, sum); err != nil {
+		t.Fatal(err)
+	}
+	rows := dtReadCSV(t, filepath.Join(e.dir, ReportCSV))
+	wantFirst := map[string]time.Time{"Ed": t2, "Di": t2, "Ada": t1, "Cy": t1, "Bob": t1, "Fay": t2, "Gus": t2}
+	if len(rows) != 8 {
+		t.Fatalf("report has %d lines, want a header and 7 rows", len(rows))
+	}
+	for i, r := range rows[1:] {
+		name, row, status, at := r["first_name"], r["row"], r["status"], r["first_attempt_at"]
+		if row != fmt.Sprint(i+2) || status != "sent" || at != report.Timestamp(wantFirst[name]) {
+			t.Errorf("report row %s (%s): status %s, first attempt %s; want row %d, sent, %s", row, name, status, at, i+2, report.Timestamp(wantFirst[name]))
+		}
+	}
+	if sum.Counts["sent"] != 7 || sum.Rows != 7 {
+		t.Errorf("summary counts %v", sum.Counts)
+	}
+}
+
+// TestRunStopsWhenTheJournalFails: a call start whose intent cannot be
+// written is not sent.
+func TestRunStopsWhenTheJournalFails(t *testing.T) {
+	t.Run("closed before the run", func(t *testing.T) {
+		e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(5)})
+		e.journalClosed.Store(true)
+		_, err := e.run(context.Background(), func(o *RunOptions) {
+			if err := o.Journal.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if err == nil || !strings.Contains(err.Error(), "nothing was sent") {
+			t.Fatalf("err = %v", err)
+		}
+		if len(e.srv.Calls()) != 0 {
+			t.Errorf("%d call starts without a journal", len(e.srv.Calls()))
+		}
+	})
+	t.Run("fails mid-run", func(t *testing.T) {
+		const n = 40
+		e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 5 * time.Millisecond}},
+			dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+		e.journalClosed.Store(true)
+		var settled atomic.Int32
+		_, err := e.run(context.Background(), func(o *RunOptions) {
+			j := o.Journal
+			o.Settled = func(report.Status) {
+				if settled.Add(1) == 5 {
+					j.Close() // every Append from now on fails
+				}
+			}
+		})
+		if err == nil || !strings.Contains(err.Error(), "journal") {
+			t.Fatalf("err = %v", err)
+		}
+		calls := len(e.srv.Calls())
+		if calls < 5 || calls == n {
+			t.Errorf("%d call starts: the run did not stop when the journal failed", calls)
+		}
+		// The heart of the promise: nothing reached the service whose
+		// intent is not on disk.
+		e.checkIntentBeforeSend(1)
+		if got := len(e.srv.Calls()); got > len(e.records()) {
+			t.Errorf("%d call starts, %d journal records", got, len(e.records()))
+		}
+	})
+}
+
+// TestRunInterruptedFinishesInFlight: a cancelled context (SIGINT) stops
+// new call starts, lets those under way finish with their outcome
+// recorded, and leaves the rest pending for the next run.
+func TestRunInterruptedFinishesInFlight(t *testing.T) {
+	const n = 30
+	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 30 * time.Millisecond}},
+		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var settled atomic.Int32
+	res, err := e.run(ctx, func(o *RunOptions) {
+		o.Settled = func(report.Status) {
+			if settled.Add(1) == 3 {
+				cancel()
+			}
+		}
+	})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	counts := e.state().Counts()
+	if counts[report.Uncertain] != 0 || counts[report.Failed] != 0 {
+		t.Errorf("journal after the interrupt: %v; an in-flight call was cut off", counts)
+	}
+	sent := counts[report.Sent]
+	if sent < 3 || sent == n || len(e.srv.Placed()) != sent || res.Sent != sent {
+		t.Errorf("%d sent (run says %d), %d placed, of %d", sent, res.Sent, len(e.srv.Placed()), n)
+	}
+	e.checkIntentBeforeSend(1)
+
+	res = e.mustRun(nil)
+	if res.Started != n-sent {
+		t.Errorf("resumed run started %d, want %d", res.Started, n-sent)
+	}
+	e.checkPlacedOnce(n)
+}
+
+// TestRunInterruptedDuringRetries: a signal while the workers wait out a
+// 503's Retry-After ends the run; the contacts are provably unsent and
+// stay pending, and each is reported to Settled as pending, so that a
+// progress display adds up with the result.
+func TestRunInterruptedDuringRetries(t *testing.T) {
+	const n = 4
+	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share503: 1}},
+		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // once every contact has had its 503, interrupt
+		for len(e.srv.Calls()) < n && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	var pending atomic.Int32
+	res, err := e.run(ctx, func(o *RunOptions) {
+		o.MaxAttempts = 100
+		o.MaxRetryAfter = 5 * time.Second // honour the sandbox's Retry-After: 1
+		o.Settled = func(s report.Status) {
+			if s == report.Pending {
+				pending.Add(1)
+			}
+		}
+	})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	if res.Pending != n || pending.Load() != n {
+		t.Errorf("result %+v; Settled saw %d pending, want %d", res, pending.Load(), n)
+	}
+	if got := len(e.srv.Calls()); got != n || len(e.srv.Placed()) != 0 {
+		t.Errorf("%d call starts, %d placed; want %d and 0", got, len(e.srv.Placed()), n)
+	}
+	e.checkCounts(map[report.Status]int{report.Pending: n})
+	e.checkIntentBeforeSend(0)
+}
