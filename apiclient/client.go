@@ -251,10 +251,10 @@ func (c *Client) GetCallEndpoint(ctx context.Context, agentID string) (*CallEndp
 	ep.Method = strings.ToUpper(ep.Method)
 	u, err := url.Parse(ep.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("%s: data.endpoint %q is not an absolute http(s) URL", op, redactURL(ep.URL))
+		return nil, fmt.Errorf("%s: data.endpoint is not an absolute http(s) URL (it starts %q)", op, Excerpt(originOf(ep.URL), 40))
 	}
 	if u.Scheme == "http" && !IsLoopbackHost(u.Hostname()) && c.base.Scheme == "https" {
-		return nil, fmt.Errorf("%s: data.endpoint %q uses http:// while the service uses https://; refusing to send contact data in clear text", op, redactURL(ep.URL))
+		return nil, fmt.Errorf("%s: data.endpoint on %s uses http:// while the service uses https://; refusing to send contact data in clear text", op, originOf(ep.URL))
 	}
 	return &ep, nil
 }
@@ -293,9 +293,13 @@ func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Value
 	req.Header.Set("User-Agent", UserAgent)
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, &StartError{Written: tr.written(), Err: fmt.Errorf("start call: %s %s: %w", method, redactURL(ep.URL), unwrapURLError(err))}
+		return nil, &StartError{Written: tr.written(), Err: fmt.Errorf("start call: %s %s: %w", method, originOf(ep.URL), unwrapURLError(err))}
 	}
 	if err := checkResponse("start call", resp); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.URL = originOf(ep.URL)
+		}
 		return nil, &StartError{Written: true, Err: err}
 	}
 	defer resp.Body.Close()

@@ -497,3 +497,24 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("got %q, want a cut on a rune boundary", got)
 	}
 }
+
+// TestStartCallErrorsNameOnlyTheOrigin: a call endpoint's path is unique to
+// its agent and may be enough to start calls, so no error repeats it.
+func TestStartCallErrorsNameOnlyTheOrigin(t *testing.T) {
+	const secretPath = "/call/agent_1/5ecre7t0ken"
+	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "nope", http.StatusBadRequest)
+	})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	for _, base := range []string{srv.URL, dead} {
+		_, err := c.StartCall(context.Background(), &CallEndpoint{URL: base + secretPath + "?k=v", Method: "POST"}, url.Values{})
+		if err == nil || strings.Contains(err.Error(), "5ecre7t0ken") || strings.Contains(err.Error(), "agent_1") {
+			t.Errorf("error shows the endpoint's path: %v", err)
+		}
+		if !strings.Contains(err.Error(), base) {
+			t.Errorf("error does not name the origin %s: %v", base, err)
+		}
+	}
+}

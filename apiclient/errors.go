@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +112,17 @@ func redactURL(raw string) string {
 		}
 	}
 	return raw
+}
+
+// originOf returns the scheme and host of a URL and nothing else. A call
+// endpoint's path is unique to its agent and may be all it takes to start
+// calls, so errors, logs and reports name only its origin.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "the call endpoint"
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // StatusCode returns the HTTP status carried by err, or 0 when err is not

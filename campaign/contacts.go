@@ -325,6 +325,11 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, m *sheetMap, fields 
 			c.TZ = tz
 		}
 	}
+	if c.Status == "" && c.TZ == "" && cr.f.Hours != nil && cr.f.Hours.Timezone == "contact" && len(PhoneTimezones(c.Phone)) == 0 {
+		// It would wait for its hours forever.
+		c.Status, c.Field, c.Column = Invalid, FormFields[FieldPhone], m.names[FieldPhone]
+		c.Reason = "no time zone is known for this number, so its calling hours cannot be checked; give it one in a timezone_column"
+	}
 	if c.Status != "" {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 // ReportFiles are the names of the report files in the state directory.
 const (
 	ReportCSV   = "report.csv"
+	ReportXLSX  = "report.xlsx"
 	SummaryJSON = "summary.json"
 	JournalFile = "journal.jsonl"
 )
@@ -25,17 +26,30 @@ func WriteReport(ctx context.Context, f *File, st *report.State, norm *PhoneNorm
 	if err != nil {
 		return err
 	}
+	xw, err := report.NewXLSXWriter(filepath.Join(dir, ReportXLSX))
+	if err != nil {
+		w.Abort()
+		return err
+	}
 	cr := f.NewContactReader(norm, sup)
 	err = cr.Each(ctx, func(c *Contact) error {
 		row := ReportRow(f, st, c)
 		sum.Add(row)
+		if err := xw.Write(row); err != nil {
+			return err
+		}
 		return w.Write(row)
 	})
 	if err != nil {
 		w.Abort()
-		return fmt.Errorf("writing %s: %w", ReportCSV, err)
+		xw.Abort()
+		return fmt.Errorf("writing the report: %w", err)
 	}
 	if err := w.Commit(); err != nil {
+		xw.Abort()
+		return err
+	}
+	if err := xw.Commit(); err != nil {
 		return err
 	}
 	return report.WriteSummary(filepath.Join(dir, SummaryJSON), sum)
@@ -66,7 +80,7 @@ func ReportRow(f *File, st *report.State, c *Contact) report.Row {
 		row.Status = string(report.Pending)
 		return row
 	}
-	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), e.Attempts, e.AgentID
+	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), report.Count(e.Attempts), e.AgentID
 	row.FirstAttemptAt, row.LastAttemptAt, row.Response = report.Timestamp(e.FirstAt), report.Timestamp(e.LastAt), e.Body
 	if e.Reason != "" {
 		row.Reason = e.Reason

@@ -25,7 +25,7 @@ type Row struct {
 	Status              string     `csv:"status"`
 	Reason              string     `csv:"reason"`
 	HTTPStatus          HTTPStatus `csv:"http_status"`
-	Attempts            int        `csv:"attempts"`
+	Attempts            Count      `csv:"attempts"`
 	Agent               string     `csv:"agent"`
 	AgentID             string     `csv:"agent_id"`
 	FirstAttemptAt      string     `csv:"first_attempt_at"` // RFC 3339, UTC; empty when none (see [Timestamp])
@@ -43,6 +43,18 @@ func (h HTTPStatus) MarshalCSV() (string, error) {
 		return "", nil
 	}
 	return strconv.Itoa(int(h)), nil
+}
+
+// Count is a number in the report that is an empty cell when zero, such as
+// the attempts of a row that was never called.
+type Count int
+
+// MarshalCSV implements gocsv's TypeMarshaller.
+func (c Count) MarshalCSV() (string, error) {
+	if c == 0 {
+		return "", nil
+	}
+	return strconv.Itoa(int(c)), nil
 }
 
 // Timestamp formats t for the report's time columns: RFC 3339 in UTC, or

@@ -93,8 +93,9 @@ func (w *XLSXWriter) Write(r Row) error {
 		return nil
 	}
 	http, _ := r.HTTPStatus.MarshalCSV()
+	attempts, _ := r.Attempts.MarshalCSV()
 	values := []string{r.Sheet, fmt.Sprint(r.Row), r.PhoneNumber, r.Email, r.FirstName, r.LastName, r.GHLContactID,
-		r.OverrideAgentID, r.LocalPresenceNumber, r.Status, r.Reason, http, fmt.Sprint(r.Attempts), r.Agent, r.AgentID,
+		r.OverrideAgentID, r.LocalPresenceNumber, r.Status, r.Reason, http, attempts, r.Agent, r.AgentID,
 		r.FirstAttemptAt, r.LastAttemptAt, r.Response}
 	cells := make([]any, len(values))
 	for i, v := range values {

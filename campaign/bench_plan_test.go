@@ -1,0 +1,289 @@
+package campaign
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The plan benchmark: `callrun plan --offline` on a generated sheet of
+// 1,000,000 distinct contacts. Targets (from the issues): at least 100,000
+// rows/s, and under 64 MiB of peak memory.
+//
+// What is measured is the real path of runPlan: Load of a campaign file,
+// CheckSheets, LoadSuppression, BuildPlan (offline), on files in
+// b.TempDir(). Peak memory is measured two ways:
+//
+//   - peak-heap-MiB: in this process, the largest heap in use seen by a
+//     goroutine that samples runtime/metrics every millisecond, where heap
+//     in use is /memory/classes/heap/objects + /memory/classes/heap/unused
+//     + /memory/classes/heap/stacks (runtime.MemStats HeapInuse +
+//     StackInuse, read without stopping the world). It includes what the
+//     test binary holds besides the plan.
+//   - child-VmHWM-MiB: the peak resident set (VmHWM of /proc/self/status)
+//     of a fresh process (this test binary re-executed, see
+//     TestPlanBenchChild) that does one plan and nothing else: what a user
+//     of `callrun plan` would see, runtime and all. child-rows/s is that
+//     process's rate, start-up of the normaliser included. (Not the
+//     child's ru_maxrss from wait4: os/exec starts children with vfork,
+//     so that starts at this process's resident set.)
+//
+// CALLRUN_BENCH_PLAN_ROWS changes the number of rows (default 1,000,000).
+
+const planBenchChildEnv = "CALLRUN_BENCH_PLAN_CHILD" // the campaign file the child plans
+
+func planBenchRows(b *testing.B) int {
+	if s := os.Getenv("CALLRUN_BENCH_PLAN_ROWS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("CALLRUN_BENCH_PLAN_ROWS=%q: give a positive number", s)
+		}
+		return n
+	}
+	return 1_000_000
+}
+
+// writePlanBenchCampaign writes an offline campaign file, a HighLevel-like
+// sheet of rows contacts with distinct phone numbers, and a suppression
+// file of 1,000 of them into dir, and returns the campaign file's path.
+//
+// Every row's number is distinct (the worst case for the dedupe set, and
+// what a CRM export holds), written in the shapes exports hold: E.164,
+// national with punctuation, 1-prefixed, a few Excel-damaged ("1.2125550123E+10",
+// repaired with a warning) and 1% invalid cells; 8% are UK mobiles.
+func writePlanBenchCampaign(tb testing.TB, dir string, rows int) string {
+	tb.Helper()
+	sheet, err := os.Create(filepath.Join(dir, "contacts.csv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	supp, err := os.Create(filepath.Join(dir, "suppress.csv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(sheet, 1<<20)
+	sw := bufio.NewWriter(supp)
+	w.WriteString("\ufeff\"Contact Id\",\"First Name\",\"Last Name\",\"Phone\",\"Email\",\"Tags\"\r\n")
+	sw.WriteString("phone\n")
+	first := []string{"Ada", "Grace", "Alan", "Katherine", "Edsger", "Barbara", "Donald", "Frances", "Margaret", "Linus"}
+	last := []string{"Lovelace", "Hopper", "Turing", "Johnson", "Dijkstra", "Liskov", "Knuth", "Allen", "Hamilton", "Torvalds"}
+	areas := []string{"212", "213", "303", "312", "404", "415", "512", "617", "646", "702", "718", "773", "808", "917"}
+	for i := range rows {
+		// (area, exchange, line) is a bijection of i: every number differs.
+		k := (i / len(areas) * 7919) % 8_000_000 // 7919 is prime to 8e6
+		area, exch, line := areas[i%len(areas)], 200+k/10_000, k%10_000
+		var phone, e164 string
+		switch x := i % 100; {
+		case x < 30:
+			phone = fmt.Sprintf("+1%s%d%04d", area, exch, line)
+		case x < 55:
+			phone = fmt.Sprintf("(%s) %d-%04d", area, exch, line)
+		case x < 65:
+			phone = fmt.Sprintf("1-%s-%d-%04d", area, exch, line)
+		case x < 72:
+			phone = fmt.Sprintf("%s.%d.%04d", area, exch, line)
+		case x < 80:
+			phone, e164 = fmt.Sprintf("+44 7%03d %06d", 400+i/1_000_000%500, i%1_000_000), "-"
+		case x < 98:
+			phone = fmt.Sprintf("%s %d %04d", area, exch, line)
+		case x < 99:
+			phone = fmt.Sprintf("1.%s%d%04dE+10", area, exch, line) // Excel
+		default:
+			phone, e164 = []string{"", "N/A", "555-1234", "12345"}[i/100%4], "-"
+		}
+		if e164 == "" && i%1000 == 1 {
+			fmt.Fprintf(sw, "+1%s%d%04d\n", area, exch, line)
+		}
+		fn, ln := first[i%len(first)], last[(i/7)%len(last)]
+		tags := "lead"
+		if i%5 == 0 {
+			tags = "lead,spring promo"
+		}
+		fmt.Fprintf(w, "\"hl_%07d\",\"%s\",\"%s\",\"%s\",\"%s.%s%d@example.com\",\"%s\"\r\n",
+			i, fn, ln, phone, fn, ln, i, tags)
+	}
+	for _, f := range []struct {
+		w *bufio.Writer
+		f *os.File
+	}{{w, sheet}, {sw, supp}} {
+		if err := f.w.Flush(); err != nil {
+			tb.Fatal(err)
+		}
+		if err := f.f.Close(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	const yml = `name: bench-plan
+agents:
+  - name: Bench
+    prompt: hello
+sheets:
+  - file: contacts.csv
+    agent: Bench
+    fields: {phone_number: Phone, first_name: First Name, last_name: Last Name, email: Email, ghl_contact_id: Contact Id}
+    set: {local_presence_number: "No"}
+suppress: [suppress.csv]
+region: US
+dedupe: campaign
+pace: {per_second: 50, burst: 1, concurrency: 4}
+hours: {timezone: America/New_York, days: [mon, tue, wed, thu, fri], start: "09:00", end: "20:00"}
+state_dir: state
+`
+	path := filepath.Join(dir, "campaign.yaml")
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// planOffline is runPlan --offline without the printing.
+func planOffline(ctx context.Context, path string) (*Plan, error) {
+	f, err := Load(path, LoadOptions{Offline: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.CheckSheets(); err != nil {
+		return nil, err
+	}
+	norm := NewPhoneNormalizer()
+	suppress, err := f.LoadSuppression(ctx, norm)
+	if err != nil {
+		return nil, err
+	}
+	return BuildPlan(ctx, f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: suppress, Now: time.Now()})
+}
+
+// heapPeakSampler samples the heap in use (HeapInuse + StackInuse, from
+// runtime/metrics, which does not stop the world) every millisecond until
+// stop is called; stop returns the largest value seen, in MiB.
+func heapPeakSampler() (stop func() float64) {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/stacks:bytes"},
+	}
+	var (
+		peak uint64
+		done = make(chan struct{})
+		wg   sync.WaitGroup
+	)
+	sample := func() {
+		metrics.Read(samples)
+		var sum uint64
+		for _, s := range samples {
+			sum += s.Value.Uint64()
+		}
+		peak = max(peak, sum)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		wg.Wait()
+		sample()
+		return float64(peak) / (1 << 20)
+	}
+}
+
+// vmHWM returns the peak resident set of this process, in KiB, from
+// /proc/self/status; 0 where there is none.
+func vmHWM() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// BenchmarkPlan1M plans a campaign of one sheet of 1,000,000 distinct
+// contacts offline: rows/s and peak memory (see the comment at the top).
+func BenchmarkPlan1M(b *testing.B) {
+	rows := planBenchRows(b)
+	path := writePlanBenchCampaign(b, b.TempDir(), rows)
+	ctx := context.Background()
+
+	runtime.GC()
+	stop := heapPeakSampler()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p, err := planOffline(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p.Totals.Rows != rows || p.Totals.ToCall < rows*9/10 {
+			b.Fatalf("plan counted %+v over %d rows", p.Totals, rows)
+		}
+	}
+	b.StopTimer()
+	peak := stop()
+	b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(peak, "peak-heap-MiB")
+
+	// One plan in a fresh process, for its peak resident set.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPlanBenchChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), planBenchChildEnv+"="+path)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("plan child: %v\n%s", err, out.String())
+	}
+	var childRows, hwm int64
+	var childSecs float64
+	for _, line := range strings.Split(out.String(), "\n") {
+		if _, err := fmt.Sscanf(line, "plan-bench-child rows=%d seconds=%g vmhwm_kib=%d", &childRows, &childSecs, &hwm); err == nil {
+			break
+		}
+	}
+	if childRows != int64(rows) || hwm == 0 {
+		b.Fatalf("plan child said:\n%s", out.String())
+	}
+	b.ReportMetric(float64(hwm)/1024, "child-VmHWM-MiB")
+	b.ReportMetric(float64(childRows)/childSecs, "child-rows/s")
+}
+
+// TestPlanBenchChild is not a test: BenchmarkPlan1M runs this test binary
+// again with CALLRUN_BENCH_PLAN_CHILD set to a campaign file, to plan it
+// once in a process of its own and print its peak resident set.
+func TestPlanBenchChild(t *testing.T) {
+	path := os.Getenv(planBenchChildEnv)
+	if path == "" {
+		t.Skip("a helper process of BenchmarkPlan1M")
+	}
+	start := time.Now()
+	p, err := planOffline(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := time.Since(start).Seconds()
+	fmt.Printf("plan-bench-child rows=%d seconds=%g vmhwm_kib=%d\n", p.Totals.Rows, secs, vmHWM())
+}

@@ -1,0 +1,114 @@
+package campaign
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readContacts loads a one-sheet campaign with extra top-level YAML and
+// returns its contacts' statuses and reasons, in order.
+func readContacts(t *testing.T, extra, sheet string) []Contact {
+	t.Helper()
+	dir := t.TempDir()
+	yaml := `name: c
+agents: [{name: A, prompt: p}, {name: B, prompt: p}]
+sheets:
+  - {file: s.csv, agent: A, fields: {phone_number: Phone, email: Email, local_presence_number: LP}}
+  - {file: s2.csv, agent: B, fields: {phone_number: Phone}}
+suppress: [dnc.csv]
+` + extra
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(yaml), 0o644)
+	os.WriteFile(filepath.Join(dir, "s.csv"), []byte(sheet), 0o644)
+	os.WriteFile(filepath.Join(dir, "s2.csv"), []byte("Phone\n+14155550132\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "dnc.csv"), []byte("Do Not Call\n(312) 555-0182\nnot a number\n"), 0o644)
+	f, err := Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := NewPhoneNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sup.Problems) != 1 || sup.Problems[0].Row != 3 || sup.Len() != 1 {
+		t.Errorf("suppression: %d numbers, problems %+v", sup.Len(), sup.Problems)
+	}
+	var out []Contact
+	err = f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		out = append(out, *c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+const contactSheet = `Phone,Email,LP
++14155550132,ada@example.com,yes
+bogus,,no
+(312) 555-0182,,
++1 415 555 0132,,
++12125550199,not-an-email,
++12025550143,,maybe
+`
+
+func statuses(cs []Contact) string {
+	var b []string
+	for _, c := range cs {
+		b = append(b, c.Status)
+	}
+	return strings.Join(b, " ")
+}
+
+func TestContactJudgement(t *testing.T) {
+	cs := readContacts(t, "", contactSheet)
+	// Sheet 1 rows 2-7, then sheet 2's one row (a duplicate across sheets).
+	want := "to_call invalid suppressed duplicate invalid invalid duplicate"
+	if got := statuses(cs); got != want {
+		t.Fatalf("statuses %q, want %q", got, want)
+	}
+	if cs[0].Fields[FieldLocalPresence] != "Yes" || cs[0].Phone != "+14155550132" || cs[0].Form().Get("email") != "ada@example.com" {
+		t.Errorf("row 2: %+v", cs[0])
+	}
+	if cs[1].Field != "phone_number" || cs[1].Column != "Phone" || cs[1].Row != 3 {
+		t.Errorf("row 3: %+v", cs[1])
+	}
+	if cs[4].Field != "email" || !strings.Contains(cs[4].Reason, "not an e-mail") {
+		t.Errorf("row 6: %+v", cs[4])
+	}
+	if cs[5].Field != "local_presence_number" {
+		t.Errorf("row 7: %+v", cs[5])
+	}
+}
+
+func TestDedupeModes(t *testing.T) {
+	sheet := "Phone,Email,LP\n+14155550132,,\n+14155550132,,\n"
+	for _, tc := range []struct{ mode, want string }{
+		{"campaign", "to_call duplicate duplicate"},
+		{"agent", "to_call duplicate to_call"},
+		{"none", "to_call to_call to_call"},
+	} {
+		cs := readContacts(t, "dedupe: "+tc.mode+"\n", sheet)
+		if got := statuses(cs); got != tc.want {
+			t.Errorf("dedupe %s: %q, want %q", tc.mode, got, tc.want)
+		}
+		if tc.mode == "none" && (cs[0].N != 0 || cs[1].N != 1 || cs[2].N != 0) {
+			t.Errorf("dedupe none: occurrences %d %d %d, want 0 1 0 (per agent)", cs[0].N, cs[1].N, cs[2].N)
+		}
+	}
+}
+
+func TestContactTimezoneNeededButUnknown(t *testing.T) {
+	hours := "hours: {timezone: contact, days: [mon], start: \"09:00\", end: \"17:00\"}\n"
+	cs := readContacts(t, hours, "Phone,Email,LP\n+80012345678,,\n+14155550132,,\n")
+	if cs[0].Status != Invalid || !strings.Contains(cs[0].Reason, "no time zone is known") {
+		t.Errorf("+800 number: %+v", cs[0])
+	}
+	if cs[1].Status != ToCall {
+		t.Errorf("+1 415 number: %+v", cs[1])
+	}
+}
