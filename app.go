@@ -76,6 +76,10 @@ First time? Run the local sandbox and log in to it:
 // that stdout stays for what a command prints (plans, JSON, tables).
 var log = zerolog.New(io.Discard)
 
+// logJSON is set when logs are JSON lines, so that main reports the final
+// error as one more JSON line rather than as text.
+var logJSON bool
+
 func setupLogging(c *cli.Context) error {
 	level, err := zerolog.ParseLevel(strings.ToLower(c.String("log-level")))
 	if err != nil || level == zerolog.NoLevel {
@@ -97,6 +101,8 @@ func setupLogging(c *cli.Context) error {
 		return usageError(fmt.Errorf("--log-format %q: use auto, console or json", c.String("log-format")))
 	}
 	log = zerolog.New(w).Level(level).With().Timestamp().Logger()
+	_, console := w.(zerolog.ConsoleWriter)
+	logJSON = !console
 	return nil
 }
 

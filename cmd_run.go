@@ -120,6 +120,9 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		return err
 	}
 	defer unlock()
+	if err := report.RemoveStale(stateDir); err != nil {
+		log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed run")
+	}
 	journal, state, err := report.OpenJournal(filepath.Join(stateDir, campaign.JournalFile))
 	if err != nil {
 		return err

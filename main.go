@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rs/zerolog"
+
 	_ "time/tzdata" // calling hours need time zones even where the system has none
 )
 
@@ -16,7 +18,11 @@ func main() {
 	code := exitCode(ctx, err)
 	stop()
 	if err != nil && code != exitOK {
-		fmt.Fprintln(os.Stderr, "callrun:", message(err))
+		if logJSON {
+			log.WithLevel(zerolog.ErrorLevel).Int("exit_code", code).Msg(message(err))
+		} else {
+			fmt.Fprintln(os.Stderr, "callrun:", message(err))
+		}
 	}
 	os.Exit(code)
 }
