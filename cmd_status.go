@@ -62,40 +62,49 @@ func sandboxStateFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "sandbox", Usage: "use the state of `run --sandbox` runs"}
 }
 
-// savedState loads the campaign offline and reads its journal.
-func savedState(path string, sandboxState bool) (*campaign.File, *report.State, string, error) {
+// saved is a campaign and what its state directory says, read without
+// the lock and without asking the service anything.
+type saved struct {
+	f     *campaign.File
+	state *report.State
+	dir   string
+	norm  *campaign.PhoneNormalizer
+	sup   *campaign.Suppression
+}
+
+// loadSaved loads the campaign offline, checks its sheets, and reads its
+// journal and suppression files. The caller closes s.state.
+func loadSaved(ctx context.Context, path string, sandboxState bool) (*saved, error) {
 	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	if err := f.CheckSheets(); err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
-	dir := f.Path(f.StateDir)
+	s := &saved{f: f, dir: f.Path(f.StateDir), norm: campaign.NewPhoneNormalizer()}
 	if sandboxState {
-		dir += "-sandbox"
+		s.dir += "-sandbox"
 	}
-	st, err := report.ReadState(filepath.Join(dir, campaign.JournalFile))
-	if err != nil {
-		return nil, nil, "", err
+	if s.sup, err = f.LoadSuppression(ctx, s.norm); err != nil {
+		return nil, err
 	}
-	return f, st, dir, nil
+	if s.state, err = report.ReadState(filepath.Join(s.dir, campaign.JournalFile)); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func campaignStatus(ctx context.Context, path, format string, sandboxState bool, out io.Writer) error {
-	f, st, _, err := savedState(path, sandboxState)
+	s, err := loadSaved(ctx, path, sandboxState)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	norm := campaign.NewPhoneNormalizer()
-	sup, err := f.LoadSuppression(ctx, norm)
-	if err != nil {
-		return err
-	}
+	defer s.state.Close()
+	f := s.f
 	sum := &report.Summary{Campaign: f.Name}
-	err = f.NewContactReader(norm, sup).Each(ctx, func(c *campaign.Contact) error {
-		sum.Add(campaign.ReportRow(f, st, c))
+	err = f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
+		sum.Add(campaign.ReportRow(f, s.state, c))
 		return nil
 	})
 	if err != nil {
@@ -117,23 +126,18 @@ func campaignStatus(ctx context.Context, path, format string, sandboxState bool,
 }
 
 func rebuildReport(ctx context.Context, path string, sandboxState bool, out io.Writer) error {
-	f, st, dir, err := savedState(path, sandboxState)
+	s, err := loadSaved(ctx, path, sandboxState)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	norm := campaign.NewPhoneNormalizer()
-	sup, err := f.LoadSuppression(ctx, norm)
-	if err != nil {
-		return err
-	}
+	defer s.state.Close()
 	now := time.Now()
-	sum := &report.Summary{Campaign: f.Name, StartedAt: now, Ending: report.EndRebuilt}
+	sum := &report.Summary{Campaign: s.f.Name, StartedAt: now, Ending: report.EndRebuilt}
 	sum.Finish(now)
-	if err := campaign.WriteReport(ctx, f, st, norm, sup, dir, sum); err != nil {
+	if err := campaign.WriteReport(ctx, s.f, s.state, s.norm, s.sup, s.dir, sum); err != nil {
 		return err
 	}
 	fmt.Fprint(out, sum.Text())
-	fmt.Fprintf(out, "Report: %s\n", filepath.Join(dir, campaign.ReportCSV))
+	fmt.Fprintf(out, "Report: %s\n", filepath.Join(s.dir, campaign.ReportCSV))
 	return nil
 }

@@ -180,30 +180,19 @@ func (f *File) LoadSuppression(ctx context.Context, norm *PhoneNormalizer) (*Sup
 		if err != nil {
 			return nil, err
 		}
-		err = func() error {
-			defer r.Close()
-			for n := 0; ; n++ {
-				if n%4096 == 0 && ctx.Err() != nil {
-					return ctx.Err()
-				}
-				rec, err := r.Next()
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if rec.Err != nil || len(rec.Fields) == 0 || strings.TrimSpace(rec.Fields[0]) == "" {
-					continue
-				}
-				e164, _, perr := norm.Normalize(rec.Fields[0], f.Region)
-				if perr != nil {
-					s.Problems = append(s.Problems, RowProblem{File: p, Row: rec.Row, Field: r.Header()[0], Message: perr.Error()})
-					continue
-				}
-				s.set[phoneKey(e164)] = struct{}{}
+		err = eachRecord(ctx, r, func(rec SheetRecord) error {
+			if rec.Err != nil || len(rec.Fields) == 0 || strings.TrimSpace(rec.Fields[0]) == "" {
+				return nil
 			}
-		}()
+			e164, _, perr := norm.Normalize(rec.Fields[0], f.Region)
+			if perr != nil {
+				s.Problems = append(s.Problems, RowProblem{File: p, Row: rec.Row, Field: r.Header()[0], Message: perr.Error()})
+				return nil
+			}
+			s.set[phoneKey(e164)] = struct{}{}
+			return nil
+		})
+		r.Close()
 		if err != nil {
 			return nil, fmt.Errorf("reading suppression file %s: %w", p, err)
 		}
@@ -252,6 +241,21 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 	}
 	defer r.Close()
 	agent := cr.agentOf[spec.Agent]
+	return eachRecord(ctx, r, func(rec SheetRecord) error {
+		c := &cr.contact
+		*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
+		if rec.Err != nil {
+			c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
+		} else {
+			cr.judge(c, spec, m, rec.Fields)
+		}
+		return fn(c)
+	})
+}
+
+// eachRecord calls fn for every record of r until the end of the sheet,
+// checking ctx every thousand records.
+func eachRecord(ctx context.Context, r *SheetReader, fn func(SheetRecord) error) error {
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -263,14 +267,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		if err != nil {
 			return err
 		}
-		c := &cr.contact
-		*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
-		if rec.Err != nil {
-			c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
-		} else {
-			cr.judge(c, spec, m, rec.Fields)
-		}
-		if err := fn(c); err != nil {
+		if err := fn(rec); err != nil {
 			return err
 		}
 	}
