@@ -250,7 +250,7 @@ func BenchmarkPlan1M(b *testing.B) {
 	b.ReportMetric(peak, "peak-heap-MiB")
 
 	// One plan in a fresh process, for its peak resident set.
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPlanBenchChild$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPlanBenchChild$", "-test.count=1", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), planBenchChildEnv+"="+path)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
