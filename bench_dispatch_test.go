@@ -493,7 +493,13 @@ func BenchmarkDispatch1M(b *testing.B) {
 			srv := benchSandbox(b)
 			dir := b.TempDir()
 			path := benchWriteCampaign(b, dir, srv.URL, n, 1000, 1000, 16)
-			rss, elapsed := benchChild(b, append(os.Environ(), dispatchBenchChildEnv+"="+path),
+			// The child is the test binary, not main: give it main's
+			// memory limit so it measures what callrun run would use.
+			env := append(os.Environ(), dispatchBenchChildEnv+"="+path)
+			if os.Getenv("GOMEMLIMIT") == "" {
+				env = append(env, fmt.Sprintf("GOMEMLIMIT=%dMiB", memoryLimit>>20))
+			}
+			rss, elapsed := benchChild(b, env,
 				os.Args[0], "-test.run=^TestDispatchBenchChild$", "-test.count=1", "-test.timeout=0")
 			if st := srv.Stats(); st.CallsPlaced != n {
 				b.Fatalf("%d calls placed, want %d", st.CallsPlaced, n)

@@ -252,6 +252,11 @@ func BenchmarkPlan1M(b *testing.B) {
 	// One plan in a fresh process, for its peak resident set.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPlanBenchChild$", "-test.count=1", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), planBenchChildEnv+"="+path)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// As callrun's main sets it (main.memoryLimit); the child is the
+		// test binary, which does not run main.
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT=48MiB")
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

@@ -207,7 +207,7 @@ type ContactReader struct {
 	f        *File
 	norm     *PhoneNormalizer
 	suppress *Suppression
-	seen     map[uint64]uint32 // dedupe key -> rows seen
+	seen     *phoneSet // dedupe keys seen
 	agentOf  map[string]int
 	contact  Contact
 }
@@ -218,7 +218,7 @@ func (f *File) NewContactReader(norm *PhoneNormalizer, suppress *Suppression) *C
 	for i, a := range f.Agents {
 		agentOf[a.Name] = i
 	}
-	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: map[uint64]uint32{}, agentOf: agentOf}
+	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf}
 }
 
 // Each calls fn for every row of every sheet, in order. The *Contact is
@@ -338,8 +338,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, m *sheetMap, fields 
 	if cr.f.Dedupe != "campaign" {
 		key |= uint64(c.Agent) << 50 // agent and none: per agent
 	}
-	n := cr.seen[key]
-	cr.seen[key] = n + 1
+	n := cr.seen.add(key)
 	if n > 0 && cr.f.Dedupe != "none" {
 		c.Status, c.Reason = Duplicate, "the number appears in an earlier row"
 		if cr.f.Dedupe == "agent" {

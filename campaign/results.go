@@ -52,6 +52,9 @@ func WriteReport(ctx context.Context, f *File, st *report.State, norm *PhoneNorm
 	if err := xw.Commit(); err != nil {
 		return err
 	}
+	if xw.TooLarge() {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("report.xlsx is written for up to %d rows; this report has more, so open report.csv (in Excel: Data > From Text/CSV, with the phone column as Text)", report.MaxXLSXRows))
+	}
 	return report.WriteSummary(filepath.Join(dir, SummaryJSON), sum)
 }
 

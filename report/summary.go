@@ -38,6 +38,7 @@ type Summary struct {
 	CallsThisRun   int                       `json:"calls_this_run"`  // call starts sent this run
 	RatePerSecond  float64                   `json:"rate_per_second"` // CallsThisRun / ElapsedSeconds
 	Ending         string                    `json:"ending"`          // EndComplete, EndInterrupted, ...
+	Notes          []string                  `json:"notes,omitempty"` // anything else a person should know
 }
 
 // Add counts a report row.
@@ -158,6 +159,9 @@ func (s *Summary) Text() string {
 		}
 		fmt.Fprintf(&b, "This run: %d %s started in %s (%s calls/s).\n",
 			s.CallsThisRun, plural(s.CallsThisRun, "call", "calls"), d, rateText(s.RatePerSecond))
+	}
+	for _, note := range s.Notes {
+		fmt.Fprintf(&b, "Note: %s\n", note)
 	}
 	for _, next := range s.next() {
 		fmt.Fprintf(&b, "Next: %s\n", next)

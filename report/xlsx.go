@@ -9,9 +9,12 @@ import (
 	"github.com/xuri/excelize/v2"
 )
 
-// MaxXLSXRows is how many report rows a worksheet holds: Excel's limit of
-// 1,048,576 rows less the header. report.csv holds the rest.
-const MaxXLSXRows = 1<<20 - 1
+// MaxXLSXRows is the most report rows a workbook is written for. excelize
+// builds the whole compressed workbook in memory, about 240 MiB for a
+// million rows, and a sheet that size is more than a person scrolls
+// anyway: a larger report is left to report.csv (Excel's own limit is
+// 1,048,575 rows).
+const MaxXLSXRows = 100_000
 
 // XLSXWriter writes report.xlsx, the report for people who open it in a
 // spreadsheet. Excel turns +14155550132 in a CSV into a number and drops
@@ -22,13 +25,13 @@ const MaxXLSXRows = 1<<20 - 1
 // Rows are streamed to a temporary file renamed over the target on Commit,
 // like [CSVWriter]. An XLSXWriter is not safe for concurrent use.
 type XLSXWriter struct {
-	path    string
-	tmp     string
-	book    *excelize.File
-	sheet   *excelize.StreamWriter
-	rows    int
-	dropped int
-	done    bool
+	path     string
+	tmp      string
+	book     *excelize.File
+	sheet    *excelize.StreamWriter
+	rows     int
+	tooLarge bool
+	done     bool
 }
 
 // xlsxSheet is the worksheet's name.
@@ -83,13 +86,18 @@ func csvHeader() []string {
 }
 
 // Write adds one row. Every value is written as text, so no spreadsheet
-// reinterprets it; a workbook cell is never run as a formula.
+// reinterprets it; a workbook cell is never run as a formula. Past
+// MaxXLSXRows the workbook is dropped (see TooLarge) and its memory freed.
 func (w *XLSXWriter) Write(r Row) error {
+	if w.tooLarge {
+		return nil
+	}
 	if w.done {
 		return fmt.Errorf("writing report %s: already committed or aborted", w.path)
 	}
 	if w.rows >= MaxXLSXRows {
-		w.dropped++
+		w.tooLarge = true
+		w.Abort()
 		return nil
 	}
 	http, _ := r.HTTPStatus.MarshalCSV()
@@ -111,12 +119,21 @@ func (w *XLSXWriter) Write(r Row) error {
 	return nil
 }
 
-// Dropped returns how many rows did not fit in the worksheet.
-func (w *XLSXWriter) Dropped() int { return w.dropped }
+// TooLarge reports whether the report had more than MaxXLSXRows rows, so
+// that no workbook is written.
+func (w *XLSXWriter) TooLarge() bool { return w.tooLarge }
 
 // Commit finishes the workbook, writes it to a temporary file beside the
-// target and renames it into place.
+// target and renames it into place. When the report was too large it
+// removes any older report.xlsx instead, which would no longer match
+// report.csv.
 func (w *XLSXWriter) Commit() error {
+	if w.tooLarge {
+		if err := os.Remove(w.path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
 	if w.done {
 		return fmt.Errorf("committing report %s: already committed or aborted", w.path)
 	}

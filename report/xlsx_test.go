@@ -105,3 +105,30 @@ func TestXLSXAbortKeepsThePreviousReport(t *testing.T) {
 		t.Errorf("left behind: %v", entries)
 	}
 }
+
+func TestXLSXTooLargeIsDroppedAndTheOldOneRemoved(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.xlsx")
+	os.WriteFile(path, []byte("an older, smaller report"), 0o644)
+	w, err := NewXLSXWriter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range MaxXLSXRows + 1 {
+		if err := w.Write(Row{Sheet: "s", Row: i + 2, PhoneNumber: "+14155550132", Status: "sent"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !w.TooLarge() {
+		t.Fatal("not too large")
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("an out-of-date report.xlsx is left beside a larger report.csv (%v)", err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+}
