@@ -115,12 +115,13 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	})
 	for range f.Pace.Concurrency {
 		g.Go(func() error {
+			var w worker
 			for j := range jobs {
-				if err := r.work(ctx, gctx, j); err != nil {
+				if err := r.work(ctx, gctx, &w, j); err != nil {
 					return err
 				}
 			}
-			return nil
+			return w.flush()
 		})
 	}
 	err = g.Wait()
@@ -273,9 +274,24 @@ func (r *runner) inHours(c *Contact) bool {
 	return r.win.OpenIn(r.opts.Now(), r.win.Loc)
 }
 
+// worker is one worker's state between contacts.
+type worker struct {
+	pending func() error // waits for the last outcome this worker queued
+}
+
+// flush waits until the worker's last outcome is durable.
+func (w *worker) flush() error {
+	if w.pending == nil {
+		return nil
+	}
+	err := w.pending()
+	w.pending = nil
+	return err
+}
+
 // work calls one contact, retrying only what provably did not reach the
 // service.
-func (r *runner) work(ctx, gctx context.Context, j job) error {
+func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	c := &j.c
 	ep := r.opts.Endpoints[c.Agent]
 	agentID := r.opts.Agents[c.Agent].AgentID
@@ -343,9 +359,15 @@ func (r *runner) work(ctx, gctx context.Context, j job) error {
 				r.pause(wait)
 			}
 		}
-		if jerr := r.opts.Journal.Append(rec); jerr != nil {
+		// The outcome is queued, not waited for: this worker's next intent
+		// (or its flush) waits for it, since the journal commits in order.
+		// Lost in a crash, it leaves the contact uncertain: never called
+		// twice. Only the intent must be on disk before a call starts.
+		durable, jerr := r.opts.Journal.Enqueue(rec)
+		if jerr != nil {
 			return fmt.Errorf("writing the journal after calling %s (sheet %s row %d; its outcome, %s, is recorded as uncertain): %w", c.Phone, sheet, c.Row, rec.Status, jerr)
 		}
+		w.pending = durable
 		if settled != "" {
 			r.count(func(res *RunResult) {
 				switch settled {

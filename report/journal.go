@@ -356,8 +356,22 @@ var encoders = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // journal refuses all further appends with it: whether the failed records
 // reached the disk is unknown, and the next run will find out.
 func (j *Journal) Append(rec Record) error {
+	wait, err := j.Enqueue(rec)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// Enqueue queues rec like Append but does not wait for it to be durable:
+// wait does. Batches are committed in order, so once any later Append has
+// returned, rec is durable too (or the journal has failed and that Append
+// said so). It is for records whose loss a crash may cause without harm,
+// such as an outcome (lost, the contact reads as uncertain), never for an
+// intent, which must be on disk before its call starts.
+func (j *Journal) Enqueue(rec Record) (wait func() error, err error) {
 	if err := rec.check(); err != nil {
-		return fmt.Errorf("appending to journal %s: %w", j.path, err)
+		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
 	if rec.At.IsZero() {
 		rec.At = time.Now()
@@ -368,21 +382,21 @@ func (j *Journal) Append(rec Record) error {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(&rec); err != nil { // one line, with its newline
-		return fmt.Errorf("appending to journal %s: %w", j.path, err)
+		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
 	if buf.Len() > maxLine {
-		return fmt.Errorf("appending to journal %s: record of %d bytes is too long", j.path, buf.Len())
+		return nil, fmt.Errorf("appending to journal %s: record of %d bytes is too long", j.path, buf.Len())
 	}
 
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
-		return fmt.Errorf("appending to journal %s: %w", j.path, errJournalClosed)
+		return nil, fmt.Errorf("appending to journal %s: %w", j.path, errJournalClosed)
 	}
 	if j.err != nil {
 		err := j.err
 		j.mu.Unlock()
-		return err
+		return nil, err
 	}
 	b := j.cur
 	b.recs = append(b.recs, pending{rec: rec, off: len(b.buf)})
@@ -393,8 +407,10 @@ func (j *Journal) Append(rec Record) error {
 	}
 	j.mu.Unlock()
 
-	<-b.done
-	return b.err
+	return func() error {
+		<-b.done
+		return b.err
+	}, nil
 }
 
 // run is the writer goroutine: it commits whatever is waiting, until

@@ -573,3 +573,54 @@ func TestLookupWithoutFile(t *testing.T) {
 		t.Errorf("status %q", st)
 	}
 }
+
+// TestEnqueueIsDurableOnceALaterAppendReturns: a queued record is on disk
+// as soon as any Append after it has returned, and Close flushes the rest.
+func TestEnqueueIsDurableOnceALaterAppendReturns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, st, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out := Record{Type: TypeOutcome, Agent: "A", Phone: "+14155550132", Attempt: 1, Status: OutcomeSent}
+	if err := j.Append(Record{Type: TypeIntent, Agent: "A", Phone: "+14155550132", Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	wait, err := j.Enqueue(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(Record{Type: TypeIntent, Agent: "A", Phone: "+12125550199", Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	disk, err := ReadState(path) // what a crash right now would leave
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := disk.Status(Key{Agent: "A", Phone: "+14155550132"}); s != Sent {
+		t.Errorf("the queued outcome is not on disk after a later Append: %s", s)
+	}
+	disk.Close()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	last, err := j.Enqueue(Record{Type: TypeOutcome, Agent: "A", Phone: "+12125550199", Attempt: 1, Status: OutcomeFailed, HTTP: 422})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := last(); err != nil {
+		t.Fatal(err)
+	}
+	disk, err = ReadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	if s, _ := disk.Status(Key{Agent: "A", Phone: "+12125550199"}); s != Failed {
+		t.Errorf("Close did not flush the queued outcome: %s", s)
+	}
+}
