@@ -356,22 +356,6 @@ func BenchmarkDispatchRate(b *testing.B) {
 	}
 }
 
-// benchBuildCallrun builds the callrun binary into dir, as `make build`
-// does, and returns its path.
-func benchBuildCallrun(b *testing.B, dir string) string {
-	b.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		b.Skip("no go command to build callrun with")
-	}
-	path := filepath.Join(dir, "callrun")
-	cmd := exec.Command(gobin, "build", "-trimpath", "-o", path, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return path
-}
-
 // dispatchBenchChildEnv names the campaign file that TestDispatchBenchChild
 // runs.
 const dispatchBenchChildEnv = "CALLRUN_BENCH_DISPATCH_CHILD"
@@ -511,7 +495,7 @@ func BenchmarkDispatch1M(b *testing.B) {
 	})
 	b.Run("binary", func(b *testing.B) {
 		n := benchEnvInt(b, "CALLRUN_BENCH_BINARY_CONTACTS", 30_000)
-		bin := benchBuildCallrun(b, b.TempDir())
+		bin := callrunBinary(b)
 		for range b.N {
 			srv := benchSandbox(b)
 			path := benchWriteCampaign(b, b.TempDir(), srv.URL, n, 1000, 1000, 16)

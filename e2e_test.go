@@ -54,8 +54,8 @@ func TestMain(m *testing.M) {
 
 // callrunBinary builds the callrun binary once (without -race: the race
 // detector is for this test process, where the sandbox runs) and returns
-// its path.
-func callrunBinary(t *testing.T) string {
+// its path. The benchmarks use it too.
+func callrunBinary(t testing.TB) string {
 	t.Helper()
 	e2eBin.once.Do(func() {
 		e2eBin.tmp, e2eBin.err = os.MkdirTemp("", "callrun-e2e-")

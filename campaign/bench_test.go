@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // benchPhoneMix is a realistic mix of phone cells: mostly valid numbers in
@@ -157,41 +156,6 @@ func writeBenchSheet(b *testing.B, dir string, rows int) string {
 	return path
 }
 
-// peakHeap samples the heap in use until stop is called, which returns the
-// largest value seen, in MiB.
-func peakHeap() (stop func() float64) {
-	var (
-		peak uint64
-		done = make(chan struct{})
-		wg   sync.WaitGroup
-	)
-	sample := func() {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		peak = max(peak, m.HeapInuse+m.StackInuse)
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				sample()
-			}
-		}
-	}()
-	return func() float64 {
-		close(done)
-		wg.Wait()
-		sample()
-		return float64(peak) / (1 << 20)
-	}
-}
-
 // BenchmarkSheetRead reads a generated 1,000,000-row sheet (about 90 MB):
 // rows/s, and the peak heap in use while reading.
 func BenchmarkSheetRead(b *testing.B) {
@@ -200,7 +164,7 @@ func BenchmarkSheetRead(b *testing.B) {
 		b.SetBytes(fi.Size())
 	}
 	runtime.GC()
-	stop := peakHeap()
+	stop := heapPeakSampler()
 	b.ResetTimer()
 	rows := 0
 	for range b.N {
@@ -238,7 +202,7 @@ func BenchmarkSheetPlan(b *testing.B) {
 	path := writeBenchSheet(b, b.TempDir(), benchSheetRows)
 	p := NewPhoneNormalizer()
 	runtime.GC()
-	stop := peakHeap()
+	stop := heapPeakSampler()
 	b.ResetTimer()
 	var valid, rows atomic.Int64
 	for range b.N {
