@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/callrun/callrun/report"
@@ -26,33 +27,25 @@ func WriteReport(ctx context.Context, f *File, st *report.State, norm *PhoneNorm
 	if err != nil {
 		return err
 	}
-	xw, err := report.NewXLSXWriter(filepath.Join(dir, ReportXLSX))
-	if err != nil {
-		w.Abort()
-		return err
-	}
 	cr := f.NewContactReader(norm, sup)
 	err = cr.Each(ctx, func(c *Contact) error {
 		row := ReportRow(f, st, c)
 		sum.Add(row)
-		if err := xw.Write(row); err != nil {
-			return err
-		}
 		return w.Write(row)
 	})
 	if err != nil {
 		w.Abort()
-		xw.Abort()
-		return fmt.Errorf("writing the report: %w", err)
+		return fmt.Errorf("writing %s: %w", ReportCSV, err)
 	}
 	if err := w.Commit(); err != nil {
-		xw.Abort()
 		return err
 	}
-	if err := xw.Commit(); err != nil {
+	// The workbook is a second pass, made only for a report small enough
+	// for it: a large run never holds workbook rows in memory.
+	if err := writeXLSX(ctx, f, st, norm, sup, filepath.Join(dir, ReportXLSX), sum.Rows); err != nil {
 		return err
 	}
-	if xw.TooLarge() {
+	if sum.Rows > report.MaxXLSXRows {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("report.xlsx is written for up to %d rows; this report has more, so open report.csv (in Excel: Data > From Text/CSV, with the phone column as Text)", report.MaxXLSXRows))
 	}
 	return report.WriteSummary(filepath.Join(dir, SummaryJSON), sum)
@@ -89,4 +82,28 @@ func ReportRow(f *File, st *report.State, c *Contact) report.Row {
 		row.Reason = e.Reason
 	}
 	return row
+}
+
+// writeXLSX writes report.xlsx for a report of rows rows, or, when that is
+// more than a workbook is written for, removes an older one that would no
+// longer match report.csv.
+func writeXLSX(ctx context.Context, f *File, st *report.State, norm *PhoneNormalizer, sup *Suppression, path string, rows int) error {
+	if rows > report.MaxXLSXRows {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	xw, err := report.NewXLSXWriter(path)
+	if err != nil {
+		return err
+	}
+	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
+		return xw.Write(ReportRow(f, st, c))
+	})
+	if err != nil {
+		xw.Abort()
+		return fmt.Errorf("writing %s: %w", ReportXLSX, err)
+	}
+	return xw.Commit()
 }
