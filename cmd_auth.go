@@ -56,13 +56,9 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 				Usage:       "show whether a token is saved and when it expires (never the token)",
 				ArgsUsage:   "CAMPAIGN.yaml",
 				Description: "Example: callrun auth status campaign.yaml",
-				Action: func(c *cli.Context) error {
-					path, err := campaignArg(c)
-					if err != nil {
-						return err
-					}
-					return authStatus(path, os.Stdout)
-				},
+				Action: withService(func(_ context.Context, svc *service) error {
+					return authStatus(svc, os.Stdout)
+				}),
 			},
 			{
 				Name:      "refresh",
@@ -72,38 +68,22 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 refresh token still works. If the service refuses it, run callrun auth login again.
 
 Example: callrun auth refresh campaign.yaml`,
-				Action: func(c *cli.Context) error {
-					path, err := campaignArg(c)
-					if err != nil {
-						return err
-					}
-					svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
-					if err != nil {
-						return err
-					}
-					tok, err := svc.tokens.ForceRefresh(c.Context)
+				Action: withService(func(ctx context.Context, svc *service) error {
+					tok, err := svc.tokens.ForceRefresh(ctx)
 					if err != nil {
 						return err
 					}
 					fmt.Fprintf(os.Stdout, "Refreshed; the access token expires %s.\n", describeExpiry(tok, time.Now()))
 					return nil
-				},
+				}),
 			},
 			{
 				Name:        "logout",
 				Usage:       "delete the saved token",
 				ArgsUsage:   "CAMPAIGN.yaml",
 				Description: "Example: callrun auth logout campaign.yaml",
-				Action: func(c *cli.Context) error {
-					path, err := campaignArg(c)
-					if err != nil {
-						return err
-					}
-					svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
-					if err != nil {
-						return err
-					}
-					unlock, err := svc.tokens.File.Lock(c.Context)
+				Action: withService(func(ctx context.Context, svc *service) error {
+					unlock, err := svc.tokens.File.Lock(ctx)
 					if err != nil {
 						return err
 					}
@@ -113,7 +93,7 @@ Example: callrun auth refresh campaign.yaml`,
 					}
 					fmt.Fprintf(os.Stdout, "Logged out: removed %s.\n", svc.tokens.File.Path)
 					return nil
-				},
+				}),
 			},
 		},
 	}
@@ -261,11 +241,23 @@ func randomState() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-func authStatus(path string, out io.Writer) error {
-	svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
-	if err != nil {
-		return err
+// withService is the action of a command that takes a campaign file and
+// needs only its service block.
+func withService(fn func(context.Context, *service) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		path, err := campaignArg(c)
+		if err != nil {
+			return err
+		}
+		svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+		if err != nil {
+			return err
+		}
+		return fn(c.Context, svc)
 	}
+}
+
+func authStatus(svc *service, out io.Writer) error {
 	tok, err := svc.tokens.File.Load()
 	if err != nil {
 		return err

@@ -92,7 +92,11 @@ func TestLoginWithCodeThenListAgents(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := authStatus(path, &out); err != nil {
+	svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := authStatus(svc, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "Refresh token: yes") || !strings.Contains(out.String(), "(in 1h0m0s)") {
