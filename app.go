@@ -47,6 +47,9 @@ First time? Run the local sandbox and log in to it:
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError(err)
 		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			unknownCommand = name
+		},
 		Commands: []*cli.Command{
 			runCommand(),
 			initCommand(),
@@ -75,6 +78,9 @@ First time? Run the local sandbox and log in to it:
 // log is the process's logger, set up by setupLogging. It goes to stderr so
 // that stdout stays for what a command prints (plans, JSON, tables).
 var log = zerolog.New(io.Discard)
+
+// unknownCommand is the command name that matched none, for main to exit 2.
+var unknownCommand string
 
 // logJSON is set when logs are JSON lines, so that main reports the final
 // error as one more JSON line rather than as text.
@@ -110,11 +116,6 @@ func setupLogging(c *cli.Context) error {
 func campaignArg(c *cli.Context) (string, error) {
 	full := c.Command.HelpName // "callrun agents list"
 	name := strings.TrimPrefix(full, "callrun ")
-	for _, a := range c.Args().Tail() {
-		if strings.HasPrefix(a, "-") {
-			return "", usageError(fmt.Errorf("%s: flags go before the campaign file: %s %s %s", name, full, a, c.Args().First()))
-		}
-	}
 	switch c.NArg() {
 	case 1:
 		return c.Args().First(), nil

@@ -23,8 +23,12 @@ func main() {
 		debug.SetMemoryLimit(memoryLimit)
 	}
 	ctx, stop := signalContext(context.Background())
-	err := newApp().RunContext(ctx, os.Args)
+	app := newApp()
+	err := app.RunContext(ctx, interspersed(app, os.Args))
 	code := exitCode(ctx, err)
+	if unknownCommand != "" && err == nil {
+		fmt.Fprintf(os.Stderr, "callrun: no command %q; see callrun --help\n", unknownCommand)
+	}
 	stop()
 	if err != nil && code != exitOK {
 		if logJSON {

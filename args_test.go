@@ -1,0 +1,28 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestInterspersedFlags(t *testing.T) {
+	app := newApp()
+	for in, want := range map[string]string{
+		"callrun plan c.yaml --offline --format json":           "callrun plan --offline --format json c.yaml",
+		"callrun run c.yaml --limit 3 --sandbox":                "callrun run --limit 3 --sandbox c.yaml",
+		"callrun run --limit 3 c.yaml":                          "callrun run --limit 3 c.yaml",
+		"callrun -q run c.yaml --until=19:30":                   "callrun -q run --until=19:30 c.yaml",
+		"callrun --log-format json status c.yaml --format json": "callrun --log-format json status --format json c.yaml",
+		"callrun auth login c.yaml --code sandbox-code":         "callrun auth login --code sandbox-code c.yaml",
+		"callrun init leads.csv --agent Spring Promo":           "callrun init --agent Spring leads.csv Promo",
+		"callrun plan c.yaml -- --offline":                      "callrun plan c.yaml -- --offline",
+		"callrun plan c.yaml --nope":                            "callrun plan c.yaml --nope",
+		"callrun frobnicate --x":                                "callrun frobnicate --x",
+		"callrun":                                               "callrun",
+	} {
+		got := strings.Join(interspersed(app, strings.Fields(in)), " ")
+		if got != want {
+			t.Errorf("%s\n  got  %s\n  want %s", in, got, want)
+		}
+	}
+}
