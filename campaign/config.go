@@ -204,7 +204,8 @@ func Parse(path string, data []byte, opts LoadOptions) (*File, error) {
 	}
 	l := &loader{path: path, opts: opts, lines: map[string]int{}}
 	f := l.parse(data)
-	if len(l.problems) > 0 {
+	if f == nil {
+		sort.SliceStable(l.problems, func(i, j int) bool { return l.problems[i].Line < l.problems[j].Line })
 		return nil, &FileError{append(l.problems, l.unset...)}
 	}
 	f.Source = path
@@ -245,7 +246,7 @@ func (l *loader) parse(data []byte) *File {
 		if errors.Is(err, io.EOF) {
 			l.problems = append(l.problems, Problem{File: l.path, Msg: "the file is empty; see examples/ for a campaign file to start from"})
 		} else {
-			l.problems = append(l.problems, yamlProblem(l.path, err))
+			l.problems = append(l.problems, l.yamlProblem(err))
 		}
 		return nil
 	}
@@ -259,36 +260,54 @@ func (l *loader) parse(data []byte) *File {
 	}
 	root := doc.Content[0]
 	l.walk(root, reflect.TypeOf(File{}), "")
-	if len(l.problems) > 0 {
-		return nil
-	}
+	// Unknown keys were reported and dropped by walk; decoding goes on so
+	// that type errors and the value checks are reported with them.
 	var f File
 	if err := root.Decode(&f); err != nil {
-		l.problems = append(l.problems, yamlProblem(l.path, err))
-		return nil
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, e := range te.Errors {
+				l.problems = append(l.problems, l.yamlProblem(errors.New(e)))
+			}
+		} else {
+			l.problems = append(l.problems, l.yamlProblem(err))
+		}
+		return nil // a half-decoded file would give misleading value checks
 	}
 	return &f
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+): `)
 
-// yamlProblem turns a yaml.v3 error into a Problem with its line.
-func yamlProblem(path string, err error) Problem {
+// yamlProblem turns a yaml.v3 error into a Problem with its line and, when
+// a key stands on that line, the key, in words a person reads.
+func (l *loader) yamlProblem(err error) Problem {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-	p := Problem{File: path}
+	p := Problem{File: l.path}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		fmt.Sscan(m[1], &p.Line)
 		msg = strings.Replace(msg, m[0], "", 1)
 	}
-	msg = strings.ReplaceAll(msg, "!!str", "text")
-	msg = strings.ReplaceAll(msg, "!!int", "number")
-	msg = strings.ReplaceAll(msg, "!!seq", "list")
-	msg = strings.ReplaceAll(msg, "!!map", "mapping")
+	for key, line := range l.lines {
+		if line == p.Line && len(key) > len(p.Key) {
+			p.Key = key // the most specific key on the line
+		}
+	}
+	msg = yamlWords.Replace(msg)
 	msg = strings.ReplaceAll(msg, "campaign.", "")
 	p.Msg = msg
 	return p
 }
+
+var yamlWords = strings.NewReplacer(
+	"cannot unmarshal", "cannot read",
+	"!!str", "text", "!!int", "a number", "!!float", "a number", "!!bool", "true/false",
+	"!!seq", "a list", "!!map", "a mapping",
+	"into float64", "as a number", "into int", "as a whole number", "into time.Duration", "as a duration such as 10m",
+	"into []string", "as a list such as [a, b]", "into map[string]string", "as a mapping such as {key: value}",
+	"into string", "as text", "into bool", "as true or false",
+)
 
 // walk checks the keys of node against the yaml tags of t, records the line
 // of every key path, and expands ${VAR} in string scalars.
@@ -318,6 +337,7 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 			}
 		}
 		seen := map[string]bool{}
+		kept := node.Content[:0:0]
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			k, v := node.Content[i], node.Content[i+1]
 			kp := join(path, k.Value)
@@ -327,13 +347,17 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 			case !ok:
 				l.problems = append(l.problems, Problem{File: l.path, Line: k.Line, Key: kp,
 					Msg: fmt.Sprintf("unknown key %q%s (allowed here: %s)", k.Value, suggest(k.Value, names), strings.Join(names, ", "))})
+				continue // dropped, so decoding can go on
 			case seen[k.Value]:
 				l.problems = append(l.problems, Problem{File: l.path, Line: k.Line, Key: kp, Msg: fmt.Sprintf("key %q appears twice", k.Value)})
+				continue
 			default:
 				l.walk(v, ft, kp)
 			}
 			seen[k.Value] = true
+			kept = append(kept, k, v)
 		}
+		node.Content = kept
 	case t.Kind() == reflect.Map && node.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			k, v := node.Content[i], node.Content[i+1]

@@ -205,7 +205,7 @@ func TestServiceOnlyIgnoresTheRest(t *testing.T) {
 func TestYAMLSyntaxAndTypeErrorsCarryLines(t *testing.T) {
 	expectProblems(t, problems(t, "name: x\nagents: [\n", LoadOptions{}), "campaign.yml line 2")
 	expectProblems(t, problems(t, strings.Replace(goodCampaign, "concurrency: 8", "concurrency: lots", 1), LoadOptions{}),
-		"line 19", "cannot unmarshal text `lots` into int")
+		"line 19, pace.concurrency: cannot read text `lots` as a whole number")
 	expectProblems(t, problems(t, "", LoadOptions{}), "the file is empty")
 	expectProblems(t, problems(t, "- a\n- b\n", LoadOptions{}), "a campaign file is a YAML mapping")
 	expectProblems(t, problems(t, goodCampaign+"---\nname: two\n", LoadOptions{}), "more than one YAML document")
@@ -257,4 +257,15 @@ func TestYesNo(t *testing.T) {
 			t.Errorf("YesNo(%q) accepted", in)
 		}
 	}
+}
+
+// TestUnknownKeyDoesNotHideOtherProblems: a typo'd key, a missing sheet
+// and a bad value are reported together, not one per try.
+func TestUnknownKeyDoesNotHideOtherProblems(t *testing.T) {
+	bad := strings.Replace(goodCampaign, "dnc.csv", "missing-dnc.csv", 1)
+	bad = strings.Replace(bad, "dedupe:", "dedup:", 1) + "dedup: campaign\ndedupe: sometimes\n"
+	expectProblems(t, problems(t, bad, LoadOptions{}),
+		`unknown key "dedup"; did you mean "dedupe"?`,
+		"suppress[0]: suppression file",
+		`dedupe is "sometimes"`)
 }

@@ -188,7 +188,7 @@ func (l *loader) validateSheets(f *File) {
 				s.Set[field] = yn
 			}
 		}
-		if !ValidRegion(s.Region) {
+		if _, written := l.lines[key+".region"]; written && !ValidRegion(s.Region) {
 			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
 		}
 		if s.TimezoneColumn != "" && (f.Hours == nil || f.Hours.Timezone != "contact") {
