@@ -6,12 +6,15 @@ BENCHTIME ?= 1x
 
 SHELL   := bash
 
-.PHONY: all build test bench lint fmt tidy-check fuzz ci clean quickstart
+.PHONY: all build install test bench lint fmt tidy-check fuzz ci clean quickstart
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o callrun .
+
+install:
+	$(GO) install -trimpath -ldflags "-X main.version=$(VERSION)" .
 
 # The test command README.md gives. Race detector on, no cache.
 test:

@@ -28,7 +28,7 @@ _callrun_complete() {
   COMPREPLY=($(compgen -W "${opts}" -- "${cur}"))
   return 0
 }
-complete -o bashdefault -o default -o nospace -F _callrun_complete callrun
+complete -o bashdefault -o default -o nospace -F _callrun_complete callrun ./callrun
 `
 
 const zshCompletion = `#compdef callrun
@@ -48,7 +48,7 @@ _callrun_complete() {
     _files
   fi
 }
-compdef _callrun_complete callrun
+compdef _callrun_complete callrun ./callrun
 `
 
 func completionCommand() *cli.Command {

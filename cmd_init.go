@@ -48,7 +48,7 @@ Example:
 func initCampaign(sheet, output, agent, region string, force bool, out io.Writer) error {
 	r, err := campaign.OpenSheet(sheet)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	defer r.Close()
 	if output == "" {

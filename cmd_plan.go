@@ -113,7 +113,7 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 		return err
 	}
 	if o.strict && plan.Totals.Invalid > 0 {
-		return withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s)", plan.Totals.Invalid))
+		return withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/urfave/cli/v2"
@@ -27,16 +28,16 @@ Example:
 			&cli.StringFlag{Name: "client-id", Value: sandbox.DefaultClientID, Usage: "the OAuth client id it accepts"},
 			&cli.StringFlag{Name: "client-secret", Value: sandbox.DefaultClientSecret, Usage: "the OAuth client secret it accepts"},
 			&cli.StringFlag{Name: "code", Value: sandbox.DefaultCode, Usage: "a reusable authorization code"},
-			&cli.DurationFlag{Name: "token-lifetime", Value: 0, Usage: "access token lifetime (default 1h)"},
+			&cli.DurationFlag{Name: "token-lifetime", Value: time.Hour, Usage: "access token lifetime"},
 			&cli.BoolFlag{Name: "no-rotate", Usage: "keep refresh tokens instead of rotating them on each refresh"},
 			&cli.DurationFlag{Name: "pending-for", Usage: "new agents stay pending this long"},
-			&cli.DurationFlag{Name: "call-duration", Usage: "simulated call length before the webhook fires (default 50ms)"},
+			&cli.DurationFlag{Name: "call-duration", Value: 50 * time.Millisecond, Usage: "simulated call length before the webhook fires"},
 			&cli.BoolFlag{Name: "external-webhooks", Usage: "deliver webhooks to non-loopback hosts too"},
 			&cli.StringFlag{Name: "fault-scope", Value: sandbox.ScopeCalls, Usage: "where faults apply: calls, api or all"},
 			&cli.DurationFlag{Name: "latency", Usage: "delay added to each request in the fault scope"},
 			&cli.Float64Flag{Name: "rate-limit", Usage: "requests per second before answering 429"},
 			&cli.Float64Flag{Name: "share-429", Usage: "share (0..1) answered 429 before acting"},
-			&cli.DurationFlag{Name: "retry-after", Usage: "Retry-After sent with 429 and 503 (default 1s)"},
+			&cli.DurationFlag{Name: "retry-after", Value: time.Second, Usage: "Retry-After sent with 429 and 503"},
 			&cli.Float64Flag{Name: "share-503", Usage: "share (0..1) answered 503 before acting"},
 			&cli.Float64Flag{Name: "share-500", Usage: "share (0..1) of calls placed and then answered 500"},
 			&cli.Float64Flag{Name: "share-drop", Usage: "share (0..1) of calls placed and then dropped without an answer"},

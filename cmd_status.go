@@ -131,6 +131,9 @@ func rebuildReport(ctx context.Context, path string, sandboxState bool, out io.W
 		return err
 	}
 	defer s.state.Close()
+	if err := os.MkdirAll(s.dir, 0o700); err != nil { // no run yet: every contact is pending
+		return err
+	}
 	now := time.Now()
 	sum := &report.Summary{Campaign: s.f.Name, StartedAt: now, Ending: report.EndRebuilt}
 	sum.Finish(now)

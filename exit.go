@@ -28,7 +28,7 @@ const exitCodesHelp = `EXIT CODES:
    2    usage error or invalid campaign file
    3    finished, but some contacts failed or are uncertain
    4    plan --strict found invalid rows
-   75   try again later (another run holds the lock, or outside calling hours with --until reached)
+   75   try again later (another run holds the lock, outside calling hours with --until reached, or contacts left pending)
    130  interrupted (state saved)`
 
 // exitError carries an exit code chosen where the error was made.
@@ -66,6 +66,9 @@ func message(err error) string {
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var fe *campaign.FileError
+	if err == nil && unknownCommand != "" {
+		return exitUsage
+	}
 	switch {
 	case err == nil:
 		return exitOK

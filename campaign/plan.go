@@ -282,6 +282,9 @@ func writeGroup(b *strings.Builder, g *problemGroup) {
 	for _, e := range g.examples {
 		fmt.Fprintf(b, "      %s\n", e)
 	}
+	if n > len(g.examples) {
+		fmt.Fprintf(b, "      ... and %d more (each with its reason in --format json and in report.csv)\n", n-len(g.examples))
+	}
 }
 
 // rowRanges writes sorted row numbers compactly: 4, 7, 9-11.
