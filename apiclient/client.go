@@ -3,6 +3,7 @@ package apiclient
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,7 +95,14 @@ type CallResponse struct {
 // the per-agent call endpoints. It is safe for concurrent use.
 type Client struct {
 	base *url.URL
-	hc   *http.Client
+	hc   *http.Client // agent endpoints
+	// Call starts go through their own clients, which net/http cannot
+	// re-send on its own: HTTP/1.1 only (HTTP/2 retries a stream reset
+	// with PROTOCOL_ERROR even after the server acted on it), and for
+	// methods net/http deems replayable (GET, HEAD), a fresh connection
+	// each time (a request on a reused connection that dies before the
+	// answer is sent again).
+	calls, callsFresh *http.Client
 }
 
 // New returns a client for the service at baseURL. Requests to the service's
@@ -109,15 +117,46 @@ func New(baseURL string, tokens TokenSource, base http.RoundTripper) (*Client, e
 	if base == nil {
 		base = DefaultTransport()
 	}
-	return &Client{
-		base: u,
-		hc: &http.Client{
-			Transport: &Transport{Source: tokens, Origin: u, Base: base},
+	client := func(rt http.RoundTripper) *http.Client {
+		return &http.Client{
+			Transport: &Transport{Source: tokens, Origin: u, Base: rt},
 			// A redirect of a POST becomes a GET in net/http: never follow
 			// one silently, show it to the caller instead.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		}
+	}
+	return &Client{
+		base:       u,
+		hc:         client(base),
+		calls:      client(callTransport(base, false)),
+		callsFresh: client(callTransport(base, true)),
 	}, nil
+}
+
+// callTransport derives the transport for call starts from base: HTTP/1.1
+// only, and with fresh set, no connection reuse. A base that is not an
+// *http.Transport is used as it is.
+func callTransport(base http.RoundTripper, fresh bool) http.RoundTripper {
+	t, ok := base.(*http.Transport)
+	if !ok {
+		return base
+	}
+	c := t.Clone()
+	var http1 http.Protocols
+	http1.SetHTTP1(true) // and nothing else: no HTTP/2, unencrypted or not
+	c.Protocols = &http1
+	c.ForceAttemptHTTP2 = false
+	c.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	// A TLS config cloned from a transport that has been used may still
+	// offer h2 in ALPN; offer HTTP/1.1 alone.
+	if c.TLSClientConfig == nil {
+		c.TLSClientConfig = &tls.Config{}
+	} else {
+		c.TLSClientConfig = c.TLSClientConfig.Clone()
+	}
+	c.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	c.DisableKeepAlives = fresh
+	return c
 }
 
 // BaseURL returns the service's base URL.
@@ -291,9 +330,23 @@ func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Value
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
-	resp, err := c.hc.Do(req)
+	hc := c.calls
+	if method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions {
+		hc = c.callsFresh
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			return nil, &StartError{Err: fmt.Errorf("start call: %w", refused)}
+		}
 		return nil, &StartError{Written: tr.written(), Err: fmt.Errorf("start call: %s %s: %w", method, originOf(ep.URL), unwrapURLError(err))}
+	}
+	if n := tr.resent(); n > 0 {
+		// net/http sent the request again by itself: the first may have
+		// started a call too. Whatever the answer, it is not certain.
+		resp.Body.Close()
+		return nil, &StartError{Written: true, Err: fmt.Errorf("start call: %s %s: the HTTP client sent the request %d more time(s) by itself after a connection failed; the person may have been called more than once", method, originOf(ep.URL), n)}
 	}
 	if err := checkResponse("start call", resp); err != nil {
 		var e *Error

@@ -67,8 +67,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if body != nil {
 			body.Close()
 		}
-		return nil, err
+		return nil, &refusedError{err}
 	}
+	expectResend(req.Context())
 	return t.Base.RoundTrip(withBearer(req, tok, body))
 }
 
