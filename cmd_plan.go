@@ -81,7 +81,8 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 	defer state.Close()
 	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: time.Now(),
 		Done: func(c *campaign.Contact) bool {
-			st, ok := state.Status(report.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N})
+			key, _ := campaign.SettledKey(f, state, c)
+			st, ok := state.Status(key)
 			return ok && st != report.Pending
 		}}
 	if o.offline {

@@ -121,7 +121,11 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 					return err
 				}
 			}
-			return w.flush()
+			if err := w.flush(); err != nil {
+				w.lost(r.opts.Logf)
+				return err
+			}
+			return nil
 		})
 	}
 	err = g.Wait()
@@ -196,7 +200,7 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 			return nil
 		}
 		agent := r.f.Agents[c.Agent].Name
-		key := report.Key{Agent: agent, Phone: c.Phone, N: c.N}
+		key, _ := SettledKey(r.f, r.opts.State, c)
 		prior := 0
 		if st, ok := r.opts.State.Status(key); ok {
 			prior = r.opts.State.Attempts(key)
@@ -276,7 +280,8 @@ func (r *runner) inHours(c *Contact) bool {
 
 // worker is one worker's state between contacts.
 type worker struct {
-	pending func() error // waits for the last outcome this worker queued
+	pending func() error  // waits for the last outcome this worker queued
+	last    report.Record // that outcome
 }
 
 // flush waits until the worker's last outcome is durable.
@@ -287,6 +292,18 @@ func (w *worker) flush() error {
 	err := w.pending()
 	w.pending = nil
 	return err
+}
+
+// lost tells the person about the worker's last queued outcome after a
+// journal failure: it may not be on disk, and the contact would then read
+// as uncertain although the service answered.
+func (w *worker) lost(logf func(string, ...any)) {
+	if w.last.Type == "" {
+		return
+	}
+	r := w.last
+	logf("the journal failed: the outcome of %s (sheet %s row %d) may not be on disk; it was %s (HTTP %d). If the report shows it uncertain, do not re-send it with --retry-uncertain without checking",
+		r.Phone, r.Sheet, r.Row, r.Status, r.HTTP)
 }
 
 // work calls one contact, retrying only what provably did not reach the
@@ -325,12 +342,16 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		rec := base
 		rec.Type, rec.Attempt, rec.At = report.TypeIntent, attempt, r.opts.Now()
 		if err := r.opts.Journal.Append(rec); err != nil {
+			w.lost(r.opts.Logf)
 			return fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", c.Phone, sheet, c.Row, err)
 		}
 		if attempt == j.prior+1 {
 			r.count(func(res *RunResult) { res.Started++ })
 		}
-		rctx, cancel := context.WithTimeout(gctx, r.opts.RequestTimeout)
+		// Once the intent is on disk the request runs to its answer, even if
+		// another worker or the producer fails meanwhile: cut off, it would
+		// only turn an answer into an uncertain outcome.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), r.opts.RequestTimeout)
 		resp, err := r.opts.Calls.StartCall(rctx, ep, form)
 		cancel()
 		outcome := apiclient.Classify(err)
@@ -367,7 +388,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		if jerr != nil {
 			return fmt.Errorf("writing the journal after calling %s (sheet %s row %d; its outcome, %s, is recorded as uncertain): %w", c.Phone, sheet, c.Row, rec.Status, jerr)
 		}
-		w.pending = durable
+		w.pending, w.last = durable, rec
 		if settled != "" {
 			r.count(func(res *RunResult) {
 				switch settled {
@@ -382,7 +403,18 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 			r.opts.Settled(settled)
 			return nil
 		}
-		// Retryable.
+		// Retryable. A token only a person can renew stops the run: every
+		// other call would be refused too. Nothing was sent; the contact
+		// stays pending.
+		var authErr *apiclient.AuthError
+		if errors.As(err, &authErr) {
+			if ferr := w.flush(); ferr != nil {
+				w.lost(r.opts.Logf)
+			}
+			r.count(func(res *RunResult) { res.Pending++ })
+			r.opts.Settled(report.Pending)
+			return authErr
+		}
 		if attempt-j.prior >= r.opts.MaxAttempts || ctx.Err() != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
 			r.opts.Settled(report.Pending)

@@ -1108,3 +1108,70 @@ func TestRunInterruptedDuringRetries(t *testing.T) {
 	e.checkCounts(map[report.Status]int{report.Pending: n})
 	e.checkIntentBeforeSend(0)
 }
+
+// TestRunCampaignDedupeAcrossAgentsResumes: with dedupe: campaign a number
+// is called once whichever agent's sheet holds it. A number called through
+// Alpha is not called again when, in a later run, a sheet for Beta holding
+// it comes first.
+func TestRunCampaignDedupeAcrossAgentsResumes(t *testing.T) {
+	twoAgents := func(sheets string) string {
+		return `name: dispatch-test
+agents:
+  - {name: Alpha, prompt: Say hello.}
+  - {name: Beta, prompt: Say hi.}
+sheets:
+` + sheets + `region: US
+pace: {per_second: 1000, burst: 1, concurrency: 2}
+`
+	}
+	alphaSheet := "  - {file: a.csv, agent: Alpha, fields: {phone_number: Phone}}\n"
+	betaSheet := "  - {file: b.csv, agent: Beta, fields: {phone_number: Phone}}\n"
+	e := newDtEnv(t, sandbox.Options{}, twoAgents(alphaSheet), map[string]string{
+		"a.csv": "Phone\n+12125550100\n",
+		"b.csv": "Phone\n(212) 555-0100\n+12125550101\n",
+	})
+	if res := e.mustRun(nil); res.Sent != 1 {
+		t.Fatalf("first run: %+v", res)
+	}
+	dtWrite(t, e.f.Source, twoAgents(betaSheet+alphaSheet))
+	e.reload()
+	res := e.mustRun(nil)
+	if res.Sent != 1 || res.Skipped != 1 {
+		t.Errorf("second run: %+v, want the new number sent and the called one skipped", res)
+	}
+	for phone, n := range dtPlaced(e.srv) {
+		if n != 1 {
+			t.Errorf("%s placed %d times", phone, n)
+		}
+	}
+	st := e.state()
+	sum := &report.Summary{Campaign: e.f.Name}
+	if err := WriteReport(context.Background(), e.f, st, e.norm, e.sup, e.dir, sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Counts["sent"] != 2 || sum.Counts["duplicate"] != 1 || sum.Counts["pending"] != 0 {
+		t.Errorf("report counts %v", sum.Counts)
+	}
+}
+
+// TestRunStopsWhenTheLoginIsRefused: the service drops the access token and
+// the refresh token is revoked. The first call start is answered 401 and
+// cannot be renewed: the run stops with the AuthError that says to log in
+// again, nobody is called, and nothing is uncertain.
+func TestRunStopsWhenTheLoginIsRefused(t *testing.T) {
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(20)})
+	e.srv.ExpireAccessTokens()
+	e.srv.RevokeRefreshTokens()
+	res, err := e.run(context.Background(), nil)
+	var ae *apiclient.AuthError
+	if !errors.As(err, &ae) {
+		t.Fatalf("Run: %v, want an AuthError", err)
+	}
+	if res.Sent != 0 || res.Uncertain != 0 || len(dtPlaced(e.srv)) != 0 {
+		t.Errorf("result %+v, %d placed", res, len(dtPlaced(e.srv)))
+	}
+	st := e.state()
+	if n := st.Counts()[report.Uncertain]; n != 0 {
+		t.Errorf("%d contacts uncertain after a refused login", n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/callrun/callrun/report"
 )
@@ -51,6 +52,25 @@ func WriteReport(ctx context.Context, f *File, st *report.State, norm *PhoneNorm
 	return report.WriteSummary(filepath.Join(dir, SummaryJSON), sum)
 }
 
+// SettledKey returns the journal key under which c's record stands: its
+// own (agent, number, occurrence), or, with dedupe: campaign, the same
+// number under another agent (its sheet was moved to another agent, or
+// the sheets were reordered): a number is called once in the campaign,
+// whichever agent called it.
+func SettledKey(f *File, st *report.State, c *Contact) (report.Key, bool) {
+	own := report.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N}
+	if _, ok := st.Status(own); ok || f.Dedupe != "campaign" {
+		return own, ok
+	}
+	for _, agent := range st.Agents() {
+		k := report.Key{Agent: agent, Phone: c.Phone}
+		if _, ok := st.Status(k); ok {
+			return k, true
+		}
+	}
+	return own, false
+}
+
 // ReportRow is a contact's row of report.csv.
 func ReportRow(f *File, st *report.State, c *Contact) report.Row {
 	row := report.Row{
@@ -71,7 +91,8 @@ func ReportRow(f *File, st *report.State, c *Contact) report.Row {
 		return row
 	}
 	row.Reason = c.Warning
-	e, ok := st.Lookup(report.Key{Agent: row.Agent, Phone: c.Phone, N: c.N})
+	key, _ := SettledKey(f, st, c)
+	e, ok := st.Lookup(key)
 	if !ok {
 		row.Status = string(report.Pending)
 		return row
@@ -80,6 +101,9 @@ func ReportRow(f *File, st *report.State, c *Contact) report.Row {
 	row.FirstAttemptAt, row.LastAttemptAt, row.Response = report.Timestamp(e.FirstAt), report.Timestamp(e.LastAt), e.Body
 	if e.Reason != "" {
 		row.Reason = e.Reason
+	}
+	if key.Agent != row.Agent {
+		row.Reason = strings.TrimPrefix(row.Reason+"; ", "; ") + "called through agent " + key.Agent + " (dedupe: campaign)"
 	}
 	return row
 }

@@ -441,6 +441,9 @@ func (j *Journal) run() {
 func (j *Journal) commit(b *batch, err error) {
 	if err == nil && j.size+int64(len(b.buf)) > maxOffset {
 		err = fmt.Errorf("appending to journal %s: %w", j.path, errJournalFull)
+		j.mu.Lock()
+		j.err = err // sticky, so no later batch commits past a dropped one
+		j.mu.Unlock()
 	}
 	if err == nil {
 		if err = j.write(b.buf); err != nil {

@@ -105,6 +105,13 @@ func makeRef[S string | []byte](agent uint32, name string, phone S, n int) ref {
 	return ref{wide: Key{Agent: name, Phone: string(phone), N: n}}
 }
 
+// Agents returns the names of the agents the journal holds records for.
+func (s *State) Agents() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]string(nil), s.names...)
+}
+
 // intern returns the index of an agent name, adding it if it is new. The
 // caller holds s.mu for writing.
 func (s *State) intern(name string) uint32 {
