@@ -23,8 +23,16 @@ var ErrLocked = errors.New("another callrun run is using the state directory")
 //
 // unlock releases the lock; the lock file stays.
 func Lock(dir string) (unlock func() error, err error) {
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	if os.IsNotExist(statErr) {
+		// A new state directory must survive a power cut with the journal
+		// that is about to be written into it: sync its parent's entry.
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return nil, fmt.Errorf("creating state directory: %w", err)
+		}
 	}
 	path := filepath.Join(dir, "lock")
 	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR))
