@@ -109,26 +109,35 @@ func (e *AuthError) Unwrap() error { return e.Err }
 
 // ForceRefresh refreshes the token now, even if it is still fresh. It is
 // what `callrun auth refresh` does.
-func (s *FileTokenSource) ForceRefresh(ctx context.Context) (*Token, error) {
+func (s *FileTokenSource) ForceRefresh(ctx context.Context) (tok *Token, err error) {
+	err = s.exclusive(ctx, func() error {
+		disk, err := s.File.Load()
+		if err != nil {
+			return err
+		}
+		if tok, err = s.refreshWith(ctx, disk); err != nil {
+			return err
+		}
+		s.tok, s.fatal, s.failErr = tok, nil, nil
+		return nil
+	})
+	return tok, err
+}
+
+// exclusive runs fn holding both this source's semaphore and the token
+// file's lock: no goroutine here and no other process touches the token
+// meanwhile.
+func (s *FileTokenSource) exclusive(ctx context.Context, fn func() error) error {
 	if err := s.acquire(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	defer s.release()
 	unlock, err := s.File.Lock(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
-	disk, err := s.File.Load()
-	if err != nil {
-		return nil, err
-	}
-	tok, err := s.refreshWith(ctx, disk)
-	if err != nil {
-		return nil, err
-	}
-	s.tok, s.fatal, s.failErr = tok, nil, nil
-	return tok, nil
+	return fn()
 }
 
 // renew returns a usable token: the one in the file if it is newer than the
@@ -187,18 +196,15 @@ func (s *FileTokenSource) Login(ctx context.Context, code string) (*Token, error
 	if err != nil {
 		return nil, err
 	}
-	if err := s.acquire(ctx); err != nil {
-		return nil, err
-	}
-	defer s.release()
-	unlock, err := s.File.Lock(ctx)
+	err = s.exclusive(ctx, func() error {
+		if err := s.File.Save(tok); err != nil {
+			return err
+		}
+		s.tok, s.stale, s.fatal, s.failErr, s.failures = tok, "", nil, nil, 0
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	if err := s.File.Save(tok); err != nil {
-		return nil, err
-	}
-	s.tok, s.stale, s.fatal, s.failErr, s.failures = tok, "", nil, nil, 0
 	return tok, nil
 }
