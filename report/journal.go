@@ -113,7 +113,8 @@ type Journal struct {
 
 	mu     sync.Mutex
 	cur    *batch        // records waiting for the writer
-	kick   chan struct{} // wakes the writer; closed by Close
+	kick   chan struct{} // wakes the writer to commit now; closed by Close
+	lazy   chan struct{} // tells the writer a batch holds only records that can wait
 	closed bool
 	err    error // sticky: the first write or sync failure
 
@@ -122,6 +123,7 @@ type Journal struct {
 	spareBuf  []byte
 	spareRecs []pending
 	syncHook  func() error // for tests: an fsync failure
+	linger    time.Duration
 }
 
 // batch is a group of records written with one write and one fsync.
@@ -149,6 +151,12 @@ type pending struct {
 // clean. Invalid JSON on any earlier line is an error naming the file and
 // the line: corruption is not papered over.
 func OpenJournal(path string) (*Journal, *State, error) {
+	return openJournalLinger(path, Linger)
+}
+
+// openJournalLinger is OpenJournal with the time a queued record waits for a
+// commit to ride along with (Linger).
+func openJournalLinger(path string, linger time.Duration) (*Journal, *State, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	created := err == nil
 	if errors.Is(err, fs.ErrExist) {
@@ -181,13 +189,15 @@ func OpenJournal(path string) (*Journal, *State, error) {
 		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
 	}
 	j := &Journal{
-		path:  path,
-		f:     f,
-		state: s,
-		size:  valid,
-		done:  make(chan struct{}),
-		cur:   &batch{done: make(chan struct{})},
-		kick:  make(chan struct{}, 1),
+		path:   path,
+		f:      f,
+		state:  s,
+		size:   valid,
+		done:   make(chan struct{}),
+		cur:    &batch{done: make(chan struct{})},
+		kick:   make(chan struct{}, 1),
+		lazy:   make(chan struct{}, 1),
+		linger: linger,
 	}
 	go j.run()
 	return j, s, nil
@@ -356,7 +366,7 @@ var encoders = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // journal refuses all further appends with it: whether the failed records
 // reached the disk is unknown, and the next run will find out.
 func (j *Journal) Append(rec Record) error {
-	wait, err := j.Enqueue(rec)
+	wait, err := j.queue(rec, true)
 	if err != nil {
 		return err
 	}
@@ -364,12 +374,25 @@ func (j *Journal) Append(rec Record) error {
 }
 
 // Enqueue queues rec like Append but does not wait for it to be durable:
-// wait does. Batches are committed in order, so once any later Append has
-// returned, rec is durable too (or the journal has failed and that Append
-// said so). It is for records whose loss a crash may cause without harm,
-// such as an outcome (lost, the contact reads as uncertain), never for an
-// intent, which must be on disk before its call starts.
+// wait does. Nor does it cost a write of its own: rec goes to disk with the
+// next Append's group commit, when wait is called, at Close, or at the
+// latest Linger after it was queued, whichever comes first. Batches are
+// committed in order, so once any later Append has returned, rec is
+// durable too (or the journal has failed and that Append said so). It is
+// for records whose loss a crash may cause without harm, such as an
+// outcome (lost, the contact reads as uncertain), never for an intent,
+// which must be on disk before its call starts.
 func (j *Journal) Enqueue(rec Record) (wait func() error, err error) {
+	return j.queue(rec, false)
+}
+
+// Linger is how long a record queued with [Journal.Enqueue] waits at most
+// for a commit to ride along with before it is committed on its own.
+const Linger = 50 * time.Millisecond
+
+// queue adds rec to the batch being gathered. urgent wakes the writer at
+// once; otherwise the writer commits within Linger.
+func (j *Journal) queue(rec Record, urgent bool) (wait func() error, err error) {
 	if err := rec.check(); err != nil {
 		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
@@ -399,26 +422,65 @@ func (j *Journal) Enqueue(rec Record) (wait func() error, err error) {
 		return nil, err
 	}
 	b := j.cur
+	first := len(b.recs) == 0
 	b.recs = append(b.recs, pending{rec: rec, off: len(b.buf)})
 	b.buf = append(b.buf, buf.Bytes()...)
-	select {
-	case j.kick <- struct{}{}:
-	default: // the writer is already due to run
+	switch {
+	case urgent:
+		j.wake(j.kick)
+	case first:
+		j.wake(j.lazy)
 	}
 	j.mu.Unlock()
 
+	if urgent {
+		return func() error {
+			<-b.done
+			return b.err
+		}, nil
+	}
 	return func() error {
-		<-b.done
+		select {
+		case <-b.done:
+		default:
+			j.mu.Lock()
+			if !j.closed { // Close commits it anyway
+				j.wake(j.kick)
+			}
+			j.mu.Unlock()
+			<-b.done
+		}
 		return b.err
 	}, nil
+}
+
+// wake signals the writer on ch without blocking: a signal already
+// pending is enough. The caller holds j.mu and the journal is not
+// closed.
+func (j *Journal) wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // run is the writer goroutine: it commits whatever is waiting, until
 // Close.
 func (j *Journal) run() {
 	defer close(j.done)
+	linger := time.NewTimer(j.linger)
+	linger.Stop()
 	for {
-		_, open := <-j.kick
+		open := true
+		select {
+		case _, open = <-j.kick:
+		case <-j.lazy:
+			// A record that need not be durable yet: commit it within
+			// Linger, with an urgent one if one comes sooner.
+			linger.Reset(j.linger)
+			continue
+		case <-linger.C:
+		}
 		j.mu.Lock()
 		var b *batch
 		if len(j.cur.recs) > 0 {

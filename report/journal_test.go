@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -172,7 +173,9 @@ func TestStatusDerivation(t *testing.T) {
 		{"failed", []Record{I(), O(OutcomeFailed)}, Failed, 1},
 		{"uncertain outcome", []Record{I(), O(OutcomeUncertain)}, Uncertain, 1},
 		{"retry", []Record{I(), O(OutcomeRetry)}, Pending, 1},
-		{"skipped", []Record{I(), O(OutcomeSkipped)}, Pending, 1},
+		{"skipped", []Record{I(), O(OutcomeSkipped)}, Pending, 0},
+		{"retry then skipped", []Record{I(), O(OutcomeRetry), I(), O(OutcomeSkipped)}, Pending, 1},
+		{"skipped then sent", []Record{I(), O(OutcomeSkipped), I(), O(OutcomeSent)}, Sent, 1},
 		{"retry then intent", []Record{I(), O(OutcomeRetry), I()}, Uncertain, 2},
 		{"retry then sent", []Record{I(), O(OutcomeRetry), I(), O(OutcomeSent)}, Sent, 2},
 		{"failed then re-sent", []Record{I(), O(OutcomeFailed), I(), O(OutcomeSent)}, Sent, 2},
@@ -622,5 +625,109 @@ func TestEnqueueIsDurableOnceALaterAppendReturns(t *testing.T) {
 	defer disk.Close()
 	if s, _ := disk.Status(Key{Agent: "A", Phone: "+12125550199"}); s != Failed {
 		t.Errorf("Close did not flush the queued outcome: %s", s)
+	}
+}
+
+// TestEnqueueRidesAlongWithTheNextAppend: a queued record costs no commit
+// of its own; it is written and synced with the next Append's batch.
+func TestEnqueueRidesAlongWithTheNextAppend(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, st, err := openJournalLinger(path, time.Hour) // the linger never fires here
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var syncs atomic.Int32
+	j.syncHook = func() error { syncs.Add(1); return nil }
+	phones := []string{"+14155550132", "+14155550133", "+14155550134"}
+	for _, p := range phones {
+		if _, err := j.Enqueue(Record{Type: TypeOutcome, Agent: "A", Phone: p, Attempt: 1, Status: OutcomeSent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := syncs.Load(); n != 0 {
+		t.Fatalf("%d commits for queued records alone", n)
+	}
+	if err := j.Append(Record{Type: TypeIntent, Agent: "A", Phone: "+12125550199", Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n != 1 {
+		t.Errorf("%d commits for three queued records and an Append, want 1", n)
+	}
+	disk, err := ReadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	for _, p := range phones {
+		if s, _ := disk.Status(Key{Agent: "A", Phone: p}); s != Sent {
+			t.Errorf("%s: %q on disk after the Append, want sent", p, s)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEnqueueWaitCommits: calling wait commits a queued record at once,
+// without waiting for the linger.
+func TestEnqueueWaitCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, st, err := openJournalLinger(path, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	wait, err := j.Enqueue(Record{Type: TypeOutcome, Agent: "A", Phone: "+14155550132", Attempt: 1, Status: OutcomeFailed, HTTP: 422})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); err != nil { // would block for an hour if it did not commit
+		t.Fatal(err)
+	}
+	disk, err := ReadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	if s, _ := disk.Status(Key{Agent: "A", Phone: "+14155550132"}); s != Failed {
+		t.Errorf("%q on disk after wait, want failed", s)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); err != nil { // after Close too
+		t.Fatal(err)
+	}
+}
+
+// TestEnqueueCommitsAfterTheLinger: with nothing else happening, a queued
+// record still reaches the disk, within the linger.
+func TestEnqueueCommitsAfterTheLinger(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, st, err := openJournalLinger(path, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	defer j.Close()
+	if _, err := j.Enqueue(Record{Type: TypeOutcome, Agent: "A", Phone: "+14155550132", Attempt: 1, Status: OutcomeSent}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second) // generous: a busy machine
+	for {
+		disk, err := ReadState(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := disk.Status(Key{Agent: "A", Phone: "+14155550132"})
+		disk.Close()
+		if s == Sent {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queued record is not on disk 10s after Enqueue (%q)", s)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

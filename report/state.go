@@ -42,7 +42,7 @@ const (
 // Entry is what the journal says about one contact.
 type Entry struct {
 	Status   Status
-	Attempts int       // intents on record, over all runs
+	Attempts int       // call starts sent, over all runs: intents on record less those a skipped outcome withdrew
 	HTTP     int       // HTTP status of the last outcome; 0 when none
 	FirstAt  time.Time // time of the first intent; zero when there was none
 	LastAt   time.Time // time of the contact's last record (its last outcome, or its last intent when no outcome followed)
@@ -207,6 +207,10 @@ func (s *State) fold(r ref, intent bool, outcome string, off int64) {
 		e.status = stUncertain
 	} else {
 		e.status = outcomeStatus(outcome)
+		if outcome == OutcomeSkipped && e.attempts > 0 && e.attempts < math.MaxUint32 {
+			// The intent before it was never sent: not an attempt.
+			e.attempts--
+		}
 	}
 	e.last = off
 	s.counts[e.status]++

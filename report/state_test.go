@@ -115,6 +115,9 @@ func TestStateIndex(t *testing.T) {
 			e.status = stUncertain
 		} else {
 			e.status = outcomeStatus(r.Status)
+			if r.Status == OutcomeSkipped && e.attempts > 0 {
+				e.attempts--
+			}
 		}
 		e.last = off
 		oracle[k] = e
