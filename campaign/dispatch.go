@@ -50,8 +50,12 @@ type RunOptions struct {
 	RetryPause     time.Duration // first backoff after a retryable outcome; default 1s
 	MaxRetryAfter  time.Duration // cap on a server's Retry-After; default 2m
 	RequestTimeout time.Duration // per call start; default 60s
-	Now            func() time.Time
-	Sleep          func(ctx context.Context, d time.Duration) error // waiting outside calling hours; default real sleep
+	// WriteAhead is how many contacts, beyond the Concurrency in flight,
+	// may have their intent on disk while they wait for a free worker.
+	// Default (0): Concurrency; negative: none. See Run.
+	WriteAhead int
+	Now        func() time.Time
+	Sleep      func(ctx context.Context, d time.Duration) error // waiting outside calling hours; default real sleep
 
 	// Settled, if set, is called after each contact's attempt is settled
 	// (sent, failed, uncertain or left pending), for progress display.
@@ -74,9 +78,10 @@ type RunResult struct {
 
 // job is one contact to call, copied out of the reader.
 type job struct {
-	c     Contact
-	agent string
-	prior int // attempts recorded in earlier runs
+	c        Contact
+	agent    string
+	prior    int  // attempts recorded in earlier runs
+	intended bool // the intent of attempt prior+1 is on disk
 }
 
 // Run calls every contact of the campaign that is to be called: a producer
@@ -88,9 +93,20 @@ type job struct {
 // that provably did not reach the service (never written, 429, 503) are
 // tried again; anything else that is not a clear answer is uncertain, and
 // uncertain contacts are sent again only with RetryUncertain.
+//
+// Pace.Concurrency workers send call starts. So that they do not wait for
+// the journal's fsync before each one, a stage between the producer and
+// the workers writes the intents of the next contacts ahead, many in one
+// group commit, while the workers are busy: at most Concurrency+WriteAhead
+// contacts have an intent on disk and no outcome yet. An intent written
+// ahead but never sent (a signal, the calling window closing, another
+// worker failing) is closed with a skipped outcome, and the contact stays
+// pending. Only a crash or a kill -9 can leave intents without outcomes,
+// and then those contacts read uncertain: at most Concurrency+WriteAhead.
 func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (*RunResult, error) {
 	r := &runner{f: f, opts: opts, limiter: limiter}
 	r.defaults()
+	r.ahead = make(chan struct{}, f.Pace.Concurrency+max(r.opts.WriteAhead, 0))
 	res := &RunResult{StartedAt: r.opts.Now()}
 	r.res = res
 	win, err := f.Window()
@@ -103,7 +119,10 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	// call already under way gets its answer recorded; they stop taking new
 	// work when ctx ends.
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
-	jobs := make(chan job)
+	// The producer reads ahead, so that writeIntents finds a batch's worth
+	// of contacts waiting when tokens come free.
+	jobs := make(chan job, cap(r.ahead))
+	ready := make(chan job, cap(r.ahead))
 	var producerErr error
 	g.Go(func() error {
 		defer close(jobs)
@@ -113,11 +132,16 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 		}
 		return producerErr
 	})
+	g.Go(func() error {
+		return r.writeIntents(ctx, gctx, jobs, ready)
+	})
 	for range f.Pace.Concurrency {
 		g.Go(func() error {
 			var w worker
-			for j := range jobs {
-				if err := r.work(ctx, gctx, &w, j); err != nil {
+			for j := range ready {
+				err := r.work(ctx, gctx, &w, j)
+				<-r.ahead
+				if err != nil {
 					return err
 				}
 			}
@@ -147,6 +171,7 @@ type runner struct {
 	f       *File
 	opts    RunOptions
 	limiter *rate.Limiter
+	ahead   chan struct{} // a token for each contact between its first intent and its last outcome
 	win     *Window
 	res     *RunResult
 	mu      sync.Mutex // guards res counters
@@ -169,6 +194,9 @@ func (r *runner) defaults() {
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 60 * time.Second
+	}
+	if o.WriteAhead == 0 {
+		o.WriteAhead = r.f.Pace.Concurrency
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -316,34 +344,17 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	sheet := r.f.Sheets[c.Sheet].File
 	base := report.Record{Agent: j.agent, Phone: c.Phone, N: c.N, AgentID: agentID, Sheet: sheet, Row: c.Row}
 	for attempt := j.prior + 1; ; attempt++ {
-		// Wait for our turn: the pool's pause after a 429, then the rate.
-		// A signal here means nothing was sent: the contact stays pending.
-		if err := r.waitTurn(ctx); err != nil {
-			r.interrupted.Store(true)
-			return nil
-		}
-		if gctx.Err() != nil {
-			return nil // another worker failed; its error is the run's
-		}
-		if !r.inHours(c) {
-			// The window closed while the contact waited for its turn or
-			// for a retry: sending now would phone someone outside calling
-			// hours. Nothing was sent; it stays pending for a later run.
-			r.count(func(res *RunResult) {
-				res.Pending++
-				if r.win.Contact {
-					res.Deferred++
-				}
-			})
-			r.opts.Settled(report.Pending)
-			r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", c.Phone, sheet, c.Row)
-			return nil
-		}
 		rec := base
-		rec.Type, rec.Attempt, rec.At = report.TypeIntent, attempt, r.opts.Now()
-		if err := r.opts.Journal.Append(rec); err != nil {
-			w.lost(r.opts.Logf)
-			return fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", c.Phone, sheet, c.Row, err)
+		rec.Type, rec.Attempt = report.TypeIntent, attempt
+		if j.intended && attempt == j.prior+1 {
+			// writeIntents put the intent on disk. Whatever stops the contact
+			// from being sent now is written down as skipped: provably not
+			// sent, so that it does not read as uncertain.
+			if why, stop := r.mayStillSend(ctx, gctx, c); why != "" {
+				return r.skip(w, rec, why, stop)
+			}
+		} else if ok, err := r.intend(ctx, gctx, w, c, rec); !ok {
+			return err
 		}
 		if attempt == j.prior+1 {
 			r.count(func(res *RunResult) { res.Started++ })
@@ -433,6 +444,227 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	}
 }
 
+// Why a contact whose intent is on disk was not sent after all.
+const (
+	stopSignal = iota + 1 // a signal: no new calls
+	stopFailed            // another worker or the producer failed
+	stopHours             // the calling window closed
+)
+
+// mayStillSend decides, just before a call start whose intent
+// writeIntents put on disk, whether it may still be sent. If not, it
+// returns why (a skipped outcome's reason) and which kind of stop that is.
+// A 429 pause that began while the contact waited is waited out, and the
+// rate limiter asked again, as waitTurn does.
+func (r *runner) mayStillSend(ctx, gctx context.Context, c *Contact) (why string, stop int) {
+	if r.paused() {
+		if err := r.waitTurn(ctx); err != nil {
+			return "not sent: the run was interrupted first", stopSignal
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		return "not sent: the run was interrupted first", stopSignal
+	case gctx.Err() != nil:
+		return "not sent: the run stopped on an error first", stopFailed
+	case !r.inHours(c):
+		return "not sent: the calling window closed first", stopHours
+	}
+	return "", 0
+}
+
+// skip closes an intent that will not be sent with a skipped outcome: the
+// contact stays pending.
+func (r *runner) skip(w *worker, rec report.Record, why string, stop int) error {
+	rec.Type, rec.At, rec.Status, rec.Reason = report.TypeOutcome, r.opts.Now(), report.OutcomeSkipped, why
+	durable, err := r.opts.Journal.Enqueue(rec)
+	if err != nil {
+		return fmt.Errorf("writing the journal after not calling %s (sheet %s row %d; it reads as uncertain but was not sent): %w", rec.Phone, rec.Sheet, rec.Row, err)
+	}
+	w.pending, w.last = durable, rec
+	r.count(func(res *RunResult) {
+		res.Pending++
+		if stop == stopHours && r.win.Contact {
+			res.Deferred++
+		}
+	})
+	r.opts.Settled(report.Pending)
+	switch stop {
+	case stopSignal:
+		r.interrupted.Store(true)
+	case stopHours:
+		r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", rec.Phone, rec.Sheet, rec.Row)
+	}
+	return nil
+}
+
+// intend waits for the contact's turn and writes the intent rec of its
+// next attempt, for a worker (a retry, or no write-ahead). ok is false if
+// the contact is not to be sent now, with err nil when that is a clean
+// stop (a signal, another worker's error, the calling window closing: the
+// contact stays pending, nothing was written).
+func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec report.Record) (ok bool, err error) {
+	// Wait for our turn: the pool's pause after a 429, then the rate.
+	// A signal here means nothing was sent: the contact stays pending.
+	if err := r.waitTurn(ctx); err != nil {
+		r.interrupted.Store(true)
+		return false, nil
+	}
+	if gctx.Err() != nil {
+		return false, nil // another worker failed; its error is the run's
+	}
+	if !r.inHours(c) {
+		// The window closed while the contact waited for its turn or for a
+		// retry: sending now would phone someone outside calling hours.
+		// Nothing was sent; it stays pending for a later run.
+		r.leftPending(c, rec.Sheet)
+		return false, nil
+	}
+	rec.At = r.opts.Now()
+	if err := r.opts.Journal.Append(rec); err != nil {
+		w.lost(r.opts.Logf)
+		return false, fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", c.Phone, rec.Sheet, c.Row, err)
+	}
+	return true, nil
+}
+
+// leftPending counts a contact that the calling window closed on before
+// its intent was written.
+func (r *runner) leftPending(c *Contact, sheet string) {
+	r.count(func(res *RunResult) {
+		res.Pending++
+		if r.win.Contact {
+			res.Deferred++
+		}
+	})
+	r.opts.Settled(report.Pending)
+	r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", c.Phone, sheet, c.Row)
+}
+
+// writeIntents is the stage between the producer and the workers. For
+// each contact it takes a token of r.ahead (so at most cap(r.ahead)
+// contacts have an unsettled intent at once), waits for its turn (the
+// 429 pause and the rate limiter), and writes its intent; it gathers the
+// contacts that are ready without waiting, up to the free tokens, and
+// writes their intents in one group commit before handing them to the
+// workers. It closes ready when done.
+func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready chan<- job) error {
+	defer close(ready)
+	var (
+		batch []job
+		carry *job // taken from jobs but not yet granted a turn
+	)
+	for {
+		var j job
+		if carry != nil {
+			j, carry = *carry, nil
+		} else {
+			var open bool
+			select {
+			case j, open = <-jobs:
+				if !open {
+					return nil
+				}
+			case <-gctx.Done():
+				return nil
+			}
+		}
+		select {
+		case r.ahead <- struct{}{}:
+		case <-ctx.Done():
+			r.interrupted.Store(true)
+			return nil
+		case <-gctx.Done():
+			return nil
+		}
+		if err := r.waitTurn(ctx); err != nil {
+			<-r.ahead
+			r.interrupted.Store(true)
+			return nil
+		}
+		if gctx.Err() != nil {
+			<-r.ahead
+			return nil
+		}
+		batch = batch[:0]
+		if r.inHours(&j.c) {
+			batch = append(batch, j)
+		} else {
+			<-r.ahead
+			r.leftPending(&j.c, r.f.Sheets[j.c.Sheet].File)
+		}
+		// More contacts whose turn has come already, while tokens last.
+		closed := false
+	gather:
+		for {
+			select {
+			case r.ahead <- struct{}{}:
+			default:
+				break gather
+			}
+			var next job
+			select {
+			case nj, open := <-jobs:
+				if !open {
+					closed = true
+					<-r.ahead
+					break gather
+				}
+				next = nj
+			default:
+				<-r.ahead
+				break gather
+			}
+			if turn := r.limiter.Reserve(); !turn.OK() || turn.Delay() > 0 || r.paused() {
+				turn.Cancel()
+				<-r.ahead
+				carry = &next
+				break gather
+			}
+			if !r.inHours(&next.c) {
+				<-r.ahead
+				r.leftPending(&next.c, r.f.Sheets[next.c.Sheet].File)
+				continue
+			}
+			batch = append(batch, next)
+		}
+		if err := r.writeBatch(batch); err != nil {
+			for range batch {
+				<-r.ahead
+			}
+			return err
+		}
+		for _, b := range batch {
+			b.intended = true
+			ready <- b // never blocks: ready has a place for every token
+		}
+		if closed {
+			return nil
+		}
+	}
+}
+
+// writeBatch writes the first attempt's intent of each contact in batch,
+// in one group commit, and returns once all are durable.
+func (r *runner) writeBatch(batch []job) error {
+	for i, j := range batch {
+		rec := report.Record{
+			Type: report.TypeIntent, Agent: j.agent, Phone: j.c.Phone, N: j.c.N, Attempt: j.prior + 1,
+			AgentID: r.opts.Agents[j.c.Agent].AgentID, Sheet: r.f.Sheets[j.c.Sheet].File, Row: j.c.Row, At: r.opts.Now(),
+		}
+		var err error
+		if i == len(batch)-1 {
+			err = r.opts.Journal.Append(rec) // durable, with every record queued before it
+		} else {
+			_, err = r.opts.Journal.Enqueue(rec)
+		}
+		if err != nil {
+			return fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", j.c.Phone, rec.Sheet, j.c.Row, err)
+		}
+	}
+	return nil
+}
+
 func (r *runner) backoff(n int) time.Duration {
 	return jitter(min(r.opts.RetryPause<<min(n-1, 10), r.opts.MaxRetryAfter))
 }
@@ -449,13 +681,17 @@ func (r *runner) waitTurn(ctx context.Context) error {
 		if err := r.limiter.Wait(ctx); err != nil {
 			return err
 		}
-		r.pauseMu.Lock()
-		paused := time.Now().Before(r.pauseUntil)
-		r.pauseMu.Unlock()
-		if !paused {
+		if !r.paused() {
 			return nil
 		}
 	}
+}
+
+// paused reports whether a 429 is holding the pool back now.
+func (r *runner) paused() bool {
+	r.pauseMu.Lock()
+	defer r.pauseMu.Unlock()
+	return time.Now().Before(r.pauseUntil)
 }
 
 // pause holds every worker back for d.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -1173,5 +1174,131 @@ func TestRunStopsWhenTheLoginIsRefused(t *testing.T) {
 	st := e.state()
 	if n := st.Counts()[report.Uncertain]; n != 0 {
 		t.Errorf("%d contacts uncertain after a refused login", n)
+	}
+}
+
+// TestRunInterruptSkipsIntentsWrittenAhead: when a signal comes, the
+// contacts whose intents were written ahead of a free worker are not sent;
+// each gets a skipped outcome, so it reads pending (no attempt), not
+// uncertain, and the next run calls it once.
+func TestRunInterruptSkipsIntentsWrittenAhead(t *testing.T) {
+	const n = 20
+	// Slow answers and a fast limiter: while the 2 workers wait, the
+	// intents of the next 2 contacts (the default write-ahead) are on disk.
+	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 300 * time.Millisecond}},
+		dtCampaign(1000, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := e.run(ctx, func(o *RunOptions) {
+		o.Settled = func(report.Status) { cancel() }
+	})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	received := dtReceived(e.srv)
+	var skipped []string
+	for _, r := range e.records() {
+		if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped {
+			skipped = append(skipped, r.Phone)
+		}
+	}
+	if len(skipped) == 0 {
+		t.Fatalf("no skipped outcome: the test did not catch intents written ahead (%d received)", len(received))
+	}
+	for _, phone := range skipped {
+		if received[phone] != 0 {
+			t.Errorf("%s has a skipped outcome but the sandbox received it", phone)
+		}
+		en, ok := e.entry(phone)
+		if !ok || en.Status != report.Pending || en.Attempts != 0 {
+			t.Errorf("%s after its intent was skipped: %+v, %v; want pending with 0 attempts", phone, en, ok)
+		}
+	}
+	if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
+		t.Errorf("journal after the interrupt: %v, want nothing uncertain", counts)
+	}
+	if res.Pending < len(skipped) {
+		t.Errorf("run counted %d pending, fewer than the %d skipped", res.Pending, len(skipped))
+	}
+	e.checkIntentBeforeSend(1)
+	t.Logf("%d calls answered, %d intents written ahead and skipped", len(received), len(skipped))
+
+	e.mustRun(nil)
+	e.checkPlacedOnce(n)
+}
+
+// frozenCalls is a CallStarter that passes the first calls through and
+// then holds every later one until released: a process frozen mid-run,
+// whose journal on disk is what a kill -9 at that moment would leave.
+type frozenCalls struct {
+	next    CallStarter
+	pass    int32 // calls let through before freezing
+	started atomic.Int32
+	held    chan struct{} // a call is held
+	release chan struct{}
+}
+
+func (f *frozenCalls) StartCall(ctx context.Context, ep *apiclient.CallEndpoint, form url.Values) (*apiclient.CallResponse, error) {
+	if f.started.Add(1) > f.pass {
+		select {
+		case f.held <- struct{}{}:
+		default:
+		}
+		<-f.release
+	}
+	return f.next.StartCall(ctx, ep, form)
+}
+
+// TestRunCrashLeavesBoundedUncertain: whatever moment a crash comes, the
+// journal holds at most Concurrency + WriteAhead intents without an
+// outcome (they would read uncertain), and none of them for a contact
+// whose call was answered.
+func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
+	const n, concurrency = 60, 3
+	for _, writeAhead := range []int{0, 5} { // 0: the default, Concurrency
+		e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
+		calls := &frozenCalls{next: e.client, pass: 10, held: make(chan struct{}, 1), release: make(chan struct{})}
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.run(context.Background(), func(o *RunOptions) { o.Calls, o.WriteAhead = calls, writeAhead })
+			done <- err
+		}()
+		select {
+		case <-calls.held:
+		case err := <-done:
+			t.Fatalf("the run ended without reaching the frozen calls: %v", err)
+		}
+		// Let the intent stage fill every place it has; it cannot go
+		// further, since the frozen workers hold their tokens.
+		time.Sleep(200 * time.Millisecond)
+		crash := filepath.Join(t.TempDir(), "journal.jsonl")
+		data, err := os.ReadFile(e.journal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dtWrite(t, crash, string(data))
+		close(calls.release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+
+		st, err := report.ReadState(crash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := concurrency + writeAhead
+		if writeAhead == 0 {
+			bound = 2 * concurrency
+		}
+		got := st.Counts()[report.Uncertain]
+		st.Close()
+		if got > bound {
+			t.Errorf("write-ahead %d: a crash would leave %d contacts uncertain, more than concurrency %d + write-ahead = %d", writeAhead, got, concurrency, bound)
+		}
+		if got == 0 {
+			t.Errorf("write-ahead %d: no intent without an outcome at the crash: the test froze nothing", writeAhead)
+		}
+		t.Logf("write-ahead %d: a crash would leave %d uncertain (bound %d)", writeAhead, got, bound)
+		e.checkPlacedOnce(n)
 	}
 }
