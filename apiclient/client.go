@@ -303,13 +303,18 @@ func (c *Client) GetCallEndpoint(ctx context.Context, agentID string) (*CallEndp
 // never retries by itself. Its error, if any, is a *[StartError] that
 // [Classify] turns into an [Outcome].
 func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Values) (*CallResponse, error) {
+	return c.StartCallForm(ctx, ep, form.Encode())
+}
+
+// StartCallForm is StartCall with the form already encoded
+// (url.Values.Encode), as a run builds it for each contact.
+func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded string) (*CallResponse, error) {
 	var tr writeTracker
 	ctx = tr.trace(ctx)
 	method := ep.Method
 	if method == "" {
 		method = http.MethodPost
 	}
-	encoded := form.Encode()
 	var body io.Reader
 	target := ep.URL
 	if method == http.MethodGet || method == http.MethodHead {

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,25 @@ func TestContactTimezoneNeededButUnknown(t *testing.T) {
 	}
 	if cs[1].Status != ToCall {
 		t.Errorf("+1 415 number: %+v", cs[1])
+	}
+}
+
+// TestEncodeFormMatchesURLValues: the body callrun sends is exactly what
+// url.Values would encode from the contact's form.
+func TestEncodeFormMatchesURLValues(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	pieces := []string{"", "a", "Ada", " ", "+", "&", "=", "%", "é", "😀", "@", ".", "-", "_", "~", "/", "?", "#", "\x00", "\n", "\xff", "+12125550101", "O'Brien"}
+	for range 5000 {
+		var c Contact
+		for i := range c.Fields {
+			var b strings.Builder
+			for range rng.Intn(4) {
+				b.WriteString(pieces[rng.Intn(len(pieces))])
+			}
+			c.Fields[i] = b.String()
+		}
+		if got, want := c.EncodeForm(), c.Form().Encode(); got != want {
+			t.Fatalf("fields %q:\n got %q\nwant %q", c.Fields, got, want)
+		}
 	}
 }

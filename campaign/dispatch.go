@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,9 +15,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// CallStarter starts calls. *apiclient.Client implements it.
+// CallStarter starts calls, given the contact's form encoded as
+// url.Values.Encode encodes it. *apiclient.Client implements it.
 type CallStarter interface {
-	StartCall(ctx context.Context, ep *apiclient.CallEndpoint, form url.Values) (*apiclient.CallResponse, error)
+	StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error)
 }
 
 // Endings of a run, besides an error.
@@ -50,9 +50,10 @@ type RunOptions struct {
 	RetryPause     time.Duration // first backoff after a retryable outcome; default 1s
 	MaxRetryAfter  time.Duration // cap on a server's Retry-After; default 2m
 	RequestTimeout time.Duration // per call start; default 60s
-	// WriteAhead is how many contacts, beyond the Concurrency in flight,
-	// may have their intent on disk while they wait for a free worker.
-	// Default (0): Concurrency; negative: none. See Run.
+	// WriteAhead is the most contacts that may have their intent on disk
+	// while they wait for a free worker, beyond the Concurrency in flight.
+	// Default (0): Concurrency or 32, whichever is more; negative: none.
+	// See Run.
 	WriteAhead int
 	Now        func() time.Time
 	Sleep      func(ctx context.Context, d time.Duration) error // waiting outside calling hours; default real sleep
@@ -97,16 +98,20 @@ type job struct {
 // Pace.Concurrency workers send call starts. So that they do not wait for
 // the journal's fsync before each one, a stage between the producer and
 // the workers writes the intents of the next contacts ahead, many in one
-// group commit, while the workers are busy: at most Concurrency+WriteAhead
-// contacts have an intent on disk and no outcome yet. An intent written
-// ahead but never sent (a signal, the calling window closing, another
-// worker failing) is closed with a skipped outcome, and the contact stays
-// pending. Only a crash or a kill -9 can leave intents without outcomes,
-// and then those contacts read uncertain: at most Concurrency+WriteAhead.
+// group commit, while the workers are busy. It writes ahead only as far
+// as keeps the workers from waiting (writeIntents), never more than
+// WriteAhead: at most Concurrency+WriteAhead contacts have an intent on
+// disk and no outcome yet, and against a service slower than the journal
+// hardly more than Concurrency. An intent written ahead but never sent (a
+// signal, the calling window closing, another worker failing) is closed
+// with a skipped outcome, and the contact stays pending. Only a crash or
+// a kill -9 can leave intents without outcomes, and then those contacts
+// read uncertain.
 func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (*RunResult, error) {
 	r := &runner{f: f, opts: opts, limiter: limiter}
 	r.defaults()
-	r.ahead = make(chan struct{}, f.Pace.Concurrency+max(r.opts.WriteAhead, 0))
+	r.ahead = make(chan struct{}, r.opts.WriteAhead)
+	r.took = make(chan struct{}, 1)
 	res := &RunResult{StartedAt: r.opts.Now()}
 	r.res = res
 	win, err := f.Window()
@@ -121,8 +126,9 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
 	// The producer reads ahead, so that writeIntents finds a batch's worth
 	// of contacts waiting when tokens come free.
-	jobs := make(chan job, cap(r.ahead))
-	ready := make(chan job, cap(r.ahead))
+	jobs := make(chan job, max(cap(r.ahead), 1))
+	ready := make(chan job, cap(r.ahead)) // never full: a place for each token
+	r.callCtx = context.WithoutCancel(gctx)
 	var producerErr error
 	g.Go(func() error {
 		defer close(jobs)
@@ -138,10 +144,12 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	for range f.Pace.Concurrency {
 		g.Go(func() error {
 			var w worker
-			for j := range ready {
-				err := r.work(ctx, gctx, &w, j)
-				<-r.ahead
-				if err != nil {
+			for {
+				j, ok := r.take(ready)
+				if !ok {
+					break
+				}
+				if err := r.work(ctx, gctx, &w, j); err != nil {
 					return err
 				}
 			}
@@ -171,7 +179,10 @@ type runner struct {
 	f       *File
 	opts    RunOptions
 	limiter *rate.Limiter
-	ahead   chan struct{} // a token for each contact between its first intent and its last outcome
+	ahead   chan struct{}   // a token for each contact whose intent writeIntents is writing or has written, until a worker takes it
+	took    chan struct{}   // a worker took a contact (a token came free)
+	starved atomic.Bool     // a worker found no contact ready since writeIntents last looked
+	callCtx context.Context // the context of call starts: the group's values, no cancellation
 	win     *Window
 	res     *RunResult
 	mu      sync.Mutex // guards res counters
@@ -196,7 +207,10 @@ func (r *runner) defaults() {
 		o.RequestTimeout = 60 * time.Second
 	}
 	if o.WriteAhead == 0 {
-		o.WriteAhead = r.f.Pace.Concurrency
+		o.WriteAhead = max(r.f.Pace.Concurrency, 32)
+	}
+	if o.WriteAhead < 0 {
+		o.WriteAhead = 0
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -308,17 +322,14 @@ func (r *runner) inHours(c *Contact) bool {
 
 // worker is one worker's state between contacts.
 type worker struct {
-	pending func() error  // waits for the last outcome this worker queued
+	pending report.Queued // the last outcome this worker queued
 	last    report.Record // that outcome
 }
 
 // flush waits until the worker's last outcome is durable.
 func (w *worker) flush() error {
-	if w.pending == nil {
-		return nil
-	}
-	err := w.pending()
-	w.pending = nil
+	err := w.pending.Wait()
+	w.pending = report.Queued{}
 	return err
 }
 
@@ -340,7 +351,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	c := &j.c
 	ep := r.opts.Endpoints[c.Agent]
 	agentID := r.opts.Agents[c.Agent].AgentID
-	form := c.Form()
+	form := c.EncodeForm()
 	sheet := r.f.Sheets[c.Sheet].File
 	base := report.Record{Agent: j.agent, Phone: c.Phone, N: c.N, AgentID: agentID, Sheet: sheet, Row: c.Row}
 	for attempt := j.prior + 1; ; attempt++ {
@@ -362,8 +373,8 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		// Once the intent is on disk the request runs to its answer, even if
 		// another worker or the producer fails meanwhile: cut off, it would
 		// only turn an answer into an uncertain outcome.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), r.opts.RequestTimeout)
-		resp, err := r.opts.Calls.StartCall(rctx, ep, form)
+		rctx, cancel := context.WithTimeout(r.callCtx, r.opts.RequestTimeout)
+		resp, err := r.opts.Calls.StartCallForm(rctx, ep, form)
 		cancel()
 		outcome := apiclient.Classify(err)
 		rec.Type, rec.At = report.TypeOutcome, r.opts.Now()
@@ -541,23 +552,79 @@ func (r *runner) leftPending(c *Contact, sheet string) {
 	r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", c.Phone, sheet, c.Row)
 }
 
-// writeIntents is the stage between the producer and the workers. For
-// each contact it takes a token of r.ahead (so at most cap(r.ahead)
-// contacts have an unsettled intent at once), waits for its turn (the
-// 429 pause and the rate limiter), and writes its intent; it gathers the
-// contacts that are ready without waiting, up to the free tokens, and
-// writes their intents in one group commit before handing them to the
-// workers. It closes ready when done.
+// take gives a worker the next contact from ready, and returns its token
+// to writeIntents. A worker that finds none ready tells writeIntents it
+// waited (it should write further ahead). ok is false when ready is
+// closed and empty.
+func (r *runner) take(ready <-chan job) (j job, ok bool) {
+	select {
+	case j, ok = <-ready:
+	default:
+		r.starved.Store(true)
+		j, ok = <-ready
+	}
+	if ok && j.intended {
+		<-r.ahead
+		select {
+		case r.took <- struct{}{}:
+		default:
+		}
+	}
+	return j, ok
+}
+
+// writeIntents is the stage between the producer and the workers: it
+// writes the intents of contacts before a worker is free to call them,
+// many in one group commit, and hands them to the workers through ready,
+// which it closes when done. With no write-ahead (cap(r.ahead) 0) it
+// hands contacts over as they come and the workers write their own
+// intents.
+//
+// How far ahead it writes adapts: depth, the most contacts written ahead
+// and not yet taken by a worker, doubles (up to cap(r.ahead)) when a
+// worker had to wait for one, and halves when contacts written ahead wait
+// for a worker longer than two commits take (at least a millisecond):
+// then they were written further ahead than the journal's latency needs.
+// Against a fast service, depth grows until the workers never wait for
+// the journal, and the intents of many contacts share each fsync; against
+// a slow one (answers taking longer than a few fsyncs) it falls to 1, so
+// that a crash leaves few intents that were never sent. Each contact waits
+// for its turn (the 429 pause, the rate limiter) before its intent is
+// written.
 func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready chan<- job) error {
 	defer close(ready)
+	if cap(r.ahead) == 0 {
+		for j := range jobs {
+			select {
+			case ready <- j:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+		return nil
+	}
 	var (
-		batch []job
-		carry *job // taken from jobs but not yet granted a turn
+		batch    []job
+		carry    job // taken from jobs but not yet granted a turn
+		carrying bool
+		depth    = 1
+		pushedAt time.Time     // when the last batch was handed over
+		patience time.Duration // how long contacts written ahead may wait for a worker
 	)
+	// adapt sets depth from what the workers did since it last looked.
+	adapt := func() {
+		switch {
+		case r.starved.Swap(false):
+			depth = min(2*depth, cap(r.ahead))
+		case len(ready) > 0 && time.Since(pushedAt) > patience:
+			depth = max(depth/2, 1)
+			pushedAt = time.Now() // halve once per patience
+		}
+	}
 	for {
 		var j job
-		if carry != nil {
-			j, carry = *carry, nil
+		if carrying {
+			j, carrying = carry, false
 		} else {
 			var open bool
 			select {
@@ -569,14 +636,18 @@ func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready 
 				return nil
 			}
 		}
-		select {
-		case r.ahead <- struct{}{}:
-		case <-ctx.Done():
-			r.interrupted.Store(true)
-			return nil
-		case <-gctx.Done():
-			return nil
+		// Wait until fewer than depth contacts are written ahead.
+		for adapt(); len(r.ahead) >= depth; adapt() {
+			select {
+			case <-r.took:
+			case <-ctx.Done():
+				r.interrupted.Store(true)
+				return nil
+			case <-gctx.Done():
+				return nil
+			}
 		}
+		r.ahead <- struct{}{} // never blocks: len(r.ahead) < depth <= cap, and only this goroutine adds
 		if err := r.waitTurn(ctx); err != nil {
 			<-r.ahead
 			r.interrupted.Store(true)
@@ -593,47 +664,41 @@ func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready 
 			<-r.ahead
 			r.leftPending(&j.c, r.f.Sheets[j.c.Sheet].File)
 		}
-		// More contacts whose turn has come already, while tokens last.
+		// More contacts whose turn has come already, up to depth.
 		closed := false
 	gather:
-		for {
-			select {
-			case r.ahead <- struct{}{}:
-			default:
-				break gather
-			}
+		for len(r.ahead) < depth {
 			var next job
 			select {
 			case nj, open := <-jobs:
 				if !open {
 					closed = true
-					<-r.ahead
 					break gather
 				}
 				next = nj
 			default:
-				<-r.ahead
 				break gather
 			}
-			if turn := r.limiter.Reserve(); !turn.OK() || turn.Delay() > 0 || r.paused() {
-				turn.Cancel()
-				<-r.ahead
-				carry = &next
+			if r.paused() || !r.limiter.Allow() {
+				carry, carrying = next, true
 				break gather
 			}
 			if !r.inHours(&next.c) {
-				<-r.ahead
 				r.leftPending(&next.c, r.f.Sheets[next.c.Sheet].File)
 				continue
 			}
+			r.ahead <- struct{}{}
 			batch = append(batch, next)
 		}
+		start := time.Now()
 		if err := r.writeBatch(batch); err != nil {
 			for range batch {
 				<-r.ahead
 			}
 			return err
 		}
+		pushedAt = time.Now()
+		patience = max(2*pushedAt.Sub(start), time.Millisecond)
 		for _, b := range batch {
 			b.intended = true
 			ready <- b // never blocks: ready has a place for every token

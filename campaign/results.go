@@ -62,11 +62,8 @@ func SettledKey(f *File, st *report.State, c *Contact) (report.Key, bool) {
 	if _, ok := st.Status(own); ok || f.Dedupe != "campaign" {
 		return own, ok
 	}
-	for _, agent := range st.Agents() {
-		k := report.Key{Agent: agent, Phone: c.Phone}
-		if _, ok := st.Status(k); ok {
-			return k, true
-		}
+	if k, ok := st.FindPhone(c.Phone); ok {
+		return k, true
 	}
 	return own, false
 }

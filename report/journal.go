@@ -351,9 +351,6 @@ func blank(line []byte) bool {
 	return len(bytes.TrimSpace(line)) == 0
 }
 
-// encoders recycles the buffers that Append encodes records into.
-var encoders = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 // Append writes rec to the journal and returns once it is durable (written
 // and fsynced). If rec.At is zero it is set to now. Many goroutines may
 // call Append at once; their records are written together (group commit):
@@ -366,51 +363,71 @@ var encoders = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // journal refuses all further appends with it: whether the failed records
 // reached the disk is unknown, and the next run will find out.
 func (j *Journal) Append(rec Record) error {
-	wait, err := j.queue(rec, true)
+	b, err := j.queue(rec, true)
 	if err != nil {
 		return err
 	}
-	return wait()
+	<-b.done
+	return b.err
 }
 
 // Enqueue queues rec like Append but does not wait for it to be durable:
-// wait does. Nor does it cost a write of its own: rec goes to disk with the
-// next Append's group commit, when wait is called, at Close, or at the
+// its Wait does. Nor does it cost a write of its own: rec goes to disk with the
+// next Append's group commit, when Wait is called, at Close, or at the
 // latest Linger after it was queued, whichever comes first. Batches are
 // committed in order, so once any later Append has returned, rec is
 // durable too (or the journal has failed and that Append said so). It is
 // for records whose loss a crash may cause without harm, such as an
 // outcome (lost, the contact reads as uncertain), never for an intent,
 // which must be on disk before its call starts.
-func (j *Journal) Enqueue(rec Record) (wait func() error, err error) {
-	return j.queue(rec, false)
+func (j *Journal) Enqueue(rec Record) (Queued, error) {
+	b, err := j.queue(rec, false)
+	if err != nil {
+		return Queued{}, err
+	}
+	return Queued{j: j, b: b}, nil
+}
+
+// Queued is a record queued with [Journal.Enqueue]. The zero Queued is
+// one that is durable already.
+type Queued struct {
+	j *Journal
+	b *batch
+}
+
+// Wait commits the record now if it is still waiting, and returns once
+// it is durable, or with the error that kept it from being so.
+func (q Queued) Wait() error {
+	if q.b == nil {
+		return nil
+	}
+	select {
+	case <-q.b.done:
+	default:
+		q.j.mu.Lock()
+		if !q.j.closed { // Close commits it anyway
+			q.j.wake(q.j.kick)
+		}
+		q.j.mu.Unlock()
+		<-q.b.done
+	}
+	return q.b.err
 }
 
 // Linger is how long a record queued with [Journal.Enqueue] waits at most
 // for a commit to ride along with before it is committed on its own.
 const Linger = 50 * time.Millisecond
 
-// queue adds rec to the batch being gathered. urgent wakes the writer at
-// once; otherwise the writer commits within Linger.
-func (j *Journal) queue(rec Record, urgent bool) (wait func() error, err error) {
+// queue adds rec to the batch being gathered, and returns the batch.
+// urgent wakes the writer at once; otherwise the writer commits within
+// Linger.
+func (j *Journal) queue(rec Record, urgent bool) (b *batch, err error) {
 	if err := rec.check(); err != nil {
 		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
 	if rec.At.IsZero() {
 		rec.At = time.Now()
 	}
-	buf := encoders.Get().(*bytes.Buffer)
-	defer encoders.Put(buf)
-	buf.Reset()
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&rec); err != nil { // one line, with its newline
-		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
-	}
-	if buf.Len() > maxLine {
-		return nil, fmt.Errorf("appending to journal %s: record of %d bytes is too long", j.path, buf.Len())
-	}
-
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
@@ -421,10 +438,19 @@ func (j *Journal) queue(rec Record, urgent bool) (wait func() error, err error) 
 		j.mu.Unlock()
 		return nil, err
 	}
-	b := j.cur
+	b = j.cur
+	off := len(b.buf)
+	if b.buf, err = appendRecord(b.buf, &rec); err != nil || len(b.buf)-off > maxLine {
+		n := len(b.buf) - off
+		b.buf = b.buf[:off]
+		j.mu.Unlock()
+		if err == nil {
+			err = fmt.Errorf("record of %d bytes is too long", n)
+		}
+		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
+	}
 	first := len(b.recs) == 0
-	b.recs = append(b.recs, pending{rec: rec, off: len(b.buf)})
-	b.buf = append(b.buf, buf.Bytes()...)
+	b.recs = append(b.recs, pending{rec: rec, off: off})
 	switch {
 	case urgent:
 		j.wake(j.kick)
@@ -432,26 +458,7 @@ func (j *Journal) queue(rec Record, urgent bool) (wait func() error, err error) 
 		j.wake(j.lazy)
 	}
 	j.mu.Unlock()
-
-	if urgent {
-		return func() error {
-			<-b.done
-			return b.err
-		}, nil
-	}
-	return func() error {
-		select {
-		case <-b.done:
-		default:
-			j.mu.Lock()
-			if !j.closed { // Close commits it anyway
-				j.wake(j.kick)
-			}
-			j.mu.Unlock()
-			<-b.done
-		}
-		return b.err
-	}, nil
+	return b, nil
 }
 
 // wake signals the writer on ch without blocking: a signal already

@@ -590,7 +590,7 @@ func TestEnqueueIsDurableOnceALaterAppendReturns(t *testing.T) {
 	if err := j.Append(Record{Type: TypeIntent, Agent: "A", Phone: "+14155550132", Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	wait, err := j.Enqueue(out)
+	queued, err := j.Enqueue(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,7 +605,7 @@ func TestEnqueueIsDurableOnceALaterAppendReturns(t *testing.T) {
 		t.Errorf("the queued outcome is not on disk after a later Append: %s", s)
 	}
 	disk.Close()
-	if err := wait(); err != nil {
+	if err := queued.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	last, err := j.Enqueue(Record{Type: TypeOutcome, Agent: "A", Phone: "+12125550199", Attempt: 1, Status: OutcomeFailed, HTTP: 422})
@@ -615,7 +615,7 @@ func TestEnqueueIsDurableOnceALaterAppendReturns(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := last(); err != nil {
+	if err := last.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	disk, err = ReadState(path)
@@ -678,11 +678,11 @@ func TestEnqueueWaitCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	wait, err := j.Enqueue(Record{Type: TypeOutcome, Agent: "A", Phone: "+14155550132", Attempt: 1, Status: OutcomeFailed, HTTP: 422})
+	queued, err := j.Enqueue(Record{Type: TypeOutcome, Agent: "A", Phone: "+14155550132", Attempt: 1, Status: OutcomeFailed, HTTP: 422})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := wait(); err != nil { // would block for an hour if it did not commit
+	if err := queued.Wait(); err != nil { // would block for an hour if it did not commit
 		t.Fatal(err)
 	}
 	disk, err := ReadState(path)
@@ -696,7 +696,7 @@ func TestEnqueueWaitCommits(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait(); err != nil { // after Close too
+	if err := queued.Wait(); err != nil { // after Close too
 		t.Fatal(err)
 	}
 }

@@ -105,6 +105,21 @@ func makeRef[S string | []byte](agent uint32, name string, phone S, n int) ref {
 	return ref{wide: Key{Agent: name, Phone: string(phone), N: n}}
 }
 
+// FindPhone returns the key of the first agent (in the order the journal
+// met them) that has a record of phone with occurrence number 0, and
+// false if none has: the contact a number was settled under when a
+// campaign dedupes across agents.
+func (s *State) FindPhone(phone string) (Key, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for a, name := range s.names {
+		if _, ok := s.load(makeRef(uint32(a), name, phone, 0)); ok {
+			return Key{Agent: name, Phone: phone}, true
+		}
+	}
+	return Key{}, false
+}
+
 // Agents returns the names of the agents the journal holds records for.
 func (s *State) Agents() []string {
 	s.mu.RLock()

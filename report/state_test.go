@@ -319,3 +319,24 @@ func BenchmarkLookup(b *testing.B) {
 		}
 	}
 }
+
+func TestFindPhone(t *testing.T) {
+	j, s := openJournal(t, filepath.Join(t.TempDir(), "journal.jsonl"))
+	mustAppend(t, j, intent("Alpha", "+12125550101"), intent("Beta", "+12125550102"), intent("Gamma", "+12125550102"))
+	mustAppend(t, j, Record{Type: TypeIntent, Agent: "Alpha", Phone: "+12125550103", N: 2})
+	for _, tt := range []struct {
+		phone string
+		want  Key
+		ok    bool
+	}{
+		{"+12125550101", Key{Agent: "Alpha", Phone: "+12125550101"}, true},
+		{"+12125550102", Key{Agent: "Beta", Phone: "+12125550102"}, true}, // the first agent met
+		{"+12125550103", Key{}, false},                                    // only with N 2
+		{"+12125550104", Key{}, false},
+		{"not a phone", Key{}, false},
+	} {
+		if got, ok := s.FindPhone(tt.phone); got != tt.want || ok != tt.ok {
+			t.Errorf("FindPhone(%q) = %v, %v; want %v, %v", tt.phone, got, ok, tt.want, tt.ok)
+		}
+	}
+}
