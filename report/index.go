@@ -1,14 +1,16 @@
 package report
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 )
 
 // This file holds the compact in-memory index behind [State]: what the
-// journal says about each contact, in a 16-byte slot a contact, so that a
-// million contacts cost about 20-25 MiB rather than the 60-80 MiB a Go map
-// of structs costs at that size.
+// journal says about each contact, in a 15-byte slot a contact, so that a
+// million contacts cost about 19 MB rather than the 60-80 MiB a Go map of
+// structs costs at that size.
 //
 // A contact key (agent, phone, n) packs into one uint64 when the phone is
 // E.164-shaped ('+' and 1 to 15 digits, the first not 0), the agent is one
@@ -128,35 +130,50 @@ type spilled struct {
 }
 
 // table is an open-addressing hash table from packed keys to packed
-// entries. It is split into shards that each grow by a quarter when 80%
-// full, so its load factor stays between 64% and 80% at any size and no
-// growth step copies more than one shard (a Go map doubles: at a million
-// keys it can be less than half full).
+// entries, in 15-byte slots.
+//
+// A key is mixed by a bijection of 64-bit integers (see hash); the top 8
+// bits of the mix choose one of 256 shards, and the 56 bits below them,
+// the key's tag, tell the keys of a shard apart: two keys with the same
+// shard and tag are the same key. A slot holds the 7-byte tag and the
+// 8-byte entry; an all-zero tag marks it empty. The key of a shard whose
+// tag is 0 (one in 2^56) is kept in an ordinary map instead.
+//
+// Each shard grows by a sixteenth when 7/8 full, so the load factor stays
+// between about 80% and 87.5% at any size (a Go map doubles: at a million
+// keys it can be less than half full), and no growth step copies more
+// than one shard: there is never an old table and a new one twice its
+// size live at once. Linear probing at that load costs a few more probes
+// than at a lower one, within one shard's contiguous slots, and growing by
+// small steps moves each key about 16 times over the table's life: tens
+// of nanoseconds a contact, for an index that a run does not wait for.
 type table struct {
 	seed   uint64
 	n      int
 	shards [tableShards]shard
+	zero   map[uint64]uint64 // keys whose tag is 0; nil until one comes
 }
 
-const tableShards = 256
+const (
+	tableShards = 256
+	tagBits     = 64 - 8 // a mixed key's bits below its shard's
+	tagMask     = 1<<tagBits - 1
+	slotSize    = tagBits/8 + 8 // bytes a slot: the tag, then the entry
+)
 
+// shard is one shard of a table: slotSize-byte slots, each the
+// little-endian tag and then the little-endian entry.
 type shard struct {
-	slots []slot
-	n     int
-}
-
-// slot is one table cell; key 0 marks it empty (a packed key is never 0:
-// its phone is at least 1).
-type slot struct {
-	key, val uint64
+	b []byte
+	n int // keys held
 }
 
 func newTable() *table {
 	return &table{seed: rand.Uint64()}
 }
 
-// hash mixes the key (murmur3's finalizer) with a per-table seed, so
-// crafted phone numbers cannot pile up in one place.
+// hash mixes the key (murmur3's finalizer, a bijection) with a per-table
+// seed, so crafted phone numbers cannot pile up in one place.
 func (t *table) hash(k uint64) uint64 {
 	k ^= t.seed
 	k ^= k >> 33
@@ -167,28 +184,49 @@ func (t *table) hash(k uint64) uint64 {
 	return k
 }
 
-// home returns the shard of hash h and the first slot to probe in it.
-func (t *table) home(h uint64) (*shard, int) {
-	s := &t.shards[h>>(64-8)]
-	i, _ := bits.Mul64(h<<8, uint64(len(s.slots)))
-	return s, int(i)
+// slots returns the shard's number of slots.
+func (s *shard) slots() int { return len(s.b) / slotSize }
+
+// home returns the byte offset of the first slot to probe for tag in a
+// shard that has slots.
+func (s *shard) home(tag uint64) int {
+	i, _ := bits.Mul64(tag<<(64-tagBits), uint64(s.slots()))
+	return int(i) * slotSize
+}
+
+// tagAt returns the tag of the slot at byte offset o.
+func (s *shard) tagAt(o int) uint64 {
+	return binary.LittleEndian.Uint64(s.b[o:]) & tagMask
+}
+
+// set writes a slot at byte offset o: the entry, then the tag (an 8-byte
+// store that writes the entry's first byte again).
+func (s *shard) set(o int, tag, v uint64) {
+	binary.LittleEndian.PutUint64(s.b[o+tagBits/8:], v)
+	binary.LittleEndian.PutUint64(s.b[o:], tag|v<<tagBits)
 }
 
 func (t *table) get(k uint64) (uint64, bool) {
-	s, i := t.home(t.hash(k))
-	if len(s.slots) == 0 {
+	h := t.hash(k)
+	tag := h & tagMask
+	if tag == 0 {
+		v, ok := t.zero[k]
+		return v, ok
+	}
+	s := &t.shards[h>>tagBits]
+	if s.n == 0 {
 		return 0, false
 	}
-	for {
-		sl := &s.slots[i]
-		switch sl.key {
-		case k:
-			return sl.val, true
+	end := s.slots() * slotSize
+	for o := s.home(tag); ; {
+		switch s.tagAt(o) {
+		case tag:
+			return binary.LittleEndian.Uint64(s.b[o+tagBits/8:]), true
 		case 0:
 			return 0, false
 		}
-		if i++; i == len(s.slots) {
-			i = 0
+		if o += slotSize; o == end {
+			o = 0
 		}
 	}
 }
@@ -196,43 +234,62 @@ func (t *table) get(k uint64) (uint64, bool) {
 // put sets k's value, inserting it if it is new.
 func (t *table) put(k, v uint64) {
 	h := t.hash(k)
-	s, _ := t.home(h)
-	if (s.n+1)*5 > len(s.slots)*4 {
-		t.grow(s)
+	tag := h & tagMask
+	if tag == 0 {
+		if _, ok := t.zero[k]; !ok {
+			if t.zero == nil {
+				t.zero = make(map[uint64]uint64)
+			}
+			t.n++
+		}
+		t.zero[k] = v
+		return
 	}
-	_, i := t.home(h)
-	for {
-		sl := &s.slots[i]
-		switch sl.key {
-		case k:
-			sl.val = v
+	s := &t.shards[h>>tagBits]
+	if (s.n+1)*8 > s.slots()*7 {
+		s.grow()
+	}
+	end := s.slots() * slotSize
+	for o := s.home(tag); ; {
+		switch s.tagAt(o) {
+		case tag:
+			s.set(o, tag, v)
 			return
 		case 0:
-			sl.key, sl.val = k, v
+			s.set(o, tag, v)
 			s.n++
 			t.n++
 			return
 		}
-		if i++; i == len(s.slots) {
-			i = 0
+		if o += slotSize; o == end {
+			o = 0
 		}
 	}
 }
 
-// grow rehashes one shard into a table a quarter larger.
-func (t *table) grow(s *shard) {
-	old := s.slots
-	s.slots = make([]slot, len(old)+len(old)/4+8)
-	for _, sl := range old {
-		if sl.key == 0 {
+// grow places the shard's keys again in a table a sixteenth larger. The
+// table is as large as the allocation the runtime makes for it (a request
+// is rounded up to a size class, or past 32 KiB to whole pages): the
+// rounding is room to be had for nothing.
+func (s *shard) grow() {
+	old := *s
+	m := old.slots()
+	b := slices.Grow([]byte(nil), (m+m/16+8)*slotSize)
+	b = b[:cap(b)]
+	clear(b)
+	s.b = b
+	end := s.slots() * slotSize
+	for j := 0; j < m*slotSize; j += slotSize {
+		tag := old.tagAt(j)
+		if tag == 0 {
 			continue
 		}
-		_, i := t.home(t.hash(sl.key))
-		for s.slots[i].key != 0 {
-			if i++; i == len(s.slots) {
-				i = 0
+		o := s.home(tag)
+		for s.tagAt(o) != 0 {
+			if o += slotSize; o == end {
+				o = 0
 			}
 		}
-		s.slots[i] = sl
+		s.set(o, tag, binary.LittleEndian.Uint64(old.b[j+tagBits/8:]))
 	}
 }
