@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,10 @@ import (
 )
 
 const benchAgent = "Bench Caller"
+
+// benchWriteAhead is campaign.RunOptions.WriteAhead for the benchmarks:
+// CALLRUN_BENCH_WRITE_AHEAD, else 0 (the default, as callrun run has it).
+var benchWriteAhead, _ = strconv.Atoi(os.Getenv("CALLRUN_BENCH_WRITE_AHEAD"))
 
 // benchEnvInt reads a positive count from the environment, else def.
 func benchEnvInt(b *testing.B, name string, def int) int {
@@ -125,7 +130,12 @@ state_dir: state
 // benchSandbox starts a sandbox that keeps out of the way: no webhooks (the
 // agent has none), no faults, no logging.
 func benchSandbox(b *testing.B) *sandbox.Server {
-	srv := sandbox.NewServer(sandbox.Options{CallDuration: time.Millisecond})
+	// Started under a label, so its goroutines carry it: side=sandbox in a
+	// -cpuprofile.
+	var srv *sandbox.Server
+	pprof.Do(context.Background(), pprof.Labels("side", "sandbox"), func(context.Context) {
+		srv = sandbox.NewServer(sandbox.Options{CallDuration: time.Millisecond})
+	})
 	b.Cleanup(srv.Close)
 	return srv
 }
@@ -135,8 +145,17 @@ func benchSandbox(b *testing.B) *sandbox.Server {
 // journal, login, agents, call endpoints, suppression, campaign.Run, and,
 // if withReport, the report files. It returns how long
 // campaign.Run took and what it did.
-func benchRunUnpaced(path string, withReport bool) (time.Duration, *campaign.RunResult, error) {
-	ctx := context.Background()
+func benchRunUnpaced(path string, withReport bool) (elapsed time.Duration, res *campaign.RunResult, err error) {
+	// Labelled, so that a -cpuprofile tells callrun's side (the goroutines
+	// it starts, its HTTP connections' included) from the sandbox's:
+	// go tool pprof -tagfocus side=callrun.
+	pprof.Do(context.Background(), pprof.Labels("side", "callrun"), func(ctx context.Context) {
+		elapsed, res, err = benchRunUnpacedLabelled(ctx, path, withReport)
+	})
+	return elapsed, res, err
+}
+
+func benchRunUnpacedLabelled(ctx context.Context, path string, withReport bool) (time.Duration, *campaign.RunResult, error) {
 	f, err := campaign.Load(path, campaign.LoadOptions{})
 	if err != nil {
 		return 0, nil, err
@@ -179,7 +198,7 @@ func benchRunUnpaced(path string, withReport bool) (time.Duration, *campaign.Run
 	start := time.Now()
 	res, err := campaign.Run(ctx, f, rate.NewLimiter(rate.Inf, 1), campaign.RunOptions{
 		Calls: svc.client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
-		Norm: norm, Suppress: suppress,
+		Norm: norm, Suppress: suppress, WriteAhead: benchWriteAhead,
 	})
 	elapsed := time.Since(start)
 	if err != nil {
@@ -228,7 +247,7 @@ func benchBareLoad(b *testing.B, endpoint, token string, n, concurrency int) tim
 	start := time.Now()
 	for range concurrency {
 		wg.Add(1)
-		go func() {
+		go pprof.Do(context.Background(), pprof.Labels("side", "bare"), func(context.Context) {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
@@ -253,7 +272,7 @@ func benchBareLoad(b *testing.B, endpoint, token string, n, concurrency int) tim
 					ok.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -261,6 +280,40 @@ func benchBareLoad(b *testing.B, endpoint, token string, n, concurrency int) tim
 		b.Fatalf("bare load: %d of %d requests answered 200", ok.Load(), n)
 	}
 	return elapsed
+}
+
+// benchHey runs hey (https://github.com/rakyll/hey), the binary at path,
+// against endpoint: n call-start POSTs of one form with the same headers
+// as callrun's, at concurrency conc. It returns the requests/s hey
+// reports, and fails unless all n were answered 200.
+func benchHey(b *testing.B, path, endpoint, token string, n, conc int) float64 {
+	b.Helper()
+	area, exch, line := benchPhone(0)
+	form := url.Values{
+		"phone_number": {fmt.Sprintf("+1%s%d%04d", area, exch, line)}, "first_name": {"Ada"}, "last_name": {"Lovelace"},
+		"email": {"ada0@example.com"}, "ghl_contact_id": {"hl_0000000"}, "local_presence_number": {"No"},
+	}.Encode()
+	out, err := exec.Command(path, "-n", strconv.Itoa(n), "-c", strconv.Itoa(conc), "-m", "POST",
+		"-T", "application/x-www-form-urlencoded", "-H", "Accept: application/json",
+		"-H", "Authorization: Bearer "+token, "-d", form, endpoint).CombinedOutput()
+	if err != nil {
+		b.Fatalf("hey: %v\n%s", err, out)
+	}
+	text := string(out)
+	if !strings.Contains(text, fmt.Sprintf("[200]\t%d responses", n)) {
+		b.Fatalf("hey: not all %d requests answered 200:\n%s", n, text)
+	}
+	for line := range strings.Lines(text) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Requests/sec:"); ok {
+			rate, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				b.Fatalf("hey: %q", line)
+			}
+			return rate
+		}
+	}
+	b.Fatalf("hey printed no Requests/sec:\n%s", text)
+	return 0
 }
 
 // BenchmarkDispatch compares callrun's dispatch with a bare load generator
@@ -284,6 +337,8 @@ func BenchmarkDispatch(b *testing.B) {
 	for _, conc := range []int{4, 32} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
 			var callrunTime, bareTime, callrunCPU, bareCPU time.Duration
+			var heyRate float64
+			hey := os.Getenv("CALLRUN_BENCH_HEY")
 			for range b.N {
 				srv := benchSandbox(b)
 				path := benchWriteCampaign(b, b.TempDir(), srv.URL, n, 1000, 1000, conc)
@@ -301,6 +356,9 @@ func BenchmarkDispatch(b *testing.B) {
 				before := benchBareLoad(b, endpoint, tok, n, conc)
 				after := benchBareLoad(b, endpoint, tok, n, conc)
 				cpu3 := benchCPU()
+				if hey != "" {
+					heyRate += benchHey(b, hey, endpoint, tok, n, conc)
+				}
 				callrunTime += d
 				bareTime += (before + after) / 2
 				callrunCPU += cpu1 - cpu0
@@ -313,6 +371,11 @@ func BenchmarkDispatch(b *testing.B) {
 			b.ReportMetric(callrunRate, "callrun-contacts/s")
 			b.ReportMetric(bareRate, "bare-req/s")
 			b.ReportMetric(100*callrunRate/bareRate, "ratio-%")
+			if hey != "" {
+				heyRate /= float64(b.N)
+				b.ReportMetric(heyRate, "hey-req/s")
+				b.ReportMetric(100*callrunRate/heyRate, "ratio-hey-%")
+			}
 			b.ReportMetric(float64(callrunCPU.Microseconds())/contacts, "callrun-cpu-µs/contact")
 			b.ReportMetric(float64(bareCPU.Microseconds())/contacts, "bare-cpu-µs/req")
 		})
@@ -477,12 +540,9 @@ func BenchmarkDispatch1M(b *testing.B) {
 			srv := benchSandbox(b)
 			dir := b.TempDir()
 			path := benchWriteCampaign(b, dir, srv.URL, n, 1000, 1000, 16)
-			// The child is the test binary, not main: give it main's
-			// memory limit so it measures what callrun run would use.
+			// The child is the test binary, not main: it sets main's
+			// memory limit and watches it as main does.
 			env := append(os.Environ(), dispatchBenchChildEnv+"="+path)
-			if os.Getenv("GOMEMLIMIT") == "" {
-				env = append(env, fmt.Sprintf("GOMEMLIMIT=%dMiB", memoryLimit>>20))
-			}
 			rss, elapsed := benchChild(b, env,
 				os.Args[0], "-test.run=^TestDispatchBenchChild$", "-test.count=1", "-test.timeout=0")
 			if st := srv.Stats(); st.CallsPlaced != n {
@@ -517,6 +577,11 @@ func TestDispatchBenchChild(t *testing.T) {
 	path := os.Getenv(dispatchBenchChildEnv)
 	if path == "" {
 		t.Skip("a helper process of BenchmarkDispatch1M")
+	}
+	if setMemoryLimit() { // as main does
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go watchMemoryLimit(ctx, time.Second)
 	}
 	d, res, err := benchRunUnpaced(path, true)
 	if err != nil {

@@ -6,23 +6,18 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	_ "time/tzdata" // calling hours need time zones even where the system has none
 )
 
-// memoryLimit is the soft limit on the Go heap: the garbage collector works
-// harder near it instead of letting the heap double. A million-contact run
-// keeps about 40 MiB live. GOMEMLIMIT in the environment overrides it.
-const memoryLimit = 48 << 20
-
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
-	}
 	ctx, stop := signalContext(context.Background())
+	if setMemoryLimit() {
+		go watchMemoryLimit(ctx, time.Second)
+	}
 	app := newApp()
 	err := app.RunContext(ctx, interspersed(app, os.Args))
 	code := exitCode(ctx, err)

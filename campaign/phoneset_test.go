@@ -145,7 +145,8 @@ func TestPhoneSetKeysOfEveryKind(t *testing.T) {
 		t.Fatalf("the test did not reach the map (%d keys) or repeats (%d)", len(s.other), len(s.repeats))
 	}
 	checkPhoneSet(t, s, want)
-	if s.add(0) != 0 || s.add(0) != 0 {
+	first, second := s.add(0), s.add(0)
+	if first != 0 || second != 0 {
 		t.Error("key 0 (not a number) was deduplicated")
 	}
 }
