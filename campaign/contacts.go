@@ -253,7 +253,7 @@ func (f *File) LoadSuppression(ctx context.Context, norm *PhoneNormalizer) (*Sup
 
 // ContactReader streams every row of every sheet of a campaign, in sheet
 // order, judged and mapped. Memory grows with the number of distinct
-// numbers (8 bytes each for dedupe), not with the rows.
+// numbers (7.5 to 10 bytes each for dedupe), not with the rows.
 type ContactReader struct {
 	f        *File
 	norm     *PhoneNormalizer
