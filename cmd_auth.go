@@ -213,13 +213,24 @@ func catchRedirect(ctx context.Context, redirect *url.URL, state string, wait ti
 			msg = "Authorization failed: " + res.err.Error()
 		}
 		fmt.Fprintf(w, "<!doctype html><title>callrun</title><p>%s</p>", html.EscapeString(msg))
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush() // the page is on its way before the login goes on
+		}
 		select {
 		case got <- res:
 		default:
 		}
 	})}
 	go srv.Serve(ln)
-	defer srv.Close()
+	defer func() {
+		// Let the handler that caught the redirect finish its answer: Close
+		// could cut the browser's page off (it saw EOF in a test).
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+	}()
 	fmt.Fprintf(out, "Waiting for the redirect to %s (up to %s; Ctrl-C to stop, or rerun with --code CODE)...\n", redirect.String(), wait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
