@@ -362,7 +362,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 			// from being sent now is written down as skipped: provably not
 			// sent, so that it does not read as uncertain.
 			if why, stop := r.mayStillSend(ctx, gctx, c); why != "" {
-				return r.skip(w, rec, why, stop)
+				return r.skip(w, c, rec, why, stop)
 			}
 		} else if ok, err := r.intend(ctx, gctx, w, c, rec); !ok {
 			return err
@@ -486,25 +486,21 @@ func (r *runner) mayStillSend(ctx, gctx context.Context, c *Contact) (why string
 
 // skip closes an intent that will not be sent with a skipped outcome: the
 // contact stays pending.
-func (r *runner) skip(w *worker, rec report.Record, why string, stop int) error {
+func (r *runner) skip(w *worker, c *Contact, rec report.Record, why string, stop int) error {
 	rec.Type, rec.At, rec.Status, rec.Reason = report.TypeOutcome, r.opts.Now(), report.OutcomeSkipped, why
 	durable, err := r.opts.Journal.Enqueue(rec)
 	if err != nil {
 		return fmt.Errorf("writing the journal after not calling %s (sheet %s row %d; it reads as uncertain but was not sent): %w", rec.Phone, rec.Sheet, rec.Row, err)
 	}
 	w.pending, w.last = durable, rec
-	r.count(func(res *RunResult) {
-		res.Pending++
-		if stop == stopHours && r.win.Contact {
-			res.Deferred++
-		}
-	})
+	if stop == stopHours {
+		r.leftPending(c)
+		return nil
+	}
+	r.count(func(res *RunResult) { res.Pending++ })
 	r.opts.Settled(report.Pending)
-	switch stop {
-	case stopSignal:
+	if stop == stopSignal {
 		r.interrupted.Store(true)
-	case stopHours:
-		r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", rec.Phone, rec.Sheet, rec.Row)
 	}
 	return nil
 }
@@ -528,7 +524,7 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec re
 		// The window closed while the contact waited for its turn or for a
 		// retry: sending now would phone someone outside calling hours.
 		// Nothing was sent; it stays pending for a later run.
-		r.leftPending(c, rec.Sheet)
+		r.leftPending(c)
 		return false, nil
 	}
 	rec.At = r.opts.Now()
@@ -540,8 +536,8 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec re
 }
 
 // leftPending counts a contact that the calling window closed on before
-// its intent was written.
-func (r *runner) leftPending(c *Contact, sheet string) {
+// it could be sent.
+func (r *runner) leftPending(c *Contact) {
 	r.count(func(res *RunResult) {
 		res.Pending++
 		if r.win.Contact {
@@ -549,7 +545,7 @@ func (r *runner) leftPending(c *Contact, sheet string) {
 		}
 	})
 	r.opts.Settled(report.Pending)
-	r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", c.Phone, sheet, c.Row)
+	r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", c.Phone, r.f.Sheets[c.Sheet].File, c.Row)
 }
 
 // take gives a worker the next contact from ready, and returns its token
@@ -662,7 +658,7 @@ func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready 
 			batch = append(batch, j)
 		} else {
 			<-r.ahead
-			r.leftPending(&j.c, r.f.Sheets[j.c.Sheet].File)
+			r.leftPending(&j.c)
 		}
 		// More contacts whose turn has come already, up to depth.
 		closed := false
@@ -684,7 +680,7 @@ func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready 
 				break gather
 			}
 			if !r.inHours(&next.c) {
-				r.leftPending(&next.c, r.f.Sheets[next.c.Sheet].File)
+				r.leftPending(&next.c)
 				continue
 			}
 			r.ahead <- struct{}{}
