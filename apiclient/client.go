@@ -134,8 +134,11 @@ func New(baseURL string, tokens TokenSource, base http.RoundTripper) (*Client, e
 }
 
 // callTransport derives the transport for call starts from base: HTTP/1.1
-// only, and with fresh set, no connection reuse. A base that is not an
-// *http.Transport is used as it is.
+// only, and with fresh set, no connection reuse. Without fresh, and unless
+// base dials TLS itself or keeps no connections alive, that is an
+// [h1Transport] over base's settings, which hands requests that base would
+// send through a proxy to net/http. A base that is not an *http.Transport
+// is used as it is.
 func callTransport(base http.RoundTripper, fresh bool) http.RoundTripper {
 	t, ok := base.(*http.Transport)
 	if !ok {
@@ -156,7 +159,10 @@ func callTransport(base http.RoundTripper, fresh bool) http.RoundTripper {
 	}
 	c.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	c.DisableKeepAlives = fresh
-	return c
+	if fresh || c.DialTLSContext != nil || t.DisableKeepAlives {
+		return c
+	}
+	return newH1Transport(c, c)
 }
 
 // BaseURL returns the service's base URL.
@@ -345,7 +351,9 @@ func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded st
 		if errors.As(err, &refused) {
 			return nil, &StartError{Err: fmt.Errorf("start call: %w", refused)}
 		}
-		return nil, &StartError{Written: tr.written(), Err: fmt.Errorf("start call: %s %s: %w", method, originOf(ep.URL), unwrapURLError(err))}
+		var notWritten *notWrittenError
+		written := tr.written() && !errors.As(err, &notWritten)
+		return nil, &StartError{Written: written, Err: fmt.Errorf("start call: %s %s: %w", method, originOf(ep.URL), unwrapURLError(err))}
 	}
 	if n := tr.resent(); n > 0 {
 		// net/http sent the request again by itself: the first may have

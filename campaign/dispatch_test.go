@@ -97,7 +97,14 @@ func dtWrite(t *testing.T, path, content string) {
 // the sandbox's Close (http.Server.Shutdown) for five seconds.
 func dtSandbox(t *testing.T, opts sandbox.Options) (*sandbox.Server, *apiclient.Client) {
 	t.Helper()
-	srv := sandbox.NewServer(opts)
+	return dtStartSandbox(t, sandbox.NewUnstartedServer(opts))
+}
+
+// dtStartSandbox is dtSandbox for a sandbox made with
+// NewUnstartedServer, which it starts.
+func dtStartSandbox(t *testing.T, srv *sandbox.Server) (*sandbox.Server, *apiclient.Client) {
+	t.Helper()
+	srv.Start()
 	t.Cleanup(srv.Close)
 	tr := apiclient.DefaultTransport()
 	t.Cleanup(tr.CloseIdleConnections) // runs before srv.Close
@@ -586,6 +593,30 @@ func TestRunDroppedConnectionIsUncertain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunServerClosingIdleConnectionsLosesNothing: a service that closes
+// kept-alive connections soon after answering (an idle timeout shorter
+// than the time between a worker's calls) must not make a call start
+// uncertain: the client finds the closed connection before writing to it
+// and dials a new one. Every contact is placed once and sent.
+func TestRunServerClosingIdleConnectionsLosesNothing(t *testing.T) {
+	const n = 12
+	srv := sandbox.NewUnstartedServer(sandbox.Options{})
+	srv.Config.IdleTimeout = 5 * time.Millisecond
+	srv, client := dtStartSandbox(t, srv)
+	// 40 a second over 2 workers: each connection idles about 50ms
+	// between calls, ten times the server's idle timeout.
+	e := dtPrepare(t, srv, client, t.TempDir(), dtCampaign(40, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
+	res := e.mustRun(nil)
+	if res.Sent != n || res.Uncertain+res.Failed+res.Pending != 0 {
+		t.Errorf("result %+v, want all %d sent", res, n)
+	}
+	e.checkPlacedOnce(n)
+	if got := len(e.srv.Calls()); got != n {
+		t.Errorf("the sandbox received %d call starts for %d contacts", got, n)
+	}
+	e.checkCounts(map[report.Status]int{report.Sent: n})
 }
 
 // TestRunTimeoutIsUncertain: a call start that got no answer before the
