@@ -1333,6 +1333,64 @@ func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
 	}
 }
 
+// TestRunSignalSkipsIntentsWrittenAheadAtOnce: a signal closes the intents
+// written ahead with skipped outcomes at once, without waiting for the
+// workers, which may be busy with slow calls: a second signal (which
+// exits without waiting) or a kill then leaves only the calls in flight
+// uncertain.
+func TestRunSignalSkipsIntentsWrittenAheadAtOnce(t *testing.T) {
+	const n, concurrency, pass = 60, 3, 10
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
+	calls := &frozenCalls{next: e.client, pass: pass, held: make(chan struct{}, 1), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.run(ctx, func(o *RunOptions) { o.Calls = calls })
+		done <- err
+	}()
+	uncertainOnDisk := func() int {
+		st, err := report.ReadState(e.journal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		return st.Counts()[report.Uncertain]
+	}
+	// Every worker holds a frozen call, and the stage has written ahead.
+	deadline := time.Now().Add(10 * time.Second)
+	for calls.started.Load() < pass+concurrency || uncertainOnDisk() <= concurrency {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s: %d calls started, %d uncertain on disk; want every worker frozen and intents written ahead", calls.started.Load(), uncertainOnDisk())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	// The workers are still frozen: only the stage can close the intents.
+	for uncertainOnDisk() > concurrency {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d uncertain on disk while the workers are frozen after the signal, want %d (the calls in flight)", uncertainOnDisk(), concurrency)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(calls.release)
+	if err := <-done; !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	skipped := 0
+	for _, r := range e.records() {
+		if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped {
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		t.Errorf("no skipped outcome, yet intents were written ahead")
+	}
+	t.Logf("%d intents written ahead, skipped at the signal while %d calls were in flight", skipped, concurrency)
+	e.mustRun(nil)
+	e.checkPlacedOnce(n)
+}
+
 // TestRunWritesAheadLittleAgainstASlowService: when the service answers
 // more slowly than the journal commits, writing ahead helps nothing, and
 // writeIntents writes ahead hardly at all: a crash then leaves barely more
