@@ -165,6 +165,14 @@ func callTransport(base http.RoundTripper, fresh bool) http.RoundTripper {
 	return newH1Transport(c, c)
 }
 
+// CloseIdleConnections closes the connections the client keeps open
+// between requests.
+func (c *Client) CloseIdleConnections() {
+	c.hc.CloseIdleConnections()
+	c.calls.CloseIdleConnections()
+	c.callsFresh.CloseIdleConnections()
+}
+
 // BaseURL returns the service's base URL.
 func (c *Client) BaseURL() string { return c.base.String() }
 

@@ -116,7 +116,11 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		c.conn.Close()
 		if cancelled.Load() && ctx.Err() != nil {
-			err = ctx.Err()
+			if _, ok := err.(*notWrittenError); ok {
+				err = &notWrittenError{ctx.Err()}
+			} else {
+				err = ctx.Err()
+			}
 		}
 		return nil, err
 	}
@@ -124,7 +128,13 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Request.Write fires the request's httptrace hooks (WroteHeaders,
 	// which StartCallForm's writeTracker counts) once the headers are in
 	// the buffer; whether any byte reached the connection is told by cw.
+	// Each deadline set below would undo a cut-off that ran before it, so
+	// the context is looked at again after each.
 	c.conn.SetWriteDeadline(deadline)
+	if err := ctx.Err(); err != nil {
+		closeBody(req)
+		return fail(&notWrittenError{err})
+	}
 	c.cw.n = 0
 	err = req.Write(c.bw)
 	if err == nil {
@@ -146,6 +156,9 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	c.conn.SetReadDeadline(headerDeadline)
+	if err := ctx.Err(); err != nil {
+		return fail(fmt.Errorf("waiting for the answer: %w", err))
+	}
 	var resp *http.Response
 	for {
 		resp, err = http.ReadResponse(c.br, req)
@@ -163,6 +176,10 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 	}
 	c.conn.SetReadDeadline(deadline)
+	if ctx.Err() != nil {
+		// The answer is in; only its body is cut off now.
+		c.conn.SetReadDeadline(time.Unix(1, 0))
+	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return fail(errors.New("reading the answer: the server switched protocols"))
 	}
@@ -215,13 +232,16 @@ func (b *h1Body) Close() error {
 		n, err := io.Copy(io.Discard, io.LimitReader(b.body, maxDrain+1))
 		b.eof = err == nil && n <= maxDrain
 	}
-	b.body.Close()
 	if b.reuse && b.eof {
+		b.body.Close()
 		b.c.conn.SetDeadline(time.Time{})
 		b.t.put(b.c)
-	} else {
-		b.c.conn.Close()
+		return nil
 	}
+	// Closed first, so that net/http's body Close, which reads a
+	// kept-alive body to its end, gives up at once.
+	b.c.conn.Close()
+	b.body.Close()
 	return nil
 }
 

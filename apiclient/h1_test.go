@@ -338,3 +338,51 @@ func TestH1RequestNeverWrittenIsRetryable(t *testing.T) {
 		t.Errorf("a request no byte of which was written: %v (%v), want retryable", err, got)
 	}
 }
+
+func TestH1CutOffBeforeTheWriteIsRetryable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the request reached the server")
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base := DefaultTransport()
+	dial := base.DialContext
+	base.DialContext = func(dctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(dctx, network, addr)
+		cancel() // the run is cut off while the connection is made
+		return conn, err
+	}
+	c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, base)
+	_, err := c.StartCall(ctx, &CallEndpoint{URL: srv.URL + "/call", Method: "POST"}, url.Values{"phone_number": {"+1"}})
+	if got := Classify(err); got != Retryable || !errors.Is(err, context.Canceled) {
+		t.Errorf("cut off before the write: %v (%v), want retryable and context.Canceled", err, got)
+	}
+}
+
+// TestH1EndlessBodyDoesNotHoldTheCaller: an answer whose body never ends
+// is cut off after the excerpt and drain limit, not read to the request's
+// deadline.
+func TestH1EndlessBodyDoesNotHoldTheCaller(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("x", 4096))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp, err := c.StartCall(ctx, &CallEndpoint{URL: srv.URL + "/call", Method: "POST"}, url.Values{"phone_number": {"+1"}})
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("got %+v, %v", resp, err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("StartCall took %v over an endless body: it read on towards the 30s deadline", d)
+	}
+}

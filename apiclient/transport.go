@@ -73,6 +73,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.Base.RoundTrip(withBearer(req, tok, body))
 }
 
+// CloseIdleConnections closes the idle connections of Base, if it keeps
+// any.
+func (t *Transport) CloseIdleConnections() {
+	if ci, ok := t.Base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
 // token asks the source for a token under a context that keeps the request's
 // deadline and cancellation but none of its values: a refresh must not fire
 // the request's httptrace hooks, which tell whether a call start was written.
