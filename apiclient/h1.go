@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,8 +91,8 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	key := req.URL.Scheme + "://" + canonicalAddr(req.URL.Scheme, req.URL.Host)
-	c, err := t.get(ctx, key, req.URL.Scheme, req.URL.Host)
+	addr := net.JoinHostPort(req.URL.Hostname(), port(req.URL))
+	c, err := t.get(ctx, req.URL.Scheme, addr, req.URL.Hostname())
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -245,10 +244,11 @@ func (b *h1Body) Close() error {
 	return nil
 }
 
-// get returns an idle connection to key that the server has not closed,
-// or a new one.
-func (t *h1Transport) get(ctx context.Context, key, scheme, host string) (*h1Conn, error) {
-	maxIdle := t.idleTimeout()
+// get returns an idle connection to scheme://addr that the server has not
+// closed, or a new one.
+func (t *h1Transport) get(ctx context.Context, scheme, addr, host string) (*h1Conn, error) {
+	key := scheme + "://" + addr
+	maxIdle := t.base.IdleConnTimeout
 	for {
 		t.mu.Lock()
 		conns := t.idle[key]
@@ -266,10 +266,8 @@ func (t *h1Transport) get(ctx context.Context, key, scheme, host string) (*h1Con
 		}
 		return c, nil
 	}
-	return t.dial(ctx, key, scheme, host)
+	return t.dial(ctx, key, scheme, addr, host)
 }
-
-func (t *h1Transport) idleTimeout() time.Duration { return t.base.IdleConnTimeout }
 
 // put keeps c for the next request to its origin, or closes it if the
 // pool for that origin is full.
@@ -306,9 +304,9 @@ func (t *h1Transport) CloseIdleConnections() {
 	}
 }
 
-// dial opens a connection to host, with TLS for https.
-func (t *h1Transport) dial(ctx context.Context, key, scheme, host string) (*h1Conn, error) {
-	addr := canonicalAddr(scheme, host)
+// dial opens a connection to addr, with TLS for https (host is the name
+// the server's certificate must carry).
+func (t *h1Transport) dial(ctx context.Context, key, scheme, addr, host string) (*h1Conn, error) {
 	dial := t.base.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
@@ -324,7 +322,7 @@ func (t *h1Transport) dial(ctx context.Context, key, scheme, host string) (*h1Co
 			cfg = t.base.TLSClientConfig.Clone()
 		}
 		if cfg.ServerName == "" {
-			cfg.ServerName = hostOnly(host)
+			cfg.ServerName = host
 		}
 		cfg.NextProtos = []string{"http/1.1"}
 		tc := tls.Client(raw, cfg)
@@ -345,25 +343,4 @@ func (t *h1Transport) dial(ctx context.Context, key, scheme, host string) (*h1Co
 	c.br = bufio.NewReaderSize(conn, 4<<10)
 	c.bw = bufio.NewWriterSize(&c.cw, 4<<10)
 	return c, nil
-}
-
-// canonicalAddr is host:port of a URL's host, with the scheme's default
-// port if it names none.
-func canonicalAddr(scheme, host string) string {
-	if _, _, err := net.SplitHostPort(host); err == nil {
-		return host
-	}
-	port := "80"
-	if scheme == "https" {
-		port = "443"
-	}
-	return net.JoinHostPort(strings.Trim(host, "[]"), port)
-}
-
-// hostOnly is a URL host without its port or an IPv6 address's brackets.
-func hostOnly(host string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		return h
-	}
-	return strings.Trim(host, "[]")
 }
