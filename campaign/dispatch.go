@@ -350,10 +350,9 @@ func (w *worker) lost(logf func(string, ...any)) {
 func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	c := &j.c
 	ep := r.opts.Endpoints[c.Agent]
-	agentID := r.opts.Agents[c.Agent].AgentID
 	form := c.EncodeForm()
-	sheet := r.f.Sheets[c.Sheet].File
-	base := report.Record{Agent: j.agent, Phone: c.Phone, N: c.N, AgentID: agentID, Sheet: sheet, Row: c.Row}
+	base := r.firstIntent(&j)
+	sheet := base.Sheet
 	for attempt := j.prior + 1; ; attempt++ {
 		rec := base
 		rec.Type, rec.Attempt = report.TypeIntent, attempt
@@ -731,12 +730,7 @@ func (r *runner) skipReadyOnSignal(ctx context.Context, ready <-chan job) error 
 				continue // nothing on disk: nothing to close
 			}
 			<-r.ahead
-			c := &j.c
-			rec := report.Record{
-				Type: report.TypeIntent, Agent: j.agent, Phone: c.Phone, N: c.N, Attempt: j.prior + 1,
-				AgentID: r.opts.Agents[c.Agent].AgentID, Sheet: r.f.Sheets[c.Sheet].File, Row: c.Row,
-			}
-			if err := r.skip(&w, c, rec, "not sent: the run was interrupted first", stopSignal); err != nil {
+			if err := r.skip(&w, &j.c, r.firstIntent(&j), "not sent: the run was interrupted first", stopSignal); err != nil {
 				return err
 			}
 		default:
@@ -749,14 +743,23 @@ func (r *runner) skipReadyOnSignal(ctx context.Context, ready <-chan job) error 
 	}
 }
 
+// firstIntent is the intent record of j's first attempt this run, with
+// no time; work builds each attempt's records on it.
+func (r *runner) firstIntent(j *job) report.Record {
+	c := &j.c
+	return report.Record{
+		Type: report.TypeIntent, Agent: j.agent, Phone: c.Phone, N: c.N, Attempt: j.prior + 1,
+		AgentID: r.opts.Agents[c.Agent].AgentID, Sheet: r.f.Sheets[c.Sheet].File, Row: c.Row,
+	}
+}
+
 // writeBatch writes the first attempt's intent of each contact in batch,
 // in one group commit, and returns once all are durable.
 func (r *runner) writeBatch(batch []job) error {
-	for i, j := range batch {
-		rec := report.Record{
-			Type: report.TypeIntent, Agent: j.agent, Phone: j.c.Phone, N: j.c.N, Attempt: j.prior + 1,
-			AgentID: r.opts.Agents[j.c.Agent].AgentID, Sheet: r.f.Sheets[j.c.Sheet].File, Row: j.c.Row, At: r.opts.Now(),
-		}
+	for i := range batch {
+		j := &batch[i]
+		rec := r.firstIntent(j)
+		rec.At = r.opts.Now()
 		var err error
 		if i == len(batch)-1 {
 			err = r.opts.Journal.Append(rec) // durable, with every record queued before it
