@@ -103,6 +103,11 @@ type Client struct {
 	// each time (a request on a reused connection that dies before the
 	// answer is sent again).
 	calls, callsFresh *http.Client
+
+	// Call starts that need nothing else go straight to h1, with tokens.
+	tokens TokenSource
+	h1     *h1Transport // nil: all go through calls
+	prep   preparedCalls
 }
 
 // New returns a client for the service at baseURL. Requests to the service's
@@ -125,20 +130,20 @@ func New(baseURL string, tokens TokenSource, base http.RoundTripper) (*Client, e
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
+	calls := callTransport(base, false)
 	return &Client{
 		base:       u,
 		hc:         client(base),
-		calls:      client(callTransport(base, false)),
+		calls:      client(calls),
 		callsFresh: client(callTransport(base, true)),
+		tokens:     tokens,
+		h1:         newH1Transport(calls),
 	}, nil
 }
 
 // callTransport derives the transport for call starts from base: HTTP/1.1
-// only, and with fresh set, no connection reuse. Without fresh, and unless
-// base dials TLS itself or keeps no connections alive, that is an
-// [h1Transport] over base's settings, which hands requests that base would
-// send through a proxy to net/http. A base that is not an *http.Transport
-// is used as it is.
+// only, and with fresh set, no connection reuse. A base that is not an
+// *http.Transport is used as it is.
 func callTransport(base http.RoundTripper, fresh bool) http.RoundTripper {
 	t, ok := base.(*http.Transport)
 	if !ok {
@@ -158,11 +163,8 @@ func callTransport(base http.RoundTripper, fresh bool) http.RoundTripper {
 		c.TLSClientConfig = c.TLSClientConfig.Clone()
 	}
 	c.TLSClientConfig.NextProtos = []string{"http/1.1"}
-	c.DisableKeepAlives = fresh
-	if fresh || c.DialTLSContext != nil || t.DisableKeepAlives {
-		return c
-	}
-	return newH1Transport(c, c)
+	c.DisableKeepAlives = fresh || t.DisableKeepAlives
+	return c
 }
 
 // CloseIdleConnections closes the connections the client keeps open
@@ -171,6 +173,9 @@ func (c *Client) CloseIdleConnections() {
 	c.hc.CloseIdleConnections()
 	c.calls.CloseIdleConnections()
 	c.callsFresh.CloseIdleConnections()
+	if c.h1 != nil {
+		c.h1.CloseIdleConnections()
+	}
 }
 
 // BaseURL returns the service's base URL.
@@ -323,12 +328,15 @@ func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Value
 // StartCallForm is StartCall with the form already encoded
 // (url.Values.Encode), as a run builds it for each contact.
 func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded string) (*CallResponse, error) {
-	var tr writeTracker
-	ctx = tr.trace(ctx)
 	method := ep.Method
 	if method == "" {
 		method = http.MethodPost
 	}
+	if p := c.prepared(ep, method); p.usable {
+		return c.startPrepared(ctx, p, encoded)
+	}
+	var tr writeTracker
+	ctx = tr.trace(ctx)
 	var body io.Reader
 	target := ep.URL
 	if method == http.MethodGet || method == http.MethodHead {
@@ -369,10 +377,16 @@ func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded st
 		resp.Body.Close()
 		return nil, &StartError{Written: true, Err: fmt.Errorf("start call: %s %s: the HTTP client sent the request %d more time(s) by itself after a connection failed; the person may have been called more than once", method, originOf(ep.URL), n)}
 	}
+	return callAnswer(resp, originOf(ep.URL))
+}
+
+// callAnswer reads the answer to a call start to origin (scheme://host,
+// for messages), and closes its body.
+func callAnswer(resp *http.Response, origin string) (*CallResponse, error) {
 	if err := checkResponse("start call", resp); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			e.URL = originOf(ep.URL)
+			e.URL = origin
 		}
 		return nil, &StartError{Written: true, Err: err}
 	}

@@ -9,43 +9,45 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// h1Transport is the transport of call starts: HTTP/1.1, one request at a
-// time on a connection, and nothing running in the background.
+// h1Transport sends call starts (a [preparedCall]): HTTP/1.1, one
+// request at a time on a connection, and nothing running in the
+// background.
 //
 // net/http's Transport gives each connection a reading and a writing
 // goroutine and hands every request and answer between them and the
 // caller; at thousands of call starts a second that is about half of a
 // call start's CPU time (measured: 22 µs of 49 per request on 2 cores).
 // Here the caller's goroutine writes the request and reads the answer
-// itself, with net/http's own Request.Write and ReadResponse doing the
-// wire format.
+// itself, with net/http's ReadResponse reading the answer.
 //
-// It never sends a request twice: an attempt whose bytes may have reached
-// the server ends with an error, and its httptrace WroteHeaders hook has
-// fired (the [writeTracker] of StartCallForm then classifies it
-// uncertain); one of which no byte reached the connection ends with a
-// *notWrittenError. Before a kept-alive connection is reused it is checked for
-// an end the server sent while it was idle, so that a connection the
-// server has already closed does not turn a call start into an uncertain
-// one.
-//
-// Requests that the base transport would send through a proxy go to
-// fallback, net/http's own transport, unchanged.
+// It never sends a request twice: an attempt of which no byte reached the
+// connection ends with a *notWrittenError, anything else that goes wrong
+// after the write with an error that leaves the attempt uncertain. Before
+// a kept-alive connection is reused it is checked for an end the server
+// sent while it was idle, so that a connection the server has already
+// closed does not turn a call start into an uncertain one.
 type h1Transport struct {
-	base     *http.Transport // settings: dialing, TLS, timeouts, pool size, proxy
-	fallback http.RoundTripper
+	base *http.Transport // settings: dialing, TLS, timeouts, pool size, proxy
 
 	mu   sync.Mutex
 	idle map[string][]*h1Conn // by scheme://host:port; the most recently used last
 }
 
-func newH1Transport(base *http.Transport, fallback http.RoundTripper) *h1Transport {
-	return &h1Transport{base: base, fallback: fallback, idle: map[string][]*h1Conn{}}
+// newH1Transport returns an h1Transport with base's settings, or nil if
+// base dials TLS itself or keeps no connections alive: then call starts
+// go through net/http.
+func newH1Transport(base http.RoundTripper) *h1Transport {
+	t, ok := base.(*http.Transport)
+	if !ok || t.DialTLSContext != nil || t.DisableKeepAlives {
+		return nil
+	}
+	return &h1Transport{base: t, idle: map[string][]*h1Conn{}}
 }
 
 // h1Conn is a connection of an h1Transport.
@@ -75,27 +77,36 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // connection can be used again; a longer body closes the connection.
 const maxDrain = 64 << 10
 
-// RoundTrip implements http.RoundTripper.
-func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.base.Proxy != nil {
-		if u, err := t.base.Proxy(req); err != nil || u != nil {
-			return t.fallback.RoundTrip(req)
-		}
-	}
-	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-		closeBody(req)
-		return nil, fmt.Errorf("unsupported protocol scheme %q", req.URL.Scheme)
-	}
-	ctx := req.Context()
+// h1Dest is where an h1Transport sends a request.
+type h1Dest struct {
+	key    string // scheme://addr: the idle pool's key
+	scheme string // http or https
+	addr   string // host:port to dial
+	host   string // the name a TLS certificate must carry
+}
+
+func h1DestOf(u *url.URL) h1Dest {
+	addr := net.JoinHostPort(u.Hostname(), port(u))
+	return h1Dest{key: u.Scheme + "://" + addr, scheme: u.Scheme, addr: addr, host: u.Hostname()}
+}
+
+// exchange sends one request to dest on a connection of its own (an idle
+// one or a new one) and reads the answer's header. write puts the request
+// into the connection's buffer; req, which may be nil, is what the
+// answer is to (its method tells whether the answer has a body).
+//
+// An error of which no byte reached the connection, including a failed
+// dial, is a *notWrittenError: the server cannot have seen the request.
+// Any other error comes after bytes did reach it. The connection goes
+// back to the idle pool when the answer's body is closed, if it was read
+// to its end (or can be, within maxDrain).
+func (t *h1Transport) exchange(ctx context.Context, dest h1Dest, write func(io.Writer) error, req *http.Request) (*http.Response, error) {
 	if err := ctx.Err(); err != nil {
-		closeBody(req)
-		return nil, err
+		return nil, &notWrittenError{err}
 	}
-	addr := net.JoinHostPort(req.URL.Hostname(), port(req.URL))
-	c, err := t.get(ctx, req.URL.Scheme, addr, req.URL.Hostname())
+	c, err := t.get(ctx, dest)
 	if err != nil {
-		closeBody(req)
-		return nil, err
+		return nil, &notWrittenError{err}
 	}
 
 	// Deadlines follow the context; cancelling it cuts the connection off,
@@ -124,25 +135,20 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 
-	// Request.Write fires the request's httptrace hooks (WroteHeaders,
-	// which StartCallForm's writeTracker counts) once the headers are in
-	// the buffer; whether any byte reached the connection is told by cw.
 	// Each deadline set below would undo a cut-off that ran before it, so
 	// the context is looked at again after each.
 	c.conn.SetWriteDeadline(deadline)
 	if err := ctx.Err(); err != nil {
-		closeBody(req)
 		return fail(&notWrittenError{err})
 	}
 	c.cw.n = 0
-	err = req.Write(c.bw)
+	err = write(c.bw)
 	if err == nil {
 		err = c.bw.Flush()
 	}
 	if err != nil {
 		err = fmt.Errorf("writing the request: %w", err)
 		if c.cw.n == 0 {
-			closeBody(req)
 			err = &notWrittenError{err}
 		}
 		return fail(err)
@@ -182,7 +188,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return fail(errors.New("reading the answer: the server switched protocols"))
 	}
-	resp.Body = &h1Body{t: t, c: c, body: resp.Body, stop: stop, reuse: !resp.Close && !req.Close}
+	resp.Body = &h1Body{t: t, c: c, body: resp.Body, stop: stop, reuse: !resp.Close}
 	return resp, nil
 }
 
@@ -244,10 +250,10 @@ func (b *h1Body) Close() error {
 	return nil
 }
 
-// get returns an idle connection to scheme://addr that the server has not
-// closed, or a new one.
-func (t *h1Transport) get(ctx context.Context, scheme, addr, host string) (*h1Conn, error) {
-	key := scheme + "://" + addr
+// get returns an idle connection to dest that the server has not closed,
+// or a new one.
+func (t *h1Transport) get(ctx context.Context, dest h1Dest) (*h1Conn, error) {
+	key := dest.key
 	maxIdle := t.base.IdleConnTimeout
 	for {
 		t.mu.Lock()
@@ -266,7 +272,7 @@ func (t *h1Transport) get(ctx context.Context, scheme, addr, host string) (*h1Co
 		}
 		return c, nil
 	}
-	return t.dial(ctx, key, scheme, addr, host)
+	return t.dial(ctx, dest)
 }
 
 // put keeps c for the next request to its origin, or closes it if the
@@ -299,14 +305,11 @@ func (t *h1Transport) CloseIdleConnections() {
 			c.conn.Close()
 		}
 	}
-	if ci, ok := t.fallback.(interface{ CloseIdleConnections() }); ok {
-		ci.CloseIdleConnections()
-	}
 }
 
-// dial opens a connection to addr, with TLS for https (host is the name
-// the server's certificate must carry).
-func (t *h1Transport) dial(ctx context.Context, key, scheme, addr, host string) (*h1Conn, error) {
+// dial opens a connection to dest, with TLS for https.
+func (t *h1Transport) dial(ctx context.Context, dest h1Dest) (*h1Conn, error) {
+	addr := dest.addr
 	dial := t.base.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
@@ -316,13 +319,13 @@ func (t *h1Transport) dial(ctx context.Context, key, scheme, addr, host string) 
 		return nil, err
 	}
 	conn := raw
-	if scheme == "https" {
+	if dest.scheme == "https" {
 		cfg := &tls.Config{}
 		if t.base.TLSClientConfig != nil {
 			cfg = t.base.TLSClientConfig.Clone()
 		}
 		if cfg.ServerName == "" {
-			cfg.ServerName = host
+			cfg.ServerName = dest.host
 		}
 		cfg.NextProtos = []string{"http/1.1"}
 		tc := tls.Client(raw, cfg)
@@ -338,7 +341,7 @@ func (t *h1Transport) dial(ctx context.Context, key, scheme, addr, host string) 
 		}
 		conn = tc
 	}
-	c := &h1Conn{key: key, raw: raw, conn: conn}
+	c := &h1Conn{key: dest.key, raw: raw, conn: conn}
 	c.cw.w = conn
 	c.br = bufio.NewReaderSize(conn, 4<<10)
 	c.bw = bufio.NewWriterSize(&c.cw, 4<<10)

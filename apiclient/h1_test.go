@@ -40,8 +40,23 @@ func TestCallStartsUseTheirOwnTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.calls.Transport.(*Transport).Base.(*h1Transport); !ok {
-		t.Errorf("call starts go through %T, want *h1Transport", c.calls.Transport.(*Transport).Base)
+	if c.h1 == nil {
+		t.Fatal("no h1Transport for call starts")
+	}
+	for _, tc := range []struct {
+		method, url string
+		usable      bool
+	}{
+		{"POST", "http://127.0.0.1:1/call/1?x=1", true},
+		{"PUT", "https://calls.example/call", true},
+		{"GET", "http://127.0.0.1:1/call/1", false},     // replayable: net/http, a fresh connection each
+		{"POST", "http://u:p@127.0.0.1:1/call", false},  // userinfo: net/http's basic auth
+		{"POST", "http://[fe80::1%25lo]:1/call", false}, // a zone: net/http's Host header
+		{"POST", "ftp://127.0.0.1/call", false},
+	} {
+		if p := c.prepared(&CallEndpoint{URL: tc.url, Method: tc.method}, tc.method); p.usable != tc.usable {
+			t.Errorf("%s %s: prepared usable %v, want %v", tc.method, tc.url, p.usable, tc.usable)
+		}
 	}
 }
 
@@ -131,7 +146,7 @@ func TestH1NoticesAServerThatClosedAnIdleConnection(t *testing.T) {
 // idleConnOpen reports whether c's call transport holds an idle
 // connection that connAlive still takes for open.
 func idleConnOpen(c *Client) bool {
-	h := c.calls.Transport.(*Transport).Base.(*h1Transport)
+	h := c.h1
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, conns := range h.idle {
