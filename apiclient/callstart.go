@@ -51,14 +51,20 @@ type preparedCalls struct {
 // prepared returns the preparedCall of ep with method, preparing it on
 // first use.
 func (c *Client) prepared(ep *CallEndpoint, method string) *preparedCall {
-	if v, ok := c.prep.m.Load(ep); ok {
+	v, ok := c.prep.m.Load(ep)
+	if ok {
 		if p := v.(*preparedCall); p.method == method && p.url == ep.URL {
 			return p
 		}
 	}
 	p := c.prepare(method, ep.URL)
-	if c.prep.n.Add(1) <= maxPrepared {
-		c.prep.m.Store(ep, p)
+	switch {
+	case ok:
+		c.prep.m.Store(ep, p) // ep changed since
+	case c.prep.n.Load() < maxPrepared:
+		if _, loaded := c.prep.m.LoadOrStore(ep, p); !loaded {
+			c.prep.n.Add(1)
+		}
 	}
 	return p
 }
@@ -88,8 +94,13 @@ func (c *Client) prepare(method, rawURL string) *preparedCall {
 	p.req = req
 	p.origin = u.Scheme + "://" + u.Host
 	p.bearer = c.tokens != nil && sameOrigin(u, c.base)
-	p.head = fmt.Appendf(nil, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nAccept: application/json\r\n",
-		method, u.RequestURI(), u.Host, UserAgent)
+	// As Request.Write has them: the Host without an empty port, no
+	// User-Agent line when it is empty.
+	p.head = fmt.Appendf(nil, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, u.RequestURI(), req.Host)
+	if UserAgent != "" {
+		p.head = fmt.Appendf(p.head, "User-Agent: %s\r\n", UserAgent)
+	}
+	p.head = append(p.head, "Content-Type: application/x-www-form-urlencoded\r\nAccept: application/json\r\n"...)
 	return p
 }
 
@@ -108,7 +119,10 @@ func (c *Client) startPrepared(ctx context.Context, p *preparedCall, encoded str
 	}
 	if resp.StatusCode == http.StatusUnauthorized && tok != nil {
 		// A 401 means the service did not act on the request. Renew the
-		// token and send it once more, as Transport does.
+		// token and send it once more, as Transport does. If that one is
+		// not written either, the attempt stays retryable: the service
+		// has acted on neither (net/http's way, whose write tracker
+		// counted the first write, calls it uncertain).
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyRead))
 		resp.Body.Close()
 		c.tokens.Invalidate(tok)

@@ -176,3 +176,41 @@ func TestPreparedCallRefusesATokenThatWouldSplitTheHeader(t *testing.T) {
 		t.Errorf("%v (%v), %d requests; want retryable, none sent, no token in the message", err, Classify(err), requests.Load())
 	}
 }
+
+// TestPreparedCall401ThenNotWrittenIsRetryable: the service answers 401
+// and closes; the second send never reaches it. It acted on neither, so
+// the attempt may be tried again.
+func TestPreparedCall401ThenNotWrittenIsRetryable(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		srv.Listener.Close() // no new connection: the next dial is refused
+		w.Header().Set("Connection", "close")
+		http.Error(w, "token expired", http.StatusUnauthorized)
+	})
+	srv.Start()
+	defer srv.Close()
+	tokens := &rotatingTokens{}
+	c, err := New(srv.URL, tokens, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = startCall(t, c, srv.URL+"/call")
+	if Classify(err) != Retryable || requests.Load() != 1 || tokens.invalidated != 1 {
+		t.Errorf("%v (%v), %d requests, %d invalidated; want retryable after 1 request and 1 renewal", err, Classify(err), requests.Load(), tokens.invalidated)
+	}
+}
+
+// TestPreparedCallHostAsNetHTTPWritesIt: an empty port is left out of the
+// Host header, as net/http does.
+func TestPreparedCallHostAsNetHTTPWritesIt(t *testing.T) {
+	c, err := New("http://127.0.0.1:1", staticTokens{&Token{AccessToken: "x"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.prepared(&CallEndpoint{URL: "http://localhost:/call", Method: "POST"}, "POST")
+	if !p.usable || !strings.Contains(string(p.head), "\r\nHost: localhost\r\n") {
+		t.Errorf("usable %v, head %q", p.usable, p.head)
+	}
+}
