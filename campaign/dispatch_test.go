@@ -1285,7 +1285,7 @@ func (f *frozenCalls) StartCallForm(ctx context.Context, ep *apiclient.CallEndpo
 // whose call was answered.
 func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
 	const n, concurrency = 60, 3
-	for _, writeAhead := range []int{0, 5} { // 0: the default, Concurrency
+	for _, writeAhead := range []int{0, 5} { // 0: the default
 		e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
 		calls := &frozenCalls{next: e.client, pass: 10, held: make(chan struct{}, 1), release: make(chan struct{})}
 		done := make(chan error, 1)
@@ -1318,7 +1318,7 @@ func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
 		}
 		bound := concurrency + writeAhead
 		if writeAhead == 0 {
-			bound = concurrency + max(concurrency, 32) // the default write-ahead
+			bound = concurrency + defaultWriteAhead(concurrency)
 		}
 		got := st.Counts()[report.Uncertain]
 		st.Close()
