@@ -1279,6 +1279,43 @@ func (f *frozenCalls) StartCallForm(ctx context.Context, ep *apiclient.CallEndpo
 	return f.next.StartCallForm(ctx, ep, form)
 }
 
+// crashWhileFrozen runs e with calls that freeze after the first pass,
+// waits 200ms for the intent stage to fill every place it has (it cannot
+// go further, since the frozen workers hold their tokens), and copies the
+// journal as a crash at that moment would leave it; then it lets the
+// calls go, waits for the run, and returns the state of that copy, which
+// the caller closes. tune sets further options.
+func crashWhileFrozen(t *testing.T, e *dtEnv, pass int32, tune func(*RunOptions)) *report.State {
+	t.Helper()
+	calls := &frozenCalls{next: e.client, pass: pass, held: make(chan struct{}, 1), release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.run(context.Background(), func(o *RunOptions) { o.Calls = calls; tune(o) })
+		done <- err
+	}()
+	select {
+	case <-calls.held:
+	case err := <-done:
+		t.Fatalf("the run ended without reaching the frozen calls: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	data, err := os.ReadFile(e.journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := filepath.Join(t.TempDir(), "journal.jsonl")
+	dtWrite(t, crash, string(data))
+	close(calls.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st, err := report.ReadState(crash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestRunCrashLeavesBoundedUncertain: whatever moment a crash comes, the
 // journal holds at most Concurrency + WriteAhead intents without an
 // outcome (they would read uncertain), and none of them for a contact
@@ -1287,35 +1324,7 @@ func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
 	const n, concurrency = 60, 3
 	for _, writeAhead := range []int{0, 5} { // 0: the default
 		e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
-		calls := &frozenCalls{next: e.client, pass: 10, held: make(chan struct{}, 1), release: make(chan struct{})}
-		done := make(chan error, 1)
-		go func() {
-			_, err := e.run(context.Background(), func(o *RunOptions) { o.Calls, o.WriteAhead = calls, writeAhead })
-			done <- err
-		}()
-		select {
-		case <-calls.held:
-		case err := <-done:
-			t.Fatalf("the run ended without reaching the frozen calls: %v", err)
-		}
-		// Let the intent stage fill every place it has; it cannot go
-		// further, since the frozen workers hold their tokens.
-		time.Sleep(200 * time.Millisecond)
-		crash := filepath.Join(t.TempDir(), "journal.jsonl")
-		data, err := os.ReadFile(e.journal)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dtWrite(t, crash, string(data))
-		close(calls.release)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-
-		st, err := report.ReadState(crash)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := crashWhileFrozen(t, e, 10, func(o *RunOptions) { o.WriteAhead = writeAhead })
 		bound := concurrency + writeAhead
 		if writeAhead == 0 {
 			bound = concurrency + defaultWriteAhead(concurrency)
@@ -1402,32 +1411,7 @@ func TestRunWritesAheadLittleAgainstASlowService(t *testing.T) {
 	const n, concurrency = 40, 2
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 100 * time.Millisecond}},
 		dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
-	calls := &frozenCalls{next: e.client, pass: 12, held: make(chan struct{}, 1), release: make(chan struct{})}
-	done := make(chan error, 1)
-	go func() {
-		_, err := e.run(context.Background(), func(o *RunOptions) { o.Calls = calls })
-		done <- err
-	}()
-	select {
-	case <-calls.held:
-	case err := <-done:
-		t.Fatalf("the run ended without reaching the frozen calls: %v", err)
-	}
-	time.Sleep(200 * time.Millisecond) // the stage does what it will
-	data, err := os.ReadFile(e.journal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crash := filepath.Join(t.TempDir(), "journal.jsonl")
-	dtWrite(t, crash, string(data))
-	close(calls.release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	st, err := report.ReadState(crash)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := crashWhileFrozen(t, e, 12, func(*RunOptions) {})
 	defer st.Close()
 	// 2 in flight, and 1 or 2 written ahead; the default write-ahead
 	// would allow 32 more.
