@@ -92,7 +92,7 @@ func (c *Client) prepare(method, rawURL string) *preparedCall {
 	p.usable = true
 	p.dest = h1DestOf(u)
 	p.req = req
-	p.origin = u.Scheme + "://" + u.Host
+	p.origin = originOf(rawURL)
 	p.bearer = c.tokens != nil && sameOrigin(u, c.base)
 	// As Request.Write has them: the Host without an empty port, no
 	// User-Agent line when it is empty.
@@ -109,7 +109,7 @@ func (c *Client) startPrepared(ctx context.Context, p *preparedCall, encoded str
 	var tok *Token
 	if p.bearer {
 		var err error
-		if tok, err = c.token(ctx); err != nil {
+		if tok, err = sourceToken(ctx, c.tokens); err != nil {
 			return nil, &StartError{Err: fmt.Errorf("start call: %s %s: %w", p.method, p.origin, err)}
 		}
 	}
@@ -126,7 +126,7 @@ func (c *Client) startPrepared(ctx context.Context, p *preparedCall, encoded str
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyRead))
 		resp.Body.Close()
 		c.tokens.Invalidate(tok)
-		if tok, err = c.token(ctx); err != nil {
+		if tok, err = sourceToken(ctx, c.tokens); err != nil {
 			return nil, &StartError{Err: fmt.Errorf("start call: %w", &refusedError{err})}
 		}
 		if resp, err = c.send(ctx, p, tok, encoded); err != nil {
@@ -165,15 +165,6 @@ func (c *Client) send(ctx context.Context, p *preparedCall, tok *Token, form str
 		return nil, &StartError{Written: !errors.As(err, &notWritten), Err: fmt.Errorf("start call: %s %s: %w", p.method, p.origin, err)}
 	}
 	return resp, nil
-}
-
-// token asks the client's token source for an access token.
-func (c *Client) token(ctx context.Context) (*Token, error) {
-	tok, err := c.tokens.Token(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("getting an access token: %w", err)
-	}
-	return tok, nil
 }
 
 // httpToken reports whether s is a non-empty HTTP token (RFC 9110 §5.6.2),

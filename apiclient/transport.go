@@ -39,7 +39,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return t.Base.RoundTrip(req)
 	}
-	tok, err := t.token(req.Context())
+	tok, err := sourceToken(req.Context(), t.Source)
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -62,7 +62,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyRead))
 	resp.Body.Close()
 	t.Source.Invalidate(tok)
-	tok, err = t.token(req.Context())
+	tok, err = sourceToken(req.Context(), t.Source)
 	if err != nil {
 		if body != nil {
 			body.Close()
@@ -81,11 +81,11 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// token asks the source for a token under a context that keeps the request's
+// sourceToken asks src for a token under a context that keeps ctx's
 // deadline and cancellation but none of its values: a refresh must not fire
 // the request's httptrace hooks, which tell whether a call start was written.
-func (t *Transport) token(ctx context.Context) (*Token, error) {
-	tok, err := t.Source.Token(valueless{ctx})
+func sourceToken(ctx context.Context, src TokenSource) (*Token, error) {
+	tok, err := src.Token(valueless{ctx})
 	if err != nil {
 		return nil, fmt.Errorf("getting an access token: %w", err)
 	}
