@@ -122,7 +122,7 @@ type Journal struct {
 	size      int64 // bytes in the file
 	spareBuf  []byte
 	spareRecs []pending
-	syncHook  func() error // for tests: an fsync failure
+	syncHook  func() error // JournalOptions.BeforeSync
 	linger    time.Duration
 }
 
@@ -151,12 +151,26 @@ type pending struct {
 // clean. Invalid JSON on any earlier line is an error naming the file and
 // the line: corruption is not papered over.
 func OpenJournal(path string) (*Journal, *State, error) {
-	return openJournalLinger(path, Linger)
+	return OpenJournalWith(path, JournalOptions{})
 }
 
-// openJournalLinger is OpenJournal with the time a queued record waits for a
-// commit to ride along with (Linger).
-func openJournalLinger(path string, linger time.Duration) (*Journal, *State, error) {
+// JournalOptions tune [OpenJournalWith]. The zero value is what
+// [OpenJournal] uses.
+type JournalOptions struct {
+	// Linger is how long a record queued with [Journal.Enqueue] waits at
+	// most for a commit to ride along with; default [Linger].
+	Linger time.Duration
+	// BeforeSync, if set, runs on the journal's writer goroutine before
+	// each fsync; an error from it fails the commit as a failed fsync
+	// would. Tests and benchmarks use it to slow or break the disk.
+	BeforeSync func() error
+}
+
+// OpenJournalWith is [OpenJournal] with options.
+func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error) {
+	if opts.Linger <= 0 {
+		opts.Linger = Linger
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	created := err == nil
 	if errors.Is(err, fs.ErrExist) {
@@ -189,15 +203,16 @@ func openJournalLinger(path string, linger time.Duration) (*Journal, *State, err
 		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
 	}
 	j := &Journal{
-		path:   path,
-		f:      f,
-		state:  s,
-		size:   valid,
-		done:   make(chan struct{}),
-		cur:    &batch{done: make(chan struct{})},
-		kick:   make(chan struct{}, 1),
-		lazy:   make(chan struct{}, 1),
-		linger: linger,
+		path:     path,
+		f:        f,
+		state:    s,
+		size:     valid,
+		done:     make(chan struct{}),
+		cur:      &batch{done: make(chan struct{})},
+		kick:     make(chan struct{}, 1),
+		lazy:     make(chan struct{}, 1),
+		linger:   opts.Linger,
+		syncHook: opts.BeforeSync,
 	}
 	go j.run()
 	return j, s, nil
@@ -363,12 +378,11 @@ func blank(line []byte) bool {
 // journal refuses all further appends with it: whether the failed records
 // reached the disk is unknown, and the next run will find out.
 func (j *Journal) Append(rec Record) error {
-	b, err := j.queue(rec, true)
+	q, err := j.Submit(rec)
 	if err != nil {
 		return err
 	}
-	<-b.done
-	return b.err
+	return q.Wait()
 }
 
 // Enqueue queues rec like Append but does not wait for it to be durable:
@@ -388,8 +402,21 @@ func (j *Journal) Enqueue(rec Record) (Queued, error) {
 	return Queued{j: j, b: b}, nil
 }
 
-// Queued is a record queued with [Journal.Enqueue]. The zero Queued is
-// one that is durable already.
+// Submit queues rec like Append and has the writer commit it at once,
+// like Append, but returns without waiting for it to be durable: the
+// returned Queued's Wait does. It lets a caller go on with other work
+// while the fsync runs. An intent submitted so must not be acted on (its
+// call not started) before Wait has returned nil.
+func (j *Journal) Submit(rec Record) (Queued, error) {
+	b, err := j.queue(rec, true)
+	if err != nil {
+		return Queued{}, err
+	}
+	return Queued{j: j, b: b}, nil
+}
+
+// Queued is a record queued with [Journal.Enqueue] or [Journal.Submit].
+// The zero Queued is one that is durable already.
 type Queued struct {
 	j *Journal
 	b *batch

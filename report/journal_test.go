@@ -632,7 +632,7 @@ func TestEnqueueIsDurableOnceALaterAppendReturns(t *testing.T) {
 // of its own; it is written and synced with the next Append's batch.
 func TestEnqueueRidesAlongWithTheNextAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, st, err := openJournalLinger(path, time.Hour) // the linger never fires here
+	j, st, err := OpenJournalWith(path, JournalOptions{Linger: time.Hour}) // the linger never fires here
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +673,7 @@ func TestEnqueueRidesAlongWithTheNextAppend(t *testing.T) {
 // without waiting for the linger.
 func TestEnqueueWaitCommits(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, st, err := openJournalLinger(path, time.Hour)
+	j, st, err := OpenJournalWith(path, JournalOptions{Linger: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +705,7 @@ func TestEnqueueWaitCommits(t *testing.T) {
 // record still reaches the disk, within the linger.
 func TestEnqueueCommitsAfterTheLinger(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, st, err := openJournalLinger(path, 10*time.Millisecond)
+	j, st, err := OpenJournalWith(path, JournalOptions{Linger: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -730,4 +730,63 @@ func TestEnqueueCommitsAfterTheLinger(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestSubmitCommitsAtOnceWithoutWaiting: Submit returns while the fsync
+// is still under way, the writer commits the record without a Wait and
+// without the linger, and Wait returns only once it is durable, or with
+// the fsync's error.
+func TestSubmitCommitsAtOnceWithoutWaiting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	inSync, release := make(chan struct{}, 8), make(chan struct{})
+	var fail atomic.Bool
+	boom := errors.New("disk gone")
+	j, st, err := OpenJournalWith(path, JournalOptions{Linger: time.Hour, BeforeSync: func() error {
+		inSync <- struct{}{}
+		<-release
+		if fail.Load() {
+			return boom
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key := Key{Agent: "A", Phone: "+14155550132"}
+	q, err := j.Submit(Record{Type: TypeIntent, Agent: "A", Phone: key.Phone, Attempt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-inSync // the writer took it on its own: no Wait, and the linger is an hour
+	waited := make(chan error, 1)
+	go func() { waited <- q.Wait() }()
+	select {
+	case err := <-waited:
+		t.Fatalf("Wait returned (%v) while the fsync was still under way", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	if s, _ := st.Status(key); s != "" {
+		t.Errorf("the state shows %q before the record is durable", s)
+	}
+	release <- struct{}{}
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := st.Status(key); s != Uncertain {
+		t.Errorf("the state shows %q once the intent is durable, want uncertain (an intent without an outcome)", s)
+	}
+
+	fail.Store(true)
+	q, err = j.Submit(Record{Type: TypeOutcome, Agent: "A", Phone: key.Phone, Attempt: 1, Status: OutcomeSent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-inSync
+	release <- struct{}{}
+	if err := q.Wait(); !errors.Is(err, boom) {
+		t.Errorf("Wait after a failed fsync: %v, want %v", err, boom)
+	}
+	close(release)
+	j.Close()
 }
