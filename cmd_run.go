@@ -72,8 +72,9 @@ type runOptions struct {
 	until                       time.Time
 	sandbox                     bool
 	progress                    bool
-	// tuning, for tests
-	tune func(*campaign.RunOptions)
+	// tuning, for tests and benchmarks
+	tune    func(*campaign.RunOptions)
+	journal report.JournalOptions
 }
 
 // parseUntil reads --until: a time of day today (or tomorrow if it has
@@ -123,7 +124,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if err := report.RemoveStale(stateDir); err != nil {
 		log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed run")
 	}
-	journal, state, err := report.OpenJournal(filepath.Join(stateDir, campaign.JournalFile))
+	journal, state, err := report.OpenJournalWith(filepath.Join(stateDir, campaign.JournalFile), o.journal)
 	if err != nil {
 		return err
 	}

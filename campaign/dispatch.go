@@ -107,7 +107,7 @@ type job struct {
 // a kill -9 can leave intents without outcomes, and then those contacts
 // read uncertain.
 func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (*RunResult, error) {
-	r := &runner{f: f, opts: opts, limiter: limiter}
+	r := &runner{f: f, opts: opts, limiter: limiter, t0: time.Now()}
 	r.defaults()
 	r.ahead = make(chan struct{}, r.opts.WriteAhead)
 	r.took = make(chan struct{}, 1)
@@ -137,9 +137,13 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 		}
 		return producerErr
 	})
-	g.Go(func() error {
-		return r.writeIntents(ctx, gctx, jobs, ready)
-	})
+	if cap(r.ahead) == 0 {
+		g.Go(func() error { return passOn(gctx, jobs, ready) })
+	} else {
+		queued := make(chan queuedBatch, cap(r.ahead)) // never full: each batch holds a token
+		g.Go(func() error { return r.writeIntents(ctx, gctx, jobs, queued, ready) })
+		g.Go(func() error { return r.handOver(ctx, queued, ready) })
+	}
 	for range f.Pace.Concurrency {
 		g.Go(func() error {
 			var w worker
@@ -192,16 +196,19 @@ func defaultWriteAhead(concurrency int) int {
 }
 
 type runner struct {
-	f       *File
-	opts    RunOptions
-	limiter *rate.Limiter
-	ahead   chan struct{}   // a token for each contact whose intent writeIntents is writing or has written, until a worker takes it
-	took    chan struct{}   // a worker took a contact (a token came free)
-	starved atomic.Bool     // a worker found no contact ready since writeIntents last looked
-	callCtx context.Context // the context of call starts: the group's values, no cancellation
-	win     *Window
-	res     *RunResult
-	mu      sync.Mutex // guards res counters
+	f        *File
+	opts     RunOptions
+	limiter  *rate.Limiter
+	ahead    chan struct{}   // a token for each contact whose intent writeIntents is writing or has written, until a worker takes it
+	took     chan struct{}   // a worker took a contact (a token came free)
+	starved  atomic.Bool     // a worker found no contact ready since writeIntents last looked
+	t0       time.Time       // when the run began, for the durations below
+	handedAt atomic.Int64    // when handOver last handed a batch to the workers, as a time.Duration since t0
+	patience atomic.Int64    // how long contacts written ahead may wait for a worker before depth halves (a time.Duration)
+	callCtx  context.Context // the context of call starts: the group's values, no cancellation
+	win      *Window
+	res      *RunResult
+	mu       sync.Mutex // guards res counters
 
 	pauseMu     sync.Mutex
 	pauseUntil  time.Time // a 429 holds the whole pool back until then
@@ -586,10 +593,9 @@ func (r *runner) take(ready <-chan job) (j job, ok bool) {
 
 // writeIntents is the stage between the producer and the workers: it
 // writes the intents of contacts before a worker is free to call them,
-// many in one group commit, and hands them to the workers through ready,
-// which it closes when done. With no write-ahead (cap(r.ahead) 0) it
-// hands contacts over as they come and the workers write their own
-// intents.
+// many in one group commit, and passes each batch to handOver, which
+// gives its contacts to the workers once the batch is durable. It closes
+// queued when done.
 //
 // How far ahead it writes adapts: depth, the most contacts written ahead
 // and not yet taken by a worker, doubles (up to cap(r.ahead)) when a
@@ -600,44 +606,41 @@ func (r *runner) take(ready <-chan job) (j job, ok bool) {
 // in one commit, so that against a fast service each fsync carries the
 // intents of depth/2 contacts instead of the one or two that came free
 // while the last fsync ran (an fsync took 100-140 µs of CPU on the 2-core
-// test machine, more than a call start). Against a slow service (answers taking longer than
-// patience) depth falls to 1, so that a crash leaves few intents that
-// were never sent. Each contact waits for its turn (the 429 pause, the
-// rate limiter) before its intent is written, so a paced run writes each
-// intent as its turn comes.
-func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready chan job) (err error) {
-	defer close(ready)
-	defer func() {
-		if serr := r.skipReadyOnSignal(ctx, ready); err == nil {
-			err = serr
-		}
-	}()
-	if cap(r.ahead) == 0 {
-		for j := range jobs {
-			select {
-			case ready <- j:
-			case <-gctx.Done():
-				return nil
-			}
-		}
-		return nil
-	}
+// test machine, more than a call start). Against a slow service (answers
+// taking longer than patience) depth falls to 1, so that a crash leaves
+// few intents that were never sent.
+//
+// Each contact waits for its turn (the 429 pause, the rate limiter)
+// before its intent is queued, so a paced run writes each intent as its
+// turn comes. It does not wait for that intent's fsync before it waits
+// for the next contact's turn: handOver waits for the fsync meanwhile. A
+// paced run thus keeps its pace on a disk whose fsync takes longer than
+// the time between two call starts (a spinning disk at more than about
+// 100 a second, or a stall); the calls whose turns came during a slow
+// fsync start together once it ends.
+func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, queued chan<- queuedBatch, ready <-chan job) error {
+	defer close(queued)
+	// A turn is waited for until a signal, or until the run fails.
+	turnCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(gctx, cancel)()
 	var (
-		batch    []job
 		carry    job // taken from jobs but not yet granted a turn
 		carrying bool
 		depth    = 1
-		pushedAt time.Time     // when the last batch was handed over
-		patience time.Duration // how long contacts written ahead may wait for a worker
+		halvedAt time.Duration // when depth was last halved, since r.t0
 	)
 	// adapt sets depth from what the workers did since it last looked.
 	adapt := func() {
 		switch {
 		case r.starved.Swap(false):
 			depth = min(2*depth, cap(r.ahead))
-		case len(ready) > 0 && time.Since(pushedAt) > patience:
-			depth = max(depth/2, 1)
-			pushedAt = time.Now() // halve once per patience
+		case len(ready) > 0:
+			now := time.Since(r.t0)
+			if now-max(time.Duration(r.handedAt.Load()), halvedAt) > time.Duration(r.patience.Load()) {
+				depth = max(depth/2, 1)
+				halvedAt = now // halve once per patience
+			}
 		}
 	}
 	for {
@@ -668,16 +671,14 @@ func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready 
 			}
 		}
 		r.ahead <- struct{}{} // never blocks: len(r.ahead) <= depth/2 < depth <= cap, and only this goroutine adds
-		if err := r.waitTurn(ctx); err != nil {
+		if err := r.waitTurn(turnCtx); err != nil || gctx.Err() != nil {
 			<-r.ahead
-			r.interrupted.Store(true)
+			if ctx.Err() != nil {
+				r.interrupted.Store(true)
+			}
 			return nil
 		}
-		if gctx.Err() != nil {
-			<-r.ahead
-			return nil
-		}
-		batch = batch[:0]
+		var batch []job
 		if r.inHours(&j.c) {
 			batch = append(batch, j)
 		} else {
@@ -710,23 +711,78 @@ func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, ready 
 			r.ahead <- struct{}{}
 			batch = append(batch, next)
 		}
-		start := time.Now()
-		if err := r.writeBatch(batch); err != nil {
-			for range batch {
-				<-r.ahead
+		if len(batch) > 0 {
+			durable, err := r.queueBatch(batch)
+			if err != nil {
+				for range batch {
+					<-r.ahead
+				}
+				return err
 			}
-			return err
-		}
-		pushedAt = time.Now()
-		patience = max(4*pushedAt.Sub(start), 5*time.Millisecond)
-		for _, b := range batch {
-			b.intended = true
-			ready <- b // never blocks: ready has a place for every token
+			queued <- queuedBatch{jobs: batch, durable: durable, at: time.Since(r.t0)} // never blocks: a place for each token
 		}
 		if closed {
 			return nil
 		}
 	}
+}
+
+// queuedBatch is a batch of contacts whose intents writeIntents queued
+// in one group commit, on its way to the workers.
+type queuedBatch struct {
+	jobs    []job
+	durable report.Queued // the last intent's: once it is durable, all are
+	at      time.Duration // when it was queued, since r.t0
+}
+
+// handOver gives the contacts of each batch that writeIntents queued to
+// the workers, through ready, once the batch's intents are durable, and
+// closes ready once writeIntents is done and every batch is handed over.
+// After a signal it then closes the intents of the contacts no worker
+// took with skipped outcomes (skipReadyOnSignal), those of a batch whose
+// fsync was under way when the signal came included.
+func (r *runner) handOver(ctx context.Context, queued <-chan queuedBatch, ready chan job) (err error) {
+	defer close(ready)
+	defer func() {
+		if serr := r.skipReadyOnSignal(ctx, ready); err == nil {
+			err = serr
+		}
+	}()
+	for b := range queued {
+		if err := b.durable.Wait(); err != nil {
+			for range b.jobs {
+				<-r.ahead
+			}
+			c := &b.jobs[0].c
+			more := ""
+			if len(b.jobs) > 1 {
+				more = fmt.Sprintf(" and %d more", len(b.jobs)-1)
+			}
+			return fmt.Errorf("writing the journal before calling %s (sheet %s row %d)%s; nothing was sent: %w", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, more, err)
+		}
+		now := time.Since(r.t0)
+		r.patience.Store(int64(max(4*(now-b.at), 5*time.Millisecond)))
+		r.handedAt.Store(int64(now))
+		for _, j := range b.jobs {
+			j.intended = true
+			ready <- j // never blocks: ready has a place for every token
+		}
+	}
+	return nil
+}
+
+// passOn gives the workers the contacts as they come, in a run without
+// write-ahead: each worker writes its own intents.
+func passOn(gctx context.Context, jobs <-chan job, ready chan<- job) error {
+	defer close(ready)
+	for j := range jobs {
+		select {
+		case ready <- j:
+		case <-gctx.Done():
+			return nil
+		}
+	}
+	return nil
 }
 
 // skipReadyOnSignal, after a signal, closes the intents of the contacts
@@ -769,24 +825,26 @@ func (r *runner) firstIntent(j *job) report.Record {
 	}
 }
 
-// writeBatch writes the first attempt's intent of each contact in batch,
-// in one group commit, and returns once all are durable.
-func (r *runner) writeBatch(batch []job) error {
+// queueBatch queues the first attempt's intent of each contact in batch
+// for one group commit, which starts at once, and returns the last one's
+// Queued: once that is durable, all are.
+func (r *runner) queueBatch(batch []job) (report.Queued, error) {
+	var last report.Queued
 	for i := range batch {
 		j := &batch[i]
 		rec := r.firstIntent(j)
 		rec.At = r.opts.Now()
 		var err error
 		if i == len(batch)-1 {
-			err = r.opts.Journal.Append(rec) // durable, with every record queued before it
+			last, err = r.opts.Journal.Submit(rec) // commits every record queued before it too
 		} else {
 			_, err = r.opts.Journal.Enqueue(rec)
 		}
 		if err != nil {
-			return fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", j.c.Phone, rec.Sheet, j.c.Row, err)
+			return report.Queued{}, fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", j.c.Phone, rec.Sheet, j.c.Row, err)
 		}
 	}
-	return nil
+	return last, nil
 }
 
 func (r *runner) backoff(n int) time.Duration {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +51,9 @@ type dtEnv struct {
 	// journalClosed is set by a test that closes the journal itself, so
 	// that run does not report the second Close.
 	journalClosed atomic.Bool
+	// beforeSync, if set, runs before each fsync of the journal
+	// (report.JournalOptions.BeforeSync): a slow or stalling disk.
+	beforeSync func() error
 }
 
 // dtCampaign is a one-agent campaign over leads.csv (columns Phone and
@@ -192,7 +196,7 @@ func (e *dtEnv) reload() {
 // the campaign with fast retry tuning; tune may change the options.
 func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, error) {
 	e.t.Helper()
-	j, st, err := report.OpenJournal(e.journal)
+	j, st, err := report.OpenJournalWith(e.journal, report.JournalOptions{BeforeSync: e.beforeSync})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -1420,5 +1424,102 @@ func TestRunWritesAheadLittleAgainstASlowService(t *testing.T) {
 	} else {
 		t.Logf("a crash would leave %d uncertain", got)
 	}
+	e.checkPlacedOnce(n)
+}
+
+// durableFirst is a CallStarter that checks, as each call starts, that
+// the journal has its intent on disk: the journal's state (updated only
+// after an fsync) shows the contact uncertain, an intent without an
+// outcome.
+type durableFirst struct {
+	next  CallStarter
+	state *report.State
+	agent string
+	early atomic.Int32 // call starts whose intent was not yet durable
+	calls atomic.Int32
+}
+
+func (d *durableFirst) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+	d.calls.Add(1)
+	v, err := url.ParseQuery(form)
+	if err != nil {
+		return nil, err
+	}
+	if st, _ := d.state.Status(report.Key{Agent: d.agent, Phone: v.Get("phone_number")}); st != report.Uncertain {
+		d.early.Add(1)
+	}
+	return d.next.StartCallForm(ctx, ep, form)
+}
+
+// TestRunCallsOnlyOnceTheIntentIsDurable: with every fsync slow, the
+// intent stage goes on to the next contacts' turns while earlier intents
+// are still being synced; no call starts before its own intent is on
+// disk, unpaced or paced faster than the disk syncs.
+func TestRunCallsOnlyOnceTheIntentIsDurable(t *testing.T) {
+	for _, perSecond := range []float64{1000, 200} {
+		t.Run(fmt.Sprintf("per_second=%v", perSecond), func(t *testing.T) {
+			const n = 60
+			e := newDtEnv(t, sandbox.Options{}, dtCampaign(perSecond, 3, ""), map[string]string{"leads.csv": dtSheet(n)})
+			e.beforeSync = func() error { time.Sleep(10 * time.Millisecond); return nil }
+			var check *durableFirst
+			res := e.mustRun(func(o *RunOptions) {
+				check = &durableFirst{next: o.Calls, state: o.State, agent: "Alpha"}
+				o.Calls = check
+			})
+			if got := check.early.Load(); got != 0 {
+				t.Errorf("%d of %d call starts went out before their intent was on disk", got, check.calls.Load())
+			}
+			if res.Sent != n {
+				t.Errorf("%d sent, want %d", res.Sent, n)
+			}
+			e.checkPlacedOnce(n)
+		})
+	}
+}
+
+// TestRunSignalDuringASlowFsync: a signal that comes while a batch of
+// intents is being synced (the intent stage has already gone on to wait
+// for the next turn) still closes those intents with skipped outcomes:
+// nothing reads uncertain, nothing skipped reached the service, and the
+// next run calls every contact once.
+func TestRunSignalDuringASlowFsync(t *testing.T) {
+	const n = 40
+	// Paced, so that every commit is an intent's (outcomes ride along),
+	// and the fsync slower than a turn.
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(50, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var syncs atomic.Int32
+	e.beforeSync = func() error {
+		if syncs.Add(1) == 8 {
+			cancel() // mid-commit: the records are written, not yet synced
+		}
+		time.Sleep(30 * time.Millisecond)
+		return nil
+	}
+	_, err := e.run(ctx, nil)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	e.beforeSync = nil
+	received := dtReceived(e.srv)
+	skipped := 0
+	for _, r := range e.records() {
+		if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped {
+			skipped++
+			if received[r.Phone] != 0 {
+				t.Errorf("%s has a skipped outcome but the sandbox received it", r.Phone)
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Errorf("no skipped outcome: the signal caught no intent on its way to disk (%d received)", len(received))
+	}
+	if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
+		t.Errorf("journal after the signal: %v, want nothing uncertain", counts)
+	}
+	e.checkIntentBeforeSend(1)
+	t.Logf("%d calls answered before the signal, %d intents skipped", len(received), skipped)
+	e.mustRun(nil)
 	e.checkPlacedOnce(n)
 }
