@@ -77,6 +77,15 @@ type runOptions struct {
 	journal report.JournalOptions
 }
 
+// busy is err, with exit 75 and what to do, when it says that another
+// run holds the state directory.
+func busy(err error) error {
+	if errors.Is(err, report.ErrLocked) {
+		return withExitCode(exitTryLater, fmt.Errorf("%w; try again when it has finished", err))
+	}
+	return err
+}
+
 // parseUntil reads --until: a time of day today (or tomorrow if it has
 // passed), an RFC 3339 time, or a duration from now.
 func parseUntil(s string, now time.Time) (time.Time, error) {
@@ -115,10 +124,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	}
 	unlock, err := report.Lock(stateDir)
 	if err != nil {
-		if errors.Is(err, report.ErrLocked) {
-			return withExitCode(exitTryLater, fmt.Errorf("%w; try again when it has finished", err))
-		}
-		return err
+		return busy(err)
 	}
 	defer unlock()
 	if err := report.RemoveStale(stateDir); err != nil {
@@ -126,7 +132,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	}
 	journal, state, err := report.OpenJournalWith(filepath.Join(stateDir, campaign.JournalFile), o.journal)
 	if err != nil {
-		return err
+		return busy(err) // the lock file was deleted under a running process
 	}
 	defer journal.Close()
 	defer state.Close()

@@ -1052,9 +1052,9 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 }
 
 // TestSecondRunExits75: while a run holds the state directory, another
-// exits 75 at once and says which directory and which process; once the
-// holder is killed with SIGKILL, the kernel has released the lock and a new
-// run goes ahead.
+// exits 75 at once and says which directory and which process, even after
+// the lock file was deleted; once the holder is killed with SIGKILL, the
+// kernel has released the locks and a new run goes ahead.
 func TestSecondRunExits75(t *testing.T) {
 	const n = 6
 	srv := sandbox.NewServer(sandbox.Options{Faults: sandbox.Faults{Latency: 500 * time.Millisecond}})
@@ -1084,6 +1084,15 @@ func TestSecondRunExits75(t *testing.T) {
 	}
 	// status may read the state while a run holds it.
 	e.status()
+	// A lock file deleted under the running process (a clean-up script,
+	// a person) does not let a second run in: the journal is locked too.
+	if err := os.Remove(filepath.Join(e.stateDir, "lock")); err != nil {
+		t.Fatal(err)
+	}
+	unlocked := e.run(30*time.Second, "run", e.path)
+	if unlocked.code != exitTryLater || !strings.Contains(unlocked.stderr, "journal") {
+		t.Fatalf("a run after the lock file was deleted: %s", unlocked)
+	}
 
 	first.cmd.Process.Kill()
 	<-first.done

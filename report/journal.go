@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // Record is one line of the journal (JSON Lines).
@@ -107,7 +109,8 @@ var (
 // -9 or a power cut. A Journal is safe for concurrent use.
 type Journal struct {
 	path  string
-	f     *os.File // opened for appending
+	f     *os.File     // opened for appending
+	held  *flock.Flock // an exclusive lock on the file while it is open
 	state *State
 	done  chan struct{} // closed when the writer goroutine has ended
 
@@ -179,6 +182,23 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening journal: %w", err)
 	}
+	// The state directory's lock keeps a second run out; this keeps it
+	// out of the journal even when that lock file was deleted under a
+	// running process, which would let two runs call the same contacts.
+	held := flock.New(path)
+	if ok, err := held.TryLock(); err != nil || !ok {
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("locking journal %s: %w", path, err)
+		}
+		return nil, nil, fmt.Errorf("%w: its journal %s is open in another process", ErrLocked, path)
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			held.Unlock()
+		}
+	}()
 	if created {
 		// Make the new file's name durable before anything is acknowledged.
 		if err := syncDir(filepath.Dir(path)); err != nil {
@@ -211,10 +231,12 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 		cur:      &batch{done: make(chan struct{})},
 		kick:     make(chan struct{}, 1),
 		lazy:     make(chan struct{}, 1),
+		held:     held,
 		linger:   opts.Linger,
 		syncHook: opts.BeforeSync,
 	}
 	go j.run()
+	opened = true
 	return j, s, nil
 }
 
@@ -598,6 +620,7 @@ func (j *Journal) Close() error {
 
 	<-j.done
 	cerr := j.f.Close()
+	j.held.Unlock()
 	j.mu.Lock()
 	err := j.err
 	j.mu.Unlock()

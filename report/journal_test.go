@@ -790,3 +790,34 @@ func TestSubmitCommitsAtOnceWithoutWaiting(t *testing.T) {
 	close(release)
 	j.Close()
 }
+
+// TestJournalOpenInOneProcessAtATime: while a journal is open, opening it
+// again fails with ErrLocked (the state directory's lock file may have
+// been deleted under a running process: the journal still keeps a second
+// run out), and once it is closed it opens again.
+func TestJournalOpenInOneProcessAtATime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	j, st, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if j2, st2, err := OpenJournal(path); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
+		if err == nil {
+			j2.Close()
+			st2.Close()
+		}
+		t.Fatalf("second open while the first is open: %v, want ErrLocked naming %s", err, path)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j, st3, err := OpenJournal(path)
+	if err != nil {
+		t.Fatalf("open after Close: %v", err)
+	}
+	st3.Close()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
