@@ -103,9 +103,11 @@ type job struct {
 // disk and no outcome yet, and against a service slower than the journal
 // hardly more than Concurrency. An intent written ahead but never sent (a
 // signal, the calling window closing, another worker failing) is closed
-// with a skipped outcome, and the contact stays pending. Only a crash or
-// a kill -9 can leave intents without outcomes, and then those contacts
-// read uncertain.
+// with a skipped outcome, and the contact stays pending, at once, even
+// while the workers are busy with slow calls or gone after an error. Only
+// a crash, a kill -9, a second signal (which exits without waiting for
+// the calls in flight) or a journal that can no longer be written can
+// leave intents without outcomes, and then those contacts read uncertain.
 func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (*RunResult, error) {
 	r := &runner{f: f, opts: opts, limiter: limiter, t0: time.Now()}
 	r.defaults()
@@ -142,7 +144,7 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	} else {
 		queued := make(chan queuedBatch, cap(r.ahead)) // never full: each batch holds a token
 		g.Go(func() error { return r.writeIntents(ctx, gctx, jobs, queued, ready) })
-		g.Go(func() error { return r.handOver(ctx, queued, ready) })
+		g.Go(func() error { return r.handOver(ctx, gctx, queued, ready) })
 	}
 	for range f.Pace.Concurrency {
 		g.Go(func() error {
@@ -259,6 +261,10 @@ func (r *runner) count(fn func(*RunResult)) {
 // ErrOutsideHours for a clean early stop.
 func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 	cr := r.f.NewContactReader(r.opts.Norm, r.opts.Suppress)
+	// Waiting for the calling window ends on a signal, or when the run
+	// failed: a failed run must not wait for the window to open.
+	waitCtx, stop := eitherDone(ctx, gctx)
+	defer stop()
 	queued := 0
 	return cr.Each(ctx, func(c *Contact) error {
 		if c.Status != ToCall {
@@ -281,7 +287,7 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 			return errLimit
 		}
 		if r.win != nil {
-			ok, err := r.gate(ctx, c)
+			ok, err := r.gate(waitCtx, c)
 			if err != nil {
 				return err
 			}
@@ -477,7 +483,14 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	}
 }
 
-// Why a contact whose intent is on disk was not sent after all.
+// Why a contact whose intent is on disk was not sent after all: the
+// reasons of skipped outcomes, and the kinds of stop.
+const (
+	whySignal = "not sent: the run was interrupted first"
+	whyFailed = "not sent: the run stopped on an error first"
+	whyHours  = "not sent: the calling window closed first"
+)
+
 const (
 	stopSignal = iota + 1 // a signal: no new calls
 	stopFailed            // another worker or the producer failed
@@ -492,16 +505,16 @@ const (
 func (r *runner) mayStillSend(ctx, gctx context.Context, c *Contact) (why string, stop int) {
 	if r.paused() {
 		if err := r.waitTurn(ctx); err != nil {
-			return "not sent: the run was interrupted first", stopSignal
+			return whySignal, stopSignal
 		}
 	}
 	switch {
 	case ctx.Err() != nil:
-		return "not sent: the run was interrupted first", stopSignal
+		return whySignal, stopSignal
 	case gctx.Err() != nil:
-		return "not sent: the run stopped on an error first", stopFailed
+		return whyFailed, stopFailed
 	case !r.inHours(c):
-		return "not sent: the calling window closed first", stopHours
+		return whyHours, stopHours
 	}
 	return "", 0
 }
@@ -621,9 +634,8 @@ func (r *runner) take(ready <-chan job) (j job, ok bool) {
 func (r *runner) writeIntents(ctx, gctx context.Context, jobs <-chan job, queued chan<- queuedBatch, ready <-chan job) error {
 	defer close(queued)
 	// A turn is waited for until a signal, or until the run fails.
-	turnCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(gctx, cancel)()
+	turnCtx, stop := eitherDone(ctx, gctx)
+	defer stop()
 	var (
 		carry    job // taken from jobs but not yet granted a turn
 		carrying bool
@@ -736,15 +748,21 @@ type queuedBatch struct {
 }
 
 // handOver gives the contacts of each batch that writeIntents queued to
-// the workers, through ready, once the batch's intents are durable, and
-// closes ready once writeIntents is done and every batch is handed over.
-// After a signal it then closes the intents of the contacts no worker
-// took with skipped outcomes (skipReadyOnSignal), those of a batch whose
-// fsync was under way when the signal came included.
-func (r *runner) handOver(ctx context.Context, queued <-chan queuedBatch, ready chan job) (err error) {
+// the workers, through ready, once the batch's intents are durable. When
+// writeIntents is done and every batch is handed over, it waits until
+// the workers have taken every contact, and then closes ready.
+//
+// A signal, or a failure that stops the run, makes it close at once the
+// intents of the contacts no worker took with skipped outcomes
+// (skipReady), those of a batch whose fsync was under way included: the
+// workers may be busy with slow calls for a while, or all gone after an
+// error, and a second signal, which exits without waiting for them, would
+// otherwise leave these contacts uncertain although they were never
+// sent.
+func (r *runner) handOver(ctx, gctx context.Context, queued <-chan queuedBatch, ready chan job) (err error) {
 	defer close(ready)
 	defer func() {
-		if serr := r.skipReadyOnSignal(ctx, ready); err == nil {
+		if serr := r.skipReady(ctx, gctx, ready); err == nil {
 			err = serr
 		}
 	}()
@@ -768,6 +786,17 @@ func (r *runner) handOver(ctx context.Context, queued <-chan queuedBatch, ready 
 			ready <- j // never blocks: ready has a place for every token
 		}
 	}
+	// writeIntents is done, so r.took is this goroutine's now. Every
+	// contact in ready holds a token until a worker takes it.
+	for len(r.ahead) > 0 {
+		select {
+		case <-r.took:
+		case <-ctx.Done():
+			return nil
+		case <-gctx.Done():
+			return nil
+		}
+	}
 	return nil
 }
 
@@ -785,13 +814,16 @@ func passOn(gctx context.Context, jobs <-chan job, ready chan<- job) error {
 	return nil
 }
 
-// skipReadyOnSignal, after a signal, closes the intents of the contacts
-// written ahead that no worker has taken yet with skipped outcomes, at
-// once: the workers may be busy with calls in flight for a while, and a
-// second signal, which exits without waiting for them, would otherwise
-// leave these contacts uncertain although they were never sent.
-func (r *runner) skipReadyOnSignal(ctx context.Context, ready <-chan job) error {
-	if ctx.Err() == nil {
+// skipReady, after a signal or once the run has failed, closes the
+// intents of the contacts in ready that no worker has taken with skipped
+// outcomes: they were never sent, and stay pending.
+func (r *runner) skipReady(ctx, gctx context.Context, ready <-chan job) error {
+	why, stop := whySignal, stopSignal
+	switch {
+	case ctx.Err() != nil:
+	case gctx.Err() != nil:
+		why, stop = whyFailed, stopFailed
+	default:
 		return nil
 	}
 	var w worker
@@ -802,7 +834,7 @@ func (r *runner) skipReadyOnSignal(ctx context.Context, ready <-chan job) error 
 				continue // nothing on disk: nothing to close
 			}
 			<-r.ahead
-			if err := r.skip(&w, &j.c, r.firstIntent(&j), "not sent: the run was interrupted first", stopSignal); err != nil {
+			if err := r.skip(&w, &j.c, r.firstIntent(&j), why, stop); err != nil {
 				return err
 			}
 		default:
@@ -812,6 +844,17 @@ func (r *runner) skipReadyOnSignal(ctx context.Context, ready <-chan job) error 
 			}
 			return nil
 		}
+	}
+}
+
+// eitherDone returns a context that ends when ctx ends (a signal) or
+// gctx does (the run failed), and a function that releases it.
+func eitherDone(ctx, gctx context.Context) (context.Context, func()) {
+	both, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(gctx, cancel)
+	return both, func() {
+		stop()
+		cancel()
 	}
 }
 

@@ -1352,7 +1352,15 @@ func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
 // exits without waiting) or a kill then leaves only the calls in flight
 // uncertain.
 func TestRunSignalSkipsIntentsWrittenAheadAtOnce(t *testing.T) {
-	const n, concurrency, pass = 60, 3, 10
+	// 60: the producer is still reading; 14: one contact is left once the
+	// workers are frozen, it is written ahead, and the intent stage is done.
+	for _, n := range []int{60, 14} {
+		t.Run(fmt.Sprintf("contacts=%d", n), func(t *testing.T) { testRunSignalSkipsAtOnce(t, n) })
+	}
+}
+
+func testRunSignalSkipsAtOnce(t *testing.T, n int) {
+	const concurrency, pass = 3, 10
 	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
 	calls := &frozenCalls{next: e.client, pass: pass, held: make(chan struct{}, 1), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1522,4 +1530,103 @@ func TestRunSignalDuringASlowFsync(t *testing.T) {
 	t.Logf("%d calls answered before the signal, %d intents skipped", len(received), skipped)
 	e.mustRun(nil)
 	e.checkPlacedOnce(n)
+}
+
+// authFailing is a CallStarter that passes the first calls through, each
+// after a pause, and then fails as a refused login does: nothing written,
+// an AuthError.
+type authFailing struct {
+	next  CallStarter
+	pass  int32
+	calls atomic.Int32
+}
+
+func (a *authFailing) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+	time.Sleep(30 * time.Millisecond)
+	if a.calls.Add(1) > a.pass {
+		return nil, &apiclient.StartError{Err: &apiclient.AuthError{Err: errors.New("log in again")}}
+	}
+	return a.next.StartCallForm(ctx, ep, form)
+}
+
+// TestRunFailureSkipsIntentsWrittenAhead: when every worker stops on an
+// error (a login only a person can renew), the contacts whose intents
+// were written ahead are closed with skipped outcomes, although no worker
+// is left to take them: nothing reads uncertain, and after a new login
+// the next run calls everyone once.
+func TestRunFailureSkipsIntentsWrittenAhead(t *testing.T) {
+	for _, concurrency := range []int{1, 2} {
+		t.Run(fmt.Sprintf("concurrency=%d", concurrency), func(t *testing.T) {
+			const n = 30
+			e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
+			_, err := e.run(context.Background(), func(o *RunOptions) { o.Calls = &authFailing{next: o.Calls, pass: 3} })
+			var ae *apiclient.AuthError
+			if !errors.As(err, &ae) {
+				t.Fatalf("Run: %v, want an AuthError", err)
+			}
+			skipped := 0
+			for _, r := range e.records() {
+				if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped {
+					skipped++
+				}
+			}
+			if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
+				t.Errorf("journal after the failure: %v, want nothing uncertain (%d skipped)", counts, skipped)
+			}
+			t.Logf("%d placed, %d intents written ahead and skipped", len(dtPlaced(e.srv)), skipped)
+			e.mustRun(nil)
+			e.checkPlacedOnce(n)
+		})
+	}
+}
+
+// TestRunFailureEndsTheWaitForCallingHours: the calling window closes
+// while a call is in flight, so the producer waits for it to open again;
+// that call's answer then stops the run (a refused login). The run ends
+// with that error at once instead of waiting for the window to open.
+func TestRunFailureEndsTheWaitForCallingHours(t *testing.T) {
+	ny := dtNewYork(t)
+	const n = 100 // more than the producer reads ahead, so it is still reading when the window closes
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(5, 1, dtWeekdayHours), map[string]string{"leads.csv": dtSheet(n)})
+	clock := &dtClock{now: time.Date(2025, 1, 6, 16, 59, 0, 0, ny)} // Monday, a minute before closing
+	var waiting atomic.Bool
+	start := time.Now()
+	_, err := e.run(context.Background(), func(o *RunOptions) {
+		o.Now = clock.Now
+		o.Sleep = func(ctx context.Context, d time.Duration) error {
+			waiting.Store(true)
+			<-ctx.Done() // the window opens on Tuesday: only the run's end wakes this
+			return ctx.Err()
+		}
+		o.Calls = callFunc(func(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+			clock.mu.Lock()
+			clock.now = time.Date(2025, 1, 6, 17, 1, 0, 0, ny) // the window closes during this call
+			clock.mu.Unlock()
+			for deadline := time.Now().Add(10 * time.Second); !waiting.Load() && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			return nil, &apiclient.StartError{Err: &apiclient.AuthError{Err: errors.New("log in again")}}
+		})
+	})
+	var ae *apiclient.AuthError
+	if !errors.As(err, &ae) {
+		t.Fatalf("Run: %v, want the AuthError", err)
+	}
+	if !waiting.Load() {
+		t.Fatal("the producer never waited for the calling window: the test caught nothing")
+	}
+	if len(e.srv.Calls()) != 0 {
+		t.Errorf("%d call starts reached the sandbox", len(e.srv.Calls()))
+	}
+	if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
+		t.Errorf("journal: %v, want nothing uncertain", counts)
+	}
+	t.Logf("the run ended %v after it started", time.Since(start).Round(time.Millisecond))
+}
+
+// callFunc is a CallStarter made of a function.
+type callFunc func(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error)
+
+func (f callFunc) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+	return f(ctx, ep, form)
 }
