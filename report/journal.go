@@ -153,6 +153,9 @@ type pending struct {
 // file is truncated to the last complete line, so later records start
 // clean. Invalid JSON on any earlier line is an error naming the file and
 // the line: corruption is not papered over.
+//
+// The file is locked (flock) until Close: while another process has it
+// open, OpenJournal fails with an error wrapping [ErrLocked].
 func OpenJournal(path string) (*Journal, *State, error) {
 	return OpenJournalWith(path, JournalOptions{})
 }
@@ -409,7 +412,7 @@ func (j *Journal) Append(rec Record) error {
 
 // Enqueue queues rec like Append but does not wait for it to be durable:
 // its Wait does. Nor does it cost a write of its own: rec goes to disk with the
-// next Append's group commit, when Wait is called, at Close, or at the
+// next Append's or Submit's group commit, when Wait is called, at Close, or at the
 // latest Linger after it was queued, whichever comes first. Batches are
 // committed in order, so once any later Append has returned, rec is
 // durable too (or the journal has failed and that Append said so). It is
