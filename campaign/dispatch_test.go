@@ -1426,7 +1426,7 @@ func TestRunWritesAheadLittleAgainstASlowService(t *testing.T) {
 	st := crashWhileFrozen(t, e, 12, func(*RunOptions) {})
 	defer st.Close()
 	// 2 in flight, and 1 or 2 written ahead; the default write-ahead
-	// would allow 32 more.
+	// would allow 64 more.
 	if got := st.Counts()[report.Uncertain]; got > concurrency+3 {
 		t.Errorf("a crash would leave %d contacts uncertain against a slow service, want at most %d", got, concurrency+3)
 	} else {
