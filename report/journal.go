@@ -420,11 +420,7 @@ func (j *Journal) Append(rec Record) error {
 // outcome (lost, the contact reads as uncertain), never for an intent,
 // which must be on disk before its call starts.
 func (j *Journal) Enqueue(rec Record) (Queued, error) {
-	b, err := j.queue(rec, false)
-	if err != nil {
-		return Queued{}, err
-	}
-	return Queued{j: j, b: b}, nil
+	return j.enqueue(rec, false)
 }
 
 // Submit queues rec like Append and has the writer commit it at once,
@@ -433,7 +429,12 @@ func (j *Journal) Enqueue(rec Record) (Queued, error) {
 // while the fsync runs. An intent submitted so must not be acted on (its
 // call not started) before Wait has returned nil.
 func (j *Journal) Submit(rec Record) (Queued, error) {
-	b, err := j.queue(rec, true)
+	return j.enqueue(rec, true)
+}
+
+// enqueue is queue returning a Queued: urgent for Submit, not for Enqueue.
+func (j *Journal) enqueue(rec Record, urgent bool) (Queued, error) {
+	b, err := j.queue(rec, urgent)
 	if err != nil {
 		return Queued{}, err
 	}
