@@ -570,7 +570,7 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec re
 	rec.At = r.opts.Now()
 	if err := r.opts.Journal.Append(rec); err != nil {
 		w.lost(r.opts.Logf)
-		return false, fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", c.Phone, rec.Sheet, c.Row, err)
+		return false, r.notSent(c, 0, err)
 	}
 	return true, nil
 }
@@ -776,12 +776,7 @@ func (r *runner) handOver(ctx, gctx context.Context, queued <-chan queuedBatch, 
 			for range b.jobs {
 				<-r.ahead
 			}
-			c := &b.jobs[0].c
-			more := ""
-			if len(b.jobs) > 1 {
-				more = fmt.Sprintf(" and %d more", len(b.jobs)-1)
-			}
-			return fmt.Errorf("writing the journal before calling %s (sheet %s row %d)%s; nothing was sent: %w", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, more, err)
+			return r.notSent(&b.jobs[0].c, len(b.jobs)-1, err)
 		}
 		now := time.Since(r.t0)
 		r.patience.Store(int64(max(4*(now-b.at), 5*time.Millisecond)))
@@ -889,10 +884,20 @@ func (r *runner) queueBatch(batch []job) (report.Queued, error) {
 			_, err = r.opts.Journal.Enqueue(rec)
 		}
 		if err != nil {
-			return report.Queued{}, fmt.Errorf("writing the journal before calling %s (sheet %s row %d); nothing was sent: %w", j.c.Phone, rec.Sheet, j.c.Row, err)
+			return report.Queued{}, r.notSent(&j.c, 0, err)
 		}
 	}
 	return last, nil
+}
+
+// notSent is the error of a journal write that failed before c (and
+// more other contacts) could be called: none of them was.
+func (r *runner) notSent(c *Contact, more int, err error) error {
+	also := ""
+	if more > 0 {
+		also = fmt.Sprintf(" and %d more", more)
+	}
+	return fmt.Errorf("writing the journal before calling %s (sheet %s row %d)%s; nothing was sent: %w", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, also, err)
 }
 
 func (r *runner) backoff(n int) time.Duration {
