@@ -119,6 +119,7 @@ region: US
 dedupe: campaign
 pace: {per_second: %g, burst: %d, concurrency: %d}
 state_dir: state
+unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 `, baseURL, sandbox.DefaultClientID, sandbox.DefaultClientSecret, benchAgent, benchAgent, perSecond, burst, concurrency)
 	path := filepath.Join(dir, "campaign.yaml")
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {

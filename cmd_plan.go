@@ -116,6 +116,9 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 	if o.strict && plan.Totals.Invalid > 0 {
 		return withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))
 	}
+	if n := len(plan.Repairs) + plan.RepairsOmitted; o.strict && n > 0 {
+		return withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d repaired number(s) in %s; check each (the plan above lists them) and fix the sheet", n, o.path))
+	}
 	return nil
 }
 

@@ -160,8 +160,8 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		}
 	}
 	logf := func(format string, args ...any) { log.Info().Msgf(format, args...) }
-	if f.Hours == nil {
-		log.Warn().Msg("no hours: in the campaign file: calls may start at any time of day")
+	for _, w := range campaign.HoursWarnings(f) {
+		log.Warn().Msg(w)
 	}
 	agents, err := campaign.EnsureAgents(ctx, svc.client, f.Agents, campaign.EnsureOptions{Logf: logf})
 	if err != nil {
@@ -195,7 +195,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	ropts := campaign.RunOptions{
 		Calls: svc.client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
 		Norm: norm, Suppress: suppress, Limit: o.limit, RetryFailed: o.retryFailed, RetryUncertain: o.retryUncertain,
-		Until: o.until, Settled: prog.settled, Logf: logf,
+		Until: o.until, Settled: prog.settled, Logf: logf, Rehearsal: o.sandbox,
 	}
 	if o.tune != nil {
 		o.tune(&ropts)
@@ -222,6 +222,9 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		return err
 	}
 	fmt.Fprint(out, sum.Text())
+	if res.WouldHaveWaited > 0 {
+		fmt.Fprintf(out, "Rehearsal: %d contact(s) were called outside the called person's hours; a real run would have left them pending until those hours.\n", res.WouldHaveWaited)
+	}
 	fmt.Fprintf(out, "Report: %s\n", filepath.Join(stateDir, campaign.ReportCSV))
 	switch {
 	case errors.Is(runErr, campaign.ErrInterrupted):

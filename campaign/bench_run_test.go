@@ -56,6 +56,7 @@ sheets:
     set: {local_presence_number: "No"}
 region: US
 pace: {per_second: 1000, burst: 1000, concurrency: %d}
+unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 `, conc)
 			path := filepath.Join(dir, "campaign.yaml")
 			if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {

@@ -26,10 +26,20 @@ type File struct {
 	Sheets   []SheetSpec `yaml:"sheets"`
 	Suppress []string    `yaml:"suppress"`
 	Region   string      `yaml:"region"`
-	Dedupe   string      `yaml:"dedupe"`
-	Pace     Pace        `yaml:"pace"`
-	Hours    *Hours      `yaml:"hours"`
-	StateDir string      `yaml:"state_dir"`
+	// Countries lists the countries (ISO 3166 alpha-2) whose numbers may be
+	// called; empty means each sheet's own region. A sheet may override it.
+	Countries []string `yaml:"countries"`
+	// AllowNumberKinds allows kinds of number refused by default (see
+	// [RefusedNumberKinds]). A sheet may override it.
+	AllowNumberKinds []string `yaml:"allow_number_kinds"`
+	Dedupe           string   `yaml:"dedupe"`
+	Pace             Pace     `yaml:"pace"`
+	Hours            *Hours   `yaml:"hours"`
+	// UnsafeIgnoreCalledPersonHours turns off the called person's hours
+	// (08:00-20:00 in every zone their number may ring in, and national
+	// rules such as France's); every plan and run then warns.
+	UnsafeIgnoreCalledPersonHours bool   `yaml:"unsafe_ignore_called_person_hours"`
+	StateDir                      string `yaml:"state_dir"`
 
 	// Source is the campaign file's path as given; Dir is its directory.
 	Source string `yaml:"-"`
@@ -85,6 +95,9 @@ type SheetSpec struct {
 	// TimezoneColumn names a column holding each contact's IANA time zone,
 	// used with `hours: {timezone: contact}`.
 	TimezoneColumn string `yaml:"timezone_column"`
+	// Countries and AllowNumberKinds override the campaign's for this sheet.
+	Countries        []string `yaml:"countries"`
+	AllowNumberKinds []string `yaml:"allow_number_kinds"`
 }
 
 // Pace sets how fast calls start.
@@ -463,14 +476,33 @@ func (f *File) applyDefaults() {
 		}
 	}
 	for i := range f.Sheets {
-		f.Sheets[i].Region = strings.ToUpper(f.Sheets[i].Region)
-		if f.Sheets[i].Region == "" {
-			f.Sheets[i].Region = f.Region
+		s := &f.Sheets[i]
+		s.Region = strings.ToUpper(s.Region)
+		if s.Region == "" {
+			s.Region = f.Region
+		}
+		if !f.has(fmt.Sprintf("sheets[%d].countries", i)) {
+			s.Countries = f.Countries
+		}
+		if !f.has(fmt.Sprintf("sheets[%d].allow_number_kinds", i)) {
+			s.AllowNumberKinds = f.AllowNumberKinds
 		}
 	}
 	if f.StateDir == "" && f.Name != "" {
 		f.StateDir = filepath.Join(".callrun", f.Name)
 	}
+}
+
+// PhoneRules returns how sheet i's numbers are read and which may be
+// called: its region, its countries (default: the region alone) and the
+// kinds of number allowed.
+func (f *File) PhoneRules(i int) *PhoneRules {
+	s := &f.Sheets[i]
+	key := "countries"
+	if f.has(fmt.Sprintf("sheets[%d].countries", i)) {
+		key = fmt.Sprintf("sheets[%d].countries", i)
+	}
+	return NewPhoneRules(s.Region, s.Countries, s.AllowNumberKinds, key)
 }
 
 // Path resolves a path written in the campaign file against its directory.

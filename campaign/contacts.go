@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/nyaruka/phonenumbers"
 )
 
 // Row statuses decided from the sheets alone, before the journal is read.
@@ -44,12 +46,18 @@ type Contact struct {
 	TZ string
 	// N counts earlier rows with the same number and agent; above 0 only
 	// with dedupe: none, where it keeps repeated rows apart in the journal.
-	N       int
+	N int
+	// Country is the number's country as the phone library places it
+	// ("US", "JM"; "001" for international non-geographic numbers), and
+	// Kind its kind (mobile, landline, toll-free, ...).
+	Country string
+	Kind    phonenumbers.PhoneNumberType
 	Status  string
 	Field   string // the form field (or "row") an invalid row fails on
 	Column  string // the CSV column of Field, when there is one
 	Reason  string
 	Warning string // a repair made to the row's data, for the person
+	Cell    string // the phone cell as written, when Warning says it was repaired
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -260,6 +268,7 @@ type ContactReader struct {
 	suppress *Suppression
 	seen     *phoneSet // dedupe keys seen
 	agentOf  map[string]int
+	rules    []*PhoneRules // by sheet
 	contact  Contact
 }
 
@@ -269,7 +278,11 @@ func (f *File) NewContactReader(norm *PhoneNormalizer, suppress *Suppression) *C
 	for i, a := range f.Agents {
 		agentOf[a.Name] = i
 	}
-	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf}
+	rules := make([]*PhoneRules, len(f.Sheets))
+	for i := range f.Sheets {
+		rules[i] = f.PhoneRules(i)
+	}
+	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf, rules: rules}
 }
 
 // Each calls fn for every row of every sheet, in order. The *Contact is
@@ -298,7 +311,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		if rec.Err != nil {
 			c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
 		} else {
-			cr.judge(c, spec, m, rec.Fields)
+			cr.judge(c, spec, cr.rules[i], m, rec.Fields)
 		}
 		return fn(c)
 	})
@@ -336,7 +349,7 @@ func rowReason(err error) string {
 
 // judge maps a row's fields and decides its status: invalid first, then
 // suppressed, then a duplicate of an earlier row, else to call.
-func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, m *sheetMap, fields []string) {
+func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *PhoneRules, m *sheetMap, fields []string) {
 	invalid := func(field int, format string, args ...any) {
 		if c.Status == "" {
 			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
@@ -350,10 +363,13 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, m *sheetMap, fields 
 		}
 	}
 	raw := c.Fields[FieldPhone]
-	if e164, warn, err := cr.norm.Normalize(raw, spec.Region); err != nil {
+	if ph, err := cr.norm.Read(raw, rules); err != nil {
 		invalid(FieldPhone, "%s", err.Error())
 	} else {
-		c.Phone, c.Fields[FieldPhone], c.Warning = e164, e164, warn
+		c.Phone, c.Fields[FieldPhone], c.Country, c.Kind, c.Warning = ph.E164, ph.E164, ph.Region, ph.Kind, ph.Repair
+		if ph.Repair != "" {
+			c.Cell = raw
+		}
 	}
 	if m.cols[FieldLocalPresence] >= 0 && c.Fields[FieldLocalPresence] != "" {
 		if yn, ok := YesNo(c.Fields[FieldLocalPresence]); ok {
@@ -373,10 +389,11 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, m *sheetMap, fields 
 			c.TZ = tz
 		}
 	}
-	if c.Status == "" && c.TZ == "" && cr.f.Hours != nil && cr.f.Hours.Timezone == "contact" && len(PhoneTimezones(c.Phone)) == 0 {
+	needZone := !cr.f.UnsafeIgnoreCalledPersonHours || (cr.f.Hours != nil && cr.f.Hours.Timezone == "contact")
+	if c.Status == "" && needZone && len(ContactZones(c)) == 0 {
 		// It would wait for its hours forever.
 		c.Status, c.Field, c.Column = Invalid, FormFields[FieldPhone], m.names[FieldPhone]
-		c.Reason = "no time zone is known for this number, so its calling hours cannot be checked; give it one in a timezone_column"
+		c.Reason = "no time zone is known for this number, so the called person's hours cannot be checked; give it one in a timezone_column (with hours: {timezone: contact})"
 	}
 	if c.Status != "" {
 		return

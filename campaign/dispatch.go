@@ -44,6 +44,10 @@ type RunOptions struct {
 	RetryFailed    bool      // send failed contacts again
 	RetryUncertain bool      // send uncertain contacts again (a person decided so)
 	Until          time.Time // with calling hours: stop (ErrOutsideHours) when the window is closed past this
+	// Rehearsal is a run against the sandbox, which phones nobody: it does
+	// not hold calls for the called person's hours, only counts them
+	// (RunResult.WouldHaveWaited). The campaign's hours: still apply.
+	Rehearsal bool
 
 	// Tuning; zero values are sane.
 	MaxAttempts    int           // attempts per contact on retryable outcomes; default 6
@@ -65,15 +69,18 @@ type RunOptions struct {
 
 // RunResult counts what a run did.
 type RunResult struct {
-	Started    int // contacts whose call start was sent this run (any outcome)
-	Sent       int
-	Failed     int
-	Uncertain  int
-	Pending    int // left for a later run: retries exhausted, or outside a contact's hours
-	Deferred   int // of Pending: outside the contact's own calling hours
-	Skipped    int // settled in an earlier run
-	StartedAt  time.Time
-	FinishedAt time.Time
+	Started   int // contacts whose call start was sent this run (any outcome)
+	Sent      int
+	Failed    int
+	Uncertain int
+	Pending   int // left for a later run: retries exhausted, or outside a contact's hours
+	Deferred  int // of Pending: outside the contact's own calling hours
+	// WouldHaveWaited counts the contacts a rehearsal called outside the
+	// called person's hours, which a real run would have left pending.
+	WouldHaveWaited int
+	Skipped         int // settled in an earlier run
+	StartedAt       time.Time
+	FinishedAt      time.Time
 }
 
 // job is one contact to call, copied out of the reader.
@@ -115,11 +122,15 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	r.took = make(chan struct{}, 1)
 	res := &RunResult{StartedAt: r.opts.Now()}
 	r.res = res
-	win, err := f.Window()
+	hours, err := f.CallingHours()
 	if err != nil {
 		return nil, err
 	}
-	r.win = win
+	r.rehearsal = opts.Rehearsal && !hours.IgnoreCalledPerson
+	if opts.Rehearsal {
+		hours.IgnoreCalledPerson = true
+	}
+	r.hours = hours
 
 	// Workers keep going on a context that a signal does not cancel, so a
 	// call already under way gets its answer recorded; they stop taking new
@@ -203,19 +214,20 @@ func defaultWriteAhead(concurrency int) int {
 }
 
 type runner struct {
-	f        *File
-	opts     RunOptions
-	limiter  *rate.Limiter
-	ahead    chan struct{}   // a token for each contact whose intent writeIntents is writing or has written, until a worker takes it
-	took     chan struct{}   // a worker took a contact (a token came free)
-	starved  atomic.Bool     // a worker found no contact ready since writeIntents last looked
-	t0       time.Time       // when the run began, for the durations below
-	handedAt atomic.Int64    // when handOver last handed a batch to the workers, as a time.Duration since t0
-	patience atomic.Int64    // how long contacts written ahead may wait for a worker before depth halves (a time.Duration)
-	callCtx  context.Context // the context of call starts: the group's values, no cancellation
-	win      *Window
-	res      *RunResult
-	mu       sync.Mutex // guards res counters
+	f         *File
+	opts      RunOptions
+	limiter   *rate.Limiter
+	ahead     chan struct{}   // a token for each contact whose intent writeIntents is writing or has written, until a worker takes it
+	took      chan struct{}   // a worker took a contact (a token came free)
+	starved   atomic.Bool     // a worker found no contact ready since writeIntents last looked
+	t0        time.Time       // when the run began, for the durations below
+	handedAt  atomic.Int64    // when handOver last handed a batch to the workers, as a time.Duration since t0
+	patience  atomic.Int64    // how long contacts written ahead may wait for a worker before depth halves (a time.Duration)
+	callCtx   context.Context // the context of call starts: the group's values, no cancellation
+	hours     *CallingHours
+	rehearsal bool // count the calls the called person's hours would have held
+	res       *RunResult
+	mu        sync.Mutex // guards res counters
 
 	pauseMu     sync.Mutex
 	pauseUntil  time.Time // a 429 holds the whole pool back until then
@@ -291,16 +303,14 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 		if r.opts.Limit > 0 && queued >= r.opts.Limit {
 			return errLimit
 		}
-		if r.win != nil {
-			ok, err := r.gate(waitCtx, c)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				r.count(func(res *RunResult) { res.Pending++; res.Deferred++ })
-				r.opts.Settled(report.Pending)
-				return nil
-			}
+		ok, err := r.gate(waitCtx, c)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			r.count(func(res *RunResult) { res.Pending++; res.Deferred++ })
+			r.opts.Settled(report.Pending)
+			return nil
 		}
 		select {
 		case jobs <- job{c: *c, agent: agent, prior: prior}:
@@ -315,43 +325,51 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 }
 
 // gate decides whether a contact may be called now. With one campaign zone
-// it waits for the window to open (or gives up past Until). With each
-// contact's own zone it does not wait: a contact outside its hours is left
-// pending for a later run.
+// it waits for the campaign's window to open (or gives up past Until).
+// It never waits for one contact's hours (the called person's, or its own
+// zone's with timezone: contact): a contact outside them is left pending
+// for a later run.
 func (r *runner) gate(ctx context.Context, c *Contact) (bool, error) {
-	if r.win.Contact {
-		zones := ContactZones(c)
-		return r.win.OpenAll(r.opts.Now(), zones), nil
+	if err := r.waitForWindow(ctx); err != nil {
+		return false, err
+	}
+	now := r.opts.Now()
+	if r.rehearsal && !CalledPersonOpen(now, c.Country, ContactZones(c)) {
+		r.count(func(res *RunResult) { res.WouldHaveWaited++ })
+	}
+	return r.hours.Open(c, now), nil
+}
+
+// waitForWindow waits until the campaign's own window (hours: in one
+// zone) is open, or returns ErrOutsideHours when that would be past Until.
+func (r *runner) waitForWindow(ctx context.Context) error {
+	w := r.hours.Window
+	if w == nil || w.Contact {
+		return nil
 	}
 	for {
 		now := r.opts.Now()
-		if r.win.OpenIn(now, r.win.Loc) {
-			return true, nil
+		if w.OpenIn(now, w.Loc) {
+			return nil
 		}
-		next := r.win.NextChange(now, r.win.Loc)
+		next := w.NextChange(now, w.Loc)
 		if next.IsZero() {
-			return false, fmt.Errorf("the calling window never opens: check hours: in the campaign file")
+			return fmt.Errorf("the calling window never opens: check hours: in the campaign file")
 		}
 		if !r.opts.Until.IsZero() && next.After(r.opts.Until) {
-			return false, ErrOutsideHours
+			return ErrOutsideHours
 		}
 		r.opts.Logf("outside calling hours; waiting until %s", next.Format(time.RFC3339))
 		if err := r.opts.Sleep(ctx, next.Sub(now)); err != nil {
-			return false, err
+			return err
 		}
 	}
 }
 
-// inHours reports whether the calling window is open for c now; always
-// without hours:.
+// inHours reports whether c may be called now: the called person's hours
+// and the campaign's.
 func (r *runner) inHours(c *Contact) bool {
-	switch {
-	case r.win == nil:
-		return true
-	case r.win.Contact:
-		return r.win.OpenAll(r.opts.Now(), ContactZones(c))
-	}
-	return r.win.OpenIn(r.opts.Now(), r.win.Loc)
+	return r.hours.Open(c, r.opts.Now())
 }
 
 // worker is one worker's state between contacts.
@@ -578,9 +596,10 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec re
 // leftPending counts a contact that the calling window closed on before
 // it could be sent.
 func (r *runner) leftPending(c *Contact) {
+	deferred := r.hours.Window == nil || r.hours.Window.Contact || !r.hours.PersonOpen(c, r.opts.Now())
 	r.count(func(res *RunResult) {
 		res.Pending++
-		if r.win.Contact {
+		if deferred {
 			res.Deferred++
 		}
 	})

@@ -125,7 +125,7 @@ func FuzzNormalize(f *testing.F) {
 				fe, fok := phoneFastCore(plus, d, reg)
 				le, lok := phoneLibraryCore(plus, d, reg)
 				if fe != le || fok != lok {
-					t.Fatalf("plus=%v %s region %q: fast %q %v, library %q %v", plus, d, reg, fe, fok, le, lok)
+					t.Fatalf("plus=%v %s region %q: fast %+v %v, library %+v %v", plus, d, reg, fe, fok, le, lok)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,19 +144,93 @@ func loadZone(name string) (*time.Location, error) {
 	return l, nil
 }
 
-// ContactZones returns the zones whose window a contact's call must fall in:
-// its own zone from the sheet, else every zone of its number.
+// ContactZones returns the zones a contact may be in: every zone its
+// number may ring in (see [NumberZones]) and the zone of its sheet's
+// timezone column, if any. A call must suit all of them.
 func ContactZones(c *Contact) []*time.Location {
+	zones := NumberZones(c.Phone, c.Country, c.Kind)
 	if c.TZ != "" {
-		if l, err := loadZone(c.TZ); err == nil {
-			return []*time.Location{l}
-		}
-	}
-	var zones []*time.Location
-	for _, name := range PhoneTimezones(c.Phone) {
-		if l, err := loadZone(name); err == nil {
-			zones = append(zones, l)
+		if l, err := loadZone(c.TZ); err == nil && !slices.Contains(zones, l) {
+			zones = append(slices.Clip(zones), l)
 		}
 	}
 	return zones
+}
+
+// CallingHours decides when a contact may be called: the called person's
+// hours first (see [CalledPersonOpen]), then the campaign's `hours:`,
+// which only narrows them. Run and plan ask it about every contact.
+type CallingHours struct {
+	Window *Window // the campaign's hours:, nil when the file has none
+	// IgnoreCalledPerson drops the called person's hours: the campaign
+	// file's unsafe_ignore_called_person_hours, or a rehearsal against the
+	// sandbox, which phones nobody.
+	IgnoreCalledPerson bool
+}
+
+// CallingHours returns the campaign's calling hours.
+func (f *File) CallingHours() (*CallingHours, error) {
+	w, err := f.Window()
+	if err != nil {
+		return nil, err
+	}
+	return &CallingHours{Window: w, IgnoreCalledPerson: f.UnsafeIgnoreCalledPersonHours}, nil
+}
+
+// PersonOpen reports whether the called person's hours allow calling c at t.
+func (h *CallingHours) PersonOpen(c *Contact, t time.Time) bool {
+	return h.IgnoreCalledPerson || CalledPersonOpen(t, c.Country, ContactZones(c))
+}
+
+// WindowOpen reports whether the campaign's hours: are open for c at t:
+// in the campaign's zone, or with timezone: contact in every zone of the
+// contact. Always true without hours:.
+func (h *CallingHours) WindowOpen(c *Contact, t time.Time) bool {
+	switch {
+	case h.Window == nil:
+		return true
+	case h.Window.Contact:
+		return h.Window.OpenAll(t, ContactZones(c))
+	}
+	return h.Window.OpenIn(t, h.Window.Loc)
+}
+
+// Open reports whether c may be called at t.
+func (h *CallingHours) Open(c *Contact, t time.Time) bool {
+	return h.PersonOpen(c, t) && h.WindowOpen(c, t)
+}
+
+// NextOpen returns the first moment at or after t when c may be called,
+// looking eight days ahead; the zero time when it never may.
+func (h *CallingHours) NextOpen(c *Contact, t time.Time) time.Time {
+	if h.Open(c, t) {
+		return t
+	}
+	// Every boundary falls on a whole minute of a zone whose offset is a
+	// multiple of 15 minutes, and on a multiple of 5 minutes unless
+	// hours: says otherwise.
+	step := 5 * time.Minute
+	if w := h.Window; w != nil && (w.start%5 != 0 || w.end%5 != 0) {
+		step = time.Minute
+	}
+	next := t.Truncate(step).Add(step)
+	for end := t.Add(8 * 24 * time.Hour); next.Before(end); next = next.Add(step) {
+		if h.Open(c, next) {
+			return next
+		}
+	}
+	return time.Time{}
+}
+
+// HoursWarnings returns what plan and run warn about the campaign's
+// calling hours: no hours: at all, or the called person's hours turned off.
+func HoursWarnings(f *File) []string {
+	var ws []string
+	if f.UnsafeIgnoreCalledPersonHours {
+		ws = append(ws, "unsafe_ignore_called_person_hours is set: calls may start at any hour of the called person's day and ignore national calling-hour laws (France's)")
+	}
+	if f.Hours == nil {
+		ws = append(ws, "no hours: in the campaign file: calls start whenever the called person's hours allow (08:00-20:00 their time); add hours: {timezone: ..., days: [...], start: \"09:00\", end: \"20:00\"} to narrow them")
+	}
+	return ws
 }

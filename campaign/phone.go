@@ -105,34 +105,65 @@ type PhoneNormalizer struct{}
 // use.
 func NewPhoneNormalizer() *PhoneNormalizer { return &PhoneNormalizer{} }
 
-// Normalize returns the E.164 form of raw ("+14155550132"). region is the
-// ISO 3166 alpha-2 code ("US", "DE"; any case) that numbers written
-// without a +country code belong to; it may be empty when every number
-// carries its country code. warn is a sentence, non-empty when the input
-// was repaired (Excel damage) and the caller should tell the user. err is
-// a sentence naming the value when raw is not a usable phone number.
+// Phone is a number read from a cell: its E.164 form, the country the
+// phone-number library places it in, and its kind.
+type Phone struct {
+	E164   string // "+14155550132"
+	Region string // ISO 3166 alpha-2 ("US", "JM"), or "001" for the international non-geographic codes (+800, +870, ...)
+	Kind   phonenumbers.PhoneNumberType
+	// Repair is a sentence, non-empty when the cell was not read as written
+	// (Excel damage) and the person should be told.
+	Repair string
+}
+
+// Read reads the phone number in a sheet's cell under rules: the
+// sheet's region for numbers written without +country, and the countries
+// and kinds of number the campaign may call. A cell that is not a usable
+// phone number, or holds one the rules refuse, gives an error whose text
+// names the value and says what to do.
+func (p *PhoneNormalizer) Read(raw string, rules *PhoneRules) (Phone, error) {
+	return readPhone(raw, rules, phoneFastCore)
+}
+
+// Normalize returns the E.164 form of raw ("+14155550132") under rules that
+// refuse no country or kind (suppression files). region is the ISO 3166
+// alpha-2 code ("US", "DE"; any case) that numbers written without a
+// +country code belong to; it may be empty when every number carries its
+// country code. warn is a sentence, non-empty when the input was repaired
+// (Excel damage) and the caller should tell the user. err is a sentence
+// naming the value when raw is not a usable phone number.
 func (p *PhoneNormalizer) Normalize(raw, region string) (e164, warn string, err error) {
-	return normalizePhone(raw, region, phoneFastCore)
+	ph, err := readPhone(raw, AnyPhone(region), phoneFastCore)
+	return ph.E164, ph.Repair, err
 }
 
 // normalizeSlow is Normalize with the plain library in place of the fast
 // path: the reference the tests compare Normalize with.
 func normalizeSlow(raw, region string) (e164, warn string, err error) {
-	return normalizePhone(raw, region, phoneLibraryCore)
+	ph, err := readPhone(raw, AnyPhone(region), phoneLibraryCore)
+	return ph.E164, ph.Repair, err
+}
+
+// phoneReading is one valid reading of a number.
+type phoneReading struct {
+	e164   string
+	region string // the library's GetRegionCodeForNumber
+	kind   phonenumbers.PhoneNumberType
 }
 
 // phoneCore decides one reading of a number: digits (ASCII, non-empty)
 // with or without a '+' in front, for region (upper case, possibly not a
-// known region). It returns the E.164 form and whether the number is valid.
-type phoneCore func(plus bool, digits, region string) (e164 string, valid bool)
+// known region). It returns the reading and whether the number is valid.
+type phoneCore func(plus bool, digits, region string) (phoneReading, bool)
 
 // phoneLibraryCore is the reference reading: the library's Parse,
-// IsValidNumber and Format(E164). A panic in the library (none is known)
-// makes the number invalid rather than ending the run.
-func phoneLibraryCore(plus bool, digits, region string) (e164 string, valid bool) {
+// IsValidNumber, Format(E164), GetRegionCodeForNumber and GetNumberType. A
+// panic in the library (none is known) makes the number invalid rather
+// than ending the run.
+func phoneLibraryCore(plus bool, digits, region string) (r phoneReading, valid bool) {
 	defer func() {
 		if recover() != nil {
-			e164, valid = "", false
+			r, valid = phoneReading{}, false
 		}
 	}()
 	s := digits
@@ -141,14 +172,18 @@ func phoneLibraryCore(plus bool, digits, region string) (e164 string, valid bool
 	}
 	n, err := phonenumbers.Parse(s, region)
 	if err != nil || !phonenumbers.IsValidNumber(n) {
-		return "", false
+		return phoneReading{}, false
 	}
-	return phonenumbers.Format(n, phonenumbers.E164), true
+	return phoneReading{
+		e164:   phonenumbers.Format(n, phonenumbers.E164),
+		region: phonenumbers.GetRegionCodeForNumber(n),
+		kind:   phonenumbers.GetNumberType(n),
+	}, true
 }
 
 // phoneFastCore gives the same answers as phoneLibraryCore, using the
 // replayed parse and the validity automata where they apply.
-func phoneFastCore(plus bool, digits, region string) (string, bool) {
+func phoneFastCore(plus bool, digits, region string) (phoneReading, bool) {
 	t := loadPhoneTables()
 	if t == nil {
 		return phoneLibraryCore(plus, digits, region)
@@ -156,7 +191,7 @@ func phoneFastCore(plus bool, digits, region string) (string, bool) {
 	p, st := t.parseDigits(plus, digits, region)
 	switch st {
 	case phoneNotParse:
-		return "", false
+		return phoneReading{}, false
 	case phoneFallback:
 		return phoneLibraryCore(plus, digits, region)
 	}
@@ -164,14 +199,14 @@ func phoneFastCore(plus bool, digits, region string) (string, bool) {
 	if v == nil {
 		return phoneLibraryCore(plus, digits, region)
 	}
-	valid, ok := v.valid(p.nsn)
+	reg, kind, valid, ok := v.read(p.nsn)
 	if !ok {
 		return phoneLibraryCore(plus, digits, region)
 	}
 	if !valid {
-		return "", false
+		return phoneReading{}, false
 	}
-	return "+" + t.ccStrings[p.cc] + p.nsn, true
+	return phoneReading{e164: "+" + t.ccStrings[p.cc] + p.nsn, region: reg, kind: kind}, true
 }
 
 // PhoneTimezones returns the IANA time zones of an E.164 number, as
@@ -216,16 +251,24 @@ const phoneMaxDigits = 24
 
 var errPhoneEmpty = errors.New("phone number is empty")
 
-// normalizePhone applies the rules in the file comment, with core deciding
-// each reading.
-func normalizePhone(raw, region string, core phoneCore) (e164, warn string, err error) {
+// readPhone applies the rules in the file comment, with core deciding each
+// reading and rules deciding which readings may be called.
+func readPhone(raw string, rules *PhoneRules, core phoneCore) (Phone, error) {
 	s := strings.TrimFunc(raw, isPhoneSpace)
-	if s == "" {
-		return "", "", errPhoneEmpty
+	// A leading apostrophe is how a spreadsheet marks a cell as text.
+	text := false
+	if r, n := utf8.DecodeRuneInString(s); r == '\'' || r == '\u2019' {
+		s, text = strings.TrimFunc(s[n:], isPhoneSpace), true
 	}
-	region = phoneRegion(region)
+	if s == "" {
+		return Phone{}, errPhoneEmpty
+	}
+	region := phoneRegion(rules.Region)
 	if !utf8.ValidString(s) {
-		return "", "", fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
+		return Phone{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
+	}
+	if phoneHoldsTwo(s) {
+		return Phone{}, fmt.Errorf("%q holds more than one phone number: put one number in the cell (split the others into rows of their own)", s)
 	}
 
 	var buf [phoneMaxDigits]byte
@@ -233,16 +276,19 @@ func normalizePhone(raw, region string, core phoneCore) (e164, warn string, err 
 	plus, excel := false, false
 	if d, ok, msg := phoneExcelScientific(s, buf[:0]); ok {
 		if msg != "" {
-			return "", "", errors.New(msg)
+			return Phone{}, errors.New(msg)
 		}
 		digits, excel = d, true
 	} else {
 		var perr error
 		digits, plus, perr = phoneScan(s, buf[:0])
 		if perr != nil {
-			return "", "", perr
+			return Phone{}, perr
 		}
 	}
+	// A cell of bare digits is what Excel leaves of a number cell: the
+	// only kind of cell whose '+' Excel can have dropped.
+	bare := excel || (!text && phoneAllDigits(s))
 	// excelNote prefixes a message about the value with how it was read.
 	excelNote := func() string {
 		if excel {
@@ -258,34 +304,97 @@ func normalizePhone(raw, region string, core phoneCore) (e164, warn string, err 
 	ds := string(digits)
 
 	if plus {
-		if e, ok := core(true, ds, region); ok {
-			return e, "", nil
+		r, ok := core(true, ds, region)
+		if !ok {
+			return Phone{}, fmt.Errorf("%q is not a valid phone number", s)
 		}
-		return "", "", fmt.Errorf("%q is not a valid phone number", s)
+		if err := rules.allows(r); err != nil {
+			return Phone{}, fmt.Errorf("%q is %w", s, err)
+		}
+		return r.phone(""), nil
 	}
 	if region == "" {
-		return "", "", fmt.Errorf("%s has no country code: write it as +country number, or set the sheet's region", excelNote())
+		return Phone{}, fmt.Errorf("%s has no country code: write it as +country number, or set the sheet's region", excelNote())
 	}
 	if !phonenumbers.GetSupportedRegions()[region] {
-		return "", "", fmt.Errorf("%s has no country code and %q is not a known region code (such as US, GB, DE): write it as +country number, or fix the region", excelNote(), region)
+		return Phone{}, fmt.Errorf("%s has no country code and %q is not a known region code (such as US, GB, DE): write it as +country number, or fix the region", excelNote(), region)
 	}
 	national, nationalOK := core(false, ds, region)
-	intl, intlOK := "", false
-	if ds[0] != '0' {
+	var intl phoneReading
+	intlOK := false
+	if bare && ds[0] != '0' {
 		intl, intlOK = core(true, ds, region)
 	}
-	switch {
-	case nationalOK && intlOK && intl != national && !phoneWrittenNationally(national, ds):
-		return "", "", fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", excelNote(), region, national, intl)
-	case nationalOK:
-		if excel {
-			warn = fmt.Sprintf("%s was read as %s; format the phone column as Text in Excel to keep numbers intact", excelNote(), national)
+	// A lost '+' is read back only into a country and kind the campaign
+	// calls: a typo must not become a number abroad.
+	intlErr := error(nil)
+	if intlOK {
+		if intlErr = rules.allows(intl); intlErr != nil {
+			intlOK = false
 		}
-		return national, warn, nil
-	case intlOK:
-		return intl, fmt.Sprintf("%s is not a valid number for region %s but is valid with a leading +; read as %s (the + was probably lost: Excel drops it)", excelNote(), region, intl), nil
 	}
-	return "", "", fmt.Errorf("%s is not a valid phone number for region %s", excelNote(), region)
+	switch {
+	case nationalOK && intlOK && intl.e164 != national.e164 && !phoneWrittenNationally(national.e164, ds):
+		return Phone{}, fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", excelNote(), region, national.e164, intl.e164)
+	case nationalOK:
+		if err := rules.allows(national); err != nil {
+			return Phone{}, fmt.Errorf("%s is %w", excelNote(), err)
+		}
+		repair := ""
+		if excel {
+			repair = fmt.Sprintf("%s was read as %s; format the phone column as Text in Excel to keep numbers intact", excelNote(), national.e164)
+		}
+		return national.phone(repair), nil
+	case intlOK:
+		return intl.phone(fmt.Sprintf("%s is not a valid number for region %s but is valid with a leading +; read as %s (the + was probably lost: Excel drops it)", excelNote(), region, intl.e164)), nil
+	case intlErr != nil:
+		return Phone{}, fmt.Errorf("%s is not a valid phone number for region %s; with a leading + it would be %w", excelNote(), region, intlErr)
+	}
+	return Phone{}, fmt.Errorf("%s is not a valid phone number for region %s", excelNote(), region)
+}
+
+func (r phoneReading) phone(repair string) Phone {
+	return Phone{E164: r.e164, Region: r.region, Kind: r.kind, Repair: repair}
+}
+
+// phoneHoldsTwo reports whether a cell holds more than one number: two
+// runs of at least six digits apart by a list separator (",", ";", "/",
+// "|", "&", a line break) or by a word ("or", "oder", ...). A '/' between
+// an area code and the rest ("030/1234567", as German numbers are often
+// written) leaves one run shorter than six.
+func phoneHoldsTwo(s string) bool {
+	long, run := 0, 0
+	end := func() {
+		if run >= 6 {
+			long++
+		}
+		run = 0
+	}
+	var word strings.Builder
+	endWord := func() {
+		// An extension marker or "tel:" is part of one number, any other
+		// word separates two.
+		if w := strings.ToLower(word.String()); w != "" && w != "x" && w != "tel" && !strings.HasPrefix(w, "ext") {
+			end()
+		}
+		word.Reset()
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			word.WriteRune(r)
+			continue
+		}
+		endWord()
+		switch {
+		case unicode.IsDigit(r):
+			run++
+		case r == ',' || r == ';' || r == '/' || r == '|' || r == '&' || r == '\n' || r == '\r':
+			end()
+		}
+	}
+	endWord()
+	end()
+	return long >= 2
 }
 
 // phoneWrittenNationally reports whether digits are exactly the digits of
@@ -367,11 +476,11 @@ func phoneScan(s string, buf []byte) (digits []byte, plus bool, err error) {
 	}
 	for i, r := range s {
 		switch {
-		case r >= '0' && r <= '9':
+		case unicode.IsDigit(r):
 			if len(buf) == phoneMaxDigits {
 				return nil, false, fmt.Errorf("%q has too many digits to be a phone number", orig)
 			}
-			buf = append(buf, byte(r))
+			buf = append(buf, phoneDigit(r))
 		case r == '+' || r == '\uff0b':
 			if plus || len(buf) > 0 {
 				return nil, false, fmt.Errorf("%q has a + in the middle: a + may only start a phone number", orig)
@@ -393,6 +502,26 @@ func phoneScan(s string, buf []byte) (digits []byte, plus bool, err error) {
 		return nil, false, fmt.Errorf("%q is not a phone number: it has no digits", orig)
 	}
 	return buf, plus, nil
+}
+
+// phoneDigit returns the ASCII digit of a decimal digit in any script
+// (full-width "\uff14" is '4'): Unicode lays out each script's digits as
+// a run of ten from zero, so the value is the offset in its run.
+func phoneDigit(r rune) byte {
+	if r < utf8.RuneSelf {
+		return byte(r)
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return byte('0' + (r-rune(rg.Lo))%10)
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return byte('0' + (r-rune(rg.Lo))%10)
+		}
+	}
+	return '0' // unreachable for a rune unicode.IsDigit accepts
 }
 
 // phoneExcelMaxDigits is the number of significant digits Excel keeps.
@@ -773,27 +902,29 @@ func (t *phoneTables) extractWithoutPlus(digits string, def *phoneMeta) (cc int,
 	return 0, digits, phoneParsed
 }
 
-// phoneValidator decides phonenumbers.IsValidNumber for the numbers of one
-// calling code, given the national significant number, in one automaton
-// walk.
+// phoneValidator decides, for the numbers of one calling code, given the
+// national significant number, what phonenumbers.IsValidNumber,
+// GetRegionCodeForNumber and GetNumberType decide, in one automaton walk.
 type phoneValidator struct {
-	dfa *phoneDFA
+	dfa     *phoneDFA
+	regions []string // the calling code's regions, in the library's order
 }
 
-// phoneDescs lists the descriptions getNumberTypeHelper tries after the
-// general one, in its order, up to fixed line. Mobile comes last, and only
-// when its pattern differs from fixed line's. For validity the order does
-// not matter: any match makes the type known.
-var phoneDescs = []func(*phonenumbers.PhoneMetadata) *phonenumbers.PhoneNumberDesc{
-	(*phonenumbers.PhoneMetadata).GetPremiumRate,
-	(*phonenumbers.PhoneMetadata).GetTollFree,
-	(*phonenumbers.PhoneMetadata).GetSharedCost,
-	(*phonenumbers.PhoneMetadata).GetVoip,
-	(*phonenumbers.PhoneMetadata).GetPersonalNumber,
-	(*phonenumbers.PhoneMetadata).GetPager,
-	(*phonenumbers.PhoneMetadata).GetUan,
-	(*phonenumbers.PhoneMetadata).GetVoicemail,
-	(*phonenumbers.PhoneMetadata).GetFixedLine,
+// phoneTypedDescs lists the descriptions getNumberTypeHelper tries after
+// the general one and before fixed line and mobile, in its order, with the
+// type each one gives.
+var phoneTypedDescs = []struct {
+	get func(*phonenumbers.PhoneMetadata) *phonenumbers.PhoneNumberDesc
+	typ phonenumbers.PhoneNumberType
+}{
+	{(*phonenumbers.PhoneMetadata).GetPremiumRate, phonenumbers.PREMIUM_RATE},
+	{(*phonenumbers.PhoneMetadata).GetTollFree, phonenumbers.TOLL_FREE},
+	{(*phonenumbers.PhoneMetadata).GetSharedCost, phonenumbers.SHARED_COST},
+	{(*phonenumbers.PhoneMetadata).GetVoip, phonenumbers.VOIP},
+	{(*phonenumbers.PhoneMetadata).GetPersonalNumber, phonenumbers.PERSONAL_NUMBER},
+	{(*phonenumbers.PhoneMetadata).GetPager, phonenumbers.PAGER},
+	{(*phonenumbers.PhoneMetadata).GetUan, phonenumbers.UAN},
+	{(*phonenumbers.PhoneMetadata).GetVoicemail, phonenumbers.VOICEMAIL},
 }
 
 // phoneDescMatcher is isNumberMatchingDesc for one description: the
@@ -811,23 +942,35 @@ func (d phoneDescMatcher) eval(matched []bool, n int) bool {
 	return matched[d.comp]
 }
 
-// phoneTypeMatcher is getNumberTypeHelper(nsn, metadata) != UNKNOWN.
+// phoneTypeMatcher is getNumberTypeHelper(nsn, metadata) for one region.
 type phoneTypeMatcher struct {
 	general phoneDescMatcher
-	others  []phoneDescMatcher // premium rate .. fixed line
-	mobile  *phoneDescMatcher  // nil when mobile and fixed line share a pattern
+	typed   []phoneDescMatcher // phoneTypedDescs, in order
+	fixed   phoneDescMatcher
+	mobile  *phoneDescMatcher // nil when mobile and fixed line share a pattern
 }
 
-func (m *phoneTypeMatcher) eval(matched []bool, n int) bool {
+// typeOf returns the number type getNumberTypeHelper gives, UNKNOWN when
+// the number is not valid for the region.
+func (m *phoneTypeMatcher) typeOf(matched []bool, n int) phonenumbers.PhoneNumberType {
 	if !m.general.eval(matched, n) {
-		return false
+		return phonenumbers.UNKNOWN
 	}
-	for _, d := range m.others {
+	for i, d := range m.typed {
 		if d.eval(matched, n) {
-			return true
+			return phoneTypedDescs[i].typ
 		}
 	}
-	return m.mobile != nil && m.mobile.eval(matched, n)
+	if m.fixed.eval(matched, n) {
+		if m.mobile == nil || m.mobile.eval(matched, n) {
+			return phonenumbers.FIXED_LINE_OR_MOBILE
+		}
+		return phonenumbers.FIXED_LINE
+	}
+	if m.mobile != nil && m.mobile.eval(matched, n) {
+		return phonenumbers.MOBILE
+	}
+	return phonenumbers.UNKNOWN
 }
 
 func newPhoneTypeMatcher(b *phoneDFABuilder, md *phonenumbers.PhoneMetadata) (*phoneTypeMatcher, bool) {
@@ -843,12 +986,15 @@ func newPhoneTypeMatcher(b *phoneDFABuilder, md *phonenumbers.PhoneMetadata) (*p
 	if m.general, ok = desc(md.GetGeneralDesc()); !ok {
 		return nil, false
 	}
-	for _, get := range phoneDescs {
-		d, ok := desc(get(md))
+	for _, td := range phoneTypedDescs {
+		d, ok := desc(td.get(md))
 		if !ok {
 			return nil, false
 		}
-		m.others = append(m.others, d)
+		m.typed = append(m.typed, d)
+	}
+	if m.fixed, ok = desc(md.GetFixedLine()); !ok {
+		return nil, false
 	}
 	if !md.GetSameMobileAndFixedLinePattern() {
 		d, ok := desc(md.GetMobile())
@@ -876,16 +1022,19 @@ func (t *phoneTables) validatorFor(cc int) *phoneValidator {
 // calling code 1) has about 1,400 states.
 const phoneValidatorMaxStates = 200_000
 
-// buildValidator compiles IsValidNumber for calling code cc:
+// buildValidator compiles, for calling code cc:
 //
 //	region := GetRegionCodeForNumber(number)  // first region of cc whose
 //	    // leading digits match (prefix) or, without leading digits, whose
 //	    // getNumberTypeHelper is not UNKNOWN; the only region if just one
 //	IsValidNumberForRegion(number, region)     // the region's calling code
 //	    // is cc and getNumberTypeHelper(nsn, metadata) != UNKNOWN
+//	GetNumberType(number)                      // getNumberTypeHelper for region
+//
+// The class of a valid number is (index of its region + 1) << 4 | its type.
 func (t *phoneTables) buildValidator(cc int) *phoneValidator {
 	regions := phonenumbers.GetRegionCodesForCountryCode(cc)
-	if len(regions) == 0 {
+	if len(regions) == 0 || len(regions) >= 1<<11 {
 		return nil
 	}
 	type candidate struct {
@@ -915,33 +1064,46 @@ func (t *phoneTables) buildValidator(cc int) *phoneValidator {
 		}
 		cands = append(cands, c)
 	}
-	accept := func(matched []bool, n int) bool {
-		if len(cands) == 1 {
-			return cands[0].sameCode && cands[0].typ.eval(matched, n)
+	class := func(i int, typ phonenumbers.PhoneNumberType) uint16 {
+		if !cands[i].sameCode || typ == phonenumbers.UNKNOWN {
+			return 0
 		}
-		for _, c := range cands {
-			var selected bool
-			if c.leading >= 0 {
-				selected = matched[c.leading]
-			} else {
-				selected = c.typ.eval(matched, n)
-			}
-			if selected {
-				return c.sameCode && c.typ.eval(matched, n)
-			}
-		}
-		return false
+		return uint16(i+1)<<4 | uint16(typ)
 	}
-	dfa, err := b.build(accept, phoneValidatorMaxStates)
+	classify := func(matched []bool, n int) uint16 {
+		if len(cands) == 1 {
+			return class(0, cands[0].typ.typeOf(matched, n))
+		}
+		for i, c := range cands {
+			if c.leading >= 0 {
+				if matched[c.leading] {
+					return class(i, c.typ.typeOf(matched, n))
+				}
+				continue
+			}
+			if typ := c.typ.typeOf(matched, n); typ != phonenumbers.UNKNOWN {
+				return class(i, typ)
+			}
+		}
+		return 0
+	}
+	dfa, err := b.buildClasses(classify, phoneValidatorMaxStates, true)
 	if err != nil {
 		return nil
 	}
-	return &phoneValidator{dfa: dfa}
+	return &phoneValidator{dfa: dfa, regions: regions}
 }
 
-// valid reports IsValidNumber for calling code cc and national significant
-// number nsn; ok is false when the automaton cannot answer.
-func (v *phoneValidator) valid(nsn string) (valid, ok bool) { return v.dfa.match(nsn) }
+// read returns whether the number of national significant number nsn is
+// valid and, if so, its region and type; ok is false when the automaton
+// cannot answer.
+func (v *phoneValidator) read(nsn string) (region string, typ phonenumbers.PhoneNumberType, valid, ok bool) {
+	c, ok := v.dfa.classify(nsn)
+	if !ok || c == 0 {
+		return "", phonenumbers.UNKNOWN, false, ok
+	}
+	return v.regions[int(c>>4)-1], phonenumbers.PhoneNumberType(c & 15), true, true
+}
 
 // phoneDFA is a deterministic automaton over the ASCII digits '0'..'9',
 // compiled from libphonenumber metadata patterns by phoneDFABuilder.
@@ -961,6 +1123,10 @@ type phoneDFA struct {
 	// acc[state] has bit n set when a digit string of length n that ends in
 	// state is accepted.
 	acc []uint32
+	// class[state*(phoneDFAMaxLen+1)+n], when the automaton was built with
+	// a classifier (buildClasses), is the class of a digit string of
+	// length n that ends in state; 0 means not accepted.
+	class []uint16
 	// stay[state] is true when every digit leads from state back to it
 	// (no thread left, or a prefix match settled): the rest of the input
 	// cannot change the state, so match stops reading.
@@ -983,6 +1149,19 @@ func (d *phoneDFA) match(s string) (accepted, ok bool) {
 		st = d.next[int(st)*10+int(s[i]-'0')]
 	}
 	return d.acc[st]&(1<<uint(len(s))) != 0, true
+}
+
+// classify is match for an automaton built with buildClasses: the class of
+// s, 0 when s is not accepted.
+func (d *phoneDFA) classify(s string) (class uint16, ok bool) {
+	if len(s) > phoneDFAMaxLen || !phoneAllDigits(s) || d.class == nil {
+		return 0, false
+	}
+	st := int32(0)
+	for i := 0; i < len(s) && !d.stay[st]; i++ {
+		st = d.next[int(st)*10+int(s[i]-'0')]
+	}
+	return d.class[int(st)*(phoneDFAMaxLen+1)+len(s)], true
 }
 
 // phoneDFAComponent is one pattern taking part in an automaton.
@@ -1056,6 +1235,18 @@ const phoneDFASticky = 1 << 31
 // length n (0..phoneDFAMaxLen) with matched[c] telling whether component c
 // matched the whole input (full) or some prefix of it (prefix).
 func (b *phoneDFABuilder) build(accept func(matched []bool, n int) bool, maxStates int) (*phoneDFA, error) {
+	return b.buildClasses(func(matched []bool, n int) uint16 {
+		if accept(matched, n) {
+			return 1
+		}
+		return 0
+	}, maxStates, false)
+}
+
+// buildClasses is build with a classifier in place of accept: a string is
+// accepted when its class is not 0. With keep, the automaton keeps every
+// class for [phoneDFA.classify].
+func (b *phoneDFABuilder) buildClasses(classify func(matched []bool, n int) uint16, maxStates int, keep bool) (*phoneDFA, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
@@ -1186,8 +1377,12 @@ func (b *phoneDFABuilder) build(accept func(matched []bool, n int) bool, maxStat
 		}
 		var mask uint32
 		for n := 0; n <= phoneDFAMaxLen; n++ {
-			if accept(matched, n) {
+			c := classify(matched, n)
+			if c != 0 {
 				mask |= 1 << uint(n)
+			}
+			if keep {
+				d.class = append(d.class, c)
 			}
 		}
 		d.acc = append(d.acc, mask)

@@ -388,7 +388,7 @@ func TestPhoneCoreDifferential(t *testing.T) {
 				le, lok := phoneLibraryCore(c.plus, c.digits, region)
 				if fe != le || fok != lok {
 					if fails++; fails <= 20 {
-						t.Errorf("plus=%v %s region %s: fast %q %v, library %q %v", c.plus, c.digits, region, fe, fok, le, lok)
+						t.Errorf("plus=%v %s region %s: fast %+v %v, library %+v %v", c.plus, c.digits, region, fe, fok, le, lok)
 					}
 				}
 			}

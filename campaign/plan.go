@@ -57,6 +57,14 @@ type Plan struct {
 	Totals          Counts       `json:"totals"`
 	Problems        []RowProblem `json:"problems"`
 	ProblemsOmitted int          `json:"problems_omitted,omitempty"` // invalid rows beyond the listed ones
+	// Countries counts the contacts to call by the country of their number
+	// ("US": 110; "001" for international non-geographic numbers).
+	Countries map[string]int `json:"countries"`
+	// Repairs lists every number read other than as written (Excel damage),
+	// up to MaxPlanProblems; RepairsOmitted counts the rest.
+	Repairs         []PlanRepair `json:"repairs"`
+	RepairsOmitted  int          `json:"repairs_omitted,omitempty"`
+	Hours           PlanHours    `json:"hours"`
 	EstimateSeconds int64        `json:"estimate_seconds"`
 	Warnings        []string     `json:"warnings,omitempty"`
 
@@ -64,6 +72,31 @@ type Plan struct {
 	repair  []*problemGroup
 	calling time.Duration // calling time alone, without waiting for hours
 	now     time.Time
+}
+
+// PlanRepair is a number read other than as written: the cell, the number
+// called, its country, and why.
+type PlanRepair struct {
+	File    string `json:"file"`
+	Row     int    `json:"row"`
+	Field   string `json:"field"`
+	Cell    string `json:"cell"`
+	Number  string `json:"number"`
+	Country string `json:"country"`
+	Why     string `json:"why"`
+}
+
+// PlanHours says when the contacts to call may be called, as of the
+// plan's time: how many are outside their calling hours now (the called
+// person's and the campaign's), and the first moment one of those opens.
+type PlanHours struct {
+	OutsideNow int    `json:"outside_now"`
+	NextOpen   string `json:"next_open,omitempty"` // RFC 3339, in the zone of the campaign's hours: (else UTC)
+	// Never counts contacts whose hours do not open in the next eight days.
+	Never int `json:"never,omitempty"`
+	// OtherZones counts, with a fixed hours.timezone, the contacts whose
+	// numbers ring in a zone whose clock differs from it now.
+	OtherZones int `json:"other_zones,omitempty"`
 }
 
 // MaxPlanProblems bounds the problems a plan lists one by one; the counts
@@ -107,7 +140,12 @@ type PlanOptions struct {
 
 // BuildPlan reads every sheet and counts what run would do with each row.
 func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
-	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Warnings: opts.Warnings}
+	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings}
+	hours, err := f.CallingHours()
+	if err != nil {
+		return nil, err
+	}
+	when := newPlanWhen(hours, opts.Now)
 	for _, a := range opts.Agents {
 		pa := PlanAgent{Name: a.Spec.Name, Action: a.Action, AgentID: a.AgentID, Status: a.Status, Drift: a.Drift, IDs: a.IDs}
 		p.Agents = append(p.Agents, pa)
@@ -130,7 +168,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		p.Sheets[i] = PlanSheet{File: s.File, Agent: s.Agent}
 	}
 	cr := f.NewContactReader(opts.Norm, opts.Suppress)
-	err := cr.Each(ctx, func(c *Contact) error {
+	err = cr.Each(ctx, func(c *Contact) error {
 		ps := &p.Sheets[c.Sheet]
 		ps.Rows++
 		switch c.Status {
@@ -163,6 +201,8 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 				ps.Done++
 			} else {
 				ps.ToCall++
+				p.Countries[c.Country]++
+				when.add(c)
 			}
 		}
 		if c.Warning != "" && c.Status != Invalid {
@@ -173,6 +213,11 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 				p.repair = append(p.repair, g)
 			}
 			g.add(c.Row, c.Warning)
+			if len(p.Repairs) < MaxPlanProblems {
+				p.Repairs = append(p.Repairs, PlanRepair{File: ps.File, Row: c.Row, Field: "phone_number", Cell: c.Cell, Number: c.Phone, Country: c.Country, Why: c.Warning})
+			} else {
+				p.RepairsOmitted++
+			}
 		}
 		return nil
 	})
@@ -181,6 +226,14 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	}
 	for _, s := range p.Sheets {
 		p.Totals.add(s.Counts)
+	}
+	p.Hours = when.result()
+	p.Warnings = append(p.Warnings, HoursWarnings(f)...)
+	if n := p.Hours.OtherZones; n > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("hours.timezone is %s, but %d contact(s) to call have numbers in other time zones; each is called only inside 08:00-20:00 of its own zones as well", f.Hours.Timezone, n))
+	}
+	if n := p.Hours.Never; n > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) to call have no calling hours in the next eight days (their zones and hours: never overlap); they will stay pending", n))
 	}
 	p.EstimateSeconds, p.Warnings = estimate(f, p.Totals.ToCall, opts.Now, p.Warnings)
 	p.calling = time.Duration(math.Ceil(float64(p.Totals.ToCall)/f.Pace.PerSecond)) * time.Second
@@ -197,7 +250,6 @@ func estimate(f *File, n int, now time.Time, warnings []string) (int64, []string
 	case err != nil:
 		return int64(need.Seconds()), warnings
 	case w == nil:
-		warnings = append(warnings, "no hours: in the campaign file: calls may start at any time of day; add hours: {timezone: ..., days: [...], start: \"09:00\", end: \"20:00\"}")
 		return int64(math.Ceil(need.Seconds())), warnings
 	case w.Contact:
 		warnings = append(warnings, "with timezone: contact the estimate leaves out calling hours")
@@ -246,6 +298,25 @@ func (p *Plan) WriteText(w io.Writer) error {
 		for _, g := range p.repair {
 			writeGroup(&b, g)
 		}
+	}
+	if len(p.Countries) > 0 {
+		b.WriteString("\nTo call, by country:")
+		codes := make([]string, 0, len(p.Countries))
+		for c := range p.Countries {
+			codes = append(codes, c)
+		}
+		sort.Strings(codes)
+		for _, c := range codes {
+			fmt.Fprintf(&b, " %s %d", c, p.Countries[c])
+		}
+		b.WriteString("\n")
+	}
+	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
+		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)
+		if t, err := time.Parse(time.RFC3339, h.NextOpen); err == nil {
+			fmt.Fprintf(&b, "; the next window opens %s (in %s)", t.Format("Mon 2 Jan 15:04 MST"), t.Sub(p.now).Round(time.Minute))
+		}
+		b.WriteString(".\n")
 	}
 	if len(p.Warnings) > 0 {
 		b.WriteString("\nWarnings:\n")
@@ -304,4 +375,74 @@ func rowRanges(rows []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// planWhen counts, for a plan, the contacts outside their calling hours at
+// the plan's time. Contacts whose zones and rules are alike share one
+// answer, so a large sheet costs a lookup a row.
+type planWhen struct {
+	hours   *CallingHours
+	now     time.Time
+	memo    map[string]planWhenAnswer
+	campOff int // the campaign zone's UTC offset now, with a fixed hours.timezone
+	res     PlanHours
+	next    time.Time
+}
+
+type planWhenAnswer struct {
+	open, other bool
+	next        time.Time
+}
+
+func newPlanWhen(h *CallingHours, now time.Time) *planWhen {
+	w := &planWhen{hours: h, now: now, memo: map[string]planWhenAnswer{}}
+	if h.Window != nil && !h.Window.Contact {
+		_, w.campOff = now.In(h.Window.Loc).Zone()
+	}
+	return w
+}
+
+func (w *planWhen) add(c *Contact) {
+	if w.now.IsZero() {
+		return
+	}
+	key := c.Country + "|" + c.TZ + "|" + strings.Join(numberZoneNames(c.Phone, c.Country, c.Kind), " ")
+	a, ok := w.memo[key]
+	if !ok {
+		a.open = w.hours.Open(c, w.now)
+		if !a.open {
+			a.next = w.hours.NextOpen(c, w.now)
+		}
+		if win := w.hours.Window; win != nil && !win.Contact {
+			for _, z := range ContactZones(c) {
+				if _, off := w.now.In(z).Zone(); off != w.campOff {
+					a.other = true
+				}
+			}
+		}
+		w.memo[key] = a
+	}
+	if a.other {
+		w.res.OtherZones++
+	}
+	if a.open {
+		return
+	}
+	w.res.OutsideNow++
+	if a.next.IsZero() {
+		w.res.Never++
+	} else if w.next.IsZero() || a.next.Before(w.next) {
+		w.next = a.next
+	}
+}
+
+func (w *planWhen) result() PlanHours {
+	if !w.next.IsZero() {
+		loc := time.UTC
+		if win := w.hours.Window; win != nil && !win.Contact {
+			loc = win.Loc
+		}
+		w.res.NextOpen = w.next.In(loc).Format(time.RFC3339)
+	}
+	return w.res
 }

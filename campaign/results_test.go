@@ -104,7 +104,8 @@ func TestReportGolden(t *testing.T) {
 		"leads.csv": goldenLeads, "followups.csv": goldenFollowups, "dnc.csv": "Number\n(212) 555-0104\n",
 	})
 	at := func(min int) func() time.Time {
-		return func() time.Time { return time.Date(2025, 3, 3, 14, min, 0, 0, time.UTC) }
+		// 12:xx in New York, 09:xx in Los Angeles: inside everyone's hours.
+		return func() time.Time { return time.Date(2025, 3, 3, 17, min, 0, 0, time.UTC) }
 	}
 
 	// One worker (concurrency 1, no intents written ahead): the sandbox's

@@ -32,6 +32,7 @@ func (l *loader) validate(f *File) {
 	if !ValidRegion(f.Region) {
 		l.problem("region", "region %q is not a two-letter country code such as US, GB or DE", f.Region)
 	}
+	l.validatePhoneRules("", f.Countries, f.AllowNumberKinds)
 	if !slices.Contains([]string{"campaign", "agent", "none"}, f.Dedupe) {
 		l.problem("dedupe", "dedupe is %q; allowed: campaign, agent, none", f.Dedupe)
 	}
@@ -191,8 +192,32 @@ func (l *loader) validateSheets(f *File) {
 		if _, written := l.lines[key+".region"]; written && !ValidRegion(s.Region) {
 			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
 		}
+		l.validatePhoneRules(key+".", s.Countries, s.AllowNumberKinds)
 		if s.TimezoneColumn != "" && (f.Hours == nil || f.Hours.Timezone != "contact") {
 			l.problem(key+".timezone_column", "timezone_column is used only with hours: {timezone: contact}")
+		}
+	}
+}
+
+// validatePhoneRules checks countries: and allow_number_kinds: at prefix
+// ("" or "sheets[1]."). A sheet that inherits the campaign's lists is not
+// checked again: the lines it would name are the campaign's.
+func (l *loader) validatePhoneRules(prefix string, countries, kinds []string) {
+	if _, written := l.lines[prefix+"countries"]; written {
+		if len(countries) == 0 {
+			l.problem(prefix+"countries", "countries is empty: list the countries that may be called, such as [US, CA]")
+		}
+		for j, c := range countries {
+			if !ValidRegion(c) {
+				l.problem(fmt.Sprintf("%scountries[%d]", prefix, j), "%q is not a two-letter country code such as US, GB or DE", c)
+			}
+		}
+	}
+	if _, written := l.lines[prefix+"allow_number_kinds"]; written {
+		for j, k := range kinds {
+			if !ValidNumberKind(k) {
+				l.problem(fmt.Sprintf("%sallow_number_kinds[%d]", prefix, j), "%q is not a kind of number; the kinds refused unless allowed are %s", k, strings.Join(RefusedNumberKinds(), ", "))
+			}
 		}
 	}
 }

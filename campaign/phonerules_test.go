@@ -1,0 +1,117 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+func TestReadPhoneRules(t *testing.T) {
+	us := NewPhoneRules("US", nil, nil, "")
+	usca := NewPhoneRules("US", []string{"US", "CA"}, nil, "")
+	ca := NewPhoneRules("CA", nil, nil, "sheets[0].countries")
+	gb := NewPhoneRules("GB", nil, nil, "")
+	gbPremium := NewPhoneRules("GB", nil, []string{"PREMIUM_RATE"}, "")
+	tests := []struct {
+		raw    string
+		rules  *PhoneRules
+		want   string // E.164; "" when an error is expected
+		region string
+		kind   phonenumbers.PhoneNumberType
+		repair string // substring of the repair; "" for none
+		err    string // substring of the error
+	}{
+		// The examples of the issue: a typo is never read as a number abroad.
+		{raw: "415-823-45678", rules: us, err: `"415-823-45678" is not a valid phone number for region US`},
+		{raw: "(201) 574-89006", rules: us, err: "is not a valid phone number for region US"},
+		{raw: "352-2363", rules: ca, err: "is not a valid phone number for region CA"},
+		{raw: "41582345678", rules: us, err: "with a leading + it would be +41582345678, a number in Switzerland (CH), which this campaign does not call: add CH to countries (now US)"},
+		// A lost '+' into an allowed country is repaired, with a note.
+		{raw: "14165550163", rules: ca, want: "+14165550163", region: "CA", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "442079460123", rules: NewPhoneRules("US", []string{"US", "GB"}, nil, ""), want: "+442079460123", region: "GB", kind: phonenumbers.FIXED_LINE, repair: "leading +"},
+		{raw: "4.41614960000E+11", rules: us, err: "a number in United Kingdom (GB), which this campaign does not call"},
+		// Countries are judged on the number's country, not its calling code.
+		{raw: "(876) 555-0100", rules: us, err: "+18765550100, a number in Jamaica (JM), which this campaign does not call: add JM to countries (now US) to call it"},
+		{raw: "416-555-0163", rules: us, err: "a number in Canada (CA)"},
+		{raw: "416-555-0163", rules: usca, want: "+14165550163", region: "CA", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "(416) 555-0163", rules: ca, want: "+14165550163", region: "CA", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "(212) 555-0147", rules: ca, err: "add US to sheets[0].countries (now CA)"},
+		{raw: "+44 20 7946 0123", rules: us, err: `"+44 20 7946 0123" is +442079460123, a number in United Kingdom (GB)`},
+		{raw: "0044 20 7946 0123", rules: gb, want: "+442079460123", region: "GB", kind: phonenumbers.FIXED_LINE},
+		// Kinds: what costs the caller extra or reaches no person.
+		{raw: "1-900-234-5678", rules: us, err: "a premium-rate number, which callrun does not call: add premium_rate to allow_number_kinds"},
+		{raw: "09012 345678", rules: gb, err: "premium-rate"},
+		{raw: "09012 345678", rules: gbPremium, want: "+449012345678", region: "GB", kind: phonenumbers.PREMIUM_RATE},
+		{raw: "070 1234 5678", rules: gb, err: "a personal (forwarding) number"},
+		{raw: "07640 123456", rules: gb, err: "a pager number"},
+		{raw: "+800 1234 5678", rules: us, err: "an international non-geographic number"},
+		{raw: "+800 1234 5678", rules: NewPhoneRules("US", nil, []string{"international_non_geographic"}, ""), want: "+80012345678", region: "001", kind: phonenumbers.TOLL_FREE},
+		{raw: "1-800-234-5678", rules: us, want: "+18002345678", region: "US", kind: phonenumbers.TOLL_FREE},
+		{raw: "07400 123456", rules: gb, want: "+447400123456", region: "GB", kind: phonenumbers.MOBILE},
+		// Cells as exports hold them.
+		{raw: "'+1 415 555 0100", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "'4155550100", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "'442079460123", rules: NewPhoneRules("US", []string{"US", "GB"}, nil, ""), err: "not a valid phone number for region US"}, // text: no '+' was lost
+		{raw: "\u00a0415\u00a0555\u00a00100\u00a0", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "\uff14\uff11\uff15-\uff15\uff15\uff15-\uff10\uff11\uff10\uff10", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "\u0664\u0661\u0665\u0665\u0665\u0665\u0660\u0661\u0660\u0660", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "555-1234 / 555-9876", rules: us, err: "holds more than one phone number"},
+		{raw: "415-555-0100 or 415-555-0101", rules: us, err: "holds more than one phone number"},
+		{raw: "4155550100, 4155550101", rules: us, err: "holds more than one phone number"},
+		{raw: "+49 30 1234567 oder +49 30 7654321", rules: us, err: "holds more than one phone number"},
+		{raw: "030/1234567", rules: NewPhoneRules("DE", nil, nil, ""), want: "+49301234567", region: "DE", kind: phonenumbers.FIXED_LINE},
+		{raw: "415 555 0100 ext. 123456", rules: us, err: "extension"},
+		{raw: "415 555 0100 x12", rules: us, err: "extension"},
+	}
+	p := NewPhoneNormalizer()
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			for name, core := range map[string]phoneCore{"fast": phoneFastCore, "library": phoneLibraryCore} {
+				got, err := readPhone(tt.raw, tt.rules, core)
+				if tt.err != "" {
+					if err == nil || !strings.Contains(err.Error(), tt.err) {
+						t.Fatalf("%s: read(%q) = %+v, %v; want error containing %q", name, tt.raw, got, err, tt.err)
+					}
+					continue
+				}
+				if err != nil || got.E164 != tt.want || got.Region != tt.region || got.Kind != tt.kind {
+					t.Fatalf("%s: read(%q) = %+v, %v; want %s in %s of kind %v", name, tt.raw, got, err, tt.want, tt.region, tt.kind)
+				}
+				if (tt.repair == "") != (got.Repair == "") || !strings.Contains(got.Repair, tt.repair) {
+					t.Errorf("%s: read(%q) repair = %q; want one containing %q", name, tt.raw, got.Repair, tt.repair)
+				}
+			}
+			if _, err := p.Read(tt.raw, tt.rules); (err == nil) != (tt.err == "") {
+				t.Errorf("Read(%q) error %v", tt.raw, err)
+			}
+		})
+	}
+}
+
+// TestPhoneDigitEveryScript checks phoneDigit on every decimal digit
+// Unicode knows: each script's digits run from 0 to 9.
+func TestPhoneDigitEveryScript(t *testing.T) {
+	n := 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !unicode.IsDigit(r) {
+			continue
+		}
+		n++
+		want := byte('0')
+		if unicode.IsDigit(r - 1) {
+			want = phoneDigit(r-1) + 1
+			if want > '9' {
+				want = '0'
+			}
+		}
+		if got := phoneDigit(r); got != want {
+			t.Fatalf("phoneDigit(%U) = %c, want %c", r, got, want)
+		}
+	}
+	if phoneDigit('\uff17') != '7' || phoneDigit('\u0967') != '1' {
+		t.Errorf("full-width 7 or Devanagari 1 misread")
+	}
+	t.Logf("%d digits", n)
+}
