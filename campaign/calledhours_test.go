@@ -1,0 +1,393 @@
+package campaign
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/nyaruka/phonenumbers"
+)
+
+// hoursCase is a number with the zones it may ring in, written out by hand
+// for the oracle, and whether France's rule applies.
+type hoursCase struct {
+	name, e164 string
+	zones      []string
+	france     bool
+}
+
+// usZones are the zones of the United States a number may ring in when it
+// cannot be placed more precisely (a toll-free number): mainland, Alaska,
+// the Aleutians and Hawaii.
+var usZones = []string{"America/New_York", "America/Chicago", "America/Denver", "America/Phoenix", "America/Los_Angeles", "America/Anchorage", "America/Adak", "Pacific/Honolulu"}
+
+// auMainland are the zones of mainland Australia.
+var auMainland = []string{"Australia/Perth", "Australia/Darwin", "Australia/Adelaide", "Australia/Brisbane", "Australia/Sydney", "Australia/Melbourne"}
+
+var hoursCases = []hoursCase{
+	{"New York", "+12122010001", []string{"America/New_York"}, false},
+	{"Los Angeles", "+13102010002", []string{"America/Los_Angeles"}, false},
+	{"Chicago", "+13125550182", []string{"America/Chicago"}, false},
+	{"Denver", "+13035550100", []string{"America/Denver"}, false},
+	{"Phoenix (no DST)", "+16025550100", []string{"America/Phoenix"}, false},
+	{"Honolulu", "+18085550100", []string{"Pacific/Honolulu"}, false},
+	{"Alaska", "+19075550100", []string{"America/Anchorage", "America/Adak"}, false},
+	{"US toll-free", "+18002345678", usZones, false},
+	{"Toronto", "+14165550163", []string{"America/Toronto"}, false},
+	{"Vancouver", "+16045550100", []string{"America/Vancouver"}, false},
+	{"St. John's (UTC-3:30)", "+17095550100", []string{"America/St_Johns"}, false},
+	{"Mexico City", "+525512345678", []string{"America/Mexico_City"}, false},
+	{"Tijuana", "+526641234567", []string{"America/Tijuana"}, false},
+	{"São Paulo", "+551123456789", []string{"America/Sao_Paulo"}, false},
+	{"Manaus", "+559232345678", []string{"America/Manaus"}, false},
+	{"London landline", "+442079460123", []string{"Europe/London"}, false},
+	{"UK mobile", "+447400123456", []string{"Europe/London"}, false},
+	{"Berlin", "+493012345678", []string{"Europe/Berlin"}, false},
+	{"Paris landline", "+33123456789", []string{"Europe/Paris"}, true},
+	{"French mobile", "+33612345678", []string{"Europe/Paris"}, true},
+	{"India (UTC+5:30)", "+919876543210", []string{"Asia/Kolkata"}, false},
+	{"Sydney landline", "+61212345678", []string{"Australia/Sydney"}, false},
+	{"Perth landline", "+61892345678", []string{"Australia/Perth"}, false},
+	{"Australian mobile", "+61412345678", auMainland, false},
+	{"Tokyo", "+81312345678", []string{"Asia/Tokyo"}, false},
+}
+
+// frenchHolidays2027 are France's public holidays in 2027, written out by
+// hand (Easter Sunday is 28 March).
+var frenchHolidays2027 = []string{"01-01", "03-29", "05-01", "05-06", "05-08", "05-17", "07-14", "08-15", "11-01", "11-11", "12-25"}
+
+// oracleOpen is the called person's window, computed plainly from the
+// hand-written zones: 08:00-20:00 local in every zone, and in France
+// weekdays 10:00-13:00 and 14:00-20:00 except public holidays.
+func oracleOpen(hc hoursCase, t time.Time) bool {
+	for _, loc := range oracleZones(hc.zones) {
+		lt := t.In(loc)
+		m := lt.Hour()*60 + lt.Minute()
+		if m < 8*60 || m >= 20*60 {
+			return false
+		}
+		if hc.france {
+			if lt.Weekday() == time.Saturday || lt.Weekday() == time.Sunday || slices.Contains(frenchHolidays2027, lt.Format("01-02")) {
+				return false
+			}
+			if m < 10*60 || (m >= 13*60 && m < 14*60) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var oracleZoneCache = map[string]*time.Location{}
+
+// oracleZones loads zones by name (the test is single-threaded).
+func oracleZones(names []string) []*time.Location {
+	var locs []*time.Location
+	for _, name := range names {
+		loc, ok := oracleZoneCache[name]
+		if !ok {
+			var err error
+			if loc, err = time.LoadLocation(name); err != nil {
+				panic(err)
+			}
+			oracleZoneCache[name] = loc
+		}
+		locs = append(locs, loc)
+	}
+	return locs
+}
+
+// oracleWindow is the campaign's hours: as the test configures them.
+type oracleWindow func(hc hoursCase, column string, t time.Time) bool
+
+func hoursContacts(t *testing.T, column func(hoursCase) string) []Contact {
+	t.Helper()
+	p := NewPhoneNormalizer()
+	var cs []Contact
+	for _, hc := range hoursCases {
+		ph, err := p.Read(hc.e164, AnyPhone(""))
+		if err != nil {
+			t.Fatalf("%s %s: %v", hc.name, hc.e164, err)
+		}
+		if ph.Kind == phonenumbers.UNKNOWN {
+			t.Fatalf("%s: unknown kind", hc.name)
+		}
+		cs = append(cs, Contact{Phone: ph.E164, Country: ph.Region, Kind: ph.Kind, TZ: column(hc)})
+	}
+	return cs
+}
+
+// TestCalledPersonHours2027 walks all of 2027 in steps of 15 minutes (both
+// US daylight-saving changes, Europe's and Australia's, France's holidays)
+// for numbers across many zones, under a fixed hours.timezone and under
+// timezone: contact with a column that disagrees with the number. At every
+// step callrun may call a contact only when the oracle says the called
+// person's window and the campaign's hours are open; where callrun's zones
+// for a number are the oracle's, it must also call whenever they are.
+func TestCalledPersonHours2027(t *testing.T) {
+	all := []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+	ny, _ := time.LoadLocation("America/New_York")
+	window := func(tz string, days []string, start, end string) *Window {
+		f := &File{Hours: &Hours{Timezone: tz, Days: days, Start: start, End: end}}
+		w, err := f.Window()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	openIn := func(t time.Time, loc *time.Location, days []time.Weekday, start, end int) bool {
+		lt := t.In(loc)
+		m := lt.Hour()*60 + lt.Minute()
+		return slices.Contains(days, lt.Weekday()) && m >= start && m < end
+	}
+	weekdays := []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}
+	monSat := append(slices.Clone(weekdays), time.Saturday)
+	noColumn := func(hoursCase) string { return "" }
+	disagreeing := func(hc hoursCase) string {
+		if hc.zones[0] == "America/New_York" {
+			return "Asia/Tokyo"
+		}
+		return "America/New_York"
+	}
+	configs := []struct {
+		name   string
+		hours  *CallingHours
+		column func(hoursCase) string
+		oracle oracleWindow
+		exact  bool // callrun's window is the oracle's exactly, where its zones are
+		// some says every number can be called at some time of the year (a
+		// disagreeing column may leave no hour open in both zones).
+		some bool
+	}{
+		{"hours: New York all day, every day (the floor alone)", &CallingHours{Window: window("America/New_York", all, "00:00", "24:00")}, noColumn,
+			func(hoursCase, string, time.Time) bool { return true }, true, true},
+		{"hours: New York weekdays 09:00-21:00", &CallingHours{Window: window("America/New_York", all[:5], "09:00", "21:00")}, noColumn,
+			func(_ hoursCase, _ string, t time.Time) bool { return openIn(t, ny, weekdays, 9*60, 21*60) }, true, false},
+		{"no hours:", &CallingHours{}, noColumn,
+			func(hoursCase, string, time.Time) bool { return true }, true, true},
+		{"hours: contact Mon-Sat 09:00-19:00, disagreeing column", &CallingHours{Window: window("contact", all[:6], "09:00", "19:00")}, disagreeing,
+			func(hc hoursCase, column string, t time.Time) bool {
+				for _, loc := range oracleZones(append(slices.Clone(hc.zones), column)) {
+					if !openIn(t, loc, monSat, 9*60, 19*60) {
+						return false
+					}
+				}
+				return true
+			}, false, false},
+	}
+	start := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := time.Date(2028, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, cfg := range configs {
+		t.Run(cfg.name, func(t *testing.T) {
+			cs := hoursContacts(t, cfg.column)
+			var inexact []string
+			for i, hc := range hoursCases {
+				c := &cs[i]
+				exact := cfg.exact && hoursZonesMatch(t, c, hc)
+				if cfg.exact && !exact {
+					inexact = append(inexact, hc.name)
+				}
+				opened, outside, missed := 0, 0, 0
+				for at := start; at.Before(end); at = at.Add(15 * time.Minute) {
+					got := cfg.hours.Open(c, at)
+					want := oracleOpen(hc, at) && cfg.oracle(hc, c.TZ, at)
+					if got {
+						opened++
+					}
+					if got && !want {
+						if outside++; outside <= 3 {
+							t.Errorf("%s (%s): callrun would call at %s, outside the called person's window", hc.name, hc.e164, at.Format(time.RFC3339))
+						}
+					}
+					if exact && want && !got {
+						if missed++; missed <= 3 {
+							t.Errorf("%s (%s): callrun would not call at %s, inside the window", hc.name, hc.e164, at.Format(time.RFC3339))
+						}
+					}
+				}
+				if outside > 0 || missed > 0 {
+					t.Errorf("%s: %d steps outside the window called, %d inside it missed", hc.name, outside, missed)
+				}
+				if opened == 0 && cfg.some {
+					t.Errorf("%s (%s) could never be called in 2027", hc.name, hc.e164)
+				}
+			}
+			// Where the library knows more zones than the oracle, callrun
+			// holds the number to all of them: stricter, never looser. +1 709
+			// also covers Labrador (the library gives Puerto Rico's clock for
+			// it), +61 8 9 also Adelaide, and an Australian mobile Eucla's
+			// and Broken Hill's clocks.
+			if want := []string{"St. John's (UTC-3:30)", "Perth landline", "Australian mobile"}; cfg.exact && !slices.Equal(inexact, want) {
+				t.Errorf("numbers whose zones differ from the oracle's: %v, want %v", inexact, want)
+			}
+		})
+	}
+}
+
+// hoursZonesMatch reports whether callrun's zones for c keep the same
+// clocks as the oracle's all year (America/Adak and Anchorage are two
+// clocks; Europe/Guernsey and London one).
+func hoursZonesMatch(t *testing.T, c *Contact, hc hoursCase) bool {
+	t.Helper()
+	covers := func(a, b []*time.Location) bool {
+		for _, x := range a {
+			if !slices.ContainsFunc(b, func(y *time.Location) bool { return sameClock2027(x, y) }) {
+				return false
+			}
+		}
+		return true
+	}
+	got, want := ContactZones(c), oracleZones(hc.zones)
+	return covers(got, want) && covers(want, got)
+}
+
+func sameClock2027(a, b *time.Location) bool {
+	for at := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC); at.Year() == 2027; at = at.Add(time.Hour) {
+		_, oa := at.In(a).Zone()
+		_, ob := at.In(b).Zone()
+		if oa != ob {
+			return false
+		}
+	}
+	return true
+}
+
+// TestNumberZones checks the zones callrun holds a number to, beyond the
+// library's: a whole country for a number it cannot place.
+func TestNumberZones(t *testing.T) {
+	p := NewPhoneNormalizer()
+	for _, tc := range []struct {
+		e164    string
+		include []string
+		exclude []string
+	}{
+		{"+18002345678", []string{"America/New_York", "Pacific/Honolulu", "America/Adak"}, []string{"Pacific/Guam", "America/St_Johns", "America/Jamaica"}},
+		{"+61412345678", []string{"Australia/Perth", "Australia/Sydney", "Australia/Adelaide", "Australia/Darwin"}, []string{"Australia/Lord_Howe"}},
+		{"+611800123456", []string{"Australia/Perth", "Australia/Sydney"}, nil},
+		{"+551130001234", []string{"America/Sao_Paulo"}, []string{"America/Manaus"}},
+		{"+555003123456", []string{"America/Sao_Paulo", "America/Manaus", "America/Rio_Branco", "America/Noronha"}, nil},
+		{"+12122010001", []string{"America/New_York"}, []string{"America/Chicago"}},
+	} {
+		ph, err := p.Read(tc.e164, AnyPhone(""))
+		if err != nil {
+			t.Errorf("%s: %v", tc.e164, err)
+			continue
+		}
+		names := numberZoneNames(ph.E164, ph.Region, ph.Kind)
+		for _, z := range tc.include {
+			if !slices.Contains(names, z) {
+				t.Errorf("%s (%s, %s): zones %v lack %s", tc.e164, ph.Region, NumberKindName(ph.Kind), names, z)
+			}
+		}
+		for _, z := range tc.exclude {
+			if slices.Contains(names, z) {
+				t.Errorf("%s (%s, %s): zones %v hold %s", tc.e164, ph.Region, NumberKindName(ph.Kind), names, z)
+			}
+		}
+	}
+	if got := fmt.Sprint(len(CountryZones("US")) > 20, CountryZones("ZZ")); got != "true []" {
+		t.Errorf("CountryZones: %s", got)
+	}
+}
+
+// TestRunHoldsCalledPersonHours2027 runs the campaign against the sandbox
+// at moments spread over all of 2027 (every 47 h 11 min, so that each
+// hour of the day and each weekday comes round), on a fake clock. The agent
+// refuses every call (409), and --retry-failed sends each contact again at
+// every run, so every run asks anew whom it may call. The sandbox's ledger
+// then says who was phoned at each moment: every call start must fall in
+// the called person's window and the campaign's hours, and every number
+// must be called at some time of the year.
+func TestRunHoldsCalledPersonHours2027(t *testing.T) {
+	var sheet strings.Builder
+	sheet.WriteString("Phone,First Name,TZ\n")
+	column := map[string]string{}
+	for i, hc := range hoursCases {
+		tz := ""
+		if i%3 == 1 { // a column that disagrees with the number, a zone west
+			tz = "America/Chicago"
+			if hc.zones[0] == "America/Chicago" {
+				tz = "America/Denver"
+			}
+		}
+		column[hc.e164] = tz
+		fmt.Fprintf(&sheet, "%s,%s,%s\n", hc.e164, hc.name, tz)
+	}
+	countries := "countries: [US, CA, MX, BR, GB, DE, FR, IN, AU, JP]\n"
+	for _, tc := range []struct {
+		name, hours string
+		window      oracleWindow
+		every       bool // every number is called at some moment
+	}{
+		{"no hours:", "", func(hoursCase, string, time.Time) bool { return true }, true},
+		{"hours: contact, column", `hours: {timezone: contact, days: [mon, tue, wed, thu, fri, sat], start: "09:00", end: "19:00"}`,
+			func(hc hoursCase, col string, t time.Time) bool {
+				zones := slices.Clone(hc.zones)
+				if col != "" {
+					zones = append(zones, col)
+				}
+				for _, loc := range oracleZones(zones) {
+					lt := t.In(loc)
+					m := lt.Hour()*60 + lt.Minute()
+					if lt.Weekday() == time.Sunday || m < 9*60 || m >= 19*60 {
+						return false
+					}
+				}
+				return true
+			}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml := strings.Replace(dtCampaign(1000, 4, countries+tc.hours+"\n"), "fields: {phone_number: Phone, first_name: First Name}",
+				"fields: {phone_number: Phone, first_name: First Name}\n    timezone_column: TZ", 1)
+			if tc.hours == "" {
+				// timezone_column needs timezone: contact, so the column
+				// stays out; and the called person's hours stay on.
+				yaml = strings.Replace(dtCampaign(1000, 4, countries), "unsafe_ignore_called_person_hours: true\n", "", 1)
+			}
+			e := newDtEnv(t, sandbox.Options{}, yaml, map[string]string{"leads.csv": sheet.String()})
+			e.srv.SetAgentStatus(e.agents[0].AgentID, "pending") // 409: failed, sent again next run
+			byPhone := map[string]hoursCase{}
+			for _, hc := range hoursCases {
+				byPhone[hc.e164] = hc
+			}
+			called := map[string]int{}
+			runs, outside := 0, 0
+			for at := time.Date(2027, 1, 1, 0, 5, 0, 0, time.UTC); at.Year() == 2027; at = at.Add(47*time.Hour + 11*time.Minute) {
+				before := len(e.srv.Calls())
+				e.mustRun(func(o *RunOptions) {
+					o.Now = func() time.Time { return at }
+					o.RetryFailed = true
+				})
+				runs++
+				for _, c := range e.srv.Calls()[before:] {
+					phone := c.Form.Get("phone_number")
+					hc := byPhone[phone]
+					col := ""
+					if tc.hours != "" {
+						col = column[phone]
+					}
+					called[phone]++
+					if !oracleOpen(hc, at) || !tc.window(hc, col, at) {
+						if outside++; outside <= 5 {
+							t.Errorf("%s (%s) was called at %s, outside the window", hc.name, phone, at.Format(time.RFC3339))
+						}
+					}
+				}
+			}
+			total := 0
+			for _, hc := range hoursCases {
+				total += called[hc.e164]
+				if tc.every && called[hc.e164] == 0 {
+					t.Errorf("%s (%s) was never called in %d runs", hc.name, hc.e164, runs)
+				}
+			}
+			if outside > 0 || total == 0 {
+				t.Errorf("%d of %d call starts outside the window", outside, total)
+			}
+			t.Logf("%d runs, %d call starts checked", runs, total)
+		})
+	}
+}
