@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -179,6 +180,40 @@ func TestLoginCatchesLoopbackRedirect(t *testing.T) {
 		t.Errorf("exchanges = %d", srv.Stats().TokenExchanges)
 	}
 	noSecrets(t, "login output", out.String()+prompt.String())
+}
+
+// TestScopeOnAuthorizeURL: service.scope in the campaign file reaches
+// the authorize URL auth login prints, beside response_type=code, as the
+// live service requires; without it no scope is sent.
+func TestScopeOnAuthorizeURL(t *testing.T) {
+	path := testCampaign(t, "https://app.aisync.link", "http://127.0.0.1:8765/callback")
+	for _, tc := range []struct{ scope, want string }{{`  scope: "*"` + "\n", "*"}, {"", ""}} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		yaml := strings.Replace(string(b), "  authorize_url: https://app.aisync.link/oauth/authorize\n",
+			"  authorize_url: https://app.aisync.link/oauth/authorize\n"+tc.scope, 1)
+		scoped := filepath.Join(filepath.Dir(path), "scoped.yaml")
+		if err := os.WriteFile(scoped, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		svc, err := openService(scoped, campaign.LoadOptions{ServiceOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.oauth.AuthCodeURL("st4te")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(got)
+		q := u.Query()
+		_, sent := q["scope"]
+		if u.Host != "app.aisync.link" || u.Path != "/oauth/authorize" || q.Get("response_type") != "code" ||
+			q.Get("client_id") != sandbox.DefaultClientID || q.Get("scope") != tc.want || sent != (tc.want != "") {
+			t.Errorf("scope %q: authorize URL %s", tc.want, got)
+		}
+	}
 }
 
 func TestCodeFromPaste(t *testing.T) {
