@@ -260,6 +260,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"agents", "list", "--no-such-flag", missing}, exitUsage},
 		{[]string{"sandbox", "extra"}, exitUsage},
 		{[]string{"sandbox", "--share-500", "2"}, exitUsage},
+		{[]string{"sandbox", "--account-fields", "zip code"}, exitUsage},
+		{[]string{"sandbox", "--account-fields", "city,email"}, exitUsage},
 	} {
 		if got := runApp(t, tc.args...); got != tc.want {
 			t.Errorf("callrun %s: exit %d, want %d", strings.Join(tc.args, " "), got, tc.want)
@@ -312,7 +314,9 @@ func TestSandboxCommandServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- serveSandbox(ctx, addr, sandbox.Options{}, &out) }()
+	go func() {
+		done <- serveSandbox(ctx, addr, sandbox.Options{AccountFields: accountFieldsFlag([]string{"city, zip_code", "country"})}, &out)
+	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "Ctrl-C to stop") {
 		if time.Now().After(deadline) {
@@ -320,7 +324,8 @@ func TestSandboxCommandServes(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !strings.Contains(out.String(), "base_url:      http://"+addr) || !strings.Contains(out.String(), "client_id:     sandbox-client") {
+	if !strings.Contains(out.String(), "base_url:      http://"+addr) || !strings.Contains(out.String(), "client_id:     sandbox-client") ||
+		!strings.Contains(out.String(), "account fields: city, zip_code, country") {
 		t.Errorf("banner = %q", out.String())
 	}
 	path := testCampaign(t, "http://"+addr, "http://127.0.0.1:8765/callback")
