@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign"
+)
+
+// accountContacts are the sheet of accountTestCampaign: each row with the
+// city and ZIP code the account's own fields carry. The last row is
+// invalid (its number), the rest are called.
+var accountContacts = [][]string{
+	{"Phone", "First Name", "City", "Zip"},
+	{"+14155550132", "Ada", "Springfield", "62701"},
+	{"(212) 555-0199", "Grace", "New York", "10001"},
+	{"+13125550182", "Barbara", "Chicago, IL", "00501"},
+	{"12345", "Nobody", "Nowhere", "99999"},
+}
+
+// accountTestCampaign writes a campaign for the service at baseURL that
+// sets local_presence_number and maps two fields an account defines
+// (city, zip_code), logs in when srv is given, and returns the campaign
+// file's path.
+func accountTestCampaign(t *testing.T, srv *sandbox.Server, baseURL string) string {
+	t.Helper()
+	path := testCampaign(t, baseURL, "http://127.0.0.1:8765/callback")
+	var sheet bytes.Buffer
+	w := csv.NewWriter(&sheet)
+	w.WriteAll(accountContacts) //nolint:errcheck // a bytes.Buffer
+	os.WriteFile(filepath.Join(filepath.Dir(path), "contacts.csv"), sheet.Bytes(), 0o644)
+	b, _ := os.ReadFile(path)
+	y := strings.Replace(string(b), "    fields: {phone_number: Phone, first_name: First Name}\n",
+		"    fields: {phone_number: Phone, first_name: First Name, city: City, zip_code: Zip}\n    set: {local_presence_number: \"yes\"}\nstate_dir: state\n", 1)
+	if y == string(b) {
+		t.Fatal("test bug: the campaign's fields line moved")
+	}
+	os.WriteFile(path, []byte(y), 0o644)
+	if srv != nil {
+		if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// TestAccountFieldsReachEveryCall runs a campaign that sets
+// local_presence_number and maps two fields of the account against a
+// sandbox that lists them in the live service's format (local presence
+// last, as "local_presence_number=No (Yes/No)<br> [...]"): plan accepts
+// it and shows the default, and every call in the sandbox's ledger
+// carries the row's values; report.csv has them as columns.
+func TestAccountFieldsReachEveryCall(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{AccountFields: []string{"address", "city", "zip_code"}})
+	t.Cleanup(srv.Close)
+	srv.AddAgent(sandbox.Agent{AgentName: "Declared", GeneralPrompt: "hello"})
+	path := accountTestCampaign(t, srv, srv.URL)
+	ctx := context.Background()
+
+	var out bytes.Buffer
+	if err := runPlan(ctx, planOptions{path: path, format: "json"}, &out); err != nil {
+		t.Fatalf("online plan: %v", err)
+	}
+	var plan campaign.Plan
+	if err := json.Unmarshal(out.Bytes(), &plan); err != nil {
+		t.Fatal(err)
+	}
+	fields := plan.Agents[0].Fields
+	if n := len(fields); n != 10 || fields[n-1] != (campaign.PlanField{Name: "local_presence_number", Default: "No"}) || fields[7].Name != "city" {
+		t.Errorf("plan's form fields: %+v", fields)
+	}
+	if plan.Totals.ToCall != 3 || plan.Totals.Invalid != 1 || len(plan.Warnings) != 1 { // the warning: no hours:
+		t.Errorf("plan: %+v, warnings %q", plan.Totals, plan.Warnings)
+	}
+	out.Reset()
+	if err := runPlan(ctx, planOptions{path: path}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "form fields: phone_number, email, first_name, last_name, ghl_contact_id, override_agent_id, address, city, zip_code, local_presence_number (default No)\n") {
+		t.Errorf("plan text does not show the endpoint's fields and default:\n%s", out.String())
+	}
+
+	if err := runCampaign(ctx, runOptions{path: path}, io.Discard); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	calls := srv.Calls()
+	if len(calls) != 3 {
+		t.Fatalf("%d calls in the ledger, want 3", len(calls))
+	}
+	e164 := []string{"+14155550132", "+12125550199", "+13125550182"}
+	for i, c := range calls {
+		row := accountContacts[i+1]
+		want := map[string]string{"phone_number": e164[i], "first_name": row[1], "city": row[2], "zip_code": row[3], "local_presence_number": "Yes"}
+		for k, v := range want {
+			if got := c.Form.Get(k); got != v {
+				t.Errorf("ledger #%d %s = %q, want %q (form %v)", c.Seq, k, got, v, c.Form)
+			}
+		}
+		if !c.Placed || len(c.Form) != len(want) {
+			t.Errorf("ledger #%d: placed %v, form %v", c.Seq, c.Placed, c.Form)
+		}
+	}
+
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "state", "report.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := recs[0]
+	lp := slices.Index(head, "local_presence_number")
+	if lp < 0 || !slices.Equal(head[lp+1:lp+4], []string{"city", "zip_code", "status"}) {
+		t.Fatalf("report header %q: want city and zip_code after local_presence_number", head)
+	}
+	for i, rec := range recs[1:] {
+		if rec[lp+1] != accountContacts[i+1][2] || rec[lp+2] != accountContacts[i+1][3] {
+			t.Errorf("report row %d: city %q zip %q, want %q %q", i+2, rec[lp+1], rec[lp+2], accountContacts[i+1][2], accountContacts[i+1][3])
+		}
+	}
+
+	// A rehearsal with --sandbox gets a sandbox whose account has the
+	// campaign's fields.
+	if err := runCampaign(ctx, runOptions{path: path, sandbox: true}, io.Discard); err != nil {
+		t.Fatalf("run --sandbox: %v", err)
+	}
+}
+
+// TestAccountFieldsTheEndpointLacks: online, plan and run refuse a
+// campaign whose sheet sends a field the agent's call endpoint does not
+// list, naming the file, key and the fields it takes, and nobody is
+// called; offline, plan warns and goes on.
+func TestAccountFieldsTheEndpointLacks(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{AccountFields: []string{"city"}})
+	t.Cleanup(srv.Close)
+	srv.AddAgent(sandbox.Agent{AgentName: "Declared", GeneralPrompt: "hello"})
+	path := accountTestCampaign(t, srv, srv.URL)
+	ctx := context.Background()
+
+	want := path + " line 14, sheets[0].fields.zip_code: sheet contacts.csv sends zip_code, which agent \"Declared\"'s call endpoint does not take " +
+		"(it takes phone_number, email, first_name, last_name, ghl_contact_id, override_agent_id, city, local_presence_number)"
+	planErr := runPlan(ctx, planOptions{path: path}, io.Discard)
+	runErr := runCampaign(ctx, runOptions{path: path}, io.Discard)
+	for what, err := range map[string]error{"plan": planErr, "run": runErr} {
+		var fe *campaign.FileError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) || exitCode(ctx, err) != exitUsage {
+			t.Errorf("%s: exit %d, err = %v\nwant %q", what, exitCode(ctx, err), err, want)
+		}
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("%d calls reached the sandbox", n)
+	}
+
+	var out bytes.Buffer
+	if err := runPlan(ctx, planOptions{path: path, offline: true}, &out); err != nil {
+		t.Fatalf("offline plan: %v", err)
+	}
+	for _, w := range []string{
+		path + " line 14, sheets[0].fields.city: \"city\" is not one of the seven form fields the spec names, so it must be a field of your account; checked against the agent's call endpoint when online",
+		path + " line 14, sheets[0].fields.zip_code: \"zip_code\"",
+		"3 to call",
+	} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("offline plan lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+// TestAccountFieldsOfAnAgentToCreate: online, an agent that does not
+// exist yet has no call endpoint to ask; plan warns and run checks once
+// it has created the agent.
+func TestAccountFieldsOfAnAgentToCreate(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	path := accountTestCampaign(t, srv, srv.URL)
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := runPlan(ctx, planOptions{path: path}, &out); err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if !strings.Contains(out.String(), `sheets[0].fields.city: "city" is not one of the seven form fields the spec names, so it must be a field of your account; agent "Declared" does not exist yet`) {
+		t.Errorf("plan:\n%s", out.String())
+	}
+	err := runCampaign(ctx, runOptions{path: path}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "sheets[0].fields.city: sheet contacts.csv sends city, which agent \"Declared\"'s call endpoint does not take") {
+		t.Errorf("run: %v", err)
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("%d calls reached the sandbox", n)
+	}
+}
