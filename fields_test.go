@@ -201,3 +201,76 @@ func TestAccountFieldsOfAnAgentToCreate(t *testing.T) {
 		t.Errorf("%d calls reached the sandbox", n)
 	}
 }
+
+// TestInitAsksTheServiceForAccountFields: with the variables the file it
+// writes reads, and a saved token, init reads an agent's call endpoint
+// and maps the columns whose header matches a field of the account; it
+// leaves the others, and without the variables (or with --offline) asks
+// nothing.
+func TestInitAsksTheServiceForAccountFields(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{AccountFields: []string{"city", "country", "zip_code"}})
+	t.Cleanup(srv.Close)
+	srv.AddAgent(sandbox.Agent{AgentName: "Other", GeneralPrompt: "hello"})
+	srv.AddAgent(sandbox.Agent{AgentName: "Spring", GeneralPrompt: "hello"})
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback") // sets CALLRUN_TOKEN_FILE
+	if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sheet := filepath.Join(dir, "leads.csv")
+	os.WriteFile(sheet, []byte("Phone,First Name,City,ZIP Code,Notes\n+14155550132,Ada,Springfield,62701,x\n"), 0o644)
+	vars := map[string]string{"CALLRUN_BASE_URL": srv.URL, "CALLRUN_CLIENT_ID": sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET": sandbox.DefaultClientSecret}
+	getenv := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+
+	initFile := func(agent string, getenv func(string) (string, bool)) (said, written string) {
+		t.Helper()
+		var out bytes.Buffer
+		if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: agent, force: true, getenv: getenv}, &out); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "campaign.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), string(b)
+	}
+
+	said, written := initFile("Spring", getenv)
+	for _, want := range []string{
+		`      city: "City"    # a field of your account, from agent "Spring"'s call endpoint`,
+		`      zip_code: "ZIP Code"    # a field of your account, from agent "Spring"'s call endpoint`,
+		`    # Not sent: "Notes"`,
+	} {
+		if !strings.Contains(written, want) {
+			t.Errorf("campaign.yaml lacks %q:\n%s", want, written)
+		}
+	}
+	if !strings.Contains(said, `Your account's own form fields, from agent "Spring"'s call endpoint: city, country, zip_code.`) {
+		t.Errorf("init said %q", said)
+	}
+	noSecrets(t, "init's output and file", said+written)
+
+	// An agent the service does not have yet: another agent of the
+	// account tells the account's fields.
+	if said, written = initFile("New Agent", getenv); !strings.Contains(written, `city: "City"    # a field of your account, from agent "Other"'s call endpoint`) {
+		t.Errorf("new agent: said %q, wrote:\n%s", said, written)
+	}
+
+	reads := srv.Stats().EndpointReads
+	for name, g := range map[string]func(string) (string, bool){
+		"no variables":  func(string) (string, bool) { return "", false },
+		"--offline":     nil,
+		"no secret set": func(k string) (string, bool) { v, ok := vars[k]; return v, ok && k != "CALLRUN_CLIENT_SECRET" },
+	} {
+		said, written := initFile("Spring", g)
+		if strings.Contains(written, "city:") || !strings.Contains(written, `# Not sent: "City", "Notes", "ZIP Code"`) {
+			t.Errorf("%s: said %q, wrote:\n%s", name, said, written)
+		}
+		if name == "no secret set" && !strings.Contains(said, "Could not ask the service for your account's own form fields") {
+			t.Errorf("%s: init said %q", name, said)
+		}
+	}
+	if srv.Stats().EndpointReads != reads {
+		t.Error("init asked the service without what it needs, or with --offline")
+	}
+}

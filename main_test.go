@@ -410,7 +410,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 	sheet := filepath.Join(dir, "leads.csv")
 	os.WriteFile(sheet, []byte("Phone,First Name\n+14155550132,Ada\n"), 0o644)
 	var out bytes.Buffer
-	if err := initCampaign(sheet, "", "Spring", "", false, &out); err != nil {
+	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	written, err := os.ReadFile(filepath.Join(dir, "campaign.yaml"))
@@ -418,20 +418,20 @@ func TestInitNeverOverwrites(t *testing.T) {
 		t.Fatalf("campaign.yaml: %v\n%s", err, written)
 	}
 	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte("# mine\n"), 0o644)
-	err = initCampaign(sheet, "", "Spring", "", false, &out)
+	err = initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out)
 	if exitCode(context.Background(), err) != exitUsage || !strings.Contains(fmt.Sprint(err), "--force") {
 		t.Fatalf("second init: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "campaign.yaml")); string(b) != "# mine\n" {
 		t.Fatal("init overwrote an existing file")
 	}
-	if err := initCampaign(sheet, "", "Spring", "", true, &out); err != nil {
+	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring", force: true}, &out); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
 	// A workbook saved under .csv is named as such.
 	xlsx := filepath.Join(dir, "book.csv")
 	os.WriteFile(xlsx, []byte("PK\x03\x04rest-of-a-zip"), 0o644)
-	if err := initCampaign(xlsx, "", "", "", false, &out); err == nil || !strings.Contains(err.Error(), "Excel") {
+	if err := initCampaign(context.Background(), initOptions{sheet: xlsx}, &out); err == nil || !strings.Contains(err.Error(), "Excel") {
 		t.Fatalf("xlsx as csv: %v", err)
 	}
 }
