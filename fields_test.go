@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,16 +19,20 @@ import (
 	"github.com/callrun/callrun/campaign"
 )
 
-// accountContacts are the sheet of accountTestCampaign: each row with the
-// city and ZIP code the account's own fields carry. The last row is
-// invalid (its number), the rest are called.
-var accountContacts = [][]string{
-	{"Phone", "First Name", "City", "Zip"},
-	{"+14155550132", "Ada", "Springfield", "62701"},
-	{"(212) 555-0199", "Grace", "New York", "10001"},
-	{"+13125550182", "Barbara", "Chicago, IL", "00501"},
-	{"12345", "Nobody", "Nowhere", "99999"},
-}
+// accountContacts is the sheet of accountTestCampaign: 40 contacts, each
+// with the city and ZIP code the account's own fields carry (written with
+// commas, quotes, accents and leading zeros), then one invalid row.
+var accountContacts = func() [][]string {
+	rows := [][]string{{"Phone", "First Name", "City", "Zip"}}
+	for i := range 40 {
+		phone := fmt.Sprintf("+1415555%04d", 100+i)
+		if i%2 == 1 {
+			phone = fmt.Sprintf("(415) 555-%04d", 100+i) // sent as +1415555....
+		}
+		rows = append(rows, []string{phone, fmt.Sprintf("Contact %d", i), fmt.Sprintf("Town %d, \"Île\" %c", i, 'A'+i%26), fmt.Sprintf("%05d", i*37)})
+	}
+	return append(rows, []string{"12345", "Nobody", "Nowhere", "99999"})
+}()
 
 // accountTestCampaign writes a campaign for the service at baseURL that
 // sets local_presence_number and maps two fields an account defines
@@ -42,7 +47,8 @@ func accountTestCampaign(t *testing.T, srv *sandbox.Server, baseURL string) stri
 	os.WriteFile(filepath.Join(filepath.Dir(path), "contacts.csv"), sheet.Bytes(), 0o644)
 	b, _ := os.ReadFile(path)
 	y := strings.Replace(string(b), "    fields: {phone_number: Phone, first_name: First Name}\n",
-		"    fields: {phone_number: Phone, first_name: First Name, city: City, zip_code: Zip}\n    set: {local_presence_number: \"yes\"}\nstate_dir: state\n", 1)
+		"    fields: {phone_number: Phone, first_name: First Name, city: City, zip_code: Zip}\n    set: {local_presence_number: \"yes\"}\n"+
+			"state_dir: state\npace: {per_second: 1000, burst: 10, concurrency: 8}\n", 1)
 	if y == string(b) {
 		t.Fatal("test bug: the campaign's fields line moved")
 	}
@@ -80,7 +86,7 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 	if n := len(fields); n != 10 || fields[n-1] != (campaign.PlanField{Name: "local_presence_number", Default: "No"}) || fields[7].Name != "city" {
 		t.Errorf("plan's form fields: %+v", fields)
 	}
-	if plan.Totals.ToCall != 3 || plan.Totals.Invalid != 1 || len(plan.Warnings) != 1 { // the warning: no hours:
+	if plan.Totals.ToCall != 40 || plan.Totals.Invalid != 1 || len(plan.Warnings) != 1 { // the warning: no hours:
 		t.Errorf("plan: %+v, warnings %q", plan.Totals, plan.Warnings)
 	}
 	out.Reset()
@@ -94,20 +100,30 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 	if err := runCampaign(ctx, runOptions{path: path}, io.Discard); err != nil {
 		t.Fatalf("run: %v", err)
 	}
+	// Eight workers: the ledger is in the order the calls arrived, not
+	// the sheet's; each call is matched to its row by number.
 	calls := srv.Calls()
-	if len(calls) != 3 {
-		t.Fatalf("%d calls in the ledger, want 3", len(calls))
+	if len(calls) != len(accountContacts)-2 {
+		t.Fatalf("%d calls in the ledger, want %d", len(calls), len(accountContacts)-2)
 	}
-	e164 := []string{"+14155550132", "+12125550199", "+13125550182"}
-	for i, c := range calls {
-		row := accountContacts[i+1]
-		want := map[string]string{"phone_number": e164[i], "first_name": row[1], "city": row[2], "zip_code": row[3], "local_presence_number": "Yes"}
+	rowOf := map[string][]string{}
+	for i, row := range accountContacts[1 : len(accountContacts)-1] {
+		rowOf[fmt.Sprintf("+1415555%04d", 100+i)] = row
+	}
+	for _, c := range calls {
+		row, ok := rowOf[c.Form.Get("phone_number")]
+		if !ok {
+			t.Errorf("ledger #%d: phone_number %q is not in the sheet, or called twice", c.Seq, c.Form.Get("phone_number"))
+			continue
+		}
+		delete(rowOf, c.Form.Get("phone_number"))
+		want := map[string]string{"first_name": row[1], "city": row[2], "zip_code": row[3], "local_presence_number": "Yes"}
 		for k, v := range want {
 			if got := c.Form.Get(k); got != v {
 				t.Errorf("ledger #%d %s = %q, want %q (form %v)", c.Seq, k, got, v, c.Form)
 			}
 		}
-		if !c.Placed || len(c.Form) != len(want) {
+		if !c.Placed || len(c.Form) != len(want)+1 {
 			t.Errorf("ledger #%d: placed %v, form %v", c.Seq, c.Placed, c.Form)
 		}
 	}
@@ -170,7 +186,7 @@ func TestAccountFieldsTheEndpointLacks(t *testing.T) {
 	for _, w := range []string{
 		path + " line 14, sheets[0].fields.city: \"city\" is not one of the seven form fields the spec names, so it must be a field of your account; checked against the agent's call endpoint when online",
 		path + " line 14, sheets[0].fields.zip_code: \"zip_code\"",
-		"3 to call",
+		"40 to call",
 	} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("offline plan lacks %q:\n%s", w, out.String())
