@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/callrun/callrun/campaign"
 	"github.com/urfave/cli/v2"
@@ -23,6 +27,12 @@ Name, Vorname, E-Mail, Contact Id, ...) to the call endpoint's form fields, and
 writes campaign.yaml next to the sheet, with TODOs for what it could not work out.
 It never overwrites a file without --force.
 
+When it can ask the service (CALLRUN_BASE_URL, CALLRUN_CLIENT_ID and
+CALLRUN_CLIENT_SECRET set, as the file it writes reads them, and logged in with
+callrun auth login), it reads an agent's call endpoint for the fields your account
+defines beyond the seven (city, zip_code, ...) and maps the columns whose header
+matches one. --offline never asks.
+
 Example:
   callrun init --agent "Spring Promo" contacts/leads.csv
   callrun plan --offline contacts/campaign.yaml`,
@@ -31,6 +41,7 @@ Example:
 			&cli.StringFlag{Name: "region", Usage: "country of numbers written without +country, e.g. US, GB, DE (default: guessed)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where to write (default: campaign.yaml next to the sheet)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing file"},
+			&cli.BoolFlag{Name: "offline", Usage: "do not ask the service for your account's form fields"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -39,13 +50,27 @@ Example:
 			if r := c.String("region"); r != "" && !campaign.ValidRegion(r) {
 				return usageError(fmt.Errorf("--region %q: give a two-letter country code such as US, GB or DE", r))
 			}
-			return initCampaign(c.Args().First(), c.String("output"), c.String("agent"), c.String("region"), c.Bool("force"), os.Stdout)
+			o := initOptions{sheet: c.Args().First(), output: c.String("output"), agent: c.String("agent"), region: c.String("region"), force: c.Bool("force")}
+			if !c.Bool("offline") {
+				o.getenv = os.LookupEnv
+			}
+			return initCampaign(c.Context, o, os.Stdout)
 		},
 	}
 }
 
+// initOptions are the inputs of initCampaign.
+type initOptions struct {
+	sheet, output, agent, region string
+	force                        bool
+	// getenv reads the variables the written file's service block names,
+	// to ask the service for the account's fields; nil never asks.
+	getenv func(string) (string, bool)
+}
+
 // initCampaign writes a campaign file for sheet and says what to do next.
-func initCampaign(sheet, output, agent, region string, force bool, out io.Writer) error {
+func initCampaign(ctx context.Context, o initOptions, out io.Writer) error {
+	sheet, output, agent, region, force := o.sheet, o.output, o.agent, o.region, o.force
 	r, err := campaign.OpenSheet(sheet)
 	if err != nil {
 		return usageError(err)
@@ -75,11 +100,26 @@ func initCampaign(sheet, output, agent, region string, force bool, out io.Writer
 		}
 	}
 	var b bytes.Buffer
-	err = campaign.WriteInit(&b, campaign.InitOptions{
+	opts := campaign.InitOptions{
 		Sheet: filepath.ToSlash(rel), SheetName: filepath.Base(sheet), Agent: agent, Header: header, Region: region, Sample: sample,
-	})
-	if err != nil {
+	}
+	if err = campaign.WriteInit(&b, opts); err != nil {
 		return fmt.Errorf("%s: %w", sheet, err)
+	}
+	if o.getenv != nil {
+		// Ask the service as the file just written would, for the fields
+		// the account defines; init goes on without them if it cannot.
+		opts.AccountFields, opts.AccountFrom, err = accountFields(ctx, output, b.Bytes(), o.getenv)
+		switch {
+		case err != nil:
+			fmt.Fprintf(out, "Could not ask the service for your account's own form fields (%v); columns are mapped to the seven fields only.\n", err)
+		case len(opts.AccountFields) > 0:
+			fmt.Fprintf(out, "Your account's own form fields, from %s: %s.\n", opts.AccountFrom, strings.Join(opts.AccountFields, ", "))
+			b.Reset()
+			if err = campaign.WriteInit(&b, opts); err != nil {
+				return fmt.Errorf("%s: %w", sheet, err)
+			}
+		}
 	}
 	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if force {
@@ -101,4 +141,51 @@ func initCampaign(sheet, output, agent, region string, force bool, out io.Writer
 	}
 	fmt.Fprintf(out, "Wrote %s. Fill in its TODOs (the agent's prompt, your calling hours), then check it:\n  callrun plan --offline %s\n", output, output)
 	return nil
+}
+
+// accountFields asks the service that the campaign file data (to be
+// written at path) names, with the variables of getenv, for the form
+// fields its account defines beyond the seven: those the call endpoint of
+// the file's agent lists, or, when that agent does not exist yet, of the
+// account's first agent. from says which agent's endpoint it read. It
+// asks nothing, and returns no error, when CALLRUN_BASE_URL is not set.
+func accountFields(ctx context.Context, path string, data []byte, getenv func(string) (string, bool)) (fields []string, from string, err error) {
+	if v, ok := getenv("CALLRUN_BASE_URL"); !ok || v == "" {
+		return nil, "", nil
+	}
+	f, err := campaign.Parse(path, data, campaign.LoadOptions{ServiceOnly: true, Getenv: getenv})
+	if err != nil {
+		return nil, "", err
+	}
+	svc, err := newService(f)
+	if err != nil {
+		return nil, "", err
+	}
+	defer svc.client.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	agents, err := svc.client.ListAllAgents(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(agents) == 0 {
+		return nil, "", errors.New("the account has no agent yet whose call endpoint lists them")
+	}
+	agent := agents[0]
+	for _, a := range agents {
+		if a.Name == f.Agents[0].Name {
+			agent = a
+			break
+		}
+	}
+	ep, err := svc.client.GetCallEndpoint(ctx, agent.AgentID)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, name := range ep.Fields() {
+		if !slices.Contains(campaign.FormFields, name) {
+			fields = append(fields, name)
+		}
+	}
+	return fields, fmt.Sprintf("agent %q's call endpoint", agent.Name), nil
 }

@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/callrun/callrun/campaign"
@@ -85,8 +84,10 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 			st, ok := state.Status(key)
 			return ok && st != report.Pending
 		}}
+	var fields [][]campaign.PlanField // each agent's call endpoint's, online
 	if o.offline {
 		opts.Agents = campaign.OfflineAgents(f.Agents)
+		opts.Warnings = f.AccountFieldWarnings(nil)
 	} else {
 		svc, err := newService(f)
 		if err != nil {
@@ -95,13 +96,16 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 		if opts.Agents, err = campaign.PlanAgents(ctx, svc.client, f.Agents); err != nil {
 			return err
 		}
-		if opts.Warnings, err = checkEndpoints(ctx, svc, f, opts.Agents); err != nil {
+		if fields, opts.Warnings, err = checkEndpoints(ctx, svc, f, opts.Agents); err != nil {
 			return err
 		}
 	}
 	plan, err := campaign.BuildPlan(ctx, f, opts)
 	if err != nil {
 		return err
+	}
+	for i := range fields {
+		plan.Agents[i].Fields = fields[i]
 	}
 	if o.format == "json" {
 		enc := json.NewEncoder(out)
@@ -122,47 +126,39 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 	return nil
 }
 
-// checkEndpoints reads the call endpoint of every agent that exists and
-// checks that each sheet's fields are among those the endpoint takes.
-func checkEndpoints(ctx context.Context, svc *service, f *campaign.File, agents []campaign.AgentPlan) ([]string, error) {
-	var warnings []string
-	for _, a := range agents {
+// checkEndpoints reads the call endpoint of every agent that exists,
+// returns its form fields for the plan, and checks that each sheet sends
+// only fields its agent's endpoint takes: a *campaign.FileError names
+// every field that it does not. The fields beyond the seven that the
+// sheets of agents still to be created send are warnings: they are
+// checked when run has created them.
+func checkEndpoints(ctx context.Context, svc *service, f *campaign.File, agents []campaign.AgentPlan) ([][]campaign.PlanField, []string, error) {
+	fields := make([][]campaign.PlanField, len(agents))
+	var problems []campaign.Problem
+	var toCreate []string
+	for i, a := range agents {
+		if a.Action == campaign.ActionCreate {
+			toCreate = append(toCreate, a.Spec.Name)
+		}
 		if a.AgentID == "" {
 			continue
 		}
 		ep, err := svc.client.GetCallEndpoint(ctx, a.AgentID)
 		if err != nil {
-			return nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
+			return nil, nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
 		}
-		accepted := ep.Fields()
-		for i, s := range f.Sheets {
-			if s.Agent != a.Spec.Name {
-				continue
-			}
-			var missing []string
-			for _, field := range sheetFields(s) {
-				if !slices.Contains(accepted, field) {
-					missing = append(missing, field)
-				}
-			}
-			if len(missing) > 0 {
-				warnings = append(warnings, fmt.Sprintf("sheets[%d] (%s) sends %s, which agent %q's call endpoint does not list (it takes %s); run will refuse it",
-					i, s.File, strings.Join(missing, ", "), a.Spec.Name, strings.Join(accepted, ", ")))
-			}
+		fields[i] = campaign.PlanFields(ep)
+		var fe *campaign.FileError
+		if err := f.CheckEndpointFields(a.Spec.Name, ep); errors.As(err, &fe) {
+			problems = append(problems, fe.Problems...)
 		}
 	}
-	return warnings, nil
-}
-
-// sheetFields returns the form fields a sheet sends: mapped and constant.
-func sheetFields(s campaign.SheetSpec) []string {
-	var fields []string
-	for _, name := range campaign.FormFields {
-		_, mapped := s.Fields[name]
-		_, set := s.Set[name]
-		if mapped || set {
-			fields = append(fields, name)
-		}
+	if len(problems) > 0 {
+		return nil, nil, &campaign.FileError{Problems: problems}
 	}
-	return fields
+	var warnings []string
+	if len(toCreate) > 0 {
+		warnings = f.AccountFieldWarnings(toCreate)
+	}
+	return fields, warnings, nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -138,7 +137,9 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	defer state.Close()
 
 	if o.sandbox {
-		srv := sandbox.NewServer(sandbox.Options{})
+		// The rehearsal's account defines the fields the sheets send beyond
+		// the seven, as the live account they are written for does.
+		srv := sandbox.NewServer(sandbox.Options{AccountFields: f.AccountFields()})
 		defer srv.Close()
 		// Absolute: service.token_file is otherwise read relative to the
 		// campaign file, and stateDir already is.
@@ -242,7 +243,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 }
 
 // callEndpoints reads each agent's call endpoint once, and refuses to
-// start when a sheet sends a field the endpoint does not take.
+// start when a sheet sends a field its agent's endpoint does not take.
 func callEndpoints(ctx context.Context, svc *service, f *campaign.File, agents []campaign.AgentPlan) ([]*apiclient.CallEndpoint, error) {
 	eps := make([]*apiclient.CallEndpoint, len(agents))
 	for i, a := range agents {
@@ -250,19 +251,8 @@ func callEndpoints(ctx context.Context, svc *service, f *campaign.File, agents [
 		if err != nil {
 			return nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
 		}
-		if len(ep.FormData) > 0 {
-			accepted := ep.Fields()
-			for si, s := range f.Sheets {
-				if s.Agent != a.Spec.Name {
-					continue
-				}
-				for _, field := range sheetFields(s) {
-					if !slices.Contains(accepted, field) {
-						return nil, fmt.Errorf("sheets[%d] (%s) sends %s, which agent %q's call endpoint does not take (it takes %s); remove it from the sheet's fields or set",
-							si, s.File, field, a.Spec.Name, strings.Join(accepted, ", "))
-					}
-				}
-			}
+		if err := f.CheckEndpointFields(a.Spec.Name, ep); err != nil {
+			return nil, err
 		}
 		eps[i] = ep
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
@@ -33,6 +34,7 @@ Example:
 			&cli.DurationFlag{Name: "pending-for", Usage: "new agents stay pending this long"},
 			&cli.DurationFlag{Name: "call-duration", Value: 50 * time.Millisecond, Usage: "simulated call length before the webhook fires"},
 			&cli.BoolFlag{Name: "external-webhooks", Usage: "deliver webhooks to non-loopback hosts too"},
+			&cli.StringSliceFlag{Name: "account-fields", Usage: "form fields the account defines beyond the seven (e.g. city,zip_code): listed in each agent's form_data and accepted in calls"},
 			&cli.StringFlag{Name: "fault-scope", Value: sandbox.ScopeCalls, Usage: "where faults apply: calls, api or all"},
 			&cli.DurationFlag{Name: "latency", Usage: "delay added to each request in the fault scope"},
 			&cli.Float64Flag{Name: "rate-limit", Usage: "requests per second before answering 429"},
@@ -56,6 +58,7 @@ Example:
 				PendingFor:            c.Duration("pending-for"),
 				CallDuration:          c.Duration("call-duration"),
 				AllowExternalWebhooks: c.Bool("external-webhooks"),
+				AccountFields:         accountFieldsFlag(c.StringSlice("account-fields")),
 				Faults: sandbox.Faults{
 					Scope: c.String("fault-scope"), Latency: c.Duration("latency"), RateLimit: c.Float64("rate-limit"),
 					Share429: c.Float64("share-429"), RetryAfter: c.Duration("retry-after"),
@@ -71,12 +74,29 @@ Example:
 			if err := opts.Faults.Validate(); err != nil {
 				return usageError(err)
 			}
+			if err := sandbox.CheckAccountFields(opts.AccountFields); err != nil {
+				return usageError(fmt.Errorf("--account-fields: %w", err))
+			}
 			if c.Bool("verbose") {
 				opts.Logf = func(format string, args ...any) { log.Info().Msgf(format, args...) }
 			}
 			return serveSandbox(c.Context, c.String("addr"), opts, os.Stdout)
 		},
 	}
+}
+
+// accountFieldsFlag reads --account-fields, given once with commas or
+// several times: the names, trimmed, without empty ones.
+func accountFieldsFlag(values []string) []string {
+	var names []string
+	for _, v := range values {
+		for n := range strings.SplitSeq(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }
 
 // serveSandbox serves a sandbox until ctx ends.
@@ -93,8 +113,11 @@ func serveSandbox(ctx context.Context, addr string, opts sandbox.Options, out io
   client_secret: %s
   code:          %s   (reusable: callrun auth login --code %s CAMPAIGN.yaml)
   ledger:        %s/_sandbox/ledger
-Ctrl-C to stop.
 `, srv.URL, srv.URL, clientID, secret, code, code, srv.URL)
+	if len(opts.AccountFields) > 0 {
+		fmt.Fprintf(out, "  account fields: %s\n", strings.Join(opts.AccountFields, ", "))
+	}
+	fmt.Fprintln(out, "Ctrl-C to stop.")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
 	select {

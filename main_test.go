@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -182,6 +183,40 @@ func TestLoginCatchesLoopbackRedirect(t *testing.T) {
 	noSecrets(t, "login output", out.String()+prompt.String())
 }
 
+// TestScopeOnAuthorizeURL: service.scope in the campaign file reaches
+// the authorize URL auth login prints, beside response_type=code, as the
+// live service requires; without it no scope is sent.
+func TestScopeOnAuthorizeURL(t *testing.T) {
+	path := testCampaign(t, "https://app.aisync.link", "http://127.0.0.1:8765/callback")
+	for _, tc := range []struct{ scope, want string }{{`  scope: "*"` + "\n", "*"}, {"", ""}} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		yaml := strings.Replace(string(b), "  authorize_url: https://app.aisync.link/oauth/authorize\n",
+			"  authorize_url: https://app.aisync.link/oauth/authorize\n"+tc.scope, 1)
+		scoped := filepath.Join(filepath.Dir(path), "scoped.yaml")
+		if err := os.WriteFile(scoped, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		svc, err := openService(scoped, campaign.LoadOptions{ServiceOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.oauth.AuthCodeURL("st4te")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(got)
+		q := u.Query()
+		_, sent := q["scope"]
+		if u.Host != "app.aisync.link" || u.Path != "/oauth/authorize" || q.Get("response_type") != "code" ||
+			q.Get("client_id") != sandbox.DefaultClientID || q.Get("scope") != tc.want || sent != (tc.want != "") {
+			t.Errorf("scope %q: authorize URL %s", tc.want, got)
+		}
+	}
+}
+
 func TestCodeFromPaste(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string
@@ -226,6 +261,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"agents", "list", "--no-such-flag", missing}, exitUsage},
 		{[]string{"sandbox", "extra"}, exitUsage},
 		{[]string{"sandbox", "--share-500", "2"}, exitUsage},
+		{[]string{"sandbox", "--account-fields", "zip code"}, exitUsage},
+		{[]string{"sandbox", "--account-fields", "city,email"}, exitUsage},
 	} {
 		if got := runApp(t, tc.args...); got != tc.want {
 			t.Errorf("callrun %s: exit %d, want %d", strings.Join(tc.args, " "), got, tc.want)
@@ -278,7 +315,9 @@ func TestSandboxCommandServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- serveSandbox(ctx, addr, sandbox.Options{}, &out) }()
+	go func() {
+		done <- serveSandbox(ctx, addr, sandbox.Options{AccountFields: accountFieldsFlag([]string{"city, zip_code", "country"})}, &out)
+	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "Ctrl-C to stop") {
 		if time.Now().After(deadline) {
@@ -286,7 +325,8 @@ func TestSandboxCommandServes(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !strings.Contains(out.String(), "base_url:      http://"+addr) || !strings.Contains(out.String(), "client_id:     sandbox-client") {
+	if !strings.Contains(out.String(), "base_url:      http://"+addr) || !strings.Contains(out.String(), "client_id:     sandbox-client") ||
+		!strings.Contains(out.String(), "account fields: city, zip_code, country") {
 		t.Errorf("banner = %q", out.String())
 	}
 	path := testCampaign(t, "http://"+addr, "http://127.0.0.1:8765/callback")
@@ -371,7 +411,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 	sheet := filepath.Join(dir, "leads.csv")
 	os.WriteFile(sheet, []byte("Phone,First Name\n+14155550132,Ada\n"), 0o644)
 	var out bytes.Buffer
-	if err := initCampaign(sheet, "", "Spring", "", false, &out); err != nil {
+	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	written, err := os.ReadFile(filepath.Join(dir, "campaign.yaml"))
@@ -379,20 +419,20 @@ func TestInitNeverOverwrites(t *testing.T) {
 		t.Fatalf("campaign.yaml: %v\n%s", err, written)
 	}
 	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte("# mine\n"), 0o644)
-	err = initCampaign(sheet, "", "Spring", "", false, &out)
+	err = initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out)
 	if exitCode(context.Background(), err) != exitUsage || !strings.Contains(fmt.Sprint(err), "--force") {
 		t.Fatalf("second init: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "campaign.yaml")); string(b) != "# mine\n" {
 		t.Fatal("init overwrote an existing file")
 	}
-	if err := initCampaign(sheet, "", "Spring", "", true, &out); err != nil {
+	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring", force: true}, &out); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
 	// A workbook saved under .csv is named as such.
 	xlsx := filepath.Join(dir, "book.csv")
 	os.WriteFile(xlsx, []byte("PK\x03\x04rest-of-a-zip"), 0o644)
-	if err := initCampaign(xlsx, "", "", "", false, &out); err == nil || !strings.Contains(err.Error(), "Excel") {
+	if err := initCampaign(context.Background(), initOptions{sheet: xlsx}, &out); err == nil || !strings.Contains(err.Error(), "Excel") {
 		t.Fatalf("xlsx as csv: %v", err)
 	}
 }

@@ -40,7 +40,7 @@ func newService(f *campaign.File) (*service, error) {
 	}
 	o := &apiclient.OAuth{
 		BaseURL: s.BaseURL, ClientID: s.ClientID, ClientSecret: s.ClientSecret,
-		RedirectURI: s.RedirectURI, AuthorizeURL: s.AuthorizeURL,
+		RedirectURI: s.RedirectURI, AuthorizeURL: s.AuthorizeURL, Scope: s.Scope,
 	}
 	tokens := apiclient.NewFileTokenSource(o, &apiclient.TokenFile{Path: tokenPath, BaseURL: s.BaseURL, ClientID: s.ClientID})
 	client, err := apiclient.New(s.BaseURL, tokens, nil)

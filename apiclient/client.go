@@ -61,27 +61,91 @@ type CallEndpoint struct {
 	FormData []string `json:"form_data"`
 }
 
-// Fields returns the form field names of the descriptor: the leading token of
-// each form_data element, so "local_presence_number (Yes/No)" gives
-// "local_presence_number".
+// Fields returns the form field names of the descriptor, in its order:
+// the name at the start of each form_data element (see [ParseFormField]).
+// Elements that hold no name are left out.
 func (e *CallEndpoint) Fields() []string {
 	names := make([]string, 0, len(e.FormData))
-	for _, el := range e.FormData {
-		if name := FieldName(el); name != "" {
-			names = append(names, name)
-		}
+	for _, f := range e.FormFields() {
+		names = append(names, f.Name)
 	}
 	return names
 }
 
-// FieldName returns the field name at the start of a form_data element: the
-// text before the first space or parenthesis.
-func FieldName(element string) string {
-	element = strings.TrimSpace(element)
-	if i := strings.IndexAny(element, " \t("); i >= 0 {
-		element = element[:i]
+// FormFields returns the form_data elements of the descriptor read as
+// fields, in its order. Elements that hold no name are left out. plan
+// shows them (with their defaults); plan and run check a campaign's
+// fields against them.
+func (e *CallEndpoint) FormFields() []FormField {
+	fields := make([]FormField, 0, len(e.FormData))
+	for _, el := range e.FormData {
+		if f := ParseFormField(el); f.Name != "" {
+			fields = append(fields, f)
+		}
 	}
-	return element
+	return fields
+}
+
+// FormField is one element of a call endpoint's data.form_data, read. The
+// live service writes the last one as
+//
+//	local_presence_number=No (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]
+//
+// which is the field local_presence_number, with the default No and the
+// rest as a hint for people.
+type FormField struct {
+	Name    string // the leading run of name characters (see [IsFieldName])
+	Default string // the value after "=" right after the name, if any
+	Hint    string // what follows the name and default, trimmed; HTML left as it is
+}
+
+// ParseFormField reads one form_data element: the field's name is the
+// leading run of letters, digits and underscores (after leading spaces);
+// "=value" right after it (spaces allowed around the "=") is its default,
+// which ends at a space, "(", "<" or "["; whatever follows is a hint. An
+// element that starts with anything else has no name.
+func ParseFormField(element string) FormField {
+	s := strings.TrimSpace(element)
+	n := nameLen(s)
+	f := FormField{Name: s[:n]}
+	rest := strings.TrimLeft(s[n:], " \t")
+	if f.Name != "" && strings.HasPrefix(rest, "=") {
+		rest = strings.TrimLeft(rest[1:], " \t")
+		end := strings.IndexAny(rest, " \t(<[")
+		if end < 0 {
+			end = len(rest)
+		}
+		f.Default, rest = rest[:end], rest[end:]
+	}
+	f.Hint = strings.TrimSpace(rest)
+	return f
+}
+
+// FieldName returns the field name at the start of a form_data element
+// (see [ParseFormField]): "local_presence_number=No (Yes/No)<br> ..."
+// gives "local_presence_number".
+func FieldName(element string) string {
+	return ParseFormField(element).Name
+}
+
+// IsFieldName reports whether s is a plain form field name, as a call
+// endpoint's form_data names them: one or more letters, digits and
+// underscores, and nothing else. The campaign file's fields: and set:
+// keys must be.
+func IsFieldName(s string) bool {
+	return s != "" && nameLen(s) == len(s)
+}
+
+// nameLen is the length of the run of name characters ([A-Za-z0-9_]) at
+// the start of s.
+func nameLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // CallResponse is the service's answer to a call start. The spec does not

@@ -258,16 +258,81 @@ func TestGetCallEndpointRejectsBadEndpoint(t *testing.T) {
 	}
 }
 
-func TestFieldName(t *testing.T) {
-	for in, want := range map[string]string{
-		"phone_number":                   "phone_number",
-		"local_presence_number (Yes/No)": "local_presence_number",
-		"local_presence_number(Yes/No)":  "local_presence_number",
-		"  email ":                       "email",
-		"":                               "",
+// liveLocalPresence is the last form_data element of the live service's
+// call-endpoint answer, exactly as its public API reference shows it.
+const liveLocalPresence = "local_presence_number=No (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]"
+
+func TestParseFormField(t *testing.T) {
+	for _, tc := range []struct {
+		in              string
+		name, def, hint string
+	}{
+		{liveLocalPresence, "local_presence_number", "No", "(Yes/No)<br> [If Yes, then the call will be made from AI local presence number]"},
+		{"local_presence_number=Yes (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]", "local_presence_number", "Yes", "(Yes/No)<br> [If Yes, then the call will be made from AI local presence number]"},
+		{"local_presence_number=Yes", "local_presence_number", "Yes", ""},
+		{"local_presence_number=No<br>", "local_presence_number", "No", "<br>"},
+		{"local_presence_number = No (Yes/No)", "local_presence_number", "No", "(Yes/No)"},
+		{"local_presence_number (Yes/No)", "local_presence_number", "", "(Yes/No)"}, // the spec's reading
+		{"local_presence_number(Yes/No)", "local_presence_number", "", "(Yes/No)"},
+		{"local_presence_number<br> [If Yes, then the call will be made from AI local presence number]", "local_presence_number", "", "<br> [If Yes, then the call will be made from AI local presence number]"},
+		{"local_presence_number", "local_presence_number", "", ""},  // no hint
+		{"local_presence_number ", "local_presence_number", "", ""}, // a trailing space
+		{"local_presence_number=No ", "local_presence_number", "No", ""},
+		{"  email ", "email", "", ""},
+		{"phone_number1", "phone_number1", "", ""},
+		{"zip_code=", "zip_code", "", ""},
+		{"<br>", "", "", "<br>"}, // HTML only: no field
+		{"(Yes/No)", "", "", "(Yes/No)"},
+		{"=No", "", "", "=No"},
+		{"", "", "", ""},
 	} {
-		if got := FieldName(in); got != want {
-			t.Errorf("FieldName(%q) = %q, want %q", in, got, want)
+		got := ParseFormField(tc.in)
+		if want := (FormField{Name: tc.name, Default: tc.def, Hint: tc.hint}); got != want {
+			t.Errorf("ParseFormField(%q) = %+v, want %+v", tc.in, got, want)
+		}
+		if n := FieldName(tc.in); n != tc.name {
+			t.Errorf("FieldName(%q) = %q, want %q", tc.in, n, tc.name)
+		}
+	}
+}
+
+func TestIsFieldName(t *testing.T) {
+	for in, want := range map[string]bool{
+		"city": true, "zip_code": true, "phone_number1": true, "Custom_Field_2": true,
+		"": false, "zip code": false, "local_presence_number=No": false, "city ": false, "e-mail": false, "straße": false,
+	} {
+		if got := IsFieldName(in); got != want {
+			t.Errorf("IsFieldName(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestGetCallEndpointLiveFormat reads a call-endpoint answer as the live
+// service writes it: account fields among the seven, and the last element
+// with its default and an HTML hint.
+func TestGetCallEndpointLiveFormat(t *testing.T) {
+	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := json.Marshal(map[string]any{"status": "success", "data": map[string]any{
+			"endpoint": "http://" + r.Host + "/call/agent_07a9005357b35d0943f7359ad9", "Method": "POST",
+			"form_data": []string{"phone_number", "email", "first_name", "last_name", "ghl_contact_id", "override_agent_id",
+				"city", "zip_code", liveLocalPresence}}})
+		w.Write(body)
+	})
+	ep, err := c.GetCallEndpoint(context.Background(), "agent_07a9005357b35d0943f7359ad9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"phone_number", "email", "first_name", "last_name", "ghl_contact_id", "override_agent_id", "city", "zip_code", "local_presence_number"}
+	if got := ep.Fields(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Fields() = %q, want %q", got, want)
+	}
+	fields := ep.FormFields()
+	if last := fields[len(fields)-1]; last.Name != "local_presence_number" || last.Default != "No" {
+		t.Errorf("last field = %+v, want local_presence_number with default No", last)
+	}
+	for _, f := range fields[:len(fields)-1] {
+		if f.Default != "" || f.Hint != "" {
+			t.Errorf("field %+v: want no default and no hint", f)
 		}
 	}
 }

@@ -69,6 +69,10 @@ type OAuth struct {
 	// AuthorizeURL is the authorization endpoint. The spec does not show
 	// it, so it comes from the campaign file.
 	AuthorizeURL string
+	// Scope, if set, is sent as the authorize URL's scope parameter (the
+	// live service requires it: "*" for full access). The spec does not
+	// show scopes, so it comes from the campaign file.
+	Scope string
 	// HTTPClient sends the token requests; nil means a client over
 	// [DefaultTransport].
 	HTTPClient *http.Client
@@ -83,8 +87,8 @@ const (
 )
 
 // AuthCodeURL returns the URL a person opens to authorize callrun: the
-// configured AuthorizeURL with response_type, client_id, redirect_uri and
-// state added.
+// configured AuthorizeURL with response_type=code, client_id,
+// redirect_uri, state and, when set, scope added.
 func (o *OAuth) AuthCodeURL(state string) (string, error) {
 	if o.AuthorizeURL == "" {
 		return "", errors.New("service.authorize_url is not set in the campaign file (the spec does not show the authorize endpoint); open your provider's authorization page yourself and pass the code with --code")
@@ -98,6 +102,9 @@ func (o *OAuth) AuthCodeURL(state string) (string, error) {
 	q.Set("client_id", o.ClientID)
 	q.Set("redirect_uri", o.RedirectURI)
 	q.Set("state", state)
+	if o.Scope != "" {
+		q.Set("scope", o.Scope)
+	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -271,6 +271,20 @@ func TestAuthCodeURL(t *testing.T) {
 	if strings.Contains(got, "secret") {
 		t.Error("authorize URL carries a secret")
 	}
+	if _, sent := q["scope"]; sent {
+		t.Errorf("AuthCodeURL sends a scope nobody set: %s", got)
+	}
+	// The live service's authorize endpoint, as its documentation shows it.
+	o = &OAuth{ClientID: "c1", RedirectURI: testRedirect, AuthorizeURL: "https://app.aisync.link/oauth/authorize", Scope: "*"}
+	got, err = o.AuthCodeURL("st4te")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ = url.Parse(got)
+	if q := u.Query(); u.Host != "app.aisync.link" || u.Path != "/oauth/authorize" || q.Get("response_type") != "code" ||
+		q.Get("scope") != "*" || q.Get("client_id") != "c1" || q.Get("redirect_uri") != testRedirect || q.Get("state") != "st4te" {
+		t.Errorf("AuthCodeURL with scope = %s", got)
+	}
 	o.AuthorizeURL = ""
 	if _, err := o.AuthCodeURL("x"); err == nil {
 		t.Error("no error without an authorize URL")

@@ -57,6 +57,9 @@ type Service struct {
 	// AuthorizeURL is optional: the spec does not show the authorize
 	// endpoint.
 	AuthorizeURL string `yaml:"authorize_url"`
+	// Scope is sent on the authorize URL when set; the live service
+	// requires one ("*" for full access), the spec does not show scopes.
+	Scope string `yaml:"scope"`
 	// TokenFile overrides where the token is kept (default: under the
 	// user's configuration directory, one file per service and client).
 	TokenFile string `yaml:"token_file"`

@@ -148,8 +148,8 @@ agents:
 sheets:
   - file: nowhere.csv
     agent: C
-    fields: {phone: Phone, first_name: ""}
-    set: {local_presence_number: maybe, colour: red}
+    fields: {phone number: Phone, first_name: ""}
+    set: {local_presence_number: maybe, "zip code": "62701"}
     region: XX
 suppress: [gone.csv]
 dedupe: sometimes
@@ -170,10 +170,10 @@ hours: {timezone: Mars/Olympus, days: [funday], start: "9am", end: "20:00"}
 		"line 16, sheets[0].file: sheet",
 		"line 17, sheets[0].agent: agent \"C\" is not declared",
 		"sheets[0].fields: map the phone number",
-		"sheets[0].fields.phone: \"phone\" is not a form field", `did you mean "phone_number"?`,
+		"sheets[0].fields.phone number: \"phone number\" is not a form field name: a field name holds only letters, digits and _", `did you mean "phone_number"?`,
 		"sheets[0].fields.first_name: field first_name maps to an empty column name",
 		"sheets[0].set.local_presence_number: local_presence_number is \"maybe\"; use Yes or No",
-		"sheets[0].set.colour:",
+		"sheets[0].set.zip code: \"zip code\" is not a form field name",
 		"line 20, sheets[0].region: region \"XX\"",
 		"suppress[0]: suppression file",
 		"dedupe: dedupe is \"sometimes\"",

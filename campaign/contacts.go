@@ -41,6 +41,11 @@ type Contact struct {
 	Agent  int    // index in File.Agents
 	Phone  string // E.164; empty when the number is invalid
 	Fields [numFields]string
+	// Extra holds the fields beyond the seven, one for each of the
+	// campaign's [File.AccountFields] in that order, with the value this
+	// row sends (empty: not sent). Each row gets a slice of its own, so a
+	// copy of the Contact keeps it.
+	Extra []FormValue
 	// TZ is the contact's time zone from the sheet's timezone_column, if
 	// any; empty means "from the phone number".
 	TZ string
@@ -68,6 +73,11 @@ func (c *Contact) Form() url.Values {
 			form.Set(FormFields[i], v)
 		}
 	}
+	for _, x := range c.Extra {
+		if x.Value != "" {
+			form.Set(x.Name, x.Value)
+		}
+	}
 	return form
 }
 
@@ -89,20 +99,36 @@ func (c *Contact) EncodeForm() string {
 	for _, v := range c.Fields {
 		n += len(v) + 24
 	}
+	for _, x := range c.Extra {
+		n += len(x.Name) + len(x.Value) + 8
+	}
 	buf := make([]byte, 0, n)
+	extra := c.Extra // sorted by name, as File.AccountFields is
 	for _, i := range formOrder {
-		v := c.Fields[i]
-		if v == "" {
-			continue
+		for len(extra) > 0 && extra[0].Name < FormFields[i] {
+			buf = appendFormField(buf, extra[0].Name, extra[0].Value)
+			extra = extra[1:]
 		}
-		if len(buf) > 0 {
-			buf = append(buf, '&')
-		}
-		buf = append(buf, FormFields[i]...) // names need no escaping
-		buf = append(buf, '=')
-		buf = appendQueryEscape(buf, v)
+		buf = appendFormField(buf, FormFields[i], c.Fields[i])
+	}
+	for _, x := range extra {
+		buf = appendFormField(buf, x.Name, x.Value)
 	}
 	return string(buf)
+}
+
+// appendFormField appends name=value to an encoded form, unless value is
+// empty. Field names are letters, digits and _: they need no escaping.
+func appendFormField(buf []byte, name, value string) []byte {
+	if value == "" {
+		return buf
+	}
+	if len(buf) > 0 {
+		buf = append(buf, '&')
+	}
+	buf = append(buf, name...)
+	buf = append(buf, '=')
+	return appendQueryEscape(buf, value)
 }
 
 // appendQueryEscape appends url.QueryEscape(s) to buf.
@@ -133,8 +159,17 @@ type RowProblem struct {
 type sheetMap struct {
 	cols  [numFields]int // CSV column of each form field; -1 when not mapped
 	names [numFields]string
+	extra []extraField // one for each of the campaign's account fields, in order
 	tzCol int
 	width int
+}
+
+// extraField is where a sheet takes a field beyond the seven from: a CSV
+// column, a constant, or neither (the sheet does not send it).
+type extraField struct {
+	name  string
+	col   int    // CSV column; -1 when not mapped
+	value string // the constant under set:, when not mapped
 }
 
 // openSheet opens a sheet and resolves its mapped columns. Its errors are
@@ -159,6 +194,17 @@ func (f *File) openSheet(i int) (*SheetReader, *sheetMap, error) {
 			continue
 		}
 		m.cols[fi], m.names[fi] = idx, col
+	}
+	for _, field := range f.AccountFields() {
+		x := extraField{name: field, col: -1, value: s.Set[field]}
+		if col, ok := s.Fields[field]; ok {
+			idx, err := r.Column(col)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			x.col = idx
+		}
+		m.extra = append(m.extra, x)
 	}
 	if s.TimezoneColumn != "" {
 		idx, err := r.Column(s.TimezoneColumn)
@@ -360,6 +406,16 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *PhoneRules, m
 			c.Fields[fi] = strings.TrimSpace(fields[col])
 		} else if v, ok := spec.Set[FormFields[fi]]; ok {
 			c.Fields[fi] = v
+		}
+	}
+	if len(m.extra) > 0 {
+		c.Extra = make([]FormValue, len(m.extra))
+		for i, x := range m.extra {
+			v := x.value
+			if x.col >= 0 {
+				v = strings.TrimSpace(fields[x.col])
+			}
+			c.Extra[i] = FormValue{Name: x.name, Value: v}
 		}
 	}
 	raw := c.Fields[FieldPhone]

@@ -91,6 +91,29 @@ type InitOptions struct {
 	Region    string // "" guesses from the sheet, else US
 	// Sample holds a few phone cells of the sheet, to guess the region.
 	Sample []string
+	// AccountFields are the form fields beyond the seven that the service
+	// listed for the account (an agent's call endpoint); a column whose
+	// header matches one is mapped to it. AccountFrom says where they came
+	// from, for the comment beside each (agent "X"'s call endpoint).
+	AccountFields []string
+	AccountFrom   string
+}
+
+// MatchAccountFields maps the columns of header whose name matches one of
+// the account's fields (case, spaces and punctuation aside: "Zip Code"
+// matches zip_code) to that field, leaving out the columns in used.
+func MatchAccountFields(header, account []string, used map[string]bool) map[string]string {
+	fields := map[string]string{}
+	for _, field := range account {
+		for _, h := range header {
+			if h != "" && !used[h] && foldHeader(h) == foldHeader(field) {
+				fields[field] = h
+				used[h] = true
+				break
+			}
+		}
+	}
+	return fields
 }
 
 var nameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -130,13 +153,19 @@ func WriteInit(w io.Writer, o InitOptions) error {
 			todo = append(todo, row{Field: f})
 		}
 	}
+	used := map[string]bool{tz: true}
+	for _, c := range fields {
+		used[c] = true
+	}
+	account := MatchAccountFields(o.Header, o.AccountFields, used)
+	for _, f := range o.AccountFields {
+		if account[f] != "" {
+			mapped = append(mapped, row{Field: f, Column: account[f], Note: "a field of your account, from " + o.AccountFrom})
+		}
+	}
 	var unused []string
 	for _, h := range o.Header {
-		found := h == tz
-		for _, c := range fields {
-			found = found || c == h
-		}
-		if !found && h != "" {
+		if !used[h] && h != "" {
 			unused = append(unused, h)
 		}
 	}

@@ -94,3 +94,40 @@ func TestInitGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestInitMapsAccountFields: given the account's own fields (as init
+// reads them from an agent's call endpoint), init maps the columns whose
+// header matches one and leaves the others unsent; the file it writes
+// loads, with those fields under fields:.
+func TestInitMapsAccountFields(t *testing.T) {
+	header := []string{"Phone", "First Name", "City", "Zip Code", "Notes"}
+	var b bytes.Buffer
+	err := WriteInit(&b, InitOptions{Sheet: "leads.csv", SheetName: "leads.csv", Agent: "Spring", Header: header,
+		AccountFields: []string{"address", "city", "zip_code"}, AccountFrom: `agent "Spring"'s call endpoint`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`      city: "City"    # a field of your account, from agent "Spring"'s call endpoint` + "\n",
+		`      zip_code: "Zip Code"    # a field of your account, from agent "Spring"'s call endpoint` + "\n",
+		`    # Not sent: "Notes"` + "\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("init file lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "address") {
+		t.Errorf("init mapped address, which no column matches:\n%s", b.String())
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "leads.csv"), []byte("Phone,First Name,City,Zip Code,Notes\n+14155550132,Ada,Springfield,62701,x\n"), 0o644)
+	filled := strings.Replace(b.String(), `"TODO: write the agent's prompt"`, `"Hello."`, 1)
+	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(filled), 0o644)
+	f, err := Load(filepath.Join(dir, "campaign.yaml"), LoadOptions{Offline: true, Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.AccountFields(); strings.Join(got, ",") != "city,zip_code" || f.Sheets[0].Fields["zip_code"] != "Zip Code" {
+		t.Errorf("loaded: account fields %q, mapping %v", got, f.Sheets[0].Fields)
+	}
+}

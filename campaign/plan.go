@@ -38,6 +38,9 @@ type PlanAgent struct {
 	Status  string   `json:"status,omitempty"`
 	Drift   []string `json:"drift,omitempty"`
 	IDs     []string `json:"ids,omitempty"` // when ambiguous
+	// Fields are the form fields of the agent's call endpoint, with their
+	// defaults; online, for an agent that exists.
+	Fields []PlanField `json:"form_fields,omitempty"`
 }
 
 // PlanSheet is one sheet in a plan.
@@ -279,6 +282,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 			line += fmt.Sprintf(" (ids %s: rename one; run will refuse)", strings.Join(a.IDs, ", "))
 		}
 		b.WriteString(line + "\n")
+		if len(a.Fields) > 0 {
+			fmt.Fprintf(&b, "             form fields: %s\n", fieldsLine(a.Fields))
+		}
 	}
 	b.WriteString("\nSheets:\n")
 	for _, s := range p.Sheets {

@@ -24,7 +24,7 @@ const (
 // `callrun report` does on its own. sum carries the run's own facts
 // (times, calls, ending); the counts are added here.
 func WriteReport(ctx context.Context, f *File, st *report.State, norm *PhoneNormalizer, sup *Suppression, dir string, sum *report.Summary) error {
-	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV))
+	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), f.AccountFields()...)
 	if err != nil {
 		return err
 	}
@@ -78,6 +78,12 @@ func ReportRow(f *File, st *report.State, c *Contact) report.Row {
 		LocalPresenceNumber: c.Fields[FieldLocalPresence],
 		Status:              c.Status, Reason: c.Reason,
 	}
+	if len(c.Extra) > 0 {
+		row.Extra = make([]string, len(c.Extra)) // in the order of f.AccountFields, as c.Extra is
+		for i, x := range c.Extra {
+			row.Extra[i] = x.Value
+		}
+	}
 	switch c.Status {
 	case Invalid:
 		if c.Column != "" {
@@ -115,7 +121,7 @@ func writeXLSX(ctx context.Context, f *File, st *report.State, norm *PhoneNormal
 		}
 		return nil
 	}
-	xw, err := report.NewXLSXWriter(path)
+	xw, err := report.NewXLSXWriter(path, f.AccountFields()...)
 	if err != nil {
 		return err
 	}

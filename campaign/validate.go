@@ -163,10 +163,12 @@ func (l *loader) validateSheets(f *File) {
 		if _, ok := s.Fields["phone_number"]; !ok {
 			l.problem(key+".fields", "map the phone number: fields: {phone_number: <CSV column>}")
 		}
+		// A name beyond the seven may be a field the account defines: it
+		// is checked against the agent's call endpoint online.
 		for field, column := range s.Fields {
 			fk := key + ".fields." + field
-			if !slices.Contains(FormFields, field) {
-				l.problem(fk, "%q is not a form field of the call endpoint (allowed: %s)%s", field, strings.Join(FormFields, ", "), suggest(field, FormFields))
+			if !apiclient.IsFieldName(field) {
+				l.problem(fk, "%q is not a form field name: a field name holds only letters, digits and _ (the call endpoint's own: %s)%s", field, strings.Join(FormFields, ", "), suggest(field, FormFields))
 			}
 			if strings.TrimSpace(column) == "" {
 				l.problem(fk, "field %s maps to an empty column name", field)
@@ -175,8 +177,8 @@ func (l *loader) validateSheets(f *File) {
 		for field, v := range s.Set {
 			sk := key + ".set." + field
 			switch {
-			case !slices.Contains(FormFields, field):
-				l.problem(sk, "%q is not a form field of the call endpoint (allowed: %s)%s", field, strings.Join(FormFields, ", "), suggest(field, FormFields))
+			case !apiclient.IsFieldName(field):
+				l.problem(sk, "%q is not a form field name: a field name holds only letters, digits and _ (the call endpoint's own: %s)%s", field, strings.Join(FormFields, ", "), suggest(field, FormFields))
 			case field == "phone_number":
 				l.problem(sk, "phone_number cannot be a constant; map it to a column under fields:")
 			case s.Fields[field] != "":

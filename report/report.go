@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,6 +33,33 @@ type Row struct {
 	FirstAttemptAt      string     `csv:"first_attempt_at"` // RFC 3339, UTC; empty when none (see [Timestamp])
 	LastAttemptAt       string     `csv:"last_attempt_at"`  // RFC 3339, UTC; empty when none
 	Response            string     `csv:"response"`         // excerpt of the service's answer
+	// Extra holds the values of the fields the account defines beyond the
+	// seven (city, zip_code, ...), one for each extra column the writer
+	// was made with, in that order. They stand after local_presence_number.
+	Extra []string `csv:"-"`
+}
+
+// extraAt is where the account's own fields stand among the report's
+// columns: after the seven form fields, before status.
+var extraAt = slices.Index(csvHeader(), "local_presence_number") + 1
+
+// header returns the report's columns: Row's csv tags, in order, with the
+// extra columns after the seven form fields.
+func header(extra []string) []string {
+	return slices.Insert(csvHeader(), extraAt, extra...)
+}
+
+// csvHeader returns the csv tags of Row, in order: the report's columns
+// without extra ones.
+func csvHeader() []string {
+	t := reflect.TypeOf(Row{})
+	var out []string
+	for i := range t.NumField() {
+		if tag := t.Field(i).Tag.Get("csv"); tag != "-" {
+			out = append(out, tag)
+		}
+	}
+	return out
 }
 
 // HTTPStatus is an HTTP status code in the report. Zero, no answer, is an
@@ -80,25 +109,53 @@ const csvBatch = 256
 type CSVWriter struct {
 	path  string
 	pf    *renameio.PendingFile
-	csv   *csv.Writer
+	csv   gocsv.CSVWriter
+	extra *extraColumns // nil without extra columns
 	batch []Row
 	err   error // sticky
 	done  bool  // committed or aborted
 }
 
 // NewCSVWriter starts a report to be committed to path (mode 0644), and
-// writes its header.
-func NewCSVWriter(path string) (*CSVWriter, error) {
+// writes its header. extra names the columns of the account's own fields
+// (see Row.Extra); without them the columns are Row's alone.
+func NewCSVWriter(path string, extra ...string) (*CSVWriter, error) {
 	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o644))
 	if err != nil {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
 	}
-	w := &CSVWriter{path: path, pf: pf, csv: csv.NewWriter(pf), batch: make([]Row, 0, csvBatch)}
+	cw := csv.NewWriter(pf)
+	w := &CSVWriter{path: path, pf: pf, csv: cw, batch: make([]Row, 0, csvBatch)}
+	if len(extra) > 0 {
+		w.extra = &extraColumns{Writer: cw, n: len(extra), cells: [][]string{extra}}
+		w.csv = w.extra
+	}
 	if err := gocsv.MarshalCSV([]Row{}, w.csv); err != nil { // the header alone
 		pf.Cleanup()
 		return nil, fmt.Errorf("writing report %s: %w", path, err)
 	}
 	return w, nil
+}
+
+// extraColumns is the CSV writer gocsv writes the report through when it
+// has extra columns: it puts each record's extra cells (Row.Extra, which
+// gocsv does not see, or the header's names) after the seven form fields.
+type extraColumns struct {
+	*csv.Writer
+	n     int        // extra columns
+	cells [][]string // the extra cells of the records gocsv is about to write, in order
+}
+
+func (x *extraColumns) Write(record []string) error {
+	var cells []string
+	if len(x.cells) > 0 {
+		cells, x.cells = x.cells[0], x.cells[1:]
+	}
+	if len(cells) > x.n {
+		return fmt.Errorf("a row has %d extra cells for %d extra columns", len(cells), x.n)
+	}
+	cells = append(slices.Clip(cells), make([]string, x.n-len(cells))...) // missing cells are empty
+	return x.Writer.Write(slices.Insert(record, extraAt, cells...))
 }
 
 // Write adds one row to the report, with its cells escaped for
@@ -121,6 +178,11 @@ func (w *CSVWriter) Write(r Row) error {
 func (w *CSVWriter) flush() error {
 	if len(w.batch) == 0 {
 		return nil
+	}
+	if w.extra != nil {
+		for _, r := range w.batch {
+			w.extra.cells = append(w.extra.cells, r.Extra)
+		}
 	}
 	if err := gocsv.MarshalCSVWithoutHeaders(w.batch, w.csv); err != nil {
 		w.err = fmt.Errorf("writing report %s: %w", w.path, err)
@@ -163,9 +225,9 @@ func (w *CSVWriter) Abort() {
 }
 
 // escapeRow escapes a row's text cells for spreadsheets. The two phone
-// columns keep an E.164 number as it is: '+' and digits alone are no
-// formula, and the phone number of every row but an invalid one is
-// E.164.
+// columns and the account's own fields keep an E.164 number as it is:
+// '+' and digits alone are no formula, and the phone number of every row
+// but an invalid one is E.164.
 func escapeRow(r Row) Row {
 	for _, p := range []*string{
 		&r.Sheet, &r.Email, &r.FirstName, &r.LastName, &r.GHLContactID,
@@ -178,6 +240,16 @@ func escapeRow(r Row) Row {
 		if !isE164(*p) {
 			*p = Escape(*p)
 		}
+	}
+	if len(r.Extra) > 0 {
+		extra := make([]string, len(r.Extra)) // the caller's slice stays as it is
+		for i, v := range r.Extra {
+			if !isE164(v) { // phone_number1, say
+				v = Escape(v)
+			}
+			extra[i] = v
+		}
+		r.Extra = extra
 	}
 	return r
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,10 +158,15 @@ func TestEscapeRow(t *testing.T) {
 		{"E.164 local presence number kept", Row{LocalPresenceNumber: "+14155550199"}, Row{LocalPresenceNumber: "+14155550199"}},
 		{"other local presence number escaped", Row{LocalPresenceNumber: "+1-415"}, Row{LocalPresenceNumber: "'+1-415"}},
 		{"E.164 name escaped", Row{FirstName: "+14155550199"}, Row{FirstName: "'+14155550199"}},
+		{"account fields", Row{Extra: []string{"=city", "+14155550199", "-5", ""}}, Row{Extra: []string{"'=city", "+14155550199", "'-5", ""}}},
 	}
 	for _, tt := range tests {
-		if got := escapeRow(tt.in); got != tt.want {
+		in := slices.Clone(tt.in.Extra)
+		if got := escapeRow(tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: escapeRow = %+v, want %+v", tt.name, got, tt.want)
+		}
+		if !slices.Equal(in, tt.in.Extra) {
+			t.Errorf("%s: escapeRow changed the caller's Extra to %q", tt.name, tt.in.Extra)
 		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -26,6 +26,7 @@ const MaxXLSXRows = 100_000
 // like [CSVWriter]. An XLSXWriter is not safe for concurrent use.
 type XLSXWriter struct {
 	path     string
+	extra    int // extra columns (Row.Extra)
 	tmp      string
 	book     *excelize.File
 	sheet    *excelize.StreamWriter
@@ -37,8 +38,9 @@ type XLSXWriter struct {
 // xlsxSheet is the worksheet's name.
 const xlsxSheet = "Report"
 
-// NewXLSXWriter starts a workbook to be committed to path.
-func NewXLSXWriter(path string) (*XLSXWriter, error) {
+// NewXLSXWriter starts a workbook to be committed to path. extra names
+// the columns of the account's own fields, as for [NewCSVWriter].
+func NewXLSXWriter(path string, extra ...string) (*XLSXWriter, error) {
 	book := excelize.NewFile()
 	if err := book.SetSheetName("Sheet1", xlsxSheet); err != nil {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
@@ -47,8 +49,8 @@ func NewXLSXWriter(path string) (*XLSXWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
 	}
-	header := csvHeader()
-	w := &XLSXWriter{path: path, book: book, sheet: sw}
+	header := header(extra)
+	w := &XLSXWriter{path: path, extra: len(extra), book: book, sheet: sw}
 	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
 	}
@@ -57,7 +59,7 @@ func NewXLSXWriter(path string) (*XLSXWriter, error) {
 		return nil, err
 	}
 	// Column widths must come before the first row in a stream.
-	for i, width := range xlsxWidths {
+	for i, width := range slices.Insert(slices.Clone(xlsxWidths), extraAt, slices.Repeat([]float64{16}, len(extra))...) {
 		if err := sw.SetColWidth(i+1, i+1, width); err != nil {
 			return nil, fmt.Errorf("creating report %s: %w", path, err)
 		}
@@ -72,18 +74,9 @@ func NewXLSXWriter(path string) (*XLSXWriter, error) {
 	return w, nil
 }
 
-// xlsxWidths are the column widths, in characters, in Row's order.
+// xlsxWidths are the column widths, in characters, in Row's order; an
+// extra column is 16 wide.
 var xlsxWidths = []float64{16, 6, 16, 28, 14, 14, 22, 20, 8, 11, 48, 8, 8, 22, 26, 21, 21, 48}
-
-// csvHeader returns the csv tags of Row, in order: the report's columns.
-func csvHeader() []string {
-	t := reflect.TypeOf(Row{})
-	out := make([]string, t.NumField())
-	for i := range out {
-		out[i] = t.Field(i).Tag.Get("csv")
-	}
-	return out
-}
 
 // Write adds one row. Every value is written as text, so no spreadsheet
 // reinterprets it; a workbook cell is never run as a formula. Past
@@ -102,9 +95,13 @@ func (w *XLSXWriter) Write(r Row) error {
 	}
 	http, _ := r.HTTPStatus.MarshalCSV()
 	attempts, _ := r.Attempts.MarshalCSV()
+	if len(r.Extra) > w.extra {
+		return fmt.Errorf("writing report %s: a row has %d extra cells for %d extra columns", w.path, len(r.Extra), w.extra)
+	}
 	values := []string{r.Sheet, fmt.Sprint(r.Row), r.PhoneNumber, r.Email, r.FirstName, r.LastName, r.GHLContactID,
 		r.OverrideAgentID, r.LocalPresenceNumber, r.Status, r.Reason, http, attempts, r.Agent, r.AgentID,
 		r.FirstAttemptAt, r.LastAttemptAt, r.Response}
+	values = slices.Insert(values, extraAt, append(slices.Clip(r.Extra), make([]string, w.extra-len(r.Extra))...)...)
 	cells := make([]any, len(values))
 	for i, v := range values {
 		// A string value is a text cell ("str" or inline string): Excel
@@ -140,7 +137,7 @@ func (w *XLSXWriter) Commit() error {
 	w.done = true
 	defer w.book.Close()
 	// A table gives the header filter buttons (status, agent, ...).
-	last, _ := excelize.ColumnNumberToName(len(xlsxWidths))
+	last, _ := excelize.ColumnNumberToName(len(xlsxWidths) + w.extra)
 	showStripes := true
 	if err := w.sheet.AddTable(&excelize.Table{Range: fmt.Sprintf("A1:%s%d", last, max(w.rows+1, 2)), Name: "Report",
 		StyleName: "TableStyleLight9", ShowRowStripes: &showStripes}); err != nil {

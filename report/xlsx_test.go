@@ -1,29 +1,25 @@
 package report
 
 import (
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
 )
 
-// TestXLSXKeepsNumbersAsText writes the same rows to report.csv and
-// report.xlsx and reads the workbook back with excelize: phone numbers and
-// ids are text cells equal to the CSV's, the header is frozen and filtered.
-func TestXLSXKeepsNumbersAsText(t *testing.T) {
-	dir := t.TempDir()
-	rows := []Row{
-		{Sheet: "leads.csv", Row: 2, PhoneNumber: "+14155550132", FirstName: "Ada", GHLContactID: "000123456789012345678", Status: "sent", HTTPStatus: 200, Attempts: 1, Agent: "A", AgentID: "1234567890123456"},
-		{Sheet: "leads.csv", Row: 3, PhoneNumber: "+442079460123", FirstName: "=HYPERLINK(\"x\")", Status: "uncertain", Reason: "no answer", Attempts: 1, Agent: "A"},
-		{Sheet: "leads.csv", Row: 4, PhoneNumber: "1.5551234567E+10", Status: "invalid", Reason: "damaged by Excel", Agent: "A"},
-	}
-	cw, err := NewCSVWriter(filepath.Join(dir, "report.csv"))
+// writeBoth writes rows to report.csv and report.xlsx in dir, with the
+// extra columns given.
+func writeBoth(t *testing.T, dir string, rows []Row, extra ...string) {
+	t.Helper()
+	cw, err := NewCSVWriter(filepath.Join(dir, "report.csv"), extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	xw, err := NewXLSXWriter(filepath.Join(dir, "report.xlsx"))
+	xw, err := NewXLSXWriter(filepath.Join(dir, "report.xlsx"), extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +37,19 @@ func TestXLSXKeepsNumbersAsText(t *testing.T) {
 	if err := xw.Commit(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestXLSXKeepsNumbersAsText writes the same rows to report.csv and
+// report.xlsx and reads the workbook back with excelize: phone numbers and
+// ids are text cells equal to the CSV's, the header is frozen and filtered.
+func TestXLSXKeepsNumbersAsText(t *testing.T) {
+	dir := t.TempDir()
+	rows := []Row{
+		{Sheet: "leads.csv", Row: 2, PhoneNumber: "+14155550132", FirstName: "Ada", GHLContactID: "000123456789012345678", Status: "sent", HTTPStatus: 200, Attempts: 1, Agent: "A", AgentID: "1234567890123456"},
+		{Sheet: "leads.csv", Row: 3, PhoneNumber: "+442079460123", FirstName: "=HYPERLINK(\"x\")", Status: "uncertain", Reason: "no answer", Attempts: 1, Agent: "A"},
+		{Sheet: "leads.csv", Row: 4, PhoneNumber: "1.5551234567E+10", Status: "invalid", Reason: "damaged by Excel", Agent: "A"},
+	}
+	writeBoth(t, dir, rows)
 	got, err := ReadXLSX(filepath.Join(dir, "report.xlsx"))
 	if err != nil {
 		t.Fatal(err)
@@ -130,5 +139,80 @@ func TestXLSXTooLargeIsDroppedAndTheOldOneRemoved(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// TestExtraColumns: the fields an account defines beyond the seven are
+// columns after local_presence_number in both report.csv and report.xlsx,
+// with the rows' values, escaped like the other cells; a row without
+// them has empty cells there.
+func TestExtraColumns(t *testing.T) {
+	dir := t.TempDir()
+	extra := []string{"city", "phone_number1", "zip_code"}
+	rows := []Row{
+		{Sheet: "leads.csv", Row: 2, PhoneNumber: "+14155550132", LocalPresenceNumber: "No", Extra: []string{"Springfield", "+14155550199", "=1+1"},
+			Status: "sent", HTTPStatus: 200, Attempts: 1, Agent: "A", AgentID: "ag_1"},
+		{Sheet: "leads.csv", Row: 3, PhoneNumber: "bogus", Status: "invalid", Reason: "not a number", Agent: "A"},
+	}
+	writeBoth(t, dir, rows, extra...)
+	wantHeader := "sheet,row,phone_number,email,first_name,last_name,ghl_contact_id,override_agent_id,local_presence_number," +
+		"city,phone_number1,zip_code,status,reason,http_status,attempts,agent,agent_id,first_attempt_at,last_attempt_at,response"
+	f, err := os.Open(filepath.Join(dir, "report.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	book, err := ReadXLSX(filepath.Join(dir, "report.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCells := [][]string{
+		{"No", "Springfield", "+14155550199", "'=1+1", "sent"}, // csv: escaped
+		{"", "", "", "", "invalid"},
+	}
+	for name, got := range map[string][][]string{"report.csv": recs, "report.xlsx": book} {
+		if len(got) != 3 || strings.Join(got[0], ",") != wantHeader {
+			t.Fatalf("%s: %d rows, header %q, want %q", name, len(got), got[0], wantHeader)
+		}
+		for i, want := range wantCells {
+			if name == "report.xlsx" && i == 0 {
+				want = slices.Clone(want)
+				want[3] = "=1+1" // a text cell: never run as a formula, shown as written
+			}
+			if cells := got[i+1][8:13]; !slices.Equal(cells, want) {
+				t.Errorf("%s row %d: cells %q, want %q", name, i+1, cells, want)
+			}
+		}
+	}
+	x, err := excelize.OpenFile(filepath.Join(dir, "report.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if tables, err := x.GetTables(xlsxSheet); err != nil || len(tables) != 1 || tables[0].Range != "A1:U3" {
+		t.Errorf("the table does not cover the extra columns: %+v %v", tables, err)
+	}
+	// More cells than columns is a mistake of the caller, not a shifted row.
+	cw, err := NewCSVWriter(filepath.Join(dir, "more.csv"), extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cw.Abort()
+	xw, err := NewXLSXWriter(filepath.Join(dir, "more.xlsx"), extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xw.Abort()
+	four := Row{Extra: []string{"a", "b", "c", "d"}}
+	if err := xw.Write(four); err == nil || !strings.Contains(err.Error(), "4 extra cells for 3 extra columns") {
+		t.Errorf("XLSXWriter with four extra cells for three columns: %v", err)
+	}
+	cw.Write(four) //nolint:errcheck // the error is sticky: Commit reports it
+	if err := cw.Commit(); err == nil || !strings.Contains(err.Error(), "4 extra cells for 3 extra columns") {
+		t.Errorf("CSVWriter with four extra cells for three columns: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,10 +34,43 @@ type agentRecord struct {
 	pendingUntil time.Time // non-zero: pending until then, then active
 }
 
-// formFields are the call endpoint's form fields, as data.form_data lists
-// them (spec 4.5).
-var formFields = []string{"phone_number", "email", "first_name", "last_name",
-	"ghl_contact_id", "override_agent_id", "local_presence_number (Yes/No)"}
+// specFields are the call endpoint's form fields the spec names (4.5),
+// local_presence_number last.
+var specFields = []string{"phone_number", "email", "first_name", "last_name",
+	"ghl_contact_id", "override_agent_id", "local_presence_number"}
+
+// LocalPresenceElement is the last element of data.form_data as the live
+// service writes it: the field name, its default and a hint for people,
+// with HTML in it.
+const LocalPresenceElement = "local_presence_number=No (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]"
+
+// formData returns data.form_data as the live service lists it: the six
+// plain fields of the spec, the account's own fields
+// (Options.AccountFields), then local_presence_number with its hint.
+func (s *Server) formData() []string {
+	fd := append([]string{}, specFields[:len(specFields)-1]...)
+	fd = append(fd, s.opts.AccountFields...)
+	return append(fd, LocalPresenceElement)
+}
+
+// CheckAccountFields checks names for Options.AccountFields: each one
+// letters, digits and underscores only, none of the spec's seven fields,
+// none twice. `callrun sandbox --account-fields` reports its error.
+func CheckAccountFields(names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		switch {
+		case n == "" || strings.Trim(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "":
+			return fmt.Errorf("account field %q: a field name holds only letters, digits and _", n)
+		case slices.Contains(specFields, n):
+			return fmt.Errorf("account field %q is one of the call endpoint's own fields", n)
+		case seen[n]:
+			return fmt.Errorf("account field %q is given twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
 
 // AddAgent seeds an agent, as if it had been created earlier, and returns
 // it. An empty AgentID, Status ("active"), WebhookEndpointMethod ("POST"),
@@ -291,7 +325,7 @@ func (s *Server) handleCallEndpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.answerAfter(w, d) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": map[string]any{
-			"endpoint": base + path, "Method": http.MethodPost, "form_data": formFields}})
+			"endpoint": base + path, "Method": http.MethodPost, "form_data": s.formData()}})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,7 +156,7 @@ func (s *Server) checkCallLocked(r *http.Request, a *agentRecord, form url.Value
 		return http.StatusBadRequest, "invalid_request", "unreadable form body"
 	}
 	for k, vs := range form {
-		if !knownFormField(k) {
+		if !s.knownFormField(k) {
 			return http.StatusUnprocessableEntity, invalid, fmt.Sprintf("unknown form field %q", k)
 		}
 		if len(vs) > 1 {
@@ -178,13 +179,10 @@ func (s *Server) checkCallLocked(r *http.Request, a *agentRecord, form url.Value
 	return 0, "", ""
 }
 
-func knownFormField(name string) bool {
-	for _, f := range formFields {
-		if field, _, _ := strings.Cut(f, " "); field == name { // drop the hint
-			return true
-		}
-	}
-	return false
+// knownFormField reports whether name is a field data.form_data lists:
+// one of the spec's or of Options.AccountFields.
+func (s *Server) knownFormField(name string) bool {
+	return slices.Contains(specFields, name) || slices.Contains(s.opts.AccountFields, name)
 }
 
 // isE164 reports whether p is "+" followed by 8 to 15 digits.

@@ -44,7 +44,16 @@
 // naming the parameter and its bounds. Agents are listed in creation order
 // and a page past the end has empty data. Call-endpoint needs Content-Type:
 // application/json, as the spec lists it (415), and agent_id (400; unknown
-// is 404). The endpoint URL it returns is stable and unique per agent.
+// is 404). The endpoint URL it returns is stable and unique per agent. Its
+// form_data is written as the live service writes it: phone_number, email,
+// first_name, last_name, ghl_contact_id, override_agent_id, then
+// Options.AccountFields (fields the account defines, such as city or
+// zip_code), then LocalPresenceElement,
+//
+//	local_presence_number=No (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]
+//
+// so that a client must read a field's name as the leading run of
+// letters, digits and underscores.
 //
 // A call-start request to an unknown agent or with a wrong token is 404 and
 // is not recorded. Any other request to a call endpoint is appended to the
@@ -53,7 +62,8 @@
 // if present, must hold a valid token (401); Content-Type must be
 // application/x-www-form-urlencoded (415); every field must be one of
 // phone_number, email, first_name, last_name, ghl_contact_id,
-// override_agent_id and local_presence_number, each at most once;
+// override_agent_id, local_presence_number and Options.AccountFields,
+// each at most once;
 // phone_number is required and must be "+" then 8 to 15 digits;
 // local_presence_number, if present, must be exactly Yes or No (all 422); a
 // pending agent answers 409 {"error":"agent_not_active"}. override_agent_id

@@ -546,8 +546,9 @@ func TestCallEndpointDescriptor(t *testing.T) {
 	r := get("?agent_id="+a, jsonType)
 	e.want(r, 200, "")
 	data := r.Body["data"].(map[string]any)
-	wantFields := `["phone_number","email","first_name","last_name","ghl_contact_id","override_agent_id","local_presence_number (Yes/No)"]`
-	if fd, _ := json.Marshal(data["form_data"]); r.Body["status"] != "success" || data["Method"] != "POST" || string(fd) != wantFields {
+	// form_data as the live service writes it, HTML hint and all, unescaped.
+	wantFields := `"form_data":["phone_number","email","first_name","last_name","ghl_contact_id","override_agent_id","local_presence_number=No (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]"]`
+	if r.Body["status"] != "success" || data["Method"] != "POST" || !strings.Contains(r.Raw, wantFields) {
 		t.Errorf("descriptor = %s", r.Raw)
 	}
 	epA := data["endpoint"].(string)
@@ -649,6 +650,42 @@ func TestCallStart(t *testing.T) {
 	}
 	if st := e.srv.Stats(); len(e.srv.Calls()) != n || st.CallsReceived != n || st.CallsPlaced != 3 {
 		t.Errorf("404s must not be recorded; stats %+v", st)
+	}
+}
+
+// TestAccountFields: fields the account defines are listed in every
+// agent's form_data before local_presence_number, as the live service
+// lists them, and call starts may carry them; other names stay unknown.
+func TestAccountFields(t *testing.T) {
+	e := newEnv(t, Options{AccountFields: []string{"city", "zip_code"}})
+	tok, _ := e.srv.IssueToken()
+	id := e.createAgent(tok, `{"agent_name":"A","general_prompt":"p"}`)
+	r := e.do("GET", "/api/ai/agent/call-endpoint?agent_id="+id, jsonType, "", bearer(tok)...)
+	e.want(r, 200, "")
+	want := `"form_data":["phone_number","email","first_name","last_name","ghl_contact_id","override_agent_id","city","zip_code",` +
+		`"local_presence_number=No (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]"]`
+	if !strings.Contains(r.Raw, want) {
+		t.Errorf("descriptor = %s, want %s", r.Raw, want)
+	}
+	ep := e.endpoint(tok, id)
+	e.want(e.call(ep, url.Values{"phone_number": {phone}, "city": {"Springfield"}, "zip_code": {"62701"}}), 200, "")
+	e.want(e.call(ep, url.Values{"phone_number": {phone}, "country": {"US"}}), 422, "validation_failed")
+	if placed := e.srv.Placed(); len(placed) != 1 || placed[0].Form.Get("city") != "Springfield" || placed[0].Form.Get("zip_code") != "62701" {
+		t.Errorf("placed = %+v", placed)
+	}
+	// A server without account fields takes none of them.
+	plain := newEnv(t, Options{})
+	tok, _ = plain.srv.IssueToken()
+	ep = plain.endpoint(tok, plain.createAgent(tok, `{"agent_name":"A","general_prompt":"p"}`))
+	plain.want(plain.call(ep, url.Values{"phone_number": {phone}, "city": {"Springfield"}}), 422, "validation_failed")
+
+	for _, bad := range [][]string{{"zip code"}, {""}, {"city", "city"}, {"email"}, {"local_presence_number=No"}} {
+		if err := CheckAccountFields(bad); err == nil {
+			t.Errorf("CheckAccountFields(%q) = nil", bad)
+		}
+		if _, err := Listen("127.0.0.1:0", Options{AccountFields: bad}); err == nil {
+			t.Errorf("Listen with AccountFields %q: no error", bad)
+		}
 	}
 }
 

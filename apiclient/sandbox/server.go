@@ -66,6 +66,12 @@ type Options struct {
 	// only loopback hosts (127.0.0.0/8, ::1, localhost) are called and other
 	// deliveries are recorded as skipped.
 	AllowExternalWebhooks bool
+	// AccountFields are form fields the account defines beyond the spec's
+	// seven (the live service lets an account add address, city,
+	// zip_code, country, phone_number1 and custom ones). Every agent's
+	// data.form_data lists them before local_presence_number, and call
+	// starts may carry them. See CheckAccountFields for what is allowed.
+	AccountFields []string
 	// Faults is the initial fault injection; see Faults and SetFaults.
 	Faults Faults
 	// Now returns the current time; nil means time.Now. It drives token
@@ -124,7 +130,7 @@ type route struct {
 
 // NewServer starts and returns a new Server listening on a loopback port,
 // like httptest.NewServer. The caller should call Close when done. It panics
-// if opts.Faults is invalid.
+// if opts.Faults or opts.AccountFields is invalid.
 func NewServer(opts Options) *Server {
 	s := NewUnstartedServer(opts)
 	s.Start()
@@ -134,7 +140,7 @@ func NewServer(opts Options) *Server {
 // NewUnstartedServer returns a new Server listening on a loopback port but
 // not serving yet. The caller may change Listener or Config and then call
 // Start, or use Handler with a server of its own. It panics if opts.Faults
-// is invalid.
+// or opts.AccountFields is invalid.
 func NewUnstartedServer(opts Options) *Server {
 	s := newServer(opts)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -150,9 +156,12 @@ func NewUnstartedServer(opts Options) *Server {
 // Listen returns a Server listening on addr (for example 127.0.0.1:8089)
 // with URL set; an unspecified host such as 0.0.0.0 is shown as loopback in
 // URL. Call Serve to serve it and Close to stop it. It fails if
-// opts.Faults is invalid.
+// opts.Faults or opts.AccountFields is invalid.
 func Listen(addr string, opts Options) (*Server, error) {
 	if err := opts.Faults.Validate(); err != nil {
+		return nil, err
+	}
+	if err := CheckAccountFields(opts.AccountFields); err != nil {
 		return nil, err
 	}
 	l, err := net.Listen("tcp", addr)
@@ -169,6 +178,10 @@ func newServer(opts Options) *Server {
 	if err := opts.Faults.Validate(); err != nil {
 		panic("sandbox: " + err.Error())
 	}
+	if err := CheckAccountFields(opts.AccountFields); err != nil {
+		panic("sandbox: " + err.Error())
+	}
+	opts.AccountFields = slices.Clone(opts.AccountFields)
 	if opts.ClientID == "" {
 		opts.ClientID = DefaultClientID
 	}
