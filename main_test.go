@@ -585,3 +585,39 @@ func TestPlanCountsDoneFromTheJournal(t *testing.T) {
 		t.Errorf("%d calls placed by a --limit 2 run", n)
 	}
 }
+
+// TestPlanStrictFailsOnRepairs: a sheet with no invalid row but a number
+// callrun had to repair (Excel's scientific notation) passes plan, and
+// fails plan --strict with exit 4, naming the repair in the JSON.
+func TestPlanStrictFailsOnRepairs(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"contacts.csv": "Phone\n1.4155550142E+10\n+1 212 555 0147\n",
+		"campaign.yaml": `name: repairs
+agents: [{name: A, prompt: hello}]
+sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
+`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "campaign.yaml")
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := runPlan(ctx, planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	var plan campaign.Plan
+	if err := json.Unmarshal(out.Bytes(), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Repairs) != 1 || plan.Repairs[0] != (campaign.PlanRepair{File: "contacts.csv", Row: 2, Field: "phone_number", Cell: "1.4155550142E+10",
+		Number: "+14155550142", Country: "US", Why: plan.Repairs[0].Why}) || plan.Countries["US"] != 2 {
+		t.Errorf("plan: repairs %+v, countries %v", plan.Repairs, plan.Countries)
+	}
+	err := runPlan(ctx, planOptions{path: path, offline: true, strict: true}, io.Discard)
+	if code := exitCode(ctx, err); code != 4 || !strings.Contains(fmt.Sprint(err), "1 repaired number(s)") {
+		t.Errorf("plan --strict: exit %d, %v; want 4 naming the repair", code, err)
+	}
+}

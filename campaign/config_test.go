@@ -269,3 +269,54 @@ func TestUnknownKeyDoesNotHideOtherProblems(t *testing.T) {
 		"suppress[0]: suppression file",
 		`dedupe is "sometimes"`)
 }
+
+func TestCountriesAndKindsKeys(t *testing.T) {
+	bad := goodCampaign + `countries: [US, Canada]
+allow_number_kinds: [premium_rate, expensive]
+`
+	bad = strings.Replace(bad, "    set: {local_presence_number: \"yes\"}\n", "    set: {local_presence_number: \"yes\"}\n    countries: []\n    allow_number_kinds: [PAGER, tollfree]\n", 1)
+	got := problems(t, bad, LoadOptions{})
+	expectProblems(t, got,
+		`line 23, countries[1]: "Canada" is not a two-letter country code`,
+		`line 24, allow_number_kinds[1]: "expensive" is not a kind of number; the kinds refused unless allowed are premium_rate, shared_cost, personal_number, pager, voicemail, international_non_geographic`,
+		"sheets[0].countries: countries is empty",
+		`sheets[0].allow_number_kinds[1]: "tollfree" is not a kind of number`,
+	)
+
+	// A sheet inherits the campaign's lists unless it writes its own.
+	two := strings.Replace(goodCampaign, "suppress: [dnc.csv]\n", `  - file: leads.csv
+    agent: Spring Promo
+    fields: {phone_number: Phone}
+suppress: [dnc.csv]
+region: CA
+countries: [us, ca]
+allow_number_kinds: [premium_rate]
+`, 1)
+	path := writeCampaign(t, strings.Replace(two, "  - file: leads.csv\n", "  - file: leads.csv\n    countries: [GB]\n", 1))
+	f, err := Load(path, LoadOptions{Getenv: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPhoneNormalizer()
+	for _, tc := range []struct {
+		sheet       int
+		cell, want  string
+		errContains string
+	}{
+		{0, "+44 20 7946 0123", "+442079460123", ""},
+		{0, "+1 212 555 0147", "", "add US to sheets[0].countries (now GB)"},
+		{1, "+1 212 555 0147", "+12125550147", ""},
+		{1, "(416) 555-0163", "+14165550163", ""},
+		{1, "1-900-234-5678", "+19002345678", ""}, // premium rate, allowed
+		{1, "+44 20 7946 0123", "", "add GB to countries (now US, CA)"},
+	} {
+		ph, err := p.Read(tc.cell, f.PhoneRules(tc.sheet))
+		if tc.errContains != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errContains) {
+				t.Errorf("sheet %d %q: %+v, %v; want an error containing %q", tc.sheet, tc.cell, ph, err, tc.errContains)
+			}
+		} else if err != nil || ph.E164 != tc.want {
+			t.Errorf("sheet %d %q: %+v, %v; want %s", tc.sheet, tc.cell, ph, err, tc.want)
+		}
+	}
+}

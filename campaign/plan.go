@@ -71,10 +71,11 @@ type Plan struct {
 	EstimateSeconds int64        `json:"estimate_seconds"`
 	Warnings        []string     `json:"warnings,omitempty"`
 
-	groups  []*problemGroup
-	repair  []*problemGroup
-	calling time.Duration // calling time alone, without waiting for hours
-	now     time.Time
+	groups   []*problemGroup
+	repair   []*problemGroup
+	calling  time.Duration // calling time alone, without waiting for hours
+	now      time.Time
+	nextOpen time.Time // Hours.NextOpen, in the zone of hours: (else UTC)
 }
 
 // PlanRepair is a number read other than as written: the cell, the number
@@ -230,7 +231,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	for _, s := range p.Sheets {
 		p.Totals.add(s.Counts)
 	}
-	p.Hours = when.result()
+	p.Hours, p.nextOpen = when.result()
 	p.Warnings = append(p.Warnings, HoursWarnings(f)...)
 	if n := p.Hours.OtherZones; n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("hours.timezone is %s, but %d contact(s) to call have numbers in other time zones; each is called only inside 08:00-20:00 of its own zones as well", f.Hours.Timezone, n))
@@ -319,8 +320,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
 		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)
-		if t, err := time.Parse(time.RFC3339, h.NextOpen); err == nil {
-			fmt.Fprintf(&b, "; the next window opens %s (in %s)", t.Format("Mon 2 Jan 15:04 MST"), t.Sub(p.now).Round(time.Minute))
+		if !p.nextOpen.IsZero() {
+			fmt.Fprintf(&b, "; the next window opens %s %s, in %s", p.nextOpen.Format("Mon 2 Jan 15:04"), p.nextOpen.Location(), humanDuration(p.nextOpen.Sub(p.now)))
 		}
 		b.WriteString(".\n")
 	}
@@ -442,13 +443,28 @@ func (w *planWhen) add(c *Contact) {
 	}
 }
 
-func (w *planWhen) result() PlanHours {
-	if !w.next.IsZero() {
-		loc := time.UTC
-		if win := w.hours.Window; win != nil && !win.Contact {
-			loc = win.Loc
-		}
-		w.res.NextOpen = w.next.In(loc).Format(time.RFC3339)
+func (w *planWhen) result() (PlanHours, time.Time) {
+	if w.next.IsZero() {
+		return w.res, w.next
 	}
-	return w.res
+	loc := time.UTC
+	if win := w.hours.Window; win != nil && !win.Contact {
+		loc = win.Loc
+	}
+	next := w.next.In(loc)
+	w.res.NextOpen = next.Format(time.RFC3339)
+	return w.res, next
+}
+
+// humanDuration writes d for a person: "2 d 15 h", "3 h 20 min", "5 min".
+func humanDuration(d time.Duration) string {
+	d = d.Round(time.Minute)
+	days, hours, mins := int(d/(24*time.Hour)), int(d/time.Hour)%24, int(d/time.Minute)%60
+	switch {
+	case days > 0:
+		return fmt.Sprintf("%d d %d h", days, hours)
+	case hours > 0:
+		return fmt.Sprintf("%d h %d min", hours, mins)
+	}
+	return fmt.Sprintf("%d min", mins)
 }
