@@ -391,3 +391,23 @@ func TestRunHoldsCalledPersonHours2027(t *testing.T) {
 		})
 	}
 }
+
+// TestRehearsalCountsWhoWouldHaveWaited: a run against the sandbox
+// (Rehearsal) at 03:00 in New York calls everyone, as nobody is phoned,
+// and counts the contacts a real run would have left pending; a real run
+// at the same moment calls nobody.
+func TestRehearsalCountsWhoWouldHaveWaited(t *testing.T) {
+	const n = 5
+	yaml := strings.Replace(dtCampaign(1000, 2, ""), "unsafe_ignore_called_person_hours: true\n", "", 1)
+	night := func() time.Time { return time.Date(2027, 3, 3, 8, 0, 0, 0, time.UTC) } // 03:00 in New York
+	live := newDtEnv(t, sandbox.Options{}, yaml, map[string]string{"leads.csv": dtSheet(n)})
+	res := live.mustRun(func(o *RunOptions) { o.Now = night })
+	if res.Started != 0 || res.Deferred != n || len(live.srv.Calls()) != 0 {
+		t.Errorf("real run at night: %+v, %d calls", res, len(live.srv.Calls()))
+	}
+	rehearsal := newDtEnv(t, sandbox.Options{}, yaml, map[string]string{"leads.csv": dtSheet(n)})
+	res = rehearsal.mustRun(func(o *RunOptions) { o.Now, o.Rehearsal = night, true })
+	if res.Sent != n || res.WouldHaveWaited != n || len(rehearsal.srv.Placed()) != n {
+		t.Errorf("rehearsal at night: %+v, %d placed", res, len(rehearsal.srv.Placed()))
+	}
+}
