@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -174,6 +175,7 @@ func WriteInit(w io.Writer, o InitOptions) error {
 		"Name": name, "Agent": agent, "Sheet": o.Sheet, "Region": region, "RegionNote": regionNote,
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(region),
+		"Countries": sampleCountries(o.Sample, region),
 	})
 }
 
@@ -206,6 +208,31 @@ func guessRegion(sample []string) (string, string) {
 		}
 	}
 	return "US", "TODO: the country of numbers written without +country code"
+}
+
+// sampleCountries returns region and the countries of the numbers in the
+// sample written with +country, sorted: what countries: must list for
+// every number of the sheet to be called.
+func sampleCountries(sample []string, region string) []string {
+	countries := []string{region}
+	for _, s := range sample {
+		s = strings.TrimSpace(s)
+		if rest, ok := strings.CutPrefix(s, "00"); ok {
+			s = "+" + rest
+		}
+		if !strings.HasPrefix(s, "+") {
+			continue
+		}
+		num, err := phonenumbers.Parse(s, "ZZ")
+		if err != nil || !phonenumbers.IsValidNumber(num) {
+			continue
+		}
+		if r := phonenumbers.GetRegionCodeForNumber(num); r != "" && r != "001" && !slices.Contains(countries, r) {
+			countries = append(countries, r)
+		}
+	}
+	slices.Sort(countries)
+	return countries
 }
 
 var initTemplate = template.Must(template.New("init").Parse(`# Campaign file written by callrun init for {{.Sheet}}.
@@ -247,10 +274,16 @@ sheets:
     # timezone_column: {{printf "%q" .TZ}}   # with hours: {timezone: contact}
 {{- end}}
 region: {{.Region}}    # {{.RegionNote}}
+{{- if gt (len .Countries) 1}}
+countries: [{{range $i, $c := .Countries}}{{if $i}}, {{end}}{{$c}}{{end}}]    # the sheet holds numbers of these countries; only listed ones are called
+{{- else}}
+# countries: [{{.Region}}]       # the countries whose numbers may be called (default: region)
+{{- end}}
 suppress: []                 # CSV files of numbers never to call, e.g. [do-not-call.csv]
 dedupe: campaign             # call each number once in the campaign (or: agent, none)
 pace: {per_second: 1, burst: 1, concurrency: 4}
-# Calling hours: calls start only inside them. TODO: your own.
+# Calling hours: calls start only inside them, and never outside 08:00-20:00
+# in the called person's own zones (stricter in France). TODO: your own.
 hours: {timezone: {{.Zone}}, days: [mon, tue, wed, thu, fri], start: "09:00", end: "20:00"}
 `))
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,5 +130,15 @@ func TestInitMapsAccountFields(t *testing.T) {
 	}
 	if got := f.AccountFields(); strings.Join(got, ",") != "city,zip_code" || f.Sheets[0].Fields["zip_code"] != "Zip Code" {
 		t.Errorf("loaded: account fields %q, mapping %v", got, f.Sheets[0].Fields)
+	}
+}
+
+// TestInitListsTheSheetsCountries: init writes countries: when the sheet
+// holds numbers of other countries (with +country), so that plan does
+// not refuse them unasked.
+func TestInitListsTheSheetsCountries(t *testing.T) {
+	got := sampleCountries([]string{"+44 20 7946 0123", "(212) 555-0147", "+1 416 555 0163", "0049 30 12345678", "+800 1234 5678", "+1 555 0100"}, "US")
+	if want := []string{"CA", "DE", "GB", "US"}; !slices.Equal(got, want) {
+		t.Errorf("sampleCountries = %v, want %v", got, want)
 	}
 }
