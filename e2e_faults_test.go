@@ -1,0 +1,114 @@
+package main
+
+// End-to-end tests of faults that must not mislabel contacts: the real
+// binary against a sandbox served by this test process, whose call
+// endpoints are on the service's own origin (so every call start needs an
+// access token), judged from the sandbox's ledger.
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+)
+
+// checkNoTokenMislabel is what the ledger says about a run during which no
+// access token could be had for a while: every contact marked sent was
+// placed (checkReportAgainstLedger), every contact marked uncertain or
+// failed reached the service, and no contact carries the token endpoint's
+// answer as its own.
+func (e *e2eCampaign) checkNoTokenMislabel(rows []e2eRow, l e2eLedger) {
+	t := e.t
+	t.Helper()
+	l.checkNobodyTwice(t)
+	e.checkReportAgainstLedger(rows, l)
+	for _, r := range rows {
+		phone, status := r["phone_number"], r["status"]
+		if (status == "uncertain" || status == "failed") && len(l.byPhone[phone]) == 0 {
+			t.Errorf("row %s %s is %s, but the service never received its call start: %s / %s", r["row"], phone, status, r["reason"], r["response"])
+		}
+		for _, col := range []string{"reason", "response"} {
+			if v := r[col]; strings.Contains(v, "invalid_grant") || strings.Contains(v, "simulated internal error of the token endpoint") {
+				t.Errorf("row %s %s (%s) carries the token endpoint's answer in %s: %q", r["row"], phone, status, col, v)
+			}
+		}
+	}
+}
+
+// TestRefusedRefreshTokenStopsTheRun: the refresh token is revoked while a
+// campaign runs with short-lived access tokens. The run stops with exit 1
+// and the sentence that says to log in again; the contacts it did not
+// send are pending, not failed with the token endpoint's invalid_grant.
+// After logging in again, the next run calls exactly those.
+func TestRefusedRefreshTokenStopsTheRun(t *testing.T) {
+	const n = 80
+	srv := sandbox.NewServer(sandbox.Options{AccessTokenLifetime: 2 * time.Second})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 10, concurrency: 2})
+
+	p := e.start("run", e.path)
+	waitFor(t, 30*time.Second, "5 calls placed", func() bool { return len(srv.Placed()) >= 5 })
+	srv.RevokeRefreshTokens()
+	res := p.wait(t, 60*time.Second)
+	checkJSONLogs(t, res)
+	if res.code != exitRuntime {
+		t.Fatalf("run with its refresh token revoked: %s", res)
+	}
+	if last := lastLine(res.stderr); !strings.Contains(last, "the service refused the saved refresh token; run `callrun auth login` again") {
+		t.Errorf("the last line does not say to log in again: %q", last)
+	}
+	rows := e.report()
+	l := e.ledger()
+	e.checkNoTokenMislabel(rows, l)
+	c := countStatuses(rows)
+	if c["failed"] != 0 || c["uncertain"] != 0 || c["pending"] == 0 || c["sent"]+c["pending"] != n {
+		t.Errorf("report after the refusal: %s; want only sent and pending, some of each", e2eCounts(c))
+	}
+	if len(l.calls) >= n {
+		t.Errorf("the run went on calling after the refusal: %d requests", len(l.calls))
+	}
+
+	// Log in again: the next run calls the pending contacts, once.
+	if res := e.run(30*time.Second, "auth", "login", "--code", sandbox.DefaultCode, e.path); res.code != 0 {
+		t.Fatalf("auth login: %s", res)
+	}
+	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
+		t.Fatalf("run after logging in again: %s", res)
+	}
+	rows = e.report()
+	l = e.ledger()
+	e.checkNoTokenMislabel(rows, l)
+	if c := countStatuses(rows); c["sent"] != n || l.totalPlaced() != n {
+		t.Errorf("after logging in again: %s, %d placed; want all %d sent", e2eCounts(c), l.totalPlaced(), n)
+	}
+}
+
+// TestFailingRefreshEndpointIsRetried: the token endpoint answers every
+// refresh 500 for a while during a run with short-lived access tokens.
+// The call starts that could get no token were not sent: they are retried
+// once the endpoint recovers, and nobody is uncertain.
+func TestFailingRefreshEndpointIsRetried(t *testing.T) {
+	const n = 40
+	srv := sandbox.NewServer(sandbox.Options{AccessTokenLifetime: 2 * time.Second})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 10, concurrency: 2})
+
+	p := e.start("run", e.path)
+	waitFor(t, 30*time.Second, "5 calls placed", func() bool { return len(srv.Placed()) >= 5 })
+	srv.SetFaults(sandbox.Faults{ShareRefresh500: 1})
+	// Two refreshes answered 500: the second one is callrun trying again.
+	waitFor(t, 30*time.Second, "2 refreshes answered 500", func() bool { return srv.Stats().Faults.Refresh500 >= 2 })
+	srv.SetFaults(sandbox.Faults{})
+	res := p.wait(t, 90*time.Second)
+	checkJSONLogs(t, res)
+	if res.code != 0 {
+		t.Errorf("run through a failing token endpoint: %s", res)
+	}
+	rows := e.report()
+	l := e.ledger()
+	e.checkNoTokenMislabel(rows, l)
+	if c := countStatuses(rows); c["sent"] != n || l.totalPlaced() != n || len(l.calls) != n {
+		t.Errorf("report %s, ledger %d requests and %d placed; want all %d sent, each once", e2eCounts(c), len(l.calls), l.totalPlaced(), n)
+	}
+}
