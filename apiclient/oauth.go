@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,9 @@ type OAuth struct {
 	// HTTPClient sends the token requests; nil means a client over
 	// [DefaultTransport].
 	HTTPClient *http.Client
+	// Timeout bounds each token request end to end, its answer's body
+	// included; zero means DefaultRequestTimeout.
+	Timeout time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -161,7 +165,10 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 		return nil, err
 	}
 	endpoint := base.String() + path
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	timeout := cmp.Or(o.Timeout, DefaultRequestTimeout)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, err
 	}
@@ -170,11 +177,19 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 	req.Header.Set("User-Agent", UserAgent)
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: DefaultTransport(), Timeout: time.Minute}
+		hc = &http.Client{Transport: DefaultTransport()}
+	}
+	// late says so when an error came of this request's deadline, not
+	// of the caller's ctx.
+	late := func(err error) error {
+		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("no complete answer within %s: %w", timeout, err)
+		}
+		return err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, unwrapURLError(err))
+		return nil, fmt.Errorf("%s: %w", op, late(unwrapURLError(err)))
 	}
 	if err := checkResponse(op, resp); err != nil {
 		var e *Error
@@ -191,7 +206,7 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 		RefreshToken string          `json:"refresh_token"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyRead)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("%s: the token response is not JSON: %w", op, err)
+		return nil, fmt.Errorf("%s: the token response is not JSON: %w", op, late(err))
 	}
 	if body.AccessToken == "" {
 		return nil, fmt.Errorf("%s: the token response has no access_token", op)
