@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign"
 )
 
 // checkNoTokenMislabel is what the ledger says about a run during which no
@@ -110,5 +111,54 @@ func TestFailingRefreshEndpointIsRetried(t *testing.T) {
 	e.checkNoTokenMislabel(rows, l)
 	if c := countStatuses(rows); c["sent"] != n || l.totalPlaced() != n || len(l.calls) != n {
 		t.Errorf("report %s, ledger %d requests and %d placed; want all %d sent, each once", e2eCounts(c), len(l.calls), l.totalPlaced(), n)
+	}
+}
+
+// TestBreakerStopsAnOutage: the service places every call and answers 500
+// (the sandbox's --share-500 1). The run stops starting calls after
+// campaign.BreakAfter contacts in a row ended uncertain (and the calls in
+// flight then), exits 1 saying what happened and that a later run
+// resumes, and leaves the rest pending: the ledger holds exactly the
+// uncertain ones. Once the service is mended, the next run calls the
+// pending contacts once each and leaves the uncertain ones alone.
+func TestBreakerStopsAnOutage(t *testing.T) {
+	const n, concurrency = 40, 4
+	srv := sandbox.NewServer(sandbox.Options{Faults: sandbox.Faults{Share500: 1}})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 50, concurrency: concurrency})
+
+	res := e.run(60*time.Second, "run", e.path)
+	if res.code != exitRuntime {
+		t.Fatalf("run against a failing service: %s", res)
+	}
+	last := lastLine(res.stderr)
+	for _, want := range []string{"stopped starting calls", "500 Internal Server Error", "a later run resumes them"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the last line does not say %q: %s", want, last)
+		}
+	}
+	if sum := e.summary(); sum.Ending != "stopped" {
+		t.Errorf("summary.json ending %q, want stopped", sum.Ending)
+	}
+	rows := e.report()
+	l := e.ledger()
+	l.checkNobodyTwice(t)
+	e.checkReportAgainstLedger(rows, l)
+	c := countStatuses(rows)
+	if c["uncertain"] < campaign.BreakAfter || c["uncertain"] > campaign.BreakAfter+concurrency-1 || c["uncertain"] != len(l.calls) || c["pending"] != n-c["uncertain"] {
+		t.Errorf("report %s with %d requests in the ledger; want %d to %d uncertain, each in the ledger, the rest pending",
+			e2eCounts(c), len(l.calls), campaign.BreakAfter, campaign.BreakAfter+concurrency-1)
+	}
+
+	srv.SetFaults(sandbox.Faults{})
+	if res := e.run(60*time.Second, "run", e.path); res.code != exitIncomplete {
+		t.Fatalf("run once the service is mended: %s", res)
+	}
+	rows = e.report()
+	l = e.ledger()
+	l.checkNobodyTwice(t)
+	e.checkReportAgainstLedger(rows, l)
+	if c2 := countStatuses(rows); c2["uncertain"] != c["uncertain"] || c2["sent"] != n-c["uncertain"] || len(l.calls) != n {
+		t.Errorf("after the mended run: %s, %d requests; want the %d uncertain left alone and the rest sent", e2eCounts(c2), len(l.calls), c["uncertain"])
 	}
 }

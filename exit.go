@@ -24,7 +24,7 @@ const (
 
 const exitCodesHelp = `EXIT CODES:
    0    done
-   1    runtime error
+   1    runtime error (a run that stops on one leaves the contacts not called pending)
    2    usage error or invalid campaign file
    3    finished, but some contacts failed or are uncertain
    4    plan --strict found invalid rows

@@ -220,6 +220,7 @@ type runner struct {
 	pauseMu     sync.Mutex
 	pauseUntil  time.Time // a 429 holds the whole pool back until then
 	interrupted atomic.Bool
+	brk         breaker
 }
 
 func (r *runner) defaults() {
@@ -391,6 +392,9 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	for attempt := j.prior + 1; ; attempt++ {
 		rec := base
 		rec.Type, rec.Attempt = report.TypeIntent, attempt
+		if err := r.brk.open(); err != nil {
+			return r.breakOff(w, c, rec, j.intended && attempt == j.prior+1, err)
+		}
 		if j.intended && attempt == j.prior+1 {
 			// writeIntents put the intent on disk. Whatever stops the contact
 			// from being sent now is written down as skipped: provably not
@@ -468,6 +472,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 				}
 			})
 			r.opts.Settled(settled)
+			r.brk.settled(&rec)
 			return nil
 		}
 		if attempt-j.prior >= r.opts.MaxAttempts || ctx.Err() != nil {
@@ -476,6 +481,8 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 			r.opts.Logf("%s (sheet %s row %d) left pending after %d attempts: %s", c.Phone, sheet, c.Row, attempt-j.prior, rec.Reason)
 			if ctx.Err() != nil {
 				r.interrupted.Store(true)
+			} else {
+				r.brk.settled(&rec)
 			}
 			return nil
 		}

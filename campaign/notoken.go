@@ -41,15 +41,9 @@ func (r *runner) noToken(ctx, gctx context.Context, w *worker, c *Contact, rec r
 		r.count(func(res *RunResult) { res.Pending++ })
 		r.opts.Settled(report.Pending)
 	}
-	// stopRun ends the run with runErr once the skipped outcome is on
-	// disk: a worker that returns an error flushes nothing after.
 	stopRun := func(runErr error) (bool, error) {
 		pending()
-		if ferr := w.flush(); ferr != nil {
-			w.lost(r.opts.Logf)
-			return false, ferr
-		}
-		return false, runErr
+		return false, w.stopRun(runErr, r.opts.Logf)
 	}
 
 	var authErr *apiclient.AuthError
@@ -77,4 +71,15 @@ func (r *runner) noToken(ctx, gctx context.Context, w *worker, c *Contact, rec r
 		return false, nil
 	}
 	return true, nil
+}
+
+// stopRun returns err, the run's error, once the worker's last outcome is
+// on disk: a worker that returns an error flushes nothing after. If the
+// journal fails instead, it says what may be lost and returns that error.
+func (w *worker) stopRun(err error, logf func(string, ...any)) error {
+	if ferr := w.flush(); ferr != nil {
+		w.lost(logf)
+		return ferr
+	}
+	return err
 }
