@@ -6,10 +6,23 @@ package main
 // access token), judged from the sandbox's ledger.
 
 import (
+	"archive/zip"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 )
@@ -161,4 +174,161 @@ func TestBreakerStopsAnOutage(t *testing.T) {
 	if c2 := countStatuses(rows); c2["uncertain"] != c["uncertain"] || c2["sent"] != n-c["uncertain"] || len(l.calls) != n {
 		t.Errorf("after the mended run: %s, %d requests; want the %d uncertain left alone and the rest sent", e2eCounts(c2), len(l.calls), c["uncertain"])
 	}
+}
+
+// issueSecretForms returns s in the encodings the service may echo it in:
+// raw, form-encoded (a space as + or %20, escapes in either case),
+// JSON-escaped and base64.
+func issueSecretForms(s string) []string {
+	q := url.QueryEscape(s)
+	j, _ := json.Marshal(s)
+	lower := regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(q, strings.ToLower)
+	return []string{s, q, strings.ReplaceAll(q, "+", "%20"), lower, string(j[1 : len(j)-1]),
+		base64.StdEncoding.EncodeToString([]byte(s)), base64.RawURLEncoding.EncodeToString([]byte(s))}
+}
+
+// echoAll is an error body that echoes each secret in every form.
+func echoAll(secrets ...string) string {
+	var b strings.Builder
+	b.WriteString(`{"error":"invalid_grant","echo":"`)
+	for _, s := range secrets {
+		for _, f := range issueSecretForms(s) {
+			b.WriteString(" refresh_token=" + f)
+		}
+	}
+	b.WriteString(`"}`)
+	return b.String()
+}
+
+// stateTexts returns what callrun keeps in the state directory, as text:
+// every file, and every file inside report.xlsx.
+func stateTexts(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ent := range ents {
+		path := filepath.Join(dir, ent.Name())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // the lock, a directory
+		}
+		out[ent.Name()] = string(b)
+		if strings.HasSuffix(ent.Name(), ".xlsx") {
+			zr, err := zip.OpenReader(path)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			for _, zf := range zr.File {
+				rc, err := zf.Open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(rc)
+				rc.Close()
+				out[ent.Name()+"/"+zf.Name] = string(b)
+			}
+			zr.Close()
+		}
+	}
+	if out["journal.jsonl"] == "" || out["report.csv"] == "" {
+		t.Fatalf("state directory %s has no journal or report: %v", dir, slices.Collect(maps.Keys(out)))
+	}
+	return out
+}
+
+// checkNoSecretShown fails the test if any form of any secret is in the
+// run's output or in a file of the state directory.
+func (e *e2eCampaign) checkNoSecretShown(res e2eResult, secrets ...string) {
+	t := e.t
+	t.Helper()
+	texts := stateTexts(t, e.stateDir)
+	texts["stdout"], texts["stderr"] = res.stdout, res.stderr
+	for where, text := range texts {
+		for _, s := range secrets {
+			for _, f := range issueSecretForms(s) {
+				if strings.Contains(text, f) {
+					t.Errorf("%s shows a secret as %q", where, f)
+				}
+			}
+		}
+	}
+}
+
+// TestNoSecretInAnyOutput: a service that echoes secrets in its error
+// answers, in every encoding, gets none of them into callrun's output,
+// logs, journal or report files:
+//   - call endpoints that answer 422 echoing the access token: the contacts
+//     are failed, with the answer's excerpt in the report, blanked;
+//   - a token endpoint that refuses a refresh token ending "ab+/cd==" and
+//     echoes it URL-encoded: the run stops with the login message;
+//   - `auth login` with a client secret "S3cr3t/+&= x~!" that the token
+//     endpoint echoes form-encoded.
+func TestNoSecretInAnyOutput(t *testing.T) {
+	const n = 6
+	const refreshToken, clientSecret = "sbx_rt_Zk9Q0x7mQv3Lab+/cd==", "S3cr3t/+&= x~!"
+	srv := sandbox.NewUnstartedServer(sandbox.Options{})
+	inner := srv.Handler()
+	var echoRefresh, echoLogin atomic.Bool
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/call/"):
+			at := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			io.WriteString(w, echoAll(at))
+		case r.URL.Path == "/oauth/token/refresh" && echoRefresh.Load():
+			raw, _ := io.ReadAll(r.Body)
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":"invalid_grant","request":"`+string(raw)+`",`+strings.TrimPrefix(echoAll(refreshToken), "{"))
+		case r.URL.Path == "/oauth/token" && echoLogin.Load():
+			raw, _ := io.ReadAll(r.Body)
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":"invalid_client","request":"`+string(raw)+`",`+strings.TrimPrefix(echoAll(clientSecret), "{"))
+		default:
+			inner.ServeHTTP(w, r)
+		}
+	})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 50, concurrency: 2})
+	tokenPath := filepath.Join(e.dir, "token.json")
+	file := &apiclient.TokenFile{Path: tokenPath, BaseURL: srv.URL, ClientID: sandbox.DefaultClientID}
+	tok, err := file.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Call endpoints echo the access token.
+	res := e.run(60*time.Second, "run", e.path)
+	if res.code != exitIncomplete {
+		t.Fatalf("run against call endpoints answering 422: %s", res)
+	}
+	rows := e.report()
+	if c := countStatuses(rows); c["failed"] != n || !strings.Contains(rows[0]["response"], "invalid_grant") {
+		t.Errorf("report %s, response %q; want every contact failed with the service's answer", e2eCounts(c), rows[0]["response"])
+	}
+	e.checkNoSecretShown(res, tok.AccessToken)
+
+	// The token endpoint refuses the refresh token and echoes it.
+	if err := file.Save(&apiclient.Token{AccessToken: tok.AccessToken, TokenType: "Bearer", RefreshToken: refreshToken,
+		Expiry: time.Now().Add(-time.Hour), IssuedAt: time.Now().Add(-2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	echoRefresh.Store(true)
+	res = e.run(60*time.Second, "run", "--retry-failed", e.path)
+	if res.code != exitRuntime || !strings.Contains(lastLine(res.stderr), "run `callrun auth login` again") {
+		t.Fatalf("run with a refused refresh token: %s", res)
+	}
+	e.checkNoSecretShown(res, tok.AccessToken, refreshToken)
+
+	// auth login with a client secret the token endpoint echoes.
+	echoLogin.Store(true)
+	e.env = append(slices.Clone(e.env), "E2E_CLIENT_SECRET="+clientSecret) // the last one wins
+	res = e.run(30*time.Second, "auth", "login", "--code", sandbox.DefaultCode, e.path)
+	if res.code == 0 || !strings.Contains(res.stderr, "invalid_client") {
+		t.Fatalf("auth login against an echoing token endpoint: %s", res)
+	}
+	e.checkNoSecretShown(res, tok.AccessToken, refreshToken, clientSecret)
 }

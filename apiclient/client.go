@@ -410,7 +410,7 @@ func callAnswer(resp *http.Response, origin string) (*CallResponse, error) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptLen*4))
-	return &CallResponse{StatusCode: resp.StatusCode, Body: Excerpt(string(b), ExcerptLen)}, nil
+	return &CallResponse{StatusCode: resp.StatusCode, Body: excerptBody(b)}, nil
 }
 
 // UserAgent is sent on every request.

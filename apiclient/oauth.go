@@ -164,6 +164,9 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 	if err != nil {
 		return nil, err
 	}
+	// What the service answers is blanked of what it was sent.
+	AddSecret(o.ClientSecret)
+	AddSecret(grant)
 	endpoint := base.String() + path
 	timeout := cmp.Or(o.Timeout, DefaultRequestTimeout)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
@@ -192,10 +195,6 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 		return nil, fmt.Errorf("%s: %w", op, late(unwrapURLError(err)))
 	}
 	if err := checkResponse(op, resp); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			e.Body = redactSecrets(e.Body, o.ClientSecret, grant)
-		}
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -214,6 +213,8 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 	if body.TokenType != "" && !strings.EqualFold(body.TokenType, "bearer") {
 		return nil, fmt.Errorf("%s: token_type %q is not Bearer", op, body.TokenType)
 	}
+	AddSecret(body.AccessToken)
+	AddSecret(body.RefreshToken)
 	now := o.now()
 	tok := &Token{AccessToken: body.AccessToken, TokenType: "Bearer", RefreshToken: body.RefreshToken, IssuedAt: now}
 	if len(body.ExpiresIn) > 0 && string(body.ExpiresIn) != "null" {
@@ -237,13 +238,4 @@ func parseExpiresIn(raw json.RawMessage) (int64, error) {
 		return 0, fmt.Errorf("expires_in %s is not a number of seconds", raw)
 	}
 	return secs, nil
-}
-
-func redactSecrets(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
 }

@@ -53,7 +53,9 @@ type StartError struct {
 	Err     error
 }
 
-func (e *StartError) Error() string { return e.Err.Error() }
+// Error is Err's message with any secret blanked out: an error of the
+// HTTP client may quote what the service answered.
+func (e *StartError) Error() string { return Redact(e.Err.Error()) }
 func (e *StartError) Unwrap() error { return e.Err }
 
 // Classify decides the [Outcome] of a call-start attempt from the error that
