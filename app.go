@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -106,10 +107,22 @@ func setupLogging(c *cli.Context) error {
 	default:
 		return usageError(fmt.Errorf("--log-format %q: use auto, console or json", c.String("log-format")))
 	}
-	log = zerolog.New(w).Level(level).With().Timestamp().Logger()
 	_, console := w.(zerolog.ConsoleWriter)
 	logJSON = !console
+	log = zerolog.New(redactingWriter{w}).Level(level).With().Timestamp().Logger()
 	return nil
+}
+
+// redactingWriter blanks out every secret (apiclient.Redact) of each log
+// event before w writes it: whatever text from the service a log line
+// quotes, JSON-escaped or not, no token or client secret reaches the log.
+type redactingWriter struct{ w io.Writer }
+
+func (r redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, apiclient.Redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // campaignArg returns the one CAMPAIGN.yaml argument of a command.

@@ -212,6 +212,8 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		sum.Ending = report.EndInterrupted
 	case errors.Is(runErr, campaign.ErrOutsideHours):
 		sum.Ending = report.EndOutsideHours
+	case runErr != nil:
+		sum.Ending = report.EndStopped
 	case o.limit > 0 && res.Started >= o.limit:
 		sum.Ending = report.EndLimit
 	}

@@ -21,9 +21,17 @@ func sandboxCommand() *cli.Command {
 a call endpoint per agent, webhook callbacks, and a ledger of every call at
 /_sandbox/ledger. Nobody is phoned. Stop it with Ctrl-C.
 
+Faults: the --share-* flags answer that share of call starts (or, with
+--fault-scope api, of agent requests) with a fault; --share-refresh-500 makes
+the token refresh endpoint answer 500. To make the service refuse every refresh
+token issued so far (as a revoked login), POST to /_sandbox/revoke-refresh-tokens;
+/_sandbox/faults changes the faults while it runs.
+
 Example:
   callrun sandbox --addr 127.0.0.1:8089 --share-503 0.1
-  callrun auth login --code sandbox-code examples/quickstart/campaign.yaml`,
+  callrun auth login --code sandbox-code examples/quickstart/campaign.yaml
+  callrun sandbox --token-lifetime 2s --share-refresh-500 1   # no token can be refreshed
+  curl -X POST http://127.0.0.1:8089/_sandbox/revoke-refresh-tokens`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8089", Usage: "address to listen on"},
 			&cli.StringFlag{Name: "client-id", Value: sandbox.DefaultClientID, Usage: "the OAuth client id it accepts"},
@@ -44,6 +52,7 @@ Example:
 			&cli.Float64Flag{Name: "share-500", Usage: "share (0..1) of calls placed and then answered 500"},
 			&cli.Float64Flag{Name: "share-drop", Usage: "share (0..1) of calls placed and then dropped without an answer"},
 			&cli.Float64Flag{Name: "share-drop-before", Usage: "share (0..1) of calls dropped without placing them"},
+			&cli.Float64Flag{Name: "share-refresh-500", Usage: "share (0..1) of token refreshes answered 500 (whatever --fault-scope)"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed for the fault choice"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every request (secrets redacted)"},
 		},
@@ -64,7 +73,7 @@ Example:
 					Share429: c.Float64("share-429"), RetryAfter: c.Duration("retry-after"),
 					Share503: c.Float64("share-503"), Share500: c.Float64("share-500"),
 					ShareDrop: c.Float64("share-drop"), ShareDropBefore: c.Float64("share-drop-before"),
-					Seed: c.Int64("seed"),
+					ShareRefresh500: c.Float64("share-refresh-500"), Seed: c.Int64("seed"),
 				},
 			}
 			if c.Bool("no-rotate") {

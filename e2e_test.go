@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign"
 )
 
 // e2eBin is the callrun binary the end-to-end tests run. It is built on
@@ -1239,9 +1240,10 @@ func TestExit3WhenServiceRefusesSome(t *testing.T) {
 
 // TestExit3WhenEveryOutcomeIsUnknown: the service places every call and
 // then answers 500. Every contact is uncertain, the run exits 3, and no
-// rerun sends anyone again.
+// rerun sends anyone again. (No more contacts than the breaker lets
+// through: TestBreakerStopsAnOutage has more.)
 func TestExit3WhenEveryOutcomeIsUnknown(t *testing.T) {
-	const n = 10
+	const n = campaign.BreakAfter
 	srv := sandbox.NewServer(sandbox.Options{Faults: sandbox.Faults{Share500: 1}})
 	t.Cleanup(srv.Close)
 	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 50, concurrency: 4})

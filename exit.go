@@ -24,7 +24,7 @@ const (
 
 const exitCodesHelp = `EXIT CODES:
    0    done
-   1    runtime error
+   1    runtime error (a run that stops on one leaves the contacts not called pending)
    2    usage error or invalid campaign file
    3    finished, but some contacts failed or are uncertain
    4    plan --strict found invalid rows
@@ -52,13 +52,13 @@ func usageError(err error) error { return withExitCode(exitUsage, err) }
 
 // message is what callrun prints for err: the error itself, or, for a
 // failure that only logging in mends, that sentence alone without the
-// steps that led to it.
+// steps that led to it; either with every secret blanked out.
 func message(err error) string {
 	var ae *apiclient.AuthError
 	if errors.As(err, &ae) {
-		return ae.Error()
+		return apiclient.Redact(ae.Error())
 	}
-	return err.Error()
+	return apiclient.Redact(err.Error())
 }
 
 // exitCode maps the error a command returned to the process's exit code. It

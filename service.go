@@ -27,6 +27,7 @@ func openService(path string, opts campaign.LoadOptions) (*service, error) {
 
 func newService(f *campaign.File) (*service, error) {
 	s := f.Service
+	apiclient.AddSecret(s.ClientSecret) // for messages that quote the campaign file's values
 	tokenPath := os.Getenv("CALLRUN_TOKEN_FILE")
 	if tokenPath == "" && s.TokenFile != "" {
 		tokenPath = f.Path(s.TokenFile)

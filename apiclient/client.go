@@ -155,9 +155,19 @@ type CallResponse struct {
 	Body       string // excerpt, at most ExcerptLen bytes
 }
 
+// DefaultRequestTimeout bounds each request of a [Client] (and each token
+// request of an [OAuth]) whose Timeout is zero.
+const DefaultRequestTimeout = time.Minute
+
 // Client is a typed client for the agent endpoints of the service and for
 // the per-agent call endpoints. It is safe for concurrent use.
 type Client struct {
+	// Timeout bounds each request end to end: connecting, sending, waiting
+	// for the answer and reading its body, so that a service whose answer
+	// stalls halfway cannot hold a command (and its lock) forever. Zero
+	// means DefaultRequestTimeout. Set it before the first request.
+	Timeout time.Duration
+
 	base *url.URL
 	hc   *http.Client // agent endpoints
 	// Call starts go through their own clients, which net/http cannot
@@ -392,6 +402,8 @@ func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Value
 // StartCallForm is StartCall with the form already encoded
 // (url.Values.Encode), as a run builds it for each contact.
 func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded string) (*CallResponse, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
 	method := ep.Method
 	if method == "" {
 		method = http.MethodPost
@@ -446,6 +458,12 @@ func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded st
 
 // callAnswer reads the answer to a call start to origin (scheme://host,
 // for messages), and closes its body.
+//
+// The status decides the outcome. A body that stalls or breaks off after
+// the status was read (cut off by the request's deadline) does not change
+// it: the service has said what it did, and the excerpt keeps what
+// arrived. A 2xx is sent, a 4xx failed, a 500 uncertain, as without the
+// stall.
 func callAnswer(resp *http.Response, origin string) (*CallResponse, error) {
 	if err := checkResponse("start call", resp); err != nil {
 		var e *Error
@@ -456,7 +474,7 @@ func callAnswer(resp *http.Response, origin string) (*CallResponse, error) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptLen*4))
-	return &CallResponse{StatusCode: resp.StatusCode, Body: Excerpt(string(b), ExcerptLen)}, nil
+	return &CallResponse{StatusCode: resp.StatusCode, Body: excerptBody(b)}, nil
 }
 
 // UserAgent is sent on every request.
@@ -477,20 +495,45 @@ func (c *Client) newRequest(ctx context.Context, method, path string, q url.Valu
 	return req, nil
 }
 
-// do sends req and decodes a 2xx JSON answer into out.
+// do sends req and decodes a 2xx JSON answer into out, all within the
+// client's Timeout.
 func (c *Client) do(req *http.Request, op string, out any) error {
-	resp, err := c.hc.Do(req)
+	ctx, cancel := c.bound(req.Context())
+	defer cancel()
+	resp, err := c.hc.Do(req.WithContext(ctx))
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, unwrapURLError(err))
+		return fmt.Errorf("%s: %w", op, c.timedOut(ctx, req.Context(), unwrapURLError(err)))
 	}
 	if err := checkResponse(op, resp); err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyRead)).Decode(out); err != nil {
-		return fmt.Errorf("%s: reading the answer: %w", op, err)
+		return fmt.Errorf("%s: reading the answer: %w", op, c.timedOut(ctx, req.Context(), err))
 	}
 	return nil
+}
+
+// bound returns ctx with the client's Timeout as its deadline (or an
+// earlier one ctx has), and its cancel function.
+func (c *Client) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.timeout())
+}
+
+func (c *Client) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultRequestTimeout
+}
+
+// timedOut says so when err came of bounded's deadline, not of the
+// caller's ctx: the service's answer did not arrive whole in time.
+func (c *Client) timedOut(bounded, ctx context.Context, err error) error {
+	if ctx.Err() == nil && errors.Is(bounded.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no complete answer within %s: %w", c.timeout(), err)
+	}
+	return err
 }
 
 // unwrapURLError drops the *url.Error wrapper, whose message repeats the full

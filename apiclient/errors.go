@@ -52,9 +52,15 @@ func checkResponse(op string, resp *http.Response) error {
 		Method:     resp.Request.Method,
 		URL:        redactURL(resp.Request.URL.String()),
 		StatusCode: resp.StatusCode,
-		Body:       Excerpt(string(b), ExcerptLen),
+		Body:       excerptBody(b),
 		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 	}
+}
+
+// excerptBody is the excerpt of a body read up to ExcerptLen*4 bytes,
+// with every secret given to AddSecret blanked out.
+func excerptBody(b []byte) string {
+	return Excerpt(redactCut(string(b), len(b) == ExcerptLen*4), ExcerptLen)
 }
 
 // Excerpt returns s with runs of white space folded to one space, cut to at

@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,9 @@ type OAuth struct {
 	// HTTPClient sends the token requests; nil means a client over
 	// [DefaultTransport].
 	HTTPClient *http.Client
+	// Timeout bounds each token request end to end, its answer's body
+	// included; zero means DefaultRequestTimeout.
+	Timeout time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -167,8 +171,14 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 	if err != nil {
 		return nil, err
 	}
+	// What the service answers is blanked of what it was sent.
+	AddSecret(o.ClientSecret)
+	AddSecret(grant)
 	endpoint := base.String() + path
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	timeout := cmp.Or(o.Timeout, DefaultRequestTimeout)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, err
 	}
@@ -177,17 +187,21 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 	req.Header.Set("User-Agent", UserAgent)
 	hc := o.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: DefaultTransport(), Timeout: time.Minute}
+		hc = &http.Client{Transport: DefaultTransport()}
+	}
+	// late says so when an error came of this request's deadline, not
+	// of the caller's ctx.
+	late := func(err error) error {
+		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("no complete answer within %s: %w", timeout, err)
+		}
+		return err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, unwrapURLError(err))
+		return nil, fmt.Errorf("%s: %w", op, late(unwrapURLError(err)))
 	}
 	if err := checkResponse(op, resp); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			e.Body = redactSecrets(e.Body, o.ClientSecret, grant)
-		}
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -198,7 +212,7 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 		RefreshToken string          `json:"refresh_token"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyRead)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("%s: the token response is not JSON: %w", op, err)
+		return nil, fmt.Errorf("%s: the token response is not JSON: %w", op, late(err))
 	}
 	if body.AccessToken == "" {
 		return nil, fmt.Errorf("%s: the token response has no access_token", op)
@@ -206,6 +220,8 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 	if body.TokenType != "" && !strings.EqualFold(body.TokenType, "bearer") {
 		return nil, fmt.Errorf("%s: token_type %q is not Bearer", op, body.TokenType)
 	}
+	AddSecret(body.AccessToken)
+	AddSecret(body.RefreshToken)
 	now := o.now()
 	tok := &Token{AccessToken: body.AccessToken, TokenType: "Bearer", RefreshToken: body.RefreshToken, IssuedAt: now}
 	if len(body.ExpiresIn) > 0 && string(body.ExpiresIn) != "null" {
@@ -229,13 +245,4 @@ func parseExpiresIn(raw json.RawMessage) (int64, error) {
 		return 0, fmt.Errorf("expires_in %s is not a number of seconds", raw)
 	}
 	return secs, nil
-}
-
-func redactSecrets(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
 }

@@ -18,8 +18,9 @@ const (
 	// Sent: the service answered 2xx.
 	Sent Outcome = iota + 1
 	// Retryable: the service provably did not act on the request: it never
-	// left this machine (a dial error, a refused connection), or the service
-	// answered 429 or 503. Safe to send again after a pause.
+	// left this machine (a dial error, a refused connection, no access
+	// token to be had: see NoToken), or the service answered 429 or 503.
+	// Safe to send again after a pause.
 	Retryable
 	// Uncertain: the request may have reached the service and started a
 	// call: a timeout or a dropped connection after the request was written,
@@ -52,7 +53,9 @@ type StartError struct {
 	Err     error
 }
 
-func (e *StartError) Error() string { return e.Err.Error() }
+// Error is Err's message with any secret blanked out: an error of the
+// HTTP client may quote what the service answered.
+func (e *StartError) Error() string { return Redact(e.Err.Error()) }
 func (e *StartError) Unwrap() error { return e.Err }
 
 // Classify decides the [Outcome] of a call-start attempt from the error that
@@ -62,6 +65,11 @@ func (e *StartError) Unwrap() error { return e.Err }
 func Classify(err error) Outcome {
 	if err == nil {
 		return Sent
+	}
+	if NoToken(err) {
+		// Never sent, or answered 401 and not sent again: the service did
+		// not act on it. Any status it carries is the token endpoint's.
+		return Retryable
 	}
 	var refused *refusedError
 	if errors.As(err, &refused) {

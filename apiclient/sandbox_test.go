@@ -146,6 +146,21 @@ func TestAgainstSandbox401IsRefreshedOnce(t *testing.T) {
 	}
 }
 
+// newEndpoint creates an agent and returns its call endpoint.
+func (s *session) newEndpoint(t *testing.T) *apiclient.CallEndpoint {
+	t.Helper()
+	ctx := context.Background()
+	a, err := s.client.CreateAgent(ctx, apiclient.NewAgent{Name: "A", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := s.client.GetCallEndpoint(ctx, a.AgentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
 // TestAgainstSandboxClassifiesFaults checks each fault the sandbox injects
 // on call starts against the outcome the client gives it, and whether the
 // sandbox says the call was placed.
@@ -168,16 +183,9 @@ func TestAgainstSandboxClassifiesFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSession(t, sandbox.Options{}, nil)
 			ctx := context.Background()
-			a, err := s.client.CreateAgent(ctx, apiclient.NewAgent{Name: "A", Prompt: "p"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ep, err := s.client.GetCallEndpoint(ctx, a.AgentID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ep := s.newEndpoint(t)
 			s.srv.SetFaults(tc.faults)
-			_, err = s.client.StartCall(ctx, ep, url.Values{"phone_number": {"+14155550132"}})
+			_, err := s.client.StartCall(ctx, ep, url.Values{"phone_number": {"+14155550132"}})
 			if got := apiclient.Classify(err); got != tc.want {
 				t.Errorf("Classify(%v) = %v, want %v", err, got, tc.want)
 			}
@@ -198,19 +206,53 @@ func TestAgainstSandboxClassifiesFaults(t *testing.T) {
 func TestAgainstSandboxRefusesWhatTheSpecDoesNot(t *testing.T) {
 	s := newSession(t, sandbox.Options{}, nil)
 	ctx := context.Background()
-	a, err := s.client.CreateAgent(ctx, apiclient.NewAgent{Name: "A", Prompt: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := s.client.GetCallEndpoint(ctx, a.AgentID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.client.StartCall(ctx, ep, url.Values{"phone_number": {"+14155550132"}, "favourite_colour": {"red"}})
+	ep := s.newEndpoint(t)
+	_, err := s.client.StartCall(ctx, ep, url.Values{"phone_number": {"+14155550132"}, "favourite_colour": {"red"}})
 	if apiclient.Classify(err) != apiclient.Failed || apiclient.StatusCode(err) != 422 {
 		t.Errorf("unknown form field: err = %v, want a 422 classified failed", err)
 	}
 	if _, err := s.client.CreateAgent(ctx, apiclient.NewAgent{Name: "B"}); apiclient.StatusCode(err) != 422 {
 		t.Errorf("create without prompt: err = %v, want 422", err)
+	}
+}
+
+// TestAgainstSandboxNoTokenIsNotSent: a call endpoint on the service's own
+// origin needs an access token. When none can be had (the refresh endpoint
+// answers 500, or refuses the refresh token), the call start is not sent,
+// and its outcome is Retryable and NoToken, whatever status the token
+// endpoint answered: the service never saw it. Both ways a call start
+// goes (prepared POST, and net/http for other methods) are checked.
+func TestAgainstSandboxNoTokenIsNotSent(t *testing.T) {
+	for _, method := range []string{"POST", "PUT"} {
+		t.Run(method, func(t *testing.T) {
+			var mu sync.Mutex
+			clock := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+			now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+			later := func() { mu.Lock(); clock = clock.Add(2 * time.Hour); mu.Unlock() } // past every token's expiry and any refresh pause
+			s := newSession(t, sandbox.Options{}, now)
+			ctx := context.Background()
+			ep := s.newEndpoint(t)
+			ep.Method = method
+			form := url.Values{"phone_number": {"+14155550132"}}
+
+			later()
+			s.srv.SetFaults(sandbox.Faults{ShareRefresh500: 1})
+			_, err := s.client.StartCall(ctx, ep, form)
+			var ae *apiclient.AuthError
+			if got := apiclient.Classify(err); got != apiclient.Retryable || !apiclient.NoToken(err) || errors.As(err, &ae) {
+				t.Errorf("refresh answered 500: Classify(%v) = %v, NoToken %v; want retryable, no token, no AuthError", err, got, apiclient.NoToken(err))
+			}
+
+			later()
+			s.srv.SetFaults(sandbox.Faults{})
+			s.srv.RevokeRefreshTokens()
+			_, err = s.client.StartCall(ctx, ep, form)
+			if got := apiclient.Classify(err); got != apiclient.Retryable || !apiclient.NoToken(err) || !errors.As(err, &ae) || !errors.Is(err, apiclient.ErrReauthorize) {
+				t.Errorf("refresh token refused: Classify(%v) = %v, NoToken %v; want retryable, no token, an AuthError", err, got, apiclient.NoToken(err))
+			}
+			if calls := s.srv.Calls(); len(calls) != 0 {
+				t.Errorf("the sandbox received %d call starts, want none", len(calls))
+			}
+		})
 	}
 }

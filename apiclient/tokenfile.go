@@ -76,6 +76,8 @@ func (f *TokenFile) Load() (*Token, error) {
 	if tj.AccessToken == "" {
 		return nil, fmt.Errorf("%w (token file %s holds no token)", ErrNotLoggedIn, f.Path)
 	}
+	AddSecret(tj.AccessToken)
+	AddSecret(tj.RefreshToken)
 	return &Token{AccessToken: tj.AccessToken, TokenType: tj.TokenType, RefreshToken: tj.RefreshToken, Expiry: tj.Expiry, IssuedAt: tj.IssuedAt}, nil
 }
 
@@ -83,6 +85,8 @@ func (f *TokenFile) Load() (*Token, error) {
 // mode of the file it replaces, and syncs the directory so the new refresh
 // token survives a crash.
 func (f *TokenFile) Save(tok *Token) error {
+	AddSecret(tok.AccessToken)
+	AddSecret(tok.RefreshToken)
 	dir := filepath.Dir(f.Path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating token directory: %w", err)

@@ -2,7 +2,7 @@ package apiclient
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -84,12 +84,36 @@ func (t *Transport) CloseIdleConnections() {
 // sourceToken asks src for a token under a context that keeps ctx's
 // deadline and cancellation but none of its values: a refresh must not fire
 // the request's httptrace hooks, which tell whether a call start was written.
+// Its error is a *NoTokenError.
 func sourceToken(ctx context.Context, src TokenSource) (*Token, error) {
 	tok, err := src.Token(valueless{ctx})
 	if err != nil {
-		return nil, fmt.Errorf("getting an access token: %w", err)
+		return nil, &NoTokenError{Err: err}
 	}
 	return tok, nil
+}
+
+// NoTokenError is the error of a request to the service's own origin that
+// was not sent because no access token could be had: the token endpoint
+// failed or refused the refresh token, or there is no token at all. The
+// service cannot have acted on the request. Err is the token source's
+// error: an *AuthError when only logging in again mends it; any HTTP
+// status it carries is the token endpoint's, not the request's.
+//
+// [Classify] calls such a call start Retryable, and a run tells it from
+// other retryable outcomes with [NoToken]: it is the run's problem, not the
+// contact's.
+type NoTokenError struct{ Err error }
+
+func (e *NoTokenError) Error() string { return "getting an access token: " + e.Err.Error() }
+func (e *NoTokenError) Unwrap() error { return e.Err }
+
+// NoToken reports whether err is (or wraps) a *NoTokenError or an
+// *AuthError: a request that no access token could be had for.
+func NoToken(err error) bool {
+	var nt *NoTokenError
+	var ae *AuthError
+	return errors.As(err, &nt) || errors.As(err, &ae)
 }
 
 type valueless struct{ context.Context }

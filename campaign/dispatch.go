@@ -232,6 +232,7 @@ type runner struct {
 	pauseMu     sync.Mutex
 	pauseUntil  time.Time // a 429 holds the whole pool back until then
 	interrupted atomic.Bool
+	brk         breaker
 }
 
 func (r *runner) defaults() {
@@ -405,9 +406,13 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	form := c.EncodeForm()
 	base := r.firstIntent(&j)
 	sheet := base.Sheet
+	tokenTries := 0 // tries in a row that got no access token
 	for attempt := j.prior + 1; ; attempt++ {
 		rec := base
 		rec.Type, rec.Attempt = report.TypeIntent, attempt
+		if err := r.brk.open(); err != nil {
+			return r.breakOff(w, c, rec, j.intended && attempt == j.prior+1, err)
+		}
 		if j.intended && attempt == j.prior+1 {
 			// writeIntents put the intent on disk. Whatever stops the contact
 			// from being sent now is written down as skipped: provably not
@@ -418,15 +423,26 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		} else if ok, err := r.intend(ctx, gctx, w, c, rec); !ok {
 			return err
 		}
-		if attempt == j.prior+1 {
-			r.count(func(res *RunResult) { res.Started++ })
-		}
 		// Once the intent is on disk the request runs to its answer, even if
 		// another worker or the producer fails meanwhile: cut off, it would
 		// only turn an answer into an uncertain outcome.
 		rctx, cancel := context.WithTimeout(r.callCtx, r.opts.RequestTimeout)
 		resp, err := r.opts.Calls.StartCallForm(rctx, ep, form)
 		cancel()
+		if apiclient.NoToken(err) {
+			// Not sent: no access token could be had. The run's problem, not
+			// the contact's: see noToken.
+			again, err := r.noToken(ctx, gctx, w, c, rec, err, &tokenTries)
+			if !again {
+				return err
+			}
+			j.intended = false // a new intent, under the same attempt number
+			attempt--
+			continue
+		}
+		if attempt == j.prior+1 {
+			r.count(func(res *RunResult) { res.Started++ })
+		}
 		outcome := apiclient.Classify(err)
 		rec.Type, rec.At = report.TypeOutcome, r.opts.Now()
 		var settled report.Status
@@ -474,19 +490,8 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 				}
 			})
 			r.opts.Settled(settled)
+			r.brk.settled(&rec)
 			return nil
-		}
-		// Retryable. A token only a person can renew stops the run: every
-		// other call would be refused too. Nothing was sent; the contact
-		// stays pending.
-		var authErr *apiclient.AuthError
-		if errors.As(err, &authErr) {
-			if ferr := w.flush(); ferr != nil {
-				w.lost(r.opts.Logf)
-			}
-			r.count(func(res *RunResult) { res.Pending++ })
-			r.opts.Settled(report.Pending)
-			return authErr
 		}
 		if attempt-j.prior >= r.opts.MaxAttempts || ctx.Err() != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
@@ -494,6 +499,8 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 			r.opts.Logf("%s (sheet %s row %d) left pending after %d attempts: %s", c.Phone, sheet, c.Row, attempt-j.prior, rec.Reason)
 			if ctx.Err() != nil {
 				r.interrupted.Store(true)
+			} else {
+				r.brk.settled(&rec)
 			}
 			return nil
 		}

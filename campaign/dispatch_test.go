@@ -115,12 +115,19 @@ func dtSandbox(t *testing.T, opts sandbox.Options) (*sandbox.Server, *apiclient.
 // NewUnstartedServer, which it starts.
 func dtStartSandbox(t *testing.T, srv *sandbox.Server) (*sandbox.Server, *apiclient.Client) {
 	t.Helper()
+	return dtStartSandboxAt(t, srv, nil)
+}
+
+// dtStartSandboxAt is dtStartSandbox with the token source's clock now
+// (nil: the real one).
+func dtStartSandboxAt(t *testing.T, srv *sandbox.Server, now func() time.Time) (*sandbox.Server, *apiclient.Client) {
+	t.Helper()
 	srv.Start()
 	t.Cleanup(srv.Close)
 	tr := apiclient.DefaultTransport()
 	t.Cleanup(tr.CloseIdleConnections) // runs before srv.Close
 	o := &apiclient.OAuth{BaseURL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
-		RedirectURI: "http://127.0.0.1/cb", HTTPClient: &http.Client{Transport: tr}}
+		RedirectURI: "http://127.0.0.1/cb", HTTPClient: &http.Client{Transport: tr}, Now: now}
 	tokens := apiclient.NewFileTokenSource(o, &apiclient.TokenFile{Path: filepath.Join(t.TempDir(), "tok.json")})
 	if _, err := tokens.Login(context.Background(), sandbox.DefaultCode); err != nil {
 		t.Fatal(err)

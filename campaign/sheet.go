@@ -128,7 +128,11 @@ func (l *sheetRowLimiter) Read(p []byte) (int, error) {
 // OpenSheet opens the sheet at path and reads its header. Errors name the
 // path as given.
 func OpenSheet(path string) (*SheetReader, error) {
-	f, err := os.Open(path)
+	err := checkRegular(path)
+	var f *os.File
+	if err == nil {
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		msg := err.Error()
 		var pe *os.PathError
@@ -244,7 +248,7 @@ func sheetSniff(head []byte) string {
 		return "the file is UTF-16 text (Excel's \"Unicode Text\"), not UTF-8 CSV: in Excel use File > Save As > CSV UTF-8"
 	}
 	if bytes.IndexByte(head[:min(len(head), sheetSniffSize)], 0) >= 0 {
-		return "the file holds binary data and " + excel
+		return "the file holds binary data (NUL bytes), not CSV text; if it is a spreadsheet, in Excel use File > Save As > CSV UTF-8"
 	}
 	return ""
 }

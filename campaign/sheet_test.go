@@ -210,7 +210,7 @@ func TestSheetReader(t *testing.T) {
 		{name: "invalid UTF-8 header", in: "Nom,T\xe9l\xe9phone\n", open: "not UTF-8 text"},
 		{name: "xlsx", in: "PK\x03\x04\x14\x00\x06\x00rest of a zip", open: "sheet.csv: the file looks like an Excel workbook, not CSV: in Excel use File > Save As > CSV UTF-8"},
 		{name: "xls", in: "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1...", open: "looks like an Excel workbook, not CSV"},
-		{name: "binary", in: "Name,Phone\n\x00\x01\x02", open: "holds binary data and looks like an Excel workbook, not CSV"},
+		{name: "binary", in: "Name,Phone\n\x00\x01\x02", open: "holds binary data (NUL bytes), not CSV text"},
 		{name: "UTF-16", in: "\xff\xfeN\x00a\x00m\x00e\x00", open: "UTF-16"},
 		{name: "header with a bad quote", in: "\"Name\"x,Phone\n", open: "the header row cannot be read"},
 	}

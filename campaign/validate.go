@@ -108,7 +108,7 @@ func (l *loader) validateAgents(f *File) {
 		case a.Prompt != "" && a.PromptFile != "":
 			l.problem(key+".prompt_file", "agent %q has both prompt and prompt_file; keep one", a.Name)
 		case a.PromptFile != "":
-			b, err := os.ReadFile(f.Path(a.PromptFile))
+			b, err := readRegular(f.Path(a.PromptFile))
 			if err != nil {
 				l.problem(key+".prompt_file", "prompt file %s: %s", f.Path(a.PromptFile), readProblem(err))
 			} else if strings.TrimSpace(string(b)) == "" {
@@ -261,15 +261,16 @@ var weekdays = map[string]time.Weekday{
 }
 
 func (l *loader) checkReadable(key, path, what string) {
+	if err := checkRegular(path); err != nil {
+		l.problem(key, "%s %s: %s", what, path, readProblem(err))
+		return
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		l.problem(key, "%s %s: %s", what, path, readProblem(err))
 		return
 	}
-	defer fh.Close()
-	if st, err := fh.Stat(); err == nil && st.IsDir() {
-		l.problem(key, "%s %s is a directory, not a file", what, path)
-	}
+	fh.Close()
 }
 
 func absoluteHTTP(raw string) bool {

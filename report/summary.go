@@ -22,6 +22,7 @@ const (
 	EndLimit        = "limit"         // the run's contact limit was reached
 	EndOutsideHours = "outside-hours" // the calling window closed
 	EndRebuilt      = "rebuilt"       // no run: the report was rebuilt from the journal
+	EndStopped      = "stopped"       // an error stopped the run (a login to renew, a failing service)
 )
 
 // Summary is summary.json, and the summary printed at the end of a run.
@@ -248,6 +249,8 @@ func endingText(e string) string {
 		return "stopped outside calling hours"
 	case EndRebuilt:
 		return "rebuilt from the journal"
+	case EndStopped:
+		return "stopped on an error"
 	case "":
 		return "not finished"
 	}

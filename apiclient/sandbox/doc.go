@@ -119,6 +119,13 @@
 // placed (or the agent created). See Faults for how the shares split the
 // draw. The same Seed and sequence of requests give the same faults.
 //
+// ShareRefresh500 is the one fault of the token endpoints: that share of
+// refresh requests, whatever the scope, is answered 500 before anything is
+// done (the refresh token sent stays valid), from a seeded draw of its
+// own. A refused refresh token is shown with RevokeRefreshTokens (or POST
+// /_sandbox/revoke-refresh-tokens): every refresh token issued so far is
+// then answered 400 invalid_grant.
+//
 // # Inspection
 //
 // For people and scripts, without authentication:
@@ -134,8 +141,9 @@
 //
 // The faults body is a JSON object with the fields scope, latency,
 // rate_limit, share_429, retry_after, share_503, share_500, share_drop,
-// share_drop_before and seed; unknown fields are 400. Durations are Go
-// duration strings ("250ms", "2s") or numbers of milliseconds:
+// share_drop_before, share_refresh_500 and seed; unknown fields are 400.
+// Durations are Go duration strings ("250ms", "2s") or numbers of
+// milliseconds:
 //
 //	curl -d '{"share_503": 0.2, "retry_after": "2s", "latency": 100}' http://127.0.0.1:8089/_sandbox/faults
 //

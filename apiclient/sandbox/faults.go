@@ -13,7 +13,9 @@ import (
 )
 
 // Fault scopes: which requests Faults apply to. The token endpoints, the
-// authorize endpoint and /_sandbox are never faulted.
+// authorize endpoint and /_sandbox are never faulted by the scoped faults;
+// ShareRefresh500 alone applies to the refresh endpoint, whatever the
+// scope.
 const (
 	ScopeCalls = "calls" // call-start requests to the per-agent call endpoints
 	ScopeAPI   = "api"   // agent create, list and call-endpoint requests
@@ -32,6 +34,11 @@ const (
 // before the request does anything; Share500 and ShareDrop act after the call
 // is placed (or, in the API scope, after the agent is created or the answer
 // computed).
+//
+// ShareRefresh500 applies to POST /oauth/token/refresh alone, whatever the
+// Scope, with a draw of its own (so it does not change which other requests
+// are faulted): that share is answered 500 before acting, so the refresh
+// token sent stays valid and no token is issued.
 type Faults struct {
 	Scope           string        // ScopeCalls (default when empty), ScopeAPI or ScopeAll
 	Latency         time.Duration // added before answering
@@ -42,6 +49,7 @@ type Faults struct {
 	Share500        float64       // share answered 500 after acting (the call IS placed)
 	ShareDrop       float64       // share whose connection is closed with no answer after acting
 	ShareDropBefore float64       // share whose connection is closed with no answer before acting
+	ShareRefresh500 float64       // share of refresh requests answered 500 before acting, whatever Scope says
 	Seed            int64         // seed of the fault choice; 0 -> 1
 }
 
@@ -63,7 +71,7 @@ func (f Faults) Validate() error {
 		name string
 		v    float64
 	}{{"share_429", f.Share429}, {"share_503", f.Share503}, {"share_500", f.Share500},
-		{"share_drop", f.ShareDrop}, {"share_drop_before", f.ShareDropBefore}} {
+		{"share_drop", f.ShareDrop}, {"share_drop_before", f.ShareDropBefore}, {"share_refresh_500", f.ShareRefresh500}} {
 		if !(s.v >= 0 && s.v <= 1) { // also rejects NaN
 			return fmt.Errorf("faults: %s must be between 0 and 1, got %v", s.name, s.v)
 		}
@@ -82,6 +90,7 @@ type faultsJSON struct {
 	Share500        float64      `json:"share_500"`
 	ShareDrop       float64      `json:"share_drop"`
 	ShareDropBefore float64      `json:"share_drop_before"`
+	ShareRefresh500 float64      `json:"share_refresh_500"`
 	Seed            int64        `json:"seed"`
 }
 
@@ -89,7 +98,7 @@ type faultsJSON struct {
 // strings such as "1.5s".
 func (f Faults) MarshalJSON() ([]byte, error) {
 	return json.Marshal(faultsJSON{f.Scope, jsonDuration(f.Latency), f.RateLimit, f.Share429,
-		jsonDuration(f.RetryAfter), f.Share503, f.Share500, f.ShareDrop, f.ShareDropBefore, f.Seed})
+		jsonDuration(f.RetryAfter), f.Share503, f.Share500, f.ShareDrop, f.ShareDropBefore, f.ShareRefresh500, f.Seed})
 }
 
 // UnmarshalJSON decodes the form written by MarshalJSON. Durations may also
@@ -103,7 +112,7 @@ func (f *Faults) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*f = Faults{j.Scope, time.Duration(j.Latency), j.RateLimit, j.Share429,
-		time.Duration(j.RetryAfter), j.Share503, j.Share500, j.ShareDrop, j.ShareDropBefore, j.Seed}
+		time.Duration(j.RetryAfter), j.Share503, j.Share500, j.ShareDrop, j.ShareDropBefore, j.ShareRefresh500, j.Seed}
 	return nil
 }
 
@@ -155,7 +164,21 @@ func (s *Server) setFaultsLocked(f Faults) {
 	}
 	s.faults = f
 	s.rng = mrand.New(mrand.NewPCG(uint64(seed), 0x5a4db0c5))
+	s.rngToken = mrand.New(mrand.NewPCG(uint64(seed), 0x7e3f1a29))
 	s.bucket = bucket{}
+}
+
+// refreshFault reports whether a refresh request is to be answered 500
+// (Faults.ShareRefresh500), and counts it.
+func (s *Server) refreshFault() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if share := s.faults.ShareRefresh500; share > 0 && s.rngToken.Float64() < share {
+		s.stats.Faults.Refresh500++
+		s.stats.TokenErrors++
+		return true
+	}
+	return false
 }
 
 // dropped is the status of a decision whose connection is closed with no

@@ -115,6 +115,10 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if s.refreshFault() {
+		apiError(w, http.StatusInternalServerError, "internal_error", "simulated internal error of the token endpoint")
+		return
+	}
 	old := form.Get("refresh_token")
 	s.mu.Lock()
 	if !s.refresh[old] {

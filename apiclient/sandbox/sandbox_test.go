@@ -306,6 +306,21 @@ func TestRefresh(t *testing.T) {
 			t.Errorf("Refreshes = %d", st.Refreshes)
 		}
 	})
+	t.Run("refresh 500", func(t *testing.T) {
+		// ShareRefresh500 answers the refresh endpoint 500 whatever the
+		// scope, before acting: the refresh token sent stays valid.
+		e := newEnv(t, Options{Faults: Faults{ShareRefresh500: 1}})
+		_, rt := e.srv.IssueToken()
+		e.want(e.do("POST", "/oauth/token/refresh", formType, refreshForm(rt).Encode()), 500, "internal_error")
+		e.want(e.do("POST", "/oauth/token", formType, codeForm().Encode()), 200, "") // the code exchange is not faulted
+		e.srv.SetFaults(Faults{Scope: ScopeAll})
+		e.want(e.do("POST", "/oauth/token/refresh", formType, refreshForm(rt).Encode()), 200, "")
+		e.want(e.do("POST", "/_sandbox/faults", jsonType, `{"share_refresh_500": 1}`), 200, "")
+		e.want(e.do("POST", "/oauth/token/refresh", formType, refreshForm(rt).Encode()), 500, "internal_error")
+		if st := e.srv.Stats(); st.Faults.Refresh500 != 2 || st.Refreshes != 1 || st.TokenErrors != 2 {
+			t.Errorf("stats = %+v", st)
+		}
+	})
 	t.Run("no rotation", func(t *testing.T) {
 		rotate := false
 		e := newEnv(t, Options{RotateRefreshTokens: &rotate})

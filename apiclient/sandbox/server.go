@@ -111,6 +111,7 @@ type Server struct {
 	closed   bool
 	faults   Faults
 	rng      *mrand.Rand
+	rngToken *mrand.Rand // the choice of Faults.ShareRefresh500
 	bucket   bucket
 	codes    map[string]oneTimeCode
 	access   map[string]time.Time // access token -> expiry
@@ -394,6 +395,7 @@ type FaultStats struct {
 	Injected500   int `json:"500"`            // 500 after acting, from Share500
 	DroppedBefore int `json:"dropped_before"` // connections closed before acting
 	DroppedAfter  int `json:"dropped_after"`  // connections closed after acting
+	Refresh500    int `json:"refresh_500"`    // refresh requests answered 500, from ShareRefresh500
 }
 
 // Calls returns a copy of the ledger: every call-start request that reached

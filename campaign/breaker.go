@@ -1,0 +1,78 @@
+package campaign
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/callrun/callrun/report"
+)
+
+// BreakAfter is how many contacts in a row may have their call starts end
+// badly (uncertain, or left pending after every try was answered with a
+// 5xx such as 503) before Run stops starting calls. A failing service
+// would otherwise turn every contact left into one a person must check by
+// hand, at full pace. A sent or refused (4xx) contact shows the service
+// is answering, and starts the count again.
+const BreakAfter = 5
+
+// ErrBreaker is wrapped by the error of a run that stopped starting calls
+// because they kept ending uncertain or in server errors.
+var ErrBreaker = fmt.Errorf("stopped starting calls: the call starts of %d contacts in a row ended uncertain or in a server error", BreakAfter)
+
+// whyBreaker is the reason of the skipped outcome of a contact whose
+// intent was written but whose call the breaker kept from starting.
+const whyBreaker = "not sent: calls kept failing, so the run stopped starting them"
+
+// breaker counts the contacts in a row whose call starts ended badly, for
+// Run's workers, which ask it before each call start.
+type breaker struct {
+	mu   sync.Mutex
+	bad  int
+	last string // the last bad one, for the message
+}
+
+// settled tells the breaker how a contact's call start ended this run:
+// rec is its last outcome record. Outcomes that say nothing of the
+// service (never sent, 429) leave the count as it is.
+func (b *breaker) settled(rec *report.Record) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case rec.Status == report.OutcomeUncertain || rec.HTTP >= 500:
+		b.bad++
+		b.last = rec.Reason
+		if rec.HTTP != 0 {
+			b.last = fmt.Sprintf("answered %d %s", rec.HTTP, http.StatusText(rec.HTTP))
+		}
+	case rec.Status == report.OutcomeSent || rec.Status == report.OutcomeFailed:
+		b.bad = 0
+	}
+}
+
+// open returns the run's error once BreakAfter contacts in a row ended
+// badly, and nil while calls may still start.
+func (b *breaker) open() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bad < BreakAfter {
+		return nil
+	}
+	return fmt.Errorf("%w (the last: %s); the service seems to be failing. The contacts not called stay pending and a later run resumes them; check the uncertain ones before sending them again with --retry-uncertain", ErrBreaker, b.last)
+}
+
+// breakOff stops a worker that was about to start a call for c when the
+// breaker is open, with its error: the contact stays pending. When the
+// attempt's intent rec is on disk already (intended), it is closed with a
+// skipped outcome first.
+func (r *runner) breakOff(w *worker, c *Contact, rec report.Record, intended bool, err error) error {
+	if !intended {
+		r.count(func(res *RunResult) { res.Pending++ })
+		r.opts.Settled(report.Pending)
+		return w.stopRun(err, r.opts.Logf)
+	}
+	if serr := r.skip(w, c, rec, whyBreaker, stopFailed); serr != nil {
+		return serr
+	}
+	return w.stopRun(err, r.opts.Logf)
+}

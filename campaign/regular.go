@@ -1,0 +1,38 @@
+package campaign
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// checkRegular returns nil if path is a regular file (after symlinks), and
+// otherwise why it cannot be read as one: the stat error, or what it is.
+// Sheets, suppression files and prompt files are checked before they are
+// opened, because opening a named pipe blocks until something writes to
+// it, and a device such as /dev/zero never ends.
+func checkRegular(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return errors.New("it is a directory, not a file")
+	case m&fs.ModeNamedPipe != 0:
+		return errors.New("it is a named pipe (FIFO), not a regular file; give the path of a CSV file")
+	case m&fs.ModeDevice != 0:
+		return errors.New("it is a device, not a regular file; give the path of a CSV file")
+	}
+	return errors.New("it is not a regular file; give the path of a CSV file")
+}
+
+// readRegular is os.ReadFile for a regular file only (checkRegular).
+func readRegular(path string) ([]byte, error) {
+	if err := checkRegular(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}

@@ -1,0 +1,73 @@
+//go:build unix
+
+package campaign
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSheetMustBeARegularFile: a named pipe as a sheet, a suppression
+// file or a prompt file is refused before it is opened (opening it would
+// block until something writes to it), and so is a device such as
+// /dev/zero, which never ends; neither is called an Excel workbook.
+func TestSheetMustBeARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "leads.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	t.Cleanup(func() {
+		// Should an open() be stuck on the pipe, a writer lets it go.
+		if w, err := os.OpenFile(fifo, os.O_RDWR|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	within := func(what string, fn func() error) error {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- fn() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: still blocked after 20s", what)
+			return nil
+		}
+	}
+
+	if err := within("OpenSheet(fifo)", func() error { _, err := OpenSheet(fifo); return err }); err == nil || !strings.Contains(err.Error(), "named pipe") {
+		t.Errorf("OpenSheet(a FIFO) = %v, want a named pipe refused", err)
+	}
+	if err := within("OpenSheet(/dev/zero)", func() error { _, err := OpenSheet("/dev/zero"); return err }); err == nil ||
+		!strings.Contains(err.Error(), "device") || strings.Contains(err.Error(), "Excel") {
+		t.Errorf("OpenSheet(/dev/zero) = %v, want a device refused", err)
+	}
+	zeros := filepath.Join(dir, "zeros.csv")
+	os.WriteFile(zeros, make([]byte, 4096), 0o644)
+	if _, err := OpenSheet(zeros); err == nil || strings.Contains(err.Error(), "Excel workbook") || !strings.Contains(err.Error(), "binary") {
+		t.Errorf("OpenSheet(a file of zeros) = %v, want binary data, not an Excel workbook", err)
+	}
+
+	// The campaign file names the FIFO as its sheet, its suppression file
+	// and its prompt file: Load says so for each, without blocking.
+	camp := filepath.Join(dir, "campaign.yaml")
+	os.WriteFile(camp, []byte(`name: fifo
+agents:
+  - name: A
+    prompt_file: leads.csv
+sheets:
+  - file: leads.csv
+    agent: A
+    fields: {phone_number: Phone}
+suppress: [leads.csv]
+`), 0o644)
+	err := within("Load", func() error { _, err := Load(camp, LoadOptions{Offline: true}); return err })
+	if err == nil || strings.Count(err.Error(), "named pipe") < 3 {
+		t.Errorf("Load = %v, want the FIFO refused as sheet, suppression file and prompt file", err)
+	}
+}
