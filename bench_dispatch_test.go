@@ -49,10 +49,6 @@ import (
 
 const benchAgent = "Bench Caller"
 
-// benchWriteAhead is campaign.RunOptions.WriteAhead for the benchmarks:
-// CALLRUN_BENCH_WRITE_AHEAD, else 0 (the default, as callrun run has it).
-var benchWriteAhead, _ = strconv.Atoi(os.Getenv("CALLRUN_BENCH_WRITE_AHEAD"))
-
 // benchEnvInt reads a positive count from the environment, else def.
 func benchEnvInt(b *testing.B, name string, def int) int {
 	s := os.Getenv(name)
@@ -203,7 +199,7 @@ func benchRunUnpacedLabelled(ctx context.Context, path string, withReport bool) 
 	start, cpu0 := time.Now(), benchCPU()
 	res, err = campaign.Run(ctx, f, rate.NewLimiter(rate.Inf, 1), campaign.RunOptions{
 		Calls: svc.client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
-		Norm: norm, Suppress: suppress, WriteAhead: benchWriteAhead,
+		Norm: norm, Suppress: suppress,
 	})
 	elapsed, cpu = time.Since(start), benchCPU()-cpu0
 	if err != nil {
@@ -431,11 +427,15 @@ func benchMedian(xs []float64) float64 {
 // starts at 200 a second.
 func BenchmarkDispatchRate(b *testing.B) {
 	const seconds = 4
+	// Each worker makes one call at a time, its intent's fsync included, so
+	// the concurrency a rate needs grows with the disk's and the service's
+	// latency: rate x (2 fsyncs + the answer), with room to spare.
 	for _, bc := range []struct {
-		perSecond int
-		syncDelay time.Duration
-	}{{50, 0}, {200, 0}, {50, 10 * time.Millisecond}, {200, 10 * time.Millisecond}} {
-		name := fmt.Sprintf("per_second=%d", bc.perSecond)
+		perSecond   int
+		syncDelay   time.Duration
+		concurrency int
+	}{{1, 0, 4}, {50, 0, 4}, {200, 0, 4}, {1000, 0, 32}, {50, 10 * time.Millisecond, 4}, {200, 10 * time.Millisecond, 16}, {1000, 10 * time.Millisecond, 64}} {
+		name := fmt.Sprintf("per_second=%d/concurrency=%d", bc.perSecond, bc.concurrency)
 		if bc.syncDelay > 0 {
 			name += fmt.Sprintf("/fsync=%v", bc.syncDelay)
 		}
@@ -448,7 +448,7 @@ func BenchmarkDispatchRate(b *testing.B) {
 			var achieved float64
 			for range b.N {
 				srv := benchSandbox(b)
-				opts.path = benchWriteCampaign(b, b.TempDir(), srv.URL, n, float64(bc.perSecond), 1, 4)
+				opts.path = benchWriteCampaign(b, b.TempDir(), srv.URL, n, float64(bc.perSecond), 1, bc.concurrency)
 				if err := runCampaign(context.Background(), opts, io.Discard); err != nil {
 					b.Fatal(err)
 				}

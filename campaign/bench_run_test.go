@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +31,6 @@ func (instantCalls) StartCallForm(context.Context, *apiclient.CallEndpoint, stri
 // (user and system) over contacts; allocs/op and B/op are per contact.
 func BenchmarkRunOverhead(b *testing.B) {
 	const n = 20_000
-	writeAhead, _ := strconv.Atoi(os.Getenv("CALLRUN_BENCH_WRITE_AHEAD"))
 	for _, conc := range []int{4, 32} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
 			dir := b.TempDir()
@@ -81,7 +79,7 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 				c0 := benchRusage()
 				b.StartTimer()
 				res, err := Run(context.Background(), f, rate.NewLimiter(rate.Inf, 1), RunOptions{
-					Calls: instantCalls{}, Agents: agents, Endpoints: eps, Journal: j, State: st, Norm: norm, WriteAhead: writeAhead,
+					Calls: instantCalls{}, Agents: agents, Endpoints: eps, Journal: j, State: st, Norm: norm,
 				})
 				b.StopTimer()
 				cpu += benchRusage() - c0

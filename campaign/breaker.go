@@ -20,10 +20,6 @@ const BreakAfter = 5
 // because they kept ending uncertain or in server errors.
 var ErrBreaker = fmt.Errorf("stopped starting calls: the call starts of %d contacts in a row ended uncertain or in a server error", BreakAfter)
 
-// whyBreaker is the reason of the skipped outcome of a contact whose
-// intent was written but whose call the breaker kept from starting.
-const whyBreaker = "not sent: calls kept failing, so the run stopped starting them"
-
 // breaker counts the contacts in a row whose call starts ended badly, for
 // Run's workers, which ask it before each call start.
 type breaker struct {
@@ -61,18 +57,11 @@ func (b *breaker) open() error {
 	return fmt.Errorf("%w (the last: %s); the service seems to be failing. The contacts not called stay pending and a later run resumes them; check the uncertain ones before sending them again with --retry-uncertain", ErrBreaker, b.last)
 }
 
-// breakOff stops a worker that was about to start a call for c when the
-// breaker is open, with its error: the contact stays pending. When the
-// attempt's intent rec is on disk already (intended), it is closed with a
-// skipped outcome first.
-func (r *runner) breakOff(w *worker, c *Contact, rec report.Record, intended bool, err error) error {
-	if !intended {
-		r.count(func(res *RunResult) { res.Pending++ })
-		r.opts.Settled(report.Pending)
-		return w.stopRun(err, r.opts.Logf)
-	}
-	if serr := r.skip(w, c, rec, whyBreaker, stopFailed); serr != nil {
-		return serr
-	}
+// breakOff stops a worker that was about to start a call when the
+// breaker is open, with its error: the contact stays pending (its intent
+// is not written yet).
+func (r *runner) breakOff(w *worker, err error) error {
+	r.count(func(res *RunResult) { res.Pending++ })
+	r.opts.Settled(report.Pending)
 	return w.stopRun(err, r.opts.Logf)
 }

@@ -1229,14 +1229,13 @@ func TestRunStopsWhenTheLoginIsRefused(t *testing.T) {
 	}
 }
 
-// TestRunInterruptSkipsIntentsWrittenAhead: when a signal comes, the
-// contacts whose intents were written ahead of a free worker are not sent;
-// each gets a skipped outcome, so it reads pending (no attempt), not
-// uncertain, and the next run calls it once.
-func TestRunInterruptSkipsIntentsWrittenAhead(t *testing.T) {
+// TestRunInterruptLeavesNothingUncertain: when a signal comes while calls
+// are in flight, the workers let those finish and start no others; a
+// contact whose intent was on disk but whose call had not started gets a
+// skipped outcome, so it reads pending (no attempt), not uncertain, and
+// the next run calls everyone once.
+func TestRunInterruptLeavesNothingUncertain(t *testing.T) {
 	const n = 20
-	// Slow answers and a fast limiter: while the 2 workers wait, the
-	// intents of the next 2 contacts (the default write-ahead) are on disk.
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 300 * time.Millisecond}},
 		dtCampaign(1000, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1254,9 +1253,6 @@ func TestRunInterruptSkipsIntentsWrittenAhead(t *testing.T) {
 			skipped = append(skipped, r.Phone)
 		}
 	}
-	if len(skipped) == 0 {
-		t.Fatalf("no skipped outcome: the test did not catch intents written ahead (%d received)", len(received))
-	}
 	for _, phone := range skipped {
 		if received[phone] != 0 {
 			t.Errorf("%s has a skipped outcome but the sandbox received it", phone)
@@ -1273,7 +1269,10 @@ func TestRunInterruptSkipsIntentsWrittenAhead(t *testing.T) {
 		t.Errorf("run counted %d pending, fewer than the %d skipped", res.Pending, len(skipped))
 	}
 	e.checkIntentBeforeSend(1)
-	t.Logf("%d calls answered, %d intents written ahead and skipped", len(received), len(skipped))
+	if len(received) == n {
+		t.Errorf("every contact was called: the signal stopped nothing")
+	}
+	t.Logf("%d calls answered, %d intents skipped", len(received), len(skipped))
 
 	e.mustRun(nil)
 	e.checkPlacedOnce(n)
@@ -1302,11 +1301,10 @@ func (f *frozenCalls) StartCallForm(ctx context.Context, ep *apiclient.CallEndpo
 }
 
 // crashWhileFrozen runs e with calls that freeze after the first pass,
-// waits 200ms for the intent stage to fill every place it has (it cannot
-// go further, since the frozen workers hold their tokens), and copies the
-// journal as a crash at that moment would leave it; then it lets the
-// calls go, waits for the run, and returns the state of that copy, which
-// the caller closes. tune sets further options.
+// waits 200ms for every worker to reach a frozen call (none can go
+// further), and copies the journal as a crash at that moment would leave
+// it; then it lets the calls go, waits for the run, and returns the state
+// of that copy, which the caller closes. tune sets further options.
 func crashWhileFrozen(t *testing.T, e *dtEnv, pass int32, tune func(*RunOptions)) *report.State {
 	t.Helper()
 	calls := &frozenCalls{next: e.client, pass: pass, held: make(chan struct{}, 1), release: make(chan struct{})}
@@ -1339,46 +1337,29 @@ func crashWhileFrozen(t *testing.T, e *dtEnv, pass int32, tune func(*RunOptions)
 }
 
 // TestRunCrashLeavesBoundedUncertain: whatever moment a crash comes, the
-// journal holds at most Concurrency + WriteAhead intents without an
-// outcome (they would read uncertain), and none of them for a contact
-// whose call was answered.
+// journal holds at most Concurrency intents without an outcome (they
+// would read uncertain): the calls in flight, against a fast service and
+// a slow one alike.
 func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
 	const n, concurrency = 60, 3
-	for _, writeAhead := range []int{0, 5} { // 0: the default
-		e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
-		st := crashWhileFrozen(t, e, 10, func(o *RunOptions) { o.WriteAhead = writeAhead })
-		bound := concurrency + writeAhead
-		if writeAhead == 0 {
-			bound = concurrency + defaultWriteAhead(concurrency)
-		}
+	for _, latency := range []time.Duration{0, 100 * time.Millisecond} {
+		e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: latency}}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
+		st := crashWhileFrozen(t, e, 10, func(*RunOptions) {})
 		got := st.Counts()[report.Uncertain]
 		st.Close()
-		if got > bound {
-			t.Errorf("write-ahead %d: a crash would leave %d contacts uncertain, more than concurrency %d + write-ahead = %d", writeAhead, got, concurrency, bound)
+		if got != concurrency {
+			t.Errorf("latency %s: a crash would leave %d contacts uncertain, want the %d calls in flight", latency, got, concurrency)
 		}
-		if got == 0 {
-			t.Errorf("write-ahead %d: no intent without an outcome at the crash: the test froze nothing", writeAhead)
-		}
-		t.Logf("write-ahead %d: a crash would leave %d uncertain (bound %d)", writeAhead, got, bound)
 		e.checkPlacedOnce(n)
 	}
 }
 
-// TestRunSignalSkipsIntentsWrittenAheadAtOnce: a signal closes the intents
-// written ahead with skipped outcomes at once, without waiting for the
-// workers, which may be busy with slow calls: a second signal (which
-// exits without waiting) or a kill then leaves only the calls in flight
-// uncertain.
-func TestRunSignalSkipsIntentsWrittenAheadAtOnce(t *testing.T) {
-	// 60: the producer is still reading; 14: one contact is left once the
-	// workers are frozen, it is written ahead, and the intent stage is done.
-	for _, n := range []int{60, 14} {
-		t.Run(fmt.Sprintf("contacts=%d", n), func(t *testing.T) { testRunSignalSkipsAtOnce(t, n) })
-	}
-}
-
-func testRunSignalSkipsAtOnce(t *testing.T, n int) {
-	const concurrency, pass = 3, 10
+// TestRunSignalWhileCallsAreInFlight: with every worker held in a call, the
+// journal holds exactly those intents without an outcome; a signal then
+// starts nothing more, the held calls finish and their outcomes are
+// recorded, and the next run calls every contact once.
+func TestRunSignalWhileCallsAreInFlight(t *testing.T) {
+	const n, concurrency, pass = 40, 3, 10
 	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
 	calls := &frozenCalls{next: e.client, pass: pass, held: make(chan struct{}, 1), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1388,68 +1369,30 @@ func testRunSignalSkipsAtOnce(t *testing.T, n int) {
 		_, err := e.run(ctx, func(o *RunOptions) { o.Calls = calls })
 		done <- err
 	}()
-	uncertainOnDisk := func() int {
-		st, err := report.ReadState(e.journal)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		return st.Counts()[report.Uncertain]
-	}
-	// Every worker holds a frozen call, and the stage has written ahead.
 	deadline := time.Now().Add(10 * time.Second)
-	for calls.started.Load() < pass+concurrency || uncertainOnDisk() <= concurrency {
+	for calls.started.Load() < pass+concurrency {
 		if time.Now().After(deadline) {
-			t.Fatalf("after 10s: %d calls started, %d uncertain on disk; want every worker frozen and intents written ahead", calls.started.Load(), uncertainOnDisk())
+			t.Fatalf("after 10s: %d calls started, want every worker held", calls.started.Load())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	st, err := report.ReadState(e.journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Counts()[report.Uncertain]; got != concurrency {
+		t.Errorf("%d uncertain on disk with %d calls held, want exactly those", got, concurrency)
+	}
+	st.Close()
 	cancel()
-	// The workers are still frozen: only the stage can close the intents.
-	for uncertainOnDisk() > concurrency {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d uncertain on disk while the workers are frozen after the signal, want %d (the calls in flight)", uncertainOnDisk(), concurrency)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 	close(calls.release)
 	if err := <-done; !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
-	skipped := 0
-	for _, r := range e.records() {
-		if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped {
-			skipped++
-		}
+	if counts := e.state().Counts(); counts[report.Uncertain] != 0 || counts[report.Sent] != pass+concurrency {
+		t.Errorf("after the signal: %v, want %d sent and nothing uncertain", counts, pass+concurrency)
 	}
-	if skipped == 0 {
-		t.Errorf("no skipped outcome, yet intents were written ahead")
-	}
-	t.Logf("%d intents written ahead, skipped at the signal while %d calls were in flight", skipped, concurrency)
 	e.mustRun(nil)
-	e.checkPlacedOnce(n)
-}
-
-// TestRunWritesAheadLittleAgainstASlowService: when the service answers
-// more slowly than the journal commits, writing ahead helps nothing, and
-// writeIntents writes ahead hardly at all: a crash then leaves barely more
-// than the calls in flight uncertain, not the full write-ahead.
-func TestRunWritesAheadLittleAgainstASlowService(t *testing.T) {
-	if testing.Short() {
-		t.Skip("calls a slow sandbox for a second")
-	}
-	const n, concurrency = 40, 2
-	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 100 * time.Millisecond}},
-		dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
-	st := crashWhileFrozen(t, e, 12, func(*RunOptions) {})
-	defer st.Close()
-	// 2 in flight, and 1 or 2 written ahead; the default write-ahead
-	// would allow 64 more.
-	if got := st.Counts()[report.Uncertain]; got > concurrency+3 {
-		t.Errorf("a crash would leave %d contacts uncertain against a slow service, want at most %d", got, concurrency+3)
-	} else {
-		t.Logf("a crash would leave %d uncertain", got)
-	}
 	e.checkPlacedOnce(n)
 }
 
@@ -1477,10 +1420,10 @@ func (d *durableFirst) StartCallForm(ctx context.Context, ep *apiclient.CallEndp
 	return d.next.StartCallForm(ctx, ep, form)
 }
 
-// TestRunCallsOnlyOnceTheIntentIsDurable: with every fsync slow, the
-// intent stage goes on to the next contacts' turns while earlier intents
-// are still being synced; no call starts before its own intent is on
-// disk, unpaced or paced faster than the disk syncs.
+// TestRunCallsOnlyOnceTheIntentIsDurable: with every fsync slow, other
+// workers take their turns while earlier intents are still being synced;
+// no call starts before its own intent is on disk, unpaced or paced
+// faster than the disk syncs.
 func TestRunCallsOnlyOnceTheIntentIsDurable(t *testing.T) {
 	for _, perSecond := range []float64{1000, 200} {
 		t.Run(fmt.Sprintf("per_second=%v", perSecond), func(t *testing.T) {
@@ -1503,9 +1446,8 @@ func TestRunCallsOnlyOnceTheIntentIsDurable(t *testing.T) {
 	}
 }
 
-// TestRunSignalDuringASlowFsync: a signal that comes while a batch of
-// intents is being synced (the intent stage has already gone on to wait
-// for the next turn) still closes those intents with skipped outcomes:
+// TestRunSignalDuringASlowFsync: a signal that comes while intents are
+// being synced closes them with skipped outcomes once they are on disk:
 // nothing reads uncertain, nothing skipped reached the service, and the
 // next run calls every contact once.
 func TestRunSignalDuringASlowFsync(t *testing.T) {
@@ -1567,12 +1509,10 @@ func (a *authFailing) StartCallForm(ctx context.Context, ep *apiclient.CallEndpo
 	return a.next.StartCallForm(ctx, ep, form)
 }
 
-// TestRunFailureSkipsIntentsWrittenAhead: when every worker stops on an
-// error (a login only a person can renew), the contacts whose intents
-// were written ahead are closed with skipped outcomes, although no worker
-// is left to take them: nothing reads uncertain, and after a new login
-// the next run calls everyone once.
-func TestRunFailureSkipsIntentsWrittenAhead(t *testing.T) {
+// TestRunFailureLeavesNothingUncertain: when every worker stops on an
+// error (a login only a person can renew), nothing reads uncertain, and
+// after a new login the next run calls everyone once.
+func TestRunFailureLeavesNothingUncertain(t *testing.T) {
 	for _, concurrency := range []int{1, 2} {
 		t.Run(fmt.Sprintf("concurrency=%d", concurrency), func(t *testing.T) {
 			const n = 30
@@ -1591,7 +1531,7 @@ func TestRunFailureSkipsIntentsWrittenAhead(t *testing.T) {
 			if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
 				t.Errorf("journal after the failure: %v, want nothing uncertain (%d skipped)", counts, skipped)
 			}
-			t.Logf("%d placed, %d intents written ahead and skipped", len(dtPlaced(e.srv)), skipped)
+			t.Logf("%d placed, %d intents skipped", len(dtPlaced(e.srv)), skipped)
 			e.mustRun(nil)
 			e.checkPlacedOnce(n)
 		})
@@ -1604,8 +1544,11 @@ func TestRunFailureSkipsIntentsWrittenAhead(t *testing.T) {
 // with that error at once instead of waiting for the window to open.
 func TestRunFailureEndsTheWaitForCallingHours(t *testing.T) {
 	ny := dtNewYork(t)
-	const n = 100 // more than the producer reads ahead, so it is still reading when the window closes
-	e := newDtEnv(t, sandbox.Options{}, dtCampaign(5, 1, dtWeekdayHours), map[string]string{"leads.csv": dtSheet(n)})
+	// Two workers: while the first is in its call, the second takes the
+	// next contact and leaves it pending (the window closed meanwhile), so
+	// the producer reads on and waits for the window.
+	const n = 100
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(5, 2, dtWeekdayHours), map[string]string{"leads.csv": dtSheet(n)})
 	clock := &dtClock{now: time.Date(2025, 1, 6, 16, 59, 0, 0, ny)} // Monday, a minute before closing
 	var waiting atomic.Bool
 	start := time.Now()

@@ -108,21 +108,21 @@ func TestReportGolden(t *testing.T) {
 		return func() time.Time { return time.Date(2025, 3, 3, 17, min, 0, 0, time.UTC) }
 	}
 
-	// One worker (concurrency 1, no intents written ahead): the sandbox's
-	// call ids follow the sheets' order, as the golden file has them.
+	// One worker (concurrency 1): the sandbox's call ids follow the
+	// sheets' order, as the golden file has them.
 	srv.SetFaults(sandbox.Faults{Share500: 1})
-	if res := e.mustRun(func(o *RunOptions) { o.Limit, o.Now, o.WriteAhead = 1, at(0), -1 }); res.Uncertain != 1 {
+	if res := e.mustRun(func(o *RunOptions) { o.Limit, o.Now = 1, at(0) }); res.Uncertain != 1 {
 		t.Fatalf("run 1: %+v", res)
 	}
 	srv.SetFaults(sandbox.Faults{Share503: 1})
 	if res := e.mustRun(func(o *RunOptions) {
-		o.MaxAttempts, o.MaxRetryAfter, o.Now, o.WriteAhead = 2, time.Millisecond, at(10), -1
+		o.MaxAttempts, o.MaxRetryAfter, o.Now = 2, time.Millisecond, at(10)
 	}); res.Pending != 5 {
 		t.Fatalf("run 2: %+v", res)
 	}
 	srv.SetFaults(sandbox.Faults{})
 	srv.SetAgentStatus("agent_held", "pending")
-	res := e.mustRun(func(o *RunOptions) { o.Limit, o.Now, o.WriteAhead = 4, at(20), -1 })
+	res := e.mustRun(func(o *RunOptions) { o.Limit, o.Now = 4, at(20) })
 	if res.Sent != 3 || res.Failed != 1 {
 		t.Fatalf("run 3: %+v", res)
 	}
