@@ -1,60 +1,69 @@
 package campaign
 
 // Phone numbers: sheets hold them as people and spreadsheets write them;
-// the service wants E.164. Normalize turns the one into the other with
-// nyaruka/phonenumbers (a port of Google's libphonenumber), repairs the
-// damage Excel does where that can be done without guessing, and rejects
-// everything else with a sentence a marketer can act on.
+// the service wants E.164. [PhoneNormalizer.Read] turns the one into the
+// other with nyaruka/phonenumbers (a port of Google's libphonenumber),
+// repairs the damage Excel does where that can be done without guessing,
+// refuses numbers the campaign may not call ([PhoneRules]: countries and
+// kinds of number), and rejects everything else with a sentence a
+// marketer can act on.
 //
-// The rules, in the order Normalize applies them:
+// The rules, in the order Read applies them:
 //
-//  1. Surrounding white space (including no-break spaces) is trimmed; an
+//  1. Surrounding white space (including no-break spaces) is trimmed, and
+//     one leading apostrophe (a spreadsheet's mark of a text cell); an
 //     empty cell is an error ("phone number is empty").
-//  2. Excel's scientific notation ("1.4155550132E+10", or with a decimal
+//  2. A cell holding two numbers ("555-1234 / 555-9876", "... or ...") is
+//     an error asking to split them: two runs of six or more digits apart
+//     by a list separator or a word.
+//  3. Excel's scientific notation ("1.4155550132E+10", or with a decimal
 //     comma as European Excel writes it) is repaired, with a warning, only
 //     when the mantissa spells out every digit of the number and the
 //     number has at most 15 digits, the precision Excel keeps: then the
 //     expansion is exact. Otherwise ("1.55512E+10") digits may be gone and
 //     the cell is rejected, asking for a re-export with the column
 //     formatted as Text.
-//  3. A "tel:" prefix is dropped. What remains may hold digits, one
-//     leading '+', and the punctuation numbers are written with: spaces,
-//     no-break spaces, dots, dashes, parentheses and slashes. Letters are
-//     an error: the service cannot dial an extension, and vanity numbers
-//     (1-800-FLOWERS) are not worth the risk of a wrong call.
-//  4. A leading "00" is read as '+' whatever the region: it is the
+//  4. A "tel:" prefix is dropped. What remains may hold digits (of any
+//     script: full-width digits are read as ASCII), one leading '+', and
+//     the punctuation numbers are written with: spaces, no-break spaces,
+//     dots, dashes, parentheses and slashes. Letters are an error: the
+//     service cannot dial an extension, and vanity numbers (1-800-FLOWERS)
+//     are not worth the risk of a wrong call.
+//  5. A leading "00" is read as '+' whatever the region: it is the
 //     international prefix of most of the world and no national number
 //     starts with it. Other international prefixes (011 in North America)
 //     are the library's business, for the sheet's region.
-//  5. A number written with '+' is international and never reinterpreted.
-//  6. A number without '+' needs a region (the sheet's). It is read as a
-//     national number of the region and also, because Excel drops the '+'
-//     of "+442079460000" typed into a cell not formatted as text, as if a
-//     '+' preceded it. If only the national reading is valid, or both give
-//     the same number, that is the result. If only the '+' reading is
-//     valid, it is the result, with a warning ("lost +"). If both are
-//     valid and differ, the national reading wins only when the digits are
-//     exactly those of the library's NATIONAL format of the number, that
-//     is, written as the region writes its numbers ("2025550132" in the
-//     US, although +20 25550132 is a valid Egyptian number); otherwise the
-//     number is ambiguous and rejected, asking for +country ("61138585" in
-//     Germany, where numbers are written with their trunk 0: a Mainz
-//     number without its 0, or an Australian one without its +). Taking
-//     every "both valid" case as ambiguous would reject about one valid US
-//     number in nine (measured over random valid numbers), so the rule is
-//     narrowed to the cases that are really in doubt.
-//  7. Validity is the library's IsValidNumber; its Parse alone accepts
-//     nonsense.
+//  6. A number written with '+' is international and never reinterpreted.
+//  7. A number without '+' needs a region (the sheet's) and is read as a
+//     national number of the region. A cell of bare digits (what Excel
+//     leaves of a number cell, and the only kind whose '+' Excel drops:
+//     "+442079460000" typed into a cell not formatted as text) is also
+//     read as if a '+' preceded it, when that reading is a number the
+//     campaign may call; a cell with separators was text and has no such
+//     reading, so a typo ("415-823-45678") is never read as a number
+//     abroad. If only the national reading is valid, or both give the same
+//     number, that is the result. If only the '+' reading is valid, it is
+//     the result, with a warning ("lost +"). If both are valid and differ,
+//     the national reading wins only when the digits are exactly those of
+//     the library's NATIONAL format of the number, that is, written as the
+//     region writes its numbers ("2025550132" in the US, although +20
+//     25550132 is a valid Egyptian number); otherwise the number is
+//     ambiguous and rejected, asking for +country ("61138585" in Germany,
+//     where numbers are written with their trunk 0: a Mainz number without
+//     its 0, or an Australian one without its +).
+//  8. Validity is the library's IsValidNumber; its Parse alone accepts
+//     nonsense. The number's country (GetRegionCodeForNumber: +1 876 is
+//     Jamaica) and kind (GetNumberType) are then checked against the
+//     campaign's PhoneRules.
 //
-// Speed: the library costs 30-60 µs a number (Parse, IsValidNumber,
-// Format): regular expressions for extensions and punctuation, and for
-// validity one per number type, tried for each of the 25 regions that
-// share +1. A million-row sheet must be planned in seconds, so Normalize
-// has a fast path that computes exactly what the library computes, and
-// normalizeSlow, the same rules on the plain library, is the reference the
-// differential tests and FuzzNormalize hold it to.
+// A million-row sheet must be planned in seconds and the library's regular
+// expressions take tens of microseconds a number (see README's
+// Performance), so readPhone runs on a fast path that computes exactly
+// what the library computes, and the same rules on the plain library
+// (normalizeSlow, phoneLibraryCore) are the reference the differential
+// tests and FuzzNormalize hold it to:
 //
-//   - Rule 3 reduces the input to '+' and ASCII digits, so the parser's
+//   - Rule 4 reduces the input to '+' and ASCII digits, so the parser's
 //     extension, punctuation and RFC 3966 handling has nothing to do.
 //     parseDigits replays the library's parse (parseHelper) on such a
 //     string step by step, with the library's metadata and patterns:
@@ -63,21 +72,18 @@ package campaign
 //     checks. A branch it does not replay (an international prefix such as
 //     011, national prefix transform rules, unusual lengths, unknown
 //     regions) goes to the library.
-//   - Validity (IsValidNumber) is a boolean combination of length checks
-//     and full or prefix matches of metadata patterns (getNumberTypeHelper,
-//     GetRegionCodeForNumber). For each calling code it is compiled once
-//     into a deterministic automaton over digits: the subset construction
-//     over the programs regexp/syntax compiles from the same pattern
-//     strings (phoneDFA). Whether a pattern matches a whole string, or a
-//     prefix of it, depends only on the language the pattern denotes, so
-//     the automaton answers as the library does, with one table lookup per
-//     digit. All calling codes together make about 23,000 states, built
-//     lazily per calling code, in under 0.1 s for all of them.
+//   - Validity, region and type (IsValidNumber, GetRegionCodeForNumber,
+//     GetNumberType) are combinations of length checks and full or prefix
+//     matches of metadata patterns. For each calling code they are compiled
+//     once into a deterministic automaton over digits that classifies a
+//     national number by region and type: the subset construction over the
+//     programs regexp/syntax compiles from the same pattern strings
+//     (phoneDFA). Whether a pattern matches a whole string, or a prefix of
+//     it, depends only on the language the pattern denotes, so the
+//     automaton answers as the library does, with one table lookup per
+//     digit.
 //   - The E.164 form is '+', the calling code and the national
 //     significant number, as Format(E164) writes it.
-//
-// There is no result cache: contact sheets repeat few numbers, and the
-// fast path costs about as much as a cache lookup would.
 
 import (
 	"encoding/binary"
