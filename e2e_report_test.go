@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,27 +35,6 @@ func reportTemps(t *testing.T, dir string) []string {
 // report`, but not while another process holds the state directory's lock:
 // they could then be a running run's.
 func TestKilledReportLeavesNoContactData(t *testing.T) {
-	dir := t.TempDir()
-	cwd := filepath.Join(dir, "elsewhere")
-	if err := os.Mkdir(cwd, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	const campaignYAML = `# written by e2e_report_test.go; offline: report asks the service nothing
-name: killed-report
-agents:
-  - name: Caller
-    prompt: You remind people of their appointment. This is a test; nobody is phoned.
-sheets:
-  - file: contacts.csv
-    agent: Caller
-    fields: {phone_number: Phone, first_name: First Name}
-region: US
-state_dir: state
-unsafe_ignore_called_person_hours: true
-`
-	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(campaignYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	// Enough rows that writing report.xlsx takes a good part of a second:
 	// the kill lands while a temporary file is there to be left.
 	var sheet strings.Builder
@@ -63,10 +43,7 @@ unsafe_ignore_called_person_hours: true
 	for i := range rows {
 		fmt.Fprintf(&sheet, "Ada %d,(415) 555-%04d\n", i, i%100)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "contacts.csv"), []byte(sheet.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e := &e2eCampaign{t: t, dir: dir, cwd: cwd, path: filepath.Join(dir, "campaign.yaml"), stateDir: filepath.Join(dir, "state"), env: e2eEnv(dir)}
+	e := newOfflineCampaign(t, strings.NewReader(sheet.String()))
 
 	var left []string
 	for round := 1; len(left) == 0; round++ {
@@ -127,4 +104,45 @@ unsafe_ignore_called_person_hours: true
 	if n := strings.Count(string(b), "\n"); n != rows+1 {
 		t.Errorf("report.csv has %d lines, want a header and %d rows", n, rows)
 	}
+}
+
+// newOfflineCampaign writes a campaign that plan --offline, status and
+// report can use (they ask the service nothing) into a temporary
+// directory, with sheet as its contacts.csv (columns First Name and
+// Phone), for the binary to run from another directory.
+func newOfflineCampaign(t *testing.T, sheet io.Reader) *e2eCampaign {
+	t.Helper()
+	dir := t.TempDir()
+	cwd := filepath.Join(dir, "elsewhere")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const campaignYAML = `# written by e2e_report_test.go; offline: nobody is phoned
+name: offline
+agents:
+  - name: Caller
+    prompt: You remind people of their appointment. This is a test; nobody is phoned.
+sheets:
+  - file: contacts.csv
+    agent: Caller
+    fields: {phone_number: Phone, first_name: First Name}
+region: US
+state_dir: state
+unsafe_ignore_called_person_hours: true
+`
+	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(campaignYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "contacts.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(f, sheet)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &e2eCampaign{t: t, dir: dir, cwd: cwd, path: filepath.Join(dir, "campaign.yaml"), stateDir: filepath.Join(dir, "state"), env: e2eEnv(dir)}
 }
