@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,8 @@ func reportCommand() *cli.Command {
 		ArgsUsage: "CAMPAIGN.yaml",
 		Description: `Writes the report files into the state directory again, from the sheets and the
 journal. Useful after a kill -9, or after fixing a sheet. Asks the service nothing.
+Removes the temporary files a killed report write left, unless a run holds the
+state directory, and holds its lock while it writes.
 
 Example: callrun report campaign.yaml`,
 		Flags: []cli.Flag{sandboxStateFlag()},
@@ -131,7 +134,22 @@ func rebuildReport(ctx context.Context, path string, sandboxState bool, out io.W
 		return err
 	}
 	defer s.state.Close()
-	if err := os.MkdirAll(s.dir, 0o700); err != nil { // no run yet: every contact is pending
+	// The lock (which creates the directory when no run made it yet: every
+	// contact is then pending) lets this rebuild remove the temporary files
+	// a killed report write left holding contact data, and keeps a run that
+	// starts meanwhile from removing this rebuild's own. A run going on
+	// holds it: its temporary files are then left alone, and the rebuild
+	// goes on without the lock, as it always could.
+	unlock, err := report.Lock(s.dir)
+	switch {
+	case err == nil:
+		defer unlock()
+		if err := report.RemoveStale(s.dir); err != nil {
+			log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed report")
+		}
+	case errors.Is(err, report.ErrLocked):
+		log.Debug().Err(err).Msg("a run holds the state directory: its temporary files are left alone")
+	default:
 		return err
 	}
 	now := time.Now()

@@ -508,11 +508,28 @@ func (c *Client) do(req *http.Request, op string, out any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyRead)).Decode(out); err != nil {
+	if err := decodeAnswer(req, resp.Body, out); err != nil {
 		return fmt.Errorf("%s: reading the answer: %w", op, c.timedOut(ctx, req.Context(), err))
 	}
 	return nil
 }
+
+// decodeAnswer decodes the JSON answer body of req into out, reading at
+// most maxBodyRead bytes of it. An answer cut off by that limit is said to
+// be too large, naming the endpoint and the limit, rather than left as
+// the decoder's "unexpected EOF". Client.do and the token request use it.
+func decodeAnswer(req *http.Request, body io.Reader, out any) error {
+	lr := &io.LimitedReader{R: body, N: maxBodyRead + 1} // one byte past the limit tells a cut from an end
+	err := json.NewDecoder(lr).Decode(out)
+	if err != nil && lr.N == 0 {
+		return fmt.Errorf("the answer of %s %s %w", req.Method, redactURL(req.URL.String()), errAnswerTooLarge)
+	}
+	return err
+}
+
+// errAnswerTooLarge is the end of decodeAnswer's message for an answer cut
+// off by its limit.
+var errAnswerTooLarge = fmt.Errorf("is larger than %d MiB, the most callrun reads of one answer", maxBodyRead>>20)
 
 // bound returns ctx with the client's Timeout as its deadline (or an
 // earlier one ctx has), and its cancel function.

@@ -583,3 +583,48 @@ func TestStartCallErrorsNameOnlyTheOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestOverSizeAnswerSaysSo: a JSON answer larger than the client reads is
+// reported as too large, naming the endpoint and the limit, not as the
+// decoder's "unexpected EOF"; one just under the limit is read.
+func TestOverSizeAnswerSaysSo(t *testing.T) {
+	// agentList is a valid agent list page of about size bytes.
+	agentList := func(size int) string {
+		prompt := strings.Repeat("p", 1000)
+		var b strings.Builder
+		b.WriteString(`{"data":[`)
+		for i := 0; b.Len() < size-1200; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"agent_id":"a%d","agent_name":"A%d","status":"active","general_prompt":%q}`, i, i, prompt)
+		}
+		b.WriteString(`],"current_page":1,"per_page":100,"total":1}`)
+		return b.String()
+	}
+	var body atomic.Value
+	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, body.Load().(string))
+	})
+	body.Store(agentList(maxBodyRead - 100))
+	if p, err := c.ListAgents(context.Background(), 1, 100); err != nil || len(p.Agents) == 0 {
+		t.Fatalf("an answer under the limit: %v", err)
+	}
+	body.Store(agentList(3 * maxBodyRead))
+	_, err := c.ListAgents(context.Background(), 1, 100)
+	const want = "list agents: reading the answer: the answer of GET http://127.0.0.1:"
+	const limit = "/api/ai/agent/list is larger than 1 MiB, the most callrun reads of one answer"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), limit) {
+		t.Errorf("over-size agent list: error %v; want %q...%q", err, want, limit)
+	}
+
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"access_token":"a","token_type":"Bearer","expires_in":60,"padding":%q}`, strings.Repeat("x", 2*maxBodyRead))
+	}))
+	defer tokens.Close()
+	o := &OAuth{BaseURL: tokens.URL, ClientID: "c", ClientSecret: "s", RedirectURI: testRedirect}
+	_, err = o.Exchange(context.Background(), "code")
+	if err == nil || !strings.Contains(err.Error(), "the answer of POST "+tokens.URL+"/oauth/token is larger than 1 MiB") {
+		t.Errorf("over-size token answer: error %v", err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -211,7 +210,10 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 		ExpiresIn    json.RawMessage `json:"expires_in"`
 		RefreshToken string          `json:"refresh_token"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBodyRead)).Decode(&body); err != nil {
+	if err := decodeAnswer(req, resp.Body, &body); err != nil {
+		if errors.Is(err, errAnswerTooLarge) {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
 		return nil, fmt.Errorf("%s: the token response is not JSON: %w", op, late(err))
 	}
 	if body.AccessToken == "" {

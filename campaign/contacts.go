@@ -356,6 +356,10 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
 		if rec.Err != nil {
 			c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
+			var se *SheetError
+			if errors.As(rec.Err, &se) {
+				c.Column = se.Field // the column of a field too large, say
+			}
 		} else {
 			cr.judge(c, spec, cr.rules[i], m, rec.Fields)
 		}
@@ -383,8 +387,8 @@ func eachRecord(ctx context.Context, r *SheetReader, fn func(SheetRecord) error)
 	}
 }
 
-// rowReason is the sentence of a per-row sheet error, without the file
-// and row that the report and plan show beside it.
+// rowReason is the sentence of a per-row sheet error, without the file,
+// row and column that the report and plan show beside it.
 func rowReason(err error) string {
 	var se *SheetError
 	if errors.As(err, &se) {

@@ -81,16 +81,17 @@ type SheetRecord struct {
 // ends and quoted fields holding newlines. A SheetReader is not safe for
 // concurrent use.
 type SheetReader struct {
-	name    string
-	closer  io.Closer
-	limit   *sheetRowLimiter
-	cr      *csv.Reader
-	header  []string
-	index   map[string]int // lower-case header name -> column
-	delim   rune
-	row     int   // row of the last record read
-	endLine int   // line of the file the last record ended on
-	err     error // sticky fatal error
+	name     string
+	closer   io.Closer
+	limit    *sheetLimiter
+	cr       *csv.Reader
+	lineBase int // lines of the file before cr's first line: those of records cut by limit
+	header   []string
+	index    map[string]int // lower-case header name -> column
+	delim    rune
+	row      int   // row of the last record read
+	endLine  int   // line of the file the last record ended on
+	err      error // sticky fatal error
 }
 
 const (
@@ -100,30 +101,12 @@ const (
 	// sheetBufSize is the read buffer; the header record is looked for in
 	// its first fill to detect the delimiter.
 	sheetBufSize = 64 << 10
-	// sheetMaxRowBytes bounds one record. A quote that is never closed
-	// would otherwise make encoding/csv read the rest of the file into one
-	// field.
+	// sheetMaxRowBytes bounds one record (see sheetLimiter). A quote that
+	// is never closed would otherwise make encoding/csv read the rest of
+	// the file into one field, and a field pasted from a file could take
+	// any amount of memory.
 	sheetMaxRowBytes = 4 << 20
 )
-
-// errSheetRowTooLarge is returned by sheetRowLimiter past sheetMaxRowBytes.
-var errSheetRowTooLarge = errors.New("row too large")
-
-// sheetRowLimiter counts the bytes read since the last record ended and
-// fails past sheetMaxRowBytes.
-type sheetRowLimiter struct {
-	r io.Reader
-	n int
-}
-
-func (l *sheetRowLimiter) Read(p []byte) (int, error) {
-	if l.n > sheetMaxRowBytes {
-		return 0, errSheetRowTooLarge
-	}
-	n, err := l.r.Read(p)
-	l.n += n
-	return n, err
-}
 
 // OpenSheet opens the sheet at path and reads its header. Errors name the
 // path as given.
@@ -154,6 +137,12 @@ func OpenSheet(path string) (*SheetReader, error) {
 // stands for the sheet in errors (usually its path). r is read as records
 // are asked for, and is not closed.
 func NewSheetReader(name string, r io.Reader) (*SheetReader, error) {
+	return newSheetReader(name, r, sheetMaxRowBytes)
+}
+
+// newSheetReader is NewSheetReader with limit bytes at most to a record
+// (tests use small ones).
+func newSheetReader(name string, r io.Reader, limit int) (*SheetReader, error) {
 	fail := func(msg string) (*SheetReader, error) {
 		return nil, &SheetError{File: name, Msg: msg}
 	}
@@ -178,20 +167,16 @@ func NewSheetReader(name string, r io.Reader) (*SheetReader, error) {
 	} else {
 		s.delim = sheetDetectDelimiter(head)
 	}
-	s.limit = &sheetRowLimiter{r: br}
-	s.cr = csv.NewReader(s.limit)
-	s.cr.Comma = s.delim
-	s.cr.FieldsPerRecord = -1 // field counts are checked here, per row
-	// ReuseRecord would save nothing: the fields handed out must not be
-	// overwritten by the next record, so they would have to be copied.
+	s.limit = newSheetLimiter(br, s.delim, limit)
+	s.newCSVReader()
 
 	rec, err := s.cr.Read()
 	if err == io.EOF {
 		return fail("the sheet is empty: it has no header row")
 	}
 	if err != nil {
-		if errors.Is(err, errSheetRowTooLarge) {
-			return fail(fmt.Sprintf("the header row is larger than %d MiB: the file is probably not a CSV sheet", sheetMaxRowBytes>>20))
+		if o := s.takeOver(err); o != nil {
+			return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", sheetSize(int64(limit))))
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
@@ -445,13 +430,77 @@ func (s *SheetReader) advance(rec []string, pe *csv.ParseError) {
 		end, _ = s.cr.FieldPos(last)
 		end += strings.Count(rec[last], "\n")
 	}
+	s.advanceLines(start+s.lineBase, end+s.lineBase)
+}
+
+// advanceLines moves the row count past a record on lines start to end of
+// the file.
+func (s *SheetReader) advanceLines(start, end int) {
 	if start > s.endLine {
 		s.row += start - s.endLine
 	} else {
 		s.row++
 	}
 	s.endLine = end
-	s.limit.n = 0
+}
+
+// newCSVReader starts reading records from where s.limit is: at the
+// header, or after a record it cut.
+func (s *SheetReader) newCSVReader() {
+	s.cr = csv.NewReader(s.limit)
+	s.cr.Comma = s.delim
+	s.cr.FieldsPerRecord = -1 // field counts are checked here, per row
+	// ReuseRecord would save nothing: the fields handed out must not be
+	// overwritten by the next record, so they would have to be copied.
+}
+
+// takeOver returns the record s.limit cut past the limit if err, from the
+// csv.Reader's last Read, is about that record, and moves on past it: a
+// new csv.Reader starts after it (the old one's buffer is empty, having
+// handed out the cut's error), its lines counted from there. The cut's
+// error reaches Read unless the record was malformed before the cut; the
+// record's first line then tells the two apart.
+func (s *SheetReader) takeOver(err error) *sheetOverLimit {
+	o := s.limit.over
+	if o == nil || err == nil {
+		return nil
+	}
+	var cut *sheetOverLimit
+	var pe *csv.ParseError
+	if !errors.As(err, &cut) && !(errors.As(err, &pe) && pe.StartLine+s.lineBase == o.startLine) {
+		return nil
+	}
+	s.limit.over = nil
+	s.lineBase = o.endLines
+	s.newCSVReader()
+	return o
+}
+
+// overRecord is the SheetRecord, or the error that ends the reading, for
+// a record cut past the limit.
+func (s *SheetReader) overRecord(o *sheetOverLimit) (SheetRecord, error) {
+	limit := sheetSize(int64(o.limit))
+	s.advanceLines(o.startLine, max(o.endLines, o.startLine))
+	if o.quoteLine > 0 {
+		s.err = &SheetError{File: s.name, Row: s.row, Msg: fmt.Sprintf(
+			"the row is larger than %s, with a quoted field that opens on line %d of the file and runs over line breaks: probably a quote that is never closed, so the rows after it cannot be read reliably; check the quotes of that row",
+			limit, o.quoteLine)}
+		return SheetRecord{}, s.err
+	}
+	e := &SheetError{File: s.name, Row: s.row}
+	if o.field < len(s.header) {
+		e.Field = s.header[o.field]
+	}
+	where := "this field takes it past the limit"
+	if e.Field == "" {
+		where = fmt.Sprintf("its field %d (the header has %d) takes it past the limit", o.field+1, len(s.header))
+	}
+	e.Msg = fmt.Sprintf("the row is %s long, on line %d of the file, and a row may hold at most %s (%s): it is not read",
+		sheetSize(o.size), o.startLine, limit, where)
+	if o.unclosed {
+		e.Msg += fmt.Sprintf("; a quote opened on line %d is never closed", o.startLine)
+	}
+	return SheetRecord{Row: s.row, Err: e}, nil
 }
 
 // Next returns the next record. Records whose fields are all empty (blank
@@ -466,6 +515,9 @@ func (s *SheetReader) Next() (SheetRecord, error) {
 	}
 	for {
 		rec, err := s.cr.Read()
+		if o := s.takeOver(err); o != nil {
+			return s.overRecord(o)
+		}
 		if err == io.EOF {
 			s.err = io.EOF
 			return SheetRecord{}, io.EOF
@@ -498,17 +550,13 @@ func (s *SheetReader) Next() (SheetRecord, error) {
 // recordError handles an error from encoding/csv: a malformed record is
 // that row's error; anything else ends the reading.
 func (s *SheetReader) recordError(err error) (SheetRecord, error) {
-	if errors.Is(err, errSheetRowTooLarge) {
-		s.err = &SheetError{File: s.name, Row: s.row + 1, Msg: fmt.Sprintf(
-			"the row is larger than %d MiB: probably a quote that is never closed (the row starts on line %d of the file)", sheetMaxRowBytes>>20, s.endLine+1)}
-		return SheetRecord{}, s.err
-	}
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
 		s.err = &SheetError{File: s.name, Row: s.row + 1, Msg: "cannot read the sheet: " + err.Error()}
 		return SheetRecord{}, s.err
 	}
 	s.advance(nil, pe)
+	pe = &csv.ParseError{StartLine: pe.StartLine + s.lineBase, Line: pe.Line + s.lineBase, Column: pe.Column, Err: pe.Err} // lines of the file
 	if errors.Is(pe.Err, csv.ErrQuote) && pe.Line > pe.StartLine {
 		// A quoted field ran over several lines and then broke (or
 		// reached the end of the file): the lines it swallowed may have

@@ -38,6 +38,21 @@ func readSheet(t *testing.T, s *SheetReader) (rows []SheetRecord, fatal error) {
 	}
 }
 
+// checkSheet reads every record of s and checks them against want, and
+// the error that ends the reading against fatal: none when fatal is "",
+// else one containing it.
+func checkSheet(t *testing.T, s *SheetReader, want []sheetRow, fatal string) {
+	t.Helper()
+	rows, err := readSheet(t, s)
+	checkRows(t, rows, want)
+	switch {
+	case fatal == "" && err != nil:
+		t.Errorf("reading ended with %v", err)
+	case fatal != "" && (err == nil || !strings.Contains(err.Error(), fatal)):
+		t.Errorf("reading ended with %v; want an error containing %q", err, fatal)
+	}
+}
+
 func checkRows(t *testing.T, got []SheetRecord, want []sheetRow) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -233,14 +248,7 @@ func TestSheetReader(t *testing.T) {
 			if s.Delimiter() != tt.delim {
 				t.Errorf("Delimiter() = %q; want %q", s.Delimiter(), tt.delim)
 			}
-			rows, fatal := readSheet(t, s)
-			checkRows(t, rows, tt.rows)
-			switch {
-			case tt.fatal == "" && fatal != nil:
-				t.Errorf("reading ended with %v", fatal)
-			case tt.fatal != "" && (fatal == nil || !strings.Contains(fatal.Error(), tt.fatal)):
-				t.Errorf("reading ended with %v; want an error containing %q", fatal, tt.fatal)
-			}
+			checkSheet(t, s, tt.rows, tt.fatal)
 		})
 	}
 }
@@ -344,7 +352,7 @@ func TestSheetRowTooLarge(t *testing.T) {
 	}
 	rows, fatal := readSheet(t, s)
 	checkRows(t, rows, []sheetRow{{row: 2, fields: []string{"Ada", "1"}}})
-	if fatal == nil || !strings.Contains(fatal.Error(), "big.csv row 3: the row is larger than 4 MiB: probably a quote that is never closed (the row starts on line 3 of the file)") {
+	if fatal == nil || !strings.Contains(fatal.Error(), "big.csv row 3: the row is larger than 4 MiB, with a quoted field that opens on line 3 of the file and runs over line breaks: probably a quote that is never closed") {
 		t.Errorf("fatal error = %v", fatal)
 	}
 }
