@@ -59,7 +59,7 @@ Example: callrun report campaign.yaml`,
 }
 
 func sandboxStateFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "sandbox", Usage: "use the state of `run --sandbox` runs"}
+	return &cli.BoolFlag{Name: "sandbox", Usage: "use the state of run --sandbox runs"}
 }
 
 // saved is a campaign and what its state directory says, read without

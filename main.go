@@ -22,7 +22,11 @@ func main() {
 	err := app.RunContext(ctx, interspersed(app, os.Args))
 	code := exitCode(ctx, err)
 	if unknownCommand != "" && err == nil {
-		fmt.Fprintf(os.Stderr, "callrun: no command %q; see callrun --help\n", unknownCommand)
+		hint := ""
+		if unknownNearest != "" {
+			hint = fmt.Sprintf("; did you mean %q?", unknownNearest)
+		}
+		fmt.Fprintf(os.Stderr, "callrun: no command %q%s (see callrun --help)\n", unknownCommand, hint)
 	}
 	stop()
 	if err != nil && code != exitOK {

@@ -411,7 +411,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 	sheet := filepath.Join(dir, "leads.csv")
 	os.WriteFile(sheet, []byte("Phone,First Name\n+14155550132,Ada\n"), 0o644)
 	var out bytes.Buffer
-	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out); err != nil {
+	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	written, err := os.ReadFile(filepath.Join(dir, "campaign.yaml"))
@@ -419,20 +419,20 @@ func TestInitNeverOverwrites(t *testing.T) {
 		t.Fatalf("campaign.yaml: %v\n%s", err, written)
 	}
 	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte("# mine\n"), 0o644)
-	err = initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out)
+	err = initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard)
 	if exitCode(context.Background(), err) != exitUsage || !strings.Contains(fmt.Sprint(err), "--force") {
 		t.Fatalf("second init: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "campaign.yaml")); string(b) != "# mine\n" {
 		t.Fatal("init overwrote an existing file")
 	}
-	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring", force: true}, &out); err != nil {
+	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring", force: true}, &out, io.Discard); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
 	// A workbook saved under .csv is named as such.
 	xlsx := filepath.Join(dir, "book.csv")
 	os.WriteFile(xlsx, []byte("PK\x03\x04rest-of-a-zip"), 0o644)
-	if err := initCampaign(context.Background(), initOptions{sheet: xlsx}, &out); err == nil || !strings.Contains(err.Error(), "Excel") {
+	if err := initCampaign(context.Background(), initOptions{sheet: xlsx}, &out, io.Discard); err == nil || !strings.Contains(err.Error(), "Excel") {
 		t.Fatalf("xlsx as csv: %v", err)
 	}
 }
@@ -500,12 +500,16 @@ func TestVersionAndCompletion(t *testing.T) {
 	}
 	for _, shell := range []string{"bash", "zsh"} {
 		var b bytes.Buffer
-		if err := writeCompletion(shell, &b); err != nil || !strings.Contains(b.String(), "--generate-bash-completion") {
+		if err := writeCompletion(newApp(), shell, &b); err != nil || !strings.Contains(b.String(), "--generate-bash-completion") {
 			t.Errorf("%s script: %v", shell, err)
 		}
 	}
-	if err := writeCompletion("fish", io.Discard); exitCode(context.Background(), err) != exitUsage {
-		t.Errorf("fish: %v", err)
+	var fish bytes.Buffer
+	if err := writeCompletion(newApp(), "fish", &fish); err != nil || !strings.Contains(fish.String(), "__fish_seen_subcommand_from run' -f -l retry-failed") {
+		t.Errorf("fish script: %v\n%s", err, fish.String())
+	}
+	if err := writeCompletion(newApp(), "tcsh", io.Discard); exitCode(context.Background(), err) != exitUsage {
+		t.Errorf("tcsh: %v", err)
 	}
 }
 

@@ -428,6 +428,16 @@ func (l *loader) expand(node *yaml.Node, path string) {
 // suggest returns `; did you mean "x"?` for the allowed name nearest to
 // key (a typo away, or containing it), or "" when none is near.
 func suggest(key string, allowed []string) string {
+	if best := Nearest(key, allowed); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
+// Nearest returns the name of allowed nearest to key: two edits away at
+// most, or, failing that, one that contains key; "" when none is near.
+// Messages about a misspelt key, flag or command use it.
+func Nearest(key string, allowed []string) string {
 	key = strings.ToLower(key)
 	best, bestD := "", 3
 	for _, a := range allowed {
@@ -443,10 +453,7 @@ func suggest(key string, allowed []string) string {
 			}
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return best
 }
 
 func (f *File) applyDefaults() {
