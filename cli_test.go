@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
 )
 
 // binResult is what one run of the callrun binary printed and exited with.
@@ -177,5 +181,30 @@ func TestInitToStdout(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("init -o - wrote files: %v", entries)
+	}
+}
+
+// TestServiceDownSaysWhatToCheck: a service that cannot be reached is
+// named with what to check, not only "dial tcp ...".
+func TestServiceDownSaysWhatToCheck(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	ctx := context.Background()
+	if err := authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	srv.Close()
+	want := "(the service at " + addr + " could not be reached: is it up? check service.base_url in the campaign file"
+	err := agentsList(ctx, path, "text", io.Discard)
+	if got := message(err); !strings.Contains(got, "connection refused") || !strings.Contains(got, want) {
+		t.Errorf("agents list with the service down: %q", got)
+	}
+	err = authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard)
+	if got := message(err); !strings.Contains(got, want) {
+		t.Errorf("login with the service down: %q", got)
+	}
+	if got := message(errors.New("listing agents: 500 Internal Server Error")); strings.Contains(got, "could not be reached") {
+		t.Errorf("a service that answered got the hint: %q", got)
 	}
 }

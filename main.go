@@ -8,8 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	_ "time/tzdata" // calling hours need time zones even where the system has none
 )
 
@@ -31,7 +29,7 @@ func main() {
 	stop()
 	if err != nil && code != exitOK {
 		if logJSON {
-			log.WithLevel(zerolog.ErrorLevel).Int("exit_code", code).Msg(message(err))
+			logFailure(log, err, code)
 		} else {
 			fmt.Fprintln(os.Stderr, "callrun:", message(err))
 		}
