@@ -339,7 +339,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
 		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)
 		if !p.nextOpen.IsZero() {
-			fmt.Fprintf(&b, "; the next window opens %s %s, in %s", p.nextOpen.Format("Mon 2 Jan 15:04"), p.nextOpen.Location(), humanDuration(p.nextOpen.Sub(p.now)))
+			fmt.Fprintf(&b, "; the next window opens %s %s, in %s", p.nextOpen.Format("Mon 2 Jan 15:04"), p.nextOpen.Location(), HumanDuration(p.nextOpen.Sub(p.now)))
 		}
 		b.WriteString(".\n")
 	}
@@ -474,8 +474,20 @@ func (w *planWhen) result() (PlanHours, time.Time) {
 	return w.res, next
 }
 
-// humanDuration writes d for a person: "2 d 15 h", "3 h 20 min", "5 min".
-func humanDuration(d time.Duration) string {
+// Opening says for a person when a calling window opens, as of now, in
+// the zone of at: "Mon 09:00 America/New_York, in 2 d 15 h" (with the
+// date when it is more than six days away). The progress line and run's
+// messages use it.
+func Opening(at, now time.Time) string {
+	layout := "Mon 15:04"
+	if at.Sub(now) > 6*24*time.Hour {
+		layout = "Mon 2 Jan 15:04"
+	}
+	return fmt.Sprintf("%s %s, in %s", at.Format(layout), at.Location(), HumanDuration(at.Sub(now)))
+}
+
+// HumanDuration writes d for a person: "2 d 15 h", "3 h 20 min", "5 min".
+func HumanDuration(d time.Duration) string {
 	d = d.Round(time.Minute)
 	days, hours, mins := int(d/(24*time.Hour)), int(d/time.Hour)%24, int(d/time.Minute)%60
 	switch {
