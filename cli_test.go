@@ -48,8 +48,12 @@ func runBinary(t *testing.T, dir string, env []string, args ...string) binResult
 
 // offlineCampaign writes a small valid campaign (one sheet, no service
 // needed offline) into a temporary directory and returns that directory.
-func offlineCampaign(t *testing.T) string {
+// hours is its hours: line; "" gives New York's weekdays, 09:00-20:00.
+func offlineCampaign(t *testing.T, hours string) string {
 	t.Helper()
+	if hours == "" {
+		hours = `hours: {timezone: America/New_York, days: [mon, tue, wed, thu, fri], start: "09:00", end: "20:00"}`
+	}
 	dir := t.TempDir()
 	files := map[string]string{
 		"contacts.csv": "Phone,First Name\n+14155550132,Ada\n+14155550133,Bob\n",
@@ -61,8 +65,7 @@ sheets:
   - file: contacts.csv
     agent: Caller
     fields: {phone_number: Phone, first_name: First Name}
-hours: {timezone: America/New_York, days: [mon, tue, wed, thu, fri], start: "09:00", end: "20:00"}
-`,
+` + hours + "\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
@@ -75,7 +78,7 @@ hours: {timezone: America/New_York, days: [mon, tue, wed, thu, fri], start: "09:
 // TestGlobalFlagsAfterTheCommand: README says flags may come anywhere; the
 // global ones too, and --log-level debug then shows debug lines.
 func TestGlobalFlagsAfterTheCommand(t *testing.T) {
-	dir := offlineCampaign(t)
+	dir := offlineCampaign(t, "")
 	res := runBinary(t, dir, nil, "plan", "campaign.yaml", "--offline", "--log-level", "debug", "--no-progress")
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
@@ -96,7 +99,7 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 // TestHelpConventions: `callrun help` exits 0, and a command's help shows
 // its usage once, wherever --help stands.
 func TestHelpConventions(t *testing.T) {
-	dir := offlineCampaign(t)
+	dir := offlineCampaign(t, "")
 	for _, args := range [][]string{{"help"}, {"help", "status"}, {"status", "--help"}, {"status", "campaign.yaml", "--help"}, {"status", "-h", "campaign.yaml"}} {
 		res := runBinary(t, dir, nil, args...)
 		if res.code != 0 {
@@ -114,7 +117,7 @@ func TestHelpConventions(t *testing.T) {
 // TestUnknownFlagAndCommandSayWhatWasMeant: a mistyped flag names the
 // command and the nearest flag; a mistyped command the nearest command.
 func TestUnknownFlagAndCommandSayWhatWasMeant(t *testing.T) {
-	dir := offlineCampaign(t)
+	dir := offlineCampaign(t, "")
 	for _, tc := range []struct {
 		args []string
 		want string

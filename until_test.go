@@ -48,19 +48,8 @@ func TestParseUntilZones(t *testing.T) {
 // its hours are closed at whatever hour the test runs.
 func TestUntilOutsideHoursSaysWhenTheyOpen(t *testing.T) {
 	day := time.Now().UTC().AddDate(0, 0, 2).Weekday()
-	dir := t.TempDir()
+	dir := offlineCampaign(t, fmt.Sprintf(`hours: {timezone: UTC, days: [%s], start: "09:00", end: "20:00"}`, strings.ToLower(day.String()[:3])))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	campaignFile := fmt.Sprintf(`name: until
-agents:
-  - name: Caller
-    prompt: hello
-sheets:
-  - file: contacts.csv
-    agent: Caller
-    fields: {phone_number: Phone}
-hours: {timezone: UTC, days: [%s], start: "09:00", end: "20:00"}
-`, strings.ToLower(day.String()[:3]))
-	writeFiles(t, dir, map[string]string{"campaign.yaml": campaignFile, "contacts.csv": "Phone\n+14155550132\n"})
 	var out bytes.Buffer
 	err := runCampaign(context.Background(), runOptions{path: filepath.Join(dir, "campaign.yaml"), sandbox: true, until: "1m"}, &out)
 	if code := exitCode(context.Background(), err); code != exitTryLater {
