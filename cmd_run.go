@@ -14,6 +14,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 	"golang.org/x/time/rate"
@@ -230,9 +231,22 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if err := journal.Append(report.Record{Type: report.TypeRun, Note: fmt.Sprintf("run started, pid %d", os.Getpid())}); err != nil {
 		return err
 	}
-	prog := newProgress(o.progress, os.Stderr)
+	pc := progressConfig{now: time.Now}
+	if o.progress {
+		pc.w = os.Stderr
+		if pc.total, err = countToCall(ctx, f, state, norm, suppress, o); err != nil {
+			return err
+		}
+		pc.width, _, _ = term.GetSize(int(os.Stderr.Fd()))
+		pc.window, _ = f.Window()
+	}
+	prog := newProgress(pc)
+	var calls campaign.CallStarter = svc.client
+	if o.progress || log.GetLevel() <= zerolog.DebugLevel {
+		calls = watchedCalls{CallStarter: svc.client, failed: prog.failedWith}
+	}
 	ropts := campaign.RunOptions{
-		Calls: svc.client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
+		Calls: calls, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
 		Norm: norm, Suppress: suppress, Limit: o.limit, RetryFailed: o.retryFailed, RetryUncertain: o.retryUncertain,
 		Until: until, Settled: prog.settled, Logf: logf, Rehearsal: o.sandbox,
 	}
@@ -245,6 +259,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg("outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now()))
 		}
 	}
+	prog.run(ctx, time.Second)
 	res, runErr := campaign.Run(ctx, f, limiter, ropts)
 	prog.done()
 
@@ -291,6 +306,30 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		return withExitCode(exitTryLater, fmt.Errorf("%d contact(s) left pending; run again later", sum.Counts[string(report.Pending)]))
 	}
 	return nil
+}
+
+// countToCall counts the contacts this run would call, as Run chooses
+// them, for the progress line's total: a pass over the sheets, made only
+// when the line is drawn.
+func countToCall(ctx context.Context, f *campaign.File, state *report.State, norm *campaign.PhoneNormalizer, suppress *campaign.Suppression, o runOptions) (int, error) {
+	n := 0
+	err := f.NewContactReader(norm, suppress).Each(ctx, func(c *campaign.Contact) error {
+		if c.Status != campaign.ToCall {
+			return nil
+		}
+		key, _ := campaign.SettledKey(f, state, c)
+		switch st, ok := state.Status(key); {
+		case !ok:
+		case st == report.Sent, st == report.Failed && !o.retryFailed, st == report.Uncertain && !o.retryUncertain:
+			return nil
+		}
+		n++
+		return nil
+	})
+	if o.limit > 0 {
+		n = min(n, o.limit)
+	}
+	return n, err
 }
 
 // callEndpoints reads each agent's call endpoint once, and refuses to
