@@ -625,3 +625,37 @@ sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
 		t.Errorf("plan --strict: exit %d, %v; want 4 naming the repair", code, err)
 	}
 }
+
+// TestReportKeepsTheLastRunsRate: `callrun report` rebuilds summary.json
+// with the rate and elapsed time of the journal's last run, not zeros.
+func TestReportKeepsTheLastRunsRate(t *testing.T) {
+	dir := offlineCampaign(t, "unsafe_ignore_called_person_hours: true # the test runs at any hour")
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	path := filepath.Join(dir, "campaign.yaml")
+	if err := runCampaign(context.Background(), runOptions{path: path, sandbox: true}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rebuildReport(context.Background(), path, true, &out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".callrun", "cli-sandbox", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Calls   int     `json:"calls_this_run"`
+		Rate    float64 `json:"rate_per_second"`
+		Elapsed float64 `json:"elapsed_seconds"`
+		Ending  string  `json:"ending"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Calls != 2 || sum.Rate <= 0 || sum.Elapsed <= 0 || sum.Ending != "rebuilt" {
+		t.Errorf("summary.json after report: %s", b)
+	}
+	if !strings.Contains(out.String(), "Note: the last run started") {
+		t.Errorf("report printed:\n%s", out.String())
+	}
+}
