@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -24,7 +27,6 @@ func newApp() *cli.App {
 		Usage:                "run outbound AI phone-call campaigns from a YAML file and CSV contact sheets",
 		Version:              version,
 		EnableBashCompletion: true,
-		HideHelpCommand:      true,
 		Writer:               os.Stdout,
 		ErrWriter:            os.Stderr,
 		Description: `callrun reads a campaign file (agents and CSV contact sheets), creates the agents
@@ -45,11 +47,16 @@ First time? Run the local sandbox and log in to it:
 		Before: setupLogging,
 		// Errors are printed and mapped to exit codes by main, in one place.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError(err)
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError(flagError(c, err))
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			unknownCommand = name
+			var names []string
+			for _, cmd := range c.App.VisibleCommands() {
+				names = append(names, cmd.Name)
+			}
+			unknownNearest = campaign.Nearest(name, names)
 		},
 		Commands: []*cli.Command{
 			runCommand(),
@@ -80,8 +87,52 @@ First time? Run the local sandbox and log in to it:
 // that stdout stays for what a command prints (plans, JSON, tables).
 var log = zerolog.New(io.Discard)
 
-// unknownCommand is the command name that matched none, for main to exit 2.
-var unknownCommand string
+// unknownCommand is the command name that matched none, for main to exit 2,
+// and unknownNearest the command it may have meant.
+var unknownCommand, unknownNearest string
+
+// flagError rewrites a flag error of urfave/cli ("flag provided but not
+// defined: -offlin") in callrun's words: the command it was given to, the
+// flag as written, the nearest flag that command or the app has, and where
+// to read more.
+func flagError(c *cli.Context, err error) error {
+	cmd := "callrun"
+	var flags []cli.Flag
+	if c.Command != nil {
+		if c.Command.HelpName != "" {
+			cmd = c.Command.HelpName
+		}
+		flags = c.Command.Flags
+	}
+	if c.App != nil {
+		flags = append(slices.Clone(flags), c.App.Flags...)
+	}
+	short := strings.TrimPrefix(cmd, "callrun ") + ": "
+	if cmd == "callrun" {
+		short = ""
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if len(n) > 1 {
+					names = append(names, n)
+				}
+			}
+		}
+		hint := ""
+		if near := campaign.Nearest(name, names); near != "" {
+			hint = fmt.Sprintf("; did you mean --%s?", near)
+		}
+		return fmt.Errorf("%sno flag --%s%s (see %s --help)", short, name, hint, cmd)
+	}
+	msg = flagDash.ReplaceAllString(msg, "flag --$1")
+	return fmt.Errorf("%s%s (see %s --help)", short, msg, cmd)
+}
+
+// flagDash finds the single-dash flag names of the flag package's errors.
+var flagDash = regexp.MustCompile(`flag -([a-z][a-z0-9-]+)`)
 
 // logJSON is set when logs are JSON lines, so that main reports the final
 // error as one more JSON line rather than as text.
@@ -110,6 +161,7 @@ func setupLogging(c *cli.Context) error {
 	_, console := w.(zerolog.ConsoleWriter)
 	logJSON = !console
 	log = zerolog.New(redactingWriter{w}).Level(level).With().Timestamp().Logger()
+	log.Debug().Str("version", version).Str("command", c.Args().First()).Msg("callrun starting")
 	return nil
 }
 

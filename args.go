@@ -6,60 +6,114 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// interspersed moves the flags that follow a command's arguments in front
-// of them, so `callrun plan CAMPAIGN.yaml --offline` works as design.md
-// writes it: urfave/cli v2 stops reading flags at the first argument.
-// Whether a flag takes a value comes from the command's own definition;
-// "--" ends the flags, as usual.
+// completionFlag is the last argument of urfave/cli's shell-completion
+// requests (see cmd_completion.go).
+const completionFlag = "--generate-bash-completion"
+
+// interspersed reorders a command line so that urfave/cli v2, which stops
+// reading flags at the first argument and knows the app's flags only
+// before the command name, reads it as README.md promises: flags may come
+// anywhere. A command's own flags that follow its arguments move in front
+// of them (`callrun plan CAMPAIGN.yaml --offline`), and the global flags
+// (--log-level, --quiet, ...) move in front of the command name wherever
+// they stand. Whether a flag takes a value comes from its definition; "--"
+// ends the flags. A help flag anywhere asks for the command's help alone,
+// whatever arguments came with it. A shell-completion request is left as
+// it is: urfave/cli reads it from os.Args.
 func interspersed(app *cli.App, args []string) []string {
-	if len(args) < 2 {
+	if len(args) < 2 || args[len(args)-1] == completionFlag {
 		return args
 	}
-	out := []string{args[0]}
+	var global, pre, path, local, positional []string
 	i := 1
 	// Global flags, then the command path.
 	cmds, flags := app.Commands, app.Flags
+	var cmd *cli.Command
+	takeGlobal := func(a string) bool {
+		if lookupFlag(app.Flags, a) == nil || (cmd != nil && lookupFlag(cmd.Flags, a) != nil) {
+			return false
+		}
+		global = append(global, a)
+		if takesValue(app.Flags, a) && i+1 < len(args) {
+			global = append(global, args[i+1])
+			i++
+		}
+		return true
+	}
 	for i < len(args) {
 		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			out = append(out, a)
-			if takesValue(flags, a) && i+1 < len(args) {
-				out = append(out, args[i+1])
-				i++
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			if isHelp(a) && cmd != nil {
+				return helpOnly(args[0], global, path)
+			}
+			if !takeGlobal(a) {
+				to := &local
+				if cmd == nil {
+					to = &pre // the app's own: --help, --version, or a mistake
+				}
+				*to = append(*to, a)
+				if takesValue(flags, a) && i+1 < len(args) {
+					*to = append(*to, args[i+1])
+					i++
+				}
 			}
 			i++
 			continue
 		}
-		cmd := findCommand(cmds, a)
-		if cmd == nil {
+		next := findCommand(cmds, a)
+		if next == nil {
 			break
 		}
-		out = append(out, a)
+		cmd = next
+		path = append(path, a)
 		i++
 		cmds, flags = cmd.Subcommands, cmd.Flags
 		if len(cmds) == 0 {
 			break
 		}
 	}
-	var positional []string
 	for ; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			positional = append(positional, args[i:]...)
 			i = len(args)
-		case strings.HasPrefix(a, "-") && a != "-" && knownFlag(flags, a):
-			out = append(out, a)
+		case isHelp(a) && cmd != nil:
+			return helpOnly(args[0], global, path)
+		case !strings.HasPrefix(a, "-") || a == "-":
+			positional = append(positional, a)
+		case knownFlag(flags, a):
+			local = append(local, a)
 			if takesValue(flags, a) && i+1 < len(args) {
-				out = append(out, args[i+1])
+				local = append(local, args[i+1])
 				i++
 			}
+		case cmd == nil:
+			positional = append(positional, a) // no command: the app says so
+		case takeGlobal(a):
+			// moved in front of the command name
 		default:
-			positional = append(positional, a)
+			local = append(local, a) // unknown: the command's usage error names it
 		}
 	}
+	out := append([]string{args[0]}, global...)
+	out = append(out, pre...)
+	out = append(out, path...)
+	out = append(out, local...)
 	return append(out, positional...)
 }
+
+// helpOnly is the command line that shows the help of the command path.
+func helpOnly(prog string, global, path []string) []string {
+	out := append([]string{prog}, global...)
+	out = append(out, path...)
+	return append(out, "--help")
+}
+
+func isHelp(arg string) bool { return arg == "--help" || arg == "-h" || arg == "-help" }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	for _, c := range cmds {
@@ -90,7 +144,7 @@ func lookupFlag(flags []cli.Flag, arg string) cli.Flag {
 }
 
 func knownFlag(flags []cli.Flag, arg string) bool {
-	return lookupFlag(flags, arg) != nil || flagName(arg) == "help" || flagName(arg) == "h" || arg == "--generate-bash-completion"
+	return lookupFlag(flags, arg) != nil
 }
 
 // takesValue reports whether arg is a flag whose value is the next

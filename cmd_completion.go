@@ -8,9 +8,13 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// The completion scripts ask callrun itself for the words that fit, through
-// urfave/cli's --generate-bash-completion; they are urfave/cli's own
-// autocomplete scripts with the program name filled in.
+// The bash and zsh scripts ask callrun itself for the words that fit,
+// through urfave/cli's --generate-bash-completion: they are urfave/cli's
+// own autocomplete scripts (autocomplete/ in its repository) with the
+// program name filled in, and, for bash, the words read without the
+// bash-completion package, which many systems lack. The fish script is
+// the one urfave/cli writes from the commands and flags themselves
+// (App.ToFishCompletion).
 const bashCompletion = `# bash completion for callrun: source <(callrun completion bash)
 _callrun_complete() {
   local cur words cword
@@ -54,20 +58,22 @@ compdef _callrun_complete callrun ./callrun
 func completionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
-		Usage:     "print a shell completion script for bash or zsh",
-		ArgsUsage: "bash|zsh",
-		Description: `Prints a script that completes callrun's commands and flags.
+		Usage:     "print a shell completion script for bash, zsh or fish",
+		ArgsUsage: "bash|zsh|fish",
+		Description: `Prints a script that completes callrun's commands and flags
+(callrun run --re<TAB> gives --retry-failed and --retry-uncertain).
 
 Examples:
   source <(callrun completion bash)      # in ~/.bashrc
-  source <(callrun completion zsh)       # in ~/.zshrc (after compinit)`,
+  source <(callrun completion zsh)       # in ~/.zshrc (after compinit)
+  callrun completion fish > ~/.config/fish/completions/callrun.fish`,
 		Action: func(c *cli.Context) error {
-			return writeCompletion(c.Args().First(), os.Stdout)
+			return writeCompletion(c.App, c.Args().First(), os.Stdout)
 		},
 	}
 }
 
-func writeCompletion(shell string, out io.Writer) error {
+func writeCompletion(app *cli.App, shell string, out io.Writer) error {
 	switch shell {
 	case "bash":
 		_, err := io.WriteString(out, bashCompletion)
@@ -75,6 +81,13 @@ func writeCompletion(shell string, out io.Writer) error {
 	case "zsh":
 		_, err := io.WriteString(out, zshCompletion)
 		return err
+	case "fish":
+		script, err := app.ToFishCompletion()
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(out, script)
+		return err
 	}
-	return usageError(fmt.Errorf("completion: give bash or zsh, e.g. source <(callrun completion bash)"))
+	return usageError(fmt.Errorf("completion: give bash, zsh or fish, e.g. source <(callrun completion bash)"))
 }

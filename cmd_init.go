@@ -39,7 +39,7 @@ Example:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "agent", Usage: "the agent's name (default: from the sheet's name)"},
 			&cli.StringFlag{Name: "region", Usage: "country of numbers written without +country, e.g. US, GB, DE (default: guessed)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where to write (default: campaign.yaml next to the sheet)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where to write (default: campaign.yaml next to the sheet; - for stdout, with the sheet's path relative to the current directory)"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing file"},
 			&cli.BoolFlag{Name: "offline", Usage: "do not ask the service for your account's form fields"},
 		},
@@ -54,7 +54,7 @@ Example:
 			if !c.Bool("offline") {
 				o.getenv = os.LookupEnv
 			}
-			return initCampaign(c.Context, o, os.Stdout)
+			return initCampaign(c.Context, o, os.Stdout, os.Stderr)
 		},
 	}
 }
@@ -68,9 +68,16 @@ type initOptions struct {
 	getenv func(string) (string, bool)
 }
 
-// initCampaign writes a campaign file for sheet and says what to do next.
-func initCampaign(ctx context.Context, o initOptions, out io.Writer) error {
+// initCampaign writes a campaign file for sheet and says on stdout what to
+// do next. With output "-" the file itself goes to stdout, and what init
+// has to say to stderr.
+func initCampaign(ctx context.Context, o initOptions, stdout, stderr io.Writer) error {
 	sheet, output, agent, region, force := o.sheet, o.output, o.agent, o.region, o.force
+	toStdout := output == "-"
+	out := stdout // what init has to say
+	if toStdout {
+		out = stderr
+	}
 	r, err := campaign.OpenSheet(sheet)
 	if err != nil {
 		return usageError(err)
@@ -120,6 +127,10 @@ func initCampaign(ctx context.Context, o initOptions, out io.Writer) error {
 				return fmt.Errorf("%s: %w", sheet, err)
 			}
 		}
+	}
+	if toStdout {
+		_, err := stdout.Write(b.Bytes())
+		return err
 	}
 	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if force {

@@ -26,25 +26,31 @@ done, invalid (with reasons), duplicate and suppressed; then an estimated time.
 Online it lists agents and reads their call endpoints (read-only); --offline makes
 no network request at all, for CI.
 
+--format github prints the plan and then one GitHub Actions annotation per
+problem (::error file=...,line=...::...), so that a pull request shows each
+on the line of the campaign file or the sheet row it is about.
+
 Examples:
   callrun plan examples/quickstart/campaign.yaml
-  callrun plan --offline --strict --format json campaign.yaml   # in CI
+  callrun plan --offline --strict --format json campaign.yaml     # in CI
+  callrun plan --offline --strict --format github campaign.yaml   # in GitHub Actions
 
-Exit codes: 0 fine; 2 the campaign file or a sheet's header is broken;
-4 with --strict, some rows are invalid.`,
+Exit codes: 0 fine; 2 the campaign file, a sheet's header or a sheet's
+encoding is broken; 4 with --strict, some rows are invalid or repaired, or
+a sheet has no rows.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "offline", Usage: "make no network request (no credentials needed)"},
-			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid"},
-			formatFlag(),
+			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid or repaired, or a sheet has no rows"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json, or github (annotations for GitHub Actions)"},
 		},
 		Action: func(c *cli.Context) error {
 			path, err := campaignArg(c)
 			if err != nil {
 				return err
 			}
-			format, err := checkFormat(c)
-			if err != nil {
-				return err
+			format := c.String("format")
+			if format != "text" && format != "json" && format != "github" {
+				return usageError(fmt.Errorf("--format %q: use text, json or github", format))
 			}
 			return runPlan(c.Context, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format}, os.Stdout)
 		},
@@ -56,29 +62,84 @@ type planOptions struct {
 	offline bool
 	strict  bool
 	format  string
+	now     time.Time // the plan's time; zero: now
 }
 
+// runPlan builds the plan of the campaign file and prints it in o.format.
+// With the github format, every problem it finds, in the campaign file or
+// in a sheet, is also printed as an annotation.
 func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
+	plan, f, err := buildPlan(ctx, o, out)
+	if o.format == "github" {
+		writeAnnotations(out, o.path, f, plan, err)
+	}
+	return err
+}
+
+// buildPlan is runPlan but for the annotations. It returns the plan and
+// the campaign file as far as it got.
+func buildPlan(ctx context.Context, o planOptions, out io.Writer) (*campaign.Plan, *campaign.File, error) {
+	plan, f, err := makePlan(ctx, o)
+	if err != nil {
+		return plan, f, err
+	}
+	if o.format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(plan)
+	} else {
+		err = plan.WriteText(out)
+	}
+	if err != nil {
+		return plan, f, err
+	}
+	if len(plan.SheetProblems) > 0 {
+		return plan, f, &campaign.FileError{Problems: plan.SheetProblems}
+	}
+	if o.strict && plan.Totals.Invalid > 0 {
+		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))
+	}
+	if n := len(plan.Repairs) + plan.RepairsOmitted; o.strict && n > 0 {
+		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d repaired number(s) in %s; check each (the plan above lists them) and fix the sheet", n, o.path))
+	}
+	if o.strict {
+		for _, s := range plan.Sheets {
+			if s.Rows == 0 {
+				return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: sheet %s has a header and no rows", s.File))
+			}
+		}
+	}
+	return plan, f, nil
+}
+
+// makePlan loads the campaign, reads its sheets and state, asks the
+// service (online) and counts what run would do.
+func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.File, error) {
 	f, err := campaign.Load(o.path, campaign.LoadOptions{Offline: o.offline})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	log.Debug().Str("campaign", o.path).Int("sheets", len(f.Sheets)).Int("agents", len(f.Agents)).Bool("offline", o.offline).Msg("campaign loaded")
 	if err := f.CheckSheets(); err != nil {
-		return err
+		return nil, f, err
 	}
 	norm := campaign.NewPhoneNormalizer()
 	suppress, err := f.LoadSuppression(ctx, norm)
 	if err != nil {
-		return err
+		return nil, f, err
 	}
 	// Contacts the journal already settled count as done. Reading the state
 	// needs no lock: plan may run beside a run.
 	state, err := report.ReadState(filepath.Join(f.Path(f.StateDir), campaign.JournalFile))
 	if err != nil {
-		return err
+		return nil, f, err
 	}
 	defer state.Close()
-	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: time.Now(),
+	now := o.now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: now,
 		Done: func(c *campaign.Contact) bool {
 			key, _ := campaign.SettledKey(f, state, c)
 			st, ok := state.Status(key)
@@ -91,39 +152,23 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 	} else {
 		svc, err := newService(f)
 		if err != nil {
-			return err
+			return nil, f, err
 		}
 		if opts.Agents, err = campaign.PlanAgents(ctx, svc.client, f.Agents); err != nil {
-			return err
+			return nil, f, err
 		}
 		if fields, opts.Warnings, err = checkEndpoints(ctx, svc, f, opts.Agents); err != nil {
-			return err
+			return nil, f, err
 		}
 	}
 	plan, err := campaign.BuildPlan(ctx, f, opts)
 	if err != nil {
-		return err
+		return nil, f, err
 	}
 	for i := range fields {
 		plan.Agents[i].Fields = fields[i]
 	}
-	if o.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(plan)
-	} else {
-		err = plan.WriteText(out)
-	}
-	if err != nil {
-		return err
-	}
-	if o.strict && plan.Totals.Invalid > 0 {
-		return withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))
-	}
-	if n := len(plan.Repairs) + plan.RepairsOmitted; o.strict && n > 0 {
-		return withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d repaired number(s) in %s; check each (the plan above lists them) and fix the sheet", n, o.path))
-	}
-	return nil
+	return plan, f, nil
 }
 
 // checkEndpoints reads the call endpoint of every agent that exists,

@@ -14,6 +14,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 	"golang.org/x/time/rate"
@@ -34,6 +35,11 @@ Examples:
   callrun run --sandbox examples/quickstart/campaign.yaml   # try it: nobody is phoned
   callrun run --limit 10 campaign.yaml                      # a canary of 10 calls
   callrun run --until 19:30 campaign.yaml                   # from cron: exit 75 if hours are over
+  callrun run --until "19:30 Europe/Berlin" campaign.yaml   # the time in another zone
+
+--until 19:30 is read in the zone of the campaign's hours.timezone; with no
+hours: or timezone: contact, in this machine's local time (TZ). Name a zone
+after the time to choose another. The run logs which it used.
 
 Exit codes: 0 done; 3 some contacts failed or are uncertain; 75 try later (locked,
 outside calling hours, or contacts left pending); 130 interrupted (state saved).`,
@@ -41,7 +47,7 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 			&cli.IntFlag{Name: "limit", Usage: "call at most N contacts this run, then stop (resumable)"},
 			&cli.BoolFlag{Name: "retry-failed", Usage: "send contacts the service refused (4xx) again"},
 			&cli.BoolFlag{Name: "retry-uncertain", Usage: "send contacts whose outcome is unknown again (they may be phoned twice)"},
-			&cli.StringFlag{Name: "until", Usage: "outside calling hours, stop (exit 75) rather than wait past TIME (15:04, 2006-01-02T15:04:05Z07:00, or a duration like 2h)"},
+			&cli.StringFlag{Name: "until", Usage: "outside calling hours, stop (exit 75) rather than wait past TIME: 19:30 (in hours.timezone, else local time), \"19:30 Europe/Berlin\", 2006-01-02T15:04:05Z07:00, or a duration like 2h"},
 			&cli.BoolFlag{Name: "sandbox", Usage: "run against an in-process sandbox (state kept apart), logged in automatically"},
 		},
 		Action: func(c *cli.Context) error {
@@ -52,13 +58,12 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 			if c.Int("limit") < 0 {
 				return usageError(fmt.Errorf("--limit %d: give a positive number", c.Int("limit")))
 			}
-			until, err := parseUntil(c.String("until"), time.Now())
-			if err != nil {
-				return usageError(err)
+			if _, _, err := parseUntil(c.String("until"), time.Now(), nil); err != nil {
+				return usageError(err) // before reading the campaign: its zone comes later
 			}
 			return runCampaign(c.Context, runOptions{
 				path: path, limit: c.Int("limit"), retryFailed: c.Bool("retry-failed"), retryUncertain: c.Bool("retry-uncertain"),
-				until: until, sandbox: c.Bool("sandbox"), progress: !c.Bool("no-progress") && term.IsTerminal(int(os.Stderr.Fd())),
+				until: c.String("until"), sandbox: c.Bool("sandbox"), progress: !c.Bool("no-progress") && term.IsTerminal(int(os.Stderr.Fd())),
 			}, os.Stdout)
 		},
 	}
@@ -68,7 +73,7 @@ type runOptions struct {
 	path                        string
 	limit                       int
 	retryFailed, retryUncertain bool
-	until                       time.Time
+	until                       string // --until as given; see parseUntil
 	sandbox                     bool
 	progress                    bool
 	// tuning, for tests and benchmarks
@@ -86,25 +91,52 @@ func busy(err error) error {
 }
 
 // parseUntil reads --until: a time of day today (or tomorrow if it has
-// passed), an RFC 3339 time, or a duration from now.
-func parseUntil(s string, now time.Time) (time.Time, error) {
+// passed), an RFC 3339 time, or a duration from now. A time of day is in
+// the zone named after it ("19:30 Europe/Berlin"), else in zone (the
+// campaign's hours.timezone), else in now's (local time). zone says in
+// words which zone a time of day was read in, for the log.
+func parseUntil(s string, now time.Time, zone *time.Location) (until time.Time, which string, err error) {
 	if s == "" {
-		return time.Time{}, nil
+		return time.Time{}, "", nil
 	}
 	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return now.Add(d), nil
+		return now.Add(d), "from now", nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
+		return t, "as given", nil
 	}
-	if t, err := time.ParseInLocation("15:04", s, now.Location()); err == nil {
-		at := time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, now.Location())
-		if !at.After(now) {
-			at = at.AddDate(0, 0, 1)
+	clock, name, named := strings.Cut(strings.TrimSpace(s), " ")
+	loc, which := now.Location(), "this machine's local time"
+	switch {
+	case named:
+		l, err := time.LoadLocation(strings.TrimSpace(name))
+		if err != nil || strings.TrimSpace(name) == "" {
+			return time.Time{}, "", fmt.Errorf("--until %q: %q is not a time zone; write an IANA name such as America/New_York or UTC", s, strings.TrimSpace(name))
 		}
-		return at, nil
+		loc, which = l, "the zone given"
+	case zone != nil:
+		loc, which = zone, "the campaign's hours.timezone"
 	}
-	return time.Time{}, fmt.Errorf("--until %q: give a time of day (19:30), an RFC 3339 time, or a duration (2h)", s)
+	t, err := time.ParseInLocation("15:04", clock, loc)
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("--until %q: give a time of day (19:30, or \"19:30 Europe/Berlin\"), an RFC 3339 time, or a duration (2h)", s)
+	}
+	local := now.In(loc)
+	at := time.Date(local.Year(), local.Month(), local.Day(), t.Hour(), t.Minute(), 0, 0, loc)
+	if !at.After(now) {
+		at = at.AddDate(0, 0, 1)
+	}
+	return at, which, nil
+}
+
+// untilZone is the zone a bare time of day in --until is read in: the
+// campaign's hours.timezone when it names one zone, else nil (local time).
+func untilZone(f *campaign.File) *time.Location {
+	w, err := f.Window()
+	if err != nil || w == nil || w.Contact {
+		return nil
+	}
+	return w.Loc
 }
 
 func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
@@ -114,6 +146,13 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	}
 	if err := f.CheckSheets(); err != nil {
 		return err
+	}
+	until, which, err := parseUntil(o.until, time.Now(), untilZone(f))
+	if err != nil {
+		return usageError(err)
+	}
+	if !until.IsZero() {
+		log.Info().Str("until", until.Format(time.RFC3339)).Msgf("--until %s: %s, read in %s", o.until, until.Format("Mon 15:04 MST"), which)
 	}
 	stateDir := f.Path(f.StateDir)
 	if o.sandbox {
@@ -192,16 +231,35 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if err := journal.Append(report.Record{Type: report.TypeRun, Note: fmt.Sprintf("run started, pid %d", os.Getpid())}); err != nil {
 		return err
 	}
-	prog := newProgress(o.progress, os.Stderr)
+	pc := progressConfig{now: time.Now}
+	if o.progress {
+		pc.w = os.Stderr
+		if pc.total, err = countToCall(ctx, f, state, norm, suppress, o); err != nil {
+			return err
+		}
+		pc.width, _, _ = term.GetSize(int(os.Stderr.Fd()))
+		pc.window, _ = f.Window()
+	}
+	prog := newProgress(pc)
+	var calls campaign.CallStarter = svc.client
+	if o.progress || log.GetLevel() <= zerolog.DebugLevel {
+		calls = watchedCalls{CallStarter: svc.client, failed: prog.failedWith}
+	}
 	ropts := campaign.RunOptions{
-		Calls: svc.client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
+		Calls: calls, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
 		Norm: norm, Suppress: suppress, Limit: o.limit, RetryFailed: o.retryFailed, RetryUncertain: o.retryUncertain,
-		Until: o.until, Settled: prog.settled, Logf: logf, Rehearsal: o.sandbox,
+		Until: until, Settled: prog.settled, Logf: logf, Rehearsal: o.sandbox,
 	}
 	if o.tune != nil {
 		o.tune(&ropts)
 	}
 	log.Info().Str("campaign", f.Name).Float64("per_second", f.Pace.PerSecond).Int("concurrency", f.Pace.Concurrency).Msg("calling")
+	if w, _ := f.Window(); w != nil {
+		if at := w.NextOpening(time.Now()); at.After(time.Now()) {
+			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg("outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now()))
+		}
+	}
+	prog.run(ctx, time.Second)
 	res, runErr := campaign.Run(ctx, f, limiter, ropts)
 	prog.done()
 
@@ -233,7 +291,13 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	case errors.Is(runErr, campaign.ErrInterrupted):
 		return withExitCode(exitInterrupted, errors.New("interrupted: what was sent is in the journal; run again to continue"))
 	case errors.Is(runErr, campaign.ErrOutsideHours):
-		return withExitCode(exitTryLater, errors.New("outside calling hours past --until; run again inside them"))
+		msg := "outside calling hours past --until"
+		if w, _ := f.Window(); w != nil {
+			if at := w.NextOpening(time.Now()); !at.IsZero() {
+				msg += "; calling hours open " + campaign.Opening(at, time.Now()) + ": run again then"
+			}
+		}
+		return withExitCode(exitTryLater, errors.New(msg))
 	case runErr != nil:
 		return runErr
 	case sum.Counts[string(report.Failed)]+sum.Counts[string(report.Uncertain)] > 0:
@@ -242,6 +306,30 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		return withExitCode(exitTryLater, fmt.Errorf("%d contact(s) left pending; run again later", sum.Counts[string(report.Pending)]))
 	}
 	return nil
+}
+
+// countToCall counts the contacts this run would call, as Run chooses
+// them, for the progress line's total: a pass over the sheets, made only
+// when the line is drawn.
+func countToCall(ctx context.Context, f *campaign.File, state *report.State, norm *campaign.PhoneNormalizer, suppress *campaign.Suppression, o runOptions) (int, error) {
+	n := 0
+	err := f.NewContactReader(norm, suppress).Each(ctx, func(c *campaign.Contact) error {
+		if c.Status != campaign.ToCall {
+			return nil
+		}
+		key, _ := campaign.SettledKey(f, state, c)
+		switch st, ok := state.Status(key); {
+		case !ok:
+		case st == report.Sent, st == report.Failed && !o.retryFailed, st == report.Uncertain && !o.retryUncertain:
+			return nil
+		}
+		n++
+		return nil
+	})
+	if o.limit > 0 {
+		n = min(n, o.limit)
+	}
+	return n, err
 }
 
 // callEndpoints reads each agent's call endpoint once, and refuses to

@@ -62,7 +62,7 @@ Example: callrun report campaign.yaml`,
 }
 
 func sandboxStateFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "sandbox", Usage: "use the state of `run --sandbox` runs"}
+	return &cli.BoolFlag{Name: "sandbox", Usage: "use the state of run --sandbox runs"}
 }
 
 // saved is a campaign and what its state directory says, read without
@@ -152,9 +152,21 @@ func rebuildReport(ctx context.Context, path string, sandboxState bool, out io.W
 	default:
 		return err
 	}
+	// The rate and elapsed time are the journal's last run's, killed or
+	// not: there is no run now to measure.
+	last, err := report.ReadLastRun(filepath.Join(s.dir, campaign.JournalFile))
+	if err != nil {
+		return err
+	}
 	now := time.Now()
 	sum := &report.Summary{Campaign: s.f.Name, StartedAt: now, Ending: report.EndRebuilt}
 	sum.Finish(now)
+	if !last.StartedAt.IsZero() {
+		sum.StartedAt, sum.CallsThisRun = last.StartedAt, last.Calls
+		sum.Finish(last.LastAt)
+		sum.Notes = append(sum.Notes, fmt.Sprintf("the last run started %s and sent %d call start(s) in %s (%.1f calls/s); its figures are kept in summary.json",
+			last.StartedAt.Local().Format("Mon 2 Jan 15:04"), last.Calls, time.Duration(sum.ElapsedSeconds*float64(time.Second)).Round(time.Second), sum.RatePerSecond))
+	}
 	if err := campaign.WriteReport(ctx, s.f, s.state, s.norm, s.sup, s.dir, sum); err != nil {
 		return err
 	}

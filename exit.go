@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/rs/zerolog"
 )
 
 // Exit codes, as printed in `callrun --help` (design.md §2).
@@ -56,9 +59,28 @@ func usageError(err error) error { return withExitCode(exitUsage, err) }
 func message(err error) string {
 	var ae *apiclient.AuthError
 	if errors.As(err, &ae) {
-		return apiclient.Redact(ae.Error())
+		return apiclient.Redact(ae.Error() + hint(err))
 	}
-	return apiclient.Redact(err.Error())
+	return apiclient.Redact(err.Error() + hint(err))
+}
+
+// hint says what to check when err is that the service could not be
+// reached at all: the message of a refused or unresolved connection names
+// an address, not the setting that chose it.
+func hint(err error) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Sprintf(" (the service's host name %s does not resolve: check service.base_url in the campaign file, or the CALLRUN_BASE_URL it reads, and this machine's DNS)", dns.Name)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		addr := ""
+		if op.Addr != nil {
+			addr = " at " + op.Addr.String()
+		}
+		return fmt.Sprintf(" (the service%s could not be reached: is it up? check service.base_url in the campaign file, or the CALLRUN_BASE_URL it reads, and the network; for the sandbox, start `callrun sandbox` first)", addr)
+	}
+	return ""
 }
 
 // exitCode maps the error a command returned to the process's exit code. It
@@ -66,6 +88,7 @@ func message(err error) string {
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var fe *campaign.FileError
+	var se *campaign.SheetError
 	if err == nil && unknownCommand != "" {
 		return exitUsage
 	}
@@ -74,8 +97,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &fe):
-		return exitUsage
+	case errors.As(err, &fe), errors.As(err, &se):
+		return exitUsage // the campaign's fault: its file or a sheet
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		return exitInterrupted
 	}
@@ -108,4 +131,33 @@ func signalContext(parent context.Context) (context.Context, func()) {
 		close(done)
 		cancel()
 	}
+}
+
+// logFailure reports the error that ends the process as JSON log records
+// (stderr is not a terminal: cron, CI). A campaign file's problems come one
+// record each, with their file, line and key as fields, so that a CI log
+// reads one problem a line rather than one record with "\n" inside; the
+// last record carries the exit code.
+func logFailure(l zerolog.Logger, err error, code int) {
+	var fe *campaign.FileError
+	if errors.As(err, &fe) && len(fe.Problems) > 0 {
+		for _, p := range fe.Problems {
+			ev := l.WithLevel(zerolog.ErrorLevel).Str("file", p.File)
+			if p.Line > 0 {
+				ev = ev.Int("line", p.Line)
+			}
+			if p.Key != "" {
+				ev = ev.Str("key", p.Key)
+			}
+			if len(fe.Problems) == 1 {
+				ev = ev.Int("exit_code", code)
+			}
+			ev.Msg(apiclient.Redact(p.String()))
+		}
+		if len(fe.Problems) > 1 {
+			l.WithLevel(zerolog.ErrorLevel).Int("exit_code", code).Msgf("%d problems in the campaign file, one record each above", len(fe.Problems))
+		}
+		return
+	}
+	l.WithLevel(zerolog.ErrorLevel).Int("exit_code", code).Msg(message(err))
 }

@@ -241,7 +241,7 @@ func TestInitAsksTheServiceForAccountFields(t *testing.T) {
 	initFile := func(agent string, getenv func(string) (string, bool)) (said, written string) {
 		t.Helper()
 		var out bytes.Buffer
-		if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: agent, force: true, getenv: getenv}, &out); err != nil {
+		if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: agent, force: true, getenv: getenv}, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "campaign.yaml"))

@@ -8,8 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	_ "time/tzdata" // calling hours need time zones even where the system has none
 )
 
@@ -22,12 +20,16 @@ func main() {
 	err := app.RunContext(ctx, interspersed(app, os.Args))
 	code := exitCode(ctx, err)
 	if unknownCommand != "" && err == nil {
-		fmt.Fprintf(os.Stderr, "callrun: no command %q; see callrun --help\n", unknownCommand)
+		hint := ""
+		if unknownNearest != "" {
+			hint = fmt.Sprintf("; did you mean %q?", unknownNearest)
+		}
+		fmt.Fprintf(os.Stderr, "callrun: no command %q%s (see callrun --help)\n", unknownCommand, hint)
 	}
 	stop()
 	if err != nil && code != exitOK {
 		if logJSON {
-			log.WithLevel(zerolog.ErrorLevel).Int("exit_code", code).Msg(message(err))
+			logFailure(log, err, code)
 		} else {
 			fmt.Fprintln(os.Stderr, "callrun:", message(err))
 		}

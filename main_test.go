@@ -411,7 +411,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 	sheet := filepath.Join(dir, "leads.csv")
 	os.WriteFile(sheet, []byte("Phone,First Name\n+14155550132,Ada\n"), 0o644)
 	var out bytes.Buffer
-	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out); err != nil {
+	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	written, err := os.ReadFile(filepath.Join(dir, "campaign.yaml"))
@@ -419,20 +419,20 @@ func TestInitNeverOverwrites(t *testing.T) {
 		t.Fatalf("campaign.yaml: %v\n%s", err, written)
 	}
 	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte("# mine\n"), 0o644)
-	err = initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out)
+	err = initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard)
 	if exitCode(context.Background(), err) != exitUsage || !strings.Contains(fmt.Sprint(err), "--force") {
 		t.Fatalf("second init: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "campaign.yaml")); string(b) != "# mine\n" {
 		t.Fatal("init overwrote an existing file")
 	}
-	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring", force: true}, &out); err != nil {
+	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring", force: true}, &out, io.Discard); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
 	// A workbook saved under .csv is named as such.
 	xlsx := filepath.Join(dir, "book.csv")
 	os.WriteFile(xlsx, []byte("PK\x03\x04rest-of-a-zip"), 0o644)
-	if err := initCampaign(context.Background(), initOptions{sheet: xlsx}, &out); err == nil || !strings.Contains(err.Error(), "Excel") {
+	if err := initCampaign(context.Background(), initOptions{sheet: xlsx}, &out, io.Discard); err == nil || !strings.Contains(err.Error(), "Excel") {
 		t.Fatalf("xlsx as csv: %v", err)
 	}
 }
@@ -500,12 +500,16 @@ func TestVersionAndCompletion(t *testing.T) {
 	}
 	for _, shell := range []string{"bash", "zsh"} {
 		var b bytes.Buffer
-		if err := writeCompletion(shell, &b); err != nil || !strings.Contains(b.String(), "--generate-bash-completion") {
+		if err := writeCompletion(newApp(), shell, &b); err != nil || !strings.Contains(b.String(), "--generate-bash-completion") {
 			t.Errorf("%s script: %v", shell, err)
 		}
 	}
-	if err := writeCompletion("fish", io.Discard); exitCode(context.Background(), err) != exitUsage {
-		t.Errorf("fish: %v", err)
+	var fish bytes.Buffer
+	if err := writeCompletion(newApp(), "fish", &fish); err != nil || !strings.Contains(fish.String(), "__fish_seen_subcommand_from run' -f -l retry-failed") {
+		t.Errorf("fish script: %v\n%s", err, fish.String())
+	}
+	if err := writeCompletion(newApp(), "tcsh", io.Discard); exitCode(context.Background(), err) != exitUsage {
+		t.Errorf("tcsh: %v", err)
 	}
 }
 
@@ -619,5 +623,39 @@ sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
 	err := runPlan(ctx, planOptions{path: path, offline: true, strict: true}, io.Discard)
 	if code := exitCode(ctx, err); code != 4 || !strings.Contains(fmt.Sprint(err), "1 repaired number(s)") {
 		t.Errorf("plan --strict: exit %d, %v; want 4 naming the repair", code, err)
+	}
+}
+
+// TestReportKeepsTheLastRunsRate: `callrun report` rebuilds summary.json
+// with the rate and elapsed time of the journal's last run, not zeros.
+func TestReportKeepsTheLastRunsRate(t *testing.T) {
+	dir := offlineCampaign(t, "unsafe_ignore_called_person_hours: true # the test runs at any hour")
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	path := filepath.Join(dir, "campaign.yaml")
+	if err := runCampaign(context.Background(), runOptions{path: path, sandbox: true}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rebuildReport(context.Background(), path, true, &out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".callrun", "cli-sandbox", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Calls   int     `json:"calls_this_run"`
+		Rate    float64 `json:"rate_per_second"`
+		Elapsed float64 `json:"elapsed_seconds"`
+		Ending  string  `json:"ending"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Calls != 2 || sum.Rate <= 0 || sum.Elapsed <= 0 || sum.Ending != "rebuilt" {
+		t.Errorf("summary.json after report: %s", b)
+	}
+	if !strings.Contains(out.String(), "Note: the last run started") {
+		t.Errorf("report printed:\n%s", out.String())
 	}
 }

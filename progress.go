@@ -1,57 +1,267 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report"
+	"github.com/schollz/progressbar/v3"
 )
 
-// progress draws one line of counts on a terminal while a run goes on. It
-// draws nothing when stderr is not a terminal (cron, CI), where the JSON
-// log lines tell the story instead.
+// progress shows a run on a terminal: one line, redrawn, with the contacts
+// settled of those to call this run, the rate, the time left, the failed
+// and uncertain counts with the latest reason, and, while the campaign's
+// calling hours are closed, when they open. progressbar
+// (github.com/schollz/progressbar) draws the bar and the count and keeps
+// the line to itself; the words are callrun's, computed from an
+// injectable clock. It draws nothing when stderr is not a terminal (cron,
+// CI), where the log lines tell the story; progressbar itself would write
+// its carriage returns there too. Its methods are safe for concurrent use.
 type progress struct {
-	enabled bool
-	w       io.Writer
-	mu      sync.Mutex
-	counts  map[report.Status]int
-	start   time.Time
-	last    time.Time
+	bar      *progressbar.ProgressBar // nil: draw nothing
+	w        io.Writer
+	total    int
+	width    int // of the terminal, in columns
+	barWidth int
+	now      func() time.Time
+	window   *campaign.Window // the campaign's hours; nil when none
+
+	mu                                  sync.Mutex
+	start, last                         time.Time
+	finished, called, failed, uncertain int
+	reason                              string // why the latest failed or uncertain contact was
+	stop                                chan struct{}
+	stopped                             sync.WaitGroup
 }
 
-func newProgress(enabled bool, w io.Writer) *progress {
-	return &progress{enabled: enabled, w: w, counts: map[report.Status]int{}, start: time.Now()}
+// progressConfig are the inputs of newProgress.
+type progressConfig struct {
+	w      io.Writer
+	total  int // contacts to call this run
+	width  int // the terminal's columns; 0: 100
+	now    func() time.Time
+	window *campaign.Window
 }
 
-// settled counts one contact's outcome; it is safe for concurrent use.
+// newProgress returns a progress line for c; nil c.w or a total of 0
+// gives one that draws nothing.
+func newProgress(c progressConfig) *progress {
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.width <= 0 {
+		c.width = 100
+	}
+	bar := 20
+	if c.width < 100 {
+		bar = 10 // leave room for the words
+	}
+	p := &progress{barWidth: bar, w: c.w, total: c.total, width: c.width, now: c.now, window: c.window, start: c.now()}
+	if c.w == nil || c.total <= 0 {
+		return p
+	}
+	p.bar = progressbar.NewOptions(c.total,
+		progressbar.OptionSetWriter(c.w),
+		progressbar.OptionSetWidth(bar),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(false), // its clock is not injectable; callrun says the time left
+		progressbar.OptionSetElapsedTime(false),
+		progressbar.OptionShowDescriptionAtLineEnd(),
+		progressbar.OptionUseANSICodes(true),
+		progressbar.OptionThrottle(0), // settled throttles, with the injected clock
+	)
+	return p
+}
+
+// settled counts one contact's outcome (RunOptions.Settled).
 func (p *progress) settled(s report.Status) {
-	if !p.enabled {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.counts[s]++
-	if time.Since(p.last) >= 200*time.Millisecond {
-		p.draw()
+	p.finished++
+	if s != report.Pending {
+		p.called++
+	}
+	switch s {
+	case report.Failed:
+		p.failed++
+	case report.Uncertain:
+		p.uncertain++
+	}
+	if now := p.now(); now.Sub(p.last) >= 200*time.Millisecond || p.finished == p.total {
+		p.draw(now)
 	}
 }
 
-func (p *progress) draw() {
-	p.last = time.Now()
-	n := p.counts[report.Sent] + p.counts[report.Failed] + p.counts[report.Uncertain]
-	rate := float64(n) / max(time.Since(p.start).Seconds(), 0.001)
-	fmt.Fprintf(p.w, "\r%d sent, %d failed, %d uncertain, %d pending  (%.1f calls/s)\033[K",
-		p.counts[report.Sent], p.counts[report.Failed], p.counts[report.Uncertain], p.counts[report.Pending], rate)
+// failedWith keeps the reason of the latest call start that failed or
+// ended uncertain.
+func (p *progress) failedWith(reason string) {
+	p.mu.Lock()
+	p.reason = reason
+	p.mu.Unlock()
 }
 
+// run redraws the line every interval until done is called, so that the
+// rate, the time left and the wait for calling hours stay true while no
+// contact settles.
+func (p *progress) run(ctx context.Context, interval time.Duration) {
+	if p.bar == nil {
+		return
+	}
+	p.stop = make(chan struct{})
+	p.stopped.Add(1)
+	go func() {
+		defer p.stopped.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.mu.Lock()
+				p.draw(p.now())
+				p.mu.Unlock()
+			case <-p.stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// done draws the last line and ends it.
 func (p *progress) done() {
-	if !p.enabled {
+	if p.bar == nil {
 		return
+	}
+	if p.stop != nil {
+		close(p.stop)
+		p.stopped.Wait()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.draw()
+	p.draw(p.now())
 	fmt.Fprintln(p.w)
+}
+
+func (p *progress) draw(now time.Time) {
+	p.last = now
+	if p.bar == nil {
+		return
+	}
+	if p.finished > p.bar.GetMax() {
+		p.bar.ChangeMax(p.finished)
+	}
+	// progressbar's part: " 30% |" + the bar + "| (300/1000) ", and a
+	// space at the end; the last column stays free, or the terminal wraps.
+	digits := len(fmt.Sprint(p.bar.GetMax()))
+	p.bar.Describe(p.words(now, p.width-1-(14+p.barWidth+2*digits)))
+	_ = p.bar.Set(p.finished)
+}
+
+// words is the line's text after the bar and the count, at most max
+// characters: the rate and the time left, or when the calling hours open;
+// then the failed and uncertain contacts and why the latest one was.
+func (p *progress) words(now time.Time, max int) string {
+	var b strings.Builder
+	elapsed := now.Sub(p.start)
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(p.called) / elapsed.Seconds()
+	}
+	switch at := p.opens(now); {
+	case !at.IsZero():
+		fmt.Fprintf(&b, "opens %s", campaign.Opening(at, now))
+	case p.finished >= p.total:
+		fmt.Fprintf(&b, "%.1f calls/s, done in %s", rate, roughDuration(elapsed))
+	case elapsed < time.Second || rate == 0:
+		b.WriteString("starting")
+	default:
+		left := time.Duration(float64(p.total-p.finished) / rate * float64(time.Second))
+		fmt.Fprintf(&b, "%.1f calls/s, %s left", rate, roughDuration(left))
+	}
+	if p.failed+p.uncertain > 0 {
+		fmt.Fprintf(&b, " · %d failed, %d uncertain", p.failed, p.uncertain)
+		if p.reason != "" {
+			fmt.Fprintf(&b, " (last: %s)", p.reason)
+		}
+	}
+	return cut(b.String(), max)
+}
+
+// opens is when the campaign's calling hours open, when they are closed
+// at now; zero otherwise.
+func (p *progress) opens(now time.Time) time.Time {
+	if p.window == nil {
+		return time.Time{}
+	}
+	if at := p.window.NextOpening(now); at.After(now) {
+		return at
+	}
+	return time.Time{}
+}
+
+// roughDuration is HumanDuration, but in seconds under a minute.
+func roughDuration(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+	}
+	return campaign.HumanDuration(d)
+}
+
+// cut shortens s to max characters, marking the cut with "…".
+func cut(s string, max int) string {
+	if max < 1 {
+		max = 1
+	}
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}
+
+// watchedCalls is the service's call starter as the progress line and the
+// debug log see it: each call start's outcome is logged at debug level,
+// and the reason of one that failed or ended uncertain goes to failed.
+type watchedCalls struct {
+	campaign.CallStarter
+	failed func(reason string)
+}
+
+func (w watchedCalls) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+	start := time.Now()
+	resp, err := w.CallStarter.StartCallForm(ctx, ep, form)
+	outcome := apiclient.Classify(err)
+	ev := log.Debug().Str("outcome", outcome.String()).Dur("took", time.Since(start))
+	if s := apiclient.StatusCode(err); s != 0 {
+		ev = ev.Int("http_status", s)
+	}
+	ev.Msg("call start")
+	if outcome == apiclient.Failed || outcome == apiclient.Uncertain {
+		w.failed(callFailure(err))
+	}
+	return resp, err
+}
+
+// callFailure says in a few words why a call start failed: the service's
+// status and answer, or what went wrong on the way.
+func callFailure(err error) string {
+	var ae *apiclient.Error
+	if errors.As(err, &ae) {
+		s := fmt.Sprintf("%d %s", ae.StatusCode, http.StatusText(ae.StatusCode))
+		if ae.Body != "" {
+			s += ": " + strings.Join(strings.Fields(ae.Body), " ")
+		}
+		return apiclient.Redact(s)
+	}
+	return message(err)
 }

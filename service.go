@@ -39,6 +39,7 @@ func newService(f *campaign.File) (*service, error) {
 		}
 		tokenPath = p
 	}
+	log.Debug().Str("campaign", f.Source).Str("base_url", s.BaseURL).Str("token_file", tokenPath).Msg("service")
 	o := &apiclient.OAuth{
 		BaseURL: s.BaseURL, ClientID: s.ClientID, ClientSecret: s.ClientSecret,
 		RedirectURI: s.RedirectURI, AuthorizeURL: s.AuthorizeURL, Scope: s.Scope,

@@ -218,7 +218,7 @@ func Parse(path string, data []byte, opts LoadOptions) (*File, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.LookupEnv
 	}
-	l := &loader{path: path, opts: opts, lines: map[string]int{}}
+	l := &loader{path: path, opts: opts, lines: map[string]int{}, values: map[string]string{}}
 	f := l.parse(data)
 	if f == nil {
 		sort.SliceStable(l.problems, func(i, j int) bool { return l.problems[i].Line < l.problems[j].Line })
@@ -244,7 +244,8 @@ func Parse(path string, data []byte, opts LoadOptions) (*File, error) {
 type loader struct {
 	path     string
 	opts     LoadOptions
-	lines    map[string]int // key path -> line
+	lines    map[string]int    // key path -> line
+	values   map[string]string // key path -> a scalar's text, expanded
 	problems []Problem
 	// unset holds unset-variable problems apart, so that they do not stop
 	// the checks that follow: every problem is reported at once.
@@ -262,7 +263,14 @@ func (l *loader) parse(data []byte) *File {
 		if errors.Is(err, io.EOF) {
 			l.problems = append(l.problems, Problem{File: l.path, Msg: "the file is empty; see examples/ for a campaign file to start from"})
 		} else {
-			l.problems = append(l.problems, l.yamlProblem(err))
+			p := l.yamlProblem(err)
+			if line := syntaxLine(data, p.Line, err); line != p.Line {
+				p.Line, p.Key = line, ""
+				if indentation(err) {
+					p.Msg += "; check this line's indentation against the lines above"
+				}
+			}
+			l.problems = append(l.problems, p)
 		}
 		return nil
 	}
@@ -293,7 +301,40 @@ func (l *loader) parse(data []byte) *File {
 	return &f
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+): `)
+// syntaxLine finds the line of a YAML syntax error. yaml.v3 reports the
+// line where the enclosing block starts (a sheet's "- file:", say), not the
+// line that broke it (a key indented one space short, lines further on):
+// the broken line is the first one from there on whose prefix of the file
+// fails with the same message. A prefix that fails otherwise (cut inside a
+// quoted or flow value) is passed over; with none found, line stands.
+func syntaxLine(data []byte, line int, err error) int {
+	want := yamlLine.ReplaceAllString(err.Error(), "")
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if line < 1 || len(lines) > 5000 {
+		return line
+	}
+	for n := line; n <= len(lines); n++ {
+		var node yaml.Node
+		perr := yaml.Unmarshal(bytes.Join(lines[:n], nil), &node)
+		if perr != nil && yamlLine.ReplaceAllString(perr.Error(), "") == want {
+			return n
+		}
+	}
+	return line
+}
+
+// indentation reports whether a YAML syntax error is one that a line
+// indented too far or not far enough gives in block style.
+func indentation(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "did not find expected '-' indicator") || strings.Contains(msg, "did not find expected key") ||
+		strings.Contains(msg, "mapping values are not allowed in this context")
+}
+
+var (
+	yamlLine   = regexp.MustCompile(`line (\d+): `)
+	yamlQuoted = regexp.MustCompile("`([^`]*)`")
+)
 
 // yamlProblem turns a yaml.v3 error into a Problem with its line and, when
 // a key stands on that line, the key, in words a person reads.
@@ -305,9 +346,23 @@ func (l *loader) yamlProblem(err error) Problem {
 		fmt.Sscan(m[1], &p.Line)
 		msg = strings.Replace(msg, m[0], "", 1)
 	}
+	// The key whose value the message quotes, on that line; else the most
+	// specific key on the line. A flow mapping ({per_second: fast, burst:
+	// 1}) puts several keys on one line.
+	var quoted string
+	if m := yamlQuoted.FindStringSubmatch(msg); m != nil {
+		quoted = m[1]
+	}
 	for key, line := range l.lines {
-		if line == p.Line && len(key) > len(p.Key) {
-			p.Key = key // the most specific key on the line
+		if line != p.Line {
+			continue
+		}
+		if v, ok := l.values[key]; ok && quoted != "" && v == quoted {
+			p.Key = key
+			break
+		}
+		if len(key) > len(p.Key) {
+			p.Key = key
 		}
 	}
 	msg = yamlWords.Replace(msg)
@@ -342,6 +397,7 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 	switch {
 	case node.Kind == yaml.ScalarNode:
 		l.expand(node, path)
+		l.values[path] = node.Value
 	case t.Kind() == reflect.Struct && node.Kind == yaml.MappingNode:
 		fields := map[string]reflect.Type{}
 		var names []string
@@ -428,6 +484,16 @@ func (l *loader) expand(node *yaml.Node, path string) {
 // suggest returns `; did you mean "x"?` for the allowed name nearest to
 // key (a typo away, or containing it), or "" when none is near.
 func suggest(key string, allowed []string) string {
+	if best := Nearest(key, allowed); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
+// Nearest returns the name of allowed nearest to key: two edits away at
+// most, or, failing that, one that contains key; "" when none is near.
+// Messages about a misspelt key, flag or command use it.
+func Nearest(key string, allowed []string) string {
 	key = strings.ToLower(key)
 	best, bestD := "", 3
 	for _, a := range allowed {
@@ -443,10 +509,7 @@ func suggest(key string, allowed []string) string {
 			}
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return best
 }
 
 func (f *File) applyDefaults() {

@@ -320,3 +320,35 @@ allow_number_kinds: [premium_rate]
 		}
 	}
 }
+
+// TestTypeErrorInAFlowMappingBlamesItsKey: in pace: {per_second: fast,
+// burst: 1, concurrency: 4} every key stands on one line; the message
+// names the key whose value it quotes.
+func TestTypeErrorInAFlowMappingBlamesItsKey(t *testing.T) {
+	for key, flow := range map[string]string{
+		"pace.per_second":  "pace: {per_second: fast, burst: 1, concurrency: 4}",
+		"pace.burst":       "pace: {per_second: 2, burst: lots, concurrency: 4}",
+		"pace.concurrency": "pace: {per_second: 2, burst: 1, concurrency: many}",
+	} {
+		bad := strings.Replace(goodCampaign, "pace:\n  per_second: ${TEST_RATE:-2.5}\n  concurrency: 8", flow, 1)
+		got := problems(t, bad, LoadOptions{})
+		if len(got) != 1 || !strings.Contains(got[0], "line 17, "+key+": cannot read text") {
+			t.Errorf("%s: problems %q, want one blaming %s", flow, got, key)
+		}
+	}
+}
+
+// TestIndentationErrorPointsAtTheLine: yaml.v3 reports where the enclosing
+// block starts; the problem names the line whose indentation broke it.
+func TestIndentationErrorPointsAtTheLine(t *testing.T) {
+	// Line 14 ("   fields:") is indented one space short of its sheet's keys.
+	bad := strings.Replace(goodCampaign, "    fields: {phone_number", "   fields: {phone_number", 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}),
+		"campaign.yml line 14: did not find expected '-' indicator; check this line's indentation against the lines above")
+	// A key of the second agent two lines below its "- name:" line, one
+	// space too far in.
+	bad = strings.Replace(goodCampaign, "    webhook: {url", "     webhook: {url", 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}), "campaign.yml line 10: mapping values are not allowed in this context")
+	// An unclosed flow mapping: the line where it should have closed.
+	expectProblems(t, problems(t, "name: x\npace: {per_second: 1,\n  burst: 2\nhours: x\n", LoadOptions{}), "campaign.yml line 3: did not find expected ',' or '}'")
+}

@@ -316,6 +316,11 @@ type ContactReader struct {
 	agentOf  map[string]int
 	rules    []*PhoneRules // by sheet
 	contact  Contact
+	// SheetFailed, when set, is told of a sheet that cannot be read to its
+	// end (not UTF-8, a row that never ends), and reading goes on with the
+	// next sheet; plan uses it to check every sheet. When nil, Each stops
+	// and returns that error.
+	SheetFailed func(sheet int, err *SheetError)
 }
 
 // NewContactReader prepares to read the campaign's contacts.
@@ -351,7 +356,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 	}
 	defer r.Close()
 	agent := cr.agentOf[spec.Agent]
-	return eachRecord(ctx, r, func(rec SheetRecord) error {
+	err = eachRecord(ctx, r, func(rec SheetRecord) error {
 		c := &cr.contact
 		*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
 		if rec.Err != nil {
@@ -365,6 +370,12 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		}
 		return fn(c)
 	})
+	var se *SheetError
+	if cr.SheetFailed != nil && errors.As(err, &se) {
+		cr.SheetFailed(i, se)
+		return nil
+	}
+	return err
 }
 
 // eachRecord calls fn for every record of r until the end of the sheet,

@@ -101,6 +101,23 @@ func (w *Window) NextChange(t time.Time, loc *time.Location) time.Time {
 	return time.Time{} // never changes: no days at all
 }
 
+// NextOpening returns when the window is next open at or after t in
+// its own zone: t itself when it is open, zero when it never opens or
+// when each contact has its own zone (timezone: contact).
+func (w *Window) NextOpening(t time.Time) time.Time {
+	if w.Contact {
+		return time.Time{}
+	}
+	if w.OpenIn(t, w.Loc) {
+		return t
+	}
+	next := w.NextChange(t, w.Loc)
+	if next.IsZero() {
+		return next
+	}
+	return next.In(w.Loc)
+}
+
 // OpenSeconds estimates when n seconds of open window will have passed,
 // starting at from, in the window's own zone. It returns the time that
 // takes, or false when the window never opens.

@@ -48,6 +48,9 @@ type PlanSheet struct {
 	File  string `json:"file"`
 	Agent string `json:"agent"`
 	Counts
+	// Error says why the sheet could not be read to its end (it is not
+	// UTF-8, say); the counts are of the rows before that.
+	Error string `json:"error,omitempty"`
 }
 
 // Plan is what `callrun run` would do, as `callrun plan` shows it. Its
@@ -70,6 +73,10 @@ type Plan struct {
 	Hours           PlanHours    `json:"hours"`
 	EstimateSeconds int64        `json:"estimate_seconds"`
 	Warnings        []string     `json:"warnings,omitempty"`
+	// SheetProblems are the sheets that could not be read to their end,
+	// as problems of the campaign file (naming the sheet's file: key):
+	// `callrun plan` exits 2 on any, after showing the other sheets.
+	SheetProblems []Problem `json:"-"`
 
 	groups   []*problemGroup
 	repair   []*problemGroup
@@ -172,6 +179,11 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		p.Sheets[i] = PlanSheet{File: s.File, Agent: s.Agent}
 	}
 	cr := f.NewContactReader(opts.Norm, opts.Suppress)
+	cr.SheetFailed = func(i int, se *SheetError) {
+		p.Sheets[i].Error = se.Error()
+		key := fmt.Sprintf("sheets[%d].file", i)
+		p.SheetProblems = append(p.SheetProblems, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: se.Error()})
+	}
 	err = cr.Each(ctx, func(c *Contact) error {
 		ps := &p.Sheets[c.Sheet]
 		ps.Rows++
@@ -230,6 +242,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	}
 	for _, s := range p.Sheets {
 		p.Totals.add(s.Counts)
+		if s.Rows == 0 && s.Error == "" {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s has a header and no rows: nothing to call from it (was it exported empty?)", s.File))
+		}
 	}
 	p.Hours, p.nextOpen = when.result()
 	p.Warnings = append(p.Warnings, HoursWarnings(f)...)
@@ -290,6 +305,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	b.WriteString("\nSheets:\n")
 	for _, s := range p.Sheets {
 		fmt.Fprintf(&b, "  %s -> %s\n    %s\n", s.File, s.Agent, countsLine(s.Counts))
+		if s.Error != "" {
+			fmt.Fprintf(&b, "    cannot be read past that: %s\n", s.Error)
+		}
 	}
 	if len(p.Sheets) > 1 {
 		fmt.Fprintf(&b, "  total\n    %s\n", countsLine(p.Totals))
@@ -321,7 +339,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
 		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)
 		if !p.nextOpen.IsZero() {
-			fmt.Fprintf(&b, "; the next window opens %s %s, in %s", p.nextOpen.Format("Mon 2 Jan 15:04"), p.nextOpen.Location(), humanDuration(p.nextOpen.Sub(p.now)))
+			fmt.Fprintf(&b, "; the next window opens %s %s, in %s", p.nextOpen.Format("Mon 2 Jan 15:04"), p.nextOpen.Location(), HumanDuration(p.nextOpen.Sub(p.now)))
 		}
 		b.WriteString(".\n")
 	}
@@ -456,8 +474,20 @@ func (w *planWhen) result() (PlanHours, time.Time) {
 	return w.res, next
 }
 
-// humanDuration writes d for a person: "2 d 15 h", "3 h 20 min", "5 min".
-func humanDuration(d time.Duration) string {
+// Opening says for a person when a calling window opens, as of now, in
+// the zone of at: "Mon 09:00 America/New_York, in 2 d 15 h" (with the
+// date when it is more than six days away). The progress line and run's
+// messages use it.
+func Opening(at, now time.Time) string {
+	layout := "Mon 15:04"
+	if at.Sub(now) > 6*24*time.Hour {
+		layout = "Mon 2 Jan 15:04"
+	}
+	return fmt.Sprintf("%s %s, in %s", at.Format(layout), at.Location(), HumanDuration(at.Sub(now)))
+}
+
+// HumanDuration writes d for a person: "2 d 15 h", "3 h 20 min", "5 min".
+func HumanDuration(d time.Duration) string {
 	d = d.Round(time.Minute)
 	days, hours, mins := int(d/(24*time.Hour)), int(d/time.Hour)%24, int(d/time.Minute)%60
 	switch {

@@ -1,0 +1,453 @@
+package main
+
+// Tests that run the examples' commands as written, against an in-process
+// sandbox, so that the examples cannot rot. What cannot run here is
+// replaced, and each replacement is named where it is made: the install
+// paths (/srv/campaigns, /usr/local/bin/callrun, /var/lib/callrun, the
+// container's mounts) become temporary directories, an interactive login
+// gets --code, and `--until 19:45` becomes `--until 1m`: before 09:00 New
+// York time, 19:45 would make the run wait for the window to open, and a
+// test must pass at any hour.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"gopkg.in/yaml.v3"
+)
+
+// exampleEnv is the environment the examples' commands run in: the test's,
+// without any CALLRUN_ or XDG_ variable of the machine, plus extra.
+func exampleEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CALLRUN_") && !strings.HasPrefix(kv, "XDG_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// copyExample copies examples/<name> (without its state) to dir/<name>.
+func copyExample(t *testing.T, name, dir string) {
+	t.Helper()
+	src := filepath.Join(e2eBin.pkgDir, "examples", name)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".callrun") {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dir, name, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, name, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shell runs script with sh -c in dir and env, for at most two minutes,
+// and returns its combined output and exit code.
+func shell(t *testing.T, dir string, env []string, script string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("timed out: %s\n%s", script, out)
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return string(out), 0
+}
+
+// binDir is a directory holding the callrun binary (as callrun) and a
+// mail command that records what it is sent, for PATH.
+func binDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Symlink(callrunBinary(t), filepath.Join(dir, "callrun")); err != nil {
+		t.Fatal(err)
+	}
+	mail := "#!/bin/sh\ncat >> \"" + filepath.Join(dir, "mail.txt") + "\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "mail"), []byte(mail), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func readExample(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e2eBin.pkgDir, "examples", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkNobodyTwice fails if the sandbox received two calls to one number.
+func checkNobodyTwice(t *testing.T, srv *sandbox.Server) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range srv.Calls() {
+		key := c.AgentID + " " + c.Form.Get("phone_number")
+		if seen[key] {
+			t.Errorf("called twice: %s", key)
+		}
+		seen[key] = true
+	}
+}
+
+// TestCrontabExampleRuns installs examples/cron/crontab as its comments
+// say, and runs its line with sh, as cron would, twice.
+func TestCrontabExampleRuns(t *testing.T) {
+	crontab := readExample(t, "cron/crontab")
+	var line string
+	env := []string{}
+	for l := range strings.Lines(crontab) {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || strings.HasPrefix(l, "#"):
+		case regexp.MustCompile(`^[A-Z_]+=`).MatchString(l):
+			env = append(env, l) // cron sets these for the command
+		default:
+			line = strings.Join(strings.Fields(l)[5:], " ")
+		}
+	}
+	if !strings.Contains(line, "run --until 19:45 spring-promo/campaign.yaml") {
+		t.Fatalf("crontab line: %q", line)
+	}
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	root := t.TempDir()
+	home, campaigns, bin := filepath.Join(root, "home"), filepath.Join(root, "srv", "campaigns"), binDir(t)
+	copyExample(t, "spring-promo", campaigns)
+	envFile := fmt.Sprintf("export CALLRUN_BASE_URL=%s\nexport CALLRUN_CLIENT_ID=%s\nexport CALLRUN_CLIENT_SECRET=%s\n", srv.URL, sandbox.DefaultClientID, sandbox.DefaultClientSecret)
+	writeFiles(t, home, map[string]string{".config/callrun/env": envFile})
+	env = exampleEnv(append(env, "HOME="+home, "PATH="+bin+":/usr/bin:/bin")...)
+	// Install steps 2 and 3, as the comments give them (--code: no browser here).
+	if out, code := shell(t, campaigns, env, `. ~/.config/callrun/env && cd `+campaigns+` && callrun auth login --code sandbox-code spring-promo/campaign.yaml`); code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config", "callrun", "tokens")); err != nil {
+		t.Fatalf("the token is not under ~/.config/callrun: %v", err)
+	}
+	shell(t, home, env, "mkdir -p ~/callrun-logs")
+	line = strings.NewReplacer("/srv/campaigns", campaigns, "/usr/local/bin/callrun", filepath.Join(bin, "callrun"), "--until 19:45", "--until 1m").Replace(line)
+	for range 2 {
+		if out, code := shell(t, home, env, line); code != 0 || out != "" {
+			t.Fatalf("the line: exit %d\n%s", code, out)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(bin, "mail.txt")); err == nil {
+		t.Errorf("the line sent mail: %s", b)
+	}
+	logs, err := os.ReadFile(filepath.Join(home, "callrun-logs", "spring-promo.jsonl"))
+	if err != nil || !bytes.Contains(logs, []byte(`"message":"calling"`)) {
+		t.Fatalf("log: %v\n%s", err, logs)
+	}
+	for l := range strings.Lines(string(logs)) {
+		if !strings.HasPrefix(l, "{") {
+			t.Errorf("a log line that is not JSON: %q", l)
+		}
+	}
+	if summaries, err := os.ReadFile(filepath.Join(home, "callrun-logs", "spring-promo.txt")); err != nil || strings.Count(string(summaries), "Report: ") != 2 {
+		t.Errorf("summaries: %v\n%s", err, summaries)
+	}
+	checkNobodyTwice(t, srv)
+}
+
+// unitSettings reads the [Service] settings of a systemd unit, each
+// setting's values in order.
+func unitSettings(unit string) map[string][]string {
+	m := map[string][]string{}
+	sc := bufio.NewScanner(strings.NewReader(unit))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if k, v, ok := strings.Cut(l, "="); ok && !strings.HasPrefix(l, "#") {
+			m[k] = append(m[k], v)
+		}
+	}
+	return m
+}
+
+// TestSystemdExampleRuns runs the unit's login command and its ExecStart
+// with its environment, and has systemd-analyze verify the unit and the
+// timer where it is installed.
+func TestSystemdExampleRuns(t *testing.T) {
+	unit := readExample(t, "cron/callrun-spring-promo.service")
+	s := unitSettings(unit)
+	if !slices.Contains(s["StateDirectory"], "callrun") || !slices.Contains(s["SuccessExitStatus"], "75 130") {
+		t.Errorf("StateDirectory %q, SuccessExitStatus %q", s["StateDirectory"], s["SuccessExitStatus"])
+	}
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	root, bin := t.TempDir(), binDir(t)
+	paths := strings.NewReplacer("/srv/campaigns", filepath.Join(root, "srv", "campaigns"), "/etc/callrun", filepath.Join(root, "etc", "callrun"),
+		"/var/lib/callrun", filepath.Join(root, "var", "lib", "callrun"), "/usr/local/bin/callrun", filepath.Join(bin, "callrun"), "--until 19:45", "--until 1m")
+	copyExample(t, "spring-promo", filepath.Join(root, "srv", "campaigns"))
+	os.MkdirAll(filepath.Join(root, "var", "lib", "callrun"), 0o700) // StateDirectory=
+	writeFiles(t, filepath.Join(root, "etc", "callrun"), map[string]string{"spring-promo.env": fmt.Sprintf(
+		"CALLRUN_BASE_URL=%s\nCALLRUN_CLIENT_ID=%s\nCALLRUN_CLIENT_SECRET=%s\n", srv.URL, sandbox.DefaultClientID, sandbox.DefaultClientSecret)})
+	env := exampleEnv("HOME="+filepath.Join(root, "nohome"), "PATH="+bin+":/usr/bin:/bin")
+
+	// The login of the comments: the part sudo -u callrun runs.
+	m := regexp.MustCompile(`(?s)sudo -u callrun sh -c '(.*?)'`).FindStringSubmatch(unit)
+	if m == nil {
+		t.Fatal("no login command in the unit's comments")
+	}
+	login := strings.ReplaceAll(m[1], "\n#", "\n")
+	login = strings.Replace(paths.Replace(login), "auth login ", "auth login --code sandbox-code ", 1)
+	if out, code := shell(t, root, env, login); code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "var", "lib", "callrun", "spring-promo-token.json")); err != nil {
+		t.Fatalf("the token is not where the unit looks: %v", err)
+	}
+
+	// ExecStart, with EnvironmentFile= and Environment=.
+	runEnv := slices.Clone(env)
+	for _, f := range s["EnvironmentFile"] {
+		b, err := os.ReadFile(paths.Replace(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runEnv = append(runEnv, strings.Fields(string(b))...)
+	}
+	for _, e := range s["Environment"] {
+		runEnv = append(runEnv, paths.Replace(e))
+	}
+	argv := strings.Fields(paths.Replace(s["ExecStart"][0]))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = paths.Replace(s["WorkingDirectory"][0]), runEnv
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if ok := code == 0 || slices.Contains(strings.Fields(s["SuccessExitStatus"][0]), fmt.Sprint(code)); !ok {
+		t.Errorf("ExecStart: exit %d, which the unit counts as failed\n%s", code, out)
+	}
+	checkNobodyTwice(t, srv)
+
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Log("systemd-analyze is not installed: the unit is not verified")
+		return
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"callrun-spring-promo.service", "callrun-spring-promo.timer"} {
+		body := strings.ReplaceAll(readExample(t, "cron/"+name), "/usr/local/bin/callrun", filepath.Join(bin, "callrun"))
+		writeFiles(t, dir, map[string]string{name: body})
+	}
+	vcmd := exec.Command(analyze, "verify", filepath.Join(dir, "callrun-spring-promo.service"), filepath.Join(dir, "callrun-spring-promo.timer"))
+	vout, verr := vcmd.CombinedOutput()
+	// Only what it says about these files counts; a container without a
+	// running systemd adds complaints about the system's own units.
+	for l := range strings.Lines(string(vout)) {
+		if strings.Contains(l, "callrun-spring-promo") {
+			t.Errorf("systemd-analyze verify: %s", l)
+		}
+	}
+	t.Logf("systemd-analyze verify: %v %s", verr, vout)
+}
+
+// TestKubernetesExampleRuns runs the CronJob's container command with its
+// environment, its Secret and its mounts as directories.
+func TestKubernetesExampleRuns(t *testing.T) {
+	var job struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Schedule          string `yaml:"schedule"`
+			TimeZone          string `yaml:"timeZone"`
+			ConcurrencyPolicy string `yaml:"concurrencyPolicy"`
+			JobTemplate       struct {
+				Spec struct {
+					Template struct {
+						Spec struct {
+							Containers []struct {
+								WorkingDir string              `yaml:"workingDir"`
+								Command    []string            `yaml:"command"`
+								Args       []string            `yaml:"args"`
+								Env        []map[string]string `yaml:"env"`
+								Mounts     []struct {
+									Name      string `yaml:"name"`
+									MountPath string `yaml:"mountPath"`
+								} `yaml:"volumeMounts"`
+							} `yaml:"containers"`
+						} `yaml:"spec"`
+					} `yaml:"template"`
+				} `yaml:"spec"`
+			} `yaml:"jobTemplate"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(readExample(t, "kubernetes/cronjob.yaml")), &job); err != nil {
+		t.Fatal(err)
+	}
+	if job.Kind != "CronJob" || job.Spec.TimeZone != "America/New_York" || job.Spec.ConcurrencyPolicy != "Forbid" || len(job.Spec.JobTemplate.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("cronjob: %+v", job)
+	}
+	c := job.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	root, bin := t.TempDir(), binDir(t)
+	secretEnv := []string{"CALLRUN_BASE_URL=" + srv.URL, "CALLRUN_CLIENT_ID=" + sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET=" + sandbox.DefaultClientSecret}
+	// The token of the Secret: a login with CALLRUN_TOKEN_FILE=token.json, as the comments say.
+	secret := filepath.Join(root, "secret")
+	copyExample(t, "spring-promo", filepath.Join(root, "campaigns"))
+	os.MkdirAll(secret, 0o700)
+	env := exampleEnv(append(secretEnv, "HOME="+filepath.Join(root, "nohome"), "PATH="+bin+":/usr/bin:/bin")...)
+	if out, code := shell(t, filepath.Join(root, "campaigns"), append(env, "CALLRUN_TOKEN_FILE=token.json"),
+		"callrun auth login --code sandbox-code spring-promo/campaign.yaml && mv token.json "+secret+"/token.json"); code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, out)
+	}
+	var mounts []string
+	for _, m := range c.Mounts {
+		dir := filepath.Join(root, m.Name)
+		os.MkdirAll(dir, 0o700)
+		mounts = append(mounts, m.MountPath, dir)
+	}
+	paths := strings.NewReplacer(append(mounts, "--until 19:45", "--until 1m")...)
+	for _, e := range c.Env {
+		env = append(env, e["name"]+"="+paths.Replace(e["value"]))
+	}
+	if len(c.Command) != 2 || c.Command[0] != "/bin/sh" || len(c.Args) != 1 {
+		t.Fatalf("command %q args %q", c.Command, c.Args)
+	}
+	for round := range 2 {
+		if out, code := shell(t, paths.Replace(c.WorkingDir), env, paths.Replace(c.Args[0])); code != 0 {
+			t.Fatalf("round %d: the container exits %d (75 must be 0)\n%s", round, code, out)
+		}
+	}
+	st, err := os.Stat(filepath.Join(root, "state", "token.json"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("token on the volume: %v %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "state", "spring-promo", "journal.jsonl")); err != nil {
+		t.Errorf("no journal on the state volume: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "campaigns", "spring-promo", ".callrun")); err == nil {
+		t.Error("the run wrote into the campaign's read-only mount")
+	}
+	checkNobodyTwice(t, srv)
+}
+
+// TestCIExamplesRun runs the GitHub workflow's and the GitLab job's
+// commands in a repository of campaigns: a clean one passes, a broken one
+// fails the job with an annotation on its line. The install step builds
+// callrun from a clone of this repository at its HEAD commit, into a
+// GOPATH of the test's own.
+func TestCIExamplesRun(t *testing.T) {
+	var gh struct {
+		Env  map[string]string `yaml:"env"`
+		Jobs map[string]struct {
+			Steps []struct {
+				Name string `yaml:"name"`
+				Run  string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal([]byte(readExample(t, "ci/github-actions.yml")), &gh); err != nil {
+		t.Fatal(err)
+	}
+	var gl map[string]struct {
+		Variables map[string]string `yaml:"variables"`
+		Script    []string          `yaml:"script"`
+	}
+	if err := yaml.Unmarshal([]byte(readExample(t, "ci/gitlab-ci.yml")), &gl); err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]string{}
+	for _, s := range gh.Jobs["plan"].Steps {
+		steps[s.Name] = s.Run
+	}
+	install, plan := steps["install callrun"], steps["plan every campaign"]
+	glScript := gl["campaign-plan"].Script
+	if install == "" || plan == "" || len(glScript) != 5 {
+		t.Fatalf("steps %q, gitlab script %q", steps, glScript)
+	}
+	for _, ref := range []string{gh.Env["CALLRUN_REF"], gl["campaign-plan"].Variables["CALLRUN_REF"]} {
+		if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(ref) {
+			t.Errorf("CALLRUN_REF %q pins no commit", ref)
+		}
+	}
+	if strings.Contains(install+strings.Join(glScript, "\n"), "@latest") {
+		t.Error("an example installs @latest")
+	}
+
+	t.Run("plan", func(t *testing.T) {
+		repo, bin := t.TempDir(), binDir(t)
+		copyExample(t, "spring-promo", filepath.Join(repo, "campaigns"))
+		env := exampleEnv("HOME="+filepath.Join(repo, "nohome"), "PATH="+bin+":/usr/bin:/bin")
+		bash := func(script string) (string, int) { return shell(t, repo, env, "set -e\n"+script) }
+		if out, code := bash(plan); code != 0 || !strings.Contains(out, "::group::campaigns/spring-promo/campaign.yaml") {
+			t.Fatalf("github plan step: exit %d\n%s", code, out)
+		}
+		if out, code := bash(glScript[4]); code != 0 {
+			t.Fatalf("gitlab plan script: exit %d\n%s", code, out)
+		}
+		if _, err := os.Stat(filepath.Join(repo, "plan-spring-promo.json")); err != nil {
+			t.Errorf("gitlab artifact: %v", err)
+		}
+		writeFiles(t, repo, map[string]string{"campaigns/broken/campaign.yaml": "name: broken\nagents:\n  - name: A\n    promt: hi\n"})
+		out, code := bash(plan)
+		if code == 0 || !strings.Contains(out, "::error file=campaigns/broken/campaign.yaml,line=4,title=agents[0].promt::unknown key") {
+			t.Errorf("github plan step with a broken campaign: exit %d\n%s", code, out)
+		}
+		if _, code := bash(glScript[4]); code == 0 {
+			t.Error("gitlab plan script passed a broken campaign")
+		}
+	})
+
+	t.Run("install", func(t *testing.T) {
+		head, err := exec.Command("git", "-C", e2eBin.pkgDir, "rev-parse", "HEAD").Output()
+		if err != nil {
+			t.Skipf("not a git checkout (%v): the install step clones one", err)
+		}
+		modcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+		goroot, _ := exec.Command("go", "env", "GOROOT").Output()
+		tmp := t.TempDir()
+		env := exampleEnv("HOME="+os.Getenv("HOME"), "PATH="+filepath.Join(strings.TrimSpace(string(goroot)), "bin")+":/usr/bin:/bin",
+			"GOPATH="+filepath.Join(tmp, "gopath"), "GOMODCACHE="+strings.TrimSpace(string(modcache)), "GOFLAGS=-modcacherw",
+			"CALLRUN_REPO="+e2eBin.pkgDir, "CALLRUN_REF="+strings.TrimSpace(string(head)),
+			"RUNNER_TEMP="+tmp, "GITHUB_PATH="+filepath.Join(tmp, "github_path"))
+		if out, code := shell(t, tmp, env, "set -e\n"+install); code != 0 {
+			t.Fatalf("github install step: exit %d\n%s", code, out)
+		}
+		path, _ := os.ReadFile(filepath.Join(tmp, "github_path"))
+		if out, code := shell(t, tmp, append(env, "PATH="+strings.TrimSpace(string(path))+":/usr/bin:/bin"), "callrun --version"); code != 0 || !strings.Contains(out, "callrun version") {
+			t.Errorf("installed callrun: exit %d %s", code, out)
+		}
+		gitlab := strings.ReplaceAll(strings.Join(glScript[:4], "\n"), "/tmp/callrun", filepath.Join(tmp, "gitlab-callrun"))
+		if out, code := shell(t, tmp, env, "set -e\n"+gitlab+"\ncallrun --version"); code != 0 {
+			t.Fatalf("gitlab install lines: exit %d\n%s", code, out)
+		}
+	})
+}
