@@ -1,7 +1,6 @@
 # callrun's build, test and lint targets. `make ci` is what CI runs.
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-HEY_VERSION ?= v0.1.5
 STATICCHECK_VERSION := v0.8.2
 BENCHTIME ?= 1x
 
@@ -23,16 +22,11 @@ test:
 
 # Benchmarks print their numbers (rows/s, contacts/s, peak MiB); none of
 # them is a pass/fail test. BenchmarkDispatch1M dispatches 1,000,000
-# contacts (about 4 of the 5 to 6 minutes on 2 cores);
+# contacts (about 4 minutes on 2 cores, most of the run);
 # CALLRUN_BENCH_CONTACTS=100000 make bench for a quicker run. The test
 # binary's 10-minute default timeout is raised to leave room on a slow box.
-# BenchmarkDispatch compares callrun with hey (github.com/rakyll/hey, the
-# load generator the target names) when it can be installed into bin/, and
-# with an in-process bare generator always.
 bench:
-	-GOBIN=$(CURDIR)/bin $(GO) install github.com/rakyll/hey@$(HEY_VERSION)
-	CALLRUN_BENCH_HEY=$$(test -x bin/hey && echo $(CURDIR)/bin/hey) \
-		$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...
 
 lint: fmt tidy-check
 	$(GO) vet ./...

@@ -2,219 +2,259 @@ package apiclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
 
-// preparedCall is a call endpoint made ready for call starts that go
-// straight to an [h1Transport]: the request line and the fixed header
-// lines are rendered once, and each call start writes them, the access
-// token, the length and the form, with none of net/http's client, its
-// request cloning, header maps or httptrace in between. At thousands of
-// call starts a second on 2 cores that was a sixth of a call start's CPU
-// time (measured in BenchmarkDispatch's profiles).
-//
-// Only a body-carrying method to an http(s) URL that the base transport
-// would not send through a proxy is prepared; the rest goes the general
-// way (StartCallForm). The promise is the same on both: the request is
-// sent once, an error of which no byte reached the connection is not
-// written, and a 401 is sent once more with a renewed token, as
-// [Transport] does.
-type preparedCall struct {
-	method, url string // what it was prepared from
-
-	usable bool          // false: StartCallForm takes the general way
-	dest   h1Dest        // where it goes
-	head   []byte        // request line, Host, User-Agent, Content-Type, Accept
-	bearer bool          // on the service's own origin: it carries the access token
-	req    *http.Request // what the answers are to; never sent
-	origin string        // scheme://host, for messages
+// StartCall starts one call: it sends form with the method of ep to ep's URL,
+// as form fields (a query string for GET and HEAD, a form-encoded body
+// otherwise). It never retries by itself, but for the one re-send after a
+// 401 that [Transport] makes. Its error, if any, is a *[StartError] that
+// [Classify] turns into an [Outcome].
+func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Values) (*CallResponse, error) {
+	return c.StartCallForm(ctx, ep, form.Encode())
 }
 
-// maxPrepared bounds the prepared call endpoints a Client keeps. A run
-// has one per agent; beyond the bound each call start prepares its own.
-const maxPrepared = 256
-
-// preparedCalls keeps the preparedCall of each call endpoint a Client was
-// given, by its address.
-type preparedCalls struct {
-	m sync.Map // *CallEndpoint → *preparedCall
-	n atomic.Int32
-}
-
-// prepared returns the preparedCall of ep with method, preparing it on
-// first use.
-func (c *Client) prepared(ep *CallEndpoint, method string) *preparedCall {
-	v, ok := c.prep.m.Load(ep)
-	if ok {
-		if p := v.(*preparedCall); p.method == method && p.url == ep.URL {
-			return p
+// StartCallForm is StartCall with the form already encoded
+// (url.Values.Encode), as a run builds it for each contact.
+func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded string) (*CallResponse, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	method := ep.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	origin := originOf(ep.URL)
+	var tr writeTracker
+	ctx = tr.trace(ctx)
+	var body io.Reader
+	target := ep.URL
+	if method == http.MethodGet || method == http.MethodHead {
+		sep := "?"
+		if strings.Contains(target, "?") {
+			sep = "&"
 		}
+		target += sep + encoded
+	} else {
+		body = strings.NewReader(encoded)
 	}
-	p := c.prepare(method, ep.URL)
-	switch {
-	case ok:
-		c.prep.m.Store(ep, p) // ep changed since
-	case c.prep.n.Load() < maxPrepared:
-		if _, loaded := c.prep.m.LoadOrStore(ep, p); !loaded {
-			c.prep.n.Add(1)
-		}
-	}
-	return p
-}
-
-// prepare renders a call start of method to rawURL, or returns one that
-// is not usable when the request needs net/http's general way.
-func (c *Client) prepare(method, rawURL string) *preparedCall {
-	p := &preparedCall{method: method, url: rawURL}
-	if c.h1 == nil || !httpToken(method) || method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions {
-		return p
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.User != nil || !plainHost(u.Host) || !headerValue(UserAgent) {
-		return p
-	}
-	req, err := http.NewRequest(method, rawURL, nil)
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return p
+		return nil, &StartError{Err: fmt.Errorf("start call: %w", err)}
 	}
-	if proxy := c.h1.base.Proxy; proxy != nil {
-		if pu, err := proxy(req); err != nil || pu != nil {
-			return p
-		}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	p.usable = true
-	p.dest = h1DestOf(u)
-	p.req = req
-	p.origin = originOf(rawURL)
-	p.bearer = c.tokens != nil && sameOrigin(u, c.base)
-	// As Request.Write has them: the Host without an empty port, no
-	// User-Agent line when it is empty.
-	p.head = fmt.Appendf(nil, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, u.RequestURI(), req.Host)
-	if UserAgent != "" {
-		p.head = fmt.Appendf(p.head, "User-Agent: %s\r\n", UserAgent)
-	}
-	p.head = append(p.head, "Content-Type: application/x-www-form-urlencoded\r\nAccept: application/json\r\n"...)
-	return p
-}
-
-// startPrepared is StartCallForm for a usable preparedCall.
-func (c *Client) startPrepared(ctx context.Context, p *preparedCall, encoded string) (*CallResponse, error) {
-	var tok *Token
-	if p.bearer {
-		var err error
-		if tok, err = sourceToken(ctx, c.tokens); err != nil {
-			return nil, &StartError{Err: fmt.Errorf("start call: %s %s: %w", p.method, p.origin, err)}
-		}
-	}
-	resp, err := c.send(ctx, p, tok, encoded)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	resp, err := c.calls.Do(req)
 	if err != nil {
-		return nil, err
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			return nil, &StartError{Err: fmt.Errorf("start call: %w", refused)}
+		}
+		return nil, &StartError{Written: tr.written(), Err: fmt.Errorf("start call: %s %s: %w", method, origin, unwrapURLError(err))}
 	}
-	if resp.StatusCode == http.StatusUnauthorized && tok != nil {
-		// A 401 means the service did not act on the request. Renew the
-		// token and send it once more, as Transport does. If that one is
-		// not written either, the attempt stays retryable: the service
-		// has acted on neither (net/http's way, whose write tracker
-		// counted the first write, calls it uncertain).
-		io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyRead))
+	if n := tr.resent(); n > 0 {
+		// net/http sent the request again by itself: the first may have
+		// started a call too. Whatever the answer, it is not certain.
 		resp.Body.Close()
-		c.tokens.Invalidate(tok)
-		if tok, err = sourceToken(ctx, c.tokens); err != nil {
-			return nil, &StartError{Err: fmt.Errorf("start call: %w", &refusedError{err})}
+		return nil, &StartError{Written: true, Err: fmt.Errorf("start call: %s %s: the HTTP client sent the request %d more time(s) by itself after a connection failed; the person may have been called more than once", method, origin, n)}
+	}
+	return callAnswer(resp, origin)
+}
+
+// callAnswer reads the answer to a call start to origin (scheme://host,
+// for messages), and closes its body.
+//
+// The status decides the outcome. A body that stalls or breaks off after
+// the status was read (cut off by the request's deadline) does not change
+// it: the service has said what it did, and the excerpt keeps what
+// arrived. A 2xx is sent, a 4xx failed, a 500 uncertain, as without the
+// stall.
+func callAnswer(resp *http.Response, origin string) (*CallResponse, error) {
+	if err := checkResponse("start call", resp); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.URL = origin
 		}
-		if resp, err = c.send(ctx, p, tok, encoded); err != nil {
+		return nil, &StartError{Written: true, Err: err}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptLen*4))
+	return &CallResponse{StatusCode: resp.StatusCode, Body: excerptBody(b)}, nil
+}
+
+// callTransport is the http.RoundTripper under [Transport] that every call
+// start goes through. It keeps net/http from sending a call start more
+// than once by itself:
+//
+//   - HTTP/1.1 only: net/http's HTTP/2 client sends a request again when
+//     the server resets its stream with PROTOCOL_ERROR, even after the
+//     server acted on it.
+//   - A request of a method net/http deems replayable (GET, HEAD,
+//     OPTIONS, TRACE) goes on a new connection each time: net/http sends
+//     those again when a reused connection dies before the answer.
+//   - The request it passes on has no GetBody: net/http sends a request
+//     with a body again when a reused connection failed before a byte of
+//     it was written, if it can rewind the body.
+//
+// Its connections count the bytes written to them, so that a
+// [writeTracker] can tell a call start that never left this machine.
+type callTransport struct {
+	keep  http.RoundTripper // connections kept between call starts
+	fresh http.RoundTripper // a new connection for each request
+}
+
+// newCallTransport derives the transport for call starts from base. A
+// base that is not an *http.Transport is used as it is, for both.
+func newCallTransport(base http.RoundTripper) *callTransport {
+	t, ok := base.(*http.Transport)
+	if !ok {
+		return &callTransport{keep: base, fresh: base}
+	}
+	keep := t.Clone()
+	var http1 http.Protocols
+	http1.SetHTTP1(true) // and nothing else: no HTTP/2, unencrypted or not
+	keep.Protocols = &http1
+	keep.ForceAttemptHTTP2 = false
+	keep.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	// A TLS config cloned from a transport that has been used may still
+	// offer h2 in ALPN; offer HTTP/1.1 alone.
+	if keep.TLSClientConfig == nil {
+		keep.TLSClientConfig = &tls.Config{}
+	} else {
+		keep.TLSClientConfig = keep.TLSClientConfig.Clone()
+	}
+	keep.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	// The service sees the headers a call start has always had: no
+	// Accept-Encoding. Its answer is read as it comes.
+	keep.DisableCompression = true
+	dial := keep.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	keep.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
 			return nil, err
 		}
+		return &countedConn{Conn: conn}, nil
 	}
-	return callAnswer(resp, p.origin)
+	fresh := keep.Clone()
+	fresh.DisableKeepAlives = true
+	return &callTransport{keep: keep, fresh: fresh}
 }
 
-// send writes one call start of p with tok (nil: none) and the form, and
-// reads the answer's header.
-func (c *Client) send(ctx context.Context, p *preparedCall, tok *Token, form string) (*http.Response, error) {
-	var auth string
-	if tok != nil {
-		auth = tok.AccessToken
-		if !headerValue(auth) {
-			return nil, &StartError{Err: fmt.Errorf("start call: %s %s: the access token holds characters an HTTP header cannot carry", p.method, p.origin)}
-		}
+// RoundTrip implements http.RoundTripper.
+func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.GetBody != nil {
+		req = req.Clone(req.Context())
+		req.GetBody = nil
 	}
-	resp, err := c.h1.exchange(ctx, p.dest, func(w io.Writer) error {
-		bw := w.(io.StringWriter)
-		w.Write(p.head)
-		if tok != nil {
-			bw.WriteString("Authorization: Bearer ")
-			bw.WriteString(auth)
-			bw.WriteString("\r\n")
-		}
-		bw.WriteString("Content-Length: ")
-		bw.WriteString(strconv.Itoa(len(form)))
-		bw.WriteString("\r\n\r\n")
-		_, err := bw.WriteString(form)
-		return err
-	}, p.req)
-	if err != nil {
-		var notWritten *notWrittenError
-		return nil, &StartError{Written: !errors.As(err, &notWritten), Err: fmt.Errorf("start call: %s %s: %w", p.method, p.origin, err)}
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return t.fresh.RoundTrip(req)
 	}
-	return resp, nil
+	return t.keep.RoundTrip(req)
 }
 
-// httpToken reports whether s is a non-empty HTTP token (RFC 9110 §5.6.2),
-// as a method must be.
-func httpToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := range len(s) {
-		if ch := s[i]; ch <= ' ' || ch >= 0x7f || isSeparator(ch) {
-			return false
+// CloseIdleConnections closes the connections kept between call starts.
+func (t *callTransport) CloseIdleConnections() {
+	for _, rt := range []http.RoundTripper{t.keep, t.fresh} {
+		if ci, ok := rt.(interface{ CloseIdleConnections() }); ok {
+			ci.CloseIdleConnections()
 		}
 	}
-	return true
 }
 
-func isSeparator(ch byte) bool {
-	switch ch {
-	case '(', ')', '<', '>', '@', ',', ';', ':', '\\', '"', '/', '[', ']', '?', '=', '{', '}':
-		return true
-	}
-	return false
+// countedConn is a connection of a [callTransport]: it counts the bytes
+// written to it.
+type countedConn struct {
+	net.Conn
+	written atomic.Int64
 }
 
-// plainHost reports whether host (a URL's host[:port]) is a name, an IPv4
-// address or a bracketed IPv6 address without a zone, which a Host header
-// carries as it is.
-func plainHost(host string) bool {
-	if host == "" {
-		return false
-	}
-	for i := range len(host) {
-		ch := host[i]
-		switch {
-		case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
-		case ch == '.', ch == '-', ch == ':', ch == '[', ch == ']', ch == '_':
-		default:
-			return false
-		}
-	}
-	return true
+func (c *countedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
 }
 
-// headerValue reports whether s can be a header field's value as it is:
-// no control characters but tab.
-func headerValue(s string) bool {
-	for i := range len(s) {
-		if ch := s[i]; (ch < ' ' && ch != '\t') || ch == 0x7f {
-			return false
-		}
+// writeTracker follows one call start through net/http (with httptrace)
+// to tell whether any of it may have reached the service. A send whose
+// headers were never written, or whose connection took none of its bytes
+// (when the connection counts them: a [countedConn]), never left this
+// machine. It also counts the writes of the headers, so that a re-send
+// net/http makes on its own is seen.
+//
+// After a 401, [Transport] sends the request once more; it calls
+// [resending] first, and from then on the tracker follows that send.
+type writeTracker struct {
+	mu      sync.Mutex
+	headers int          // times the current send's headers were written
+	conn    *countedConn // its connection, if its bytes are counted
+	before  int64        // bytes written to conn before the send got it
+}
+
+type trackerKey struct{}
+
+func (w *writeTracker) trace(ctx context.Context) context.Context {
+	ctx = context.WithValue(ctx, trackerKey{}, w)
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			conn := info.Conn
+			if tc, ok := conn.(*tls.Conn); ok {
+				conn = tc.NetConn()
+			}
+			cc, _ := conn.(*countedConn)
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.conn, w.before = cc, 0
+			if cc != nil {
+				w.before = cc.written.Load()
+			}
+		},
+		WroteHeaders: func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.headers++
+		},
+	})
+}
+
+// written reports whether any of the current send may have been written
+// to a connection. When it is false the service cannot have seen it.
+func (w *writeTracker) written() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.headers > 0 && (w.conn == nil || w.conn.written.Load() > w.before)
+}
+
+// resent returns how many times net/http wrote the current send's headers
+// beyond the first.
+func (w *writeTracker) resent() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.headers - 1
+}
+
+// resending tells the tracker of ctx, if any, that the request is about
+// to be sent once more on purpose (after a 401, which the service did not
+// act on): what counts from now on is that send.
+func resending(ctx context.Context) {
+	if w, ok := ctx.Value(trackerKey{}).(*writeTracker); ok {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.headers, w.conn, w.before = 0, nil, 0
 	}
-	return true
 }

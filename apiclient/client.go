@@ -3,7 +3,6 @@ package apiclient
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,20 +167,9 @@ type Client struct {
 	// means DefaultRequestTimeout. Set it before the first request.
 	Timeout time.Duration
 
-	base *url.URL
-	hc   *http.Client // agent endpoints
-	// Call starts go through their own clients, which net/http cannot
-	// re-send on its own: HTTP/1.1 only (HTTP/2 retries a stream reset
-	// with PROTOCOL_ERROR even after the server acted on it), and for
-	// methods net/http deems replayable (GET, HEAD), a fresh connection
-	// each time (a request on a reused connection that dies before the
-	// answer is sent again).
-	calls, callsFresh *http.Client
-
-	// Call starts that need nothing else go straight to h1, with tokens.
-	tokens TokenSource
-	h1     *h1Transport // nil: all go through calls
-	prep   preparedCalls
+	base  *url.URL
+	hc    *http.Client // agent endpoints
+	calls *http.Client // call starts, through a [callTransport]
 }
 
 // New returns a client for the service at baseURL. Requests to the service's
@@ -204,41 +192,7 @@ func New(baseURL string, tokens TokenSource, base http.RoundTripper) (*Client, e
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	calls := callTransport(base, false)
-	return &Client{
-		base:       u,
-		hc:         client(base),
-		calls:      client(calls),
-		callsFresh: client(callTransport(base, true)),
-		tokens:     tokens,
-		h1:         newH1Transport(calls),
-	}, nil
-}
-
-// callTransport derives the transport for call starts from base: HTTP/1.1
-// only, and with fresh set, no connection reuse. A base that is not an
-// *http.Transport is used as it is.
-func callTransport(base http.RoundTripper, fresh bool) http.RoundTripper {
-	t, ok := base.(*http.Transport)
-	if !ok {
-		return base
-	}
-	c := t.Clone()
-	var http1 http.Protocols
-	http1.SetHTTP1(true) // and nothing else: no HTTP/2, unencrypted or not
-	c.Protocols = &http1
-	c.ForceAttemptHTTP2 = false
-	c.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
-	// A TLS config cloned from a transport that has been used may still
-	// offer h2 in ALPN; offer HTTP/1.1 alone.
-	if c.TLSClientConfig == nil {
-		c.TLSClientConfig = &tls.Config{}
-	} else {
-		c.TLSClientConfig = c.TLSClientConfig.Clone()
-	}
-	c.TLSClientConfig.NextProtos = []string{"http/1.1"}
-	c.DisableKeepAlives = fresh || t.DisableKeepAlives
-	return c
+	return &Client{base: u, hc: client(base), calls: client(newCallTransport(base))}, nil
 }
 
 // CloseIdleConnections closes the connections the client keeps open
@@ -246,10 +200,6 @@ func callTransport(base http.RoundTripper, fresh bool) http.RoundTripper {
 func (c *Client) CloseIdleConnections() {
 	c.hc.CloseIdleConnections()
 	c.calls.CloseIdleConnections()
-	c.callsFresh.CloseIdleConnections()
-	if c.h1 != nil {
-		c.h1.CloseIdleConnections()
-	}
 }
 
 // BaseURL returns the service's base URL.
@@ -389,92 +339,6 @@ func (c *Client) GetCallEndpoint(ctx context.Context, agentID string) (*CallEndp
 		return nil, fmt.Errorf("%s: data.endpoint on %s uses http:// while the service uses https://; refusing to send contact data in clear text", op, originOf(ep.URL))
 	}
 	return &ep, nil
-}
-
-// StartCall starts one call: it sends form with the method of ep to ep's URL,
-// as form fields (a query string for GET, a form-encoded body otherwise). It
-// never retries by itself. Its error, if any, is a *[StartError] that
-// [Classify] turns into an [Outcome].
-func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Values) (*CallResponse, error) {
-	return c.StartCallForm(ctx, ep, form.Encode())
-}
-
-// StartCallForm is StartCall with the form already encoded
-// (url.Values.Encode), as a run builds it for each contact.
-func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded string) (*CallResponse, error) {
-	ctx, cancel := c.bound(ctx)
-	defer cancel()
-	method := ep.Method
-	if method == "" {
-		method = http.MethodPost
-	}
-	if p := c.prepared(ep, method); p.usable {
-		return c.startPrepared(ctx, p, encoded)
-	}
-	var tr writeTracker
-	ctx = tr.trace(ctx)
-	var body io.Reader
-	target := ep.URL
-	if method == http.MethodGet || method == http.MethodHead {
-		sep := "?"
-		if strings.Contains(target, "?") {
-			sep = "&"
-		}
-		target += sep + encoded
-	} else {
-		body = strings.NewReader(encoded)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, body)
-	if err != nil {
-		return nil, &StartError{Err: fmt.Errorf("start call: %w", err)}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", UserAgent)
-	hc := c.calls
-	if method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions {
-		hc = c.callsFresh
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		var refused *refusedError
-		if errors.As(err, &refused) {
-			return nil, &StartError{Err: fmt.Errorf("start call: %w", refused)}
-		}
-		var notWritten *notWrittenError
-		written := tr.written() && !errors.As(err, &notWritten)
-		return nil, &StartError{Written: written, Err: fmt.Errorf("start call: %s %s: %w", method, originOf(ep.URL), unwrapURLError(err))}
-	}
-	if n := tr.resent(); n > 0 {
-		// net/http sent the request again by itself: the first may have
-		// started a call too. Whatever the answer, it is not certain.
-		resp.Body.Close()
-		return nil, &StartError{Written: true, Err: fmt.Errorf("start call: %s %s: the HTTP client sent the request %d more time(s) by itself after a connection failed; the person may have been called more than once", method, originOf(ep.URL), n)}
-	}
-	return callAnswer(resp, originOf(ep.URL))
-}
-
-// callAnswer reads the answer to a call start to origin (scheme://host,
-// for messages), and closes its body.
-//
-// The status decides the outcome. A body that stalls or breaks off after
-// the status was read (cut off by the request's deadline) does not change
-// it: the service has said what it did, and the excerpt keeps what
-// arrived. A 2xx is sent, a 4xx failed, a 500 uncertain, as without the
-// stall.
-func callAnswer(resp *http.Response, origin string) (*CallResponse, error) {
-	if err := checkResponse("start call", resp); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			e.URL = origin
-		}
-		return nil, &StartError{Written: true, Err: err}
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptLen*4))
-	return &CallResponse{StatusCode: resp.StatusCode, Body: excerptBody(b)}, nil
 }
 
 // UserAgent is sent on every request.

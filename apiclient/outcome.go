@@ -1,11 +1,8 @@
 package apiclient
 
 import (
-	"context"
 	"errors"
 	"net/http"
-	"net/http/httptrace"
-	"sync/atomic"
 )
 
 // Outcome is what a call-start attempt did, as far as the client can know.
@@ -102,35 +99,3 @@ func (e *refusedError) Error() string {
 	return "the service refused the access token (401) and it could not be renewed: " + e.err.Error()
 }
 func (e *refusedError) Unwrap() error { return e.err }
-
-// writeTracker records, through httptrace, whether a request got as far as
-// writing its headers to a connection. Before that point nothing can have
-// left the machine; after it, the service may have the request. It also
-// counts the writes, so that a re-send net/http makes on its own is seen.
-type writeTracker struct {
-	writes  atomic.Int32 // times the request's headers were written
-	retries atomic.Int32 // re-sends callrun made itself (after a 401)
-}
-
-type trackerKey struct{}
-
-func (w *writeTracker) trace(ctx context.Context) context.Context {
-	ctx = context.WithValue(ctx, trackerKey{}, w)
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteHeaders: func() { w.writes.Add(1) },
-	})
-}
-
-func (w *writeTracker) written() bool { return w.writes.Load() > 0 }
-
-// resent returns how many times the request was written beyond the first
-// and beyond callrun's own re-sends.
-func (w *writeTracker) resent() int { return int(w.writes.Load()-w.retries.Load()) - 1 }
-
-// expectResend tells the tracker of ctx, if any, that the next write is a
-// deliberate re-send.
-func expectResend(ctx context.Context) {
-	if w, ok := ctx.Value(trackerKey{}).(*writeTracker); ok {
-		w.retries.Add(1)
-	}
-}

@@ -93,8 +93,8 @@ func TestStalledBodiesAreBounded(t *testing.T) {
 		}
 	})
 
-	// Call starts, the prepared way (POST) and through net/http (PUT).
-	for _, method := range []string{"POST", "PUT"} {
+	// Call starts, on a kept connection (POST, PUT) and on one of its own (GET).
+	for _, method := range []string{"POST", "PUT", "GET"} {
 		for _, tc := range []struct {
 			path string
 			want Outcome

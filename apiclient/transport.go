@@ -69,7 +69,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &refusedError{err}
 	}
-	expectResend(req.Context())
+	resending(req.Context())
 	return t.Base.RoundTrip(withBearer(req, tok, body))
 }
 
@@ -84,13 +84,29 @@ func (t *Transport) CloseIdleConnections() {
 // sourceToken asks src for a token under a context that keeps ctx's
 // deadline and cancellation but none of its values: a refresh must not fire
 // the request's httptrace hooks, which tell whether a call start was written.
-// Its error is a *NoTokenError.
+// Its error is a *NoTokenError, also for a token that a header cannot carry
+// (a control character would end the header line early): such a token is
+// never sent.
 func sourceToken(ctx context.Context, src TokenSource) (*Token, error) {
 	tok, err := src.Token(valueless{ctx})
 	if err != nil {
 		return nil, &NoTokenError{Err: err}
 	}
+	if !headerValue(tok.AccessToken) {
+		return nil, &NoTokenError{Err: errors.New("the access token holds characters an HTTP header cannot carry")}
+	}
 	return tok, nil
+}
+
+// headerValue reports whether s can be a header field's value as it is:
+// no control characters but tab.
+func headerValue(s string) bool {
+	for i := range len(s) {
+		if ch := s[i]; (ch < ' ' && ch != '\t') || ch == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // NoTokenError is the error of a request to the service's own origin that
