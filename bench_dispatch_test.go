@@ -34,6 +34,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"golang.org/x/time/rate"
 )
 
@@ -155,12 +156,12 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 		return 0, 0, nil, err
 	}
 	stateDir := f.Path(f.StateDir)
-	unlock, err := report.Lock(stateDir)
+	unlock, err := store.Lock(stateDir)
 	if err != nil {
 		return 0, 0, nil, err
 	}
 	defer unlock()
-	journal, state, err := report.OpenJournal(filepath.Join(stateDir, campaign.JournalFile))
+	journal, state, err := store.OpenJournal(filepath.Join(stateDir, campaign.JournalFile))
 	if err != nil {
 		return 0, 0, nil, err
 	}

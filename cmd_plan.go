@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -130,7 +130,7 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 	}
 	// Contacts the journal already settled count as done. Reading the state
 	// needs no lock: plan may run beside a run.
-	state, err := report.ReadState(filepath.Join(f.Path(f.StateDir), campaign.JournalFile))
+	state, err := store.ReadState(filepath.Join(f.Path(f.StateDir), campaign.JournalFile))
 	if err != nil {
 		return nil, f, err
 	}
@@ -143,7 +143,7 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 		Done: func(c *campaign.Contact) bool {
 			key, _ := campaign.SettledKey(f, state, c)
 			st, ok := state.Status(key)
-			return ok && st != report.Pending
+			return ok && st != store.Pending
 		}}
 	var fields [][]campaign.PlanField // each agent's call endpoint's, online
 	if o.offline {

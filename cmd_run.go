@@ -14,6 +14,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -78,13 +79,13 @@ type runOptions struct {
 	progress                    bool
 	// tuning, for tests and benchmarks
 	tune    func(*campaign.RunOptions)
-	journal report.JournalOptions
+	journal store.JournalOptions
 }
 
 // busy is err, with exit 75 and what to do, when it says that another
 // run holds the state directory.
 func busy(err error) error {
-	if errors.Is(err, report.ErrLocked) {
+	if errors.Is(err, store.ErrLocked) {
 		return withExitCode(exitTryLater, fmt.Errorf("%w; try again when it has finished", err))
 	}
 	return err
@@ -160,7 +161,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		// was called: keep its state apart.
 		stateDir += "-sandbox"
 	}
-	unlock, err := report.Lock(stateDir)
+	unlock, err := store.Lock(stateDir)
 	if err != nil {
 		return busy(err)
 	}
@@ -168,7 +169,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if err := report.RemoveStale(stateDir); err != nil {
 		log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed run")
 	}
-	journal, state, err := report.OpenJournalWith(filepath.Join(stateDir, campaign.JournalFile), o.journal)
+	journal, state, err := store.OpenJournalWith(filepath.Join(stateDir, campaign.JournalFile), o.journal)
 	if err != nil {
 		return busy(err) // the lock file was deleted under a running process
 	}
@@ -228,7 +229,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		return err
 	}
 	limiter := rate.NewLimiter(rate.Limit(f.Pace.PerSecond), f.Pace.Burst)
-	if err := journal.Append(report.Record{Type: report.TypeRun, Note: fmt.Sprintf("run started, pid %d", os.Getpid())}); err != nil {
+	if err := journal.Append(store.Record{Type: store.TypeRun, Note: fmt.Sprintf("run started, pid %d", os.Getpid())}); err != nil {
 		return err
 	}
 	pc := progressConfig{now: time.Now}
@@ -300,10 +301,10 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		return withExitCode(exitTryLater, errors.New(msg))
 	case runErr != nil:
 		return runErr
-	case sum.Counts[string(report.Failed)]+sum.Counts[string(report.Uncertain)] > 0:
-		return withExitCode(exitIncomplete, fmt.Errorf("%d failed and %d uncertain contact(s); see the report", sum.Counts[string(report.Failed)], sum.Counts[string(report.Uncertain)]))
-	case sum.Ending != report.EndLimit && sum.Counts[string(report.Pending)] > 0:
-		return withExitCode(exitTryLater, fmt.Errorf("%d contact(s) left pending; run again later", sum.Counts[string(report.Pending)]))
+	case sum.Counts[string(store.Failed)]+sum.Counts[string(store.Uncertain)] > 0:
+		return withExitCode(exitIncomplete, fmt.Errorf("%d failed and %d uncertain contact(s); see the report", sum.Counts[string(store.Failed)], sum.Counts[string(store.Uncertain)]))
+	case sum.Ending != report.EndLimit && sum.Counts[string(store.Pending)] > 0:
+		return withExitCode(exitTryLater, fmt.Errorf("%d contact(s) left pending; run again later", sum.Counts[string(store.Pending)]))
 	}
 	return nil
 }
@@ -311,7 +312,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 // countToCall counts the contacts this run would call, as Run chooses
 // them, for the progress line's total: a pass over the sheets, made only
 // when the line is drawn.
-func countToCall(ctx context.Context, f *campaign.File, state *report.State, norm *campaign.PhoneNormalizer, suppress *campaign.Suppression, o runOptions) (int, error) {
+func countToCall(ctx context.Context, f *campaign.File, state *store.State, norm *campaign.PhoneNormalizer, suppress *campaign.Suppression, o runOptions) (int, error) {
 	n := 0
 	err := f.NewContactReader(norm, suppress).Each(ctx, func(c *campaign.Contact) error {
 		if c.Status != campaign.ToCall {
@@ -320,7 +321,7 @@ func countToCall(ctx context.Context, f *campaign.File, state *report.State, nor
 		key, _ := campaign.SettledKey(f, state, c)
 		switch st, ok := state.Status(key); {
 		case !ok:
-		case st == report.Sent, st == report.Failed && !o.retryFailed, st == report.Uncertain && !o.retryUncertain:
+		case st == store.Sent, st == store.Failed && !o.retryFailed, st == store.Uncertain && !o.retryUncertain:
 			return nil
 		}
 		n++

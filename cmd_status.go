@@ -12,6 +12,7 @@ import (
 
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -69,7 +70,7 @@ func sandboxStateFlag() cli.Flag {
 // the lock and without asking the service anything.
 type saved struct {
 	f     *campaign.File
-	state *report.State
+	state *store.State
 	dir   string
 	norm  *campaign.PhoneNormalizer
 	sup   *campaign.Suppression
@@ -92,7 +93,7 @@ func loadSaved(ctx context.Context, path string, sandboxState bool) (*saved, err
 	if s.sup, err = f.LoadSuppression(ctx, s.norm); err != nil {
 		return nil, err
 	}
-	if s.state, err = report.ReadState(filepath.Join(s.dir, campaign.JournalFile)); err != nil {
+	if s.state, err = store.ReadState(filepath.Join(s.dir, campaign.JournalFile)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -122,7 +123,7 @@ func campaignStatus(ctx context.Context, path, format string, sandboxState bool,
 		}{f.Name, sum.Counts})
 	}
 	fmt.Fprintf(out, "Campaign %s: %d rows\n", f.Name, sum.Rows)
-	for _, s := range []report.Status{report.Sent, report.Failed, report.Uncertain, report.Pending, report.Invalid, report.Duplicate, report.Suppressed} {
+	for _, s := range []store.Status{store.Sent, store.Failed, store.Uncertain, store.Pending, store.Invalid, store.Duplicate, store.Suppressed} {
 		fmt.Fprintf(out, "  %-10s %d\n", s, sum.Counts[string(s)])
 	}
 	return nil
@@ -140,21 +141,21 @@ func rebuildReport(ctx context.Context, path string, sandboxState bool, out io.W
 	// starts meanwhile from removing this rebuild's own. A run going on
 	// holds it: its temporary files are then left alone, and the rebuild
 	// goes on without the lock, as it always could.
-	unlock, err := report.Lock(s.dir)
+	unlock, err := store.Lock(s.dir)
 	switch {
 	case err == nil:
 		defer unlock()
 		if err := report.RemoveStale(s.dir); err != nil {
 			log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed report")
 		}
-	case errors.Is(err, report.ErrLocked):
+	case errors.Is(err, store.ErrLocked):
 		log.Debug().Err(err).Msg("a run holds the state directory: its temporary files are left alone")
 	default:
 		return err
 	}
 	// The rate and elapsed time are the journal's last run's, killed or
 	// not: there is no run now to measure.
-	last, err := report.ReadLastRun(filepath.Join(s.dir, campaign.JournalFile))
+	last, err := store.ReadLastRun(filepath.Join(s.dir, campaign.JournalFile))
 	if err != nil {
 		return err
 	}

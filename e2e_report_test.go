@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 )
 
 // reportTemps returns the temporary report files in dir: what a report
@@ -73,7 +73,7 @@ func TestKilledReportLeavesNoContactData(t *testing.T) {
 
 	// A run holding the lock may be writing these very files: a report
 	// then leaves them alone, and still rebuilds.
-	unlock, err := report.Lock(e.stateDir)
+	unlock, err := store.Lock(e.stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -83,17 +83,17 @@ func newProgress(c progressConfig) *progress {
 }
 
 // settled counts one contact's outcome (RunOptions.Settled).
-func (p *progress) settled(s report.Status) {
+func (p *progress) settled(s store.Status) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finished++
-	if s != report.Pending {
+	if s != store.Pending {
 		p.called++
 	}
 	switch s {
-	case report.Failed:
+	case store.Failed:
 		p.failed++
-	case report.Uncertain:
+	case store.Uncertain:
 		p.uncertain++
 	}
 	if now := p.now(); now.Sub(p.last) >= 200*time.Millisecond || p.finished == p.total {

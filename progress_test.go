@@ -9,7 +9,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 )
 
 // fakeTerminal keeps what a terminal would show of what is written to it:
@@ -91,12 +91,12 @@ func TestProgressLineGolden(t *testing.T) {
 		switch {
 		case i == 40:
 			p.failedWith("422 Unprocessable Entity: phone_number is not a valid number")
-			p.settled(report.Failed)
+			p.settled(store.Failed)
 		case i == 120:
 			p.failedWith("500 Internal Server Error")
-			p.settled(report.Uncertain)
+			p.settled(store.Uncertain)
 		default:
-			p.settled(report.Sent)
+			p.settled(store.Sent)
 		}
 	}
 	shot("300 settled in 150 s, one failed and one uncertain")
@@ -109,7 +109,7 @@ func TestProgressLineGolden(t *testing.T) {
 	now = time.Date(2026, 11, 23, 9, 0, 0, 0, ny)
 	for range 700 {
 		now = now.Add(100 * time.Millisecond)
-		p.settled(report.Pending)
+		p.settled(store.Pending)
 	}
 	shot("all settled")
 	p.done()
@@ -128,7 +128,7 @@ func TestProgressLineGolden(t *testing.T) {
 // a terminal) the progress counts but draws nothing.
 func TestProgressDrawsNothingWithoutATerminal(t *testing.T) {
 	p := newProgress(progressConfig{total: 10})
-	p.settled(report.Sent)
+	p.settled(store.Sent)
 	p.run(t.Context(), time.Millisecond)
 	p.done()
 	if p.bar != nil || p.finished != 1 {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"golang.org/x/time/rate"
 )
 
@@ -72,7 +72,7 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
-				j, st, err := report.OpenJournal(filepath.Join(dir, fmt.Sprintf("journal-%d.jsonl", i)))
+				j, st, err := store.OpenJournal(filepath.Join(dir, fmt.Sprintf("journal-%d.jsonl", i)))
 				if err != nil {
 					b.Fatal(err)
 				}

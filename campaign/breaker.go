@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 )
 
 // BreakAfter is how many contacts in a row may have their call starts end
@@ -31,17 +31,17 @@ type breaker struct {
 // settled tells the breaker how a contact's call start ended this run:
 // rec is its last outcome record. Outcomes that say nothing of the
 // service (never sent, 429) leave the count as it is.
-func (b *breaker) settled(rec *report.Record) {
+func (b *breaker) settled(rec *store.Record) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
-	case rec.Status == report.OutcomeUncertain || rec.HTTP >= 500:
+	case rec.Status == store.OutcomeUncertain || rec.HTTP >= 500:
 		b.bad++
 		b.last = rec.Reason
 		if rec.HTTP != 0 {
 			b.last = fmt.Sprintf("answered %d %s", rec.HTTP, http.StatusText(rec.HTTP))
 		}
-	case rec.Status == report.OutcomeSent || rec.Status == report.OutcomeFailed:
+	case rec.Status == store.OutcomeSent || rec.Status == store.OutcomeFailed:
 		b.bad = 0
 	}
 }
@@ -62,6 +62,6 @@ func (b *breaker) open() error {
 // is not written yet).
 func (r *runner) breakOff(w *worker, err error) error {
 	r.count(func(res *RunResult) { res.Pending++ })
-	r.opts.Settled(report.Pending)
+	r.opts.Settled(store.Pending)
 	return w.stopRun(err, r.opts.Logf)
 }

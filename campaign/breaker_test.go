@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 )
 
 // TestRunStopsWhenCallsKeepFailing: a service that places every call and
@@ -37,7 +37,7 @@ func TestRunStopsWhenCallsKeepFailing(t *testing.T) {
 				t.Errorf("%d uncertain, %d call starts received; want the same, %d to %d", res.Uncertain, placed, BreakAfter, BreakAfter+concurrency-1)
 			}
 			c := e.state().Counts()
-			if c[report.Uncertain] != placed || c[report.Sent]+c[report.Failed] != 0 {
+			if c[store.Uncertain] != placed || c[store.Sent]+c[store.Failed] != 0 {
 				t.Errorf("journal counts %v: want %d uncertain, the rest pending", c, placed)
 			}
 			e.checkIntentBeforeSend(1)
@@ -69,7 +69,7 @@ func TestRunStopsWhen503sPersist(t *testing.T) {
 	if got := len(e.srv.Calls()); got != 2*BreakAfter || len(e.srv.Placed()) != 0 {
 		t.Errorf("%d call starts received, %d placed; want %d, none", got, len(e.srv.Placed()), 2*BreakAfter)
 	}
-	if c := e.state().Counts(); c[report.Uncertain]+c[report.Sent]+c[report.Failed] != 0 || res.Uncertain != 0 {
+	if c := e.state().Counts(); c[store.Uncertain]+c[store.Sent]+c[store.Failed] != 0 || res.Uncertain != 0 {
 		t.Errorf("journal counts %v, result %+v: want everyone pending", c, res)
 	}
 }
@@ -78,8 +78,8 @@ func TestRunStopsWhen503sPersist(t *testing.T) {
 // again; never-sent and 429 outcomes leave it as it is.
 func TestBreakerCountsInARow(t *testing.T) {
 	var b breaker
-	uncertain := report.Record{Status: report.OutcomeUncertain, HTTP: 500}
-	feed := func(recs ...report.Record) error {
+	uncertain := store.Record{Status: store.OutcomeUncertain, HTTP: 500}
+	feed := func(recs ...store.Record) error {
 		for i := range recs {
 			b.settled(&recs[i])
 		}
@@ -90,19 +90,19 @@ func TestBreakerCountsInARow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := feed(report.Record{Status: report.OutcomeSent, HTTP: 200}); err != nil {
+	if err := feed(store.Record{Status: store.OutcomeSent, HTTP: 200}); err != nil {
 		t.Fatal(err)
 	}
 	for range BreakAfter - 1 {
-		feed(uncertain, report.Record{Status: report.OutcomeRetry, HTTP: 429}, report.Record{Status: report.OutcomeSkipped})
+		feed(uncertain, store.Record{Status: store.OutcomeRetry, HTTP: 429}, store.Record{Status: store.OutcomeSkipped})
 	}
-	if err := feed(report.Record{Status: report.OutcomeFailed, HTTP: 422}); err != nil {
+	if err := feed(store.Record{Status: store.OutcomeFailed, HTTP: 422}); err != nil {
 		t.Fatal(err)
 	}
 	for range BreakAfter - 1 {
 		feed(uncertain)
 	}
-	err := feed(report.Record{Status: report.OutcomeRetry, HTTP: 503})
+	err := feed(store.Record{Status: store.OutcomeRetry, HTTP: 503})
 	if !errors.Is(err, ErrBreaker) || !strings.Contains(fmt.Sprint(err), "the last: answered 503 Service Unavailable") {
 		t.Errorf("after %d bad in a row: %v", BreakAfter, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 )
@@ -35,8 +35,8 @@ type RunOptions struct {
 	Calls     CallStarter
 	Agents    []AgentPlan               // ensured and ready, by index of File.Agents
 	Endpoints []*apiclient.CallEndpoint // call endpoint of each agent, by index
-	Journal   *report.Journal
-	State     *report.State
+	Journal   *store.Journal
+	State     *store.State
 	Norm      *PhoneNormalizer
 	Suppress  *Suppression
 
@@ -59,7 +59,7 @@ type RunOptions struct {
 
 	// Settled, if set, is called after each contact's attempt is settled
 	// (sent, failed, uncertain or left pending), for progress display.
-	Settled func(status report.Status)
+	Settled func(status store.Status)
 	Logf    func(format string, args ...any)
 }
 
@@ -232,7 +232,7 @@ func (r *runner) defaults() {
 		o.Logf = func(string, ...any) {}
 	}
 	if o.Settled == nil {
-		o.Settled = func(report.Status) {}
+		o.Settled = func(store.Status) {}
 	}
 }
 
@@ -262,9 +262,9 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 		if st, ok := r.opts.State.Status(key); ok {
 			prior = r.opts.State.Attempts(key)
 			switch {
-			case st == report.Sent,
-				st == report.Failed && !r.opts.RetryFailed,
-				st == report.Uncertain && !r.opts.RetryUncertain:
+			case st == store.Sent,
+				st == store.Failed && !r.opts.RetryFailed,
+				st == store.Uncertain && !r.opts.RetryUncertain:
 				r.count(func(res *RunResult) { res.Skipped++ })
 				return nil
 			}
@@ -278,7 +278,7 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 		}
 		if !ok {
 			r.count(func(res *RunResult) { res.Pending++; res.Deferred++ })
-			r.opts.Settled(report.Pending)
+			r.opts.Settled(store.Pending)
 			return nil
 		}
 		select {
@@ -343,14 +343,14 @@ func (r *runner) inHours(c *Contact) bool {
 
 // worker is one worker's state between contacts.
 type worker struct {
-	pending report.Queued // the last outcome this worker queued
-	last    report.Record // that outcome
+	pending store.Queued // the last outcome this worker queued
+	last    store.Record // that outcome
 }
 
 // flush waits until the worker's last outcome is durable.
 func (w *worker) flush() error {
 	err := w.pending.Wait()
-	w.pending = report.Queued{}
+	w.pending = store.Queued{}
 	return err
 }
 
@@ -377,7 +377,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 	tokenTries := 0 // tries in a row that got no access token
 	for attempt := j.prior + 1; ; attempt++ {
 		rec := base
-		rec.Type, rec.Attempt = report.TypeIntent, attempt
+		rec.Type, rec.Attempt = store.TypeIntent, attempt
 		if err := r.brk.open(); err != nil {
 			return r.breakOff(w, err)
 		}
@@ -410,21 +410,21 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 			r.count(func(res *RunResult) { res.Started++ })
 		}
 		outcome := apiclient.Classify(err)
-		rec.Type, rec.At = report.TypeOutcome, r.opts.Now()
-		var settled report.Status
+		rec.Type, rec.At = store.TypeOutcome, r.opts.Now()
+		var settled store.Status
 		var wait time.Duration // before the next attempt, when retryable
 		switch outcome {
 		case apiclient.Sent:
-			rec.Status, rec.HTTP, rec.Body = report.OutcomeSent, resp.StatusCode, resp.Body
-			settled = report.Sent
+			rec.Status, rec.HTTP, rec.Body = store.OutcomeSent, resp.StatusCode, resp.Body
+			settled = store.Sent
 		case apiclient.Failed:
-			rec.Status, rec.HTTP, rec.Reason, rec.Body = report.OutcomeFailed, apiclient.StatusCode(err), "the service refused the call", errorBody(err)
-			settled = report.Failed
+			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeFailed, apiclient.StatusCode(err), "the service refused the call", errorBody(err)
+			settled = store.Failed
 		case apiclient.Uncertain:
-			rec.Status, rec.HTTP, rec.Reason, rec.Body = report.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
-			settled = report.Uncertain
+			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
+			settled = store.Uncertain
 		default: // Retryable: provably not sent
-			rec.Status, rec.HTTP, rec.Reason, rec.Body = report.OutcomeRetry, apiclient.StatusCode(err), retryReason(err), errorBody(err)
+			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeRetry, apiclient.StatusCode(err), retryReason(err), errorBody(err)
 			wait = r.backoff(attempt - j.prior)
 			if ra := apiclient.RetryAfter(err); ra > 0 {
 				wait = min(ra, r.opts.MaxRetryAfter)
@@ -447,11 +447,11 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		if settled != "" {
 			r.count(func(res *RunResult) {
 				switch settled {
-				case report.Sent:
+				case store.Sent:
 					res.Sent++
-				case report.Failed:
+				case store.Failed:
 					res.Failed++
-				case report.Uncertain:
+				case store.Uncertain:
 					res.Uncertain++
 				}
 			})
@@ -461,7 +461,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		}
 		if attempt-j.prior >= r.opts.MaxAttempts || ctx.Err() != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
-			r.opts.Settled(report.Pending)
+			r.opts.Settled(store.Pending)
 			r.opts.Logf("%s (sheet %s row %d) left pending after %d attempts: %s", c.Phone, sheet, c.Row, attempt-j.prior, rec.Reason)
 			if ctx.Err() != nil {
 				r.interrupted.Store(true)
@@ -472,7 +472,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		}
 		if err := sleep(ctx, wait); err != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
-			r.opts.Settled(report.Pending)
+			r.opts.Settled(store.Pending)
 			r.interrupted.Store(true)
 			return nil
 		}
@@ -502,8 +502,8 @@ func (r *runner) mayStillSend(ctx, gctx context.Context, c *Contact) stopKind {
 
 // skip closes an intent that will not be sent with a skipped outcome: the
 // contact stays pending.
-func (r *runner) skip(w *worker, c *Contact, rec report.Record, stop stopKind) error {
-	rec.Type, rec.At, rec.Status, rec.Reason = report.TypeOutcome, r.opts.Now(), report.OutcomeSkipped, stop.why()
+func (r *runner) skip(w *worker, c *Contact, rec store.Record, stop stopKind) error {
+	rec.Type, rec.At, rec.Status, rec.Reason = store.TypeOutcome, r.opts.Now(), store.OutcomeSkipped, stop.why()
 	durable, err := r.opts.Journal.Enqueue(rec)
 	if err != nil {
 		return fmt.Errorf("writing the journal after not calling %s (sheet %s row %d; it reads as uncertain but was not sent): %w", rec.Phone, rec.Sheet, rec.Row, err)
@@ -514,7 +514,7 @@ func (r *runner) skip(w *worker, c *Contact, rec report.Record, stop stopKind) e
 		return nil
 	}
 	r.count(func(res *RunResult) { res.Pending++ })
-	r.opts.Settled(report.Pending)
+	r.opts.Settled(store.Pending)
 	if stop == stopSignal {
 		r.interrupted.Store(true)
 	}
@@ -526,7 +526,7 @@ func (r *runner) skip(w *worker, c *Contact, rec report.Record, stop stopKind) e
 // the contact is not to be sent now, with err nil when that is a clean
 // stop (a signal, another worker's error, the calling window closing: the
 // contact stays pending, nothing was written).
-func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec report.Record) (ok bool, err error) {
+func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec store.Record) (ok bool, err error) {
 	// Wait for our turn: the pool's pause after a 429, then the rate.
 	// A signal here means nothing was sent: the contact stays pending.
 	if err := r.waitTurn(ctx); err != nil {
@@ -561,7 +561,7 @@ func (r *runner) leftPending(c *Contact) {
 			res.Deferred++
 		}
 	})
-	r.opts.Settled(report.Pending)
+	r.opts.Settled(store.Pending)
 	r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", c.Phone, r.f.Sheets[c.Sheet].File, c.Row)
 }
 
@@ -578,10 +578,10 @@ func eitherDone(ctx, gctx context.Context) (context.Context, func()) {
 
 // firstIntent is the intent record of j's first attempt this run, with
 // no time; work builds each attempt's records on it.
-func (r *runner) firstIntent(j *job) report.Record {
+func (r *runner) firstIntent(j *job) store.Record {
 	c := &j.c
-	return report.Record{
-		Type: report.TypeIntent, Agent: j.agent, Phone: c.Phone, N: c.N, Attempt: j.prior + 1,
+	return store.Record{
+		Type: store.TypeIntent, Agent: j.agent, Phone: c.Phone, N: c.N, Attempt: j.prior + 1,
 		AgentID: r.opts.Agents[c.Agent].AgentID, Sheet: r.f.Sheets[c.Sheet].File, Row: c.Row,
 	}
 }

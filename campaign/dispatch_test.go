@@ -26,6 +26,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"golang.org/x/time/rate"
 )
 
@@ -52,7 +53,7 @@ type dtEnv struct {
 	// that run does not report the second Close.
 	journalClosed atomic.Bool
 	// beforeSync, if set, runs before each fsync of the journal
-	// (report.JournalOptions.BeforeSync): a slow or stalling disk.
+	// (store.JournalOptions.BeforeSync): a slow or stalling disk.
 	beforeSync func() error
 }
 
@@ -210,7 +211,7 @@ func (e *dtEnv) reload() {
 // the campaign with fast retry tuning; tune may change the options.
 func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, error) {
 	e.t.Helper()
-	j, st, err := report.OpenJournalWith(e.journal, report.JournalOptions{BeforeSync: e.beforeSync})
+	j, st, err := store.OpenJournalWith(e.journal, store.JournalOptions{BeforeSync: e.beforeSync})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -247,9 +248,9 @@ func (e *dtEnv) mustRun(tune func(*RunOptions)) *RunResult {
 }
 
 // state replays the journal file from disk, as `callrun status` does.
-func (e *dtEnv) state() *report.State {
+func (e *dtEnv) state() *store.State {
 	e.t.Helper()
-	st, err := report.ReadState(e.journal)
+	st, err := store.ReadState(e.journal)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -258,23 +259,23 @@ func (e *dtEnv) state() *report.State {
 }
 
 // entry is what the journal on disk says about a phone of agent Alpha.
-func (e *dtEnv) entry(phone string) (report.Entry, bool) {
-	return e.state().Lookup(report.Key{Agent: e.f.Agents[0].Name, Phone: phone})
+func (e *dtEnv) entry(phone string) (store.Entry, bool) {
+	return e.state().Lookup(store.Key{Agent: e.f.Agents[0].Name, Phone: phone})
 }
 
 // records returns every record of the journal file.
-func (e *dtEnv) records() []report.Record {
+func (e *dtEnv) records() []store.Record {
 	e.t.Helper()
 	fh, err := os.Open(e.journal)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer fh.Close()
-	var out []report.Record
+	var out []store.Record
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var r report.Record
+		var r store.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			e.t.Fatalf("journal line %q: %v", sc.Text(), err)
 		}
@@ -290,7 +291,7 @@ func (e *dtEnv) records() []report.Record {
 func (e *dtEnv) intents() map[string]int {
 	n := map[string]int{}
 	for _, r := range e.records() {
-		if r.Type == report.TypeIntent {
+		if r.Type == store.TypeIntent {
 			n[r.Phone]++
 		}
 	}
@@ -356,7 +357,7 @@ func (e *dtEnv) checkPlacedOnce(n int) {
 
 // checkCounts compares the journal's counts with want (statuses not in
 // want must be 0).
-func (e *dtEnv) checkCounts(want map[report.Status]int) {
+func (e *dtEnv) checkCounts(want map[store.Status]int) {
 	e.t.Helper()
 	got := e.state().Counts()
 	for st, n := range got {
@@ -370,7 +371,7 @@ func TestRunCleanSendsEachContactOnce(t *testing.T) {
 	const n = 25
 	e := newDtEnv(t, sandbox.Options{}, dtCampaign(500, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
 	var settled atomic.Int32
-	res := e.mustRun(func(o *RunOptions) { o.Settled = func(report.Status) { settled.Add(1) } })
+	res := e.mustRun(func(o *RunOptions) { o.Settled = func(store.Status) { settled.Add(1) } })
 	if res.Started != n || res.Sent != n || res.Failed+res.Uncertain+res.Pending+res.Skipped != 0 {
 		t.Errorf("result %+v", res)
 	}
@@ -388,7 +389,7 @@ func TestRunCleanSendsEachContactOnce(t *testing.T) {
 			t.Errorf("form sent: %v", c.Form)
 		}
 	}
-	e.checkCounts(map[report.Status]int{report.Sent: n})
+	e.checkCounts(map[store.Status]int{store.Sent: n})
 	en, _ := e.entry(dtPhone(0))
 	if en.Attempts != 1 || en.HTTP != 200 || en.AgentID != e.agents[0].AgentID || !strings.Contains(en.Body, `"call_id"`) {
 		t.Errorf("journal entry %+v", en)
@@ -430,7 +431,7 @@ func TestRun429StormRetriesUntilAllSent(t *testing.T) {
 	received := dtReceived(e.srv)
 	for i := range n {
 		en, _ := e.entry(dtPhone(i))
-		if en.Status != report.Sent || en.Attempts != received[dtPhone(i)] {
+		if en.Status != store.Sent || en.Attempts != received[dtPhone(i)] {
 			t.Errorf("%s: %s after %d attempts; the sandbox received %d", dtPhone(i), en.Status, en.Attempts, received[dtPhone(i)])
 		}
 	}
@@ -495,7 +496,7 @@ func TestRun503sAreRetried(t *testing.T) {
 	if got, want := len(e.srv.Calls()), n+e.srv.Stats().Faults.Injected503; got != want {
 		t.Errorf("%d call starts received, want %d (one per contact and one per 503)", got, want)
 	}
-	e.checkCounts(map[report.Status]int{report.Sent: n})
+	e.checkCounts(map[store.Status]int{store.Sent: n})
 }
 
 // TestRun503sExhaustedLeavePending: a contact that got only 503s is
@@ -511,7 +512,7 @@ func TestRun503sExhaustedLeavePending(t *testing.T) {
 	if got := len(e.srv.Calls()); got != 3*n || len(e.srv.Placed()) != 0 {
 		t.Errorf("%d call starts received, %d placed; want %d and 0", got, len(e.srv.Placed()), 3*n)
 	}
-	e.checkCounts(map[report.Status]int{report.Pending: n})
+	e.checkCounts(map[store.Status]int{store.Pending: n})
 	if en, _ := e.entry(dtPhone(0)); en.HTTP != 503 || en.Attempts != 3 || !strings.Contains(en.Reason, "503") {
 		t.Errorf("journal entry %+v", en)
 	}
@@ -542,7 +543,7 @@ func TestRun500AfterPlacingIsUncertain(t *testing.T) {
 	if got := len(e.srv.Calls()); got != n {
 		t.Errorf("%d call starts for %d contacts: an uncertain one was retried", got, n)
 	}
-	e.checkCounts(map[report.Status]int{report.Uncertain: n})
+	e.checkCounts(map[store.Status]int{store.Uncertain: n})
 	if en, _ := e.entry(dtPhone(0)); en.HTTP != 500 || !strings.Contains(en.Reason, "may have started") || !strings.Contains(en.Body, "internal_error") {
 		t.Errorf("journal entry %+v", en)
 	}
@@ -563,7 +564,7 @@ func TestRun500AfterPlacingIsUncertain(t *testing.T) {
 		if placed[dtPhone(i)] != 2 {
 			t.Errorf("%s placed %d times, want 2", dtPhone(i), placed[dtPhone(i)])
 		}
-		if en, _ := e.entry(dtPhone(i)); en.Status != report.Sent || en.Attempts != 2 {
+		if en, _ := e.entry(dtPhone(i)); en.Status != store.Sent || en.Attempts != 2 {
 			t.Errorf("%s: %s after %d attempts", dtPhone(i), en.Status, en.Attempts)
 		}
 	}
@@ -600,7 +601,7 @@ func TestRunDroppedConnectionIsUncertain(t *testing.T) {
 				}
 			}
 			e.checkIntentBeforeSend(1)
-			e.checkCounts(map[report.Status]int{report.Uncertain: n})
+			e.checkCounts(map[store.Status]int{store.Uncertain: n})
 			if en, _ := e.entry(dtPhone(0)); en.HTTP != 0 || !strings.Contains(en.Reason, "no answer after the request was sent") {
 				t.Errorf("journal entry %+v", en)
 			}
@@ -634,7 +635,7 @@ func TestRunServerClosingIdleConnectionsLosesNothing(t *testing.T) {
 	if got := len(e.srv.Calls()); got != n {
 		t.Errorf("the sandbox received %d call starts for %d contacts", got, n)
 	}
-	e.checkCounts(map[report.Status]int{report.Sent: n})
+	e.checkCounts(map[store.Status]int{store.Sent: n})
 }
 
 // TestRunTimeoutIsUncertain: a call start that got no answer before the
@@ -654,7 +655,7 @@ func TestRunTimeoutIsUncertain(t *testing.T) {
 			t.Errorf("%s received %d times, want 1", dtPhone(i), received[dtPhone(i)])
 		}
 	}
-	e.checkCounts(map[report.Status]int{report.Uncertain: n})
+	e.checkCounts(map[store.Status]int{store.Uncertain: n})
 	if en, _ := e.entry(dtPhone(0)); !strings.Contains(en.Reason, "no answer after the request was sent") {
 		t.Errorf("journal entry %+v", en)
 	}
@@ -688,7 +689,7 @@ func TestRunDialErrorsAreRetried(t *testing.T) {
 	if len(e.srv.Calls()) != 0 {
 		t.Errorf("the sandbox received %d call starts", len(e.srv.Calls()))
 	}
-	if en, _ := e.entry(dtPhone(0)); en.Status != report.Pending || en.Attempts != 3 || !strings.Contains(en.Reason, "never left this machine") {
+	if en, _ := e.entry(dtPhone(0)); en.Status != store.Pending || en.Attempts != 3 || !strings.Contains(en.Reason, "never left this machine") {
 		t.Errorf("journal entry %+v", en)
 	}
 
@@ -713,7 +714,7 @@ func TestRunRefusedIsFailed(t *testing.T) {
 	if got := len(e.srv.Calls()); got != n || len(e.srv.Placed()) != 0 {
 		t.Errorf("%d call starts, %d placed; want %d and 0", got, len(e.srv.Placed()), n)
 	}
-	e.checkCounts(map[report.Status]int{report.Failed: n})
+	e.checkCounts(map[store.Status]int{store.Failed: n})
 	if en, _ := e.entry(dtPhone(0)); en.HTTP != 409 || en.Reason != "the service refused the call" || !strings.Contains(en.Body, "agent_not_active") {
 		t.Errorf("journal entry %+v", en)
 	}
@@ -729,7 +730,7 @@ func TestRunRefusedIsFailed(t *testing.T) {
 		t.Errorf("retry-failed run: %+v", res)
 	}
 	e.checkPlacedOnce(n)
-	e.checkCounts(map[report.Status]int{report.Sent: n})
+	e.checkCounts(map[store.Status]int{store.Sent: n})
 }
 
 // TestRunTokensExpireMidRun: access tokens live one second and refresh
@@ -743,7 +744,7 @@ func TestRunTokensExpireMidRun(t *testing.T) {
 		dtCampaign(120, 8, ""), map[string]string{"leads.csv": dtSheet(n)})
 	var settled atomic.Int32
 	res := e.mustRun(func(o *RunOptions) {
-		o.Settled = func(report.Status) {
+		o.Settled = func(store.Status) {
 			if settled.Add(1)%60 == 0 {
 				e.srv.ExpireAccessTokens()
 			}
@@ -763,7 +764,7 @@ func TestRunTokensExpireMidRun(t *testing.T) {
 	if st.TokenErrors != 0 {
 		t.Errorf("%d failed token requests: a rotated refresh token was used twice?", st.TokenErrors)
 	}
-	e.checkCounts(map[report.Status]int{report.Sent: n})
+	e.checkCounts(map[store.Status]int{store.Sent: n})
 }
 
 // dtClock is a fake clock; Sleep advances it.
@@ -860,7 +861,7 @@ func TestRunRetryAfterHoursIsNotSent(t *testing.T) {
 	if res.Pending != 1 || res.Sent != 0 {
 		t.Errorf("result %+v", res)
 	}
-	e.checkCounts(map[report.Status]int{report.Pending: 1})
+	e.checkCounts(map[store.Status]int{store.Pending: 1})
 }
 
 // TestRunOutsideHoursUntil: with Until before the window opens, the run
@@ -908,8 +909,8 @@ countries: [US, GB]
 	var pending atomic.Int32
 	res := e.mustRun(func(o *RunOptions) {
 		o.Now, o.Sleep = clock.Now, clock.Sleep
-		o.Settled = func(s report.Status) {
-			if s == report.Pending {
+		o.Settled = func(s store.Status) {
+			if s == store.Pending {
 				pending.Add(1)
 			}
 		}
@@ -959,7 +960,7 @@ func TestRunLimit(t *testing.T) {
 			t.Errorf("%s not placed", dtPhone(i))
 		}
 	}
-	e.checkCounts(map[report.Status]int{report.Sent: 3})
+	e.checkCounts(map[store.Status]int{store.Sent: 3})
 
 	res = e.mustRun(nil)
 	if res.Started != n-3 || res.Skipped != 3 {
@@ -1063,7 +1064,7 @@ func TestRunStopsWhenTheJournalFails(t *testing.T) {
 		var settled atomic.Int32
 		_, err := e.run(context.Background(), func(o *RunOptions) {
 			j := o.Journal
-			o.Settled = func(report.Status) {
+			o.Settled = func(store.Status) {
 				if settled.Add(1) == 5 {
 					j.Close() // every Append from now on fails
 				}
@@ -1096,7 +1097,7 @@ func TestRunInterruptedFinishesInFlight(t *testing.T) {
 	defer cancel()
 	var settled atomic.Int32
 	res, err := e.run(ctx, func(o *RunOptions) {
-		o.Settled = func(report.Status) {
+		o.Settled = func(store.Status) {
 			if settled.Add(1) == 3 {
 				cancel()
 			}
@@ -1106,10 +1107,10 @@ func TestRunInterruptedFinishesInFlight(t *testing.T) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
 	counts := e.state().Counts()
-	if counts[report.Uncertain] != 0 || counts[report.Failed] != 0 {
+	if counts[store.Uncertain] != 0 || counts[store.Failed] != 0 {
 		t.Errorf("journal after the interrupt: %v; an in-flight call was cut off", counts)
 	}
-	sent := counts[report.Sent]
+	sent := counts[store.Sent]
 	if sent < 3 || sent == n || len(e.srv.Placed()) != sent || res.Sent != sent {
 		t.Errorf("%d sent (run says %d), %d placed, of %d", sent, res.Sent, len(e.srv.Placed()), n)
 	}
@@ -1142,8 +1143,8 @@ func TestRunInterruptedDuringRetries(t *testing.T) {
 	res, err := e.run(ctx, func(o *RunOptions) {
 		o.MaxAttempts = 100
 		o.MaxRetryAfter = 5 * time.Second // honour the sandbox's Retry-After: 1
-		o.Settled = func(s report.Status) {
-			if s == report.Pending {
+		o.Settled = func(s store.Status) {
+			if s == store.Pending {
 				pending.Add(1)
 			}
 		}
@@ -1157,7 +1158,7 @@ func TestRunInterruptedDuringRetries(t *testing.T) {
 	if got := len(e.srv.Calls()); got != n || len(e.srv.Placed()) != 0 {
 		t.Errorf("%d call starts, %d placed; want %d and 0", got, len(e.srv.Placed()), n)
 	}
-	e.checkCounts(map[report.Status]int{report.Pending: n})
+	e.checkCounts(map[store.Status]int{store.Pending: n})
 	e.checkIntentBeforeSend(0)
 }
 
@@ -1224,7 +1225,7 @@ func TestRunStopsWhenTheLoginIsRefused(t *testing.T) {
 		t.Errorf("result %+v, %d placed", res, len(dtPlaced(e.srv)))
 	}
 	st := e.state()
-	if n := st.Counts()[report.Uncertain]; n != 0 {
+	if n := st.Counts()[store.Uncertain]; n != 0 {
 		t.Errorf("%d contacts uncertain after a refused login", n)
 	}
 }
@@ -1241,7 +1242,7 @@ func TestRunInterruptLeavesNothingUncertain(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res, err := e.run(ctx, func(o *RunOptions) {
-		o.Settled = func(report.Status) { cancel() }
+		o.Settled = func(store.Status) { cancel() }
 	})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
@@ -1249,7 +1250,7 @@ func TestRunInterruptLeavesNothingUncertain(t *testing.T) {
 	received := dtReceived(e.srv)
 	var skipped []string
 	for _, r := range e.records() {
-		if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped {
+		if r.Type == store.TypeOutcome && r.Status == store.OutcomeSkipped {
 			skipped = append(skipped, r.Phone)
 		}
 	}
@@ -1258,11 +1259,11 @@ func TestRunInterruptLeavesNothingUncertain(t *testing.T) {
 			t.Errorf("%s has a skipped outcome but the sandbox received it", phone)
 		}
 		en, ok := e.entry(phone)
-		if !ok || en.Status != report.Pending || en.Attempts != 0 {
+		if !ok || en.Status != store.Pending || en.Attempts != 0 {
 			t.Errorf("%s after its intent was skipped: %+v, %v; want pending with 0 attempts", phone, en, ok)
 		}
 	}
-	if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
+	if counts := e.state().Counts(); counts[store.Uncertain] != 0 {
 		t.Errorf("journal after the interrupt: %v, want nothing uncertain", counts)
 	}
 	if res.Pending < len(skipped) {
@@ -1305,7 +1306,7 @@ func (f *frozenCalls) StartCallForm(ctx context.Context, ep *apiclient.CallEndpo
 // further), and copies the journal as a crash at that moment would leave
 // it; then it lets the calls go, waits for the run, and returns the state
 // of that copy, which the caller closes. tune sets further options.
-func crashWhileFrozen(t *testing.T, e *dtEnv, pass int32, tune func(*RunOptions)) *report.State {
+func crashWhileFrozen(t *testing.T, e *dtEnv, pass int32, tune func(*RunOptions)) *store.State {
 	t.Helper()
 	calls := &frozenCalls{next: e.client, pass: pass, held: make(chan struct{}, 1), release: make(chan struct{})}
 	done := make(chan error, 1)
@@ -1329,7 +1330,7 @@ func crashWhileFrozen(t *testing.T, e *dtEnv, pass int32, tune func(*RunOptions)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	st, err := report.ReadState(crash)
+	st, err := store.ReadState(crash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1345,7 +1346,7 @@ func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
 	for _, latency := range []time.Duration{0, 100 * time.Millisecond} {
 		e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: latency}}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
 		st := crashWhileFrozen(t, e, 10, func(*RunOptions) {})
-		got := st.Counts()[report.Uncertain]
+		got := st.Counts()[store.Uncertain]
 		st.Close()
 		if got != concurrency {
 			t.Errorf("latency %s: a crash would leave %d contacts uncertain, want the %d calls in flight", latency, got, concurrency)
@@ -1376,11 +1377,11 @@ func TestRunSignalWhileCallsAreInFlight(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	st, err := report.ReadState(e.journal)
+	st, err := store.ReadState(e.journal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := st.Counts()[report.Uncertain]; got != concurrency {
+	if got := st.Counts()[store.Uncertain]; got != concurrency {
 		t.Errorf("%d uncertain on disk with %d calls held, want exactly those", got, concurrency)
 	}
 	st.Close()
@@ -1389,7 +1390,7 @@ func TestRunSignalWhileCallsAreInFlight(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
-	if counts := e.state().Counts(); counts[report.Uncertain] != 0 || counts[report.Sent] != pass+concurrency {
+	if counts := e.state().Counts(); counts[store.Uncertain] != 0 || counts[store.Sent] != pass+concurrency {
 		t.Errorf("after the signal: %v, want %d sent and nothing uncertain", counts, pass+concurrency)
 	}
 	e.mustRun(nil)
@@ -1402,7 +1403,7 @@ func TestRunSignalWhileCallsAreInFlight(t *testing.T) {
 // outcome.
 type durableFirst struct {
 	next  CallStarter
-	state *report.State
+	state *store.State
 	agent string
 	early atomic.Int32 // call starts whose intent was not yet durable
 	calls atomic.Int32
@@ -1414,7 +1415,7 @@ func (d *durableFirst) StartCallForm(ctx context.Context, ep *apiclient.CallEndp
 	if err != nil {
 		return nil, err
 	}
-	if st, _ := d.state.Status(report.Key{Agent: d.agent, Phone: v.Get("phone_number")}); st != report.Uncertain {
+	if st, _ := d.state.Status(store.Key{Agent: d.agent, Phone: v.Get("phone_number")}); st != store.Uncertain {
 		d.early.Add(1)
 	}
 	return d.next.StartCallForm(ctx, ep, form)
@@ -1473,7 +1474,7 @@ func TestRunSignalDuringASlowFsync(t *testing.T) {
 	received := dtReceived(e.srv)
 	skipped := 0
 	for _, r := range e.records() {
-		if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped {
+		if r.Type == store.TypeOutcome && r.Status == store.OutcomeSkipped {
 			skipped++
 			if received[r.Phone] != 0 {
 				t.Errorf("%s has a skipped outcome but the sandbox received it", r.Phone)
@@ -1483,7 +1484,7 @@ func TestRunSignalDuringASlowFsync(t *testing.T) {
 	if skipped == 0 {
 		t.Errorf("no skipped outcome: the signal caught no intent on its way to disk (%d received)", len(received))
 	}
-	if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
+	if counts := e.state().Counts(); counts[store.Uncertain] != 0 {
 		t.Errorf("journal after the signal: %v, want nothing uncertain", counts)
 	}
 	e.checkIntentBeforeSend(1)
@@ -1524,11 +1525,11 @@ func TestRunFailureLeavesNothingUncertain(t *testing.T) {
 			}
 			skipped := 0
 			for _, r := range e.records() {
-				if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped {
+				if r.Type == store.TypeOutcome && r.Status == store.OutcomeSkipped {
 					skipped++
 				}
 			}
-			if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
+			if counts := e.state().Counts(); counts[store.Uncertain] != 0 {
 				t.Errorf("journal after the failure: %v, want nothing uncertain (%d skipped)", counts, skipped)
 			}
 			t.Logf("%d placed, %d intents skipped", len(dtPlaced(e.srv)), skipped)
@@ -1579,7 +1580,7 @@ func TestRunFailureEndsTheWaitForCallingHours(t *testing.T) {
 	if len(e.srv.Calls()) != 0 {
 		t.Errorf("%d call starts reached the sandbox", len(e.srv.Calls()))
 	}
-	if counts := e.state().Counts(); counts[report.Uncertain] != 0 {
+	if counts := e.state().Counts(); counts[store.Uncertain] != 0 {
 		t.Errorf("journal: %v, want nothing uncertain", counts)
 	}
 	t.Logf("the run ended %v after it started", time.Since(start).Round(time.Millisecond))

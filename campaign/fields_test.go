@@ -11,6 +11,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 )
 
 // accountCampaign maps two fields the account defines (city, zip_code)
@@ -186,7 +187,7 @@ func TestCheckEndpointFields(t *testing.T) {
 func TestReportAccountColumns(t *testing.T) {
 	f := loadAccountCampaign(t)
 	dir := t.TempDir()
-	st, err := report.ReadState(filepath.Join(dir, JournalFile))
+	st, err := store.ReadState(filepath.Join(dir, JournalFile))
 	if err != nil {
 		t.Fatal(err)
 	}

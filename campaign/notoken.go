@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 )
 
 // whyNoToken is the reason of the skipped outcome of a call start that no
@@ -30,8 +30,8 @@ const whyNoToken = "not sent: no access token could be had"
 // again is true when the worker is to try the same contact again, with a
 // new intent; otherwise err is the run's error, or nil for a clean stop
 // (a signal, or another worker's error).
-func (r *runner) noToken(ctx, gctx context.Context, w *worker, c *Contact, rec report.Record, err error, tries *int) (again bool, _ error) {
-	rec.Type, rec.At, rec.Status, rec.Reason = report.TypeOutcome, r.opts.Now(), report.OutcomeSkipped, whyNoToken
+func (r *runner) noToken(ctx, gctx context.Context, w *worker, c *Contact, rec store.Record, err error, tries *int) (again bool, _ error) {
+	rec.Type, rec.At, rec.Status, rec.Reason = store.TypeOutcome, r.opts.Now(), store.OutcomeSkipped, whyNoToken
 	durable, jerr := r.opts.Journal.Enqueue(rec)
 	if jerr != nil {
 		return false, fmt.Errorf("writing the journal after not calling %s (sheet %s row %d; it reads as uncertain but was not sent): %w", rec.Phone, rec.Sheet, rec.Row, jerr)
@@ -39,7 +39,7 @@ func (r *runner) noToken(ctx, gctx context.Context, w *worker, c *Contact, rec r
 	w.pending, w.last = durable, rec
 	pending := func() {
 		r.count(func(res *RunResult) { res.Pending++ })
-		r.opts.Settled(report.Pending)
+		r.opts.Settled(store.Pending)
 	}
 	stopRun := func(runErr error) (bool, error) {
 		pending()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
-	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 )
 
 // TestRunStopsWhenNoTokenCanBeHad: every access token expires and the
@@ -50,11 +50,11 @@ func TestRunStopsWhenNoTokenCanBeHad(t *testing.T) {
 			t.Errorf("ledger #%d: %d %s after the tokens expired", c.Seq, c.Status, c.Outcome)
 		}
 	}
-	if c := e.state().Counts(); c[report.Sent] != canary || c[report.Failed]+c[report.Uncertain] != 0 {
+	if c := e.state().Counts(); c[store.Sent] != canary || c[store.Failed]+c[store.Uncertain] != 0 {
 		t.Errorf("journal counts %v: want the canary's %d sent and the rest pending", c, canary)
 	}
 	for _, r := range e.records() {
-		if r.Type == report.TypeOutcome && r.Status == report.OutcomeSkipped && (r.HTTP != 0 || r.Body != "") {
+		if r.Type == store.TypeOutcome && r.Status == store.OutcomeSkipped && (r.HTTP != 0 || r.Body != "") {
 			t.Errorf("skipped outcome %+v carries the token endpoint's answer", r)
 		}
 	}
@@ -82,5 +82,5 @@ func TestRunStopsWhenNoTokenCanBeHad(t *testing.T) {
 	e.mustRun(func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep })
 	e.checkPlacedOnce(n)
 	e.checkIntentBeforeSend(1)
-	e.checkCounts(map[report.Status]int{report.Sent: n})
+	e.checkCounts(map[store.Status]int{store.Sent: n})
 }

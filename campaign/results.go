@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 )
 
 // ReportFiles are the names of the report files in the state directory.
@@ -23,7 +24,7 @@ const (
 // status. It is what every run ends with, however it ends, and what
 // `callrun report` does on its own. sum carries the run's own facts
 // (times, calls, ending); the counts are added here.
-func WriteReport(ctx context.Context, f *File, st *report.State, norm *PhoneNormalizer, sup *Suppression, dir string, sum *report.Summary) error {
+func WriteReport(ctx context.Context, f *File, st *store.State, norm *PhoneNormalizer, sup *Suppression, dir string, sum *report.Summary) error {
 	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), f.AccountFields()...)
 	if err != nil {
 		return err
@@ -57,8 +58,8 @@ func WriteReport(ctx context.Context, f *File, st *report.State, norm *PhoneNorm
 // number under another agent (its sheet was moved to another agent, or
 // the sheets were reordered): a number is called once in the campaign,
 // whichever agent called it.
-func SettledKey(f *File, st *report.State, c *Contact) (report.Key, bool) {
-	own := report.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N}
+func SettledKey(f *File, st *store.State, c *Contact) (store.Key, bool) {
+	own := store.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N}
 	if _, ok := st.Status(own); ok || f.Dedupe != "campaign" {
 		return own, ok
 	}
@@ -69,7 +70,7 @@ func SettledKey(f *File, st *report.State, c *Contact) (report.Key, bool) {
 }
 
 // ReportRow is a contact's row of report.csv.
-func ReportRow(f *File, st *report.State, c *Contact) report.Row {
+func ReportRow(f *File, st *store.State, c *Contact) report.Row {
 	row := report.Row{
 		Sheet: f.Sheets[c.Sheet].File, Row: c.Row, Agent: f.Agents[c.Agent].Name,
 		PhoneNumber: c.Fields[FieldPhone], Email: c.Fields[FieldEmail],
@@ -97,7 +98,7 @@ func ReportRow(f *File, st *report.State, c *Contact) report.Row {
 	key, _ := SettledKey(f, st, c)
 	e, ok := st.Lookup(key)
 	if !ok {
-		row.Status = string(report.Pending)
+		row.Status = string(store.Pending)
 		return row
 	}
 	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), report.Count(e.Attempts), e.AgentID
@@ -114,7 +115,7 @@ func ReportRow(f *File, st *report.State, c *Contact) report.Row {
 // writeXLSX writes report.xlsx for a report of rows rows, or, when that is
 // more than a workbook is written for, removes an older one that would no
 // longer match report.csv.
-func writeXLSX(ctx context.Context, f *File, st *report.State, norm *PhoneNormalizer, sup *Suppression, path string, rows int) error {
+func writeXLSX(ctx context.Context, f *File, st *store.State, norm *PhoneNormalizer, sup *Suppression, path string, rows int) error {
 	if rows > report.MaxXLSXRows {
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return err

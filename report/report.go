@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/callrun/callrun/report/store"
 	"github.com/gocarina/gocsv"
 	"github.com/google/renameio/v2"
 )
@@ -204,7 +205,7 @@ func (w *CSVWriter) Commit() error {
 	if err == nil {
 		w.done = true
 		if err = w.pf.CloseAtomicallyReplace(); err == nil {
-			err = syncDir(filepath.Dir(w.path))
+			err = store.SyncDir(filepath.Dir(w.path))
 		}
 		if err != nil {
 			err = fmt.Errorf("committing report %s: %w", w.path, err)

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/report/store"
 	"github.com/google/renameio/v2"
 )
 
 // Statuses lists every status a report row can have, in the order the
 // summary prints them.
-var Statuses = []Status{Sent, Failed, Uncertain, Pending, Invalid, Duplicate, Suppressed}
+var Statuses = []store.Status{store.Sent, store.Failed, store.Uncertain, store.Pending, store.Invalid, store.Duplicate, store.Suppressed}
 
 // Endings of a run, for [Summary.Ending].
 const (
@@ -123,7 +124,7 @@ func WriteSummary(path string, s *Summary) error {
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return fmt.Errorf("writing summary %s: %w", path, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := store.SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("writing summary %s: %w", path, err)
 	}
 	return nil
@@ -180,7 +181,7 @@ func statusOrder(counts map[string]int) []string {
 		}
 	}
 	for st, n := range counts {
-		if n != 0 && !slices.Contains(Statuses, Status(st)) {
+		if n != 0 && !slices.Contains(Statuses, store.Status(st)) {
 			other = append(other, st)
 		}
 	}
@@ -214,21 +215,21 @@ func writeGroup(b *strings.Builder, title string, groups map[string]map[string]i
 // next returns what a person should do next, one sentence per thing.
 func (s *Summary) next() []string {
 	var out []string
-	if n := s.Counts[string(Uncertain)]; n > 0 {
+	if n := s.Counts[string(store.Uncertain)]; n > 0 {
 		out = append(out, fmt.Sprintf("%d uncertain: the service may have placed %s; check %s in report.csv before re-sending with --retry-uncertain.",
 			n, plural(n, "this call", "these calls"), plural(n, "it", "them")))
 	}
-	if n := s.Counts[string(Pending)]; n > 0 {
+	if n := s.Counts[string(store.Pending)]; n > 0 {
 		if s.Ending == EndOutsideHours {
 			out = append(out, fmt.Sprintf("%d pending: run again inside calling hours to continue.", n))
 		} else {
 			out = append(out, fmt.Sprintf("%d pending: run again to continue.", n))
 		}
 	}
-	if n := s.Counts[string(Failed)]; n > 0 {
+	if n := s.Counts[string(store.Failed)]; n > 0 {
 		out = append(out, fmt.Sprintf("%d failed: the reason column of report.csv says why; re-send with --retry-failed once that is fixed.", n))
 	}
-	if n := s.Counts[string(Invalid)]; n > 0 {
+	if n := s.Counts[string(store.Invalid)]; n > 0 {
 		out = append(out, fmt.Sprintf("%d invalid: fix %s in the sheets (report.csv names the problem) and run again.", n, plural(n, "that row", "those rows")))
 	}
 	if len(out) == 0 {

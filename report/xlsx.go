@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/callrun/callrun/report/store"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -171,7 +172,7 @@ func (w *XLSXWriter) Commit() error {
 	if err := os.Rename(w.tmp, w.path); err != nil {
 		return fmt.Errorf("writing report %s: %w", w.path, err)
 	}
-	return syncDir(dir)
+	return store.SyncDir(dir)
 }
 
 // Abort drops the workbook; the previous report.xlsx stays.

@@ -1,4 +1,4 @@
-package report
+package store
 
 import (
 	"bufio"
@@ -204,7 +204,7 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 	}()
 	if created {
 		// Make the new file's name durable before anything is acknowledged.
-		if err := syncDir(filepath.Dir(path)); err != nil {
+		if err := SyncDir(filepath.Dir(path)); err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
 		}
@@ -639,7 +639,10 @@ func (j *Journal) Close() error {
 
 // syncDir fsyncs a directory, so that a file created or renamed in it
 // survives a crash.
-func syncDir(dir string) error {
+// SyncDir makes the entries of directory dir durable, after a file in it
+// was created or renamed: the journal, the lock and the report writers
+// call it.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

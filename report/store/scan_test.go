@@ -1,4 +1,4 @@
-package report
+package store
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 // scanRecord accepts, json.Unmarshal reads the same way. Its seeds run with
 // every go test; to fuzz:
 //
-//	go test ./report -run '^$' -fuzz '^FuzzScanRecord$' -fuzztime 30s
+//	go test ./report/store -run '^$' -fuzz '^FuzzScanRecord$' -fuzztime 30s
 func FuzzScanRecord(f *testing.F) {
 	for _, seed := range []string{
 		`{"t":"intent","agent":"sales-east","phone":"+14155550100","agent_id":"ag_1","sheet":"leads.csv","row":2,"attempt":1,"at":"2026-11-21T09:00:00Z"}`,

@@ -1,4 +1,4 @@
-package report
+package store
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func Lock(dir string) (unlock func() error, err error) {
 	if os.IsNotExist(statErr) {
 		// A new state directory must survive a power cut with the journal
 		// that is about to be written into it: sync its parent's entry.
-		if err := syncDir(filepath.Dir(dir)); err != nil {
+		if err := SyncDir(filepath.Dir(dir)); err != nil {
 			return nil, fmt.Errorf("creating state directory: %w", err)
 		}
 	}
@@ -66,26 +66,4 @@ func lockHolder(path string) string {
 		return ""
 	}
 	return pid
-}
-
-// RemoveStale deletes the temporary files that a report write killed
-// half-way leaves in dir (renameio's ".report.csv123...", ".summary.json...",
-// and ".report.xlsx.*.tmp"). Call it only while holding dir's lock: no
-// other run can be writing them then.
-func RemoveStale(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		name := e.Name()
-		for _, prefix := range []string{".report.csv", ".report.xlsx", ".summary.json"} {
-			if strings.HasPrefix(name, prefix) && !e.IsDir() {
-				if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }

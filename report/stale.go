@@ -1,0 +1,29 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// RemoveStale deletes the temporary files that a report write killed
+// half-way leaves in dir (renameio's ".report.csv123...", ".summary.json...",
+// and ".report.xlsx.*.tmp"). Call it only while holding dir's lock: no
+// other run can be writing them then.
+func RemoveStale(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		for _, prefix := range []string{".report.csv", ".report.xlsx", ".summary.json"} {
+			if strings.HasPrefix(name, prefix) && !e.IsDir() {
+				if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
