@@ -82,11 +82,11 @@ type runOptions struct {
 	journal store.JournalOptions
 }
 
-// busy is err, with exit 75 and what to do, when it says that another
-// run holds the state directory.
+// busy is err with what to do, when it says that another run holds the
+// state directory (exitCode gives it 75).
 func busy(err error) error {
 	if errors.Is(err, store.ErrLocked) {
-		return withExitCode(exitTryLater, fmt.Errorf("%w; try again when it has finished", err))
+		return fmt.Errorf("%w; try again when it has finished", err)
 	}
 	return err
 }
@@ -290,15 +290,15 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	fmt.Fprintf(out, "Report: %s\n", filepath.Join(stateDir, campaign.ReportCSV))
 	switch {
 	case errors.Is(runErr, campaign.ErrInterrupted):
-		return withExitCode(exitInterrupted, errors.New("interrupted: what was sent is in the journal; run again to continue"))
+		return fmt.Errorf("%w: what was sent is in the journal; run again to continue", runErr)
 	case errors.Is(runErr, campaign.ErrOutsideHours):
-		msg := "outside calling hours past --until"
+		when := ""
 		if w, _ := f.Window(); w != nil {
 			if at := w.NextOpening(time.Now()); !at.IsZero() {
-				msg += "; calling hours open " + campaign.Opening(at, time.Now()) + ": run again then"
+				when = "; calling hours open " + campaign.Opening(at, time.Now()) + ": run again then"
 			}
 		}
-		return withExitCode(exitTryLater, errors.New(msg))
+		return fmt.Errorf("%w past --until%s", runErr, when)
 	case runErr != nil:
 		return runErr
 	case sum.Counts[string(store.Failed)]+sum.Counts[string(store.Uncertain)] > 0:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 )
 
@@ -84,7 +85,8 @@ func hint(err error) string {
 }
 
 // exitCode maps the error a command returned to the process's exit code. It
-// is the one place that does so.
+// is the one place that does so: an exit code chosen where the error was
+// made (withExitCode), else the sentinel or type the error chain holds.
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var fe *campaign.FileError
@@ -99,6 +101,10 @@ func exitCode(ctx context.Context, err error) int {
 		return ee.code
 	case errors.As(err, &fe), errors.As(err, &se):
 		return exitUsage // the campaign's fault: its file or a sheet
+	case errors.Is(err, campaign.ErrInterrupted):
+		return exitInterrupted
+	case errors.Is(err, campaign.ErrOutsideHours), errors.Is(err, store.ErrLocked):
+		return exitTryLater
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		return exitInterrupted
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -286,6 +287,10 @@ func TestExitCodeMapping(t *testing.T) {
 		{bg, withExitCode(exitTryLater, errors.New("locked")), exitTryLater},
 		{cancelled, fmt.Errorf("stopping: %w", context.Canceled), exitInterrupted},
 		{bg, context.Canceled, exitRuntime}, // cancelled, but not by a signal
+		// Sentinels keep their meaning through any wrapping.
+		{bg, fmt.Errorf("%w: what was sent is in the journal", campaign.ErrInterrupted), exitInterrupted},
+		{bg, fmt.Errorf("%w past --until", campaign.ErrOutsideHours), exitTryLater},
+		{bg, fmt.Errorf("opening the journal: %w; try again", store.ErrLocked), exitTryLater},
 	} {
 		if got := exitCode(tc.ctx, tc.err); got != tc.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
