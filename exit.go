@@ -31,7 +31,7 @@ const exitCodesHelp = `EXIT CODES:
    1    runtime error (a run that stops on one leaves the contacts not called pending)
    2    usage error or invalid campaign file
    3    finished, but some contacts failed or are uncertain
-   4    plan --strict found invalid rows
+   4    plan --strict found invalid or repaired rows, or a sheet with no rows
    75   try again later (another run holds the lock, outside calling hours with --until reached, or contacts left pending)
    130  interrupted (state saved)`
 
