@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/urfave/cli/v2"
 )
 
@@ -47,7 +48,7 @@ Example:
 			if c.NArg() != 1 {
 				return usageError(errors.New("init: give one contact sheet, e.g. callrun init contacts.csv"))
 			}
-			if r := c.String("region"); r != "" && !campaign.ValidRegion(r) {
+			if r := c.String("region"); r != "" && !phone.ValidRegion(r) {
 				return usageError(fmt.Errorf("--region %q: give a two-letter country code such as US, GB or DE", r))
 			}
 			o := initOptions{sheet: c.Args().First(), output: c.String("output"), agent: c.String("agent"), region: c.String("region"), force: c.Bool("force")}

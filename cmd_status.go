@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/urfave/cli/v2"
 )
@@ -71,7 +72,7 @@ type saved struct {
 	f     *campaign.File
 	state *report.State
 	dir   string
-	norm  *campaign.PhoneNormalizer
+	norm  *phone.Normalizer
 	sup   *campaign.Suppression
 }
 
@@ -85,7 +86,7 @@ func loadSaved(ctx context.Context, path string, sandboxState bool) (*saved, err
 	if err := f.CheckSheets(); err != nil {
 		return nil, err
 	}
-	s := &saved{f: f, dir: f.Path(f.StateDir), norm: campaign.NewPhoneNormalizer()}
+	s := &saved{f: f, dir: f.Path(f.StateDir), norm: phone.NewNormalizer()}
 	if sandboxState {
 		s.dir += "-sandbox"
 	}

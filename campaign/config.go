@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/campaign/phone"
 	"gopkg.in/yaml.v3"
 )
 
@@ -30,7 +31,7 @@ type File struct {
 	// called; empty means each sheet's own region. A sheet may override it.
 	Countries []string `yaml:"countries"`
 	// AllowNumberKinds allows kinds of number refused by default (see
-	// [RefusedNumberKinds]). A sheet may override it.
+	// [phone.RefusedKinds]). A sheet may override it.
 	AllowNumberKinds []string `yaml:"allow_number_kinds"`
 	Dedupe           string   `yaml:"dedupe"`
 	Pace             Pace     `yaml:"pace"`
@@ -562,13 +563,13 @@ func (f *File) applyDefaults() {
 // PhoneRules returns how sheet i's numbers are read and which may be
 // called: its region, its countries (default: the region alone) and the
 // kinds of number allowed.
-func (f *File) PhoneRules(i int) *PhoneRules {
+func (f *File) PhoneRules(i int) *phone.Rules {
 	s := &f.Sheets[i]
 	key := "countries"
 	if f.has(fmt.Sprintf("sheets[%d].countries", i)) {
 		key = fmt.Sprintf("sheets[%d].countries", i)
 	}
-	return NewPhoneRules(s.Region, s.Countries, s.AllowNumberKinds, key)
+	return phone.NewRules(s.Region, s.Countries, s.AllowNumberKinds, key)
 }
 
 // Path resolves a path written in the campaign file against its directory.

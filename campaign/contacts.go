@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -278,7 +279,7 @@ func (s *Suppression) Len() int { return len(s.set) }
 // LoadSuppression reads the suppression files: the first column of each,
 // whatever its header, normalised with the campaign's region. Entries that
 // are not phone numbers are listed in Problems and otherwise ignored.
-func (f *File) LoadSuppression(ctx context.Context, norm *PhoneNormalizer) (*Suppression, error) {
+func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
 	for _, p := range f.Suppress {
 		r, err := OpenSheet(f.Path(p))
@@ -310,11 +311,11 @@ func (f *File) LoadSuppression(ctx context.Context, norm *PhoneNormalizer) (*Sup
 // numbers (7.5 to 10 bytes each for dedupe), not with the rows.
 type ContactReader struct {
 	f        *File
-	norm     *PhoneNormalizer
+	norm     *phone.Normalizer
 	suppress *Suppression
 	seen     *phoneSet // dedupe keys seen
 	agentOf  map[string]int
-	rules    []*PhoneRules // by sheet
+	rules    []*phone.Rules // by sheet
 	contact  Contact
 	// SheetFailed, when set, is told of a sheet that cannot be read to its
 	// end (not UTF-8, a row that never ends), and reading goes on with the
@@ -324,12 +325,12 @@ type ContactReader struct {
 }
 
 // NewContactReader prepares to read the campaign's contacts.
-func (f *File) NewContactReader(norm *PhoneNormalizer, suppress *Suppression) *ContactReader {
+func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *ContactReader {
 	agentOf := map[string]int{}
 	for i, a := range f.Agents {
 		agentOf[a.Name] = i
 	}
-	rules := make([]*PhoneRules, len(f.Sheets))
+	rules := make([]*phone.Rules, len(f.Sheets))
 	for i := range f.Sheets {
 		rules[i] = f.PhoneRules(i)
 	}
@@ -410,7 +411,7 @@ func rowReason(err error) string {
 
 // judge maps a row's fields and decides its status: invalid first, then
 // suppressed, then a duplicate of an earlier row, else to call.
-func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *PhoneRules, m *sheetMap, fields []string) {
+func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *phone.Rules, m *sheetMap, fields []string) {
 	invalid := func(field int, format string, args ...any) {
 		if c.Status == "" {
 			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)

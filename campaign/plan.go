@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/callrun/callrun/campaign/phone"
 )
 
 // Counts are a sheet's rows by what run would do with them. Every row is
@@ -144,7 +146,7 @@ type PlanOptions struct {
 	Done func(c *Contact) bool
 	// Suppression; nil means none is loaded (and none applies).
 	Suppress *Suppression
-	Norm     *PhoneNormalizer
+	Norm     *phone.Normalizer
 	Now      time.Time
 	Warnings []string
 }
@@ -431,7 +433,7 @@ func (w *planWhen) add(c *Contact) {
 	if w.now.IsZero() {
 		return
 	}
-	key := c.Country + "|" + c.TZ + "|" + strings.Join(numberZoneNames(c.Phone, c.Country, c.Kind), " ")
+	key := c.Country + "|" + c.TZ + "|" + strings.Join(phone.ZoneNames(c.Phone, c.Country, c.Kind), " ")
 	a, ok := w.memo[key]
 	if !ok {
 		a.open = w.hours.Open(c, w.now)

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/callrun/callrun/campaign/phone"
 )
 
 // sheetRow is what a test expects of one SheetRecord: fields, or a
@@ -463,7 +465,7 @@ func TestSheetFixtures(t *testing.T) {
 			rowErrors: map[int]string{6: "tabs.tsv row 6: has 3 fields but the header has 4 (a missing or extra tab?)"},
 		},
 	}
-	p := NewPhoneNormalizer()
+	p := phone.NewNormalizer()
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			path := filepath.Join("..", "testdata", "sheets", tt.file)
