@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // benchSheetRows is the size of the generated sheet.
@@ -36,7 +37,7 @@ func BenchmarkSheetRead(b *testing.B) {
 	b.ResetTimer()
 	rows := 0
 	for range b.N {
-		s, err := OpenSheet(path)
+		s, err := sheet.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,7 +75,7 @@ func BenchmarkSheetPlan(b *testing.B) {
 	b.ResetTimer()
 	var valid, rows atomic.Int64
 	for range b.N {
-		s, err := OpenSheet(path)
+		s, err := sheet.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func BenchmarkSheetPlan(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		batches := make(chan []SheetRecord, 4)
+		batches := make(chan []sheet.Record, 4)
 		var wg sync.WaitGroup
 		for range runtime.GOMAXPROCS(0) {
 			wg.Add(1)
@@ -98,7 +99,7 @@ func BenchmarkSheetPlan(b *testing.B) {
 				}
 			}()
 		}
-		batch := make([]SheetRecord, 0, 1024)
+		batch := make([]sheet.Record, 0, 1024)
 		for {
 			rec, err := s.Next()
 			if err == io.EOF {
@@ -109,7 +110,7 @@ func BenchmarkSheetPlan(b *testing.B) {
 			}
 			if batch = append(batch, rec); len(batch) == cap(batch) {
 				batches <- batch
-				batch = make([]SheetRecord, 0, 1024)
+				batch = make([]sheet.Record, 0, 1024)
 			}
 		}
 		batches <- batch

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -175,9 +176,9 @@ type extraField struct {
 
 // openSheet opens a sheet and resolves its mapped columns. Its errors are
 // problems with the sheet as a whole, which stop a run before any call.
-func (f *File) openSheet(i int) (*SheetReader, *sheetMap, error) {
+func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	s := &f.Sheets[i]
-	r, err := OpenSheet(f.Path(s.File))
+	r, err := sheet.Open(f.Path(s.File))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,7 +239,7 @@ func (f *File) CheckSheets() error {
 		r.Close()
 	}
 	for i, p := range f.Suppress {
-		r, err := OpenSheet(f.Path(p))
+		r, err := sheet.Open(f.Path(p))
 		if err != nil {
 			add(fmt.Sprintf("suppress[%d]", i), err)
 			continue
@@ -282,11 +283,11 @@ func (s *Suppression) Len() int { return len(s.set) }
 func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
 	for _, p := range f.Suppress {
-		r, err := OpenSheet(f.Path(p))
+		r, err := sheet.Open(f.Path(p))
 		if err != nil {
 			return nil, err
 		}
-		err = eachRecord(ctx, r, func(rec SheetRecord) error {
+		err = eachRecord(ctx, r, func(rec sheet.Record) error {
 			if rec.Err != nil || len(rec.Fields) == 0 || strings.TrimSpace(rec.Fields[0]) == "" {
 				return nil
 			}
@@ -317,11 +318,11 @@ type ContactReader struct {
 	agentOf  map[string]int
 	rules    []*phone.Rules // by sheet
 	contact  Contact
-	// SheetFailed, when set, is told of a sheet that cannot be read to its
+	// SheetFailed, when set, is told of sheet i when it cannot be read to its
 	// end (not UTF-8, a row that never ends), and reading goes on with the
 	// next sheet; plan uses it to check every sheet. When nil, Each stops
 	// and returns that error.
-	SheetFailed func(sheet int, err *SheetError)
+	SheetFailed func(i int, err *sheet.Error)
 }
 
 // NewContactReader prepares to read the campaign's contacts.
@@ -357,12 +358,12 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 	}
 	defer r.Close()
 	agent := cr.agentOf[spec.Agent]
-	err = eachRecord(ctx, r, func(rec SheetRecord) error {
+	err = eachRecord(ctx, r, func(rec sheet.Record) error {
 		c := &cr.contact
 		*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
 		if rec.Err != nil {
 			c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
-			var se *SheetError
+			var se *sheet.Error
 			if errors.As(rec.Err, &se) {
 				c.Column = se.Field // the column of a field too large, say
 			}
@@ -371,7 +372,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		}
 		return fn(c)
 	})
-	var se *SheetError
+	var se *sheet.Error
 	if cr.SheetFailed != nil && errors.As(err, &se) {
 		cr.SheetFailed(i, se)
 		return nil
@@ -381,7 +382,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 
 // eachRecord calls fn for every record of r until the end of the sheet,
 // checking ctx every thousand records.
-func eachRecord(ctx context.Context, r *SheetReader, fn func(SheetRecord) error) error {
+func eachRecord(ctx context.Context, r *sheet.Reader, fn func(sheet.Record) error) error {
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -402,7 +403,7 @@ func eachRecord(ctx context.Context, r *SheetReader, fn func(SheetRecord) error)
 // rowReason is the sentence of a per-row sheet error, without the file,
 // row and column that the report and plan show beside it.
 func rowReason(err error) string {
-	var se *SheetError
+	var se *sheet.Error
 	if errors.As(err, &se) {
 		return se.Msg
 	}

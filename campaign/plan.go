@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // Counts are a sheet's rows by what run would do with them. Every row is
@@ -181,7 +182,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		p.Sheets[i] = PlanSheet{File: s.File, Agent: s.Agent}
 	}
 	cr := f.NewContactReader(opts.Norm, opts.Suppress)
-	cr.SheetFailed = func(i int, se *SheetError) {
+	cr.SheetFailed = func(i int, se *sheet.Error) {
 		p.Sheets[i].Error = se.Error()
 		key := fmt.Sprintf("sheets[%d].file", i)
 		p.SheetProblems = append(p.SheetProblems, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: se.Error()})

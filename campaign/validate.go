@@ -11,6 +11,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -261,8 +262,17 @@ var weekdays = map[string]time.Weekday{
 	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
+// readRegular is os.ReadFile for a regular file only (see
+// [sheet.CheckRegular]): the loader reads prompt files with it.
+func readRegular(path string) ([]byte, error) {
+	if err := sheet.CheckRegular(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
 func (l *loader) checkReadable(key, path, what string) {
-	if err := checkRegular(path); err != nil {
+	if err := sheet.CheckRegular(path); err != nil {
 		l.problem(key, "%s %s: %s", what, path, readProblem(err))
 		return
 	}

@@ -1,11 +1,11 @@
-package campaign
+package sheet
 
 // The sheet reader's fuzz target. Run it with:
 //
-//	go test ./campaign -run '^$' -fuzz FuzzSheetReader -fuzztime 30s
+//	go test ./campaign/sheet -run '^$' -fuzz FuzzSheetReader -fuzztime 30s
 //
-// Inputs that failed once are kept in testdata/fuzz/<target>/ and run as
-// ordinary tests by go test.
+// Inputs that failed once are kept in testdata/fuzz/FuzzSheetReader/ and
+// run as ordinary tests by go test.
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 // field per header column or an error.
 func FuzzSheetReader(f *testing.F) {
 	for _, name := range []string{"highlevel_export.csv", "european_semicolon.csv", "excel_damaged.csv", "tabs.tsv"} {
-		data, err := os.ReadFile(filepath.Join("..", "testdata", "sheets", name))
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sheets", name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -35,11 +35,11 @@ func FuzzSheetReader(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := NewSheetReader("fuzz.csv", bytes.NewReader(data))
+		s, err := newReader("fuzz.csv", bytes.NewReader(data))
 		if err != nil {
-			var se *SheetError
+			var se *Error
 			if !errors.As(err, &se) || se.File != "fuzz.csv" {
-				t.Fatalf("NewSheetReader error %v is not a *SheetError naming the file", err)
+				t.Fatalf("newReader error %v is not a *Error naming the file", err)
 			}
 			return
 		}
