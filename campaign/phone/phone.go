@@ -252,7 +252,7 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 	if s == "" {
 		return Number{}, errEmpty
 	}
-	region := normRegion(rules.Region)
+	region := normRegion(rules.region)
 	if !utf8.ValidString(s) {
 		return Number{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
 	}

@@ -15,7 +15,7 @@ import (
 // +country, the countries that may be called, and the kinds of number.
 // The contact reader builds one per sheet from the campaign file.
 type Rules struct {
-	Region string // ISO 3166 alpha-2 of numbers written without +country
+	region string // ISO 3166 alpha-2 of numbers written without +country
 	// countries lists the regions that may be called; nil allows any.
 	countries []string
 	// allowed[kind] is true for the kinds of number that may be called;
@@ -81,9 +81,9 @@ func ValidKind(name string) bool {
 // messages ("countries" or "sheets[1].countries"). The campaign file's
 // PhoneRules builds a sheet's rules with it.
 func NewRules(region string, countries, allowKinds []string, setting string) *Rules {
-	r := &Rules{Region: normRegion(region), setting: setting, allowed: map[phonenumbers.PhoneNumberType]bool{}}
+	r := &Rules{region: normRegion(region), setting: setting, allowed: map[phonenumbers.PhoneNumberType]bool{}}
 	if len(countries) == 0 {
-		r.countries = []string{r.Region}
+		r.countries = []string{r.region}
 	} else {
 		for _, c := range countries {
 			r.countries = append(r.countries, normRegion(c))
@@ -110,7 +110,7 @@ func NewRules(region string, countries, allowKinds []string, setting string) *Ru
 // country or kind: for suppression files, where a number read too widely
 // only keeps someone from being called.
 func Any(region string) *Rules {
-	return &Rules{Region: region, nonGeo: true}
+	return &Rules{region: region, nonGeo: true}
 }
 
 // allows returns nil when the campaign may call r, else the rest of a
