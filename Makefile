@@ -40,8 +40,8 @@ tidy-check:
 
 # Short runs of every fuzz target (seeds always run in `make test`).
 fuzz:
-	$(GO) test ./campaign -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime 30s
-	$(GO) test ./campaign -run '^$$' -fuzz '^FuzzSheetReader$$' -fuzztime 30s
+	$(GO) test ./campaign/phone -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime 30s
+	$(GO) test ./campaign/sheet -run '^$$' -fuzz '^FuzzSheetReader$$' -fuzztime 30s
 
 ci: lint test build
 

@@ -33,6 +33,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"golang.org/x/time/rate"
@@ -182,7 +183,7 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	norm := campaign.NewPhoneNormalizer()
+	norm := phone.NewNormalizer()
 	suppress, err := f.LoadSuppression(ctx, norm)
 	if err != nil {
 		return 0, 0, nil, err

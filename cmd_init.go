@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/urfave/cli/v2"
 )
 
@@ -47,7 +49,7 @@ Example:
 			if c.NArg() != 1 {
 				return usageError(errors.New("init: give one contact sheet, e.g. callrun init contacts.csv"))
 			}
-			if r := c.String("region"); r != "" && !campaign.ValidRegion(r) {
+			if r := c.String("region"); r != "" && !phone.ValidRegion(r) {
 				return usageError(fmt.Errorf("--region %q: give a two-letter country code such as US, GB or DE", r))
 			}
 			o := initOptions{sheet: c.Args().First(), output: c.String("output"), agent: c.String("agent"), region: c.String("region"), force: c.Bool("force")}
@@ -72,23 +74,23 @@ type initOptions struct {
 // do next. With output "-" the file itself goes to stdout, and what init
 // has to say to stderr.
 func initCampaign(ctx context.Context, o initOptions, stdout, stderr io.Writer) error {
-	sheet, output, agent, region, force := o.sheet, o.output, o.agent, o.region, o.force
+	sheetPath, output, agent, region, force := o.sheet, o.output, o.agent, o.region, o.force
 	toStdout := output == "-"
 	out := stdout // what init has to say
 	if toStdout {
 		out = stderr
 	}
-	r, err := campaign.OpenSheet(sheet)
+	r, err := sheet.Open(sheetPath)
 	if err != nil {
 		return usageError(err)
 	}
 	defer r.Close()
 	if output == "" {
-		output = filepath.Join(filepath.Dir(sheet), "campaign.yaml")
+		output = filepath.Join(filepath.Dir(sheetPath), "campaign.yaml")
 	}
-	rel, err := filepath.Rel(filepath.Dir(output), sheet)
+	rel, err := filepath.Rel(filepath.Dir(output), sheetPath)
 	if err != nil {
-		abs, _ := filepath.Abs(sheet)
+		abs, _ := filepath.Abs(sheetPath)
 		rel = abs
 	}
 	header := r.Header()
@@ -108,10 +110,10 @@ func initCampaign(ctx context.Context, o initOptions, stdout, stderr io.Writer) 
 	}
 	var b bytes.Buffer
 	opts := campaign.InitOptions{
-		Sheet: filepath.ToSlash(rel), SheetName: filepath.Base(sheet), Agent: agent, Header: header, Region: region, Sample: sample,
+		Sheet: filepath.ToSlash(rel), SheetName: filepath.Base(sheetPath), Agent: agent, Header: header, Region: region, Sample: sample,
 	}
 	if err = campaign.WriteInit(&b, opts); err != nil {
-		return fmt.Errorf("%s: %w", sheet, err)
+		return fmt.Errorf("%s: %w", sheetPath, err)
 	}
 	if o.getenv != nil {
 		// Ask the service as the file just written would, for the fields
@@ -124,7 +126,7 @@ func initCampaign(ctx context.Context, o initOptions, stdout, stderr io.Writer) 
 			fmt.Fprintf(out, "Your account's own form fields, from %s: %s.\n", opts.AccountFrom, strings.Join(opts.AccountFields, ", "))
 			b.Reset()
 			if err = campaign.WriteInit(&b, opts); err != nil {
-				return fmt.Errorf("%s: %w", sheet, err)
+				return fmt.Errorf("%s: %w", sheetPath, err)
 			}
 		}
 	}

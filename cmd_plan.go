@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
@@ -123,7 +124,7 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 	if err := f.CheckSheets(); err != nil {
 		return nil, f, err
 	}
-	norm := campaign.NewPhoneNormalizer()
+	norm := phone.NewNormalizer()
 	suppress, err := f.LoadSuppression(ctx, norm)
 	if err != nil {
 		return nil, f, err

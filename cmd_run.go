@@ -13,6 +13,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -223,7 +224,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	norm := campaign.NewPhoneNormalizer()
+	norm := phone.NewNormalizer()
 	suppress, err := f.LoadSuppression(ctx, norm)
 	if err != nil {
 		return err
@@ -312,7 +313,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 // countToCall counts the contacts this run would call, as Run chooses
 // them, for the progress line's total: a pass over the sheets, made only
 // when the line is drawn.
-func countToCall(ctx context.Context, f *campaign.File, state *store.State, norm *campaign.PhoneNormalizer, suppress *campaign.Suppression, o runOptions) (int, error) {
+func countToCall(ctx context.Context, f *campaign.File, state *store.State, norm *phone.Normalizer, suppress *campaign.Suppression, o runOptions) (int, error) {
 	n := 0
 	err := f.NewContactReader(norm, suppress).Each(ctx, func(c *campaign.Contact) error {
 		if c.Status != campaign.ToCall {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
@@ -72,7 +73,7 @@ type saved struct {
 	f     *campaign.File
 	state *store.State
 	dir   string
-	norm  *campaign.PhoneNormalizer
+	norm  *phone.Normalizer
 	sup   *campaign.Suppression
 }
 
@@ -86,7 +87,7 @@ func loadSaved(ctx context.Context, path string, sandboxState bool) (*saved, err
 	if err := f.CheckSheets(); err != nil {
 		return nil, err
 	}
-	s := &saved{f: f, dir: f.Path(f.StateDir), norm: campaign.NewPhoneNormalizer()}
+	s := &saved{f: f, dir: f.Path(f.StateDir), norm: phone.NewNormalizer()}
 	if sandboxState {
 		s.dir += "-sandbox"
 	}

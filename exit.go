@@ -11,6 +11,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 )
@@ -90,7 +91,7 @@ func hint(err error) string {
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var fe *campaign.FileError
-	var se *campaign.SheetError
+	var se *sheet.Error
 	if err == nil && unknownCommand != "" {
 		return exitUsage
 	}

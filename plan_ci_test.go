@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/rs/zerolog"
 )
 
@@ -170,8 +171,8 @@ func TestLatin1SheetIsTheCampaignsFault(t *testing.T) {
 		t.Errorf("the other sheet was not checked: %+v", plan)
 	}
 	// run stops on it as the campaign's fault too.
-	var se *campaign.SheetError
-	if exitCode(context.Background(), errors.Join(errors.New("calling"), &campaign.SheetError{File: "x.csv", Row: 2, Msg: "not UTF-8"})) != exitUsage || errors.As(nil, &se) {
+	var se *sheet.Error
+	if exitCode(context.Background(), errors.Join(errors.New("calling"), &sheet.Error{File: "x.csv", Row: 2, Msg: "not UTF-8"})) != exitUsage || errors.As(nil, &se) {
 		t.Error("a sheet error is not exit 2")
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/callrun/callrun/campaign/phone"
 )
 
 // The plan benchmark: `callrun plan --offline` on a generated sheet of
@@ -156,7 +158,7 @@ func planOffline(ctx context.Context, path string) (*Plan, error) {
 	if err := f.CheckSheets(); err != nil {
 		return nil, err
 	}
-	norm := NewPhoneNormalizer()
+	norm := phone.NewNormalizer()
 	suppress, err := f.LoadSuppression(ctx, norm)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"golang.org/x/time/rate"
 )
@@ -64,7 +65,7 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 			if err != nil {
 				b.Fatal(err)
 			}
-			norm := NewPhoneNormalizer()
+			norm := phone.NewNormalizer()
 			agents := []AgentPlan{{Spec: &f.Agents[0], AgentID: "agent_1", Status: "active"}}
 			eps := []*apiclient.CallEndpoint{{URL: "http://127.0.0.1:1/call", Method: "POST"}}
 			var cpu time.Duration

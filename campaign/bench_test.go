@@ -1,159 +1,28 @@
 package campaign
 
 import (
-	"bufio"
-	"fmt"
 	"io"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
-
-// benchPhoneMix is a realistic mix of phone cells: mostly valid numbers in
-// the shapes CRM exports hold, some national numbers of other regions, a
-// few Excel-damaged and invalid cells.
-func benchPhoneMix(n int) [][2]string {
-	rng := rand.New(rand.NewSource(7))
-	d := func(k int) string {
-		b := make([]byte, k)
-		for i := range b {
-			b[i] = byte('0' + rng.Intn(10))
-		}
-		return string(b)
-	}
-	// NANP area codes and exchanges that are valid, so that most
-	// generated US numbers are.
-	areas := []string{"212", "213", "303", "312", "404", "415", "512", "617", "646", "702", "718", "773", "808", "917"}
-	out := make([][2]string, n)
-	for i := range out {
-		area, exch := areas[rng.Intn(len(areas))], fmt.Sprint(200+rng.Intn(800))
-		var s, r string
-		switch x := rng.Intn(100); {
-		case x < 30:
-			s, r = fmt.Sprintf("+1%s%s%s", area, exch, d(4)), "US" // HighLevel exports E.164
-		case x < 55:
-			s, r = fmt.Sprintf("(%s) %s-%s", area, exch, d(4)), "US"
-		case x < 65:
-			s, r = fmt.Sprintf("1-%s-%s-%s", area, exch, d(4)), "US"
-		case x < 72:
-			s, r = fmt.Sprintf("%s.%s.%s", area, exch, d(4)), "US"
-		case x < 78:
-			s, r = "+44 7"+d(3)+" "+d(6), "GB"
-		case x < 82:
-			s, r = "020 7946 "+d(4), "GB"
-		case x < 87:
-			s, r = "030 "+d(8), "DE"
-		case x < 90:
-			s, r = "+49 15"+d(9), "DE"
-		case x < 93:
-			s, r = "06 "+d(2)+" "+d(2)+" "+d(2)+" "+d(2), "FR"
-		case x < 95:
-			s, r = "0491 "+d(3)+" "+d(3), "AU"
-		case x < 97:
-			s, r = fmt.Sprintf("1.%s%s%sE+10", area, exch, d(4)), "US" // Excel
-		default:
-			s, r = []string{"", "N/A", "555-1234", "12345", "+1 555 123 4567"}[rng.Intn(5)], "US"
-		}
-		out[i] = [2]string{s, r}
-	}
-	return out
-}
-
-var (
-	benchMixOnce sync.Once
-	benchMix     [][2]string
-)
-
-func benchInputs() [][2]string {
-	benchMixOnce.Do(func() { benchMix = benchPhoneMix(1 << 16) })
-	return benchMix
-}
-
-// BenchmarkNormalize measures the fast path on the realistic mix.
-func BenchmarkNormalize(b *testing.B) {
-	in := benchInputs()
-	p := NewPhoneNormalizer()
-	for _, c := range in[:1000] { // build the automata outside the timing
-		p.Normalize(c[0], c[1])
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c := in[i%len(in)]
-		p.Normalize(c[0], c[1])
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "numbers/s")
-}
-
-// BenchmarkNormalizeParallel is BenchmarkNormalize on every core.
-func BenchmarkNormalizeParallel(b *testing.B) {
-	in := benchInputs()
-	p := NewPhoneNormalizer()
-	for _, c := range in[:1000] {
-		p.Normalize(c[0], c[1])
-	}
-	var next atomic.Int64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			c := in[int(next.Add(1))%len(in)]
-			p.Normalize(c[0], c[1])
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "numbers/s")
-}
-
-// BenchmarkNormalizeSlow measures the plain-library reference on the same
-// mix.
-func BenchmarkNormalizeSlow(b *testing.B) {
-	in := benchInputs()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c := in[i%len(in)]
-		normalizeSlow(c[0], c[1])
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "numbers/s")
-}
 
 // benchSheetRows is the size of the generated sheet.
 const benchSheetRows = 1_000_000
 
-// writeBenchSheet writes a HighLevel-like sheet of rows contacts (BOM,
-// CRLF, quoted fields) to dir and returns its path.
+// writeBenchSheet writes the plan benchmark's sheet of rows contacts
+// (HighLevel-like: BOM, CRLF, quoted fields, phone numbers in the shapes
+// exports hold) to dir and returns its path.
 func writeBenchSheet(b *testing.B, dir string, rows int) string {
 	b.Helper()
-	path := filepath.Join(dir, "contacts.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	w.WriteString("\ufeff\"Contact Id\",\"First Name\",\"Last Name\",\"Phone\",\"Email\",\"Tags\"\r\n")
-	first := []string{"Ada", "Grace", "Alan", "Katherine", "Edsger", "Barbara", "Donald", "Frances", "Margaret", "Linus"}
-	last := []string{"Lovelace", "Hopper", "Turing", "Johnson", "Dijkstra", "Liskov", "Knuth", "Allen", "Hamilton", "Torvalds"}
-	mix := benchInputs()
-	for i := range rows {
-		fn, ln := first[i%len(first)], last[(i/7)%len(last)]
-		tags := "lead"
-		if i%5 == 0 {
-			tags = "lead,spring promo"
-		}
-		fmt.Fprintf(w, "\"hl_%07d\",\"%s\",\"%s\",\"%s\",\"%s.%s%d@example.com\",\"%s\"\r\n",
-			i, fn, ln, mix[i%len(mix)][0], fn, ln, i, tags)
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return path
+	writePlanBenchCampaign(b, dir, rows)
+	return filepath.Join(dir, "contacts.csv")
 }
 
 // BenchmarkSheetRead reads a generated 1,000,000-row sheet (about 90 MB):
@@ -168,7 +37,7 @@ func BenchmarkSheetRead(b *testing.B) {
 	b.ResetTimer()
 	rows := 0
 	for range b.N {
-		s, err := OpenSheet(path)
+		s, err := sheet.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -200,13 +69,13 @@ func BenchmarkSheetRead(b *testing.B) {
 // batches of rows to one normalising worker per core.
 func BenchmarkSheetPlan(b *testing.B) {
 	path := writeBenchSheet(b, b.TempDir(), benchSheetRows)
-	p := NewPhoneNormalizer()
+	p := phone.NewNormalizer()
 	runtime.GC()
 	stop := heapPeakSampler()
 	b.ResetTimer()
 	var valid, rows atomic.Int64
 	for range b.N {
-		s, err := OpenSheet(path)
+		s, err := sheet.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -214,7 +83,7 @@ func BenchmarkSheetPlan(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		batches := make(chan []SheetRecord, 4)
+		batches := make(chan []sheet.Record, 4)
 		var wg sync.WaitGroup
 		for range runtime.GOMAXPROCS(0) {
 			wg.Add(1)
@@ -230,7 +99,7 @@ func BenchmarkSheetPlan(b *testing.B) {
 				}
 			}()
 		}
-		batch := make([]SheetRecord, 0, 1024)
+		batch := make([]sheet.Record, 0, 1024)
 		for {
 			rec, err := s.Next()
 			if err == io.EOF {
@@ -241,7 +110,7 @@ func BenchmarkSheetPlan(b *testing.B) {
 			}
 			if batch = append(batch, rec); len(batch) == cap(batch) {
 				batches <- batch
-				batch = make([]SheetRecord, 0, 1024)
+				batch = make([]sheet.Record, 0, 1024)
 			}
 		}
 		batches <- batch

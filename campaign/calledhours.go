@@ -1,15 +1,9 @@
 package campaign
 
 import (
-	_ "embed"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 	_ "time/tzdata" // the called person's zones must load on any machine
 
-	"github.com/nyaruka/phonenumbers"
 	"github.com/rickar/cal/v2"
 	"github.com/rickar/cal/v2/fr"
 )
@@ -22,104 +16,6 @@ const (
 	CalledPersonStart = 8 * 60  // 08:00, in minutes after midnight
 	CalledPersonEnd   = 20 * 60 // 20:00, exclusive
 )
-
-// zoneTab is tzdata's zone.tab (public domain): the zones of each country.
-//
-//go:embed zone.tab
-var zoneTab string
-
-var (
-	countryZonesOnce sync.Once
-	countryZonesMap  map[string][]string
-)
-
-// CountryZones returns the IANA zones of a country (ISO 3166 alpha-2) as
-// tzdata's zone.tab lists them, or nil. For Australia it gives the
-// mainland's zones (and Tasmania's, which keeps Melbourne's time).
-func CountryZones(region string) []string {
-	countryZonesOnce.Do(func() {
-		m := map[string][]string{}
-		for line := range strings.Lines(zoneTab) {
-			if strings.HasPrefix(line, "#") {
-				continue
-			}
-			f := strings.Split(strings.TrimSpace(line), "\t")
-			if len(f) < 3 {
-				continue
-			}
-			if f[0] == "AU" && (f[2] == "Australia/Lord_Howe" || f[2] == "Antarctica/Macquarie") {
-				continue // islands off the mainland
-			}
-			m[f[0]] = append(m[f[0]], f[2])
-		}
-		countryZonesMap = m
-	})
-	return countryZonesMap[region]
-}
-
-// numberZoneNames returns the zones a number may ring in, by name:
-//   - the phone library's zones for the number;
-//   - all its country's zones when the library knows none, or only the
-//     whole calling code's (+1 spans 25 countries from Guam to
-//     Newfoundland, but a US toll-free number rings in the US);
-//   - all its country's zones for numbers not tied to a place: toll-free,
-//     premium, shared-cost, VoIP, personal, pager, UAN and voicemail
-//     numbers anywhere, and Australian mobiles.
-func numberZoneNames(e164, country string, kind phonenumbers.PhoneNumberType) []string {
-	lib := PhoneTimezones(e164)
-	country = strings.ToUpper(country)
-	placeless := false
-	switch kind {
-	case phonenumbers.FIXED_LINE, phonenumbers.FIXED_LINE_OR_MOBILE:
-	case phonenumbers.MOBILE:
-		placeless = country == "AU"
-	default:
-		placeless = true
-	}
-	if cz := CountryZones(country); len(cz) > 0 && (placeless || len(lib) == 0 || callingCodeWide(e164, lib)) {
-		return cz
-	}
-	return lib
-}
-
-// callingCodeWide reports whether zones are all the zones of the number's
-// calling code, as the library gives them when it cannot place a number.
-func callingCodeWide(e164 string, zones []string) bool {
-	if len(zones) < 2 {
-		return false
-	}
-	n := phoneNumberOf(e164)
-	if n == nil {
-		return false
-	}
-	all, err := phonenumbers.GetTimezonesForPrefix("+" + strconv.Itoa(int(n.GetCountryCode())))
-	return err == nil && slices.Equal(all, zones)
-}
-
-// zoneSetCache keeps the loaded zones of each number's zone names: a
-// campaign's numbers share a few hundred sets at most.
-var zoneSetCache sync.Map // joined names -> []*time.Location
-
-// NumberZones returns the zones a number may ring in (see numberZoneNames),
-// loaded; nil when none is known.
-func NumberZones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.Location {
-	names := numberZoneNames(e164, country, kind)
-	if len(names) == 0 {
-		return nil
-	}
-	key := strings.Join(names, " ")
-	if z, ok := zoneSetCache.Load(key); ok {
-		return z.([]*time.Location)
-	}
-	var zones []*time.Location
-	for _, name := range names {
-		if l, err := loadZone(name); err == nil {
-			zones = append(zones, l)
-		}
-	}
-	zoneSetCache.Store(key, zones)
-	return zones
-}
 
 // calledPersonRule is the floor for the numbers of one country.
 type calledPersonRule func(lt time.Time) bool

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -105,10 +106,10 @@ type oracleWindow func(hc hoursCase, column string, t time.Time) bool
 
 func hoursContacts(t *testing.T, column func(hoursCase) string) []Contact {
 	t.Helper()
-	p := NewPhoneNormalizer()
+	p := phone.NewNormalizer()
 	var cs []Contact
 	for _, hc := range hoursCases {
-		ph, err := p.Read(hc.e164, AnyPhone(""))
+		ph, err := p.Read(hc.e164, phone.Any(""))
 		if err != nil {
 			t.Fatalf("%s %s: %v", hc.name, hc.e164, err)
 		}
@@ -253,44 +254,6 @@ func sameClock2027(a, b *time.Location) bool {
 		}
 	}
 	return true
-}
-
-// TestNumberZones checks the zones callrun holds a number to, beyond the
-// library's: a whole country for a number it cannot place.
-func TestNumberZones(t *testing.T) {
-	p := NewPhoneNormalizer()
-	for _, tc := range []struct {
-		e164    string
-		include []string
-		exclude []string
-	}{
-		{"+18002345678", []string{"America/New_York", "Pacific/Honolulu", "America/Adak"}, []string{"Pacific/Guam", "America/St_Johns", "America/Jamaica"}},
-		{"+61412345678", []string{"Australia/Perth", "Australia/Sydney", "Australia/Adelaide", "Australia/Darwin"}, []string{"Australia/Lord_Howe"}},
-		{"+611800123456", []string{"Australia/Perth", "Australia/Sydney"}, nil},
-		{"+551130001234", []string{"America/Sao_Paulo"}, []string{"America/Manaus"}},
-		{"+555003123456", []string{"America/Sao_Paulo", "America/Manaus", "America/Rio_Branco", "America/Noronha"}, nil},
-		{"+12122010001", []string{"America/New_York"}, []string{"America/Chicago"}},
-	} {
-		ph, err := p.Read(tc.e164, AnyPhone(""))
-		if err != nil {
-			t.Errorf("%s: %v", tc.e164, err)
-			continue
-		}
-		names := numberZoneNames(ph.E164, ph.Region, ph.Kind)
-		for _, z := range tc.include {
-			if !slices.Contains(names, z) {
-				t.Errorf("%s (%s, %s): zones %v lack %s", tc.e164, ph.Region, NumberKindName(ph.Kind), names, z)
-			}
-		}
-		for _, z := range tc.exclude {
-			if slices.Contains(names, z) {
-				t.Errorf("%s (%s, %s): zones %v hold %s", tc.e164, ph.Region, NumberKindName(ph.Kind), names, z)
-			}
-		}
-	}
-	if got := fmt.Sprint(len(CountryZones("US")) > 20, CountryZones("ZZ")); got != "true []" {
-		t.Errorf("CountryZones: %s", got)
-	}
 }
 
 // TestRunHoldsCalledPersonHours2027 runs the campaign against the sandbox

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/campaign/phone"
 	"gopkg.in/yaml.v3"
 )
 
@@ -30,7 +31,7 @@ type File struct {
 	// called; empty means each sheet's own region. A sheet may override it.
 	Countries []string `yaml:"countries"`
 	// AllowNumberKinds allows kinds of number refused by default (see
-	// [RefusedNumberKinds]). A sheet may override it.
+	// [phone.RefusedKinds]). A sheet may override it.
 	AllowNumberKinds []string `yaml:"allow_number_kinds"`
 	Dedupe           string   `yaml:"dedupe"`
 	Pace             Pace     `yaml:"pace"`
@@ -512,6 +513,30 @@ func Nearest(key string, allowed []string) string {
 	return best
 }
 
+// editDistance is the Levenshtein distance between a and b, by rune. (The
+// sheet package keeps its own copy for its column suggestions: a little
+// copying rather than a package of one function.)
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
 func (f *File) applyDefaults() {
 	f.Region = strings.ToUpper(f.Region)
 	if f.Region == "" {
@@ -562,13 +587,13 @@ func (f *File) applyDefaults() {
 // PhoneRules returns how sheet i's numbers are read and which may be
 // called: its region, its countries (default: the region alone) and the
 // kinds of number allowed.
-func (f *File) PhoneRules(i int) *PhoneRules {
+func (f *File) PhoneRules(i int) *phone.Rules {
 	s := &f.Sheets[i]
 	key := "countries"
 	if f.has(fmt.Sprintf("sheets[%d].countries", i)) {
 		key = fmt.Sprintf("sheets[%d].countries", i)
 	}
-	return NewPhoneRules(s.Region, s.Countries, s.AllowNumberKinds, key)
+	return phone.NewRules(s.Region, s.Countries, s.AllowNumberKinds, key)
 }
 
 // Path resolves a path written in the campaign file against its directory.

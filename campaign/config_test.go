@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/callrun/callrun/campaign/phone"
 )
 
 // writeCampaign writes a campaign file and the files it refers to into a
@@ -297,7 +299,7 @@ allow_number_kinds: [premium_rate]
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewPhoneNormalizer()
+	p := phone.NewNormalizer()
 	for _, tc := range []struct {
 		sheet       int
 		cell, want  string

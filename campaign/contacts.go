@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -174,9 +176,9 @@ type extraField struct {
 
 // openSheet opens a sheet and resolves its mapped columns. Its errors are
 // problems with the sheet as a whole, which stop a run before any call.
-func (f *File) openSheet(i int) (*SheetReader, *sheetMap, error) {
+func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	s := &f.Sheets[i]
-	r, err := OpenSheet(f.Path(s.File))
+	r, err := sheet.Open(f.Path(s.File))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -237,7 +239,7 @@ func (f *File) CheckSheets() error {
 		r.Close()
 	}
 	for i, p := range f.Suppress {
-		r, err := OpenSheet(f.Path(p))
+		r, err := sheet.Open(f.Path(p))
 		if err != nil {
 			add(fmt.Sprintf("suppress[%d]", i), err)
 			continue
@@ -278,14 +280,14 @@ func (s *Suppression) Len() int { return len(s.set) }
 // LoadSuppression reads the suppression files: the first column of each,
 // whatever its header, normalised with the campaign's region. Entries that
 // are not phone numbers are listed in Problems and otherwise ignored.
-func (f *File) LoadSuppression(ctx context.Context, norm *PhoneNormalizer) (*Suppression, error) {
+func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
 	for _, p := range f.Suppress {
-		r, err := OpenSheet(f.Path(p))
+		r, err := sheet.Open(f.Path(p))
 		if err != nil {
 			return nil, err
 		}
-		err = eachRecord(ctx, r, func(rec SheetRecord) error {
+		err = eachRecord(ctx, r, func(rec sheet.Record) error {
 			if rec.Err != nil || len(rec.Fields) == 0 || strings.TrimSpace(rec.Fields[0]) == "" {
 				return nil
 			}
@@ -310,26 +312,26 @@ func (f *File) LoadSuppression(ctx context.Context, norm *PhoneNormalizer) (*Sup
 // numbers (7.5 to 10 bytes each for dedupe), not with the rows.
 type ContactReader struct {
 	f        *File
-	norm     *PhoneNormalizer
+	norm     *phone.Normalizer
 	suppress *Suppression
 	seen     *phoneSet // dedupe keys seen
 	agentOf  map[string]int
-	rules    []*PhoneRules // by sheet
+	rules    []*phone.Rules // by sheet
 	contact  Contact
-	// SheetFailed, when set, is told of a sheet that cannot be read to its
+	// SheetFailed, when set, is told of sheet i when it cannot be read to its
 	// end (not UTF-8, a row that never ends), and reading goes on with the
 	// next sheet; plan uses it to check every sheet. When nil, Each stops
 	// and returns that error.
-	SheetFailed func(sheet int, err *SheetError)
+	SheetFailed func(i int, err *sheet.Error)
 }
 
 // NewContactReader prepares to read the campaign's contacts.
-func (f *File) NewContactReader(norm *PhoneNormalizer, suppress *Suppression) *ContactReader {
+func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *ContactReader {
 	agentOf := map[string]int{}
 	for i, a := range f.Agents {
 		agentOf[a.Name] = i
 	}
-	rules := make([]*PhoneRules, len(f.Sheets))
+	rules := make([]*phone.Rules, len(f.Sheets))
 	for i := range f.Sheets {
 		rules[i] = f.PhoneRules(i)
 	}
@@ -356,12 +358,12 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 	}
 	defer r.Close()
 	agent := cr.agentOf[spec.Agent]
-	err = eachRecord(ctx, r, func(rec SheetRecord) error {
+	err = eachRecord(ctx, r, func(rec sheet.Record) error {
 		c := &cr.contact
 		*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
 		if rec.Err != nil {
 			c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
-			var se *SheetError
+			var se *sheet.Error
 			if errors.As(rec.Err, &se) {
 				c.Column = se.Field // the column of a field too large, say
 			}
@@ -370,7 +372,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		}
 		return fn(c)
 	})
-	var se *SheetError
+	var se *sheet.Error
 	if cr.SheetFailed != nil && errors.As(err, &se) {
 		cr.SheetFailed(i, se)
 		return nil
@@ -380,7 +382,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 
 // eachRecord calls fn for every record of r until the end of the sheet,
 // checking ctx every thousand records.
-func eachRecord(ctx context.Context, r *SheetReader, fn func(SheetRecord) error) error {
+func eachRecord(ctx context.Context, r *sheet.Reader, fn func(sheet.Record) error) error {
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -401,7 +403,7 @@ func eachRecord(ctx context.Context, r *SheetReader, fn func(SheetRecord) error)
 // rowReason is the sentence of a per-row sheet error, without the file,
 // row and column that the report and plan show beside it.
 func rowReason(err error) string {
-	var se *SheetError
+	var se *sheet.Error
 	if errors.As(err, &se) {
 		return se.Msg
 	}
@@ -410,7 +412,7 @@ func rowReason(err error) string {
 
 // judge maps a row's fields and decides its status: invalid first, then
 // suppressed, then a duplicate of an earlier row, else to call.
-func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *PhoneRules, m *sheetMap, fields []string) {
+func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *phone.Rules, m *sheetMap, fields []string) {
 	invalid := func(field int, format string, args ...any) {
 		if c.Status == "" {
 			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/callrun/callrun/campaign/phone"
 )
 
 // readContacts loads a one-sheet campaign with extra top-level YAML and
@@ -29,7 +31,7 @@ suppress: [dnc.csv]
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := NewPhoneNormalizer()
+	norm := phone.NewNormalizer()
 	sup, err := f.LoadSuppression(context.Background(), norm)
 	if err != nil {
 		t.Fatal(err)

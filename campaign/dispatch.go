@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
@@ -37,7 +38,7 @@ type RunOptions struct {
 	Endpoints []*apiclient.CallEndpoint // call endpoint of each agent, by index
 	Journal   *store.Journal
 	State     *store.State
-	Norm      *PhoneNormalizer
+	Norm      *phone.Normalizer
 	Suppress  *Suppression
 
 	Limit          int       // at most this many contacts started this run; 0 means no limit

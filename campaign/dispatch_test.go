@@ -25,6 +25,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"golang.org/x/time/rate"
@@ -45,7 +46,7 @@ type dtEnv struct {
 	f       *File
 	agents  []AgentPlan
 	eps     []*apiclient.CallEndpoint
-	norm    *PhoneNormalizer
+	norm    *phone.Normalizer
 	sup     *Suppression
 	journal string
 
@@ -180,7 +181,7 @@ func dtPrepare(t *testing.T, srv *sandbox.Server, client *apiclient.Client, dir,
 			t.Fatal(err)
 		}
 	}
-	norm := NewPhoneNormalizer()
+	norm := phone.NewNormalizer()
 	sup, err := f.LoadSuppression(ctx, norm)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
@@ -69,7 +70,7 @@ func TestAccountFieldsAreRead(t *testing.T) {
 		t.Errorf("SentFields = %q", got)
 	}
 	var cs []Contact
-	err := f.NewContactReader(NewPhoneNormalizer(), nil).Each(context.Background(), func(c *Contact) error {
+	err := f.NewContactReader(phone.NewNormalizer(), nil).Each(context.Background(), func(c *Contact) error {
 		cs = append(cs, *c)
 		return nil
 	})
@@ -192,7 +193,7 @@ func TestReportAccountColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := WriteReport(context.Background(), f, st, NewPhoneNormalizer(), nil, dir, &report.Summary{Campaign: f.Name}); err != nil {
+	if err := WriteReport(context.Background(), f, st, phone.NewNormalizer(), nil, dir, &report.Summary{Campaign: f.Name}); err != nil {
 		t.Fatal(err)
 	}
 	book, err := report.ReadXLSX(filepath.Join(dir, ReportXLSX))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/callrun/callrun/campaign/phone"
 )
 
 // Window is the calling window of `hours:`: the days of the week and the
@@ -162,12 +164,13 @@ func loadZone(name string) (*time.Location, error) {
 }
 
 // ContactZones returns the zones a contact may be in: every zone its
-// number may ring in (see [NumberZones]) and the zone of its sheet's
+// number may ring in (see [phone.Zones]) and the zone of its sheet's
 // timezone column, if any. A call must suit all of them.
 func ContactZones(c *Contact) []*time.Location {
-	zones := NumberZones(c.Phone, c.Country, c.Kind)
+	zones := phone.Zones(c.Phone, c.Country, c.Kind)
 	if c.TZ != "" {
-		if l, err := loadZone(c.TZ); err == nil && !slices.Contains(zones, l) {
+		// By name: phone.Zones loads its zones apart from loadZone.
+		if l, err := loadZone(c.TZ); err == nil && !slices.ContainsFunc(zones, func(z *time.Location) bool { return z.String() == l.String() }) {
 			zones = append(slices.Clip(zones), l)
 		}
 	}

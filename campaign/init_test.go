@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 func TestSuggestMapping(t *testing.T) {
@@ -45,10 +47,10 @@ func TestInitGolden(t *testing.T) {
 	if len(sheets) < 4 {
 		t.Fatalf("fixture sheets: %v", sheets)
 	}
-	for _, sheet := range sheets {
-		name := filepath.Base(sheet)
+	for _, file := range sheets {
+		name := filepath.Base(file)
 		t.Run(name, func(t *testing.T) {
-			r, err := OpenSheet(sheet)
+			r, err := sheet.Open(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +76,7 @@ func TestInitGolden(t *testing.T) {
 			golden(t, filepath.Join("init", name+".yaml.golden"), b.Bytes())
 
 			dir := t.TempDir()
-			data, _ := os.ReadFile(sheet)
+			data, _ := os.ReadFile(file)
 			os.WriteFile(filepath.Join(dir, name), data, 0o644)
 			path := filepath.Join(dir, "campaign.yaml")
 			os.WriteFile(path, b.Bytes(), 0o644)

@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // Counts are a sheet's rows by what run would do with them. Every row is
@@ -144,7 +147,7 @@ type PlanOptions struct {
 	Done func(c *Contact) bool
 	// Suppression; nil means none is loaded (and none applies).
 	Suppress *Suppression
-	Norm     *PhoneNormalizer
+	Norm     *phone.Normalizer
 	Now      time.Time
 	Warnings []string
 }
@@ -179,7 +182,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		p.Sheets[i] = PlanSheet{File: s.File, Agent: s.Agent}
 	}
 	cr := f.NewContactReader(opts.Norm, opts.Suppress)
-	cr.SheetFailed = func(i int, se *SheetError) {
+	cr.SheetFailed = func(i int, se *sheet.Error) {
 		p.Sheets[i].Error = se.Error()
 		key := fmt.Sprintf("sheets[%d].file", i)
 		p.SheetProblems = append(p.SheetProblems, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: se.Error()})
@@ -431,7 +434,7 @@ func (w *planWhen) add(c *Contact) {
 	if w.now.IsZero() {
 		return
 	}
-	key := c.Country + "|" + c.TZ + "|" + strings.Join(numberZoneNames(c.Phone, c.Country, c.Kind), " ")
+	key := c.Country + "|" + c.TZ + "|" + strings.Join(phone.ZoneNames(c.Phone, c.Country, c.Kind), " ")
 	a, ok := w.memo[key]
 	if !ok {
 		a.open = w.hours.Open(c, w.now)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/callrun/callrun/campaign/phone"
 )
 
 // TestPlanGolden plans the messy fixture sheets (a HighLevel export with a
@@ -22,7 +24,7 @@ func TestPlanGolden(t *testing.T) {
 	if err := f.CheckSheets(); err != nil {
 		t.Fatal(err)
 	}
-	norm := NewPhoneNormalizer()
+	norm := phone.NewNormalizer()
 	sup, err := f.LoadSuppression(context.Background(), norm)
 	if err != nil {
 		t.Fatal(err)

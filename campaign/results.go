@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
@@ -24,7 +25,7 @@ const (
 // status. It is what every run ends with, however it ends, and what
 // `callrun report` does on its own. sum carries the run's own facts
 // (times, calls, ending); the counts are added here.
-func WriteReport(ctx context.Context, f *File, st *store.State, norm *PhoneNormalizer, sup *Suppression, dir string, sum *report.Summary) error {
+func WriteReport(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) error {
 	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), f.AccountFields()...)
 	if err != nil {
 		return err
@@ -115,7 +116,7 @@ func ReportRow(f *File, st *store.State, c *Contact) report.Row {
 // writeXLSX writes report.xlsx for a report of rows rows, or, when that is
 // more than a workbook is written for, removes an older one that would no
 // longer match report.csv.
-func writeXLSX(ctx context.Context, f *File, st *store.State, norm *PhoneNormalizer, sup *Suppression, path string, rows int) error {
+func writeXLSX(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, path string, rows int) error {
 	if rows > report.MaxXLSXRows {
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return err

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -29,7 +31,7 @@ func (l *loader) validate(f *File) {
 	for i, s := range f.Suppress {
 		l.checkReadable(fmt.Sprintf("suppress[%d]", i), f.Path(s), "suppression file")
 	}
-	if !ValidRegion(f.Region) {
+	if !phone.ValidRegion(f.Region) {
 		l.problem("region", "region %q is not a two-letter country code such as US, GB or DE", f.Region)
 	}
 	l.validatePhoneRules("", f.Countries, f.AllowNumberKinds)
@@ -191,7 +193,7 @@ func (l *loader) validateSheets(f *File) {
 				s.Set[field] = yn
 			}
 		}
-		if _, written := l.lines[key+".region"]; written && !ValidRegion(s.Region) {
+		if _, written := l.lines[key+".region"]; written && !phone.ValidRegion(s.Region) {
 			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
 		}
 		l.validatePhoneRules(key+".", s.Countries, s.AllowNumberKinds)
@@ -210,15 +212,15 @@ func (l *loader) validatePhoneRules(prefix string, countries, kinds []string) {
 			l.problem(prefix+"countries", "countries is empty: list the countries that may be called, such as [US, CA]")
 		}
 		for j, c := range countries {
-			if !ValidRegion(c) {
+			if !phone.ValidRegion(c) {
 				l.problem(fmt.Sprintf("%scountries[%d]", prefix, j), "%q is not a two-letter country code such as US, GB or DE", c)
 			}
 		}
 	}
 	if _, written := l.lines[prefix+"allow_number_kinds"]; written {
 		for j, k := range kinds {
-			if !ValidNumberKind(k) {
-				l.problem(fmt.Sprintf("%sallow_number_kinds[%d]", prefix, j), "%q is not a kind of number; the kinds refused unless allowed are %s", k, strings.Join(RefusedNumberKinds(), ", "))
+			if !phone.ValidKind(k) {
+				l.problem(fmt.Sprintf("%sallow_number_kinds[%d]", prefix, j), "%q is not a kind of number; the kinds refused unless allowed are %s", k, strings.Join(phone.RefusedKinds(), ", "))
 			}
 		}
 	}
@@ -260,8 +262,17 @@ var weekdays = map[string]time.Weekday{
 	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
+// readRegular is os.ReadFile for a regular file only (see
+// [sheet.CheckRegular]): the loader reads prompt files with it.
+func readRegular(path string) ([]byte, error) {
+	if err := sheet.CheckRegular(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
 func (l *loader) checkReadable(key, path, what string) {
-	if err := checkRegular(path); err != nil {
+	if err := sheet.CheckRegular(path); err != nil {
 		l.problem(key, "%s %s: %s", what, path, readProblem(err))
 		return
 	}

@@ -1,4 +1,4 @@
-package campaign
+package sheet
 
 import (
 	"bufio"
@@ -7,17 +7,17 @@ import (
 	"io"
 )
 
-// sheetLimiter sits between a sheet's bytes and encoding/csv and keeps
+// limiter sits between a sheet's bytes and encoding/csv and keeps
 // one record from taking more than limit bytes of memory. It follows the
 // records as encoding/csv reads them (a quote opens a quoted field only at
 // the start of a field, "" inside one is a quote, a line break outside
 // quotes ends the record, and a malformed record ends with its line), so
 // it knows where each record starts and ends. A record that grows past
 // the limit is cut there: its first limit bytes go to encoding/csv with a
-// *sheetOverLimit error, the rest of it is read and dropped, and the bytes
+// *overLimit error, the rest of it is read and dropped, and the bytes
 // after it are passed on as usual, so the next record is read as if
-// nothing had happened. SheetReader uses it; see SheetReader.takeOver.
-type sheetLimiter struct {
+// nothing had happened. Reader uses it; see Reader.takeOver.
+type limiter struct {
 	r     *bufio.Reader
 	delim byte
 	limit int
@@ -31,13 +31,13 @@ type sheetLimiter struct {
 	quoteLine int  // line the current quoted field opened on
 	breakLine int  // line of a quoted field of this record that holds a line break; 0 if none
 
-	over    *sheetOverLimit // the record cut last, until SheetReader takes it
-	carry   []byte          // bytes read past a cut record, still to pass on
-	err     error           // what every later Read returns (a cut that ends the reading, or a read error)
+	over    *overLimit // the record cut last, until Reader takes it
+	carry   []byte     // bytes read past a cut record, still to pass on
+	err     error      // what every later Read returns (a cut that ends the reading, or a read error)
 	scratch []byte
 }
 
-// lexState is where sheetLimiter is in the CSV syntax.
+// lexState is where limiter is in the CSV syntax.
 type lexState uint8
 
 const (
@@ -47,9 +47,9 @@ const (
 	lexBadLine                 // the record is malformed: encoding/csv drops the rest of the line
 )
 
-// sheetOverLimit is a record that grew past the limit, as sheetLimiter
-// found it. It is the error sheetLimiter's Read returns at the cut.
-type sheetOverLimit struct {
+// overLimit is a record that grew past the limit, as limiter
+// found it. It is the error limiter's Read returns at the cut.
+type overLimit struct {
 	limit     int
 	startLine int   // line of the file the record starts on
 	endLines  int   // line breaks read up to the record's end: the last line of the record, or the one before the end of the file
@@ -62,18 +62,18 @@ type sheetOverLimit struct {
 	quoteLine int
 }
 
-func (o *sheetOverLimit) Error() string {
-	return fmt.Sprintf("row larger than %s", sheetSize(int64(o.limit)))
+func (o *overLimit) Error() string {
+	return fmt.Sprintf("row larger than %s", humanSize(int64(o.limit)))
 }
 
-// newSheetLimiter reads from r, a sheet's bytes from its header on.
-func newSheetLimiter(r *bufio.Reader, delim rune, limit int) *sheetLimiter {
-	return &sheetLimiter{r: r, delim: byte(delim), limit: limit, fieldHead: true, recLine: 1}
+// newLimiter reads from r, a sheet's bytes from its header on.
+func newLimiter(r *bufio.Reader, delim rune, limit int) *limiter {
+	return &limiter{r: r, delim: byte(delim), limit: limit, fieldHead: true, recLine: 1}
 }
 
 // Read passes the sheet's bytes on, cutting a record that grows past the
-// limit (see sheetLimiter).
-func (l *sheetLimiter) Read(p []byte) (int, error) {
+// limit (see limiter).
+func (l *limiter) Read(p []byte) (int, error) {
 	if l.err != nil {
 		return 0, l.err
 	}
@@ -98,8 +98,8 @@ func (l *sheetLimiter) Read(p []byte) (int, error) {
 // skip reads and drops the rest of the record that passed the limit, rest
 // being its first bytes after the cut, and returns what it found. Bytes
 // after the record are kept in l.carry.
-func (l *sheetLimiter) skip(rest []byte) *sheetOverLimit {
-	o := &sheetOverLimit{limit: l.limit, startLine: l.recLine, field: l.field, quoteLine: l.breakLine}
+func (l *limiter) skip(rest []byte) *overLimit {
+	o := &overLimit{limit: l.limit, startLine: l.recLine, field: l.field, quoteLine: l.breakLine}
 	size := int64(l.recBytes)
 	carry := l.carry
 	l.carry = nil
@@ -145,14 +145,14 @@ func (l *sheetLimiter) skip(rest []byte) *sheetOverLimit {
 }
 
 // endLine ends the record at a line break outside quotes.
-func (l *sheetLimiter) endLine() {
+func (l *limiter) endLine() {
 	l.lines++
 	l.endRecord()
 }
 
 // endRecord starts a new record after a line break (endLine) or at the
 // end of the file.
-func (l *sheetLimiter) endRecord() {
+func (l *limiter) endRecord() {
 	l.state, l.fieldHead = lexOutside, true
 	l.recBytes, l.recLine, l.field, l.breakLine = 0, l.lines+1, 0, 0
 }
@@ -162,7 +162,7 @@ func (l *sheetLimiter) endRecord() {
 // the limit, or -1 when all of b was taken. Skipping, it follows b without
 // a limit and returns the index just past the end of the current record,
 // or -1 when b ends first or a quoted field breaks a line (l.breakLine).
-func (l *sheetLimiter) scan(b []byte, skipping bool) int {
+func (l *limiter) scan(b []byte, skipping bool) int {
 	i := 0
 	// take accounts for the n bytes from i on, or says where the limit
 	// cuts them.
@@ -285,9 +285,9 @@ func (l *sheetLimiter) scan(b []byte, skipping bool) int {
 	return -1
 }
 
-// sheetSize writes a size in bytes for people: "4 MiB", "50.3 MiB",
+// humanSize writes a size in bytes for people: "4 MiB", "50.3 MiB",
 // "512 bytes".
-func sheetSize(n int64) string {
+func humanSize(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)

@@ -1,4 +1,4 @@
-package campaign
+package sheet
 
 import (
 	"errors"
@@ -9,9 +9,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/callrun/callrun/campaign/phone"
 )
 
-// sheetRow is what a test expects of one SheetRecord: fields, or a
+// sheetRow is what a test expects of one Record: fields, or a
 // substring of its error.
 type sheetRow struct {
 	row    int
@@ -21,7 +23,7 @@ type sheetRow struct {
 
 // readSheet reads every record; fatal is the error that ended the
 // reading, if any.
-func readSheet(t *testing.T, s *SheetReader) (rows []SheetRecord, fatal error) {
+func readSheet(t *testing.T, s *Reader) (rows []Record, fatal error) {
 	t.Helper()
 	for {
 		rec, err := s.Next()
@@ -41,7 +43,7 @@ func readSheet(t *testing.T, s *SheetReader) (rows []SheetRecord, fatal error) {
 // checkSheet reads every record of s and checks them against want, and
 // the error that ends the reading against fatal: none when fatal is "",
 // else one containing it.
-func checkSheet(t *testing.T, s *SheetReader, want []sheetRow, fatal string) {
+func checkSheet(t *testing.T, s *Reader, want []sheetRow, fatal string) {
 	t.Helper()
 	rows, err := readSheet(t, s)
 	checkRows(t, rows, want)
@@ -53,7 +55,7 @@ func checkSheet(t *testing.T, s *SheetReader, want []sheetRow, fatal string) {
 	}
 }
 
-func checkRows(t *testing.T, got []SheetRecord, want []sheetRow) {
+func checkRows(t *testing.T, got []Record, want []sheetRow) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("got %d records, want %d:", len(got), len(want))
@@ -89,7 +91,7 @@ func TestSheetReader(t *testing.T) {
 		header []string
 		delim  rune
 		rows   []sheetRow
-		open   string // substring of the NewSheetReader error
+		open   string // substring of the newReader error
 		fatal  string // substring of the error that ends reading
 	}{
 		{
@@ -231,15 +233,15 @@ func TestSheetReader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewSheetReader("sheet.csv", strings.NewReader(tt.in))
+			s, err := newReader("sheet.csv", strings.NewReader(tt.in))
 			if tt.open != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.open) {
-					t.Fatalf("NewSheetReader error = %v; want one containing %q", err, tt.open)
+					t.Fatalf("newReader error = %v; want one containing %q", err, tt.open)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("NewSheetReader: %v", err)
+				t.Fatalf("newReader: %v", err)
 			}
 			defer s.Close()
 			if !reflect.DeepEqual(s.Header(), tt.header) {
@@ -254,7 +256,7 @@ func TestSheetReader(t *testing.T) {
 }
 
 func TestSheetColumn(t *testing.T) {
-	s, err := NewSheetReader("contacts/leads.csv", strings.NewReader("Phone Number,First Name,,Emial,Contact Id\n"))
+	s, err := newReader("contacts/leads.csv", strings.NewReader("Phone Number,First Name,,Emial,Contact Id\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +285,7 @@ func TestSheetColumnListIsBounded(t *testing.T) {
 	for i := range 50 {
 		cols = append(cols, "Custom Field "+string(rune('A'+i%26))+string(rune('a'+i/26)))
 	}
-	s, err := NewSheetReader("wide.csv", strings.NewReader(strings.Join(cols, ",")+"\n"))
+	s, err := newReader("wide.csv", strings.NewReader(strings.Join(cols, ",")+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,39 +297,39 @@ func TestSheetColumnListIsBounded(t *testing.T) {
 
 func TestSheetError(t *testing.T) {
 	for _, tt := range []struct {
-		err  SheetError
+		err  Error
 		want string
 	}{
-		{SheetError{File: "contacts/leads.csv", Row: 14, Field: "Phone", Msg: "bad"}, `contacts/leads.csv row 14, column "Phone": bad`},
-		{SheetError{File: "contacts/leads.csv", Row: 14, Msg: "bad"}, `contacts/leads.csv row 14: bad`},
-		{SheetError{File: "contacts/leads.csv", Field: "Phone", Msg: "bad"}, `contacts/leads.csv, column "Phone": bad`},
-		{SheetError{File: "contacts/leads.csv", Msg: "bad"}, `contacts/leads.csv: bad`},
-		{SheetError{Msg: "bad"}, `bad`},
+		{Error{File: "contacts/leads.csv", Row: 14, Field: "Phone", Msg: "bad"}, `contacts/leads.csv row 14, column "Phone": bad`},
+		{Error{File: "contacts/leads.csv", Row: 14, Msg: "bad"}, `contacts/leads.csv row 14: bad`},
+		{Error{File: "contacts/leads.csv", Field: "Phone", Msg: "bad"}, `contacts/leads.csv, column "Phone": bad`},
+		{Error{File: "contacts/leads.csv", Msg: "bad"}, `contacts/leads.csv: bad`},
+		{Error{Msg: "bad"}, `bad`},
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("Error() = %q; want %q", got, tt.want)
 		}
 	}
-	_, err := NewSheetReader("x.csv", strings.NewReader(""))
-	var se *SheetError
+	_, err := newReader("x.csv", strings.NewReader(""))
+	var se *Error
 	if !errors.As(err, &se) || se.File != "x.csv" {
-		t.Errorf("NewSheetReader error %v is not a *SheetError naming the file", err)
+		t.Errorf("newReader error %v is not a *Error naming the file", err)
 	}
 }
 
 func TestOpenSheet(t *testing.T) {
-	_, err := OpenSheet(filepath.Join(t.TempDir(), "missing.csv"))
+	_, err := Open(filepath.Join(t.TempDir(), "missing.csv"))
 	if err == nil || !strings.Contains(err.Error(), "missing.csv: cannot open the sheet: no such file or directory") {
-		t.Errorf("OpenSheet(missing) error = %v", err)
+		t.Errorf("Open(missing) error = %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "book.xlsx")
 	if err := os.WriteFile(path, []byte("PK\x03\x04\x14\x00"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenSheet(path); err == nil || !strings.Contains(err.Error(), "looks like an Excel workbook") {
-		t.Errorf("OpenSheet(xlsx) error = %v", err)
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "looks like an Excel workbook") {
+		t.Errorf("Open(xlsx) error = %v", err)
 	}
-	s, err := OpenSheet(filepath.Join("..", "testdata", "sheets", "tabs.tsv"))
+	s, err := Open(filepath.Join("..", "..", "testdata", "sheets", "tabs.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,9 +346,9 @@ func TestOpenSheet(t *testing.T) {
 func TestSheetRowTooLarge(t *testing.T) {
 	big := io.MultiReader(
 		strings.NewReader("Name,Phone\nAda,1\n\"Grace,2\n"),
-		strings.NewReader(strings.Repeat("Alan,3\n", (sheetMaxRowBytes/7)+(1<<20))),
+		strings.NewReader(strings.Repeat("Alan,3\n", (maxRowBytes/7)+(1<<20))),
 	)
-	s, err := NewSheetReader("big.csv", big)
+	s, err := newReader("big.csv", big)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +367,7 @@ func TestSheetLongHeader(t *testing.T) {
 		cols = append(cols, fmt.Sprintf("Column %d", i)) // 200 KB of header
 	}
 	in := strings.Join(cols, ";") + "\n" + strings.Repeat("1;", len(cols)-1) + "1\n"
-	s, err := NewSheetReader("long.csv", strings.NewReader(in))
+	s, err := newReader("long.csv", strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,11 +465,11 @@ func TestSheetFixtures(t *testing.T) {
 			rowErrors: map[int]string{6: "tabs.tsv row 6: has 3 fields but the header has 4 (a missing or extra tab?)"},
 		},
 	}
-	p := NewPhoneNormalizer()
+	p := phone.NewNormalizer()
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			path := filepath.Join("..", "testdata", "sheets", tt.file)
-			s, err := OpenSheet(path)
+			path := filepath.Join("..", "..", "testdata", "sheets", tt.file)
+			s, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}

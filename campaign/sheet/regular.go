@@ -1,4 +1,4 @@
-package campaign
+package sheet
 
 import (
 	"errors"
@@ -6,12 +6,13 @@ import (
 	"os"
 )
 
-// checkRegular returns nil if path is a regular file (after symlinks), and
+// CheckRegular returns nil if path is a regular file (after symlinks), and
 // otherwise why it cannot be read as one: the stat error, or what it is.
-// Sheets, suppression files and prompt files are checked before they are
-// opened, because opening a named pipe blocks until something writes to
-// it, and a device such as /dev/zero never ends.
-func checkRegular(path string) error {
+// [Open] checks a sheet with it before opening it, and the campaign file's
+// loader checks suppression files and prompt files with it, because
+// opening a named pipe blocks until something writes to it, and a device
+// such as /dev/zero never ends.
+func CheckRegular(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -27,12 +28,4 @@ func checkRegular(path string) error {
 		return errors.New("it is a device, not a regular file; give the path of a CSV file")
 	}
 	return errors.New("it is not a regular file; give the path of a CSV file")
-}
-
-// readRegular is os.ReadFile for a regular file only (checkRegular).
-func readRegular(path string) ([]byte, error) {
-	if err := checkRegular(path); err != nil {
-		return nil, err
-	}
-	return os.ReadFile(path)
 }

@@ -1,4 +1,4 @@
-package campaign
+package phone
 
 import (
 	"fmt"
@@ -100,7 +100,7 @@ func fullWidth(s string) string {
 // 99% of the well-written numbers accepted as the number meant.
 func TestHazardCorpus(t *testing.T) {
 	rng := rand.New(rand.NewSource(12))
-	p := NewPhoneNormalizer()
+	p := NewNormalizer()
 	refusedKinds := []phonenumbers.PhoneNumberType{phonenumbers.PREMIUM_RATE, phonenumbers.SHARED_COST, phonenumbers.PERSONAL_NUMBER, phonenumbers.PAGER, phonenumbers.VOICEMAIL}
 	personTypes := []phonenumbers.PhoneNumberType{phonenumbers.MOBILE, phonenumbers.FIXED_LINE}
 	good := map[string][]*phonenumbers.PhoneNumber{}
@@ -118,11 +118,11 @@ func TestHazardCorpus(t *testing.T) {
 	)
 	// read reads a cell for a sheet of region and checks what must never
 	// be accepted; it returns the number read, or "".
-	read := func(region, cell, what string) Phone {
-		rules := NewPhoneRules(region, nil, nil, "")
+	read := func(region, cell, what string) Number {
+		rules := NewRules(region, nil, nil, "")
 		ph, err := p.Read(cell, rules)
 		if err != nil {
-			return Phone{}
+			return Number{}
 		}
 		accepted++
 		if ph.Region != region {
@@ -133,7 +133,7 @@ func TestHazardCorpus(t *testing.T) {
 		switch ph.Kind {
 		case phonenumbers.PREMIUM_RATE, phonenumbers.SHARED_COST, phonenumbers.PERSONAL_NUMBER, phonenumbers.PAGER, phonenumbers.VOICEMAIL:
 			if refusedKind++; refusedKind <= 10 {
-				t.Errorf("%s sheet, %s %q: accepted as %s, a %s number", region, what, cell, ph.E164, NumberKindName(ph.Kind))
+				t.Errorf("%s sheet, %s %q: accepted as %s, a %s number", region, what, cell, ph.E164, kindName(ph.Kind))
 			}
 		}
 		return ph

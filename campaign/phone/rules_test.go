@@ -1,4 +1,4 @@
-package campaign
+package phone
 
 import (
 	"strings"
@@ -9,14 +9,14 @@ import (
 )
 
 func TestReadPhoneRules(t *testing.T) {
-	us := NewPhoneRules("US", nil, nil, "")
-	usca := NewPhoneRules("US", []string{"US", "CA"}, nil, "")
-	ca := NewPhoneRules("CA", nil, nil, "sheets[0].countries")
-	gb := NewPhoneRules("GB", nil, nil, "")
-	gbPremium := NewPhoneRules("GB", nil, []string{"PREMIUM_RATE"}, "")
+	us := NewRules("US", nil, nil, "")
+	usca := NewRules("US", []string{"US", "CA"}, nil, "")
+	ca := NewRules("CA", nil, nil, "sheets[0].countries")
+	gb := NewRules("GB", nil, nil, "")
+	gbPremium := NewRules("GB", nil, []string{"PREMIUM_RATE"}, "")
 	tests := []struct {
 		raw    string
-		rules  *PhoneRules
+		rules  *Rules
 		want   string // E.164; "" when an error is expected
 		region string
 		kind   phonenumbers.PhoneNumberType
@@ -30,7 +30,7 @@ func TestReadPhoneRules(t *testing.T) {
 		{raw: "41582345678", rules: us, err: "with a leading + it would be +41582345678, a number in Switzerland (CH), which this campaign does not call: add CH to countries (now US)"},
 		// A lost '+' into an allowed country is repaired, with a note.
 		{raw: "14165550163", rules: ca, want: "+14165550163", region: "CA", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
-		{raw: "442079460123", rules: NewPhoneRules("US", []string{"US", "GB"}, nil, ""), want: "+442079460123", region: "GB", kind: phonenumbers.FIXED_LINE, repair: "leading +"},
+		{raw: "442079460123", rules: NewRules("US", []string{"US", "GB"}, nil, ""), want: "+442079460123", region: "GB", kind: phonenumbers.FIXED_LINE, repair: "leading +"},
 		{raw: "4.41614960000E+11", rules: us, err: "a number in United Kingdom (GB), which this campaign does not call"},
 		// Countries are judged on the number's country, not its calling code.
 		{raw: "(876) 555-0100", rules: us, err: "+18765550100, a number in Jamaica (JM), which this campaign does not call: add JM to countries (now US) to call it"},
@@ -47,13 +47,13 @@ func TestReadPhoneRules(t *testing.T) {
 		{raw: "070 1234 5678", rules: gb, err: "a personal (forwarding) number"},
 		{raw: "07640 123456", rules: gb, err: "a pager number"},
 		{raw: "+800 1234 5678", rules: us, err: "an international non-geographic number"},
-		{raw: "+800 1234 5678", rules: NewPhoneRules("US", nil, []string{"international_non_geographic"}, ""), want: "+80012345678", region: "001", kind: phonenumbers.TOLL_FREE},
+		{raw: "+800 1234 5678", rules: NewRules("US", nil, []string{"international_non_geographic"}, ""), want: "+80012345678", region: "001", kind: phonenumbers.TOLL_FREE},
 		{raw: "1-800-234-5678", rules: us, want: "+18002345678", region: "US", kind: phonenumbers.TOLL_FREE},
 		{raw: "07400 123456", rules: gb, want: "+447400123456", region: "GB", kind: phonenumbers.MOBILE},
 		// Cells as exports hold them.
 		{raw: "'+1 415 555 0100", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
 		{raw: "'4155550100", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
-		{raw: "'442079460123", rules: NewPhoneRules("US", []string{"US", "GB"}, nil, ""), err: "not a valid phone number for region US"}, // text: no '+' was lost
+		{raw: "'442079460123", rules: NewRules("US", []string{"US", "GB"}, nil, ""), err: "not a valid phone number for region US"}, // text: no '+' was lost
 		{raw: "\u00a0415\u00a0555\u00a00100\u00a0", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
 		{raw: "\uff14\uff11\uff15-\uff15\uff15\uff15-\uff10\uff11\uff10\uff10", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
 		{raw: "\u0664\u0661\u0665\u0665\u0665\u0665\u0660\u0661\u0660\u0660", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
@@ -61,15 +61,15 @@ func TestReadPhoneRules(t *testing.T) {
 		{raw: "415-555-0100 or 415-555-0101", rules: us, err: "holds more than one phone number"},
 		{raw: "4155550100, 4155550101", rules: us, err: "holds more than one phone number"},
 		{raw: "+49 30 1234567 oder +49 30 7654321", rules: us, err: "holds more than one phone number"},
-		{raw: "030/1234567", rules: NewPhoneRules("DE", nil, nil, ""), want: "+49301234567", region: "DE", kind: phonenumbers.FIXED_LINE},
+		{raw: "030/1234567", rules: NewRules("DE", nil, nil, ""), want: "+49301234567", region: "DE", kind: phonenumbers.FIXED_LINE},
 		{raw: "415 555 0100 ext. 123456", rules: us, err: "extension"},
 		{raw: "415 555 0100 x12", rules: us, err: "extension"},
 	}
-	p := NewPhoneNormalizer()
+	p := NewNormalizer()
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
-			for name, core := range map[string]phoneCore{"fast": phoneFastCore, "library": phoneLibraryCore} {
-				got, err := readPhone(tt.raw, tt.rules, core)
+			for name, core := range map[string]coreFunc{"fast": fastCore, "library": libraryCore} {
+				got, err := readNumber(tt.raw, tt.rules, core)
 				if tt.err != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.err) {
 						t.Fatalf("%s: read(%q) = %+v, %v; want error containing %q", name, tt.raw, got, err, tt.err)
@@ -90,9 +90,9 @@ func TestReadPhoneRules(t *testing.T) {
 	}
 }
 
-// TestPhoneDigitEveryScript checks phoneDigit on every decimal digit
+// TestASCIIDigitEveryScript checks asciiDigit on every decimal digit
 // Unicode knows: each script's digits run from 0 to 9.
-func TestPhoneDigitEveryScript(t *testing.T) {
+func TestASCIIDigitEveryScript(t *testing.T) {
 	n := 0
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if !unicode.IsDigit(r) {
@@ -101,17 +101,28 @@ func TestPhoneDigitEveryScript(t *testing.T) {
 		n++
 		want := byte('0')
 		if unicode.IsDigit(r - 1) {
-			want = phoneDigit(r-1) + 1
+			want = asciiDigit(r-1) + 1
 			if want > '9' {
 				want = '0'
 			}
 		}
-		if got := phoneDigit(r); got != want {
-			t.Fatalf("phoneDigit(%U) = %c, want %c", r, got, want)
+		if got := asciiDigit(r); got != want {
+			t.Fatalf("asciiDigit(%U) = %c, want %c", r, got, want)
 		}
 	}
-	if phoneDigit('\uff17') != '7' || phoneDigit('\u0967') != '1' {
+	if asciiDigit('\uff17') != '7' || asciiDigit('\u0967') != '1' {
 		t.Errorf("full-width 7 or Devanagari 1 misread")
 	}
 	t.Logf("%d digits", n)
+}
+
+// kindName returns the allow_number_kinds name of a library type, for
+// test messages.
+func kindName(t phonenumbers.PhoneNumberType) string {
+	for _, k := range numberKinds {
+		if k.typ == t {
+			return k.name
+		}
+	}
+	return "unknown"
 }

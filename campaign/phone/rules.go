@@ -1,4 +1,4 @@
-package campaign
+package phone
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"golang.org/x/text/language/display"
 )
 
-// PhoneRules says how a sheet's numbers are read and which of them the
+// Rules says how a sheet's numbers are read and which of them the
 // campaign may call: the sheet's region for numbers written without
 // +country, the countries that may be called, and the kinds of number.
 // The contact reader builds one per sheet from the campaign file.
-type PhoneRules struct {
-	Region string // ISO 3166 alpha-2 of numbers written without +country
+type Rules struct {
+	region string // ISO 3166 alpha-2 of numbers written without +country
 	// countries lists the regions that may be called; nil allows any.
 	countries []string
 	// allowed[kind] is true for the kinds of number that may be called;
@@ -27,11 +27,11 @@ type PhoneRules struct {
 	setting string
 }
 
-// NumberKindNonGeographic is the allow_number_kinds value that allows the
+// kindNonGeographic is the allow_number_kinds value that allows the
 // international non-geographic codes (+800 freephone, +808 shared cost,
 // +870 Inmarsat, +881 to +883 satellite and networks, +888, +979), which
 // belong to no country.
-const NumberKindNonGeographic = "international_non_geographic"
+const kindNonGeographic = "international_non_geographic"
 
 // numberKind is a library number type as allow_number_kinds names it,
 // with the words messages use.
@@ -55,46 +55,38 @@ var numberKinds = []numberKind{
 	{"voicemail", "voicemail access", phonenumbers.VOICEMAIL, true},
 }
 
-// RefusedNumberKinds lists the allow_number_kinds values refused unless
-// allowed: what costs the caller extra or reaches no person.
-func RefusedNumberKinds() []string {
+// RefusedKinds lists the allow_number_kinds values refused unless
+// allowed: what costs the caller extra or reaches no person. The campaign
+// file's loader names them when a value is not a kind ([ValidKind]).
+func RefusedKinds() []string {
 	var names []string
 	for _, k := range numberKinds {
 		if k.refused {
 			names = append(names, k.name)
 		}
 	}
-	return append(names, NumberKindNonGeographic)
+	return append(names, kindNonGeographic)
 }
 
-// ValidNumberKind reports whether name (any case) is an allow_number_kinds value.
-func ValidNumberKind(name string) bool {
+// ValidKind reports whether name (any case) is an allow_number_kinds value.
+func ValidKind(name string) bool {
 	name = strings.ToLower(name)
-	return name == NumberKindNonGeographic || slices.ContainsFunc(numberKinds, func(k numberKind) bool { return k.name == name })
+	return name == kindNonGeographic || slices.ContainsFunc(numberKinds, func(k numberKind) bool { return k.name == name })
 }
 
-// NumberKindName returns the allow_number_kinds name of a library type.
-func NumberKindName(t phonenumbers.PhoneNumberType) string {
-	for _, k := range numberKinds {
-		if k.typ == t {
-			return k.name
-		}
-	}
-	return "unknown"
-}
-
-// NewPhoneRules returns the rules for a sheet: numbers written without
+// NewRules returns the rules for a sheet: numbers written without
 // +country are in region; countries (default: region alone) may be
 // called; the kinds refused by default are refused unless allowKinds
 // names them. setting names the key that lists the countries, for the
-// messages ("countries" or "sheets[1].countries").
-func NewPhoneRules(region string, countries, allowKinds []string, setting string) *PhoneRules {
-	r := &PhoneRules{Region: phoneRegion(region), setting: setting, allowed: map[phonenumbers.PhoneNumberType]bool{}}
+// messages ("countries" or "sheets[1].countries"). The campaign file's
+// PhoneRules builds a sheet's rules with it.
+func NewRules(region string, countries, allowKinds []string, setting string) *Rules {
+	r := &Rules{region: normRegion(region), setting: setting, allowed: map[phonenumbers.PhoneNumberType]bool{}}
 	if len(countries) == 0 {
-		r.countries = []string{r.Region}
+		r.countries = []string{r.region}
 	} else {
 		for _, c := range countries {
-			r.countries = append(r.countries, phoneRegion(c))
+			r.countries = append(r.countries, normRegion(c))
 		}
 	}
 	for _, k := range numberKinds {
@@ -102,7 +94,7 @@ func NewPhoneRules(region string, countries, allowKinds []string, setting string
 	}
 	for _, name := range allowKinds {
 		name = strings.ToLower(strings.TrimSpace(name))
-		if name == NumberKindNonGeographic {
+		if name == kindNonGeographic {
 			r.nonGeo = true
 		}
 		for _, k := range numberKinds {
@@ -114,23 +106,23 @@ func NewPhoneRules(region string, countries, allowKinds []string, setting string
 	return r
 }
 
-// AnyPhone returns rules that read numbers for region and refuse no
+// Any returns rules that read numbers for region and refuse no
 // country or kind: for suppression files, where a number read too widely
 // only keeps someone from being called.
-func AnyPhone(region string) *PhoneRules {
-	return &PhoneRules{Region: region, nonGeo: true}
+func Any(region string) *Rules {
+	return &Rules{region: region, nonGeo: true}
 }
 
 // allows returns nil when the campaign may call r, else the rest of a
 // sentence that starts with the number ("… is ") and says which setting
 // would allow it.
-func (p *PhoneRules) allows(r phoneReading) error {
+func (p *Rules) allows(r reading) error {
 	if r.region == "001" {
 		if !p.nonGeo {
-			return fmt.Errorf("%s, an international non-geographic number (such as +800 freephone or +870 satellite), which callrun does not call: add %s to allow_number_kinds to call such numbers", r.e164, NumberKindNonGeographic)
+			return fmt.Errorf("%s, an international non-geographic number (such as +800 freephone or +870 satellite), which callrun does not call: add %s to allow_number_kinds to call such numbers", r.e164, kindNonGeographic)
 		}
 	} else if p.countries != nil && !slices.Contains(p.countries, r.region) {
-		return fmt.Errorf("%s, a number in %s, which this campaign does not call: add %s to %s (now %s) to call it", r.e164, CountryName(r.region), r.region, p.countriesKey(), strings.Join(p.countries, ", "))
+		return fmt.Errorf("%s, a number in %s, which this campaign does not call: add %s to %s (now %s) to call it", r.e164, countryName(r.region), r.region, p.countriesKey(), strings.Join(p.countries, ", "))
 	}
 	if p.allowed != nil && !p.allowed[r.kind] {
 		for _, k := range numberKinds {
@@ -143,15 +135,15 @@ func (p *PhoneRules) allows(r phoneReading) error {
 	return nil
 }
 
-func (p *PhoneRules) countriesKey() string {
+func (p *Rules) countriesKey() string {
 	if p.setting == "" {
 		return "countries"
 	}
 	return p.setting
 }
 
-// CountryName returns a region code with its English name, "Switzerland (CH)".
-func CountryName(region string) string {
+// countryName returns a region code with its English name, "Switzerland (CH)".
+func countryName(region string) string {
 	if region == "001" {
 		return "no country (international non-geographic, 001)"
 	}

@@ -1,13 +1,15 @@
-package campaign
-
-// Contact sheets: CSV files as CRMs (HighLevel, HubSpot) and Excel export
-// them, read one record at a time so memory does not grow with the sheet.
+// Package sheet reads contact sheets: CSV files as CRMs (HighLevel,
+// HubSpot) and Excel export them, one record at a time so memory does not
+// grow with the sheet. The campaign reads its sheets and suppression
+// files with it ([Open]), and callrun init reads a sheet's header and
+// first rows to write a campaign file.
 //
 // Reading uses encoding/csv directly rather than gocarina/gocsv: gocsv was
 // measured four times slower at reading (1.2 s against 0.3 s for a million
 // rows), its map decoding keeps the BOM in the first header name and lets
 // a duplicate header win silently, and its reader configuration is global.
 // gocsv is kept for writing the report.
+package sheet
 
 import (
 	"bufio"
@@ -24,10 +26,12 @@ import (
 	"unicode/utf8"
 )
 
-// SheetError is a problem with a contact sheet, located as precisely as
-// it can be: the file, the row a spreadsheet shows (0: not about one row)
-// and the column header (empty: not about one column).
-type SheetError struct {
+// Error is a problem with a contact sheet, located as precisely as it can
+// be: the file, the row a spreadsheet shows (0: not about one row) and the
+// column header (empty: not about one column). [Open], [Reader.Column] and
+// [Reader.Next] return it; callrun treats it as a problem with its input
+// (a usage error).
+type Error struct {
 	File  string
 	Row   int
 	Field string
@@ -36,7 +40,7 @@ type SheetError struct {
 
 // Error returns the message with its location, such as
 // `contacts/leads.csv row 14, column "Phone": ...`.
-func (e *SheetError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Row > 0 {
@@ -60,8 +64,8 @@ func (e *SheetError) Error() string {
 	return b.String()
 }
 
-// SheetRecord is one record of a sheet.
-type SheetRecord struct {
+// Record is one record of a sheet.
+type Record struct {
 	// Row is the row number a spreadsheet shows for the record: the header
 	// is row 1 and the first contact row 2, one row per CSV record even
 	// when a quoted field holds a newline. Blank lines count as rows, as
@@ -75,15 +79,16 @@ type SheetRecord struct {
 	Err error
 }
 
-// SheetReader streams the records of one contact sheet; memory does not
+// Reader streams the records of one contact sheet; memory does not
 // grow with the sheet. It detects a UTF-8 byte order mark, the delimiter
 // (',', ';' or tab) and Excel's "sep=" line; it reads CRLF or LF line
-// ends and quoted fields holding newlines. A SheetReader is not safe for
-// concurrent use.
-type SheetReader struct {
+// ends and quoted fields holding newlines. A Reader is not safe for
+// concurrent use. The campaign's contact reader and suppression list read
+// sheets through it, one Reader a file.
+type Reader struct {
 	name     string
 	closer   io.Closer
-	limit    *sheetLimiter
+	limit    *limiter
 	cr       *csv.Reader
 	lineBase int // lines of the file before cr's first line: those of records cut by limit
 	header   []string
@@ -95,23 +100,23 @@ type SheetReader struct {
 }
 
 const (
-	// sheetSniffSize is how much of the start of a file is checked for
+	// sniffSize is how much of the start of a file is checked for
 	// binary content.
-	sheetSniffSize = 4 << 10
-	// sheetBufSize is the read buffer; the header record is looked for in
+	sniffSize = 4 << 10
+	// bufSize is the read buffer; the header record is looked for in
 	// its first fill to detect the delimiter.
-	sheetBufSize = 64 << 10
-	// sheetMaxRowBytes bounds one record (see sheetLimiter). A quote that
+	bufSize = 64 << 10
+	// maxRowBytes bounds one record (see limiter). A quote that
 	// is never closed would otherwise make encoding/csv read the rest of
 	// the file into one field, and a field pasted from a file could take
 	// any amount of memory.
-	sheetMaxRowBytes = 4 << 20
+	maxRowBytes = 4 << 20
 )
 
-// OpenSheet opens the sheet at path and reads its header. Errors name the
+// Open opens the sheet at path and reads its header. Errors name the
 // path as given.
-func OpenSheet(path string) (*SheetReader, error) {
-	err := checkRegular(path)
+func Open(path string) (*Reader, error) {
+	err := CheckRegular(path)
 	var f *os.File
 	if err == nil {
 		f, err = os.Open(path)
@@ -120,11 +125,11 @@ func OpenSheet(path string) (*SheetReader, error) {
 		msg := err.Error()
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			msg = pe.Err.Error() // the path is named once, by SheetError
+			msg = pe.Err.Error() // the path is named once, by Error.Error
 		}
-		return nil, &SheetError{File: path, Msg: "cannot open the sheet: " + msg}
+		return nil, &Error{File: path, Msg: "cannot open the sheet: " + msg}
 	}
-	s, err := NewSheetReader(path, f)
+	s, err := newReader(path, f)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -133,41 +138,41 @@ func OpenSheet(path string) (*SheetReader, error) {
 	return s, nil
 }
 
-// NewSheetReader reads a sheet from r, starting with its header. name
+// newReader reads a sheet from r, starting with its header. name
 // stands for the sheet in errors (usually its path). r is read as records
 // are asked for, and is not closed.
-func NewSheetReader(name string, r io.Reader) (*SheetReader, error) {
-	return newSheetReader(name, r, sheetMaxRowBytes)
+func newReader(name string, r io.Reader) (*Reader, error) {
+	return newReaderLimit(name, r, maxRowBytes)
 }
 
-// newSheetReader is NewSheetReader with limit bytes at most to a record
+// newReaderLimit is newReader with limit bytes at most to a record
 // (tests use small ones).
-func newSheetReader(name string, r io.Reader, limit int) (*SheetReader, error) {
-	fail := func(msg string) (*SheetReader, error) {
-		return nil, &SheetError{File: name, Msg: msg}
+func newReaderLimit(name string, r io.Reader, limit int) (*Reader, error) {
+	fail := func(msg string) (*Reader, error) {
+		return nil, &Error{File: name, Msg: msg}
 	}
-	br := bufio.NewReaderSize(r, sheetBufSize)
-	head, err := br.Peek(sheetBufSize)
+	br := bufio.NewReaderSize(r, bufSize)
+	head, err := br.Peek(bufSize)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return fail("cannot read the sheet: " + err.Error())
 	}
-	if msg := sheetSniff(head); msg != "" {
+	if msg := sniff(head); msg != "" {
 		return fail(msg)
 	}
 	if bytes.HasPrefix(head, []byte("\xef\xbb\xbf")) {
 		br.Discard(3)
 		head = head[3:]
 	}
-	s := &SheetReader{name: name}
+	s := &Reader{name: name}
 	// Excel writes "sep=;" as a first line to name the delimiter, and
 	// does not show it as a row.
-	if d, n := sheetExcelSepLine(head); n > 0 {
+	if d, n := excelSepLine(head); n > 0 {
 		s.delim = d
 		br.Discard(n)
 	} else {
-		s.delim = sheetDetectDelimiter(head)
+		s.delim = detectDelimiter(head)
 	}
-	s.limit = newSheetLimiter(br, s.delim, limit)
+	s.limit = newLimiter(br, s.delim, limit)
 	s.newCSVReader()
 
 	rec, err := s.cr.Read()
@@ -176,24 +181,24 @@ func newSheetReader(name string, r io.Reader, limit int) (*SheetReader, error) {
 	}
 	if err != nil {
 		if o := s.takeOver(err); o != nil {
-			return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", sheetSize(int64(limit))))
+			return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", humanSize(int64(limit))))
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return fail("the header row cannot be read: " + sheetCSVProblem(pe))
+			return fail("the header row cannot be read: " + csvProblem(pe))
 		}
 		return fail("cannot read the sheet: " + err.Error())
 	}
 	s.advance(rec, nil)
 	for _, f := range rec {
 		if !utf8.ValidString(f) {
-			return fail(sheetNotUTF8)
+			return fail(notUTF8)
 		}
 	}
 	header := make([]string, len(rec))
 	empty := true
 	for i, f := range rec {
-		header[i] = strings.TrimFunc(f, isSheetSpace)
+		header[i] = strings.TrimFunc(f, isSpace)
 		if header[i] != "" {
 			empty = false
 		}
@@ -219,10 +224,10 @@ func newSheetReader(name string, r io.Reader, limit int) (*SheetReader, error) {
 	return s, nil
 }
 
-const sheetNotUTF8 = "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8"
+const notUTF8 = "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8"
 
-// sheetSniff returns why head is not a CSV text file, or "".
-func sheetSniff(head []byte) string {
+// sniff returns why head is not a CSV text file, or "".
+func sniff(head []byte) string {
 	const excel = "looks like an Excel workbook, not CSV: in Excel use File > Save As > CSV UTF-8"
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
@@ -232,15 +237,15 @@ func sheetSniff(head []byte) string {
 	case bytes.HasPrefix(head, []byte("\xff\xfe")), bytes.HasPrefix(head, []byte("\xfe\xff")):
 		return "the file is UTF-16 text (Excel's \"Unicode Text\"), not UTF-8 CSV: in Excel use File > Save As > CSV UTF-8"
 	}
-	if bytes.IndexByte(head[:min(len(head), sheetSniffSize)], 0) >= 0 {
+	if bytes.IndexByte(head[:min(len(head), sniffSize)], 0) >= 0 {
 		return "the file holds binary data (NUL bytes), not CSV text; if it is a spreadsheet, in Excel use File > Save As > CSV UTF-8"
 	}
 	return ""
 }
 
-// sheetExcelSepLine recognises Excel's "sep=X" first line and returns the
+// excelSepLine recognises Excel's "sep=X" first line and returns the
 // delimiter and the length of the line, or n == 0.
-func sheetExcelSepLine(head []byte) (delim rune, n int) {
+func excelSepLine(head []byte) (delim rune, n int) {
 	if len(head) < 5 || !bytes.EqualFold(head[:4], []byte("sep=")) {
 		return 0, 0
 	}
@@ -260,10 +265,10 @@ func sheetExcelSepLine(head []byte) (delim rune, n int) {
 	return 0, 0
 }
 
-// sheetDetectDelimiter counts ',', ';' and tabs outside quotes in the first
+// detectDelimiter counts ',', ';' and tabs outside quotes in the first
 // record of head and returns the most frequent, ',' when none occurs or on
 // a tie with ','.
-func sheetDetectDelimiter(head []byte) rune {
+func detectDelimiter(head []byte) rune {
 	var commas, semis, tabs int
 	inQuotes := false
 scan:
@@ -298,29 +303,29 @@ scan:
 	return ','
 }
 
-// isSheetSpace reports the characters trimmed around header names:
+// isSpace reports the characters trimmed around header names:
 // Unicode white space and stray byte order marks or zero-width spaces.
-func isSheetSpace(r rune) bool {
+func isSpace(r rune) bool {
 	return unicode.IsSpace(r) || r == '\ufeff' || r == '\u200b'
 }
 
 // Header returns the column names as in the file, with the byte order
 // mark and surrounding spaces removed. Empty names are "".
-func (s *SheetReader) Header() []string { return slices.Clone(s.header) }
+func (s *Reader) Header() []string { return slices.Clone(s.header) }
 
 // Delimiter returns the field delimiter: ',', ';' or '\t'.
-func (s *SheetReader) Delimiter() rune { return s.delim }
+func (s *Reader) Delimiter() rune { return s.delim }
 
 // Name returns the name the sheet is known by in errors.
-func (s *SheetReader) Name() string { return s.name }
+func (s *Reader) Name() string { return s.name }
 
 // Column returns the index of the header column called name, compared
 // after trimming and without regard to case. The error for a missing
 // column lists the header's columns and suggests the nearest one.
-func (s *SheetReader) Column(name string) (int, error) {
-	want := strings.TrimFunc(name, isSheetSpace)
+func (s *Reader) Column(name string) (int, error) {
+	want := strings.TrimFunc(name, isSpace)
 	if want == "" {
-		return -1, &SheetError{File: s.name, Msg: "a column name is empty: name a column of the header"}
+		return -1, &Error{File: s.name, Msg: "a column name is empty: name a column of the header"}
 	}
 	if i, ok := s.index[strings.ToLower(want)]; ok {
 		return i, nil
@@ -337,31 +342,31 @@ func (s *SheetReader) Column(name string) (int, error) {
 		list += fmt.Sprintf(", and %d more", len(cols)-maxListed)
 	}
 	msg := fmt.Sprintf("sheet %s has no column %q (columns: %s", s.name, want, list)
-	if near := sheetNearestColumn(want, s.header); near != "" {
+	if near := nearestColumn(want, s.header); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
 	return -1, errors.New(msg + ")")
 }
 
-// sheetNearestColumn suggests the header name closest to want: one that
+// nearestColumn suggests the header name closest to want: one that
 // contains it or is contained in it once case, spaces, '_' and '-' are
 // ignored ("Phone" and "Phone Number"), else the one at the smallest edit
 // distance if that is small for the length of the name. "" when nothing
 // is close.
-func sheetNearestColumn(want string, header []string) string {
-	w := sheetFoldName(want)
+func nearestColumn(want string, header []string) string {
+	w := foldName(want)
 	best, bestScore := "", 0
 	for _, h := range header {
 		if h == "" {
 			continue
 		}
-		f := sheetFoldName(h)
+		f := foldName(h)
 		var score int
 		switch {
 		case f == w:
 			score = 1000
 		case w != "" && f != "" && (strings.Contains(f, w) || strings.Contains(w, f)):
-			score = 500 - sheetAbs(len(f)-len(w))
+			score = 500 - abs(len(f)-len(w))
 		default:
 			d := editDistance(w, f)
 			if d > max(2, len(w)/3) {
@@ -376,7 +381,7 @@ func sheetNearestColumn(want string, header []string) string {
 	return best
 }
 
-func sheetFoldName(s string) string {
+func foldName(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch r {
 		case ' ', '_', '-', '.':
@@ -386,7 +391,7 @@ func sheetFoldName(s string) string {
 	}, s)
 }
 
-func sheetAbs(x int) int {
+func abs(x int) int {
 	if x < 0 {
 		return -x
 	}
@@ -418,7 +423,7 @@ func editDistance(a, b string) int {
 // advance moves the row count past the record just read (rec, or the
 // parse error pe): one row for the record and one for each blank line
 // before it, which encoding/csv skips but spreadsheets show.
-func (s *SheetReader) advance(rec []string, pe *csv.ParseError) {
+func (s *Reader) advance(rec []string, pe *csv.ParseError) {
 	var start, end int
 	if pe != nil {
 		// The rest of the line with the error is dropped; reading
@@ -435,7 +440,7 @@ func (s *SheetReader) advance(rec []string, pe *csv.ParseError) {
 
 // advanceLines moves the row count past a record on lines start to end of
 // the file.
-func (s *SheetReader) advanceLines(start, end int) {
+func (s *Reader) advanceLines(start, end int) {
 	if start > s.endLine {
 		s.row += start - s.endLine
 	} else {
@@ -446,7 +451,7 @@ func (s *SheetReader) advanceLines(start, end int) {
 
 // newCSVReader starts reading records from where s.limit is: at the
 // header, or after a record it cut.
-func (s *SheetReader) newCSVReader() {
+func (s *Reader) newCSVReader() {
 	s.cr = csv.NewReader(s.limit)
 	s.cr.Comma = s.delim
 	s.cr.FieldsPerRecord = -1 // field counts are checked here, per row
@@ -460,12 +465,12 @@ func (s *SheetReader) newCSVReader() {
 // handed out the cut's error), its lines counted from there. The cut's
 // error reaches Read unless the record was malformed before the cut; the
 // record's first line then tells the two apart.
-func (s *SheetReader) takeOver(err error) *sheetOverLimit {
+func (s *Reader) takeOver(err error) *overLimit {
 	o := s.limit.over
 	if o == nil || err == nil {
 		return nil
 	}
-	var cut *sheetOverLimit
+	var cut *overLimit
 	var pe *csv.ParseError
 	if !errors.As(err, &cut) && !(errors.As(err, &pe) && pe.StartLine+s.lineBase == o.startLine) {
 		return nil
@@ -476,18 +481,18 @@ func (s *SheetReader) takeOver(err error) *sheetOverLimit {
 	return o
 }
 
-// overRecord is the SheetRecord, or the error that ends the reading, for
+// overRecord is the Record, or the error that ends the reading, for
 // a record cut past the limit.
-func (s *SheetReader) overRecord(o *sheetOverLimit) (SheetRecord, error) {
-	limit := sheetSize(int64(o.limit))
+func (s *Reader) overRecord(o *overLimit) (Record, error) {
+	limit := humanSize(int64(o.limit))
 	s.advanceLines(o.startLine, max(o.endLines, o.startLine))
 	if o.quoteLine > 0 {
-		s.err = &SheetError{File: s.name, Row: s.row, Msg: fmt.Sprintf(
+		s.err = &Error{File: s.name, Row: s.row, Msg: fmt.Sprintf(
 			"the row is larger than %s, with a quoted field that opens on line %d of the file and runs over line breaks: probably a quote that is never closed, so the rows after it cannot be read reliably; check the quotes of that row",
 			limit, o.quoteLine)}
-		return SheetRecord{}, s.err
+		return Record{}, s.err
 	}
-	e := &SheetError{File: s.name, Row: s.row}
+	e := &Error{File: s.name, Row: s.row}
 	if o.field < len(s.header) {
 		e.Field = s.header[o.field]
 	}
@@ -496,22 +501,22 @@ func (s *SheetReader) overRecord(o *sheetOverLimit) (SheetRecord, error) {
 		where = fmt.Sprintf("its field %d (the header has %d) takes it past the limit", o.field+1, len(s.header))
 	}
 	e.Msg = fmt.Sprintf("the row is %s long, on line %d of the file, and a row may hold at most %s (%s): it is not read",
-		sheetSize(o.size), o.startLine, limit, where)
+		humanSize(o.size), o.startLine, limit, where)
 	if o.unclosed {
 		e.Msg += fmt.Sprintf("; a quote opened on line %d is never closed", o.startLine)
 	}
-	return SheetRecord{Row: s.row, Err: e}, nil
+	return Record{Row: s.row, Err: e}, nil
 }
 
 // Next returns the next record. Records whose fields are all empty (blank
 // rows, ",,,") are skipped. A problem with one record is returned in
-// SheetRecord.Err and reading can go on; an error that ends the reading
+// Record.Err and reading can go on; an error that ends the reading
 // (the file is not UTF-8, cannot be read, or has a row that never ends) is
 // returned as err, and again by every later call. At the end Next returns
 // io.EOF.
-func (s *SheetReader) Next() (SheetRecord, error) {
+func (s *Reader) Next() (Record, error) {
 	if s.err != nil {
-		return SheetRecord{}, s.err
+		return Record{}, s.err
 	}
 	for {
 		rec, err := s.cr.Read()
@@ -520,7 +525,7 @@ func (s *SheetReader) Next() (SheetRecord, error) {
 		}
 		if err == io.EOF {
 			s.err = io.EOF
-			return SheetRecord{}, io.EOF
+			return Record{}, io.EOF
 		}
 		if err != nil {
 			return s.recordError(err)
@@ -529,10 +534,10 @@ func (s *SheetReader) Next() (SheetRecord, error) {
 		blank := true
 		for _, f := range rec {
 			if !utf8.ValidString(f) {
-				s.err = &SheetError{File: s.name, Row: s.row, Msg: sheetNotUTF8}
-				return SheetRecord{}, s.err
+				s.err = &Error{File: s.name, Row: s.row, Msg: notUTF8}
+				return Record{}, s.err
 			}
-			if blank && strings.TrimFunc(f, isSheetSpace) != "" {
+			if blank && strings.TrimFunc(f, isSpace) != "" {
 				blank = false
 			}
 		}
@@ -540,20 +545,20 @@ func (s *SheetReader) Next() (SheetRecord, error) {
 			continue
 		}
 		if len(rec) != len(s.header) {
-			return SheetRecord{Row: s.row, Err: &SheetError{File: s.name, Row: s.row,
-				Msg: fmt.Sprintf("has %d fields but the header has %d (a missing or extra %s?)", len(rec), len(s.header), sheetDelimName(s.delim))}}, nil
+			return Record{Row: s.row, Err: &Error{File: s.name, Row: s.row,
+				Msg: fmt.Sprintf("has %d fields but the header has %d (a missing or extra %s?)", len(rec), len(s.header), delimName(s.delim))}}, nil
 		}
-		return SheetRecord{Row: s.row, Fields: rec}, nil
+		return Record{Row: s.row, Fields: rec}, nil
 	}
 }
 
 // recordError handles an error from encoding/csv: a malformed record is
 // that row's error; anything else ends the reading.
-func (s *SheetReader) recordError(err error) (SheetRecord, error) {
+func (s *Reader) recordError(err error) (Record, error) {
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
-		s.err = &SheetError{File: s.name, Row: s.row + 1, Msg: "cannot read the sheet: " + err.Error()}
-		return SheetRecord{}, s.err
+		s.err = &Error{File: s.name, Row: s.row + 1, Msg: "cannot read the sheet: " + err.Error()}
+		return Record{}, s.err
 	}
 	s.advance(nil, pe)
 	pe = &csv.ParseError{StartLine: pe.StartLine + s.lineBase, Line: pe.Line + s.lineBase, Column: pe.Column, Err: pe.Err} // lines of the file
@@ -561,15 +566,15 @@ func (s *SheetReader) recordError(err error) (SheetRecord, error) {
 		// A quoted field ran over several lines and then broke (or
 		// reached the end of the file): the lines it swallowed may have
 		// been rows of their own, so what follows cannot be trusted.
-		s.err = &SheetError{File: s.name, Row: s.row, Msg: sheetCSVProblem(pe)}
-		return SheetRecord{}, s.err
+		s.err = &Error{File: s.name, Row: s.row, Msg: csvProblem(pe)}
+		return Record{}, s.err
 	}
-	return SheetRecord{Row: s.row, Err: &SheetError{File: s.name, Row: s.row, Msg: sheetCSVProblem(pe)}}, nil
+	return Record{Row: s.row, Err: &Error{File: s.name, Row: s.row, Msg: csvProblem(pe)}}, nil
 }
 
-// sheetCSVProblem explains a csv.ParseError in a sentence, with the line of the
+// csvProblem explains a csv.ParseError in a sentence, with the line of the
 // file (which differs from the row when quoted fields hold newlines).
-func sheetCSVProblem(pe *csv.ParseError) string {
+func csvProblem(pe *csv.ParseError) string {
 	where := fmt.Sprintf("line %d, character %d of the file", pe.Line, pe.Column)
 	switch {
 	case errors.Is(pe.Err, csv.ErrBareQuote):
@@ -582,7 +587,7 @@ func sheetCSVProblem(pe *csv.ParseError) string {
 	return fmt.Sprintf("malformed CSV (%s): %v", where, pe.Err)
 }
 
-func sheetDelimName(d rune) string {
+func delimName(d rune) string {
 	switch d {
 	case ',':
 		return "comma"
@@ -594,9 +599,9 @@ func sheetDelimName(d rune) string {
 	return strconv.QuoteRune(d)
 }
 
-// Close closes the file opened by OpenSheet; it does nothing for a
-// SheetReader made by NewSheetReader.
-func (s *SheetReader) Close() error {
+// Close closes the file opened by Open; it does nothing for a
+// Reader made by newReader.
+func (s *Reader) Close() error {
 	if s.closer == nil {
 		return nil
 	}

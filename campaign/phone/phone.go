@@ -1,12 +1,12 @@
-package campaign
-
-// Phone numbers: sheets hold them as people and spreadsheets write them;
-// the service wants E.164. [PhoneNormalizer.Read] turns the one into the
-// other with nyaruka/phonenumbers (a port of Google's libphonenumber),
-// repairs the damage Excel does where that can be done without guessing,
-// refuses numbers the campaign may not call ([PhoneRules]: countries and
-// kinds of number), and rejects everything else with a sentence a
-// marketer can act on.
+// Package phone reads phone numbers: sheets hold them as people and
+// spreadsheets write them; the service wants E.164. [Normalizer.Read]
+// turns the one into the other with nyaruka/phonenumbers (a port of
+// Google's libphonenumber), repairs the damage Excel does where that can
+// be done without guessing, refuses numbers the campaign may not call
+// ([Rules]: countries and kinds of number), and rejects everything else
+// with a sentence a marketer can act on. It also says which time zones a
+// number may ring in ([Zones]). The campaign's contact reader, plan and
+// report use it; it knows nothing of campaigns.
 //
 // The rules, in the order Read applies them:
 //
@@ -54,13 +54,13 @@ package campaign
 //  8. Validity is the library's IsValidNumber; its Parse alone accepts
 //     nonsense. The number's country (GetRegionCodeForNumber: +1 876 is
 //     Jamaica) and kind (GetNumberType) are then checked against the
-//     campaign's PhoneRules.
+//     campaign's Rules.
 //
 // A million-row sheet must be planned in seconds and the library's regular
 // expressions take tens of microseconds a number (see README's
-// Performance), so readPhone runs on a fast path that computes exactly
+// Performance), so readNumber runs on a fast path that computes exactly
 // what the library computes, and the same rules on the plain library
-// (normalizeSlow, phoneLibraryCore) are the reference the differential
+// (normalizeSlow, libraryCore) are the reference the differential
 // tests and FuzzNormalize hold it to:
 //
 //   - Rule 4 reduces the input to '+' and ASCII digits, so the parser's
@@ -78,12 +78,13 @@ package campaign
 //     once into a deterministic automaton over digits that classifies a
 //     national number by region and type: the subset construction over the
 //     programs regexp/syntax compiles from the same pattern strings
-//     (phoneDFA). Whether a pattern matches a whole string, or a prefix of
+//     (dfa). Whether a pattern matches a whole string, or a prefix of
 //     it, depends only on the language the pattern denotes, so the
 //     automaton answers as the library does, with one table lookup per
 //     digit.
 //   - The E.164 form is '+', the calling code and the national
 //     significant number, as Format(E164) writes it.
+package phone
 
 import (
 	"encoding/binary"
@@ -102,18 +103,20 @@ import (
 	"github.com/nyaruka/phonenumbers"
 )
 
-// PhoneNormalizer normalises phone numbers to E.164. It is safe for
+// Normalizer normalises phone numbers to E.164. It is safe for
 // concurrent use, and its zero value is ready to use.
-type PhoneNormalizer struct{}
+type Normalizer struct{}
 
-// NewPhoneNormalizer returns a PhoneNormalizer. The library's metadata and
-// the fast path's tables are shared by all normalisers and built on first
-// use.
-func NewPhoneNormalizer() *PhoneNormalizer { return &PhoneNormalizer{} }
+// NewNormalizer returns a Normalizer. The library's metadata and the
+// fast path's tables are shared by all normalisers and built on first
+// use. A command makes one and hands it to the contact reader, the
+// suppression list and the report.
+func NewNormalizer() *Normalizer { return &Normalizer{} }
 
-// Phone is a number read from a cell: its E.164 form, the country the
-// phone-number library places it in, and its kind.
-type Phone struct {
+// Number is a phone number read from a cell: its E.164 form, the country
+// the phone-number library places it in, and its kind. [Normalizer.Read]
+// returns it; the contact reader keeps its fields on each contact.
+type Number struct {
 	E164   string // "+14155550132"
 	Region string // ISO 3166 alpha-2 ("US", "JM"), or "001" for the international non-geographic codes (+800, +870, ...)
 	Kind   phonenumbers.PhoneNumberType
@@ -127,8 +130,8 @@ type Phone struct {
 // and kinds of number the campaign may call. A cell that is not a usable
 // phone number, or holds one the rules refuse, gives an error whose text
 // names the value and says what to do.
-func (p *PhoneNormalizer) Read(raw string, rules *PhoneRules) (Phone, error) {
-	return readPhone(raw, rules, phoneFastCore)
+func (p *Normalizer) Read(raw string, rules *Rules) (Number, error) {
+	return readNumber(raw, rules, fastCore)
 }
 
 // Normalize returns the E.164 form of raw ("+14155550132") under rules that
@@ -138,38 +141,38 @@ func (p *PhoneNormalizer) Read(raw string, rules *PhoneRules) (Phone, error) {
 // country code. warn is a sentence, non-empty when the input was repaired
 // (Excel damage) and the caller should tell the user. err is a sentence
 // naming the value when raw is not a usable phone number.
-func (p *PhoneNormalizer) Normalize(raw, region string) (e164, warn string, err error) {
-	ph, err := readPhone(raw, AnyPhone(region), phoneFastCore)
+func (p *Normalizer) Normalize(raw, region string) (e164, warn string, err error) {
+	ph, err := readNumber(raw, Any(region), fastCore)
 	return ph.E164, ph.Repair, err
 }
 
 // normalizeSlow is Normalize with the plain library in place of the fast
 // path: the reference the tests compare Normalize with.
 func normalizeSlow(raw, region string) (e164, warn string, err error) {
-	ph, err := readPhone(raw, AnyPhone(region), phoneLibraryCore)
+	ph, err := readNumber(raw, Any(region), libraryCore)
 	return ph.E164, ph.Repair, err
 }
 
-// phoneReading is one valid reading of a number.
-type phoneReading struct {
+// reading is one valid reading of a number.
+type reading struct {
 	e164   string
 	region string // the library's GetRegionCodeForNumber
 	kind   phonenumbers.PhoneNumberType
 }
 
-// phoneCore decides one reading of a number: digits (ASCII, non-empty)
+// coreFunc decides one reading of a number: digits (ASCII, non-empty)
 // with or without a '+' in front, for region (upper case, possibly not a
 // known region). It returns the reading and whether the number is valid.
-type phoneCore func(plus bool, digits, region string) (phoneReading, bool)
+type coreFunc func(plus bool, digits, region string) (reading, bool)
 
-// phoneLibraryCore is the reference reading: the library's Parse,
+// libraryCore is the reference reading: the library's Parse,
 // IsValidNumber, Format(E164), GetRegionCodeForNumber and GetNumberType. A
 // panic in the library (none is known) makes the number invalid rather
 // than ending the run.
-func phoneLibraryCore(plus bool, digits, region string) (r phoneReading, valid bool) {
+func libraryCore(plus bool, digits, region string) (r reading, valid bool) {
 	defer func() {
 		if recover() != nil {
-			r, valid = phoneReading{}, false
+			r, valid = reading{}, false
 		}
 	}()
 	s := digits
@@ -178,123 +181,103 @@ func phoneLibraryCore(plus bool, digits, region string) (r phoneReading, valid b
 	}
 	n, err := phonenumbers.Parse(s, region)
 	if err != nil || !phonenumbers.IsValidNumber(n) {
-		return phoneReading{}, false
+		return reading{}, false
 	}
-	return phoneReading{
+	return reading{
 		e164:   phonenumbers.Format(n, phonenumbers.E164),
 		region: phonenumbers.GetRegionCodeForNumber(n),
 		kind:   phonenumbers.GetNumberType(n),
 	}, true
 }
 
-// phoneFastCore gives the same answers as phoneLibraryCore, using the
+// fastCore gives the same answers as libraryCore, using the
 // replayed parse and the validity automata where they apply.
-func phoneFastCore(plus bool, digits, region string) (phoneReading, bool) {
-	t := loadPhoneTables()
+func fastCore(plus bool, digits, region string) (reading, bool) {
+	t := loadTables()
 	if t == nil {
-		return phoneLibraryCore(plus, digits, region)
+		return libraryCore(plus, digits, region)
 	}
 	p, st := t.parseDigits(plus, digits, region)
 	switch st {
-	case phoneNotParse:
-		return phoneReading{}, false
-	case phoneFallback:
-		return phoneLibraryCore(plus, digits, region)
+	case notParse:
+		return reading{}, false
+	case fallback:
+		return libraryCore(plus, digits, region)
 	}
 	v := t.validatorFor(p.cc)
 	if v == nil {
-		return phoneLibraryCore(plus, digits, region)
+		return libraryCore(plus, digits, region)
 	}
 	reg, kind, valid, ok := v.read(p.nsn)
 	if !ok {
-		return phoneLibraryCore(plus, digits, region)
+		return libraryCore(plus, digits, region)
 	}
 	if !valid {
-		return phoneReading{}, false
+		return reading{}, false
 	}
-	return phoneReading{e164: "+" + t.ccStrings[p.cc] + p.nsn, region: reg, kind: kind}, true
-}
-
-// PhoneTimezones returns the IANA time zones of an E.164 number, as
-// phonenumbers.GetTimezonesForNumber gives them: one zone for most
-// numbers, several where a number cannot be placed more precisely (all 43
-// NANP zones for a US toll-free number, say). It returns nil for a string
-// that is not E.164 or a number the library has no zone for.
-func PhoneTimezones(e164 string) []string {
-	if len(e164) < 2 || e164[0] != '+' {
-		return nil
-	}
-	for i := 1; i < len(e164); i++ {
-		if e164[i] < '0' || e164[i] > '9' {
-			return nil
-		}
-	}
-	zones, err := phonenumbers.GetTimezonesForPrefix(e164)
-	if err != nil || len(zones) == 0 || (len(zones) == 1 && zones[0] == phonenumbers.UNKNOWN_TIMEZONE) {
-		return nil
-	}
-	return slices.Clone(zones)
+	return reading{e164: "+" + t.ccStrings[p.cc] + p.nsn, region: reg, kind: kind}, true
 }
 
 // ValidRegion reports whether region (any case) is an ISO 3166 alpha-2
 // code the phone-number library has numbering data for.
+// The campaign file's loader and callrun init check regions with it.
 func ValidRegion(region string) bool {
-	return phonenumbers.GetSupportedRegions()[phoneRegion(region)]
+	return phonenumbers.GetSupportedRegions()[normRegion(region)]
 }
 
-// phoneRegion returns region trimmed and in upper case, without allocating
+// normRegion returns region trimmed and in upper case, without allocating
 // for the usual "US".
-func phoneRegion(region string) string {
+func normRegion(region string) string {
 	if len(region) == 2 && region[0] >= 'A' && region[0] <= 'Z' && region[1] >= 'A' && region[1] <= 'Z' {
 		return region
 	}
 	return strings.ToUpper(strings.TrimSpace(region))
 }
 
-// phoneMaxDigits bounds the digits Normalize looks at: E.164 allows 15,
+// maxDigits bounds the digits Normalize looks at: E.164 allows 15,
 // the library 17 after a calling code of up to 3 and a trunk prefix.
-const phoneMaxDigits = 24
+const maxDigits = 24
 
-var errPhoneEmpty = errors.New("phone number is empty")
+var errEmpty = errors.New("phone number is empty")
 
-// readPhone applies the rules in the file comment, with core deciding each
+// readNumber applies the rules in the file comment, with core deciding each
 // reading and rules deciding which readings may be called.
-func readPhone(raw string, rules *PhoneRules, core phoneCore) (Phone, error) {
-	s := strings.TrimFunc(raw, isPhoneSpace)
+func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
+	s := strings.TrimFunc(raw, isSpace)
 	// A leading apostrophe is how a spreadsheet marks a cell as text.
 	text := false
 	if r, n := utf8.DecodeRuneInString(s); r == '\'' || r == '\u2019' {
-		s, text = strings.TrimFunc(s[n:], isPhoneSpace), true
+		s, text = strings.TrimFunc(s[n:], isSpace), true
 	}
 	if s == "" {
-		return Phone{}, errPhoneEmpty
+		return Number{}, errEmpty
 	}
-	region := phoneRegion(rules.Region)
+	region := normRegion(rules.region)
 	if !utf8.ValidString(s) {
-		return Phone{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
+		return Number{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
 	}
-	if phoneHoldsTwo(s) {
-		return Phone{}, fmt.Errorf("%q holds more than one phone number: put one number in the cell (split the others into rows of their own)", s)
+	if holdsTwo(s) {
+		return Number{}, fmt.Errorf("%q holds more than one phone number: put one number in the cell (split the others into rows of their own)", s)
 	}
 
-	var buf [phoneMaxDigits]byte
+	var buf [maxDigits]byte
 	var digits []byte
 	plus, excel := false, false
-	if d, ok, msg := phoneExcelScientific(s, buf[:0]); ok {
+	if d, ok, msg := excelScientific(s, buf[:0]); ok {
 		if msg != "" {
-			return Phone{}, errors.New(msg)
+			return Number{}, errors.New(msg)
 		}
 		digits, excel = d, true
 	} else {
 		var perr error
-		digits, plus, perr = phoneScan(s, buf[:0])
+		digits, plus, perr = scanDigits(s, buf[:0])
 		if perr != nil {
-			return Phone{}, perr
+			return Number{}, perr
 		}
 	}
 	// A cell of bare digits is what Excel leaves of a number cell: the
 	// only kind of cell whose '+' Excel can have dropped.
-	bare := excel || (!text && phoneAllDigits(s))
+	bare := excel || (!text && allDigits(s))
 	// excelNote prefixes a message about the value with how it was read.
 	excelNote := func() string {
 		if excel {
@@ -312,21 +295,21 @@ func readPhone(raw string, rules *PhoneRules, core phoneCore) (Phone, error) {
 	if plus {
 		r, ok := core(true, ds, region)
 		if !ok {
-			return Phone{}, fmt.Errorf("%q is not a valid phone number", s)
+			return Number{}, fmt.Errorf("%q is not a valid phone number", s)
 		}
 		if err := rules.allows(r); err != nil {
-			return Phone{}, fmt.Errorf("%q is %w", s, err)
+			return Number{}, fmt.Errorf("%q is %w", s, err)
 		}
 		return r.phone(""), nil
 	}
 	if region == "" {
-		return Phone{}, fmt.Errorf("%s has no country code: write it as +country number, or set the sheet's region", excelNote())
+		return Number{}, fmt.Errorf("%s has no country code: write it as +country number, or set the sheet's region", excelNote())
 	}
 	if !phonenumbers.GetSupportedRegions()[region] {
-		return Phone{}, fmt.Errorf("%s has no country code and %q is not a known region code (such as US, GB, DE): write it as +country number, or fix the region", excelNote(), region)
+		return Number{}, fmt.Errorf("%s has no country code and %q is not a known region code (such as US, GB, DE): write it as +country number, or fix the region", excelNote(), region)
 	}
 	national, nationalOK := core(false, ds, region)
-	var intl phoneReading
+	var intl reading
 	intlOK := false
 	if bare && ds[0] != '0' {
 		intl, intlOK = core(true, ds, region)
@@ -340,11 +323,11 @@ func readPhone(raw string, rules *PhoneRules, core phoneCore) (Phone, error) {
 		}
 	}
 	switch {
-	case nationalOK && intlOK && intl.e164 != national.e164 && !phoneWrittenNationally(national.e164, ds):
-		return Phone{}, fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", excelNote(), region, national.e164, intl.e164)
+	case nationalOK && intlOK && intl.e164 != national.e164 && !writtenNationally(national.e164, ds):
+		return Number{}, fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", excelNote(), region, national.e164, intl.e164)
 	case nationalOK:
 		if err := rules.allows(national); err != nil {
-			return Phone{}, fmt.Errorf("%s is %w", excelNote(), err)
+			return Number{}, fmt.Errorf("%s is %w", excelNote(), err)
 		}
 		repair := ""
 		if excel {
@@ -354,21 +337,21 @@ func readPhone(raw string, rules *PhoneRules, core phoneCore) (Phone, error) {
 	case intlOK:
 		return intl.phone(fmt.Sprintf("%s is not a valid number for region %s but is valid with a leading +; read as %s (the + was probably lost: Excel drops it)", excelNote(), region, intl.e164)), nil
 	case intlErr != nil:
-		return Phone{}, fmt.Errorf("%s is not a valid phone number for region %s; with a leading + it would be %w", excelNote(), region, intlErr)
+		return Number{}, fmt.Errorf("%s is not a valid phone number for region %s; with a leading + it would be %w", excelNote(), region, intlErr)
 	}
-	return Phone{}, fmt.Errorf("%s is not a valid phone number for region %s", excelNote(), region)
+	return Number{}, fmt.Errorf("%s is not a valid phone number for region %s", excelNote(), region)
 }
 
-func (r phoneReading) phone(repair string) Phone {
-	return Phone{E164: r.e164, Region: r.region, Kind: r.kind, Repair: repair}
+func (r reading) phone(repair string) Number {
+	return Number{E164: r.e164, Region: r.region, Kind: r.kind, Repair: repair}
 }
 
-// phoneHoldsTwo reports whether a cell holds more than one number: two
+// holdsTwo reports whether a cell holds more than one number: two
 // runs of at least six digits apart by a list separator (",", ";", "/",
 // "|", "&", a line break) or by a word ("or", "oder", ...). A '/' between
 // an area code and the rest ("030/1234567", as German numbers are often
 // written) leaves one run shorter than six.
-func phoneHoldsTwo(s string) bool {
+func holdsTwo(s string) bool {
 	long, run := 0, 0
 	end := func() {
 		if run >= 6 {
@@ -403,15 +386,15 @@ func phoneHoldsTwo(s string) bool {
 	return long >= 2
 }
 
-// phoneWrittenNationally reports whether digits are exactly the digits of
+// writtenNationally reports whether digits are exactly the digits of
 // the library's NATIONAL format of the valid number e164.
-func phoneWrittenNationally(e164, digits string) (written bool) {
+func writtenNationally(e164, digits string) (written bool) {
 	defer func() {
 		if recover() != nil {
 			written = false // a library panic: treat as ambiguous
 		}
 	}()
-	n := phoneNumberOf(e164)
+	n := libraryNumber(e164)
 	if n == nil {
 		return false
 	}
@@ -430,9 +413,9 @@ func phoneWrittenNationally(e164, digits string) (written bool) {
 	return i == len(digits)
 }
 
-// phoneNumberOf returns the library's PhoneNumber for a valid E.164
+// libraryNumber returns the library's PhoneNumber for a valid E.164
 // number, as Parse would give it, or nil.
-func phoneNumberOf(e164 string) *phonenumbers.PhoneNumber {
+func libraryNumber(e164 string) *phonenumbers.PhoneNumber {
 	for i := 2; i <= 4 && i < len(e164); i++ {
 		cc, err := strconv.Atoi(e164[1:i])
 		if err != nil || !phonenumbers.GetSupportedCallingCodes()[cc] {
@@ -456,15 +439,15 @@ func phoneNumberOf(e164 string) *phonenumbers.PhoneNumber {
 	return n
 }
 
-// isPhoneSpace reports the white space trimmed around a number: Unicode
+// isSpace reports the white space trimmed around a number: Unicode
 // spaces (including the no-break space spreadsheets like), zero-width
 // spaces and a stray byte order mark.
-func isPhoneSpace(r rune) bool {
+func isSpace(r rune) bool {
 	return unicode.IsSpace(r) || r == '\u200b' || r == '\u2060' || r == '\ufeff'
 }
 
-// isPhonePunct reports the separators accepted between digits.
-func isPhonePunct(r rune) bool {
+// isPunct reports the separators accepted between digits.
+func isPunct(r rune) bool {
 	switch r {
 	case ' ', '\t', '.', '-', '(', ')', '/',
 		'\u00a0', '\u2007', '\u2009', '\u202f', '\u200b', '\u2060', // spaces
@@ -474,25 +457,25 @@ func isPhonePunct(r rune) bool {
 	return false
 }
 
-// phoneScan reduces s to its digits and whether it starts with '+'.
-func phoneScan(s string, buf []byte) (digits []byte, plus bool, err error) {
+// scanDigits reduces s to its digits and whether it starts with '+'.
+func scanDigits(s string, buf []byte) (digits []byte, plus bool, err error) {
 	orig := s
 	if len(s) >= 4 && strings.EqualFold(s[:4], "tel:") {
-		s = strings.TrimLeftFunc(s[4:], isPhoneSpace)
+		s = strings.TrimLeftFunc(s[4:], isSpace)
 	}
 	for i, r := range s {
 		switch {
 		case unicode.IsDigit(r):
-			if len(buf) == phoneMaxDigits {
+			if len(buf) == maxDigits {
 				return nil, false, fmt.Errorf("%q has too many digits to be a phone number", orig)
 			}
-			buf = append(buf, phoneDigit(r))
+			buf = append(buf, asciiDigit(r))
 		case r == '+' || r == '\uff0b':
 			if plus || len(buf) > 0 {
 				return nil, false, fmt.Errorf("%q has a + in the middle: a + may only start a phone number", orig)
 			}
 			plus = true
-		case isPhonePunct(r):
+		case isPunct(r):
 		default:
 			rest := strings.ToLower(s[i:])
 			if r == '#' || r == ';' || r == ',' || strings.HasPrefix(rest, "x") || strings.HasPrefix(rest, "ext") {
@@ -510,10 +493,10 @@ func phoneScan(s string, buf []byte) (digits []byte, plus bool, err error) {
 	return buf, plus, nil
 }
 
-// phoneDigit returns the ASCII digit of a decimal digit in any script
+// asciiDigit returns the ASCII digit of a decimal digit in any script
 // (full-width "\uff14" is '4'): Unicode lays out each script's digits as
 // a run of ten from zero, so the value is the offset in its run.
-func phoneDigit(r rune) byte {
+func asciiDigit(r rune) byte {
 	if r < utf8.RuneSelf {
 		return byte(r)
 	}
@@ -530,16 +513,16 @@ func phoneDigit(r rune) byte {
 	return '0' // unreachable for a rune unicode.IsDigit accepts
 }
 
-// phoneExcelMaxDigits is the number of significant digits Excel keeps.
-const phoneExcelMaxDigits = 15
+// excelMaxDigits is the number of significant digits Excel keeps.
+const excelMaxDigits = 15
 
-// phoneExcelScientific recognises a number Excel wrote in scientific
+// excelScientific recognises a number Excel wrote in scientific
 // notation: a digit, optionally a decimal point or comma and more digits,
 // 'E', an optional sign and an exponent ("1.4155550132E+10",
 // "4,41614960000E+11").
 // ok is false when s is not in that form. Otherwise either digits holds
 // the exact expansion, or msg says why it cannot be trusted.
-func phoneExcelScientific(s string, buf []byte) (digits []byte, ok bool, msg string) {
+func excelScientific(s string, buf []byte) (digits []byte, ok bool, msg string) {
 	e := strings.IndexAny(s, "eE")
 	if e < 1 || e == len(s)-1 {
 		return nil, false, ""
@@ -550,7 +533,7 @@ func phoneExcelScientific(s string, buf []byte) (digits []byte, ok bool, msg str
 		neg = exp[0] == '-'
 		exp = exp[1:]
 	}
-	if len(exp) == 0 || len(exp) > 3 || !phoneAllDigits(exp) {
+	if len(exp) == 0 || len(exp) > 3 || !allDigits(exp) {
 		return nil, false, ""
 	}
 	if mant[0] < '0' || mant[0] > '9' {
@@ -562,13 +545,13 @@ func phoneExcelScientific(s string, buf []byte) (digits []byte, ok bool, msg str
 			return nil, false, ""
 		}
 		frac = mant[2:]
-		if !phoneAllDigits(frac) {
+		if !allDigits(frac) {
 			return nil, false, ""
 		}
 	}
 	n, _ := strconv.Atoi(exp)
 	sig := 1 + len(frac) // the digits the mantissa spells out
-	if neg || mant[0] == '0' || n+1 != sig || sig > phoneExcelMaxDigits {
+	if neg || mant[0] == '0' || n+1 != sig || sig > excelMaxDigits {
 		// Fewer digits written than the number has (lost), not a whole
 		// number, or more digits than Excel keeps.
 		return nil, true, fmt.Sprintf("%q was damaged by Excel: it shows the number in scientific notation, which may have lost digits; re-export the sheet with the phone column formatted as Text", s)
@@ -578,7 +561,7 @@ func phoneExcelScientific(s string, buf []byte) (digits []byte, ok bool, msg str
 	return buf, true, ""
 }
 
-func phoneAllDigits(s string) bool {
+func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return false
@@ -589,29 +572,29 @@ func phoneAllDigits(s string) bool {
 
 // The fast path's view of the library metadata.
 
-// phoneMeta is what the fast path needs of one PhoneMetadata: the patterns
+// meta is what the fast path needs of one PhoneMetadata: the patterns
 // the parser evaluates, compiled from the very strings the library
 // compiles, and the general description's possible lengths.
-type phoneMeta struct {
+type meta struct {
 	md        *phonenumbers.PhoneMetadata
 	cc        int
 	ccStr     string
-	idd       *phoneDFA      // prefix match of the international prefix
+	idd       *dfa           // prefix match of the international prefix
 	npfp      *regexp.Regexp // "^(?:" + national prefix for parsing + ")", nil when empty
-	npfpDFA   *phoneDFA      // prefix match of the same, to skip npfp cheaply; may be nil
+	npfpDFA   *dfa           // prefix match of the same, to skip npfp cheaply; may be nil
 	transform string         // national prefix transform rule
-	general   *phoneDFA      // full match of the general description's pattern
+	general   *dfa           // full match of the general description's pattern
 	// general description's possible lengths, for testNumberLength(UNKNOWN)
 	possible  []int32
 	localOnly []int32
 }
 
-// phoneTables indexes the library's embedded metadata the way the library
+// tables indexes the library's embedded metadata the way the library
 // does (see newMetadataContainer in nyaruka/phonenumbers): regions by id,
 // non-geographical entities by calling code, the last entry winning.
-type phoneTables struct {
-	regions map[string]*phoneMeta
-	nonGeo  map[int]*phoneMeta
+type tables struct {
+	regions map[string]*meta
+	nonGeo  map[int]*meta
 	// callingCodes[cc] is true for every calling code the library knows
 	// (the keys of its countryCodeToRegion map).
 	callingCodes [1000]bool
@@ -621,25 +604,25 @@ type phoneTables struct {
 
 	validators [1000]struct {
 		once sync.Once
-		v    *phoneValidator
+		v    *validator
 	}
 }
 
 var (
-	phoneTablesOnce sync.Once
-	phoneTablesPtr  *phoneTables
+	tablesOnce sync.Once
+	tablesPtr  *tables
 )
 
-// loadPhoneTables returns the shared metadata tables, building them on
+// loadTables returns the shared metadata tables, building them on
 // first use. A nil result (metadata the fast path cannot model) makes every
 // caller use the library.
-func loadPhoneTables() *phoneTables {
-	phoneTablesOnce.Do(func() {
+func loadTables() *tables {
+	tablesOnce.Do(func() {
 		coll, err := phonenumbers.MetadataCollection()
 		if err != nil {
 			return
 		}
-		t := &phoneTables{regions: map[string]*phoneMeta{}, nonGeo: map[int]*phoneMeta{}}
+		t := &tables{regions: map[string]*meta{}, nonGeo: map[int]*meta{}}
 		t.supported = maps.Clone(phonenumbers.GetSupportedRegions())
 		for cc := range phonenumbers.GetSupportedCallingCodes() {
 			if cc > 0 && cc < 1000 {
@@ -650,7 +633,7 @@ func loadPhoneTables() *phoneTables {
 			t.ccStrings[cc] = strconv.Itoa(cc)
 		}
 		for _, md := range coll.GetMetadata() {
-			m := newPhoneMeta(md)
+			m := newMeta(md)
 			if m == nil {
 				continue // the fast path falls back when it finds no entry
 			}
@@ -660,17 +643,17 @@ func loadPhoneTables() *phoneTables {
 				t.regions[md.GetId()] = m
 			}
 		}
-		phoneTablesPtr = t
+		tablesPtr = t
 	})
-	return phoneTablesPtr
+	return tablesPtr
 }
 
-func newPhoneMeta(md *phonenumbers.PhoneMetadata) *phoneMeta {
+func newMeta(md *phonenumbers.PhoneMetadata) *meta {
 	gd := md.GetGeneralDesc()
 	if gd == nil {
 		return nil
 	}
-	m := &phoneMeta{
+	m := &meta{
 		md:        md,
 		cc:        int(md.GetCountryCode()),
 		transform: md.GetNationalPrefixTransformRule(),
@@ -679,7 +662,7 @@ func newPhoneMeta(md *phonenumbers.PhoneMetadata) *phoneMeta {
 	}
 	m.ccStr = strconv.Itoa(m.cc)
 	var err error
-	if m.idd, err = phoneSinglePatternDFA(md.GetInternationalPrefix(), true); err != nil {
+	if m.idd, err = singlePatternDFA(md.GetInternationalPrefix(), true); err != nil {
 		return nil
 	}
 	if p := md.GetNationalPrefixForParsing(); p != "" {
@@ -688,17 +671,17 @@ func newPhoneMeta(md *phonenumbers.PhoneMetadata) *phoneMeta {
 		}
 		// Patterns with anchors ("([2-9]\d{6})$|1" in the Caribbean)
 		// get no automaton: npfp alone decides for them.
-		m.npfpDFA, _ = phoneSinglePatternDFA(p, true)
+		m.npfpDFA, _ = singlePatternDFA(p, true)
 	}
-	if m.general, err = phoneSinglePatternDFA(gd.GetNationalNumberPattern(), false); err != nil {
+	if m.general, err = singlePatternDFA(gd.GetNationalNumberPattern(), false); err != nil {
 		return nil
 	}
 	return m
 }
 
-// phoneSinglePatternDFA compiles one pattern for a prefix or a full match.
-func phoneSinglePatternDFA(pattern string, prefix bool) (*phoneDFA, error) {
-	b := newPhoneDFABuilder()
+// singlePatternDFA compiles one pattern for a prefix or a full match.
+func singlePatternDFA(pattern string, prefix bool) (*dfa, error) {
+	b := newDFABuilder()
 	c := b.add(pattern, prefix)
 	return b.build(func(matched []bool, _ int) bool { return matched[c] }, 1<<16)
 }
@@ -706,7 +689,7 @@ func phoneSinglePatternDFA(pattern string, prefix bool) (*phoneDFA, error) {
 // metaForCallingCode mirrors getMetadataForRegionOrCallingCode(cc,
 // GetRegionCodeForCountryCode(cc)): the metadata the library's parser uses
 // for a number with calling code cc.
-func (t *phoneTables) metaForCallingCode(cc int) *phoneMeta {
+func (t *tables) metaForCallingCode(cc int) *meta {
 	main := phonenumbers.GetRegionCodeForCountryCode(cc)
 	if main == "001" {
 		return t.nonGeo[cc]
@@ -716,7 +699,7 @@ func (t *phoneTables) metaForCallingCode(cc int) *phoneMeta {
 
 // testNumberLength mirrors the library's testNumberLength(number,
 // metadata, UNKNOWN).
-func (m *phoneMeta) testNumberLength(n int) phonenumbers.ValidationResult {
+func (m *meta) testNumberLength(n int) phonenumbers.ValidationResult {
 	possible := m.possible
 	if len(possible) == 0 || possible[0] == -1 {
 		return phonenumbers.INVALID_LENGTH
@@ -746,7 +729,7 @@ func (m *phoneMeta) testNumberLength(n int) phonenumbers.ValidationResult {
 // the number with the prefix removed (or unchanged) and ok=false where the
 // library would apply a transform rule, which the fast path leaves to the
 // library.
-func (m *phoneMeta) stripNationalPrefix(number string) (string, bool) {
+func (m *meta) stripNationalPrefix(number string) (string, bool) {
 	if len(number) == 0 || m.npfp == nil {
 		return number, true
 	}
@@ -775,45 +758,45 @@ func (m *phoneMeta) stripNationalPrefix(number string) (string, bool) {
 	return stripped, true
 }
 
-// phoneParse is the fast path's parse of a digit string: the calling code
+// parsed is the fast path's parse of a digit string: the calling code
 // and national significant number (leading zeros included) the library's
 // Parse would produce.
-type phoneParse struct {
+type parsed struct {
 	cc  int
 	nsn string
 }
 
-// phoneParseStatus says how far parseDigits got.
-type phoneParseStatus int
+// parseStatus says how far parseDigits got.
+type parseStatus int
 
 const (
-	phoneParsed   phoneParseStatus = iota // cc and nsn are the library's
-	phoneNotParse                         // the library's Parse returns an error
-	phoneFallback                         // not modelled: ask the library
+	parsedOK parseStatus = iota // cc and nsn are the library's
+	notParse                    // the library's Parse returns an error
+	fallback                    // not modelled: ask the library
 )
 
 // parseDigits mirrors phonenumbers.Parse (parseHelper) for an input that is
 // an optional '+' followed by ASCII digits, region being the default
 // region. Where the fast path does not model the library's behaviour
 // (international prefixes, national prefix transform rules, unusual
-// lengths, unknown regions) it returns phoneFallback.
-func (t *phoneTables) parseDigits(plus bool, digits, region string) (phoneParse, phoneParseStatus) {
+// lengths, unknown regions) it returns fallback.
+func (t *tables) parseDigits(plus bool, digits, region string) (parsed, parseStatus) {
 	// buildNationalNumberForParsing, isViablePhoneNumber and
 	// maybeStripExtension leave a string of 3 or more digits, with or
 	// without a '+', as it is. Shorter and very long inputs, which end in
 	// the library's errors, are left to it.
 	if len(digits) < 3 || len(digits) > 17+3 {
-		return phoneParse{}, phoneFallback
+		return parsed{}, fallback
 	}
 	def := t.regions[region]
 	if def == nil || !t.supported[region] {
 		// checkRegionForParsing and the nil metadata paths.
-		return phoneParse{}, phoneFallback
+		return parsed{}, fallback
 	}
 	var (
 		cc       int
 		national string
-		st       phoneParseStatus
+		st       parseStatus
 	)
 	if plus {
 		// maybeExtractCountryCode strips the '+' and takes the first
@@ -832,17 +815,17 @@ func (t *phoneTables) parseDigits(plus bool, digits, region string) (phoneParse,
 			// tries again as if it had not been there; no calling code
 			// then is ErrInvalidCountryCode.
 			cc, national, st = t.extractWithoutPlus(digits, def)
-			if st != phoneParsed {
-				return phoneParse{}, st
+			if st != parsedOK {
+				return parsed{}, st
 			}
 			if cc == 0 {
-				return phoneParse{}, phoneNotParse
+				return parsed{}, notParse
 			}
 		}
 	} else {
 		cc, national, st = t.extractWithoutPlus(digits, def)
-		if st != phoneParsed {
-			return phoneParse{}, st
+		if st != parsedOK {
+			return parsed{}, st
 		}
 	}
 	meta := def
@@ -851,18 +834,18 @@ func (t *phoneTables) parseDigits(plus bool, digits, region string) (phoneParse,
 			meta = t.metaForCallingCode(cc)
 			if meta == nil {
 				// The library would skip national prefix stripping.
-				return phoneParse{}, phoneFallback
+				return parsed{}, fallback
 			}
 		}
 	} else {
 		cc, national = def.cc, digits
 	}
 	if len(national) < 2 {
-		return phoneParse{}, phoneNotParse // ErrTooShortNSN
+		return parsed{}, notParse // ErrTooShortNSN
 	}
 	potential, ok := meta.stripNationalPrefix(national)
 	if !ok {
-		return phoneParse{}, phoneFallback
+		return parsed{}, fallback
 	}
 	switch meta.testNumberLength(len(potential)) {
 	case phonenumbers.TOO_SHORT, phonenumbers.IS_POSSIBLE_LOCAL_ONLY, phonenumbers.INVALID_LENGTH:
@@ -870,23 +853,23 @@ func (t *phoneTables) parseDigits(plus bool, digits, region string) (phoneParse,
 		national = potential
 	}
 	if len(national) < 2 || len(national) > 17 {
-		return phoneParse{}, phoneNotParse // ErrTooShortNSN, ErrNumTooLong
+		return parsed{}, notParse // ErrTooShortNSN, ErrNumTooLong
 	}
 	// The library keeps leading zeros as ItalianLeadingZero and
 	// NumberOfLeadingZeros beside the integer NationalNumber;
 	// GetNationalSignificantNumber, which validation and formatting use,
 	// gives back exactly the digits of national.
-	return phoneParse{cc: cc, nsn: national}, phoneParsed
+	return parsed{cc: cc, nsn: national}, parsedOK
 }
 
 // extractWithoutPlus mirrors maybeExtractCountryCode for digits that do not
 // start with '+': cc is 0 when the number has no calling code, in which
 // case national is digits.
-func (t *phoneTables) extractWithoutPlus(digits string, def *phoneMeta) (cc int, national string, st phoneParseStatus) {
+func (t *tables) extractWithoutPlus(digits string, def *meta) (cc int, national string, st parseStatus) {
 	// An international dialling prefix of the region (011 in the US, 00
 	// in most of Europe) is the library's business.
 	if m, ok := def.idd.match(digits); !ok || m {
-		return 0, "", phoneFallback
+		return 0, "", fallback
 	}
 	if len(digits) >= len(def.ccStr) && digits[:len(def.ccStr)] == def.ccStr {
 		// The number starts with the region's own calling code: it is
@@ -894,32 +877,32 @@ func (t *phoneTables) extractWithoutPlus(digits string, def *phoneMeta) (cc int,
 		// it, or too long with it.
 		potential, ok := def.stripNationalPrefix(digits[len(def.ccStr):])
 		if !ok {
-			return 0, "", phoneFallback
+			return 0, "", fallback
 		}
 		fullValid, ok1 := def.general.match(digits)
 		nationalValid, ok2 := def.general.match(potential)
 		if !ok1 || !ok2 {
-			return 0, "", phoneFallback
+			return 0, "", fallback
 		}
 		if (!fullValid && nationalValid) || def.testNumberLength(len(digits)) == phonenumbers.TOO_LONG {
-			return def.cc, potential, phoneParsed
+			return def.cc, potential, parsedOK
 		}
 	}
-	return 0, digits, phoneParsed
+	return 0, digits, parsedOK
 }
 
-// phoneValidator decides, for the numbers of one calling code, given the
+// validator decides, for the numbers of one calling code, given the
 // national significant number, what phonenumbers.IsValidNumber,
 // GetRegionCodeForNumber and GetNumberType decide, in one automaton walk.
-type phoneValidator struct {
-	dfa     *phoneDFA
+type validator struct {
+	dfa     *dfa
 	regions []string // the calling code's regions, in the library's order
 }
 
-// phoneTypedDescs lists the descriptions getNumberTypeHelper tries after
+// typedDescs lists the descriptions getNumberTypeHelper tries after
 // the general one and before fixed line and mobile, in its order, with the
 // type each one gives.
-var phoneTypedDescs = []struct {
+var typedDescs = []struct {
 	get func(*phonenumbers.PhoneMetadata) *phonenumbers.PhoneNumberDesc
 	typ phonenumbers.PhoneNumberType
 }{
@@ -933,38 +916,38 @@ var phoneTypedDescs = []struct {
 	{(*phonenumbers.PhoneMetadata).GetVoicemail, phonenumbers.VOICEMAIL},
 }
 
-// phoneDescMatcher is isNumberMatchingDesc for one description: the
+// descMatcher is isNumberMatchingDesc for one description: the
 // length is one of the possible lengths (when any are listed) and the
 // pattern matches fully.
-type phoneDescMatcher struct {
+type descMatcher struct {
 	comp    int
 	lengths []int32
 }
 
-func (d phoneDescMatcher) eval(matched []bool, n int) bool {
+func (d descMatcher) eval(matched []bool, n int) bool {
 	if len(d.lengths) > 0 && !slices.Contains(d.lengths, int32(n)) {
 		return false
 	}
 	return matched[d.comp]
 }
 
-// phoneTypeMatcher is getNumberTypeHelper(nsn, metadata) for one region.
-type phoneTypeMatcher struct {
-	general phoneDescMatcher
-	typed   []phoneDescMatcher // phoneTypedDescs, in order
-	fixed   phoneDescMatcher
-	mobile  *phoneDescMatcher // nil when mobile and fixed line share a pattern
+// typeMatcher is getNumberTypeHelper(nsn, metadata) for one region.
+type typeMatcher struct {
+	general descMatcher
+	typed   []descMatcher // typedDescs, in order
+	fixed   descMatcher
+	mobile  *descMatcher // nil when mobile and fixed line share a pattern
 }
 
 // typeOf returns the number type getNumberTypeHelper gives, UNKNOWN when
 // the number is not valid for the region.
-func (m *phoneTypeMatcher) typeOf(matched []bool, n int) phonenumbers.PhoneNumberType {
+func (m *typeMatcher) typeOf(matched []bool, n int) phonenumbers.PhoneNumberType {
 	if !m.general.eval(matched, n) {
 		return phonenumbers.UNKNOWN
 	}
 	for i, d := range m.typed {
 		if d.eval(matched, n) {
-			return phoneTypedDescs[i].typ
+			return typedDescs[i].typ
 		}
 	}
 	if m.fixed.eval(matched, n) {
@@ -979,20 +962,20 @@ func (m *phoneTypeMatcher) typeOf(matched []bool, n int) phonenumbers.PhoneNumbe
 	return phonenumbers.UNKNOWN
 }
 
-func newPhoneTypeMatcher(b *phoneDFABuilder, md *phonenumbers.PhoneMetadata) (*phoneTypeMatcher, bool) {
-	desc := func(d *phonenumbers.PhoneNumberDesc) (phoneDescMatcher, bool) {
+func newTypeMatcher(b *dfaBuilder, md *phonenumbers.PhoneMetadata) (*typeMatcher, bool) {
+	desc := func(d *phonenumbers.PhoneNumberDesc) (descMatcher, bool) {
 		if d == nil {
 			// The library would dereference a nil description.
-			return phoneDescMatcher{}, false
+			return descMatcher{}, false
 		}
-		return phoneDescMatcher{comp: b.full(d.GetNationalNumberPattern()), lengths: d.GetPossibleLength()}, true
+		return descMatcher{comp: b.full(d.GetNationalNumberPattern()), lengths: d.GetPossibleLength()}, true
 	}
-	m := &phoneTypeMatcher{}
+	m := &typeMatcher{}
 	var ok bool
 	if m.general, ok = desc(md.GetGeneralDesc()); !ok {
 		return nil, false
 	}
-	for _, td := range phoneTypedDescs {
+	for _, td := range typedDescs {
 		d, ok := desc(td.get(md))
 		if !ok {
 			return nil, false
@@ -1015,7 +998,7 @@ func newPhoneTypeMatcher(b *phoneDFABuilder, md *phonenumbers.PhoneMetadata) (*p
 // validatorFor returns the automaton for calling code cc, building it on
 // first use; nil means the fast path cannot model cc and the caller asks
 // the library.
-func (t *phoneTables) validatorFor(cc int) *phoneValidator {
+func (t *tables) validatorFor(cc int) *validator {
 	if cc <= 0 || cc >= len(t.validators) {
 		return nil
 	}
@@ -1024,9 +1007,9 @@ func (t *phoneTables) validatorFor(cc int) *phoneValidator {
 	return slot.v
 }
 
-// phoneValidatorMaxStates bounds an automaton's size; the largest (NANP,
+// validatorMaxStates bounds an automaton's size; the largest (NANP,
 // calling code 1) has about 1,400 states.
-const phoneValidatorMaxStates = 200_000
+const validatorMaxStates = 200_000
 
 // buildValidator compiles, for calling code cc:
 //
@@ -1038,20 +1021,20 @@ const phoneValidatorMaxStates = 200_000
 //	GetNumberType(number)                      // getNumberTypeHelper for region
 //
 // The class of a valid number is (index of its region + 1) << 4 | its type.
-func (t *phoneTables) buildValidator(cc int) *phoneValidator {
+func (t *tables) buildValidator(cc int) *validator {
 	regions := phonenumbers.GetRegionCodesForCountryCode(cc)
 	if len(regions) == 0 || len(regions) >= 1<<11 {
 		return nil
 	}
 	type candidate struct {
-		typ      *phoneTypeMatcher
+		typ      *typeMatcher
 		leading  int // prefix component, -1 without leading digits
 		sameCode bool
 	}
-	b := newPhoneDFABuilder()
+	b := newDFABuilder()
 	var cands []candidate
 	for _, region := range regions {
-		var m *phoneMeta
+		var m *meta
 		if region == "001" {
 			m = t.nonGeo[cc]
 		} else {
@@ -1060,7 +1043,7 @@ func (t *phoneTables) buildValidator(cc int) *phoneValidator {
 		if m == nil {
 			return nil
 		}
-		typ, ok := newPhoneTypeMatcher(b, m.md)
+		typ, ok := newTypeMatcher(b, m.md)
 		if !ok {
 			return nil
 		}
@@ -1093,17 +1076,17 @@ func (t *phoneTables) buildValidator(cc int) *phoneValidator {
 		}
 		return 0
 	}
-	dfa, err := b.buildClasses(classify, phoneValidatorMaxStates, true)
+	dfa, err := b.buildClasses(classify, validatorMaxStates, true)
 	if err != nil {
 		return nil
 	}
-	return &phoneValidator{dfa: dfa, regions: regions}
+	return &validator{dfa: dfa, regions: regions}
 }
 
 // read returns whether the number of national significant number nsn is
 // valid and, if so, its region and type; ok is false when the automaton
 // cannot answer.
-func (v *phoneValidator) read(nsn string) (region string, typ phonenumbers.PhoneNumberType, valid, ok bool) {
+func (v *validator) read(nsn string) (region string, typ phonenumbers.PhoneNumberType, valid, ok bool) {
 	c, ok := v.dfa.classify(nsn)
 	if !ok || c == 0 {
 		return "", phonenumbers.UNKNOWN, false, ok
@@ -1111,8 +1094,8 @@ func (v *phoneValidator) read(nsn string) (region string, typ phonenumbers.Phone
 	return v.regions[int(c>>4)-1], phonenumbers.PhoneNumberType(c & 15), true, true
 }
 
-// phoneDFA is a deterministic automaton over the ASCII digits '0'..'9',
-// compiled from libphonenumber metadata patterns by phoneDFABuilder.
+// dfa is a deterministic automaton over the ASCII digits '0'..'9',
+// compiled from libphonenumber metadata patterns by dfaBuilder.
 //
 // The metadata patterns are regular expressions that the library matches
 // with Go's regexp package, either anchored at both ends ("^(?:P)$", a full
@@ -1123,13 +1106,13 @@ func (v *phoneValidator) read(nsn string) (region string, typ phonenumbers.Phone
 // built by the textbook subset construction over the very programs Go's
 // regexp compiles (regexp/syntax), so it does not re-interpret the
 // pattern syntax itself.
-type phoneDFA struct {
+type dfa struct {
 	// next[state*10+digit] is the state after reading digit.
 	next []int32
 	// acc[state] has bit n set when a digit string of length n that ends in
 	// state is accepted.
 	acc []uint32
-	// class[state*(phoneDFAMaxLen+1)+n], when the automaton was built with
+	// class[state*(dfaMaxLen+1)+n], when the automaton was built with
 	// a classifier (buildClasses), is the class of a digit string of
 	// length n that ends in state; 0 means not accepted.
 	class []uint16
@@ -1139,15 +1122,15 @@ type phoneDFA struct {
 	stay []bool
 }
 
-// phoneDFAMaxLen is the longest input phoneDFA answers for: acc is a
+// dfaMaxLen is the longest input dfa answers for: acc is a
 // 32-bit mask indexed by length.
-const phoneDFAMaxLen = 31
+const dfaMaxLen = 31
 
 // match reports whether the digit string s is accepted and whether the
 // automaton could answer at all (ok is false for inputs longer than
-// phoneDFAMaxLen or holding a byte that is not an ASCII digit).
-func (d *phoneDFA) match(s string) (accepted, ok bool) {
-	if len(s) > phoneDFAMaxLen || !phoneAllDigits(s) {
+// dfaMaxLen or holding a byte that is not an ASCII digit).
+func (d *dfa) match(s string) (accepted, ok bool) {
+	if len(s) > dfaMaxLen || !allDigits(s) {
 		return false, false
 	}
 	st := int32(0)
@@ -1159,44 +1142,44 @@ func (d *phoneDFA) match(s string) (accepted, ok bool) {
 
 // classify is match for an automaton built with buildClasses: the class of
 // s, 0 when s is not accepted.
-func (d *phoneDFA) classify(s string) (class uint16, ok bool) {
-	if len(s) > phoneDFAMaxLen || !phoneAllDigits(s) || d.class == nil {
+func (d *dfa) classify(s string) (class uint16, ok bool) {
+	if len(s) > dfaMaxLen || !allDigits(s) || d.class == nil {
 		return 0, false
 	}
 	st := int32(0)
 	for i := 0; i < len(s) && !d.stay[st]; i++ {
 		st = d.next[int(st)*10+int(s[i]-'0')]
 	}
-	return d.class[int(st)*(phoneDFAMaxLen+1)+len(s)], true
+	return d.class[int(st)*(dfaMaxLen+1)+len(s)], true
 }
 
-// phoneDFAComponent is one pattern taking part in an automaton.
-type phoneDFAComponent struct {
+// dfaComponent is one pattern taking part in an automaton.
+type dfaComponent struct {
 	prog   *syntax.Prog
 	prefix bool // a prefix match ("^(?:P)") rather than a full match
 }
 
-// phoneDFABuilder collects the patterns an automaton decides on. Each
+// dfaBuilder collects the patterns an automaton decides on. Each
 // distinct (pattern, kind) pair becomes one component; accept functions
 // refer to components by the index full or prefix returned.
-type phoneDFABuilder struct {
-	comps []phoneDFAComponent
+type dfaBuilder struct {
+	comps []dfaComponent
 	index map[string]int
 	err   error
 }
 
-// newPhoneDFABuilder returns an empty builder.
-func newPhoneDFABuilder() *phoneDFABuilder {
-	return &phoneDFABuilder{index: map[string]int{}}
+// newDFABuilder returns an empty builder.
+func newDFABuilder() *dfaBuilder {
+	return &dfaBuilder{index: map[string]int{}}
 }
 
 // full registers pattern for a full match and returns its component index.
-func (b *phoneDFABuilder) full(pattern string) int { return b.add(pattern, false) }
+func (b *dfaBuilder) full(pattern string) int { return b.add(pattern, false) }
 
 // prefix registers pattern for a prefix match and returns its component index.
-func (b *phoneDFABuilder) prefix(pattern string) int { return b.add(pattern, true) }
+func (b *dfaBuilder) prefix(pattern string) int { return b.add(pattern, true) }
 
-func (b *phoneDFABuilder) add(pattern string, prefix bool) int {
+func (b *dfaBuilder) add(pattern string, prefix bool) int {
 	key := "F" + pattern
 	if prefix {
 		key = "P" + pattern
@@ -1227,20 +1210,20 @@ func (b *phoneDFABuilder) add(pattern string, prefix bool) int {
 		b.err = fmt.Errorf("pattern %q is too large", pattern)
 		return 0
 	}
-	b.comps = append(b.comps, phoneDFAComponent{prog: prog, prefix: prefix})
+	b.comps = append(b.comps, dfaComponent{prog: prog, prefix: prefix})
 	b.index[key] = len(b.comps) - 1
 	return len(b.comps) - 1
 }
 
 // State items: a thread of component c at instruction pc is c<<16|pc; a
-// prefix component that has matched is marked by phoneDFASticky|c and
+// prefix component that has matched is marked by dfaSticky|c and
 // drops its threads.
-const phoneDFASticky = 1 << 31
+const dfaSticky = 1 << 31
 
 // build runs the subset construction. accept is called once per state and
-// length n (0..phoneDFAMaxLen) with matched[c] telling whether component c
+// length n (0..dfaMaxLen) with matched[c] telling whether component c
 // matched the whole input (full) or some prefix of it (prefix).
-func (b *phoneDFABuilder) build(accept func(matched []bool, n int) bool, maxStates int) (*phoneDFA, error) {
+func (b *dfaBuilder) build(accept func(matched []bool, n int) bool, maxStates int) (*dfa, error) {
 	return b.buildClasses(func(matched []bool, n int) uint16 {
 		if accept(matched, n) {
 			return 1
@@ -1251,15 +1234,15 @@ func (b *phoneDFABuilder) build(accept func(matched []bool, n int) bool, maxStat
 
 // buildClasses is build with a classifier in place of accept: a string is
 // accepted when its class is not 0. With keep, the automaton keeps every
-// class for [phoneDFA.classify].
-func (b *phoneDFABuilder) buildClasses(classify func(matched []bool, n int) uint16, maxStates int, keep bool) (*phoneDFA, error) {
+// class for [dfa.classify].
+func (b *dfaBuilder) buildClasses(classify func(matched []bool, n int) uint16, maxStates int, keep bool) (*dfa, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
 	var (
 		states  [][]uint32
 		ids     = map[string]int32{}
-		d       = &phoneDFA{}
+		d       = &dfa{}
 		keyBuf  []byte
 		matched = make([]bool, len(b.comps))
 		seen    = make([][]uint32, len(b.comps)) // closure visit marks, by generation
@@ -1291,7 +1274,7 @@ func (b *phoneDFABuilder) buildClasses(classify func(matched []bool, n int) uint
 				items = append(items, uint32(c)<<16|pc)
 			case syntax.InstFail:
 			default:
-				panic("phoneDFA: unexpected instruction")
+				panic("dfa: unexpected instruction")
 			}
 		}
 		return items
@@ -1300,27 +1283,27 @@ func (b *phoneDFABuilder) buildClasses(classify func(matched []bool, n int) uint
 	// sorts the items and interns the state.
 	finish := func(items []uint32) int32 {
 		for _, it := range items {
-			if it&phoneDFASticky != 0 {
+			if it&dfaSticky != 0 {
 				continue
 			}
 			c := int(it >> 16)
 			if b.comps[c].prefix && b.comps[c].prog.Inst[it&0xffff].Op == syntax.InstMatch {
-				items = append(items, phoneDFASticky|uint32(c))
+				items = append(items, dfaSticky|uint32(c))
 			}
 		}
 		// Drop the threads of prefix components that are already marked.
 		var marked map[uint32]bool
 		for _, it := range items {
-			if it&phoneDFASticky != 0 {
+			if it&dfaSticky != 0 {
 				if marked == nil {
 					marked = map[uint32]bool{}
 				}
-				marked[it&^phoneDFASticky] = true
+				marked[it&^dfaSticky] = true
 			}
 		}
 		if marked != nil {
 			items = slices.DeleteFunc(items, func(it uint32) bool {
-				return it&phoneDFASticky == 0 && marked[it>>16]
+				return it&dfaSticky == 0 && marked[it>>16]
 			})
 		}
 		slices.Sort(items)
@@ -1354,7 +1337,7 @@ func (b *phoneDFABuilder) buildClasses(classify func(matched []bool, n int) uint
 			items = items[:0]
 			gen++
 			for _, it := range cur {
-				if it&phoneDFASticky != 0 {
+				if it&dfaSticky != 0 {
 					items = append(items, it)
 					continue
 				}
@@ -1372,8 +1355,8 @@ func (b *phoneDFABuilder) buildClasses(classify func(matched []bool, n int) uint
 		// The accept mask of state s.
 		clear(matched)
 		for _, it := range cur {
-			if it&phoneDFASticky != 0 {
-				matched[it&^phoneDFASticky] = true
+			if it&dfaSticky != 0 {
+				matched[it&^dfaSticky] = true
 				continue
 			}
 			c := int(it >> 16)
@@ -1382,7 +1365,7 @@ func (b *phoneDFABuilder) buildClasses(classify func(matched []bool, n int) uint
 			}
 		}
 		var mask uint32
-		for n := 0; n <= phoneDFAMaxLen; n++ {
+		for n := 0; n <= dfaMaxLen; n++ {
 			c := classify(matched, n)
 			if c != 0 {
 				mask |= 1 << uint(n)

@@ -1,4 +1,4 @@
-package campaign
+package sheet
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ func TestSheetLongFieldIsTheRowsProblem(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	s, err := NewSheetReader("big.csv", in)
+	s, err := newReader("big.csv", in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestSheetLimit(t *testing.T) {
 			// One byte at a time, too: the cut must not depend on how the
 			// bytes arrive.
 			for _, r := range []io.Reader{strings.NewReader(tt.in), &oneByteReader{strings.NewReader(tt.in)}} {
-				s, err := newSheetReader("s.csv", r, 16)
+				s, err := newReaderLimit("s.csv", r, 16)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -138,7 +138,7 @@ func TestSheetLimit(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newSheetReader("s.csv", strings.NewReader("0123456789,abcdefghij\n1,2\n"), 16); err == nil || !strings.Contains(err.Error(), "s.csv: the header row is larger than 16 bytes") {
+	if _, err := newReaderLimit("s.csv", strings.NewReader("0123456789,abcdefghij\n1,2\n"), 16); err == nil || !strings.Contains(err.Error(), "s.csv: the header row is larger than 16 bytes") {
 		t.Errorf("a header past the limit: %v", err)
 	}
 }
@@ -149,7 +149,7 @@ func (o *oneByteReader) Read(p []byte) (int, error) { return o.r.Read(p[:min(len
 
 // FuzzSheetLimit reads the same bytes with a small limit to a row and
 // with the real one: the rows must be the same but for those the small
-// limit cuts, which it reports as too large. This holds sheetLimiter's
+// limit cuts, which it reports as too large. This holds limiter's
 // idea of where records start and end to encoding/csv's.
 func FuzzSheetLimit(f *testing.F) {
 	for _, s := range []string{
@@ -164,11 +164,11 @@ func FuzzSheetLimit(f *testing.F) {
 		if limit < 4 {
 			return
 		}
-		small, smallFatal := readAllRecords(newSheetReader("f.csv", bytes.NewReader(data), int(limit)))
+		small, smallFatal := readAllRecords(newReaderLimit("f.csv", bytes.NewReader(data), int(limit)))
 		if small == nil {
 			return // the header is past the limit, or not a sheet
 		}
-		big, bigFatal := readAllRecords(NewSheetReader("f.csv", bytes.NewReader(data)))
+		big, bigFatal := readAllRecords(newReader("f.csv", bytes.NewReader(data)))
 		j := 0
 		for _, r := range small {
 			for j < len(big) && big[j].Row < r.Row {
@@ -201,11 +201,11 @@ func FuzzSheetLimit(f *testing.F) {
 	})
 }
 
-func readAllRecords(s *SheetReader, err error) (rows []SheetRecord, fatal error) {
+func readAllRecords(s *Reader, err error) (rows []Record, fatal error) {
 	if err != nil {
 		return nil, err
 	}
-	rows = []SheetRecord{}
+	rows = []Record{}
 	for {
 		rec, err := s.Next()
 		if errors.Is(err, io.EOF) {

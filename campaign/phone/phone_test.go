@@ -1,4 +1,4 @@
-package campaign
+package phone
 
 import (
 	"fmt"
@@ -91,7 +91,7 @@ func TestNormalize(t *testing.T) {
 		{raw: "1234567890123456789012345", region: "US", err: "too many digits"},
 		{raw: "415\xff5550100", region: "US", err: "not valid UTF-8"},
 	}
-	p := NewPhoneNormalizer()
+	p := NewNormalizer()
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
 			got, warn, err := p.Normalize(tt.raw, tt.region)
@@ -144,24 +144,24 @@ func TestFictionalNumbersAreValid(t *testing.T) {
 	}
 }
 
-func TestPhoneTimezones(t *testing.T) {
-	if got := PhoneTimezones("+14155550100"); len(got) != 1 || got[0] != "America/Los_Angeles" {
-		t.Errorf("PhoneTimezones(+14155550100) = %v", got)
+func TestLibraryZones(t *testing.T) {
+	if got := libraryZones("+14155550100"); len(got) != 1 || got[0] != "America/Los_Angeles" {
+		t.Errorf("libraryZones(+14155550100) = %v", got)
 	}
-	if got := PhoneTimezones("+442079460000"); len(got) != 1 || got[0] != "Europe/London" {
-		t.Errorf("PhoneTimezones(+442079460000) = %v", got)
+	if got := libraryZones("+442079460000"); len(got) != 1 || got[0] != "Europe/London" {
+		t.Errorf("libraryZones(+442079460000) = %v", got)
 	}
-	tollFree := PhoneTimezones("+18005550100")
+	tollFree := libraryZones("+18005550100")
 	if len(tollFree) < 10 {
-		t.Errorf("PhoneTimezones(+18005550100) = %v; want all NANP zones", tollFree)
+		t.Errorf("libraryZones(+18005550100) = %v; want all NANP zones", tollFree)
 	}
 	tollFree[0] = "changed" // the caller's copy
-	if PhoneTimezones("+18005550100")[0] == "changed" {
-		t.Error("PhoneTimezones returns the library's slice")
+	if libraryZones("+18005550100")[0] == "changed" {
+		t.Error("libraryZones returns the library's slice")
 	}
 	for _, s := range []string{"", "+", "14155550100", "+1 415", "+999"} {
-		if got := PhoneTimezones(s); got != nil {
-			t.Errorf("PhoneTimezones(%q) = %v; want nil", s, got)
+		if got := libraryZones(s); got != nil {
+			t.Errorf("libraryZones(%q) = %v; want nil", s, got)
 		}
 	}
 }
@@ -285,7 +285,7 @@ func TestNormalizeDifferential(t *testing.T) {
 	}
 	deadline := time.Now().Add(phoneDiffBudget)
 	inputs := phoneTestInputs(rand.New(rand.NewSource(1)), n)
-	p := NewPhoneNormalizer()
+	p := NewNormalizer()
 	var (
 		mu      sync.Mutex
 		fails   int
@@ -384,8 +384,8 @@ func TestPhoneCoreDifferential(t *testing.T) {
 					continue
 				}
 				checked++
-				fe, fok := phoneFastCore(c.plus, c.digits, region)
-				le, lok := phoneLibraryCore(c.plus, c.digits, region)
+				fe, fok := fastCore(c.plus, c.digits, region)
+				le, lok := libraryCore(c.plus, c.digits, region)
 				if fe != le || fok != lok {
 					if fails++; fails <= 20 {
 						t.Errorf("plus=%v %s region %s: fast %+v %v, library %+v %v", c.plus, c.digits, region, fe, fok, le, lok)
@@ -434,8 +434,8 @@ func TestPhoneDFAMatchesRegexp(t *testing.T) {
 		perPattern = 10
 	}
 	for _, p := range patterns {
-		full, err1 := phoneSinglePatternDFA(p, false)
-		prefix, err2 := phoneSinglePatternDFA(p, true)
+		full, err1 := singlePatternDFA(p, false)
+		prefix, err2 := singlePatternDFA(p, true)
 		if err1 != nil || err2 != nil {
 			t.Errorf("pattern %q: %v %v", p, err1, err2)
 			continue
@@ -468,7 +468,7 @@ func TestPhoneDFAMatchesRegexp(t *testing.T) {
 			check(b.String())
 		}
 	}
-	if _, ok := (&phoneDFA{next: []int32{0}, acc: []uint32{0}, stay: []bool{true}}).match("12a"); ok {
+	if _, ok := (&dfa{next: []int32{0}, acc: []uint32{0}, stay: []bool{true}}).match("12a"); ok {
 		t.Error("match accepted a non-digit")
 	}
 }
@@ -477,7 +477,7 @@ func TestPhoneDFAMatchesRegexp(t *testing.T) {
 // automata are still being built (run it with -race).
 func TestNormalizeConcurrent(t *testing.T) {
 	inputs := [][2]string{{"+1 415 555 0100", "US"}, {"030 12345678", "DE"}, {"+61 491 570 156", ""}, {"020 7946 0000", "GB"}, {"+81 3 1234 5678", ""}, {"+7 912 345 67 89", ""}}
-	p := NewPhoneNormalizer()
+	p := NewNormalizer()
 	want := make([]string, len(inputs))
 	for i, in := range inputs {
 		want[i], _, _ = normalizeSlow(in[0], in[1])
@@ -497,8 +497,8 @@ func TestNormalizeConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var zero PhoneNormalizer // the zero value works too
+	var zero Normalizer // the zero value works too
 	if got, _, err := zero.Normalize("+1 415 555 0100", ""); err != nil || got != "+14155550100" {
-		t.Errorf("zero PhoneNormalizer: %q, %v", got, err)
+		t.Errorf("zero Normalizer: %q, %v", got, err)
 	}
 }

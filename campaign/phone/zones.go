@@ -1,0 +1,137 @@
+package phone
+
+import (
+	_ "embed"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // the called person's zones must load on any machine
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// zoneTab is tzdata's zone.tab (public domain): the zones of each country.
+//
+//go:embed zone.tab
+var zoneTab string
+
+var (
+	countryZonesOnce sync.Once
+	countryZonesMap  map[string][]string
+)
+
+// countryZones returns the IANA zones of a country (ISO 3166 alpha-2) as
+// tzdata's zone.tab lists them, or nil. For Australia it gives the
+// mainland's zones (and Tasmania's, which keeps Melbourne's time).
+func countryZones(region string) []string {
+	countryZonesOnce.Do(func() {
+		m := map[string][]string{}
+		for line := range strings.Lines(zoneTab) {
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			f := strings.Split(strings.TrimSpace(line), "\t")
+			if len(f) < 3 {
+				continue
+			}
+			if f[0] == "AU" && (f[2] == "Australia/Lord_Howe" || f[2] == "Antarctica/Macquarie") {
+				continue // islands off the mainland
+			}
+			m[f[0]] = append(m[f[0]], f[2])
+		}
+		countryZonesMap = m
+	})
+	return countryZonesMap[region]
+}
+
+// libraryZones returns the IANA time zones of an E.164 number, as
+// phonenumbers.GetTimezonesForNumber gives them: one zone for most
+// numbers, several where a number cannot be placed more precisely (all 43
+// NANP zones for a US toll-free number, say). It returns nil for a string
+// that is not E.164 or a number the library has no zone for.
+func libraryZones(e164 string) []string {
+	if len(e164) < 2 || e164[0] != '+' {
+		return nil
+	}
+	for i := 1; i < len(e164); i++ {
+		if e164[i] < '0' || e164[i] > '9' {
+			return nil
+		}
+	}
+	zones, err := phonenumbers.GetTimezonesForPrefix(e164)
+	if err != nil || len(zones) == 0 || (len(zones) == 1 && zones[0] == phonenumbers.UNKNOWN_TIMEZONE) {
+		return nil
+	}
+	return slices.Clone(zones)
+}
+
+// ZoneNames returns the names of the zones a number may ring in, given
+// its E.164 form, country and kind (a [Number]'s E164, Region and Kind):
+//   - the phone library's zones for the number;
+//   - all its country's zones when the library knows none, or only the
+//     whole calling code's (+1 spans 25 countries from Guam to
+//     Newfoundland, but a US toll-free number rings in the US);
+//   - all its country's zones for numbers not tied to a place: toll-free,
+//     premium, shared-cost, VoIP, personal, pager, UAN and voicemail
+//     numbers anywhere, and Australian mobiles.
+//
+// The plan groups contacts by them; [Zones] loads them.
+func ZoneNames(e164, country string, kind phonenumbers.PhoneNumberType) []string {
+	lib := libraryZones(e164)
+	country = strings.ToUpper(country)
+	placeless := false
+	switch kind {
+	case phonenumbers.FIXED_LINE, phonenumbers.FIXED_LINE_OR_MOBILE:
+	case phonenumbers.MOBILE:
+		placeless = country == "AU"
+	default:
+		placeless = true
+	}
+	if cz := countryZones(country); len(cz) > 0 && (placeless || len(lib) == 0 || callingCodeWide(e164, lib)) {
+		return cz
+	}
+	return lib
+}
+
+// callingCodeWide reports whether zones are all the zones of the number's
+// calling code, as the library gives them when it cannot place a number.
+func callingCodeWide(e164 string, zones []string) bool {
+	if len(zones) < 2 {
+		return false
+	}
+	n := libraryNumber(e164)
+	if n == nil {
+		return false
+	}
+	all, err := phonenumbers.GetTimezonesForPrefix("+" + strconv.Itoa(int(n.GetCountryCode())))
+	return err == nil && slices.Equal(all, zones)
+}
+
+// zoneSetCache keeps the loaded zones of each number's zone names: a
+// campaign's numbers share a few hundred sets at most.
+var zoneSetCache sync.Map // joined names -> []*time.Location
+
+// Zones returns the zones a number may ring in (see [ZoneNames]), loaded;
+// nil when none is known. The campaign's calling hours hold every call to
+// the called person's hours in each of them. The slice is shared: callers
+// must not change it.
+func Zones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.Location {
+	names := ZoneNames(e164, country, kind)
+	if len(names) == 0 {
+		return nil
+	}
+	key := strings.Join(names, " ")
+	if z, ok := zoneSetCache.Load(key); ok {
+		return z.([]*time.Location)
+	}
+	var zones []*time.Location
+	for _, name := range names {
+		if l, err := time.LoadLocation(name); err == nil {
+			zones = append(zones, l)
+		}
+	}
+	zoneSetCache.Store(key, zones)
+	return zones
+}
