@@ -3,7 +3,6 @@ package phone
 import (
 	_ "embed"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -69,44 +68,31 @@ func libraryZones(e164 string) []string {
 
 // ZoneNames returns the names of the zones a number may ring in, given
 // its E.164 form, country and kind (a [Number]'s E164, Region and Kind):
-//   - the phone library's zones for the number;
-//   - all its country's zones when the library knows none, or only the
-//     whole calling code's (+1 spans 25 countries from Guam to
-//     Newfoundland, but a US toll-free number rings in the US);
-//   - all its country's zones for numbers not tied to a place: toll-free,
-//     premium, shared-cost, VoIP, personal, pager, UAN and voicemail
-//     numbers anywhere, and Australian mobiles.
+// every zone the phone library gives for the number, never fewer, and
+// besides them every zone of its country (tzdata's zone.tab; mainland
+// Australia) when the library knows none for it or the number is not tied
+// to a place: mobiles, which travel with their owner (an Australian or a
+// Russian mobile may ring anywhere in its country), and toll-free,
+// premium, shared-cost, VoIP, personal, pager, UAN and voicemail numbers.
+// A landline is where the library places it. Where the library can place
+// a number only by its calling code (a US toll-free number: all 43 zones
+// of +1, Guam to Newfoundland), those are its zones.
 //
 // The plan groups contacts by them; [Zones] loads them.
 func ZoneNames(e164, country string, kind phonenumbers.PhoneNumberType) []string {
-	lib := libraryZones(e164)
-	country = strings.ToUpper(country)
-	placeless := false
+	zones := libraryZones(e164)
 	switch kind {
 	case phonenumbers.FIXED_LINE, phonenumbers.FIXED_LINE_OR_MOBILE:
-	case phonenumbers.MOBILE:
-		placeless = country == "AU"
-	default:
-		placeless = true
+		if len(zones) > 0 {
+			return zones
+		}
 	}
-	if cz := countryZones(country); len(cz) > 0 && (placeless || len(lib) == 0 || callingCodeWide(e164, lib)) {
-		return cz
+	for _, z := range countryZones(strings.ToUpper(country)) {
+		if !slices.Contains(zones, z) {
+			zones = append(zones, z)
+		}
 	}
-	return lib
-}
-
-// callingCodeWide reports whether zones are all the zones of the number's
-// calling code, as the library gives them when it cannot place a number.
-func callingCodeWide(e164 string, zones []string) bool {
-	if len(zones) < 2 {
-		return false
-	}
-	n := libraryNumber(e164)
-	if n == nil {
-		return false
-	}
-	all, err := phonenumbers.GetTimezonesForPrefix("+" + strconv.Itoa(int(n.GetCountryCode())))
-	return err == nil && slices.Equal(all, zones)
+	return zones
 }
 
 // zoneSetCache keeps the loaded zones of each number's zone names: a

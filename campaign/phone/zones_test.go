@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestZoneNames checks the zones callrun holds a number to, beyond the
-// library's: a whole country for a number it cannot place.
+// TestZoneNames checks the zones callrun holds a number to: never fewer
+// than the library's, and a whole country for a number not tied to a
+// place.
 func TestZoneNames(t *testing.T) {
 	p := NewNormalizer()
 	for _, tc := range []struct {
@@ -15,7 +16,15 @@ func TestZoneNames(t *testing.T) {
 		include []string
 		exclude []string
 	}{
-		{"+18002345678", []string{"America/New_York", "Pacific/Honolulu", "America/Adak"}, []string{"Pacific/Guam", "America/St_Johns", "America/Jamaica"}},
+		// A US toll-free number: the library's 43 zones of +1, Guam to
+		// Newfoundland, and the US's own.
+		{"+18002345678", []string{"America/New_York", "Pacific/Honolulu", "America/Adak", "Pacific/Guam", "America/St_Johns", "America/Indiana/Knox"}, nil},
+		// Toll-free in Réunion: the library's Mayotte and Réunion both.
+		{"+262801234567", []string{"Indian/Reunion", "Indian/Mayotte"}, nil},
+		// Mobiles travel: a Russian one may ring anywhere in Russia, a
+		// Brazilian one anywhere in Brazil.
+		{"+79141234567", []string{"Europe/Moscow", "Asia/Vladivostok", "Asia/Kamchatka", "Europe/Kaliningrad"}, nil},
+		{"+5511961234567", []string{"America/Sao_Paulo", "America/Manaus", "America/Rio_Branco"}, nil},
 		{"+61412345678", []string{"Australia/Perth", "Australia/Sydney", "Australia/Adelaide", "Australia/Darwin"}, []string{"Australia/Lord_Howe"}},
 		{"+611800123456", []string{"Australia/Perth", "Australia/Sydney"}, nil},
 		{"+551130001234", []string{"America/Sao_Paulo"}, []string{"America/Manaus"}},
