@@ -103,6 +103,9 @@ func buildPlan(ctx context.Context, o planOptions, out io.Writer) (*campaign.Pla
 	if n := len(plan.Repairs) + plan.RepairsOmitted; o.strict && n > 0 {
 		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d repaired number(s) in %s; check each (the plan above lists them) and fix the sheet", n, o.path))
 	}
+	if n := plan.SuppressionIgnored; o.strict && n > 0 {
+		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d entr(ies) of the suppression files are no phone number and suppress nobody; the warnings above list them", n))
+	}
 	if o.strict {
 		for _, s := range plan.Sheets {
 			if s.Rows == 0 {

@@ -278,10 +278,19 @@ func (s *Suppression) Has(e164 string) bool {
 func (s *Suppression) Len() int { return len(s.set) }
 
 // LoadSuppression reads the suppression files: the first column of each,
-// whatever its header, normalised with the campaign's region. Entries that
-// are not phone numbers are listed in Problems and otherwise ignored.
+// whatever its header. Every number an entry may mean is suppressed (see
+// phone.Normalizer.Readings): read with the campaign's region and with
+// each sheet's, with and without a lost '+', each number of a cell that
+// holds several. An entry that means no number at all is listed in
+// Problems (plan --strict fails on it) and otherwise ignored.
 func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
+	regions := []string{f.Region}
+	for _, sh := range f.Sheets {
+		if !slices.Contains(regions, sh.Region) {
+			regions = append(regions, sh.Region)
+		}
+	}
 	for _, p := range f.Suppress {
 		r, err := sheet.Open(f.Path(p))
 		if err != nil {
@@ -291,12 +300,19 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 			if rec.Err != nil || len(rec.Fields) == 0 || strings.TrimSpace(rec.Fields[0]) == "" {
 				return nil
 			}
-			e164, _, perr := norm.Normalize(rec.Fields[0], f.Region)
-			if perr != nil {
-				s.Problems = append(s.Problems, RowProblem{File: p, Row: rec.Row, Field: r.Header()[0], Message: perr.Error()})
+			numbers := norm.Readings(rec.Fields[0], regions)
+			if len(numbers) == 0 {
+				_, _, perr := norm.Normalize(rec.Fields[0], f.Region)
+				msg := "not a phone number"
+				if perr != nil {
+					msg = perr.Error()
+				}
+				s.Problems = append(s.Problems, RowProblem{File: p, Row: rec.Row, Field: r.Header()[0], Message: msg})
 				return nil
 			}
-			s.set[phoneKey(e164)] = struct{}{}
+			for _, e164 := range numbers {
+				s.set[phoneKey(e164)] = struct{}{}
+			}
 			return nil
 		})
 		r.Close()

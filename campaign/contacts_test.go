@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,5 +146,57 @@ func TestEncodeFormMatchesURLValues(t *testing.T) {
 		if got, want := c.EncodeForm(), c.Form().Encode(); got != want {
 			t.Fatalf("fields %q %q:\n got %q\nwant %q", c.Fields, c.Extra, got, want)
 		}
+	}
+}
+
+// TestSuppressionCoversEveryReading: a suppression entry suppresses every
+// number it may mean, read with the campaign's region and each sheet's,
+// with and without a lost '+', and each number of a cell that holds
+// several; an entry that is no number at all is a problem. Each case is
+// one an adversarial pass found called against the list.
+func TestSuppressionCoversEveryReading(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"c.yaml": `name: c
+agents: [{name: A, prompt: p}]
+sheets:
+  - {file: de.csv, agent: A, fields: {phone_number: Phone}, region: DE}
+suppress: [dnc.csv]
+`,
+		// The sheet's cells, as the sheet reads them.
+		"de.csv": "Phone\n15123459031\n0151 23459033\n030 1234567\n+49 30 12345\n+49 30 54321\n0151 23459039\n",
+		// Bare digits Excel stripped the 0 of (ambiguous with +1 512 ...),
+		// German numbers under the top-level region (US by default), two
+		// numbers in one cell, and one entry that is no number.
+		"dnc.csv": "number\n15123459031\n0151 23459033\n030 1234567\n+49 30 12345 / +49 30 54321\nnot a number\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sup.Problems) != 1 || sup.Problems[0].Row != 6 {
+		t.Errorf("suppression problems %+v, want row 6 alone", sup.Problems)
+	}
+	var got []string
+	err = f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		got = append(got, c.Status)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{Suppressed, Suppressed, Suppressed, Suppressed, Suppressed, ToCall}
+	if !slices.Equal(got, want) {
+		t.Errorf("statuses %v, want %v", got, want)
 	}
 }

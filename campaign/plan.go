@@ -71,11 +71,14 @@ type Plan struct {
 	Countries map[string]int `json:"countries"`
 	// Repairs lists every number read other than as written (Excel damage),
 	// up to MaxPlanProblems; RepairsOmitted counts the rest.
-	Repairs         []PlanRepair `json:"repairs"`
-	RepairsOmitted  int          `json:"repairs_omitted,omitempty"`
-	Hours           PlanHours    `json:"hours"`
-	EstimateSeconds int64        `json:"estimate_seconds"`
-	Warnings        []string     `json:"warnings,omitempty"`
+	Repairs        []PlanRepair `json:"repairs"`
+	RepairsOmitted int          `json:"repairs_omitted,omitempty"`
+	Hours          PlanHours    `json:"hours"`
+	// SuppressionIgnored counts the entries of suppression files that are
+	// no phone number at all, and so suppress nobody.
+	SuppressionIgnored int      `json:"suppression_ignored,omitempty"`
+	EstimateSeconds    int64    `json:"estimate_seconds"`
+	Warnings           []string `json:"warnings,omitempty"`
 	// SheetProblems are the sheets that could not be read to their end,
 	// as problems of the campaign file (naming the sheet's file: key):
 	// `callrun plan` exits 2 on any, after showing the other sheets.
@@ -172,8 +175,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	}
 	if opts.Suppress != nil {
 		for _, sp := range opts.Suppress.Problems {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%s row %d: %s (ignored)", sp.File, sp.Row, sp.Message))
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s row %d: %s (ignored: this entry suppresses nobody)", sp.File, sp.Row, sp.Message))
 		}
+		p.SuppressionIgnored = len(opts.Suppress.Problems)
 	}
 	p.Sheets = make([]PlanSheet, len(f.Sheets))
 	groups := map[[2]string]*problemGroup{}
