@@ -260,6 +260,14 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		return Number{}, fmt.Errorf("%q holds more than one phone number: put one number in the cell (split the others into rows of their own)", s)
 	}
 
+	// A number exported as a decimal (pandas, Google Sheets): "4930124603.0".
+	// Read as the number before the point; any other digit after a point
+	// is a digit of the number.
+	decimal := false
+	if t, ok := decimalExport(s); ok {
+		s, decimal = t, true
+	}
+
 	var buf [maxDigits]byte
 	var digits []byte
 	plus, excel := false, false
@@ -277,17 +285,28 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 	}
 	// A cell of bare digits is what Excel leaves of a number cell: the
 	// only kind of cell whose '+' Excel can have dropped.
-	bare := excel || (!text && allDigits(s))
+	bare := excel || decimal || (!text && allDigits(s))
 	// excelNote prefixes a message about the value with how it was read.
 	excelNote := func() string {
-		if excel {
+		switch {
+		case excel:
 			return fmt.Sprintf("%q (Excel's scientific notation for %s)", s, digits)
+		case decimal:
+			return fmt.Sprintf("%q (exported as the decimal %s.0)", s, s)
 		}
 		return fmt.Sprintf("%q", s)
 	}
+	if len(digits) >= 2*minTwoDigits && splitsInTwo(s, region, core) {
+		return Number{}, fmt.Errorf("%q holds more than one phone number: put one number in the cell (split the others into rows of their own)", s)
+	}
 
-	// "00" is the international prefix almost everywhere.
+	// "00" is the international prefix almost everywhere, but a national
+	// number whose trunk 0 was typed twice starts with it too: "001512
+	// 3455303" in Germany, its first group of digits longer than 00 and a
+	// country code are written ("0049 151 ...", "00 44 20 ...").
+	doubled := false
 	if !plus && len(digits) > 2 && digits[0] == '0' && digits[1] == '0' {
+		doubled = true
 		plus, digits = true, digits[2:]
 	}
 	ds := string(digits)
@@ -296,6 +315,14 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		r, ok := core(true, ds, region)
 		if !ok {
 			return Number{}, fmt.Errorf("%q is not a valid phone number", s)
+		}
+		if doubled && region != "" && !bare && firstGroupDigits(s) >= 6 {
+			if typo, ok := core(false, "0"+ds, region); ok && typo.e164 != r.e164 {
+				return Number{}, fmt.Errorf("%q is ambiguous: with 00 as the international prefix it is %s, but it is also %s of region %s if its 0 was typed twice; write it as +country number or as the national number", s, r.e164, typo.e164, region)
+			}
+		}
+		if err := checkLength(s, r); err != nil {
+			return Number{}, err
 		}
 		if err := rules.allows(r); err != nil {
 			return Number{}, fmt.Errorf("%q is %w", s, err)
@@ -311,7 +338,13 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 	national, nationalOK := core(false, ds, region)
 	var intl reading
 	intlOK := false
-	if bare && ds[0] != '0' {
+	// A cell of bare digits may have lost its '+'; a cell written with
+	// separators that starts with the region's own country code ("49 151
+	// 23454214" in Germany) may be an international number written
+	// without it. Either reading stays a candidate only if the campaign
+	// may call it; if both readings are valid and differ, the cell is
+	// ambiguous.
+	if ds[0] != '0' && (bare || strings.HasPrefix(ds, strconv.Itoa(phonenumbers.GetCountryCodeForRegion(region)))) {
 		intl, intlOK = core(true, ds, region)
 	}
 	// A lost '+' is read back only into a country and kind the campaign
@@ -326,20 +359,116 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 	case nationalOK && intlOK && intl.e164 != national.e164 && !writtenNationally(national.e164, ds):
 		return Number{}, fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", excelNote(), region, national.e164, intl.e164)
 	case nationalOK:
+		if err := checkLength(s, national); err != nil {
+			return Number{}, err
+		}
 		if err := rules.allows(national); err != nil {
 			return Number{}, fmt.Errorf("%s is %w", excelNote(), err)
 		}
 		repair := ""
-		if excel {
+		switch {
+		case excel:
 			repair = fmt.Sprintf("%s was read as %s; format the phone column as Text in Excel to keep numbers intact", excelNote(), national.e164)
+		case decimal:
+			repair = fmt.Sprintf("%s was read as %s; export the phone column as text", excelNote(), national.e164)
 		}
 		return national.phone(repair), nil
 	case intlOK:
+		if err := checkLength(s, intl); err != nil {
+			return Number{}, err
+		}
 		return intl.phone(fmt.Sprintf("%s is not a valid number for region %s but is valid with a leading +; read as %s (the + was probably lost: Excel drops it)", excelNote(), region, intl.e164)), nil
 	case intlErr != nil:
 		return Number{}, fmt.Errorf("%s is not a valid phone number for region %s; with a leading + it would be %w", excelNote(), region, intlErr)
 	}
 	return Number{}, fmt.Errorf("%s is not a valid phone number for region %s", excelNote(), region)
+}
+
+// maxE164Digits is the most digits an E.164 number has, country code
+// included. The library takes some longer national numbers as valid (up
+// to 17 digits in Germany); such a number is more likely two numbers run
+// together than one.
+const maxE164Digits = 15
+
+// checkLength refuses a reading longer than E.164 allows.
+func checkLength(cell string, r reading) error {
+	if n := len(r.e164) - 1; n > maxE164Digits {
+		return fmt.Errorf("%q would be %s, %d digits, more than the %d an international phone number has: two numbers run together? put one number in the cell", cell, r.e164, n, maxE164Digits)
+	}
+	return nil
+}
+
+// minTwoDigits is the fewest digits either of two numbers in one cell must
+// have for splitsInTwo to look for them: shorter runs are area codes and
+// parts of one number.
+const minTwoDigits = 7
+
+// splitsInTwo reports whether a cell written with separators reads as two
+// valid numbers of region (or with +country) on either side of one of its
+// separators, each of at least minTwoDigits digits: "030/12345 /
+// 030/54321", "0301234 0897654".
+func splitsInTwo(s, region string, core coreFunc) bool {
+	valid := func(part string) bool {
+		var buf [maxDigits]byte
+		d, plus, err := scanDigits(strings.TrimFunc(part, func(r rune) bool { return isSpace(r) || isPunct(r) }), buf[:0])
+		if err != nil || len(d) < minTwoDigits {
+			return false
+		}
+		if plus || (len(d) > 2 && d[0] == '0' && d[1] == '0') {
+			if !plus {
+				d = d[2:]
+			}
+			_, ok := core(true, string(d), region)
+			return ok
+		}
+		_, ok := core(false, string(d), region)
+		return ok && region != ""
+	}
+	for i, r := range s {
+		if r == '+' || !isPunct(r) || i == 0 {
+			continue
+		}
+		// Split before the first separator of a run of them.
+		if prev, _ := utf8.DecodeLastRuneInString(s[:i]); isPunct(prev) {
+			continue
+		}
+		if valid(s[:i]) && valid(s[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstGroupDigits counts the digits of a cell before its first
+// separator.
+func firstGroupDigits(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.IsDigit(r):
+			n++
+		case r == '+' && n == 0:
+		default:
+			if n > 0 {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+// decimalExport recognises a number exported as a decimal: digits, with
+// a leading '+' or not, then ".0" (or ",0"). It returns the cell without
+// the fraction.
+func decimalExport(s string) (string, bool) {
+	if len(s) < 3 || s[len(s)-1] != '0' || (s[len(s)-2] != '.' && s[len(s)-2] != ',') {
+		return s, false
+	}
+	t := s[:len(s)-2]
+	if allDigits(strings.TrimPrefix(t, "+")) && strings.TrimPrefix(t, "+") != "" {
+		return t, true
+	}
+	return s, false
 }
 
 func (r reading) phone(repair string) Number {

@@ -14,6 +14,7 @@ func TestReadPhoneRules(t *testing.T) {
 	ca := NewRules("CA", nil, nil, "sheets[0].countries")
 	gb := NewRules("GB", nil, nil, "")
 	gbPremium := NewRules("GB", nil, []string{"PREMIUM_RATE"}, "")
+	de := NewRules("DE", nil, nil, "")
 	tests := []struct {
 		raw    string
 		rules  *Rules
@@ -64,6 +65,25 @@ func TestReadPhoneRules(t *testing.T) {
 		{raw: "030/1234567", rules: NewRules("DE", nil, nil, ""), want: "+49301234567", region: "DE", kind: phonenumbers.FIXED_LINE},
 		{raw: "415 555 0100 ext. 123456", rules: us, err: "extension"},
 		{raw: "415 555 0100 x12", rules: us, err: "extension"},
+
+		// Found by an adversarial pass.
+		// A number exported as a decimal: read without the ".0", noted.
+		{raw: "+4930124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE},
+		{raw: "030124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE, repair: "exported as the decimal"},
+		// Two numbers with separators inside each, or apart by a space or tab.
+		{raw: "01/53115 / 01/71100", rules: NewRules("AT", nil, nil, ""), err: "holds more than one phone number"},
+		{raw: "030/12345 / 030/54321", rules: de, err: "more than one phone number"},
+		{raw: "030 12345\t030 54321", rules: de, err: "more than one phone number"},
+		{raw: "0301234 0897654", rules: de, err: "more than one phone number"},
+		// A trunk 0 typed twice is not read as an international prefix
+		// without a word.
+		{raw: "001512 3455303", rules: NewRules("DE", []string{"DE", "US"}, nil, ""), err: "is ambiguous: with 00 as the international prefix it is +15123455303, but it is also +4915123455303"},
+		{raw: "00 44 20 7946 0000", rules: NewRules("DE", []string{"DE", "GB"}, nil, ""), want: "+442079460000", region: "GB", kind: phonenumbers.FIXED_LINE},
+		{raw: "0049 30 12345678", rules: de, want: "+493012345678", region: "DE", kind: phonenumbers.FIXED_LINE},
+		// The region's own country code written without its +.
+		{raw: "49 1512 3454214", rules: de, err: "is ambiguous"},
+		{raw: "46 8 12 34 41", rules: NewRules("SE", nil, nil, ""), err: "is ambiguous"},
+		{raw: "44 20 7946 0123", rules: gb, want: "+442079460123", region: "GB", kind: phonenumbers.FIXED_LINE}, // the library reads the own country code
 	}
 	p := NewNormalizer()
 	for _, tt := range tests {
