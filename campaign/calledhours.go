@@ -1,10 +1,12 @@
 package campaign
 
 import (
+	"slices"
 	"time"
 	_ "time/tzdata" // the called person's zones must load on any machine
 
 	"github.com/rickar/cal/v2"
+	"github.com/rickar/cal/v2/aa"
 	"github.com/rickar/cal/v2/fr"
 )
 
@@ -28,33 +30,60 @@ func defaultCalledPersonRule(lt time.Time) bool {
 	return m >= CalledPersonStart && m < CalledPersonEnd
 }
 
-// frenchHolidays are France's public holidays, from a maintained calendar.
-var frenchHolidays = func() *cal.Calendar {
-	c := &cal.Calendar{}
-	c.AddHoliday(fr.Holidays...)
-	return c
+// frenchHolidays are France's public holidays, from a maintained
+// calendar, with Alsace-Moselle's Good Friday and 26 December for every
+// French number (stricter, never looser: a number does not say whether it
+// rings in Strasbourg).
+var frenchHolidays = func() []*cal.Holiday {
+	return append(slices.Clone(fr.Holidays), aa.GoodFriday, aa.ChristmasDay2)
 }()
 
-// frenchRule: France's law on unsolicited calls (décret 2022-1313): only
-// on weekdays from 10:00 to 13:00 and 14:00 to 20:00, never on a Saturday,
-// Sunday or public holiday.
-func frenchRule(lt time.Time) bool {
-	if wd := lt.Weekday(); wd == time.Saturday || wd == time.Sunday {
-		return false
+// overseasHolidays are the days on which the overseas departments and
+// collectivities mark the abolition of slavery, besides France's.
+var overseasHolidays = map[string]*cal.Holiday{
+	"GP": abolition(time.May, 27), "MQ": abolition(time.May, 22), "GF": abolition(time.June, 10),
+	"RE": abolition(time.December, 20), "YT": abolition(time.April, 27),
+	"BL": abolition(time.October, 9), "MF": abolition(time.May, 28),
+}
+
+func abolition(m time.Month, d int) *cal.Holiday {
+	return &cal.Holiday{Name: "Abolition de l'esclavage", Type: cal.ObservancePublic, Month: m, Day: d, Func: cal.CalcDayOfMonth}
+}
+
+// frenchRule returns France's law on unsolicited calls (décret 2022-1313)
+// for a country of its: only on weekdays from 10:00 to 13:00 and 14:00 to
+// 20:00, never on a Saturday, Sunday or public holiday (France's, and the
+// territory's own).
+func frenchRule(region string) calledPersonRule {
+	c := &cal.Calendar{}
+	c.AddHoliday(frenchHolidays...)
+	if h := overseasHolidays[region]; h != nil {
+		c.AddHoliday(h)
 	}
-	if actual, _, _ := frenchHolidays.IsHoliday(lt); actual {
-		return false
+	return func(lt time.Time) bool {
+		if wd := lt.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			return false
+		}
+		if actual, _, _ := c.IsHoliday(lt); actual {
+			return false
+		}
+		m := lt.Hour()*60 + lt.Minute()
+		return (m >= 10*60 && m < 13*60) || (m >= 14*60 && m < 20*60)
 	}
-	m := lt.Hour()*60 + lt.Minute()
-	return (m >= 10*60 && m < 13*60) || (m >= 14*60 && m < 20*60)
 }
 
 // calledPersonRules holds the countries whose law is stricter than the
-// default: France, and its overseas departments, which have their own
-// country codes in the phone library.
-var calledPersonRules = map[string]calledPersonRule{
-	"FR": frenchRule, "GP": frenchRule, "MQ": frenchRule, "GF": frenchRule, "RE": frenchRule, "YT": frenchRule,
-}
+// default: France, and its overseas departments and collectivities, which
+// have country codes of their own in the phone library (Guadeloupe,
+// Martinique, French Guiana, Réunion, Mayotte, Saint-Barthélemy,
+// Saint-Martin, Saint-Pierre-et-Miquelon).
+var calledPersonRules = func() map[string]calledPersonRule {
+	m := map[string]calledPersonRule{}
+	for _, r := range []string{"FR", "GP", "MQ", "GF", "RE", "YT", "BL", "MF", "PM"} {
+		m[r] = frenchRule(r)
+	}
+	return m
+}()
 
 // CalledPersonOpen reports whether the called person's hours allow a call
 // at t to a number of country whose zones are zones: the country's rule

@@ -57,8 +57,9 @@ var hoursCases = []hoursCase{
 }
 
 // frenchHolidays2027 are France's public holidays in 2027, written out by
-// hand (Easter Sunday is 28 March).
-var frenchHolidays2027 = []string{"01-01", "03-29", "05-01", "05-06", "05-08", "05-17", "07-14", "08-15", "11-01", "11-11", "12-25"}
+// hand (Easter Sunday is 28 March), with Alsace-Moselle's Good Friday and
+// 26 December, which callrun keeps for every French number.
+var frenchHolidays2027 = []string{"01-01", "03-26", "03-29", "05-01", "05-06", "05-08", "05-17", "07-14", "08-15", "11-01", "11-11", "12-25", "12-26"}
 
 // oracleOpen is the called person's window, computed plainly from the
 // hand-written zones: 08:00-20:00 local in every zone, and in France
@@ -374,5 +375,40 @@ func TestRehearsalCountsWhoWouldHaveWaited(t *testing.T) {
 	res = rehearsal.mustRun(func(o *RunOptions) { o.Now, o.Rehearsal = night, true })
 	if res.Sent != n || res.WouldHaveWaited != n || len(rehearsal.srv.Placed()) != n {
 		t.Errorf("rehearsal at night: %+v, %d placed", res, len(rehearsal.srv.Placed()))
+	}
+}
+
+// TestFrenchTerritoriesHolidays: the overseas departments and
+// collectivities keep France's rule and their own abolition day;
+// Saint-Barthélemy and Saint-Pierre-et-Miquelon keep France's rule too.
+func TestFrenchTerritoriesHolidays(t *testing.T) {
+	for _, tc := range []struct {
+		country, zone string
+		day           string // a Thursday or Wednesday in 2027 that is a holiday there
+	}{
+		{"GP", "America/Guadeloupe", "2027-05-27"},
+		{"GF", "America/Cayenne", "2027-06-10"},
+		{"RE", "Indian/Reunion", "2027-12-20"},
+		{"YT", "Indian/Mayotte", "2027-04-27"},
+		{"FR", "Europe/Paris", "2027-03-26"}, // Good Friday (Alsace-Moselle)
+	} {
+		loc, err := time.LoadLocation(tc.zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		day, _ := time.ParseInLocation("2006-01-02 15:04", tc.day+" 10:30", loc)
+		if CalledPersonOpen(day, tc.country, []*time.Location{loc}) {
+			t.Errorf("%s: open at %s, a public holiday there", tc.country, day)
+		}
+		if !CalledPersonOpen(day.AddDate(0, 0, 7), tc.country, []*time.Location{loc}) {
+			t.Errorf("%s: closed at %s, a working day", tc.country, day.AddDate(0, 0, 7))
+		}
+	}
+	loc, _ := time.LoadLocation("America/St_Barthelemy")
+	saturday := time.Date(2027, 1, 9, 11, 0, 0, 0, loc)
+	for _, country := range []string{"BL", "MF", "PM"} {
+		if CalledPersonOpen(saturday, country, []*time.Location{loc}) {
+			t.Errorf("%s: open on a Saturday", country)
+		}
 	}
 }
