@@ -412,3 +412,21 @@ func TestFrenchTerritoriesHolidays(t *testing.T) {
 		}
 	}
 }
+
+// TestTimezoneColumnWithAFixedZone: a timezone column narrows the called
+// person's hours whatever hours: says: with a fixed hours.timezone (or
+// none), a New York number whose column says Los Angeles waits until
+// 08:00 in Los Angeles too.
+func TestTimezoneColumnWithAFixedZone(t *testing.T) {
+	for _, hours := range []string{"hours: {timezone: America/New_York, days: [mon, tue, wed, thu, fri], start: \"09:00\", end: \"20:00\"}\n", ""} {
+		yaml := strings.Replace(dtCampaign(1000, 1, hours+"\n"), "fields: {phone_number: Phone, first_name: First Name}",
+			"fields: {phone_number: Phone, first_name: First Name}\n    timezone_column: TZ", 1)
+		yaml = strings.Replace(yaml, "unsafe_ignore_called_person_hours: true\n", "", 1)
+		e := newDtEnv(t, sandbox.Options{}, yaml, map[string]string{"leads.csv": "Phone,First Name,TZ\n+12122010001,NY in LA,America/Los_Angeles\n+12122010002,NY,\n"})
+		// Wednesday 14:30 UTC: 09:30 in New York, 06:30 in Los Angeles.
+		res := e.mustRun(func(o *RunOptions) { o.Now = func() time.Time { return time.Date(2027, 1, 6, 14, 30, 0, 0, time.UTC) } })
+		if placed := dtPlaced(e.srv); res.Sent != 1 || res.Deferred != 1 || placed["+12122010001"] != 0 || placed["+12122010002"] != 1 {
+			t.Errorf("hours %q: %+v, placed %v; want the New York number alone called", hours, res, placed)
+		}
+	}
+}

@@ -197,9 +197,6 @@ func (l *loader) validateSheets(f *File) {
 			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
 		}
 		l.validatePhoneRules(key+".", s.Countries, s.AllowNumberKinds)
-		if s.TimezoneColumn != "" && (f.Hours == nil || f.Hours.Timezone != "contact") {
-			l.problem(key+".timezone_column", "timezone_column is used only with hours: {timezone: contact}")
-		}
 	}
 }
 
