@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 	"gopkg.in/yaml.v3"
 )
 
@@ -498,7 +499,7 @@ func Nearest(key string, allowed []string) string {
 	key = strings.ToLower(key)
 	best, bestD := "", 3
 	for _, a := range allowed {
-		if d := editDistance(key, a); d < bestD {
+		if d := sheet.EditDistance(key, a); d < bestD {
 			best, bestD = a, d
 		}
 	}
@@ -511,30 +512,6 @@ func Nearest(key string, allowed []string) string {
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, by rune. (The
-// sheet package keeps its own copy for its column suggestions: a little
-// copying rather than a package of one function.)
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func (f *File) applyDefaults() {

@@ -368,7 +368,7 @@ func nearestColumn(want string, header []string) string {
 		case w != "" && f != "" && (strings.Contains(f, w) || strings.Contains(w, f)):
 			score = 500 - abs(len(f)-len(w))
 		default:
-			d := editDistance(w, f)
+			d := EditDistance(w, f)
 			if d > max(2, len(w)/3) {
 				continue
 			}
@@ -398,8 +398,10 @@ func abs(x int) int {
 	return x
 }
 
-// editDistance is the Levenshtein distance between a and b, by rune.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, by rune. The
+// reader suggests column names with it; the campaign file's loader and the
+// command line suggest keys, flags and commands.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
