@@ -60,6 +60,11 @@ func frenchRule(region string) calledPersonRule {
 	if h := overseasHolidays[region]; h != nil {
 		c.AddHoliday(h)
 	}
+	if region == "GP" || region == "BL" || region == "MF" {
+		// +590 is shared by Guadeloupe, Saint-Barthélemy and Saint-Martin,
+		// and the library's choice of island is a guess: all three days.
+		c.AddHoliday(overseasHolidays["GP"], overseasHolidays["BL"], overseasHolidays["MF"])
+	}
 	return func(lt time.Time) bool {
 		if wd := lt.Weekday(); wd == time.Saturday || wd == time.Sunday {
 			return false

@@ -266,6 +266,10 @@ func phoneKey(e164 string) uint64 {
 type Suppression struct {
 	set      map[uint64]struct{}
 	Problems []RowProblem // entries that are not phone numbers
+	// Several counts the entries that may mean more than one number (each
+	// is suppressed), and Example describes the first, for plan's warning.
+	Several int
+	Example string
 }
 
 // Has reports whether the E.164 number is suppressed.
@@ -312,6 +316,11 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 			}
 			for _, e164 := range numbers {
 				s.set[phoneKey(e164)] = struct{}{}
+			}
+			if len(numbers) > 1 {
+				if s.Several++; s.Example == "" {
+					s.Example = fmt.Sprintf("%s row %d, %q: %s", p, rec.Row, rec.Fields[0], strings.Join(numbers, ", "))
+				}
 			}
 			return nil
 		})

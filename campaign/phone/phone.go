@@ -327,7 +327,11 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		if err := rules.allows(r); err != nil {
 			return Number{}, fmt.Errorf("%q is %w", s, err)
 		}
-		return r.phone(""), nil
+		repair := ""
+		if decimal {
+			repair = fmt.Sprintf("%s was read as %s; export the phone column as text", excelNote(), r.e164)
+		}
+		return r.phone(repair), nil
 	}
 	if region == "" {
 		return Number{}, fmt.Errorf("%s has no country code: write it as +country number, or set the sheet's region", excelNote())
@@ -399,19 +403,20 @@ func checkLength(cell string, r reading) error {
 }
 
 // minTwoDigits is the fewest digits either of two numbers in one cell must
-// have for splitsInTwo to look for them: shorter runs are area codes and
-// parts of one number.
-const minTwoDigits = 7
+// have for splitsInTwo to look for them, apart by a '/' or a tab (one
+// more apart by spaces or dashes): shorter runs are area codes and parts
+// of one number.
+const minTwoDigits = 6
 
 // splitsInTwo reports whether a cell written with separators reads as two
 // valid numbers of region (or with +country) on either side of one of its
-// separators, each of at least minTwoDigits digits: "030/12345 /
-// 030/54321", "0301234 0897654".
+// separators, each long enough (minTwoDigits): "030/12345 / 030/54321",
+// "06882/354 / 089/591", "0301234 0897654".
 func splitsInTwo(s, region string, core coreFunc) bool {
-	valid := func(part string) bool {
+	valid := func(part string, least int) bool {
 		var buf [maxDigits]byte
 		d, plus, err := scanDigits(strings.TrimFunc(part, func(r rune) bool { return isSpace(r) || isPunct(r) }), buf[:0])
-		if err != nil || len(d) < minTwoDigits {
+		if err != nil || len(d) < least {
 			return false
 		}
 		if plus || (len(d) > 2 && d[0] == '0' && d[1] == '0') {
@@ -432,7 +437,16 @@ func splitsInTwo(s, region string, core coreFunc) bool {
 		if prev, _ := utf8.DecodeLastRuneInString(s[:i]); isPunct(prev) {
 			continue
 		}
-		if valid(s[:i]) && valid(s[i:]) {
+		least := minTwoDigits + 1
+		for _, q := range s[i:] {
+			if !isPunct(q) {
+				break
+			}
+			if q == '/' || q == '\t' {
+				least = minTwoDigits
+			}
+		}
+		if valid(s[:i], least) && valid(s[i:], least) {
 			return true
 		}
 	}

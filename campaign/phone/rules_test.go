@@ -68,7 +68,8 @@ func TestReadPhoneRules(t *testing.T) {
 
 		// Found by an adversarial pass.
 		// A number exported as a decimal: read without the ".0", noted.
-		{raw: "+4930124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE},
+		{raw: "+4930124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE, repair: "exported as the decimal"},
+		{raw: "06882/354 / 089/591", rules: de, err: "more than one phone number"},
 		{raw: "030124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE, repair: "exported as the decimal"},
 		// Two numbers with separators inside each, or apart by a space or tab.
 		{raw: "01/53115 / 01/71100", rules: NewRules("AT", nil, nil, ""), err: "holds more than one phone number"},

@@ -34,14 +34,20 @@ func (p *Normalizer) Readings(cell string, regions []string) []string {
 		if ds == "" {
 			continue
 		}
+		// A number with its country code reads the same under any region;
+		// the first one lets the fast path answer (it needs one).
+		anyRegion := ""
+		if len(regions) > 0 {
+			anyRegion = normRegion(regions[0])
+		}
 		if plus {
-			if r, ok := fastCore(true, ds, ""); ok {
+			if r, ok := fastCore(true, ds, anyRegion); ok {
 				add(r.e164)
 			}
 			continue
 		}
 		if len(ds) > 2 && strings.HasPrefix(ds, "00") {
-			if r, ok := fastCore(true, ds[2:], ""); ok {
+			if r, ok := fastCore(true, ds[2:], anyRegion); ok {
 				add(r.e164)
 			}
 		}
