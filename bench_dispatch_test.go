@@ -162,7 +162,7 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 		return 0, 0, nil, err
 	}
 	defer unlock()
-	journal, state, err := store.OpenJournal(filepath.Join(stateDir, campaign.JournalFile))
+	journal, state, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile))
 	if err != nil {
 		return 0, 0, nil, err
 	}

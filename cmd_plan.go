@@ -134,7 +134,7 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 	}
 	// Contacts the journal already settled count as done. Reading the state
 	// needs no lock: plan may run beside a run.
-	state, err := store.ReadState(filepath.Join(f.Path(f.StateDir), campaign.JournalFile))
+	state, err := store.ReadState(filepath.Join(f.Path(f.StateDir), store.JournalFile))
 	if err != nil {
 		return nil, f, err
 	}

@@ -170,7 +170,7 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if err := report.RemoveStale(stateDir); err != nil {
 		log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed run")
 	}
-	journal, state, err := store.OpenJournalWith(filepath.Join(stateDir, campaign.JournalFile), o.journal)
+	journal, state, err := store.OpenJournalWith(filepath.Join(stateDir, store.JournalFile), o.journal)
 	if err != nil {
 		return busy(err) // the lock file was deleted under a running process
 	}

@@ -94,7 +94,7 @@ func loadSaved(ctx context.Context, path string, sandboxState bool) (*saved, err
 	if s.sup, err = f.LoadSuppression(ctx, s.norm); err != nil {
 		return nil, err
 	}
-	if s.state, err = store.ReadState(filepath.Join(s.dir, campaign.JournalFile)); err != nil {
+	if s.state, err = store.ReadState(filepath.Join(s.dir, store.JournalFile)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -156,7 +156,7 @@ func rebuildReport(ctx context.Context, path string, sandboxState bool, out io.W
 	}
 	// The rate and elapsed time are the journal's last run's, killed or
 	// not: there is no run now to measure.
-	last, err := store.ReadLastRun(filepath.Join(s.dir, campaign.JournalFile))
+	last, err := store.ReadLastRun(filepath.Join(s.dir, store.JournalFile))
 	if err != nil {
 		return err
 	}

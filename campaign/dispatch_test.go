@@ -191,7 +191,7 @@ func dtPrepare(t *testing.T, srv *sandbox.Server, client *apiclient.Client, dir,
 		t.Fatal(err)
 	}
 	return &dtEnv{t: t, dir: dir, srv: srv, client: client, f: f, agents: agents, eps: eps, norm: norm, sup: sup,
-		journal: filepath.Join(stateDir, JournalFile)}
+		journal: filepath.Join(stateDir, store.JournalFile)}
 }
 
 // reload reads the campaign file and its sheets again (after a test

@@ -188,7 +188,7 @@ func TestCheckEndpointFields(t *testing.T) {
 func TestReportAccountColumns(t *testing.T) {
 	f := loadAccountCampaign(t)
 	dir := t.TempDir()
-	st, err := store.ReadState(filepath.Join(dir, JournalFile))
+	st, err := store.ReadState(filepath.Join(dir, store.JournalFile))
 	if err != nil {
 		t.Fatal(err)
 	}

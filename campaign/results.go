@@ -17,7 +17,6 @@ const (
 	ReportCSV   = "report.csv"
 	ReportXLSX  = "report.xlsx"
 	SummaryJSON = "summary.json"
-	JournalFile = "journal.jsonl"
 )
 
 // WriteReport rebuilds report.csv and summary.json in dir from the sheets

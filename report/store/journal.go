@@ -108,9 +108,8 @@ var (
 // on disk, so a record that Append acknowledged survives a crash, a kill
 // -9 or a power cut. A Journal is safe for concurrent use.
 type Journal struct {
-	path  string
-	f     *os.File     // opened for appending
-	held  *flock.Flock // an exclusive lock on the file while it is open
+	path  string // where the journal is, for error messages
+	sink  sink   // where batches are committed: a file, or a PostgreSQL table
 	state *State
 	done  chan struct{} // closed when the writer goroutine has ended
 
@@ -122,11 +121,18 @@ type Journal struct {
 	err    error // sticky: the first write or sync failure
 
 	// Owned by the writer goroutine.
-	size      int64 // bytes in the file
 	spareBuf  []byte
 	spareRecs []pending
-	syncHook  func() error // JournalOptions.BeforeSync
 	linger    time.Duration
+}
+
+// sink is where a [Journal] commits its batches: a JSON Lines file
+// (fileSink) or a PostgreSQL table (pgSink). commit makes every record of
+// the batch durable, or none that the caller may count on, and sets each
+// record's pos: where [State.Lookup] finds it again.
+type sink interface {
+	commit(b *batch) error
+	close() error
 }
 
 // batch is a group of records written with one write and one fsync.
@@ -137,11 +143,16 @@ type batch struct {
 	err  error
 }
 
-// pending is a record in a batch and its offset in the batch's buffer.
+// pending is a record in a batch: its line is b.buf[off:end], and pos
+// is where the sink put it (set by commit).
 type pending struct {
-	rec Record
-	off int
+	rec      Record
+	off, end int
+	pos      int64
 }
+
+// line returns the record's journal line in b, with its newline.
+func (b *batch) line(i int) []byte { return b.buf[b.recs[i].off:b.recs[i].end] }
 
 // OpenJournal opens the journal at path for appending, creating it (mode
 // 0600) if needed, and replays it into a [State], which the Journal then
@@ -174,9 +185,6 @@ type JournalOptions struct {
 
 // OpenJournalWith is [OpenJournal] with options.
 func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error) {
-	if opts.Linger <= 0 {
-		opts.Linger = Linger
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	created := err == nil
 	if errors.Is(err, fs.ErrExist) {
@@ -225,22 +233,29 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 		f.Close()
 		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
 	}
-	j := &Journal{
-		path:     path,
-		f:        f,
-		state:    s,
-		size:     valid,
-		done:     make(chan struct{}),
-		cur:      &batch{done: make(chan struct{})},
-		kick:     make(chan struct{}, 1),
-		lazy:     make(chan struct{}, 1),
-		held:     held,
-		linger:   opts.Linger,
-		syncHook: opts.BeforeSync,
-	}
-	go j.run()
+	j := newJournal(path, &fileSink{path: path, f: f, held: held, size: valid, beforeSync: opts.BeforeSync}, s, opts)
 	opened = true
 	return j, s, nil
+}
+
+// newJournal starts the writer of a journal that commits to k and keeps
+// s up to date.
+func newJournal(path string, k sink, s *State, opts JournalOptions) *Journal {
+	if opts.Linger <= 0 {
+		opts.Linger = Linger
+	}
+	j := &Journal{
+		path:   path,
+		sink:   k,
+		state:  s,
+		done:   make(chan struct{}),
+		cur:    &batch{done: make(chan struct{})},
+		kick:   make(chan struct{}, 1),
+		lazy:   make(chan struct{}, 1),
+		linger: opts.Linger,
+	}
+	go j.run()
+	return j
 }
 
 // cutTail truncates f to size if it is longer, and syncs it.
@@ -290,7 +305,7 @@ type replayRecord struct {
 // Lookup. It returns the length of the file's valid part: everything but a
 // torn last line.
 func replay(path string, f *os.File) (*State, int64, error) {
-	s := newState(path, f)
+	s := newState(path, &fileRecords{path: path, f: f})
 	br := bufio.NewReaderSize(f, 64<<10)
 	var (
 		off     int64  // offset of the current line
@@ -314,43 +329,17 @@ func replay(path string, f *os.File) (*State, int64, error) {
 		if line[len(line)-1] != '\n' {
 			break // torn: the last line has no newline
 		}
-		if blank(line) {
-			off += int64(len(line))
-			continue
-		}
-		switch {
-		case long:
-			bad = fmt.Errorf("journal %s line %d: corrupt: line longer than %d bytes", path, lineNo, maxLine)
-		case !json.Valid(line):
-			err := json.Unmarshal(line, new(replayRecord)) // for its message
-			bad = fmt.Errorf("journal %s line %d: corrupt: %w", path, lineNo, err)
-		}
-		if bad != nil {
-			badOff = off
-			off += int64(len(line))
-			continue
-		}
 		if off > maxOffset {
 			return nil, 0, fmt.Errorf("journal %s: %w", path, errJournalFull)
 		}
-		if raw, ok := scanRecord(line); ok {
-			if err := checkRecord(raw.typ, raw.status, len(raw.agent) > 0 && len(raw.phone) > 0); err != nil {
+		if long {
+			bad, badOff = fmt.Errorf("journal %s line %d: corrupt: line longer than %d bytes", path, lineNo, maxLine), off
+		} else if err := s.applyLine(line, off); err != nil {
+			var c corrupt
+			if !errors.As(err, &c) {
 				return nil, 0, fmt.Errorf("journal %s line %d: %w", path, lineNo, err)
 			}
-			s.applyRaw(&raw, off)
-		} else {
-			var rr replayRecord
-			if err := json.Unmarshal(line, &rr); err != nil {
-				// Valid JSON of the wrong shape: garbage all the same.
-				bad, badOff = fmt.Errorf("journal %s line %d: corrupt: %w", path, lineNo, err), off
-				off += int64(len(line))
-				continue
-			}
-			rec := Record{Type: rr.Type, Agent: rr.Agent, Phone: rr.Phone, N: rr.N, Status: rr.Status}
-			if err := rec.check(); err != nil {
-				return nil, 0, fmt.Errorf("journal %s line %d: %w", path, lineNo, err)
-			}
-			s.apply(&rec, off)
+			bad, badOff = fmt.Errorf("journal %s line %d: %w", path, lineNo, err), off
 		}
 		off += int64(len(line))
 	}
@@ -358,6 +347,44 @@ func replay(path string, f *os.File) (*State, int64, error) {
 		return s, badOff, nil // the last complete line was garbage: ignored
 	}
 	return s, off, nil
+}
+
+// corrupt is the error of a journal line that is not a JSON object of a
+// record's shape: in a file, garbage (fatal unless it is the torn last
+// line).
+type corrupt struct{ err error }
+
+func (c corrupt) Error() string { return "corrupt: " + c.err.Error() }
+func (c corrupt) Unwrap() error { return c.err }
+
+// applyLine folds one journal line (a newline may end it; a blank line
+// is skipped), found at pos, into s, which is not yet shared. A line that
+// is not a record's JSON is a [corrupt] error; a record that cannot be
+// (an unknown type, no key) another error.
+func (s *State) applyLine(line []byte, pos int64) error {
+	if blank(line) {
+		return nil
+	}
+	if !json.Valid(line) {
+		return corrupt{json.Unmarshal(line, new(replayRecord))} // for its message
+	}
+	if raw, ok := scanRecord(line); ok {
+		if err := checkRecord(raw.typ, raw.status, len(raw.agent) > 0 && len(raw.phone) > 0); err != nil {
+			return err
+		}
+		s.applyRaw(&raw, pos)
+		return nil
+	}
+	var rr replayRecord
+	if err := json.Unmarshal(line, &rr); err != nil {
+		return corrupt{err} // valid JSON of the wrong shape: garbage all the same
+	}
+	rec := Record{Type: rr.Type, Agent: rr.Agent, Phone: rr.Phone, N: rr.N, Status: rr.Status}
+	if err := rec.check(); err != nil {
+		return err
+	}
+	s.apply(&rec, pos)
+	return nil
 }
 
 // readLine returns the next line of br with its newline (the last line of
@@ -503,7 +530,7 @@ func (j *Journal) queue(rec Record, urgent bool) (b *batch, err error) {
 		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
 	first := len(b.recs) == 0
-	b.recs = append(b.recs, pending{rec: rec, off: off})
+	b.recs = append(b.recs, pending{rec: rec, off: off, end: len(b.buf)})
 	switch {
 	case urgent:
 		j.wake(j.kick)
@@ -558,24 +585,13 @@ func (j *Journal) run() {
 	}
 }
 
-// commit writes and syncs one batch, applies it to the state, and releases
-// its callers.
+// commit has the sink commit one batch, applies it to the state, and
+// releases its callers.
 func (j *Journal) commit(b *batch, err error) {
-	if err == nil && j.size+int64(len(b.buf)) > maxOffset {
-		err = fmt.Errorf("appending to journal %s: %w", j.path, errJournalFull)
-		j.mu.Lock()
-		j.err = err // sticky, so no later batch commits past a dropped one
-		j.mu.Unlock()
-	}
 	if err == nil {
-		if err = j.write(b.buf); err != nil {
-			err = fmt.Errorf("writing journal %s: %w", j.path, err)
-		} else if err = j.sync(); err != nil {
-			err = fmt.Errorf("syncing journal %s: %w", j.path, err)
-		}
-		if err != nil {
+		if err = j.sink.commit(b); err != nil {
 			j.mu.Lock()
-			j.err = err
+			j.err = err // sticky, so no later batch commits past a failed one
 			j.mu.Unlock()
 		}
 	}
@@ -583,10 +599,9 @@ func (j *Journal) commit(b *batch, err error) {
 		s := j.state
 		s.mu.Lock()
 		for i := range b.recs {
-			s.apply(&b.recs[i].rec, j.size+int64(b.recs[i].off))
+			s.apply(&b.recs[i].rec, b.recs[i].pos)
 		}
 		s.mu.Unlock()
-		j.size += int64(len(b.buf))
 	}
 	b.err = err
 	close(b.done)
@@ -594,18 +609,42 @@ func (j *Journal) commit(b *batch, err error) {
 	j.spareBuf, j.spareRecs = b.buf[:0], b.recs[:0]
 }
 
-func (j *Journal) write(p []byte) error {
-	_, err := j.f.Write(p)
-	return err
+// fileSink commits batches to a journal file: one write and one fsync a
+// batch. A record's pos is its line's offset in the file.
+type fileSink struct {
+	path       string
+	f          *os.File     // opened for appending
+	held       *flock.Flock // an exclusive lock on the file while it is open
+	size       int64        // bytes in the file
+	beforeSync func() error // JournalOptions.BeforeSync
 }
 
-func (j *Journal) sync() error {
-	if j.syncHook != nil {
-		if err := j.syncHook(); err != nil {
-			return err
+func (k *fileSink) commit(b *batch) error {
+	if k.size+int64(len(b.buf)) > maxOffset {
+		return fmt.Errorf("appending to journal %s: %w", k.path, errJournalFull)
+	}
+	if _, err := k.f.Write(b.buf); err != nil {
+		return fmt.Errorf("writing journal %s: %w", k.path, err)
+	}
+	if k.beforeSync != nil {
+		if err := k.beforeSync(); err != nil {
+			return fmt.Errorf("syncing journal %s: %w", k.path, err)
 		}
 	}
-	return j.f.Sync()
+	if err := k.f.Sync(); err != nil {
+		return fmt.Errorf("syncing journal %s: %w", k.path, err)
+	}
+	for i := range b.recs {
+		b.recs[i].pos = k.size + int64(b.recs[i].off)
+	}
+	k.size += int64(len(b.buf))
+	return nil
+}
+
+func (k *fileSink) close() error {
+	err := k.f.Close()
+	k.held.Unlock()
+	return err
 }
 
 // Close waits for the records already appended to be written, and closes
@@ -623,8 +662,7 @@ func (j *Journal) Close() error {
 	j.mu.Unlock()
 
 	<-j.done
-	cerr := j.f.Close()
-	j.held.Unlock()
+	cerr := j.sink.close()
 	j.mu.Lock()
 	err := j.err
 	j.mu.Unlock()
@@ -637,8 +675,6 @@ func (j *Journal) Close() error {
 	return nil
 }
 
-// syncDir fsyncs a directory, so that a file created or renamed in it
-// survives a crash.
 // SyncDir makes the entries of directory dir durable, after a file in it
 // was created or renamed: the journal, the lock and the report writers
 // call it.

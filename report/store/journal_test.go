@@ -437,7 +437,7 @@ func TestStickyWriteError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal")
 	j, s := openJournal(t, path)
 	mustAppend(t, j, intent("a", "+15550001"))
-	j.f.Close() // the next write fails
+	j.sink.(*fileSink).f.Close() // the next write fails
 
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
@@ -467,7 +467,7 @@ func TestStickySyncError(t *testing.T) {
 	j, s := openJournal(t, path)
 	mustAppend(t, j, intent("a", "+15550001"))
 	boom := errors.New("disk on fire")
-	j.syncHook = func() error { return boom }
+	j.sink.(*fileSink).beforeSync = func() error { return boom }
 	if err := j.Append(outcome("a", "+15550001", OutcomeSent)); !errors.Is(err, boom) {
 		t.Fatalf("Append: %v; want the fsync error", err)
 	}
@@ -638,7 +638,7 @@ func TestEnqueueRidesAlongWithTheNextAppend(t *testing.T) {
 	}
 	defer st.Close()
 	var syncs atomic.Int32
-	j.syncHook = func() error { syncs.Add(1); return nil }
+	j.sink.(*fileSink).beforeSync = func() error { syncs.Add(1); return nil }
 	phones := []string{"+14155550132", "+14155550133", "+14155550134"}
 	for _, p := range phones {
 		if _, err := j.Enqueue(Record{Type: TypeOutcome, Agent: "A", Phone: p, Attempt: 1, Status: OutcomeSent}); err != nil {

@@ -34,47 +34,61 @@ func ReadLastRun(path string) (LastRun, error) {
 		return LastRun{}, err
 	}
 	defer f.Close()
-	var (
-		lr                  LastRun
-		intents, notCalls   int
-		last, beforeLast    []byte
-		runMark, intentMark = []byte(`"t":"run"`), []byte(`"t":"intent"`)
-		outcomeMark         = []byte(`"t":"outcome"`)
-		retryMark, skipMark = []byte(`"status":"retry"`), []byte(`"status":"skipped"`)
-	)
+	var lr lastRunScan
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		switch {
-		case bytes.Contains(line, runMark):
-			var r Record
-			if json.Unmarshal(line, &r) == nil {
-				lr, intents, notCalls = LastRun{StartedAt: r.At}, 0, 0
-			}
-		case bytes.Contains(line, intentMark):
-			intents++
-		case bytes.Contains(line, outcomeMark) && (bytes.Contains(line, retryMark) || bytes.Contains(line, skipMark)):
-			notCalls++
-		}
-		beforeLast, last = last, append(beforeLast[:0], line...)
+		lr.line(sc.Bytes())
 	}
 	if err := sc.Err(); err != nil {
 		return LastRun{}, err
 	}
-	if lr.StartedAt.IsZero() {
-		return LastRun{}, nil
+	return lr.result(), nil
+}
+
+var (
+	runMark, intentMark = []byte(`"t":"run"`), []byte(`"t":"intent"`)
+	outcomeMark         = []byte(`"t":"outcome"`)
+	retryMark, skipMark = []byte(`"status":"retry"`), []byte(`"status":"skipped"`)
+)
+
+// lastRunScan finds the latest run in journal lines fed to it in order.
+type lastRunScan struct {
+	lr                LastRun
+	intents, notCalls int
+	last, beforeLast  []byte
+}
+
+func (s *lastRunScan) line(line []byte) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
 	}
-	lr.Calls = max(intents-notCalls, 0)
-	for _, line := range slices.Backward([][]byte{beforeLast, last}) {
+	switch {
+	case bytes.Contains(line, runMark):
+		var r Record
+		if json.Unmarshal(line, &r) == nil {
+			s.lr, s.intents, s.notCalls = LastRun{StartedAt: r.At}, 0, 0
+		}
+	case bytes.Contains(line, intentMark):
+		s.intents++
+	case bytes.Contains(line, outcomeMark) && (bytes.Contains(line, retryMark) || bytes.Contains(line, skipMark)):
+		s.notCalls++
+	}
+	s.beforeLast, s.last = s.last, append(s.beforeLast[:0], line...)
+}
+
+func (s *lastRunScan) result() LastRun {
+	if s.lr.StartedAt.IsZero() {
+		return LastRun{}
+	}
+	lr := s.lr
+	lr.Calls = max(s.intents-s.notCalls, 0)
+	for _, line := range slices.Backward([][]byte{s.beforeLast, s.last}) {
 		var r Record
 		if json.Unmarshal(line, &r) == nil { // a torn last line is passed over
 			lr.LastAt = r.At
 			break
 		}
 	}
-	return lr, nil
+	return lr
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// ErrLocked means that another run holds the state directory.
-var ErrLocked = errors.New("another callrun run is using the state directory")
+// ErrLocked means that another run holds the campaign's lock: its state
+// directory's, or, in PostgreSQL, the lock of the campaign or its shard.
+var ErrLocked = errors.New("another callrun run holds the campaign's lock")
 
 // Lock takes an exclusive, non-blocking lock on dir/lock, creating dir
 // (mode 0700) if needed, and writes this process's pid into the lock file

@@ -56,10 +56,10 @@ type Entry struct {
 const noOutcome = "no outcome on record: the call start may have reached the service"
 
 // State is what a journal says about every contact: its status, attempt
-// count and where in the journal file its records are. It keeps 17 to 21
+// count and where in the journal its records are. It keeps 17 to 21
 // bytes a contact in memory (a million contacts: about 19 MB);
-// [State.Lookup] reads the rest back from the file. A State is safe for
-// concurrent use.
+// [State.Lookup] reads the rest back from the journal (the file, or the
+// database). A State is safe for concurrent use.
 //
 // [OpenJournal] returns the State of the journal it opens, and the
 // [Journal] keeps it up to date as records are appended. [ReadState]
@@ -68,7 +68,7 @@ type State struct {
 	path string
 
 	mu     sync.RWMutex
-	f      *os.File          // read handle for Lookup; nil when there is no file
+	recs   recordReader      // where Lookup reads records back; nil when there is none
 	agents map[string]uint32 // agent name -> index in packed keys
 	names  []string          // index -> agent name
 	tab    *table
@@ -77,10 +77,18 @@ type State struct {
 	counts [numStatuses]int
 }
 
-func newState(path string, f *os.File) *State {
+// recordReader reads back the record a journal holds at a position (a
+// file offset, a database row id), checking that it is about contact k:
+// what [State.Lookup] needs beyond the in-memory index.
+type recordReader interface {
+	readRecord(pos int64, k Key) (Record, error)
+	Close() error
+}
+
+func newState(path string, recs recordReader) *State {
 	return &State{
 		path:   path,
-		f:      f,
+		recs:   recs,
 		agents: make(map[string]uint32),
 		tab:    newTable(),
 		spill:  make(map[uint64]spilled),
@@ -306,30 +314,40 @@ func (s *State) Lookup(k Key) (Entry, bool) {
 	return out, true
 }
 
-// readBufs recycles Lookup's read buffers.
+// readRecord reads the record at pos of the journal, checking that it is
+// about contact k.
+func (s *State) readRecord(pos int64, k Key) (Record, error) {
+	s.mu.RLock()
+	r := s.recs
+	s.mu.RUnlock()
+	if r == nil {
+		return Record{}, errors.New("the journal is not open")
+	}
+	return r.readRecord(pos, k)
+}
+
+// fileRecords reads records back from a journal file by offset.
+type fileRecords struct {
+	path string
+	f    *os.File
+}
+
+// readBufs recycles fileRecords' read buffers.
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 1024); return &b }}
 
-// readRecord reads the record at offset off of the journal file and
-// checks that it is about contact k.
-func (s *State) readRecord(off int64, k Key) (Record, error) {
-	s.mu.RLock()
-	f := s.f
-	s.mu.RUnlock()
-	if f == nil {
-		return Record{}, errors.New("the journal file is not open")
-	}
+func (r *fileRecords) readRecord(off int64, k Key) (Record, error) {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	buf := *bp
 	var rec Record
 	for {
-		n, err := f.ReadAt(buf, off)
+		n, err := r.f.ReadAt(buf, off)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
 			if err := json.Unmarshal(buf[:i], &rec); err != nil {
-				return Record{}, fmt.Errorf("journal %s at byte %d: %w", s.path, off, err)
+				return Record{}, fmt.Errorf("journal %s at byte %d: %w", r.path, off, err)
 			}
 			if rec.Key() != k {
-				return Record{}, fmt.Errorf("journal %s at byte %d: a record of another contact", s.path, off)
+				return Record{}, fmt.Errorf("journal %s at byte %d: a record of another contact", r.path, off)
 			}
 			return rec, nil
 		}
@@ -337,15 +355,17 @@ func (s *State) readRecord(off int64, k Key) (Record, error) {
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
-			return Record{}, fmt.Errorf("reading journal %s at byte %d: %w", s.path, off, err)
+			return Record{}, fmt.Errorf("reading journal %s at byte %d: %w", r.path, off, err)
 		}
 		if len(buf) >= maxLine {
-			return Record{}, fmt.Errorf("journal %s at byte %d: line too long", s.path, off)
+			return Record{}, fmt.Errorf("journal %s at byte %d: line too long", r.path, off)
 		}
 		buf = make([]byte, 4*len(buf))
 		*bp = buf
 	}
 }
+
+func (r *fileRecords) Close() error { return r.f.Close() }
 
 // Len returns the number of contacts the journal has a record of.
 func (s *State) Len() int {
@@ -366,15 +386,16 @@ func (s *State) Counts() map[Status]int {
 	return m
 }
 
-// Close releases the file handle that Lookup reads from. The State's
-// statuses stay readable; Lookup then returns no details.
+// Close releases what Lookup reads from (a file handle, database
+// connections). The State's statuses stay readable; Lookup then returns
+// no details.
 func (s *State) Close() error {
 	s.mu.Lock()
-	f := s.f
-	s.f = nil
+	r := s.recs
+	s.recs = nil
 	s.mu.Unlock()
-	if f == nil {
+	if r == nil {
 		return nil
 	}
-	return f.Close()
+	return r.Close()
 }

@@ -271,7 +271,7 @@ func BenchmarkAppendParallel(b *testing.B) {
 	}
 	defer s.Close()
 	batches := 0
-	j.syncHook = func() error { batches++; return nil } // one call a commit, on the writer goroutine
+	j.sink.(*fileSink).beforeSync = func() error { batches++; return nil } // one call a commit, on the writer goroutine
 	b.ResetTimer()
 	for op := range b.N {
 		var wg sync.WaitGroup
