@@ -6,7 +6,7 @@ BENCHTIME ?= 1x
 
 SHELL   := bash
 
-.PHONY: all build install test bench lint fmt tidy-check fuzz ci clean quickstart
+.PHONY: all build install postgres test bench lint fmt tidy-check fuzz ci clean quickstart
 
 all: build
 
@@ -16,8 +16,21 @@ build:
 install:
 	$(GO) install -trimpath -ldflags "-X main.version=$(VERSION)" .
 
+# The tests of the PostgreSQL store need initdb and pg_ctl (see
+# report/store/pgtest). As root on Debian, install them; the package's
+# default cluster is switched off before it would be made: the tests start
+# their own, and a default one failing to start would fail the install.
+postgres:
+	@if ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "the tests need PostgreSQL: sudo apt-get install postgresql" >&2; exit 1; fi; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq postgresql-common && \
+	  sed -ri 's/^#? *create_main_cluster *=.*/create_main_cluster = false/' /etc/postgresql-common/createcluster.conf && \
+	  apt-get install -y -qq -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold postgresql; \
+	fi
+
 # The test command README.md gives. Race detector on, no cache.
-test:
+test: postgres
 	$(GO) test -race -count=1 ./...
 
 # Benchmarks print their numbers (rows/s, contacts/s, peak MiB); none of
