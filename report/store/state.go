@@ -77,6 +77,10 @@ type State struct {
 	counts [numStatuses]int
 }
 
+// EmptyState is the State of a journal with no records: plan's, when it
+// does not read the journal.
+func EmptyState() *State { return newState("", nil) }
+
 // recordReader reads back the record a journal holds at a position (a
 // file offset, a database row id), checking that it is about contact k:
 // what [State.Lookup] needs beyond the in-memory index.

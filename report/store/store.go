@@ -2,7 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+
+	"github.com/gofrs/flock"
 )
 
 // Store is where a campaign keeps its journal and its run lock: a state
@@ -36,9 +42,12 @@ type Store interface {
 const JournalFile = "journal.jsonl"
 
 // Files is the file store: the journal, the lock and the report files in
-// one state directory on this machine.
+// one state directory on this machine. A shard's is made by [ShardFiles].
 type Files struct {
 	Dir string
+
+	parent string // a shard's: the campaign's state directory
+	count  int    // a shard's: the number of shards
 }
 
 var _ Store = Files{}
@@ -46,16 +55,142 @@ var _ Store = Files{}
 // Journal returns the journal file's path.
 func (s Files) Journal() string { return filepath.Join(s.Dir, JournalFile) }
 
-func (s Files) Lock(context.Context) (func() error, error) { return Lock(s.Dir) }
+// Lock takes the state directory's lock (and, for a shard, its parent's,
+// shared), refusing a directory that holds another split of the campaign.
+func (s Files) Lock(context.Context) (func() error, error) {
+	if s.parent == "" {
+		if err := s.checkSplit(); err != nil {
+			return nil, err
+		}
+		return Lock(s.Dir)
+	}
+	unlockParent, err := s.lockShard()
+	if err != nil {
+		return nil, err
+	}
+	// Made before the check: two first runs of different splits that
+	// start at once then each see the other's directory, and both stop.
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		unlockParent()
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	if err := s.checkSplit(); err != nil {
+		os.Remove(s.Dir) // only if empty: a new directory of this run
+		unlockParent()
+		return nil, err
+	}
+	unlock, err := Lock(s.Dir)
+	if err != nil {
+		unlockParent()
+		return nil, err
+	}
+	return func() error {
+		err := unlock()
+		if perr := unlockParent(); err == nil {
+			err = perr
+		}
+		return err
+	}, nil
+}
 
 func (s Files) OpenJournal(_ context.Context, opts JournalOptions) (*Journal, *State, error) {
 	return OpenJournalWith(s.Journal(), opts)
 }
 
-func (s Files) ReadState(context.Context) (*State, error) { return ReadState(s.Journal()) }
+// ReadState replays the journal, refusing a state directory that holds
+// another split of the campaign: its counts would leave out the calls
+// the other split made.
+func (s Files) ReadState(context.Context) (*State, error) {
+	if err := s.checkSplit(); err != nil {
+		return nil, err
+	}
+	return ReadState(s.Journal())
+}
 
 func (s Files) ReadLastRun(context.Context) (LastRun, error) { return ReadLastRun(s.Journal()) }
 
 func (s Files) String() string { return "state directory " + s.Dir }
 
 func (s Files) Close() error { return nil }
+
+// ErrShardMismatch means that a state directory holds the journals of a
+// different split of the campaign into shards than the one asked for:
+// journals in files do not see each other, so running it would call
+// people the other split called already.
+var ErrShardMismatch = errors.New("the state directory holds another split of the campaign")
+
+// ShardFiles is the file store of shard index of count of the campaign
+// whose state directory is dir: a directory of its own, dir/shard-K-of-N.
+// Its lock also holds dir's lock shared, which keeps an unsharded run of
+// the campaign out, and it refuses to run beside the journal of the whole
+// campaign or of shards of another count.
+func ShardFiles(dir string, index, count int) Files {
+	return Files{Dir: filepath.Join(dir, shardDirName(index, count)), parent: dir, count: count}
+}
+
+func shardDirName(index, count int) string { return fmt.Sprintf("shard-%d-of-%d", index, count) }
+
+// shardDirs returns the shard directories under dir, with their shard
+// counts.
+func shardDirs(dir string) (map[string]int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, e := range ents {
+		var k, n int
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := fmt.Sscanf(e.Name(), "shard-%d-of-%d", &k, &n); err == nil && e.Name() == shardDirName(k, n) {
+			out[e.Name()] = n
+		}
+	}
+	return out, nil
+}
+
+// checkSplit refuses a store whose state directory holds journals of
+// another split of the campaign: for the whole campaign (count 0), any
+// shard's; for a shard, the whole campaign's or another count's.
+func (s Files) checkSplit() error {
+	top := s.Dir
+	if s.parent != "" {
+		top = s.parent
+	}
+	dirs, err := shardDirs(top)
+	if err != nil {
+		return fmt.Errorf("reading state directory %s: %w", top, err)
+	}
+	for name, n := range dirs {
+		if s.parent == "" {
+			return fmt.Errorf("%w: %s holds %s, from runs with --shard K/%d: give --shard as they did (or keep the journal in PostgreSQL, where splits may change)", ErrShardMismatch, top, name, n)
+		}
+		if n != s.count {
+			return fmt.Errorf("%w: %s holds %s, from runs with --shard K/%d, not K/%d: split it as those runs did (or keep the journal in PostgreSQL, where splits may change)", ErrShardMismatch, top, name, n, s.count)
+		}
+	}
+	if s.parent != "" {
+		if fi, err := os.Stat(filepath.Join(top, JournalFile)); err == nil && fi.Size() > 0 {
+			return fmt.Errorf("%w: %s holds the journal of runs without --shard: run without it here (or keep the journal in PostgreSQL, where splits may change)", ErrShardMismatch, top)
+		}
+	}
+	return nil
+}
+
+// lockShard takes the parent state directory's lock shared for a shard's
+// run, so that an unsharded run (which takes it exclusive) is kept out.
+func (s Files) lockShard() (func() error, error) {
+	if err := os.MkdirAll(s.parent, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	fl := flock.New(filepath.Join(s.parent, "lock"), flock.SetFlag(os.O_CREATE|os.O_RDWR))
+	ok, err := fl.TryRLock()
+	if err != nil {
+		return nil, fmt.Errorf("locking state directory %s: %w", s.parent, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is held by a run of the whole campaign", ErrLocked, s.parent)
+	}
+	return fl.Unlock, nil
+}

@@ -69,12 +69,16 @@ var (
 
 // Main runs m for a package's TestMain, then stops the cluster if one was
 // started, removes its directory and exits with m's code.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is [Main] for a TestMain that has more to clean up: it returns m's
+// code rather than exiting.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if shared != nil && shared.external == nil {
 		shared.shutdown()
 	}
-	os.Exit(code)
+	return code
 }
 
 // shutdown stops the server, its data thrown away, and the watchdog, and

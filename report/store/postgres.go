@@ -1,0 +1,530 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Postgres is the PostgreSQL store: a campaign's journal as rows of the
+// table callrun_journal (one row a journal line, in the form the file
+// store writes; the row's id is the line's position), and its run lock
+// as a session-level advisory lock held on a connection of its own, so
+// that every machine reaching the database shares one journal and one
+// lock. callrun creates and migrates its tables itself.
+//
+// An intent is on record only once its INSERT has committed (with
+// synchronous_commit on); the intents of workers that write at once share
+// one statement. Every INSERT also checks, in the same statement, that
+// this process's lock connection still holds the lock: once that
+// connection is lost (a killed backend, a restarted server, a network
+// cut), no record is written, so no call starts, and the journal fails
+// with [ErrLockLost].
+//
+// A campaign split into shards (`run --shard K/N`) keeps one journal for
+// all its shards and one lock per shard; runs of two different splits of
+// one campaign exclude each other, as their contacts overlap.
+type Postgres struct {
+	pool     *pgxpool.Pool
+	conn     *pgx.ConnConfig // for the lock's own connection
+	campaign string
+	index    int // shard K of count; 0 of 1 when not sharded
+	count    int
+	where    string // where the database is, without the password
+
+	mu    sync.Mutex
+	lease *pgLease // the lock, while held
+}
+
+var _ Store = (*Postgres)(nil)
+
+// pgLease is a held run lock: the connection that holds it, and that
+// connection's backend, which every journal INSERT checks for.
+type pgLease struct {
+	conn  *pgx.Conn
+	pid   uint32
+	start time.Time
+}
+
+// Errors of the PostgreSQL store.
+var (
+	// ErrLockLost: the connection holding the campaign's lock ended, so
+	// another run may hold the lock now. Nothing is written after it.
+	ErrLockLost = errors.New("the campaign's lock in PostgreSQL was lost (the connection holding it ended), so another run may hold it now; no call was started after that")
+	// ErrNewerSchema: the database was set up by a newer callrun.
+	ErrNewerSchema = errors.New("the database's callrun tables are from a newer callrun")
+	// ErrCampaignExists: `state push` found the campaign in the database
+	// already.
+	ErrCampaignExists = errors.New("the database holds a journal of this campaign already")
+)
+
+// schemaVersion is the version of the tables this callrun writes;
+// migrations[v] takes the tables from version v-1 to v.
+const schemaVersion = 1
+
+var migrations = [schemaVersion + 1]string{
+	1: `
+CREATE TABLE callrun_journal (
+	id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	campaign text NOT NULL,
+	line     text NOT NULL
+);
+CREATE INDEX callrun_journal_campaign ON callrun_journal (campaign, id);
+CREATE TABLE callrun_runs (
+	campaign    text NOT NULL,
+	shard_index integer NOT NULL,
+	shard_count integer NOT NULL,
+	host        text NOT NULL,
+	pid         integer NOT NULL,
+	started_at  timestamptz NOT NULL,
+	PRIMARY KEY (campaign, shard_index, shard_count)
+);`,
+}
+
+// schemaLock is the advisory lock key (one bigint) that serialises
+// migrations between processes.
+const schemaLock = 0x63616c6c72756e // "callrun"
+
+// PostgresPassword returns the password a database URL (or key=value
+// connection string) holds, "" when none: callrun hands it to its
+// redaction before anything can print it.
+func PostgresPassword(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		p, _ := u.User.Password()
+		return p
+	}
+	if cfg, err := pgconn.ParseConfig(dsn); err == nil {
+		return cfg.Password
+	}
+	return ""
+}
+
+// CheckPostgresURL reports whether dsn is a connection string pgx can use,
+// without connecting. Its error never repeats dsn.
+func CheckPostgresURL(dsn string) error {
+	if _, err := pgconn.ParseConfig(dsn); err != nil {
+		return errors.New("not a PostgreSQL connection URL: write postgres://USER:PASSWORD@HOST:5432/DATABASE (keep it in an environment variable: postgres: ${CALLRUN_DATABASE_URL})")
+	}
+	return nil
+}
+
+// OpenPostgres connects to the database at dsn for campaign, shard index
+// of count (0 of 1 when the campaign is not sharded), and creates or
+// migrates callrun's tables. A database whose tables are from a newer
+// callrun is refused with [ErrNewerSchema]. The caller closes the store.
+func OpenPostgres(ctx context.Context, dsn, campaign string, index, count int) (*Postgres, error) {
+	if count < 1 || index < 0 || index >= count || count > 0xffff {
+		return nil, fmt.Errorf("shard %d/%d: want K/N with 0 <= K < N <= 65535", index, count)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("state.postgres: %w", CheckPostgresURL(dsn))
+	}
+	for _, c := range []*pgx.ConnConfig{cfg.ConnConfig} {
+		// An intent counts only once it is durable; a server or role
+		// default of synchronous_commit = off must not weaken that.
+		c.RuntimeParams["synchronous_commit"] = "on"
+		c.RuntimeParams["application_name"] = "callrun"
+		if c.ConnectTimeout == 0 {
+			c.ConnectTimeout = 10 * time.Second
+		}
+	}
+	cfg.MaxConns = 8
+	p := &Postgres{conn: cfg.ConnConfig.Copy(), campaign: campaign, index: index, count: count,
+		where: fmt.Sprintf("PostgreSQL database %s at %s:%d", cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Port)}
+	if p.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, p.wrap("connecting to", err)
+	}
+	if err := p.migrate(ctx); err != nil {
+		p.pool.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Postgres) String() string { return p.where }
+
+// wrap says what was being done with the database when err happened.
+func (p *Postgres) wrap(doing string, err error) error {
+	return fmt.Errorf("%s the %s: %w", doing, p.where, err)
+}
+
+// migrate creates callrun's tables, or brings them to schemaVersion, in
+// one transaction that other callruns wait for.
+func (p *Postgres) migrate(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+			return p.wrap("setting up", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS callrun_schema (version integer NOT NULL)`); err != nil {
+			return p.wrap("setting up", err)
+		}
+		var v int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM callrun_schema`).Scan(&v); err != nil {
+			return p.wrap("setting up", err)
+		}
+		if v > schemaVersion {
+			return fmt.Errorf("%s: %w (version %d; this callrun knows up to %d): upgrade callrun", p.where, ErrNewerSchema, v, schemaVersion)
+		}
+		if v == schemaVersion {
+			return nil
+		}
+		for ; v < schemaVersion; v++ {
+			if _, err := tx.Exec(ctx, migrations[v+1]); err != nil {
+				return p.wrap(fmt.Sprintf("migrating to version %d", v+1), err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM callrun_schema`); err != nil {
+			return p.wrap("setting up", err)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO callrun_schema (version) VALUES ($1)`, schemaVersion)
+		return err
+	})
+}
+
+// lockKey is the campaign's advisory lock namespace (the first of the two
+// int4 keys); the second is the shard's code, count<<16 | index (never 0),
+// and 0 is the gate that serialises taking the lock.
+func (p *Postgres) lockKey() (int64, int64) {
+	h := fnv.New32a()
+	h.Write([]byte(p.campaign))
+	return int64(h.Sum32() & 0x7fffffff), int64(p.count<<16 | p.index)
+}
+
+func shardName(index, count int) string {
+	if count == 1 {
+		return "the campaign"
+	}
+	return fmt.Sprintf("shard %d/%d", index, count)
+}
+
+// Lock takes the run lock of the campaign's shard on a connection of its
+// own. Another run holding the same shard, or any shard of a different
+// split of the campaign (or the whole campaign, unsharded), keeps it out:
+// their contacts overlap.
+func (p *Postgres) Lock(ctx context.Context) (func() error, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lease != nil {
+		return nil, fmt.Errorf("%w: this process holds it already", ErrLocked)
+	}
+	conn, err := pgx.ConnectConfig(ctx, p.conn)
+	if err != nil {
+		return nil, p.wrap("connecting to", err)
+	}
+	lease, err := p.takeLock(ctx, conn)
+	if err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	p.lease = lease
+	return func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.lease = nil
+		// Closing the connection ends its session, and with it the lock.
+		return conn.Close(context.Background())
+	}, nil
+}
+
+func (p *Postgres) takeLock(ctx context.Context, conn *pgx.Conn) (*pgLease, error) {
+	ns, code := p.lockKey()
+	var lease *pgLease
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int, 0)`, ns); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+SELECT l.objid::bigint FROM pg_locks l
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND l.classid = $1::bigint::oid AND l.objid <> 0 AND l.pid <> pg_backend_pid()`, ns)
+		if err != nil {
+			return err
+		}
+		held, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		for _, other := range held {
+			oi, oc := int(other&0xffff), int(other>>16)
+			if oc != p.count || oi == p.index {
+				return p.holder(ctx, tx, oi, oc)
+			}
+		}
+		var ok bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_lock($1::int, $2::int)`, ns, code).Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			return p.holder(ctx, tx, p.index, p.count)
+		}
+		host, _ := os.Hostname()
+		if _, err := tx.Exec(ctx, `
+INSERT INTO callrun_runs (campaign, shard_index, shard_count, host, pid, started_at) VALUES ($1, $2, $3, $4, $5, now())
+ON CONFLICT (campaign, shard_index, shard_count) DO UPDATE SET host = excluded.host, pid = excluded.pid, started_at = excluded.started_at`,
+			p.campaign, p.index, p.count, host, os.Getpid()); err != nil {
+			return err
+		}
+		lease = &pgLease{conn: conn}
+		return tx.QueryRow(ctx, `SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()`).Scan(&lease.pid, &lease.start)
+	})
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			return nil, err
+		}
+		return nil, p.wrap("taking the campaign's lock in", err)
+	}
+	return lease, nil
+}
+
+// holder is the ErrLocked error for a lock that another run holds,
+// naming that run as callrun_runs recorded it.
+func (p *Postgres) holder(ctx context.Context, tx pgx.Tx, index, count int) error {
+	var host string
+	var pid int
+	var since time.Time
+	err := tx.QueryRow(ctx, `SELECT host, pid, started_at FROM callrun_runs WHERE campaign = $1 AND shard_index = $2 AND shard_count = $3`,
+		p.campaign, index, count).Scan(&host, &pid, &since)
+	who := "another run"
+	if err == nil {
+		who = fmt.Sprintf("a run on host %s (pid %d) since %s", host, pid, since.Local().Format("2006-01-02 15:04:05 MST"))
+	}
+	what := shardName(index, count)
+	if count != p.count {
+		what += ", a different split of the campaign,"
+	}
+	return fmt.Errorf("%w: %s of campaign %s in the %s is held by %s", ErrLocked, what, p.campaign, p.where, who)
+}
+
+// OpenJournal replays the campaign's journal and opens it for appending.
+// The caller holds the lock (Lock).
+func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journal, *State, error) {
+	p.mu.Lock()
+	lease := p.lease
+	p.mu.Unlock()
+	if lease == nil {
+		return nil, nil, errors.New("opening the journal in PostgreSQL: the campaign's lock is not held")
+	}
+	s, err := p.ReadState(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, code := p.lockKey()
+	k := &pgSink{p: p, lease: lease, ns: ns, code: code, beforeSync: opts.BeforeSync}
+	return newJournal(p.where, k, s, opts), s, nil
+}
+
+// ReadState replays the campaign's journal, all shards', from the
+// database.
+func (p *Postgres) ReadState(ctx context.Context) (*State, error) {
+	s := newState(p.where, &pgRecords{p: p})
+	rows, err := p.pool.Query(ctx, `SELECT id, line FROM callrun_journal WHERE campaign = $1 ORDER BY id`, p.campaign)
+	if err != nil {
+		return nil, p.wrap("reading the journal from", err)
+	}
+	defer rows.Close()
+	var id int64
+	var line []byte
+	for rows.Next() {
+		if err := rows.Scan(&id, &line); err != nil {
+			return nil, p.wrap("reading the journal from", err)
+		}
+		if err := s.applyLine(line, id); err != nil {
+			return nil, fmt.Errorf("journal of campaign %s in the %s, row id %d: %w", p.campaign, p.where, id, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, p.wrap("reading the journal from", err)
+	}
+	return s, nil
+}
+
+// ReadLastRun finds the campaign's latest run in the database.
+func (p *Postgres) ReadLastRun(ctx context.Context) (LastRun, error) {
+	rows, err := p.pool.Query(ctx, `
+SELECT line FROM callrun_journal WHERE campaign = $1 AND id >= coalesce(
+	(SELECT max(id) FROM callrun_journal WHERE campaign = $1 AND strpos(line, '"t":"run"') > 0), 0)
+ORDER BY id`, p.campaign)
+	if err != nil {
+		return LastRun{}, p.wrap("reading the journal from", err)
+	}
+	defer rows.Close()
+	var lr lastRunScan
+	var line []byte
+	for rows.Next() {
+		if err := rows.Scan(&line); err != nil {
+			return LastRun{}, p.wrap("reading the journal from", err)
+		}
+		lr.line(line)
+	}
+	if err := rows.Err(); err != nil {
+		return LastRun{}, p.wrap("reading the journal from", err)
+	}
+	return lr.result(), nil
+}
+
+// Push copies the journal file at path into the database, once: it
+// refuses, with [ErrCampaignExists], when the database holds records of
+// the campaign already. A torn last line is left behind, as replay
+// ignores it. The caller holds the lock (Lock) of the unsharded
+// campaign, which keeps every run out meanwhile. It returns the number of
+// records copied.
+func (p *Postgres) Push(ctx context.Context, path string) (int, error) {
+	p.mu.Lock()
+	held := p.lease != nil && p.count == 1
+	p.mu.Unlock()
+	if !held {
+		return 0, errors.New("pushing a journal: the lock of the whole campaign is not held")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("opening journal: %w", err)
+	}
+	defer f.Close()
+	_, valid, err := replay(path, f) // the whole journal checked first
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM callrun_journal WHERE campaign = $1)`, p.campaign).Scan(&exists); err != nil {
+			return p.wrap("reading", err)
+		}
+		if exists {
+			return fmt.Errorf("%w: campaign %s in the %s; nothing was copied", ErrCampaignExists, p.campaign, p.where)
+		}
+		// The lines replay accepted, in order, without their newlines; a
+		// torn last line lies past valid.
+		br := bufio.NewReaderSize(io.NewSectionReader(f, 0, valid), 64<<10)
+		var scratch []byte
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"callrun_journal"}, []string{"campaign", "line"},
+			pgx.CopyFromFunc(func() ([]any, error) {
+				for {
+					line, _, err := readLine(br, &scratch)
+					if len(line) == 0 {
+						if err == io.EOF {
+							return nil, nil
+						}
+						return nil, err
+					}
+					if !blank(line) {
+						n++
+						return []any{p.campaign, string(bytes.TrimSuffix(line, []byte("\n")))}, nil
+					}
+				}
+			}))
+		if err != nil {
+			return p.wrap("copying the journal into", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+func (p *Postgres) Close() error {
+	p.pool.Close()
+	return nil
+}
+
+// pgSink commits journal batches as rows, checking in the same statement
+// that the lease's connection still holds the campaign's lock.
+type pgSink struct {
+	p          *Postgres
+	lease      *pgLease
+	ns, code   int64
+	beforeSync func() error
+}
+
+// commitTimeout bounds one commit. A commit that timed out may still have
+// been written: its intents then read as uncertain, never as not sent.
+const commitTimeout = 30 * time.Second
+
+const insertLines = `
+INSERT INTO callrun_journal (campaign, line)
+SELECT $1, u.line FROM unnest($2::text[]) WITH ORDINALITY AS u(line, ord)
+WHERE EXISTS (
+	SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+	WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+	  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	  AND l.classid = $3::bigint::oid AND l.objid = $4::bigint::oid
+	  AND l.pid = $5 AND a.backend_start = $6)
+ORDER BY u.ord
+RETURNING id`
+
+func (k *pgSink) commit(b *batch) error {
+	if k.beforeSync != nil {
+		if err := k.beforeSync(); err != nil {
+			return fmt.Errorf("writing the journal to the %s: %w", k.p.where, err)
+		}
+	}
+	lines := make([]string, len(b.recs))
+	for i := range b.recs {
+		lines[i] = string(b.line(i)[:len(b.line(i))-1]) // without the newline
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	rows, err := k.p.pool.Query(ctx, insertLines, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start)
+	if err != nil {
+		return k.p.wrap("writing the journal to", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return k.p.wrap("writing the journal to", err)
+	}
+	if len(ids) != len(lines) {
+		if len(ids) == 0 {
+			return ErrLockLost
+		}
+		return fmt.Errorf("writing the journal to the %s: %d of %d records written", k.p.where, len(ids), len(lines))
+	}
+	// One statement's identity values follow its rows' order.
+	slices.Sort(ids)
+	for i := range b.recs {
+		b.recs[i].pos = ids[i]
+	}
+	return nil
+}
+
+func (k *pgSink) close() error { return nil }
+
+// pgRecords reads records back from the database by row id.
+type pgRecords struct{ p *Postgres }
+
+func (r *pgRecords) readRecord(id int64, k Key) (Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	var line []byte
+	err := r.p.pool.QueryRow(ctx, `SELECT line FROM callrun_journal WHERE id = $1 AND campaign = $2`, id, r.p.campaign).Scan(&line)
+	if err != nil {
+		return Record{}, fmt.Errorf("reading journal row %d from the %s: %w", id, r.p.where, err)
+	}
+	var rec Record
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return Record{}, fmt.Errorf("journal row %d in the %s: %w", id, r.p.where, err)
+	}
+	if rec.Key() != k {
+		return Record{}, fmt.Errorf("journal row %d in the %s: a record of another contact", id, r.p.where)
+	}
+	return rec, nil
+}
+
+func (r *pgRecords) Close() error { return nil }

@@ -1,0 +1,391 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// storeKinds are the two stores, each made fresh for a test: the tests
+// of a promise run against both.
+var storeKinds = []struct {
+	name string
+	open func(t *testing.T, campaign string, index, count int) Store
+}{
+	{"files", func(t *testing.T, campaign string, index, count int) Store {
+		return Files{Dir: sharedDir(t, campaign, index, count)}
+	}},
+	{"postgres", func(t *testing.T, campaign string, index, count int) Store {
+		return openPostgres(t, sharedURL(t), campaign, index, count)
+	}},
+}
+
+// sharedDir and sharedURL give every store a test opens the same
+// directory or database, so that two stores of one test share state as
+// two machines would.
+var shared sync.Map // test name -> dir or URL
+
+func sharedDir(t *testing.T, campaign string, index, count int) string {
+	v, _ := shared.LoadOrStore(t.Name()+"/dir", t.TempDir())
+	return filepath.Join(v.(string), fmt.Sprintf("%s-%d-of-%d", campaign, index, count))
+}
+
+func sharedURL(t *testing.T) string {
+	if v, ok := shared.Load(t.Name() + "/url"); ok {
+		return v.(string)
+	}
+	u := pgURL(t)
+	shared.Store(t.Name()+"/url", u)
+	return u
+}
+
+func openPostgres(t *testing.T, url, campaign string, index, count int) *Postgres {
+	t.Helper()
+	p, err := OpenPostgres(context.Background(), url, campaign, index, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func lockStore(t *testing.T, s Store) func() error {
+	t.Helper()
+	unlock, err := s.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unlock
+}
+
+func openStoreJournal(t *testing.T, s Store) (*Journal, *State) {
+	t.Helper()
+	j, st, err := s.OpenJournal(context.Background(), JournalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		j.Close()
+		st.Close()
+	})
+	return j, st
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := kind.open(t, "spring", 0, 1)
+			unlock := lockStore(t, s)
+			j, st := openStoreJournal(t, s)
+			t0 := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+			mustAppend(t, j,
+				Record{Type: TypeRun, Note: "run 1", At: t0},
+				Record{Type: TypeIntent, Agent: "east", Phone: "+14155550100", AgentID: "ag_1", Sheet: "a.csv", Row: 2, Attempt: 1, At: t0.Add(time.Second)},
+				Record{Type: TypeIntent, Agent: "east", Phone: "+14155550101", AgentID: "ag_1", Sheet: "a.csv", Row: 3, Attempt: 1, At: t0.Add(2 * time.Second)},
+				Record{Type: TypeOutcome, Agent: "east", Phone: "+14155550100", AgentID: "ag_1", Sheet: "a.csv", Row: 2, Attempt: 1, Status: OutcomeSent, HTTP: 201, Body: `{"call_id":"c1"}`, At: t0.Add(3 * time.Second)},
+				Record{Type: TypeOutcome, Agent: "east", Phone: "+14155550101", AgentID: "ag_1", Sheet: "a.csv", Row: 3, Attempt: 1, Status: OutcomeFailed, HTTP: 422, Reason: "the service refused the call", Body: "bad <number> & such\nline 2 ünïcode", At: t0.Add(4 * time.Second)},
+				Record{Type: TypeIntent, Agent: "west", Phone: "+442071838750", N: 2, AgentID: "ag_2", Attempt: 1, At: t0.Add(5 * time.Second)},
+			)
+			check := func(t *testing.T, st *State) {
+				t.Helper()
+				want := map[Status]int{Sent: 1, Failed: 1, Uncertain: 1, Pending: 0}
+				if got := st.Counts(); fmt.Sprint(got) != fmt.Sprint(want) || st.Len() != 3 {
+					t.Errorf("Counts = %v, Len %d; want %v, 3", got, st.Len(), want)
+				}
+				e, ok := st.Lookup(Key{"east", "+14155550101", 0})
+				wantE := Entry{Status: Failed, Attempts: 1, HTTP: 422, FirstAt: t0.Add(2 * time.Second), LastAt: t0.Add(4 * time.Second), Reason: "the service refused the call", Body: "bad <number> & such\nline 2 ünïcode", AgentID: "ag_1"}
+				if !ok || !entryEqual(e, wantE) {
+					t.Errorf("Lookup failed = %+v, %v; want %+v", e, ok, wantE)
+				}
+				e, ok = st.Lookup(Key{"west", "+442071838750", 2})
+				wantE = Entry{Status: Uncertain, Attempts: 1, FirstAt: t0.Add(5 * time.Second), LastAt: t0.Add(5 * time.Second), Reason: noOutcome, AgentID: "ag_2"}
+				if !ok || !entryEqual(e, wantE) {
+					t.Errorf("Lookup uncertain = %+v, %v; want %+v", e, ok, wantE)
+				}
+				if _, ok := st.Status(Key{"east", "+14155550102", 0}); ok {
+					t.Errorf("a contact never written has a status")
+				}
+			}
+			t.Run("live", func(t *testing.T) { check(t, st) })
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := unlock(); err != nil {
+				t.Fatal(err)
+			}
+			// Another machine's view: a store of its own on the same place.
+			other := kind.open(t, "spring", 0, 1)
+			t.Run("ReadState", func(t *testing.T) {
+				st, err := other.ReadState(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				check(t, st)
+			})
+			t.Run("reopened", func(t *testing.T) {
+				defer lockStore(t, other)()
+				_, st := openStoreJournal(t, other)
+				check(t, st)
+			})
+			lr, err := other.ReadLastRun(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !lr.StartedAt.Equal(t0) || !lr.LastAt.Equal(t0.Add(5*time.Second)) || lr.Calls != 3 {
+				t.Errorf("ReadLastRun = %+v; want started %v, last %v, 3 calls", lr, t0, t0.Add(5*time.Second))
+			}
+			// A different campaign in the same place sees none of it.
+			st2, err := kind.open(t, "autumn", 0, 1).ReadState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st2.Close()
+			if st2.Len() != 0 {
+				t.Errorf("campaign autumn sees %d contacts of campaign spring", st2.Len())
+			}
+		})
+	}
+}
+
+func TestStoreConcurrentAppend(t *testing.T) {
+	const goroutines, each = 16, 60
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			s := kind.open(t, "c", 0, 1)
+			defer lockStore(t, s)()
+			j, st := openStoreJournal(t, s)
+			var wg sync.WaitGroup
+			errs := make(chan error, goroutines)
+			for g := range goroutines {
+				wg.Go(func() {
+					for i := range each {
+						r := intent(fmt.Sprintf("agent-%d", g%3), fmt.Sprintf("+1%03d%06d", g, i))
+						r.Body = strings.Repeat("b", i)
+						if err := j.Append(r); err != nil {
+							errs <- err
+							return
+						}
+						if e, ok := st.Lookup(r.Key()); !ok || e.Status != Uncertain || e.Body != r.Body {
+							errs <- fmt.Errorf("%v: Lookup %+v, %v right after Append", r.Key(), e, ok)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			j.Close()
+			st2, err := s.ReadState(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st2.Close()
+			if st2.Len() != goroutines*each || st2.Counts()[Uncertain] != goroutines*each {
+				t.Errorf("replayed %d contacts (%v); want %d uncertain", st2.Len(), st2.Counts(), goroutines*each)
+			}
+		})
+	}
+}
+
+func TestStoreLockKeepsASecondRunOut(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			a, b := kind.open(t, "c", 0, 1), kind.open(t, "c", 0, 1)
+			unlock := lockStore(t, a)
+			_, err := b.Lock(context.Background())
+			if !errors.Is(err, ErrLocked) {
+				t.Fatalf("second Lock: %v; want ErrLocked", err)
+			}
+			if pid := fmt.Sprint(os.Getpid()); !strings.Contains(err.Error(), pid) {
+				t.Errorf("the error does not name the holder's pid %s: %v", pid, err)
+			}
+			if err := unlock(); err != nil {
+				t.Fatal(err)
+			}
+			unlock = lockStore(t, b) // free again once released
+			unlock()
+		})
+	}
+}
+
+func TestPostgresShardLocks(t *testing.T) {
+	url := pgURL(t)
+	hold := func(index, count int) (func() error, error) {
+		return openPostgres(t, url, "big", index, count).Lock(context.Background())
+	}
+	u1, err := hold(1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, err := hold(2, 4)
+	if err != nil {
+		t.Fatalf("shard 2/4 beside 1/4: %v", err)
+	}
+	for _, c := range []struct{ index, count int }{{1, 4}, {0, 1}, {0, 2}, {1, 2}, {3, 8}} {
+		if u, err := hold(c.index, c.count); !errors.Is(err, ErrLocked) {
+			if u != nil {
+				u()
+			}
+			t.Errorf("shard %d/%d beside 1/4 and 2/4: %v; want ErrLocked", c.index, c.count, err)
+		} else if host, _ := os.Hostname(); !strings.Contains(err.Error(), host) {
+			t.Errorf("the error does not name the holder's host: %v", err)
+		}
+	}
+	if u, err := openPostgres(t, url, "small", 0, 1).Lock(context.Background()); err != nil {
+		t.Errorf("another campaign: %v", err)
+	} else {
+		u()
+	}
+	u1()
+	u2()
+	u, err := hold(0, 1)
+	if err != nil {
+		t.Fatalf("the whole campaign once the shards ended: %v", err)
+	}
+	u()
+}
+
+// terminate ends the PostgreSQL backend with the given pid, as an
+// administrator (or a failover) would.
+func terminate(t *testing.T, url string, pid uint32) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var ok bool
+	if err := conn.QueryRow(context.Background(), `SELECT pg_terminate_backend($1::int)`, int64(pid)).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_terminate_backend(%d): %v, %v", pid, ok, err)
+	}
+}
+
+func journalRows(t *testing.T, url, campaign string) int {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM callrun_journal WHERE campaign = $1`, campaign).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestPostgresLockLostStopsTheJournal(t *testing.T) {
+	url := pgURL(t)
+	p := openPostgres(t, url, "c", 0, 1)
+	defer lockStore(t, p)()
+	j, _ := openStoreJournal(t, p)
+	mustAppend(t, j, intent("a", "+15550001"))
+	terminate(t, url, p.lease.pid)
+	// The lock is free now: another run takes it, as one would.
+	other := openPostgres(t, url, "c", 0, 1)
+	defer lockStore(t, other)()
+	if err := j.Append(intent("a", "+15550002")); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Append after the lock's connection ended: %v; want ErrLockLost", err)
+	}
+	if err := j.Append(intent("a", "+15550003")); !errors.Is(err, ErrLockLost) {
+		t.Errorf("the journal goes on after losing the lock: %v", err)
+	}
+	if n := journalRows(t, url, "c"); n != 1 {
+		t.Errorf("%d rows in the journal; want 1: nothing written once the lock was lost", n)
+	}
+}
+
+func TestPostgresRefusesANewerSchema(t *testing.T) {
+	url := pgURL(t)
+	openPostgres(t, url, "c", 0, 1)
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `UPDATE callrun_schema SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenPostgres(context.Background(), url, "c", 0, 1)
+	if !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "99") {
+		t.Fatalf("OpenPostgres on a version-99 database: %v; want ErrNewerSchema naming 99", err)
+	}
+}
+
+func TestPostgresPush(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, JournalFile)
+	j, _ := openJournal(t, path)
+	mustAppend(t, j,
+		Record{Type: TypeRun, Note: "run 1"},
+		intent("a", "+15550001"), outcome("a", "+15550001", OutcomeSent),
+		intent("a", "+15550002"), outcome("a", "+15550002", OutcomeFailed),
+		intent("b", "+15550003"))
+	j.Close()
+	appendRaw(t, path, `{"t":"intent","agent":"b","pho`) // a torn last line: left behind
+
+	url := pgURL(t)
+	p := openPostgres(t, url, "c", 0, 1)
+	unlock := lockStore(t, p)
+	n, err := p.Push(ctx, path)
+	if err != nil || n != 6 {
+		t.Fatalf("Push = %d, %v; want 6 records", n, err)
+	}
+	if _, err := p.Push(ctx, path); !errors.Is(err, ErrCampaignExists) {
+		t.Errorf("second Push: %v; want ErrCampaignExists", err)
+	}
+	unlock()
+	want := readState(t, path)
+	got, err := p.ReadState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if fmt.Sprint(got.Counts()) != fmt.Sprint(want.Counts()) || got.Len() != want.Len() {
+		t.Errorf("pushed state %v (%d contacts); the file's %v (%d)", got.Counts(), got.Len(), want.Counts(), want.Len())
+	}
+	if e, ok := got.Lookup(Key{"a", "+15550002", 0}); !ok || e.Status != Failed || e.Attempts != 1 {
+		t.Errorf("Lookup in the pushed journal: %+v, %v", e, ok)
+	}
+	sharded := openPostgres(t, url, "d", 1, 2)
+	defer lockStore(t, sharded)()
+	if _, err := sharded.Push(ctx, path); err == nil {
+		t.Errorf("Push under a shard's lock succeeded; it must hold the whole campaign")
+	}
+}
+
+func TestPostgresErrorsHideThePassword(t *testing.T) {
+	const password = "s3cret-Pässword/+="
+	for _, dsn := range []string{
+		"postgres://callrun:" + strings.ReplaceAll(password, "/", "%2F") + "@127.0.0.1:1/db?sslmode=disable&connect_timeout=2",
+		"host=127.0.0.1 port=1 user=callrun password='" + password + "' dbname=db sslmode=disable connect_timeout=2",
+		"postgres://callrun:" + password + "@127.0.0.1:notaport/db",
+	} {
+		if got := PostgresPassword(dsn); got != password && !strings.Contains(dsn, "notaport") {
+			t.Errorf("PostgresPassword = %q; want the password", got)
+		}
+		_, err := OpenPostgres(context.Background(), dsn, "c", 0, 1)
+		if err == nil {
+			t.Fatalf("OpenPostgres(%q) succeeded", "dsn")
+		}
+		for _, form := range []string{password, "s3cret", "P%C3%A4ssword"} {
+			if strings.Contains(err.Error(), form) {
+				t.Errorf("the error holds the password (%q): %v", form, err)
+			}
+		}
+	}
+}
