@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/callrun/callrun/campaign"
@@ -43,6 +42,7 @@ a sheet has no rows.`,
 			&cli.BoolFlag{Name: "offline", Usage: "make no network request (no credentials needed)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid or repaired, or a sheet has no rows"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json, or github (annotations for GitHub Actions)"},
+			shardFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			path, err := campaignArg(c)
@@ -53,7 +53,11 @@ a sheet has no rows.`,
 			if format != "text" && format != "json" && format != "github" {
 				return usageError(fmt.Errorf("--format %q: use text, json or github", format))
 			}
-			return runPlan(c.Context, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format}, os.Stdout)
+			shard, err := shardArg(c)
+			if err != nil {
+				return err
+			}
+			return runPlan(c.Context, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format, shard: shard}, os.Stdout)
 		},
 	}
 }
@@ -63,6 +67,7 @@ type planOptions struct {
 	offline bool
 	strict  bool
 	format  string
+	shard   campaign.Shard
 	now     time.Time // the plan's time; zero: now
 }
 
@@ -132,9 +137,8 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 	if err != nil {
 		return nil, f, err
 	}
-	// Contacts the journal already settled count as done. Reading the state
-	// needs no lock: plan may run beside a run.
-	state, err := store.ReadState(filepath.Join(f.Path(f.StateDir), store.JournalFile))
+	f.SetShard(o.shard)
+	state, warning, err := planState(ctx, f, o.offline)
 	if err != nil {
 		return nil, f, err
 	}
@@ -165,6 +169,9 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 			return nil, f, err
 		}
 	}
+	if warning != "" {
+		opts.Warnings = append(opts.Warnings, warning)
+	}
 	plan, err := campaign.BuildPlan(ctx, f, opts)
 	if err != nil {
 		return nil, f, err
@@ -173,6 +180,25 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 		plan.Agents[i].Fields = fields[i]
 	}
 	return plan, f, nil
+}
+
+// planState reads what the journal says, for plan's done counts: no lock,
+// as plan may run beside a run. Offline, a journal in PostgreSQL is not
+// read (--offline makes no network request), and warning says so.
+func planState(ctx context.Context, f *campaign.File, offline bool) (_ *store.State, warning string, _ error) {
+	if f.State != nil && offline {
+		return store.EmptyState(), "the journal is in PostgreSQL, which --offline does not ask: no contact counts as done", nil
+	}
+	if f.State != nil && f.State.Postgres == "" {
+		return nil, "", usageError(fmt.Errorf("%s: state.postgres is empty (is the variable it names set?): the journal is in PostgreSQL", f.Source))
+	}
+	saved, err := openState(ctx, f, false)
+	if err != nil {
+		return nil, "", err
+	}
+	defer saved.store.Close()
+	st, err := saved.store.ReadState(ctx)
+	return st, "", err
 }
 
 // checkEndpoints reads the call endpoint of every agent that exists,

@@ -51,6 +51,7 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 			&cli.BoolFlag{Name: "retry-uncertain", Usage: "send contacts whose outcome is unknown again (they may be phoned twice)"},
 			&cli.StringFlag{Name: "until", Usage: "outside calling hours, stop (exit 75) rather than wait past TIME: 19:30 (in hours.timezone, else local time), \"19:30 Europe/Berlin\", 2006-01-02T15:04:05Z07:00, or a duration like 2h"},
 			&cli.BoolFlag{Name: "sandbox", Usage: "run against an in-process sandbox (state kept apart), logged in automatically"},
+			shardFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			path, err := campaignArg(c)
@@ -63,8 +64,12 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 			if _, _, err := parseUntil(c.String("until"), time.Now(), nil); err != nil {
 				return usageError(err) // before reading the campaign: its zone comes later
 			}
+			shard, err := shardArg(c)
+			if err != nil {
+				return err
+			}
 			return runCampaign(c.Context, runOptions{
-				path: path, limit: c.Int("limit"), retryFailed: c.Bool("retry-failed"), retryUncertain: c.Bool("retry-uncertain"),
+				path: path, shard: shard, limit: c.Int("limit"), retryFailed: c.Bool("retry-failed"), retryUncertain: c.Bool("retry-uncertain"),
 				until: c.String("until"), sandbox: c.Bool("sandbox"), progress: !c.Bool("no-progress") && term.IsTerminal(int(os.Stderr.Fd())),
 			}, os.Stdout)
 		},
@@ -73,6 +78,7 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 
 type runOptions struct {
 	path                        string
+	shard                       campaign.Shard
 	limit                       int
 	retryFailed, retryUncertain bool
 	until                       string // --until as given; see parseUntil
@@ -149,6 +155,10 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if err := f.CheckSheets(); err != nil {
 		return err
 	}
+	if o.shard.Sharded() {
+		f.SetShard(o.shard)
+		log.Info().Str("shard", o.shard.String()).Float64("per_second", f.Pace.PerSecond).Msgf("shard %s: the contacts whose number hashes to %d of %d, at %.4g calls/s (pace.per_second / %d)", o.shard, o.shard.Index, o.shard.Count, f.Pace.PerSecond, o.shard.Count)
+	}
 	until, which, err := parseUntil(o.until, time.Now(), untilZone(f))
 	if err != nil {
 		return usageError(err)
@@ -156,13 +166,13 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if !until.IsZero() {
 		log.Info().Str("until", until.Format(time.RFC3339)).Msgf("--until %s: %s, read in %s", o.until, until.Format("Mon 15:04 MST"), which)
 	}
-	stateDir := f.Path(f.StateDir)
-	if o.sandbox {
-		// A sandbox run's journal must never tell a real run that someone
-		// was called: keep its state apart.
-		stateDir += "-sandbox"
+	saved, err := openState(ctx, f, o.sandbox)
+	if err != nil {
+		return err
 	}
-	unlock, err := store.Lock(stateDir)
+	defer saved.store.Close()
+	stateDir := saved.dir
+	unlock, err := saved.lock(ctx)
 	if err != nil {
 		return busy(err)
 	}
@@ -170,12 +180,15 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	if err := report.RemoveStale(stateDir); err != nil {
 		log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed run")
 	}
-	journal, state, err := store.OpenJournalWith(filepath.Join(stateDir, store.JournalFile), o.journal)
+	journal, state, err := saved.store.OpenJournal(ctx, o.journal)
 	if err != nil {
 		return busy(err) // the lock file was deleted under a running process
 	}
 	defer journal.Close()
 	defer state.Close()
+	if f.SharedState() && !o.sandbox {
+		log.Info().Msgf("journal and lock in the %s", saved.store)
+	}
 
 	if o.sandbox {
 		// The rehearsal's account defines the fields the sheets send beyond
@@ -230,7 +243,12 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		return err
 	}
 	limiter := rate.NewLimiter(rate.Limit(f.Pace.PerSecond), f.Pace.Burst)
-	if err := journal.Append(store.Record{Type: store.TypeRun, Note: fmt.Sprintf("run started, pid %d", os.Getpid())}); err != nil {
+	host, _ := os.Hostname()
+	note := fmt.Sprintf("run started, pid %d on %s", os.Getpid(), host)
+	if f.Shard.Sharded() {
+		note += ", shard " + f.Shard.String()
+	}
+	if err := journal.Append(store.Record{Type: store.TypeRun, Note: note}); err != nil {
 		return err
 	}
 	pc := progressConfig{now: time.Now}

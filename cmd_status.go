@@ -26,7 +26,7 @@ func statusCommand() *cli.Command {
 It may run while a run is going on.
 
 Example: callrun status --format json campaign.yaml`,
-		Flags: []cli.Flag{formatFlag(), sandboxStateFlag()},
+		Flags: []cli.Flag{formatFlag(), sandboxStateFlag(), shardFlag()},
 		Action: func(c *cli.Context) error {
 			path, err := campaignArg(c)
 			if err != nil {
@@ -36,7 +36,11 @@ Example: callrun status --format json campaign.yaml`,
 			if err != nil {
 				return err
 			}
-			return campaignStatus(c.Context, path, format, c.Bool("sandbox"), os.Stdout)
+			shard, err := shardArg(c)
+			if err != nil {
+				return err
+			}
+			return campaignStatus(c.Context, savedOptions{path, c.Bool("sandbox"), shard}, format, os.Stdout)
 		},
 	}
 }
@@ -52,13 +56,17 @@ Removes the temporary files a killed report write left, unless a run holds the
 state directory, and holds its lock while it writes.
 
 Example: callrun report campaign.yaml`,
-		Flags: []cli.Flag{sandboxStateFlag()},
+		Flags: []cli.Flag{sandboxStateFlag(), shardFlag()},
 		Action: func(c *cli.Context) error {
 			path, err := campaignArg(c)
 			if err != nil {
 				return err
 			}
-			return rebuildReport(c.Context, path, c.Bool("sandbox"), os.Stdout)
+			shard, err := shardArg(c)
+			if err != nil {
+				return err
+			}
+			return rebuildReport(c.Context, savedOptions{path, c.Bool("sandbox"), shard}, os.Stdout)
 		},
 	}
 }
@@ -67,45 +75,67 @@ func sandboxStateFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "sandbox", Usage: "use the state of run --sandbox runs"}
 }
 
-// saved is a campaign and what its state directory says, read without
-// the lock and without asking the service anything.
+// savedOptions choose the saved state that status and report read.
+type savedOptions struct {
+	path    string
+	sandbox bool           // the state of run --sandbox runs
+	shard   campaign.Shard // one shard's, or the whole campaign's
+}
+
+// saved is a campaign and what its journal says, read without the lock
+// and without asking the service anything.
 type saved struct {
 	f     *campaign.File
+	store store.Store
 	state *store.State
-	dir   string
+	dir   string // the state directory: where the report files go
 	norm  *phone.Normalizer
 	sup   *campaign.Suppression
 }
 
-// loadSaved loads the campaign offline, checks its sheets, and reads its
-// journal and suppression files. The caller closes s.state.
-func loadSaved(ctx context.Context, path string, sandboxState bool) (*saved, error) {
-	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
+// loadSaved loads the campaign (offline but for its store), checks its
+// sheets, and reads its journal and suppression files. The caller closes
+// s.
+func loadSaved(ctx context.Context, o savedOptions) (*saved, error) {
+	f, err := campaign.Load(o.path, campaign.LoadOptions{Offline: true})
 	if err != nil {
 		return nil, err
+	}
+	if f.State != nil && f.State.Postgres == "" && !o.sandbox {
+		return nil, usageError(fmt.Errorf("%s: state.postgres is empty (is CALLRUN_DATABASE_URL, or the variable it names, set?): the journal is in PostgreSQL", o.path))
 	}
 	if err := f.CheckSheets(); err != nil {
 		return nil, err
 	}
-	s := &saved{f: f, dir: f.Path(f.StateDir), norm: phone.NewNormalizer()}
-	if sandboxState {
-		s.dir += "-sandbox"
-	}
+	f.SetShard(o.shard)
+	s := &saved{f: f, norm: phone.NewNormalizer()}
 	if s.sup, err = f.LoadSuppression(ctx, s.norm); err != nil {
 		return nil, err
 	}
-	if s.state, err = store.ReadState(filepath.Join(s.dir, store.JournalFile)); err != nil {
+	st, err := openState(ctx, f, o.sandbox)
+	if err != nil {
+		return nil, err
+	}
+	s.store, s.dir = st.store, st.dir
+	if s.state, err = s.store.ReadState(ctx); err != nil {
+		s.store.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func campaignStatus(ctx context.Context, path, format string, sandboxState bool, out io.Writer) error {
-	s, err := loadSaved(ctx, path, sandboxState)
+// Close releases the state and the store.
+func (s *saved) Close() {
+	s.state.Close()
+	s.store.Close()
+}
+
+func campaignStatus(ctx context.Context, o savedOptions, format string, out io.Writer) error {
+	s, err := loadSaved(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer s.state.Close()
+	defer s.Close()
 	f := s.f
 	sum := &report.Summary{Campaign: f.Name}
 	err = f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
@@ -130,12 +160,12 @@ func campaignStatus(ctx context.Context, path, format string, sandboxState bool,
 	return nil
 }
 
-func rebuildReport(ctx context.Context, path string, sandboxState bool, out io.Writer) error {
-	s, err := loadSaved(ctx, path, sandboxState)
+func rebuildReport(ctx context.Context, o savedOptions, out io.Writer) error {
+	s, err := loadSaved(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer s.state.Close()
+	defer s.Close()
 	// The lock (which creates the directory when no run made it yet: every
 	// contact is then pending) lets this rebuild remove the temporary files
 	// a killed report write left holding contact data, and keeps a run that
@@ -156,7 +186,7 @@ func rebuildReport(ctx context.Context, path string, sandboxState bool, out io.W
 	}
 	// The rate and elapsed time are the journal's last run's, killed or
 	// not: there is no run now to measure.
-	last, err := store.ReadLastRun(filepath.Join(s.dir, store.JournalFile))
+	last, err := s.store.ReadLastRun(ctx)
 	if err != nil {
 		return err
 	}

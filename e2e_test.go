@@ -30,6 +30,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store/pgtest"
 )
 
 // e2eBin is the callrun binary the end-to-end tests run. It is built on
@@ -46,7 +47,7 @@ var e2eBin struct {
 func TestMain(m *testing.M) {
 	// Tests may t.Chdir; the build must not depend on where they left us.
 	e2eBin.pkgDir, _ = os.Getwd()
-	code := m.Run()
+	code := pgtest.Run(m)
 	if e2eBin.tmp != "" {
 		os.RemoveAll(e2eBin.tmp)
 	}
@@ -95,6 +96,7 @@ type e2eSetup struct {
 	contacts    []e2eContact
 	perSecond   float64
 	concurrency int
+	postgres    string // a database URL: the journal and lock in PostgreSQL (state: postgres:)
 }
 
 type e2eCampaign struct {
@@ -107,6 +109,7 @@ type e2eCampaign struct {
 	env      []string
 	contacts []e2eContact
 	byPhone  map[string]e2eContact
+	postgres bool // the journal is in PostgreSQL
 }
 
 // e2ePhones returns n distinct valid US numbers written the many ways a
@@ -173,6 +176,9 @@ state_dir: state
 # These tests run at whatever hour the machine's clock says.
 unsafe_ignore_called_person_hours: true
 `, srv.URL, sandbox.DefaultClientID, e2eAgent, e2eAgent, s.perSecond, s.concurrency)
+	if s.postgres != "" {
+		campaignYAML += "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"
+	}
 	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(campaignYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +191,10 @@ unsafe_ignore_called_person_hours: true
 	e := &e2eCampaign{
 		t: t, srv: srv, dir: dir, cwd: cwd, path: filepath.Join(dir, "campaign.yaml"), stateDir: filepath.Join(dir, "state"),
 		env: e2eEnv(dir),
+	}
+	if s.postgres != "" {
+		e.env = append(e.env, "CALLRUN_DATABASE_URL="+s.postgres)
+		e.postgres = true
 	}
 	e.writeSheet(s.contacts)
 	res := e.run(30*time.Second, "auth", "login", "--code", sandbox.DefaultCode, e.path)
@@ -407,7 +417,13 @@ type e2ePlan struct {
 // plan runs `plan --offline --format json` and decodes it.
 func (e *e2eCampaign) plan() e2ePlan {
 	e.t.Helper()
-	res := e.run(30*time.Second, "plan", "--offline", "--format", "json", e.path)
+	args := []string{"plan", "--offline", "--format", "json", e.path}
+	if e.postgres {
+		// --offline makes no network request, so it would not read the
+		// journal in PostgreSQL: plan online, asking the sandbox too.
+		args = slices.Delete(args, 1, 2)
+	}
+	res := e.run(30*time.Second, args...)
 	if res.code != 0 {
 		e.t.Fatalf("plan: %s", res)
 	}
@@ -699,228 +715,230 @@ func TestKillAndResumeNeverCallsTwice(t *testing.T) {
 		{"faults", sandbox.Faults{Latency: 10 * time.Millisecond, Share503: 0.05, Share500: 0.02, ShareDrop: 0.02,
 			Share429: 0.05, RetryAfter: time.Second, Seed: 7}, 2, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			const concurrency = 8
-			srv := sandbox.NewServer(sandbox.Options{Faults: tc.faults})
-			t.Cleanup(srv.Close)
-			all := e2ePhones(320)
-			e := newE2ECampaign(t, srv, e2eSetup{contacts: all[:300], perSecond: 200, concurrency: concurrency})
-			if p := e.checkPlanAllValid(); p.Totals.ToCall != len(e.contacts) {
-				t.Fatalf("plan before any run: %+v", p.Totals)
-			}
-			faulty := tc.faults.Share500+tc.faults.ShareDrop+tc.faults.Share429+tc.faults.Share503 > 0
+		for _, kind := range e2eStores {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				const concurrency = 8
+				srv := sandbox.NewServer(sandbox.Options{Faults: tc.faults})
+				t.Cleanup(srv.Close)
+				all := e2ePhones(320)
+				e := newE2ECampaign(t, srv, e2eSetup{contacts: all[:300], perSecond: 200, concurrency: concurrency, postgres: e2eDatabase(t, kind)})
+				if p := e.checkPlanAllValid(); p.Totals.ToCall != len(e.contacts) {
+					t.Fatalf("plan before any run: %+v", p.Totals)
+				}
+				faulty := tc.faults.Share500+tc.faults.ShareDrop+tc.faults.Share429+tc.faults.Share503 > 0
 
-			rng := rand.New(rand.NewPCG(tc.seed, 0xca11))
-			start := time.Now()
-			kills, killsCalling, statusChecks, reportChecks := 0, 0, 0, 0
-			var final *e2eResult
-			prev := map[string]int{}
-			// Rounds stop after 40 kills, or after a time budget so that a
-			// slow machine (where start-up eats the delays) stays bounded.
-			budget := time.Now().Add(12 * time.Second)
-			for round := 1; round <= 40 && final == nil && time.Now().Before(budget); round++ {
-				callsBefore := srv.Stats().CallsReceived
-				// Half the rounds are killed 30-400ms after start (anywhere:
-				// start-up, agent creation, calling, writing the report),
-				// half 0-150ms after the round's first call reached the
-				// sandbox (in the thick of calling).
-				fromStart := rng.IntN(2) == 0
-				delay := time.Duration(30+rng.IntN(371)) * time.Millisecond
-				if !fromStart {
-					delay = time.Duration(rng.IntN(151)) * time.Millisecond
-				}
-				// Some rounds, a person runs `callrun status` while the run
-				// is going on: it must work, and add up.
-				var during chan error
-				var duringCounts map[string]int
-				if rng.IntN(3) == 0 {
-					during = make(chan error, 1)
-					after := time.Duration(rng.IntN(200)) * time.Millisecond
-					go func() {
-						time.Sleep(after)
-						var err error
-						duringCounts, err = e.statusCounts()
-						during <- err
-					}()
-				}
-				p := e.start("run", e.path)
-				killRound(p, delay, fromStart, func() bool { return srv.Stats().CallsReceived > callsBefore })
-				res := p.result()
-				if !res.signaled {
-					checkJSONLogs(t, res)
-				}
-				switch {
-				case res.signaled:
-					kills++
-					if srv.Stats().CallsReceived > callsBefore {
-						killsCalling++ // killed while calling, not while starting up
+				rng := rand.New(rand.NewPCG(tc.seed, 0xca11))
+				start := time.Now()
+				kills, killsCalling, statusChecks, reportChecks := 0, 0, 0, 0
+				var final *e2eResult
+				prev := map[string]int{}
+				// Rounds stop after 40 kills, or after a time budget so that a
+				// slow machine (where start-up eats the delays) stays bounded.
+				budget := time.Now().Add(12 * time.Second)
+				for round := 1; round <= 40 && final == nil && time.Now().Before(budget); round++ {
+					callsBefore := srv.Stats().CallsReceived
+					// Half the rounds are killed 30-400ms after start (anywhere:
+					// start-up, agent creation, calling, writing the report),
+					// half 0-150ms after the round's first call reached the
+					// sandbox (in the thick of calling).
+					fromStart := rng.IntN(2) == 0
+					delay := time.Duration(30+rng.IntN(371)) * time.Millisecond
+					if !fromStart {
+						delay = time.Duration(rng.IntN(151)) * time.Millisecond
 					}
-				case res.code == 0 || res.code == 3:
-					final = &res
-				case res.code == 75 && !strings.Contains(res.stderr, "another callrun run"):
-					// Contacts left pending after exhausting their retries:
-					// running again is what cron would do.
-					t.Logf("round %d: exit 75: %s", round, lastLine(res.stderr))
-				default:
-					t.Fatalf("round %d: %s", round, res)
-				}
-				if during != nil {
-					if err := <-during; err != nil {
-						t.Fatalf("round %d: status while running: %v", round, err)
+					// Some rounds, a person runs `callrun status` while the run
+					// is going on: it must work, and add up.
+					var during chan error
+					var duringCounts map[string]int
+					if rng.IntN(3) == 0 {
+						during = make(chan error, 1)
+						after := time.Duration(rng.IntN(200)) * time.Millisecond
+						go func() {
+							time.Sleep(after)
+							var err error
+							duringCounts, err = e.statusCounts()
+							during <- err
+						}()
 					}
-					// An intent whose outcome is not written yet counts as
-					// uncertain while the run goes on; sent and failed are
-					// final whenever they are seen.
-					checkStatusMonotonic(t, map[string]int{"sent": prev["sent"], "failed": prev["failed"]}, duringCounts)
-					prev["sent"], prev["failed"] = duringCounts["sent"], duringCounts["failed"]
-					statusChecks++
-				}
-				if final != nil {
-					break
-				}
-				if round == tc.resortAt {
-					resorted := slices.Clone(e.contacts)
-					slices.Reverse(resorted)
-					e.writeSheet(append(resorted, all[300:]...))
-					e.checkPlanAllValid()
-					t.Logf("after round %d: the sheet is re-exported in reverse order with 20 more contacts", round)
-				}
-				switch rng.IntN(4) {
-				case 0: // between runs, the counts only grow
-					cur := e.status()
-					checkStatusMonotonic(t, prev, cur)
-					prev = cur
-					statusChecks++
-				case 1: // `callrun report` after a kill tells the truth too
-					if res := e.run(30*time.Second, "report", e.path); res.code != 0 {
-						t.Fatalf("round %d: report: %s", round, res)
+					p := e.start("run", e.path)
+					killRound(p, delay, fromStart, func() bool { return srv.Stats().CallsReceived > callsBefore })
+					res := p.result()
+					if !res.signaled {
+						checkJSONLogs(t, res)
 					}
-					e.checkReportAgainstLedger(e.report(), e.ledger())
-					reportChecks++
-				}
-			}
-			if final == nil {
-				// The kills did not let a run end: let the last one finish
-				// (a 75 leaves contacts pending after their retries: again).
-				for try := 0; final == nil; try++ {
-					if try == 5 {
-						t.Fatalf("five runs in a row left contacts pending")
-					}
-					res := e.run(60*time.Second, "run", e.path)
-					switch res.code {
-					case 0, 3:
+					switch {
+					case res.signaled:
+						kills++
+						if srv.Stats().CallsReceived > callsBefore {
+							killsCalling++ // killed while calling, not while starting up
+						}
+					case res.code == 0 || res.code == 3:
 						final = &res
-					case 75:
-						t.Logf("exit 75: %s", lastLine(res.stderr))
+					case res.code == 75 && !strings.Contains(res.stderr, "another callrun run"):
+						// Contacts left pending after exhausting their retries:
+						// running again is what cron would do.
+						t.Logf("round %d: exit 75: %s", round, lastLine(res.stderr))
 					default:
-						t.Fatalf("final run: %s", res)
+						t.Fatalf("round %d: %s", round, res)
+					}
+					if during != nil {
+						if err := <-during; err != nil {
+							t.Fatalf("round %d: status while running: %v", round, err)
+						}
+						// An intent whose outcome is not written yet counts as
+						// uncertain while the run goes on; sent and failed are
+						// final whenever they are seen.
+						checkStatusMonotonic(t, map[string]int{"sent": prev["sent"], "failed": prev["failed"]}, duringCounts)
+						prev["sent"], prev["failed"] = duringCounts["sent"], duringCounts["failed"]
+						statusChecks++
+					}
+					if final != nil {
+						break
+					}
+					if round == tc.resortAt {
+						resorted := slices.Clone(e.contacts)
+						slices.Reverse(resorted)
+						e.writeSheet(append(resorted, all[300:]...))
+						e.checkPlanAllValid()
+						t.Logf("after round %d: the sheet is re-exported in reverse order with 20 more contacts", round)
+					}
+					switch rng.IntN(4) {
+					case 0: // between runs, the counts only grow
+						cur := e.status()
+						checkStatusMonotonic(t, prev, cur)
+						prev = cur
+						statusChecks++
+					case 1: // `callrun report` after a kill tells the truth too
+						if res := e.run(30*time.Second, "report", e.path); res.code != 0 {
+							t.Fatalf("round %d: report: %s", round, res)
+						}
+						e.checkReportAgainstLedger(e.report(), e.ledger())
+						reportChecks++
 					}
 				}
-			}
-			elapsed := time.Since(start)
-
-			// The ledger: nobody phoned twice.
-			l := e.ledger()
-			l.checkNobodyTwice(t)
-			if !faulty {
-				// With no 429/503 no request is ever sent again, so no number
-				// reaches the service twice at all.
-				for phone, calls := range l.byPhone {
-					if len(calls) > 1 {
-						t.Errorf("%s reached the service %d times with no fault to retry: %v", phone, len(calls), calls)
+				if final == nil {
+					// The kills did not let a run end: let the last one finish
+					// (a 75 leaves contacts pending after their retries: again).
+					for try := 0; final == nil; try++ {
+						if try == 5 {
+							t.Fatalf("five runs in a row left contacts pending")
+						}
+						res := e.run(60*time.Second, "run", e.path)
+						switch res.code {
+						case 0, 3:
+							final = &res
+						case 75:
+							t.Logf("exit 75: %s", lastLine(res.stderr))
+						default:
+							t.Fatalf("final run: %s", res)
+						}
 					}
 				}
-			}
-			if n := len(srv.Agents()); n != 1 {
-				t.Errorf("the sandbox has %d agents, want 1 (kills during agent creation must not create it twice): %v", n, srv.Agents())
-			}
+				elapsed := time.Since(start)
 
-			// The report: every contact is settled, and tells the truth.
-			rows := e.report()
-			counts := countStatuses(rows)
-			for _, r := range rows {
-				switch s := r["status"]; {
-				case s == "sent" || s == "uncertain":
-				default:
-					t.Errorf("row %s %s: status %q after a run that finished (want sent or uncertain): %v", r["row"], r["phone_number"], s, r)
-				}
-			}
-			e.checkReportAgainstLedger(rows, l)
-
-			// Uncertain contacts come from kills and from answers that leave
-			// the outcome unknown (500, dropped after placing). A kill leaves
-			// at most concurrency intents without an outcome: the calls in
-			// flight.
-			unknownAnswers := 0
-			for _, c := range l.calls {
-				if c.Outcome == "500-after-placing" || c.Outcome == "dropped-after-placing" {
-					unknownAnswers++
-				}
-			}
-			if bound := kills*concurrency + unknownAnswers; counts["uncertain"] > bound {
-				t.Errorf("%d uncertain contacts, more than %d kills x %d (in flight) + %d unknown answers = %d", counts["uncertain"], kills, concurrency, unknownAnswers, bound)
-			}
-			if counts["uncertain"] < unknownAnswers {
-				t.Errorf("%d uncertain contacts, fewer than the %d calls the sandbox placed and answered 500 or dropped", counts["uncertain"], unknownAnswers)
-			}
-			if wantCode := map[bool]int{true: 3, false: 0}[counts["uncertain"] > 0]; final.code != wantCode {
-				t.Errorf("final run exit %d with %v, want %d", final.code, counts, wantCode)
-			}
-
-			// status and summary.json agree with the report.
-			st := e.status()
-			checkStatusMonotonic(t, prev, st)
-			sum := e.summary()
-			for _, s := range []string{"sent", "failed", "uncertain", "pending", "invalid", "duplicate", "suppressed"} {
-				if st[s] != counts[s] || sum.Counts[s] != counts[s] {
-					t.Errorf("%s: report.csv %d, status %d, summary.json %d", s, counts[s], st[s], sum.Counts[s])
-				}
-			}
-			if sum.Ending != "complete" || sum.Rows != len(rows) {
-				t.Errorf("summary.json: ending %q, rows %d", sum.Ending, sum.Rows)
-			}
-			if got := counts["sent"]; got > l.totalPlaced() {
-				t.Errorf("%d sent, but the sandbox placed only %d calls", got, l.totalPlaced())
-			}
-
-			// plan says nothing is left to call.
-			if p := e.checkPlanAllValid(); p.Totals.ToCall != 0 {
-				t.Errorf("plan after the end: %+v, want nothing to call", p.Totals)
-			}
-
-			// A run after the end calls nobody.
-			before := len(srv.Calls())
-			again := e.run(30*time.Second, "run", e.path)
-			if again.code != final.code || len(srv.Calls()) != before {
-				t.Errorf("a run after the end: exit %d (want %d), %d new requests (want 0)\n%s", again.code, final.code, len(srv.Calls())-before, again)
-			}
-
-			// `callrun report` rebuilds the same report from the journal.
-			if res := e.run(30*time.Second, "report", e.path); res.code != 0 {
-				t.Errorf("report: %s", res)
-			} else {
-				for i, r := range e.report() {
-					if r["status"] != rows[i]["status"] || r["attempts"] != rows[i]["attempts"] {
-						t.Errorf("rebuilt report row %s: %s/%s attempts, the run's %s/%s", r["row"], r["status"], r["attempts"], rows[i]["status"], rows[i]["attempts"])
+				// The ledger: nobody phoned twice.
+				l := e.ledger()
+				l.checkNobodyTwice(t)
+				if !faulty {
+					// With no 429/503 no request is ever sent again, so no number
+					// reaches the service twice at all.
+					for phone, calls := range l.byPhone {
+						if len(calls) > 1 {
+							t.Errorf("%s reached the service %d times with no fault to retry: %v", phone, len(calls), calls)
+						}
 					}
 				}
-			}
+				if n := len(srv.Agents()); n != 1 {
+					t.Errorf("the sandbox has %d agents, want 1 (kills during agent creation must not create it twice): %v", n, srv.Agents())
+				}
 
-			// Files a kill left behind in the state directory (a report
-			// being written when the kill came) are worth knowing about.
-			if ents, err := os.ReadDir(e.stateDir); err == nil {
-				for _, ent := range ents {
-					if !slices.Contains([]string{"journal.jsonl", "lock", "report.csv", "report.xlsx", "summary.json"}, ent.Name()) {
-						t.Logf("a kill left %s in the state directory", ent.Name())
+				// The report: every contact is settled, and tells the truth.
+				rows := e.report()
+				counts := countStatuses(rows)
+				for _, r := range rows {
+					switch s := r["status"]; {
+					case s == "sent" || s == "uncertain":
+					default:
+						t.Errorf("row %s %s: status %q after a run that finished (want sent or uncertain): %v", r["row"], r["phone_number"], s, r)
 					}
 				}
-			}
+				e.checkReportAgainstLedger(rows, l)
 
-			stats := srv.Stats()
-			t.Logf("%d kills (%d while calling), %d status and %d report checks, final run exit %d after %v; %s in %v; ledger: %d requests, %d placed, %d answered 500/dropped after placing; faults %+v",
-				kills, killsCalling, statusChecks, reportChecks, final.code, final.elapsed.Round(time.Millisecond), e2eCounts(counts), elapsed.Round(time.Millisecond),
-				len(l.calls), l.totalPlaced(), unknownAnswers, stats.Faults)
-		})
+				// Uncertain contacts come from kills and from answers that leave
+				// the outcome unknown (500, dropped after placing). A kill leaves
+				// at most concurrency intents without an outcome: the calls in
+				// flight.
+				unknownAnswers := 0
+				for _, c := range l.calls {
+					if c.Outcome == "500-after-placing" || c.Outcome == "dropped-after-placing" {
+						unknownAnswers++
+					}
+				}
+				if bound := kills*concurrency + unknownAnswers; counts["uncertain"] > bound {
+					t.Errorf("%d uncertain contacts, more than %d kills x %d (in flight) + %d unknown answers = %d", counts["uncertain"], kills, concurrency, unknownAnswers, bound)
+				}
+				if counts["uncertain"] < unknownAnswers {
+					t.Errorf("%d uncertain contacts, fewer than the %d calls the sandbox placed and answered 500 or dropped", counts["uncertain"], unknownAnswers)
+				}
+				if wantCode := map[bool]int{true: 3, false: 0}[counts["uncertain"] > 0]; final.code != wantCode {
+					t.Errorf("final run exit %d with %v, want %d", final.code, counts, wantCode)
+				}
+
+				// status and summary.json agree with the report.
+				st := e.status()
+				checkStatusMonotonic(t, prev, st)
+				sum := e.summary()
+				for _, s := range []string{"sent", "failed", "uncertain", "pending", "invalid", "duplicate", "suppressed"} {
+					if st[s] != counts[s] || sum.Counts[s] != counts[s] {
+						t.Errorf("%s: report.csv %d, status %d, summary.json %d", s, counts[s], st[s], sum.Counts[s])
+					}
+				}
+				if sum.Ending != "complete" || sum.Rows != len(rows) {
+					t.Errorf("summary.json: ending %q, rows %d", sum.Ending, sum.Rows)
+				}
+				if got := counts["sent"]; got > l.totalPlaced() {
+					t.Errorf("%d sent, but the sandbox placed only %d calls", got, l.totalPlaced())
+				}
+
+				// plan says nothing is left to call.
+				if p := e.checkPlanAllValid(); p.Totals.ToCall != 0 {
+					t.Errorf("plan after the end: %+v, want nothing to call", p.Totals)
+				}
+
+				// A run after the end calls nobody.
+				before := len(srv.Calls())
+				again := e.run(30*time.Second, "run", e.path)
+				if again.code != final.code || len(srv.Calls()) != before {
+					t.Errorf("a run after the end: exit %d (want %d), %d new requests (want 0)\n%s", again.code, final.code, len(srv.Calls())-before, again)
+				}
+
+				// `callrun report` rebuilds the same report from the journal.
+				if res := e.run(30*time.Second, "report", e.path); res.code != 0 {
+					t.Errorf("report: %s", res)
+				} else {
+					for i, r := range e.report() {
+						if r["status"] != rows[i]["status"] || r["attempts"] != rows[i]["attempts"] {
+							t.Errorf("rebuilt report row %s: %s/%s attempts, the run's %s/%s", r["row"], r["status"], r["attempts"], rows[i]["status"], rows[i]["attempts"])
+						}
+					}
+				}
+
+				// Files a kill left behind in the state directory (a report
+				// being written when the kill came) are worth knowing about.
+				if ents, err := os.ReadDir(e.stateDir); err == nil {
+					for _, ent := range ents {
+						if !slices.Contains([]string{"journal.jsonl", "lock", "report.csv", "report.xlsx", "summary.json"}, ent.Name()) {
+							t.Logf("a kill left %s in the state directory", ent.Name())
+						}
+					}
+				}
+
+				stats := srv.Stats()
+				t.Logf("%d kills (%d while calling), %d status and %d report checks, final run exit %d after %v; %s in %v; ledger: %d requests, %d placed, %d answered 500/dropped after placing; faults %+v",
+					kills, killsCalling, statusChecks, reportChecks, final.code, final.elapsed.Round(time.Millisecond), e2eCounts(counts), elapsed.Round(time.Millisecond),
+					len(l.calls), l.totalPlaced(), unknownAnswers, stats.Faults)
+			})
+		}
 	}
 }
 
@@ -1119,10 +1137,20 @@ func TestSecondRunExits75(t *testing.T) {
 // it finished, find nobody to call). Nobody is phoned twice and the agent
 // is created once.
 func TestSecondRunExits75WhenStartedTogether(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testRunsStartedTogether(t, kind) })
+	}
+}
+
+func testRunsStartedTogether(t *testing.T, kind string) {
 	const n, runs = 8, 4
 	srv := sandbox.NewServer(sandbox.Options{Faults: sandbox.Faults{Latency: 100 * time.Millisecond}})
 	t.Cleanup(srv.Close)
-	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 20, concurrency: 2})
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 20, concurrency: 2, postgres: e2eDatabase(t, kind)})
+	holder := e.stateDir // what exit 75 must name
+	if kind == "postgres" {
+		holder, _ = os.Hostname()
+	}
 
 	var procs []*e2eProc
 	for range runs {
@@ -1135,8 +1163,8 @@ func TestSecondRunExits75WhenStartedTogether(t *testing.T) {
 		switch res.code {
 		case 0:
 		case exitTryLater:
-			if !strings.Contains(res.stderr, e.stateDir) {
-				t.Errorf("exit 75 without naming the state directory: %s", res)
+			if !strings.Contains(res.stderr, holder) {
+				t.Errorf("exit 75 without naming the holder (%s): %s", holder, res)
 			}
 		default:
 			t.Errorf("%s", res)
@@ -1305,50 +1333,65 @@ func TestKillLeavesOnlyTheCallsInFlightUncertain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills callrun mid-run")
 	}
-	for _, latency := range []time.Duration{200 * time.Millisecond, time.Millisecond} {
-		t.Run(fmt.Sprintf("latency=%s", latency), func(t *testing.T) {
-			const concurrency, n = 16, 400
-			srv := sandbox.NewServer(sandbox.Options{Faults: sandbox.Faults{Latency: latency}})
-			t.Cleanup(srv.Close)
-			e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 1000, concurrency: concurrency})
-			p := e.start("run", e.path)
-			// Killed once a good part of the calls is under way.
-			killRound(p, 0, false, func() bool { return srv.Stats().CallsReceived >= 60 })
-			if res := p.result(); !res.signaled {
-				t.Fatalf("the run ended before the kill: %s", res)
-			}
-			st := e.status()
-			if st["uncertain"] > concurrency || st["uncertain"] == 0 {
-				t.Errorf("after SIGKILL: %d uncertain, want 1 to %d (the calls in flight); status %v", st["uncertain"], concurrency, st)
-			}
-			answered := map[string]bool{}
-			for _, c := range srv.Calls() {
-				if c.Placed {
-					answered[c.Form.Get("phone_number")] = true
+	for _, kind := range e2eStores {
+		for _, latency := range []time.Duration{200 * time.Millisecond, time.Millisecond} {
+			t.Run(fmt.Sprintf("%s/latency=%s", kind, latency), func(t *testing.T) {
+				const concurrency, n = 16, 400
+				srv := sandbox.NewServer(sandbox.Options{Faults: sandbox.Faults{Latency: latency}})
+				t.Cleanup(srv.Close)
+				e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 1000, concurrency: concurrency, postgres: e2eDatabase(t, kind)})
+				p := e.start("run", e.path)
+				// Killed once a good part of the calls is under way.
+				killRound(p, 0, false, func() bool { return srv.Stats().CallsReceived >= 60 })
+				if res := p.result(); !res.signaled {
+					t.Fatalf("the run ended before the kill: %s", res)
 				}
-			}
-			t.Logf("killed with %d calls received, %d answered; status %v", srv.Stats().CallsReceived, len(answered), st)
+				st := e.status()
+				if st["uncertain"] > concurrency || st["uncertain"] == 0 {
+					t.Errorf("after SIGKILL: %d uncertain, want 1 to %d (the calls in flight); status %v", st["uncertain"], concurrency, st)
+				}
+				answered := map[string]bool{}
+				for _, c := range srv.Calls() {
+					if c.Placed {
+						answered[c.Form.Get("phone_number")] = true
+					}
+				}
+				t.Logf("killed with %d calls received, %d answered; status %v", srv.Stats().CallsReceived, len(answered), st)
 
-			res := e.run(120*time.Second, "run", e.path)
-			if res.code != 0 && res.code != 3 {
-				t.Fatalf("resumed run: %s", res)
-			}
-			l := e.ledger()
-			l.checkNobodyTwice(t)
-			for phone, calls := range l.byPhone {
-				if len(calls) > 1 {
-					t.Errorf("%s reached the service %d times: %v", phone, len(calls), calls)
+				res := e.run(120*time.Second, "run", e.path)
+				if res.code != 0 && res.code != 3 {
+					t.Fatalf("resumed run: %s", res)
 				}
-			}
-			final := e.status()
-			if final["uncertain"] != st["uncertain"] || final["sent"]+final["uncertain"] != n {
-				t.Errorf("after the resumed run: %v; want the %d uncertain of the kill and everyone else sent", final, st["uncertain"])
-			}
-			if got := len(l.byPhone); got < n-st["uncertain"] {
-				t.Errorf("the ledger has %d numbers, want at least %d", got, n-st["uncertain"])
-			}
-		})
+				l := e.ledger()
+				l.checkNobodyTwice(t)
+				for phone, calls := range l.byPhone {
+					if len(calls) > 1 {
+						t.Errorf("%s reached the service %d times: %v", phone, len(calls), calls)
+					}
+				}
+				final := e.status()
+				if final["uncertain"] != st["uncertain"] || final["sent"]+final["uncertain"] != n {
+					t.Errorf("after the resumed run: %v; want the %d uncertain of the kill and everyone else sent", final, st["uncertain"])
+				}
+				if got := len(l.byPhone); got < n-st["uncertain"] {
+					t.Errorf("the ledger has %d numbers, want at least %d", got, n-st["uncertain"])
+				}
+			})
+		}
 	}
+}
+
+// e2eStores are the stores the tests of the at-most-once promise run
+// against: the state directory's files and PostgreSQL.
+var e2eStores = []string{"files", "postgres"}
+
+// e2eDatabase is the database URL of a campaign of the given store kind:
+// a new database on the tests' PostgreSQL, or "" for files.
+func e2eDatabase(t *testing.T, kind string) string {
+	if kind != "postgres" {
+		return ""
+	}
+	return pgtest.URL(t)
 }
 
 func killRound(p *e2eProc, delay time.Duration, fromStart bool, calling func() bool) {

@@ -100,8 +100,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &fe), errors.As(err, &se):
-		return exitUsage // the campaign's fault: its file or a sheet
+	case errors.As(err, &fe), errors.As(err, &se), errors.Is(err, store.ErrShardMismatch):
+		return exitUsage // the campaign's fault: its file, a sheet, or --shard
 	case errors.Is(err, campaign.ErrInterrupted):
 		return exitInterrupted
 	case errors.Is(err, campaign.ErrOutsideHours), errors.Is(err, store.ErrLocked):

@@ -641,7 +641,7 @@ func TestReportKeepsTheLastRunsRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := rebuildReport(context.Background(), path, true, &out); err != nil {
+	if err := rebuildReport(context.Background(), savedOptions{path: path, sandbox: true}, &out); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ".callrun", "cli-sandbox", "summary.json"))

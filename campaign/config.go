@@ -42,6 +42,14 @@ type File struct {
 	// rules such as France's); every plan and run then warns.
 	UnsafeIgnoreCalledPersonHours bool   `yaml:"unsafe_ignore_called_person_hours"`
 	StateDir                      string `yaml:"state_dir"`
+	// State, when set, keeps the journal and the run lock in a shared
+	// store rather than in state_dir's files (which still get the
+	// report files).
+	State *StateStore `yaml:"state"`
+
+	// Shard is the part of the campaign this process works on; see
+	// [File.SetShard].
+	Shard Shard `yaml:"-"`
 
 	// Source is the campaign file's path as given; Dir is its directory.
 	Source string `yaml:"-"`
@@ -66,6 +74,18 @@ type Service struct {
 	// user's configuration directory, one file per service and client).
 	TokenFile string `yaml:"token_file"`
 }
+
+// StateStore is the `state:` block: where the journal and the run lock
+// live when every machine that runs the campaign must share them.
+type StateStore struct {
+	// Postgres is a PostgreSQL connection URL; keep it, with its password,
+	// in an environment variable: postgres: ${CALLRUN_DATABASE_URL}.
+	Postgres string `yaml:"postgres"`
+}
+
+// SharedState reports whether the campaign keeps its journal in
+// PostgreSQL rather than in state_dir's files.
+func (f *File) SharedState() bool { return f.State != nil && f.State.Postgres != "" }
 
 // AgentSpec declares one agent. Agents are matched to the service's by
 // exact name and created when missing.
@@ -471,7 +491,9 @@ func (l *loader) expand(node *yaml.Node, path string) {
 		if m[2] != "" {
 			return m[3]
 		}
-		inService := strings.HasPrefix(path, "service.")
+		// The service and the shared store are needed only online: plan
+		// --offline (CI) has neither.
+		inService := strings.HasPrefix(path, "service.") || strings.HasPrefix(path, "state.")
 		if (inService && !l.opts.Offline) || (!inService && !l.opts.ServiceOnly) {
 			l.unset = append(l.unset, Problem{File: l.path, Line: node.Line, Key: path,
 				Msg: fmt.Sprintf("environment variable %s is not set (export it, or write ${%s:-default})", m[1], m[1])})

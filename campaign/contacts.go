@@ -395,6 +395,9 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		} else {
 			cr.judge(c, spec, cr.rules[i], m, rec.Fields)
 		}
+		if !cr.f.Shard.holds(spec.File, c) {
+			return nil // another shard's
+		}
 		return fn(c)
 	})
 	var se *sheet.Error

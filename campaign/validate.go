@@ -12,6 +12,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/callrun/callrun/report/store"
 )
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -49,6 +50,30 @@ func (l *loader) validate(f *File) {
 	}
 	if f.Hours != nil {
 		l.validateHours(f.Hours)
+	}
+	l.validateState(f.State)
+}
+
+// validateState checks the state: block, and hands the database password
+// to the redaction that every printed message goes through.
+func (l *loader) validateState(s *StateStore) {
+	if s == nil {
+		return
+	}
+	if s.Postgres == "" {
+		for _, p := range l.unset {
+			if p.Key == "state.postgres" {
+				return
+			}
+		}
+		if !l.opts.Offline {
+			l.problem("state.postgres", "state.postgres is empty: give a PostgreSQL URL (postgres: ${CALLRUN_DATABASE_URL}), or remove state: to keep the journal in state_dir")
+		}
+		return
+	}
+	apiclient.AddSecret(store.PostgresPassword(s.Postgres))
+	if err := store.CheckPostgresURL(s.Postgres); err != nil {
+		l.problem("state.postgres", "state.postgres is %v", err)
 	}
 }
 
