@@ -66,6 +66,7 @@ First time? Run the local sandbox and log in to it:
 			reportCommand(),
 			authCommand(),
 			agentsCommand(),
+			stateCommand(),
 			sandboxCommand(),
 			completionCommand(),
 		},

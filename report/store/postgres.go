@@ -378,19 +378,47 @@ ORDER BY id`, p.campaign)
 	return lr.result(), nil
 }
 
-// Push copies the journal file at path into the database, once: it
-// refuses, with [ErrCampaignExists], when the database holds records of
-// the campaign already. A torn last line is left behind, as replay
-// ignores it. The caller holds the lock (Lock) of the unsharded
-// campaign, which keeps every run out meanwhile. It returns the number of
-// records copied.
-func (p *Postgres) Push(ctx context.Context, path string) (int, error) {
+// Push copies the journal files at paths into the database, in one
+// transaction, once: it refuses, with [ErrCampaignExists], when the
+// database holds records of the campaign already. Each file is checked
+// whole first, as replay does; a torn last line is left behind. The
+// caller holds the lock (Lock) of the unsharded campaign, which keeps
+// every run out meanwhile, and keeps the files' runs out itself. It
+// returns the number of records copied.
+func (p *Postgres) Push(ctx context.Context, paths ...string) (int, error) {
 	p.mu.Lock()
 	held := p.lease != nil && p.count == 1
 	p.mu.Unlock()
 	if !held {
 		return 0, errors.New("pushing a journal: the lock of the whole campaign is not held")
 	}
+	n := 0
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM callrun_journal WHERE campaign = $1)`, p.campaign).Scan(&exists); err != nil {
+			return p.wrap("reading", err)
+		}
+		if exists {
+			return fmt.Errorf("%w: campaign %s in the %s; nothing was copied", ErrCampaignExists, p.campaign, p.where)
+		}
+		for _, path := range paths {
+			k, err := p.copyJournal(ctx, tx, path)
+			if err != nil {
+				return err
+			}
+			n += k
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// copyJournal copies the records of the journal file at path into the
+// table, in order, within tx.
+func (p *Postgres) copyJournal(ctx context.Context, tx pgx.Tx, path string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("opening journal: %w", err)
@@ -400,44 +428,29 @@ func (p *Postgres) Push(ctx context.Context, path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM callrun_journal WHERE campaign = $1)`, p.campaign).Scan(&exists); err != nil {
-			return p.wrap("reading", err)
-		}
-		if exists {
-			return fmt.Errorf("%w: campaign %s in the %s; nothing was copied", ErrCampaignExists, p.campaign, p.where)
-		}
-		// The lines replay accepted, in order, without their newlines; a
-		// torn last line lies past valid.
-		br := bufio.NewReaderSize(io.NewSectionReader(f, 0, valid), 64<<10)
-		var scratch []byte
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"callrun_journal"}, []string{"campaign", "line"},
-			pgx.CopyFromFunc(func() ([]any, error) {
-				for {
-					line, _, err := readLine(br, &scratch)
-					if len(line) == 0 {
-						if err == io.EOF {
-							return nil, nil
-						}
-						return nil, err
+	// The lines replay accepted, in order, without their newlines; a torn
+	// last line lies past valid.
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, valid), 64<<10)
+	var scratch []byte
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"callrun_journal"}, []string{"campaign", "line"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			for {
+				line, _, err := readLine(br, &scratch)
+				if len(line) == 0 {
+					if err == io.EOF {
+						return nil, nil
 					}
-					if !blank(line) {
-						n++
-						return []any{p.campaign, string(bytes.TrimSuffix(line, []byte("\n")))}, nil
-					}
+					return nil, err
 				}
-			}))
-		if err != nil {
-			return p.wrap("copying the journal into", err)
-		}
-		return nil
-	})
+				if !blank(line) {
+					return []any{p.campaign, string(bytes.TrimSuffix(line, []byte("\n")))}, nil
+				}
+			}
+		}))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("copying journal %s into the %s: %w", path, p.where, err)
 	}
-	return n, nil
+	return int(n), nil
 }
 
 func (p *Postgres) Close() error {

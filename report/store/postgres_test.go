@@ -361,6 +361,35 @@ func TestPostgresPush(t *testing.T) {
 	if e, ok := got.Lookup(Key{"a", "+15550002", 0}); !ok || e.Status != Failed || e.Attempts != 1 {
 		t.Errorf("Lookup in the pushed journal: %+v, %v", e, ok)
 	}
+	// The whole campaign and its shards' journals go in together.
+	whole := filepath.Join(t.TempDir(), "state")
+	for _, fs := range []Files{{Dir: whole}} {
+		unlock := lockStore(t, fs)
+		j, s := openStoreJournal(t, fs)
+		mustAppend(t, j, intent("a", "+15550009"))
+		j.Close()
+		s.Close()
+		unlock()
+	}
+	shard := ShardFiles(filepath.Join(t.TempDir(), "state"), 1, 2)
+	for _, fs := range []Files{shard} {
+		unlock := lockStore(t, fs)
+		j, s := openStoreJournal(t, fs)
+		mustAppend(t, j, intent("a", "+15550008"), outcome("a", "+15550008", OutcomeSent))
+		j.Close()
+		s.Close()
+		unlock()
+	}
+	both := openPostgres(t, url, "e", 0, 1)
+	unlockBoth := lockStore(t, both)
+	if n, err := both.Push(ctx, Files{Dir: whole}.Journal(), shard.Journal()); err != nil || n != 3 {
+		t.Errorf("Push of two journals = %d, %v; want 3 records", n, err)
+	}
+	unlockBoth()
+	if st, err := both.ReadState(ctx); err != nil || st.Len() != 2 || st.Counts()[Sent] != 1 {
+		t.Errorf("the two journals pushed: %v, %v", st, err)
+	}
+
 	sharded := openPostgres(t, url, "d", 1, 2)
 	defer lockStore(t, sharded)()
 	if _, err := sharded.Push(ctx, path); err == nil {

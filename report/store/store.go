@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gofrs/flock"
 )
@@ -119,6 +120,33 @@ func (s Files) Close() error { return nil }
 // people the other split called already.
 var ErrShardMismatch = errors.New("the state directory holds another split of the campaign")
 
+// ErrPushed means that a state directory's journal was copied into
+// PostgreSQL (`callrun state push`): the campaign's runs belong there
+// now, and a run from the files would not see the calls made since.
+var ErrPushed = errors.New("the state directory's journal was pushed to PostgreSQL")
+
+// PushedFile marks a state directory whose journals were pushed.
+const PushedFile = "PUSHED-TO-POSTGRES"
+
+// Journals returns the journal files of the campaign whose state
+// directory is dir: its own and its shards'.
+func Journals(dir string) ([]string, error) {
+	var out []string
+	if _, err := os.Stat(filepath.Join(dir, JournalFile)); err == nil {
+		out = append(out, filepath.Join(dir, JournalFile))
+	}
+	dirs, err := shardDirs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for name := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, name, JournalFile)); err == nil {
+			out = append(out, filepath.Join(dir, name, JournalFile))
+		}
+	}
+	return out, nil
+}
+
 // ShardFiles is the file store of shard index of count of the campaign
 // whose state directory is dir: a directory of its own, dir/shard-K-of-N.
 // Its lock also holds dir's lock shared, which keeps an unsharded run of
@@ -157,6 +185,9 @@ func (s Files) checkSplit() error {
 	top := s.Dir
 	if s.parent != "" {
 		top = s.parent
+	}
+	if b, err := os.ReadFile(filepath.Join(top, PushedFile)); err == nil {
+		return fmt.Errorf("%w (%s): give the campaign its state: {postgres: ...} again, or remove %s if you mean to go back to these files", ErrPushed, strings.TrimSpace(string(b)), filepath.Join(top, PushedFile))
 	}
 	dirs, err := shardDirs(top)
 	if err != nil {

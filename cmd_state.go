@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store"
+	"github.com/urfave/cli/v2"
+)
+
+func stateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "state",
+		Usage: "move a campaign's saved state",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "push",
+				Usage:     "copy the campaign's local journal into its PostgreSQL store, once",
+				ArgsUsage: "CAMPAIGN.yaml",
+				Description: `For a campaign that outgrew one machine: after adding
+  state: {postgres: "${CALLRUN_DATABASE_URL}"}
+to the campaign file, copy what state_dir's journal (and its shards') says into
+the database, so that the runs from there on, from any machine, know who was
+called. Refuses when the database holds the campaign already, and while a run
+holds the campaign. The local journal is kept, and marked so that a run from the
+files is refused from then on.
+
+Example: callrun state push campaign.yaml`,
+				Action: func(c *cli.Context) error {
+					path, err := campaignArg(c)
+					if err != nil {
+						return err
+					}
+					return statePush(c.Context, path, os.Stdout)
+				},
+			},
+		},
+	}
+}
+
+// statePush copies the campaign's local journals into its PostgreSQL
+// store, holding both the local state directory's lock and the database's
+// lock of the whole campaign meanwhile.
+func statePush(ctx context.Context, path string, out io.Writer) error {
+	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
+	if err != nil {
+		return err
+	}
+	if !f.SharedState() {
+		return usageError(fmt.Errorf("%s has no state: {postgres: ...} (or the variable it names is not set): give it one to push to", path))
+	}
+	dir := f.Path(f.StateDir)
+	journals, err := store.Journals(dir)
+	if err != nil {
+		return err
+	}
+	if len(journals) == 0 {
+		return usageError(fmt.Errorf("%s holds no journal to push", dir))
+	}
+	// The state directory's lock, taken whole, keeps out a run from the
+	// files, sharded or not.
+	unlockDir, err := store.Lock(dir)
+	if err != nil {
+		return busy(err)
+	}
+	defer unlockDir()
+	if _, err := os.Stat(filepath.Join(dir, store.PushedFile)); err == nil {
+		return usageError(fmt.Errorf("%s was pushed already (see %s)", dir, store.PushedFile))
+	}
+	pg, err := store.OpenPostgres(ctx, f.State.Postgres, f.Name, 0, 1)
+	if err != nil {
+		return err
+	}
+	defer pg.Close()
+	unlock, err := pg.Lock(ctx)
+	if err != nil {
+		return busy(err)
+	}
+	defer unlock()
+	n, err := pg.Push(ctx, journals...)
+	if err != nil {
+		return err
+	}
+	mark := fmt.Sprintf("pushed to the %s on %s\n", pg, time.Now().Format(time.RFC3339))
+	if err := os.WriteFile(filepath.Join(dir, store.PushedFile), []byte(mark), 0o600); err != nil {
+		return fmt.Errorf("the journal was pushed, but marking %s failed (a run from these files would not see later calls): %w", dir, err)
+	}
+	fmt.Fprintf(out, "Copied %d record(s) of campaign %s from %d journal file(s) in %s into the %s.\n", n, f.Name, len(journals), dir, pg)
+	fmt.Fprintf(out, "Runs use the database from now on; the local files stay, marked with %s.\n", store.PushedFile)
+	return nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store/pgtest"
+)
+
+// TestStatePushMovesACampaignToPostgres runs part of a campaign from the
+// state directory's files, pushes its journal into PostgreSQL, and
+// finishes it from there: nobody is phoned twice, the database's status
+// counts the calls made from the files, a second push is refused, and a
+// run from the files (state: removed again) is refused rather than
+// calling again everyone called since the push.
+func TestStatePushMovesACampaignToPostgres(t *testing.T) {
+	const n = 30
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 200, concurrency: 4})
+	if res := e.run(60*time.Second, "run", "--limit", "12", e.path); res.code != 0 {
+		t.Fatalf("first run, from files: %s", res)
+	}
+	plain, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := pgtest.URL(t)
+	e.env = append(e.env, "CALLRUN_DATABASE_URL="+url)
+	e.postgres = true
+	if err := os.WriteFile(e.path, append(plain, "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	push := e.run(30*time.Second, "state", "push", e.path)
+	if push.code != 0 || !strings.Contains(push.stdout, "Copied") {
+		t.Fatalf("state push: %s", push)
+	}
+	if password := strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(url, "postgres://"), "@", 2)[0], "callrun_test:"); strings.Contains(push.stdout+push.stderr, password) {
+		t.Errorf("state push printed the database password: %s", push)
+	}
+	if st := e.status(); st["sent"] != 12 || st["pending"] != n-12 {
+		t.Errorf("status from the database after the push: %v; want 12 sent, %d pending", st, n-12)
+	}
+	if again := e.run(30*time.Second, "state", "push", e.path); again.code == 0 || !strings.Contains(again.stderr, "pushed already") {
+		t.Errorf("a second push: %s", again)
+	}
+	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
+		t.Fatalf("run from PostgreSQL: %s", res)
+	}
+	l := e.ledger()
+	l.checkNobodyTwice(t)
+	for phone, calls := range l.byPhone {
+		if len(calls) != 1 {
+			t.Errorf("%s reached the service %d times", phone, len(calls))
+		}
+	}
+	if len(l.byPhone) != n {
+		t.Errorf("the ledger has %d numbers, want %d", len(l.byPhone), n)
+	}
+
+	// Back to the files by mistake: refused, and nobody is called.
+	if err := os.WriteFile(e.path, plain, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.postgres = false
+	before := len(srv.Calls())
+	back := e.run(30*time.Second, "run", e.path)
+	if back.code != exitUsage || !strings.Contains(back.stderr, "pushed to PostgreSQL") || len(srv.Calls()) != before {
+		t.Errorf("a run from the pushed files: %s; %d new calls", back, len(srv.Calls())-before)
+	}
+}
