@@ -138,7 +138,7 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 		return nil, f, err
 	}
 	f.SetShard(o.shard)
-	state, warning, err := planState(ctx, f, o.offline)
+	state, where, warning, err := planState(ctx, f, o.offline)
 	if err != nil {
 		return nil, f, err
 	}
@@ -179,26 +179,28 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 	for i := range fields {
 		plan.Agents[i].Fields = fields[i]
 	}
+	plan.Store = where
 	return plan, f, nil
 }
 
 // planState reads what the journal says, for plan's done counts: no lock,
 // as plan may run beside a run. Offline, a journal in PostgreSQL is not
 // read (--offline makes no network request), and warning says so.
-func planState(ctx context.Context, f *campaign.File, offline bool) (_ *store.State, warning string, _ error) {
+// where says which journal it read, for the plan's Journal line.
+func planState(ctx context.Context, f *campaign.File, offline bool) (_ *store.State, where, warning string, _ error) {
 	if f.State != nil && offline {
-		return store.EmptyState(), "the journal is in PostgreSQL, which --offline does not ask: no contact counts as done", nil
+		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal is in PostgreSQL, which --offline does not ask: no contact counts as done", nil
 	}
 	if f.State != nil && f.State.Postgres == "" {
-		return nil, "", usageError(fmt.Errorf("%s: state.postgres is empty (is the variable it names set?): the journal is in PostgreSQL", f.Source))
+		return nil, "", "", usageError(fmt.Errorf("%s: state.postgres is empty (is the variable it names set?): the journal is in PostgreSQL", f.Source))
 	}
 	saved, err := openState(ctx, f, false)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	defer saved.store.Close()
 	st, err := saved.store.ReadState(ctx)
-	return st, "", err
+	return st, saved.store.String(), "", err
 }
 
 // checkEndpoints reads the call endpoint of every agent that exists,

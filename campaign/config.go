@@ -292,6 +292,9 @@ func (l *loader) parse(data []byte) *File {
 					p.Msg += "; check this line's indentation against the lines above"
 				}
 			}
+			if unquotedRef(data, p.Line) {
+				p.Msg += `; inside { } a ${VAR} must be quoted: {postgres: "${CALLRUN_DATABASE_URL}"}`
+			}
 			l.problems = append(l.problems, p)
 		}
 		return nil
@@ -357,6 +360,18 @@ var (
 	yamlLine   = regexp.MustCompile(`line (\d+): `)
 	yamlQuoted = regexp.MustCompile("`([^`]*)`")
 )
+
+// unquotedRef reports whether line n (from 1) of data holds an unquoted
+// ${VAR} inside a flow mapping, which YAML reads as a nested mapping.
+func unquotedRef(data []byte, n int) bool {
+	lines := bytes.Split(data, []byte("\n"))
+	if n < 1 || n > len(lines) {
+		return false
+	}
+	line := lines[n-1]
+	i := bytes.Index(line, []byte("${"))
+	return i > 0 && bytes.IndexByte(line[:i], '{') >= 0 && !bytes.ContainsAny(line[i-1:i], `"'`)
+}
 
 // yamlProblem turns a yaml.v3 error into a Problem with its line and, when
 // a key stands on that line, the key, in words a person reads.

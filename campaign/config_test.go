@@ -354,3 +354,38 @@ func TestIndentationErrorPointsAtTheLine(t *testing.T) {
 	// An unclosed flow mapping: the line where it should have closed.
 	expectProblems(t, problems(t, "name: x\npace: {per_second: 1,\n  burst: 2\nhours: x\n", LoadOptions{}), "campaign.yml line 3: did not find expected ',' or '}'")
 }
+
+// TestStateKey: state: {postgres: ...} reads a URL from the environment;
+// unquoted inside { } the ${VAR} breaks the YAML, and the problem says to
+// quote it; offline an unset variable is no problem, online it is.
+func TestStateKey(t *testing.T) {
+	withURL := func(v string) LoadOptions {
+		vars := map[string]string{"TEST_CLIENT_ID": "cid", "TEST_CLIENT_SECRET": "csecret"}
+		if v != "" {
+			vars["CALLRUN_DATABASE_URL"] = v
+		}
+		return LoadOptions{Getenv: env(vars)}
+	}
+	withState := goodCampaign + "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"
+	f, err := Load(writeCampaign(t, withState), withURL("postgres://u:pw1234@db.example:5432/calls"))
+	if err != nil || !f.SharedState() || f.State.Postgres != "postgres://u:pw1234@db.example:5432/calls" {
+		t.Fatalf("state.postgres: %+v, %v", f, err)
+	}
+	offline := withURL("")
+	offline.Offline = true
+	if _, err := Load(writeCampaign(t, withState), offline); err != nil {
+		t.Errorf("offline with the variable unset: %v", err)
+	}
+	got := problems(t, withState, withURL(""))
+	if len(got) != 1 || !strings.Contains(got[0], "CALLRUN_DATABASE_URL is not set") {
+		t.Errorf("online with the variable unset: %q", got)
+	}
+	got = problems(t, goodCampaign+"state: {postgres: \"mysql://x\"}\n", LoadOptions{})
+	if len(got) != 1 || !strings.Contains(got[0], "state.postgres is not a PostgreSQL connection URL") {
+		t.Errorf("a URL of another database: %q", got)
+	}
+	got = problems(t, goodCampaign+"state: {postgres: ${CALLRUN_DATABASE_URL}}\n", withURL("postgres://u@h/db"))
+	if len(got) != 1 || !strings.Contains(got[0], `inside { } a ${VAR} must be quoted`) {
+		t.Errorf("unquoted ${VAR} in a flow mapping: %q", got)
+	}
+}

@@ -78,7 +78,12 @@ type Plan struct {
 	// no phone number at all, and so suppress nobody.
 	SuppressionIgnored int      `json:"suppression_ignored,omitempty"`
 	EstimateSeconds    int64    `json:"estimate_seconds"`
-	Warnings           []string `json:"warnings,omitempty"`
+	// Shard is the part of the campaign planned, with --shard.
+	Shard *PlanShard `json:"shard,omitempty"`
+	// Store says where the journal is (done counts come from it), for
+	// people; the commands set it.
+	Store    string   `json:"store,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 	// SheetProblems are the sheets that could not be read to their end,
 	// as problems of the campaign file (naming the sheet's file: key):
 	// `callrun plan` exits 2 on any, after showing the other sheets.
@@ -89,6 +94,14 @@ type Plan struct {
 	calling  time.Duration // calling time alone, without waiting for hours
 	now      time.Time
 	nextOpen time.Time // Hours.NextOpen, in the zone of hours: (else UTC)
+}
+
+// PlanShard is the shard a plan covers: the contacts whose number hashes
+// to Index of Count, called at PerSecond (the campaign's per_second / Count).
+type PlanShard struct {
+	Index     int     `json:"index"`
+	Count     int     `json:"count"`
+	PerSecond float64 `json:"per_second"`
 }
 
 // PlanRepair is a number read other than as written: the cell, the number
@@ -158,6 +171,9 @@ type PlanOptions struct {
 // BuildPlan reads every sheet and counts what run would do with each row.
 func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings}
+	if f.Shard.Sharded() {
+		p.Shard = &PlanShard{Index: f.Shard.Index, Count: f.Shard.Count, PerSecond: f.Pace.PerSecond}
+	}
 	hours, err := f.CallingHours()
 	if err != nil {
 		return nil, err
@@ -298,7 +314,14 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Offline {
 		mode = "offline: the service was not asked"
 	}
-	fmt.Fprintf(&b, "Plan for campaign %s (%s)\n\nAgents:\n", p.Campaign, mode)
+	fmt.Fprintf(&b, "Plan for campaign %s (%s)\n", p.Campaign, mode)
+	if p.Shard != nil {
+		fmt.Fprintf(&b, "Shard %d/%d: the contacts whose number hashes to %d of %d, called at %.4g a second (pace.per_second / %d)\n", p.Shard.Index, p.Shard.Count, p.Shard.Index, p.Shard.Count, p.Shard.PerSecond, p.Shard.Count)
+	}
+	if p.Store != "" {
+		fmt.Fprintf(&b, "Journal: %s\n", p.Store)
+	}
+	b.WriteString("\nAgents:\n")
 	for _, a := range p.Agents {
 		line := fmt.Sprintf("  %-10s %s", a.Action, a.Name)
 		switch {
