@@ -76,8 +76,8 @@ type Plan struct {
 	Hours          PlanHours    `json:"hours"`
 	// SuppressionIgnored counts the entries of suppression files that are
 	// no phone number at all, and so suppress nobody.
-	SuppressionIgnored int      `json:"suppression_ignored,omitempty"`
-	EstimateSeconds    int64    `json:"estimate_seconds"`
+	SuppressionIgnored int   `json:"suppression_ignored,omitempty"`
+	EstimateSeconds    int64 `json:"estimate_seconds"`
 	// Shard is the part of the campaign planned, with --shard.
 	Shard *PlanShard `json:"shard,omitempty"`
 	// Store says where the journal is (done counts come from it), for
