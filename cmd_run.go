@@ -218,7 +218,14 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	for _, w := range campaign.HoursWarnings(f) {
 		log.Warn().Msg(w)
 	}
+	// Runs of the campaign's shards, started at once, take turns here, so
+	// that each agent is created once.
+	unlockAgents, err := saved.store.LockAgents(ctx)
+	if err != nil {
+		return err
+	}
 	agents, err := campaign.EnsureAgents(ctx, svc.client, f.Agents, campaign.EnsureOptions{Logf: logf})
+	unlockAgents()
 	if err != nil {
 		return err
 	}

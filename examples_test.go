@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/callrun/callrun/report/store/pgtest"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -450,4 +452,100 @@ func TestCIExamplesRun(t *testing.T) {
 			t.Fatalf("gitlab install lines: exit %d\n%s", code, out)
 		}
 	})
+}
+
+// TestKubernetesIndexedJobRuns runs the Indexed Job's container command
+// once for each completion index, all at once, with the journal in a
+// PostgreSQL database of the test's own: each pod takes its shard, and
+// nobody is phoned twice.
+func TestKubernetesIndexedJobRuns(t *testing.T) {
+	var job struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			CompletionMode string `yaml:"completionMode"`
+			Completions    int    `yaml:"completions"`
+			Parallelism    int    `yaml:"parallelism"`
+			Template       struct {
+				Spec struct {
+					Containers []struct {
+						WorkingDir string              `yaml:"workingDir"`
+						Command    []string            `yaml:"command"`
+						Args       []string            `yaml:"args"`
+						Env        []map[string]string `yaml:"env"`
+						Mounts     []struct {
+							Name      string `yaml:"name"`
+							MountPath string `yaml:"mountPath"`
+						} `yaml:"volumeMounts"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(readExample(t, "kubernetes/indexed-job.yaml")), &job); err != nil {
+		t.Fatal(err)
+	}
+	spec := job.Spec
+	if job.Kind != "Job" || spec.CompletionMode != "Indexed" || spec.Completions != 4 || spec.Parallelism != 4 || len(spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("indexed job: %+v", job)
+	}
+	c := spec.Template.Spec.Containers[0]
+	if len(c.Command) != 2 || c.Command[0] != "/bin/sh" || len(c.Args) != 1 || !strings.Contains(c.Args[0], fmt.Sprintf(`--shard "$JOB_COMPLETION_INDEX/%d"`, spec.Completions)) {
+		t.Fatalf("command %q args %q: want --shard \"$JOB_COMPLETION_INDEX/%d\"", c.Command, c.Args, spec.Completions)
+	}
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	root, bin := t.TempDir(), binDir(t)
+	secretEnv := []string{"CALLRUN_BASE_URL=" + srv.URL, "CALLRUN_CLIENT_ID=" + sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET=" + sandbox.DefaultClientSecret,
+		"CALLRUN_DATABASE_URL=" + pgtest.URL(t)}
+	secret := filepath.Join(root, "secret")
+	copyExample(t, "spring-promo", filepath.Join(root, "campaigns"))
+	os.MkdirAll(secret, 0o700)
+	env := exampleEnv(append(secretEnv, "HOME="+filepath.Join(root, "nohome"), "PATH="+bin+":/usr/bin:/bin")...)
+	if out, code := shell(t, filepath.Join(root, "campaigns"), append(env, "CALLRUN_TOKEN_FILE=token.json"),
+		"callrun auth login --code sandbox-code spring-promo/shared.yaml && mv token.json "+secret+"/token.json"); code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, out)
+	}
+	var mounts []string
+	for _, m := range c.Mounts {
+		dir := filepath.Join(root, m.Name)
+		os.MkdirAll(dir, 0o700)
+		mounts = append(mounts, m.MountPath, dir)
+	}
+	paths := strings.NewReplacer(append(mounts, "--until 19:45", "--until 1m", "/tmp/callrun-report", filepath.Join(root, "report"))...)
+	for _, e := range c.Env {
+		env = append(env, e["name"]+"="+paths.Replace(e["value"]))
+	}
+	type pod struct {
+		out  string
+		code int
+	}
+	pods := make([]pod, spec.Completions)
+	var wg sync.WaitGroup
+	for k := range pods {
+		wg.Go(func() {
+			out, code := shell(t, paths.Replace(c.WorkingDir), append(slices.Clone(env), fmt.Sprintf("JOB_COMPLETION_INDEX=%d", k)), paths.Replace(c.Args[0]))
+			pods[k] = pod{out, code}
+		})
+	}
+	wg.Wait()
+	for k, p := range pods {
+		if p.code != 0 {
+			t.Errorf("pod %d exits %d (75 must be 0)\n%s", k, p.code, p.out)
+		}
+		if want := fmt.Sprintf(`"shard":"%d/4"`, k); !strings.Contains(p.out, want) {
+			t.Errorf("pod %d does not log its shard (%s):\n%s", k, want, p.out)
+		}
+	}
+	checkNobodyTwice(t, srv)
+	// Four pods started at once create each of the two agents once.
+	if agents := srv.Agents(); len(agents) != 2 {
+		t.Errorf("the sandbox has %d agents, want 2: %v", len(agents), agents)
+	}
+	// The status of the whole campaign, from the database, counts every
+	// contact of all four shards.
+	out, code := shell(t, filepath.Join(root, "campaigns"), env, "callrun status --format json spring-promo/shared.yaml")
+	if code != 0 || !strings.Contains(out, `"pending"`) {
+		t.Fatalf("status of all shards: exit %d\n%s", code, out)
+	}
+	t.Logf("%d calls; status: %s", len(srv.Calls()), out)
 }

@@ -197,8 +197,9 @@ func (p *Postgres) migrate(ctx context.Context) error {
 }
 
 // lockKey is the campaign's advisory lock namespace (the first of the two
-// int4 keys); the second is the shard's code, count<<16 | index (never 0),
-// and 0 is the gate that serialises taking the lock.
+// int4 keys); the second is the shard's code, count<<16 | index (65536 or
+// more), 0 the gate that serialises taking the lock, and 1 the agents
+// lock.
 func (p *Postgres) lockKey() (int64, int64) {
 	h := fnv.New32a()
 	h.Write([]byte(p.campaign))
@@ -252,7 +253,7 @@ func (p *Postgres) takeLock(ctx context.Context, conn *pgx.Conn) (*pgLease, erro
 SELECT l.objid::bigint FROM pg_locks l
 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-  AND l.classid = $1::bigint::oid AND l.objid <> 0 AND l.pid <> pg_backend_pid()`, ns)
+  AND l.classid = $1::bigint::oid AND l.objid >= 65536 AND l.pid <> pg_backend_pid()`, ns)
 		if err != nil {
 			return err
 		}
@@ -309,6 +310,26 @@ func (p *Postgres) holder(ctx context.Context, tx pgx.Tx, index, count int) erro
 		what += ", a different split of the campaign,"
 	}
 	return fmt.Errorf("%w: %s of campaign %s in the %s is held by %s", ErrLocked, what, p.campaign, p.where, who)
+}
+
+// LockAgents waits for the campaign's agents lock, on a pooled
+// connection it keeps until unlock (or until it ends, which releases the
+// lock too).
+func (p *Postgres) LockAgents(ctx context.Context) (func() error, error) {
+	ns, _ := p.lockKey()
+	conn, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return nil, p.wrap("connecting to", err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1::int, 1)`, ns); err != nil {
+		conn.Release()
+		return nil, p.wrap("waiting for the agents lock in", err)
+	}
+	return func() error {
+		_, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1::int, 1)`, ns)
+		conn.Release()
+		return err
+	}, nil
 }
 
 // OpenJournal replays the campaign's journal and opens it for appending.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -23,6 +24,10 @@ type Store interface {
 	// error wrapping [ErrLocked] that names the holder, if another run
 	// holds it. The lock ends with unlock, or when the process dies.
 	Lock(ctx context.Context) (unlock func() error, err error)
+	// LockAgents waits for, and takes, the campaign's agents lock, held
+	// while a run makes sure its agents exist: runs of its shards started
+	// at once then create each agent once, not once each.
+	LockAgents(ctx context.Context) (unlock func() error, err error)
 	// OpenJournal replays the journal into a [State] and opens it for
 	// appending. The caller holds the lock, and closes both.
 	OpenJournal(ctx context.Context, opts JournalOptions) (*Journal, *State, error)
@@ -92,6 +97,23 @@ func (s Files) Lock(context.Context) (func() error, error) {
 		}
 		return err
 	}, nil
+}
+
+// LockAgents takes the campaign's state directory's agents.lock (the
+// parent's, for a shard), waiting for another run to release it.
+func (s Files) LockAgents(ctx context.Context) (func() error, error) {
+	top := s.Dir
+	if s.parent != "" {
+		top = s.parent
+	}
+	if err := os.MkdirAll(top, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	fl := flock.New(filepath.Join(top, "agents.lock"))
+	if _, err := fl.TryLockContext(ctx, 50*time.Millisecond); err != nil {
+		return nil, fmt.Errorf("waiting for the agents lock of %s: %w", top, err)
+	}
+	return fl.Unlock, nil
 }
 
 func (s Files) OpenJournal(_ context.Context, opts JournalOptions) (*Journal, *State, error) {
