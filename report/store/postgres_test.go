@@ -21,7 +21,10 @@ var storeKinds = []struct {
 	open func(t *testing.T, campaign string, index, count int) Store
 }{
 	{"files", func(t *testing.T, campaign string, index, count int) Store {
-		return Files{Dir: sharedDir(t, campaign, index, count)}
+		if count > 1 {
+			return ShardFiles(sharedDir(t, campaign), index, count)
+		}
+		return Files{Dir: sharedDir(t, campaign)}
 	}},
 	{"postgres", func(t *testing.T, campaign string, index, count int) Store {
 		return openPostgres(t, sharedURL(t), campaign, index, count)
@@ -33,9 +36,9 @@ var storeKinds = []struct {
 // two machines would.
 var shared sync.Map // test name -> dir or URL
 
-func sharedDir(t *testing.T, campaign string, index, count int) string {
+func sharedDir(t *testing.T, campaign string) string {
 	v, _ := shared.LoadOrStore(t.Name()+"/dir", t.TempDir())
-	return filepath.Join(v.(string), fmt.Sprintf("%s-%d-of-%d", campaign, index, count))
+	return filepath.Join(v.(string), campaign)
 }
 
 func sharedURL(t *testing.T) string {
@@ -416,5 +419,32 @@ func TestPostgresErrorsHideThePassword(t *testing.T) {
 				t.Errorf("the error holds the password (%q): %v", form, err)
 			}
 		}
+	}
+}
+
+func TestStoreLockAgentsTakesTurns(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			ctx := context.Background()
+			a, b := kind.open(t, "c", 0, 2), kind.open(t, "c", 1, 2)
+			unlock, err := a.LockAgents(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waiting, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			if u, err := b.LockAgents(waiting); err == nil {
+				u()
+				t.Fatalf("a second LockAgents succeeded while the first held it")
+			}
+			if err := unlock(); err != nil {
+				t.Fatal(err)
+			}
+			u, err := b.LockAgents(ctx)
+			if err != nil {
+				t.Fatalf("LockAgents once released: %v", err)
+			}
+			u()
+		})
 	}
 }
