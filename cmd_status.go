@@ -154,6 +154,10 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 		}{f.Name, sum.Counts})
 	}
 	fmt.Fprintf(out, "Campaign %s: %d rows\n", f.Name, sum.Rows)
+	if f.Shard.Sharded() {
+		fmt.Fprintf(out, "  shard %s: the contacts whose number hashes to %d of %d\n", f.Shard, f.Shard.Index, f.Shard.Count)
+	}
+	fmt.Fprintf(out, "  journal: %s\n", s.store)
 	for _, s := range []store.Status{store.Sent, store.Failed, store.Uncertain, store.Pending, store.Invalid, store.Duplicate, store.Suppressed} {
 		fmt.Fprintf(out, "  %-10s %d\n", s, sum.Counts[string(s)])
 	}
