@@ -157,12 +157,13 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 		return 0, 0, nil, err
 	}
 	stateDir := f.Path(f.StateDir)
-	unlock, err := store.Lock(stateDir)
+	var st store.Store = store.Files{Dir: stateDir}
+	unlock, err := st.Lock(ctx)
 	if err != nil {
 		return 0, 0, nil, err
 	}
 	defer unlock()
-	journal, state, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile))
+	journal, state, err := st.OpenJournal(ctx, store.JournalOptions{})
 	if err != nil {
 		return 0, 0, nil, err
 	}
