@@ -234,7 +234,10 @@ func benchCPU() time.Duration {
 // (a new database on pgtest's server for each run; skipped without
 // PostgreSQL): each group commit is an INSERT that checks the lock in the
 // same statement. pgtest runs the server with fsync off, so a commit
-// there costs the round trip and the statement, not a disk flush.
+// there costs the round trip and the statement, not a disk flush; it has
+// no switch for fsync on (fsync=off is on the server's command line,
+// which ALTER SYSTEM cannot override), so to measure a server that
+// flushes, point CALLRUN_TEST_DATABASE_URL at one.
 func BenchmarkDispatchRate(b *testing.B) {
 	const seconds = 4
 	// Each worker makes one call at a time, its intent's fsync (or INSERT)
