@@ -134,14 +134,13 @@ func OpenPostgres(ctx context.Context, dsn, campaign string, index, count int) (
 	if err != nil {
 		return nil, fmt.Errorf("state.postgres: %w", CheckPostgresURL(dsn))
 	}
-	for _, c := range []*pgx.ConnConfig{cfg.ConnConfig} {
-		// An intent counts only once it is durable; a server or role
-		// default of synchronous_commit = off must not weaken that.
-		c.RuntimeParams["synchronous_commit"] = "on"
-		c.RuntimeParams["application_name"] = "callrun"
-		if c.ConnectTimeout == 0 {
-			c.ConnectTimeout = 10 * time.Second
-		}
+	c := cfg.ConnConfig
+	// An intent counts only once it is durable; a server or role default
+	// of synchronous_commit = off must not weaken that.
+	c.RuntimeParams["synchronous_commit"] = "on"
+	c.RuntimeParams["application_name"] = "callrun"
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = 10 * time.Second
 	}
 	cfg.MaxConns = 8
 	p := &Postgres{conn: cfg.ConnConfig.Copy(), campaign: campaign, index: index, count: count,
