@@ -539,16 +539,79 @@ func (k *pgSink) commit(b *batch) error {
 
 func (k *pgSink) close() error { return nil }
 
-// pgRecords reads records back from the database by row id.
-type pgRecords struct{ p *Postgres }
+// pgRecords reads records back from the database by row id. The report
+// and status look contacts up in sheet order, which a run's journal
+// mostly follows: a lookup next to the rows read last reads a window of
+// the rows around it, which the next lookups find theirs in (a million
+// contacts cost a few thousand queries rather than two million); a lookup
+// far from them reads just its contact's rows.
+type pgRecords struct {
+	p *Postgres
 
-func (r *pgRecords) readRecord(id int64, k Key) (Record, error) {
+	mu     sync.Mutex
+	lo, hi int64            // the ids last read span [lo, hi)
+	lines  map[int64][]byte // the rows last read
+}
+
+// A window: rows a little before the one asked for (a contact's intent
+// comes shortly before its outcome) and the rest after, or the other way
+// round when the lookups go backwards (a sheet sorted the other way).
+const (
+	windowBefore = 64
+	windowRows   = 1024
+)
+
+// prefetch reads the rows of ids not already read: a window around them
+// when they lie next to the rows read last, else just them.
+func (r *pgRecords) prefetch(ids ...int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var miss []int64
+	for _, id := range ids {
+		if _, ok := r.lines[id]; !ok {
+			miss = append(miss, id)
+		}
+	}
+	if len(miss) == 0 {
+		return
+	}
+	lo, hi := slices.Min(miss), slices.Max(miss)+1
+	var q string
+	var args []any
+	switch {
+	case r.lines != nil && lo >= r.hi && lo < r.hi+windowRows: // onwards
+		lo = max(lo-windowBefore, 0)
+		hi = lo + windowRows
+	case r.lines != nil && hi <= r.lo && hi > r.lo-windowRows: // backwards
+		lo = max(hi+windowBefore-windowRows, 0)
+		hi = lo + windowRows
+	default:
+		q, args = `SELECT id, line FROM callrun_journal WHERE campaign = $1 AND id = ANY($2)`, []any{r.p.campaign, miss}
+	}
+	if q == "" {
+		q, args = `SELECT id, line FROM callrun_journal WHERE campaign = $1 AND id >= $2 AND id < $3`, []any{r.p.campaign, lo, hi}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	var line []byte
-	err := r.p.pool.QueryRow(ctx, `SELECT line FROM callrun_journal WHERE id = $1 AND campaign = $2`, id, r.p.campaign).Scan(&line)
+	rows, err := r.p.pool.Query(ctx, q, args...)
 	if err != nil {
-		return Record{}, fmt.Errorf("reading journal row %d from the %s: %w", id, r.p.where, err)
+		return // readRecord tries again, and says what failed
+	}
+	lines := make(map[int64][]byte)
+	var id int64
+	var line []byte
+	if _, err := pgx.ForEachRow(rows, []any{&id, &line}, func() error {
+		lines[id] = slices.Clone(line)
+		return nil
+	}); err == nil {
+		r.lo, r.hi, r.lines = lo, hi, lines
+	}
+}
+
+func (r *pgRecords) readRecord(id int64, k Key) (Record, error) {
+	line, err := r.line(id)
+	if err != nil {
+		return Record{}, err
 	}
 	var rec Record
 	if err := json.Unmarshal(line, &rec); err != nil {
@@ -558,6 +621,23 @@ func (r *pgRecords) readRecord(id int64, k Key) (Record, error) {
 		return Record{}, fmt.Errorf("journal row %d in the %s: a record of another contact", id, r.p.where)
 	}
 	return rec, nil
+}
+
+// line returns the journal line of row id, from the rows read last or
+// from the database.
+func (r *pgRecords) line(id int64) ([]byte, error) {
+	r.mu.Lock()
+	line, ok := r.lines[id]
+	r.mu.Unlock()
+	if ok {
+		return line, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	if err := r.p.pool.QueryRow(ctx, `SELECT line FROM callrun_journal WHERE id = $1 AND campaign = $2`, id, r.p.campaign).Scan(&line); err != nil {
+		return nil, fmt.Errorf("reading journal row %d from the %s: %w", id, r.p.where, err)
+	}
+	return line, nil
 }
 
 func (r *pgRecords) Close() error { return nil }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -446,5 +448,57 @@ func TestStoreLockAgentsTakesTurns(t *testing.T) {
 			}
 			u()
 		})
+	}
+}
+
+// Lookup reads details back in windows of rows; whatever order the
+// contacts are looked up in (a sheet in call order, sorted the other way,
+// shuffled), each gets its own records.
+func TestPostgresLookupInAnyOrder(t *testing.T) {
+	const n = 3000
+	p := openPostgres(t, pgURL(t), "c", 0, 1)
+	unlock := lockStore(t, p)
+	j, _ := openStoreJournal(t, p)
+	phone := func(k int) string { return fmt.Sprintf("+1212%07d", k) }
+	var qs []Queued
+	for k := range n {
+		q1, err1 := j.Enqueue(intent("a", phone(k)))
+		o := outcome("a", phone(k), OutcomeFailed)
+		o.Body = "body of " + phone(k)
+		q2, err2 := j.Enqueue(o)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		qs = append(qs, q1, q2)
+	}
+	for _, q := range qs {
+		if err := q.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	unlock()
+	for _, order := range []string{"forward", "backward", "shuffled"} {
+		st, err := p.ReadState(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks := make([]int, n)
+		for i := range ks {
+			ks[i] = i
+		}
+		switch order {
+		case "backward":
+			slices.Reverse(ks)
+		case "shuffled":
+			rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
+		}
+		for _, k := range ks {
+			e, ok := st.Lookup(Key{"a", phone(k), 0})
+			if !ok || e.Status != Failed || e.Body != "body of "+phone(k) || e.FirstAt.IsZero() || e.Attempts != 1 {
+				t.Fatalf("%s: Lookup(%s) = %+v, %v", order, phone(k), e, ok)
+			}
+		}
+		st.Close()
 	}
 }

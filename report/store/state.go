@@ -89,6 +89,12 @@ type recordReader interface {
 	Close() error
 }
 
+// prefetcher is a recordReader that reads better when told first which
+// positions a lookup is about to read.
+type prefetcher interface {
+	prefetch(pos ...int64)
+}
+
 func newState(path string, recs recordReader) *State {
 	return &State{
 		path:   path,
@@ -293,6 +299,11 @@ func (s *State) Lookup(k Key) (Entry, bool) {
 		return Entry{}, false
 	}
 	out := Entry{Status: statusNames[e.status], Attempts: int(e.attempts)}
+	s.mu.RLock()
+	if p, ok := s.recs.(prefetcher); ok {
+		p.prefetch(e.last, e.first)
+	}
+	s.mu.RUnlock()
 	last, err := s.readRecord(e.last, k)
 	if err != nil {
 		out.Reason = "details unavailable: " + err.Error()
