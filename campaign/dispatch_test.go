@@ -768,11 +768,19 @@ func TestRunTokensExpireMidRun(t *testing.T) {
 	e.checkCounts(map[store.Status]int{store.Sent: n})
 }
 
-// dtClock is a fake clock; Sleep advances it.
+// dtClock is a fake clock for RunOptions.Now and Sleep (and the
+// sandbox's Now). Sleep returns at once, with ctx.Err(), having moved the
+// clock to the sleeper's wake-up time, the clock's time when Sleep was
+// called plus d, unless it is already later: sleeps of several workers
+// overlap, as on a real clock.
 type dtClock struct {
 	mu     sync.Mutex
 	now    time.Time
 	sleeps []time.Duration
+	// hold, if set, is called by Sleep before the clock moves, and may
+	// block: a test holds a sleeper there while other workers go on at the
+	// time the sleep began.
+	hold func(d time.Duration)
 }
 
 func (c *dtClock) Now() time.Time {
@@ -783,9 +791,18 @@ func (c *dtClock) Now() time.Time {
 
 func (c *dtClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.sleeps = append(c.sleeps, d)
-	c.now = c.now.Add(d)
+	wake := c.now.Add(d)
+	hold := c.hold
+	c.mu.Unlock()
+	if hold != nil {
+		hold(d)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if wake.After(c.now) {
+		c.now = wake
+	}
 	return ctx.Err()
 }
 
@@ -793,6 +810,25 @@ func (c *dtClock) Sleeps() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// SleepsOver returns the sleeps longer than pacing: those over max, the
+// longest a worker waits for the rate limiter. It fails the test if a
+// shorter sleep is not a possible wait for the limiter: longer than one
+// interval per worker, which would mean the limiter, asked at the clock's
+// time, gave out turns faster than the pace.
+func (c *dtClock) SleepsOver(t *testing.T, perSecond float64, concurrency int) []time.Duration {
+	t.Helper()
+	max := time.Duration(float64(concurrency) * float64(time.Second) / perSecond)
+	var long []time.Duration
+	for _, d := range c.Sleeps() {
+		if d > max {
+			long = append(long, d)
+		} else if d <= 0 {
+			t.Errorf("slept %v", d)
+		}
+	}
+	return long
 }
 
 func dtNewYork(t *testing.T) *time.Location {
@@ -819,15 +855,19 @@ func TestRunWaitsForCallingHours(t *testing.T) {
 		o.Now, o.Sleep = clock.Now, clock.Sleep
 		o.Until = monday.Add(time.Hour) // the window opens before Until: wait
 	})
-	if s := clock.Sleeps(); len(s) != 1 || s[0] != monday.Sub(time.Date(2025, 1, 4, 12, 0, 0, 0, ny)) {
-		t.Errorf("slept %v, want once for 45h", s)
+	if s := clock.SleepsOver(t, 1000, 2); len(s) != 1 || s[0] != monday.Sub(time.Date(2025, 1, 4, 12, 0, 0, 0, ny)) {
+		t.Errorf("slept %v besides pacing, want once for 45h (all sleeps: %v)", s, clock.Sleeps())
 	}
 	if res.Sent != n {
 		t.Errorf("result %+v", res)
 	}
 	e.checkPlacedOnce(n)
-	if en, _ := e.entry(dtPhone(0)); !en.FirstAt.Equal(monday) {
-		t.Errorf("first attempt at %v, want %v", en.FirstAt, monday)
+	// The first attempt is at the opening, give or take the other
+	// worker's turns at the limiter, which runs on the same clock: the n
+	// call starts' turns end 1ms apart from the opening on.
+	last := monday.Add((n - 1) * time.Millisecond)
+	if en, _ := e.entry(dtPhone(0)); en.FirstAt.Before(monday) || en.FirstAt.After(last) {
+		t.Errorf("first attempt at %v, want %v to %v", en.FirstAt, monday, last)
 	}
 }
 
@@ -919,8 +959,8 @@ countries: [US, GB]
 	if res.Sent != 2 || res.Deferred != 3 || res.Pending != 3 || pending.Load() != 3 {
 		t.Errorf("result %+v (%d settled pending)", res, pending.Load())
 	}
-	if len(clock.Sleeps()) != 0 {
-		t.Errorf("slept %v; per-contact zones never wait", clock.Sleeps())
+	if s := clock.SleepsOver(t, 1000, 2); len(s) != 0 {
+		t.Errorf("slept %v besides pacing; per-contact zones never wait", s)
 	}
 	placed := dtPlaced(e.srv)
 	for phone, want := range map[string]int{"+12122010001": 1, "+13102010002": 0, "+442079460003": 1, "+18002010004": 0, "+13102010005": 0} {
@@ -1557,6 +1597,9 @@ func TestRunFailureEndsTheWaitForCallingHours(t *testing.T) {
 	_, err := e.run(context.Background(), func(o *RunOptions) {
 		o.Now = clock.Now
 		o.Sleep = func(ctx context.Context, d time.Duration) error {
+			if d < time.Hour { // the second worker's turn at the rate limiter
+				return clock.Sleep(ctx, d)
+			}
 			waiting.Store(true)
 			<-ctx.Done() // the window opens on Tuesday: only the run's end wakes this
 			return ctx.Err()
