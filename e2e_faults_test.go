@@ -69,7 +69,7 @@ func TestRefusedRefreshTokenStopsTheRun(t *testing.T) {
 	if res.code != exitRuntime {
 		t.Fatalf("run with its refresh token revoked: %s", res)
 	}
-	if last := lastLine(res.stderr); !strings.Contains(last, "the service refused the saved refresh token; run `callrun auth login` again") {
+	if last := lastLine(res.stderr); !strings.Contains(last, "the service refused the saved refresh token") || !strings.Contains(last, "run `callrun auth login` again") {
 		t.Errorf("the last line does not say to log in again: %q", last)
 	}
 	rows := e.report()

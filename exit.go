@@ -66,10 +66,18 @@ func message(err error) string {
 	return apiclient.Redact(err.Error() + hint(err))
 }
 
-// hint says what to check when err is that the service could not be
-// reached at all: the message of a refused or unresolved connection names
-// an address, not the setting that chose it.
+// hint is what message adds to err's own words: what to do when err is
+// that no one is logged in or the service refused the saved login (the
+// apiclient's errors say only what happened), or what to check when the
+// service could not be reached at all (the message of a refused or
+// unresolved connection names an address, not the setting that chose it).
 func hint(err error) string {
+	switch {
+	case errors.Is(err, apiclient.ErrNotLoggedIn):
+		return "; run `callrun auth login CAMPAIGN.yaml` first"
+	case errors.Is(err, apiclient.ErrReauthorize):
+		return "; run `callrun auth login` again"
+	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
 		return fmt.Sprintf(" (the service's host name %s does not resolve: check service.base_url in the campaign file, or the CALLRUN_BASE_URL it reads, and this machine's DNS)", dns.Name)

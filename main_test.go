@@ -303,8 +303,8 @@ func TestNotLoggedInSaysWhatToDo(t *testing.T) {
 	t.Cleanup(srv.Close)
 	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
 	err := agentsList(context.Background(), path, "text", io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "callrun auth login") {
-		t.Fatalf("err = %v", err)
+	if err == nil || !strings.Contains(message(err), "callrun auth login") {
+		t.Fatalf("err = %v, printed as %q", err, message(err))
 	}
 }
 
@@ -551,7 +551,7 @@ func TestAuthFailuresPrintOneSentence(t *testing.T) {
 	t.Cleanup(srv.Close)
 	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
 	err := agentsList(context.Background(), path, "text", io.Discard)
-	if got := message(err); !strings.HasPrefix(got, "not logged in: run `callrun auth login") {
+	if got := message(err); !strings.HasPrefix(got, "not logged in (no token file at ") || !strings.HasSuffix(got, "; run `callrun auth login CAMPAIGN.yaml` first") {
 		t.Errorf("not logged in: %q", got)
 	}
 	if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
@@ -560,7 +560,7 @@ func TestAuthFailuresPrintOneSentence(t *testing.T) {
 	srv.ExpireAccessTokens()
 	srv.RevokeRefreshTokens()
 	err = agentsList(context.Background(), path, "text", io.Discard)
-	if got := message(err); !strings.HasPrefix(got, "the service refused the saved refresh token; run `callrun auth login` again") {
+	if got := message(err); !strings.HasPrefix(got, "the service refused the saved refresh token: ") || !strings.HasSuffix(got, "; run `callrun auth login` again") {
 		t.Errorf("revoked: %q", got)
 	}
 	noSecrets(t, "revoked-token message", message(err))

@@ -129,7 +129,7 @@ func (o *OAuth) Exchange(ctx context.Context, code string) (*Token, error) {
 // Refresh gets a new access token with a refresh token (spec §4.2). When the
 // service sends no refresh token back, the one sent stays valid and is kept.
 // An error wrapping [ErrReauthorize] means the refresh token was refused and
-// a person must run `callrun auth login` again.
+// a person must log in again.
 func (o *OAuth) Refresh(ctx context.Context, refreshToken string) (*Token, error) {
 	form := url.Values{
 		"client_id":     {o.ClientID},
@@ -152,8 +152,9 @@ func (o *OAuth) Refresh(ctx context.Context, refreshToken string) (*Token, error
 }
 
 // ErrReauthorize means the service refused the saved credentials: a person
-// has to log in again.
-var ErrReauthorize = errors.New("the service refused the saved refresh token; run `callrun auth login` again")
+// has to log in again. Its message says what happened; the CLI adds how to
+// log in when it prints it.
+var ErrReauthorize = errors.New("the service refused the saved refresh token")
 
 func (o *OAuth) now() time.Time {
 	if o.Now != nil {

@@ -543,8 +543,8 @@ func TestRevokedRefreshTokenNeedsLogin(t *testing.T) {
 	ts.mu.Unlock()
 	clock.Add(2 * time.Minute)
 	_, err := src.Token(context.Background())
-	if !errors.Is(err, ErrReauthorize) || !strings.Contains(err.Error(), "auth login") {
-		t.Fatalf("err = %v, want ErrReauthorize telling to log in", err)
+	if !errors.Is(err, ErrReauthorize) || !strings.Contains(err.Error(), "refused the saved refresh token") {
+		t.Fatalf("err = %v, want ErrReauthorize saying the refresh token was refused", err)
 	}
 	if _, err := src.Token(context.Background()); !errors.Is(err, ErrReauthorize) {
 		t.Fatalf("second call: %v", err)

@@ -18,7 +18,9 @@ import (
 )
 
 // ErrNotLoggedIn means there is no saved token for the service and client.
-var ErrNotLoggedIn = errors.New("not logged in: run `callrun auth login CAMPAIGN.yaml` first")
+// Its message says what happened; the CLI adds how to log in when it
+// prints it.
+var ErrNotLoggedIn = errors.New("not logged in")
 
 // TokenFile is the file that keeps one service's and one client's tokens
 // between runs. It is written with mode 0600, replaced atomically, and

@@ -55,8 +55,13 @@ type RunOptions struct {
 	RetryPause     time.Duration // first backoff after a retryable outcome; default 1s
 	MaxRetryAfter  time.Duration // cap on a server's Retry-After; default 2m
 	RequestTimeout time.Duration // per call start; default 60s
-	Now            func() time.Time
-	Sleep          func(ctx context.Context, d time.Duration) error // waiting outside calling hours; default real sleep
+	// Now and Sleep are the run's clock: the calling hours, the records'
+	// times, and every wait of the run (outside calling hours, for the
+	// rate limiter, the pause after a 429, the backoff between attempts)
+	// run on them. Sleep waits for d or until ctx ends, returning
+	// ctx.Err() then. Defaults: time.Now and a real sleep.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
 
 	// Settled, if set, is called after each contact's attempt is settled
 	// (sent, failed, uncertain or left pending), for progress display.
@@ -129,10 +134,10 @@ func (k stopKind) why() string {
 // disk but whose call has not started is closed with a skipped outcome
 // and stays pending).
 //
-// The calling hours, the records' times and the wait outside calling
-// hours run on RunOptions.Now and Sleep; pacing (the limiter, the pause
-// after a 429, the backoff between attempts) on the wall clock, as the
-// limiter does.
+// Everything that reads the time or waits runs on RunOptions.Now and
+// Sleep: the calling hours, the records' times, the wait outside calling
+// hours, and pacing (the limiter, asked at RunOptions.Now; the pause after
+// a 429; the backoff between attempts).
 func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (*RunResult, error) {
 	r := &runner{f: f, opts: opts, limiter: limiter}
 	r.defaults()
@@ -471,7 +476,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 			}
 			return nil
 		}
-		if err := sleep(ctx, wait); err != nil {
+		if err := r.opts.Sleep(ctx, wait); err != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
 			r.opts.Settled(store.Pending)
 			r.interrupted.Store(true)
@@ -610,7 +615,7 @@ func (r *runner) waitTurn(ctx context.Context) error {
 		if err := r.waitPause(ctx); err != nil {
 			return err
 		}
-		if err := r.limiter.Wait(ctx); err != nil {
+		if err := r.waitLimiter(ctx); err != nil {
 			return err
 		}
 		if !r.paused() {
@@ -619,30 +624,55 @@ func (r *runner) waitTurn(ctx context.Context) error {
 	}
 }
 
+// waitLimiter takes one call start from the rate limiter, waiting on
+// RunOptions.Sleep until the limiter's time for it, as rate.Limiter.Wait
+// does on the wall clock. A wait cut short by ctx gives the turn back to
+// the limiter. waitTurn calls it.
+func (r *runner) waitLimiter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := r.opts.Now()
+	res := r.limiter.ReserveN(now, 1)
+	if !res.OK() {
+		return fmt.Errorf("rate: Wait(n=1) exceeds limiter's burst %d", r.limiter.Burst())
+	}
+	d := res.DelayFrom(now)
+	if d <= 0 {
+		return nil
+	}
+	if err := r.opts.Sleep(ctx, d); err != nil {
+		res.CancelAt(r.opts.Now())
+		return err
+	}
+	return nil
+}
+
 // paused reports whether a 429 is holding the pool back now.
 func (r *runner) paused() bool {
 	r.pauseMu.Lock()
 	defer r.pauseMu.Unlock()
-	return time.Now().Before(r.pauseUntil)
+	return r.opts.Now().Before(r.pauseUntil)
 }
 
-// pause holds every worker back for d.
+// pause holds every worker back for d from now.
 func (r *runner) pause(d time.Duration) {
 	r.pauseMu.Lock()
 	defer r.pauseMu.Unlock()
-	if until := time.Now().Add(d); until.After(r.pauseUntil) {
+	if until := r.opts.Now().Add(d); until.After(r.pauseUntil) {
 		r.pauseUntil = until
 	}
 }
 
+// waitPause waits until no pause after a 429 is in force.
 func (r *runner) waitPause(ctx context.Context) error {
 	r.pauseMu.Lock()
-	d := time.Until(r.pauseUntil)
+	d := r.pauseUntil.Sub(r.opts.Now())
 	r.pauseMu.Unlock()
 	if d <= 0 {
 		return ctx.Err()
 	}
-	return sleep(ctx, d)
+	return r.opts.Sleep(ctx, d)
 }
 
 func errorBody(err error) string {

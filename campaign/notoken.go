@@ -21,7 +21,7 @@ const whyNoToken = "not sent: no access token could be had"
 //
 //   - a token only a person can renew (an *apiclient.AuthError: the service
 //     refused the refresh token, or there is none) stops the run at once
-//     with that error, whose message says to log in again;
+//     with that error, which the CLI prints with how to log in again;
 //   - any other failure (the token endpoint answers 500, or cannot be
 //     reached) is tried again, with the backoff of a retryable outcome,
 //     waited on RunOptions.Sleep; after MaxAttempts tries in a row (tries

@@ -61,7 +61,7 @@ func TestRunStopsWhenNoTokenCanBeHad(t *testing.T) {
 	// The backoff grew, as a retryable outcome's does, and the token
 	// endpoint was asked more than once: its own pause ran out on the
 	// injected clock.
-	sleeps := clock.Sleeps()
+	sleeps := clock.SleepsOver(t, 1000, 2) // the limiter's waits left out
 	grew := false
 	for _, d := range sleeps {
 		if d < 800*time.Millisecond || d > 16*time.Second*6/5 {
