@@ -28,6 +28,8 @@ import (
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/report/store/pgtest"
+	"github.com/jackc/pgx/v5"
 	"golang.org/x/time/rate"
 )
 
@@ -49,6 +51,10 @@ type dtEnv struct {
 	norm    *phone.Normalizer
 	sup     *Suppression
 	journal string
+	// pg, when set, keeps the journal in PostgreSQL (pgURL is its
+	// database) rather than in the file at journal: usePostgres.
+	pg    *store.Postgres
+	pgURL string
 
 	// journalClosed is set by a test that closes the journal itself, so
 	// that run does not report the second Close.
@@ -250,7 +256,19 @@ func (e *dtEnv) reload() {
 // the campaign with fast retry tuning; tune may change the options.
 func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, error) {
 	e.t.Helper()
-	j, st, err := store.OpenJournalWith(e.journal, store.JournalOptions{BeforeSync: e.beforeSync})
+	var j *store.Journal
+	var st *store.State
+	var err error
+	if e.pg != nil {
+		unlock, lerr := e.pg.Lock(ctx)
+		if lerr != nil {
+			e.t.Fatal(lerr)
+		}
+		defer unlock()
+		j, st, err = e.pg.OpenJournal(ctx, store.JournalOptions{BeforeSync: e.beforeSync})
+	} else {
+		j, st, err = store.OpenJournalWith(e.journal, store.JournalOptions{BeforeSync: e.beforeSync})
+	}
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -286,10 +304,17 @@ func (e *dtEnv) mustRun(tune func(*RunOptions)) *RunResult {
 	return res
 }
 
-// state replays the journal file from disk, as `callrun status` does.
+// state replays the journal from disk (or the database), as `callrun
+// status` does.
 func (e *dtEnv) state() *store.State {
 	e.t.Helper()
-	st, err := store.ReadState(e.journal)
+	var st *store.State
+	var err error
+	if e.pg != nil {
+		st, err = e.pg.ReadState(context.Background())
+	} else {
+		st, err = store.ReadState(e.journal)
+	}
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -302,9 +327,12 @@ func (e *dtEnv) entry(phone string) (store.Entry, bool) {
 	return e.state().Lookup(store.Key{Agent: e.f.Agents[0].Name, Phone: phone})
 }
 
-// records returns every record of the journal file.
+// records returns every record of the journal, in order.
 func (e *dtEnv) records() []store.Record {
 	e.t.Helper()
+	if e.pg != nil {
+		return dtPostgresRecords(e.t, e.pgURL)
+	}
 	fh, err := os.Open(e.journal)
 	if err != nil {
 		e.t.Fatal(err)
@@ -324,6 +352,55 @@ func (e *dtEnv) records() []store.Record {
 		e.t.Fatal(err)
 	}
 	return out
+}
+
+// usePostgres keeps the journal of e's runs in a new PostgreSQL database.
+func (e *dtEnv) usePostgres() {
+	e.t.Helper()
+	e.pgURL = pgtest.URL(e.t)
+	p, err := store.OpenPostgres(context.Background(), e.pgURL, e.f.Name, 0, 1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { p.Close() })
+	e.pg = p
+}
+
+// dtPostgresRecords returns every record of the journal in the database
+// at url, in order.
+func dtPostgresRecords(t *testing.T, url string) []store.Record {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), `SELECT line FROM callrun_journal ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]store.Record, len(lines))
+	for i, line := range lines {
+		if err := json.Unmarshal(line, &out[i]); err != nil {
+			t.Fatalf("journal row %q: %v", line, err)
+		}
+	}
+	return out
+}
+
+// dtStores are the stores the tests of the at-most-once promise run
+// against.
+var dtStores = []string{"files", "postgres"}
+
+// use makes e keep its journal in the store named kind.
+func (e *dtEnv) use(kind string) {
+	if kind == "postgres" {
+		e.usePostgres()
+	}
 }
 
 // intents counts the intent records of each phone in the journal file.
@@ -407,8 +484,15 @@ func (e *dtEnv) checkCounts(want map[store.Status]int) {
 }
 
 func TestRunCleanSendsEachContactOnce(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRunCleanSendsEachContactOnce(t, kind) })
+	}
+}
+
+func testRunCleanSendsEachContactOnce(t *testing.T, kind string) {
 	const n = 25
 	e := newDtEnv(t, sandbox.Options{}, dtCampaign(500, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	e.use(kind)
 	var settled atomic.Int32
 	res := e.mustRun(func(o *RunOptions) { o.Settled = func(store.Status) { settled.Add(1) } })
 	if res.Started != n || res.Sent != n || res.Failed+res.Uncertain+res.Pending+res.Skipped != 0 {
@@ -445,9 +529,16 @@ func TestRunCleanSendsEachContactOnce(t *testing.T) {
 }
 
 func TestRun429StormRetriesUntilAllSent(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRun429StormRetriesUntilAllSent(t, kind) })
+	}
+}
+
+func testRun429StormRetriesUntilAllSent(t *testing.T, kind string) {
 	const n = 20
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share429: 0.5, RetryAfter: time.Second, Seed: 7}},
 		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	e.use(kind)
 	res := e.mustRun(func(o *RunOptions) {
 		o.MaxAttempts = 60                      // 0.5^60: never exhausted by chance
 		o.MaxRetryAfter = 20 * time.Millisecond // caps the sandbox's Retry-After: 1
@@ -698,9 +789,16 @@ func TestRun503sExhaustedLeavePending(t *testing.T) {
 // placed (the sandbox does place it), so the contact is uncertain and
 // only a person, with RetryUncertain, sends it again.
 func TestRun500AfterPlacingIsUncertain(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRun500AfterPlacingIsUncertain(t, kind) })
+	}
+}
+
+func testRun500AfterPlacingIsUncertain(t *testing.T, kind string) {
 	const n = 5
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share500: 1}},
 		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	e.use(kind)
 	res := e.mustRun(nil)
 	if res.Uncertain != n || res.Started != n || res.Sent+res.Pending != 0 {
 		t.Errorf("result %+v", res)
@@ -742,6 +840,12 @@ func TestRun500AfterPlacingIsUncertain(t *testing.T) {
 // closed it after placing the call or before: both are uncertain and
 // neither is sent again.
 func TestRunDroppedConnectionIsUncertain(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRunDroppedConnectionIsUncertain(t, kind) })
+	}
+}
+
+func testRunDroppedConnectionIsUncertain(t *testing.T, kind string) {
 	for _, tc := range []struct {
 		name   string
 		faults sandbox.Faults
@@ -753,6 +857,7 @@ func TestRunDroppedConnectionIsUncertain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 4
 			e := newDtEnv(t, sandbox.Options{Faults: tc.faults}, dtCampaign(1000, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
+			e.use(kind)
 			res := e.mustRun(nil)
 			if res.Uncertain != n || res.Sent+res.Pending != 0 {
 				t.Errorf("result %+v", res)
@@ -1200,6 +1305,12 @@ func TestRunLimit(t *testing.T) {
 // written differently and new rows added, resumes without calling anyone
 // twice, and the report follows the new sheet.
 func TestRunResumesOverAResortedSheet(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRunResumesOverAResortedSheet(t, kind) })
+	}
+}
+
+func testRunResumesOverAResortedSheet(t *testing.T, kind string) {
 	first := `Phone,First Name
 +12125550100,Ada
 +12125550101,Bob
@@ -1208,6 +1319,7 @@ func TestRunResumesOverAResortedSheet(t *testing.T) {
 +12125550104,Ed
 `
 	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, ""), map[string]string{"leads.csv": first})
+	e.use(kind)
 	t1 := time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)
 	res := e.mustRun(func(o *RunOptions) { o.Limit, o.Now = 3, func() time.Time { return t1 } })
 	if res.Sent != 3 {
@@ -1267,8 +1379,15 @@ func TestRunResumesOverAResortedSheet(t *testing.T) {
 // TestRunStopsWhenTheJournalFails: a call start whose intent cannot be
 // written is not sent.
 func TestRunStopsWhenTheJournalFails(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRunStopsWhenTheJournalFails(t, kind) })
+	}
+}
+
+func testRunStopsWhenTheJournalFails(t *testing.T, kind string) {
 	t.Run("closed before the run", func(t *testing.T) {
 		e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(5)})
+		e.use(kind)
 		e.journalClosed.Store(true)
 		_, err := e.run(context.Background(), func(o *RunOptions) {
 			if err := o.Journal.Close(); err != nil {
@@ -1286,6 +1405,7 @@ func TestRunStopsWhenTheJournalFails(t *testing.T) {
 		const n = 40
 		e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 5 * time.Millisecond}},
 			dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+		e.use(kind)
 		e.journalClosed.Store(true)
 		var settled atomic.Int32
 		_, err := e.run(context.Background(), func(o *RunOptions) {
@@ -1316,9 +1436,16 @@ func TestRunStopsWhenTheJournalFails(t *testing.T) {
 // new call starts, lets those under way finish with their outcome
 // recorded, and leaves the rest pending for the next run.
 func TestRunInterruptedFinishesInFlight(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRunInterruptedFinishesInFlight(t, kind) })
+	}
+}
+
+func testRunInterruptedFinishesInFlight(t *testing.T, kind string) {
 	const n = 30
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 30 * time.Millisecond}},
 		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+	e.use(kind)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var settled atomic.Int32
@@ -1393,6 +1520,12 @@ func TestRunInterruptedDuringRetries(t *testing.T) {
 // Alpha is not called again when, in a later run, a sheet for Beta holding
 // it comes first.
 func TestRunCampaignDedupeAcrossAgentsResumes(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRunCampaignDedupeAcrossAgentsResumes(t, kind) })
+	}
+}
+
+func testRunCampaignDedupeAcrossAgentsResumes(t *testing.T, kind string) {
 	twoAgents := func(sheets string) string {
 		return `name: dispatch-test
 agents:
@@ -1410,6 +1543,7 @@ unsafe_ignore_called_person_hours: true # runs at any hour
 		"a.csv": "Phone\n+12125550100\n",
 		"b.csv": "Phone\n(212) 555-0100\n+12125550101\n",
 	})
+	e.use(kind)
 	if res := e.mustRun(nil); res.Sent != 1 {
 		t.Fatalf("first run: %+v", res)
 	}
@@ -1567,6 +1701,10 @@ func crashWhileFrozen(t *testing.T, e *dtEnv, pass int32, tune func(*RunOptions)
 // journal holds at most Concurrency intents without an outcome (they
 // would read uncertain): the calls in flight, against a fast service and
 // a slow one alike.
+//
+// It copies the journal file as a crash would leave it; the PostgreSQL
+// store's crash bound is TestKillLeavesOnlyTheCallsInFlightUncertain's,
+// which kills the real binary.
 func TestRunCrashLeavesBoundedUncertain(t *testing.T) {
 	const n, concurrency = 60, 3
 	for _, latency := range []time.Duration{0, 100 * time.Millisecond} {
@@ -1652,10 +1790,17 @@ func (d *durableFirst) StartCallForm(ctx context.Context, ep *apiclient.CallEndp
 // no call starts before its own intent is on disk, unpaced or paced
 // faster than the disk syncs.
 func TestRunCallsOnlyOnceTheIntentIsDurable(t *testing.T) {
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRunCallsOnlyOnceTheIntentIsDurable(t, kind) })
+	}
+}
+
+func testRunCallsOnlyOnceTheIntentIsDurable(t *testing.T, kind string) {
 	for _, perSecond := range []float64{1000, 200} {
 		t.Run(fmt.Sprintf("per_second=%v", perSecond), func(t *testing.T) {
 			const n = 60
 			e := newDtEnv(t, sandbox.Options{}, dtCampaign(perSecond, 3, ""), map[string]string{"leads.csv": dtSheet(n)})
+			e.use(kind)
 			e.beforeSync = func() error { time.Sleep(10 * time.Millisecond); return nil }
 			var check *durableFirst
 			res := e.mustRun(func(o *RunOptions) {
