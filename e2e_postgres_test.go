@@ -273,8 +273,9 @@ func e2eReformat(c e2eContact, style int) string {
 func e2eWithDuplicates(distinct []e2eContact, dups int) []e2eContact {
 	rows := slices.Clone(distinct)
 	for i := range dups {
-		c := distinct[(i*7)%len(distinct)]
-		c.Raw = e2eReformat(c, (i*7)%5+1+i%3)
+		j := (i * 7) % len(distinct)
+		c := distinct[j]
+		c.Raw = e2eReformat(c, j%5+1+i%4) // e2ePhones wrote it in style j%5
 		c.First = fmt.Sprintf("%s (again %d)", c.First, i)
 		c.ID = fmt.Sprintf("dup-%04d", i)
 		rows = append(rows, c)
