@@ -11,6 +11,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -412,6 +413,9 @@ func TestPostgresFourShardsAtOnce(t *testing.T) {
 	if len(l.byPhone) != distinct || l.totalPlaced() != distinct {
 		t.Errorf("the ledger has %d numbers and %d placed calls, want each of the %d distinct numbers once", len(l.byPhone), l.totalPlaced(), distinct)
 	}
+	if got := srv.Agents(); len(got) != 1 {
+		t.Errorf("the sandbox has %d agents, want 1: %v", len(got), got)
+	}
 	st := e.status()
 	if st["sent"] != distinct || st["duplicate"] != dups {
 		t.Errorf("status of the whole campaign: %v, want %d sent and %d duplicate", st, distinct, dups)
@@ -489,6 +493,9 @@ func TestShardsOfFilesOnOneMachine(t *testing.T) {
 		t.Errorf("the ledger has %d numbers and %d placed calls, the shards' status %d sent; want %d of each", len(l.byPhone), l.totalPlaced(), sent, n)
 	}
 
+	if got := srv.Agents(); len(got) != 1 {
+		t.Errorf("the sandbox has %d agents, want 1: %v", len(got), got)
+	}
 	before := len(srv.Calls())
 	whole := e.run(30*time.Second, "run", e.path)
 	if whole.code != exitUsage || !strings.Contains(whole.stderr, "--shard") || !strings.Contains(whole.stderr, "another split") {
@@ -498,4 +505,49 @@ func TestShardsOfFilesOnOneMachine(t *testing.T) {
 		t.Errorf("the refused run made %d call starts", got-before)
 	}
 	t.Logf("2 file shards: %d calls; run without --shard: exit %d: %s", len(l.calls), whole.code, lastLine(whole.stderr))
+}
+
+// TestShardsStartedTogetherCreateTheAgentOnce: the first runs of a
+// campaign's shards, started at once, find no agent on the service. Only
+// one of them may create it: two agents of one name would make every run
+// of the campaign refuse to guess between them (exit 1) until a person
+// renames one. The service here takes 300 ms to create an agent, so that
+// every shard lists the agents before the first create ends.
+func TestShardsStartedTogetherCreateTheAgentOnce(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) {
+			const n, shards = 16, 4
+			srv := sandbox.NewUnstartedServer(sandbox.Options{})
+			inner := srv.Handler()
+			srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/api/ai/agent/create" {
+					time.Sleep(300 * time.Millisecond)
+				}
+				inner.ServeHTTP(w, r)
+			})
+			srv.Start()
+			t.Cleanup(srv.Close)
+			e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 100, concurrency: 2, postgres: e2eDatabase(t, kind)})
+			var procs []*e2eProc
+			for k := range shards {
+				procs = append(procs, e.start("run", "--shard", fmt.Sprintf("%d/%d", k, shards), e.path))
+			}
+			for k, p := range procs {
+				res := p.wait(t, 60*time.Second)
+				checkJSONLogs(t, res)
+				if res.code != 0 {
+					t.Errorf("shard %d/%d: %s", k, shards, res)
+				}
+			}
+			if got := srv.Agents(); len(got) != 1 {
+				t.Errorf("the sandbox has %d agents, want 1: %v", len(got), got)
+			}
+			l := e.ledger()
+			l.checkNobodyTwice(t)
+			l.checkOnceEach(t)
+			if len(l.byPhone) != n {
+				t.Errorf("the ledger has %d numbers, want %d", len(l.byPhone), n)
+			}
+		})
+	}
 }
