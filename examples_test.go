@@ -281,6 +281,53 @@ func TestSystemdExampleRuns(t *testing.T) {
 	t.Logf("systemd-analyze verify: %v %s", verr, vout)
 }
 
+// k8sContainer is what the Kubernetes examples' tests read of a pod's
+// container.
+type k8sContainer struct {
+	WorkingDir string              `yaml:"workingDir"`
+	Command    []string            `yaml:"command"`
+	Args       []string            `yaml:"args"`
+	Env        []map[string]string `yaml:"env"`
+	Mounts     []struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
+}
+
+// k8sPod prepares to run container c of a Kubernetes example against srv,
+// as the examples' comments say: the Secret's settings (and secretEnv) in
+// the environment, a token logged in for campaign (under the campaigns
+// mount) and put in the Secret, each volume a directory under root. It
+// returns the container's environment and a replacer that maps the
+// container's paths (and extra pairs) to those directories.
+func k8sPod(t *testing.T, srv *sandbox.Server, root, campaign string, c k8sContainer, secretEnv []string, extra ...string) ([]string, *strings.Replacer) {
+	t.Helper()
+	if len(c.Command) != 2 || c.Command[0] != "/bin/sh" || len(c.Args) != 1 {
+		t.Fatalf("command %q args %q", c.Command, c.Args)
+	}
+	secretEnv = append([]string{"CALLRUN_BASE_URL=" + srv.URL, "CALLRUN_CLIENT_ID=" + sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET=" + sandbox.DefaultClientSecret}, secretEnv...)
+	// The token of the Secret: a login with CALLRUN_TOKEN_FILE=token.json, as the comments say.
+	secret := filepath.Join(root, "secret")
+	copyExample(t, "spring-promo", filepath.Join(root, "campaigns"))
+	os.MkdirAll(secret, 0o700)
+	env := exampleEnv(append(secretEnv, "HOME="+filepath.Join(root, "nohome"), "PATH="+binDir(t)+":/usr/bin:/bin")...)
+	if out, code := shell(t, filepath.Join(root, "campaigns"), append(env, "CALLRUN_TOKEN_FILE=token.json"),
+		"callrun auth login --code sandbox-code "+campaign+" && mv token.json "+secret+"/token.json"); code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, out)
+	}
+	var mounts []string
+	for _, m := range c.Mounts {
+		dir := filepath.Join(root, m.Name)
+		os.MkdirAll(dir, 0o700)
+		mounts = append(mounts, m.MountPath, dir)
+	}
+	paths := strings.NewReplacer(append(append(mounts, "--until 19:45", "--until 1m"), extra...)...)
+	for _, e := range c.Env {
+		env = append(env, e["name"]+"="+paths.Replace(e["value"]))
+	}
+	return env, paths
+}
+
 // TestKubernetesExampleRuns runs the CronJob's container command with its
 // environment, its Secret and its mounts as directories.
 func TestKubernetesExampleRuns(t *testing.T) {
@@ -294,16 +341,7 @@ func TestKubernetesExampleRuns(t *testing.T) {
 				Spec struct {
 					Template struct {
 						Spec struct {
-							Containers []struct {
-								WorkingDir string              `yaml:"workingDir"`
-								Command    []string            `yaml:"command"`
-								Args       []string            `yaml:"args"`
-								Env        []map[string]string `yaml:"env"`
-								Mounts     []struct {
-									Name      string `yaml:"name"`
-									MountPath string `yaml:"mountPath"`
-								} `yaml:"volumeMounts"`
-							} `yaml:"containers"`
+							Containers []k8sContainer `yaml:"containers"`
 						} `yaml:"spec"`
 					} `yaml:"template"`
 				} `yaml:"spec"`
@@ -319,30 +357,8 @@ func TestKubernetesExampleRuns(t *testing.T) {
 	c := job.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
-	root, bin := t.TempDir(), binDir(t)
-	secretEnv := []string{"CALLRUN_BASE_URL=" + srv.URL, "CALLRUN_CLIENT_ID=" + sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET=" + sandbox.DefaultClientSecret}
-	// The token of the Secret: a login with CALLRUN_TOKEN_FILE=token.json, as the comments say.
-	secret := filepath.Join(root, "secret")
-	copyExample(t, "spring-promo", filepath.Join(root, "campaigns"))
-	os.MkdirAll(secret, 0o700)
-	env := exampleEnv(append(secretEnv, "HOME="+filepath.Join(root, "nohome"), "PATH="+bin+":/usr/bin:/bin")...)
-	if out, code := shell(t, filepath.Join(root, "campaigns"), append(env, "CALLRUN_TOKEN_FILE=token.json"),
-		"callrun auth login --code sandbox-code spring-promo/campaign.yaml && mv token.json "+secret+"/token.json"); code != 0 {
-		t.Fatalf("login: exit %d\n%s", code, out)
-	}
-	var mounts []string
-	for _, m := range c.Mounts {
-		dir := filepath.Join(root, m.Name)
-		os.MkdirAll(dir, 0o700)
-		mounts = append(mounts, m.MountPath, dir)
-	}
-	paths := strings.NewReplacer(append(mounts, "--until 19:45", "--until 1m")...)
-	for _, e := range c.Env {
-		env = append(env, e["name"]+"="+paths.Replace(e["value"]))
-	}
-	if len(c.Command) != 2 || c.Command[0] != "/bin/sh" || len(c.Args) != 1 {
-		t.Fatalf("command %q args %q", c.Command, c.Args)
-	}
+	root := t.TempDir()
+	env, paths := k8sPod(t, srv, root, "spring-promo/campaign.yaml", c, nil)
 	for round := range 2 {
 		if out, code := shell(t, paths.Replace(c.WorkingDir), env, paths.Replace(c.Args[0])); code != 0 {
 			t.Fatalf("round %d: the container exits %d (75 must be 0)\n%s", round, code, out)
@@ -467,16 +483,7 @@ func TestKubernetesIndexedJobRuns(t *testing.T) {
 			Parallelism    int    `yaml:"parallelism"`
 			Template       struct {
 				Spec struct {
-					Containers []struct {
-						WorkingDir string              `yaml:"workingDir"`
-						Command    []string            `yaml:"command"`
-						Args       []string            `yaml:"args"`
-						Env        []map[string]string `yaml:"env"`
-						Mounts     []struct {
-							Name      string `yaml:"name"`
-							MountPath string `yaml:"mountPath"`
-						} `yaml:"volumeMounts"`
-					} `yaml:"containers"`
+					Containers []k8sContainer `yaml:"containers"`
 				} `yaml:"spec"`
 			} `yaml:"template"`
 		} `yaml:"spec"`
@@ -494,27 +501,9 @@ func TestKubernetesIndexedJobRuns(t *testing.T) {
 	}
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
-	root, bin := t.TempDir(), binDir(t)
-	secretEnv := []string{"CALLRUN_BASE_URL=" + srv.URL, "CALLRUN_CLIENT_ID=" + sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET=" + sandbox.DefaultClientSecret,
-		"CALLRUN_DATABASE_URL=" + pgtest.URL(t)}
-	secret := filepath.Join(root, "secret")
-	copyExample(t, "spring-promo", filepath.Join(root, "campaigns"))
-	os.MkdirAll(secret, 0o700)
-	env := exampleEnv(append(secretEnv, "HOME="+filepath.Join(root, "nohome"), "PATH="+bin+":/usr/bin:/bin")...)
-	if out, code := shell(t, filepath.Join(root, "campaigns"), append(env, "CALLRUN_TOKEN_FILE=token.json"),
-		"callrun auth login --code sandbox-code spring-promo/shared.yaml && mv token.json "+secret+"/token.json"); code != 0 {
-		t.Fatalf("login: exit %d\n%s", code, out)
-	}
-	var mounts []string
-	for _, m := range c.Mounts {
-		dir := filepath.Join(root, m.Name)
-		os.MkdirAll(dir, 0o700)
-		mounts = append(mounts, m.MountPath, dir)
-	}
-	paths := strings.NewReplacer(append(mounts, "--until 19:45", "--until 1m", "/tmp/callrun-report", filepath.Join(root, "report"))...)
-	for _, e := range c.Env {
-		env = append(env, e["name"]+"="+paths.Replace(e["value"]))
-	}
+	root := t.TempDir()
+	env, paths := k8sPod(t, srv, root, "spring-promo/shared.yaml", c, []string{"CALLRUN_DATABASE_URL=" + pgtest.URL(t)},
+		"/tmp/callrun-report", filepath.Join(root, "report"))
 	type pod struct {
 		out  string
 		code int

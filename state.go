@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -81,11 +82,5 @@ func (s *savedState) lock(ctx context.Context) (func() error, error) {
 		unlock()
 		return nil, err
 	}
-	return func() error {
-		err := unlockDir()
-		if uerr := unlock(); err == nil {
-			err = uerr
-		}
-		return err
-	}, nil
+	return func() error { return errors.Join(unlockDir(), unlock()) }, nil
 }

@@ -90,13 +90,7 @@ func (s Files) Lock(context.Context) (func() error, error) {
 		unlockParent()
 		return nil, err
 	}
-	return func() error {
-		err := unlock()
-		if perr := unlockParent(); err == nil {
-			err = perr
-		}
-		return err
-	}, nil
+	return func() error { return errors.Join(unlock(), unlockParent()) }, nil
 }
 
 // LockAgents takes the campaign's state directory's agents.lock (the
