@@ -160,20 +160,7 @@ func TestPostgresLockConnectionKilled(t *testing.T) {
 	}
 
 	// The next run takes the lock again and calls the rest.
-	res2 := e.run(60*time.Second, "run", e.path)
-	if want := map[bool]int{true: exitIncomplete, false: 0}[st["uncertain"] > 0]; res2.code != want {
-		t.Fatalf("resuming (want exit %d): %s", want, res2)
-	}
-	rows := e.report()
-	l = e.ledger()
-	l.checkNobodyTwice(t)
-	l.checkOnceEach(t)
-	e.checkReportAgainstLedger(rows, l)
-	e.checkEveryCallJournaled(rows, l)
-	c := countStatuses(rows)
-	if c["uncertain"] != st["uncertain"] || c["sent"]+c["uncertain"] != n {
-		t.Errorf("after resuming: %v, want the %d uncertain of the lost lock and everyone else sent", c, st["uncertain"])
-	}
+	res2 := e.resumeAfterFault(st, n, "the lost lock")
 	t.Logf("lock's backend killed with %d call starts received; the run stopped %v later with exit %d; %d call starts after; status then %v; resumed run exit %d in %v",
 		callsAtKill, stopIn.Round(time.Millisecond), res.code, callsAfter, st, res2.code, res2.elapsed.Round(time.Millisecond))
 }
@@ -234,20 +221,7 @@ func TestPostgresServerStopped(t *testing.T) {
 		t.Errorf("the run called everyone before PostgreSQL stopped (%v): the test proves nothing; make it slower", st)
 	}
 
-	res2 := e.run(60*time.Second, "run", e.path)
-	if want := map[bool]int{true: exitIncomplete, false: 0}[st["uncertain"] > 0]; res2.code != want {
-		t.Fatalf("resuming (want exit %d): %s", want, res2)
-	}
-	rows = e.report()
-	l = e.ledger()
-	l.checkNobodyTwice(t)
-	l.checkOnceEach(t)
-	e.checkReportAgainstLedger(rows, l)
-	e.checkEveryCallJournaled(rows, l)
-	c := countStatuses(rows)
-	if c["uncertain"] != st["uncertain"] || c["sent"]+c["uncertain"] != n {
-		t.Errorf("after resuming: %v, want the %d uncertain of the stop and everyone else sent", c, st["uncertain"])
-	}
+	res2 := e.resumeAfterFault(st, n, "the stop")
 	t.Logf("PostgreSQL stopped with %d call starts received; the run stopped %v later with exit %d (%s); %d call starts after; then %v; resumed run exit %d in %v",
 		callsAtStop, stopIn.Round(time.Millisecond), res.code, lastLine(res.stderr), callsAfter, st, res2.code, res2.elapsed.Round(time.Millisecond))
 }
@@ -550,4 +524,27 @@ func TestShardsStartedTogetherCreateTheAgentOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resumeAfterFault runs the campaign again after a fault that stopped a
+// run with st's counts, and checks from the ledger that it finished it:
+// nobody twice, every call journaled, the fault's uncertain contacts still
+// uncertain and everyone else sent.
+func (e *e2eCampaign) resumeAfterFault(st map[string]int, n int, fault string) e2eResult {
+	e.t.Helper()
+	res := e.run(60*time.Second, "run", e.path)
+	if want := map[bool]int{true: exitIncomplete, false: 0}[st["uncertain"] > 0]; res.code != want {
+		e.t.Fatalf("resuming (want exit %d): %s", want, res)
+	}
+	rows := e.report()
+	l := e.ledger()
+	l.checkNobodyTwice(e.t)
+	l.checkOnceEach(e.t)
+	e.checkReportAgainstLedger(rows, l)
+	e.checkEveryCallJournaled(rows, l)
+	c := countStatuses(rows)
+	if c["uncertain"] != st["uncertain"] || c["sent"]+c["uncertain"] != n {
+		e.t.Errorf("after resuming: %v, want the %d uncertain of %s and everyone else sent", c, st["uncertain"], fault)
+	}
+	return res
 }
