@@ -202,7 +202,7 @@ func echoAll(secrets ...string) string {
 
 // stateTexts returns what callrun keeps in the state directory, as text:
 // every file, and every file inside report.xlsx.
-func stateTexts(t *testing.T, dir string) map[string]string {
+func stateTexts(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	ents, err := os.ReadDir(dir)

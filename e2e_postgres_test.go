@@ -84,7 +84,7 @@ func (e *e2eCampaign) checkEveryCallJournaled(rows []e2eRow, l e2eLedger) {
 
 // checkOnceEach: with no faults nothing is ever sent again, so no number
 // reaches the service twice at all, placed or not.
-func (l e2eLedger) checkOnceEach(t *testing.T) {
+func (l e2eLedger) checkOnceEach(t testing.TB) {
 	t.Helper()
 	for phone, calls := range l.byPhone {
 		if len(calls) > 1 {

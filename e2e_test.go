@@ -100,7 +100,7 @@ type e2eSetup struct {
 }
 
 type e2eCampaign struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *sandbox.Server
 	dir      string // the campaign's directory
 	cwd      string // where callrun runs: elsewhere, as from cron
@@ -146,7 +146,7 @@ func e2ePhones(n int) []e2eContact {
 
 // newE2ECampaign writes a campaign for srv into a temporary directory and
 // logs the binary in to the sandbox with the real `auth login` command.
-func newE2ECampaign(t *testing.T, srv *sandbox.Server, s e2eSetup) *e2eCampaign {
+func newE2ECampaign(t testing.TB, srv *sandbox.Server, s e2eSetup) *e2eCampaign {
 	t.Helper()
 	callrunBinary(t)
 	dir := t.TempDir()
@@ -340,7 +340,7 @@ func (e *e2eCampaign) start(args ...string) *e2eProc {
 
 func (p *e2eProc) pid() int { return p.cmd.Process.Pid }
 
-func (p *e2eProc) signal(t *testing.T, sig syscall.Signal) {
+func (p *e2eProc) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		select {
@@ -353,7 +353,7 @@ func (p *e2eProc) signal(t *testing.T, sig syscall.Signal) {
 
 // wait waits at most d for the process to end, and fails the test (after
 // killing it) if it does not.
-func (p *e2eProc) wait(t *testing.T, d time.Duration) e2eResult {
+func (p *e2eProc) wait(t testing.TB, d time.Duration) e2eResult {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -385,7 +385,7 @@ func (e *e2eCampaign) run(d time.Duration, args ...string) e2eResult {
 // checkJSONLogs checks that with --log-format json every line callrun
 // writes to stderr is a JSON object (what cron's log shipper reads), but
 // for the one-line error main prints last, "callrun: ...", on failure.
-func checkJSONLogs(t *testing.T, res e2eResult) {
+func checkJSONLogs(t testing.TB, res e2eResult) {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 	if res.code != 0 && len(lines) > 0 && strings.HasPrefix(lines[len(lines)-1], "callrun: ") {
@@ -609,7 +609,7 @@ func (e *e2eCampaign) ledger() e2eLedger {
 }
 
 // checkNobodyTwice is the promise: no phone number was placed twice.
-func (l e2eLedger) checkNobodyTwice(t *testing.T) {
+func (l e2eLedger) checkNobodyTwice(t testing.TB) {
 	t.Helper()
 	for phone, n := range l.placed {
 		if n > 1 {
@@ -1387,7 +1387,7 @@ var e2eStores = []string{"files", "postgres"}
 
 // e2eDatabase is the database URL of a campaign of the given store kind:
 // a new database on the tests' PostgreSQL, or "" for files.
-func e2eDatabase(t *testing.T, kind string) string {
+func e2eDatabase(t testing.TB, kind string) string {
 	if kind != "postgres" {
 		return ""
 	}
