@@ -7,6 +7,8 @@ package main
 //   - BenchmarkDispatchRate: the rate achieved within 2% of per_second.
 //   - BenchmarkDispatch1M: under 64 MiB of peak memory for a run of
 //     1,000,000 contacts.
+//   - BenchmarkCrashBound: a kill -9 leaves at most pace.concurrency
+//     contacts uncertain.
 //
 // Environment:
 //
@@ -18,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -478,4 +481,80 @@ func TestDispatchBenchChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Printf("dispatch-bench-child sent=%d run_seconds=%g run_cpu_seconds=%g\n", res.Sent, d.Seconds(), cpu.Seconds())
+}
+
+// BenchmarkCrashBound kills the callrun binary with SIGKILL at random
+// moments while it calls, and counts the contacts each kill leaves
+// uncertain (an intent in the journal without an outcome: someone must
+// check them by hand), as `callrun status` shows them. The design
+// promises at most pace.concurrency, the calls in flight.
+//
+// Each case (store, the sandbox's latency) runs 16 workers at per_second
+// 1000 over a campaign of its own and kills it 5 times per b.N, each time
+// 0 to 150 ms (at random) after the run's first call reaches the sandbox;
+// each run after the first resumes the campaign, which always has
+// contacts left. uncertain/kill-max and uncertain/kill-mean are over
+// those kills (the increase of status's uncertain count at each one);
+// bound is the concurrency. A kill that leaves more than the bound fails
+// the benchmark: that is a broken promise, not a slow machine.
+//
+// The files case keeps the journal in state_dir, the postgres case in a
+// new database on pgtest's server (skipped without PostgreSQL, as the
+// tests are).
+func BenchmarkCrashBound(b *testing.B) {
+	const (
+		concurrency = 16
+		kills       = 5
+		maxDelay    = 150 * time.Millisecond
+		// Enough that 5 runs at 1000/s, each killed at most 150 ms
+		// after its first call, leave contacts to call.
+		contacts = 3000
+	)
+	for _, kind := range e2eStores {
+		for _, latency := range []time.Duration{200 * time.Millisecond, time.Millisecond} {
+			b.Run(fmt.Sprintf("store=%s/latency=%s/concurrency=%d", kind, latency, concurrency), func(b *testing.B) {
+				worst, total, count := 0, 0, 0
+				for range b.N {
+					srv := sandbox.NewServer(sandbox.Options{Faults: sandbox.Faults{Latency: latency}})
+					b.Cleanup(srv.Close)
+					e := newE2ECampaign(b, srv, e2eSetup{contacts: benchE2EContacts(contacts), perSecond: 1000,
+						concurrency: concurrency, postgres: e2eDatabase(b, kind)})
+					before := 0 // uncertain before this kill
+					for k := range kills {
+						received := srv.Stats().CallsReceived
+						p := e.start("run", e.path)
+						killRound(p, rand.N(maxDelay+1), false, func() bool { return srv.Stats().CallsReceived > received })
+						if res := p.result(); !res.signaled {
+							b.Fatalf("kill %d: the run ended before the kill: %s", k+1, res)
+						}
+						st := e.status()
+						if st["pending"] == 0 {
+							b.Fatalf("kill %d: no contact left to call; status %v", k+1, st)
+						}
+						u := st["uncertain"] - before
+						before = st["uncertain"]
+						if u > concurrency {
+							b.Errorf("kill %d left %d contacts uncertain, more than the %d calls in flight; status %v", k+1, u, concurrency, st)
+						}
+						worst, total, count = max(worst, u), total+u, count+1
+					}
+				}
+				b.ReportMetric(float64(worst), "uncertain/kill-max")
+				b.ReportMetric(float64(total)/float64(count), "uncertain/kill-mean")
+				b.ReportMetric(concurrency, "bound")
+			})
+		}
+	}
+}
+
+// benchE2EContacts returns n distinct valid US numbers (benchPhone's) as
+// e2eContacts, for newE2ECampaign: more than e2ePhones's 800.
+func benchE2EContacts(n int) []e2eContact {
+	out := make([]e2eContact, n)
+	for i := range n {
+		area, exch, line := benchPhone(i)
+		e164 := fmt.Sprintf("+1%s%d%04d", area, exch, line)
+		out[i] = e2eContact{Raw: e164, E164: e164, First: fmt.Sprintf("Ada %d", i), ID: fmt.Sprintf("c-%07d", i)}
+	}
+	return out
 }
