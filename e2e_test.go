@@ -1320,9 +1320,6 @@ func TestPlanCountsContactsAlreadyDone(t *testing.T) {
 
 // ---------------------------------------------------------------------------
 
-// killRound sends SIGKILL to p after delay, counted from its start, or,
-// unless fromStart, from the moment calling() is first true; and waits for
-// it to end. If p ends by itself first, it is left alone.
 // TestKillLeavesOnlyTheCallsInFlightUncertain kills the real binary with
 // SIGKILL in the thick of calling, 16 workers against a sandbox that
 // answers in 200 ms and in 1 ms: `callrun status` then shows at most 16
@@ -1394,6 +1391,9 @@ func e2eDatabase(t testing.TB, kind string) string {
 	return pgtest.URL(t)
 }
 
+// killRound sends SIGKILL to p after delay, counted from its start, or,
+// unless fromStart, from the moment calling() is first true; and waits for
+// it to end. If p ends by itself first, it is left alone.
 func killRound(p *e2eProc, delay time.Duration, fromStart bool, calling func() bool) {
 	var at time.Time
 	if fromStart {
