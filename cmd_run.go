@@ -205,7 +205,12 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 			RedirectURI: "http://127.0.0.1/callback", TokenFile: tokenFile}
 		log.Info().Str("base_url", srv.URL).Msg("started the sandbox: nobody is phoned")
 	}
-	svc, err := newService(f)
+	var svc *service
+	if o.sandbox {
+		svc, err = serviceWithToken(f, f.Service.TokenFile)
+	} else {
+		svc, err = newService(f)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +72,29 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	back := e.run(30*time.Second, "run", e.path)
 	if back.code != exitUsage || !strings.Contains(back.stderr, "pushed to PostgreSQL") || len(srv.Calls()) != before {
 		t.Errorf("a run from the pushed files: %s; %d new calls", back, len(srv.Calls())-before)
+	}
+}
+
+// TestRehearsalLeavesTheLiveTokenAlone: on a machine where
+// CALLRUN_TOKEN_FILE names the live service's token (cron, Kubernetes), a
+// rehearsal (run --sandbox) keeps its sandbox token apart: the live token
+// file is byte for byte what it was, and the next real run still uses it.
+func TestRehearsalLeavesTheLiveTokenAlone(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(3), perSecond: 100, concurrency: 2})
+	token := filepath.Join(e.dir, "token.json") // CALLRUN_TOKEN_FILE: the login above wrote it
+	before, err := os.ReadFile(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := e.run(60*time.Second, "run", "--sandbox", e.path); res.code != 0 {
+		t.Fatalf("rehearsal: %s", res)
+	}
+	if after, err := os.ReadFile(token); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the rehearsal changed the live token file (%v)", err)
+	}
+	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
+		t.Errorf("the real run after a rehearsal: %s", res)
 	}
 }

@@ -25,9 +25,11 @@ func openService(path string, opts campaign.LoadOptions) (*service, error) {
 	return newService(f)
 }
 
+// newService prepares the campaign's service with its token file:
+// $CALLRUN_TOKEN_FILE, else service.token_file, else one under the user's
+// configuration directory.
 func newService(f *campaign.File) (*service, error) {
 	s := f.Service
-	apiclient.AddSecret(s.ClientSecret) // for messages that quote the campaign file's values
 	tokenPath := os.Getenv("CALLRUN_TOKEN_FILE")
 	if tokenPath == "" && s.TokenFile != "" {
 		tokenPath = f.Path(s.TokenFile)
@@ -39,6 +41,15 @@ func newService(f *campaign.File) (*service, error) {
 		}
 		tokenPath = p
 	}
+	return serviceWithToken(f, tokenPath)
+}
+
+// serviceWithToken is newService with the token file at tokenPath,
+// whatever the environment says: a rehearsal's token must never replace
+// the one of the live service that $CALLRUN_TOKEN_FILE names.
+func serviceWithToken(f *campaign.File, tokenPath string) (*service, error) {
+	s := f.Service
+	apiclient.AddSecret(s.ClientSecret) // for messages that quote the campaign file's values
 	log.Debug().Str("campaign", f.Source).Str("base_url", s.BaseURL).Str("token_file", tokenPath).Msg("service")
 	o := &apiclient.OAuth{
 		BaseURL: s.BaseURL, ClientID: s.ClientID, ClientSecret: s.ClientSecret,
