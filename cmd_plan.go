@@ -188,6 +188,11 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 // read (--offline makes no network request), and warning says so.
 // where says which journal it read, for the plan's Journal line.
 func planState(ctx context.Context, f *campaign.File, offline bool) (_ *store.State, where, warning string, _ error) {
+	if f.State != nil && !f.SharedState() && offline {
+		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
+			return nil, "", "", err
+		}
+	}
 	if f.State != nil && offline {
 		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal is in PostgreSQL, which --offline does not ask: no contact counts as done", nil
 	}

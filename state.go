@@ -51,6 +51,9 @@ func openState(ctx context.Context, f *campaign.File, sandbox bool) (*savedState
 	}
 	shard := f.Shard
 	if f.SharedState() && !sandbox {
+		if err := store.CheckPushed(dir); err != nil {
+			return nil, err
+		}
 		p, err := store.OpenPostgres(ctx, f.State.Postgres, f.Name, shard.Index, shard.N())
 		if err != nil {
 			return nil, err

@@ -144,6 +144,31 @@ var ErrPushed = errors.New("the state directory's journal was pushed to PostgreS
 // PushedFile marks a state directory whose journals were pushed.
 const PushedFile = "PUSHED-TO-POSTGRES"
 
+// ErrUnpushed means that a campaign whose journal is in PostgreSQL has
+// journal files in its state directory that were never pushed there: the
+// calls they record are unknown to the database, and a run would call
+// those people again.
+var ErrUnpushed = errors.New("the state directory holds journal files the database does not have")
+
+// CheckPushed refuses, with [ErrUnpushed], a state directory dir that holds
+// journal files with records and no mark that they were pushed: for a
+// campaign whose journal is in PostgreSQL.
+func CheckPushed(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, PushedFile)); err == nil {
+		return nil
+	}
+	paths, err := Journals(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
+			return fmt.Errorf("%w: %s: run `callrun state push` first to copy them in, or the contacts they record as called would be called again", ErrUnpushed, p)
+		}
+	}
+	return nil
+}
+
 // Journals returns the journal files of the campaign whose state
 // directory is dir: its own and its shards'.
 func Journals(dir string) ([]string, error) {
