@@ -193,17 +193,17 @@ func TestServiceDownSaysWhatToCheck(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
 	ctx := context.Background()
-	if err := authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
+	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	srv.Close()
 	want := "(the service at " + addr + " could not be reached: is it up? check service.base_url in the campaign file"
-	err := agentsList(ctx, path, "text", io.Discard)
+	err := agentsList(ctx, nolog, path, "text", io.Discard)
 	if got := message(err); !strings.Contains(got, "connection refused") || !strings.Contains(got, want) {
 		t.Errorf("agents list with the service down: %q", got)
 	}
-	err = authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard)
+	err = authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard)
 	if got := message(err); !strings.Contains(got, want) {
 		t.Errorf("login with the service down: %q", got)
 	}

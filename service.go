@@ -5,6 +5,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/rs/zerolog"
 )
 
 // service is what a command needs to talk to the service of a campaign.
@@ -17,15 +18,15 @@ type service struct {
 
 // openService reads the campaign file's service block and prepares the
 // token source and client. It sends nothing.
-func openService(path string, opts campaign.LoadOptions) (*service, error) {
+func openService(log zerolog.Logger, path string, opts campaign.LoadOptions) (*service, error) {
 	f, err := campaign.Load(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	return newService(f)
+	return newService(log, f)
 }
 
-func newService(f *campaign.File) (*service, error) {
+func newService(log zerolog.Logger, f *campaign.File) (*service, error) {
 	s := f.Service
 	apiclient.AddSecret(s.ClientSecret) // for messages that quote the campaign file's values
 	tokenPath := os.Getenv("CALLRUN_TOKEN_FILE")
