@@ -96,6 +96,32 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 	}
 }
 
+// TestSessionStreams: in process, what a command prints and logs goes to
+// its session's streams, and what main reports from comes back in it.
+func TestSessionStreams(t *testing.T) {
+	path := filepath.Join(offlineCampaign(t, ""), "campaign.yaml")
+	var stdout, stderr bytes.Buffer
+	s := &session{stdout: &stdout, stderr: &stderr}
+	if err := newApp(s).RunContext(context.Background(), []string{"callrun", "--log-level", "debug", "plan", "--offline", path}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "2 to call") || !s.logJSON {
+		t.Errorf("plan printed %q; logJSON %v", stdout.String(), s.logJSON)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !strings.HasPrefix(l, "{") {
+			t.Errorf("a log line on a buffer is not JSON: %q", l)
+		}
+	}
+	if !strings.Contains(stderr.String(), `"message":"campaign loaded"`) {
+		t.Errorf("makePlan's debug line is not in the session's log:\n%s", stderr.String())
+	}
+	s = &session{stdout: io.Discard, stderr: io.Discard}
+	if err := newApp(s).RunContext(context.Background(), []string{"callrun", "paln"}); err != nil || s.unknownCommand != "paln" || s.unknownNearest != "plan" {
+		t.Errorf("callrun paln: err %v, unknown %q, nearest %q", err, s.unknownCommand, s.unknownNearest)
+	}
+}
+
 // TestHelpConventions: `callrun help` exits 0, and a command's help shows
 // its usage once, wherever --help stands.
 func TestHelpConventions(t *testing.T) {
