@@ -18,17 +18,36 @@ import (
 // version is set at build time: -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
-// newApp builds the command-line application. It holds no state of its
-// own: each command's action fills an options struct and calls a plain
-// function, which is what tests call.
-func newApp() *cli.App {
+// session is one invocation of callrun: where it prints and logs, and
+// what main reports when the app has run. main makes it; newApp and the
+// commands' constructors close over it, and hand the plain functions the
+// part they need.
+type session struct {
+	// stdout is for what a command prints (plans, JSON, tables); stderr
+	// for logs, prompts and the final error.
+	stdout, stderr io.Writer
+	// log is the logger setupLogging makes, writing to stderr; the zero
+	// Logger, before it, logs nothing.
+	log zerolog.Logger
+	// logJSON is set when logs are JSON lines, so that main reports the
+	// final error as one more JSON line rather than as text.
+	logJSON bool
+	// unknownCommand is the command name that matched none, for main to
+	// exit 2, and unknownNearest the command it may have meant.
+	unknownCommand, unknownNearest string
+}
+
+// newApp builds the command-line application of session s. It holds no
+// state of its own: each command's action fills an options struct and
+// calls a plain function, which is what tests call.
+func newApp(s *session) *cli.App {
 	app := &cli.App{
 		Name:                 "callrun",
 		Usage:                "run outbound AI phone-call campaigns from a YAML file and CSV contact sheets",
 		Version:              version,
 		EnableBashCompletion: true,
-		Writer:               os.Stdout,
-		ErrWriter:            os.Stderr,
+		Writer:               s.stdout,
+		ErrWriter:            s.stderr,
 		Description: `callrun reads a campaign file (agents and CSV contact sheets), creates the agents
 the service lacks, and starts one call per contact at a controlled rate, never
 phoning anyone twice by accident.
@@ -44,31 +63,31 @@ First time? Run the local sandbox and log in to it:
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "never draw a progress bar"},
 		},
-		Before: setupLogging,
+		Before: s.setupLogging,
 		// Errors are printed and mapped to exit codes by main, in one place.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageError(flagError(c, err))
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			unknownCommand = name
+			s.unknownCommand = name
 			var names []string
 			for _, cmd := range c.App.VisibleCommands() {
 				names = append(names, cmd.Name)
 			}
-			unknownNearest = campaign.Nearest(name, names)
+			s.unknownNearest = campaign.Nearest(name, names)
 		},
 		Commands: []*cli.Command{
-			runCommand(),
-			initCommand(),
-			planCommand(),
-			statusCommand(),
-			reportCommand(),
-			authCommand(),
-			agentsCommand(),
-			stateCommand(),
-			sandboxCommand(),
-			completionCommand(),
+			runCommand(s),
+			initCommand(s),
+			planCommand(s),
+			statusCommand(s),
+			reportCommand(s),
+			authCommand(s),
+			agentsCommand(s),
+			stateCommand(s),
+			sandboxCommand(s),
+			completionCommand(s),
 		},
 	}
 	// urfave/cli does not pass the app's OnUsageError down: a bad flag on a
@@ -83,14 +102,6 @@ First time? Run the local sandbox and log in to it:
 	mark(app.Commands)
 	return app
 }
-
-// log is the process's logger, set up by setupLogging. It goes to stderr so
-// that stdout stays for what a command prints (plans, JSON, tables).
-var log = zerolog.New(io.Discard)
-
-// unknownCommand is the command name that matched none, for main to exit 2,
-// and unknownNearest the command it may have meant.
-var unknownCommand, unknownNearest string
 
 // flagError rewrites a flag error of urfave/cli ("flag provided but not
 // defined: -offlin") in callrun's words: the command it was given to, the
@@ -135,11 +146,8 @@ func flagError(c *cli.Context, err error) error {
 // flagDash finds the single-dash flag names of the flag package's errors.
 var flagDash = regexp.MustCompile(`flag -([a-z][a-z0-9-]+)`)
 
-// logJSON is set when logs are JSON lines, so that main reports the final
-// error as one more JSON line rather than as text.
-var logJSON bool
-
-func setupLogging(c *cli.Context) error {
+// setupLogging makes s's logger, as the global flags say.
+func (s *session) setupLogging(c *cli.Context) error {
 	level, err := zerolog.ParseLevel(strings.ToLower(c.String("log-level")))
 	if err != nil || level == zerolog.NoLevel {
 		return usageError(fmt.Errorf("--log-level %q: use debug, info, warn or error", c.String("log-level")))
@@ -147,22 +155,30 @@ func setupLogging(c *cli.Context) error {
 	if c.Bool("quiet") && level < zerolog.WarnLevel {
 		level = zerolog.WarnLevel
 	}
-	var w io.Writer = os.Stderr
+	w := s.stderr
 	switch c.String("log-format") {
 	case "json":
 	case "console":
-		w = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05"}
+		w = zerolog.ConsoleWriter{Out: s.stderr, TimeFormat: "15:04:05"}
 	case "auto":
-		if term.IsTerminal(int(os.Stderr.Fd())) {
-			w = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05"}
+		if terminal(s.stderr) != nil {
+			w = zerolog.ConsoleWriter{Out: s.stderr, TimeFormat: "15:04:05"}
 		}
 	default:
 		return usageError(fmt.Errorf("--log-format %q: use auto, console or json", c.String("log-format")))
 	}
 	_, console := w.(zerolog.ConsoleWriter)
-	logJSON = !console
-	log = zerolog.New(redactingWriter{w}).Level(level).With().Timestamp().Logger()
-	log.Debug().Str("version", version).Str("command", c.Args().First()).Msg("callrun starting")
+	s.logJSON = !console
+	s.log = zerolog.New(redactingWriter{w}).Level(level).With().Timestamp().Logger()
+	s.log.Debug().Str("version", version).Str("command", c.Args().First()).Msg("callrun starting")
+	return nil
+}
+
+// terminal returns w when it is a terminal, else nil.
+func terminal(w io.Writer) *os.File {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return f
+	}
 	return nil
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 func TestInterspersedFlags(t *testing.T) {
-	app := newApp()
+	app := newApp(&session{})
 	for in, want := range map[string]string{
 		"callrun plan c.yaml --offline --format json":           "callrun plan --offline --format json c.yaml",
 		"callrun run c.yaml --limit 3 --sandbox":                "callrun run --limit 3 --sandbox c.yaml",

@@ -124,7 +124,7 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 		b.Fatal(err)
 	}
 	b.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
-	if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
+	if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
 		b.Fatal(err)
 	}
 	return path
@@ -179,7 +179,7 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 	}
 	defer state.Close()
 	defer journal.Close()
-	svc, err := newService(f)
+	svc, err := newService(nolog, f)
 	if err != nil {
 		return 0, 0, nil, err
 	}
@@ -278,7 +278,7 @@ func BenchmarkDispatchRate(b *testing.B) {
 				}
 				srv := benchSandbox(b)
 				opts.path = benchWriteCampaign(b, b.TempDir(), srv.URL, database, n, float64(bc.perSecond), 1, bc.concurrency)
-				if err := runCampaign(context.Background(), opts, io.Discard); err != nil {
+				if err := runCampaign(context.Background(), nolog, opts, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 				calls := srv.Placed()

@@ -96,6 +96,32 @@ func TestGlobalFlagsAfterTheCommand(t *testing.T) {
 	}
 }
 
+// TestSessionStreams: in process, what a command prints and logs goes to
+// its session's streams, and what main reports from comes back in it.
+func TestSessionStreams(t *testing.T) {
+	path := filepath.Join(offlineCampaign(t, ""), "campaign.yaml")
+	var stdout, stderr bytes.Buffer
+	s := &session{stdout: &stdout, stderr: &stderr}
+	if err := newApp(s).RunContext(context.Background(), []string{"callrun", "--log-level", "debug", "plan", "--offline", path}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "2 to call") || !s.logJSON {
+		t.Errorf("plan printed %q; logJSON %v", stdout.String(), s.logJSON)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !strings.HasPrefix(l, "{") {
+			t.Errorf("a log line on a buffer is not JSON: %q", l)
+		}
+	}
+	if !strings.Contains(stderr.String(), `"message":"campaign loaded"`) {
+		t.Errorf("makePlan's debug line is not in the session's log:\n%s", stderr.String())
+	}
+	s = &session{stdout: io.Discard, stderr: io.Discard}
+	if err := newApp(s).RunContext(context.Background(), []string{"callrun", "paln"}); err != nil || s.unknownCommand != "paln" || s.unknownNearest != "plan" {
+		t.Errorf("callrun paln: err %v, unknown %q, nearest %q", err, s.unknownCommand, s.unknownNearest)
+	}
+}
+
 // TestHelpConventions: `callrun help` exits 0, and a command's help shows
 // its usage once, wherever --help stands.
 func TestHelpConventions(t *testing.T) {
@@ -193,17 +219,17 @@ func TestServiceDownSaysWhatToCheck(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
 	ctx := context.Background()
-	if err := authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
+	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	srv.Close()
 	want := "(the service at " + addr + " could not be reached: is it up? check service.base_url in the campaign file"
-	err := agentsList(ctx, path, "text", io.Discard)
+	err := agentsList(ctx, nolog, path, "text", io.Discard)
 	if got := message(err); !strings.Contains(got, "connection refused") || !strings.Contains(got, want) {
 		t.Errorf("agents list with the service down: %q", got)
 	}
-	err = authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard)
+	err = authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard)
 	if got := message(err); !strings.Contains(got, want) {
 		t.Errorf("login with the service down: %q", got)
 	}

@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
 
-func agentsCommand() *cli.Command {
+func agentsCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:  "agents",
 		Usage: "list the service's agents",
@@ -35,7 +35,7 @@ Example: callrun agents list --format json examples/quickstart/campaign.yaml`,
 					if err != nil {
 						return err
 					}
-					return agentsList(c.Context, path, format, os.Stdout)
+					return agentsList(c.Context, s.log, path, format, s.stdout)
 				},
 			},
 		},
@@ -48,8 +48,8 @@ type listedAgent struct {
 	Declared bool `json:"declared"`
 }
 
-func agentsList(ctx context.Context, path, format string, out io.Writer) error {
-	svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+func agentsList(ctx context.Context, log zerolog.Logger, path, format string, out io.Writer) error {
+	svc, err := openService(log, path, campaign.LoadOptions{ServiceOnly: true})
 	if err != nil {
 		return err
 	}

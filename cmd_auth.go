@@ -18,10 +18,11 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
 
-func authCommand() *cli.Command {
+func authCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:  "auth",
 		Usage: "log in to the service and manage the saved token",
@@ -48,7 +49,7 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 					if err != nil {
 						return err
 					}
-					return authLogin(c.Context, path, c.String("code"), c.Duration("wait"), os.Stdin, os.Stdout, os.Stderr)
+					return authLogin(c.Context, s.log, path, c.String("code"), c.Duration("wait"), os.Stdin, s.stdout, s.stderr)
 				},
 			},
 			{
@@ -56,8 +57,8 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 				Usage:       "show whether a token is saved and when it expires (never the token)",
 				ArgsUsage:   "CAMPAIGN.yaml",
 				Description: "Example: callrun auth status campaign.yaml",
-				Action: withService(func(_ context.Context, svc *service) error {
-					return authStatus(svc, os.Stdout)
+				Action: withService(s, func(_ context.Context, svc *service) error {
+					return authStatus(svc, s.stdout)
 				}),
 			},
 			{
@@ -68,12 +69,12 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 refresh token still works. If the service refuses it, run callrun auth login again.
 
 Example: callrun auth refresh campaign.yaml`,
-				Action: withService(func(ctx context.Context, svc *service) error {
+				Action: withService(s, func(ctx context.Context, svc *service) error {
 					tok, err := svc.tokens.ForceRefresh(ctx)
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(os.Stdout, "Refreshed; the access token expires %s.\n", describeExpiry(tok, time.Now()))
+					fmt.Fprintf(s.stdout, "Refreshed; the access token expires %s.\n", describeExpiry(tok, time.Now()))
 					return nil
 				}),
 			},
@@ -82,7 +83,7 @@ Example: callrun auth refresh campaign.yaml`,
 				Usage:       "delete the saved token",
 				ArgsUsage:   "CAMPAIGN.yaml",
 				Description: "Example: callrun auth logout campaign.yaml",
-				Action: withService(func(ctx context.Context, svc *service) error {
+				Action: withService(s, func(ctx context.Context, svc *service) error {
 					unlock, err := svc.tokens.File.Lock(ctx)
 					if err != nil {
 						return err
@@ -91,7 +92,7 @@ Example: callrun auth refresh campaign.yaml`,
 					if err := svc.tokens.File.Remove(); err != nil {
 						return err
 					}
-					fmt.Fprintf(os.Stdout, "Logged out: removed %s.\n", svc.tokens.File.Path)
+					fmt.Fprintf(s.stdout, "Logged out: removed %s.\n", svc.tokens.File.Path)
 					return nil
 				}),
 			},
@@ -102,8 +103,8 @@ Example: callrun auth refresh campaign.yaml`,
 // authLogin gets an authorization code (given, caught on a loopback
 // redirect, or pasted) and exchanges it for a saved token.
 // Prompts go to prompt (stderr), the result to out.
-func authLogin(ctx context.Context, path, code string, wait time.Duration, in io.Reader, out, prompt io.Writer) error {
-	svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+func authLogin(ctx context.Context, log zerolog.Logger, path, code string, wait time.Duration, in io.Reader, out, prompt io.Writer) error {
+	svc, err := openService(log, path, campaign.LoadOptions{ServiceOnly: true})
 	if err != nil {
 		return err
 	}
@@ -254,13 +255,13 @@ func randomState() (string, error) {
 
 // withService is the action of a command that takes a campaign file and
 // needs only its service block.
-func withService(fn func(context.Context, *service) error) cli.ActionFunc {
+func withService(s *session, fn func(context.Context, *service) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		path, err := campaignArg(c)
 		if err != nil {
 			return err
 		}
-		svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+		svc, err := openService(s.log, path, campaign.LoadOptions{ServiceOnly: true})
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +54,7 @@ _callrun_complete() {
 compdef _callrun_complete callrun ./callrun
 `
 
-func completionCommand() *cli.Command {
+func completionCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script for bash, zsh or fish",
@@ -68,7 +67,7 @@ Examples:
   source <(callrun completion zsh)       # in ~/.zshrc (after compinit)
   callrun completion fish > ~/.config/fish/completions/callrun.fish`,
 		Action: func(c *cli.Context) error {
-			return writeCompletion(c.App, c.Args().First(), os.Stdout)
+			return writeCompletion(c.App, c.Args().First(), s.stdout)
 		},
 	}
 }

@@ -16,10 +16,11 @@ import (
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
 
-func initCommand() *cli.Command {
+func initCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:      "init",
 		Usage:     "write a commented campaign file for a contact sheet",
@@ -56,7 +57,7 @@ Example:
 			if !c.Bool("offline") {
 				o.getenv = os.LookupEnv
 			}
-			return initCampaign(c.Context, o, os.Stdout, os.Stderr)
+			return initCampaign(c.Context, s.log, o, s.stdout, s.stderr)
 		},
 	}
 }
@@ -73,7 +74,7 @@ type initOptions struct {
 // initCampaign writes a campaign file for sheet and says on stdout what to
 // do next. With output "-" the file itself goes to stdout, and what init
 // has to say to stderr.
-func initCampaign(ctx context.Context, o initOptions, stdout, stderr io.Writer) error {
+func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout, stderr io.Writer) error {
 	sheetPath, output, agent, region, force := o.sheet, o.output, o.agent, o.region, o.force
 	toStdout := output == "-"
 	out := stdout // what init has to say
@@ -118,7 +119,7 @@ func initCampaign(ctx context.Context, o initOptions, stdout, stderr io.Writer) 
 	if o.getenv != nil {
 		// Ask the service as the file just written would, for the fields
 		// the account defines; init goes on without them if it cannot.
-		opts.AccountFields, opts.AccountFrom, err = accountFields(ctx, output, b.Bytes(), o.getenv)
+		opts.AccountFields, opts.AccountFrom, err = accountFields(ctx, log, output, b.Bytes(), o.getenv)
 		switch {
 		case err != nil:
 			fmt.Fprintf(out, "Could not ask the service for your account's own form fields (%v); columns are mapped to the seven fields only.\n", err)
@@ -162,7 +163,7 @@ func initCampaign(ctx context.Context, o initOptions, stdout, stderr io.Writer) 
 // the file's agent lists, or, when that agent does not exist yet, of the
 // account's first agent. from says which agent's endpoint it read. It
 // asks nothing, and returns no error, when CALLRUN_BASE_URL is not set.
-func accountFields(ctx context.Context, path string, data []byte, getenv func(string) (string, bool)) (fields []string, from string, err error) {
+func accountFields(ctx context.Context, log zerolog.Logger, path string, data []byte, getenv func(string) (string, bool)) (fields []string, from string, err error) {
 	if v, ok := getenv("CALLRUN_BASE_URL"); !ok || v == "" {
 		return nil, "", nil
 	}
@@ -170,7 +171,7 @@ func accountFields(ctx context.Context, path string, data []byte, getenv func(st
 	if err != nil {
 		return nil, "", err
 	}
-	svc, err := newService(f)
+	svc, err := newService(log, f)
 	if err != nil {
 		return nil, "", err
 	}

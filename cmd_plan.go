@@ -6,16 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
 
-func planCommand() *cli.Command {
+func planCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:      "plan",
 		Usage:     "check a campaign and show what run would do, changing nothing",
@@ -57,7 +57,7 @@ a sheet has no rows.`,
 			if err != nil {
 				return err
 			}
-			return runPlan(c.Context, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format, shard: shard}, os.Stdout)
+			return runPlan(c.Context, s.log, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format, shard: shard}, s.stdout)
 		},
 	}
 }
@@ -74,8 +74,8 @@ type planOptions struct {
 // runPlan builds the plan of the campaign file and prints it in o.format.
 // With the github format, every problem it finds, in the campaign file or
 // in a sheet, is also printed as an annotation.
-func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
-	plan, f, err := buildPlan(ctx, o, out)
+func runPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Writer) error {
+	plan, f, err := buildPlan(ctx, log, o, out)
 	if o.format == "github" {
 		writeAnnotations(out, o.path, f, plan, err)
 	}
@@ -84,8 +84,8 @@ func runPlan(ctx context.Context, o planOptions, out io.Writer) error {
 
 // buildPlan is runPlan but for the annotations. It returns the plan and
 // the campaign file as far as it got.
-func buildPlan(ctx context.Context, o planOptions, out io.Writer) (*campaign.Plan, *campaign.File, error) {
-	plan, f, err := makePlan(ctx, o)
+func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Writer) (*campaign.Plan, *campaign.File, error) {
+	plan, f, err := makePlan(ctx, log, o)
 	if err != nil {
 		return plan, f, err
 	}
@@ -123,7 +123,7 @@ func buildPlan(ctx context.Context, o planOptions, out io.Writer) (*campaign.Pla
 
 // makePlan loads the campaign, reads its sheets and state, asks the
 // service (online) and counts what run would do.
-func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.File, error) {
+func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign.Plan, *campaign.File, error) {
 	f, err := campaign.Load(o.path, campaign.LoadOptions{Offline: o.offline})
 	if err != nil {
 		return nil, nil, err
@@ -158,7 +158,7 @@ func makePlan(ctx context.Context, o planOptions) (*campaign.Plan, *campaign.Fil
 		opts.Agents = campaign.OfflineAgents(f.Agents)
 		opts.Warnings = f.AccountFieldWarnings(nil)
 	} else {
-		svc, err := newService(f)
+		svc, err := newService(log, f)
 		if err != nil {
 			return nil, f, err
 		}

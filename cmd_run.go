@@ -22,7 +22,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-func runCommand() *cli.Command {
+func runCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run the campaign: ensure agents, call every contact once, write the report",
@@ -68,10 +68,14 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 			if err != nil {
 				return err
 			}
-			return runCampaign(c.Context, runOptions{
+			o := runOptions{
 				path: path, shard: shard, limit: c.Int("limit"), retryFailed: c.Bool("retry-failed"), retryUncertain: c.Bool("retry-uncertain"),
-				until: c.String("until"), sandbox: c.Bool("sandbox"), progress: !c.Bool("no-progress") && term.IsTerminal(int(os.Stderr.Fd())),
-			}, os.Stdout)
+				until: c.String("until"), sandbox: c.Bool("sandbox"),
+			}
+			if !c.Bool("no-progress") {
+				o.progress = terminal(s.stderr)
+			}
+			return runCampaign(c.Context, s.log, o, s.stdout)
 		},
 	}
 }
@@ -83,7 +87,7 @@ type runOptions struct {
 	retryFailed, retryUncertain bool
 	until                       string // --until as given; see parseUntil
 	sandbox                     bool
-	progress                    bool
+	progress                    *os.File // the terminal to draw the progress line on; nil: none
 	// tuning, for tests and benchmarks
 	tune    func(*campaign.RunOptions)
 	journal store.JournalOptions
@@ -147,7 +151,7 @@ func untilZone(f *campaign.File) *time.Location {
 	return w.Loc
 }
 
-func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
+func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.Writer) error {
 	f, err := campaign.Load(o.path, campaign.LoadOptions{Offline: o.sandbox})
 	if err != nil {
 		return err
@@ -207,9 +211,9 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 	}
 	var svc *service
 	if o.sandbox {
-		svc, err = serviceWithToken(f, f.Service.TokenFile)
+		svc, err = serviceWithToken(log, f, f.Service.TokenFile)
 	} else {
-		svc, err = newService(f)
+		svc, err = newService(log, f)
 	}
 	if err != nil {
 		return err
@@ -264,18 +268,18 @@ func runCampaign(ctx context.Context, o runOptions, out io.Writer) error {
 		return err
 	}
 	pc := progressConfig{now: time.Now}
-	if o.progress {
-		pc.w = os.Stderr
+	if o.progress != nil {
+		pc.w = o.progress
 		if pc.total, err = countToCall(ctx, f, state, norm, suppress, o); err != nil {
 			return err
 		}
-		pc.width, _, _ = term.GetSize(int(os.Stderr.Fd()))
+		pc.width, _, _ = term.GetSize(int(o.progress.Fd()))
 		pc.window, _ = f.Window()
 	}
 	prog := newProgress(pc)
 	var calls campaign.CallStarter = svc.client
-	if o.progress || log.GetLevel() <= zerolog.DebugLevel {
-		calls = watchedCalls{CallStarter: svc.client, failed: prog.failedWith}
+	if o.progress != nil || log.GetLevel() <= zerolog.DebugLevel {
+		calls = watchedCalls{CallStarter: svc.client, failed: prog.failedWith, log: log}
 	}
 	ropts := campaign.RunOptions{
 		Calls: calls, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,

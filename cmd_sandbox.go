@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func sandboxCommand() *cli.Command {
+func sandboxCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:  "sandbox",
 		Usage: "serve a local emulator of the service, for trying callrun without an account",
@@ -87,9 +86,9 @@ Example:
 				return usageError(fmt.Errorf("--account-fields: %w", err))
 			}
 			if c.Bool("verbose") {
-				opts.Logf = func(format string, args ...any) { log.Info().Msgf(format, args...) }
+				opts.Logf = func(format string, args ...any) { s.log.Info().Msgf(format, args...) }
 			}
-			return serveSandbox(c.Context, c.String("addr"), opts, os.Stdout)
+			return serveSandbox(c.Context, c.String("addr"), opts, s.stdout)
 		},
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func stateCommand() *cli.Command {
+func stateCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:  "state",
 		Usage: "move a campaign's saved state",
@@ -36,7 +36,7 @@ Example: callrun state push campaign.yaml`,
 					if err != nil {
 						return err
 					}
-					return statePush(c.Context, path, os.Stdout)
+					return statePush(c.Context, path, s.stdout)
 				},
 			},
 		},

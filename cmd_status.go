@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -14,10 +13,11 @@ import (
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
 
-func statusCommand() *cli.Command {
+func statusCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "count the campaign's contacts by status, from the saved state",
@@ -40,12 +40,12 @@ Example: callrun status --format json campaign.yaml`,
 			if err != nil {
 				return err
 			}
-			return campaignStatus(c.Context, savedOptions{path, c.Bool("sandbox"), shard}, format, os.Stdout)
+			return campaignStatus(c.Context, savedOptions{path, c.Bool("sandbox"), shard}, format, s.stdout)
 		},
 	}
 }
 
-func reportCommand() *cli.Command {
+func reportCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "rebuild report.csv and summary.json from the saved state",
@@ -66,7 +66,7 @@ Example: callrun report campaign.yaml`,
 			if err != nil {
 				return err
 			}
-			return rebuildReport(c.Context, savedOptions{path, c.Bool("sandbox"), shard}, os.Stdout)
+			return rebuildReport(c.Context, s.log, savedOptions{path, c.Bool("sandbox"), shard}, s.stdout)
 		},
 	}
 }
@@ -164,7 +164,7 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	return nil
 }
 
-func rebuildReport(ctx context.Context, o savedOptions, out io.Writer) error {
+func rebuildReport(ctx context.Context, log zerolog.Logger, o savedOptions, out io.Writer) error {
 	s, err := loadSaved(ctx, o)
 	if err != nil {
 		return err

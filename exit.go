@@ -96,13 +96,11 @@ func hint(err error) string {
 // exitCode maps the error a command returned to the process's exit code. It
 // is the one place that does so: an exit code chosen where the error was
 // made (withExitCode), else the sentinel or type the error chain holds.
+// (A command name that matched none is no error: main exits 2 for it.)
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
 	var fe *campaign.FileError
 	var se *sheet.Error
-	if err == nil && unknownCommand != "" {
-		return exitUsage
-	}
 	switch {
 	case err == nil:
 		return exitOK

@@ -54,7 +54,7 @@ func accountTestCampaign(t *testing.T, srv *sandbox.Server, baseURL string) stri
 	}
 	os.WriteFile(path, []byte(y), 0o644)
 	if srv != nil {
-		if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +75,7 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 	ctx := context.Background()
 
 	var out bytes.Buffer
-	if err := runPlan(ctx, planOptions{path: path, format: "json"}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{path: path, format: "json"}, &out); err != nil {
 		t.Fatalf("online plan: %v", err)
 	}
 	var plan campaign.Plan
@@ -90,14 +90,14 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 		t.Errorf("plan: %+v, warnings %q", plan.Totals, plan.Warnings)
 	}
 	out.Reset()
-	if err := runPlan(ctx, planOptions{path: path}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{path: path}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "form fields: phone_number, email, first_name, last_name, ghl_contact_id, override_agent_id, address, city, zip_code, local_presence_number (default No)\n") {
 		t.Errorf("plan text does not show the endpoint's fields and default:\n%s", out.String())
 	}
 
-	if err := runCampaign(ctx, runOptions{path: path}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	// Eight workers: the ledger is in the order the calls arrived, not
@@ -149,7 +149,7 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 
 	// A rehearsal with --sandbox gets a sandbox whose account has the
 	// campaign's fields.
-	if err := runCampaign(ctx, runOptions{path: path, sandbox: true}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{path: path, sandbox: true}, io.Discard); err != nil {
 		t.Fatalf("run --sandbox: %v", err)
 	}
 }
@@ -167,8 +167,8 @@ func TestAccountFieldsTheEndpointLacks(t *testing.T) {
 
 	want := path + " line 14, sheets[0].fields.zip_code: sheet contacts.csv sends zip_code, which agent \"Declared\"'s call endpoint does not take " +
 		"(it takes phone_number, email, first_name, last_name, ghl_contact_id, override_agent_id, city, local_presence_number)"
-	planErr := runPlan(ctx, planOptions{path: path}, io.Discard)
-	runErr := runCampaign(ctx, runOptions{path: path}, io.Discard)
+	planErr := runPlan(ctx, nolog, planOptions{path: path}, io.Discard)
+	runErr := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard)
 	for what, err := range map[string]error{"plan": planErr, "run": runErr} {
 		var fe *campaign.FileError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) || exitCode(ctx, err) != exitUsage {
@@ -180,7 +180,7 @@ func TestAccountFieldsTheEndpointLacks(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := runPlan(ctx, planOptions{path: path, offline: true}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{path: path, offline: true}, &out); err != nil {
 		t.Fatalf("offline plan: %v", err)
 	}
 	for _, w := range []string{
@@ -203,13 +203,13 @@ func TestAccountFieldsOfAnAgentToCreate(t *testing.T) {
 	path := accountTestCampaign(t, srv, srv.URL)
 	ctx := context.Background()
 	var out bytes.Buffer
-	if err := runPlan(ctx, planOptions{path: path}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{path: path}, &out); err != nil {
 		t.Fatalf("plan: %v", err)
 	}
 	if !strings.Contains(out.String(), `sheets[0].fields.city: "city" is not one of the seven form fields the spec names, so it must be a field of your account; agent "Declared" does not exist yet`) {
 		t.Errorf("plan:\n%s", out.String())
 	}
-	err := runCampaign(ctx, runOptions{path: path}, io.Discard)
+	err := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "sheets[0].fields.city: sheet contacts.csv sends city, which agent \"Declared\"'s call endpoint does not take") {
 		t.Errorf("run: %v", err)
 	}
@@ -229,7 +229,7 @@ func TestInitAsksTheServiceForAccountFields(t *testing.T) {
 	srv.AddAgent(sandbox.Agent{AgentName: "Other", GeneralPrompt: "hello"})
 	srv.AddAgent(sandbox.Agent{AgentName: "Spring", GeneralPrompt: "hello"})
 	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback") // sets CALLRUN_TOKEN_FILE
-	if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+	if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -241,7 +241,7 @@ func TestInitAsksTheServiceForAccountFields(t *testing.T) {
 	initFile := func(agent string, getenv func(string) (string, bool)) (said, written string) {
 		t.Helper()
 		var out bytes.Buffer
-		if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: agent, force: true, getenv: getenv}, &out, io.Discard); err != nil {
+		if err := initCampaign(context.Background(), nolog, initOptions{sheet: sheet, agent: agent, force: true, getenv: getenv}, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "campaign.yaml"))

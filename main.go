@@ -16,22 +16,24 @@ func main() {
 	if setMemoryLimit() {
 		go watchMemoryLimit(ctx, time.Second)
 	}
-	app := newApp()
+	s := &session{stdout: os.Stdout, stderr: os.Stderr}
+	app := newApp(s)
 	err := app.RunContext(ctx, interspersed(app, os.Args))
 	code := exitCode(ctx, err)
-	if unknownCommand != "" && err == nil {
+	if s.unknownCommand != "" && err == nil {
+		code = exitUsage
 		hint := ""
-		if unknownNearest != "" {
-			hint = fmt.Sprintf("; did you mean %q?", unknownNearest)
+		if s.unknownNearest != "" {
+			hint = fmt.Sprintf("; did you mean %q?", s.unknownNearest)
 		}
-		fmt.Fprintf(os.Stderr, "callrun: no command %q%s (see callrun --help)\n", unknownCommand, hint)
+		fmt.Fprintf(s.stderr, "callrun: no command %q%s (see callrun --help)\n", s.unknownCommand, hint)
 	}
 	stop()
 	if err != nil && code != exitOK {
-		if logJSON {
-			logFailure(log, err, code)
+		if s.logJSON {
+			logFailure(s.log, err, code)
 		} else {
-			fmt.Fprintln(os.Stderr, "callrun:", message(err))
+			fmt.Fprintln(s.stderr, "callrun:", message(err))
 		}
 	}
 	os.Exit(code)

@@ -22,6 +22,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
 
@@ -82,7 +83,7 @@ func TestLoginWithCodeThenListAgents(t *testing.T) {
 	ctx := context.Background()
 
 	var out, prompt bytes.Buffer
-	if err := authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), &out, &prompt); err != nil {
+	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), &out, &prompt); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "Logged in to "+srv.URL) {
@@ -95,7 +96,7 @@ func TestLoginWithCodeThenListAgents(t *testing.T) {
 	}
 
 	out.Reset()
-	svc, err := openService(path, campaign.LoadOptions{ServiceOnly: true})
+	svc, err := openService(nolog, path, campaign.LoadOptions{ServiceOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestLoginWithCodeThenListAgents(t *testing.T) {
 	noSecrets(t, "status output", out.String())
 
 	out.Reset()
-	if err := agentsList(ctx, path, "text", &out); err != nil {
+	if err := agentsList(ctx, nolog, path, "text", &out); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -118,7 +119,7 @@ func TestLoginWithCodeThenListAgents(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := agentsList(ctx, path, "json", &out); err != nil {
+	if err := agentsList(ctx, nolog, path, "json", &out); err != nil {
 		t.Fatal(err)
 	}
 	var rows []map[string]any
@@ -147,7 +148,7 @@ func TestLoginCatchesLoopbackRedirect(t *testing.T) {
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- authLogin(context.Background(), path, "", 30*time.Second, strings.NewReader(""), &out, pw)
+		done <- authLogin(context.Background(), nolog, path, "", 30*time.Second, strings.NewReader(""), &out, pw)
 		pw.Close()
 	}()
 	// Read the prompt until the authorize URL and the waiting line appear.
@@ -200,7 +201,7 @@ func TestScopeOnAuthorizeURL(t *testing.T) {
 		if err := os.WriteFile(scoped, []byte(yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		svc, err := openService(scoped, campaign.LoadOptions{ServiceOnly: true})
+		svc, err := openService(nolog, scoped, campaign.LoadOptions{ServiceOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,17 +238,18 @@ func TestCodeFromPaste(t *testing.T) {
 	}
 }
 
+// nolog drops what it is given to log, at every level: the commands
+// build their debug lines too, as with --log-level debug.
+var nolog = zerolog.New(io.Discard)
+
 // runApp runs callrun with args and returns its exit code.
 func runApp(t *testing.T, args ...string) int {
 	t.Helper()
 	ctx := context.Background()
-	app := newApp()
-	app.Writer, app.ErrWriter = io.Discard, io.Discard
+	app := newApp(&session{stdout: io.Discard, stderr: io.Discard})
 	return exitCode(ctx, app.RunContext(ctx, append([]string{"callrun"}, args...)))
 }
 
-// The app's Writer is the package's stdout for help text, so the usage
-// cases here use only paths that fail before anything prints.
 func TestExitCodes(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
 	for _, tc := range []struct {
@@ -302,7 +304,7 @@ func TestNotLoggedInSaysWhatToDo(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
 	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-	err := agentsList(context.Background(), path, "text", io.Discard)
+	err := agentsList(context.Background(), nolog, path, "text", io.Discard)
 	if err == nil || !strings.Contains(message(err), "callrun auth login") {
 		t.Fatalf("err = %v, printed as %q", err, message(err))
 	}
@@ -335,7 +337,7 @@ func TestSandboxCommandServes(t *testing.T) {
 		t.Errorf("banner = %q", out.String())
 	}
 	path := testCampaign(t, "http://"+addr, "http://127.0.0.1:8765/callback")
-	if err := authLogin(ctx, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
+	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, strings.NewReader(""), io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
@@ -376,7 +378,7 @@ func TestRunSandboxKeepsItsStateApart(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	path := filepath.Join("quickstart", "campaign.yaml")
 	var out bytes.Buffer
-	if err := runCampaign(context.Background(), runOptions{path: path, sandbox: true}, &out); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{path: path, sandbox: true}, &out); err != nil {
 		t.Fatalf("first run: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "sent    5") {
@@ -403,7 +405,7 @@ func TestRunSandboxKeepsItsStateApart(t *testing.T) {
 		t.Errorf("files written outside the campaign: %v", stray)
 	}
 	out.Reset()
-	if err := runCampaign(context.Background(), runOptions{path: path, sandbox: true}, &out); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{path: path, sandbox: true}, &out); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
 	if !strings.Contains(out.String(), "This run: 0 calls") {
@@ -416,7 +418,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 	sheet := filepath.Join(dir, "leads.csv")
 	os.WriteFile(sheet, []byte("Phone,First Name\n+14155550132,Ada\n"), 0o644)
 	var out bytes.Buffer
-	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard); err != nil {
+	if err := initCampaign(context.Background(), nolog, initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	written, err := os.ReadFile(filepath.Join(dir, "campaign.yaml"))
@@ -424,20 +426,20 @@ func TestInitNeverOverwrites(t *testing.T) {
 		t.Fatalf("campaign.yaml: %v\n%s", err, written)
 	}
 	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte("# mine\n"), 0o644)
-	err = initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard)
+	err = initCampaign(context.Background(), nolog, initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard)
 	if exitCode(context.Background(), err) != exitUsage || !strings.Contains(fmt.Sprint(err), "--force") {
 		t.Fatalf("second init: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "campaign.yaml")); string(b) != "# mine\n" {
 		t.Fatal("init overwrote an existing file")
 	}
-	if err := initCampaign(context.Background(), initOptions{sheet: sheet, agent: "Spring", force: true}, &out, io.Discard); err != nil {
+	if err := initCampaign(context.Background(), nolog, initOptions{sheet: sheet, agent: "Spring", force: true}, &out, io.Discard); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
 	// A workbook saved under .csv is named as such.
 	xlsx := filepath.Join(dir, "book.csv")
 	os.WriteFile(xlsx, []byte("PK\x03\x04rest-of-a-zip"), 0o644)
-	if err := initCampaign(context.Background(), initOptions{sheet: xlsx}, &out, io.Discard); err == nil || !strings.Contains(err.Error(), "Excel") {
+	if err := initCampaign(context.Background(), nolog, initOptions{sheet: xlsx}, &out, io.Discard); err == nil || !strings.Contains(err.Error(), "Excel") {
 		t.Fatalf("xlsx as csv: %v", err)
 	}
 }
@@ -457,7 +459,7 @@ func TestExamplesPlanOffline(t *testing.T) {
 		var out bytes.Buffer
 		// The quickstart has an invalid row on purpose; the others are clean.
 		strict := !strings.Contains(path, "quickstart")
-		if err := runPlan(context.Background(), planOptions{path: path, offline: true, strict: strict, format: "json"}, &out); err != nil {
+		if err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, strict: strict, format: "json"}, &out); err != nil {
 			t.Errorf("%s: %v", path, err)
 			continue
 		}
@@ -475,8 +477,7 @@ func TestExamplesPlanOffline(t *testing.T) {
 func appOutput(t *testing.T, args ...string) string {
 	t.Helper()
 	var out bytes.Buffer
-	app := newApp()
-	app.Writer, app.ErrWriter = &out, &out
+	app := newApp(&session{stdout: &out, stderr: &out})
 	// urfave/cli's completion reads os.Args rather than its arguments.
 	oldArgs := os.Args
 	os.Args = append([]string{"callrun"}, args...)
@@ -505,15 +506,15 @@ func TestVersionAndCompletion(t *testing.T) {
 	}
 	for _, shell := range []string{"bash", "zsh"} {
 		var b bytes.Buffer
-		if err := writeCompletion(newApp(), shell, &b); err != nil || !strings.Contains(b.String(), "--generate-bash-completion") {
+		if err := writeCompletion(newApp(&session{}), shell, &b); err != nil || !strings.Contains(b.String(), "--generate-bash-completion") {
 			t.Errorf("%s script: %v", shell, err)
 		}
 	}
 	var fish bytes.Buffer
-	if err := writeCompletion(newApp(), "fish", &fish); err != nil || !strings.Contains(fish.String(), "__fish_seen_subcommand_from run' -f -l retry-failed") {
+	if err := writeCompletion(newApp(&session{}), "fish", &fish); err != nil || !strings.Contains(fish.String(), "__fish_seen_subcommand_from run' -f -l retry-failed") {
 		t.Errorf("fish script: %v\n%s", err, fish.String())
 	}
-	if err := writeCompletion(newApp(), "tcsh", io.Discard); exitCode(context.Background(), err) != exitUsage {
+	if err := writeCompletion(newApp(&session{}), "tcsh", io.Discard); exitCode(context.Background(), err) != exitUsage {
 		t.Errorf("tcsh: %v", err)
 	}
 }
@@ -543,23 +544,23 @@ func TestEveryCommandHelpHasPurposeAndExample(t *testing.T) {
 			}
 		}
 	}
-	walk(nil, newApp().Commands)
+	walk(nil, newApp(&session{}).Commands)
 }
 
 func TestAuthFailuresPrintOneSentence(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
 	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-	err := agentsList(context.Background(), path, "text", io.Discard)
+	err := agentsList(context.Background(), nolog, path, "text", io.Discard)
 	if got := message(err); !strings.HasPrefix(got, "not logged in (no token file at ") || !strings.HasSuffix(got, "; run `callrun auth login CAMPAIGN.yaml` first") {
 		t.Errorf("not logged in: %q", got)
 	}
-	if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+	if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	srv.ExpireAccessTokens()
 	srv.RevokeRefreshTokens()
-	err = agentsList(context.Background(), path, "text", io.Discard)
+	err = agentsList(context.Background(), nolog, path, "text", io.Discard)
 	if got := message(err); !strings.HasPrefix(got, "the service refused the saved refresh token: ") || !strings.HasSuffix(got, "; run `callrun auth login` again") {
 		t.Errorf("revoked: %q", got)
 	}
@@ -573,14 +574,14 @@ func TestPlanCountsDoneFromTheJournal(t *testing.T) {
 	t.Cleanup(srv.Close)
 	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
 	os.WriteFile(filepath.Join(filepath.Dir(path), "contacts.csv"), []byte("Phone,First Name\n+14155550132,Ada\n+12125550199,Grace\n+13125550182,Barbara\n"), 0o644)
-	if err := authLogin(context.Background(), path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+	if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCampaign(context.Background(), runOptions{path: path, limit: 2}, io.Discard); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{path: path, limit: 2}, io.Discard); err != nil {
 		t.Fatalf("canary: %v", err)
 	}
 	var out bytes.Buffer
-	if err := runPlan(context.Background(), planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
+	if err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var plan campaign.Plan
@@ -614,7 +615,7 @@ sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
 	path := filepath.Join(dir, "campaign.yaml")
 	ctx := context.Background()
 	var out bytes.Buffer
-	if err := runPlan(ctx, planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
 		t.Fatalf("plan: %v", err)
 	}
 	var plan campaign.Plan
@@ -625,7 +626,7 @@ sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
 		Number: "+14155550142", Country: "US", Why: plan.Repairs[0].Why}) || plan.Countries["US"] != 2 {
 		t.Errorf("plan: repairs %+v, countries %v", plan.Repairs, plan.Countries)
 	}
-	err := runPlan(ctx, planOptions{path: path, offline: true, strict: true}, io.Discard)
+	err := runPlan(ctx, nolog, planOptions{path: path, offline: true, strict: true}, io.Discard)
 	if code := exitCode(ctx, err); code != 4 || !strings.Contains(fmt.Sprint(err), "1 repaired number(s)") {
 		t.Errorf("plan --strict: exit %d, %v; want 4 naming the repair", code, err)
 	}
@@ -637,11 +638,11 @@ func TestReportKeepsTheLastRunsRate(t *testing.T) {
 	dir := offlineCampaign(t, "unsafe_ignore_called_person_hours: true # the test runs at any hour")
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	path := filepath.Join(dir, "campaign.yaml")
-	if err := runCampaign(context.Background(), runOptions{path: path, sandbox: true}, io.Discard); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{path: path, sandbox: true}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := rebuildReport(context.Background(), savedOptions{path: path, sandbox: true}, &out); err != nil {
+	if err := rebuildReport(context.Background(), nolog, savedOptions{path: path, sandbox: true}, &out); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ".callrun", "cli-sandbox", "summary.json"))

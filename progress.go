@@ -14,6 +14,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -235,13 +236,14 @@ func cut(s string, max int) string {
 type watchedCalls struct {
 	campaign.CallStarter
 	failed func(reason string)
+	log    zerolog.Logger
 }
 
 func (w watchedCalls) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
 	start := time.Now()
 	resp, err := w.CallStarter.StartCallForm(ctx, ep, form)
 	outcome := apiclient.Classify(err)
-	ev := log.Debug().Str("outcome", outcome.String()).Dur("took", time.Since(start))
+	ev := w.log.Debug().Str("outcome", outcome.String()).Dur("took", time.Since(start))
 	if s := apiclient.StatusCode(err); s != 0 {
 		ev = ev.Int("http_status", s)
 	}

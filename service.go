@@ -5,6 +5,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/rs/zerolog"
 )
 
 // service is what a command needs to talk to the service of a campaign.
@@ -17,18 +18,18 @@ type service struct {
 
 // openService reads the campaign file's service block and prepares the
 // token source and client. It sends nothing.
-func openService(path string, opts campaign.LoadOptions) (*service, error) {
+func openService(log zerolog.Logger, path string, opts campaign.LoadOptions) (*service, error) {
 	f, err := campaign.Load(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	return newService(f)
+	return newService(log, f)
 }
 
 // newService prepares the campaign's service with its token file:
 // $CALLRUN_TOKEN_FILE, else service.token_file, else one under the user's
 // configuration directory.
-func newService(f *campaign.File) (*service, error) {
+func newService(log zerolog.Logger, f *campaign.File) (*service, error) {
 	s := f.Service
 	tokenPath := os.Getenv("CALLRUN_TOKEN_FILE")
 	if tokenPath == "" && s.TokenFile != "" {
@@ -41,13 +42,13 @@ func newService(f *campaign.File) (*service, error) {
 		}
 		tokenPath = p
 	}
-	return serviceWithToken(f, tokenPath)
+	return serviceWithToken(log, f, tokenPath)
 }
 
 // serviceWithToken is newService with the token file at tokenPath,
 // whatever the environment says: a rehearsal's token must never replace
 // the one of the live service that $CALLRUN_TOKEN_FILE names.
-func serviceWithToken(f *campaign.File, tokenPath string) (*service, error) {
+func serviceWithToken(log zerolog.Logger, f *campaign.File, tokenPath string) (*service, error) {
 	s := f.Service
 	apiclient.AddSecret(s.ClientSecret) // for messages that quote the campaign file's values
 	log.Debug().Str("campaign", f.Source).Str("base_url", s.BaseURL).Str("token_file", tokenPath).Msg("service")
