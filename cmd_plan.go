@@ -188,12 +188,11 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 // read (--offline makes no network request), and warning says so.
 // where says which journal it read, for the plan's Journal line.
 func planState(ctx context.Context, f *campaign.File, offline bool) (_ *store.State, where, warning string, _ error) {
-	if f.State != nil && !f.SharedState() && offline {
+	if f.State != nil && offline {
+		// Offline asks no database, but the state directory is local.
 		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
 			return nil, "", "", err
 		}
-	}
-	if f.State != nil && offline {
 		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal is in PostgreSQL, which --offline does not ask: no contact counts as done", nil
 	}
 	if f.State != nil && f.State.Postgres == "" {

@@ -36,6 +36,17 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	if err := os.WriteFile(e.path, append(plain, "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Before the push, the database knows nobody: a run, plan or status
+	// would call again those the files called. Refused.
+	before := len(srv.Calls())
+	for _, args := range [][]string{{"run", e.path}, {"plan", "--offline", e.path}, {"status", e.path}} {
+		if res := e.run(30*time.Second, args...); res.code != exitUsage || !strings.Contains(res.stderr, "state push") {
+			t.Errorf("%s before the push: %s", args[0], res)
+		}
+	}
+	if len(srv.Calls()) != before {
+		t.Errorf("%d call starts before the push", len(srv.Calls())-before)
+	}
 	push := e.run(30*time.Second, "state", "push", e.path)
 	if push.code != 0 || !strings.Contains(push.stdout, "Copied") {
 		t.Fatalf("state push: %s", push)
@@ -68,7 +79,7 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.postgres = false
-	before := len(srv.Calls())
+	before = len(srv.Calls())
 	back := e.run(30*time.Second, "run", e.path)
 	if back.code != exitUsage || !strings.Contains(back.stderr, "pushed to PostgreSQL") || len(srv.Calls()) != before {
 		t.Errorf("a run from the pushed files: %s; %d new calls", back, len(srv.Calls())-before)
@@ -96,5 +107,23 @@ func TestRehearsalLeavesTheLiveTokenAlone(t *testing.T) {
 	}
 	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
 		t.Errorf("the real run after a rehearsal: %s", res)
+	}
+}
+
+// TestDatabaseDownSaysWhatToCheck: a campaign whose database cannot be
+// reached stops before calling anyone, exit 1, with a message that points
+// at state.postgres and its variable, not at the service, and no password.
+func TestDatabaseDownSaysWhatToCheck(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(3), perSecond: 100, concurrency: 2,
+		postgres: "postgres://callrun:down-secret-1234@127.0.0.1:1/nowhere?connect_timeout=5"})
+	res := e.run(60*time.Second, "run", e.path)
+	if res.code != 1 || !strings.Contains(res.stderr, "state.postgres") || !strings.Contains(res.stderr, "CALLRUN_DATABASE_URL") ||
+		strings.Contains(res.stderr, "service.base_url") || strings.Contains(res.stderr+res.stdout, "down-secret-1234") {
+		t.Errorf("a run whose database is down: %s", res)
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("%d call starts without the database", n)
 	}
 }

@@ -30,10 +30,13 @@ const (
 const exitCodesHelp = `EXIT CODES:
    0    done
    1    runtime error (a run that stops on one leaves the contacts not called pending)
-   2    usage error or invalid campaign file
+   2    usage error or invalid campaign file (or a state directory that holds another
+        split into shards, or journal files pushed, or not pushed, to PostgreSQL)
    3    finished, but some contacts failed or are uncertain
-   4    plan --strict found invalid or repaired rows, or a sheet with no rows
-   75   try again later (another run holds the lock, outside calling hours with --until reached, or contacts left pending)
+   4    plan --strict found invalid or repaired rows, a sheet with no rows, or a
+        suppression entry that is no number
+   75   try again later (another run holds the lock, here or, with PostgreSQL, on any
+        machine; outside calling hours with --until reached; or contacts left pending)
    130  interrupted (state saved)`
 
 // exitError carries an exit code chosen where the error was made.
@@ -77,6 +80,10 @@ func hint(err error) string {
 		return "; run `callrun auth login CAMPAIGN.yaml` first"
 	case errors.Is(err, apiclient.ErrReauthorize):
 		return "; run `callrun auth login` again"
+	}
+	var db *store.DatabaseError
+	if errors.As(err, &db) {
+		return " (check that the PostgreSQL server is up and reachable, and state.postgres in the campaign file, or the CALLRUN_DATABASE_URL it reads; a run stopped so sent no call without its note in the database: run again once it is back)"
 	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {

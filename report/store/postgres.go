@@ -157,14 +157,40 @@ func OpenPostgres(ctx context.Context, dsn, campaign string, index, count int) (
 
 func (p *Postgres) String() string { return p.where }
 
+// DatabaseError is a failure to talk to the PostgreSQL store: what was
+// being done, where (never with the password), and the driver's error.
+// The command line adds what to check.
+type DatabaseError struct {
+	Doing, Where string
+	Err          error
+}
+
+func (e *DatabaseError) Error() string { return fmt.Sprintf("%s the %s: %v", e.Doing, e.Where, e.Err) }
+func (e *DatabaseError) Unwrap() error { return e.Err }
+
 // wrap says what was being done with the database when err happened.
 func (p *Postgres) wrap(doing string, err error) error {
-	return fmt.Errorf("%s the %s: %w", doing, p.where, err)
+	return &DatabaseError{Doing: doing, Where: p.where, Err: err}
 }
 
 // migrate creates callrun's tables, or brings them to schemaVersion, in
-// one transaction that other callruns wait for.
+// one transaction that other callruns wait for. Tables already at
+// schemaVersion are only read, so that a role that may not create tables
+// can run callrun once they exist.
 func (p *Postgres) migrate(ctx context.Context) error {
+	var exists bool
+	if err := p.pool.QueryRow(ctx, `SELECT to_regclass('callrun_schema') IS NOT NULL`).Scan(&exists); err != nil {
+		return p.wrap("setting up", err)
+	}
+	if exists {
+		var v int
+		if err := p.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM callrun_schema`).Scan(&v); err != nil {
+			return p.wrap("setting up", err)
+		}
+		if v == schemaVersion {
+			return nil
+		}
+	}
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
 			return p.wrap("setting up", err)
@@ -203,13 +229,6 @@ func (p *Postgres) lockKey() (int64, int64) {
 	h := fnv.New32a()
 	h.Write([]byte(p.campaign))
 	return int64(h.Sum32() & 0x7fffffff), int64(p.count<<16 | p.index)
-}
-
-func shardName(index, count int) string {
-	if count == 1 {
-		return "the campaign"
-	}
-	return fmt.Sprintf("shard %d/%d", index, count)
 }
 
 // Lock takes the run lock of the campaign's shard on a connection of its
@@ -304,11 +323,18 @@ func (p *Postgres) holder(ctx context.Context, tx pgx.Tx, index, count int) erro
 	if err == nil {
 		who = fmt.Sprintf("a run on host %s (pid %d) since %s", host, pid, since.Local().Format("2006-01-02 15:04:05 MST"))
 	}
-	what := shardName(index, count)
-	if count != p.count {
-		what += ", a different split of the campaign,"
+	what := "campaign " + p.campaign
+	if count > 1 {
+		what = fmt.Sprintf("shard %d/%d of campaign %s", index, count, p.campaign)
 	}
-	return fmt.Errorf("%w: %s of campaign %s in the %s is held by %s", ErrLocked, what, p.campaign, p.where, who)
+	if count != p.count {
+		mine := "the whole campaign"
+		if p.count > 1 {
+			mine = fmt.Sprintf("shard %d/%d", p.index, p.count)
+		}
+		what += fmt.Sprintf(" (a different split from this run's, %s)", mine)
+	}
+	return fmt.Errorf("%w: %s in the %s is held by %s", ErrLocked, what, p.where, who)
 }
 
 // LockAgents waits for the campaign's agents lock, on a pooled

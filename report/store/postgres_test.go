@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -500,5 +501,49 @@ func TestPostgresLookupInAnyOrder(t *testing.T) {
 			}
 		}
 		st.Close()
+	}
+}
+
+// Once the tables exist, a role that may only read and insert (and update
+// callrun_runs) runs callrun: it creates nothing.
+func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
+	admin := pgURL(t)
+	openPostgres(t, admin, "c", 0, 1) // creates the tables
+	conn, err := pgx.Connect(context.Background(), admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	role := fmt.Sprintf("caller_%d", time.Now().UnixNano())
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN PASSWORD 'least-secret'`,
+		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
+		`GRANT SELECT, INSERT ON callrun_journal TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE ON callrun_runs TO ` + role,
+		`GRANT SELECT ON callrun_schema TO ` + role,
+	} {
+		if _, err := conn.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), admin)
+		if err == nil {
+			c.Exec(context.Background(), `DROP OWNED BY `+role)
+			c.Exec(context.Background(), `DROP ROLE `+role)
+			c.Close(context.Background())
+		}
+	})
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(role, "least-secret")
+	p := openPostgres(t, u.String(), "c", 0, 1)
+	defer lockStore(t, p)()
+	j, st := openStoreJournal(t, p)
+	mustAppend(t, j, intent("a", "+15550001"), outcome("a", "+15550001", OutcomeSent))
+	if e, ok := st.Lookup(Key{"a", "+15550001", 0}); !ok || e.Status != Sent {
+		t.Errorf("Lookup as the least role: %+v, %v", e, ok)
 	}
 }
