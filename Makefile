@@ -17,12 +17,17 @@ install:
 	$(GO) install -trimpath -ldflags "-X main.version=$(VERSION)" .
 
 # The tests of the PostgreSQL store need initdb and pg_ctl (see
-# report/store/pgtest). As root on Debian, install them; the package's
-# default cluster is switched off before it would be made: the tests start
-# their own, and a default one failing to start would fail the install.
+# report/store/pgtest), or a server named by CALLRUN_TEST_DATABASE_URL. As
+# root on Debian, install them; the package's default cluster is switched
+# off before it would be made (the tests start their own, and a default one
+# failing to start would fail the install). Not root: say how, and fail in
+# CI (where the tests must not skip), else go on (they skip).
 postgres:
-	@if ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then \
-	  if [ "$$(id -u)" != 0 ]; then echo "the tests need PostgreSQL: sudo apt-get install postgresql" >&2; exit 1; fi; \
+	@if [ -z "$$CALLRUN_TEST_DATABASE_URL" ] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && ! command -v initdb >/dev/null; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "the PostgreSQL tests need PostgreSQL's server programs: sudo apt-get install postgresql (or set CALLRUN_TEST_DATABASE_URL)" >&2; \
+	    [ -z "$$CI" ] || exit 1; exit 0; \
+	  fi; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq postgresql-common && \
 	  sed -ri 's/^#? *create_main_cluster *=.*/create_main_cluster = false/' /etc/postgresql-common/createcluster.conf && \

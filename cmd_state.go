@@ -26,17 +26,22 @@ func stateCommand(s *session) *cli.Command {
   state: {postgres: "${CALLRUN_DATABASE_URL}"}
 to the campaign file, copy what state_dir's journal (and its shards') says into
 the database, so that the runs from there on, from any machine, know who was
-called. Refuses when the database holds the campaign already, and while a run
-holds the campaign. The local journal is kept, and marked so that a run from the
-files is refused from then on.
+called. Refuses when the database holds the campaign already (unless --merge),
+and while a run holds the campaign. The local journal is kept, and marked so that
+a run from the files is refused from then on.
 
-Example: callrun state push campaign.yaml`,
+Examples:
+  callrun state push campaign.yaml
+  callrun state push --merge campaign.yaml   # a second machine that ran it from files too`,
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "merge", Usage: "add to a campaign the database holds already: the calls of another machine that ran it from files"},
+				},
 				Action: func(c *cli.Context) error {
 					path, err := campaignArg(c)
 					if err != nil {
 						return err
 					}
-					return statePush(c.Context, path, s.stdout)
+					return statePush(c.Context, path, c.Bool("merge"), s.stdout)
 				},
 			},
 		},
@@ -45,8 +50,9 @@ Example: callrun state push campaign.yaml`,
 
 // statePush copies the campaign's local journals into its PostgreSQL
 // store, holding both the local state directory's lock and the database's
-// lock of the whole campaign meanwhile.
-func statePush(ctx context.Context, path string, out io.Writer) error {
+// lock of the whole campaign meanwhile; merge adds them to a campaign the
+// database holds already.
+func statePush(ctx context.Context, path string, merge bool, out io.Writer) error {
 	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
 	if err != nil {
 		return err
@@ -82,7 +88,7 @@ func statePush(ctx context.Context, path string, out io.Writer) error {
 		return busy(err)
 	}
 	defer unlock()
-	n, err := pg.Push(ctx, journals...)
+	n, err := pg.Push(ctx, merge, journals...)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &fe), errors.As(err, &se), errors.Is(err, store.ErrShardMismatch), errors.Is(err, store.ErrPushed), errors.Is(err, store.ErrUnpushed):
+	case errors.As(err, &fe), errors.As(err, &se), errors.Is(err, store.ErrShardMismatch), errors.Is(err, store.ErrPushed), errors.Is(err, store.ErrUnpushed), errors.Is(err, store.ErrCampaignExists):
 		return exitUsage // the campaign's fault: its file, a sheet, or --shard
 	case errors.Is(err, campaign.ErrInterrupted):
 		return exitInterrupted

@@ -426,12 +426,14 @@ ORDER BY id`, p.campaign)
 
 // Push copies the journal files at paths into the database, in one
 // transaction, once: it refuses, with [ErrCampaignExists], when the
-// database holds records of the campaign already. Each file is checked
+// database holds records of the campaign already, unless merge is set
+// (the journals of a second machine that ran the campaign from files too:
+// adding them only adds calls the database must know of). Each file is checked
 // whole first, as replay does; a torn last line is left behind. The
 // caller holds the lock (Lock) of the unsharded campaign, which keeps
 // every run out meanwhile, and keeps the files' runs out itself. It
 // returns the number of records copied.
-func (p *Postgres) Push(ctx context.Context, paths ...string) (int, error) {
+func (p *Postgres) Push(ctx context.Context, merge bool, paths ...string) (int, error) {
 	p.mu.Lock()
 	held := p.lease != nil && p.count == 1
 	p.mu.Unlock()
@@ -444,8 +446,8 @@ func (p *Postgres) Push(ctx context.Context, paths ...string) (int, error) {
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM callrun_journal WHERE campaign = $1)`, p.campaign).Scan(&exists); err != nil {
 			return p.wrap("reading", err)
 		}
-		if exists {
-			return fmt.Errorf("%w: campaign %s in the %s; nothing was copied", ErrCampaignExists, p.campaign, p.where)
+		if exists && !merge {
+			return fmt.Errorf("%w: campaign %s in the %s; nothing was copied (if these files hold calls of another machine the database lacks, add them with state push --merge)", ErrCampaignExists, p.campaign, p.where)
 		}
 		for _, path := range paths {
 			k, err := p.copyJournal(ctx, tx, path)

@@ -347,11 +347,11 @@ func TestPostgresPush(t *testing.T) {
 	url := pgURL(t)
 	p := openPostgres(t, url, "c", 0, 1)
 	unlock := lockStore(t, p)
-	n, err := p.Push(ctx, path)
+	n, err := p.Push(ctx, false, path)
 	if err != nil || n != 6 {
 		t.Fatalf("Push = %d, %v; want 6 records", n, err)
 	}
-	if _, err := p.Push(ctx, path); !errors.Is(err, ErrCampaignExists) {
+	if _, err := p.Push(ctx, false, path); !errors.Is(err, ErrCampaignExists) {
 		t.Errorf("second Push: %v; want ErrCampaignExists", err)
 	}
 	unlock()
@@ -388,7 +388,7 @@ func TestPostgresPush(t *testing.T) {
 	}
 	both := openPostgres(t, url, "e", 0, 1)
 	unlockBoth := lockStore(t, both)
-	if n, err := both.Push(ctx, Files{Dir: whole}.Journal(), shard.Journal()); err != nil || n != 3 {
+	if n, err := both.Push(ctx, false, Files{Dir: whole}.Journal(), shard.Journal()); err != nil || n != 3 {
 		t.Errorf("Push of two journals = %d, %v; want 3 records", n, err)
 	}
 	unlockBoth()
@@ -396,9 +396,25 @@ func TestPostgresPush(t *testing.T) {
 		t.Errorf("the two journals pushed: %v, %v", st, err)
 	}
 
+	// Another machine's journal of the same campaign is added with merge.
+	relock := lockStore(t, p)
+	other := filepath.Join(t.TempDir(), JournalFile)
+	oj, _ := openJournal(t, other)
+	mustAppend(t, oj, intent("a", "+15550007"), outcome("a", "+15550007", OutcomeSent))
+	oj.Close()
+	if n, err := p.Push(ctx, true, other); err != nil || n != 2 {
+		t.Errorf("Push with merge = %d, %v; want 2 records", n, err)
+	}
+	relock()
+	if st, err := p.ReadState(ctx); err != nil || st.Len() != 4 {
+		t.Errorf("after the merge: %v, %v; want 4 contacts", st, err)
+	} else if s, _ := st.Status(Key{"a", "+15550007", 0}); s != Sent {
+		t.Errorf("the merged contact: %q", s)
+	}
+
 	sharded := openPostgres(t, url, "d", 1, 2)
 	defer lockStore(t, sharded)()
-	if _, err := sharded.Push(ctx, path); err == nil {
+	if _, err := sharded.Push(ctx, false, path); err == nil {
 		t.Errorf("Push under a shard's lock succeeded; it must hold the whole campaign")
 	}
 }
