@@ -195,9 +195,6 @@ func planState(ctx context.Context, f *campaign.File, offline bool) (_ *store.St
 		}
 		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal is in PostgreSQL, which --offline does not ask: no contact counts as done", nil
 	}
-	if f.State != nil && f.State.Postgres == "" {
-		return nil, "", "", usageError(fmt.Errorf("%s: state.postgres is empty (is the variable it names set?): the journal is in PostgreSQL", f.Source))
-	}
 	saved, err := openState(ctx, f, false)
 	if err != nil {
 		return nil, "", "", err

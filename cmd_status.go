@@ -101,9 +101,6 @@ func loadSaved(ctx context.Context, o savedOptions) (*saved, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.State != nil && f.State.Postgres == "" && !o.sandbox {
-		return nil, usageError(fmt.Errorf("%s: state.postgres is empty (is CALLRUN_DATABASE_URL, or the variable it names, set?): the journal is in PostgreSQL", o.path))
-	}
 	if err := f.CheckSheets(); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
@@ -50,6 +49,10 @@ func openState(ctx context.Context, f *campaign.File, sandbox bool) (*savedState
 		dir += "-sandbox"
 	}
 	shard := f.Shard
+	if f.State != nil && !f.SharedState() && !sandbox {
+		// Never the files instead: they do not know whom the database does.
+		return nil, usageError(fmt.Errorf("%s: state.postgres is empty (is the variable it names, such as CALLRUN_DATABASE_URL, set?): the journal is in PostgreSQL", f.Source))
+	}
 	if f.SharedState() && !sandbox {
 		if err := store.CheckPushed(dir); err != nil {
 			return nil, err
@@ -59,7 +62,7 @@ func openState(ctx context.Context, f *campaign.File, sandbox bool) (*savedState
 			return nil, err
 		}
 		if shard.Sharded() {
-			dir = filepath.Join(dir, fmt.Sprintf("shard-%d-of-%d", shard.Index, shard.Count))
+			dir = store.ShardDir(dir, shard.Index, shard.Count)
 		}
 		return &savedState{store: p, dir: dir}, nil
 	}

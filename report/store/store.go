@@ -194,7 +194,14 @@ func Journals(dir string) ([]string, error) {
 // the campaign out, and it refuses to run beside the journal of the whole
 // campaign or of shards of another count.
 func ShardFiles(dir string, index, count int) Files {
-	return Files{Dir: filepath.Join(dir, shardDirName(index, count)), parent: dir, count: count}
+	return Files{Dir: ShardDir(dir, index, count), parent: dir, count: count}
+}
+
+// ShardDir is the state directory of shard index of count of the campaign
+// whose state directory is dir: its report files, and with the file store
+// its journal and lock.
+func ShardDir(dir string, index, count int) string {
+	return filepath.Join(dir, shardDirName(index, count))
 }
 
 func shardDirName(index, count int) string { return fmt.Sprintf("shard-%d-of-%d", index, count) }
