@@ -1299,7 +1299,7 @@ func TestExit3WhenEveryOutcomeIsUnknown(t *testing.T) {
 }
 
 // TestPlanCountsContactsAlreadyDone: after a campaign has run, `plan` must
-// say what `run` would do now (design.md §2: "already done, and to call"):
+// say what `run` would do now (plan counts rows "already done" apart from those "to call"):
 // the contacts the journal settled are done, not to call.
 func TestPlanCountsContactsAlreadyDone(t *testing.T) {
 	const n = 6

@@ -16,7 +16,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Exit codes, as printed in `callrun --help` (design.md §2).
+// Exit codes, as printed in `callrun --help`.
 const (
 	exitOK          = 0
 	exitRuntime     = 1

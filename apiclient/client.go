@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// MaxPerPage is the largest page size the list endpoint accepts (spec §8).
+// MaxPerPage is the largest page size the list endpoint accepts.
 const MaxPerPage = 100
 
 // maxListPages bounds how many pages ListAllAgents reads, so a server whose
@@ -23,7 +23,7 @@ const MaxPerPage = 100
 // tests can lower it.
 var maxListPages = 10000
 
-// Agent is an AI calling agent as the list endpoint returns it (spec §2.2).
+// Agent is an AI calling agent as the list endpoint returns it.
 // The create endpoint returns only AgentID, Name and Status.
 type Agent struct {
 	AgentID       string `json:"agent_id"`
@@ -36,7 +36,7 @@ type Agent struct {
 	UpdatedAt     string `json:"updated_at,omitempty"`
 }
 
-// NewAgent is the body of a create-agent request (spec §4.3). The field names
+// NewAgent is the body of a create-agent request. The field names
 // on the wire are the spec's, including its spelling of weebhook_endpoint.
 type NewAgent struct {
 	Name          string `json:"agent_name"`
@@ -45,7 +45,7 @@ type NewAgent struct {
 	WebhookMethod string `json:"weebhook_endpoint_method,omitempty"`
 }
 
-// AgentPage is one page of the agent list (spec §4.4).
+// AgentPage is one page of the agent list.
 type AgentPage struct {
 	Agents      []Agent `json:"data"`
 	CurrentPage int     `json:"current_page"`
@@ -53,7 +53,7 @@ type AgentPage struct {
 	Total       int     `json:"total"`
 }
 
-// CallEndpoint describes how to start calls with one agent (spec §2.3).
+// CallEndpoint describes how to start calls with one agent.
 type CallEndpoint struct {
 	URL      string   `json:"endpoint"`
 	Method   string   `json:"Method"`
@@ -241,7 +241,7 @@ func IsLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// CreateAgent creates an agent (spec §4.3). Creation is not idempotent on the
+// CreateAgent creates an agent. Creation is not idempotent on the
 // service: a caller that gets an error whose outcome is uncertain must list
 // agents before trying again.
 func (c *Client) CreateAgent(ctx context.Context, a NewAgent) (*Agent, error) {
@@ -264,7 +264,7 @@ func (c *Client) CreateAgent(ctx context.Context, a NewAgent) (*Agent, error) {
 	return &out, nil
 }
 
-// ListAgents reads one page of the agent list (spec §4.4). page starts at 1;
+// ListAgents reads one page of the agent list. page starts at 1;
 // perPage is 1 to [MaxPerPage]. Both are always sent.
 func (c *Client) ListAgents(ctx context.Context, page, perPage int) (*AgentPage, error) {
 	if page < 1 || perPage < 1 || perPage > MaxPerPage {
@@ -310,7 +310,7 @@ func (c *Client) ListAllAgents(ctx context.Context) ([]Agent, error) {
 	}
 }
 
-// GetCallEndpoint reads the call endpoint descriptor of an agent (spec §4.5).
+// GetCallEndpoint reads the call endpoint descriptor of an agent.
 func (c *Client) GetCallEndpoint(ctx context.Context, agentID string) (*CallEndpoint, error) {
 	req, err := c.newRequest(ctx, http.MethodGet, "/api/ai/agent/call-endpoint", url.Values{"agent_id": {agentID}}, nil)
 	if err != nil {

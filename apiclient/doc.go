@@ -1,5 +1,5 @@
 // Package apiclient is callrun's side of the Voice AI Agent service contract
-// (shared/spec/service-api.md): the OAuth 2.0 token endpoints, a token file
+// (docs/service.md says how callrun reads it): the OAuth 2.0 token endpoints, a token file
 // that refreshes itself across processes, a typed client for the agent
 // endpoints and the per-agent call endpoints, and the typed errors and the
 // [Classify] function on which the at-most-once promise rests.

@@ -58,9 +58,8 @@ func (t *Token) Fresh(now time.Time) bool {
 	return t.Expiry.IsZero() || now.Add(t.margin()).Before(t.Expiry)
 }
 
-// OAuth holds what callrun needs to talk to the service's token endpoints
-// (spec §4.1, §4.2). ClientSecret goes to those two endpoints and nowhere
-// else.
+// OAuth holds what callrun needs to talk to the service's token endpoints.
+// ClientSecret goes to those two endpoints and nowhere else.
 type OAuth struct {
 	BaseURL      string // the service base URL; the token endpoints live under it
 	ClientID     string
@@ -83,7 +82,7 @@ type OAuth struct {
 	Now func() time.Time
 }
 
-// Token endpoint paths (spec §4.1, §4.2).
+// Token endpoint paths.
 const (
 	TokenPath        = "/oauth/token"
 	RefreshTokenPath = "/oauth/token/refresh"
@@ -112,7 +111,7 @@ func (o *OAuth) AuthCodeURL(state string) (string, error) {
 	return u.String(), nil
 }
 
-// Exchange trades an authorization code for a token (spec §4.1). The spec
+// Exchange trades an authorization code for a token. The spec
 // marks refresh_token optional; a token without one works until it expires,
 // and then a person has to log in again.
 func (o *OAuth) Exchange(ctx context.Context, code string) (*Token, error) {
@@ -126,7 +125,7 @@ func (o *OAuth) Exchange(ctx context.Context, code string) (*Token, error) {
 	return o.post(ctx, "exchange authorization code", TokenPath, form, code)
 }
 
-// Refresh gets a new access token with a refresh token (spec §4.2). When the
+// Refresh gets a new access token with a refresh token. When the
 // service sends no refresh token back, the one sent stays valid and is kept.
 // An error wrapping [ErrReauthorize] means the refresh token was refused and
 // a person must log in again.

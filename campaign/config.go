@@ -18,7 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// File is a campaign file as the user wrote it (design.md §3), after
+// File is a campaign file as the user wrote it (docs/campaign-file.md), after
 // ${VAR} expansion. Paths in it are relative to the file; use [File.Path]
 // to resolve them.
 type File struct {

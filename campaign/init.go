@@ -237,7 +237,7 @@ func sampleCountries(sample []string, region string) []string {
 
 var initTemplate = template.Must(template.New("init").Parse(`# Campaign file written by callrun init for {{.Sheet}}.
 # Check it with:   callrun plan --offline <this file>
-# Then log in and run (see callrun's README, "Against the real service"):
+# Then log in and run (see callrun's docs/service.md, "Against the real service"):
 #   callrun auth login <this file>
 #   callrun run --limit 5 <this file>      # a canary of five calls first
 name: {{.Name}}    # names the state directory .callrun/{{.Name}}

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Agent is an AI calling agent as the list endpoint returns it (spec 2.2).
+// Agent is an AI calling agent as the list endpoint returns it.
 // CreatedAt and UpdatedAt are RFC 3339 strings.
 type Agent struct {
 	AgentID               string `json:"agent_id"`
@@ -34,7 +34,7 @@ type agentRecord struct {
 	pendingUntil time.Time // non-zero: pending until then, then active
 }
 
-// specFields are the call endpoint's form fields the spec names (4.5),
+// specFields are the call endpoint's form fields the service's contract names,
 // local_presence_number last.
 var specFields = []string{"phone_number", "email", "first_name", "last_name",
 	"ghl_contact_id", "override_agent_id", "local_presence_number"}
@@ -142,7 +142,7 @@ func (s *Server) agentLocked(a *agentRecord) Agent {
 	return a.Agent
 }
 
-// handleCreate creates an agent (spec 4.3).
+// handleCreate creates an agent.
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	d := s.decide(r, ScopeAPI)
@@ -236,7 +236,7 @@ func isHTTPURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-// handleList lists agents page by page (spec 4.4).
+// handleList lists agents page by page.
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	d := s.decide(r, ScopeAPI)
 	if answerBefore(w, d) || !s.requireBearer(w, r) {
@@ -290,8 +290,7 @@ func intParam(q url.Values, name string, def, lo, hi int) (int, string) {
 	return n, ""
 }
 
-// handleCallEndpoint returns the call endpoint descriptor of an agent (spec
-// 4.5).
+// handleCallEndpoint returns the call endpoint descriptor of an agent.
 func (s *Server) handleCallEndpoint(w http.ResponseWriter, r *http.Request) {
 	d := s.decide(r, ScopeAPI)
 	if answerBefore(w, d) || !s.requireBearer(w, r) {

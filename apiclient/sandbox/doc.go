@@ -1,5 +1,5 @@
 // Package sandbox is a local, in-memory emulator of the Voice AI Agent
-// service described in spec/service-api.md. It is to that service what
+// service whose contract docs/service.md describes. It is to that service what
 // net/http/httptest is to net/http: tests start one in-process with
 // NewServer, and `callrun sandbox` serves it for people with Listen and
 // Serve. It is an independent implementation of the spec and imports only
@@ -10,11 +10,11 @@
 // The service endpoints follow the spec and enforce it strictly:
 //
 //	GET  /oauth/authorize             sandbox choice, see below
-//	POST /oauth/token                 code exchange (spec 4.1)
-//	POST /oauth/token/refresh         refresh (spec 4.2)
-//	POST /api/ai/agent/create         create an agent (spec 4.3), 201
-//	GET  /api/ai/agent/list           list agents (spec 4.4)
-//	GET  /api/ai/agent/call-endpoint  an agent's call endpoint (spec 4.5)
+//	POST /oauth/token                 code exchange
+//	POST /oauth/token/refresh         refresh
+//	POST /api/ai/agent/create         create an agent, 201
+//	GET  /api/ai/agent/list           list agents
+//	GET  /api/ai/agent/call-endpoint  an agent's call endpoint
 //	POST /call/<agent_id>/<token>     start a call (the URL call-endpoint returns)
 //
 // Both token endpoints take an application/x-www-form-urlencoded body (else
@@ -77,7 +77,7 @@
 //
 // # Authorize
 //
-// The spec does not show the authorize endpoint (spec 4.6). The sandbox
+// The spec does not show the authorize endpoint. The sandbox
 // serves GET /oauth/authorize?response_type=code&client_id=..&redirect_uri=..&state=..
 // and approves at once: it answers 302 to redirect_uri with a fresh one-time
 // code and the state sent. An unknown client_id or a missing or unacceptable

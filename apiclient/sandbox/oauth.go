@@ -16,7 +16,7 @@ type oneTimeCode struct {
 	expires     time.Time
 }
 
-// tokenResponse is the token response of both token endpoints (spec 2.1).
+// tokenResponse is the token response of both token endpoints.
 type tokenResponse struct {
 	AccessToken  string `json:"access_token"`
 	TokenType    string `json:"token_type"`
@@ -76,7 +76,7 @@ func (s *Server) checkRedirectURI(uri string) string {
 	return ""
 }
 
-// handleToken exchanges an authorization code (spec 4.1).
+// handleToken exchanges an authorization code.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	form, ok := s.readTokenForm(w, r, "authorization_code", "code", "client_id", "client_secret", "grant_type", "redirect_uri")
 	if !ok {
@@ -109,7 +109,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	writeToken(w, t)
 }
 
-// handleRefresh issues a new access token for a refresh token (spec 4.2).
+// handleRefresh issues a new access token for a refresh token.
 func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	form, ok := s.readTokenForm(w, r, "refresh_token", "client_id", "client_secret", "grant_type", "redirect_uri", "refresh_token")
 	if !ok {
