@@ -251,12 +251,22 @@ func (p *Postgres) Lock(ctx context.Context) (func() error, error) {
 		return nil, err
 	}
 	p.lease = lease
+	ns, code := p.lockKey()
 	return func() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.lease = nil
-		// Closing the connection ends its session, and with it the lock.
-		return conn.Close(context.Background())
+		// Closing the connection ends its session, and with it the lock,
+		// but the server ends the session a moment after the client
+		// hangs up: a run started at once (the next cron slot, a test)
+		// would find the lock still held. Unlock first, then hang up.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, uerr := conn.Exec(ctx, `SELECT pg_advisory_unlock($1::int, $2::int)`, ns, code)
+		if conn.IsClosed() {
+			uerr = nil // the session is gone, and the lock with it
+		}
+		return errors.Join(uerr, conn.Close(context.Background()))
 	}, nil
 }
 
