@@ -123,6 +123,16 @@ type SheetSpec struct {
 	// Countries and AllowNumberKinds override the campaign's for this sheet.
 	Countries        []string `yaml:"countries"`
 	AllowNumberKinds []string `yaml:"allow_number_kinds"`
+	// Encoding names the code page of a sheet that is not UTF-8
+	// ("windows-1252"); Worksheet the worksheet of an .xlsx workbook
+	// (default the first).
+	Encoding  string `yaml:"encoding"`
+	Worksheet string `yaml:"worksheet"`
+}
+
+// SheetOptions returns how sheet i is read: its encoding and worksheet.
+func (f *File) SheetOptions(i int) sheet.Options {
+	return sheet.Options{Encoding: f.Sheets[i].Encoding, Worksheet: f.Sheets[i].Worksheet}
 }
 
 // Pace sets how fast calls start.

@@ -178,7 +178,7 @@ type extraField struct {
 // problems with the sheet as a whole, which stop a run before any call.
 func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	s := &f.Sheets[i]
-	r, err := sheet.Open(f.Path(s.File))
+	r, err := sheet.OpenWith(f.Path(s.File), f.SheetOptions(i))
 	if err != nil {
 		return nil, nil, err
 	}

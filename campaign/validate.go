@@ -218,6 +218,9 @@ func (l *loader) validateSheets(f *File) {
 				s.Set[field] = yn
 			}
 		}
+		if err := sheet.CheckEncoding(s.Encoding); err != nil {
+			l.problem(key+".encoding", "%v", err)
+		}
 		if _, written := l.lines[key+".region"]; written && !phone.ValidRegion(s.Region) {
 			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
 		}

@@ -1,5 +1,6 @@
 // Package sheet reads contact sheets: CSV files as CRMs (HighLevel,
-// HubSpot) and Excel export them, one record at a time so memory does not
+// HubSpot) and Excel export them, in UTF-8, UTF-16 or a legacy code page,
+// and Excel workbooks (.xlsx), one record at a time so memory does not
 // grow with the sheet. The campaign reads its sheets and suppression
 // files with it ([Open]), and callrun init reads a sheet's header and
 // first rows to write a campaign file.
@@ -18,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,30 +113,9 @@ const (
 	maxRowBytes = 4 << 20
 )
 
-// Open opens the sheet at path and reads its header. Errors name the
-// path as given.
-func Open(path string) (*Reader, error) {
-	err := CheckRegular(path)
-	var f *os.File
-	if err == nil {
-		f, err = os.Open(path)
-	}
-	if err != nil {
-		msg := err.Error()
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			msg = pe.Err.Error() // the path is named once, by Error.Error
-		}
-		return nil, &Error{File: path, Msg: "cannot open the sheet: " + msg}
-	}
-	s, err := newReader(path, f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	s.closer = f
-	return s, nil
-}
+// Open opens the sheet at path and reads its header, as [OpenWith] does
+// with the zero [Options]. Errors name the path as given.
+func Open(path string) (*Reader, error) { return OpenWith(path, Options{}) }
 
 // newReader reads a sheet from r, starting with its header. name
 // stands for the sheet in errors (usually its path). r is read as records
@@ -224,21 +203,16 @@ func newReaderLimit(name string, r io.Reader, limit int) (*Reader, error) {
 	return s, nil
 }
 
-const notUTF8 = "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8"
+const notUTF8 = "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8, or name its code page in the campaign file (encoding: windows-1252 for most Western European exports)"
 
-// sniff returns why head is not a CSV text file, or "".
+// sniff returns why head is not a CSV text file, or "". Workbooks
+// (.xlsx) and UTF-16 text never get here: OpenWith reads them.
 func sniff(head []byte) string {
-	const excel = "looks like an Excel workbook, not CSV: in Excel use File > Save As > CSV UTF-8"
-	switch {
-	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
-		return "the file " + excel // .xlsx is a zip archive
-	case bytes.HasPrefix(head, []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")):
-		return "the file " + excel // .xls (OLE2 compound file)
-	case bytes.HasPrefix(head, []byte("\xff\xfe")), bytes.HasPrefix(head, []byte("\xfe\xff")):
-		return "the file is UTF-16 text (Excel's \"Unicode Text\"), not UTF-8 CSV: in Excel use File > Save As > CSV UTF-8"
+	if bytes.HasPrefix(head, []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")) { // OLE2 compound file
+		return "the file is an old Excel workbook (.xls), which callrun does not read: in Excel use File > Save As > Excel Workbook (.xlsx) or CSV UTF-8"
 	}
 	if bytes.IndexByte(head[:min(len(head), sniffSize)], 0) >= 0 {
-		return "the file holds binary data (NUL bytes), not CSV text; if it is a spreadsheet, in Excel use File > Save As > CSV UTF-8"
+		return "the file holds binary data (NUL bytes), not CSV text; if it is a spreadsheet, in Excel use File > Save As > Excel Workbook (.xlsx) or CSV UTF-8"
 	}
 	return ""
 }

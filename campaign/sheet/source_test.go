@@ -1,0 +1,250 @@
+package sheet
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
+)
+
+// readAll opens path with o and returns its header and records.
+func readAll(t *testing.T, path string, o Options) ([]string, []Record) {
+	t.Helper()
+	s, err := OpenWith(path, o)
+	if err != nil {
+		t.Fatalf("OpenWith(%s): %v", path, err)
+	}
+	defer s.Close()
+	var recs []Record
+	for {
+		rec, err := s.Next()
+		if err != nil {
+			break
+		}
+		recs = append(recs, rec)
+	}
+	return s.Header(), recs
+}
+
+// writeWorkbook writes a workbook of two worksheets, Contacts and Notes,
+// as a CRM export or a colleague's hand-kept list has them: phone numbers
+// stored as numbers and as text, a formula, a date, an empty row.
+func writeWorkbook(t *testing.T) string {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := f.SetSheetName("Sheet1", "Contacts"); err != nil {
+		t.Fatal(err)
+	}
+	set := func(sheet, cell string, v any) {
+		if err := f.SetCellValue(sheet, cell, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, h := range []string{"First Name", "Phone", "Signed Up", "Note"} {
+		cell, _ := excelize.CoordinatesToCellName(i+1, 1)
+		set("Contacts", cell, h)
+	}
+	set("Contacts", "A2", "Jürgen")
+	set("Contacts", "B2", 4915112345678) // a number: Excel shows 4.91511E+12 in a narrow column
+	set("Contacts", "C2", time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC))
+	set("Contacts", "D2", `says "hi", twice`)
+	set("Contacts", "A3", "Zoë")
+	set("Contacts", "B3", "+4520123456") // a number kept as text
+	// Row 4 is empty; row 5 has a formula whose cached value is the number.
+	set("Contacts", "A5", "Ana")
+	if err := f.SetCellFormula("Contacts", "B5", "=14155550100+32"); err != nil {
+		t.Fatal(err)
+	}
+	set("Contacts", "B5", 14155550132)
+	sci, err := f.NewStyle(&excelize.Style{NumFmt: 11}) // 0.00E+00
+	if err != nil {
+		t.Fatal(err)
+	}
+	set("Contacts", "A6", "Bo")
+	set("Contacts", "B6", 14155550199)
+	if err := f.SetCellStyle("Contacts", "B6", "B6", sci); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.NewSheet("Notes"); err != nil {
+		t.Fatal(err)
+	}
+	set("Notes", "A1", "Phone")
+	set("Notes", "A2", "+14155550111")
+	path := filepath.Join(t.TempDir(), "contacts.xlsx")
+	if err := f.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestWorkbook(t *testing.T) {
+	path := writeWorkbook(t)
+	header, recs := readAll(t, path, Options{})
+	if want := []string{"First Name", "Phone", "Signed Up", "Note"}; !slices.Equal(header, want) {
+		t.Errorf("header = %q, want %q", header, want)
+	}
+	want := []struct {
+		row    int
+		fields []string
+	}{
+		{2, []string{"Jürgen", "4915112345678", "2024-03-01", `says "hi", twice`}},
+		{3, []string{"Zoë", "+4520123456", "", ""}},
+		{5, []string{"Ana", "14155550132", "", ""}},
+		{6, []string{"Bo", "14155550199", "", ""}},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("got %d records, want %d: %+v", len(recs), len(want), recs)
+	}
+	for i, w := range want {
+		got := recs[i]
+		if got.Err != nil || got.Row != w.row || !slices.Equal(got.Fields, w.fields) {
+			t.Errorf("record %d = row %d %q (err %v), want row %d %q", i, got.Row, got.Fields, got.Err, w.row, w.fields)
+		}
+	}
+
+	_, notes := readAll(t, path, Options{Worksheet: "Notes"})
+	if len(notes) != 1 || !slices.Equal(notes[0].Fields, []string{"+14155550111"}) {
+		t.Errorf("worksheet Notes: %+v", notes)
+	}
+	_, err := OpenWith(path, Options{Worksheet: "Leads"})
+	if err == nil || !strings.Contains(err.Error(), `contacts.xlsx: the workbook has no worksheet "Leads"; its worksheets: "Contacts", "Notes"`) {
+		t.Errorf("missing worksheet: %v", err)
+	}
+}
+
+// TestWorkbookClosedEarly: a reader closed before the end stops the
+// goroutine that reads the workbook.
+func TestWorkbookClosedEarly(t *testing.T) {
+	f := excelize.NewFile()
+	f.SetCellValue("Sheet1", "A1", "Phone")
+	for r := 2; r <= 20000; r++ {
+		cell, _ := excelize.CoordinatesToCellName(1, r)
+		f.SetCellValue("Sheet1", cell, 14155550000+r)
+	}
+	path := filepath.Join(t.TempDir(), "big.xlsx")
+	if err := f.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before := runtime.NumGoroutine()
+	s, err := OpenWith(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for i := 0; runtime.NumGoroutine() > before; i++ {
+		if i == 500 {
+			t.Fatalf("%d goroutines after Close, %d before: the workbook's reader goes on", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestCellText(t *testing.T) {
+	for _, tt := range []struct{ raw, shown, want string }{
+		{"4915112345678", "4.92E+12", "4915112345678"},
+		{"4915112345678", "4915112345678", "4915112345678"},
+		{"45352", "03-01-24", "2024-03-01"},
+		{"45352", "01.03.2024", "2024-03-01"},
+		{"45352", "Mar-24", "2024-03-01"},
+		{"45352.5", "3/1/24 12:00", "2024-03-01 12:00:00"},
+		{"0.75", "18:00", "18:00:00"},
+		{"1234.5", "1,234.50", "1234.5"},
+		{"0.12", "12%", "0.12"},
+		{"Jürgen", "Jürgen", "Jürgen"},
+		{"1.2.2024", "1.2.2024", "1.2.2024"}, // text that looks like a date stays as written
+	} {
+		if got := cellText(tt.raw, tt.shown, false); got != tt.want {
+			t.Errorf("cellText(%q, %q) = %q, want %q", tt.raw, tt.shown, got, tt.want)
+		}
+	}
+}
+
+func TestEncodings(t *testing.T) {
+	dir := t.TempDir()
+	text := "Vorname;Nachname;Telefon\r\nJürgen;Müller;+4915112345678\r\nZoë;Ørsted;+4520123456\r\n"
+	want := [][]string{{"Jürgen", "Müller", "+4915112345678"}, {"Zoë", "Ørsted", "+4520123456"}}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	utf16le, err := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().String(strings.ReplaceAll(text, ";", "\t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	utf16be, err := unicode.UTF16(unicode.BigEndian, unicode.UseBOM).NewEncoder().String(strings.ReplaceAll(text, ";", ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp1252, err := charmap.Windows1252.NewEncoder().String(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path string
+		o          Options
+		delim      rune
+	}{
+		{"UTF-16LE, tabs", write("unicode-text.txt", []byte(utf16le)), Options{}, '\t'},
+		{"UTF-16BE, commas", write("utf16be.csv", []byte(utf16be)), Options{}, ','},
+		{"UTF-16 whatever encoding says", write("utf16-named.csv", []byte(utf16le)), Options{Encoding: "windows-1252"}, '\t'},
+		{"windows-1252", write("cp1252.csv", []byte(cp1252)), Options{Encoding: "windows-1252"}, ';'},
+		{"latin1 is windows-1252", write("latin1.csv", []byte(cp1252)), Options{Encoding: "Latin1"}, ';'},
+		{"UTF-8 named", write("utf8.csv", []byte(text)), Options{Encoding: "UTF-8"}, ';'},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := OpenWith(tt.path, tt.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.Delimiter() != tt.delim {
+				t.Errorf("delimiter %q, want %q", s.Delimiter(), tt.delim)
+			}
+			if h := s.Header(); !slices.Equal(h, []string{"Vorname", "Nachname", "Telefon"}) {
+				t.Errorf("header %q", h)
+			}
+			for i, w := range want {
+				rec, err := s.Next()
+				if err != nil || rec.Err != nil || !slices.Equal(rec.Fields, w) || rec.Row != i+2 {
+					t.Errorf("record %d = %+v, %v; want row %d %q", i, rec, err, i+2, w)
+				}
+			}
+		})
+	}
+
+	// Without encoding:, a Windows-1252 sheet is refused, and the message
+	// names the setting.
+	s, err := OpenWith(filepath.Join(dir, "cp1252.csv"), Options{})
+	if err != nil {
+		t.Fatal(err) // the header is ASCII
+	}
+	_, err = s.Next()
+	s.Close()
+	if err == nil || !strings.Contains(err.Error(), "cp1252.csv row 2") || !strings.Contains(err.Error(), "encoding: windows-1252") {
+		t.Errorf("cp1252 without encoding: %v", err)
+	}
+	_, err = OpenWith(filepath.Join(dir, "cp1252.csv"), Options{Encoding: "klingon"})
+	var se *Error
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), `unknown encoding "klingon"`) {
+		t.Errorf("unknown encoding: %v", err)
+	}
+	if err := CheckEncoding("ISO-8859-15"); err != nil {
+		t.Errorf("CheckEncoding(ISO-8859-15): %v", err)
+	}
+}
