@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,5 +86,50 @@ func TestPlanFailsWhenRunWouldRefuse(t *testing.T) {
 	}
 	if p := srv.Placed(); len(p) != 1 || p[0].AgentID != a1.AgentID || srv.Stats().AgentsCreated != 0 {
 		t.Errorf("ledger %+v, %d agents created; want one call to %s", p, srv.Stats().AgentsCreated, a1.AgentID)
+	}
+}
+
+// TestRunStopsWhenItsCreateMadeTheNameAmbiguous: another program creates
+// the campaign's agent just after callrun's second listing read the list,
+// so callrun creates one too. The listing after the create shows both:
+// run stops before any call (exit 1), naming the name, both ids and what
+// to do; the ledger is empty. From then on plan --strict exits 4.
+func TestRunStopsWhenItsCreateMadeTheNameAmbiguous(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	ctx := context.Background()
+	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	pages := 0
+	var other sandbox.Agent
+	srv.OnListPage(func(int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if pages++; pages == 2 {
+			other = srv.AddAgent(sandbox.Agent{AgentName: "Declared", GeneralPrompt: "hello"})
+		}
+	})
+	err := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard)
+	var amb *campaign.AmbiguousError
+	if code := exitCode(ctx, err); code != exitRuntime || !errors.As(err, &amb) || amb.Created == "" {
+		t.Fatalf("run: exit %d, %v; want 1 with the agent just created named", code, err)
+	}
+	for _, want := range []string{`agent name "Declared" now matches 2 agents`, other.AgentID, amb.Created, "no call was started", "delete all but one of them"} {
+		if !strings.Contains(message(err), want) {
+			t.Errorf("message lacks %q: %s", want, message(err))
+		}
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("%d calls in the ledger after run stopped", n)
+	}
+	if n := len(srv.Agents()); n != 2 || srv.Stats().AgentsCreated != 1 {
+		t.Errorf("%d agents, %d created by callrun; want 2, 1", n, srv.Stats().AgentsCreated)
+	}
+	srv.OnListPage(nil)
+	if code := exitCode(ctx, runPlan(ctx, nolog, planOptions{path: path, strict: true}, io.Discard)); code != exitInvalidRows {
+		t.Errorf("plan --strict after: exit %d, want 4", code)
 	}
 }
