@@ -331,6 +331,7 @@ func WaitReady(ctx context.Context, svc AgentService, plans []AgentPlan, pause t
 		pause = 2 * time.Second
 	}
 	start := time.Now()
+	missed := map[string]int{} // agent id -> listings in a row that lacked it
 	for attempt := 0; ; attempt++ {
 		var waiting []*AgentPlan
 		for i := range plans {
@@ -363,8 +364,14 @@ func WaitReady(ctx context.Context, svc AgentService, plans []AgentPlan, pause t
 		for _, p := range waiting {
 			a, ok := byID[p.AgentID]
 			if !ok {
-				return fmt.Errorf("agent %q (id %s) is no longer on the service's list", p.Spec.Name, p.AgentID)
+				// One listing can miss an agent that exists (the list
+				// shifted while it was read): two in a row cannot, likely.
+				if missed[p.AgentID]++; missed[p.AgentID] >= 2 {
+					return fmt.Errorf("agent %q (id %s) is no longer on the service's list (two listings in a row lack it)", p.Spec.Name, p.AgentID)
+				}
+				continue
 			}
+			missed[p.AgentID] = 0
 			p.Status = a.Status
 		}
 	}

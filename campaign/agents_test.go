@@ -415,3 +415,48 @@ func TestEnsureAgentsCreatesOnlyOnTwoListings(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitReadyOutlastsOneListingThatMissesTheAgent: while callrun waits
+// for a pending agent, one listing misses it (an agent removed between
+// page 1 and page 2 moved it to page 1 unseen). That is no reason to stop;
+// two listings in a row without it are.
+func TestWaitReadyOutlastsOneListingThatMissesTheAgent(t *testing.T) {
+	srv, c := sandboxClient(t, sandbox.Options{})
+	_, fillers := seedAround(srv, 100, 0)
+	for _, a := range srv.Agents() {
+		if a.AgentName == "Alpha" {
+			srv.SetAgentStatus(a.AgentID, "pending") // first on page 2
+		}
+	}
+	plans, err := PlanAgents(context.Background(), c, specs("Alpha"))
+	if err != nil || plans[0].Status != "pending" {
+		t.Fatalf("plan %+v, %v", plans, err)
+	}
+	var mu sync.Mutex
+	shifted := false
+	srv.OnListPage(func(page int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if page == 1 && !shifted {
+			shifted = true
+			srv.RemoveAgent(fillers[0].AgentID)
+		}
+	})
+	svc := &activating{Client: c, srv: srv, after: 2}
+	if err := WaitReady(context.Background(), svc, plans, time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !plans[0].Ready() || svc.lists.Load() != 2 {
+		t.Errorf("ready %v after %d listings, want ready after 2", plans[0].Ready(), svc.lists.Load())
+	}
+
+	// Gone for good: two listings in a row lack it.
+	srv.SetAgentStatus(plans[0].AgentID, "pending")
+	plans[0].Status = "pending"
+	srv.RemoveAgent(plans[0].AgentID)
+	svc = &activating{Client: c, srv: srv}
+	err = WaitReady(context.Background(), svc, plans, time.Millisecond, nil)
+	if err == nil || !strings.Contains(err.Error(), "no longer on the service's list") || svc.lists.Load() != 2 {
+		t.Fatalf("err = %v after %d listings", err, svc.lists.Load())
+	}
+}
