@@ -202,6 +202,7 @@ func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts
 	return plans, nil
 }
 
+// anyToCreate reports whether a plan is still to create.
 func anyToCreate(plans []AgentPlan) bool {
 	for _, p := range plans {
 		if p.Action == ActionCreate {
@@ -211,6 +212,7 @@ func anyToCreate(plans []AgentPlan) bool {
 	return false
 }
 
+// refuseAmbiguous returns an [AmbiguousError] for the first ambiguous plan.
 func refuseAmbiguous(plans []AgentPlan) error {
 	for _, p := range plans {
 		if p.Action == ActionAmbiguous {
@@ -365,7 +367,7 @@ func WaitReady(ctx context.Context, svc AgentService, plans []AgentPlan, pause t
 			a, ok := byID[p.AgentID]
 			if !ok {
 				// One listing can miss an agent that exists (the list
-				// shifted while it was read): two in a row cannot, likely.
+				// shifted while it was read); two in a row hardly can.
 				if missed[p.AgentID]++; missed[p.AgentID] >= 2 {
 					return fmt.Errorf("agent %q (id %s) is no longer on the service's list (two listings in a row lack it)", p.Spec.Name, p.AgentID)
 				}
