@@ -35,12 +35,17 @@ Examples:
   callrun plan --offline --strict --format json campaign.yaml     # in CI
   callrun plan --offline --strict --format github campaign.yaml   # in GitHub Actions
 
-Exit codes: 0 fine; 2 the campaign file, a sheet's header or a sheet's
-encoding is broken; 4 with --strict, some rows are invalid or repaired, or
-a sheet has no rows.`,
+Online, plan fails as run would when run would refuse the campaign: an
+agent name that two agents of the account share. Offline, agents are not
+known: the plan says so, and run may still refuse.
+
+Exit codes: 0 fine; 1 run would refuse (an agent name two agents share);
+2 the campaign file, a sheet's header or a sheet's encoding is broken; 4
+with --strict, some rows are invalid or repaired, a sheet has no rows, or
+run would refuse.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "offline", Usage: "make no network request (no credentials needed)"},
-			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid or repaired, or a sheet has no rows"},
+			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid or repaired, a sheet has no rows, or run would refuse"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json, or github (annotations for GitHub Actions)"},
 			shardFlag(),
 		},
@@ -101,6 +106,12 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 	}
 	if len(plan.SheetProblems) > 0 {
 		return plan, f, &campaign.FileError{Problems: plan.SheetProblems}
+	}
+	if err := plan.Refusal(); err != nil {
+		if o.strict {
+			return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %w", err))
+		}
+		return plan, f, err
 	}
 	if o.strict && plan.Totals.Invalid > 0 {
 		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))

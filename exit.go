@@ -33,8 +33,9 @@ const exitCodesHelp = `EXIT CODES:
    2    usage error or invalid campaign file (or a state directory that holds another
         split into shards, or journal files pushed, or not pushed, to PostgreSQL)
    3    finished, but some contacts failed or are uncertain
-   4    plan --strict found invalid or repaired rows, a sheet with no rows, or a
-        suppression entry that is no number
+   4    plan --strict found invalid or repaired rows, a sheet with no rows, a
+        suppression entry that is no number, or that run would refuse (an agent
+        name two agents share)
    75   try again later (another run holds the lock, here or, with PostgreSQL, on any
         machine; outside calling hours with --until reached; or contacts left pending)
    130  interrupted (state saved)`

@@ -285,8 +285,14 @@ func (c *Client) ListAgents(ctx context.Context, page, perPage int) (*AgentPage,
 // ListAllAgents reads every page of the agent list. It stops when it holds
 // total agents or a page comes back empty, and gives up with an error on a
 // server that keeps answering past any sane bound.
+//
+// The list can change between two page requests (someone adds or deletes
+// an agent meanwhile): an agent that two pages show is kept once, by id,
+// and one that moved to a page already read is missing. So one listing
+// proves that an agent exists, never that it does not.
 func (c *Client) ListAllAgents(ctx context.Context) ([]Agent, error) {
 	var all []Agent
+	seen := map[string]bool{}
 	prevFirst := ""
 	for page := 1; ; page++ {
 		if page > maxListPages {
@@ -303,7 +309,13 @@ func (c *Client) ListAllAgents(ctx context.Context) ([]Agent, error) {
 			return nil, fmt.Errorf("list agents: page %d repeats page %d; the service seems to ignore the page parameter", page, page-1)
 		}
 		prevFirst = p.Agents[0].AgentID
-		all = append(all, p.Agents...)
+		for _, a := range p.Agents {
+			if a.AgentID != "" && seen[a.AgentID] {
+				continue
+			}
+			seen[a.AgentID] = true
+			all = append(all, a)
+		}
 		if len(all) >= p.Total {
 			return all, nil
 		}

@@ -97,6 +97,56 @@ func TestAgainstSandboxPagination(t *testing.T) {
 	}
 }
 
+// TestAgainstSandboxShiftingList: an agent added between page 1 and page
+// 2 of a newest-first list pushes the last agent of page 1 to page 2; the
+// listing holds it once. An agent removed between the pages of an
+// oldest-first list pulls the first agent of page 2 onto page 1, and that
+// one listing misses it.
+func TestAgainstSandboxShiftingList(t *testing.T) {
+	for _, newest := range []bool{true, false} {
+		s := newSession(t, sandbox.Options{NewestFirst: newest}, nil)
+		var seeded []sandbox.Agent
+		for i := range 101 {
+			seeded = append(seeded, s.srv.AddAgent(sandbox.Agent{AgentName: fmt.Sprintf("agent %03d", i), GeneralPrompt: "p"}))
+		}
+		shifted := false
+		s.srv.OnListPage(func(page int) {
+			if page != 1 || shifted {
+				return
+			}
+			shifted = true
+			if newest {
+				s.srv.AddAgent(sandbox.Agent{AgentName: "added", GeneralPrompt: "p"})
+			} else {
+				s.srv.RemoveAgent(seeded[0].AgentID)
+			}
+		})
+		all, err := s.client.ListAllAgents(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[string]int{}
+		for _, a := range all {
+			count[a.AgentID]++
+		}
+		moved := seeded[100] // first on page 2 oldest first; page 1 starts at it newest first
+		if newest {
+			moved = seeded[1] // last on page 1 before the addition, first on page 2 after
+		}
+		switch {
+		case newest && (len(all) != 101 || count[moved.AgentID] != 1):
+			t.Errorf("newest first, one added between pages: %d agents listed, %s %d times; want 101, once", len(all), moved.AgentName, count[moved.AgentID])
+		case !newest && (len(all) != 100 || count[moved.AgentID] != 0):
+			t.Errorf("oldest first, one removed between pages: %d agents listed, %s %d times; want 100 listed, the moved one missed", len(all), moved.AgentName, count[moved.AgentID])
+		}
+		for id, n := range count {
+			if n != 1 {
+				t.Errorf("agent %s listed %d times", id, n)
+			}
+		}
+	}
+}
+
 // TestAgainstSandboxTokensExpireMidRun: short-lived tokens, rotated on every
 // refresh, with many workers: every request succeeds and refreshes stay few.
 func TestAgainstSandboxTokensExpireMidRun(t *testing.T) {

@@ -127,12 +127,20 @@ func drift(s *AgentSpec, a apiclient.Agent) []string {
 const DriftAdvice = "the service cannot update an agent: to use the file's version, rename the agent in the file (a new one is created), or change it in the service's dashboard"
 
 // AmbiguousError reports an agent name that two or more agents share.
+// Created is set when one of them is the agent callrun has just created:
+// the list hid the other one (it changed while callrun read it) or
+// another program created one at the same time.
 type AmbiguousError struct {
-	Name string
-	IDs  []string
+	Name    string
+	IDs     []string
+	Created string
 }
 
 func (e *AmbiguousError) Error() string {
+	if e.Created != "" {
+		return fmt.Sprintf("agent name %q now matches %d agents on the service (ids %s): callrun created %s just now, as two listings in a row showed no agent of that name (the list changed while it was read, or another program created one at the same time); no call was started: delete all but one of them on the service (%s, just created, unless you prefer it), then run again",
+			e.Name, len(e.IDs), strings.Join(e.IDs, ", "), e.Created, e.Created)
+	}
 	return fmt.Sprintf("agent name %q matches %d agents on the service (ids %s); callrun will not guess which to use: rename one of them on the service, or give this agent another name in the campaign file",
 		e.Name, len(e.IDs), strings.Join(e.IDs, ", "))
 }
@@ -148,31 +156,122 @@ type EnsureOptions struct {
 	Logf func(format string, args ...any)
 }
 
-// EnsureAgents makes every declared agent exist and returns their plans.
-// It lists the agents once, creates the missing ones, and refuses an
-// ambiguous name. Creation is not idempotent on the service, so after a
-// create whose outcome is unclear (a timeout, a 5xx, a dropped connection)
-// it lists the agents again before anything else: no name is ever created
-// twice by callrun.
+// EnsureAgents makes every declared agent exist and returns their plans;
+// `callrun run` calls it before any call. It refuses an ambiguous name.
+//
+// The agent list can change while it is read page by page, so that one
+// listing may miss an agent that exists; creation is not idempotent on the
+// service, so a second agent of the name would make every later run
+// refuse it. EnsureAgents therefore creates an agent only when two full
+// listings in a row agree that its name is absent; after a create whose
+// outcome is unclear (a timeout, a 5xx, a dropped connection) it lists
+// again, twice, before creating again; and after creating it lists once
+// more and stops with an [AmbiguousError] if the name now matches two
+// agents, before any call goes to either.
 func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts EnsureOptions) ([]AgentPlan, error) {
 	plans, err := PlanAgents(ctx, svc, specs)
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseAmbiguous(plans); err != nil {
+		return plans, err
+	}
+	if !anyToCreate(plans) {
+		return plans, nil
+	}
+	if err := relist(ctx, svc, plans); err != nil {
+		return plans, fmt.Errorf("listing agents again, to confirm which are missing: %w", err)
+	}
+	if err := refuseAmbiguous(plans); err != nil {
+		return plans, err
+	}
+	created := false
 	for i := range plans {
-		p := &plans[i]
-		switch p.Action {
-		case ActionAmbiguous:
-			return plans, &AmbiguousError{Name: p.Spec.Name, IDs: p.IDs}
-		case ActionCreate:
-			if err := createOnce(ctx, svc, p, opts); err != nil {
+		if plans[i].Action == ActionCreate {
+			if err := createOnce(ctx, svc, &plans[i], opts); err != nil {
 				return plans, err
 			}
+			created = true
+		}
+	}
+	if created {
+		if err := checkCreatedOnce(ctx, svc, plans); err != nil {
+			return plans, err
 		}
 	}
 	return plans, nil
 }
 
+// anyToCreate reports whether a plan is still to create.
+func anyToCreate(plans []AgentPlan) bool {
+	for _, p := range plans {
+		if p.Action == ActionCreate {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseAmbiguous returns an [AmbiguousError] for the first ambiguous plan.
+func refuseAmbiguous(plans []AgentPlan) error {
+	for _, p := range plans {
+		if p.Action == ActionAmbiguous {
+			return &AmbiguousError{Name: p.Spec.Name, IDs: p.IDs}
+		}
+	}
+	return nil
+}
+
+// relist lists the agents again and updates every plan still to create
+// whose name the new listing shows: it exists after all (a shifting list
+// hid it), or is ambiguous.
+func relist(ctx context.Context, svc AgentService, plans []AgentPlan) error {
+	existing, err := svc.ListAllAgents(ctx)
+	if err != nil {
+		return err
+	}
+	var specs []AgentSpec
+	var idx []int
+	for i := range plans {
+		if plans[i].Action == ActionCreate {
+			specs, idx = append(specs, *plans[i].Spec), append(idx, i)
+		}
+	}
+	for j, m := range matchAgents(specs, existing) {
+		if m.Action != ActionCreate {
+			m.Spec = plans[idx[j]].Spec
+			plans[idx[j]] = m
+		}
+	}
+	return nil
+}
+
+// checkCreatedOnce lists the agents after creates and refuses a name that
+// now matches an agent besides the one created.
+func checkCreatedOnce(ctx context.Context, svc AgentService, plans []AgentPlan) error {
+	existing, err := svc.ListAllAgents(ctx)
+	if err != nil {
+		return fmt.Errorf("checking that each agent created exists once: listing agents: %w; run again to check before any call", err)
+	}
+	for _, p := range plans {
+		if p.Action != ActionCreated {
+			continue
+		}
+		ids := []string{p.AgentID}
+		for _, a := range existing {
+			if a.Name == p.Spec.Name && a.AgentID != p.AgentID {
+				ids = append(ids, a.AgentID)
+			}
+		}
+		if len(ids) > 1 {
+			return &AmbiguousError{Name: p.Spec.Name, IDs: ids, Created: p.AgentID}
+		}
+	}
+	return nil
+}
+
+// createOnce creates p's agent, retrying a create whose outcome is unclear
+// only after two listings in a row still lack the name.
 func createOnce(ctx context.Context, svc AgentService, p *AgentPlan, opts EnsureOptions) error {
 	attempts := opts.Attempts
 	if attempts <= 0 {
@@ -208,19 +307,20 @@ func createOnce(ctx context.Context, svc AgentService, p *AgentPlan, opts Ensure
 		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
-		// The create may have happened: look before creating again.
-		existing, lerr := svc.ListAllAgents(ctx)
-		if lerr != nil {
-			return fmt.Errorf("creating agent %q: the create's outcome is unknown and listing agents failed (%v); run again to check before anything is created: %w", p.Spec.Name, lerr, err)
-		}
-		m := matchAgents([]AgentSpec{*p.Spec}, existing)[0]
-		switch m.Action {
-		case ActionExists:
-			p.Action, p.AgentID, p.Status = ActionCreated, m.AgentID, m.Status
-			logf("agent %q was created after all (id %s)", p.Spec.Name, m.AgentID)
-			return nil
-		case ActionAmbiguous:
-			return &AmbiguousError{Name: p.Spec.Name, IDs: m.IDs}
+		// The create may have happened: look, twice, before creating again.
+		one := []AgentPlan{*p}
+		for range 2 {
+			if lerr := relist(ctx, svc, one); lerr != nil {
+				return fmt.Errorf("creating agent %q: the create's outcome is unknown and listing agents failed (%v); run again to check before anything is created: %w", p.Spec.Name, lerr, err)
+			}
+			if err := refuseAmbiguous(one); err != nil {
+				return err
+			}
+			if one[0].Action == ActionExists {
+				p.Action, p.AgentID, p.Status, p.Drift = ActionCreated, one[0].AgentID, one[0].Status, nil
+				logf("agent %q was created after all (id %s)", p.Spec.Name, p.AgentID)
+				return nil
+			}
 		}
 	}
 }
@@ -233,6 +333,7 @@ func WaitReady(ctx context.Context, svc AgentService, plans []AgentPlan, pause t
 		pause = 2 * time.Second
 	}
 	start := time.Now()
+	missed := map[string]int{} // agent id -> listings in a row that lacked it
 	for attempt := 0; ; attempt++ {
 		var waiting []*AgentPlan
 		for i := range plans {
@@ -265,8 +366,14 @@ func WaitReady(ctx context.Context, svc AgentService, plans []AgentPlan, pause t
 		for _, p := range waiting {
 			a, ok := byID[p.AgentID]
 			if !ok {
-				return fmt.Errorf("agent %q (id %s) is no longer on the service's list", p.Spec.Name, p.AgentID)
+				// One listing can miss an agent that exists (the list
+				// shifted while it was read); two in a row hardly can.
+				if missed[p.AgentID]++; missed[p.AgentID] >= 2 {
+					return fmt.Errorf("agent %q (id %s) is no longer on the service's list (two listings in a row lack it)", p.Spec.Name, p.AgentID)
+				}
+				continue
 			}
+			missed[p.AgentID] = 0
 			p.Status = a.Status
 		}
 	}

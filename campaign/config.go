@@ -223,11 +223,97 @@ func Load(path string, opts LoadOptions) (*File, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, &FileError{[]Problem{{File: path, Msg: "is a directory; give the campaign's .yaml file"}}}
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := readAtMost(path, MaxCampaignFileSize)
+	var big *tooLargeError
+	switch {
+	case errors.As(err, &big):
+		return nil, &FileError{[]Problem{{File: path, Msg: fmt.Sprintf("the campaign file is %s, larger than %s, the most callrun reads of one: a campaign file declares agents, sheets and settings; contacts belong in CSV sheets (sheets:), a long prompt in prompt_file:, numbers not to call in suppress: files", big.size(), sizeText(MaxCampaignFileSize))}}}
+	case err != nil:
 		return nil, &FileError{[]Problem{{File: path, Msg: readProblem(err)}}}
 	}
 	return Parse(path, data, opts)
+}
+
+// MaxCampaignFileSize is the largest campaign file [Load] reads. A
+// campaign file declares agents, sheets and settings; the contacts are in
+// the sheets. The bound keeps a wrong path (a sheet or a dump given as the
+// campaign file) from filling memory.
+const MaxCampaignFileSize = 4 << 20
+
+// MaxPromptSize is the largest prompt, given as prompt: or read from
+// prompt_file:, that [Load] accepts for an agent, which callrun sends to
+// the service when it creates the agent. The service does not publish a
+// limit of its own; this one is far above any prompt a person writes, and
+// well below what a wrong file (a sheet, a log) given as prompt_file is.
+const MaxPromptSize = 256 << 10
+
+// tooLargeError is what readAtMost returns for a file over its limit.
+type tooLargeError struct {
+	bytes int64 // the file's size, or -1 when only "more than the limit" is known
+	limit int64
+}
+
+func (e *tooLargeError) Error() string { return "larger than " + sizeText(e.limit) }
+
+// size is the file's size for people.
+func (e *tooLargeError) size() string {
+	if e.bytes < 0 {
+		return "more than " + sizeText(e.limit)
+	}
+	return exactSize(e.bytes)
+}
+
+// exactSize is sizeText with the exact count of bytes after a rounded
+// size: "4.0 MiB (4194305 bytes)".
+func exactSize(n int64) string {
+	if n < 1<<10 {
+		return sizeText(n)
+	}
+	return fmt.Sprintf("%s (%d bytes)", sizeText(n), n)
+}
+
+// readAtMost reads the file at path if it holds at most limit bytes, in
+// memory bounded by the limit: a file whose size says it is larger is not
+// read at all, and no file is read past limit+1 bytes (one that grows, or
+// is not a regular file). A larger file is a *tooLargeError.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	room := limit + 1 // a byte past the limit tells a larger file
+	if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > limit {
+			return nil, &tooLargeError{bytes: st.Size(), limit: limit}
+		}
+		room = st.Size() + 1
+	}
+	// With bytes.MinRead to spare, ReadFrom reads all into one allocation.
+	buf := bytes.NewBuffer(make([]byte, 0, room+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(fh, limit+1)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > limit {
+		return nil, &tooLargeError{bytes: -1, limit: limit}
+	}
+	return buf.Bytes(), nil
+}
+
+// sizeText writes a size in bytes for people: "4 MiB", "4.5 MiB",
+// "256 KiB", "300.2 KiB", "512 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func readProblem(err error) string {

@@ -307,6 +307,19 @@ func estimate(f *File, n int, now time.Time, warnings []string) (int64, []string
 	return int64(math.Ceil(d.Seconds())), warnings
 }
 
+// Refusal returns the error `callrun run` would stop with before any call,
+// as far as the plan knows (online, an agent name that two agents share),
+// or nil. `callrun plan` returns it after printing the plan, so that a plan
+// that says "run will refuse" does not exit 0.
+func (p *Plan) Refusal() error {
+	for _, a := range p.Agents {
+		if a.Action == ActionAmbiguous {
+			return fmt.Errorf("run would refuse this campaign: %w", &AmbiguousError{Name: a.Name, IDs: a.IDs})
+		}
+	}
+	return nil
+}
+
 // WriteText prints the plan for a person.
 func (p *Plan) WriteText(w io.Writer) error {
 	var b strings.Builder
@@ -334,6 +347,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if len(a.Fields) > 0 {
 			fmt.Fprintf(&b, "             form fields: %s\n", fieldsLine(a.Fields))
 		}
+	}
+	if p.Offline && len(p.Agents) > 0 {
+		b.WriteString("  (offline: not checked whether each agent exists, or exists twice, which run refuses; plan without --offline checks)\n")
 	}
 	b.WriteString("\nSheets:\n")
 	for _, s := range p.Sheets {

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -135,8 +136,11 @@ func (l *loader) validateAgents(f *File) {
 		case a.Prompt != "" && a.PromptFile != "":
 			l.problem(key+".prompt_file", "agent %q has both prompt and prompt_file; keep one", a.Name)
 		case a.PromptFile != "":
-			b, err := readRegular(f.Path(a.PromptFile))
-			if err != nil {
+			b, err := readPrompt(f.Path(a.PromptFile))
+			var big *tooLargeError
+			if errors.As(err, &big) {
+				l.problem(key+".prompt_file", "prompt file %s is %s, larger than %s, the most callrun sends as an agent's prompt (the service does not publish its own limit); is it the right file?", f.Path(a.PromptFile), big.size(), sizeText(MaxPromptSize))
+			} else if err != nil {
 				l.problem(key+".prompt_file", "prompt file %s: %s", f.Path(a.PromptFile), readProblem(err))
 			} else if strings.TrimSpace(string(b)) == "" {
 				l.problem(key+".prompt_file", "prompt file %s is empty", f.Path(a.PromptFile))
@@ -145,6 +149,8 @@ func (l *loader) validateAgents(f *File) {
 			}
 		case strings.TrimSpace(a.Prompt) == "":
 			l.problem(key, "agent %q needs a prompt: (text) or prompt_file: (a path)", a.Name)
+		case len(a.Prompt) > MaxPromptSize:
+			l.problem(key+".prompt", "agent %q's prompt is %s, larger than %s, the most callrun sends as an agent's prompt (the service does not publish its own limit)", a.Name, exactSize(int64(len(a.Prompt))), sizeText(MaxPromptSize))
 		}
 		if strings.HasPrefix(strings.TrimSpace(a.Prompt), "TODO") {
 			l.problem(key+".prompt", "agent %q's prompt is still the TODO placeholder from callrun init; write what the agent should say", a.Name)
@@ -287,13 +293,14 @@ var weekdays = map[string]time.Weekday{
 	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
-// readRegular is os.ReadFile for a regular file only (see
-// [sheet.CheckRegular]): the loader reads prompt files with it.
-func readRegular(path string) ([]byte, error) {
+// readPrompt reads a prompt file: a regular file only (see
+// [sheet.CheckRegular]) of at most [MaxPromptSize] bytes, never read past
+// that.
+func readPrompt(path string) ([]byte, error) {
 	if err := sheet.CheckRegular(path); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(path)
+	return readAtMost(path, MaxPromptSize)
 }
 
 func (l *loader) checkReadable(key, path, what string) {

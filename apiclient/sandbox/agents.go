@@ -126,6 +126,31 @@ func (s *Server) CallEndpoint(agentID string) (string, bool) {
 	return s.URL + callPath(a), true
 }
 
+// RemoveAgent deletes an agent, as someone using the service's dashboard
+// would, and reports whether it existed. Its call endpoint answers 404
+// from then on.
+func (s *Server) RemoveAgent(agentID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byID[agentID] == nil {
+		return false
+	}
+	delete(s.byID, agentID)
+	s.agents = slices.DeleteFunc(s.agents, func(a *agentRecord) bool { return a.AgentID == agentID })
+	return true
+}
+
+// OnListPage sets f to be called with the page number each time the list
+// endpoint has read a page of agents, before it answers. f may call
+// AddAgent or RemoveAgent: tests use it to shift the list between the page
+// requests of one listing, as another user of the account does when they
+// add or delete an agent while a client reads the list. nil removes it.
+func (s *Server) OnListPage(f func(page int)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listHook = f
+}
+
 func (s *Server) addLocked(a *agentRecord) {
 	a.token = randomHex(8)
 	s.agents = append(s.agents, a)
@@ -257,12 +282,20 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	total := len(s.agents)
 	data := []Agent{}
 	if start := page - 1; start < (total+perPage-1)/perPage {
-		for _, a := range s.agents[start*perPage : min(total, (start+1)*perPage)] {
+		for i := start * perPage; i < min(total, (start+1)*perPage); i++ {
+			a := s.agents[i]
+			if s.opts.NewestFirst {
+				a = s.agents[total-1-i]
+			}
 			data = append(data, s.agentLocked(a))
 		}
 	}
 	s.stats.ListCalls++
+	hook := s.listHook
 	s.mu.Unlock()
+	if hook != nil {
+		hook(page)
+	}
 
 	if !s.answerAfter(w, d) {
 		writeJSON(w, http.StatusOK, map[string]any{"data": data, "current_page": page, "per_page": perPage, "total": total})

@@ -42,7 +42,9 @@
 // "active". List takes page (default 1, >= 1) and per_page (default 100,
 // 1 to 100); an out-of-bounds or non-integer value is 400 with a message
 // naming the parameter and its bounds. Agents are listed in creation order
-// and a page past the end has empty data. Call-endpoint needs Content-Type:
+// (newest first with Options.NewestFirst) and a page past the end has
+// empty data; Server.OnListPage lets a test add or remove agents between
+// the page requests of one listing. Call-endpoint needs Content-Type:
 // application/json, as the spec lists it (415), and agent_id (400; unknown
 // is 404). The endpoint URL it returns is stable and unique per agent. Its
 // form_data is written as the live service writes it: phone_number, email,

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -1247,5 +1248,88 @@ func TestStandardLibraryOnly(t *testing.T) {
 				t.Errorf("%s imports %s", name, path)
 			}
 		}
+	}
+}
+
+// TestShiftingList checks the list's two orders and a list that changes
+// between the page requests of one listing.
+func TestShiftingList(t *testing.T) {
+	ids := func(r result) []string {
+		var out []string
+		for _, a := range r.Body["data"].([]any) {
+			out = append(out, a.(map[string]any)["agent_id"].(string))
+		}
+		return out
+	}
+	for _, newest := range []bool{false, true} {
+		e := newEnv(t, Options{NewestFirst: newest})
+		tok, _ := e.srv.IssueToken()
+		var seeded []string
+		for i := range 4 {
+			seeded = append(seeded, e.srv.AddAgent(Agent{AgentName: fmt.Sprint("agent ", i), GeneralPrompt: "p"}).AgentID)
+		}
+		if newest {
+			slices.Reverse(seeded)
+		}
+		page := func(n int) result {
+			r := e.do("GET", fmt.Sprintf("/api/ai/agent/list?page=%d&per_page=2", n), "", "", bearer(tok)...)
+			e.want(r, 200, "")
+			return r
+		}
+		if got := append(ids(page(1)), ids(page(2))...); !slices.Equal(got, seeded) {
+			t.Errorf("newest first %v: listed %v, want %v", newest, got, seeded)
+		}
+
+		var pages []int
+		var added Agent
+		e.srv.OnListPage(func(n int) {
+			pages = append(pages, n)
+			if n != 1 || len(pages) > 1 {
+				return // once, after the first page 1
+			}
+			if newest { // someone adds an agent: everything moves down one place
+				added = e.srv.AddAgent(Agent{AgentName: "new", GeneralPrompt: "p"})
+			} else if !e.srv.RemoveAgent(seeded[0]) { // someone deletes the oldest: everything moves up
+				t.Error("RemoveAgent of an agent that exists said false")
+			}
+		})
+		first, second := ids(page(1)), ids(page(2))
+		if newest {
+			// seeded[1], last on page 1, comes again first on page 2.
+			if !slices.Equal(first, seeded[:2]) || !slices.Equal(second, seeded[1:3]) {
+				t.Errorf("added between pages: %v then %v", first, second)
+			}
+			if got := ids(page(1)); got[0] != added.AgentID {
+				t.Errorf("newest first: page 1 starts %v, want the added %s", got, added.AgentID)
+			}
+		} else {
+			// seeded[2] moved to page 1 after it was read: no page shows it.
+			if !slices.Equal(first, seeded[:2]) || !slices.Equal(second, seeded[3:]) {
+				t.Errorf("removed between pages: %v then %v", first, second)
+			}
+			if e.srv.RemoveAgent(seeded[0]) {
+				t.Error("RemoveAgent of a removed agent said true")
+			}
+		}
+		want := []int{1, 2}
+		if newest {
+			want = append(want, 1)
+		}
+		if !slices.Equal(pages, want) {
+			t.Errorf("OnListPage saw pages %v, want %v", pages, want)
+		}
+		e.srv.OnListPage(nil)
+	}
+}
+
+func TestRemovedAgentsEndpointIsGone(t *testing.T) {
+	e := newEnv(t, Options{})
+	a, ep := e.seededEndpoint(Agent{AgentName: "Gone", GeneralPrompt: "p"})
+	if !e.srv.RemoveAgent(a.AgentID) {
+		t.Fatal("RemoveAgent said false")
+	}
+	e.want(e.call(ep, url.Values{"phone_number": {phone}}), 404, "not_found")
+	if len(e.srv.Agents()) != 0 || len(e.srv.Calls()) != 0 {
+		t.Errorf("after removal: agents %v, ledger %v", e.srv.Agents(), e.srv.Calls())
 	}
 }

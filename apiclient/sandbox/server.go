@@ -72,6 +72,9 @@ type Options struct {
 	// data.form_data lists them before local_presence_number, and call
 	// starts may carry them. See CheckAccountFields for what is allowed.
 	AccountFields []string
+	// NewestFirst lists agents newest first; false lists them in creation
+	// order, oldest first. Live services list either way.
+	NewestFirst bool
 	// Faults is the initial fault injection; see Faults and SetFaults.
 	Faults Faults
 	// Now returns the current time; nil means time.Now. It drives token
@@ -118,6 +121,7 @@ type Server struct {
 	refresh  map[string]bool      // valid refresh tokens
 	agents   []*agentRecord
 	byID     map[string]*agentRecord
+	listHook func(page int) // see OnListPage
 	calls    []Call
 	webhooks []Webhook
 	stats    Stats
