@@ -84,15 +84,15 @@ Example: callrun auth refresh campaign.yaml`,
 				ArgsUsage:   "CAMPAIGN.yaml",
 				Description: "Example: callrun auth logout campaign.yaml",
 				Action: withService(s, func(ctx context.Context, svc *service) error {
-					unlock, err := svc.tokens.File.Lock(ctx)
+					unlock, err := svc.tokens.Store.Lock(ctx)
 					if err != nil {
 						return err
 					}
 					defer unlock()
-					if err := svc.tokens.File.Remove(); err != nil {
+					if err := svc.tokens.Store.Remove(); err != nil {
 						return err
 					}
-					fmt.Fprintf(s.stdout, "Logged out: removed %s.\n", svc.tokens.File.Path)
+					fmt.Fprintf(s.stdout, "Logged out: removed %s.\n", svc.tokens.Store)
 					return nil
 				}),
 			},
@@ -118,7 +118,7 @@ func authLogin(ctx context.Context, log zerolog.Logger, path, code string, wait 
 		return fmt.Errorf("logging in: %w", err)
 	}
 	fmt.Fprintf(out, "Logged in to %s. Token saved to %s; the access token expires %s.\n",
-		svc.oauth.BaseURL, svc.tokens.File.Path, describeExpiry(tok, time.Now()))
+		svc.oauth.BaseURL, svc.tokens.Store, describeExpiry(tok, time.Now()))
 	return nil
 }
 
@@ -270,7 +270,7 @@ func withService(s *session, fn func(context.Context, *service) error) cli.Actio
 }
 
 func authStatus(svc *service, out io.Writer) error {
-	tok, err := svc.tokens.File.Load()
+	tok, err := svc.tokens.Store.Load()
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func authStatus(svc *service, out io.Writer) error {
 		refresh = "no: log in again when it expires"
 	}
 	fmt.Fprintf(out, "Service:       %s\nClient id:     %s\nToken file:    %s\nAccess token:  expires %s\nRefresh token: %s\n",
-		svc.oauth.BaseURL, svc.oauth.ClientID, svc.tokens.File.Path, describeExpiry(tok, time.Now()), refresh)
+		svc.oauth.BaseURL, svc.oauth.ClientID, svc.tokens.Store, describeExpiry(tok, time.Now()), refresh)
 	return nil
 }
 
