@@ -179,7 +179,7 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 	}
 	defer state.Close()
 	defer journal.Close()
-	svc, err := newService(nolog, f)
+	svc, err := newService(context.Background(), nolog, f, nil)
 	if err != nil {
 		return 0, 0, nil, err
 	}

@@ -28,7 +28,10 @@ func authCommand(s *session) *cli.Command {
 		Usage: "log in to the service and manage the saved token",
 		Description: `The token is kept in a file (mode 0600) under your configuration directory,
 one per service and client id, or at service.token_file, or at $CALLRUN_TOKEN_FILE.
-It refreshes itself; log in once as a person and cron runs keep working.`,
+With state: {postgres: ...} it is kept in that database instead, for every machine
+that runs the campaign, sealed with the key in $CALLRUN_TOKEN_KEY (make one with
+openssl rand -base64 32). It refreshes itself; log in once as a person and cron
+runs keep working.`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "login",
@@ -92,7 +95,7 @@ Example: callrun auth refresh campaign.yaml`,
 					if err := svc.tokens.Store.Remove(); err != nil {
 						return err
 					}
-					fmt.Fprintf(s.stdout, "Logged out: removed %s.\n", svc.tokens.Store)
+					fmt.Fprintf(s.stdout, "Logged out: removed the token kept in %s.\n", svc.tokens.Store)
 					return nil
 				}),
 			},
@@ -104,10 +107,11 @@ Example: callrun auth refresh campaign.yaml`,
 // redirect, or pasted) and exchanges it for a saved token.
 // Prompts go to prompt (stderr), the result to out.
 func authLogin(ctx context.Context, log zerolog.Logger, path, code string, wait time.Duration, in io.Reader, out, prompt io.Writer) error {
-	svc, err := openService(log, path, campaign.LoadOptions{ServiceOnly: true})
+	svc, err := openService(ctx, log, path, campaign.LoadOptions{ServiceOnly: true})
 	if err != nil {
 		return err
 	}
+	defer svc.Close()
 	if code == "" {
 		if code, err = obtainCode(ctx, svc.oauth, wait, in, prompt); err != nil {
 			return err
@@ -261,10 +265,11 @@ func withService(s *session, fn func(context.Context, *service) error) cli.Actio
 		if err != nil {
 			return err
 		}
-		svc, err := openService(s.log, path, campaign.LoadOptions{ServiceOnly: true})
+		svc, err := openService(c.Context, s.log, path, campaign.LoadOptions{ServiceOnly: true})
 		if err != nil {
 			return err
 		}
+		defer svc.Close()
 		return fn(c.Context, svc)
 	}
 }
@@ -278,7 +283,7 @@ func authStatus(svc *service, out io.Writer) error {
 	if tok.RefreshToken == "" {
 		refresh = "no: log in again when it expires"
 	}
-	fmt.Fprintf(out, "Service:       %s\nClient id:     %s\nToken file:    %s\nAccess token:  expires %s\nRefresh token: %s\n",
+	fmt.Fprintf(out, "Service:       %s\nClient id:     %s\nKept in:       %s\nAccess token:  expires %s\nRefresh token: %s\n",
 		svc.oauth.BaseURL, svc.oauth.ClientID, svc.tokens.Store, describeExpiry(tok, time.Now()), refresh)
 	return nil
 }

@@ -85,7 +85,12 @@ func (s *FileTokenSource) Token(ctx context.Context) (*Token, error) {
 	}
 	tok, err := s.renew(ctx, now)
 	if err != nil {
-		if errors.Is(err, ErrReauthorize) || errors.Is(err, ErrNotLoggedIn) {
+		var ae *AuthError
+		switch {
+		case errors.As(err, &ae): // the store's own: a token it cannot open
+			s.fatal = ae
+			return nil, s.fatal
+		case errors.Is(err, ErrReauthorize) || errors.Is(err, ErrNotLoggedIn):
 			s.fatal = &AuthError{Err: err}
 			return nil, s.fatal
 		}
