@@ -617,3 +617,51 @@ func TestPostgresShardsShareARotatingToken(t *testing.T) {
 	t.Logf("4 shards over %v with a 2 s rotating token: %d refreshes, %d token errors, %d answers 401, %d calls",
 		longest.Round(time.Millisecond), refreshes, stats.TokenErrors, stats.Unauthorized, len(l.calls))
 }
+
+// TestPostgresTokenNeedsItsKey: with state.postgres, a run without
+// CALLRUN_TOKEN_KEY, or with a key other than the login's, stops before
+// calling anyone and says what to do, without printing either key; so
+// does a campaign file that names a token file besides.
+func TestPostgresTokenNeedsItsKey(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(3), perSecond: 100, concurrency: 2, postgres: pgtest.URL(t)})
+	env := e.env
+	t.Cleanup(func() { e.env = env })
+	without := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "CALLRUN_TOKEN_KEY=") })
+	const otherKey = "b3RoZXIta2V5LW9mLXRoaXJ0eS10d28tYnl0ZXMuLi4="
+	for _, tc := range []struct {
+		name string
+		env  []string
+		code int
+		says string
+	}{
+		{"no key", without, exitUsage, "openssl rand -base64 32"},
+		{"a short key", append(slices.Clone(without), "CALLRUN_TOKEN_KEY=c2hvcnQ="), exitUsage, "openssl rand -base64 32"},
+		{"another key", append(slices.Clone(without), "CALLRUN_TOKEN_KEY="+otherKey), exitRuntime, "sealed with another CALLRUN_TOKEN_KEY"},
+	} {
+		e.env = tc.env
+		res := e.run(30*time.Second, "run", e.path)
+		if res.code != tc.code || !strings.Contains(res.stderr, tc.says) {
+			t.Errorf("%s: want exit %d saying %q: %s", tc.name, tc.code, tc.says, res)
+		}
+		if strings.Contains(res.stdout+res.stderr, e2eTokenKey) || strings.Contains(res.stdout+res.stderr, otherKey) {
+			t.Errorf("%s: a key was printed: %s", tc.name, res)
+		}
+	}
+	e.env = env
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("%d call starts without the token's key", n)
+	}
+	b, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFile := strings.Replace(string(b), "  redirect_uri:", "  token_file: token.json\n  redirect_uri:", 1)
+	if err := os.WriteFile(e.path, []byte(withFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.run(30*time.Second, "auth", "status", e.path); res.code != exitUsage || !strings.Contains(res.stderr, "service.token_file") {
+		t.Errorf("service.token_file beside state.postgres: %s", res)
+	}
+}
