@@ -280,3 +280,24 @@ func TestPostgresMigratesVersion1(t *testing.T) {
 	}
 	unlock()
 }
+
+// TestPGTokenSaveOutlivesTheLocksContext: the caller's context ends
+// between the refresh and the save (a run stopping, say). The service has
+// rotated the refresh token by then, so the save must still happen: the
+// old one is dead, and losing the new one would need a person to log in.
+func TestPGTokenSaveOutlivesTheLocksContext(t *testing.T) {
+	tok := pgToken(t, openPostgres(t, pgURL(t), "c", 0, 1), "client", testKey(6))
+	ctx, cancel := context.WithCancel(context.Background())
+	unlock, err := tok.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := tok.Save([]byte("rt-new")); err != nil {
+		t.Errorf("Save after the lock's context ended: %v", err)
+	}
+	unlock()
+	if plain, _, err := tok.Load(); err != nil || string(plain) != "rt-new" {
+		t.Errorf("the row holds %q (%v), want the token saved", plain, err)
+	}
+}
