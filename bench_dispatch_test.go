@@ -118,6 +118,7 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 	if database != "" {
 		yml += "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"
 		b.Setenv("CALLRUN_DATABASE_URL", database)
+		b.Setenv("CALLRUN_TOKEN_KEY", e2eTokenKey) // the token is kept in the database
 	}
 	path := filepath.Join(dir, "campaign.yaml")
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
@@ -179,10 +180,11 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 	}
 	defer state.Close()
 	defer journal.Close()
-	svc, err := newService(nolog, f)
+	svc, err := newService(context.Background(), nolog, f, nil)
 	if err != nil {
 		return 0, 0, nil, err
 	}
+	defer svc.Close()
 	agents, err := campaign.EnsureAgents(ctx, svc.client, f.Agents, campaign.EnsureOptions{})
 	if err != nil {
 		return 0, 0, nil, err

@@ -49,10 +49,11 @@ type listedAgent struct {
 }
 
 func agentsList(ctx context.Context, log zerolog.Logger, path, format string, out io.Writer) error {
-	svc, err := openService(log, path, campaign.LoadOptions{ServiceOnly: true})
+	svc, err := openService(ctx, log, path, campaign.LoadOptions{ServiceOnly: true})
 	if err != nil {
 		return err
 	}
+	defer svc.Close()
 	agents, err := svc.client.ListAllAgents(ctx)
 	if err != nil {
 		return err

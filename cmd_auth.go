@@ -28,7 +28,10 @@ func authCommand(s *session) *cli.Command {
 		Usage: "log in to the service and manage the saved token",
 		Description: `The token is kept in a file (mode 0600) under your configuration directory,
 one per service and client id, or at service.token_file, or at $CALLRUN_TOKEN_FILE.
-It refreshes itself; log in once as a person and cron runs keep working.`,
+With state: {postgres: ...} it is kept in that database instead, for every machine
+that runs the campaign, sealed with the key in $CALLRUN_TOKEN_KEY (make one with
+openssl rand -base64 32). It refreshes itself; log in once as a person and cron
+runs keep working.`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "login",
@@ -84,15 +87,15 @@ Example: callrun auth refresh campaign.yaml`,
 				ArgsUsage:   "CAMPAIGN.yaml",
 				Description: "Example: callrun auth logout campaign.yaml",
 				Action: withService(s, func(ctx context.Context, svc *service) error {
-					unlock, err := svc.tokens.File.Lock(ctx)
+					unlock, err := svc.tokens.Store.Lock(ctx)
 					if err != nil {
 						return err
 					}
 					defer unlock()
-					if err := svc.tokens.File.Remove(); err != nil {
+					if err := svc.tokens.Store.Remove(); err != nil {
 						return err
 					}
-					fmt.Fprintf(s.stdout, "Logged out: removed %s.\n", svc.tokens.File.Path)
+					fmt.Fprintf(s.stdout, "Logged out: removed the token kept in %s.\n", svc.tokens.Store)
 					return nil
 				}),
 			},
@@ -104,10 +107,11 @@ Example: callrun auth refresh campaign.yaml`,
 // redirect, or pasted) and exchanges it for a saved token.
 // Prompts go to prompt (stderr), the result to out.
 func authLogin(ctx context.Context, log zerolog.Logger, path, code string, wait time.Duration, in io.Reader, out, prompt io.Writer) error {
-	svc, err := openService(log, path, campaign.LoadOptions{ServiceOnly: true})
+	svc, err := openService(ctx, log, path, campaign.LoadOptions{ServiceOnly: true})
 	if err != nil {
 		return err
 	}
+	defer svc.Close()
 	if code == "" {
 		if code, err = obtainCode(ctx, svc.oauth, wait, in, prompt); err != nil {
 			return err
@@ -118,7 +122,7 @@ func authLogin(ctx context.Context, log zerolog.Logger, path, code string, wait 
 		return fmt.Errorf("logging in: %w", err)
 	}
 	fmt.Fprintf(out, "Logged in to %s. Token saved to %s; the access token expires %s.\n",
-		svc.oauth.BaseURL, svc.tokens.File.Path, describeExpiry(tok, time.Now()))
+		svc.oauth.BaseURL, svc.tokens.Store, describeExpiry(tok, time.Now()))
 	return nil
 }
 
@@ -261,16 +265,17 @@ func withService(s *session, fn func(context.Context, *service) error) cli.Actio
 		if err != nil {
 			return err
 		}
-		svc, err := openService(s.log, path, campaign.LoadOptions{ServiceOnly: true})
+		svc, err := openService(c.Context, s.log, path, campaign.LoadOptions{ServiceOnly: true})
 		if err != nil {
 			return err
 		}
+		defer svc.Close()
 		return fn(c.Context, svc)
 	}
 }
 
 func authStatus(svc *service, out io.Writer) error {
-	tok, err := svc.tokens.File.Load()
+	tok, err := svc.tokens.Store.Load()
 	if err != nil {
 		return err
 	}
@@ -278,8 +283,8 @@ func authStatus(svc *service, out io.Writer) error {
 	if tok.RefreshToken == "" {
 		refresh = "no: log in again when it expires"
 	}
-	fmt.Fprintf(out, "Service:       %s\nClient id:     %s\nToken file:    %s\nAccess token:  expires %s\nRefresh token: %s\n",
-		svc.oauth.BaseURL, svc.oauth.ClientID, svc.tokens.File.Path, describeExpiry(tok, time.Now()), refresh)
+	fmt.Fprintf(out, "Service:       %s\nClient id:     %s\nKept in:       %s\nAccess token:  expires %s\nRefresh token: %s\n",
+		svc.oauth.BaseURL, svc.oauth.ClientID, svc.tokens.Store, describeExpiry(tok, time.Now()), refresh)
 	return nil
 }
 

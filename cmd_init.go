@@ -171,10 +171,11 @@ func accountFields(ctx context.Context, log zerolog.Logger, path string, data []
 	if err != nil {
 		return nil, "", err
 	}
-	svc, err := newService(log, f)
+	svc, err := newService(ctx, log, f, nil)
 	if err != nil {
 		return nil, "", err
 	}
+	defer svc.Close()
 	defer svc.client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -169,10 +169,11 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 		opts.Agents = campaign.OfflineAgents(f.Agents)
 		opts.Warnings = f.AccountFieldWarnings(nil)
 	} else {
-		svc, err := newService(log, f)
+		svc, err := newService(ctx, log, f, nil)
 		if err != nil {
 			return nil, f, err
 		}
+		defer svc.Close()
 		if opts.Agents, err = campaign.PlanAgents(ctx, svc.client, f.Agents); err != nil {
 			return nil, f, err
 		}

@@ -213,11 +213,13 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if o.sandbox {
 		svc, err = serviceWithToken(log, f, f.Service.TokenFile)
 	} else {
-		svc, err = newService(log, f)
+		db, _ := saved.store.(*store.Postgres) // the token is kept there too
+		svc, err = newService(ctx, log, f, db)
 	}
 	if err != nil {
 		return err
 	}
+	defer svc.Close()
 	if o.sandbox {
 		if _, err := svc.tokens.Login(ctx, sandbox.DefaultCode); err != nil {
 			return fmt.Errorf("logging in to the sandbox: %w", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"time"
 
@@ -23,7 +24,9 @@ func statusCommand(s *session) *cli.Command {
 		Usage:     "count the campaign's contacts by status, from the saved state",
 		ArgsUsage: "CAMPAIGN.yaml",
 		Description: `Reads the sheets and the journal; changes nothing and asks the service nothing.
-It may run while a run is going on.
+It may run while a run is going on: it then says which run holds the lock, and
+counts the calls that run has started and not yet heard back about as in flight,
+not uncertain.
 
 Example: callrun status --format json campaign.yaml`,
 		Flags: []cli.Flag{formatFlag(), sandboxStateFlag(), shardFlag()},
@@ -127,6 +130,19 @@ func (s *saved) Close() {
 	s.store.Close()
 }
 
+// inFlight is status's count of the contacts whose call a run going on
+// has started and not yet heard back about: uncertain once that run ends
+// without their outcome, not before.
+const inFlight = "in_flight"
+
+// runHolder is a run holding the lock, in status's JSON.
+type runHolder struct {
+	Host  string    `json:"host,omitempty"`
+	PID   int       `json:"pid,omitempty"`
+	Since time.Time `json:"since,omitzero"`
+	Shard string    `json:"shard,omitempty"`
+}
+
 func campaignStatus(ctx context.Context, o savedOptions, format string, out io.Writer) error {
 	s, err := loadSaved(ctx, o)
 	if err != nil {
@@ -134,13 +150,36 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	}
 	defer s.Close()
 	f := s.f
+	// After the journal was read: a run that holds the lock now wrote the
+	// intents it has in flight before, or they are not in this reading.
+	holders, err := s.store.Holders(ctx)
+	if err != nil {
+		return err
+	}
 	sum := &report.Summary{Campaign: f.Name}
 	err = f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
-		sum.Add(campaign.ReportRow(f, s.state, c))
+		row := campaign.ReportRow(f, s.state, c)
+		if row.Status == string(store.Uncertain) && len(holders) > 0 && s.inFlight(c, holders) {
+			row.Status = inFlight
+		}
+		sum.Add(row)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	counts := map[string]int{inFlight: 0} // every key, even when 0
+	for _, st := range report.Statuses {
+		counts[string(st)] = 0
+	}
+	maps.Copy(counts, sum.Counts)
+	var running []runHolder
+	for _, h := range holders {
+		r := runHolder{Host: h.Host, PID: h.PID, Since: h.Since}
+		if h.Count > 1 {
+			r.Shard = fmt.Sprintf("%d/%d", h.Index, h.Count)
+		}
+		running = append(running, r)
 	}
 	if format == "json" {
 		enc := json.NewEncoder(out)
@@ -148,17 +187,46 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 		return enc.Encode(struct {
 			Campaign string         `json:"campaign"`
 			Counts   map[string]int `json:"counts"`
-		}{f.Name, sum.Counts})
+			Running  []runHolder    `json:"running,omitempty"` // the runs that hold the lock now
+		}{f.Name, counts, running})
 	}
 	fmt.Fprintf(out, "Campaign %s: %d rows\n", f.Name, sum.Rows)
 	if f.Shard.Sharded() {
 		fmt.Fprintf(out, "  shard %s: the contacts whose number hashes to %d of %d\n", f.Shard, f.Shard.Index, f.Shard.Count)
 	}
 	fmt.Fprintf(out, "  journal: %s\n", s.store)
+	for _, h := range holders {
+		fmt.Fprintf(out, "  running: %s holds the lock\n", h)
+	}
 	for _, s := range []store.Status{store.Sent, store.Failed, store.Uncertain, store.Pending, store.Invalid, store.Duplicate, store.Suppressed} {
-		fmt.Fprintf(out, "  %-10s %d\n", s, sum.Counts[string(s)])
+		fmt.Fprintf(out, "  %-10s %d\n", s, counts[string(s)])
+	}
+	if len(holders) > 0 {
+		fmt.Fprintf(out, "  %-10s %d (started by the run going on; their answers are not in yet)\n", "in flight", counts[inFlight])
 	}
 	return nil
+}
+
+// inFlight reports whether contact c, uncertain in the journal, is one of
+// the calls a run holding the lock has in flight: its last record is an
+// intent, written since that run took the lock, and the contact is in
+// that run's shard. Intents older than every such run were left by a run
+// that ended without their outcome: uncertain.
+func (s *saved) inFlight(c *campaign.Contact, holders []store.Holder) bool {
+	key, _ := campaign.SettledKey(s.f, s.state, c)
+	e, ok := s.state.Lookup(key)
+	if !ok || !e.Unanswered() {
+		return false
+	}
+	for _, h := range holders {
+		if h.Count > 0 && !s.f.InShard(campaign.Shard{Index: h.Index, Count: h.Count}, c) {
+			continue
+		}
+		if !e.LastAt.Before(h.Since) {
+			return true
+		}
+	}
+	return false
 }
 
 func rebuildReport(ctx context.Context, log zerolog.Logger, o savedOptions, out io.Writer) error {

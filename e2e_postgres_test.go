@@ -548,3 +548,120 @@ func (e *e2eCampaign) resumeAfterFault(st map[string]int, n int, fault string) e
 	}
 	return res
 }
+
+// TestPostgresShardsShareARotatingToken runs four shards of a campaign at
+// once, as four machines would, with the token in PostgreSQL and a
+// service whose access tokens live 2 seconds and whose every refresh
+// rotates the refresh token and revokes the one spent. The run lasts
+// several lifetimes, so the shards refresh again and again, often
+// together: each refresh must take the row's lock and read the token
+// again, or two shards would spend one refresh token and the service
+// would refuse the second. The token endpoint takes 300 ms to answer, so
+// that other shards come to refresh while one does. No refresh may be
+// refused, no shard may stop, and each contact is called once.
+func TestPostgresShardsShareARotatingToken(t *testing.T) {
+	const n, shards, perSecond = 72, 4, 9.0 // about 8 s: four token lifetimes
+	srv := sandbox.NewUnstartedServer(sandbox.Options{AccessTokenLifetime: 2 * time.Second, Faults: sandbox.Faults{Latency: 50 * time.Millisecond}})
+	inner := srv.Handler()
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/oauth/token/refresh" {
+			time.Sleep(300 * time.Millisecond)
+		}
+		inner.ServeHTTP(w, r)
+	})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: perSecond, concurrency: 2, postgres: pgtest.URL(t)})
+	loginRefreshes := srv.Stats().Refreshes
+
+	var procs []*e2eProc
+	for k := range shards {
+		procs = append(procs, e.start("run", "--shard", fmt.Sprintf("%d/%d", k, shards), e.path))
+	}
+	var longest time.Duration
+	for k, p := range procs {
+		res := p.wait(t, 90*time.Second)
+		checkJSONLogs(t, res)
+		if res.code != 0 {
+			t.Errorf("shard %d/%d: %s", k, shards, res)
+		}
+		noSecrets(t, fmt.Sprintf("shard %d/%d's output", k, shards), res.stdout+res.stderr)
+		if strings.Contains(res.stdout+res.stderr, e2eTokenKey) {
+			t.Errorf("shard %d/%d printed the token key", k, shards)
+		}
+		longest = max(longest, res.elapsed)
+	}
+	stats := srv.Stats()
+	if stats.TokenErrors != 0 {
+		t.Errorf("the service refused %d token requests: two shards spent the same refresh token", stats.TokenErrors)
+	}
+	refreshes := stats.Refreshes - loginRefreshes
+	if lifetimes := int(longest / (2 * time.Second)); refreshes < lifetimes-1 || lifetimes < 3 {
+		t.Errorf("%d refreshes in a run of %v (%d token lifetimes): the test does not exercise rotation", refreshes, longest, lifetimes)
+	}
+	l := e.ledger()
+	l.checkNobodyTwice(t)
+	l.checkOnceEach(t)
+	if len(l.byPhone) != n || l.totalPlaced() != n {
+		t.Errorf("the ledger has %d numbers and %d placed calls, want each of the %d once", len(l.byPhone), l.totalPlaced(), n)
+	}
+	if st := e.status(); st["sent"] != n {
+		t.Errorf("status: %v, want %d sent", st, n)
+	}
+	// A login of the database's token, not a file's, and status says where.
+	res := e.run(30*time.Second, "auth", "status", e.path)
+	if res.code != 0 || !strings.Contains(res.stdout, "callrun_tokens") {
+		t.Errorf("auth status: %s", res)
+	}
+	noSecrets(t, "auth status", res.stdout+res.stderr)
+	t.Logf("4 shards over %v with a 2 s rotating token: %d refreshes, %d token errors, %d answers 401, %d calls",
+		longest.Round(time.Millisecond), refreshes, stats.TokenErrors, stats.Unauthorized, len(l.calls))
+}
+
+// TestPostgresTokenNeedsItsKey: with state.postgres, a run without
+// CALLRUN_TOKEN_KEY, or with a key other than the login's, stops before
+// calling anyone and says what to do, without printing either key; so
+// does a campaign file that names a token file besides.
+func TestPostgresTokenNeedsItsKey(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(3), perSecond: 100, concurrency: 2, postgres: pgtest.URL(t)})
+	env := e.env
+	t.Cleanup(func() { e.env = env })
+	without := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "CALLRUN_TOKEN_KEY=") })
+	const otherKey = "b3RoZXIta2V5LW9mLXRoaXJ0eS10d28tYnl0ZXMuLi4="
+	for _, tc := range []struct {
+		name string
+		env  []string
+		code int
+		says string
+	}{
+		{"no key", without, exitUsage, "openssl rand -base64 32"},
+		{"a short key", append(slices.Clone(without), "CALLRUN_TOKEN_KEY=c2hvcnQ="), exitUsage, "openssl rand -base64 32"},
+		{"another key", append(slices.Clone(without), "CALLRUN_TOKEN_KEY="+otherKey), exitRuntime, "sealed with another CALLRUN_TOKEN_KEY"},
+	} {
+		e.env = tc.env
+		res := e.run(30*time.Second, "run", e.path)
+		if res.code != tc.code || !strings.Contains(res.stderr, tc.says) {
+			t.Errorf("%s: want exit %d saying %q: %s", tc.name, tc.code, tc.says, res)
+		}
+		if strings.Contains(res.stdout+res.stderr, e2eTokenKey) || strings.Contains(res.stdout+res.stderr, otherKey) {
+			t.Errorf("%s: a key was printed: %s", tc.name, res)
+		}
+	}
+	e.env = env
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("%d call starts without the token's key", n)
+	}
+	b, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFile := strings.Replace(string(b), "  redirect_uri:", "  token_file: token.json\n  redirect_uri:", 1)
+	if err := os.WriteFile(e.path, []byte(withFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.run(30*time.Second, "auth", "status", e.path); res.code != exitUsage || !strings.Contains(res.stderr, "service.token_file") {
+		t.Errorf("service.token_file beside state.postgres: %s", res)
+	}
+}

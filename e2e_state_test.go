@@ -31,8 +31,7 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := pgtest.URL(t)
-	e.env = append(e.env, "CALLRUN_DATABASE_URL="+url)
-	e.postgres = true
+	e.usePostgres(url)
 	if err := os.WriteFile(e.path, append(plain, "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +56,12 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	if st := e.status(); st["sent"] != 12 || st["pending"] != n-12 {
 		t.Errorf("status from the database after the push: %v; want 12 sent, %d pending", st, n-12)
 	}
+	// The token moves to the database with one login.
+	if res := e.run(30*time.Second, "run", e.path); res.code != 1 || !strings.Contains(res.stderr, "auth login") || len(srv.Calls()) != before {
+		t.Errorf("a run from PostgreSQL before logging in there: %s", res)
+	}
+	os.Remove(filepath.Join(e.dir, "token.json"))
+	e.login()
 	if again := e.run(30*time.Second, "state", "push", e.path); again.code == 0 || !strings.Contains(again.stderr, "pushed already") {
 		t.Errorf("a second push: %s", again)
 	}
@@ -117,7 +122,7 @@ func TestDatabaseDownSaysWhatToCheck(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
 	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(3), perSecond: 100, concurrency: 2,
-		postgres: "postgres://callrun:down-secret-1234@127.0.0.1:1/nowhere?connect_timeout=5"})
+		postgres: "postgres://callrun:down-secret-1234@127.0.0.1:1/nowhere?connect_timeout=5", noLogin: true})
 	res := e.run(60*time.Second, "run", e.path)
 	if res.code != 1 || !strings.Contains(res.stderr, "state.postgres") || !strings.Contains(res.stderr, "CALLRUN_DATABASE_URL") ||
 		strings.Contains(res.stderr, "service.base_url") || strings.Contains(res.stderr+res.stdout, "down-secret-1234") {

@@ -96,8 +96,13 @@ type e2eSetup struct {
 	contacts    []e2eContact
 	perSecond   float64
 	concurrency int
-	postgres    string // a database URL: the journal and lock in PostgreSQL (state: postgres:)
+	postgres    string // a database URL: the journal, lock and token in PostgreSQL (state: postgres:)
+	noLogin     bool   // leave auth login to the test
 }
+
+// e2eTokenKey is the CALLRUN_TOKEN_KEY of the tests' campaigns whose
+// state is in PostgreSQL: 32 bytes in base64.
+const e2eTokenKey = "ZTJlLXRlc3RzLWtleS0zMi1ieXRlcy1sb25nLi4uLi4="
 
 type e2eCampaign struct {
 	t        testing.TB
@@ -193,21 +198,44 @@ unsafe_ignore_called_person_hours: true
 		env: e2eEnv(dir),
 	}
 	if s.postgres != "" {
-		e.env = append(e.env, "CALLRUN_DATABASE_URL="+s.postgres)
-		e.postgres = true
+		e.usePostgres(s.postgres)
 	}
 	e.writeSheet(s.contacts)
-	res := e.run(30*time.Second, "auth", "login", "--code", sandbox.DefaultCode, e.path)
-	if res.code != 0 || !strings.Contains(res.stdout, "Logged in to "+srv.URL) {
-		t.Fatalf("auth login: %s", res)
-	}
-	if strings.Contains(res.stdout+res.stderr, sandbox.DefaultClientSecret) {
-		t.Errorf("auth login printed the client secret: %s", res)
-	}
-	if st, err := os.Stat(filepath.Join(dir, "token.json")); err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("token file: %v, %v (CALLRUN_TOKEN_FILE not honoured?)", st, err)
+	if !s.noLogin {
+		e.login()
 	}
 	return e
+}
+
+// usePostgres gives the campaign's runs the database at url and the key
+// its token is sealed with there, and no token file: with state.postgres
+// the token is kept in the database.
+func (e *e2eCampaign) usePostgres(url string) {
+	e.env = slices.DeleteFunc(e.env, func(kv string) bool { return strings.HasPrefix(kv, "CALLRUN_TOKEN_FILE=") })
+	e.env = append(e.env, "CALLRUN_DATABASE_URL="+url, "CALLRUN_TOKEN_KEY="+e2eTokenKey)
+	e.postgres = true
+}
+
+// login logs the binary in to the sandbox with the real `auth login`
+// command: into the token file, or, with PostgreSQL, into the database.
+func (e *e2eCampaign) login() {
+	e.t.Helper()
+	res := e.run(30*time.Second, "auth", "login", "--code", sandbox.DefaultCode, e.path)
+	if res.code != 0 || !strings.Contains(res.stdout, "Logged in to "+e.srv.URL) {
+		e.t.Fatalf("auth login: %s", res)
+	}
+	if strings.Contains(res.stdout+res.stderr, sandbox.DefaultClientSecret) || strings.Contains(res.stdout+res.stderr, e2eTokenKey) {
+		e.t.Errorf("auth login printed the client secret or the token key: %s", res)
+	}
+	st, err := os.Stat(filepath.Join(e.dir, "token.json"))
+	switch {
+	case e.postgres && !strings.Contains(res.stdout, "callrun_tokens"):
+		e.t.Fatalf("auth login with state.postgres did not save the token in the database: %s", res)
+	case e.postgres && err == nil:
+		e.t.Fatalf("auth login with state.postgres wrote a token file")
+	case !e.postgres && (err != nil || st.Mode().Perm() != 0o600):
+		e.t.Fatalf("token file: %v, %v (CALLRUN_TOKEN_FILE not honoured?)", st, err)
+	}
 }
 
 // writeSheet (re)writes contacts.csv, as a CRM export would. The

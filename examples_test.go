@@ -297,7 +297,8 @@ type k8sContainer struct {
 // k8sPod prepares to run container c of a Kubernetes example against srv,
 // as the examples' comments say: the Secret's settings (and secretEnv) in
 // the environment, a token logged in for campaign (under the campaigns
-// mount) and put in the Secret, each volume a directory under root. It
+// mount) and put in the Secret, or, when secretEnv names a database, in
+// that database, each volume a directory under root. It
 // returns the container's environment and a replacer that maps the
 // container's paths (and extra pairs) to those directories.
 func k8sPod(t *testing.T, srv *sandbox.Server, root, campaign string, c k8sContainer, secretEnv []string, extra ...string) ([]string, *strings.Replacer) {
@@ -306,13 +307,16 @@ func k8sPod(t *testing.T, srv *sandbox.Server, root, campaign string, c k8sConta
 		t.Fatalf("command %q args %q", c.Command, c.Args)
 	}
 	secretEnv = append([]string{"CALLRUN_BASE_URL=" + srv.URL, "CALLRUN_CLIENT_ID=" + sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET=" + sandbox.DefaultClientSecret}, secretEnv...)
-	// The token of the Secret: a login with CALLRUN_TOKEN_FILE=token.json, as the comments say.
-	secret := filepath.Join(root, "secret")
 	copyExample(t, "spring-promo", filepath.Join(root, "campaigns"))
-	os.MkdirAll(secret, 0o700)
 	env := exampleEnv(append(secretEnv, "HOME="+filepath.Join(root, "nohome"), "PATH="+binDir(t)+":/usr/bin:/bin")...)
-	if out, code := shell(t, filepath.Join(root, "campaigns"), append(env, "CALLRUN_TOKEN_FILE=token.json"),
-		"callrun auth login --code sandbox-code "+campaign+" && mv token.json "+secret+"/token.json"); code != 0 {
+	login := "callrun auth login --code sandbox-code " + campaign
+	if !slices.ContainsFunc(secretEnv, func(kv string) bool { return strings.HasPrefix(kv, "CALLRUN_DATABASE_URL=") }) {
+		// The token of the Secret: a login with CALLRUN_TOKEN_FILE=token.json, as the comments say.
+		secret := filepath.Join(root, "secret")
+		os.MkdirAll(secret, 0o700)
+		login = "CALLRUN_TOKEN_FILE=token.json " + login + " && mv token.json " + secret + "/token.json"
+	}
+	if out, code := shell(t, filepath.Join(root, "campaigns"), env, login); code != 0 {
 		t.Fatalf("login: exit %d\n%s", code, out)
 	}
 	var mounts []string
@@ -471,9 +475,11 @@ func TestCIExamplesRun(t *testing.T) {
 }
 
 // TestKubernetesIndexedJobRuns runs the Indexed Job's container command
-// once for each completion index, all at once, with the journal in a
-// PostgreSQL database of the test's own: each pod takes its shard, and
-// nobody is phoned twice.
+// once for each completion index, all at once, with the journal and the
+// token in a PostgreSQL database of the test's own, logged in to from
+// elsewhere as the comments say, and tokens that live 2 seconds and rotate:
+// each pod takes its shard, no token request is refused, and nobody is
+// phoned twice. The pods share no volume.
 func TestKubernetesIndexedJobRuns(t *testing.T) {
 	var job struct {
 		Kind string `yaml:"kind"`
@@ -499,10 +505,20 @@ func TestKubernetesIndexedJobRuns(t *testing.T) {
 	if len(c.Command) != 2 || c.Command[0] != "/bin/sh" || len(c.Args) != 1 || !strings.Contains(c.Args[0], fmt.Sprintf(`--shard "$JOB_COMPLETION_INDEX/%d"`, spec.Completions)) {
 		t.Fatalf("command %q args %q: want --shard \"$JOB_COMPLETION_INDEX/%d\"", c.Command, c.Args, spec.Completions)
 	}
-	srv := sandbox.NewServer(sandbox.Options{})
+	for _, m := range c.Mounts {
+		if m.Name != "campaigns" {
+			t.Errorf("the pods mount %s at %s: they need no volume but the campaigns'", m.Name, m.MountPath)
+		}
+	}
+	for _, e := range c.Env {
+		if e["name"] == "CALLRUN_TOKEN_FILE" {
+			t.Errorf("the pods set CALLRUN_TOKEN_FILE: their token is in the database")
+		}
+	}
+	srv := sandbox.NewServer(sandbox.Options{AccessTokenLifetime: 2 * time.Second})
 	t.Cleanup(srv.Close)
 	root := t.TempDir()
-	env, paths := k8sPod(t, srv, root, "spring-promo/shared.yaml", c, []string{"CALLRUN_DATABASE_URL=" + pgtest.URL(t)},
+	env, paths := k8sPod(t, srv, root, "spring-promo/shared.yaml", c, []string{"CALLRUN_DATABASE_URL=" + pgtest.URL(t), "CALLRUN_TOKEN_KEY=" + e2eTokenKey},
 		"/tmp/callrun-report", filepath.Join(root, "report"))
 	type pod struct {
 		out  string
@@ -526,6 +542,9 @@ func TestKubernetesIndexedJobRuns(t *testing.T) {
 		}
 	}
 	checkNobodyTwice(t, srv)
+	if n := srv.Stats().TokenErrors; n != 0 {
+		t.Errorf("the service refused %d token requests", n)
+	}
 	// Four pods started at once create each of the two agents once.
 	if agents := srv.Agents(); len(agents) != 2 {
 		t.Errorf("the sandbox has %d agents, want 2: %v", len(agents), agents)

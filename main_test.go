@@ -96,7 +96,7 @@ func TestLoginWithCodeThenListAgents(t *testing.T) {
 	}
 
 	out.Reset()
-	svc, err := openService(nolog, path, campaign.LoadOptions{ServiceOnly: true})
+	svc, err := openService(ctx, nolog, path, campaign.LoadOptions{ServiceOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestScopeOnAuthorizeURL(t *testing.T) {
 		if err := os.WriteFile(scoped, []byte(yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		svc, err := openService(nolog, scoped, campaign.LoadOptions{ServiceOnly: true})
+		svc, err := openService(context.Background(), nolog, scoped, campaign.LoadOptions{ServiceOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,16 +18,18 @@ const (
 
 // FileTokenSource is the [TokenSource] behind every command that talks to the
 // service. It keeps the current token in memory and refreshes it shortly
-// before it expires, or when the service answered 401.
+// before it expires, or when the service answered 401. The token is saved
+// in a [TokenStore]: a token file, or a database's row (the name is from
+// the days when only files existed).
 //
 // However many goroutines ask at once, one refresh is made. A refresh first
-// takes the token file's lock and re-reads the file, so a token that another
+// takes the store's lock and loads the token again, so a token that another
 // process refreshed meanwhile is adopted instead of spending the same
 // refresh token twice. The refreshed token, with the rotated refresh token,
-// is saved to the file before anyone uses it.
+// is saved in the store before anyone uses it.
 type FileTokenSource struct {
 	OAuth *OAuth
-	File  *TokenFile
+	Store TokenStore
 
 	sem       chan struct{} // one holder at a time; a channel so waiting honours ctx
 	tok       *Token        // current token; guarded by sem
@@ -40,9 +42,10 @@ type FileTokenSource struct {
 	refreshes atomic.Int64
 }
 
-// NewFileTokenSource returns a token source over file, refreshing with o.
-func NewFileTokenSource(o *OAuth, file *TokenFile) *FileTokenSource {
-	return &FileTokenSource{OAuth: o, File: file, sem: make(chan struct{}, 1)}
+// NewFileTokenSource returns a token source over the token kept in store
+// (a [*TokenFile], say), refreshing with o.
+func NewFileTokenSource(o *OAuth, store TokenStore) *FileTokenSource {
+	return &FileTokenSource{OAuth: o, Store: store, sem: make(chan struct{}, 1)}
 }
 
 // Refreshes returns how many refresh requests this source has sent.
@@ -82,7 +85,12 @@ func (s *FileTokenSource) Token(ctx context.Context) (*Token, error) {
 	}
 	tok, err := s.renew(ctx, now)
 	if err != nil {
-		if errors.Is(err, ErrReauthorize) || errors.Is(err, ErrNotLoggedIn) {
+		var ae *AuthError
+		switch {
+		case errors.As(err, &ae): // the store's own: a token it cannot open
+			s.fatal = ae
+			return nil, s.fatal
+		case errors.Is(err, ErrReauthorize) || errors.Is(err, ErrNotLoggedIn):
 			s.fatal = &AuthError{Err: err}
 			return nil, s.fatal
 		}
@@ -111,7 +119,7 @@ func (e *AuthError) Unwrap() error { return e.Err }
 // what `callrun auth refresh` does.
 func (s *FileTokenSource) ForceRefresh(ctx context.Context) (tok *Token, err error) {
 	err = s.exclusive(ctx, func() error {
-		disk, err := s.File.Load()
+		disk, err := s.Store.Load()
 		if err != nil {
 			return err
 		}
@@ -125,14 +133,14 @@ func (s *FileTokenSource) ForceRefresh(ctx context.Context) (tok *Token, err err
 }
 
 // exclusive runs fn holding both this source's semaphore and the token
-// file's lock: no goroutine here and no other process touches the token
+// store's lock: no goroutine here and no other process touches the token
 // meanwhile.
 func (s *FileTokenSource) exclusive(ctx context.Context, fn func() error) error {
 	if err := s.acquire(ctx); err != nil {
 		return err
 	}
 	defer s.release()
-	unlock, err := s.File.Lock(ctx)
+	unlock, err := s.Store.Lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,16 +148,16 @@ func (s *FileTokenSource) exclusive(ctx context.Context, fn func() error) error 
 	return fn()
 }
 
-// renew returns a usable token: the one in the file if it is newer than the
-// one in memory and still fresh, else a refreshed one. It holds the file lock
-// throughout.
+// renew returns a usable token: the one in the store if it is newer than the
+// one in memory and still fresh, else a refreshed one. It holds the store's
+// lock throughout.
 func (s *FileTokenSource) renew(ctx context.Context, now time.Time) (*Token, error) {
-	unlock, err := s.File.Lock(ctx)
+	unlock, err := s.Store.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	disk, err := s.File.Load()
+	disk, err := s.Store.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +168,7 @@ func (s *FileTokenSource) renew(ctx context.Context, now time.Time) (*Token, err
 }
 
 // refreshWith refreshes with disk's refresh token and saves the result
-// before returning it. The caller holds the file lock.
+// before returning it. The caller holds the store's lock.
 func (s *FileTokenSource) refreshWith(ctx context.Context, disk *Token) (*Token, error) {
 	if disk.RefreshToken == "" {
 		return nil, fmt.Errorf("%w: the saved access token has expired and the service gave no refresh token", ErrReauthorize)
@@ -172,7 +180,7 @@ func (s *FileTokenSource) refreshWith(ctx context.Context, disk *Token) (*Token,
 	}
 	// Save before use: if the service rotated the refresh token, the old
 	// one is dead now and the new one must not be lost.
-	if err := s.File.Save(tok); err != nil {
+	if err := s.Store.Save(tok); err != nil {
 		return nil, fmt.Errorf("saving the refreshed token (log in again if this run stops): %w", err)
 	}
 	return tok, nil
@@ -189,15 +197,15 @@ func (s *FileTokenSource) Invalidate(tok *Token) {
 	}
 }
 
-// Login exchanges an authorization code and saves the token, under the file
-// lock. It returns the saved token.
+// Login exchanges an authorization code and saves the token, under the
+// store's lock. It returns the saved token.
 func (s *FileTokenSource) Login(ctx context.Context, code string) (*Token, error) {
 	tok, err := s.OAuth.Exchange(ctx, code)
 	if err != nil {
 		return nil, err
 	}
 	err = s.exclusive(ctx, func() error {
-		if err := s.File.Save(tok); err != nil {
+		if err := s.Store.Save(tok); err != nil {
 			return err
 		}
 		s.tok, s.stale, s.fatal, s.failErr, s.failures = tok, "", nil, nil, 0

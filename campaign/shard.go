@@ -58,6 +58,10 @@ func (s Shard) holds(file string, c *Contact) bool {
 	return h.Sum64()%uint64(s.Count) == uint64(s.Index)
 }
 
+// InShard reports whether contact c of f falls in shard s of the
+// campaign: for status, which tells which contacts a running shard calls.
+func (f *File) InShard(s Shard, c *Contact) bool { return s.holds(f.Sheets[c.Sheet].File, c) }
+
 // SetShard makes f the shard s of its campaign: its contact readers read
 // the shard's contacts only, and its pace is pace.per_second / N, so that
 // N shards together keep the campaign's pace.

@@ -25,7 +25,8 @@ import (
 // store writes; the row's id is the line's position), and its run lock
 // as a session-level advisory lock held on a connection of its own, so
 // that every machine reaching the database shares one journal and one
-// lock. callrun creates and migrates its tables itself.
+// lock. callrun creates and migrates its tables itself. It also keeps the
+// service's token for those machines ([Postgres.Token]).
 //
 // An intent is on record only once its INSERT has committed (with
 // synchronous_commit on); the intents of workers that write at once share
@@ -74,7 +75,7 @@ var (
 
 // schemaVersion is the version of the tables this callrun writes;
 // migrations[v] takes the tables from version v-1 to v.
-const schemaVersion = 1
+const schemaVersion = 2
 
 var migrations = [schemaVersion + 1]string{
 	1: `
@@ -92,6 +93,15 @@ CREATE TABLE callrun_runs (
 	pid         integer NOT NULL,
 	started_at  timestamptz NOT NULL,
 	PRIMARY KEY (campaign, shard_index, shard_count)
+);`,
+	2: `
+CREATE TABLE callrun_tokens (
+	base_url  text NOT NULL,
+	client_id text NOT NULL,
+	key_id    text,
+	sealed    bytea,
+	saved_at  timestamptz,
+	PRIMARY KEY (base_url, client_id)
 );`,
 }
 

@@ -536,6 +536,7 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
 		`GRANT SELECT, INSERT ON callrun_journal TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE ON callrun_runs TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON callrun_tokens TO ` + role,
 		`GRANT SELECT ON callrun_schema TO ` + role,
 	} {
 		if _, err := conn.Exec(context.Background(), q); err != nil {
@@ -561,5 +562,16 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 	mustAppend(t, j, intent("a", "+15550001"), outcome("a", "+15550001", OutcomeSent))
 	if e, ok := st.Lookup(Key{"a", "+15550001", 0}); !ok || e.Status != Sent {
 		t.Errorf("Lookup as the least role: %+v, %v", e, ok)
+	}
+	if h, err := p.Holders(context.Background()); err != nil || len(h) != 1 {
+		t.Errorf("Holders as the least role: %v, %v", h, err)
+	}
+	tok := pgToken(t, p, "client", testKey(9))
+	for _, write := range []func() error{func() error { return tok.Save([]byte("t")) }, tok.Remove} {
+		unlock := lockToken(t, tok)
+		if err := write(); err != nil {
+			t.Errorf("the token as the least role: %v", err)
+		}
+		unlock()
 	}
 }

@@ -37,6 +37,10 @@ type Store interface {
 	ReadState(ctx context.Context) (*State, error)
 	// ReadLastRun says what the journal holds of its latest run.
 	ReadLastRun(ctx context.Context) (LastRun, error)
+	// Holders returns the runs that hold the run lock now, without
+	// taking it: for status, which counts the calls such a run has in
+	// flight apart from the uncertain ones.
+	Holders(ctx context.Context) ([]Holder, error)
 	// String says where the store is, for people and logs; it never
 	// holds a password.
 	String() string
