@@ -191,7 +191,7 @@ func TestSheetReader(t *testing.T) {
 			name:   "a trailing comma on every row, the header's too",
 			in:     "a,b,c,\n1,2,3,\n4,5,\n",
 			header: []string{"a", "b", "c", ""}, delim: ',',
-			rows:   []sheetRow{{row: 2, fields: []string{"1", "2", "3", ""}}, {row: 3, fields: []string{"4", "5", "", ""}}},
+			rows: []sheetRow{{row: 2, fields: []string{"1", "2", "3", ""}}, {row: 3, fields: []string{"4", "5", "", ""}}},
 		},
 		{
 			name:   "bare quote and bad quote are row errors",
