@@ -249,7 +249,7 @@ func (s *Reader) findHeader(first Record) Record {
 					title = append(title, strconv.Quote(strings.TrimFunc(r.Fields[0], isSpace)))
 				}
 			}
-			s.notes = append(s.notes, fmt.Sprintf("%s: %s above the header (%s) are a title, not contacts: not read; the header is row %d",
+			s.notes = append(s.notes, fmt.Sprintf("%s: %s above the header (%s): a title, not read as contacts; the header is row %d",
 				s.name, rowSpan(first.Row, rec.Row-1), strings.Join(title, ", "), rec.Row))
 			return rec
 		case lineOfText(rec.Fields):
@@ -653,7 +653,7 @@ func (s *Reader) footer(first Record) {
 			if len(run) > 3 {
 				lines = append(lines, "...")
 			}
-			s.notes = append(s.notes, fmt.Sprintf("%s: %s after the data (%s) are a report's footer, not contacts: not read",
+			s.notes = append(s.notes, fmt.Sprintf("%s: %s after the data (%s): a report's footer, not read as contacts",
 				s.name, rowSpan(first.Row, run[len(run)-1].Row), strings.Join(lines, ", ")))
 			return
 		}
