@@ -42,6 +42,8 @@ func TestPlanExcelRows(t *testing.T) {
 		"excel_handkept.csv": {Rows: 22, ToCall: 20, Invalid: 2},
 		// Lena's 12345 is too short.
 		"trailing_commas.csv": {Rows: 7, ToCall: 6, Invalid: 1},
+		// Jürgen's and Anna's cells are spreadsheet error values.
+		"excel_de_decimal.csv": {Rows: 6, ToCall: 4, Invalid: 2},
 	}
 	for _, s := range plan.Sheets {
 		if w := want[filepath.Base(s.File)]; s.Counts != w || s.Error != "" {
@@ -58,6 +60,8 @@ func TestPlanExcelRows(t *testing.T) {
 		`excel_handkept.csv phone_number column "Phone": "555-1234" is not a valid phone number for region US`,
 		`excel_handkept.csv phone_number column "Phone": phone number is empty`,
 		`trailing_commas.csv phone_number column "Phone": "12345" is not a valid phone number for region DE`,
+		`excel_de_decimal.csv phone_number column "Telefon": "#NAME?" is a spreadsheet error value, not a phone number: fix the formula or the value in the sheet`,
+		`excel_de_decimal.csv phone_number column "Telefon": "#WERT!" is a spreadsheet error value, not a phone number: fix the formula or the value in the sheet`,
 	}
 	if len(problems) != len(wantProblems) {
 		t.Fatalf("problems:\n%s", strings.Join(problems, "\n"))
@@ -71,8 +75,13 @@ func TestPlanExcelRows(t *testing.T) {
 	for _, p := range plan.Problems {
 		rows = append(rows, p.Row)
 	}
-	if want := []int{5, 6, 9, 23, 7}; !reflect.DeepEqual(rows, want) {
+	if want := []int{5, 6, 9, 23, 7, 5, 6}; !reflect.DeepEqual(rows, want) {
 		t.Errorf("invalid rows %v; want %v (the rows a spreadsheet shows)", rows, want)
+	}
+	// The decimal comma is repaired, and the repair listed.
+	if len(plan.Repairs) != 1 || plan.Repairs[0].Row != 4 || plan.Repairs[0].Number != "+4930902830" ||
+		plan.Repairs[0].Why != `"4930902830,00" (the number 4930902830 exported as a decimal) was read as +4930902830; export the phone column as text` {
+		t.Errorf("repairs %+v; want excel_de_decimal.csv row 4 read as +4930902830", plan.Repairs)
 	}
 	notes := []string{
 		f.Path("salesforce_report.csv") + `: rows 12-17 after the data ("Open Contacts - West Region", "Copyright (c) 2000-2026 salesforce.com, inc. All rights reserved.", "Confidential Information - Do Not Distribute", ...): a report's footer, not read as contacts`,
