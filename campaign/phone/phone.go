@@ -12,7 +12,9 @@
 //
 //  1. Surrounding white space (including no-break spaces) is trimmed, and
 //     one leading apostrophe (a spreadsheet's mark of a text cell); an
-//     empty cell is an error ("phone number is empty").
+//     empty cell is an error ("phone number is empty"), and so is a
+//     spreadsheet's error value (#VALUE!, #NAME?, #N/A), with its own
+//     reason: the formula or the value is to fix in the sheet.
 //  2. A cell holding two numbers ("555-1234 / 555-9876", "... or ...") is
 //     an error asking to split them: two runs of six or more digits apart
 //     by a list separator or a word.
@@ -22,7 +24,9 @@
 //     number has at most 15 digits, the precision Excel keeps: then the
 //     expansion is exact. Otherwise ("1.55512E+10") digits may be gone and
 //     the cell is rejected, asking for a re-export with the column
-//     formatted as Text.
+//     formatted as Text. A number exported as a decimal ("4930124603.0",
+//     "4930124603,00" with a decimal comma) is read without its zero
+//     fraction, with a warning.
 //  4. A "tel:" prefix is dropped. What remains may hold digits (of any
 //     script: full-width digits are read as ASCII), one leading '+', and
 //     the punctuation numbers are written with: spaces, no-break spaces,
