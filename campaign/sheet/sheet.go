@@ -190,7 +190,10 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 	case first.Err != nil:
 		return fail("the header row cannot be read: " + rowReason(first.Err))
 	}
-	rec := s.findHeader(first)
+	rec, err := s.findHeader(first)
+	if err != nil {
+		return nil, s.err // the rows read so far are a title or the header's
+	}
 	header := make([]string, len(rec.Fields))
 	empty := true
 	for i, f := range rec.Fields {
@@ -226,16 +229,20 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 // made), then the header, a row of at least two names none of which is a
 // phone number. The title is noted; records read ahead that are no title
 // are kept in s.raw for Next. A sheet that has nothing but one column
-// keeps its first row as the header.
-func (s *Reader) findHeader(first Record) Record {
+// keeps its first row as the header. An error that ends the reading
+// before the header is found is returned.
+func (s *Reader) findHeader(first Record) (Record, error) {
 	if !lineOfText(first.Fields) {
-		return first
+		return first, nil
 	}
 	run := []Record{first}
 	for len(run) <= maxTitleRows {
 		rec, err := s.read()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
-			break // EOF, or an error Next will return
+			return Record{}, err
 		}
 		run = append(run, rec)
 		switch {
@@ -251,14 +258,14 @@ func (s *Reader) findHeader(first Record) Record {
 			}
 			s.notes = append(s.notes, fmt.Sprintf("%s: %s above the header (%s): a title, not read as contacts; the header is row %d",
 				s.name, rowSpan(first.Row, rec.Row-1), strings.Join(title, ", "), rec.Row))
-			return rec
+			return rec, nil
 		case lineOfText(rec.Fields):
 			continue
 		}
 		break
 	}
 	s.raw = run[1:]
-	return first
+	return first, nil
 }
 
 // lineOfText reports whether fields are a line of a title or a footer:
@@ -640,7 +647,9 @@ func (s *Reader) Next() (Record, error) {
 // footer reads on from first, a line of text after a blank row, to tell a
 // report's footer from rows of the sheet. If only lines of text (and blank
 // rows) follow to the end of the file, they are a footer: it is noted and
-// the reading ends. Otherwise the records read are queued for Next.
+// the reading ends. If another record follows, the records read are
+// queued for Next. If an error ends the reading first, it does so at
+// once: lines of text are no contacts to call anyway.
 func (s *Reader) footer(first Record) {
 	run := []Record{first}
 	for {
@@ -664,9 +673,10 @@ func (s *Reader) footer(first Record) {
 			run = append(run, rec)
 			continue
 		}
-		if err == nil {
-			run = append(run, rec)
+		if err != nil {
+			return
 		}
+		run = append(run, rec)
 		for _, r := range run {
 			s.ready = append(s.ready, s.fit(r))
 			s.lastRow = r.Row
