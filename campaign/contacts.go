@@ -348,6 +348,10 @@ type ContactReader struct {
 	// next sheet; plan uses it to check every sheet. When nil, Each stops
 	// and returns that error.
 	SheetFailed func(i int, err *sheet.Error)
+	// SheetNote, when set, is told what was skipped in sheet i that is no
+	// contact row (a title block, a report footer; see
+	// [sheet.Reader.Notes]), once the sheet has been read.
+	SheetNote func(i int, note string)
 }
 
 // NewContactReader prepares to read the campaign's contacts.
@@ -400,6 +404,11 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		}
 		return fn(c)
 	})
+	if cr.SheetNote != nil {
+		for _, note := range r.Notes() {
+			cr.SheetNote(i, note)
+		}
+	}
 	var se *sheet.Error
 	if cr.SheetFailed != nil && errors.As(err, &se) {
 		cr.SheetFailed(i, se)

@@ -210,6 +210,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		key := fmt.Sprintf("sheets[%d].file", i)
 		p.SheetProblems = append(p.SheetProblems, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: se.Error()})
 	}
+	cr.SheetNote = func(_ int, note string) { p.Warnings = append(p.Warnings, note) }
 	err = cr.Each(ctx, func(c *Contact) error {
 		ps := &p.Sheets[c.Sheet]
 		ps.Rows++

@@ -12,7 +12,9 @@
 //
 //  1. Surrounding white space (including no-break spaces) is trimmed, and
 //     one leading apostrophe (a spreadsheet's mark of a text cell); an
-//     empty cell is an error ("phone number is empty").
+//     empty cell is an error ("phone number is empty"), and so is a
+//     spreadsheet's error value (#VALUE!, #NAME?, #N/A), with its own
+//     reason: the formula or the value is to fix in the sheet.
 //  2. A cell holding two numbers ("555-1234 / 555-9876", "... or ...") is
 //     an error asking to split them: two runs of six or more digits apart
 //     by a list separator or a word.
@@ -22,7 +24,9 @@
 //     number has at most 15 digits, the precision Excel keeps: then the
 //     expansion is exact. Otherwise ("1.55512E+10") digits may be gone and
 //     the cell is rejected, asking for a re-export with the column
-//     formatted as Text.
+//     formatted as Text. A number exported as a decimal ("4930124603.0",
+//     "4930124603,00" with a decimal comma) is read without its zero
+//     fraction, with a warning.
 //  4. A "tel:" prefix is dropped. What remains may hold digits (of any
 //     script: full-width digits are read as ASCII), one leading '+', and
 //     the punctuation numbers are written with: spaces, no-break spaces,
@@ -252,6 +256,9 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 	if s == "" {
 		return Number{}, errEmpty
 	}
+	if spreadsheetError(s) {
+		return Number{}, fmt.Errorf("%q is a spreadsheet error value, not a phone number: fix the formula or the value in the sheet", s)
+	}
 	region := normRegion(rules.region)
 	if !utf8.ValidString(s) {
 		return Number{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
@@ -260,10 +267,12 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		return Number{}, fmt.Errorf("%q holds more than one phone number: put one number in the cell (split the others into rows of their own)", s)
 	}
 
-	// A number exported as a decimal (pandas, Google Sheets): "4930124603.0".
-	// Read as the number before the point; any other digit after a point
+	// A number exported as a decimal (pandas, Google Sheets, a number cell
+	// with decimals in Excel): "4930124603.0", "4930124603,00". Read as
+	// the number before the point or comma; any other digit after a point
 	// is a digit of the number.
 	decimal := false
+	cell := s
 	if t, ok := decimalExport(s); ok {
 		s, decimal = t, true
 	}
@@ -292,7 +301,7 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		case excel:
 			return fmt.Sprintf("%q (Excel's scientific notation for %s)", s, digits)
 		case decimal:
-			return fmt.Sprintf("%q (exported as the decimal %s.0)", s, s)
+			return fmt.Sprintf("%q (the number %s exported as a decimal)", cell, s)
 		}
 		return fmt.Sprintf("%q", s)
 	}
@@ -472,17 +481,39 @@ func firstGroupDigits(s string) int {
 }
 
 // decimalExport recognises a number exported as a decimal: digits, with
-// a leading '+' or not, then ".0" (or ",0"). It returns the cell without
-// the fraction.
+// a leading '+' or not, then a point or a decimal comma and zeros (".0",
+// ",00"). It returns the cell without the fraction.
 func decimalExport(s string) (string, bool) {
-	if len(s) < 3 || s[len(s)-1] != '0' || (s[len(s)-2] != '.' && s[len(s)-2] != ',') {
+	t := strings.TrimRight(s, "0")
+	if len(t) == len(s) || len(t) < 2 || (t[len(t)-1] != '.' && t[len(t)-1] != ',') {
 		return s, false
 	}
-	t := s[:len(s)-2]
+	t = t[:len(t)-1]
 	if allDigits(strings.TrimPrefix(t, "+")) && strings.TrimPrefix(t, "+") != "" {
 		return t, true
 	}
 	return s, false
+}
+
+// spreadsheetError reports whether a cell holds a spreadsheet's error
+// value, what a cell shows when its formula fails: Excel's #VALUE!,
+// #NAME?, #REF!, #N/A, #DIV/0!, #NUM!, #NULL! (and the newer #SPILL!,
+// #CALC!), Google Sheets' #ERROR!, and their translations (#WERT!, #NV,
+// #VALEUR!, #¡VALOR!, #N/D).
+func spreadsheetError(s string) bool {
+	switch strings.ToUpper(s) {
+	case "#N/A", "#NV", "#N/D":
+		return true
+	}
+	if len(s) < 3 || s[0] != '#' || (s[len(s)-1] != '!' && s[len(s)-1] != '?') {
+		return false
+	}
+	for _, r := range s[1 : len(s)-1] {
+		if !unicode.IsLetter(r) && !('0' <= r && r <= '9') && !strings.ContainsRune("/_¡¿", r) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r reading) phone(repair string) Number {

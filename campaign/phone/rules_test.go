@@ -68,9 +68,31 @@ func TestReadPhoneRules(t *testing.T) {
 
 		// Found by an adversarial pass.
 		// A number exported as a decimal: read without the ".0", noted.
-		{raw: "+4930124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE, repair: "exported as the decimal"},
+		{raw: "+4930124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE, repair: "exported as a decimal"},
 		{raw: "06882/354 / 089/591", rules: de, err: "more than one phone number"},
-		{raw: "030124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE, repair: "exported as the decimal"},
+		{raw: "030124603.0", rules: de, want: "+4930124603", region: "DE", kind: phonenumbers.FIXED_LINE, repair: "exported as a decimal"},
+		// A number cell exported with a decimal comma, as European Excel
+		// writes a number with decimals.
+		{raw: "4930123456,00", rules: de, want: "+4930123456", region: "DE", kind: phonenumbers.FIXED_LINE, repair: `"4930123456,00" (the number 4930123456 exported as a decimal) was read as +4930123456; export the phone column as text`},
+		{raw: "442079460123,00", rules: NewRules("US", []string{"US", "GB"}, nil, ""), want: "+442079460123", region: "GB", kind: phonenumbers.FIXED_LINE, repair: `"442079460123,00" (the number 442079460123 exported as a decimal) is not a valid number for region US but is valid with a leading +`},
+		{raw: "4930123456,0", rules: de, want: "+4930123456", region: "DE", kind: phonenumbers.FIXED_LINE, repair: `"4930123456,0" (the number 4930123456 exported as a decimal)`},
+		{raw: "4155550100.00", rules: us, want: "+14155550100", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE, repair: `"4155550100.00" (the number 4155550100 exported as a decimal) was read as +14155550100; export the phone column as text`},
+		{raw: "4155550100,01", rules: us, err: "extension or dialling suffix"},
+		{raw: "415 555 0100,00", rules: us, err: "extension or dialling suffix"},
+		// Spreadsheet error values: the formula or the value is to fix.
+		{raw: "#ERROR!", rules: us, err: `"#ERROR!" is a spreadsheet error value, not a phone number: fix the formula or the value in the sheet`},
+		{raw: "#NAME?", rules: us, err: "a spreadsheet error value"},
+		{raw: "#VALUE!", rules: us, err: "a spreadsheet error value"},
+		{raw: "#REF!", rules: us, err: "a spreadsheet error value"},
+		{raw: " #N/A ", rules: us, err: `"#N/A" is a spreadsheet error value`},
+		{raw: "#DIV/0!", rules: us, err: "a spreadsheet error value"},
+		{raw: "#NUM!", rules: us, err: "a spreadsheet error value"},
+		{raw: "#NULL!", rules: us, err: "a spreadsheet error value"},
+		{raw: "#SPILL!", rules: us, err: "a spreadsheet error value"},
+		{raw: "#WERT!", rules: de, err: "a spreadsheet error value"},
+		{raw: "#NV", rules: de, err: "a spreadsheet error value"},
+		{raw: "#¡VALOR!", rules: us, err: "a spreadsheet error value"},
+		{raw: "#123", rules: us, err: "extension or dialling suffix"},
 		// Two numbers with separators inside each, or apart by a space or tab.
 		{raw: "01/53115 / 01/71100", rules: NewRules("AT", nil, nil, ""), err: "holds more than one phone number"},
 		{raw: "030/12345 / 030/54321", rules: de, err: "more than one phone number"},

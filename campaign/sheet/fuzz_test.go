@@ -13,12 +13,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
 // FuzzSheetReader reads arbitrary bytes as a sheet: it must not panic, row
 // numbers must increase strictly, and every record must either have one
-// field per header column or an error.
+// field per header column or an error. Read again with small bounds to a
+// record, the records must be the same up to where the bound stops the
+// sheet: the bound only ever stops the reading early.
 func FuzzSheetReader(f *testing.F) {
 	for _, name := range []string{"highlevel_export.csv", "european_semicolon.csv", "excel_damaged.csv", "tabs.tsv"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sheets", name))
@@ -31,6 +34,8 @@ func FuzzSheetReader(f *testing.F) {
 		"", "\ufeff", "a,b\n1,2\n", "a;b\r\n1;2\r\n", "a\tb\n1\t2\n", "sep=;\na;b\n1;2\n",
 		"a,b\n\"1\n2\",3\n\n\n,\n", "a,b\n1\n1,2,3\n", "a,b\n\"x\"y,1\nx\"y,2\n", "a,b\n\"unclosed,1\n2,3\n",
 		"a,A\n", ",,\n", "PK\x03\x04", "a,b\n\x00", "a,b\n\xff,1\n", "\n\na,b\r\n\r\n1,2",
+		"a,b\n1,0123456789abcdefghijklmnopqrstuvwxyz\n3,4\n", "a,b\n\"1\n2\n3\n4\n5\",6\n", "a,b,c\n1,2\n3,4,5,\n", "Title\n\na,b\n1,2\n",
+		"a,b\n1,2\n\nReport\n\"Copyright (c) x\"\n", "a,b\n1,2\n\nReport\n3,4\n", "Title,,\nSub,,\na,b,c\n1,2,3\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -76,5 +81,41 @@ func FuzzSheetReader(f *testing.F) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
+		all, _ := readAllRecords(newReader("fuzz.csv", bytes.NewReader(data)))
+		bounded, fatal := readAllRecords(newReaderBound("fuzz.csv", bytes.NewReader(data), 24, 3))
+		if len(bounded) > len(all) {
+			t.Fatalf("%d records with a bound, %d without", len(bounded), len(all))
+		}
+		for i, r := range bounded {
+			if a := all[i]; a.Row != r.Row || !slices.Equal(a.Fields, r.Fields) || errText(a.Err) != errText(r.Err) {
+				t.Fatalf("with a bound: row %d %q %v; without: row %d %q %v", r.Row, r.Fields, r.Err, a.Row, a.Fields, a.Err)
+			}
+		}
+		if fatal == nil && len(bounded) != len(all) {
+			t.Fatalf("%d records with a bound and no error, %d without", len(bounded), len(all))
+		}
 	})
+}
+
+func readAllRecords(s *Reader, err error) (rows []Record, fatal error) {
+	if err != nil {
+		return nil, err
+	}
+	for {
+		rec, err := s.Next()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, rec)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -71,32 +71,39 @@ type Record struct {
 	// when a quoted field holds a newline. Blank lines count as rows, as
 	// spreadsheets show them, although Next skips them.
 	Row int
-	// Fields are the record's fields, one per header column, as in the
-	// file. Nil when Err is not nil.
+	// Fields are the record's fields, one per header column. Nil when Err
+	// is not nil.
 	Fields []string
-	// Err is a problem with this record only (wrong number of fields,
-	// malformed quotes); reading goes on after it.
+	// Err is a problem with this record only (more fields than the
+	// header, malformed quotes); reading goes on after it.
 	Err error
 }
 
 // Reader streams the records of one contact sheet; memory does not
 // grow with the sheet. It detects a UTF-8 byte order mark, the delimiter
 // (',', ';' or tab) and Excel's "sep=" line; it reads CRLF or LF line
-// ends and quoted fields holding newlines. A Reader is not safe for
-// concurrent use. The campaign's contact reader and suppression list read
-// sheets through it, one Reader a file.
+// ends and quoted fields holding newlines. It reads rows as Excel and
+// CRM reports write them: a row short of trailing fields reads them as
+// empty, one empty field past the header's last is ignored, and a title
+// block above the header or a report footer below the data is skipped
+// and told in [Reader.Notes]. A Reader is not safe for concurrent use.
+// The campaign's contact reader and suppression list read sheets through
+// it, one Reader a file.
 type Reader struct {
-	name     string
-	closer   io.Closer
-	limit    *limiter
-	cr       *csv.Reader
-	lineBase int // lines of the file before cr's first line: those of records cut by limit
-	header   []string
-	index    map[string]int // lower-case header name -> column
-	delim    rune
-	row      int   // row of the last record read
-	endLine  int   // line of the file the last record ended on
-	err      error // sticky fatal error
+	name    string
+	closer  io.Closer
+	feed    *feeder
+	cr      *csv.Reader
+	header  []string
+	index   map[string]int // lower-case header name -> column
+	delim   rune
+	row     int      // row of the last record read
+	endLine int      // line of the file the last record ended on
+	lastRow int      // row of the last record Next returned, or of the header
+	raw     []Record // records read ahead to find the header, to read again
+	ready   []Record // records read ahead to find a footer, for Next to return
+	notes   []string
+	err     error // sticky fatal error
 }
 
 const (
@@ -106,11 +113,17 @@ const (
 	// bufSize is the read buffer; the header record is looked for in
 	// its first fill to detect the delimiter.
 	bufSize = 64 << 10
-	// maxRowBytes bounds one record (see limiter). A quote that
-	// is never closed would otherwise make encoding/csv read the rest of
-	// the file into one field, and a field pasted from a file could take
-	// any amount of memory.
+	// maxRowBytes and maxRowLines bound one record (see feeder). A quote
+	// that is never closed would otherwise make encoding/csv read the
+	// rest of the file into one field, and a field pasted from a file
+	// could take any amount of memory. No contact row comes near either.
 	maxRowBytes = 4 << 20
+	maxRowLines = 1000
+	// maxTitleRows and maxFooterRows bound the title block above the
+	// header and the footer below the data that Reader skips: more rows
+	// than that are no title or footer, but rows to read.
+	maxTitleRows  = 10
+	maxFooterRows = 20
 )
 
 // Open opens the sheet at path and reads its header, as [OpenWith] does
@@ -121,12 +134,12 @@ func Open(path string) (*Reader, error) { return OpenWith(path, Options{}) }
 // stands for the sheet in errors (usually its path). r is read as records
 // are asked for, and is not closed.
 func newReader(name string, r io.Reader) (*Reader, error) {
-	return newReaderLimit(name, r, maxRowBytes)
+	return newReaderBound(name, r, maxRowBytes, maxRowLines)
 }
 
-// newReaderLimit is newReader with limit bytes at most to a record
-// (tests use small ones).
-func newReaderLimit(name string, r io.Reader, limit int) (*Reader, error) {
+// newReaderBound is newReader with at most maxBytes bytes and maxLines
+// lines to a record (tests use small bounds).
+func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, error) {
 	fail := func(msg string) (*Reader, error) {
 		return nil, &Error{File: name, Msg: msg}
 	}
@@ -151,32 +164,39 @@ func newReaderLimit(name string, r io.Reader, limit int) (*Reader, error) {
 	} else {
 		s.delim = detectDelimiter(head)
 	}
-	s.limit = newLimiter(br, s.delim, limit)
-	s.newCSVReader()
+	s.feed = newFeeder(br, maxBytes, maxLines)
+	s.cr = csv.NewReader(s.feed)
+	s.cr.Comma = s.delim
+	s.cr.FieldsPerRecord = -1 // field counts are checked here, per row
+	// ReuseRecord would save nothing: the fields handed out must not be
+	// overwritten by the next record, so they would have to be copied.
 
-	rec, err := s.cr.Read()
-	if err == io.EOF {
+	first, err := s.read()
+	var big *tooLarge
+	switch {
+	case err == io.EOF:
 		return fail("the sheet is empty: it has no header row")
-	}
-	if err != nil {
-		if o := s.takeOver(err); o != nil {
-			return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", humanSize(int64(limit))))
-		}
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			return fail("the header row cannot be read: " + csvProblem(pe))
-		}
-		return fail("cannot read the sheet: " + err.Error())
-	}
-	s.advance(rec, nil)
-	for _, f := range rec {
-		if !utf8.ValidString(f) {
+	case errors.As(err, &big):
+		return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", humanSize(int64(maxBytes))))
+	case err != nil:
+		var se *Error
+		if errors.As(err, &se) && se.Msg == notUTF8 {
 			return fail(notUTF8)
 		}
+		if errors.As(err, &se) {
+			return fail("the header row cannot be read: " + se.Msg)
+		}
+		return fail(err.Error())
+	case first.Err != nil:
+		return fail("the header row cannot be read: " + rowReason(first.Err))
 	}
-	header := make([]string, len(rec))
+	rec, err := s.findHeader(first)
+	if err != nil {
+		return nil, s.err // the rows read so far are a title or the header's
+	}
+	header := make([]string, len(rec.Fields))
 	empty := true
-	for i, f := range rec {
+	for i, f := range rec.Fields {
 		header[i] = strings.TrimFunc(f, isSpace)
 		if header[i] != "" {
 			empty = false
@@ -186,6 +206,7 @@ func newReaderLimit(name string, r io.Reader, limit int) (*Reader, error) {
 		return fail("the first row is empty: it should be the header row with the column names")
 	}
 	s.header = header
+	s.lastRow = rec.Row
 	s.index = make(map[string]int, len(header))
 	for i, h := range header {
 		if h == "" {
@@ -202,6 +223,106 @@ func newReaderLimit(name string, r io.Reader, limit int) (*Reader, error) {
 	}
 	return s, nil
 }
+
+// findHeader returns the header record, first unless first begins a
+// title block: rows of one field of text (a report's name, the date it was
+// made), then the header, a row of at least two names none of which is a
+// phone number. The title is noted; records read ahead that are no title
+// are kept in s.raw for Next. A sheet that has nothing but one column
+// keeps its first row as the header. An error that ends the reading
+// before the header is found is returned.
+func (s *Reader) findHeader(first Record) (Record, error) {
+	if !lineOfText(first.Fields) {
+		return first, nil
+	}
+	run := []Record{first}
+	for len(run) <= maxTitleRows {
+		rec, err := s.read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Record{}, err
+		}
+		run = append(run, rec)
+		switch {
+		case rec.Err != nil:
+		case isBlank(rec.Fields):
+			continue
+		case headerLike(rec.Fields):
+			var title []string
+			for _, r := range run[:len(run)-1] {
+				if !isBlank(r.Fields) {
+					title = append(title, strconv.Quote(strings.TrimFunc(r.Fields[0], isSpace)))
+				}
+			}
+			s.notes = append(s.notes, fmt.Sprintf("%s: %s above the header (%s): a title, not read as contacts; the header is row %d",
+				s.name, rowSpan(first.Row, rec.Row-1), strings.Join(title, ", "), rec.Row))
+			return rec, nil
+		case lineOfText(rec.Fields):
+			continue
+		}
+		break
+	}
+	s.raw = run[1:]
+	return first, nil
+}
+
+// lineOfText reports whether fields are a line of a title or a footer:
+// one field of text (with a letter, so not a phone number), the first,
+// and any others empty.
+func lineOfText(fields []string) bool {
+	if len(fields) == 0 || !strings.ContainsFunc(fields[0], unicode.IsLetter) {
+		return false
+	}
+	return isBlank(fields[1:])
+}
+
+// headerLike reports whether fields can be a header found below a title:
+// at least two names, none of which reads as a phone number.
+func headerLike(fields []string) bool {
+	names := 0
+	for _, f := range fields {
+		f = strings.TrimFunc(f, isSpace)
+		if f == "" {
+			continue
+		}
+		names++
+		digits := 0
+		for _, r := range f {
+			if r >= '0' && r <= '9' {
+				digits++
+			}
+		}
+		if digits >= 7 && !strings.ContainsFunc(f, unicode.IsLetter) {
+			return false
+		}
+	}
+	return names >= 2
+}
+
+// isBlank reports whether every field is empty or white space.
+func isBlank(fields []string) bool {
+	for _, f := range fields {
+		if strings.TrimFunc(f, isSpace) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func rowSpan(first, last int) string {
+	if first == last {
+		return fmt.Sprintf("row %d", first)
+	}
+	return fmt.Sprintf("rows %d-%d", first, last)
+}
+
+// Notes returns what the Reader skipped and why, one sentence each naming
+// the sheet: a title block above the header (known once the Reader is
+// open) and a report footer (known once Next has returned io.EOF). The
+// campaign's plan and run show them.
+func (s *Reader) Notes() []string { return slices.Clone(s.notes) }
 
 const notUTF8 = "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8, or name its code page in the campaign file (encoding: windows-1252 for most Western European exports)"
 
@@ -411,7 +532,7 @@ func (s *Reader) advance(rec []string, pe *csv.ParseError) {
 		end, _ = s.cr.FieldPos(last)
 		end += strings.Count(rec[last], "\n")
 	}
-	s.advanceLines(start+s.lineBase, end+s.lineBase)
+	s.advanceLines(start, end)
 }
 
 // advanceLines moves the row count past a record on lines start to end of
@@ -425,127 +546,171 @@ func (s *Reader) advanceLines(start, end int) {
 	s.endLine = end
 }
 
-// newCSVReader starts reading records from where s.limit is: at the
-// header, or after a record it cut.
-func (s *Reader) newCSVReader() {
-	s.cr = csv.NewReader(s.limit)
-	s.cr.Comma = s.delim
-	s.cr.FieldsPerRecord = -1 // field counts are checked here, per row
-	// ReuseRecord would save nothing: the fields handed out must not be
-	// overwritten by the next record, so they would have to be copied.
-}
-
-// takeOver returns the record s.limit cut past the limit if err, from the
-// csv.Reader's last Read, is about that record, and moves on past it: a
-// new csv.Reader starts after it (the old one's buffer is empty, having
-// handed out the cut's error), its lines counted from there. The cut's
-// error reaches Read unless the record was malformed before the cut; the
-// record's first line then tells the two apart.
-func (s *Reader) takeOver(err error) *overLimit {
-	o := s.limit.over
-	if o == nil || err == nil {
-		return nil
+// read returns the next record as the file has it, with its row, or the
+// error that ends the reading (io.EOF at the end), which it returns again
+// on every later call. A malformed record is returned in Record.Err.
+func (s *Reader) read() (Record, error) {
+	if len(s.raw) > 0 {
+		rec := s.raw[0]
+		s.raw = s.raw[1:]
+		return rec, nil
 	}
-	var cut *overLimit
-	var pe *csv.ParseError
-	if !errors.As(err, &cut) && !(errors.As(err, &pe) && pe.StartLine+s.lineBase == o.startLine) {
-		return nil
-	}
-	s.limit.over = nil
-	s.lineBase = o.endLines
-	s.newCSVReader()
-	return o
-}
-
-// overRecord is the Record, or the error that ends the reading, for
-// a record cut past the limit.
-func (s *Reader) overRecord(o *overLimit) (Record, error) {
-	limit := humanSize(int64(o.limit))
-	s.advanceLines(o.startLine, max(o.endLines, o.startLine))
-	if o.quoteLine > 0 {
-		s.err = &Error{File: s.name, Row: s.row, Msg: fmt.Sprintf(
-			"the row is larger than %s, with a quoted field that opens on line %d of the file and runs over line breaks: probably a quote that is never closed, so the rows after it cannot be read reliably; check the quotes of that row",
-			limit, o.quoteLine)}
-		return Record{}, s.err
-	}
-	e := &Error{File: s.name, Row: s.row}
-	if o.field < len(s.header) {
-		e.Field = s.header[o.field]
-	}
-	where := "this field takes it past the limit"
-	if e.Field == "" {
-		where = fmt.Sprintf("its field %d (the header has %d) takes it past the limit", o.field+1, len(s.header))
-	}
-	e.Msg = fmt.Sprintf("the row is %s long, on line %d of the file, and a row may hold at most %s (%s): it is not read",
-		humanSize(o.size), o.startLine, limit, where)
-	if o.unclosed {
-		e.Msg += fmt.Sprintf("; a quote opened on line %d is never closed", o.startLine)
-	}
-	return Record{Row: s.row, Err: e}, nil
-}
-
-// Next returns the next record. Records whose fields are all empty (blank
-// rows, ",,,") are skipped. A problem with one record is returned in
-// Record.Err and reading can go on; an error that ends the reading
-// (the file is not UTF-8, cannot be read, or has a row that never ends) is
-// returned as err, and again by every later call. At the end Next returns
-// io.EOF.
-func (s *Reader) Next() (Record, error) {
 	if s.err != nil {
 		return Record{}, s.err
 	}
-	for {
-		rec, err := s.cr.Read()
-		if o := s.takeOver(err); o != nil {
-			return s.overRecord(o)
-		}
-		if err == io.EOF {
-			s.err = io.EOF
-			return Record{}, io.EOF
-		}
-		if err != nil {
-			return s.recordError(err)
-		}
-		s.advance(rec, nil)
-		blank := true
-		for _, f := range rec {
-			if !utf8.ValidString(f) {
-				s.err = &Error{File: s.name, Row: s.row, Msg: notUTF8}
-				return Record{}, s.err
-			}
-			if blank && strings.TrimFunc(f, isSpace) != "" {
-				blank = false
-			}
-		}
-		if blank {
-			continue
-		}
-		if len(rec) != len(s.header) {
-			return Record{Row: s.row, Err: &Error{File: s.name, Row: s.row,
-				Msg: fmt.Sprintf("has %d fields but the header has %d (a missing or extra %s?)", len(rec), len(s.header), delimName(s.delim))}}, nil
-		}
-		return Record{Row: s.row, Fields: rec}, nil
-	}
-}
-
-// recordError handles an error from encoding/csv: a malformed record is
-// that row's error; anything else ends the reading.
-func (s *Reader) recordError(err error) (Record, error) {
+	rec, err := s.cr.Read()
+	defer s.feed.startRecord()
+	var big *tooLarge
 	var pe *csv.ParseError
-	if !errors.As(err, &pe) {
+	switch {
+	case err == io.EOF:
+		s.err = io.EOF
+		return Record{}, io.EOF
+	case errors.As(err, &big):
+		s.advanceLines(big.start, big.start)
+		s.err = &Error{File: s.name, Row: s.row, Msg: tooLargeProblem(big, s.feed)}
+		return Record{}, fmt.Errorf("%w (%w)", s.err, big)
+	case errors.As(err, &pe):
+		s.advance(nil, pe)
+		if errors.Is(pe.Err, csv.ErrQuote) && pe.Line > pe.StartLine {
+			// A quoted field ran over several lines and then broke (or
+			// reached the end of the file): the lines it swallowed may
+			// have been rows of their own, so what follows cannot be
+			// trusted.
+			s.err = &Error{File: s.name, Row: s.row, Msg: csvProblem(pe)}
+			return Record{}, s.err
+		}
+		return Record{Row: s.row, Err: &Error{File: s.name, Row: s.row, Msg: csvProblem(pe)}}, nil
+	case err != nil:
 		s.err = &Error{File: s.name, Row: s.row + 1, Msg: "cannot read the sheet: " + err.Error()}
 		return Record{}, s.err
 	}
-	s.advance(nil, pe)
-	pe = &csv.ParseError{StartLine: pe.StartLine + s.lineBase, Line: pe.Line + s.lineBase, Column: pe.Column, Err: pe.Err} // lines of the file
-	if errors.Is(pe.Err, csv.ErrQuote) && pe.Line > pe.StartLine {
-		// A quoted field ran over several lines and then broke (or
-		// reached the end of the file): the lines it swallowed may have
-		// been rows of their own, so what follows cannot be trusted.
-		s.err = &Error{File: s.name, Row: s.row, Msg: csvProblem(pe)}
-		return Record{}, s.err
+	s.advance(rec, nil)
+	for _, f := range rec {
+		if !utf8.ValidString(f) {
+			s.err = &Error{File: s.name, Row: s.row, Msg: notUTF8}
+			return Record{}, s.err
+		}
 	}
-	return Record{Row: s.row, Err: &Error{File: s.name, Row: s.row, Msg: csvProblem(pe)}}, nil
+	return Record{Row: s.row, Fields: rec}, nil
+}
+
+// tooLargeProblem says what is wrong with a record over feeder's bounds,
+// and what to check.
+func tooLargeProblem(big *tooLarge, f *feeder) string {
+	if big.lines > 1 {
+		over := fmt.Sprintf("more than %d lines", f.maxLines)
+		if big.lines < f.maxLines {
+			over = fmt.Sprintf("%d lines and more than %s", big.lines, humanSize(int64(f.maxSize)))
+		}
+		return fmt.Sprintf("a quoted field of the row that starts on line %d of the file runs over %s: probably a quote that is never closed, so the rows after it cannot be read; check the quotes of that row", big.start, over)
+	}
+	return fmt.Sprintf("the row on line %d of the file is larger than %s, far more than a contact's row holds: check that line (a field pasted from a file, or a file that is not a contact sheet)", big.start, humanSize(int64(f.maxSize)))
+}
+
+// Next returns the next record. Records whose fields are all empty (blank
+// rows, ",,,") are skipped, and a report footer (a blank row, then rows of
+// one field of text to the end of the file) ends the sheet with a note. A
+// problem with one record is returned in Record.Err and reading can go
+// on; an error that ends the reading (the file is not UTF-8, cannot be
+// read, or has a row that never ends) is returned as err, and again by
+// every later call. At the end Next returns io.EOF.
+func (s *Reader) Next() (Record, error) {
+	for {
+		if len(s.ready) > 0 {
+			rec := s.ready[0]
+			s.ready = s.ready[1:]
+			return rec, nil
+		}
+		rec, err := s.read()
+		if err != nil {
+			if s.err != io.EOF {
+				return Record{}, s.err // without the tooLarge it may wrap
+			}
+			return Record{}, err
+		}
+		switch {
+		case rec.Err != nil:
+			s.lastRow = rec.Row
+			return rec, nil
+		case isBlank(rec.Fields):
+			continue
+		case rec.Row > s.lastRow+1 && len(s.header) > 1 && lineOfText(rec.Fields):
+			s.footer(rec)
+			continue
+		}
+		s.lastRow = rec.Row
+		return s.fit(rec), nil
+	}
+}
+
+// footer reads on from first, a line of text after a blank row, to tell a
+// report's footer from rows of the sheet. If only lines of text (and blank
+// rows) follow to the end of the file, they are a footer: it is noted and
+// the reading ends. If another record follows, the records read are
+// queued for Next. If an error ends the reading first, it does so at
+// once: lines of text are no contacts to call anyway.
+func (s *Reader) footer(first Record) {
+	run := []Record{first}
+	for {
+		rec, err := s.read()
+		if err == io.EOF {
+			var lines []string
+			for _, r := range run[:min(len(run), 3)] {
+				lines = append(lines, strconv.Quote(strings.TrimFunc(r.Fields[0], isSpace)))
+			}
+			if len(run) > 3 {
+				lines = append(lines, "...")
+			}
+			s.notes = append(s.notes, fmt.Sprintf("%s: %s after the data (%s): a report's footer, not read as contacts",
+				s.name, rowSpan(first.Row, run[len(run)-1].Row), strings.Join(lines, ", ")))
+			return
+		}
+		if err == nil && rec.Err == nil && isBlank(rec.Fields) {
+			continue
+		}
+		if err == nil && rec.Err == nil && lineOfText(rec.Fields) && len(run) < maxFooterRows {
+			run = append(run, rec)
+			continue
+		}
+		if err != nil {
+			return
+		}
+		run = append(run, rec)
+		for _, r := range run {
+			s.ready = append(s.ready, s.fit(r))
+			s.lastRow = r.Row
+		}
+		return
+	}
+}
+
+// fit gives a record one field per header column, as Excel's rows are
+// meant: trailing fields it left out read as empty, and one empty field
+// past the last column is dropped. A record with more fields is an error.
+func (s *Reader) fit(rec Record) Record {
+	n, want := len(rec.Fields), len(s.header)
+	switch {
+	case rec.Err != nil || n == want:
+	case n < want:
+		rec.Fields = append(rec.Fields, make([]string, want-n)...)
+	case n == want+1 && strings.TrimFunc(rec.Fields[n-1], isSpace) == "":
+		rec.Fields = rec.Fields[:want]
+	default:
+		rec.Err = &Error{File: s.name, Row: rec.Row,
+			Msg: fmt.Sprintf("has %d fields but the header has %d (an extra %s, or a field holding one that is not in quotes?)", n, want, delimName(s.delim))}
+		rec.Fields = nil
+	}
+	return rec
+}
+
+// rowReason is the sentence of a record's error, without its location.
+func rowReason(err error) string {
+	var se *Error
+	if errors.As(err, &se) {
+		return se.Msg
+	}
+	return err.Error()
 }
 
 // csvProblem explains a csv.ParseError in a sentence, with the line of the
