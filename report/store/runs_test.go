@@ -1,20 +1,25 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 )
 
-// TestReadLastRun: the latest run's start, its last record and its call
-// starts, from a journal whose run was killed mid-call (an intent with no
-// outcome, counted as started) and whose last line is torn.
-func TestReadLastRun(t *testing.T) {
+// TestReadRuns: each run's start, end, last record, call starts and
+// starts per minute, from a journal whose first run ended by itself and
+// whose second was killed mid-call (an intent with no outcome, counted as
+// started; no end record) and left a torn last line.
+func TestReadRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
 	journal := `{"t":"run","note":"run started, pid 1","at":"2026-11-20T10:00:00Z"}
 {"t":"intent","agent":"A","phone":"+14155550100","attempt":1,"at":"2026-11-20T10:00:01Z"}
 {"t":"outcome","agent":"A","phone":"+14155550100","attempt":1,"status":"sent","at":"2026-11-20T10:00:02Z"}
+{"t":"intent","agent":"A","phone":"+14155550104","attempt":1,"at":"2026-11-20T10:02:30Z"}
+{"t":"outcome","agent":"A","phone":"+14155550104","attempt":1,"status":"sent","body":"{\"at\":\"1999-01-01T00:00:00Z\"}","at":"2026-11-20T10:02:31Z"}
+{"t":"end","note":"complete","at":"2026-11-20T10:02:32Z"}
 {"t":"run","note":"run started, pid 2","at":"2026-11-21T09:00:00Z"}
 {"t":"intent","agent":"A","phone":"+14155550101","attempt":1,"at":"2026-11-21T09:00:01Z"}
 {"t":"outcome","agent":"A","phone":"+14155550101","attempt":1,"status":"retry","at":"2026-11-21T09:00:02Z"}
@@ -27,15 +32,20 @@ func TestReadLastRun(t *testing.T) {
 	if err := os.WriteFile(path, []byte(journal), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	lr, err := ReadLastRun(path)
+	runs, err := ReadRuns(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := LastRun{StartedAt: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC), LastAt: time.Date(2026, 11, 21, 9, 0, 10, 0, time.UTC), Calls: 2}
-	if !lr.StartedAt.Equal(want.StartedAt) || !lr.LastAt.Equal(want.LastAt) || lr.Calls != want.Calls {
-		t.Errorf("got %+v, want %+v", lr, want)
+	day := func(d, h, m, s int) time.Time { return time.Date(2026, 11, d, h, m, s, 0, time.UTC) }
+	want := []Run{
+		{StartedAt: day(20, 10, 0, 0), Note: "run started, pid 1", LastAt: day(20, 10, 2, 32), Calls: 2,
+			EndedAt: day(20, 10, 2, 32), Ending: "complete", PerMinute: []int{1, 0, 1}},
+		{StartedAt: day(21, 9, 0, 0), Note: "run started, pid 2", LastAt: day(21, 9, 0, 10), Calls: 2, PerMinute: []int{4}},
 	}
-	if lr, err := ReadLastRun(filepath.Join(t.TempDir(), "none.jsonl")); err != nil || !lr.StartedAt.IsZero() {
-		t.Errorf("no journal: %+v, %v", lr, err)
+	if fmt.Sprint(runs) != fmt.Sprint(want) {
+		t.Errorf("got  %+v\nwant %+v", runs, want)
+	}
+	if runs, err := ReadRuns(filepath.Join(t.TempDir(), "none.jsonl")); err != nil || len(runs) != 0 {
+		t.Errorf("no journal: %+v, %v", runs, err)
 	}
 }
