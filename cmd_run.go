@@ -313,7 +313,14 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	case o.limit > 0 && res.Started >= o.limit:
 		sum.Ending = report.EndLimit
 	}
+	// The run's end, for report.html; a run killed leaves none.
+	if err := journal.Append(store.Record{Type: store.TypeEnd, Note: sum.Ending}); err != nil {
+		log.Warn().Err(err).Msg("could not write the run's end to the journal")
+	}
 	sum.Finish(time.Now())
+	if sum.Runs, err = saved.store.ReadRuns(context.WithoutCancel(ctx)); err != nil {
+		log.Warn().Err(err).Msg("could not read the journal's runs: report.html shows none")
+	}
 	if err := campaign.WriteReport(context.WithoutCancel(ctx), f, state, norm, suppress, stateDir, sum); err != nil {
 		if runErr != nil {
 			return fmt.Errorf("%w (and writing the report failed: %v)", runErr, err)
@@ -324,7 +331,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if res.WouldHaveWaited > 0 {
 		fmt.Fprintf(out, "Rehearsal: %d contact(s) were called outside the called person's hours; a real run would have left them pending until those hours.\n", res.WouldHaveWaited)
 	}
-	fmt.Fprintf(out, "Report: %s\n", filepath.Join(stateDir, campaign.ReportCSV))
+	fmt.Fprintf(out, "Report: %s\nReport page: %s\n", filepath.Join(stateDir, campaign.ReportCSV), filepath.Join(stateDir, campaign.ReportHTML))
 	switch {
 	case errors.Is(runErr, campaign.ErrInterrupted):
 		return fmt.Errorf("%w: what was sent is in the journal; run again to continue", runErr)

@@ -262,6 +262,7 @@ func rebuildReport(ctx context.Context, log zerolog.Logger, o savedOptions, out 
 	now := time.Now()
 	sum := &report.Summary{Campaign: s.f.Name, StartedAt: now, Ending: report.EndRebuilt}
 	sum.Finish(now)
+	sum.Runs = runs
 	if len(runs) > 0 {
 		last := runs[len(runs)-1]
 		sum.StartedAt, sum.CallsThisRun = last.StartedAt, last.Calls
@@ -273,6 +274,6 @@ func rebuildReport(ctx context.Context, log zerolog.Logger, o savedOptions, out 
 		return err
 	}
 	fmt.Fprint(out, sum.Text())
-	fmt.Fprintf(out, "Report: %s\n", filepath.Join(s.dir, campaign.ReportCSV))
+	fmt.Fprintf(out, "Report: %s\nReport page: %s\n", filepath.Join(s.dir, campaign.ReportCSV), filepath.Join(s.dir, campaign.ReportHTML))
 	return nil
 }

@@ -29,9 +29,13 @@ type Run struct {
 	EndedAt time.Time
 	Ending  string
 	// PerMinute counts the intents written in each minute of the run,
-	// from the minute StartedAt falls in.
-	PerMinute []int
+	// from the minute StartedAt falls in; PerSecond in each second of its
+	// first SecondsKept, from the second StartedAt falls in.
+	PerMinute, PerSecond []int
 }
+
+// SecondsKept is how much of a run's start Run.PerSecond counts.
+const SecondsKept = 10 * time.Minute
 
 // maxRunMinutes bounds Run.PerMinute: an intent dated further from its
 // run's start (a clock set wrong) is counted in the last minute.
@@ -114,6 +118,13 @@ func (s *runScan) line(line []byte) {
 			s.cur.PerMinute = append(s.cur.PerMinute, 0)
 		}
 		s.cur.PerMinute[m]++
+		if sec := at.Sub(s.cur.StartedAt.Truncate(time.Second)); sec < SecondsKept {
+			i := max(int(sec/time.Second), 0)
+			for len(s.cur.PerSecond) <= i {
+				s.cur.PerSecond = append(s.cur.PerSecond, 0)
+			}
+			s.cur.PerSecond[i]++
+		}
 	case bytes.Contains(line, outcomeMark) && (bytes.Contains(line, retryMark) || bytes.Contains(line, skipMark)):
 		s.notCalls++
 	}

@@ -37,10 +37,17 @@ func TestReadRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	day := func(d, h, m, s int) time.Time { return time.Date(2026, 11, d, h, m, s, 0, time.UTC) }
+	seconds := func(n int, at ...int) []int {
+		c := make([]int, n)
+		for _, i := range at {
+			c[i]++
+		}
+		return c
+	}
 	want := []Run{
 		{StartedAt: day(20, 10, 0, 0), Note: "run started, pid 1", LastAt: day(20, 10, 2, 32), Calls: 2,
-			EndedAt: day(20, 10, 2, 32), Ending: "complete", PerMinute: []int{1, 0, 1}},
-		{StartedAt: day(21, 9, 0, 0), Note: "run started, pid 2", LastAt: day(21, 9, 0, 10), Calls: 2, PerMinute: []int{4}},
+			EndedAt: day(20, 10, 2, 32), Ending: "complete", PerMinute: []int{1, 0, 1}, PerSecond: seconds(151, 1, 150)},
+		{StartedAt: day(21, 9, 0, 0), Note: "run started, pid 2", LastAt: day(21, 9, 0, 10), Calls: 2, PerMinute: []int{4}, PerSecond: seconds(11, 1, 3, 5, 10)},
 	}
 	if fmt.Sprint(runs) != fmt.Sprint(want) {
 		t.Errorf("got  %+v\nwant %+v", runs, want)
