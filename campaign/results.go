@@ -3,7 +3,6 @@ package campaign
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,42 +29,117 @@ const (
 // the counts are added here. Contacts waiting for their hours are those
 // closed at sum.FinishedAt.
 func WriteReport(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) error {
-	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), f.AccountFields()...)
+	page, err := writeRows(ctx, f, st, norm, sup, dir, sum)
 	if err != nil {
-		return err
-	}
-	hours, err := f.CallingHours()
-	if err != nil {
-		w.Abort()
-		return err
-	}
-	page := newReportPage(f, hours, sum.FinishedAt)
-	cr := f.NewContactReader(norm, sup)
-	err = cr.Each(ctx, func(c *Contact) error {
-		row := ReportRow(f, st, c)
-		sum.Add(row)
-		page.add(c, &row)
-		return w.Write(row)
-	})
-	if err != nil {
-		w.Abort()
-		return fmt.Errorf("writing %s: %w", ReportCSV, err)
-	}
-	if err := w.Commit(); err != nil {
-		return err
-	}
-	// The workbook is a second pass, made only for a report small enough
-	// for it: a large run never holds workbook rows in memory.
-	if err := writeXLSX(ctx, f, st, norm, sup, filepath.Join(dir, ReportXLSX), sum.Rows); err != nil {
 		return err
 	}
 	if sum.Rows > report.MaxXLSXRows {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("report.xlsx is written for up to %d rows; this report has more, so open report.csv (in Excel: Data > From Text/CSV, with the phone column as Text)", report.MaxXLSXRows))
 	}
-	if err := report.WriteHTML(filepath.Join(dir, ReportHTML), sum, page.Page); err != nil {
+	if err := report.WriteHTML(filepath.Join(dir, ReportHTML), sum, page); err != nil {
 		return err
 	}
 	return report.WriteSummary(filepath.Join(dir, SummaryJSON), sum)
+}
+
+// writeRows writes report.csv and report.xlsx in dir in one pass over
+// the sheets, counts the rows in sum, and gathers what report.html shows
+// of them. The workbook streams its rows to a temporary file, and is
+// dropped once the report outgrows it (an older report.xlsx is then
+// removed, as it would no longer match report.csv).
+func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) (*report.Page, error) {
+	hours, err := f.CallingHours()
+	if err != nil {
+		return nil, err
+	}
+	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), f.AccountFields()...)
+	if err != nil {
+		return nil, err
+	}
+	xw, err := report.NewXLSXWriter(filepath.Join(dir, ReportXLSX), f.AccountFields()...)
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	page := newReportPage(f, hours, sum.FinishedAt)
+	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
+		row := ReportRow(f, st, c)
+		sum.Add(row)
+		page.add(c, &row)
+		if err := w.Write(row); err != nil {
+			return err
+		}
+		return xw.Write(row)
+	})
+	if err != nil {
+		w.Abort()
+		xw.Abort()
+		return nil, fmt.Errorf("writing %s: %w", ReportCSV, err)
+	}
+	if err := w.Commit(); err != nil {
+		xw.Abort()
+		return nil, err
+	}
+	return page.Page, xw.Commit()
+}
+
+// SettledKey returns the journal key under which c's record stands: its
+// own (agent, number, occurrence), or, with dedupe: campaign, the same
+// number under another agent (its sheet was moved to another agent, or
+// the sheets were reordered): a number is called once in the campaign,
+// whichever agent called it.
+func SettledKey(f *File, st *store.State, c *Contact) (store.Key, bool) {
+	own := store.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N}
+	if _, ok := st.Status(own); ok || f.Dedupe != "campaign" {
+		return own, ok
+	}
+	if k, ok := st.FindPhone(c.Phone); ok {
+		return k, true
+	}
+	return own, false
+}
+
+// ReportRow is a contact's row of report.csv.
+func ReportRow(f *File, st *store.State, c *Contact) report.Row {
+	row := report.Row{
+		Sheet: f.Sheets[c.Sheet].File, Row: c.Row, Agent: f.Agents[c.Agent].Name,
+		PhoneNumber: c.Fields[FieldPhone], Email: c.Fields[FieldEmail],
+		FirstName: c.Fields[FieldFirstName], LastName: c.Fields[FieldLastName],
+		GHLContactID: c.Fields[FieldGHLContactID], OverrideAgentID: c.Fields[FieldOverrideAgentID],
+		LocalPresenceNumber: c.Fields[FieldLocalPresence],
+		Status:              c.Status, Reason: c.Reason,
+	}
+	if len(c.Extra) > 0 {
+		row.Extra = make([]string, len(c.Extra)) // in the order of f.AccountFields, as c.Extra is
+		for i, x := range c.Extra {
+			row.Extra[i] = x.Value
+		}
+	}
+	switch c.Status {
+	case Invalid:
+		if c.Column != "" {
+			row.Reason = fmt.Sprintf("column %q: %s", c.Column, c.Reason)
+		}
+		return row
+	case Duplicate, Suppressed:
+		return row
+	}
+	row.Reason = c.Warning
+	key, _ := SettledKey(f, st, c)
+	e, ok := st.Lookup(key)
+	if !ok {
+		row.Status = string(store.Pending)
+		return row
+	}
+	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), report.Count(e.Attempts), e.AgentID
+	row.FirstAttemptAt, row.LastAttemptAt, row.Response = report.Timestamp(e.FirstAt), report.Timestamp(e.LastAt), e.Body
+	if e.Reason != "" {
+		row.Reason = e.Reason
+	}
+	if key.Agent != row.Agent {
+		row.Reason = strings.TrimPrefix(row.Reason+"; ", "; ") + "called through agent " + key.Agent + " (dedupe: campaign)"
+	}
+	return row
 }
 
 // reportPage gathers what report.html shows of each contact.
@@ -147,87 +221,4 @@ func invalidFix(field, reason string) string {
 		return "the row itself could not be read: fix it in the sheet as the reason says (a stray quote, a cell too large), or remove it."
 	}
 	return "correct the cell as the reason says."
-}
-
-// SettledKey returns the journal key under which c's record stands: its
-// own (agent, number, occurrence), or, with dedupe: campaign, the same
-// number under another agent (its sheet was moved to another agent, or
-// the sheets were reordered): a number is called once in the campaign,
-// whichever agent called it.
-func SettledKey(f *File, st *store.State, c *Contact) (store.Key, bool) {
-	own := store.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N}
-	if _, ok := st.Status(own); ok || f.Dedupe != "campaign" {
-		return own, ok
-	}
-	if k, ok := st.FindPhone(c.Phone); ok {
-		return k, true
-	}
-	return own, false
-}
-
-// ReportRow is a contact's row of report.csv.
-func ReportRow(f *File, st *store.State, c *Contact) report.Row {
-	row := report.Row{
-		Sheet: f.Sheets[c.Sheet].File, Row: c.Row, Agent: f.Agents[c.Agent].Name,
-		PhoneNumber: c.Fields[FieldPhone], Email: c.Fields[FieldEmail],
-		FirstName: c.Fields[FieldFirstName], LastName: c.Fields[FieldLastName],
-		GHLContactID: c.Fields[FieldGHLContactID], OverrideAgentID: c.Fields[FieldOverrideAgentID],
-		LocalPresenceNumber: c.Fields[FieldLocalPresence],
-		Status:              c.Status, Reason: c.Reason,
-	}
-	if len(c.Extra) > 0 {
-		row.Extra = make([]string, len(c.Extra)) // in the order of f.AccountFields, as c.Extra is
-		for i, x := range c.Extra {
-			row.Extra[i] = x.Value
-		}
-	}
-	switch c.Status {
-	case Invalid:
-		if c.Column != "" {
-			row.Reason = fmt.Sprintf("column %q: %s", c.Column, c.Reason)
-		}
-		return row
-	case Duplicate, Suppressed:
-		return row
-	}
-	row.Reason = c.Warning
-	key, _ := SettledKey(f, st, c)
-	e, ok := st.Lookup(key)
-	if !ok {
-		row.Status = string(store.Pending)
-		return row
-	}
-	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), report.Count(e.Attempts), e.AgentID
-	row.FirstAttemptAt, row.LastAttemptAt, row.Response = report.Timestamp(e.FirstAt), report.Timestamp(e.LastAt), e.Body
-	if e.Reason != "" {
-		row.Reason = e.Reason
-	}
-	if key.Agent != row.Agent {
-		row.Reason = strings.TrimPrefix(row.Reason+"; ", "; ") + "called through agent " + key.Agent + " (dedupe: campaign)"
-	}
-	return row
-}
-
-// writeXLSX writes report.xlsx for a report of rows rows, or, when that is
-// more than a workbook is written for, removes an older one that would no
-// longer match report.csv.
-func writeXLSX(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, path string, rows int) error {
-	if rows > report.MaxXLSXRows {
-		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-			return err
-		}
-		return nil
-	}
-	xw, err := report.NewXLSXWriter(path, f.AccountFields()...)
-	if err != nil {
-		return err
-	}
-	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
-		return xw.Write(ReportRow(f, st, c))
-	})
-	if err != nil {
-		xw.Abort()
-		return fmt.Errorf("writing %s: %w", ReportXLSX, err)
-	}
-	return xw.Commit()
 }
