@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/report"
+	"github.com/callrun/callrun/report/store"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
@@ -85,6 +86,13 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	page := filepath.Join(stateDir, "report.html")
 	if !strings.HasSuffix(strings.TrimSpace(res.stdout), "Report page: "+page) {
 		t.Errorf("the run's output does not end by naming report.html:\n%s", res.stdout)
+	}
+	runs, err := store.ReadRuns(filepath.Join(stateDir, store.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].Ending != report.EndLimit || runs[1].Ending != report.EndComplete || runs[0].Calls != 25 {
+		t.Errorf("the journal's runs: %+v; want one stopped at the limit after 25 calls, then one complete", runs)
 	}
 	b, err := os.ReadFile(filepath.Join(stateDir, "summary.json"))
 	if err != nil {
