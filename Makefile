@@ -80,7 +80,7 @@ fuzz:
 ci: lint test build
 
 # The newcomer's first command: run the example campaign against an
-# in-process sandbox (nobody is phoned) and show where the report is.
+# in-process sandbox (nobody is phoned); its last line names report.html.
 QUICKSTART := examples/quickstart/campaign.yaml
 quickstart: build
 	./callrun run --sandbox $(QUICKSTART)
