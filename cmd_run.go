@@ -73,7 +73,7 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 				until: c.String("until"), sandbox: c.Bool("sandbox"),
 			}
 			if !c.Bool("no-progress") {
-				o.progress = terminal(s.stderr)
+				o.progress, o.logs = terminal(s.stderr), s.logs
 			}
 			return runCampaign(c.Context, s.log, o, s.stdout)
 		},
@@ -87,7 +87,8 @@ type runOptions struct {
 	retryFailed, retryUncertain bool
 	until                       string // --until as given; see parseUntil
 	sandbox                     bool
-	progress                    *os.File // the terminal to draw the progress line on; nil: none
+	progress                    *os.File   // the terminal to draw the progress line on; nil: none
+	logs                        *lineGuard // the logs' writer on that terminal, if they go there
 	// tuning, for tests and benchmarks
 	tune    func(*campaign.RunOptions)
 	journal store.JournalOptions
@@ -297,9 +298,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg("outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now()))
 		}
 	}
+	detach := o.logs.attach(prog)
 	prog.run(ctx, time.Second)
 	res, runErr := campaign.Run(ctx, f, limiter, ropts)
 	prog.done()
+	detach()
 
 	// The report is written however the run ended, even when interrupted.
 	sum := &report.Summary{Campaign: f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndComplete}
