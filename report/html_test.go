@@ -13,7 +13,8 @@ import (
 // TestWriteHTML: the page escapes what the sheets hold, groups invalid
 // rows by reason (largest first, with their examples), lists the
 // countries and waiting times, says outcomes are not collected, and tells
-// a run that ended from one that left no end record.
+// a run that ended from one that left no end record. A golden file pins
+// the page (testdata/TestWriteHTML.golden, -update to rewrite it).
 func TestWriteHTML(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	sum := &Summary{Campaign: `spring <b>"promo"</b>`, StartedAt: t0, CallsThisRun: 3, Ending: EndComplete}
@@ -42,6 +43,7 @@ func TestWriteHTML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	golden(t, b) // the whole page, style sheet included
 	page := string(b)
 	for _, bad := range []string{"<script>alert", "<b>", "<i>b</i>", "http://", "https://", "<link", "<img", "<script"} {
 		if strings.Contains(page, bad) {
