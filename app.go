@@ -32,6 +32,9 @@ type session struct {
 	// logJSON is set when logs are JSON lines, so that main reports the
 	// final error as one more JSON line rather than as text.
 	logJSON bool
+	// logs is where the logger writes when stderr is a terminal, for a
+	// run's progress line to keep its row; nil otherwise.
+	logs *lineGuard
 	// unknownCommand is the command name that matched none, for main to
 	// exit 2, and unknownNearest the command it may have meant.
 	unknownCommand, unknownNearest string
@@ -155,14 +158,19 @@ func (s *session) setupLogging(c *cli.Context) error {
 	if c.Bool("quiet") && level < zerolog.WarnLevel {
 		level = zerolog.WarnLevel
 	}
-	w := s.stderr
+	out := s.stderr
+	if terminal(s.stderr) != nil {
+		s.logs = &lineGuard{w: s.stderr}
+		out = s.logs
+	}
+	w := out
 	switch c.String("log-format") {
 	case "json":
 	case "console":
-		w = zerolog.ConsoleWriter{Out: s.stderr, TimeFormat: "15:04:05"}
+		w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05"}
 	case "auto":
 		if terminal(s.stderr) != nil {
-			w = zerolog.ConsoleWriter{Out: s.stderr, TimeFormat: "15:04:05"}
+			w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05"}
 		}
 	default:
 		return usageError(fmt.Errorf("--log-format %q: use auto, console or json", c.String("log-format")))

@@ -73,7 +73,7 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 				until: c.String("until"), sandbox: c.Bool("sandbox"),
 			}
 			if !c.Bool("no-progress") {
-				o.progress = terminal(s.stderr)
+				o.progress, o.logs = terminal(s.stderr), s.logs
 			}
 			return runCampaign(c.Context, s.log, o, s.stdout)
 		},
@@ -87,7 +87,8 @@ type runOptions struct {
 	retryFailed, retryUncertain bool
 	until                       string // --until as given; see parseUntil
 	sandbox                     bool
-	progress                    *os.File // the terminal to draw the progress line on; nil: none
+	progress                    *os.File   // the terminal to draw the progress line on; nil: none
+	logs                        *lineGuard // the logs' writer on that terminal, if they go there
 	// tuning, for tests and benchmarks
 	tune    func(*campaign.RunOptions)
 	journal store.JournalOptions
@@ -297,9 +298,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg("outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now()))
 		}
 	}
+	detach := o.logs.attach(prog)
 	prog.run(ctx, time.Second)
 	res, runErr := campaign.Run(ctx, f, limiter, ropts)
 	prog.done()
+	detach()
 
 	// The report is written however the run ended, even when interrupted.
 	sum := &report.Summary{Campaign: f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndComplete}
@@ -313,7 +316,14 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	case o.limit > 0 && res.Started >= o.limit:
 		sum.Ending = report.EndLimit
 	}
+	// The run's end, for report.html; a run killed leaves none.
+	if err := journal.Append(store.Record{Type: store.TypeEnd, Note: sum.Ending}); err != nil {
+		log.Warn().Err(err).Msg("could not write the run's end to the journal")
+	}
 	sum.Finish(time.Now())
+	if sum.Runs, err = saved.store.ReadRuns(context.WithoutCancel(ctx)); err != nil {
+		log.Warn().Err(err).Msg("could not read the journal's runs: report.html shows none")
+	}
 	if err := campaign.WriteReport(context.WithoutCancel(ctx), f, state, norm, suppress, stateDir, sum); err != nil {
 		if runErr != nil {
 			return fmt.Errorf("%w (and writing the report failed: %v)", runErr, err)
@@ -324,7 +334,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if res.WouldHaveWaited > 0 {
 		fmt.Fprintf(out, "Rehearsal: %d contact(s) were called outside the called person's hours; a real run would have left them pending until those hours.\n", res.WouldHaveWaited)
 	}
-	fmt.Fprintf(out, "Report: %s\n", filepath.Join(stateDir, campaign.ReportCSV))
+	fmt.Fprintf(out, "Report: %s\nReport page: %s\n", filepath.Join(stateDir, campaign.ReportCSV), filepath.Join(stateDir, campaign.ReportHTML))
 	switch {
 	case errors.Is(runErr, campaign.ErrInterrupted):
 		return fmt.Errorf("%w: what was sent is in the journal; run again to continue", runErr)

@@ -255,14 +255,16 @@ func rebuildReport(ctx context.Context, log zerolog.Logger, o savedOptions, out 
 	}
 	// The rate and elapsed time are the journal's last run's, killed or
 	// not: there is no run now to measure.
-	last, err := s.store.ReadLastRun(ctx)
+	runs, err := s.store.ReadRuns(ctx)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
 	sum := &report.Summary{Campaign: s.f.Name, StartedAt: now, Ending: report.EndRebuilt}
 	sum.Finish(now)
-	if !last.StartedAt.IsZero() {
+	sum.Runs = runs
+	if len(runs) > 0 {
+		last := runs[len(runs)-1]
 		sum.StartedAt, sum.CallsThisRun = last.StartedAt, last.Calls
 		sum.Finish(last.LastAt)
 		sum.Notes = append(sum.Notes, fmt.Sprintf("the last run started %s and sent %d call start(s) in %s (%.1f calls/s); its figures are kept in summary.json",
@@ -272,6 +274,6 @@ func rebuildReport(ctx context.Context, log zerolog.Logger, o savedOptions, out 
 		return err
 	}
 	fmt.Fprint(out, sum.Text())
-	fmt.Fprintf(out, "Report: %s\n", filepath.Join(s.dir, campaign.ReportCSV))
+	fmt.Fprintf(out, "Report: %s\nReport page: %s\n", filepath.Join(s.dir, campaign.ReportCSV), filepath.Join(s.dir, campaign.ReportHTML))
 	return nil
 }

@@ -40,6 +40,7 @@ type progress struct {
 	start, last                         time.Time
 	finished, called, failed, uncertain int
 	reason                              string // why the latest failed or uncertain contact was
+	ended                               bool   // done has ended the line
 	stop                                chan struct{}
 	stopped                             sync.WaitGroup
 }
@@ -151,6 +152,57 @@ func (p *progress) done() {
 	defer p.mu.Unlock()
 	p.draw(p.now())
 	fmt.Fprintln(p.w)
+	p.ended = true
+}
+
+// interrupt writes b, a log line, to w, which shares the terminal with
+// the progress line: it clears the line's row first, and draws the line
+// again below b, so that b neither shares the row nor is drawn over.
+func (p *progress) interrupt(w io.Writer, b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil || p.ended {
+		return w.Write(b)
+	}
+	_ = p.bar.Clear()
+	n, err := w.Write(b)
+	p.draw(p.now())
+	return n, err
+}
+
+// lineGuard is the writer of the logs of a session on a terminal. While
+// a progress line is attached, each log line goes through its interrupt,
+// so that the line keeps its row to itself.
+type lineGuard struct {
+	w  io.Writer
+	mu sync.Mutex
+	p  *progress
+}
+
+func (g *lineGuard) Write(b []byte) (int, error) {
+	g.mu.Lock()
+	p := g.p
+	g.mu.Unlock()
+	if p == nil {
+		return g.w.Write(b)
+	}
+	return p.interrupt(g.w, b)
+}
+
+// attach routes the log lines through p until detach is called. A nil
+// guard (logs that do not go to a terminal) does nothing.
+func (g *lineGuard) attach(p *progress) (detach func()) {
+	if g == nil {
+		return func() {}
+	}
+	g.mu.Lock()
+	g.p = p
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		g.p = nil
+		g.mu.Unlock()
+	}
 }
 
 func (p *progress) draw(now time.Time) {

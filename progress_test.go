@@ -142,3 +142,39 @@ func TestCallFailureInAFewWords(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestLogLinesKeepOffTheProgressLine: a log line written while the
+// progress line is drawn takes a row of its own, whole, and the progress
+// line is drawn again below it; after done, log lines go straight through.
+func TestLogLinesKeepOffTheProgressLine(t *testing.T) {
+	now := time.Date(2026, 11, 18, 12, 0, 0, 0, time.UTC)
+	var ft fakeTerminal
+	p := newProgress(progressConfig{w: &ft, total: 10, width: 100, now: func() time.Time { return now }})
+	g := &lineGuard{w: &ft}
+	detach := g.attach(p)
+	for range 3 {
+		now = now.Add(time.Second)
+		p.settled(store.Sent)
+	}
+	before := ft.screen()
+	if !strings.Contains(before, "(3/10)") {
+		t.Fatalf("progress line %q", before)
+	}
+	const logLine = "12:00:03 WRN the service answered slowly"
+	fmt.Fprintln(g, logLine)
+	if len(ft.lines) != 1 || strings.TrimRight(ft.lines[0], " ") != logLine {
+		t.Errorf("the log line's row: %q; want %q alone", ft.lines, logLine)
+	}
+	if got := ft.screen(); got != before {
+		t.Errorf("after the log line the progress line is %q; want %q", got, before)
+	}
+	p.settled(store.Sent)
+	p.done()
+	detach()
+	fmt.Fprintln(g, "after")
+	if n := len(ft.lines); n != 3 || ft.lines[2] != "after" || !strings.Contains(ft.lines[1], "(4/10)") {
+		t.Errorf("lines after done: %q", ft.lines)
+	}
+	var none *lineGuard
+	none.attach(p)() // no terminal: nothing to do
+}

@@ -3,9 +3,10 @@ package campaign
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
@@ -16,41 +17,70 @@ import (
 const (
 	ReportCSV   = "report.csv"
 	ReportXLSX  = "report.xlsx"
+	ReportHTML  = "report.html"
 	SummaryJSON = "summary.json"
 )
 
-// WriteReport rebuilds report.csv and summary.json in dir from the sheets
-// and the journal: one row per input row, in sheet order, with its final
-// status. It is what every run ends with, however it ends, and what
-// `callrun report` does on its own. sum carries the run's own facts
-// (times, calls, ending); the counts are added here.
+// WriteReport rebuilds report.csv, report.xlsx, report.html and
+// summary.json in dir from the sheets and the journal: one row per input
+// row, in sheet order, with its final status. It is what every run ends
+// with, however it ends, and what `callrun report` does on its own. sum
+// carries the run's own facts (times, calls, ending, the journal's runs);
+// the counts are added here. Contacts waiting for their hours are those
+// closed at sum.FinishedAt.
 func WriteReport(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) error {
-	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), f.AccountFields()...)
+	page, err := writeRows(ctx, f, st, norm, sup, dir, sum)
 	if err != nil {
-		return err
-	}
-	cr := f.NewContactReader(norm, sup)
-	err = cr.Each(ctx, func(c *Contact) error {
-		row := ReportRow(f, st, c)
-		sum.Add(row)
-		return w.Write(row)
-	})
-	if err != nil {
-		w.Abort()
-		return fmt.Errorf("writing %s: %w", ReportCSV, err)
-	}
-	if err := w.Commit(); err != nil {
-		return err
-	}
-	// The workbook is a second pass, made only for a report small enough
-	// for it: a large run never holds workbook rows in memory.
-	if err := writeXLSX(ctx, f, st, norm, sup, filepath.Join(dir, ReportXLSX), sum.Rows); err != nil {
 		return err
 	}
 	if sum.Rows > report.MaxXLSXRows {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("report.xlsx is written for up to %d rows; this report has more, so open report.csv (in Excel: Data > From Text/CSV, with the phone column as Text)", report.MaxXLSXRows))
 	}
+	if err := report.WriteHTML(filepath.Join(dir, ReportHTML), sum, page); err != nil {
+		return err
+	}
 	return report.WriteSummary(filepath.Join(dir, SummaryJSON), sum)
+}
+
+// writeRows writes report.csv and report.xlsx in dir in one pass over
+// the sheets, counts the rows in sum, and gathers what report.html shows
+// of them. The workbook streams its rows to a temporary file, and is
+// dropped once the report outgrows it (an older report.xlsx is then
+// removed, as it would no longer match report.csv).
+func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) (*report.Page, error) {
+	hours, err := f.CallingHours()
+	if err != nil {
+		return nil, err
+	}
+	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), f.AccountFields()...)
+	if err != nil {
+		return nil, err
+	}
+	xw, err := report.NewXLSXWriter(filepath.Join(dir, ReportXLSX), f.AccountFields()...)
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	page := newReportPage(f, hours, sum.FinishedAt)
+	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
+		row := ReportRow(f, st, c)
+		sum.Add(row)
+		page.add(c, &row)
+		if err := w.Write(row); err != nil {
+			return err
+		}
+		return xw.Write(row)
+	})
+	if err != nil {
+		w.Abort()
+		xw.Abort()
+		return nil, fmt.Errorf("writing %s: %w", ReportCSV, err)
+	}
+	if err := w.Commit(); err != nil {
+		xw.Abort()
+		return nil, err
+	}
+	return page.Page, xw.Commit()
 }
 
 // SettledKey returns the journal key under which c's record stands: its
@@ -112,26 +142,83 @@ func ReportRow(f *File, st *store.State, c *Contact) report.Row {
 	return row
 }
 
-// writeXLSX writes report.xlsx for a report of rows rows, or, when that is
-// more than a workbook is written for, removes an older one that would no
-// longer match report.csv.
-func writeXLSX(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, path string, rows int) error {
-	if rows > report.MaxXLSXRows {
-		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-			return err
+// reportPage gathers what report.html shows of each contact.
+type reportPage struct {
+	*report.Page
+	f     *File
+	hours *CallingHours
+	now   time.Time
+	// opens caches when a closed contact may be called, by country and
+	// zones: NextOpen looks days ahead, and the contacts of a zone share
+	// the answer.
+	opens map[string]time.Time
+}
+
+func newReportPage(f *File, hours *CallingHours, now time.Time) *reportPage {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return &reportPage{Page: report.NewPage(), f: f, hours: hours, now: now, opens: map[string]time.Time{}}
+}
+
+// add counts c, whose report row is row: an invalid row under its
+// reason, a contact called under its country, a pending one whose hours
+// are closed under when they open.
+func (p *reportPage) add(c *Contact, row *report.Row) {
+	switch row.Status {
+	case Invalid:
+		field := c.Field
+		group := report.ReasonGroup(c.Reason)
+		if c.Column != "" {
+			group = fmt.Sprintf("column %q: %s", c.Column, group)
 		}
-		return nil
+		p.AddInvalid(group, invalidFix(field, c.Reason), report.Example{Sheet: row.Sheet, Row: c.Row, Column: c.Column, Cell: invalidCell(c)})
+	case string(store.Sent), string(store.Failed), string(store.Uncertain):
+		p.AddCalled(c.Country)
+	case string(store.Pending):
+		if c.Phone == "" || p.hours.Open(c, p.now) {
+			return
+		}
+		var key strings.Builder
+		key.WriteString(c.Country)
+		for _, z := range ContactZones(c) {
+			key.WriteString(" " + z.String())
+		}
+		at, ok := p.opens[key.String()]
+		if !ok {
+			at = p.hours.NextOpen(c, p.now)
+			p.opens[key.String()] = at
+		}
+		p.AddWaiting(at, c.Country)
 	}
-	xw, err := report.NewXLSXWriter(path, f.AccountFields()...)
-	if err != nil {
-		return err
+}
+
+// invalidCell is the cell an invalid row fails on, as written.
+func invalidCell(c *Contact) string {
+	if i := slices.Index(FormFields, c.Field); i >= 0 {
+		return c.Fields[i]
 	}
-	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
-		return xw.Write(ReportRow(f, st, c))
-	})
-	if err != nil {
-		xw.Abort()
-		return fmt.Errorf("writing %s: %w", ReportXLSX, err)
+	if c.Field == "timezone" {
+		return c.TZ
 	}
-	return xw.Commit()
+	return ""
+}
+
+// invalidFix says what to change in the sheet for a row invalid in field.
+func invalidFix(field, reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "no time zone is known"):
+		return "give the row a time zone in a timezone_column (an IANA name such as America/Chicago), with hours: {timezone: contact}."
+	case field == FormFields[FieldPhone]:
+		return "correct the number as the reason says (a number written +country number always reads), or remove the row; a number of a country or kind the campaign does not call is not called until the campaign file allows it."
+	case field == FormFields[FieldEmail]:
+		return "correct the address, or empty the cell: the e-mail is optional."
+	case field == FormFields[FieldLocalPresence]:
+		return "write yes or no, or empty the cell."
+	case field == "timezone":
+		return "write an IANA time zone such as America/Chicago, or empty the cell."
+	case field == "row":
+		return "the row itself could not be read: fix it in the sheet as the reason says (a stray quote, a cell too large), or remove it."
+	}
+	return "correct the cell as the reason says."
 }

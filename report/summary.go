@@ -41,6 +41,8 @@ type Summary struct {
 	RatePerSecond  float64                   `json:"rate_per_second"` // CallsThisRun / ElapsedSeconds
 	Ending         string                    `json:"ending"`          // EndComplete, EndInterrupted, ...
 	Notes          []string                  `json:"notes,omitempty"` // anything else a person should know
+	// Runs are the journal's runs, oldest first, that report.html draws.
+	Runs []store.Run `json:"-"`
 }
 
 // Add counts a report row.

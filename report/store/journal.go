@@ -18,7 +18,7 @@ import (
 
 // Record is one line of the journal (JSON Lines).
 type Record struct {
-	Type    string    `json:"t"`                  // TypeIntent, TypeOutcome or TypeRun (a run started: Note says what)
+	Type    string    `json:"t"`                  // TypeIntent, TypeOutcome, TypeRun (a run started: Note says what) or TypeEnd
 	Agent   string    `json:"agent,omitempty"`    // agent name (contact identity part 1)
 	Phone   string    `json:"phone,omitempty"`    // E.164 (identity part 2)
 	N       int       `json:"n,omitempty"`        // occurrence number, 0 unless dedupe: none repeats a number (identity part 3)
@@ -30,7 +30,7 @@ type Record struct {
 	HTTP    int       `json:"http,omitempty"`     // HTTP status of the service's answer
 	Reason  string    `json:"reason,omitempty"`   // why, in words, for anything but sent
 	Body    string    `json:"body,omitempty"`     // excerpt of the service's answer (already bounded by the caller)
-	Note    string    `json:"note,omitempty"`     // free text, on run records
+	Note    string    `json:"note,omitempty"`     // free text, on run and end records
 	At      time.Time `json:"at"`                 // when; Append sets it to now if zero
 }
 
@@ -42,6 +42,10 @@ const (
 	TypeOutcome = "outcome"
 	// TypeRun marks the start of a run; its Note says what it was.
 	TypeRun = "run"
+	// TypeEnd marks the end of a run that ended by itself (not killed);
+	// its Note says how (complete, interrupted, outside-hours, ...). A
+	// callrun older than this record refuses a journal that holds one.
+	TypeEnd = "end"
 )
 
 // Outcome statuses, the Status of a TypeOutcome record.
@@ -72,7 +76,7 @@ func (r Record) check() error {
 // or without a key (agent and phone).
 func checkRecord(typ, status string, hasKey bool) error {
 	switch typ {
-	case TypeRun:
+	case TypeRun, TypeEnd:
 		return nil
 	case TypeIntent, TypeOutcome:
 	default:

@@ -420,28 +420,25 @@ func (p *Postgres) ReadState(ctx context.Context) (*State, error) {
 	return s, nil
 }
 
-// ReadLastRun finds the campaign's latest run in the database.
-func (p *Postgres) ReadLastRun(ctx context.Context) (LastRun, error) {
-	rows, err := p.pool.Query(ctx, `
-SELECT line FROM callrun_journal WHERE campaign = $1 AND id >= coalesce(
-	(SELECT max(id) FROM callrun_journal WHERE campaign = $1 AND strpos(line, '"t":"run"') > 0), 0)
-ORDER BY id`, p.campaign)
+// ReadRuns finds the campaign's runs in the database.
+func (p *Postgres) ReadRuns(ctx context.Context) ([]Run, error) {
+	rows, err := p.pool.Query(ctx, `SELECT line FROM callrun_journal WHERE campaign = $1 ORDER BY id`, p.campaign)
 	if err != nil {
-		return LastRun{}, p.wrap("reading the journal from", err)
+		return nil, p.wrap("reading the journal from", err)
 	}
 	defer rows.Close()
-	var lr lastRunScan
+	var rs runScan
 	var line []byte
 	for rows.Next() {
 		if err := rows.Scan(&line); err != nil {
-			return LastRun{}, p.wrap("reading the journal from", err)
+			return nil, p.wrap("reading the journal from", err)
 		}
-		lr.line(line)
+		rs.line(line)
 	}
 	if err := rows.Err(); err != nil {
-		return LastRun{}, p.wrap("reading the journal from", err)
+		return nil, p.wrap("reading the journal from", err)
 	}
-	return lr.result(), nil
+	return rs.result(), nil
 }
 
 // Push copies the journal files at paths into the database, in one

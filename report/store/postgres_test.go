@@ -100,6 +100,7 @@ func TestStoreRoundTrip(t *testing.T) {
 				Record{Type: TypeOutcome, Agent: "east", Phone: "+14155550100", AgentID: "ag_1", Sheet: "a.csv", Row: 2, Attempt: 1, Status: OutcomeSent, HTTP: 201, Body: `{"call_id":"c1"}`, At: t0.Add(3 * time.Second)},
 				Record{Type: TypeOutcome, Agent: "east", Phone: "+14155550101", AgentID: "ag_1", Sheet: "a.csv", Row: 3, Attempt: 1, Status: OutcomeFailed, HTTP: 422, Reason: "the service refused the call", Body: "bad <number> & such\nline 2 ünïcode", At: t0.Add(4 * time.Second)},
 				Record{Type: TypeIntent, Agent: "west", Phone: "+442071838750", N: 2, AgentID: "ag_2", Attempt: 1, At: t0.Add(5 * time.Second)},
+				Record{Type: TypeEnd, Note: "complete", At: t0.Add(6 * time.Second)},
 			)
 			check := func(t *testing.T, st *State) {
 				t.Helper()
@@ -143,12 +144,14 @@ func TestStoreRoundTrip(t *testing.T) {
 				_, st := openStoreJournal(t, other)
 				check(t, st)
 			})
-			lr, err := other.ReadLastRun(ctx)
+			runs, err := other.ReadRuns(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !lr.StartedAt.Equal(t0) || !lr.LastAt.Equal(t0.Add(5*time.Second)) || lr.Calls != 3 {
-				t.Errorf("ReadLastRun = %+v; want started %v, last %v, 3 calls", lr, t0, t0.Add(5*time.Second))
+			end := t0.Add(6 * time.Second)
+			if len(runs) != 1 || !runs[0].StartedAt.Equal(t0) || !runs[0].LastAt.Equal(end) || runs[0].Calls != 3 ||
+				!runs[0].EndedAt.Equal(end) || runs[0].Ending != "complete" {
+				t.Errorf("ReadRuns = %+v; want one run started %v, ended complete %v, 3 calls", runs, t0, end)
 			}
 			// A different campaign in the same place sees none of it.
 			st2, err := kind.open(t, "autumn", 0, 1).ReadState(ctx)

@@ -35,8 +35,8 @@ type Store interface {
 	// for plan, status and report while a run may be appending. The
 	// caller closes the State.
 	ReadState(ctx context.Context) (*State, error)
-	// ReadLastRun says what the journal holds of its latest run.
-	ReadLastRun(ctx context.Context) (LastRun, error)
+	// ReadRuns says what the journal holds of its runs, oldest first.
+	ReadRuns(ctx context.Context) ([]Run, error)
 	// Holders returns the runs that hold the run lock now, without
 	// taking it: for status, which counts the calls such a run has in
 	// flight apart from the uncertain ones.
@@ -128,7 +128,7 @@ func (s Files) ReadState(context.Context) (*State, error) {
 	return ReadState(s.Journal())
 }
 
-func (s Files) ReadLastRun(context.Context) (LastRun, error) { return ReadLastRun(s.Journal()) }
+func (s Files) ReadRuns(context.Context) ([]Run, error) { return ReadRuns(s.Journal()) }
 
 func (s Files) String() string { return "state directory " + s.Dir }
 

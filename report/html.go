@@ -1,0 +1,521 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"embed"
+	"fmt"
+	"html/template"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/report/store"
+	"github.com/google/renameio/v2"
+)
+
+// page holds report.html's template and style sheet, built into the
+// binary: the page makes no request of its own.
+//
+//go:embed html/report.html.tmpl html/report.css
+var page embed.FS
+
+var (
+	pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
+		"when": whenText, "whenSec": whenSecText, "pct": pctText, "num": numText,
+	}).ParseFS(page, "html/report.html.tmpl"))
+	pageCSS = func() template.CSS {
+		b, err := page.ReadFile("html/report.css")
+		if err != nil {
+			panic(err)
+		}
+		return template.CSS(b)
+	}()
+)
+
+// Page gathers what report.html shows beyond the counts of [Summary]: the
+// invalid rows by reason, the countries called and the contacts waiting
+// for their hours. The caller that writes report.csv fills it as it goes,
+// then calls [WriteHTML]. Its memory is bounded by the number of reasons,
+// countries and waiting times, not of rows.
+type Page struct {
+	invalid   map[string]*InvalidGroup
+	countries map[string]int
+	waiting   map[time.Time]*Waiting
+}
+
+// InvalidGroup is the invalid rows that fail for one reason.
+type InvalidGroup struct {
+	Reason   string    // the reason, with the cells' own values left out
+	Fix      string    // what to change in the sheet
+	Count    int       // rows
+	Examples []Example // the first few rows
+}
+
+// Example is one row of a sheet, for a person to find it.
+type Example struct {
+	Sheet  string
+	Row    int
+	Column string // the sheet's column, when there is one
+	Cell   string // the cell as written
+}
+
+// Waiting is the contacts that may not be called before the same moment.
+type Waiting struct {
+	At        time.Time // when they may be called; zero: not in the next eight days
+	Count     int
+	Countries map[string]int
+}
+
+// maxExamples is how many rows of an invalid reason the page shows.
+const maxExamples = 3
+
+// NewPage returns an empty Page.
+func NewPage() *Page {
+	return &Page{invalid: map[string]*InvalidGroup{}, countries: map[string]int{}, waiting: map[time.Time]*Waiting{}}
+}
+
+// AddInvalid counts an invalid row under reason (see [ReasonGroup]), with
+// fix saying what to change.
+func (p *Page) AddInvalid(reason, fix string, ex Example) {
+	g := p.invalid[reason]
+	if g == nil {
+		g = &InvalidGroup{Reason: reason, Fix: fix}
+		p.invalid[reason] = g
+	}
+	g.Count++
+	if len(g.Examples) < maxExamples {
+		g.Examples = append(g.Examples, ex)
+	}
+}
+
+// AddCalled counts a contact called (sent, failed or uncertain) in
+// country ("US", "GB"; "" when unknown).
+func (p *Page) AddCalled(country string) { p.countries[country]++ }
+
+// AddWaiting counts a pending contact of country whose hours are closed
+// until at (the zero time: not in the next eight days).
+func (p *Page) AddWaiting(at time.Time, country string) {
+	at = at.UTC()
+	w := p.waiting[at]
+	if w == nil {
+		w = &Waiting{At: at, Countries: map[string]int{}}
+		p.waiting[at] = w
+	}
+	w.Count++
+	w.Countries[country]++
+}
+
+// ReasonGroup returns the reason of an invalid row without the values of
+// its cells (each quoted part of it, and each number written +digits), so
+// that rows failing the same way group together: `"abc" is not an e-mail
+// address` and `"x@" is not an e-mail address` are both `"…" is not an
+// e-mail address`.
+func ReasonGroup(reason string) string {
+	if !strings.ContainsAny(reason, `"+`) {
+		return reason
+	}
+	var b strings.Builder
+	reason = plusNumbers(reason)
+	for {
+		i := strings.IndexByte(reason, '"')
+		if i < 0 {
+			break
+		}
+		q, err := strconv.QuotedPrefix(reason[i:])
+		if err != nil {
+			break
+		}
+		b.WriteString(reason[:i])
+		b.WriteString(`"…"`)
+		reason = reason[i+len(q):]
+	}
+	b.WriteString(reason)
+	return b.String()
+}
+
+// plusNumbers replaces each +digits in s (eight digits or more, an E.164
+// number) with +….
+func plusNumbers(s string) string {
+	if !strings.Contains(s, "+") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		j := i + 1
+		for s[i] == '+' && j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j-i-1 >= 8 {
+			b.WriteString("+…")
+			i = j - 1
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// maxListed bounds the invalid reasons and waiting times the page lists.
+const maxListed = 40
+
+// WriteHTML writes report.html to path, atomically like [WriteSummary]:
+// one self-contained page (its style and charts inline) with the
+// summary's figures, the runs in s.Runs and what p gathered.
+func WriteHTML(path string, s *Summary, p *Page) error {
+	s.init()
+	if p == nil {
+		p = NewPage()
+	}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, newPageView(s, p)); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o644))
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := store.SyncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// pageView is what the template draws.
+type pageView struct {
+	CSS          template.CSS
+	Campaign     string
+	Ending       string
+	At           time.Time
+	Rows         int
+	Funnel       []funnelStep
+	StatusCounts []statusCount // every status, in the summary's order
+	Sheets       groupTable
+	Agents       groupTable
+	Runs         []runView
+	ThisRun      bool // a run wrote the report (not `callrun report`)
+	Calls        int
+	Rate         string
+	Elapsed      string
+	Invalid      []*InvalidGroup
+	InvalidMore  int // reasons not listed
+	InvalidRows  int
+	Countries    []countryLine
+	Waiting      []*Waiting
+	WaitingMore  int
+	WaitingRows  int
+	Notes        []string
+	Next         []string
+}
+
+type funnelStep struct {
+	Key, Label, Note string
+	N                int
+	Collected        bool
+	Width            float64 // percent of rows
+}
+
+// groupTable is the status counts per sheet or per agent.
+type groupTable struct {
+	Title, Group string // Group names the summary's map: sheets, agents
+	Statuses     []string
+	Lines        []statusLine
+}
+
+type statusLine struct {
+	Name   string
+	Total  int
+	Counts []statusCount
+	Bar    []barPart
+}
+
+type statusCount struct {
+	Status string
+	N      int
+}
+
+// barPart is one status's part of a stacked bar, in percent.
+type barPart struct {
+	Status  string
+	X, W    float64
+	N       int
+	Percent string
+}
+
+type runView struct {
+	N                   int
+	Start, End          time.Time
+	Ended               bool // an end record was written
+	Ending, Note        string
+	Calls               int
+	Duration            string
+	Bars                []runBar
+	Bin                 string // what a bar counts: "minute", "10 seconds"
+	Peak                int
+	ChartW, ChartH      int
+	FirstTick, LastTick time.Time
+}
+
+type runBar struct {
+	X, Y, W, H float64
+	N          int
+	At         time.Time
+}
+
+type countryLine struct {
+	Country string
+	N       int
+	Width   float64
+}
+
+func newPageView(s *Summary, p *Page) pageView {
+	v := pageView{
+		CSS: pageCSS, Campaign: s.Campaign, Ending: endingText(s.Ending), At: s.FinishedAt, Rows: s.Rows,
+		ThisRun: s.Ending != EndRebuilt, Calls: s.CallsThisRun, Rate: rateText(s.RatePerSecond),
+		Elapsed: durationText(time.Duration(s.ElapsedSeconds * float64(time.Second))),
+		Notes:   s.Notes, Next: s.next(),
+	}
+	if v.Campaign == "" {
+		v.Campaign = "(unnamed)"
+	}
+	c := s.Counts
+	called := c[string(store.Sent)] + c[string(store.Failed)] + c[string(store.Uncertain)]
+	step := func(key, label string, n int, note string) funnelStep {
+		st := funnelStep{Key: key, Label: label, N: n, Note: note, Collected: true}
+		if s.Rows > 0 {
+			st.Width = 100 * float64(n) / float64(s.Rows)
+		}
+		return st
+	}
+	v.Funnel = []funnelStep{
+		step("rows", "Rows in the sheets", s.Rows, ""),
+		step("valid", "Valid", s.Rows-c[string(store.Invalid)], "every row but the invalid ones"),
+		step("called", "Called", called, "sent, failed or uncertain"),
+		step("sent", "Sent", c[string(store.Sent)], "the service accepted the call start"),
+		{Key: "answered", Label: "Answered", Note: "callrun does not receive the calls' outcomes"},
+		{Key: "opted-out", Label: "Opted out", Note: "callrun does not receive opt-outs"},
+	}
+	for _, st := range Statuses {
+		v.StatusCounts = append(v.StatusCounts, statusCount{Status: string(st), N: c[string(st)]})
+	}
+	for _, st := range statusOrder(c) {
+		if !slices.Contains(Statuses, store.Status(st)) {
+			v.StatusCounts = append(v.StatusCounts, statusCount{Status: st, N: c[st]})
+		}
+	}
+	columns := statusColumns(s)
+	v.Sheets = groupTable{Title: "By sheet", Group: "sheets", Statuses: columns, Lines: statusLines(s.Sheets, columns)}
+	v.Agents = groupTable{Title: "By agent", Group: "agents", Statuses: columns, Lines: statusLines(s.Agents, columns)}
+	for i, r := range s.Runs {
+		v.Runs = append(v.Runs, newRunView(i+1, r))
+	}
+
+	groups := slices.Collect(maps.Values(p.invalid))
+	slices.SortFunc(groups, func(a, b *InvalidGroup) int {
+		return cmp.Or(b.Count-a.Count, strings.Compare(a.Reason, b.Reason))
+	})
+	for _, g := range groups {
+		v.InvalidRows += g.Count
+	}
+	if len(groups) > maxListed {
+		v.InvalidMore, groups = len(groups)-maxListed, groups[:maxListed]
+	}
+	v.Invalid = groups
+
+	top := 0
+	for country, n := range p.countries {
+		if country == "" {
+			country = "unknown"
+		}
+		v.Countries = append(v.Countries, countryLine{Country: country, N: n})
+		top = max(top, n)
+	}
+	slices.SortFunc(v.Countries, func(a, b countryLine) int {
+		return cmp.Or(b.N-a.N, strings.Compare(a.Country, b.Country))
+	})
+	for i := range v.Countries {
+		v.Countries[i].Width = 100 * float64(v.Countries[i].N) / float64(top)
+	}
+
+	waits := slices.Collect(maps.Values(p.waiting))
+	slices.SortFunc(waits, func(a, b *Waiting) int {
+		switch {
+		case a.At.IsZero() != b.At.IsZero():
+			if a.At.IsZero() {
+				return 1 // never, last
+			}
+			return -1
+		}
+		return a.At.Compare(b.At)
+	})
+	for _, w := range waits {
+		v.WaitingRows += w.Count
+	}
+	if len(waits) > maxListed {
+		v.WaitingMore, waits = len(waits)-maxListed, waits[:maxListed]
+	}
+	v.Waiting = waits
+	return v
+}
+
+// statusColumns returns the statuses the tables show: those of Statuses
+// with a row in any sheet, then others, sorted.
+func statusColumns(s *Summary) []string {
+	out := statusOrder(s.Counts)
+	if len(out) == 0 {
+		return []string{string(store.Sent)}
+	}
+	return out
+}
+
+func statusLines(groups map[string]map[string]int, columns []string) []statusLine {
+	var out []statusLine
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		l := statusLine{Name: name}
+		for _, n := range groups[name] {
+			l.Total += n
+		}
+		x := 0.0
+		for _, st := range columns {
+			n := groups[name][st]
+			l.Counts = append(l.Counts, statusCount{Status: st, N: n})
+			if n > 0 && l.Total > 0 {
+				w := 100 * float64(n) / float64(l.Total)
+				l.Bar = append(l.Bar, barPart{Status: st, X: x, W: w, N: n, Percent: pctText(n, l.Total)})
+				x += w
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// maxBars is how many bars a run's chart has at most: a longer run counts
+// its call starts per several seconds or minutes a bar.
+const maxBars = 120
+
+// runBins are the spans a bar of a run's chart may count, shortest first:
+// the shortest that keeps the bars to maxBars.
+var runBins = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour}
+
+func newRunView(n int, r store.Run) runView {
+	v := runView{N: n, Start: r.StartedAt, End: r.LastAt, Ended: !r.EndedAt.IsZero(), Ending: endingText(r.Ending),
+		Note: r.Note, Calls: r.Calls, ChartW: 600, ChartH: 120}
+	if v.Ended {
+		v.End = r.EndedAt
+	}
+	v.Duration = durationText(v.End.Sub(r.StartedAt))
+	// Per second when the run was short enough for the journal's seconds,
+	// per minute else.
+	counts, unit := r.PerSecond, time.Second
+	first := r.StartedAt.Truncate(time.Second)
+	if v.End.Sub(first) >= store.SecondsKept {
+		counts, unit, first = r.PerMinute, time.Minute, r.StartedAt.Truncate(time.Minute)
+	}
+	units := max(len(counts), int(v.End.Sub(first)/unit)+1, 10) // a short run is a few bars, not one across
+	bin := runBins[len(runBins)-1]
+	for _, b := range runBins {
+		if b >= unit && int((time.Duration(units)*unit+b-1)/b) <= maxBars {
+			bin = b
+			break
+		}
+	}
+	per := int(bin / unit)
+	bins := make([]int, (units+per-1)/per)
+	for i, k := range counts {
+		bins[min(i/per, len(bins)-1)] += k
+	}
+	v.Bin = binText(bin)
+	v.Peak = slices.Max(bins)
+	v.FirstTick = first
+	v.LastTick = first.Add(time.Duration(len(bins)) * bin)
+	w := float64(v.ChartW) / float64(len(bins))
+	for i, k := range bins {
+		h := 0.0
+		if v.Peak > 0 {
+			h = float64(v.ChartH) * float64(k) / float64(v.Peak)
+		}
+		v.Bars = append(v.Bars, runBar{X: float64(i) * w, Y: float64(v.ChartH) - h, W: max(w-1, w*0.8), H: h, N: k,
+			At: first.Add(time.Duration(i) * bin)})
+	}
+	return v
+}
+
+// binText names the span of a bar: "second", "10 seconds", "minute".
+func binText(d time.Duration) string {
+	switch {
+	case d == time.Second:
+		return "second"
+	case d < time.Minute:
+		return fmt.Sprintf("%d seconds", d/time.Second)
+	case d == time.Minute:
+		return "minute"
+	case d < time.Hour:
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return "hour"
+}
+
+// whenSecText is whenText to the second.
+func whenSecText(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("Mon 2 Jan 2006 15:04:05 UTC")
+}
+
+// whenText formats a moment for the page: in UTC, to the minute, with
+// the date; "—" for the zero time.
+func whenText(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("Mon 2 Jan 2006 15:04 UTC")
+}
+
+// pctText is n as a percentage of total, "" when total is 0.
+func pctText(n, total int) string {
+	if total == 0 {
+		return ""
+	}
+	p := 100 * float64(n) / float64(total)
+	if p > 0 && p < 1 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+// numText writes n with thousands separators: 12,345.
+func numText(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + numText(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func durationText(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
