@@ -293,6 +293,9 @@ func TestExitCodeMapping(t *testing.T) {
 		{bg, fmt.Errorf("%w: what was sent is in the journal", campaign.ErrInterrupted), exitInterrupted},
 		{bg, fmt.Errorf("%w past --until", campaign.ErrOutsideHours), exitTryLater},
 		{bg, fmt.Errorf("opening the journal: %w; try again", store.ErrLocked), exitTryLater},
+		{bg, fmt.Errorf("%w: the service answered 429 and asked to be called again in 24h", campaign.ErrCallLater), exitTryLater},
+		{bg, fmt.Errorf("%w (403 Forbidden: suspended)", campaign.ErrRefusing), exitTryLater},
+		{bg, fmt.Errorf("%w (the last: answered 500)", campaign.ErrBreaker), exitRuntime},
 	} {
 		if got := exitCode(tc.ctx, tc.err); got != tc.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
