@@ -123,3 +123,22 @@ func TestCallStartStalledBodyIsSentWithANote(t *testing.T) {
 		}
 	})
 }
+
+// TestCallAnswerMessageIsRedacted: a 2xx that says error and echoes a
+// secret shows it blanked, in its message and its body alike.
+func TestCallAnswerMessageIsRedacted(t *testing.T) {
+	AddSecret(issueClientSecret)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"error","message":"bad client secret ` + issueClientSecret + `"}`))
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, nil)
+	_, err := startCall(t, c, srv.URL+"/call")
+	var e *Error
+	if !errors.As(err, &e) || Classify(err) != Failed {
+		t.Fatalf("got %v", err)
+	}
+	noSecretIn(t, "the message", e.Message, issueClientSecret)
+	noSecretIn(t, "the body", e.Body, issueClientSecret)
+	noSecretIn(t, "the error", err.Error(), issueClientSecret)
+}

@@ -243,9 +243,11 @@ func Limited(err error) bool {
 	return false
 }
 
-// excerptBody is the excerpt of a body read up to ExcerptLen*4 bytes,
-// with every secret given to AddSecret blanked out.
+// excerptBody is the excerpt of a body read up to ExcerptLen*4 bytes (or
+// more: the rest is left out), with every secret given to AddSecret
+// blanked out.
 func excerptBody(b []byte) string {
+	b = b[:min(len(b), ExcerptLen*4)]
 	return Excerpt(redactCut(string(b), len(b) == ExcerptLen*4), ExcerptLen)
 }
 
