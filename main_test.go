@@ -264,6 +264,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"agents", "list", "--no-such-flag", missing}, exitUsage},
 		{[]string{"sandbox", "extra"}, exitUsage},
 		{[]string{"sandbox", "--share-500", "2"}, exitUsage},
+		{[]string{"sandbox", "--share-403-limit", "2"}, exitUsage},
+		{[]string{"sandbox", "--max-active", "-1"}, exitUsage},
 		{[]string{"sandbox", "--account-fields", "zip code"}, exitUsage},
 		{[]string{"sandbox", "--account-fields", "city,email"}, exitUsage},
 	} {

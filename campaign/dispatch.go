@@ -179,10 +179,7 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	defer stopWaits()
 	r.waitCtx = waitCtx
 	workers := f.Pace.Concurrency
-	if k := f.Pace.MaxActiveCalls; k > 0 {
-		if f.Shard.Sharded() {
-			k = max(1, k/f.Shard.Count) // the shards share the account's limit
-		}
+	if k := f.MaxActiveCalls(); k > 0 {
 		r.active = newActiveCalls(k, f.Pace.CallLength)
 		workers = min(workers, k) // more would only wait for a slot
 	}
