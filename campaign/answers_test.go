@@ -183,17 +183,21 @@ func TestRunLimitAnswersLeaveContactsPending(t *testing.T) {
 // over, and still fails nobody: every contact is placed once, in the end.
 func TestRunAgainstAConcurrencyLimit(t *testing.T) {
 	const n = 40
-	clock := &dtClock{now: time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)}
+	clock := newSimClock(t, time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC))
 	e := newDtEnv(t, sandbox.Options{Now: clock.Now, Faults: sandbox.Faults{MaxActive: 5, CallLength: time.Second}},
 		dtCampaign(200, 8, ""), map[string]string{"leads.csv": dtSheet(n)})
 	res := e.mustRun(func(o *RunOptions) {
-		o.Now, o.Sleep, o.MaxAttempts, o.RetryPause = clock.Now, clock.Sleep, 100, 100*time.Millisecond
+		o.Now, o.Sleep, o.Calls = clock.Now, clock.Sleep, clock.calls(e.client)
+		o.MaxAttempts, o.RetryPause = 100, 100*time.Millisecond
 	})
 	if res.Sent != n || e.srv.Stats().Faults.OverActive == 0 {
 		t.Errorf("result %+v, %d refused over the limit", res, e.srv.Stats().Faults.OverActive)
 	}
 	e.checkPlacedOnce(n)
 	e.checkCounts(map[store.Status]int{store.Sent: n})
+	took := res.FinishedAt.Sub(res.StartedAt)
+	t.Logf("%d calls in %v on the run's clock (%.1f a second against a limit of 5 calls of 1s), %d refused over the limit",
+		n, took, float64(n)/took.Seconds(), e.srv.Stats().Faults.OverActive)
 }
 
 // TestRunMaxActiveCallsGoodput: against a service that allows K calls in
