@@ -305,7 +305,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	detach()
 
 	// The report is written however the run ended, even when interrupted.
-	sum := &report.Summary{Campaign: f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndComplete}
+	sum := &report.Summary{Campaign: f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndComplete, Notes: res.Notes}
 	switch {
 	case errors.Is(runErr, campaign.ErrInterrupted):
 		sum.Ending = report.EndInterrupted

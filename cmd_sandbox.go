@@ -52,6 +52,13 @@ Example:
 			&cli.Float64Flag{Name: "share-drop", Usage: "share (0..1) of calls placed and then dropped without an answer"},
 			&cli.Float64Flag{Name: "share-drop-before", Usage: "share (0..1) of calls dropped without placing them"},
 			&cli.Float64Flag{Name: "share-refresh-500", Usage: "share (0..1) of token refreshes answered 500 (whatever --fault-scope)"},
+			&cli.Float64Flag{Name: "share-200-html", Usage: "share (0..1) of calls not placed and answered 200 with an HTML maintenance page"},
+			&cli.Float64Flag{Name: "share-200-error", Usage: "share (0..1) of calls not placed and answered 200 {\"status\":\"error\"}"},
+			&cli.Float64Flag{Name: "share-202-error", Usage: "share (0..1) of calls not placed and answered 202 {\"error\":...}"},
+			&cli.Float64Flag{Name: "share-403-limit", Usage: "share (0..1) of calls not placed and answered 403 {\"error\":\"concurrency limit reached\"}"},
+			&cli.Float64Flag{Name: "share-stall", Usage: "share (0..1) of calls placed and answered 200 with a body that stalls until the client gives up"},
+			&cli.IntFlag{Name: "max-active", Usage: "at most this many calls in progress; more are answered 403 concurrency limit reached"},
+			&cli.DurationFlag{Name: "call-length", Usage: "how long a call is in progress, for --max-active (default: --call-duration)"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed for the fault choice"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every request (secrets redacted)"},
 		},
@@ -73,6 +80,9 @@ Example:
 					Share503: c.Float64("share-503"), Share500: c.Float64("share-500"),
 					ShareDrop: c.Float64("share-drop"), ShareDropBefore: c.Float64("share-drop-before"),
 					ShareRefresh500: c.Float64("share-refresh-500"), Seed: c.Int64("seed"),
+					Share200HTML: c.Float64("share-200-html"), Share200Error: c.Float64("share-200-error"),
+					Share202Error: c.Float64("share-202-error"), Share403Limit: c.Float64("share-403-limit"),
+					ShareStall: c.Float64("share-stall"), MaxActive: c.Int("max-active"), CallLength: c.Duration("call-length"),
 				},
 			}
 			if c.Bool("no-rotate") {

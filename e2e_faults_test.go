@@ -332,3 +332,60 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	}
 	e.checkNoSecretShown(res, tok.AccessToken, refreshToken, clientSecret)
 }
+
+// TestOddAnswersThroughTheCLI: what `callrun run` says and exits with
+// when the service answers in the odd ways real ones do, checked against
+// the sandbox's ledger:
+//
+//   - 200 with an HTML page: uncertain, the breaker stops the run (exit
+//     1), and the summary says what came back;
+//   - 200 {"status":"error"}: refused the same way 5 times in a row, the
+//     run stops with exit 75 naming the answer, nobody sent;
+//   - 429 with Retry-After: 86400: the run ends at once with exit 75,
+//     saying when the service asked to be called again; nobody placed,
+//     everyone pending.
+func TestOddAnswersThroughTheCLI(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		faults sandbox.Faults
+		code   int
+		says   []string // in the last line
+		stdout string   // in the summary
+	}{
+		{"html", sandbox.Faults{Share200HTML: 1}, exitRuntime, []string{"stopped starting calls", "answered 200 OK"},
+			"call start(s) were answered 200 OK with a body that is not the service's JSON (<!DOCTYPE html>"},
+		{"200 error", sandbox.Faults{Share200Error: 1}, exitTryLater, []string{"refused the call starts of 5 contacts in a row with the same answer", "200 OK: the call could not be started"},
+			"call start(s) were answered 200 OK with a body that says error (the call could not be started)"},
+		{"retry after a day", sandbox.Faults{Share429: 1, RetryAfter: 24 * time.Hour}, exitTryLater, []string{"asked to be called again in 24h0m0s, at ", "pace.max_retry_after (5m0s)"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 20
+			srv := sandbox.NewServer(sandbox.Options{Faults: tc.faults})
+			t.Cleanup(srv.Close)
+			e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 50, concurrency: 2})
+			res := e.run(60*time.Second, "run", e.path)
+			if res.code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", res.code, tc.code, res)
+			}
+			last := lastLine(res.stderr)
+			for _, want := range tc.says {
+				if !strings.Contains(last, want) {
+					t.Errorf("the last line does not say %q: %s", want, last)
+				}
+			}
+			if !strings.Contains(res.stdout, tc.stdout) {
+				t.Errorf("the summary does not say %q:\n%s", tc.stdout, res.stdout)
+			}
+			rows := e.report()
+			l := e.ledger()
+			l.checkNobodyTwice(t)
+			e.checkReportAgainstLedger(rows, l)
+			if l.totalPlaced() != 0 {
+				t.Errorf("%d placed", l.totalPlaced())
+			}
+			if c := countStatuses(rows); c["sent"] != 0 || c["pending"] < n-len(l.calls) {
+				t.Errorf("report %s with %d requests in the ledger", e2eCounts(c), len(l.calls))
+			}
+		})
+	}
+}

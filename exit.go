@@ -37,7 +37,9 @@ const exitCodesHelp = `EXIT CODES:
         suppression entry that is no number, or that run would refuse (an agent
         name two agents share)
    75   try again later (another run holds the lock, here or, with PostgreSQL, on any
-        machine; outside calling hours with --until reached; or contacts left pending)
+        machine; outside calling hours with --until reached; contacts left pending; the
+        service asked to be called again past pace.max_retry_after, or refused call
+        after call with the same answer)
    130  interrupted (state saved)`
 
 // exitError carries an exit code chosen where the error was made.
@@ -118,7 +120,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage // the campaign's fault: its file, a sheet, or --shard
 	case errors.Is(err, campaign.ErrInterrupted):
 		return exitInterrupted
-	case errors.Is(err, campaign.ErrOutsideHours), errors.Is(err, store.ErrLocked):
+	case errors.Is(err, campaign.ErrOutsideHours), errors.Is(err, store.ErrLocked), errors.Is(err, campaign.ErrCallLater), errors.Is(err, campaign.ErrRefusing):
 		return exitTryLater
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		return exitInterrupted

@@ -264,6 +264,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"agents", "list", "--no-such-flag", missing}, exitUsage},
 		{[]string{"sandbox", "extra"}, exitUsage},
 		{[]string{"sandbox", "--share-500", "2"}, exitUsage},
+		{[]string{"sandbox", "--share-403-limit", "2"}, exitUsage},
+		{[]string{"sandbox", "--max-active", "-1"}, exitUsage},
 		{[]string{"sandbox", "--account-fields", "zip code"}, exitUsage},
 		{[]string{"sandbox", "--account-fields", "city,email"}, exitUsage},
 	} {
@@ -293,6 +295,9 @@ func TestExitCodeMapping(t *testing.T) {
 		{bg, fmt.Errorf("%w: what was sent is in the journal", campaign.ErrInterrupted), exitInterrupted},
 		{bg, fmt.Errorf("%w past --until", campaign.ErrOutsideHours), exitTryLater},
 		{bg, fmt.Errorf("opening the journal: %w; try again", store.ErrLocked), exitTryLater},
+		{bg, fmt.Errorf("%w: the service answered 429 and asked to be called again in 24h", campaign.ErrCallLater), exitTryLater},
+		{bg, fmt.Errorf("%w (403 Forbidden: suspended)", campaign.ErrRefusing), exitTryLater},
+		{bg, fmt.Errorf("%w (the last: answered 500)", campaign.ErrBreaker), exitRuntime},
 	} {
 		if got := exitCode(tc.ctx, tc.err); got != tc.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)

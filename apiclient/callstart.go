@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // StartCall starts one call: it sends form with the method of ep to ep's URL,
@@ -29,6 +30,9 @@ func (c *Client) StartCall(ctx context.Context, ep *CallEndpoint, form url.Value
 func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded string) (*CallResponse, error) {
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
+	// cutBody ends the request once the wait for a 2xx's body is over.
+	ctx, cutBody := context.WithCancel(ctx)
+	defer cutBody()
 	method := ep.Method
 	if method == "" {
 		method = http.MethodPost
@@ -70,18 +74,28 @@ func (c *Client) StartCallForm(ctx context.Context, ep *CallEndpoint, encoded st
 		resp.Body.Close()
 		return nil, &StartError{Written: true, Err: fmt.Errorf("start call: %s %s: the HTTP client sent the request %d more time(s) by itself after a connection failed; the person may have been called more than once", method, origin, n)}
 	}
-	return callAnswer(resp, origin)
+	wait := c.BodyWait
+	if wait <= 0 {
+		wait = DefaultBodyWait
+	}
+	return callAnswer(resp, origin, wait, cutBody)
 }
 
 // callAnswer reads the answer to a call start to origin (scheme://host,
-// for messages), and closes its body.
+// for messages), and closes its body. cutBody ends the request; it is
+// called when the body of a 2xx has not come whole within wait.
 //
-// The status decides the outcome. A body that stalls or breaks off after
-// the status was read (cut off by the request's deadline) does not change
-// it: the service has said what it did, and the excerpt keeps what
-// arrived. A 2xx is sent, a 4xx failed, a 500 uncertain, as without the
-// stall.
-func callAnswer(resp *http.Response, origin string) (*CallResponse, error) {
+// A non-2xx status decides the outcome: a body that stalls or breaks off
+// after it was read (cut off by the request's deadline) does not change
+// it, and the excerpt keeps what arrived.
+//
+// A 2xx with its whole body is read by [answerSaysError]: a body that
+// says error is a refusal, and one that is not JSON (an HTML page) an
+// answer of uncertain meaning; both come back as a *StartError with an
+// *Error. A 2xx whose body does not arrive whole within wait is sent,
+// with CallResponse.Cut saying so: once the status line is in, the call
+// is placed.
+func callAnswer(resp *http.Response, origin string, wait time.Duration, cutBody func()) (*CallResponse, error) {
 	if err := checkResponse("start call", resp); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -90,9 +104,26 @@ func callAnswer(resp *http.Response, origin string) (*CallResponse, error) {
 		return nil, &StartError{Written: true, Err: err}
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptLen*4))
+	timer := time.AfterFunc(wait, cutBody)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, answerRead))
+	stalled := !timer.Stop()
+	if err != nil {
+		cut := fmt.Sprintf("the service answered %d %s and the call is placed, but its answer was cut off (%v)", resp.StatusCode, http.StatusText(resp.StatusCode), err)
+		if stalled {
+			cut = fmt.Sprintf("the service answered %d %s and the call is placed, but the rest of its answer did not come within %s", resp.StatusCode, http.StatusText(resp.StatusCode), wait)
+		}
+		return &CallResponse{StatusCode: resp.StatusCode, Body: excerptBody(b), Cut: cut}, nil
+	}
+	if e := answerSaysError(resp, b); e != nil {
+		e.URL = origin
+		return nil, &StartError{Written: true, Err: e}
+	}
 	return &CallResponse{StatusCode: resp.StatusCode, Body: excerptBody(b)}, nil
 }
+
+// answerRead bounds how much of a 2xx call-start answer is read to judge
+// it: the service's answer is a small JSON object.
+const answerRead = 64 << 10
 
 // callTransport is the http.RoundTripper under [Transport] that every call
 // start goes through. It keeps net/http from sending a call start more

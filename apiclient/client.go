@@ -152,7 +152,15 @@ func nameLen(s string) int {
 type CallResponse struct {
 	StatusCode int
 	Body       string // excerpt, at most ExcerptLen bytes
+	// Cut, when set, says why the body did not arrive whole: it stalled or
+	// broke off after the 2xx status line. The call is placed all the
+	// same; Cut is the note a report shows.
+	Cut string
 }
+
+// DefaultBodyWait is how long a [Client] waits for the body of a 2xx
+// call-start answer whose BodyWait is zero.
+const DefaultBodyWait = 5 * time.Second
 
 // DefaultRequestTimeout bounds each request of a [Client] (and each token
 // request of an [OAuth]) whose Timeout is zero.
@@ -166,6 +174,11 @@ type Client struct {
 	// stalls halfway cannot hold a command (and its lock) forever. Zero
 	// means DefaultRequestTimeout. Set it before the first request.
 	Timeout time.Duration
+	// BodyWait bounds the wait for the body of a 2xx call-start answer
+	// once its status line is in: the call is placed, so a body that
+	// stalls must not hold the run for the rest of Timeout. Zero means
+	// DefaultBodyWait. Set it before the first request.
+	BodyWait time.Duration
 
 	base  *url.URL
 	hc    *http.Client // agent endpoints

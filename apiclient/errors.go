@@ -1,11 +1,15 @@
 package apiclient
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,10 +22,12 @@ const maxBodyRead = 1 << 20
 // ExcerptLen is the longest excerpt of a response body that an [Error] keeps.
 const ExcerptLen = 300
 
-// Error is a non-2xx answer from the service. It carries what a caller needs
-// to decide what to do and what a person needs to read: the HTTP status, a
-// bounded excerpt of the body (the spec does not show error bodies, so it is
-// kept as opaque text), and the Retry-After the server asked for.
+// Error is an answer from the service that is not a success: a non-2xx,
+// or a 2xx call-start answer whose body says error or is not JSON. It
+// carries what a caller needs to decide what to do and what a person needs
+// to read: the HTTP status, a bounded excerpt of the body (the spec does
+// not show error bodies, so it is kept as opaque text), what a JSON body
+// said went wrong, and the Retry-After the server asked for.
 type Error struct {
 	Op         string        // what was being done, e.g. "list agents"
 	Method     string        // HTTP method
@@ -29,10 +35,24 @@ type Error struct {
 	StatusCode int           // HTTP status code
 	Body       string        // excerpt of the response body, at most ExcerptLen bytes
 	RetryAfter time.Duration // from the Retry-After header; 0 when absent
+	// Message is what a JSON body said went wrong (its error, errors or
+	// message, or a status that is not a success word), "" when it said
+	// nothing readable.
+	Message string
+	// NotJSON is set on a 2xx call-start answer whose body is not the
+	// service's kind of answer (an HTML page, plain text): it may come of
+	// a proxy or of the service, and the call may have started.
+	NotJSON bool
 }
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("%s: %s %s: %d %s", e.Op, e.Method, e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+	switch {
+	case e.NotJSON:
+		msg += " with a body that is not the service's JSON"
+	case e.StatusCode >= 200 && e.StatusCode < 300:
+		msg += " with a body that says error"
+	}
 	if e.Body != "" {
 		msg += ": " + e.Body
 	}
@@ -47,6 +67,15 @@ func checkResponse(op string, resp *http.Response) error {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, ExcerptLen*4))
+	e := answerError(op, resp, b)
+	if v, _ := decodeJSON(b); v != nil {
+		e.Message = Excerpt(Redact(errorMessage(v)), ExcerptLen)
+	}
+	return e
+}
+
+// answerError is the *Error of an answer to op whose body b was read.
+func answerError(op string, resp *http.Response, b []byte) *Error {
 	return &Error{
 		Op:         op,
 		Method:     resp.Request.Method,
@@ -57,9 +86,168 @@ func checkResponse(op string, resp *http.Response) error {
 	}
 }
 
-// excerptBody is the excerpt of a body read up to ExcerptLen*4 bytes,
-// with every secret given to AddSecret blanked out.
+// successWords are the values of a JSON "status" that say a call start
+// went well, in any case.
+var successWords = []string{"success", "ok", "queued", "accepted", "started", "initiated", "in_progress"}
+
+// answerSaysError reads the whole body b of a 2xx call-start answer and
+// returns an *Error when it is not the plain success it seems:
+//
+//   - a JSON object whose "status" is a string that is not a success word,
+//     or with an "error" or "errors" key that holds something, or with
+//     "success": false, says error: the service refused the call;
+//   - a body that is not JSON (an HTML page, plain text; NotJSON) is not
+//     the service's kind of answer.
+//
+// An empty body, or JSON without those marks, is a success: nil.
+func answerSaysError(resp *http.Response, b []byte) *Error {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 {
+		return nil
+	}
+	v, err := decodeJSON(trimmed)
+	if err != nil {
+		if len(b) == answerRead && (trimmed[0] == '{' || trimmed[0] == '[') {
+			return nil // JSON too long to judge: the service's kind of answer
+		}
+		e := answerError("start call", resp, b)
+		e.NotJSON = true
+		return e
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	says := false
+	if st, ok := obj["status"].(string); ok && !slices.Contains(successWords, strings.ToLower(strings.TrimSpace(st))) {
+		says = true
+	}
+	for _, k := range []string{"error", "errors"} {
+		if holds(obj[k]) {
+			says = true
+		}
+	}
+	if ok, isBool := obj["success"].(bool); isBool && !ok {
+		says = true
+	}
+	if !says {
+		return nil
+	}
+	e := answerError("start call", resp, b)
+	e.Message = Excerpt(Redact(errorMessage(obj)), ExcerptLen)
+	return e
+}
+
+// holds reports whether a JSON value says something: not null, false, an
+// empty string, array or object.
+func holds(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case string:
+		return strings.TrimSpace(v) != ""
+	case []any:
+		return len(v) > 0
+	case map[string]any:
+		return len(v) > 0
+	}
+	return true
+}
+
+// decodeJSON decodes b, one JSON value and nothing after it.
+func decodeJSON(b []byte) (any, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more after the JSON value")
+	}
+	return v, nil
+}
+
+// errorMessage is what a decoded JSON answer says went wrong: its
+// "error" (a string, or an object's "message"), its first "errors", its
+// "message", or its "status"; "" when it says none of these.
+func errorMessage(v any) string {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	text := func(v any) string {
+		switch v := v.(type) {
+		case string:
+			return strings.TrimSpace(v)
+		case map[string]any:
+			for _, k := range []string{"message", "detail", "error", "code"} {
+				if s, ok := v[k].(string); ok && strings.TrimSpace(s) != "" {
+					return strings.TrimSpace(s)
+				}
+			}
+		case []any:
+			if len(v) > 0 {
+				if s, ok := v[0].(string); ok {
+					return strings.TrimSpace(s)
+				}
+				if m, ok := v[0].(map[string]any); ok {
+					if s, ok := m["message"].(string); ok {
+						return strings.TrimSpace(s)
+					}
+				}
+			}
+		}
+		return ""
+	}
+	var parts []string
+	for _, k := range []string{"error", "errors", "message"} {
+		if s := text(obj[k]); s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		if s, ok := obj["status"].(string); ok {
+			return "status " + s
+		}
+	}
+	return strings.Join(parts, ": ")
+}
+
+// limitWords finds, in a service's message, the words that name a limit
+// on the account (concurrent calls, a rate): "limit", "concurrent",
+// "too many", "rate".
+var limitWords = regexp.MustCompile(`(?i)\b(limit\w*|concurren\w*|too many|rate)\b`)
+
+// Limited reports whether err is an answer that names a limit of the
+// service, not a fault of the request: a 429, or a 403, 409 or 503 whose
+// message says limit, concurrent, too many or rate. The service did not
+// act on it; a run holds every call start back for a while and sends the
+// contact again.
+func Limited(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.StatusCode {
+	case http.StatusTooManyRequests:
+		return true
+	case http.StatusForbidden, http.StatusConflict, http.StatusServiceUnavailable:
+		msg := e.Message
+		if msg == "" {
+			msg = e.Body
+		}
+		return limitWords.MatchString(strings.NewReplacer("_", " ", "-", " ").Replace(msg))
+	}
+	return false
+}
+
+// excerptBody is the excerpt of a body read up to ExcerptLen*4 bytes (or
+// more: the rest is left out), with every secret given to AddSecret
+// blanked out.
 func excerptBody(b []byte) string {
+	b = b[:min(len(b), ExcerptLen*4)]
 	return Excerpt(redactCut(string(b), len(b) == ExcerptLen*4), ExcerptLen)
 }
 

@@ -12,19 +12,22 @@ type Outcome int
 
 // The outcomes of a call-start attempt.
 const (
-	// Sent: the service answered 2xx.
+	// Sent: the service answered 2xx, with an empty body or JSON that
+	// does not say error, or with a body that was cut off.
 	Sent Outcome = iota + 1
 	// Retryable: the service provably did not act on the request: it never
 	// left this machine (a dial error, a refused connection, no access
-	// token to be had: see NoToken), or the service answered 429 or 503.
-	// Safe to send again after a pause.
+	// token to be had: see NoToken), or the service answered 429 or 503,
+	// or an answer that names a limit (see Limited). Safe to send again
+	// after a pause.
 	Retryable
 	// Uncertain: the request may have reached the service and started a
 	// call: a timeout or a dropped connection after the request was written,
-	// a 5xx other than 503, or an answer the client cannot read. Never sent
-	// again automatically.
+	// a 5xx other than 503, a 2xx whose body is not JSON (an HTML page), or
+	// an answer the client cannot read. Never sent again automatically.
 	Uncertain
-	// Failed: the service refused the request (a 4xx other than 429).
+	// Failed: the service refused the request: a 4xx other than 429 (and
+	// than a limit), or a 2xx whose JSON body says error.
 	Failed
 )
 
@@ -75,7 +78,11 @@ func Classify(err error) Outcome {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
 		switch s := apiErr.StatusCode; {
-		case s == http.StatusTooManyRequests, s == http.StatusServiceUnavailable:
+		case s >= 200 && s < 300 && apiErr.NotJSON:
+			return Uncertain
+		case s >= 200 && s < 300:
+			return Failed // its body says error
+		case s == http.StatusTooManyRequests, s == http.StatusServiceUnavailable, Limited(apiErr):
 			return Retryable
 		case s >= 400 && s < 500:
 			return Failed

@@ -14,24 +14,38 @@ import (
 // would otherwise turn every contact left into one a person must check by
 // hand, at full pace. A sent or refused (4xx) contact shows the service
 // is answering, and starts the count again.
+//
+// It is also how many refusals in a row with the same status and message
+// stop the run: a refusal that repeats is the service's condition (an
+// account suspended, a limit it does not name as one), not the contacts'.
 const BreakAfter = 5
 
 // ErrBreaker is wrapped by the error of a run that stopped starting calls
 // because they kept ending uncertain or in server errors.
 var ErrBreaker = fmt.Errorf("stopped starting calls: the call starts of %d contacts in a row ended uncertain or in a server error", BreakAfter)
 
-// breaker counts the contacts in a row whose call starts ended badly, for
-// Run's workers, which ask it before each call start.
+// ErrRefusing is wrapped by the error of a run that stopped starting
+// calls because the service refused BreakAfter contacts in a row with the
+// same answer.
+var ErrRefusing = fmt.Errorf("stopped starting calls: the service refused the call starts of %d contacts in a row with the same answer", BreakAfter)
+
+// breaker counts the contacts in a row whose call starts ended badly, and
+// the refusals in a row with the same answer, for Run's workers, which ask
+// it before each call start.
 type breaker struct {
 	mu   sync.Mutex
 	bad  int
 	last string // the last bad one, for the message
+
+	refused int    // refusals in a row with the answer refusal
+	refusal string // "403 Forbidden: its message"
 }
 
 // settled tells the breaker how a contact's call start ended this run:
-// rec is its last outcome record. Outcomes that say nothing of the
-// service (never sent, 429) leave the count as it is.
-func (b *breaker) settled(rec *store.Record) {
+// rec is its last outcome record, and said what the service said of a
+// refusal (its message or body). Outcomes that say nothing of the service
+// (never sent, 429) leave the counts as they are.
+func (b *breaker) settled(rec *store.Record, said string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
@@ -41,16 +55,28 @@ func (b *breaker) settled(rec *store.Record) {
 		if rec.HTTP != 0 {
 			b.last = fmt.Sprintf("answered %d %s", rec.HTTP, http.StatusText(rec.HTTP))
 		}
-	case rec.Status == store.OutcomeSent || rec.Status == store.OutcomeFailed:
+		b.refused = 0
+	case rec.Status == store.OutcomeFailed:
 		b.bad = 0
+		refusal := fmt.Sprintf("%d %s: %s", rec.HTTP, http.StatusText(rec.HTTP), said)
+		if refusal != b.refusal {
+			b.refusal, b.refused = refusal, 0
+		}
+		b.refused++
+	case rec.Status == store.OutcomeSent:
+		b.bad, b.refused = 0, 0
 	}
 }
 
 // open returns the run's error once BreakAfter contacts in a row ended
-// badly, and nil while calls may still start.
+// badly, or were refused with the same answer, and nil while calls may
+// still start.
 func (b *breaker) open() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.refused >= BreakAfter {
+		return fmt.Errorf("%w (%s): that is the service's condition, not the contacts'. The contacts not called stay pending and a later run resumes them; the %d refused are marked failed: once the service is mended, send them again with --retry-failed", ErrRefusing, b.refusal, b.refused)
+	}
 	if b.bad < BreakAfter {
 		return nil
 	}

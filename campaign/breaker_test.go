@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/report/store"
@@ -62,7 +63,8 @@ func TestRunStopsWhenCallsKeepFailing(t *testing.T) {
 func TestRunStopsWhen503sPersist(t *testing.T) {
 	const n = 12
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share503: 1}}, dtCampaign(1000, 1, ""), map[string]string{"leads.csv": dtSheet(n)})
-	res, err := e.run(context.Background(), func(o *RunOptions) { o.MaxAttempts = 2 })
+	clock := &dtClock{now: time.Now()}
+	res, err := e.run(context.Background(), func(o *RunOptions) { o.MaxAttempts, o.Now, o.Sleep = 2, clock.Now, clock.Sleep })
 	if !errors.Is(err, ErrBreaker) {
 		t.Fatalf("Run = %v, want ErrBreaker", err)
 	}
@@ -81,7 +83,7 @@ func TestBreakerCountsInARow(t *testing.T) {
 	uncertain := store.Record{Status: store.OutcomeUncertain, HTTP: 500}
 	feed := func(recs ...store.Record) error {
 		for i := range recs {
-			b.settled(&recs[i])
+			b.settled(&recs[i], "")
 		}
 		return b.open()
 	}

@@ -1,12 +1,15 @@
 package campaign
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/nyaruka/phonenumbers"
@@ -326,6 +329,7 @@ func TestRunHoldsCalledPersonHours2027(t *testing.T) {
 				e.mustRun(func(o *RunOptions) {
 					o.Now = func() time.Time { return at }
 					o.RetryFailed = true
+					o.Calls = distinctRefusals{e.client}
 				})
 				runs++
 				for _, c := range e.srv.Calls()[before:] {
@@ -429,4 +433,19 @@ func TestTimezoneColumnWithAFixedZone(t *testing.T) {
 			t.Errorf("hours %q: %+v, placed %v; want the New York number alone called", hours, res, placed)
 		}
 	}
+}
+
+// distinctRefusals is a CallStarter that makes each refusal's message name
+// the number it refused: a test that uses a refusal to count call starts
+// without placing them (a pending agent's 409) would otherwise stop at the
+// breaker for refusals that repeat.
+type distinctRefusals struct{ CallStarter }
+
+func (d distinctRefusals) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+	resp, err := d.CallStarter.StartCallForm(ctx, ep, form)
+	var e *apiclient.Error
+	if errors.As(err, &e) {
+		e.Message += " (" + form + ")"
+	}
+	return resp, err
 }

@@ -135,11 +135,20 @@ func (f *File) SheetOptions(i int) sheet.Options {
 	return sheet.Options{Encoding: f.Sheets[i].Encoding, Worksheet: f.Sheets[i].Worksheet}
 }
 
-// Pace sets how fast calls start.
+// Pace sets how fast calls start, and how long the service may ask a run
+// to wait.
 type Pace struct {
 	PerSecond   float64 `yaml:"per_second"`
 	Burst       int     `yaml:"burst"`
 	Concurrency int     `yaml:"concurrency"`
+	// MaxActiveCalls, when above 0, keeps at most this many calls in
+	// progress, for a service that caps them per account: a call counts
+	// from its start for CallLength, which must then be set.
+	MaxActiveCalls int           `yaml:"max_active_calls"`
+	CallLength     time.Duration `yaml:"call_length"`
+	// MaxRetryAfter is the longest Retry-After a run waits out; a service
+	// that asks for longer ends the run (exit 75).
+	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
 }
 
 // Hours is the calling window.
@@ -162,6 +171,9 @@ const (
 	DefaultBurst        = 1
 	DefaultConcurrency  = 4
 	DefaultReadyTimeout = 10 * time.Minute
+	// DefaultMaxRetryAfter is pace.max_retry_after when the file says
+	// nothing.
+	DefaultMaxRetryAfter = 5 * time.Minute
 )
 
 // Problem is one thing wrong with a campaign file.
@@ -664,6 +676,9 @@ func (f *File) applyDefaults() {
 	}
 	if !f.has("pace.concurrency") {
 		f.Pace.Concurrency = DefaultConcurrency
+	}
+	if !f.has("pace.max_retry_after") {
+		f.Pace.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	for i := range f.Agents {
 		if f.Agents[i].ReadyTimeout == 0 {

@@ -67,7 +67,7 @@ func TestLoadGood(t *testing.T) {
 	if f.Service.ClientID != "cid" || f.Service.ClientSecret != "csecret" {
 		t.Errorf("service = %+v", f.Service)
 	}
-	if f.Pace.PerSecond != 2.5 || f.Pace.Burst != DefaultBurst || f.Pace.Concurrency != 8 {
+	if f.Pace.PerSecond != 2.5 || f.Pace.Burst != DefaultBurst || f.Pace.Concurrency != 8 || f.Pace.MaxRetryAfter != DefaultMaxRetryAfter || f.Pace.MaxActiveCalls != 0 {
 		t.Errorf("pace = %+v (the ${VAR:-default} must resolve as a number)", f.Pace)
 	}
 	a := f.Agents[0]
@@ -182,6 +182,32 @@ hours: {timezone: Mars/Olympus, days: [funday], start: "9am", end: "20:00"}
 		"pace.per_second", "pace.burst", "pace.concurrency",
 		"hours.timezone: timezone \"Mars/Olympus\"", "hours.days[0]: day \"funday\"", "hours.start: start \"9am\"",
 	)
+}
+
+// TestPaceLimits: pace.max_active_calls needs pace.call_length;
+// pace.max_retry_after is 1s to 24h; both read as durations.
+func TestPaceLimits(t *testing.T) {
+	pace := "pace:\n  per_second: ${TEST_RATE:-2.5}\n  concurrency: 8\n"
+	if !strings.Contains(goodCampaign, pace) {
+		t.Fatalf("goodCampaign has no %q", pace)
+	}
+	with := func(p string) string { return strings.Replace(goodCampaign, pace, p+"\n", 1) }
+	f, err := Load(writeCampaign(t, with("pace: {max_active_calls: 20, call_length: 3m, max_retry_after: 10m}")), LoadOptions{Getenv: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Pace.MaxActiveCalls != 20 || f.Pace.CallLength != 3*time.Minute || f.Pace.MaxRetryAfter != 10*time.Minute {
+		t.Errorf("pace = %+v", f.Pace)
+	}
+	for p, want := range map[string]string{
+		"pace: {max_active_calls: 20}":                   "pace.call_length: max_active_calls needs call_length",
+		"pace: {max_active_calls: -1}":                   "pace.max_active_calls: max_active_calls is -1",
+		"pace: {max_retry_after: 0s}":                    "pace.max_retry_after: max_retry_after is 0s; it must be 1s to 24h",
+		"pace: {max_retry_after: 48h}":                   "pace.max_retry_after: max_retry_after is 48h0m0s",
+		"pace: {max_active_calls: 2, call_length: soon}": "pace.call_length",
+	} {
+		expectProblems(t, problems(t, with(p), LoadOptions{Getenv: testEnv}), want)
+	}
 }
 
 func TestOfflineNeedsNoService(t *testing.T) {

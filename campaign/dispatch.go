@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,7 +30,15 @@ var (
 	// ErrInterrupted: a signal stopped the run; in-flight calls finished
 	// and their outcomes are in the journal.
 	ErrInterrupted = errors.New("interrupted")
+	// ErrCallLater is wrapped by the error of a run that stopped because
+	// the service asked to be called again later than
+	// RunOptions.MaxRetryAfter from now.
+	ErrCallLater = errors.New("the service asked to be called again later")
 )
+
+// pauseLogOver is the longest pause of a run that is not logged: any
+// longer wait the service asked for is logged at once, with its cause.
+const pauseLogOver = 3 * time.Second
 
 // RunOptions are the inputs of [Run].
 type RunOptions struct {
@@ -51,9 +60,12 @@ type RunOptions struct {
 	Rehearsal bool
 
 	// Tuning; zero values are sane.
-	MaxAttempts    int           // attempts per contact on retryable outcomes; default 6
-	RetryPause     time.Duration // first backoff after a retryable outcome; default 1s
-	MaxRetryAfter  time.Duration // cap on a server's Retry-After; default 2m
+	MaxAttempts int           // attempts per contact on retryable outcomes; default 6
+	RetryPause  time.Duration // first backoff after a retryable outcome; default 1s
+	// MaxRetryAfter is the longest Retry-After a run waits out in full;
+	// a longer one ends the run with ErrCallLater. Default: the campaign's
+	// pace.max_retry_after. It also caps the backoff between attempts.
+	MaxRetryAfter  time.Duration
 	RequestTimeout time.Duration // per call start; default 60s
 	// Now and Sleep are the run's clock: the calling hours, the records'
 	// times, and every wait of the run (outside calling hours, for the
@@ -83,6 +95,10 @@ type RunResult struct {
 	Skipped         int // settled in an earlier run
 	StartedAt       time.Time
 	FinishedAt      time.Time
+	// Notes say what the service answered that a person should read: a
+	// 2xx whose body said error or was not the service's JSON, answers
+	// cut off. One line per kind, with its count.
+	Notes []string
 }
 
 // job is one contact to call, copied out of the reader.
@@ -158,6 +174,15 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	// work when ctx ends.
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
 	r.callCtx = context.WithoutCancel(gctx)
+	// Waits between call starts end on a signal or when the run fails.
+	waitCtx, stopWaits := eitherDone(ctx, gctx)
+	defer stopWaits()
+	r.waitCtx = waitCtx
+	workers := f.Pace.Concurrency
+	if k := f.MaxActiveCalls(); k > 0 {
+		r.active = newActiveCalls(k, f.Pace.CallLength)
+		workers = min(workers, k) // more would only wait for a slot
+	}
 	jobs := make(chan job)
 	var producerErr error
 	g.Go(func() error {
@@ -168,7 +193,7 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 		}
 		return producerErr
 	})
-	for range f.Pace.Concurrency {
+	for range workers {
 		g.Go(func() error {
 			var w worker
 			for j := range jobs {
@@ -185,6 +210,7 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	}
 	err = g.Wait()
 	res.FinishedAt = r.opts.Now()
+	res.Notes = r.notes.lines()
 	switch {
 	case err != nil:
 		return res, err
@@ -203,6 +229,10 @@ type runner struct {
 	opts      RunOptions
 	limiter   *rate.Limiter
 	callCtx   context.Context // the context of call starts: the group's values, no cancellation
+	waitCtx   context.Context // the context of waits: ends on a signal or when the run fails
+	active    *activeCalls    // pace.max_active_calls; nil: no limit
+	notes     answerNotes
+	slotWait  sync.Once // logs the first wait for a call in progress to end
 	hours     *CallingHours
 	rehearsal bool // count the calls the called person's hours would have held
 	res       *RunResult
@@ -223,7 +253,7 @@ func (r *runner) defaults() {
 		o.RetryPause = time.Second
 	}
 	if o.MaxRetryAfter <= 0 {
-		o.MaxRetryAfter = 2 * time.Minute
+		o.MaxRetryAfter = cmp.Or(r.f.Pace.MaxRetryAfter, DefaultMaxRetryAfter)
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 60 * time.Second
@@ -388,13 +418,15 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		if err := r.brk.open(); err != nil {
 			return r.breakOff(w, err)
 		}
-		if ok, err := r.intend(ctx, gctx, w, c, rec); !ok {
+		slot, ok, err := r.intend(ctx, gctx, w, c, rec)
+		if !ok {
 			return err
 		}
 		// The intent is on disk. Whatever stopped the contact from being
 		// sent while it was written is written down as skipped: provably
 		// not sent, so that it does not read as uncertain.
 		if stop := r.mayStillSend(ctx, gctx, c); stop != 0 {
+			r.active.release(slot)
 			return r.skip(w, c, rec, stop)
 		}
 		// Once the intent is on disk the request runs to its answer, even if
@@ -406,6 +438,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		if apiclient.NoToken(err) {
 			// Not sent: no access token could be had. The run's problem, not
 			// the contact's: see noToken.
+			r.active.release(slot)
 			again, err := r.noToken(ctx, gctx, w, c, rec, err, &tokenTries)
 			if !again {
 				return err
@@ -419,27 +452,43 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		outcome := apiclient.Classify(err)
 		rec.Type, rec.At = store.TypeOutcome, r.opts.Now()
 		var settled store.Status
-		var wait time.Duration // before the next attempt, when retryable
+		var wait time.Duration      // before the next attempt, when retryable
+		var callLater time.Duration // a Retry-After past MaxRetryAfter: the run ends
 		switch outcome {
 		case apiclient.Sent:
-			rec.Status, rec.HTTP, rec.Body = store.OutcomeSent, resp.StatusCode, resp.Body
+			r.active.started(slot, r.opts.Now())
+			rec.Status, rec.HTTP, rec.Body, rec.Reason = store.OutcomeSent, resp.StatusCode, resp.Body, resp.Cut
 			settled = store.Sent
+			if resp.Cut != "" {
+				r.notes.add("were answered 2xx and then their answer was cut off: the calls are placed, recorded sent, and their reason says so")
+			}
 		case apiclient.Failed:
-			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeFailed, apiclient.StatusCode(err), "the service refused the call", errorBody(err)
+			r.active.release(slot)
+			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeFailed, apiclient.StatusCode(err), refusedReason(err), errorBody(err)
 			settled = store.Failed
+			if s := rec.HTTP; s >= 200 && s < 300 {
+				r.notes.add(fmt.Sprintf("were answered %d %s with a body that says error (%s): the service refused them, recorded failed", s, http.StatusText(s), serviceSaid(err)))
+			}
 		case apiclient.Uncertain:
+			r.active.started(slot, r.opts.Now())
 			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
 			settled = store.Uncertain
+			if s := rec.HTTP; s >= 200 && s < 300 {
+				r.notes.add(fmt.Sprintf("were answered %d %s with a body that is not the service's JSON (%s): the calls may have started, so they are uncertain; check them before --retry-uncertain", s, http.StatusText(s), apiclient.Excerpt(rec.Body, 60)))
+			}
 		default: // Retryable: provably not sent
+			r.active.release(slot)
 			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeRetry, apiclient.StatusCode(err), retryReason(err), errorBody(err)
 			wait = r.backoff(attempt - j.prior)
-			if ra := apiclient.RetryAfter(err); ra > 0 {
-				wait = min(ra, r.opts.MaxRetryAfter)
+			if ra := apiclient.RetryAfter(err); ra > r.opts.MaxRetryAfter {
+				callLater = ra
+			} else if ra > 0 {
+				wait = ra
 			}
-			if apiclient.StatusCode(err) == http.StatusTooManyRequests {
+			if callLater == 0 && apiclient.Limited(err) {
 				// The service is saying "all of you, slow down": hold the
 				// pool back now, not after the journal write.
-				r.pause(wait)
+				r.pause(wait, answered(err))
 			}
 		}
 		// The outcome is queued, not waited for: this worker's next intent
@@ -463,8 +512,15 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 				}
 			})
 			r.opts.Settled(settled)
-			r.brk.settled(&rec)
+			r.brk.settled(&rec, serviceSaid(err))
 			return nil
+		}
+		if callLater > 0 {
+			r.count(func(res *RunResult) { res.Pending++ })
+			r.opts.Settled(store.Pending)
+			err := r.callLater(err, callLater)
+			r.opts.Logf("%v", err)
+			return w.stopRun(err, r.opts.Logf)
 		}
 		if attempt-j.prior >= r.opts.MaxAttempts || ctx.Err() != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
@@ -473,14 +529,19 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 			if ctx.Err() != nil {
 				r.interrupted.Store(true)
 			} else {
-				r.brk.settled(&rec)
+				r.brk.settled(&rec, "")
 			}
 			return nil
 		}
-		if err := r.opts.Sleep(ctx, wait); err != nil {
+		if wait > pauseLogOver && !apiclient.Limited(err) {
+			r.opts.Logf("%s (sheet %s row %d): %s; trying it again in %s", c.Phone, sheet, c.Row, answered(err), wait.Round(time.Millisecond))
+		}
+		if err := r.opts.Sleep(r.waitCtx, wait); err != nil {
 			r.count(func(res *RunResult) { res.Pending++ })
 			r.opts.Settled(store.Pending)
-			r.interrupted.Store(true)
+			if ctx.Err() != nil {
+				r.interrupted.Store(true)
+			}
 			return nil
 		}
 	}
@@ -492,7 +553,10 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 // waited out, and the rate limiter asked again, as waitTurn does.
 func (r *runner) mayStillSend(ctx, gctx context.Context, c *Contact) stopKind {
 	if r.paused() {
-		if err := r.waitTurn(ctx); err != nil {
+		if err := r.waitTurn(r.waitCtx); err != nil {
+			if ctx.Err() == nil {
+				return stopFailed
+			}
 			return stopSignal
 		}
 	}
@@ -529,33 +593,42 @@ func (r *runner) skip(w *worker, c *Contact, rec store.Record, stop stopKind) er
 }
 
 // intend waits for the contact's turn and writes the intent rec of its
-// next attempt, and waits until it is durable. ok is false if
-// the contact is not to be sent now, with err nil when that is a clean
-// stop (a signal, another worker's error, the calling window closing: the
-// contact stays pending, nothing was written).
-func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec store.Record) (ok bool, err error) {
-	// Wait for our turn: the pool's pause after a 429, then the rate.
-	// A signal here means nothing was sent: the contact stays pending.
-	if err := r.waitTurn(ctx); err != nil {
-		r.interrupted.Store(true)
-		return false, nil
+// next attempt, and waits until it is durable. slot is the call's slot
+// of pace.max_active_calls, taken with the turn (0 without that limit).
+// ok is false if the contact is not to be sent now, with err nil when
+// that is a clean stop (a signal, another worker's error, the calling
+// window closing: the contact stays pending, nothing was written, and no
+// slot is held).
+func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec store.Record) (slot int, ok bool, err error) {
+	// Wait for our turn: the pool's pause after a 429, the rate, a call
+	// in progress to end. A signal here means nothing was sent: the
+	// contact stays pending.
+	slot, err = r.waitSlot(r.waitCtx)
+	if err != nil {
+		if ctx.Err() != nil {
+			r.interrupted.Store(true)
+		}
+		return 0, false, nil // or another worker failed; its error is the run's
 	}
 	if gctx.Err() != nil {
-		return false, nil // another worker failed; its error is the run's
+		r.active.release(slot)
+		return 0, false, nil // another worker failed; its error is the run's
 	}
 	if !r.inHours(c) {
 		// The window closed while the contact waited for its turn or for a
 		// retry: sending now would phone someone outside calling hours.
 		// Nothing was sent; it stays pending for a later run.
+		r.active.release(slot)
 		r.leftPending(c)
-		return false, nil
+		return 0, false, nil
 	}
 	rec.At = r.opts.Now()
 	if err := r.opts.Journal.Append(rec); err != nil {
+		r.active.release(slot)
 		w.lost(r.opts.Logf)
-		return false, r.notSent(c, 0, err)
+		return 0, false, r.notSent(c, 0, err)
 	}
-	return true, nil
+	return slot, true, nil
 }
 
 // leftPending counts a contact that the calling window closed on before
@@ -625,6 +698,28 @@ func (r *runner) waitTurn(ctx context.Context) error {
 	}
 }
 
+// waitSlot is waitTurn, and then, with pace.max_active_calls, waits
+// until fewer calls than that are in progress and takes a slot for the
+// call about to start. Its waits are pace, not pauses the service asked
+// for: the first is logged, once.
+func (r *runner) waitSlot(ctx context.Context) (int, error) {
+	for {
+		if err := r.waitTurn(ctx); err != nil {
+			return 0, err
+		}
+		slot, wait := r.active.take(r.opts.Now())
+		if wait <= 0 {
+			return slot, nil
+		}
+		r.slotWait.Do(func() {
+			r.opts.Logf("%d calls in progress (pace.max_active_calls): each call start waits for one to end, %s after it started (pace.call_length)", r.active.max, r.active.length)
+		})
+		if err := r.opts.Sleep(ctx, wait); err != nil {
+			return 0, err
+		}
+	}
+}
+
 // waitLimiter takes one call start from the rate limiter, waiting on
 // RunOptions.Sleep until the limiter's time for it, as rate.Limiter.Wait
 // does on the wall clock. A wait cut short by ctx gives the turn back to
@@ -649,20 +744,36 @@ func (r *runner) waitLimiter(ctx context.Context) error {
 	return nil
 }
 
-// paused reports whether a 429 is holding the pool back now.
+// paused reports whether an answer that named a limit (a 429) is holding
+// the pool back now.
 func (r *runner) paused() bool {
 	r.pauseMu.Lock()
 	defer r.pauseMu.Unlock()
 	return r.opts.Now().Before(r.pauseUntil)
 }
 
-// pause holds every worker back for d from now.
-func (r *runner) pause(d time.Duration) {
+// pause holds every worker back for d from now, because of cause (what
+// the service answered). A pause longer than pauseLogOver that holds the
+// pool longer than before is logged at once.
+func (r *runner) pause(d time.Duration, cause string) {
 	r.pauseMu.Lock()
-	defer r.pauseMu.Unlock()
-	if until := r.opts.Now().Add(d); until.After(r.pauseUntil) {
+	until := r.opts.Now().Add(d)
+	longer := until.After(r.pauseUntil)
+	if longer {
 		r.pauseUntil = until
 	}
+	r.pauseMu.Unlock()
+	if longer && d > pauseLogOver {
+		r.opts.Logf("%s: holding every call start for %s, until %s", cause, d.Round(time.Millisecond), until.Format(time.RFC3339))
+	}
+}
+
+// callLater is the error that ends a run whose service answered err and
+// asked to be called again in ra, longer than MaxRetryAfter.
+func (r *runner) callLater(err error, ra time.Duration) error {
+	at := r.opts.Now().Add(ra)
+	return fmt.Errorf("%w: %s and asked to be called again in %s, at %s; that is longer than pace.max_retry_after (%s), so the run stopped at once. The contacts not called were not placed and stay pending: run again after %s",
+		ErrCallLater, answered(err), ra.Round(time.Second), at.Format(time.RFC3339), r.opts.MaxRetryAfter, at.Format(time.RFC3339))
 }
 
 // waitPause waits until no pause after a 429 is in force.
@@ -684,7 +795,44 @@ func errorBody(err error) string {
 	return ""
 }
 
+// serviceSaid is what the service said of err: the message of its JSON
+// body, else the excerpt of its body.
+func serviceSaid(err error) string {
+	var e *apiclient.Error
+	if errors.As(err, &e) {
+		return cmp.Or(e.Message, e.Body)
+	}
+	return ""
+}
+
+// answered is "the service answered 403 Forbidden (its message)", for
+// logs and errors.
+func answered(err error) string {
+	s := apiclient.StatusCode(err)
+	if s == 0 {
+		return fmt.Sprint(err)
+	}
+	msg := fmt.Sprintf("the service answered %d %s", s, http.StatusText(s))
+	if said := serviceSaid(err); said != "" {
+		msg += " (" + apiclient.Excerpt(said, 120) + ")"
+	}
+	return msg
+}
+
+// refusedReason is the reason of a failed contact: the service refused
+// its call.
+func refusedReason(err error) string {
+	if s := apiclient.StatusCode(err); s >= 200 && s < 300 {
+		return fmt.Sprintf("the service answered %d %s, but its body says error: it refused the call", s, http.StatusText(s))
+	}
+	return "the service refused the call"
+}
+
 func uncertainReason(err error) string {
+	var e *apiclient.Error
+	if errors.As(err, &e) && e.NotJSON {
+		return fmt.Sprintf("the service answered %d %s with a body that is not its JSON (a page of a proxy?); the call may have started, so it is not sent again automatically", e.StatusCode, http.StatusText(e.StatusCode))
+	}
 	if s := apiclient.StatusCode(err); s != 0 {
 		return fmt.Sprintf("the service answered %d %s; the call may have started, so it is not sent again automatically", s, http.StatusText(s))
 	}
@@ -692,6 +840,9 @@ func uncertainReason(err error) string {
 }
 
 func retryReason(err error) string {
+	if s := apiclient.StatusCode(err); s != 0 && s != http.StatusTooManyRequests && apiclient.Limited(err) {
+		return fmt.Sprintf("the service answered %d %s naming a limit (%s) before acting", s, http.StatusText(s), apiclient.Excerpt(serviceSaid(err), 120))
+	}
 	if s := apiclient.StatusCode(err); s != 0 {
 		return fmt.Sprintf("the service answered %d %s before acting", s, http.StatusText(s))
 	}

@@ -275,7 +275,7 @@ func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, er
 	defer st.Close()
 	opts := RunOptions{
 		Calls: e.client, Agents: e.agents, Endpoints: e.eps, Journal: j, State: st, Norm: e.norm, Suppress: e.sup,
-		RetryPause: 5 * time.Millisecond, MaxRetryAfter: 50 * time.Millisecond, RequestTimeout: 10 * time.Second,
+		RetryPause: 5 * time.Millisecond, RequestTimeout: 10 * time.Second,
 		Logf: func(format string, args ...any) { e.t.Logf(format, args...) },
 	}
 	if tune != nil {
@@ -539,9 +539,10 @@ func testRun429StormRetriesUntilAllSent(t *testing.T, kind string) {
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share429: 0.5, RetryAfter: time.Second, Seed: 7}},
 		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
 	e.use(kind)
+	clock := &dtClock{now: time.Now()} // the Retry-After: 1 of each 429 is waited out on it
 	res := e.mustRun(func(o *RunOptions) {
-		o.MaxAttempts = 60                      // 0.5^60: never exhausted by chance
-		o.MaxRetryAfter = 20 * time.Millisecond // caps the sandbox's Retry-After: 1
+		o.MaxAttempts = 60 // 0.5^60: never exhausted by chance
+		o.Now, o.Sleep = clock.Now, clock.Sleep
 	})
 	if res.Sent != n || res.Pending != 0 {
 		t.Errorf("result %+v", res)
@@ -665,50 +666,133 @@ func TestRun429PausesThePool(t *testing.T) {
 	}
 }
 
-// TestRunRetryAfterHonouredAndCapped: one worker's call start is answered
-// 429 (the pool's pause) or 503 (the worker's own wait) with Retry-After:
-// 7; the same contact is tried again exactly that long after on the run's
-// clock, or MaxRetryAfter after when that is shorter; the next call starts
-// follow at the pace, 20ms apart.
-func TestRunRetryAfterHonouredAndCapped(t *testing.T) {
-	for _, tc := range []struct {
-		status    string
-		cap, want time.Duration
-	}{
-		{"429", time.Minute, 7 * time.Second},
-		{"429", 3 * time.Second, 3 * time.Second},
-		{"503", time.Minute, 7 * time.Second},
-		{"503", 3 * time.Second, 3 * time.Second},
+// TestRunRetryAfterHonouredInFull: one worker's call start is answered
+// 429 (the pool's pause) or 503 (the worker's own wait) with a
+// Retry-After of 4 minutes, longer than the 2 minutes callrun used to cap
+// it at and within pace.max_retry_after (5 minutes by default); the same
+// contact is tried again exactly that long after on the run's clock, and
+// the next call starts follow at the pace, 20ms apart. The pause is
+// logged at once with its cause.
+func TestRunRetryAfterHonouredInFull(t *testing.T) {
+	for _, tc := range []struct{ status, log string }{
+		{"429", "the service answered 429 Too Many Requests (rate_limited: too many requests; retry later): holding every call start for 4m0s"},
+		{"503", "the service answered 503 Service Unavailable (service_unavailable: the service is temporarily unavailable); trying it again in 4m0s"},
 	} {
-		t.Run(fmt.Sprintf("%s cap %v", tc.status, tc.cap), func(t *testing.T) {
-			const n = 3
+		t.Run(tc.status, func(t *testing.T) {
+			const n, retryAfter = 3, 4 * time.Minute
 			clock := &dtClock{now: time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)}
 			e := newDtEnv(t, sandbox.Options{Now: clock.Now}, dtCampaign(50, 1, ""), map[string]string{"leads.csv": dtSheet(n)})
-			fault := sandbox.Faults{Share429: 1, RetryAfter: 7 * time.Second}
+			fault := sandbox.Faults{Share429: 1, RetryAfter: retryAfter}
 			if tc.status == "503" {
-				fault = sandbox.Faults{Share503: 1, RetryAfter: 7 * time.Second}
+				fault = sandbox.Faults{Share503: 1, RetryAfter: retryAfter}
 			}
 			e.srv.SetFaults(fault)
 			calls := callFunc(func(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
 				defer e.srv.SetFaults(sandbox.Faults{}) // one fault
 				return e.client.StartCallForm(ctx, ep, form)
 			})
+			var logs dtLogs
 			e.mustRun(func(o *RunOptions) {
-				o.Now, o.Sleep, o.Calls = clock.Now, clock.Sleep, calls
-				o.MaxRetryAfter = tc.cap
+				o.Now, o.Sleep, o.Calls, o.Logf = clock.Now, clock.Sleep, calls, logs.logf
 			})
 			e.checkPlacedOnce(n)
 			ledger := e.srv.Calls()
 			if len(ledger) != n+1 || ledger[0].Outcome != tc.status || ledger[1].Form.Get("phone_number") != ledger[0].Form.Get("phone_number") {
 				t.Fatalf("ledger %+v: want a %s, then its contact again, then the others", ledger, tc.status)
 			}
-			for i, want := range []time.Duration{tc.want, 20 * time.Millisecond, 20 * time.Millisecond} {
+			for i, want := range []time.Duration{retryAfter, 20 * time.Millisecond, 20 * time.Millisecond} {
 				if d := ledger[i+1].ReceivedAt.Sub(ledger[i].ReceivedAt); d < want || d > want+time.Microsecond {
 					t.Errorf("call #%d was received %v after call #%d, want %v", ledger[i+1].Seq, d, ledger[i].Seq, want)
 				}
 			}
+			if !logs.has(tc.log) {
+				t.Errorf("no log line %q in %q", tc.log, logs.all())
+			}
 		})
 	}
+}
+
+// TestRunRetryAfterPastTheBoundEndsTheRun: a 429 with Retry-After: 86400,
+// or a 503 with a day in it, is past pace.max_retry_after: the run ends at
+// once (ErrCallLater, which the CLI turns into exit 75) saying when the
+// service asked to be called again, logs it at once, and leaves every
+// contact pending; the next run, once the service answers, places each
+// once.
+func TestRunRetryAfterPastTheBoundEndsTheRun(t *testing.T) {
+	for _, status := range []string{"429", "503"} {
+		t.Run(status, func(t *testing.T) {
+			const n = 10
+			clock := &dtClock{now: time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)}
+			fault := sandbox.Faults{Share429: 1, RetryAfter: 24 * time.Hour}
+			if status == "503" {
+				fault = sandbox.Faults{Share503: 1, RetryAfter: 24 * time.Hour}
+			}
+			e := newDtEnv(t, sandbox.Options{Now: clock.Now, Faults: fault}, dtCampaign(50, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
+			var logs dtLogs
+			res, err := e.run(context.Background(), func(o *RunOptions) { o.Now, o.Sleep, o.Logf = clock.Now, clock.Sleep, logs.logf })
+			want := "asked to be called again in 24h0m0s, at 2025-03-04T15:00:"
+			if !errors.Is(err, ErrCallLater) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "pace.max_retry_after (5m0s)") {
+				t.Fatalf("Run = %v, want ErrCallLater saying %q", err, want)
+			}
+			if !logs.has(want) {
+				t.Errorf("not logged at once: %q", logs.all())
+			}
+			if got := len(e.srv.Calls()); got == 0 || got > 4 || len(e.srv.Placed()) != 0 {
+				t.Errorf("%d call starts, %d placed; want one per worker at most, none placed", got, len(e.srv.Placed()))
+			}
+			if s := e.clockSleptOver(clock, time.Minute); s != nil {
+				t.Errorf("the run waited %v", s)
+			}
+			if c := e.state().Counts(); c[store.Pending] != len(e.srv.Calls()) || res.Sent+res.Failed+res.Uncertain != 0 {
+				t.Errorf("journal %v, result %+v: want the contacts tried pending, nothing else", c, res)
+			}
+			e.checkIntentBeforeSend(1)
+
+			e.srv.SetFaults(sandbox.Faults{})
+			e.mustRun(func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep })
+			e.checkPlacedOnce(n)
+			e.checkCounts(map[store.Status]int{store.Sent: n})
+		})
+	}
+}
+
+// clockSleptOver returns the sleeps on clock longer than d, nil if none.
+func (e *dtEnv) clockSleptOver(clock *dtClock, d time.Duration) []time.Duration {
+	var long []time.Duration
+	for _, s := range clock.Sleeps() {
+		if s > d {
+			long = append(long, s)
+		}
+	}
+	return long
+}
+
+// dtLogs collects a run's log lines (RunOptions.Logf).
+type dtLogs struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *dtLogs) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *dtLogs) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
+// has reports whether a line holds s.
+func (l *dtLogs) has(s string) bool {
+	for _, line := range l.all() {
+		if strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestRunPacesCallStarts: at 50 a second with a burst of 1, call starts
@@ -742,7 +826,8 @@ func TestRun503sAreRetried(t *testing.T) {
 	const n = 20
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share503: 0.5, Seed: 3}},
 		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
-	res := e.mustRun(func(o *RunOptions) { o.MaxAttempts = 60 })
+	clock := &dtClock{now: time.Now()}
+	res := e.mustRun(func(o *RunOptions) { o.MaxAttempts, o.Now, o.Sleep = 60, clock.Now, clock.Sleep })
 	if res.Sent != n || res.Pending != 0 {
 		t.Errorf("result %+v", res)
 	}
@@ -762,7 +847,8 @@ func TestRun503sExhaustedLeavePending(t *testing.T) {
 	const n = 3
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Share503: 1}},
 		dtCampaign(1000, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
-	res := e.mustRun(func(o *RunOptions) { o.MaxAttempts = 3 })
+	clock := &dtClock{now: time.Now()}
+	res := e.mustRun(func(o *RunOptions) { o.MaxAttempts, o.Now, o.Sleep = 3, clock.Now, clock.Sleep })
 	if res.Pending != n || res.Started != n || res.Sent != 0 {
 		t.Errorf("result %+v", res)
 	}

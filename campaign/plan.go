@@ -282,7 +282,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) to call have no calling hours in the next eight days (their zones and hours: never overlap); they will stay pending", n))
 	}
 	p.EstimateSeconds, p.Warnings = estimate(f, p.Totals.ToCall, opts.Now, p.Warnings)
-	p.calling = time.Duration(math.Ceil(float64(p.Totals.ToCall)/f.Pace.PerSecond)) * time.Second
+	p.calling = time.Duration(math.Ceil(float64(p.Totals.ToCall)/f.Rate())) * time.Second
 	p.now = opts.Now
 	return p, nil
 }
@@ -290,7 +290,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 // estimate returns how long run would take for n calls at the configured
 // rate, inside the calling window.
 func estimate(f *File, n int, now time.Time, warnings []string) (int64, []string) {
-	need := time.Duration(math.Ceil(float64(n)/f.Pace.PerSecond*1e9)) * time.Nanosecond
+	need := time.Duration(math.Ceil(float64(n)/f.Rate()*1e9)) * time.Nanosecond
 	w, err := f.Window()
 	switch {
 	case err != nil:

@@ -62,6 +62,28 @@ func (s Shard) holds(file string, c *Contact) bool {
 // campaign: for status, which tells which contacts a running shard calls.
 func (f *File) InShard(s Shard, c *Contact) bool { return s.holds(f.Sheets[c.Sheet].File, c) }
 
+// MaxActiveCalls is how many calls this run may have in progress, for
+// pace.max_active_calls: its share of them when f is a shard (at least
+// 1), as the shards share the account's limit; 0 for no limit.
+func (f *File) MaxActiveCalls() int {
+	k := f.Pace.MaxActiveCalls
+	if k > 0 && f.Shard.Sharded() {
+		k = max(1, k/f.Shard.Count)
+	}
+	return k
+}
+
+// Rate is the most call starts a second this run makes: pace.per_second
+// (this shard's part), or fewer when MaxActiveCalls calls of
+// pace.call_length allow fewer. plan's estimate uses it.
+func (f *File) Rate() float64 {
+	r := f.Pace.PerSecond
+	if k := f.MaxActiveCalls(); k > 0 && f.Pace.CallLength > 0 {
+		r = min(r, float64(k)/f.Pace.CallLength.Seconds())
+	}
+	return r
+}
+
 // SetShard makes f the shard s of its campaign: its contact readers read
 // the shard's contacts only, and its pace is pace.per_second / N, so that
 // N shards together keep the campaign's pace.

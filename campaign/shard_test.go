@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 func TestParseShard(t *testing.T) {
@@ -66,5 +67,27 @@ func TestSetShardDividesThePace(t *testing.T) {
 	f.SetShard(Shard{})
 	if f.Pace.PerSecond != 8 {
 		t.Errorf("the whole campaign again: %v/s, want 8", f.Pace.PerSecond)
+	}
+}
+
+// TestShardsShareTheActiveCallLimit: each of N shards keeps its share of
+// pace.max_active_calls (at least 1), and the rate plan estimates with is
+// the lower of per_second and max_active_calls / call_length.
+func TestShardsShareTheActiveCallLimit(t *testing.T) {
+	f := &File{Pace: Pace{PerSecond: 100, MaxActiveCalls: 20, CallLength: 2 * time.Second}}
+	if k, r := f.MaxActiveCalls(), f.Rate(); k != 20 || r != 10 {
+		t.Errorf("one machine: %d active, %v a second; want 20 and 10", k, r)
+	}
+	f.SetShard(Shard{Index: 1, Count: 4})
+	if k, r := f.MaxActiveCalls(), f.Rate(); k != 5 || r != 2.5 {
+		t.Errorf("shard 1/4: %d active, %v a second; want 5 and 2.5", k, r)
+	}
+	f.Pace.MaxActiveCalls = 3
+	if k := f.MaxActiveCalls(); k != 1 {
+		t.Errorf("3 calls over 4 shards: %d each, want 1", k)
+	}
+	f.Pace.MaxActiveCalls = 0
+	if k, r := f.MaxActiveCalls(), f.Rate(); k != 0 || r != 25 {
+		t.Errorf("no limit: %d active, %v a second; want 0 and per_second / 4", k, r)
 	}
 }

@@ -49,6 +49,17 @@ func (l *loader) validate(f *File) {
 	if f.Pace.Concurrency < 1 || f.Pace.Concurrency > 256 {
 		l.problem("pace.concurrency", "concurrency is %d; it must be 1 to 256", f.Pace.Concurrency)
 	}
+	switch {
+	case f.Pace.MaxActiveCalls < 0:
+		l.problem("pace.max_active_calls", "max_active_calls is %d; it must be 0 (no cap) or more", f.Pace.MaxActiveCalls)
+	case f.Pace.MaxActiveCalls > 0 && f.Pace.CallLength <= 0:
+		l.problem("pace.call_length", "max_active_calls needs call_length, how long a call lasts (such as 3m): a call counts as in progress for that long from its start")
+	case f.Pace.CallLength < 0:
+		l.problem("pace.call_length", "call_length is %s; it must be a positive duration such as 3m", f.Pace.CallLength)
+	}
+	if f.Pace.MaxRetryAfter < time.Second || f.Pace.MaxRetryAfter > 24*time.Hour {
+		l.problem("pace.max_retry_after", "max_retry_after is %s; it must be 1s to 24h", f.Pace.MaxRetryAfter)
+	}
 	if f.Hours != nil {
 		l.validateHours(f.Hours)
 	}

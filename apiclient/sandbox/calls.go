@@ -28,8 +28,10 @@ type Call struct {
 	CallID     string      `json:"call_id,omitempty"` // set when Placed
 	Status     int         `json:"status"`            // HTTP status answered; 0 when dropped or not answered yet
 	// Outcome is "received" (still being handled), "placed", "429", "503",
-	// "500-after-placing", "dropped-after-placing", "dropped-before-placing"
-	// or "rejected: <reason>".
+	// "500-after-placing", "dropped-after-placing", "dropped-before-placing",
+	// "placed-stall" (placed; 200 and a body that stalls), one of the odd
+	// answers given instead of placing ("200-html", "200-error",
+	// "202-error", "403-limit") or "rejected: <reason>".
 	Outcome string `json:"outcome"`
 }
 
@@ -86,6 +88,14 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 	s.mu.Unlock()
 
 	d := s.decide(r, ScopeCalls)
+	if d.odd != "" && d.odd != oddStall {
+		s.mu.Lock()
+		s.calls[idx].Status, _ = strconv.Atoi(d.odd[:3])
+		s.calls[idx].Outcome = d.odd
+		s.mu.Unlock()
+		answerOdd(w, d.odd)
+		return
+	}
 	if d.before != 0 {
 		s.mu.Lock()
 		if d.before == dropped {
@@ -117,14 +127,23 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 		}
 		return
 	}
+	if s.overActiveLocked() {
+		s.calls[idx].Status, s.calls[idx].Outcome = http.StatusForbidden, oddLimit
+		s.mu.Unlock()
+		answerOdd(w, oddLimit)
+		return
+	}
 	s.stats.CallsPlaced++
 	callID := "call_" + strconv.Itoa(s.stats.CallsPlaced)
 	c := &s.calls[idx]
 	c.Placed, c.CallID = true, callID
-	switch d.after {
-	case 0:
+	switch {
+	case d.odd == oddStall:
+		c.Status, c.Outcome = http.StatusOK, oddStall
+		s.stats.Faults.Stalled++
+	case d.after == 0:
 		c.Status, c.Outcome = http.StatusOK, "placed"
-	case dropped:
+	case d.after == dropped:
 		c.Outcome = "dropped-after-placing"
 	default:
 		c.Status, c.Outcome = d.after, "500-after-placing"
@@ -132,6 +151,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 	s.scheduleWebhookLocked(a.Agent, callID, form.Get("phone_number"))
 	s.mu.Unlock()
 
+	if d.odd == oddStall {
+		s.stallBody(w, r)
+		return
+	}
 	if !s.answerAfter(w, d) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "success", "call_id": callID, "agent_id": agentID})
 	}

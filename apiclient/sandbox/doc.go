@@ -118,8 +118,15 @@
 // Retry-After), Share503 (503 with Retry-After), ShareDropBefore (the
 // connection is closed with no answer), all three before anything is done,
 // Share500 (500) and ShareDrop (connection closed), both after the call is
-// placed (or the agent created). See Faults for how the shares split the
-// draw. The same Seed and sequence of requests give the same faults.
+// placed (or the agent created). Call starts alone also get the odd answers
+// real services give: Share200HTML (200 with an HTML maintenance page),
+// Share200Error (200 {"status":"error"}), Share202Error (202 {"error":...})
+// and Share403Limit (403 {"error":"concurrency limit reached"}), none of
+// which places the call, and ShareStall (placed, 200, then a body that
+// stalls). MaxActive refuses a call start with that 403 while MaxActive
+// placed calls are in progress (CallLength each, on the sandbox's clock).
+// See Faults for how the shares split the draw. The same Seed and sequence
+// of requests give the same faults.
 //
 // ShareRefresh500 is the one fault of the token endpoints: that share of
 // refresh requests, whatever the scope, is answered 500 before anything is
@@ -143,7 +150,9 @@
 //
 // The faults body is a JSON object with the fields scope, latency,
 // rate_limit, share_429, retry_after, share_503, share_500, share_drop,
-// share_drop_before, share_refresh_500 and seed; unknown fields are 400.
+// share_drop_before, share_refresh_500, share_200_html, share_200_error,
+// share_202_error, share_403_limit, share_stall, max_active, call_length and
+// seed; unknown fields are 400.
 // Durations are Go duration strings ("250ms", "2s") or numbers of
 // milliseconds:
 //

@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
@@ -27,13 +29,21 @@ const (
 // For each request in scope the server applies, in order: Latency; the
 // RateLimit token bucket (429); then one uniform random draw, seeded by Seed,
 // picks at most one of the share faults. The shares partition [0, 1) in the
-// order Share429, Share503, ShareDropBefore, Share500, ShareDrop: with
+// order Share429, Share503, ShareDropBefore, Share500, ShareDrop,
+// Share200HTML, Share200Error, Share202Error, Share403Limit, ShareStall: with
 // Share429 = 0.2 and Share503 = 0.1, draws in [0, 0.2) answer 429, draws in
 // [0.2, 0.3) answer 503, and the rest proceed. When the shares add up to more
-// than 1, the later kinds get what is left. 429, 503 and ShareDropBefore act
-// before the request does anything; Share500 and ShareDrop act after the call
-// is placed (or, in the API scope, after the agent is created or the answer
-// computed).
+// than 1, the later kinds get what is left. 429, 503, ShareDropBefore and
+// the odd answers (Share200HTML, Share200Error, Share202Error,
+// Share403Limit) act before the request does anything: nothing is placed.
+// Share500, ShareDrop and ShareStall act after the call is placed (or, in
+// the API scope, after the agent is created or the answer computed). The
+// odd answers and MaxActive apply to call starts alone.
+//
+// MaxActive, checked on a call start that would be placed, refuses it with
+// 403 {"error":"concurrency limit reached"} while MaxActive placed calls
+// are in progress: a call is in progress for CallLength from its placing,
+// on the sandbox's clock (Options.Now).
 //
 // ShareRefresh500 applies to POST /oauth/token/refresh alone, whatever the
 // Scope, with a draw of its own (so it does not change which other requests
@@ -51,6 +61,14 @@ type Faults struct {
 	ShareDropBefore float64       // share whose connection is closed with no answer before acting
 	ShareRefresh500 float64       // share of refresh requests answered 500 before acting, whatever Scope says
 	Seed            int64         // seed of the fault choice; 0 -> 1
+
+	Share200HTML  float64       // share answered 200 with an HTML maintenance page, before acting
+	Share200Error float64       // share answered 200 {"status":"error",...}, before acting
+	Share202Error float64       // share answered 202 {"error":...}, before acting
+	Share403Limit float64       // share answered 403 {"error":"concurrency limit reached"}, before acting
+	ShareStall    float64       // share placed, answered 200, and whose body then stalls until the client leaves
+	MaxActive     int           // >0: at most this many placed calls in progress; more are answered 403 concurrency limit
+	CallLength    time.Duration // how long a placed call is in progress, for MaxActive; 0 -> Options.CallDuration
 }
 
 // Validate reports whether f is usable: a known scope, no negative durations
@@ -61,8 +79,8 @@ func (f Faults) Validate() error {
 	default:
 		return fmt.Errorf("faults: unknown scope %q (want %q, %q or %q)", f.Scope, ScopeCalls, ScopeAPI, ScopeAll)
 	}
-	if f.Latency < 0 || f.RetryAfter < 0 {
-		return errors.New("faults: latency and retry_after must not be negative")
+	if f.Latency < 0 || f.RetryAfter < 0 || f.CallLength < 0 || f.MaxActive < 0 {
+		return errors.New("faults: latency, retry_after, call_length and max_active must not be negative")
 	}
 	if !(f.RateLimit >= 0) || math.IsInf(f.RateLimit, 0) {
 		return fmt.Errorf("faults: rate_limit must be a finite number >= 0, got %v", f.RateLimit)
@@ -71,7 +89,9 @@ func (f Faults) Validate() error {
 		name string
 		v    float64
 	}{{"share_429", f.Share429}, {"share_503", f.Share503}, {"share_500", f.Share500},
-		{"share_drop", f.ShareDrop}, {"share_drop_before", f.ShareDropBefore}, {"share_refresh_500", f.ShareRefresh500}} {
+		{"share_drop", f.ShareDrop}, {"share_drop_before", f.ShareDropBefore}, {"share_refresh_500", f.ShareRefresh500},
+		{"share_200_html", f.Share200HTML}, {"share_200_error", f.Share200Error}, {"share_202_error", f.Share202Error},
+		{"share_403_limit", f.Share403Limit}, {"share_stall", f.ShareStall}} {
 		if !(s.v >= 0 && s.v <= 1) { // also rejects NaN
 			return fmt.Errorf("faults: %s must be between 0 and 1, got %v", s.name, s.v)
 		}
@@ -92,13 +112,21 @@ type faultsJSON struct {
 	ShareDropBefore float64      `json:"share_drop_before"`
 	ShareRefresh500 float64      `json:"share_refresh_500"`
 	Seed            int64        `json:"seed"`
+	Share200HTML    float64      `json:"share_200_html"`
+	Share200Error   float64      `json:"share_200_error"`
+	Share202Error   float64      `json:"share_202_error"`
+	Share403Limit   float64      `json:"share_403_limit"`
+	ShareStall      float64      `json:"share_stall"`
+	MaxActive       int          `json:"max_active"`
+	CallLength      jsonDuration `json:"call_length"`
 }
 
 // MarshalJSON encodes f with snake_case names and durations as Go duration
 // strings such as "1.5s".
 func (f Faults) MarshalJSON() ([]byte, error) {
 	return json.Marshal(faultsJSON{f.Scope, jsonDuration(f.Latency), f.RateLimit, f.Share429,
-		jsonDuration(f.RetryAfter), f.Share503, f.Share500, f.ShareDrop, f.ShareDropBefore, f.ShareRefresh500, f.Seed})
+		jsonDuration(f.RetryAfter), f.Share503, f.Share500, f.ShareDrop, f.ShareDropBefore, f.ShareRefresh500, f.Seed,
+		f.Share200HTML, f.Share200Error, f.Share202Error, f.Share403Limit, f.ShareStall, f.MaxActive, jsonDuration(f.CallLength)})
 }
 
 // UnmarshalJSON decodes the form written by MarshalJSON. Durations may also
@@ -112,7 +140,8 @@ func (f *Faults) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*f = Faults{j.Scope, time.Duration(j.Latency), j.RateLimit, j.Share429,
-		time.Duration(j.RetryAfter), j.Share503, j.Share500, j.ShareDrop, j.ShareDropBefore, j.ShareRefresh500, j.Seed}
+		time.Duration(j.RetryAfter), j.Share503, j.Share500, j.ShareDrop, j.ShareDropBefore, j.ShareRefresh500, j.Seed,
+		j.Share200HTML, j.Share200Error, j.Share202Error, j.Share403Limit, j.ShareStall, j.MaxActive, time.Duration(j.CallLength)}
 	return nil
 }
 
@@ -166,6 +195,7 @@ func (s *Server) setFaultsLocked(f Faults) {
 	s.rng = mrand.New(mrand.NewPCG(uint64(seed), 0x5a4db0c5))
 	s.rngToken = mrand.New(mrand.NewPCG(uint64(seed), 0x7e3f1a29))
 	s.bucket = bucket{}
+	s.active = nil
 }
 
 // refreshFault reports whether a refresh request is to be answered 500
@@ -185,12 +215,24 @@ func (s *Server) refreshFault() bool {
 // answer.
 const dropped = -1
 
+// Odd answers a call start can get (decision.odd), each one way real
+// services answer: all but oddStall come instead of placing the call.
+// They are also the ledger's Outcome of such a call start.
+const (
+	oddHTML     = "200-html"     // 200 with an HTML maintenance page
+	odd200Error = "200-error"    // 200 {"status":"error",...}
+	odd202Error = "202-error"    // 202 {"error":...}
+	oddLimit    = "403-limit"    // 403 {"error":"concurrency limit reached"}
+	oddStall    = "placed-stall" // placed, 200, then a body that never comes
+)
+
 // decision is the fault chosen for one request. before (429, 503 or
 // dropped) is answered instead of acting; after (500 or dropped) is applied
 // once the request has acted. 0 means no fault.
 type decision struct {
 	before, after int
 	retryAfter    time.Duration
+	odd           string // one of the odd answers, for call starts
 }
 
 // decide waits the injected latency and picks the fault for a request to
@@ -242,6 +284,11 @@ func (s *Server) decide(r *http.Request, target string) decision {
 		{f.ShareDropBefore, decision{before: dropped}, &fs.DroppedBefore},
 		{f.Share500, decision{after: http.StatusInternalServerError}, nil},
 		{f.ShareDrop, decision{after: dropped}, nil},
+		{f.Share200HTML, decision{odd: oddHTML}, &fs.HTML200},
+		{f.Share200Error, decision{odd: odd200Error}, &fs.Error200},
+		{f.Share202Error, decision{odd: odd202Error}, &fs.Error202},
+		{f.Share403Limit, decision{odd: oddLimit}, &fs.Limit403},
+		{f.ShareStall, decision{odd: oddStall}, nil},
 	} {
 		if edge += c.share; x < edge {
 			if c.counter != nil {
@@ -269,6 +316,67 @@ func answerBefore(w http.ResponseWriter, d decision) bool {
 		apiError(w, d.before, "rate_limited", "too many requests; retry later")
 	}
 	return true
+}
+
+// answerOdd answers one of the odd answers that come instead of placing
+// the call (all but oddStall).
+func answerOdd(w http.ResponseWriter, odd string) {
+	switch odd {
+	case oddHTML:
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, maintenancePage) //nolint:errcheck
+	case odd200Error:
+		writeJSON(w, http.StatusOK, map[string]string{"status": "error", "message": "the call could not be started"})
+	case odd202Error:
+		writeJSON(w, http.StatusAccepted, map[string]string{"error": "the call could not be queued"})
+	default:
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "concurrency limit reached"})
+	}
+}
+
+// maintenancePage is the page of Faults.Share200HTML, as a proxy in front
+// of a service under maintenance serves it.
+const maintenancePage = `<!DOCTYPE html>
+<html><head><title>Down for maintenance</title></head>
+<body><h1>We'll be back soon</h1><p>The service is down for scheduled maintenance.</p></body></html>
+`
+
+// stallBody answers 200 with the start of a JSON body and holds the rest
+// back until the client leaves or the server closes: a placed call whose
+// answer never completes (Faults.ShareStall).
+func (s *Server) stallBody(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, `{"status":`)       //nolint:errcheck
+	http.NewResponseController(w).Flush() //nolint:errcheck
+	select {
+	case <-r.Context().Done():
+	case <-s.ctx.Done():
+	}
+}
+
+// overActiveLocked reports whether a call placed now would make more than
+// Faults.MaxActive in progress; if not, it counts the call as in progress.
+func (s *Server) overActiveLocked() bool {
+	k := s.faults.MaxActive
+	if k <= 0 {
+		return false
+	}
+	now := s.now()
+	live := s.active[:0]
+	for _, end := range s.active {
+		if end.After(now) {
+			live = append(live, end)
+		}
+	}
+	s.active = live
+	if len(live) >= k {
+		s.stats.Faults.OverActive++
+		return true
+	}
+	s.active = append(s.active, now.Add(cmp.Or(s.faults.CallLength, s.opts.CallDuration)))
+	return false
 }
 
 // answerAfter applies the after-acting fault of d, if any, and reports

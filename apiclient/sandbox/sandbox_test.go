@@ -783,6 +783,10 @@ func TestFaultKinds(t *testing.T) {
 		{"drop after placing", Faults{ShareDrop: 1}, 0, "", true, "dropped-after-placing", func(f FaultStats) int { return f.DroppedAfter }},
 		{"drop before placing", Faults{ShareDropBefore: 1}, 0, "", false, "dropped-before-placing", func(f FaultStats) int { return f.DroppedBefore }},
 		{"latency", Faults{Latency: 10 * time.Millisecond}, 200, "", true, "placed", func(f FaultStats) int { return f.Latency }},
+		{"200 html", Faults{Share200HTML: 1}, 200, "", false, "200-html", func(f FaultStats) int { return f.HTML200 }},
+		{"200 error", Faults{Share200Error: 1}, 200, "", false, "200-error", func(f FaultStats) int { return f.Error200 }},
+		{"202 error", Faults{Share202Error: 1}, 202, "", false, "202-error", func(f FaultStats) int { return f.Error202 }},
+		{"403 limit", Faults{Share403Limit: 1}, 403, "", false, "403-limit", func(f FaultStats) int { return f.Limit403 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -814,6 +818,49 @@ func TestFaultKinds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStalledBody: a stalled answer places the call and sends its status
+// line; the body never comes, and the client's timeout ends the wait.
+func TestStalledBody(t *testing.T) {
+	e := newEnv(t, Options{Faults: Faults{ShareStall: 1}})
+	e.c.Timeout = 200 * time.Millisecond
+	_, ep := e.seededEndpoint(Agent{AgentName: "A"})
+	r := e.call(ep, url.Values{"phone_number": {phone}})
+	if r.Status != http.StatusOK || r.Err == nil {
+		t.Fatalf("got %d %q %v; want 200 and a body cut off by the timeout", r.Status, r.Raw, r.Err)
+	}
+	calls := e.srv.Calls()
+	if len(calls) != 1 || !calls[0].Placed || calls[0].Outcome != "placed-stall" || e.srv.Stats().Faults.Stalled != 1 {
+		t.Fatalf("ledger = %+v, stats %+v", calls, e.srv.Stats().Faults)
+	}
+}
+
+// TestMaxActive: with MaxActive 2 and calls of 1s on the sandbox's clock,
+// a third call start within that second is refused with 403 concurrency
+// limit reached and not placed; once the first calls end, one is placed
+// again.
+func TestMaxActive(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, Options{Now: clk.Now, Faults: Faults{MaxActive: 2, CallLength: time.Second}})
+	_, ep := e.seededEndpoint(Agent{AgentName: "A"})
+	for i, want := range []int{200, 200, 403} {
+		r := e.call(ep, url.Values{"phone_number": {phone}})
+		if r.Status != want {
+			t.Fatalf("call %d: %d %s, want %d", i, r.Status, r.Raw, want)
+		}
+		if want == 403 && r.errCode() != "concurrency limit reached" {
+			t.Errorf("403 body %s", r.Raw)
+		}
+		clk.Add(100 * time.Millisecond)
+	}
+	clk.Add(time.Second)
+	if r := e.call(ep, url.Values{"phone_number": {phone}}); r.Status != 200 {
+		t.Fatalf("after the calls ended: %d %s", r.Status, r.Raw)
+	}
+	if n := len(e.srv.Placed()); n != 3 || e.srv.Stats().Faults.OverActive != 1 {
+		t.Errorf("%d placed, stats %+v; want 3 and one refused", n, e.srv.Stats().Faults)
 	}
 }
 

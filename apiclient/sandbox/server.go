@@ -116,6 +116,7 @@ type Server struct {
 	rng      *mrand.Rand
 	rngToken *mrand.Rand // the choice of Faults.ShareRefresh500
 	bucket   bucket
+	active   []time.Time // ends of the placed calls in progress, for Faults.MaxActive
 	codes    map[string]oneTimeCode
 	access   map[string]time.Time // access token -> expiry
 	refresh  map[string]bool      // valid refresh tokens
@@ -400,6 +401,12 @@ type FaultStats struct {
 	DroppedBefore int `json:"dropped_before"` // connections closed before acting
 	DroppedAfter  int `json:"dropped_after"`  // connections closed after acting
 	Refresh500    int `json:"refresh_500"`    // refresh requests answered 500, from ShareRefresh500
+	HTML200       int `json:"200_html"`       // 200 with an HTML page, from Share200HTML
+	Error200      int `json:"200_error"`      // 200 {"status":"error"}, from Share200Error
+	Error202      int `json:"202_error"`      // 202 {"error":...}, from Share202Error
+	Limit403      int `json:"403_limit"`      // 403 concurrency limit, from Share403Limit
+	OverActive    int `json:"over_active"`    // 403 concurrency limit, from MaxActive
+	Stalled       int `json:"stalled"`        // placed, answered 200, body stalled, from ShareStall
 }
 
 // Calls returns a copy of the ledger: every call-start request that reached

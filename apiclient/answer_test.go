@@ -1,0 +1,144 @@
+package apiclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCallAnswerBodies: what a 2xx call-start answer's body makes of it.
+// A JSON body that says error (a status that is not a success word, an
+// error or errors key that holds something, success false) is a refusal
+// with the service's message; a body that is not JSON is uncertain; an
+// empty body or JSON without those marks is sent.
+func TestCallAnswerBodies(t *testing.T) {
+	for _, tc := range []struct {
+		status  int
+		ctype   string
+		body    string
+		want    Outcome
+		message string
+	}{
+		{200, "application/json", `{"status":"success","call_id":"c1"}`, Sent, ""},
+		{200, "application/json", `{"status":"QUEUED"}`, Sent, ""},
+		{201, "application/json", `{"status":" In_Progress "}`, Sent, ""},
+		{202, "application/json", `{"id":"c1"}`, Sent, ""},
+		{200, "application/json", `{"status":"ok","error":null,"errors":[],"success":true}`, Sent, ""},
+		{200, "application/json", `[1,2]`, Sent, ""},
+		{204, "", ``, Sent, ""},
+		{200, "text/plain", "  \n", Sent, ""},
+		{200, "application/json", `{"status":"error","message":"no credit left"}`, Failed, "no credit left"},
+		{200, "application/json", `{"status":"failed"}`, Failed, "status failed"},
+		{202, "application/json", `{"error":"the call could not be queued"}`, Failed, "the call could not be queued"},
+		{200, "application/json", `{"error":{"code":"x","message":"bad number"}}`, Failed, "bad number"},
+		{200, "application/json", `{"errors":[{"message":"phone_number is invalid"}]}`, Failed, "phone_number is invalid"},
+		{200, "application/json", `{"success":false,"message":"agent is paused"}`, Failed, "agent is paused"},
+		{200, "text/html", `<!DOCTYPE html><html><body>Down for maintenance</body></html>`, Uncertain, ""},
+		{200, "text/plain", `OK then`, Uncertain, ""},
+		{200, "application/json", `{"status":"success"} trailing`, Uncertain, ""},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tc.ctype != "" {
+				w.Header().Set("Content-Type", tc.ctype)
+			}
+			w.WriteHeader(tc.status)
+			w.Write([]byte(tc.body))
+		}))
+		c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, nil)
+		resp, err := startCall(t, c, srv.URL+"/call")
+		srv.Close()
+		if got := Classify(err); got != tc.want {
+			t.Errorf("%d %s: Classify(%v) = %v, want %v", tc.status, tc.body, err, got, tc.want)
+			continue
+		}
+		if tc.want == Sent {
+			if resp == nil || resp.StatusCode != tc.status || resp.Cut != "" {
+				t.Errorf("%d %s: %+v", tc.status, tc.body, resp)
+			}
+			continue
+		}
+		var e *Error
+		if !asError(err, &e) || e.StatusCode != tc.status || e.Message != tc.message || e.NotJSON != (tc.want == Uncertain) {
+			t.Errorf("%d %s: error %#v, want status %d, message %q", tc.status, tc.body, e, tc.status, tc.message)
+		}
+		if !strings.Contains(err.Error(), "/call") && !strings.Contains(err.Error(), srv.URL) {
+			t.Errorf("%d %s: %v does not say where", tc.status, tc.body, err)
+		}
+	}
+}
+
+func asError(err error, e **Error) bool { return errors.As(err, e) }
+
+// TestLimited: a 429 always names a limit; a 403, 409 or 503 when its
+// message says limit, concurrent, too many or rate; nothing else does.
+func TestLimited(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{429, ``, true},
+		{403, `{"error":"concurrency limit reached"}`, true},
+		{403, `{"error":"max_concurrent_calls"}`, true},
+		{409, `{"message":"Too many calls in progress"}`, true},
+		{503, `{"error":"rate exceeded"}`, true},
+		{503, `{"error":"service_unavailable","message":"the service is temporarily unavailable"}`, false},
+		{403, `{"error":"forbidden"}`, false},
+		{403, `{"error":"accurate separate generate"}`, false},
+		{422, `{"error":"rate limit"}`, false},
+		{403, `Concurrency limit reached`, true},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(tc.status)
+			w.Write([]byte(tc.body))
+		}))
+		c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, nil)
+		_, err := startCall(t, c, srv.URL+"/call")
+		srv.Close()
+		if got := Limited(err); got != tc.want {
+			t.Errorf("%d %s: Limited = %v, want %v", tc.status, tc.body, got, tc.want)
+		}
+		if tc.want && Classify(err) != Retryable {
+			t.Errorf("%d %s: Classify = %v, want retryable", tc.status, tc.body, Classify(err))
+		}
+	}
+}
+
+// TestCallStartStalledBodyIsSentWithANote: a 2xx whose body stalls after
+// the status line is sent once BodyWait is over, long before Timeout, and
+// says the answer was cut.
+func TestCallStartStalledBodyIsSentWithANote(t *testing.T) {
+	srv := stallingServer(t)
+	c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, nil)
+	c.Timeout, c.BodyWait = time.Minute, 100*time.Millisecond
+	within(t, "a stalled 200", func() {
+		resp, err := c.StartCall(context.Background(), &CallEndpoint{URL: srv.URL + "/200", Method: "POST"}, url.Values{"phone_number": {"+14155550132"}})
+		if Classify(err) != Sent || resp == nil || !strings.Contains(resp.Cut, "did not come within 100ms") {
+			t.Errorf("StartCall = %+v, %v; want sent, saying the answer was cut", resp, err)
+		}
+	})
+}
+
+// TestCallAnswerMessageIsRedacted: a 2xx that says error and echoes a
+// secret shows it blanked, in its message and its body alike.
+func TestCallAnswerMessageIsRedacted(t *testing.T) {
+	AddSecret(issueClientSecret)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"error","message":"bad client secret ` + issueClientSecret + `"}`))
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, nil)
+	_, err := startCall(t, c, srv.URL+"/call")
+	var e *Error
+	if !errors.As(err, &e) || Classify(err) != Failed {
+		t.Fatalf("got %v", err)
+	}
+	noSecretIn(t, "the message", e.Message, issueClientSecret)
+	noSecretIn(t, "the body", e.Body, issueClientSecret)
+	noSecretIn(t, "the error", err.Error(), issueClientSecret)
+}
