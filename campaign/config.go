@@ -120,6 +120,11 @@ type SheetSpec struct {
 	// TimezoneColumn names a column holding each contact's IANA time zone,
 	// used with `hours: {timezone: contact}`.
 	TimezoneColumn string `yaml:"timezone_column"`
+	// CountryColumn names a column holding each row's country (a code such
+	// as DE or DEU, or a name such as Germany or Allemagne). Where a row
+	// has one, its national number is read as that country's, and a number
+	// of another country is invalid.
+	CountryColumn string `yaml:"country_column"`
 	// Countries and AllowNumberKinds override the campaign's for this sheet.
 	Countries        []string `yaml:"countries"`
 	AllowNumberKinds []string `yaml:"allow_number_kinds"`

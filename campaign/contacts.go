@@ -163,7 +163,10 @@ type sheetMap struct {
 	names [numFields]string
 	extra []extraField // one for each of the campaign's account fields, in order
 	tzCol int
-	width int
+	// countryCol is the column of each row's country; -1 when the sheet
+	// names none.
+	countryCol int
+	width      int
 }
 
 // extraField is where a sheet takes a field beyond the seven from: a CSV
@@ -182,7 +185,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &sheetMap{tzCol: -1, width: len(r.Header())}
+	m := &sheetMap{tzCol: -1, countryCol: -1, width: len(r.Header())}
 	var problems []string
 	for fi, field := range FormFields {
 		m.cols[fi] = -1
@@ -214,6 +217,13 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 			problems = append(problems, err.Error())
 		}
 		m.tzCol = idx
+	}
+	if s.CountryColumn != "" {
+		idx, err := r.Column(s.CountryColumn)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		m.countryCol = idx
 	}
 	if len(problems) > 0 {
 		r.Close()
@@ -342,7 +352,10 @@ type ContactReader struct {
 	seen     *phoneSet // dedupe keys seen
 	agentOf  map[string]int
 	rules    []*phone.Rules // by sheet
-	contact  Contact
+	// inCountry[i][country] are sheet i's rules for a row whose country
+	// column says country.
+	inCountry []map[string]*phone.Rules
+	contact   Contact
 	// SheetFailed, when set, is told of sheet i when it cannot be read to its
 	// end (not UTF-8, a row that never ends), and reading goes on with the
 	// next sheet; plan uses it to check every sheet. When nil, Each stops
@@ -364,7 +377,11 @@ func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *
 	for i := range f.Sheets {
 		rules[i] = f.PhoneRules(i)
 	}
-	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf, rules: rules}
+	inCountry := make([]map[string]*phone.Rules, len(f.Sheets))
+	for i := range inCountry {
+		inCountry[i] = map[string]*phone.Rules{}
+	}
+	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf, rules: rules, inCountry: inCountry}
 }
 
 // Each calls fn for every row of every sheet, in order. The *Contact is
@@ -397,7 +414,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 				c.Column = se.Field // the column of a field too large, say
 			}
 		} else {
-			cr.judge(c, spec, cr.rules[i], m, rec.Fields)
+			cr.judge(c, spec, i, m, rec.Fields)
 		}
 		if !cr.f.Shard.holds(spec.File, c) {
 			return nil // another shard's
@@ -449,7 +466,8 @@ func rowReason(err error) string {
 
 // judge maps a row's fields and decides its status: invalid first, then
 // suppressed, then a duplicate of an earlier row, else to call.
-func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *phone.Rules, m *sheetMap, fields []string) {
+func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, fields []string) {
+	rules := cr.rules[sheetIdx]
 	invalid := func(field int, format string, args ...any) {
 		if c.Status == "" {
 			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
@@ -472,9 +490,27 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *phone.Rules, 
 			c.Extra[i] = FormValue{Name: x.name, Value: v}
 		}
 	}
+	country := ""
+	if m.countryCol >= 0 {
+		if cell := strings.TrimSpace(fields[m.countryCol]); cell != "" {
+			code, ok := phone.ParseCountry(cell)
+			if !ok {
+				c.Status, c.Field, c.Column = Invalid, "country", spec.CountryColumn
+				c.Reason = fmt.Sprintf("%q is not a country: write a code such as US, DE or DEU, or a country's name, or leave the cell empty to read the number as region %s's", cell, spec.Region)
+			} else {
+				country = code
+				if rules = cr.inCountry[sheetIdx][code]; rules == nil {
+					rules = cr.rules[sheetIdx].InCountry(code)
+					cr.inCountry[sheetIdx][code] = rules
+				}
+			}
+		}
+	}
 	raw := c.Fields[FieldPhone]
 	if ph, err := cr.norm.Read(raw, rules); err != nil {
 		invalid(FieldPhone, "%s", err.Error())
+	} else if country != "" && ph.Region != country {
+		invalid(FieldPhone, "%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
 	} else {
 		c.Phone, c.Fields[FieldPhone], c.Country, c.Kind, c.Warning = ph.E164, ph.E164, ph.Region, ph.Kind, ph.Repair
 		if ph.Repair != "" {

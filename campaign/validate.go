@@ -33,9 +33,7 @@ func (l *loader) validate(f *File) {
 	for i, s := range f.Suppress {
 		l.checkReadable(fmt.Sprintf("suppress[%d]", i), f.Path(s), "suppression file")
 	}
-	if !phone.ValidRegion(f.Region) {
-		l.problem("region", "region %q is not a two-letter country code such as US, GB or DE", f.Region)
-	}
+	l.validateRegion("region", f.Region)
 	l.validatePhoneRules("", f.Countries, f.AllowNumberKinds)
 	if !slices.Contains([]string{"campaign", "agent", "none"}, f.Dedupe) {
 		l.problem("dedupe", "dedupe is %q; allowed: campaign, agent, none", f.Dedupe)
@@ -227,10 +225,27 @@ func (l *loader) validateSheets(f *File) {
 		if err := sheet.CheckEncoding(s.Encoding); err != nil {
 			l.problem(key+".encoding", "%v", err)
 		}
-		if _, written := l.lines[key+".region"]; written && !phone.ValidRegion(s.Region) {
-			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
+		if _, written := l.lines[key+".region"]; written {
+			l.validateRegion(key+".region", s.Region)
+		}
+		if _, written := l.lines[key+".country_column"]; written && strings.TrimSpace(s.CountryColumn) == "" {
+			l.problem(key+".country_column", "country_column is empty: name the column of each row's country, or remove the key")
 		}
 		l.validatePhoneRules(key+".", s.Countries, s.AllowNumberKinds)
+	}
+}
+
+// validateRegion checks a region: key. callrun init writes "TODO" there
+// when the sheet does not say which country its numbers are in; that is
+// refused until a person decides.
+func (l *loader) validateRegion(key, region string) {
+	switch {
+	case strings.HasPrefix(strings.ToUpper(region), "TODO"):
+		l.problem(key, "%s is still TODO: callrun init could not tell which country this sheet's numbers written without +country belong to. "+
+			"Set it to the two-letter code of the country most of the contacts are in (the comment beside it says what init saw), "+
+			"and if the sheet has a column of each row's country, name it in country_column: so that each row is read as its own country's", key)
+	case !phone.ValidRegion(region):
+		l.problem(key, "region %q is not a two-letter country code such as US, GB or DE", region)
 	}
 }
 
