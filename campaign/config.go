@@ -22,12 +22,12 @@ import (
 // ${VAR} expansion. Paths in it are relative to the file; use [File.Path]
 // to resolve them.
 type File struct {
-	Name     string      `yaml:"name"`
-	Service  Service     `yaml:"service"`
-	Agents   []AgentSpec `yaml:"agents"`
-	Sheets   []SheetSpec `yaml:"sheets"`
-	Suppress []string    `yaml:"suppress"`
-	Region   string      `yaml:"region"`
+	Name     string         `yaml:"name"`
+	Service  Service        `yaml:"service"`
+	Agents   []AgentSpec    `yaml:"agents"`
+	Sheets   []SheetSpec    `yaml:"sheets"`
+	Suppress []SuppressFile `yaml:"suppress"`
+	Region   string         `yaml:"region"`
 	// Countries lists the countries (ISO 3166 alpha-2) whose numbers may be
 	// called; empty means each sheet's own region. A sheet may override it.
 	Countries []string `yaml:"countries"`
@@ -138,6 +138,25 @@ type SheetSpec struct {
 // SheetOptions returns how sheet i is read: its encoding and worksheet.
 func (f *File) SheetOptions(i int) sheet.Options {
 	return sheet.Options{Encoding: f.Sheets[i].Encoding, Worksheet: f.Sheets[i].Worksheet}
+}
+
+// SuppressFile is one entry of suppress:, a file of numbers never to
+// call: written as its path alone (dnc.csv), or with the column that holds
+// the numbers ({file: crm-dnc.csv, column: Phone Number}). Without a
+// column, the column is found by its header and its values.
+type SuppressFile struct {
+	File   string `yaml:"file"`
+	Column string `yaml:"column"`
+}
+
+// UnmarshalYAML reads either form of a suppress: entry.
+func (s *SuppressFile) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		s.File = n.Value
+		return nil
+	}
+	type plain SuppressFile
+	return n.Decode((*plain)(s))
 }
 
 // Pace sets how fast calls start.

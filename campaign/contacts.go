@@ -249,7 +249,7 @@ func (f *File) CheckSheets() error {
 		r.Close()
 	}
 	for i, p := range f.Suppress {
-		r, err := sheet.Open(f.Path(p))
+		r, err := sheet.Open(f.Path(p.File))
 		if err != nil {
 			add(fmt.Sprintf("suppress[%d]", i), err)
 			continue
@@ -270,76 +270,6 @@ func phoneKey(e164 string) uint64 {
 		return 0
 	}
 	return n
-}
-
-// Suppression holds the numbers never to call.
-type Suppression struct {
-	set      map[uint64]struct{}
-	Problems []RowProblem // entries that are not phone numbers
-	// Several counts the entries that may mean more than one number (each
-	// is suppressed), and Example describes the first, for plan's warning.
-	Several int
-	Example string
-}
-
-// Has reports whether the E.164 number is suppressed.
-func (s *Suppression) Has(e164 string) bool {
-	_, ok := s.set[phoneKey(e164)]
-	return ok
-}
-
-// Len returns how many numbers are suppressed.
-func (s *Suppression) Len() int { return len(s.set) }
-
-// LoadSuppression reads the suppression files: the first column of each,
-// whatever its header. Every number an entry may mean is suppressed (see
-// phone.Normalizer.Readings): read with the campaign's region and with
-// each sheet's, with and without a lost '+', each number of a cell that
-// holds several. An entry that means no number at all is listed in
-// Problems (plan --strict fails on it) and otherwise ignored.
-func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
-	s := &Suppression{set: map[uint64]struct{}{}}
-	regions := []string{f.Region}
-	for _, sh := range f.Sheets {
-		if !slices.Contains(regions, sh.Region) {
-			regions = append(regions, sh.Region)
-		}
-	}
-	for _, p := range f.Suppress {
-		r, err := sheet.Open(f.Path(p))
-		if err != nil {
-			return nil, err
-		}
-		err = eachRecord(ctx, r, func(rec sheet.Record) error {
-			if rec.Err != nil || len(rec.Fields) == 0 || strings.TrimSpace(rec.Fields[0]) == "" {
-				return nil
-			}
-			numbers := norm.Readings(rec.Fields[0], regions)
-			if len(numbers) == 0 {
-				_, _, perr := norm.Normalize(rec.Fields[0], f.Region)
-				msg := "not a phone number"
-				if perr != nil {
-					msg = perr.Error()
-				}
-				s.Problems = append(s.Problems, RowProblem{File: p, Row: rec.Row, Field: r.Header()[0], Message: msg})
-				return nil
-			}
-			for _, e164 := range numbers {
-				s.set[phoneKey(e164)] = struct{}{}
-			}
-			if len(numbers) > 1 {
-				if s.Several++; s.Example == "" {
-					s.Example = fmt.Sprintf("%s row %d, %q: %s", p, rec.Row, rec.Fields[0], strings.Join(numbers, ", "))
-				}
-			}
-			return nil
-		})
-		r.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading suppression file %s: %w", p, err)
-		}
-	}
-	return s, nil
 }
 
 // ContactReader streams every row of every sheet of a campaign, in sheet

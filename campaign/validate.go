@@ -31,7 +31,12 @@ func (l *loader) validate(f *File) {
 	l.validateAgents(f)
 	l.validateSheets(f)
 	for i, s := range f.Suppress {
-		l.checkReadable(fmt.Sprintf("suppress[%d]", i), f.Path(s), "suppression file")
+		key := fmt.Sprintf("suppress[%d]", i)
+		if strings.TrimSpace(s.File) == "" {
+			l.problem(key, "a suppression file needs its path: suppress: [dnc.csv] or [{file: dnc.csv, column: Phone}]")
+			continue
+		}
+		l.checkReadable(key, f.Path(s.File), "suppression file")
 	}
 	l.validateRegion("region", f.Region)
 	l.validatePhoneRules("", f.Countries, f.AllowNumberKinds)
