@@ -294,7 +294,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	log.Info().Str("campaign", f.Name).Float64("per_second", f.Pace.PerSecond).Int("concurrency", f.Pace.Concurrency).Msg("calling")
 	if w, _ := f.Window(); w != nil {
 		if at := w.NextOpening(time.Now()); at.After(time.Now()) {
-			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg("outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now()))
+			msg := "outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now())
+			if o.sandbox {
+				msg += "; a real run would wait until then, and this rehearsal, which phones nobody, calls the sandbox now"
+			}
+			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg(msg)
 		}
 	}
 	prog.run(ctx, time.Second)
@@ -322,7 +326,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	fmt.Fprint(out, sum.Text())
 	if res.WouldHaveWaited > 0 {
-		fmt.Fprintf(out, "Rehearsal: %d contact(s) were called outside the called person's hours; a real run would have left them pending until those hours.\n", res.WouldHaveWaited)
+		fmt.Fprintf(out, "Rehearsal: %d contact(s) were called outside calling hours (the campaign's hours: or the called person's); a real run would have waited for those hours or left them pending.\n", res.WouldHaveWaited)
 	}
 	fmt.Fprintf(out, "Report: %s\n", filepath.Join(stateDir, campaign.ReportCSV))
 	switch {

@@ -45,9 +45,12 @@ type RunOptions struct {
 	RetryFailed    bool      // send failed contacts again
 	RetryUncertain bool      // send uncertain contacts again (a person decided so)
 	Until          time.Time // with calling hours: stop (ErrOutsideHours) when the window is closed past this
-	// Rehearsal is a run against the sandbox, which phones nobody: it does
-	// not hold calls for the called person's hours, only counts them
-	// (RunResult.WouldHaveWaited). The campaign's hours: still apply.
+	// Rehearsal is a run against the sandbox, which phones nobody: it
+	// holds no call for any hours, neither the called person's nor the
+	// campaign's hours:, and never waits for them; it counts the calls a
+	// real run would have held (RunResult.WouldHaveWaited). Hours protect
+	// the people called, and a rehearsal calls nobody: what it is for is
+	// to see the whole campaign go through, at whatever hour it is tried.
 	Rehearsal bool
 
 	// Tuning; zero values are sane.
@@ -77,8 +80,9 @@ type RunResult struct {
 	Uncertain int
 	Pending   int // left for a later run: retries exhausted, or outside a contact's hours
 	Deferred  int // of Pending: outside the contact's own calling hours
-	// WouldHaveWaited counts the contacts a rehearsal called outside the
-	// called person's hours, which a real run would have left pending.
+	// WouldHaveWaited counts the contacts a rehearsal called outside
+	// calling hours (the campaign's or the called person's), which a real
+	// run would have waited for or left pending.
 	WouldHaveWaited int
 	Skipped         int // settled in an earlier run
 	StartedAt       time.Time
@@ -147,11 +151,11 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	if err != nil {
 		return nil, err
 	}
-	r.rehearsal = opts.Rehearsal && !hours.IgnoreCalledPerson
-	if opts.Rehearsal {
-		hours.IgnoreCalledPerson = true
-	}
 	r.hours = hours
+	if opts.Rehearsal {
+		r.realHours = hours
+		r.hours = &CallingHours{IgnoreCalledPerson: true}
+	}
 
 	// Workers keep going on a context that a signal does not cancel, so a
 	// call already under way gets its answer recorded; they stop taking new
@@ -204,7 +208,9 @@ type runner struct {
 	limiter   *rate.Limiter
 	callCtx   context.Context // the context of call starts: the group's values, no cancellation
 	hours     *CallingHours
-	rehearsal bool // count the calls the called person's hours would have held
+	// realHours, in a rehearsal, are the hours a real run would keep: the
+	// rehearsal counts the calls they would have held.
+	realHours *CallingHours
 	res       *RunResult
 	mu        sync.Mutex // guards res counters
 
@@ -310,7 +316,7 @@ func (r *runner) gate(ctx context.Context, c *Contact) (bool, error) {
 		return false, err
 	}
 	now := r.opts.Now()
-	if r.rehearsal && !CalledPersonOpen(now, c.Country, ContactZones(c)) {
+	if r.realHours != nil && !r.realHours.Open(c, now) {
 		r.count(func(res *RunResult) { res.WouldHaveWaited++ })
 	}
 	return r.hours.Open(c, now), nil
@@ -335,7 +341,7 @@ func (r *runner) waitForWindow(ctx context.Context) error {
 		if !r.opts.Until.IsZero() && next.After(r.opts.Until) {
 			return ErrOutsideHours
 		}
-		r.opts.Logf("outside calling hours; waiting until %s", next.Format(time.RFC3339))
+		r.opts.Logf("outside the campaign's calling hours (hours: in %s): waiting until they open at %s", w.Loc, next.Format(time.RFC3339))
 		if err := r.opts.Sleep(ctx, next.Sub(now)); err != nil {
 			return err
 		}
