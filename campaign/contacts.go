@@ -65,6 +65,9 @@ type Contact struct {
 	Reason  string
 	Warning string // a repair made to the row's data, for the person
 	Cell    string // the phone cell as written, when Warning says it was repaired
+	// PhoneColumn is the column the number was taken from, when the sheet
+	// lists several phone columns.
+	PhoneColumn string
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -166,6 +169,13 @@ type sheetMap struct {
 	// countryCol is the column of each row's country; -1 when the sheet
 	// names none.
 	countryCol int
+	// phoneCols are the columns phone_number lists, in order, when it
+	// lists more than one.
+	phoneCols  []int
+	phoneNames []string
+	// nameCol is the column of full names split into first and last
+	// name (name_column); -1 when none.
+	nameCol int
 	width      int
 }
 
@@ -185,7 +195,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &sheetMap{tzCol: -1, countryCol: -1, width: len(r.Header())}
+	m := &sheetMap{tzCol: -1, countryCol: -1, nameCol: -1, width: len(r.Header())}
 	var problems []string
 	for fi, field := range FormFields {
 		m.cols[fi] = -1
@@ -224,6 +234,25 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 			problems = append(problems, err.Error())
 		}
 		m.countryCol = idx
+	}
+	if s.NameColumn != "" {
+		idx, err := r.Column(s.NameColumn)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		m.nameCol = idx
+	}
+	if len(s.PhoneColumns) > 1 {
+		for _, col := range s.PhoneColumns[1:] {
+			idx, err := r.Column(col)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			m.phoneCols = append(m.phoneCols, idx)
+			m.phoneNames = append(m.phoneNames, col)
+		}
+		m.phoneCols = append([]int{m.cols[FieldPhone]}, m.phoneCols...)
+		m.phoneNames = append([]string{m.names[FieldPhone]}, m.phoneNames...)
 	}
 	if len(problems) > 0 {
 		r.Close()
@@ -436,11 +465,57 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 			}
 		}
 	}
+	if m.nameCol >= 0 {
+		first, last := SplitName(fields[m.nameCol])
+		if m.cols[FieldFirstName] < 0 {
+			c.Fields[FieldFirstName] = first
+		}
+		if m.cols[FieldLastName] < 0 {
+			c.Fields[FieldLastName] = last
+		}
+	}
 	raw := c.Fields[FieldPhone]
-	if ph, err := cr.norm.Read(raw, rules); err != nil {
+	readPhone := func(raw string) (phone.Number, error) {
+		ph, err := cr.norm.Read(raw, rules)
+		if err == nil && country != "" && ph.Region != country {
+			return ph, fmt.Errorf("%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
+		}
+		return ph, err
+	}
+	ph, err := readPhone(raw)
+	if err != nil && len(m.phoneCols) > 1 {
+		// The first cell of the listed columns that reads as a number this
+		// campaign calls; else the first cell's reason.
+		var firstErr error
+		errCol := ""
+		for k, col := range m.phoneCols {
+			cell := strings.TrimSpace(fields[col])
+			if cell == "" {
+				continue
+			}
+			p, perr := readPhone(cell)
+			if perr == nil {
+				ph, err, raw, c.PhoneColumn = p, nil, cell, m.phoneNames[k]
+				break
+			}
+			if firstErr == nil {
+				firstErr, errCol = perr, m.phoneNames[k]
+			}
+		}
+		if err != nil && firstErr != nil {
+			err, c.PhoneColumn = firstErr, errCol
+		}
+		if err != nil && firstErr == nil {
+			err = fmt.Errorf("phone number is empty in every phone column (%s)", strings.Join(m.phoneNames, ", "))
+		}
+	} else if len(m.phoneCols) > 1 {
+		c.PhoneColumn = m.phoneNames[0]
+	}
+	if err != nil {
 		invalid(FieldPhone, "%s", err.Error())
-	} else if country != "" && ph.Region != country {
-		invalid(FieldPhone, "%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
+		if c.Field == FormFields[FieldPhone] && len(m.phoneCols) > 1 {
+			c.Column = c.PhoneColumn
+		}
 	} else {
 		c.Phone, c.Fields[FieldPhone], c.Country, c.Kind, c.Warning = ph.E164, ph.E164, ph.Region, ph.Kind, ph.Repair
 		if ph.Repair != "" {
@@ -492,6 +567,25 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	}
 	c.N = int(n)
 	c.Status = ToCall
+}
+
+// SplitName splits a full name into first and last name: the last word is
+// the last name, the words before it the first; one word is a first name.
+// A "Last, First" cell is read the other way round. The contact reader
+// splits a sheet's name_column with it.
+func SplitName(full string) (first, last string) {
+	full = strings.TrimSpace(full)
+	if l, f, ok := strings.Cut(full, ","); ok {
+		return strings.Join(strings.Fields(f), " "), strings.Join(strings.Fields(l), " ")
+	}
+	words := strings.Fields(full)
+	switch len(words) {
+	case 0:
+		return "", ""
+	case 1:
+		return words[0], ""
+	}
+	return strings.Join(words[:len(words)-1], " "), words[len(words)-1]
 }
 
 // plausibleEmail is a light check: one @ with text on both sides and a dot

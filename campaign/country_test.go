@@ -100,3 +100,46 @@ func TestRegionTODORefused(t *testing.T) {
 		t.Fatalf("Load: %v; want the TODO region refused, saying how to choose", err)
 	}
 }
+
+// TestSeveralPhoneColumns: phone_number: [Mobile, Phone] calls the first
+// cell that reads as a number the campaign calls, and says which column;
+// name_column splits full names.
+func TestSeveralPhoneColumns(t *testing.T) {
+	cs := judgeFiles(t, map[string]string{
+		"c.yaml": `name: c
+agents: [{name: A, prompt: p}]
+sheets: [{file: s.csv, agent: A, fields: {phone_number: [Mobile, Phone]}, name_column: Name}]
+`,
+		"s.csv": `Name,Mobile,Phone
+Ada Lovelace,+14155550132,+14155550140
+Alan Mathison Turing,,(415) 555-0133
+"Hopper, Grace",call me,4155550134
+Cher,nope,n/a
+Nobody,,
+`,
+	})
+	type want struct{ status, phone, column, first, last string }
+	wants := []want{
+		{ToCall, "+14155550132", "Mobile", "Ada", "Lovelace"},
+		{ToCall, "+14155550133", "Phone", "Alan Mathison", "Turing"},
+		{ToCall, "+14155550134", "Phone", "Grace", "Hopper"},
+		{Invalid, "", "Mobile", "Cher", ""},
+		{Invalid, "", "", "Nobody", ""},
+	}
+	if len(cs) != len(wants) {
+		t.Fatalf("%d contacts, want %d", len(cs), len(wants))
+	}
+	for i, w := range wants {
+		c := cs[i]
+		col := c.PhoneColumn
+		if c.Status == Invalid {
+			col = c.Column
+		}
+		if c.Status != w.status || c.Phone != w.phone || col != w.column || c.Fields[FieldFirstName] != w.first || c.Fields[FieldLastName] != w.last {
+			t.Errorf("row %d: %s %q column %q, %q %q (%s); want %+v", c.Row, c.Status, c.Phone, col, c.Fields[FieldFirstName], c.Fields[FieldLastName], c.Reason, w)
+		}
+	}
+	if !strings.Contains(cs[4].Reason, "every phone column (Mobile, Phone)") {
+		t.Errorf("row 6: reason %q", cs[4].Reason)
+	}
+}

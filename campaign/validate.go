@@ -199,6 +199,19 @@ func (l *loader) validateSheets(f *File) {
 		if _, ok := s.Fields["phone_number"]; !ok {
 			l.problem(key+".fields", "map the phone number: fields: {phone_number: <CSV column>}")
 		}
+		seenCol := map[string]bool{}
+		for _, c := range s.PhoneColumns {
+			fk := key + ".fields.phone_number"
+			switch {
+			case strings.TrimSpace(c) == "":
+				l.problem(fk, "phone_number lists an empty column name")
+			case strings.HasPrefix(strings.ToUpper(strings.TrimSpace(c)), "TODO"):
+				l.problem(fk, "phone_number is still TODO: callrun init found no column of phone numbers in %s; write the name of the column that holds them (or several: phone_number: [Mobile, Phone])", s.File)
+			case seenCol[strings.ToLower(c)]:
+				l.problem(fk, "phone_number lists the column %q twice", c)
+			}
+			seenCol[strings.ToLower(c)] = true
+		}
 		// A name beyond the seven may be a field the account defines: it
 		// is checked against the agent's call endpoint online.
 		for field, column := range s.Fields {
@@ -206,7 +219,7 @@ func (l *loader) validateSheets(f *File) {
 			if !apiclient.IsFieldName(field) {
 				l.problem(fk, "%q is not a form field name: a field name holds only letters, digits and _ (the call endpoint's own: %s)%s", field, strings.Join(FormFields, ", "), suggest(field, FormFields))
 			}
-			if strings.TrimSpace(column) == "" {
+			if strings.TrimSpace(column) == "" && field != "phone_number" {
 				l.problem(fk, "field %s maps to an empty column name", field)
 			}
 		}
