@@ -176,7 +176,7 @@ type sheetMap struct {
 	// nameCol is the column of full names split into first and last
 	// name (name_column); -1 when none.
 	nameCol int
-	width      int
+	width   int
 }
 
 // extraField is where a sheet takes a field beyond the seven from: a CSV

@@ -203,11 +203,11 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 var errLimit = errors.New("limit reached")
 
 type runner struct {
-	f         *File
-	opts      RunOptions
-	limiter   *rate.Limiter
-	callCtx   context.Context // the context of call starts: the group's values, no cancellation
-	hours     *CallingHours
+	f       *File
+	opts    RunOptions
+	limiter *rate.Limiter
+	callCtx context.Context // the context of call starts: the group's values, no cancellation
+	hours   *CallingHours
 	// realHours, in a rehearsal, are the hours a real run would keep: the
 	// rehearsal counts the calls they would have held.
 	realHours *CallingHours
