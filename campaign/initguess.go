@@ -193,7 +193,9 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 				s = "+" + rest
 			}
 			if !strings.HasPrefix(s, "+") {
-				national = append(national, s)
+				if phoneLike(s) {
+					national = append(national, s)
+				}
 				continue
 			}
 			plusCells++
