@@ -476,11 +476,14 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	}
 	raw := c.Fields[FieldPhone]
 	readPhone := func(raw string) (phone.Number, error) {
-		ph, err := cr.norm.Read(raw, rules)
-		if err == nil && country != "" && ph.Region != country {
-			return ph, fmt.Errorf("%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
+		if country != "" {
+			// Another country's number is told as such, before whether
+			// the campaign calls that country.
+			if ph, err := cr.norm.Read(raw, rules.AnyCountry()); err == nil && ph.Region != country {
+				return ph, fmt.Errorf("%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
+			}
 		}
-		return ph, err
+		return cr.norm.Read(raw, rules)
 	}
 	ph, err := readPhone(raw)
 	if err != nil && len(m.phoneCols) > 1 {

@@ -113,3 +113,13 @@ func (p *Rules) InCountry(region string) *Rules {
 	r.region = normRegion(region)
 	return &r
 }
+
+// AnyCountry returns rules like p that call every country: the contact
+// reader reads a number with them first when its row names a country, so
+// that a number of another country is told as such rather than as a
+// country the campaign does not call.
+func (p *Rules) AnyCountry() *Rules {
+	r := *p
+	r.countries = nil
+	return &r
+}
