@@ -143,3 +143,19 @@ Nobody,,
 		t.Errorf("row 6: reason %q", cs[4].Reason)
 	}
 }
+
+// TestRowCountryToldFirst: a number of another country than its row's is
+// told as such even when the campaign does not call that country, rather
+// than "add it to countries", which would call it.
+func TestRowCountryToldFirst(t *testing.T) {
+	cs := judgeFiles(t, map[string]string{
+		"c.yaml": "name: c\nagents: [{name: A, prompt: p}]\nsheets: [{file: s.csv, agent: A, fields: {phone_number: Phone}, country_column: CC}]\n",
+		"s.csv":  "Phone,CC\n+52 55 1234 5678,US\n+52 55 1234 5679,MX\n",
+	})
+	if c := cs[0]; c.Status != Invalid || !strings.Contains(c.Reason, "but the row's country (column \"CC\") is United States (US)") {
+		t.Errorf("row 2: %s %q", c.Status, c.Reason)
+	}
+	if c := cs[1]; c.Status != Invalid || !strings.Contains(c.Reason, "add MX to countries") {
+		t.Errorf("row 3 (a Mexican row in a US campaign): %s %q", c.Status, c.Reason)
+	}
+}
