@@ -312,8 +312,9 @@ type ContactReader struct {
 	agentOf  map[string]int
 	rules    []*phone.Rules // by sheet
 	// inCountry[i][country] are sheet i's rules for a row whose country
-	// column says country.
-	inCountry []map[string]*phone.Rules
+	// column says country: [0] the sheet's, [1] the same calling every
+	// country (to tell a number of another country as such).
+	inCountry []map[string]*[2]*phone.Rules
 	contact   Contact
 	// SheetFailed, when set, is told of sheet i when it cannot be read to its
 	// end (not UTF-8, a row that never ends), and reading goes on with the
@@ -336,9 +337,9 @@ func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *
 	for i := range f.Sheets {
 		rules[i] = f.PhoneRules(i)
 	}
-	inCountry := make([]map[string]*phone.Rules, len(f.Sheets))
+	inCountry := make([]map[string]*[2]*phone.Rules, len(f.Sheets))
 	for i := range inCountry {
-		inCountry[i] = map[string]*phone.Rules{}
+		inCountry[i] = map[string]*[2]*phone.Rules{}
 	}
 	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf, rules: rules, inCountry: inCountry}
 }
@@ -427,6 +428,7 @@ func rowReason(err error) string {
 // suppressed, then a duplicate of an earlier row, else to call.
 func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, fields []string) {
 	rules := cr.rules[sheetIdx]
+	var anyCountry *phone.Rules // rules calling every country, with the row's
 	invalid := func(field int, format string, args ...any) {
 		if c.Status == "" {
 			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
@@ -458,10 +460,13 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 				c.Reason = fmt.Sprintf("%q is not a country: write a code such as US, DE or DEU, or a country's name, or leave the cell empty to read the number as region %s's", cell, spec.Region)
 			} else {
 				country = code
-				if rules = cr.inCountry[sheetIdx][code]; rules == nil {
-					rules = cr.rules[sheetIdx].InCountry(code)
-					cr.inCountry[sheetIdx][code] = rules
+				pair := cr.inCountry[sheetIdx][code]
+				if pair == nil {
+					in := cr.rules[sheetIdx].InCountry(code)
+					pair = &[2]*phone.Rules{in, in.AnyCountry()}
+					cr.inCountry[sheetIdx][code] = pair
 				}
+				rules, anyCountry = pair[0], pair[1]
 			}
 		}
 	}
@@ -479,7 +484,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		if country != "" {
 			// Another country's number is told as such, before whether
 			// the campaign calls that country.
-			if ph, err := cr.norm.Read(raw, rules.AnyCountry()); err == nil && ph.Region != country {
+			if ph, err := cr.norm.Read(raw, anyCountry); err == nil && ph.Region != country {
 				return ph, fmt.Errorf("%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
 			}
 		}
