@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/nyaruka/phonenumbers"
+	"golang.org/x/text/unicode/norm"
 )
 
 // columnAliases are header names, folded (lower case, letters and digits
@@ -32,18 +33,12 @@ var columnAliases = map[string][]string{
 var timezoneAliases = []string{"timezone", "tz", "zeitzone", "fuseauhoraire"}
 
 // foldHeader lowers a header name and keeps only its letters and digits,
-// so "E-Mail", "e_mail" and "Email " all read "email".
+// without accents, so "E-Mail", "e_mail" and "Email " all read "email".
 func foldHeader(s string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		switch r {
-		case 'é', 'è', 'ê':
-			r = 'e'
-		case 'ñ':
-			r = 'n'
-		}
+	for _, r := range norm.NFD.String(strings.ToLower(s)) {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(r)
+			b.WriteRune(r) // accents (marks) are dropped: "País" reads "pais"
 		}
 	}
 	return b.String()

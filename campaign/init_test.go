@@ -214,3 +214,18 @@ func TestInitWithNoPhoneColumn(t *testing.T) {
 		t.Errorf("Load = %v; want the TODO phone column refused", err)
 	}
 }
+
+// TestInitCountryHeaders: the country columns of CRM exports and lists
+// in the main languages are found by their names, when their values are
+// countries.
+func TestInitCountryHeaders(t *testing.T) {
+	for _, h := range []string{"Country", "CC", "Mailing Country", "Country/Region", "Land", "Pays", "País", "MailingCountry", "Billing Country", "Person - Country"} {
+		g := guessSheet([]string{"Phone", h}, [][]string{{"+49 30 1234567", "Deutschland"}, {"030 1234568", "DE"}, {"030 1234569", "Germany"}}, "")
+		if g.country != h || g.region != "DE" {
+			t.Errorf("header %q: country column %q, region %q", h, g.country, g.region)
+		}
+	}
+	if g := guessSheet([]string{"Phone", "Land"}, [][]string{{"+49 30 1234567", "Flurstück 12"}, {"030 1234568", "Acker"}}, ""); g.country != "" {
+		t.Errorf("a Land column of plots was read as countries: %q", g.country)
+	}
+}
