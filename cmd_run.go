@@ -159,6 +159,13 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := f.CheckSheets(); err != nil {
 		return err
 	}
+	// The do-not-call lists first: one that cannot be used stops the run
+	// before it asks anything of the service.
+	norm := phone.NewNormalizer()
+	suppress, err := f.LoadSuppression(ctx, norm)
+	if err != nil {
+		return err
+	}
 	if o.shard.Sharded() {
 		f.SetShard(o.shard)
 		log.Info().Str("shard", o.shard.String()).Float64("per_second", f.Pace.PerSecond).Msgf("shard %s: the contacts whose number hashes to %d of %d, at %.4g calls/s (pace.per_second / %d)", o.shard, o.shard.Index, o.shard.Count, f.Pace.PerSecond, o.shard.Count)
@@ -252,11 +259,6 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		return err
 	}
 	endpoints, err := callEndpoints(ctx, svc, f, agents)
-	if err != nil {
-		return err
-	}
-	norm := phone.NewNormalizer()
-	suppress, err := f.LoadSuppression(ctx, norm)
 	if err != nil {
 		return err
 	}

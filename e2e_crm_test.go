@@ -116,6 +116,9 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 				return
 			}
 
+			if tc.sheet == "mailchimp.csv" {
+				checkUnreadableSuppression(t, srv, dir, path, file)
+			}
 			code, out = runAppOut(t, "plan", "--offline", "--format", "json", path)
 			if code != 0 {
 				t.Fatalf("plan: exit %d\n%s", code, out)
@@ -181,4 +184,27 @@ func checkReportReason(t *testing.T, path, row, want string) {
 		}
 	}
 	t.Errorf("report.csv has no row %s", row)
+}
+
+// checkUnreadableSuppression: a do-not-call export whose column read is
+// record ids, not numbers, stops plan and run before anything is asked of
+// the service: no agent created, no call. file is the campaign file's
+// text at path, put back after.
+func checkUnreadableSuppression(t *testing.T, srv *sandbox.Server, dir, path, file string) {
+	t.Helper()
+	os.WriteFile(filepath.Join(dir, "crm-dnc.csv"), []byte("Record ID,Name\n0035g00000XyZ01AAB,Ann\n0035g00000XyZ02AAB,Bo\n"), 0o644)
+	os.WriteFile(path, []byte(strings.Replace(file, "suppress: [dnc.csv]", "suppress: [crm-dnc.csv]", 1)), 0o644)
+	if code, out := runAppOut(t, "auth", "login", "--code", sandbox.DefaultCode, path); code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, out)
+	}
+	for _, cmd := range []string{"plan", "run"} {
+		code, out := runAppOut(t, cmd, path)
+		if code != exitUsage || !strings.Contains(out, `crm-dnc.csv: 2 of its 2 entries in column "Record ID" do not read as phone numbers`) {
+			t.Errorf("%s with a do-not-call file of record ids: exit %d\n%s", cmd, code, out)
+		}
+	}
+	if n, m := len(srv.Agents()), len(srv.Calls()); n != 0 || m != 0 {
+		t.Errorf("the service saw %d agents created and %d calls", n, m)
+	}
+	os.WriteFile(path, []byte(file), 0o644)
 }
