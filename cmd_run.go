@@ -297,7 +297,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if w, _ := f.Window(); w != nil {
 		if at := w.NextOpening(time.Now()); at.After(time.Now()) {
 			msg := "outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now())
-			if o.sandbox {
+			if o.sandbox && o.until == "" {
 				msg += "; a real run would wait until then, and this rehearsal, which phones nobody, calls the sandbox now"
 			}
 			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg(msg)

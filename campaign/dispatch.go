@@ -51,6 +51,9 @@ type RunOptions struct {
 	// real run would have held (RunResult.WouldHaveWaited). Hours protect
 	// the people called, and a rehearsal calls nobody: what it is for is
 	// to see the whole campaign go through, at whatever hour it is tried.
+	// With Until set it rehearses a cron run, whose point is the window:
+	// the campaign's hours: then hold (outside them it stops at once with
+	// ErrOutsideHours, or waits, saying so, until they open before Until).
 	Rehearsal bool
 
 	// Tuning; zero values are sane.
@@ -154,7 +157,14 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	r.hours = hours
 	if opts.Rehearsal {
 		r.realHours = hours
-		r.hours = &CallingHours{IgnoreCalledPerson: true}
+		if opts.Until.IsZero() {
+			r.hours = &CallingHours{IgnoreCalledPerson: true}
+		} else {
+			// A rehearsal of a cron run: the campaign's window holds.
+			rehearsed := *hours
+			rehearsed.IgnoreCalledPerson = true
+			r.hours = &rehearsed
+		}
 	}
 
 	// Workers keep going on a context that a signal does not cancel, so a
