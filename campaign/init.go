@@ -135,6 +135,9 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	if g.id != "" {
 		fields["ghl_contact_id"] = g.id
 	}
+	if fields["email"] == "" && g.email != "" && !slices.Contains(g.phones, g.email) {
+		fields["email"] = g.email
+	}
 	nameSplit := g.name != "" && fields["first_name"] == "" && fields["last_name"] == "" && !slices.Contains(g.phones, g.name)
 	base := strings.TrimSuffix(o.SheetName, filepath.Ext(o.SheetName))
 	name := strings.Trim(strings.ToLower(nameChars.ReplaceAllString(base, "-")), "-._")

@@ -225,6 +225,9 @@ func TestInitCountryHeaders(t *testing.T) {
 			t.Errorf("header %q: country column %q, region %q", h, g.country, g.region)
 		}
 	}
+	if g := guessSheet([]string{"Person - Email - Work"}, [][]string{{"ada@example.com"}}, "US"); g.email != "Person - Email - Work" {
+		t.Errorf("Pipedrive's e-mail column: %q", g.email)
+	}
 	if g := guessSheet([]string{"Phone", "Land"}, [][]string{{"+49 30 1234567", "Flurstück 12"}, {"030 1234568", "Acker"}}, ""); g.country != "" {
 		t.Errorf("a Land column of plots was read as countries: %q", g.country)
 	}

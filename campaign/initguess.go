@@ -20,6 +20,7 @@ type sheetGuess struct {
 	country    string   // the column of each row's country
 	name       string   // a full-name column, when there is no first or last name column
 	id         string   // the column of HighLevel contact ids
+	email      string   // a column of e-mail addresses whose name only holds the word ("Person - Email - Work")
 	region     string   // "TODO" when it cannot be decided
 	regionNote string
 	countries  []string // the countries the sheet is meant to reach
@@ -157,8 +158,13 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 		}
 	}
 
-	// A full-name column, an id column.
+	// A full-name column, an id column, an e-mail column.
 	for c, h := range header {
+		if g.email == "" && hasWord(h, []string{"email", "mail", "courriel", "correo"}) {
+			if vals := cells(c); len(vals) > 0 && share(vals, plausibleEmail) >= 0.8 {
+				g.email = h
+			}
+		}
 		if g.name == "" && slices.Contains(fullNameWords, strings.Join(headerWords(h), "")) && len(cells(c)) > 0 {
 			g.name = h
 		}
