@@ -95,3 +95,19 @@ func TestSuppressionFileThatDoesNotRead(t *testing.T) {
 		})
 	}
 }
+
+// TestSuppressionFileWithBlankLines: a do-not-call list of one column with
+// a blank line in it loses no number after the blank line (the sheet
+// reader's footer rule, one-field lines after a blank one, must not end
+// a list of numbers), nor a first line the reader could take for a title.
+func TestSuppressionFileWithBlankLines(t *testing.T) {
+	files := suppressCampaign("[dnc.csv]")
+	files["dnc.csv"] = "+14155550132\n\n+14155550133\n+14155550134\n\n\n+14155550135\n"
+	if got := fmt.Sprint(suppressedRows(judgeFiles(t, files))); got != "[2 3 4 5]" {
+		t.Errorf("rows suppressed %v, want [2 3 4 5]", got)
+	}
+	files["dnc.csv"] = "Do not call\n\nPhone\n+14155550136\n\n+14155550137\n"
+	if got := fmt.Sprint(suppressedRows(judgeFiles(t, files))); got != "[6 7]" {
+		t.Errorf("with a title: rows suppressed %v, want [6 7]", got)
+	}
+}
