@@ -25,10 +25,14 @@ func initCommand(s *session) *cli.Command {
 		Name:      "init",
 		Usage:     "write a commented campaign file for a contact sheet",
 		ArgsUsage: "CONTACTS.csv",
-		Description: `Reads the sheet's header, maps the columns it recognises (Phone, Mobile, First
-Name, Vorname, E-Mail, Contact Id, ...) to the call endpoint's form fields, and
-writes campaign.yaml next to the sheet, with TODOs for what it could not work out.
-It never overwrites a file without --force.
+		Description: `Reads the sheet's header and first rows, maps the columns it recognises by their
+names and values (Phone, Mobile, Téléphone, First Name, Vorname, E-Mail, ...) to the
+call endpoint's form fields, and writes campaign.yaml next to the sheet. Several
+phone columns become phone_number: [Mobile, Phone]; a country column (Country, Land,
+Pays, ...) becomes country_column:, and decides the region when most rows agree; a
+full Name column is split; an id column is sent as ghl_contact_id only when it holds
+HighLevel contact ids. What it cannot decide (the region, the phone column) it leaves
+as a TODO that plan refuses. It never overwrites a file without --force.
 
 When it can ask the service (CALLRUN_BASE_URL, CALLRUN_CLIENT_ID and
 CALLRUN_CLIENT_SECRET set, as the file it writes reads them, and logged in with
@@ -95,25 +99,24 @@ func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout
 		rel = abs
 	}
 	header := r.Header()
-	fields, _ := campaign.SuggestMapping(header)
-	var sample []string
-	if col, ok := fields["phone_number"]; ok {
-		idx, _ := r.Column(col)
-		for range 200 {
-			rec, err := r.Next()
-			if err != nil {
-				break
-			}
-			if rec.Err == nil {
-				sample = append(sample, rec.Fields[idx])
-			}
+	// The first rows tell, by their values, which columns hold phone
+	// numbers, countries and contact ids.
+	var rows [][]string
+	for len(rows) < initRows {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		if rec.Err == nil {
+			rows = append(rows, slices.Clone(rec.Fields))
 		}
 	}
 	var b bytes.Buffer
 	opts := campaign.InitOptions{
-		Sheet: filepath.ToSlash(rel), SheetName: filepath.Base(sheetPath), Agent: agent, Header: header, Region: region, Sample: sample,
+		Sheet: filepath.ToSlash(rel), SheetName: filepath.Base(sheetPath), Agent: agent, Header: header, Region: region, Rows: rows,
 	}
-	if err = campaign.WriteInit(&b, opts); err != nil {
+	notes, err := campaign.WriteInit(&b, opts)
+	if err != nil {
 		return fmt.Errorf("%s: %w", sheetPath, err)
 	}
 	if o.getenv != nil {
@@ -126,10 +129,13 @@ func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout
 		case len(opts.AccountFields) > 0:
 			fmt.Fprintf(out, "Your account's own form fields, from %s: %s.\n", opts.AccountFrom, strings.Join(opts.AccountFields, ", "))
 			b.Reset()
-			if err = campaign.WriteInit(&b, opts); err != nil {
+			if notes, err = campaign.WriteInit(&b, opts); err != nil {
 				return fmt.Errorf("%s: %w", sheetPath, err)
 			}
 		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(out, n)
 	}
 	if toStdout {
 		_, err := stdout.Write(b.Bytes())
@@ -153,8 +159,25 @@ func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout
 	if err := fh.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Wrote %s. Fill in its TODOs (the agent's prompt, your calling hours), then check it:\n  callrun plan --offline %s\n", output, output)
+	fmt.Fprintf(out, "Wrote %s. Fill in its TODOs (the agent's prompt%s) and check its calling hours, then check it:\n  callrun plan --offline %s\n", output, todoList(b.String()), output)
 	return nil
+}
+
+// initRows is how many rows of the sheet init reads to tell its columns
+// apart by their values.
+const initRows = 500
+
+// todoList names the TODOs of a written campaign file beyond the prompt,
+// for init's last line: ", the region" and the like.
+func todoList(file string) string {
+	var more string
+	if strings.Contains(file, "region: TODO") {
+		more += ", the region"
+	}
+	if strings.Contains(file, `phone_number: "TODO"`) {
+		more += ", the phone column"
+	}
+	return more
 }
 
 // accountFields asks the service that the campaign file data (to be

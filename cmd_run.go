@@ -160,6 +160,13 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := f.CheckSheets(); err != nil {
 		return err
 	}
+	// The do-not-call lists first: one that cannot be used stops the run
+	// before it asks anything of the service.
+	norm := phone.NewNormalizer()
+	suppress, err := f.LoadSuppression(ctx, norm)
+	if err != nil {
+		return err
+	}
 	if o.shard.Sharded() {
 		f.SetShard(o.shard)
 		log.Info().Str("shard", o.shard.String()).Float64("per_second", f.Pace.PerSecond).Msgf("shard %s: the contacts whose number hashes to %d of %d, at %.4g calls/s (pace.per_second / %d)", o.shard, o.shard.Index, o.shard.Count, f.Pace.PerSecond, o.shard.Count)
@@ -256,11 +263,6 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err != nil {
 		return err
 	}
-	norm := phone.NewNormalizer()
-	suppress, err := f.LoadSuppression(ctx, norm)
-	if err != nil {
-		return err
-	}
 	limiter := rate.NewLimiter(rate.Limit(f.Pace.PerSecond), f.Pace.Burst)
 	host, _ := os.Hostname()
 	note := fmt.Sprintf("run started, pid %d on %s", os.Getpid(), host)
@@ -295,7 +297,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	log.Info().Str("campaign", f.Name).Float64("per_second", f.Pace.PerSecond).Int("concurrency", f.Pace.Concurrency).Msg("calling")
 	if w, _ := f.Window(); w != nil {
 		if at := w.NextOpening(time.Now()); at.After(time.Now()) {
-			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg("outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now()))
+			msg := "outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now())
+			if o.sandbox && o.until == "" {
+				msg += "; a real run would wait until then, and this rehearsal, which phones nobody, calls the sandbox now"
+			}
+			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg(msg)
 		}
 	}
 	detach := o.logs.attach(prog)
@@ -332,7 +338,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	fmt.Fprint(out, sum.Text())
 	if res.WouldHaveWaited > 0 {
-		fmt.Fprintf(out, "Rehearsal: %d contact(s) were called outside the called person's hours; a real run would have left them pending until those hours.\n", res.WouldHaveWaited)
+		fmt.Fprintf(out, "Rehearsal: %d contact(s) were called outside calling hours (the campaign's hours: or the called person's); a real run would have waited for those hours or left them pending.\n", res.WouldHaveWaited)
 	}
 	fmt.Fprintf(out, "Report: %s\nReport page: %s\n", filepath.Join(stateDir, campaign.ReportCSV), filepath.Join(stateDir, campaign.ReportHTML))
 	switch {

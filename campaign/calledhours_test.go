@@ -382,6 +382,35 @@ func TestRehearsalCountsWhoWouldHaveWaited(t *testing.T) {
 	}
 }
 
+// TestRehearsalKeepsNoCampaignHours: outside the campaign's own hours:,
+// a real run waits (here, with --until passed, it stops), and a rehearsal
+// calls everyone at once, never sleeping for the window, and counts them;
+// its log says the hours are closed.
+func TestRehearsalKeepsNoCampaignHours(t *testing.T) {
+	const n = 4
+	hours := "hours: {timezone: America/New_York, days: [mon, tue, wed, thu, fri], start: \"09:00\", end: \"17:00\"}\n"
+	// Wednesday 22:00 UTC: 17:00 in New York, the window just closed, and
+	// inside the called person's hours (08:00-20:00).
+	evening := func() time.Time { return time.Date(2027, 3, 3, 22, 0, 0, 0, time.UTC) }
+	live := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, hours), map[string]string{"leads.csv": dtSheet(n)})
+	if _, err := live.run(context.Background(), func(o *RunOptions) { o.Now, o.Until = evening, evening() }); !errors.Is(err, ErrOutsideHours) {
+		t.Errorf("real run after hours with --until passed: %v, want ErrOutsideHours", err)
+	}
+	rehearsal := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, hours), map[string]string{"leads.csv": dtSheet(n)})
+	res := rehearsal.mustRun(func(o *RunOptions) {
+		o.Now, o.Rehearsal = evening, true
+		o.Sleep = func(ctx context.Context, d time.Duration) error {
+			if d > time.Minute {
+				t.Errorf("the rehearsal slept %s", d)
+			}
+			return nil
+		}
+	})
+	if res.Sent != n || res.WouldHaveWaited != n || len(rehearsal.srv.Placed()) != n {
+		t.Errorf("rehearsal after hours: %+v, %d placed", res, len(rehearsal.srv.Placed()))
+	}
+}
+
 // TestFrenchTerritoriesHolidays: the overseas departments and
 // collectivities keep France's rule and their own abolition day;
 // Saint-Barthélemy and Saint-Pierre-et-Miquelon keep France's rule too.

@@ -22,12 +22,12 @@ import (
 // ${VAR} expansion. Paths in it are relative to the file; use [File.Path]
 // to resolve them.
 type File struct {
-	Name     string      `yaml:"name"`
-	Service  Service     `yaml:"service"`
-	Agents   []AgentSpec `yaml:"agents"`
-	Sheets   []SheetSpec `yaml:"sheets"`
-	Suppress []string    `yaml:"suppress"`
-	Region   string      `yaml:"region"`
+	Name     string         `yaml:"name"`
+	Service  Service        `yaml:"service"`
+	Agents   []AgentSpec    `yaml:"agents"`
+	Sheets   []SheetSpec    `yaml:"sheets"`
+	Suppress []SuppressFile `yaml:"suppress"`
+	Region   string         `yaml:"region"`
 	// Countries lists the countries (ISO 3166 alpha-2) whose numbers may be
 	// called; empty means each sheet's own region. A sheet may override it.
 	Countries []string `yaml:"countries"`
@@ -110,8 +110,11 @@ type Webhook struct {
 type SheetSpec struct {
 	File  string `yaml:"file"`
 	Agent string `yaml:"agent"`
-	// Fields maps form field names to CSV column names.
-	Fields map[string]string `yaml:"fields"`
+	// Fields maps form field names to CSV column names. phone_number may
+	// list several columns ([Mobile, Phone]): PhoneColumns holds them, and
+	// Fields the first.
+	Fields       map[string]string `yaml:"fields"`
+	PhoneColumns []string          `yaml:"-"`
 	// Set holds constant form field values for every row.
 	Set map[string]string `yaml:"set"`
 	// Region applies to numbers written without +country; default the
@@ -120,6 +123,14 @@ type SheetSpec struct {
 	// TimezoneColumn names a column holding each contact's IANA time zone,
 	// used with `hours: {timezone: contact}`.
 	TimezoneColumn string `yaml:"timezone_column"`
+	// CountryColumn names a column holding each row's country (a code such
+	// as DE or DEU, or a name such as Germany or Allemagne). Where a row
+	// has one, its national number is read as that country's, and a number
+	// of another country is invalid.
+	CountryColumn string `yaml:"country_column"`
+	// NameColumn names a column of full names ("Ada Lovelace"), split into
+	// first_name and last_name where those are not mapped.
+	NameColumn string `yaml:"name_column"`
 	// Countries and AllowNumberKinds override the campaign's for this sheet.
 	Countries        []string `yaml:"countries"`
 	AllowNumberKinds []string `yaml:"allow_number_kinds"`
@@ -133,6 +144,59 @@ type SheetSpec struct {
 // SheetOptions returns how sheet i is read: its encoding and worksheet.
 func (f *File) SheetOptions(i int) sheet.Options {
 	return sheet.Options{Encoding: f.Sheets[i].Encoding, Worksheet: f.Sheets[i].Worksheet}
+}
+
+// SuppressFile is one entry of suppress:, a file of numbers never to
+// call: written as its path alone (dnc.csv), or with the column that holds
+// the numbers ({file: crm-dnc.csv, column: Phone Number}). Without a
+// column, the column is found by its header and its values.
+type SuppressFile struct {
+	File   string `yaml:"file"`
+	Column string `yaml:"column"`
+}
+
+// UnmarshalYAML reads either form of a suppress: entry.
+func (s *SuppressFile) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		s.File = n.Value
+		return nil
+	}
+	type plain SuppressFile
+	return n.Decode((*plain)(s))
+}
+
+// UnmarshalYAML reads a sheet, where fields.phone_number may be a list of
+// columns as well as one.
+func (s *SheetSpec) UnmarshalYAML(n *yaml.Node) error {
+	type plain SheetSpec
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			fm := n.Content[i+1]
+			if n.Content[i].Value != "fields" || fm.Kind != yaml.MappingNode {
+				continue
+			}
+			for j := 0; j+1 < len(fm.Content); j += 2 {
+				v := fm.Content[j+1]
+				if fm.Content[j].Value != "phone_number" || v.Kind != yaml.SequenceNode {
+					continue
+				}
+				var cols []string
+				if err := v.Decode(&cols); err != nil {
+					return err
+				}
+				first := ""
+				if len(cols) > 0 {
+					first = cols[0]
+				}
+				s.PhoneColumns = cols
+				if first == "" {
+					s.PhoneColumns = []string{""} // refused by the checks, with its line
+				}
+				fm.Content[j+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: first, Line: v.Line, Column: v.Column}
+			}
+		}
+	}
+	return n.Decode((*plain)(s))
 }
 
 // Pace sets how fast calls start, and how long the service may ask a run
@@ -693,6 +757,9 @@ func (f *File) applyDefaults() {
 	}
 	for i := range f.Sheets {
 		s := &f.Sheets[i]
+		if c, ok := s.Fields["phone_number"]; ok && len(s.PhoneColumns) == 0 {
+			s.PhoneColumns = []string{c}
+		}
 		s.Region = strings.ToUpper(s.Region)
 		if s.Region == "" {
 			s.Region = f.Region

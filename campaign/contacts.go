@@ -65,6 +65,9 @@ type Contact struct {
 	Reason  string
 	Warning string // a repair made to the row's data, for the person
 	Cell    string // the phone cell as written, when Warning says it was repaired
+	// PhoneColumn is the column the number was taken from, when the sheet
+	// lists several phone columns.
+	PhoneColumn string
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -163,7 +166,17 @@ type sheetMap struct {
 	names [numFields]string
 	extra []extraField // one for each of the campaign's account fields, in order
 	tzCol int
-	width int
+	// countryCol is the column of each row's country; -1 when the sheet
+	// names none.
+	countryCol int
+	// phoneCols are the columns phone_number lists, in order, when it
+	// lists more than one.
+	phoneCols  []int
+	phoneNames []string
+	// nameCol is the column of full names split into first and last
+	// name (name_column); -1 when none.
+	nameCol int
+	width   int
 }
 
 // extraField is where a sheet takes a field beyond the seven from: a CSV
@@ -182,7 +195,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &sheetMap{tzCol: -1, width: len(r.Header())}
+	m := &sheetMap{tzCol: -1, countryCol: -1, nameCol: -1, width: len(r.Header())}
 	var problems []string
 	for fi, field := range FormFields {
 		m.cols[fi] = -1
@@ -215,6 +228,32 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		}
 		m.tzCol = idx
 	}
+	if s.CountryColumn != "" {
+		idx, err := r.Column(s.CountryColumn)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		m.countryCol = idx
+	}
+	if s.NameColumn != "" {
+		idx, err := r.Column(s.NameColumn)
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		m.nameCol = idx
+	}
+	if len(s.PhoneColumns) > 1 {
+		for _, col := range s.PhoneColumns[1:] {
+			idx, err := r.Column(col)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			m.phoneCols = append(m.phoneCols, idx)
+			m.phoneNames = append(m.phoneNames, col)
+		}
+		m.phoneCols = append([]int{m.cols[FieldPhone]}, m.phoneCols...)
+		m.phoneNames = append([]string{m.names[FieldPhone]}, m.phoneNames...)
+	}
 	if len(problems) > 0 {
 		r.Close()
 		return nil, nil, errors.New(strings.Join(problems, "; "))
@@ -239,7 +278,7 @@ func (f *File) CheckSheets() error {
 		r.Close()
 	}
 	for i, p := range f.Suppress {
-		r, err := sheet.Open(f.Path(p))
+		r, err := sheet.Open(f.Path(p.File))
 		if err != nil {
 			add(fmt.Sprintf("suppress[%d]", i), err)
 			continue
@@ -262,76 +301,6 @@ func phoneKey(e164 string) uint64 {
 	return n
 }
 
-// Suppression holds the numbers never to call.
-type Suppression struct {
-	set      map[uint64]struct{}
-	Problems []RowProblem // entries that are not phone numbers
-	// Several counts the entries that may mean more than one number (each
-	// is suppressed), and Example describes the first, for plan's warning.
-	Several int
-	Example string
-}
-
-// Has reports whether the E.164 number is suppressed.
-func (s *Suppression) Has(e164 string) bool {
-	_, ok := s.set[phoneKey(e164)]
-	return ok
-}
-
-// Len returns how many numbers are suppressed.
-func (s *Suppression) Len() int { return len(s.set) }
-
-// LoadSuppression reads the suppression files: the first column of each,
-// whatever its header. Every number an entry may mean is suppressed (see
-// phone.Normalizer.Readings): read with the campaign's region and with
-// each sheet's, with and without a lost '+', each number of a cell that
-// holds several. An entry that means no number at all is listed in
-// Problems (plan --strict fails on it) and otherwise ignored.
-func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
-	s := &Suppression{set: map[uint64]struct{}{}}
-	regions := []string{f.Region}
-	for _, sh := range f.Sheets {
-		if !slices.Contains(regions, sh.Region) {
-			regions = append(regions, sh.Region)
-		}
-	}
-	for _, p := range f.Suppress {
-		r, err := sheet.Open(f.Path(p))
-		if err != nil {
-			return nil, err
-		}
-		err = eachRecord(ctx, r, func(rec sheet.Record) error {
-			if rec.Err != nil || len(rec.Fields) == 0 || strings.TrimSpace(rec.Fields[0]) == "" {
-				return nil
-			}
-			numbers := norm.Readings(rec.Fields[0], regions)
-			if len(numbers) == 0 {
-				_, _, perr := norm.Normalize(rec.Fields[0], f.Region)
-				msg := "not a phone number"
-				if perr != nil {
-					msg = perr.Error()
-				}
-				s.Problems = append(s.Problems, RowProblem{File: p, Row: rec.Row, Field: r.Header()[0], Message: msg})
-				return nil
-			}
-			for _, e164 := range numbers {
-				s.set[phoneKey(e164)] = struct{}{}
-			}
-			if len(numbers) > 1 {
-				if s.Several++; s.Example == "" {
-					s.Example = fmt.Sprintf("%s row %d, %q: %s", p, rec.Row, rec.Fields[0], strings.Join(numbers, ", "))
-				}
-			}
-			return nil
-		})
-		r.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reading suppression file %s: %w", p, err)
-		}
-	}
-	return s, nil
-}
-
 // ContactReader streams every row of every sheet of a campaign, in sheet
 // order, judged and mapped. Memory grows with the number of distinct
 // numbers (7.5 to 10 bytes each for dedupe), not with the rows.
@@ -342,7 +311,11 @@ type ContactReader struct {
 	seen     *phoneSet // dedupe keys seen
 	agentOf  map[string]int
 	rules    []*phone.Rules // by sheet
-	contact  Contact
+	// inCountry[i][country] are sheet i's rules for a row whose country
+	// column says country: [0] the sheet's, [1] the same calling every
+	// country (to tell a number of another country as such).
+	inCountry []map[string]*[2]*phone.Rules
+	contact   Contact
 	// SheetFailed, when set, is told of sheet i when it cannot be read to its
 	// end (not UTF-8, a row that never ends), and reading goes on with the
 	// next sheet; plan uses it to check every sheet. When nil, Each stops
@@ -364,7 +337,11 @@ func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *
 	for i := range f.Sheets {
 		rules[i] = f.PhoneRules(i)
 	}
-	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf, rules: rules}
+	inCountry := make([]map[string]*[2]*phone.Rules, len(f.Sheets))
+	for i := range inCountry {
+		inCountry[i] = map[string]*[2]*phone.Rules{}
+	}
+	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf, rules: rules, inCountry: inCountry}
 }
 
 // Each calls fn for every row of every sheet, in order. The *Contact is
@@ -397,7 +374,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 				c.Column = se.Field // the column of a field too large, say
 			}
 		} else {
-			cr.judge(c, spec, cr.rules[i], m, rec.Fields)
+			cr.judge(c, spec, i, m, rec.Fields)
 		}
 		if !cr.f.Shard.holds(spec.File, c) {
 			return nil // another shard's
@@ -449,7 +426,9 @@ func rowReason(err error) string {
 
 // judge maps a row's fields and decides its status: invalid first, then
 // suppressed, then a duplicate of an earlier row, else to call.
-func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *phone.Rules, m *sheetMap, fields []string) {
+func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, fields []string) {
+	rules := cr.rules[sheetIdx]
+	var anyCountry *phone.Rules // rules calling every country, with the row's
 	invalid := func(field int, format string, args ...any) {
 		if c.Status == "" {
 			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
@@ -472,9 +451,79 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *phone.Rules, 
 			c.Extra[i] = FormValue{Name: x.name, Value: v}
 		}
 	}
+	country := ""
+	if m.countryCol >= 0 {
+		if cell := strings.TrimSpace(fields[m.countryCol]); cell != "" {
+			code, ok := phone.ParseCountry(cell)
+			if !ok {
+				c.Status, c.Field, c.Column = Invalid, "country", spec.CountryColumn
+				c.Reason = fmt.Sprintf("%q is not a country: write a code such as US, DE or DEU, or a country's name, or leave the cell empty to read the number as region %s's", cell, spec.Region)
+			} else {
+				country = code
+				pair := cr.inCountry[sheetIdx][code]
+				if pair == nil {
+					in := cr.rules[sheetIdx].InCountry(code)
+					pair = &[2]*phone.Rules{in, in.AnyCountry()}
+					cr.inCountry[sheetIdx][code] = pair
+				}
+				rules, anyCountry = pair[0], pair[1]
+			}
+		}
+	}
+	if m.nameCol >= 0 {
+		first, last := SplitName(fields[m.nameCol])
+		if m.cols[FieldFirstName] < 0 {
+			c.Fields[FieldFirstName] = first
+		}
+		if m.cols[FieldLastName] < 0 {
+			c.Fields[FieldLastName] = last
+		}
+	}
 	raw := c.Fields[FieldPhone]
-	if ph, err := cr.norm.Read(raw, rules); err != nil {
+	readPhone := func(raw string) (phone.Number, error) {
+		if country != "" {
+			// Another country's number is told as such, before whether
+			// the campaign calls that country.
+			if ph, err := cr.norm.Read(raw, anyCountry); err == nil && ph.Region != country {
+				return ph, fmt.Errorf("%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
+			}
+		}
+		return cr.norm.Read(raw, rules)
+	}
+	ph, err := readPhone(raw)
+	if err != nil && len(m.phoneCols) > 1 {
+		// The first cell of the listed columns that reads as a number this
+		// campaign calls; else the first cell's reason.
+		var firstErr error
+		errCol := ""
+		for k, col := range m.phoneCols {
+			cell := strings.TrimSpace(fields[col])
+			if cell == "" {
+				continue
+			}
+			p, perr := readPhone(cell)
+			if perr == nil {
+				ph, err, raw, c.PhoneColumn = p, nil, cell, m.phoneNames[k]
+				break
+			}
+			if firstErr == nil {
+				firstErr, errCol = perr, m.phoneNames[k]
+			}
+		}
+		if err != nil && firstErr != nil {
+			err, c.PhoneColumn = firstErr, errCol
+		}
+		if err != nil && firstErr == nil {
+			err = fmt.Errorf("phone number is empty in every phone column (%s)", strings.Join(m.phoneNames, ", "))
+		}
+	} else if len(m.phoneCols) > 1 {
+		c.PhoneColumn = m.phoneNames[0]
+	}
+	if err != nil {
 		invalid(FieldPhone, "%s", err.Error())
+		if c.Field == FormFields[FieldPhone] && len(m.phoneCols) > 1 {
+			c.Column = c.PhoneColumn
+		}
 	} else {
 		c.Phone, c.Fields[FieldPhone], c.Country, c.Kind, c.Warning = ph.E164, ph.E164, ph.Region, ph.Kind, ph.Repair
 		if ph.Repair != "" {
@@ -526,6 +575,25 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, rules *phone.Rules, 
 	}
 	c.N = int(n)
 	c.Status = ToCall
+}
+
+// SplitName splits a full name into first and last name: the last word is
+// the last name, the words before it the first; one word is a first name.
+// A "Last, First" cell is read the other way round. The contact reader
+// splits a sheet's name_column with it.
+func SplitName(full string) (first, last string) {
+	full = strings.TrimSpace(full)
+	if l, f, ok := strings.Cut(full, ","); ok {
+		return strings.Join(strings.Fields(f), " "), strings.Join(strings.Fields(l), " ")
+	}
+	words := strings.Fields(full)
+	switch len(words) {
+	case 0:
+		return "", ""
+	case 1:
+		return words[0], ""
+	}
+	return strings.Join(words[:len(words)-1], " "), words[len(words)-1]
 }
 
 // plausibleEmail is a light check: one @ with text on both sides and a dot

@@ -54,9 +54,15 @@ type RunOptions struct {
 	RetryFailed    bool      // send failed contacts again
 	RetryUncertain bool      // send uncertain contacts again (a person decided so)
 	Until          time.Time // with calling hours: stop (ErrOutsideHours) when the window is closed past this
-	// Rehearsal is a run against the sandbox, which phones nobody: it does
-	// not hold calls for the called person's hours, only counts them
-	// (RunResult.WouldHaveWaited). The campaign's hours: still apply.
+	// Rehearsal is a run against the sandbox, which phones nobody: it
+	// holds no call for any hours, neither the called person's nor the
+	// campaign's hours:, and never waits for them; it counts the calls a
+	// real run would have held (RunResult.WouldHaveWaited). Hours protect
+	// the people called, and a rehearsal calls nobody: what it is for is
+	// to see the whole campaign go through, at whatever hour it is tried.
+	// With Until set it rehearses a cron run, whose point is the window:
+	// the campaign's hours: then hold (outside them it stops at once with
+	// ErrOutsideHours, or waits, saying so, until they open before Until).
 	Rehearsal bool
 
 	// Tuning; zero values are sane.
@@ -89,8 +95,9 @@ type RunResult struct {
 	Uncertain int
 	Pending   int // left for a later run: retries exhausted, or outside a contact's hours
 	Deferred  int // of Pending: outside the contact's own calling hours
-	// WouldHaveWaited counts the contacts a rehearsal called outside the
-	// called person's hours, which a real run would have left pending.
+	// WouldHaveWaited counts the contacts a rehearsal called outside
+	// calling hours (the campaign's or the called person's), which a real
+	// run would have waited for or left pending.
 	WouldHaveWaited int
 	Skipped         int // settled in an earlier run
 	StartedAt       time.Time
@@ -163,11 +170,18 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	if err != nil {
 		return nil, err
 	}
-	r.rehearsal = opts.Rehearsal && !hours.IgnoreCalledPerson
-	if opts.Rehearsal {
-		hours.IgnoreCalledPerson = true
-	}
 	r.hours = hours
+	if opts.Rehearsal {
+		r.realHours = hours
+		if opts.Until.IsZero() {
+			r.hours = &CallingHours{IgnoreCalledPerson: true}
+		} else {
+			// A rehearsal of a cron run: the campaign's window holds.
+			rehearsed := *hours
+			rehearsed.IgnoreCalledPerson = true
+			r.hours = &rehearsed
+		}
+	}
 
 	// Workers keep going on a context that a signal does not cancel, so a
 	// call already under way gets its answer recorded; they stop taking new
@@ -225,16 +239,18 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 var errLimit = errors.New("limit reached")
 
 type runner struct {
-	f         *File
-	opts      RunOptions
-	limiter   *rate.Limiter
-	callCtx   context.Context // the context of call starts: the group's values, no cancellation
-	waitCtx   context.Context // the context of waits: ends on a signal or when the run fails
-	active    *activeCalls    // pace.max_active_calls; nil: no limit
-	notes     answerNotes
-	slotWait  sync.Once // logs the first wait for a call in progress to end
-	hours     *CallingHours
-	rehearsal bool // count the calls the called person's hours would have held
+	f        *File
+	opts     RunOptions
+	limiter  *rate.Limiter
+	callCtx  context.Context // the context of call starts: the group's values, no cancellation
+	waitCtx  context.Context // the context of waits: ends on a signal or when the run fails
+	active   *activeCalls    // pace.max_active_calls; nil: no limit
+	notes    answerNotes
+	slotWait sync.Once // logs the first wait for a call in progress to end
+	hours    *CallingHours
+	// realHours, in a rehearsal, are the hours a real run would keep: the
+	// rehearsal counts the calls they would have held.
+	realHours *CallingHours
 	res       *RunResult
 	mu        sync.Mutex // guards res counters
 
@@ -340,7 +356,7 @@ func (r *runner) gate(ctx context.Context, c *Contact) (bool, error) {
 		return false, err
 	}
 	now := r.opts.Now()
-	if r.rehearsal && !CalledPersonOpen(now, c.Country, ContactZones(c)) {
+	if r.realHours != nil && !r.realHours.Open(c, now) {
 		r.count(func(res *RunResult) { res.WouldHaveWaited++ })
 	}
 	return r.hours.Open(c, now), nil
@@ -365,7 +381,7 @@ func (r *runner) waitForWindow(ctx context.Context) error {
 		if !r.opts.Until.IsZero() && next.After(r.opts.Until) {
 			return ErrOutsideHours
 		}
-		r.opts.Logf("outside calling hours; waiting until %s", next.Format(time.RFC3339))
+		r.opts.Logf("outside the campaign's calling hours (hours: in %s): waiting until they open at %s", w.Loc, next.Format(time.RFC3339))
 		if err := r.opts.Sleep(ctx, next.Sub(now)); err != nil {
 			return err
 		}

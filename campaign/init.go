@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/nyaruka/phonenumbers"
+	"golang.org/x/text/unicode/norm"
 )
 
 // columnAliases are header names, folded (lower case, letters and digits
@@ -32,18 +33,12 @@ var columnAliases = map[string][]string{
 var timezoneAliases = []string{"timezone", "tz", "zeitzone", "fuseauhoraire"}
 
 // foldHeader lowers a header name and keeps only its letters and digits,
-// so "E-Mail", "e_mail" and "Email " all read "email".
+// without accents, so "E-Mail", "e_mail" and "Email " all read "email".
 func foldHeader(s string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		switch r {
-		case 'é', 'è', 'ê':
-			r = 'e'
-		case 'ñ':
-			r = 'n'
-		}
+	for _, r := range norm.NFD.String(strings.ToLower(s)) {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(r)
+			b.WriteRune(r) // accents (marks) are dropped: "País" reads "pais"
 		}
 	}
 	return b.String()
@@ -89,9 +84,10 @@ type InitOptions struct {
 	SheetName string // the sheet's file name, for the campaign name
 	Agent     string // agent name; "" derives one from the sheet's name
 	Header    []string
-	Region    string // "" guesses from the sheet, else US
-	// Sample holds a few phone cells of the sheet, to guess the region.
-	Sample []string
+	Region    string // "" guesses from the sheet: its country column, else its numbers written with +country
+	// Rows are the sheet's first rows, whose values tell which columns hold
+	// phone numbers, countries and contact ids.
+	Rows [][]string
 	// AccountFields are the form fields beyond the seven that the service
 	// listed for the account (an agent's call endpoint); a column whose
 	// header matches one is mapped to it. AccountFrom says where they came
@@ -119,14 +115,30 @@ func MatchAccountFields(header, account []string, used map[string]bool) map[stri
 
 var nameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// WriteInit writes a commented campaign file for one sheet. What it could
-// not work out is left as a TODO that `callrun plan --offline` refuses
+// WriteInit writes a commented campaign file for one sheet, and returns
+// what the person should be told about it. What it could not work out (the
+// phone column, the region) is left as a TODO that `callrun plan` refuses
 // until it is filled in.
-func WriteInit(w io.Writer, o InitOptions) error {
+func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	if len(o.Header) == 0 {
-		return errors.New("the sheet has no header row")
+		return nil, errors.New("the sheet has no header row")
 	}
 	fields, tz := SuggestMapping(o.Header)
+	g := guessSheet(o.Header, o.Rows, o.Region)
+	delete(fields, "phone_number")
+	delete(fields, "ghl_contact_id")
+	for f, col := range fields {
+		if slices.Contains(g.phones, col) || col == g.country || col == g.id {
+			delete(fields, f) // a column holds one thing
+		}
+	}
+	if g.id != "" {
+		fields["ghl_contact_id"] = g.id
+	}
+	if fields["email"] == "" && g.email != "" && !slices.Contains(g.phones, g.email) {
+		fields["email"] = g.email
+	}
+	nameSplit := g.name != "" && fields["first_name"] == "" && fields["last_name"] == "" && !slices.Contains(g.phones, g.name)
 	base := strings.TrimSuffix(o.SheetName, filepath.Ext(o.SheetName))
 	name := strings.Trim(strings.ToLower(nameChars.ReplaceAllString(base, "-")), "-._")
 	if name == "" {
@@ -136,32 +148,45 @@ func WriteInit(w io.Writer, o InitOptions) error {
 	if agent == "" {
 		agent = strings.Join(strings.Fields(strings.NewReplacer("_", " ", "-", " ").Replace(base)), " ") + " calls"
 	}
-	region, regionNote := o.Region, ""
-	if region == "" {
-		region, regionNote = guessRegion(o.Sample)
-	}
 	type row struct{ Field, Column, Note string }
 	var mapped, todo []row
 	for _, f := range FormFields {
 		switch {
-		case fields[f] != "":
-			mapped = append(mapped, row{Field: f, Column: fields[f]})
+		case f == "phone_number" && len(g.phones) > 1:
+			quoted := make([]string, len(g.phones))
+			for i, c := range g.phones {
+				quoted[i] = fmt.Sprintf("%q", c)
+			}
+			mapped = append(mapped, row{Field: f, Column: "[" + strings.Join(quoted, ", ") + "]", Note: "the first cell that reads as a number is called"})
+		case f == "phone_number" && len(g.phones) == 1:
+			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", g.phones[0])})
 		case f == "phone_number":
-			mapped = append(mapped, row{Field: f, Column: "TODO", Note: "no phone column recognised: write the column's name from the header above"})
+			mapped = append(mapped, row{Field: f, Column: `"TODO"`, Note: "TODO: no column of phone numbers found; write the name of the column that holds them (plan refuses this file until then)"})
+		case fields[f] != "":
+			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", fields[f])})
+		case (f == "first_name" || f == "last_name") && nameSplit:
+			// name_column fills them.
 		case f == "override_agent_id" || f == "local_presence_number":
 			// Rarely in a CRM export; set: covers local presence.
 		default:
 			todo = append(todo, row{Field: f})
 		}
 	}
-	used := map[string]bool{tz: true}
+	used := map[string]bool{tz: true, g.country: true}
 	for _, c := range fields {
 		used[c] = true
+	}
+	for _, c := range g.phones {
+		used[c] = true
+	}
+	nameColumn := ""
+	if nameSplit {
+		used[g.name], nameColumn = true, g.name
 	}
 	account := MatchAccountFields(o.Header, o.AccountFields, used)
 	for _, f := range o.AccountFields {
 		if account[f] != "" {
-			mapped = append(mapped, row{Field: f, Column: account[f], Note: "a field of your account, from " + o.AccountFrom})
+			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", account[f]), Note: "a field of your account, from " + o.AccountFrom})
 		}
 	}
 	var unused []string
@@ -171,68 +196,13 @@ func WriteInit(w io.Writer, o InitOptions) error {
 		}
 	}
 	sort.Strings(unused)
-	return initTemplate.Execute(w, map[string]any{
-		"Name": name, "Agent": agent, "Sheet": o.Sheet, "Region": region, "RegionNote": regionNote,
+	err := initTemplate.Execute(w, map[string]any{
+		"Name": name, "Agent": agent, "Sheet": o.Sheet, "Region": g.region, "RegionNote": g.regionNote,
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
-		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(region),
-		"Countries": sampleCountries(o.Sample, region),
+		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
+		"Countries": g.countries, "Others": g.others, "CountryColumn": g.country, "NameColumn": nameColumn,
 	})
-}
-
-// guessRegion picks the region of the country code most numbers in the
-// sample are written with, if they carry one.
-func guessRegion(sample []string) (string, string) {
-	counts := map[int]int{}
-	n := 0
-	for _, s := range sample {
-		s = strings.TrimSpace(s)
-		if !strings.HasPrefix(s, "+") && !strings.HasPrefix(s, "00") {
-			continue
-		}
-		num, err := phonenumbers.Parse(s, "ZZ")
-		if err != nil {
-			continue
-		}
-		counts[int(num.GetCountryCode())]++
-		n++
-	}
-	best, bestN := 0, 0
-	for cc, c := range counts {
-		if c > bestN || (c == bestN && cc < best) {
-			best, bestN = cc, c
-		}
-	}
-	if bestN*2 > n && bestN > 0 {
-		if r := phonenumbers.GetRegionCodeForCountryCode(best); r != "" && r != "ZZ" && r != "001" {
-			return r, fmt.Sprintf("guessed from the sheet: most numbers start with +%d", best)
-		}
-	}
-	return "US", "TODO: the country of numbers written without +country code"
-}
-
-// sampleCountries returns region and the countries of the numbers in the
-// sample written with +country, sorted: what countries: must list for
-// every number of the sheet to be called.
-func sampleCountries(sample []string, region string) []string {
-	countries := []string{region}
-	for _, s := range sample {
-		s = strings.TrimSpace(s)
-		if rest, ok := strings.CutPrefix(s, "00"); ok {
-			s = "+" + rest
-		}
-		if !strings.HasPrefix(s, "+") {
-			continue
-		}
-		num, err := phonenumbers.Parse(s, "ZZ")
-		if err != nil || !phonenumbers.IsValidNumber(num) {
-			continue
-		}
-		if r := phonenumbers.GetRegionCodeForNumber(num); r != "" && r != "001" && !slices.Contains(countries, r) {
-			countries = append(countries, r)
-		}
-	}
-	slices.Sort(countries)
-	return countries
+	return g.notes, err
 }
 
 var initTemplate = template.Must(template.New("init").Parse(`# Campaign file written by callrun init for {{.Sheet}}.
@@ -259,7 +229,7 @@ sheets:
     # The header holds: {{range $i, $h := .Header}}{{if $i}}, {{end}}{{printf "%q" $h}}{{end}}
     fields:                      # form field: CSV column
 {{- range .Mapped}}
-      {{.Field}}: {{printf "%q" .Column}}{{if .Note}}    # {{.Note}}{{end}}
+      {{.Field}}: {{.Column}}{{if .Note}}    # {{.Note}}{{end}}
 {{- end}}
 {{- range .Todo}}
       # {{.Field}}: ""           # no column recognised; map one if the sheet has it
@@ -270,20 +240,31 @@ sheets:
 {{- if .Unused}}
     # Not sent: {{range $i, $h := .Unused}}{{if $i}}, {{end}}{{printf "%q" $h}}{{end}}
 {{- end}}
+{{- if .NameColumn}}
+    name_column: {{printf "%q" .NameColumn}}    # full names, split into first_name and last_name
+{{- end}}
+{{- if .CountryColumn}}
+    country_column: {{printf "%q" .CountryColumn}}    # each row's country: its number is read as that country's, and a number of another country is not called
+{{- end}}
 {{- if .TZ}}
     # timezone_column: {{printf "%q" .TZ}}   # with hours: {timezone: contact}
 {{- end}}
-region: {{.Region}}    # {{.RegionNote}}
+region: {{.Region}}    # {{if eq .Region "TODO"}}TODO: {{end}}{{.RegionNote}}
 {{- if gt (len .Countries) 1}}
-countries: [{{range $i, $c := .Countries}}{{if $i}}, {{end}}{{$c}}{{end}}]    # the sheet holds numbers of these countries; only listed ones are called
+countries: [{{range $i, $c := .Countries}}{{if $i}}, {{end}}{{$c}}{{end}}]    # the countries the sheet's country column names; only listed ones are called
+{{- else if eq .Region "TODO"}}
+# countries: [US, CA]       # the countries whose numbers may be called (default: region)
 {{- else}}
 # countries: [{{.Region}}]       # the countries whose numbers may be called (default: region)
+{{- end}}
+{{- if .Others}}
+# Also seen, and not called unless listed in countries: numbers written with +country of {{.Others}}
 {{- end}}
 suppress: []                 # CSV files of numbers never to call, e.g. [do-not-call.csv]
 dedupe: campaign             # call each number once in the campaign (or: agent, none)
 pace: {per_second: 1, burst: 1, concurrency: 4}
 # Calling hours: calls start only inside them, and never outside 08:00-20:00
-# in the called person's own zones (stricter in France). TODO: your own.
+# in the called person's own zones (stricter in France). Check they are yours.
 hours: {timezone: {{.Zone}}, days: [mon, tue, wed, thu, fri], start: "09:00", end: "20:00"}
 `))
 

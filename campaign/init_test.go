@@ -54,23 +54,19 @@ func TestInitGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fields, _ := SuggestMapping(r.Header())
-			var sample []string
-			if col, ok := fields["phone_number"]; ok {
-				idx, _ := r.Column(col)
-				for {
-					rec, err := r.Next()
-					if err != nil {
-						break
-					}
-					if rec.Err == nil {
-						sample = append(sample, rec.Fields[idx])
-					}
+			var rows [][]string
+			for {
+				rec, err := r.Next()
+				if err != nil {
+					break
+				}
+				if rec.Err == nil {
+					rows = append(rows, slices.Clone(rec.Fields))
 				}
 			}
 			r.Close()
 			var b bytes.Buffer
-			if err := WriteInit(&b, InitOptions{Sheet: name, SheetName: name, Header: r.Header(), Sample: sample}); err != nil {
+			if _, err := WriteInit(&b, InitOptions{Sheet: name, SheetName: name, Header: r.Header(), Rows: rows}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("init", name+".yaml.golden"), b.Bytes())
@@ -86,6 +82,14 @@ func TestInitGolden(t *testing.T) {
 				t.Fatalf("an unfilled init file was accepted: %v", err)
 			}
 			filled := strings.Replace(b.String(), `"TODO: write the agent's prompt"`, `"Hello, this is a reminder call."`, 1)
+			if strings.Contains(filled, "region: TODO") {
+				// A person decides the region: refused until then.
+				os.WriteFile(path, []byte(filled), 0o644)
+				if _, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)}); err == nil || !strings.Contains(err.Error(), "region is still TODO") {
+					t.Fatalf("a TODO region was accepted: %v", err)
+				}
+				filled = strings.Replace(filled, "region: TODO", "region: US", 1)
+			}
 			os.WriteFile(path, []byte(filled), 0o644)
 			f, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
 			if err != nil {
@@ -105,7 +109,7 @@ func TestInitGolden(t *testing.T) {
 func TestInitMapsAccountFields(t *testing.T) {
 	header := []string{"Phone", "First Name", "City", "Zip Code", "Notes"}
 	var b bytes.Buffer
-	err := WriteInit(&b, InitOptions{Sheet: "leads.csv", SheetName: "leads.csv", Agent: "Spring", Header: header,
+	_, err := WriteInit(&b, InitOptions{Sheet: "leads.csv", SheetName: "leads.csv", Agent: "Spring", Header: header, Region: "US",
 		AccountFields: []string{"address", "city", "zip_code"}, AccountFrom: `agent "Spring"'s call endpoint`})
 	if err != nil {
 		t.Fatal(err)
@@ -135,12 +139,96 @@ func TestInitMapsAccountFields(t *testing.T) {
 	}
 }
 
-// TestInitListsTheSheetsCountries: init writes countries: when the sheet
-// holds numbers of other countries (with +country), so that plan does
-// not refuse them unasked.
-func TestInitListsTheSheetsCountries(t *testing.T) {
-	got := sampleCountries([]string{"+44 20 7946 0123", "(212) 555-0147", "+1 416 555 0163", "0049 30 12345678", "+800 1234 5678", "+1 555 0100"}, "US")
-	if want := []string{"CA", "DE", "GB", "US"}; !slices.Equal(got, want) {
-		t.Errorf("sampleCountries = %v, want %v", got, want)
+// TestInitReadsTheValues: init maps what the values show, not only the
+// names: the cases of CRM exports and hand-kept lists where names alone
+// mapped the wrong column, or none, or guessed the region from a few.
+func TestInitReadsTheValues(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		header    []string
+		rows      [][]string
+		phones    string
+		country   string
+		region    string
+		countries string
+		id, full  string
+	}{
+		{"US with one Mexican", []string{"Name", "Phone", "Country"},
+			[][]string{{"A", "(212) 555-0101", "US"}, {"B", "212-555-0102", "US"}, {"C", "+52 55 1234 5678", "US"}, {"D", "2125550104", "US"}, {"E", "(415) 555-0105", "United States"}},
+			"Phone", "Country", "US", "US", "", "Name"},
+		{"Zoho India", []string{"First Name", "Last Name", "Mobile", "Mailing Country"},
+			[][]string{{"A", "K", "98765 43210", "India"}, {"B", "L", "9876543211", "India"}, {"C", "M", "91234 56789", "India"}},
+			"Mobile", "Mailing Country", "IN", "IN", "", ""},
+		{"French list", []string{"Numéro", "Nom", "Prénom", "Téléphone", "Pays"},
+			[][]string{{"C-10023", "Dupont", "Jean", "01 23 45 67 89", "France"}, {"C-10024", "Martin", "Léa", "06 12 34 56 78", "France"}, {"C-10026", "Petit", "Luc", "04 72 00 00 01", "FRA"}, {"C-10025", "Roux", "Max", "+32 2 123 45 67", "Belgique"}},
+			"Téléphone", "Pays", "FR", "BE FR", "", ""},
+		{"Pipedrive", []string{"Person - Name", "Person - Phone - Work", "Person - Phone - Mobile", "Person - ID"},
+			[][]string{{"Ada Lovelace", "+1 415 555 0101", "+1 415 555 0201", "17"}, {"Bo Bo", "+1 415 555 0102", "", "18"}, {"Cy Cy", "", "+1 415 555 0203", "19"}},
+			"Person - Phone - Mobile, Person - Phone - Work", "", "US", "US", "", "Person - Name"},
+		{"minority with +", []string{"Phone"},
+			[][]string{{"(212) 555-0101"}, {"212-555-0102"}, {"+52 55 1234 5678"}, {"2125550104"}},
+			"Phone", "", "TODO", "", "", ""},
+		{"HubSpot ids are not HighLevel ids", []string{"Record ID", "Phone Number", "Country/Region"},
+			[][]string{{"51234567801", "+1 212 555 0101", "United States"}, {"51234567802", "+1 212 555 0102", "United States"}},
+			"Phone Number", "Country/Region", "US", "US", "", ""},
+		{"HighLevel ids", []string{"Contact Id", "Phone"},
+			[][]string{{"ZBnVDZSvmYH7RBq5K4Ku", "+1 212 555 0101"}, {"a8Xk2LmQ9pRt4VwYz3Bc", "+1 212 555 0102"}, {"Qw3Er5Ty7Ui9Op1As2Df", "+1 212 555 0103"}},
+			"Phone", "", "US", "US", "Contact Id", ""},
+		{"no phone column", []string{"Name", "Email", "Notes"},
+			[][]string{{"Ada", "ada@example.com", "call back"}},
+			"", "", "TODO", "", "", "Name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := guessSheet(tc.header, tc.rows, "")
+			if got := strings.Join(g.phones, ", "); got != tc.phones {
+				t.Errorf("phone columns %q, want %q", got, tc.phones)
+			}
+			if g.country != tc.country || g.region != tc.region || strings.Join(g.countries, " ") != tc.countries || g.id != tc.id || g.name != tc.full {
+				t.Errorf("country column %q, region %q (%s), countries %v, id %q, name %q; want %q, %q, %q, %q, %q",
+					g.country, g.region, g.regionNote, g.countries, g.id, g.name, tc.country, tc.region, tc.countries, tc.id, tc.full)
+			}
+		})
+	}
+}
+
+// TestInitWithNoPhoneColumn: init says so, and so does the file it
+// writes, which plan refuses with what to write.
+func TestInitWithNoPhoneColumn(t *testing.T) {
+	var b bytes.Buffer
+	notes, err := WriteInit(&b, InitOptions{Sheet: "s.csv", SheetName: "s.csv", Header: []string{"Name", "Email"}, Rows: [][]string{{"Ada", "ada@example.com"}}, Region: "US"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) == 0 || !strings.Contains(notes[0], "No column of phone numbers") {
+		t.Errorf("notes %q", notes)
+	}
+	if !strings.Contains(b.String(), `phone_number: "TODO"    # TODO: no column of phone numbers found`) {
+		t.Errorf("the file does not say so:\n%s", b.String())
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.csv"), []byte("Name,Email\nAda,ada@example.com\n"), 0o644)
+	filled := strings.Replace(b.String(), `"TODO: write the agent's prompt"`, `"Hello."`, 1)
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(filled), 0o644)
+	_, err = Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true, Getenv: env(nil)})
+	if err == nil || !strings.Contains(err.Error(), "phone_number is still TODO") {
+		t.Errorf("Load = %v; want the TODO phone column refused", err)
+	}
+}
+
+// TestInitCountryHeaders: the country columns of CRM exports and lists
+// in the main languages are found by their names, when their values are
+// countries.
+func TestInitCountryHeaders(t *testing.T) {
+	for _, h := range []string{"Country", "CC", "Mailing Country", "Country/Region", "Land", "Pays", "País", "MailingCountry", "Billing Country", "Person - Country"} {
+		g := guessSheet([]string{"Phone", h}, [][]string{{"+49 30 1234567", "Deutschland"}, {"030 1234568", "DE"}, {"030 1234569", "Germany"}}, "")
+		if g.country != h || g.region != "DE" {
+			t.Errorf("header %q: country column %q, region %q", h, g.country, g.region)
+		}
+	}
+	if g := guessSheet([]string{"Person - Email - Work"}, [][]string{{"ada@example.com"}}, "US"); g.email != "Person - Email - Work" {
+		t.Errorf("Pipedrive's e-mail column: %q", g.email)
+	}
+	if g := guessSheet([]string{"Phone", "Land"}, [][]string{{"+49 30 1234567", "Flurstück 12"}, {"030 1234568", "Acker"}}, ""); g.country != "" {
+		t.Errorf("a Land column of plots was read as countries: %q", g.country)
 	}
 }

@@ -71,17 +71,53 @@ func (s *phoneSet) mix(key uint64) uint64 {
 
 // add records one more sighting of key and returns how many times it was
 // seen before.
-func (s *phoneSet) add(key uint64) uint32 {
+func (s *phoneSet) add(key uint64) uint32 { return s.insert(key, true) }
+
+// put adds key without counting sightings: the suppression list, whose
+// repeats matter to nobody.
+func (s *phoneSet) put(key uint64) { s.insert(key, false) }
+
+// has reports whether key is in the set.
+func (s *phoneSet) has(key uint64) bool {
+	if key == 0 {
+		return false
+	}
+	h := s.mix(key)
+	r := h & phoneSlotMask
+	if key > phoneMixMask || r == 0 {
+		_, ok := s.other[key]
+		return ok
+	}
+	sh := &s.shards[h>>phoneSlotBits]
+	if sh.n == 0 {
+		return false
+	}
+	b, end := sh.b, sh.slots()*phoneSlotSize
+	for o := sh.home(r); ; {
+		switch binary.LittleEndian.Uint64(b[o:]) & phoneSlotMask {
+		case 0:
+			return false
+		case r:
+			return true
+		}
+		if o += phoneSlotSize; o == end {
+			o = 0
+		}
+	}
+}
+
+// insert is add, counting repeats only when count is set.
+func (s *phoneSet) insert(key uint64, count bool) uint32 {
 	if key == 0 {
 		return 0 // not a valid number; never deduplicated
 	}
 	if key > phoneMixMask {
-		return s.addOther(key)
+		return s.addOther(key, count)
 	}
 	h := s.mix(key)
 	r := h & phoneSlotMask
 	if r == 0 {
-		return s.addOther(key)
+		return s.addOther(key, count)
 	}
 	sh := &s.shards[h>>phoneSlotBits]
 	if (sh.n+1)*8 > sh.slots()*7 {
@@ -96,6 +132,9 @@ func (s *phoneSet) add(key uint64) uint32 {
 			s.n++
 			return 0
 		case r:
+			if !count {
+				return 1
+			}
 			s.repeats[key]++
 			return s.repeats[key]
 		}
@@ -105,9 +144,12 @@ func (s *phoneSet) add(key uint64) uint32 {
 	}
 }
 
-// addOther is add for a key the slots cannot hold.
-func (s *phoneSet) addOther(key uint64) uint32 {
+// addOther is insert for a key the slots cannot hold.
+func (s *phoneSet) addOther(key uint64, count bool) uint32 {
 	if _, ok := s.other[key]; ok {
+		if !count {
+			return 1
+		}
 		s.repeats[key]++
 		return s.repeats[key]
 	}

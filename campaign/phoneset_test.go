@@ -234,3 +234,44 @@ func TestPhoneSetGrowth(t *testing.T) {
 		t.Errorf("load %.1f%%, %d keys, %d in the map", 100*load, s.n, len(s.other))
 	}
 }
+
+// TestPhoneSetHasAndPut: has answers for every key put, of every kind
+// (slot keys, keys whose slot value is 0, keys too large for a slot), and
+// for no other; put counts no repeats.
+func TestPhoneSetHasAndPut(t *testing.T) {
+	s := newPhoneSet()
+	r := rand.New(rand.NewPCG(3, 4))
+	var in, out []uint64
+	for i := range 200_000 {
+		k := r.Uint64()>>14 | 1
+		if i%2 == 0 {
+			in = append(in, k)
+		} else {
+			out = append(out, k)
+		}
+	}
+	for sh := range 8 {
+		if k := s.keyWithMix(sh, 0); k != 0 {
+			in = append(in, k)
+		}
+	}
+	in = append(in, 1<<57+5)
+	out = append(out, 1<<57+7, 0)
+	for _, k := range in {
+		s.put(k)
+		s.put(k)
+	}
+	for _, k := range in {
+		if !s.has(k) {
+			t.Fatalf("has(%#x) = false after put", k)
+		}
+	}
+	for _, k := range out {
+		if s.has(k) {
+			t.Fatalf("has(%#x) = true, never put", k)
+		}
+	}
+	if len(s.repeats) != 0 || s.n != len(in) {
+		t.Errorf("%d keys, %d repeats counted; want %d keys, none counted", s.n, len(s.repeats), len(in))
+	}
+}

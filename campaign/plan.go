@@ -193,7 +193,10 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		for _, sp := range opts.Suppress.Problems {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s row %d: %s (ignored: this entry suppresses nobody)", sp.File, sp.Row, sp.Message))
 		}
-		p.SuppressionIgnored = len(opts.Suppress.Problems)
+		if more := opts.Suppress.Ignored - len(opts.Suppress.Problems); more > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("and %d more entries of the suppression files that are no phone number", more))
+		}
+		p.SuppressionIgnored = opts.Suppress.Ignored
 		if n := opts.Suppress.Several; n > 0 {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%d suppression entr(ies) may mean more than one number, and every number each may mean is suppressed, which can keep someone else from being called (%s); write them as +country number to suppress only the one meant", n, opts.Suppress.Example))
 		}

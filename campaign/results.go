@@ -100,8 +100,8 @@ func SettledKey(f *File, st *store.State, c *Contact) (store.Key, bool) {
 }
 
 // ReportRow is a contact's row of report.csv.
-func ReportRow(f *File, st *store.State, c *Contact) report.Row {
-	row := report.Row{
+func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
+	row = report.Row{
 		Sheet: f.Sheets[c.Sheet].File, Row: c.Row, Agent: f.Agents[c.Agent].Name,
 		PhoneNumber: c.Fields[FieldPhone], Email: c.Fields[FieldEmail],
 		FirstName: c.Fields[FieldFirstName], LastName: c.Fields[FieldLastName],
@@ -124,6 +124,11 @@ func ReportRow(f *File, st *store.State, c *Contact) report.Row {
 	case Duplicate, Suppressed:
 		return row
 	}
+	defer func() {
+		if c.PhoneColumn != "" {
+			row.Reason = strings.TrimPrefix(row.Reason+"; ", "; ") + fmt.Sprintf("number from column %q", c.PhoneColumn)
+		}
+	}()
 	row.Reason = c.Warning
 	key, _ := SettledKey(f, st, c)
 	e, ok := st.Lookup(key)

@@ -31,11 +31,14 @@ func (l *loader) validate(f *File) {
 	l.validateAgents(f)
 	l.validateSheets(f)
 	for i, s := range f.Suppress {
-		l.checkReadable(fmt.Sprintf("suppress[%d]", i), f.Path(s), "suppression file")
+		key := fmt.Sprintf("suppress[%d]", i)
+		if strings.TrimSpace(s.File) == "" {
+			l.problem(key, "a suppression file needs its path: suppress: [dnc.csv] or [{file: dnc.csv, column: Phone}]")
+			continue
+		}
+		l.checkReadable(key, f.Path(s.File), "suppression file")
 	}
-	if !phone.ValidRegion(f.Region) {
-		l.problem("region", "region %q is not a two-letter country code such as US, GB or DE", f.Region)
-	}
+	l.validateRegion("region", f.Region)
 	l.validatePhoneRules("", f.Countries, f.AllowNumberKinds)
 	if !slices.Contains([]string{"campaign", "agent", "none"}, f.Dedupe) {
 		l.problem("dedupe", "dedupe is %q; allowed: campaign, agent, none", f.Dedupe)
@@ -207,6 +210,19 @@ func (l *loader) validateSheets(f *File) {
 		if _, ok := s.Fields["phone_number"]; !ok {
 			l.problem(key+".fields", "map the phone number: fields: {phone_number: <CSV column>}")
 		}
+		seenCol := map[string]bool{}
+		for _, c := range s.PhoneColumns {
+			fk := key + ".fields.phone_number"
+			switch {
+			case strings.TrimSpace(c) == "":
+				l.problem(fk, "phone_number lists an empty column name")
+			case strings.HasPrefix(strings.ToUpper(strings.TrimSpace(c)), "TODO"):
+				l.problem(fk, "phone_number is still TODO: callrun init found no column of phone numbers in %s; write the name of the column that holds them (or several: phone_number: [Mobile, Phone])", s.File)
+			case seenCol[strings.ToLower(c)]:
+				l.problem(fk, "phone_number lists the column %q twice", c)
+			}
+			seenCol[strings.ToLower(c)] = true
+		}
 		// A name beyond the seven may be a field the account defines: it
 		// is checked against the agent's call endpoint online.
 		for field, column := range s.Fields {
@@ -214,7 +230,7 @@ func (l *loader) validateSheets(f *File) {
 			if !apiclient.IsFieldName(field) {
 				l.problem(fk, "%q is not a form field name: a field name holds only letters, digits and _ (the call endpoint's own: %s)%s", field, strings.Join(FormFields, ", "), suggest(field, FormFields))
 			}
-			if strings.TrimSpace(column) == "" {
+			if strings.TrimSpace(column) == "" && field != "phone_number" {
 				l.problem(fk, "field %s maps to an empty column name", field)
 			}
 		}
@@ -238,10 +254,27 @@ func (l *loader) validateSheets(f *File) {
 		if err := sheet.CheckEncoding(s.Encoding); err != nil {
 			l.problem(key+".encoding", "%v", err)
 		}
-		if _, written := l.lines[key+".region"]; written && !phone.ValidRegion(s.Region) {
-			l.problem(key+".region", "region %q is not a two-letter country code such as US, GB or DE", s.Region)
+		if _, written := l.lines[key+".region"]; written {
+			l.validateRegion(key+".region", s.Region)
+		}
+		if _, written := l.lines[key+".country_column"]; written && strings.TrimSpace(s.CountryColumn) == "" {
+			l.problem(key+".country_column", "country_column is empty: name the column of each row's country, or remove the key")
 		}
 		l.validatePhoneRules(key+".", s.Countries, s.AllowNumberKinds)
+	}
+}
+
+// validateRegion checks a region: key. callrun init writes "TODO" there
+// when the sheet does not say which country its numbers are in; that is
+// refused until a person decides.
+func (l *loader) validateRegion(key, region string) {
+	switch {
+	case strings.HasPrefix(strings.ToUpper(region), "TODO"):
+		l.problem(key, "%s is still TODO: callrun init could not tell which country this sheet's numbers written without +country belong to. "+
+			"Set it to the two-letter code of the country most of the contacts are in (the comment beside it says what init saw), "+
+			"and if the sheet has a column of each row's country, name it in country_column: so that each row is read as its own country's", key)
+	case !phone.ValidRegion(region):
+		l.problem(key, "region %q is not a two-letter country code such as US, GB or DE", region)
 	}
 }
 

@@ -14,6 +14,16 @@ import (
 // someone from being called; one missed is called against their wish.
 // The contact reader's suppression set uses it.
 func (p *Normalizer) Readings(cell string, regions []string) []string {
+	return p.readings(cell, regions, false)
+}
+
+// readings is Readings; full false lets a cell of bare digits (with or
+// without one leading '+', not starting with 00) skip reading it as a
+// sheet's cell is read: for such a cell that reading is one of the
+// readings of its digits added below, and the skip makes a list of
+// millions of numbers load several times faster.
+func (p *Normalizer) readings(cell string, regions []string, full bool) []string {
+	full = full || !plainDigits(cell)
 	var out []string
 	add := func(e164 string) {
 		if e164 != "" && !slices.Contains(out, e164) {
@@ -21,16 +31,26 @@ func (p *Normalizer) Readings(cell string, regions []string) []string {
 		}
 	}
 	for _, region := range regions {
+		if !full {
+			break
+		}
 		if n, err := p.Read(cell, Any(region)); err == nil {
 			add(n.E164)
 		}
 	}
 	parts := []string{cell}
-	if holdsTwo(cell) {
+	if full && holdsTwo(cell) {
 		parts = append(parts, splitList(cell)...)
 	}
 	for _, part := range parts {
-		plus, ds := leadingDigits(part)
+		var plus bool
+		var ds string
+		if full {
+			plus, ds = leadingDigits(part)
+		} else {
+			ds, plus = strings.CutPrefix(part, "+")
+			ds = boundedDigits(ds)
+		}
 		if ds == "" {
 			continue
 		}
@@ -63,6 +83,21 @@ func (p *Normalizer) Readings(cell string, regions []string) []string {
 		}
 	}
 	return out
+}
+
+// plainDigits reports whether s is ASCII digits, with or without one
+// leading '+', and does not start with 00 (nor with +0).
+func plainDigits(s string) bool {
+	s, plus := strings.CutPrefix(s, "+")
+	if s == "" || strings.HasPrefix(s, "00") || (plus && s[0] == '0') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // splitList splits a cell that holds several numbers at its list

@@ -1,0 +1,298 @@
+package campaign
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/nyaruka/phonenumbers"
+)
+
+// sheetGuess is what callrun init makes of a sheet's header and first
+// rows: which columns hold phone numbers, countries, full names and
+// HighLevel contact ids, and which country the numbers are in.
+type sheetGuess struct {
+	phones     []string // the phone columns, the one to try first first
+	country    string   // the column of each row's country
+	name       string   // a full-name column, when there is no first or last name column
+	id         string   // the column of HighLevel contact ids
+	email      string   // a column of e-mail addresses whose name only holds the word ("Person - Email - Work")
+	region     string   // "TODO" when it cannot be decided
+	regionNote string
+	countries  []string // the countries the sheet is meant to reach
+	others     string   // the countries seen otherwise, for a comment
+	notes      []string // what init tells the person
+}
+
+// Words of phone column headers (folded). Strong words name a phone
+// column; weak ones ("Number", "Numéro") may name a customer number, so
+// such a column is taken only when its values leave no doubt.
+var (
+	strongPhoneWords = []string{"phone", "mobile", "mobil", "tel", "telefon", "telephone", "handy", "cell", "portable", "movil", "celular", "fon", "gsm", "whatsapp"}
+	mobileWords      = []string{"mobile", "mobil", "cell", "handy", "portable", "movil", "celular", "gsm"}
+	weakPhoneWords   = []string{"number", "numero", "nummer", "rufnummer", "contactnumber", "no"}
+	countryWords     = []string{"country", "countrycode", "cc", "land", "pays", "pais", "nation", "countryregion", "staat", "landcode", "codepays"}
+	fullNameWords    = []string{"name", "fullname", "contactname", "personname", "contact", "nomcomplet", "nombrecompleto", "vollstandigername", "customername", "clientname", "kundenname", "leadname"}
+	hlContactID      = regexp.MustCompile(`^[A-Za-z0-9]{20}$`)
+)
+
+// headerWords splits a header into folded words: "Person - Phone - Work"
+// gives person, phone, work; "MobilePhone" gives mobilephone.
+func headerWords(h string) []string {
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(h), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		words = append(words, foldHeader(w))
+	}
+	return words
+}
+
+// hasWord reports whether header h holds one of words, as a word or as
+// the start or end of one ("MobilePhone", "Telefonnummer").
+func hasWord(h string, words []string) bool {
+	for _, w := range headerWords(h) {
+		for _, x := range words {
+			if w == x || (len(x) >= 3 && (strings.HasPrefix(w, x) || strings.HasSuffix(w, x))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// excelNumber is a number cell as Excel shows a long number:
+// 1.4155550199E+10, or 4,42079460000E+11 with a decimal comma.
+var excelNumber = regexp.MustCompile(`^[0-9][.,][0-9]+[eE]\+?[0-9]+$`)
+
+// phoneLike reports whether a cell is written as a phone number is: digits
+// (7 to 15 of them) and the punctuation numbers are written with, or a
+// long number as Excel shows it.
+func phoneLike(cell string) bool {
+	cell = strings.TrimPrefix(strings.TrimSpace(cell), "'")
+	if excelNumber.MatchString(cell) {
+		return true
+	}
+	digits := 0
+	for _, r := range cell {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case strings.ContainsRune("+ ()-./\u00a0", r):
+		default:
+			return false
+		}
+	}
+	return digits >= 7 && digits <= 15
+}
+
+// guessSheet reads a sheet's header and first rows as callrun init does.
+// region, when not "", is the one the person gave.
+func guessSheet(header []string, rows [][]string, region string) sheetGuess {
+	var g sheetGuess
+	cells := func(c int) (nonEmpty []string) {
+		for _, r := range rows {
+			if c < len(r) && strings.TrimSpace(r[c]) != "" {
+				nonEmpty = append(nonEmpty, strings.TrimSpace(r[c]))
+			}
+		}
+		return nonEmpty
+	}
+	share := func(vals []string, ok func(string) bool) float64 {
+		if len(vals) == 0 {
+			return 0
+		}
+		n := 0
+		for _, v := range vals {
+			if ok(v) {
+				n++
+			}
+		}
+		return float64(n) / float64(len(vals))
+	}
+
+	// Phone columns: a phone word and values written as numbers; failing
+	// that, a weak word or no word and values that leave no doubt.
+	var strong, weak []int
+	for c, h := range header {
+		if h == "" || hasWord(h, []string{"fax"}) {
+			continue
+		}
+		vals := cells(c)
+		s := share(vals, phoneLike)
+		switch {
+		case hasWord(h, strongPhoneWords) && (s >= 0.5 || (len(vals) == 0 && len(rows) == 0)):
+			strong = append(strong, c)
+		case s >= 0.8 && len(vals) > 0:
+			weak = append(weak, c)
+		}
+	}
+	chosen := strong
+	if len(chosen) == 0 {
+		chosen = weak
+	}
+	// Mobile columns first: the number that reaches the person.
+	sort.SliceStable(chosen, func(i, j int) bool {
+		return hasWord(header[chosen[i]], mobileWords) && !hasWord(header[chosen[j]], mobileWords)
+	})
+	if len(chosen) > 3 {
+		chosen = chosen[:3]
+	}
+	for _, c := range chosen {
+		g.phones = append(g.phones, header[c])
+	}
+	if len(g.phones) == 0 {
+		g.notes = append(g.notes, "No column of phone numbers was found (by its name and its values): the file's phone_number is TODO, and plan refuses it until you write the column's name there.")
+	} else if len(g.phones) > 1 {
+		g.notes = append(g.notes, fmt.Sprintf("Phone columns: %s; each row is called at the first of them that holds a number it can call.", strings.Join(g.phones, ", ")))
+	}
+
+	// The country column: a country word and values that are countries.
+	countryCol := -1
+	for c, h := range header {
+		if h != "" && hasWord(h, countryWords) && share(cells(c), func(v string) bool { _, ok := phone.ParseCountry(v); return ok }) >= 0.5 {
+			countryCol, g.country = c, h
+			break
+		}
+	}
+
+	// A full-name column, an id column, an e-mail column.
+	for c, h := range header {
+		if g.email == "" && hasWord(h, []string{"email", "mail", "courriel", "correo"}) {
+			if vals := cells(c); len(vals) > 0 && share(vals, plausibleEmail) >= 0.8 {
+				g.email = h
+			}
+		}
+		if g.name == "" && slices.Contains(fullNameWords, strings.Join(headerWords(h), "")) && len(cells(c)) > 0 {
+			g.name = h
+		}
+		if g.id == "" && slices.Contains(columnAliases["ghl_contact_id"], foldHeader(h)) {
+			if vals := cells(c); len(vals) > 0 && share(vals, hlContactID.MatchString) >= 0.8 {
+				g.id = h
+			}
+		}
+	}
+
+	// The countries the rows say, and those of the numbers written with
+	// +country.
+	rowCountries := map[string]int{}
+	rowsWithCountry := 0
+	if countryCol >= 0 {
+		for _, v := range cells(countryCol) {
+			if code, ok := phone.ParseCountry(v); ok {
+				rowCountries[code]++
+				rowsWithCountry++
+			}
+		}
+	}
+	plusCountries := map[string]int{}
+	phoneCells, plusCells := 0, 0
+	var national []string
+	for _, name := range g.phones {
+		c := slices.Index(header, name)
+		for _, v := range cells(c) {
+			phoneCells++
+			s := strings.TrimPrefix(v, "'")
+			if rest, ok := strings.CutPrefix(s, "00"); ok {
+				s = "+" + rest
+			}
+			if !strings.HasPrefix(s, "+") {
+				if phoneLike(s) {
+					national = append(national, s)
+				}
+				continue
+			}
+			plusCells++
+			if num, err := phonenumbers.Parse(s, "ZZ"); err == nil && phonenumbers.IsValidNumber(num) {
+				if r := phonenumbers.GetRegionCodeForNumber(num); r != "" && r != "001" {
+					plusCountries[r]++
+				}
+			}
+		}
+	}
+	top := func(counts map[string]int) (string, int) {
+		best, n := "", 0
+		for k, v := range counts {
+			if v > n || (v == n && k < best) {
+				best, n = k, v
+			}
+		}
+		return best, n
+	}
+	seen := func(counts map[string]int) string {
+		var parts []string
+		for k, v := range counts {
+			parts = append(parts, fmt.Sprintf("%s %d", k, v))
+		}
+		sort.Strings(parts)
+		return strings.Join(parts, ", ")
+	}
+	switch {
+	case region != "":
+		g.region, g.regionNote = strings.ToUpper(region), "given with --region"
+	case rowsWithCountry > 0:
+		if best, n := top(rowCountries); 3*n > 2*rowsWithCountry {
+			g.region, g.regionNote = best, fmt.Sprintf("from column %q: %d of %d rows say %s", g.country, n, rowsWithCountry, best)
+		} else {
+			g.region = "TODO"
+			g.regionNote = fmt.Sprintf("column %q names no clear majority (%s): write the country most numbers without +country belong to", g.country, seen(rowCountries))
+		}
+	default:
+		// A clear majority: three numbers at least, two thirds of those
+		// written with +country, and the numbers written without it read
+		// as that country's.
+		best, n := top(plusCountries)
+		if n >= 3 && 3*n > 2*plusCells && nationalValid(national, best) {
+			g.region, g.regionNote = best, fmt.Sprintf("guessed from the sheet: %d of its %d numbers written with +country are +%d, and those without read as %s numbers", n, plusCells, phonenumbers.GetCountryCodeForRegion(best), best)
+		} else {
+			g.region = "TODO"
+			g.regionNote = "the sheet does not say which country its numbers without +country are in"
+			if plusCells > 0 {
+				g.regionNote += fmt.Sprintf(" (%d of %d are written with +country: %s)", plusCells, phoneCells, seen(plusCountries))
+			}
+			g.regionNote += ": write its two-letter code (US, GB, DE, ...)"
+		}
+	}
+	if g.region == "TODO" {
+		g.notes = append(g.notes, "region is TODO: "+g.regionNote+". plan refuses the file until you set it.")
+	}
+
+	// countries: the region and every country the country column names;
+	// the countries of numbers written with +country beyond them go in a
+	// comment: a person decides whether those are meant.
+	meant := map[string]bool{}
+	if g.region != "TODO" {
+		meant[g.region] = true
+	}
+	for c := range rowCountries {
+		meant[c] = true
+	}
+	for c := range meant {
+		g.countries = append(g.countries, c)
+	}
+	sort.Strings(g.countries)
+	other := map[string]int{}
+	for c, n := range plusCountries {
+		if !meant[c] {
+			other[c] = n
+		}
+	}
+	if len(other) > 0 {
+		g.others = seen(other)
+	}
+	return g
+}
+
+// nationalValid reports whether at least half of the cells, numbers
+// written without +country, are valid numbers of region.
+func nationalValid(cells []string, region string) bool {
+	valid := 0
+	for _, c := range cells {
+		if num, err := phonenumbers.Parse(c, region); err == nil && phonenumbers.IsValidNumber(num) {
+			valid++
+		}
+	}
+	return 2*valid >= len(cells)
+}
