@@ -149,10 +149,14 @@ func (f *File) SheetOptions(i int) sheet.Options {
 // SuppressFile is one entry of suppress:, a file of numbers never to
 // call: written as its path alone (dnc.csv), or with the column that holds
 // the numbers ({file: crm-dnc.csv, column: Phone Number}). Without a
-// column, the column is found by its header and its values.
+// column, the column is found by its header and its values. A file that
+// is not UTF-8 names its code page ({file: dnc.csv, encoding: windows-1252}).
 type SuppressFile struct {
 	File   string `yaml:"file"`
 	Column string `yaml:"column"`
+	// Encoding names the file's code page when it is not UTF-8, as a
+	// sheet's does.
+	Encoding string `yaml:"encoding"`
 }
 
 // UnmarshalYAML reads either form of a suppress: entry.

@@ -278,7 +278,7 @@ func (f *File) CheckSheets() error {
 		r.Close()
 	}
 	for i, p := range f.Suppress {
-		r, err := sheet.Open(f.Path(p.File))
+		r, err := sheet.OpenWith(f.Path(p.File), sheet.Options{Encoding: p.Encoding})
 		if err != nil {
 			add(fmt.Sprintf("suppress[%d]", i), err)
 			continue

@@ -87,7 +87,7 @@ func (s *Suppression) load(ctx context.Context, f *File, i int, p SuppressFile, 
 	fail := func(format string, args ...any) error {
 		return &FileError{Problems: []Problem{{File: f.Source, Line: f.Line(key), Key: key, Msg: fmt.Sprintf(format, args...)}}}
 	}
-	r, err := sheet.Open(f.Path(p.File))
+	r, err := sheet.OpenWith(f.Path(p.File), sheet.Options{Encoding: p.Encoding})
 	if err != nil {
 		return fail("%v", err)
 	}

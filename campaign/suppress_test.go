@@ -46,6 +46,8 @@ func TestSuppressionFilesAsTheyAre(t *testing.T) {
 		{"column named", "[{file: crm.csv, column: Mobile}]", map[string]string{"crm.csv": "Id;Phone;Mobile\n1;+14155550199;+14155550137\n2;;\n"}, "[7]"},
 		{"both forms", "[dnc.csv, {file: crm.csv, column: Phone}]", map[string]string{"dnc.csv": "Telefon\n+14155550132\n", "crm.csv": "Phone,Id\n+14155550133,9\n"}, "[2 3]"},
 		{"Téléphone header", "[dnc.csv]", map[string]string{"dnc.csv": "Nom;Téléphone\nDupont;4155550134\nMartin;\n"}, "[4]"},
+		{"Windows-1252 named", "[{file: dnc.csv, encoding: windows-1252}]", map[string]string{"dnc.csv": "Nom;T\xe9l\xe9phone\nM\xfcller;4155550134\n"}, "[4]"},
+		{"UTF-16 with its mark", "[dnc.csv]", map[string]string{"dnc.csv": "\xff\xfe4\x001\x005\x005\x005\x005\x000\x001\x003\x004\x00\n\x00"}, "[4]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := suppressCampaign(tc.suppress)

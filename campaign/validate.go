@@ -37,6 +37,9 @@ func (l *loader) validate(f *File) {
 			continue
 		}
 		l.checkReadable(key, f.Path(s.File), "suppression file")
+		if err := sheet.CheckEncoding(s.Encoding); err != nil {
+			l.problem(key+".encoding", "%v", err)
+		}
 	}
 	l.validateRegion("region", f.Region)
 	l.validatePhoneRules("", f.Countries, f.AllowNumberKinds)
