@@ -85,11 +85,15 @@ func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout
 	if toStdout {
 		out = stderr
 	}
-	r, err := sheet.Open(sheetPath)
+	enc := sheet.GuessEncoding(sheetPath)
+	r, err := sheet.OpenWith(sheetPath, sheet.Options{Encoding: enc})
 	if err != nil {
 		return usageError(err)
 	}
 	defer r.Close()
+	if enc != "" {
+		fmt.Fprintf(out, "%s is not UTF-8 text but reads cleanly in the %s code page: the campaign file says encoding: %s.\n", sheetPath, enc, enc)
+	}
 	if output == "" {
 		output = filepath.Join(filepath.Dir(sheetPath), "campaign.yaml")
 	}
@@ -113,7 +117,7 @@ func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout
 	}
 	var b bytes.Buffer
 	opts := campaign.InitOptions{
-		Sheet: filepath.ToSlash(rel), SheetName: filepath.Base(sheetPath), Agent: agent, Header: header, Region: region, Rows: rows,
+		Sheet: filepath.ToSlash(rel), SheetName: filepath.Base(sheetPath), Agent: agent, Header: header, Region: region, Rows: rows, Encoding: enc,
 	}
 	notes, err := campaign.WriteInit(&b, opts)
 	if err != nil {

@@ -94,6 +94,9 @@ type InitOptions struct {
 	// from, for the comment beside each (agent "X"'s call endpoint).
 	AccountFields []string
 	AccountFrom   string
+	// Encoding is the sheet's code page when it is not UTF-8
+	// (sheet.GuessEncoding), written as the sheet's encoding:.
+	Encoding string
 }
 
 // MatchAccountFields maps the columns of header whose name matches one of
@@ -201,6 +204,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
 		"Countries": g.countries, "Others": g.others, "CountryColumn": g.country, "NameColumn": nameColumn,
+		"Encoding": o.Encoding,
 	})
 	return g.notes, err
 }
@@ -225,6 +229,9 @@ agents:
     # webhook: {url: https://hooks.example.com/call-done, method: POST}   # optional
 sheets:
   - file: {{printf "%q" .Sheet}}
+{{- if .Encoding}}
+    encoding: {{.Encoding}}    # the sheet is not UTF-8; it reads cleanly in this code page
+{{- end}}
     agent: {{printf "%q" .Agent}}
     # The header holds: {{range $i, $h := .Header}}{{if $i}}, {{end}}{{printf "%q" $h}}{{end}}
     fields:                      # form field: CSV column

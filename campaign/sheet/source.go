@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
 	"golang.org/x/text/encoding"
@@ -93,6 +94,41 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	}
 	s.closer = closer
 	return s, nil
+}
+
+// GuessEncoding returns "windows-1252" when the start of the text file at
+// path is not UTF-8 but reads cleanly in the Windows code page (no byte it
+// leaves undefined, no control character but tab and line ends), and ""
+// otherwise: UTF-8, UTF-16 with its mark, a workbook, or a file it cannot
+// tell. callrun init writes it into the campaign file it drafts.
+func GuessEncoding(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	if bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("\xff\xfe")) || bytes.HasPrefix(head, []byte("\xfe\xff")) {
+		return ""
+	}
+	if len(head) == 1<<20 {
+		// Cut at the last line end, not inside a character.
+		if i := bytes.LastIndexByte(head, '\n'); i > 0 {
+			head = head[:i+1]
+		}
+	}
+	if utf8.Valid(head) {
+		return ""
+	}
+	for _, c := range head {
+		switch {
+		case c == 0x81 || c == 0x8d || c == 0x8f || c == 0x90 || c == 0x9d: // undefined in Windows-1252
+			return ""
+		case c < 0x20 && c != '\t' && c != '\r' && c != '\n':
+			return ""
+		}
+	}
+	return "windows-1252"
 }
 
 func openError(path string, err error) error {

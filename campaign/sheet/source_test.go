@@ -248,3 +248,25 @@ func TestEncodings(t *testing.T) {
 		t.Errorf("CheckEncoding(ISO-8859-15): %v", err)
 	}
 }
+
+func TestGuessEncoding(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, text, want string
+	}{
+		{"utf8.csv", "Vorname;Telefon\nJürgen;+4915112345678\n", ""},
+		{"ascii.csv", "Name,Phone\nAda,+14155550132\n", ""},
+		{"cp1252.csv", "Vorname;Telefon\nJ\xfcrgen;+4915112345678\nZo\xeb \xd8rsted;+4520123456\n", "windows-1252"},
+		{"undefined.csv", "Name,Phone\nA\x81da,+14155550132\n", ""},
+		{"control.csv", "Name,Phone\nA\x01\xe9,+14155550132\n", ""},
+		{"utf16.txt", "\xff\xfeN\x00a\x00\xe9\x00", ""},
+	} {
+		p := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(p, []byte(tt.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := GuessEncoding(p); got != tt.want {
+			t.Errorf("GuessEncoding(%s) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
