@@ -230,6 +230,8 @@ func TestAppendRejectsBadRecords(t *testing.T) {
 		{Type: TypeOutcome, Agent: "a", Phone: "+1"},
 		{Type: TypeOutcome, Agent: "a", Phone: "+1", Status: "maybe"},
 		{Type: TypeRun, Body: strings.Repeat("x", maxLine)},
+		{Type: TypeRun, At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},                   // encoding/json cannot write the year
+		{Type: TypeRun, At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 25*3600))}, // nor an offset of a day
 	} {
 		if err := j.Append(r); err == nil {
 			t.Errorf("Append(%+v) succeeded", r)
