@@ -164,10 +164,12 @@ func (s *State) apply(r *Record, pos int64) {
 	if r.Type != TypeIntent && r.Type != TypeOutcome {
 		return
 	}
-	k := Key{Agent: s.intern(r.Agent), Phone: r.Phone, N: r.N}
+	k := r.Key()
 	e, ok := s.entries[k]
 	if ok {
 		s.counts[e.status]--
+	} else {
+		k.Agent = s.intern(k.Agent) // one copy of the name for all its contacts
 	}
 	if r.Type == TypeIntent {
 		if e.attempts == 0 {
