@@ -329,6 +329,7 @@ func TestCorruptJournal(t *testing.T) {
 		{"unknown type last", good1 + `{"t":"maybe","agent":"a","phone":"+1"}` + "\n", "line 2"},
 		{"unknown status", good1 + `{"t":"outcome","agent":"a","phone":"+15550001","status":"done"}` + "\n" + good2, "line 2"},
 		{"no phone", good1 + `{"t":"intent","agent":"a"}` + "\n" + good2, "line 2"},
+		{"names cased otherwise", good1 + `{"T":"outcome","agent":"a","phone":"+15550001","status":"sent"}` + "\n" + good2, "line 2"},
 		{"long line", good1 + strings.Repeat("x", maxLine+10) + "\n" + good2, "line 2"},
 	}
 	for _, tt := range tests {
