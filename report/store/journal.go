@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -71,33 +72,30 @@ func (r Record) Key() Key { return Key{Agent: r.Agent, Phone: r.Phone, N: r.N} }
 
 // check reports whether r is a record the journal can hold and replay.
 func (r Record) check() error {
-	return checkRecord(r.Type, r.Status, r.Agent != "" && r.Phone != "")
-}
-
-// checkRecord is check for a record of type typ and status status, with
-// or without a key (agent and phone).
-func checkRecord(typ, status string, hasKey bool) error {
-	switch typ {
+	switch r.Type {
 	case TypeRun, TypeEnd:
 		return nil
 	case TypeIntent, TypeOutcome:
 	default:
-		return fmt.Errorf("unknown record type %q", typ)
+		return fmt.Errorf("unknown record type %q", r.Type)
 	}
-	if !hasKey {
-		return fmt.Errorf("%s record without agent or phone", typ)
+	if r.Agent == "" || r.Phone == "" {
+		return fmt.Errorf("%s record without agent or phone", r.Type)
 	}
-	if typ == TypeIntent {
-		if status != "" {
-			return fmt.Errorf("intent record with status %q", status)
+	if r.N < 0 || r.N > math.MaxInt32 {
+		return fmt.Errorf("%s record with occurrence number %d", r.Type, r.N)
+	}
+	if r.Type == TypeIntent {
+		if r.Status != "" {
+			return fmt.Errorf("intent record with status %q", r.Status)
 		}
 		return nil
 	}
-	switch status {
+	switch r.Status {
 	case OutcomeSent, OutcomeFailed, OutcomeUncertain, OutcomeRetry, OutcomeSkipped:
 		return nil
 	}
-	return fmt.Errorf("outcome record with unknown status %q", status)
+	return fmt.Errorf("outcome record with unknown status %q", r.Status)
 }
 
 // maxLine bounds one journal line. A longer line cannot be appended, and
@@ -324,7 +322,7 @@ func replay(path string, f *os.File) (*State, int64, error) {
 	if fi, err := f.Stat(); err == nil {
 		// A contact takes two lines, about 300 bytes or more: sizing the
 		// map for the journal at once spares replay its growing.
-		s.entries = make(map[Key]entry, fi.Size()/300)
+		s.entries = make(map[contact]entry, fi.Size()/300)
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	var (
