@@ -66,7 +66,6 @@ Example:
 			if c.NArg() > 0 {
 				return usageError(fmt.Errorf("sandbox takes no arguments, got %q", c.Args().Slice()))
 			}
-			liftMemoryLimit() // it keeps every call it is sent
 			opts := sandbox.Options{
 				ClientID: c.String("client-id"), ClientSecret: c.String("client-secret"), Code: c.String("code"),
 				AccessTokenLifetime:   c.Duration("token-lifetime"),

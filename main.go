@@ -6,16 +6,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	_ "time/tzdata" // calling hours need time zones even where the system has none
 )
 
 func main() {
 	ctx, stop := signalContext(context.Background())
-	if setMemoryLimit() {
-		go watchMemoryLimit(ctx, time.Second)
-	}
 	s := &session{stdout: os.Stdout, stderr: os.Stderr}
 	app := newApp(s)
 	err := app.RunContext(ctx, interspersed(app, os.Args))

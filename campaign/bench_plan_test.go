@@ -20,8 +20,8 @@ import (
 )
 
 // The plan benchmark: `callrun plan --offline` on a generated sheet of
-// 1,000,000 distinct contacts. Targets (from the issues): at least 100,000
-// rows/s, and under 64 MiB of peak memory.
+// 1,000,000 distinct contacts. Targets (from the issues): the plan in at
+// most 2.5 s (400,000 rows/s), and at most 256 MiB of peak memory.
 //
 // What is measured is the real path of runPlan: Load of a campaign file,
 // CheckSheets, LoadSuppression, BuildPlan (offline), on files in
@@ -254,11 +254,6 @@ func BenchmarkPlan1M(b *testing.B) {
 	// One plan in a fresh process, for its peak resident set.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPlanBenchChild$", "-test.count=1", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), planBenchChildEnv+"="+path)
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// As callrun's main sets it (main.memoryLimit); the child is the
-		// test binary, which does not run main.
-		cmd.Env = append(cmd.Env, "GOMEMLIMIT=48MiB")
-	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

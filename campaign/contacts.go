@@ -291,8 +291,8 @@ func (f *File) CheckSheets() error {
 	return nil
 }
 
-// phoneKey packs the digits of an E.164 number (at most 15, so below 2^50)
-// into a map key; dedupe and suppression sets then cost 8 bytes a number.
+// phoneKey is an E.164 number's digits as an integer (at most 15 digits,
+// so below 2^50): the key of a number in the suppression and dedupe sets.
 func phoneKey(e164 string) uint64 {
 	n, err := strconv.ParseUint(strings.TrimPrefix(e164, "+"), 10, 64)
 	if err != nil {
@@ -303,12 +303,12 @@ func phoneKey(e164 string) uint64 {
 
 // ContactReader streams every row of every sheet of a campaign, in sheet
 // order, judged and mapped. Memory grows with the number of distinct
-// numbers (7.5 to 10 bytes each for dedupe), not with the rows.
+// numbers (the dedupe set), not with the rows.
 type ContactReader struct {
 	f        *File
 	norm     *phone.Normalizer
 	suppress *Suppression
-	seen     *phoneSet // dedupe keys seen
+	seen     map[uint64]int // dedupe key (phoneKey, with the agent's index from bit 50 up unless dedupe is campaign-wide) -> rows seen with it
 	agentOf  map[string]int
 	rules    []*phone.Rules // by sheet
 	// inCountry[i][country] are sheet i's rules for a row whose country
@@ -341,7 +341,7 @@ func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *
 	for i := range inCountry {
 		inCountry[i] = map[string]*[2]*phone.Rules{}
 	}
-	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newPhoneSet(), agentOf: agentOf, rules: rules, inCountry: inCountry}
+	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry}
 }
 
 // Each calls fn for every row of every sheet, in order. The *Contact is
@@ -565,7 +565,8 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	if cr.f.Dedupe != "campaign" {
 		key |= uint64(c.Agent) << 50 // agent and none: per agent
 	}
-	n := cr.seen.add(key)
+	n := cr.seen[key]
+	cr.seen[key]++
 	if n > 0 && cr.f.Dedupe != "none" {
 		c.Status, c.Reason = Duplicate, "the number appears in an earlier row"
 		if cr.f.Dedupe == "agent" {
@@ -573,7 +574,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		}
 		return
 	}
-	c.N = int(n)
+	c.N = n
 	c.Status = ToCall
 }
 

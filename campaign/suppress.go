@@ -12,10 +12,9 @@ import (
 	"github.com/callrun/callrun/campaign/sheet"
 )
 
-// Suppression holds the numbers never to call, in a phoneSet: a
-// do-not-call list of ten million numbers takes about 100 MB.
+// Suppression holds the numbers never to call, by phoneKey.
 type Suppression struct {
-	set *phoneSet
+	set map[uint64]struct{}
 	// Problems are the first entries that are not phone numbers (at most
 	// maxSuppressionProblems); Ignored counts them all.
 	Problems []RowProblem
@@ -31,10 +30,13 @@ type Suppression struct {
 const maxSuppressionProblems = 100
 
 // Has reports whether the E.164 number is suppressed.
-func (s *Suppression) Has(e164 string) bool { return s.set.has(phoneKey(e164)) }
+func (s *Suppression) Has(e164 string) bool {
+	_, ok := s.set[phoneKey(e164)]
+	return ok
+}
 
 // Len returns how many numbers are suppressed.
-func (s *Suppression) Len() int { return s.set.n }
+func (s *Suppression) Len() int { return len(s.set) }
 
 // suppressionHeaders are folded header names of a suppression file's
 // number column, beyond the phone aliases callrun init knows.
@@ -58,7 +60,7 @@ const suppressionSample = 64
 // number is an error (a *FileError) that stops plan and run before any
 // call: it names the file, the column tried and two of its cells.
 func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
-	s := &Suppression{set: newPhoneSet()}
+	s := &Suppression{set: map[uint64]struct{}{}}
 	regions := []string{f.Region}
 	addRegion := func(r string) {
 		if r = strings.ToUpper(r); r != "" && !slices.Contains(regions, r) {
@@ -165,7 +167,7 @@ func (s *Suppression) load(ctx context.Context, f *File, i int, p SuppressFile, 
 			return
 		}
 		for _, e164 := range numbers {
-			s.set.put(phoneKey(e164))
+			s.set[phoneKey(e164)] = struct{}{}
 		}
 		if len(numbers) > 1 {
 			if s.Several++; s.Example == "" {

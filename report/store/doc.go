@@ -6,7 +6,7 @@
 // only once the record is durable (records that writers append at once
 // share one fsync). A contact whose intent is on record but whose outcome
 // is not is [Uncertain] and is never sent again automatically.
-// [OpenJournal] replays the journal into a compact [State] that the next
+// [OpenJournal] replays the journal into a [State] that the next
 // run resumes from; [ReadState] does the same for a reader (plan, status,
 // report) while a run may be going on. [Lock] keeps two runs out of one
 // state directory.

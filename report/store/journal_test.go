@@ -229,7 +229,11 @@ func TestAppendRejectsBadRecords(t *testing.T) {
 		{Type: TypeIntent, Agent: "a", Phone: "+1", Status: OutcomeSent},
 		{Type: TypeOutcome, Agent: "a", Phone: "+1"},
 		{Type: TypeOutcome, Agent: "a", Phone: "+1", Status: "maybe"},
+		{Type: TypeIntent, Agent: "a", Phone: "+1", N: -1},
+		{Type: TypeIntent, Agent: "a", Phone: "+1", N: 1 << 31},
 		{Type: TypeRun, Body: strings.Repeat("x", maxLine)},
+		{Type: TypeRun, At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},                   // encoding/json cannot write the year
+		{Type: TypeRun, At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 25*3600))}, // nor an offset of a day
 	} {
 		if err := j.Append(r); err == nil {
 			t.Errorf("Append(%+v) succeeded", r)
@@ -327,6 +331,8 @@ func TestCorruptJournal(t *testing.T) {
 		{"unknown type last", good1 + `{"t":"maybe","agent":"a","phone":"+1"}` + "\n", "line 2"},
 		{"unknown status", good1 + `{"t":"outcome","agent":"a","phone":"+15550001","status":"done"}` + "\n" + good2, "line 2"},
 		{"no phone", good1 + `{"t":"intent","agent":"a"}` + "\n" + good2, "line 2"},
+		{"occurrence number out of range", good1 + `{"t":"intent","agent":"a","phone":"+15550001","n":2147483648}` + "\n" + good2, "line 2"},
+		{"names cased otherwise", good1 + `{"T":"outcome","agent":"a","phone":"+15550001","status":"sent"}` + "\n" + good2, "line 2"},
 		{"long line", good1 + strings.Repeat("x", maxLine+10) + "\n" + good2, "line 2"},
 	}
 	for _, tt := range tests {
