@@ -743,8 +743,12 @@ func TestRunRetryAfterPastTheBoundEndsTheRun(t *testing.T) {
 			if s := e.clockSleptOver(clock, time.Minute); s != nil {
 				t.Errorf("the run waited %v", s)
 			}
-			if c := e.state().Counts(); c[store.Pending] != len(e.srv.Calls()) || res.Sent+res.Failed+res.Uncertain != 0 {
-				t.Errorf("journal %v, result %+v: want the contacts tried pending, nothing else", c, res)
+			// The contacts tried are pending: those whose call start got
+			// the answer, and those of other workers whose intent was on
+			// disk when the run stopped, which are closed as not sent.
+			if c := e.state().Counts(); c[store.Pending] < len(e.srv.Calls()) || c[store.Pending] > 4 ||
+				c[store.Sent]+c[store.Failed]+c[store.Uncertain] != 0 || res.Sent+res.Failed+res.Uncertain != 0 {
+				t.Errorf("journal %v, result %+v, %d call starts: want the contacts tried (one per worker at most) pending, nothing else", c, res, len(e.srv.Calls()))
 			}
 			e.checkIntentBeforeSend(1)
 
