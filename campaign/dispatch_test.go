@@ -985,9 +985,12 @@ func TestRunServerClosingIdleConnectionsLosesNothing(t *testing.T) {
 	srv := sandbox.NewUnstartedServer(sandbox.Options{})
 	srv.Config.IdleTimeout = 5 * time.Millisecond
 	srv, client := dtStartSandbox(t, srv)
-	// 40 a second over 2 workers: each connection idles about 50ms
-	// between calls, ten times the server's idle timeout.
-	e := dtPrepare(t, srv, client, t.TempDir(), dtCampaign(40, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
+	// 10 a second over 2 workers: each connection idles about 200ms
+	// between calls, forty times the server's idle timeout, so that the
+	// server's close has reached the client even on a loaded machine (at
+	// 40 a second, 50ms, it once had not: one of 10 runs on a machine
+	// loaded fifteen-fold left a call start uncertain).
+	e := dtPrepare(t, srv, client, t.TempDir(), dtCampaign(10, 2, ""), map[string]string{"leads.csv": dtSheet(n)})
 	res := e.mustRun(nil)
 	if res.Sent != n || res.Uncertain+res.Failed+res.Pending != 0 {
 		t.Errorf("result %+v, want all %d sent", res, n)
