@@ -555,3 +555,82 @@ func benchE2EContacts(n int) []e2eContact {
 	}
 	return out
 }
+
+// BenchmarkWholeRunPace runs the callrun binary over a campaign of
+// CALLRUN_BENCH_PACE_CONTACTS contacts (default 20,000) at per_second 1000,
+// burst 1, concurrency 32, against a sandbox served by this process, and
+// measures the whole run's pace: contacts over the time from the process's
+// start to its exit (start-up and every report included), over the
+// configured rate (whole/configured; target: at least 0.98). It also says
+// where the time went, from the sandbox's ledger: start-up-s from the
+// process's start to the first call's arrival, calling-s from the first
+// call's to the last's (calling/configured: the rate in that span), and
+// end-s from the last call's arrival to the exit (the last answers, the
+// journal's close, report.csv, report.xlsx, report.html, summary.json).
+// callrun-report-s is `callrun report` run after it, which writes the
+// same report files from the journal the run left, its own start-up
+// included. metrics-file runs it with --metrics-file as well.
+func BenchmarkWholeRunPace(b *testing.B) {
+	const perSecond = 1000
+	n := benchEnvInt(b, "CALLRUN_BENCH_PACE_CONTACTS", 20_000)
+	bin := callrunBinary(b)
+	for _, metrics := range []bool{false, true} {
+		name := "plain"
+		if metrics {
+			name = "metrics-file"
+		}
+		b.Run(name, func(b *testing.B) {
+			var whole, calling, startUp, end, report float64
+			for range b.N {
+				srv := benchSandbox(b)
+				dir := b.TempDir()
+				path := benchWriteCampaign(b, dir, srv.URL, "", n, perSecond, 1, 32)
+				args := []string{"--log-level", "warn", "--log-format", "json", "--no-progress", "run"}
+				if metrics {
+					args = append(args, "--metrics-file", filepath.Join(dir, "callrun.prom"))
+				}
+				cmd := exec.Command(bin, append(args, path)...)
+				var out strings.Builder
+				cmd.Stdout, cmd.Stderr = &out, &out
+				start := time.Now()
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("%v\n%s", err, out.String())
+				}
+				exit := time.Now()
+				calls := srv.Placed()
+				if len(calls) != n {
+					b.Fatalf("%d calls placed, want %d", len(calls), n)
+				}
+				first, last := calls[0].ReceivedAt, calls[0].ReceivedAt
+				for _, c := range calls {
+					if c.ReceivedAt.Before(first) {
+						first = c.ReceivedAt
+					}
+					if c.ReceivedAt.After(last) {
+						last = c.ReceivedAt
+					}
+				}
+				srv.Close()
+				// The report files again, as `callrun report` writes them
+				// from the journal the run left: the end's largest part.
+				rep := exec.Command(bin, "--log-level", "warn", "--no-progress", "report", path)
+				rep.Stdout, rep.Stderr = &out, &out
+				t0 := time.Now()
+				if err := rep.Run(); err != nil {
+					b.Fatalf("callrun report: %v\n%s", err, out.String())
+				}
+				report += time.Since(t0).Seconds()
+				whole += float64(n) / exit.Sub(start).Seconds() / perSecond
+				calling += float64(n-1) / last.Sub(first).Seconds() / perSecond
+				startUp += first.Sub(start).Seconds()
+				end += exit.Sub(last).Seconds()
+			}
+			k := float64(b.N)
+			b.ReportMetric(whole/k, "whole/configured")
+			b.ReportMetric(calling/k, "calling/configured")
+			b.ReportMetric(startUp/k, "start-up-s")
+			b.ReportMetric(end/k, "end-s")
+			b.ReportMetric(report/k, "callrun-report-s")
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,7 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 			&cli.BoolFlag{Name: "retry-uncertain", Usage: "send contacts whose outcome is unknown again (they may be phoned twice)"},
 			&cli.StringFlag{Name: "until", Usage: "outside calling hours, stop (exit 75) rather than wait past TIME: 19:30 (in hours.timezone, else local time), \"19:30 Europe/Berlin\", 2006-01-02T15:04:05Z07:00, or a duration like 2h"},
 			&cli.BoolFlag{Name: "sandbox", Usage: "run against an in-process sandbox (state kept apart), logged in automatically"},
+			&cli.StringFlag{Name: "metrics-file", Usage: "keep a Prometheus text file at PATH up to date during the run (for node_exporter's textfile collector: name it *.prom in its directory)"},
 			shardFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -70,7 +72,7 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 			}
 			o := runOptions{
 				path: path, shard: shard, limit: c.Int("limit"), retryFailed: c.Bool("retry-failed"), retryUncertain: c.Bool("retry-uncertain"),
-				until: c.String("until"), sandbox: c.Bool("sandbox"),
+				until: c.String("until"), sandbox: c.Bool("sandbox"), metricsFile: c.String("metrics-file"),
 			}
 			if !c.Bool("no-progress") {
 				o.progress, o.logs = terminal(s.stderr), s.logs
@@ -87,11 +89,13 @@ type runOptions struct {
 	retryFailed, retryUncertain bool
 	until                       string // --until as given; see parseUntil
 	sandbox                     bool
+	metricsFile                 string     // --metrics-file; "": none
 	progress                    *os.File   // the terminal to draw the progress line on; nil: none
 	logs                        *lineGuard // the logs' writer on that terminal, if they go there
 	// tuning, for tests and benchmarks
-	tune    func(*campaign.RunOptions)
-	journal store.JournalOptions
+	tune            func(*campaign.RunOptions)
+	journal         store.JournalOptions
+	metricsInterval time.Duration // between writes of the metrics file; 0: 5s
 }
 
 // busy is err with what to do, when it says that another run holds the
@@ -201,6 +205,36 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if f.SharedState() && !o.sandbox {
 		log.Info().Msgf("journal and lock in the %s", saved.store)
 	}
+	// One pass over the sheets for the progress line's total and the
+	// metrics file's counts, made only for them.
+	var pass sheetPass
+	if o.progress != nil || o.metricsFile != "" {
+		if pass, err = passSheets(ctx, f, state, norm, suppress, o); err != nil {
+			return err
+		}
+	}
+	var metrics *metricsFile
+	if o.metricsFile != "" {
+		mc := metricsConfig{path: o.metricsFile, campaign: f.Name, perSecond: f.Pace.PerSecond, now: time.Now, counts: state.Counts, pass: pass}
+		if f.Shard.Sharded() {
+			mc.shard = f.Shard.String()
+		}
+		metrics = newMetricsFile(mc)
+		// Written once before anything is asked of the service: a path
+		// that cannot be written stops the run before its first call.
+		if err := metrics.write(); err != nil {
+			return fmt.Errorf("--metrics-file: %w", err)
+		}
+		metrics.writeFailed = func(err error) {
+			log.Warn().Err(err).Msg("could not write the metrics file; the run goes on, and tries again at each update")
+		}
+		// However the run ends from here, the file says it is not running.
+		defer func() {
+			if err := metrics.finish(nil, report.EndStopped); err != nil {
+				log.Warn().Err(err).Msg("could not write the metrics file")
+			}
+		}()
+	}
 
 	if o.sandbox {
 		// The rehearsal's account defines the fields the sheets send beyond
@@ -274,22 +308,28 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	pc := progressConfig{now: time.Now}
 	if o.progress != nil {
-		pc.w = o.progress
-		if pc.total, err = countToCall(ctx, f, state, norm, suppress, o); err != nil {
-			return err
-		}
+		pc.w, pc.total = o.progress, pass.toCall
 		pc.width, _, _ = term.GetSize(int(o.progress.Fd()))
 		pc.window, _ = f.Window()
 	}
 	prog := newProgress(pc)
 	var calls campaign.CallStarter = svc.client
-	if o.progress != nil || log.GetLevel() <= zerolog.DebugLevel {
-		calls = watchedCalls{CallStarter: svc.client, failed: prog.failedWith, log: log}
+	if o.progress != nil || metrics != nil || log.GetLevel() <= zerolog.DebugLevel {
+		w := watchedCalls{CallStarter: svc.client, failed: prog.failedWith, log: log}
+		if metrics != nil {
+			w.started = metrics.started
+		}
+		calls = w
+	}
+	settled, paused := prog.settled, (func(string, time.Time))(nil)
+	if metrics != nil {
+		settled = func(s store.Status) { prog.settled(s); metrics.settledOne(s) }
+		paused = metrics.pausedFor
 	}
 	ropts := campaign.RunOptions{
 		Calls: calls, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
 		Norm: norm, Suppress: suppress, Limit: o.limit, RetryFailed: o.retryFailed, RetryUncertain: o.retryUncertain,
-		Until: until, Settled: prog.settled, Logf: logf, Rehearsal: o.sandbox,
+		Until: until, Settled: settled, Paused: paused, Logf: logf, Rehearsal: o.sandbox,
 	}
 	if o.tune != nil {
 		o.tune(&ropts)
@@ -306,6 +346,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	detach := o.logs.attach(prog)
 	prog.run(ctx, time.Second)
+	if metrics != nil {
+		metrics.run(ctx, cmp.Or(o.metricsInterval, 5*time.Second))
+	}
 	res, runErr := campaign.Run(ctx, f, limiter, ropts)
 	prog.done()
 	detach()
@@ -336,6 +379,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		}
 		return err
 	}
+	if metrics != nil {
+		if err := metrics.finish(sum, sum.Ending); err != nil {
+			log.Warn().Err(err).Msg("could not write the metrics file")
+		}
+	}
 	fmt.Fprint(out, sum.Text())
 	if res.WouldHaveWaited > 0 {
 		fmt.Fprintf(out, "Rehearsal: %d contact(s) were called outside calling hours (the campaign's hours: or the called person's); a real run would have waited for those hours or left them pending.\n", res.WouldHaveWaited)
@@ -360,30 +408,6 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		return withExitCode(exitTryLater, fmt.Errorf("%d contact(s) left pending; run again later", sum.Counts[string(store.Pending)]))
 	}
 	return nil
-}
-
-// countToCall counts the contacts this run would call, as Run chooses
-// them, for the progress line's total: a pass over the sheets, made only
-// when the line is drawn.
-func countToCall(ctx context.Context, f *campaign.File, state *store.State, norm *phone.Normalizer, suppress *campaign.Suppression, o runOptions) (int, error) {
-	n := 0
-	err := f.NewContactReader(norm, suppress).Each(ctx, func(c *campaign.Contact) error {
-		if c.Status != campaign.ToCall {
-			return nil
-		}
-		key, _ := campaign.SettledKey(f, state, c)
-		switch st, ok := state.Status(key); {
-		case !ok:
-		case st == store.Sent, st == store.Failed && !o.retryFailed, st == store.Uncertain && !o.retryUncertain:
-			return nil
-		}
-		n++
-		return nil
-	})
-	if o.limit > 0 {
-		n = min(n, o.limit)
-	}
-	return n, err
 }
 
 // callEndpoints reads each agent's call endpoint once, and refuses to

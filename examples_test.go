@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/callrun/callrun/report/store/pgtest"
 	"io/fs"
@@ -125,6 +126,36 @@ func checkNobodyTwice(t *testing.T, srv *sandbox.Server) {
 	}
 }
 
+// checkExampleMetrics checks the metrics file an example's run left: it
+// parses, says the run has ended and how, as summary.json does, and counts
+// the contacts by status as summary.json does.
+func checkExampleMetrics(t *testing.T, path, summaryPath string) {
+	t.Helper()
+	got := readMetrics(t, path)
+	b, err := os.ReadFile(summaryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum e2eSummary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	const l = `campaign="spring-promo"`
+	if got["callrun_running{"+l+"}"] != 0 || got["callrun_run_ending{"+l+`,ending="`+sum.Ending+`"}`] != 1 {
+		t.Errorf("the metrics file does not say the run ended %s: %v", sum.Ending, got)
+	}
+	total := 0
+	for st, n := range sum.Counts {
+		total += n
+		if v, ok := got["callrun_contacts{"+l+`,status="`+st+`"}`]; !ok || v != float64(n) {
+			t.Errorf("metrics file: %s contacts %v (present %v), summary.json %d", st, v, ok, n)
+		}
+	}
+	if total == 0 || total != sum.Rows {
+		t.Errorf("summary.json counts %v, rows %d", sum.Counts, sum.Rows)
+	}
+}
+
 // TestCrontabExampleRuns installs examples/cron/crontab as its comments
 // say, and runs its line with sh, as cron would, twice.
 func TestCrontabExampleRuns(t *testing.T) {
@@ -211,9 +242,11 @@ func TestSystemdExampleRuns(t *testing.T) {
 	t.Cleanup(srv.Close)
 	root, bin := t.TempDir(), binDir(t)
 	paths := strings.NewReplacer("/srv/campaigns", filepath.Join(root, "srv", "campaigns"), "/etc/callrun", filepath.Join(root, "etc", "callrun"),
-		"/var/lib/callrun", filepath.Join(root, "var", "lib", "callrun"), "/usr/local/bin/callrun", filepath.Join(bin, "callrun"), "--until 19:45", "--until 1m")
+		"/var/lib/callrun", filepath.Join(root, "var", "lib", "callrun"), "/usr/local/bin/callrun", filepath.Join(bin, "callrun"), "--until 19:45", "--until 1m",
+		"/var/lib/prometheus/node-exporter", filepath.Join(root, "node-exporter"))
 	copyExample(t, "spring-promo", filepath.Join(root, "srv", "campaigns"))
 	os.MkdirAll(filepath.Join(root, "var", "lib", "callrun"), 0o700) // StateDirectory=
+	os.MkdirAll(filepath.Join(root, "node-exporter"), 0o755)         // the textfile collector's directory
 	writeFiles(t, filepath.Join(root, "etc", "callrun"), map[string]string{"spring-promo.env": fmt.Sprintf(
 		"CALLRUN_BASE_URL=%s\nCALLRUN_CLIENT_ID=%s\nCALLRUN_CLIENT_SECRET=%s\n", srv.URL, sandbox.DefaultClientID, sandbox.DefaultClientSecret)})
 	env := exampleEnv("HOME="+filepath.Join(root, "nohome"), "PATH="+bin+":/usr/bin:/bin")
@@ -258,6 +291,8 @@ func TestSystemdExampleRuns(t *testing.T) {
 		t.Errorf("ExecStart: exit %d, which the unit counts as failed\n%s", code, out)
 	}
 	checkNobodyTwice(t, srv)
+	checkExampleMetrics(t, filepath.Join(root, "node-exporter", "callrun-spring-promo.prom"),
+		filepath.Join(root, "srv", "campaigns", "spring-promo", ".callrun", "spring-promo", "summary.json"))
 
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
@@ -379,6 +414,36 @@ func TestKubernetesExampleRuns(t *testing.T) {
 		t.Error("the run wrote into the campaign's read-only mount")
 	}
 	checkNobodyTwice(t, srv)
+	checkExampleMetrics(t, filepath.Join(root, "metrics", "callrun.prom"), filepath.Join(root, "state", "spring-promo", "summary.json"))
+	// The sidecar that serves the file reads the volume callrun writes to.
+	var pod struct {
+		Spec struct {
+			JobTemplate struct {
+				Spec struct {
+					Template struct {
+						Spec struct {
+							InitContainers []struct {
+								RestartPolicy string   `yaml:"restartPolicy"`
+								Args          []string `yaml:"args"`
+								Mounts        []struct {
+									Name      string `yaml:"name"`
+									MountPath string `yaml:"mountPath"`
+								} `yaml:"volumeMounts"`
+							} `yaml:"initContainers"`
+						} `yaml:"spec"`
+					} `yaml:"template"`
+				} `yaml:"spec"`
+			} `yaml:"jobTemplate"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(readExample(t, "kubernetes/cronjob.yaml")), &pod); err != nil {
+		t.Fatal(err)
+	}
+	side := pod.Spec.JobTemplate.Spec.Template.Spec.InitContainers
+	if len(side) != 1 || side[0].RestartPolicy != "Always" || !slices.Contains(side[0].Args, "--collector.textfile.directory=/metrics") ||
+		len(side[0].Mounts) != 1 || side[0].Mounts[0].Name != "metrics" || side[0].Mounts[0].MountPath != "/metrics" {
+		t.Errorf("the metrics sidecar: %+v", side)
+	}
 }
 
 // TestCIExamplesRun runs the GitHub workflow's and the GitLab job's

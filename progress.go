@@ -287,13 +287,17 @@ func cut(s string, max int) string {
 // and the reason of one that failed or ended uncertain goes to failed.
 type watchedCalls struct {
 	campaign.CallStarter
-	failed func(reason string)
-	log    zerolog.Logger
+	failed  func(reason string)
+	started func() // if set, told of each call start sent (one that got a token)
+	log     zerolog.Logger
 }
 
 func (w watchedCalls) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
 	start := time.Now()
 	resp, err := w.CallStarter.StartCallForm(ctx, ep, form)
+	if w.started != nil && !apiclient.NoToken(err) {
+		w.started()
+	}
 	outcome := apiclient.Classify(err)
 	ev := w.log.Debug().Str("outcome", outcome.String()).Dur("took", time.Since(start))
 	if s := apiclient.StatusCode(err); s != 0 {

@@ -84,8 +84,20 @@ type RunOptions struct {
 	// Settled, if set, is called after each contact's attempt is settled
 	// (sent, failed, uncertain or left pending), for progress display.
 	Settled func(status store.Status)
-	Logf    func(format string, args ...any)
+	// Paused, if set, is told each time the run holds every call start
+	// for a while: cause is PauseHours (the campaign's calling hours are
+	// closed) or PauseService (the service answered naming a limit), and
+	// until is when the hold ends. For the metrics file; nothing waits on
+	// it.
+	Paused func(cause string, until time.Time)
+	Logf   func(format string, args ...any)
 }
+
+// Causes of a pause, for RunOptions.Paused.
+const (
+	PauseHours   = "hours"   // the campaign's calling hours are closed
+	PauseService = "service" // the service answered naming a limit (a 429, or a limit in the body)
+)
 
 // RunResult counts what a run did.
 type RunResult struct {
@@ -286,6 +298,9 @@ func (r *runner) defaults() {
 	if o.Settled == nil {
 		o.Settled = func(store.Status) {}
 	}
+	if o.Paused == nil {
+		o.Paused = func(string, time.Time) {}
+	}
 }
 
 func (r *runner) count(fn func(*RunResult)) {
@@ -382,6 +397,7 @@ func (r *runner) waitForWindow(ctx context.Context) error {
 			return ErrOutsideHours
 		}
 		r.opts.Logf("outside the campaign's calling hours (hours: in %s): waiting until they open at %s", w.Loc, next.Format(time.RFC3339))
+		r.opts.Paused(PauseHours, next)
 		if err := r.opts.Sleep(ctx, next.Sub(now)); err != nil {
 			return err
 		}
@@ -779,6 +795,9 @@ func (r *runner) pause(d time.Duration, cause string) {
 		r.pauseUntil = until
 	}
 	r.pauseMu.Unlock()
+	if longer {
+		r.opts.Paused(PauseService, until)
+	}
 	if longer && d > pauseLogOver {
 		r.opts.Logf("%s: holding every call start for %s, until %s", cause, d.Round(time.Millisecond), until.Format(time.RFC3339))
 	}

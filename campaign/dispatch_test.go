@@ -540,9 +540,16 @@ func testRun429StormRetriesUntilAllSent(t *testing.T, kind string) {
 		dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(n)})
 	e.use(kind)
 	clock := &dtClock{now: time.Now()} // the Retry-After: 1 of each 429 is waited out on it
+	var mu sync.Mutex
+	pauses := map[string]int{}
 	res := e.mustRun(func(o *RunOptions) {
 		o.MaxAttempts = 60 // 0.5^60: never exhausted by chance
 		o.Now, o.Sleep = clock.Now, clock.Sleep
+		o.Paused = func(cause string, until time.Time) {
+			mu.Lock()
+			pauses[cause]++
+			mu.Unlock()
+		}
 	})
 	if res.Sent != n || res.Pending != 0 {
 		t.Errorf("result %+v", res)
@@ -556,6 +563,11 @@ func testRun429StormRetriesUntilAllSent(t *testing.T, kind string) {
 	}
 	if got429 == 0 || got429 != e.srv.Stats().Faults.Injected429 {
 		t.Errorf("%d 429s in the ledger, %d injected; the storm did not happen", got429, e.srv.Stats().Faults.Injected429)
+	}
+	// Each 429 holds the pool back, and Paused hears of each hold that
+	// ends later than the one in force: at least one, at most one a 429.
+	if p := pauses[PauseService]; p == 0 || p > got429 || len(pauses) != 1 {
+		t.Errorf("Paused told %v, after %d 429s", pauses, got429)
 	}
 	// Every 429 was an attempt of its own, with its own intent: the
 	// journal's attempts add up to the ledger's requests.
@@ -1234,10 +1246,15 @@ func TestRunWaitsForCallingHours(t *testing.T) {
 	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, dtWeekdayHours), map[string]string{"leads.csv": dtSheet(n)})
 	clock := &dtClock{now: time.Date(2025, 1, 4, 12, 0, 0, 0, ny)} // Saturday noon
 	monday := time.Date(2025, 1, 6, 9, 0, 0, 0, ny)
+	var paused []string
 	res := e.mustRun(func(o *RunOptions) {
 		o.Now, o.Sleep = clock.Now, clock.Sleep
 		o.Until = monday.Add(time.Hour) // the window opens before Until: wait
+		o.Paused = func(cause string, until time.Time) { paused = append(paused, cause+" until "+until.String()) }
 	})
+	if want := PauseHours + " until " + monday.String(); len(paused) != 1 || paused[0] != want {
+		t.Errorf("Paused told %q, want once %q", paused, want)
+	}
 	if s := clock.SleepsOver(t, 1000, 2); len(s) != 1 || s[0] != monday.Sub(time.Date(2025, 1, 4, 12, 0, 0, 0, ny)) {
 		t.Errorf("slept %v besides pacing, want once for 45h (all sleeps: %v)", s, clock.Sleeps())
 	}
