@@ -7,7 +7,7 @@ import (
 )
 
 // RemoveStale deletes the temporary files that a report write killed
-// half-way leaves in dir (renameio's ".report.csv123...", ".summary.json...",
+// half-way leaves in dir (".report.csv.123.tmp", ".summary.json.123.tmp",
 // and ".report.xlsx.*.tmp"). Call it only while holding dir's lock: no
 // other run can be writing them then.
 func RemoveStale(dir string) error {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/callrun/callrun/report/durable"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofrs/flock"
@@ -213,7 +214,7 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 	}()
 	if created {
 		// Make the new file's name durable before anything is acknowledged.
-		if err := SyncDir(filepath.Dir(path)); err != nil {
+		if err := durable.SyncDir(filepath.Dir(path)); err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
 		}
@@ -689,19 +690,4 @@ func (j *Journal) Close() error {
 		return fmt.Errorf("closing journal %s: %w", j.path, cerr)
 	}
 	return nil
-}
-
-// SyncDir makes the entries of directory dir durable, after a file in it
-// was created or renamed: the journal, the lock and the report writers
-// call it.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/callrun/callrun/report/durable"
 	"github.com/gofrs/flock"
 )
 
@@ -31,7 +32,7 @@ func Lock(dir string) (unlock func() error, err error) {
 	if os.IsNotExist(statErr) {
 		// A new state directory must survive a power cut with the journal
 		// that is about to be written into it: sync its parent's entry.
-		if err := SyncDir(filepath.Dir(dir)); err != nil {
+		if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
 			return nil, fmt.Errorf("creating state directory: %w", err)
 		}
 	}
