@@ -17,7 +17,6 @@ import (
 	"github.com/callrun/callrun/report/durable"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/gofrs/flock"
 )
 
 // Record is one line of the journal (JSON Lines).
@@ -198,8 +197,8 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 	// The state directory's lock keeps a second run out; this keeps it
 	// out of the journal even when that lock file was deleted under a
 	// running process, which would let two runs call the same contacts.
-	held := flock.New(path)
-	if ok, err := held.TryLock(); err != nil || !ok {
+	unlock, ok, err := tryLockFile(path, os.O_RDONLY, false)
+	if err != nil || !ok {
 		f.Close()
 		if err != nil {
 			return nil, nil, fmt.Errorf("locking journal %s: %w", path, err)
@@ -209,7 +208,7 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 	opened := false
 	defer func() {
 		if !opened {
-			held.Unlock()
+			unlock()
 		}
 	}()
 	if created {
@@ -235,7 +234,7 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 		f.Close()
 		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
 	}
-	j := newJournal(path, &fileSink{path: path, f: f, held: held, size: valid, beforeSync: opts.BeforeSync}, s, opts)
+	j := newJournal(path, &fileSink{path: path, f: f, unlock: unlock, size: valid, beforeSync: opts.BeforeSync}, s, opts)
 	opened = true
 	return j, s, nil
 }
@@ -634,7 +633,7 @@ func (j *Journal) commit(b *batch, err error) {
 type fileSink struct {
 	path       string
 	f          *os.File     // opened for appending
-	held       *flock.Flock // an exclusive lock on the file while it is open
+	unlock     func() error // releases the exclusive lock held on the file while it is open
 	size       int64        // bytes in the file
 	beforeSync func() error // JournalOptions.BeforeSync
 }
@@ -660,7 +659,7 @@ func (k *fileSink) commit(b *batch) error {
 
 func (k *fileSink) close() error {
 	err := k.f.Close()
-	k.held.Unlock()
+	k.unlock()
 	return err
 }
 
