@@ -1,6 +1,9 @@
 # callrun's build, test and lint targets. `make ci` is what CI runs.
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# VERSION, when given, is what --version prints; without it the build
+# information decides (a tag, or v0.0.0-<time>-<commit> between tags).
+VERSION ?=
+LDFLAGS := $(if $(VERSION),-ldflags "-X main.version=$(VERSION)")
 STATICCHECK_VERSION := v0.8.2
 BENCHTIME ?= 1x
 
@@ -11,10 +14,10 @@ SHELL   := bash
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o callrun .
+	$(GO) build -trimpath -buildvcs=auto $(LDFLAGS) -o callrun .
 
 install:
-	$(GO) install -trimpath -ldflags "-X main.version=$(VERSION)" .
+	$(GO) install -trimpath -buildvcs=auto $(LDFLAGS) .
 
 # The tests of the PostgreSQL store need initdb and pg_ctl (see
 # report/store/pgtest), or a server named by CALLRUN_TEST_DATABASE_URL. As
