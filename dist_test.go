@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDist runs `make dist` as a release would, into a temporary
@@ -24,8 +26,10 @@ import (
 // prints its version and runs the quickstart against the sandbox. A
 // second build of this system's archive gives the same bytes.
 //
-// It builds callrun for six systems (seconds each once CI's `make cross`
-// has filled the build cache, minutes on a cold one); -short skips it.
+// It builds callrun seven times: seconds each once `make cross` (which
+// make ci runs first) has filled the build cache with the same flags,
+// minutes each on a cold cache and a busy machine, which is why make test
+// gives the tests 30 minutes. -short skips it.
 func TestDist(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds six release binaries; skipped with -short")
@@ -34,8 +38,16 @@ func TestDist(t *testing.T) {
 		t.Skip("make is not installed")
 	}
 	const version = "v0.0.0-disttest"
+	// The builds stop a minute before the test binary's deadline, so
+	// that a slow one fails this test rather than the whole binary.
+	ctx := t.Context()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-time.Minute))
+		defer cancel()
+	}
 	out := t.TempDir()
-	cmd := exec.Command("make", "dist", "VERSION="+version, "DIST="+out)
+	cmd := exec.CommandContext(ctx, "make", "dist", "VERSION="+version, "DIST="+out)
 	cmd.Dir = e2eBin.pkgDir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make dist: %v\n%s", err, b)
@@ -97,7 +109,7 @@ func TestDist(t *testing.T) {
 	untar(t, filepath.Join(out, name), unpacked)
 	bin := filepath.Join(unpacked, strings.TrimSuffix(name, ".tar.gz"), "callrun")
 
-	v, err := exec.Command(bin, "--version").CombinedOutput()
+	v, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("callrun --version: %v\n%s", err, v)
 	}
@@ -112,7 +124,7 @@ func TestDist(t *testing.T) {
 	// example, as the README's first command.
 	work := t.TempDir()
 	copyExample(t, "quickstart", work)
-	run := exec.Command(bin, "run", "--sandbox", filepath.Join("quickstart", "campaign.yaml"))
+	run := exec.CommandContext(ctx, bin, "run", "--sandbox", filepath.Join("quickstart", "campaign.yaml"))
 	run.Dir = work
 	run.Env = exampleEnv("HOME="+work, "XDG_CONFIG_HOME="+filepath.Join(work, "config"), "PATH=/usr/bin:/bin")
 	if b, err := run.CombinedOutput(); err != nil || !strings.Contains(string(b), "sent    5") {
@@ -124,7 +136,7 @@ func TestDist(t *testing.T) {
 
 	// The same commit again, into another directory: the same bytes.
 	again := t.TempDir()
-	rebuild := exec.Command("go", "run", "./.ci/dist", "-version", version, "-out", again, "-targets", runtime.GOOS+"/"+runtime.GOARCH)
+	rebuild := exec.CommandContext(ctx, "go", "run", "./.ci/dist", "-version", version, "-out", again, "-targets", runtime.GOOS+"/"+runtime.GOARCH)
 	rebuild.Dir = e2eBin.pkgDir
 	if b, err := rebuild.CombinedOutput(); err != nil {
 		t.Fatalf("second build: %v\n%s", err, b)
