@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +22,10 @@ import (
 
 // TestDist runs `make dist` as a release would, into a temporary
 // directory: one archive per system with the binary, README.md and
-// LICENSE, and a SHA256SUMS that matches them. The archive for this
-// system then does what the README's install section says: its callrun
-// prints its version and runs the quickstart against the sandbox. A
+// LICENSE and the quickstart example, and a SHA256SUMS that matches them.
+// The archive for this system then does what the README's install section
+// says: its callrun prints its version and, in the unpacked folder, runs
+// the quickstart against the sandbox. A
 // second build of this system's archive gives the same bytes.
 //
 // It builds callrun seven times: seconds each once `make cross` (which
@@ -46,6 +48,11 @@ func TestDist(t *testing.T) {
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-time.Minute))
 		defer cancel()
 	}
+	// Both builds get the same time for the archives' entries, which is
+	// otherwise the commit's: a commit made while the test runs must not
+	// fail it.
+	const epoch = 1764000000 // 2025-11-24T16:00:00Z
+	t.Setenv("SOURCE_DATE_EPOCH", strconv.Itoa(epoch))
 	out := t.TempDir()
 	cmd := exec.CommandContext(ctx, "make", "dist", "VERSION="+version, "DIST="+out)
 	cmd.Dir = e2eBin.pkgDir
@@ -93,8 +100,13 @@ func TestDist(t *testing.T) {
 		if strings.HasSuffix(name, ".zip") {
 			exe = "callrun.exe"
 		}
-		wantFiles := []string{base + "/", base + "/" + exe, base + "/README.md", base + "/LICENSE"}
-		if files := archiveNames(t, filepath.Join(out, name)); !slices.Equal(files, wantFiles) {
+		var wantFiles []string
+		for _, f := range []string{"", exe, "README.md", "LICENSE", "examples/", "examples/quickstart/",
+			"examples/quickstart/campaign.yaml", "examples/quickstart/contacts.csv",
+			"examples/quickstart/prompts/", "examples/quickstart/prompts/reminder.txt"} {
+			wantFiles = append(wantFiles, base+"/"+f)
+		}
+		if files := archiveNames(t, filepath.Join(out, name), epoch); !slices.Equal(files, wantFiles) {
 			t.Errorf("%s holds %v, want %v", name, files, wantFiles)
 		}
 	}
@@ -120,17 +132,16 @@ func TestDist(t *testing.T) {
 		}
 	}
 
-	// The quickstart, run by the released binary from a copy of the
-	// example, as the README's first command.
-	work := t.TempDir()
-	copyExample(t, "quickstart", work)
-	run := exec.CommandContext(ctx, bin, "run", "--sandbox", filepath.Join("quickstart", "campaign.yaml"))
+	// The quickstart, as the README's install section has a new user run
+	// it: in the unpacked folder, with the binary and example it holds.
+	work := filepath.Dir(bin)
+	run := exec.CommandContext(ctx, bin, "run", "--sandbox", filepath.Join("examples", "quickstart", "campaign.yaml"))
 	run.Dir = work
-	run.Env = exampleEnv("HOME="+work, "XDG_CONFIG_HOME="+filepath.Join(work, "config"), "PATH=/usr/bin:/bin")
+	run.Env = exampleEnv("HOME="+unpacked, "XDG_CONFIG_HOME="+filepath.Join(unpacked, "config"), "PATH=/usr/bin:/bin")
 	if b, err := run.CombinedOutput(); err != nil || !strings.Contains(string(b), "sent    5") {
-		t.Errorf("callrun run --sandbox on the quickstart: %v\n%s", err, b)
+		t.Errorf("callrun run --sandbox examples/quickstart/campaign.yaml in the unpacked archive: %v\n%s", err, b)
 	}
-	if _, err := os.Stat(filepath.Join(work, "quickstart", ".callrun", "quickstart-sandbox", "report.csv")); err != nil {
+	if _, err := os.Stat(filepath.Join(work, "examples", "quickstart", ".callrun", "quickstart-sandbox", "report.csv")); err != nil {
 		t.Errorf("the quickstart's report: %v", err)
 	}
 
@@ -194,8 +205,9 @@ func fileSum(t *testing.T, path string) string {
 }
 
 // archiveNames lists the entries of a .zip or .tar.gz, in order, checking
-// that tar entries are owned by uid and gid 0 without names.
-func archiveNames(t *testing.T, path string) []string {
+// that each is dated mtime (Unix seconds) and that tar entries are owned
+// by uid and gid 0 without names.
+func archiveNames(t *testing.T, path string, mtime int64) []string {
 	t.Helper()
 	var names []string
 	if strings.HasSuffix(path, ".zip") {
@@ -205,6 +217,9 @@ func archiveNames(t *testing.T, path string) []string {
 		}
 		defer zr.Close()
 		for _, f := range zr.File {
+			if f.Modified.Unix() != mtime {
+				t.Errorf("%s: %s dated %v, want SOURCE_DATE_EPOCH's %v", filepath.Base(path), f.Name, f.Modified, time.Unix(mtime, 0))
+			}
 			names = append(names, f.Name)
 		}
 		return names
@@ -212,6 +227,9 @@ func archiveNames(t *testing.T, path string) []string {
 	walkTar(t, path, func(h *tar.Header, _ io.Reader) {
 		if h.Uid != 0 || h.Gid != 0 || h.Uname != "" || h.Gname != "" {
 			t.Errorf("%s: %s owned by %d:%d (%s:%s), want 0:0 without names", filepath.Base(path), h.Name, h.Uid, h.Gid, h.Uname, h.Gname)
+		}
+		if h.ModTime.Unix() != mtime {
+			t.Errorf("%s: %s dated %v, want SOURCE_DATE_EPOCH's %v", filepath.Base(path), h.Name, h.ModTime, time.Unix(mtime, 0))
 		}
 		names = append(names, h.Name)
 	})

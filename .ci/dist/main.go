@@ -1,7 +1,8 @@
 // Command dist writes callrun's release archives: for each system and
 // architecture, callrun_<version>_<os>_<arch>.tar.gz (.zip for Windows)
-// holding the binary, README.md and LICENSE, and a SHA256SUMS file over
-// them all. `make dist VERSION=v1.2.3` runs it from the repository's root:
+// holding the binary, README.md, LICENSE and the quickstart example (so
+// that the README's first command runs in the unpacked folder), and a
+// SHA256SUMS file over them all. `make dist VERSION=v1.2.3` runs it from the repository's root:
 //
 //	go run ./.ci/dist -version v1.2.3 -out dist
 //
@@ -44,8 +45,9 @@ import (
 // Targets are the systems and architectures a release is built for.
 var Targets = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
 
-// docs are the files beside the binary in every archive.
-var docs = []string{"README.md", "LICENSE"}
+// docs are the files beside the binary in every archive, with "/".
+var docs = []string{"README.md", "LICENSE",
+	"examples/quickstart/campaign.yaml", "examples/quickstart/contacts.csv", "examples/quickstart/prompts/reminder.txt"}
 
 // versionRE is what -version accepts: a tag-like version, which becomes
 // part of file names.
@@ -166,55 +168,62 @@ func exeName(goos string) string {
 	return "callrun"
 }
 
-// entry is one file of an archive.
+// entry is one file or directory of an archive.
 type entry struct {
-	name string // inside the archive, with "/"
+	name string // inside the archive, with "/"; a directory's ends in "/"
 	mode int64
 	data []byte
 }
 
 // archive returns the name and the bytes of the archive for goos/goarch:
-// a directory named like the archive, holding the binary, README.md and
-// LICENSE, in that order.
+// a directory named like the archive, holding the binary and docs, in
+// that order, each directory just before its first file.
 func archive(version, goos, goarch, bin string, mtime time.Time) (string, []byte, error) {
 	base := fmt.Sprintf("callrun_%s_%s_%s", strings.TrimPrefix(version, "v"), goos, goarch)
 	exe, err := os.ReadFile(bin)
 	if err != nil {
 		return "", nil, err
 	}
-	files := []entry{{path.Join(base, exeName(goos)), 0o755, exe}}
+	files := []entry{{base + "/", 0o755, nil}, {path.Join(base, exeName(goos)), 0o755, exe}}
+	made := map[string]bool{}
 	for _, d := range docs {
-		b, err := os.ReadFile(d)
+		b, err := os.ReadFile(filepath.FromSlash(d))
 		if err != nil {
 			return "", nil, fmt.Errorf("%v (run from the repository's root)", err)
+		}
+		var dirs []string
+		for dir := path.Dir(d); dir != "." && !made[dir]; dir = path.Dir(dir) {
+			made[dir] = true
+			dirs = append([]string{dir}, dirs...)
+		}
+		for _, dir := range dirs {
+			files = append(files, entry{path.Join(base, dir) + "/", 0o755, nil})
 		}
 		files = append(files, entry{path.Join(base, d), 0o644, b})
 	}
 	var buf bytes.Buffer
 	if goos == "windows" {
-		err = writeZip(&buf, base, files, mtime)
+		err = writeZip(&buf, files, mtime)
 		return base + ".zip", buf.Bytes(), err
 	}
-	err = writeTarGz(&buf, base, files, mtime)
+	err = writeTarGz(&buf, files, mtime)
 	return base + ".tar.gz", buf.Bytes(), err
 }
 
-// writeTarGz writes files under directory dir as a gzipped tar, owned by
-// root (uid and gid 0, no names), every entry at mtime.
-func writeTarGz(w io.Writer, dir string, files []entry, mtime time.Time) error {
+// writeTarGz writes files as a gzipped tar, owned by root (uid and gid
+// 0, no names), every entry at mtime.
+func writeTarGz(w io.Writer, files []entry, mtime time.Time) error {
 	zw, err := gzip.NewWriterLevel(w, gzip.DefaultCompression) // no name, no time in the gzip header
 	if err != nil {
 		return err
 	}
 	tw := tar.NewWriter(zw)
-	hdr := func(name string, typ byte, mode, size int64) *tar.Header {
-		return &tar.Header{Typeflag: typ, Name: name, Mode: mode, Size: size, ModTime: mtime, Format: tar.FormatUSTAR}
-	}
-	if err := tw.WriteHeader(hdr(dir+"/", tar.TypeDir, 0o755, 0)); err != nil {
-		return err
-	}
 	for _, f := range files {
-		if err := tw.WriteHeader(hdr(f.name, tar.TypeReg, f.mode, int64(len(f.data)))); err != nil {
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: mtime, Format: tar.FormatUSTAR}
+		if strings.HasSuffix(f.name, "/") {
+			h.Typeflag = tar.TypeDir
+		}
+		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}
 		if _, err := tw.Write(f.data); err != nil {
@@ -224,18 +233,16 @@ func writeTarGz(w io.Writer, dir string, files []entry, mtime time.Time) error {
 	return errors.Join(tw.Close(), zw.Close())
 }
 
-// writeZip writes files under directory dir as a zip, every entry at
-// mtime.
-func writeZip(w io.Writer, dir string, files []entry, mtime time.Time) error {
+// writeZip writes files as a zip, every entry at mtime.
+func writeZip(w io.Writer, files []entry, mtime time.Time) error {
 	zw := zip.NewWriter(w)
-	d := &zip.FileHeader{Name: dir + "/", Modified: mtime}
-	d.SetMode(0o755 | os.ModeDir)
-	if _, err := zw.CreateHeader(d); err != nil {
-		return err
-	}
 	for _, f := range files {
 		h := &zip.FileHeader{Name: f.name, Method: zip.Deflate, Modified: mtime}
-		h.SetMode(os.FileMode(f.mode))
+		mode := os.FileMode(f.mode)
+		if strings.HasSuffix(f.name, "/") {
+			h.Method, mode = zip.Store, mode|os.ModeDir
+		}
+		h.SetMode(mode)
 		fw, err := zw.CreateHeader(h)
 		if err != nil {
 			return err
