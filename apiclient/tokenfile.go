@@ -86,7 +86,7 @@ func (f *TokenFile) Load() (*Token, error) {
 // Save replaces the token file atomically with tok, mode 0600 whatever the
 // mode of the file it replaces, and makes the replacement durable so the
 // new refresh token survives a crash. (On Windows the mode is no access
-// control: the file is as private as the user's profile directory.)
+// control: the file is as private as the folder it is in.)
 func (f *TokenFile) Save(tok *Token) error {
 	AddSecret(tok.AccessToken)
 	AddSecret(tok.RefreshToken)
