@@ -449,7 +449,7 @@ func TestPathTakesEitherSlash(t *testing.T) {
 	}
 	for _, tc := range []struct{ in, want string }{
 		{f.Sheets[0].File, filepath.Join(dir, "contacts", "leads.csv")},
-		{f.Suppress[0], filepath.Join(dir, "contacts", "dnc.csv")},
+		{f.Suppress[0].File, filepath.Join(dir, "contacts", "dnc.csv")},
 		{`..\shared\dnc.csv`, filepath.Join(filepath.Dir(dir), "shared", "dnc.csv")},
 		{"/srv/callrun/leads.csv", filepath.FromSlash("/srv/callrun/leads.csv")},
 		{"", ""},
