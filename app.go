@@ -15,9 +15,6 @@ import (
 	"golang.org/x/term"
 )
 
-// version is set at build time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
-
 // session is one invocation of callrun: where it prints and logs, and
 // what main reports when the app has run. main makes it; newApp and the
 // commands' constructors close over it, and hand the plain functions the
@@ -47,7 +44,7 @@ func newApp(s *session) *cli.App {
 	app := &cli.App{
 		Name:                 "callrun",
 		Usage:                "run outbound AI phone-call campaigns from a YAML file and CSV contact sheets",
-		Version:              version,
+		Version:              buildVersion(),
 		EnableBashCompletion: true,
 		Writer:               s.stdout,
 		ErrWriter:            s.stderr,
@@ -178,7 +175,7 @@ func (s *session) setupLogging(c *cli.Context) error {
 	_, console := w.(zerolog.ConsoleWriter)
 	s.logJSON = !console
 	s.log = zerolog.New(redactingWriter{w}).Level(level).With().Timestamp().Logger()
-	s.log.Debug().Str("version", version).Str("command", c.Args().First()).Msg("callrun starting")
+	s.log.Debug().Str("version", c.App.Version).Str("command", c.Args().First()).Msg("callrun starting")
 	return nil
 }
 

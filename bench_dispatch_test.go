@@ -30,7 +30,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -216,15 +215,6 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 		return elapsed, cpu, res, err
 	}
 	return elapsed, cpu, res, journal.Close()
-}
-
-// benchCPU returns the CPU time (user and system) this process has used.
-func benchCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkDispatchRate runs `callrun run` (runCampaign, the command's

@@ -130,7 +130,10 @@ func exitCode(ctx context.Context, err error) int {
 
 // signalContext returns a context cancelled by the first SIGINT or SIGTERM.
 // A second signal ends the process at once with 130: whatever was written
-// to the journal before it still holds.
+// to the journal before it still holds. On Windows, Go delivers Ctrl-C and
+// Ctrl-Break as os.Interrupt, and closing the console window, logging off
+// or shutting down as SIGTERM (Windows then ends the process a few
+// seconds later), so a run stops there as it does on Linux.
 func signalContext(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 2)

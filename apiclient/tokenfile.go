@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/report/durable"
 	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
 )
 
 // ErrNotLoggedIn means there is no saved token for the service and client.
@@ -84,8 +84,9 @@ func (f *TokenFile) Load() (*Token, error) {
 }
 
 // Save replaces the token file atomically with tok, mode 0600 whatever the
-// mode of the file it replaces, and syncs the directory so the new refresh
-// token survives a crash.
+// mode of the file it replaces, and makes the replacement durable so the
+// new refresh token survives a crash. (On Windows the mode is no access
+// control: the file is as private as the folder it is in.)
 func (f *TokenFile) Save(tok *Token) error {
 	AddSecret(tok.AccessToken)
 	AddSecret(tok.RefreshToken)
@@ -101,18 +102,10 @@ func (f *TokenFile) Save(tok *Token) error {
 	if err != nil {
 		return err
 	}
-	pf, err := renameio.NewPendingFile(f.Path, renameio.WithStaticPermissions(0o600))
-	if err != nil {
+	if err := durable.WriteFile(f.Path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
-	defer pf.Cleanup()
-	if _, err := pf.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	return syncDir(dir)
+	return nil
 }
 
 // Remove deletes the token file; a missing file is not an error.
@@ -138,16 +131,4 @@ func (f *TokenFile) Lock(ctx context.Context) (unlock func(), err error) {
 		return nil, fmt.Errorf("locking token file: %w", ctx.Err())
 	}
 	return func() { _ = fl.Unlock() }, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	return nil
 }

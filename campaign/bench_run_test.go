@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -98,13 +97,4 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-}
-
-// benchRusage returns the CPU time (user and system) this process has used.
-func benchRusage() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

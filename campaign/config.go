@@ -793,8 +793,17 @@ func (f *File) PhoneRules(i int) *phone.Rules {
 }
 
 // Path resolves a path written in the campaign file against its directory.
+// A campaign file reads the same on every system: both / and \
+// separate the parts of its paths, so that a file written on Windows
+// (contacts\leads.csv) runs on Linux, in CI say, and the other way round.
+// (A file whose name holds a backslash cannot be named from a campaign
+// file on Linux or macOS.)
 func (f *File) Path(p string) string {
-	if p == "" || filepath.IsAbs(p) {
+	if p == "" {
+		return p
+	}
+	p = filepath.FromSlash(strings.ReplaceAll(p, `\`, "/"))
+	if filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(f.Dir, p)

@@ -415,3 +415,47 @@ func TestStateKey(t *testing.T) {
 		t.Errorf("unquoted ${VAR} in a flow mapping: %q", got)
 	}
 }
+
+// TestPathTakesEitherSlash: a campaign file written on Windows, with
+// backslashes in its paths, loads on Linux and macOS as it does there, and
+// the paths it names are the files beside it.
+func TestPathTakesEitherSlash(t *testing.T) {
+	dir := filepath.Dir(writeCampaign(t, ""))
+	for name, body := range map[string]string{
+		"contacts/leads.csv": "Phone,First Name\n+14155550132,Ada\n",
+		"contacts/dnc.csv":   "phone\n+14155550100\n",
+		"prompts/prompt.txt": "Be kind.\n",
+	} {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	y := strings.NewReplacer(
+		"file: leads.csv", `file: contacts\leads.csv`, // a plain scalar keeps its backslash
+		"prompt_file: prompt.txt", "prompt_file: prompts/prompt.txt",
+		"suppress: [dnc.csv]", `suppress: ['.\contacts/dnc.csv']`,
+	).Replace(goodCampaign)
+	path := filepath.Join(dir, "campaign.yml")
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path, LoadOptions{Getenv: testEnv})
+	if err != nil {
+		t.Fatalf("a campaign with both slashes in its paths: %v", err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{f.Sheets[0].File, filepath.Join(dir, "contacts", "leads.csv")},
+		{f.Suppress[0].File, filepath.Join(dir, "contacts", "dnc.csv")},
+		{`..\shared\dnc.csv`, filepath.Join(filepath.Dir(dir), "shared", "dnc.csv")},
+		{"/srv/callrun/leads.csv", filepath.FromSlash("/srv/callrun/leads.csv")},
+		{"", ""},
+	} {
+		if got := f.Path(tc.in); got != tc.want {
+			t.Errorf("Path(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

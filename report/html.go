@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"html/template"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/report/durable"
 	"github.com/callrun/callrun/report/store"
-	"github.com/google/renameio/v2"
 )
 
 // page holds report.html's template and style sheet, built into the
@@ -174,18 +173,7 @@ func WriteHTML(path string, s *Summary, p *Page) error {
 	if err := pageTemplate.Execute(&b, newPageView(s, p)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o644))
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer pf.Cleanup()
-	if _, err := pf.Write(b.Bytes()); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := store.SyncDir(filepath.Dir(path)); err != nil {
+	if err := durable.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -3,15 +3,13 @@ package report
 import (
 	"encoding/csv"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/report/durable"
 	"github.com/gocarina/gocsv"
-	"github.com/google/renameio/v2"
 )
 
 // Row is one row of report.csv: one per input row, in sheet order.
@@ -109,7 +107,7 @@ const csvBatch = 256
 // CSVWriter is not safe for concurrent use.
 type CSVWriter struct {
 	path  string
-	pf    *renameio.PendingFile
+	pf    *durable.File
 	csv   gocsv.CSVWriter
 	extra *extraColumns // nil without extra columns
 	batch []Row
@@ -121,7 +119,7 @@ type CSVWriter struct {
 // writes its header. extra names the columns of the account's own fields
 // (see Row.Extra); without them the columns are Row's alone.
 func NewCSVWriter(path string, extra ...string) (*CSVWriter, error) {
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o644))
+	pf, err := durable.Create(path, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
 	}
@@ -132,7 +130,7 @@ func NewCSVWriter(path string, extra ...string) (*CSVWriter, error) {
 		w.csv = w.extra
 	}
 	if err := gocsv.MarshalCSV([]Row{}, w.csv); err != nil { // the header alone
-		pf.Cleanup()
+		pf.Abort()
 		return nil, fmt.Errorf("writing report %s: %w", path, err)
 	}
 	return w, nil
@@ -204,15 +202,12 @@ func (w *CSVWriter) Commit() error {
 	err := w.flush()
 	if err == nil {
 		w.done = true
-		if err = w.pf.CloseAtomicallyReplace(); err == nil {
-			err = store.SyncDir(filepath.Dir(w.path))
-		}
-		if err != nil {
+		if err = w.pf.Commit(); err != nil {
 			err = fmt.Errorf("committing report %s: %w", w.path, err)
 		}
 	}
 	if err != nil {
-		w.pf.Cleanup()
+		w.pf.Abort()
 	}
 	w.done = true
 	return err
@@ -222,7 +217,7 @@ func (w *CSVWriter) Commit() error {
 // place. It does nothing after Commit, so it is safe to defer.
 func (w *CSVWriter) Abort() {
 	w.done = true
-	w.pf.Cleanup()
+	w.pf.Abort()
 }
 
 // escapeRow escapes a row's text cells for spreadsheets. The two phone

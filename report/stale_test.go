@@ -8,8 +8,8 @@ import (
 
 func TestRemoveStale(t *testing.T) {
 	dir := t.TempDir()
-	keep := []string{"report.csv", "report.xlsx", "summary.json", "journal.jsonl", "lock", ".other"}
-	stale := []string{".report.csv2721178096441778494", ".report.xlsx.2331536739.tmp", ".summary.json998877"}
+	keep := []string{"report.csv", "report.xlsx", "report.html", "summary.json", "journal.jsonl", "lock", ".other"}
+	stale := []string{".report.csv2721178096441778494", ".report.xlsx.2331536739.tmp", ".summary.json998877", ".report.html.123.tmp", ".report.csv.42.tmp"}
 	for _, n := range append(keep, stale...) {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600); err != nil {
 			t.Fatal(err)

@@ -3,13 +3,12 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/report/durable"
 	"github.com/callrun/callrun/report/store"
-	"github.com/google/renameio/v2"
 )
 
 // Statuses lists every status a report row can have, in the order the
@@ -115,18 +114,7 @@ func WriteSummary(path string, s *Summary) error {
 		return fmt.Errorf("writing summary %s: %w", path, err)
 	}
 	b = append(b, '\n')
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o644))
-	if err != nil {
-		return fmt.Errorf("writing summary %s: %w", path, err)
-	}
-	defer pf.Cleanup()
-	if _, err := pf.Write(b); err != nil {
-		return fmt.Errorf("writing summary %s: %w", path, err)
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return fmt.Errorf("writing summary %s: %w", path, err)
-	}
-	if err := store.SyncDir(filepath.Dir(path)); err != nil {
+	if err := durable.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("writing summary %s: %w", path, err)
 	}
 	return nil

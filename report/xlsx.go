@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
-	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/report/durable"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -32,7 +31,6 @@ const MaxXLSXRows = 100_000
 type XLSXWriter struct {
 	path     string
 	extra    int // extra columns (Row.Extra)
-	tmp      string
 	book     *excelize.File
 	sheet    *excelize.StreamWriter
 	rows     int
@@ -163,32 +161,18 @@ func (w *XLSXWriter) Commit() error {
 	if err := w.sheet.Flush(); err != nil {
 		return fmt.Errorf("writing report %s: %w", w.path, err)
 	}
-	dir := filepath.Dir(w.path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(w.path)+".*.tmp")
+	f, err := durable.Create(w.path, 0o644)
 	if err != nil {
 		return fmt.Errorf("writing report %s: %w", w.path, err)
 	}
-	w.tmp = tmp.Name()
-	defer os.Remove(w.tmp) // a no-op once renamed
-	if err := w.book.Write(tmp); err != nil {
-		tmp.Close()
+	defer f.Abort() // a no-op once committed
+	if err := w.book.Write(f); err != nil {
 		return fmt.Errorf("writing report %s: %w", w.path, err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(w.tmp, w.path); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("writing report %s: %w", w.path, err)
 	}
-	return store.SyncDir(dir)
+	return nil
 }
 
 // Abort drops the workbook; the previous report.xlsx stays.

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/callrun/callrun/report/durable"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/gofrs/flock"
 )
 
 // Record is one line of the journal (JSON Lines).
@@ -197,8 +197,8 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 	// The state directory's lock keeps a second run out; this keeps it
 	// out of the journal even when that lock file was deleted under a
 	// running process, which would let two runs call the same contacts.
-	held := flock.New(path)
-	if ok, err := held.TryLock(); err != nil || !ok {
+	unlock, ok, err := tryLockFile(path, os.O_RDONLY, false)
+	if err != nil || !ok {
 		f.Close()
 		if err != nil {
 			return nil, nil, fmt.Errorf("locking journal %s: %w", path, err)
@@ -208,12 +208,12 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 	opened := false
 	defer func() {
 		if !opened {
-			held.Unlock()
+			unlock()
 		}
 	}()
 	if created {
 		// Make the new file's name durable before anything is acknowledged.
-		if err := SyncDir(filepath.Dir(path)); err != nil {
+		if err := durable.SyncDir(filepath.Dir(path)); err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
 		}
@@ -234,7 +234,7 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 		f.Close()
 		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
 	}
-	j := newJournal(path, &fileSink{path: path, f: f, held: held, size: valid, beforeSync: opts.BeforeSync}, s, opts)
+	j := newJournal(path, &fileSink{path: path, f: f, unlock: unlock, size: valid, beforeSync: opts.BeforeSync}, s, opts)
 	opened = true
 	return j, s, nil
 }
@@ -633,7 +633,7 @@ func (j *Journal) commit(b *batch, err error) {
 type fileSink struct {
 	path       string
 	f          *os.File     // opened for appending
-	held       *flock.Flock // an exclusive lock on the file while it is open
+	unlock     func() error // releases the exclusive lock held on the file while it is open
 	size       int64        // bytes in the file
 	beforeSync func() error // JournalOptions.BeforeSync
 }
@@ -659,7 +659,7 @@ func (k *fileSink) commit(b *batch) error {
 
 func (k *fileSink) close() error {
 	err := k.f.Close()
-	k.held.Unlock()
+	k.unlock()
 	return err
 }
 
@@ -689,19 +689,4 @@ func (j *Journal) Close() error {
 		return fmt.Errorf("closing journal %s: %w", j.path, cerr)
 	}
 	return nil
-}
-
-// SyncDir makes the entries of directory dir durable, after a file in it
-// was created or renamed: the journal, the lock and the report writers
-// call it.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gofrs/flock"
+	"github.com/callrun/callrun/report/durable"
 )
 
 // ErrLocked means that another run holds the campaign's lock: its state
@@ -19,8 +19,9 @@ var ErrLocked = errors.New("another callrun run holds the campaign's lock")
 // (mode 0700) if needed, and writes this process's pid into the lock file
 // for the next one to name. It fails at once, with an error wrapping
 // [ErrLocked] that names the directory and the holder's pid when it can be
-// read, if another process holds the lock. The lock is an flock(2): the
-// kernel releases it when the process dies, however it dies.
+// read, if another process holds the lock. The lock is the system's file
+// lock (see tryLockFile): it is released when the process dies, however
+// it dies.
 //
 // unlock releases the lock; the lock file stays.
 func Lock(dir string) (unlock func() error, err error) {
@@ -31,13 +32,12 @@ func Lock(dir string) (unlock func() error, err error) {
 	if os.IsNotExist(statErr) {
 		// A new state directory must survive a power cut with the journal
 		// that is about to be written into it: sync its parent's entry.
-		if err := SyncDir(filepath.Dir(dir)); err != nil {
+		if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
 			return nil, fmt.Errorf("creating state directory: %w", err)
 		}
 	}
 	path := filepath.Join(dir, "lock")
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR))
-	ok, err := fl.TryLock()
+	unlock, ok, err := tryLockFile(path, os.O_CREATE|os.O_RDWR, false)
 	if err != nil {
 		return nil, fmt.Errorf("locking state directory %s: %w", dir, err)
 	}
@@ -49,10 +49,10 @@ func Lock(dir string) (unlock func() error, err error) {
 	}
 	// The pid is for people and error messages only; the flock is the lock.
 	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
-		fl.Unlock()
+		unlock()
 		return nil, fmt.Errorf("locking state directory %s: %w", dir, err)
 	}
-	return fl.Unlock, nil
+	return unlock, nil
 }
 
 // lockHolder returns the pid written in a lock file, or "" if there is

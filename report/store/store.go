@@ -267,13 +267,12 @@ func (s Files) lockShard() (func() error, error) {
 	if err := os.MkdirAll(s.parent, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
-	fl := flock.New(filepath.Join(s.parent, "lock"), flock.SetFlag(os.O_CREATE|os.O_RDWR))
-	ok, err := fl.TryRLock()
+	unlock, ok, err := tryLockFile(filepath.Join(s.parent, "lock"), os.O_CREATE|os.O_RDWR, true)
 	if err != nil {
 		return nil, fmt.Errorf("locking state directory %s: %w", s.parent, err)
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %s is held by a run of the whole campaign", ErrLocked, s.parent)
 	}
-	return fl.Unlock, nil
+	return unlock, nil
 }

@@ -52,7 +52,8 @@ type Cluster struct {
 	dir      string // temporary directory: data/, the socket, the log
 	port     int
 	password string
-	cred     *syscall.Credential // whom to run as when we are root
+	runAs    *syscall.SysProcAttr // runs a command as the cluster's user when we are root
+	uid, gid int                  // the cluster's user, when runAs is set
 	watchdog *exec.Cmd
 	wdPipe   io.WriteCloser // kept referenced: its close is the watchdog's signal
 
@@ -230,7 +231,7 @@ func (c *Cluster) init() (err error) {
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}
+		c.uid, c.gid, c.runAs = uid, gid, asUser(uint32(uid), uint32(gid))
 		parent = "/tmp"
 	}
 	if c.dir, err = os.MkdirTemp(parent, "callrun-pgtest-"); err != nil {
@@ -240,9 +241,9 @@ func (c *Cluster) init() (err error) {
 	if err := os.WriteFile(pwfile, []byte(c.password+"\n"), 0o600); err != nil {
 		return err
 	}
-	if c.cred != nil {
-		os.Chown(pwfile, int(c.cred.Uid), int(c.cred.Gid))
-		if err := os.Chown(c.dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+	if c.runAs != nil {
+		os.Chown(pwfile, c.uid, c.gid)
+		if err := os.Chown(c.dir, c.uid, c.gid); err != nil {
 			return err
 		}
 	}
@@ -304,8 +305,9 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	if c.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	if c.runAs != nil {
+		attr := *c.runAs
+		cmd.SysProcAttr = &attr
 	}
 	return cmd
 }
@@ -319,7 +321,7 @@ func (c *Cluster) startWatchdog() error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setsid = true
+	inOwnSession(cmd.SysProcAttr)
 	w, err := cmd.StdinPipe()
 	if err != nil {
 		return err
