@@ -232,15 +232,23 @@ func TestRunMaxActiveCallsGoodput(t *testing.T) {
 // sleepers wake in order: a sleeper waits until the clock reaches its
 // wake-up time. The clock moves, to the earliest wake-up time, only when
 // the run is quiet: no call start in flight (calls wraps a CallStarter to
-// count them) and no one asked the time or began a sleep for a
-// millisecond of real time.
+// count them) and no one asked the time or began a sleep for
+// simQuietTicks milliseconds of real time in a row. A run that is not
+// quiet but waiting for a CPU looks quiet for a moment: on a loaded
+// machine one millisecond was too short (the clock moved under a runnable
+// worker and a run read 17.9 calls a second where 18 are due).
 type simClock struct {
 	mu       sync.Mutex
 	now      time.Time
 	sleepers map[chan struct{}]time.Time
 	busy     int
 	stirred  bool // the time was asked, or a sleep began, since the last look
+	quiet    int  // ticks in a row with nothing stirring
 }
+
+// simQuietTicks is how many milliseconds in a row a run must be quiet
+// before simClock moves.
+const simQuietTicks = 5
 
 func newSimClock(t *testing.T, start time.Time) *simClock {
 	c := &simClock{now: start, sleepers: map[chan struct{}]time.Time{}}
@@ -296,9 +304,13 @@ func (c *simClock) advance() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stirred || c.busy > 0 || len(c.sleepers) == 0 {
-		c.stirred = false
+		c.stirred, c.quiet = false, 0
 		return
 	}
+	if c.quiet++; c.quiet < simQuietTicks {
+		return
+	}
+	c.quiet = 0
 	var first time.Time
 	for _, wake := range c.sleepers {
 		if first.IsZero() || wake.Before(first) {
