@@ -28,13 +28,12 @@ type sheetGuess struct {
 	notes      []string // what init tells the person
 }
 
-// Words of phone column headers (folded). Strong words name a phone
-// column; weak ones ("Number", "Numéro") may name a customer number, so
-// such a column is taken only when its values leave no doubt.
+// Words of column headers (folded). A phone word names a phone column; a
+// column without one ("Number", "Numéro", which may be a customer number)
+// is taken only when its values leave no doubt.
 var (
 	strongPhoneWords = []string{"phone", "mobile", "mobil", "tel", "telefon", "telephone", "handy", "cell", "portable", "movil", "celular", "fon", "gsm", "whatsapp"}
 	mobileWords      = []string{"mobile", "mobil", "cell", "handy", "portable", "movil", "celular", "gsm"}
-	weakPhoneWords   = []string{"number", "numero", "nummer", "rufnummer", "contactnumber", "no"}
 	countryWords     = []string{"country", "countrycode", "cc", "land", "pays", "pais", "nation", "countryregion", "staat", "landcode", "codepays"}
 	fullNameWords    = []string{"name", "fullname", "contactname", "personname", "contact", "nomcomplet", "nombrecompleto", "vollstandigername", "customername", "clientname", "kundenname", "leadname"}
 	hlContactID      = regexp.MustCompile(`^[A-Za-z0-9]{20}$`)
