@@ -1,12 +1,9 @@
 package campaign
 
 import (
-	"io"
 	"path/filepath"
-	"runtime"
 	"testing"
 
-	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -20,33 +17,7 @@ const benchWorkbookRows = 100_000
 func BenchmarkWorkbookRead(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "contacts.xlsx")
 	writeBenchWorkbook(b, path, benchWorkbookRows)
-	runtime.GC()
-	stop := heapPeakSampler()
-	b.ResetTimer()
-	rows := 0
-	for range b.N {
-		s, err := sheet.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			rec, err := s.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil || rec.Err != nil {
-				b.Fatal(err, rec.Err)
-			}
-			rows++
-		}
-		s.Close()
-	}
-	b.StopTimer()
-	if rows != b.N*benchWorkbookRows {
-		b.Fatalf("read %d rows, want %d", rows, b.N*benchWorkbookRows)
-	}
-	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(stop(), "peak-MiB")
+	benchReadSheet(b, path, benchWorkbookRows)
 }
 
 func writeBenchWorkbook(b *testing.B, path string, rows int) {
