@@ -78,7 +78,8 @@ type listener struct {
 }
 
 // listen opens every campaign's deliveries, serves their paths on
-// o.addr until ctx ends, then drains the deliveries in flight.
+// o.addr until ctx ends, then drains the deliveries in flight and returns
+// nil: a service stopped by SIGTERM has done its job.
 func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.Writer) error {
 	l := &listener{log: log, targets: map[string]*hookTarget{}, now: time.Now}
 	defer l.close()
@@ -142,7 +143,7 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 	if err != nil {
 		return fmt.Errorf("draining the deliveries in flight: %w", err)
 	}
-	return ctx.Err()
+	return nil // stopped as asked, every delivery in flight answered
 }
 
 func (l *listener) close() {
