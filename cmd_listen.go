@@ -197,7 +197,7 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		l.duplicates.Add(1)
 	}
-	l.log.Info().Str("campaign", t.name).Str("event", d.Event).Bool("duplicate", !isNew).
+	l.log.Info().Str("campaign", t.name).Str("event", d.Event).Str("key", d.Key()).Bool("duplicate", !isNew).
 		Dur("ack", l.now().Sub(start)).Msg("delivery stored")
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte("{\"stored\":true}\n")) //nolint:errcheck
