@@ -208,6 +208,7 @@ type pageView struct {
 	// Outcomes counts the contacts called by their latest event, and
 	// Unmatched the deliveries no contact took.
 	HasOutcomes bool
+	Collecting  bool // the campaign collects outcomes, delivered or not
 	Outcomes    []statusCount
 	Unmatched   int
 }
@@ -316,6 +317,7 @@ func newPageView(s *Summary, p *Page) pageView {
 		{Key: "answered", Label: "Answered", Note: "callrun does not receive the calls' outcomes"},
 		{Key: "opted-out", Label: "Opted out", Note: "callrun does not receive opt-outs"},
 	}
+	v.Collecting = s.Outcomes != nil
 	if v.HasOutcomes = s.hasOutcomes(); v.HasOutcomes {
 		v.Funnel[4] = step("answered", "Answered", s.Answered, "the service delivered call.answered")
 		for _, name := range []string{"ended", "answered", "started", "other", "none"} {
