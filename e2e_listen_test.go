@@ -192,3 +192,93 @@ func TestListenKilledLosesNoAcknowledgedDelivery(t *testing.T) {
 		t.Error("no delivery was retried: the kills did not fault the deliveries")
 	}
 }
+
+// TestOutcomesInTheReport runs a campaign with outcomes: against a sandbox
+// that delivers its account webhooks out of order and twice, and the
+// agents' own completion webhooks, to `callrun listen`; the report then
+// shows each contact's outcome.
+func TestOutcomesInTheReport(t *testing.T) {
+	addr := freePort(t)
+	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
+	srv := sandbox.NewServer(sandbox.Options{
+		CallDuration:   10 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{URL: hookURL, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond, OutOfOrder: true, ShareDuplicate: 0.5, Seed: 3},
+	})
+	defer srv.Close()
+	contacts := e2ePhones(12)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4})
+	yaml, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml = append(yaml, "outcomes:\n  url: http://"+addr+"/callrun/e2e/${E2E_HOOK_SECRET}\n  fields: [status, disposition]\n"...)
+	if err := os.WriteFile(e.path, yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.env = append(e.env, "E2E_HOOK_SECRET="+hookSecret)
+
+	l := e.start("listen", "--addr", addr, e.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(l.stdout.String(), "listening on") })
+	res := e.run(60*time.Second, "run", e.path)
+	if res.code != 0 {
+		t.Fatalf("run: %s", res)
+	}
+	agents := srv.Agents()
+	if len(agents) != 1 || agents[0].WebhookEndpoint != hookURL {
+		t.Fatalf("the agent callrun created has webhook %q, want the outcomes url", agents[0].WebhookEndpoint)
+	}
+	waitFor(t, 30*time.Second, "every delivery acknowledged", func() bool {
+		n := 0
+		for _, d := range srv.Deliveries() {
+			if d.Acked && !d.Duplicate {
+				n++
+			}
+		}
+		hooks := 0
+		for _, w := range srv.Webhooks() {
+			if w.Delivered {
+				hooks++
+			}
+		}
+		return n == 3*len(contacts) && hooks == len(contacts)
+	})
+	rep := e.run(60*time.Second, "report", e.path)
+	if rep.code != 0 {
+		t.Fatalf("report: %s", rep)
+	}
+	l.signal(t, syscall.SIGTERM)
+	lres := l.wait(t, 30*time.Second)
+	if lres.code != 0 {
+		t.Errorf("listen after SIGTERM: %s", lres)
+	}
+	checkJSONLogs(t, lres)
+	for _, out := range []string{res.stdout, res.stderr, rep.stdout, rep.stderr, lres.stdout, lres.stderr} {
+		if strings.Contains(out, hookSecret) {
+			t.Errorf("callrun printed the outcomes url's secret:\n%s", out)
+		}
+	}
+	for _, r := range e.report() {
+		if r["status"] != "sent" || r["outcome"] != "ended" || r["service_starts"] != "1" || r["outcome_at"] == "" || r["outcome_detail"] != "status=completed" {
+			t.Errorf("report row %v", r)
+		}
+	}
+	var sum struct {
+		Outcomes  map[string]int `json:"outcomes"`
+		Answered  int            `json:"answered"`
+		Unmatched *int           `json:"unmatched_deliveries"`
+	}
+	b, err := os.ReadFile(filepath.Join(e.stateDir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcomes["ended"] != len(contacts) || len(sum.Outcomes) != 1 || sum.Answered != len(contacts) || sum.Unmatched == nil || *sum.Unmatched != 0 {
+		t.Errorf("summary.json: %s", b)
+	}
+	html, err := os.ReadFile(filepath.Join(e.stateDir, "report.html"))
+	if err != nil || !strings.Contains(string(html), fmt.Sprintf(`data-figure="outcome-ended">%d<`, len(contacts))) {
+		t.Errorf("report.html lacks the outcomes: %v", err)
+	}
+}
