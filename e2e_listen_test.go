@@ -242,6 +242,10 @@ func TestOutcomesInTheReport(t *testing.T) {
 		}
 		return n == 3*len(contacts) && hooks == len(contacts)
 	})
+	list := e.run(30*time.Second, "agents", "list", e.path)
+	if list.code != 0 || !strings.Contains(list.stdout, "/callrun/e2e/[redacted]") {
+		t.Errorf("agents list does not show the webhook redacted: %s", list)
+	}
 	rep := e.run(60*time.Second, "report", e.path)
 	if rep.code != 0 {
 		t.Fatalf("report: %s", rep)
@@ -252,7 +256,7 @@ func TestOutcomesInTheReport(t *testing.T) {
 		t.Errorf("listen after SIGTERM: %s", lres)
 	}
 	checkJSONLogs(t, lres)
-	for _, out := range []string{res.stdout, res.stderr, rep.stdout, rep.stderr, lres.stdout, lres.stderr} {
+	for _, out := range []string{res.stdout, res.stderr, list.stdout, list.stderr, rep.stdout, rep.stderr, lres.stdout, lres.stderr} {
 		if strings.Contains(out, hookSecret) {
 			t.Errorf("callrun printed the outcomes url's secret:\n%s", out)
 		}

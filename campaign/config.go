@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 	"gopkg.in/yaml.v3"
@@ -482,6 +483,10 @@ func Parse(path string, data []byte, opts LoadOptions) (*File, error) {
 	f.Dir = filepath.Dir(path)
 	f.lines = l.lines
 	f.applyDefaults()
+	if o := f.Outcomes; o != nil && len(o.Secret()) >= MinHookSecret {
+		// Before any check: the agent commands print webhooks too.
+		apiclient.AddSecret(o.Secret())
+	}
 	if opts.ServiceOnly {
 		l.validateService(&f.Service)
 	} else {

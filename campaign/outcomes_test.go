@@ -69,3 +69,14 @@ func TestOutcomesProblems(t *testing.T) {
 	unknown := strings.Replace(outcomesCampaign, "  fields: [disposition, summary]", "  feilds: [x]", 1)
 	expectProblems(t, problems(t, unknown, LoadOptions{}), "feilds")
 }
+
+func TestOutcomesURLRedactedInDrift(t *testing.T) {
+	f, err := Load(writeCampaign(t, outcomesCampaign), LoadOptions{Getenv: env(map[string]string{"HOOK_SECRET": "drift-secret-0123456789"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := strings.Join(drift(&f.Agents[1], apiclient.Agent{Prompt: "Be kind.", Webhook: "https://hooks.example.com/old"}), "; ")
+	if !strings.Contains(d, "its webhook is") || strings.Contains(d, "drift-secret") {
+		t.Errorf("drift %q", d)
+	}
+}

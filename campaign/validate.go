@@ -89,7 +89,6 @@ func (l *loader) validateOutcomes(f *File) {
 		l.problem("outcomes.url", "outcomes url's path must end in a secret of at least %d characters, such as https://hooks.example.com/callrun/${CALLRUN_HOOK_SECRET}: the service signs nothing, so the secret path is what keeps forged deliveries out", MinHookSecret)
 		return
 	}
-	apiclient.AddSecret(o.Secret())
 	for i, name := range o.Fields {
 		if strings.TrimSpace(name) == "" {
 			l.problem(fmt.Sprintf("outcomes.fields[%d]", i), "an outcome field needs a name, such as status")
