@@ -184,6 +184,10 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		l.refuse(w, t, http.StatusBadRequest, err.Error())
 		return
+	case len(d.Fields) == 0:
+		// A probe of the URL, say: nothing to store.
+		l.refuse(w, t, http.StatusBadRequest, "an empty delivery")
+		return
 	}
 	isNew, err := t.deliveries.Append(store.Delivery{Key: d.Key(), At: start.UTC(), Event: d.Event, AgentID: d.AgentID, Fields: d.Fields, Raw: d.Raw})
 	if err != nil {

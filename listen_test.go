@@ -122,6 +122,7 @@ func TestListenStoresEachDeliveryOnce(t *testing.T) {
 		{"oversized", "POST", hook, formType, form("call.ended") + "&x=" + strings.Repeat("a", 70<<10), 413},
 		{"not a form", "POST", hook, "application/json", `[1,2]`, 400},
 		{"a PUT", "PUT", hook, formType, form("call.ended"), 405},
+		{"empty", "GET", hook, "", "", 400},
 		{"health", "GET", base + "/healthz", "", "", 200},
 		{"the other campaign", "POST", base + "/callrun/autumn/" + hookSecret, formType, form("call.ended"), 200},
 	} {
@@ -150,7 +151,7 @@ func TestListenStoresEachDeliveryOnce(t *testing.T) {
 		t.Errorf("autumn has %d deliveries, want 1", len(ds))
 	}
 	l := logs.String()
-	for _, want := range []string{`"forged_total":2`, `"stored":4`, `"duplicates":2`, `"refused":3`} {
+	for _, want := range []string{`"forged_total":2`, `"stored":4`, `"duplicates":2`, `"refused":4`} {
 		if !strings.Contains(l, want) {
 			t.Errorf("logs lack %s:\n%s", want, l)
 		}
