@@ -86,6 +86,7 @@ First time? Run the local sandbox and log in to it:
 			authCommand(s),
 			agentsCommand(s),
 			stateCommand(s),
+			listenCommand(s),
 			sandboxCommand(s),
 			completionCommand(s),
 		},

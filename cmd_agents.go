@@ -64,6 +64,7 @@ func agentsList(ctx context.Context, log zerolog.Logger, path, format string, ou
 	}
 	rows := make([]listedAgent, len(agents))
 	for i, a := range agents {
+		a.Webhook = apiclient.Redact(a.Webhook) // an outcomes url's path holds its secret
 		rows[i] = listedAgent{Agent: a, Declared: declared[a.Name]}
 	}
 	if format == "json" {

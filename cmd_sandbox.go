@@ -41,6 +41,9 @@ Example:
 			&cli.DurationFlag{Name: "pending-for", Usage: "new agents stay pending this long"},
 			&cli.DurationFlag{Name: "call-duration", Value: 50 * time.Millisecond, Usage: "simulated call length before the webhook fires"},
 			&cli.BoolFlag{Name: "external-webhooks", Usage: "deliver webhooks to non-loopback hosts too"},
+			&cli.StringFlag{Name: "account-webhook", Usage: "POST each call's call.started, call.answered and call.ended (the contact's fields and the event) to this URL, retried with backoff, as the live service's account webhooks"},
+			&cli.Float64Flag{Name: "share-duplicate-deliveries", Usage: "share (0..1) of acknowledged account webhook deliveries sent once more"},
+			&cli.BoolFlag{Name: "out-of-order-deliveries", Usage: "send each call's account webhook events after it ended, last first"},
 			&cli.StringSliceFlag{Name: "account-fields", Usage: "form fields the account defines beyond the seven (e.g. city,zip_code): listed in each agent's form_data and accepted in calls"},
 			&cli.StringFlag{Name: "fault-scope", Value: sandbox.ScopeCalls, Usage: "where faults apply: calls, api or all"},
 			&cli.DurationFlag{Name: "latency", Usage: "delay added to each request in the fault scope"},
@@ -73,6 +76,8 @@ Example:
 				CallDuration:          c.Duration("call-duration"),
 				AllowExternalWebhooks: c.Bool("external-webhooks"),
 				AccountFields:         accountFieldsFlag(c.StringSlice("account-fields")),
+				AccountWebhook: sandbox.AccountWebhook{URL: c.String("account-webhook"),
+					ShareDuplicate: c.Float64("share-duplicate-deliveries"), OutOfOrder: c.Bool("out-of-order-deliveries"), Seed: c.Int64("seed")},
 				Faults: sandbox.Faults{
 					Scope: c.String("fault-scope"), Latency: c.Duration("latency"), RateLimit: c.Float64("rate-limit"),
 					Share429: c.Float64("share-429"), RetryAfter: c.Duration("retry-after"),

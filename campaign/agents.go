@@ -116,7 +116,8 @@ func drift(s *AgentSpec, a apiclient.Agent) []string {
 	}
 	switch {
 	case wantURL != a.Webhook:
-		d = append(d, fmt.Sprintf("its webhook is %q, the file says %q", a.Webhook, wantURL))
+		// Redacted: an outcomes url's path holds its secret.
+		d = append(d, fmt.Sprintf("its webhook is %q, the file says %q", apiclient.Redact(a.Webhook), apiclient.Redact(wantURL)))
 	case wantURL != "" && wantMethod != gotMethod:
 		d = append(d, fmt.Sprintf("its webhook method is %s, the file says %s", gotMethod, wantMethod))
 	}

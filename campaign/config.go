@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 	"gopkg.in/yaml.v3"
@@ -46,6 +48,9 @@ type File struct {
 	// store rather than in state_dir's files (which still get the
 	// report files).
 	State *StateStore `yaml:"state"`
+	// Outcomes, when set, is where the service delivers what happened on
+	// each call, which `callrun listen` receives.
+	Outcomes *Outcomes `yaml:"outcomes"`
 
 	// Shard is the part of the campaign this process works on; see
 	// [File.SetShard].
@@ -81,6 +86,58 @@ type StateStore struct {
 	// Postgres is a PostgreSQL connection URL; keep it, with its password,
 	// in an environment variable: postgres: ${CALLRUN_DATABASE_URL}.
 	Postgres string `yaml:"postgres"`
+}
+
+// Outcomes is the `outcomes:` block: the public URL the service delivers
+// its webhooks to (its path ends in a secret, since the service signs
+// nothing), and what callrun reads of each delivery. Agents callrun
+// creates get the URL as their webhook unless they name their own.
+type Outcomes struct {
+	URL string `yaml:"url"`
+	// Fields are the delivery's fields the report shows as
+	// outcome_detail; empty means [DefaultOutcomeFields].
+	Fields []string `yaml:"fields"`
+	// OptOut names the field and values that mean "do not call me".
+	OptOut *OptOut `yaml:"opt_out"`
+}
+
+// OptOut is `outcomes.opt_out`: a delivery whose Field holds one of
+// Values is a person asking not to be called again.
+type OptOut struct {
+	Field  string   `yaml:"field"`
+	Values []string `yaml:"values"`
+}
+
+// DefaultOutcomeFields are the delivery fields outcome_detail shows when
+// `outcomes.fields` names none: whichever of them a delivery has.
+var DefaultOutcomeFields = []string{"status", "call_status", "disposition", "ended_reason", "endedReason", "answered_by", "duration", "summary"}
+
+// MinHookSecret is the shortest secret `outcomes.url`'s path may end in.
+const MinHookSecret = 16
+
+// Path returns the path of the outcomes URL, the one `callrun listen`
+// serves for this campaign.
+func (o *Outcomes) Path() string {
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Path
+}
+
+// Secret returns the last segment of the URL's path: the secret that
+// keeps forged deliveries out.
+func (o *Outcomes) Secret() string {
+	p := strings.TrimRight(o.Path(), "/")
+	return p[strings.LastIndex(p, "/")+1:]
+}
+
+// DetailFields returns the fields outcome_detail shows.
+func (o *Outcomes) DetailFields() []string {
+	if o == nil || len(o.Fields) == 0 {
+		return DefaultOutcomeFields
+	}
+	return o.Fields
 }
 
 // SharedState reports whether the campaign keeps its journal in
@@ -426,6 +483,10 @@ func Parse(path string, data []byte, opts LoadOptions) (*File, error) {
 	f.Dir = filepath.Dir(path)
 	f.lines = l.lines
 	f.applyDefaults()
+	if o := f.Outcomes; o != nil && len(o.Secret()) >= MinHookSecret {
+		// Before any check: the agent commands print webhooks too.
+		apiclient.AddSecret(o.Secret())
+	}
 	if opts.ServiceOnly {
 		l.validateService(&f.Service)
 	} else {

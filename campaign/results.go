@@ -52,11 +52,21 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	if err != nil {
 		return nil, err
 	}
-	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), f.AccountFields()...)
+	var outcomes *OutcomeIndex
+	if f.Outcomes != nil {
+		ds, err := store.ReadDeliveries(f.DeliveriesDir(dir))
+		if err != nil {
+			return nil, err
+		}
+		outcomes = NewOutcomeIndex(f, norm, ds)
+		sum.Outcomes = map[string]int{}
+	}
+	cols := report.Columns{Extra: f.AccountFields(), Outcomes: outcomes != nil}
+	w, err := report.NewCSVWriterFor(filepath.Join(dir, ReportCSV), cols)
 	if err != nil {
 		return nil, err
 	}
-	xw, err := report.NewXLSXWriter(filepath.Join(dir, ReportXLSX), f.AccountFields()...)
+	xw, err := report.NewXLSXWriterFor(filepath.Join(dir, ReportXLSX), cols)
 	if err != nil {
 		w.Abort()
 		return nil, err
@@ -64,6 +74,9 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	page := newReportPage(f, hours, sum.FinishedAt)
 	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
 		row := ReportRow(f, st, c)
+		if outcomes != nil && row.Attempts > 0 {
+			row.Outcome = outcomes.Outcome(c, row.AgentID)
+		}
 		sum.Add(row)
 		page.add(c, &row)
 		if err := w.Write(row); err != nil {
@@ -79,6 +92,10 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	if err := w.Commit(); err != nil {
 		xw.Abort()
 		return nil, err
+	}
+	if outcomes != nil && !f.Shard.Sharded() { // a shard's report meets only its own contacts
+		n := outcomes.Unmatched()
+		sum.Unmatched = &n
 	}
 	return page.Page, xw.Commit()
 }

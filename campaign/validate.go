@@ -70,6 +70,43 @@ func (l *loader) validate(f *File) {
 		l.validateHours(f.Hours)
 	}
 	l.validateState(f.State)
+	l.validateOutcomes(f)
+}
+
+// validateOutcomes checks the outcomes: block, hands the URL's secret to
+// the redaction, and gives the URL to every agent that names no webhook
+// of its own.
+func (l *loader) validateOutcomes(f *File) {
+	o := f.Outcomes
+	if o == nil {
+		return
+	}
+	switch {
+	case !absoluteHTTP(o.URL):
+		l.problem("outcomes.url", "outcomes url %q is not an absolute http(s) URL", o.URL)
+		return
+	case len(o.Secret()) < MinHookSecret:
+		l.problem("outcomes.url", "outcomes url's path must end in a secret of at least %d characters, such as https://hooks.example.com/callrun/${CALLRUN_HOOK_SECRET}: the service signs nothing, so the secret path is what keeps forged deliveries out", MinHookSecret)
+		return
+	}
+	for i, name := range o.Fields {
+		if strings.TrimSpace(name) == "" {
+			l.problem(fmt.Sprintf("outcomes.fields[%d]", i), "an outcome field needs a name, such as status")
+		}
+	}
+	if oo := o.OptOut; oo != nil {
+		if strings.TrimSpace(oo.Field) == "" {
+			l.problem("outcomes.opt_out.field", "opt_out needs the delivery's field that says \"do not call me\", such as field: disposition")
+		}
+		if len(oo.Values) == 0 {
+			l.problem("outcomes.opt_out.values", "opt_out needs the values of %s that mean \"do not call me\", such as values: [do_not_call, opted_out]", oo.Field)
+		}
+	}
+	for i := range f.Agents {
+		if f.Agents[i].Webhook == nil {
+			f.Agents[i].Webhook = &Webhook{URL: o.URL, Method: "POST"}
+		}
+	}
 }
 
 // validateState checks the state: block, and hands the database password

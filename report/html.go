@@ -204,6 +204,30 @@ type pageView struct {
 	WaitingRows  int
 	Notes        []string
 	Next         []string
+	// HasOutcomes: the campaign collects outcomes and some delivery came;
+	// Outcomes counts the contacts called by their latest event, and
+	// Unmatched the deliveries no contact took.
+	HasOutcomes bool
+	Collecting  bool // the campaign collects outcomes, delivered or not
+	Outcomes    []statusCount
+	Unmatched   int
+}
+
+// hasOutcomes reports whether the campaign collects outcomes and any
+// delivery has come.
+func (s *Summary) hasOutcomes() bool {
+	if s.Outcomes == nil {
+		return false
+	}
+	if s.Unmatched != nil && *s.Unmatched > 0 {
+		return true
+	}
+	for name, n := range s.Outcomes {
+		if name != "none" && n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 type funnelStep struct {
@@ -292,6 +316,18 @@ func newPageView(s *Summary, p *Page) pageView {
 		step("sent", "Sent", c[string(store.Sent)], "the service accepted the call start"),
 		{Key: "answered", Label: "Answered", Note: "callrun does not receive the calls' outcomes"},
 		{Key: "opted-out", Label: "Opted out", Note: "callrun does not receive opt-outs"},
+	}
+	v.Collecting = s.Outcomes != nil
+	if v.HasOutcomes = s.hasOutcomes(); v.HasOutcomes {
+		v.Funnel[4] = step("answered", "Answered", s.Answered, "the service delivered call.answered")
+		for _, name := range []string{"ended", "answered", "started", "other", "none"} {
+			if n, ok := s.Outcomes[name]; ok {
+				v.Outcomes = append(v.Outcomes, statusCount{Status: name, N: n})
+			}
+		}
+		if s.Unmatched != nil {
+			v.Unmatched = *s.Unmatched
+		}
 	}
 	for _, st := range Statuses {
 		v.StatusCounts = append(v.StatusCounts, statusCount{Status: string(st), N: c[string(st)]})

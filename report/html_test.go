@@ -86,3 +86,42 @@ func TestReasonGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteHTMLOutcomes(t *testing.T) {
+	render := func(rows []Row, unmatched int) string {
+		t.Helper()
+		sum := &Summary{Campaign: "spring", Outcomes: map[string]int{}, Unmatched: &unmatched}
+		for _, r := range rows {
+			sum.Add(r)
+		}
+		path := filepath.Join(t.TempDir(), "report.html")
+		if err := WriteHTML(path, sum, nil); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	called := func(o Outcome) Row { return Row{Status: "sent", Attempts: 1, Outcome: o} }
+	page := render([]Row{
+		called(Outcome{Event: "ended", Answered: true}), called(Outcome{Event: "ended"}),
+		called(Outcome{Event: "started"}), called(Outcome{}), {Status: "invalid"},
+	}, 3)
+	for _, want := range []string{
+		`data-figure="answered">1<`, `data-figure="outcome-ended">2<`, `data-figure="outcome-started">1<`,
+		`data-figure="outcome-none">1<`, `data-figure="unmatched">3<`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "Outcomes are not collected") {
+		t.Error("the page says outcomes are not collected")
+	}
+	// Collected, but nothing delivered yet: the page says so as before.
+	if page := render([]Row{called(Outcome{})}, 0); !strings.Contains(page, "No webhook delivery has been stored") {
+		t.Error("a campaign with no delivery yet shows outcomes")
+	}
+}

@@ -36,6 +36,46 @@ type Row struct {
 	// seven (city, zip_code, ...), one for each extra column the writer
 	// was made with, in that order. They stand after local_presence_number.
 	Extra []string `csv:"-"`
+	// Outcome is what the service's webhooks said of the contact's
+	// calls: in the report's last columns (see [OutcomeColumns]) when the
+	// writer was made with [Columns.Outcomes].
+	Outcome Outcome `csv:"-"`
+}
+
+// Outcome is what the service's webhook deliveries said of a contact.
+type Outcome struct {
+	// Event is the latest event delivered: started, answered, ended or
+	// other; empty when none came. At is when callrun received it, as
+	// [Timestamp] writes it.
+	Event, At string
+	// Starts is how many calls the service itself started for the
+	// contact: its call.started deliveries, its own redials included.
+	Starts Count
+	// Detail holds the fields the campaign's outcomes.fields names, as
+	// "name=value; ...".
+	Detail string
+	// Answered: a call.answered was delivered for the contact, whatever
+	// came after.
+	Answered bool
+}
+
+// OutcomeColumns are the report's last columns when it shows outcomes.
+var OutcomeColumns = []string{"outcome", "outcome_at", "service_starts", "outcome_detail"}
+
+// cells returns o's cells, in the order of OutcomeColumns.
+func (o Outcome) cells() []string {
+	starts, _ := o.Starts.MarshalCSV()
+	return []string{o.Event, o.At, starts, o.Detail}
+}
+
+// Columns are the report's columns beyond Row's own.
+type Columns struct {
+	// Extra names the columns of the account's own fields (see
+	// Row.Extra).
+	Extra []string
+	// Outcomes adds OutcomeColumns, for a campaign that collects
+	// outcomes.
+	Outcomes bool
 }
 
 // extraAt is where the account's own fields stand among the report's
@@ -119,14 +159,23 @@ type CSVWriter struct {
 // writes its header. extra names the columns of the account's own fields
 // (see Row.Extra); without them the columns are Row's alone.
 func NewCSVWriter(path string, extra ...string) (*CSVWriter, error) {
+	return NewCSVWriterFor(path, Columns{Extra: extra})
+}
+
+// NewCSVWriterFor is [NewCSVWriter] with the columns cols adds.
+func NewCSVWriterFor(path string, cols Columns) (*CSVWriter, error) {
+	extra := cols.Extra
 	pf, err := durable.Create(path, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
 	}
 	cw := csv.NewWriter(pf)
 	w := &CSVWriter{path: path, pf: pf, csv: cw, batch: make([]Row, 0, csvBatch)}
-	if len(extra) > 0 {
-		w.extra = &extraColumns{Writer: cw, n: len(extra), cells: [][]string{extra}}
+	if len(extra) > 0 || cols.Outcomes {
+		w.extra = &extraColumns{Writer: cw, n: len(extra), cells: [][]string{extra}, outcomes: cols.Outcomes}
+		if cols.Outcomes {
+			w.extra.tails = [][]string{OutcomeColumns}
+		}
 		w.csv = w.extra
 	}
 	if err := gocsv.MarshalCSV([]Row{}, w.csv); err != nil { // the header alone
@@ -138,11 +187,14 @@ func NewCSVWriter(path string, extra ...string) (*CSVWriter, error) {
 
 // extraColumns is the CSV writer gocsv writes the report through when it
 // has extra columns: it puts each record's extra cells (Row.Extra, which
-// gocsv does not see, or the header's names) after the seven form fields.
+// gocsv does not see, or the header's names) after the seven form fields,
+// and, with outcomes, its outcome cells last.
 type extraColumns struct {
 	*csv.Writer
-	n     int        // extra columns
-	cells [][]string // the extra cells of the records gocsv is about to write, in order
+	n        int        // extra columns
+	cells    [][]string // the extra cells of the records gocsv is about to write, in order
+	outcomes bool       // the outcome columns come last
+	tails    [][]string // their cells, record by record
 }
 
 func (x *extraColumns) Write(record []string) error {
@@ -154,7 +206,15 @@ func (x *extraColumns) Write(record []string) error {
 		return fmt.Errorf("a row has %d extra cells for %d extra columns", len(cells), x.n)
 	}
 	cells = append(slices.Clip(cells), make([]string, x.n-len(cells))...) // missing cells are empty
-	return x.Writer.Write(slices.Insert(record, extraAt, cells...))
+	record = slices.Insert(record, extraAt, cells...)
+	if x.outcomes {
+		var tail []string
+		if len(x.tails) > 0 {
+			tail, x.tails = x.tails[0], x.tails[1:]
+		}
+		record = append(record, tail...)
+	}
+	return x.Writer.Write(record)
 }
 
 // Write adds one row to the report, with its cells escaped for
@@ -181,6 +241,9 @@ func (w *CSVWriter) flush() error {
 	if w.extra != nil {
 		for _, r := range w.batch {
 			w.extra.cells = append(w.extra.cells, r.Extra)
+			if w.extra.outcomes {
+				w.extra.tails = append(w.extra.tails, r.Outcome.cells())
+			}
 		}
 	}
 	if err := gocsv.MarshalCSVWithoutHeaders(w.batch, w.csv); err != nil {
@@ -228,7 +291,7 @@ func escapeRow(r Row) Row {
 	for _, p := range []*string{
 		&r.Sheet, &r.Email, &r.FirstName, &r.LastName, &r.GHLContactID,
 		&r.OverrideAgentID, &r.Status, &r.Reason, &r.Agent, &r.AgentID,
-		&r.FirstAttemptAt, &r.LastAttemptAt, &r.Response,
+		&r.FirstAttemptAt, &r.LastAttemptAt, &r.Response, &r.Outcome.Event, &r.Outcome.At, &r.Outcome.Detail,
 	} {
 		*p = Escape(*p)
 	}

@@ -40,6 +40,13 @@ type Summary struct {
 	RatePerSecond  float64                   `json:"rate_per_second"` // CallsThisRun / ElapsedSeconds
 	Ending         string                    `json:"ending"`          // EndComplete, EndInterrupted, ...
 	Notes          []string                  `json:"notes,omitempty"` // anything else a person should know
+	// Outcomes counts the contacts by their latest delivered event
+	// (started, answered, ended, other; "none" for a contact called and
+	// not heard of), and Unmatched the stored deliveries no contact
+	// matched: only for a campaign that collects outcomes.
+	Outcomes  map[string]int `json:"outcomes,omitempty"`
+	Answered  int            `json:"answered,omitempty"` // contacts with a call.answered delivered
+	Unmatched *int           `json:"unmatched_deliveries,omitempty"`
 	// Runs are the journal's runs, oldest first, that report.html draws.
 	Runs []store.Run `json:"-"`
 }
@@ -54,6 +61,16 @@ func (s *Summary) Add(r Row) {
 	}
 	if r.Sheet != "" {
 		add(s.Sheets, r.Sheet, r.Status)
+	}
+	if s.Outcomes != nil && r.Attempts > 0 {
+		ev := r.Outcome.Event
+		if ev == "" {
+			ev = "none"
+		}
+		s.Outcomes[ev]++
+		if r.Outcome.Answered {
+			s.Answered++
+		}
 	}
 }
 

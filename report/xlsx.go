@@ -30,7 +30,8 @@ const MaxXLSXRows = 100_000
 // like [CSVWriter]. An XLSXWriter is not safe for concurrent use.
 type XLSXWriter struct {
 	path     string
-	extra    int // extra columns (Row.Extra)
+	extra    int  // extra columns (Row.Extra)
+	outcomes bool // the outcome columns come last (Row.Outcome)
 	book     *excelize.File
 	sheet    *excelize.StreamWriter
 	rows     int
@@ -44,6 +45,12 @@ const xlsxSheet = "Report"
 // NewXLSXWriter starts a workbook to be committed to path. extra names
 // the columns of the account's own fields, as for [NewCSVWriter].
 func NewXLSXWriter(path string, extra ...string) (*XLSXWriter, error) {
+	return NewXLSXWriterFor(path, Columns{Extra: extra})
+}
+
+// NewXLSXWriterFor is [NewXLSXWriter] with the columns cols adds.
+func NewXLSXWriterFor(path string, cols Columns) (*XLSXWriter, error) {
+	extra := cols.Extra
 	book := excelize.NewFile()
 	// Compressed for speed: a report is written at the end of every run,
 	// and a workbook a few per cent larger costs nobody anything.
@@ -62,7 +69,12 @@ func NewXLSXWriter(path string, extra ...string) (*XLSXWriter, error) {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
 	}
 	header := header(extra)
-	w := &XLSXWriter{path: path, extra: len(extra), book: book, sheet: sw}
+	widths := slices.Insert(slices.Clone(xlsxWidths), extraAt, slices.Repeat([]float64{16}, len(extra))...)
+	if cols.Outcomes {
+		header = append(header, OutcomeColumns...)
+		widths = append(widths, outcomeWidths...)
+	}
+	w := &XLSXWriter{path: path, extra: len(extra), outcomes: cols.Outcomes, book: book, sheet: sw}
 	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
 	}
@@ -71,7 +83,7 @@ func NewXLSXWriter(path string, extra ...string) (*XLSXWriter, error) {
 		return nil, err
 	}
 	// Column widths must come before the first row in a stream.
-	for i, width := range slices.Insert(slices.Clone(xlsxWidths), extraAt, slices.Repeat([]float64{16}, len(extra))...) {
+	for i, width := range widths {
 		if err := sw.SetColWidth(i+1, i+1, width); err != nil {
 			return nil, fmt.Errorf("creating report %s: %w", path, err)
 		}
@@ -89,6 +101,9 @@ func NewXLSXWriter(path string, extra ...string) (*XLSXWriter, error) {
 // xlsxWidths are the column widths, in characters, in Row's order; an
 // extra column is 16 wide.
 var xlsxWidths = []float64{16, 6, 16, 28, 14, 14, 22, 20, 8, 11, 48, 8, 8, 22, 26, 21, 21, 48}
+
+// outcomeWidths are the widths of OutcomeColumns.
+var outcomeWidths = []float64{10, 21, 8, 48}
 
 // Write adds one row. Every value is written as text, so no spreadsheet
 // reinterprets it; a workbook cell is never run as a formula. Past
@@ -114,6 +129,9 @@ func (w *XLSXWriter) Write(r Row) error {
 		r.OverrideAgentID, r.LocalPresenceNumber, r.Status, r.Reason, http, attempts, r.Agent, r.AgentID,
 		r.FirstAttemptAt, r.LastAttemptAt, r.Response}
 	values = slices.Insert(values, extraAt, append(slices.Clip(r.Extra), make([]string, w.extra-len(r.Extra))...)...)
+	if w.outcomes {
+		values = append(values, r.Outcome.cells()...)
+	}
 	cells := make([]any, len(values))
 	for i, v := range values {
 		// A string value is a text cell ("str" or inline string): Excel
@@ -152,7 +170,11 @@ func (w *XLSXWriter) Commit() error {
 	w.done = true
 	defer w.book.Close()
 	// A table gives the header filter buttons (status, agent, ...).
-	last, _ := excelize.ColumnNumberToName(len(xlsxWidths) + w.extra)
+	cols := len(xlsxWidths) + w.extra
+	if w.outcomes {
+		cols += len(OutcomeColumns)
+	}
+	last, _ := excelize.ColumnNumberToName(cols)
 	showStripes := true
 	if err := w.sheet.AddTable(&excelize.Table{Range: fmt.Sprintf("A1:%s%d", last, max(w.rows+1, 2)), Name: "Report",
 		StyleName: "TableStyleLight9", ShowRowStripes: &showStripes}); err != nil {

@@ -149,6 +149,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 		c.Status, c.Outcome = d.after, "500-after-placing"
 	}
 	s.scheduleWebhookLocked(a.Agent, callID, form.Get("phone_number"))
+	s.scheduleDeliveriesLocked(callID, form)
 	s.mu.Unlock()
 
 	if d.odd == oddStall {

@@ -106,6 +106,14 @@
 // Server.Webhooks). Close cancels deliveries whose call has not ended yet
 // and waits for those in flight.
 //
+// With Options.AccountWebhook.URL set, every placed call also gets the
+// account webhooks the live service documents: its events call.started
+// (at once), call.answered and call.ended (when the call ends), each a
+// POST form of the contact's fields and event. A delivery not answered
+// 2xx is sent again with exponential backoff; AccountWebhook's faults
+// send acknowledged deliveries twice (ShareDuplicate) or a call's events
+// last first (OutOfOrder). Server.Deliveries is their ledger.
+//
 // # Faults
 //
 // Faults apply by default to call-start requests only; with Scope "api" to
@@ -142,6 +150,7 @@
 //	GET  /_sandbox/ledger                 the ledger, as Server.Calls
 //	GET  /_sandbox/agents                 all agents, as Server.Agents
 //	GET  /_sandbox/webhooks               webhook attempts, as Server.Webhooks
+//	GET  /_sandbox/deliveries             account webhook deliveries, as Server.Deliveries
 //	GET  /_sandbox/stats                  counters, as Server.Stats
 //	GET  /_sandbox/faults                 the current faults
 //	POST /_sandbox/faults                 replace the faults (absent fields are zero)

@@ -75,6 +75,10 @@ type Options struct {
 	// NewestFirst lists agents newest first; false lists them in creation
 	// order, oldest first. Live services list either way.
 	NewestFirst bool
+	// AccountWebhook, when its URL is set, delivers every placed call's
+	// account webhooks there, with retries and its own faults; see
+	// AccountWebhook and Server.Deliveries.
+	AccountWebhook AccountWebhook
 	// Faults is the initial fault injection; see Faults and SetFaults.
 	Faults Faults
 	// Now returns the current time; nil means time.Now. It drives token
@@ -125,7 +129,11 @@ type Server struct {
 	listHook func(page int) // see OnListPage
 	calls    []Call
 	webhooks []Webhook
-	stats    Stats
+	// deliveries is the account webhooks' ledger; rngHook draws their
+	// duplicates.
+	deliveries []Delivery
+	rngHook    *mrand.Rand
+	stats      Stats
 }
 
 // route is one fixed path with its allowed methods.
@@ -170,6 +178,9 @@ func Listen(addr string, opts Options) (*Server, error) {
 	if err := CheckAccountFields(opts.AccountFields); err != nil {
 		return nil, err
 	}
+	if err := checkAccountWebhook(&opts.AccountWebhook); err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -185,6 +196,9 @@ func newServer(opts Options) *Server {
 		panic("sandbox: " + err.Error())
 	}
 	if err := CheckAccountFields(opts.AccountFields); err != nil {
+		panic("sandbox: " + err.Error())
+	}
+	if err := checkAccountWebhook(&opts.AccountWebhook); err != nil {
 		panic("sandbox: " + err.Error())
 	}
 	opts.AccountFields = slices.Clone(opts.AccountFields)
@@ -224,6 +238,7 @@ func newServer(opts Options) *Server {
 		access:  map[string]time.Time{},
 		refresh: map[string]bool{},
 		byID:    map[string]*agentRecord{},
+		rngHook: newHookRand(opts.AccountWebhook.Seed),
 	}
 	s.setFaultsLocked(opts.Faults)
 	get, post := []string{http.MethodGet}, []string{http.MethodPost}
@@ -237,6 +252,7 @@ func newServer(opts Options) *Server {
 		"/_sandbox/ledger":                {get, inspect(s.Calls)},
 		"/_sandbox/agents":                {get, inspect(s.Agents)},
 		"/_sandbox/webhooks":              {get, inspect(s.Webhooks)},
+		"/_sandbox/deliveries":            {get, inspect(s.Deliveries)},
 		"/_sandbox/stats":                 {get, inspect(s.Stats)},
 		"/_sandbox/faults":                {[]string{http.MethodGet, http.MethodPost}, s.handleFaults},
 		"/_sandbox/expire-tokens":         {post, adminAction(s.ExpireAccessTokens)},

@@ -1,0 +1,82 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/callrun/callrun/apiclient"
+)
+
+const outcomesCampaign = `name: spring-promo
+service:
+  base_url: https://api.example.com
+  client_id: cid
+  client_secret: csecret
+  redirect_uri: http://127.0.0.1:8765/callback
+agents:
+  - name: Own
+    prompt: Be kind.
+    webhook: {url: "https://hooks.example.com/own", method: GET}
+  - name: Plain
+    prompt: Be kind.
+sheets:
+  - file: leads.csv
+    agent: Plain
+    fields: {phone_number: Phone}
+outcomes:
+  url: https://hooks.example.com/callrun/${HOOK_SECRET}
+  fields: [disposition, summary]
+  opt_out: {field: disposition, values: [do_not_call]}
+`
+
+func TestOutcomesBlock(t *testing.T) {
+	f, err := Load(writeCampaign(t, outcomesCampaign), LoadOptions{Getenv: env(map[string]string{"HOOK_SECRET": "hook-secret-0123456789"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := f.Outcomes
+	if o.Path() != "/callrun/hook-secret-0123456789" || o.Secret() != "hook-secret-0123456789" {
+		t.Errorf("path %q, secret %q", o.Path(), o.Secret())
+	}
+	if got := strings.Join(o.DetailFields(), ","); got != "disposition,summary" {
+		t.Errorf("detail fields %s", got)
+	}
+	if o.OptOut.Field != "disposition" || o.OptOut.Values[0] != "do_not_call" {
+		t.Errorf("opt_out %+v", o.OptOut)
+	}
+	// The agent's own webhook wins; the other gets the outcomes URL.
+	if w := f.Agents[0].Webhook; w.URL != "https://hooks.example.com/own" || w.Method != "GET" {
+		t.Errorf("own webhook %+v", w)
+	}
+	if w := f.Agents[1].Webhook; w == nil || w.URL != o.URL || w.Method != "POST" {
+		t.Errorf("default webhook %+v", w)
+	}
+	if got := apiclient.Redact("posting to " + o.URL); strings.Contains(got, "0123456789") {
+		t.Errorf("the URL's secret is printed: %s", got)
+	}
+	if (*Outcomes)(nil).DetailFields()[0] != "status" {
+		t.Error("no default detail fields")
+	}
+}
+
+func TestOutcomesProblems(t *testing.T) {
+	short := strings.Replace(outcomesCampaign, "${HOOK_SECRET}", "short", 1)
+	expectProblems(t, problems(t, short, LoadOptions{}), "outcomes.url", "at least 16 characters")
+	bad := strings.Replace(outcomesCampaign, "https://hooks.example.com/callrun/${HOOK_SECRET}", "hooks/x", 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}), "outcomes url \"hooks/x\" is not an absolute http(s) URL")
+	noValues := strings.Replace(strings.Replace(outcomesCampaign, "${HOOK_SECRET}", "0123456789abcdefgh", 1), "values: [do_not_call]", "values: []", 1)
+	expectProblems(t, problems(t, noValues, LoadOptions{}), "outcomes.opt_out.values")
+	unknown := strings.Replace(outcomesCampaign, "  fields: [disposition, summary]", "  feilds: [x]", 1)
+	expectProblems(t, problems(t, unknown, LoadOptions{}), "feilds")
+}
+
+func TestOutcomesURLRedactedInDrift(t *testing.T) {
+	f, err := Load(writeCampaign(t, outcomesCampaign), LoadOptions{Getenv: env(map[string]string{"HOOK_SECRET": "drift-secret-0123456789"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := strings.Join(drift(&f.Agents[1], apiclient.Agent{Prompt: "Be kind.", Webhook: "https://hooks.example.com/old"}), "; ")
+	if !strings.Contains(d, "its webhook is") || strings.Contains(d, "drift-secret") {
+		t.Errorf("drift %q", d)
+	}
+}

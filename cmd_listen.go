@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+)
+
+func listenCommand(s *session) *cli.Command {
+	return &cli.Command{
+		Name:      "listen",
+		Usage:     "receive the service's webhook deliveries for campaigns with outcomes:, and store each before answering",
+		ArgsUsage: "CAMPAIGN.yaml...",
+		Description: `Serves each campaign's outcomes.url path: the service's account webhooks and
+agent webhooks (GET query, POST form or POST JSON). A delivery is written durably
+to the campaign's state directory before it is answered 200, so the service's own
+retries are all the recovery needed; a retry of one delivery is stored once. Any
+other path is answered 404 and counted, never stored; a body over 64 KiB is 413.
+GET /healthz answers 200. SIGTERM stops taking new deliveries and finishes those
+in flight. It runs beside callrun run: it never takes the run's lock.
+
+Example: callrun listen --addr 0.0.0.0:8080 spring.yaml autumn.yaml`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "HOST:PORT to listen on", EnvVars: []string{"CALLRUN_LISTEN_ADDR"}},
+			sandboxStateFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageError(errors.New("listen needs one or more campaign files: callrun listen CAMPAIGN.yaml..."))
+			}
+			return listen(c.Context, s.log, listenOptions{paths: c.Args().Slice(), addr: c.String("addr"), sandbox: c.Bool("sandbox")}, s.stdout)
+		},
+	}
+}
+
+// listenOptions are what `callrun listen` was asked to do.
+type listenOptions struct {
+	paths   []string
+	addr    string
+	sandbox bool // the state directories of run --sandbox runs
+}
+
+// Timeouts of listen's server: a sender that is slow to send its headers
+// or body, or to read the answer, is cut off; a delivery is small.
+const (
+	listenReadHeaderTimeout = 5 * time.Second
+	listenReadTimeout       = 15 * time.Second
+	listenWriteTimeout      = 15 * time.Second
+	listenIdleTimeout       = 60 * time.Second
+	listenDrainTimeout      = 20 * time.Second
+)
+
+// hookTarget is one campaign listen receives deliveries for.
+type hookTarget struct {
+	name       string
+	deliveries *store.Deliveries
+}
+
+// listener is listen's HTTP handler: the campaigns by their outcomes
+// path, and its counters.
+type listener struct {
+	log     zerolog.Logger
+	targets map[string]*hookTarget // by outcomes.url's path
+	now     func() time.Time
+
+	stored, duplicates, forged, refused atomic.Int64
+}
+
+// listen opens every campaign's deliveries, serves their paths on
+// o.addr until ctx ends, then drains the deliveries in flight and returns
+// nil: a service stopped by SIGTERM has done its job.
+func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.Writer) error {
+	l := &listener{log: log, targets: map[string]*hookTarget{}, now: time.Now}
+	defer l.close()
+	for _, path := range o.paths {
+		f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
+		if err != nil {
+			return err
+		}
+		if f.Outcomes == nil {
+			return usageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries to receive; add outcomes: {url: https://hooks.example.com/callrun/${CALLRUN_HOOK_SECRET}}", path))
+		}
+		if f.SharedState() && !o.sandbox {
+			return usageError(fmt.Errorf("%s: listen keeps deliveries in the state directory's files; a campaign whose state is in PostgreSQL is not supported by listen yet", path))
+		}
+		hookPath := f.Outcomes.Path()
+		if other, ok := l.targets[hookPath]; ok {
+			return usageError(fmt.Errorf("%s: campaign %q has the same outcomes url path as campaign %q; give each campaign its own", path, f.Name, other.name))
+		}
+		dir := f.Path(f.StateDir)
+		if o.sandbox {
+			dir += "-sandbox"
+		}
+		d, err := store.OpenDeliveries(dir)
+		if errors.Is(err, store.ErrDeliveriesLocked) {
+			return withExitCode(exitTryLater, fmt.Errorf("%s: %w", path, err))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		l.targets[hookPath] = &hookTarget{name: f.Name, deliveries: d}
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return usageError(fmt.Errorf("listening on %s: %w", o.addr, err))
+	}
+	srv := &http.Server{
+		Handler:           l,
+		ReadHeaderTimeout: listenReadHeaderTimeout,
+		ReadTimeout:       listenReadTimeout,
+		WriteTimeout:      listenWriteTimeout,
+		IdleTimeout:       listenIdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+	}
+	fmt.Fprintf(stdout, "callrun listen: listening on http://%s for %d campaign(s)\n", ln.Addr(), len(l.targets))
+	log.Info().Str("addr", ln.Addr().String()).Int("campaigns", len(l.targets)).Msg("listening")
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving on %s: %w", o.addr, err)
+	case <-ctx.Done():
+	}
+	// Drain: no new connections; the deliveries in flight are stored and
+	// answered before the files close.
+	dctx, cancel := context.WithTimeout(context.Background(), listenDrainTimeout)
+	defer cancel()
+	err = srv.Shutdown(dctx)
+	log.Info().Int64("stored", l.stored.Load()).Int64("duplicates", l.duplicates.Load()).
+		Int64("forged", l.forged.Load()).Int64("refused", l.refused.Load()).Msg("stopped")
+	if err != nil {
+		return fmt.Errorf("draining the deliveries in flight: %w", err)
+	}
+	return nil // stopped as asked, every delivery in flight answered
+}
+
+func (l *listener) close() {
+	for _, t := range l.targets {
+		if err := t.deliveries.Close(); err != nil {
+			l.log.Error().Err(err).Str("campaign", t.name).Msg("closing the deliveries file")
+		}
+	}
+}
+
+// ServeHTTP answers one request: /healthz, a delivery to a campaign's
+// path, or 404.
+func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := l.now()
+	if r.URL.Path == "/healthz" {
+		w.Write([]byte("ok\n")) //nolint:errcheck
+		return
+	}
+	t, ok := l.targets[r.URL.Path]
+	if !ok {
+		// A forged or mistaken delivery: counted, never stored, and its
+		// path (perhaps a near miss of the secret) never logged.
+		n := l.forged.Add(1)
+		l.log.Warn().Str("method", r.Method).Str("remote", r.RemoteAddr).Int64("forged_total", n).Msg("delivery to an unknown path refused")
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, POST")
+		l.refuse(w, t, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed")
+		return
+	}
+	d, err := apiclient.ReadDelivery(r)
+	switch {
+	case errors.Is(err, apiclient.ErrDeliveryTooLarge):
+		l.refuse(w, t, http.StatusRequestEntityTooLarge, err.Error())
+		return
+	case err != nil:
+		l.refuse(w, t, http.StatusBadRequest, err.Error())
+		return
+	case len(d.Fields) == 0:
+		// A probe of the URL, say: nothing to store.
+		l.refuse(w, t, http.StatusBadRequest, "an empty delivery")
+		return
+	}
+	isNew, err := t.deliveries.Append(store.Delivery{Key: d.Key(), At: start.UTC(), Event: d.Event, AgentID: d.AgentID, Fields: d.Fields, Raw: d.Raw})
+	if err != nil {
+		// Not stored: not acknowledged, so the service sends it again.
+		l.log.Error().Str("campaign", t.name).Err(err).Msg("storing a delivery")
+		http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
+		return
+	}
+	if isNew {
+		l.stored.Add(1)
+	} else {
+		l.duplicates.Add(1)
+	}
+	l.log.Info().Str("campaign", t.name).Str("event", d.Event).Str("key", d.Key()).Bool("duplicate", !isNew).
+		Dur("ack", l.now().Sub(start)).Msg("delivery stored")
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte("{\"stored\":true}\n")) //nolint:errcheck
+}
+
+// refuse answers a delivery listen does not store.
+func (l *listener) refuse(w http.ResponseWriter, t *hookTarget, status int, why string) {
+	l.refused.Add(1)
+	l.log.Warn().Str("campaign", t.name).Int("status", status).Str("why", apiclient.Redact(why)).Msg("delivery refused")
+	http.Error(w, http.StatusText(status), status)
+}

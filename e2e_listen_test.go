@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
+)
+
+// freePort returns a loopback address no one listens on now, for a
+// listen that must come back on the same address after each kill.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestListenKilledLosesNoAcknowledgedDelivery kills `callrun listen`
+// (-9) at random moments while the sandbox delivers its account webhooks
+// and retries the ones not acknowledged, with duplicates, and checks that
+// every delivery the sandbox saw acknowledged is stored exactly once.
+func TestListenKilledLosesNoAcknowledgedDelivery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a child process repeatedly")
+	}
+	dir := t.TempDir()
+	path := writeListenCampaign(t, dir, "spring")
+	addr := freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{
+		CallDuration: 40 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{
+			URL:   "http://" + addr + "/callrun/spring/" + hookSecret,
+			Retry: 5 * time.Millisecond, MaxRetry: 200 * time.Millisecond, Attempts: 1000,
+			ShareDuplicate: 0.3, Seed: 7,
+		},
+	})
+	defer srv.Close()
+	agent := srv.AddAgent(sandbox.Agent{AgentName: "Agent"})
+	endpoint, _ := srv.CallEndpoint(agent.AgentID)
+
+	const calls = 100
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	var placing sync.WaitGroup
+	placing.Add(1)
+	go func() { // calls placed over about a second, while listen dies and comes back
+		defer placing.Done()
+		c := &http.Client{Timeout: 10 * time.Second}
+		for i := range calls {
+			form := url.Values{"phone_number": {fmt.Sprintf("+1415555%04d", i)}, "first_name": {"Ada"}}
+			resp, err := c.PostForm(endpoint, form)
+			if err != nil {
+				t.Errorf("call %d: %v", i, err)
+				return
+			}
+			resp.Body.Close()
+			time.Sleep(25 * time.Millisecond)
+		}
+	}()
+
+	var logs e2eBuffer // every listen's JSON logs, shown when the test fails
+	defer func() {
+		if t.Failed() {
+			t.Logf("listen's logs:\n%s", logs.String())
+		}
+	}()
+	start := func() *exec.Cmd {
+		cmd := exec.Command(callrunBinary(t), "--log-format", "json", "listen", "--addr", addr, path)
+		cmd.Env = e2eEnv(dir)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || !strings.Contains(line, "listening on") {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("listen did not start: %q %v", line, err)
+		}
+		return cmd
+	}
+	kills := 0
+	for kills < 20 {
+		cmd := start()
+		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		cmd.Process.Kill() // SIGKILL
+		cmd.Wait()
+		kills++
+		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond) // down a while: deliveries fail and are retried
+	}
+	last := start()
+	placing.Wait()
+	settled := func() bool {
+		firsts := 0 // deliveries other than the duplicates: three a call
+		for _, d := range srv.Deliveries() {
+			if d.Duplicate {
+				continue
+			}
+			if !d.Acked {
+				return false
+			}
+			firsts++
+		}
+		return firsts == 3*calls
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !settled() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sandbox's deliveries did not all get acknowledged")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	last.Process.Signal(syscall.SIGTERM)
+	if err := last.Wait(); err != nil {
+		t.Errorf("listen after SIGTERM: %v", err)
+	}
+	checkJSONLogs(t, e2eResult{args: []string{"listen"}, stderr: logs.String()})
+
+	// What the sandbox saw acknowledged, by its fields, against the
+	// deliveries file's lines.
+	acked := map[string]bool{}
+	ledger := map[string][]sandbox.Delivery{}
+	dups := 0
+	for _, d := range srv.Deliveries() {
+		fields := map[string]string{}
+		for k, v := range d.Form {
+			fields[k] = v[0]
+		}
+		b, _ := json.Marshal(fields)
+		if d.Acked {
+			acked[string(b)] = true
+		}
+		ledger[string(b)] = append(ledger[string(b)], d)
+		if d.Duplicate {
+			dups++
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, ".callrun", "spring", store.DeliveriesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var d store.Delivery
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatalf("a line of the deliveries file: %v: %q", err, line)
+		}
+		b, _ := json.Marshal(d.Fields)
+		lines[string(b)]++
+	}
+	if len(acked) != 3*calls {
+		t.Errorf("%d distinct deliveries acknowledged, want %d", len(acked), 3*calls)
+	}
+	for f := range acked {
+		if lines[f] != 1 {
+			t.Errorf("delivery %s stored %d times; the sandbox's ledger: %+v", f, lines[f], ledger[f])
+		}
+	}
+	if len(lines) != len(acked) {
+		t.Errorf("%d deliveries stored, %d acknowledged", len(lines), len(acked))
+	}
+	retried := 0
+	for _, d := range srv.Deliveries() {
+		if d.Attempts > 1 {
+			retried++
+		}
+	}
+	t.Logf("%d kills; %d deliveries, %d of them duplicates, %d retried", kills, len(srv.Deliveries()), dups, retried)
+	if retried == 0 {
+		t.Error("no delivery was retried: the kills did not fault the deliveries")
+	}
+}
+
+// TestOutcomesInTheReport runs a campaign with outcomes: against a sandbox
+// that delivers its account webhooks out of order and twice, and the
+// agents' own completion webhooks, to `callrun listen`; the report then
+// shows each contact's outcome.
+func TestOutcomesInTheReport(t *testing.T) {
+	addr := freePort(t)
+	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
+	srv := sandbox.NewServer(sandbox.Options{
+		CallDuration:   10 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{URL: hookURL, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond, OutOfOrder: true, ShareDuplicate: 0.5, Seed: 3},
+	})
+	defer srv.Close()
+	contacts := e2ePhones(12)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4})
+	yaml, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml = append(yaml, "outcomes:\n  url: http://"+addr+"/callrun/e2e/${E2E_HOOK_SECRET}\n  fields: [status, disposition]\n"...)
+	if err := os.WriteFile(e.path, yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.env = append(e.env, "E2E_HOOK_SECRET="+hookSecret)
+
+	l := e.start("listen", "--addr", addr, e.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(l.stdout.String(), "listening on") })
+	res := e.run(60*time.Second, "run", e.path)
+	if res.code != 0 {
+		t.Fatalf("run: %s", res)
+	}
+	agents := srv.Agents()
+	if len(agents) != 1 || agents[0].WebhookEndpoint != hookURL {
+		t.Fatalf("the agent callrun created has webhook %q, want the outcomes url", agents[0].WebhookEndpoint)
+	}
+	waitFor(t, 30*time.Second, "every delivery acknowledged", func() bool {
+		n := 0
+		for _, d := range srv.Deliveries() {
+			if d.Acked && !d.Duplicate {
+				n++
+			}
+		}
+		hooks := 0
+		for _, w := range srv.Webhooks() {
+			if w.Delivered {
+				hooks++
+			}
+		}
+		return n == 3*len(contacts) && hooks == len(contacts)
+	})
+	list := e.run(30*time.Second, "agents", "list", e.path)
+	if list.code != 0 || !strings.Contains(list.stdout, "/callrun/e2e/[redacted]") {
+		t.Errorf("agents list does not show the webhook redacted: %s", list)
+	}
+	rep := e.run(60*time.Second, "report", e.path)
+	if rep.code != 0 {
+		t.Fatalf("report: %s", rep)
+	}
+	l.signal(t, syscall.SIGTERM)
+	lres := l.wait(t, 30*time.Second)
+	if lres.code != 0 {
+		t.Errorf("listen after SIGTERM: %s", lres)
+	}
+	checkJSONLogs(t, lres)
+	for _, out := range []string{res.stdout, res.stderr, list.stdout, list.stderr, rep.stdout, rep.stderr, lres.stdout, lres.stderr} {
+		if strings.Contains(out, hookSecret) {
+			t.Errorf("callrun printed the outcomes url's secret:\n%s", out)
+		}
+	}
+	for _, r := range e.report() {
+		if r["status"] != "sent" || r["outcome"] != "ended" || r["service_starts"] != "1" || r["outcome_at"] == "" || r["outcome_detail"] != "status=completed" {
+			t.Errorf("report row %v", r)
+		}
+	}
+	var sum struct {
+		Outcomes  map[string]int `json:"outcomes"`
+		Answered  int            `json:"answered"`
+		Unmatched *int           `json:"unmatched_deliveries"`
+	}
+	b, err := os.ReadFile(filepath.Join(e.stateDir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcomes["ended"] != len(contacts) || len(sum.Outcomes) != 1 || sum.Answered != len(contacts) || sum.Unmatched == nil || *sum.Unmatched != 0 {
+		t.Errorf("summary.json: %s", b)
+	}
+	html, err := os.ReadFile(filepath.Join(e.stateDir, "report.html"))
+	if err != nil || !strings.Contains(string(html), fmt.Sprintf(`data-figure="outcome-ended">%d<`, len(contacts))) {
+		t.Errorf("report.html lacks the outcomes: %v", err)
+	}
+}

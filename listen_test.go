@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
+)
+
+// hookSecret is the secret path segment of the listen tests' campaigns.
+const hookSecret = "hook-secret-0123456789abcdef"
+
+// writeListenCampaign writes a campaign with outcomes: into dir and
+// returns its path.
+func writeListenCampaign(t testing.TB, dir, name string) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "leads.csv"), []byte("Phone\n+14155550132\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yaml := `name: ` + name + `
+agents:
+  - {name: Agent, prompt: Be kind.}
+sheets:
+  - {file: leads.csv, agent: Agent, fields: {phone_number: Phone}}
+outcomes:
+  url: https://hooks.example.com/callrun/` + name + `/` + hookSecret + `
+`
+	path := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var listeningLine = regexp.MustCompile(`listening on (http://\S+)`)
+
+// startListen runs listen in process and returns its base URL and a
+// function that stops it (as SIGTERM does) and returns its error.
+func startListen(t *testing.T, logs *e2eBuffer, paths ...string) (string, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out e2eBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- listen(ctx, zerolog.New(logs), listenOptions{paths: paths, addr: "127.0.0.1:0"}, &out)
+	}()
+	var base string
+	waitFor(t, 10*time.Second, "listen to start", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("listen ended: %v", err)
+		default:
+		}
+		m := listeningLine.FindStringSubmatch(out.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	})
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() { stop() })
+	return base, stop
+}
+
+func TestListenStoresEachDeliveryOnce(t *testing.T) {
+	dir := t.TempDir()
+	spring := writeListenCampaign(t, dir, "spring")
+	autumn := writeListenCampaign(t, dir, "autumn")
+	var logs e2eBuffer
+	base, stop := startListen(t, &logs, spring, autumn)
+	hook := base + "/callrun/spring/" + hookSecret
+	c := &http.Client{Timeout: 10 * time.Second}
+	send := func(method, target, ctype, body string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, target, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	form := func(event string) string {
+		return url.Values{"event": {event}, "phone_number": {"+14155550132"}, "first_name": {"Ada"}}.Encode()
+	}
+	const formType = "application/x-www-form-urlencoded"
+	for _, tc := range []struct {
+		what                  string
+		method, target, ctype string
+		body                  string
+		want                  int
+	}{
+		{"ended first (out of order)", "POST", hook, formType, form("call.ended"), 200},
+		{"started", "POST", hook, formType, form("call.started"), 200},
+		{"started again (a retry)", "POST", hook, formType, form("call.started"), 200},
+		{"started again, as JSON", "POST", hook, "application/json", `{"event":"call.started","phone_number":"+14155550132","first_name":"Ada"}`, 200},
+		{"answered, as a GET", "GET", hook + "?" + form("call.answered"), "", "", 200},
+		{"forged: a wrong secret", "POST", base + "/callrun/spring/hook-secret-0123456789abcdeX", formType, form("call.ended"), 404},
+		{"forged: no secret", "POST", base + "/callrun/spring/", formType, form("call.ended"), 404},
+		{"oversized", "POST", hook, formType, form("call.ended") + "&x=" + strings.Repeat("a", 70<<10), 413},
+		{"not a form", "POST", hook, "application/json", `[1,2]`, 400},
+		{"a PUT", "PUT", hook, formType, form("call.ended"), 405},
+		{"empty", "GET", hook, "", "", 400},
+		{"health", "GET", base + "/healthz", "", "", 200},
+		{"the other campaign", "POST", base + "/callrun/autumn/" + hookSecret, formType, form("call.ended"), 200},
+	} {
+		if got := send(tc.method, tc.target, tc.ctype, tc.body); got != tc.want {
+			t.Errorf("%s: answered %d, want %d", tc.what, got, tc.want)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Errorf("listen ended with %v", err)
+	}
+	ds, err := store.ReadDeliveries(filepath.Join(dir, ".callrun", "spring"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for _, d := range ds {
+		events = append(events, d.Event)
+		if d.Fields["phone_number"] != "+14155550132" || d.Fields["first_name"] != "Ada" || d.At.IsZero() {
+			t.Errorf("stored %+v", d)
+		}
+	}
+	if got := strings.Join(events, " "); got != "call.ended call.started call.answered" {
+		t.Errorf("stored events %q, want each once in order of arrival", got)
+	}
+	if ds, _ := store.ReadDeliveries(filepath.Join(dir, ".callrun", "autumn")); len(ds) != 1 {
+		t.Errorf("autumn has %d deliveries, want 1", len(ds))
+	}
+	l := logs.String()
+	for _, want := range []string{`"forged_total":2`, `"stored":4`, `"duplicates":2`, `"refused":4`} {
+		if !strings.Contains(l, want) {
+			t.Errorf("logs lack %s:\n%s", want, l)
+		}
+	}
+	if strings.Contains(l, hookSecret[12:]) || strings.Contains(l, "0123456789abcdeX") {
+		t.Errorf("logs hold the secret path:\n%s", l)
+	}
+}
+
+func TestListenRefusesClearly(t *testing.T) {
+	dir := t.TempDir()
+	path := writeListenCampaign(t, dir, "spring")
+	var logs e2eBuffer
+	startListen(t, &logs, path)
+	// A second listen on the same campaign.
+	err := listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{path}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	if err == nil || !strings.Contains(err.Error(), "another callrun listen") {
+		t.Errorf("second listen: %v", err)
+	}
+	// A campaign without outcomes:.
+	plain := filepath.Join(dir, "plain.yaml")
+	os.WriteFile(plain, []byte("name: plain\nagents:\n  - {name: Agent, prompt: Be kind.}\nsheets:\n  - {file: leads.csv, agent: Agent, fields: {phone_number: Phone}}\n"), 0o644)
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{plain}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	if err == nil || !strings.Contains(err.Error(), "no outcomes: block") {
+		t.Errorf("campaign without outcomes: %v", err)
+	}
+	// PostgreSQL is not supported yet, and says so.
+	pg := filepath.Join(dir, "pg.yaml")
+	b, _ := os.ReadFile(path)
+	os.WriteFile(pg, append([]byte(strings.Replace(string(b), "name: spring", "name: pg", 1)), "state: {postgres: \"postgres://u:pw@127.0.0.1:1/db\"}\n"...), 0o644)
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{pg}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	if err == nil || !strings.Contains(err.Error(), "PostgreSQL is not supported by listen yet") {
+		t.Errorf("campaign on PostgreSQL: %v", err)
+	}
+}

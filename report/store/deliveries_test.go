@@ -1,0 +1,87 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestDeliveriesOncePerKey(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	w, err := OpenDeliveries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenDeliveries(dir); !errors.Is(err, ErrDeliveriesLocked) {
+		t.Errorf("second writer: %v", err)
+	}
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	news := make(chan bool, 20)
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := []string{"a", "b"}[i%2]
+			isNew, err := w.Append(Delivery{Key: key, At: at, Event: "call.ended", Fields: map[string]string{"phone_number": "+1"}})
+			if err != nil {
+				t.Error(err)
+			}
+			news <- isNew
+		}()
+	}
+	wg.Wait()
+	close(news)
+	n := 0
+	for isNew := range news {
+		if isNew {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d stored as new, want 2", n)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A torn last line, as a kill in the middle of a write leaves, is cut;
+	// the keys already stored stay stored once.
+	fh, err := os.OpenFile(filepath.Join(dir, DeliveriesFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString(`{"key":"c","fiel`)
+	fh.Close()
+	if ds, err := ReadDeliveries(dir); err != nil || len(ds) != 2 {
+		t.Fatalf("read %d deliveries, %v", len(ds), err)
+	}
+	w, err = OpenDeliveries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if isNew, err := w.Append(Delivery{Key: "a"}); isNew || err != nil {
+		t.Errorf("a stored again: %v %v", isNew, err)
+	}
+	if isNew, err := w.Append(Delivery{Key: "c", Fields: map[string]string{}}); !isNew || err != nil {
+		t.Errorf("c not stored: %v %v", isNew, err)
+	}
+	ds, err := ReadDeliveries(dir)
+	if err != nil || len(ds) != 3 || ds[0].Key != "a" && ds[0].Key != "b" || ds[2].Key != "c" || !ds[0].At.Equal(at) {
+		t.Errorf("read %+v, %v", ds, err)
+	}
+}
+
+func TestDeliveriesRefusesAForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, DeliveriesFile), []byte("not json\n"), 0o600)
+	if _, err := OpenDeliveries(dir); err == nil {
+		t.Error("a file of another kind was opened")
+	}
+	if ds, err := ReadDeliveries(filepath.Join(dir, "none")); err != nil || ds != nil {
+		t.Errorf("missing file: %v %v", ds, err)
+	}
+}
