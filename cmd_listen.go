@@ -37,7 +37,7 @@ Example: callrun listen --addr 0.0.0.0:8080 spring.yaml autumn.yaml`,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageError(errors.New("listen needs one or more campaign files: callrun listen CAMPAIGN.yaml..."))
+				return usageError(errors.New("listen needs one or more campaign files: callrun listen CAMPAIGN.yaml [CAMPAIGN.yaml ...]"))
 			}
 			return listen(c.Context, s.log, listenOptions{paths: c.Args().Slice(), addr: c.String("addr"), sandbox: c.Bool("sandbox")}, s.stdout)
 		},
