@@ -51,7 +51,7 @@ Example: callrun status --format json campaign.yaml`,
 func reportCommand(s *session) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
-		Usage:     "rebuild report.csv and summary.json from the saved state",
+		Usage:     "rebuild report.csv, report.xlsx, report.html and summary.json from the saved state",
 		ArgsUsage: "CAMPAIGN.yaml",
 		Description: `Writes the report files into the state directory again, from the sheets and the
 journal. Useful after a kill -9, or after fixing a sheet. Asks the service nothing.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,8 +22,9 @@ import (
 )
 
 // TestDist runs `make dist` as a release would, into a temporary
-// directory: one archive per system with the binary, README.md and
-// LICENSE and the quickstart example, and a SHA256SUMS that matches them.
+// directory: one archive per system with the binary, README.md and the
+// pages it links, LICENSE and the quickstart example, and a SHA256SUMS
+// that matches them.
 // The archive for this system then does what the README's install section
 // says: its callrun prints its version and, in the unpacked folder, runs
 // the quickstart against the sandbox. A
@@ -40,6 +42,11 @@ func TestDist(t *testing.T) {
 		t.Skip("make is not installed")
 	}
 	const version = "v0.0.0-disttest"
+	docPages, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil || len(docPages) == 0 {
+		t.Fatalf("docs/*.md: %v, %d pages", err, len(docPages))
+	}
+	sort.Strings(docPages)
 	// The builds stop a minute before the test binary's deadline, so
 	// that a slow one fails this test rather than the whole binary.
 	ctx := t.Context()
@@ -100,10 +107,15 @@ func TestDist(t *testing.T) {
 		if strings.HasSuffix(name, ".zip") {
 			exe = "callrun.exe"
 		}
-		var wantFiles []string
-		for _, f := range []string{"", exe, "README.md", "LICENSE", "examples/", "examples/quickstart/",
+		want := []string{"", exe, "README.md", "LICENSE", "ARCHITECTURE.md", "docs/"}
+		for _, p := range docPages {
+			want = append(want, filepath.ToSlash(p))
+		}
+		want = append(want, "examples/", "examples/quickstart/",
 			"examples/quickstart/campaign.yaml", "examples/quickstart/contacts.csv",
-			"examples/quickstart/prompts/", "examples/quickstart/prompts/reminder.txt"} {
+			"examples/quickstart/prompts/", "examples/quickstart/prompts/reminder.txt")
+		var wantFiles []string
+		for _, f := range want {
 			wantFiles = append(wantFiles, base+"/"+f)
 		}
 		if files := archiveNames(t, filepath.Join(out, name), epoch); !slices.Equal(files, wantFiles) {

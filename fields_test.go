@@ -184,7 +184,7 @@ func TestAccountFieldsTheEndpointLacks(t *testing.T) {
 		t.Fatalf("offline plan: %v", err)
 	}
 	for _, w := range []string{
-		path + " line 14, sheets[0].fields.city: \"city\" is not one of the seven form fields the spec names, so it must be a field of your account; checked against the agent's call endpoint when online",
+		path + " line 14, sheets[0].fields.city: \"city\" is not one of the seven form fields the service contract names, so it must be a field of your account; checked against the agent's call endpoint when online",
 		path + " line 14, sheets[0].fields.zip_code: \"zip_code\"",
 		"40 to call",
 	} {
@@ -206,7 +206,7 @@ func TestAccountFieldsOfAnAgentToCreate(t *testing.T) {
 	if err := runPlan(ctx, nolog, planOptions{path: path}, &out); err != nil {
 		t.Fatalf("plan: %v", err)
 	}
-	if !strings.Contains(out.String(), `sheets[0].fields.city: "city" is not one of the seven form fields the spec names, so it must be a field of your account; agent "Declared" does not exist yet`) {
+	if !strings.Contains(out.String(), `sheets[0].fields.city: "city" is not one of the seven form fields the service contract names, so it must be a field of your account; agent "Declared" does not exist yet`) {
 		t.Errorf("plan:\n%s", out.String())
 	}
 	err := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard)

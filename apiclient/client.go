@@ -37,7 +37,7 @@ type Agent struct {
 }
 
 // NewAgent is the body of a create-agent request. The field names
-// on the wire are the spec's, including its spelling of weebhook_endpoint.
+// on the wire are the service contract's, including its spelling of weebhook_endpoint.
 type NewAgent struct {
 	Name          string `json:"agent_name"`
 	Prompt        string `json:"general_prompt"`
@@ -147,7 +147,7 @@ func nameLen(s string) int {
 	return len(s)
 }
 
-// CallResponse is the service's answer to a call start. The spec does not
+// CallResponse is the service's answer to a call start. The service contract does not
 // show its shape, so only the status and an excerpt of the body are kept.
 type CallResponse struct {
 	StatusCode int
@@ -341,7 +341,7 @@ func (c *Client) GetCallEndpoint(ctx context.Context, agentID string) (*CallEndp
 	if err != nil {
 		return nil, err
 	}
-	// The spec lists this header as required on this GET; send it.
+	// The service contract lists this header as required on this GET; send it.
 	req.Header.Set("Content-Type", "application/json")
 	var out struct {
 		Status string       `json:"status"`
@@ -353,7 +353,7 @@ func (c *Client) GetCallEndpoint(ctx context.Context, agentID string) (*CallEndp
 	}
 	ep := out.Data
 	if ep.Method == "" {
-		ep.Method = http.MethodPost // "typically POST"; the spec names no other default
+		ep.Method = http.MethodPost // "typically POST"; the service contract names no other default
 	}
 	ep.Method = strings.ToUpper(ep.Method)
 	u, err := url.Parse(ep.URL)

@@ -68,7 +68,7 @@ func TestCreateAgentRequest(t *testing.T) {
 		if !reflect.DeepEqual(body, want) {
 			t.Errorf("body = %v, want %v", body, want)
 		}
-		w.WriteHeader(http.StatusCreated) // the spec does not show the code: any 2xx is success
+		w.WriteHeader(http.StatusCreated) // the service contract does not show the code: any 2xx is success
 		fmt.Fprint(w, `{"agent_id":"ag_1","agent_name":"Spring Promo","status":"pending"}`)
 	})
 	got, err := c.CreateAgent(context.Background(), NewAgent{
@@ -223,7 +223,7 @@ func TestGetCallEndpointRequest(t *testing.T) {
 	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		expectRequest(t, r, "GET", "/api/ai/agent/call-endpoint", map[string]string{
 			"Authorization": "Bearer at-1",
-			"Content-Type":  "application/json", // listed as required by the spec, even on a GET
+			"Content-Type":  "application/json", // listed as required by the service contract, even on a GET
 		})
 		if q := r.URL.Query(); q.Get("agent_id") != "ag 1" || len(q) != 1 {
 			t.Errorf("query = %v", q)
@@ -272,7 +272,7 @@ func TestParseFormField(t *testing.T) {
 		{"local_presence_number=Yes", "local_presence_number", "Yes", ""},
 		{"local_presence_number=No<br>", "local_presence_number", "No", "<br>"},
 		{"local_presence_number = No (Yes/No)", "local_presence_number", "No", "(Yes/No)"},
-		{"local_presence_number (Yes/No)", "local_presence_number", "", "(Yes/No)"}, // the spec's reading
+		{"local_presence_number (Yes/No)", "local_presence_number", "", "(Yes/No)"}, // the service contract's reading
 		{"local_presence_number(Yes/No)", "local_presence_number", "", "(Yes/No)"},
 		{"local_presence_number<br> [If Yes, then the call will be made from AI local presence number]", "local_presence_number", "", "<br> [If Yes, then the call will be made from AI local presence number]"},
 		{"local_presence_number", "local_presence_number", "", ""},  // no hint
@@ -342,7 +342,7 @@ func TestStartCallSameOriginCarriesFormAndToken(t *testing.T) {
 		expectRequest(t, r, "POST", "/call/ag1", map[string]string{
 			"Authorization":   "Bearer at-1",
 			"Content-Type":    "application/x-www-form-urlencoded",
-			"Idempotency-Key": "", // libraries.md: net/http would re-send on a dead connection
+			"Idempotency-Key": "", // net/http would re-send on a dead connection
 		})
 		if err := r.ParseForm(); err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ const ExcerptLen = 300
 // Error is an answer from the service that is not a success: a non-2xx,
 // or a 2xx call-start answer whose body says error or is not JSON. It
 // carries what a caller needs to decide what to do and what a person needs
-// to read: the HTTP status, a bounded excerpt of the body (the spec does
+// to read: the HTTP status, a bounded excerpt of the body (the service contract does
 // not show error bodies, so it is kept as opaque text), what a JSON body
 // said went wrong, and the Retry-After the server asked for.
 type Error struct {

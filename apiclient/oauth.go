@@ -65,11 +65,11 @@ type OAuth struct {
 	ClientID     string
 	ClientSecret string
 	RedirectURI  string
-	// AuthorizeURL is the authorization endpoint. The spec does not show
+	// AuthorizeURL is the authorization endpoint. The service contract does not show
 	// it, so it comes from the campaign file.
 	AuthorizeURL string
 	// Scope, if set, is sent as the authorize URL's scope parameter (the
-	// live service requires it: "*" for full access). The spec does not
+	// live service requires it: "*" for full access). The service contract does not
 	// show scopes, so it comes from the campaign file.
 	Scope string
 	// HTTPClient sends the token requests; nil means a client over
@@ -93,7 +93,7 @@ const (
 // redirect_uri, state and, when set, scope added.
 func (o *OAuth) AuthCodeURL(state string) (string, error) {
 	if o.AuthorizeURL == "" {
-		return "", errors.New("service.authorize_url is not set in the campaign file (the spec does not show the authorize endpoint); open your provider's authorization page yourself and pass the code with --code")
+		return "", errors.New("service.authorize_url is not set in the campaign file (the service contract does not show the authorize endpoint); open your provider's authorization page yourself and pass the code with --code")
 	}
 	u, err := url.Parse(o.AuthorizeURL)
 	if err != nil || u.Host == "" {
@@ -111,7 +111,7 @@ func (o *OAuth) AuthCodeURL(state string) (string, error) {
 	return u.String(), nil
 }
 
-// Exchange trades an authorization code for a token. The spec
+// Exchange trades an authorization code for a token. The service contract
 // marks refresh_token optional; a token without one works until it expires,
 // and then a person has to log in again.
 func (o *OAuth) Exchange(ctx context.Context, code string) (*Token, error) {
@@ -236,7 +236,7 @@ func (o *OAuth) post(ctx context.Context, op, path string, form url.Values, gran
 	return tok, nil
 }
 
-// parseExpiresIn reads expires_in, an integer in the spec; a string holding
+// parseExpiresIn reads expires_in, an integer in the service contract; a string holding
 // an integer is accepted too, as some servers send one.
 func parseExpiresIn(raw json.RawMessage) (int64, error) {
 	var n json.Number

@@ -38,13 +38,13 @@ type AgentPlan struct {
 }
 
 // Ready reports whether the agent may be given calls: it exists and its
-// status is not pending. A status the spec does not name counts as ready
+// status is not pending. A status the service contract does not name counts as ready
 // (with a warning from [AgentPlan.Warning]).
 func (p *AgentPlan) Ready() bool {
 	return p.AgentID != "" && p.Status != "pending"
 }
 
-// Warning returns a sentence about a status the spec does not name, or "".
+// Warning returns a sentence about a status the service contract does not name, or "".
 func (p *AgentPlan) Warning() string {
 	switch p.Status {
 	case "", "active", "pending":

@@ -69,11 +69,11 @@ type Service struct {
 	ClientID     string `yaml:"client_id"`
 	ClientSecret string `yaml:"client_secret"`
 	RedirectURI  string `yaml:"redirect_uri"`
-	// AuthorizeURL is optional: the spec does not show the authorize
+	// AuthorizeURL is optional: the service contract does not show the authorize
 	// endpoint.
 	AuthorizeURL string `yaml:"authorize_url"`
 	// Scope is sent on the authorize URL when set; the live service
-	// requires one ("*" for full access), the spec does not show scopes.
+	// requires one ("*" for full access), the service contract does not show scopes.
 	Scope string `yaml:"scope"`
 	// TokenFile overrides where the token is kept (default: under the
 	// user's configuration directory, one file per service and client).
@@ -285,7 +285,7 @@ type Hours struct {
 	End      string   `yaml:"end"`
 }
 
-// FormFields are the call endpoint's form fields that the spec names (§4.5).
+// FormFields are the call endpoint's form fields that the service contract names.
 var FormFields = []string{"phone_number", "email", "first_name", "last_name", "ghl_contact_id", "override_agent_id", "local_presence_number"}
 
 // Defaults applied by [Load] where the file says nothing.

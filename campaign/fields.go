@@ -8,7 +8,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 )
 
-// The form fields a campaign sends are the seven the spec names
+// The form fields a campaign sends are the seven the service contract names
 // ([FormFields]) and, on the live service, fields the account defines
 // (address, city, zip_code, phone_number1, custom ones), which the
 // agent's call endpoint lists beside the seven. callrun knows those only
@@ -23,7 +23,7 @@ type FormValue struct {
 }
 
 // AccountFields returns the form fields the sheets map or set beyond the
-// seven the spec names, sorted, each once. The report has a column for
+// seven the service contract names, sorted, each once. The report has a column for
 // each, after the seven.
 func (f *File) AccountFields() []string {
 	var names []string
@@ -95,7 +95,7 @@ func (f *File) AccountFieldWarnings(agents []string) []string {
 			}
 			key := f.fieldKey(i, name)
 			p := Problem{File: f.Source, Line: f.Line(key), Key: key,
-				Msg: fmt.Sprintf("%q is not one of the seven form fields the spec names, so it must be a field of your account; %s%s", name, when, suggest(name, FormFields))}
+				Msg: fmt.Sprintf("%q is not one of the seven form fields the service contract names, so it must be a field of your account; %s%s", name, when, suggest(name, FormFields))}
 			warnings = append(warnings, p.String())
 		}
 	}
@@ -106,7 +106,7 @@ func (f *File) AccountFieldWarnings(agents []string) []string {
 // send is one that agent's call endpoint lists in its data.form_data. It
 // returns nil or a *FileError naming each sheet key the endpoint does
 // not take and the fields it does. An endpoint that lists no fields is
-// not checked: the spec promises no list.
+// not checked: the service contract promises no list.
 func (f *File) CheckEndpointFields(agent string, ep *apiclient.CallEndpoint) error {
 	taken := ep.Fields()
 	if len(taken) == 0 {

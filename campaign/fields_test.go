@@ -171,12 +171,12 @@ func TestCheckEndpointFields(t *testing.T) {
 	if err := f.CheckEndpointFields("A", ep); err != nil {
 		t.Errorf("every field taken: %v", err)
 	}
-	// The spec's seven alone: every account field is refused.
+	// The service contract's seven alone: every account field is refused.
 	ep.FormData = []string{"phone_number", "email", "first_name", "last_name", "ghl_contact_id", "override_agent_id", "local_presence_number (Yes/No)"}
 	if err := f.CheckEndpointFields("A", ep); !errors.As(err, &fe) || len(fe.Problems) != 3 {
 		t.Errorf("the seven alone: %v", err)
 	}
-	ep.FormData = nil // the spec promises no list: nothing to check against
+	ep.FormData = nil // the service contract promises no list: nothing to check against
 	if err := f.CheckEndpointFields("A", ep); err != nil {
 		t.Errorf("no form_data: %v", err)
 	}

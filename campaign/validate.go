@@ -406,7 +406,7 @@ func absoluteHTTP(raw string) bool {
 }
 
 // YesNo reads a local_presence_number value: yes/no/true/false/1/0/y/n in
-// any case. It returns the spec's spelling, Yes or No.
+// any case. It returns the service contract's spelling, Yes or No.
 func YesNo(v string) (string, bool) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "yes", "y", "true", "1":

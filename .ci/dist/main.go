@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -45,9 +46,21 @@ import (
 // Targets are the systems and architectures a release is built for.
 var Targets = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
 
-// docs are the files beside the binary in every archive, with "/".
-var docs = []string{"README.md", "LICENSE",
-	"examples/quickstart/campaign.yaml", "examples/quickstart/contacts.csv", "examples/quickstart/prompts/reminder.txt"}
+// archiveDocs returns the files beside the binary in every archive, with
+// "/": the README and the pages it links (so that its links work in the
+// unpacked folder), the licence, and the quickstart example.
+func archiveDocs() ([]string, error) {
+	pages, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(pages)
+	files := []string{"README.md", "LICENSE", "ARCHITECTURE.md"}
+	for _, p := range pages {
+		files = append(files, filepath.ToSlash(p))
+	}
+	return append(files, "examples/quickstart/campaign.yaml", "examples/quickstart/contacts.csv", "examples/quickstart/prompts/reminder.txt"), nil
+}
 
 // versionRE is what -version accepts: a tag-like version, which becomes
 // part of file names.
@@ -185,6 +198,10 @@ func archive(version, goos, goarch, bin string, mtime time.Time) (string, []byte
 		return "", nil, err
 	}
 	files := []entry{{base + "/", 0o755, nil}, {path.Join(base, exeName(goos)), 0o755, exe}}
+	docs, err := archiveDocs()
+	if err != nil {
+		return "", nil, err
+	}
 	made := map[string]bool{}
 	for _, d := range docs {
 		b, err := os.ReadFile(filepath.FromSlash(d))

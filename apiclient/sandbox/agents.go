@@ -45,7 +45,7 @@ var specFields = []string{"phone_number", "email", "first_name", "last_name",
 const LocalPresenceElement = "local_presence_number=No (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]"
 
 // formData returns data.form_data as the live service lists it: the six
-// plain fields of the spec, the account's own fields
+// plain fields of the service contract, the account's own fields
 // (Options.AccountFields), then local_presence_number with its hint.
 func (s *Server) formData() []string {
 	fd := append([]string{}, specFields[:len(specFields)-1]...)
@@ -54,7 +54,7 @@ func (s *Server) formData() []string {
 }
 
 // CheckAccountFields checks names for Options.AccountFields: each one
-// letters, digits and underscores only, none of the spec's seven fields,
+// letters, digits and underscores only, none of the service contract's seven fields,
 // none twice. `callrun sandbox --account-fields` reports its error.
 func CheckAccountFields(names []string) error {
 	seen := map[string]bool{}

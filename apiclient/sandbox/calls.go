@@ -204,7 +204,7 @@ func (s *Server) checkCallLocked(r *http.Request, a *agentRecord, form url.Value
 }
 
 // knownFormField reports whether name is a field data.form_data lists:
-// one of the spec's or of Options.AccountFields.
+// one of the service contract's or of Options.AccountFields.
 func (s *Server) knownFormField(name string) bool {
 	return slices.Contains(specFields, name) || slices.Contains(s.opts.AccountFields, name)
 }

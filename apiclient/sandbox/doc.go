@@ -2,12 +2,12 @@
 // service whose contract docs/service.md describes. It is to that service what
 // net/http/httptest is to net/http: tests start one in-process with
 // NewServer, and `callrun sandbox` serves it for people with Listen and
-// Serve. It is an independent implementation of the spec and imports only
+// Serve. It is an independent implementation of the service contract and imports only
 // the standard library.
 //
 // # Endpoints
 //
-// The service endpoints follow the spec and enforce it strictly:
+// The service endpoints follow the service contract and enforce it strictly:
 //
 //	GET  /oauth/authorize             sandbox choice, see below
 //	POST /oauth/token                 code exchange
@@ -18,7 +18,7 @@
 //	POST /call/<agent_id>/<token>     start a call (the URL call-endpoint returns)
 //
 // Both token endpoints take an application/x-www-form-urlencoded body (else
-// 415) with every field the spec lists as required (else 400
+// 415) with every field the service contract lists as required (else 400
 // invalid_request; a field given twice is also invalid_request), the right
 // grant_type (else 400 unsupported_grant_type) and the configured client_id
 // and client_secret (else 401 invalid_client). redirect_uri must be an
@@ -45,7 +45,7 @@
 // (newest first with Options.NewestFirst) and a page past the end has
 // empty data; Server.OnListPage lets a test add or remove agents between
 // the page requests of one listing. Call-endpoint needs Content-Type:
-// application/json, as the spec lists it (415), and agent_id (400; unknown
+// application/json, as the service contract lists it (415), and agent_id (400; unknown
 // is 404). The endpoint URL it returns is stable and unique per agent. Its
 // form_data is written as the live service writes it: phone_number, email,
 // first_name, last_name, ghl_contact_id, override_agent_id, then
@@ -79,7 +79,7 @@
 //
 // # Authorize
 //
-// The spec does not show the authorize endpoint. The sandbox
+// The service contract does not show the authorize endpoint. The sandbox
 // serves GET /oauth/authorize?response_type=code&client_id=..&redirect_uri=..&state=..
 // and approves at once: it answers 302 to redirect_uri with a fresh one-time
 // code and the state sent. An unknown client_id or a missing or unacceptable

@@ -46,7 +46,7 @@ func Example() {
 	decode(resp, err, &agent)
 	fmt.Println("create:", resp.Status, agent.Status)
 
-	// Read its call endpoint (the spec lists Content-Type as required here).
+	// Read its call endpoint (the service contract lists Content-Type as required here).
 	req, _ = http.NewRequest("GET", srv.URL+"/api/ai/agent/call-endpoint?agent_id="+agent.AgentID, nil)
 	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	req.Header.Set("Content-Type", "application/json")

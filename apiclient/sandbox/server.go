@@ -66,7 +66,7 @@ type Options struct {
 	// only loopback hosts (127.0.0.0/8, ::1, localhost) are called and other
 	// deliveries are recorded as skipped.
 	AllowExternalWebhooks bool
-	// AccountFields are form fields the account defines beyond the spec's
+	// AccountFields are form fields the account defines beyond the service contract's
 	// seven (the live service lets an account add address, city,
 	// zip_code, country, phone_number1 and custom ones). Every agent's
 	// data.form_data lists them before local_presence_number, and call
