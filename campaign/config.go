@@ -509,6 +509,9 @@ type loader struct {
 	// unset holds unset-variable problems apart, so that they do not stop
 	// the checks that follow: every problem is reported at once.
 	unset []Problem
+	// secretUnset: offline, outcomes.url named a variable that is not set,
+	// so its secret is not there to check.
+	secretUnset bool
 }
 
 func (l *loader) problem(key, format string, args ...any) {
@@ -744,8 +747,13 @@ func (l *loader) expand(node *yaml.Node, path string) {
 			return m[3]
 		}
 		// The service and the shared store are needed only online: plan
-		// --offline (CI) has neither.
+		// --offline (CI) has neither. Nor the outcomes URL's secret, which
+		// only the service and listen use.
 		inService := strings.HasPrefix(path, "service.") || strings.HasPrefix(path, "state.")
+		if path == "outcomes.url" && l.opts.Offline {
+			l.secretUnset = true
+			return ""
+		}
 		if (inService && !l.opts.Offline) || (!inService && !l.opts.ServiceOnly) {
 			l.unset = append(l.unset, Problem{File: l.path, Line: node.Line, Key: path,
 				Msg: fmt.Sprintf("environment variable %s is not set (export it, or write ${%s:-default})", m[1], m[1])})

@@ -80,3 +80,16 @@ func TestOutcomesURLRedactedInDrift(t *testing.T) {
 		t.Errorf("drift %q", d)
 	}
 }
+
+// TestOutcomesSecretOffline: plan --offline (CI) needs no secret, so an
+// unset variable in outcomes.url is no problem offline; online it is, and
+// a secret too short is refused offline as online.
+func TestOutcomesSecretOffline(t *testing.T) {
+	none := env(map[string]string{})
+	if _, err := Load(writeCampaign(t, outcomesCampaign), LoadOptions{Offline: true, Getenv: none}); err != nil {
+		t.Errorf("offline, the secret unset: %v", err)
+	}
+	expectProblems(t, problems(t, outcomesCampaign, LoadOptions{Getenv: none}), "outcomes.url", "HOOK_SECRET is not set")
+	short := strings.Replace(outcomesCampaign, "${HOOK_SECRET}", "short", 1)
+	expectProblems(t, problems(t, short, LoadOptions{Offline: true, Getenv: none}), "outcomes.url", "at least 16 characters")
+}
