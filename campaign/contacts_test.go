@@ -155,7 +155,6 @@ func TestEncodeFormMatchesURLValues(t *testing.T) {
 // several; an entry that is no number at all is a problem. Each case is
 // one an adversarial pass found called against the list.
 func TestSuppressionCoversEveryReading(t *testing.T) {
-	dir := t.TempDir()
 	files := map[string]string{
 		"c.yaml": `name: c
 agents: [{name: A, prompt: p}]
@@ -170,30 +169,13 @@ suppress: [dnc.csv]
 		// numbers in one cell, and one entry that is no number.
 		"dnc.csv": "number\n15123459031\n0151 23459033\n030 1234567\n+49 30 12345 / +49 30 54321\nnot a number\n",
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f, err := Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	contacts, sup := judgeFilesSuppressing(t, files)
 	if len(sup.Problems) != 1 || sup.Problems[0].Row != 6 {
 		t.Errorf("suppression problems %+v, want row 6 alone", sup.Problems)
 	}
 	var got []string
-	err = f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+	for _, c := range contacts {
 		got = append(got, c.Status)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	want := []string{Suppressed, Suppressed, Suppressed, Suppressed, Suppressed, ToCall}
 	if !slices.Equal(got, want) {

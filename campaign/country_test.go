@@ -14,6 +14,14 @@ import (
 // and returns every contact of its sheets, judged.
 func judgeFiles(t *testing.T, files map[string]string) []Contact {
 	t.Helper()
+	contacts, _ := judgeFilesSuppressing(t, files)
+	return contacts
+}
+
+// judgeFilesSuppressing is judgeFiles that also returns the suppression
+// lists as loaded, with their problems.
+func judgeFilesSuppressing(t *testing.T, files map[string]string) ([]Contact, *Suppression) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -37,7 +45,7 @@ func judgeFiles(t *testing.T, files map[string]string) []Contact {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return out, sup
 }
 
 // TestCountryColumn: where a row names its country, its national number
