@@ -95,6 +95,7 @@ type runOptions struct {
 	// tuning, for tests and benchmarks
 	tune            func(*campaign.RunOptions)
 	tuneSandbox     func(*sandbox.Options) // run --sandbox's emulator
+	sandboxStarted  func(*sandbox.Server)  // given it once started
 	outcomesWait    time.Duration          // run --sandbox's wait for its deliveries; 0: sandboxOutcomesWait
 	journal         store.JournalOptions
 	metricsInterval time.Duration // between writes of the metrics file; 0: 5s
@@ -253,6 +254,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		}
 		sb = sandbox.NewServer(sopts)
 		defer sb.Close()
+		if o.sandboxStarted != nil {
+			o.sandboxStarted(sb)
+		}
 		// Absolute: service.token_file is otherwise read relative to the
 		// campaign file, and stateDir already is.
 		tokenFile, err := filepath.Abs(filepath.Join(stateDir, "sandbox-token.json"))
