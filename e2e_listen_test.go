@@ -202,7 +202,7 @@ func TestOutcomesInTheReport(t *testing.T) {
 	addr := freePort(t)
 	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
 	srv := sandbox.NewServer(sandbox.Options{
-		CallDuration:   10 * time.Millisecond,
+		CallDuration: 10 * time.Millisecond,
 		AccountWebhook: sandbox.AccountWebhook{URL: hookURL, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond, OutOfOrder: true, ShareDuplicate: 0.5,
 			ShareLate: 0.3, LateBy: 50 * time.Millisecond, ShareForged: 0.5, Seed: 3},
 	})
