@@ -39,15 +39,24 @@ type sandboxOutcomes struct {
 // receiveSandboxOutcomes starts the receiver for a rehearsal of f, whose
 // state directory is stateDir, and points f's outcomes URL (and the
 // agents' webhooks that were that URL) at it; the secret is this run's
-// own, so no CALLRUN_HOOK_SECRET is needed. It returns nil for a campaign
-// without outcomes:, and when another process already stores the
-// rehearsal's deliveries (another shard's run --sandbox), which it logs.
+// own, so no CALLRUN_HOOK_SECRET is needed, and never does the sandbox
+// deliver to the campaign's real outcomes URL. It returns nil for a
+// campaign without outcomes:, and when another process already stores
+// the rehearsal's deliveries (another shard's run --sandbox), which it
+// logs.
 func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir string) (*sandboxOutcomes, error) {
 	if f.Outcomes == nil {
 		return nil, nil
 	}
 	t, err := openHookTarget(f, f.DeliveriesDir(stateDir))
 	if errors.Is(err, store.ErrDeliveriesLocked) {
+		// Nor may the sandbox deliver to outcomes.url, where a listen may
+		// store them as the real campaign's.
+		for i := range f.Agents {
+			if w := f.Agents[i].Webhook; w != nil && w.URL == f.Outcomes.URL {
+				f.Agents[i].Webhook = nil
+			}
+		}
 		log.Warn().Msg("another callrun stores this rehearsal's deliveries (another shard's run --sandbox?): this run's outcomes are not received")
 		return nil, nil
 	}

@@ -157,3 +157,37 @@ func TestRunSandboxOutcomesWaitIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSandboxOutcomesTakenElsewhere: when another process stores the
+// rehearsal's deliveries, the rehearsal runs without them, says so, and
+// its sandbox delivers nothing, least of all to the campaign's real
+// outcomes URL.
+func TestRunSandboxOutcomesTakenElsewhere(t *testing.T) {
+	copyQuickstart(t)
+	held, err := store.OpenDeliveries(quickstartState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	var logs e2eBuffer
+	var sb *sandbox.Server
+	o := runOptions{path: filepath.Join("quickstart", "campaign.yaml"), sandbox: true,
+		sandboxStarted: func(s *sandbox.Server) { sb = s }}
+	if err := runCampaign(context.Background(), zerolog.New(&logs), o, &bytes.Buffer{}); err != nil {
+		t.Fatalf("run --sandbox: %v", err)
+	}
+	if !strings.Contains(logs.String(), "this run's outcomes are not received") {
+		t.Errorf("the run does not say its outcomes are not received:\n%s", logs.String())
+	}
+	if len(sb.Calls()) == 0 {
+		t.Fatal("no call placed")
+	}
+	for _, a := range sb.Agents() {
+		if a.WebhookEndpoint != "" {
+			t.Errorf("the rehearsal's agent has webhook %q", a.WebhookEndpoint)
+		}
+	}
+	if n, m := len(sb.Webhooks()), len(sb.Deliveries()); n+m != 0 {
+		t.Errorf("the sandbox sent %d webhooks and %d account webhook deliveries", n, m)
+	}
+}
