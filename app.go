@@ -52,10 +52,11 @@ func newApp(s *session) *cli.App {
 the service lacks, and starts one call per contact at a controlled rate, never
 phoning anyone twice by accident.
 
-First time? Run the local sandbox and log in to it:
-  callrun sandbox &
-  callrun auth login --code sandbox-code examples/quickstart/campaign.yaml
-  callrun agents list examples/quickstart/campaign.yaml`,
+First time? One command rehearses the example campaign against an emulator of
+the service in the same process (nobody is phoned), and its report shows what
+happened on each call:
+  callrun run --sandbox examples/quickstart/campaign.yaml
+Then open the report.html its last line names.`,
 		CustomAppHelpTemplate: cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error", EnvVars: []string{"CALLRUN_LOG_LEVEL"}},

@@ -140,6 +140,30 @@ func TestHelpConventions(t *testing.T) {
 	}
 }
 
+// TestFirstTimeAndSandboxFlags: callrun help leads a newcomer to the one
+// command; the sandbox's --opt-out wants FIELD=VALUE; listen has no
+// --sandbox (run --sandbox receives its own deliveries).
+func TestFirstTimeAndSandboxFlags(t *testing.T) {
+	dir := offlineCampaign(t, "")
+	res := runBinary(t, dir, nil, "help")
+	first, _, _ := strings.Cut(res.stdout[strings.Index(res.stdout, "First time?")+1:], "GLOBAL OPTIONS")
+	if res.code != 0 || !strings.Contains(first, "callrun run --sandbox examples/quickstart/campaign.yaml") || strings.Contains(first, "callrun sandbox &") {
+		t.Errorf("callrun help's first steps:\n%s", res.stdout)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sandbox", "--opt-out", "dnc"}, `--opt-out "dnc": give FIELD=VALUE`},
+		{[]string{"listen", "--sandbox", "campaign.yaml"}, "listen: no flag --sandbox"},
+	} {
+		res := runBinary(t, dir, []string{"CALLRUN_LOG_FORMAT=console"}, tc.args...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("callrun %s: exit %d, want 2 and %q in:\n%s", strings.Join(tc.args, " "), res.code, tc.want, res.stderr)
+		}
+	}
+}
+
 // TestUnknownFlagAndCommandSayWhatWasMeant: a mistyped flag names the
 // command and the nearest flag; a mistyped command the nearest command.
 func TestUnknownFlagAndCommandSayWhatWasMeant(t *testing.T) {

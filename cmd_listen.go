@@ -33,22 +33,20 @@ in flight. It runs beside callrun run: it never takes the run's lock.
 Example: callrun listen --addr 0.0.0.0:8080 spring.yaml autumn.yaml`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "HOST:PORT to listen on", EnvVars: []string{"CALLRUN_LISTEN_ADDR"}},
-			sandboxStateFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usageError(errors.New("listen needs one or more campaign files: callrun listen CAMPAIGN.yaml [CAMPAIGN.yaml ...]"))
 			}
-			return listen(c.Context, s.log, listenOptions{paths: c.Args().Slice(), addr: c.String("addr"), sandbox: c.Bool("sandbox")}, s.stdout)
+			return listen(c.Context, s.log, listenOptions{paths: c.Args().Slice(), addr: c.String("addr")}, s.stdout)
 		},
 	}
 }
 
 // listenOptions are what `callrun listen` was asked to do.
 type listenOptions struct {
-	paths   []string
-	addr    string
-	sandbox bool // the state directories of run --sandbox runs
+	paths []string
+	addr  string
 }
 
 // Timeouts of listen's server: a sender that is slow to send its headers
@@ -91,39 +89,25 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 		if f.Outcomes == nil {
 			return usageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries to receive; add outcomes: {url: https://hooks.example.com/callrun/${CALLRUN_HOOK_SECRET}}", path))
 		}
-		if f.SharedState() && !o.sandbox {
+		if f.SharedState() {
 			return usageError(fmt.Errorf("%s: listen keeps deliveries in the state directory's files; a campaign whose state is in PostgreSQL is not supported by listen yet", path))
 		}
 		hookPath := f.Outcomes.Path()
 		if other, ok := l.targets[hookPath]; ok {
 			return usageError(fmt.Errorf("%s: campaign %q has the same outcomes url path as campaign %q; give each campaign its own", path, f.Name, other.name))
 		}
-		dir := f.Path(f.StateDir)
-		if o.sandbox {
-			dir += "-sandbox"
-		}
-		d, err := store.OpenDeliveries(dir)
-		if errors.Is(err, store.ErrDeliveriesLocked) {
-			return withExitCode(exitTryLater, fmt.Errorf("%s: %w", path, err))
-		}
+		t, err := openHookTarget(f, f.Path(f.StateDir))
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return err
 		}
-		l.targets[hookPath] = &hookTarget{name: f.Name, deliveries: d}
+		l.targets[hookPath] = t
 	}
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return usageError(fmt.Errorf("listening on %s: %w", o.addr, err))
 	}
-	srv := &http.Server{
-		Handler:           l,
-		ReadHeaderTimeout: listenReadHeaderTimeout,
-		ReadTimeout:       listenReadTimeout,
-		WriteTimeout:      listenWriteTimeout,
-		IdleTimeout:       listenIdleTimeout,
-		MaxHeaderBytes:    16 << 10,
-	}
+	srv := listenServer(l)
 	fmt.Fprintf(stdout, "callrun listen: listening on http://%s for %d campaign(s)\n", ln.Addr(), len(l.targets))
 	log.Info().Str("addr", ln.Addr().String()).Int("campaigns", len(l.targets)).Msg("listening")
 	served := make(chan error, 1)
@@ -144,6 +128,32 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 		return fmt.Errorf("draining the deliveries in flight: %w", err)
 	}
 	return nil // stopped as asked, every delivery in flight answered
+}
+
+// openHookTarget opens the deliveries of campaign f in state directory
+// dir for a receiver: listen's, or run --sandbox's own.
+func openHookTarget(f *campaign.File, dir string) (*hookTarget, error) {
+	d, err := store.OpenDeliveries(dir)
+	if errors.Is(err, store.ErrDeliveriesLocked) {
+		return nil, withExitCode(exitTryLater, fmt.Errorf("%s: %w", f.Source, err))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Source, err)
+	}
+	return &hookTarget{name: f.Name, deliveries: d}, nil
+}
+
+// listenServer is the HTTP server of a receiver of deliveries, with
+// listen's timeouts.
+func listenServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: listenReadHeaderTimeout,
+		ReadTimeout:       listenReadTimeout,
+		WriteTimeout:      listenWriteTimeout,
+		IdleTimeout:       listenIdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+	}
 }
 
 func (l *listener) close() {

@@ -31,7 +31,7 @@ problem (::error file=...,line=...::...), so that a pull request shows each
 on the line of the campaign file or the sheet row it is about.
 
 Examples:
-  callrun plan examples/quickstart/campaign.yaml
+  callrun plan campaign.yaml
   callrun plan --offline --strict --format json campaign.yaml     # in CI
   callrun plan --offline --strict --format github campaign.yaml   # in GitHub Actions
 

@@ -94,6 +94,9 @@ type runOptions struct {
 	logs                        *lineGuard // the logs' writer on that terminal, if they go there
 	// tuning, for tests and benchmarks
 	tune            func(*campaign.RunOptions)
+	tuneSandbox     func(*sandbox.Options) // run --sandbox's emulator
+	sandboxStarted  func(*sandbox.Server)  // given it once started
+	outcomesWait    time.Duration          // run --sandbox's wait for its deliveries; 0: sandboxOutcomesWait
 	journal         store.JournalOptions
 	metricsInterval time.Duration // between writes of the metrics file; 0: 5s
 }
@@ -236,20 +239,33 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		}()
 	}
 
+	var sb *sandbox.Server   // the rehearsal's
+	var rcv *sandboxOutcomes // its webhooks' receiver, for a campaign with outcomes:
 	if o.sandbox {
+		if rcv, err = receiveSandboxOutcomes(log, f, stateDir); err != nil {
+			return err
+		}
+		defer rcv.close()
 		// The rehearsal's account defines the fields the sheets send beyond
 		// the seven, as the live account they are written for does.
-		srv := sandbox.NewServer(sandbox.Options{AccountFields: f.AccountFields()})
-		defer srv.Close()
+		sopts := sandbox.Options{AccountFields: f.AccountFields(), AccountWebhook: rcv.accountWebhook()}
+		if o.tuneSandbox != nil {
+			o.tuneSandbox(&sopts)
+		}
+		sb = sandbox.NewServer(sopts)
+		defer sb.Close()
+		if o.sandboxStarted != nil {
+			o.sandboxStarted(sb)
+		}
 		// Absolute: service.token_file is otherwise read relative to the
 		// campaign file, and stateDir already is.
 		tokenFile, err := filepath.Abs(filepath.Join(stateDir, "sandbox-token.json"))
 		if err != nil {
 			return err
 		}
-		f.Service = campaign.Service{BaseURL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
+		f.Service = campaign.Service{BaseURL: sb.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
 			RedirectURI: "http://127.0.0.1/callback", TokenFile: tokenFile}
-		log.Info().Str("base_url", srv.URL).Msg("started the sandbox: nobody is phoned")
+		log.Info().Str("base_url", sb.URL).Msg("started the sandbox: nobody is phoned")
 	}
 	var svc *service
 	if o.sandbox {
@@ -352,6 +368,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	res, runErr := campaign.Run(ctx, f, limiter, ropts)
 	prog.done()
 	detach()
+	rcv.wait(ctx, sb, cmp.Or(o.outcomesWait, sandboxOutcomesWait))
 
 	// The report is written however the run ended, even when interrupted.
 	sum := &report.Summary{Campaign: f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndComplete, Notes: res.Notes}

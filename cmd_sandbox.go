@@ -24,7 +24,11 @@ Faults: the --share-* flags answer that share of call starts (or, with
 --fault-scope api, of agent requests) with a fault; --share-refresh-500 makes
 the token refresh endpoint answer 500. To make the service refuse every refresh
 token issued so far (as a revoked login), POST to /_sandbox/revoke-refresh-tokens;
-/_sandbox/faults changes the faults while it runs.
+/_sandbox/faults changes the faults while it runs. With --account-webhook, the
+deliveries' faults are --share-duplicate-deliveries, --out-of-order-deliveries,
+--share-late-deliveries, --share-forged-deliveries (to a wrong secret: a
+receiver must refuse them) and --share-opt-outs; their ledger is at
+/_sandbox/deliveries.
 
 Example:
   callrun sandbox --addr 127.0.0.1:8089 --share-503 0.1
@@ -44,6 +48,11 @@ Example:
 			&cli.StringFlag{Name: "account-webhook", Usage: "POST each call's call.started, call.answered and call.ended (the contact's fields and the event) to this URL, retried with backoff, as the live service's account webhooks"},
 			&cli.Float64Flag{Name: "share-duplicate-deliveries", Usage: "share (0..1) of acknowledged account webhook deliveries sent once more"},
 			&cli.BoolFlag{Name: "out-of-order-deliveries", Usage: "send each call's account webhook events after it ended, last first"},
+			&cli.Float64Flag{Name: "share-late-deliveries", Usage: "share (0..1) of account webhook deliveries held back --late-by, so they come after the call's later events"},
+			&cli.DurationFlag{Name: "late-by", Value: 2 * time.Second, Usage: "how long a late delivery is held back"},
+			&cli.Float64Flag{Name: "share-forged-deliveries", Usage: "share (0..1) of calls for which a forger also POSTs a call.ended (status=forged) to the account webhook URL with a wrong secret, once"},
+			&cli.Float64Flag{Name: "share-opt-outs", Usage: "share (0..1) of calls whose person asks not to be called again: their call.ended carries --opt-out"},
+			&cli.StringFlag{Name: "opt-out", Value: "disposition=dnc", Usage: "FIELD=VALUE an opted-out call's call.ended carries (what outcomes.opt_out matches)"},
 			&cli.StringSliceFlag{Name: "account-fields", Usage: "form fields the account defines beyond the seven (e.g. city,zip_code): listed in each agent's form_data and accepted in calls"},
 			&cli.StringFlag{Name: "fault-scope", Value: sandbox.ScopeCalls, Usage: "where faults apply: calls, api or all"},
 			&cli.DurationFlag{Name: "latency", Usage: "delay added to each request in the fault scope"},
@@ -77,7 +86,9 @@ Example:
 				AllowExternalWebhooks: c.Bool("external-webhooks"),
 				AccountFields:         accountFieldsFlag(c.StringSlice("account-fields")),
 				AccountWebhook: sandbox.AccountWebhook{URL: c.String("account-webhook"),
-					ShareDuplicate: c.Float64("share-duplicate-deliveries"), OutOfOrder: c.Bool("out-of-order-deliveries"), Seed: c.Int64("seed")},
+					ShareDuplicate: c.Float64("share-duplicate-deliveries"), OutOfOrder: c.Bool("out-of-order-deliveries"),
+					ShareLate: c.Float64("share-late-deliveries"), LateBy: c.Duration("late-by"),
+					ShareForged: c.Float64("share-forged-deliveries"), ShareOptOut: c.Float64("share-opt-outs"), Seed: c.Int64("seed")},
 				Faults: sandbox.Faults{
 					Scope: c.String("fault-scope"), Latency: c.Duration("latency"), RateLimit: c.Float64("rate-limit"),
 					Share429: c.Float64("share-429"), RetryAfter: c.Duration("retry-after"),
@@ -89,6 +100,11 @@ Example:
 					ShareStall: c.Float64("share-stall"), MaxActive: c.Int("max-active"), CallLength: c.Duration("call-length"),
 				},
 			}
+			field, value, ok := strings.Cut(c.String("opt-out"), "=")
+			if !ok || strings.TrimSpace(field) == "" || value == "" {
+				return usageError(fmt.Errorf("--opt-out %q: give FIELD=VALUE, such as disposition=dnc", c.String("opt-out")))
+			}
+			opts.AccountWebhook.OptOutField, opts.AccountWebhook.OptOutValue = strings.TrimSpace(field), value
 			if c.Bool("no-rotate") {
 				rotate := false
 				opts.RotateRefreshTokens = &rotate

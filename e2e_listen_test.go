@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -201,8 +202,9 @@ func TestOutcomesInTheReport(t *testing.T) {
 	addr := freePort(t)
 	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
 	srv := sandbox.NewServer(sandbox.Options{
-		CallDuration:   10 * time.Millisecond,
-		AccountWebhook: sandbox.AccountWebhook{URL: hookURL, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond, OutOfOrder: true, ShareDuplicate: 0.5, Seed: 3},
+		CallDuration: 10 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{URL: hookURL, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond, OutOfOrder: true, ShareDuplicate: 0.5,
+			ShareLate: 0.3, LateBy: 50 * time.Millisecond, ShareForged: 0.5, Seed: 3},
 	})
 	defer srv.Close()
 	contacts := e2ePhones(12)
@@ -242,6 +244,12 @@ func TestOutcomesInTheReport(t *testing.T) {
 		}
 		return n == 3*len(contacts) && hooks == len(contacts)
 	})
+	// The forged deliveries too, which follow a call's last event.
+	wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := srv.WaitWebhooks(wctx); err != nil {
+		t.Fatalf("the sandbox's webhooks: %v", err)
+	}
 	list := e.run(30*time.Second, "agents", "list", e.path)
 	if list.code != 0 || !strings.Contains(list.stdout, "/callrun/e2e/[redacted]") {
 		t.Errorf("agents list does not show the webhook redacted: %s", list)
@@ -256,6 +264,22 @@ func TestOutcomesInTheReport(t *testing.T) {
 		t.Errorf("listen after SIGTERM: %s", lres)
 	}
 	checkJSONLogs(t, lres)
+	// Forged deliveries (to a wrong secret): each refused, counted, none stored.
+	forged := 0
+	for _, d := range srv.Deliveries() {
+		if d.Forged {
+			forged++
+			if d.Acked || d.Status != http.StatusNotFound {
+				t.Errorf("forged delivery %+v not refused 404", d)
+			}
+		}
+	}
+	if forged == 0 || !strings.Contains(lres.stderr, fmt.Sprintf(`"forged":%d`, forged)) {
+		t.Errorf("listen's count of forged deliveries, want %d:\n%s", forged, lres.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.stateDir, store.DeliveriesFile)); err != nil || strings.Contains(string(b), "forged") {
+		t.Errorf("a forged delivery was stored (%v)", err)
+	}
 	for _, out := range []string{res.stdout, res.stderr, list.stdout, list.stderr, rep.stdout, rep.stderr, lres.stdout, lres.stderr} {
 		if strings.Contains(out, hookSecret) {
 			t.Errorf("callrun printed the outcomes url's secret:\n%s", out)

@@ -363,11 +363,11 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// TestRunSandboxKeepsItsStateApart runs the quickstart the way a newcomer
-// does, from the repository root with a relative path: the sandbox run's
-// files all land in its own state directory, and a second run calls
-// nobody.
-func TestRunSandboxKeepsItsStateApart(t *testing.T) {
+// copyQuickstart copies examples/quickstart into a temporary directory
+// as quickstart/, changes into that directory and returns it; no hook
+// secret is set, as for a newcomer.
+func copyQuickstart(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"campaign.yaml", "contacts.csv", "prompts/reminder.txt"} {
 		b, err := os.ReadFile(filepath.Join("examples", "quickstart", name))
@@ -381,6 +381,17 @@ func TestRunSandboxKeepsItsStateApart(t *testing.T) {
 	}
 	t.Chdir(dir)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("CALLRUN_HOOK_SECRET", "")
+	os.Unsetenv("CALLRUN_HOOK_SECRET")
+	return dir
+}
+
+// TestRunSandboxKeepsItsStateApart runs the quickstart the way a newcomer
+// does, from the repository root with a relative path: the sandbox run's
+// files all land in its own state directory, and a second run calls
+// nobody.
+func TestRunSandboxKeepsItsStateApart(t *testing.T) {
+	dir := copyQuickstart(t)
 	path := filepath.Join("quickstart", "campaign.yaml")
 	var out bytes.Buffer
 	if err := runCampaign(context.Background(), nolog, runOptions{path: path, sandbox: true}, &out); err != nil {

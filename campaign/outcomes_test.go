@@ -89,7 +89,11 @@ func TestOutcomesSecretOffline(t *testing.T) {
 	if _, err := Load(writeCampaign(t, outcomesCampaign), LoadOptions{Offline: true, Getenv: none}); err != nil {
 		t.Errorf("offline, the secret unset: %v", err)
 	}
-	expectProblems(t, problems(t, outcomesCampaign, LoadOptions{Getenv: none}), "outcomes.url", "HOOK_SECRET is not set")
+	got := problems(t, outcomesCampaign, LoadOptions{Getenv: none})
+	expectProblems(t, got, "outcomes.url", "HOOK_SECRET is not set")
+	if len(got) != 1 {
+		t.Errorf("online, the secret unset: %d problems, want the unset variable alone:\n%s", len(got), strings.Join(got, "\n"))
+	}
 	short := strings.Replace(outcomesCampaign, "${HOOK_SECRET}", "short", 1)
 	expectProblems(t, problems(t, short, LoadOptions{Offline: true, Getenv: none}), "outcomes.url", "at least 16 characters")
 }

@@ -85,7 +85,7 @@ func (l *loader) validateOutcomes(f *File) {
 	case !absoluteHTTP(o.URL):
 		l.problem("outcomes.url", "outcomes url %q is not an absolute http(s) URL", o.URL)
 		return
-	case len(o.Secret()) < MinHookSecret && !l.secretUnset:
+	case len(o.Secret()) < MinHookSecret && !l.secretUnset && !l.isUnset("outcomes.url"):
 		l.problem("outcomes.url", "outcomes url's path must end in a secret of at least %d characters, such as https://hooks.example.com/callrun/${CALLRUN_HOOK_SECRET}: the service signs nothing, so the secret path is what keeps forged deliveries out", MinHookSecret)
 		return
 	}
@@ -109,6 +109,17 @@ func (l *loader) validateOutcomes(f *File) {
 	}
 }
 
+// isUnset reports whether key named a variable that is not set, a
+// problem already reported.
+func (l *loader) isUnset(key string) bool {
+	for _, p := range l.unset {
+		if p.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // validateState checks the state: block, and hands the database password
 // to the redaction that every printed message goes through.
 func (l *loader) validateState(s *StateStore) {
@@ -116,10 +127,8 @@ func (l *loader) validateState(s *StateStore) {
 		return
 	}
 	if s.Postgres == "" {
-		for _, p := range l.unset {
-			if p.Key == "state.postgres" {
-				return
-			}
+		if l.isUnset("state.postgres") {
+			return
 		}
 		if !l.opts.Offline {
 			l.problem("state.postgres", "state.postgres is empty: give a PostgreSQL URL (postgres: ${CALLRUN_DATABASE_URL}), or remove state: to keep the journal in state_dir")

@@ -229,13 +229,13 @@ func (s *Server) scheduleWebhookLocked(a Agent, callID, phone string) {
 		s.webhooks = append(s.webhooks, hook)
 		return
 	}
-	s.hooks.Add(1)
+	s.hookStartLocked()
 	go s.deliver(hook, phone)
 }
 
 // deliver waits for the simulated call to end, then sends its webhook.
 func (s *Server) deliver(hook Webhook, phone string) {
-	defer s.hooks.Done()
+	defer s.hookDone()
 	t := time.NewTimer(s.opts.CallDuration)
 	defer t.Stop()
 	select {

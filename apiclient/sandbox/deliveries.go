@@ -7,6 +7,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 )
@@ -36,7 +37,22 @@ type AccountWebhook struct {
 	// OutOfOrder sends each call's events after it ended, last first
 	// (call.ended, call.answered, call.started).
 	OutOfOrder bool
-	Seed       int64 // seed of the duplicate draws; 0 -> 1
+	// ShareLate is the share of deliveries held back LateBy (0 -> 2s)
+	// before their first attempt, while the call's other events go on:
+	// a late call.started comes after its call.ended.
+	ShareLate float64
+	LateBy    time.Duration
+	// ShareForged is the share of placed calls for which a forger also
+	// POSTs a call.ended, with status=forged, to URL with its last path
+	// segment (the secret) replaced: once, never retried. A receiver
+	// must refuse and never store it.
+	ShareForged float64
+	// ShareOptOut is the share of placed calls whose person asks not to
+	// be called again: their call.ended carries OptOutField=OptOutValue
+	// (0 -> disposition=dnc), what a campaign's outcomes.opt_out matches.
+	ShareOptOut              float64
+	OptOutField, OptOutValue string
+	Seed                     int64 // seed of the fault draws; 0 -> 1
 }
 
 // Delivery is one account webhook delivery in the deliveries ledger, with
@@ -47,6 +63,8 @@ type Delivery struct {
 	Event     string     `json:"event"`
 	Form      url.Values `json:"form"`
 	Duplicate bool       `json:"duplicate,omitempty"` // a second sending of an acknowledged delivery
+	Late      bool       `json:"late,omitempty"`      // held back AccountWebhook.LateBy
+	Forged    bool       `json:"forged,omitempty"`    // sent to a wrong secret path, once
 	Attempts  int        `json:"attempts"`
 	Status    int        `json:"status,omitempty"` // the last answer's status
 	Acked     bool       `json:"acked"`            // the receiver answered 2xx
@@ -69,7 +87,8 @@ func (s *Server) Deliveries() []Delivery {
 
 // scheduleDeliveriesLocked arranges the account webhooks of a placed call.
 func (s *Server) scheduleDeliveriesLocked(callID string, form url.Values) {
-	if s.opts.AccountWebhook.URL == "" || s.closed {
+	aw := s.opts.AccountWebhook
+	if aw.URL == "" || s.closed {
 		return
 	}
 	contact := url.Values{}
@@ -78,21 +97,27 @@ func (s *Server) scheduleDeliveriesLocked(callID string, form url.Values) {
 			contact.Set(k, v[0])
 		}
 	}
-	s.hooks.Add(1)
-	go s.deliverEvents(callID, contact)
+	optOut := drawShare(s.rngHook, aw.ShareOptOut)
+	forged := drawShare(s.rngHook, aw.ShareForged)
+	s.hookStartLocked()
+	go s.deliverEvents(callID, contact, optOut, forged)
 }
 
 // deliverEvents sends a call's three events: call.started at once,
 // call.answered halfway through, call.ended when it ends; or, with
-// OutOfOrder, all three after it ended, last first.
-func (s *Server) deliverEvents(callID string, contact url.Values) {
-	defer s.hooks.Done()
+// OutOfOrder, all three after it ended, last first. A late one goes on
+// its own after LateBy. With optOut, call.ended says the person opted
+// out; with forged, a forger sends a call.ended to a wrong secret once
+// the call ended.
+func (s *Server) deliverEvents(callID string, contact url.Values, optOut, forged bool) {
+	defer s.hookDone()
+	aw := s.opts.AccountWebhook
 	half := s.opts.CallDuration / 2
 	steps := []struct {
 		event string
 		wait  time.Duration
 	}{{EventStarted, 0}, {EventAnswered, half}, {EventEnded, s.opts.CallDuration - half}}
-	if s.opts.AccountWebhook.OutOfOrder {
+	if aw.OutOfOrder {
 		steps = []struct {
 			event string
 			wait  time.Duration
@@ -104,9 +129,39 @@ func (s *Server) deliverEvents(callID string, contact url.Values) {
 		}
 		form := cloneValues(contact)
 		form.Set("event", st.event)
-		if s.sendDelivery(callID, st.event, form, false) && s.drawDuplicate() {
-			s.sendDelivery(callID, st.event, form, true)
+		if st.event == EventEnded && optOut {
+			form.Set(aw.OptOutField, aw.OptOutValue)
 		}
+		d := Delivery{CallID: callID, Event: st.event, Form: form}
+		if !s.draw(aw.ShareLate) {
+			s.sendWithDuplicate(d)
+			continue
+		}
+		d.Late = true
+		s.mu.Lock()
+		s.hookStartLocked()
+		s.mu.Unlock()
+		go func() {
+			defer s.hookDone()
+			if s.sleep(aw.LateBy) {
+				s.sendWithDuplicate(d)
+			}
+		}()
+	}
+	if forged {
+		form := cloneValues(contact)
+		form.Set("event", EventEnded)
+		form.Set("status", "forged")
+		s.sendDelivery(Delivery{CallID: callID, Event: EventEnded, Form: form, Forged: true})
+	}
+}
+
+// sendWithDuplicate sends d, and once more, as a duplicate, for the share
+// ShareDuplicate of those acknowledged.
+func (s *Server) sendWithDuplicate(d Delivery) {
+	if s.sendDelivery(d) && s.draw(s.opts.AccountWebhook.ShareDuplicate) {
+		d.Duplicate = true
+		s.sendDelivery(d)
 	}
 }
 
@@ -125,27 +180,35 @@ func (s *Server) sleep(d time.Duration) bool {
 	}
 }
 
-func (s *Server) drawDuplicate() bool {
-	share := s.opts.AccountWebhook.ShareDuplicate
-	if share <= 0 {
-		return false
-	}
+// draw reports, at random, whether an event of this share happens.
+func (s *Server) draw(share float64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rngHook.Float64() < share
+	return drawShare(s.rngHook, share)
+}
+
+// drawShare draws from rng, which the caller guards.
+func drawShare(rng *mrand.Rand, share float64) bool {
+	return share > 0 && rng.Float64() < share
 }
 
 // sendDelivery sends one delivery until the receiver acknowledges it, the
 // attempts run out or the server closes, recording each attempt in the
-// deliveries ledger. It reports whether the delivery was acknowledged.
-func (s *Server) sendDelivery(callID, event string, form url.Values, dup bool) bool {
+// deliveries ledger; a forged one is sent once, to a wrong secret. It
+// reports whether the delivery was acknowledged.
+func (s *Server) sendDelivery(d Delivery) bool {
 	aw := s.opts.AccountWebhook
+	target, attempts := aw.URL, aw.Attempts
 	s.mu.Lock()
+	if d.Forged {
+		target, attempts = forgeURL(aw.URL, s.rngHook), 1
+	}
 	idx := len(s.deliveries)
-	s.deliveries = append(s.deliveries, Delivery{Seq: idx + 1, CallID: callID, Event: event, Form: cloneValues(form), Duplicate: dup})
+	d.Seq, d.Form = idx+1, cloneValues(d.Form)
+	s.deliveries = append(s.deliveries, d)
 	s.mu.Unlock()
-	u, err := url.Parse(aw.URL)
-	if err != nil || !isHTTPURL(aw.URL) {
+	u, err := url.Parse(target)
+	if err != nil || !isHTTPURL(target) {
 		s.noteDelivery(idx, 0, "invalid webhook URL")
 		return false
 	}
@@ -154,22 +217,51 @@ func (s *Server) sendDelivery(callID, event string, form url.Values, dup bool) b
 		return false
 	}
 	wait := aw.Retry
-	for attempt := 1; attempt <= aw.Attempts; attempt++ {
+	for attempt := 1; attempt <= attempts; attempt++ {
 		if attempt > 1 {
 			if !s.sleep(wait) {
 				return false
 			}
 			wait = min(2*wait, aw.MaxRetry)
 		}
-		status, problem := s.post(aw.URL, form)
+		status, problem := s.post(target, d.Form)
 		s.noteDelivery(idx, status, problem)
 		if problem == "" {
-			s.logf("sandbox: account webhook %s for %s -> %d", event, callID, status)
+			s.logf("sandbox: account webhook %s for %s -> %d%s", d.Event, d.CallID, status, forgedNote(d.Forged))
 			return true
 		}
 	}
-	s.logf("sandbox: account webhook %s for %s given up after %d attempts", event, callID, aw.Attempts)
+	s.logf("sandbox: account webhook %s for %s given up after %d attempt(s)%s", d.Event, d.CallID, attempts, forgedNote(d.Forged))
 	return false
+}
+
+func forgedNote(forged bool) string {
+	if forged {
+		return " (forged, to a wrong secret)"
+	}
+	return ""
+}
+
+// forgeURL returns target with its last path segment replaced by as many
+// random hex digits (at least 16): the secret guessed wrong.
+func forgeURL(target string, rng *mrand.Rand) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	dir, secret := path.Split(u.Path)
+	const hexDigits = "0123456789abcdef"
+	guess := make([]byte, max(len(secret), 16))
+	for {
+		for i := range guess {
+			guess[i] = hexDigits[rng.IntN(len(hexDigits))]
+		}
+		if string(guess) != secret {
+			break
+		}
+	}
+	u.Path, u.RawPath = dir+string(guess), ""
+	return u.String()
 }
 
 // post sends one attempt; problem is empty when it was acknowledged.
@@ -211,8 +303,12 @@ func (s *Server) noteDelivery(idx, status int, problem string) {
 
 // checkAccountWebhook fills AccountWebhook's defaults and checks it.
 func checkAccountWebhook(aw *AccountWebhook) error {
-	if aw.Retry < 0 || aw.MaxRetry < 0 || aw.Attempts < 0 || !(aw.ShareDuplicate >= 0 && aw.ShareDuplicate <= 1) {
-		return fmt.Errorf("account webhook: negative retry, attempts or a share of duplicates outside [0, 1]")
+	share := func(x float64) bool { return x >= 0 && x <= 1 }
+	if aw.Retry < 0 || aw.MaxRetry < 0 || aw.Attempts < 0 || aw.LateBy < 0 {
+		return fmt.Errorf("account webhook: negative retry, attempts or delay of late deliveries")
+	}
+	if !share(aw.ShareDuplicate) || !share(aw.ShareLate) || !share(aw.ShareForged) || !share(aw.ShareOptOut) {
+		return fmt.Errorf("account webhook: a share of duplicate, late, forged deliveries or of opt-outs outside [0, 1]")
 	}
 	if aw.Retry == 0 {
 		aw.Retry = 100 * time.Millisecond
@@ -222,6 +318,15 @@ func checkAccountWebhook(aw *AccountWebhook) error {
 	}
 	if aw.Attempts == 0 {
 		aw.Attempts = 20
+	}
+	if aw.LateBy == 0 {
+		aw.LateBy = 2 * time.Second
+	}
+	if aw.OptOutField == "" {
+		aw.OptOutField = "disposition"
+	}
+	if aw.OptOutValue == "" {
+		aw.OptOutValue = "dnc"
 	}
 	return nil
 }

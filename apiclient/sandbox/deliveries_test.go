@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,7 +58,11 @@ func TestAccountWebhooksRetried(t *testing.T) {
 		AccountWebhook: AccountWebhook{URL: hook, Retry: time.Millisecond, MaxRetry: 4 * time.Millisecond}})
 	_, ep := e.seededEndpoint(Agent{AgentName: "a"})
 	e.want(e.call(ep, url.Values{"phone_number": {phone}, "first_name": {"Ada"}, "local_presence_number": {"No"}}), 200, "")
-	eventually(t, "three acknowledged deliveries", func() bool { return len(rc.events()) == 3 })
+	// The receiver records a delivery before its answer reaches the
+	// sandbox's ledger: wait for the sandbox.
+	if err := e.srv.WaitWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	if got := rc.events(); got[0] != EventStarted || got[1] != EventAnswered || got[2] != EventEnded {
 		t.Errorf("events in order %v", got)
 	}
@@ -131,5 +136,78 @@ func TestAccountWebhookNotLoopback(t *testing.T) {
 		if d.Acked || d.Attempts != 1 {
 			t.Errorf("ledger entry %+v", d)
 		}
+	}
+}
+
+// TestAccountWebhooksLateForgedOptOut: late deliveries still arrive, and
+// WaitWebhooks returns only once they have; a forged delivery goes once
+// to a wrong secret and is refused; an opted-out call's call.ended says so.
+func TestAccountWebhooksLateForgedOptOut(t *testing.T) {
+	rc := &receiver{tries: map[string]int{}}
+	forged := make(chan string, 10)
+	mux := http.NewServeMux()
+	mux.Handle("/hook/s3cret-0123456789abcdef", rc)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		forged <- r.URL.Path
+		http.NotFound(w, r)
+	})
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	e := newEnv(t, Options{CallDuration: 5 * time.Millisecond,
+		AccountWebhook: AccountWebhook{URL: hs.URL + "/hook/s3cret-0123456789abcdef", ShareLate: 1, LateBy: 30 * time.Millisecond,
+			ShareForged: 1, ShareOptOut: 1}})
+	_, ep := e.seededEndpoint(Agent{AgentName: "a"})
+	e.want(e.call(ep, url.Values{"phone_number": {phone}}), 200, "")
+	if err := e.srv.WaitWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.srv.PendingWebhooks(); n != 0 {
+		t.Errorf("%d webhooks pending after WaitWebhooks", n)
+	}
+	if got := rc.events(); len(got) != 3 {
+		t.Fatalf("acknowledged after WaitWebhooks: %v", got)
+	}
+	for _, f := range rc.acked {
+		if f.Get("status") == "forged" {
+			t.Errorf("the forged delivery reached the right secret: %v", f)
+		}
+		if optedOut := f.Get("disposition") == "dnc"; optedOut != (f.Get("event") == EventEnded) {
+			t.Errorf("opt-out on the wrong event: %v", f)
+		}
+	}
+	var nForged int
+	for _, d := range e.srv.Deliveries() {
+		switch {
+		case d.Forged:
+			nForged++
+			if d.Acked || d.Attempts != 1 || d.Status != 404 || d.Form.Get("status") != "forged" || d.Event != EventEnded {
+				t.Errorf("forged ledger entry %+v", d)
+			}
+		case !d.Late || !d.Acked:
+			t.Errorf("ledger entry %+v, want late and acknowledged", d)
+		}
+	}
+	if nForged != 1 {
+		t.Errorf("%d forged deliveries in the ledger, want 1", nForged)
+	}
+	select {
+	case p := <-forged:
+		if strings.Contains(p, "s3cret") || len(p) != len("/hook/s3cret-0123456789abcdef") {
+			t.Errorf("forged to %q", p)
+		}
+	default:
+		t.Error("the forger sent nothing")
+	}
+}
+
+func TestAccountWebhookFaultsChecked(t *testing.T) {
+	for _, aw := range []AccountWebhook{{ShareLate: 2}, {ShareForged: -0.1}, {ShareOptOut: 1.5}, {LateBy: -time.Second}} {
+		if err := checkAccountWebhook(&aw); err == nil {
+			t.Errorf("%+v accepted", aw)
+		}
+	}
+	var aw AccountWebhook
+	if err := checkAccountWebhook(&aw); err != nil || aw.OptOutField != "disposition" || aw.OptOutValue != "dnc" || aw.LateBy != 2*time.Second {
+		t.Errorf("defaults %+v, %v", aw, err)
 	}
 }

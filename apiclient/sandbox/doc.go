@@ -111,8 +111,11 @@
 // (at once), call.answered and call.ended (when the call ends), each a
 // POST form of the contact's fields and event. A delivery not answered
 // 2xx is sent again with exponential backoff; AccountWebhook's faults
-// send acknowledged deliveries twice (ShareDuplicate) or a call's events
-// last first (OutOfOrder). Server.Deliveries is their ledger.
+// send acknowledged deliveries twice (ShareDuplicate), a call's events
+// last first (OutOfOrder), some deliveries late (ShareLate), a forged
+// call.ended to a wrong secret (ShareForged) and a share of opt-outs
+// (ShareOptOut). Server.Deliveries is their ledger; Server.WaitWebhooks
+// waits until every webhook scheduled so far is done.
 //
 // # Faults
 //

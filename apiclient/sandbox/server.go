@@ -133,7 +133,11 @@ type Server struct {
 	// duplicates.
 	deliveries []Delivery
 	rngHook    *mrand.Rand
-	stats      Stats
+	// pending counts the webhook goroutines not yet done; idle is closed
+	// when it drops to zero, for WaitWebhooks.
+	pending int
+	idle    chan struct{}
+	stats   Stats
 }
 
 // route is one fixed path with its allowed methods.
@@ -619,4 +623,53 @@ func cloneValues(v url.Values) url.Values {
 		out[k] = slices.Clone(vs)
 	}
 	return out
+}
+
+// hookStartLocked counts a webhook goroutine about to start; s.mu is held.
+func (s *Server) hookStartLocked() {
+	s.hooks.Add(1)
+	if s.pending == 0 {
+		s.idle = make(chan struct{})
+	}
+	s.pending++
+}
+
+// hookDone counts a webhook goroutine done.
+func (s *Server) hookDone() {
+	s.mu.Lock()
+	s.pending--
+	if s.pending == 0 {
+		close(s.idle)
+	}
+	s.mu.Unlock()
+	s.hooks.Done()
+}
+
+// PendingWebhooks returns how many calls' webhooks (completion webhooks,
+// account webhook deliveries with their retries, late, duplicate and
+// forged ones) are not done yet.
+func (s *Server) PendingWebhooks() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
+}
+
+// WaitWebhooks waits until every webhook scheduled so far is done
+// (delivered, given up or skipped), or ctx ends, and returns ctx's error
+// then. A caller that has stopped placing calls, as `callrun run
+// --sandbox` at its end, waits for everything the service would send.
+func (s *Server) WaitWebhooks(ctx context.Context) error {
+	s.mu.Lock()
+	if s.pending == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	idle := s.idle
+	s.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
