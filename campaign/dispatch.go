@@ -250,6 +250,10 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 
 var errLimit = errors.New("limit reached")
 
+// defaultRequestTimeout is RunOptions.RequestTimeout's default: the
+// longest one call start's request lasts.
+const defaultRequestTimeout = 60 * time.Second
+
 type runner struct {
 	f        *File
 	opts     RunOptions
@@ -284,7 +288,7 @@ func (r *runner) defaults() {
 		o.MaxRetryAfter = cmp.Or(r.f.Pace.MaxRetryAfter, DefaultMaxRetryAfter)
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 60 * time.Second
+		o.RequestTimeout = defaultRequestTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -3,6 +3,7 @@ package campaign
 import (
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
@@ -20,22 +21,37 @@ func (f *File) DeliveriesDir(dir string) string {
 }
 
 // OutcomeIndex matches a campaign's stored deliveries to its contacts,
-// for the report. A delivery belongs to the contact with the same
-// normalised number and, where the delivery names its agent, the same
-// agent, else (where both have one) the same ghl_contact_id; the first
-// such contact the report meets takes it. The rest stay unmatched.
+// for the report, status and `callrun outcomes`. A delivery belongs to
+// the contact with the same normalised number and, where the delivery
+// names its agent, the same agent, else (where both have one) the same
+// ghl_contact_id. Where several contacts share the number (dedupe: agent
+// or none), [OutcomeIndex.Share] gives it to the one whose call started
+// last before the delivery came; else the first such contact met takes
+// it. The rest stay unmatched.
 type OutcomeIndex struct {
 	fields  []string
 	all     []store.Delivery
 	byPhone map[string][]int // normalised number -> indexes into all
 	claimed []bool
+	// owner is, for a delivery whose number several contacts share, the
+	// journal key of the contact Share gave it to.
+	owner map[int]store.Key
+	// taker is, for each delivery taken, the contact that took it.
+	taker map[int]Taker
+}
+
+// Taker is the contact a delivery was matched to: its sheet and row.
+type Taker struct {
+	Sheet string
+	Row   int
 }
 
 // NewOutcomeIndex indexes the deliveries ds by their numbers, read with
 // the campaign's region (the service sends E.164 numbers back; a number
 // that cannot be read matches no contact).
 func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *OutcomeIndex {
-	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, claimed: make([]bool, len(ds))}
+	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, claimed: make([]bool, len(ds)),
+		owner: map[int]store.Key{}, taker: map[int]Taker{}}
 	for i, d := range ds {
 		e164, _, err := norm.Normalize(d.Fields["phone_number"], f.Region)
 		if err != nil {
@@ -46,19 +62,86 @@ func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *Outc
 	return x
 }
 
-// Outcome takes the deliveries of contact c, whose calls went through the
-// service's agent agentID, and says what they tell: the latest event
-// (ended after answered after started, whatever order they came in; a
-// tie goes to the one received last), how many calls the service started,
-// and the fields outcomes.fields names, each from the latest delivery
-// that has it.
-func (x *OutcomeIndex) Outcome(c *Contact, agentID string) report.Outcome {
+// callStartSpan is how long before its answer a call start may have
+// reached the service: the longest a call start's request lasts (the
+// run's default request timeout).
+const callStartSpan = defaultRequestTimeout
+
+// Share gives each delivery whose number several contacts of the journal
+// st share (dedupe: agent or none) to the one whose call started last
+// before the delivery came, of those with the agent the delivery names;
+// to the first called if none started before it (the clocks of two
+// machines disagree). A call started at the earliest of its last answer
+// less callStartSpan and its first attempt. Outcome then gives the
+// delivery to that contact alone. Call it once, before Outcome.
+func (x *OutcomeIndex) Share(st *store.State) {
+	phones := make(map[string]bool, len(x.byPhone))
+	for p := range x.byPhone {
+		phones[p] = true
+	}
+	type call struct {
+		key     store.Key
+		start   time.Time
+		agentID string
+	}
+	for phone, keys := range st.KeysWithPhone(phones) {
+		if len(keys) < 2 {
+			continue
+		}
+		var calls []call
+		for _, k := range keys {
+			e, ok := st.Lookup(k)
+			if !ok || e.Attempts == 0 {
+				continue
+			}
+			start := e.FirstAt
+			if lo := e.LastAt.Add(-callStartSpan); lo.After(start) {
+				start = lo
+			}
+			calls = append(calls, call{k, start, e.AgentID})
+		}
+		for _, i := range x.byPhone[phone] {
+			d := x.all[i]
+			var best, first *call
+			for j := range calls {
+				c := &calls[j]
+				if d.AgentID != "" && c.agentID != d.AgentID {
+					continue
+				}
+				if first == nil || c.start.Before(first.start) {
+					first = c
+				}
+				if !c.start.After(d.At) && (best == nil || c.start.After(best.start)) {
+					best = c
+				}
+			}
+			if best == nil {
+				best = first
+			}
+			if best != nil {
+				x.owner[i] = best.key
+			}
+		}
+	}
+}
+
+// Outcome takes the deliveries of contact c, whose calls stand in the
+// journal under key and went through the service's agent agentID, and
+// says what they tell: the latest event (ended after answered after
+// started, whatever order they came in; a tie goes to the one received
+// last), how many calls the service started, and the fields
+// outcomes.fields names, each from the latest delivery that has it.
+func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID string) report.Outcome {
 	var mine []store.Delivery
 	for _, i := range x.byPhone[c.Phone] {
 		if x.claimed[i] || !x.belongs(x.all[i], c, agentID) {
 			continue
 		}
+		if owner, ok := x.owner[i]; ok && owner != key {
+			continue
+		}
 		x.claimed[i] = true
+		x.taker[i] = Taker{Sheet: sheet, Row: c.Row}
 		mine = append(mine, x.all[i])
 	}
 	var o report.Outcome
@@ -104,6 +187,13 @@ func (x *OutcomeIndex) belongs(d store.Delivery, c *Contact, agentID string) boo
 	}
 	ghl, mine := d.Fields["ghl_contact_id"], c.Fields[FieldGHLContactID]
 	return ghl == "" || mine == "" || ghl == mine
+}
+
+// Taken returns the contact that took the i-th delivery, and false if
+// none did (yet).
+func (x *OutcomeIndex) Taken(i int) (Taker, bool) {
+	t, ok := x.taker[i]
+	return t, ok
 }
 
 // Unmatched returns how many deliveries no contact took.

@@ -59,6 +59,9 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 			return nil, err
 		}
 		outcomes = NewOutcomeIndex(f, norm, ds)
+		if f.Dedupe != "campaign" {
+			outcomes.Share(st)
+		}
 		sum.Outcomes = map[string]int{}
 	}
 	cols := report.Columns{Extra: f.AccountFields(), Outcomes: outcomes != nil}
@@ -75,7 +78,8 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
 		row := ReportRow(f, st, c)
 		if outcomes != nil && row.Attempts > 0 {
-			row.Outcome = outcomes.Outcome(c, row.AgentID)
+			key, _ := SettledKey(f, st, c)
+			row.Outcome = outcomes.Outcome(c, row.Sheet, key, row.AgentID)
 		}
 		sum.Add(row)
 		page.add(c, &row)
