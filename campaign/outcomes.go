@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,6 +19,61 @@ func (f *File) DeliveriesDir(dir string) string {
 		return filepath.Dir(dir)
 	}
 	return dir
+}
+
+// ReadDeliveries returns the deliveries stored for the campaign, given
+// the state directory dir of the campaign or of one of its shards, in the
+// order they were stored. The report, status, `callrun outcomes` and the
+// no-delivery warning read them through it.
+func (f *File) ReadDeliveries(ctx context.Context, dir string) ([]store.Delivery, error) {
+	return store.ReadDeliveries(f.DeliveriesDir(dir))
+}
+
+// OpenOutcomes reads the campaign's deliveries (see ReadDeliveries) and
+// indexes them for one pass over its contacts in sheet order, with the
+// journal st, which calls [OutcomeIndex.Add] for each contact. It returns
+// nil when the campaign collects no outcomes.
+func OpenOutcomes(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, dir string) (*OutcomeIndex, error) {
+	if f.Outcomes == nil {
+		return nil, nil
+	}
+	ds, err := f.ReadDeliveries(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	x := NewOutcomeIndex(f, norm, ds)
+	if f.Dedupe != "campaign" {
+		x.Share(st)
+	}
+	x.f, x.st = f, st
+	return x, nil
+}
+
+// Add fills row.Outcome, the report row of contact c, from the
+// deliveries that are c's, if c was called. A nil index adds nothing.
+// Only an index OpenOutcomes made has Add.
+func (x *OutcomeIndex) Add(c *Contact, row *report.Row) {
+	if x == nil || row.Attempts == 0 {
+		return
+	}
+	key, _ := SettledKey(x.f, x.st, c)
+	row.Outcome = x.Outcome(c, row.Sheet, key, row.AgentID)
+}
+
+// Deliveries returns the deliveries indexed, in the order they were
+// stored; [OutcomeIndex.Taken] says which contact took each.
+func (x *OutcomeIndex) Deliveries() []store.Delivery { return x.all }
+
+// Detail is d's outcome_detail alone: name=value of the fields
+// outcomes.fields names that d has.
+func (x *OutcomeIndex) Detail(d store.Delivery) string {
+	var detail []string
+	for _, name := range x.fields {
+		if v := d.Fields[name]; v != "" {
+			detail = append(detail, name+"="+v)
+		}
+	}
+	return strings.Join(detail, "; ")
 }
 
 // OutcomeIndex matches a campaign's stored deliveries to its contacts,
@@ -38,6 +94,8 @@ type OutcomeIndex struct {
 	owner map[int]store.Key
 	// taker is, for each delivery taken, the contact that took it.
 	taker map[int]Taker
+	f     *File        // for Add
+	st    *store.State // for Add
 }
 
 // Taker is the contact a delivery was matched to: its sheet and row.
