@@ -43,7 +43,7 @@ Example: callrun outcomes --format json campaign.yaml`,
 			if err != nil {
 				return err
 			}
-			return listOutcomes(c.Context, savedOptions{path, c.Bool("sandbox"), shard}, format, s.stdout)
+			return listOutcomes(c.Context, savedOptions{path: path, sandbox: c.Bool("sandbox"), shard: shard}, format, s.stdout)
 		},
 	}
 }
