@@ -346,6 +346,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		Calls: calls, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
 		Norm: norm, Suppress: suppress, Limit: o.limit, RetryFailed: o.retryFailed, RetryUncertain: o.retryUncertain,
 		Until: until, Settled: settled, Paused: paused, Logf: logf, Rehearsal: o.sandbox,
+		Warnf: func(format string, args ...any) { log.Warn().Msgf(format, args...) },
 	}
 	if f.Outcomes != nil && (o.sandbox || !f.SharedState()) {
 		// The deliveries listen stores while the run goes on: calls ended,

@@ -91,6 +91,9 @@ type RunOptions struct {
 	// it.
 	Paused func(cause string, until time.Time)
 	Logf   func(format string, args ...any)
+	// Warnf, if set, logs what a person should act on while the run goes
+	// on (no webhook delivery comes); default Logf.
+	Warnf func(format string, args ...any)
 
 	// Deliveries, for a campaign with outcomes:, is the feed of the
 	// webhook deliveries stored while the run goes on: a call's delivered
@@ -317,6 +320,9 @@ func (r *runner) defaults() {
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
+	}
+	if o.Warnf == nil {
+		o.Warnf = o.Logf
 	}
 	if o.Settled == nil {
 		o.Settled = func(store.Status) {}

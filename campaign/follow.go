@@ -96,7 +96,7 @@ func (fl *follower) poll(now time.Time, force bool) {
 	ds, err := fl.feed()
 	if err != nil {
 		fl.broken = true
-		fl.r.opts.Logf("reading the webhook deliveries failed (%v): the run goes on, counting each call in progress for pace.call_length", err)
+		fl.r.opts.Warnf("reading the webhook deliveries failed (%v): the run goes on, counting each call in progress for pace.call_length", err)
 	}
 	if len(ds) > 0 {
 		fl.waiting, fl.warned = time.Time{}, false
@@ -112,7 +112,7 @@ func (fl *follower) poll(now time.Time, force bool) {
 	}
 	if w := fl.warning(now); w != "" && !fl.warned {
 		fl.warned = true
-		fl.r.opts.Logf("%s", w)
+		fl.r.opts.Warnf("%s", w)
 	}
 }
 
