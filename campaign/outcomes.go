@@ -93,7 +93,7 @@ type OutcomeIndex struct {
 	// journal key of the contact Share gave it to.
 	owner map[int]store.Key
 	// taker is, for each delivery taken, the contact that took it.
-	taker map[int]Taker
+	taker []Taker
 	f     *File        // for Add
 	st    *store.State // for Add
 }
@@ -109,7 +109,7 @@ type Taker struct {
 // that cannot be read matches no contact).
 func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *OutcomeIndex {
 	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, claimed: make([]bool, len(ds)),
-		owner: map[int]store.Key{}, taker: map[int]Taker{}}
+		owner: map[int]store.Key{}, taker: make([]Taker, len(ds))}
 	for i, d := range ds {
 		e164, _, err := norm.Normalize(d.Fields["phone_number"], f.Region)
 		if err != nil {
@@ -129,8 +129,9 @@ const callStartSpan = defaultRequestTimeout
 // st share (dedupe: agent or none) to the one whose call started last
 // before the delivery came, of those with the agent the delivery names;
 // to the first called if none started before it (the clocks of two
-// machines disagree). A call started at the earliest of its last answer
-// less callStartSpan and its first attempt. Outcome then gives the
+// machines disagree). A call is taken to have started at the earliest
+// it can have: its last answer less callStartSpan, or its first attempt
+// if that came later. Outcome then gives the
 // delivery to that contact alone. Call it once, before Outcome.
 func (x *OutcomeIndex) Share(st *store.State) {
 	phones := make(map[string]bool, len(x.byPhone))
@@ -250,8 +251,7 @@ func (x *OutcomeIndex) belongs(d store.Delivery, c *Contact, agentID string) boo
 // Taken returns the contact that took the i-th delivery, and false if
 // none did (yet).
 func (x *OutcomeIndex) Taken(i int) (Taker, bool) {
-	t, ok := x.taker[i]
-	return t, ok
+	return x.taker[i], x.claimed[i]
 }
 
 // Unmatched returns how many deliveries no contact took.
