@@ -405,3 +405,75 @@ func TestMaxActiveCallsEndedByDeliveries(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxActiveCallsKilledRun kills (-9) a run with max_active_calls
+// that learns of its calls' ends from listen, twice while it calls, and
+// runs it again until it ends by itself, against a sandbox that places
+// some calls and then answers 500 or drops the connection. The ledger
+// shows nobody placed twice, and the report tells the truth about every
+// contact.
+func TestMaxActiveCallsKilledRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and resumes callrun")
+	}
+	addr := freePort(t)
+	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
+	srv := sandbox.NewServer(sandbox.Options{
+		CallDuration:   40 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{URL: hookURL, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond},
+		Faults:         sandbox.Faults{Latency: 5 * time.Millisecond, Share500: 0.05, ShareDrop: 0.05, Seed: 11},
+	})
+	defer srv.Close()
+	contacts := e2ePhones(18)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4})
+	yaml, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(yaml), "concurrency: 4}", "concurrency: 4, max_active_calls: 3, call_length: 1h}", 1)
+	y += "outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n"
+	if err := os.WriteFile(e.path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.env = append(e.env, "E2E_HOOK_SECRET="+hookSecret)
+	l := e.start("listen", "--addr", addr, e.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(l.stdout.String(), "listening on") })
+
+	kills := 0
+	var final *e2eResult
+	for round := 1; round <= 10 && final == nil; round++ {
+		placedBefore := len(srv.Placed())
+		p := e.start("run", e.path)
+		if kills < 2 {
+			// Killed once it has placed 4 more calls: some of them in
+			// progress, their ends not all delivered.
+			killRound(p, 0, false, func() bool { return len(srv.Placed()) >= placedBefore+4 })
+		}
+		res := p.wait(t, 60*time.Second)
+		switch {
+		case res.signaled:
+			kills++
+		case res.code == 0 || res.code == 3:
+			final = &res
+		default:
+			t.Fatalf("round %d: %s", round, res)
+		}
+	}
+	if final == nil || kills != 2 {
+		t.Fatalf("%d kills, and no run ended by itself", kills)
+	}
+	l.signal(t, syscall.SIGTERM)
+	l.wait(t, 30*time.Second)
+	ledger := e.ledger()
+	ledger.checkNobodyTwice(t)
+	rows := e.report()
+	e.checkReportAgainstLedger(rows, ledger)
+	st := map[string]int{}
+	for _, r := range rows {
+		st[r["status"]]++
+	}
+	if st["sent"]+st["uncertain"] != len(contacts) {
+		t.Errorf("report statuses %v: want every contact sent or uncertain", st)
+	}
+	t.Logf("%d kills; %d call starts, %d placed; %v", kills, len(ledger.calls), ledger.totalPlaced(), st)
+}
