@@ -346,6 +346,14 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		Calls: calls, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
 		Norm: norm, Suppress: suppress, Limit: o.limit, RetryFailed: o.retryFailed, RetryUncertain: o.retryUncertain,
 		Until: until, Settled: settled, Paused: paused, Logf: logf, Rehearsal: o.sandbox,
+		Warnf: func(format string, args ...any) { log.Warn().Msgf(format, args...) },
+	}
+	if f.Outcomes != nil && (o.sandbox || !f.SharedState()) {
+		// The deliveries listen stores while the run goes on: calls ended,
+		// and whether any come at all.
+		if ropts.Deliveries, err = f.FollowDeliveries(stateDir); err != nil {
+			return fmt.Errorf("reading the webhook deliveries: %w", err)
+		}
 	}
 	if o.tune != nil {
 		o.tune(&ropts)

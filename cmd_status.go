@@ -43,7 +43,7 @@ Example: callrun status --format json campaign.yaml`,
 			if err != nil {
 				return err
 			}
-			return campaignStatus(c.Context, savedOptions{path, c.Bool("sandbox"), shard}, format, s.stdout)
+			return campaignStatus(c.Context, savedOptions{path: path, sandbox: c.Bool("sandbox"), shard: shard}, format, s.stdout)
 		},
 	}
 }
@@ -69,7 +69,7 @@ Example: callrun report campaign.yaml`,
 			if err != nil {
 				return err
 			}
-			return rebuildReport(c.Context, s.log, savedOptions{path, c.Bool("sandbox"), shard}, s.stdout)
+			return rebuildReport(c.Context, s.log, savedOptions{path: path, sandbox: c.Bool("sandbox"), shard: shard}, s.stdout)
 		},
 	}
 }
@@ -81,8 +81,9 @@ func sandboxStateFlag() cli.Flag {
 // savedOptions choose the saved state that status and report read.
 type savedOptions struct {
 	path    string
-	sandbox bool           // the state of run --sandbox runs
-	shard   campaign.Shard // one shard's, or the whole campaign's
+	sandbox bool             // the state of run --sandbox runs
+	shard   campaign.Shard   // one shard's, or the whole campaign's
+	now     func() time.Time // status's clock, for its warnings; nil: time.Now
 }
 
 // saved is a campaign and what its journal says, read without the lock
@@ -157,16 +158,49 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 		return err
 	}
 	sum := &report.Summary{Campaign: f.Name}
+	outcomes, err := campaign.OpenOutcomes(ctx, f, s.state, s.norm, s.dir)
+	if err != nil {
+		return err
+	}
+	var quiet deliveryQuiet
+	if outcomes != nil {
+		sum.Outcomes = map[string]int{}
+		quiet.since(outcomes.Deliveries())
+	}
 	err = f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
 		row := campaign.ReportRow(f, s.state, c)
 		if row.Status == string(store.Uncertain) && len(holders) > 0 && s.inFlight(c, holders) {
 			row.Status = inFlight
+		}
+		outcomes.Add(c, &row)
+		if outcomes != nil {
+			quiet.called(row.LastAttemptAt)
 		}
 		sum.Add(row)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	var warnings []string
+	now := o.now
+	if now == nil {
+		now = time.Now
+	}
+	if w := quiet.warning(now()); w != "" {
+		warnings = append(warnings, w)
+	}
+	var outcomeCounts map[string]int
+	var unmatched *int
+	if outcomes != nil {
+		outcomeCounts = map[string]int{}
+		for _, name := range outcomeNames {
+			outcomeCounts[name] = sum.Outcomes[name]
+		}
+		if !f.Shard.Sharded() { // a shard meets only its own contacts
+			n := outcomes.Unmatched()
+			unmatched = &n
+		}
 	}
 	counts := map[string]int{inFlight: 0} // every key, even when 0
 	for _, st := range report.Statuses {
@@ -188,7 +222,12 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 			Campaign string         `json:"campaign"`
 			Counts   map[string]int `json:"counts"`
 			Running  []runHolder    `json:"running,omitempty"` // the runs that hold the lock now
-		}{f.Name, counts, running})
+			// Outcomes counts the contacts called by their latest event
+			// delivered ("none" for those not heard of); only with outcomes:.
+			Outcomes  map[string]int `json:"outcomes,omitempty"`
+			Unmatched *int           `json:"unmatched_deliveries,omitempty"`
+			Warnings  []string       `json:"warnings,omitempty"`
+		}{f.Name, counts, running, outcomeCounts, unmatched, warnings})
 	}
 	fmt.Fprintf(out, "Campaign %s: %d rows\n", f.Name, sum.Rows)
 	if f.Shard.Sharded() {
@@ -204,7 +243,61 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	if len(holders) > 0 {
 		fmt.Fprintf(out, "  %-10s %d (started by the run going on; their answers are not in yet)\n", "in flight", counts[inFlight])
 	}
+	if outcomes != nil {
+		fmt.Fprintf(out, "Outcomes of the contacts called, by the latest webhook delivery:\n")
+		for _, name := range outcomeNames {
+			label := name
+			if name == "none" {
+				label = "none yet"
+			}
+			fmt.Fprintf(out, "  %-10s %d\n", label, outcomeCounts[name])
+		}
+		if unmatched != nil {
+			fmt.Fprintf(out, "  %d delivery(ies) matched no contact (callrun outcomes lists them)\n", *unmatched)
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(out, "Warning: %s\n", w)
+	}
 	return nil
+}
+
+// outcomeNames are the outcomes status counts, in the order a call goes
+// through them; "none" is a contact called and not heard of.
+var outcomeNames = []string{"started", "answered", "ended", "other", "none"}
+
+// deliveryQuiet finds, for status, the first call start after the last
+// webhook delivery: a call whose delivery has not come.
+type deliveryQuiet struct {
+	last  string // the last delivery's time, as report.Timestamp writes it; "" when none came
+	first string // the first call start after it, the same way
+}
+
+// since notes the deliveries stored.
+func (q *deliveryQuiet) since(ds []store.Delivery) {
+	for _, d := range ds {
+		if at := report.Timestamp(d.At); at > q.last {
+			q.last = at
+		}
+	}
+}
+
+// called notes a contact whose last call start was answered at (a report
+// timestamp; "" when it was never called). Timestamps of one format
+// compare as strings.
+func (q *deliveryQuiet) called(at string) {
+	if at != "" && at > q.last && (q.first == "" || at < q.first) {
+		q.first = at
+	}
+}
+
+// warning is the no-delivery warning at now, if it is due.
+func (q *deliveryQuiet) warning(now time.Time) string {
+	first, err := time.Parse(time.RFC3339, q.first)
+	if err != nil {
+		return ""
+	}
+	return campaign.NoDeliveryWarning(first, now, campaign.DefaultDeliveryWait)
 }
 
 // inFlight reports whether contact c, uncertain in the journal, is one of

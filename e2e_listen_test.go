@@ -310,3 +310,170 @@ func TestOutcomesInTheReport(t *testing.T) {
 		t.Errorf("report.html lacks the outcomes: %v", err)
 	}
 }
+
+// TestMaxActiveCallsEndedByDeliveries: a campaign with outcomes: and
+// pace.max_active_calls: 2 with call_length: 1h, whose calls the sandbox
+// ends after 30ms and reports through listen: the run learns of each end
+// from the deliveries listen stores and finishes in seconds, where
+// call_length alone would hold it for hours. The sandbox's ledger shows
+// each contact placed once, never more than 2 calls in progress (the
+// sandbox refuses a call start over its limit of 2 calls of 30ms); then
+// `callrun outcomes` and `status` show what was delivered.
+func TestMaxActiveCallsEndedByDeliveries(t *testing.T) {
+	addr := freePort(t)
+	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
+	srv := sandbox.NewServer(sandbox.Options{
+		CallDuration:   30 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{URL: hookURL, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond},
+		Faults:         sandbox.Faults{MaxActive: 2},
+	})
+	defer srv.Close()
+	contacts := e2ePhones(8)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4})
+	yaml, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(yaml), "concurrency: 4}", "concurrency: 4, max_active_calls: 2, call_length: 1h}", 1)
+	y += "outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n"
+	if err := os.WriteFile(e.path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.env = append(e.env, "E2E_HOOK_SECRET="+hookSecret)
+
+	l := e.start("listen", "--addr", addr, e.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(l.stdout.String(), "listening on") })
+	res := e.run(60*time.Second, "run", e.path)
+	if res.code != 0 {
+		t.Fatalf("run: %s", res)
+	}
+	placed := map[string]int{}
+	for _, c := range srv.Placed() {
+		placed[c.Form.Get("phone_number")]++
+	}
+	if len(placed) != len(contacts) || len(srv.Placed()) != len(contacts) || srv.Stats().Faults.OverActive != 0 {
+		t.Errorf("%d numbers placed in %d calls, %d refused over the limit; want %d placed once each, none refused",
+			len(placed), len(srv.Placed()), srv.Stats().Faults.OverActive, len(contacts))
+	}
+	if !strings.Contains(res.stderr, "or its end to be delivered") {
+		t.Errorf("the run never waited for a call to end:\n%s", res.stderr)
+	}
+	t.Logf("%d calls, at most 2 in progress, in %s", len(contacts), res.elapsed)
+
+	waitFor(t, 30*time.Second, "every delivery acknowledged", func() bool {
+		n := 0
+		for _, d := range srv.Deliveries() {
+			if d.Acked {
+				n++
+			}
+		}
+		return n == 3*len(contacts)
+	})
+	out := e.run(30*time.Second, "outcomes", "--format", "json", e.path)
+	if out.code != 0 {
+		t.Fatalf("outcomes: %s", out)
+	}
+	events := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out.stdout), "\n") {
+		var d deliveryLine
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatalf("outcomes printed %q: %v", line, err)
+		}
+		if !d.Matched || d.Sheet == "" || d.Row == 0 {
+			t.Errorf("delivery not matched: %+v", d)
+		}
+		events[d.Event]++
+	}
+	if events["call.ended"] < len(contacts) || events["call.started"] != len(contacts) {
+		t.Errorf("outcomes listed %v, want every call's events", events)
+	}
+	st := e.run(30*time.Second, "status", "--format", "json", e.path)
+	var status struct {
+		Outcomes  map[string]int `json:"outcomes"`
+		Unmatched *int           `json:"unmatched_deliveries"`
+	}
+	if err := json.Unmarshal([]byte(st.stdout), &status); err != nil || status.Outcomes["ended"] != len(contacts) || status.Unmatched == nil || *status.Unmatched != 0 {
+		t.Errorf("status: %v %s", err, st)
+	}
+	l.signal(t, syscall.SIGTERM)
+	if lres := l.wait(t, 30*time.Second); lres.code != 0 {
+		t.Errorf("listen after SIGTERM: %s", lres)
+	}
+	for _, r := range []e2eResult{res, out, st} {
+		if strings.Contains(r.stdout+r.stderr, hookSecret) {
+			t.Errorf("callrun %s printed the outcomes url's secret", r.args)
+		}
+	}
+}
+
+// TestMaxActiveCallsKilledRun kills (-9) a run with max_active_calls
+// that learns of its calls' ends from listen, twice while it calls, and
+// runs it again until it ends by itself, against a sandbox that places
+// some calls and then answers 500 or drops the connection. The ledger
+// shows nobody placed twice, and the report tells the truth about every
+// contact.
+func TestMaxActiveCallsKilledRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and resumes callrun")
+	}
+	addr := freePort(t)
+	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
+	srv := sandbox.NewServer(sandbox.Options{
+		CallDuration:   40 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{URL: hookURL, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond},
+		Faults:         sandbox.Faults{Latency: 5 * time.Millisecond, Share500: 0.05, ShareDrop: 0.05, Seed: 11},
+	})
+	defer srv.Close()
+	contacts := e2ePhones(18)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4})
+	yaml, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(yaml), "concurrency: 4}", "concurrency: 4, max_active_calls: 3, call_length: 1h}", 1)
+	y += "outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n"
+	if err := os.WriteFile(e.path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.env = append(e.env, "E2E_HOOK_SECRET="+hookSecret)
+	l := e.start("listen", "--addr", addr, e.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(l.stdout.String(), "listening on") })
+
+	kills := 0
+	var final *e2eResult
+	for round := 1; round <= 10 && final == nil; round++ {
+		placedBefore := len(srv.Placed())
+		p := e.start("run", e.path)
+		if kills < 2 {
+			// Killed once it has placed 4 more calls: some of them in
+			// progress, their ends not all delivered.
+			killRound(p, 0, false, func() bool { return len(srv.Placed()) >= placedBefore+4 })
+		}
+		res := p.wait(t, 60*time.Second)
+		switch {
+		case res.signaled:
+			kills++
+		case res.code == 0 || res.code == 3:
+			final = &res
+		default:
+			t.Fatalf("round %d: %s", round, res)
+		}
+	}
+	if final == nil || kills != 2 {
+		t.Fatalf("%d kills, and no run ended by itself", kills)
+	}
+	l.signal(t, syscall.SIGTERM)
+	l.wait(t, 30*time.Second)
+	ledger := e.ledger()
+	ledger.checkNobodyTwice(t)
+	rows := e.report()
+	e.checkReportAgainstLedger(rows, ledger)
+	st := map[string]int{}
+	for _, r := range rows {
+		st[r["status"]]++
+	}
+	if st["sent"]+st["uncertain"] != len(contacts) {
+		t.Errorf("report statuses %v: want every contact sent or uncertain", st)
+	}
+	t.Logf("%d kills; %d call starts, %d placed; %v", kills, len(ledger.calls), ledger.totalPlaced(), st)
+}

@@ -9,48 +9,59 @@ import (
 // activeCalls keeps the calls a run has in progress, for
 // pace.max_active_calls: Run's workers take a slot before each call start
 // and give it back when the call was not placed. A call holds its slot
-// from its start for pace.call_length; its start is taken to be the time
-// its answer came, the latest it can have been placed, so a run never
-// counts a call as ended before the service does. A nil *activeCalls
-// holds no limit.
+// from its start until its end is delivered (the run follows the
+// deliveries `callrun listen` stores, with outcomes:) or for
+// pace.call_length, whichever comes first; its start is taken to be the
+// time its answer came, the latest it can have been placed, so a run
+// never counts a call as ended before the service does. A nil
+// *activeCalls holds no limit.
 type activeCalls struct {
 	mu     sync.Mutex
 	max    int
 	length time.Duration
-	starts map[int]time.Time // by slot; zero while the call start is in flight
+	calls  map[int]*activeCall // by slot
 	next   int
+}
+
+// activeCall is one slot's call.
+type activeCall struct {
+	phone   string // E.164
+	agentID string
+	start   time.Time // zero while the call start is in flight
+	ended   bool      // its end was delivered while its start was in flight
 }
 
 func newActiveCalls(max int, length time.Duration) *activeCalls {
 	if max <= 0 {
 		return nil
 	}
-	return &activeCalls{max: max, length: length, starts: map[int]time.Time{}}
+	return &activeCalls{max: max, length: length, calls: map[int]*activeCall{}}
 }
 
-// take takes a slot at now and returns its id; when all are held it
-// returns 0 and how long until the first call in progress ends.
-func (a *activeCalls) take(now time.Time) (slot int, wait time.Duration) {
+// take takes a slot at now for a call to phone through agent agentID and
+// returns its id; when all are held it returns 0 and how long until the
+// first call in progress ends at the latest.
+func (a *activeCalls) take(now time.Time, phone, agentID string) (slot int, wait time.Duration) {
 	if a == nil {
 		return 0, 0
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var first time.Time
-	for id, start := range a.starts {
-		if start.IsZero() {
+	for id, c := range a.calls {
+		if c.start.IsZero() {
 			continue // in flight: held until its answer
 		}
-		end := start.Add(a.length)
+		end := c.start.Add(a.length)
 		if !end.After(now) {
-			delete(a.starts, id)
+			delete(a.calls, id)
 		} else if first.IsZero() || end.Before(first) {
 			first = end
 		}
 	}
-	if len(a.starts) < a.max {
+	if len(a.calls) < a.max {
 		a.next++
-		a.starts[a.next] = time.Time{}
+		a.calls[a.next] = &activeCall{phone: phone, agentID: agentID}
 		return a.next, 0
 	}
 	if first.IsZero() {
@@ -62,14 +73,24 @@ func (a *activeCalls) take(now time.Time) (slot int, wait time.Duration) {
 }
 
 // started records that the call of slot may have been placed, as of at:
-// it holds the slot until at plus the call's length.
+// it holds the slot until its end is delivered, or until at plus the
+// call's length. A call whose end came while its start was in flight
+// gives its slot back now.
 func (a *activeCalls) started(slot int, at time.Time) {
 	if a == nil || slot == 0 {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.starts[slot] = at
+	c := a.calls[slot]
+	if c == nil {
+		return
+	}
+	if c.ended {
+		delete(a.calls, slot)
+		return
+	}
+	c.start = at
 }
 
 // release gives back the slot of a call that was not placed.
@@ -79,7 +100,49 @@ func (a *activeCalls) release(slot int) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.starts, slot)
+	delete(a.calls, slot)
+}
+
+// ended gives back the slot of a call to phone (through agentID, when
+// the delivery names one) whose end was delivered: of several, the one
+// that started first (a call whose start is in flight started last). It
+// reports whether a slot was freed.
+func (a *activeCalls) ended(phone, agentID string) bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	best := 0
+	for id, c := range a.calls {
+		if c.phone != phone || c.ended || agentID != "" && c.agentID != agentID {
+			continue
+		}
+		if b := a.calls[best]; best == 0 || startedBefore(c, b) || !startedBefore(b, c) && id < best {
+			best = id
+		}
+	}
+	if best == 0 {
+		return false
+	}
+	if a.calls[best].start.IsZero() {
+		a.calls[best].ended = true
+	} else {
+		delete(a.calls, best)
+	}
+	return true
+}
+
+// startedBefore reports whether call c started before call b; a call
+// whose start is in flight started after every other.
+func startedBefore(c, b *activeCall) bool {
+	switch {
+	case c.start.IsZero():
+		return false
+	case b.start.IsZero():
+		return true
+	}
+	return c.start.Before(b.start)
 }
 
 // answerNotes counts what the service answered that a person should read

@@ -91,6 +91,21 @@ type RunOptions struct {
 	// it.
 	Paused func(cause string, until time.Time)
 	Logf   func(format string, args ...any)
+	// Warnf, if set, logs what a person should act on while the run goes
+	// on (no webhook delivery comes); default Logf.
+	Warnf func(format string, args ...any)
+
+	// Deliveries, for a campaign with outcomes:, is the feed of the
+	// webhook deliveries stored while the run goes on: a call's delivered
+	// end frees its place under pace.max_active_calls, and the run says
+	// so when none comes for DeliveryWait after a call start (its first,
+	// or the first after the last delivery). nil:
+	// the run follows none. DeliveryPoll is how often it is read at most
+	// (default DefaultDeliveryPoll); DeliveryWait defaults to
+	// DefaultDeliveryWait.
+	Deliveries   DeliveryFeed
+	DeliveryPoll time.Duration
+	DeliveryWait time.Duration
 }
 
 // Causes of a pause, for RunOptions.Paused.
@@ -209,6 +224,9 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 		r.active = newActiveCalls(k, f.Pace.CallLength)
 		workers = min(workers, k) // more would only wait for a slot
 	}
+	if opts.Deliveries != nil {
+		r.follow = &follower{r: r, feed: opts.Deliveries, every: r.opts.DeliveryPoll, wait: r.opts.DeliveryWait}
+	}
 	jobs := make(chan job)
 	var producerErr error
 	g.Go(func() error {
@@ -237,6 +255,9 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 	err = g.Wait()
 	res.FinishedAt = r.opts.Now()
 	res.Notes = r.notes.lines()
+	if w := r.follow.end(res.FinishedAt); w != "" {
+		res.Notes = append(res.Notes, w)
+	}
 	switch {
 	case err != nil:
 		return res, err
@@ -250,6 +271,10 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 
 var errLimit = errors.New("limit reached")
 
+// defaultRequestTimeout is RunOptions.RequestTimeout's default: the
+// longest one call start's request lasts.
+const defaultRequestTimeout = 60 * time.Second
+
 type runner struct {
 	f        *File
 	opts     RunOptions
@@ -257,6 +282,7 @@ type runner struct {
 	callCtx  context.Context // the context of call starts: the group's values, no cancellation
 	waitCtx  context.Context // the context of waits: ends on a signal or when the run fails
 	active   *activeCalls    // pace.max_active_calls; nil: no limit
+	follow   *follower       // the deliveries stored while the run goes on; nil: none
 	notes    answerNotes
 	slotWait sync.Once // logs the first wait for a call in progress to end
 	hours    *CallingHours
@@ -284,7 +310,7 @@ func (r *runner) defaults() {
 		o.MaxRetryAfter = cmp.Or(r.f.Pace.MaxRetryAfter, DefaultMaxRetryAfter)
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 60 * time.Second
+		o.RequestTimeout = defaultRequestTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -295,11 +321,20 @@ func (r *runner) defaults() {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	if o.Warnf == nil {
+		o.Warnf = o.Logf
+	}
 	if o.Settled == nil {
 		o.Settled = func(store.Status) {}
 	}
 	if o.Paused == nil {
 		o.Paused = func(string, time.Time) {}
+	}
+	if o.DeliveryPoll <= 0 {
+		o.DeliveryPoll = DefaultDeliveryPoll
+	}
+	if o.DeliveryWait <= 0 {
+		o.DeliveryWait = DefaultDeliveryWait
 	}
 }
 
@@ -635,7 +670,7 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec st
 	// Wait for our turn: the pool's pause after a 429, the rate, a call
 	// in progress to end. A signal here means nothing was sent: the
 	// contact stays pending.
-	slot, err = r.waitSlot(r.waitCtx)
+	slot, err = r.waitSlot(r.waitCtx, c)
 	if err != nil {
 		if ctx.Err() != nil {
 			r.interrupted.Store(true)
@@ -734,18 +769,31 @@ func (r *runner) waitTurn(ctx context.Context) error {
 // until fewer calls than that are in progress and takes a slot for the
 // call about to start. Its waits are pace, not pauses the service asked
 // for: the first is logged, once.
-func (r *runner) waitSlot(ctx context.Context) (int, error) {
+//
+// With outcomes collected it first reads the deliveries stored since it
+// last did (at most every RunOptions.DeliveryPoll): a call whose end was
+// delivered is no longer in progress. While every slot is held it looks
+// again every DeliveryPoll.
+func (r *runner) waitSlot(ctx context.Context, c *Contact) (int, error) {
 	for {
 		if err := r.waitTurn(ctx); err != nil {
 			return 0, err
 		}
-		slot, wait := r.active.take(r.opts.Now())
+		r.follow.callStarting(r.opts.Now())
+		slot, wait := r.active.take(r.opts.Now(), c.Phone, r.opts.Agents[c.Agent].AgentID)
 		if wait <= 0 {
 			return slot, nil
 		}
 		r.slotWait.Do(func() {
-			r.opts.Logf("%d calls in progress (pace.max_active_calls): each call start waits for one to end, %s after it started (pace.call_length)", r.active.max, r.active.length)
+			ends := ""
+			if r.follow != nil {
+				ends = ", or its end to be delivered"
+			}
+			r.opts.Logf("%d calls in progress (pace.max_active_calls): each call start waits for one to end, %s after it started (pace.call_length)%s", r.active.max, r.active.length, ends)
 		})
+		if r.follow != nil {
+			wait = min(wait, r.opts.DeliveryPoll)
+		}
 		if err := r.opts.Sleep(ctx, wait); err != nil {
 			return 0, err
 		}

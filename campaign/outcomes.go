@@ -1,8 +1,10 @@
 package campaign
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
@@ -19,23 +21,95 @@ func (f *File) DeliveriesDir(dir string) string {
 	return dir
 }
 
+// ReadDeliveries returns the deliveries stored for the campaign, given
+// the state directory dir of the campaign or of one of its shards, in the
+// order they were stored. The report, status, `callrun outcomes` and the
+// no-delivery warning read them through it.
+func (f *File) ReadDeliveries(ctx context.Context, dir string) ([]store.Delivery, error) {
+	return store.ReadDeliveries(f.DeliveriesDir(dir))
+}
+
+// OpenOutcomes reads the campaign's deliveries (see ReadDeliveries) and
+// indexes them for one pass over its contacts in sheet order, with the
+// journal st, which calls [OutcomeIndex.Add] for each contact. It returns
+// nil when the campaign collects no outcomes.
+func OpenOutcomes(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, dir string) (*OutcomeIndex, error) {
+	if f.Outcomes == nil {
+		return nil, nil
+	}
+	ds, err := f.ReadDeliveries(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	x := NewOutcomeIndex(f, norm, ds)
+	if f.Dedupe != "campaign" {
+		x.Share(st)
+	}
+	x.f, x.st = f, st
+	return x, nil
+}
+
+// Add fills row.Outcome, the report row of contact c, from the
+// deliveries that are c's, if c was called. A nil index adds nothing.
+// Only an index OpenOutcomes made has Add.
+func (x *OutcomeIndex) Add(c *Contact, row *report.Row) {
+	if x == nil || row.Attempts == 0 {
+		return
+	}
+	key, _ := SettledKey(x.f, x.st, c)
+	row.Outcome = x.Outcome(c, row.Sheet, key, row.AgentID)
+}
+
+// Deliveries returns the deliveries indexed, in the order they were
+// stored; [OutcomeIndex.Taken] says which contact took each.
+func (x *OutcomeIndex) Deliveries() []store.Delivery { return x.all }
+
+// Detail is d's outcome_detail alone: name=value of the fields
+// outcomes.fields names that d has.
+func (x *OutcomeIndex) Detail(d store.Delivery) string {
+	var detail []string
+	for _, name := range x.fields {
+		if v := d.Fields[name]; v != "" {
+			detail = append(detail, name+"="+v)
+		}
+	}
+	return strings.Join(detail, "; ")
+}
+
 // OutcomeIndex matches a campaign's stored deliveries to its contacts,
-// for the report. A delivery belongs to the contact with the same
-// normalised number and, where the delivery names its agent, the same
-// agent, else (where both have one) the same ghl_contact_id; the first
-// such contact the report meets takes it. The rest stay unmatched.
+// for the report, status and `callrun outcomes`. A delivery belongs to
+// the contact with the same normalised number and, where the delivery
+// names its agent, the same agent, else (where both have one) the same
+// ghl_contact_id. Where several contacts share the number (dedupe: agent
+// or none), [OutcomeIndex.Share] gives it to the one whose call started
+// last before the delivery came; else the first such contact met takes
+// it. The rest stay unmatched.
 type OutcomeIndex struct {
 	fields  []string
 	all     []store.Delivery
 	byPhone map[string][]int // normalised number -> indexes into all
 	claimed []bool
+	// owner is, for a delivery whose number several contacts share, the
+	// journal key of the contact Share gave it to.
+	owner map[int]store.Key
+	// taker is, for each delivery taken, the contact that took it.
+	taker []Taker
+	f     *File        // for Add
+	st    *store.State // for Add
+}
+
+// Taker is the contact a delivery was matched to: its sheet and row.
+type Taker struct {
+	Sheet string
+	Row   int
 }
 
 // NewOutcomeIndex indexes the deliveries ds by their numbers, read with
 // the campaign's region (the service sends E.164 numbers back; a number
 // that cannot be read matches no contact).
 func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *OutcomeIndex {
-	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, claimed: make([]bool, len(ds))}
+	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, claimed: make([]bool, len(ds)),
+		owner: map[int]store.Key{}, taker: make([]Taker, len(ds))}
 	for i, d := range ds {
 		e164, _, err := norm.Normalize(d.Fields["phone_number"], f.Region)
 		if err != nil {
@@ -46,19 +120,87 @@ func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *Outc
 	return x
 }
 
-// Outcome takes the deliveries of contact c, whose calls went through the
-// service's agent agentID, and says what they tell: the latest event
-// (ended after answered after started, whatever order they came in; a
-// tie goes to the one received last), how many calls the service started,
-// and the fields outcomes.fields names, each from the latest delivery
-// that has it.
-func (x *OutcomeIndex) Outcome(c *Contact, agentID string) report.Outcome {
+// callStartSpan is how long before its answer a call start may have
+// reached the service: the longest a call start's request lasts (the
+// run's default request timeout).
+const callStartSpan = defaultRequestTimeout
+
+// Share gives each delivery whose number several contacts of the journal
+// st share (dedupe: agent or none) to the one whose call started last
+// before the delivery came, of those with the agent the delivery names;
+// to the first called if none started before it (the clocks of two
+// machines disagree). A call is taken to have started at the earliest
+// it can have: its last answer less callStartSpan, or its first attempt
+// if that came later. Outcome then gives the
+// delivery to that contact alone. Call it once, before Outcome.
+func (x *OutcomeIndex) Share(st *store.State) {
+	phones := make(map[string]bool, len(x.byPhone))
+	for p := range x.byPhone {
+		phones[p] = true
+	}
+	type call struct {
+		key     store.Key
+		start   time.Time
+		agentID string
+	}
+	for phone, keys := range st.KeysWithPhone(phones) {
+		if len(keys) < 2 {
+			continue
+		}
+		var calls []call
+		for _, k := range keys {
+			e, ok := st.Lookup(k)
+			if !ok || e.Attempts == 0 {
+				continue
+			}
+			start := e.FirstAt
+			if lo := e.LastAt.Add(-callStartSpan); lo.After(start) {
+				start = lo
+			}
+			calls = append(calls, call{k, start, e.AgentID})
+		}
+		for _, i := range x.byPhone[phone] {
+			d := x.all[i]
+			var best, first *call
+			for j := range calls {
+				c := &calls[j]
+				if d.AgentID != "" && c.agentID != d.AgentID {
+					continue
+				}
+				if first == nil || c.start.Before(first.start) {
+					first = c
+				}
+				if !c.start.After(d.At) && (best == nil || c.start.After(best.start)) {
+					best = c
+				}
+			}
+			if best == nil {
+				best = first
+			}
+			if best != nil {
+				x.owner[i] = best.key
+			}
+		}
+	}
+}
+
+// Outcome takes the deliveries of contact c, whose calls stand in the
+// journal under key and went through the service's agent agentID, and
+// says what they tell: the latest event (ended after answered after
+// started, whatever order they came in; a tie goes to the one received
+// last), how many calls the service started, and the fields
+// outcomes.fields names, each from the latest delivery that has it.
+func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID string) report.Outcome {
 	var mine []store.Delivery
 	for _, i := range x.byPhone[c.Phone] {
 		if x.claimed[i] || !x.belongs(x.all[i], c, agentID) {
 			continue
 		}
+		if owner, ok := x.owner[i]; ok && owner != key {
+			continue
+		}
 		x.claimed[i] = true
+		x.taker[i] = Taker{Sheet: sheet, Row: c.Row}
 		mine = append(mine, x.all[i])
 	}
 	var o report.Outcome
@@ -104,6 +246,12 @@ func (x *OutcomeIndex) belongs(d store.Delivery, c *Contact, agentID string) boo
 	}
 	ghl, mine := d.Fields["ghl_contact_id"], c.Fields[FieldGHLContactID]
 	return ghl == "" || mine == "" || ghl == mine
+}
+
+// Taken returns the contact that took the i-th delivery, and false if
+// none did (yet).
+func (x *OutcomeIndex) Taken(i int) (Taker, bool) {
+	return x.taker[i], x.claimed[i]
 }
 
 // Unmatched returns how many deliveries no contact took.

@@ -1,6 +1,8 @@
 package campaign
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -41,23 +43,98 @@ func TestOutcomeIndexMatches(t *testing.T) {
 		c.Fields[FieldGHLContactID] = ghl
 		return c
 	}
-	ada := x.Outcome(contact("+14155550132", ""), "agent_a")
+	ada := x.Outcome(contact("+14155550132", ""), "s.csv", store.Key{}, "agent_a")
 	if want := (report.Outcome{Event: "ended", At: "2026-11-25T12:00:01Z", Starts: 1, Detail: "disposition=interested; duration=42", Answered: true}); ada != want {
 		t.Errorf("Ada: %+v, want %+v", ada, want)
 	}
-	bob := x.Outcome(contact("+14155550133", ""), "agent_b")
+	bob := x.Outcome(contact("+14155550133", ""), "s.csv", store.Key{}, "agent_b")
 	if want := (report.Outcome{Event: "started", At: "2026-11-25T12:00:05Z", Starts: 2}); bob != want {
 		t.Errorf("Bob: %+v, want %+v", bob, want)
 	}
-	cy := x.Outcome(contact("+14155550134", "cy-1"), "agent_c")
+	cy := x.Outcome(contact("+14155550134", "cy-1"), "s.csv", store.Key{}, "agent_c")
 	if cy.Event != "ended" || cy.At != "2026-11-25T12:00:09Z" || cy.Detail != "" {
 		t.Errorf("Cy: %+v", cy)
 	}
-	if again := x.Outcome(contact("+14155550132", ""), "agent_a"); again != (report.Outcome{}) {
+	if again := x.Outcome(contact("+14155550132", ""), "s.csv", store.Key{}, "agent_a"); again != (report.Outcome{}) {
 		t.Errorf("a delivery was taken twice: %+v", again)
 	}
 	// agent_x's, the stranger's, the other ghl_contact_id's and the unreadable one.
 	if n := x.Unmatched(); n != 4 {
 		t.Errorf("%d unmatched, want 4", n)
+	}
+	if tk, ok := x.Taken(0); !ok || tk != (Taker{"s.csv", 0}) {
+		t.Errorf("Ada's first delivery taken by %+v %v", tk, ok)
+	}
+	if _, ok := x.Taken(5); ok {
+		t.Error("agent_x's delivery is taken")
+	}
+}
+
+// TestOutcomeIndexSharedNumber: with dedupe: none two rows share a
+// number, and with dedupe: agent two agents call it. Each delivery goes
+// to the contact whose call started last before it came, not to the
+// first in sheet order; a delivery naming its agent only to that agent's
+// contact; one that came before any call, to the first called.
+func TestOutcomeIndexSharedNumber(t *testing.T) {
+	const num = "+14155550140"
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	j, st, err := store.OpenJournal(filepath.Join(t.TempDir(), store.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	defer st.Close()
+	call := func(agent, agentID string, n, row int, at time.Time) store.Key {
+		rec := store.Record{Type: store.TypeIntent, Agent: agent, AgentID: agentID, Phone: num, N: n, Attempt: 1, Sheet: "s.csv", Row: row, At: at}
+		if err := j.Append(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Type, rec.Status, rec.HTTP, rec.At = store.TypeOutcome, store.OutcomeSent, 200, at.Add(time.Second)
+		if err := j.Append(rec); err != nil {
+			t.Fatal(err)
+		}
+		return store.Key{Agent: agent, Phone: num, N: n}
+	}
+	// Row 3 is called before row 2 (row 2 waited for its hours); row 4,
+	// through another agent, last.
+	k3 := call("A", "agent_a", 1, 3, t0)
+	k2 := call("A", "agent_a", 0, 2, t0.Add(10*time.Minute))
+	k4 := call("B", "agent_b", 0, 4, t0.Add(20*time.Minute))
+	d := func(min int, event, agent string) store.Delivery {
+		return store.Delivery{Key: fmt.Sprint(min, event, agent), At: t0.Add(time.Duration(min) * time.Minute), Event: event, AgentID: agent,
+			Fields: map[string]string{"phone_number": num, "event": event}}
+	}
+	ds := []store.Delivery{
+		d(-5, "call.started", ""),        // before any call: the first called, row 3
+		d(2, "call.ended", ""),           // row 3's call
+		d(12, "call.ended", ""),          // row 2's call
+		d(25, "call.ended", "agent_a"),   // after row 4 started, but it names agent_a: row 2
+		d(26, "call.answered", ""),       // row 4's call
+		d(27, "call.ended", "agent_zzz"), // nobody's agent
+	}
+	f := &File{Region: "US", Dedupe: "none", Outcomes: &Outcomes{}}
+	x := NewOutcomeIndex(f, phone.NewNormalizer(), ds)
+	x.Share(st)
+	c := func(row int) *Contact { return &Contact{Phone: num, Row: row} }
+	// In sheet order: row 2 first.
+	o2 := x.Outcome(c(2), "s.csv", k2, "agent_a")
+	o3 := x.Outcome(c(3), "s.csv", k3, "agent_a")
+	o4 := x.Outcome(c(4), "s.csv", k4, "agent_b")
+	if o2.Event != "ended" || o2.At != "2026-11-25T12:25:00Z" || o2.Starts != 0 {
+		t.Errorf("row 2: %+v, want ended at 12:25 (its own and agent_a's)", o2)
+	}
+	if o3.Event != "ended" || o3.At != "2026-11-25T12:02:00Z" || o3.Starts != 1 {
+		t.Errorf("row 3: %+v, want ended at 12:02 and the early start", o3)
+	}
+	if o4.Event != "answered" || !o4.Answered {
+		t.Errorf("row 4: %+v, want answered", o4)
+	}
+	if n := x.Unmatched(); n != 1 {
+		t.Errorf("%d unmatched, want 1 (agent_zzz's)", n)
+	}
+	for i, want := range []int{3, 3, 2, 2, 4} {
+		if tk, _ := x.Taken(i); tk.Row != want {
+			t.Errorf("delivery %d went to row %d, want row %d", i, tk.Row, want)
+		}
 	}
 }

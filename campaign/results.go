@@ -52,13 +52,11 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	if err != nil {
 		return nil, err
 	}
-	var outcomes *OutcomeIndex
-	if f.Outcomes != nil {
-		ds, err := store.ReadDeliveries(f.DeliveriesDir(dir))
-		if err != nil {
-			return nil, err
-		}
-		outcomes = NewOutcomeIndex(f, norm, ds)
+	outcomes, err := OpenOutcomes(ctx, f, st, norm, dir)
+	if err != nil {
+		return nil, err
+	}
+	if outcomes != nil {
 		sum.Outcomes = map[string]int{}
 	}
 	cols := report.Columns{Extra: f.AccountFields(), Outcomes: outcomes != nil}
@@ -74,9 +72,7 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	page := newReportPage(f, hours, sum.FinishedAt)
 	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
 		row := ReportRow(f, st, c)
-		if outcomes != nil && row.Attempts > 0 {
-			row.Outcome = outcomes.Outcome(c, row.AgentID)
-		}
+		outcomes.Add(c, &row)
 		sum.Add(row)
 		page.add(c, &row)
 		if err := w.Write(row); err != nil {

@@ -327,6 +327,15 @@ func Escape(s string) string {
 	return s
 }
 
+// EscapeNumber is Escape for a cell that holds a phone number: an E.164
+// number ('+' and digits alone) is no formula and stays as it is.
+func EscapeNumber(s string) string {
+	if isE164(s) {
+		return s
+	}
+	return Escape(s)
+}
+
 // isE164 reports whether s is shaped like a validated E.164 number: '+'
 // then 8 to 15 digits. Such a number is no formula, and stays as it is.
 func isE164(s string) bool {

@@ -85,3 +85,73 @@ func TestDeliveriesRefusesAForeignFile(t *testing.T) {
 		t.Errorf("missing file: %v %v", ds, err)
 	}
 }
+
+// TestDeliveriesTail: a tail begun on a file whose last line is being
+// written skips that line, returns each delivery appended after it once,
+// leaves a line not yet whole for the next read, and follows a file that
+// did not exist when it began, or that listen cut when it started again.
+func TestDeliveriesTail(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	missing, err := TailDeliveries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenDeliveries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	add := func(key string) {
+		t.Helper()
+		if _, err := w.Append(Delivery{Key: key, At: at, Event: "call.ended", Fields: map[string]string{"phone_number": "+1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := func(ds []Delivery, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []byte
+		for _, d := range ds {
+			out = append(out, d.Key...)
+		}
+		return string(out)
+	}
+	add("a")
+	if got := keys(missing.Next()); got != "a" {
+		t.Errorf("the tail of a file made after it began read %q, want a", got)
+	}
+	// A torn line at the end when the tail begins.
+	path := filepath.Join(dir, DeliveriesFile)
+	raw, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.WriteString(`{"key":"torn","fie`)
+	tail, err := TailDeliveries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.WriteString(`lds":{}}` + "\n" + `{"key":"b","fields":{}}` + "\n" + `{"key":"c",`)
+	if got := keys(tail.Next()); got != "b" {
+		t.Errorf("read %q, want b alone (torn began before the tail, c is not whole)", got)
+	}
+	if got := keys(tail.Next()); got != "" {
+		t.Errorf("read %q again", got)
+	}
+	raw.WriteString(`"fields":{}}` + "\n")
+	if got := keys(tail.Next()); got != "c" {
+		t.Errorf("read %q, want c once whole", got)
+	}
+	// listen cuts a torn tail when it opens the file again.
+	raw.WriteString(`{"key":"cut`)
+	w.Close()
+	if err := os.Truncate(path, 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(tail.Next()); got != "" {
+		t.Errorf("after the cut read %q", got)
+	}
+}

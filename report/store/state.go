@@ -2,12 +2,14 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -144,6 +146,25 @@ func (s *State) FindPhone(phone string) (Key, bool) {
 		}
 	}
 	return Key{}, false
+}
+
+// KeysWithPhone returns, for each number of phones, the keys of every
+// contact with a record of that number, under any agent and occurrence:
+// for the report, which gives a delivery to one of the contacts that
+// share its number. It looks at every contact once.
+func (s *State) KeysWithPhone(phones map[string]bool) map[string][]Key {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string][]Key{}
+	for c := range s.entries {
+		if phones[c.phone] {
+			out[c.phone] = append(out[c.phone], Key{Agent: s.names[c.agent], Phone: c.phone, N: int(c.n)})
+		}
+	}
+	for _, ks := range out {
+		slices.SortFunc(ks, func(a, b Key) int { return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.N, b.N)) })
+	}
+	return out
 }
 
 // Agents returns the names of the agents the journal holds records for.

@@ -1,0 +1,145 @@
+package campaign
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/callrun/callrun/report/store"
+)
+
+// DeliveryFeed returns the webhook deliveries stored since it was last
+// called (since the run began, the first time): how a run learns, while
+// it runs, of the deliveries `callrun listen` (another process) stores.
+// [FollowDeliveries] makes one for a campaign's state directory.
+type DeliveryFeed func() ([]store.Delivery, error)
+
+// FollowDeliveries returns a feed of the deliveries stored for the
+// campaign from now on, given the state directory dir of the campaign or
+// of one of its shards.
+func (f *File) FollowDeliveries(dir string) (DeliveryFeed, error) {
+	t, err := store.TailDeliveries(f.DeliveriesDir(dir))
+	if err != nil {
+		return nil, err
+	}
+	return t.Next, nil
+}
+
+// DefaultDeliveryWait is how long after a run's first call start a
+// campaign that collects outcomes waits for a delivery before callrun
+// says that its webhook URL is probably wrong.
+const DefaultDeliveryWait = 15 * time.Minute
+
+// DefaultDeliveryPoll is how often a run asks its DeliveryFeed for new
+// deliveries, at most.
+const DefaultDeliveryPoll = time.Second
+
+// NoDeliveryWarning is what callrun says when a call started at since
+// and no webhook delivery has come after it, now: that the webhook URL is
+// probably wrong or unreachable. It is "" while wait has not passed since
+// then, or when since is zero (no call waits for a delivery).
+func NoDeliveryWarning(since, now time.Time, wait time.Duration) string {
+	if since.IsZero() || now.Sub(since) < wait {
+		return ""
+	}
+	return fmt.Sprintf("no webhook delivery has come in the %s since a call started at %s: the webhook URL is probably wrong or unreachable. Check that outcomes.url is the account webhook and the agents' webhook on the service, that the service can reach it, and that callrun listen is running behind it",
+		now.Sub(since).Round(time.Minute), since.UTC().Format(time.RFC3339))
+}
+
+// follower is a run's reading of its DeliveryFeed: it gives back the
+// slots of calls whose end was delivered (pace.max_active_calls), and
+// says so, once, when no delivery comes for the wait after a call start
+// (the run's first, or the first after the last delivery). Run's workers
+// share it.
+type follower struct {
+	mu     sync.Mutex
+	r      *runner
+	feed   DeliveryFeed
+	every  time.Duration
+	wait   time.Duration
+	polled time.Time // the run's clock at the last poll
+	// waiting is the first call start after the last delivery the run
+	// saw (after the run began, when it saw none); zero when no call
+	// started since a delivery came.
+	waiting time.Time
+	warned  bool // the warning was logged, since the last delivery
+	broken  bool // the feed failed: the run goes on without it
+}
+
+// callStarting notes a call about to start at now, and polls the feed
+// when it is due.
+func (fl *follower) callStarting(now time.Time) {
+	if fl == nil {
+		return
+	}
+	fl.mu.Lock()
+	if fl.waiting.IsZero() {
+		fl.waiting = now
+	}
+	fl.mu.Unlock()
+	fl.poll(now, false)
+}
+
+// poll reads the deliveries stored since the last poll, if DeliveryPoll
+// has passed since it (or always, with force), and gives back the slots
+// of the calls they end; it logs the no-delivery warning when it is due.
+func (fl *follower) poll(now time.Time, force bool) {
+	if fl == nil {
+		return
+	}
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	if fl.broken || !force && !fl.polled.IsZero() && now.Sub(fl.polled) < fl.every {
+		return
+	}
+	fl.polled = now
+	ds, err := fl.feed()
+	if err != nil {
+		fl.broken = true
+		fl.r.opts.Warnf("reading the webhook deliveries failed (%v): the run goes on, counting each call in progress for pace.call_length", err)
+	}
+	if len(ds) > 0 {
+		fl.waiting, fl.warned = time.Time{}, false
+	}
+	for _, d := range ds {
+		if !endsCall(d) {
+			continue
+		}
+		phone, _, err := fl.r.opts.Norm.Normalize(d.Fields["phone_number"], fl.r.f.Region)
+		if err == nil {
+			fl.r.active.ended(phone, d.AgentID)
+		}
+	}
+	if w := fl.warning(now); w != "" && !fl.warned {
+		fl.warned = true
+		fl.r.opts.Warnf("%s", w)
+	}
+}
+
+// warning is the no-delivery warning at now, if it is due. The caller
+// holds fl.mu.
+func (fl *follower) warning(now time.Time) string {
+	if fl.broken {
+		return ""
+	}
+	return NoDeliveryWarning(fl.waiting, now, fl.wait)
+}
+
+// end reads the feed once more at the run's end and returns the
+// no-delivery warning if it holds then.
+func (fl *follower) end(now time.Time) string {
+	if fl == nil {
+		return ""
+	}
+	fl.poll(now, true)
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	return fl.warning(now)
+}
+
+// endsCall reports whether delivery d says its call ended: a call.ended
+// (or completed) event, or an agent's own webhook, which names no event
+// and is sent when the agent completes a call.
+func endsCall(d store.Delivery) bool {
+	return d.Event == "" || eventRank(d.Event) == eventRank(EventEnded)
+}
