@@ -150,7 +150,7 @@ func (l *dncSession) numbers(args []string) ([]string, error) {
 	for _, a := range args {
 		n, err := l.f.ReadNumber(l.norm, a)
 		if err != nil {
-			return nil, usageError(fmt.Errorf("%v (region %s, from %s): nothing was changed", err, l.f.Region, l.f.Source))
+			return nil, usageError(fmt.Errorf("%v: nothing was changed", err))
 		}
 		out = append(out, n)
 	}
