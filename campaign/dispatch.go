@@ -89,7 +89,8 @@ type RunOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 
 	// Settled, if set, is called after each contact's attempt is settled
-	// (sent, failed, uncertain or left pending), for progress display.
+	// (sent, failed, uncertain, left pending, or suppressed: its number
+	// went on the do-not-call list during the run), for progress display.
 	Settled func(status store.Status)
 	// Paused, if set, is told each time the run holds every call start
 	// for a while: cause is PauseHours (the campaign's calling hours are
@@ -387,8 +388,9 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 			}
 		}
 		if c.DoNotCall {
+			// On the list when the run began: not a contact to call, as
+			// one of a suppression file is not.
 			r.count(func(res *RunResult) { res.DoNotCall++ })
-			r.opts.Settled(store.Suppressed)
 			return nil
 		}
 		if r.opts.Limit > 0 && queued >= r.opts.Limit {
