@@ -94,8 +94,9 @@ read in. Nothing is ever deleted: a removal is kept, with its reason.`,
 			},
 			{
 				Name: "list", Usage: "show the numbers on the do-not-call list, or with --history every entry", ArgsUsage: "CAMPAIGN.yaml",
-				Flags:  []cli.Flag{formatFlag(), &cli.BoolFlag{Name: "history", Usage: "every entry, removals included, oldest first"}, sandboxStateFlag()},
-				Action: action(suppressList, 0, ""),
+				Description: "Example: callrun suppress list --history spring.yaml",
+				Flags:       []cli.Flag{formatFlag(), &cli.BoolFlag{Name: "history", Usage: "every entry, removals included, oldest first"}, sandboxStateFlag()},
+				Action:      action(suppressList, 0, ""),
 			},
 			{
 				Name: "import", Usage: "put every number of a CSV (read as a suppress: file is) on the do-not-call list", ArgsUsage: "CAMPAIGN.yaml FILE",
