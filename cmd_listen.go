@@ -12,6 +12,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -63,6 +64,8 @@ const (
 type hookTarget struct {
 	name       string
 	deliveries *store.Deliveries
+	f          *campaign.File
+	dnc        store.DoNotCallList // where its opt-outs go; nil without outcomes.opt_out
 }
 
 // listener is listen's HTTP handler: the campaigns by their outcomes
@@ -96,7 +99,7 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 		if other, ok := l.targets[hookPath]; ok {
 			return usageError(fmt.Errorf("%s: campaign %q has the same outcomes url path as campaign %q; give each campaign its own", path, f.Name, other.name))
 		}
-		t, err := openHookTarget(f, f.Path(f.StateDir))
+		t, err := openHookTarget(f, f.Path(f.StateDir), false)
 		if err != nil {
 			return err
 		}
@@ -131,8 +134,9 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 }
 
 // openHookTarget opens the deliveries of campaign f in state directory
-// dir for a receiver: listen's, or run --sandbox's own.
-func openHookTarget(f *campaign.File, dir string) (*hookTarget, error) {
+// dir for a receiver: listen's, or run --sandbox's own (sandbox), and the
+// do-not-call list its opt-outs go to.
+func openHookTarget(f *campaign.File, dir string, sandbox bool) (*hookTarget, error) {
 	d, err := store.OpenDeliveries(dir)
 	if errors.Is(err, store.ErrDeliveriesLocked) {
 		return nil, withExitCode(exitTryLater, fmt.Errorf("%s: %w", f.Source, err))
@@ -140,7 +144,18 @@ func openHookTarget(f *campaign.File, dir string) (*hookTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Source, err)
 	}
-	return &hookTarget{name: f.Name, deliveries: d}, nil
+	t := &hookTarget{name: f.Name, deliveries: d, f: f}
+	if f.Outcomes.OptOut != nil {
+		// The store's list, as run reads it (a rehearsal's own with
+		// sandbox): files here, as the deliveries are. A campaign whose
+		// state is in PostgreSQL, once listen serves it, takes its
+		// database's list (store.Postgres.DoNotCall).
+		if t.dnc, err = doNotCallList(store.Files{Dir: dir}, sandbox); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // listenServer is the HTTP server of a receiver of deliveries, with
@@ -206,6 +221,13 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
 		return
 	}
+	if err := l.optOut(r.Context(), t, &d); err != nil {
+		// Stored, but the opt-out is not on the list: not acknowledged,
+		// so the service sends it again, and its retry puts it there.
+		l.log.Error().Str("campaign", t.name).Str("key", d.Key()).Err(err).Msg("putting an opt-out on the do-not-call list")
+		http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
+		return
+	}
 	if isNew {
 		l.stored.Add(1)
 	} else {
@@ -215,6 +237,30 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Dur("ack", l.now().Sub(start)).Msg("delivery stored")
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte("{\"stored\":true}\n")) //nolint:errcheck
+}
+
+// optOut puts the number of delivery d on the campaign's do-not-call
+// list, durably, when d says the person opted out (outcomes.opt_out):
+// before d is acknowledged. A retry of d finds the number on it already.
+func (l *listener) optOut(ctx context.Context, t *hookTarget, d *apiclient.Delivery) error {
+	if t.dnc == nil || !t.f.Outcomes.OptsOut(d.Fields) {
+		return nil
+	}
+	number, err := t.f.ReadNumber(phone.NewNormalizer(), d.Fields["phone_number"])
+	if err != nil {
+		// Sending it again would not make it readable: acknowledged, and
+		// said loudly.
+		l.log.Error().Str("campaign", t.name).Str("key", d.Key()).Err(err).Msg("an opt-out whose phone_number does not read: put the number on the do-not-call list by hand (callrun suppress add)")
+		return nil
+	}
+	wrote, err := t.dnc.Add(ctx, []store.DoNotCallEntry{{Number: number, At: l.now(), Source: fmt.Sprintf("delivery %s of campaign %s", d.Key(), t.name)}})
+	if err != nil {
+		return err
+	}
+	if len(wrote) > 0 {
+		l.log.Info().Str("campaign", t.name).Str("key", d.Key()).Str("list", t.dnc.String()).Msg("opt-out: the number is on the do-not-call list")
+	}
+	return nil
 }
 
 // refuse answers a delivery listen does not store.

@@ -149,7 +149,7 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 		return nil, f, err
 	}
 	f.SetShard(o.shard)
-	state, where, warning, err := planState(ctx, f, o.offline)
+	state, where, warning, err := planState(ctx, f, o.offline, suppress)
 	if err != nil {
 		return nil, f, err
 	}
@@ -195,23 +195,31 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 	return plan, f, nil
 }
 
-// planState reads what the journal says, for plan's done counts: no lock,
-// as plan may run beside a run. Offline, a journal in PostgreSQL is not
-// read (--offline makes no network request), and warning says so.
-// where says which journal it read, for the plan's Journal line.
-func planState(ctx context.Context, f *campaign.File, offline bool) (_ *store.State, where, warning string, _ error) {
+// planState reads what the journal says, for plan's done counts, and the
+// store's do-not-call list into sup: no lock, as plan may run beside a
+// run. Offline, a journal and list in PostgreSQL are not read (--offline
+// makes no network request), and warning says so. where says which
+// journal it read, for the plan's Journal line.
+func planState(ctx context.Context, f *campaign.File, offline bool, sup *campaign.Suppression) (_ *store.State, where, warning string, _ error) {
 	if f.State != nil && offline {
 		// Offline asks no database, but the state directory is local.
 		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
 			return nil, "", "", err
 		}
-		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal is in PostgreSQL, which --offline does not ask: no contact counts as done", nil
+		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list", nil
 	}
 	saved, err := openState(ctx, f, false)
 	if err != nil {
 		return nil, "", "", err
 	}
 	defer saved.store.Close()
+	dnc, err := doNotCallList(saved.store, false)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if err := loadDoNotCall(ctx, dnc, sup); err != nil {
+		return nil, "", "", err
+	}
 	st, err := saved.store.ReadState(ctx)
 	return st, saved.store.String(), "", err
 }

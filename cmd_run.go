@@ -199,7 +199,19 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := report.RemoveStale(stateDir); err != nil {
 		log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed run")
 	}
-	journal, state, err := saved.store.OpenJournal(ctx, o.journal)
+	// The store's do-not-call list: read now for the contacts on it, and
+	// checked again as each intent is written (and, in a file, right
+	// before each call start) for the numbers added during the run.
+	dnc, err := doNotCallList(saved.store, o.sandbox)
+	if err != nil {
+		return err
+	}
+	if err := loadDoNotCall(ctx, dnc, suppress); err != nil {
+		return err
+	}
+	jopts := o.journal
+	jopts.DoNotCall = dnc
+	journal, state, err := saved.store.OpenJournal(ctx, jopts)
 	if err != nil {
 		return busy(err) // the lock file was deleted under a running process
 	}
@@ -355,6 +367,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 			return fmt.Errorf("reading the webhook deliveries: %w", err)
 		}
 	}
+	if _, file := dnc.(*store.DoNotCallFile); file {
+		ropts.DoNotCall = dnc // cheap to read again right before each call start
+	}
 	if o.tune != nil {
 		o.tune(&ropts)
 	}
@@ -397,6 +412,13 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	sum.Finish(time.Now())
 	if sum.Runs, err = saved.store.ReadRuns(context.WithoutCancel(ctx)); err != nil {
 		log.Warn().Err(err).Msg("could not read the journal's runs: report.html shows none")
+	}
+	if res.DoNotCall > 0 {
+		log.Info().Int("do_not_call", res.DoNotCall).Msgf("%d contact(s) not called: their number is on the %s", res.DoNotCall, dnc)
+	}
+	// The numbers put on the list during the run, for the report.
+	if err := loadDoNotCall(context.WithoutCancel(ctx), dnc, suppress); err != nil {
+		log.Warn().Err(err).Msg("could not read the do-not-call list again: the report shows the contacts on it when the run began")
 	}
 	if err := campaign.WriteReport(context.WithoutCancel(ctx), f, state, norm, suppress, stateDir, sum); err != nil {
 		if runErr != nil {

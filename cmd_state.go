@@ -88,6 +88,21 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 		return busy(err)
 	}
 	defer unlock()
+	// The do-not-call list of the files goes first: once the journal is
+	// in the database, runs read the database's list only. Copied again,
+	// an entry changes nothing.
+	files, err := doNotCallList(store.Files{Dir: dir}, false)
+	if err != nil {
+		return err
+	}
+	dnc, err := files.Entries(ctx)
+	if err != nil {
+		return err
+	}
+	copied, err := pg.DoNotCall().Add(ctx, dnc)
+	if err != nil {
+		return fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", files, err)
+	}
 	n, err := pg.Push(ctx, merge, journals...)
 	if err != nil {
 		return err
@@ -97,6 +112,9 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 		return fmt.Errorf("the journal was pushed, but marking %s failed (a run from these files would not see later calls): %w", dir, err)
 	}
 	fmt.Fprintf(out, "Copied %d record(s) of campaign %s from %d journal file(s) in %s into the %s.\n", n, f.Name, len(journals), dir, pg)
+	if len(dnc) > 0 {
+		fmt.Fprintf(out, "Copied %d of the %d entries of the %s into the database's (the others were there already).\n", len(copied), len(dnc), files)
+	}
 	fmt.Fprintf(out, "Runs use the database from now on; the local files stay, marked with %s.\n", store.PushedFile)
 	return nil
 }

@@ -118,6 +118,14 @@ func loadSaved(ctx context.Context, o savedOptions) (*saved, error) {
 		return nil, err
 	}
 	s.store, s.dir = st.store, st.dir
+	dnc, err := doNotCallList(s.store, o.sandbox)
+	if err == nil {
+		err = loadDoNotCall(ctx, dnc, s.sup)
+	}
+	if err != nil {
+		s.store.Close()
+		return nil, err
+	}
 	if s.state, err = s.store.ReadState(ctx); err != nil {
 		s.store.Close()
 		return nil, err

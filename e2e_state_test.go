@@ -26,6 +26,16 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	if res := e.run(60*time.Second, "run", "--limit", "12", e.path); res.code != 0 {
 		t.Fatalf("first run, from files: %s", res)
 	}
+	// Number 20 opts out while the campaign is in files: the database's
+	// runs must not call it either. 21 was put on and taken off.
+	for _, args := range [][]string{
+		{"suppress", "add", e.path, e.contacts[20].Raw, e.contacts[21].Raw},
+		{"suppress", "remove", "--reason", "a mistake", e.path, e.contacts[21].Raw},
+	} {
+		if res := e.run(30*time.Second, args...); res.code != 0 {
+			t.Fatalf("%s: %s", args[1], res)
+		}
+	}
 	plain, err := os.ReadFile(e.path)
 	if err != nil {
 		t.Fatal(err)
@@ -47,14 +57,14 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 		t.Errorf("%d call starts before the push", len(srv.Calls())-before)
 	}
 	push := e.run(30*time.Second, "state", "push", e.path)
-	if push.code != 0 || !strings.Contains(push.stdout, "Copied") {
+	if push.code != 0 || !strings.Contains(push.stdout, "Copied") || !strings.Contains(push.stdout, "Copied 3 of the 3 entries of the do-not-call list") {
 		t.Fatalf("state push: %s", push)
 	}
 	if password := strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(url, "postgres://"), "@", 2)[0], "callrun_test:"); strings.Contains(push.stdout+push.stderr, password) {
 		t.Errorf("state push printed the database password: %s", push)
 	}
-	if st := e.status(); st["sent"] != 12 || st["pending"] != n-12 {
-		t.Errorf("status from the database after the push: %v; want 12 sent, %d pending", st, n-12)
+	if st := e.status(); st["sent"] != 12 || st["pending"] != n-13 || st["suppressed"] != 1 {
+		t.Errorf("status from the database after the push: %v; want 12 sent, %d pending, 1 on the do-not-call list", st, n-13)
 	}
 	// The token moves to the database with one login.
 	if res := e.run(30*time.Second, "run", e.path); res.code != 1 || !strings.Contains(res.stderr, "auth login") || len(srv.Calls()) != before {
@@ -75,8 +85,8 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 			t.Errorf("%s reached the service %d times", phone, len(calls))
 		}
 	}
-	if len(l.byPhone) != n {
-		t.Errorf("the ledger has %d numbers, want %d", len(l.byPhone), n)
+	if len(l.byPhone) != n-1 || len(l.byPhone[e.contacts[20].E164]) != 0 {
+		t.Errorf("the ledger has %d numbers, want %d: all but the one on the do-not-call list", len(l.byPhone), n-1)
 	}
 
 	// Back to the files by mistake: refused, and nobody is called.

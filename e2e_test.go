@@ -47,7 +47,16 @@ var e2eBin struct {
 func TestMain(m *testing.M) {
 	// Tests may t.Chdir; the build must not depend on where they left us.
 	e2eBin.pkgDir, _ = os.Getwd()
+	// The tests that run callrun in process read the do-not-call list of
+	// CALLRUN_HOME: one of their own, never the developer's.
+	home, err := os.MkdirTemp("", "callrun-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("CALLRUN_HOME", home)
 	code := pgtest.Run(m)
+	os.RemoveAll(home)
 	if e2eBin.tmp != "" {
 		os.RemoveAll(e2eBin.tmp)
 	}

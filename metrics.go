@@ -275,6 +275,10 @@ func passSheets(ctx context.Context, f *campaign.File, state *store.State, norm 
 		if !ok {
 			st = store.Pending
 		}
+		if c.DoNotCall && st == store.Pending {
+			p.counts[store.Suppressed]++ // as the report counts it
+			return nil
+		}
 		p.counts[st]++
 		switch st {
 		case store.Sent:
@@ -288,7 +292,9 @@ func passSheets(ctx context.Context, f *campaign.File, state *store.State, norm 
 				return nil
 			}
 		}
-		p.toCall++
+		if !c.DoNotCall {
+			p.toCall++
+		}
 		return nil
 	})
 	if o.limit > 0 {

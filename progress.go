@@ -89,7 +89,7 @@ func (p *progress) settled(s store.Status) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finished++
-	if s != store.Pending {
+	if s != store.Pending && s != store.Suppressed { // on the do-not-call list: not called
 		p.called++
 	}
 	switch s {

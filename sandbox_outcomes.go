@@ -48,7 +48,7 @@ func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir strin
 	if f.Outcomes == nil {
 		return nil, nil
 	}
-	t, err := openHookTarget(f, f.DeliveriesDir(stateDir))
+	t, err := openHookTarget(f, f.DeliveriesDir(stateDir), true)
 	if errors.Is(err, store.ErrDeliveriesLocked) {
 		// Nor may the sandbox deliver to outcomes.url, where a listen may
 		// store them as the real campaign's.

@@ -52,6 +52,8 @@ func readReportCSV(t *testing.T, dir string) map[string]map[string]string {
 // acknowledged is stored once, and none of the forged ones.
 func TestRunSandboxReceivesOutcomes(t *testing.T) {
 	copyQuickstart(t)
+	home := t.TempDir()
+	t.Setenv("CALLRUN_HOME", home)
 	var logs e2eBuffer
 	var sb *sandbox.Server
 	o := runOptions{path: filepath.Join("quickstart", "campaign.yaml"), sandbox: true,
@@ -118,6 +120,25 @@ func TestRunSandboxReceivesOutcomes(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "the sandbox's webhooks are all in") {
 		t.Errorf("the run does not say it waited for the webhooks:\n%s", logs.String())
+	}
+
+	// The opt-outs are on the rehearsals' own do-not-call list, each with
+	// its delivery, and never on the real one.
+	rehearsed, err := store.OpenDoNotCallFile(filepath.Join(home, "sandbox")).Entries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := store.OnDoNotCall(rehearsed)
+	for phone := range optedOut {
+		if e, ok := on[phone]; !ok || !strings.HasSuffix(e.Source, " of campaign quickstart") {
+			t.Errorf("%s opted out in the rehearsal: on its do-not-call list as %+v, %v", phone, e, ok)
+		}
+	}
+	if len(on) != len(optedOut) {
+		t.Errorf("the rehearsals' do-not-call list holds %d numbers, want the %d that opted out", len(on), len(optedOut))
+	}
+	if real, err := store.OpenDoNotCallFile(home).Entries(context.Background()); err != nil || len(real) != 0 {
+		t.Errorf("the rehearsal wrote to the real do-not-call list: %v, %v", real, err)
 	}
 
 	for phone, r := range readReportCSV(t, quickstartState) {

@@ -68,6 +68,10 @@ type Contact struct {
 	// PhoneColumn is the column the number was taken from, when the sheet
 	// lists several phone columns.
 	PhoneColumn string
+	// DoNotCall is set on a contact to call whose number is on the
+	// store's do-not-call list: it is not called, and the report shows it
+	// suppressed unless the journal says it was called before.
+	DoNotCall bool
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -576,6 +580,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	}
 	c.N = n
 	c.Status = ToCall
+	c.DoNotCall = cr.suppress != nil && cr.suppress.OnDoNotCall(c.Phone)
 }
 
 // SplitName splits a full name into first and last name: the last word is

@@ -49,6 +49,13 @@ type RunOptions struct {
 	State     *store.State
 	Norm      *phone.Normalizer
 	Suppress  *Suppression
+	// DoNotCall, if set, is the store's do-not-call list in a file, read
+	// again right before each call start, after its intent is on disk
+	// (one stat when nothing was added). The journal checks the list too,
+	// as it writes each intent (JournalOptions.DoNotCall); with
+	// PostgreSQL that check, in the intent's own INSERT, is the one, and
+	// DoNotCall is nil.
+	DoNotCall store.DoNotCallList
 
 	Limit          int       // at most this many contacts started this run; 0 means no limit
 	RetryFailed    bool      // send failed contacts again
@@ -82,7 +89,8 @@ type RunOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 
 	// Settled, if set, is called after each contact's attempt is settled
-	// (sent, failed, uncertain or left pending), for progress display.
+	// (sent, failed, uncertain, left pending, or suppressed: its number
+	// went on the do-not-call list during the run), for progress display.
 	Settled func(status store.Status)
 	// Paused, if set, is told each time the run holds every call start
 	// for a while: cause is PauseHours (the campaign's calling hours are
@@ -127,8 +135,12 @@ type RunResult struct {
 	// run would have waited for or left pending.
 	WouldHaveWaited int
 	Skipped         int // settled in an earlier run
-	StartedAt       time.Time
-	FinishedAt      time.Time
+	// DoNotCall counts the contacts not called because their number is
+	// on the store's do-not-call list: when the run began, or added to it
+	// during the run (by listen, by callrun suppress, on another machine).
+	DoNotCall  int
+	StartedAt  time.Time
+	FinishedAt time.Time
 	// Notes say what the service answered that a person should read: a
 	// 2xx whose body said error or was not the service's JSON, answers
 	// cut off. One line per kind, with its count.
@@ -146,9 +158,10 @@ type job struct {
 type stopKind int
 
 const (
-	stopSignal stopKind = iota + 1 // a signal: no new calls
-	stopFailed                     // another worker or the producer failed
-	stopHours                      // the calling window closed
+	stopSignal    stopKind = iota + 1 // a signal: no new calls
+	stopFailed                        // another worker or the producer failed
+	stopHours                         // the calling window closed
+	stopDoNotCall                     // the number went on the do-not-call list
 )
 
 // why is the reason of the skipped outcome of a contact whose intent is on
@@ -159,6 +172,8 @@ func (k stopKind) why() string {
 		return "not sent: the run was interrupted first"
 	case stopFailed:
 		return "not sent: the run stopped on an error first"
+	case stopDoNotCall:
+		return "not sent: " + ReasonDoNotCall
 	}
 	return "not sent: the calling window closed first"
 }
@@ -372,6 +387,12 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 				return nil
 			}
 		}
+		if c.DoNotCall {
+			// On the list when the run began: not a contact to call, as
+			// one of a suppression file is not.
+			r.count(func(res *RunResult) { res.DoNotCall++ })
+			return nil
+		}
 		if r.opts.Limit > 0 && queued >= r.opts.Limit {
 			return errLimit
 		}
@@ -495,6 +516,13 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		if stop := r.mayStillSend(ctx, gctx, c); stop != 0 {
 			r.active.release(slot)
 			return r.skip(w, c, rec, stop)
+		}
+		if on, err := r.onDoNotCall(c); on || err != nil {
+			r.active.release(slot)
+			if err != nil {
+				return errors.Join(err, r.skip(w, c, rec, stopFailed))
+			}
+			return r.skip(w, c, rec, stopDoNotCall)
 		}
 		// Once the intent is on disk the request runs to its answer, even if
 		// another worker or the producer fails meanwhile: cut off, it would
@@ -638,6 +666,19 @@ func (r *runner) mayStillSend(ctx, gctx context.Context, c *Contact) stopKind {
 	return 0
 }
 
+// onDoNotCall reads RunOptions.DoNotCall, if set, for c's number, right
+// before its call start.
+func (r *runner) onDoNotCall(c *Contact) (bool, error) {
+	if r.opts.DoNotCall == nil {
+		return false, nil
+	}
+	on, err := r.opts.DoNotCall.Has(r.callCtx, c.Phone)
+	if err != nil {
+		return false, fmt.Errorf("reading the do-not-call list before calling %s (sheet %s row %d; not called): %w", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, err)
+	}
+	return on, nil
+}
+
 // skip closes an intent that will not be sent with a skipped outcome: the
 // contact stays pending.
 func (r *runner) skip(w *worker, c *Contact, rec store.Record, stop stopKind) error {
@@ -647,8 +688,12 @@ func (r *runner) skip(w *worker, c *Contact, rec store.Record, stop stopKind) er
 		return fmt.Errorf("writing the journal after not calling %s (sheet %s row %d; it reads as uncertain but was not sent): %w", rec.Phone, rec.Sheet, rec.Row, err)
 	}
 	w.pending, w.last = durable, rec
-	if stop == stopHours {
+	switch stop {
+	case stopHours:
 		r.leftPending(c)
+		return nil
+	case stopDoNotCall:
+		r.doNotCall(c)
 		return nil
 	}
 	r.count(func(res *RunResult) { res.Pending++ })
@@ -692,10 +737,23 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec st
 	rec.At = r.opts.Now()
 	if err := r.opts.Journal.Append(rec); err != nil {
 		r.active.release(slot)
+		if errors.Is(err, store.ErrDoNotCall) {
+			// The intent was not written: nothing to close.
+			r.doNotCall(c)
+			return 0, false, nil
+		}
 		w.lost(r.opts.Logf)
 		return 0, false, r.notSent(c, 0, err)
 	}
 	return slot, true, nil
+}
+
+// doNotCall counts a contact not called because its number went on the
+// do-not-call list during the run.
+func (r *runner) doNotCall(c *Contact) {
+	r.count(func(res *RunResult) { res.DoNotCall++ })
+	r.opts.Settled(store.Suppressed)
+	r.opts.Logf("%s (sheet %s row %d) not called: %s (added during the run)", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, ReasonDoNotCall)
 }
 
 // leftPending counts a contact that the calling window closed on before

@@ -62,6 +62,9 @@ type dtEnv struct {
 	// beforeSync, if set, runs before each fsync of the journal
 	// (store.JournalOptions.BeforeSync): a slow or stalling disk.
 	beforeSync func() error
+	// dnc, if set, is the do-not-call list the journal checks each intent
+	// against (store.JournalOptions.DoNotCall).
+	dnc store.DoNotCallList
 }
 
 // dtCampaign is a one-agent campaign over leads.csv (columns Phone and
@@ -265,9 +268,9 @@ func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, er
 			e.t.Fatal(lerr)
 		}
 		defer unlock()
-		j, st, err = e.pg.OpenJournal(ctx, store.JournalOptions{BeforeSync: e.beforeSync})
+		j, st, err = e.pg.OpenJournal(ctx, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc})
 	} else {
-		j, st, err = store.OpenJournalWith(e.journal, store.JournalOptions{BeforeSync: e.beforeSync})
+		j, st, err = store.OpenJournalWith(e.journal, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc})
 	}
 	if err != nil {
 		e.t.Fatal(err)

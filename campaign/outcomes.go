@@ -299,3 +299,30 @@ func eventRank(event string) int {
 	}
 	return 0
 }
+
+// OptsOut reports whether a delivery's fields say "do not call me":
+// outcomes.opt_out's field holds one of its values (trimmed, in any
+// case). `callrun listen` then puts the number on the do-not-call list.
+func (o *Outcomes) OptsOut(fields map[string]string) bool {
+	if o == nil || o.OptOut == nil {
+		return false
+	}
+	v := strings.TrimSpace(fields[o.OptOut.Field])
+	for _, want := range o.OptOut.Values {
+		if v != "" && strings.EqualFold(v, strings.TrimSpace(want)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadNumber reads a number given by hand (`callrun suppress`) or in a
+// delivery, with the campaign's region for one written without its
+// country code, into E.164. The error names the number.
+func (f *File) ReadNumber(norm *phone.Normalizer, raw string) (string, error) {
+	e164, _, err := norm.Normalize(raw, f.Region)
+	if err != nil {
+		return "", err // it names raw
+	}
+	return e164, nil
+}

@@ -22,6 +22,9 @@ type Counts struct {
 	Suppressed int `json:"suppressed"`
 	Done       int `json:"done"`
 	ToCall     int `json:"to_call"`
+	// DoNotCall counts, of Suppressed, the contacts not yet called whose
+	// number is on the store's do-not-call list.
+	DoNotCall int `json:"do_not_call,omitempty"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -31,6 +34,7 @@ func (c *Counts) add(o Counts) {
 	c.Suppressed += o.Suppressed
 	c.Done += o.Done
 	c.ToCall += o.ToCall
+	c.DoNotCall += o.DoNotCall
 }
 
 // PlanAgent is one agent in a plan.
@@ -245,6 +249,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		default:
 			if opts.Done != nil && opts.Done(c) {
 				ps.Done++
+			} else if c.DoNotCall {
+				ps.Suppressed++
+				ps.DoNotCall++
 			} else {
 				ps.ToCall++
 				p.Countries[c.Country]++
@@ -413,8 +420,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 }
 
 func countsLine(c Counts) string {
-	return fmt.Sprintf("%d rows: %d to call, %d done, %d invalid, %d duplicate, %d suppressed",
+	line := fmt.Sprintf("%d rows: %d to call, %d done, %d invalid, %d duplicate, %d suppressed",
 		c.Rows, c.ToCall, c.Done, c.Invalid, c.Duplicate, c.Suppressed)
+	if c.DoNotCall > 0 {
+		line += fmt.Sprintf(" (%d on the do-not-call list)", c.DoNotCall)
+	}
+	return line
 }
 
 func writeGroup(b *strings.Builder, g *problemGroup) {

@@ -145,6 +145,11 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 	row.Reason = c.Warning
 	key, _ := SettledKey(f, st, c)
 	e, ok := st.Lookup(key)
+	if c.DoNotCall && (!ok || e.Status == store.Pending) {
+		// Never called (or provably not), and on the list now.
+		row.Status, row.Reason = Suppressed, ReasonDoNotCall
+		return row
+	}
 	if !ok {
 		row.Status = string(store.Pending)
 		return row

@@ -6,15 +6,19 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 )
 
-// Suppression holds the numbers never to call, by phoneKey.
+// Suppression holds the numbers never to call, by phoneKey: those of the
+// campaign's suppression files, and apart from them those on the store's
+// do-not-call list when it was read ([Suppression.SetDoNotCall]).
 type Suppression struct {
 	set map[uint64]struct{}
+	dnc map[uint64]struct{}
 	// Problems are the first entries that are not phone numbers (at most
 	// maxSuppressionProblems); Ignored counts them all.
 	Problems []RowProblem
@@ -35,8 +39,30 @@ func (s *Suppression) Has(e164 string) bool {
 	return ok
 }
 
-// Len returns how many numbers are suppressed.
+// Len returns how many numbers the suppression files hold.
 func (s *Suppression) Len() int { return len(s.set) }
+
+// ReasonDoNotCall is the reason of a contact not called because its
+// number is on the store's do-not-call list.
+const ReasonDoNotCall = "the number is on the do-not-call list"
+
+// SetDoNotCall sets the numbers (E.164) on the store's do-not-call list,
+// as read before plan, run or the report: a contact with one of them is
+// read with Contact.DoNotCall set, and suppressed unless it was called
+// already.
+func (s *Suppression) SetDoNotCall(numbers []string) {
+	s.dnc = make(map[uint64]struct{}, len(numbers))
+	for _, n := range numbers {
+		s.dnc[phoneKey(n)] = struct{}{}
+	}
+}
+
+// OnDoNotCall reports whether the E.164 number was on the do-not-call
+// list when it was read.
+func (s *Suppression) OnDoNotCall(e164 string) bool {
+	_, ok := s.dnc[phoneKey(e164)]
+	return ok
+}
 
 // suppressionHeaders are folded header names of a suppression file's
 // number column, beyond the phone aliases callrun init knows.
@@ -61,6 +87,42 @@ const suppressionSample = 64
 // call: it names the file, the column tried and two of its cells.
 func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
+	regions := f.suppressionRegions()
+	for i, p := range f.Suppress {
+		key := fmt.Sprintf("suppress[%d]", i)
+		fail := func(format string, args ...any) error {
+			return &FileError{Problems: []Problem{{File: f.Source, Line: f.Line(key), Key: key, Msg: fmt.Sprintf(format, args...)}}}
+		}
+		if err := s.load(ctx, p, f.Path(p.File), norm, regions, fail); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// ReadNumbers reads a file of phone numbers as a suppression file is
+// read (the number column named, or chosen from the first rows; every
+// number an entry may mean), for `callrun suppress import`. It returns
+// the numbers in E.164, sorted, and the entries that are no number
+// (Problems, Ignored). An error names the file.
+func (f *File) ReadNumbers(ctx context.Context, norm *phone.Normalizer, path, column string) ([]string, *Suppression, error) {
+	s := &Suppression{set: map[uint64]struct{}{}}
+	fail := func(format string, args ...any) error { return fmt.Errorf(format, args...) }
+	if err := s.load(ctx, SuppressFile{File: path, Column: column}, path, norm, f.suppressionRegions(), fail); err != nil {
+		return nil, nil, err
+	}
+	numbers := make([]string, 0, len(s.set))
+	for k := range s.set {
+		numbers = append(numbers, "+"+strconv.FormatUint(k, 10))
+	}
+	slices.Sort(numbers)
+	return numbers, s, nil
+}
+
+// suppressionRegions are the regions a suppression entry written without
+// its country code is read in: the campaign's, each sheet's, and each
+// country a sheet may call.
+func (f *File) suppressionRegions() []string {
 	regions := []string{f.Region}
 	addRegion := func(r string) {
 		if r = strings.ToUpper(r); r != "" && !slices.Contains(regions, r) {
@@ -75,21 +137,13 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 			}
 		}
 	}
-	for i, p := range f.Suppress {
-		if err := s.load(ctx, f, i, p, norm, regions); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return regions
 }
 
-// load adds the numbers of suppression file i.
-func (s *Suppression) load(ctx context.Context, f *File, i int, p SuppressFile, norm *phone.Normalizer, regions []string) error {
-	key := fmt.Sprintf("suppress[%d]", i)
-	fail := func(format string, args ...any) error {
-		return &FileError{Problems: []Problem{{File: f.Source, Line: f.Line(key), Key: key, Msg: fmt.Sprintf(format, args...)}}}
-	}
-	r, err := sheet.OpenWith(f.Path(p.File), sheet.Options{Encoding: p.Encoding})
+// load adds the numbers of suppression file p, found at path; fail makes
+// its errors.
+func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, norm *phone.Normalizer, regions []string, fail func(format string, args ...any) error) error {
+	r, err := sheet.OpenWith(path, sheet.Options{Encoding: p.Encoding})
 	if err != nil {
 		return fail("%v", err)
 	}

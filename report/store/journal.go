@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,6 +143,9 @@ type batch struct {
 	recs []pending
 	done chan struct{} // closed when err is set
 	err  error
+	// refused are the indexes in recs of the intents the sink did not
+	// write, their number being on the do-not-call list; nil when none.
+	refused map[int]bool
 }
 
 // pending is a record in a batch: its line is b.buf[off:end], and pos
@@ -182,6 +186,12 @@ type JournalOptions struct {
 	// each fsync; an error from it fails the commit as a failed fsync
 	// would. Tests and benchmarks use it to slow or break the disk.
 	BeforeSync func() error
+	// DoNotCall, if set, is checked as each intent is committed: an
+	// intent whose number is on it is not written, and its Append
+	// returns [ErrDoNotCall]. With files it is the list's file, read
+	// before the write; with PostgreSQL it must be the database's own
+	// list, checked in the INSERT that writes the intents.
+	DoNotCall DoNotCallList
 }
 
 // OpenJournalWith is [OpenJournal] with options.
@@ -234,7 +244,7 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 		f.Close()
 		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
 	}
-	j := newJournal(path, &fileSink{path: path, f: f, unlock: unlock, size: valid, beforeSync: opts.BeforeSync}, s, opts)
+	j := newJournal(path, &fileSink{path: path, f: f, unlock: unlock, size: valid, beforeSync: opts.BeforeSync, dnc: opts.DoNotCall}, s, opts)
 	opened = true
 	return j, s, nil
 }
@@ -445,6 +455,10 @@ func blank(line []byte) bool {
 // write, fsyncs once and releases all their callers, so a busy journal
 // costs one fsync for many records.
 //
+// An intent whose number is on the journal's do-not-call list
+// ([JournalOptions.DoNotCall]) is not written: Append returns
+// [ErrDoNotCall], and the journal goes on.
+//
 // Once a record is durable, the journal's [State] reflects it. If the
 // write or the fsync fails, every waiting caller gets the error, and the
 // journal refuses all further appends with it: whether the failed records
@@ -481,11 +495,11 @@ func (j *Journal) Submit(rec Record) (Queued, error) {
 
 // enqueue is queue returning a Queued: urgent for Submit, not for Enqueue.
 func (j *Journal) enqueue(rec Record, urgent bool) (Queued, error) {
-	b, err := j.queue(rec, urgent)
+	b, i, err := j.queue(rec, urgent)
 	if err != nil {
 		return Queued{}, err
 	}
-	return Queued{j: j, b: b}, nil
+	return Queued{j: j, b: b, i: i}, nil
 }
 
 // Queued is a record queued with [Journal.Enqueue] or [Journal.Submit].
@@ -493,6 +507,7 @@ func (j *Journal) enqueue(rec Record, urgent bool) (Queued, error) {
 type Queued struct {
 	j *Journal
 	b *batch
+	i int // the record's index in b
 }
 
 // Wait commits the record now if it is still waiting, and returns once
@@ -511,6 +526,9 @@ func (q Queued) Wait() error {
 		q.j.mu.Unlock()
 		<-q.b.done
 	}
+	if q.b.err == nil && q.b.refused[q.i] {
+		return ErrDoNotCall
+	}
 	return q.b.err
 }
 
@@ -518,12 +536,12 @@ func (q Queued) Wait() error {
 // for a commit to ride along with before it is committed on its own.
 const Linger = 50 * time.Millisecond
 
-// queue adds rec to the batch being gathered, and returns the batch.
-// urgent wakes the writer at once; otherwise the writer commits within
-// Linger.
-func (j *Journal) queue(rec Record, urgent bool) (b *batch, err error) {
+// queue adds rec to the batch being gathered, and returns the batch and
+// rec's index in it. urgent wakes the writer at once; otherwise the
+// writer commits within Linger.
+func (j *Journal) queue(rec Record, urgent bool) (b *batch, i int, err error) {
 	if err := rec.check(); err != nil {
-		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
+		return nil, 0, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
 	if rec.At.IsZero() {
 		rec.At = time.Now()
@@ -533,22 +551,23 @@ func (j *Journal) queue(rec Record, urgent bool) (b *batch, err error) {
 		err = fmt.Errorf("record of %d bytes is too long", len(line))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("appending to journal %s: %w", j.path, err)
+		return nil, 0, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
-		return nil, fmt.Errorf("appending to journal %s: %w", j.path, errJournalClosed)
+		return nil, 0, fmt.Errorf("appending to journal %s: %w", j.path, errJournalClosed)
 	}
 	if j.err != nil {
 		err := j.err
 		j.mu.Unlock()
-		return nil, err
+		return nil, 0, err
 	}
 	b = j.cur
 	off := len(b.buf)
 	b.buf = append(b.buf, line...)
 	first := len(b.recs) == 0
+	i = len(b.recs)
 	b.recs = append(b.recs, pending{rec: rec, off: off, end: len(b.buf)})
 	switch {
 	case urgent:
@@ -557,7 +576,7 @@ func (j *Journal) queue(rec Record, urgent bool) (b *batch, err error) {
 		j.wake(j.lazy)
 	}
 	j.mu.Unlock()
-	return b, nil
+	return b, i, nil
 }
 
 // wake signals the writer on ch without blocking: a signal already
@@ -618,7 +637,9 @@ func (j *Journal) commit(b *batch, err error) {
 		s := j.state
 		s.mu.Lock()
 		for i := range b.recs {
-			s.apply(&b.recs[i].rec, b.recs[i].pos)
+			if !b.refused[i] {
+				s.apply(&b.recs[i].rec, b.recs[i].pos)
+			}
 		}
 		s.mu.Unlock()
 	}
@@ -632,13 +653,19 @@ func (j *Journal) commit(b *batch, err error) {
 // batch. A record's pos is its line's offset in the file.
 type fileSink struct {
 	path       string
-	f          *os.File     // opened for appending
-	unlock     func() error // releases the exclusive lock held on the file while it is open
-	size       int64        // bytes in the file
-	beforeSync func() error // JournalOptions.BeforeSync
+	f          *os.File      // opened for appending
+	unlock     func() error  // releases the exclusive lock held on the file while it is open
+	size       int64         // bytes in the file
+	beforeSync func() error  // JournalOptions.BeforeSync
+	dnc        DoNotCallList // JournalOptions.DoNotCall
 }
 
 func (k *fileSink) commit(b *batch) error {
+	if k.dnc != nil {
+		if err := k.refuse(b); err != nil {
+			return err
+		}
+	}
 	if _, err := k.f.Write(b.buf); err != nil {
 		return fmt.Errorf("writing journal %s: %w", k.path, err)
 	}
@@ -654,6 +681,41 @@ func (k *fileSink) commit(b *batch) error {
 		b.recs[i].pos = k.size + int64(b.recs[i].off)
 	}
 	k.size += int64(len(b.buf))
+	return nil
+}
+
+// refuse marks the intents of b whose number is on the do-not-call list,
+// and takes their lines out of b's buffer.
+func (k *fileSink) refuse(b *batch) error {
+	for i := range b.recs {
+		if b.recs[i].rec.Type != TypeIntent {
+			continue
+		}
+		on, err := k.dnc.Has(context.Background(), b.recs[i].rec.Phone)
+		if err != nil {
+			return fmt.Errorf("checking the do-not-call list before writing journal %s: %w", k.path, err)
+		}
+		if on {
+			if b.refused == nil {
+				b.refused = map[int]bool{}
+			}
+			b.refused[i] = true
+		}
+	}
+	if b.refused == nil {
+		return nil
+	}
+	kept := make([]byte, 0, len(b.buf))
+	for i := range b.recs {
+		if b.refused[i] {
+			continue
+		}
+		line := b.line(i)
+		b.recs[i].off = len(kept)
+		kept = append(kept, line...)
+		b.recs[i].end = len(kept)
+	}
+	b.buf = kept
 	return nil
 }
 

@@ -242,7 +242,7 @@ func TestPGTokenLockWaitsAndUnlockRollsBack(t *testing.T) {
 }
 
 // TestPostgresMigratesVersion1: a database set up by the callrun before
-// tokens were kept there gets the tokens' table, and keeps its journal.
+// tokens were kept there gets the later tables, and keeps its journal.
 func TestPostgresMigratesVersion1(t *testing.T) {
 	url := pgURL(t)
 	p := openPostgres(t, url, "c", 0, 1)
@@ -257,7 +257,7 @@ func TestPostgresMigratesVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(context.Background())
-	if _, err := admin.Exec(context.Background(), `DROP TABLE callrun_tokens; UPDATE callrun_schema SET version = 1`); err != nil {
+	if _, err := admin.Exec(context.Background(), `DROP TABLE callrun_tokens; DROP TABLE callrun_do_not_call; UPDATE callrun_schema SET version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	p2 := openPostgres(t, url, "c", 0, 1)

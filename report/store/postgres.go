@@ -75,7 +75,7 @@ var (
 
 // schemaVersion is the version of the tables this callrun writes;
 // migrations[v] takes the tables from version v-1 to v.
-const schemaVersion = 2
+const schemaVersion = 3
 
 var migrations = [schemaVersion + 1]string{
 	1: `
@@ -103,6 +103,18 @@ CREATE TABLE callrun_tokens (
 	saved_at  timestamptz,
 	PRIMARY KEY (base_url, client_id)
 );`,
+	// The do-not-call list of every campaign in the database: an entry a
+	// row, never deleted; a number's latest row says whether it is on.
+	3: `
+CREATE TABLE callrun_do_not_call (
+	id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	number  text NOT NULL,
+	at      timestamptz NOT NULL,
+	removed boolean NOT NULL DEFAULT false,
+	source  text NOT NULL,
+	reason  text NOT NULL DEFAULT ''
+);
+CREATE INDEX callrun_do_not_call_number ON callrun_do_not_call (number, id);`,
 }
 
 // schemaLock is the advisory lock key (one bigint) that serialises
@@ -392,6 +404,12 @@ func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journ
 	}
 	ns, code := p.lockKey()
 	k := &pgSink{p: p, lease: lease, ns: ns, code: code, beforeSync: opts.BeforeSync}
+	if opts.DoNotCall != nil {
+		if l, ok := opts.DoNotCall.(*pgDoNotCall); !ok || l.p.where != p.where {
+			return nil, nil, fmt.Errorf("opening the journal in the %s: the do-not-call list checked must be the database's own, not the %s", p.where, opts.DoNotCall)
+		}
+		k.dnc = true
+	}
 	return newJournal(p.where, k, s, opts), s, nil
 }
 
@@ -530,6 +548,7 @@ type pgSink struct {
 	lease      *pgLease
 	ns, code   int64
 	beforeSync func() error
+	dnc        bool // check intents against the database's do-not-call list
 }
 
 // commitTimeout bounds one commit. A commit that timed out may still have
@@ -549,6 +568,9 @@ ORDER BY u.ord
 RETURNING id`
 
 func (k *pgSink) commit(b *batch) error {
+	if k.dnc {
+		return k.commitChecked(b)
+	}
 	if k.beforeSync != nil {
 		if err := k.beforeSync(); err != nil {
 			return fmt.Errorf("writing the journal to the %s: %w", k.p.where, err)
@@ -582,7 +604,183 @@ func (k *pgSink) commit(b *batch) error {
 	return nil
 }
 
+// insertChecked is insertLines that also leaves out the intents whose
+// number ($7, "" for other records) is on the do-not-call list, in the
+// same statement, so in the same snapshot: an opt-out committed before
+// it began keeps the intent out, and check and intent cost one round
+// trip. It returns each written row's id (kind 'i') and each refused
+// record's ordinal (kind 'r', from 1).
+const insertChecked = `
+WITH u AS (
+	SELECT line, phone, ord FROM unnest($2::text[], $7::text[]) WITH ORDINALITY AS u(line, phone, ord)
+), refused AS (
+	SELECT u.ord FROM u WHERE u.phone <> '' AND (
+		SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.phone ORDER BY d.id DESC LIMIT 1)
+), ins AS (
+	INSERT INTO callrun_journal (campaign, line)
+	SELECT $1, u.line FROM u
+	WHERE u.ord NOT IN (SELECT ord FROM refused) AND EXISTS (
+		SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+		  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND l.classid = $3::bigint::oid AND l.objid = $4::bigint::oid
+		  AND l.pid = $5 AND a.backend_start = $6)
+	ORDER BY u.ord
+	RETURNING id
+)
+SELECT 'i', id FROM ins UNION ALL SELECT 'r', ord FROM refused`
+
+// commitChecked commits b with insertChecked.
+func (k *pgSink) commitChecked(b *batch) error {
+	if k.beforeSync != nil {
+		if err := k.beforeSync(); err != nil {
+			return fmt.Errorf("writing the journal to the %s: %w", k.p.where, err)
+		}
+	}
+	lines := make([]string, len(b.recs))
+	phones := make([]string, len(b.recs))
+	for i := range b.recs {
+		lines[i] = string(b.line(i)[:len(b.line(i))-1])
+		if b.recs[i].rec.Type == TypeIntent {
+			phones[i] = b.recs[i].rec.Phone
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	rows, err := k.p.pool.Query(ctx, insertChecked, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start, phones)
+	if err != nil {
+		return k.p.wrap("writing the journal to", err)
+	}
+	var ids []int64
+	refused := map[int]bool{}
+	var kind string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&kind, &n}, func() error {
+		if kind == "r" {
+			refused[int(n-1)] = true
+		} else {
+			ids = append(ids, n)
+		}
+		return nil
+	}); err != nil {
+		return k.p.wrap("writing the journal to", err)
+	}
+	if want := len(lines) - len(refused); len(ids) != want {
+		if len(ids) == 0 {
+			return ErrLockLost
+		}
+		return fmt.Errorf("writing the journal to the %s: %d of %d records written", k.p.where, len(ids), want)
+	}
+	slices.Sort(ids)
+	next := 0
+	for i := range b.recs {
+		if !refused[i] {
+			b.recs[i].pos = ids[next]
+			next++
+		}
+	}
+	if len(refused) > 0 {
+		b.refused = refused
+	}
+	return nil
+}
+
 func (k *pgSink) close() error { return nil }
+
+// DoNotCall returns the database's do-not-call list, shared by every
+// campaign whose state is in the database, on every machine.
+func (p *Postgres) DoNotCall() DoNotCallList { return &pgDoNotCall{p: p} }
+
+// pgDoNotCall is the do-not-call list in the table callrun_do_not_call.
+type pgDoNotCall struct{ p *Postgres }
+
+// dncLock is the advisory lock key that serialises the list's writers, so
+// that each sees whether a number is on the list before adding it.
+const dncLock = 0x63616c6c646e63 // "calldnc"
+
+func (l *pgDoNotCall) String() string { return "do-not-call list in the " + l.p.where }
+
+func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
+	var on bool
+	err := l.p.pool.QueryRow(ctx, `SELECT coalesce((SELECT NOT removed FROM callrun_do_not_call WHERE number = $1 ORDER BY id DESC LIMIT 1), false)`, number).Scan(&on)
+	if err != nil {
+		return false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	return on, nil
+}
+
+func (l *pgDoNotCall) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
+	rows, err := l.p.pool.Query(ctx, `SELECT number, at, removed, source, reason FROM callrun_do_not_call ORDER BY id`)
+	if err != nil {
+		return nil, l.p.wrap("reading the do-not-call list from", err)
+	}
+	var out []DoNotCallEntry
+	var e DoNotCallEntry
+	if _, err := pgx.ForEachRow(rows, []any{&e.Number, &e.At, &e.Removed, &e.Source, &e.Reason}, func() error {
+		e.At = e.At.UTC()
+		out = append(out, e)
+		return nil
+	}); err != nil {
+		return nil, l.p.wrap("reading the do-not-call list from", err)
+	}
+	return out, nil
+}
+
+// Add writes the entries that change the list in one transaction, which
+// has committed (synchronously) when it returns.
+func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
+	var wrote []DoNotCallEntry
+	err := pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
+		wrote = nil
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(dncLock)); err != nil {
+			return err
+		}
+		numbers := make([]string, 0, len(entries))
+		for _, e := range entries {
+			if e.Number == "" {
+				return errors.New("a do-not-call entry needs its number")
+			}
+			numbers = append(numbers, e.Number)
+		}
+		rows, err := tx.Query(ctx, `
+SELECT DISTINCT ON (number) number, NOT removed FROM callrun_do_not_call
+WHERE number = ANY($1) ORDER BY number, id DESC`, numbers)
+		if err != nil {
+			return err
+		}
+		on := map[string]bool{}
+		var number string
+		var listed bool
+		if _, err := pgx.ForEachRow(rows, []any{&number, &listed}, func() error {
+			on[number] = listed
+			return nil
+		}); err != nil {
+			return err
+		}
+		var batch pgx.Batch
+		for _, e := range entries {
+			if on[e.Number] != e.Removed {
+				continue
+			}
+			if e.At.IsZero() {
+				e.At = time.Now()
+			}
+			e.At = e.At.UTC().Truncate(time.Microsecond)
+			on[e.Number] = !e.Removed
+			wrote = append(wrote, e)
+			batch.Queue(`INSERT INTO callrun_do_not_call (number, at, removed, source, reason) VALUES ($1, $2, $3, $4, $5)`,
+				e.Number, e.At, e.Removed, e.Source, e.Reason)
+		}
+		if batch.Len() == 0 {
+			return nil
+		}
+		return tx.SendBatch(ctx, &batch).Close()
+	})
+	if err != nil {
+		return nil, l.p.wrap("writing the do-not-call list to", err)
+	}
+	return wrote, nil
+}
 
 // pgRecords reads records back from the database by row id. The report
 // and status look contacts up in sheet order, which a run's journal

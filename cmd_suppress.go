@@ -1,0 +1,324 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/report/store"
+	"github.com/urfave/cli/v2"
+)
+
+// doNotCallList returns the do-not-call list of the store st of campaign
+// f: the database's with PostgreSQL, else the file in CALLRUN_HOME (a
+// rehearsal's, with --sandbox, in CALLRUN_HOME/sandbox: the sandbox's
+// opt-outs never keep a real person from being called).
+func doNotCallList(st store.Store, sandbox bool) (store.DoNotCallList, error) {
+	if p, ok := st.(*store.Postgres); ok {
+		return p.DoNotCall(), nil
+	}
+	home, err := store.Home()
+	if err != nil {
+		return nil, err
+	}
+	if sandbox {
+		home = filepath.Join(home, "sandbox")
+	}
+	return store.OpenDoNotCallFile(home), nil
+}
+
+// loadDoNotCall reads the numbers on list into sup, for plan, run, status
+// and the report.
+func loadDoNotCall(ctx context.Context, list store.DoNotCallList, sup *campaign.Suppression) error {
+	es, err := list.Entries(ctx)
+	if err != nil {
+		return err
+	}
+	on := store.OnDoNotCall(es)
+	numbers := make([]string, 0, len(on))
+	for n := range on {
+		numbers = append(numbers, n)
+	}
+	sup.SetDoNotCall(numbers)
+	return nil
+}
+
+func suppressCommand(s *session) *cli.Command {
+	action := func(fn func(ctx context.Context, l *dncSession, args []string, c *cli.Context) error, minArgs int, what string) cli.ActionFunc {
+		return func(c *cli.Context) error {
+			name := c.Command.HelpName
+			if c.NArg() < 1+minArgs {
+				return usageError(fmt.Errorf("%s: give the campaign file%s, e.g. %s examples/quickstart/campaign.yaml%s", name, what, name, map[bool]string{true: " +14155550132", false: ""}[minArgs > 0]))
+			}
+			l, err := openDNC(c.Context, c.Args().First(), c.Bool("sandbox"))
+			if err != nil {
+				return err
+			}
+			defer l.close()
+			return fn(c.Context, l, c.Args().Slice()[1:], c)
+		}
+	}
+	return &cli.Command{
+		Name:  "suppress",
+		Usage: "keep the store's do-not-call list, which every campaign on the store honours",
+		Description: `The do-not-call list is the store's, not one campaign's: with files, one file in
+CALLRUN_HOME (default: the user's state directory) shared by every campaign on the
+machine; with state: {postgres: ...}, a table of the database, shared by every machine.
+callrun listen adds the numbers whose delivery says opt-out (outcomes.opt_out). plan
+counts contacts on it as suppressed, and run checks it right before each call start.
+The campaign file says which store, and the region numbers without +country are
+read in. Nothing is ever deleted: a removal is kept, with its reason.`,
+		Subcommands: []*cli.Command{
+			{
+				Name: "add", Usage: "put numbers on the do-not-call list", ArgsUsage: "CAMPAIGN.yaml NUMBER...",
+				Description: "Example: callrun suppress add spring.yaml +14155550132 \"(415) 555-0133\"",
+				Flags:       []cli.Flag{sandboxStateFlag()},
+				Action:      action(suppressAdd, 1, " and one or more numbers"),
+			},
+			{
+				Name: "remove", Usage: "take numbers off the do-not-call list (the removal is kept, with its reason)", ArgsUsage: "CAMPAIGN.yaml NUMBER...",
+				Description: "Example: callrun suppress remove --reason \"asked to be called again, ticket 4411\" spring.yaml +14155550132",
+				Flags:       []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why the number may be called again (required; kept on the list)"}, sandboxStateFlag()},
+				Action:      action(suppressRemove, 1, " and one or more numbers"),
+			},
+			{
+				Name: "list", Usage: "show the numbers on the do-not-call list, or with --history every entry", ArgsUsage: "CAMPAIGN.yaml",
+				Description: "Example: callrun suppress list --history spring.yaml",
+				Flags:       []cli.Flag{formatFlag(), &cli.BoolFlag{Name: "history", Usage: "every entry, removals included, oldest first"}, sandboxStateFlag()},
+				Action:      action(suppressList, 0, ""),
+			},
+			{
+				Name: "import", Usage: "put every number of a CSV (read as a suppress: file is) on the do-not-call list", ArgsUsage: "CAMPAIGN.yaml FILE",
+				Description: "Example: callrun suppress import spring.yaml crm-dnc.csv --column \"Phone Number\"",
+				Flags:       []cli.Flag{&cli.StringFlag{Name: "column", Usage: "the column of phone numbers (default: the one whose first rows read as numbers)"}, sandboxStateFlag()},
+				Action:      action(suppressImport, 1, " and the CSV file"),
+			},
+			{
+				Name: "export", Usage: "write the numbers on the do-not-call list as CSV", ArgsUsage: "CAMPAIGN.yaml",
+				Description: "Example: callrun suppress export spring.yaml --output dnc.csv",
+				Flags:       []cli.Flag{&cli.StringFlag{Name: "output", Usage: "write to this file (default: standard output)"}, sandboxStateFlag()},
+				Action:      action(suppressExport, 0, ""),
+			},
+		},
+	}
+}
+
+// dncSession is a campaign file and its store's do-not-call list, for
+// `callrun suppress`.
+type dncSession struct {
+	f     *campaign.File
+	norm  *phone.Normalizer
+	list  store.DoNotCallList
+	store store.Store
+}
+
+// openDNC loads the campaign file (offline: the list needs no service)
+// and opens its store's list.
+func openDNC(ctx context.Context, path string, sandbox bool) (*dncSession, error) {
+	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
+	if err != nil {
+		return nil, err
+	}
+	st, err := openState(ctx, f, sandbox)
+	if err != nil {
+		return nil, err
+	}
+	list, err := doNotCallList(st.store, sandbox)
+	if err != nil {
+		st.store.Close()
+		return nil, err
+	}
+	return &dncSession{f: f, norm: phone.NewNormalizer(), list: list, store: st.store}, nil
+}
+
+func (l *dncSession) close() { l.store.Close() }
+
+// numbers reads numbers given on the command line; a number that does
+// not read is a usage error naming it, and nothing is written.
+func (l *dncSession) numbers(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		n, err := l.f.ReadNumber(l.norm, a)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("%v: nothing was changed", err))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func suppressAdd(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
+	numbers, err := l.numbers(args)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	es := make([]store.DoNotCallEntry, len(numbers))
+	for i, n := range numbers {
+		es[i] = store.DoNotCallEntry{Number: n, At: now, Source: "suppress add"}
+	}
+	wrote, err := l.list.Add(ctx, es)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%d number(s) put on the %s; %d on it already.\n", len(wrote), l.list, len(dedupe(numbers))-len(wrote))
+	return nil
+}
+
+func suppressRemove(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
+	reason := c.String("reason")
+	if reason == "" {
+		return usageError(errors.New("suppress remove needs --reason: why the number may be called again (it is kept on the list's history)"))
+	}
+	numbers, err := l.numbers(args)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	es := make([]store.DoNotCallEntry, len(numbers))
+	for i, n := range numbers {
+		es[i] = store.DoNotCallEntry{Number: n, At: now, Removed: true, Source: "suppress remove", Reason: reason}
+	}
+	wrote, err := l.list.Add(ctx, es)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%d number(s) taken off the %s; %d not on it.\n", len(wrote), l.list, len(dedupe(numbers))-len(wrote))
+	return nil
+}
+
+func dedupe(ns []string) []string {
+	ns = slices.Clone(ns)
+	slices.Sort(ns)
+	return slices.Compact(ns)
+}
+
+func suppressList(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
+	if len(args) > 0 {
+		return usageError(fmt.Errorf("suppress list takes the campaign file only, got also: %v", args))
+	}
+	format, err := checkFormat(c)
+	if err != nil {
+		return err
+	}
+	es, err := l.list.Entries(ctx)
+	if err != nil {
+		return err
+	}
+	if !c.Bool("history") {
+		es = onList(es)
+	}
+	out := c.App.Writer
+	if format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if es == nil {
+			es = []store.DoNotCallEntry{}
+		}
+		return enc.Encode(es)
+	}
+	if len(es) == 0 {
+		fmt.Fprintf(out, "The %s holds no number.\n", l.list)
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NUMBER\tWHEN (UTC)\tWHAT\tSOURCE\tREASON")
+	for _, e := range es {
+		what := "added"
+		if e.Removed {
+			what = "removed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Number, e.At.UTC().Format(time.RFC3339), what, e.Source, e.Reason)
+	}
+	return tw.Flush()
+}
+
+// onList is the additions of the numbers on the list now, oldest first.
+func onList(es []store.DoNotCallEntry) []store.DoNotCallEntry {
+	var out []store.DoNotCallEntry
+	for _, e := range store.OnDoNotCall(es) {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b store.DoNotCallEntry) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Number, b.Number))
+	})
+	return out
+}
+
+func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
+	if len(args) != 1 {
+		return usageError(fmt.Errorf("suppress import takes the campaign file and one CSV file, got %d files", len(args)))
+	}
+	path, err := filepath.Abs(args[0])
+	if err != nil {
+		return err
+	}
+	numbers, read, err := l.f.ReadNumbers(ctx, l.norm, path, c.String("column"))
+	if err != nil {
+		return usageError(fmt.Errorf("%v: nothing was imported", err))
+	}
+	for _, p := range read.Problems {
+		fmt.Fprintf(c.App.ErrWriter, "%s row %d: %s (ignored)\n", args[0], p.Row, p.Message)
+	}
+	now := time.Now()
+	es := make([]store.DoNotCallEntry, len(numbers))
+	for i, n := range numbers {
+		es[i] = store.DoNotCallEntry{Number: n, At: now, Source: "import " + args[0]}
+	}
+	wrote, err := l.list.Add(ctx, es)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%d number(s) of %s put on the %s; %d on it already", len(wrote), args[0], l.list, len(numbers)-len(wrote))
+	if read.Ignored > 0 {
+		fmt.Fprintf(c.App.Writer, "; %d entr(ies) that are no phone number ignored", read.Ignored)
+	}
+	fmt.Fprintln(c.App.Writer, ".")
+	if read.Ignored > 0 {
+		return withExitCode(exitInvalidRows, fmt.Errorf("%d entr(ies) of %s are no phone number and were not imported; the lines above name them", read.Ignored, args[0]))
+	}
+	return nil
+}
+
+func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
+	if len(args) > 0 {
+		return usageError(fmt.Errorf("suppress export takes the campaign file only, got also: %v (write to a file with --output)", args))
+	}
+	es, err := l.list.Entries(ctx)
+	if err != nil {
+		return err
+	}
+	var out io.Writer = c.App.Writer
+	var file *os.File
+	if p := c.String("output"); p != "" {
+		if file, err = os.Create(p); err != nil {
+			return err
+		}
+		defer file.Close()
+		out = file
+	}
+	w := csv.NewWriter(out)
+	w.Write([]string{"phone_number", "added_at", "source"}) //nolint:errcheck // Flush reports it
+	for _, e := range onList(es) {
+		w.Write([]string{e.Number, e.At.UTC().Format(time.RFC3339), e.Source}) //nolint:errcheck
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	if file != nil {
+		return file.Close()
+	}
+	return nil
+}

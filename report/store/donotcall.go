@@ -1,0 +1,323 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/callrun/callrun/report/durable"
+	"github.com/gofrs/flock"
+)
+
+// ErrDoNotCall is what a journal's Append returns for an intent whose
+// number is on the do-not-call list it was opened with
+// ([JournalOptions.DoNotCall]): the intent was not written, and its call
+// must not start.
+var ErrDoNotCall = errors.New("the number is on the do-not-call list")
+
+// DoNotCallEntry is one entry of a do-not-call list: a number put on it,
+// or taken off it. Entries are never deleted: a removal is an entry of
+// its own, and the list's history says who asked what, when.
+type DoNotCallEntry struct {
+	Number  string    `json:"number"` // E.164
+	At      time.Time `json:"at"`
+	Removed bool      `json:"removed,omitempty"` // a removal; else an addition
+	// Source says where the entry came from: "delivery KEY of campaign
+	// NAME" (an opt-out `callrun listen` received), "suppress add",
+	// "suppress remove" or "import FILE".
+	Source string `json:"source"`
+	Reason string `json:"reason,omitempty"` // a removal's --reason
+}
+
+// DoNotCallList is the do-not-call list of a store, shared by every
+// campaign on it: with files, one file in a directory shared by every
+// campaign on the machine ([DoNotCallFile]); with PostgreSQL, a table of
+// the database ([Postgres.DoNotCall]). `callrun listen` adds opt-outs to
+// it, `callrun suppress` keeps it by hand, plan and the report read it,
+// and a run checks it right before each call start. Its methods are safe
+// for concurrent use, and several processes may use one list at once.
+type DoNotCallList interface {
+	// Add appends entries durably (written and synced, or committed)
+	// before it returns, skipping an addition of a number already on the
+	// list and a removal of one that is not; it returns the entries it
+	// wrote.
+	Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error)
+	// Entries returns every entry, oldest first.
+	Entries(ctx context.Context) ([]DoNotCallEntry, error)
+	// Has reports whether the E.164 number is on the list now.
+	Has(ctx context.Context, number string) (bool, error)
+	// String says where the list is, for people.
+	String() string
+}
+
+// OnDoNotCall returns the numbers on the list after entries (a list's
+// history, oldest first), each with the addition that put it there.
+func OnDoNotCall(entries []DoNotCallEntry) map[string]DoNotCallEntry {
+	on := map[string]DoNotCallEntry{}
+	for _, e := range entries {
+		if e.Removed {
+			delete(on, e.Number)
+		} else if _, ok := on[e.Number]; !ok {
+			on[e.Number] = e
+		}
+	}
+	return on
+}
+
+// File names of the do-not-call list in its directory.
+const (
+	DoNotCallFileName = "do-not-call.jsonl"
+	DoNotCallLockName = "do-not-call.lock"
+)
+
+// Home returns the directory of the do-not-call list of every campaign
+// whose state is in files on this machine: $CALLRUN_HOME, else the
+// user's state directory: $XDG_STATE_HOME/callrun or
+// ~/.local/state/callrun on Linux and the BSDs, ~/Library/Application
+// Support/callrun on macOS, %LocalAppData%\callrun on Windows. A systemd
+// unit running as a user of its own and a person at the shell share the
+// list by setting the same CALLRUN_HOME.
+func Home() (string, error) {
+	if h := os.Getenv("CALLRUN_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	switch runtime.GOOS {
+	case "darwin", "ios":
+		d, err := os.UserConfigDir()
+		if err != nil {
+			return "", fmt.Errorf("finding the do-not-call list's directory (set CALLRUN_HOME): %w", err)
+		}
+		return filepath.Join(d, "callrun"), nil
+	case "windows":
+		d, err := os.UserCacheDir() // %LocalAppData%
+		if err != nil {
+			return "", fmt.Errorf("finding the do-not-call list's directory (set CALLRUN_HOME): %w", err)
+		}
+		return filepath.Join(d, "callrun"), nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "callrun"), nil
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the do-not-call list's directory (set CALLRUN_HOME): %w", err)
+	}
+	return filepath.Join(h, ".local", "state", "callrun"), nil
+}
+
+// DoNotCallFile is the do-not-call list in files: an append-only JSON
+// Lines file, one entry a line, in a directory shared by every campaign
+// on the machine ([Home]). Writers (listen, `callrun suppress`) take the
+// list's own lock, do-not-call.lock, for each addition, which never waits
+// on a run; readers take no lock. Has reads only what was appended since
+// its last call (one stat when nothing was), so that a run can check it
+// before every call start.
+type DoNotCallFile struct {
+	dir string
+
+	mu   sync.Mutex
+	size int64                     // bytes of the file read into on
+	on   map[string]DoNotCallEntry // numbers on the list, as of size
+}
+
+var _ DoNotCallList = (*DoNotCallFile)(nil)
+
+// OpenDoNotCallFile returns the list kept in directory dir. Nothing is
+// read or created before the list is used; a list with no file is empty.
+func OpenDoNotCallFile(dir string) *DoNotCallFile {
+	return &DoNotCallFile{dir: dir, on: map[string]DoNotCallEntry{}}
+}
+
+func (l *DoNotCallFile) path() string { return filepath.Join(l.dir, DoNotCallFileName) }
+
+func (l *DoNotCallFile) String() string { return "do-not-call list " + l.path() }
+
+// Has reports whether number is on the list, reading what was appended
+// since the last look.
+func (l *DoNotCallFile) Has(_ context.Context, number string) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refresh(); err != nil {
+		return false, err
+	}
+	_, ok := l.on[number]
+	return ok, nil
+}
+
+// Entries reads the whole list.
+func (l *DoNotCallFile) Entries(context.Context) ([]DoNotCallEntry, error) {
+	f, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []DoNotCallEntry
+	_, err = readDoNotCall(f, 0, func(e DoNotCallEntry) { out = append(out, e) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.path(), err)
+	}
+	return out, nil
+}
+
+// refresh applies the whole lines appended since l.size; a file that
+// shrank (a torn line cut by a writer) is read again from its start.
+// The caller holds l.mu.
+func (l *DoNotCallFile) refresh() error {
+	f, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		l.size, l.on = 0, map[string]DoNotCallEntry{}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the do-not-call list: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("reading the do-not-call list: %w", err)
+	}
+	switch {
+	case fi.Size() == l.size:
+		return nil
+	case fi.Size() < l.size:
+		l.size, l.on = 0, map[string]DoNotCallEntry{}
+	}
+	n, err := readDoNotCall(f, l.size, func(e DoNotCallEntry) { applyDoNotCall(l.on, e) })
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.path(), err)
+	}
+	l.size += n
+	return nil
+}
+
+func applyDoNotCall(on map[string]DoNotCallEntry, e DoNotCallEntry) {
+	if e.Removed {
+		delete(on, e.Number)
+	} else if _, ok := on[e.Number]; !ok {
+		on[e.Number] = e
+	}
+}
+
+// readDoNotCall reads the whole lines of f from offset off, calling fn
+// with each entry, and returns how many bytes they take; a last line
+// without its newline (being written, or torn) is left for later.
+func readDoNotCall(f *os.File, off int64, fn func(DoNotCallEntry)) (int64, error) {
+	br := bufio.NewReader(io.NewSectionReader(f, off, 1<<62))
+	var n int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			var e DoNotCallEntry
+			if err := json.Unmarshal(line, &e); err != nil || e.Number == "" {
+				return n, fmt.Errorf("the line at byte %d is not a do-not-call entry", off+n)
+			}
+			fn(e)
+		}
+		n += int64(len(line))
+	}
+}
+
+// Add takes the list's lock (waiting for another writer), cuts a torn
+// last line a crashed writer left (it was never acknowledged), appends
+// the entries that change the list and syncs them before it returns.
+func (l *DoNotCallFile) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
+	_, statErr := os.Stat(l.dir)
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the do-not-call list's directory: %w", err)
+	}
+	if os.IsNotExist(statErr) {
+		if err := durable.SyncDir(filepath.Dir(l.dir)); err != nil {
+			return nil, fmt.Errorf("creating the do-not-call list's directory: %w", err)
+		}
+	}
+	fl := flock.New(filepath.Join(l.dir, DoNotCallLockName))
+	if _, err := fl.TryLockContext(ctx, 5*time.Millisecond); err != nil {
+		return nil, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
+	}
+	defer fl.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	f, err := os.OpenFile(l.path(), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	created := err == nil
+	if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(l.path(), os.O_RDWR, 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the %s: %w", l, err)
+	}
+	defer f.Close()
+	if created {
+		// The new file's name must survive a power cut with the entry.
+		if err := durable.SyncDir(l.dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.refresh(); err != nil {
+		return nil, err
+	}
+	if err := cutTail(f, l.size); err != nil {
+		return nil, fmt.Errorf("cutting the torn last line of the %s: %w", l, err)
+	}
+	var buf []byte
+	var wrote []DoNotCallEntry
+	on := make(map[string]bool)
+	for _, e := range entries {
+		if e.Number == "" {
+			return nil, errors.New("a do-not-call entry needs its number")
+		}
+		_, listed := l.on[e.Number]
+		if was, ok := on[e.Number]; ok {
+			listed = was
+		}
+		if listed != e.Removed {
+			continue // nothing to change
+		}
+		if e.At.IsZero() {
+			e.At = time.Now()
+		}
+		e.At = e.At.UTC()
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(buf, line...), '\n')
+		on[e.Number] = !e.Removed
+		wrote = append(wrote, e)
+	}
+	if len(buf) == 0 {
+		return nil, nil
+	}
+	if _, err := f.WriteAt(buf, l.size); err != nil {
+		f.Truncate(l.size) //nolint:errcheck // the next writer cuts it too
+		return nil, fmt.Errorf("writing the %s: %w", l, err)
+	}
+	if err := f.Sync(); err != nil {
+		// Not known to be durable: not acknowledged, so cut it.
+		f.Truncate(l.size) //nolint:errcheck
+		return nil, fmt.Errorf("syncing the %s: %w", l, err)
+	}
+	for _, e := range wrote {
+		applyDoNotCall(l.on, e)
+	}
+	l.size += int64(len(buf))
+	return wrote, nil
+}

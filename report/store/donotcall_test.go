@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// dncKinds are the two do-not-call lists, each fresh for a test; open
+// again within one test gives another handle on the same list, as
+// another process or machine would have.
+var dncKinds = []struct {
+	name string
+	open func(t *testing.T) DoNotCallList
+}{
+	{"files", func(t *testing.T) DoNotCallList { return OpenDoNotCallFile(sharedDir(t, "home")) }},
+	{"postgres", func(t *testing.T) DoNotCallList {
+		return openPostgres(t, sharedURL(t), "any", 0, 1).DoNotCall()
+	}},
+}
+
+func has(t *testing.T, l DoNotCallList, number string) bool {
+	t.Helper()
+	on, err := l.Has(context.Background(), number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return on
+}
+
+// TestDoNotCallAddRemoveKeepsHistory: an addition is seen by another
+// handle at once, a second addition of the same number and a removal of
+// a number not on the list write nothing, and a removal is kept as an
+// entry with its reason, never deleting the addition.
+func TestDoNotCallAddRemoveKeepsHistory(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range dncKinds {
+		t.Run(k.name, func(t *testing.T) {
+			a, b := k.open(t), k.open(t)
+			if has(t, b, "+14155550100") {
+				t.Fatal("an empty list has a number")
+			}
+			at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+			wrote, err := a.Add(ctx, []DoNotCallEntry{
+				{Number: "+14155550100", At: at, Source: "delivery k1 of campaign spring"},
+				{Number: "+14155550100", At: at, Source: "twice in one call"},
+				{Number: "+14155550101", Removed: true, Source: "suppress remove", Reason: "not on it"},
+			})
+			if err != nil || len(wrote) != 1 {
+				t.Fatalf("Add: %v, %v; want the one addition written", wrote, err)
+			}
+			if !has(t, b, "+14155550100") || has(t, b, "+14155550101") {
+				t.Fatal("another handle does not see the addition")
+			}
+			if wrote, err := b.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Source: "suppress add"}}); err != nil || len(wrote) != 0 {
+				t.Fatalf("adding a number on the list again: %v, %v", wrote, err)
+			}
+			if wrote, err := b.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Removed: true, Source: "suppress remove", Reason: "asked to be called back"}}); err != nil || len(wrote) != 1 {
+				t.Fatalf("removing: %v, %v", wrote, err)
+			}
+			if has(t, a, "+14155550100") {
+				t.Fatal("a removed number is still on the list")
+			}
+			es, err := a.Entries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != 2 || es[0].Removed || es[0].Source != "delivery k1 of campaign spring" || !es[0].At.Equal(at) ||
+				!es[1].Removed || es[1].Reason != "asked to be called back" {
+				t.Fatalf("entries: %+v", es)
+			}
+			if on := OnDoNotCall(es); len(on) != 0 {
+				t.Fatalf("on the list after the removal: %v", on)
+			}
+		})
+	}
+}
+
+// TestDoNotCallWritersAtOnce: writers in several goroutines, each with
+// its own handle (as several processes would), each adding numbers of its
+// own and one shared number: every number is on the list, the shared one
+// added once.
+func TestDoNotCallWritersAtOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range dncKinds {
+		t.Run(k.name, func(t *testing.T) {
+			const writers, each = 4, 25
+			lists := make([]DoNotCallList, writers)
+			for w := range lists {
+				lists[w] = k.open(t)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, writers)
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						es := []DoNotCallEntry{{Number: fmt.Sprintf("+1415555%d%03d", w, i), Source: "test"}, {Number: "+12125550100", Source: fmt.Sprint("writer ", w)}}
+						if _, err := lists[w].Add(ctx, es); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			es, err := k.open(t).Entries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != writers*each+1 {
+				t.Fatalf("%d entries, want %d (the shared number once)", len(es), writers*each+1)
+			}
+			if on := OnDoNotCall(es); len(on) != writers*each+1 {
+				t.Fatalf("%d numbers on the list, want %d", len(on), writers*each+1)
+			}
+		})
+	}
+}
+
+// TestDoNotCallFileTornLine: a writer killed mid-line leaves a torn last
+// line; readers ignore it, and the next writer cuts it before appending.
+func TestDoNotCallFileTornLine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l := OpenDoNotCallFile(dir)
+	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Source: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, DoNotCallFileName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"number":"+14155550199","at":"2026-11-25T10:00:00Z","sou`)
+	f.Close()
+	reader := OpenDoNotCallFile(dir)
+	if !has(t, reader, "+14155550100") || has(t, reader, "+14155550199") {
+		t.Fatal("a reader took the torn line, or missed the whole one")
+	}
+	if _, err := OpenDoNotCallFile(dir).Add(ctx, []DoNotCallEntry{{Number: "+14155550101", Source: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := reader.Entries(ctx)
+	if err != nil || len(es) != 2 || es[1].Number != "+14155550101" {
+		t.Fatalf("after the next writer: %+v, %v", es, err)
+	}
+	if !has(t, reader, "+14155550101") {
+		t.Fatal("the reader does not see the entry written after the torn line was cut")
+	}
+}
+
+// TestDoNotCallHome: CALLRUN_HOME names the list's directory; unset, the
+// user's XDG state directory.
+func TestDoNotCallHome(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CALLRUN_HOME", dir)
+	if h, err := Home(); err != nil || h != dir {
+		t.Fatalf("Home with CALLRUN_HOME: %q, %v", h, err)
+	}
+	t.Setenv("CALLRUN_HOME", "")
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	h, err := Home()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "state", "callrun"); h != want && runtime.GOOS != "darwin" && runtime.GOOS != "windows" {
+		t.Fatalf("Home with XDG_STATE_HOME: %q, want %q", h, want)
+	}
+}
+
+// TestJournalRefusesIntentsOnTheList: a journal opened with the list
+// does not write an intent whose number is on it (Append says
+// ErrDoNotCall), writes the other records of the same batch, and goes
+// on; an outcome of a number on the list is written.
+func TestJournalRefusesIntentsOnTheList(t *testing.T) {
+	ctx := context.Background()
+	for _, sk := range storeKinds {
+		t.Run(sk.name, func(t *testing.T) {
+			s := sk.open(t, "spring", 0, 1)
+			var l DoNotCallList = OpenDoNotCallFile(sharedDir(t, "home"))
+			if p, ok := s.(*Postgres); ok {
+				l = p.DoNotCall()
+			}
+			if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Source: "test"}}); err != nil {
+				t.Fatal(err)
+			}
+			defer lockStore(t, s)()
+			j, st, err := s.OpenJournal(ctx, JournalOptions{DoNotCall: l})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			intent := func(phone string) Record {
+				return Record{Type: TypeIntent, Agent: "A", Phone: phone, Attempt: 1}
+			}
+			// Submitted together, so that they share one commit.
+			q1, _ := j.Submit(intent("+14155550101"))
+			q2, _ := j.Submit(intent("+14155550100"))
+			q3, _ := j.Submit(Record{Type: TypeOutcome, Agent: "A", Phone: "+14155550100", Attempt: 1, Status: OutcomeSent})
+			if err := q1.Wait(); err != nil {
+				t.Fatalf("an intent of a number not on the list: %v", err)
+			}
+			if err := q2.Wait(); !errors.Is(err, ErrDoNotCall) {
+				t.Fatalf("an intent of a number on the list: %v, want ErrDoNotCall", err)
+			}
+			if err := q3.Wait(); err != nil {
+				t.Fatalf("an outcome of a number on the list: %v", err)
+			}
+			if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550101", Source: "opted out mid-run"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Append(intent("+14155550101")); !errors.Is(err, ErrDoNotCall) {
+				t.Fatalf("an intent of a number added since the journal opened: %v, want ErrDoNotCall", err)
+			}
+			if err := j.Append(intent("+14155550102")); err != nil {
+				t.Fatalf("the journal after a refusal: %v", err)
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			again, err := s.ReadState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			for phone, want := range map[string]Status{"+14155550101": Uncertain, "+14155550100": Sent, "+14155550102": Uncertain} {
+				if got, _ := again.Status(Key{Agent: "A", Phone: phone}); got != want {
+					t.Errorf("%s replays as %q, want %q", phone, got, want)
+				}
+			}
+			if n := again.Attempts(Key{Agent: "A", Phone: "+14155550101"}); n != 1 {
+				t.Errorf("+14155550101 has %d attempts on record, want the one intent written before it opted out", n)
+			}
+		})
+	}
+}
