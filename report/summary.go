@@ -158,6 +158,9 @@ func (s *Summary) Text() string {
 	}
 	writeGroup(&b, "By agent", s.Agents)
 	writeGroup(&b, "By sheet", s.Sheets)
+	if line := s.outcomesText(); line != "" {
+		b.WriteString(line)
+	}
 
 	if s.Ending != EndRebuilt {
 		d := time.Duration(s.ElapsedSeconds * float64(time.Second))
@@ -176,6 +179,39 @@ func (s *Summary) Text() string {
 		fmt.Fprintf(&b, "Next: %s\n", next)
 	}
 	return b.String()
+}
+
+// outcomesText is the line that says what the service delivered of the
+// contacts called, for a campaign that collects outcomes; "" otherwise.
+func (s *Summary) outcomesText() string {
+	if s.Outcomes == nil {
+		return ""
+	}
+	called := 0
+	for _, n := range s.Outcomes {
+		called += n
+	}
+	if called == 0 {
+		return ""
+	}
+	var parts []string
+	for _, ev := range []string{"ended", "answered", "started", "other", "none"} {
+		if n := s.Outcomes[ev]; n != 0 {
+			name := ev
+			if ev == "none" {
+				name = "nothing delivered yet"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, name))
+		}
+	}
+	line := fmt.Sprintf("Outcomes of the %d called: %s", called, strings.Join(parts, ", "))
+	if s.Answered > 0 {
+		line += fmt.Sprintf(" (%d answered)", s.Answered)
+	}
+	if s.Unmatched != nil && *s.Unmatched > 0 {
+		line += fmt.Sprintf("; %d %s matched no contact", *s.Unmatched, plural(*s.Unmatched, "delivery", "deliveries"))
+	}
+	return line + ".\n"
 }
 
 // statusOrder returns the statuses with a count that is not 0: the known

@@ -166,3 +166,18 @@ func TestSummaryTextNextSteps(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryTextOutcomes(t *testing.T) {
+	s := testSummary()
+	if strings.Contains(s.Text(), "Outcomes") {
+		t.Fatalf("a campaign that collects no outcomes got an outcomes line:\n%s", s.Text())
+	}
+	unmatched := 2
+	s.Outcomes = map[string]int{"ended": 3, "started": 1, "none": 1}
+	s.Answered = 2
+	s.Unmatched = &unmatched
+	want := "Outcomes of the 5 called: 3 ended, 1 started, 1 nothing delivered yet (2 answered); 2 deliveries matched no contact.\n"
+	if got := s.Text(); !strings.Contains(got, "By sheet:\n  leads.csv sent 1, failed 1, invalid 2\n  west.csv  sent 1, uncertain 1, pending 1, duplicate 1, suppressed 1\n"+want) {
+		t.Errorf("Text has no outcomes line %q after the sheets:\n%s", want, got)
+	}
+}
