@@ -37,6 +37,9 @@ type File struct {
 	// [phone.RefusedKinds]). A sheet may override it.
 	AllowNumberKinds []string `yaml:"allow_number_kinds"`
 	Dedupe           string   `yaml:"dedupe"`
+	// DoNotCall names the columns of the CRM's do-not-call flag; a sheet
+	// may name its own.
+	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
 	Pace             Pace     `yaml:"pace"`
 	Hours            *Hours   `yaml:"hours"`
 	// UnsafeIgnoreCalledPersonHours turns off the called person's hours
@@ -196,6 +199,8 @@ type SheetSpec struct {
 	// (default the first).
 	Encoding  string `yaml:"encoding"`
 	Worksheet string `yaml:"worksheet"`
+	// DoNotCall replaces the campaign's do_not_call: for this sheet.
+	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
 }
 
 // SheetOptions returns how sheet i is read: its encoding and worksheet.
