@@ -40,8 +40,8 @@ type File struct {
 	// DoNotCall names the columns of the CRM's do-not-call flag; a sheet
 	// may name its own.
 	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
-	Pace             Pace     `yaml:"pace"`
-	Hours            *Hours   `yaml:"hours"`
+	Pace      Pace              `yaml:"pace"`
+	Hours     *Hours            `yaml:"hours"`
 	// UnsafeIgnoreCalledPersonHours turns off the called person's hours
 	// (08:00-20:00 in every zone their number may ring in, and national
 	// rules such as France's); every plan and run then warns.
