@@ -37,11 +37,8 @@ type File struct {
 	// [phone.RefusedKinds]). A sheet may override it.
 	AllowNumberKinds []string `yaml:"allow_number_kinds"`
 	Dedupe           string   `yaml:"dedupe"`
-	// DoNotCall names the columns of the CRM's do-not-call flag; a sheet
-	// may name its own.
-	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
-	Pace      Pace              `yaml:"pace"`
-	Hours     *Hours            `yaml:"hours"`
+	Pace             Pace     `yaml:"pace"`
+	Hours            *Hours   `yaml:"hours"`
 	// UnsafeIgnoreCalledPersonHours turns off the called person's hours
 	// (08:00-20:00 in every zone their number may ring in, and national
 	// rules such as France's); every plan and run then warns.
@@ -54,6 +51,9 @@ type File struct {
 	// Outcomes, when set, is where the service delivers what happened on
 	// each call, which `callrun listen` receives.
 	Outcomes *Outcomes `yaml:"outcomes"`
+	// DoNotCall names the columns of the CRM's do-not-call flag; a sheet
+	// may name its own.
+	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
 
 	// Shard is the part of the campaign this process works on; see
 	// [File.SetShard].
