@@ -84,13 +84,8 @@ type Plan struct {
 	Hours          PlanHours    `json:"hours"`
 	// SuppressionIgnored counts the entries of suppression files that are
 	// no phone number at all, and so suppress nobody.
-	SuppressionIgnored int `json:"suppression_ignored,omitempty"`
-	// UnmappedDoNotCall counts the rows whose cell says yes in a column
-	// that reads as a do-not-call flag (a header such as "Do Not Call" or
-	// "DND") that the campaign does not map under do_not_call:; a warning
-	// names each such column.
-	UnmappedDoNotCall int   `json:"unmapped_do_not_call,omitempty"`
-	EstimateSeconds   int64 `json:"estimate_seconds"`
+	SuppressionIgnored int   `json:"suppression_ignored,omitempty"`
+	EstimateSeconds    int64 `json:"estimate_seconds"`
 	// Shard is the part of the campaign planned, with --shard.
 	Shard *PlanShard `json:"shard,omitempty"`
 	// Store says where the journal is (done counts come from it), for
@@ -101,6 +96,11 @@ type Plan struct {
 	// as problems of the campaign file (naming the sheet's file: key):
 	// `callrun plan` exits 2 on any, after showing the other sheets.
 	SheetProblems []Problem `json:"-"`
+	// UnmappedDoNotCall counts the rows whose cell says yes in a column
+	// that reads as a do-not-call flag (a header such as "Do Not Call" or
+	// "DND") that the campaign does not map under do_not_call:; a warning
+	// names each such column.
+	UnmappedDoNotCall int `json:"unmapped_do_not_call,omitempty"`
 
 	groups   []*problemGroup
 	repair   []*problemGroup
