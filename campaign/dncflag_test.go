@@ -229,3 +229,21 @@ func TestInitMapsDoNotCall(t *testing.T) {
 		}
 	}
 }
+
+// TestDoNotCallTopLevelNeedsEverySheet: the campaign's do_not_call:
+// applies to every sheet, so a sheet without the column is an error that
+// says how to give it its own.
+func TestDoNotCallTopLevelNeedsEverySheet(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone\n+14155550101\n", "b.csv": "Phone,Do Not Call\n+14155550201,1\n"}
+	_, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "")
+	if err == nil || !strings.Contains(err.Error(), `do_not_call: sheet`) || !strings.Contains(err.Error(), "give this sheet its own under sheets[0]") {
+		t.Errorf("top-level do_not_call over a sheet without the column: %v", err)
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "do_not_call: {column: Phone}")
+	if err != nil {
+		t.Fatalf("the sheet's own do_not_call: %v", err)
+	}
+	if got := f.DoNotCallColumns(0); len(got) != 1 || got[0] != "Phone" {
+		t.Errorf("sheet 0's columns: %q, want its own", got)
+	}
+}
