@@ -191,6 +191,10 @@ type sheetMap struct {
 	dncNames       []string
 	dncUnmapped    []int
 	dncUnmappedYes []int
+	// dncUnclear counts, for each of dncCols, the cells that say neither
+	// yes nor no; dncUnclearExample shows the first.
+	dncUnclear        []int
+	dncUnclearExample []string
 }
 
 // extraField is where a sheet takes a field beyond the seven from: a CSV

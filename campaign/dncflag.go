@@ -95,6 +95,9 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 	if m.dncUnmapped != nil {
 		m.dncUnmappedYes = make([]int, len(m.dncUnmapped))
 	}
+	if m.dncCols != nil {
+		m.dncUnclear, m.dncUnclearExample = make([]int, len(m.dncCols)), make([]string, len(m.dncCols))
+	}
 	return problems
 }
 
@@ -104,6 +107,16 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 func FlagYes(cell string) bool {
 	switch strings.ToLower(strings.TrimSpace(cell)) {
 	case "1", "true", "yes", "y", "x", "checked", "✓", "✔", "☑":
+		return true
+	}
+	return false
+}
+
+// flagNo reports whether a cell of a do-not-call flag column plainly
+// says no: empty, 0, false, no, n, f, off or unchecked.
+func flagNo(cell string) bool {
+	switch strings.ToLower(strings.TrimSpace(cell)) {
+	case "", "0", "false", "no", "n", "f", "off", "unchecked":
 		return true
 	}
 	return false
@@ -121,6 +134,13 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string)
 		}
 	}
 	for k, col := range m.dncCols {
+		if col < len(fields) && !FlagYes(fields[col]) && !flagNo(fields[col]) {
+			if m.dncUnclear[k]++; m.dncUnclearExample[k] == "" {
+				m.dncUnclearExample[k] = fmt.Sprintf("row %d: %q", c.Row, strings.TrimSpace(fields[col]))
+			}
+		}
+	}
+	for k, col := range m.dncCols {
 		if col < len(fields) && FlagYes(fields[col]) {
 			c.Status, c.Field, c.Column = Suppressed, "", ""
 			c.DoNotCallColumn = m.dncNames[k]
@@ -131,11 +151,18 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string)
 	return false
 }
 
-// unmappedDoNotCall tells cr.SheetNote, once sheet i is read, of each
-// column of it that reads as a do-not-call flag and is not mapped, and
-// adds its yes cells to cr.unmappedYes.
+// unmappedDoNotCall tells cr.SheetNote, once sheet i is read, of the
+// cells of its do-not-call columns that say neither yes nor no, and of
+// each column of it that reads as a do-not-call flag and is not mapped,
+// whose yes cells it adds to cr.unmappedYes.
 func (cr *ContactReader) unmappedDoNotCall(i int, r *sheet.Reader, m *sheetMap) {
 	header := r.Header()
+	for k, n := range m.dncUnclear {
+		if n > 0 && cr.SheetNote != nil {
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the do-not-call column %q say neither yes nor no (%s), and their rows are called; write 1 or yes where the contact is not to be called",
+				cr.f.Sheets[i].File, n, m.dncNames[k], m.dncUnclearExample[k]))
+		}
+	}
 	for k, col := range m.dncUnmapped {
 		yes := m.dncUnmappedYes[k]
 		cr.unmappedYes += yes

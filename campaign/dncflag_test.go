@@ -247,3 +247,25 @@ func TestDoNotCallTopLevelNeedsEverySheet(t *testing.T) {
 		t.Errorf("sheet 0's columns: %q, want its own", got)
 	}
 }
+
+// TestDoNotCallUnclearCells: a cell of a do-not-call column that says
+// neither yes nor no is no flag, and plan says how many there are, with
+// the first.
+func TestDoNotCallUnclearCells(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Do Not Call\n+14155550101,Pending\n+14155550102,1\n+14155550103,0\n+14155550104,see notes\n+14155550105,off\n"}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Totals.ToCall != 4 || plan.Totals.DoNotCallFlag != 1 {
+		t.Errorf("plan totals %+v; want 4 to call, 1 flagged", plan.Totals)
+	}
+	want := `sheet a.csv: 2 cell(s) of the do-not-call column "Do Not Call" say neither yes nor no (row 2: "Pending"), and their rows are called`
+	if !strings.Contains(strings.Join(plan.Warnings, "\n"), want) {
+		t.Errorf("plan warnings lack %q:\n%s", want, strings.Join(plan.Warnings, "\n"))
+	}
+}
