@@ -54,6 +54,10 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 			[]string{"+12125550111", "+19175550113", "+19175550114", "+33123456780"}},
 		{"salesforce.csv", `phone_number: ["MobilePhone", "Phone"]`, `country_column: "MailingCountry"`, "region: US",
 			[]string{"+13125550131", "+14165550123", "+13125550124", "+13125550126", "+13125550127"}},
+		// A report export with labels: its "Do Not Call" column is mapped
+		// under do_not_call:, and "Email Opt Out" (another channel) is not.
+		{"salesforce-report.csv", `phone_number: ["Mobile", "Phone"]`, `country_column: "Mailing Country"`, "region: US",
+			[]string{"+13125550151", "+13125550153", "+13125550155"}},
 		{"pipedrive.csv", `phone_number: ["Person - Phone - Mobile", "Person - Phone - Work"]`, "", "region: US",
 			[]string{"+13035550141", "+13035550143", "+13035550134"}},
 		{"french.csv", `phone_number: ["Portable", "Téléphone"]`, `country_column: "Pays"`, "region: FR",
@@ -92,6 +96,9 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 				if !strings.Contains(file, want) {
 					t.Errorf("init did not write %q:\n%s", want, file)
 				}
+			}
+			if tc.sheet == "salesforce-report.csv" && (!strings.Contains(file, `do_not_call: {column: "Do Not Call"}`) || !strings.Contains(file, `# Not sent: "Contact ID", "Email Opt Out", "Lead Source"`)) {
+				t.Errorf("init listed the Do Not Call column as not sent, or mapped Email Opt Out:\n%s", file)
 			}
 			if tc.country == "" && strings.Contains(file, "country_column:") {
 				t.Errorf("init mapped a country column in a sheet without one:\n%s", file)

@@ -34,8 +34,9 @@ const exitCodesHelp = `EXIT CODES:
         split into shards, or journal files pushed, or not pushed, to PostgreSQL)
    3    finished, but some contacts failed or are uncertain
    4    plan --strict found invalid or repaired rows, a sheet with no rows, a
-        suppression entry that is no number, or that run would refuse (an agent
-        name two agents share)
+        suppression entry that is no number, a row flagged do not call in a column
+        the campaign does not map, or that run would refuse (an agent name two
+        agents share)
    75   try again later (another run holds the lock, here or, with PostgreSQL, on any
         machine; outside calling hours with --until reached; contacts left pending; the
         service asked to be called again past pace.max_retry_after, or refused call

@@ -51,6 +51,9 @@ type File struct {
 	// Outcomes, when set, is where the service delivers what happened on
 	// each call, which `callrun listen` receives.
 	Outcomes *Outcomes `yaml:"outcomes"`
+	// DoNotCall names the columns of the CRM's do-not-call flag; a sheet
+	// may name its own.
+	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
 
 	// Shard is the part of the campaign this process works on; see
 	// [File.SetShard].
@@ -196,6 +199,8 @@ type SheetSpec struct {
 	// (default the first).
 	Encoding  string `yaml:"encoding"`
 	Worksheet string `yaml:"worksheet"`
+	// DoNotCall replaces the campaign's do_not_call: for this sheet.
+	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
 }
 
 // SheetOptions returns how sheet i is read: its encoding and worksheet.

@@ -72,6 +72,9 @@ type Contact struct {
 	// store's do-not-call list: it is not called, and the report shows it
 	// suppressed unless the journal says it was called before.
 	DoNotCall bool
+	// DoNotCallColumn is the do_not_call: column whose cell says yes, on
+	// a contact suppressed for the CRM's do-not-call flag.
+	DoNotCallColumn string
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -181,6 +184,17 @@ type sheetMap struct {
 	// name (name_column); -1 when none.
 	nameCol int
 	width   int
+	// dncCols are the do-not-call flag columns (do_not_call:), dncNames
+	// their names; dncUnmapped the columns that read as such a flag and
+	// are not mapped, and dncUnmappedYes the yes cells seen in each.
+	dncCols        []int
+	dncNames       []string
+	dncUnmapped    []int
+	dncUnmappedYes []int
+	// dncUnclear counts, for each of dncCols, the cells that say neither
+	// yes nor no; dncUnclearExample shows the first.
+	dncUnclear        []int
+	dncUnclearExample []string
 }
 
 // extraField is where a sheet takes a field beyond the seven from: a CSV
@@ -258,6 +272,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		m.phoneCols = append([]int{m.cols[FieldPhone]}, m.phoneCols...)
 		m.phoneNames = append([]string{m.names[FieldPhone]}, m.phoneNames...)
 	}
+	problems = append(problems, f.resolveDoNotCall(i, r, m)...)
 	if len(problems) > 0 {
 		r.Close()
 		return nil, nil, errors.New(strings.Join(problems, "; "))
@@ -329,6 +344,9 @@ type ContactReader struct {
 	// contact row (a title block, a report footer; see
 	// [sheet.Reader.Notes]), once the sheet has been read.
 	SheetNote func(i int, note string)
+	// unmappedYes counts the yes cells of unmapped do-not-call flag
+	// columns (see [ContactReader.UnmappedDoNotCall]).
+	unmappedYes int
 }
 
 // NewContactReader prepares to read the campaign's contacts.
@@ -390,6 +408,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 			cr.SheetNote(i, note)
 		}
 	}
+	cr.unmappedDoNotCall(i, r, m)
 	var se *sheet.Error
 	if cr.SheetFailed != nil && errors.As(err, &se) {
 		cr.SheetFailed(i, se)
@@ -557,6 +576,9 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		// It would wait for its hours forever.
 		c.Status, c.Field, c.Column = Invalid, FormFields[FieldPhone], m.names[FieldPhone]
 		c.Reason = "no time zone is known for this number, so the called person's hours cannot be checked; give it one in a timezone_column (with hours: {timezone: contact})"
+	}
+	if cr.flagDoNotCall(c, m, fields) {
+		return
 	}
 	if c.Status != "" {
 		return

@@ -186,6 +186,15 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	if nameSplit {
 		used[g.name], nameColumn = true, g.name
 	}
+	dnc := guessDoNotCall(o.Header, used)
+	doNotCall := ""
+	if len(dnc) > 0 {
+		doNotCall = doNotCallYAML(dnc)
+		for _, c := range dnc {
+			used[c] = true
+		}
+		g.notes = append(g.notes, fmt.Sprintf("Do-not-call flag: %s; a row whose cell says yes (1, true, yes, x) is never called.", strings.Join(dnc, ", ")))
+	}
 	account := MatchAccountFields(o.Header, o.AccountFields, used)
 	for _, f := range o.AccountFields {
 		if account[f] != "" {
@@ -204,7 +213,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
 		"Countries": g.countries, "Others": g.others, "CountryColumn": g.country, "NameColumn": nameColumn,
-		"Encoding": o.Encoding,
+		"Encoding": o.Encoding, "DoNotCall": doNotCall,
 	})
 	return g.notes, err
 }
@@ -246,6 +255,9 @@ sheets:
 {{- end}}
 {{- if .Unused}}
     # Not sent: {{range $i, $h := .Unused}}{{if $i}}, {{end}}{{printf "%q" $h}}{{end}}
+{{- end}}
+{{- if .DoNotCall}}
+    do_not_call: {{.DoNotCall}}    # the CRM's do-not-call flag: a row whose cell says yes (1, true, yes, x) is never called
 {{- end}}
 {{- if .NameColumn}}
     name_column: {{printf "%q" .NameColumn}}    # full names, split into first_name and last_name

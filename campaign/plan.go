@@ -25,6 +25,9 @@ type Counts struct {
 	// DoNotCall counts, of Suppressed, the contacts not yet called whose
 	// number is on the store's do-not-call list.
 	DoNotCall int `json:"do_not_call,omitempty"`
+	// DoNotCallFlag counts, of Suppressed, the rows whose do_not_call:
+	// column (the CRM's flag) says yes.
+	DoNotCallFlag int `json:"do_not_call_flag,omitempty"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -35,6 +38,7 @@ func (c *Counts) add(o Counts) {
 	c.Done += o.Done
 	c.ToCall += o.ToCall
 	c.DoNotCall += o.DoNotCall
+	c.DoNotCallFlag += o.DoNotCallFlag
 }
 
 // PlanAgent is one agent in a plan.
@@ -92,6 +96,11 @@ type Plan struct {
 	// as problems of the campaign file (naming the sheet's file: key):
 	// `callrun plan` exits 2 on any, after showing the other sheets.
 	SheetProblems []Problem `json:"-"`
+	// UnmappedDoNotCall counts the rows whose cell says yes in a column
+	// that reads as a do-not-call flag (a header such as "Do Not Call" or
+	// "DND") that the campaign does not map under do_not_call:; a warning
+	// names each such column.
+	UnmappedDoNotCall int `json:"unmapped_do_not_call,omitempty"`
 
 	groups   []*problemGroup
 	repair   []*problemGroup
@@ -246,6 +255,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 			ps.Duplicate++
 		case Suppressed:
 			ps.Suppressed++
+			if c.DoNotCallColumn != "" {
+				ps.DoNotCallFlag++
+			}
 		default:
 			if opts.Done != nil && opts.Done(c) {
 				ps.Done++
@@ -277,6 +289,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.UnmappedDoNotCall = cr.UnmappedDoNotCall()
 	for _, s := range p.Sheets {
 		p.Totals.add(s.Counts)
 		if s.Rows == 0 && s.Error == "" {
@@ -422,8 +435,15 @@ func (p *Plan) WriteText(w io.Writer) error {
 func countsLine(c Counts) string {
 	line := fmt.Sprintf("%d rows: %d to call, %d done, %d invalid, %d duplicate, %d suppressed",
 		c.Rows, c.ToCall, c.Done, c.Invalid, c.Duplicate, c.Suppressed)
+	var of []string
 	if c.DoNotCall > 0 {
-		line += fmt.Sprintf(" (%d on the do-not-call list)", c.DoNotCall)
+		of = append(of, fmt.Sprintf("%d on the do-not-call list", c.DoNotCall))
+	}
+	if c.DoNotCallFlag > 0 {
+		of = append(of, fmt.Sprintf("%d marked do not call in the sheet", c.DoNotCallFlag))
+	}
+	if len(of) > 0 {
+		line += " (" + strings.Join(of, ", ") + ")"
 	}
 	return line
 }

@@ -30,6 +30,7 @@ func (l *loader) validate(f *File) {
 	l.validateService(&f.Service)
 	l.validateAgents(f)
 	l.validateSheets(f)
+	l.validateDoNotCall("do_not_call", f.DoNotCall)
 	for i, s := range f.Suppress {
 		key := fmt.Sprintf("suppress[%d]", i)
 		if strings.TrimSpace(s.File) == "" {
@@ -310,6 +311,7 @@ func (l *loader) validateSheets(f *File) {
 			l.problem(key+".country_column", "country_column is empty: name the column of each row's country, or remove the key")
 		}
 		l.validatePhoneRules(key+".", s.Countries, s.AllowNumberKinds)
+		l.validateDoNotCall(key+".do_not_call", s.DoNotCall)
 	}
 }
 

@@ -1,0 +1,246 @@
+package campaign
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/callrun/callrun/campaign/sheet"
+)
+
+// DoNotCallColumns is `do_not_call:`, at the top of the campaign file or
+// under a sheet (which replaces the top one for that sheet): the columns
+// of a contact export that hold the CRM's own do-not-call flag, such as
+// Salesforce's "Do Not Call" or HighLevel's "DND". A row whose cell in
+// any of them says yes ([FlagYes]) is suppressed, never called; any other
+// cell is called as before. The contact reader, plan and init use it.
+type DoNotCallColumns struct {
+	Column  string   `yaml:"column"`
+	Columns []string `yaml:"columns"`
+}
+
+// Names returns the columns named, column: first.
+func (d *DoNotCallColumns) Names() []string {
+	if d == nil {
+		return nil
+	}
+	if d.Column != "" {
+		return append([]string{d.Column}, d.Columns...)
+	}
+	return d.Columns
+}
+
+// DoNotCallColumns returns the do-not-call flag columns of sheet i: the
+// sheet's own do_not_call:, else the campaign's.
+func (f *File) DoNotCallColumns(i int) []string {
+	if d := f.Sheets[i].DoNotCall; d != nil {
+		return d.Names()
+	}
+	return f.DoNotCall.Names()
+}
+
+// validateDoNotCall checks a do_not_call: block at key (do_not_call or
+// sheets[i].do_not_call).
+func (l *loader) validateDoNotCall(key string, d *DoNotCallColumns) {
+	if d == nil {
+		return
+	}
+	if d.Column != "" && len(d.Columns) > 0 {
+		l.problem(key, "do_not_call has both column: and columns:; list every column under columns: [%q, ...]", d.Column)
+		return
+	}
+	names := d.Names()
+	if len(names) == 0 {
+		l.problem(key, `do_not_call names no column: write do_not_call: {column: "Do Not Call"} (the column of the CRM's do-not-call flag), or columns: [...] for several, or remove the key`)
+		return
+	}
+	seen := map[string]bool{}
+	for _, c := range names {
+		folded := strings.ToLower(strings.TrimSpace(c))
+		switch {
+		case folded == "":
+			l.problem(key, "do_not_call lists an empty column name")
+		case seen[folded]:
+			l.problem(key, "do_not_call lists the column %q twice", c)
+		}
+		seen[folded] = true
+	}
+}
+
+// resolveDoNotCall finds sheet i's do-not-call flag columns in its
+// header, and the columns whose header reads as such a flag that the
+// campaign does not map. A column the header lacks is a problem, which
+// stops plan and run before any call.
+func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems []string) {
+	mapped := map[int]bool{}
+	for _, name := range f.DoNotCallColumns(i) {
+		idx, err := r.Column(name)
+		if err != nil {
+			msg := "do_not_call: " + err.Error()
+			if f.Sheets[i].DoNotCall == nil && len(f.Sheets) > 1 {
+				msg += fmt.Sprintf("; the top-level do_not_call: applies to every sheet: give this sheet its own under sheets[%d] (do_not_call: {column: ...})", i)
+			}
+			problems = append(problems, msg)
+			continue
+		}
+		m.dncCols = append(m.dncCols, idx)
+		m.dncNames = append(m.dncNames, name)
+		mapped[idx] = true
+	}
+	for c, h := range r.Header() {
+		if !mapped[c] && DoNotCallHeader(h) {
+			m.dncUnmapped = append(m.dncUnmapped, c)
+		}
+	}
+	if m.dncUnmapped != nil {
+		m.dncUnmappedYes = make([]int, len(m.dncUnmapped))
+	}
+	if m.dncCols != nil {
+		m.dncUnclear, m.dncUnclearExample = make([]int, len(m.dncCols)), make([]string, len(m.dncCols))
+	}
+	return problems
+}
+
+// FlagYes reports whether a cell of a do-not-call flag column says yes:
+// 1, true, yes, y, x, checked or a check mark, in any case, spaces
+// around it aside. Anything else (empty, 0, false, no) is no flag.
+func FlagYes(cell string) bool {
+	switch strings.ToLower(strings.TrimSpace(cell)) {
+	case "1", "true", "yes", "y", "x", "checked", "✓", "✔", "☑":
+		return true
+	}
+	return false
+}
+
+// flagNo reports whether a cell of a do-not-call flag column plainly
+// says no: empty, 0, false, no, n, f, off or unchecked.
+func flagNo(cell string) bool {
+	switch strings.ToLower(strings.TrimSpace(cell)) {
+	case "", "0", "false", "no", "n", "f", "off", "unchecked":
+		return true
+	}
+	return false
+}
+
+// flagDoNotCall suppresses c when one of its sheet's do-not-call flag
+// columns says yes, whatever else is wrong with the row: nobody the CRM
+// marks do not call is called, and a row never to be called needs no
+// fixing. It also counts the yes cells of columns that read as such a
+// flag but are not mapped. It reports whether c was suppressed.
+func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string) bool {
+	for k, col := range m.dncUnmapped {
+		if col < len(fields) && FlagYes(fields[col]) {
+			m.dncUnmappedYes[k]++
+		}
+	}
+	for k, col := range m.dncCols {
+		if col < len(fields) && !FlagYes(fields[col]) && !flagNo(fields[col]) {
+			if m.dncUnclear[k]++; m.dncUnclearExample[k] == "" {
+				m.dncUnclearExample[k] = fmt.Sprintf("row %d: %q", c.Row, strings.TrimSpace(fields[col]))
+			}
+		}
+	}
+	for k, col := range m.dncCols {
+		if col < len(fields) && FlagYes(fields[col]) {
+			c.Status, c.Field, c.Column = Suppressed, "", ""
+			c.DoNotCallColumn = m.dncNames[k]
+			c.Reason = fmt.Sprintf("column %q says %q: the contact is marked do not call", m.dncNames[k], strings.TrimSpace(fields[col]))
+			return true
+		}
+	}
+	return false
+}
+
+// unmappedDoNotCall tells cr.SheetNote, once sheet i is read, of the
+// cells of its do-not-call columns that say neither yes nor no, and of
+// each column of it that reads as a do-not-call flag and is not mapped,
+// whose yes cells it adds to cr.unmappedYes.
+func (cr *ContactReader) unmappedDoNotCall(i int, r *sheet.Reader, m *sheetMap) {
+	header := r.Header()
+	for k, n := range m.dncUnclear {
+		if n > 0 && cr.SheetNote != nil {
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the do-not-call column %q say neither yes nor no (%s), and their rows are called; write 1 or yes where the contact is not to be called",
+				cr.f.Sheets[i].File, n, m.dncNames[k], m.dncUnclearExample[k]))
+		}
+	}
+	for k, col := range m.dncUnmapped {
+		yes := m.dncUnmappedYes[k]
+		cr.unmappedYes += yes
+		if cr.SheetNote == nil {
+			continue
+		}
+		cr.SheetNote(i, fmt.Sprintf("sheet %s has a column %q that reads as a do-not-call flag, and the campaign does not map it: its %d row(s) that say yes are called like any other; map it under the sheet with do_not_call: {column: %q}",
+			cr.f.Sheets[i].File, header[col], yes, header[col]))
+	}
+}
+
+// UnmappedDoNotCall counts, over the sheets read so far, the rows whose
+// cell says yes in a column that reads as a do-not-call flag the campaign
+// does not map: rows the CRM may mark do not call that are called
+// anyway. plan --strict fails on them.
+func (cr *ContactReader) UnmappedDoNotCall() int { return cr.unmappedYes }
+
+// Header words (folded) of a do-not-call flag column.
+var (
+	// dncHeaderParts, anywhere in a folded header, name a do-not-call flag.
+	dncHeaderParts = []string{"donotcall", "dontcall", "nocall", "donotphone", "donotcontact", "donotdisturb"}
+	// dncHeaderWords are words, or the start or end of one, that do.
+	dncHeaderWords = []string{"dnc", "dnd"}
+	// optOutParts name an opt-out, which is of calls only with a call word.
+	optOutParts = []string{"optout", "optedout", "unsubscribe"}
+	// callParts name calls.
+	callParts = []string{"call", "phone", "voice", "tele", "dial"}
+	// otherChannelParts name channels other than calls: a flag of one of
+	// them alone ("Email Opt Out", "DND SMS") does not stop a call.
+	otherChannelParts = []string{"mail", "sms", "text", "fax", "newsletter", "whatsapp", "push", "letter", "post"}
+	// detailWords name a column about the flag rather than the flag
+	// ("Do Not Call Reason", "DNC Date").
+	detailWords = []string{"reason", "date", "time", "timestamp", "source", "note", "notes", "comment", "updated", "changed", "modified", "by"}
+)
+
+// DoNotCallHeader reports whether a column's header says it flags a
+// contact not to be called: do not call, DNC, DND, or opted out or
+// unsubscribed from calls. A flag of another channel alone (Salesforce's
+// "Email Opt Out", "DND SMS") is not one. init maps such columns, and
+// plan warns of those a campaign does not map.
+func DoNotCallHeader(h string) bool {
+	k := foldHeader(h)
+	if k == "" || hasWord(h, detailWords) {
+		return false
+	}
+	has := func(parts []string) bool {
+		return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(k, p) })
+	}
+	calls := has(callParts)
+	switch {
+	case has(dncHeaderParts) || hasWord(h, dncHeaderWords):
+		return calls || !has(otherChannelParts)
+	case has(optOutParts):
+		return calls
+	}
+	return false
+}
+
+// guessDoNotCall returns the columns of header, not in used, that init
+// maps under do_not_call:.
+func guessDoNotCall(header []string, used map[string]bool) []string {
+	var cols []string
+	for _, h := range header {
+		if h != "" && !used[h] && DoNotCallHeader(h) {
+			cols = append(cols, h)
+		}
+	}
+	return cols
+}
+
+// doNotCallYAML writes init's do_not_call: value for cols.
+func doNotCallYAML(cols []string) string {
+	if len(cols) == 1 {
+		return fmt.Sprintf("{column: %q}", cols[0])
+	}
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = fmt.Sprintf("%q", c)
+	}
+	return "{columns: [" + strings.Join(quoted, ", ") + "]}"
+}

@@ -1,0 +1,271 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/campaign/phone"
+)
+
+func TestFlagYes(t *testing.T) {
+	for _, cell := range []string{"1", "true", "TRUE", "True", "yes", "Yes", "YES", "y", "Y", "x", "X", "checked", "CHECKED", " 1 ", "\tyes ", "✓", "✔", "☑"} {
+		if !FlagYes(cell) {
+			t.Errorf("FlagYes(%q) = false; want a yes", cell)
+		}
+	}
+	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "not checked", "10", "yes please", "-", "null"} {
+		if FlagYes(cell) {
+			t.Errorf("FlagYes(%q) = true; want no flag", cell)
+		}
+	}
+}
+
+func TestDoNotCallHeader(t *testing.T) {
+	for _, h := range []string{
+		"Do Not Call", "DoNotCall", "do_not_call", "DNC", "DNC Flag", "Phone DNC", "DND", "DND Calls", "DND Calls and SMS",
+		"Don't Call", "Do Not Contact", "Do Not Disturb", "No Call", "Opted out of calls", "Phone Opt Out",
+		"Unsubscribed from calls", "Call Opt-Out", "Voice Opted Out", "HasOptedOutOfPhone",
+	} {
+		if !DoNotCallHeader(h) {
+			t.Errorf("DoNotCallHeader(%q) = false; want a do-not-call flag", h)
+		}
+	}
+	for _, h := range []string{
+		"", "Email Opt Out", "HasOptedOutOfEmail", "Fax Opt Out", "HasOptedOutOfFax", "DND Email", "DND SMS", "Unsubscribed from all email",
+		"Unsubscribed", "Opted Out", "SMS Opt-Out", "Phone", "Mobile", "Do Not Call Reason", "DNC Date", "DoNotCallDate", "Do Not Call Updated By",
+		"Lead Source", "Recall date", "Mailing Country",
+	} {
+		if DoNotCallHeader(h) {
+			t.Errorf("DoNotCallHeader(%q) = true; want no do-not-call flag", h)
+		}
+	}
+}
+
+// dncCampaign writes a campaign over sheets (file name -> body) with the
+// YAML lines top at the top level and sheet under its first sheet, and
+// loads it.
+func dncCampaign(t *testing.T, sheets map[string]string, top, sheet string) (*File, error) {
+	t.Helper()
+	dir := t.TempDir()
+	var names []string
+	for name, body := range sheets {
+		names = append(names, name)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("name: dnc\nagents:\n  - {name: A, prompt: Hello.}\nsheets:\n")
+	slices.Sort(names)
+	for i, name := range names {
+		b.WriteString("  - file: " + name + "\n    agent: A\n    fields: {phone_number: Phone}\n")
+		if i == 0 && sheet != "" {
+			b.WriteString("    " + sheet + "\n")
+		}
+	}
+	b.WriteString("region: US\nunsafe_ignore_called_person_hours: true\n" + top)
+	path := filepath.Join(dir, "campaign.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+	if err != nil {
+		return nil, err
+	}
+	return f, f.CheckSheets()
+}
+
+// TestDoNotCallConfig: do_not_call: is checked when the file is loaded,
+// and a column a sheet lacks stops plan and run before any call, naming
+// the campaign file and do_not_call.
+func TestDoNotCallConfig(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Do Not Call\n+14155550101,1\n"}
+	for _, tc := range []struct{ top, sheet, want string }{
+		{"do_not_call: {}\n", "", "do_not_call names no column"},
+		{"do_not_call: {column: X, columns: [Y]}\n", "", "both column: and columns:"},
+		{"do_not_call: {columns: [X, x]}\n", "", `lists the column "x" twice`},
+		{"do_not_call: {columns: [\" \"]}\n", "", "lists an empty column name"},
+		{"do_not_call: {colum: X}\n", "", "colum"},
+		{"", "do_not_call: {}", "sheets[0].do_not_call"},
+		{"do_not_call: {column: DoNotCall}\n", "", `do_not_call: sheet`},
+		{"", "do_not_call: {columns: [Do Not Call, DND]}", `has no column "DND"`},
+	} {
+		_, err := dncCampaign(t, sheets, tc.top, tc.sheet)
+		var fe *FileError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "campaign.yaml") {
+			t.Errorf("top %q, sheet %q: error %v; want a *FileError naming campaign.yaml and holding %q", tc.top, tc.sheet, err, tc.want)
+		}
+	}
+}
+
+// TestDoNotCallRows: a row whose flag column says yes is suppressed with
+// the column in its reason, whatever else is wrong with it; a sheet's
+// own do_not_call: replaces the campaign's; plan counts the flagged rows
+// and warns of a flag column left unmapped.
+func TestDoNotCallRows(t *testing.T) {
+	sheets := map[string]string{
+		"a.csv": "Phone,Do Not Call,DND\n" +
+			"+14155550101,1,\n" + // flagged
+			"+14155550102,0,\n" +
+			"not a number,yes,\n" + // flagged: not invalid, never called anyway
+			"+14155550104,, x \n" + // DND only
+			"+14155550105,no,\n",
+		"b.csv": "Phone,DNC\n+14155550201,TRUE\n+14155550202,\n",
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: DNC}\n", "do_not_call: {columns: [Do Not Call, DND]}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	type got struct{ status, col, reason string }
+	var rows []got
+	cr := f.NewContactReader(norm, nil)
+	if err := cr.Each(context.Background(), func(c *Contact) error {
+		rows = append(rows, got{c.Status, c.DoNotCallColumn, c.Reason})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []got{
+		{Suppressed, "Do Not Call", `column "Do Not Call" says "1": the contact is marked do not call`},
+		{ToCall, "", ""},
+		{Suppressed, "Do Not Call", `column "Do Not Call" says "yes": the contact is marked do not call`},
+		{Suppressed, "DND", `column "DND" says "x": the contact is marked do not call`},
+		{ToCall, "", ""},
+		{Suppressed, "DNC", `column "DNC" says "TRUE": the contact is marked do not call`},
+		{ToCall, "", ""},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("read %d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i := range want {
+		if rows[i] != want[i] {
+			t.Errorf("row %d: %+v, want %+v", i, rows[i], want[i])
+		}
+	}
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Totals.Suppressed != 4 || plan.Totals.DoNotCallFlag != 4 || plan.Totals.ToCall != 3 || plan.Totals.Invalid != 0 || plan.UnmappedDoNotCall != 0 {
+		t.Errorf("plan totals %+v, unmapped %d; want 4 suppressed, all flagged, 3 to call", plan.Totals, plan.UnmappedDoNotCall)
+	}
+	var text bytes.Buffer
+	plan.WriteText(&text)
+	if !strings.Contains(text.String(), "(3 marked do not call in the sheet)") || strings.Contains(text.String(), "reads as a do-not-call flag") {
+		t.Errorf("plan text:\n%s", text.String())
+	}
+
+	// Nothing mapped: every row is called, and plan names each column.
+	f, err = dncCampaign(t, sheets, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Totals.Suppressed != 0 || plan.Totals.Invalid != 1 || plan.UnmappedDoNotCall != 4 {
+		t.Errorf("unmapped: plan totals %+v, unmapped %d; want nothing suppressed, 1 invalid, 4 flagged rows unmapped", plan.Totals, plan.UnmappedDoNotCall)
+	}
+	for _, want := range []string{
+		`sheet a.csv has a column "Do Not Call" that reads as a do-not-call flag, and the campaign does not map it: its 2 row(s)`,
+		`sheet a.csv has a column "DND" that reads as a do-not-call flag, and the campaign does not map it: its 1 row(s)`,
+		`sheet b.csv has a column "DNC" that reads as a do-not-call flag, and the campaign does not map it: its 1 row(s)`,
+	} {
+		if !strings.Contains(strings.Join(plan.Warnings, "\n"), want) {
+			t.Errorf("plan warnings lack %q:\n%s", want, strings.Join(plan.Warnings, "\n"))
+		}
+	}
+}
+
+// TestInitMapsDoNotCall: init maps every column whose header says do not
+// call under do_not_call:, not under "Not sent", and leaves another
+// channel's opt-out alone; the file it writes loads.
+func TestInitMapsDoNotCall(t *testing.T) {
+	for _, tc := range []struct {
+		header          []string
+		want, notSent   string
+		wantNoDoNotCall bool
+	}{
+		{[]string{"Phone", "First Name", "Do Not Call", "Email Opt Out"}, `    do_not_call: {column: "Do Not Call"}`, `    # Not sent: "Email Opt Out"`, false},
+		{[]string{"Phone", "DND", "Opted out of calls", "Notes"}, `    do_not_call: {columns: ["DND", "Opted out of calls"]}`, `    # Not sent: "Notes"`, false},
+		{[]string{"Phone", "Unsubscribed from all email"}, "", `    # Not sent: "Unsubscribed from all email"`, true},
+	} {
+		var b bytes.Buffer
+		notes, err := WriteInit(&b, InitOptions{Sheet: "leads.csv", SheetName: "leads.csv", Header: tc.header, Region: "US"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := b.String()
+		if tc.wantNoDoNotCall {
+			if strings.Contains(file, "do_not_call:") {
+				t.Errorf("%v: init mapped a do-not-call column:\n%s", tc.header, file)
+			}
+		} else if !strings.Contains(file, tc.want+"    #") || !strings.Contains(strings.Join(notes, "\n"), "Do-not-call flag:") {
+			t.Errorf("%v: init file lacks %q, or its notes the flag (%q):\n%s", tc.header, tc.want, notes, file)
+		}
+		if !strings.Contains(file, tc.notSent+"\n") {
+			t.Errorf("%v: init file lacks %q:\n%s", tc.header, tc.notSent, file)
+		}
+		dir := t.TempDir()
+		row := make([]string, len(tc.header))
+		row[0] = "+14155550132"
+		os.WriteFile(filepath.Join(dir, "leads.csv"), []byte(strings.Join(tc.header, ",")+"\n"+strings.Join(row, ",")+"\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(strings.Replace(file, `"TODO: write the agent's prompt"`, `"Hello."`, 1)), 0o644)
+		f, err := Load(filepath.Join(dir, "campaign.yaml"), LoadOptions{Offline: true, Getenv: env(nil)})
+		if err == nil {
+			err = f.CheckSheets()
+		}
+		if err != nil {
+			t.Errorf("%v: the file init wrote does not load: %v", tc.header, err)
+		}
+	}
+}
+
+// TestDoNotCallTopLevelNeedsEverySheet: the campaign's do_not_call:
+// applies to every sheet, so a sheet without the column is an error that
+// says how to give it its own.
+func TestDoNotCallTopLevelNeedsEverySheet(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone\n+14155550101\n", "b.csv": "Phone,Do Not Call\n+14155550201,1\n"}
+	_, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "")
+	if err == nil || !strings.Contains(err.Error(), `do_not_call: sheet`) || !strings.Contains(err.Error(), "give this sheet its own under sheets[0]") {
+		t.Errorf("top-level do_not_call over a sheet without the column: %v", err)
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "do_not_call: {column: Phone}")
+	if err != nil {
+		t.Fatalf("the sheet's own do_not_call: %v", err)
+	}
+	if got := f.DoNotCallColumns(0); len(got) != 1 || got[0] != "Phone" {
+		t.Errorf("sheet 0's columns: %q, want its own", got)
+	}
+}
+
+// TestDoNotCallUnclearCells: a cell of a do-not-call column that says
+// neither yes nor no is no flag, and plan says how many there are, with
+// the first.
+func TestDoNotCallUnclearCells(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Do Not Call\n+14155550101,Pending\n+14155550102,1\n+14155550103,0\n+14155550104,see notes\n+14155550105,off\n"}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Totals.ToCall != 4 || plan.Totals.DoNotCallFlag != 1 {
+		t.Errorf("plan totals %+v; want 4 to call, 1 flagged", plan.Totals)
+	}
+	want := `sheet a.csv: 2 cell(s) of the do-not-call column "Do Not Call" say neither yes nor no (row 2: "Pending"), and their rows are called`
+	if !strings.Contains(strings.Join(plan.Warnings, "\n"), want) {
+		t.Errorf("plan warnings lack %q:\n%s", want, strings.Join(plan.Warnings, "\n"))
+	}
+}
