@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -85,7 +86,7 @@ type Report struct {
 
 // reportPoll is how often a Report looks again at a row that was not
 // final: the rows of about that much time are left for the run's end.
-const reportPoll = 100 * time.Millisecond
+const reportPoll = 25 * time.Millisecond
 
 // StartReport starts the report of a run over f with opts (its State,
 // Norm, Suppress, RetryFailed, RetryUncertain), to be written in dir.
@@ -104,8 +105,24 @@ func StartReport(ctx context.Context, f *File, opts *RunOptions, dir string) *Re
 // write writes the rows, waiting at each one that is not final.
 func (r *Report) write(ctx context.Context) {
 	defer close(r.done)
+	if r.early {
+		// Not while the run's first calls start: they are the run's
+		// start-up, and no row of a new campaign is final yet.
+		select {
+		case <-time.After(reportPoll):
+		case <-r.over:
+		}
+	}
 	at := func() time.Time { return r.at }
 	wait := func(c *Contact) {
+		select {
+		case <-r.over:
+			return // every row is final: the run is waiting for the report
+		default:
+			// While the run calls, a row at a time: a call whose turn
+			// comes goes first.
+			runtime.Gosched()
+		}
 		if r.final(c) {
 			return
 		}
