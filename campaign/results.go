@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
@@ -82,6 +83,9 @@ type Report struct {
 	page  *report.Page
 	err   error
 	early bool // the rows are written while the run calls
+	// made counts the rows found final while the run called, for tests
+	// to see them made before the run ends.
+	made atomic.Int64
 }
 
 // reportPoll is how often a Report looks again at a row that was not
@@ -123,6 +127,7 @@ func (r *Report) write(ctx context.Context) {
 			// comes goes first.
 			runtime.Gosched()
 		}
+		defer r.made.Add(1)
 		if r.final(c) {
 			return
 		}
