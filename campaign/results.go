@@ -127,22 +127,19 @@ func (r *Report) write(ctx context.Context) {
 			// comes goes first.
 			runtime.Gosched()
 		}
-		defer r.made.Add(1)
-		if r.final(c) {
-			return
-		}
-		tick := time.NewTicker(reportPoll)
-		defer tick.Stop()
-		for {
+		tick := (*time.Ticker)(nil)
+		for !r.final(c) {
+			if tick == nil {
+				tick = time.NewTicker(reportPoll)
+				defer tick.Stop()
+			}
 			select {
 			case <-r.over:
 				return
 			case <-tick.C:
-				if r.final(c) {
-					return
-				}
 			}
 		}
+		r.made.Add(1)
 	}
 	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Norm, r.opts.Suppress, r.dir, &r.rows, at, wait)
 }
