@@ -37,8 +37,10 @@ func TestKillMidRunReportResumes(t *testing.T) {
 			if res := p.result(); !res.signaled {
 				t.Fatalf("the run ended before the kill: %s", res)
 			}
-			left := reportTemps(t, e.stateDir)
-			if len(left) == 0 {
+			if got := srv.Stats().CallsReceived; got >= n {
+				t.Fatalf("the report's temporary files appeared only once all %d calls were made, not while the run called", got)
+			}
+			if left := reportTemps(t, e.stateDir); len(left) == 0 {
 				t.Fatal("the kill left no temporary report file: the report was not being written while the run called")
 			}
 			if _, err := os.Stat(filepath.Join(e.stateDir, "report.csv")); err == nil {
