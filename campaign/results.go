@@ -64,9 +64,10 @@ func writePage(dir string, sum *report.Summary, page *report.Page) error {
 // in flight. At the first row that is not yet final it waits, looking
 // again every reportPoll, until the row is final or the run is over.
 // A contact left pending, a failed one that --retry-failed may send
-// again, an uncertain one with --retry-uncertain, and any call whose
-// intent has no outcome yet wait until the end; with outcomes: every
-// called contact does, as the webhooks' deliveries may still change it.
+// again, an uncertain one with --retry-uncertain, and any intent with no
+// outcome (a call in flight, or one a killed run left) wait until the
+// end, and the rows after them with them; with outcomes every called
+// contact does, as the webhooks' deliveries may still change it.
 //
 // The files are written to temporary files renamed into place at the end,
 // as WriteReport's are; a run killed before then leaves the previous
