@@ -388,6 +388,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if metrics != nil {
 		metrics.run(ctx, cmp.Or(o.metricsInterval, 5*time.Second))
 	}
+	// The report's rows are written as the calls settle, so that the run
+	// ends soon after its last call; it is finished below.
+	rep := campaign.StartReport(context.WithoutCancel(ctx), f, &ropts, stateDir)
 	res, runErr := campaign.Run(ctx, f, limiter, ropts)
 	prog.done()
 	detach()
@@ -420,7 +423,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := loadDoNotCall(context.WithoutCancel(ctx), dnc, suppress); err != nil {
 		log.Warn().Err(err).Msg("could not read the do-not-call list again: the report shows the contacts on it when the run began")
 	}
-	if err := campaign.WriteReport(context.WithoutCancel(ctx), f, state, norm, suppress, stateDir, sum); err != nil {
+	if err := rep.Finish(context.WithoutCancel(ctx), sum); err != nil {
 		if runErr != nil {
 			return fmt.Errorf("%w (and writing the report failed: %v)", runErr, err)
 		}

@@ -53,7 +53,7 @@ func BenchmarkWriteReport(b *testing.B) {
 			}
 			part := func(name string, fn func(sum *report.Summary, page *report.Page) error) {
 				b.Run(name, func(b *testing.B) {
-					page, err := writeRows(ctx, f, st, norm, sup, out, newSum())
+					page, err := writeRows(ctx, f, st, norm, sup, out, newSum(), func() time.Time { return at }, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -88,7 +88,7 @@ func BenchmarkWriteReport(b *testing.B) {
 					return err
 				}
 				hours, _ := f.CallingHours()
-				page := newReportPage(f, hours, sum.FinishedAt)
+				page := newReportPage(f, hours, func() time.Time { return sum.FinishedAt })
 				if err := each(sum, func(c *Contact, row report.Row) error { page.add(c, &row); return w.Write(row) }); err != nil {
 					return err
 				}

@@ -379,10 +379,7 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 		prior := 0
 		if st, ok := r.opts.State.Status(key); ok {
 			prior = r.opts.State.Attempts(key)
-			switch {
-			case st == store.Sent,
-				st == store.Failed && !r.opts.RetryFailed,
-				st == store.Uncertain && !r.opts.RetryUncertain:
+			if settledFor(st, &r.opts) {
 				r.count(func(res *RunResult) { res.Skipped++ })
 				return nil
 			}
@@ -415,6 +412,19 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 			return gctx.Err()
 		}
 	})
+}
+
+// settledFor reports whether a contact whose journal status is st is
+// settled for a run with opts: the run does not send it. The producer
+// skips such a contact; a [Report] writes its row before the run ends.
+func settledFor(st store.Status, opts *RunOptions) bool {
+	switch {
+	case st == store.Sent,
+		st == store.Failed && !opts.RetryFailed,
+		st == store.Uncertain && !opts.RetryUncertain:
+		return true
+	}
+	return false
 }
 
 // gate decides whether a contact may be called now. With one campaign zone

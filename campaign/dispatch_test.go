@@ -65,6 +65,12 @@ type dtEnv struct {
 	// dnc, if set, is the do-not-call list the journal checks each intent
 	// against (store.JournalOptions.DoNotCall).
 	dnc store.DoNotCallList
+	// report, if set, is told of each run's Report, started before the
+	// calls as `callrun run` starts it; finish, if set too, finishes it
+	// once the run is over, before the journal closes, and gets its
+	// error.
+	report func(*Report)
+	finish func(*Report, *RunResult) error
 }
 
 // dtCampaign is a one-agent campaign over leads.csv (columns Phone and
@@ -287,9 +293,19 @@ func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, er
 	limiter := rate.NewLimiter(rate.Limit(e.f.Pace.PerSecond), e.f.Pace.Burst)
 	rctx, cancel := context.WithTimeout(ctx, dtRunTimeout)
 	defer cancel()
+	var rep *Report
+	if e.report != nil {
+		rep = StartReport(context.WithoutCancel(ctx), e.f, &opts, e.f.Path(e.f.StateDir))
+		e.report(rep)
+	}
 	res, err := Run(rctx, e.f, limiter, opts)
 	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
 		e.t.Fatalf("Run did not end within %s", dtRunTimeout)
+	}
+	if rep != nil {
+		if ferr := e.finish(rep, res); ferr != nil {
+			e.t.Errorf("finishing the run's report: %v", ferr)
+		}
 	}
 	if cerr := j.Close(); cerr != nil && !e.journalClosed.Load() {
 		e.t.Errorf("closing the journal: %v", cerr)

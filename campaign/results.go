@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
@@ -23,16 +25,22 @@ const (
 
 // WriteReport rebuilds report.csv, report.xlsx, report.html and
 // summary.json in dir from the sheets and the journal: one row per input
-// row, in sheet order, with its final status. It is what every run ends
-// with, however it ends, and what `callrun report` does on its own. sum
-// carries the run's own facts (times, calls, ending, the journal's runs);
-// the counts are added here. Contacts waiting for their hours are those
-// closed at sum.FinishedAt.
+// row, in sheet order, with its final status. It is what `callrun report`
+// does, and what a run's [Report] writes. sum carries the run's own facts
+// (times, calls, ending, the journal's runs); the counts are added here.
+// Contacts waiting for their hours are those closed at sum.FinishedAt.
 func WriteReport(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) error {
-	page, err := writeRows(ctx, f, st, norm, sup, dir, sum)
+	at := func() time.Time { return sum.FinishedAt }
+	page, err := writeRows(ctx, f, st, norm, sup, dir, sum, at, nil)
 	if err != nil {
 		return err
 	}
+	return writePage(dir, sum, page)
+}
+
+// writePage writes report.html and summary.json in dir, once the rows
+// are written and counted in sum.
+func writePage(dir string, sum *report.Summary, page *report.Page) error {
 	if sum.Rows > report.MaxXLSXRows {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("report.xlsx is written for up to %d rows; this report has more, so open report.csv (in Excel: Data > From Text/CSV, with the phone column as Text)", report.MaxXLSXRows))
 	}
@@ -42,12 +50,156 @@ func WriteReport(ctx context.Context, f *File, st *store.State, norm *phone.Norm
 	return report.WriteSummary(filepath.Join(dir, SummaryJSON), sum)
 }
 
+// Report writes the report files of a run while it calls, so that the run
+// ends soon after its last call rather than reading every sheet and the
+// whole journal again then. `callrun run` starts one just before it
+// calls ([StartReport]) and finishes it once the calls are over
+// ([Report.Finish]); what it writes is what [WriteReport] would write at
+// that moment.
+//
+// A goroutine reads the sheets as WriteReport does and writes each row
+// once this run can no longer change it: a row of the sheets alone
+// (invalid, duplicate, suppressed), or a contact whose record in the
+// journal is one the run leaves alone (see settledFor) and is not a call
+// in flight. At the first row that is not yet final it waits, looking
+// again every reportPoll, until the row is final or the run is over.
+// A contact left pending, a failed one that --retry-failed may send
+// again, an uncertain one with --retry-uncertain, and any intent with no
+// outcome (a call in flight, or one a killed run left) wait until the
+// end, and the rows after them with them; with outcomes every called
+// contact does, as the webhooks' deliveries may still change it.
+//
+// The files are written to temporary files renamed into place at the end,
+// as WriteReport's are; a run killed before then leaves the previous
+// report, and the temporary files for the next run to remove
+// ([report.RemoveStale]).
+type Report struct {
+	f     *File
+	opts  *RunOptions // its State, Norm, Suppress, RetryFailed and RetryUncertain
+	dir   string
+	rows  report.Summary // the rows' counts, until Finish
+	over  chan struct{}  // closed by Finish: every row is final
+	at    time.Time      // the run's end, for the contacts waiting for their hours; set before over is closed
+	done  chan struct{}  // closed when the rows are written
+	page  *report.Page
+	err   error
+	early bool // the rows are written while the run calls
+	// made counts the rows found final while the run called, for tests
+	// to see them made before the run ends.
+	made atomic.Int64
+}
+
+// reportPoll is how often a Report looks again at a row that was not
+// final: the rows of about that much time are left for the run's end.
+const reportPoll = 25 * time.Millisecond
+
+// StartReport starts the report of a run over f with opts (its State,
+// Norm, Suppress, RetryFailed, RetryUncertain), to be written in dir.
+// The caller must call Finish after the run, before closing the State.
+// ctx ends the reading of the sheets: a run that is to write its report
+// however it ends passes one no signal cancels.
+func StartReport(ctx context.Context, f *File, opts *RunOptions, dir string) *Report {
+	r := &Report{f: f, opts: opts, dir: dir, over: make(chan struct{}), done: make(chan struct{}),
+		early: f.Outcomes == nil}
+	if r.early {
+		go r.write(ctx)
+	}
+	return r
+}
+
+// write writes the rows, waiting at each one that is not final.
+func (r *Report) write(ctx context.Context) {
+	defer close(r.done)
+	if r.early {
+		// Not while the run's first calls start: they are the run's
+		// start-up, and no row of a new campaign is final yet.
+		select {
+		case <-time.After(reportPoll):
+		case <-r.over:
+		}
+	}
+	at := func() time.Time { return r.at }
+	wait := func(c *Contact) {
+		select {
+		case <-r.over:
+			return // every row is final: the run is waiting for the report
+		default:
+			// While the run calls, a row at a time: a call whose turn
+			// comes goes first.
+			runtime.Gosched()
+		}
+		tick := (*time.Ticker)(nil)
+		for !r.final(c) {
+			if tick == nil {
+				tick = time.NewTicker(reportPoll)
+				defer tick.Stop()
+			}
+			select {
+			case <-r.over:
+				return
+			case <-tick.C:
+			}
+		}
+		r.made.Add(1)
+	}
+	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Norm, r.opts.Suppress, r.dir, &r.rows, at, wait)
+}
+
+// final reports whether c's row can no longer change in this run.
+func (r *Report) final(c *Contact) bool {
+	select {
+	case <-r.over:
+		return true
+	default:
+	}
+	if c.Status != ToCall {
+		return true
+	}
+	st := r.opts.State
+	key, ok := SettledKey(r.f, st, c)
+	if !ok {
+		return false
+	}
+	status, _ := st.Status(key)
+	if !settledFor(status, r.opts) {
+		return false
+	}
+	if status == store.Uncertain { // an intent alone: perhaps a call in flight
+		e, _ := st.Lookup(key)
+		return !e.Unanswered()
+	}
+	return true
+}
+
+// Finish writes the rows left, then report.html and summary.json. sum
+// carries the run's own facts, as for WriteReport: its FinishedAt is the
+// run's end. The rows' counts are added to it.
+func (r *Report) Finish(ctx context.Context, sum *report.Summary) error {
+	r.at = sum.FinishedAt
+	if r.at.IsZero() {
+		r.at = time.Now()
+	}
+	close(r.over)
+	if !r.early {
+		r.write(ctx)
+	}
+	<-r.done
+	if r.err != nil {
+		return r.err
+	}
+	sum.TakeCounts(&r.rows)
+	return writePage(r.dir, sum, r.page)
+}
+
 // writeRows writes report.csv and report.xlsx in dir in one pass over
 // the sheets, counts the rows in sum, and gathers what report.html shows
-// of them. The workbook streams its rows to a temporary file, and is
+// of them; at is when the report is of, asked only for a contact left
+// pending (whose hours may be closed then). wait, if set, is called
+// before each row is made and returns once the row is final (see
+// [Report]). The workbook streams its rows to a temporary file, and is
 // dropped once the report outgrows it (an older report.xlsx is then
 // removed, as it would no longer match report.csv).
-func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) (*report.Page, error) {
+func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary, at func() time.Time, wait func(*Contact)) (*report.Page, error) {
 	hours, err := f.CallingHours()
 	if err != nil {
 		return nil, err
@@ -69,8 +221,15 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 		w.Abort()
 		return nil, err
 	}
-	page := newReportPage(f, hours, sum.FinishedAt)
+	page := newReportPage(f, hours, at)
 	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
+		if wait != nil {
+			wait(c)
+			// Whether the number is on the do-not-call list as the row
+			// is made: a row that waited for the run's end takes the
+			// list as the run left it.
+			c.DoNotCall = c.Status == ToCall && sup != nil && sup.OnDoNotCall(c.Phone)
+		}
 		row := ReportRow(f, st, c)
 		outcomes.Add(c, &row)
 		sum.Add(row)
@@ -170,18 +329,16 @@ type reportPage struct {
 	*report.Page
 	f     *File
 	hours *CallingHours
-	now   time.Time
+	at    func() time.Time // when the report is of, asked for the first contact left pending
+	now   time.Time        // at's answer (time.Now when it is zero), once asked
 	// opens caches when a closed contact may be called, by country and
 	// zones: NextOpen looks days ahead, and the contacts of a zone share
 	// the answer.
 	opens map[string]time.Time
 }
 
-func newReportPage(f *File, hours *CallingHours, now time.Time) *reportPage {
-	if now.IsZero() {
-		now = time.Now()
-	}
-	return &reportPage{Page: report.NewPage(), f: f, hours: hours, now: now, opens: map[string]time.Time{}}
+func newReportPage(f *File, hours *CallingHours, at func() time.Time) *reportPage {
+	return &reportPage{Page: report.NewPage(), f: f, hours: hours, at: at, opens: map[string]time.Time{}}
 }
 
 // add counts c, whose report row is row: an invalid row under its
@@ -199,6 +356,11 @@ func (p *reportPage) add(c *Contact, row *report.Row) {
 	case string(store.Sent), string(store.Failed), string(store.Uncertain):
 		p.AddCalled(c.Country)
 	case string(store.Pending):
+		if p.now.IsZero() {
+			if p.now = p.at(); p.now.IsZero() {
+				p.now = time.Now()
+			}
+		}
 		if c.Phone == "" || p.hours.Open(c, p.now) {
 			return
 		}

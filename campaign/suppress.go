@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
@@ -18,7 +19,7 @@ import (
 // do-not-call list when it was read ([Suppression.SetDoNotCall]).
 type Suppression struct {
 	set map[uint64]struct{}
-	dnc map[uint64]struct{}
+	dnc atomic.Pointer[map[uint64]struct{}] // replaced whole: a run's report reads it while the run ends
 	// Problems are the first entries that are not phone numbers (at most
 	// maxSuppressionProblems); Ignored counts them all.
 	Problems []RowProblem
@@ -51,16 +52,21 @@ const ReasonDoNotCall = "the number is on the do-not-call list"
 // read with Contact.DoNotCall set, and suppressed unless it was called
 // already.
 func (s *Suppression) SetDoNotCall(numbers []string) {
-	s.dnc = make(map[uint64]struct{}, len(numbers))
+	dnc := make(map[uint64]struct{}, len(numbers))
 	for _, n := range numbers {
-		s.dnc[phoneKey(n)] = struct{}{}
+		dnc[phoneKey(n)] = struct{}{}
 	}
+	s.dnc.Store(&dnc)
 }
 
 // OnDoNotCall reports whether the E.164 number was on the do-not-call
 // list when it was read.
 func (s *Suppression) OnDoNotCall(e164 string) bool {
-	_, ok := s.dnc[phoneKey(e164)]
+	dnc := s.dnc.Load()
+	if dnc == nil {
+		return false
+	}
+	_, ok := (*dnc)[phoneKey(e164)]
 	return ok
 }
 

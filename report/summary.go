@@ -74,6 +74,14 @@ func (s *Summary) Add(r Row) {
 	}
 }
 
+// TakeCounts sets s's counts to o's: what Add counted of the rows, and
+// the outcomes found for them. A run's report counts its rows apart
+// while the run calls, and its summary takes the counts at the end.
+func (s *Summary) TakeCounts(o *Summary) {
+	s.Rows, s.Counts, s.Agents, s.Sheets = o.Rows, o.Counts, o.Agents, o.Sheets
+	s.Outcomes, s.Answered, s.Unmatched = o.Outcomes, o.Answered, o.Unmatched
+}
+
 func add(m map[string]map[string]int, name, status string) {
 	c := m[name]
 	if c == nil {
