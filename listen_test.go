@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -130,6 +131,32 @@ func TestListenStoresEachDeliveryOnce(t *testing.T) {
 			t.Errorf("%s: answered %d, want %d", tc.what, got, tc.want)
 		}
 	}
+	// What /metrics says of it all.
+	resp, err := c.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := filepath.Join(t.TempDir(), "listen.prom")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	os.WriteFile(prom, body, 0o600)
+	m := readMetrics(t, prom)
+	for series, want := range map[string]float64{
+		`callrun_listen_deliveries_total{campaign="spring",result="stored"}`:    3,
+		`callrun_listen_deliveries_total{campaign="spring",result="duplicate"}`: 2,
+		`callrun_listen_deliveries_total{campaign="autumn",result="stored"}`:    1,
+		`callrun_listen_refused_total{campaign="",code="404"}`:                  2,
+		`callrun_listen_refused_total{campaign="spring",code="413"}`:            1,
+		`callrun_listen_refused_total{campaign="spring",code="400"}`:            2,
+		`callrun_listen_refused_total{campaign="spring",code="405"}`:            1,
+	} {
+		if m[series] != want {
+			t.Errorf("/metrics: %s is %v, want %v", series, m[series], want)
+		}
+	}
+	if !strings.Contains(string(body), `callrun_listen_ack_seconds_count{campaign="spring"} 5`) {
+		t.Errorf("/metrics lacks the 5 acknowledgements of spring:\n%s", body)
+	}
 	if err := stop(); err != nil {
 		t.Errorf("listen ended with %v", err)
 	}
@@ -177,13 +204,5 @@ func TestListenRefusesClearly(t *testing.T) {
 	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{plain}, addr: "127.0.0.1:0"}, &e2eBuffer{})
 	if err == nil || !strings.Contains(err.Error(), "no outcomes: block") {
 		t.Errorf("campaign without outcomes: %v", err)
-	}
-	// PostgreSQL is not supported yet, and says so.
-	pg := filepath.Join(dir, "pg.yaml")
-	b, _ := os.ReadFile(path)
-	os.WriteFile(pg, append([]byte(strings.Replace(string(b), "name: spring", "name: pg", 1)), "state: {postgres: \"postgres://u:pw@127.0.0.1:1/db\"}\n"...), 0o644)
-	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{pg}, addr: "127.0.0.1:0"}, &e2eBuffer{})
-	if err == nil || !strings.Contains(err.Error(), "PostgreSQL is not supported by listen yet") {
-		t.Errorf("campaign on PostgreSQL: %v", err)
 	}
 }
