@@ -121,6 +121,11 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 		if f.Outcomes == nil {
 			return usageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries to receive; add outcomes: {url: https://hooks.example.com/callrun/${CALLRUN_HOOK_SECRET}}", path))
 		}
+		if len(f.Outcomes.Secret()) < campaign.MinHookSecret {
+			// Loaded offline, an unset variable leaves the secret empty:
+			// serving the bare path would store anyone's deliveries.
+			return usageError(fmt.Errorf("%s: outcomes.url has no secret at the end of its path (is the variable it names, such as CALLRUN_HOOK_SECRET, set?): listen serves only a path that ends in a secret of %d characters or more", path, campaign.MinHookSecret))
+		}
 		hookPath := f.Outcomes.Path()
 		if other, ok := l.targets[hookPath]; ok {
 			return usageError(fmt.Errorf("%s: campaign %q has the same outcomes url path as campaign %q; give each campaign its own", path, f.Name, other.name))

@@ -210,6 +210,14 @@ func TestListenRefusesClearly(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no outcomes: block") {
 		t.Errorf("campaign without outcomes: %v", err)
 	}
+	// The secret's variable unset: the bare path is not served.
+	unset := filepath.Join(dir, "unset.yaml")
+	b, _ := os.ReadFile(path)
+	os.WriteFile(unset, []byte(strings.Replace(strings.Replace(string(b), hookSecret, "${LISTEN_TEST_UNSET_SECRET}", 1), "name: spring", "name: unset", 1)), 0o644)
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{unset}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	if err == nil || !strings.Contains(err.Error(), "outcomes.url has no secret") {
+		t.Errorf("campaign whose secret is unset: %v", err)
+	}
 }
 
 // TestListenReplicasShareAPostgresStore runs two listens on one campaign
