@@ -203,8 +203,15 @@ func TestListenKilledLosesNoAcknowledgedDelivery(t *testing.T) {
 // TestOutcomesInTheReport runs a campaign with outcomes: against a sandbox
 // that delivers its account webhooks out of order and twice, and the
 // agents' own completion webhooks, to `callrun listen`; the report then
-// shows each contact's outcome.
+// shows each contact's outcome: with the deliveries in files, and in
+// PostgreSQL, where the report reads them from the campaign's table.
 func TestOutcomesInTheReport(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testOutcomesInTheReport(t, kind) })
+	}
+}
+
+func testOutcomesInTheReport(t *testing.T, kind string) {
 	addr := freePort(t)
 	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
 	srv := sandbox.NewServer(sandbox.Options{
@@ -214,7 +221,7 @@ func TestOutcomesInTheReport(t *testing.T) {
 	})
 	defer srv.Close()
 	contacts := e2ePhones(12)
-	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4})
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4, postgres: e2eDatabase(t, kind)})
 	yaml, err := os.ReadFile(e.path)
 	if err != nil {
 		t.Fatal(err)
@@ -263,6 +270,9 @@ func TestOutcomesInTheReport(t *testing.T) {
 	rep := e.run(60*time.Second, "report", e.path)
 	if rep.code != 0 {
 		t.Fatalf("report: %s", rep)
+	}
+	if _, err := os.Stat(filepath.Join(e.stateDir, store.DeliveriesFile)); (err == nil) != (kind == "files") {
+		t.Errorf("%s: a deliveries file in the state directory: %v", kind, err == nil)
 	}
 	l.signal(t, syscall.SIGTERM)
 	lres := l.wait(t, 30*time.Second)
