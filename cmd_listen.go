@@ -62,8 +62,11 @@ type listenOptions struct {
 const defaultQuietWarning = 15 * time.Minute
 
 // quietCheckEvery is how often listen looks for campaigns whose calls
-// bring no deliveries.
-const quietCheckEvery = time.Minute
+// bring no deliveries, given the quiet time: a third of it, within a
+// minute and five (a look may read the whole journal).
+func quietCheckEvery(quiet time.Duration) time.Duration {
+	return min(max(quiet/3, time.Minute), 5*time.Minute)
+}
 
 // Timeouts of listen's server: a sender that is slow to send its headers
 // or body, or to read the answer, is cut off; a delivery is small.
@@ -154,7 +157,7 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 	go func() { served <- srv.Serve(ln) }()
 	var tick <-chan time.Time
 	if l.quiet > 0 {
-		t := time.NewTicker(quietCheckEvery)
+		t := time.NewTicker(quietCheckEvery(l.quiet))
 		defer t.Stop()
 		tick = t.C
 	}

@@ -60,6 +60,11 @@ func newListenMetrics() *listenMetrics {
 func (l *listener) checkQuiet(ctx context.Context) {
 	now := l.now()
 	for _, t := range l.targets {
+		if last := t.last.Load(); last != 0 && now.Sub(time.Unix(0, last)) < l.quiet {
+			// A delivery came less than the quiet time ago: since the
+			// first call start, or that start is more recent still.
+			continue
+		}
 		first, err := firstCallStart(ctx, t.store)
 		if err != nil {
 			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the journal's runs for the quiet check")

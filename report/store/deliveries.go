@@ -61,7 +61,7 @@ type Deliveries struct {
 	mu      sync.Mutex
 	cur     *deliveryBatch            // deliveries waiting for the writer
 	pending map[string]*deliveryBatch // keys waiting or being committed, by batch
-	known   map[string]bool           // keys this process knows are stored
+	known   map[string]bool           // the file's keys, all stored; nil for a table, whose key decides
 	kick    chan struct{}             // wakes the writer; closed by Close
 	closed  bool
 }
@@ -160,7 +160,7 @@ func (w *Deliveries) run() {
 			w.mu.Lock()
 			for _, d := range b.ds {
 				delete(w.pending, d.Key)
-				if b.err == nil {
+				if b.err == nil && w.known != nil {
 					w.known[d.Key] = true
 				}
 			}

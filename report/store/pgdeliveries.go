@@ -15,7 +15,7 @@ import (
 // delivery key) stores a delivery once whichever of them receives it, and
 // a listen answers a retry only once the row it found is committed.
 func (p *Postgres) OpenDeliveries(context.Context) (*Deliveries, error) {
-	return newDeliveries("the deliveries of campaign "+p.campaign+" in the "+p.where, &pgDeliveries{p: p}, map[string]bool{}), nil
+	return newDeliveries("the deliveries of campaign "+p.campaign+" in the "+p.where, &pgDeliveries{p: p}, nil), nil
 }
 
 // pgDeliveries commits batches of deliveries with one INSERT each, durable
