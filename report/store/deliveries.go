@@ -232,6 +232,9 @@ type fileDeliveries struct {
 	fl   *flock.Flock
 	size int64 // the file's length: where the next batch goes
 	buf  []byte
+	// beforeSync, if set, runs before each fsync; an error from it fails
+	// the commit as a failed fsync would. Tests use it.
+	beforeSync func() error
 }
 
 func openDeliveriesFile(path string) (*fileDeliveries, map[string]bool, error) {
@@ -267,7 +270,14 @@ func (k *fileDeliveries) commit(b *deliveryBatch) error {
 		k.f.Truncate(k.size) //nolint:errcheck // the torn lines are cut on the next open too
 		return fmt.Errorf("writing %s: %w", k.path, err)
 	}
-	if err := k.f.Sync(); err != nil {
+	var err error
+	if k.beforeSync != nil {
+		err = k.beforeSync()
+	}
+	if err == nil {
+		err = k.f.Sync()
+	}
+	if err != nil {
 		// Not known to be durable: never acknowledged, so cut them, and
 		// the service's retries store them again.
 		k.f.Truncate(k.size) //nolint:errcheck

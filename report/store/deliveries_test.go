@@ -241,3 +241,98 @@ func TestDeliveriesStoredOnceAcrossWriters(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliveriesAnswerOnlyAfterTheirFsync holds the deliveries file's
+// fsync while many deliveries are appended at once: none is acknowledged
+// before the fsync that covers its line has returned; when that fsync
+// fails, every delivery of its commit fails (the service sends them
+// again), none is left in the file, and the next commit stores them.
+func TestDeliveriesAnswerOnlyAfterTheirFsync(t *testing.T) {
+	dir := t.TempDir()
+	w, err := OpenDeliveries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	syncing := make(chan struct{}) // the writer is in the fsync
+	release := make(chan error)    // ends it, with this error
+	var synced atomic.Int32        // fsyncs that returned
+	w.sink.(*fileDeliveries).beforeSync = func() error {
+		syncing <- struct{}{}
+		err := <-release
+		if err == nil {
+			synced.Add(1)
+		}
+		return err
+	}
+	const n = 30
+	type answer struct {
+		isNew  bool
+		err    error
+		synced int32 // fsyncs returned when the Append did
+	}
+	answers := make(chan answer, 3*n)
+	appendAll := func() {
+		for i := range n {
+			go func() {
+				isNew, err := w.Append(Delivery{Key: fmt.Sprintf("k%02d", i), Fields: map[string]string{"n": fmt.Sprint(i)}})
+				answers <- answer{isNew, err, synced.Load()}
+			}()
+		}
+	}
+	appendAll()
+	<-syncing // the first commit, with one delivery or several
+	select {
+	case a := <-answers:
+		t.Fatalf("an Append returned while its commit's fsync was held: %+v", a)
+	default:
+	}
+	release <- errors.New("disk full") // it fails
+	failed, stored := 0, 0
+	for failed+stored < n {
+		select {
+		case a := <-answers:
+			switch {
+			case a.err != nil:
+				failed++
+			case !a.isNew:
+				t.Errorf("a delivery read as a duplicate: %+v", a)
+			case a.synced == 0:
+				t.Errorf("acknowledged before any fsync returned: %+v", a)
+			default:
+				stored++
+			}
+		case <-syncing: // a later commit's fsync: let it through
+			release <- nil
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no Append saw its fsync fail")
+	}
+	// The failed ones again, as the service's retries.
+	go func() {
+		for range syncing {
+			release <- nil
+		}
+	}()
+	appendAll()
+	again := 0
+	for range n {
+		a := <-answers
+		if a.err != nil {
+			t.Errorf("retry: %v", a.err)
+		}
+		if a.isNew {
+			again++
+		}
+	}
+	if again != failed {
+		t.Errorf("%d stored on the retry, want the %d that failed", again, failed)
+	}
+	ds, err := ReadDeliveries(dir)
+	if err != nil || len(ds) != n {
+		t.Errorf("the file holds %d deliveries, want %d once each: %v", len(ds), n, err)
+	}
+	w.Close()
+	close(syncing)
+}
