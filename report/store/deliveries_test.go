@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func TestDeliveriesOncePerKey(t *testing.T) {
@@ -335,4 +338,82 @@ func TestDeliveriesAnswerOnlyAfterTheirFsync(t *testing.T) {
 	}
 	w.Close()
 	close(syncing)
+}
+
+// TestPostgresFollowsDeliveries follows a campaign's rows of the
+// deliveries table as two listens store them: each delivery once, none
+// stored before the feed began, none of another campaign, and a row whose
+// transaction commits after rows with greater ids (a slower listen's)
+// when it commits.
+func TestPostgresFollowsDeliveries(t *testing.T) {
+	ctx := context.Background()
+	url := pgURL(t)
+	p := openPostgres(t, url, "spring", 0, 1)
+	other := openPostgres(t, url, "autumn", 0, 1)
+	wa, err := p.OpenDeliveries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wa.Close()
+	wo, err := other.OpenDeliveries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wo.Close()
+	put := func(w *Deliveries, key string) {
+		t.Helper()
+		if _, err := w.Append(Delivery{Key: key, Fields: map[string]string{"k": key}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(wa, "before")
+	feed, err := p.FollowDeliveries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func() string {
+		t.Helper()
+		ds, err := feed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ks []string
+		for _, d := range ds {
+			ks = append(ks, d.Key)
+		}
+		return strings.Join(ks, " ")
+	}
+	if got := keys(); got != "" {
+		t.Errorf("a new feed returned %q", got)
+	}
+	put(wa, "a")
+	put(wo, "other")
+	put(wa, "a") // a retry: stored once
+	// A slow listen's row: inserted (its id given) but not committed yet.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO callrun_deliveries (campaign, key, received_at, delivery) VALUES ('spring', 'slow', now(), '{"key":"slow","fields":{}}')`); err != nil {
+		t.Fatal(err)
+	}
+	put(wa, "b")
+	if got := keys(); got != "a b" {
+		t.Errorf("feed returned %q, want a b", got)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put(wa, "c")
+	if got := keys(); got != "slow c" {
+		t.Errorf("feed returned %q, want the late commit and c", got)
+	}
+	if got := keys(); got != "" {
+		t.Errorf("feed returned %q again", got)
+	}
 }

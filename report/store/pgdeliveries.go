@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -86,4 +87,75 @@ func (p *Postgres) ReadDeliveries(ctx context.Context) ([]Delivery, error) {
 
 func (p *Postgres) readDeliveries(ctx context.Context) ([]Delivery, error) {
 	return p.ReadDeliveries(ctx)
+}
+
+// pgTailWindow is how far behind the newest row a row of the deliveries
+// table may still become visible: ids are given as rows are inserted, but
+// rows are seen as their transactions commit, so a row may appear after
+// rows with greater ids (another listen's commit that took longer). A
+// feed looks that far back, skipping the rows it returned.
+const pgTailWindow = 10000
+
+// FollowDeliveries returns a feed of the campaign's deliveries stored in
+// the table from now on, by whichever listen: each call returns those
+// committed since the last, each once.
+func (p *Postgres) FollowDeliveries(ctx context.Context) (func() ([]Delivery, error), error) {
+	t := &pgTail{p: p}
+	if err := p.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM callrun_deliveries`).Scan(&t.low); err != nil {
+		return nil, p.wrap("reading the deliveries from", err)
+	}
+	// The rows already there are not the feed's: seen, as far back as a
+	// late commit may still appear.
+	rows, err := p.pool.Query(ctx, `SELECT id FROM callrun_deliveries WHERE campaign = $1 AND id > $2`, p.campaign, t.low-pgTailWindow)
+	if err != nil {
+		return nil, p.wrap("reading the deliveries from", err)
+	}
+	if t.seen, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		return nil, p.wrap("reading the deliveries from", err)
+	}
+	t.low -= pgTailWindow
+	return t.next, nil
+}
+
+// pgTail is a feed of a campaign's rows of the deliveries table.
+type pgTail struct {
+	p    *Postgres
+	low  int64   // every row at or below it is the feed's past
+	seen []int64 // the campaign's ids above low the feed has passed
+}
+
+func (t *pgTail) next() ([]Delivery, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	rows, err := t.p.pool.Query(ctx, `
+SELECT id, delivery FROM callrun_deliveries
+WHERE campaign = $1 AND id > $2 AND NOT (id = ANY($3))
+ORDER BY id`, t.p.campaign, t.low, t.seen)
+	if err != nil {
+		return nil, t.p.wrap("reading the deliveries from", err)
+	}
+	var out []Delivery
+	var id int64
+	var line []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
+		var d Delivery
+		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
+			return fmt.Errorf("row id %d is not a delivery", id)
+		}
+		out = append(out, d)
+		t.seen = append(t.seen, id)
+		return nil
+	})
+	if err != nil {
+		return out, t.p.wrap("reading the deliveries from", err)
+	}
+	top := t.low
+	for _, id := range t.seen {
+		top = max(top, id)
+	}
+	if top-pgTailWindow > t.low {
+		t.low = top - pgTailWindow
+		t.seen = slices.DeleteFunc(t.seen, func(id int64) bool { return id <= t.low })
+	}
+	return out, nil
 }

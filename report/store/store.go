@@ -51,6 +51,11 @@ type Store interface {
 	// order they were stored, without any lock: for the report, status
 	// and `callrun outcomes` while listen may be storing more.
 	ReadDeliveries(ctx context.Context) ([]Delivery, error)
+	// FollowDeliveries returns a feed of the campaign's deliveries stored
+	// from now on: each call of it returns those stored since the last,
+	// each once, without any lock. A run reads so of the calls that ended
+	// while it runs.
+	FollowDeliveries(ctx context.Context) (func() ([]Delivery, error), error)
 	// String says where the store is, for people and logs; it never
 	// holds a password.
 	String() string
@@ -145,6 +150,16 @@ func (s Files) OpenDeliveries(context.Context) (*Deliveries, error) { return Ope
 // ReadDeliveries reads the deliveries file of the campaign's state
 // directory.
 func (s Files) ReadDeliveries(context.Context) ([]Delivery, error) { return ReadDeliveries(s.top()) }
+
+// FollowDeliveries follows the deliveries file of the campaign's state
+// directory as listen appends to it.
+func (s Files) FollowDeliveries(context.Context) (func() ([]Delivery, error), error) {
+	t, err := TailDeliveries(s.top())
+	if err != nil {
+		return nil, err
+	}
+	return t.Next, nil
+}
 
 // ReadState replays the journal, refusing a state directory that holds
 // another split of the campaign: its counts would leave out the calls
