@@ -229,7 +229,8 @@ func TestListenReplicasShareAPostgresStore(t *testing.T) {
 	db := pgtest.URL(t)
 	path := writeListenCampaign(t, dir, "spring")
 	b, _ := os.ReadFile(path)
-	os.WriteFile(path, append(b, "state: {postgres: \"${E2E_DATABASE_URL}\"}\n"...), 0o644)
+	yaml := strings.Replace(string(b), "outcomes:\n", "outcomes:\n  opt_out: {field: disposition, values: [dnc]}\n", 1)
+	os.WriteFile(path, append([]byte(yaml), "state: {postgres: \"${E2E_DATABASE_URL}\"}\n"...), 0o644)
 	t.Setenv("E2E_DATABASE_URL", db)
 	var logs e2eBuffer
 	a, stopA := startListen(t, &logs, path)
@@ -239,6 +240,9 @@ func TestListenReplicasShareAPostgresStore(t *testing.T) {
 	for i := range 60 {
 		wg.Go(func() {
 			form := url.Values{"event": {"call.ended"}, "phone_number": {fmt.Sprintf("+1415555%04d", i%20)}}
+			if i%20 == 7 {
+				form.Set("disposition", "dnc") // an opt-out, from either replica
+			}
 			base := []string{a, b2}[i%2]
 			resp, err := c.PostForm(base+"/callrun/spring/"+hookSecret, form)
 			if err != nil {
@@ -278,6 +282,11 @@ func TestListenReplicasShareAPostgresStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".callrun", "spring", store.DeliveriesFile)); err == nil {
 		t.Error("a deliveries file was written for a campaign whose state is in PostgreSQL")
+	}
+	// The opt-out is on the database's do-not-call list, once.
+	es, err := p.DoNotCall().Entries(context.Background())
+	if err != nil || len(es) != 1 || es[0].Number != "+14155550007" {
+		t.Errorf("the database's do-not-call list: %+v, %v", es, err)
 	}
 	if l := logs.String(); !strings.Contains(l, `"stored":`) || strings.Contains(l, db) {
 		t.Errorf("logs:\n%s", l)
