@@ -87,7 +87,7 @@ func listOutcomes(ctx context.Context, o savedOptions, format string, out io.Wri
 	if f.Outcomes == nil {
 		return usageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries are collected; see docs/outcomes.md", o.path))
 	}
-	x, err := campaign.OpenOutcomes(ctx, f, s.state, s.norm, s.dir)
+	x, err := campaign.OpenOutcomes(ctx, f, s.state, s.norm)
 	if err != nil {
 		return err
 	}

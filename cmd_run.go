@@ -360,10 +360,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		Until: until, Settled: settled, Paused: paused, Logf: logf, Rehearsal: o.sandbox,
 		Warnf: func(format string, args ...any) { log.Warn().Msgf(format, args...) },
 	}
-	if f.Outcomes != nil && (o.sandbox || !f.SharedState()) {
-		// The deliveries listen stores while the run goes on: calls ended,
+	if f.Outcomes != nil {
+		// The deliveries listen stores while the run goes on (in the
+		// state directory's file, or the database's table): calls ended,
 		// and whether any come at all.
-		if ropts.Deliveries, err = f.FollowDeliveries(stateDir); err != nil {
+		if ropts.Deliveries, err = saved.store.FollowDeliveries(ctx); err != nil {
 			return fmt.Errorf("reading the webhook deliveries: %w", err)
 		}
 	}

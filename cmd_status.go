@@ -166,7 +166,7 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 		return err
 	}
 	sum := &report.Summary{Campaign: f.Name}
-	outcomes, err := campaign.OpenOutcomes(ctx, f, s.state, s.norm, s.dir)
+	outcomes, err := campaign.OpenOutcomes(ctx, f, s.state, s.norm)
 	if err != nil {
 		return err
 	}

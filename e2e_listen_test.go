@@ -5,21 +5,27 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/report/store/pgtest"
 )
 
 // freePort returns a loopback address no one listens on now, for a
@@ -197,8 +203,15 @@ func TestListenKilledLosesNoAcknowledgedDelivery(t *testing.T) {
 // TestOutcomesInTheReport runs a campaign with outcomes: against a sandbox
 // that delivers its account webhooks out of order and twice, and the
 // agents' own completion webhooks, to `callrun listen`; the report then
-// shows each contact's outcome.
+// shows each contact's outcome: with the deliveries in files, and in
+// PostgreSQL, where the report reads them from the campaign's table.
 func TestOutcomesInTheReport(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testOutcomesInTheReport(t, kind) })
+	}
+}
+
+func testOutcomesInTheReport(t *testing.T, kind string) {
 	addr := freePort(t)
 	hookURL := "http://" + addr + "/callrun/e2e/" + hookSecret
 	srv := sandbox.NewServer(sandbox.Options{
@@ -208,7 +221,8 @@ func TestOutcomesInTheReport(t *testing.T) {
 	})
 	defer srv.Close()
 	contacts := e2ePhones(12)
-	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4})
+	db := e2eDatabase(t, kind)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 4, postgres: db})
 	yaml, err := os.ReadFile(e.path)
 	if err != nil {
 		t.Fatal(err)
@@ -258,6 +272,9 @@ func TestOutcomesInTheReport(t *testing.T) {
 	if rep.code != 0 {
 		t.Fatalf("report: %s", rep)
 	}
+	if _, err := os.Stat(filepath.Join(e.stateDir, store.DeliveriesFile)); (err == nil) != (kind == "files") {
+		t.Errorf("%s: a deliveries file in the state directory: %v", kind, err == nil)
+	}
 	l.signal(t, syscall.SIGTERM)
 	lres := l.wait(t, 30*time.Second)
 	if lres.code != 0 {
@@ -277,8 +294,18 @@ func TestOutcomesInTheReport(t *testing.T) {
 	if forged == 0 || !strings.Contains(lres.stderr, fmt.Sprintf(`"forged":%d`, forged)) {
 		t.Errorf("listen's count of forged deliveries, want %d:\n%s", forged, lres.stderr)
 	}
-	if b, err := os.ReadFile(filepath.Join(e.stateDir, store.DeliveriesFile)); err != nil || strings.Contains(string(b), "forged") {
-		t.Errorf("a forged delivery was stored (%v)", err)
+	var stored store.Store = store.Files{Dir: e.stateDir}
+	if db != "" {
+		p, err := store.OpenPostgres(t.Context(), db, "e2e", 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		stored = p
+	}
+	ds, err := stored.ReadDeliveries(t.Context())
+	if b, _ := json.Marshal(ds); err != nil || len(ds) != 3*len(contacts)+len(contacts) || strings.Contains(string(b), "forged") {
+		t.Errorf("%d deliveries stored, want %d, forged ones among them? (%v)\n%s", len(ds), 4*len(contacts), err, b)
 	}
 	for _, out := range []string{res.stdout, res.stderr, list.stdout, list.stderr, rep.stdout, rep.stderr, lres.stdout, lres.stderr} {
 		if strings.Contains(out, hookSecret) {
@@ -476,4 +503,159 @@ func TestMaxActiveCallsKilledRun(t *testing.T) {
 		t.Errorf("report statuses %v: want every contact sent or uncertain", st)
 	}
 	t.Logf("%d kills; %d call starts, %d placed; %v", kills, len(ledger.calls), ledger.totalPlaced(), st)
+}
+
+// TestListenReplicasOnPostgresKilledLoseNoAcknowledgedDelivery runs two
+// `callrun listen` processes on one campaign whose deliveries are in
+// PostgreSQL, behind a proxy that sends each request to them in turn (as a
+// Kubernetes Service does, without waiting for a dead pod to be noticed),
+// and kills one of them (-9) at random moments, restarting it each time,
+// while the sandbox delivers and retries what was not acknowledged:
+// every delivery the sandbox saw acknowledged is in the table exactly once.
+func TestListenReplicasOnPostgresKilledLoseNoAcknowledgedDelivery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a child process repeatedly")
+	}
+	dir := t.TempDir()
+	db := pgtest.URL(t)
+	path := writeListenCampaign(t, dir, "spring")
+	yaml, _ := os.ReadFile(path)
+	os.WriteFile(path, append(yaml, "state: {postgres: \"${E2E_DATABASE_URL}\"}\n"...), 0o644)
+	replicas := []string{freePort(t), freePort(t)}
+	var turn atomic.Uint64
+	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.URL.Scheme, r.Out.URL.Host = "http", replicas[turn.Add(1)%2]
+		},
+		ErrorLog: log.New(io.Discard, "", 0), // a dead replica is the point
+	})
+	defer proxy.Close()
+	srv := sandbox.NewServer(sandbox.Options{
+		CallDuration: 40 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{
+			URL:   proxy.URL + "/callrun/spring/" + hookSecret,
+			Retry: 5 * time.Millisecond, MaxRetry: 200 * time.Millisecond, Attempts: 1000,
+			ShareDuplicate: 0.3, Seed: 11,
+		},
+	})
+	defer srv.Close()
+	agent := srv.AddAgent(sandbox.Agent{AgentName: "Agent"})
+	endpoint, _ := srv.CallEndpoint(agent.AgentID)
+
+	const calls = 100
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	var placing sync.WaitGroup
+	placing.Go(func() { // calls placed over about a second and a half
+		c := &http.Client{Timeout: 10 * time.Second}
+		for i := range calls {
+			resp, err := c.PostForm(endpoint, url.Values{"phone_number": {fmt.Sprintf("+1415555%04d", i)}, "first_name": {"Ada"}})
+			if err != nil {
+				t.Errorf("call %d: %v", i, err)
+				return
+			}
+			resp.Body.Close()
+			time.Sleep(15 * time.Millisecond)
+		}
+	})
+	var logs e2eBuffer
+	defer func() {
+		if t.Failed() {
+			t.Logf("the listens' logs:\n%s", logs.String())
+		}
+	}()
+	start := func(addr string) *exec.Cmd {
+		cmd := exec.Command(callrunBinary(t), "--log-format", "json", "listen", "--addr", addr, path)
+		cmd.Env = append(e2eEnv(dir), "E2E_DATABASE_URL="+db)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || !strings.Contains(line, "listening on") {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("listen did not start: %q %v", line, err)
+		}
+		return cmd
+	}
+	steady := start(replicas[1])
+	kills := 0
+	for ; kills < 8; kills++ {
+		cmd := start(replicas[0])
+		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
+		cmd.Process.Kill() // SIGKILL, mid-stream
+		cmd.Wait()
+		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
+	}
+	last := start(replicas[0])
+	placing.Wait()
+	waitFor(t, 60*time.Second, "every delivery acknowledged", func() bool {
+		firsts := 0
+		for _, d := range srv.Deliveries() {
+			if d.Duplicate {
+				continue
+			}
+			if !d.Acked {
+				return false
+			}
+			firsts++
+		}
+		return firsts == 3*calls
+	})
+	for _, cmd := range []*exec.Cmd{last, steady} {
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("listen after SIGTERM: %v", err)
+		}
+	}
+	checkJSONLogs(t, e2eResult{args: []string{"listen"}, stderr: logs.String()})
+
+	acked := map[string]bool{}
+	retried := 0
+	for _, d := range srv.Deliveries() {
+		fields := map[string]string{}
+		for k, v := range d.Form {
+			fields[k] = v[0]
+		}
+		b, _ := json.Marshal(fields)
+		if d.Acked {
+			acked[string(b)] = true
+		}
+		if d.Attempts > 1 {
+			retried++
+		}
+	}
+	p, err := store.OpenPostgres(context.Background(), db, "spring", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ds, err := p.ReadDeliveries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int{}
+	for _, d := range ds {
+		b, _ := json.Marshal(d.Fields)
+		rows[string(b)]++
+	}
+	if len(acked) != 3*calls {
+		t.Errorf("%d distinct deliveries acknowledged, want %d", len(acked), 3*calls)
+	}
+	for f := range acked {
+		if rows[f] != 1 {
+			t.Errorf("delivery %s stored %d times", f, rows[f])
+		}
+	}
+	if len(ds) != len(acked) {
+		t.Errorf("%d rows stored, %d deliveries acknowledged", len(ds), len(acked))
+	}
+	t.Logf("%d kills; %d deliveries, %d retried", kills, len(srv.Deliveries()), retried)
+	if retried == 0 {
+		t.Error("no delivery was retried: the kills did not fault the deliveries")
+	}
 }

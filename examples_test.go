@@ -15,8 +15,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/callrun/callrun/report/store/pgtest"
 	"io/fs"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,10 +28,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/report/store/pgtest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -180,7 +188,7 @@ func TestCrontabExampleRuns(t *testing.T) {
 	root := t.TempDir()
 	home, campaigns, bin := filepath.Join(root, "home"), filepath.Join(root, "srv", "campaigns"), binDir(t)
 	copyExample(t, "spring-promo", campaigns)
-	envFile := fmt.Sprintf("export CALLRUN_BASE_URL=%s\nexport CALLRUN_CLIENT_ID=%s\nexport CALLRUN_CLIENT_SECRET=%s\n", srv.URL, sandbox.DefaultClientID, sandbox.DefaultClientSecret)
+	envFile := fmt.Sprintf("export CALLRUN_BASE_URL=%s\nexport CALLRUN_CLIENT_ID=%s\nexport CALLRUN_CLIENT_SECRET=%s\nexport CALLRUN_HOOK_SECRET=%s\n", srv.URL, sandbox.DefaultClientID, sandbox.DefaultClientSecret, hookSecret)
 	writeFiles(t, home, map[string]string{".config/callrun/env": envFile})
 	env = exampleEnv(append(env, "HOME="+home, "PATH="+bin+":/usr/bin:/bin")...)
 	// Install steps 2 and 3, as the comments give them (--code: no browser here).
@@ -215,6 +223,14 @@ func TestCrontabExampleRuns(t *testing.T) {
 	checkNobodyTwice(t, srv)
 }
 
+// writeSpringPromoEnv writes the systemd units' environment file,
+// /etc/callrun/spring-promo.env, under root, as their comments say.
+func writeSpringPromoEnv(t *testing.T, root string, srv *sandbox.Server) {
+	t.Helper()
+	writeFiles(t, filepath.Join(root, "etc", "callrun"), map[string]string{"spring-promo.env": fmt.Sprintf(
+		"CALLRUN_BASE_URL=%s\nCALLRUN_CLIENT_ID=%s\nCALLRUN_CLIENT_SECRET=%s\nCALLRUN_HOOK_SECRET=%s\n", srv.URL, sandbox.DefaultClientID, sandbox.DefaultClientSecret, hookSecret)})
+}
+
 // unitSettings reads the [Service] settings of a systemd unit, each
 // setting's values in order.
 func unitSettings(unit string) map[string][]string {
@@ -247,8 +263,7 @@ func TestSystemdExampleRuns(t *testing.T) {
 	copyExample(t, "spring-promo", filepath.Join(root, "srv", "campaigns"))
 	os.MkdirAll(filepath.Join(root, "var", "lib", "callrun"), 0o700) // StateDirectory=
 	os.MkdirAll(filepath.Join(root, "node-exporter"), 0o755)         // the textfile collector's directory
-	writeFiles(t, filepath.Join(root, "etc", "callrun"), map[string]string{"spring-promo.env": fmt.Sprintf(
-		"CALLRUN_BASE_URL=%s\nCALLRUN_CLIENT_ID=%s\nCALLRUN_CLIENT_SECRET=%s\n", srv.URL, sandbox.DefaultClientID, sandbox.DefaultClientSecret)})
+	writeSpringPromoEnv(t, root, srv)
 	env := exampleEnv("HOME="+filepath.Join(root, "nohome"), "PATH="+bin+":/usr/bin:/bin")
 
 	// The login of the comments: the part sudo -u callrun runs.
@@ -341,7 +356,7 @@ func k8sPod(t *testing.T, srv *sandbox.Server, root, campaign string, c k8sConta
 	if len(c.Command) != 2 || c.Command[0] != "/bin/sh" || len(c.Args) != 1 {
 		t.Fatalf("command %q args %q", c.Command, c.Args)
 	}
-	secretEnv = append([]string{"CALLRUN_BASE_URL=" + srv.URL, "CALLRUN_CLIENT_ID=" + sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET=" + sandbox.DefaultClientSecret}, secretEnv...)
+	secretEnv = append([]string{"CALLRUN_BASE_URL=" + srv.URL, "CALLRUN_CLIENT_ID=" + sandbox.DefaultClientID, "CALLRUN_CLIENT_SECRET=" + sandbox.DefaultClientSecret, "CALLRUN_HOOK_SECRET=" + hookSecret}, secretEnv...)
 	copyExample(t, "spring-promo", filepath.Join(root, "campaigns"))
 	env := exampleEnv(append(secretEnv, "HOME="+filepath.Join(root, "nohome"), "PATH="+binDir(t)+":/usr/bin:/bin")...)
 	login := "callrun auth login --code sandbox-code " + campaign
@@ -621,4 +636,234 @@ func TestKubernetesIndexedJobRuns(t *testing.T) {
 		t.Fatalf("status of all shards: exit %d\n%s", code, out)
 	}
 	t.Logf("%d calls; status: %s", len(srv.Calls()), out)
+}
+
+// startExampleListen starts an example's listen command (argv, in dir
+// with env) and returns once it listens; it is stopped when the test ends
+// unless the test stopped it.
+func startExampleListen(t *testing.T, dir string, env []string, argv ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	var logs e2eBuffer
+	cmd.Stderr = &logs
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("%s:\n%s", strings.Join(argv, " "), logs.String())
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "listening on") {
+		t.Fatalf("listen did not start: %q %v\n%s", line, err, logs.String())
+	}
+	return cmd
+}
+
+// placeCallsAndWaitForDeliveries places n calls through a new agent of
+// srv, whose account webhook names the listen under test, and waits until
+// the sandbox saw each of their deliveries (three a call) acknowledged.
+func placeCallsAndWaitForDeliveries(t *testing.T, srv *sandbox.Server, n int) {
+	t.Helper()
+	agent := srv.AddAgent(sandbox.Agent{AgentName: "Spring Promo"})
+	endpoint, _ := srv.CallEndpoint(agent.AgentID)
+	c := &http.Client{Timeout: 10 * time.Second}
+	for i := range n {
+		resp, err := c.PostForm(endpoint, url.Values{"phone_number": {fmt.Sprintf("+1415555%04d", i)}, "first_name": {"Ada"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	waitFor(t, 60*time.Second, "every delivery acknowledged", func() bool {
+		acked := 0
+		for _, d := range srv.Deliveries() {
+			if d.Acked && !d.Duplicate {
+				acked++
+			}
+		}
+		return acked == 3*n
+	})
+}
+
+// stopExampleListen sends SIGTERM, as systemd and Kubernetes stop it, and
+// checks that it exits 0.
+func stopExampleListen(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("listen after SIGTERM: %v", err)
+	}
+}
+
+// TestSystemdListenExampleRuns runs the listen unit's ExecStart with its
+// environment while the sandbox delivers its webhooks to it: every
+// delivery is stored in the campaign's state directory, where the run
+// unit's reports read them; a second one exits 75; SIGTERM ends it with
+// 0. systemd-analyze verifies the unit where it is installed.
+func TestSystemdListenExampleRuns(t *testing.T) {
+	unit := readExample(t, "cron/callrun-listen.service")
+	s := unitSettings(unit)
+	if !slices.Contains(s["Restart"], "always") || !slices.Contains(s["KillSignal"], "SIGTERM") || len(s["ExecStart"]) != 1 {
+		t.Errorf("Restart %q, KillSignal %q, ExecStart %q", s["Restart"], s["KillSignal"], s["ExecStart"])
+	}
+	root, bin := t.TempDir(), binDir(t)
+	addr := freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{CallDuration: 10 * time.Millisecond, AccountWebhook: sandbox.AccountWebhook{
+		URL: "http://" + addr + "/callrun/spring-promo/" + hookSecret, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond, ShareDuplicate: 0.3, Seed: 5}})
+	t.Cleanup(srv.Close)
+	paths := strings.NewReplacer("/srv/campaigns", filepath.Join(root, "srv", "campaigns"), "/etc/callrun", filepath.Join(root, "etc", "callrun"),
+		"/usr/local/bin/callrun", filepath.Join(bin, "callrun"), "127.0.0.1:8080", addr)
+	copyExample(t, "spring-promo", filepath.Join(root, "srv", "campaigns"))
+	writeSpringPromoEnv(t, root, srv)
+	env := exampleEnv("HOME="+filepath.Join(root, "nohome"), "PATH="+bin+":/usr/bin:/bin")
+	for _, f := range s["EnvironmentFile"] {
+		b, err := os.ReadFile(paths.Replace(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, strings.Fields(string(b))...)
+	}
+	argv := strings.Fields(paths.Replace(s["ExecStart"][0]))
+	wd := paths.Replace(s["WorkingDirectory"][0])
+	l := startExampleListen(t, wd, env, argv...)
+	placeCallsAndWaitForDeliveries(t, srv, 5)
+	// A second listen on the same campaign's files, as the comments say.
+	second := exec.Command(argv[0], append(argv[1:3:3], "listen", "--addr", "127.0.0.1:0", argv[len(argv)-1])...)
+	second.Dir, second.Env = wd, env
+	if out, err := second.CombinedOutput(); second.ProcessState.ExitCode() != 75 {
+		t.Errorf("a second listen: %v\n%s", err, out)
+	}
+	stopExampleListen(t, l)
+	ds, err := store.ReadDeliveries(filepath.Join(wd, "spring-promo", ".callrun", "spring-promo"))
+	if err != nil || len(ds) != 15 {
+		t.Errorf("%d deliveries in the campaign's state directory, want 15: %v", len(ds), err)
+	}
+
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Log("systemd-analyze is not installed: the unit is not verified")
+		return
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"callrun-listen.service": strings.ReplaceAll(unit, "/usr/local/bin/callrun", filepath.Join(bin, "callrun"))})
+	vout, verr := exec.Command(analyze, "verify", filepath.Join(dir, "callrun-listen.service")).CombinedOutput()
+	for l := range strings.Lines(string(vout)) {
+		if strings.Contains(l, "callrun-listen") {
+			t.Errorf("systemd-analyze verify: %s", l)
+		}
+	}
+	t.Logf("systemd-analyze verify: %v %s", verr, vout)
+}
+
+// TestKubernetesListenExampleRuns runs the Deployment's container command
+// twice, as its two replicas, with the Secret's settings and a database of
+// the test's own, behind a proxy that sends each request to them in turn
+// as the Service does, while the sandbox delivers its webhooks: every
+// delivery is in the database once, and SIGTERM ends each replica with 0.
+func TestKubernetesListenExampleRuns(t *testing.T) {
+	type port struct {
+		Name          string `yaml:"name"`
+		ContainerPort int    `yaml:"containerPort"`
+		TargetPort    string `yaml:"targetPort"`
+	}
+	type probe struct {
+		HTTPGet struct {
+			Path string `yaml:"path"`
+			Port string `yaml:"port"`
+		} `yaml:"httpGet"`
+	}
+	var deploy struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Replicas int `yaml:"replicas"`
+			Selector struct {
+				MatchLabels map[string]string `yaml:"matchLabels"`
+			} `yaml:"selector"`
+			Template struct {
+				Metadata struct {
+					Labels map[string]string `yaml:"labels"`
+				} `yaml:"metadata"`
+				Spec struct {
+					TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
+					Containers                    []struct {
+						k8sContainer `yaml:",inline"`
+						Ports        []port `yaml:"ports"`
+						Readiness    probe  `yaml:"readinessProbe"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	var svc struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Selector map[string]string `yaml:"selector"`
+			Ports    []port            `yaml:"ports"`
+		} `yaml:"spec"`
+	}
+	dec := yaml.NewDecoder(strings.NewReader(readExample(t, "kubernetes/listen.yaml")))
+	if err := dec.Decode(&deploy); err != nil {
+		t.Fatal(err)
+	}
+	if err := dec.Decode(&svc); err != nil {
+		t.Fatal(err)
+	}
+	spec := deploy.Spec
+	if deploy.Kind != "Deployment" || spec.Replicas != 2 || len(spec.Template.Spec.Containers) != 1 || svc.Kind != "Service" {
+		t.Fatalf("deployment %+v, service %+v", deploy, svc)
+	}
+	c := spec.Template.Spec.Containers[0]
+	if !maps.Equal(svc.Spec.Selector, spec.Template.Metadata.Labels) || !maps.Equal(spec.Selector.MatchLabels, spec.Template.Metadata.Labels) {
+		t.Errorf("the Service's selector %v, the Deployment's %v, the pods' labels %v", svc.Spec.Selector, spec.Selector.MatchLabels, spec.Template.Metadata.Labels)
+	}
+	if len(c.Ports) != 1 || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort != c.Ports[0].Name || c.Readiness.HTTPGet.Path != "/healthz" || c.Readiness.HTTPGet.Port != c.Ports[0].Name {
+		t.Errorf("ports %+v, the Service's %+v, readiness %+v", c.Ports, svc.Spec.Ports, c.Readiness)
+	}
+	if !strings.Contains(c.Args[0], fmt.Sprintf("--addr 0.0.0.0:%d", c.Ports[0].ContainerPort)) || spec.Template.Spec.TerminationGracePeriodSeconds <= int(listenDrainTimeout/time.Second) {
+		t.Errorf("args %q, terminationGracePeriodSeconds %d: listen must listen on the container port, and have its %v to drain", c.Args, spec.Template.Spec.TerminationGracePeriodSeconds, listenDrainTimeout)
+	}
+	replicas := []string{freePort(t), freePort(t)}
+	var turn atomic.Uint64
+	service := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.Out.URL.Scheme, r.Out.URL.Host = "http", replicas[turn.Add(1)%2]
+	}})
+	t.Cleanup(service.Close)
+	srv := sandbox.NewServer(sandbox.Options{CallDuration: 10 * time.Millisecond, AccountWebhook: sandbox.AccountWebhook{
+		URL: service.URL + "/callrun/spring-promo-shared/" + hookSecret, Retry: 10 * time.Millisecond, MaxRetry: 100 * time.Millisecond, ShareDuplicate: 0.3, Seed: 9}})
+	t.Cleanup(srv.Close)
+	root := t.TempDir()
+	db := pgtest.URL(t)
+	env, paths := k8sPod(t, srv, root, "spring-promo/shared.yaml", c.k8sContainer, []string{"CALLRUN_DATABASE_URL=" + db, "CALLRUN_TOKEN_KEY=" + e2eTokenKey})
+	var pods []*exec.Cmd
+	for _, addr := range replicas {
+		script := strings.Replace(paths.Replace(c.Args[0]), fmt.Sprintf("0.0.0.0:%d", c.Ports[0].ContainerPort), addr, 1)
+		pods = append(pods, startExampleListen(t, paths.Replace(c.WorkingDir), env, c.Command[0], c.Command[1], script))
+	}
+	placeCallsAndWaitForDeliveries(t, srv, 10)
+	for _, p := range pods {
+		stopExampleListen(t, p) // exec: the shell's SIGTERM is callrun's
+	}
+	p, err := store.OpenPostgres(context.Background(), db, "spring-promo-shared", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ds, err := p.ReadDeliveries(context.Background())
+	if err != nil || len(ds) != 30 {
+		t.Errorf("%d deliveries in the database, want 30: %v", len(ds), err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "campaigns", "spring-promo", ".callrun")); err == nil {
+		t.Error("listen wrote into the campaigns' read-only mount")
+	}
 }

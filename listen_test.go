@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/report/store/pgtest"
 	"github.com/rs/zerolog"
 )
 
@@ -130,6 +136,32 @@ func TestListenStoresEachDeliveryOnce(t *testing.T) {
 			t.Errorf("%s: answered %d, want %d", tc.what, got, tc.want)
 		}
 	}
+	// What /metrics says of it all.
+	resp, err := c.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := filepath.Join(t.TempDir(), "listen.prom")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	os.WriteFile(prom, body, 0o600)
+	m := readMetrics(t, prom)
+	for series, want := range map[string]float64{
+		`callrun_listen_deliveries_total{campaign="spring",result="stored"}`:    3,
+		`callrun_listen_deliveries_total{campaign="spring",result="duplicate"}`: 2,
+		`callrun_listen_deliveries_total{campaign="autumn",result="stored"}`:    1,
+		`callrun_listen_refused_total{campaign="",code="404"}`:                  2,
+		`callrun_listen_refused_total{campaign="spring",code="413"}`:            1,
+		`callrun_listen_refused_total{campaign="spring",code="400"}`:            2,
+		`callrun_listen_refused_total{campaign="spring",code="405"}`:            1,
+	} {
+		if m[series] != want {
+			t.Errorf("/metrics: %s is %v, want %v", series, m[series], want)
+		}
+	}
+	if !strings.Contains(string(body), `callrun_listen_ack_seconds_count{campaign="spring"} 5`) {
+		t.Errorf("/metrics lacks the 5 acknowledgements of spring:\n%s", body)
+	}
 	if err := stop(); err != nil {
 		t.Errorf("listen ended with %v", err)
 	}
@@ -178,12 +210,153 @@ func TestListenRefusesClearly(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no outcomes: block") {
 		t.Errorf("campaign without outcomes: %v", err)
 	}
-	// PostgreSQL is not supported yet, and says so.
-	pg := filepath.Join(dir, "pg.yaml")
+	// The secret's variable unset: the bare path is not served.
+	unset := filepath.Join(dir, "unset.yaml")
 	b, _ := os.ReadFile(path)
-	os.WriteFile(pg, append([]byte(strings.Replace(string(b), "name: spring", "name: pg", 1)), "state: {postgres: \"postgres://u:pw@127.0.0.1:1/db\"}\n"...), 0o644)
-	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{pg}, addr: "127.0.0.1:0"}, &e2eBuffer{})
-	if err == nil || !strings.Contains(err.Error(), "PostgreSQL is not supported by listen yet") {
-		t.Errorf("campaign on PostgreSQL: %v", err)
+	os.WriteFile(unset, []byte(strings.Replace(strings.Replace(string(b), hookSecret, "${LISTEN_TEST_UNSET_SECRET}", 1), "name: spring", "name: unset", 1)), 0o644)
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{unset}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	if err == nil || !strings.Contains(err.Error(), "outcomes.url has no secret") {
+		t.Errorf("campaign whose secret is unset: %v", err)
 	}
+}
+
+// TestListenReplicasShareAPostgresStore runs two listens on one campaign
+// whose state is in PostgreSQL, as two replicas behind one Service, and
+// sends each delivery (and its retries) to either: each is stored once,
+// in the database, and the report's State reads them from there.
+func TestListenReplicasShareAPostgresStore(t *testing.T) {
+	dir := t.TempDir()
+	db := pgtest.URL(t)
+	path := writeListenCampaign(t, dir, "spring")
+	b, _ := os.ReadFile(path)
+	yaml := strings.Replace(string(b), "outcomes:\n", "outcomes:\n  opt_out: {field: disposition, values: [dnc]}\n", 1)
+	os.WriteFile(path, append([]byte(yaml), "state: {postgres: \"${E2E_DATABASE_URL}\"}\n"...), 0o644)
+	t.Setenv("E2E_DATABASE_URL", db)
+	var logs e2eBuffer
+	a, stopA := startListen(t, &logs, path)
+	b2, stopB := startListen(t, &logs, path)
+	c := &http.Client{Timeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	for i := range 60 {
+		wg.Go(func() {
+			form := url.Values{"event": {"call.ended"}, "phone_number": {fmt.Sprintf("+1415555%04d", i%20)}}
+			if i%20 == 7 {
+				form.Set("disposition", "dnc") // an opt-out, from either replica
+			}
+			base := []string{a, b2}[i%2]
+			resp, err := c.PostForm(base+"/callrun/spring/"+hookSecret, form)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("delivery %d answered %d", i, resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(stopA(), stopB()); err != nil {
+		t.Fatal(err)
+	}
+	p, err := store.OpenPostgres(context.Background(), db, "spring", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	st, err := p.ReadState(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ds, err := st.Deliveries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, d := range ds {
+		seen[d.Fields["phone_number"]]++
+	}
+	if len(ds) != 20 || len(seen) != 20 {
+		t.Errorf("%d deliveries stored, %d distinct; want 20 once each: %v", len(ds), len(seen), seen)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".callrun", "spring", store.DeliveriesFile)); err == nil {
+		t.Error("a deliveries file was written for a campaign whose state is in PostgreSQL")
+	}
+	// The opt-out is on the database's do-not-call list, once.
+	es, err := p.DoNotCall().Entries(context.Background())
+	if err != nil || len(es) != 1 || es[0].Number != "+14155550007" {
+		t.Errorf("the database's do-not-call list: %+v, %v", es, err)
+	}
+	if l := logs.String(); !strings.Contains(l, `"stored":`) || strings.Contains(l, db) {
+		t.Errorf("logs:\n%s", l)
+	}
+}
+
+// TestListenWarnsWhenNoDeliveryComes checks the quiet check with an
+// injected clock: no warning before the quiet time has passed since the
+// first call start, one after it (once), none once a delivery came, and
+// one again for a later run's calls that bring none.
+func TestListenWarnsWhenNoDeliveryComes(t *testing.T) {
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	os.MkdirAll(stateDir, 0o700)
+	start := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
+	run := func(at time.Time, phone string) {
+		j, _, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		for _, r := range []store.Record{
+			{Type: store.TypeRun, Note: "test", At: at},
+			{Type: store.TypeIntent, Agent: "Agent", Phone: phone, Attempt: 1, At: at.Add(3 * time.Second)},
+			{Type: store.TypeOutcome, Agent: "Agent", Phone: phone, Attempt: 1, Status: store.OutcomeSent, At: at.Add(4 * time.Second)},
+		} {
+			if err := j.Append(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	files := store.Files{Dir: stateDir}
+	d, err := files.OpenDeliveries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var logs e2eBuffer
+	now := start
+	tgt := &hookTarget{name: "spring", f: &campaign.File{}, store: files, deliveries: d}
+	l := &listener{log: zerolog.New(&logs), targets: map[string]*hookTarget{"/x": tgt}, now: func() time.Time { return now }, quiet: 15 * time.Minute}
+	warnings := func() int { return strings.Count(logs.String(), "no delivery has come since") }
+	check := func(at time.Time, want int) {
+		t.Helper()
+		now = at
+		l.checkQuiet(context.Background())
+		if got := warnings(); got != want {
+			t.Errorf("at %s: %d warnings, want %d\n%s", at.Format(time.TimeOnly), got, want, logs.String())
+		}
+	}
+	check(start.Add(time.Hour), 0) // no call started yet
+	run(start, "+14155550132")     // its call starts at 14:00:03
+	check(start.Add(15*time.Minute), 0)
+	check(start.Add(15*time.Minute+3*time.Second), 1)
+	if !strings.Contains(logs.String(), `"first_call_start":"2026-11-25T14:00:03Z"`) {
+		t.Errorf("the warning does not name the first call start:\n%s", logs.String())
+	}
+	check(start.Add(time.Hour), 1) // once
+	// A later run; a delivery comes for it in time: no warning.
+	second := start.Add(2 * time.Hour)
+	run(second, "+14155550133")
+	if _, err := d.Append(store.Delivery{Key: "k", At: second.Add(time.Minute), Fields: map[string]string{"phone_number": "+14155550133"}}); err != nil {
+		t.Fatal(err)
+	}
+	check(second.Add(time.Hour), 1)
+	// A third run whose calls bring none, with this listen (as after a
+	// restart) knowing of no delivery but the store's old one.
+	third := start.Add(5 * time.Hour)
+	run(third, "+14155550134")
+	tgt.last.Store(0)
+	check(third.Add(14*time.Minute), 1)
+	check(third.Add(16*time.Minute), 2)
 }

@@ -48,7 +48,7 @@ func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir strin
 	if f.Outcomes == nil {
 		return nil, nil
 	}
-	t, err := openHookTarget(f, f.DeliveriesDir(stateDir), true)
+	t, err := openHookTarget(context.Background(), f, store.Files{Dir: f.DeliveriesDir(stateDir)}, true)
 	if errors.Is(err, store.ErrDeliveriesLocked) {
 		// Nor may the sandbox deliver to outcomes.url, where a listen may
 		// store them as the real campaign's.
@@ -81,7 +81,8 @@ func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir strin
 		rlog = log.Level(zerolog.WarnLevel)
 	}
 	r := &sandboxOutcomes{log: log, url: "http://" + ln.Addr().String() + hookPath,
-		l: &listener{log: rlog, targets: map[string]*hookTarget{hookPath: t}, now: time.Now}}
+		l: newListener(rlog, 0, time.Now)}
+	r.l.targets[hookPath] = t
 	r.srv = listenServer(r.l)
 	go r.srv.Serve(ln) //nolint:errcheck // ErrServerClosed after close
 	for _, a := range f.Agents {

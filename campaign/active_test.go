@@ -130,7 +130,7 @@ func TestRunMaxActiveCallsEndsDelivered(t *testing.T) {
 			dtCampaign(4, 8, ""), map[string]string{"leads.csv": dtSheet(n)})
 		e.f.Pace.MaxActiveCalls, e.f.Pace.CallLength = k, guess
 		svc := newEndingService(t, e, clock, length)
-		feed, err := e.f.FollowDeliveries(e.f.Path(e.f.StateDir))
+		feed, err := store.Files{Dir: e.f.Path(e.f.StateDir)}.FollowDeliveries(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestRunMaxActiveCallsFaulted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var starts atomic.Int32
-	feed, err := e.f.FollowDeliveries(stateDir)
+	feed, err := store.Files{Dir: stateDir}.FollowDeliveries(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestRunMaxActiveCallsFaulted(t *testing.T) {
 	}
 	first := len(e.srv.Calls())
 	svc.ends.Wait() // the first run's calls end before the second starts
-	if feed, err = e.f.FollowDeliveries(stateDir); err != nil {
+	if feed, err = (store.Files{Dir: stateDir}).FollowDeliveries(ctx); err != nil {
 		t.Fatal(err)
 	}
 	res2 := e.mustRun(func(o *RunOptions) {

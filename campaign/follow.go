@@ -11,19 +11,8 @@ import (
 // DeliveryFeed returns the webhook deliveries stored since it was last
 // called (since the run began, the first time): how a run learns, while
 // it runs, of the deliveries `callrun listen` (another process) stores.
-// [FollowDeliveries] makes one for a campaign's state directory.
+// A store's FollowDeliveries makes one.
 type DeliveryFeed func() ([]store.Delivery, error)
-
-// FollowDeliveries returns a feed of the deliveries stored for the
-// campaign from now on, given the state directory dir of the campaign or
-// of one of its shards.
-func (f *File) FollowDeliveries(dir string) (DeliveryFeed, error) {
-	t, err := store.TailDeliveries(f.DeliveriesDir(dir))
-	if err != nil {
-		return nil, err
-	}
-	return t.Next, nil
-}
 
 // DefaultDeliveryWait is how long after a run's first call start a
 // campaign that collects outcomes waits for a delivery before callrun

@@ -11,9 +11,10 @@ import (
 	"github.com/callrun/callrun/report/store"
 )
 
-// DeliveriesDir returns the directory of the deliveries `callrun listen`
-// stores for the campaign, given the state directory dir of the campaign
-// or of one of its shards: the campaign's own, which its shards share.
+// DeliveriesDir returns the directory of the deliveries file of the
+// campaign, given the state directory dir of the campaign or of one of
+// its shards: the campaign's own, which its shards share. run --sandbox's
+// receiver stores there.
 func (f *File) DeliveriesDir(dir string) string {
 	if f.Shard.Sharded() {
 		return filepath.Dir(dir)
@@ -21,23 +22,17 @@ func (f *File) DeliveriesDir(dir string) string {
 	return dir
 }
 
-// ReadDeliveries returns the deliveries stored for the campaign, given
-// the state directory dir of the campaign or of one of its shards, in the
-// order they were stored. The report, status, `callrun outcomes` and the
-// no-delivery warning read them through it.
-func (f *File) ReadDeliveries(ctx context.Context, dir string) ([]store.Delivery, error) {
-	return store.ReadDeliveries(f.DeliveriesDir(dir))
-}
-
-// OpenOutcomes reads the campaign's deliveries (see ReadDeliveries) and
-// indexes them for one pass over its contacts in sheet order, with the
-// journal st, which calls [OutcomeIndex.Add] for each contact. It returns
-// nil when the campaign collects no outcomes.
-func OpenOutcomes(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, dir string) (*OutcomeIndex, error) {
+// OpenOutcomes reads the campaign's deliveries from the store the journal
+// st was read from (its state directory's file, or its PostgreSQL table)
+// and indexes them for one pass over its contacts in sheet order, with
+// st, which calls [OutcomeIndex.Add] for each contact: for the report,
+// status and `callrun outcomes`. It returns nil when the campaign collects
+// no outcomes.
+func OpenOutcomes(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer) (*OutcomeIndex, error) {
 	if f.Outcomes == nil {
 		return nil, nil
 	}
-	ds, err := f.ReadDeliveries(ctx, dir)
+	ds, err := st.Deliveries(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -204,7 +204,7 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	if err != nil {
 		return nil, err
 	}
-	outcomes, err := OpenOutcomes(ctx, f, st, norm, dir)
+	outcomes, err := OpenOutcomes(ctx, f, st, norm)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,8 +29,8 @@ const (
 var ErrDeliveriesLocked = errors.New("another callrun listen writes these deliveries")
 
 // Delivery is one webhook delivery the service made, as `callrun listen`
-// stored it: one JSON line of the deliveries file. A new field is added,
-// never renamed.
+// stored it: one JSON line of the deliveries file, or of the deliveries
+// table. A new field is added, never renamed.
 type Delivery struct {
 	// Key names the delivery by its content; a retry of it has the same
 	// key and is stored once.
@@ -41,17 +42,154 @@ type Delivery struct {
 	Raw     string            `json:"raw,omitempty"` // bounded and redacted
 }
 
-// Deliveries is the append-only deliveries file of a campaign's state
-// directory, opened for writing by `callrun listen`. It has a lock of its
-// own, not the run's, so that listen never waits on a run; only one
-// listen at a time writes it. Its methods are safe for concurrent use.
+// Deliveries is where `callrun listen` stores a campaign's deliveries:
+// the append-only deliveries file of its state directory ([OpenDeliveries],
+// one listen at a time), or the deliveries table of its PostgreSQL
+// database ([Postgres.OpenDeliveries], any number of listens at once).
+// Its methods are safe for concurrent use.
+//
+// Deliveries stored at once share one commit (group commit): one writer
+// goroutine takes every delivery waiting, writes them with one write and
+// one fsync (or one INSERT), and only then releases their callers. A busy
+// listen so costs one fsync for many deliveries, and each caller is
+// answered only once the commit that holds its delivery is durable.
 type Deliveries struct {
-	mu   sync.Mutex
-	f    *os.File
-	fl   *flock.Flock
-	size int64           // the file's length: where the next line goes
-	seen map[string]bool // keys stored
+	where string // for errors
+	sink  deliverySink
+	done  chan struct{} // closed when the writer has ended
+
+	mu      sync.Mutex
+	cur     *deliveryBatch            // deliveries waiting for the writer
+	pending map[string]*deliveryBatch // keys waiting or being committed, by batch
+	known   map[string]bool           // the file's keys, all stored; nil for a table, whose key decides
+	kick    chan struct{}             // wakes the writer; closed by Close
+	closed  bool
 }
+
+// deliverySink is where a [Deliveries] commits its batches: a file or a
+// PostgreSQL table.
+type deliverySink interface {
+	// commit stores the batch's deliveries durably (keys distinct, none
+	// known to be stored) and says of each whether it was new, or fails
+	// with none of them to be counted on.
+	commit(b *deliveryBatch) error
+	close() error
+}
+
+// deliveryBatch is the deliveries written by one commit.
+type deliveryBatch struct {
+	ds    []Delivery
+	lines [][]byte // each delivery's JSON line, with its newline
+	isNew []bool   // set by commit
+	done  chan struct{}
+	err   error
+}
+
+func newDeliveries(where string, k deliverySink, known map[string]bool) *Deliveries {
+	w := &Deliveries{
+		where:   where,
+		sink:    k,
+		done:    make(chan struct{}),
+		cur:     &deliveryBatch{done: make(chan struct{})},
+		pending: map[string]*deliveryBatch{},
+		known:   known,
+		kick:    make(chan struct{}, 1),
+	}
+	go w.run()
+	return w
+}
+
+// Append stores d durably unless a delivery of the same key is stored
+// already, and reports whether it was new. Only after it returns nil may
+// listen acknowledge the delivery. A delivery whose key is being stored
+// by another caller at the same moment waits for that commit, and is a
+// duplicate once it is durable.
+func (w *Deliveries) Append(d Delivery) (bool, error) {
+	if d.Key == "" {
+		return false, errors.New("a delivery needs its key")
+	}
+	line, err := json.Marshal(d)
+	if err != nil {
+		return false, err
+	}
+	line = append(line, '\n')
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return false, os.ErrClosed
+	}
+	if w.known[d.Key] {
+		w.mu.Unlock()
+		return false, nil
+	}
+	if b, ok := w.pending[d.Key]; ok {
+		w.mu.Unlock()
+		<-b.done
+		return false, b.err
+	}
+	b := w.cur
+	i := len(b.ds)
+	b.ds = append(b.ds, d)
+	b.lines = append(b.lines, line)
+	w.pending[d.Key] = b
+	select {
+	case w.kick <- struct{}{}:
+	default: // the writer is woken already
+	}
+	w.mu.Unlock()
+	<-b.done
+	if b.err != nil {
+		return false, b.err
+	}
+	return b.isNew[i], nil
+}
+
+// run is the writer goroutine: it commits whatever is waiting, until
+// Close.
+func (w *Deliveries) run() {
+	defer close(w.done)
+	for {
+		_, open := <-w.kick
+		w.mu.Lock()
+		b := w.cur
+		w.cur = &deliveryBatch{done: make(chan struct{})}
+		w.mu.Unlock()
+		if len(b.ds) > 0 {
+			b.isNew = make([]bool, len(b.ds))
+			b.err = w.sink.commit(b)
+			w.mu.Lock()
+			for _, d := range b.ds {
+				delete(w.pending, d.Key)
+				if b.err == nil && w.known != nil {
+					w.known[d.Key] = true
+				}
+			}
+			w.mu.Unlock()
+		}
+		close(b.done)
+		if !open {
+			return
+		}
+	}
+}
+
+// Close stores the deliveries already appended, then closes the file
+// (releasing its lock) or lets the table be.
+func (w *Deliveries) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	close(w.kick)
+	w.mu.Unlock()
+	<-w.done
+	return w.sink.close()
+}
+
+// String says where the deliveries are stored.
+func (w *Deliveries) String() string { return w.where }
 
 // OpenDeliveries takes the deliveries lock of state directory dir, cuts a
 // torn last line (a delivery whose write a crash interrupted was never
@@ -76,23 +214,37 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrDeliveriesLocked, dir)
 	}
-	d, err := openDeliveries(filepath.Join(dir, DeliveriesFile))
+	path := filepath.Join(dir, DeliveriesFile)
+	k, known, err := openDeliveriesFile(path)
 	if err != nil {
 		fl.Unlock()
 		return nil, err
 	}
-	d.fl = fl
-	return d, nil
+	k.fl = fl
+	return newDeliveries(path, k, known), nil
 }
 
-func openDeliveries(path string) (*Deliveries, error) {
+// fileDeliveries commits batches to the deliveries file: one write and
+// one fsync a batch.
+type fileDeliveries struct {
+	path string
+	f    *os.File
+	fl   *flock.Flock
+	size int64 // the file's length: where the next batch goes
+	buf  []byte
+	// beforeSync, if set, runs before each fsync; an error from it fails
+	// the commit as a failed fsync would. Tests use it.
+	beforeSync func() error
+}
+
+func openDeliveriesFile(path string) (*fileDeliveries, map[string]bool, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := durable.SyncDir(filepath.Dir(path)); err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	ds, good, err := readDeliveries(f)
 	if err == nil {
@@ -100,61 +252,48 @@ func openDeliveries(path string) (*Deliveries, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	d := &Deliveries{f: f, size: good, seen: make(map[string]bool, len(ds))}
+	known := make(map[string]bool, len(ds))
 	for _, x := range ds {
-		d.seen[x.Key] = true
+		known[x.Key] = true
 	}
-	return d, nil
+	return &fileDeliveries{path: path, f: f, size: good}, known, nil
 }
 
-// Append stores d durably (written and synced) unless a delivery of the
-// same key is stored already, and reports whether it was new. Only after
-// it returns may listen acknowledge the delivery.
-func (w *Deliveries) Append(d Delivery) (bool, error) {
-	if d.Key == "" {
-		return false, errors.New("a delivery needs its key")
+func (k *fileDeliveries) commit(b *deliveryBatch) error {
+	k.buf = k.buf[:0]
+	for _, l := range b.lines {
+		k.buf = append(k.buf, l...)
 	}
-	line, err := json.Marshal(d)
+	if _, err := k.f.WriteAt(k.buf, k.size); err != nil {
+		k.f.Truncate(k.size) //nolint:errcheck // the torn lines are cut on the next open too
+		return fmt.Errorf("writing %s: %w", k.path, err)
+	}
+	var err error
+	if k.beforeSync != nil {
+		err = k.beforeSync()
+	}
+	if err == nil {
+		err = k.f.Sync()
+	}
 	if err != nil {
-		return false, err
+		// Not known to be durable: never acknowledged, so cut them, and
+		// the service's retries store them again.
+		k.f.Truncate(k.size) //nolint:errcheck
+		return fmt.Errorf("syncing %s: %w", k.path, err)
 	}
-	line = append(line, '\n')
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.f == nil {
-		return false, os.ErrClosed
+	k.size += int64(len(k.buf))
+	for i := range b.isNew {
+		b.isNew[i] = true
 	}
-	if w.seen[d.Key] {
-		return false, nil
-	}
-	if _, err := w.f.WriteAt(line, w.size); err != nil {
-		w.f.Truncate(w.size) //nolint:errcheck // the torn line is cut on the next open too
-		return false, err
-	}
-	if err := w.f.Sync(); err != nil {
-		// Not known to be durable: never acknowledged, so cut it, and the
-		// service's retry stores it again.
-		w.f.Truncate(w.size) //nolint:errcheck
-		return false, err
-	}
-	w.size += int64(len(line))
-	w.seen[d.Key] = true
-	return true, nil
+	return nil
 }
 
-// Close closes the file and releases the lock.
-func (w *Deliveries) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.f == nil {
-		return nil
-	}
-	err := w.f.Close()
-	w.f = nil
-	if w.fl != nil {
-		err = errors.Join(err, w.fl.Unlock())
+func (k *fileDeliveries) close() error {
+	err := k.f.Close()
+	if k.fl != nil {
+		err = errors.Join(err, k.fl.Unlock())
 	}
 	return err
 }
@@ -319,4 +458,29 @@ func (t *DeliveriesTail) Next() ([]Delivery, error) {
 		}
 		out = append(out, d)
 	}
+}
+
+// deliveryReader reads a campaign's stored deliveries back: the file of
+// its state directory, or its rows of the deliveries table.
+type deliveryReader interface {
+	readDeliveries(ctx context.Context) ([]Delivery, error)
+}
+
+// dirDeliveries reads the deliveries file of a state directory.
+type dirDeliveries string
+
+func (d dirDeliveries) readDeliveries(context.Context) ([]Delivery, error) {
+	return ReadDeliveries(string(d))
+}
+
+// Deliveries returns the deliveries stored beside the journal the State
+// was read from, in the same store, in the order they were stored: for
+// the report, which matches them to the contacts. A State of a journal
+// file reads the deliveries file of the campaign's state directory (for a
+// shard, the campaign's, which its shards share).
+func (s *State) Deliveries(ctx context.Context) ([]Delivery, error) {
+	if s.deliveries == nil {
+		return nil, nil
+	}
+	return s.deliveries.readDeliveries(ctx)
 }

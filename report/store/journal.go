@@ -289,7 +289,9 @@ func cutTail(f *os.File, size int64) error {
 func ReadState(path string) (*State, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return newState(path, nil), nil
+		s := newState(path, nil)
+		s.deliveries = dirDeliveries(filepath.Dir(path))
+		return s, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening journal: %w", err)
@@ -329,6 +331,7 @@ var replayOptions = jsonv2.JoinOptions(
 // torn last line.
 func replay(path string, f *os.File) (*State, int64, error) {
 	s := newState(path, &fileRecords{path: path, f: f})
+	s.deliveries = dirDeliveries(filepath.Dir(path))
 	if fi, err := f.Stat(); err == nil {
 		// A contact takes two lines, about 300 bytes or more: sizing the
 		// map for the journal at once spares replay its growing.

@@ -75,7 +75,7 @@ var (
 
 // schemaVersion is the version of the tables this callrun writes;
 // migrations[v] takes the tables from version v-1 to v.
-const schemaVersion = 3
+const schemaVersion = 4
 
 var migrations = [schemaVersion + 1]string{
 	1: `
@@ -115,6 +115,17 @@ CREATE TABLE callrun_do_not_call (
 	reason  text NOT NULL DEFAULT ''
 );
 CREATE INDEX callrun_do_not_call_number ON callrun_do_not_call (number, id);`,
+	// The webhook deliveries `callrun listen` stores, any number of them
+	// at once: a delivery once per campaign, whichever stores it.
+	4: `
+CREATE TABLE callrun_deliveries (
+	id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	campaign    text NOT NULL,
+	key         text NOT NULL,
+	received_at timestamptz NOT NULL,
+	delivery    text NOT NULL,
+	UNIQUE (campaign, key)
+);`,
 }
 
 // schemaLock is the advisory lock key (one bigint) that serialises
@@ -417,6 +428,7 @@ func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journ
 // database.
 func (p *Postgres) ReadState(ctx context.Context) (*State, error) {
 	s := newState(p.where, &pgRecords{p: p})
+	s.deliveries = p
 	rows, err := p.pool.Query(ctx, `SELECT id, line FROM callrun_journal WHERE campaign = $1 ORDER BY id`, p.campaign)
 	if err != nil {
 		return nil, p.wrap("reading the journal from", err)

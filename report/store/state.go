@@ -68,12 +68,15 @@ const noOutcome = "no outcome on record: the call start may have reached the ser
 type State struct {
 	path string
 
-	mu      sync.RWMutex
-	recs    recordReader     // where Lookup reads records back; nil when there is none
-	agents  map[string]int32 // agent name -> its index in names
-	names   []string         // agent names in the order the journal met them
-	entries map[contact]entry
-	counts  [numStatuses]int
+	mu   sync.RWMutex
+	recs recordReader // where Lookup reads records back; nil when there is none
+	// deliveries reads the deliveries stored beside the journal; nil for
+	// a State of no store.
+	deliveries deliveryReader
+	agents     map[string]int32 // agent name -> its index in names
+	names      []string         // agent names in the order the journal met them
+	entries    map[contact]entry
+	counts     [numStatuses]int
 }
 
 // contact is a [Key] as a State keeps it, the agent by its index in

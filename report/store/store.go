@@ -41,6 +41,21 @@ type Store interface {
 	// taking it: for status, which counts the calls such a run has in
 	// flight apart from the uncertain ones.
 	Holders(ctx context.Context) ([]Holder, error)
+	// OpenDeliveries opens the campaign's deliveries for `callrun listen`
+	// to store the service's webhook deliveries in. Files allow one
+	// listen at a time (another fails wrapping [ErrDeliveriesLocked]);
+	// PostgreSQL any number, each delivery stored once. The caller
+	// closes it.
+	OpenDeliveries(ctx context.Context) (*Deliveries, error)
+	// ReadDeliveries returns the campaign's stored deliveries in the
+	// order they were stored, without any lock: for the report, status
+	// and `callrun outcomes` while listen may be storing more.
+	ReadDeliveries(ctx context.Context) ([]Delivery, error)
+	// FollowDeliveries returns a feed of the campaign's deliveries stored
+	// from now on: each call of it returns those stored since the last,
+	// each once, without any lock. A run reads so of the calls that ended
+	// while it runs.
+	FollowDeliveries(ctx context.Context) (func() ([]Delivery, error), error)
 	// String says where the store is, for people and logs; it never
 	// holds a password.
 	String() string
@@ -100,10 +115,7 @@ func (s Files) Lock(context.Context) (func() error, error) {
 // LockAgents takes the campaign's state directory's agents.lock (the
 // parent's, for a shard), waiting for another run to release it.
 func (s Files) LockAgents(ctx context.Context) (func() error, error) {
-	top := s.Dir
-	if s.parent != "" {
-		top = s.parent
-	}
+	top := s.top()
 	if err := os.MkdirAll(top, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
@@ -115,7 +127,38 @@ func (s Files) LockAgents(ctx context.Context) (func() error, error) {
 }
 
 func (s Files) OpenJournal(_ context.Context, opts JournalOptions) (*Journal, *State, error) {
-	return OpenJournalWith(s.Journal(), opts)
+	j, st, err := OpenJournalWith(s.Journal(), opts)
+	if err == nil {
+		st.deliveries = dirDeliveries(s.top())
+	}
+	return j, st, err
+}
+
+// top is the campaign's state directory: a shard's parent, else Dir. The
+// deliveries are there, shared by the shards.
+func (s Files) top() string {
+	if s.parent != "" {
+		return s.parent
+	}
+	return s.Dir
+}
+
+// OpenDeliveries opens the deliveries file of the campaign's state
+// directory, taking its lock (not the run's).
+func (s Files) OpenDeliveries(context.Context) (*Deliveries, error) { return OpenDeliveries(s.top()) }
+
+// ReadDeliveries reads the deliveries file of the campaign's state
+// directory.
+func (s Files) ReadDeliveries(context.Context) ([]Delivery, error) { return ReadDeliveries(s.top()) }
+
+// FollowDeliveries follows the deliveries file of the campaign's state
+// directory as listen appends to it.
+func (s Files) FollowDeliveries(context.Context) (func() ([]Delivery, error), error) {
+	t, err := TailDeliveries(s.top())
+	if err != nil {
+		return nil, err
+	}
+	return t.Next, nil
 }
 
 // ReadState replays the journal, refusing a state directory that holds
@@ -125,7 +168,11 @@ func (s Files) ReadState(context.Context) (*State, error) {
 	if err := s.checkSplit(); err != nil {
 		return nil, err
 	}
-	return ReadState(s.Journal())
+	st, err := ReadState(s.Journal())
+	if err == nil {
+		st.deliveries = dirDeliveries(s.top())
+	}
+	return st, err
 }
 
 func (s Files) ReadRuns(context.Context) ([]Run, error) { return ReadRuns(s.Journal()) }
@@ -234,10 +281,7 @@ func shardDirs(dir string) (map[string]int, error) {
 // another split of the campaign: for the whole campaign (count 0), any
 // shard's; for a shard, the whole campaign's or another count's.
 func (s Files) checkSplit() error {
-	top := s.Dir
-	if s.parent != "" {
-		top = s.parent
-	}
+	top := s.top()
 	if b, err := os.ReadFile(filepath.Join(top, PushedFile)); err == nil {
 		return fmt.Errorf("%w (%s): give the campaign its state: {postgres: ...} again, or remove %s if you mean to go back to these files", ErrPushed, strings.TrimSpace(string(b)), filepath.Join(top, PushedFile))
 	}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/callrun/callrun/report/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// listenMetrics are what `callrun listen` serves at /metrics for
+// Prometheus to scrape: deliveries by campaign and result, the stored
+// ones that can match no contact, the requests refused by status, and
+// the time from a delivery's arrival to its acknowledgement.
+type listenMetrics struct {
+	handler    http.Handler
+	deliveries *prometheus.CounterVec   // by campaign, result: stored, duplicate, failed
+	unmatched  *prometheus.CounterVec   // by campaign
+	refused    *prometheus.CounterVec   // by campaign ("" for an unknown path) and code
+	ack        *prometheus.HistogramVec // by campaign
+}
+
+func newListenMetrics() *listenMetrics {
+	reg := prometheus.NewRegistry()
+	m := &listenMetrics{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "callrun_listen_deliveries_total",
+			Help: "Deliveries received at a campaign's outcomes path, by result: stored (new, durable before the 2xx), duplicate (stored already, answered 2xx), failed (not stored, answered 503 for the service to send again).",
+		}, []string{"campaign", "result"}),
+		unmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "callrun_listen_unmatched_total",
+			Help: "Deliveries stored whose phone_number the campaign's phone rules cannot read, so that no contact can take them (the report matches the rest to contacts).",
+		}, []string{"campaign"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "callrun_listen_refused_total",
+			Help: "Requests refused and not stored, by status: 404 an unknown path (campaign empty), 405 a method other than GET and POST, 413 a body over 64 KiB, 400 an unreadable or empty delivery.",
+		}, []string{"campaign", "code"}),
+		ack: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "callrun_listen_ack_seconds",
+			Help:    "Time from a delivery's arrival to its acknowledgement, stored durably.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"campaign"}),
+	}
+	reg.MustRegister(m.deliveries, m.unmatched, m.refused, m.ack,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	return m
+}
+
+// checkQuiet warns, once per call start, of each campaign whose calls
+// started l.quiet ago or more and brought no delivery since: the service
+// is probably not delivering to this URL (the account webhook unset, the
+// URL or its secret wrong, the host unreachable). The call start is the
+// first of the journal's latest run that started calls; a delivery is one
+// this listen stored, or for a store shared with other listens, one the
+// store holds.
+func (l *listener) checkQuiet(ctx context.Context) {
+	now := l.now()
+	for _, t := range l.targets {
+		if last := t.last.Load(); last != 0 && now.Sub(time.Unix(0, last)) < l.quiet {
+			// A delivery came less than the quiet time ago: since the
+			// first call start, or that start is more recent still.
+			continue
+		}
+		first, err := firstCallStart(ctx, t.store)
+		if err != nil {
+			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the journal's runs for the quiet check")
+			continue
+		}
+		if first.IsZero() || now.Sub(first) < l.quiet || t.warned.Equal(first) {
+			continue
+		}
+		if last := t.last.Load(); last != 0 && !time.Unix(0, last).Before(first) {
+			continue
+		}
+		ds, err := t.store.ReadDeliveries(ctx)
+		if err != nil {
+			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the deliveries for the quiet check")
+			continue
+		}
+		if n := len(ds); n > 0 && !ds[n-1].At.Before(first) {
+			t.last.Store(ds[n-1].At.UnixNano())
+			continue
+		}
+		t.warned = first
+		l.log.Warn().Str("campaign", t.name).Time("first_call_start", first).Dur("quiet_for", now.Sub(first).Round(time.Second)).
+			Msg("calls were started but no delivery has come since: the service is probably not delivering to this listen (is the account webhook set to the outcomes url? is the url, its secret, or the host behind it wrong or unreachable?)")
+	}
+}
+
+// firstCallStart returns when the first call of the journal's latest run
+// that started calls started (to the second, or the minute for one
+// started more than store.SecondsKept into its run); zero when no run
+// started any.
+func firstCallStart(ctx context.Context, s store.Store) (time.Time, error) {
+	runs, err := s.ReadRuns(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		for k, n := range r.PerSecond {
+			if n > 0 {
+				return r.StartedAt.Truncate(time.Second).Add(time.Duration(k) * time.Second), nil
+			}
+		}
+		for k, n := range r.PerMinute {
+			if n > 0 {
+				return r.StartedAt.Truncate(time.Minute).Add(time.Duration(k) * time.Minute), nil
+			}
+		}
+	}
+	return time.Time{}, nil
+}

@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// OpenDeliveries opens the campaign's rows of the table callrun_deliveries
+// for `callrun listen`. It takes no lock: any number of listens, on any
+// machines, may store deliveries at once. The table's key (campaign,
+// delivery key) stores a delivery once whichever of them receives it, and
+// a listen answers a retry only once the row it found is committed.
+func (p *Postgres) OpenDeliveries(context.Context) (*Deliveries, error) {
+	return newDeliveries("the deliveries of campaign "+p.campaign+" in the "+p.where, &pgDeliveries{p: p}, nil), nil
+}
+
+// pgDeliveries commits batches of deliveries with one INSERT each, durable
+// (synchronous_commit on) before it returns.
+type pgDeliveries struct{ p *Postgres }
+
+const insertDeliveries = `
+INSERT INTO callrun_deliveries (campaign, key, received_at, delivery)
+SELECT $1, u.key, u.at, u.delivery
+FROM unnest($2::text[], $3::timestamptz[], $4::text[]) WITH ORDINALITY AS u(key, at, delivery, ord)
+ORDER BY u.ord
+ON CONFLICT (campaign, key) DO NOTHING
+RETURNING key`
+
+func (k *pgDeliveries) commit(b *deliveryBatch) error {
+	keys := make([]string, len(b.ds))
+	ats := make([]time.Time, len(b.ds))
+	lines := make([]string, len(b.ds))
+	for i, d := range b.ds {
+		keys[i], ats[i] = d.Key, d.At
+		lines[i] = string(b.lines[i][:len(b.lines[i])-1]) // without the newline
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	rows, err := k.p.pool.Query(ctx, insertDeliveries, k.p.campaign, keys, ats, lines)
+	if err != nil {
+		return k.p.wrap("storing deliveries in", err)
+	}
+	added, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return k.p.wrap("storing deliveries in", err)
+	}
+	isNew := make(map[string]bool, len(added))
+	for _, key := range added {
+		isNew[key] = true
+	}
+	for i, d := range b.ds {
+		b.isNew[i] = isNew[d.Key]
+	}
+	return nil
+}
+
+func (k *pgDeliveries) close() error { return nil } // the pool is the store's
+
+// ReadDeliveries returns the campaign's deliveries from the table, in the
+// order they were stored.
+func (p *Postgres) ReadDeliveries(ctx context.Context) ([]Delivery, error) {
+	rows, err := p.pool.Query(ctx, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id`, p.campaign)
+	if err != nil {
+		return nil, p.wrap("reading the deliveries from", err)
+	}
+	var out []Delivery
+	var id int64
+	var line []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
+		var d Delivery
+		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
+			return fmt.Errorf("deliveries of campaign %s in the %s, row id %d: not a delivery", p.campaign, p.where, id)
+		}
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, p.wrap("reading the deliveries from", err)
+	}
+	return out, nil
+}
+
+func (p *Postgres) readDeliveries(ctx context.Context) ([]Delivery, error) {
+	return p.ReadDeliveries(ctx)
+}
+
+// pgTailWindow is how far behind the newest row a row of the deliveries
+// table may still become visible: ids are given as rows are inserted, but
+// rows are seen as their transactions commit, so a row may appear after
+// rows with greater ids (another listen's commit that took longer). A
+// feed looks that far back, skipping the rows it returned.
+const pgTailWindow = 10000
+
+// FollowDeliveries returns a feed of the campaign's deliveries stored in
+// the table from now on, by whichever listen: each call returns those
+// committed since the last, each once.
+func (p *Postgres) FollowDeliveries(ctx context.Context) (func() ([]Delivery, error), error) {
+	t := &pgTail{p: p}
+	if err := p.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM callrun_deliveries`).Scan(&t.low); err != nil {
+		return nil, p.wrap("reading the deliveries from", err)
+	}
+	// The rows already there are not the feed's: seen, as far back as a
+	// late commit may still appear.
+	rows, err := p.pool.Query(ctx, `SELECT id FROM callrun_deliveries WHERE campaign = $1 AND id > $2`, p.campaign, t.low-pgTailWindow)
+	if err != nil {
+		return nil, p.wrap("reading the deliveries from", err)
+	}
+	if t.seen, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		return nil, p.wrap("reading the deliveries from", err)
+	}
+	t.low -= pgTailWindow
+	return t.next, nil
+}
+
+// pgTail is a feed of a campaign's rows of the deliveries table.
+type pgTail struct {
+	p    *Postgres
+	low  int64   // every row at or below it is the feed's past
+	seen []int64 // the campaign's ids above low the feed has passed
+}
+
+func (t *pgTail) next() ([]Delivery, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	rows, err := t.p.pool.Query(ctx, `
+SELECT id, delivery FROM callrun_deliveries
+WHERE campaign = $1 AND id > $2 AND NOT (id = ANY($3))
+ORDER BY id`, t.p.campaign, t.low, t.seen)
+	if err != nil {
+		return nil, t.p.wrap("reading the deliveries from", err)
+	}
+	var out []Delivery
+	var id int64
+	var line []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
+		var d Delivery
+		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
+			return fmt.Errorf("row id %d is not a delivery", id)
+		}
+		out = append(out, d)
+		t.seen = append(t.seen, id)
+		return nil
+	})
+	if err != nil {
+		return out, t.p.wrap("reading the deliveries from", err)
+	}
+	top := t.low
+	for _, id := range t.seen {
+		top = max(top, id)
+	}
+	if top-pgTailWindow > t.low {
+		t.low = top - pgTailWindow
+		t.seen = slices.DeleteFunc(t.seen, func(id int64) bool { return id <= t.low })
+	}
+	return out, nil
+}
