@@ -242,8 +242,11 @@ type simClock struct {
 	now      time.Time
 	sleepers map[chan struct{}]time.Time
 	busy     int
-	stirred  bool // the time was asked, or a sleep began, since the last look
-	quiet    int  // ticks in a row with nothing stirring
+	// busyOnWake are the sleepers (of sleepThenBusy) that count as busy
+	// from the moment they are woken until they say they are done.
+	busyOnWake map[chan struct{}]bool
+	stirred    bool // the time was asked, or a sleep began, since the last look
+	quiet      int  // ticks in a row with nothing stirring
 }
 
 // simQuietTicks is how many milliseconds in a row a run must be quiet
@@ -323,9 +326,43 @@ func (c *simClock) advance() {
 	for ch, wake := range c.sleepers {
 		if !wake.After(c.now) {
 			delete(c.sleepers, ch)
+			if c.busyOnWake[ch] {
+				delete(c.busyOnWake, ch)
+				c.busy++
+			}
 			close(ch)
 		}
 	}
+}
+
+// sleepThenBusy sleeps d on the clock, like Sleep, and then holds the
+// clock as a call start in flight does, from the moment it is woken until
+// done is called: for a test's stand-in of the service that does real
+// work (writing a delivery) at a time on the clock, which the clock must
+// not move past before the work is done, however slow the machine.
+func (c *simClock) sleepThenBusy(d time.Duration) (done func()) {
+	done = func() {
+		c.mu.Lock()
+		c.busy--
+		c.stirred = true
+		c.mu.Unlock()
+	}
+	ch := make(chan struct{})
+	c.mu.Lock()
+	if d <= 0 {
+		c.busy++
+		c.mu.Unlock()
+		return done
+	}
+	if c.busyOnWake == nil {
+		c.busyOnWake = map[chan struct{}]bool{}
+	}
+	c.sleepers[ch] = c.now.Add(d)
+	c.busyOnWake[ch] = true
+	c.stirred = true
+	c.mu.Unlock()
+	<-ch
+	return done
 }
 
 func (c *simClock) calls(s CallStarter) CallStarter {
