@@ -166,10 +166,9 @@ func TestSuppressCommand(t *testing.T) {
 // opt-out was acknowledged, X gets no call start from anyone, and B's
 // report shows X suppressed for the list, not uncertain.
 //
-// With files, on one machine, the opt-out is delivered as the service
-// would, to `callrun listen` serving A (outcomes.opt_out); with
-// PostgreSQL, by `callrun suppress add` from another process (listen
-// keeps deliveries in files only for now).
+// The opt-out is delivered as the service would, to `callrun listen`
+// serving A (outcomes.opt_out): with files, on one machine, it puts X on
+// the list in CALLRUN_HOME; with PostgreSQL, on the database's.
 func TestOptOutMidRunHoldsEverywhere(t *testing.T) {
 	for _, kind := range e2eStores {
 		t.Run(kind, func(t *testing.T) { testOptOutMidRun(t, kind) })
@@ -189,9 +188,7 @@ func testOptOutMidRun(t *testing.T, kind string) {
 	a := newE2ECampaign(t, srv, e2eSetup{contacts: phones[:41], perSecond: 20, concurrency: 2, postgres: db})
 	a.rename("campaign-a")
 	a.env = append(a.env, "CALLRUN_HOME="+home, "E2E_HOOK_SECRET="+hookSecret)
-	if kind == "files" {
-		a.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/a/${E2E_HOOK_SECRET}\n  opt_out: {field: disposition, values: [do_not_call, opted_out]}\n")
-	}
+	a.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/a/${E2E_HOOK_SECRET}\n  opt_out: {field: disposition, values: [do_not_call, opted_out]}\n")
 	// B: 70 others, then X, then 9 more: two shards at 10 calls a second
 	// each reach X's row seconds after A called X.
 	bContacts := append(slices.Clone(phones[41:111]), x)
@@ -201,36 +198,24 @@ func testOptOutMidRun(t *testing.T, kind string) {
 	b.renameAgent("E2E Caller B") // not A's: both runs would create it at once
 	b.env = append(b.env, "CALLRUN_HOME="+home)
 
-	var listen *e2eProc
-	if kind == "files" {
-		listen = a.start("listen", "--addr", addr, a.path)
-		waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
-	}
+	listen := a.start("listen", "--addr", addr, a.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
 	runs := []*e2eProc{a.start("run", a.path), b.start("run", "--shard", "0/2", b.path), b.start("run", "--shard", "1/2", b.path)}
 
 	// The service says X opted out once A's call of X started.
 	waitFor(t, 30*time.Second, "A to call X", func() bool {
 		return slices.ContainsFunc(srv.Calls(), func(c sandbox.Call) bool { return c.Form.Get("phone_number") == x.E164 })
 	})
-	var acked time.Time
-	if kind == "files" {
-		form := url.Values{"event": {"call.ended"}, "phone_number": {x.E164}, "disposition": {"opted_out"}, "first_name": {x.First}}
-		resp, err := http.PostForm("http://"+addr+"/callrun/a/"+hookSecret, form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("the opt-out delivery was answered %d", resp.StatusCode)
-		}
-		acked = time.Now()
-	} else {
-		res := b.run(30*time.Second, "suppress", "add", b.path, x.Raw)
-		if res.code != 0 {
-			t.Fatalf("suppress add: %s", res)
-		}
-		acked = time.Now()
+	form := url.Values{"event": {"call.ended"}, "phone_number": {x.E164}, "disposition": {"opted_out"}, "first_name": {x.First}}
+	resp, err := http.PostForm("http://"+addr+"/callrun/a/"+hookSecret, form)
+	if err != nil {
+		t.Fatal(err)
 	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the opt-out delivery was answered %d", resp.StatusCode)
+	}
+	acked := time.Now()
 	for i, p := range runs {
 		res := p.wait(t, 90*time.Second)
 		checkJSONLogs(t, res)
@@ -238,11 +223,9 @@ func testOptOutMidRun(t *testing.T, kind string) {
 			t.Errorf("run %d: %s", i, res)
 		}
 	}
-	if listen != nil {
-		listen.signal(t, syscall.SIGTERM)
-		if res := listen.wait(t, 30*time.Second); res.code != 0 {
-			t.Errorf("listen: %s", res)
-		}
+	listen.signal(t, syscall.SIGTERM)
+	if res := listen.wait(t, 30*time.Second); res.code != 0 {
+		t.Errorf("listen: %s", res)
 	}
 
 	// The ledger: X was called once, by A, before the opt-out; nobody
