@@ -279,7 +279,7 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 		FirstName: c.Fields[FieldFirstName], LastName: c.Fields[FieldLastName],
 		GHLContactID: c.Fields[FieldGHLContactID], OverrideAgentID: c.Fields[FieldOverrideAgentID],
 		LocalPresenceNumber: c.Fields[FieldLocalPresence],
-		Status:              c.Status, Reason: c.Reason,
+		Status:              c.Status, Reason: c.Reason, Consent: c.Consent,
 	}
 	if len(c.Extra) > 0 {
 		row.Extra = make([]string, len(c.Extra)) // in the order of f.AccountFields, as c.Extra is
