@@ -22,7 +22,7 @@ type Consent struct {
 
 // ConsentAdvice is what plan and run say, once, of a campaign that maps
 // no consent: the law it answers to and how to map it.
-const ConsentAdvice = "no consent: is mapped, so callrun calls every row without looking for consent: AI-voice calls need the called person's prior express consent (US TCPA, FCC 24-17; UK PECR for marketing calls); map the column that records it, consent: {column: \"Consent Date\", required: true}, and rows without a date or a yes in it are not called"
+const ConsentAdvice = `this campaign maps no consent column, so every row is called whether or not the person agreed to be: AI-voice calls need the called person's prior express consent (US TCPA, FCC 24-17; the UK's PECR for marketing calls); map the column that records it, consent: {column: "Consent Date", required: true}, and a row without a date or a yes in it is not called`
 
 // ConsentWarnings returns the warning plan and run give of a campaign
 // that maps no consent on any sheet; none when one does.
@@ -164,7 +164,7 @@ var consentTimeRE = regexp.MustCompile(`^(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)
 // consentDate reads a date, with or without a time of day, in the forms
 // CRM exports write. Its time of day is dropped: the date is the evidence.
 func consentDate(v, region string) (time.Time, bool) {
-	for _, layout := range []string{"jan 2, 2006", "january 2, 2006", "2 jan 2006", "2 january 2006", "02-jan-2006", "2-jan-2006"} {
+	for _, layout := range []string{"Jan 2, 2006", "January 2, 2006", "2 Jan 2006", "2 January 2006", "2-Jan-2006"} {
 		if t, err := time.Parse(layout, v); err == nil {
 			return t, true
 		}
@@ -183,20 +183,16 @@ func consentDate(v, region string) (time.Time, bool) {
 	switch {
 	case len(m[1]) == 4: // 2024-03-05, 2024/03/05, 2024.03.05
 		y, mo, d = a, b, c
-	case len(m[5]) != 4 && len(m[5]) != 2, len(m[1]) > 2:
+	case len(m[1]) > 2 || (len(m[5]) != 4 && len(m[5]) != 2):
 		return time.Time{}, false
-	case m[2] == ".": // 05.03.2024: day first wherever dots are written
+	case m[2] == ".", a > 12: // 05.03.2024 (dots are day first), 25/12/2023
 		y, mo, d = c, b, a
-	case a > 12:
-		y, mo, d = c, b, a
-	case b > 12:
-		y, mo, d = c, a, b
-	case monthFirst[region]:
+	case b > 12, monthFirst[region]: // 12/31/2023; 3/5/2024 in the US
 		y, mo, d = c, a, b
 	default:
 		y, mo, d = c, b, a
 	}
-	if len(m[5]) == 2 {
+	if len(m[1]) != 4 && len(m[5]) == 2 { // 12/31/23, as Excel writes a short date
 		y += 2000
 	}
 	if mo < 1 || mo > 12 || d < 1 || y < 1900 {
