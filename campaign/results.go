@@ -402,6 +402,8 @@ func invalidFix(field, reason string) string {
 		return "write yes or no, or empty the cell."
 	case field == "timezone":
 		return "write an IANA time zone such as America/Chicago, or empty the cell."
+	case field == "consent":
+		return "record the person's consent in the CRM (the date they gave it, or a yes) and export the sheet again; a row without it is not called. A date read as the wrong day and month follows the sheet's region."
 	case field == "row":
 		return "the row itself could not be read: fix it in the sheet as the reason says (a stray quote, a cell too large), or remove it."
 	}
