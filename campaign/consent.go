@@ -224,3 +224,57 @@ func validTime(s string) bool {
 // March 5th): the United States and its territories, and the
 // Philippines. Elsewhere 3/5/2024 is the 3rd of May.
 var monthFirst = map[string]bool{"US": true, "PR": true, "GU": true, "VI": true, "AS": true, "MP": true, "UM": true, "PH": true, "FM": true, "MH": true, "PW": true}
+
+// Words of a consent column's header, folded (see [headerWords]): a
+// header says consent or opt-in; one that also says it is withdrawn, or
+// is about e-mail or texts rather than calls, is no consent to call.
+var (
+	consentWords    = []string{"consent", "consented", "optin", "optedin", "einwilligung", "consentement", "consentimiento", "consenso", "tcpa"}
+	consentNotWords = []string{"out", "optout", "optedout", "revoked", "revocation", "withdrawn", "withdrawal", "no", "not", "dnc", "dnd", "email", "mail", "sms", "text", "newsletter", "whatsapp", "source", "method", "ip", "url", "form"}
+)
+
+// consentColumn is the column callrun init maps as consent: the first of
+// the header's consent columns (see consentWords) whose first rows hold
+// evidence callrun reads, else the first of them; "" when none. Columns
+// in used are passed over.
+func consentColumn(header []string, rows [][]string, region string, used map[string]bool) string {
+	var first string
+	for i, h := range header {
+		if h == "" || used[h] || !isConsentHeader(h) {
+			continue
+		}
+		for _, r := range rows {
+			if i < len(r) {
+				if ev, _ := ReadConsent(r[i], region, time.Now()); ev != "" {
+					return h
+				}
+			}
+		}
+		if first == "" {
+			first = h
+		}
+	}
+	return first
+}
+
+// isConsentHeader reports whether a header names a column of consent to
+// be called: "Consent Date", "Opt-In", "TCPA Consent", not "Opt Out",
+// "Consent Revoked" or "Email Opt In".
+func isConsentHeader(h string) bool {
+	words := headerWords(h)
+	joined := strings.Join(words, "")
+	says := strings.Contains(joined, "optin") || strings.Contains(joined, "optedin")
+	for _, w := range words {
+		for _, x := range consentWords {
+			if w == x || strings.HasPrefix(w, x) {
+				says = true
+			}
+		}
+		for _, x := range consentNotWords {
+			if w == x || (len(x) >= 4 && strings.HasPrefix(w, x)) {
+				return false
+			}
+		}
+	}
+	return says
+}

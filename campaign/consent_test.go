@@ -251,3 +251,58 @@ func TestConsentFromWorkbook(t *testing.T) {
 		t.Errorf("workbook dates read as %+v", cs)
 	}
 }
+
+func TestIsConsentHeader(t *testing.T) {
+	for h, want := range map[string]bool{
+		"Consent Date": true, "Consent": true, "TCPA Consent Date": true, "Opt-In": true, "Opted In": true,
+		"OptIn Date": true, "Calls Opt In": true, "Einwilligung": true, "Consentement appel": true, "consented_at": true,
+		"Opt Out": false, "Opted Out": false, "Consent Revoked": false, "Consent Withdrawn Date": false, "No Consent": false,
+		"Email Opt In": false, "SMS Consent": false, "Consent Source": false, "Do Not Call": false, "Phone": false, "Notes": false,
+	} {
+		if got := isConsentHeader(h); got != want {
+			t.Errorf("isConsentHeader(%q) = %v, want %v", h, got, want)
+		}
+	}
+}
+
+// TestInitMapsConsent: init maps the column whose header says consent
+// or opt-in (the one whose cells read as evidence first), never an
+// e-mail opt-in or a revocation; the file it writes loads and reads each
+// row's evidence. A sheet without one gets the mapping as a comment.
+func TestInitMapsConsent(t *testing.T) {
+	header := []string{"First Name", "Phone", "Email Opt In", "Consent Source", "Consent Revoked", "TCPA Consent Date"}
+	rows := [][]string{{"Ada", "+12125550101", "yes", "web form", "", "2024-03-05"}, {"Alan", "+12125550102", "no", "", "2024-05-01", ""}}
+	var b strings.Builder
+	if _, err := WriteInit(&b, InitOptions{Sheet: "s.csv", SheetName: "s.csv", Header: header, Rows: rows, Region: "US"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\nconsent: {column: \"TCPA Consent Date\", required: true}\n") {
+		t.Fatalf("init did not map the consent column:\n%s", b.String())
+	}
+	dir := t.TempDir()
+	var sheetText strings.Builder
+	w := csv.NewWriter(&sheetText)
+	w.Write(header)
+	w.WriteAll(rows)
+	os.WriteFile(filepath.Join(dir, "s.csv"), []byte(sheetText.String()), 0o644)
+	filled := strings.Replace(b.String(), `"TODO: write the agent's prompt"`, `"Hello."`, 1)
+	filled = strings.Replace(filled, "region: TODO", "region: US", 1)
+	os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(filled), 0o644)
+	f, err := Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true, Getenv: env(nil)})
+	if err != nil {
+		t.Fatalf("init's file: %v\n%s", err, filled)
+	}
+	f.UnsafeIgnoreCalledPersonHours = true
+	cs := eachContact(t, f, consentNow)
+	if len(cs) != 2 || cs[0].Status != ToCall || cs[0].Consent != "2024-03-05" || cs[1].Status != Invalid || cs[1].Field != "consent" {
+		t.Errorf("init's consent mapping read the rows as %+v", cs)
+	}
+
+	b.Reset()
+	if _, err := WriteInit(&b, InitOptions{Sheet: "s.csv", SheetName: "s.csv", Header: []string{"Phone", "Email Opt In"}, Rows: [][]string{{"+12125550101", "yes"}}, Region: "US"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n# consent: {column: \"Consent Date\", required: true}\n") || strings.Contains(b.String(), "\nconsent:") {
+		t.Errorf("init of a sheet without a consent column:\n%s", b.String())
+	}
+}
