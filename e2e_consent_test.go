@@ -133,6 +133,18 @@ func TestConsentRequiredEndToEnd(t *testing.T) {
 		}
 	}
 
+	// report.html lists the rows without consent under the column, with
+	// their cells as written and what to do.
+	page, err := os.ReadFile(filepath.Join(e.stateDir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`column &#34;Consent Date&#34;: no consent on record`, "<code>no</code>", "<code>2099-01-01</code>", "record the person&#39;s consent in the CRM"} {
+		if !strings.Contains(string(page), s) {
+			t.Errorf("report.html does not show %q of the rows without consent", s)
+		}
+	}
+
 	// A run of a campaign without consent: says so once.
 	other := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(3), perSecond: 50, concurrency: 2})
 	other.rename("noconsent")

@@ -108,7 +108,7 @@ func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, 
 	}
 	cell := strings.TrimSpace(fields[m.consentCol])
 	evidence, why := ReadConsent(cell, spec.Region, now())
-	c.Consent = evidence
+	c.Consent, c.ConsentCell = evidence, cell
 	if evidence == "" && m.consentRequired && c.Status == "" {
 		c.Status, c.Field, c.Column = Invalid, "consent", m.consentName
 		c.Reason = "no consent on record: " + why + "; a row is called only with a date of consent or a yes in this column (consent.required)"

@@ -77,8 +77,9 @@ type Contact struct {
 	// a contact suppressed for the CRM's do-not-call flag.
 	DoNotCallColumn string
 	// Consent is the row's evidence of consent as read from the sheet's
-	// consent column: a date (YYYY-MM-DD), "yes", or empty for none.
-	Consent string
+	// consent column: a date (YYYY-MM-DD), "yes", or empty for none;
+	// ConsentCell the cell as written.
+	Consent, ConsentCell string
 }
 
 // Form returns the form fields to send: every non-empty field.

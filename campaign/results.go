@@ -383,8 +383,11 @@ func invalidCell(c *Contact) string {
 	if i := slices.Index(FormFields, c.Field); i >= 0 {
 		return c.Fields[i]
 	}
-	if c.Field == "timezone" {
+	switch c.Field {
+	case "timezone":
 		return c.TZ
+	case "consent":
+		return c.ConsentCell
 	}
 	return ""
 }
