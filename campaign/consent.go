@@ -158,8 +158,8 @@ var (
 var consentDateRE = regexp.MustCompile(`^(\d{1,4})([-/.])(\d{1,2})([-/.])(\d{1,4})\.?(?:(?:[t ]|, ?)(.*))?$`)
 
 // consentTimeRE is the time of day after a date: 14:30, 14:30:05.123,
-// 2:30 pm, with a zone (z, +01:00, utc) or none.
-var consentTimeRE = regexp.MustCompile(`^(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?: ?([ap]\.?m\.?))?(?: ?(?:z|utc|gmt|[+-]\d{2}:?\d{2}))?$`)
+// 2:30 pm, with a zone (z, +01:00, +0100, utc, est) or none.
+var consentTimeRE = regexp.MustCompile(`^(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?: ?([ap]\.?m\.?))?(?: ?(?:z|[a-z]{3,4}|[+-]\d{2}(?::?\d{2})?))?$`)
 
 // consentDate reads a date, with or without a time of day, in the forms
 // CRM exports write. Its time of day is dropped: the date is the evidence.
