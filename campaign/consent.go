@@ -99,7 +99,7 @@ func (f *File) mapConsent(i int, r *sheet.Reader, m *sheetMap) error {
 // judgeConsent reads a row's consent cell into c.Consent and, when the
 // sheet requires consent, makes a row without it invalid.
 func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, fields []string) {
-	if m.consentCol < 0 {
+	if m.consentCol < 0 || m.consentCol >= len(fields) {
 		return
 	}
 	now := time.Now
