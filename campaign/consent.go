@@ -99,14 +99,17 @@ func (f *File) mapConsent(i int, r *sheet.Reader, m *sheetMap) error {
 // judgeConsent reads a row's consent cell into c.Consent and, when the
 // sheet requires consent, makes a row without it invalid.
 func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, fields []string) {
-	if m.consentCol < 0 || m.consentCol >= len(fields) {
+	if m.consentCol < 0 {
 		return
 	}
 	now := time.Now
 	if cr.Now != nil {
 		now = cr.Now
 	}
-	cell := strings.TrimSpace(fields[m.consentCol])
+	cell := ""
+	if m.consentCol < len(fields) { // a row shorter than the header has no consent cell
+		cell = strings.TrimSpace(fields[m.consentCol])
+	}
 	evidence, why := ReadConsent(cell, spec.Region, now())
 	c.Consent, c.ConsentCell = evidence, cell
 	if evidence == "" && m.consentRequired && c.Status == "" {
