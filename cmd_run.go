@@ -299,6 +299,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	for _, w := range campaign.HoursWarnings(f) {
 		log.Warn().Msg(w)
 	}
+	for _, w := range campaign.ConsentWarnings(f) {
+		log.Warn().Msg(w)
+	}
 	// Runs of the campaign's shards, started at once, take turns here, so
 	// that each agent is created once.
 	unlockAgents, err := saved.store.LockAgents(ctx)

@@ -86,7 +86,7 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 	if n := len(fields); n != 10 || fields[n-1] != (campaign.PlanField{Name: "local_presence_number", Default: "No"}) || fields[7].Name != "city" {
 		t.Errorf("plan's form fields: %+v", fields)
 	}
-	if plan.Totals.ToCall != 40 || plan.Totals.Invalid != 1 || len(plan.Warnings) != 2 { // the warnings: the called person's hours off, no hours:
+	if plan.Totals.ToCall != 40 || plan.Totals.Invalid != 1 || len(plan.Warnings) != 3 { // the warnings: the called person's hours off, no hours:, no consent:
 		t.Errorf("plan: %+v, warnings %q", plan.Totals, plan.Warnings)
 	}
 	out.Reset()

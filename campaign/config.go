@@ -54,6 +54,9 @@ type File struct {
 	// DoNotCall names the columns of the CRM's do-not-call flag; a sheet
 	// may name its own.
 	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
+	// Consent maps the column of each row's consent; a sheet may
+	// override it (see [File.SheetConsent]).
+	Consent *Consent `yaml:"consent"`
 
 	// Shard is the part of the campaign this process works on; see
 	// [File.SetShard].
@@ -201,6 +204,8 @@ type SheetSpec struct {
 	Worksheet string `yaml:"worksheet"`
 	// DoNotCall replaces the campaign's do_not_call: for this sheet.
 	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
+	// Consent overrides the campaign's consent: for this sheet.
+	Consent *Consent `yaml:"consent"`
 }
 
 // SheetOptions returns how sheet i is read: its encoding and worksheet.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
@@ -75,6 +76,10 @@ type Contact struct {
 	// DoNotCallColumn is the do_not_call: column whose cell says yes, on
 	// a contact suppressed for the CRM's do-not-call flag.
 	DoNotCallColumn string
+	// Consent is the row's evidence of consent as read from the sheet's
+	// consent column: a date (YYYY-MM-DD), "yes", or empty for none;
+	// ConsentCell the cell as written.
+	Consent, ConsentCell string
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -195,6 +200,11 @@ type sheetMap struct {
 	// yes nor no; dncUnclearExample shows the first.
 	dncUnclear        []int
 	dncUnclearExample []string
+	// consentCol is the column of each row's consent (consent.column);
+	// -1 when the sheet maps none.
+	consentCol      int
+	consentName     string
+	consentRequired bool
 }
 
 // extraField is where a sheet takes a field beyond the seven from: a CSV
@@ -273,6 +283,9 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		m.phoneNames = append([]string{m.names[FieldPhone]}, m.phoneNames...)
 	}
 	problems = append(problems, f.resolveDoNotCall(i, r, m)...)
+	if err := f.mapConsent(i, r, m); err != nil {
+		problems = append(problems, err.Error())
+	}
 	if len(problems) > 0 {
 		r.Close()
 		return nil, nil, errors.New(strings.Join(problems, "; "))
@@ -340,6 +353,9 @@ type ContactReader struct {
 	// next sheet; plan uses it to check every sheet. When nil, Each stops
 	// and returns that error.
 	SheetFailed func(i int, err *sheet.Error)
+	// Now is the clock a date of consent is checked against (a date in
+	// the future is no evidence); nil means time.Now.
+	Now func() time.Time
 	// SheetNote, when set, is told what was skipped in sheet i that is no
 	// contact row (a title block, a report footer; see
 	// [sheet.Reader.Notes]), once the sheet has been read.
@@ -571,6 +587,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 			c.TZ = tz
 		}
 	}
+	cr.judgeConsent(c, spec, m, fields)
 	needZone := !cr.f.UnsafeIgnoreCalledPersonHours || (cr.f.Hours != nil && cr.f.Hours.Timezone == "contact")
 	if c.Status == "" && needZone && len(ContactZones(c)) == 0 {
 		// It would wait for its hours forever.

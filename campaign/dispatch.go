@@ -365,6 +365,7 @@ func (r *runner) count(fn func(*RunResult)) {
 func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 	cr := r.f.NewContactReader(r.opts.Norm, r.opts.Suppress)
 	cr.SheetNote = func(_ int, note string) { r.opts.Logf("%s", note) }
+	cr.Now = r.opts.Now
 	// Waiting for the calling window ends on a signal, or when the run
 	// failed: a failed run must not wait for the window to open.
 	waitCtx, stop := eitherDone(ctx, gctx)

@@ -201,6 +201,8 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", account[f]), Note: "a field of your account, from " + o.AccountFrom})
 		}
 	}
+	consent := consentColumn(o.Header, o.Rows, g.region, used)
+	used[consent] = true
 	var unused []string
 	for _, h := range o.Header {
 		if !used[h] && h != "" {
@@ -213,7 +215,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
 		"Countries": g.countries, "Others": g.others, "CountryColumn": g.country, "NameColumn": nameColumn,
-		"Encoding": o.Encoding, "DoNotCall": doNotCall,
+		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent,
 	})
 	return g.notes, err
 }
@@ -278,6 +280,15 @@ countries: [{{range $i, $c := .Countries}}{{if $i}}, {{end}}{{$c}}{{end}}]    # 
 {{- end}}
 {{- if .Others}}
 # Also seen, and not called unless listed in countries: numbers written with +country of {{.Others}}
+{{- end}}
+{{- if .Consent}}
+# The called person's prior consent, which AI-voice calls need (US TCPA, FCC 24-17;
+# UK PECR): a row without a date or a yes in this column is not called.
+consent: {column: {{printf "%q" .Consent}}, required: true}
+{{- else}}
+# AI-voice calls need the called person's prior consent (US TCPA, FCC 24-17; UK PECR).
+# Map the column that records it, and rows without a date or a yes there are not called:
+# consent: {column: "Consent Date", required: true}
 {{- end}}
 suppress: []                 # CSV files of numbers never to call, e.g. [do-not-call.csv]
 dedupe: campaign             # call each number once in the campaign (or: agent, none)

@@ -227,6 +227,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		p.SheetProblems = append(p.SheetProblems, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: se.Error()})
 	}
 	cr.SheetNote = func(_ int, note string) { p.Warnings = append(p.Warnings, note) }
+	if !opts.Now.IsZero() {
+		cr.Now = func() time.Time { return opts.Now }
+	}
 	err = cr.Each(ctx, func(c *Contact) error {
 		ps := &p.Sheets[c.Sheet]
 		ps.Rows++
@@ -298,6 +301,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	}
 	p.Hours, p.nextOpen = when.result()
 	p.Warnings = append(p.Warnings, HoursWarnings(f)...)
+	p.Warnings = append(p.Warnings, ConsentWarnings(f)...)
 	if n := p.Hours.OtherZones; n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("hours.timezone is %s, but %d contact(s) to call have numbers in other time zones; each is called only inside 08:00-20:00 of its own zones as well", f.Hours.Timezone, n))
 	}

@@ -279,7 +279,7 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 		FirstName: c.Fields[FieldFirstName], LastName: c.Fields[FieldLastName],
 		GHLContactID: c.Fields[FieldGHLContactID], OverrideAgentID: c.Fields[FieldOverrideAgentID],
 		LocalPresenceNumber: c.Fields[FieldLocalPresence],
-		Status:              c.Status, Reason: c.Reason,
+		Status:              c.Status, Reason: c.Reason, Consent: c.Consent,
 	}
 	if len(c.Extra) > 0 {
 		row.Extra = make([]string, len(c.Extra)) // in the order of f.AccountFields, as c.Extra is
@@ -383,8 +383,11 @@ func invalidCell(c *Contact) string {
 	if i := slices.Index(FormFields, c.Field); i >= 0 {
 		return c.Fields[i]
 	}
-	if c.Field == "timezone" {
+	switch c.Field {
+	case "timezone":
 		return c.TZ
+	case "consent":
+		return c.ConsentCell
 	}
 	return ""
 }
@@ -402,6 +405,8 @@ func invalidFix(field, reason string) string {
 		return "write yes or no, or empty the cell."
 	case field == "timezone":
 		return "write an IANA time zone such as America/Chicago, or empty the cell."
+	case field == "consent":
+		return "record the person's consent in the CRM (the date they gave it, or a yes) and export the sheet again; a row without it is not called. A date read as the wrong day and month follows the sheet's region."
 	case field == "row":
 		return "the row itself could not be read: fix it in the sheet as the reason says (a stray quote, a cell too large), or remove it."
 	}

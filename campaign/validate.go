@@ -31,6 +31,7 @@ func (l *loader) validate(f *File) {
 	l.validateAgents(f)
 	l.validateSheets(f)
 	l.validateDoNotCall("do_not_call", f.DoNotCall)
+	l.validateConsent(f)
 	for i, s := range f.Suppress {
 		key := fmt.Sprintf("suppress[%d]", i)
 		if strings.TrimSpace(s.File) == "" {

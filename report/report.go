@@ -32,6 +32,10 @@ type Row struct {
 	FirstAttemptAt      string     `csv:"first_attempt_at"` // RFC 3339, UTC; empty when none (see [Timestamp])
 	LastAttemptAt       string     `csv:"last_attempt_at"`  // RFC 3339, UTC; empty when none
 	Response            string     `csv:"response"`         // excerpt of the service's answer
+	// Consent is the row's evidence of consent as callrun read it from
+	// the campaign's consent column: a date (YYYY-MM-DD) or "yes"; empty
+	// when the cell holds none or the campaign maps no consent.
+	Consent string `csv:"consent"`
 	// Extra holds the values of the fields the account defines beyond the
 	// seven (city, zip_code, ...), one for each extra column the writer
 	// was made with, in that order. They stand after local_presence_number.
@@ -291,7 +295,7 @@ func escapeRow(r Row) Row {
 	for _, p := range []*string{
 		&r.Sheet, &r.Email, &r.FirstName, &r.LastName, &r.GHLContactID,
 		&r.OverrideAgentID, &r.Status, &r.Reason, &r.Agent, &r.AgentID,
-		&r.FirstAttemptAt, &r.LastAttemptAt, &r.Response, &r.Outcome.Event, &r.Outcome.At, &r.Outcome.Detail,
+		&r.FirstAttemptAt, &r.LastAttemptAt, &r.Response, &r.Consent, &r.Outcome.Event, &r.Outcome.At, &r.Outcome.Detail,
 	} {
 		*p = Escape(*p)
 	}

@@ -42,7 +42,7 @@ var reportRows = []Row{
 	{Sheet: "leads.csv", Row: 2, PhoneNumber: "+14155550100", Email: "ann@example.com", FirstName: "Ann", LastName: "Lee",
 		GHLContactID: "c-1", Status: "sent", HTTPStatus: 201, Attempts: 1, Agent: "east", AgentID: "ag_1",
 		FirstAttemptAt: Timestamp(time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)), LastAttemptAt: Timestamp(time.Date(2026, 11, 21, 9, 0, 1, 0, time.FixedZone("x", 3600))),
-		Response: `{"call_id":"c1","status":"queued"}`},
+		Response: `{"call_id":"c1","status":"queued"}`, Consent: "2024-03-05"},
 	{Sheet: "leads.csv", Row: 3, PhoneNumber: "+14155550101", FirstName: "=HYPERLINK(\"http://x\",\"y\")", LastName: "+1",
 		Status: "failed", Reason: "the service refused the call", HTTPStatus: 422, Attempts: 1, Agent: "east", AgentID: "ag_1",
 		Response: "line one\nline two, with a comma"},
@@ -81,7 +81,7 @@ func TestCSVWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != len(reportRows)+1 || strings.Join(recs[0], ",") != "sheet,row,phone_number,email,first_name,last_name,ghl_contact_id,override_agent_id,local_presence_number,status,reason,http_status,attempts,agent,agent_id,first_attempt_at,last_attempt_at,response" {
+	if len(recs) != len(reportRows)+1 || strings.Join(recs[0], ",") != "sheet,row,phone_number,email,first_name,last_name,ghl_contact_id,override_agent_id,local_presence_number,status,reason,http_status,attempts,agent,agent_id,first_attempt_at,last_attempt_at,response,consent" {
 		t.Fatalf("read back %d records, header %v", len(recs), recs[0])
 	}
 	if got := recs[1][16]; got != "2026-11-21T08:00:01Z" {

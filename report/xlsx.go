@@ -100,7 +100,7 @@ func NewXLSXWriterFor(path string, cols Columns) (*XLSXWriter, error) {
 
 // xlsxWidths are the column widths, in characters, in Row's order; an
 // extra column is 16 wide.
-var xlsxWidths = []float64{16, 6, 16, 28, 14, 14, 22, 20, 8, 11, 48, 8, 8, 22, 26, 21, 21, 48}
+var xlsxWidths = []float64{16, 6, 16, 28, 14, 14, 22, 20, 8, 11, 48, 8, 8, 22, 26, 21, 21, 48, 11}
 
 // outcomeWidths are the widths of OutcomeColumns.
 var outcomeWidths = []float64{10, 21, 8, 48}
@@ -127,7 +127,7 @@ func (w *XLSXWriter) Write(r Row) error {
 	}
 	values := []string{r.Sheet, strconv.Itoa(r.Row), r.PhoneNumber, r.Email, r.FirstName, r.LastName, r.GHLContactID,
 		r.OverrideAgentID, r.LocalPresenceNumber, r.Status, r.Reason, http, attempts, r.Agent, r.AgentID,
-		r.FirstAttemptAt, r.LastAttemptAt, r.Response}
+		r.FirstAttemptAt, r.LastAttemptAt, r.Response, r.Consent}
 	values = slices.Insert(values, extraAt, append(slices.Clip(r.Extra), make([]string, w.extra-len(r.Extra))...)...)
 	if w.outcomes {
 		values = append(values, r.Outcome.cells()...)

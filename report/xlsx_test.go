@@ -92,7 +92,7 @@ func TestXLSXKeepsNumbersAsText(t *testing.T) {
 		t.Errorf("header not frozen: %+v %v", panes, err)
 	}
 	tables, err := book.GetTables(xlsxSheet)
-	if err != nil || len(tables) != 1 || tables[0].Range != "A1:R4" {
+	if err != nil || len(tables) != 1 || tables[0].Range != "A1:S4" {
 		t.Errorf("no filterable table over the rows: %+v %v", tables, err)
 	}
 }
@@ -156,7 +156,7 @@ func TestExtraColumns(t *testing.T) {
 	}
 	writeBoth(t, dir, rows, extra...)
 	wantHeader := "sheet,row,phone_number,email,first_name,last_name,ghl_contact_id,override_agent_id,local_presence_number," +
-		"city,phone_number1,zip_code,status,reason,http_status,attempts,agent,agent_id,first_attempt_at,last_attempt_at,response"
+		"city,phone_number1,zip_code,status,reason,http_status,attempts,agent,agent_id,first_attempt_at,last_attempt_at,response,consent"
 	f, err := os.Open(filepath.Join(dir, "report.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestExtraColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	if tables, err := x.GetTables(xlsxSheet); err != nil || len(tables) != 1 || tables[0].Range != "A1:U3" {
+	if tables, err := x.GetTables(xlsxSheet); err != nil || len(tables) != 1 || tables[0].Range != "A1:V3" {
 		t.Errorf("the table does not cover the extra columns: %+v %v", tables, err)
 	}
 	// More cells than columns is a mistake of the caller, not a shifted row.

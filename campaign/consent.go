@@ -1,0 +1,283 @@
+package campaign
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/campaign/sheet"
+)
+
+// Consent is the `consent:` block, at the top of the campaign file or in
+// a sheet (where each key it sets overrides the campaign's): the column
+// that holds each row's evidence of the called person's prior consent,
+// and whether a row without it may be called. The contact reader reads
+// the evidence ([ReadConsent]) and the report shows it.
+type Consent struct {
+	Column   string `yaml:"column"`
+	Required bool   `yaml:"required"`
+}
+
+// ConsentAdvice is what plan and run say, once, of a campaign that maps
+// no consent: the law it answers to and how to map it.
+const ConsentAdvice = `this campaign maps no consent column, so every row is called whether or not the person agreed to be: AI-voice calls need the called person's prior express consent (US TCPA, FCC 24-17; the UK's PECR for marketing calls); map the column that records it, consent: {column: "Consent Date", required: true}, and a row without a date or a yes in it is not called`
+
+// ConsentWarnings returns the warning plan and run give of a campaign
+// that maps no consent on any sheet; none when one does.
+func ConsentWarnings(f *File) []string {
+	for i := range f.Sheets {
+		if f.SheetConsent(i).Column != "" {
+			return nil
+		}
+	}
+	return []string{ConsentAdvice}
+}
+
+// SheetConsent returns sheet i's consent settings: the campaign's, with
+// the keys the sheet's own consent: block sets in their place. The
+// column is empty when neither maps one.
+func (f *File) SheetConsent(i int) Consent {
+	var c Consent
+	if f.Consent != nil {
+		c = *f.Consent
+	}
+	if s := f.Sheets[i].Consent; s != nil {
+		key := fmt.Sprintf("sheets[%d].consent.", i)
+		if f.has(key+"column") || f.Consent == nil {
+			c.Column = s.Column
+		}
+		if f.has(key+"required") || f.Consent == nil {
+			c.Required = s.Required
+		}
+	}
+	c.Column = strings.TrimSpace(c.Column)
+	return c
+}
+
+// validateConsent checks the consent: blocks: a block that ends up with
+// no column for a sheet is named where it is written, once.
+func (l *loader) validateConsent(f *File) {
+	told := map[string]bool{}
+	for i := range f.Sheets {
+		c := f.SheetConsent(i)
+		if c.Column != "" || (f.Consent == nil && f.Sheets[i].Consent == nil) {
+			continue
+		}
+		key := "consent"
+		if f.Sheets[i].Consent != nil {
+			key = fmt.Sprintf("sheets[%d].consent", i)
+		}
+		if !told[key] {
+			told[key] = true
+			l.problem(key, `consent needs the column that holds each row's consent, a date or a yes: consent: {column: "Consent Date", required: true}`)
+		}
+	}
+	if len(f.Sheets) == 0 && f.Consent != nil && strings.TrimSpace(f.Consent.Column) == "" {
+		l.problem("consent", `consent needs the column that holds each row's consent, a date or a yes: consent: {column: "Consent Date", required: true}`)
+	}
+}
+
+// mapConsent finds sheet i's consent column in r's header: its index
+// in m, -1 when the sheet maps none. A column the header lacks is a
+// problem with the sheet, which stops a run before any call.
+func (f *File) mapConsent(i int, r *sheet.Reader, m *sheetMap) error {
+	m.consentCol = -1
+	c := f.SheetConsent(i)
+	if c.Column == "" {
+		return nil
+	}
+	idx, err := r.Column(c.Column)
+	if err != nil {
+		return fmt.Errorf("consent.column: %w", err)
+	}
+	m.consentCol, m.consentRequired, m.consentName = idx, c.Required, c.Column
+	return nil
+}
+
+// judgeConsent reads a row's consent cell into c.Consent and, when the
+// sheet requires consent, makes a row without it invalid.
+func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, fields []string) {
+	if m.consentCol < 0 {
+		return
+	}
+	now := time.Now
+	if cr.Now != nil {
+		now = cr.Now
+	}
+	cell := ""
+	if m.consentCol < len(fields) { // a row shorter than the header has no consent cell
+		cell = strings.TrimSpace(fields[m.consentCol])
+	}
+	evidence, why := ReadConsent(cell, spec.Region, now())
+	c.Consent, c.ConsentCell = evidence, cell
+	if evidence == "" && m.consentRequired && c.Status == "" {
+		c.Status, c.Field, c.Column = Invalid, "consent", m.consentName
+		c.Reason = "no consent on record: " + why + "; a row is called only with a date of consent or a yes in this column (consent.required)"
+	}
+}
+
+// consentFuture is how far past now a date of consent may lie and still
+// be today somewhere: the earliest time zone is 14 hours ahead of UTC.
+const consentFuture = 14 * time.Hour
+
+// ReadConsent reads a consent cell as a CRM export writes it. Evidence is
+// a date, returned as YYYY-MM-DD (ISO dates and datetimes, m/d/yyyy,
+// d.m.yyyy and d/m/yyyy, with a time or without; a day and month that
+// could be either are read as region writes them), or a yes ("yes",
+// "true", "1", "opted in", any case), returned as "yes". Anything else is
+// no evidence: evidence is empty and why says what the cell held. A date
+// later than today everywhere on earth is no evidence either.
+func ReadConsent(cell, region string, now time.Time) (evidence, why string) {
+	v := strings.ToLower(strings.Join(strings.Fields(strings.TrimSpace(cell)), " "))
+	switch {
+	case v == "":
+		return "", "the cell is empty"
+	case consentYes[v]:
+		return "yes", ""
+	case consentNo[v]:
+		return "", fmt.Sprintf("the cell says %q", cell)
+	}
+	t, ok := consentDate(v, region)
+	if !ok {
+		return "", fmt.Sprintf("%q is neither a date nor a yes", cell)
+	}
+	if t.After(now.UTC().Add(consentFuture)) {
+		return "", fmt.Sprintf("%q is a date in the future", cell)
+	}
+	return t.Format("2006-01-02"), ""
+}
+
+// consentYes and consentNo are the words of a consent cell, folded to
+// lower case with single spaces.
+var (
+	consentYes = map[string]bool{"yes": true, "y": true, "true": true, "1": true, "opted in": true, "opted-in": true, "opt-in": true, "opt in": true, "optin": true, "optedin": true, "granted": true, "consented": true, "subscribed": true}
+	consentNo  = map[string]bool{"no": true, "n": true, "false": true, "0": true, "revoked": true, "withdrawn": true, "opted out": true, "opted-out": true, "opt-out": true, "opt out": true, "optout": true, "optedout": true, "unsubscribed": true, "none": true, "denied": true, "declined": true}
+)
+
+// consentDateRE splits a date cell: three numbers separated by -, / or .
+// (year first or last), then an optional time.
+var consentDateRE = regexp.MustCompile(`^(\d{1,4})([-/.])(\d{1,2})([-/.])(\d{1,4})\.?(?:(?:[t ]|, ?)(.*))?$`)
+
+// consentTimeRE is the time of day after a date: 14:30, 14:30:05.123,
+// 2:30 pm, with a zone (z, +01:00, +0100, utc, est) or none.
+var consentTimeRE = regexp.MustCompile(`^(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?: ?([ap]\.?m\.?))?(?: ?(?:z|[a-z]{3,4}|[+-]\d{2}(?::?\d{2})?))?$`)
+
+// consentDate reads a date, with or without a time of day, in the forms
+// CRM exports write. Its time of day is dropped: the date is the evidence.
+func consentDate(v, region string) (time.Time, bool) {
+	for _, layout := range []string{"Jan 2, 2006", "January 2, 2006", "2 Jan 2006", "2 January 2006", "2-Jan-2006"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, true
+		}
+	}
+	m := consentDateRE.FindStringSubmatch(v)
+	if m == nil || m[2] != m[4] {
+		return time.Time{}, false
+	}
+	if m[6] != "" && !validTime(m[6]) {
+		return time.Time{}, false
+	}
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[3])
+	c, _ := strconv.Atoi(m[5])
+	var y, mo, d int
+	switch {
+	case len(m[1]) == 4: // 2024-03-05, 2024/03/05, 2024.03.05
+		y, mo, d = a, b, c
+	case len(m[1]) > 2 || (len(m[5]) != 4 && len(m[5]) != 2):
+		return time.Time{}, false
+	case m[2] == ".", a > 12: // 05.03.2024 (dots are day first), 25/12/2023
+		y, mo, d = c, b, a
+	case b > 12, monthFirst[region]: // 12/31/2023; 3/5/2024 in the US
+		y, mo, d = c, a, b
+	default:
+		y, mo, d = c, b, a
+	}
+	if len(m[1]) != 4 && len(m[5]) == 2 { // 12/31/23, as Excel writes a short date
+		y += 2000
+	}
+	if mo < 1 || mo > 12 || d < 1 || y < 1900 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC)
+	if t.Day() != d { // February 30th
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// validTime reports whether s is a time of day as consentTimeRE writes it.
+func validTime(s string) bool {
+	m := consentTimeRE.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	h, _ := strconv.Atoi(m[1])
+	mi, _ := strconv.Atoi(m[2])
+	sec, _ := strconv.Atoi(m[3])
+	if m[4] != "" {
+		return h >= 1 && h <= 12 && mi < 60 && sec < 60
+	}
+	return h < 24 && mi < 60 && sec < 60
+}
+
+// monthFirst are the regions that write a date month first (3/5/2024 is
+// March 5th): the United States and its territories, and the
+// Philippines. Elsewhere 3/5/2024 is the 3rd of May.
+var monthFirst = map[string]bool{"US": true, "PR": true, "GU": true, "VI": true, "AS": true, "MP": true, "UM": true, "PH": true, "FM": true, "MH": true, "PW": true}
+
+// Words of a consent column's header, folded (see [headerWords]): a
+// header says consent or opt-in; one that also says it is withdrawn, or
+// is about e-mail or texts rather than calls, is no consent to call.
+var (
+	consentWords    = []string{"consent", "consented", "optin", "optedin", "einwilligung", "consentement", "consentimiento", "consenso", "tcpa"}
+	consentNotWords = []string{"out", "optout", "optedout", "revoked", "revocation", "withdrawn", "withdrawal", "no", "not", "dnc", "dnd", "email", "mail", "sms", "text", "newsletter", "whatsapp", "source", "method", "ip", "url", "form"}
+)
+
+// consentColumn is the column callrun init maps as consent: the first of
+// the header's consent columns (see consentWords) whose first rows hold
+// evidence callrun reads, else the first of them; "" when none. Columns
+// in used are passed over.
+func consentColumn(header []string, rows [][]string, region string, used map[string]bool) string {
+	var first string
+	for i, h := range header {
+		if h == "" || used[h] || !isConsentHeader(h) {
+			continue
+		}
+		for _, r := range rows {
+			if i < len(r) {
+				if ev, _ := ReadConsent(r[i], region, time.Now()); ev != "" {
+					return h
+				}
+			}
+		}
+		if first == "" {
+			first = h
+		}
+	}
+	return first
+}
+
+// isConsentHeader reports whether a header names a column of consent to
+// be called: "Consent Date", "Opt-In", "TCPA Consent", not "Opt Out",
+// "Consent Revoked" or "Email Opt In".
+func isConsentHeader(h string) bool {
+	words := headerWords(h)
+	joined := strings.Join(words, "")
+	says := strings.Contains(joined, "optin") || strings.Contains(joined, "optedin")
+	for _, w := range words {
+		for _, x := range consentWords {
+			if w == x || strings.HasPrefix(w, x) {
+				says = true
+			}
+		}
+		for _, x := range consentNotWords {
+			if w == x || (len(x) >= 4 && strings.HasPrefix(w, x)) {
+				return false
+			}
+		}
+	}
+	return says
+}
