@@ -2067,7 +2067,7 @@ func TestRunFailureEndsTheWaitForCallingHours(t *testing.T) {
 			clock.mu.Lock()
 			clock.now = time.Date(2025, 1, 6, 17, 1, 0, 0, ny) // the window closes during this call
 			clock.mu.Unlock()
-			for deadline := time.Now().Add(10 * time.Second); !waiting.Load() && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(30 * time.Second); !waiting.Load() && time.Now().Before(deadline); {
 				time.Sleep(5 * time.Millisecond)
 			}
 			return nil, &apiclient.StartError{Err: &apiclient.AuthError{Err: errors.New("log in again")}}
