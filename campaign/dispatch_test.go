@@ -2063,11 +2063,19 @@ func TestRunFailureEndsTheWaitForCallingHours(t *testing.T) {
 			<-ctx.Done() // the window opens on Tuesday: only the run's end wakes this
 			return ctx.Err()
 		}
+		var calls atomic.Int32
 		o.Calls = callFunc(func(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+			if calls.Add(1) > 1 {
+				// The second worker got its turn before the first call closed
+				// the window: its call is refused at once, so that it takes
+				// the next contact (which the window now leaves pending),
+				// not waiting here too with the producer stuck behind both.
+				return nil, &apiclient.Error{Op: "start call", StatusCode: 400}
+			}
 			clock.mu.Lock()
 			clock.now = time.Date(2025, 1, 6, 17, 1, 0, 0, ny) // the window closes during this call
 			clock.mu.Unlock()
-			for deadline := time.Now().Add(30 * time.Second); !waiting.Load() && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(10 * time.Second); !waiting.Load() && time.Now().Before(deadline); {
 				time.Sleep(5 * time.Millisecond)
 			}
 			return nil, &apiclient.StartError{Err: &apiclient.AuthError{Err: errors.New("log in again")}}
