@@ -211,6 +211,18 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	jopts := o.journal
 	jopts.DoNotCall = dnc
+	// Contact pressure: checked and counted as each intent is written,
+	// across every campaign on the store. A rehearsal phones nobody, so
+	// it holds nobody back, as it waits for no calling hours.
+	if limits := f.PressureLimits(); limits == nil {
+		log.Warn().Msg("pressure: {off: true}: nothing limits how often a number is called across campaigns; this campaign may call a person called an hour ago by another")
+	} else if !o.sandbox {
+		starts, err := callStarts(saved.store)
+		if err != nil {
+			return err
+		}
+		jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: f.Name}
+	}
 	journal, state, err := saved.store.OpenJournal(ctx, jopts)
 	if err != nil {
 		return busy(err) // the lock file was deleted under a running process
@@ -422,6 +434,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	if res.DoNotCall > 0 {
 		log.Info().Int("do_not_call", res.DoNotCall).Msgf("%d contact(s) not called: their number is on the %s", res.DoNotCall, dnc)
+	}
+	if res.Held > 0 {
+		log.Info().Int("held", res.Held).Msgf("%d contact(s) left pending by contact pressure (called on this store as often as %s allows); the first may be called from %s", res.Held, pressureSaid(f), res.HeldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
 	}
 	// The numbers put on the list during the run, for the report.
 	if err := loadDoNotCall(context.WithoutCancel(ctx), dnc, suppress); err != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -36,6 +37,20 @@ func doNotCallList(st store.Store, sandbox bool) (store.DoNotCallList, error) {
 		home = filepath.Join(home, "sandbox")
 	}
 	return store.OpenDoNotCallFile(home), nil
+}
+
+// callStarts returns the call starts contact pressure counts in the
+// store st: the database's table with PostgreSQL, else the file beside
+// the do-not-call list in CALLRUN_HOME.
+func callStarts(st store.Store) (store.CallStarts, error) {
+	if p, ok := st.(*store.Postgres); ok {
+		return p.CallStarts(), nil
+	}
+	home, err := store.Home()
+	if err != nil {
+		return nil, err
+	}
+	return store.OpenCallStartsFile(home), nil
 }
 
 // loadDoNotCall reads the numbers on list into sup, for plan, run, status
@@ -321,4 +336,17 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		return file.Close()
 	}
 	return nil
+}
+
+// pressureSaid names the campaign's contact pressure for people:
+// "1 in 24 hours, 14 in 14 days".
+func pressureSaid(f *campaign.File) string {
+	var parts []string
+	for _, l := range f.PressureLimits() {
+		parts = append(parts, l.String())
+	}
+	if len(parts) == 0 {
+		return "no limit (pressure: {off: true})"
+	}
+	return strings.Join(parts, ", ")
 }
