@@ -10,8 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
