@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
 )
@@ -185,5 +187,102 @@ func TestRunPressureCampaignsAtOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlanCountsHeld: an online plan counts in held, not to_call, a
+// contact whose number the store counts as called within the day, and a
+// repeat of a number the campaign calls already (dedupe: none); each row
+// lands in exactly one bucket, and the plan says when the first held one
+// may be called.
+func TestPlanCountsHeld(t *testing.T) {
+	dir := t.TempDir()
+	sheet := ptSheet(0, 4) + dtPhone(2) + ",Again\n"
+	dtWrite(t, filepath.Join(dir, "leads.csv"), sheet)
+	path := filepath.Join(dir, "campaign.yaml")
+	dtWrite(t, path, dtCampaign(10, 1, "dedupe: none\n"))
+	f, err := Load(path, LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	starts := map[string][]time.Time{
+		dtPhone(0): {now.Add(-2 * time.Hour)},  // held until 22 hours from now
+		dtPhone(1): {now.Add(-25 * time.Hour)}, // a day ago: free
+	}
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: now,
+		Pressure: &PlanPressure{Limits: f.PressureLimits(), Starts: starts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := plan.Totals
+	if c.Rows != 5 || c.ToCall != 3 || c.Held != 2 || plan.HeldRepeats != 1 || c.Invalid+c.Duplicate+c.Suppressed+c.Done+c.ToCall+c.Held != c.Rows {
+		t.Fatalf("totals %+v, %d repeats held; want 5 rows: 3 to call, 2 held (1 a repeat)", c, plan.HeldRepeats)
+	}
+	if want := now.Add(22 * time.Hour).Format(time.RFC3339); plan.HeldUntil != want {
+		t.Errorf("held_until %q, want %q", plan.HeldUntil, want)
+	}
+	var text strings.Builder
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"3 to call", "2 held", "Held back by contact pressure: 2 contact(s)", "repeat a number this campaign calls (dedupe: none)"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the plan does not say %q:\n%s", want, text.String())
+		}
+	}
+	js, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"held":2`) || !strings.Contains(string(js), `"held_until":"2026-11-03T07:00:00Z"`) {
+		t.Errorf("the JSON plan lacks held or held_until: %s", js)
+	}
+	// Off: nobody held, and the plan warns.
+	dtWrite(t, path, dtCampaign(10, 1, "dedupe: none\npressure: {off: true}\n"))
+	if f, err = Load(path, LoadOptions{Offline: true}); err != nil {
+		t.Fatal(err)
+	}
+	if f.PressureLimits() != nil {
+		t.Fatal("pressure off has limits")
+	}
+	plan, err = BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Totals.Held != 0 || plan.Totals.ToCall != 5 || !strings.Contains(strings.Join(plan.Warnings, "\n"), "pressure: {off: true}") {
+		t.Errorf("pressure off: %+v, warnings %q", plan.Totals, plan.Warnings)
+	}
+}
+
+// TestPressureSetting: pressure: tightens, loosens and presets the
+// limits, and refuses what it cannot mean.
+func TestPressureSetting(t *testing.T) {
+	day, week, fortnight := 24*time.Hour, 7*24*time.Hour, 14*24*time.Hour
+	for _, c := range []struct {
+		yaml string
+		want string // the limits, or the problem
+	}{
+		{"", fmt.Sprint([]store.PressureLimit{{Within: day, Max: 1}, {Within: fortnight, Max: 14}})},
+		{"pressure: {per_day: 2, per_14_days: 5}\n", fmt.Sprint([]store.PressureLimit{{Within: day, Max: 2}, {Within: fortnight, Max: 5}})},
+		{"pressure: {preset: reg_f, per_day: 3}\n", fmt.Sprint([]store.PressureLimit{{Within: day, Max: 3}, {Within: fortnight, Max: 14}, {Within: week, Max: 7}})},
+		{"pressure: {per_day: 0}\n", "per_day is 0"},
+		{"pressure: {preset: tcpa}\n", `preset is "tcpa"`},
+		{"pressure: {off: true, per_day: 2}\n", "cannot go with per_day"},
+	} {
+		dir := t.TempDir()
+		dtWrite(t, filepath.Join(dir, "leads.csv"), ptSheet(0, 1))
+		path := filepath.Join(dir, "campaign.yaml")
+		dtWrite(t, path, dtCampaign(10, 1, c.yaml))
+		f, err := Load(path, LoadOptions{Offline: true})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = fmt.Sprint(f.PressureLimits())
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%q: %s, want %s", c.yaml, got, c.want)
+		}
 	}
 }

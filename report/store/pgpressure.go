@@ -41,13 +41,20 @@ func (l *pgCallStarts) History(ctx context.Context, number string) ([]CallStart,
 	return out, nil
 }
 
-func (l *pgCallStarts) Counted(ctx context.Context, numbers []string, now time.Time, longest time.Duration) (map[string][]time.Time, error) {
-	return counted(ctx, l.p.pool, l.p, numbers, now.Add(-longest))
+func (l *pgCallStarts) Counted(ctx context.Context, since time.Time) (map[string][]time.Time, error) {
+	return counted(ctx, l.p.pool, l.p, nil, since)
 }
 
-// counted reads the starts of numbers after from that count.
+// counted reads the starts after from that count, of numbers (nil: of
+// every number).
 func counted(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, from time.Time) (map[string][]time.Time, error) {
-	rows, err := q.Query(ctx, `SELECT number, at FROM callrun_call_starts WHERE number = ANY($1) AND NOT released AND at > $2`, numbers, from)
+	var rows pgx.Rows
+	var err error
+	if numbers == nil {
+		rows, err = q.Query(ctx, `SELECT number, at FROM callrun_call_starts WHERE NOT released AND at > $1`, from)
+	} else {
+		rows, err = q.Query(ctx, `SELECT number, at FROM callrun_call_starts WHERE number = ANY($1) AND NOT released AND at > $2`, numbers, from)
+	}
 	if err != nil {
 		return nil, p.wrap("reading the call starts from", err)
 	}
@@ -100,7 +107,7 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 	var have map[string][]time.Time
 	if len(numbers) > 0 {
 		var err error
-		if have, err = counted(ctx, tx, k.p, numbers, now.Add(-longest(limits))); err != nil {
+		if have, err = counted(ctx, tx, k.p, numbers, now.Add(-Longest(limits))); err != nil {
 			return err
 		}
 	}

@@ -92,9 +92,9 @@ func (p *Pressure) now() time.Time {
 	return time.Now()
 }
 
-// longest is the longest span of the limits: starts older than it no
+// Longest is the longest span of the limits: starts older than it no
 // longer count.
-func longest(limits []PressureLimit) time.Duration {
+func Longest(limits []PressureLimit) time.Duration {
 	var d time.Duration
 	for _, l := range limits {
 		d = max(d, l.Within)
@@ -177,9 +177,9 @@ type CallStarts interface {
 	// History returns every call start to number, oldest first, with
 	// whether it was given back.
 	History(ctx context.Context, number string) ([]CallStart, error)
-	// Counted returns the call starts that count now against each of
-	// numbers: not given back, and within longest.
-	Counted(ctx context.Context, numbers []string, now time.Time, longest time.Duration) (map[string][]time.Time, error)
+	// Counted returns the call starts after since that count, of every
+	// number: not given back. Plan reads them.
+	Counted(ctx context.Context, since time.Time) (map[string][]time.Time, error)
 	String() string
 }
 
@@ -246,17 +246,18 @@ func (l *CallStartsFile) History(_ context.Context, number string) ([]CallStart,
 	return out, nil
 }
 
-// Counted reads what was appended since the last look, without the lock.
-func (l *CallStartsFile) Counted(_ context.Context, numbers []string, now time.Time, longest time.Duration) (map[string][]time.Time, error) {
+// Counted reads what was appended since the last look, without the lock:
+// a start being written may be missed, as a plan may miss a run's.
+func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string][]time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.refresh(nil); err != nil {
 		return nil, err
 	}
 	out := map[string][]time.Time{}
-	for _, n := range numbers {
-		for _, s := range l.open[n] {
-			if s.At.After(now.Add(-longest)) {
+	for n, ss := range l.open {
+		for _, s := range ss {
+			if s.At.After(since) {
 				out[n] = append(out[n], s.At)
 			}
 		}
@@ -379,7 +380,7 @@ func (l *CallStartsFile) commit(limits []PressureLimit, now time.Time, ops []pre
 	}
 	var held map[int]error
 	var buf []byte
-	long := longest(limits)
+	long := Longest(limits)
 	for _, op := range ops {
 		s := op.start
 		if !s.Released {
