@@ -226,17 +226,9 @@ func planState(ctx context.Context, f *campaign.File, offline bool, sup *campaig
 	if err := loadDoNotCall(ctx, dnc, sup); err != nil {
 		return nil, "", "", nil, err
 	}
-	var pressure *campaign.PlanPressure
-	if limits := f.PressureLimits(); limits != nil {
-		cs, err := callStarts(saved.store)
-		if err != nil {
-			return nil, "", "", nil, err
-		}
-		starts, err := cs.Counted(ctx, now.Add(-store.Longest(limits)))
-		if err != nil {
-			return nil, "", "", nil, err
-		}
-		pressure = &campaign.PlanPressure{Limits: limits, Starts: starts}
+	pressure, err := readPressure(ctx, f, saved.store, now)
+	if err != nil {
+		return nil, "", "", nil, err
 	}
 	st, err := saved.store.ReadState(ctx)
 	return st, saved.store.String(), "", pressure, err

@@ -442,6 +442,16 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := loadDoNotCall(context.WithoutCancel(ctx), dnc, suppress); err != nil {
 		log.Warn().Err(err).Msg("could not read the do-not-call list again: the report shows the contacts on it when the run began")
 	}
+	// The call starts as they are now, so that each held contact's row
+	// says when it may be called.
+	if jopts.Pressure != nil {
+		now := time.Now()
+		if p, err := readPressure(context.WithoutCancel(ctx), f, saved.store, now); err != nil {
+			log.Warn().Err(err).Msg("could not read the call starts again: the report does not say when the held contacts may be called")
+		} else {
+			suppress.SetPressure(p, now)
+		}
+	}
 	if err := rep.Finish(context.WithoutCancel(ctx), sum); err != nil {
 		if runErr != nil {
 			return fmt.Errorf("%w (and writing the report failed: %v)", runErr, err)

@@ -53,6 +53,25 @@ func callStarts(st store.Store) (store.CallStarts, error) {
 	return store.OpenCallStartsFile(home), nil
 }
 
+// readPressure reads the call starts of the store st that count at now
+// under the campaign's contact pressure, for plan and the report; nil
+// when the campaign turns pressure off.
+func readPressure(ctx context.Context, f *campaign.File, st store.Store, now time.Time) (*campaign.PlanPressure, error) {
+	limits := f.PressureLimits()
+	if limits == nil {
+		return nil, nil
+	}
+	cs, err := callStarts(st)
+	if err != nil {
+		return nil, err
+	}
+	starts, err := cs.Counted(ctx, now.Add(-store.Longest(limits)))
+	if err != nil {
+		return nil, err
+	}
+	return &campaign.PlanPressure{Limits: limits, Starts: starts}, nil
+}
+
 // loadDoNotCall reads the numbers on list into sup, for plan, run, status
 // and the report.
 func loadDoNotCall(ctx context.Context, list store.DoNotCallList, sup *campaign.Suppression) error {

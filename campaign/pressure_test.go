@@ -13,6 +13,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
 )
@@ -97,6 +98,30 @@ func TestRunPressureThreeCampaignsInTurn(t *testing.T) {
 				}
 				if _, ok := step.e.entry(dtPhone(5)); ok {
 					t.Errorf("%s: a held contact has a journal entry", step.e.f.Name)
+				}
+				// The report says why each held contact is pending, and when
+				// it may be called.
+				starts, err := step.e.pressure.Starts.Counted(context.Background(), clock.Now().Add(-14*24*time.Hour))
+				if err != nil {
+					t.Fatal(err)
+				}
+				step.e.sup.SetPressure(&PlanPressure{Limits: store.DefaultPressure, Starts: starts}, clock.Now())
+				dir := t.TempDir()
+				if err := WriteReport(context.Background(), step.e.f, step.e.state(), step.e.norm, step.e.sup, dir, &report.Summary{Campaign: step.e.f.Name}); err != nil {
+					t.Fatal(err)
+				}
+				rows := dtReportRows(t, filepath.Join(dir, ReportCSV))
+				if r := rows[dtPhone(5)]; r["status"] != "pending" || !strings.Contains(r["reason"], "held back") || !strings.Contains(r["reason"], "may be called again from 2026-11-03T09:00:00Z") {
+					t.Errorf("%s: report row of a held contact: %v", step.e.f.Name, r)
+				}
+				sent := 0
+				for _, r := range rows {
+					if r["status"] == "sent" {
+						sent++
+					}
+				}
+				if sent != 5 {
+					t.Errorf("%s: %d report rows sent, want 5", step.e.f.Name, sent)
 				}
 			}
 			clock.mu.Lock()
