@@ -680,11 +680,29 @@ func (k *fileSink) commit(b *batch) error {
 		}
 	}
 	if k.pressure != nil {
-		if err := k.press(b); err != nil {
+		// The intents first, then their starts, under the starts' lock: a
+		// crash between the two leaves intents whose calls never started
+		// (Append had not returned), so no start is lost that a call made.
+		tx, err := k.press(b)
+		if err != nil {
 			return err
 		}
+		defer tx.end()
+		b.drop()
+		if err := k.write(b); err != nil {
+			return err
+		}
+		if err := tx.commit(); err != nil {
+			return fmt.Errorf("counting call starts after writing journal %s: %w", k.path, err)
+		}
+		return nil
 	}
 	b.drop()
+	return k.write(b)
+}
+
+// write appends b's lines to the journal file and syncs them.
+func (k *fileSink) write(b *batch) error {
 	if _, err := k.f.Write(b.buf); err != nil {
 		return fmt.Errorf("writing journal %s: %w", k.path, err)
 	}
@@ -721,26 +739,29 @@ func (k *fileSink) refuse(b *batch) error {
 	return nil
 }
 
-// press checks and counts the intents of b not refused yet in the call
-// starts of k.pressure, and gives back the starts of the outcomes that
-// say their call was refused or provably not sent.
-func (k *fileSink) press(b *batch) error {
+// press takes the call starts' lock, checks the intents of b not
+// refused yet against k.pressure (after giving back the starts of the
+// outcomes that say their call was refused or provably not sent), and
+// marks those held back. The caller writes the batch, commits the
+// returned tx, and ends it.
+func (k *fileSink) press(b *batch) (*startsTx, error) {
 	f, ok := k.pressure.Starts.(*CallStartsFile)
 	if !ok {
-		return fmt.Errorf("opening journal %s: contact pressure in files is counted in a file, not in the %s", k.path, k.pressure.Starts)
+		return nil, fmt.Errorf("opening journal %s: contact pressure in files is counted in a file, not in the %s", k.path, k.pressure.Starts)
 	}
-	ops := b.pressureOps(k.path, k.pressure.Campaign)
-	if len(ops) == 0 {
-		return nil
-	}
-	held, err := f.commit(k.pressure.Limits, k.pressure.now(), ops)
+	tx, err := f.begin()
 	if err != nil {
-		return fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)
+		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)
+	}
+	held, err := tx.check(k.pressure.Limits, k.pressure.now(), b.pressureOps(k.path, k.pressure.Campaign))
+	if err != nil {
+		tx.end()
+		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)
 	}
 	for i, err := range held {
 		b.refuse(i, err)
 	}
-	return nil
+	return tx, nil
 }
 
 // pressureOps are the call starts to count and to give back for the

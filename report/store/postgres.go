@@ -610,7 +610,12 @@ func (k *pgSink) commit(b *batch) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	if k.pressure != nil {
-		return pgx.BeginFunc(ctx, k.p.pool, func(tx pgx.Tx) error { return k.press(ctx, tx, b) })
+		err := pgx.BeginFunc(ctx, k.p.pool, func(tx pgx.Tx) error { return k.press(ctx, tx, b) })
+		var dbErr *DatabaseError
+		if err != nil && !errors.As(err, &dbErr) && !errors.Is(err, ErrLockLost) {
+			err = k.p.wrap("writing the journal to", err) // the transaction's BEGIN or COMMIT
+		}
+		return err
 	}
 	return k.insert(ctx, k.p.pool, b)
 }

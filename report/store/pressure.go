@@ -336,11 +336,20 @@ func readCallStarts(f *os.File, off int64, fn func(CallStart)) (int64, error) {
 	}
 }
 
-// commit takes the lock, checks each of ops in order against limits at
-// now (a release gives its start back first), appends the starts it
-// counts and the releases, syncs them and returns the ops it held back,
-// by their index i.
-func (l *CallStartsFile) commit(limits []PressureLimit, now time.Time, ops []pressureOp) (map[int]error, error) {
+// startsTx is a batch's turn at the call starts in a file: the lock
+// held from the check of its intents until their starts are on disk,
+// after the intents themselves.
+type startsTx struct {
+	l    *CallStartsFile
+	fl   *flock.Flock
+	f    *os.File
+	buf  []byte // the lines check counted, to append
+	done bool   // buf is on disk
+}
+
+// begin takes the lock (waiting for another run's batch) and reads what
+// was appended since the last look.
+func (l *CallStartsFile) begin() (*startsTx, error) {
 	_, statErr := os.Stat(l.dir)
 	if err := os.MkdirAll(l.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the directory of the %s: %w", l, err)
@@ -354,32 +363,41 @@ func (l *CallStartsFile) commit(limits []PressureLimit, now time.Time, ops []pre
 	if err := fl.Lock(); err != nil {
 		return nil, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}
-	defer fl.Unlock()
 	l.mu.Lock()
-	defer l.mu.Unlock()
-
+	t := &startsTx{l: l, fl: fl}
 	f, err := os.OpenFile(l.path(), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	created := err == nil
 	if errors.Is(err, os.ErrExist) {
 		f, err = os.OpenFile(l.path(), os.O_RDWR, 0)
 	}
 	if err != nil {
+		t.end()
 		return nil, fmt.Errorf("opening the %s: %w", l, err)
 	}
-	defer f.Close()
+	t.f = f
 	if created {
 		if err := durable.SyncDir(l.dir); err != nil {
+			t.end()
 			return nil, err
 		}
 	}
 	if err := l.refresh(f); err != nil {
+		t.end()
 		return nil, err
 	}
 	if err := cutTail(f, l.size); err != nil {
+		t.end()
 		return nil, fmt.Errorf("cutting the torn last line of the %s: %w", l, err)
 	}
+	return t, nil
+}
+
+// check checks each of ops in order against limits at now (a release
+// gives its start back first), counts the starts it allows, and returns
+// the ops it held back, by their index i. Nothing is written yet.
+func (t *startsTx) check(limits []PressureLimit, now time.Time, ops []pressureOp) (map[int]error, error) {
+	l := t.l
 	var held map[int]error
-	var buf []byte
 	long := Longest(limits)
 	for _, op := range ops {
 		s := op.start
@@ -405,24 +423,42 @@ func (l *CallStartsFile) commit(limits []PressureLimit, now time.Time, ops []pre
 		if err != nil {
 			return nil, err
 		}
-		buf = append(append(buf, line...), '\n')
+		t.buf = append(append(t.buf, line...), '\n')
 		l.apply(s) // seen by the next op of the batch
 	}
-	if len(buf) == 0 {
-		return held, nil
-	}
-	fail := func(err error) (map[int]error, error) {
-		f.Truncate(l.size) //nolint:errcheck // the next writer cuts it too
-		// Undo what was applied: read the file again from its start.
-		l.size, l.open = 0, map[string][]CallStart{}
-		return nil, fmt.Errorf("writing the %s: %w", l, err)
-	}
-	if _, err := f.WriteAt(buf, l.size); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	l.size += int64(len(buf))
 	return held, nil
+}
+
+// commit appends and syncs what check counted.
+func (t *startsTx) commit() error {
+	if len(t.buf) == 0 {
+		t.done = true
+		return nil
+	}
+	l := t.l
+	if _, err := t.f.WriteAt(t.buf, l.size); err != nil {
+		t.f.Truncate(l.size) //nolint:errcheck // the next writer cuts it too
+		return fmt.Errorf("writing the %s: %w", l, err)
+	}
+	if err := t.f.Sync(); err != nil {
+		t.f.Truncate(l.size) //nolint:errcheck
+		return fmt.Errorf("syncing the %s: %w", l, err)
+	}
+	l.size += int64(len(t.buf))
+	t.done = true
+	return nil
+}
+
+// end releases the lock; what check counted and commit did not write is
+// forgotten (the file is read again from its start next time).
+func (t *startsTx) end() {
+	l := t.l
+	if !t.done {
+		l.size, l.open = 0, map[string][]CallStart{}
+	}
+	if t.f != nil {
+		t.f.Close()
+	}
+	l.mu.Unlock()
+	t.fl.Unlock()
 }
