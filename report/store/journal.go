@@ -683,12 +683,17 @@ func (k *fileSink) commit(b *batch) error {
 		// The intents first, then their starts, under the starts' lock: a
 		// crash between the two leaves intents whose calls never started
 		// (Append had not returned), so no start is lost that a call made.
+		// The starts the batch's outcomes give back go before them (see
+		// startsTx).
 		tx, err := k.press(b)
 		if err != nil {
 			return err
 		}
 		defer tx.end()
 		b.drop()
+		if err := tx.release(); err != nil {
+			return fmt.Errorf("giving back call starts before writing journal %s: %w", k.path, err)
+		}
 		if err := k.write(b); err != nil {
 			return err
 		}

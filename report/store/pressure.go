@@ -338,13 +338,17 @@ func readCallStarts(f *os.File, off int64, fn func(CallStart)) (int64, error) {
 
 // startsTx is a batch's turn at the call starts in a file: the lock
 // held from the check of its intents until their starts are on disk,
-// after the intents themselves.
+// after the intents themselves. The starts its outcomes give back are
+// written before the outcomes: a crash between the two then leaves a
+// contact uncertain whose call was provably not placed, never a number
+// held for a day by a call that was refused or never sent.
 type startsTx struct {
 	l    *CallStartsFile
 	fl   *flock.Flock
 	f    *os.File
-	buf  []byte // the lines check counted, to append
-	done bool   // buf is on disk
+	pre  []byte // the releases check found, to append before the journal's write
+	buf  []byte // the starts check counted, to append after it
+	done bool   // pre and buf are on disk
 }
 
 // begin takes the lock (waiting for another run's batch) and reads what
@@ -423,20 +427,39 @@ func (t *startsTx) check(limits []PressureLimit, now time.Time, ops []pressureOp
 		if err != nil {
 			return nil, err
 		}
-		t.buf = append(append(t.buf, line...), '\n')
+		if s.Released {
+			t.pre = append(append(t.pre, line...), '\n')
+		} else {
+			t.buf = append(append(t.buf, line...), '\n')
+		}
 		l.apply(s) // seen by the next op of the batch
 	}
 	return held, nil
 }
 
-// commit appends and syncs what check counted.
+// release appends and syncs the releases check found; the caller then
+// writes the journal.
+func (t *startsTx) release() error {
+	return t.append(t.pre)
+}
+
+// commit appends and syncs the starts check counted, once the journal
+// holds their intents.
 func (t *startsTx) commit() error {
-	if len(t.buf) == 0 {
-		t.done = true
+	if err := t.append(t.buf); err != nil {
+		return err
+	}
+	t.done = true
+	return nil
+}
+
+// append writes buf at the end of the file and syncs it.
+func (t *startsTx) append(buf []byte) error {
+	if len(buf) == 0 {
 		return nil
 	}
 	l := t.l
-	if _, err := t.f.WriteAt(t.buf, l.size); err != nil {
+	if _, err := t.f.WriteAt(buf, l.size); err != nil {
 		t.f.Truncate(l.size) //nolint:errcheck // the next writer cuts it too
 		return fmt.Errorf("writing the %s: %w", l, err)
 	}
@@ -444,8 +467,7 @@ func (t *startsTx) commit() error {
 		t.f.Truncate(l.size) //nolint:errcheck
 		return fmt.Errorf("syncing the %s: %w", l, err)
 	}
-	l.size += int64(len(t.buf))
-	t.done = true
+	l.size += int64(len(buf))
 	return nil
 }
 
