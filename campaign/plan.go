@@ -235,7 +235,8 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	}
 	when := newPlanWhen(hours, opts.Now)
 	var heldUntil time.Time
-	planned := map[string]bool{} // numbers this plan calls
+	planned := map[string]bool{} // numbers this plan calls, when it may call one twice
+	repeats := f.Dedupe != "campaign"
 	for _, a := range opts.Agents {
 		pa := PlanAgent{Name: a.Spec.Name, Action: a.Action, AgentID: a.AgentID, Status: a.Status, Drift: a.Drift, IDs: a.IDs}
 		p.Agents = append(p.Agents, pa)
@@ -320,8 +321,12 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 					heldUntil = h.Until
 				}
 			} else {
-				planned[c.Phone] = true
-				opts.Pressure.add(c.Phone, opts.Now)
+				if repeats {
+					// Only dedupe: agent or none lets a number be called
+					// twice in one campaign: remember its start.
+					planned[c.Phone] = true
+					opts.Pressure.add(c.Phone, opts.Now)
+				}
 				ps.ToCall++
 				p.Countries[c.Country]++
 				when.add(c)
