@@ -212,7 +212,7 @@ func planState(ctx context.Context, f *campaign.File, offline bool, sup *campaig
 		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
 			return nil, "", "", nil, err
 		}
-		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal, the do-not-call list and the call starts contact pressure counts are in PostgreSQL, which --offline does not ask: no contact counts as done, none as on the do-not-call list, and none as held (run holds back the numbers called too often)", nil, nil
+		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
 	}
 	saved, err := openState(ctx, f, false)
 	if err != nil {

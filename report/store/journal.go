@@ -754,11 +754,15 @@ func (k *fileSink) press(b *batch) (*startsTx, error) {
 	if !ok {
 		return nil, fmt.Errorf("opening journal %s: contact pressure in files is counted in a file, not in the %s", k.path, k.pressure.Starts)
 	}
+	ops := b.pressureOps(k.path, k.pressure.Campaign)
+	if len(ops) == 0 {
+		return &startsTx{done: true}, nil // nothing to count: no lock
+	}
 	tx, err := f.begin()
 	if err != nil {
 		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)
 	}
-	held, err := tx.check(k.pressure.Limits, k.pressure.now(), b.pressureOps(k.path, k.pressure.Campaign))
+	held, err := tx.check(k.pressure.Limits, k.pressure.now(), ops)
 	if err != nil {
 		tx.end()
 		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)

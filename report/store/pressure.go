@@ -475,6 +475,9 @@ func (t *startsTx) append(buf []byte) error {
 // forgotten (the file is read again from its start next time).
 func (t *startsTx) end() {
 	l := t.l
+	if l == nil {
+		return // a batch with nothing to count took no lock
+	}
 	if !t.done {
 		l.size, l.open = 0, map[string][]CallStart{}
 	}
