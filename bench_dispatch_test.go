@@ -247,10 +247,11 @@ func BenchmarkDispatchRate(b *testing.B) {
 		perSecond   int
 		syncDelay   time.Duration
 		concurrency int
+		pressureOff bool // pressure: {off: true}, to see what contact pressure costs
 	}{
-		{false, 1, 0, 4}, {false, 50, 0, 4}, {false, 200, 0, 4}, {false, 1000, 0, 32},
-		{false, 50, 10 * time.Millisecond, 4}, {false, 200, 10 * time.Millisecond, 16}, {false, 1000, 10 * time.Millisecond, 64},
-		{true, 200, 0, 4},
+		{false, 1, 0, 4, false}, {false, 50, 0, 4, false}, {false, 200, 0, 4, false}, {false, 1000, 0, 32, false}, {false, 1000, 0, 32, true},
+		{false, 50, 10 * time.Millisecond, 4, false}, {false, 200, 10 * time.Millisecond, 16, false}, {false, 1000, 10 * time.Millisecond, 64, false},
+		{true, 200, 0, 4, false}, {true, 1000, 0, 32, false}, {true, 1000, 0, 32, true},
 	} {
 		name := fmt.Sprintf("per_second=%d/concurrency=%d", bc.perSecond, bc.concurrency)
 		if bc.postgres {
@@ -258,6 +259,9 @@ func BenchmarkDispatchRate(b *testing.B) {
 		}
 		if bc.syncDelay > 0 {
 			name += fmt.Sprintf("/fsync=%v", bc.syncDelay)
+		}
+		if bc.pressureOff {
+			name += "/pressure=off"
 		}
 		b.Run(name, func(b *testing.B) {
 			n := bc.perSecond*seconds + 1
@@ -273,6 +277,12 @@ func BenchmarkDispatchRate(b *testing.B) {
 				}
 				srv := benchSandbox(b)
 				opts.path = benchWriteCampaign(b, b.TempDir(), srv.URL, database, n, float64(bc.perSecond), 1, bc.concurrency)
+				// Each run calls the same numbers: a store of its own, or
+				// contact pressure would hold them all back.
+				b.Setenv("CALLRUN_HOME", b.TempDir())
+				if bc.pressureOff {
+					benchAppend(b, opts.path, "pressure: {off: true}\n")
+				}
 				if err := runCampaign(context.Background(), nolog, opts, io.Discard); err != nil {
 					b.Fatal(err)
 				}
@@ -292,6 +302,18 @@ func BenchmarkDispatchRate(b *testing.B) {
 			b.ReportMetric(achieved, "achieved-per-s")
 			b.ReportMetric(achieved/float64(bc.perSecond), "achieved/configured")
 		})
+	}
+}
+
+// benchAppend appends text to the file at path.
+func benchAppend(b *testing.B, path, text string) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -153,16 +153,16 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 		return nil, f, err
 	}
 	f.SetShard(o.shard)
-	state, where, warning, err := planState(ctx, f, o.offline, suppress)
-	if err != nil {
-		return nil, f, err
-	}
-	defer state.Close()
 	now := o.now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: now,
+	state, where, warning, pressure, err := planState(ctx, f, o.offline, suppress, now)
+	if err != nil {
+		return nil, f, err
+	}
+	defer state.Close()
+	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: now, Pressure: pressure,
 		Done: func(c *campaign.Contact) bool {
 			key, _ := campaign.SettledKey(f, state, c)
 			st, ok := state.Status(key)
@@ -201,31 +201,37 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 
 // planState reads what the journal says, for plan's done counts, and the
 // store's do-not-call list into sup: no lock, as plan may run beside a
-// run. Offline, a journal and list in PostgreSQL are not read (--offline
-// makes no network request), and warning says so. where says which
-// journal it read, for the plan's Journal line.
-func planState(ctx context.Context, f *campaign.File, offline bool, sup *campaign.Suppression) (_ *store.State, where, warning string, _ error) {
+// run; and the store's call starts, for the contacts contact pressure
+// holds back at now (nil with pressure off). Offline, a journal, list and
+// call starts in PostgreSQL are not read (--offline makes no network
+// request), and warning says so. where says which journal it read, for
+// the plan's Journal line.
+func planState(ctx context.Context, f *campaign.File, offline bool, sup *campaign.Suppression, now time.Time) (_ *store.State, where, warning string, _ *campaign.PlanPressure, _ error) {
 	if f.State != nil && offline {
 		// Offline asks no database, but the state directory is local.
 		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
-			return nil, "", "", err
+			return nil, "", "", nil, err
 		}
-		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list", nil
+		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
 	}
 	saved, err := openState(ctx, f, false)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
 	defer saved.store.Close()
 	dnc, err := doNotCallList(saved.store, false)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
 	if err := loadDoNotCall(ctx, dnc, sup); err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
+	}
+	pressure, err := readPressure(ctx, f, saved.store, now)
+	if err != nil {
+		return nil, "", "", nil, err
 	}
 	st, err := saved.store.ReadState(ctx)
-	return st, saved.store.String(), "", err
+	return st, saved.store.String(), "", pressure, err
 }
 
 // checkEndpoints reads the call endpoint of every agent that exists,

@@ -211,6 +211,18 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	jopts := o.journal
 	jopts.DoNotCall = dnc
+	// Contact pressure: checked and counted as each intent is written,
+	// across every campaign on the store. A rehearsal phones nobody, so
+	// it holds nobody back, as it waits for no calling hours.
+	if limits := f.PressureLimits(); limits == nil {
+		log.Warn().Msg("pressure: {off: true}: nothing limits how often a number is called across campaigns; this campaign may call a person called an hour ago by another")
+	} else if !o.sandbox {
+		starts, err := callStarts(saved.store)
+		if err != nil {
+			return err
+		}
+		jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: f.Name}
+	}
 	journal, state, err := saved.store.OpenJournal(ctx, jopts)
 	if err != nil {
 		return busy(err) // the lock file was deleted under a running process
@@ -423,9 +435,22 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if res.DoNotCall > 0 {
 		log.Info().Int("do_not_call", res.DoNotCall).Msgf("%d contact(s) not called: their number is on the %s", res.DoNotCall, dnc)
 	}
+	if res.Held > 0 {
+		log.Info().Int("held", res.Held).Msgf("%d contact(s) left pending by contact pressure (called on this store as often as %s allows); the first may be called from %s", res.Held, pressureSaid(f), res.HeldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
+	}
 	// The numbers put on the list during the run, for the report.
 	if err := loadDoNotCall(context.WithoutCancel(ctx), dnc, suppress); err != nil {
 		log.Warn().Err(err).Msg("could not read the do-not-call list again: the report shows the contacts on it when the run began")
+	}
+	// The call starts as they are now, so that each held contact's row
+	// says when it may be called.
+	if jopts.Pressure != nil {
+		now := time.Now()
+		if p, err := readPressure(context.WithoutCancel(ctx), f, saved.store, now); err != nil {
+			log.Warn().Err(err).Msg("could not read the call starts again: the report does not say when the held contacts may be called")
+		} else {
+			suppress.SetPressure(p, now)
+		}
 	}
 	if err := rep.Finish(context.WithoutCancel(ctx), sum); err != nil {
 		if runErr != nil {

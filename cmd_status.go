@@ -122,6 +122,14 @@ func loadSaved(ctx context.Context, o savedOptions) (*saved, error) {
 	if err == nil {
 		err = loadDoNotCall(ctx, dnc, s.sup)
 	}
+	if err == nil && !o.sandbox {
+		// For the report: when each contact held back may be called.
+		now := time.Now()
+		var p *campaign.PlanPressure
+		if p, err = readPressure(ctx, f, s.store, now); err == nil {
+			s.sup.SetPressure(p, now)
+		}
+	}
 	if err != nil {
 		s.store.Close()
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -36,6 +37,39 @@ func doNotCallList(st store.Store, sandbox bool) (store.DoNotCallList, error) {
 		home = filepath.Join(home, "sandbox")
 	}
 	return store.OpenDoNotCallFile(home), nil
+}
+
+// callStarts returns the call starts contact pressure counts in the
+// store st: the database's table with PostgreSQL, else the file beside
+// the do-not-call list in CALLRUN_HOME.
+func callStarts(st store.Store) (store.CallStarts, error) {
+	if p, ok := st.(*store.Postgres); ok {
+		return p.CallStarts(), nil
+	}
+	home, err := store.Home()
+	if err != nil {
+		return nil, err
+	}
+	return store.OpenCallStartsFile(home), nil
+}
+
+// readPressure reads the call starts of the store st that count at now
+// under the campaign's contact pressure, for plan and the report; nil
+// when the campaign turns pressure off.
+func readPressure(ctx context.Context, f *campaign.File, st store.Store, now time.Time) (*campaign.PlanPressure, error) {
+	limits := f.PressureLimits()
+	if limits == nil {
+		return nil, nil
+	}
+	cs, err := callStarts(st)
+	if err != nil {
+		return nil, err
+	}
+	starts, err := cs.Counted(ctx, now.Add(-store.Longest(limits)))
+	if err != nil {
+		return nil, err
+	}
+	return &campaign.PlanPressure{Limits: limits, Starts: starts}, nil
 }
 
 // loadDoNotCall reads the numbers on list into sup, for plan, run, status
@@ -321,4 +355,17 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		return file.Close()
 	}
 	return nil
+}
+
+// pressureSaid names the campaign's contact pressure for people:
+// "1 in 24 hours, 14 in 14 days".
+func pressureSaid(f *campaign.File) string {
+	var parts []string
+	for _, l := range f.PressureLimits() {
+		parts = append(parts, l.String())
+	}
+	if len(parts) == 0 {
+		return "no limit (pressure: {off: true})"
+	}
+	return strings.Join(parts, ", ")
 }

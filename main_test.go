@@ -33,6 +33,10 @@ func testCampaign(t *testing.T, baseURL, redirect string) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
+	// A CALLRUN_HOME of the test's own: the do-not-call list and the call
+	// starts contact pressure counts are shared by every campaign on it,
+	// and the tests call the same numbers.
+	t.Setenv("CALLRUN_HOME", filepath.Join(dir, "home"))
 	files := map[string]string{
 		"contacts.csv": "Phone,First Name\n+14155550132,Ada\n",
 		"campaign.yaml": fmt.Sprintf(`name: test

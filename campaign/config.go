@@ -17,6 +17,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/callrun/callrun/report/store"
 	"gopkg.in/yaml.v3"
 )
 
@@ -57,6 +58,9 @@ type File struct {
 	// Consent maps the column of each row's consent; a sheet may
 	// override it (see [File.SheetConsent]).
 	Consent *Consent `yaml:"consent"`
+	// Pressure tightens or loosens how often one number may be called
+	// across every campaign on the store; nil is [store.DefaultPressure].
+	Pressure *Pressure `yaml:"pressure"`
 
 	// Shard is the part of the campaign this process works on; see
 	// [File.SetShard].
@@ -113,6 +117,45 @@ type OptOut struct {
 	Field  string   `yaml:"field"`
 	Values []string `yaml:"values"`
 }
+
+// Pressure is the `pressure:` block: at most PerDay call starts to one
+// number in any 24 hours and Per14Days in any 14 days, counted over
+// every campaign on the store; Preset "reg_f" adds Reg F's 7 in 7 days.
+// Off turns contact pressure off, and every plan and run warns.
+type Pressure struct {
+	PerDay    int    `yaml:"per_day"`
+	Per14Days int    `yaml:"per_14_days"`
+	Preset    string `yaml:"preset"`
+	Off       bool   `yaml:"off"`
+}
+
+// PressureLimits returns the campaign's contact pressure, nil when it is
+// off.
+func (f *File) PressureLimits() []store.PressureLimit {
+	p := f.Pressure
+	if p == nil {
+		return store.DefaultPressure
+	}
+	if p.Off {
+		return nil
+	}
+	day, fortnight := store.DefaultPressure[0], store.DefaultPressure[1]
+	if p.PerDay > 0 {
+		day.Max = p.PerDay
+	}
+	if p.Per14Days > 0 {
+		fortnight.Max = p.Per14Days
+	}
+	limits := []store.PressureLimit{day, fortnight}
+	if p.Preset == PresetRegF {
+		limits = append(limits, store.PressureLimit{Within: 7 * 24 * time.Hour, Max: 7})
+	}
+	return limits
+}
+
+// PresetRegF is `pressure.preset: reg_f`: US debt collection's 7 calls in
+// 7 days (Reg F, 12 CFR 1006.14(b)(2)).
+const PresetRegF = "reg_f"
 
 // DefaultOutcomeFields are the delivery fields outcome_detail shows when
 // `outcomes.fields` names none: whichever of them a delivery has.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/callrun/callrun/report/store"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -80,6 +81,9 @@ type Contact struct {
 	// consent column: a date (YYYY-MM-DD), "yes", or empty for none;
 	// ConsentCell the cell as written.
 	Consent, ConsentCell string
+	// Held is set, for the report, on a contact to call that contact
+	// pressure holds back ([Suppression.SetPressure]).
+	Held *store.HeldError
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -620,6 +624,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	c.N = n
 	c.Status = ToCall
 	c.DoNotCall = cr.suppress != nil && cr.suppress.OnDoNotCall(c.Phone)
+	c.Held = cr.suppress.heldBack(c.Phone)
 }
 
 // SplitName splits a full name into first and last name: the last word is

@@ -138,7 +138,13 @@ type RunResult struct {
 	// DoNotCall counts the contacts not called because their number is
 	// on the store's do-not-call list: when the run began, or added to it
 	// during the run (by listen, by callrun suppress, on another machine).
-	DoNotCall  int
+	DoNotCall int
+	// Held counts, of Pending, the contacts contact pressure held back:
+	// their number was called on the store (by any campaign) as often as
+	// the limits allow; HeldUntil is the earliest that one of them may be
+	// called again.
+	Held       int
+	HeldUntil  time.Time
 	StartedAt  time.Time
 	FinishedAt time.Time
 	// Notes say what the service answered that a person should read: a
@@ -753,6 +759,10 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec st
 			r.doNotCall(c)
 			return 0, false, nil
 		}
+		if held := (*store.HeldError)(nil); errors.As(err, &held) {
+			r.held(c, held)
+			return 0, false, nil
+		}
 		w.lost(r.opts.Logf)
 		return 0, false, r.notSent(c, 0, err)
 	}
@@ -765,6 +775,20 @@ func (r *runner) doNotCall(c *Contact) {
 	r.count(func(res *RunResult) { res.DoNotCall++ })
 	r.opts.Settled(store.Suppressed)
 	r.opts.Logf("%s (sheet %s row %d) not called: %s (added during the run)", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, ReasonDoNotCall)
+}
+
+// held counts a contact that contact pressure held back: it stays
+// pending, to be called from h.Until.
+func (r *runner) held(c *Contact, h *store.HeldError) {
+	r.count(func(res *RunResult) {
+		res.Pending++
+		res.Held++
+		if res.HeldUntil.IsZero() || h.Until.Before(res.HeldUntil) {
+			res.HeldUntil = h.Until
+		}
+	})
+	r.opts.Settled(store.Pending)
+	r.opts.Logf("%s (sheet %s row %d) left pending: %v", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, h)
 }
 
 // leftPending counts a contact that the calling window closed on before

@@ -71,6 +71,9 @@ type dtEnv struct {
 	// error.
 	report func(*Report)
 	finish func(*Report, *RunResult) error
+	// pressure, if set, is the contact pressure the journal keeps
+	// (store.JournalOptions.Pressure).
+	pressure *store.Pressure
 }
 
 // dtCampaign is a one-agent campaign over leads.csv (columns Phone and
@@ -274,9 +277,9 @@ func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, er
 			e.t.Fatal(lerr)
 		}
 		defer unlock()
-		j, st, err = e.pg.OpenJournal(ctx, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc})
+		j, st, err = e.pg.OpenJournal(ctx, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc, Pressure: e.pressure})
 	} else {
-		j, st, err = store.OpenJournalWith(e.journal, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc})
+		j, st, err = store.OpenJournalWith(e.journal, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc, Pressure: e.pressure})
 	}
 	if err != nil {
 		e.t.Fatal(err)

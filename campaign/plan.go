@@ -11,10 +11,12 @@ import (
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/callrun/callrun/report/store"
 )
 
 // Counts are a sheet's rows by what run would do with them. Every row is
-// counted in exactly one of Invalid, Duplicate, Suppressed, Done, ToCall.
+// counted in exactly one of Invalid, Duplicate, Suppressed, Done, ToCall,
+// Held.
 type Counts struct {
 	Rows       int `json:"rows"`
 	Invalid    int `json:"invalid"`
@@ -22,6 +24,11 @@ type Counts struct {
 	Suppressed int `json:"suppressed"`
 	Done       int `json:"done"`
 	ToCall     int `json:"to_call"`
+	// Held counts the contacts contact pressure holds back for now: their
+	// number was called on the store (by any campaign) as often as the
+	// limits allow, or this campaign calls it already (dedupe: agent or
+	// none); they stay pending, to be called later.
+	Held int `json:"held"`
 	// DoNotCall counts, of Suppressed, the contacts not yet called whose
 	// number is on the store's do-not-call list.
 	DoNotCall int `json:"do_not_call,omitempty"`
@@ -37,6 +44,7 @@ func (c *Counts) add(o Counts) {
 	c.Suppressed += o.Suppressed
 	c.Done += o.Done
 	c.ToCall += o.ToCall
+	c.Held += o.Held
 	c.DoNotCall += o.DoNotCall
 	c.DoNotCallFlag += o.DoNotCallFlag
 }
@@ -82,6 +90,11 @@ type Plan struct {
 	Repairs        []PlanRepair `json:"repairs"`
 	RepairsOmitted int          `json:"repairs_omitted,omitempty"`
 	Hours          PlanHours    `json:"hours"`
+	// HeldUntil is when the first held contact may be called (RFC 3339,
+	// UTC); HeldRepeats counts, of Held, the repeats of a number this
+	// campaign calls already (dedupe: agent or none).
+	HeldUntil   string `json:"held_until,omitempty"`
+	HeldRepeats int    `json:"held_repeats,omitempty"`
 	// SuppressionIgnored counts the entries of suppression files that are
 	// no phone number at all, and so suppress nobody.
 	SuppressionIgnored int   `json:"suppression_ignored,omitempty"`
@@ -102,11 +115,28 @@ type Plan struct {
 	// names each such column.
 	UnmappedDoNotCall int `json:"unmapped_do_not_call,omitempty"`
 
-	groups   []*problemGroup
-	repair   []*problemGroup
-	calling  time.Duration // calling time alone, without waiting for hours
-	now      time.Time
-	nextOpen time.Time // Hours.NextOpen, in the zone of hours: (else UTC)
+	groups    []*problemGroup
+	repair    []*problemGroup
+	calling   time.Duration // calling time alone, without waiting for hours
+	now       time.Time
+	nextOpen  time.Time // Hours.NextOpen, in the zone of hours: (else UTC)
+	heldUntil time.Time
+}
+
+// hold says whether contact pressure holds number back at now; nil when
+// it does not, or when p is nil.
+func (p *PlanPressure) hold(number string, now time.Time) *store.HeldError {
+	if p == nil {
+		return nil
+	}
+	return store.HoldUntil(p.Limits, number, p.Starts[number], now)
+}
+
+// add counts a call start to number at now, as run would.
+func (p *PlanPressure) add(number string, now time.Time) {
+	if p != nil {
+		p.Starts[number] = append(p.Starts[number], now)
+	}
 }
 
 // PlanShard is the shard a plan covers: the contacts whose number hashes
@@ -179,6 +209,18 @@ type PlanOptions struct {
 	Norm     *phone.Normalizer
 	Now      time.Time
 	Warnings []string
+	// Pressure is the campaign's contact pressure and the call starts the
+	// store counts now, by number; nil: none is known (offline with
+	// PostgreSQL, or pressure off), and no contact is held.
+	Pressure *PlanPressure
+}
+
+// PlanPressure is what a plan knows of contact pressure: the limits, and
+// the store's counted call starts of each number (within the longest
+// limit), which BuildPlan adds its own contacts to call to.
+type PlanPressure struct {
+	Limits []store.PressureLimit
+	Starts map[string][]time.Time
 }
 
 // BuildPlan reads every sheet and counts what run would do with each row.
@@ -192,6 +234,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	when := newPlanWhen(hours, opts.Now)
+	var heldUntil time.Time
+	planned := map[string]bool{} // numbers this plan calls, when it may call one twice
+	repeats := f.Dedupe != "campaign"
 	for _, a := range opts.Agents {
 		pa := PlanAgent{Name: a.Spec.Name, Action: a.Action, AgentID: a.AgentID, Status: a.Status, Drift: a.Drift, IDs: a.IDs}
 		p.Agents = append(p.Agents, pa)
@@ -267,7 +312,21 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 			} else if c.DoNotCall {
 				ps.Suppressed++
 				ps.DoNotCall++
+			} else if h := opts.Pressure.hold(c.Phone, opts.Now); h != nil {
+				ps.Held++
+				if planned[c.Phone] {
+					p.HeldRepeats++
+				}
+				if heldUntil.IsZero() || h.Until.Before(heldUntil) {
+					heldUntil = h.Until
+				}
 			} else {
+				if repeats {
+					// Only dedupe: agent or none lets a number be called
+					// twice in one campaign: remember its start.
+					planned[c.Phone] = true
+					opts.Pressure.add(c.Phone, opts.Now)
+				}
 				ps.ToCall++
 				p.Countries[c.Country]++
 				when.add(c)
@@ -300,6 +359,16 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		}
 	}
 	p.Hours, p.nextOpen = when.result()
+	if !heldUntil.IsZero() {
+		p.HeldUntil = heldUntil.UTC().Format(time.RFC3339)
+		p.heldUntil = heldUntil
+	}
+	if p.HeldRepeats > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) repeat a number this campaign calls (dedupe: %s); contact pressure holds each back until the number may be called again", p.HeldRepeats, f.Dedupe))
+	}
+	if f.PressureLimits() == nil {
+		p.Warnings = append(p.Warnings, "pressure: {off: true}: nothing limits how often a number is called across campaigns; a person called an hour ago by another campaign is called again")
+	}
 	p.Warnings = append(p.Warnings, HoursWarnings(f)...)
 	p.Warnings = append(p.Warnings, ConsentWarnings(f)...)
 	if n := p.Hours.OtherZones; n > 0 {
@@ -413,6 +482,13 @@ func (p *Plan) WriteText(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
+	if p.Totals.Held > 0 {
+		fmt.Fprintf(&b, "\nHeld back by contact pressure: %d contact(s), called on this store as often as the limits allow; they stay pending", p.Totals.Held)
+		if !p.heldUntil.IsZero() {
+			fmt.Fprintf(&b, ", the first may be called from %s", p.heldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
+		}
+		b.WriteString(".\n")
+	}
 	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
 		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)
 		if !p.nextOpen.IsZero() {
@@ -448,6 +524,9 @@ func countsLine(c Counts) string {
 	}
 	if len(of) > 0 {
 		line += " (" + strings.Join(of, ", ") + ")"
+	}
+	if c.Held > 0 {
+		line += fmt.Sprintf(", %d held", c.Held)
 	}
 	return line
 }

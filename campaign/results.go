@@ -229,6 +229,12 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 			// is made: a row that waited for the run's end takes the
 			// list as the run left it.
 			c.DoNotCall = c.Status == ToCall && sup != nil && sup.OnDoNotCall(c.Phone)
+			// And whether contact pressure holds it back, as the run
+			// left the call starts.
+			c.Held = nil
+			if c.Status == ToCall {
+				c.Held = sup.heldBack(c.Phone)
+			}
 		}
 		row := ReportRow(f, st, c)
 		outcomes.Add(c, &row)
@@ -311,6 +317,9 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 	}
 	if !ok {
 		row.Status = string(store.Pending)
+		if c.Held != nil {
+			row.Reason = strings.TrimPrefix(row.Reason+"; ", "; ") + c.Held.Error()
+		}
 		return row
 	}
 	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), report.Count(e.Attempts), e.AgentID

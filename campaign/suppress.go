@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/callrun/callrun/report/store"
 )
 
 // Suppression holds the numbers never to call, by phoneKey: those of the
@@ -28,6 +30,16 @@ type Suppression struct {
 	// is suppressed), and Example describes the first, for plan's warning.
 	Several int
 	Example string
+
+	// pressure is the store's counted call starts as read for the report
+	// ([Suppression.SetPressure]); replaced whole, as dnc is.
+	pressure atomic.Pointer[pressureView]
+}
+
+// pressureView is contact pressure's starts as read at a time.
+type pressureView struct {
+	p  *PlanPressure
+	at time.Time
 }
 
 // maxSuppressionProblems bounds the entries Problems lists: a file of
@@ -68,6 +80,26 @@ func (s *Suppression) OnDoNotCall(e164 string) bool {
 	}
 	_, ok := (*dnc)[phoneKey(e164)]
 	return ok
+}
+
+// SetPressure sets the contact pressure and the store's counted call
+// starts as read at now, for the report: a contact not called has the
+// reason contact pressure holds it back for, with when it may be called.
+func (s *Suppression) SetPressure(p *PlanPressure, now time.Time) {
+	s.pressure.Store(&pressureView{p: p, at: now})
+}
+
+// heldBack returns why contact pressure holds number back, nil when it
+// does not (or s is nil).
+func (s *Suppression) heldBack(number string) *store.HeldError {
+	if s == nil {
+		return nil
+	}
+	v := s.pressure.Load()
+	if v == nil {
+		return nil
+	}
+	return v.p.hold(number, v.at)
 }
 
 // suppressionHeaders are folded header names of a suppression file's

@@ -73,6 +73,30 @@ func (l *loader) validate(f *File) {
 	}
 	l.validateState(f.State)
 	l.validateOutcomes(f)
+	l.validatePressure(f)
+}
+
+// validatePressure checks the pressure: block.
+func (l *loader) validatePressure(f *File) {
+	p := f.Pressure
+	if p == nil {
+		return
+	}
+	if p.Off {
+		if p.PerDay != 0 || p.Per14Days != 0 || p.Preset != "" {
+			l.problem("pressure.off", "pressure off: true turns contact pressure off; it cannot go with per_day, per_14_days or preset")
+		}
+		return
+	}
+	if p.PerDay < 0 || p.PerDay > 24 || p.PerDay == 0 && f.has("pressure.per_day") {
+		l.problem("pressure.per_day", "per_day is %d; it must be 1 to 24 (to call without a limit, write pressure: {off: true})", p.PerDay)
+	}
+	if p.Per14Days < 0 || p.Per14Days > 14*24 || p.Per14Days == 0 && f.has("pressure.per_14_days") {
+		l.problem("pressure.per_14_days", "per_14_days is %d; it must be 1 to 336", p.Per14Days)
+	}
+	if p.Preset != "" && p.Preset != PresetRegF {
+		l.problem("pressure.preset", "preset is %q; allowed: %s", p.Preset, PresetRegF)
+	}
 }
 
 // validateOutcomes checks the outcomes: block, hands the URL's secret to

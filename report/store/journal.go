@@ -144,8 +144,8 @@ type batch struct {
 	done chan struct{} // closed when err is set
 	err  error
 	// refused are the indexes in recs of the intents the sink did not
-	// write, their number being on the do-not-call list; nil when none.
-	refused map[int]bool
+	// write, with why: [ErrDoNotCall] or a [HeldError]; nil when none.
+	refused map[int]error
 }
 
 // pending is a record in a batch: its line is b.buf[off:end], and pos
@@ -192,6 +192,15 @@ type JournalOptions struct {
 	// before the write; with PostgreSQL it must be the database's own
 	// list, checked in the INSERT that writes the intents.
 	DoNotCall DoNotCallList
+	// Pressure, if set, is checked and counted as each intent is
+	// committed, after the do-not-call list: an intent whose number is at
+	// one of its limits is not written, and its Append returns a
+	// [HeldError]; one that is written counts in Pressure.Starts, durably,
+	// before the intent. An outcome that says the call was refused or
+	// provably not sent gives its start back. With files Pressure.Starts
+	// is a [CallStartsFile]; with PostgreSQL it must be the database's
+	// own, counted in the transaction that writes the intents.
+	Pressure *Pressure
 }
 
 // OpenJournalWith is [OpenJournal] with options.
@@ -244,7 +253,7 @@ func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error)
 		f.Close()
 		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
 	}
-	j := newJournal(path, &fileSink{path: path, f: f, unlock: unlock, size: valid, beforeSync: opts.BeforeSync, dnc: opts.DoNotCall}, s, opts)
+	j := newJournal(path, &fileSink{path: path, f: f, unlock: unlock, size: valid, beforeSync: opts.BeforeSync, dnc: opts.DoNotCall, pressure: opts.Pressure}, s, opts)
 	opened = true
 	return j, s, nil
 }
@@ -529,8 +538,8 @@ func (q Queued) Wait() error {
 		q.j.mu.Unlock()
 		<-q.b.done
 	}
-	if q.b.err == nil && q.b.refused[q.i] {
-		return ErrDoNotCall
+	if q.b.err == nil && q.b.refused[q.i] != nil {
+		return q.b.refused[q.i]
 	}
 	return q.b.err
 }
@@ -640,7 +649,7 @@ func (j *Journal) commit(b *batch, err error) {
 		s := j.state
 		s.mu.Lock()
 		for i := range b.recs {
-			if !b.refused[i] {
+			if b.refused[i] == nil {
 				s.apply(&b.recs[i].rec, b.recs[i].pos)
 			}
 		}
@@ -661,6 +670,7 @@ type fileSink struct {
 	size       int64         // bytes in the file
 	beforeSync func() error  // JournalOptions.BeforeSync
 	dnc        DoNotCallList // JournalOptions.DoNotCall
+	pressure   *Pressure     // JournalOptions.Pressure
 }
 
 func (k *fileSink) commit(b *batch) error {
@@ -669,6 +679,35 @@ func (k *fileSink) commit(b *batch) error {
 			return err
 		}
 	}
+	if k.pressure != nil {
+		// The intents first, then their starts, under the starts' lock: a
+		// crash between the two leaves intents whose calls never started
+		// (Append had not returned), so no start is lost that a call made.
+		// The starts the batch's outcomes give back go before them (see
+		// startsTx).
+		tx, err := k.press(b)
+		if err != nil {
+			return err
+		}
+		defer tx.end()
+		b.drop()
+		if err := tx.release(); err != nil {
+			return fmt.Errorf("giving back call starts before writing journal %s: %w", k.path, err)
+		}
+		if err := k.write(b); err != nil {
+			return err
+		}
+		if err := tx.commit(); err != nil {
+			return fmt.Errorf("counting call starts after writing journal %s: %w", k.path, err)
+		}
+		return nil
+	}
+	b.drop()
+	return k.write(b)
+}
+
+// write appends b's lines to the journal file and syncs them.
+func (k *fileSink) write(b *batch) error {
 	if _, err := k.f.Write(b.buf); err != nil {
 		return fmt.Errorf("writing journal %s: %w", k.path, err)
 	}
@@ -699,18 +738,74 @@ func (k *fileSink) refuse(b *batch) error {
 			return fmt.Errorf("checking the do-not-call list before writing journal %s: %w", k.path, err)
 		}
 		if on {
-			if b.refused == nil {
-				b.refused = map[int]bool{}
-			}
-			b.refused[i] = true
+			b.refuse(i, ErrDoNotCall)
 		}
 	}
+	return nil
+}
+
+// press takes the call starts' lock, checks the intents of b not
+// refused yet against k.pressure (after giving back the starts of the
+// outcomes that say their call was refused or provably not sent), and
+// marks those held back. The caller writes the batch, commits the
+// returned tx, and ends it.
+func (k *fileSink) press(b *batch) (*startsTx, error) {
+	f, ok := k.pressure.Starts.(*CallStartsFile)
+	if !ok {
+		return nil, fmt.Errorf("opening journal %s: contact pressure in files is counted in a file, not in the %s", k.path, k.pressure.Starts)
+	}
+	ops := b.pressureOps(k.path, k.pressure.Campaign)
+	if len(ops) == 0 {
+		return &startsTx{done: true}, nil // nothing to count: no lock
+	}
+	tx, err := f.begin()
+	if err != nil {
+		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)
+	}
+	held, err := tx.check(k.pressure.Limits, k.pressure.now(), ops)
+	if err != nil {
+		tx.end()
+		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)
+	}
+	for i, err := range held {
+		b.refuse(i, err)
+	}
+	return tx, nil
+}
+
+// pressureOps are the call starts to count and to give back for the
+// records of b, in order, named for the journal.
+func (b *batch) pressureOps(journal, campaign string) []pressureOp {
+	var ops []pressureOp
+	for i := range b.recs {
+		r := &b.recs[i].rec
+		switch {
+		case b.refused[i] != nil:
+		case r.Type == TypeIntent:
+			ops = append(ops, pressureOp{i: i, start: CallStart{Number: r.Phone, ID: startID(journal, r), Campaign: campaign, Agent: r.Agent}})
+		case r.Type == TypeOutcome && releases(r.Status):
+			ops = append(ops, pressureOp{i: i, start: CallStart{Number: r.Phone, ID: startID(journal, r), Released: true}})
+		}
+	}
+	return ops
+}
+
+// refuse marks record i of b as not written, for why.
+func (b *batch) refuse(i int, why error) {
 	if b.refused == nil {
-		return nil
+		b.refused = map[int]error{}
+	}
+	b.refused[i] = why
+}
+
+// drop takes the lines of the refused records out of b's buffer.
+func (b *batch) drop() {
+	if b.refused == nil {
+		return
 	}
 	kept := make([]byte, 0, len(b.buf))
 	for i := range b.recs {
-		if b.refused[i] {
+		if b.refused[i] != nil {
 			continue
 		}
 		line := b.line(i)
@@ -719,7 +814,6 @@ func (k *fileSink) refuse(b *batch) error {
 		b.recs[i].end = len(kept)
 	}
 	b.buf = kept
-	return nil
 }
 
 func (k *fileSink) close() error {

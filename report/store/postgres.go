@@ -75,7 +75,7 @@ var (
 
 // schemaVersion is the version of the tables this callrun writes;
 // migrations[v] takes the tables from version v-1 to v.
-const schemaVersion = 4
+const schemaVersion = 5
 
 var migrations = [schemaVersion + 1]string{
 	1: `
@@ -126,6 +126,21 @@ CREATE TABLE callrun_deliveries (
 	delivery    text NOT NULL,
 	UNIQUE (campaign, key)
 );`,
+	// The call starts contact pressure counts, of every campaign in the
+	// database: a row each, written with its intent; released when the
+	// service refused the call or it was provably not sent.
+	5: `
+CREATE TABLE callrun_call_starts (
+	id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	number   text NOT NULL,
+	at       timestamptz NOT NULL,
+	start_id text NOT NULL,
+	campaign text NOT NULL,
+	agent    text NOT NULL,
+	released boolean NOT NULL DEFAULT false
+);
+CREATE INDEX callrun_call_starts_number ON callrun_call_starts (number, at);
+CREATE INDEX callrun_call_starts_start_id ON callrun_call_starts (start_id);`,
 }
 
 // schemaLock is the advisory lock key (one bigint) that serialises
@@ -421,6 +436,12 @@ func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journ
 		}
 		k.dnc = true
 	}
+	if opts.Pressure != nil {
+		if l, ok := opts.Pressure.Starts.(*pgCallStarts); !ok || l.p.where != p.where {
+			return nil, nil, fmt.Errorf("opening the journal in the %s: contact pressure must be counted in the database's own call starts, not the %s", p.where, opts.Pressure.Starts)
+		}
+		k.pressure = opts.Pressure
+	}
 	return newJournal(p.where, k, s, opts), s, nil
 }
 
@@ -560,7 +581,8 @@ type pgSink struct {
 	lease      *pgLease
 	ns, code   int64
 	beforeSync func() error
-	dnc        bool // check intents against the database's do-not-call list
+	dnc        bool      // check intents against the database's do-not-call list
+	pressure   *Pressure // JournalOptions.Pressure, counted in the database
 }
 
 // commitTimeout bounds one commit. A commit that timed out may still have
@@ -580,38 +602,90 @@ ORDER BY u.ord
 RETURNING id`
 
 func (k *pgSink) commit(b *batch) error {
-	if k.dnc {
-		return k.commitChecked(b)
-	}
 	if k.beforeSync != nil {
 		if err := k.beforeSync(); err != nil {
 			return fmt.Errorf("writing the journal to the %s: %w", k.p.where, err)
 		}
 	}
-	lines := make([]string, len(b.recs))
-	for i := range b.recs {
-		lines[i] = string(b.line(i)[:len(b.line(i))-1]) // without the newline
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	rows, err := k.p.pool.Query(ctx, insertLines, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start)
+	if k.pressure != nil {
+		err := pgx.BeginFunc(ctx, k.p.pool, func(tx pgx.Tx) error { return k.press(ctx, tx, b) })
+		var dbErr *DatabaseError
+		if err != nil && !errors.As(err, &dbErr) && !errors.Is(err, ErrLockLost) {
+			err = k.p.wrap("writing the journal to", err) // the transaction's BEGIN or COMMIT
+		}
+		return err
+	}
+	return k.insert(ctx, k.p.pool, b)
+}
+
+// pgQuerier is a pool or a transaction.
+type pgQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// insert writes the records of b not refused yet, with insertLines, or
+// with insertChecked when the sink checks the do-not-call list, and
+// marks the intents that check refuses.
+func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
+	var idx []int // the records to write, by index in b.recs
+	for i := range b.recs {
+		if b.refused[i] == nil {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	lines := make([]string, len(idx))
+	phones := make([]string, len(idx))
+	for j, i := range idx {
+		lines[j] = string(b.line(i)[:len(b.line(i))-1]) // without the newline
+		if b.recs[i].rec.Type == TypeIntent {
+			phones[j] = b.recs[i].rec.Phone
+		}
+	}
+	var rows pgx.Rows
+	var err error
+	if k.dnc {
+		rows, err = q.Query(ctx, insertChecked, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start, phones)
+	} else {
+		rows, err = q.Query(ctx, `WITH ins AS (`+insertLines+`) SELECT 'i', id FROM ins`, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start)
+	}
 	if err != nil {
 		return k.p.wrap("writing the journal to", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
+	var ids []int64
+	refused := map[int]bool{}
+	var kind string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&kind, &n}, func() error {
+		if kind == "r" {
+			refused[int(n-1)] = true
+		} else {
+			ids = append(ids, n)
+		}
+		return nil
+	}); err != nil {
 		return k.p.wrap("writing the journal to", err)
 	}
-	if len(ids) != len(lines) {
+	if want := len(lines) - len(refused); len(ids) != want {
 		if len(ids) == 0 {
 			return ErrLockLost
 		}
-		return fmt.Errorf("writing the journal to the %s: %d of %d records written", k.p.where, len(ids), len(lines))
+		return fmt.Errorf("writing the journal to the %s: %d of %d records written", k.p.where, len(ids), want)
 	}
 	// One statement's identity values follow its rows' order.
 	slices.Sort(ids)
-	for i := range b.recs {
-		b.recs[i].pos = ids[i]
+	next := 0
+	for j, i := range idx {
+		if refused[j] {
+			b.refuse(i, ErrDoNotCall)
+			continue
+		}
+		b.recs[i].pos = ids[next]
+		next++
 	}
 	return nil
 }
@@ -641,61 +715,6 @@ WITH u AS (
 	RETURNING id
 )
 SELECT 'i', id FROM ins UNION ALL SELECT 'r', ord FROM refused`
-
-// commitChecked commits b with insertChecked.
-func (k *pgSink) commitChecked(b *batch) error {
-	if k.beforeSync != nil {
-		if err := k.beforeSync(); err != nil {
-			return fmt.Errorf("writing the journal to the %s: %w", k.p.where, err)
-		}
-	}
-	lines := make([]string, len(b.recs))
-	phones := make([]string, len(b.recs))
-	for i := range b.recs {
-		lines[i] = string(b.line(i)[:len(b.line(i))-1])
-		if b.recs[i].rec.Type == TypeIntent {
-			phones[i] = b.recs[i].rec.Phone
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-	defer cancel()
-	rows, err := k.p.pool.Query(ctx, insertChecked, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start, phones)
-	if err != nil {
-		return k.p.wrap("writing the journal to", err)
-	}
-	var ids []int64
-	refused := map[int]bool{}
-	var kind string
-	var n int64
-	if _, err := pgx.ForEachRow(rows, []any{&kind, &n}, func() error {
-		if kind == "r" {
-			refused[int(n-1)] = true
-		} else {
-			ids = append(ids, n)
-		}
-		return nil
-	}); err != nil {
-		return k.p.wrap("writing the journal to", err)
-	}
-	if want := len(lines) - len(refused); len(ids) != want {
-		if len(ids) == 0 {
-			return ErrLockLost
-		}
-		return fmt.Errorf("writing the journal to the %s: %d of %d records written", k.p.where, len(ids), want)
-	}
-	slices.Sort(ids)
-	next := 0
-	for i := range b.recs {
-		if !refused[i] {
-			b.recs[i].pos = ids[next]
-			next++
-		}
-	}
-	if len(refused) > 0 {
-		b.refused = refused
-	}
-	return nil
-}
 
 func (k *pgSink) close() error { return nil }
 

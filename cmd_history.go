@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/callrun/callrun/report/store"
+	"github.com/urfave/cli/v2"
+)
+
+func historyCommand(s *session) *cli.Command {
+	return &cli.Command{
+		Name:      "history",
+		Usage:     "show every call start to a number across the campaigns on the store",
+		ArgsUsage: "CAMPAIGN.yaml NUMBER",
+		Description: `Every call start contact pressure counted for the number, by every campaign on the
+campaign's store (with files, those sharing CALLRUN_HOME; with state: {postgres: ...},
+the database), oldest first: when, which campaign and agent, and whether it still
+counts (sent, uncertain or in flight) or was given back (the service refused it, or it
+was provably never sent). The number is read in the campaign's region.
+
+Example: callrun history spring.yaml "(415) 555-0132"`,
+		Flags: []cli.Flag{formatFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return usageError(fmt.Errorf("%s: give the campaign file and one number, e.g. %s examples/quickstart/campaign.yaml +14155550132", c.Command.HelpName, c.Command.HelpName))
+			}
+			format, err := checkFormat(c)
+			if err != nil {
+				return err
+			}
+			l, err := openDNC(c.Context, c.Args().First(), false)
+			if err != nil {
+				return err
+			}
+			defer l.close()
+			numbers, err := l.numbers(c.Args().Slice()[1:])
+			if err != nil {
+				return err
+			}
+			starts, err := callStarts(l.store)
+			if err != nil {
+				return err
+			}
+			hist, err := starts.History(c.Context, numbers[0])
+			if err != nil {
+				return err
+			}
+			out := c.App.Writer
+			if format == "json" {
+				if hist == nil {
+					hist = []store.CallStart{}
+				}
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(hist)
+			}
+			if len(hist) == 0 {
+				fmt.Fprintf(out, "No call start to %s in the %s.\n", numbers[0], starts)
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "WHEN (UTC)\tCAMPAIGN\tAGENT\tCOUNTS")
+			for _, h := range hist {
+				counts := "yes (sent, uncertain or in flight)"
+				if h.Released {
+					counts = "no (refused, or never sent)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.At.UTC().Format(time.RFC3339), h.Campaign, h.Agent, counts)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			limits := l.f.PressureLimits()
+			var at []time.Time
+			for _, h := range hist {
+				if !h.Released {
+					at = append(at, h.At)
+				}
+			}
+			if held := store.HoldUntil(limits, numbers[0], at, time.Now()); held != nil {
+				fmt.Fprintf(out, "\nUnder this campaign's contact pressure (%s) it may be called again from %s.\n", pressureSaid(l.f), held.Until.Local().Format("Mon 2 Jan 15:04 MST"))
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
+)
+
+// TestHistoryAndHeldAcrossCampaigns: two campaigns on one CALLRUN_HOME
+// share a number; the second run holds it back (pending, exit 75 as for
+// any contact left for later) and its report says until when, `plan`
+// counts it held, and `callrun history` lists the one call start, by the
+// first campaign.
+func TestHistoryAndHeldAcrossCampaigns(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	first := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	home := os.Getenv("CALLRUN_HOME") // testCampaign's own
+	if err := authLogin(context.Background(), nolog, first, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCampaign(context.Background(), nolog, runOptions{path: first}, io.Discard); err != nil {
+		t.Fatalf("the first campaign: %v", err)
+	}
+	// A second campaign, with a token of its own, on the same home.
+	second := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	t.Setenv("CALLRUN_HOME", home)
+	yaml, err := os.ReadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, []byte(strings.Replace(string(yaml), "name: ", "name: second-", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := authLogin(context.Background(), nolog, second, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runAppOut(t, "plan", "--format", "json", second)
+	var plan struct {
+		Totals struct {
+			ToCall int `json:"to_call"`
+			Held   int `json:"held"`
+		} `json:"totals"`
+		HeldUntil string `json:"held_until"`
+	}
+	if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &plan); err != nil || code != 0 || plan.Totals.Held != 1 || plan.Totals.ToCall != 0 || plan.HeldUntil == "" {
+		t.Fatalf("plan of the second campaign: exit %d, %+v (%v)\n%s", code, plan, err, out)
+	}
+	if code, out := runAppOut(t, "plan", "--strict", second); code != 0 || !strings.Contains(out, "Held back by contact pressure: 1 contact(s)") {
+		t.Errorf("plan --strict with a held row: exit %d, want 0\n%s", code, out)
+	}
+	if n := len(srv.Placed()); n != 1 {
+		t.Fatalf("%d calls placed by the first campaign, want 1", n)
+	}
+	code, out = runAppOut(t, "run", second)
+	if code != 75 || len(srv.Placed()) != 1 {
+		t.Fatalf("the second campaign: exit %d, %d calls placed; want 75 and the one call of the first\n%s", code, len(srv.Placed()), out)
+	}
+	reportCSV := filepath.Join(filepath.Dir(second), ".callrun", "second-"+campaignName(t, first), "report.csv")
+	for _, by := range []string{"run", "callrun report"} {
+		if by == "callrun report" {
+			os.Remove(reportCSV)
+			if code, out := runAppOut(t, "report", second); code != 0 {
+				t.Fatalf("callrun report: exit %d\n%s", code, out)
+			}
+		}
+		report, err := os.ReadFile(reportCSV)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(report), "held back: called once within 24 hours on this store") {
+			t.Errorf("the report written by %s does not say the contact is held back:\n%s", by, report)
+		}
+	}
+	code, out = runAppOut(t, "history", "--format", "json", second, "+14155550132")
+	var hist []store.CallStart
+	if err := json.Unmarshal([]byte(out), &hist); err != nil || code != 0 || len(hist) != 1 || hist[0].Campaign != campaignName(t, first) || hist[0].Released {
+		t.Errorf("history: exit %d, %+v (%v)\n%s", code, hist, err, out)
+	}
+	if code, out := runAppOut(t, "history", second, "(415) 555-0132"); code != 0 || !strings.Contains(out, "may be called again from") {
+		t.Errorf("history text: exit %d\n%s", code, out)
+	}
+}
+
+// campaignName reads the name: of the campaign file at path.
+func campaignName(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "name: "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatal("no name: in " + path)
+	return ""
+}

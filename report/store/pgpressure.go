@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// CallStarts returns the database's call starts, counted by the contact
+// pressure of every campaign whose state is in the database, on every
+// machine.
+func (p *Postgres) CallStarts() CallStarts { return &pgCallStarts{p: p} }
+
+// pgCallStarts is the call starts in the table callrun_call_starts.
+type pgCallStarts struct{ p *Postgres }
+
+// pressureLockSeed seeds the hash of a number into the advisory lock key
+// (one bigint) a transaction holds while it counts the number's starts.
+const pressureLockSeed = 0x70726573 // "pres"
+
+func (l *pgCallStarts) String() string { return "call starts in the " + l.p.where }
+
+func (l *pgCallStarts) History(ctx context.Context, number string) ([]CallStart, error) {
+	rows, err := l.p.pool.Query(ctx, `SELECT number, at, start_id, campaign, agent, released FROM callrun_call_starts WHERE number = $1 ORDER BY at, id`, number)
+	if err != nil {
+		return nil, l.p.wrap("reading the call starts from", err)
+	}
+	var out []CallStart
+	var s CallStart
+	if _, err := pgx.ForEachRow(rows, []any{&s.Number, &s.At, &s.ID, &s.Campaign, &s.Agent, &s.Released}, func() error {
+		s.At = s.At.UTC()
+		out = append(out, s)
+		return nil
+	}); err != nil {
+		return nil, l.p.wrap("reading the call starts from", err)
+	}
+	return out, nil
+}
+
+func (l *pgCallStarts) Counted(ctx context.Context, since time.Time) (map[string][]time.Time, error) {
+	return counted(ctx, l.p.pool, l.p, nil, since)
+}
+
+// counted reads the starts after from that count, of numbers (nil: of
+// every number).
+func counted(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, from time.Time) (map[string][]time.Time, error) {
+	var rows pgx.Rows
+	var err error
+	if numbers == nil {
+		rows, err = q.Query(ctx, `SELECT number, at FROM callrun_call_starts WHERE NOT released AND at > $1`, from)
+	} else {
+		rows, err = q.Query(ctx, `SELECT number, at FROM callrun_call_starts WHERE number = ANY($1) AND NOT released AND at > $2`, numbers, from)
+	}
+	if err != nil {
+		return nil, p.wrap("reading the call starts from", err)
+	}
+	out := map[string][]time.Time{}
+	var n string
+	var at time.Time
+	if _, err := pgx.ForEachRow(rows, []any{&n, &at}, func() error {
+		out[n] = append(out[n], at)
+		return nil
+	}); err != nil {
+		return nil, p.wrap("reading the call starts from", err)
+	}
+	return out, nil
+}
+
+// press commits b in tx with contact pressure: it takes a lock on each
+// intent's number (in order, so that two batches never wait on each
+// other), gives back the starts the batch's outcomes release, counts each
+// intent's number's starts and holds back those at a limit, writes the
+// journal's rows (insert), and counts a start for each intent written.
+// Two transactions that count one number are one after the other, and
+// the second sees the first's start: two runs never both take a number's
+// last free start, and the start is committed with its intent or not at
+// all.
+func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
+	journal := k.p.campaign + " shard " + strconv.FormatInt(k.code, 10)
+	ops := b.pressureOps(journal, k.pressure.Campaign)
+	var numbers, released []string
+	for _, op := range ops {
+		if op.start.Released {
+			released = append(released, op.start.ID)
+		} else {
+			numbers = append(numbers, op.start.Number)
+		}
+	}
+	slices.Sort(numbers)
+	numbers = slices.Compact(numbers)
+	if len(numbers) > 0 {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(n, $2)) FROM (SELECT unnest($1::text[]) AS n ORDER BY 1) AS u`, numbers, int64(pressureLockSeed)); err != nil {
+			return k.p.wrap("locking the call starts in", err)
+		}
+	}
+	if len(released) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE callrun_call_starts SET released = true WHERE start_id = ANY($1) AND NOT released`, released); err != nil {
+			return k.p.wrap("giving back call starts in", err)
+		}
+	}
+	now := k.pressure.now()
+	limits := k.pressure.Limits
+	var have map[string][]time.Time
+	if len(numbers) > 0 {
+		var err error
+		if have, err = counted(ctx, tx, k.p, numbers, now.Add(-Longest(limits))); err != nil {
+			return err
+		}
+	}
+	for _, op := range ops {
+		if op.start.Released {
+			continue
+		}
+		n := op.start.Number
+		if h := HoldUntil(limits, n, have[n], now); h != nil {
+			b.refuse(op.i, h)
+			continue
+		}
+		have[n] = append(have[n], now) // seen by the batch's next intent to n
+	}
+	if err := k.insert(ctx, tx, b); err != nil {
+		return err
+	}
+	var num, ids, campaigns, agents []string
+	for _, op := range ops {
+		if !op.start.Released && b.refused[op.i] == nil {
+			num = append(num, op.start.Number)
+			ids = append(ids, op.start.ID)
+			campaigns = append(campaigns, op.start.Campaign)
+			agents = append(agents, op.start.Agent)
+		}
+	}
+	if len(num) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO callrun_call_starts (number, at, start_id, campaign, agent) SELECT n, $2, i, c, a FROM unnest($1::text[], $3::text[], $4::text[], $5::text[]) AS u(n, i, c, a)`,
+			num, now, ids, campaigns, agents); err != nil {
+			return k.p.wrap("counting call starts in", err)
+		}
+	}
+	return nil
+}

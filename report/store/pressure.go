@@ -1,0 +1,489 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/callrun/callrun/report/durable"
+	"github.com/gofrs/flock"
+)
+
+// ErrHeld is wrapped by the [HeldError] a journal's Append returns for an
+// intent that its contact pressure ([JournalOptions.Pressure]) holds
+// back: the intent was not written, and its call must not start.
+var ErrHeld = errors.New("held back by contact pressure")
+
+// HeldError says why an intent was held back and when its number may be
+// called again.
+type HeldError struct {
+	Number string
+	Limit  PressureLimit // the limit the number is at
+	Starts int           // its call starts within Limit.Within
+	Until  time.Time     // when it may be called again
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("held back: called %s within %s on this store (contact pressure: at most %s); may be called again from %s",
+		times(e.Starts), e.Limit.span(), e.Limit, e.Until.UTC().Format(time.RFC3339))
+}
+
+func (e *HeldError) Unwrap() error { return ErrHeld }
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return strconv.Itoa(n) + " times"
+}
+
+// PressureLimit is one limit of contact pressure: at most Max call starts
+// to one number within any span of Within.
+type PressureLimit struct {
+	Within time.Duration
+	Max    int
+}
+
+func (l PressureLimit) span() string {
+	if d := l.Within / (24 * time.Hour); l.Within%(24*time.Hour) == 0 {
+		if d == 1 {
+			return "24 hours"
+		}
+		return strconv.Itoa(int(d)) + " days"
+	}
+	return l.Within.String()
+}
+
+func (l PressureLimit) String() string {
+	return strconv.Itoa(l.Max) + " in " + l.span()
+}
+
+// DefaultPressure is the contact pressure a campaign gets unless its file
+// says otherwise: one call start a number in any 24 hours, and 14 in any
+// 14 days.
+var DefaultPressure = []PressureLimit{{Within: 24 * time.Hour, Max: 1}, {Within: 14 * 24 * time.Hour, Max: 14}}
+
+// Pressure is the contact pressure a journal keeps ([JournalOptions]):
+// how many call starts one number may get across every campaign on the
+// store, counted in the store's [CallStarts].
+type Pressure struct {
+	Limits []PressureLimit
+	Starts CallStarts
+	// Campaign names the campaign in each call start it records.
+	Campaign string
+	// Now is the clock the limits are read with; nil is time.Now.
+	Now func() time.Time
+}
+
+func (p *Pressure) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// Longest is the longest span of the limits: starts older than it no
+// longer count.
+func Longest(limits []PressureLimit) time.Duration {
+	var d time.Duration
+	for _, l := range limits {
+		d = max(d, l.Within)
+	}
+	return d
+}
+
+// HoldUntil says whether a number whose counted call starts were at (in
+// any order) may be called at now under limits; if not, it returns the
+// HeldError saying when it may be.
+func HoldUntil(limits []PressureLimit, number string, at []time.Time, now time.Time) *HeldError {
+	at = slices.Clone(at)
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	var held *HeldError
+	for _, l := range limits {
+		if l.Max <= 0 {
+			continue
+		}
+		from := now.Add(-l.Within)
+		i, _ := slices.BinarySearchFunc(at, from, func(a, b time.Time) int {
+			if !a.After(b) {
+				return -1
+			}
+			return 1
+		})
+		in := at[i:] // the starts after from: within the span
+		if len(in) < l.Max {
+			continue
+		}
+		until := in[len(in)-l.Max].Add(l.Within)
+		if held == nil || until.After(held.Until) || until.Equal(held.Until) && l.Within > held.Limit.Within {
+			held = &HeldError{Number: number, Limit: l, Starts: len(in), Until: until}
+		}
+	}
+	return held
+}
+
+// CallStart is one call start counted by contact pressure: written when
+// its intent is, and released when the service refused the call or it was
+// provably not sent.
+type CallStart struct {
+	Number   string    `json:"number"` // E.164
+	At       time.Time `json:"at"`
+	ID       string    `json:"id"` // the campaign's journal, the contact's key and the attempt
+	Campaign string    `json:"campaign,omitempty"`
+	Agent    string    `json:"agent,omitempty"`
+	// Released marks a line that gives the start of ID back: the
+	// service refused the call, or it was provably never sent.
+	Released bool `json:"released,omitempty"`
+}
+
+// startID identifies the call start of an intent or outcome of a journal.
+func startID(journal string, r *Record) string {
+	return journal + " " + r.Agent + " " + r.Phone + " " + strconv.Itoa(r.N) + " " + strconv.Itoa(r.Attempt)
+}
+
+// releases reports whether an outcome gives its call start back: the
+// service answered with a refusal, or the call was provably not sent.
+func releases(status string) bool {
+	switch status {
+	case OutcomeFailed, OutcomeRetry, OutcomeSkipped:
+		return true
+	}
+	return false
+}
+
+// pressureOp is a call start to check and count (release false) or one
+// to give back, for the record at index i of a batch.
+type pressureOp struct {
+	i     int
+	start CallStart
+}
+
+// CallStarts is the count of call starts of a store, shared by every
+// campaign on it: with files, a file in the directory the do-not-call
+// list is in ([CallStartsFile]); with PostgreSQL, a table of the database
+// ([Postgres.CallStarts]). A journal opened with a [Pressure] checks and
+// counts each intent in it as it commits the intent.
+type CallStarts interface {
+	// History returns every call start to number, oldest first, with
+	// whether it was given back.
+	History(ctx context.Context, number string) ([]CallStart, error)
+	// Counted returns the call starts after since that count, of every
+	// number: not given back. Plan reads them.
+	Counted(ctx context.Context, since time.Time) (map[string][]time.Time, error)
+	String() string
+}
+
+// File names of the call starts in their directory.
+const (
+	CallStartsFileName = "call-starts.jsonl"
+	CallStartsLockName = "call-starts.lock"
+)
+
+// CallStartsFile is the call starts in files: an append-only JSON Lines
+// file in a directory shared by every campaign on the machine ([Home]),
+// with a lock of its own, call-starts.lock, that a journal holds while it
+// checks a batch's intents, appends their starts and syncs them, so that
+// two runs never both count a number's last free start.
+type CallStartsFile struct {
+	dir string
+
+	mu   sync.Mutex
+	size int64                  // bytes read into open
+	open map[string][]CallStart // counted starts by number, as of size
+}
+
+var _ CallStarts = (*CallStartsFile)(nil)
+
+// OpenCallStartsFile returns the call starts kept in directory dir.
+// Nothing is read or created before they are used.
+func OpenCallStartsFile(dir string) *CallStartsFile {
+	return &CallStartsFile{dir: dir, open: map[string][]CallStart{}}
+}
+
+func (l *CallStartsFile) path() string { return filepath.Join(l.dir, CallStartsFileName) }
+
+func (l *CallStartsFile) String() string { return "call starts " + l.path() }
+
+// History reads the whole file for number's starts.
+func (l *CallStartsFile) History(_ context.Context, number string) ([]CallStart, error) {
+	f, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []CallStart
+	_, err = readCallStarts(f, 0, func(s CallStart) {
+		if s.Number != number {
+			return
+		}
+		if s.Released {
+			for i := len(out) - 1; i >= 0; i-- {
+				if out[i].ID == s.ID && !out[i].Released {
+					out[i].Released = true
+					break
+				}
+			}
+			return
+		}
+		out = append(out, s)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.path(), err)
+	}
+	return out, nil
+}
+
+// Counted reads what was appended since the last look, without the lock:
+// a start being written may be missed, as a plan may miss a run's.
+func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string][]time.Time, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refresh(nil); err != nil {
+		return nil, err
+	}
+	out := map[string][]time.Time{}
+	for n, ss := range l.open {
+		for _, s := range ss {
+			if s.At.After(since) {
+				out[n] = append(out[n], s.At)
+			}
+		}
+	}
+	return out, nil
+}
+
+// refresh applies the whole lines appended since l.size; f, if set, is
+// the file opened already. The caller holds l.mu.
+func (l *CallStartsFile) refresh(f *os.File) error {
+	if f == nil {
+		var err error
+		f, err = os.Open(l.path())
+		if errors.Is(err, os.ErrNotExist) {
+			l.size, l.open = 0, map[string][]CallStart{}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the %s: %w", l, err)
+		}
+		defer f.Close()
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("reading the %s: %w", l, err)
+	}
+	switch {
+	case fi.Size() == l.size:
+		return nil
+	case fi.Size() < l.size:
+		l.size, l.open = 0, map[string][]CallStart{}
+	}
+	n, err := readCallStarts(f, l.size, l.apply)
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.path(), err)
+	}
+	l.size += n
+	return nil
+}
+
+// apply counts s, or gives back the latest start of its ID.
+func (l *CallStartsFile) apply(s CallStart) {
+	ss := l.open[s.Number]
+	if !s.Released {
+		l.open[s.Number] = append(ss, s)
+		return
+	}
+	for i := len(ss) - 1; i >= 0; i-- {
+		if ss[i].ID == s.ID {
+			l.open[s.Number] = slices.Delete(ss, i, i+1)
+			return
+		}
+	}
+}
+
+// readCallStarts reads the whole lines of f from off, as readDoNotCall.
+func readCallStarts(f *os.File, off int64, fn func(CallStart)) (int64, error) {
+	br := bufio.NewReader(io.NewSectionReader(f, off, 1<<62))
+	var n int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			var s CallStart
+			if err := json.Unmarshal(line, &s); err != nil || s.Number == "" {
+				return n, fmt.Errorf("the line at byte %d is not a call start", off+n)
+			}
+			fn(s)
+		}
+		n += int64(len(line))
+	}
+}
+
+// startsTx is a batch's turn at the call starts in a file: the lock
+// held from the check of its intents until their starts are on disk,
+// after the intents themselves. The starts its outcomes give back are
+// written before the outcomes: a crash between the two then leaves a
+// contact uncertain whose call was provably not placed, never a number
+// held for a day by a call that was refused or never sent.
+type startsTx struct {
+	l    *CallStartsFile
+	fl   *flock.Flock
+	f    *os.File
+	pre  []byte // the releases check found, to append before the journal's write
+	buf  []byte // the starts check counted, to append after it
+	done bool   // pre and buf are on disk
+}
+
+// begin takes the lock (waiting for another run's batch) and reads what
+// was appended since the last look.
+func (l *CallStartsFile) begin() (*startsTx, error) {
+	_, statErr := os.Stat(l.dir)
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the directory of the %s: %w", l, err)
+	}
+	if os.IsNotExist(statErr) {
+		if err := durable.SyncDir(filepath.Dir(l.dir)); err != nil {
+			return nil, fmt.Errorf("creating the directory of the %s: %w", l, err)
+		}
+	}
+	fl := flock.New(filepath.Join(l.dir, CallStartsLockName))
+	if err := fl.Lock(); err != nil {
+		return nil, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
+	}
+	l.mu.Lock()
+	t := &startsTx{l: l, fl: fl}
+	f, err := os.OpenFile(l.path(), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	created := err == nil
+	if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(l.path(), os.O_RDWR, 0)
+	}
+	if err != nil {
+		t.end()
+		return nil, fmt.Errorf("opening the %s: %w", l, err)
+	}
+	t.f = f
+	if created {
+		if err := durable.SyncDir(l.dir); err != nil {
+			t.end()
+			return nil, err
+		}
+	}
+	if err := l.refresh(f); err != nil {
+		t.end()
+		return nil, err
+	}
+	if err := cutTail(f, l.size); err != nil {
+		t.end()
+		return nil, fmt.Errorf("cutting the torn last line of the %s: %w", l, err)
+	}
+	return t, nil
+}
+
+// check checks each of ops in order against limits at now (a release
+// gives its start back first), counts the starts it allows, and returns
+// the ops it held back, by their index i. Nothing is written yet.
+func (t *startsTx) check(limits []PressureLimit, now time.Time, ops []pressureOp) (map[int]error, error) {
+	l := t.l
+	var held map[int]error
+	long := Longest(limits)
+	for _, op := range ops {
+		s := op.start
+		if !s.Released {
+			var at []time.Time
+			for _, o := range l.open[s.Number] {
+				if o.At.After(now.Add(-long)) {
+					at = append(at, o.At)
+				}
+			}
+			if h := HoldUntil(limits, s.Number, at, now); h != nil {
+				if held == nil {
+					held = map[int]error{}
+				}
+				held[op.i] = h
+				continue
+			}
+			s.At = now.UTC()
+		} else if !slices.ContainsFunc(l.open[s.Number], func(o CallStart) bool { return o.ID == s.ID }) {
+			continue // not counted (an older callrun wrote the intent, or it was held)
+		}
+		line, err := json.Marshal(s)
+		if err != nil {
+			return nil, err
+		}
+		if s.Released {
+			t.pre = append(append(t.pre, line...), '\n')
+		} else {
+			t.buf = append(append(t.buf, line...), '\n')
+		}
+		l.apply(s) // seen by the next op of the batch
+	}
+	return held, nil
+}
+
+// release appends and syncs the releases check found; the caller then
+// writes the journal.
+func (t *startsTx) release() error {
+	return t.append(t.pre)
+}
+
+// commit appends and syncs the starts check counted, once the journal
+// holds their intents.
+func (t *startsTx) commit() error {
+	if err := t.append(t.buf); err != nil {
+		return err
+	}
+	t.done = true
+	return nil
+}
+
+// append writes buf at the end of the file and syncs it.
+func (t *startsTx) append(buf []byte) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	l := t.l
+	if _, err := t.f.WriteAt(buf, l.size); err != nil {
+		t.f.Truncate(l.size) //nolint:errcheck // the next writer cuts it too
+		return fmt.Errorf("writing the %s: %w", l, err)
+	}
+	if err := t.f.Sync(); err != nil {
+		t.f.Truncate(l.size) //nolint:errcheck
+		return fmt.Errorf("syncing the %s: %w", l, err)
+	}
+	l.size += int64(len(buf))
+	return nil
+}
+
+// end releases the lock; what check counted and commit did not write is
+// forgotten (the file is read again from its start next time).
+func (t *startsTx) end() {
+	l := t.l
+	if l == nil {
+		return // a batch with nothing to count took no lock
+	}
+	if !t.done {
+		l.size, l.open = 0, map[string][]CallStart{}
+	}
+	if t.f != nil {
+		t.f.Close()
+	}
+	l.mu.Unlock()
+	t.fl.Unlock()
+}
