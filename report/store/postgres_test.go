@@ -523,8 +523,9 @@ func TestPostgresLookupInAnyOrder(t *testing.T) {
 	}
 }
 
-// Once the tables exist, a role that may only read and insert (and update
-// callrun_runs) runs callrun: it creates nothing.
+// Once the tables exist, a role with the grants docs/postgres-and-shards.md
+// lists runs callrun as a run, listen and callrun suppress use the store:
+// it creates nothing.
 func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 	admin := pgURL(t)
 	openPostgres(t, admin, "c", 0, 1) // creates the tables
@@ -541,6 +542,9 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 		`GRANT SELECT, INSERT, UPDATE ON callrun_runs TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON callrun_tokens TO ` + role,
 		`GRANT SELECT ON callrun_schema TO ` + role,
+		`GRANT SELECT, INSERT ON callrun_do_not_call TO ` + role,
+		`GRANT SELECT, INSERT ON callrun_deliveries TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE ON callrun_call_starts TO ` + role,
 	} {
 		if _, err := conn.Exec(context.Background(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -561,11 +565,37 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 	u.User = url.UserPassword(role, "least-secret")
 	p := openPostgres(t, u.String(), "c", 0, 1)
 	defer lockStore(t, p)()
-	j, st := openStoreJournal(t, p)
+	// As a run opens it: the do-not-call list checked and contact
+	// pressure counted in the transaction that writes each intent.
+	ctx := context.Background()
+	j, st, err := p.OpenJournal(ctx, JournalOptions{DoNotCall: p.DoNotCall(),
+		Pressure: &Pressure{Limits: DefaultPressure, Starts: p.CallStarts(), Campaign: "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { j.Close(); st.Close() }()
 	mustAppend(t, j, intent("a", "+15550001"), outcome("a", "+15550001", OutcomeSent))
 	if e, ok := st.Lookup(Key{"a", "+15550001", 0}); !ok || e.Status != Sent {
 		t.Errorf("Lookup as the least role: %+v, %v", e, ok)
 	}
+	// listen's and callrun suppress's writes.
+	if _, err := p.DoNotCall().Add(ctx, []DoNotCallEntry{{Number: "+15550002", Source: "suppress add"}}); err != nil {
+		t.Errorf("the do-not-call list as the least role: %v", err)
+	}
+	if err := j.Append(intent("b", "+15550002")); !errors.Is(err, ErrDoNotCall) {
+		t.Errorf("an intent to a number on the list as the least role: %v, want ErrDoNotCall", err)
+	}
+	if err := j.Append(intent("c", "+15550001")); !errors.Is(err, ErrHeld) {
+		t.Errorf("a second call start within a day as the least role: %v, want held", err)
+	}
+	d, err := p.OpenDeliveries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Append(Delivery{Key: "k1", At: time.Now(), Event: "call.ended", Fields: map[string]string{"phone_number": "+15550001"}}); err != nil {
+		t.Errorf("a delivery as the least role: %v", err)
+	}
+	d.Close()
 	if h, err := p.Holders(context.Background()); err != nil || len(h) != 1 {
 		t.Errorf("Holders as the least role: %v, %v", h, err)
 	}
