@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -198,8 +199,25 @@ type CallStartsFile struct {
 	dir string
 
 	mu   sync.Mutex
-	size int64                  // bytes read into open
-	open map[string][]CallStart // counted starts by number, as of size
+	size int64                     // bytes read into open
+	open map[string][]countedStart // counted starts by number, as of size
+}
+
+// countedStart is what a CallStartsFile keeps in memory of a counted start:
+// when, and its ID's hash, to find the start an outcome gives back. The
+// campaign and agent stay in the file, for History: a run of a million
+// contacts keeps a million of these. Two starts of one number whose IDs
+// share a hash (1 in 2^64) would swap which is given back: the count is
+// the same.
+type countedStart struct {
+	at int64  // Unix nanoseconds
+	id uint64 // idHash(CallStart.ID)
+}
+
+func idHash(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id)) //nolint:errcheck // never fails
+	return h.Sum64()
 }
 
 var _ CallStarts = (*CallStartsFile)(nil)
@@ -207,7 +225,7 @@ var _ CallStarts = (*CallStartsFile)(nil)
 // OpenCallStartsFile returns the call starts kept in directory dir.
 // Nothing is read or created before they are used.
 func OpenCallStartsFile(dir string) *CallStartsFile {
-	return &CallStartsFile{dir: dir, open: map[string][]CallStart{}}
+	return &CallStartsFile{dir: dir, open: map[string][]countedStart{}}
 }
 
 func (l *CallStartsFile) path() string { return filepath.Join(l.dir, CallStartsFileName) }
@@ -255,10 +273,11 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 		return nil, err
 	}
 	out := map[string][]time.Time{}
+	after := since.UnixNano()
 	for n, ss := range l.open {
 		for _, s := range ss {
-			if s.At.After(since) {
-				out[n] = append(out[n], s.At)
+			if s.at > after {
+				out[n] = append(out[n], time.Unix(0, s.at).UTC())
 			}
 		}
 	}
@@ -272,7 +291,7 @@ func (l *CallStartsFile) refresh(f *os.File) error {
 		var err error
 		f, err = os.Open(l.path())
 		if errors.Is(err, os.ErrNotExist) {
-			l.size, l.open = 0, map[string][]CallStart{}
+			l.size, l.open = 0, map[string][]countedStart{}
 			return nil
 		}
 		if err != nil {
@@ -288,7 +307,7 @@ func (l *CallStartsFile) refresh(f *os.File) error {
 	case fi.Size() == l.size:
 		return nil
 	case fi.Size() < l.size:
-		l.size, l.open = 0, map[string][]CallStart{}
+		l.size, l.open = 0, map[string][]countedStart{}
 	}
 	n, err := readCallStarts(f, l.size, l.apply)
 	if err != nil {
@@ -301,12 +320,13 @@ func (l *CallStartsFile) refresh(f *os.File) error {
 // apply counts s, or gives back the latest start of its ID.
 func (l *CallStartsFile) apply(s CallStart) {
 	ss := l.open[s.Number]
+	id := idHash(s.ID)
 	if !s.Released {
-		l.open[s.Number] = append(ss, s)
+		l.open[s.Number] = append(ss, countedStart{at: s.At.UnixNano(), id: id})
 		return
 	}
 	for i := len(ss) - 1; i >= 0; i-- {
-		if ss[i].ID == s.ID {
+		if ss[i].id == id {
 			l.open[s.Number] = slices.Delete(ss, i, i+1)
 			return
 		}
@@ -407,9 +427,10 @@ func (t *startsTx) check(limits []PressureLimit, now time.Time, ops []pressureOp
 		s := op.start
 		if !s.Released {
 			var at []time.Time
+			from := now.Add(-long).UnixNano()
 			for _, o := range l.open[s.Number] {
-				if o.At.After(now.Add(-long)) {
-					at = append(at, o.At)
+				if o.at > from {
+					at = append(at, time.Unix(0, o.at).UTC())
 				}
 			}
 			if h := HoldUntil(limits, s.Number, at, now); h != nil {
@@ -420,7 +441,7 @@ func (t *startsTx) check(limits []PressureLimit, now time.Time, ops []pressureOp
 				continue
 			}
 			s.At = now.UTC()
-		} else if !slices.ContainsFunc(l.open[s.Number], func(o CallStart) bool { return o.ID == s.ID }) {
+		} else if id := idHash(s.ID); !slices.ContainsFunc(l.open[s.Number], func(o countedStart) bool { return o.id == id }) {
 			continue // not counted (an older callrun wrote the intent, or it was held)
 		}
 		line, err := json.Marshal(s)
@@ -479,7 +500,7 @@ func (t *startsTx) end() {
 		return // a batch with nothing to count took no lock
 	}
 	if !t.done {
-		l.size, l.open = 0, map[string][]CallStart{}
+		l.size, l.open = 0, map[string][]countedStart{}
 	}
 	if t.f != nil {
 		t.f.Close()
