@@ -309,12 +309,43 @@ func (l *CallStartsFile) refresh(f *os.File) error {
 	case fi.Size() < l.size:
 		l.size, l.open = 0, map[string][]countedStart{}
 	}
+	from := l.size
 	n, err := readCallStarts(f, l.size, l.apply)
 	if err != nil {
 		return fmt.Errorf("%s: %w", l.path(), err)
 	}
 	l.size += n
+	if from == 0 {
+		l.forgetOld()
+	}
 	return nil
+}
+
+// keptSpan is how far back from the latest start in the file a
+// CallStartsFile keeps starts in memory: longer than any limit a campaign
+// file can set (14 days), so that what a file holds of months of
+// campaigns is not all held in memory by every run.
+const keptSpan = 15 * 24 * time.Hour
+
+// forgetOld drops from memory the starts older than keptSpan before the
+// latest one: they can no longer count. The file keeps them, for
+// History. The caller holds l.mu.
+func (l *CallStartsFile) forgetOld() {
+	var latest int64
+	for _, ss := range l.open {
+		for _, s := range ss {
+			latest = max(latest, s.at)
+		}
+	}
+	before := latest - int64(keptSpan)
+	for n, ss := range l.open {
+		ss = slices.DeleteFunc(ss, func(s countedStart) bool { return s.at < before })
+		if len(ss) == 0 {
+			delete(l.open, n)
+		} else {
+			l.open[n] = ss
+		}
+	}
 }
 
 // apply counts s, or gives back the latest start of its ID.

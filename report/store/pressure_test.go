@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -213,5 +217,46 @@ func TestPressureCampaignsAtOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCallStartsFileForgetsOld: a file of months of call starts is read
+// into memory only from 15 days before its latest start; those count as
+// before, and History still reads the older ones from the file.
+func TestCallStartsFileForgetsOld(t *testing.T) {
+	dir := t.TempDir()
+	latest := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	starts := []CallStart{
+		{Number: "+14155550100", At: latest.Add(-90 * 24 * time.Hour), ID: "j/a/0"},
+		{Number: "+14155550100", At: latest.Add(-13 * 24 * time.Hour), ID: "j/a/1"},
+		{Number: "+14155550101", At: latest.Add(-16 * 24 * time.Hour), ID: "j/b/0"},
+		{Number: "+14155550102", At: latest, ID: "j/c/0"},
+	}
+	var buf []byte
+	for _, s := range starts {
+		line, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, CallStartsFileName), buf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := OpenCallStartsFile(dir)
+	got, err := l.Counted(context.Background(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]time.Time{"+14155550100": {latest.Add(-13 * 24 * time.Hour)}, "+14155550102": {latest}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Counted: %v, want %v (older than 15 days before the latest start forgotten)", got, want)
+	}
+	if n := len(l.open); n != 2 {
+		t.Errorf("%d numbers held in memory, want 2", n)
+	}
+	h, err := l.History(context.Background(), "+14155550100")
+	if err != nil || len(h) != 2 {
+		t.Errorf("History: %v, %v; want both starts, the forgotten one too", h, err)
 	}
 }
