@@ -71,9 +71,12 @@ func benchPhone(i int) (area string, exch, line int) {
 // for the benchmark, and its children) and returns the campaign file's
 // path. The agent has no webhook. With database set (a PostgreSQL URL),
 // the campaign keeps its journal and lock there (state: {postgres: ...},
-// through CALLRUN_DATABASE_URL), else in state_dir.
+// through CALLRUN_DATABASE_URL), else in state_dir. CALLRUN_HOME is set
+// to a directory of its own too: each campaign calls the same numbers,
+// which contact pressure would otherwise hold back for a day.
 func benchWriteCampaign(b *testing.B, dir, baseURL, database string, n int, perSecond float64, burst, concurrency int) string {
 	b.Helper()
+	b.Setenv("CALLRUN_HOME", filepath.Join(dir, "callrun-home"))
 	f, err := os.Create(filepath.Join(dir, "contacts.csv"))
 	if err != nil {
 		b.Fatal(err)
@@ -277,9 +280,6 @@ func BenchmarkDispatchRate(b *testing.B) {
 				}
 				srv := benchSandbox(b)
 				opts.path = benchWriteCampaign(b, b.TempDir(), srv.URL, database, n, float64(bc.perSecond), 1, bc.concurrency)
-				// Each run calls the same numbers: a store of its own, or
-				// contact pressure would hold them all back.
-				b.Setenv("CALLRUN_HOME", b.TempDir())
 				if bc.pressureOff {
 					benchAppend(b, opts.path, "pressure: {off: true}\n")
 				}
