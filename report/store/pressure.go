@@ -1,14 +1,11 @@
 package store
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -364,27 +361,9 @@ func (l *CallStartsFile) apply(s CallStart) {
 	}
 }
 
-// readCallStarts reads the whole lines of f from off, as readDoNotCall.
+// readCallStarts reads the call starts of f from off, as readEntries.
 func readCallStarts(f *os.File, off int64, fn func(CallStart)) (int64, error) {
-	br := bufio.NewReader(io.NewSectionReader(f, off, 1<<62))
-	var n int64
-	for {
-		line, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			var s CallStart
-			if err := json.Unmarshal(line, &s); err != nil || s.Number == "" {
-				return n, fmt.Errorf("the line at byte %d is not a call start", off+n)
-			}
-			fn(s)
-		}
-		n += int64(len(line))
-	}
+	return readEntries(f, off, "a call start", func(s *CallStart) bool { return s.Number != "" }, fn)
 }
 
 // startsTx is a batch's turn at the call starts in a file: the lock
