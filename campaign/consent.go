@@ -90,7 +90,7 @@ func (f *File) mapConsent(i int, r *sheet.Reader, m *sheetMap) error {
 	}
 	idx, err := r.Column(c.Column)
 	if err != nil {
-		return fmt.Errorf("consent.column: %w", err)
+		return err
 	}
 	m.consentCol, m.consentRequired, m.consentName = idx, c.Required, c.Column
 	return nil

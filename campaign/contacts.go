@@ -219,8 +219,32 @@ type extraField struct {
 	value string // the constant under set:, when not mapped
 }
 
+// headerError is the error of a sheet whose header lacks columns the
+// campaign file maps: each problem names the campaign file's key that
+// maps the missing column, so that its line is the one to fix.
+type headerError struct{ problems []Problem }
+
+func (e *headerError) Error() string {
+	msgs := make([]string, len(e.problems))
+	for i, p := range e.problems {
+		msgs[i] = p.Msg
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// sheetProblems are the problems of sheet i that stop a run: err's
+// problems when it is a *headerError, else one at sheets[i].file.
+func (f *File) sheetProblems(i int, err error) []Problem {
+	if he, ok := err.(*headerError); ok {
+		return he.problems
+	}
+	key := fmt.Sprintf("sheets[%d].file", i)
+	return []Problem{{File: f.Source, Line: f.Line(key), Key: key, Msg: err.Error()}}
+}
+
 // openSheet opens a sheet and resolves its mapped columns. Its errors are
-// problems with the sheet as a whole, which stop a run before any call.
+// problems with the sheet as a whole, which stop a run before any call;
+// a header without a mapped column is a *headerError.
 func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	s := &f.Sheets[i]
 	r, err := sheet.OpenWith(f.Path(s.File), f.SheetOptions(i))
@@ -228,7 +252,17 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		return nil, nil, err
 	}
 	m := &sheetMap{tzCol: -1, countryCol: -1, nameCol: -1, width: len(r.Header())}
-	var problems []string
+	var problems []Problem
+	// at adds a problem of the key that maps the column, or of the
+	// sheet's file when the key is not in the campaign file (a
+	// top-level setting the sheet takes, say).
+	at := func(key string, err error) {
+		if !f.has(key) {
+			key = fmt.Sprintf("sheets[%d].file", i)
+		}
+		problems = append(problems, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: err.Error()})
+	}
+	sheetKey := func(k string) string { return fmt.Sprintf("sheets[%d].%s", i, k) }
 	for fi, field := range FormFields {
 		m.cols[fi] = -1
 		col, ok := s.Fields[field]
@@ -237,7 +271,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		}
 		idx, err := r.Column(col)
 		if err != nil {
-			problems = append(problems, err.Error())
+			at(sheetKey("fields."+field), err)
 			continue
 		}
 		m.cols[fi], m.names[fi] = idx, col
@@ -247,7 +281,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		if col, ok := s.Fields[field]; ok {
 			idx, err := r.Column(col)
 			if err != nil {
-				problems = append(problems, err.Error())
+				at(sheetKey("fields."+field), err)
 			}
 			x.col = idx
 		}
@@ -256,21 +290,21 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if s.TimezoneColumn != "" {
 		idx, err := r.Column(s.TimezoneColumn)
 		if err != nil {
-			problems = append(problems, err.Error())
+			at(sheetKey("timezone_column"), err)
 		}
 		m.tzCol = idx
 	}
 	if s.CountryColumn != "" {
 		idx, err := r.Column(s.CountryColumn)
 		if err != nil {
-			problems = append(problems, err.Error())
+			at(sheetKey("country_column"), err)
 		}
 		m.countryCol = idx
 	}
 	if s.NameColumn != "" {
 		idx, err := r.Column(s.NameColumn)
 		if err != nil {
-			problems = append(problems, err.Error())
+			at(sheetKey("name_column"), err)
 		}
 		m.nameCol = idx
 	}
@@ -278,7 +312,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		for _, col := range s.PhoneColumns[1:] {
 			idx, err := r.Column(col)
 			if err != nil {
-				problems = append(problems, err.Error())
+				at(sheetKey("fields.phone_number"), err)
 			}
 			m.phoneCols = append(m.phoneCols, idx)
 			m.phoneNames = append(m.phoneNames, col)
@@ -286,13 +320,22 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		m.phoneCols = append([]int{m.cols[FieldPhone]}, m.phoneCols...)
 		m.phoneNames = append([]string{m.names[FieldPhone]}, m.phoneNames...)
 	}
-	problems = append(problems, f.resolveDoNotCall(i, r, m)...)
+	dncKey, consentKey := "do_not_call", "consent.column"
+	if s.DoNotCall != nil {
+		dncKey = sheetKey(dncKey)
+	}
+	if s.Consent != nil {
+		consentKey = sheetKey(consentKey)
+	}
+	for _, msg := range f.resolveDoNotCall(i, r, m) {
+		at(dncKey, errors.New(msg))
+	}
 	if err := f.mapConsent(i, r, m); err != nil {
-		problems = append(problems, err.Error())
+		at(consentKey, err)
 	}
 	if len(problems) > 0 {
 		r.Close()
-		return nil, nil, errors.New(strings.Join(problems, "; "))
+		return nil, nil, &headerError{problems}
 	}
 	return r, m, nil
 }
@@ -308,7 +351,7 @@ func (f *File) CheckSheets() error {
 	for i := range f.Sheets {
 		r, _, err := f.openSheet(i)
 		if err != nil {
-			add(fmt.Sprintf("sheets[%d].file", i), err)
+			problems = append(problems, f.sheetProblems(i, err)...)
 			continue
 		}
 		r.Close()

@@ -2,6 +2,8 @@ package campaign
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -180,5 +182,52 @@ suppress: [dnc.csv]
 	want := []string{Suppressed, Suppressed, Suppressed, Suppressed, Suppressed, ToCall}
 	if !slices.Equal(got, want) {
 		t.Errorf("statuses %v, want %v", got, want)
+	}
+}
+
+// TestSheetHeaderProblemsNameTheirKey: a column the sheet lacks is a
+// problem at the line of the key that maps it, not at the sheet's file:
+// a field, a sheet's consent, the campaign's do_not_call, a timezone
+// column.
+func TestSheetHeaderProblemsNameTheirKey(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.csv"), []byte("Phone,Email\n+14155550101,a@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yaml := `name: keys
+agents:
+  - {name: A, prompt: Hello.}
+sheets:
+  - file: a.csv
+    agent: A
+    fields: {phone_number: Phone, email: E-mail}
+    timezone_column: TZ
+    consent: {column: Consent Date, required: true}
+region: US
+unsafe_ignore_called_person_hours: true
+do_not_call: {column: Do Not Call}
+`
+	path := filepath.Join(dir, "campaign.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fe *FileError
+	if err := f.CheckSheets(); !errors.As(err, &fe) {
+		t.Fatalf("CheckSheets: %v, want a *FileError", err)
+	}
+	want := map[string]int{"sheets[0].fields.email": 7, "sheets[0].timezone_column": 8, "sheets[0].consent.column": 9, "do_not_call": 12}
+	got := map[string]int{}
+	for _, p := range fe.Problems {
+		got[p.Key] = p.Line
+		if p.File != path || !strings.Contains(p.Msg, "has no column") {
+			t.Errorf("problem %+v: want file %s and the missing column", p, path)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("problems at %v, want %v", got, want)
 	}
 }

@@ -76,7 +76,7 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 	for _, name := range f.DoNotCallColumns(i) {
 		idx, err := r.Column(name)
 		if err != nil {
-			msg := "do_not_call: " + err.Error()
+			msg := err.Error()
 			if f.Sheets[i].DoNotCall == nil && len(f.Sheets) > 1 {
 				msg += fmt.Sprintf("; the top-level do_not_call: applies to every sheet: give this sheet its own under sheets[%d] (do_not_call: {column: ...})", i)
 			}
