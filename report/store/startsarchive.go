@@ -102,8 +102,9 @@ func (l *CallStartsFile) Compact(now time.Time) (int, error) {
 	if err := l.appendArchive(f, cut); err != nil {
 		return 0, err
 	}
-	// The file read from its start next time, whatever happens now.
-	l.size = 0
+	// The file read again from its start, unless it is replaced.
+	open := l.open
+	l.size, l.open = 0, map[string][]countedStart{}
 	if l.beforeReplace != nil {
 		if err := l.beforeReplace(); err != nil {
 			return 0, err
@@ -122,7 +123,7 @@ func (l *CallStartsFile) Compact(now time.Time) (int, error) {
 	if err := w.Commit(); err != nil {
 		return 0, fmt.Errorf("compacting the %s (its old lines are in %s as well; history reads them once): %w", l, CallStartsArchiveName, err)
 	}
-	l.size = size - cut // l.open and l.last as read: the same starts, the same last line
+	l.size, l.open = size-cut, open // the same starts, and l.last the same last line
 	return moved, nil
 }
 
