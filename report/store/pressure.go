@@ -340,7 +340,7 @@ func (l *CallStartsFile) holdsLast(f *os.File) bool {
 const keptSpan = 15 * 24 * time.Hour
 
 // forgetOld drops from memory the starts older than keptSpan before the
-// latest one: they can no longer count. The file keeps them, for
+// latest one: they can no longer count. The files keep them, for
 // History. The caller holds l.mu.
 func (l *CallStartsFile) forgetOld() {
 	var latest int64
