@@ -27,9 +27,10 @@ func stateCommand(s *session) *cli.Command {
 to the campaign file, copy what state_dir's journal (and its shards') says into
 the database, so that the runs from there on, from any machine, know who was
 called. The machine's do-not-call list and its call starts of the last 30 days
-(every campaign's, for contact pressure) are copied too. Refuses when the database holds the campaign already (unless --merge),
-and while a run holds the campaign. The local journal is kept, and marked so that
-a run from the files is refused from then on.
+(every campaign's, for contact pressure) are copied too. Refuses when the
+database holds the campaign already (unless --merge), and while a run holds the
+campaign. The local journal is kept, and marked so that a run from the files is
+refused from then on.
 
 Examples:
   callrun state push campaign.yaml
