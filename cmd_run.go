@@ -221,6 +221,15 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		if err != nil {
 			return err
 		}
+		// The machine's call starts too old to count move to their
+		// archive, read by history alone, once they outweigh the rest.
+		if file, ok := starts.(*store.CallStartsFile); ok {
+			if moved, err := file.Compact(time.Now()); err != nil {
+				log.Warn().Err(err).Msg("could not move the old call starts into their archive; they stay where they were, and count as before")
+			} else if moved > 0 {
+				log.Info().Msgf("moved %d call starts older than %d days into %s, where callrun history still finds them", moved, int(store.StartsHorizon/(24*time.Hour)), store.CallStartsArchiveName)
+			}
+		}
 		jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: f.Name}
 	}
 	journal, state, err := saved.store.OpenJournal(ctx, jopts)

@@ -26,9 +26,11 @@ func stateCommand(s *session) *cli.Command {
   state: {postgres: "${CALLRUN_DATABASE_URL}"}
 to the campaign file, copy what state_dir's journal (and its shards') says into
 the database, so that the runs from there on, from any machine, know who was
-called. Refuses when the database holds the campaign already (unless --merge),
-and while a run holds the campaign. The local journal is kept, and marked so that
-a run from the files is refused from then on.
+called. The machine's do-not-call list and its call starts of the last 30 days
+(every campaign's, for contact pressure) are copied too. Refuses when the
+database holds the campaign already (unless --merge), and while a run holds the
+campaign. The local journal is kept, and marked so that a run from the files is
+refused from then on.
 
 Examples:
   callrun state push campaign.yaml
@@ -103,6 +105,24 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", files, err)
 	}
+	// The machine's call starts too, every campaign's, before the
+	// journal: contact pressure in the database counts only the starts
+	// the database holds, and a number called from these files today
+	// must stay held there. Those of the last 30 days are all that any
+	// pressure setting can count; copied again, a start changes nothing.
+	home, err := store.Home()
+	if err != nil {
+		return err
+	}
+	startsFile := store.OpenCallStartsFile(home)
+	recent, err := startsFile.Recent(ctx, time.Now().Add(-store.StartsHorizon))
+	if err != nil {
+		return err
+	}
+	addedStarts, _, err := pg.CopyCallStarts(ctx, recent)
+	if err != nil {
+		return fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", startsFile, err)
+	}
 	n, err := pg.Push(ctx, merge, journals...)
 	if err != nil {
 		return err
@@ -114,6 +134,10 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	fmt.Fprintf(out, "Copied %d record(s) of campaign %s from %d journal file(s) in %s into the %s.\n", n, f.Name, len(journals), dir, pg)
 	if len(dnc) > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d entries of the %s into the database's (the others were there already).\n", len(copied), len(dnc), files)
+	}
+	if len(recent) > 0 {
+		fmt.Fprintf(out, "Copied %d of the %d call starts of the last %d days in the %s into the database's, which contact pressure counts (the others were there already).\n",
+			addedStarts, len(recent), int(store.StartsHorizon/(24*time.Hour)), startsFile)
 	}
 	fmt.Fprintf(out, "Runs use the database from now on; the local files stay, marked with %s.\n", store.PushedFile)
 	return nil

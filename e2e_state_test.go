@@ -101,6 +101,53 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	}
 }
 
+// TestStatePushCarriesTheCallStarts: a campaign run from files calls X;
+// after its push, a second campaign, on PostgreSQL and another machine's
+// CALLRUN_HOME, with X and Z in its sheet, calls Z and holds X back the
+// same day: the sandbox's ledger shows one call start to X.
+func TestStatePushCarriesTheCallStarts(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	phones := e2ePhones(2)
+	x, z := phones[0], phones[1]
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: phones[:1], perSecond: 100, concurrency: 2})
+	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
+		t.Fatalf("the run from files: %s", res)
+	}
+	url := pgtest.URL(t)
+	e.usePostgres(url)
+	plain, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.path, append(plain, "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	push := e.run(30*time.Second, "state", "push", e.path)
+	if push.code != 0 || !strings.Contains(push.stdout, "Copied 1 of the 1 call starts of the last 30 days") {
+		t.Fatalf("state push: %s", push)
+	}
+
+	second := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 100, concurrency: 2, postgres: url, noLogin: true})
+	yaml, err := os.ReadFile(second.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second.path, []byte(strings.Replace(string(yaml), "name: e2e\n", "name: e2e-second\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second.login()
+	res := second.run(60*time.Second, "run", second.path)
+	if res.code != exitTryLater || !strings.Contains(res.stderr+res.stdout, "contact pressure") {
+		t.Errorf("the second campaign: %s; want exit %d, X held back by contact pressure", res, exitTryLater)
+	}
+	l := second.ledger()
+	l.checkNobodyTwice(t)
+	if n, m := len(l.byPhone[x.E164]), len(l.byPhone[z.E164]); n != 1 || m != 1 {
+		t.Errorf("the ledger has %d call starts to X and %d to Z, want one each", n, m)
+	}
+}
+
 // TestRehearsalLeavesTheLiveTokenAlone: on a machine where
 // CALLRUN_TOKEN_FILE names the live service's token (cron, Kubernetes), a
 // rehearsal (run --sandbox) keeps its sandbox token apart: the live token

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -104,4 +105,49 @@ func campaignName(t *testing.T, path string) string {
 	}
 	t.Fatal("no name: in " + path)
 	return ""
+}
+
+// TestRunMovesOldCallStartsAside: a run on a CALLRUN_HOME whose call
+// starts file holds months-old starts moves them into the archive at its
+// start, calls as before, and `callrun history` still finds them.
+func TestRunMovesOldCallStartsAside(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	home := os.Getenv("CALLRUN_HOME")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-60 * 24 * time.Hour).UTC()
+	var buf []byte
+	const n = 15000 // about 1.4 MiB
+	for i := range n {
+		line, err := json.Marshal(store.CallStart{Number: fmt.Sprintf("+1212555%04d", i%10000), At: old.Add(time.Duration(i) * time.Second), ID: fmt.Sprint("spring ", i), Campaign: "spring", Agent: "A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(home, store.CallStartsFileName), buf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCampaign(context.Background(), nolog, runOptions{path: path}, io.Discard); err != nil || len(srv.Placed()) != 1 {
+		t.Fatalf("the run: %v, %d calls placed; want its one contact called", err, len(srv.Placed()))
+	}
+	for name, want := range map[string]int{store.CallStartsArchiveName: n, store.CallStartsFileName: 1} {
+		b, err := os.ReadFile(filepath.Join(home, name))
+		if got := strings.Count(string(b), "\n"); err != nil || got != want {
+			t.Errorf("%s: %d lines (%v), want %d", name, got, err, want)
+		}
+	}
+	for number, campaign := range map[string]string{"+12125550007": "spring", "+14155550132": campaignName(t, path)} {
+		code, out := runAppOut(t, "history", "--format", "json", path, number)
+		var hist []store.CallStart
+		if err := json.Unmarshal([]byte(out), &hist); err != nil || code != 0 || len(hist) == 0 || hist[0].Campaign != campaign {
+			t.Errorf("history of %s: exit %d, %+v (%v)\n%s", number, code, hist, err, out)
+		}
+	}
 }

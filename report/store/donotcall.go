@@ -212,11 +212,12 @@ func applyDoNotCall(on map[string]DoNotCallEntry, e DoNotCallEntry) {
 
 // readEntries reads the whole JSON lines of f from offset off (the
 // do-not-call list's and the call starts' files), calling fn with each
-// entry that valid accepts, and returns how many bytes they take; a last
-// line without its newline (being written, or torn) is left for later.
+// entry that valid accepts and the offset just past its line, and returns
+// how many bytes they take; a last line without its newline (being
+// written, or torn) is left for later.
 // A line that is not such an entry is an error naming its byte offset
 // and what, the entry's kind.
-func readEntries[T any](f *os.File, off int64, what string, valid func(*T) bool, fn func(T)) (int64, error) {
+func readEntries[T any](f *os.File, off int64, what string, valid func(*T) bool, fn func(T, int64)) (int64, error) {
 	br := bufio.NewReader(io.NewSectionReader(f, off, 1<<62))
 	var n int64
 	for {
@@ -232,7 +233,7 @@ func readEntries[T any](f *os.File, off int64, what string, valid func(*T) bool,
 			if err := json.Unmarshal(line, &e); err != nil || !valid(&e) {
 				return n, fmt.Errorf("the line at byte %d is not %s", off+n, what)
 			}
-			fn(e)
+			fn(e, off+n+int64(len(line)))
 		}
 		n += int64(len(line))
 	}
@@ -241,7 +242,7 @@ func readEntries[T any](f *os.File, off int64, what string, valid func(*T) bool,
 // readDoNotCall reads the do-not-call entries of f from offset off, as
 // readEntries.
 func readDoNotCall(f *os.File, off int64, fn func(DoNotCallEntry)) (int64, error) {
-	return readEntries(f, off, "a do-not-call entry", func(e *DoNotCallEntry) bool { return e.Number != "" }, fn)
+	return readEntries(f, off, "a do-not-call entry", func(e *DoNotCallEntry) bool { return e.Number != "" }, func(e DoNotCallEntry, _ int64) { fn(e) })
 }
 
 // Add takes the list's lock (waiting for another writer), cuts a torn

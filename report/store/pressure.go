@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,13 +192,25 @@ const (
 // file in a directory shared by every campaign on the machine ([Home]),
 // with a lock of its own, call-starts.lock, that a journal holds while it
 // checks a batch's intents, appends their starts and syncs them, so that
-// two runs never both count a number's last free start.
+// two runs never both count a number's last free start. A run's start
+// moves the lines too old to count into an archive beside it
+// ([CallStartsFile.Compact]).
 type CallStartsFile struct {
 	dir string
 
 	mu   sync.Mutex
 	size int64                     // bytes read into open
 	open map[string][]countedStart // counted starts by number, as of size
+	// last is the line read last, which ends at size: a file that no
+	// longer holds it there was replaced by a compaction, and is read
+	// again from its start.
+	last []byte
+	// compactMin is the least the lines to move must take before
+	// Compact moves them; compactMinBytes but in tests.
+	compactMin int64
+	// beforeReplace, if set, runs between a compaction's two steps; an
+	// error from it stops the compaction there, as a crash would.
+	beforeReplace func() error
 }
 
 // countedStart is what a CallStartsFile keeps in memory of a counted start:
@@ -222,43 +235,16 @@ var _ CallStarts = (*CallStartsFile)(nil)
 // OpenCallStartsFile returns the call starts kept in directory dir.
 // Nothing is read or created before they are used.
 func OpenCallStartsFile(dir string) *CallStartsFile {
-	return &CallStartsFile{dir: dir, open: map[string][]countedStart{}}
+	return &CallStartsFile{dir: dir, open: map[string][]countedStart{}, compactMin: compactMinBytes}
 }
 
 func (l *CallStartsFile) path() string { return filepath.Join(l.dir, CallStartsFileName) }
 
 func (l *CallStartsFile) String() string { return "call starts " + l.path() }
 
-// History reads the whole file for number's starts.
+// History reads the archive and the whole file for number's starts.
 func (l *CallStartsFile) History(_ context.Context, number string) ([]CallStart, error) {
-	f, err := os.Open(l.path())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []CallStart
-	_, err = readCallStarts(f, 0, func(s CallStart) {
-		if s.Number != number {
-			return
-		}
-		if s.Released {
-			for i := len(out) - 1; i >= 0; i-- {
-				if out[i].ID == s.ID && !out[i].Released {
-					out[i].Released = true
-					break
-				}
-			}
-			return
-		}
-		out = append(out, s)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.path(), err)
-	}
-	return out, nil
+	return l.scan(func(s CallStart) bool { return s.Number == number })
 }
 
 // Counted reads what was appended since the last look, without the lock:
@@ -283,7 +269,11 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 
 // refresh applies the whole lines appended since l.size; f, if set, is
 // the file opened already. The caller holds l.mu.
-func (l *CallStartsFile) refresh(f *os.File) error {
+func (l *CallStartsFile) refresh(f *os.File) error { return l.refreshWatching(f, nil) }
+
+// refreshWatching is refresh that also calls watch, if set, with each
+// start read and the offset just past its line.
+func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64)) error {
 	if f == nil {
 		var err error
 		f, err = os.Open(l.path())
@@ -300,22 +290,47 @@ func (l *CallStartsFile) refresh(f *os.File) error {
 	if err != nil {
 		return fmt.Errorf("reading the %s: %w", l, err)
 	}
-	switch {
-	case fi.Size() == l.size:
-		return nil
-	case fi.Size() < l.size:
+	if fi.Size() < l.size || !l.holdsLast(f) {
 		l.size, l.open = 0, map[string][]countedStart{}
 	}
-	from := l.size
-	n, err := readCallStarts(f, l.size, l.apply)
+	if fi.Size() == l.size {
+		return nil
+	}
+	prev, lastAt := l.size, int64(-1)
+	n, err := readCallStarts(f, l.size, func(s CallStart, end int64) {
+		l.apply(s)
+		if watch != nil {
+			watch(s, end)
+		}
+		lastAt, prev = prev, end
+	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", l.path(), err)
 	}
-	l.size += n
-	if from == 0 {
+	if lastAt >= 0 {
+		l.last = make([]byte, l.size+n-lastAt)
+		if _, err := f.ReadAt(l.last, lastAt); err != nil {
+			l.size, l.open = 0, map[string][]countedStart{}
+			return fmt.Errorf("reading the %s: %w", l, err)
+		}
+	}
+	if l.size == 0 {
 		l.forgetOld()
 	}
+	l.size += n
 	return nil
+}
+
+// holdsLast reports whether f still holds the line read last where it
+// was read: a compaction that replaced the file moved every line. The
+// caller holds l.mu.
+func (l *CallStartsFile) holdsLast(f *os.File) bool {
+	if l.size == 0 || len(l.last) == 0 {
+		return true
+	}
+	b := make([]byte, len(l.last))
+	_, err := f.ReadAt(b, l.size-int64(len(b)))
+	return err == nil && bytes.Equal(b, l.last)
 }
 
 // keptSpan is how far back from the latest start in the file a
@@ -325,7 +340,7 @@ func (l *CallStartsFile) refresh(f *os.File) error {
 const keptSpan = 15 * 24 * time.Hour
 
 // forgetOld drops from memory the starts older than keptSpan before the
-// latest one: they can no longer count. The file keeps them, for
+// latest one: they can no longer count. The files keep them, for
 // History. The caller holds l.mu.
 func (l *CallStartsFile) forgetOld() {
 	var latest int64
@@ -362,7 +377,7 @@ func (l *CallStartsFile) apply(s CallStart) {
 }
 
 // readCallStarts reads the call starts of f from off, as readEntries.
-func readCallStarts(f *os.File, off int64, fn func(CallStart)) (int64, error) {
+func readCallStarts(f *os.File, off int64, fn func(CallStart, int64)) (int64, error) {
 	return readEntries(f, off, "a call start", func(s *CallStart) bool { return s.Number != "" }, fn)
 }
 

@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/callrun/callrun/report/durable"
+	"github.com/gofrs/flock"
+)
+
+// StartsHorizon is how old a call start must be before [CallStartsFile.Compact]
+// moves it into the archive, and how far back `state push` copies a
+// machine's call starts into PostgreSQL: twice the longest span any
+// pressure setting counts (14 days), so that no start that may still
+// count leaves the file a run reads, even read with a clock that is some
+// days off.
+const StartsHorizon = 30 * 24 * time.Hour
+
+// CallStartsArchiveName is the file, beside the call starts, that
+// compaction moves their old lines into. Only `callrun history` (and
+// `state push`) read it.
+const CallStartsArchiveName = "call-starts-archive.jsonl"
+
+// compactMinBytes is the least the old lines must take before a
+// compaction moves them (about 6,000 call starts): below it, reading them
+// at a run's start costs a few milliseconds.
+const compactMinBytes = 1 << 20
+
+func (l *CallStartsFile) archivePath() string { return filepath.Join(l.dir, CallStartsArchiveName) }
+
+// Compact moves the leading lines of the file whose call starts are older
+// than [StartsHorizon] at now (and the lines giving back starts among
+// them) into the archive, call-starts-archive.jsonl, once they take at
+// least 1 MiB and at least as much as the lines that stay: the file a
+// run reads whole at its start then holds about the last 30 days, however
+// long the machine has been calling. A run calls it at its start, and it
+// reads the file as the run's first batch would have, so a run with
+// nothing to move pays nothing for it. It returns how many call starts it
+// moved.
+//
+// It holds the call starts' lock throughout, and takes two steps: it
+// appends the old lines to the archive and syncs them, then replaces the
+// file with the lines that stay (report/durable's atomic replace). A
+// crash between the two leaves the old lines in both files: a run reads
+// only the file, so counts each once, and History reads a line found in
+// both once. Another process that read the file before the replace
+// notices, as the line it read last is no longer where it was, and reads
+// the new file from its start.
+func (l *CallStartsFile) Compact(now time.Time) (int, error) {
+	if _, err := os.Stat(l.path()); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	fl := flock.New(filepath.Join(l.dir, CallStartsLockName))
+	if err := fl.Lock(); err != nil {
+		return 0, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
+	}
+	defer fl.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// Only a compaction writes these, under the lock: one found now was
+	// left by a compaction that was killed.
+	if stale, err := filepath.Glob(filepath.Join(l.dir, "."+CallStartsFileName+".*.tmp")); err == nil {
+		for _, name := range stale {
+			os.Remove(name)
+		}
+	}
+	f, err := os.Open(l.path())
+	if err != nil {
+		return 0, fmt.Errorf("opening the %s: %w", l, err)
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	old := now.Add(-StartsHorizon)
+	var cut int64 // where the leading old lines end
+	moved, cutting := 0, true
+	l.size, l.open = 0, map[string][]countedStart{}
+	if err := l.refreshWatching(f, func(s CallStart, end int64) {
+		if cutting && !s.Released && !s.At.Before(old) {
+			cutting = false
+		}
+		if cutting {
+			cut = end
+			if !s.Released {
+				moved++
+			}
+		}
+	}); err != nil {
+		return 0, err
+	}
+	size := l.size
+	if moved == 0 || cut < l.compactMin || cut < size-cut {
+		return 0, nil
+	}
+	if err := l.appendArchive(f, cut); err != nil {
+		return 0, err
+	}
+	// The file read again from its start, unless it is replaced.
+	open := l.open
+	l.size, l.open = 0, map[string][]countedStart{}
+	if l.beforeReplace != nil {
+		if err := l.beforeReplace(); err != nil {
+			return 0, err
+		}
+	}
+	w, err := durable.Create(l.path(), 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("compacting the %s: %w", l, err)
+	}
+	defer w.Abort()
+	if _, err := io.Copy(w, io.NewSectionReader(f, cut, size-cut)); err != nil {
+		return 0, fmt.Errorf("compacting the %s: %w", l, err)
+	}
+	f.Close() // Windows replaces no file held open
+	f = nil
+	if err := w.Commit(); err != nil {
+		return 0, fmt.Errorf("compacting the %s (its old lines are in %s as well; history reads them once): %w", l, CallStartsArchiveName, err)
+	}
+	l.size, l.open = size-cut, open // the same starts, and l.last the same last line
+	return moved, nil
+}
+
+// appendArchive appends the first cut bytes of f to the archive, after
+// cutting a torn last line a killed compaction left there, and syncs
+// them.
+func (l *CallStartsFile) appendArchive(f *os.File, cut int64) error {
+	path := l.archivePath()
+	a, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	created := err == nil
+	if errors.Is(err, os.ErrExist) {
+		a, err = os.OpenFile(path, os.O_RDWR, 0)
+	}
+	if err != nil {
+		return fmt.Errorf("opening the archive of the %s: %w", l, err)
+	}
+	defer a.Close()
+	if created {
+		if err := durable.SyncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	end, err := wholeLines(a)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := cutTail(a, end); err != nil {
+		return fmt.Errorf("cutting the torn last line of %s: %w", path, err)
+	}
+	if _, err := io.Copy(io.NewOffsetWriter(a, end), io.NewSectionReader(f, 0, cut)); err != nil {
+		a.Truncate(end) //nolint:errcheck // cut again by the next compaction
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := a.Sync(); err != nil {
+		a.Truncate(end) //nolint:errcheck
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	return nil
+}
+
+// wholeLines returns where the last newline of f ends: the bytes after it
+// are a line a killed writer left torn.
+func wholeLines(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 4096)
+	for end := fi.Size(); end > 0; {
+		from := max(end-int64(len(buf)), 0)
+		b := buf[:end-from]
+		if _, err := f.ReadAt(b, from); err != nil {
+			return 0, err
+		}
+		for i := len(b) - 1; i >= 0; i-- {
+			if b[i] == '\n' {
+				return from + int64(i) + 1, nil
+			}
+		}
+		end = from
+	}
+	return 0, nil
+}
+
+// Recent returns the call starts after since, of every number, oldest
+// first, each with whether it was given back: `state push` copies them
+// into PostgreSQL.
+func (l *CallStartsFile) Recent(_ context.Context, since time.Time) ([]CallStart, error) {
+	return l.scan(func(s CallStart) bool { return s.At.After(since) })
+}
+
+// scan reads the archive, then the file, and returns the starts keep
+// accepts, oldest first, each given back if a later line gave its ID
+// back. A start found twice, the same ID at the same time, is one: a
+// compaction stopped between its two steps left its lines in both files.
+// The file is opened first: a compaction between the two reads then
+// leaves its lines in both, never in neither.
+func (l *CallStartsFile) scan(keep func(CallStart) bool) ([]CallStart, error) {
+	cur, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		cur = nil
+	} else if err != nil {
+		return nil, err
+	} else {
+		defer cur.Close()
+	}
+	type seenKey struct {
+		id string
+		at int64
+	}
+	seen := map[seenKey]bool{}
+	var out []CallStart
+	counting := map[string][]int{} // the starts in out not given back, by ID
+	apply := func(s CallStart, _ int64) {
+		if s.Released {
+			if is := counting[s.ID]; len(is) > 0 {
+				out[is[len(is)-1]].Released = true
+				counting[s.ID] = is[:len(is)-1]
+			}
+			return
+		}
+		k := seenKey{s.ID, s.At.UnixNano()}
+		if !keep(s) || seen[k] {
+			return
+		}
+		seen[k] = true
+		counting[s.ID] = append(counting[s.ID], len(out))
+		out = append(out, s)
+	}
+	a, err := os.Open(l.archivePath())
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		_, err = readCallStarts(a, 0, apply)
+		a.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.archivePath(), err)
+		}
+	}
+	if cur != nil {
+		if _, err := readCallStarts(cur, 0, apply); err != nil {
+			return nil, fmt.Errorf("%s: %w", l.path(), err)
+		}
+	}
+	return out, nil
+}
