@@ -1,10 +1,14 @@
 package campaign
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 )
 
@@ -243,4 +247,120 @@ func doNotCallYAML(cols []string) string {
 		quoted[i] = fmt.Sprintf("%q", c)
 	}
 	return "{columns: [" + strings.Join(quoted, ", ") + "]}"
+}
+
+// FlaggedNumber is a number a do_not_call: column of the campaign's
+// sheets marks do not call: the first row that does, in sheet order.
+// Every row with the number is suppressed, and a run puts it on the
+// store's do-not-call list.
+type FlaggedNumber struct {
+	Number string // E.164
+	Sheet  int    // index in File.Sheets
+	Row    int
+	Column string // the do_not_call: column
+	Cell   string // its cell, as written
+}
+
+// ReadFlagged reads, before any contact is judged, the numbers of the
+// rows of the campaign's sheets whose do_not_call: column says yes, by
+// phoneKey: each number in the row's phone columns that reads, as the
+// row's call would read it, as a number the campaign calls. It reads
+// every sheet that has such a column whole, shard or not, but reads the
+// number of flagged rows only. A sheet that cannot be read to its end
+// gives the numbers of the rows before; the reading of the contacts says
+// what is wrong with it. LoadSuppression calls it.
+func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (map[uint64]FlaggedNumber, error) {
+	flagged := map[uint64]FlaggedNumber{}
+	var cr *ContactReader
+	for i := range f.Sheets {
+		if len(f.DoNotCallColumns(i)) == 0 {
+			continue
+		}
+		if cr == nil {
+			cr = f.NewContactReader(norm, nil)
+		}
+		if err := cr.readFlagged(ctx, i, flagged); err != nil {
+			return nil, fmt.Errorf("sheet %s: %w", f.Sheets[i].File, err)
+		}
+	}
+	return flagged, nil
+}
+
+// readFlagged adds the flagged numbers of sheet i to flagged.
+func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uint64]FlaggedNumber) error {
+	spec := &cr.f.Sheets[i]
+	r, m, err := cr.f.openSheet(i)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	phoneCols := m.phoneCols
+	if len(phoneCols) == 0 {
+		phoneCols = []int{m.cols[FieldPhone]}
+	}
+	err = eachRecord(ctx, r, func(rec sheet.Record) error {
+		if rec.Err != nil {
+			return nil
+		}
+		k := slices.IndexFunc(m.dncCols, func(col int) bool { return col < len(rec.Fields) && FlagYes(rec.Fields[col]) })
+		if k < 0 {
+			return nil
+		}
+		rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
+		for _, col := range phoneCols {
+			raw := spec.Set[FormFields[FieldPhone]]
+			if col >= 0 {
+				raw = strings.TrimSpace(rec.Fields[col])
+			}
+			if raw == "" {
+				continue
+			}
+			ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
+			if err != nil {
+				continue
+			}
+			if key := phoneKey(ph.E164); key != 0 {
+				if _, ok := flagged[key]; !ok {
+					flagged[key] = FlaggedNumber{Number: ph.E164, Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
+				}
+			}
+		}
+		return nil
+	})
+	var se *sheet.Error
+	if errors.As(err, &se) {
+		return nil
+	}
+	return err
+}
+
+// flaggedElsewhere suppresses c when its number is one a do_not_call:
+// column flags in a row of the campaign's sheets ([File.ReadFlagged]):
+// the person asked not to be called, whichever row holds them. It
+// reports whether c was suppressed; a nil s suppresses nothing.
+func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
+	if s == nil || c.Phone == "" {
+		return false
+	}
+	fl, ok := s.flagged[phoneKey(c.Phone)]
+	if !ok {
+		return false
+	}
+	c.Status, c.Field, c.Column = Suppressed, "", ""
+	c.DoNotCallColumn = fl.Column
+	c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+	return true
+}
+
+// Flagged returns the numbers the sheets' do_not_call: columns flag, in
+// sheet and row order: what a run puts on the store's do-not-call list.
+func (s *Suppression) Flagged() []FlaggedNumber {
+	out := make([]FlaggedNumber, 0, len(s.flagged))
+	for _, fl := range s.flagged {
+		out = append(out, fl)
+	}
+	slices.SortFunc(out, func(a, b FlaggedNumber) int {
+		return cmp.Or(cmp.Compare(a.Sheet, b.Sheet), cmp.Compare(a.Row, b.Row), strings.Compare(a.Number, b.Number))
+	})
+	return out
 }

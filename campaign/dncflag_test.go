@@ -269,3 +269,66 @@ func TestDoNotCallUnclearCells(t *testing.T) {
 		t.Errorf("plan warnings lack %q:\n%s", want, strings.Join(plan.Warnings, "\n"))
 	}
 }
+
+// TestDoNotCallFlagHoldsForTheNumber: a number a do_not_call: column
+// flags in one row is suppressed in every row of every sheet of the
+// campaign, before the flagged row and after it, however it is written,
+// with a reason that names the flagged sheet, row and column; plan
+// counts those rows as the reader judges them.
+func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
+	sheets := map[string]string{
+		"a.csv": "Phone,Do Not Call\n" +
+			"(415) 555-0101,\n" + // row 2: X, flagged in row 5
+			"+14155550102,0\n" + // row 3: Y, called
+			"415-555-0103,\n" + // row 4: Z, flagged in b.csv
+			"+1 415 555 0101,1\n" + // row 5: X flagged
+			"4155550101,no\n", // row 6: X again
+		"b.csv": "Phone,DND\n" +
+			"+14155550101,\n" + // X
+			"(415) 555-0103,yes\n" + // Z flagged
+			"+14155550104,\n", // W, called
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: DND}\n", "do_not_call: {column: Do Not Call}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		sheet, row int
+		status     string
+		reason     string
+	}
+	var rows []got
+	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		rows = append(rows, got{c.Sheet, c.Row, c.Status, c.Reason})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fromA5 := `the number is marked do not call in sheet a.csv, row 5 (column "Do Not Call" says "1")`
+	fromB3 := `the number is marked do not call in sheet b.csv, row 3 (column "DND" says "yes")`
+	want := []got{
+		{0, 2, Suppressed, fromA5},
+		{0, 3, ToCall, ""},
+		{0, 4, Suppressed, fromB3},
+		{0, 5, Suppressed, `column "Do Not Call" says "1": the contact is marked do not call`},
+		{0, 6, Suppressed, fromA5},
+		{1, 2, Suppressed, fromA5},
+		{1, 3, Suppressed, `column "DND" says "yes": the contact is marked do not call`},
+		{1, 4, ToCall, ""},
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("rows:\n%+v\nwant\n%+v", rows, want)
+	}
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Totals.Suppressed != 6 || plan.Totals.DoNotCallFlag != 6 || plan.Totals.ToCall != 2 || plan.Totals.Duplicate != 0 {
+		t.Errorf("plan totals %+v; want 6 suppressed, all for the flag, 2 to call", plan.Totals)
+	}
+}
