@@ -209,6 +209,18 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := loadDoNotCall(ctx, dnc, suppress); err != nil {
 		return err
 	}
+	// The CRM's own flag holds beyond this campaign: the numbers its
+	// sheets mark do not call join the store's list before the first
+	// call. A rehearsal phones nobody, so it tells the real list nothing.
+	if !o.sandbox {
+		wrote, err := addFlagged(ctx, dnc, f, suppress)
+		if err != nil {
+			return err
+		}
+		if len(wrote) > 0 {
+			log.Info().Int("numbers", len(wrote)).Msgf("put %d number(s) the sheets mark do not call (do_not_call:) on the %s, which every campaign on the store honours", len(wrote), dnc)
+		}
+	}
 	jopts := o.journal
 	jopts.DoNotCall = dnc
 	// Contact pressure: checked and counted as each intent is written,
