@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/callrun/callrun/campaign/phone"
@@ -263,7 +264,7 @@ type FlaggedNumber struct {
 
 // ReadFlagged reads, before any contact is judged, the numbers of the
 // rows of the campaign's sheets whose do_not_call: column says yes, by
-// phoneKey: each number in the row's phone columns that reads, as the
+// phoneKey (the entries' Number left empty): each number in the row's phone columns that reads, as the
 // row's call would read it, as a number the campaign calls. It reads
 // every sheet that has such a column whole, shard or not, but reads the
 // number of flagged rows only. A sheet that cannot be read to its end
@@ -321,7 +322,7 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 			}
 			if key := phoneKey(ph.E164); key != 0 {
 				if _, ok := flagged[key]; !ok {
-					flagged[key] = FlaggedNumber{Number: ph.E164, Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
+					flagged[key] = FlaggedNumber{Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
 				}
 			}
 		}
@@ -356,7 +357,8 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 // sheet and row order: what a run puts on the store's do-not-call list.
 func (s *Suppression) Flagged() []FlaggedNumber {
 	out := make([]FlaggedNumber, 0, len(s.flagged))
-	for _, fl := range s.flagged {
+	for key, fl := range s.flagged {
+		fl.Number = "+" + strconv.FormatUint(key, 10)
 		out = append(out, fl)
 	}
 	slices.SortFunc(out, func(a, b FlaggedNumber) int {

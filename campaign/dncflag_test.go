@@ -332,3 +332,53 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 		t.Errorf("plan totals %+v; want 6 suppressed, all for the flag, 2 to call", plan.Totals)
 	}
 }
+
+// TestDoNotCallFlagEveryPhoneColumn: a flagged row's numbers are read as
+// its own call would read them, each of its phone columns, with its
+// country column: each number it holds, one written in its country's
+// national form included, is suppressed in the rows that call it.
+func TestDoNotCallFlagEveryPhoneColumn(t *testing.T) {
+	dir := t.TempDir()
+	sheet := "Mobile,Phone,Country,DNC\n" +
+		"+14155550101,,US,\n" + // row 2: called
+		"+14155550102,(415) 555-0199,US,1\n" + // row 3: flagged, two numbers
+		"+1 415 555 0199,,,\n" + // row 4: its second
+		"(415) 555-0102,,US,\n" + // row 5: its first
+		",030 1234567,DE,yes\n" + // row 6: flagged, a German number
+		"+49 30 1234567,,DE,\n" // row 7: that number
+	yml := "name: dnc\nagents:\n  - {name: A, prompt: Hello.}\nsheets:\n  - file: a.csv\n    agent: A\n" +
+		"    fields: {phone_number: [Mobile, Phone]}\n    country_column: Country\n    countries: [US, DE]\n" +
+		"region: US\ndo_not_call: {column: DNC}\nunsafe_ignore_called_person_hours: true\n"
+	os.WriteFile(filepath.Join(dir, "a.csv"), []byte(sheet), 0o644)
+	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(yml), 0o644)
+	f, err := Load(filepath.Join(dir, "campaign.yaml"), LoadOptions{Offline: true, Getenv: env(nil)})
+	if err == nil {
+		err = f.CheckSheets()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FlaggedNumber{
+		{Number: "+14155550102", Row: 3, Column: "DNC", Cell: "1"},
+		{Number: "+14155550199", Row: 3, Column: "DNC", Cell: "1"},
+		{Number: "+49301234567", Row: 6, Column: "DNC", Cell: "yes"},
+	}
+	if got := sup.Flagged(); !slices.Equal(got, want) {
+		t.Errorf("flagged %+v, want %+v", got, want)
+	}
+	var statuses []string
+	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		statuses = append(statuses, c.Status)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(statuses, []string{ToCall, Suppressed, Suppressed, Suppressed, Suppressed, Suppressed}) {
+		t.Errorf("statuses %v; want the first row called, the others suppressed", statuses)
+	}
+}
