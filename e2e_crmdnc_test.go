@@ -212,3 +212,31 @@ func testCRMDoNotCallFlagHolds(t *testing.T, kind string) {
 		t.Errorf("the second campaign's report row of X: %s, %q; want suppressed for the do-not-call list", r["status"], r["reason"])
 	}
 }
+
+// TestCRMDoNotCallFlagSheetUnreadable: a sheet that maps do_not_call: and
+// breaks part-way (a quote never closed) may flag, after the break, a
+// number of the rows before it: run calls nobody and exits 2 naming the
+// sheet and row, and the sandbox's ledger stays empty.
+func TestCRMDoNotCallFlagSheetUnreadable(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	phones := e2ePhones(3)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 50, concurrency: 2})
+	e.writeSheetWithFlag([]string{"", "", ""})
+	f, err := os.OpenFile(filepath.Join(e.dir, "contacts.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Row 5 opens a quote it never closes: the row after it, which flags
+	// the number of row 2, cannot be read.
+	f.WriteString("X4,Ada,\"+1 555,x@example.com,\n" + "X5,Ada," + phones[0].E164 + ",y@example.com,1\n")
+	f.Close()
+	e.appendYAML("do_not_call: {column: Do Not Call}\n")
+	res := e.run(30*time.Second, "run", e.path)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "contacts.csv row 5") || !strings.Contains(res.stderr, "do-not-call flags of the rows after it cannot be read") {
+		t.Errorf("run of a flagged sheet that breaks part-way: want exit %d naming the sheet and row, got %s", exitUsage, res)
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("the sandbox received %d call starts from a sheet whose flags could not all be read", n)
+	}
+}

@@ -269,7 +269,7 @@ func BenchmarkPlan1MDoNotCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	flagged, err := f.ReadFlagged(context.Background(), phone.NewNormalizer())
+	flagged, _, err := f.ReadFlagged(context.Background(), phone.NewNormalizer())
 	if err != nil {
 		b.Fatal(err)
 	}

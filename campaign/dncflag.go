@@ -268,9 +268,10 @@ type FlaggedNumber struct {
 // row's call would read it, as a number the campaign calls. It reads
 // every sheet that has such a column whole, shard or not, but reads the
 // number of flagged rows only. A sheet that cannot be read to its end
-// gives the numbers of the rows before; the reading of the contacts says
-// what is wrong with it. LoadSuppression calls it.
-func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (map[uint64]FlaggedNumber, error) {
+// (not UTF-8, a row that never ends) gives the numbers of the rows before
+// it, and unread is the first such error: the flags after it are not
+// known. LoadSuppression calls it.
+func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (_ map[uint64]FlaggedNumber, unread *sheet.Error, _ error) {
 	flagged := map[uint64]FlaggedNumber{}
 	var cr *ContactReader
 	for i := range f.Sheets {
@@ -280,19 +281,24 @@ func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (map[uin
 		if cr == nil {
 			cr = f.NewContactReader(norm, nil)
 		}
-		if err := cr.readFlagged(ctx, i, flagged); err != nil {
-			return nil, fmt.Errorf("sheet %s: %w", f.Sheets[i].File, err)
+		se, err := cr.readFlagged(ctx, i, flagged)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sheet %s: %w", f.Sheets[i].File, err)
+		}
+		if unread == nil {
+			unread = se
 		}
 	}
-	return flagged, nil
+	return flagged, unread, nil
 }
 
-// readFlagged adds the flagged numbers of sheet i to flagged.
-func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uint64]FlaggedNumber) error {
+// readFlagged adds the flagged numbers of sheet i to flagged, and returns
+// the error that kept it from reading the sheet to its end, if any.
+func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uint64]FlaggedNumber) (*sheet.Error, error) {
 	spec := &cr.f.Sheets[i]
 	r, m, err := cr.f.openSheet(i)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.Close()
 	phoneCols := m.phoneCols
@@ -330,9 +336,9 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 	})
 	var se *sheet.Error
 	if errors.As(err, &se) {
-		return nil
+		return se, nil
 	}
-	return err
+	return nil, err
 }
 
 // flaggedElsewhere suppresses c when its number is one a do_not_call:
@@ -351,6 +357,18 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 	c.DoNotCallColumn = fl.Column
 	c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
 	return true
+}
+
+// FlagsUnread returns, when a sheet that maps do_not_call: could not be
+// read to its end, why (a *sheet.Error naming the file and row): the
+// flags of the rows after it are not known, so any row may hold a number
+// the CRM marks do not call. run refuses to call then; plan, status and
+// the report, which call nobody, report the sheet's problem as before.
+func (s *Suppression) FlagsUnread() error {
+	if s.flagsUnread == nil {
+		return nil
+	}
+	return s.flagsUnread
 }
 
 // Flagged returns the numbers the sheets' do_not_call: columns flag, in

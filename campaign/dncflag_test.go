@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 func TestFlagYes(t *testing.T) {
@@ -380,5 +381,38 @@ func TestDoNotCallFlagEveryPhoneColumn(t *testing.T) {
 	}
 	if !slices.Equal(statuses, []string{ToCall, Suppressed, Suppressed, Suppressed, Suppressed, Suppressed}) {
 		t.Errorf("statuses %v; want the first row called, the others suppressed", statuses)
+	}
+}
+
+// TestDoNotCallFlagsUnread: a sheet that maps do_not_call: and cannot be
+// read to its end (a quote never closed) leaves the flags after the break
+// unknown, and FlagsUnread says so, naming the sheet and row; the flags
+// before it are read.
+func TestDoNotCallFlagsUnread(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Do Not Call\n" +
+		"+14155550101,1\n" +
+		"+14155550102,\n" +
+		"\"+14155550103,\n+14155550104,1\n+14155550105,\n"} // row 4 opens a quote it never closes
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, err := f.LoadSuppression(context.Background(), phone.NewNormalizer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *sheet.Error
+	if err := sup.FlagsUnread(); !errors.As(err, &se) || filepath.Base(se.File) != "a.csv" || se.Row != 4 {
+		t.Errorf("FlagsUnread: %v; want the sheet error of a.csv row 4", err)
+	}
+	if got := sup.Flagged(); len(got) != 1 || got[0].Number != "+14155550101" {
+		t.Errorf("flagged %+v; want row 2's number", got)
+	}
+	f, err = dncCampaign(t, map[string]string{"a.csv": "Phone,Do Not Call\n+14155550101,1\n"}, "do_not_call: {column: Do Not Call}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sup, err = f.LoadSuppression(context.Background(), phone.NewNormalizer()); err != nil || sup.FlagsUnread() != nil {
+		t.Errorf("a sheet read to its end: %v, FlagsUnread %v", err, sup.FlagsUnread())
 	}
 }

@@ -38,7 +38,8 @@ type Suppression struct {
 	// flagged are the numbers a do_not_call: column of the campaign's
 	// sheets marks do not call, each with the first row that does: every
 	// row with one of them is suppressed, wherever it is.
-	flagged map[uint64]FlaggedNumber
+	flagged     map[uint64]FlaggedNumber
+	flagsUnread *sheet.Error // see FlagsUnread
 }
 
 // pressureView is contact pressure's starts as read at a time.
@@ -142,7 +143,7 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 		}
 	}
 	var err error
-	if s.flagged, err = f.ReadFlagged(ctx, norm); err != nil {
+	if s.flagged, s.flagsUnread, err = f.ReadFlagged(ctx, norm); err != nil {
 		return nil, err
 	}
 	return s, nil
