@@ -329,8 +329,13 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Totals.Suppressed != 6 || plan.Totals.DoNotCallFlag != 6 || plan.Totals.ToCall != 2 || plan.Totals.Duplicate != 0 {
-		t.Errorf("plan totals %+v; want 6 suppressed, all for the flag, 2 to call", plan.Totals)
+	if plan.Totals.Suppressed != 6 || plan.Totals.DoNotCallFlag != 6 || plan.Totals.ToCall != 2 || plan.Totals.Duplicate != 0 || plan.FlaggedNumbers != 2 {
+		t.Errorf("plan totals %+v, %d flagged numbers; want 6 suppressed, all for the flag, 2 to call, 2 numbers", plan.Totals, plan.FlaggedNumbers)
+	}
+	var text bytes.Buffer
+	plan.WriteText(&text)
+	if !strings.Contains(text.String(), "Marked do not call in the sheets: 2 number(s)") {
+		t.Errorf("plan text does not say run puts the flagged numbers on the list:\n%s", text.String())
 	}
 }
 
