@@ -174,6 +174,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err != nil {
 		return err
 	}
+	if err := suppress.FlagsUnread(); err != nil {
+		return fmt.Errorf("%w; the do-not-call flags of the rows after it cannot be read, so any row may hold a number the CRM marks do not call: nothing is called until the sheet is fixed (callrun plan shows every problem)", err)
+	}
 	if o.shard.Sharded() {
 		f.SetShard(o.shard)
 		log.Info().Str("shard", o.shard.String()).Float64("per_second", f.Pace.PerSecond).Msgf("shard %s: the contacts whose number hashes to %d of %d, at %.4g calls/s (pace.per_second / %d)", o.shard, o.shard.Index, o.shard.Count, f.Pace.PerSecond, o.shard.Count)
@@ -208,6 +211,18 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	if err := loadDoNotCall(ctx, dnc, suppress); err != nil {
 		return err
+	}
+	// The CRM's own flag holds beyond this campaign: the numbers its
+	// sheets mark do not call join the store's list before the first
+	// call. A rehearsal phones nobody, so it tells the real list nothing.
+	if !o.sandbox {
+		wrote, err := addFlagged(ctx, dnc, f, suppress)
+		if err != nil {
+			return err
+		}
+		if len(wrote) > 0 {
+			log.Info().Int("numbers", len(wrote)).Msgf("put %d number(s) the sheets mark do not call (do_not_call:) on the %s, which every campaign on the store honours", len(wrote), dnc)
+		}
 	}
 	jopts := o.journal
 	jopts.DoNotCall = dnc

@@ -88,6 +88,30 @@ func loadDoNotCall(ctx context.Context, list store.DoNotCallList, sup *campaign.
 	return nil
 }
 
+// addFlagged puts on the store's do-not-call list the numbers the
+// campaign's do_not_call: columns flag, as a run starts, before its first
+// call: later campaigns on the store, whose exports may not carry the
+// flag, honour them too. Each entry names the campaign, the column and
+// the first row that flags it. It returns the entries it wrote: a number
+// on the list already is not written again.
+func addFlagged(ctx context.Context, list store.DoNotCallList, f *campaign.File, sup *campaign.Suppression) ([]store.DoNotCallEntry, error) {
+	flagged := sup.Flagged()
+	if len(flagged) == 0 {
+		return nil, nil
+	}
+	now := time.Now()
+	es := make([]store.DoNotCallEntry, len(flagged))
+	for i, fl := range flagged {
+		es[i] = store.DoNotCallEntry{Number: fl.Number, At: now,
+			Source: fmt.Sprintf("do_not_call column %q of campaign %s (sheet %s, row %d)", fl.Column, f.Name, f.Sheets[fl.Sheet].File, fl.Row)}
+	}
+	wrote, err := list.Add(ctx, es)
+	if err != nil {
+		return nil, fmt.Errorf("putting the numbers the sheets mark do not call on the %s: %w", list, err)
+	}
+	return wrote, nil
+}
+
 func suppressCommand(s *session) *cli.Command {
 	action := func(fn func(ctx context.Context, l *dncSession, args []string, c *cli.Context) error, minArgs int, what string) cli.ActionFunc {
 		return func(c *cli.Context) error {

@@ -131,3 +131,112 @@ func TestCRMDoNotCallFlagEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestCRMDoNotCallFlagHoldsForTheNumber is the promise of the CRM's flag,
+// checked against the sandbox's ledger, with files and with PostgreSQL:
+// number X is in row 2 with no flag and in row 5, written otherwise, with
+// "Do Not Call" = 1. The run never calls X, though row 2 comes first, and
+// puts X on the store's do-not-call list before its first call; plan,
+// which changes nothing, and run --sandbox, which phones nobody, did not. A second campaign on the same store,
+// whose export has no flag column at all, does not call X either.
+func TestCRMDoNotCallFlagHoldsForTheNumber(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testCRMDoNotCallFlagHolds(t, kind) })
+	}
+}
+
+func testCRMDoNotCallFlagHolds(t *testing.T, kind string) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	phones := e2ePhones(8)
+	x := phones[0]
+	db := e2eDatabase(t, kind)
+	home := filepath.Join(t.TempDir(), "callrun-home")
+
+	a := newE2ECampaign(t, srv, e2eSetup{contacts: phones[:4], perSecond: 50, concurrency: 2, postgres: db})
+	a.rename("crm-flag")
+	a.env = append(a.env, "CALLRUN_HOME="+home)
+	xAgain := e2eContact{Raw: x.E164, E164: x.E164, First: x.First, ID: "X-AGAIN"}
+	a.contacts = []e2eContact{x, phones[1], phones[2], xAgain, phones[3]}
+	a.writeSheetWithFlag([]string{"", "0", "", "1", "no"})
+	a.appendYAML("do_not_call: {column: Do Not Call}\n")
+
+	// A rehearsal phones nobody and tells the real list nothing.
+	if res := a.run(60*time.Second, "run", "--sandbox", a.path); res.code != 0 {
+		t.Fatalf("run --sandbox: %s", res)
+	}
+	p := a.plan()
+	if p.Totals.Suppressed != 2 || p.Totals.DoNotCallFlag != 2 || p.Totals.ToCall != 3 || p.Totals.Duplicate != 0 {
+		t.Errorf("plan: %+v; want X's two rows suppressed for the flag, 3 to call", p.Totals)
+	}
+	if es := a.dncList(false); len(es) != 0 {
+		t.Fatalf("plan or run --sandbox changed the do-not-call list: %+v", es)
+	}
+	if res := a.run(60*time.Second, "run", a.path); res.code != 0 {
+		t.Fatalf("run: %s", res)
+	}
+	called := func() map[string]int {
+		n := map[string]int{}
+		for _, c := range srv.Calls() {
+			n[c.Form.Get("phone_number")]++
+		}
+		return n
+	}
+	got := called()
+	if got[x.E164] != 0 || got[phones[1].E164] != 1 || got[phones[2].E164] != 1 || got[phones[3].E164] != 1 || len(got) != 3 {
+		t.Errorf("the sandbox's ledger after the flagged campaign: %v; want %s never, the three others once", got, x.E164)
+	}
+	rows := a.report()
+	for _, i := range []int{0, 3} {
+		if r := rows[i]; r["status"] != "suppressed" || !strings.Contains(r["reason"], "marked do not call") || (i == 0 && !strings.Contains(r["reason"], `sheet contacts.csv, row 5 (column "Do Not Call" says "1")`)) {
+			t.Errorf("report row %s: %s, %q; want suppressed for the flag in row 5", r["row"], r["status"], r["reason"])
+		}
+	}
+	es := a.dncList(false)
+	if len(es) != 1 || es[0].Number != x.E164 || !strings.Contains(es[0].Source, `campaign crm-flag`) || !strings.Contains(es[0].Source, "row 5") {
+		t.Errorf("the store's do-not-call list after the run: %+v; want %s from the flag of row 5", es, x.E164)
+	}
+
+	// Another campaign on the store: its export carries no flag column.
+	b := newE2ECampaign(t, srv, e2eSetup{contacts: []e2eContact{phones[4], x, phones[5]}, perSecond: 50, concurrency: 2, postgres: db, noLogin: db != ""})
+	b.rename("no-flag")
+	b.env = append(b.env, "CALLRUN_HOME="+home)
+	if res := b.run(60*time.Second, "run", b.path); res.code != 0 {
+		t.Fatalf("run of the campaign without the flag: %s", res)
+	}
+	got = called()
+	if got[x.E164] != 0 || got[phones[4].E164] != 1 || got[phones[5].E164] != 1 {
+		t.Errorf("the sandbox's ledger after the second campaign: %v; want %s never, %s and %s once", got, x.E164, phones[4].E164, phones[5].E164)
+	}
+	if r := b.report()[1]; r["status"] != "suppressed" || !strings.Contains(r["reason"], "do-not-call list") {
+		t.Errorf("the second campaign's report row of X: %s, %q; want suppressed for the do-not-call list", r["status"], r["reason"])
+	}
+}
+
+// TestCRMDoNotCallFlagSheetUnreadable: a sheet that maps do_not_call: and
+// breaks part-way (a quote never closed) may flag, after the break, a
+// number of the rows before it: run calls nobody and exits 2 naming the
+// sheet and row, and the sandbox's ledger stays empty.
+func TestCRMDoNotCallFlagSheetUnreadable(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	phones := e2ePhones(3)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 50, concurrency: 2})
+	e.writeSheetWithFlag([]string{"", "", ""})
+	f, err := os.OpenFile(filepath.Join(e.dir, "contacts.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Row 5 opens a quote it never closes: the row after it, which flags
+	// the number of row 2, cannot be read.
+	f.WriteString("X4,Ada,\"+1 555,x@example.com,\n" + "X5,Ada," + phones[0].E164 + ",y@example.com,1\n")
+	f.Close()
+	e.appendYAML("do_not_call: {column: Do Not Call}\n")
+	res := e.run(30*time.Second, "run", e.path)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "contacts.csv row 5") || !strings.Contains(res.stderr, "do-not-call flags of the rows after it cannot be read") {
+		t.Errorf("run of a flagged sheet that breaks part-way: want exit %d naming the sheet and row, got %s", exitUsage, res)
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("the sandbox received %d call starts from a sheet whose flags could not all be read", n)
+	}
+}

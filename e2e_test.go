@@ -444,6 +444,7 @@ type e2ePlan struct {
 	Totals struct {
 		Rows, Invalid, Duplicate, Suppressed, Done int
 		ToCall                                     int `json:"to_call"`
+		DoNotCallFlag                              int `json:"do_not_call_flag"`
 	} `json:"totals"`
 	Problems []struct {
 		Row     int    `json:"row"`

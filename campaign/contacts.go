@@ -513,8 +513,6 @@ func rowReason(err error) string {
 // judge maps a row's fields and decides its status: invalid first, then
 // suppressed, then a duplicate of an earlier row, else to call.
 func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, fields []string) {
-	rules := cr.rules[sheetIdx]
-	var anyCountry *phone.Rules // rules calling every country, with the row's
 	invalid := func(field int, format string, args ...any) {
 		if c.Status == "" {
 			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
@@ -537,24 +535,10 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 			c.Extra[i] = FormValue{Name: x.name, Value: v}
 		}
 	}
-	country := ""
-	if m.countryCol >= 0 {
-		if cell := strings.TrimSpace(fields[m.countryCol]); cell != "" {
-			code, ok := phone.ParseCountry(cell)
-			if !ok {
-				c.Status, c.Field, c.Column = Invalid, "country", spec.CountryColumn
-				c.Reason = fmt.Sprintf("%q is not a country: write a code such as US, DE or DEU, or a country's name, or leave the cell empty to read the number as region %s's", cell, spec.Region)
-			} else {
-				country = code
-				pair := cr.inCountry[sheetIdx][code]
-				if pair == nil {
-					in := cr.rules[sheetIdx].InCountry(code)
-					pair = &[2]*phone.Rules{in, in.AnyCountry()}
-					cr.inCountry[sheetIdx][code] = pair
-				}
-				rules, anyCountry = pair[0], pair[1]
-			}
-		}
+	rules, anyCountry, country, bad := cr.rowRules(sheetIdx, m, fields)
+	if bad != "" {
+		c.Status, c.Field, c.Column = Invalid, "country", spec.CountryColumn
+		c.Reason = fmt.Sprintf("%q is not a country: write a code such as US, DE or DEU, or a country's name, or leave the cell empty to read the number as region %s's", bad, spec.Region)
 	}
 	if m.nameCol >= 0 {
 		first, last := SplitName(fields[m.nameCol])
@@ -566,16 +550,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		}
 	}
 	raw := c.Fields[FieldPhone]
-	readPhone := func(raw string) (phone.Number, error) {
-		if country != "" {
-			// Another country's number is told as such, before whether
-			// the campaign calls that country.
-			if ph, err := cr.norm.Read(raw, anyCountry); err == nil && ph.Region != country {
-				return ph, fmt.Errorf("%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
-			}
-		}
-		return cr.norm.Read(raw, rules)
-	}
+	readPhone := func(raw string) (phone.Number, error) { return cr.readPhone(raw, spec, rules, anyCountry, country) }
 	ph, err := readPhone(raw)
 	if err != nil && len(m.phoneCols) > 1 {
 		// The first cell of the listed columns that reads as a number this
@@ -641,7 +616,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		c.Status, c.Field, c.Column = Invalid, FormFields[FieldPhone], m.names[FieldPhone]
 		c.Reason = "no time zone is known for this number, so the called person's hours cannot be checked; give it one in a timezone_column (with hours: {timezone: contact})"
 	}
-	if cr.flagDoNotCall(c, m, fields) {
+	if cr.flagDoNotCall(c, m, fields) || cr.suppress.flaggedElsewhere(c, cr.f) {
 		return
 	}
 	if c.Status != "" {
@@ -668,6 +643,46 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	c.Status = ToCall
 	c.DoNotCall = cr.suppress != nil && cr.suppress.OnDoNotCall(c.Phone)
 	c.Held = cr.suppress.heldBack(c.Phone)
+}
+
+// rowRules returns the phone rules a row of sheet sheetIdx is read with:
+// the sheet's, or, where its country column names a country, that
+// country's (country its code), with anyCountry, the same calling every
+// country, to tell a number of another country as such. bad is the
+// country cell when it names no country (the sheet's rules apply).
+func (cr *ContactReader) rowRules(sheetIdx int, m *sheetMap, fields []string) (rules, anyCountry *phone.Rules, country, bad string) {
+	rules = cr.rules[sheetIdx]
+	if m.countryCol < 0 {
+		return rules, nil, "", ""
+	}
+	cell := strings.TrimSpace(fields[m.countryCol])
+	if cell == "" {
+		return rules, nil, "", ""
+	}
+	code, ok := phone.ParseCountry(cell)
+	if !ok {
+		return rules, nil, "", cell
+	}
+	pair := cr.inCountry[sheetIdx][code]
+	if pair == nil {
+		in := cr.rules[sheetIdx].InCountry(code)
+		pair = &[2]*phone.Rules{in, in.AnyCountry()}
+		cr.inCountry[sheetIdx][code] = pair
+	}
+	return pair[0], pair[1], code, ""
+}
+
+// readPhone reads a phone cell of a row of spec with the rules rowRules
+// gave for it.
+func (cr *ContactReader) readPhone(raw string, spec *SheetSpec, rules, anyCountry *phone.Rules, country string) (phone.Number, error) {
+	if country != "" {
+		// Another country's number is told as such, before whether
+		// the campaign calls that country.
+		if ph, err := cr.norm.Read(raw, anyCountry); err == nil && ph.Region != country {
+			return ph, fmt.Errorf("%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
+		}
+	}
+	return cr.norm.Read(raw, rules)
 }
 
 // SplitName splits a full name into first and last name: the last word is

@@ -1,10 +1,15 @@
 package campaign
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 )
 
@@ -243,4 +248,139 @@ func doNotCallYAML(cols []string) string {
 		quoted[i] = fmt.Sprintf("%q", c)
 	}
 	return "{columns: [" + strings.Join(quoted, ", ") + "]}"
+}
+
+// FlaggedNumber is a number a do_not_call: column of the campaign's
+// sheets marks do not call: the first row that does, in sheet order.
+// Every row with the number is suppressed, and a run puts it on the
+// store's do-not-call list.
+type FlaggedNumber struct {
+	Number string // E.164
+	Sheet  int    // index in File.Sheets
+	Row    int
+	Column string // the do_not_call: column
+	Cell   string // its cell, as written
+}
+
+// ReadFlagged reads, before any contact is judged, the numbers of the
+// rows of the campaign's sheets whose do_not_call: column says yes, by
+// phoneKey (the entries' Number left empty): each number in the row's phone columns that reads, as the
+// row's call would read it, as a number the campaign calls. It reads
+// every sheet that has such a column whole, shard or not, but reads the
+// number of flagged rows only. A sheet that cannot be read to its end
+// (not UTF-8, a row that never ends) gives the numbers of the rows before
+// it, and unread is the first such error: the flags after it are not
+// known. LoadSuppression calls it.
+func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (_ map[uint64]FlaggedNumber, unread *sheet.Error, _ error) {
+	flagged := map[uint64]FlaggedNumber{}
+	var cr *ContactReader
+	for i := range f.Sheets {
+		if len(f.DoNotCallColumns(i)) == 0 {
+			continue
+		}
+		if cr == nil {
+			cr = f.NewContactReader(norm, nil)
+		}
+		se, err := cr.readFlagged(ctx, i, flagged)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sheet %s: %w", f.Sheets[i].File, err)
+		}
+		if unread == nil {
+			unread = se
+		}
+	}
+	return flagged, unread, nil
+}
+
+// readFlagged adds the flagged numbers of sheet i to flagged, and returns
+// the error that kept it from reading the sheet to its end, if any.
+func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uint64]FlaggedNumber) (*sheet.Error, error) {
+	spec := &cr.f.Sheets[i]
+	r, m, err := cr.f.openSheet(i)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	phoneCols := m.phoneCols
+	if len(phoneCols) == 0 {
+		phoneCols = []int{m.cols[FieldPhone]}
+	}
+	err = eachRecord(ctx, r, func(rec sheet.Record) error {
+		if rec.Err != nil {
+			return nil
+		}
+		k := slices.IndexFunc(m.dncCols, func(col int) bool { return col < len(rec.Fields) && FlagYes(rec.Fields[col]) })
+		if k < 0 {
+			return nil
+		}
+		rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
+		for _, col := range phoneCols {
+			raw := spec.Set[FormFields[FieldPhone]]
+			if col >= 0 {
+				raw = strings.TrimSpace(rec.Fields[col])
+			}
+			if raw == "" {
+				continue
+			}
+			ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
+			if err != nil {
+				continue
+			}
+			if key := phoneKey(ph.E164); key != 0 {
+				if _, ok := flagged[key]; !ok {
+					flagged[key] = FlaggedNumber{Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
+				}
+			}
+		}
+		return nil
+	})
+	var se *sheet.Error
+	if errors.As(err, &se) {
+		return se, nil
+	}
+	return nil, err
+}
+
+// flaggedElsewhere suppresses c when its number is one a do_not_call:
+// column flags in a row of the campaign's sheets ([File.ReadFlagged]):
+// the person asked not to be called, whichever row holds them. It
+// reports whether c was suppressed; a nil s suppresses nothing.
+func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
+	if s == nil || c.Phone == "" {
+		return false
+	}
+	fl, ok := s.flagged[phoneKey(c.Phone)]
+	if !ok {
+		return false
+	}
+	c.Status, c.Field, c.Column = Suppressed, "", ""
+	c.DoNotCallColumn = fl.Column
+	c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+	return true
+}
+
+// FlagsUnread returns, when a sheet that maps do_not_call: could not be
+// read to its end, why (a *sheet.Error naming the file and row): the
+// flags of the rows after it are not known, so any row may hold a number
+// the CRM marks do not call. run refuses to call then; plan, status and
+// the report, which call nobody, report the sheet's problem as before.
+func (s *Suppression) FlagsUnread() error {
+	if s.flagsUnread == nil {
+		return nil
+	}
+	return s.flagsUnread
+}
+
+// Flagged returns the numbers the sheets' do_not_call: columns flag, in
+// sheet and row order: what a run puts on the store's do-not-call list.
+func (s *Suppression) Flagged() []FlaggedNumber {
+	out := make([]FlaggedNumber, 0, len(s.flagged))
+	for key, fl := range s.flagged {
+		fl.Number = "+" + strconv.FormatUint(key, 10)
+		out = append(out, fl)
+	}
+	slices.SortFunc(out, func(a, b FlaggedNumber) int {
+		return cmp.Or(cmp.Compare(a.Sheet, b.Sheet), cmp.Compare(a.Row, b.Row), strings.Compare(a.Number, b.Number))
+	})
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 func TestFlagYes(t *testing.T) {
@@ -267,5 +268,156 @@ func TestDoNotCallUnclearCells(t *testing.T) {
 	want := `sheet a.csv: 2 cell(s) of the do-not-call column "Do Not Call" say neither yes nor no (row 2: "Pending"), and their rows are called`
 	if !strings.Contains(strings.Join(plan.Warnings, "\n"), want) {
 		t.Errorf("plan warnings lack %q:\n%s", want, strings.Join(plan.Warnings, "\n"))
+	}
+}
+
+// TestDoNotCallFlagHoldsForTheNumber: a number a do_not_call: column
+// flags in one row is suppressed in every row of every sheet of the
+// campaign, before the flagged row and after it, however it is written,
+// with a reason that names the flagged sheet, row and column; plan
+// counts those rows as the reader judges them.
+func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
+	sheets := map[string]string{
+		"a.csv": "Phone,Do Not Call\n" +
+			"(415) 555-0101,\n" + // row 2: X, flagged in row 5
+			"+14155550102,0\n" + // row 3: Y, called
+			"415-555-0103,\n" + // row 4: Z, flagged in b.csv
+			"+1 415 555 0101,1\n" + // row 5: X flagged
+			"4155550101,no\n", // row 6: X again
+		"b.csv": "Phone,DND\n" +
+			"+14155550101,\n" + // X
+			"(415) 555-0103,yes\n" + // Z flagged
+			"+14155550104,\n", // W, called
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: DND}\n", "do_not_call: {column: Do Not Call}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		sheet, row int
+		status     string
+		reason     string
+	}
+	var rows []got
+	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		rows = append(rows, got{c.Sheet, c.Row, c.Status, c.Reason})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fromA5 := `the number is marked do not call in sheet a.csv, row 5 (column "Do Not Call" says "1")`
+	fromB3 := `the number is marked do not call in sheet b.csv, row 3 (column "DND" says "yes")`
+	want := []got{
+		{0, 2, Suppressed, fromA5},
+		{0, 3, ToCall, ""},
+		{0, 4, Suppressed, fromB3},
+		{0, 5, Suppressed, `column "Do Not Call" says "1": the contact is marked do not call`},
+		{0, 6, Suppressed, fromA5},
+		{1, 2, Suppressed, fromA5},
+		{1, 3, Suppressed, `column "DND" says "yes": the contact is marked do not call`},
+		{1, 4, ToCall, ""},
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("rows:\n%+v\nwant\n%+v", rows, want)
+	}
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Totals.Suppressed != 6 || plan.Totals.DoNotCallFlag != 6 || plan.Totals.ToCall != 2 || plan.Totals.Duplicate != 0 || plan.FlaggedNumbers != 2 {
+		t.Errorf("plan totals %+v, %d flagged numbers; want 6 suppressed, all for the flag, 2 to call, 2 numbers", plan.Totals, plan.FlaggedNumbers)
+	}
+	var text bytes.Buffer
+	plan.WriteText(&text)
+	if !strings.Contains(text.String(), "Marked do not call in the sheets: 2 number(s)") {
+		t.Errorf("plan text does not say run puts the flagged numbers on the list:\n%s", text.String())
+	}
+}
+
+// TestDoNotCallFlagEveryPhoneColumn: a flagged row's numbers are read as
+// its own call would read them, each of its phone columns, with its
+// country column: each number it holds, one written in its country's
+// national form included, is suppressed in the rows that call it.
+func TestDoNotCallFlagEveryPhoneColumn(t *testing.T) {
+	dir := t.TempDir()
+	sheet := "Mobile,Phone,Country,DNC\n" +
+		"+14155550101,,US,\n" + // row 2: called
+		"+14155550102,(415) 555-0199,US,1\n" + // row 3: flagged, two numbers
+		"+1 415 555 0199,,,\n" + // row 4: its second
+		"(415) 555-0102,,US,\n" + // row 5: its first
+		",030 1234567,DE,yes\n" + // row 6: flagged, a German number
+		"+49 30 1234567,,DE,\n" // row 7: that number
+	yml := "name: dnc\nagents:\n  - {name: A, prompt: Hello.}\nsheets:\n  - file: a.csv\n    agent: A\n" +
+		"    fields: {phone_number: [Mobile, Phone]}\n    country_column: Country\n    countries: [US, DE]\n" +
+		"region: US\ndo_not_call: {column: DNC}\nunsafe_ignore_called_person_hours: true\n"
+	os.WriteFile(filepath.Join(dir, "a.csv"), []byte(sheet), 0o644)
+	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte(yml), 0o644)
+	f, err := Load(filepath.Join(dir, "campaign.yaml"), LoadOptions{Offline: true, Getenv: env(nil)})
+	if err == nil {
+		err = f.CheckSheets()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FlaggedNumber{
+		{Number: "+14155550102", Row: 3, Column: "DNC", Cell: "1"},
+		{Number: "+14155550199", Row: 3, Column: "DNC", Cell: "1"},
+		{Number: "+49301234567", Row: 6, Column: "DNC", Cell: "yes"},
+	}
+	if got := sup.Flagged(); !slices.Equal(got, want) {
+		t.Errorf("flagged %+v, want %+v", got, want)
+	}
+	var statuses []string
+	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		statuses = append(statuses, c.Status)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(statuses, []string{ToCall, Suppressed, Suppressed, Suppressed, Suppressed, Suppressed}) {
+		t.Errorf("statuses %v; want the first row called, the others suppressed", statuses)
+	}
+}
+
+// TestDoNotCallFlagsUnread: a sheet that maps do_not_call: and cannot be
+// read to its end (a quote never closed) leaves the flags after the break
+// unknown, and FlagsUnread says so, naming the sheet and row; the flags
+// before it are read.
+func TestDoNotCallFlagsUnread(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Do Not Call\n" +
+		"+14155550101,1\n" +
+		"+14155550102,\n" +
+		"\"+14155550103,\n+14155550104,1\n+14155550105,\n"} // row 4 opens a quote it never closes
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, err := f.LoadSuppression(context.Background(), phone.NewNormalizer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *sheet.Error
+	if err := sup.FlagsUnread(); !errors.As(err, &se) || filepath.Base(se.File) != "a.csv" || se.Row != 4 {
+		t.Errorf("FlagsUnread: %v; want the sheet error of a.csv row 4", err)
+	}
+	if got := sup.Flagged(); len(got) != 1 || got[0].Number != "+14155550101" {
+		t.Errorf("flagged %+v; want row 2's number", got)
+	}
+	f, err = dncCampaign(t, map[string]string{"a.csv": "Phone,Do Not Call\n+14155550101,1\n"}, "do_not_call: {column: Do Not Call}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sup, err = f.LoadSuppression(context.Background(), phone.NewNormalizer()); err != nil || sup.FlagsUnread() != nil {
+		t.Errorf("a sheet read to its end: %v, FlagsUnread %v", err, sup.FlagsUnread())
 	}
 }

@@ -114,6 +114,10 @@ type Plan struct {
 	// "DND") that the campaign does not map under do_not_call:; a warning
 	// names each such column.
 	UnmappedDoNotCall int `json:"unmapped_do_not_call,omitempty"`
+	// FlaggedNumbers counts the numbers the sheets' do_not_call: columns
+	// flag ([Suppression.Flagged]), in every shard: run puts them on the
+	// store's do-not-call list before its first call.
+	FlaggedNumbers int `json:"flagged_numbers,omitempty"`
 
 	groups    []*problemGroup
 	repair    []*problemGroup
@@ -352,6 +356,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	p.UnmappedDoNotCall = cr.UnmappedDoNotCall()
+	if opts.Suppress != nil {
+		p.FlaggedNumbers = len(opts.Suppress.flagged)
+	}
 	for _, s := range p.Sheets {
 		p.Totals.add(s.Counts)
 		if s.Rows == 0 && s.Error == "" {
@@ -488,6 +495,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, ", the first may be called from %s", p.heldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
 		}
 		b.WriteString(".\n")
+	}
+	if p.FlaggedNumbers > 0 {
+		fmt.Fprintf(&b, "\nMarked do not call in the sheets: %d number(s), suppressed in every row that holds them; run puts those not on it yet on the store's do-not-call list before its first call, so that every campaign on the store honours them.\n", p.FlaggedNumbers)
 	}
 	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
 		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)

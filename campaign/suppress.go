@@ -34,6 +34,12 @@ type Suppression struct {
 	// pressure is the store's counted call starts as read for the report
 	// ([Suppression.SetPressure]); replaced whole, as dnc is.
 	pressure atomic.Pointer[pressureView]
+
+	// flagged are the numbers a do_not_call: column of the campaign's
+	// sheets marks do not call, each with the first row that does: every
+	// row with one of them is suppressed, wherever it is.
+	flagged     map[uint64]FlaggedNumber
+	flagsUnread *sheet.Error // see FlagsUnread
 }
 
 // pressureView is contact pressure's starts as read at a time.
@@ -110,8 +116,9 @@ var suppressionHeaders = []string{"number", "nummer", "rufnummer", "numerodetele
 // choose its number column.
 const suppressionSample = 64
 
-// LoadSuppression reads the suppression files, streamed: memory grows
-// with the numbers, not the files. In each, the first row is a header
+// LoadSuppression reads the suppression files, and the numbers the
+// sheets' do_not_call: columns flag ([File.ReadFlagged]), streamed: memory
+// grows with the numbers, not the files. In each, the first row is a header
 // only if none of its cells reads as a phone number; the number column is
 // the one named in the campaign file, else the one whose first rows read
 // as numbers most often (a header such as Phone, Mobile, Number, Telefon
@@ -134,6 +141,10 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 		if err := s.load(ctx, p, f.Path(p.File), norm, regions, fail); err != nil {
 			return nil, err
 		}
+	}
+	var err error
+	if s.flagged, s.flagsUnread, err = f.ReadFlagged(ctx, norm); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

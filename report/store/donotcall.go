@@ -32,8 +32,10 @@ type DoNotCallEntry struct {
 	At      time.Time `json:"at"`
 	Removed bool      `json:"removed,omitempty"` // a removal; else an addition
 	// Source says where the entry came from: "delivery KEY of campaign
-	// NAME" (an opt-out `callrun listen` received), "suppress add",
-	// "suppress remove" or "import FILE".
+	// NAME" (an opt-out `callrun listen` received), "do_not_call column
+	// "COL" of campaign NAME (sheet FILE, row N)" (a row of a sheet the
+	// CRM flagged, put there by a run), "suppress add", "suppress
+	// remove" or "import FILE".
 	Source string `json:"source"`
 	Reason string `json:"reason,omitempty"` // a removal's --reason
 }
