@@ -25,8 +25,18 @@ import (
 // without the preset, calls X then. `callrun history` lists the
 // conversation; a rehearsal's answered calls record none in the real
 // store.
+//
+// With PostgreSQL the three campaigns and listen share the database: the
+// conversation is a row of callrun_conversations.
 func TestRegFHoldsAfterAConversation(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testRegFHoldsAfterAConversation(t, kind) })
+	}
+}
+
+func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 	ctx := context.Background()
+	db := e2eDatabase(t, kind)
 	addr := freePort(t)
 	srv := sandbox.NewServer(sandbox.Options{CallDuration: 20 * time.Millisecond,
 		AccountWebhook: sandbox.AccountWebhook{URL: "http://" + addr + "/callrun/a/" + hookSecret}})
@@ -42,6 +52,12 @@ func TestRegFHoldsAfterAConversation(t *testing.T) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if db != "" {
+			yaml += "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"
+			t.Setenv("CALLRUN_TOKEN_FILE", "") // the token is kept in the database
+			t.Setenv("CALLRUN_DATABASE_URL", db)
+			t.Setenv(store.TokenKeyVar, e2eTokenKey)
 		}
 		b = []byte(strings.Replace(string(b), "name: test\n", "name: "+name+"\n", 1) + yaml)
 		if err := os.WriteFile(path, b, 0o644); err != nil {
@@ -67,9 +83,18 @@ func TestRegFHoldsAfterAConversation(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	talks, err := store.OpenCallStartsFile(home).Conversations(ctx, x)
+	var starts store.CallStarts = store.OpenCallStartsFile(home)
+	if db != "" {
+		p, err := store.OpenPostgres(ctx, db, "reader", 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		starts = p.CallStarts()
+	}
+	talks, err := starts.Conversations(ctx, x)
 	if err != nil || len(talks) != 1 || talks[0].Campaign != "campaign-a" {
-		t.Fatalf("the conversations with X in CALLRUN_HOME: %+v, %v; want A's call, once\nlisten:\n%s", talks, err, logs.String())
+		t.Fatalf("the conversations with X in the store: %+v, %v; want A's call, once\nlisten:\n%s", talks, err, logs.String())
 	}
 	talked := talks[0].At
 
@@ -125,7 +150,7 @@ func TestRegFHoldsAfterAConversation(t *testing.T) {
 	if err := runCampaign(ctx, nolog, runOptions{path: a, sandbox: true}, io.Discard); err != nil {
 		t.Fatalf("run --sandbox: %v", err)
 	}
-	if talks, err := store.OpenCallStartsFile(home).Conversations(ctx, x); err != nil || len(talks) != 1 {
+	if talks, err := starts.Conversations(ctx, x); err != nil || len(talks) != 1 {
 		t.Errorf("after a rehearsal, the conversations with X: %+v, %v; want A's one", talks, err)
 	}
 	if _, err := os.Stat(filepath.Join(home, "sandbox", store.ConversationsFileName)); !errors.Is(err, os.ErrNotExist) {
