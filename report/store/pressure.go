@@ -183,6 +183,7 @@ type pressureOp struct {
 // list is in ([CallStartsFile]); with PostgreSQL, a table of the database
 // ([Postgres.CallStarts]). A journal opened with a [Pressure] checks and
 // counts each intent in it as it commits the intent.
+//
 // Beside the starts it keeps the conversations `callrun listen` records
 // ([Conversation]), which hold a number for a campaign with Reg F's rule
 // ([Pressure.AfterConversation]), checked with the count.
@@ -222,10 +223,11 @@ const (
 type CallStartsFile struct {
 	dir string
 
-	mu    sync.Mutex
-	size  int64                     // bytes read into open
-	open  map[string][]countedStart // counted starts by number, as of size
-	talks conversationsFile         // the conversations, in a file of their own
+	mu   sync.Mutex
+	size int64                     // bytes read into open
+	open map[string][]countedStart // counted starts by number, as of size
+
+	talks conversationsFile // the conversations, in a file of their own; under mu
 }
 
 // countedStart is what a CallStartsFile keeps in memory of a counted start:
