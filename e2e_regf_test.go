@@ -42,11 +42,13 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 		AccountWebhook: sandbox.AccountWebhook{URL: "http://" + addr + "/callrun/a/" + hookSecret}})
 	t.Cleanup(srv.Close)
 	const x = "+14155550132" // testCampaign's one contact
+	home := "" // the first campaign's CALLRUN_HOME, of this test's own
 	newCampaign := func(name, yaml string) string {
 		t.Helper()
-		home := os.Getenv("CALLRUN_HOME")
 		path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-		if home != "" {
+		if home == "" {
+			home = os.Getenv("CALLRUN_HOME")
+		} else {
 			t.Setenv("CALLRUN_HOME", home) // every campaign on one store
 		}
 		b, err := os.ReadFile(path)
@@ -69,7 +71,6 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 		return path
 	}
 	a := newCampaign("campaign-a", "pressure: {preset: reg_f}\noutcomes:\n  url: http://"+addr+"/callrun/a/"+hookSecret+"\n")
-	home := os.Getenv("CALLRUN_HOME")
 	var logs e2eBuffer
 	_, stop := startListenOn(t, &logs, addr, a)
 	if err := runCampaign(ctx, nolog, runOptions{path: a}, io.Discard); err != nil {
