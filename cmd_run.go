@@ -226,6 +226,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if limits := f.PressureLimits(); limits == nil {
 		log.Warn().Msg("pressure: {off: true}: nothing limits how often a number is called across campaigns; this campaign may call a person called an hour ago by another")
 	} else if !o.sandbox {
+		if w := f.RegFWarning(); w != "" {
+			log.Warn().Msg(w)
+		}
 		starts, err := callStarts(saved.store)
 		if err != nil {
 			return err

@@ -164,6 +164,16 @@ func (f *File) PressureAfterConversation() time.Duration {
 	return 0
 }
 
+// RegFWarning is what plan and run say of a campaign with Reg F's preset
+// and no outcomes: block, whose own answered calls no listen records; ""
+// for any other campaign.
+func (f *File) RegFWarning() string {
+	if f.PressureAfterConversation() == 0 || f.Outcomes != nil {
+		return ""
+	}
+	return "pressure: {preset: reg_f} holds a number 7 days after a conversation, but this campaign has no outcomes: block, so callrun listen records no conversation of its own calls; only those of campaigns on this store whose listen runs hold its numbers"
+}
+
 // PresetRegF is `pressure.preset: reg_f`: US debt collection's 7 calls in
 // 7 days, and no call within 7 days after a conversation (Reg F, 12 CFR
 // 1006.14(b)(2)).

@@ -375,6 +375,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	if f.PressureLimits() == nil {
 		p.Warnings = append(p.Warnings, "pressure: {off: true}: nothing limits how often a number is called across campaigns; a person called an hour ago by another campaign is called again")
 	}
+	if w := f.RegFWarning(); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
 	p.Warnings = append(p.Warnings, HoursWarnings(f)...)
 	p.Warnings = append(p.Warnings, ConsentWarnings(f)...)
 	if n := p.Hours.OtherZones; n > 0 {

@@ -350,5 +350,8 @@ func TestPlanHoldsAfterConversation(t *testing.T) {
 		if h := pp.hold(dtPhone(0), now); c.held == 1 && (h == nil || !strings.Contains(h.Error(), "a conversation on 2026-11-02")) {
 			t.Errorf("the reason a held contact's row gives: %v", h)
 		}
+		if warned := strings.Contains(strings.Join(plan.Warnings, "\n"), "no outcomes: block"); warned != (c.held == 1) {
+			t.Errorf("%q: warnings %q; want the one of reg_f without outcomes: exactly with reg_f", c.yaml, plan.Warnings)
+		}
 	}
 }
