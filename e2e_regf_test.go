@@ -42,7 +42,9 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 		AccountWebhook: sandbox.AccountWebhook{URL: "http://" + addr + "/callrun/a/" + hookSecret}})
 	t.Cleanup(srv.Close)
 	const x = "+14155550132" // testCampaign's one contact
-	home := ""               // the first campaign's CALLRUN_HOME, of this test's own
+
+	// Every campaign on the first one's CALLRUN_HOME, of this test's own.
+	home := ""
 	newCampaign := func(name, yaml string) string {
 		t.Helper()
 		path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
