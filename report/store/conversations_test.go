@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -164,5 +166,74 @@ func TestConverseCutsATornLine(t *testing.T) {
 	got, err := OpenCallStartsFile(home).Conversed(ctx, t0.Add(-time.Hour))
 	if err != nil || len(got) != 2 || got["+14155550101"] != (time.Time{}) {
 		t.Errorf("after a torn line: %v, %v; want the two whole conversations", got, err)
+	}
+}
+
+// TestConversationsDuringARun: conversations recorded while a Reg F
+// campaign's journal appends intents to the same numbers, from another
+// CallStarts as listen would: an intent whose Append began after its
+// number's conversation was recorded is always held, in files and in
+// PostgreSQL.
+func TestConversationsDuringARun(t *testing.T) {
+	ctx := context.Background()
+	for _, sk := range storeKinds {
+		t.Run(sk.name, func(t *testing.T) {
+			now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+			clock := func() time.Time { return now }
+			s := sk.open(t, "regf", 0, 1)
+			defer lockStore(t, s)()
+			p := pressureFor(t, s, "regf", clock)
+			p.Limits, p.AfterConversation = regF, RegFAfterConversation
+			j, st, err := s.OpenJournal(ctx, JournalOptions{Pressure: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			defer j.Close()
+			listen := pressureFor(t, sk.open(t, "listen", 0, 1), "", clock).Starts // another handle on the same starts
+			const n = 40
+			recorded := make([]chan struct{}, n)
+			for i := range recorded {
+				recorded[i] = make(chan struct{})
+			}
+			number := func(i int) string { return fmt.Sprintf("+1415555%04d", 1000+i) }
+			errs := make(chan error, 1)
+			go func() {
+				for i := range n {
+					if _, err := listen.Converse(ctx, Conversation{Number: number(i), At: now.Add(-time.Minute), Campaign: "a", Key: fmt.Sprint(i)}); err != nil {
+						errs <- err
+						return
+					}
+					close(recorded[i])
+				}
+				errs <- nil
+			}()
+			var wg sync.WaitGroup
+			for w := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := w; i < n; i += 4 {
+						after := false
+						select {
+						case <-recorded[i]:
+							after = true
+						default:
+						}
+						err := j.Append(Record{Type: TypeIntent, Agent: "A", Phone: number(i), Attempt: 1})
+						if after && !errors.Is(err, ErrHeld) {
+							t.Errorf("%s: an intent begun after its conversation was recorded: %v, want held", number(i), err)
+						}
+						if err != nil && !errors.Is(err, ErrHeld) {
+							t.Errorf("%s: %v", number(i), err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
