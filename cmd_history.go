@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -19,7 +20,9 @@ func historyCommand(s *session) *cli.Command {
 campaign's store (with files, those sharing CALLRUN_HOME; with state: {postgres: ...},
 the database), oldest first: when, which campaign and agent, and whether it still
 counts (sent, uncertain or in flight) or was given back (the service refused it, or it
-was provably never sent). The number is read in the campaign's region.
+was provably never sent); then the conversations with it (calls the outcomes say were
+answered, which hold the number 7 days for a campaign with pressure: {preset: reg_f}).
+The number is read in the campaign's region.
 
 Example: callrun history spring.yaml "(415) 555-0132"`,
 		Flags: []cli.Flag{formatFlag()},
@@ -48,27 +51,38 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			if err != nil {
 				return err
 			}
+			talks, err := starts.Conversations(c.Context, numbers[0])
+			if err != nil {
+				return err
+			}
 			out := c.App.Writer
 			if format == "json" {
-				if hist == nil {
-					hist = []store.CallStart{}
-				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(hist)
+				return enc.Encode(historyEntries(hist, talks))
 			}
-			if len(hist) == 0 {
+			if len(hist) == 0 && len(talks) == 0 {
 				fmt.Fprintf(out, "No call start to %s in the %s.\n", numbers[0], starts)
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "WHEN (UTC)\tCAMPAIGN\tAGENT\tCOUNTS")
+			if len(hist) == 0 {
+				fmt.Fprintf(tw, "No call start to %s in the %s.\n", numbers[0], starts)
+			} else {
+				fmt.Fprintln(tw, "WHEN (UTC)\tCAMPAIGN\tAGENT\tCOUNTS")
+			}
 			for _, h := range hist {
 				counts := "yes (sent, uncertain or in flight)"
 				if h.Released {
 					counts = "no (refused, or never sent)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.At.UTC().Format(time.RFC3339), h.Campaign, h.Agent, counts)
+			}
+			if len(talks) > 0 {
+				fmt.Fprintln(tw, "\nCONVERSATION (UTC)\tCAMPAIGN\tDELIVERY")
+				for _, c := range talks {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", c.At.UTC().Format(time.RFC3339), c.Campaign, c.Key)
+				}
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -80,10 +94,38 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 					at = append(at, h.At)
 				}
 			}
-			if held := store.HoldUntil(limits, numbers[0], at, time.Now()); held != nil {
+			var talked time.Time
+			if len(talks) > 0 {
+				talked = talks[len(talks)-1].At
+			}
+			now := time.Now()
+			held := store.Later(store.HoldUntil(limits, numbers[0], at, now), store.HoldAfterConversation(numbers[0], talked, l.f.PressureAfterConversation(), now))
+			if held != nil {
 				fmt.Fprintf(out, "\nUnder this campaign's contact pressure (%s) it may be called again from %s.\n", pressureSaid(l.f), held.Until.Local().Format("Mon 2 Jan 15:04 MST"))
 			}
 			return nil
 		},
 	}
+}
+
+// historyEntry is one line of `callrun history --format json`: a call
+// start, or a conversation (with its delivery's key).
+type historyEntry struct {
+	Kind string `json:"kind"` // "call_start" or "conversation"
+	store.CallStart
+	Key string `json:"key,omitempty"`
+}
+
+// historyEntries is the call starts and the conversations of a number in
+// one list, oldest first.
+func historyEntries(hist []store.CallStart, talks []store.Conversation) []historyEntry {
+	out := make([]historyEntry, 0, len(hist)+len(talks))
+	for _, h := range hist {
+		out = append(out, historyEntry{Kind: "call_start", CallStart: h})
+	}
+	for _, c := range talks {
+		out = append(out, historyEntry{Kind: "conversation", CallStart: store.CallStart{Number: c.Number, At: c.At, Campaign: c.Campaign}, Key: c.Key})
+	}
+	slices.SortStableFunc(out, func(a, b historyEntry) int { return a.At.Compare(b.At) })
+	return out
 }

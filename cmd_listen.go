@@ -85,6 +85,7 @@ type hookTarget struct {
 	store      store.Store
 	deliveries *store.Deliveries
 	dnc        store.DoNotCallList // where its opt-outs go; nil without outcomes.opt_out
+	starts     store.CallStarts    // where its conversations go; nil for a rehearsal's receiver
 
 	// Read and written by the quiet check; last also by each delivery.
 	last   atomic.Int64 // unix nanoseconds of the last delivery stored or found stored; 0: none yet
@@ -197,6 +198,16 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		return nil, fmt.Errorf("%s: %w", f.Source, err)
 	}
 	t := &hookTarget{name: f.Name, f: f, store: s, deliveries: d}
+	if !sandbox {
+		// The store's call starts, where a call.answered delivery records
+		// a conversation for Reg F's contact pressure. A rehearsal's
+		// answered calls phoned nobody: they record none, anywhere.
+		if t.starts, err = callStarts(s); err != nil {
+			d.Close()
+			s.Close()
+			return nil, err
+		}
+	}
 	if f.Outcomes.OptOut != nil {
 		// The store's list, as run reads it (a rehearsal's own with
 		// sandbox): the files' list beside files, the database's
@@ -287,6 +298,14 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
 		return
 	}
+	if err := l.converse(r.Context(), t, &d, start); err != nil {
+		// Stored, but the conversation is not recorded: not acknowledged,
+		// so the service sends it again, and its retry records it.
+		l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
+		l.log.Error().Str("campaign", t.name).Str("key", d.Key()).Err(err).Msg("recording a conversation in the call starts")
+		http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
+		return
+	}
 	l.noteStored(t, d, isNew, start)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte("{\"stored\":true}\n")) //nolint:errcheck
@@ -314,6 +333,25 @@ func (l *listener) optOut(ctx context.Context, t *hookTarget, d *apiclient.Deliv
 		l.log.Info().Str("campaign", t.name).Str("key", d.Key()).Str("list", t.dnc.String()).Msg("opt-out: the number is on the do-not-call list")
 	}
 	return nil
+}
+
+// converse records a conversation with the number of delivery d,
+// received at, in the store's call starts, durably, when d says the call
+// was answered: before d is acknowledged, so that a campaign with Reg F's
+// rule started after that never calls the number within 7 days of it. A
+// retry of d records nothing more.
+func (l *listener) converse(ctx context.Context, t *hookTarget, d *apiclient.Delivery, at time.Time) error {
+	if t.starts == nil || !campaign.Answered(d.Event) {
+		return nil
+	}
+	number, err := t.f.ReadNumber(phone.NewNormalizer(), d.Fields["phone_number"])
+	if err != nil {
+		// No contact can have it: acknowledged, and said.
+		l.log.Warn().Str("campaign", t.name).Str("key", d.Key()).Err(err).Msg("an answered call whose phone_number does not read: no conversation recorded")
+		return nil
+	}
+	_, err = t.starts.Converse(ctx, store.Conversation{Number: number, At: at.UTC(), Campaign: t.name, Key: d.Key()})
+	return err
 }
 
 // noteStored counts and logs a delivery stored durably (isNew), or found

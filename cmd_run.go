@@ -98,7 +98,16 @@ type runOptions struct {
 	sandboxStarted  func(*sandbox.Server)  // given it once started
 	outcomesWait    time.Duration          // run --sandbox's wait for its deliveries; 0: sandboxOutcomesWait
 	journal         store.JournalOptions
-	metricsInterval time.Duration // between writes of the metrics file; 0: 5s
+	metricsInterval time.Duration    // between writes of the metrics file; 0: 5s
+	now             func() time.Time // the clock contact pressure is read with; nil: time.Now
+}
+
+// clock is the time now by o.now.
+func (o *runOptions) clock() time.Time {
+	if o.now != nil {
+		return o.now()
+	}
+	return time.Now()
 }
 
 // busy is err with what to do, when it says that another run holds the
@@ -232,6 +241,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if limits := f.PressureLimits(); limits == nil {
 		log.Warn().Msg("pressure: {off: true}: nothing limits how often a number is called across campaigns; this campaign may call a person called an hour ago by another")
 	} else if !o.sandbox {
+		if w := f.RegFWarning(); w != "" {
+			log.Warn().Msg(w)
+		}
 		starts, err := callStarts(saved.store)
 		if err != nil {
 			return err
@@ -245,7 +257,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 				log.Info().Msgf("moved %d call starts older than %d days into %s, where callrun history still finds them", moved, int(store.StartsHorizon/(24*time.Hour)), store.CallStartsArchiveName)
 			}
 		}
-		jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: f.Name}
+		jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: f.Name, AfterConversation: f.PressureAfterConversation(), Now: o.now}
 	}
 	journal, state, err := saved.store.OpenJournal(ctx, jopts)
 	if err != nil {
@@ -460,7 +472,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		log.Info().Int("do_not_call", res.DoNotCall).Msgf("%d contact(s) not called: their number is on the %s", res.DoNotCall, dnc)
 	}
 	if res.Held > 0 {
-		log.Info().Int("held", res.Held).Msgf("%d contact(s) left pending by contact pressure (called on this store as often as %s allows); the first may be called from %s", res.Held, pressureSaid(f), res.HeldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
+		log.Info().Int("held", res.Held).Msgf("%d contact(s) left pending by contact pressure (on this store: %s); the first may be called from %s", res.Held, pressureSaid(f), res.HeldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
 	}
 	// The numbers put on the list during the run, for the report.
 	if err := loadDoNotCall(context.WithoutCancel(ctx), dnc, suppress); err != nil {
@@ -469,7 +481,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	// The call starts as they are now, so that each held contact's row
 	// says when it may be called.
 	if jopts.Pressure != nil {
-		now := time.Now()
+		now := o.clock()
 		if p, err := readPressure(context.WithoutCancel(ctx), f, saved.store, now); err != nil {
 			log.Warn().Err(err).Msg("could not read the call starts again: the report does not say when the held contacts may be called")
 		} else {

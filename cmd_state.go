@@ -27,7 +27,8 @@ func stateCommand(s *session) *cli.Command {
 to the campaign file, copy what state_dir's journal (and its shards') says into
 the database, so that the runs from there on, from any machine, know who was
 called. The machine's do-not-call list and its call starts of the last 30 days
-(every campaign's, for contact pressure) are copied too. Refuses when the
+(every campaign's, for contact pressure), and the
+conversations listen heard (for Reg F's 7 days), are copied too. Refuses when the
 database holds the campaign already (unless --merge), and while a run holds the
 campaign. The local journal is kept, and marked so that a run from the files is
 refused from then on.
@@ -123,6 +124,16 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", startsFile, err)
 	}
+	// And the conversations listen heard, which hold a number for Reg F's
+	// 7 days whichever campaign made the call.
+	talks, err := startsFile.RecentConversations(ctx, time.Now().Add(-store.StartsHorizon))
+	if err != nil {
+		return err
+	}
+	addedTalks, err := pg.CopyConversations(ctx, talks)
+	if err != nil {
+		return fmt.Errorf("copying the conversations beside the %s into the database (nothing of the journal was pushed): %w", startsFile, err)
+	}
 	n, err := pg.Push(ctx, merge, journals...)
 	if err != nil {
 		return err
@@ -138,6 +149,10 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	if len(recent) > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d call starts of the last %d days in the %s into the database's, which contact pressure counts (the others were there already).\n",
 			addedStarts, len(recent), int(store.StartsHorizon/(24*time.Hour)), startsFile)
+	}
+	if len(talks) > 0 {
+		fmt.Fprintf(out, "Copied %d of the %d conversations of the last %d days beside the %s into the database's, which Reg F's contact pressure counts (the others were there already).\n",
+			addedTalks, len(talks), int(store.StartsHorizon/(24*time.Hour)), startsFile)
 	}
 	fmt.Fprintf(out, "Runs use the database from now on; the local files stay, marked with %s.\n", store.PushedFile)
 	return nil

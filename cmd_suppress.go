@@ -54,7 +54,8 @@ func callStarts(st store.Store) (store.CallStarts, error) {
 }
 
 // readPressure reads the call starts of the store st that count at now
-// under the campaign's contact pressure, for plan and the report; nil
+// under the campaign's contact pressure, and with Reg F's rule the
+// conversations that do, for plan and the report; nil
 // when the campaign turns pressure off.
 func readPressure(ctx context.Context, f *campaign.File, st store.Store, now time.Time) (*campaign.PlanPressure, error) {
 	limits := f.PressureLimits()
@@ -69,7 +70,13 @@ func readPressure(ctx context.Context, f *campaign.File, st store.Store, now tim
 	if err != nil {
 		return nil, err
 	}
-	return &campaign.PlanPressure{Limits: limits, Starts: starts}, nil
+	p := &campaign.PlanPressure{Limits: limits, Starts: starts, AfterConversation: f.PressureAfterConversation()}
+	if p.AfterConversation > 0 {
+		if p.Conversations, err = cs.Conversed(ctx, now.Add(-p.AfterConversation)); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // loadDoNotCall reads the numbers on list into sup, for plan, run, status
@@ -382,7 +389,7 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 }
 
 // pressureSaid names the campaign's contact pressure for people:
-// "1 in 24 hours, 14 in 14 days".
+// "1 in 24 hours, 14 in 14 days", and Reg F's conversation rule.
 func pressureSaid(f *campaign.File) string {
 	var parts []string
 	for _, l := range f.PressureLimits() {
@@ -390,6 +397,9 @@ func pressureSaid(f *campaign.File) string {
 	}
 	if len(parts) == 0 {
 		return "no limit (pressure: {off: true})"
+	}
+	if f.PressureAfterConversation() > 0 {
+		parts = append(parts, "none within 7 days after a conversation")
 	}
 	return strings.Join(parts, ", ")
 }

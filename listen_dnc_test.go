@@ -94,3 +94,83 @@ func TestListenPutsOptOutsOnTheList(t *testing.T) {
 		t.Errorf("listen: %v", err)
 	}
 }
+
+// TestListenRecordsConversations: a call.answered delivery records a
+// conversation for its number (read with the campaign's region) in the
+// call starts in CALLRUN_HOME before it is answered 200; its retry
+// records nothing more; call.started and call.ended record none; a
+// conversations file that cannot be written gets 503, so the service
+// sends it again, and the retry records it.
+func TestListenRecordsConversations(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	t.Setenv("CALLRUN_HOME", home)
+	path := writeListenCampaign(t, dir, "spring")
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(b, "region: US\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs e2eBuffer
+	base, stop := startListen(t, &logs, path)
+	hook := base + "/callrun/spring/" + hookSecret
+	send := func(event, phone string) int {
+		t.Helper()
+		resp, err := http.PostForm(hook, url.Values{"event": {event}, "phone_number": {phone}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	starts := store.OpenCallStartsFile(home)
+	talked := func() map[string]time.Time {
+		t.Helper()
+		m, err := starts.Conversed(context.Background(), time.Now().Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, ev := range []string{"call.started", "call.ended"} {
+		if got := send(ev, "(415) 555-0132"); got != 200 || len(talked()) != 0 {
+			t.Fatalf("%s: answered %d, conversations %v; want none", ev, got, talked())
+		}
+	}
+	if got := send("call.answered", "(415) 555-0132"); got != 200 {
+		t.Fatalf("call.answered: answered %d", got)
+	}
+	// Acknowledged, so recorded already: no waiting.
+	if m := talked(); len(m) != 1 || time.Since(m["+14155550132"]) > time.Minute {
+		t.Fatalf("after call.answered: %v", m)
+	}
+	if got := send("call.answered", "(415) 555-0132"); got != 200 {
+		t.Errorf("its retry: answered %d", got)
+	}
+	if cs, err := starts.Conversations(context.Background(), "+14155550132"); err != nil || len(cs) != 1 || cs[0].Campaign != "spring" {
+		t.Errorf("after the retry: %+v, %v; want one conversation, of spring", cs, err)
+	}
+
+	bad := filepath.Join(home, store.ConversationsFileName)
+	if err := os.Rename(bad, bad+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(bad, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := send("call.answered", "+14155550133"); got != http.StatusServiceUnavailable {
+		t.Errorf("a conversation the file cannot take: answered %d, want 503", got)
+	}
+	os.Remove(bad)
+	if err := os.Rename(bad+".away", bad); err != nil {
+		t.Fatal(err)
+	}
+	if got := send("call.answered", "+14155550133"); got != 200 {
+		t.Errorf("the service's retry: answered %d", got)
+	}
+	if m := talked(); len(m) != 2 || m["+14155550133"].IsZero() {
+		t.Errorf("after the retry: %v", m)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("listen: %v", err)
+	}
+}

@@ -52,11 +52,17 @@ var listeningLine = regexp.MustCompile(`listening on (http://\S+)`)
 // function that stops it (as SIGTERM does) and returns its error.
 func startListen(t *testing.T, logs *e2eBuffer, paths ...string) (string, func() error) {
 	t.Helper()
+	return startListenOn(t, logs, "127.0.0.1:0", paths...)
+}
+
+// startListenOn is startListen on addr.
+func startListenOn(t *testing.T, logs *e2eBuffer, addr string, paths ...string) (string, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out e2eBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- listen(ctx, zerolog.New(logs), listenOptions{paths: paths, addr: "127.0.0.1:0"}, &out)
+		done <- listen(ctx, zerolog.New(logs), listenOptions{paths: paths, addr: addr}, &out)
 	}()
 	var base string
 	waitFor(t, 10*time.Second, "listen to start", func() bool {

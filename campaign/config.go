@@ -120,8 +120,8 @@ type OptOut struct {
 
 // Pressure is the `pressure:` block: at most PerDay call starts to one
 // number in any 24 hours and Per14Days in any 14 days, counted over
-// every campaign on the store; Preset "reg_f" adds Reg F's 7 in 7 days.
-// Off turns contact pressure off, and every plan and run warns.
+// every campaign on the store; Preset "reg_f" adds Reg F's 7 in 7 days,
+// and no call within 7 days after a conversation. Off turns contact pressure off, and every plan and run warns.
 type Pressure struct {
 	PerDay    int    `yaml:"per_day"`
 	Per14Days int    `yaml:"per_14_days"`
@@ -153,8 +153,30 @@ func (f *File) PressureLimits() []store.PressureLimit {
 	return limits
 }
 
+// PressureAfterConversation returns how long after a conversation with
+// a number (a call the outcomes say was answered) the campaign does not
+// call it: Reg F's 7 days with `preset: reg_f`, else 0, and conversations
+// hold nothing.
+func (f *File) PressureAfterConversation() time.Duration {
+	if p := f.Pressure; p != nil && !p.Off && p.Preset == PresetRegF {
+		return store.RegFAfterConversation
+	}
+	return 0
+}
+
+// RegFWarning is what plan and run say of a campaign with Reg F's preset
+// and no outcomes: block, whose own answered calls no listen records; ""
+// for any other campaign.
+func (f *File) RegFWarning() string {
+	if f.PressureAfterConversation() == 0 || f.Outcomes != nil {
+		return ""
+	}
+	return "pressure: {preset: reg_f} holds a number 7 days after a conversation, but this campaign has no outcomes: block, so callrun listen records no conversation of its own calls; only those of campaigns on this store whose listen runs hold its numbers"
+}
+
 // PresetRegF is `pressure.preset: reg_f`: US debt collection's 7 calls in
-// 7 days (Reg F, 12 CFR 1006.14(b)(2)).
+// 7 days, and no call within 7 days after a conversation (Reg F, 12 CFR
+// 1006.14(b)(2)).
 const PresetRegF = "reg_f"
 
 // DefaultOutcomeFields are the delivery fields outcome_detail shows when

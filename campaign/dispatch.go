@@ -141,8 +141,8 @@ type RunResult struct {
 	DoNotCall int
 	// Held counts, of Pending, the contacts contact pressure held back:
 	// their number was called on the store (by any campaign) as often as
-	// the limits allow; HeldUntil is the earliest that one of them may be
-	// called again.
+	// the limits allow, or talked to within 7 days under Reg F's rule;
+	// HeldUntil is the earliest that one of them may be called again.
 	Held       int
 	HeldUntil  time.Time
 	StartedAt  time.Time

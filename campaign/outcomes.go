@@ -267,6 +267,11 @@ const (
 	EventEnded    = "call.ended"
 )
 
+// Answered reports whether a delivery's event says its call was
+// answered (call.answered): a conversation, which Reg F's contact
+// pressure holds the number for.
+func Answered(event string) bool { return eventRank(event) == 2 }
+
 // outcomeName is the report's name of a delivered event: started,
 // answered, ended (also an agent webhook's completion), or other.
 func outcomeName(event string) string {

@@ -26,8 +26,9 @@ type Counts struct {
 	ToCall     int `json:"to_call"`
 	// Held counts the contacts contact pressure holds back for now: their
 	// number was called on the store (by any campaign) as often as the
-	// limits allow, or this campaign calls it already (dedupe: agent or
-	// none); they stay pending, to be called later.
+	// limits allow, or talked to within 7 days under Reg F's rule, or
+	// this campaign calls it already (dedupe: agent or none); they stay
+	// pending, to be called later.
 	Held int `json:"held"`
 	// DoNotCall counts, of Suppressed, the contacts not yet called whose
 	// number is on the store's do-not-call list.
@@ -133,7 +134,8 @@ func (p *PlanPressure) hold(number string, now time.Time) *store.HeldError {
 	if p == nil {
 		return nil
 	}
-	return store.HoldUntil(p.Limits, number, p.Starts[number], now)
+	return store.Later(store.HoldUntil(p.Limits, number, p.Starts[number], now),
+		store.HoldAfterConversation(number, p.Conversations[number], p.AfterConversation, now))
 }
 
 // add counts a call start to number at now, as run would.
@@ -221,10 +223,14 @@ type PlanOptions struct {
 
 // PlanPressure is what a plan knows of contact pressure: the limits, and
 // the store's counted call starts of each number (within the longest
-// limit), which BuildPlan adds its own contacts to call to.
+// limit), which BuildPlan adds its own contacts to call to; with Reg F's
+// rule (AfterConversation), the latest conversation with each number
+// within it.
 type PlanPressure struct {
-	Limits []store.PressureLimit
-	Starts map[string][]time.Time
+	Limits            []store.PressureLimit
+	Starts            map[string][]time.Time
+	AfterConversation time.Duration
+	Conversations     map[string]time.Time
 }
 
 // BuildPlan reads every sheet and counts what run would do with each row.
@@ -376,6 +382,9 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	if f.PressureLimits() == nil {
 		p.Warnings = append(p.Warnings, "pressure: {off: true}: nothing limits how often a number is called across campaigns; a person called an hour ago by another campaign is called again")
 	}
+	if w := f.RegFWarning(); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
 	p.Warnings = append(p.Warnings, HoursWarnings(f)...)
 	p.Warnings = append(p.Warnings, ConsentWarnings(f)...)
 	if n := p.Hours.OtherZones; n > 0 {
@@ -490,7 +499,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	if p.Totals.Held > 0 {
-		fmt.Fprintf(&b, "\nHeld back by contact pressure: %d contact(s), called on this store as often as the limits allow; they stay pending", p.Totals.Held)
+		fmt.Fprintf(&b, "\nHeld back by contact pressure: %d contact(s), called on this store as often as the limits allow (or, with Reg F's rule, talked to within 7 days); they stay pending", p.Totals.Held)
 		if !p.heldUntil.IsZero() {
 			fmt.Fprintf(&b, ", the first may be called from %s", p.heldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
 		}

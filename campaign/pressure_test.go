@@ -311,3 +311,47 @@ func TestPressureSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanHoldsAfterConversation: with `preset: reg_f` an online plan
+// counts held a contact whose number had a conversation on the store
+// within 7 days, though its call starts are past every limit, and says
+// when the week is over; without the preset, conversations hold nothing.
+func TestPlanHoldsAfterConversation(t *testing.T) {
+	dir := t.TempDir()
+	dtWrite(t, filepath.Join(dir, "leads.csv"), ptSheet(0, 3))
+	path := filepath.Join(dir, "campaign.yaml")
+	now := time.Date(2026, 11, 5, 9, 0, 0, 0, time.UTC)
+	talked := map[string]time.Time{
+		dtPhone(0): now.Add(-3 * 24 * time.Hour),          // held 4 days more
+		dtPhone(1): now.Add(-store.RegFAfterConversation), // the week is over
+		dtPhone(9): now.Add(-time.Hour),                   // not in the sheet
+	}
+	starts := map[string][]time.Time{dtPhone(0): {now.Add(-3*24*time.Hour - time.Minute)}}
+	for _, c := range []struct {
+		yaml string
+		held int
+	}{{"pressure: {preset: reg_f}\n", 1}, {"", 0}} {
+		dtWrite(t, path, dtCampaign(10, 1, c.yaml))
+		f, err := Load(path, LoadOptions{Offline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pp := &PlanPressure{Limits: f.PressureLimits(), Starts: starts, AfterConversation: f.PressureAfterConversation(), Conversations: talked}
+		plan, err := BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: now, Pressure: pp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Totals.Held != c.held || plan.Totals.ToCall != 3-c.held {
+			t.Errorf("%q: %+v, want %d held", c.yaml, plan.Totals, c.held)
+		}
+		if want := now.Add(4 * 24 * time.Hour).Format(time.RFC3339); c.held == 1 && plan.HeldUntil != want {
+			t.Errorf("held_until %q, want %q", plan.HeldUntil, want)
+		}
+		if h := pp.hold(dtPhone(0), now); c.held == 1 && (h == nil || !strings.Contains(h.Error(), "a conversation on 2026-11-02")) {
+			t.Errorf("the reason a held contact's row gives: %v", h)
+		}
+		if warned := strings.Contains(strings.Join(plan.Warnings, "\n"), "no outcomes: block"); warned != (c.held == 1) {
+			t.Errorf("%q: warnings %q; want the one of reg_f without outcomes: exactly with reg_f", c.yaml, plan.Warnings)
+		}
+	}
+}

@@ -70,6 +70,63 @@ func counted(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, fr
 	return out, nil
 }
 
+// conversedWith reads the latest conversation after from with each of
+// numbers (nil: every number).
+func conversedWith(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, from time.Time) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	var rows pgx.Rows
+	var err error
+	if numbers == nil {
+		rows, err = q.Query(ctx, `SELECT number, max(at) FROM callrun_conversations WHERE at > $1 GROUP BY number`, from)
+	} else {
+		rows, err = q.Query(ctx, `SELECT number, max(at) FROM callrun_conversations WHERE number = ANY($1) AND at > $2 GROUP BY number`, numbers, from)
+	}
+	if err != nil {
+		return nil, p.wrap("reading the conversations from", err)
+	}
+	var n string
+	var at time.Time
+	if _, err := pgx.ForEachRow(rows, []any{&n, &at}, func() error {
+		out[n] = at.UTC()
+		return nil
+	}); err != nil {
+		return nil, p.wrap("reading the conversations from", err)
+	}
+	return out, nil
+}
+
+// Converse inserts c, unless the table has its campaign and key, and
+// commits it (synchronous_commit on) before it returns.
+func (l *pgCallStarts) Converse(ctx context.Context, c Conversation) (bool, error) {
+	tag, err := l.p.pool.Exec(ctx, `INSERT INTO callrun_conversations (number, at, campaign, key) VALUES ($1, $2, $3, $4) ON CONFLICT (campaign, key) DO NOTHING`,
+		c.Number, c.At.UTC(), c.Campaign, c.Key)
+	if err != nil {
+		return false, l.p.wrap("recording a conversation in", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func (l *pgCallStarts) Conversations(ctx context.Context, number string) ([]Conversation, error) {
+	rows, err := l.p.pool.Query(ctx, `SELECT number, at, campaign, key FROM callrun_conversations WHERE number = $1 ORDER BY at, id`, number)
+	if err != nil {
+		return nil, l.p.wrap("reading the conversations from", err)
+	}
+	var out []Conversation
+	var c Conversation
+	if _, err := pgx.ForEachRow(rows, []any{&c.Number, &c.At, &c.Campaign, &c.Key}, func() error {
+		c.At = c.At.UTC()
+		out = append(out, c)
+		return nil
+	}); err != nil {
+		return nil, l.p.wrap("reading the conversations from", err)
+	}
+	return out, nil
+}
+
+func (l *pgCallStarts) Conversed(ctx context.Context, since time.Time) (map[string]time.Time, error) {
+	return conversedWith(ctx, l.p.pool, l.p, nil, since)
+}
+
 // press commits b in tx with contact pressure: it takes a lock on each
 // intent's number (in order, so that two batches never wait on each
 // other), gives back the starts the batch's outcomes release, counts each
@@ -111,12 +168,19 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 			return err
 		}
 	}
+	var talked map[string]time.Time
+	if after := k.pressure.AfterConversation; after > 0 && len(numbers) > 0 {
+		var err error
+		if talked, err = conversedWith(ctx, tx, k.p, numbers, now.Add(-after)); err != nil {
+			return err
+		}
+	}
 	for _, op := range ops {
 		if op.start.Released {
 			continue
 		}
 		n := op.start.Number
-		if h := HoldUntil(limits, n, have[n], now); h != nil {
+		if h := Later(HoldUntil(limits, n, have[n], now), HoldAfterConversation(n, talked[n], k.pressure.AfterConversation, now)); h != nil {
 			b.refuse(op.i, h)
 			continue
 		}

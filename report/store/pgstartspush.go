@@ -77,3 +77,23 @@ WHERE NOT EXISTS (SELECT 1 FROM callrun_call_starts s WHERE s.start_id = u.i AND
 	}
 	return tag.RowsAffected(), released, nil
 }
+
+// CopyConversations adds conversations kept in files
+// ([CallStartsFile.RecentConversations]) to the database's, for `state
+// push`, beside the call starts: a campaign on the database with Reg F's
+// preset must hold a number the machine's listen heard answered. One the
+// database holds already (the same campaign and delivery key) is not
+// added again. It returns how many it added.
+func (p *Postgres) CopyConversations(ctx context.Context, talks []Conversation) (int, error) {
+	n := len(talks)
+	numbers, ats, campaigns, keys := make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
+	for i, c := range talks {
+		numbers[i], ats[i], campaigns[i], keys[i] = c.Number, c.At.UTC(), c.Campaign, c.Key
+	}
+	tag, err := p.pool.Exec(ctx, `INSERT INTO callrun_conversations (number, at, campaign, key) SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[]) ON CONFLICT (campaign, key) DO NOTHING`,
+		numbers, ats, campaigns, keys)
+	if err != nil {
+		return 0, p.wrap("copying conversations into", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -97,3 +97,49 @@ func TestPostgresCopyCallStarts(t *testing.T) {
 		t.Errorf("y's history changed: %+v, was %+v", after, before)
 	}
 }
+
+// TestPostgresCopyConversations: the conversations beside a machine's
+// call starts within 30 days go into the database, where a campaign with
+// Reg F's rule then holds the number; a second copy adds nothing.
+func TestPostgresCopyConversations(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	const x, z = "+14155550100", "+14155550102"
+	files := OpenCallStartsFile(t.TempDir())
+	for _, c := range []Conversation{
+		{Number: z, At: now.Add(-40 * 24 * time.Hour), Campaign: "spring", Key: "old"},
+		{Number: x, At: now.Add(-2 * 24 * time.Hour), Campaign: "spring", Key: "answered"},
+	} {
+		if _, err := files.Converse(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	talks, err := files.RecentConversations(ctx, now.Add(-StartsHorizon))
+	if err != nil || len(talks) != 1 || talks[0].Number != x {
+		t.Fatalf("RecentConversations: %+v, %v; want x's of 2 days ago, not z's of 40", talks, err)
+	}
+	url := pgURL(t)
+	pg := openPostgres(t, url, "spring", 0, 1)
+	for i, want := range []int{1, 0} {
+		if added, err := pg.CopyConversations(ctx, talks); err != nil || added != want {
+			t.Fatalf("copy %d: added %d, %v; want %d", i+1, added, err, want)
+		}
+	}
+	second := openPostgres(t, url, "autumn", 0, 1)
+	unlock := lockStore(t, second)
+	defer unlock()
+	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: second.CallStarts(), Campaign: "autumn",
+		AfterConversation: RegFAfterConversation, Now: func() time.Time { return now }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	defer j.Close()
+	var h *HeldError
+	if err := j.Append(Record{Type: TypeIntent, Agent: "B", Phone: x, Attempt: 1}); !errors.As(err, &h) || !h.Until.Equal(now.Add(5*24*time.Hour)) {
+		t.Errorf("x, heard answered on the machine 2 days ago: %v, want held for 5 more days", err)
+	}
+	if err := j.Append(Record{Type: TypeIntent, Agent: "B", Phone: z, Attempt: 1}); err != nil {
+		t.Errorf("z, whose conversation was 40 days ago and not copied: %v", err)
+	}
+}

@@ -75,7 +75,7 @@ var (
 
 // schemaVersion is the version of the tables this callrun writes;
 // migrations[v] takes the tables from version v-1 to v.
-const schemaVersion = 5
+const schemaVersion = 6
 
 var migrations = [schemaVersion + 1]string{
 	1: `
@@ -141,6 +141,19 @@ CREATE TABLE callrun_call_starts (
 );
 CREATE INDEX callrun_call_starts_number ON callrun_call_starts (number, at);
 CREATE INDEX callrun_call_starts_start_id ON callrun_call_starts (start_id);`,
+	// The conversations (calls the outcomes say were answered) of every
+	// campaign in the database, which Reg F's contact pressure holds a
+	// number for: a row a delivery, never deleted.
+	6: `
+CREATE TABLE callrun_conversations (
+	id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	number   text NOT NULL,
+	at       timestamptz NOT NULL,
+	campaign text NOT NULL,
+	key      text NOT NULL,
+	UNIQUE (campaign, key)
+);
+CREATE INDEX callrun_conversations_number ON callrun_conversations (number, at);`,
 }
 
 // schemaLock is the advisory lock key (one bigint) that serialises

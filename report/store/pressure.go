@@ -24,15 +24,23 @@ import (
 var ErrHeld = errors.New("held back by contact pressure")
 
 // HeldError says why an intent was held back and when its number may be
-// called again.
+// called again: a limit it is at, or a conversation with it.
 type HeldError struct {
 	Number string
 	Limit  PressureLimit // the limit the number is at
 	Starts int           // its call starts within Limit.Within
 	Until  time.Time     // when it may be called again
+	// Conversation, when set, is the conversation that holds the number
+	// for After ([HoldAfterConversation]) instead of a limit.
+	Conversation time.Time
+	After        time.Duration
 }
 
 func (e *HeldError) Error() string {
+	if !e.Conversation.IsZero() {
+		return fmt.Sprintf("held back: a conversation on %s on this store (Reg F: no call within %s after a conversation); may be called again from %s",
+			e.Conversation.UTC().Format(time.DateOnly), PressureLimit{Within: e.After}.span(), e.Until.UTC().Format(time.RFC3339))
+	}
 	return fmt.Sprintf("held back: called %s within %s on this store (contact pressure: at most %s); may be called again from %s",
 		times(e.Starts), e.Limit.span(), e.Limit, e.Until.UTC().Format(time.RFC3339))
 }
@@ -80,6 +88,10 @@ type Pressure struct {
 	Starts CallStarts
 	// Campaign names the campaign in each call start it records.
 	Campaign string
+	// AfterConversation, if set, holds a number for that long after a
+	// conversation with it ([HoldAfterConversation]): Reg F's
+	// [RegFAfterConversation]. 0: conversations hold nothing.
+	AfterConversation time.Duration
 	// Now is the clock the limits are read with; nil is time.Now.
 	Now func() time.Time
 }
@@ -172,6 +184,10 @@ type pressureOp struct {
 // list is in ([CallStartsFile]); with PostgreSQL, a table of the database
 // ([Postgres.CallStarts]). A journal opened with a [Pressure] checks and
 // counts each intent in it as it commits the intent.
+//
+// Beside the starts it keeps the conversations `callrun listen` records
+// ([Conversation]), which hold a number for a campaign with Reg F's rule
+// ([Pressure.AfterConversation]), checked with the count.
 type CallStarts interface {
 	// History returns every call start to number, oldest first, with
 	// whether it was given back.
@@ -179,6 +195,16 @@ type CallStarts interface {
 	// Counted returns the call starts after since that count, of every
 	// number: not given back. Plan reads them.
 	Counted(ctx context.Context, since time.Time) (map[string][]time.Time, error)
+	// Converse records a conversation ([Conversation]) durably before it
+	// returns, and reports whether it was new: one of the same campaign
+	// and key recorded already is not recorded again. listen calls it.
+	Converse(ctx context.Context, c Conversation) (bool, error)
+	// Conversations returns every conversation with number, oldest
+	// first, for history.
+	Conversations(ctx context.Context, number string) ([]Conversation, error)
+	// Conversed returns the latest conversation after since with each
+	// number: plan reads them.
+	Conversed(ctx context.Context, since time.Time) (map[string]time.Time, error)
 	String() string
 }
 
@@ -195,6 +221,8 @@ const (
 // two runs never both count a number's last free start. A run's start
 // moves the lines too old to count into an archive beside it
 // ([CallStartsFile.Compact]).
+// The conversations are in a file of their own beside it
+// (conversations.jsonl), appended under the same lock.
 type CallStartsFile struct {
 	dir string
 
@@ -211,6 +239,8 @@ type CallStartsFile struct {
 	// beforeReplace, if set, runs between a compaction's two steps; an
 	// error from it stops the compaction there, as a crash would.
 	beforeReplace func() error
+
+	talks conversationsFile // the conversations, in a file of their own; under mu
 }
 
 // countedStart is what a CallStartsFile keeps in memory of a counted start:
@@ -441,11 +471,17 @@ func (l *CallStartsFile) begin() (*startsTx, error) {
 	return t, nil
 }
 
-// check checks each of ops in order against limits at now (a release
+// check checks each of ops in order against limits, and the
+// conversations with after ([HoldAfterConversation]), at now (a release
 // gives its start back first), counts the starts it allows, and returns
 // the ops it held back, by their index i. Nothing is written yet.
-func (t *startsTx) check(limits []PressureLimit, now time.Time, ops []pressureOp) (map[int]error, error) {
+func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.Time, ops []pressureOp) (map[int]error, error) {
 	l := t.l
+	if after > 0 {
+		if err := l.refreshTalks(); err != nil {
+			return nil, err
+		}
+	}
 	var held map[int]error
 	long := Longest(limits)
 	for _, op := range ops {
@@ -458,7 +494,7 @@ func (t *startsTx) check(limits []PressureLimit, now time.Time, ops []pressureOp
 					at = append(at, time.Unix(0, o.at).UTC())
 				}
 			}
-			if h := HoldUntil(limits, s.Number, at, now); h != nil {
+			if h := Later(HoldUntil(limits, s.Number, at, now), HoldAfterConversation(s.Number, l.talks.last(s.Number), after, now)); h != nil {
 				if held == nil {
 					held = map[int]error{}
 				}

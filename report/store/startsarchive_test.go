@@ -212,7 +212,7 @@ func countStart(t testing.TB, l *CallStartsFile, now time.Time, number, id strin
 		t.Fatal(err)
 	}
 	defer tx.end()
-	held, err := tx.check(DefaultPressure, now, []pressureOp{{start: CallStart{Number: number, ID: id, Campaign: "c", Agent: "A"}}})
+	held, err := tx.check(DefaultPressure, 0, now, []pressureOp{{start: CallStart{Number: number, ID: id, Campaign: "c", Agent: "A"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
+)
+
+// TestRegFHoldsAfterAConversation is Reg F's second rule, checked
+// against the sandbox's ledger: campaign A calls X; the sandbox delivers
+// X's call.answered to `callrun listen`, which records the conversation
+// in CALLRUN_HOME. Three days later by the run's clock (past the 24-hour
+// limit, inside the 7 days) campaign B, with `pressure: {preset: reg_f}`,
+// has X: X gets no second call start, and B's report row is pending with
+// the conversation's date and the date X may be called; campaign C,
+// without the preset, calls X then. `callrun history` lists the
+// conversation; a rehearsal's answered calls record none in the real
+// store.
+//
+// With PostgreSQL the three campaigns and listen share the database: the
+// conversation is a row of callrun_conversations.
+func TestRegFHoldsAfterAConversation(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testRegFHoldsAfterAConversation(t, kind) })
+	}
+}
+
+func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
+	ctx := context.Background()
+	db := e2eDatabase(t, kind)
+	addr := freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{CallDuration: 20 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{URL: "http://" + addr + "/callrun/a/" + hookSecret}})
+	t.Cleanup(srv.Close)
+	const x = "+14155550132" // testCampaign's one contact
+
+	// Every campaign on the first one's CALLRUN_HOME, of this test's own.
+	home := ""
+	newCampaign := func(name, yaml string) string {
+		t.Helper()
+		path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+		if home == "" {
+			home = os.Getenv("CALLRUN_HOME")
+		} else {
+			t.Setenv("CALLRUN_HOME", home) // every campaign on one store
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db != "" {
+			yaml += "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"
+			t.Setenv("CALLRUN_TOKEN_FILE", "") // the token is kept in the database
+			t.Setenv("CALLRUN_DATABASE_URL", db)
+			t.Setenv(store.TokenKeyVar, e2eTokenKey)
+		}
+		b = []byte(strings.Replace(string(b), "name: test\n", "name: "+name+"\n", 1) + yaml)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a := newCampaign("campaign-a", "pressure: {preset: reg_f}\noutcomes:\n  url: http://"+addr+"/callrun/a/"+hookSecret+"\n")
+	var logs e2eBuffer
+	_, stop := startListenOn(t, &logs, addr, a)
+	if err := runCampaign(ctx, nolog, runOptions{path: a}, io.Discard); err != nil {
+		t.Fatalf("campaign A: %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := srv.WaitWebhooks(wctx); err != nil {
+		t.Fatalf("the sandbox's webhooks: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	var starts store.CallStarts = store.OpenCallStartsFile(home)
+	if db != "" {
+		p, err := store.OpenPostgres(ctx, db, "reader", 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		starts = p.CallStarts()
+	}
+	talks, err := starts.Conversations(ctx, x)
+	if err != nil || len(talks) != 1 || talks[0].Campaign != "campaign-a" {
+		t.Fatalf("the conversations with X in the store: %+v, %v; want A's call, once\nlisten:\n%s", talks, err, logs.String())
+	}
+	talked := talks[0].At
+
+	later := func() time.Time { return time.Now().Add(3 * 24 * time.Hour) }
+	placed := func() int {
+		n := 0
+		for _, c := range srv.Placed() {
+			if c.Form.Get("phone_number") == x {
+				n++
+			}
+		}
+		return n
+	}
+	if n := placed(); n != 1 {
+		t.Fatalf("X placed %d times by A, want 1", n)
+	}
+
+	// B, Reg F, three days on: held for the conversation.
+	b := newCampaign("campaign-b", "pressure: {preset: reg_f}\n")
+	err = runCampaign(ctx, nolog, runOptions{path: b, now: later}, io.Discard)
+	if code := exitCode(ctx, err); code != exitTryLater {
+		t.Errorf("campaign B: exit %d (%v), want %d: X left pending", code, err, exitTryLater)
+	}
+	if n := placed(); n != 1 {
+		t.Errorf("X placed %d times after campaign B, want A's one: B called within 7 days after the conversation", n)
+	}
+	rows := readReportRows(t, filepath.Join(filepath.Dir(b), ".callrun", "campaign-b", "report.csv"))
+	until := talked.Add(7 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	if r := rows[x]; r["status"] != "pending" || !strings.Contains(r["reason"], "a conversation on "+talked.UTC().Format(time.DateOnly)) ||
+		!strings.Contains(r["reason"], "may be called again from "+until) {
+		t.Errorf("B's report row of X: %v; want pending, held for the conversation until %s", r, until)
+	}
+	code, out := runAppOut(t, "history", "--format", "json", b, x)
+	var hist []historyEntry
+	if err := json.Unmarshal([]byte(out), &hist); err != nil || code != 0 || len(hist) != 2 || hist[0].Kind != "call_start" || hist[1].Kind != "conversation" || hist[1].Campaign != "campaign-a" {
+		t.Errorf("history: exit %d, %+v (%v)\n%s", code, hist, err, out)
+	}
+	if code, out := runAppOut(t, "history", b, x); code != 0 || !strings.Contains(out, "CONVERSATION (UTC)") || !strings.Contains(out, "none within 7 days after a conversation") {
+		t.Errorf("history text: exit %d\n%s", code, out)
+	}
+
+	// C, without Reg F, three days on: the day is over, so it calls X.
+	c := newCampaign("campaign-c", "")
+	if err := runCampaign(ctx, nolog, runOptions{path: c, now: later}, io.Discard); err != nil {
+		t.Fatalf("campaign C: %v", err)
+	}
+	if n := placed(); n != 2 {
+		t.Errorf("X placed %d times after campaign C, want 2: a campaign without reg_f ignores conversations", n)
+	}
+
+	// A rehearsal's answered calls phoned nobody: no conversation in the
+	// real store, nor in the rehearsals'.
+	if err := runCampaign(ctx, nolog, runOptions{path: a, sandbox: true}, io.Discard); err != nil {
+		t.Fatalf("run --sandbox: %v", err)
+	}
+	if talks, err := starts.Conversations(ctx, x); err != nil || len(talks) != 1 {
+		t.Errorf("after a rehearsal, the conversations with X: %+v, %v; want A's one", talks, err)
+	}
+	if _, err := os.Stat(filepath.Join(home, "sandbox", store.ConversationsFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a rehearsal recorded conversations: %v", err)
+	}
+}
+
+// readReportRows reads a report.csv by phone_number.
+func readReportRows(t *testing.T, path string) map[string]map[string]string {
+	t.Helper()
+	e := &e2eCampaign{t: t, stateDir: filepath.Dir(path)}
+	out := map[string]map[string]string{}
+	for _, r := range e.reportRows() {
+		out[r["phone_number"]] = r
+	}
+	return out
+}

@@ -1,0 +1,287 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/callrun/callrun/report/durable"
+	"github.com/gofrs/flock"
+)
+
+// RegFAfterConversation is Reg F's second rule (12 CFR 1006.14(b)(2)):
+// no call to a person within 7 days after a telephone conversation with
+// them. A campaign with `pressure: {preset: reg_f}` sets it as its
+// [Pressure.AfterConversation].
+const RegFAfterConversation = 7 * 24 * time.Hour
+
+// Conversation is a call the outcomes say was answered: `callrun listen`
+// records one in the store's call starts for each `call.answered`
+// delivery it stores, so that a campaign with Reg F's preset calls that
+// number no more for 7 days, whichever campaign made the call. A
+// conversation is never given back.
+type Conversation struct {
+	Number   string    `json:"number"` // E.164
+	At       time.Time `json:"at"`     // when listen received the delivery
+	Campaign string    `json:"campaign"`
+	Key      string    `json:"key"` // the delivery's: a retry of it records nothing
+}
+
+// id names c among the conversations: one a delivery of a campaign.
+func (c *Conversation) id() uint64 { return idHash(c.Campaign + " " + c.Key) }
+
+// HoldAfterConversation says whether a number whose latest conversation
+// was at talked (zero: none) may be called at now, when no call may start
+// within after of a conversation (0: conversations hold nothing); if not,
+// it returns the HeldError saying when it may be.
+func HoldAfterConversation(number string, talked time.Time, after time.Duration, now time.Time) *HeldError {
+	if after <= 0 || talked.IsZero() || !now.Before(talked.Add(after)) {
+		return nil
+	}
+	return &HeldError{Number: number, Conversation: talked.UTC(), After: after, Until: talked.Add(after)}
+}
+
+// Later returns whichever of a and b holds its number longer; nil when
+// both are nil.
+func Later(a, b *HeldError) *HeldError {
+	if a == nil || b != nil && b.Until.After(a.Until) {
+		return b
+	}
+	return a
+}
+
+// ConversationsFileName is the file of the conversations beside the call
+// starts: written under the call starts' lock, read with them.
+const ConversationsFileName = "conversations.jsonl"
+
+// conversationsFile is what a [CallStartsFile] keeps in memory of the
+// conversations file, beside its starts.
+type conversationsFile struct {
+	size  int64             // bytes read into talks
+	talks map[string][]talk // by number, as of size
+}
+
+// talk is a conversation as kept in memory: when, and its id.
+type talk struct {
+	at int64 // Unix nanoseconds
+	id uint64
+}
+
+func (l *CallStartsFile) conversationsPath() string {
+	return filepath.Join(l.dir, ConversationsFileName)
+}
+
+// refreshTalks applies the whole lines appended to the conversations
+// file since the last look. The caller holds l.mu.
+func (l *CallStartsFile) refreshTalks() error {
+	c := &l.talks
+	f, err := os.Open(l.conversationsPath())
+	if errors.Is(err, os.ErrNotExist) {
+		c.size, c.talks = 0, nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the conversations of the %s: %w", l, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("reading the conversations of the %s: %w", l, err)
+	}
+	switch {
+	case fi.Size() == c.size:
+		return nil
+	case fi.Size() < c.size:
+		c.size, c.talks = 0, nil
+	}
+	if c.talks == nil {
+		c.talks = map[string][]talk{}
+	}
+	n, err := readConversations(f, c.size, func(v Conversation) { c.apply(v) })
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.conversationsPath(), err)
+	}
+	if c.size == 0 {
+		c.forgetOld()
+	}
+	c.size += n
+	return nil
+}
+
+// apply keeps v, unless a conversation of its id is kept already.
+func (c *conversationsFile) apply(v Conversation) bool {
+	id := v.id()
+	ts := c.talks[v.Number]
+	if slices.ContainsFunc(ts, func(t talk) bool { return t.id == id }) {
+		return false
+	}
+	c.talks[v.Number] = append(ts, talk{at: v.At.UnixNano(), id: id})
+	return true
+}
+
+// last returns the latest conversation with number, zero when none.
+func (c *conversationsFile) last(number string) time.Time {
+	var at int64
+	for _, t := range c.talks[number] {
+		at = max(at, t.at)
+	}
+	if at == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, at).UTC()
+}
+
+// forgetOld drops the conversations older than keptSpan before the
+// latest: longer ago than any conversation holds a number, and than the
+// service sends a delivery again.
+func (c *conversationsFile) forgetOld() {
+	var latest int64
+	for _, ts := range c.talks {
+		for _, t := range ts {
+			latest = max(latest, t.at)
+		}
+	}
+	before := latest - int64(keptSpan)
+	for n, ts := range c.talks {
+		ts = slices.DeleteFunc(ts, func(t talk) bool { return t.at < before })
+		if len(ts) == 0 {
+			delete(c.talks, n)
+		} else {
+			c.talks[n] = ts
+		}
+	}
+}
+
+// readConversations reads the conversations of f from off, as
+// readEntries.
+func readConversations(f *os.File, off int64, fn func(Conversation)) (int64, error) {
+	return readEntries(f, off, "a conversation", func(c *Conversation) bool { return c.Number != "" && c.Key != "" }, func(c Conversation, _ int64) { fn(c) })
+}
+
+// Converse takes the call starts' lock (waiting for a run's batch to be
+// counted), appends c to the conversations file and syncs it before it
+// returns; a conversation of the same campaign and key recorded already
+// is not recorded again.
+func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, error) {
+	_, statErr := os.Stat(l.dir)
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return false, fmt.Errorf("creating the directory of the %s: %w", l, err)
+	}
+	if os.IsNotExist(statErr) {
+		if err := durable.SyncDir(filepath.Dir(l.dir)); err != nil {
+			return false, fmt.Errorf("creating the directory of the %s: %w", l, err)
+		}
+	}
+	fl := flock.New(filepath.Join(l.dir, CallStartsLockName))
+	if err := fl.Lock(); err != nil {
+		return false, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
+	}
+	defer fl.Unlock() //nolint:errcheck // closing releases it too
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refreshTalks(); err != nil {
+		return false, err
+	}
+	if slices.ContainsFunc(l.talks.talks[c.Number], func(t talk) bool { return t.id == c.id() }) {
+		return false, nil
+	}
+	path := l.conversationsPath()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	created := err == nil
+	if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
+	}
+	if err != nil {
+		return false, fmt.Errorf("opening the conversations of the %s: %w", l, err)
+	}
+	defer f.Close()
+	if created {
+		if err := durable.SyncDir(l.dir); err != nil {
+			return false, err
+		}
+	}
+	// A torn last line was never acknowledged: cut it.
+	if err := cutTail(f, l.talks.size); err != nil {
+		return false, fmt.Errorf("cutting the torn last line of %s: %w", path, err)
+	}
+	c.At = c.At.UTC()
+	line, err := json.Marshal(c)
+	if err != nil {
+		return false, err
+	}
+	line = append(line, '\n')
+	if _, err := f.WriteAt(line, l.talks.size); err != nil {
+		f.Truncate(l.talks.size) //nolint:errcheck // the next writer cuts it too
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Truncate(l.talks.size) //nolint:errcheck
+		return false, fmt.Errorf("syncing %s: %w", path, err)
+	}
+	if l.talks.talks == nil {
+		l.talks.talks = map[string][]talk{}
+	}
+	l.talks.size += int64(len(line))
+	l.talks.apply(c)
+	return true, nil
+}
+
+// Conversations reads the whole conversations file for number's, oldest
+// first.
+func (l *CallStartsFile) Conversations(_ context.Context, number string) ([]Conversation, error) {
+	return l.scanConversations(func(c Conversation) bool { return c.Number == number })
+}
+
+// RecentConversations reads the whole conversations file for those after
+// since, oldest first: what `state push` copies into the database
+// ([Postgres.CopyConversations]).
+func (l *CallStartsFile) RecentConversations(_ context.Context, since time.Time) ([]Conversation, error) {
+	return l.scanConversations(func(c Conversation) bool { return c.At.After(since) })
+}
+
+// scanConversations reads the whole conversations file for those keep
+// accepts, each once, oldest first.
+func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conversation, error) {
+	f, err := os.Open(l.conversationsPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Conversation
+	seen := map[uint64]bool{}
+	if _, err := readConversations(f, 0, func(c Conversation) {
+		if keep(c) && !seen[c.id()] {
+			seen[c.id()] = true
+			out = append(out, c)
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.conversationsPath(), err)
+	}
+	slices.SortStableFunc(out, func(a, b Conversation) int { return a.At.Compare(b.At) })
+	return out, nil
+}
+
+// Conversed reads what was appended since the last look, without the
+// lock, and returns the latest conversation after since of each number.
+func (l *CallStartsFile) Conversed(_ context.Context, since time.Time) (map[string]time.Time, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refreshTalks(); err != nil {
+		return nil, err
+	}
+	out := map[string]time.Time{}
+	for n := range l.talks.talks {
+		if at := l.talks.last(n); at.After(since) {
+			out[n] = at
+		}
+	}
+	return out, nil
+}
