@@ -23,7 +23,7 @@ var doNotCallCorpus = []struct {
 }{
 	{"1", true}, {"true", true}, {"TRUE", true}, {"True", true}, {"yes", true}, {"YES", true},
 	{"Yes", true}, {"y", true}, {"Y", true}, {"x", true}, {"X", true}, {"checked", true},
-	{"Checked", true}, {" 1 ", true}, {"  yes", true}, {"✓", true},
+	{"Checked", true}, {" 1 ", true}, {"  yes", true}, {"✓", true}, {"✔\ufe0f", true}, {"✅", true}, {"t", true},
 	{"", false}, {" ", false}, {"0", false}, {"false", false}, {"FALSE", false}, {"False", false},
 	{"no", false}, {"No", false}, {"n", false}, {"N", false}, {"unchecked", false}, {"0 ", false},
 }
@@ -69,11 +69,11 @@ func TestCRMDoNotCallFlagEndToEnd(t *testing.T) {
 
 	// Not mapped: plan names the column, --strict fails, nothing is sent.
 	res := e.run(30*time.Second, "plan", "--offline", e.path)
-	if res.code != 0 || !strings.Contains(res.stdout, `column "Do Not Call" that reads as a do-not-call flag`) || !strings.Contains(res.stdout, "its 16 row(s) that say yes") {
+	if res.code != 0 || !strings.Contains(res.stdout, `column "Do Not Call" that reads as a do-not-call flag`) || !strings.Contains(res.stdout, "its 19 row(s) that say yes") {
 		t.Errorf("plan of a sheet with an unmapped Do Not Call column: %s", res)
 	}
 	res = e.run(30*time.Second, "plan", "--offline", "--strict", e.path)
-	if res.code != exitInvalidRows || !strings.Contains(res.stderr, "16 row(s) say yes in a column that reads as a do-not-call flag") {
+	if res.code != exitInvalidRows || !strings.Contains(res.stderr, "19 row(s) say yes in a column that reads as a do-not-call flag") {
 		t.Errorf("plan --strict of a sheet with an unmapped Do Not Call column: want exit %d, got %s", exitInvalidRows, res)
 	}
 

@@ -107,11 +107,14 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 }
 
 // FlagYes reports whether a cell of a do-not-call flag column says yes:
-// 1, true, yes, y, x, checked or a check mark, in any case, spaces
+// 1, true, t, on, yes, y, x, checked or a check mark (with or without the
+// emoji variation selector a phone's keyboard adds), in any case, spaces
 // around it aside. Anything else (empty, 0, false, no) is no flag.
 func FlagYes(cell string) bool {
-	switch strings.ToLower(strings.TrimSpace(cell)) {
-	case "1", "true", "yes", "y", "x", "checked", "✓", "✔", "☑":
+	c := strings.ToLower(strings.TrimSpace(cell))
+	c = strings.TrimRight(c, "\ufe0e\ufe0f")
+	switch c {
+	case "1", "true", "t", "on", "yes", "y", "x", "checked", "✓", "✔", "☑", "✅", "☒":
 		return true
 	}
 	return false

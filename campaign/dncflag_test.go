@@ -16,7 +16,12 @@ import (
 )
 
 func TestFlagYes(t *testing.T) {
-	for _, cell := range []string{"1", "true", "TRUE", "True", "yes", "Yes", "YES", "y", "Y", "x", "X", "checked", "CHECKED", " 1 ", "\tyes ", "✓", "✔", "☑"} {
+	for _, cell := range []string{"1", "true", "TRUE", "True", "yes", "Yes", "YES", "y", "Y", "x", "X", "checked", "CHECKED", " 1 ", "\tyes ", "✓", "✔", "☑",
+		// A check mark typed on a phone or pasted from a chat carries the
+		// emoji variation selector (U+FE0F); ✅ and ☒ are check marks too.
+		"✔\ufe0f", "✓\ufe0f", "☑\ufe0f", "✅", "☒",
+		// PostgreSQL's COPY writes booleans as t and f; flagNo reads f.
+		"t", "T", "on", "ON"} {
 		if !FlagYes(cell) {
 			t.Errorf("FlagYes(%q) = false; want a yes", cell)
 		}
