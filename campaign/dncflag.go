@@ -326,12 +326,19 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 				continue
 			}
 			ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
+			numbers := []string{ph.E164}
 			if err != nil {
-				continue
+				// A cell its own call cannot use (two numbers, an
+				// extension) still names whom not to call: every number
+				// it may mean, as a suppression file's entry does.
+				regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+				numbers = cr.norm.Readings(raw, regions)
 			}
-			if key := phoneKey(ph.E164); key != 0 {
-				if _, ok := flagged[key]; !ok {
-					flagged[key] = FlaggedNumber{Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
+			for _, e164 := range numbers {
+				if key := phoneKey(e164); key != 0 {
+					if _, ok := flagged[key]; !ok {
+						flagged[key] = FlaggedNumber{Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
+					}
 				}
 			}
 		}

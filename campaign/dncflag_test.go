@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -341,6 +342,52 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 	plan.WriteText(&text)
 	if !strings.Contains(text.String(), "Marked do not call in the sheets: 2 number(s)") {
 		t.Errorf("plan text does not say run puts the flagged numbers on the list:\n%s", text.String())
+	}
+}
+
+// TestDoNotCallFlagCellNoCallReads: a flagged row whose phone cell its own
+// call could not use (two numbers in one cell, an extension) still flags
+// the numbers the cell holds, as a suppression file's entry would: the
+// person asked not to be called, and another row with one of those
+// numbers is not called.
+func TestDoNotCallFlagCellNoCallReads(t *testing.T) {
+	sheets := map[string]string{
+		"a.csv": "Phone,Do Not Call\n" +
+			"415-555-0601 / 415-555-0602,1\n" + // row 2: two numbers, flagged
+			"415-555-0603 x12,1\n" + // row 3: an extension, flagged
+			"415 555 0604,0\n", // row 4: called
+		"b.csv": "Phone,DND\n" +
+			"+14155550601,\n" +
+			"(415) 555-0602,\n" +
+			"415.555.0603,\n",
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: DND}\n", "do_not_call: {column: Do Not Call}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var called []string
+	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		if c.Status == ToCall {
+			called = append(called, fmt.Sprintf("%d/%d %s", c.Sheet, c.Row, c.Phone))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(called, []string{"0/4 +14155550604"}) {
+		t.Errorf("rows to call %v; want only sheet 0 row 4: the others hold numbers the flagged rows hold", called)
+	}
+	var numbers []string
+	for _, fl := range sup.Flagged() {
+		numbers = append(numbers, fl.Number)
+	}
+	if !slices.Equal(numbers, []string{"+14155550601", "+14155550602", "+14155550603"}) {
+		t.Errorf("flagged numbers %v; want the three the flagged cells hold", numbers)
 	}
 }
 
