@@ -151,3 +151,47 @@ func TestRunMovesOldCallStartsAside(t *testing.T) {
 		}
 	}
 }
+
+// TestPressureOffStillCounts: a campaign with pressure: {off: true} is
+// held back by no limit, but its call starts count for every other
+// campaign on the store: a second campaign, under the default pressure,
+// does not call the number again the same day, and `callrun history`
+// lists the first campaign's call.
+func TestPressureOffStillCounts(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	first := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	home := os.Getenv("CALLRUN_HOME") // testCampaign's own
+	yaml, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(first, append(yaml, "pressure: {off: true}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := authLogin(context.Background(), nolog, first, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runAppOut(t, "run", first); code != 0 || len(srv.Placed()) != 1 {
+		t.Fatalf("the campaign with pressure off: exit %d, %d calls placed\n%s", code, len(srv.Placed()), out)
+	}
+	second := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	t.Setenv("CALLRUN_HOME", home)
+	if yaml, err = os.ReadFile(second); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, []byte(strings.Replace(string(yaml), "name: ", "name: second-", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := authLogin(context.Background(), nolog, second, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runAppOut(t, "run", second); code != 75 || len(srv.Placed()) != 1 {
+		t.Errorf("the second campaign: exit %d, %d calls placed; want 75 and the one call of the first\n%s", code, len(srv.Placed()), out)
+	}
+	code, out := runAppOut(t, "history", "--format", "json", second, "+14155550132")
+	var hist []store.CallStart
+	if err := json.Unmarshal([]byte(out), &hist); err != nil || code != 0 || len(hist) != 1 || hist[0].Campaign != campaignName(t, first) || hist[0].Released {
+		t.Errorf("history: exit %d, %+v (%v); want the call of the campaign with pressure off\n%s", code, hist, err, out)
+	}
+}
