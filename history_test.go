@@ -89,6 +89,11 @@ func TestHistoryAndHeldAcrossCampaigns(t *testing.T) {
 	if code, out := runAppOut(t, "history", second, "(415) 555-0132"); code != 0 || !strings.Contains(out, "may be called again from") {
 		t.Errorf("history text: exit %d\n%s", code, out)
 	}
+	// A number that does not read: a usage error naming it; history
+	// changes nothing, so it does not say "nothing was changed".
+	if code, out := runAppOut(t, "history", second, "12"); code != exitUsage || !strings.Contains(out, `"12" is not a valid phone number`) || strings.Contains(out, "nothing was changed") {
+		t.Errorf("history of a number that does not read: exit %d\n%s", code, out)
+	}
 }
 
 // campaignName reads the name: of the campaign file at path.
