@@ -108,23 +108,24 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 
 // FlagYes reports whether a cell of a do-not-call flag column says yes:
 // 1, true, t, on, yes, y, x, checked or a check mark (with or without the
-// emoji variation selector a phone's keyboard adds), in any case, spaces
-// around it aside. Anything else (empty, 0, false, no) is no flag.
+// emoji variation selector a phone's keyboard adds), or Dynamics 365's
+// "Do Not Allow", in any case, spaces around it aside. Anything else
+// (empty, 0, false, no, allow) is no flag.
 func FlagYes(cell string) bool {
 	c := strings.ToLower(strings.TrimSpace(cell))
 	c = strings.TrimRight(c, "\ufe0e\ufe0f")
 	switch c {
-	case "1", "true", "t", "on", "yes", "y", "x", "checked", "✓", "✔", "☑", "✅", "☒":
+	case "1", "true", "t", "on", "yes", "y", "x", "checked", "✓", "✔", "☑", "✅", "☒", "do not allow":
 		return true
 	}
 	return false
 }
 
 // flagNo reports whether a cell of a do-not-call flag column plainly
-// says no: empty, 0, false, no, n, f, off or unchecked.
+// says no: empty, 0, false, no, n, f, off, unchecked or allow.
 func flagNo(cell string) bool {
 	switch strings.ToLower(strings.TrimSpace(cell)) {
-	case "", "0", "false", "no", "n", "f", "off", "unchecked":
+	case "", "0", "false", "no", "n", "f", "off", "unchecked", "allow":
 		return true
 	}
 	return false
@@ -191,7 +192,7 @@ func (cr *ContactReader) UnmappedDoNotCall() int { return cr.unmappedYes }
 // Header words (folded) of a do-not-call flag column.
 var (
 	// dncHeaderParts, anywhere in a folded header, name a do-not-call flag.
-	dncHeaderParts = []string{"donotcall", "dontcall", "nocall", "donotphone", "donotcontact", "donotdisturb"}
+	dncHeaderParts = []string{"donotcall", "dontcall", "nocall", "donotphone", "donotcontact", "donotdisturb", "donotallowphone"}
 	// dncHeaderWords are words, or the start or end of one, that do.
 	dncHeaderWords = []string{"dnc", "dnd"}
 	// optOutParts name an opt-out, which is of calls only with a call word.

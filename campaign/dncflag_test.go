@@ -22,12 +22,14 @@ func TestFlagYes(t *testing.T) {
 		// emoji variation selector (U+FE0F); ✅ and ☒ are check marks too.
 		"✔\ufe0f", "✓\ufe0f", "☑\ufe0f", "✅", "☒",
 		// PostgreSQL's COPY writes booleans as t and f; flagNo reads f.
-		"t", "T", "on", "ON"} {
+		"t", "T", "on", "ON",
+		// Dynamics 365 writes its "Do not allow Phone Calls" as Do Not Allow or Allow.
+		"Do Not Allow", "do not allow"} {
 		if !FlagYes(cell) {
 			t.Errorf("FlagYes(%q) = false; want a yes", cell)
 		}
 	}
-	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "not checked", "10", "yes please", "-", "null"} {
+	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "not checked", "10", "yes please", "-", "null", "Allow"} {
 		if FlagYes(cell) {
 			t.Errorf("FlagYes(%q) = true; want no flag", cell)
 		}
@@ -39,6 +41,8 @@ func TestDoNotCallHeader(t *testing.T) {
 		"Do Not Call", "DoNotCall", "do_not_call", "DNC", "DNC Flag", "Phone DNC", "DND", "DND Calls", "DND Calls and SMS",
 		"Don't Call", "Do Not Contact", "Do Not Disturb", "No Call", "Opted out of calls", "Phone Opt Out",
 		"Unsubscribed from calls", "Call Opt-Out", "Voice Opted Out", "HasOptedOutOfPhone",
+		// Microsoft Dynamics 365's contact export.
+		"Do not allow Phone Calls",
 	} {
 		if !DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = false; want a do-not-call flag", h)
@@ -47,7 +51,7 @@ func TestDoNotCallHeader(t *testing.T) {
 	for _, h := range []string{
 		"", "Email Opt Out", "HasOptedOutOfEmail", "Fax Opt Out", "HasOptedOutOfFax", "DND Email", "DND SMS", "Unsubscribed from all email",
 		"Unsubscribed", "Opted Out", "SMS Opt-Out", "Phone", "Mobile", "Do Not Call Reason", "DNC Date", "DoNotCallDate", "Do Not Call Updated By",
-		"Lead Source", "Recall date", "Mailing Country",
+		"Lead Source", "Recall date", "Mailing Country", "Do not allow Bulk Emails", "Do not allow Emails",
 	} {
 		if DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = true; want no do-not-call flag", h)
