@@ -240,3 +240,27 @@ func TestCRMDoNotCallFlagSheetUnreadable(t *testing.T) {
 		t.Errorf("the sandbox received %d call starts from a sheet whose flags could not all be read", n)
 	}
 }
+
+// TestCRMDoNotCallUnclearCellsStrict: a do_not_call: column whose cells
+// say neither yes nor no ("Pending", "see notes") is a warning to plan,
+// and plan --strict, the check a CI job runs, fails on it as it fails on
+// an entry of a suppression file that is no number: no one can tell
+// whether those rows' contacts asked not to be called.
+func TestCRMDoNotCallUnclearCellsStrict(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(4), perSecond: 50, concurrency: 2})
+	e.writeSheetWithFlag([]string{"", "Pending", "1", "see notes"})
+	e.appendYAML("do_not_call: {column: Do Not Call}\n")
+	if res := e.run(30*time.Second, "plan", "--offline", e.path); res.code != 0 || !strings.Contains(res.stdout, `2 cell(s) of the do-not-call column "Do Not Call" say neither yes nor no (row 3: "Pending")`) {
+		t.Errorf("plan of unclear do-not-call cells: want exit 0 and a warning, got %s", res)
+	}
+	res := e.run(30*time.Second, "plan", "--offline", "--strict", "--format", "json", e.path)
+	if res.code != exitInvalidRows || !strings.Contains(res.stderr, "2 cell(s) of the do_not_call: columns say neither yes nor no") || !strings.Contains(res.stdout, `"unclear_do_not_call": 2`) {
+		t.Errorf("plan --strict of unclear do-not-call cells: want exit %d, got %s", exitInvalidRows, res)
+	}
+	e.writeSheetWithFlag([]string{"", "no", "1", "0"})
+	if res := e.run(30*time.Second, "plan", "--offline", "--strict", e.path); res.code != 0 {
+		t.Errorf("plan --strict once every cell says yes or no: %s", res)
+	}
+}

@@ -167,6 +167,7 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string)
 func (cr *ContactReader) unmappedDoNotCall(i int, r *sheet.Reader, m *sheetMap) {
 	header := r.Header()
 	for k, n := range m.dncUnclear {
+		cr.unclearDNC += n
 		if n > 0 && cr.SheetNote != nil {
 			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the do-not-call column %q say neither yes nor no (%s), and their rows are called; write 1 or yes where the contact is not to be called",
 				cr.f.Sheets[i].File, n, m.dncNames[k], m.dncUnclearExample[k]))
@@ -188,6 +189,12 @@ func (cr *ContactReader) unmappedDoNotCall(i int, r *sheet.Reader, m *sheetMap) 
 // does not map: rows the CRM may mark do not call that are called
 // anyway. plan --strict fails on them.
 func (cr *ContactReader) UnmappedDoNotCall() int { return cr.unmappedYes }
+
+// UnclearDoNotCall counts, over the sheets read so far, the cells of the
+// campaign's do_not_call: columns that say neither yes nor no ("Pending",
+// "see notes"): rows called though no one can tell whether the CRM marks
+// them do not call. plan --strict fails on them.
+func (cr *ContactReader) UnclearDoNotCall() int { return cr.unclearDNC }
 
 // Header words (folded) of a do-not-call flag column.
 var (
