@@ -200,3 +200,43 @@ func TestPressureOffStillCounts(t *testing.T) {
 		t.Errorf("history: exit %d, %+v (%v); want the call of the campaign with pressure off\n%s", code, hist, err, out)
 	}
 }
+
+// TestHeldDespiteASkewedStart: a call start in the shared call starts
+// written by a machine whose clock ran two months ahead does not let a
+// second campaign call again the number the first called minutes ago:
+// the sandbox's ledger holds one call.
+func TestHeldDespiteASkewedStart(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	first := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	home := os.Getenv("CALLRUN_HOME") // testCampaign's own
+	if err := authLogin(context.Background(), nolog, first, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runAppOut(t, "run", first); code != 0 || len(srv.Placed()) != 1 {
+		t.Fatalf("the first campaign: exit %d, %d calls placed\n%s", code, len(srv.Placed()), out)
+	}
+	skewed := fmt.Sprintf(`{"number":"+14155550199","at":%q,"id":"elsewhere +14155550199 0 1","campaign":"skewed","agent":"A"}`+"\n",
+		time.Now().Add(60*24*time.Hour).UTC().Format(time.RFC3339Nano))
+	f, err := os.OpenFile(filepath.Join(home, store.CallStartsFileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(skewed)
+	f.Close()
+	second := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	t.Setenv("CALLRUN_HOME", home)
+	yaml, err := os.ReadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, []byte(strings.Replace(string(yaml), "name: ", "name: second-", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := authLogin(context.Background(), nolog, second, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runAppOut(t, "run", second); code != 75 || len(srv.Placed()) != 1 {
+		t.Errorf("the second campaign: exit %d, %d calls placed; want 75 and the one call of the first\n%s", code, len(srv.Placed()), out)
+	}
+}
