@@ -107,25 +107,26 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 }
 
 // FlagYes reports whether a cell of a do-not-call flag column says yes:
-// 1, true, t, on, yes, y, x, checked or a check mark (with or without the
-// emoji variation selector a phone's keyboard adds), or Dynamics 365's
-// "Do Not Allow", in any case, spaces around it aside. Anything else
-// (empty, 0, false, no, allow) is no flag.
+// 1 (or 1.0, as pandas writes a 0/1 column with blanks), true, t, on,
+// yes, y, x, checked or a check mark (with or without the emoji
+// variation selector a phone's keyboard adds), or Dynamics 365's "Do Not
+// Allow", in any case, spaces around it aside. Anything else (empty, 0,
+// false, no, allow) is no flag.
 func FlagYes(cell string) bool {
 	c := strings.ToLower(strings.TrimSpace(cell))
 	c = strings.TrimRight(c, "\ufe0e\ufe0f")
 	switch c {
-	case "1", "true", "t", "on", "yes", "y", "x", "checked", "✓", "✔", "☑", "✅", "☒", "do not allow":
+	case "1", "1.0", "true", "t", "on", "yes", "y", "x", "checked", "✓", "✔", "☑", "✅", "☒", "do not allow":
 		return true
 	}
 	return false
 }
 
 // flagNo reports whether a cell of a do-not-call flag column plainly
-// says no: empty, 0, false, no, n, f, off, unchecked or allow.
+// says no: empty, 0, 0.0, false, no, n, f, off, unchecked or allow.
 func flagNo(cell string) bool {
 	switch strings.ToLower(strings.TrimSpace(cell)) {
-	case "", "0", "false", "no", "n", "f", "off", "unchecked", "allow":
+	case "", "0", "0.0", "false", "no", "n", "f", "off", "unchecked", "allow":
 		return true
 	}
 	return false

@@ -17,6 +17,11 @@ import (
 )
 
 func TestFlagYes(t *testing.T) {
+	for _, cell := range []string{"", "0", "no", "off", "Allow", "0.0"} {
+		if !flagNo(cell) {
+			t.Errorf("flagNo(%q) = false; want a plain no", cell)
+		}
+	}
 	for _, cell := range []string{"1", "true", "TRUE", "True", "yes", "Yes", "YES", "y", "Y", "x", "X", "checked", "CHECKED", " 1 ", "\tyes ", "✓", "✔", "☑",
 		// A check mark typed on a phone or pasted from a chat carries the
 		// emoji variation selector (U+FE0F); ✅ and ☒ are check marks too.
@@ -24,12 +29,14 @@ func TestFlagYes(t *testing.T) {
 		// PostgreSQL's COPY writes booleans as t and f; flagNo reads f.
 		"t", "T", "on", "ON",
 		// Dynamics 365 writes its "Do not allow Phone Calls" as Do Not Allow or Allow.
-		"Do Not Allow", "do not allow"} {
+		"Do Not Allow", "do not allow",
+		// A 0/1 column with blanks, written by pandas, holds 1.0 and 0.0.
+		"1.0"} {
 		if !FlagYes(cell) {
 			t.Errorf("FlagYes(%q) = false; want a yes", cell)
 		}
 	}
-	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "not checked", "10", "yes please", "-", "null", "Allow"} {
+	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "not checked", "10", "yes please", "-", "null", "Allow", "0.0", "1.5", "11.0"} {
 		if FlagYes(cell) {
 			t.Errorf("FlagYes(%q) = true; want no flag", cell)
 		}
