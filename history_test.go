@@ -159,45 +159,45 @@ func TestRunMovesOldCallStartsAside(t *testing.T) {
 
 // TestPressureOffStillCounts: a campaign with pressure: {off: true} is
 // held back by no limit, but its call starts count for every other
-// campaign on the store: a second campaign, under the default pressure,
-// does not call the number again the same day, and `callrun history`
-// lists the first campaign's call.
+// campaign on the store, with files and with PostgreSQL: a second
+// campaign, under the default pressure, does not call the number again
+// the same day (one call start in the sandbox's ledger), and `callrun
+// history` lists the first campaign's call.
 func TestPressureOffStillCounts(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testPressureOffStillCounts(t, kind) })
+	}
+}
+
+func testPressureOffStillCounts(t *testing.T, kind string) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
-	first := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-	home := os.Getenv("CALLRUN_HOME") // testCampaign's own
-	yaml, err := os.ReadFile(first)
-	if err != nil {
-		t.Fatal(err)
+	phones := e2ePhones(2)
+	db := e2eDatabase(t, kind)
+	home := filepath.Join(t.TempDir(), "callrun-home")
+	a := newE2ECampaign(t, srv, e2eSetup{contacts: phones[:1], perSecond: 50, concurrency: 1, postgres: db})
+	a.rename("pressure-off")
+	a.env = append(a.env, "CALLRUN_HOME="+home)
+	a.appendYAML("pressure: {off: true}\n")
+	if res := a.run(60*time.Second, "run", a.path); res.code != 0 || len(srv.Placed()) != 1 {
+		t.Fatalf("the campaign with pressure off: %d calls placed, %s", len(srv.Placed()), res)
 	}
-	if err := os.WriteFile(first, append(yaml, "pressure: {off: true}\n"...), 0o644); err != nil {
-		t.Fatal(err)
+	b := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 50, concurrency: 1, postgres: db, noLogin: db != ""})
+	b.rename("pressure-on")
+	b.env = append(b.env, "CALLRUN_HOME="+home)
+	if res := b.run(60*time.Second, "run", b.path); res.code != 75 {
+		t.Errorf("the second campaign: want exit 75 (one contact held back), got %s", res)
 	}
-	if err := authLogin(context.Background(), nolog, first, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
+	n := map[string]int{}
+	for _, c := range srv.Placed() {
+		n[c.Form.Get("phone_number")]++
 	}
-	if code, out := runAppOut(t, "run", first); code != 0 || len(srv.Placed()) != 1 {
-		t.Fatalf("the campaign with pressure off: exit %d, %d calls placed\n%s", code, len(srv.Placed()), out)
+	if n[phones[0].E164] != 1 || n[phones[1].E164] != 1 {
+		t.Errorf("the sandbox's ledger: %v; want %s once (by the campaign with pressure off) and %s once", n, phones[0].E164, phones[1].E164)
 	}
-	second := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-	t.Setenv("CALLRUN_HOME", home)
-	if yaml, err = os.ReadFile(second); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(second, []byte(strings.Replace(string(yaml), "name: ", "name: second-", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := authLogin(context.Background(), nolog, second, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if code, out := runAppOut(t, "run", second); code != 75 || len(srv.Placed()) != 1 {
-		t.Errorf("the second campaign: exit %d, %d calls placed; want 75 and the one call of the first\n%s", code, len(srv.Placed()), out)
-	}
-	code, out := runAppOut(t, "history", "--format", "json", second, "+14155550132")
-	var hist []store.CallStart
-	if err := json.Unmarshal([]byte(out), &hist); err != nil || code != 0 || len(hist) != 1 || hist[0].Campaign != campaignName(t, first) || hist[0].Released {
-		t.Errorf("history: exit %d, %+v (%v); want the call of the campaign with pressure off\n%s", code, hist, err, out)
+	res := b.run(30*time.Second, "history", "--format", "json", b.path, phones[0].E164)
+	if res.code != 0 || !strings.Contains(res.stdout, `"campaign": "pressure-off"`) {
+		t.Errorf("history does not list the call of the campaign with pressure off: %s", res)
 	}
 }
 
