@@ -39,19 +39,19 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 				return err
 			}
 			defer l.close()
-			numbers, err := l.numbers(c.Args().Slice()[1:])
+			number, err := l.f.ReadNumber(l.norm, c.Args().Get(1))
 			if err != nil {
-				return err
+				return usageError(err)
 			}
 			starts, err := callStarts(l.store)
 			if err != nil {
 				return err
 			}
-			hist, err := starts.History(c.Context, numbers[0])
+			hist, err := starts.History(c.Context, number)
 			if err != nil {
 				return err
 			}
-			talks, err := starts.Conversations(c.Context, numbers[0])
+			talks, err := starts.Conversations(c.Context, number)
 			if err != nil {
 				return err
 			}
@@ -62,12 +62,12 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 				return enc.Encode(historyEntries(hist, talks))
 			}
 			if len(hist) == 0 && len(talks) == 0 {
-				fmt.Fprintf(out, "No call start to %s in the %s.\n", numbers[0], starts)
+				fmt.Fprintf(out, "No call start to %s in the %s.\n", number, starts)
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			if len(hist) == 0 {
-				fmt.Fprintf(tw, "No call start to %s in the %s.\n", numbers[0], starts)
+				fmt.Fprintf(tw, "No call start to %s in the %s.\n", number, starts)
 			} else {
 				fmt.Fprintln(tw, "WHEN (UTC)\tCAMPAIGN\tAGENT\tCOUNTS")
 			}
@@ -99,7 +99,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 				talked = talks[len(talks)-1].At
 			}
 			now := time.Now()
-			held := store.Later(store.HoldUntil(limits, numbers[0], at, now), store.HoldAfterConversation(numbers[0], talked, l.f.PressureAfterConversation(), now))
+			held := store.Later(store.HoldUntil(limits, number, at, now), store.HoldAfterConversation(number, talked, l.f.PressureAfterConversation(), now))
 			if held != nil {
 				fmt.Fprintf(out, "\nUnder this campaign's contact pressure (%s) it may be called again from %s.\n", pressureSaid(l.f), held.Until.Local().Format("Mon 2 Jan 15:04 MST"))
 			}

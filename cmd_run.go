@@ -238,9 +238,14 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	// Contact pressure: checked and counted as each intent is written,
 	// across every campaign on the store. A rehearsal phones nobody, so
 	// it holds nobody back, as it waits for no calling hours.
-	if limits := f.PressureLimits(); limits == nil {
+	// With pressure off, no limit holds this campaign back, but its call
+	// starts still count for the other campaigns on the store, and
+	// history shows them.
+	limits := f.PressureLimits()
+	if limits == nil {
 		log.Warn().Msg("pressure: {off: true}: nothing limits how often a number is called across campaigns; this campaign may call a person called an hour ago by another")
-	} else if !o.sandbox {
+	}
+	if !o.sandbox {
 		if w := f.RegFWarning(); w != "" {
 			log.Warn().Msg(w)
 		}

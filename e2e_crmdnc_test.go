@@ -23,7 +23,7 @@ var doNotCallCorpus = []struct {
 }{
 	{"1", true}, {"true", true}, {"TRUE", true}, {"True", true}, {"yes", true}, {"YES", true},
 	{"Yes", true}, {"y", true}, {"Y", true}, {"x", true}, {"X", true}, {"checked", true},
-	{"Checked", true}, {" 1 ", true}, {"  yes", true}, {"✓", true},
+	{"Checked", true}, {" 1 ", true}, {"  yes", true}, {"✓", true}, {"✔\ufe0f", true}, {"✅", true}, {"t", true},
 	{"", false}, {" ", false}, {"0", false}, {"false", false}, {"FALSE", false}, {"False", false},
 	{"no", false}, {"No", false}, {"n", false}, {"N", false}, {"unchecked", false}, {"0 ", false},
 }
@@ -69,11 +69,11 @@ func TestCRMDoNotCallFlagEndToEnd(t *testing.T) {
 
 	// Not mapped: plan names the column, --strict fails, nothing is sent.
 	res := e.run(30*time.Second, "plan", "--offline", e.path)
-	if res.code != 0 || !strings.Contains(res.stdout, `column "Do Not Call" that reads as a do-not-call flag`) || !strings.Contains(res.stdout, "its 16 row(s) that say yes") {
+	if res.code != 0 || !strings.Contains(res.stdout, `column "Do Not Call" that reads as a do-not-call flag`) || !strings.Contains(res.stdout, "its 19 row(s) that say yes") {
 		t.Errorf("plan of a sheet with an unmapped Do Not Call column: %s", res)
 	}
 	res = e.run(30*time.Second, "plan", "--offline", "--strict", e.path)
-	if res.code != exitInvalidRows || !strings.Contains(res.stderr, "16 row(s) say yes in a column that reads as a do-not-call flag") {
+	if res.code != exitInvalidRows || !strings.Contains(res.stderr, "19 row(s) say yes in a column that reads as a do-not-call flag") {
 		t.Errorf("plan --strict of a sheet with an unmapped Do Not Call column: want exit %d, got %s", exitInvalidRows, res)
 	}
 
@@ -238,5 +238,29 @@ func TestCRMDoNotCallFlagSheetUnreadable(t *testing.T) {
 	}
 	if n := len(srv.Calls()); n != 0 {
 		t.Errorf("the sandbox received %d call starts from a sheet whose flags could not all be read", n)
+	}
+}
+
+// TestCRMDoNotCallUnclearCellsStrict: a do_not_call: column whose cells
+// say neither yes nor no ("Pending", "see notes") is a warning to plan,
+// and plan --strict, the check a CI job runs, fails on it as it fails on
+// an entry of a suppression file that is no number: no one can tell
+// whether those rows' contacts asked not to be called.
+func TestCRMDoNotCallUnclearCellsStrict(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(4), perSecond: 50, concurrency: 2})
+	e.writeSheetWithFlag([]string{"", "Pending", "1", "see notes"})
+	e.appendYAML("do_not_call: {column: Do Not Call}\n")
+	if res := e.run(30*time.Second, "plan", "--offline", e.path); res.code != 0 || !strings.Contains(res.stdout, `2 cell(s) of the do-not-call column "Do Not Call" say neither yes nor no (row 3: "Pending")`) {
+		t.Errorf("plan of unclear do-not-call cells: want exit 0 and a warning, got %s", res)
+	}
+	res := e.run(30*time.Second, "plan", "--offline", "--strict", "--format", "json", e.path)
+	if res.code != exitInvalidRows || !strings.Contains(res.stderr, "2 cell(s) of the do_not_call: columns say neither yes nor no") || !strings.Contains(res.stdout, `"unclear_do_not_call": 2`) {
+		t.Errorf("plan --strict of unclear do-not-call cells: want exit %d, got %s", exitInvalidRows, res)
+	}
+	e.writeSheetWithFlag([]string{"", "no", "1", "0"})
+	if res := e.run(30*time.Second, "plan", "--offline", "--strict", e.path); res.code != 0 {
+		t.Errorf("plan --strict once every cell says yes or no: %s", res)
 	}
 }

@@ -35,8 +35,8 @@ const exitCodesHelp = `EXIT CODES:
    3    finished, but some contacts failed or are uncertain
    4    plan --strict found invalid or repaired rows, a sheet with no rows, a
         suppression entry that is no number, a row flagged do not call in a column
-        the campaign does not map, or that run would refuse (an agent name two
-        agents share)
+        the campaign does not map, a do-not-call cell that says neither yes nor
+        no, or that run would refuse (an agent name two agents share)
    75   try again later (another run holds the lock, here or, with PostgreSQL, on any
         machine; outside calling hours with --until reached; contacts left pending; the
         service asked to be called again past pace.max_retry_after, or refused call

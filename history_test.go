@@ -89,6 +89,11 @@ func TestHistoryAndHeldAcrossCampaigns(t *testing.T) {
 	if code, out := runAppOut(t, "history", second, "(415) 555-0132"); code != 0 || !strings.Contains(out, "may be called again from") {
 		t.Errorf("history text: exit %d\n%s", code, out)
 	}
+	// A number that does not read: a usage error naming it; history
+	// changes nothing, so it does not say "nothing was changed".
+	if code, out := runAppOut(t, "history", second, "12"); code != exitUsage || !strings.Contains(out, `"12" is not a valid phone number`) || strings.Contains(out, "nothing was changed") {
+		t.Errorf("history of a number that does not read: exit %d\n%s", code, out)
+	}
 }
 
 // campaignName reads the name: of the campaign file at path.
@@ -149,5 +154,89 @@ func TestRunMovesOldCallStartsAside(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &hist); err != nil || code != 0 || len(hist) == 0 || hist[0].Campaign != campaign {
 			t.Errorf("history of %s: exit %d, %+v (%v)\n%s", number, code, hist, err, out)
 		}
+	}
+}
+
+// TestPressureOffStillCounts: a campaign with pressure: {off: true} is
+// held back by no limit, but its call starts count for every other
+// campaign on the store, with files and with PostgreSQL: a second
+// campaign, under the default pressure, does not call the number again
+// the same day (one call start in the sandbox's ledger), and `callrun
+// history` lists the first campaign's call.
+func TestPressureOffStillCounts(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testPressureOffStillCounts(t, kind) })
+	}
+}
+
+func testPressureOffStillCounts(t *testing.T, kind string) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	phones := e2ePhones(2)
+	db := e2eDatabase(t, kind)
+	home := filepath.Join(t.TempDir(), "callrun-home")
+	a := newE2ECampaign(t, srv, e2eSetup{contacts: phones[:1], perSecond: 50, concurrency: 1, postgres: db})
+	a.rename("pressure-off")
+	a.env = append(a.env, "CALLRUN_HOME="+home)
+	a.appendYAML("pressure: {off: true}\n")
+	if res := a.run(60*time.Second, "run", a.path); res.code != 0 || len(srv.Placed()) != 1 {
+		t.Fatalf("the campaign with pressure off: %d calls placed, %s", len(srv.Placed()), res)
+	}
+	b := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 50, concurrency: 1, postgres: db, noLogin: db != ""})
+	b.rename("pressure-on")
+	b.env = append(b.env, "CALLRUN_HOME="+home)
+	if res := b.run(60*time.Second, "run", b.path); res.code != 75 {
+		t.Errorf("the second campaign: want exit 75 (one contact held back), got %s", res)
+	}
+	n := map[string]int{}
+	for _, c := range srv.Placed() {
+		n[c.Form.Get("phone_number")]++
+	}
+	if n[phones[0].E164] != 1 || n[phones[1].E164] != 1 {
+		t.Errorf("the sandbox's ledger: %v; want %s once (by the campaign with pressure off) and %s once", n, phones[0].E164, phones[1].E164)
+	}
+	res := b.run(30*time.Second, "history", "--format", "json", b.path, phones[0].E164)
+	if res.code != 0 || !strings.Contains(res.stdout, `"campaign": "pressure-off"`) {
+		t.Errorf("history does not list the call of the campaign with pressure off: %s", res)
+	}
+}
+
+// TestHeldDespiteASkewedStart: a call start in the shared call starts
+// written by a machine whose clock ran two months ahead does not let a
+// second campaign call again the number the first called minutes ago:
+// the sandbox's ledger holds one call.
+func TestHeldDespiteASkewedStart(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	first := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	home := os.Getenv("CALLRUN_HOME") // testCampaign's own
+	if err := authLogin(context.Background(), nolog, first, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runAppOut(t, "run", first); code != 0 || len(srv.Placed()) != 1 {
+		t.Fatalf("the first campaign: exit %d, %d calls placed\n%s", code, len(srv.Placed()), out)
+	}
+	skewed := fmt.Sprintf(`{"number":"+14155550199","at":%q,"id":"elsewhere +14155550199 0 1","campaign":"skewed","agent":"A"}`+"\n",
+		time.Now().Add(60*24*time.Hour).UTC().Format(time.RFC3339Nano))
+	f, err := os.OpenFile(filepath.Join(home, store.CallStartsFileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(skewed)
+	f.Close()
+	second := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	t.Setenv("CALLRUN_HOME", home)
+	yaml, err := os.ReadFile(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, []byte(strings.Replace(string(yaml), "name: ", "name: second-", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := authLogin(context.Background(), nolog, second, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runAppOut(t, "run", second); code != 75 || len(srv.Placed()) != 1 {
+		t.Errorf("the second campaign: exit %d, %d calls placed; want 75 and the one call of the first\n%s", code, len(srv.Placed()), out)
 	}
 }

@@ -576,10 +576,13 @@ func Parse(path string, data []byte, opts LoadOptions) (*File, error) {
 }
 
 type loader struct {
-	path     string
-	opts     LoadOptions
-	lines    map[string]int    // key path -> line
-	values   map[string]string // key path -> a scalar's text, expanded
+	path   string
+	opts   LoadOptions
+	lines  map[string]int    // key path -> line
+	values map[string]string // key path -> a scalar's text, expanded
+	// mappings: key path -> the keys of the mapping it takes, for a key
+	// given text where it takes a mapping (consent: Consent Date).
+	mappings map[string][]string
 	problems []Problem
 	// unset holds unset-variable problems apart, so that they do not stop
 	// the checks that follow: every problem is reported at once.
@@ -717,11 +720,21 @@ func (l *loader) yamlProblem(err error) Problem {
 			p.Key = key
 		}
 	}
+	if keys := l.mappings[p.Key]; len(keys) > 0 && quoted != "" {
+		// yaml.v3 names the Go type it reads into: say the keys instead.
+		name := p.Key[strings.LastIndex(p.Key, ".")+1:]
+		p.Msg = fmt.Sprintf("%s takes keys, not the text `%s`: write %s: {%s: ...} (its keys: %s)", name, quoted, name, keys[0], strings.Join(keys, ", "))
+		return p
+	}
 	msg = yamlWords.Replace(msg)
 	msg = strings.ReplaceAll(msg, "campaign.", "")
 	p.Msg = msg
 	return p
 }
+
+// yamlUnmarshaler is the interface of a type that reads its YAML itself
+// (a suppress: entry may be a file name alone).
+var yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
 
 var yamlWords = strings.NewReplacer(
 	"cannot unmarshal", "cannot read",
@@ -750,6 +763,16 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 	case node.Kind == yaml.ScalarNode:
 		l.expand(node, path)
 		l.values[path] = node.Value
+		if t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(yamlUnmarshaler) && node.Tag != "!!null" {
+			if l.mappings == nil {
+				l.mappings = map[string][]string{}
+			}
+			for i := range t.NumField() {
+				if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+					l.mappings[path] = append(l.mappings[path], tag)
+				}
+			}
+		}
 	case t.Kind() == reflect.Struct && node.Kind == yaml.MappingNode:
 		fields := map[string]reflect.Type{}
 		var names []string

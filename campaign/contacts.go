@@ -410,6 +410,9 @@ type ContactReader struct {
 	// unmappedYes counts the yes cells of unmapped do-not-call flag
 	// columns (see [ContactReader.UnmappedDoNotCall]).
 	unmappedYes int
+	// unclearDNC counts the cells of mapped do-not-call flag columns that
+	// say neither yes nor no, whose rows are called.
+	unclearDNC int
 }
 
 // NewContactReader prepares to read the campaign's contacts.

@@ -107,21 +107,26 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 }
 
 // FlagYes reports whether a cell of a do-not-call flag column says yes:
-// 1, true, yes, y, x, checked or a check mark, in any case, spaces
-// around it aside. Anything else (empty, 0, false, no) is no flag.
+// 1 (or 1.0, as pandas writes a 0/1 column with blanks), true, t, on,
+// yes, y, x, checked or a check mark (with or without the emoji
+// variation selector a phone's keyboard adds), or Dynamics 365's "Do Not
+// Allow", in any case, spaces around it aside. Anything else (empty, 0,
+// false, no, allow) is no flag.
 func FlagYes(cell string) bool {
-	switch strings.ToLower(strings.TrimSpace(cell)) {
-	case "1", "true", "yes", "y", "x", "checked", "✓", "✔", "☑":
+	c := strings.ToLower(strings.TrimSpace(cell))
+	c = strings.TrimRight(c, "\ufe0e\ufe0f")
+	switch c {
+	case "1", "1.0", "true", "t", "on", "yes", "y", "x", "checked", "✓", "✔", "☑", "✅", "☒", "do not allow":
 		return true
 	}
 	return false
 }
 
 // flagNo reports whether a cell of a do-not-call flag column plainly
-// says no: empty, 0, false, no, n, f, off or unchecked.
+// says no: empty, 0, 0.0, false, no, n, f, off, unchecked or allow.
 func flagNo(cell string) bool {
 	switch strings.ToLower(strings.TrimSpace(cell)) {
-	case "", "0", "false", "no", "n", "f", "off", "unchecked":
+	case "", "0", "0.0", "false", "no", "n", "f", "off", "unchecked", "allow":
 		return true
 	}
 	return false
@@ -163,6 +168,7 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string)
 func (cr *ContactReader) unmappedDoNotCall(i int, r *sheet.Reader, m *sheetMap) {
 	header := r.Header()
 	for k, n := range m.dncUnclear {
+		cr.unclearDNC += n
 		if n > 0 && cr.SheetNote != nil {
 			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the do-not-call column %q say neither yes nor no (%s), and their rows are called; write 1 or yes where the contact is not to be called",
 				cr.f.Sheets[i].File, n, m.dncNames[k], m.dncUnclearExample[k]))
@@ -185,10 +191,16 @@ func (cr *ContactReader) unmappedDoNotCall(i int, r *sheet.Reader, m *sheetMap) 
 // anyway. plan --strict fails on them.
 func (cr *ContactReader) UnmappedDoNotCall() int { return cr.unmappedYes }
 
+// UnclearDoNotCall counts, over the sheets read so far, the cells of the
+// campaign's do_not_call: columns that say neither yes nor no ("Pending",
+// "see notes"): rows called though no one can tell whether the CRM marks
+// them do not call. plan --strict fails on them.
+func (cr *ContactReader) UnclearDoNotCall() int { return cr.unclearDNC }
+
 // Header words (folded) of a do-not-call flag column.
 var (
 	// dncHeaderParts, anywhere in a folded header, name a do-not-call flag.
-	dncHeaderParts = []string{"donotcall", "dontcall", "nocall", "donotphone", "donotcontact", "donotdisturb"}
+	dncHeaderParts = []string{"donotcall", "dontcall", "nocall", "donotphone", "donotcontact", "donotdisturb", "donotallowphone"}
 	// dncHeaderWords are words, or the start or end of one, that do.
 	dncHeaderWords = []string{"dnc", "dnd"}
 	// optOutParts name an opt-out, which is of calls only with a call word.
@@ -323,12 +335,19 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 				continue
 			}
 			ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
+			numbers := []string{ph.E164}
 			if err != nil {
-				continue
+				// A cell its own call cannot use (two numbers, an
+				// extension) still names whom not to call: every number
+				// it may mean, as a suppression file's entry does.
+				regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+				numbers = cr.norm.Readings(raw, regions)
 			}
-			if key := phoneKey(ph.E164); key != 0 {
-				if _, ok := flagged[key]; !ok {
-					flagged[key] = FlaggedNumber{Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
+			for _, e164 := range numbers {
+				if key := phoneKey(e164); key != 0 {
+					if _, ok := flagged[key]; !ok {
+						flagged[key] = FlaggedNumber{Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
+					}
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,12 +17,26 @@ import (
 )
 
 func TestFlagYes(t *testing.T) {
-	for _, cell := range []string{"1", "true", "TRUE", "True", "yes", "Yes", "YES", "y", "Y", "x", "X", "checked", "CHECKED", " 1 ", "\tyes ", "✓", "✔", "☑"} {
+	for _, cell := range []string{"", "0", "no", "off", "Allow", "0.0"} {
+		if !flagNo(cell) {
+			t.Errorf("flagNo(%q) = false; want a plain no", cell)
+		}
+	}
+	for _, cell := range []string{"1", "true", "TRUE", "True", "yes", "Yes", "YES", "y", "Y", "x", "X", "checked", "CHECKED", " 1 ", "\tyes ", "✓", "✔", "☑",
+		// A check mark typed on a phone or pasted from a chat carries the
+		// emoji variation selector (U+FE0F); ✅ and ☒ are check marks too.
+		"✔\ufe0f", "✓\ufe0f", "☑\ufe0f", "✅", "☒",
+		// PostgreSQL's COPY writes booleans as t and f; flagNo reads f.
+		"t", "T", "on", "ON",
+		// Dynamics 365 writes its "Do not allow Phone Calls" as Do Not Allow or Allow.
+		"Do Not Allow", "do not allow",
+		// A 0/1 column with blanks, written by pandas, holds 1.0 and 0.0.
+		"1.0"} {
 		if !FlagYes(cell) {
 			t.Errorf("FlagYes(%q) = false; want a yes", cell)
 		}
 	}
-	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "not checked", "10", "yes please", "-", "null"} {
+	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "not checked", "10", "yes please", "-", "null", "Allow", "0.0", "1.5", "11.0"} {
 		if FlagYes(cell) {
 			t.Errorf("FlagYes(%q) = true; want no flag", cell)
 		}
@@ -33,6 +48,8 @@ func TestDoNotCallHeader(t *testing.T) {
 		"Do Not Call", "DoNotCall", "do_not_call", "DNC", "DNC Flag", "Phone DNC", "DND", "DND Calls", "DND Calls and SMS",
 		"Don't Call", "Do Not Contact", "Do Not Disturb", "No Call", "Opted out of calls", "Phone Opt Out",
 		"Unsubscribed from calls", "Call Opt-Out", "Voice Opted Out", "HasOptedOutOfPhone",
+		// Microsoft Dynamics 365's contact export.
+		"Do not allow Phone Calls",
 	} {
 		if !DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = false; want a do-not-call flag", h)
@@ -41,7 +58,7 @@ func TestDoNotCallHeader(t *testing.T) {
 	for _, h := range []string{
 		"", "Email Opt Out", "HasOptedOutOfEmail", "Fax Opt Out", "HasOptedOutOfFax", "DND Email", "DND SMS", "Unsubscribed from all email",
 		"Unsubscribed", "Opted Out", "SMS Opt-Out", "Phone", "Mobile", "Do Not Call Reason", "DNC Date", "DoNotCallDate", "Do Not Call Updated By",
-		"Lead Source", "Recall date", "Mailing Country",
+		"Lead Source", "Recall date", "Mailing Country", "Do not allow Bulk Emails", "Do not allow Emails",
 	} {
 		if DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = true; want no do-not-call flag", h)
@@ -336,6 +353,52 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 	plan.WriteText(&text)
 	if !strings.Contains(text.String(), "Marked do not call in the sheets: 2 number(s)") {
 		t.Errorf("plan text does not say run puts the flagged numbers on the list:\n%s", text.String())
+	}
+}
+
+// TestDoNotCallFlagCellNoCallReads: a flagged row whose phone cell its own
+// call could not use (two numbers in one cell, an extension) still flags
+// the numbers the cell holds, as a suppression file's entry would: the
+// person asked not to be called, and another row with one of those
+// numbers is not called.
+func TestDoNotCallFlagCellNoCallReads(t *testing.T) {
+	sheets := map[string]string{
+		"a.csv": "Phone,Do Not Call\n" +
+			"415-555-0601 / 415-555-0602,1\n" + // row 2: two numbers, flagged
+			"415-555-0603 x12,1\n" + // row 3: an extension, flagged
+			"415 555 0604,0\n", // row 4: called
+		"b.csv": "Phone,DND\n" +
+			"+14155550601,\n" +
+			"(415) 555-0602,\n" +
+			"415.555.0603,\n",
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: DND}\n", "do_not_call: {column: Do Not Call}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var called []string
+	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		if c.Status == ToCall {
+			called = append(called, fmt.Sprintf("%d/%d %s", c.Sheet, c.Row, c.Phone))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(called, []string{"0/4 +14155550604"}) {
+		t.Errorf("rows to call %v; want only sheet 0 row 4: the others hold numbers the flagged rows hold", called)
+	}
+	var numbers []string
+	for _, fl := range sup.Flagged() {
+		numbers = append(numbers, fl.Number)
+	}
+	if !slices.Equal(numbers, []string{"+14155550601", "+14155550602", "+14155550603"}) {
+		t.Errorf("flagged numbers %v; want the three the flagged cells hold", numbers)
 	}
 }
 

@@ -115,6 +115,10 @@ type Plan struct {
 	// "DND") that the campaign does not map under do_not_call:; a warning
 	// names each such column.
 	UnmappedDoNotCall int `json:"unmapped_do_not_call,omitempty"`
+	// UnclearDoNotCall counts the cells of the do_not_call: columns that
+	// say neither yes nor no, whose rows are called; a warning names the
+	// first of each column.
+	UnclearDoNotCall int `json:"unclear_do_not_call,omitempty"`
 	// FlaggedNumbers counts the numbers the sheets' do_not_call: columns
 	// flag ([Suppression.Flagged]), in every shard: run puts them on the
 	// store's do-not-call list before its first call.
@@ -362,6 +366,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	p.UnmappedDoNotCall = cr.UnmappedDoNotCall()
+	p.UnclearDoNotCall = cr.UnclearDoNotCall()
 	if opts.Suppress != nil {
 		p.FlaggedNumbers = len(opts.Suppress.flagged)
 	}

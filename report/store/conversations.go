@@ -137,8 +137,9 @@ func (c *conversationsFile) last(number string) time.Time {
 }
 
 // forgetOld drops the conversations older than keptSpan before the
-// latest: longer ago than any conversation holds a number, and than the
-// service sends a delivery again.
+// latest, or before now if the latest is later (recorded by a listen
+// whose clock ran ahead): longer ago than any conversation holds a
+// number, and than the service sends a delivery again.
 func (c *conversationsFile) forgetOld() {
 	var latest int64
 	for _, ts := range c.talks {
@@ -146,7 +147,7 @@ func (c *conversationsFile) forgetOld() {
 			latest = max(latest, t.at)
 		}
 	}
-	before := latest - int64(keptSpan)
+	before := min(latest, time.Now().UnixNano()) - int64(keptSpan)
 	for n, ts := range c.talks {
 		ts = slices.DeleteFunc(ts, func(t talk) bool { return t.at < before })
 		if len(ts) == 0 {

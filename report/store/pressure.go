@@ -363,15 +363,17 @@ func (l *CallStartsFile) holdsLast(f *os.File) bool {
 	return err == nil && bytes.Equal(b, l.last)
 }
 
-// keptSpan is how far back from the latest start in the file a
-// CallStartsFile keeps starts in memory: longer than any limit a campaign
-// file can set (14 days), so that what a file holds of months of
-// campaigns is not all held in memory by every run.
+// keptSpan is how far back from the latest start in the file (or from
+// now, if that start is later) a CallStartsFile keeps starts in memory:
+// longer than any limit a campaign file can set (14 days), so that what a
+// file holds of months of campaigns is not all held in memory by every
+// run.
 const keptSpan = 15 * 24 * time.Hour
 
 // forgetOld drops from memory the starts older than keptSpan before the
-// latest one: they can no longer count. The files keep them, for
-// History. The caller holds l.mu.
+// latest one, or before now if the latest is later (a start written by a
+// machine whose clock ran ahead): they can no longer count. The files
+// keep them, for History. The caller holds l.mu.
 func (l *CallStartsFile) forgetOld() {
 	var latest int64
 	for _, ss := range l.open {
@@ -379,7 +381,7 @@ func (l *CallStartsFile) forgetOld() {
 			latest = max(latest, s.at)
 		}
 	}
-	before := latest - int64(keptSpan)
+	before := min(latest, time.Now().UnixNano()) - int64(keptSpan)
 	for n, ss := range l.open {
 		ss = slices.DeleteFunc(ss, func(s countedStart) bool { return s.at < before })
 		if len(ss) == 0 {

@@ -260,3 +260,37 @@ func TestCallStartsFileForgetsOld(t *testing.T) {
 		t.Errorf("History: %v, %v; want both starts, the forgotten one too", h, err)
 	}
 }
+
+// TestCallStartsFileStartFromASkewedClock: one call start written by a
+// machine whose clock ran weeks ahead (a VM booted with a bad clock, on
+// a shared CALLRUN_HOME) must not make every run forget the real starts
+// of today: they are still counted, and hold their numbers back.
+func TestCallStartsFileStartFromASkewedClock(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now().UTC()
+	starts := []CallStart{
+		{Number: "+14155550100", At: now.Add(-time.Hour), ID: "j/a/0"},
+		{Number: "+14155550199", At: now.Add(60 * 24 * time.Hour), ID: "skewed/0"},
+	}
+	var buf []byte
+	for _, s := range starts {
+		line, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, CallStartsFileName), buf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := OpenCallStartsFile(dir).Counted(context.Background(), now.Add(-24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got["+14155550100"]) != 1 {
+		t.Errorf("Counted: %v; want the start of an hour ago, whatever the skewed start's time", got)
+	}
+	if h := HoldUntil(DefaultPressure, "+14155550100", got["+14155550100"], now); h == nil {
+		t.Error("the number called an hour ago is not held back")
+	}
+}
