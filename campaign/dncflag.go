@@ -409,10 +409,10 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 	return true
 }
 
-// FlagsUnread returns, when a sheet that maps do_not_call: or consent: could not be
-// read to its end, why (a *sheet.Error naming the file and row): the
-// flags of the rows after it are not known, so any row may hold a number
-// the CRM marks do not call. run refuses to call then; plan, status and
+// FlagsUnread returns, when a sheet that maps do_not_call: or consent:
+// could not be read to its end, why (a *sheet.Error naming the file and
+// row): the flags and withdrawals of the rows after it are not known, so
+// any row may hold a number the CRM marks do not call. run refuses to call then; plan, status and
 // the report, which call nobody, report the sheet's problem as before.
 func (s *Suppression) FlagsUnread() error {
 	if s.flagsUnread == nil {
