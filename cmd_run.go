@@ -184,7 +184,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		return err
 	}
 	if err := suppress.FlagsUnread(); err != nil {
-		return fmt.Errorf("%w; the do-not-call flags of the rows after it cannot be read, so any row may hold a number the CRM marks do not call: nothing is called until the sheet is fixed (callrun plan shows every problem)", err)
+		return fmt.Errorf("%w; the do-not-call flags of the rows after it cannot be read (a do_not_call: yes, a consent withdrawn), so any row may hold a number the CRM marks do not call: nothing is called until the sheet is fixed (callrun plan shows every problem)", err)
 	}
 	if o.shard.Sharded() {
 		f.SetShard(o.shard)

@@ -96,7 +96,8 @@ func loadDoNotCall(ctx context.Context, list store.DoNotCallList, sup *campaign.
 }
 
 // addFlagged puts on the store's do-not-call list the numbers the
-// campaign's do_not_call: columns flag, as a run starts, before its first
+// campaign's do_not_call: columns flag, and those whose consent cell
+// says consent was withdrawn, as a run starts, before its first
 // call: later campaigns on the store, whose exports may not carry the
 // flag, honour them too. Each entry names the campaign, the column and
 // the first row that flags it. It returns the entries it wrote: a number
@@ -109,8 +110,11 @@ func addFlagged(ctx context.Context, list store.DoNotCallList, f *campaign.File,
 	now := time.Now()
 	es := make([]store.DoNotCallEntry, len(flagged))
 	for i, fl := range flagged {
-		es[i] = store.DoNotCallEntry{Number: fl.Number, At: now,
-			Source: fmt.Sprintf("do_not_call column %q of campaign %s (sheet %s, row %d)", fl.Column, f.Name, f.Sheets[fl.Sheet].File, fl.Row)}
+		source := fmt.Sprintf("do_not_call column %q of campaign %s (sheet %s, row %d)", fl.Column, f.Name, f.Sheets[fl.Sheet].File, fl.Row)
+		if fl.Consent {
+			source = fmt.Sprintf("consent withdrawn: consent column %q of campaign %s says %q (sheet %s, row %d)", fl.Column, f.Name, fl.Cell, f.Sheets[fl.Sheet].File, fl.Row)
+		}
+		es[i] = store.DoNotCallEntry{Number: fl.Number, At: now, Source: source}
 	}
 	wrote, err := list.Add(ctx, es)
 	if err != nil {

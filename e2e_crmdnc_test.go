@@ -32,9 +32,16 @@ var doNotCallCorpus = []struct {
 // after the others, cells[i] in contact i's row.
 func (e *e2eCampaign) writeSheetWithFlag(cells []string) {
 	e.t.Helper()
+	e.writeSheetWithColumn("Do Not Call", cells)
+}
+
+// writeSheetWithColumn rewrites contacts.csv with a column named header
+// after the others, cells[i] in contact i's row.
+func (e *e2eCampaign) writeSheetWithColumn(header string, cells []string) {
+	e.t.Helper()
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	w.Write([]string{"Contact Id", "First Name", "Phone", "Email", "Do Not Call"})
+	w.Write([]string{"Contact Id", "First Name", "Phone", "Email", header})
 	for i, c := range e.contacts {
 		w.Write([]string{c.ID, c.First, c.Raw, strings.ToLower(c.ID) + "@example.com", cells[i]})
 	}
@@ -203,6 +210,98 @@ func testCRMDoNotCallFlagHolds(t *testing.T, kind string) {
 	b.env = append(b.env, "CALLRUN_HOME="+home)
 	if res := b.run(60*time.Second, "run", b.path); res.code != 0 {
 		t.Fatalf("run of the campaign without the flag: %s", res)
+	}
+	got = called()
+	if got[x.E164] != 0 || got[phones[4].E164] != 1 || got[phones[5].E164] != 1 {
+		t.Errorf("the sandbox's ledger after the second campaign: %v; want %s never, %s and %s once", got, x.E164, phones[4].E164, phones[5].E164)
+	}
+	if r := b.report()[1]; r["status"] != "suppressed" || !strings.Contains(r["reason"], "do-not-call list") {
+		t.Errorf("the second campaign's report row of X: %s, %q; want suppressed for the do-not-call list", r["status"], r["reason"])
+	}
+}
+
+// TestConsentRevokedHoldsForTheNumber is the promise of a withdrawn
+// consent, checked against the sandbox's ledger, with files and with
+// PostgreSQL: with consent required, number X is in row 2 with a date of
+// consent and in row 5, written otherwise, whose consent cell says
+// "Revoked". The run never calls X, though row 2 comes first and has
+// evidence, and puts X on the store's do-not-call list before its first
+// call, naming the consent column; plan and run --sandbox did not. Row 5
+// stays invalid for want of consent, and plan's counts are the report's.
+// A second campaign on the same store, which maps no consent column,
+// does not call X either.
+func TestConsentRevokedHoldsForTheNumber(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testConsentRevokedHolds(t, kind) })
+	}
+}
+
+func testConsentRevokedHolds(t *testing.T, kind string) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	phones := e2ePhones(8)
+	x := phones[0]
+	db := e2eDatabase(t, kind)
+	home := filepath.Join(t.TempDir(), "callrun-home")
+
+	a := newE2ECampaign(t, srv, e2eSetup{contacts: phones[:4], perSecond: 50, concurrency: 2, postgres: db})
+	a.rename("consent-revoked")
+	a.env = append(a.env, "CALLRUN_HOME="+home)
+	xAgain := e2eContact{Raw: x.E164, E164: x.E164, First: x.First, ID: "X-AGAIN"}
+	a.contacts = []e2eContact{x, phones[1], phones[2], xAgain, phones[3]}
+	a.writeSheetWithColumn("Consent Date", []string{"2024-01-02", "yes", "2024-03-04", "Revoked", "3/4/2024"})
+	a.appendYAML("consent: {column: Consent Date, required: true}\n")
+
+	// A rehearsal phones nobody and tells the real list nothing.
+	if res := a.run(60*time.Second, "run", "--sandbox", a.path); res.code != 0 {
+		t.Fatalf("run --sandbox: %s", res)
+	}
+	p := a.plan()
+	if p.Totals.Suppressed != 1 || p.Totals.DoNotCallFlag != 1 || p.Totals.Invalid != 1 || p.Totals.ToCall != 3 || p.Totals.Duplicate != 0 {
+		t.Errorf("plan: %+v; want X's row 2 suppressed for the withdrawal, row 5 invalid, 3 to call", p.Totals)
+	}
+	if es := a.dncList(false); len(es) != 0 {
+		t.Fatalf("plan or run --sandbox changed the do-not-call list: %+v", es)
+	}
+	if res := a.run(60*time.Second, "run", a.path); res.code != 0 {
+		t.Fatalf("run: %s", res)
+	}
+	called := func() map[string]int {
+		n := map[string]int{}
+		for _, c := range srv.Calls() {
+			n[c.Form.Get("phone_number")]++
+		}
+		return n
+	}
+	got := called()
+	if got[x.E164] != 0 || got[phones[1].E164] != 1 || got[phones[2].E164] != 1 || got[phones[3].E164] != 1 || len(got) != 3 {
+		t.Errorf("the sandbox's ledger after the campaign: %v; want %s never, the three others once", got, x.E164)
+	}
+	rows := a.report()
+	if r := rows[0]; r["status"] != "suppressed" || !strings.Contains(r["reason"], `consent to be called was withdrawn in sheet contacts.csv, row 5 (consent column "Consent Date" says "Revoked")`) {
+		t.Errorf("report row %s: %s, %q; want suppressed for the withdrawal in row 5", r["row"], r["status"], r["reason"])
+	}
+	if r := rows[3]; r["status"] != "invalid" || !strings.Contains(r["reason"], `"Revoked"`) {
+		t.Errorf("report row %s: %s, %q; want invalid for want of consent", r["row"], r["status"], r["reason"])
+	}
+	counts := map[string]int{}
+	for _, r := range rows {
+		counts[r["status"]]++
+	}
+	if counts["suppressed"] != p.Totals.Suppressed || counts["invalid"] != p.Totals.Invalid || counts["sent"] != p.Totals.ToCall || len(rows) != p.Totals.Rows {
+		t.Errorf("the report's statuses %v are not plan's counts %+v", counts, p.Totals)
+	}
+	es := a.dncList(false)
+	if len(es) != 1 || es[0].Number != x.E164 || !strings.Contains(es[0].Source, `consent column "Consent Date" of campaign consent-revoked`) || !strings.Contains(es[0].Source, "row 5") {
+		t.Errorf("the store's do-not-call list after the run: %+v; want %s from the consent column of row 5", es, x.E164)
+	}
+
+	// Another campaign on the store: it maps no consent column.
+	b := newE2ECampaign(t, srv, e2eSetup{contacts: []e2eContact{phones[4], x, phones[5]}, perSecond: 50, concurrency: 2, postgres: db, noLogin: db != ""})
+	b.rename("no-consent")
+	b.env = append(b.env, "CALLRUN_HOME="+home)
+	if res := b.run(60*time.Second, "run", b.path); res.code != 0 {
+		t.Fatalf("run of the campaign without consent: %s", res)
 	}
 	got = called()
 	if got[x.E164] != 0 || got[phones[4].E164] != 1 || got[phones[5].E164] != 1 {

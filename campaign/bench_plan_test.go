@@ -66,14 +66,16 @@ func planBenchRows(b *testing.B) int {
 // repaired with a warning) and 1% invalid cells; 8% are UK mobiles.
 func writePlanBenchCampaign(tb testing.TB, dir string, rows int) string {
 	tb.Helper()
-	return writePlanBenchCampaignFlagged(tb, dir, rows, 0)
+	return writePlanBenchCampaignFlagged(tb, dir, rows, 0, false)
 }
 
 // writePlanBenchCampaignFlagged is writePlanBenchCampaign with, when
 // flagPercent is above 0, a "Do Not Call" column mapped under
 // do_not_call: that says 1 on flagPercent rows in a hundred (spread
-// through the sheet) and is empty on the others.
-func writePlanBenchCampaignFlagged(tb testing.TB, dir string, rows, flagPercent int) string {
+// through the sheet) and is empty on the others. With consent, the
+// column is instead "Consent Date", mapped under consent: with required,
+// and says "revoked" on those rows and 2024-03-05 on the others.
+func writePlanBenchCampaignFlagged(tb testing.TB, dir string, rows, flagPercent int, consent bool) string {
 	tb.Helper()
 	sheet, err := os.Create(filepath.Join(dir, "contacts.csv"))
 	if err != nil {
@@ -86,7 +88,12 @@ func writePlanBenchCampaignFlagged(tb testing.TB, dir string, rows, flagPercent 
 	w := bufio.NewWriterSize(sheet, 1<<20)
 	sw := bufio.NewWriter(supp)
 	w.WriteString("\ufeff\"Contact Id\",\"First Name\",\"Last Name\",\"Phone\",\"Email\",\"Tags\"")
-	if flagPercent > 0 {
+	yes, no := "1", ""
+	switch {
+	case flagPercent > 0 && consent:
+		w.WriteString(",\"Consent Date\"")
+		yes, no = "revoked", "2024-03-05"
+	case flagPercent > 0:
 		w.WriteString(",\"Do Not Call\"")
 	}
 	w.WriteString("\r\n")
@@ -129,9 +136,9 @@ func writePlanBenchCampaignFlagged(tb testing.TB, dir string, rows, flagPercent 
 			i, fn, ln, phone, fn, ln, i, tags)
 		switch {
 		case flagPercent > 0 && (i*7)%100 < flagPercent:
-			w.WriteString(",1")
+			w.WriteString("," + yes)
 		case flagPercent > 0:
-			w.WriteString(",")
+			w.WriteString("," + no)
 		}
 		w.WriteString("\r\n")
 	}
@@ -162,7 +169,10 @@ pace: {per_second: 50, burst: 1, concurrency: 4}
 hours: {timezone: America/New_York, days: [mon, tue, wed, thu, fri], start: "09:00", end: "20:00"}
 state_dir: state
 `
-	if flagPercent > 0 {
+	switch {
+	case flagPercent > 0 && consent:
+		yml += "consent: {column: Consent Date, required: true}\n"
+	case flagPercent > 0:
 		yml += "do_not_call: {column: Do Not Call}\n"
 	}
 	path := filepath.Join(dir, "campaign.yaml")
@@ -261,8 +271,23 @@ func BenchmarkPlan1M(b *testing.B) {
 // contacts are judged, adds to a plan. flag-pass-s is that pass alone
 // (File.ReadFlagged), timed once more after the plans.
 func BenchmarkPlan1MDoNotCall(b *testing.B) {
+	benchPlan1MFlagPass(b, false)
+}
+
+// BenchmarkPlan1MConsent is BenchmarkPlan1MDoNotCall with the column a
+// "Consent Date" mapped under consent: (required), saying "revoked" on
+// 2 % of the rows and a date on the others: a campaign that maps consent
+// and no do_not_call: column pays the same pass, for the numbers whose
+// consent is withdrawn.
+func BenchmarkPlan1MConsent(b *testing.B) {
+	benchPlan1MFlagPass(b, true)
+}
+
+// benchPlan1MFlagPass is BenchmarkPlan1MDoNotCall, or with consent
+// BenchmarkPlan1MConsent.
+func benchPlan1MFlagPass(b *testing.B, consent bool) {
 	rows := planBenchRows(b)
-	path := writePlanBenchCampaignFlagged(b, b.TempDir(), rows, 2)
+	path := writePlanBenchCampaignFlagged(b, b.TempDir(), rows, 2, consent)
 	benchPlan1M(b, path)
 	f, err := Load(path, LoadOptions{Offline: true})
 	if err != nil {

@@ -136,7 +136,7 @@ func ReadConsent(cell, region string, now time.Time) (evidence, why string) {
 		return "", "the cell is empty"
 	case consentYes[v]:
 		return "yes", ""
-	case consentNo[v]:
+	case consentNo[v], consentRevoked[v]:
 		return "", fmt.Sprintf("the cell says %q", cell)
 	}
 	t, ok := consentDate(v, region)
@@ -149,12 +149,24 @@ func ReadConsent(cell, region string, now time.Time) (evidence, why string) {
 	return t.Format("2006-01-02"), ""
 }
 
-// consentYes and consentNo are the words of a consent cell, folded to
-// lower case with single spaces.
+// consentYes, consentNo and consentRevoked are the words of a consent
+// cell, folded to lower case with single spaces: a yes, no evidence, and
+// consent withdrawn ([ConsentRevoked]), which is no evidence either.
 var (
-	consentYes = map[string]bool{"yes": true, "y": true, "true": true, "1": true, "opted in": true, "opted-in": true, "opt-in": true, "opt in": true, "optin": true, "optedin": true, "granted": true, "consented": true, "subscribed": true}
-	consentNo  = map[string]bool{"no": true, "n": true, "false": true, "0": true, "revoked": true, "withdrawn": true, "opted out": true, "opted-out": true, "opt-out": true, "opt out": true, "optout": true, "optedout": true, "unsubscribed": true, "none": true, "denied": true, "declined": true}
+	consentYes     = map[string]bool{"yes": true, "y": true, "true": true, "1": true, "opted in": true, "opted-in": true, "opt-in": true, "opt in": true, "optin": true, "optedin": true, "granted": true, "consented": true, "subscribed": true}
+	consentNo      = map[string]bool{"no": true, "n": true, "false": true, "0": true, "none": true, "denied": true, "declined": true}
+	consentRevoked = map[string]bool{"revoked": true, "withdrawn": true, "opted out": true, "opted-out": true, "opt-out": true, "opt out": true, "optout": true, "optedout": true, "unsubscribed": true}
 )
+
+// ConsentRevoked reports whether a consent cell says the person withdrew
+// their consent (revoked, withdrawn, opted out, unsubscribed, any case),
+// rather than only that none is on record (no, false, empty): the person
+// asked not to be called, so the contact reader suppresses their number
+// in every row of the campaign, as a do_not_call: flag, and run puts it
+// on the store's do-not-call list.
+func ConsentRevoked(cell string) bool {
+	return consentRevoked[strings.ToLower(strings.Join(strings.Fields(cell), " "))]
+}
 
 // consentDateRE splits a date cell: three numbers separated by -, / or .
 // (year first or last), then an optional time.

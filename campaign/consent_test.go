@@ -126,7 +126,8 @@ func eachContact(t *testing.T, f *File, now time.Time) []Contact {
 // TestConsentRequired: with required, every corpus row without evidence
 // is invalid, its reason naming the column and what the cell held, and
 // every row with evidence is to call, the evidence read kept beside it;
-// without required every row is to call and the evidence still read.
+// without required every row is to call, but those that withdraw
+// consent, and the evidence is still read.
 func TestConsentRequired(t *testing.T) {
 	f, corpus := consentCampaign(t, "consent: {column: Consent Date, required: true}\n")
 	cs := eachContact(t, f, consentNow)
@@ -148,8 +149,12 @@ func TestConsentRequired(t *testing.T) {
 
 	f, _ = consentCampaign(t, "consent: {column: Consent Date}\n")
 	for i, c := range eachContact(t, f, consentNow) {
-		if c.Status != ToCall || c.Consent != corpus[i][1] {
-			t.Errorf("not required, row %d %q: %s, consent %q", c.Row, corpus[i][0], c.Status, c.Consent)
+		want := ToCall
+		if ConsentRevoked(corpus[i][0]) { // consent withdrawn: never called
+			want = Suppressed
+		}
+		if c.Status != want || c.Consent != corpus[i][1] {
+			t.Errorf("not required, row %d %q: %s, consent %q; want %s", c.Row, corpus[i][0], c.Status, c.Consent, want)
 		}
 	}
 	if w := ConsentWarnings(f); len(w) != 0 {

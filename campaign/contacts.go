@@ -74,8 +74,9 @@ type Contact struct {
 	// store's do-not-call list: it is not called, and the report shows it
 	// suppressed unless the journal says it was called before.
 	DoNotCall bool
-	// DoNotCallColumn is the do_not_call: column whose cell says yes, on
-	// a contact suppressed for the CRM's do-not-call flag.
+	// DoNotCallColumn is the do_not_call: column whose cell says yes, or
+	// the consent column whose cell withdraws consent, on a contact
+	// suppressed for it.
 	DoNotCallColumn string
 	// Consent is the row's evidence of consent as read from the sheet's
 	// consent column: a date (YYYY-MM-DD), "yes", or empty for none;

@@ -135,7 +135,8 @@ func flagNo(cell string) bool {
 // flagDoNotCall suppresses c when one of its sheet's do-not-call flag
 // columns says yes, whatever else is wrong with the row: nobody the CRM
 // marks do not call is called, and a row never to be called needs no
-// fixing. It also counts the yes cells of columns that read as such a
+// fixing. A row to call whose consent cell withdraws consent is
+// suppressed too; one already invalid stays so. It also counts the yes cells of columns that read as such a
 // flag but are not mapped. It reports whether c was suppressed.
 func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string) bool {
 	for k, col := range m.dncUnmapped {
@@ -157,6 +158,12 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string)
 			c.Reason = fmt.Sprintf("column %q says %q: the contact is marked do not call", m.dncNames[k], strings.TrimSpace(fields[col]))
 			return true
 		}
+	}
+	if c.Status == "" && m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]) {
+		c.Status = Suppressed
+		c.DoNotCallColumn = m.consentName
+		c.Reason = fmt.Sprintf("consent column %q says %q: the contact withdrew consent to be called", m.consentName, strings.TrimSpace(fields[m.consentCol]))
+		return true
 	}
 	return false
 }
@@ -263,22 +270,39 @@ func doNotCallYAML(cols []string) string {
 }
 
 // FlaggedNumber is a number a do_not_call: column of the campaign's
-// sheets marks do not call: the first row that does, in sheet order.
+// sheets marks do not call, or whose consent cell says consent was
+// withdrawn ([ConsentRevoked]): the first row that does, in sheet order.
 // Every row with the number is suppressed, and a run puts it on the
 // store's do-not-call list.
 type FlaggedNumber struct {
-	Number string // E.164
-	Sheet  int    // index in File.Sheets
-	Row    int
-	Column string // the do_not_call: column
-	Cell   string // its cell, as written
+	Number  string // E.164
+	Sheet   int    // index in File.Sheets
+	Row     int
+	Column  string // the do_not_call: column, or the consent column
+	Cell    string // its cell, as written
+	Consent bool   // Column is the consent column: the cell withdraws consent
+}
+
+// rowFlag returns the first cell of a row that asks not to call its
+// number: a yes in a do_not_call: column, else a consent cell that
+// withdraws consent. ok is false when there is none.
+func rowFlag(m *sheetMap, fields []string) (fl FlaggedNumber, ok bool) {
+	if k := slices.IndexFunc(m.dncCols, func(col int) bool { return col < len(fields) && FlagYes(fields[col]) }); k >= 0 {
+		return FlaggedNumber{Column: m.dncNames[k], Cell: strings.TrimSpace(fields[m.dncCols[k]])}, true
+	}
+	if m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]) {
+		return FlaggedNumber{Column: m.consentName, Cell: strings.TrimSpace(fields[m.consentCol]), Consent: true}, true
+	}
+	return FlaggedNumber{}, false
 }
 
 // ReadFlagged reads, before any contact is judged, the numbers of the
-// rows of the campaign's sheets whose do_not_call: column says yes, by
-// phoneKey (the entries' Number left empty): each number in the row's phone columns that reads, as the
-// row's call would read it, as a number the campaign calls. It reads
-// every sheet that has such a column whole, shard or not, but reads the
+// rows of the campaign's sheets whose do_not_call: column says yes or
+// whose consent column says consent was withdrawn, by phoneKey (the
+// entries' Number left empty): each number in the row's phone columns
+// that reads, as the row's call would read it, as a number the campaign
+// calls. It reads every sheet that maps either column whole, shard or
+// not, but reads the
 // number of flagged rows only. A sheet that cannot be read to its end
 // (not UTF-8, a row that never ends) gives the numbers of the rows before
 // it, and unread is the first such error: the flags after it are not
@@ -287,7 +311,7 @@ func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (_ map[u
 	flagged := map[uint64]FlaggedNumber{}
 	var cr *ContactReader
 	for i := range f.Sheets {
-		if len(f.DoNotCallColumns(i)) == 0 {
+		if len(f.DoNotCallColumns(i)) == 0 && f.SheetConsent(i).Column == "" {
 			continue
 		}
 		if cr == nil {
@@ -321,8 +345,8 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 		if rec.Err != nil {
 			return nil
 		}
-		k := slices.IndexFunc(m.dncCols, func(col int) bool { return col < len(rec.Fields) && FlagYes(rec.Fields[col]) })
-		if k < 0 {
+		fl, ok := rowFlag(m, rec.Fields)
+		if !ok {
 			return nil
 		}
 		rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
@@ -346,7 +370,8 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 			for _, e164 := range numbers {
 				if key := phoneKey(e164); key != 0 {
 					if _, ok := flagged[key]; !ok {
-						flagged[key] = FlaggedNumber{Sheet: i, Row: rec.Row, Column: m.dncNames[k], Cell: strings.Clone(strings.TrimSpace(rec.Fields[m.dncCols[k]]))}
+						fl.Sheet, fl.Row, fl.Cell = i, rec.Row, strings.Clone(fl.Cell)
+						flagged[key] = fl
 					}
 				}
 			}
@@ -361,27 +386,33 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 }
 
 // flaggedElsewhere suppresses c when its number is one a do_not_call:
-// column flags in a row of the campaign's sheets ([File.ReadFlagged]):
-// the person asked not to be called, whichever row holds them. It
-// reports whether c was suppressed; a nil s suppresses nothing.
+// column flags, or a consent cell withdraws consent for, in a row of the
+// campaign's sheets ([File.ReadFlagged]): the person asked not to be
+// called, whichever row holds them. A row that withdrew consent itself
+// and is not called anyway (invalid, when consent is required) is left
+// as it is: a withdrawal, its own or another row's, changes nothing for
+// it. It reports whether c was suppressed; a nil s suppresses nothing.
 func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 	if s == nil || c.Phone == "" {
 		return false
 	}
 	fl, ok := s.flagged[phoneKey(c.Phone)]
-	if !ok {
+	if !ok || (fl.Consent && c.Status != "" && ConsentRevoked(c.ConsentCell)) {
 		return false
 	}
 	c.Status, c.Field, c.Column = Suppressed, "", ""
 	c.DoNotCallColumn = fl.Column
 	c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+	if fl.Consent {
+		c.Reason = fmt.Sprintf("consent to be called was withdrawn in sheet %s, row %d (consent column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+	}
 	return true
 }
 
-// FlagsUnread returns, when a sheet that maps do_not_call: could not be
-// read to its end, why (a *sheet.Error naming the file and row): the
-// flags of the rows after it are not known, so any row may hold a number
-// the CRM marks do not call. run refuses to call then; plan, status and
+// FlagsUnread returns, when a sheet that maps do_not_call: or consent:
+// could not be read to its end, why (a *sheet.Error naming the file and
+// row): the flags and withdrawals of the rows after it are not known, so
+// any row may hold a number the CRM marks do not call. run refuses to call then; plan, status and
 // the report, which call nobody, report the sheet's problem as before.
 func (s *Suppression) FlagsUnread() error {
 	if s.flagsUnread == nil {

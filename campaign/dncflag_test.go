@@ -351,8 +351,111 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 	}
 	var text bytes.Buffer
 	plan.WriteText(&text)
-	if !strings.Contains(text.String(), "Marked do not call in the sheets: 2 number(s)") {
+	if !strings.Contains(text.String(), "Marked do not call (or consent withdrawn) in the sheets: 2 number(s)") {
 		t.Errorf("plan text does not say run puts the flagged numbers on the list:\n%s", text.String())
+	}
+}
+
+// TestConsentRevokedHoldsForTheNumber: a consent cell that withdraws
+// consent (revoked, opted out, withdrawn) holds for the number as a
+// do_not_call: yes does: every other row of every sheet with it is
+// suppressed, before the withdrawing row and after it, with a reason
+// naming the sheet, row and consent column; a plain no flags nothing.
+// The withdrawing row itself stays invalid when consent is required,
+// and is suppressed when it is not; plan counts each row as the reader
+// judges it, and FlaggedNumbers holds the withdrawn numbers.
+func TestConsentRevokedHoldsForTheNumber(t *testing.T) {
+	for _, cell := range []string{"revoked", "Withdrawn", " opted  out ", "Opt-Out", "optout", "OptedOut", "opted-out", "Unsubscribed"} {
+		if !ConsentRevoked(cell) {
+			t.Errorf("ConsentRevoked(%q) = false, want true", cell)
+		}
+	}
+	for _, cell := range []string{"", "no", "N", "false", "0", "none", "denied", "declined", "yes", "2024-01-02", "opted in"} {
+		if ConsentRevoked(cell) {
+			t.Errorf("ConsentRevoked(%q) = true: it is no evidence, not a withdrawal", cell)
+		}
+	}
+	sheets := map[string]string{
+		"a.csv": "Phone,Consent\n" +
+			"(415) 555-0101,2024-01-02\n" + // row 2: X, withdrawn in row 5
+			"+14155550102,no\n" + // row 3: Y, no evidence only
+			"415-555-0103,yes\n" + // row 4: Z, withdrawn in b.csv row 3
+			"+1 415 555 0101,Revoked\n" + // row 5: X withdraws
+			"4155550101,3/4/2024\n", // row 6: X again
+		"b.csv": "Phone,Consent\n" +
+			"+14155550101,\n" + // row 2: X
+			"(415) 555-0103,Opted Out\n" + // row 3: Z withdraws
+			"+14155550102,2024-05-06\n" + // row 4: Y again
+			"+14155550104,2024-05-06\n" + // row 5: W
+			"+14155550101,withdrawn\n", // row 6: X withdraws again
+	}
+	fromA5 := `consent to be called was withdrawn in sheet a.csv, row 5 (consent column "Consent" says "Revoked")`
+	fromB3 := `consent to be called was withdrawn in sheet b.csv, row 3 (consent column "Consent" says "Opted Out")`
+	type got struct {
+		sheet, row int
+		status     string
+		reason     string
+	}
+	for _, c := range []struct {
+		required bool
+		want     []got
+		totals   Counts
+	}{
+		{true, []got{
+			{0, 2, Suppressed, fromA5},
+			{0, 3, Invalid, `no consent on record: the cell says "no"; a row is called only with a date of consent or a yes in this column (consent.required)`},
+			{0, 4, Suppressed, fromB3},
+			{0, 5, Invalid, `no consent on record: the cell says "Revoked"; a row is called only with a date of consent or a yes in this column (consent.required)`},
+			{0, 6, Suppressed, fromA5},
+			{1, 2, Suppressed, fromA5},
+			{1, 3, Invalid, `no consent on record: the cell says "Opted Out"; a row is called only with a date of consent or a yes in this column (consent.required)`},
+			{1, 4, ToCall, ""},
+			{1, 5, ToCall, ""},
+			{1, 6, Invalid, `no consent on record: the cell says "withdrawn"; a row is called only with a date of consent or a yes in this column (consent.required)`},
+		}, Counts{Rows: 10, ToCall: 2, Invalid: 4, Suppressed: 4, DoNotCallFlag: 4}},
+		{false, []got{
+			{0, 2, Suppressed, fromA5},
+			{0, 3, ToCall, ""},
+			{0, 4, Suppressed, fromB3},
+			{0, 5, Suppressed, `consent column "Consent" says "Revoked": the contact withdrew consent to be called`},
+			{0, 6, Suppressed, fromA5},
+			{1, 2, Suppressed, fromA5},
+			{1, 3, Suppressed, `consent column "Consent" says "Opted Out": the contact withdrew consent to be called`},
+			{1, 4, Duplicate, "the number appears in an earlier row"},
+			{1, 5, ToCall, ""},
+			{1, 6, Suppressed, `consent column "Consent" says "withdrawn": the contact withdrew consent to be called`},
+		}, Counts{Rows: 10, ToCall: 2, Duplicate: 1, Suppressed: 7, DoNotCallFlag: 7}},
+	} {
+		f, err := dncCampaign(t, sheets, fmt.Sprintf("consent: {column: Consent, required: %t}\n", c.required), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		norm := phone.NewNormalizer()
+		sup, err := f.LoadSuppression(context.Background(), norm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []got
+		if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+			rows = append(rows, got{c.Sheet, c.Row, c.Status, c.Reason})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rows, c.want) {
+			t.Errorf("required %t, rows:\n%+v\nwant\n%+v", c.required, rows, c.want)
+		}
+		plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Totals != c.totals || plan.FlaggedNumbers != 2 {
+			t.Errorf("required %t: plan totals %+v, %d flagged numbers; want %+v, 2 numbers", c.required, plan.Totals, plan.FlaggedNumbers, c.totals)
+		}
+		fl := sup.Flagged()
+		if len(fl) != 2 || fl[0].Number != "+14155550101" || fl[0].Row != 5 || !fl[0].Consent || fl[0].Column != "Consent" || fl[1].Number != "+14155550103" || fl[1].Sheet != 1 || fl[1].Row != 3 {
+			t.Errorf("required %t: flagged %+v; want X from a.csv row 5 and Z from b.csv row 3, both consent", c.required, fl)
+		}
 	}
 }
 

@@ -33,8 +33,9 @@ type Counts struct {
 	// DoNotCall counts, of Suppressed, the contacts not yet called whose
 	// number is on the store's do-not-call list.
 	DoNotCall int `json:"do_not_call,omitempty"`
-	// DoNotCallFlag counts, of Suppressed, the rows whose do_not_call:
-	// column (the CRM's flag) says yes.
+	// DoNotCallFlag counts, of Suppressed, the rows whose number a
+	// do_not_call: column (the CRM's flag) says yes for, or a consent
+	// cell withdraws consent for, in that row or another.
 	DoNotCallFlag int `json:"do_not_call_flag,omitempty"`
 }
 
@@ -120,7 +121,8 @@ type Plan struct {
 	// first of each column.
 	UnclearDoNotCall int `json:"unclear_do_not_call,omitempty"`
 	// FlaggedNumbers counts the numbers the sheets' do_not_call: columns
-	// flag ([Suppression.Flagged]), in every shard: run puts them on the
+	// flag, or whose consent cell withdraws consent
+	// ([Suppression.Flagged]), in every shard: run puts them on the
 	// store's do-not-call list before its first call.
 	FlaggedNumbers int `json:"flagged_numbers,omitempty"`
 
@@ -511,7 +513,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		b.WriteString(".\n")
 	}
 	if p.FlaggedNumbers > 0 {
-		fmt.Fprintf(&b, "\nMarked do not call in the sheets: %d number(s), suppressed in every row that holds them; run puts those not on it yet on the store's do-not-call list before its first call, so that every campaign on the store honours them.\n", p.FlaggedNumbers)
+		fmt.Fprintf(&b, "\nMarked do not call (or consent withdrawn) in the sheets: %d number(s), suppressed in every row that holds them; run puts those not on it yet on the store's do-not-call list before its first call, so that every campaign on the store honours them.\n", p.FlaggedNumbers)
 	}
 	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
 		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)
