@@ -179,13 +179,17 @@ var consentTimeRE = regexp.MustCompile(`^(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d+)
 // consentDate reads a date, with or without a time of day, in the forms
 // CRM exports write. Its time of day is dropped: the date is the evidence.
 func consentDate(v, region string) (time.Time, bool) {
-	for _, layout := range []string{"Jan 2, 2006", "January 2, 2006", "2 Jan 2006", "2 January 2006", "2-Jan-2006"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, true
-		}
-	}
 	m := consentDateRE.FindStringSubmatch(v)
-	if m == nil || m[2] != m[4] {
+	if m == nil {
+		// Not numbers: a month by its name, as some exports write it.
+		for _, layout := range []string{"Jan 2, 2006", "January 2, 2006", "2 Jan 2006", "2 January 2006", "2-Jan-2006"} {
+			if t, err := time.Parse(layout, v); err == nil {
+				return t, true
+			}
+		}
+		return time.Time{}, false
+	}
+	if m[2] != m[4] {
 		return time.Time{}, false
 	}
 	if m[6] != "" && !validTime(m[6]) {
