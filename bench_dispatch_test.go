@@ -14,9 +14,14 @@ package main
 //
 //	CALLRUN_BENCH_CONTACTS           contacts of BenchmarkDispatch1M/unpaced (default 1000000)
 //	CALLRUN_BENCH_BINARY_CONTACTS    contacts of BenchmarkDispatch1M/binary (default 30000)
+//	CALLRUN_BENCH_HEAP_PROFILE       a file for BenchmarkDispatch1M/unpaced's child to write
+//	                                 a heap profile to at its live heap's peak (go tool
+//	                                 pprof -sample_index=inuse_space); -memprofile is the
+//	                                 benchmark's own process, which holds the sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -24,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -488,11 +494,53 @@ func TestDispatchBenchChild(t *testing.T) {
 	if path == "" {
 		t.Skip("a helper process of BenchmarkDispatch1M")
 	}
+	if out := os.Getenv("CALLRUN_BENCH_HEAP_PROFILE"); out != "" {
+		stop := benchHeapPeaks(t, out)
+		defer stop()
+	}
 	d, cpu, res, err := benchRunUnpaced(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Printf("dispatch-bench-child sent=%d run_seconds=%g run_cpu_seconds=%g\n", res.Sent, d.Seconds(), cpu.Seconds())
+}
+
+// benchHeapPeaks writes a heap profile to path each time the live heap
+// (as of the last collection) passes its highest by 4 MiB, looking every
+// 100 ms, until stop is called: the last one written is of the peak.
+func benchHeapPeaks(t *testing.T, path string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var top uint64
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			metrics.Read(live)
+			if v := live[0].Value.Uint64(); v > top+4<<20 {
+				top = v
+				var b bytes.Buffer
+				if err := pprof.Lookup("heap").WriteTo(&b, 0); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // BenchmarkCrashBound kills the callrun binary with SIGKILL at random

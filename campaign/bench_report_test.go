@@ -53,7 +53,7 @@ func BenchmarkWriteReport(b *testing.B) {
 			}
 			part := func(name string, fn func(sum *report.Summary, page *report.Page) error) {
 				b.Run(name, func(b *testing.B) {
-					page, err := writeRows(ctx, f, st, norm, sup, out, newSum(), func() time.Time { return at }, nil)
+					page, err := writeRows(ctx, f, st, norm, sup, nil, out, newSum(), func() time.Time { return at }, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

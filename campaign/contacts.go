@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
@@ -381,6 +382,35 @@ func phoneKey(e164 string) uint64 {
 	return n
 }
 
+// numbersSeen is the dedupe table of a campaign's sheets: the row where
+// each dedupe key (phoneKey, with the agent's index from bit 50 up unless
+// dedupe is campaign-wide) first appears. Readers of the same sheets may
+// share one: a run and its report ([StartReport]) read them at the same
+// time, and hold the campaign's numbers once rather than twice. Every reader reads the rows in the same order, so whichever meets
+// a number first records its true first row, and the others find it there.
+type numbersSeen struct {
+	mu    sync.Mutex
+	first map[uint64]rowAt
+}
+
+// rowAt is where a row is: its sheet's index and its row number.
+type rowAt struct{ sheet, row int32 }
+
+func newNumbersSeen() *numbersSeen { return &numbersSeen{first: map[uint64]rowAt{}} }
+
+// firstRow returns the row where key first appears, recording at if no
+// row was recorded for it before.
+func (s *numbersSeen) firstRow(key uint64, at rowAt) rowAt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first, ok := s.first[key]
+	if !ok {
+		s.first[key] = at
+		return at
+	}
+	return first
+}
+
 // ContactReader streams every row of every sheet of a campaign, in sheet
 // order, judged and mapped. Memory grows with the number of distinct
 // numbers (the dedupe set), not with the rows.
@@ -388,9 +418,12 @@ type ContactReader struct {
 	f        *File
 	norm     *phone.Normalizer
 	suppress *Suppression
-	seen     map[uint64]int // dedupe key (phoneKey, with the agent's index from bit 50 up unless dedupe is campaign-wide) -> rows seen with it
-	agentOf  map[string]int
-	rules    []*phone.Rules // by sheet
+	seen     *numbersSeen
+	// repeats counts, with dedupe: none, the rows after the first of each
+	// dedupe key this reader has read: a contact's occurrence (Contact.N).
+	repeats map[uint64]int
+	agentOf map[string]int
+	rules   []*phone.Rules // by sheet
 	// inCountry[i][country] are sheet i's rules for a row whose country
 	// column says country: [0] the sheet's, [1] the same calling every
 	// country (to tell a number of another country as such).
@@ -430,7 +463,7 @@ func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *
 	for i := range inCountry {
 		inCountry[i] = map[string]*[2]*phone.Rules{}
 	}
-	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry}
+	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newNumbersSeen(), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry}
 }
 
 // Each calls fn for every row of every sheet, in order. The *Contact is
@@ -634,16 +667,18 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	if cr.f.Dedupe != "campaign" {
 		key |= uint64(c.Agent) << 50 // agent and none: per agent
 	}
-	n := cr.seen[key]
-	cr.seen[key]++
-	if n > 0 && cr.f.Dedupe != "none" {
-		c.Status, c.Reason = Duplicate, "the number appears in an earlier row"
-		if cr.f.Dedupe == "agent" {
-			c.Reason = "the number appears in an earlier row for the same agent"
+	at := rowAt{sheet: int32(sheetIdx), row: int32(c.Row)}
+	if cr.seen.firstRow(key, at) != at {
+		if cr.f.Dedupe != "none" {
+			c.Status, c.Reason = Duplicate, "the number appears in an earlier row"
+			if cr.f.Dedupe == "agent" {
+				c.Reason = "the number appears in an earlier row for the same agent"
+			}
+			return
 		}
-		return
+		cr.repeats[key]++
+		c.N = cr.repeats[key]
 	}
-	c.N = n
 	c.Status = ToCall
 	c.DoNotCall = cr.suppress != nil && cr.suppress.OnDoNotCall(c.Phone)
 	c.Held = cr.suppress.heldBack(c.Phone)

@@ -3,12 +3,16 @@ package campaign
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/callrun/callrun/campaign/phone"
@@ -105,6 +109,110 @@ func TestDedupeModes(t *testing.T) {
 		if tc.mode == "none" && (cs[0].N != 0 || cs[1].N != 1 || cs[2].N != 0) {
 			t.Errorf("dedupe none: occurrences %d %d %d, want 0 1 0 (per agent)", cs[0].N, cs[1].N, cs[2].N)
 		}
+	}
+}
+
+// TestContactReadersShareNumbersSeen: readers that share one table of
+// the numbers seen, as a run and its report do, each judge every row as a
+// reader alone does, under every dedupe mode: one reading after the
+// other (the second finds every number recorded by the first) and both
+// at once. Duplicates within a sheet, across sheets and across agents.
+func TestContactReadersShareNumbersSeen(t *testing.T) {
+	for _, tc := range []struct{ mode, want, occurrences string }{
+		{"campaign", "to_call duplicate invalid duplicate suppressed to_call duplicate duplicate duplicate", "0 0 0 0 0 0 0 0 0"},
+		{"agent", "to_call duplicate invalid duplicate suppressed to_call to_call to_call duplicate", "0 0 0 0 0 0 0 0 0"},
+		{"none", "to_call to_call invalid to_call suppressed to_call to_call to_call to_call", "0 1 0 2 0 0 0 0 1"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{
+				"c.yaml": `name: c
+agents: [{name: A, prompt: p}, {name: B, prompt: p}]
+sheets:
+  - {file: s.csv, agent: A, fields: {phone_number: Phone}}
+  - {file: s2.csv, agent: B, fields: {phone_number: Phone}}
+suppress: [dnc.csv]
+region: US
+dedupe: ` + tc.mode + "\n",
+				"s.csv":   "Phone\n+14155550132\n+14155550132\nbogus\n+1 415 555 0132\n(312) 555-0182\n+12125550199\n",
+				"s2.csv":  "Phone\n(415) 555-0132\n+12125550199\n+12125550199\n",
+				"dnc.csv": "Do Not Call\n(312) 555-0182\n",
+			}
+			for name, content := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			norm := phone.NewNormalizer()
+			sup, err := f.LoadSuppression(context.Background(), norm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := func(seen *numbersSeen, yield bool) []Contact {
+				cr := f.NewContactReader(norm, sup)
+				if seen != nil {
+					cr.seen = seen
+				}
+				var out []Contact
+				err := cr.Each(context.Background(), func(c *Contact) error {
+					out = append(out, *c)
+					if yield {
+						runtime.Gosched()
+					}
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
+				return out
+			}
+			judged := func(cs []Contact) string {
+				var b []string
+				for _, c := range cs {
+					b = append(b, fmt.Sprintf("%s %q N=%d", c.Status, c.Reason, c.N))
+				}
+				return strings.Join(b, "\n")
+			}
+			alone := read(nil, false)
+			if got := statuses(alone); got != tc.want {
+				t.Fatalf("alone: %q, want %q", got, tc.want)
+			}
+			var ns []string
+			for _, c := range alone {
+				ns = append(ns, strconv.Itoa(c.N))
+			}
+			if got := strings.Join(ns, " "); got != tc.occurrences {
+				t.Fatalf("alone: occurrences %q, want %q", got, tc.occurrences)
+			}
+			want := judged(alone)
+
+			seen := newNumbersSeen()
+			if got := judged(read(seen, false)); got != want {
+				t.Errorf("the first of two readers:\n%s\nwant:\n%s", got, want)
+			}
+			if got := judged(read(seen, false)); got != want {
+				t.Errorf("the second of two readers:\n%s\nwant:\n%s", got, want)
+			}
+
+			for range 20 {
+				seen := newNumbersSeen()
+				var both [2][]Contact
+				var wg sync.WaitGroup
+				for i := range both {
+					wg.Go(func() { both[i] = read(seen, true) })
+				}
+				wg.Wait()
+				for i, cs := range both {
+					if got := judged(cs); got != want {
+						t.Fatalf("reader %d of two at once:\n%s\nwant:\n%s", i, got, want)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -114,6 +114,10 @@ type RunOptions struct {
 	Deliveries   DeliveryFeed
 	DeliveryPoll time.Duration
 	DeliveryWait time.Duration
+
+	// seen, if set, is the dedupe table the run's reading of the sheets
+	// shares with its report's: [StartReport] sets it.
+	seen *numbersSeen
 }
 
 // Causes of a pause, for RunOptions.Paused.
@@ -370,6 +374,9 @@ func (r *runner) count(fn func(*RunResult)) {
 // clean early stop.
 func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 	cr := r.f.NewContactReader(r.opts.Norm, r.opts.Suppress)
+	if r.opts.seen != nil {
+		cr.seen = r.opts.seen
+	}
 	cr.SheetNote = func(_ int, note string) { r.opts.Logf("%s", note) }
 	cr.Now = r.opts.Now
 	// Waiting for the calling window ends on a signal, or when the run

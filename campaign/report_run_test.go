@@ -5,7 +5,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +113,82 @@ func TestRunReportIsWriteReports(t *testing.T) {
 	ending, end = report.EndComplete, at(31)()
 	if res := e.mustRun(func(o *RunOptions) { o.RetryFailed, o.RetryUncertain, o.Now = true, true, at(30) }); res.Started < 2 {
 		t.Fatalf("run 4: %+v", res)
+	}
+}
+
+// TestRunReportIsWriteReportsDedupe is TestRunReportIsWriteReports under
+// dedupe: agent and none, where the run and its report share the table
+// of the numbers seen and a number repeated under one agent is a
+// duplicate (agent) or a contact of its own (none): two runs, the first
+// stopped by --limit (contacts left pending), the second with the other
+// agent refusing calls (failed contacts). Each leaves the report
+// WriteReport writes, which has the invalid, duplicate and suppressed
+// rows too.
+func TestRunReportIsWriteReportsDedupe(t *testing.T) {
+	for _, tc := range []struct {
+		mode       string
+		run1, run2 RunResult
+	}{
+		// leads.csv: rows 2, 6, 8 and 10 called, row 4 a duplicate of
+		// row 2 under agent (a contact of its own, and called, under
+		// none);
+		// followups.csv's three rows, under the other agent, all called.
+		{"agent", RunResult{Started: 2, Sent: 2}, RunResult{Started: 5, Sent: 2, Failed: 3}},
+		{"none", RunResult{Started: 2, Sent: 2}, RunResult{Started: 6, Sent: 3, Failed: 3}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			srv, client := dtSandbox(t, sandbox.Options{})
+			srv.AddAgent(sandbox.Agent{AgentID: "agent_spring", AgentName: "Spring Promo", GeneralPrompt: "Offer the spring promotion."})
+			srv.AddAgent(sandbox.Agent{AgentID: "agent_held", AgentName: "Held Agent", GeneralPrompt: "Follow up on the spring promotion."})
+			yaml := strings.Replace(goldenCampaign, "dedupe: campaign", "dedupe: "+tc.mode, 1)
+			e := dtPrepare(t, srv, client, t.TempDir(), yaml, map[string]string{
+				"leads.csv": goldenLeads, "followups.csv": goldenFollowups, "dnc.csv": "Number\n(212) 555-0104\n",
+			})
+			at := func(min int) func() time.Time {
+				return func() time.Time { return time.Date(2025, 3, 3, 17, min, 0, 0, time.UTC) }
+			}
+			stateDir := e.f.Path(e.f.StateDir)
+			ending, end := "", time.Time{}
+			e.report = func(*Report) {}
+			e.finish = func(rep *Report, res *RunResult) error {
+				if err := rep.Finish(context.Background(), runReportSum(e.f, res, ending, end)); err != nil {
+					return err
+				}
+				want := t.TempDir()
+				if err := WriteReport(context.Background(), e.f, rep.opts.State, e.norm, e.sup, want, runReportSum(e.f, res, ending, end)); err != nil {
+					return err
+				}
+				checkSameReport(t, stateDir, want)
+				return nil
+			}
+			counts := func(r *RunResult) RunResult {
+				return RunResult{Started: r.Started, Sent: r.Sent, Failed: r.Failed}
+			}
+
+			ending, end = report.EndLimit, at(1)()
+			if res := e.mustRun(func(o *RunOptions) { o.Limit, o.Now = 2, at(0) }); !reflect.DeepEqual(counts(res), tc.run1) {
+				t.Fatalf("run 1: %+v, want %+v", res, tc.run1)
+			}
+			srv.SetAgentStatus("agent_held", "pending")
+			ending, end = report.EndComplete, at(11)()
+			if res := e.mustRun(func(o *RunOptions) { o.Now = at(10) }); !reflect.DeepEqual(counts(res), tc.run2) {
+				t.Fatalf("run 2: %+v, want %+v", res, tc.run2)
+			}
+			got, err := os.ReadFile(filepath.Join(stateDir, ReportCSV))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{",invalid,", ",suppressed,", ",failed,"} {
+				if !strings.Contains(string(got), want) {
+					t.Errorf("report.csv has no %q row:\n%s", want, got)
+				}
+			}
+			// Row 4, the second row of row 2's number under one agent.
+			row4 := map[string]string{"agent": "duplicate", "none": "sent"}[tc.mode]
+			if !strings.Contains(string(got), "\nleads.csv,4,+12125550101,alan@example.com,Alan,Turing,c-03,,,"+row4+",") {
+				t.Errorf("report.csv: leads.csv row 4 is not %s:\n%s", row4, got)
+			}
+		})
 	}
 }
 

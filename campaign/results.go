@@ -31,7 +31,7 @@ const (
 // Contacts waiting for their hours are those closed at sum.FinishedAt.
 func WriteReport(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) error {
 	at := func() time.Time { return sum.FinishedAt }
-	page, err := writeRows(ctx, f, st, norm, sup, dir, sum, at, nil)
+	page, err := writeRows(ctx, f, st, norm, sup, nil, dir, sum, at, nil)
 	if err != nil {
 		return err
 	}
@@ -95,10 +95,13 @@ const reportPoll = 25 * time.Millisecond
 
 // StartReport starts the report of a run over f with opts (its State,
 // Norm, Suppress, RetryFailed, RetryUncertain), to be written in dir.
-// The caller must call Finish after the run, before closing the State.
-// ctx ends the reading of the sheets: a run that is to write its report
-// however it ends passes one no signal cancels.
+// The caller must call Finish after the run, before closing the State,
+// and start the run with opts after StartReport: the run and the report
+// share opts' table of the numbers seen in the sheets, which StartReport
+// sets. ctx ends the reading of the sheets: a run that is to write its
+// report however it ends passes one no signal cancels.
 func StartReport(ctx context.Context, f *File, opts *RunOptions, dir string) *Report {
+	opts.seen = newNumbersSeen()
 	r := &Report{f: f, opts: opts, dir: dir, over: make(chan struct{}), done: make(chan struct{}),
 		early: f.Outcomes == nil}
 	if r.early {
@@ -142,7 +145,7 @@ func (r *Report) write(ctx context.Context) {
 		}
 		r.made.Add(1)
 	}
-	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Norm, r.opts.Suppress, r.dir, &r.rows, at, wait)
+	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Norm, r.opts.Suppress, r.opts.seen, r.dir, &r.rows, at, wait)
 }
 
 // final reports whether c's row can no longer change in this run.
@@ -196,10 +199,11 @@ func (r *Report) Finish(ctx context.Context, sum *report.Summary) error {
 // of them; at is when the report is of, asked only for a contact left
 // pending (whose hours may be closed then). wait, if set, is called
 // before each row is made and returns once the row is final (see
-// [Report]). The workbook streams its rows to a temporary file, and is
+// [Report]). seen, if set, is the dedupe table the reading of the sheets
+// shares with the run's. The workbook streams its rows to a temporary file, and is
 // dropped once the report outgrows it (an older report.xlsx is then
 // removed, as it would no longer match report.csv).
-func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary, at func() time.Time, wait func(*Contact)) (*report.Page, error) {
+func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, seen *numbersSeen, dir string, sum *report.Summary, at func() time.Time, wait func(*Contact)) (*report.Page, error) {
 	hours, err := f.CallingHours()
 	if err != nil {
 		return nil, err
@@ -222,7 +226,11 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 		return nil, err
 	}
 	page := newReportPage(f, hours, at)
-	err = f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
+	cr := f.NewContactReader(norm, sup)
+	if seen != nil {
+		cr.seen = seen
+	}
+	err = cr.Each(ctx, func(c *Contact) error {
 		if wait != nil {
 			wait(c)
 			// Whether the number is on the do-not-call list as the row

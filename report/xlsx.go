@@ -118,6 +118,7 @@ func (w *XLSXWriter) Write(r Row) error {
 	if w.rows >= MaxXLSXRows {
 		w.tooLarge = true
 		w.Abort()
+		w.book, w.sheet = nil, nil // the stream's buffer with them
 		return nil
 	}
 	http, _ := r.HTTPStatus.MarshalCSV()
