@@ -386,8 +386,9 @@ func phoneKey(e164 string) uint64 {
 // each dedupe key (phoneKey, with the agent's index from bit 50 up unless
 // dedupe is campaign-wide) first appears. Readers of the same sheets may
 // share one: a run and its report ([StartReport]) read them at the same
-// time, and hold the campaign's numbers once rather than twice. Every reader reads the rows in the same order, so whichever meets
-// a number first records its true first row, and the others find it there.
+// time, and hold the campaign's numbers once rather than twice. Every
+// reader reads the rows in the same order, so whichever meets a number
+// first records its true first row, and the others find it there.
 type numbersSeen struct {
 	mu    sync.Mutex
 	first map[uint64]rowAt
