@@ -100,11 +100,11 @@ func TestCompactMovesOldLines(t *testing.T) {
 	}
 
 	l := OpenCallStartsFile(dir)
-	if moved, err := l.Compact(now); err != nil || moved != 0 || lineCount(t, dir, CallStartsArchiveName) != 0 {
+	if moved, _, err := l.Compact(now); err != nil || moved != 0 || lineCount(t, dir, CallStartsArchiveName) != 0 {
 		t.Fatalf("under 1 MiB of old lines: moved %d, %v; want nothing moved", moved, err)
 	}
 	l.compactMin = 0
-	moved, err := l.Compact(now)
+	moved, _, err := l.Compact(now)
 	if err != nil || moved != 50 {
 		t.Fatalf("Compact: moved %d, %v; want the 50 leading old starts", moved, err)
 	}
@@ -126,11 +126,11 @@ func TestCompactMovesOldLines(t *testing.T) {
 	if err != nil || len(h) != 2 || !h[0].Released || h[0].Campaign != "spring" || h[1].Released || h[1].Campaign != "autumn" {
 		t.Errorf("history of a number called 40 days ago (given back since) and 2 days ago: %+v, %v", h, err)
 	}
-	if moved, err := l.Compact(now); err != nil || moved != 0 {
+	if moved, _, err := l.Compact(now); err != nil || moved != 0 {
 		t.Errorf("a second compaction: moved %d, %v; want nothing", moved, err)
 	}
 	// 30 days on, everything is old.
-	if moved, err := l.Compact(now.Add(StartsHorizon)); err != nil || moved != 6 || lineCount(t, dir, CallStartsFileName) != 0 {
+	if moved, _, err := l.Compact(now.Add(StartsHorizon)); err != nil || moved != 6 || lineCount(t, dir, CallStartsFileName) != 0 {
 		t.Errorf("30 days later: moved %d, %v, %d lines left; want all 6 moved", moved, err, lineCount(t, dir, CallStartsFileName))
 	}
 	if all, _ := startsView(t, dir); !reflect.DeepEqual(all, allBefore) {
@@ -159,7 +159,7 @@ func TestCompactStoppedBetweenSteps(t *testing.T) {
 	l.compactMin = 0
 	crash := errors.New("killed")
 	l.beforeReplace = func() error { return crash }
-	if _, err := l.Compact(now); !errors.Is(err, crash) {
+	if _, _, err := l.Compact(now); !errors.Is(err, crash) {
 		t.Fatalf("Compact: %v, want it stopped between its steps", err)
 	}
 	if after, err := os.ReadFile(file); err != nil || !bytes.Equal(after, before) {
@@ -189,7 +189,7 @@ func TestCompactStoppedBetweenSteps(t *testing.T) {
 
 	again := OpenCallStartsFile(dir)
 	again.compactMin = 0
-	if moved, err := again.Compact(now); err != nil || moved != 50 {
+	if moved, _, err := again.Compact(now); err != nil || moved != 50 {
 		t.Fatalf("the next compaction: moved %d, %v", moved, err)
 	}
 	if a, f := lineCount(t, dir, CallStartsArchiveName), lineCount(t, dir, CallStartsFileName); a != 102 || f != 8 {
@@ -238,7 +238,7 @@ func TestCompactUnderAReader(t *testing.T) {
 	read := a.size
 	b := OpenCallStartsFile(dir)
 	b.compactMin = 0
-	if moved, err := b.Compact(now); err != nil || moved != 50 {
+	if moved, _, err := b.Compact(now); err != nil || moved != 50 {
 		t.Fatalf("Compact: %d, %v", moved, err)
 	}
 	for i := 0; ; i++ {
@@ -281,7 +281,7 @@ func TestCompactWhileAnotherCounts(t *testing.T) {
 			}
 			c := OpenCallStartsFile(dir)
 			c.compactMin = 0
-			moved, err := c.Compact(t0.Add(time.Duration(day.Load()) * 24 * time.Hour))
+			moved, _, err := c.Compact(t0.Add(time.Duration(day.Load()) * 24 * time.Hour))
 			if err != nil {
 				t.Error(err)
 				return
