@@ -262,9 +262,7 @@ func (l *CallStartsFile) RecentConversations(_ context.Context, since time.Time)
 
 // scanConversations reads the archive, then the whole conversations
 // file, for those keep accepts, each once (a compaction stopped between
-// its two steps left its lines in both), oldest first. The file is opened
-// first: a compaction between the two reads then leaves its lines in
-// both, never in neither.
+// its two steps left its lines in both), oldest first.
 func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conversation, error) {
 	var out []Conversation
 	seen := map[uint64]bool{}
@@ -274,30 +272,8 @@ func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conv
 			out = append(out, c)
 		}
 	}
-	cur, err := os.Open(l.conversationsPath())
-	if errors.Is(err, os.ErrNotExist) {
-		cur = nil
-	} else if err != nil {
+	if err := readBoth(l.talksArchivePath(), l.conversationsPath(), func(f *os.File) (int64, error) { return readConversations(f, 0, add) }); err != nil {
 		return nil, err
-	} else {
-		defer cur.Close()
-	}
-	a, err := os.Open(l.talksArchivePath())
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return nil, err
-	default:
-		_, err = readConversations(a, 0, add)
-		a.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.talksArchivePath(), err)
-		}
-	}
-	if cur != nil {
-		if _, err := readConversations(cur, 0, add); err != nil {
-			return nil, fmt.Errorf("%s: %w", l.conversationsPath(), err)
-		}
 	}
 	slices.SortStableFunc(out, func(a, b Conversation) int { return a.At.Compare(b.At) })
 	return out, nil

@@ -266,17 +266,7 @@ func (l *CallStartsFile) Recent(_ context.Context, since time.Time) ([]CallStart
 // accepts, oldest first, each given back if a later line gave its ID
 // back. A start found twice, the same ID at the same time, is one: a
 // compaction stopped between its two steps left its lines in both files.
-// The file is opened first: a compaction between the two reads then
-// leaves its lines in both, never in neither.
 func (l *CallStartsFile) scan(keep func(CallStart) bool) ([]CallStart, error) {
-	cur, err := os.Open(l.path())
-	if errors.Is(err, os.ErrNotExist) {
-		cur = nil
-	} else if err != nil {
-		return nil, err
-	} else {
-		defer cur.Close()
-	}
 	type seenKey struct {
 		id string
 		at int64
@@ -300,22 +290,40 @@ func (l *CallStartsFile) scan(keep func(CallStart) bool) ([]CallStart, error) {
 		counting[s.ID] = append(counting[s.ID], len(out))
 		out = append(out, s)
 	}
-	a, err := os.Open(l.archivePath())
+	if err := readBoth(l.archivePath(), l.path(), func(f *os.File) (int64, error) { return readCallStarts(f, 0, apply) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readBoth reads the archive at archive, then the file at path, with
+// read, each if it exists. The file is opened first: a compaction between
+// the two reads then leaves its lines in both, never in neither.
+func readBoth(archive, path string, read func(*os.File) (int64, error)) error {
+	cur, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		cur = nil
+	} else if err != nil {
+		return err
+	} else {
+		defer cur.Close()
+	}
+	a, err := os.Open(archive)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return nil, err
+		return err
 	default:
-		_, err = readCallStarts(a, 0, apply)
+		_, err = read(a)
 		a.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.archivePath(), err)
+			return fmt.Errorf("%s: %w", archive, err)
 		}
 	}
 	if cur != nil {
-		if _, err := readCallStarts(cur, 0, apply); err != nil {
-			return nil, fmt.Errorf("%s: %w", l.path(), err)
+		if _, err := read(cur); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return out, nil
+	return nil
 }

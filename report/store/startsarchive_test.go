@@ -16,19 +16,18 @@ import (
 	"time"
 )
 
-// writeStartLines writes starts as the lines of the call starts file in
-// dir.
-func writeStartLines(t testing.TB, dir string, starts []CallStart) {
+// writeLines writes entries as the JSON lines of the file name in dir.
+func writeLines[T any](t testing.TB, dir, name string, entries []T) {
 	t.Helper()
 	var buf []byte
-	for _, s := range starts {
-		line, err := json.Marshal(s)
+	for _, e := range entries {
+		line, err := json.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
 		}
 		buf = append(append(buf, line...), '\n')
 	}
-	if err := os.WriteFile(filepath.Join(dir, CallStartsFileName), buf, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), buf, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -93,7 +92,7 @@ func TestCompactMovesOldLines(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeStartLines(t, dir, agedStarts(now))
+	writeLines(t, dir, CallStartsFileName, agedStarts(now))
 	allBefore, countedBefore := startsView(t, dir)
 	if len(allBefore) != 56 {
 		t.Fatalf("%d starts before, want 56", len(allBefore))
@@ -147,7 +146,7 @@ func TestCompactMovesOldLines(t *testing.T) {
 func TestCompactStoppedBetweenSteps(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeStartLines(t, dir, agedStarts(now))
+	writeLines(t, dir, CallStartsFileName, agedStarts(now))
 	file := filepath.Join(dir, CallStartsFileName)
 	before, err := os.ReadFile(file)
 	if err != nil {
@@ -230,7 +229,7 @@ func TestCompactUnderAReader(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeStartLines(t, dir, agedStarts(now))
+	writeLines(t, dir, CallStartsFileName, agedStarts(now))
 	a := OpenCallStartsFile(dir)
 	if _, err := a.Counted(ctx, time.Time{}); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,22 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
-// writeTalkLines writes cs as the lines of the conversations file in dir.
-func writeTalkLines(t *testing.T, dir string, cs []Conversation) {
-	t.Helper()
-	var buf []byte
-	for _, c := range cs {
-		line, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf = append(append(buf, line...), '\n')
-	}
-	if err := os.WriteFile(filepath.Join(dir, ConversationsFileName), buf, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // agedTalks is a file of conversations over a fake clock: 50 from 40
 // days before now, 5 from the last days (the latest with +14155550004,
@@ -88,7 +71,7 @@ func TestCompactMovesOldConversations(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeTalkLines(t, dir, agedTalks(now))
+	writeLines(t, dir, ConversationsFileName, agedTalks(now))
 	allBefore, latestBefore := talksView(t, dir)
 	if len(allBefore) != 56 || len(latestBefore) != 5 {
 		t.Fatalf("%d conversations, %d numbers held before; want 56 and 5", len(allBefore), len(latestBefore))
@@ -140,7 +123,7 @@ func TestCompactMovesOldConversations(t *testing.T) {
 func TestCompactConversationsStoppedBetweenSteps(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeTalkLines(t, dir, agedTalks(now))
+	writeLines(t, dir, ConversationsFileName, agedTalks(now))
 	file := filepath.Join(dir, ConversationsFileName)
 	before, err := os.ReadFile(file)
 	if err != nil {
@@ -192,7 +175,7 @@ func TestCompactConversationsUnderAReader(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeTalkLines(t, dir, agedTalks(now))
+	writeLines(t, dir, ConversationsFileName, agedTalks(now))
 	a := OpenCallStartsFile(dir)
 	if _, err := a.Conversed(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
