@@ -253,13 +253,19 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		if err != nil {
 			return err
 		}
-		// The machine's call starts too old to count move to their
-		// archive, read by history alone, once they outweigh the rest.
+		// The machine's call starts and conversations too old to count
+		// move to their archives, read by history alone, once they
+		// outweigh the rest.
 		if file, ok := starts.(*store.CallStartsFile); ok {
-			if moved, err := file.Compact(time.Now()); err != nil {
-				log.Warn().Err(err).Msg("could not move the old call starts into their archive; they stay where they were, and count as before")
-			} else if moved > 0 {
+			moved, talks, err := file.Compact(time.Now())
+			if err != nil {
+				log.Warn().Err(err).Msg("could not move the old call starts or conversations into their archive; they stay where they were, and count as before")
+			}
+			if moved > 0 {
 				log.Info().Msgf("moved %d call starts older than %d days into %s, where callrun history still finds them", moved, int(store.StartsHorizon/(24*time.Hour)), store.CallStartsArchiveName)
+			}
+			if talks > 0 {
+				log.Info().Msgf("moved %d conversations older than %d days into %s, where callrun history still finds them", talks, int(store.StartsHorizon/(24*time.Hour)), store.ConversationsArchiveName)
 			}
 		}
 		jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: f.Name, AfterConversation: f.PressureAfterConversation(), Now: o.now}

@@ -64,6 +64,10 @@ const ConversationsFileName = "conversations.jsonl"
 type conversationsFile struct {
 	size  int64             // bytes read into talks
 	talks map[string][]talk // by number, as of size
+	// lastLine is the line read last, which ends at size: a file that no
+	// longer holds it there was replaced by a compaction, and is read
+	// again from its start.
+	lastLine []byte
 }
 
 // talk is a conversation as kept in memory: when, and its id.
@@ -93,18 +97,28 @@ func (l *CallStartsFile) refreshTalks() error {
 	if err != nil {
 		return fmt.Errorf("reading the conversations of the %s: %w", l, err)
 	}
-	switch {
-	case fi.Size() == c.size:
+	if fi.Size() < c.size || !holdsLine(f, c.size, c.lastLine) {
+		*c = conversationsFile{}
+	}
+	if fi.Size() == c.size {
 		return nil
-	case fi.Size() < c.size:
-		c.size, c.talks = 0, nil
 	}
 	if c.talks == nil {
 		c.talks = map[string][]talk{}
 	}
-	n, err := readConversations(f, c.size, func(v Conversation) { c.apply(v) })
+	prev, lastAt := c.size, int64(-1)
+	n, err := readConversations(f, c.size, func(v Conversation, end int64) {
+		c.apply(v)
+		lastAt, prev = prev, end
+	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", l.conversationsPath(), err)
+	}
+	if lastAt >= 0 {
+		if c.lastLine, err = lineAt(f, lastAt, c.size+n); err != nil {
+			*c = conversationsFile{}
+			return fmt.Errorf("reading the conversations of the %s: %w", l, err)
+		}
 	}
 	if c.size == 0 {
 		c.forgetOld()
@@ -160,8 +174,8 @@ func (c *conversationsFile) forgetOld() {
 
 // readConversations reads the conversations of f from off, as
 // readEntries.
-func readConversations(f *os.File, off int64, fn func(Conversation)) (int64, error) {
-	return readEntries(f, off, "a conversation", func(c *Conversation) bool { return c.Number != "" && c.Key != "" }, func(c Conversation, _ int64) { fn(c) })
+func readConversations(f *os.File, off int64, fn func(Conversation, int64)) (int64, error) {
+	return readEntries(f, off, "a conversation", func(c *Conversation) bool { return c.Number != "" && c.Key != "" }, fn)
 }
 
 // Converse takes the call starts' lock (waiting for a run's batch to be
@@ -228,43 +242,38 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 		l.talks.talks = map[string][]talk{}
 	}
 	l.talks.size += int64(len(line))
+	l.talks.lastLine = line
 	l.talks.apply(c)
 	return true, nil
 }
 
-// Conversations reads the whole conversations file for number's, oldest
-// first.
+// Conversations reads the archive and the whole conversations file for
+// number's, oldest first.
 func (l *CallStartsFile) Conversations(_ context.Context, number string) ([]Conversation, error) {
 	return l.scanConversations(func(c Conversation) bool { return c.Number == number })
 }
 
-// RecentConversations reads the whole conversations file for those after
-// since, oldest first: what `state push` copies into the database
+// RecentConversations reads the archive and the whole conversations file
+// for those after since, oldest first: what `state push` copies into the database
 // ([Postgres.CopyConversations]).
 func (l *CallStartsFile) RecentConversations(_ context.Context, since time.Time) ([]Conversation, error) {
 	return l.scanConversations(func(c Conversation) bool { return c.At.After(since) })
 }
 
-// scanConversations reads the whole conversations file for those keep
-// accepts, each once, oldest first.
+// scanConversations reads the archive, then the whole conversations
+// file, for those keep accepts, each once (a compaction stopped between
+// its two steps left its lines in both), oldest first.
 func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conversation, error) {
-	f, err := os.Open(l.conversationsPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []Conversation
 	seen := map[uint64]bool{}
-	if _, err := readConversations(f, 0, func(c Conversation) {
+	add := func(c Conversation, _ int64) {
 		if keep(c) && !seen[c.id()] {
 			seen[c.id()] = true
 			out = append(out, c)
 		}
-	}); err != nil {
-		return nil, fmt.Errorf("%s: %w", l.conversationsPath(), err)
+	}
+	if err := readBoth(l.talksArchivePath(), l.conversationsPath(), func(f *os.File) (int64, error) { return readConversations(f, 0, add) }); err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(out, func(a, b Conversation) int { return a.At.Compare(b.At) })
 	return out, nil

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -245,20 +244,10 @@ func TestConversationsDuringARun(t *testing.T) {
 func TestConversationsFromASkewedClock(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now().UTC()
-	var buf []byte
-	for _, c := range []Conversation{
+	writeLines(t, dir, ConversationsFileName, []Conversation{
 		{Number: "+14155550100", At: now.Add(-24 * time.Hour), Campaign: "a", Key: "k1"},
 		{Number: "+14155550199", At: now.Add(60 * 24 * time.Hour), Campaign: "skewed", Key: "k2"},
-	} {
-		line, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf = append(append(buf, line...), '\n')
-	}
-	if err := os.WriteFile(filepath.Join(dir, ConversationsFileName), buf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	})
 	got, err := OpenCallStartsFile(dir).Conversed(context.Background(), now.Add(-7*24*time.Hour))
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func TestPostgresCopyCallStarts(t *testing.T) {
 	clock := func() time.Time { return now }
 	dir := t.TempDir()
 	const x, y, z = "+14155550100", "+14155550101", "+14155550102"
-	writeStartLines(t, dir, []CallStart{
+	writeLines(t, dir, CallStartsFileName, []CallStart{
 		{Number: z, At: now.Add(-40 * 24 * time.Hour), ID: "files z 1", Campaign: "spring", Agent: "A"},
 		{Number: x, At: now.Add(-time.Hour), ID: "files x 1", Campaign: "spring", Agent: "A"},
 		{Number: y, At: now.Add(-2 * time.Hour), ID: "files y 1", Campaign: "spring", Agent: "A"},

@@ -222,7 +222,8 @@ const (
 // moves the lines too old to count into an archive beside it
 // ([CallStartsFile.Compact]).
 // The conversations are in a file of their own beside it
-// (conversations.jsonl), appended under the same lock.
+// (conversations.jsonl), appended under the same lock, and compacted
+// with the starts.
 type CallStartsFile struct {
 	dir string
 
@@ -320,7 +321,7 @@ func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64
 	if err != nil {
 		return fmt.Errorf("reading the %s: %w", l, err)
 	}
-	if fi.Size() < l.size || !l.holdsLast(f) {
+	if fi.Size() < l.size || !holdsLine(f, l.size, l.last) {
 		l.size, l.open = 0, map[string][]countedStart{}
 	}
 	if fi.Size() == l.size {
@@ -338,8 +339,7 @@ func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64
 		return fmt.Errorf("%s: %w", l.path(), err)
 	}
 	if lastAt >= 0 {
-		l.last = make([]byte, l.size+n-lastAt)
-		if _, err := f.ReadAt(l.last, lastAt); err != nil {
+		if l.last, err = lineAt(f, lastAt, l.size+n); err != nil {
 			l.size, l.open = 0, map[string][]countedStart{}
 			return fmt.Errorf("reading the %s: %w", l, err)
 		}
@@ -351,16 +351,23 @@ func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64
 	return nil
 }
 
-// holdsLast reports whether f still holds the line read last where it
-// was read: a compaction that replaced the file moved every line. The
-// caller holds l.mu.
-func (l *CallStartsFile) holdsLast(f *os.File) bool {
-	if l.size == 0 || len(l.last) == 0 {
+// holdsLine reports whether f still holds last, the line read last,
+// where it was read, ending at size: a compaction that replaced the file
+// moved every line.
+func holdsLine(f *os.File, size int64, last []byte) bool {
+	if size == 0 || len(last) == 0 {
 		return true
 	}
-	b := make([]byte, len(l.last))
-	_, err := f.ReadAt(b, l.size-int64(len(b)))
-	return err == nil && bytes.Equal(b, l.last)
+	b := make([]byte, len(last))
+	_, err := f.ReadAt(b, size-int64(len(b)))
+	return err == nil && bytes.Equal(b, last)
+}
+
+// lineAt returns the bytes of f from from to to: the line read last.
+func lineAt(f *os.File, from, to int64) ([]byte, error) {
+	b := make([]byte, to-from)
+	_, err := f.ReadAt(b, from)
+	return b, err
 }
 
 // keptSpan is how far back from the latest start in the file (or from

@@ -2,11 +2,8 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -232,17 +229,7 @@ func TestCallStartsFileForgetsOld(t *testing.T) {
 		{Number: "+14155550101", At: latest.Add(-16 * 24 * time.Hour), ID: "j/b/0"},
 		{Number: "+14155550102", At: latest, ID: "j/c/0"},
 	}
-	var buf []byte
-	for _, s := range starts {
-		line, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf = append(append(buf, line...), '\n')
-	}
-	if err := os.WriteFile(filepath.Join(dir, CallStartsFileName), buf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeLines(t, dir, CallStartsFileName, starts)
 	l := OpenCallStartsFile(dir)
 	got, err := l.Counted(context.Background(), time.Time{})
 	if err != nil {
@@ -272,17 +259,7 @@ func TestCallStartsFileStartFromASkewedClock(t *testing.T) {
 		{Number: "+14155550100", At: now.Add(-time.Hour), ID: "j/a/0"},
 		{Number: "+14155550199", At: now.Add(60 * 24 * time.Hour), ID: "skewed/0"},
 	}
-	var buf []byte
-	for _, s := range starts {
-		line, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf = append(append(buf, line...), '\n')
-	}
-	if err := os.WriteFile(filepath.Join(dir, CallStartsFileName), buf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeLines(t, dir, CallStartsFileName, starts)
 	got, err := OpenCallStartsFile(dir).Counted(context.Background(), now.Add(-24*time.Hour))
 	if err != nil {
 		t.Fatal(err)

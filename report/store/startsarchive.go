@@ -33,51 +33,75 @@ const compactMinBytes = 1 << 20
 
 func (l *CallStartsFile) archivePath() string { return filepath.Join(l.dir, CallStartsArchiveName) }
 
+// ConversationsArchiveName is the file, beside the conversations, that
+// compaction moves their old lines into. Only `callrun history` (and
+// `state push`) read it.
+const ConversationsArchiveName = "conversations-archive.jsonl"
+
+func (l *CallStartsFile) talksArchivePath() string {
+	return filepath.Join(l.dir, ConversationsArchiveName)
+}
+
 // Compact moves the leading lines of the file whose call starts are older
 // than [StartsHorizon] at now (and the lines giving back starts among
 // them) into the archive, call-starts-archive.jsonl, once they take at
 // least 1 MiB and at least as much as the lines that stay: the file a
 // run reads whole at its start then holds about the last 30 days, however
-// long the machine has been calling. A run calls it at its start, and it
-// reads the file as the run's first batch would have, so a run with
-// nothing to move pays nothing for it. It returns how many call starts it
-// moved.
+// long the machine has been calling. It moves the leading conversations
+// older than StartsHorizon into conversations-archive.jsonl the same way,
+// on the same conditions. A run calls it at its start, and it reads the
+// file as the run's first batch would have, so a run with nothing to move
+// pays nothing for it. It returns how many call starts and conversations
+// it moved.
 //
-// It holds the call starts' lock throughout, and takes two steps: it
-// appends the old lines to the archive and syncs them, then replaces the
-// file with the lines that stay (report/durable's atomic replace). A
-// crash between the two leaves the old lines in both files: a run reads
-// only the file, so counts each once, and History reads a line found in
-// both once. Another process that read the file before the replace
-// notices, as the line it read last is no longer where it was, and reads
-// the new file from its start.
-func (l *CallStartsFile) Compact(now time.Time) (int, error) {
-	if _, err := os.Stat(l.path()); errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+// It holds the call starts' lock throughout, and takes two steps for each
+// file: it appends the old lines to the archive and syncs them, then
+// replaces the file with the lines that stay (report/durable's atomic
+// replace). A crash between the two leaves the old lines in both files: a
+// run reads only the file, so counts each once, and History and
+// Conversations read a line found in both once. Another process that read
+// the file before the replace notices, as the line it read last is no
+// longer where it was, and reads the new file from its start.
+func (l *CallStartsFile) Compact(now time.Time) (starts, conversations int, err error) {
+	_, errStarts := os.Stat(l.path())
+	_, errTalks := os.Stat(l.conversationsPath())
+	if errors.Is(errStarts, os.ErrNotExist) && errors.Is(errTalks, os.ErrNotExist) {
+		return 0, 0, nil
 	}
 	fl := flock.New(filepath.Join(l.dir, CallStartsLockName))
 	if err := fl.Lock(); err != nil {
-		return 0, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
+		return 0, 0, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}
 	defer fl.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// Only a compaction writes these, under the lock: one found now was
 	// left by a compaction that was killed.
-	if stale, err := filepath.Glob(filepath.Join(l.dir, "."+CallStartsFileName+".*.tmp")); err == nil {
-		for _, name := range stale {
-			os.Remove(name)
+	for _, name := range []string{CallStartsFileName, ConversationsFileName} {
+		if stale, err := filepath.Glob(filepath.Join(l.dir, "."+name+".*.tmp")); err == nil {
+			for _, name := range stale {
+				os.Remove(name)
+			}
 		}
 	}
+	if starts, err = l.compactStarts(now); err != nil {
+		return 0, 0, err
+	}
+	conversations, err = l.compactTalks(now)
+	return starts, conversations, err
+}
+
+// compactStarts is Compact's move of the call starts. The caller holds
+// the lock and l.mu.
+func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	f, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("opening the %s: %w", l, err)
 	}
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
+	defer f.Close()
 	old := now.Add(-StartsHorizon)
 	var cut int64 // where the leading old lines end
 	moved, cutting := 0, true
@@ -99,46 +123,89 @@ func (l *CallStartsFile) Compact(now time.Time) (int, error) {
 	if moved == 0 || cut < l.compactMin || cut < size-cut {
 		return 0, nil
 	}
-	if err := l.appendArchive(f, cut); err != nil {
-		return 0, err
-	}
 	// The file read again from its start, unless it is replaced.
 	open := l.open
 	l.size, l.open = 0, map[string][]countedStart{}
-	if l.beforeReplace != nil {
-		if err := l.beforeReplace(); err != nil {
-			return 0, err
-		}
-	}
-	w, err := durable.Create(l.path(), 0o600)
-	if err != nil {
-		return 0, fmt.Errorf("compacting the %s: %w", l, err)
-	}
-	defer w.Abort()
-	if _, err := io.Copy(w, io.NewSectionReader(f, cut, size-cut)); err != nil {
-		return 0, fmt.Errorf("compacting the %s: %w", l, err)
-	}
-	f.Close() // Windows replaces no file held open
-	f = nil
-	if err := w.Commit(); err != nil {
-		return 0, fmt.Errorf("compacting the %s (its old lines are in %s as well; history reads them once): %w", l, CallStartsArchiveName, err)
+	if err := l.moveLeading(f, l.path(), l.archivePath(), cut, size); err != nil {
+		return 0, err
 	}
 	l.size, l.open = size-cut, open // the same starts, and l.last the same last line
 	return moved, nil
 }
 
-// appendArchive appends the first cut bytes of f to the archive, after
-// cutting a torn last line a killed compaction left there, and syncs
-// them.
-func (l *CallStartsFile) appendArchive(f *os.File, cut int64) error {
-	path := l.archivePath()
+// compactTalks is Compact's move of the conversations. The caller holds
+// the lock and l.mu.
+func (l *CallStartsFile) compactTalks(now time.Time) (int, error) {
+	path := l.conversationsPath()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("opening the conversations of the %s: %w", l, err)
+	}
+	defer f.Close()
+	old := now.Add(-StartsHorizon)
+	var cut int64 // where the leading old lines end
+	moved, cutting := 0, true
+	size, err := readConversations(f, 0, func(c Conversation, end int64) {
+		if cutting = cutting && c.At.Before(old); cutting {
+			cut, moved = end, moved+1
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if moved == 0 || cut < l.compactMin || cut < size-cut {
+		return 0, nil
+	}
+	l.talks = conversationsFile{} // read again from the start
+	if err := l.moveLeading(f, path, l.talksArchivePath(), cut, size); err != nil {
+		return 0, err
+	}
+	return moved, nil
+}
+
+// moveLeading takes compaction's two steps for f, the file at path whose
+// whole lines take size bytes: it appends their first cut bytes to the
+// archive at archive and syncs them, then replaces the file with the
+// rest. It closes f before the replace (Windows replaces no file held
+// open). The caller holds the lock.
+func (l *CallStartsFile) moveLeading(f *os.File, path, archive string, cut, size int64) error {
+	if err := l.appendArchive(archive, f, cut); err != nil {
+		return err
+	}
+	if l.beforeReplace != nil {
+		if err := l.beforeReplace(); err != nil {
+			return err
+		}
+	}
+	w, err := durable.Create(path, 0o600)
+	if err != nil {
+		return fmt.Errorf("compacting %s: %w", path, err)
+	}
+	defer w.Abort()
+	if _, err := io.Copy(w, io.NewSectionReader(f, cut, size-cut)); err != nil {
+		return fmt.Errorf("compacting %s: %w", path, err)
+	}
+	f.Close()
+	if err := w.Commit(); err != nil {
+		return fmt.Errorf("compacting %s (its old lines are in %s as well; history reads them once): %w", path, filepath.Base(archive), err)
+	}
+	return nil
+}
+
+// appendArchive appends the first cut bytes of f to the archive at path,
+// after cutting a torn last line a killed compaction left there, and
+// syncs them.
+func (l *CallStartsFile) appendArchive(path string, f *os.File, cut int64) error {
 	a, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	created := err == nil
 	if errors.Is(err, os.ErrExist) {
 		a, err = os.OpenFile(path, os.O_RDWR, 0)
 	}
 	if err != nil {
-		return fmt.Errorf("opening the archive of the %s: %w", l, err)
+		return fmt.Errorf("opening the archive %s: %w", path, err)
 	}
 	defer a.Close()
 	if created {
@@ -199,17 +266,7 @@ func (l *CallStartsFile) Recent(_ context.Context, since time.Time) ([]CallStart
 // accepts, oldest first, each given back if a later line gave its ID
 // back. A start found twice, the same ID at the same time, is one: a
 // compaction stopped between its two steps left its lines in both files.
-// The file is opened first: a compaction between the two reads then
-// leaves its lines in both, never in neither.
 func (l *CallStartsFile) scan(keep func(CallStart) bool) ([]CallStart, error) {
-	cur, err := os.Open(l.path())
-	if errors.Is(err, os.ErrNotExist) {
-		cur = nil
-	} else if err != nil {
-		return nil, err
-	} else {
-		defer cur.Close()
-	}
 	type seenKey struct {
 		id string
 		at int64
@@ -233,22 +290,40 @@ func (l *CallStartsFile) scan(keep func(CallStart) bool) ([]CallStart, error) {
 		counting[s.ID] = append(counting[s.ID], len(out))
 		out = append(out, s)
 	}
-	a, err := os.Open(l.archivePath())
+	if err := readBoth(l.archivePath(), l.path(), func(f *os.File) (int64, error) { return readCallStarts(f, 0, apply) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readBoth reads the archive at archive, then the file at path, with
+// read, each if it exists. The file is opened first: a compaction between
+// the two reads then leaves its lines in both, never in neither.
+func readBoth(archive, path string, read func(*os.File) (int64, error)) error {
+	cur, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		cur = nil
+	} else if err != nil {
+		return err
+	} else {
+		defer cur.Close()
+	}
+	a, err := os.Open(archive)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return nil, err
+		return err
 	default:
-		_, err = readCallStarts(a, 0, apply)
+		_, err = read(a)
 		a.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.archivePath(), err)
+			return fmt.Errorf("%s: %w", archive, err)
 		}
 	}
 	if cur != nil {
-		if _, err := readCallStarts(cur, 0, apply); err != nil {
-			return nil, fmt.Errorf("%s: %w", l.path(), err)
+		if _, err := read(cur); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return out, nil
+	return nil
 }

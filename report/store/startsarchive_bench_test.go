@@ -28,7 +28,7 @@ func BenchmarkCallStarts1M(b *testing.B) {
 	firstRead := func(b *testing.B, dir string, compact bool) {
 		l := OpenCallStartsFile(dir)
 		if compact {
-			if moved, err := l.Compact(now); err != nil || moved != 0 {
+			if moved, _, err := l.Compact(now); err != nil || moved != 0 {
 				b.Fatalf("moved %d, %v", moved, err)
 			}
 		}
@@ -44,7 +44,7 @@ func BenchmarkCallStarts1M(b *testing.B) {
 			dir := fresh(b)
 			l := OpenCallStartsFile(dir)
 			b.StartTimer()
-			moved, err := l.Compact(now)
+			moved, _, err := l.Compact(now)
 			if err != nil || moved != 1_000_000 {
 				b.Fatalf("moved %d, %v", moved, err)
 			}
@@ -57,7 +57,7 @@ func BenchmarkCallStarts1M(b *testing.B) {
 		}
 	})
 	dir := fresh(b)
-	if _, err := OpenCallStartsFile(dir).Compact(now); err != nil {
+	if _, _, err := OpenCallStartsFile(dir).Compact(now); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("read-after", func(b *testing.B) {

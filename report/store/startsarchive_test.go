@@ -16,19 +16,18 @@ import (
 	"time"
 )
 
-// writeStartLines writes starts as the lines of the call starts file in
-// dir.
-func writeStartLines(t testing.TB, dir string, starts []CallStart) {
+// writeLines writes entries as the JSON lines of the file name in dir.
+func writeLines[T any](t testing.TB, dir, name string, entries []T) {
 	t.Helper()
 	var buf []byte
-	for _, s := range starts {
-		line, err := json.Marshal(s)
+	for _, e := range entries {
+		line, err := json.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
 		}
 		buf = append(append(buf, line...), '\n')
 	}
-	if err := os.WriteFile(filepath.Join(dir, CallStartsFileName), buf, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), buf, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -93,18 +92,18 @@ func TestCompactMovesOldLines(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeStartLines(t, dir, agedStarts(now))
+	writeLines(t, dir, CallStartsFileName, agedStarts(now))
 	allBefore, countedBefore := startsView(t, dir)
 	if len(allBefore) != 56 {
 		t.Fatalf("%d starts before, want 56", len(allBefore))
 	}
 
 	l := OpenCallStartsFile(dir)
-	if moved, err := l.Compact(now); err != nil || moved != 0 || lineCount(t, dir, CallStartsArchiveName) != 0 {
+	if moved, _, err := l.Compact(now); err != nil || moved != 0 || lineCount(t, dir, CallStartsArchiveName) != 0 {
 		t.Fatalf("under 1 MiB of old lines: moved %d, %v; want nothing moved", moved, err)
 	}
 	l.compactMin = 0
-	moved, err := l.Compact(now)
+	moved, _, err := l.Compact(now)
 	if err != nil || moved != 50 {
 		t.Fatalf("Compact: moved %d, %v; want the 50 leading old starts", moved, err)
 	}
@@ -126,11 +125,11 @@ func TestCompactMovesOldLines(t *testing.T) {
 	if err != nil || len(h) != 2 || !h[0].Released || h[0].Campaign != "spring" || h[1].Released || h[1].Campaign != "autumn" {
 		t.Errorf("history of a number called 40 days ago (given back since) and 2 days ago: %+v, %v", h, err)
 	}
-	if moved, err := l.Compact(now); err != nil || moved != 0 {
+	if moved, _, err := l.Compact(now); err != nil || moved != 0 {
 		t.Errorf("a second compaction: moved %d, %v; want nothing", moved, err)
 	}
 	// 30 days on, everything is old.
-	if moved, err := l.Compact(now.Add(StartsHorizon)); err != nil || moved != 6 || lineCount(t, dir, CallStartsFileName) != 0 {
+	if moved, _, err := l.Compact(now.Add(StartsHorizon)); err != nil || moved != 6 || lineCount(t, dir, CallStartsFileName) != 0 {
 		t.Errorf("30 days later: moved %d, %v, %d lines left; want all 6 moved", moved, err, lineCount(t, dir, CallStartsFileName))
 	}
 	if all, _ := startsView(t, dir); !reflect.DeepEqual(all, allBefore) {
@@ -147,7 +146,7 @@ func TestCompactMovesOldLines(t *testing.T) {
 func TestCompactStoppedBetweenSteps(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeStartLines(t, dir, agedStarts(now))
+	writeLines(t, dir, CallStartsFileName, agedStarts(now))
 	file := filepath.Join(dir, CallStartsFileName)
 	before, err := os.ReadFile(file)
 	if err != nil {
@@ -159,7 +158,7 @@ func TestCompactStoppedBetweenSteps(t *testing.T) {
 	l.compactMin = 0
 	crash := errors.New("killed")
 	l.beforeReplace = func() error { return crash }
-	if _, err := l.Compact(now); !errors.Is(err, crash) {
+	if _, _, err := l.Compact(now); !errors.Is(err, crash) {
 		t.Fatalf("Compact: %v, want it stopped between its steps", err)
 	}
 	if after, err := os.ReadFile(file); err != nil || !bytes.Equal(after, before) {
@@ -189,7 +188,7 @@ func TestCompactStoppedBetweenSteps(t *testing.T) {
 
 	again := OpenCallStartsFile(dir)
 	again.compactMin = 0
-	if moved, err := again.Compact(now); err != nil || moved != 50 {
+	if moved, _, err := again.Compact(now); err != nil || moved != 50 {
 		t.Fatalf("the next compaction: moved %d, %v", moved, err)
 	}
 	if a, f := lineCount(t, dir, CallStartsArchiveName), lineCount(t, dir, CallStartsFileName); a != 102 || f != 8 {
@@ -230,7 +229,7 @@ func TestCompactUnderAReader(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeStartLines(t, dir, agedStarts(now))
+	writeLines(t, dir, CallStartsFileName, agedStarts(now))
 	a := OpenCallStartsFile(dir)
 	if _, err := a.Counted(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
@@ -238,7 +237,7 @@ func TestCompactUnderAReader(t *testing.T) {
 	read := a.size
 	b := OpenCallStartsFile(dir)
 	b.compactMin = 0
-	if moved, err := b.Compact(now); err != nil || moved != 50 {
+	if moved, _, err := b.Compact(now); err != nil || moved != 50 {
 		t.Fatalf("Compact: %d, %v", moved, err)
 	}
 	for i := 0; ; i++ {
@@ -281,7 +280,7 @@ func TestCompactWhileAnotherCounts(t *testing.T) {
 			}
 			c := OpenCallStartsFile(dir)
 			c.compactMin = 0
-			moved, err := c.Compact(t0.Add(time.Duration(day.Load()) * 24 * time.Hour))
+			moved, _, err := c.Compact(t0.Add(time.Duration(day.Load()) * 24 * time.Hour))
 			if err != nil {
 				t.Error(err)
 				return
