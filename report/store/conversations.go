@@ -62,18 +62,12 @@ const ConversationsFileName = "conversations.jsonl"
 // conversationsFile is what a [CallStartsFile] keeps in memory of the
 // conversations file, beside its starts.
 type conversationsFile struct {
-	size  int64             // bytes read into talks
-	talks map[string][]talk // by number, as of size
+	size  int64                // bytes read into talks
+	talks map[string][]timedID // by number, as of size
 	// lastLine is the line read last, which ends at size: a file that no
 	// longer holds it there was replaced by a compaction, and is read
 	// again from its start.
 	lastLine []byte
-}
-
-// talk is a conversation as kept in memory: when, and its id.
-type talk struct {
-	at int64 // Unix nanoseconds
-	id uint64
 }
 
 func (l *CallStartsFile) conversationsPath() string {
@@ -104,7 +98,7 @@ func (l *CallStartsFile) refreshTalks() error {
 		return nil
 	}
 	if c.talks == nil {
-		c.talks = map[string][]talk{}
+		c.talks = map[string][]timedID{}
 	}
 	prev, lastAt := c.size, int64(-1)
 	n, err := readConversations(f, c.size, func(v Conversation, end int64) {
@@ -121,7 +115,7 @@ func (l *CallStartsFile) refreshTalks() error {
 		}
 	}
 	if c.size == 0 {
-		c.forgetOld()
+		forgetOld(c.talks)
 	}
 	c.size += n
 	return nil
@@ -131,10 +125,10 @@ func (l *CallStartsFile) refreshTalks() error {
 func (c *conversationsFile) apply(v Conversation) bool {
 	id := v.id()
 	ts := c.talks[v.Number]
-	if slices.ContainsFunc(ts, func(t talk) bool { return t.id == id }) {
+	if slices.ContainsFunc(ts, func(t timedID) bool { return t.id == id }) {
 		return false
 	}
-	c.talks[v.Number] = append(ts, talk{at: v.At.UnixNano(), id: id})
+	c.talks[v.Number] = append(ts, timedID{at: v.At.UnixNano(), id: id})
 	return true
 }
 
@@ -148,28 +142,6 @@ func (c *conversationsFile) last(number string) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, at).UTC()
-}
-
-// forgetOld drops the conversations older than keptSpan before the
-// latest, or before now if the latest is later (recorded by a listen
-// whose clock ran ahead): longer ago than any conversation holds a
-// number, and than the service sends a delivery again.
-func (c *conversationsFile) forgetOld() {
-	var latest int64
-	for _, ts := range c.talks {
-		for _, t := range ts {
-			latest = max(latest, t.at)
-		}
-	}
-	before := min(latest, time.Now().UnixNano()) - int64(keptSpan)
-	for n, ts := range c.talks {
-		ts = slices.DeleteFunc(ts, func(t talk) bool { return t.at < before })
-		if len(ts) == 0 {
-			delete(c.talks, n)
-		} else {
-			c.talks[n] = ts
-		}
-	}
 }
 
 // readConversations reads the conversations of f from off, as
@@ -202,24 +174,15 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 	if err := l.refreshTalks(); err != nil {
 		return false, err
 	}
-	if slices.ContainsFunc(l.talks.talks[c.Number], func(t talk) bool { return t.id == c.id() }) {
+	if slices.ContainsFunc(l.talks.talks[c.Number], func(t timedID) bool { return t.id == c.id() }) {
 		return false, nil
 	}
 	path := l.conversationsPath()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
-	created := err == nil
-	if errors.Is(err, os.ErrExist) {
-		f, err = os.OpenFile(path, os.O_RDWR, 0)
-	}
+	f, err := openOrCreate(l.dir, path)
 	if err != nil {
 		return false, fmt.Errorf("opening the conversations of the %s: %w", l, err)
 	}
 	defer f.Close()
-	if created {
-		if err := durable.SyncDir(l.dir); err != nil {
-			return false, err
-		}
-	}
 	// A torn last line was never acknowledged: cut it.
 	if err := cutTail(f, l.talks.size); err != nil {
 		return false, fmt.Errorf("cutting the torn last line of %s: %w", path, err)
@@ -239,7 +202,7 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 		return false, fmt.Errorf("syncing %s: %w", path, err)
 	}
 	if l.talks.talks == nil {
-		l.talks.talks = map[string][]talk{}
+		l.talks.talks = map[string][]timedID{}
 	}
 	l.talks.size += int64(len(line))
 	l.talks.lastLine = line

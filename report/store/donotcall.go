@@ -268,21 +268,11 @@ func (l *DoNotCallFile) Add(ctx context.Context, entries []DoNotCallEntry) ([]Do
 	l.mu.Lock()
 	defer l.mu.Unlock()
 
-	f, err := os.OpenFile(l.path(), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
-	created := err == nil
-	if errors.Is(err, os.ErrExist) {
-		f, err = os.OpenFile(l.path(), os.O_RDWR, 0)
-	}
+	f, err := openOrCreate(l.dir, l.path())
 	if err != nil {
 		return nil, fmt.Errorf("opening the %s: %w", l, err)
 	}
 	defer f.Close()
-	if created {
-		// The new file's name must survive a power cut with the entry.
-		if err := durable.SyncDir(l.dir); err != nil {
-			return nil, err
-		}
-	}
 	if err := l.refresh(); err != nil {
 		return nil, err
 	}

@@ -278,6 +278,29 @@ func newJournal(path string, k sink, s *State, opts JournalOptions) *Journal {
 	return j
 }
 
+// openOrCreate opens the file at path in dir for reading and writing,
+// creating it if it is missing; a file it creates has its name synced in
+// dir, so that the name survives a power cut with what is written to it.
+// The do-not-call list, the call starts, their archives and the
+// conversations open their files with it.
+func openOrCreate(dir, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	created := err == nil
+	if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		if err := durable.SyncDir(dir); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
 // cutTail truncates f to size if it is longer, and syncs it.
 func cutTail(f *os.File, size int64) error {
 	fi, err := f.Stat()

@@ -228,8 +228,8 @@ type CallStartsFile struct {
 	dir string
 
 	mu   sync.Mutex
-	size int64                     // bytes read into open
-	open map[string][]countedStart // counted starts by number, as of size
+	size int64                // bytes read into open
+	open map[string][]timedID // counted starts by number, as of size
 	// last is the line read last, which ends at size: a file that no
 	// longer holds it there was replaced by a compaction, and is read
 	// again from its start.
@@ -244,15 +244,16 @@ type CallStartsFile struct {
 	talks conversationsFile // the conversations, in a file of their own; under mu
 }
 
-// countedStart is what a CallStartsFile keeps in memory of a counted start:
-// when, and its ID's hash, to find the start an outcome gives back. The
-// campaign and agent stay in the file, for History: a run of a million
-// contacts keeps a million of these. Two starts of one number whose IDs
-// share a hash (1 in 2^64) would swap which is given back: the count is
-// the same.
-type countedStart struct {
+// timedID is what a CallStartsFile keeps in memory of a counted start,
+// or of a conversation: when, and its ID's hash, to find the start an
+// outcome gives back (or the conversation a delivery's retry records
+// again). The campaign and agent stay in the file, for History: a run of
+// a million contacts keeps a million of these. Two starts of one number
+// whose IDs share a hash (1 in 2^64) would swap which is given back: the
+// count is the same.
+type timedID struct {
 	at int64  // Unix nanoseconds
-	id uint64 // idHash(CallStart.ID)
+	id uint64 // idHash of the start's ID, or Conversation.id
 }
 
 func idHash(id string) uint64 {
@@ -266,7 +267,7 @@ var _ CallStarts = (*CallStartsFile)(nil)
 // OpenCallStartsFile returns the call starts kept in directory dir.
 // Nothing is read or created before they are used.
 func OpenCallStartsFile(dir string) *CallStartsFile {
-	return &CallStartsFile{dir: dir, open: map[string][]countedStart{}, compactMin: compactMinBytes}
+	return &CallStartsFile{dir: dir, open: map[string][]timedID{}, compactMin: compactMinBytes}
 }
 
 func (l *CallStartsFile) path() string { return filepath.Join(l.dir, CallStartsFileName) }
@@ -309,7 +310,7 @@ func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64
 		var err error
 		f, err = os.Open(l.path())
 		if errors.Is(err, os.ErrNotExist) {
-			l.size, l.open = 0, map[string][]countedStart{}
+			l.size, l.open = 0, map[string][]timedID{}
 			return nil
 		}
 		if err != nil {
@@ -322,7 +323,7 @@ func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64
 		return fmt.Errorf("reading the %s: %w", l, err)
 	}
 	if fi.Size() < l.size || !holdsLine(f, l.size, l.last) {
-		l.size, l.open = 0, map[string][]countedStart{}
+		l.size, l.open = 0, map[string][]timedID{}
 	}
 	if fi.Size() == l.size {
 		return nil
@@ -340,12 +341,12 @@ func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64
 	}
 	if lastAt >= 0 {
 		if l.last, err = lineAt(f, lastAt, l.size+n); err != nil {
-			l.size, l.open = 0, map[string][]countedStart{}
+			l.size, l.open = 0, map[string][]timedID{}
 			return fmt.Errorf("reading the %s: %w", l, err)
 		}
 	}
 	if l.size == 0 {
-		l.forgetOld()
+		forgetOld(l.open)
 	}
 	l.size += n
 	return nil
@@ -370,31 +371,32 @@ func lineAt(f *os.File, from, to int64) ([]byte, error) {
 	return b, err
 }
 
-// keptSpan is how far back from the latest start in the file (or from
-// now, if that start is later) a CallStartsFile keeps starts in memory:
-// longer than any limit a campaign file can set (14 days), so that what a
-// file holds of months of campaigns is not all held in memory by every
-// run.
+// keptSpan is how far back from the latest entry (or from now, if that
+// entry is later) a CallStartsFile keeps call starts and conversations in
+// memory: longer than any limit a campaign file can set (14 days), so
+// that what a file holds of months of campaigns is not all held in memory
+// by every run.
 const keptSpan = 15 * 24 * time.Hour
 
-// forgetOld drops from memory the starts older than keptSpan before the
-// latest one, or before now if the latest is later (a start written by a
-// machine whose clock ran ahead): they can no longer count. The files
-// keep them, for History. The caller holds l.mu.
-func (l *CallStartsFile) forgetOld() {
+// forgetOld drops from m, by number, the entries older than keptSpan
+// before the latest one, or before now if the latest is later (written by
+// a machine whose clock ran ahead): no limit counts them any more, and no
+// delivery is sent again that long after. The files keep them, for
+// History. The caller holds the CallStartsFile's mu.
+func forgetOld(m map[string][]timedID) {
 	var latest int64
-	for _, ss := range l.open {
-		for _, s := range ss {
-			latest = max(latest, s.at)
+	for _, es := range m {
+		for _, e := range es {
+			latest = max(latest, e.at)
 		}
 	}
 	before := min(latest, time.Now().UnixNano()) - int64(keptSpan)
-	for n, ss := range l.open {
-		ss = slices.DeleteFunc(ss, func(s countedStart) bool { return s.at < before })
-		if len(ss) == 0 {
-			delete(l.open, n)
+	for n, es := range m {
+		es = slices.DeleteFunc(es, func(e timedID) bool { return e.at < before })
+		if len(es) == 0 {
+			delete(m, n)
 		} else {
-			l.open[n] = ss
+			m[n] = es
 		}
 	}
 }
@@ -404,7 +406,7 @@ func (l *CallStartsFile) apply(s CallStart) {
 	ss := l.open[s.Number]
 	id := idHash(s.ID)
 	if !s.Released {
-		l.open[s.Number] = append(ss, countedStart{at: s.At.UnixNano(), id: id})
+		l.open[s.Number] = append(ss, timedID{at: s.At.UnixNano(), id: id})
 		return
 	}
 	for i := len(ss) - 1; i >= 0; i-- {
@@ -453,22 +455,12 @@ func (l *CallStartsFile) begin() (*startsTx, error) {
 	}
 	l.mu.Lock()
 	t := &startsTx{l: l, fl: fl}
-	f, err := os.OpenFile(l.path(), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
-	created := err == nil
-	if errors.Is(err, os.ErrExist) {
-		f, err = os.OpenFile(l.path(), os.O_RDWR, 0)
-	}
+	f, err := openOrCreate(l.dir, l.path())
 	if err != nil {
 		t.end()
 		return nil, fmt.Errorf("opening the %s: %w", l, err)
 	}
 	t.f = f
-	if created {
-		if err := durable.SyncDir(l.dir); err != nil {
-			t.end()
-			return nil, err
-		}
-	}
 	if err := l.refresh(f); err != nil {
 		t.end()
 		return nil, err
@@ -511,7 +503,7 @@ func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.T
 				continue
 			}
 			s.At = now.UTC()
-		} else if id := idHash(s.ID); !slices.ContainsFunc(l.open[s.Number], func(o countedStart) bool { return o.id == id }) {
+		} else if id := idHash(s.ID); !slices.ContainsFunc(l.open[s.Number], func(o timedID) bool { return o.id == id }) {
 			continue // not counted (an older callrun wrote the intent, or it was held)
 		}
 		line, err := json.Marshal(s)
@@ -570,7 +562,7 @@ func (t *startsTx) end() {
 		return // a batch with nothing to count took no lock
 	}
 	if !t.done {
-		l.size, l.open = 0, map[string][]countedStart{}
+		l.size, l.open = 0, map[string][]timedID{}
 	}
 	if t.f != nil {
 		t.f.Close()

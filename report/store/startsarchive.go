@@ -105,7 +105,7 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	old := now.Add(-StartsHorizon)
 	var cut int64 // where the leading old lines end
 	moved, cutting := 0, true
-	l.size, l.open = 0, map[string][]countedStart{}
+	l.size, l.open = 0, map[string][]timedID{}
 	if err := l.refreshWatching(f, func(s CallStart, end int64) {
 		if cutting && !s.Released && !s.At.Before(old) {
 			cutting = false
@@ -125,7 +125,7 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	}
 	// The file read again from its start, unless it is replaced.
 	open := l.open
-	l.size, l.open = 0, map[string][]countedStart{}
+	l.size, l.open = 0, map[string][]timedID{}
 	if err := l.moveLeading(f, l.path(), l.archivePath(), cut, size); err != nil {
 		return 0, err
 	}
@@ -199,20 +199,11 @@ func (l *CallStartsFile) moveLeading(f *os.File, path, archive string, cut, size
 // after cutting a torn last line a killed compaction left there, and
 // syncs them.
 func (l *CallStartsFile) appendArchive(path string, f *os.File, cut int64) error {
-	a, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
-	created := err == nil
-	if errors.Is(err, os.ErrExist) {
-		a, err = os.OpenFile(path, os.O_RDWR, 0)
-	}
+	a, err := openOrCreate(l.dir, path)
 	if err != nil {
 		return fmt.Errorf("opening the archive %s: %w", path, err)
 	}
 	defer a.Close()
-	if created {
-		if err := durable.SyncDir(l.dir); err != nil {
-			return err
-		}
-	}
 	end, err := wholeLines(a)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
