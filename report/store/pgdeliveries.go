@@ -64,7 +64,14 @@ func (k *pgDeliveries) close() error { return nil } // the pool is the store's
 // ReadDeliveries returns the campaign's deliveries from the table, in the
 // order they were stored.
 func (p *Postgres) ReadDeliveries(ctx context.Context) ([]Delivery, error) {
-	rows, err := p.pool.Query(ctx, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id`, p.campaign)
+	return p.queryDeliveries(ctx, nil, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id`, p.campaign)
+}
+
+// queryDeliveries returns the deliveries of the rows (id, delivery) that
+// sql selects, in order, calling each, if set, with each row's id; on an
+// error, those read before it.
+func (p *Postgres) queryDeliveries(ctx context.Context, each func(id int64), sql string, args ...any) ([]Delivery, error) {
+	rows, err := p.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, p.wrap("reading the deliveries from", err)
 	}
@@ -77,10 +84,13 @@ func (p *Postgres) ReadDeliveries(ctx context.Context) ([]Delivery, error) {
 			return fmt.Errorf("deliveries of campaign %s in the %s, row id %d: not a delivery", p.campaign, p.where, id)
 		}
 		out = append(out, d)
+		if each != nil {
+			each(id)
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, p.wrap("reading the deliveries from", err)
+		return out, p.wrap("reading the deliveries from", err)
 	}
 	return out, nil
 }
@@ -127,27 +137,12 @@ type pgTail struct {
 func (t *pgTail) next() ([]Delivery, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	rows, err := t.p.pool.Query(ctx, `
+	out, err := t.p.queryDeliveries(ctx, func(id int64) { t.seen = append(t.seen, id) }, `
 SELECT id, delivery FROM callrun_deliveries
 WHERE campaign = $1 AND id > $2 AND NOT (id = ANY($3))
 ORDER BY id`, t.p.campaign, t.low, t.seen)
 	if err != nil {
-		return nil, t.p.wrap("reading the deliveries from", err)
-	}
-	var out []Delivery
-	var id int64
-	var line []byte
-	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
-		var d Delivery
-		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
-			return fmt.Errorf("row id %d is not a delivery", id)
-		}
-		out = append(out, d)
-		t.seen = append(t.seen, id)
-		return nil
-	})
-	if err != nil {
-		return out, t.p.wrap("reading the deliveries from", err)
+		return out, err
 	}
 	top := t.low
 	for _, id := range t.seen {
