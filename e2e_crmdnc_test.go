@@ -182,14 +182,7 @@ func testCRMDoNotCallFlagHolds(t *testing.T, kind string) {
 	if res := a.run(60*time.Second, "run", a.path); res.code != 0 {
 		t.Fatalf("run: %s", res)
 	}
-	called := func() map[string]int {
-		n := map[string]int{}
-		for _, c := range srv.Calls() {
-			n[c.Form.Get("phone_number")]++
-		}
-		return n
-	}
-	got := called()
+	got := callsByNumber(srv.Calls())
 	if got[x.E164] != 0 || got[phones[1].E164] != 1 || got[phones[2].E164] != 1 || got[phones[3].E164] != 1 || len(got) != 3 {
 		t.Errorf("the sandbox's ledger after the flagged campaign: %v; want %s never, the three others once", got, x.E164)
 	}
@@ -205,19 +198,7 @@ func testCRMDoNotCallFlagHolds(t *testing.T, kind string) {
 	}
 
 	// Another campaign on the store: its export carries no flag column.
-	b := newE2ECampaign(t, srv, e2eSetup{contacts: []e2eContact{phones[4], x, phones[5]}, perSecond: 50, concurrency: 2, postgres: db, noLogin: db != ""})
-	b.rename("no-flag")
-	b.env = append(b.env, "CALLRUN_HOME="+home)
-	if res := b.run(60*time.Second, "run", b.path); res.code != 0 {
-		t.Fatalf("run of the campaign without the flag: %s", res)
-	}
-	got = called()
-	if got[x.E164] != 0 || got[phones[4].E164] != 1 || got[phones[5].E164] != 1 {
-		t.Errorf("the sandbox's ledger after the second campaign: %v; want %s never, %s and %s once", got, x.E164, phones[4].E164, phones[5].E164)
-	}
-	if r := b.report()[1]; r["status"] != "suppressed" || !strings.Contains(r["reason"], "do-not-call list") {
-		t.Errorf("the second campaign's report row of X: %s, %q; want suppressed for the do-not-call list", r["status"], r["reason"])
-	}
+	checkListHoldsElsewhere(t, srv, "no-flag", []e2eContact{phones[4], x, phones[5]}, db, home)
 }
 
 // TestConsentRevokedHoldsForTheNumber is the promise of a withdrawn
@@ -266,14 +247,7 @@ func testConsentRevokedHolds(t *testing.T, kind string) {
 	if res := a.run(60*time.Second, "run", a.path); res.code != 0 {
 		t.Fatalf("run: %s", res)
 	}
-	called := func() map[string]int {
-		n := map[string]int{}
-		for _, c := range srv.Calls() {
-			n[c.Form.Get("phone_number")]++
-		}
-		return n
-	}
-	got := called()
+	got := callsByNumber(srv.Calls())
 	if got[x.E164] != 0 || got[phones[1].E164] != 1 || got[phones[2].E164] != 1 || got[phones[3].E164] != 1 || len(got) != 3 {
 		t.Errorf("the sandbox's ledger after the campaign: %v; want %s never, the three others once", got, x.E164)
 	}
@@ -297,19 +271,7 @@ func testConsentRevokedHolds(t *testing.T, kind string) {
 	}
 
 	// Another campaign on the store: it maps no consent column.
-	b := newE2ECampaign(t, srv, e2eSetup{contacts: []e2eContact{phones[4], x, phones[5]}, perSecond: 50, concurrency: 2, postgres: db, noLogin: db != ""})
-	b.rename("no-consent")
-	b.env = append(b.env, "CALLRUN_HOME="+home)
-	if res := b.run(60*time.Second, "run", b.path); res.code != 0 {
-		t.Fatalf("run of the campaign without consent: %s", res)
-	}
-	got = called()
-	if got[x.E164] != 0 || got[phones[4].E164] != 1 || got[phones[5].E164] != 1 {
-		t.Errorf("the sandbox's ledger after the second campaign: %v; want %s never, %s and %s once", got, x.E164, phones[4].E164, phones[5].E164)
-	}
-	if r := b.report()[1]; r["status"] != "suppressed" || !strings.Contains(r["reason"], "do-not-call list") {
-		t.Errorf("the second campaign's report row of X: %s, %q; want suppressed for the do-not-call list", r["status"], r["reason"])
-	}
+	checkListHoldsElsewhere(t, srv, "no-consent", []e2eContact{phones[4], x, phones[5]}, db, home)
 }
 
 // TestCRMDoNotCallFlagSheetUnreadable: a sheet that maps do_not_call: and
@@ -361,5 +323,28 @@ func TestCRMDoNotCallUnclearCellsStrict(t *testing.T) {
 	e.writeSheetWithFlag([]string{"", "no", "1", "0"})
 	if res := e.run(30*time.Second, "plan", "--offline", "--strict", e.path); res.code != 0 {
 		t.Errorf("plan --strict once every cell says yes or no: %s", res)
+	}
+}
+
+// checkListHoldsElsewhere runs campaign name over contacts, whose second
+// is a number a campaign before it put on the store's do-not-call list
+// (the store of home, or the database db), with nothing in its sheet
+// that marks it: the sandbox's ledger must show it never called, and the
+// others once each, and its report row suppressed for the list.
+func checkListHoldsElsewhere(t *testing.T, srv *sandbox.Server, name string, contacts []e2eContact, db, home string) {
+	t.Helper()
+	b := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 2, postgres: db, noLogin: db != ""})
+	b.rename(name)
+	b.env = append(b.env, "CALLRUN_HOME="+home)
+	if res := b.run(60*time.Second, "run", b.path); res.code != 0 {
+		t.Fatalf("run of campaign %s: %s", name, res)
+	}
+	got := callsByNumber(srv.Calls())
+	x := contacts[1].E164
+	if got[x] != 0 || got[contacts[0].E164] != 1 || got[contacts[2].E164] != 1 {
+		t.Errorf("the sandbox's ledger after campaign %s: %v; want %s never, %s and %s once", name, got, x, contacts[0].E164, contacts[2].E164)
+	}
+	if r := b.report()[1]; r["status"] != "suppressed" || !strings.Contains(r["reason"], "do-not-call list") {
+		t.Errorf("campaign %s's report row of %s: %s, %q; want suppressed for the do-not-call list", name, x, r["status"], r["reason"])
 	}
 }

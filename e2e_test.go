@@ -1493,3 +1493,13 @@ func e2eCounts(m map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// callsByNumber counts calls (the sandbox's Calls or Placed) by the
+// number they went to.
+func callsByNumber(calls []sandbox.Call) map[string]int {
+	n := map[string]int{}
+	for _, c := range calls {
+		n[c.Form.Get("phone_number")]++
+	}
+	return n
+}

@@ -188,10 +188,7 @@ func testPressureOffStillCounts(t *testing.T, kind string) {
 	if res := b.run(60*time.Second, "run", b.path); res.code != 75 {
 		t.Errorf("the second campaign: want exit 75 (one contact held back), got %s", res)
 	}
-	n := map[string]int{}
-	for _, c := range srv.Placed() {
-		n[c.Form.Get("phone_number")]++
-	}
+	n := callsByNumber(srv.Placed())
 	if n[phones[0].E164] != 1 || n[phones[1].E164] != 1 {
 		t.Errorf("the sandbox's ledger: %v; want %s once (by the campaign with pressure off) and %s once", n, phones[0].E164, phones[1].E164)
 	}
