@@ -374,6 +374,9 @@ func checkAccountWebhook(aw *AccountWebhook) error {
 	if err := aw.Validate(); err != nil {
 		return err
 	}
+	if aw.Shape == "" {
+		aw.Shape = ShapeForm
+	}
 	if aw.Retry == 0 {
 		aw.Retry = 100 * time.Millisecond
 	}

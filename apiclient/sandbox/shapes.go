@@ -225,19 +225,13 @@ func restyle(form url.Values, style string) url.Values {
 
 func restyleKey(k, style string) string {
 	words := strings.Split(k, "_")
-	for i, w := range words {
-		if w == "" {
-			continue
-		}
-		switch {
-		case style == styleKebab:
-		case style == styleCamel && i == 0:
-		default:
-			words[i] = strings.ToUpper(w[:1]) + w[1:]
-		}
-	}
 	if style == styleKebab {
 		return strings.Join(words, "-")
+	}
+	for i, w := range words {
+		if w != "" && (style == styleTitleSnake || i > 0) {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
 	}
 	if style == styleCamel {
 		return strings.Join(words, "")
@@ -248,12 +242,8 @@ func restyleKey(k, style string) string {
 // pickShape draws a shape for a delivery under ShapeMixed from rng, which
 // the caller guards; any other shape is itself.
 func pickShape(shape string, rng *mrand.Rand) string {
-	switch shape {
-	case "":
-		return ShapeForm
-	case ShapeMixed:
+	if shape == ShapeMixed {
 		return Shapes[rng.IntN(len(Shapes)-1)]
-	default:
-		return shape
 	}
+	return shape
 }
