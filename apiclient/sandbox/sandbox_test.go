@@ -19,8 +19,6 @@ import (
 )
 
 const (
-	formType    = "application/x-www-form-urlencoded"
-	jsonType    = "application/json"
 	redirectURI = "http://127.0.0.1:8765/callback"
 	phone       = "+15551234567"
 )
