@@ -16,8 +16,10 @@ import (
 )
 
 // TestSheetsAsExcelWritesThem: a workbook (.xlsx), Excel's "Unicode Text"
-// (UTF-16 with a byte order mark, tab or comma separated) and a CSV in
-// the Windows code page with encoding: are planned with exact counts and
+// (UTF-16 with a byte order mark, tab or comma separated), a CSV in
+// the Windows code page with encoding:, and Excel for Mac's CSV files
+// (lines ended by a bare CR; Mac Roman with encoding:, or UTF-8 with its
+// mark) are planned with exact counts and
 // run against the sandbox, whose ledger shows every name spelled as in
 // the sheet (the form fields go out in UTF-8) and everyone called once.
 func TestSheetsAsExcelWritesThem(t *testing.T) {
@@ -47,6 +49,13 @@ func TestSheetsAsExcelWritesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Excel for Mac ends lines with a bare CR, and writes "CSV
+	// (Macintosh)" in Mac Roman.
+	macText := strings.ReplaceAll(text(","), "\r\n", "\r")
+	macRoman, err := charmap.Macintosh.NewEncoder().String(macText)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name, file, settings string
 		write                func(path string)
@@ -58,6 +67,8 @@ func TestSheetsAsExcelWritesThem(t *testing.T) {
 		{name: "UTF-16 tabs", file: "contacts.txt", write: func(path string) { writeFile(t, path, utf16(text("\t"))) }},
 		{name: "UTF-16 commas", file: "contacts.csv", write: func(path string) { writeFile(t, path, utf16(text(","))) }},
 		{name: "windows-1252", file: "contacts.csv", settings: "    encoding: windows-1252\n", write: func(path string) { writeFile(t, path, []byte(cp1252)) }},
+		{name: "Excel for Mac CSV (Macintosh)", file: "contacts.csv", settings: "    encoding: macintosh\n", write: func(path string) { writeFile(t, path, []byte(macRoman)) }},
+		{name: "Excel for Mac CSV UTF-8", file: "contacts.csv", write: func(path string) { writeFile(t, path, []byte("\ufeff"+macText)) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := sandbox.NewServer(sandbox.Options{})
