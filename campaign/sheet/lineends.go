@@ -28,14 +28,15 @@ type lineEnds struct {
 
 func (l *lineEnds) Read(p []byte) (int, error) {
 	for {
-		n, err := l.r.Read(p)
-		if n > 0 {
-			n = l.convert(p[:n])
+		read, err := l.r.Read(p)
+		n := 0
+		if read > 0 {
+			n = l.convert(p[:read])
 		}
 		if err != nil && l.afterCR {
 			l.bareCR = true // a CR ends the file
 		}
-		if n > 0 || err != nil || len(p) == 0 {
+		if n > 0 || err != nil || read == 0 {
 			return n, err
 		}
 		// All that was read was the LF of a CRLF whose CR went out

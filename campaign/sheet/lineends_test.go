@@ -279,3 +279,32 @@ func TestSheetLineEndsInEveryEncoding(t *testing.T) {
 		t.Errorf("GuessEncoding of a Mac Roman sheet with CR line ends = %q, want macintosh", GuessEncoding(path))
 	}
 }
+
+// eofReader hands out its text and io.EOF in the same read.
+type eofReader struct{ text string }
+
+func (r *eofReader) Read(p []byte) (int, error) {
+	n := copy(p, r.text)
+	r.text = r.text[n:]
+	if r.text == "" {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// TestLineEndsAtTheEnd: a CR that ends the file is a bare CR, whether
+// the end comes with the last bytes or after them; a source that gives
+// nothing without an error is not read forever.
+func TestLineEndsAtTheEnd(t *testing.T) {
+	for _, r := range []io.Reader{&eofReader{"a\r"}, strings.NewReader("a\r")} {
+		l := &lineEnds{r: r}
+		got, err := io.ReadAll(l)
+		if err != nil || string(got) != "a\n" || !l.bareCR {
+			t.Errorf("%T: %q, bare CR %v, %v", r, got, l.bareCR, err)
+		}
+	}
+	l := &lineEnds{r: iotest.ErrReader(nil)}
+	if n, err := l.Read(make([]byte, 8)); n != 0 || err != nil {
+		t.Errorf("a source that gives nothing: %d, %v", n, err)
+	}
+}
