@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,36 +79,5 @@ func TestDoNotCallFilesOfSeveralColumnsEndToEnd(t *testing.T) {
 	}
 	if n := l.totalPlaced(); n != len(contacts)-len(listed) {
 		t.Errorf("the sandbox placed %d calls, want %d", n, len(contacts)-len(listed))
-	}
-}
-
-// TestInitProposesTheMacCodePage: callrun init drafts a campaign file
-// for Excel for Mac's "CSV (Macintosh)" (Mac Roman, lines ended by a bare
-// CR) with encoding: macintosh, and the file it writes plans (once its
-// prompt is written) with every row valid and read.
-func TestInitProposesTheMacCodePage(t *testing.T) {
-	dir := t.TempDir()
-	sheetPath := filepath.Join(dir, "contacts.csv")
-	// Mac Roman: ü is 0x9F, ç 0x8D, é 0x8E.
-	writeFile(t, sheetPath, []byte("First Name,Last Name,Phone\rJ\x9frgen,M\x9fller,06 12 34 56 78\rFran\x8dois,Herv\x8e,+33612345679\rAda,Lovelace,06 12 34 56 70\r"))
-	var out strings.Builder
-	if err := initCampaign(t.Context(), nolog, initOptions{sheet: sheetPath, agent: "Paris", region: "FR"}, &out, os.Stderr); err != nil {
-		t.Fatalf("init: %v", err)
-	}
-	if !strings.Contains(out.String(), "encoding: macintosh") {
-		t.Errorf("init did not say it chose the Mac's code page:\n%s", out.String())
-	}
-	yamlPath := filepath.Join(dir, "campaign.yaml")
-	written, err := os.ReadFile(yamlPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(written), "\n    encoding: macintosh") {
-		t.Fatalf("campaign.yaml has no encoding:\n%s", written)
-	}
-	y := strings.Replace(string(written), `prompt: "TODO: write the agent's prompt"`, `prompt: "You call to say hello. A test; nobody is phoned."`, 1)
-	writeFile(t, yamlPath, []byte(y))
-	if code := runApp(t, "plan", "--offline", "--strict", yamlPath); code != 0 {
-		t.Errorf("plan --offline --strict of init's file: exit %d\n%s", code, y)
 	}
 }
