@@ -247,13 +247,25 @@ func isAreaCode(cell string) bool {
 	return len(d) <= 5 && onlyDigits(d)
 }
 
+// restOfNumber reports whether a cell can be a number without its area
+// code: four to eight digits, perhaps grouped by a space, '-' or '.'.
+func restOfNumber(cell string) bool {
+	d := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' || r == '.' {
+			return -1
+		}
+		return r
+	}, cell)
+	return len(d) >= 4 && len(d) <= 8 && onlyDigits(d)
+}
+
 // areaPair reports whether two cells, side by side, are an area code and
-// the rest of a number: the area cell is an area code, the number alone
-// reads as no number, and the two joined do.
+// the rest of a number that read as a number joined. The number alone
+// may read too, as a number of some other country: both are suppressed
+// (see numberSource.readings).
 func areaPair(area, number string, norm *phone.Normalizer, regions []string) bool {
 	area, number = strings.TrimSpace(area), strings.TrimSpace(number)
-	return number != "" && isAreaCode(area) && len(norm.Readings(number, regions)) == 0 &&
-		len(norm.Readings(joinAreaCode(area, number), regions)) > 0
+	return isAreaCode(area) && restOfNumber(number) && len(norm.Readings(joinAreaCode(area, number), regions)) > 0
 }
 
 // load adds the numbers of suppression file p, found at path; fail makes

@@ -210,3 +210,29 @@ func TestSuppressColumnsKey(t *testing.T) {
 		"suppress[1].columns: suppression file dnc.csv lists an empty column name",
 		`suppress[1].columns: suppression file dnc.csv lists the column "phone" twice`)
 }
+
+// TestSuppressionAreaCodeWhereSevenDigitsRead: where the campaign also
+// calls a country whose numbers have seven digits (Iceland), the rest of
+// a US number reads alone as one of them, and the file's area code
+// column is still joined to it: the US number is suppressed.
+func TestSuppressionAreaCodeWhereSevenDigitsRead(t *testing.T) {
+	files := map[string]string{
+		"c.yaml":  "name: c\nagents: [{name: A, prompt: p}]\nsheets: [{file: s.csv, agent: A, fields: {phone_number: Phone}}, {file: is.csv, agent: A, region: IS, fields: {phone_number: Phone}}]\nsuppress: [ftc.txt]\n",
+		"s.csv":   "Phone\n+14155550132\n+14155550133\n",
+		"is.csv":  "Phone\n+3545550134\n",
+		"ftc.txt": "415,5551234\n415,5550132\n",
+	}
+	norm := phone.NewNormalizer()
+	if len(norm.Readings("5550132", []string{"US", "IS"})) == 0 {
+		t.Skip("seven digits do not read as an Icelandic number: the case this test is about does not arise")
+	}
+	var suppressed []string
+	for _, c := range judgeFiles(t, files) {
+		if c.Status == Suppressed {
+			suppressed = append(suppressed, c.Phone)
+		}
+	}
+	if fmt.Sprint(suppressed) != "[+14155550132]" {
+		t.Errorf("numbers suppressed %v, want [+14155550132]", suppressed)
+	}
+}
