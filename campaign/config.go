@@ -280,15 +280,27 @@ func (f *File) SheetOptions(i int) sheet.Options {
 
 // SuppressFile is one entry of suppress:, a file of numbers never to
 // call: written as its path alone (dnc.csv), or with the column that holds
-// the numbers ({file: crm-dnc.csv, column: Phone Number}). Without a
-// column, the column is found by its header and its values. A file that
-// is not UTF-8 names its code page ({file: dnc.csv, encoding: windows-1252}).
+// the numbers ({file: crm-dnc.csv, column: Phone Number}), or the columns
+// ({file: sf-dnc.csv, columns: [Phone, Mobile]}). Without them, every
+// column of numbers is read, found by its values and its header. A file
+// that is not UTF-8 names its code page ({file: dnc.csv, encoding:
+// windows-1252}).
 type SuppressFile struct {
-	File   string `yaml:"file"`
-	Column string `yaml:"column"`
+	File    string   `yaml:"file"`
+	Column  string   `yaml:"column"`
+	Columns []string `yaml:"columns"`
 	// Encoding names the file's code page when it is not UTF-8, as a
 	// sheet's does.
 	Encoding string `yaml:"encoding"`
+}
+
+// Names returns the columns the entry names: column, or columns; none
+// when the columns are to be found.
+func (s SuppressFile) Names() []string {
+	if s.Column != "" {
+		return []string{s.Column}
+	}
+	return s.Columns
 }
 
 // UnmarshalYAML reads either form of a suppress: entry.
