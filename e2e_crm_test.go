@@ -48,7 +48,7 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 	}{
 		{"mailchimp.csv", `phone_number: "Phone Number"`, `country_column: "CC"`, "region: US",
 			[]string{"+14155550101", "+14155550105", "+14155550106"}},
-		{"zoho.csv", `phone_number: "Mobile"`, `country_column: "Mailing Country"`, "region: IN",
+		{"zoho.csv", `phone_number: ["Mobile", "Home Phone", "Phone", "Other Phone"]`, `country_column: "Mailing Country"`, "region: IN",
 			[]string{"+919123456789", "+919000012345", "+919876543211"}},
 		{"hubspot.csv", `phone_number: ["Mobile Phone Number", "Phone Number"]`, `country_column: "Country/Region"`, "region: US",
 			[]string{"+12125550111", "+19175550113", "+19175550114", "+33123456780"}},

@@ -30,18 +30,18 @@ const (
 var (
 	// notDialledWords name lines callrun never dials, each with what it
 	// says the line is.
-	notDialledWords = []struct {
-		words []string
-		what  string
-	}{
-		{[]string{"assistant", "asst", "assistent", "asistente", "assistente", "secretary", "secretaire", "secretariat", "sekretariat", "sekretarin", "secretaria", "segreteria"}, "an assistant's line"},
-		{[]string{"manager", "spouse", "emergency", "notfall", "urgence", "emergencia"}, "another person's line"},
-		{[]string{"fax", "telecopie", "telecopieur", "facsimile"}, "a fax"},
-		{[]string{"pager", "beeper", "piepser", "funkruf", "radiomessagerie", "buscapersonas", "cercapersone"}, "a pager"},
-		{[]string{"tty", "tdd", "textphone", "texttelefon"}, "a TTY/TDD text phone"},
-		{[]string{"telex"}, "a telex"},
-		{[]string{"callback", "ruckruf", "ruckmeldung", "rappel"}, "a callback number, whose owner the sheet does not say"},
-		{[]string{"isdn", "rnis", "rdsi"}, "an ISDN line (a data line, for a fax, a modem or a video call)"},
+	// notDialledWords name lines callrun never dials, each with what it
+	// says the line is; a device's words name a line by themselves
+	// ("Pager"), a person's need a phone word ("Assistant's Phone").
+	notDialledWords = []notDialledLine{
+		{[]string{"assistant", "asst", "assistent", "asistente", "assistente", "secretary", "secretaire", "secretariat", "sekretariat", "sekretarin", "secretaria", "segreteria"}, "an assistant's line", false},
+		{[]string{"manager", "spouse", "emergency", "notfall", "urgence", "emergencia"}, "another person's line", false},
+		{[]string{"fax", "telecopie", "telecopieur", "facsimile"}, "a fax", true},
+		{[]string{"pager", "beeper", "piepser", "funkruf", "radiomessagerie", "buscapersonas", "cercapersone"}, "a pager", true},
+		{[]string{"tty", "tdd", "textphone", "texttelefon"}, "a TTY/TDD text phone", true},
+		{[]string{"telex"}, "a telex", true},
+		{[]string{"callback", "ruckruf", "ruckmeldung", "rappel"}, "a callback number, whose owner the sheet does not say", true},
+		{[]string{"isdn", "rnis", "rdsi"}, "an ISDN line, a data line for a fax, a modem or a video call", true},
 	}
 	lineMobileWords   = append(slices.Clone(mobileWords), "whatsapp", "natel", "mobiel")
 	lineHomeWords     = []string{"home", "private", "privat", "prive", "personal", "domicile", "casa", "particulier", "residence"}
@@ -53,6 +53,14 @@ var (
 	phoneFillerWords  = []string{"number", "no", "nr", "num", "nummer", "numero", "value", "person", "contact", "s"}
 	phoneNotLineWords = []string{"type", "label", "kind", "art", "typ", "ext", "extension", "durchwahlnummer", "verified", "valid", "status", "country", "code", "opt", "optin", "optout", "consent", "call", "calls", "date"}
 )
+
+// notDialledLine is a kind of line callrun never dials: the words that
+// name it, and what it is, for the person.
+type notDialledLine struct {
+	words  []string
+	what   string
+	device bool // its words name a line by themselves ("Pager"), a person's need a phone word
+}
 
 // phoneLineKind returns the kind of line text names (a phone column's
 // header or a type cell), and, for a line not dialled, what it is ("a
@@ -80,13 +88,16 @@ func phoneLineKind(text string) (lineKind, string) {
 }
 
 // phoneLineHeader reports whether a header names a phone line and
-// nothing else: a phone word, and only words of kinds of lines, numbers
-// and the like ("Home Phone 2", "Assistant's Phone", "Phone 1 - Value",
-// "Person - Phone - Work"), not "Phone Type", "Do Not Phone" or "Phone
-// Opt In". init maps such a column even when its first rows are empty:
-// a later row may hold a contact's only number there.
+// nothing else: a phone word or a device's ("Pager", "Business Fax"), and
+// only words of kinds of lines, numbers and the like ("Home Phone 2",
+// "Assistant's Phone", "Phone 1 - Value", "Person - Phone - Work"), not
+// "Phone Type", "Do Not Phone", "Phone Opt In" or "Assistant's Name".
+// init maps such a column even when its first rows are empty, a later
+// row may hold a contact's only number there, and tells those it does
+// not call.
 func phoneLineHeader(h string) bool {
-	if !hasWord(h, strongPhoneWords) || hasWord(h, phoneNotLineWords) {
+	device := slices.ContainsFunc(notDialledWords, func(nd notDialledLine) bool { return nd.device && hasWord(h, nd.words) })
+	if !(device || hasWord(h, strongPhoneWords)) || hasWord(h, phoneNotLineWords) {
 		return false
 	}
 	known := [][]string{strongPhoneWords, lineMobileWords, lineHomeWords, linePrimaryWords, lineOtherWords, lineWorkWords, lineCompanyWords, lineSwitchboard, phoneFillerWords}

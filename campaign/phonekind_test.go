@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // TestPhoneLineKind: the headers of real exports (Outlook, Google
@@ -297,4 +299,77 @@ func judgeReader(t *testing.T, files map[string]string, notes *[]string, use fun
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestInitPhoneColumns: on Outlook's and Google Contacts' exports (legacy
+// and 2024) init maps every phone column, the mobile first, then the
+// person's other lines, then work, then the company's switchboard; never
+// an assistant's line, a fax, a pager, a TTY, a telex, a callback or an
+// ISDN line, which it lists as not called; and each of Google's value
+// columns with the type column beside it.
+func TestInitPhoneColumns(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"outlook.csv", []string{
+			`      phone_number: ["Mobile Phone", "Home Phone", "Home Phone 2", "Primary Phone", "Car Phone", "Other Phone", "Radio Phone", "Business Phone", "Business Phone 2", "Company Main Phone"]    # the first cell that reads as a number is called` + "\n",
+			`    # Not called (no person answers them, or they are another person's): "Assistant's Phone" (an assistant's line), "Business Fax" (a fax), "Callback" (a callback number, whose owner the sheet does not say), "Home Fax" (a fax), "ISDN" (an ISDN line, a data line for a fax, a modem or a video call), "Other Fax" (a fax), "Pager" (a pager), "TTY/TDD Phone" (a TTY/TDD text phone), "Telex" (a telex)` + "\n",
+		}},
+		{"google.csv", []string{
+			"      phone_number:    # each row is called at the first of these that reads as a number; a number whose type column names a fax, a pager or an assistant is not\n" +
+				`        - {column: "Phone 1 - Value", type_column: "Phone 1 - Type"}` + "\n" +
+				`        - {column: "Phone 2 - Value", type_column: "Phone 2 - Type"}` + "\n" +
+				`        - {column: "Phone 3 - Value", type_column: "Phone 3 - Type"}` + "\n",
+		}},
+		{"google-2024.csv", []string{
+			`        - {column: "Phone 1 - Value", type_column: "Phone 1 - Label"}` + "\n" +
+				`        - {column: "Phone 2 - Value", type_column: "Phone 2 - Label"}` + "\n" +
+				`        - {column: "Phone 3 - Value", type_column: "Phone 3 - Label"}` + "\n",
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join("..", "testdata", "phones", tc.file)
+			r, err := sheet.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows [][]string
+			for {
+				rec, err := r.Next()
+				if err != nil {
+					break
+				}
+				rows = append(rows, slices.Clone(rec.Fields))
+			}
+			r.Close()
+			var b bytes.Buffer
+			if _, err := WriteInit(&b, InitOptions{Sheet: tc.file, SheetName: tc.file, Header: r.Header(), Rows: rows}); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("init wrote no line\n%s\nin\n%s", want, b.String())
+				}
+			}
+			for _, line := range strings.Split(b.String(), "\n") {
+				if strings.HasPrefix(line, "    # Not sent:") && (strings.Contains(line, `"Phone 1 - Type"`) || strings.Contains(line, `"Phone 1 - Label"`)) {
+					t.Errorf("a type column is listed as not sent: %s", line)
+				}
+			}
+			// The file loads, and its sheet's header has every column it maps.
+			dir := t.TempDir()
+			data, _ := os.ReadFile(path)
+			os.WriteFile(filepath.Join(dir, tc.file), data, 0o644)
+			campaign := filepath.Join(dir, "c.yaml")
+			os.WriteFile(campaign, []byte(strings.Replace(b.String(), `"TODO: write the agent's prompt"`, "Hello.", 1)), 0o644)
+			f, err := Load(campaign, LoadOptions{Offline: true, Getenv: env(nil)})
+			if err == nil {
+				err = f.CheckSheets()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
