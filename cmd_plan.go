@@ -115,6 +115,9 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 		}
 		return plan, f, err
 	}
+	if n := plan.NotDialledColumns; o.strict && n > 0 {
+		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: phone_number lists %d column(s) named for a line callrun does not call (an assistant's, a fax, a pager); their numbers are passed over: remove them from phone_number (the warnings above name each)", n))
+	}
 	if o.strict && plan.Totals.Invalid > 0 {
 		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))
 	}
@@ -129,9 +132,6 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 	}
 	if n := plan.UnclearDoNotCall; o.strict && n > 0 {
 		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows would be called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
-	}
-	if n := plan.NotDialledColumns; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: phone_number lists %d column(s) named for a line callrun does not call (an assistant's, a fax, a pager); their numbers are passed over: remove them from phone_number (the warnings above name each)", n))
 	}
 	if o.strict {
 		for _, s := range plan.Sheets {

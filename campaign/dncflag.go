@@ -346,34 +346,28 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 			return nil
 		}
 		rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
-		// Every number of every phone column, those a call passes over
-		// (a fax, a type cell's pager) and each of a cell that lists
-		// several (phone.Split) too.
+		// Every phone column, those a call passes over (a fax, a type
+		// cell's pager) too.
 		for _, p := range m.phones {
-			cell := strings.TrimSpace(rec.Fields[p.col])
-			parts := phone.Split(cell)
-			if parts == nil {
-				parts = []string{cell}
+			raw := strings.TrimSpace(rec.Fields[p.col])
+			if raw == "" {
+				continue
 			}
-			for _, raw := range parts {
-				if raw == "" {
-					continue
-				}
-				ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
-				numbers := []string{ph.E164}
-				if err != nil {
-					// A cell its own call cannot use (two numbers, an
-					// extension) still names whom not to call: every number
-					// it may mean, as a suppression file's entry does.
-					regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
-					numbers = cr.norm.Readings(raw, regions)
-				}
-				for _, e164 := range numbers {
-					if key := phoneKey(e164); key != 0 {
-						if _, ok := flagged[key]; !ok {
-							fl.Sheet, fl.Row, fl.Cell = i, rec.Row, strings.Clone(fl.Cell)
-							flagged[key] = fl
-						}
+			ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
+			numbers := []string{ph.E164}
+			if err != nil {
+				// A cell its own call cannot use whole (several numbers,
+				// an extension) still names whom not to call: every
+				// number it may mean, each of a list included, as a
+				// suppression file's entry does.
+				regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+				numbers = cr.norm.Readings(raw, regions)
+			}
+			for _, e164 := range numbers {
+				if key := phoneKey(e164); key != 0 {
+					if _, ok := flagged[key]; !ok {
+						fl.Sheet, fl.Row, fl.Cell = i, rec.Row, strings.Clone(fl.Cell)
+						flagged[key] = fl
 					}
 				}
 			}
