@@ -12,26 +12,80 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 )
 
-// phonesE2E copies sheet (of testdata/phones) into a new directory, with a
-// sandbox whose settings the campaign file reads, and returns the
-// directory and the sandbox.
-func phonesE2E(t *testing.T, sheet string) (string, *sandbox.Server) {
+// exportsE2E copies the files names of testdata/from into a new
+// directory, and starts a sandbox whose settings a campaign file init
+// writes reads, with a token file and the call starts of their own. It
+// returns the directory and the sandbox.
+func exportsE2E(t *testing.T, from string, names ...string) (string, *sandbox.Server) {
 	t.Helper()
 	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join("testdata", "phones", sheet))
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join("testdata", from, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o600)
 	}
-	os.WriteFile(filepath.Join(dir, sheet), data, 0o600)
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
 	t.Setenv("CALLRUN_BASE_URL", srv.URL)
 	t.Setenv("CALLRUN_CLIENT_ID", sandbox.DefaultClientID)
 	t.Setenv("CALLRUN_CLIENT_SECRET", sandbox.DefaultClientSecret)
 	t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
-	// Call starts of its own: the numbers are the other tests' too.
 	t.Setenv("CALLRUN_HOME", filepath.Join(dir, "home"))
 	return dir, srv
+}
+
+// planAndRun plans the campaign file at path offline, checking that the
+// plan counts toCall contacts to call, then logs in to the sandbox and
+// runs it, which must end with exit 0.
+func planAndRun(t *testing.T, path string, toCall int) {
+	t.Helper()
+	code, out := runAppOut(t, "plan", "--offline", "--format", "json", path)
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	var plan struct {
+		Totals map[string]int `json:"totals"`
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &plan); err != nil {
+		t.Fatalf("plan JSON: %v\n%s", err, out)
+	}
+	if plan.Totals["to_call"] != toCall {
+		t.Errorf("plan: %v; want %d to call", plan.Totals, toCall)
+	}
+	if code, out := runAppOut(t, "auth", "login", "--code", sandbox.DefaultCode, path); code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "run", path); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+}
+
+// handCampaign writes a campaign file by hand at dir/campaign.yaml, for
+// the sandbox exportsE2E started: one agent, and sheet, the YAML of its
+// sheet's entry (file:, fields: and the rest, one key a line, as they
+// stand under "  - "). It returns the file's path.
+func handCampaign(t *testing.T, dir, sheet string) string {
+	t.Helper()
+	path := filepath.Join(dir, "campaign.yaml")
+	entry := strings.ReplaceAll(strings.TrimSpace(sheet), "\n", "\n    ")
+	os.WriteFile(path, []byte(`name: by-hand
+service:
+  base_url: ${CALLRUN_BASE_URL}
+  client_id: ${CALLRUN_CLIENT_ID}
+  client_secret: ${CALLRUN_CLIENT_SECRET}
+  redirect_uri: http://127.0.0.1:8765/callback
+agents:
+  - name: Calls
+    prompt: "Hello, this is a test call."
+sheets:
+  - agent: Calls
+    `+entry+`
+region: US
+unsafe_ignore_called_person_hours: true
+`), 0o600)
+	return path
 }
 
 // TestPhoneColumnsEndToEnd takes Outlook's and Google Contacts' exports
@@ -69,7 +123,7 @@ func TestPhoneColumnsEndToEnd(t *testing.T) {
 			[]string{"+14155550110", "+14155550114", "+14155550116", "+14155550117", "+442079460959", "+14155550121", "+14155550122"}},
 	} {
 		t.Run(tc.sheet, func(t *testing.T) {
-			dir, srv := phonesE2E(t, tc.sheet)
+			dir, srv := exportsE2E(t, "phones", tc.sheet)
 			if code, out := runAppOut(t, "init", "--offline", filepath.Join(dir, tc.sheet)); code != 0 {
 				t.Fatalf("init: exit %d\n%s", code, out)
 			}
@@ -84,25 +138,7 @@ func TestPhoneColumnsEndToEnd(t *testing.T) {
 			file = regexp.MustCompile(`(?m)^hours: .*$`).ReplaceAllString(file, "unsafe_ignore_called_person_hours: true")
 			os.WriteFile(path, []byte(file), 0o600)
 
-			code, out := runAppOut(t, "plan", "--offline", "--format", "json", path)
-			if code != 0 {
-				t.Fatalf("plan: exit %d\n%s", code, out)
-			}
-			var plan struct {
-				Totals map[string]int `json:"totals"`
-			}
-			if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &plan); err != nil {
-				t.Fatalf("plan JSON: %v\n%s", err, out)
-			}
-			if plan.Totals["to_call"] != len(tc.placed) {
-				t.Errorf("plan: %v; want %d to call", plan.Totals, len(tc.placed))
-			}
-			if code, out := runAppOut(t, "auth", "login", "--code", sandbox.DefaultCode, path); code != 0 {
-				t.Fatalf("login: exit %d\n%s", code, out)
-			}
-			if code, out := runAppOut(t, "run", path); code != 0 {
-				t.Fatalf("run: exit %d\n%s", code, out)
-			}
+			planAndRun(t, path, len(tc.placed))
 			calls := callsByNumber(srv.Calls())
 			for _, n := range tc.placed {
 				if calls[n] != 1 {
@@ -128,25 +164,12 @@ func TestPhoneColumnsEndToEnd(t *testing.T) {
 // same way; and no number of those columns is called, each row falling
 // to its next column.
 func TestPhoneColumnMappedByHandNotDialled(t *testing.T) {
-	dir, srv := phonesE2E(t, "outlook.csv")
-	path := filepath.Join(dir, "campaign.yaml")
-	os.WriteFile(path, []byte(`name: by-hand
-service:
-  base_url: ${CALLRUN_BASE_URL}
-  client_id: ${CALLRUN_CLIENT_ID}
-  client_secret: ${CALLRUN_CLIENT_SECRET}
-  redirect_uri: http://127.0.0.1:8765/callback
-agents:
-  - name: Outlook calls
-    prompt: "Hello, this is a test call."
-sheets:
-  - file: outlook.csv
-    agent: Outlook calls
-    fields:
-      phone_number: ["Assistant's Phone", "Business Fax", "Primary Phone", "Business Phone"]
-region: US
-unsafe_ignore_called_person_hours: true
-`), 0o600)
+	dir, srv := exportsE2E(t, "phones", "outlook.csv")
+	path := handCampaign(t, dir, `
+file: outlook.csv
+fields:
+  phone_number: ["Assistant's Phone", "Business Fax", "Primary Phone", "Business Phone"]
+`)
 	warnings := []string{
 		`sheet outlook.csv: phone_number lists column "Assistant's Phone", which is named for an assistant's line: callrun does not call its numbers; 5 row(s) have one there`,
 		`sheet outlook.csv: phone_number lists column "Business Fax", which is named for a fax: callrun does not call its numbers; 2 row(s) have one there`,
@@ -193,7 +216,7 @@ unsafe_ignore_called_person_hours: true
 // them, in every other row that holds one; a row whose first listed
 // number is not callable is called at its second; the ledger shows it.
 func TestFlaggedListCellEndToEnd(t *testing.T) {
-	dir, srv := phonesE2E(t, "outlook.csv") // for its environment only
+	dir, srv := exportsE2E(t, "phones")
 	os.WriteFile(filepath.Join(dir, "crm.csv"), []byte("Name,Phone,Do Not Call\n"+
 		"Ann,+1 415-555-0501 ::: +1 415-555-0502,1\n"+ // flagged: both numbers blocked
 		"Ben,\"(415) 555-0503; (415) 555-0504\",1\n"+ // flagged: both numbers blocked
@@ -201,30 +224,12 @@ func TestFlaggedListCellEndToEnd(t *testing.T) {
 		"Di,(415) 555-0504,\n"+ // Ben's second number
 		"Ed,+44 20 7946 0960 ::: +1 415-555-0505,\n"+ // not callable first: the second
 		"Flo,+1 415-555-0506,\n"), 0o600)
-	path := filepath.Join(dir, "campaign.yaml")
-	os.WriteFile(path, []byte(`name: flagged-lists
-service:
-  base_url: ${CALLRUN_BASE_URL}
-  client_id: ${CALLRUN_CLIENT_ID}
-  client_secret: ${CALLRUN_CLIENT_SECRET}
-  redirect_uri: http://127.0.0.1:8765/callback
-agents:
-  - name: CRM calls
-    prompt: "Hello, this is a test call."
-sheets:
-  - file: crm.csv
-    agent: CRM calls
-    fields: {phone_number: Phone, first_name: Name}
-    do_not_call: {column: Do Not Call}
-region: US
-unsafe_ignore_called_person_hours: true
-`), 0o600)
-	if code, out := runAppOut(t, "auth", "login", "--code", sandbox.DefaultCode, path); code != 0 {
-		t.Fatalf("login: exit %d\n%s", code, out)
-	}
-	if code, out := runAppOut(t, "run", path); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	path := handCampaign(t, dir, `
+file: crm.csv
+fields: {phone_number: Phone, first_name: Name}
+do_not_call: {column: Do Not Call}
+`)
+	planAndRun(t, path, 2)
 	calls := callsByNumber(srv.Calls())
 	if len(calls) != 2 || calls["+14155550505"] != 1 || calls["+14155550506"] != 1 {
 		t.Errorf("the sandbox was asked to call %v, want +14155550505 and +14155550506 once each", calls)

@@ -2,15 +2,11 @@ package campaign
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/callrun/callrun/campaign/phone"
-	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // TestPhoneLineKind: the headers of real exports (Outlook, Google
@@ -132,7 +128,10 @@ unsafe_ignore_called_person_hours: true
 `,
 	}
 	var cr *ContactReader
-	cs := judgeReader(t, files, &notes, func(r *ContactReader) { cr = r })
+	cs, _ := judgeFilesWith(t, files, func(r *ContactReader) {
+		cr = r
+		cr.SheetNote = func(_ int, note string) { notes = append(notes, note) }
+	})
 	if cs[0].Status != ToCall || cs[0].Phone != "+14155550203" || cs[0].PhoneColumn != "Mobile Phone" {
 		t.Errorf("row 2: %s %s from %q (%s); want the mobile", cs[0].Status, cs[0].Phone, cs[0].PhoneColumn, cs[0].Reason)
 	}
@@ -264,41 +263,10 @@ func TestPhoneTypeColumnConfig(t *testing.T) {
 // judgeWithNotes is judgeFiles that also gathers the reader's notes.
 func judgeWithNotes(t *testing.T, files map[string]string, notes *[]string) []Contact {
 	t.Helper()
-	return judgeReader(t, files, notes, nil)
-}
-
-// judgeReader is judgeWithNotes that hands the reader to use before it
-// reads.
-func judgeReader(t *testing.T, files map[string]string, notes *[]string, use func(*ContactReader)) []Contact {
-	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f, err := Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true, Getenv: env(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr := f.NewContactReader(norm, sup)
-	cr.SheetNote = func(_ int, note string) { *notes = append(*notes, note) }
-	if use != nil {
-		use(cr)
-	}
-	var out []Contact
-	if err := cr.Each(context.Background(), func(c *Contact) error {
-		out = append(out, *c)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	cs, _ := judgeFilesWith(t, files, func(cr *ContactReader) {
+		cr.SheetNote = func(_ int, note string) { *notes = append(*notes, note) }
+	})
+	return cs
 }
 
 // TestInitPhoneColumns: on Outlook's and Google Contacts' exports (legacy
@@ -330,21 +298,9 @@ func TestInitPhoneColumns(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join("..", "testdata", "phones", tc.file)
-			r, err := sheet.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rows [][]string
-			for {
-				rec, err := r.Next()
-				if err != nil {
-					break
-				}
-				rows = append(rows, slices.Clone(rec.Fields))
-			}
-			r.Close()
+			header, rows := sheetRows(t, path)
 			var b bytes.Buffer
-			if _, err := WriteInit(&b, InitOptions{Sheet: tc.file, SheetName: tc.file, Header: r.Header(), Rows: rows}); err != nil {
+			if _, err := WriteInit(&b, InitOptions{Sheet: tc.file, SheetName: tc.file, Header: header, Rows: rows}); err != nil {
 				t.Fatal(err)
 			}
 			for _, want := range tc.want {
