@@ -332,7 +332,7 @@ func (p *PhoneColumn) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // UnmarshalYAML reads a sheet, where fields.phone_number may be a list of
-// columns as well as one.
+// columns as well as one, and an entry may name its type_column.
 func (s *SheetSpec) UnmarshalYAML(n *yaml.Node) error {
 	type plain SheetSpec
 	if n.Kind == yaml.MappingNode {
@@ -343,11 +343,16 @@ func (s *SheetSpec) UnmarshalYAML(n *yaml.Node) error {
 			}
 			for j := 0; j+1 < len(fm.Content); j += 2 {
 				v := fm.Content[j+1]
-				if fm.Content[j].Value != "phone_number" || v.Kind != yaml.SequenceNode {
+				if fm.Content[j].Value != "phone_number" || (v.Kind != yaml.SequenceNode && v.Kind != yaml.MappingNode) {
 					continue
 				}
 				var cols []PhoneColumn
-				if err := v.Decode(&cols); err != nil {
+				if v.Kind == yaml.MappingNode { // one entry: {column: ..., type_column: ...}
+					cols = make([]PhoneColumn, 1)
+					if err := v.Decode(&cols[0]); err != nil {
+						return err
+					}
+				} else if err := v.Decode(&cols); err != nil {
 					return err
 				}
 				first := ""

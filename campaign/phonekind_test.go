@@ -240,12 +240,15 @@ Pager,+1 415 555 0405,,yes
 
 // TestPhoneTypeColumnConfig: a type_column the sheet lacks stops the
 // sheet, naming it; an entry with an unknown key is refused with its
-// line; a column that is its own type column is refused.
+// line; a column that is its own type column is refused; one entry may
+// stand without a list.
 func TestPhoneTypeColumnConfig(t *testing.T) {
 	for _, tc := range []struct{ phone, want string }{
 		{`[{column: Phone, type_column: Kind}]`, `type_column of "Phone": `},
 		{`[{column: Phone, type: Kind}]`, `line 4, sheets[0].fields.phone_number: phone_number's entry has a key "type": write {column: <numbers>, type_column: <their kinds>}`},
 		{`[{column: Phone, type_column: Phone}]`, `phone_number's column "Phone" is its own type_column`},
+		{`{column: Phone, type_column: Kind}`, `type_column of "Phone": `},
+		{`{column: Phone, type_column: Type}`, ""},
 	} {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "s.csv"), []byte("Phone,Type\n+14155550101,Mobile\n"), 0o644)
@@ -254,7 +257,11 @@ func TestPhoneTypeColumnConfig(t *testing.T) {
 		if err == nil {
 			err = f.CheckSheets()
 		}
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if tc.want == "" {
+			if err != nil || f.Sheets[0].PhoneColumns[0] != (PhoneColumn{Column: "Phone", TypeColumn: "Type"}) {
+				t.Errorf("%s: %v", tc.phone, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want %q", tc.phone, err, tc.want)
 		}
 	}
