@@ -16,24 +16,24 @@ import (
 // rows: which columns hold phone numbers, countries, full names and
 // HighLevel contact ids, and which country the numbers are in.
 type sheetGuess struct {
-	phones []string // the phone columns, the one to try first first
+	phones     []string // the phone columns, the one to try first first
+	country    string   // the column of each row's country
+	name       string   // a full-name column, when there is no first or last name column
+	id         string   // the column of HighLevel contact ids
+	email      string   // a column of e-mail addresses whose name only holds the word ("Person - Email - Work")
+	region     string   // "TODO" when it cannot be decided
+	regionNote string
+	countries  []string // the countries the sheet is meant to reach
+	others     string   // the countries seen otherwise, for a comment
+	notes      []string // what init tells the person
+
 	// phoneTypes holds, for each of phones, the column that says each
 	// row's kind of number ("Phone 1 - Type"), or "".
 	phoneTypes []string
 	// notDialled are the columns of phone numbers left out for the line
-	// they name, each with what it is: "Business Fax" (a fax).
-	notDialled []string
+	// they name, each with what it is: "Business Fax" (a fax);
 	// notDialledCols are their headers.
-	notDialledCols []string
-	country        string // the column of each row's country
-	name           string // a full-name column, when there is no first or last name column
-	id             string // the column of HighLevel contact ids
-	email          string // a column of e-mail addresses whose name only holds the word ("Person - Email - Work")
-	region         string // "TODO" when it cannot be decided
-	regionNote     string
-	countries      []string // the countries the sheet is meant to reach
-	others         string   // the countries seen otherwise, for a comment
-	notes          []string // what init tells the person
+	notDialled, notDialledCols []string
 }
 
 // Words of column headers (folded). A phone word names a phone column; a
