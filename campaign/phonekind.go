@@ -41,7 +41,8 @@ var (
 		{[]string{"tty", "tdd", "textphone", "texttelefon"}, "a TTY/TDD text phone", true},
 		{[]string{"telex"}, "a telex", true},
 		{[]string{"callback", "ruckruf", "ruckmeldung", "rappel"}, "a callback number, whose owner the sheet does not say", true},
-		{[]string{"isdn", "rnis", "rdsi"}, "an ISDN line, a data line for a fax, a modem or a video call", true},
+		{[]string{"isdn", "rnis", "rdsi", "modem"}, "an ISDN line, a data line for a fax, a modem or a video call", true},
+		{[]string{"voicemail", "mailbox", "sprachbox"}, "a voicemail box", true},
 	}
 	lineMobileWords   = append(slices.Clone(mobileWords), "whatsapp", "natel", "mobiel")
 	lineHomeWords     = []string{"home", "private", "privat", "prive", "personal", "domicile", "casa", "particulier", "residence"}

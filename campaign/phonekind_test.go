@@ -23,7 +23,7 @@ func TestPhoneLineKind(t *testing.T) {
 		lineWork:        {"Business Phone", "Business Phone 2", "Work", "Person - Phone - Work", "Telefon geschäftlich", "Téléphone bureau"},
 		lineCompanyMain: {"Company Main Phone", "Haupttelefon (Firma)", "Switchboard"},
 		lineNotDialled: {"Assistant's Phone", "Asst. Phone", "Asst Phone", "Business Fax", "Home Fax", "Other Fax", "Fax", "Work Fax", "Fax Number",
-			"Pager", "Work Pager", "TTY/TDD Phone", "Telex", "Callback", "ISDN", "Telefon Assistent", "Fax geschäftlich", "Télécopie bureau", "Sekretariat", "Emergency Contact Phone"},
+			"Pager", "Work Pager", "TTY/TDD Phone", "Telex", "Callback", "ISDN", "Telefon Assistent", "Fax geschäftlich", "Télécopie bureau", "Sekretariat", "Emergency Contact Phone", "Voicemail", "Modem"},
 	} {
 		for _, text := range texts {
 			if got, what := phoneLineKind(text); got != want || (got == lineNotDialled) != (what != "") {
