@@ -43,7 +43,8 @@ Exit codes: 0 fine; 1 run would refuse (an agent name two agents share);
 2 the campaign file, a sheet's header or a sheet's encoding is broken; 4
 with --strict, some rows are invalid or repaired, a sheet has no rows, a
 row says yes in a do-not-call column the campaign does not map, a cell of
-a mapped one says neither yes nor no, or run would refuse.`,
+a mapped one says neither yes nor no, phone_number lists a column named
+for a fax, a pager or an assistant's line, or run would refuse.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "offline", Usage: "make no network request (no credentials needed)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid or repaired, a sheet has no rows, or run would refuse"},
@@ -113,6 +114,9 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 			return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %w", err))
 		}
 		return plan, f, err
+	}
+	if n := plan.NotDialledColumns; o.strict && n > 0 {
+		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: phone_number lists %d column(s) named for a line callrun does not call (an assistant's, a fax, a pager); their numbers are passed over: remove them from phone_number (the warnings above name each)", n))
 	}
 	if o.strict && plan.Totals.Invalid > 0 {
 		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))

@@ -50,23 +50,9 @@ func TestInitGolden(t *testing.T) {
 	for _, file := range sheets {
 		name := filepath.Base(file)
 		t.Run(name, func(t *testing.T) {
-			r, err := sheet.Open(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rows [][]string
-			for {
-				rec, err := r.Next()
-				if err != nil {
-					break
-				}
-				if rec.Err == nil {
-					rows = append(rows, slices.Clone(rec.Fields))
-				}
-			}
-			r.Close()
+			header, rows := sheetRows(t, file)
 			var b bytes.Buffer
-			if _, err := WriteInit(&b, InitOptions{Sheet: name, SheetName: name, Header: r.Header(), Rows: rows}); err != nil {
+			if _, err := WriteInit(&b, InitOptions{Sheet: name, SheetName: name, Header: header, Rows: rows}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("init", name+".yaml.golden"), b.Bytes())
@@ -76,7 +62,7 @@ func TestInitGolden(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, name), data, 0o644)
 			path := filepath.Join(dir, "campaign.yaml")
 			os.WriteFile(path, b.Bytes(), 0o644)
-			_, err = Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+			_, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
 			var fe *FileError
 			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "TODO placeholder") {
 				t.Fatalf("an unfilled init file was accepted: %v", err)
@@ -100,6 +86,27 @@ func TestInitGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sheetRows reads a sheet's header and its rows (those that read), as
+// callrun init gives them to WriteInit.
+func sheetRows(t *testing.T, path string) (header []string, rows [][]string) {
+	t.Helper()
+	r, err := sheet.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		if rec.Err == nil {
+			rows = append(rows, slices.Clone(rec.Fields))
+		}
+	}
+	return r.Header(), rows
 }
 
 // TestInitMapsAccountFields: given the account's own fields (as init

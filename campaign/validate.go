@@ -300,8 +300,9 @@ func (l *loader) validateSheets(f *File) {
 			l.problem(key+".fields", "map the phone number: fields: {phone_number: <CSV column>}")
 		}
 		seenCol := map[string]bool{}
-		for _, c := range s.PhoneColumns {
+		for _, pc := range s.PhoneColumns {
 			fk := key + ".fields.phone_number"
+			c := pc.Column
 			switch {
 			case strings.TrimSpace(c) == "":
 				l.problem(fk, "phone_number lists an empty column name")
@@ -309,6 +310,8 @@ func (l *loader) validateSheets(f *File) {
 				l.problem(fk, "phone_number is still TODO: callrun init found no column of phone numbers in %s; write the name of the column that holds them (or several: phone_number: [Mobile, Phone])", s.File)
 			case seenCol[strings.ToLower(c)]:
 				l.problem(fk, "phone_number lists the column %q twice", c)
+			case pc.TypeColumn != "" && strings.EqualFold(strings.TrimSpace(pc.TypeColumn), strings.TrimSpace(c)):
+				l.problem(fk, "phone_number's column %q is its own type_column: name the column that says each number's kind (Mobile, Work Fax)", c)
 			}
 			seenCol[strings.ToLower(c)] = true
 		}
