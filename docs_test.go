@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,8 +19,28 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // files: the file or directory it names exists, and an #anchor names a
 // heading of the page it points to.
 func TestDocsLinks(t *testing.T) {
-	var pages []string
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+	pages, checked, problems, err := checkLinks(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pages < 3 {
+		t.Fatalf("found only %d Markdown files", pages)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if checked == 0 {
+		t.Fatal("no relative link checked")
+	}
+}
+
+// checkLinks checks every relative link of the Markdown files under root:
+// the file or directory it names exists under root, and an #anchor names
+// a heading of the page it points to. It returns how many pages and links
+// it checked and what is wrong, each naming the page and line.
+func checkLinks(root string) (pages, checked int, problems []string, _ error) {
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -27,21 +48,17 @@ func TestDocsLinks(t *testing.T) {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(path, ".md") {
-			pages = append(pages, path)
+			files = append(files, path)
 		}
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		return 0, 0, nil, err
 	}
-	if len(pages) < 3 {
-		t.Fatalf("found only %d Markdown files: %v", len(pages), pages)
-	}
-	checked := 0
-	for _, page := range pages {
+	for _, page := range files {
 		text, err := os.ReadFile(page)
 		if err != nil {
-			t.Fatal(err)
+			return 0, 0, nil, err
 		}
 		for i, line := range outsideCode(string(text)) {
 			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
@@ -54,23 +71,29 @@ func TestDocsLinks(t *testing.T) {
 				dest := page
 				if path != "" {
 					dest = filepath.Join(filepath.Dir(page), filepath.FromSlash(path))
+					if rel, err := filepath.Rel(root, dest); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+						problems = append(problems, fmt.Sprintf("%s line %d: link %q: %s is outside %s", page, i+1, target, dest, root))
+						continue
+					}
 					if _, err := os.Stat(dest); err != nil {
-						t.Errorf("%s line %d: link %q: %s does not exist", page, i+1, target, dest)
+						problems = append(problems, fmt.Sprintf("%s line %d: link %q: %s does not exist", page, i+1, target, dest))
 						continue
 					}
 				}
 				if anchor == "" || !strings.HasSuffix(dest, ".md") {
 					continue
 				}
-				if !hasAnchor(t, dest, anchor) {
-					t.Errorf("%s line %d: link %q: %s has no heading whose anchor is #%s", page, i+1, target, dest, anchor)
+				ok, err := hasAnchor(dest, anchor)
+				if err != nil {
+					return 0, 0, nil, err
+				}
+				if !ok {
+					problems = append(problems, fmt.Sprintf("%s line %d: link %q: %s has no heading whose anchor is #%s", page, i+1, target, dest, anchor))
 				}
 			}
 		}
 	}
-	if checked == 0 {
-		t.Fatal("no relative link checked")
-	}
+	return len(files), checked, problems, nil
 }
 
 // outsideCode returns the lines of a Markdown text, with the lines inside
@@ -93,20 +116,20 @@ func outsideCode(text string) []string {
 
 // hasAnchor reports whether a heading of the Markdown file at path has
 // anchor as the anchor GitHub gives it.
-func hasAnchor(t *testing.T, path, anchor string) bool {
+func hasAnchor(path, anchor string) (bool, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		return false, err
 	}
 	for _, l := range outsideCode(string(text)) {
 		if !strings.HasPrefix(l, "#") {
 			continue
 		}
 		if slug(strings.TrimLeft(l, "#")) == anchor {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // slug is GitHub's anchor for a heading: lower case, letters, digits,
