@@ -18,7 +18,9 @@ func sandboxCommand(s *session) *cli.Command {
 		Usage: "serve a local emulator of the service, for trying callrun without an account",
 		Description: `Serves the whole service on loopback: OAuth (authorize auto-approves), agents,
 a call endpoint per agent, webhook callbacks, and a ledger of every call at
-/_sandbox/ledger. Nobody is phoned. Stop it with Ctrl-C.
+/_sandbox/ledger. Nobody is phoned. Stop it with Ctrl-C. It prints its
+settings once it listens, and GET /healthz answers 200 from then on: a
+script that starts it in the background waits for that before it logs in.
 
 Faults: the --share-* flags answer that share of call starts (or, with
 --fault-scope api, of agent requests) with a fault; --share-refresh-500 makes
@@ -37,6 +39,7 @@ delivery.
 Example:
   callrun sandbox --addr 127.0.0.1:8089 --share-503 0.1
   callrun auth login --code sandbox-code examples/quickstart/campaign.yaml
+  callrun sandbox & until curl -sf http://127.0.0.1:8089/healthz >/dev/null; do sleep 1; done
   callrun sandbox --token-lifetime 2s --share-refresh-500 1   # no token can be refreshed
   curl -X POST http://127.0.0.1:8089/_sandbox/revoke-refresh-tokens`,
 		Flags: []cli.Flag{

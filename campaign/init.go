@@ -249,10 +249,12 @@ var initTemplate = template.Must(template.New("init").Parse(`# Campaign file wri
 name: {{.Name}}    # names the state directory .callrun/{{.Name}}
 service:
   # The service and your OAuth client. Keep secrets in the environment.
-  base_url: ${CALLRUN_BASE_URL}
+  base_url: ${CALLRUN_BASE_URL}                   # the live service: https://app.aisync.link
   client_id: ${CALLRUN_CLIENT_ID}
   client_secret: ${CALLRUN_CLIENT_SECRET}
   redirect_uri: http://127.0.0.1:8765/callback   # as registered with the OAuth client
+  authorize_url: https://app.aisync.link/oauth/authorize   # where auth login sends you to approve it: the live service's
+  scope: "*"                                     # the live service wants one: "*" is full access
 agents:
   - name: {{printf "%q" .Agent}}
     # TODO: what the agent says and does on the call. plan refuses the file

@@ -239,3 +239,23 @@ func TestInitCountryHeaders(t *testing.T) {
 		t.Errorf("a Land column of plots was read as countries: %q", g.country)
 	}
 }
+
+// TestInitCountsAddUp: when init cannot tell the region, the cells it
+// says are written with +country add up by country, those that read as
+// no country's number (a typo, +800) counted too.
+func TestInitCountsAddUp(t *testing.T) {
+	rows := [][]string{
+		{"+44 20 7946 0958"}, {"+44 1481 256789"}, {"+44 1481 256790"}, {"+1 212 555 0101"}, {"+1 415 555 0102"}, {"+800 1234 5678"},
+		{"020 7946 0001"}, {"020 7946 0002"}, {"(212) 555-0103"}, {"212 555 0104"}, {"01481 256791"}, {"07700 900123"}, {"0161 496 0000"},
+	}
+	g := guessSheet([]string{"Phone"}, rows, "")
+	const want = "(6 of 13 are written with +country: GB 1, GG 2, US 2, and 1 that read as no country's number)"
+	if g.region != "TODO" || !strings.Contains(g.regionNote, want) {
+		t.Fatalf("region %q, note %q; want TODO and %q", g.region, g.regionNote, want)
+	}
+	// And where every one reads as a country's, none is said to be none.
+	g = guessSheet([]string{"Phone"}, rows[:5], "")
+	if !strings.Contains(g.regionNote, "(5 of 5 are written with +country: GB 1, GG 2, US 2)") {
+		t.Errorf("note %q", g.regionNote)
+	}
+}

@@ -287,7 +287,7 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 			g.region = "TODO"
 			g.regionNote = "the sheet does not say which country its numbers without +country are in"
 			if plusCells > 0 {
-				g.regionNote += fmt.Sprintf(" (%d of %d are written with +country: %s)", plusCells, phoneCells, seen(plusCountries))
+				g.regionNote += fmt.Sprintf(" (%d of %d are written with +country: %s)", plusCells, phoneCells, plusSeen(seen(plusCountries), plusCells, plusCountries))
 			}
 			g.regionNote += ": write its two-letter code (US, GB, DE, ...)"
 		}
@@ -320,6 +320,24 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 		g.others = seen(other)
 	}
 	return g
+}
+
+// plusSeen is what init says of the cells written with +country, by
+// country (seen, as counted in byCountry), adding those that are no valid
+// number of one country (a typo, +800), so that the counts add up to all
+// of them.
+func plusSeen(seen string, all int, byCountry map[string]int) string {
+	rest := all
+	for _, n := range byCountry {
+		rest -= n
+	}
+	switch {
+	case rest == 0:
+		return seen
+	case seen == "":
+		return fmt.Sprintf("%d that read as no country's number", rest)
+	}
+	return fmt.Sprintf("%s, and %d that read as no country's number", seen, rest)
 }
 
 // nationalValid reports whether at least half of the cells, numbers

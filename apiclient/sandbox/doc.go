@@ -170,6 +170,7 @@
 //
 // For people and scripts, without authentication:
 //
+//	GET  /healthz                         200 {"status": "ok"}: it listens (scripts wait for it)
 //	GET  /_sandbox/ledger                 the ledger, as Server.Calls
 //	GET  /_sandbox/agents                 all agents, as Server.Agents
 //	GET  /_sandbox/webhooks               webhook attempts, as Server.Webhooks

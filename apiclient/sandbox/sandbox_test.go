@@ -1378,3 +1378,16 @@ func TestRemovedAgentsEndpointIsGone(t *testing.T) {
 		t.Errorf("after removal: agents %v, ledger %v", e.srv.Agents(), e.srv.Calls())
 	}
 }
+
+// TestHealthz: GET /healthz answers 200 {"status": "ok"} without
+// authentication, for scripts that wait until the sandbox listens.
+func TestHealthz(t *testing.T) {
+	e := newEnv(t, Options{})
+	r := e.do(http.MethodGet, "/healthz", "", "")
+	if r.Err != nil || r.Status != http.StatusOK || r.Body["status"] != "ok" {
+		t.Errorf("GET /healthz: %d %q %v", r.Status, r.Raw, r.Err)
+	}
+	if r := e.do(http.MethodPost, "/healthz", "", ""); r.Status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /healthz: %d %q", r.Status, r.Raw)
+	}
+}

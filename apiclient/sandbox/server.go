@@ -259,6 +259,7 @@ func newServer(opts Options) *Server {
 		"/api/ai/agent/create":            {post, s.handleCreate},
 		"/api/ai/agent/list":              {get, s.handleList},
 		"/api/ai/agent/call-endpoint":     {get, s.handleCallEndpoint},
+		"/healthz":                        {get, adminAction(func() {})},
 		"/_sandbox/ledger":                {get, inspect(s.Calls)},
 		"/_sandbox/agents":                {get, inspect(s.Agents)},
 		"/_sandbox/webhooks":              {get, inspect(s.Webhooks)},
