@@ -319,7 +319,9 @@ func (s *SuppressFile) UnmarshalYAML(n *yaml.Node) error {
 // numbers, and the column beside it that says, row by row, what kind of
 // line each number is ("Phone 1 - Type": Mobile, Work Fax), if any. A
 // number whose type cell names a line no person answers, or another
-// person's (a fax, a pager, an assistant), is not dialled.
+// person's (a fax, a pager, an assistant), is not dialled; the typed
+// numbers of a row are tried mobile first, then the person's own lines,
+// then work.
 type PhoneColumn struct {
 	Column     string `yaml:"column"`
 	TypeColumn string `yaml:"type_column"`

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -195,6 +196,11 @@ type sheetMap struct {
 	typeKinds          map[string]typeKind
 	typeSkipped        int
 	typeSkippedExample string
+	// tryOrder, typedKinds and typedPlaces are readRowPhone's, kept so
+	// that a row's order of its phone columns costs no allocation.
+	tryOrder    []int
+	typedKinds  []typedPhone
+	typedPlaces []int
 	// nameCol is the column of full names split into first and last
 	// name (name_column); -1 when none.
 	nameCol int
@@ -230,6 +236,14 @@ type phoneCol struct {
 	// something in it, passed over for that.
 	notDialled string
 	rows       int
+}
+
+// typedPhone is a phone column with a type column, as readRowPhone orders
+// a row's: its place in the row's order, its index in sheetMap.phones,
+// and the kind its type cell names.
+type typedPhone struct {
+	at, k int
+	kind  lineKind
 }
 
 // typeKind is what a type cell says of its number.
@@ -729,11 +743,15 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 // cell that lists several (phone.Split), in its order, that reads as one
 // the campaign calls. It passes over a column whose header names a line
 // callrun never dials and a number whose type cell does (a fax, a pager,
-// an assistant's line), and tries a number whose type cell names a
-// company's main line after the others. raw is the cell or the part of
-// it the number was read from, column its column. When no number can be
-// called, err is the first one's reason (else why the numbers there were
-// passed over), and column its column.
+// an assistant's line). Columns with a type column trade places among
+// themselves by the kind of line their type cell names, as init orders
+// the columns it maps: a mobile first, then the person's own lines, then
+// work (Google Contacts' `Phone 2` mobile before its `Phone 1` work line);
+// a number whose type cell names a company's main line is tried after
+// every other. raw is the cell or the part of it the number was read
+// from, column its column. When no number can be called, err is the
+// first one's reason (else why the numbers there were passed over), and
+// column its column.
 func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, read func(string) (phone.Number, error)) (ph phone.Number, raw, column string, err error) {
 	var firstErr, passed error
 	var errCol, passedCol string
@@ -754,11 +772,12 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 		}
 		return false
 	}
-	var later []int // numbers whose type cell names a company's main line
+	// The columns to try, in the list's order; typed holds the places of
+	// those with a type column, and their kinds, to be ordered below.
+	order, typed := m.tryOrder[:0], m.typedKinds[:0]
 	for k := range m.phones {
 		p := &m.phones[k]
-		cell := strings.TrimSpace(fields[p.col])
-		if cell == "" {
+		if strings.TrimSpace(fields[p.col]) == "" {
 			continue
 		}
 		if p.notDialled != "" {
@@ -769,8 +788,8 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 			continue
 		}
 		if p.typeCol >= 0 {
-			switch tk := m.typeKind(fields[p.typeCol]); tk.kind {
-			case lineNotDialled:
+			tk := m.typeKind(fields[p.typeCol])
+			if tk.kind == lineNotDialled {
 				typeCell := strings.TrimSpace(fields[p.typeCol])
 				if m.typeSkipped++; m.typeSkippedExample == "" {
 					m.typeSkippedExample = fmt.Sprintf("row %d: column %q says %q", row, p.typeName, typeCell)
@@ -779,16 +798,36 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 					passed, passedCol = fmt.Errorf("column %q says %q: the number in column %q is %s, which callrun does not call", p.typeName, typeCell, p.name, tk.what), p.name
 				}
 				continue
-			case lineCompanyMain:
-				later = append(later, k)
+			}
+			typed = append(typed, typedPhone{at: len(order), k: k, kind: tk.kind})
+		}
+		order = append(order, k)
+	}
+	if len(typed) > 1 {
+		// The typed columns' places, refilled in the order of their kinds
+		// (stable: two mobiles keep the list's order); a company's main
+		// line leaves its place and goes last.
+		places := m.typedPlaces[:0]
+		for _, t := range typed {
+			places = append(places, t.at)
+		}
+		slices.SortStableFunc(typed, func(a, b typedPhone) int { return cmp.Compare(a.kind, b.kind) })
+		var last []int
+		for i, t := range typed {
+			if t.kind == lineCompanyMain {
+				last = append(last, t.k)
+				order[places[i]] = -1
 				continue
 			}
+			order[places[i]] = t.k
 		}
-		if try(p, cell) {
-			return ph, raw, column, nil
-		}
+		order = append(slices.DeleteFunc(order, func(k int) bool { return k < 0 }), last...)
+		m.typedPlaces = places
+	} else if len(typed) == 1 && typed[0].kind == lineCompanyMain {
+		order = append(slices.Delete(order, typed[0].at, typed[0].at+1), typed[0].k)
 	}
-	for _, k := range later {
+	m.tryOrder, m.typedKinds = order, typed
+	for _, k := range order {
 		if try(&m.phones[k], strings.TrimSpace(fields[m.phones[k].col])) {
 			return ph, raw, column, nil
 		}

@@ -29,8 +29,6 @@ const (
 // the whole word, or the start or end of one ("Autotelefon", "Telefax").
 var (
 	// notDialledWords name lines callrun never dials, each with what it
-	// says the line is.
-	// notDialledWords name lines callrun never dials, each with what it
 	// says the line is; a device's words name a line by themselves
 	// ("Pager"), a person's need a phone word ("Assistant's Phone").
 	notDialledWords = []notDialledLine{

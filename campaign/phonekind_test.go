@@ -51,7 +51,9 @@ func TestPhoneLineHeader(t *testing.T) {
 
 // TestPhoneTypeColumn: a number whose type cell names a fax, a pager or an
 // assistant is never dialled, and the row is called at its next number;
-// a company's main line is tried after the row's other numbers; a row
+// typed numbers are tried mobile first, then the person's own lines, then
+// work, whatever their columns' order; a company's main line is tried
+// after the row's other numbers; a row
 // with nothing else is invalid, naming the type cell; plan is told how
 // many numbers were passed over.
 func TestPhoneTypeColumn(t *testing.T) {
@@ -77,6 +79,11 @@ Company first,Company Main,+1 415 555 0106,Work,+1 415 555 0107
 Company only,Company Main,+1 415 555 0108,,
 Assistant,Assistant,+1 415 555 0109,Home,+1 415 555 0110
 Untyped,,+1 415 555 0111,,
+Work then mobile,Work,+1 415 555 0112,Mobile,+1 415 555 0113
+Work then home,Work,+1 415 555 0114,Home,+1 415 555 0115
+Mobile then home,Mobile,+1 415 555 0116,Home,+1 415 555 0117
+Company then home,Company Main,+1 415 555 0118,Home,+1 415 555 0119
+Work mobile unreadable,Work,+1 415 555 0120,Mobile,+1 415 555
 `,
 	}, &notes)
 	type want struct{ status, phone, column string }
@@ -88,6 +95,11 @@ Untyped,,+1 415 555 0111,,
 		{ToCall, "+14155550108", "Phone 1 - Value"},
 		{ToCall, "+14155550110", "Phone 2 - Value"},
 		{ToCall, "+14155550111", "Phone 1 - Value"},
+		{ToCall, "+14155550113", "Phone 2 - Value"},
+		{ToCall, "+14155550115", "Phone 2 - Value"},
+		{ToCall, "+14155550116", "Phone 1 - Value"},
+		{ToCall, "+14155550119", "Phone 2 - Value"},
+		{ToCall, "+14155550120", "Phone 1 - Value"},
 	}
 	if len(cs) != len(wants) {
 		t.Fatalf("%d contacts, want %d", len(cs), len(wants))
@@ -102,9 +114,9 @@ Untyped,,+1 415 555 0111,,
 		t.Errorf("row 4: column %q reason %q", cs[2].Column, r)
 	}
 	if !slices.ContainsFunc(notes, func(n string) bool {
-		return strings.Contains(n, "3 number(s) were not called because their type column names") && strings.Contains(n, `row 2: column "Phone 1 - Type" says "Work Fax"`)
+		return strings.Contains(n, "4 number(s) were not called because their type column names") && strings.Contains(n, `row 2: column "Phone 1 - Type" says "Work Fax"`)
 	}) {
-		t.Errorf("notes %q; want the 3 numbers passed over for their type told", notes)
+		t.Errorf("notes %q; want the 4 numbers passed over for their type told (rows 2, 3, 4 and 7)", notes)
 	}
 }
 
