@@ -594,7 +594,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		// The first cell of the listed columns that reads as a number this
 		// campaign calls; else the first cell's reason.
 		var firstErr error
-		errCol := ""
+		errCol, errCell := "", ""
 		for k, col := range m.phoneCols {
 			cell := strings.TrimSpace(fields[col])
 			if cell == "" {
@@ -606,11 +606,12 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 				break
 			}
 			if firstErr == nil {
-				firstErr, errCol = perr, m.phoneNames[k]
+				firstErr, errCol, errCell = perr, m.phoneNames[k], cell
 			}
 		}
 		if err != nil && firstErr != nil {
 			err, c.PhoneColumn = firstErr, errCol
+			c.Fields[FieldPhone] = errCell // the cell the reason is about
 		}
 		if err != nil && firstErr == nil {
 			err = fmt.Errorf("phone number is empty in every phone column (%s)", strings.Join(m.phoneNames, ", "))
