@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -197,10 +200,17 @@ func TestMetricsFile(t *testing.T) {
 }
 
 // TestMetricsFileUnwritable: a metrics file that cannot be written is an
-// error at once (the run stops before its first call on it).
+// error at once (the run stops before its first call on it), which names
+// the file asked for, not the temporary file beside it that the write
+// goes through.
 func TestMetricsFileUnwritable(t *testing.T) {
-	m := newMetricsFile(metricsConfig{path: filepath.Join(t.TempDir(), "no", "such", "dir", "callrun.prom"), campaign: "x"})
-	if err := m.write(); err == nil {
-		t.Error("writing into a missing directory: no error")
+	path := filepath.Join(t.TempDir(), "no", "such", "dir", "callrun.prom")
+	m := newMetricsFile(metricsConfig{path: path, campaign: "x"})
+	err := m.write()
+	if err == nil {
+		t.Fatal("writing into a missing directory: no error")
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "writing "+path+" ") || regexp.MustCompile(`callrun\.prom\d`).MatchString(msg) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the error %q does not name %s alone, or hides why", msg, path)
 	}
 }
