@@ -98,7 +98,7 @@ func TestMarketingPath(t *testing.T) {
 	if !strings.Contains(out.String(), "Plan page: "+filepath.Join(planDir, "report.html")) {
 		t.Errorf("plan does not name its page:\n%s", out.String())
 	}
-	rows := readReportRowsByRow(t, filepath.Join(planDir, "report.csv"))
+	rows := readReportBy(t, "row", filepath.Join(planDir, "report.csv"))
 	for _, p := range people {
 		r := rows[p.row]
 		if r["status"] != p.plan || !strings.Contains(r["reason"], p.why) || strings.TrimSpace(r["first_name"]+" "+r["last_name"]) != p.name {
@@ -125,7 +125,7 @@ func TestMarketingPath(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(state, "summary.json")); err != nil || json.Unmarshal(b, &sum) != nil || !sum.Rehearsal || sum.Counts["sent"] != 7 {
 		t.Errorf("summary.json: %+v (%v); want a rehearsal with 7 sent", sum, err)
 	}
-	rows = readReportRowsByRow(t, filepath.Join(state, "report.csv"))
+	rows = readReportBy(t, "row", filepath.Join(state, "report.csv"))
 	for _, p := range people {
 		r := rows[p.row]
 		why := p.why
@@ -146,15 +146,7 @@ func TestMarketingPath(t *testing.T) {
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bctx, cancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-gpu", true))...)
-	defer cancel()
-	bctx, cancel = chromedp.NewContext(bctx)
-	defer cancel()
-	bctx, cancel = context.WithTimeout(bctx, 90*time.Second)
-	defer cancel()
+	bctx := browserContext(t, browser, 90*time.Second)
 	type found struct {
 		Section, Text string
 		Found         bool // the browser's find found the name
@@ -233,15 +225,4 @@ func TestMarketingPath(t *testing.T) {
 	if !bytes.Contains(b, []byte(`data-country="Guernsey (GG)"`)) || regexp.MustCompile(`pid \d+`).Match(b) {
 		t.Error("the rehearsal's page names a country by its code, or shows the run's pid")
 	}
-}
-
-// readReportRowsByRow reads a report.csv by its row column.
-func readReportRowsByRow(t *testing.T, path string) map[string]map[string]string {
-	t.Helper()
-	e := &e2eCampaign{t: t, stateDir: filepath.Dir(path)}
-	out := map[string]map[string]string{}
-	for _, r := range e.reportRows() {
-		out[r["row"]] = r
-	}
-	return out
 }

@@ -164,7 +164,7 @@ func TestRunLeftWaitingSaysFromWhen(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2027, 1, 5, 6, 0, 0, 0, time.UTC) // 22:00 in San Francisco
-	const from = "2027-01-05T16:00:00Z"              // 08:00 there
+	const from = "2027-01-05T16:00:00Z"               // 08:00 there
 	t0 := time.Now()
 	clock := func() time.Time { return at.Add(time.Since(t0)) }
 	var out bytes.Buffer

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
@@ -23,17 +22,8 @@ import (
 // (the Monday window), the held one until when; report.html lists every
 // row by name under its decision.
 func TestPlanReport(t *testing.T) {
-	path := filepath.Join("..", "testdata", "campaigns", "messy", "campaign.yaml")
-	f, err := Load(path, LoadOptions{Offline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, norm, sup := loadMessy(t)
 	ctx := context.Background()
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(ctx, norm)
-	if err != nil {
-		t.Fatal(err)
-	}
 	friday := time.Date(2026, 11, 20, 19, 59, 0, 0, time.UTC) // 14:59 in New York
 	const (
 		sent = "+14155550142" // highlevel_export.csv row 4, as Excel damaged it

@@ -379,14 +379,15 @@ type reportPage struct {
 	*report.Page
 	waits *waits
 	of    reportOf
-	now   time.Time // of.at's answer (time.Now when it is zero), once asked
-	end   RunEnd    // of.end's answer, asked with now
+	now   time.Time         // of.at's answer (time.Now when it is zero), once asked
+	end   RunEnd            // of.end's answer, asked with now
+	names map[string]string // countries by code, as the page names them
 }
 
 func newReportPage(f *File, hours *CallingHours, of reportOf, dir string) *reportPage {
 	w := newWaits(f, hours)
 	w.rehearsal = of.rehearsal
-	return &reportPage{Page: report.NewPage(dir), waits: w, of: of}
+	return &reportPage{Page: report.NewPage(dir), waits: w, of: of, names: map[string]string{}}
 }
 
 // explain gives the row of a contact left pending its reason, the rule
@@ -425,7 +426,7 @@ func (p *reportPage) add(c *Contact, row *report.Row, wt *Wait) {
 		}
 		p.AddInvalid(group, invalidFix(field, c.Reason), report.Example{Sheet: row.Sheet, Row: c.Row, Column: c.Column, Cell: invalidCell(c)})
 	case string(store.Sent), string(store.Failed), string(store.Uncertain), report.PlanToCall, report.PlanWaiting:
-		p.AddCalled(countryName(c.Country))
+		p.AddCalled(p.countryName(c.Country))
 	}
 	who := report.Person{Name: strings.TrimSpace(row.FirstName + " " + row.LastName), Number: row.PhoneNumber,
 		Sheet: row.Sheet, Row: row.Row, Why: row.Reason}
@@ -435,19 +436,24 @@ func (p *reportPage) add(c *Contact, row *report.Row, wt *Wait) {
 			who.Why = strings.Replace(who.Why, wt.Why, wt.What, 1)
 		}
 		if wt.Rule == WaitHours || wt.Rule == WaitCampaignHours {
-			p.AddWaiting(wt.Until, countryName(c.Country))
+			p.AddWaiting(wt.Until, p.countryName(c.Country))
 		}
 	}
 	p.AddPerson(row.Status, who)
 }
 
 // countryName is a country code as the page shows it: "Guernsey (GG)";
-// "" when unknown.
-func countryName(code string) string {
+// "" when unknown. The contacts of a country share the name.
+func (p *reportPage) countryName(code string) string {
 	if code == "" {
 		return ""
 	}
-	return phone.CountryName(code)
+	name, ok := p.names[code]
+	if !ok {
+		name = phone.CountryName(code)
+		p.names[code] = name
+	}
+	return name
 }
 
 // invalidCell is the cell an invalid row fails on, as written.

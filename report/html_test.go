@@ -107,6 +107,24 @@ func TestReasonGroup(t *testing.T) {
 	}
 }
 
+// renderPage writes the page of sum and p (a page of its own when nil)
+// and returns it.
+func renderPage(t *testing.T, sum *Summary, p *Page) string {
+	t.Helper()
+	if p == nil {
+		p = NewPage(t.TempDir())
+	}
+	path := filepath.Join(p.dir, "report.html")
+	if err := WriteHTML(path, sum, p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func TestWriteHTMLOutcomes(t *testing.T) {
 	render := func(rows []Row, unmatched int) string {
 		t.Helper()
@@ -114,15 +132,7 @@ func TestWriteHTMLOutcomes(t *testing.T) {
 		for _, r := range rows {
 			sum.Add(r)
 		}
-		path := filepath.Join(t.TempDir(), "report.html")
-		if err := WriteHTML(path, sum, nil); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		return renderPage(t, sum, nil)
 	}
 	called := func(o Outcome) Row { return Row{Status: "sent", Attempts: 1, Outcome: o} }
 	page := render([]Row{
@@ -151,18 +161,6 @@ func TestWriteHTMLOutcomes(t *testing.T) {
 // campaign that collects opt-outs has them counted. A list longer than
 // peopleOpen is folded, never cut.
 func TestWriteHTMLPlanAndRehearsal(t *testing.T) {
-	render := func(sum *Summary, p *Page) string {
-		t.Helper()
-		path := filepath.Join(p.dir, "report.html")
-		if err := WriteHTML(path, sum, p); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	t0 := time.Date(2027, 1, 4, 7, 0, 0, 0, time.UTC)
 	p := NewPage(t.TempDir())
 	p.Plan = true
@@ -173,7 +171,7 @@ func TestWriteHTMLPlanAndRehearsal(t *testing.T) {
 	}
 	sum.Add(Row{Sheet: "a.csv", Status: PlanHeld})
 	p.AddPerson(PlanHeld, Person{Name: "Held Back", Sheet: "a.csv", Row: 40, Why: "held back", From: t0.Add(20 * time.Hour)})
-	page := render(sum, p)
+	page := renderPage(t, sum, p)
 	for _, want := range []string{
 		"Plan: what callrun run would do, before any call", "<title>crm — callrun plan</title>",
 		`data-figure="people" data-status="to_call">30<`, `data-figure="people" data-status="held">1<`,
@@ -198,7 +196,7 @@ func TestWriteHTMLPlanAndRehearsal(t *testing.T) {
 	sum = &Summary{Campaign: "crm", Rehearsal: true, Ending: EndWaiting, NextCallAt: t0.Add(time.Hour), Outcomes: map[string]int{}, OptedOut: &optedOut}
 	sum.Add(Row{Status: "sent", Attempts: 1})
 	sum.Add(Row{Status: "pending"})
-	page = render(sum, NewPage(t.TempDir()))
+	page = renderPage(t, sum, nil)
 	for _, want := range []string{
 		"<title>crm — callrun rehearsal report</title>", "Rehearsal: nobody was phoned.", "Rehearsal report: not complete: 1 contact waiting",
 		"Mon 4 Jan 2027 08:00 UTC", `data-figure="opted-out">2<`, "Opt-outs are collected",
