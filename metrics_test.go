@@ -214,3 +214,49 @@ func TestMetricsFileUnwritable(t *testing.T) {
 		t.Errorf("the error %q does not name %s alone, or hides why", msg, path)
 	}
 }
+
+// TestEndingsNamed: every way a run can end is named where people and
+// alerts read it: the callrun_run_ending metric's help, its row of
+// docs/unattended.md, and summary.json's ending in docs/report.md.
+func TestEndingsNamed(t *testing.T) {
+	m := newMetricsFile(metricsConfig{path: filepath.Join(t.TempDir(), "x.prom"), campaign: "x"})
+	m.ending.WithLabelValues(report.EndComplete) // a series, for the family to be gathered
+	help := ""
+	mfs, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "callrun_run_ending" {
+			help = mf.GetHelp()
+		}
+	}
+	unattended, err := os.ReadFile(filepath.Join("docs", "unattended.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := ""
+	for line := range strings.SplitSeq(string(unattended), "\n") {
+		if strings.HasPrefix(line, "| `callrun_run_ending{ending}`") {
+			row = line
+		}
+	}
+	reportDoc, err := os.ReadFile(filepath.Join("docs", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range report.Endings {
+		if !strings.Contains(string(reportDoc), "`"+e+"`") {
+			t.Errorf("docs/report.md does not name the ending %q", e)
+		}
+		if e == report.EndRebuilt { // callrun report's, never a run's
+			continue
+		}
+		if !strings.Contains(help, e) {
+			t.Errorf("callrun_run_ending's help does not name %q: %s", e, help)
+		}
+		if !strings.Contains(row, "`"+e+"`") {
+			t.Errorf("docs/unattended.md's row of callrun_run_ending does not name %q: %s", e, row)
+		}
+	}
+}
