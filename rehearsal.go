@@ -49,7 +49,7 @@ func sandboxService(ctx context.Context, f *campaign.File) (bool, error) {
 // rehearsalNote says, for the logs and plan, where a rehearsal against
 // the standalone sandbox at baseURL keeps its state.
 func rehearsalNote(baseURL, dir string) string {
-	return fmt.Sprintf("the service at %s is callrun's sandbox, which phones nobody: this is a rehearsal, its state kept in %s (status --sandbox and report --sandbox read it), apart from the campaign's own", baseURL, dir)
+	return fmt.Sprintf("the service at %s is callrun's sandbox, which phones nobody: this is a rehearsal, its state kept in %s, apart from the campaign's own (status, report and outcomes read it while the sandbox answers, or with --sandbox)", baseURL, dir)
 }
 
 // listenRehearsal reports whether listen receives a rehearsal's
