@@ -71,6 +71,9 @@ func (r *PlanReport) add(c *Contact, decision string, held *store.HeldError) {
 		wt = r.page.waits.pending(c, &row, r.now, RunEnd{})
 	case ToCall:
 		row.Status = report.PlanToCall
+		if row.FirstAttemptAt != "" { // pending in the journal: tried, provably not sent
+			row.Reason = "tried by an earlier run and not sent: " + row.Reason
+		}
 		if wt = r.page.waits.hoursWait(c, r.now); wt != nil {
 			row.Status, row.Reason = report.PlanWaiting, joinReasons(wt.Why, row.Reason)
 		}
