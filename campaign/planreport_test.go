@@ -29,6 +29,8 @@ func TestPlanReport(t *testing.T) {
 		sent = "+14155550142" // highlevel_export.csv row 4, as Excel damaged it
 		dnc  = "+4915112345678"
 		held = "+442079460123"
+		// highlevel_export.csv row 3, tried by an earlier run and not sent
+		tried = "+14155550123"
 	)
 	sup.SetDoNotCall([]string{dnc})
 	dir := t.TempDir()
@@ -37,6 +39,9 @@ func TestPlanReport(t *testing.T) {
 	lines := []store.Record{
 		{Type: store.TypeIntent, Agent: "US Reminder", Phone: sent, AgentID: "agent_1", Sheet: f.Sheets[0].File, Row: 4, Attempt: 1, At: at},
 		{Type: store.TypeOutcome, Agent: "US Reminder", Phone: sent, AgentID: "agent_1", Sheet: f.Sheets[0].File, Row: 4, Attempt: 1, At: at, Status: store.OutcomeSent, HTTP: 200},
+		{Type: store.TypeIntent, Agent: "US Reminder", Phone: tried, AgentID: "agent_1", Sheet: f.Sheets[0].File, Row: 3, Attempt: 1, At: at},
+		{Type: store.TypeOutcome, Agent: "US Reminder", Phone: tried, AgentID: "agent_1", Sheet: f.Sheets[0].File, Row: 3, Attempt: 1, At: at,
+			Status: store.OutcomeRetry, HTTP: 503, Reason: "the service answered 503 Service Unavailable before acting"},
 	}
 	var b strings.Builder
 	for _, r := range lines {
@@ -92,6 +97,10 @@ func TestPlanReport(t *testing.T) {
 			}
 			if r["status"] != report.PlanDone || !strings.HasPrefix(r["reason"], "sent in an earlier run (") {
 				t.Errorf("the number sent before: %v", r)
+			}
+		case tried:
+			if r["status"] != report.PlanToCall || r["reason"] != "tried by an earlier run and not sent: the service answered 503 Service Unavailable before acting" {
+				t.Errorf("the number tried before: %v", r)
 			}
 		case dnc:
 			if r["status"] != Suppressed || r["reason"] != ReasonDoNotCall {
