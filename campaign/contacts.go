@@ -675,6 +675,9 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		invalid(FieldPhone, "%s", err.Error())
 		if c.Field == FormFields[FieldPhone] && len(m.phones) > 1 {
 			c.Column = column
+			if raw != "" {
+				c.Fields[FieldPhone] = raw // the cell the reason is about
+			}
 		}
 	} else {
 		c.Phone, c.Fields[FieldPhone], c.Country, c.Kind, c.Warning = ph.E164, ph.E164, ph.Region, ph.Kind, ph.Repair
@@ -751,10 +754,10 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 // every other. raw is the cell or the part of it the number was read
 // from, column its column. When no number can be called, err is the
 // first one's reason (else why the numbers there were passed over), and
-// column its column.
+// raw and column the cell and column it is about.
 func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, read func(string) (phone.Number, error)) (ph phone.Number, raw, column string, err error) {
 	var firstErr, passed error
-	var errCol, passedCol string
+	var errCol, errCell, passedCol, passedCell string
 	try := func(p *phoneCol, cell string) bool {
 		parts := phone.Split(cell)
 		if parts == nil {
@@ -767,7 +770,7 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 				return true
 			}
 			if firstErr == nil {
-				firstErr, errCol = perr, p.name
+				firstErr, errCol, errCell = perr, p.name, cell
 			}
 		}
 		return false
@@ -783,7 +786,7 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 		if p.notDialled != "" {
 			p.rows++
 			if passed == nil {
-				passed, passedCol = fmt.Errorf("column %q is named for %s, which callrun does not call", p.name, p.notDialled), p.name
+				passed, passedCol, passedCell = fmt.Errorf("column %q is named for %s, which callrun does not call", p.name, p.notDialled), p.name, strings.TrimSpace(fields[p.col])
 			}
 			continue
 		}
@@ -795,7 +798,7 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 					m.typeSkippedExample = fmt.Sprintf("row %d: column %q says %q", row, p.typeName, typeCell)
 				}
 				if passed == nil {
-					passed, passedCol = fmt.Errorf("column %q says %q: the number in column %q is %s, which callrun does not call", p.typeName, typeCell, p.name, tk.what), p.name
+					passed, passedCol, passedCell = fmt.Errorf("column %q says %q: the number in column %q is %s, which callrun does not call", p.typeName, typeCell, p.name, tk.what), p.name, strings.TrimSpace(fields[p.col])
 				}
 				continue
 			}
@@ -834,9 +837,9 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 	}
 	switch {
 	case firstErr != nil:
-		return phone.Number{}, "", errCol, firstErr
+		return phone.Number{}, errCell, errCol, firstErr
 	case passed != nil:
-		return phone.Number{}, "", passedCol, passed
+		return phone.Number{}, passedCell, passedCol, passed
 	case len(m.phones) > 1:
 		names := make([]string, len(m.phones))
 		for k, p := range m.phones {

@@ -230,6 +230,9 @@ type PlanOptions struct {
 	// store counts now, by number; nil: none is known (offline with
 	// PostgreSQL, or pressure off), and no contact is held.
 	Pressure *PlanPressure
+	// Report, if set, is given every row with the plan's decision on it
+	// (plan --report).
+	Report *PlanReport
 }
 
 // PlanPressure is what a plan knows of contact pressure: the limits, and
@@ -299,6 +302,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	err = cr.Each(ctx, func(c *Contact) error {
 		ps := &p.Sheets[c.Sheet]
 		ps.Rows++
+		decision, held := c.Status, (*store.HeldError)(nil) // for opts.Report
 		switch c.Status {
 		case Invalid:
 			ps.Invalid++
@@ -330,11 +334,14 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		default:
 			if opts.Done != nil && opts.Done(c) {
 				ps.Done++
+				decision = planDone
 			} else if c.DoNotCall {
 				ps.Suppressed++
 				ps.DoNotCall++
+				decision = Suppressed
 			} else if h := opts.Pressure.hold(c.Phone, opts.Now); h != nil {
 				ps.Held++
+				decision, held = planHeld, h
 				if planned[c.Phone] {
 					p.HeldRepeats++
 				}
@@ -367,6 +374,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 				p.RepairsOmitted++
 			}
 		}
+		opts.Report.add(c, decision, held)
 		return nil
 	})
 	if err != nil {
