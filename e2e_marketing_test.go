@@ -22,7 +22,7 @@ import (
 const marketingShots = "docs/images"
 
 // TestMarketingPath is docs/marketing.md as a test: marketing staff's
-// ten-row CRM export (testdata/marketing) through callrun init, plan
+// ten-row CRM export (examples/marketing) through callrun init, plan
 // --report and run --sandbox, and both pages in headless Chromium at 1280
 // and 390 pixels wide. On a Tuesday at 20:30 UTC (15:30 in New York,
 // 20:30 in London and Guernsey, the injected clock), each person's
@@ -38,7 +38,7 @@ func TestMarketingPath(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	for _, name := range []string{"contacts-export.csv", "do-not-call.csv"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "marketing", name))
+		b, err := os.ReadFile(filepath.Join("examples", "marketing", name))
 		if err != nil {
 			t.Fatal(err)
 		}
