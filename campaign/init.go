@@ -186,14 +186,16 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	if nameSplit {
 		used[g.name], nameColumn = true, g.name
 	}
-	dnc := guessDoNotCall(o.Header, used)
+	dnc := guessDoNotCall(o.Header, o.Rows, used)
 	doNotCall := ""
 	if len(dnc) > 0 {
 		doNotCall = doNotCallYAML(dnc)
-		for _, c := range dnc {
-			used[c] = true
+		names := make([]string, len(dnc))
+		for i, c := range dnc {
+			used[c.Column] = true
+			names[i] = c.Column
 		}
-		g.notes = append(g.notes, fmt.Sprintf("Do-not-call flag: %s; a row whose cell says yes (1, true, yes, x) is never called.", strings.Join(dnc, ", ")))
+		g.notes = append(g.notes, fmt.Sprintf("Do-not-call columns: %s; a row whose cell there says yes (1, true, yes, x, ja, oui, sí) or do not call is never called, nor one whose flag says neither yes nor no.", strings.Join(names, ", ")))
 	}
 	account := MatchAccountFields(o.Header, o.AccountFields, used)
 	for _, f := range o.AccountFields {
@@ -259,7 +261,7 @@ sheets:
     # Not sent: {{range $i, $h := .Unused}}{{if $i}}, {{end}}{{printf "%q" $h}}{{end}}
 {{- end}}
 {{- if .DoNotCall}}
-    do_not_call: {{.DoNotCall}}    # the CRM's do-not-call flag: a row whose cell says yes (1, true, yes, x) is never called
+    do_not_call: {{.DoNotCall}}    # a row whose cell there says do not call (a flag's yes: 1, true, x, ja, oui, ...; a label "Do not call") is never called, nor one whose flag says neither yes nor no
 {{- end}}
 {{- if .NameColumn}}
     name_column: {{printf "%q" .NameColumn}}    # full names, split into first_name and last_name

@@ -116,8 +116,8 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	// that, a weak word or no word and values that leave no doubt.
 	var strong, weak []int
 	for c, h := range header {
-		if h == "" || hasWord(h, []string{"fax"}) {
-			continue
+		if h == "" || hasWord(h, []string{"fax"}) || DoNotCallHeader(h) || isConsentHeader(h) {
+			continue // a fax, or a column of do-not-call flags or consent ("Einwilligung Telefon"), holds no number to call
 		}
 		vals := cells(c)
 		s := share(vals, phoneLike)

@@ -1,0 +1,447 @@
+package campaign
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+	"gopkg.in/yaml.v3"
+)
+
+// signalWordsYAML is the table of the words of do-not-call and consent
+// signals, per language: see the file's own comment for what each list
+// is.
+//
+//go:embed signalwords.yaml
+var signalWordsYAML []byte
+
+// signalLanguage is one language's lists in signalwords.yaml.
+type signalLanguage struct {
+	Yes           []string `yaml:"yes"`
+	No            []string `yaml:"no"`
+	NotAllowed    []string `yaml:"not_allowed"`
+	Allowed       []string `yaml:"allowed"`
+	DoNotCall     []string `yaml:"do_not_call"`
+	Blocked       []string `yaml:"blocked"`
+	OptOut        []string `yaml:"opt_out"`
+	Calls         []string `yaml:"calls"`
+	Texts         []string `yaml:"texts"`
+	OtherChannels []string `yaml:"other_channels"`
+	Consent       []string `yaml:"consent"`
+	Granted       []string `yaml:"granted"`
+	Denied        []string `yaml:"denied"`
+	Withdrawn     []string `yaml:"withdrawn"`
+	Lists         []string `yaml:"lists"`
+	Details       []string `yaml:"details"`
+	Dates         []string `yaml:"dates"`
+	Negations     []string `yaml:"negations"`
+}
+
+// cellSays is what a cell of a signal column says.
+type cellSays uint8
+
+const (
+	saysNothing   cellSays = iota // a flag's no, or a cell of labels with no do-not-call label
+	saysYes                       // do not call (a flag's yes, a do-not-call label)
+	saysNo                        // a consent cell's no
+	saysWithdrawn                 // a consent cell's withdrawal
+	saysUnclear                   // a flag cell that reads neither yes nor no
+	saysMention                   // free text that holds a do-not-call phrase
+)
+
+// signalWords is signalwords.yaml, folded ([appendFold]) and merged over
+// the languages for reading.
+type signalWords struct {
+	languages map[string]signalLanguage
+	// flag reads a do-not-call flag cell: saysYes (a yes word, a
+	// not_allowed word, a do_not_call phrase) or saysNothing (a no or
+	// allowed word). consent reads a consent cell: saysYes, saysNo or
+	// saysWithdrawn.
+	flag, consent map[string]cellSays
+	// conflicts are the words that read one way in one language and
+	// another in another, with the languages that disagree: they read as
+	// neither anywhere.
+	conflicts map[string]string
+	// phrases are the do_not_call phrases, folded; firstWords indexes
+	// them by their first word, each as its words, for the free text
+	// that mentions one.
+	phrases    map[string]bool
+	firstWords map[string][][]string
+	// The header lists, folded, over every language.
+	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, withdrawnHeader, lists, details, dates, negations []string
+}
+
+// signalLanguages are the languages signalwords.yaml must hold: those
+// whose country names a country_column: may be written in.
+var signalLanguages = []string{"en", "fr", "de", "es", "pt", "it", "nl", "sv", "da", "no", "pl", "fi", "cs", "tr"}
+
+// words returns the table, read once.
+var words = sync.OnceValue(func() *signalWords {
+	w, err := readSignalWords(signalWordsYAML)
+	if err != nil {
+		panic(fmt.Sprintf("campaign: signalwords.yaml: %v", err)) // the file is part of the build; its test reads it
+	}
+	return w
+})
+
+// readSignalWords reads and folds the table.
+func readSignalWords(data []byte) (*signalWords, error) {
+	var langs map[string]signalLanguage
+	if err := yaml.Unmarshal(data, &langs); err != nil {
+		return nil, err
+	}
+	for _, l := range signalLanguages {
+		if _, ok := langs[l]; !ok {
+			return nil, fmt.Errorf("no words for language %q", l)
+		}
+	}
+	w := &signalWords{languages: langs, flag: map[string]cellSays{}, consent: map[string]cellSays{}, conflicts: map[string]string{},
+		phrases: map[string]bool{}, firstWords: map[string][][]string{}}
+	codes := make([]string, 0, len(langs))
+	for code := range langs {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	// where[table][word][says] lists the languages that read word so.
+	type readings map[string]map[cellSays][]string
+	flag, consent := readings{}, readings{}
+	add := func(r readings, list []string, says cellSays, code string) {
+		for _, e := range list {
+			k := foldString(e)
+			if r[k] == nil {
+				r[k] = map[cellSays][]string{}
+			}
+			if !slices.Contains(r[k][says], code) {
+				r[k][says] = append(r[k][says], code)
+			}
+		}
+	}
+	folded := func(list []string) []string {
+		var out []string
+		for _, e := range list {
+			if k := foldString(e); k != "" && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for _, code := range codes {
+		l := langs[code]
+		add(flag, l.Yes, saysYes, code)
+		add(flag, l.NotAllowed, saysYes, code)
+		add(flag, l.DoNotCall, saysYes, code)
+		add(flag, l.No, saysNothing, code)
+		add(flag, l.Allowed, saysNothing, code)
+		add(consent, l.Yes, saysYes, code)
+		add(consent, l.Granted, saysYes, code)
+		add(consent, l.No, saysNo, code)
+		add(consent, l.Denied, saysNo, code)
+		add(consent, l.Withdrawn, saysWithdrawn, code)
+		add(consent, l.OptOut, saysWithdrawn, code)
+		add(consent, l.DoNotCall, saysWithdrawn, code)
+		for _, p := range l.DoNotCall {
+			ws := foldWords(p)
+			k := strings.Join(ws, "")
+			if k == "" || w.phrases[k] {
+				continue
+			}
+			w.phrases[k] = true
+			w.firstWords[ws[0]] = append(w.firstWords[ws[0]], ws)
+			if len(ws) > 1 {
+				w.firstWords[k] = append(w.firstWords[k], []string{k}) // "DoNotCall" written as one word
+			}
+		}
+		w.dnc = append(w.dnc, folded(l.DoNotCall)...)
+		w.blocked = append(w.blocked, folded(l.Blocked)...)
+		w.optOut = append(w.optOut, folded(l.OptOut)...)
+		w.notAllowed = append(w.notAllowed, folded(l.NotAllowed)...)
+		w.calls = append(w.calls, folded(l.Calls)...)
+		w.texts = append(w.texts, folded(l.Texts)...)
+		w.other = append(w.other, folded(l.OtherChannels)...)
+		w.consentHeader = append(w.consentHeader, folded(l.Consent)...)
+		w.withdrawnHeader = append(w.withdrawnHeader, folded(l.Withdrawn)...)
+		w.lists = append(w.lists, folded(l.Lists)...)
+		w.details = append(w.details, folded(l.Details)...)
+		w.dates = append(w.dates, folded(l.Dates)...)
+		w.negations = append(w.negations, folded(l.Negations)...)
+	}
+	// A word read two ways, in one language or two, reads as neither.
+	settle := func(r readings, into map[string]cellSays) {
+		for k, by := range r {
+			if len(by) == 1 {
+				for says := range by {
+					into[k] = says
+				}
+				continue
+			}
+			var parts []string
+			for says, codes := range by {
+				parts = append(parts, fmt.Sprintf("%s in %s", saysWord(says), strings.Join(codes, ", ")))
+			}
+			sort.Strings(parts)
+			w.conflicts[k] = strings.Join(parts, "; ")
+		}
+	}
+	settle(flag, w.flag)
+	settle(consent, w.consent)
+	return w, nil
+}
+
+// saysWord names what a word of the table says, for the conflicts.
+func saysWord(s cellSays) string {
+	switch s {
+	case saysYes:
+		return "yes"
+	case saysWithdrawn:
+		return "a withdrawal"
+	}
+	return "no"
+}
+
+// appendFold appends s folded to dst: lower case, accents dropped (ł, ø,
+// æ, œ, ß, ı and đ spelled as their plain letters), and only letters and
+// digits kept. ASCII is folded without allocating: the contact reader
+// folds a cell of each signal column of every row.
+func appendFold(dst []byte, s string) []byte {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+				dst = append(dst, c)
+			case 'A' <= c && c <= 'Z':
+				dst = append(dst, c+'a'-'A')
+			}
+		}
+		return dst
+	}
+	for _, r := range norm.NFD.String(s) {
+		r = unicode.ToLower(r)
+		switch r {
+		case 'ł':
+			r = 'l'
+		case 'ø':
+			r = 'o'
+		case 'đ':
+			r = 'd'
+		case 'ı':
+			r = 'i'
+		case 'æ':
+			dst = append(dst, "ae"...)
+			continue
+		case 'œ':
+			dst = append(dst, "oe"...)
+			continue
+		case 'ß':
+			dst = append(dst, "ss"...)
+			continue
+		}
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			dst = utf8.AppendRune(dst, r)
+		}
+	}
+	return dst
+}
+
+// foldString is appendFold into a new string.
+func foldString(s string) string { return string(appendFold(nil, s)) }
+
+// foldWords splits s into words (runs of letters and digits, and
+// camelCase: "DoNotCall", "SMSOptOut") and folds each.
+func foldWords(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if k := foldString(string(cur)); k != "" {
+			out = append(out, k)
+		}
+		cur = cur[:0]
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) && r != '\'' && r != '’' {
+			flush()
+			continue
+		}
+		if unicode.IsUpper(r) && len(cur) > 0 {
+			prev := cur[len(cur)-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush()
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return out
+}
+
+// header is a column's header as the signal lists read it: its words,
+// and its letters run together.
+type header struct {
+	words  []string
+	joined string
+}
+
+func readHeaderWords(h string) header {
+	ws := foldWords(h)
+	return header{words: ws, joined: strings.Join(ws, "")}
+}
+
+// has reports whether the header holds an entry of list: an entry of
+// five letters or more anywhere in its letters run together ("donotcall"
+// in "HasOptedOutDoNotCall"), a shorter one as a whole word ("dnc",
+// "sms", "tag").
+func (h header) has(list []string) bool {
+	for _, e := range list {
+		if len(e) >= 5 {
+			if strings.Contains(h.joined, e) {
+				return true
+			}
+		} else if slices.Contains(h.words, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// isListHeader reports whether a header names a column of labels, tags,
+// statuses, groups or lists ("Labels", "Tags", "Lead Status",
+// "Schlagwörter"): a word of it is one of the table's lists words. The
+// label of a numbered phone or e-mail of Google's and Outlook's exports
+// ("Phone 1 - Label", "E-mail 2 - Type") is the kind of that number, not
+// one.
+func isListHeader(h string) bool {
+	w, t := words(), readHeaderWords(h)
+	numbered := slices.ContainsFunc(t.words, func(x string) bool { return strings.Trim(x, "0123456789") == "" })
+	if numbered && (t.has(w.calls) || t.has(w.other)) {
+		return false
+	}
+	return slices.ContainsFunc(t.words, func(x string) bool { return slices.Contains(w.lists, x) })
+}
+
+// readFlagCell reads a cell of a do-not-call flag column: saysYes,
+// saysNothing (a no, or empty), or saysUnclear. The numbers 1 and 0 may be
+// written 1.0 and 0.0 (pandas writes a 0/1 column with blanks so); a check
+// mark (with or without the emoji variation selector) is a yes and an
+// empty box a no.
+func readFlagCell(cell string) cellSays {
+	c := strings.TrimSpace(cell)
+	switch c {
+	case "":
+		return saysNothing
+	case "1", "1.0":
+		return saysYes
+	case "0", "0.0":
+		return saysNothing
+	}
+	switch strings.TrimRight(c, "\ufe0e\ufe0f") {
+	case "✓", "✔", "☑", "✅", "☒", "✗", "✘":
+		return saysYes
+	case "☐":
+		return saysNothing
+	}
+	var buf [64]byte
+	k := appendFold(buf[:0], c)
+	if len(k) == 0 {
+		return saysUnclear
+	}
+	if says, ok := words().flag[string(k)]; ok {
+		return says
+	}
+	return saysUnclear
+}
+
+// FlagYes reports whether a cell of a do-not-call flag column says yes,
+// in any of the table's languages: 1 (or 1.0), true, yes, y, x, ja, oui,
+// sí, a check mark, Dynamics 365's "Do Not Allow", or a do-not-call phrase
+// ("Do not call", "Nicht anrufen"), in any case. A cell that says neither
+// yes nor no ([readFlagCell]) is no yes, but its row is not called either.
+func FlagYes(cell string) bool { return readFlagCell(cell) == saysYes }
+
+// readValueCell reads a cell of a column of labels, tags or a status: it
+// says yes when the whole cell, or one whole tag of it, is a do-not-call
+// phrase of the table or one of extra (folded), and returns that tag;
+// it is a mention when its text holds a phrase without being one ("do not
+// call before 10am"); else it says nothing. Tags are separated by ",",
+// ";", "|", " ::: " (Google Contacts) or a line break.
+func readValueCell(cell string, extra map[string]bool) (cellSays, string) {
+	c := strings.TrimSpace(cell)
+	if c == "" {
+		return saysNothing, ""
+	}
+	w := words()
+	var buf [128]byte
+	for rest := c; rest != ""; {
+		tag := rest
+		if i, n := nextTagBreak(rest); i >= 0 {
+			tag, rest = rest[:i], rest[i+n:]
+		} else {
+			rest = ""
+		}
+		k := appendFold(buf[:0], tag)
+		if len(k) > 0 && (w.phrases[string(k)] || extra[string(k)]) {
+			return saysYes, tag
+		}
+	}
+	ws := foldWords(c)
+	for i, x := range ws {
+		for _, p := range w.firstWords[x] {
+			if len(ws)-i >= len(p) && slices.Equal(ws[i:i+len(p)], p) {
+				return saysMention, ""
+			}
+		}
+	}
+	if len(extra) > 0 {
+		joined := strings.Join(ws, "")
+		for v := range extra {
+			if strings.Contains(joined, v) {
+				return saysMention, ""
+			}
+		}
+	}
+	return saysNothing, ""
+}
+
+// nextTagBreak returns where the next break between tags of a cell is,
+// and its length; -1 when there is none.
+func nextTagBreak(s string) (int, int) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ',', ';', '|', '\n':
+			return i, 1
+		case ':':
+			if strings.HasPrefix(s[i:], ":::") {
+				return i, 3
+			}
+		}
+	}
+	return -1, 0
+}
+
+// readConsentWord reads a consent cell that is a word of the table:
+// saysYes, saysNo or saysWithdrawn, and whether it was one.
+func readConsentWord(cell string) (cellSays, bool) {
+	var buf [64]byte
+	k := appendFold(buf[:0], cell)
+	says, ok := words().consent[string(k)]
+	return says, ok
+}
+
+// conflict returns, for a cell whose word the table reads two ways, how
+// ("yes in tr; no in fi"); "" otherwise.
+func conflict(cell string) string {
+	return words().conflicts[foldString(cell)]
+}
