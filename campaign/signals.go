@@ -252,11 +252,10 @@ func (m *sheetMap) planSignals() []PlanSignal {
 	return out
 }
 
-// signalProblems are the problems of sheet i's refused signal columns:
-// each names the column, the first two rows that say do not call, and
-// the two ways on (map it, or ignore it with a reason), at the campaign
-// file's key of the sheet's do_not_call: (else its file). plan and run
-// stop on them before any call.
+// signalProblems are the problems of sheet i's refused signal columns
+// ([refusedSignal]), at the campaign file's key of the sheet's
+// do_not_call: (else its file). plan and run stop on them before any
+// call.
 func (f *File) signalProblems(i int, signals []PlanSignal) []Problem {
 	var out []Problem
 	key := f.doNotCallKey(i)
@@ -264,31 +263,40 @@ func (f *File) signalProblems(i int, signals []PlanSignal) []Problem {
 		if s.Use != "refused" {
 			continue
 		}
-		var says []string
-		if s.Rows > 0 {
-			what := "say do not call"
-			if s.Kind == "consent" {
-				what = "withdraw consent"
-			}
-			says = append(says, fmt.Sprintf("%d row(s) %s (%s)", s.Rows, what, strings.Join(s.Examples, ", ")))
-		}
-		if s.Unclear > 0 {
-			says = append(says, fmt.Sprintf("%d cell(s) read as neither yes nor no (%s)", s.Unclear, s.UnclearAt))
-		}
-		mapping := fmt.Sprintf("do_not_call: {column: %q}", s.Column)
-		switch s.Kind {
-		case "values":
-			quoted := make([]string, len(s.Values))
-			for k, v := range s.Values {
-				quoted[k] = fmt.Sprintf("%q", v)
-			}
-			mapping = fmt.Sprintf("do_not_call: [{column: %q, values: [%s]}]", s.Column, strings.Join(quoted, ", "))
-		case "consent":
-			mapping = fmt.Sprintf("consent: {column: %q}", s.Column)
-		}
-		msg := fmt.Sprintf("sheet %s: in column %q, %s, and the campaign does not map the column, so callrun cannot honour it: nothing is called until the campaign says what the column is. Map it (%s, beside any column mapped there already; its rows are then not called), or ignore it on purpose: do_not_call: {ignore: [{column: %q, reason: \"why these rows may be called\"}]}",
-			f.Sheets[i].File, s.Column, strings.Join(says, " and "), mapping, s.Column)
+		says, ways := f.refusedSignal(i, s)
+		msg := says + ", so callrun cannot honour it: nothing is called until the campaign says what the column is. " + ways
 		out = append(out, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: msg})
 	}
 	return out
+}
+
+// refusedSignal says of a refused signal column of sheet i what it says
+// (the column, how many rows say do not call and the first two) and the
+// two ways on: map it, or ignore it with a reason.
+func (f *File) refusedSignal(i int, s PlanSignal) (says, ways string) {
+	var what []string
+	if s.Rows > 0 {
+		verb := "say do not call"
+		if s.Kind == "consent" {
+			verb = "withdraw consent"
+		}
+		what = append(what, fmt.Sprintf("%d row(s) %s (%s)", s.Rows, verb, strings.Join(s.Examples, ", ")))
+	}
+	if s.Unclear > 0 {
+		what = append(what, fmt.Sprintf("%d cell(s) read as neither yes nor no (%s)", s.Unclear, s.UnclearAt))
+	}
+	mapping := fmt.Sprintf("do_not_call: {column: %q}", s.Column)
+	switch s.Kind {
+	case "values":
+		quoted := make([]string, len(s.Values))
+		for k, v := range s.Values {
+			quoted[k] = fmt.Sprintf("%q", v)
+		}
+		mapping = fmt.Sprintf("do_not_call: [{column: %q, values: [%s]}]", s.Column, strings.Join(quoted, ", "))
+	case "consent":
+		mapping = fmt.Sprintf("consent: {column: %q}", s.Column)
+	}
+	says = fmt.Sprintf("sheet %s: in column %q, %s, and the campaign does not map the column", f.Sheets[i].File, s.Column, strings.Join(what, " and "))
+	ways = fmt.Sprintf("Map it (%s, beside any column mapped there already; its rows are then not called), or ignore it on purpose: do_not_call: {ignore: [{column: %q, reason: \"why these rows may be called\"}]}", mapping, s.Column)
+	return says, ways
 }
