@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign/phone"
 )
 
@@ -281,5 +283,44 @@ func TestSignalConsentColumnUnmapped(t *testing.T) {
 	p, sup := signalPlan(t, f)
 	if err := sup.SignalProblems(f); err != nil || p.Totals.ToCall != 1 || p.FlaggedNumbers != 1 {
 		t.Errorf("mapped as consent: %v, %+v", err, p.Totals)
+	}
+}
+
+// TestRunSignalPastTheFirstRows: a run over a sheet whose column of tags
+// says do not call only past the rows read before the first call begins
+// calling, never calls that row (the sandbox's ledger), calls every
+// other once, and says in its log which column kept it and what to add.
+func TestRunSignalPastTheFirstRows(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Phone,First Name,Tags\n")
+	n := signalSampleRows + 50
+	late := dtPhone(signalSampleRows + 20)
+	for i := range n {
+		tags := "lead"
+		if dtPhone(i) == late {
+			tags = "lead;Do Not Call"
+		}
+		fmt.Fprintf(&b, "%s,Name %d,%s\n", dtPhone(i), i, tags)
+	}
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 8, ""), map[string]string{"leads.csv": b.String()})
+	if err := e.sup.SignalProblems(e.f); err != nil {
+		t.Fatalf("the pass before the run refused the campaign: %v", err)
+	}
+	var logged []string
+	var mu sync.Mutex
+	res := e.mustRun(func(o *RunOptions) {
+		o.Logf = func(format string, args ...any) {
+			mu.Lock()
+			logged = append(logged, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}
+	})
+	placed := dtPlaced(e.srv)
+	if placed[late] != 0 || len(placed) != n-1 || res.Sent != n-1 {
+		t.Errorf("the sandbox placed %d numbers (%s %d times), the run sent %d; want every number but %s once", len(placed), late, placed[late], res.Sent, late)
+	}
+	want := fmt.Sprintf(`sheet leads.csv: in column "Tags", 1 row(s) say do not call (row %d: "lead;Do Not Call"), and the campaign does not map the column: those rows were not called`, signalSampleRows+22)
+	if !slices.ContainsFunc(logged, func(l string) bool { return strings.HasPrefix(l, want) && strings.Contains(l, `do_not_call: [{column: "Tags", values: ["Do Not Call"]}]`) }) {
+		t.Errorf("the run's log lacks %q:\n%s", want, strings.Join(logged, "\n"))
 	}
 }
