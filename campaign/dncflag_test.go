@@ -16,9 +16,9 @@ import (
 	"github.com/callrun/callrun/campaign/sheet"
 )
 
-// TestFlagYes: a flag cell reads as yes, as no, or as neither, in the
+// TestReadFlagCell: a flag cell reads as yes, as no, or as neither, in the
 // languages of the table; a row whose cell reads neither is not called.
-func TestFlagYes(t *testing.T) {
+func TestReadFlagCell(t *testing.T) {
 	for _, cell := range []string{"1", "true", "TRUE", "True", "yes", "Yes", "YES", "y", "Y", "x", "X", "checked", "CHECKED", " 1 ", "\tyes ", "✓", "✔", "☑",
 		// A check mark typed on a phone or pasted from a chat carries the
 		// emoji variation selector (U+FE0F); ✅ and ☒ are check marks too.
@@ -31,7 +31,7 @@ func TestFlagYes(t *testing.T) {
 		"1.0",
 		// Other languages, and a do-not-call phrase in a flag column.
 		"ja", "Ja", "J", "oui", "sí", "Si", "sim", "sì", "tak", "kyllä", "ano", "evet", "wahr", "vrai", "Nicht anrufen", "Do not call", "DNC"} {
-		if got := readFlagCell(cell); got != saysYes || !FlagYes(cell) {
+		if got := readFlagCell(cell); got != saysYes {
 			t.Errorf("readFlagCell(%q) = %v; want a yes", cell, got)
 		}
 	}
@@ -44,7 +44,7 @@ func TestFlagYes(t *testing.T) {
 	for _, cell := range []string{"not checked", "10", "yes please", "-", "1.5", "11.0", "Pending", "see notes", "maybe",
 		// E is Turkish for yes (evet) and Finnish for no (ei): neither.
 		"E", "e"} {
-		if got := readFlagCell(cell); got != saysUnclear || FlagYes(cell) {
+		if got := readFlagCell(cell); got != saysUnclear {
 			t.Errorf("readFlagCell(%q) = %v; want neither yes nor no", cell, got)
 		}
 	}

@@ -320,7 +320,9 @@ func TestRunSignalPastTheFirstRows(t *testing.T) {
 		t.Errorf("the sandbox placed %d numbers (%s %d times), the run sent %d; want every number but %s once", len(placed), late, placed[late], res.Sent, late)
 	}
 	want := fmt.Sprintf(`sheet leads.csv: in column "Tags", 1 row(s) say do not call (row %d: "lead;Do Not Call"), and the campaign does not map the column: those rows were not called`, signalSampleRows+22)
-	if !slices.ContainsFunc(logged, func(l string) bool { return strings.HasPrefix(l, want) && strings.Contains(l, `do_not_call: [{column: "Tags", values: ["Do Not Call"]}]`) }) {
+	if !slices.ContainsFunc(logged, func(l string) bool {
+		return strings.HasPrefix(l, want) && strings.Contains(l, `do_not_call: [{column: "Tags", values: ["Do Not Call"]}]`)
+	}) {
 		t.Errorf("the run's log lacks %q:\n%s", want, strings.Join(logged, "\n"))
 	}
 }

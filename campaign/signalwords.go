@@ -108,7 +108,8 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		codes = append(codes, code)
 	}
 	sort.Strings(codes)
-	// where[table][word][says] lists the languages that read word so.
+	// readings are, for each word of the cells of a table (flag or
+	// consent), what it says in the languages that have it, and which.
 	type readings map[string]map[cellSays][]string
 	flag, consent := readings{}, readings{}
 	add := func(r readings, list []string, says cellSays, code string) {
@@ -121,15 +122,6 @@ func readSignalWords(data []byte) (*signalWords, error) {
 				r[k][says] = append(r[k][says], code)
 			}
 		}
-	}
-	folded := func(list []string) []string {
-		var out []string
-		for _, e := range list {
-			if k := foldString(e); k != "" && !slices.Contains(out, k) {
-				out = append(out, k)
-			}
-		}
-		return out
 	}
 	for _, code := range codes {
 		l := langs[code]
@@ -157,19 +149,21 @@ func readSignalWords(data []byte) (*signalWords, error) {
 				w.firstWords[k] = append(w.firstWords[k], []string{k}) // "DoNotCall" written as one word
 			}
 		}
-		w.dnc = append(w.dnc, folded(l.DoNotCall)...)
-		w.blocked = append(w.blocked, folded(l.Blocked)...)
-		w.optOut = append(w.optOut, folded(l.OptOut)...)
-		w.notAllowed = append(w.notAllowed, folded(l.NotAllowed)...)
-		w.calls = append(w.calls, folded(l.Calls)...)
-		w.texts = append(w.texts, folded(l.Texts)...)
-		w.other = append(w.other, folded(l.OtherChannels)...)
-		w.consentHeader = append(w.consentHeader, folded(l.Consent)...)
-		w.withdrawnHeader = append(w.withdrawnHeader, folded(l.Withdrawn)...)
-		w.lists = append(w.lists, folded(l.Lists)...)
-		w.details = append(w.details, folded(l.Details)...)
-		w.dates = append(w.dates, folded(l.Dates)...)
-		w.negations = append(w.negations, folded(l.Negations)...)
+		for _, h := range []struct {
+			into *[]string
+			list []string
+		}{
+			{&w.dnc, l.DoNotCall}, {&w.blocked, l.Blocked}, {&w.optOut, l.OptOut}, {&w.notAllowed, l.NotAllowed},
+			{&w.calls, l.Calls}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent},
+			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.dates, l.Dates},
+			{&w.negations, l.Negations},
+		} {
+			for _, e := range h.list {
+				if k := foldString(e); k != "" && !slices.Contains(*h.into, k) {
+					*h.into = append(*h.into, k)
+				}
+			}
+		}
 	}
 	// A word read two ways, in one language or two, reads as neither.
 	settle := func(r readings, into map[string]cellSays) {
@@ -363,13 +357,6 @@ func readFlagCell(cell string) cellSays {
 	}
 	return saysUnclear
 }
-
-// FlagYes reports whether a cell of a do-not-call flag column says yes,
-// in any of the table's languages: 1 (or 1.0), true, yes, y, x, ja, oui,
-// sí, a check mark, Dynamics 365's "Do Not Allow", or a do-not-call phrase
-// ("Do not call", "Nicht anrufen"), in any case. A cell that says neither
-// yes nor no ([readFlagCell]) is no yes, but its row is not called either.
-func FlagYes(cell string) bool { return readFlagCell(cell) == saysYes }
 
 // readValueCell reads a cell of a column of labels, tags or a status: it
 // says yes when the whole cell, or one whole tag of it, is a do-not-call
