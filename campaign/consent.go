@@ -270,18 +270,28 @@ var monthFirst = map[string]bool{"US": true, "PR": true, "GU": true, "VI": true,
 
 // consentColumn is the column callrun init maps as consent: the first of
 // the header's consent columns (see isConsentHeader) whose first rows hold
-// evidence callrun reads, else the first of them; "" when none. Columns
-// in used are passed over.
-func consentColumn(header []string, rows [][]string, region string, used map[string]bool) string {
+// evidence callrun reads, else the first of them; "" when none. A column
+// that says opt-in and nothing of consent or of calls ("Opt-In",
+// Mailchimp's OPTIN_TIME) may be an opt-in to e-mails: it is not mapped,
+// and optIn names the first such, for init to suggest in a comment.
+// Columns in used are passed over.
+func consentColumn(header []string, rows [][]string, region string, used map[string]bool) (column, optIn string) {
+	w := words()
 	var first string
 	for i, h := range header {
 		if h == "" || used[h] || !isConsentHeader(h) {
 			continue
 		}
+		if t := readHeaderWords(h); !t.has(w.consentHeader) && !t.has(w.calls) {
+			if optIn == "" {
+				optIn = h
+			}
+			continue
+		}
 		for _, r := range rows {
 			if i < len(r) {
 				if ev, _ := ReadConsent(r[i], region, time.Now()); ev != "" {
-					return h
+					return h, optIn
 				}
 			}
 		}
@@ -289,7 +299,7 @@ func consentColumn(header []string, rows [][]string, region string, used map[str
 			first = h
 		}
 	}
-	return first
+	return first, optIn
 }
 
 // isConsentHeader reports whether a header names a column of consent to
@@ -317,7 +327,7 @@ func consentChannel(column string) string {
 // when it names e-mails or texts and not calls, which.
 func consentHeader(h string) (consent bool, channel string) {
 	w, t := words(), readHeaderWords(h)
-	if !t.has(w.consentHeader) || t.has(w.negations) || t.has(w.optOut) || t.has(w.withdrawnHeader) ||
+	if !(t.has(w.consentHeader) || t.has(w.optIn)) || t.has(w.negations) || t.has(w.optOut) || t.has(w.withdrawnHeader) ||
 		t.has(w.dnc) || t.has(w.blocked) || t.has(w.details) {
 		return false, ""
 	}

@@ -203,7 +203,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", account[f]), Note: "a field of your account, from " + o.AccountFrom})
 		}
 	}
-	consent := consentColumn(o.Header, o.Rows, g.region, used)
+	consent, optIn := consentColumn(o.Header, o.Rows, g.region, used)
 	used[consent] = true
 	var unused []string
 	for _, h := range o.Header {
@@ -217,7 +217,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
 		"Countries": g.countries, "Others": g.others, "CountryColumn": g.country, "NameColumn": nameColumn,
-		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent,
+		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent, "OptIn": optIn,
 	})
 	return g.notes, err
 }
@@ -290,7 +290,11 @@ consent: {column: {{printf "%q" .Consent}}, required: true}
 {{- else}}
 # AI-voice calls need the called person's prior consent (US TCPA, FCC 24-17; UK PECR).
 # Map the column that records it, and rows without a date or a yes there are not called:
+{{- if .OptIn}}
+# consent: {column: {{printf "%q" .OptIn}}, required: true}    # an opt-in, but to what? Not to e-mails: map it only if it records consent to be called
+{{- else}}
 # consent: {column: "Consent Date", required: true}
+{{- end}}
 {{- end}}
 suppress: []                 # CSV files of numbers never to call, e.g. [do-not-call.csv]
 dedupe: campaign             # call each number once in the campaign (or: agent, none)

@@ -326,3 +326,26 @@ func TestRunSignalPastTheFirstRows(t *testing.T) {
 		t.Errorf("the run's log lacks %q:\n%s", want, strings.Join(logged, "\n"))
 	}
 }
+
+// TestInitConsentOnlyToCalls: init maps a column of consent to be called,
+// never one of consent to e-mails or texts, and a bare opt-in (Mailchimp's
+// OPTIN_TIME, most often an e-mail list's) only as a comment to decide.
+func TestInitConsentOnlyToCalls(t *testing.T) {
+	for _, tc := range []struct {
+		header []string
+		want   string
+	}{
+		{[]string{"Email Address", "Phone Number", "OPTIN_TIME", "OPTIN_IP"}, "\n# consent: {column: \"OPTIN_TIME\", required: true}    # an opt-in, but to what?"},
+		{[]string{"EMAIL", "SMS", "DOUBLE_OPT-IN", "SMS Consent"}, "\n# consent: {column: \"Consent Date\", required: true}\n"},
+		{[]string{"Phone", "Email Opt In", "Call Opt In"}, "\nconsent: {column: \"Call Opt In\", required: true}\n"},
+		{[]string{"Vorname", "Telefon", "Einwilligung Telefon"}, "\nconsent: {column: \"Einwilligung Telefon\", required: true}\n"},
+	} {
+		var b strings.Builder
+		if _, err := WriteInit(&b, InitOptions{Sheet: "s.csv", SheetName: "s.csv", Header: tc.header, Region: "US"}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%v: init's file lacks %q:\n%s", tc.header, tc.want, b.String())
+		}
+	}
+}

@@ -34,6 +34,7 @@ type signalLanguage struct {
 	Texts         []string `yaml:"texts"`
 	OtherChannels []string `yaml:"other_channels"`
 	Consent       []string `yaml:"consent"`
+	OptIn         []string `yaml:"opt_in"`
 	Granted       []string `yaml:"granted"`
 	Denied        []string `yaml:"denied"`
 	Withdrawn     []string `yaml:"withdrawn"`
@@ -74,7 +75,7 @@ type signalWords struct {
 	phrases    map[string]bool
 	firstWords map[string][][]string
 	// The header lists, folded, over every language.
-	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, withdrawnHeader, lists, details, dates, negations []string
+	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, optIn, withdrawnHeader, lists, details, dates, negations []string
 }
 
 // signalLanguages are the languages signalwords.yaml must hold: those
@@ -154,7 +155,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 			list []string
 		}{
 			{&w.dnc, l.DoNotCall}, {&w.blocked, l.Blocked}, {&w.optOut, l.OptOut}, {&w.notAllowed, l.NotAllowed},
-			{&w.calls, l.Calls}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent},
+			{&w.calls, l.Calls}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent}, {&w.optIn, l.OptIn},
 			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.dates, l.Dates},
 			{&w.negations, l.Negations},
 		} {
