@@ -193,6 +193,9 @@ func TestSignalsFromInitEndToEnd(t *testing.T) {
 			t.Setenv("CALLRUN_CLIENT_ID", sandbox.DefaultClientID)
 			t.Setenv("CALLRUN_CLIENT_SECRET", sandbox.DefaultClientSecret)
 			t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
+			// A store of its own: other tests call these numbers too, and
+			// contact pressure would hold them back.
+			t.Setenv("CALLRUN_HOME", filepath.Join(dir, "home"))
 
 			if code, out := runAppOut(t, "init", "--offline", "--region", tc.region, filepath.Join(dir, tc.sheet)); code != 0 {
 				t.Fatalf("init: exit %d\n%s", code, out)
