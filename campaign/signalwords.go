@@ -384,16 +384,11 @@ func readValueCell(cell string, extra map[string]bool) (cellSays, string) {
 			return saysYes, tag
 		}
 	}
-	ws := foldWords(c)
-	for i, x := range ws {
-		for _, p := range w.firstWords[x] {
-			if len(ws)-i >= len(p) && slices.Equal(ws[i:i+len(p)], p) {
-				return saysMention, ""
-			}
-		}
+	if w.mentions(c) {
+		return saysMention, ""
 	}
 	if len(extra) > 0 {
-		joined := strings.Join(ws, "")
+		joined := foldString(c)
 		for v := range extra {
 			if strings.Contains(joined, v) {
 				return saysMention, ""
@@ -401,6 +396,98 @@ func readValueCell(cell string, extra map[string]bool) (cellSays, string) {
 		}
 	}
 	return saysNothing, ""
+}
+
+// maxMentionWords bounds the words of an ASCII cell w.mentions reads
+// without allocating; a longer cell is read as any other text is.
+const maxMentionWords = 32
+
+// mentions reports whether text c holds a do-not-call phrase of the table
+// as words ("do not call before 10am"). A cell of a column of labels is
+// read so on every row, so ASCII text is split into words, folded and
+// looked up without allocating.
+func (w *signalWords) mentions(c string) bool {
+	var bounds [maxMentionWords][2]int
+	n := 0
+	if !asciiWords(c, func(i, j int) bool {
+		if strings.Trim(c[i:j], "'") == "" {
+			return true // no letter, no word (as foldWords drops it)
+		}
+		if n == len(bounds) {
+			return false
+		}
+		bounds[n] = [2]int{i, j}
+		n++
+		return true
+	}) {
+		ws := foldWords(c)
+		for i, x := range ws {
+			for _, p := range w.firstWords[x] {
+				if len(ws)-i >= len(p) && slices.Equal(ws[i:i+len(p)], p) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var buf, next [64]byte
+	for a := range n {
+		k := appendFold(buf[:0], c[bounds[a][0]:bounds[a][1]])
+		for _, p := range w.firstWords[string(k)] {
+			if n-a < len(p) {
+				continue
+			}
+			same := true
+			for j := 1; j < len(p) && same; j++ {
+				same = string(appendFold(next[:0], c[bounds[a+j][0]:bounds[a+j][1]])) == p[j]
+			}
+			if same {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asciiWords calls fn with the bounds of each word of s, split as
+// foldWords splits it (runs of letters, digits and apostrophes, and
+// camelCase), while fn returns true. It reports false when s is not
+// ASCII (fn is called for no word) or when fn stopped it.
+func asciiWords(s string, fn func(i, j int) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	isWord := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '\''
+	}
+	upper := func(c byte) bool { return 'A' <= c && c <= 'Z' }
+	lower := func(c byte) bool { return 'a' <= c && c <= 'z' }
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || !isWord(s[i]) {
+			if start >= 0 && !fn(start, i) {
+				return false
+			}
+			start = -1
+			continue
+		}
+		if start >= 0 && upper(s[i]) {
+			prev := s[i-1]
+			nextLower := i+1 < len(s) && lower(s[i+1])
+			if lower(prev) || ('0' <= prev && prev <= '9') || (upper(prev) && nextLower) {
+				if !fn(start, i) {
+					return false
+				}
+				start = i
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	return true
 }
 
 // nextTagBreak returns where the next break between tags of a cell is,

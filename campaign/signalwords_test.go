@@ -225,3 +225,25 @@ func TestSignalFold(t *testing.T) {
 		}
 	}
 }
+
+// TestAsciiWordsAsFoldWords: the words of an ASCII cell are split alike
+// by the reader of every row (asciiWords) and by the one of any text
+// (foldWords).
+func TestAsciiWordsAsFoldWords(t *testing.T) {
+	for _, s := range []string{"do not call before 10am", "DoNotCall", "DNCFlag", "SMS_BLACKLISTED", "Don't call!", "lead,spring promo",
+		"HasOptedOutOfPhone", "a1B2c", "  ", "x", "ABCDef", "call-me-maybe", "Ne pas appeler ::: VIP"} {
+		var got []string
+		asciiWords(s, func(i, j int) bool {
+			if k := foldString(s[i:j]); k != "" {
+				got = append(got, k)
+			}
+			return true
+		})
+		if want := foldWords(s); !slices.Equal(got, want) {
+			t.Errorf("%q: asciiWords %q, foldWords %q", s, got, want)
+		}
+	}
+	if asciiWords("Älä soita", func(int, int) bool { t.Error("asciiWords called fn on text that is not ASCII"); return true }) {
+		t.Error("asciiWords read text that is not ASCII")
+	}
+}
