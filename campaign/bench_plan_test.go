@@ -37,9 +37,10 @@ import (
 //     of a fresh process (this test binary re-executed, see
 //     TestPlanBenchChild) that does one plan and nothing else: what a user
 //     of `callrun plan` would see, runtime and all. child-rows/s is that
-//     process's rate, start-up of the normaliser included. (Not the
-//     child's ru_maxrss from wait4: os/exec starts children with vfork,
-//     so that starts at this process's resident set.)
+//     process's rate, start-up of the normaliser included, and
+//     child-cpu-s the CPU time it used. (Not the child's ru_maxrss from
+//     wait4: os/exec starts children with vfork, so that starts at this
+//     process's resident set.)
 //
 // CALLRUN_BENCH_PLAN_ROWS changes the number of rows (default 1,000,000).
 
@@ -376,6 +377,9 @@ func benchPlan1M(b *testing.B, path string) {
 	}
 	b.ReportMetric(float64(hwm)/1024, "child-VmHWM-MiB")
 	b.ReportMetric(float64(childRows)/childSecs, "child-rows/s")
+	// The CPU time the child used, start-up included: on a machine other
+	// work loads, a steadier measure than the wall clock's.
+	b.ReportMetric((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), "child-cpu-s")
 }
 
 // TestPlanBenchChild is not a test: BenchmarkPlan1M runs this test binary
