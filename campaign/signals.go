@@ -60,7 +60,10 @@ type signalColumn struct {
 }
 
 // read reads a cell of the column: what it says, and for a column of
-// labels the tag that said it.
+// labels the tag that said it. A mention of do not call is told in the
+// columns of labels the campaign maps only: the contact reader reads a
+// column of labels it does not map (every export's Tags) on every row,
+// for what its tags say.
 func (s *signalColumn) read(cell string) (cellSays, string) {
 	switch s.kind {
 	case signalFlag:
@@ -71,7 +74,11 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 		}
 		return saysNothing, ""
 	}
-	return readValueCell(cell, s.values)
+	says, tag := readValueCell(cell, s.values)
+	if says == saysNothing && s.mapped && mentionsPhrase(cell, s.values) {
+		says = saysMention
+	}
+	return says, tag
 }
 
 // note counts what row's cell says.

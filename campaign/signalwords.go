@@ -362,9 +362,8 @@ func readFlagCell(cell string) cellSays {
 // readValueCell reads a cell of a column of labels, tags or a status: it
 // says yes when the whole cell, or one whole tag of it, is a do-not-call
 // phrase of the table or one of extra (folded), and returns that tag;
-// it is a mention when its text holds a phrase without being one ("do not
-// call before 10am"); else it says nothing. Tags are separated by ",",
-// ";", "|", " ::: " (Google Contacts) or a line break.
+// else it says nothing. Tags are separated by ",", ";", "|", " ::: "
+// (Google Contacts) or a line break.
 func readValueCell(cell string, extra map[string]bool) (cellSays, string) {
 	c := strings.TrimSpace(cell)
 	if c == "" {
@@ -384,18 +383,30 @@ func readValueCell(cell string, extra map[string]bool) (cellSays, string) {
 			return saysYes, tag
 		}
 	}
-	if w.mentions(c) {
-		return saysMention, ""
+	return saysNothing, ""
+}
+
+// mentionsPhrase reports whether a cell that is no do-not-call phrase
+// ([readValueCell]) holds one, or one of extra (folded), in its text ("do
+// not call before 10am"): a mention, which plan reports for a column of
+// labels the campaign maps.
+func mentionsPhrase(cell string, extra map[string]bool) bool {
+	c := strings.TrimSpace(cell)
+	if c == "" {
+		return false
+	}
+	if words().mentions(c) {
+		return true
 	}
 	if len(extra) > 0 {
 		joined := foldString(c)
 		for v := range extra {
 			if strings.Contains(joined, v) {
-				return saysMention, ""
+				return true
 			}
 		}
 	}
-	return saysNothing, ""
+	return false
 }
 
 // maxMentionWords bounds the words of an ASCII cell w.mentions reads
