@@ -143,6 +143,9 @@ func (m *sheetMap) signalRow(row int, fields []string) rowSignal {
 	if m.sampleRows > 0 {
 		m.sampleRows--
 		for c, cell := range fields {
+			if c >= len(m.tracked) {
+				break // a field past the header's last
+			}
 			if m.tracked[c] || cell == "" {
 				continue
 			}

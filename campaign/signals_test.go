@@ -349,3 +349,17 @@ func TestInitConsentOnlyToCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalsRowsLongerOrShorter: a row shorter than the header, or with
+// an empty field past its last (as Excel writes), is read like any other.
+func TestSignalsRowsLongerOrShorter(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Name,DND\n+14155550101,Ada,\n+14155550102,Do not call,\n+14155550103\n+14155550104,Bea,1,\n"}
+	f, err := dncCampaign(t, sheets, "do_not_call: [{column: DND}, {column: Name, values: [Do not call]}]\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sup := signalPlan(t, f)
+	if got := rowStatuses(t, f, sup); !slices.Equal(got, []string{ToCall, Suppressed, ToCall, Suppressed}) {
+		t.Errorf("statuses %v", got)
+	}
+}
