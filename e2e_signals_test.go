@@ -187,12 +187,7 @@ func TestSignalsFromInitEndToEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeFile(t, filepath.Join(dir, tc.sheet), data)
-			srv := sandbox.NewServer(sandbox.Options{})
-			t.Cleanup(srv.Close)
-			t.Setenv("CALLRUN_BASE_URL", srv.URL)
-			t.Setenv("CALLRUN_CLIENT_ID", sandbox.DefaultClientID)
-			t.Setenv("CALLRUN_CLIENT_SECRET", sandbox.DefaultClientSecret)
-			t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
+			srv := inProcessSandbox(t, dir)
 			// A store of its own: other tests call these numbers too, and
 			// contact pressure would hold them back.
 			t.Setenv("CALLRUN_HOME", filepath.Join(dir, "home"))
