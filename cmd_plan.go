@@ -54,11 +54,13 @@ agent name that two agents of the account share. Offline, agents are not
 known: the plan says so, and run may still refuse.
 
 Exit codes: 0 fine; 1 run would refuse (an agent name two agents share);
-2 the campaign file, a sheet's header or a sheet's encoding is broken; 4
-with --strict, some rows are invalid or repaired, a sheet has no rows, a
-row says yes in a do-not-call column the campaign does not map, a cell of
-a mapped one says neither yes nor no, phone_number lists a column named
-for a fax, a pager or an assistant's line, or run would refuse.`,
+2 the campaign file, a sheet's header or a sheet's encoding is broken, or
+a column says do not call (or reads neither yes nor no) and the campaign
+neither maps it nor ignores it (do_not_call: {ignore: [...]}); 4 with
+--strict, some rows are invalid or repaired, a sheet has no rows, a cell
+of a do-not-call column says neither yes nor no, phone_number lists a
+column named for a fax, a pager or an assistant's line, or run would
+refuse.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "offline", Usage: "make no network request (no credentials needed)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid or repaired, a sheet has no rows, or run would refuse"},
@@ -205,11 +207,8 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 	if n := plan.SuppressionIgnored; o.strict && n > 0 {
 		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d entr(ies) of the suppression files are no phone number and suppress nobody; the warnings above list them", n))
 	}
-	if n := plan.UnmappedDoNotCall; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d row(s) say yes in a column that reads as a do-not-call flag the campaign does not map, and would be called; map it under do_not_call: (the warnings above name each column)", n))
-	}
 	if n := plan.UnclearDoNotCall; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows would be called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
+		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
 	}
 	if o.strict {
 		for _, s := range plan.Sheets {

@@ -189,6 +189,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := suppress.FlagsUnread(); err != nil {
 		return fmt.Errorf("%w; the do-not-call flags of the rows after it cannot be read (a do_not_call: yes, a consent withdrawn), so any row may hold a number the CRM marks do not call: nothing is called until the sheet is fixed (callrun plan shows every problem)", err)
 	}
+	// A column that says do not call and that the campaign neither maps
+	// nor ignores: nothing is called until the campaign says what it is.
+	if err := suppress.SignalProblems(f); err != nil {
+		return err
+	}
 	if o.shard.Sharded() {
 		f.SetShard(o.shard)
 		log.Info().Str("shard", o.shard.String()).Float64("per_second", f.Pace.PerSecond).Msgf("shard %s: the contacts whose number hashes to %d of %d, at %.4g calls/s (pace.per_second / %d)", o.shard, o.shard.Index, o.shard.Count, f.Pace.PerSecond, o.shard.Count)

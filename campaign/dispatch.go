@@ -387,6 +387,18 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 	waitCtx, stop := eitherDone(ctx, gctx)
 	defer stop()
 	queued := 0
+	// A column that says do not call only past the rows read before the
+	// run: its rows were not called; say why, and what plan asks.
+	defer func() {
+		for i := range r.f.Sheets {
+			for _, s := range cr.Signals(i) {
+				if s.Use == "refused" {
+					says, ways := r.f.refusedSignal(i, s)
+					r.opts.Logf("%s: those rows were not called, and plan refuses the campaign until it does. %s", says, ways)
+				}
+			}
+		}
+	}()
 	return cr.Each(ctx, func(c *Contact) error {
 		if c.Status != ToCall {
 			return nil
