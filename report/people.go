@@ -132,9 +132,8 @@ func (p *Page) writeWithPeople(w io.Writer, page []byte) error {
 		}
 		page = page[i+len(markerOpen):]
 		j := bytes.Index(page, []byte("-->"))
-		status := string(page[:j])
+		l := p.people[string(page[:j])]
 		page = page[j+len("-->"):]
-		l := p.people[status]
 		if l == nil {
 			continue
 		}
