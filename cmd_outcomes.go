@@ -115,7 +115,7 @@ func listOutcomes(ctx context.Context, o savedOptions, format string, out io.Wri
 			continue // another shard's, or nobody's: the whole campaign's listing says
 		}
 		l := deliveryLine{
-			ReceivedAt: report.Timestamp(d.At), Event: d.Event, AgentID: d.AgentID, PhoneNumber: d.Fields["phone_number"],
+			ReceivedAt: report.Timestamp(d.At), Event: d.Event, AgentID: d.AgentID, PhoneNumber: f.DeliveryNumber(s.norm, d.Fields).Raw,
 			Matched: matched, Sheet: t.Sheet, Row: t.Row, Detail: x.Detail(d), Key: d.Key,
 		}
 		if cw != nil {

@@ -32,11 +32,11 @@ func newListenMetrics() *listenMetrics {
 		}, []string{"campaign", "result"}),
 		unmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "callrun_listen_unmatched_total",
-			Help: "Deliveries stored whose phone_number the campaign's phone rules cannot read, so that no contact can take them (the report matches the rest to contacts).",
+			Help: "Deliveries stored whose number the campaign's phone rules cannot read, so that no contact can take them (the report matches the rest to contacts).",
 		}, []string{"campaign"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "callrun_listen_refused_total",
-			Help: "Requests refused and not stored, by status: 404 an unknown path (campaign empty), 405 a method other than GET and POST, 413 a body over 64 KiB, 400 an unreadable or empty delivery.",
+			Help: "Requests refused and not stored, by status: 404 an unknown path (campaign empty), 405 a method other than GET and POST, 413 a body over 1 MiB, 400 an unreadable or empty delivery.",
 		}, []string{"campaign", "code"}),
 		ack: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "callrun_listen_ack_seconds",

@@ -109,6 +109,15 @@ type Outcomes struct {
 	Fields []string `yaml:"fields"`
 	// OptOut names the field and values that mean "do not call me".
 	OptOut *OptOut `yaml:"opt_out"`
+	// PhoneField names a delivery's field that holds the called person's
+	// number, read before [NumberFields].
+	PhoneField string `yaml:"phone_field"`
+	// OwnNumbers are the numbers the service calls from for the account
+	// (its caller ids, local-presence numbers among them): a delivery's
+	// caller_number that is one of them is not the called person's.
+	OwnNumbers []string `yaml:"own_numbers"`
+
+	own []string // OwnNumbers in E.164, read by validateOutcomes
 }
 
 // OptOut is `outcomes.opt_out`: a delivery whose Field holds one of

@@ -94,9 +94,8 @@ func (fl *follower) poll(now time.Time, force bool) {
 		if !endsCall(d) {
 			continue
 		}
-		phone, _, err := fl.r.opts.Norm.Normalize(d.Fields["phone_number"], fl.r.f.Region)
-		if err == nil {
-			fl.r.active.ended(phone, d.AgentID)
+		if n := fl.r.f.DeliveryNumber(fl.r.opts.Norm, d.Fields); n.E164 != "" {
+			fl.r.active.ended(n.E164, d.AgentID)
 		}
 	}
 	if w := fl.warning(now); w != "" && !fl.warned {

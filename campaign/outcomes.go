@@ -2,10 +2,13 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
@@ -64,7 +67,7 @@ func (x *OutcomeIndex) Deliveries() []store.Delivery { return x.all }
 func (x *OutcomeIndex) Detail(d store.Delivery) string {
 	var detail []string
 	for _, name := range x.fields {
-		if v := d.Fields[name]; v != "" {
+		if v := apiclient.Field(d.Fields, name); v != "" {
 			detail = append(detail, name+"="+v)
 		}
 	}
@@ -99,18 +102,18 @@ type Taker struct {
 	Row   int
 }
 
-// NewOutcomeIndex indexes the deliveries ds by their numbers, read with
-// the campaign's region (the service sends E.164 numbers back; a number
-// that cannot be read matches no contact).
+// NewOutcomeIndex indexes the deliveries ds by their numbers, as
+// [File.DeliveryNumber] reads them (a number that cannot be read matches
+// no contact).
 func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *OutcomeIndex {
 	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, claimed: make([]bool, len(ds)),
 		owner: map[int]store.Key{}, taker: make([]Taker, len(ds))}
 	for i, d := range ds {
-		e164, _, err := norm.Normalize(d.Fields["phone_number"], f.Region)
-		if err != nil {
+		n := f.DeliveryNumber(norm, d.Fields)
+		if n.E164 == "" {
 			continue
 		}
-		x.byPhone[e164] = append(x.byPhone[e164], i)
+		x.byPhone[n.E164] = append(x.byPhone[n.E164], i)
 	}
 	return x
 }
@@ -220,7 +223,7 @@ func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID 
 	for _, name := range x.fields {
 		val, rank := "", -1
 		for _, d := range mine {
-			if v := d.Fields[name]; v != "" && eventRank(d.Event) >= rank {
+			if v := apiclient.Field(d.Fields, name); v != "" && eventRank(d.Event) >= rank {
 				val, rank = v, eventRank(d.Event)
 			}
 		}
@@ -239,7 +242,7 @@ func (x *OutcomeIndex) belongs(d store.Delivery, c *Contact, agentID string) boo
 	if d.AgentID != "" {
 		return d.AgentID == agentID
 	}
-	ghl, mine := d.Fields["ghl_contact_id"], c.Fields[FieldGHLContactID]
+	ghl, mine := apiclient.Field(d.Fields, "ghl_contact_id"), c.Fields[FieldGHLContactID]
 	return ghl == "" || mine == "" || ghl == mine
 }
 
@@ -287,30 +290,39 @@ func outcomeName(event string) string {
 }
 
 // eventRank orders events as a call goes through them; 0 for one callrun
-// does not know.
+// does not know. Events are compared in any case, with _ - or a space for
+// the dot: call.ended, call_ended, CALL-ENDED; with or without "call."; a
+// call completed, analysed or reported at its end (Vapi's
+// end-of-call-report) ended.
 func eventRank(event string) int {
-	switch strings.TrimPrefix(strings.ToLower(event), "call.") {
+	e := strings.ToLower(strings.TrimSpace(event))
+	e = strings.NewReplacer("_", ".", "-", ".", " ", ".").Replace(e)
+	switch strings.TrimPrefix(e, "call.") {
 	case "started":
 		return 1
 	case "answered":
 		return 2
-	case "ended", "completed":
+	case "ended", "completed", "analyzed", "end.of.call.report":
 		return 3
 	}
 	return 0
 }
 
 // OptsOut reports whether a delivery's fields say "do not call me":
-// outcomes.opt_out's field holds one of its values (trimmed, in any
-// case). `callrun listen` then puts the number on the do-not-call list.
+// outcomes.opt_out's field (matched as [apiclient.Field] matches keys,
+// wherever it is nested) holds one of its values (trimmed, in any case).
+// `callrun listen` then puts the number on the do-not-call list.
 func (o *Outcomes) OptsOut(fields map[string]string) bool {
 	if o == nil || o.OptOut == nil {
 		return false
 	}
-	v := strings.TrimSpace(fields[o.OptOut.Field])
-	for _, want := range o.OptOut.Values {
-		if v != "" && strings.EqualFold(v, strings.TrimSpace(want)) {
-			return true
+	_, vals := apiclient.FieldValues(fields, o.OptOut.Field)
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		for _, want := range o.OptOut.Values {
+			if v != "" && strings.EqualFold(v, strings.TrimSpace(want)) {
+				return true
+			}
 		}
 	}
 	return false
@@ -325,4 +337,96 @@ func (f *File) ReadNumber(norm *phone.Normalizer, raw string) (string, error) {
 		return "", err // it names raw
 	}
 	return e164, nil
+}
+
+// NumberFields are the fields a delivery names the called person's
+// number by, in order, as [apiclient.Field] matches them (any case, at
+// the top or nested in data, contact, customer, lead, call or message):
+// the service's phone_number, and the names its peers give it.
+// outcomes.phone_field names one more, looked at first.
+var NumberFields = []string{"phone_number", "to_number", "customer.number", "customer_number", "contact_number", "phone", "to", "mobile"}
+
+// CallerNumberField is the service's envelope's number of the call's
+// other end (data.caller_number). For a call callrun started it is the
+// called person, unless it is one of the campaign's own numbers
+// (outcomes.own_numbers, its local-presence numbers among them); it is
+// read only when no field of [NumberFields] holds a number.
+const CallerNumberField = "caller_number"
+
+// DeliveryNumber is the number of the person a delivery is about, as
+// [File.DeliveryNumber] reads it.
+type DeliveryNumber struct {
+	E164 string // "" when unreadable
+	// From is the path of the field it was read from; Raw is that
+	// field's value as the sender wrote it (when none reads, the first
+	// value of those fields).
+	From, Raw string
+	// Caller: it was read from caller_number, which a sender may fill
+	// with either end of the call: it is the person's only if it is a
+	// number the campaign called.
+	Caller bool
+	// Err says why no number was read: no field holds one, two fields
+	// give different ones, caller_number is the campaign's own.
+	Err error
+}
+
+// DeliveryNumber reads the number of the person a delivery (its fields)
+// is about: from the fields outcomes.phone_field and [NumberFields]
+// name, and, when none holds one, from caller_number unless it is one of
+// the campaign's own numbers. Two fields that give different numbers
+// make it unreadable: a delivery whose number is in doubt is nobody's.
+// The report, status, pacing and listen read a delivery's number through
+// it.
+func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) DeliveryNumber {
+	var got DeliveryNumber
+	seen := false
+	raw := ""
+	for _, name := range append(f.numberFields(), CallerNumberField) {
+		if _, vals := apiclient.FieldValues(fields, name); raw == "" && len(vals) > 0 {
+			raw = vals[0]
+		}
+	}
+	for _, name := range f.numberFields() {
+		paths, vals := apiclient.FieldValues(fields, name)
+		for i, v := range vals {
+			e164, err := f.ReadNumber(norm, v)
+			if err != nil {
+				continue
+			}
+			switch {
+			case !seen:
+				got, seen = DeliveryNumber{E164: e164, From: paths[i], Raw: v}, true
+			case got.E164 != e164:
+				return DeliveryNumber{Raw: raw, Err: fmt.Errorf("two of its fields give different numbers (%s: %s, %s: %s)", got.From, got.E164, paths[i], e164)}
+			}
+		}
+	}
+	if seen {
+		return got
+	}
+	paths, vals := apiclient.FieldValues(fields, CallerNumberField)
+	for i, v := range vals {
+		e164, err := f.ReadNumber(norm, v)
+		if err != nil {
+			continue
+		}
+		if f.Outcomes != nil && f.Outcomes.isOwn(e164) {
+			return DeliveryNumber{Raw: v, Err: fmt.Errorf("its only number, %s (%s), is one of the campaign's own (outcomes.own_numbers)", e164, paths[i])}
+		}
+		return DeliveryNumber{E164: e164, From: paths[i], Raw: v, Caller: true}
+	}
+	return DeliveryNumber{Raw: raw, Err: fmt.Errorf("none of its fields holds a number that reads (%s)", strings.Join(append(f.numberFields(), CallerNumberField), ", "))}
+}
+
+// numberFields are the fields a delivery's number is read from, in order.
+func (f *File) numberFields() []string {
+	if f.Outcomes != nil && f.Outcomes.PhoneField != "" {
+		return append([]string{f.Outcomes.PhoneField}, NumberFields...)
+	}
+	return NumberFields
+}
+
+// isOwn reports whether the E.164 number is one of outcomes.own_numbers.
+func (o *Outcomes) isOwn(e164 string) bool {
+	return slices.Contains(o.own, e164)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign/phone"
 )
 
 const outcomesCampaign = `name: spring-promo
@@ -96,4 +97,40 @@ func TestOutcomesSecretOffline(t *testing.T) {
 	}
 	short := strings.Replace(outcomesCampaign, "${HOOK_SECRET}", "short", 1)
 	expectProblems(t, problems(t, short, LoadOptions{Offline: true, Getenv: none}), "outcomes.url", "at least 16 characters")
+}
+
+// TestDeliveryNumber: the number of a delivery comes from the contact's
+// fields first, in any case and nesting, with outcomes.phone_field
+// before them; two that disagree make it unreadable; caller_number only
+// when none holds one, and never one of the campaign's own numbers.
+func TestDeliveryNumber(t *testing.T) {
+	f, err := Load(writeCampaign(t, strings.Replace(outcomesCampaign, "  fields: [disposition, summary]", "  fields: [disposition, summary]\n  phone_field: lead_tel\n  own_numbers: [\"(415) 555-0100\"]", 1)+"region: US\n"),
+		LoadOptions{Getenv: env(map[string]string{"HOOK_SECRET": "hook-secret-0123456789"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	for _, tc := range []struct {
+		fields map[string]string
+		want   string
+		caller bool
+		err    string
+	}{
+		{map[string]string{"phone_number": "(415) 555-0123"}, "+14155550123", false, ""},
+		{map[string]string{"Phone_Number": "+14155550123", "data.caller_number": "+14155550199"}, "+14155550123", false, ""},
+		{map[string]string{"message.call.customer.number": "+14155550123", "message.phoneNumber.number": "+14155550100"}, "+14155550123", false, ""},
+		{map[string]string{"contact.phone": "+14155550123", "to_number": "4155550123"}, "+14155550123", false, ""}, // one number, twice
+		{map[string]string{"LeadTel": "+14155550124", "phone": "n/a"}, "+14155550124", false, ""},                  // phone_field; an unreadable value is no number
+		{map[string]string{"phone_number": "+14155550123", "to_number": "+14155550124"}, "", false, "different numbers"},
+		{map[string]string{"data.caller_number": "+14155550123"}, "+14155550123", true, ""},
+		{map[string]string{"data.caller_number": "+1 415 555 0100"}, "", false, "own_numbers"},
+		{map[string]string{"from_number": "+14155550123", "status": "completed"}, "", false, "none of its fields"},
+	} {
+		got := f.DeliveryNumber(norm, tc.fields)
+		if got.E164 != tc.want || got.Caller != tc.caller || tc.err == "" && got.Err != nil || tc.err != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tc.err)) {
+			t.Errorf("%v: %+v, want %s (caller %v, error %q)", tc.fields, got, tc.want, tc.caller, tc.err)
+		}
+	}
+	bad := strings.Replace(strings.Replace(outcomesCampaign, "${HOOK_SECRET}", "0123456789abcdefgh", 1), "  fields: [disposition, summary]", "  own_numbers: [not a number]", 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}), "outcomes.own_numbers[0]")
 }

@@ -246,17 +246,13 @@ func openDeliveriesFile(path string) (*fileDeliveries, map[string]bool, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	ds, good, err := readDeliveries(f)
+	known, good, err := readDeliveryKeys(f)
 	if err == nil {
 		err = cutTail(f, good)
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	known := make(map[string]bool, len(ds))
-	for _, x := range ds {
-		known[x.Key] = true
 	}
 	return &fileDeliveries{path: path, f: f, size: good}, known, nil
 }
@@ -323,31 +319,63 @@ func ReadDeliveries(dir string) ([]Delivery, error) {
 // them with the length of the whole lines; a last line without its
 // newline is left out.
 func readDeliveries(f *os.File) ([]Delivery, int64, error) {
+	var out []Delivery
+	seen := map[string]bool{}
+	good, err := scanDeliveries(f, func(line []byte) (string, error) {
+		var d Delivery
+		if err := json.Unmarshal(line, &d); err != nil {
+			return "", err
+		}
+		if d.Key != "" && !seen[d.Key] {
+			seen[d.Key] = true
+			out = append(out, d)
+		}
+		return d.Key, nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, good, nil
+}
+
+// readDeliveryKeys reads the keys of the whole lines of f, and the length
+// of those lines, keeping nothing else of them: what listen keeps in
+// memory of a file whose deliveries may carry transcripts.
+func readDeliveryKeys(f *os.File) (map[string]bool, int64, error) {
+	keys := map[string]bool{}
+	good, err := scanDeliveries(f, func(line []byte) (string, error) {
+		var d struct {
+			Key string `json:"key"`
+		}
+		err := json.Unmarshal(line, &d)
+		keys[d.Key] = true
+		return d.Key, err
+	})
+	delete(keys, "")
+	return keys, good, err
+}
+
+// scanDeliveries calls each with every whole, non-blank line of f, which
+// returns the line's key, and returns the length of the whole lines; a
+// last line without its newline is left out. A line each cannot decode,
+// or whose key is empty, is an error naming it.
+func scanDeliveries(f *os.File, each func(line []byte) (string, error)) (int64, error) {
 	br := bufio.NewReader(f)
-	var (
-		out  []Delivery
-		good int64
-		seen = map[string]bool{}
-	)
+	var good int64
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			return out, good, nil // a torn last line, or none
+			return good, nil // a torn last line, or none
 		}
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		good += int64(len(line))
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var d Delivery
-		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
-			return nil, 0, fmt.Errorf("line %d is not a delivery", n)
-		}
-		if !seen[d.Key] {
-			seen[d.Key] = true
-			out = append(out, d)
+		if key, err := each(line); err != nil || key == "" {
+			return 0, fmt.Errorf("line %d is not a delivery", n)
 		}
 	}
 }

@@ -1,0 +1,130 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/report/store"
+)
+
+// Intake takes a campaign's webhook deliveries into its store, as
+// `callrun listen` (and run --sandbox's receiver) receives them: it
+// stores each durably, puts the number of an opt-out on the store's
+// do-not-call list and records a conversation for an answered call, all
+// before the delivery may be acknowledged. Its methods are safe for
+// concurrent use.
+type Intake struct {
+	f    *File
+	norm *phone.Normalizer
+	o    IntakeOptions
+}
+
+// IntakeOptions are where an [Intake] puts what it takes.
+type IntakeOptions struct {
+	// Deliveries is where the deliveries are stored.
+	Deliveries *store.Deliveries
+	// DoNotCall is the store's do-not-call list, where opt-outs go; nil
+	// when the campaign has no outcomes.opt_out.
+	DoNotCall store.DoNotCallList
+	// Starts are the store's call starts, where conversations go; nil
+	// for a rehearsal's receiver, whose answered calls phoned nobody.
+	Starts store.CallStarts
+	// Now is the clock of the entries written; nil is time.Now.
+	Now func() time.Time
+}
+
+// NewIntake returns the intake of campaign f.
+func NewIntake(f *File, norm *phone.Normalizer, o IntakeOptions) *Intake {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Intake{f: f, norm: norm, o: o}
+}
+
+// Taken is what [Intake.Take] did with a delivery.
+type Taken struct {
+	Key string
+	// New: the delivery was stored now; else it was stored already.
+	New bool
+	// Number is the delivery's number as [File.DeliveryNumber] reads it.
+	Number DeliveryNumber
+	// OptOut: the delivery says the person opted out; Listed are the
+	// numbers that put on the do-not-call list now (none when they were
+	// on it already).
+	OptOut bool
+	Listed []string
+}
+
+// IntakeError is a delivery [Intake.Take] could not take durably; What
+// says which step failed. The delivery must not be acknowledged: the
+// sender's retry takes it again.
+type IntakeError struct {
+	What string // "storing a delivery", ...
+	Key  string // the delivery's key
+	Err  error
+}
+
+func (e *IntakeError) Error() string { return e.What + ": " + e.Err.Error() }
+func (e *IntakeError) Unwrap() error { return e.Err }
+
+// Take stores delivery d, received at, durably unless it is stored
+// already, then puts the number of an opt-out on the do-not-call list and
+// records a conversation for an answered call, each durably. Only when it
+// returns nil may d be acknowledged; a retry of d finds each step done
+// and does it no more.
+func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, at time.Time) (Taken, error) {
+	t := Taken{Key: d.Key(), Number: in.f.DeliveryNumber(in.norm, d.Fields)}
+	isNew, err := in.o.Deliveries.Append(store.Delivery{Key: t.Key, At: at.UTC(), Event: d.Event, AgentID: d.AgentID, Fields: d.Fields, Raw: d.Raw})
+	if err != nil {
+		return t, &IntakeError{"storing a delivery", t.Key, err}
+	}
+	t.New = isNew
+	if err := in.optOut(ctx, d, &t); err != nil {
+		return t, &IntakeError{"putting an opt-out on the do-not-call list", t.Key, err}
+	}
+	if err := in.converse(ctx, d, t, at); err != nil {
+		return t, &IntakeError{"recording a conversation in the call starts", t.Key, err}
+	}
+	return t, nil
+}
+
+// optOut puts the number of delivery d on the do-not-call list, durably,
+// when d says the person opted out (outcomes.opt_out). A retry of d finds
+// the number on it already.
+func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) error {
+	if in.o.DoNotCall == nil || !in.f.Outcomes.OptsOut(d.Fields) {
+		return nil
+	}
+	t.OptOut = true
+	if t.Number.E164 == "" {
+		return nil // the caller says so, loudly
+	}
+	wrote, err := in.o.DoNotCall.Add(ctx, []store.DoNotCallEntry{{Number: t.Number.E164, At: in.o.Now(), Source: fmt.Sprintf("delivery %s of campaign %s", t.Key, in.f.Name)}})
+	for _, e := range wrote {
+		t.Listed = append(t.Listed, e.Number)
+	}
+	return err
+}
+
+// converse records a conversation with the number of delivery d, received
+// at, in the store's call starts, durably, when d says the call was
+// answered, so that a campaign with Reg F's rule never calls the number
+// within 7 days of it. A retry of d records nothing more; a delivery whose
+// number does not read records none (no contact can have it).
+func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, at time.Time) error {
+	if in.o.Starts == nil || !Answered(d.Event) || t.Number.E164 == "" {
+		return nil
+	}
+	_, err := in.o.Starts.Converse(ctx, store.Conversation{Number: t.Number.E164, At: at.UTC(), Campaign: in.f.Name, Key: t.Key})
+	return err
+}
+
+// Deliveries returns where the intake stores deliveries.
+func (in *Intake) Deliveries() *store.Deliveries { return in.o.Deliveries }
+
+// DoNotCall returns the do-not-call list the intake's opt-outs go to, nil
+// when none.
+func (in *Intake) DoNotCall() store.DoNotCallList { return in.o.DoNotCall }
