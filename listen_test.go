@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -365,4 +366,104 @@ func TestListenWarnsWhenNoDeliveryComes(t *testing.T) {
 	tgt.last.Store(0)
 	check(third.Add(14*time.Minute), 1)
 	check(third.Add(16*time.Minute), 2)
+}
+
+// TestListenRetryStraddlesUpgrade: deliveries stored by the callrun
+// before deliveries were told by their call and event
+// (testdata/deliveries-before-call-ids.jsonl, written by that callrun's
+// listen) keep their keys, and a retry of each, sent again to this
+// listen byte for byte, is found under its old key and stored no more,
+// with files and with PostgreSQL. A retry of the envelope that differs in
+// its timestamp is one delivery from then on.
+func TestListenRetryStraddlesUpgrade(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			path := writeListenCampaign(t, dir, "old")
+			old, err := os.ReadFile(filepath.Join("testdata", "deliveries-before-call-ids.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p *store.Postgres
+			if kind == "postgres" {
+				db := pgtest.URL(t)
+				b, _ := os.ReadFile(path)
+				os.WriteFile(path, append(b, "state: {postgres: \"${E2E_DATABASE_URL}\"}\n"...), 0o644)
+				t.Setenv("E2E_DATABASE_URL", db)
+				if p, err = store.OpenPostgres(context.Background(), db, "old", 0, 1); err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				// The old rows, as that listen inserted them: each under its key.
+				d, err := p.OpenDeliveries(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, line := range strings.Split(strings.TrimSpace(string(old)), "\n") {
+					var sd store.Delivery
+					if err := json.Unmarshal([]byte(line), &sd); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := d.Append(sd); err != nil {
+						t.Fatal(err)
+					}
+				}
+				d.Close()
+			} else {
+				stateDir := filepath.Join(dir, ".callrun", "old")
+				os.MkdirAll(stateDir, 0o700)
+				if err := os.WriteFile(filepath.Join(stateDir, store.DeliveriesFile), old, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stored := func() []store.Delivery {
+				t.Helper()
+				var ds []store.Delivery
+				if p != nil {
+					ds, err = p.ReadDeliveries(context.Background())
+				} else {
+					ds, err = store.ReadDeliveries(filepath.Join(dir, ".callrun", "old"))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ds
+			}
+			var logs e2eBuffer
+			base, stop := startListen(t, &logs, path)
+			hook := base + "/callrun/old/" + hookSecret
+			post := func(ctype, body string) {
+				t.Helper()
+				resp, err := http.Post(hook, ctype, strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("answered %d", resp.StatusCode)
+				}
+			}
+			const form, js = "application/x-www-form-urlencoded", "application/json"
+			envelope := `{"event":"call.ended","timestamp":"2026-11-25T11:59:30Z","data":{"call_id":"call_old_1","agent_id":"agent_1","caller_number":"+14155550132","status":"completed"},"signature":"sha256=00"}`
+			post(form, "event=call.started&phone_number=%2B14155550132&timestamp=2026-11-25T11%3A59%3A00Z")
+			post(js, envelope)
+			post(form, "event=call.answered&phone_number=%2B14155550132")
+			if ds := stored(); len(ds) != 3 {
+				t.Errorf("the retries of the 3 deliveries stored before the upgrade: %d stored, want 3", len(ds))
+			}
+			// The envelope again, its timestamp another: stored once (by its
+			// call and event), and its retries no more.
+			post(js, strings.Replace(envelope, "11:59:30", "12:01:00", 1))
+			post(js, strings.Replace(envelope, "11:59:30", "12:02:00", 1))
+			if ds := stored(); len(ds) != 4 {
+				t.Errorf("a retry of the envelope with other timestamps, twice: %d stored, want 4", len(ds))
+			}
+			if err := stop(); err != nil {
+				t.Error(err)
+			}
+			if !strings.Contains(logs.String(), `"duplicate":true`) {
+				t.Errorf("no duplicate logged:\n%s", logs.String())
+			}
+		})
+	}
 }

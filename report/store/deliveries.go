@@ -40,6 +40,11 @@ type Delivery struct {
 	AgentID string            `json:"agent_id,omitempty"`
 	Fields  map[string]string `json:"fields"`
 	Raw     string            `json:"raw,omitempty"` // bounded and redacted
+	// Legacy is the key callrun gave the delivery before deliveries were
+	// told by their call and event, when it differs from Key: a delivery
+	// stored under it is this one, so Append stores it no more. It is
+	// checked, never stored.
+	Legacy string `json:"-"`
 }
 
 // Deliveries is where `callrun listen` stores a campaign's deliveries:
@@ -99,8 +104,8 @@ func newDeliveries(where string, k deliverySink, known map[string]bool) *Deliver
 	return w
 }
 
-// Append stores d durably unless a delivery of the same key is stored
-// already, and reports whether it was new. Only after it returns nil may
+// Append stores d durably unless a delivery of the same key, or of its
+// legacy key, is stored already, and reports whether it was new. Only after it returns nil may
 // listen acknowledge the delivery. A delivery whose key is being stored
 // by another caller at the same moment waits for that commit, and is a
 // duplicate once it is durable.
@@ -118,7 +123,7 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 		w.mu.Unlock()
 		return false, os.ErrClosed
 	}
-	if w.known[d.Key] {
+	if w.known[d.Key] || d.Legacy != "" && w.known[d.Legacy] {
 		w.mu.Unlock()
 		return false, nil
 	}
