@@ -55,6 +55,7 @@ type deliveryLine struct {
 	AgentID     string `json:"agent_id"`
 	PhoneNumber string `json:"phone_number"`
 	Matched     bool   `json:"matched"`
+	Match       string `json:"match"`
 	Sheet       string `json:"sheet,omitempty"`
 	Row         int    `json:"row,omitempty"`
 	Detail      string `json:"detail"`
@@ -62,7 +63,7 @@ type deliveryLine struct {
 }
 
 // deliveryColumns are the columns of `callrun outcomes --format csv`.
-var deliveryColumns = []string{"received_at", "event", "agent_id", "phone_number", "matched", "sheet", "row", "detail", "key"}
+var deliveryColumns = []string{"received_at", "event", "agent_id", "phone_number", "matched", "sheet", "row", "detail", "key", "match"}
 
 func (l deliveryLine) cells() []string {
 	row := ""
@@ -71,7 +72,7 @@ func (l deliveryLine) cells() []string {
 	}
 	return []string{
 		report.Escape(l.ReceivedAt), report.Escape(l.Event), report.Escape(l.AgentID), report.EscapeNumber(l.PhoneNumber),
-		strconv.FormatBool(l.Matched), report.Escape(l.Sheet), row, report.Escape(l.Detail), report.Escape(l.Key),
+		strconv.FormatBool(l.Matched), report.Escape(l.Sheet), row, report.Escape(l.Detail), report.Escape(l.Key), l.Match,
 	}
 }
 
@@ -110,13 +111,13 @@ func listOutcomes(ctx context.Context, o savedOptions, format string, out io.Wri
 		enc = json.NewEncoder(out)
 	}
 	for i, d := range x.Deliveries() {
-		t, matched := x.Taken(i)
+		t, how, matched := x.Taken(i)
 		if !matched && f.Shard.Sharded() {
 			continue // another shard's, or nobody's: the whole campaign's listing says
 		}
 		l := deliveryLine{
 			ReceivedAt: report.Timestamp(d.At), Event: d.Event, AgentID: d.AgentID, PhoneNumber: f.DeliveryNumber(s.norm, d.Fields).Raw,
-			Matched: matched, Sheet: t.Sheet, Row: t.Row, Detail: x.Detail(d), Key: d.Key,
+			Matched: matched, Match: how, Sheet: t.Sheet, Row: t.Row, Detail: x.Detail(d), Key: d.Key,
 		}
 		if cw != nil {
 			if err := cw.Write(l.cells()); err != nil {

@@ -41,6 +41,7 @@ const (
 	corpusNumber       = "+14155550123" // Ada, called first: the contact a case's outcome is of
 	corpusNumber2      = "+14155550124" // Grace, called too
 	corpusCallID       = "call_corpus_0123"
+	corpusCallID2      = "call_corpus_0124"
 	corpusSecret       = "corpus-signing-secret"
 	corpusOwnNumber    = "+14155550100"
 )
@@ -155,6 +156,7 @@ outcomes:
 		intent, outcome := base, base
 		intent.Type, intent.At = store.TypeIntent, at
 		outcome.Type, outcome.Status, outcome.HTTP, outcome.At = store.TypeOutcome, store.OutcomeSent, 200, at.Add(200*time.Millisecond)
+		outcome.CallID = []string{corpusCallID, corpusCallID2}[i]
 		recs = append(recs, intent, outcome)
 	}
 	for _, r := range recs {

@@ -246,20 +246,20 @@ func TestActiveCallsEnded(t *testing.T) {
 	t0 := time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)
 	a := newActiveCalls(3, time.Hour)
 	s1, _ := a.take(t0, "+12122010001", "agent_a")
-	a.started(s1, t0)
+	a.started(s1, t0, "")
 	s2, _ := a.take(t0, "+12122010001", "agent_a")
-	a.started(s2, t0.Add(time.Second))
+	a.started(s2, t0.Add(time.Second), "")
 	s3, _ := a.take(t0, "+12122010002", "agent_b")
 	if slot, wait := a.take(t0, "+1", ""); slot != 0 || wait <= 0 {
 		t.Fatalf("a fourth slot: %d, wait %s", slot, wait)
 	}
-	if a.ended("+12122010001", "agent_b") || a.ended("+12122010009", "") {
+	if a.ended("", "+12122010001", "agent_b") || a.ended("", "+12122010009", "") {
 		t.Error("an end of another agent's call, or of a number not called, freed a slot")
 	}
-	if !a.ended("+12122010001", "") || a.calls[s1] != nil || a.calls[s2] == nil {
+	if !a.ended("", "+12122010001", "") || a.calls[s1] != nil || a.calls[s2] == nil {
 		t.Error("the end did not free the call that started first")
 	}
-	if !a.ended("+12122010002", "agent_b") || a.calls[s3] == nil {
+	if !a.ended("", "+12122010002", "agent_b") || a.calls[s3] == nil {
 		t.Error("an end delivered while the start was in flight freed its slot before the answer")
 	}
 	if slot, _ := a.take(t0, "+1", ""); slot == 0 {
@@ -268,9 +268,28 @@ func TestActiveCallsEnded(t *testing.T) {
 	if slot, _ := a.take(t0, "+1", ""); slot != 0 {
 		t.Error("the call in flight whose end came is not held until its answer")
 	}
-	a.started(s3, t0)
+	a.started(s3, t0, "")
 	if a.calls[s3] != nil {
 		t.Error("the call whose end came while in flight holds its slot after its answer")
+	}
+}
+
+// TestActiveCallsEndedByCallID: a delivered end that names its call frees
+// that call's slot, whichever call to the number started first; one that
+// names a call of no slot frees none by its number when every call to it
+// has an id of its own.
+func TestActiveCallsEndedByCallID(t *testing.T) {
+	t0 := time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)
+	a := newActiveCalls(3, time.Hour)
+	s1, _ := a.take(t0, "+12122010001", "agent_a")
+	a.started(s1, t0, "call_1")
+	s2, _ := a.take(t0, "+12122010001", "agent_a")
+	a.started(s2, t0.Add(time.Second), "call_2")
+	if !a.ended("call_2", "+12122010001", "agent_a") || a.calls[s2] != nil || a.calls[s1] == nil {
+		t.Error("the end of call_2 did not free call_2's slot alone")
+	}
+	if a.ended("call_9", "+12122010001", "agent_a") || a.calls[s1] == nil {
+		t.Error("the end of another call freed call_1's slot by its number")
 	}
 }
 

@@ -575,8 +575,8 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		var callLater time.Duration // a Retry-After past MaxRetryAfter: the run ends
 		switch outcome {
 		case apiclient.Sent:
-			r.active.started(slot, r.opts.Now())
-			rec.Status, rec.HTTP, rec.Body, rec.Reason = store.OutcomeSent, resp.StatusCode, resp.Body, resp.Cut
+			r.active.started(slot, r.opts.Now(), resp.CallID)
+			rec.Status, rec.HTTP, rec.Body, rec.Reason, rec.CallID = store.OutcomeSent, resp.StatusCode, resp.Body, resp.Cut, resp.CallID
 			settled = store.Sent
 			if resp.Cut != "" {
 				r.notes.add("were answered 2xx and then their answer was cut off: the calls are placed, recorded sent, and their reason says so")
@@ -589,7 +589,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 				r.notes.add(fmt.Sprintf("were answered %d %s with a body that says error (%s): the service refused them, recorded failed", s, http.StatusText(s), serviceSaid(err)))
 			}
 		case apiclient.Uncertain:
-			r.active.started(slot, r.opts.Now())
+			r.active.started(slot, r.opts.Now(), "")
 			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
 			settled = store.Uncertain
 			if s := rec.HTTP; s >= 200 && s < 300 {

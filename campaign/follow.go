@@ -94,9 +94,7 @@ func (fl *follower) poll(now time.Time, force bool) {
 		if !endsCall(d) {
 			continue
 		}
-		if n := fl.r.f.DeliveryNumber(fl.r.opts.Norm, d.Fields); n.E164 != "" {
-			fl.r.active.ended(n.E164, d.AgentID)
-		}
+		fl.r.active.ended(d.CallID, fl.r.f.DeliveryNumber(fl.r.opts.Norm, d.Fields).E164, d.AgentID)
 	}
 	if w := fl.warning(now); w != "" && !fl.warned {
 		fl.warned = true

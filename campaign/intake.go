@@ -77,7 +77,7 @@ func (e *IntakeError) Unwrap() error { return e.Err }
 // and does it no more.
 func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, at time.Time) (Taken, error) {
 	t := Taken{Key: d.Key(), Number: in.f.DeliveryNumber(in.norm, d.Fields)}
-	sd := store.Delivery{Key: t.Key, At: at.UTC(), Event: d.Event, AgentID: d.AgentID, Fields: d.Fields, Raw: d.Raw}
+	sd := store.Delivery{Key: t.Key, At: at.UTC(), Event: d.Event, AgentID: d.AgentID, CallID: d.CallID, Fields: d.Fields, Raw: d.Raw}
 	if l := d.LegacyKey(); l != t.Key {
 		sd.Legacy = l // a retry of a delivery stored before the upgrade
 	}

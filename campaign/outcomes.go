@@ -40,6 +40,10 @@ func OpenOutcomes(ctx context.Context, f *File, st *store.State, norm *phone.Nor
 		return nil, err
 	}
 	x := NewOutcomeIndex(f, norm, ds)
+	if err := x.byCall(st); err != nil {
+		return nil, err
+	}
+	x.byRedial(f, st)
 	if f.Dedupe != "campaign" {
 		x.Share(st)
 	}
@@ -75,26 +79,52 @@ func (x *OutcomeIndex) Detail(d store.Delivery) string {
 }
 
 // OutcomeIndex matches a campaign's stored deliveries to its contacts,
-// for the report, status and `callrun outcomes`. A delivery belongs to
-// the contact with the same normalised number and, where the delivery
-// names its agent, the same agent, else (where both have one) the same
-// ghl_contact_id. Where several contacts share the number (dedupe: agent
-// or none), [OutcomeIndex.Share] gives it to the one whose call started
-// last before the delivery came; else the first such contact met takes
-// it. The rest stay unmatched.
+// for the report, status and `callrun outcomes`. A delivery belongs, by
+// the first rule that holds:
+//
+//  1. to the contact whose call it names: its call_id is the one the
+//     service's answer gave that contact's call start (the journal keeps
+//     it);
+//  2. to the contact with its number ([File.DeliveryNumber]) and, where
+//     it names its agent, the same agent, else (where both have one) the
+//     same ghl_contact_id. Where several contacts share the number
+//     (dedupe: agent or none), [OutcomeIndex.Share] gives it to the one
+//     whose call started last before it came; else the first such
+//     contact met takes it;
+//  3. where it names an agent that is none of the campaign's (the agent
+//     the service redials through), to the one contact with its number
+//     whose call started within pace.call_length before it came;
+//  4. where its number does not read, to the contact with its
+//     ghl_contact_id.
+//
+// The rest stay unmatched.
 type OutcomeIndex struct {
 	fields  []string
 	all     []store.Delivery
 	byPhone map[string][]int // normalised number -> indexes into all
+	byGHL   map[string][]int // ghl_contact_id of a delivery whose number does not read -> indexes
 	claimed []bool
-	// owner is, for a delivery whose number several contacts share, the
-	// journal key of the contact Share gave it to.
+	// owner is, for a delivery that may be one contact's alone (the call
+	// it names, the one contact a redial can be, the one of a shared
+	// number Share gave it to), that contact's journal key.
 	owner map[int]store.Key
+	// how says, for each delivery taken, by which rule: one of the
+	// Matched values.
+	how []string
 	// taker is, for each delivery taken, the contact that took it.
 	taker []Taker
+	norm  *phone.Normalizer
 	f     *File        // for Add
 	st    *store.State // for Add
 }
+
+// How a delivery was matched to its contact, as `callrun outcomes` says.
+const (
+	MatchedByCallID      = "matched-by-call-id"
+	MatchedByNumberAgent = "matched-by-number-and-agent"
+	MatchedByNumber      = "matched-by-number"
+	MatchedByGHL         = "matched-by-ghl-contact-id"
+)
 
 // Taker is the contact a delivery was matched to: its sheet and row.
 type Taker struct {
@@ -103,19 +133,129 @@ type Taker struct {
 }
 
 // NewOutcomeIndex indexes the deliveries ds by their numbers, as
-// [File.DeliveryNumber] reads them (a number that cannot be read matches
-// no contact).
+// [File.DeliveryNumber] reads them, and those whose number does not read
+// by their ghl_contact_id.
 func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *OutcomeIndex {
-	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, claimed: make([]bool, len(ds)),
-		owner: map[int]store.Key{}, taker: make([]Taker, len(ds))}
+	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, byGHL: map[string][]int{},
+		claimed: make([]bool, len(ds)), owner: map[int]store.Key{}, how: make([]string, len(ds)), taker: make([]Taker, len(ds)), norm: norm}
 	for i, d := range ds {
-		n := f.DeliveryNumber(norm, d.Fields)
-		if n.E164 == "" {
-			continue
+		if n := f.DeliveryNumber(norm, d.Fields); n.E164 != "" {
+			x.byPhone[n.E164] = append(x.byPhone[n.E164], i)
+		} else if ghl := apiclient.Field(d.Fields, "ghl_contact_id"); ghl != "" {
+			x.byGHL[ghl] = append(x.byGHL[ghl], i)
 		}
-		x.byPhone[n.E164] = append(x.byPhone[n.E164], i)
 	}
 	return x
+}
+
+// byCall gives each delivery that names a call of the journal st (the
+// call id the service's answer gave a call start) to that call's
+// contact alone, whatever number it holds.
+func (x *OutcomeIndex) byCall(st *store.State) error {
+	ids := map[string]bool{}
+	for _, d := range x.all {
+		if d.CallID != "" {
+			ids[d.CallID] = true
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	keys, err := st.CallKeys(ids)
+	if err != nil {
+		return err
+	}
+	for i, d := range x.all {
+		k, ok := keys[d.CallID]
+		if !ok {
+			continue
+		}
+		x.owner[i] = k
+		x.how[i] = MatchedByCallID
+		if !slices.Contains(x.byPhone[k.Phone], i) {
+			x.byPhone[k.Phone] = append(x.byPhone[k.Phone], i)
+		}
+	}
+	return nil
+}
+
+// defaultRedialWindow is how long before a redial agent's delivery the
+// call it reports may have started, for a campaign without
+// pace.call_length.
+const defaultRedialWindow = 30 * time.Minute
+
+// byRedial gives each delivery that names an agent none of the journal
+// st's contacts were called through (the service's "Redial Agent"), and
+// that no call id gave already, to the one contact with its number whose
+// call started within pace.call_length before the delivery came; when
+// none or several did, to nobody.
+func (x *OutcomeIndex) byRedial(f *File, st *store.State) {
+	window := f.Pace.CallLength
+	if window <= 0 {
+		window = defaultRedialWindow
+	}
+	var ours map[string]bool // the campaign's agent ids, read when first needed
+	phones := map[string]bool{}
+	var redials []int
+	for p, is := range x.byPhone {
+		for _, i := range is {
+			if d := x.all[i]; d.AgentID != "" && x.how[i] == "" {
+				phones[p] = true
+				redials = append(redials, i)
+			}
+		}
+	}
+	if len(redials) == 0 {
+		return
+	}
+	ours = campaignAgentIDs(st)
+	keys := st.KeysWithPhone(phones)
+	for _, i := range redials {
+		d := x.all[i]
+		if ours[d.AgentID] {
+			continue
+		}
+		n := f.DeliveryNumber(x.norm, d.Fields).E164
+		var found []store.Key
+		for _, k := range keys[n] {
+			e, ok := st.Lookup(k)
+			if !ok || e.Attempts == 0 {
+				continue
+			}
+			start := callStart(e)
+			if !start.After(d.At) && d.At.Sub(start) <= window {
+				found = append(found, k)
+			}
+		}
+		if len(found) == 1 {
+			x.owner[i] = found[0]
+			x.how[i] = MatchedByNumber
+		}
+	}
+}
+
+// campaignAgentIDs returns the service's ids of the agents the journal
+// st's calls went through: each agent's, as its first contact's last
+// record names it.
+func campaignAgentIDs(st *store.State) map[string]bool {
+	ids := map[string]bool{}
+	for _, k := range st.AgentKeys() {
+		if e, ok := st.Lookup(k); ok && e.AgentID != "" {
+			ids[e.AgentID] = true
+		}
+	}
+	return ids
+}
+
+// callStart is when the call of a journal entry is taken to have
+// started: the earliest it can have, its last answer less callStartSpan,
+// or its first attempt if that came later.
+func callStart(e store.Entry) time.Time {
+	start := e.FirstAt
+	if lo := e.LastAt.Add(-callStartSpan); lo.After(start) {
+		start = lo
+	}
+	return start
 }
 
 // callStartSpan is how long before its answer a call start may have
@@ -128,9 +268,9 @@ const callStartSpan = defaultRequestTimeout
 // before the delivery came, of those with the agent the delivery names;
 // to the first called if none started before it (the clocks of two
 // machines disagree). A call is taken to have started at the earliest
-// it can have: its last answer less callStartSpan, or its first attempt
-// if that came later. Outcome then gives the
-// delivery to that contact alone. Call it once, before Outcome.
+// it can have (callStart). Outcome then gives the delivery to that
+// contact alone. A delivery given already (by its call id, or as a
+// redial) is left as it is. Call it once, before Outcome.
 func (x *OutcomeIndex) Share(st *store.State) {
 	phones := make(map[string]bool, len(x.byPhone))
 	for p := range x.byPhone {
@@ -151,13 +291,12 @@ func (x *OutcomeIndex) Share(st *store.State) {
 			if !ok || e.Attempts == 0 {
 				continue
 			}
-			start := e.FirstAt
-			if lo := e.LastAt.Add(-callStartSpan); lo.After(start) {
-				start = lo
-			}
-			calls = append(calls, call{k, start, e.AgentID})
+			calls = append(calls, call{k, callStart(e), e.AgentID})
 		}
 		for _, i := range x.byPhone[phone] {
+			if _, given := x.owner[i]; given {
+				continue
+			}
 			d := x.all[i]
 			var best, first *call
 			for j := range calls {
@@ -190,16 +329,34 @@ func (x *OutcomeIndex) Share(st *store.State) {
 // outcomes.fields names, each from the latest delivery that has it.
 func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID string) report.Outcome {
 	var mine []store.Delivery
-	for _, i := range x.byPhone[c.Phone] {
-		if x.claimed[i] || !x.belongs(x.all[i], c, agentID) {
-			continue
-		}
-		if owner, ok := x.owner[i]; ok && owner != key {
-			continue
-		}
+	take := func(i int, how string) {
 		x.claimed[i] = true
 		x.taker[i] = Taker{Sheet: sheet, Row: c.Row}
+		if x.how[i] == "" {
+			x.how[i] = how
+		}
 		mine = append(mine, x.all[i])
+	}
+	for _, i := range x.byPhone[c.Phone] {
+		if x.claimed[i] {
+			continue
+		}
+		if owner, ok := x.owner[i]; ok {
+			if owner == key {
+				take(i, MatchedByNumberAgent)
+			}
+			continue
+		}
+		if x.belongs(x.all[i], c, agentID) {
+			take(i, MatchedByNumberAgent)
+		}
+	}
+	if ghl := c.Fields[FieldGHLContactID]; ghl != "" {
+		for _, i := range x.byGHL[ghl] {
+			if d := x.all[i]; !x.claimed[i] && (d.AgentID == "" || d.AgentID == agentID) {
+				take(i, MatchedByGHL)
+			}
+		}
 	}
 	var o report.Outcome
 	if len(mine) == 0 {
@@ -246,10 +403,13 @@ func (x *OutcomeIndex) belongs(d store.Delivery, c *Contact, agentID string) boo
 	return ghl == "" || mine == "" || ghl == mine
 }
 
-// Taken returns the contact that took the i-th delivery, and false if
-// none did (yet).
-func (x *OutcomeIndex) Taken(i int) (Taker, bool) {
-	return x.taker[i], x.claimed[i]
+// Taken returns the contact that took the i-th delivery and by which
+// rule (a Matched value), and false if none did (yet).
+func (x *OutcomeIndex) Taken(i int) (Taker, string, bool) {
+	if !x.claimed[i] {
+		return Taker{}, "", false
+	}
+	return x.taker[i], x.how[i], true
 }
 
 // Unmatched returns how many deliveries no contact took.

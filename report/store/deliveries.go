@@ -38,6 +38,7 @@ type Delivery struct {
 	At      time.Time         `json:"at"` // when listen received it
 	Event   string            `json:"event,omitempty"`
 	AgentID string            `json:"agent_id,omitempty"`
+	CallID  string            `json:"call_id,omitempty"` // the call it names, if any
 	Fields  map[string]string `json:"fields"`
 	Raw     string            `json:"raw,omitempty"` // bounded and redacted
 	// Legacy is the key callrun gave the delivery before deliveries were

@@ -34,6 +34,7 @@ type Record struct {
 	HTTP    int       `json:"http,omitempty"`     // HTTP status of the service's answer
 	Reason  string    `json:"reason,omitempty"`   // why, in words, for anything but sent
 	Body    string    `json:"body,omitempty"`     // excerpt of the service's answer (already bounded by the caller)
+	CallID  string    `json:"call_id,omitempty"`  // outcome of a sent call only: the call id the service's answer gave
 	Note    string    `json:"note,omitempty"`     // free text, on run and end records
 	At      time.Time `json:"at"`                 // when; Append sets it to now if zero
 }

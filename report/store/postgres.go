@@ -840,6 +840,30 @@ type pgRecords struct {
 	lines  map[int64][]byte // the rows last read
 }
 
+func (r *pgRecords) callKeys(ids map[string]bool) (map[string]Key, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	list := make([]string, 0, len(ids))
+	for id := range ids {
+		list = append(list, id)
+	}
+	rows, err := r.p.pool.Query(ctx, `
+SELECT line FROM callrun_journal
+WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id') = ANY($2)`, r.p.campaign, list)
+	if err != nil {
+		return nil, r.p.wrap("reading the journal from", err)
+	}
+	keys := map[string]Key{}
+	var line []byte
+	if _, err := pgx.ForEachRow(rows, []any{&line}, func() error {
+		callKey(line, ids, keys)
+		return nil
+	}); err != nil {
+		return nil, r.p.wrap("reading the journal from", err)
+	}
+	return keys, nil
+}
+
 // A window: rows a little before the one asked for (a contact's intent
 // comes shortly before its outcome) and the rest after, or the other way
 // round when the lookups go backwards (a sheet sorted the other way).
