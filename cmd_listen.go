@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -24,9 +25,9 @@ func listenCommand(s *session) *cli.Command {
 		Name:      "listen",
 		Usage:     "receive the service's webhook deliveries for campaigns with outcomes:, and store each before answering",
 		ArgsUsage: "CAMPAIGN.yaml...",
-		Description: `Serves each campaign's outcomes.url path: the service's account webhooks and
-agent webhooks (GET query; POST form, multipart form, JSON object or array of
-them; up to 1 MiB). A delivery is written durably
+		Description: `Serves each campaign's outcomes.url path (the service's account webhooks)
+and that path with /agent at its end (the webhooks of the agents callrun creates):
+GET query; POST form, multipart form, JSON object or array of them; up to 1 MiB. A delivery is written durably
 to the campaign's store (the state directory's deliveries file, or the deliveries
 table of its PostgreSQL database) before it is answered 200, so the service's own
 retries are all the recovery needed; a retry of one delivery is stored once. Any
@@ -256,6 +257,12 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, ok := l.targets[r.URL.Path]
+	agent := false
+	if base, cut := strings.CutSuffix(r.URL.Path, "/"+campaign.AgentPathSuffix); !ok && cut {
+		// An agent's webhook: the outcomes path callrun gives its agents.
+		t, ok = l.targets[base]
+		agent = ok
+	}
 	if !ok {
 		// A forged or mistaken delivery: counted, never stored, and its
 		// path (perhaps a near miss of the secret) never logged.
@@ -290,7 +297,7 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// that cannot be is answered 503, and the sender's retry stores what
 	// is not stored yet.
 	for _, d := range ds {
-		taken, err := t.intake.Take(r.Context(), d, start)
+		taken, err := t.intake.Take(r.Context(), d, agent, start)
 		if err != nil {
 			l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
 			l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Err(err).Msg("a delivery not taken")

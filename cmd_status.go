@@ -210,7 +210,7 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	var unmatched *int
 	if outcomes != nil {
 		outcomeCounts = map[string]int{}
-		for _, name := range outcomeNames {
+		for _, name := range report.OutcomeNames {
 			outcomeCounts[name] = sum.Outcomes[name]
 		}
 		if !f.Shard.Sharded() { // a shard meets only its own contacts
@@ -261,7 +261,7 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	}
 	if outcomes != nil {
 		fmt.Fprintf(out, "Outcomes of the contacts called, by the latest webhook delivery:\n")
-		for _, name := range outcomeNames {
+		for _, name := range report.OutcomeNames {
 			label := name
 			if name == "none" {
 				label = "none yet"
@@ -277,10 +277,6 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	}
 	return nil
 }
-
-// outcomeNames are the outcomes status counts, in the order a call goes
-// through them; "none" is a contact called and not heard of.
-var outcomeNames = []string{"started", "answered", "ended", "other", "none"}
 
 // deliveryQuiet finds, for status, the first call start after the last
 // webhook delivery: a call whose delivery has not come.

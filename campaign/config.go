@@ -205,6 +205,25 @@ func (o *Outcomes) Path() string {
 	return u.Path
 }
 
+// AgentPathSuffix is the last segment callrun adds to the outcomes URL's
+// path for the agents it creates: a delivery to that path is an agent
+// webhook's, which the service sends when the agent completes a call.
+const AgentPathSuffix = "agent"
+
+// AgentURL returns the outcomes URL with [AgentPathSuffix] at the end of
+// its path: the weebhook_endpoint of the agents callrun creates.
+func (o *Outcomes) AgentURL() string {
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		return o.URL
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/" + AgentPathSuffix
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimRight(u.RawPath, "/") + "/" + AgentPathSuffix
+	}
+	return u.String()
+}
+
 // Secret returns the last segment of the URL's path: the secret that
 // keeps forged deliveries out.
 func (o *Outcomes) Secret() string {

@@ -70,14 +70,17 @@ type IntakeError struct {
 func (e *IntakeError) Error() string { return e.What + ": " + e.Err.Error() }
 func (e *IntakeError) Unwrap() error { return e.Err }
 
-// Take stores delivery d, received at, durably unless it is stored
-// already, then puts the number of an opt-out on the do-not-call list and
+// Take stores delivery d, received at an agent's webhook (agent) or the
+// campaign's outcomes path, durably unless it is stored already, then puts the number of an opt-out on the do-not-call list and
 // records a conversation for an answered call, each durably. Only when it
 // returns nil may d be acknowledged; a retry of d finds each step done
 // and does it no more.
-func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, at time.Time) (Taken, error) {
+func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at time.Time) (Taken, error) {
 	t := Taken{Key: d.Key(), Number: in.f.DeliveryNumber(in.norm, d.Fields)}
 	sd := store.Delivery{Key: t.Key, At: at.UTC(), Event: d.Event, AgentID: d.AgentID, CallID: d.CallID, Fields: d.Fields, Raw: d.Raw}
+	if agent {
+		sd.Via = ViaAgent
+	}
 	if l := d.LegacyKey(); l != t.Key {
 		sd.Legacy = l // a retry of a delivery stored before the upgrade
 	}

@@ -365,23 +365,23 @@ func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID 
 	// Latest first by rank, then by arrival.
 	latest := 0
 	for i, d := range mine {
-		switch eventRank(d.Event) {
-		case eventRank(EventStarted):
+		switch deliveryRank(d) {
+		case rankStarted:
 			o.Starts++
-		case eventRank(EventAnswered):
+		case rankAnswered:
 			o.Answered = true
 		}
-		if r, lr := eventRank(d.Event), eventRank(mine[latest].Event); r > lr || r == lr && !d.At.Before(mine[latest].At) {
+		if r, lr := deliveryRank(d), deliveryRank(mine[latest]); r > lr || r == lr && !d.At.Before(mine[latest].At) {
 			latest = i
 		}
 	}
-	o.Event, o.At = outcomeName(mine[latest].Event), report.Timestamp(mine[latest].At)
+	o.Event, o.At = outcomeName(deliveryRank(mine[latest])), report.Timestamp(mine[latest].At)
 	var detail []string
 	for _, name := range x.fields {
 		val, rank := "", -1
 		for _, d := range mine {
-			if v := apiclient.Field(d.Fields, name); v != "" && eventRank(d.Event) >= rank {
-				val, rank = v, eventRank(d.Event)
+			if v := apiclient.Field(d.Fields, name); v != "" && deliveryRank(d) >= rank {
+				val, rank = v, deliveryRank(d)
 			}
 		}
 		if val != "" {
@@ -433,39 +433,74 @@ const (
 // Answered reports whether a delivery's event says its call was
 // answered (call.answered): a conversation, which Reg F's contact
 // pressure holds the number for.
-func Answered(event string) bool { return eventRank(event) == 2 }
+func Answered(event string) bool { return eventRank(event) == rankAnswered }
 
-// outcomeName is the report's name of a delivered event: started,
-// answered, ended (also an agent webhook's completion), or other.
-func outcomeName(event string) string {
-	switch eventRank(event) {
-	case 1:
+// What a delivery tells of its call, in the order a call goes through
+// them: the report's outcome of a contact is its deliveries' highest.
+const (
+	rankOther    = iota // an event callrun does not know
+	rankReported        // the service reported the call, at no known point of it
+	rankStarted
+	rankAnswered
+	rankEnded
+)
+
+// Via values of a stored delivery: where it was delivered.
+const (
+	// ViaAgent: to an agent's weebhook_endpoint, the outcomes URL's path
+	// with [AgentPathSuffix] that callrun gives the agents it creates.
+	ViaAgent = "agent"
+)
+
+// deliveryRank is what delivery d tells of its call, by one rule that the
+// report, status and pacing share: its event, when it names one; when it
+// names none, the call's completion if it came to an agent's webhook
+// (which the service calls "when the agent completes a call"), else, an
+// account webhook's contact-only delivery, only that the service reported
+// the call (rankReported), which never ends it.
+func deliveryRank(d store.Delivery) int {
+	switch {
+	case d.Event != "":
+		return eventRank(d.Event)
+	case d.Via == ViaAgent:
+		return rankEnded
+	}
+	return rankReported
+}
+
+// outcomeName is the report's name of what a delivery tells, one of
+// [report.OutcomeNames].
+func outcomeName(rank int) string {
+	switch rank {
+	case rankReported:
+		return "reported"
+	case rankStarted:
 		return "started"
-	case 2:
+	case rankAnswered:
 		return "answered"
-	case 3:
+	case rankEnded:
 		return "ended"
 	}
 	return "other"
 }
 
-// eventRank orders events as a call goes through them; 0 for one callrun
-// does not know. Events are compared in any case, with _ - or a space for
-// the dot: call.ended, call_ended, CALL-ENDED; with or without "call."; a
-// call completed, analysed or reported at its end (Vapi's
+// eventRank orders events as a call goes through them; rankOther for one
+// callrun does not know. Events are compared in any case, with _ - or a
+// space for the dot: call.ended, call_ended, CALL-ENDED; with or without
+// "call."; a call completed, analysed or reported at its end (Vapi's
 // end-of-call-report) ended.
 func eventRank(event string) int {
 	e := strings.ToLower(strings.TrimSpace(event))
 	e = strings.NewReplacer("_", ".", "-", ".", " ", ".").Replace(e)
 	switch strings.TrimPrefix(e, "call.") {
 	case "started":
-		return 1
+		return rankStarted
 	case "answered":
-		return 2
+		return rankAnswered
 	case "ended", "completed", "analyzed", "end.of.call.report":
-		return 3
+		return rankEnded
 	}
-	return 0
+	return rankOther
 }
 
 // OptsOut reports whether a delivery's fields say "do not call me":

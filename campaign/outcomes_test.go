@@ -45,11 +45,12 @@ func TestOutcomesBlock(t *testing.T) {
 	if o.OptOut.Field != "disposition" || o.OptOut.Values[0] != "do_not_call" {
 		t.Errorf("opt_out %+v", o.OptOut)
 	}
-	// The agent's own webhook wins; the other gets the outcomes URL.
+	// The agent's own webhook wins; the other gets the outcomes URL with
+	// /agent at its end.
 	if w := f.Agents[0].Webhook; w.URL != "https://hooks.example.com/own" || w.Method != "GET" {
 		t.Errorf("own webhook %+v", w)
 	}
-	if w := f.Agents[1].Webhook; w == nil || w.URL != o.URL || w.Method != "POST" {
+	if w := f.Agents[1].Webhook; w == nil || w.URL != o.URL+"/agent" || w.URL != o.AgentURL() || w.Method != "POST" {
 		t.Errorf("default webhook %+v", w)
 	}
 	if got := apiclient.Redact("posting to " + o.URL); strings.Contains(got, "0123456789") {
@@ -79,6 +80,11 @@ func TestOutcomesURLRedactedInDrift(t *testing.T) {
 	d := strings.Join(drift(&f.Agents[1], apiclient.Agent{Prompt: "Be kind.", Webhook: "https://hooks.example.com/old"}), "; ")
 	if !strings.Contains(d, "its webhook is") || strings.Contains(d, "drift-secret") {
 		t.Errorf("drift %q", d)
+	}
+	// An agent a callrun before created, with the outcomes URL itself.
+	d = strings.Join(drift(&f.Agents[1], apiclient.Agent{Prompt: "Be kind.", Webhook: f.Outcomes.URL}), "; ")
+	if !strings.Contains(d, "counts as reported") || !strings.Contains(d, "dashboard") || strings.Contains(d, "drift-secret") {
+		t.Errorf("drift of an agent with the old webhook path: %q", d)
 	}
 }
 

@@ -142,7 +142,7 @@ func (l *loader) validateOutcomes(f *File) {
 	}
 	for i := range f.Agents {
 		if f.Agents[i].Webhook == nil {
-			f.Agents[i].Webhook = &Webhook{URL: o.URL, Method: "POST"}
+			f.Agents[i].Webhook = &Webhook{URL: o.AgentURL(), Method: "POST"}
 		}
 	}
 }

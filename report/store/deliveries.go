@@ -34,13 +34,17 @@ var ErrDeliveriesLocked = errors.New("another callrun listen writes these delive
 type Delivery struct {
 	// Key names the delivery by its content; a retry of it has the same
 	// key and is stored once.
-	Key     string            `json:"key"`
-	At      time.Time         `json:"at"` // when listen received it
-	Event   string            `json:"event,omitempty"`
-	AgentID string            `json:"agent_id,omitempty"`
-	CallID  string            `json:"call_id,omitempty"` // the call it names, if any
-	Fields  map[string]string `json:"fields"`
-	Raw     string            `json:"raw,omitempty"` // bounded and redacted
+	Key     string    `json:"key"`
+	At      time.Time `json:"at"` // when listen received it
+	Event   string    `json:"event,omitempty"`
+	AgentID string    `json:"agent_id,omitempty"`
+	CallID  string    `json:"call_id,omitempty"` // the call it names, if any
+	// Via is "agent" for a delivery to an agent's webhook (the outcomes
+	// path callrun gives the agents it creates), "" for one to the
+	// campaign's outcomes path (the account webhooks).
+	Via    string            `json:"via,omitempty"`
+	Fields map[string]string `json:"fields"`
+	Raw    string            `json:"raw,omitempty"` // bounded and redacted
 	// Legacy is the key callrun gave the delivery before deliveries were
 	// told by their call and event, when it differs from Key: a delivery
 	// stored under it is this one, so Append stores it no more. It is
