@@ -31,7 +31,8 @@ GET query; POST form, multipart form, JSON object or array of them; up to 1 MiB.
 to the campaign's store (the state directory's deliveries file, or the deliveries
 table of its PostgreSQL database) before it is answered 200, so the service's own
 retries are all the recovery needed; a retry of one delivery is stored once. Any
-other path is answered 404 and counted, never stored; a body over 1 MiB is 413.
+other path is answered 404 and counted, never stored; a body over 1 MiB is 413;
+with outcomes.signing_secret, a signature that does not match is 401.
 GET /healthz answers 200; GET /metrics serves Prometheus metrics. When calls were
 started and no delivery has come for --quiet-warning, it logs a warning. SIGTERM
 stops taking new deliveries and finishes those in flight. It runs beside callrun
@@ -129,6 +130,9 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 			// Loaded offline, an unset variable leaves the secret empty:
 			// serving the bare path would store anyone's deliveries.
 			return usageError(fmt.Errorf("%s: outcomes.url has no secret at the end of its path (is the variable it names, such as CALLRUN_HOOK_SECRET, set?): listen serves only a path that ends in a secret of %d characters or more", path, campaign.MinHookSecret))
+		}
+		if f.Outcomes.SigningUnset() {
+			return usageError(fmt.Errorf("%s: outcomes.signing_secret names a variable that is not set: listen checks every signed delivery with it, so set it (or take signing_secret out of the file)", path))
 		}
 		hookPath := f.Outcomes.Path()
 		if other, ok := l.targets[hookPath]; ok {
@@ -277,8 +281,12 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.refuse(w, t, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed")
 		return
 	}
-	ds, err := apiclient.ReadDeliveries(r, apiclient.ReadOptions{})
+	ds, err := apiclient.ReadDeliveries(r, t.f.Outcomes.ReadOptions())
 	switch {
+	case errors.Is(err, apiclient.ErrBadSignature), errors.Is(err, apiclient.ErrUnsigned):
+		// Forged, or sent by another sender: counted, never stored.
+		l.refuse(w, t, http.StatusUnauthorized, err.Error())
+		return
 	case errors.Is(err, apiclient.ErrDeliveryTooLarge):
 		l.refuse(w, t, http.StatusRequestEntityTooLarge, err.Error())
 		return

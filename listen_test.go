@@ -225,6 +225,13 @@ func TestListenRefusesClearly(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "outcomes.url has no secret") {
 		t.Errorf("campaign whose secret is unset: %v", err)
 	}
+	// The signing secret's variable unset: not served unchecked.
+	unsigned := filepath.Join(dir, "unsigned.yaml")
+	os.WriteFile(unsigned, []byte(strings.Replace(string(b), "name: spring", "name: unsigned", 1)+"  signing_secret: ${LISTEN_TEST_UNSET_SIGNING}\n"), 0o644)
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{unsigned}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	if err == nil || !strings.Contains(err.Error(), "signing_secret names a variable that is not set") {
+		t.Errorf("campaign whose signing secret is unset: %v", err)
+	}
 }
 
 // TestListenReplicasShareAPostgresStore runs two listens on one campaign

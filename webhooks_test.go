@@ -60,6 +60,8 @@ type corpusWant struct {
 	ServiceStarts *int   `json:"service_starts"`
 	Statuses      []int  `json:"statuses"`
 	Deliveries    *int   `json:"deliveries"`
+	// RequireSignature sets the campaign's outcomes.require_signature.
+	RequireSignature bool `json:"require_signature"`
 }
 
 // corpusCase is one case: its requests, in order, and what they must
@@ -117,7 +119,7 @@ func TestWebhookCorpus(t *testing.T) {
 
 // writeCorpusCampaign writes the corpus campaign into dir, and its
 // journal: both contacts called a minute before now, Ada first.
-func writeCorpusCampaign(t *testing.T, dir string, now time.Time) string {
+func writeCorpusCampaign(t *testing.T, dir string, now time.Time, requireSignature bool) string {
 	t.Helper()
 	sheet := "Phone,First Name,Contact Id\n(415) 555-0123,Ada,ghl-ada\n(415) 555-0124,Grace,ghl-grace\n"
 	if err := os.WriteFile(filepath.Join(dir, "leads.csv"), []byte(sheet), 0o644); err != nil {
@@ -134,7 +136,11 @@ outcomes:
   url: https://hooks.example.com/callrun/corpus/` + hookSecret + `
   opt_out: {field: disposition, values: [do_not_call, opted_out, dnc, opt_out]}
   own_numbers: ["` + corpusOwnNumber + `"]
+  signing_secret: ` + corpusSecret + `
 `
+	if requireSignature {
+		yaml += "  require_signature: true\n"
+	}
 	path := filepath.Join(dir, "corpus.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
@@ -232,7 +238,7 @@ func runCorpusCase(t *testing.T, c corpusCase) {
 	home := filepath.Join(dir, "home")
 	t.Setenv("CALLRUN_HOME", home)
 	now := time.Now()
-	path := writeCorpusCampaign(t, dir, now)
+	path := writeCorpusCampaign(t, dir, now, c.want.RequireSignature)
 	ctx := context.Background()
 	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
 	if err != nil {
@@ -267,6 +273,21 @@ func runCorpusCase(t *testing.T, c corpusCase) {
 	}
 	if last := statuses[len(statuses)-1]; last != w.Status {
 		t.Errorf("answered %d, want %d", last, w.Status)
+	}
+	// Each refusal is counted in /metrics by its status.
+	rec := httptest.NewRecorder()
+	l.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, code := range []int{400, 401, 413} {
+		want := 0
+		for _, s := range statuses {
+			if s == code {
+				want++
+			}
+		}
+		series := fmt.Sprintf(`callrun_listen_refused_total{campaign="corpus",code="%d"} %d`, code, want)
+		if has := strings.Contains(rec.Body.String(), series); has != (want > 0) {
+			t.Errorf("/metrics lacks %s", series)
+		}
 	}
 
 	// The stored deliveries.

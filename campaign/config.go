@@ -116,8 +116,29 @@ type Outcomes struct {
 	// (its caller ids, local-presence numbers among them): a delivery's
 	// caller_number that is one of them is not the called person's.
 	OwnNumbers []string `yaml:"own_numbers"`
+	// SigningSecret, when set, is the secret key the service signs its
+	// deliveries with (HMAC-SHA256): a delivery whose signature does not
+	// match it is refused.
+	SigningSecret string `yaml:"signing_secret"`
+	// RequireSignature refuses a delivery that carries no signature.
+	RequireSignature bool `yaml:"require_signature"`
 
 	own []string // OwnNumbers in E.164, read by validateOutcomes
+	// signingUnset: loaded offline, signing_secret named a variable that
+	// is not set.
+	signingUnset bool
+}
+
+// SigningUnset reports whether the campaign was loaded offline with
+// outcomes.signing_secret naming a variable that is not set: plan
+// --offline needs no secret, but listen must not serve unchecked what it
+// was told to check.
+func (o *Outcomes) SigningUnset() bool { return o != nil && o.signingUnset }
+
+// ReadOptions are how listen reads the campaign's deliveries: their
+// signatures checked with outcomes.signing_secret, when it is set.
+func (o *Outcomes) ReadOptions() apiclient.ReadOptions {
+	return apiclient.ReadOptions{SigningSecret: o.SigningSecret, RequireSignature: o.RequireSignature}
 }
 
 // OptOut is `outcomes.opt_out`: a delivery whose Field holds one of
@@ -618,6 +639,9 @@ type loader struct {
 	// secretUnset: offline, outcomes.url named a variable that is not set,
 	// so its secret is not there to check.
 	secretUnset bool
+	// signingUnset: offline, outcomes.signing_secret named a variable
+	// that is not set.
+	signingUnset bool
 }
 
 func (l *loader) problem(key, format string, args ...any) {
@@ -878,6 +902,10 @@ func (l *loader) expand(node *yaml.Node, path string) {
 		inService := strings.HasPrefix(path, "service.") || strings.HasPrefix(path, "state.")
 		if path == "outcomes.url" && l.opts.Offline {
 			l.secretUnset = true
+			return ""
+		}
+		if path == "outcomes.signing_secret" && l.opts.Offline {
+			l.signingUnset = true
 			return ""
 		}
 		if (inService && !l.opts.Offline) || (!inService && !l.opts.ServiceOnly) {

@@ -70,6 +70,32 @@ func TestOutcomesProblems(t *testing.T) {
 	expectProblems(t, problems(t, noValues, LoadOptions{}), "outcomes.opt_out.values")
 	unknown := strings.Replace(outcomesCampaign, "  fields: [disposition, summary]", "  feilds: [x]", 1)
 	expectProblems(t, problems(t, unknown, LoadOptions{}), "feilds")
+	noKey := strings.Replace(strings.Replace(outcomesCampaign, "${HOOK_SECRET}", "0123456789abcdefgh", 1), "  fields: [disposition, summary]", "  require_signature: true", 1)
+	expectProblems(t, problems(t, noKey, LoadOptions{}), "outcomes.require_signature", "needs signing_secret")
+}
+
+// TestOutcomesSigningSecret: the signing secret is blanked in whatever
+// callrun prints; offline (plan in CI) an unset variable there is no
+// problem, but the campaign says so, for listen to refuse it.
+func TestOutcomesSigningSecret(t *testing.T) {
+	yaml := strings.Replace(outcomesCampaign, "  fields: [disposition, summary]", "  signing_secret: ${SIGNING_SECRET}\n  require_signature: true", 1)
+	f, err := Load(writeCampaign(t, yaml), LoadOptions{Getenv: env(map[string]string{"HOOK_SECRET": "hook-secret-0123456789", "SIGNING_SECRET": "whsec-4711-signing"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := f.Outcomes.ReadOptions(); o.SigningSecret != "whsec-4711-signing" || !o.RequireSignature || f.Outcomes.SigningUnset() {
+		t.Errorf("read options %+v, unset %v", o, f.Outcomes.SigningUnset())
+	}
+	if got := apiclient.Redact("signed with whsec-4711-signing"); strings.Contains(got, "4711") {
+		t.Errorf("the signing secret is printed: %s", got)
+	}
+	f, err = Load(writeCampaign(t, yaml), LoadOptions{Offline: true, Getenv: env(map[string]string{"HOOK_SECRET": "hook-secret-0123456789"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Outcomes.SigningUnset() {
+		t.Error("offline, an unset signing secret is not said")
+	}
 }
 
 func TestOutcomesURLRedactedInDrift(t *testing.T) {

@@ -131,6 +131,13 @@ func (l *loader) validateOutcomes(f *File) {
 	if o.PhoneField != "" && strings.TrimSpace(o.PhoneField) == "" {
 		l.problem("outcomes.phone_field", "phone_field needs the name of a delivery's field, such as phone_field: lead_phone")
 	}
+	o.signingUnset = l.signingUnset
+	switch {
+	case o.SigningSecret != "":
+		apiclient.AddSecret(o.SigningSecret)
+	case o.RequireSignature && !o.signingUnset:
+		l.problem("outcomes.require_signature", "require_signature needs signing_secret, the secret key the service signs its deliveries with: signing_secret: ${CALLRUN_SIGNING_SECRET}")
+	}
 	norm := phone.NewNormalizer()
 	for i, n := range o.OwnNumbers {
 		e164, _, err := norm.Normalize(n, f.Region)
