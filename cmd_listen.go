@@ -334,10 +334,21 @@ func (l *listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 		l.duplicates.Add(1)
 	}
 	switch {
-	case taken.OptOut && taken.Number.E164 == "":
-		// Sending it again would not make it readable: acknowledged, and
-		// said loudly.
-		l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Str("why", taken.Number.Err.Error()).Msg("an opt-out whose number does not read: put the number on the do-not-call list by hand (callrun suppress add)")
+	case taken.Held:
+		// Sending it again would not make it readable: acknowledged, held
+		// on the store, and said loudly, every time it comes.
+		if taken.HeldNew {
+			l.metrics.held.WithLabelValues(t.name).Inc()
+		}
+		why := "its number does not read"
+		if taken.Number.Err != nil {
+			why = taken.Number.Err.Error()
+		}
+		l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Str("why", why).Str("list", t.intake.DoNotCall().String()).
+			Msg("an opt-out whose number callrun cannot read: no run on this store starts a call until a person puts the number on the do-not-call list (callrun suppress add CAMPAIGN.yaml NUMBER) and resolves it (callrun outcomes resolve CAMPAIGN.yaml KEY)")
+	case taken.Searched:
+		l.log.Warn().Str("campaign", t.name).Str("key", taken.Key).Int("numbers", len(taken.Found)).Str("list", t.intake.DoNotCall().String()).
+			Msg("an opt-out whose number no field gives: every number of the campaign's contacts that its values hold is on the do-not-call list")
 	case len(taken.Listed) > 0:
 		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: the number is on the do-not-call list")
 	}

@@ -218,6 +218,18 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 			unmatched = &n
 		}
 	}
+	// The opt-outs held on the store keep every run there from calling.
+	dnc, err := doNotCallList(s.store, o.sandbox)
+	if err != nil {
+		return err
+	}
+	held, err := dnc.Held(ctx)
+	if err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		warnings = append(warnings, (&store.OptOutHeldError{Holds: held, Where: dnc.String()}).Error())
+	}
 	counts := map[string]int{inFlight: 0} // every key, even when 0
 	for _, st := range report.Statuses {
 		counts[string(st)] = 0
@@ -242,8 +254,12 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 			// delivered ("none" for those not heard of); only with outcomes:.
 			Outcomes  map[string]int `json:"outcomes,omitempty"`
 			Unmatched *int           `json:"unmatched_deliveries,omitempty"`
-			Warnings  []string       `json:"warnings,omitempty"`
-		}{f.Name, counts, running, outcomeCounts, unmatched, warnings})
+			// OptOutsHeld are the opt-outs held on the store, whose number
+			// listen could not read: no run there calls until they are
+			// resolved.
+			OptOutsHeld []store.OptOutHold `json:"opt_outs_held,omitempty"`
+			Warnings    []string           `json:"warnings,omitempty"`
+		}{f.Name, counts, running, outcomeCounts, unmatched, held, warnings})
 	}
 	fmt.Fprintf(out, "Campaign %s: %d rows\n", f.Name, sum.Rows)
 	if f.Shard.Sharded() {

@@ -62,6 +62,11 @@ type corpusWant struct {
 	Deliveries    *int   `json:"deliveries"`
 	// RequireSignature sets the campaign's outcomes.require_signature.
 	RequireSignature bool `json:"require_signature"`
+	// Held: an opt-out is held on the store after the case (its number
+	// could not be read); Listed: exactly these numbers are on the
+	// do-not-call list.
+	Held   bool     `json:"held"`
+	Listed []string `json:"listed"`
 }
 
 // corpusCase is one case: its requests, in order, and what they must
@@ -328,10 +333,26 @@ func runCorpusCase(t *testing.T, c corpusCase) {
 	}
 	on := store.OnDoNotCall(es)
 	switch {
+	case w.Listed != nil:
+		var got []string
+		for n := range on {
+			got = append(got, n)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, w.Listed) {
+			t.Errorf("the do-not-call list holds %v, want %v", got, w.Listed)
+		}
 	case w.OptOut && w.Number != "" && on[w.Number].Number == "":
 		t.Errorf("the do-not-call list %v lacks %s", on, w.Number)
 	case !w.OptOut && len(on) > 0:
 		t.Errorf("the do-not-call list holds %v, want nothing", on)
+	}
+	held, err := store.OpenDoNotCallFile(home).Held(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (len(held) > 0) != w.Held {
+		t.Errorf("opt-outs held: %+v, want held=%v", held, w.Held)
 	}
 
 	// The contact's outcome, as the report reads it.

@@ -697,6 +697,9 @@ func (r *runner) onDoNotCall(c *Contact) (bool, error) {
 		return false, nil
 	}
 	on, err := r.opts.DoNotCall.Has(r.callCtx, c.Phone)
+	if held := (*store.OptOutHeldError)(nil); errors.As(err, &held) {
+		return false, held // the run stops starting calls, saying why
+	}
 	if err != nil {
 		return false, fmt.Errorf("reading the do-not-call list before calling %s (sheet %s row %d; not called): %w", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, err)
 	}
@@ -769,6 +772,13 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec st
 		if held := (*store.HeldError)(nil); errors.As(err, &held) {
 			r.held(c, held)
 			return 0, false, nil
+		}
+		if held := (*store.OptOutHeldError)(nil); errors.As(err, &held) {
+			// No call starts while an opt-out is held: the run stops, the
+			// contact pending (its intent was not written).
+			r.count(func(res *RunResult) { res.Pending++ })
+			r.opts.Settled(store.Pending)
+			return 0, false, held
 		}
 		w.lost(r.opts.Logf)
 		return 0, false, r.notSent(c, 0, err)

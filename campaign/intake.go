@@ -2,7 +2,10 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
@@ -56,6 +59,15 @@ type Taken struct {
 	// on it already).
 	OptOut bool
 	Listed []string
+	// Searched: the opt-out's number did not read by the delivery's
+	// fields, and Found are the campaign's contacts' numbers found in its
+	// values instead, each put on the list.
+	Searched bool
+	Found    []string
+	// Held: no number was found; the opt-out is held on the list's store
+	// (HeldNew: now, not by a retry), and no run there starts a call
+	// until a person resolves it.
+	Held, HeldNew bool
 }
 
 // IntakeError is a delivery [Intake.Take] could not take durably; What
@@ -99,21 +111,94 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 }
 
 // optOut puts the number of delivery d on the do-not-call list, durably,
-// when d says the person opted out (outcomes.opt_out). A retry of d finds
-// the number on it already.
+// when d says the person opted out (outcomes.opt_out). It fails closed:
+// when the number does not read by the delivery's fields (or reads only
+// from its caller_number, which is no contact's number), every value of
+// the delivery that is a number of one of the campaign's contacts goes
+// on the list; when none is, the opt-out is held on the list's store
+// (store.OptOutHold), and no run there starts a call until a person
+// resolves it. A retry of d finds each step done.
 func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) error {
 	if in.o.DoNotCall == nil || !in.f.Outcomes.OptsOut(d.Fields) {
 		return nil
 	}
 	t.OptOut = true
-	if t.Number.E164 == "" {
-		return nil // the caller says so, loudly
+	numbers := []string{t.Number.E164}
+	if t.Number.E164 == "" || t.Number.Caller {
+		found, err := in.contactNumbers(ctx, d.Fields)
+		if err != nil {
+			return fmt.Errorf("looking for the opt-out's number among the campaign's contacts: %w", err)
+		}
+		t.Searched = !t.Number.Caller || !slices.Contains(found, t.Number.E164)
+		switch {
+		case !t.Searched:
+			numbers = []string{t.Number.E164} // a caller_number that is a contact's
+		default:
+			numbers, t.Found = found, found
+		}
 	}
-	wrote, err := in.o.DoNotCall.Add(ctx, []store.DoNotCallEntry{{Number: t.Number.E164, At: in.o.Now(), Source: fmt.Sprintf("delivery %s of campaign %s", t.Key, in.f.Name)}})
+	if len(numbers) == 0 {
+		why := "its number does not read"
+		if t.Number.Err != nil {
+			why = t.Number.Err.Error()
+		} else if t.Number.Caller {
+			why = fmt.Sprintf("its only number, %s (%s), is no contact's of the campaign", t.Number.E164, t.Number.From)
+		}
+		t.Held = true
+		var err error
+		t.HeldNew, err = in.o.DoNotCall.Hold(ctx, store.OptOutHold{Campaign: in.f.Name, Key: t.Key, At: in.o.Now(), Reason: why})
+		return err
+	}
+	entries := make([]store.DoNotCallEntry, len(numbers))
+	for i, n := range numbers {
+		entries[i] = store.DoNotCallEntry{Number: n, At: in.o.Now(), Source: fmt.Sprintf("delivery %s of campaign %s", t.Key, in.f.Name)}
+	}
+	wrote, err := in.o.DoNotCall.Add(ctx, entries)
 	for _, e := range wrote {
 		t.Listed = append(t.Listed, e.Number)
 	}
 	return err
+}
+
+// contactNumbers returns, sorted, the numbers of the campaign's contacts
+// that the values of fields hold: each value read as a number (a JSON
+// array's strings each), kept when a row of the campaign's sheets has
+// it.
+func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) ([]string, error) {
+	want := map[string]bool{}
+	var look func(v string)
+	look = func(v string) {
+		if strings.HasPrefix(v, "[") {
+			var items []any
+			if json.Unmarshal([]byte(v), &items) == nil {
+				for _, it := range items {
+					if s, ok := it.(string); ok {
+						look(s)
+					}
+				}
+			}
+			return
+		}
+		if e164, err := in.f.ReadNumber(in.norm, v); err == nil {
+			want[e164] = true
+		}
+	}
+	for _, v := range fields {
+		look(v)
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	have, err := in.f.ContactNumbers(ctx, in.norm, want)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(have))
+	for n := range have {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // converse records a conversation with the number of delivery d, received

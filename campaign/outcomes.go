@@ -613,6 +613,20 @@ func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) 
 	return DeliveryNumber{Raw: raw, Err: fmt.Errorf("none of its fields holds a number that reads (%s)", strings.Join(append(f.numberFields(), CallerNumberField), ", "))}
 }
 
+// ContactNumbers returns which of the E.164 numbers want a row of the
+// campaign's sheets holds, reading the sheets: listen asks it of an
+// opt-out whose number no field gives.
+func (f *File) ContactNumbers(ctx context.Context, norm *phone.Normalizer, want map[string]bool) (map[string]bool, error) {
+	have := map[string]bool{}
+	err := f.NewContactReader(norm, nil).Each(ctx, func(c *Contact) error {
+		if want[c.Phone] {
+			have[c.Phone] = true
+		}
+		return nil
+	})
+	return have, err
+}
+
 // numberFields are the fields a delivery's number is read from, in order.
 func (f *File) numberFields() []string {
 	if f.Outcomes != nil && f.Outcomes.PhoneField != "" {

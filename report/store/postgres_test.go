@@ -547,6 +547,7 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON callrun_tokens TO ` + role,
 		`GRANT SELECT ON callrun_schema TO ` + role,
 		`GRANT SELECT, INSERT ON callrun_do_not_call TO ` + role,
+		`GRANT SELECT, INSERT ON callrun_opt_out_holds TO ` + role,
 		`GRANT SELECT, INSERT ON callrun_deliveries TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE ON callrun_call_starts TO ` + role,
 	} {
