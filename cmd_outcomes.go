@@ -57,7 +57,7 @@ func showCommand(s *session) *cli.Command {
 		Description: `Prints the delivery callrun listen stored under KEY (callrun outcomes lists
 the keys; an opt-out held because its number could not be read names its key) as
 one JSON object: its event, agent, call, where it came (via), every field, and
-its raw text (cut at 4 KiB). Reads the store; changes nothing.
+a form's raw text (cut at 1 KiB). Reads the store; changes nothing.
 
 Example: callrun outcomes show spring.yaml 3f2a...`,
 		Flags: []cli.Flag{sandboxStateFlag()},

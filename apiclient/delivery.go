@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxDeliveryBody is the largest webhook delivery body [ReadDeliveries]
@@ -22,7 +25,7 @@ import (
 const MaxDeliveryBody = 1 << 20
 
 // maxDeliveryRaw bounds the raw delivery a [Delivery] keeps.
-const maxDeliveryRaw = 4 << 10
+const maxDeliveryRaw = 1 << 10
 
 // maxDeliveryDepth bounds how deep the objects of a JSON delivery are
 // read into fields; anything deeper is kept as its JSON text.
@@ -56,7 +59,8 @@ type Delivery struct {
 	// string nor an object is kept as its JSON text; null is "". Read
 	// them with [Field], which matches keys as senders vary them.
 	Fields map[string]string `json:"fields"`
-	// Raw is the query or body as it came, cut at 4 KiB and redacted.
+	// Raw is a form's or query's text as it came, cut at 1 KiB and
+	// redacted; empty for JSON, whose fields hold it whole.
 	Raw string `json:"raw,omitempty"`
 	// Signed: the delivery carried a signature, and it matched
 	// ReadOptions.SigningSecret.
@@ -81,7 +85,7 @@ func (d Delivery) Key() string {
 	kept := make(map[string]string, len(d.Fields))
 	envelope := false
 	for k := range d.Fields {
-		if i := strings.IndexByte(k, '.'); i > 0 && isContainer(normKey(k[:i])) {
+		if i := strings.IndexByte(k, '.'); i > 0 && isContainerSeg(k[:i]) {
 			envelope = true
 			break
 		}
@@ -131,15 +135,6 @@ var Containers = []string{"data", "payload", "contact", "customer", "lead", "cal
 
 const maxContainers = 3
 
-func isContainer(norm string) bool {
-	for _, c := range Containers {
-		if c == norm {
-			return true
-		}
-	}
-	return false
-}
-
 // normKey is a key as [Field] compares it: lower case, without _, - or
 // spaces, so that phone_number, Phone-Number, phoneNumber and
 // PHONE_NUMBER are one key.
@@ -169,7 +164,8 @@ type fieldMatch struct {
 // matches returns the fields of fields that name matches, shallowest
 // first (then by path): a field whose path ends in name's segments
 // (compared as normKey does) and whose other segments are all
-// [Containers], at most three.
+// [Containers], at most three. It allocates nothing for a field that
+// does not match: a delivery's fields are looked up a score of times.
 func matches(fields map[string]string, name string) []fieldMatch {
 	want := strings.Split(name, ".")
 	for i := range want {
@@ -177,32 +173,74 @@ func matches(fields map[string]string, name string) []fieldMatch {
 	}
 	var out []fieldMatch
 	for path, v := range fields {
-		segs := strings.Split(path, ".")
-		if len(segs) < len(want) || len(segs)-len(want) > maxContainers {
+		rest, ok := path, true
+		for i := len(want) - 1; i >= 0 && ok; i-- {
+			seg := rest
+			if j := strings.LastIndexByte(rest, '.'); j >= 0 {
+				seg, rest = rest[j+1:], rest[:j]
+			} else {
+				rest = ""
+				ok = i == 0 // the path has fewer segments than name
+			}
+			ok = ok && normEqual(seg, want[i])
+		}
+		if !ok {
 			continue
 		}
-		lead := len(segs) - len(want)
-		ok := true
-		for i, w := range want {
-			if normKey(segs[lead+i]) != w {
-				ok = false
-				break
+		depth := 0
+		for rest != "" && ok {
+			seg := rest
+			if j := strings.LastIndexByte(rest, '.'); j >= 0 {
+				seg, rest = rest[j+1:], rest[:j]
+			} else {
+				rest = ""
 			}
-		}
-		for i := 0; ok && i < lead; i++ {
-			ok = isContainer(normKey(segs[i]))
+			depth++
+			ok = depth <= maxContainers && isContainerSeg(seg)
 		}
 		if ok {
-			out = append(out, fieldMatch{path, v, lead})
+			out = append(out, fieldMatch{path, v, depth})
 		}
 	}
-	slices.SortFunc(out, func(a, b fieldMatch) int {
-		if a.depth != b.depth {
-			return a.depth - b.depth
-		}
-		return strings.Compare(a.path, b.path)
-	})
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b fieldMatch) int {
+			if a.depth != b.depth {
+				return a.depth - b.depth
+			}
+			return strings.Compare(a.path, b.path)
+		})
+	}
 	return out
+}
+
+// normEqual reports whether key, compared as normKey compares keys, is
+// norm (a key normKey made).
+func normEqual(key, norm string) bool {
+	j := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c == '_' || c == '-' || c == ' ':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if j >= len(norm) || norm[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(norm)
+}
+
+// isContainerSeg reports whether a path's segment is one of [Containers].
+func isContainerSeg(seg string) bool {
+	for _, c := range Containers {
+		if normEqual(seg, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // Field returns the value of the field name in fields (a delivery's),
@@ -278,7 +316,7 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	if r.ContentLength > MaxDeliveryBody {
 		return nil, ErrDeliveryTooLarge
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxDeliveryBody+1))
+	body, err := readBody(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading the delivery: %w", err)
 	}
@@ -341,6 +379,19 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	return ds, nil
 }
 
+// readBody reads r's body, up to one byte over MaxDeliveryBody, in one
+// buffer of its Content-Length when it gives one.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= MaxDeliveryBody {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, MaxDeliveryBody+1))
+}
+
 // legacyMaxBody is the largest body callrun read before deliveries were
 // told by their call and event: bigger ones it refused, so they have no
 // legacy key.
@@ -350,7 +401,7 @@ const legacyMaxBody = 64 << 10
 // delivery. legacy says whether callrun before could have read it (an
 // object within its bound).
 func jsonDeliveries(body []byte, legacy bool) ([]Delivery, error) {
-	if body[0] == '[' {
+	if len(body) > 0 && body[0] == '[' {
 		var elems []json.RawMessage
 		if err := json.Unmarshal(body, &elems); err != nil {
 			return nil, errors.New("the delivery's body is not JSON")
@@ -376,58 +427,104 @@ func jsonDeliveries(body []byte, legacy bool) ([]Delivery, error) {
 }
 
 // jsonDelivery reads one JSON object into a delivery, its nested objects
-// into fields by their paths.
+// into fields by their paths, in one pass over its bytes. legacy: also
+// the key callrun gave it before (its top-level members, nested ones as
+// their JSON text as sent).
 func jsonDelivery(obj []byte, legacy bool) (Delivery, error) {
-	var top map[string]json.RawMessage
-	if len(obj) == 0 || obj[0] != '{' || json.Unmarshal(obj, &top) != nil {
-		return Delivery{}, errors.New("the delivery's body is not a JSON object")
+	bad := errors.New("the delivery's body is not a JSON object")
+	// A bytes.Buffer the decoder reads in place, without a copy.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(obj), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return Delivery{}, bad
 	}
-	fields := make(map[string]string, len(top))
+	fields := map[string]string{}
 	var old map[string]string
 	if legacy {
-		old = make(map[string]string, len(top))
+		old = map[string]string{}
 	}
-	for k, v := range top {
-		if old != nil {
-			old[k] = scalarText(v)
-		}
-		flatten(fields, k, v, 1)
+	if err := readMembers(dec, obj, "", 1, fields, old); err != nil {
+		return Delivery{}, bad
 	}
-	d := newDelivery(fields, string(obj))
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return Delivery{}, bad // more after the object
+	}
+	d := newDelivery(fields, "")
 	if old != nil {
 		d.legacy = hashKey(old)
 	}
 	return d, nil
 }
 
-// flatten puts the JSON value v at path into fields: an object's members
-// under path.key, down to maxDeliveryDepth; anything else as scalarText.
-func flatten(fields map[string]string, path string, v json.RawMessage, depth int) {
-	v = bytes.TrimSpace(v)
-	if len(v) > 0 && v[0] == '{' && depth < maxDeliveryDepth {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(v, &obj) == nil {
-			for k, sub := range obj {
-				flatten(fields, path+"."+k, sub, depth+1)
+// readMembers reads the members of the object whose '{' dec has just
+// read, up to and with its '}', into fields under prefix: an object's
+// members under prefix.key, down to maxDeliveryDepth; a string as its
+// text, null as "", anything else as its JSON text. src is what dec
+// reads. old, when set, gets each member as callrun read it before: a
+// nested object as its JSON text as sent.
+func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fields, old map[string]string) error {
+	for {
+		switch dec.PeekKind() {
+		case '}':
+			_, err := dec.ReadToken()
+			return err
+		case 0:
+			_, err := dec.ReadToken()
+			return cmp.Or(err, errors.New("not JSON"))
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		key := tok.String()
+		path := key
+		if prefix != "" {
+			path = prefix + "." + key
+		}
+		var v string
+		switch k := dec.PeekKind(); {
+		case k == '{' && depth < maxDeliveryDepth:
+			start := valueStart(src, dec.InputOffset())
+			if _, err := dec.ReadToken(); err != nil {
+				return err
 			}
-			return
+			if err := readMembers(dec, src, path, depth+1, fields, nil); err != nil {
+				return err
+			}
+			if old != nil {
+				old[key] = string(src[start:dec.InputOffset()])
+			}
+			continue
+		case k == '"':
+			t, err := dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			v = t.String()
+		case k == 'n':
+			if _, err := dec.ReadToken(); err != nil {
+				return err
+			}
+		default:
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			v = string(raw)
+		}
+		fields[path] = v
+		if old != nil {
+			old[key] = v
 		}
 	}
-	fields[path] = scalarText(v)
 }
 
-// scalarText is a JSON value as a field holds it: a string's text, ""
-// for null, else its JSON text as sent.
-func scalarText(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return s
+// valueStart is where the value of an object member starts in src, given
+// the offset just after its name: past the spaces and the colon.
+func valueStart(src []byte, off int64) int64 {
+	for off < int64(len(src)) && (isSpace(src[off]) || src[off] == ':') {
+		off++
 	}
-	s = string(bytes.TrimSpace(v))
-	if s == "null" {
-		return ""
-	}
-	return s
+	return off
 }
 
 // multipartValues reads the text parts of a multipart/form-data body; a

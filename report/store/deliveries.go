@@ -58,15 +58,17 @@ type Delivery struct {
 // database ([Postgres.OpenDeliveries], any number of listens at once).
 // Its methods are safe for concurrent use.
 //
-// Deliveries stored at once share one commit (group commit): one writer
+// Deliveries stored at once share one commit (group commit): a writer
 // goroutine takes every delivery waiting, writes them with one write and
 // one fsync (or one INSERT), and only then releases their callers. A busy
 // listen so costs one fsync for many deliveries, and each caller is
-// answered only once the commit that holds its delivery is durable.
+// answered only once the commit that holds its delivery is durable. A
+// file has one writer, which appends in order; a table several, whose
+// INSERTs the database runs side by side while the next batch gathers.
 type Deliveries struct {
 	where string // for errors
 	sink  deliverySink
-	done  chan struct{} // closed when the writer has ended
+	done  sync.WaitGroup // the writers
 
 	mu      sync.Mutex
 	cur     *deliveryBatch            // deliveries waiting for the writer
@@ -95,17 +97,20 @@ type deliveryBatch struct {
 	err   error
 }
 
-func newDeliveries(where string, k deliverySink, known map[string]bool) *Deliveries {
+// newDeliveries returns deliveries committed to k by writers goroutines
+// (1 for a file, whose lines go in order).
+func newDeliveries(where string, k deliverySink, known map[string]bool, writers int) *Deliveries {
 	w := &Deliveries{
 		where:   where,
 		sink:    k,
-		done:    make(chan struct{}),
 		cur:     &deliveryBatch{done: make(chan struct{})},
 		pending: map[string]*deliveryBatch{},
 		known:   known,
 		kick:    make(chan struct{}, 1),
 	}
-	go w.run()
+	for range writers {
+		w.done.Go(w.run)
+	}
 	return w
 }
 
@@ -154,10 +159,9 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 	return b.isNew[i], nil
 }
 
-// run is the writer goroutine: it commits whatever is waiting, until
+// run is a writer goroutine: it commits whatever is waiting, until
 // Close.
 func (w *Deliveries) run() {
-	defer close(w.done)
 	for {
 		_, open := <-w.kick
 		w.mu.Lock()
@@ -194,7 +198,7 @@ func (w *Deliveries) Close() error {
 	w.closed = true
 	close(w.kick)
 	w.mu.Unlock()
-	<-w.done
+	w.done.Wait()
 	return w.sink.close()
 }
 
@@ -231,7 +235,7 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 		return nil, err
 	}
 	k.fl = fl
-	return newDeliveries(path, k, known), nil
+	return newDeliveries(path, k, known, 1), nil
 }
 
 // fileDeliveries commits batches to the deliveries file: one write and

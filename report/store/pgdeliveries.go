@@ -16,8 +16,13 @@ import (
 // delivery key) stores a delivery once whichever of them receives it, and
 // a listen answers a retry only once the row it found is committed.
 func (p *Postgres) OpenDeliveries(context.Context) (*Deliveries, error) {
-	return newDeliveries("the deliveries of campaign "+p.campaign+" in the "+p.where, &pgDeliveries{p: p}, nil), nil
+	return newDeliveries("the deliveries of campaign "+p.campaign+" in the "+p.where, &pgDeliveries{p: p}, nil, pgDeliveryWriters), nil
 }
+
+// pgDeliveryWriters is how many INSERTs of deliveries a listen has in
+// flight at once: the database runs them side by side while the next
+// batch gathers.
+const pgDeliveryWriters = 4
 
 // pgDeliveries commits batches of deliveries with one INSERT each, durable
 // (synchronous_commit on) before it returns.
