@@ -344,11 +344,8 @@ func (l *listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 		if taken.Number.Err != nil {
 			why = taken.Number.Err.Error()
 		}
-		l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Str("why", why).Str("list", t.intake.DoNotCall().String()).
+		l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Str("why", why).Int("numbers_listed", len(taken.Found)).Str("list", t.intake.DoNotCall().String()).
 			Msg("an opt-out whose number callrun cannot read: no run on this store starts a call until a person puts the number on the do-not-call list (callrun suppress add CAMPAIGN.yaml NUMBER) and resolves it (callrun outcomes resolve CAMPAIGN.yaml KEY)")
-	case taken.Searched:
-		l.log.Warn().Str("campaign", t.name).Str("key", taken.Key).Int("numbers", len(taken.Found)).Str("list", t.intake.DoNotCall().String()).
-			Msg("an opt-out whose number no field gives: every number of the campaign's contacts that its values hold is on the do-not-call list")
 	case len(taken.Listed) > 0:
 		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: the number is on the do-not-call list")
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
@@ -472,5 +473,48 @@ func TestListenRetryStraddlesUpgrade(t *testing.T) {
 				t.Errorf("no duplicate logged:\n%s", logs.String())
 			}
 		})
+	}
+}
+
+// TestListenRequiresASignature: with outcomes.require_signature, an
+// unsigned delivery is refused 401 and never stored; one signed with the
+// campaign's key (in a header, over the body as sent) is stored.
+func TestListenRequiresASignature(t *testing.T) {
+	dir := t.TempDir()
+	path := writeListenCampaign(t, dir, "signed")
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, append(b, "  signing_secret: whsec-listen-test\n  require_signature: true\n"...), 0o644)
+	var logs e2eBuffer
+	base, stop := startListen(t, &logs, path)
+	hook := base + "/callrun/signed/" + hookSecret
+	post := func(sig string) int {
+		t.Helper()
+		body := `{"event":"call.ended","phone_number":"+14155550132"}`
+		req, _ := http.NewRequest(http.MethodPost, hook, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if sig != "" {
+			req.Header.Set("X-Signature", sig)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post(""); got != http.StatusUnauthorized {
+		t.Errorf("an unsigned delivery: answered %d, want 401", got)
+	}
+	if got := post(apiclient.Sign("whsec-listen-test", []byte(`{"event":"call.ended","phone_number":"+14155550132"}`))); got != 200 {
+		t.Errorf("a signed delivery: answered %d, want 200", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if ds, _ := store.ReadDeliveries(filepath.Join(dir, ".callrun", "signed")); len(ds) != 1 {
+		t.Errorf("%d deliveries stored, want the signed one", len(ds))
+	}
+	if strings.Contains(logs.String(), "whsec-listen-test") {
+		t.Errorf("the signing secret is in the log:\n%s", logs.String())
 	}
 }

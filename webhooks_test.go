@@ -4,13 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,127 +27,143 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// The webhook corpus, testdata/webhooks: deliveries as the service and
-// its peers really send them, each with what listen must make of it
-// (testdata/webhooks/README.md says the format). TestWebhookCorpus posts
-// each case to listen's handler in process, over a campaign whose
-// journal says its two contacts were called, and checks the stored
-// delivery, the contact's outcome, the do-not-call list and the answer.
-
-// The corpus campaign: its agent, and an agent of another campaign (a
-// redial agent); its contacts, both called; its signing secret; its own
-// number.
-const (
-	corpusAgentID      = "agent_corpus_0001"
-	corpusOtherAgentID = "agent_redial_0002"
-	corpusNumber       = "+14155550123" // Ada, called first: the contact a case's outcome is of
-	corpusNumber2      = "+14155550124" // Grace, called too
-	corpusCallID       = "call_corpus_0123"
-	corpusCallID2      = "call_corpus_0124"
-	corpusSecret       = "corpus-signing-secret"
-	corpusOwnNumber    = "+14155550100"
-)
-
-// corpusWant is a case's NAME.want.json.
-type corpusWant struct {
-	Number        string `json:"number"`
-	Event         string `json:"event"`
-	Agent         string `json:"agent"` // campaign, other or none
-	OptOut        bool   `json:"opt_out"`
-	Outcome       string `json:"outcome"`
-	Stored        bool   `json:"stored"`
-	Status        int    `json:"status"`
-	Source        string `json:"source"`
-	Note          string `json:"note"`
-	ServiceStarts *int   `json:"service_starts"`
-	Statuses      []int  `json:"statuses"`
-	Deliveries    *int   `json:"deliveries"`
-	// RequireSignature sets the campaign's outcomes.require_signature.
-	RequireSignature bool `json:"require_signature"`
-	// Held: an opt-out is held on the store after the case (its number
-	// could not be read); Listed: exactly these numbers are on the
-	// do-not-call list.
-	Held   bool     `json:"held"`
-	Listed []string `json:"listed"`
-}
-
-// corpusCase is one case: its requests, in order, and what they must
-// give.
-type corpusCase struct {
-	name     string
-	requests [][]byte // each NAME.http, or NAME.1.http, NAME.2.http, ...
-	want     corpusWant
-}
-
-func loadCorpus(t *testing.T, dir string) []corpusCase {
-	t.Helper()
-	wants, err := filepath.Glob(filepath.Join(dir, "*.want.json"))
-	if err != nil || len(wants) == 0 {
-		t.Fatalf("no cases in %s: %v", dir, err)
+// TestWebhookCorpusThroughListen posts every case of the webhook corpus
+// (testdata/webhooks, its README says the format) to listen's handler in
+// process, each case or sequence to a store of its own over the campaign
+// the README describes, whose journal says each contact was called a
+// minute before; and checks each request's want: the answer, whether it
+// stored a delivery and how many, the event, number and agent callrun
+// reads, whether it opts out, the contact's outcome and service_starts
+// in the report, the do-not-call list, and whether runs are held.
+func TestWebhookCorpusThroughListen(t *testing.T) {
+	seqs := map[string][]listenCase{}
+	var names []string
+	for _, c := range readListenCases(t) {
+		name := cmpOrString(c.seq, c.name)
+		if _, ok := seqs[name]; !ok {
+			names = append(names, name)
+		}
+		seqs[name] = append(seqs[name], c)
 	}
-	var out []corpusCase
-	for _, w := range wants {
-		name := strings.TrimSuffix(filepath.Base(w), ".want.json")
-		c := corpusCase{name: name}
-		b, err := os.ReadFile(w)
+	for _, name := range names {
+		steps := seqs[name]
+		slices.SortFunc(steps, func(a, b listenCase) int { return a.step - b.step })
+		t.Run(name, func(t *testing.T) { runListenSequence(t, steps) })
+	}
+}
+
+func cmpOrString(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// listenCorpus is the corpus's directory.
+const listenCorpus = "testdata/webhooks"
+
+// listenCase is one request of the corpus and its want.
+type listenCase struct {
+	name string // NAME, or NAME.N in a sequence
+	seq  string // NAME of a sequence; "" alone
+	step int    // N; 0 alone
+	raw  []byte
+	want listenWant
+}
+
+// listenWant is a case's NAME.want.json, as the corpus's README says.
+type listenWant struct {
+	Number        string   `json:"number"`
+	Event         string   `json:"event"`
+	Agent         string   `json:"agent"`
+	OptOut        bool     `json:"opt_out"`
+	Outcome       string   `json:"outcome"`
+	Stored        bool     `json:"stored"`
+	Status        int      `json:"status"`
+	Source        string   `json:"source"`
+	Note          string   `json:"note"`
+	Via           string   `json:"via,omitempty"`
+	Deliveries    *int     `json:"deliveries,omitempty"`
+	ServiceStarts *int     `json:"service_starts,omitempty"`
+	DoNotCall     []string `json:"do_not_call,omitempty"`
+	BlocksRuns    *bool    `json:"blocks_runs,omitempty"`
+}
+
+func readListenCases(t *testing.T) []listenCase {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(listenCorpus, "*.http"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no cases in %s: %v", listenCorpus, err)
+	}
+	var out []listenCase
+	for _, p := range paths {
+		c := listenCase{name: strings.TrimSuffix(filepath.Base(p), ".http")}
+		if seq, step, ok := strings.Cut(c.name, "."); ok {
+			if c.step, err = strconv.Atoi(step); err != nil {
+				t.Fatalf("%s: a step of a sequence is NAME.N", p)
+			}
+			c.seq = seq
+		}
+		if c.raw, err = os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(listenCorpus, c.name+".want.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
 		if err := dec.Decode(&c.want); err != nil {
-			t.Fatalf("%s: %v", w, err)
-		}
-		if c.want.Source == "" {
-			t.Errorf("%s: no source: say where the shape comes from", w)
-		}
-		if b, err := os.ReadFile(filepath.Join(dir, name+".http")); err == nil {
-			c.requests = [][]byte{b}
-		}
-		for i := 1; ; i++ {
-			b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%s.%d.http", name, i)))
-			if err != nil {
-				break
-			}
-			c.requests = append(c.requests, b)
-		}
-		if len(c.requests) == 0 {
-			t.Fatalf("%s: no %s.http", w, name)
+			t.Fatalf("%s.want.json: %v", c.name, err)
 		}
 		out = append(out, c)
 	}
 	return out
 }
 
-func TestWebhookCorpus(t *testing.T) {
-	for _, c := range loadCorpus(t, filepath.Join("testdata", "webhooks")) {
-		t.Run(c.name, func(t *testing.T) { runCorpusCase(t, c) })
-	}
-}
+// The corpus campaign's agents, signing secret and own line.
+const (
+	listenAgentID      = "agent_07a9005357b35d0943f7359ad9"
+	listenOtherAgentID = "agent_1b2c3d4e5f60718293a4b5c6d7"
+	listenSecret       = "whsec_corpus"
+	listenOwnNumber    = "+14155550100"
+)
 
-// writeCorpusCampaign writes the corpus campaign into dir, and its
-// journal: both contacts called a minute before now, Ada first.
-func writeCorpusCampaign(t *testing.T, dir string, now time.Time, requireSignature bool) string {
+// listenCallID is the call id the service's answer gave the call to
+// contact i (from 0) of contacts.csv.
+func listenCallID(i int) string { return fmt.Sprintf("call_%d", 41+i) }
+
+// writeListenCorpusCampaign writes the campaign the corpus's README
+// describes into dir (its contacts.csv copied), and its journal: every
+// contact called a minute before now, in order, each with its call id.
+// It returns the campaign's path and the contacts' numbers, in order.
+func writeListenCorpusCampaign(t *testing.T, dir string, now time.Time) (string, []string) {
 	t.Helper()
-	sheet := "Phone,First Name,Contact Id\n(415) 555-0123,Ada,ghl-ada\n(415) 555-0124,Grace,ghl-grace\n"
-	if err := os.WriteFile(filepath.Join(dir, "leads.csv"), []byte(sheet), 0o644); err != nil {
+	sheet, err := os.ReadFile(filepath.Join(listenCorpus, "contacts.csv"))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "contacts.csv"), sheet, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var numbers []string
+	for _, line := range strings.Split(strings.TrimSpace(string(sheet)), "\n")[1:] {
+		numbers = append(numbers, strings.Split(strings.TrimSpace(line), ",")[0])
 	}
 	yaml := `name: corpus
 agents:
   - {name: Agent, prompt: Be kind.}
 sheets:
-  - {file: leads.csv, agent: Agent, fields: {phone_number: Phone, first_name: First Name, ghl_contact_id: Contact Id}}
+  - {file: contacts.csv, agent: Agent, fields: {phone_number: Phone, first_name: First Name, ghl_contact_id: Contact Id}}
 region: US
 state_dir: state
+pace: {max_active_calls: 4, call_length: 10m}
 outcomes:
-  url: https://hooks.example.com/callrun/corpus/` + hookSecret + `
-  opt_out: {field: disposition, values: [do_not_call, opted_out, dnc, opt_out]}
-  own_numbers: ["` + corpusOwnNumber + `"]
-  signing_secret: ` + corpusSecret + `
+  url: https://hooks.example.com/hook/` + hookSecret + `
+  opt_out: {field: disposition, values: [dnc, do_not_call, opted_out]}
+  own_numbers: ["` + listenOwnNumber + `"]
+  signing_secret: ` + listenSecret + `
 `
-	if requireSignature {
-		yaml += "  require_signature: true\n"
-	}
 	path := filepath.Join(dir, "corpus.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
@@ -160,90 +178,86 @@ outcomes:
 	}
 	defer j.Close()
 	called := now.Add(-time.Minute)
-	recs := []store.Record{{Type: store.TypeRun, Note: "corpus", At: called}}
-	for i, n := range []string{corpusNumber, corpusNumber2} {
+	if err := j.Append(store.Record{Type: store.TypeRun, Note: "corpus", At: called}); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range numbers {
 		at := called.Add(time.Duration(i) * time.Second)
-		base := store.Record{Agent: "Agent", Phone: n, AgentID: corpusAgentID, Sheet: "leads.csv", Row: 2 + i, Attempt: 1}
+		base := store.Record{Agent: "Agent", Phone: n, AgentID: listenAgentID, Sheet: "contacts.csv", Row: 2 + i, Attempt: 1}
 		intent, outcome := base, base
 		intent.Type, intent.At = store.TypeIntent, at
-		outcome.Type, outcome.Status, outcome.HTTP, outcome.At = store.TypeOutcome, store.OutcomeSent, 200, at.Add(200*time.Millisecond)
-		outcome.CallID = []string{corpusCallID, corpusCallID2}[i]
-		recs = append(recs, intent, outcome)
-	}
-	for _, r := range recs {
-		if err := j.Append(r); err != nil {
-			t.Fatal(err)
+		outcome.Type, outcome.Status, outcome.HTTP, outcome.At, outcome.CallID = store.TypeOutcome, store.OutcomeSent, 200, at.Add(200*time.Millisecond), listenCallID(i)
+		for _, r := range []store.Record{intent, outcome} {
+			if err := j.Append(r); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	return path
+	return path, numbers
 }
 
-// corpusRequest makes the request of a case's file: its placeholders
-// filled, the one newline that ends the file cut from the body, its
-// Content-Length set, its path /hook made the campaign's.
-func corpusRequest(t *testing.T, raw []byte, hookPath string) *http.Request {
+// listenRequest makes case c's request, its placeholders filled (the call
+// id the one the want's number's call got), its Content-Length set, its
+// path the campaign's hook path (or its agents' path, via agent).
+func listenRequest(t *testing.T, c listenCase, hookPath, callID string) *http.Request {
 	t.Helper()
-	head, body, ok := bytes.Cut(raw, []byte("\n\n"))
-	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 && (!ok || i < len(head)) {
-		head, body, ok = raw[:i], raw[i+4:], true
-	}
+	head, body, ok := bytes.Cut(c.raw, []byte("\r\n\r\n"))
 	if !ok {
-		head, body = bytes.TrimRight(raw, "\r\n"), nil
+		t.Fatalf("%s: no blank line (CRLF CRLF) after the head", c.name)
 	}
-	head = bytes.ReplaceAll(head, []byte("\r\n"), []byte("\n"))
-	body = bytes.TrimSuffix(bytes.TrimSuffix(body, []byte("\n")), []byte("\r"))
-	body = padRE.ReplaceAllFunc(body, func(m []byte) []byte {
-		n, _ := strconv.Atoi(string(padRE.FindSubmatch(m)[1]))
-		return bytes.Repeat([]byte("x"), n)
-	})
-	fill := func(b []byte) []byte {
-		for k, v := range map[string]string{"{{AGENT_ID}}": corpusAgentID, "{{OTHER_AGENT_ID}}": corpusOtherAgentID, "{{CALL_ID}}": corpusCallID} {
-			b = bytes.ReplaceAll(b, []byte(k), []byte(v))
+	sub := strings.NewReplacer("{{AGENT_ID}}", listenAgentID, "{{OTHER_AGENT_ID}}", listenOtherAgentID, "{{CALL_ID}}", callID)
+	h, b := sub.Replace(string(head)), sub.Replace(string(body))
+	const member = `,"signature":"{{SIGNATURE}}"}`
+	switch {
+	case strings.Contains(b, "{{SIGNATURE}}"):
+		unsigned, found := strings.CutSuffix(b, member)
+		if !found {
+			t.Fatalf("%s: {{SIGNATURE}} in the body must be its last member, %s", c.name, member)
 		}
-		return b
+		b = strings.Replace(b, "{{SIGNATURE}}", listenSign([]byte(unsigned+"}")), 1)
+	case strings.Contains(h, "{{SIGNATURE}}"):
+		h = strings.ReplaceAll(h, "{{SIGNATURE}}", listenSign([]byte(b)))
 	}
-	head, body = fill(head), fill(body)
-	if bytes.Contains(body, []byte("{{SIGNATURE}}")) {
-		without, _, _, ok := apiclient.BodySigned(body)
-		if !ok {
-			t.Fatalf("{{SIGNATURE}} in a body that is no JSON object with a signature member")
-		}
-		body = bytes.ReplaceAll(body, []byte("{{SIGNATURE}}"), []byte(strings.TrimPrefix(apiclient.Sign(corpusSecret, without), "sha256=")))
-	}
-	head = bytes.ReplaceAll(head, []byte("{{SIGNATURE}}"), []byte(strings.TrimPrefix(apiclient.Sign(corpusSecret, body), "sha256=")))
 	var lines []string
-	for _, l := range strings.Split(string(head), "\n") {
-		if !strings.HasPrefix(strings.ToLower(l), "content-length:") {
+	for _, l := range strings.Split(h, "\r\n") {
+		if name, _, _ := strings.Cut(l, ":"); !strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
 			lines = append(lines, l)
 		}
 	}
-	if body != nil {
-		lines = append(lines, fmt.Sprintf("Content-Length: %d", len(body)))
+	if len(b) > 0 || !strings.HasPrefix(h, "GET ") {
+		lines = append(lines, "Content-Length: "+strconv.Itoa(len(b)))
 	}
-	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(strings.Join(lines, "\r\n") + "\r\n\r\n" + string(body))))
+	r, err := http.ReadRequest(bufio.NewReader(strings.NewReader(strings.Join(lines, "\r\n") + "\r\n\r\n" + b)))
 	if err != nil {
-		t.Fatalf("reading the request: %v", err)
+		t.Fatalf("%s: %v", c.name, err)
 	}
-	rest, ok := strings.CutPrefix(req.URL.Path, "/hook")
+	rest, ok := strings.CutPrefix(r.URL.Path, "/hook")
 	if !ok {
-		t.Fatalf("the request's path is %s, not /hook", req.URL.Path)
+		t.Fatalf("%s: the path is %s, not /hook", c.name, r.URL.Path)
 	}
-	req.URL.Path = hookPath + rest
-	req.RequestURI = ""
-	req.RemoteAddr = "127.0.0.1:4711"
-	return req
+	r.URL.Path = hookPath + rest
+	if c.want.Via == "agent" {
+		r.URL.Path += "/" + campaign.AgentPathSuffix
+	}
+	r.RequestURI, r.RemoteAddr = "", "127.0.0.1:4711"
+	return r
 }
 
-// padRE is the placeholder {{PAD:N}}: N bytes of "x", for bodies too
-// big to keep in the repository.
-var padRE = regexp.MustCompile(`\{\{PAD:([0-9]+)\}\}`)
+// listenSign is the documentation's signature of b under the corpus's
+// secret, computed here as its Python example does, not by apiclient.
+func listenSign(b []byte) string {
+	m := hmac.New(sha256.New, []byte(listenSecret))
+	m.Write(b)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
 
-func runCorpusCase(t *testing.T, c corpusCase) {
+// runListenSequence posts the steps of one case or sequence, in order, to
+// one store, checking each step's want after its request.
+func runListenSequence(t *testing.T, steps []listenCase) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	t.Setenv("CALLRUN_HOME", home)
-	now := time.Now()
-	path := writeCorpusCampaign(t, dir, now, c.want.RequireSignature)
+	path, numbers := writeListenCorpusCampaign(t, dir, time.Now())
 	ctx := context.Background()
 	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
 	if err != nil {
@@ -257,117 +271,150 @@ func runCorpusCase(t *testing.T, c corpusCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tgt.deliveries.Close()
 	var logs e2eBuffer
 	l := newListener(zerolog.New(&logs), 0, time.Now)
 	l.targets[f.Outcomes.Path()] = tgt
-	var statuses []int
-	for _, raw := range c.requests {
-		rec := httptest.NewRecorder()
-		l.ServeHTTP(rec, corpusRequest(t, raw, f.Outcomes.Path()))
-		statuses = append(statuses, rec.Code)
-	}
-	l.close()
 	defer func() {
 		if t.Failed() {
 			t.Logf("listen's log:\n%s", logs.String())
 		}
 	}()
-	w := c.want
-	if w.Statuses != nil && !slices.Equal(statuses, w.Statuses) {
-		t.Errorf("answered %v, want %v", statuses, w.Statuses)
-	}
-	if last := statuses[len(statuses)-1]; last != w.Status {
-		t.Errorf("answered %d, want %d", last, w.Status)
-	}
-	// Each refusal is counted in /metrics by its status.
-	rec := httptest.NewRecorder()
-	l.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	for _, code := range []int{400, 401, 413} {
-		want := 0
-		for _, s := range statuses {
-			if s == code {
-				want++
-			}
+	stateDir := filepath.Join(dir, "state")
+	for _, c := range steps {
+		before, err := store.ReadDeliveries(stateDir)
+		if err != nil {
+			t.Fatal(err)
 		}
-		series := fmt.Sprintf(`callrun_listen_refused_total{campaign="corpus",code="%d"} %d`, code, want)
-		if has := strings.Contains(rec.Body.String(), series); has != (want > 0) {
-			t.Errorf("/metrics lacks %s", series)
+		callID := "call_none"
+		if i := slices.Index(numbers, c.want.Number); i >= 0 {
+			callID = listenCallID(i)
 		}
-	}
-
-	// The stored deliveries.
-	ds, err := store.ReadDeliveries(filepath.Join(dir, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if (len(ds) > 0) != w.Stored {
-		t.Errorf("%d deliveries stored, want stored=%v", len(ds), w.Stored)
-	}
-	if w.Deliveries != nil && len(ds) != *w.Deliveries {
-		t.Errorf("%d deliveries stored, want %d", len(ds), *w.Deliveries)
-	}
-	if len(ds) > 0 {
-		d := ds[len(ds)-1]
-		if d.Event != w.Event {
-			t.Errorf("stored event %q, want %q", d.Event, w.Event)
+		rec := httptest.NewRecorder()
+		l.ServeHTTP(rec, listenRequest(t, c, f.Outcomes.Path(), callID))
+		after, err := store.ReadDeliveries(stateDir)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got := f.DeliveryNumber(phone.NewNormalizer(), d.Fields); got.E164 != w.Number {
-			t.Errorf("the stored delivery's number %q (%v), want %q", got.E164, got.Err, w.Number)
-		}
-		agent := "other"
-		switch d.AgentID {
-		case corpusAgentID:
-			agent = "campaign"
-		case "":
-			agent = "none"
-		}
-		if agent != w.Agent {
-			t.Errorf("the stored delivery's agent %q is the %s's, want the %s's", d.AgentID, agent, w.Agent)
-		}
-	}
-
-	// The do-not-call list.
-	es, err := store.OpenDoNotCallFile(home).Entries(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	on := store.OnDoNotCall(es)
-	switch {
-	case w.Listed != nil:
-		var got []string
-		for n := range on {
-			got = append(got, n)
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, w.Listed) {
-			t.Errorf("the do-not-call list holds %v, want %v", got, w.Listed)
-		}
-	case w.OptOut && w.Number != "" && on[w.Number].Number == "":
-		t.Errorf("the do-not-call list %v lacks %s", on, w.Number)
-	case !w.OptOut && len(on) > 0:
-		t.Errorf("the do-not-call list holds %v, want nothing", on)
-	}
-	held, err := store.OpenDoNotCallFile(home).Held(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if (len(held) > 0) != w.Held {
-		t.Errorf("opt-outs held: %+v, want held=%v", held, w.Held)
-	}
-
-	// The contact's outcome, as the report reads it.
-	o := corpusOutcome(t, path)
-	if o.Event != w.Outcome {
-		t.Errorf("the contact's outcome %q, want %q", o.Event, w.Outcome)
-	}
-	if w.ServiceStarts != nil && int(o.Starts) != *w.ServiceStarts {
-		t.Errorf("service_starts %d, want %d", o.Starts, *w.ServiceStarts)
+		checkListenStep(t, c, f, numbers, rec.Code, after[len(before):], home, path, listenRequest(t, c, f.Outcomes.Path(), callID))
 	}
 }
 
-// corpusOutcome is the report's outcome of the corpus campaign's first
-// contact, as `callrun report` reads it.
-func corpusOutcome(t *testing.T, path string) report.Outcome {
+// checkListenStep checks step c's want: the answer status, the
+// deliveries it stored (added), what callrun reads of the request
+// (again, from r), the report, the do-not-call list and the holds.
+func checkListenStep(t *testing.T, c listenCase, f *campaign.File, numbers []string, status int, added []store.Delivery, home, path string, r *http.Request) {
+	t.Helper()
+	w := c.want
+	fail := func(format string, args ...any) { t.Errorf("%s: "+format, append([]any{c.name}, args...)...) }
+	if status != w.Status {
+		fail("answered %d, want %d", status, w.Status)
+	}
+	if (len(added) > 0) != w.Stored {
+		fail("stored %d deliveries, want stored=%v", len(added), w.Stored)
+	}
+	if want := 1; w.Stored {
+		if w.Deliveries != nil {
+			want = *w.Deliveries
+		}
+		if len(added) != want {
+			fail("stored %d deliveries, want %d", len(added), want)
+		}
+	}
+	checkListenLists(t, c, home)
+	if w.Status != 200 {
+		return // refused: nothing more to read
+	}
+	ds, err := apiclient.ReadDeliveries(r, f.Outcomes.ReadOptions())
+	if err != nil {
+		t.Fatalf("%s: reading it again: %v", c.name, err)
+	}
+	d := ds[len(ds)-1]
+	if d.Event != w.Event {
+		fail("event %q, want %q", d.Event, w.Event)
+	}
+	agent := "other"
+	switch d.AgentID {
+	case listenAgentID:
+		agent = "campaign"
+	case "":
+		agent = "none"
+	}
+	if agent != w.Agent {
+		fail("agent %q is %s, want %s", d.AgentID, agent, w.Agent)
+	}
+	if got := f.Outcomes.OptsOut(d.Fields); got != w.OptOut {
+		fail("opts out %v, want %v", got, w.OptOut)
+	}
+
+	// The report: who took the delivery, and each contact's outcome.
+	outcomes, taken := listenReport(t, path, apiclient.Delivery.Key(d))
+	number := f.DeliveryNumber(phone.NewNormalizer(), d.Fields).E164
+	if taken.how == campaign.MatchedByCallID || taken.how == campaign.MatchedByGHL {
+		number = numbers[taken.row-2]
+	}
+	if number != w.Number {
+		fail("number %q (%s), want %q", number, cmpOrString(taken.how, "read from its fields"), w.Number)
+	}
+	if i := slices.Index(numbers, w.Number); i >= 0 {
+		o := outcomes[i]
+		if o.Event != w.Outcome {
+			fail("the contact's outcome %q, want %q", o.Event, w.Outcome)
+		}
+		if w.ServiceStarts != nil && int(o.Starts) != *w.ServiceStarts {
+			fail("service_starts %d, want %d", o.Starts, *w.ServiceStarts)
+		}
+	} else if w.Outcome == "" && taken.row != 0 {
+		fail("taken by row %d (%s), want no contact's", taken.row, taken.how)
+	}
+
+}
+
+// checkListenLists checks step c's do-not-call list and holds in the
+// store of home.
+func checkListenLists(t *testing.T, c listenCase, home string) {
+	t.Helper()
+	w := c.want
+	wantList := w.DoNotCall
+	if wantList == nil {
+		wantList = []string{}
+		if w.OptOut && w.Number != "" {
+			wantList = []string{w.Number}
+		}
+	}
+	es, err := store.OpenDoNotCallFile(home).Entries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for n := range store.OnDoNotCall(es) {
+		got = append(got, n)
+	}
+	slices.Sort(got)
+	slices.Sort(wantList)
+	if !slices.Equal(got, wantList) {
+		t.Errorf("%s: the do-not-call list holds %v, want %v", c.name, got, wantList)
+	}
+	held, err := store.OpenDoNotCallFile(home).Held(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks := w.BlocksRuns != nil && *w.BlocksRuns; (len(held) > 0) != blocks {
+		t.Errorf("%s: opt-outs held %+v, want blocks_runs %v", c.name, held, blocks)
+	}
+}
+
+// listenTaken is which contact the report gave a delivery to: its row
+// (0: none) and by which rule.
+type listenTaken struct {
+	row int
+	how string
+}
+
+// listenReport reads the campaign at path as `callrun report` does and
+// returns its contacts' outcomes, in sheet order, and who took the
+// delivery of key.
+func listenReport(t *testing.T, path, key string) ([]report.Outcome, listenTaken) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := loadSaved(ctx, savedOptions{path: path})
@@ -379,17 +426,23 @@ func corpusOutcome(t *testing.T, path string) report.Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out report.Outcome
+	var out []report.Outcome
 	err = s.f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
 		row := campaign.ReportRow(s.f, s.state, c)
 		x.Add(c, &row)
-		if c.Phone == corpusNumber {
-			out = row.Outcome
-		}
+		out = append(out, row.Outcome)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	var taken listenTaken
+	for i, d := range x.Deliveries() {
+		if d.Key == key {
+			if tk, how, ok := x.Taken(i); ok {
+				taken = listenTaken{tk.Row, how}
+			}
+		}
+	}
+	return out, taken
 }

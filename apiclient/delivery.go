@@ -129,9 +129,9 @@ var volatile = func() map[string]bool {
 
 // Containers are the objects whose fields [Field] reads as the
 // delivery's own: the envelope's data (and payload), and the contact,
-// customer, lead, call or message a sender nests them under, up to
-// three deep (message.call.customer.number).
-var Containers = []string{"data", "payload", "contact", "customer", "lead", "call", "message"}
+// customer, lead, call or message a sender nests them under, and
+// HighLevel's customData, up to three deep (message.call.customer.number).
+var Containers = []string{"data", "payload", "contact", "customer", "lead", "call", "message", "customdata"}
 
 const maxContainers = 3
 
@@ -142,16 +142,23 @@ func normKey(k string) string {
 	var b strings.Builder
 	b.Grow(len(k))
 	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case c == '_' || c == '-' || c == ' ':
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
+		if c, ok := normByte(k[i]); ok {
+			b.WriteByte(c)
 		}
-		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// normByte is byte c of a key as normKey keeps it, lower case; false for
+// one it leaves out (_, - and space).
+func normByte(c byte) (byte, bool) {
+	switch {
+	case c == '_' || c == '-' || c == ' ':
+		return 0, false
+	case 'A' <= c && c <= 'Z':
+		return c + 'a' - 'A', true
+	}
+	return c, true
 }
 
 // fieldMatch is one field a name matched: its path, value and the
@@ -218,12 +225,9 @@ func matches(fields map[string]string, name string) []fieldMatch {
 func normEqual(key, norm string) bool {
 	j := 0
 	for i := 0; i < len(key); i++ {
-		c := key[i]
-		switch {
-		case c == '_' || c == '-' || c == ' ':
+		c, ok := normByte(key[i])
+		if !ok {
 			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
 		}
 		if j >= len(norm) || norm[j] != c {
 			return false
@@ -267,6 +271,52 @@ func FieldValues(fields map[string]string, name string) (paths, values []string)
 		}
 	}
 	return paths, values
+}
+
+// ShallowestValues is FieldValues of the shallowest matches that have a
+// value alone: a key that is the delivery's own (message.customer.number)
+// hides the same key of an object nested deeper (message.call.customer.number).
+func ShallowestValues(fields map[string]string, name string) (paths, values []string) {
+	depth := -1
+	for _, m := range matches(fields, name) {
+		if m.value == "" || depth >= 0 && m.depth > depth {
+			continue
+		}
+		depth = m.depth
+		paths, values = append(paths, m.path), append(values, m.value)
+	}
+	return paths, values
+}
+
+// The service's account webhook events.
+const (
+	EventStarted  = "call.started"
+	EventAnswered = "call.answered"
+	EventEnded    = "call.ended"
+)
+
+// ServiceEvent returns event as the service names it when it is one of
+// its three, however a sender writes it (CALL.ENDED, call_ended,
+// Call-Ended); any other event as sent.
+func ServiceEvent(event string) string {
+	trimmed := strings.TrimSpace(event)
+	if len(trimmed) > len(EventAnswered) {
+		return event
+	}
+	folded := strings.Map(func(r rune) rune {
+		switch {
+		case r == '_' || r == '-' || r == ' ':
+			return '.'
+		case 'A' <= r && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return r
+	}, trimmed)
+	switch folded {
+	case EventStarted, EventAnswered, EventEnded:
+		return folded
+	}
+	return event
 }
 
 // The fields a delivery names its event, agent and call by, in order of
@@ -572,7 +622,7 @@ func formDelivery(vals url.Values, raw string) Delivery {
 // agent and call as [Field] finds them.
 func newDelivery(fields map[string]string, raw string) Delivery {
 	d := Delivery{Fields: fields}
-	d.Event = firstField(fields, eventFields)
+	d.Event = ServiceEvent(firstField(fields, eventFields))
 	d.AgentID = firstField(fields, agentFields)
 	d.CallID = firstField(fields, callIDFields)
 	cut := false

@@ -195,3 +195,16 @@ func TestReadDeliveryRedacts(t *testing.T) {
 		t.Errorf("raw delivery not bounded: %d bytes", len(d.Raw))
 	}
 }
+
+// TestServiceEvent: the service's three events however a sender writes
+// them; any other as sent.
+func TestServiceEvent(t *testing.T) {
+	for in, want := range map[string]string{
+		"call.ended": "call.ended", "CALL.ENDED": "call.ended", "call_ended": "call.ended", "Call-Started": "call.started",
+		" call answered ": "call.answered", "call_analyzed": "call_analyzed", "end-of-call-report": "end-of-call-report", "": "",
+	} {
+		if got := ServiceEvent(in); got != want {
+			t.Errorf("ServiceEvent(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -266,9 +266,10 @@ func TestRunMaxActiveCallsFaulted(t *testing.T) {
 }
 
 // TestActiveCallsEnded: a delivered end frees the slot of the call to its
-// number that started first, of the agent it names; one that came while
-// the call's start was in flight frees it when the answer comes; one for a
-// number no call is in progress to frees nothing.
+// number that started first, of the agent it names, or of the call it
+// names; one that came while the call's start was in flight frees it when
+// the answer comes; one for a number no call is in progress to frees
+// nothing.
 func TestActiveCallsEnded(t *testing.T) {
 	t0 := time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)
 	a := newActiveCalls(3, time.Hour)
@@ -299,23 +300,19 @@ func TestActiveCallsEnded(t *testing.T) {
 	if a.calls[s3] != nil {
 		t.Error("the call whose end came while in flight holds its slot after its answer")
 	}
-}
 
-// TestActiveCallsEndedByCallID: a delivered end that names its call frees
-// that call's slot, whichever call to the number started first; one that
-// names a call of no slot frees none by its number when every call to it
-// has an id of its own.
-func TestActiveCallsEndedByCallID(t *testing.T) {
-	t0 := time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)
-	a := newActiveCalls(3, time.Hour)
-	s1, _ := a.take(t0, "+12122010001", "agent_a")
-	a.started(s1, t0, "call_1")
-	s2, _ := a.take(t0, "+12122010001", "agent_a")
-	a.started(s2, t0.Add(time.Second), "call_2")
-	if !a.ended("call_2", "+12122010001", "agent_a") || a.calls[s2] != nil || a.calls[s1] == nil {
+	// An end that names its call frees that call's slot, whichever call
+	// to the number started first; one that names a call of no slot frees
+	// none by its number when every call to it has an id of its own.
+	b := newActiveCalls(3, time.Hour)
+	c1, _ := b.take(t0, "+12122010001", "agent_a")
+	b.started(c1, t0, "call_1")
+	c2, _ := b.take(t0, "+12122010001", "agent_a")
+	b.started(c2, t0.Add(time.Second), "call_2")
+	if !b.ended("call_2", "+12122010001", "agent_a") || b.calls[c2] != nil || b.calls[c1] == nil {
 		t.Error("the end of call_2 did not free call_2's slot alone")
 	}
-	if a.ended("call_9", "+12122010001", "agent_a") || a.calls[s1] == nil {
+	if b.ended("call_9", "+12122010001", "agent_a") || b.calls[c1] == nil {
 		t.Error("the end of another call freed call_1's slot by its number")
 	}
 }

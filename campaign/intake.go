@@ -64,9 +64,9 @@ type Taken struct {
 	// values instead, each put on the list.
 	Searched bool
 	Found    []string
-	// Held: no number was found; the opt-out is held on the list's store
-	// (HeldNew: now, not by a retry), and no run there starts a call
-	// until a person resolves it.
+	// Held: the opt-out is held on the list's store (HeldNew: now, not by
+	// a retry), and no run there starts a call until a person resolves
+	// it: its number did not read, whatever numbers were found.
 	Held, HeldNew bool
 }
 
@@ -115,9 +115,9 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 // when the number does not read by the delivery's fields (or reads only
 // from its caller_number, which is no contact's number), every value of
 // the delivery that is a number of one of the campaign's contacts goes
-// on the list; when none is, the opt-out is held on the list's store
-// (store.OptOutHold), and no run there starts a call until a person
-// resolves it. A retry of d finds each step done.
+// on the list, and the opt-out is held on the list's store
+// (store.OptOutHold): no run there starts a call until a person finds
+// whose it was and resolves it. A retry of d finds each step done.
 func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) error {
 	if in.o.DoNotCall == nil || !in.f.Outcomes.OptsOut(d.Fields) {
 		return nil
@@ -137,17 +137,24 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 			numbers, t.Found = found, found
 		}
 	}
-	if len(numbers) == 0 {
+	if t.Searched {
 		why := "its number does not read"
 		if t.Number.Err != nil {
 			why = t.Number.Err.Error()
 		} else if t.Number.Caller {
 			why = fmt.Sprintf("its only number, %s (%s), is no contact's of the campaign", t.Number.E164, t.Number.From)
 		}
+		if len(numbers) > 0 {
+			why += fmt.Sprintf("; the contacts' numbers among its values are on the list: %s", strings.Join(numbers, ", "))
+		}
 		t.Held = true
 		var err error
-		t.HeldNew, err = in.o.DoNotCall.Hold(ctx, store.OptOutHold{Campaign: in.f.Name, Key: t.Key, At: in.o.Now(), Reason: why})
-		return err
+		if t.HeldNew, err = in.o.DoNotCall.Hold(ctx, store.OptOutHold{Campaign: in.f.Name, Key: t.Key, At: in.o.Now(), Reason: why}); err != nil {
+			return err
+		}
+	}
+	if len(numbers) == 0 {
+		return nil
 	}
 	entries := make([]store.DoNotCallEntry, len(numbers))
 	for i, n := range numbers {

@@ -425,9 +425,9 @@ func (x *OutcomeIndex) Unmatched() int {
 
 // The service's account webhook events.
 const (
-	EventStarted  = "call.started"
-	EventAnswered = "call.answered"
-	EventEnded    = "call.ended"
+	EventStarted  = apiclient.EventStarted
+	EventAnswered = apiclient.EventAnswered
+	EventEnded    = apiclient.EventEnded
 )
 
 // Answered reports whether a delivery's event says its call was
@@ -486,18 +486,19 @@ func outcomeName(rank int) string {
 
 // eventRank orders events as a call goes through them; rankOther for one
 // callrun does not know. Events are compared in any case, with _ - or a
-// space for the dot: call.ended, call_ended, CALL-ENDED; with or without
-// "call."; a call completed, analysed or reported at its end (Vapi's
-// end-of-call-report) ended.
+// space for the dot, as apiclient.ServiceEvent folds them, with or
+// without "call.";
+// call.completed, what the service's agents send, is an end. Other senders' events (Retell's
+// call_analyzed, Vapi's end-of-call-report) are other: what they say of
+// the call is theirs.
 func eventRank(event string) int {
-	e := strings.ToLower(strings.TrimSpace(event))
-	e = strings.NewReplacer("_", ".", "-", ".", " ", ".").Replace(e)
-	switch strings.TrimPrefix(e, "call.") {
+	folded := strings.NewReplacer("_", ".", "-", ".", " ", ".").Replace(strings.ToLower(strings.TrimSpace(event)))
+	switch strings.TrimPrefix(folded, "call.") {
 	case "started":
 		return rankStarted
 	case "answered":
 		return rankAnswered
-	case "ended", "completed", "analyzed", "end.of.call.report":
+	case "ended", "completed":
 		return rankEnded
 	}
 	return rankOther
@@ -568,8 +569,10 @@ type DeliveryNumber struct {
 // DeliveryNumber reads the number of the person a delivery (its fields)
 // is about: from the fields outcomes.phone_field and [NumberFields]
 // name, and, when none holds one, from caller_number unless it is one of
-// the campaign's own numbers. Two fields that give different numbers
-// make it unreadable: a delivery whose number is in doubt is nobody's.
+// the campaign's own numbers. Of one name, the shallowest fields are
+// read (a message's own customer, not its call's). Two fields that give
+// different numbers make it unreadable: a delivery whose number is in
+// doubt is nobody's.
 // The report, status, pacing and listen read a delivery's number through
 // it.
 func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) DeliveryNumber {
@@ -577,12 +580,12 @@ func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) 
 	seen := false
 	raw := ""
 	for _, name := range append(f.numberFields(), CallerNumberField) {
-		if _, vals := apiclient.FieldValues(fields, name); raw == "" && len(vals) > 0 {
+		if _, vals := apiclient.ShallowestValues(fields, name); raw == "" && len(vals) > 0 {
 			raw = vals[0]
 		}
 	}
 	for _, name := range f.numberFields() {
-		paths, vals := apiclient.FieldValues(fields, name)
+		paths, vals := apiclient.ShallowestValues(fields, name)
 		for i, v := range vals {
 			e164, err := f.ReadNumber(norm, v)
 			if err != nil {
@@ -599,7 +602,7 @@ func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) 
 	if seen {
 		return got
 	}
-	paths, vals := apiclient.FieldValues(fields, CallerNumberField)
+	paths, vals := apiclient.ShallowestValues(fields, CallerNumberField)
 	for i, v := range vals {
 		e164, err := f.ReadNumber(norm, v)
 		if err != nil {

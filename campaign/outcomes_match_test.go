@@ -70,6 +70,34 @@ func TestOutcomeIndexMatches(t *testing.T) {
 	}
 }
 
+// openCallJournal opens a journal in a temporary directory, closed when
+// the test ends.
+func openCallJournal(t *testing.T) (*store.Journal, *store.State) {
+	t.Helper()
+	j, st, err := store.OpenJournal(filepath.Join(t.TempDir(), store.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close(); st.Close() })
+	return j, st
+}
+
+// appendCall appends to j the intent of the call c describes (its agent,
+// number, occurrence, row and time) and, a second later, its sent
+// outcome with callID, and returns its contact's key.
+func appendCall(t *testing.T, j *store.Journal, c store.Record, callID string) store.Key {
+	t.Helper()
+	c.Type, c.Attempt, c.Sheet = store.TypeIntent, 1, "s.csv"
+	if err := j.Append(c); err != nil {
+		t.Fatal(err)
+	}
+	c.Type, c.Status, c.HTTP, c.At, c.CallID = store.TypeOutcome, store.OutcomeSent, 200, c.At.Add(time.Second), callID
+	if err := j.Append(c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Key()
+}
+
 // TestOutcomeIndexSharedNumber: with dedupe: none two rows share a
 // number, and with dedupe: agent two agents call it. Each delivery goes
 // to the contact whose call started last before it came, not to the
@@ -78,22 +106,9 @@ func TestOutcomeIndexMatches(t *testing.T) {
 func TestOutcomeIndexSharedNumber(t *testing.T) {
 	const num = "+14155550140"
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	j, st, err := store.OpenJournal(filepath.Join(t.TempDir(), store.JournalFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	defer st.Close()
+	j, st := openCallJournal(t)
 	call := func(agent, agentID string, n, row int, at time.Time) store.Key {
-		rec := store.Record{Type: store.TypeIntent, Agent: agent, AgentID: agentID, Phone: num, N: n, Attempt: 1, Sheet: "s.csv", Row: row, At: at}
-		if err := j.Append(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Type, rec.Status, rec.HTTP, rec.At = store.TypeOutcome, store.OutcomeSent, 200, at.Add(time.Second)
-		if err := j.Append(rec); err != nil {
-			t.Fatal(err)
-		}
-		return store.Key{Agent: agent, Phone: num, N: n}
+		return appendCall(t, j, store.Record{Agent: agent, AgentID: agentID, Phone: num, N: n, Row: row, At: at}, "")
 	}
 	// Row 3 is called before row 2 (row 2 waited for its hours); row 4,
 	// through another agent, last.
@@ -148,22 +163,9 @@ func TestOutcomeIndexSharedNumber(t *testing.T) {
 // which rule.
 func TestOutcomeIndexRules(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	j, st, err := store.OpenJournal(filepath.Join(t.TempDir(), store.JournalFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	defer st.Close()
+	j, st := openCallJournal(t)
 	call := func(num, callID string, n int, at time.Time) store.Key {
-		rec := store.Record{Type: store.TypeIntent, Agent: "A", AgentID: "agent_a", Phone: num, N: n, Attempt: 1, Sheet: "s.csv", Row: 2, At: at}
-		if err := j.Append(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Type, rec.Status, rec.HTTP, rec.At, rec.CallID = store.TypeOutcome, store.OutcomeSent, 200, at.Add(time.Second), callID
-		if err := j.Append(rec); err != nil {
-			t.Fatal(err)
-		}
-		return store.Key{Agent: "A", Phone: num, N: n}
+		return appendCall(t, j, store.Record{Agent: "A", AgentID: "agent_a", Phone: num, N: n, Row: 2, At: at}, callID)
 	}
 	const ada, bob, twice = "+14155550150", "+14155550151", "+14155550152"
 	kAda := call(ada, "call_ada", 0, t0)

@@ -166,3 +166,19 @@ func TestDeliveryNumber(t *testing.T) {
 	bad := strings.Replace(strings.Replace(outcomesCampaign, "${HOOK_SECRET}", "0123456789abcdefgh", 1), "  fields: [disposition, summary]", "  own_numbers: [not a number]", 1)
 	expectProblems(t, problems(t, bad, LoadOptions{}), "outcomes.own_numbers[0]")
 }
+
+// TestEventRank: the service's events in any case and separators, with
+// or without "call.", and call.completed, rank by the call's course;
+// other senders' own events are other.
+func TestEventRank(t *testing.T) {
+	for ev, want := range map[string]int{
+		"call.started": rankStarted, "CALL_STARTED": rankStarted, "started": rankStarted,
+		"call.answered": rankAnswered, "Call-Answered": rankAnswered,
+		"call.ended": rankEnded, "call_ended": rankEnded, "ended": rankEnded, "call.completed": rankEnded,
+		"call_analyzed": rankOther, "end-of-call-report": rankOther, "status-update": rankOther, "": rankOther,
+	} {
+		if got := eventRank(ev); got != want {
+			t.Errorf("eventRank(%q) = %d, want %d", ev, got, want)
+		}
+	}
+}

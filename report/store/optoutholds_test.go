@@ -76,27 +76,15 @@ func TestJournalRefusesIntentsWhileHeld(t *testing.T) {
 	ctx := context.Background()
 	for _, sk := range storeKinds {
 		t.Run(sk.name, func(t *testing.T) {
-			s := sk.open(t, "spring", 0, 1)
-			var l DoNotCallList = OpenDoNotCallFile(sharedDir(t, "home"))
-			if p, ok := s.(*Postgres); ok {
-				l = p.DoNotCall()
-			}
-			defer lockStore(t, s)()
-			j, st, err := s.OpenJournal(ctx, JournalOptions{DoNotCall: l})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			intent := func(phone string) Record {
-				return Record{Type: TypeIntent, Agent: "A", Phone: phone, Attempt: 1}
-			}
-			if err := j.Append(intent("+14155550101")); err != nil {
+			s, l := storeAndList(t, sk.open)
+			j := openListedJournal(t, s, l)
+			if err := j.Append(intent("A", "+14155550101")); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := l.Hold(ctx, OptOutHold{Campaign: "autumn", Key: "k9", Reason: "no number"}); err != nil {
 				t.Fatal(err)
 			}
-			q1, _ := j.Submit(intent("+14155550102"))
+			q1, _ := j.Submit(intent("A", "+14155550102"))
 			q2, _ := j.Submit(Record{Type: TypeOutcome, Agent: "A", Phone: "+14155550101", Attempt: 1, Status: OutcomeSent})
 			if err := q1.Wait(); !errors.Is(err, ErrOptOutHeld) || !strings.Contains(err.Error(), "delivery k9 of campaign autumn") {
 				t.Fatalf("an intent while an opt-out is held: %v, want it refused, naming the hold", err)
@@ -107,22 +95,10 @@ func TestJournalRefusesIntentsWhileHeld(t *testing.T) {
 			if ok, err := l.Resolve(ctx, "autumn", "k9", "done"); err != nil || !ok {
 				t.Fatal(ok, err)
 			}
-			if err := j.Append(intent("+14155550103")); err != nil {
+			if err := j.Append(intent("A", "+14155550103")); err != nil {
 				t.Fatalf("an intent after the resolution: %v", err)
 			}
-			if err := j.Close(); err != nil {
-				t.Fatal(err)
-			}
-			again, err := s.ReadState(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer again.Close()
-			for phone, want := range map[string]Status{"+14155550101": Sent, "+14155550102": "", "+14155550103": Uncertain} {
-				if got, _ := again.Status(Key{Agent: "A", Phone: phone}); got != want {
-					t.Errorf("%s replays as %q, want %q", phone, got, want)
-				}
-			}
+			replayClosed(t, s, j, map[string]Status{"+14155550101": Sent, "+14155550102": "", "+14155550103": Uncertain})
 		})
 	}
 }
