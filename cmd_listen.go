@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -24,12 +25,14 @@ func listenCommand(s *session) *cli.Command {
 		Name:      "listen",
 		Usage:     "receive the service's webhook deliveries for campaigns with outcomes:, and store each before answering",
 		ArgsUsage: "CAMPAIGN.yaml...",
-		Description: `Serves each campaign's outcomes.url path: the service's account webhooks and
-agent webhooks (GET query, POST form or POST JSON). A delivery is written durably
+		Description: `Serves each campaign's outcomes.url path (the service's account webhooks)
+and that path with /agent at its end (the webhooks of the agents callrun creates):
+GET query; POST form, multipart form, JSON object or array of them; up to 1 MiB. A delivery is written durably
 to the campaign's store (the state directory's deliveries file, or the deliveries
 table of its PostgreSQL database) before it is answered 200, so the service's own
 retries are all the recovery needed; a retry of one delivery is stored once. Any
-other path is answered 404 and counted, never stored; a body over 64 KiB is 413.
+other path is answered 404 and counted, never stored; a body over 1 MiB is 413;
+with outcomes.signing_secret, a signature that does not match is 401.
 GET /healthz answers 200; GET /metrics serves Prometheus metrics. When calls were
 started and no delivery has come for --quiet-warning, it logs a warning. SIGTERM
 stops taking new deliveries and finishes those in flight. It runs beside callrun
@@ -84,8 +87,7 @@ type hookTarget struct {
 	f          *campaign.File
 	store      store.Store
 	deliveries *store.Deliveries
-	dnc        store.DoNotCallList // where its opt-outs go; nil without outcomes.opt_out
-	starts     store.CallStarts    // where its conversations go; nil for a rehearsal's receiver
+	intake     *campaign.Intake // stores its deliveries, and puts opt-outs and conversations where they go
 
 	// Read and written by the quiet check; last also by each delivery.
 	last   atomic.Int64 // unix nanoseconds of the last delivery stored or found stored; 0: none yet
@@ -99,7 +101,6 @@ type listener struct {
 	targets map[string]*hookTarget // by outcomes.url's path
 	now     func() time.Time
 	quiet   time.Duration
-	norm    *phone.Normalizer
 	metrics *listenMetrics
 
 	stored, duplicates, forged, refused atomic.Int64
@@ -108,7 +109,7 @@ type listener struct {
 // newListener returns a listener with no campaigns yet, on clock now,
 // that warns of calls bringing no delivery after quiet (0: never).
 func newListener(log zerolog.Logger, quiet time.Duration, now func() time.Time) *listener {
-	return &listener{log: log, targets: map[string]*hookTarget{}, now: now, quiet: quiet, norm: phone.NewNormalizer(), metrics: newListenMetrics()}
+	return &listener{log: log, targets: map[string]*hookTarget{}, now: now, quiet: quiet, metrics: newListenMetrics()}
 }
 
 // listen opens every campaign's deliveries, serves their paths on
@@ -129,6 +130,9 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 			// Loaded offline, an unset variable leaves the secret empty:
 			// serving the bare path would store anyone's deliveries.
 			return usageError(fmt.Errorf("%s: outcomes.url has no secret at the end of its path (is the variable it names, such as CALLRUN_HOOK_SECRET, set?): listen serves only a path that ends in a secret of %d characters or more", path, campaign.MinHookSecret))
+		}
+		if f.Outcomes.SigningUnset() {
+			return usageError(fmt.Errorf("%s: outcomes.signing_secret names a variable that is not set: listen checks every signed delivery with it, so set it (or take signing_secret out of the file)", path))
 		}
 		hookPath := f.Outcomes.Path()
 		if other, ok := l.targets[hookPath]; ok {
@@ -199,11 +203,12 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		return nil, fmt.Errorf("%s: %w", f.Source, err)
 	}
 	t := &hookTarget{name: f.Name, f: f, store: s, deliveries: d}
+	o := campaign.IntakeOptions{Deliveries: d}
 	if !sandbox {
 		// The store's call starts, where a call.answered delivery records
 		// a conversation for Reg F's contact pressure. A rehearsal's
 		// answered calls phoned nobody: they record none, anywhere.
-		if t.starts, err = callStarts(s); err != nil {
+		if o.Starts, err = callStarts(s); err != nil {
 			d.Close()
 			s.Close()
 			return nil, err
@@ -213,12 +218,13 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		// The store's list, as run reads it (a rehearsal's own with
 		// sandbox): the files' list beside files, the database's
 		// (store.Postgres.DoNotCall) for a campaign whose state is there.
-		if t.dnc, err = doNotCallList(s, sandbox); err != nil {
+		if o.DoNotCall, err = doNotCallList(s, sandbox); err != nil {
 			d.Close()
 			s.Close()
 			return nil, err
 		}
 	}
+	t.intake = campaign.NewIntake(f, phone.NewNormalizer(), o)
 	return t, nil
 }
 
@@ -256,6 +262,12 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, ok := l.targets[r.URL.Path]
+	agent := false
+	if base, cut := strings.CutSuffix(r.URL.Path, "/"+campaign.AgentPathSuffix); !ok && cut {
+		// An agent's webhook: the outcomes path callrun gives its agents.
+		t, ok = l.targets[base]
+		agent = ok
+	}
 	if !ok {
 		// A forged or mistaken delivery: counted, never stored, and its
 		// path (perhaps a near miss of the secret) never logged.
@@ -270,109 +282,77 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.refuse(w, t, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed")
 		return
 	}
-	d, err := apiclient.ReadDelivery(r)
+	ds, err := apiclient.ReadDeliveries(r, t.f.Outcomes.ReadOptions())
 	switch {
+	case errors.Is(err, apiclient.ErrBadSignature), errors.Is(err, apiclient.ErrUnsigned):
+		// Forged, or sent by another sender: counted, never stored.
+		l.refuse(w, t, http.StatusUnauthorized, err.Error())
+		return
 	case errors.Is(err, apiclient.ErrDeliveryTooLarge):
 		l.refuse(w, t, http.StatusRequestEntityTooLarge, err.Error())
 		return
 	case err != nil:
 		l.refuse(w, t, http.StatusBadRequest, err.Error())
 		return
-	case len(d.Fields) == 0:
-		// A probe of the URL, say: nothing to store.
-		l.refuse(w, t, http.StatusBadRequest, "an empty delivery")
-		return
 	}
-	isNew, err := t.deliveries.Append(store.Delivery{Key: d.Key(), At: start.UTC(), Event: d.Event, AgentID: d.AgentID, Fields: d.Fields, Raw: d.Raw})
-	if err != nil {
-		// Not stored: not acknowledged, so the service sends it again.
-		l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
-		l.log.Error().Str("campaign", t.name).Err(err).Msg("storing a delivery")
-		http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
-		return
+	for _, d := range ds {
+		if len(d.Fields) == 0 {
+			// A probe of the URL, say: nothing to store.
+			l.refuse(w, t, http.StatusBadRequest, "an empty delivery")
+			return
+		}
 	}
-	if err := l.optOut(r.Context(), t, &d); err != nil {
-		// Stored, but the opt-out is not on the list: not acknowledged,
-		// so the service sends it again, and its retry puts it there.
-		l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
-		l.log.Error().Str("campaign", t.name).Str("key", d.Key()).Err(err).Msg("putting an opt-out on the do-not-call list")
-		http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
-		return
+	// Each delivery of the request is taken before it is answered; one
+	// that cannot be is answered 503, and the sender's retry stores what
+	// is not stored yet.
+	for _, d := range ds {
+		taken, err := t.intake.Take(r.Context(), d, agent, start)
+		if err != nil {
+			l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
+			l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Err(err).Msg("a delivery not taken")
+			http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
+			return
+		}
+		l.noteStored(t, d, taken, start)
 	}
-	if err := l.converse(r.Context(), t, &d, start); err != nil {
-		// Stored, but the conversation is not recorded: not acknowledged,
-		// so the service sends it again, and its retry records it.
-		l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
-		l.log.Error().Str("campaign", t.name).Str("key", d.Key()).Err(err).Msg("recording a conversation in the call starts")
-		http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
-		return
-	}
-	l.noteStored(t, d, isNew, start)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte("{\"stored\":true}\n")) //nolint:errcheck
 }
 
-// optOut puts the number of delivery d on the campaign's do-not-call
-// list, durably, when d says the person opted out (outcomes.opt_out):
-// before d is acknowledged. A retry of d finds the number on it already.
-func (l *listener) optOut(ctx context.Context, t *hookTarget, d *apiclient.Delivery) error {
-	if t.dnc == nil || !t.f.Outcomes.OptsOut(d.Fields) {
-		return nil
-	}
-	number, err := t.f.ReadNumber(phone.NewNormalizer(), d.Fields["phone_number"])
-	if err != nil {
-		// Sending it again would not make it readable: acknowledged, and
-		// said loudly.
-		l.log.Error().Str("campaign", t.name).Str("key", d.Key()).Err(err).Msg("an opt-out whose phone_number does not read: put the number on the do-not-call list by hand (callrun suppress add)")
-		return nil
-	}
-	wrote, err := t.dnc.Add(ctx, []store.DoNotCallEntry{{Number: number, At: l.now(), Source: fmt.Sprintf("delivery %s of campaign %s", d.Key(), t.name)}})
-	if err != nil {
-		return err
-	}
-	if len(wrote) > 0 {
-		l.log.Info().Str("campaign", t.name).Str("key", d.Key()).Str("list", t.dnc.String()).Msg("opt-out: the number is on the do-not-call list")
-	}
-	return nil
-}
-
-// converse records a conversation with the number of delivery d,
-// received at, in the store's call starts, durably, when d says the call
-// was answered: before d is acknowledged, so that a campaign with Reg F's
-// rule started after that never calls the number within 7 days of it. A
-// retry of d records nothing more.
-func (l *listener) converse(ctx context.Context, t *hookTarget, d *apiclient.Delivery, at time.Time) error {
-	if t.starts == nil || !campaign.Answered(d.Event) {
-		return nil
-	}
-	number, err := t.f.ReadNumber(phone.NewNormalizer(), d.Fields["phone_number"])
-	if err != nil {
-		// No contact can have it: acknowledged, and said.
-		l.log.Warn().Str("campaign", t.name).Str("key", d.Key()).Err(err).Msg("an answered call whose phone_number does not read: no conversation recorded")
-		return nil
-	}
-	_, err = t.starts.Converse(ctx, store.Conversation{Number: number, At: at.UTC(), Campaign: t.name, Key: d.Key()})
-	return err
-}
-
-// noteStored counts and logs a delivery stored durably (isNew), or found
-// stored already, that was received at start.
-func (l *listener) noteStored(t *hookTarget, d apiclient.Delivery, isNew bool, start time.Time) {
+// noteStored counts and logs a delivery stored durably, or found stored
+// already, that was received at start.
+func (l *listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaign.Taken, start time.Time) {
 	ack := l.now().Sub(start)
 	t.last.Store(start.UnixNano())
 	result := "stored"
-	if isNew {
+	if taken.New {
 		l.stored.Add(1)
-		if _, _, err := l.norm.Normalize(d.Fields["phone_number"], t.f.Region); err != nil {
+		if taken.Number.E164 == "" {
 			l.metrics.unmatched.WithLabelValues(t.name).Inc() // it can belong to no contact
 		}
 	} else {
 		result = "duplicate"
 		l.duplicates.Add(1)
 	}
+	switch {
+	case taken.Held:
+		// Sending it again would not make it readable: acknowledged, held
+		// on the store, and said loudly, every time it comes.
+		if taken.HeldNew {
+			l.metrics.held.WithLabelValues(t.name).Inc()
+		}
+		why := "its number does not read"
+		if taken.Number.Err != nil {
+			why = taken.Number.Err.Error()
+		}
+		l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Str("why", why).Int("numbers_listed", len(taken.Found)).Str("list", t.intake.DoNotCall().String()).
+			Msg("an opt-out whose number callrun cannot read: no run on this store starts a call until a person puts the number on the do-not-call list (callrun suppress add CAMPAIGN.yaml NUMBER) and resolves it (callrun outcomes resolve CAMPAIGN.yaml KEY)")
+	case len(taken.Listed) > 0:
+		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: the number is on the do-not-call list")
+	}
 	l.metrics.deliveries.WithLabelValues(t.name, result).Inc()
 	l.metrics.ack.WithLabelValues(t.name).Observe(ack.Seconds())
-	l.log.Info().Str("campaign", t.name).Str("event", d.Event).Str("key", d.Key()).Bool("duplicate", !isNew).
+	l.log.Info().Str("campaign", t.name).Str("event", d.Event).Str("key", taken.Key).Bool("duplicate", !taken.New).
 		Dur("ack", ack).Msg("delivery stored")
 }
 

@@ -240,6 +240,14 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := loadDoNotCall(ctx, dnc, suppress); err != nil {
 		return err
 	}
+	// An opt-out listen could not read the number of keeps every run on
+	// the store from starting calls until a person resolves it; the list
+	// says so again before each call start.
+	if holds, err := dnc.Held(ctx); err != nil {
+		return err
+	} else if len(holds) > 0 {
+		return &store.OptOutHeldError{Holds: holds, Where: dnc.String()}
+	}
 	// The CRM's own flag holds beyond this campaign: the numbers its
 	// sheets mark do not call join the store's list before the first
 	// call. A rehearsal phones nobody, so it tells the real list nothing.

@@ -224,13 +224,25 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	var unmatched *int
 	if outcomes != nil {
 		outcomeCounts = map[string]int{}
-		for _, name := range outcomeNames {
+		for _, name := range report.OutcomeNames {
 			outcomeCounts[name] = sum.Outcomes[name]
 		}
 		if !f.Shard.Sharded() { // a shard meets only its own contacts
 			n := outcomes.Unmatched()
 			unmatched = &n
 		}
+	}
+	// The opt-outs held on the store keep every run there from calling.
+	dnc, err := doNotCallList(s.store, o.sandbox)
+	if err != nil {
+		return err
+	}
+	held, err := dnc.Held(ctx)
+	if err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		warnings = append(warnings, (&store.OptOutHeldError{Holds: held, Where: dnc.String()}).Error())
 	}
 	counts := map[string]int{inFlight: 0} // every key, even when 0
 	for _, st := range report.Statuses {
@@ -259,8 +271,12 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 			// Waiting groups the pending contacts by what holds them.
 			Waiting   []waitingLine `json:"waiting,omitempty"`
 			Rehearsal bool          `json:"rehearsal,omitempty"`
-			Warnings  []string      `json:"warnings,omitempty"`
-		}{f.Name, counts, running, outcomeCounts, unmatched, pending.lines(), s.rehearsal, warnings})
+			// OptOutsHeld are the opt-outs held on the store, whose number
+			// listen could not read: no run there calls until they are
+			// resolved.
+			OptOutsHeld []store.OptOutHold `json:"opt_outs_held,omitempty"`
+			Warnings    []string           `json:"warnings,omitempty"`
+		}{f.Name, counts, running, outcomeCounts, unmatched, pending.lines(), s.rehearsal, held, warnings})
 	}
 	fmt.Fprintf(out, "Campaign %s: %d rows\n", f.Name, sum.Rows)
 	if s.rehearsal {
@@ -291,7 +307,7 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	}
 	if outcomes != nil {
 		fmt.Fprintf(out, "Outcomes of the contacts called, by the latest webhook delivery:\n")
-		for _, name := range outcomeNames {
+		for _, name := range report.OutcomeNames {
 			label := name
 			if name == "none" {
 				label = "none yet"
@@ -307,10 +323,6 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	}
 	return nil
 }
-
-// outcomeNames are the outcomes status counts, in the order a call goes
-// through them; "none" is a contact called and not heard of.
-var outcomeNames = []string{"started", "answered", "ended", "other", "none"}
 
 // deliveryQuiet finds, for status, the first call start after the last
 // webhook delivery: a call whose delivery has not come.

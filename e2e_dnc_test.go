@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/report/store"
 )
@@ -168,14 +169,37 @@ func TestSuppressCommand(t *testing.T) {
 //
 // The opt-out is delivered as the service would, to `callrun listen`
 // serving A (outcomes.opt_out): with files, on one machine, it puts X on
-// the list in CALLRUN_HOME; with PostgreSQL, on the database's.
+// the list in CALLRUN_HOME; with PostgreSQL, on the database's. It comes
+// in either of the shapes the service's documentation shows: the form of
+// the contact's fields, or the signed JSON envelope, its number in
+// data.caller_number.
 func TestOptOutMidRunHoldsEverywhere(t *testing.T) {
 	for _, kind := range e2eStores {
-		t.Run(kind, func(t *testing.T) { testOptOutMidRun(t, kind) })
+		for _, shape := range []string{"form", "envelope"} {
+			t.Run(kind+"/"+shape, func(t *testing.T) { testOptOutMidRun(t, kind, shape) })
+		}
 	}
 }
 
-func testOptOutMidRun(t *testing.T, kind string) {
+// optOutDelivery is the service's delivery that x opted out on call c, in
+// shape form or envelope (signed with secret), as its body and type.
+func optOutDelivery(t *testing.T, shape string, x e2eContact, c sandbox.Call, secret string) (string, string) {
+	if shape == "form" {
+		return url.Values{"event": {"call.ended"}, "phone_number": {x.E164}, "disposition": {"opted_out"}, "first_name": {x.First}}.Encode(), "application/x-www-form-urlencoded"
+	}
+	payload, err := json.Marshal(map[string]any{"event": "call.ended", "timestamp": time.Now().UTC().Format(time.RFC3339),
+		"data": map[string]any{"call_id": c.CallID, "agent_id": c.AgentID, "caller_number": x.E164, "duration": 42, "status": "completed",
+			"disposition": "opted_out", "transcript": "Agent: Hello. " + x.First + ": Please do not call me again."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Signed as the documentation's example signs the payload, then the
+	// signature added as the envelope's last member.
+	body := strings.TrimSuffix(string(payload), "}") + `,"signature":"` + apiclient.Sign(secret, payload) + `"}`
+	return body, "application/json"
+}
+
+func testOptOutMidRun(t *testing.T, kind, shape string) {
 	addr := freePort(t)
 	srv := sandbox.NewServer(sandbox.Options{CallDuration: 10 * time.Millisecond})
 	t.Cleanup(srv.Close)
@@ -188,7 +212,7 @@ func testOptOutMidRun(t *testing.T, kind string) {
 	a := newE2ECampaign(t, srv, e2eSetup{contacts: phones[:41], perSecond: 20, concurrency: 2, postgres: db})
 	a.rename("campaign-a")
 	a.env = append(a.env, "CALLRUN_HOME="+home, "E2E_HOOK_SECRET="+hookSecret)
-	a.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/a/${E2E_HOOK_SECRET}\n  opt_out: {field: disposition, values: [do_not_call, opted_out]}\n")
+	a.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/a/${E2E_HOOK_SECRET}\n  opt_out: {field: disposition, values: [do_not_call, opted_out]}\n  signing_secret: e2e-signing-secret\n")
 	// B: 70 others, then X, then 9 more: two shards at 10 calls a second
 	// each reach X's row seconds after A called X.
 	bContacts := append(slices.Clone(phones[41:111]), x)
@@ -203,11 +227,16 @@ func testOptOutMidRun(t *testing.T, kind string) {
 	runs := []*e2eProc{a.start("run", a.path), b.start("run", "--shard", "0/2", b.path), b.start("run", "--shard", "1/2", b.path)}
 
 	// The service says X opted out once A's call of X started.
+	var xCall sandbox.Call
 	waitFor(t, 30*time.Second, "A to call X", func() bool {
-		return slices.ContainsFunc(srv.Calls(), func(c sandbox.Call) bool { return c.Form.Get("phone_number") == x.E164 })
+		i := slices.IndexFunc(srv.Calls(), func(c sandbox.Call) bool { return c.Form.Get("phone_number") == x.E164 && c.Placed })
+		if i >= 0 {
+			xCall = srv.Calls()[i]
+		}
+		return i >= 0
 	})
-	form := url.Values{"event": {"call.ended"}, "phone_number": {x.E164}, "disposition": {"opted_out"}, "first_name": {x.First}}
-	resp, err := http.PostForm("http://"+addr+"/callrun/a/"+hookSecret, form)
+	body, ctype := optOutDelivery(t, shape, x, xCall, "e2e-signing-secret")
+	resp, err := http.Post("http://"+addr+"/callrun/a/"+hookSecret, ctype, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,8 +240,8 @@ func testOutcomesInTheReport(t *testing.T, kind string) {
 		t.Fatalf("run: %s", res)
 	}
 	agents := srv.Agents()
-	if len(agents) != 1 || agents[0].WebhookEndpoint != hookURL {
-		t.Fatalf("the agent callrun created has webhook %q, want the outcomes url", agents[0].WebhookEndpoint)
+	if len(agents) != 1 || agents[0].WebhookEndpoint != hookURL+"/agent" {
+		t.Fatalf("the agent callrun created has webhook %q, want the outcomes url with /agent", agents[0].WebhookEndpoint)
 	}
 	waitFor(t, 30*time.Second, "every delivery acknowledged", func() bool {
 		n := 0

@@ -11,6 +11,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
 )
 
@@ -662,6 +664,49 @@ func (l e2eLedger) checkNobodyTwice(t testing.TB) {
 	}
 }
 
+// checkCallIDs checks the call ids the journal kept against the ledger:
+// each sent contact's outcome holds the call id the sandbox's answer
+// gave its call start (sent of them), and each of those ids is the
+// sandbox's call of that contact's number.
+func (e *e2eCampaign) checkCallIDs(l e2eLedger, sent int) {
+	e.t.Helper()
+	ids := map[string]bool{}
+	phoneOf := map[string]string{}
+	for _, c := range l.calls {
+		if c.CallID != "" {
+			ids[c.CallID], phoneOf[c.CallID] = true, c.Form.Get("phone_number")
+		}
+	}
+	var st store.Store = store.Files{Dir: e.stateDir}
+	for _, kv := range e.env {
+		if url, ok := strings.CutPrefix(kv, "CALLRUN_DATABASE_URL="); ok {
+			p, err := store.OpenPostgres(context.Background(), url, "e2e", 0, 1)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			defer p.Close()
+			st = p
+		}
+	}
+	state, err := st.ReadState(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer state.Close()
+	keys, err := state.CallKeys(ids)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for id, k := range keys {
+		if phoneOf[id] != k.Phone {
+			e.t.Errorf("the journal gives call %s to %s, the ledger to %s", id, k.Phone, phoneOf[id])
+		}
+	}
+	if len(keys) != sent {
+		e.t.Errorf("the journal holds the call ids of %d contacts, want the %d sent", len(keys), sent)
+	}
+}
+
 func (l e2eLedger) totalPlaced() int {
 	n := 0
 	for _, p := range l.placed {
@@ -947,6 +992,7 @@ func TestKillAndResumeNeverCallsTwice(t *testing.T) {
 				if got := counts["sent"]; got > l.totalPlaced() {
 					t.Errorf("%d sent, but the sandbox placed only %d calls", got, l.totalPlaced())
 				}
+				e.checkCallIDs(l, counts["sent"])
 
 				// plan says nothing is left to call.
 				if p := e.checkPlanAllValid(); p.Totals.ToCall != 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
@@ -131,7 +133,7 @@ func TestListenStoresEachDeliveryOnce(t *testing.T) {
 		{"answered, as a GET", "GET", hook + "?" + form("call.answered"), "", "", 200},
 		{"forged: a wrong secret", "POST", base + "/callrun/spring/hook-secret-0123456789abcdeX", formType, form("call.ended"), 404},
 		{"forged: no secret", "POST", base + "/callrun/spring/", formType, form("call.ended"), 404},
-		{"oversized", "POST", hook, formType, form("call.ended") + "&x=" + strings.Repeat("a", 70<<10), 413},
+		{"oversized", "POST", hook, formType, form("call.ended") + "&x=" + strings.Repeat("a", 1<<20), 413},
 		{"not a form", "POST", hook, "application/json", `[1,2]`, 400},
 		{"a PUT", "PUT", hook, formType, form("call.ended"), 405},
 		{"empty", "GET", hook, "", "", 400},
@@ -223,6 +225,13 @@ func TestListenRefusesClearly(t *testing.T) {
 	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{unset}, addr: "127.0.0.1:0"}, &e2eBuffer{})
 	if err == nil || !strings.Contains(err.Error(), "outcomes.url has no secret") {
 		t.Errorf("campaign whose secret is unset: %v", err)
+	}
+	// The signing secret's variable unset: not served unchecked.
+	unsigned := filepath.Join(dir, "unsigned.yaml")
+	os.WriteFile(unsigned, []byte(strings.Replace(string(b), "name: spring", "name: unsigned", 1)+"  signing_secret: ${LISTEN_TEST_UNSET_SIGNING}\n"), 0o644)
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{unsigned}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	if err == nil || !strings.Contains(err.Error(), "signing_secret names a variable that is not set") {
+		t.Errorf("campaign whose signing secret is unset: %v", err)
 	}
 }
 
@@ -365,4 +374,147 @@ func TestListenWarnsWhenNoDeliveryComes(t *testing.T) {
 	tgt.last.Store(0)
 	check(third.Add(14*time.Minute), 1)
 	check(third.Add(16*time.Minute), 2)
+}
+
+// TestListenRetryStraddlesUpgrade: deliveries stored by the callrun
+// before deliveries were told by their call and event
+// (testdata/deliveries-before-call-ids.jsonl, written by that callrun's
+// listen) keep their keys, and a retry of each, sent again to this
+// listen byte for byte, is found under its old key and stored no more,
+// with files and with PostgreSQL. A retry of the envelope that differs in
+// its timestamp is one delivery from then on.
+func TestListenRetryStraddlesUpgrade(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			path := writeListenCampaign(t, dir, "old")
+			old, err := os.ReadFile(filepath.Join("testdata", "deliveries-before-call-ids.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p *store.Postgres
+			if kind == "postgres" {
+				db := pgtest.URL(t)
+				b, _ := os.ReadFile(path)
+				os.WriteFile(path, append(b, "state: {postgres: \"${E2E_DATABASE_URL}\"}\n"...), 0o644)
+				t.Setenv("E2E_DATABASE_URL", db)
+				if p, err = store.OpenPostgres(context.Background(), db, "old", 0, 1); err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				// The old rows, as that listen inserted them: each under its key.
+				d, err := p.OpenDeliveries(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, line := range strings.Split(strings.TrimSpace(string(old)), "\n") {
+					var sd store.Delivery
+					if err := json.Unmarshal([]byte(line), &sd); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := d.Append(sd); err != nil {
+						t.Fatal(err)
+					}
+				}
+				d.Close()
+			} else {
+				stateDir := filepath.Join(dir, ".callrun", "old")
+				os.MkdirAll(stateDir, 0o700)
+				if err := os.WriteFile(filepath.Join(stateDir, store.DeliveriesFile), old, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stored := func() []store.Delivery {
+				t.Helper()
+				var ds []store.Delivery
+				if p != nil {
+					ds, err = p.ReadDeliveries(context.Background())
+				} else {
+					ds, err = store.ReadDeliveries(filepath.Join(dir, ".callrun", "old"))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ds
+			}
+			var logs e2eBuffer
+			base, stop := startListen(t, &logs, path)
+			hook := base + "/callrun/old/" + hookSecret
+			post := func(ctype, body string) {
+				t.Helper()
+				resp, err := http.Post(hook, ctype, strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("answered %d", resp.StatusCode)
+				}
+			}
+			const form, js = "application/x-www-form-urlencoded", "application/json"
+			envelope := `{"event":"call.ended","timestamp":"2026-11-25T11:59:30Z","data":{"call_id":"call_old_1","agent_id":"agent_1","caller_number":"+14155550132","status":"completed"},"signature":"sha256=00"}`
+			post(form, "event=call.started&phone_number=%2B14155550132&timestamp=2026-11-25T11%3A59%3A00Z")
+			post(js, envelope)
+			post(form, "event=call.answered&phone_number=%2B14155550132")
+			if ds := stored(); len(ds) != 3 {
+				t.Errorf("the retries of the 3 deliveries stored before the upgrade: %d stored, want 3", len(ds))
+			}
+			// The envelope again, its timestamp another: stored once (by its
+			// call and event), and its retries no more.
+			post(js, strings.Replace(envelope, "11:59:30", "12:01:00", 1))
+			post(js, strings.Replace(envelope, "11:59:30", "12:02:00", 1))
+			if ds := stored(); len(ds) != 4 {
+				t.Errorf("a retry of the envelope with other timestamps, twice: %d stored, want 4", len(ds))
+			}
+			if err := stop(); err != nil {
+				t.Error(err)
+			}
+			if !strings.Contains(logs.String(), `"duplicate":true`) {
+				t.Errorf("no duplicate logged:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// TestListenRequiresASignature: with outcomes.require_signature, an
+// unsigned delivery is refused 401 and never stored; one signed with the
+// campaign's key (in a header, over the body as sent) is stored.
+func TestListenRequiresASignature(t *testing.T) {
+	dir := t.TempDir()
+	path := writeListenCampaign(t, dir, "signed")
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, append(b, "  signing_secret: whsec-listen-test\n  require_signature: true\n"...), 0o644)
+	var logs e2eBuffer
+	base, stop := startListen(t, &logs, path)
+	hook := base + "/callrun/signed/" + hookSecret
+	post := func(sig string) int {
+		t.Helper()
+		body := `{"event":"call.ended","phone_number":"+14155550132"}`
+		req, _ := http.NewRequest(http.MethodPost, hook, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if sig != "" {
+			req.Header.Set("X-Signature", sig)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post(""); got != http.StatusUnauthorized {
+		t.Errorf("an unsigned delivery: answered %d, want 401", got)
+	}
+	if got := post(apiclient.Sign("whsec-listen-test", []byte(`{"event":"call.ended","phone_number":"+14155550132"}`))); got != 200 {
+		t.Errorf("a signed delivery: answered %d, want 200", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if ds, _ := store.ReadDeliveries(filepath.Join(dir, ".callrun", "signed")); len(ds) != 1 {
+		t.Errorf("%d deliveries stored, want the signed one", len(ds))
+	}
+	if strings.Contains(logs.String(), "whsec-listen-test") {
+		t.Errorf("the signing secret is in the log:\n%s", logs.String())
+	}
 }

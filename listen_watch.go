@@ -20,6 +20,7 @@ type listenMetrics struct {
 	deliveries *prometheus.CounterVec   // by campaign, result: stored, duplicate, failed
 	unmatched  *prometheus.CounterVec   // by campaign
 	refused    *prometheus.CounterVec   // by campaign ("" for an unknown path) and code
+	held       *prometheus.CounterVec   // by campaign
 	ack        *prometheus.HistogramVec // by campaign
 }
 
@@ -32,19 +33,23 @@ func newListenMetrics() *listenMetrics {
 		}, []string{"campaign", "result"}),
 		unmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "callrun_listen_unmatched_total",
-			Help: "Deliveries stored whose phone_number the campaign's phone rules cannot read, so that no contact can take them (the report matches the rest to contacts).",
+			Help: "Deliveries stored whose number the campaign's phone rules cannot read, so that no contact can take them (the report matches the rest to contacts).",
 		}, []string{"campaign"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "callrun_listen_refused_total",
-			Help: "Requests refused and not stored, by status: 404 an unknown path (campaign empty), 405 a method other than GET and POST, 413 a body over 64 KiB, 400 an unreadable or empty delivery.",
+			Help: "Requests refused and not stored, by status: 404 an unknown path (campaign empty), 405 a method other than GET and POST, 413 a body over 1 MiB, 400 an unreadable or empty delivery, 401 a signature that does not match outcomes.signing_secret (or none, with require_signature).",
 		}, []string{"campaign", "code"}),
+		held: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "callrun_listen_opt_outs_held_total",
+			Help: "Opt-outs stored whose number callrun could not read: each is held on the store, and no run there starts a call until a person resolves it (callrun outcomes resolve).",
+		}, []string{"campaign"}),
 		ack: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "callrun_listen_ack_seconds",
 			Help:    "Time from a delivery's arrival to its acknowledgement, stored durably.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"campaign"}),
 	}
-	reg.MustRegister(m.deliveries, m.unmatched, m.refused, m.ack,
+	reg.MustRegister(m.deliveries, m.unmatched, m.refused, m.held, m.ack,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m

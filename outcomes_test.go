@@ -118,7 +118,7 @@ func TestStatusCountsOutcomes(t *testing.T) {
 	if err := json.Unmarshal([]byte(status("json", soon)), &st); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"started": 0, "answered": 1, "ended": 1, "other": 0, "none": 1}
+	want := map[string]int{"started": 0, "answered": 1, "ended": 1, "reported": 0, "other": 0, "none": 1}
 	if len(st.Outcomes) != len(want) || st.Unmatched == nil || *st.Unmatched != 1 || len(st.Warnings) != 0 {
 		t.Errorf("status --format json: %+v", st)
 	}

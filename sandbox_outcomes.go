@@ -53,7 +53,7 @@ func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir strin
 		// Nor may the sandbox deliver to outcomes.url, where a listen may
 		// store them as the real campaign's.
 		for i := range f.Agents {
-			if w := f.Agents[i].Webhook; w != nil && w.URL == f.Outcomes.URL {
+			if w := f.Agents[i].Webhook; w != nil && (w.URL == f.Outcomes.URL || w.URL == f.Outcomes.AgentURL()) {
 				f.Agents[i].Webhook = nil
 			}
 		}
@@ -63,6 +63,9 @@ func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir strin
 	if err != nil {
 		return nil, err
 	}
+	// The rehearsal's receiver is its own, on loopback, behind a secret of
+	// its own; the sandbox signs nothing with the campaign's key.
+	f.Outcomes.SigningSecret, f.Outcomes.RequireSignature = "", false
 	b := make([]byte, 16)
 	rand.Read(b) //nolint:errcheck // never fails
 	secret := hex.EncodeToString(b)
@@ -85,12 +88,19 @@ func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir strin
 	r.l.targets[hookPath] = t
 	r.srv = listenServer(r.l)
 	go r.srv.Serve(ln) //nolint:errcheck // ErrServerClosed after close
+	// The agents' webhooks that were the outcomes URL, or its agents'
+	// path, are this receiver's.
+	oldURL, oldAgentURL := f.Outcomes.URL, f.Outcomes.AgentURL()
+	f.Outcomes.URL = r.url
 	for _, a := range f.Agents {
-		if a.Webhook != nil && a.Webhook.URL == f.Outcomes.URL {
+		switch {
+		case a.Webhook == nil:
+		case a.Webhook.URL == oldURL:
 			a.Webhook.URL = r.url
+		case a.Webhook.URL == oldAgentURL:
+			a.Webhook.URL = f.Outcomes.AgentURL()
 		}
 	}
-	f.Outcomes.URL = r.url
 	return r, nil
 }
 

@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -118,7 +119,19 @@ func callAnswer(resp *http.Response, origin string, wait time.Duration, cutBody 
 		e.URL = origin
 		return nil, &StartError{Written: true, Err: e}
 	}
-	return &CallResponse{StatusCode: resp.StatusCode, Body: excerptBody(b)}, nil
+	return &CallResponse{StatusCode: resp.StatusCode, Body: excerptBody(b), CallID: answerCallID(b)}, nil
+}
+
+// answerCallID returns the call id a call start's answer gives (its
+// call_id, at the top or in data), or "": the service's contract does not
+// show one, but its answer carries one, and a delivery that names the
+// call is then matched to its contact by it.
+func answerCallID(b []byte) string {
+	ds, err := jsonDeliveries(bytes.TrimSpace(b), false)
+	if err != nil || len(ds) != 1 {
+		return ""
+	}
+	return ds[0].CallID
 }
 
 // answerRead bounds how much of a 2xx call-start answer is read to judge

@@ -629,3 +629,28 @@ func TestCallStartEndlessBodyDoesNotHoldTheCaller(t *testing.T) {
 		t.Errorf("StartCall took %v over an endless body: it read on towards the 30s deadline", d)
 	}
 }
+
+// TestCallStartAnswerCallID: the call id a 2xx answer gives is kept, at
+// its top or in its data; an answer without one gives none.
+func TestCallStartAnswerCallID(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"status":"success","call_id":"call_7","agent_id":"agent_1"}`: "call_7",
+		`{"status":"success","data":{"callId":"c-8"}}`:                 "c-8",
+		`{"status":"success"}`:                                         "",
+		`{"status":"success","call_id":12}`:                            "12",
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Write([]byte(body))
+		}))
+		c, err := New(srv.URL, staticTokens{&Token{AccessToken: "at-1"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.StartCall(context.Background(), &CallEndpoint{URL: srv.URL + "/call", Method: "POST"}, url.Values{"phone_number": {"+14155550132"}})
+		srv.Close()
+		if err != nil || resp.CallID != want {
+			t.Errorf("%s: call id %q (%v), want %q", body, resp.CallID, err, want)
+		}
+	}
+}

@@ -148,7 +148,8 @@ func nameLen(s string) int {
 }
 
 // CallResponse is the service's answer to a call start. The service contract does not
-// show its shape, so only the status and an excerpt of the body are kept.
+// show its shape, so only the status, an excerpt of the body and the call
+// id it may give are kept.
 type CallResponse struct {
 	StatusCode int
 	Body       string // excerpt, at most ExcerptLen bytes
@@ -156,6 +157,9 @@ type CallResponse struct {
 	// broke off after the 2xx status line. The call is placed all the
 	// same; Cut is the note a report shows.
 	Cut string
+	// CallID is the call id the answer gives (call_id), "" when it gives
+	// none: the deliveries of the call name it.
+	CallID string
 }
 
 // DefaultBodyWait is how long a [Client] waits for the body of a 2xx

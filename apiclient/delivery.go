@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,128 +10,622 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// MaxDeliveryBody is the largest webhook delivery body [ReadDelivery]
-// accepts: the service sends a contact's form fields and an event, far
-// less than this.
-const MaxDeliveryBody = 64 << 10
+// MaxDeliveryBody is the largest webhook delivery body [ReadDeliveries]
+// accepts: a delivery may carry a call's whole transcript.
+const MaxDeliveryBody = 1 << 20
 
 // maxDeliveryRaw bounds the raw delivery a [Delivery] keeps.
-const maxDeliveryRaw = 4 << 10
+const maxDeliveryRaw = 1 << 10
 
-// ErrDeliveryTooLarge is what [ReadDelivery] returns for a body over
+// maxDeliveryDepth bounds how deep the objects of a JSON delivery are
+// read into fields; anything deeper is kept as its JSON text.
+const maxDeliveryDepth = 6
+
+// ErrDeliveryTooLarge is what [ReadDeliveries] returns for a body over
 // [MaxDeliveryBody]; `callrun listen` answers it 413.
-var ErrDeliveryTooLarge = errors.New("webhook delivery over 64 KiB")
+var ErrDeliveryTooLarge = errors.New("webhook delivery over 1 MiB")
 
-// Delivery is one webhook delivery from the service, as callrun reads it:
-// the account webhooks (events call.started, call.answered, call.ended,
-// always a POST form with the contact's fields) and an agent's
-// weebhook_endpoint (GET or POST, its payload undocumented). `callrun
-// listen` reads each request into one and stores it.
+// Delivery is one webhook delivery, as callrun reads it: the service's
+// account webhooks (call.started, call.answered, call.ended), in either
+// shape its documentation shows (a POST form of the contact's fields, or
+// a JSON envelope {event, timestamp, data: {...}, signature}); an agent's
+// weebhook_endpoint (GET or POST); and the variants real senders write
+// (JSON objects nested under contact, customer, call or message, arrays
+// of deliveries, multipart forms, keys in any case). `callrun listen`
+// reads each request into one or more and stores them.
 type Delivery struct {
 	// Event is the event the delivery names (its event, event_type or
-	// type field), empty when it names none.
+	// type field, wherever [Field] finds it), empty when it names none.
 	Event string `json:"event,omitempty"`
 	// AgentID is the agent the delivery names (agent_id), if any.
 	AgentID string `json:"agent_id,omitempty"`
+	// CallID is the call the delivery names (call_id, or a call's id), if
+	// any.
+	CallID string `json:"call_id,omitempty"`
 	// Fields holds every field of the delivery, one value each (the
-	// first): the contact's form fields (phone_number, email,
-	// first_name, last_name, ghl_contact_id, the account's own) and
-	// whatever else the service sent. A JSON value that is not a string
-	// is kept as its JSON text.
+	// first): a form's fields by their names, a JSON object's by their
+	// paths, the keys of nested objects joined with "." (data.call_id,
+	// message.call.customer.number). A JSON value that is neither a
+	// string nor an object is kept as its JSON text; null is "". Read
+	// them with [Field], which matches keys as senders vary them.
 	Fields map[string]string `json:"fields"`
-	// Raw is the query or body as it came, cut at 4 KiB and redacted.
+	// Raw is a form's or query's text as it came, cut at 1 KiB and
+	// redacted; empty for JSON, whose fields hold it whole.
 	Raw string `json:"raw,omitempty"`
+	// Signed: the delivery carried a signature, and it matched
+	// ReadOptions.SigningSecret.
+	Signed bool `json:"signed,omitempty"`
+
+	// legacy is the key callrun gave this delivery before deliveries
+	// were told by their call and event: the hash of every field as that
+	// callrun read them (a JSON object's top-level keys, nested values as
+	// their JSON text). Empty for a shape that callrun refused.
+	legacy string
 }
 
-// Phone returns the delivery's phone_number, as the service wrote it.
-func (d Delivery) Phone() string { return d.Fields["phone_number"] }
-
-// Key names the delivery by its content: the same fields give the same
-// key, however they were encoded, so a retry of one delivery is recorded
-// once.
+// Key names the delivery: by its call and event when it names its call
+// (call_id), else by its fields less the ones a sender changes from one
+// attempt to the next ([VolatileFields]: a timestamp, a signature, a
+// delivery id), however they were encoded. A retry of one delivery has
+// its key, so it is recorded once.
 func (d Delivery) Key() string {
-	b, _ := json.Marshal(d.Fields) // map keys sorted; a map of strings always encodes
+	if d.CallID != "" {
+		return hashKey(map[string]string{"call_id": d.CallID, "event": d.Event})
+	}
+	kept := make(map[string]string, len(d.Fields))
+	envelope := false
+	for k := range d.Fields {
+		if i := strings.IndexByte(k, '.'); i > 0 && isContainerSeg(k[:i]) {
+			envelope = true
+			break
+		}
+	}
+	for k, v := range d.Fields {
+		if !strings.Contains(k, ".") && (volatile[normKey(k)] || envelope && normKey(k) == "id") {
+			continue
+		}
+		kept[k] = v
+	}
+	return hashKey(kept)
+}
+
+// LegacyKey is the key callrun gave this delivery before deliveries were
+// told by their call and event (every field, as that callrun read them),
+// or "" when that callrun could not read it: a retry that straddles an
+// upgrade is looked for under both.
+func (d Delivery) LegacyKey() string { return d.legacy }
+
+// hashKey is the key of a set of fields: the first 16 bytes of the
+// SHA-256 of their JSON (keys sorted), in hex.
+func hashKey(fields map[string]string) string {
+	b, _ := json.Marshal(fields) // map keys sorted; a map of strings always encodes
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }
 
-// ReadDelivery reads one webhook delivery from r: the query of a GET, the
-// body of a POST as a form (application/x-www-form-urlencoded) or as a
-// JSON object (application/json, or any body that starts with "{"). A
-// body over [MaxDeliveryBody] is [ErrDeliveryTooLarge]; a body that is
-// neither is an error saying so.
-func ReadDelivery(r *http.Request) (Delivery, error) {
+// VolatileFields are the top-level fields a sender may change from one
+// attempt of a delivery to the next, which [Delivery.Key] leaves out (as
+// [Field] matches them: any case, with or without _ or -); and an
+// envelope's own id.
+var VolatileFields = []string{"timestamp", "signature", "delivery_id", "webhook_id", "event_id", "request_id", "message_id", "idempotency_key", "attempt", "attempts", "retry", "retry_count", "sent_at"}
+
+var volatile = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range VolatileFields {
+		m[normKey(k)] = true
+	}
+	return m
+}()
+
+// Containers are the objects whose fields [Field] reads as the
+// delivery's own: the envelope's data (and payload), and the contact,
+// customer, lead, call or message a sender nests them under, and
+// HighLevel's customData, up to three deep (message.call.customer.number).
+var Containers = []string{"data", "payload", "contact", "customer", "lead", "call", "message", "customdata"}
+
+const maxContainers = 3
+
+// normKey is a key as [Field] compares it: lower case, without _, - or
+// spaces, so that phone_number, Phone-Number, phoneNumber and
+// PHONE_NUMBER are one key.
+func normKey(k string) string {
+	var b strings.Builder
+	b.Grow(len(k))
+	for i := 0; i < len(k); i++ {
+		if c, ok := normByte(k[i]); ok {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// normByte is byte c of a key as normKey keeps it, lower case; false for
+// one it leaves out (_, - and space).
+func normByte(c byte) (byte, bool) {
+	switch {
+	case c == '_' || c == '-' || c == ' ':
+		return 0, false
+	case 'A' <= c && c <= 'Z':
+		return c + 'a' - 'A', true
+	}
+	return c, true
+}
+
+// fieldMatch is one field a name matched: its path, value and the
+// containers between the top and it.
+type fieldMatch struct {
+	path, value string
+	depth       int
+}
+
+// matches returns the fields of fields that name matches, shallowest
+// first (then by path): a field whose path ends in name's segments
+// (compared as normKey does) and whose other segments are all
+// [Containers], at most three. It allocates nothing for a field that
+// does not match: a delivery's fields are looked up a score of times.
+func matches(fields map[string]string, name string) []fieldMatch {
+	want := strings.Split(name, ".")
+	for i := range want {
+		want[i] = normKey(want[i])
+	}
+	var out []fieldMatch
+	for path, v := range fields {
+		rest, ok := path, true
+		for i := len(want) - 1; i >= 0 && ok; i-- {
+			seg := rest
+			if j := strings.LastIndexByte(rest, '.'); j >= 0 {
+				seg, rest = rest[j+1:], rest[:j]
+			} else {
+				rest = ""
+				ok = i == 0 // the path has fewer segments than name
+			}
+			ok = ok && normEqual(seg, want[i])
+		}
+		if !ok {
+			continue
+		}
+		depth := 0
+		for rest != "" && ok {
+			seg := rest
+			if j := strings.LastIndexByte(rest, '.'); j >= 0 {
+				seg, rest = rest[j+1:], rest[:j]
+			} else {
+				rest = ""
+			}
+			depth++
+			ok = depth <= maxContainers && isContainerSeg(seg)
+		}
+		if ok {
+			out = append(out, fieldMatch{path, v, depth})
+		}
+	}
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b fieldMatch) int {
+			if a.depth != b.depth {
+				return a.depth - b.depth
+			}
+			return strings.Compare(a.path, b.path)
+		})
+	}
+	return out
+}
+
+// normEqual reports whether key, compared as normKey compares keys, is
+// norm (a key normKey made).
+func normEqual(key, norm string) bool {
+	j := 0
+	for i := 0; i < len(key); i++ {
+		c, ok := normByte(key[i])
+		if !ok {
+			continue
+		}
+		if j >= len(norm) || norm[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(norm)
+}
+
+// isContainerSeg reports whether a path's segment is one of [Containers].
+func isContainerSeg(seg string) bool {
+	for _, c := range Containers {
+		if normEqual(seg, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// Field returns the value of the field name in fields (a delivery's),
+// matched as senders vary keys: in any case, with or without _ or -
+// (phone_number, Phone_Number, phoneNumber), at the top or inside the
+// [Containers] (data.phone_number, contact.phone_number). A dotted name
+// (customer.number) matches those segments in order. Of several
+// matches the shallowest wins; "" when none has a value.
+func Field(fields map[string]string, name string) string {
+	for _, m := range matches(fields, name) {
+		if m.value != "" {
+			return m.value
+		}
+	}
+	return ""
+}
+
+// FieldValues returns every non-empty value that name matches in fields,
+// as [Field] matches them, shallowest first, each with its path.
+func FieldValues(fields map[string]string, name string) (paths, values []string) {
+	for _, m := range matches(fields, name) {
+		if m.value != "" {
+			paths, values = append(paths, m.path), append(values, m.value)
+		}
+	}
+	return paths, values
+}
+
+// ShallowestValues is FieldValues of the shallowest matches that have a
+// value alone: a key that is the delivery's own (message.customer.number)
+// hides the same key of an object nested deeper (message.call.customer.number).
+func ShallowestValues(fields map[string]string, name string) (paths, values []string) {
+	depth := -1
+	for _, m := range matches(fields, name) {
+		if m.value == "" || depth >= 0 && m.depth > depth {
+			continue
+		}
+		depth = m.depth
+		paths, values = append(paths, m.path), append(values, m.value)
+	}
+	return paths, values
+}
+
+// The service's account webhook events.
+const (
+	EventStarted  = "call.started"
+	EventAnswered = "call.answered"
+	EventEnded    = "call.ended"
+)
+
+// ServiceEvent returns event as the service names it when it is one of
+// its three, however a sender writes it (CALL.ENDED, call_ended,
+// Call-Ended); any other event as sent.
+func ServiceEvent(event string) string {
+	trimmed := strings.TrimSpace(event)
+	if len(trimmed) > len(EventAnswered) {
+		return event
+	}
+	folded := strings.Map(func(r rune) rune {
+		switch {
+		case r == '_' || r == '-' || r == ' ':
+			return '.'
+		case 'A' <= r && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return r
+	}, trimmed)
+	switch folded {
+	case EventStarted, EventAnswered, EventEnded:
+		return folded
+	}
+	return event
+}
+
+// The fields a delivery names its event, agent and call by, in order of
+// preference.
+var (
+	eventFields  = []string{"event", "event_type", "type"}
+	agentFields  = []string{"agent_id"}
+	callIDFields = []string{"call_id", "call.id"}
+)
+
+func firstField(fields map[string]string, names []string) string {
+	for _, n := range names {
+		if v := Field(fields, n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ReadOptions are how [ReadDeliveries] reads a campaign's deliveries.
+type ReadOptions struct {
+	// SigningSecret, when set, is the secret the deliveries' HMAC-SHA256
+	// signatures are checked with ([CheckSignature]).
+	SigningSecret string
+	// RequireSignature refuses a delivery that carries no signature.
+	RequireSignature bool
+}
+
+// ReadDeliveries reads the webhook deliveries of one request: the query
+// of a GET; the body of a POST as a form (application/x-www-form-urlencoded),
+// a multipart form (multipart/form-data: its text parts), a JSON object
+// (application/json, or any body that starts with "{") or a JSON array of
+// objects, each a delivery. A body over [MaxDeliveryBody] is
+// [ErrDeliveryTooLarge]; with o.SigningSecret, a signature that does not
+// match is [ErrBadSignature] and, with o.RequireSignature, none at all
+// [ErrUnsigned]; a body that is none of these is an error saying so.
+func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return deliveryOf(r.URL.Query(), r.URL.RawQuery, false), nil
+		if o.SigningSecret != "" && o.RequireSignature {
+			return nil, ErrUnsigned // a query has no body to sign
+		}
+		return []Delivery{formDelivery(r.URL.Query(), r.URL.RawQuery)}, nil
 	}
 	if r.Method != http.MethodPost {
-		return Delivery{}, fmt.Errorf("method %s: a delivery is a GET or a POST", r.Method)
+		return nil, fmt.Errorf("method %s: a delivery is a GET or a POST", r.Method)
 	}
 	if r.ContentLength > MaxDeliveryBody {
-		return Delivery{}, ErrDeliveryTooLarge
+		return nil, ErrDeliveryTooLarge
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxDeliveryBody+1))
+	body, err := readBody(r)
 	if err != nil {
-		return Delivery{}, fmt.Errorf("reading the delivery: %w", err)
+		return nil, fmt.Errorf("reading the delivery: %w", err)
 	}
 	if len(body) > MaxDeliveryBody {
-		return Delivery{}, ErrDeliveryTooLarge
+		return nil, ErrDeliveryTooLarge
 	}
-	raw, cut := string(body), false
-	if len(raw) > maxDeliveryRaw {
-		raw, cut = raw[:maxDeliveryRaw], true
-	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	trimmed := bytes.TrimSpace(body)
+	headerSig := signatureHeader(r.Header)
+	var ds []Delivery
 	switch {
-	case mt == "application/json" || (mt != "application/x-www-form-urlencoded" && bytes.HasPrefix(trimmed, []byte("{"))):
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(trimmed, &obj); err != nil {
-			return Delivery{}, errors.New("the delivery's body is not a JSON object")
+	case mt == "application/json" || strings.HasSuffix(mt, "+json") ||
+		mt != "application/x-www-form-urlencoded" && !strings.HasPrefix(mt, "multipart/") && (bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("["))):
+		if ds, err = jsonDeliveries(trimmed, len(body) <= legacyMaxBody); err != nil {
+			return nil, err
 		}
-		vals := url.Values{}
-		for k, v := range obj {
-			var s string
-			if json.Unmarshal(v, &s) != nil {
-				s = string(v)
-				if s == "null" {
-					s = ""
-				}
-			}
-			vals.Set(k, s)
+	case strings.HasPrefix(mt, "multipart/"):
+		vals, err := multipartValues(body, params["boundary"])
+		if err != nil {
+			return nil, err
 		}
-		return deliveryOf(vals, raw, cut), nil
+		d := formDelivery(vals, string(body))
+		d.legacy = "" // refused before
+		ds = []Delivery{d}
 	case mt == "application/x-www-form-urlencoded" || mt == "" || mt == "text/plain":
 		vals, err := url.ParseQuery(string(body))
 		if err != nil {
-			return Delivery{}, errors.New("the delivery's body is not a form")
+			return nil, errors.New("the delivery's body is not a form")
 		}
-		return deliveryOf(vals, raw, cut), nil
+		d := formDelivery(vals, string(body))
+		if len(body) > legacyMaxBody {
+			d.legacy = ""
+		}
+		ds = []Delivery{d}
 	default:
-		return Delivery{}, fmt.Errorf("the delivery's Content-Type %s is neither a form nor JSON", strconv.Quote(mt))
+		return nil, fmt.Errorf("the delivery's Content-Type %s is neither a form nor JSON", strconv.Quote(mt))
+	}
+	if o.SigningSecret == "" {
+		return ds, nil
+	}
+	if headerSig != "" {
+		if !signatureMatches(o.SigningSecret, headerSig, body) && !bodySignaturesMatch(o.SigningSecret, trimmed) {
+			return nil, ErrBadSignature
+		}
+		for i := range ds {
+			ds[i].Signed = true
+		}
+		return ds, nil
+	}
+	signed, err := checkBodySignatures(o.SigningSecret, trimmed, len(ds))
+	if err != nil {
+		return nil, err
+	}
+	for i := range ds {
+		ds[i].Signed = signed[i]
+		if !signed[i] && o.RequireSignature {
+			return nil, ErrUnsigned
+		}
+	}
+	return ds, nil
+}
+
+// readBody reads r's body, up to one byte over MaxDeliveryBody, in one
+// buffer of its Content-Length when it gives one.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= MaxDeliveryBody {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, MaxDeliveryBody+1))
+}
+
+// legacyMaxBody is the largest body callrun read before deliveries were
+// told by their call and event: bigger ones it refused, so they have no
+// legacy key.
+const legacyMaxBody = 64 << 10
+
+// jsonDeliveries reads a JSON object, or an array of them, each a
+// delivery. legacy says whether callrun before could have read it (an
+// object within its bound).
+func jsonDeliveries(body []byte, legacy bool) ([]Delivery, error) {
+	if len(body) > 0 && body[0] == '[' {
+		var elems []json.RawMessage
+		if err := json.Unmarshal(body, &elems); err != nil {
+			return nil, errors.New("the delivery's body is not JSON")
+		}
+		if len(elems) == 0 {
+			return nil, errors.New("the delivery's body is an empty JSON array")
+		}
+		out := make([]Delivery, 0, len(elems))
+		for i, e := range elems {
+			d, err := jsonDelivery(bytes.TrimSpace(e), false)
+			if err != nil {
+				return nil, fmt.Errorf("element %d of the delivery's array: %w", i+1, err)
+			}
+			out = append(out, d)
+		}
+		return out, nil
+	}
+	d, err := jsonDelivery(body, legacy)
+	if err != nil {
+		return nil, err
+	}
+	return []Delivery{d}, nil
+}
+
+// jsonDelivery reads one JSON object into a delivery, its nested objects
+// into fields by their paths, in one pass over its bytes. legacy: also
+// the key callrun gave it before (its top-level members, nested ones as
+// their JSON text as sent).
+func jsonDelivery(obj []byte, legacy bool) (Delivery, error) {
+	bad := errors.New("the delivery's body is not a JSON object")
+	// A bytes.Buffer the decoder reads in place, without a copy.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(obj), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return Delivery{}, bad
+	}
+	fields := map[string]string{}
+	var old map[string]string
+	if legacy {
+		old = map[string]string{}
+	}
+	if err := readMembers(dec, obj, "", 1, fields, old); err != nil {
+		return Delivery{}, bad
+	}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return Delivery{}, bad // more after the object
+	}
+	d := newDelivery(fields, "")
+	if old != nil {
+		d.legacy = hashKey(old)
+	}
+	return d, nil
+}
+
+// readMembers reads the members of the object whose '{' dec has just
+// read, up to and with its '}', into fields under prefix: an object's
+// members under prefix.key, down to maxDeliveryDepth; a string as its
+// text, null as "", anything else as its JSON text. src is what dec
+// reads. old, when set, gets each member as callrun read it before: a
+// nested object as its JSON text as sent.
+func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fields, old map[string]string) error {
+	for {
+		switch dec.PeekKind() {
+		case '}':
+			_, err := dec.ReadToken()
+			return err
+		case 0:
+			_, err := dec.ReadToken()
+			return cmp.Or(err, errors.New("not JSON"))
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		key := tok.String()
+		path := key
+		if prefix != "" {
+			path = prefix + "." + key
+		}
+		var v string
+		switch k := dec.PeekKind(); {
+		case k == '{' && depth < maxDeliveryDepth:
+			start := valueStart(src, dec.InputOffset())
+			if _, err := dec.ReadToken(); err != nil {
+				return err
+			}
+			if err := readMembers(dec, src, path, depth+1, fields, nil); err != nil {
+				return err
+			}
+			if old != nil {
+				old[key] = string(src[start:dec.InputOffset()])
+			}
+			continue
+		case k == '"':
+			t, err := dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			v = t.String()
+		case k == 'n':
+			if _, err := dec.ReadToken(); err != nil {
+				return err
+			}
+		default:
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			v = string(raw)
+		}
+		fields[path] = v
+		if old != nil {
+			old[key] = v
+		}
 	}
 }
 
-// deliveryOf makes a Delivery of the fields read and the raw text.
-func deliveryOf(vals url.Values, raw string, cut bool) Delivery {
-	d := Delivery{Fields: make(map[string]string, len(vals))}
+// valueStart is where the value of an object member starts in src, given
+// the offset just after its name: past the spaces and the colon.
+func valueStart(src []byte, off int64) int64 {
+	for off < int64(len(src)) && (isSpace(src[off]) || src[off] == ':') {
+		off++
+	}
+	return off
+}
+
+// multipartValues reads the text parts of a multipart/form-data body; a
+// file part (a recording, say) is left out.
+func multipartValues(body []byte, boundary string) (url.Values, error) {
+	if boundary == "" {
+		return nil, errors.New("the delivery's multipart body has no boundary")
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	vals := url.Values{}
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return vals, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the delivery's multipart body: %w", err)
+		}
+		if p.FormName() == "" || p.FileName() != "" {
+			continue
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return nil, fmt.Errorf("the delivery's multipart body: %w", err)
+		}
+		vals.Add(p.FormName(), string(b))
+	}
+}
+
+// formDelivery makes a Delivery of a form's (or query's) fields, the
+// first value of each, and the raw text.
+func formDelivery(vals url.Values, raw string) Delivery {
+	fields := make(map[string]string, len(vals))
 	for k, vs := range vals {
 		if len(vs) > 0 {
-			d.Fields[k] = vs[0]
+			fields[k] = vs[0]
 		}
 	}
-	for _, k := range []string{"event", "event_type", "type"} {
-		if v := d.Fields[k]; v != "" {
-			d.Event = v
-			break
-		}
-	}
-	d.AgentID = d.Fields["agent_id"]
+	d := newDelivery(fields, raw)
+	d.legacy = hashKey(fields)
+	return d
+}
+
+// newDelivery makes a Delivery of its fields and raw text: its event,
+// agent and call as [Field] finds them.
+func newDelivery(fields map[string]string, raw string) Delivery {
+	d := Delivery{Fields: fields}
+	d.Event = ServiceEvent(firstField(fields, eventFields))
+	d.AgentID = firstField(fields, agentFields)
+	d.CallID = firstField(fields, callIDFields)
+	cut := false
 	if len(raw) > maxDeliveryRaw {
 		raw, cut = raw[:maxDeliveryRaw], true
 	}

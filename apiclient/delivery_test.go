@@ -1,84 +1,210 @@
 package apiclient
 
 import (
+	"bytes"
 	"errors"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 )
 
-func TestReadDelivery(t *testing.T) {
+// readOne reads the one delivery of a request, failing the test on an
+// error or on several.
+func readOne(t *testing.T, r *http.Request) Delivery {
+	t.Helper()
+	ds, err := ReadDeliveries(r, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 {
+		t.Fatalf("%d deliveries, want 1", len(ds))
+	}
+	return ds[0]
+}
+
+func post(ctype, body string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/h", strings.NewReader(body))
+	if ctype != "" {
+		r.Header.Set("Content-Type", ctype)
+	}
+	return r
+}
+
+func TestReadDeliveryShapes(t *testing.T) {
+	var mp bytes.Buffer
+	mw := multipart.NewWriter(&mp)
+	mw.WriteField("Event", "call.ended")
+	mw.WriteField("Phone_Number", "+4915112345678")
+	mw.WriteField("agentId", "agent_1")
+	mw.WriteField("first_name", "Ada")
+	fw, _ := mw.CreateFormFile("recording", "call.mp3")
+	fw.Write([]byte("ID3 not text"))
+	mw.Close()
 	for _, tc := range []struct {
-		name, method, ctype, target, body string
+		name string
+		r    *http.Request
 	}{
-		{"GET query", http.MethodGet, "", "/h?event=call.ended&phone_number=%2B4915112345678&agent_id=agent_1&first_name=Ada", ""},
-		{"POST form", http.MethodPost, "application/x-www-form-urlencoded", "/h", "event=call.ended&phone_number=%2B4915112345678&agent_id=agent_1&first_name=Ada"},
-		{"POST JSON", http.MethodPost, "application/json; charset=utf-8", "/h", `{"event":"call.ended","phone_number":"+4915112345678","agent_id":"agent_1","first_name":"Ada"}`},
-		{"POST JSON, no type", http.MethodPost, "", "/h", ` {"type":"call.ended","phone_number":"+4915112345678","agent_id":"agent_1","first_name":"Ada"}`},
+		{"GET query", httptest.NewRequest(http.MethodGet, "/h?event=call.ended&phone_number=%2B4915112345678&agent_id=agent_1&first_name=Ada", nil)},
+		{"POST form", post("application/x-www-form-urlencoded", "event=call.ended&phone_number=%2B4915112345678&agent_id=agent_1&first_name=Ada")},
+		{"POST JSON", post("application/json; charset=utf-8", `{"event":"call.ended","phone_number":"+4915112345678","agent_id":"agent_1","first_name":"Ada"}`)},
+		{"POST JSON, no type", post("", ` {"type":"call.ended","phone_number":"+4915112345678","agent_id":"agent_1","first_name":"Ada"}`)},
+		{"the documented envelope", post("application/json", `{"event":"call.ended","timestamp":"2024-01-15T10:30:00Z","data":{"call_id":"call_1","agent_id":"agent_1","phone_number":"+4915112345678","first_name":"Ada","duration":180},"signature":"sha256=abc"}`)},
+		{"keys in other cases", post("application/json", `{"Event":"call.ended","Phone_Number":"+4915112345678","AgentId":"agent_1","First_Name":"Ada"}`)},
+		{"nested under contact and call", post("application/json", `{"event_type":"call.ended","call":{"agent_id":"agent_1"},"contact":{"phone_number":"+4915112345678","first_name":"Ada"}}`)},
+		{"multipart", func() *http.Request { return post(mw.FormDataContentType(), mp.String()) }()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
-			if tc.ctype != "" {
-				r.Header.Set("Content-Type", tc.ctype)
-			}
-			d, err := ReadDelivery(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Event != "call.ended" || d.AgentID != "agent_1" || d.Phone() != "+4915112345678" || d.Fields["first_name"] != "Ada" {
+			d := readOne(t, tc.r)
+			if d.Event != "call.ended" || d.AgentID != "agent_1" || Field(d.Fields, "phone_number") != "+4915112345678" || Field(d.Fields, "first_name") != "Ada" {
 				t.Errorf("read %+v", d)
 			}
-			if d.Raw == "" {
-				t.Error("no raw delivery kept")
+			if json := strings.HasPrefix(strings.TrimSpace(d.Raw), "{"); d.Raw == "" && tc.r.Method == http.MethodGet || json {
+				t.Errorf("raw delivery %q: a query's or form's is kept, JSON's fields hold it", d.Raw)
 			}
 		})
 	}
-	// One delivery's key does not depend on its encoding.
-	a := deliveryOf(map[string][]string{"event": {"call.ended"}, "phone_number": {"+1"}}, "", false)
-	b := deliveryOf(map[string][]string{"phone_number": {"+1"}, "event": {"call.ended"}}, "x", false)
-	c := deliveryOf(map[string][]string{"phone_number": {"+1"}, "event": {"call.started"}}, "", false)
-	if a.Key() != b.Key() || a.Key() == c.Key() {
-		t.Errorf("keys %s %s %s", a.Key(), b.Key(), c.Key())
+}
+
+func TestReadDeliveryArray(t *testing.T) {
+	ds, err := ReadDeliveries(post("application/json", `[{"event":"call.started","phone_number":"+1"},{"event":"call.ended","data":{"phone":"+2"}}]`), ReadOptions{})
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("%d deliveries, %v", len(ds), err)
+	}
+	if ds[0].Event != "call.started" || Field(ds[1].Fields, "phone") != "+2" || ds[0].Key() == ds[1].Key() {
+		t.Errorf("read %+v", ds)
+	}
+	for _, body := range []string{`[]`, `[1,2]`, `[{"a":1},"x"]`} {
+		if _, err := ReadDeliveries(post("application/json", body), ReadOptions{}); err == nil {
+			t.Errorf("%s was read", body)
+		}
+	}
+}
+
+func TestField(t *testing.T) {
+	fields := map[string]string{
+		"Phone":                        "+1 top",
+		"data.phone_number":            "+2",
+		"message.call.customer.number": "+3",
+		"customer.number":              "+4",
+		"analysis.phone":               "not a container",
+		"a.b.c.d.phone":                "too deep",
+		"empty":                        "",
+	}
+	for name, want := range map[string]string{
+		"phone":                "+1 top",
+		"PHONE":                "+1 top",
+		"phone-number":         "+2",
+		"phoneNumber":          "+2",
+		"customer.number":      "+4", // shallower than message.call.customer.number
+		"number":               "+4",
+		"call.customer.number": "+3",
+		"analysis.phone":       "not a container",
+		"empty":                "",
+		"nothing":              "",
+	} {
+		if got := Field(fields, name); got != want {
+			t.Errorf("Field(%q) = %q, want %q", name, got, want)
+		}
+	}
+	paths, vals := FieldValues(fields, "phone")
+	if strings.Join(paths, " ") != "Phone" || len(vals) != 1 {
+		t.Errorf("FieldValues(phone): %v %v", paths, vals)
+	}
+}
+
+// TestDeliveryKey: a retry has its delivery's key, whatever changes from
+// one attempt to the next; distinct deliveries have distinct keys; and a
+// form's legacy key is the key callrun gave it before.
+func TestDeliveryKey(t *testing.T) {
+	key := func(body string) Delivery {
+		t.Helper()
+		ctype := "application/x-www-form-urlencoded"
+		if strings.HasPrefix(body, "{") {
+			ctype = "application/json"
+		}
+		return readOne(t, post(ctype, body))
+	}
+	a := key("event=call.ended&phone_number=%2B1&timestamp=1")
+	if b := key("phone_number=%2B1&timestamp=2&event=call.ended"); a.Key() != b.Key() || a.LegacyKey() == b.LegacyKey() {
+		t.Errorf("a retry with another timestamp: keys %s %s, legacy %s %s", a.Key(), b.Key(), a.LegacyKey(), b.LegacyKey())
+	}
+	if c := key("event=call.started&phone_number=%2B1&timestamp=1"); a.Key() == c.Key() {
+		t.Error("two events share a key")
+	}
+	// The key callrun gave a form before: its fields, all of them.
+	if d := key("event=call.ended&phone_number=%2B1"); d.LegacyKey() != hashKey(map[string]string{"event": "call.ended", "phone_number": "+1"}) || d.Key() != d.LegacyKey() {
+		t.Errorf("a form without volatile fields: key %s, legacy %s", d.Key(), d.LegacyKey())
+	}
+	// An envelope: by its call and event, whatever its timestamp,
+	// signature or id.
+	e1 := key(`{"id":"evt_1","event":"call.started","timestamp":"2024-01-15T10:30:00Z","data":{"call_id":"call_1","caller_number":"+1"},"signature":"sha256=aa"}`)
+	e2 := key(`{"id":"evt_2","event":"call.started","timestamp":"2024-01-15T10:30:09Z","data":{"call_id":"call_1","caller_number":"+1"},"signature":"sha256=bb"}`)
+	e3 := key(`{"event":"call.started","data":{"call_id":"call_2","caller_number":"+1"}}`)
+	if e1.Key() != e2.Key() || e1.Key() == e3.Key() || e1.CallID != "call_1" {
+		t.Errorf("envelopes: %s %s %s (call %q)", e1.Key(), e2.Key(), e3.Key(), e1.CallID)
+	}
+	// An envelope without a call id: its fields less the volatile ones.
+	n1 := key(`{"id":"evt_1","event":"call.started","timestamp":"1","data":{"phone":"+1"}}`)
+	n2 := key(`{"id":"evt_2","event":"call.started","timestamp":"2","data":{"phone":"+1"}}`)
+	if n1.Key() != n2.Key() {
+		t.Error("an envelope's retry without a call id has another key")
+	}
+	// The legacy key of a JSON object: its top-level keys, nested ones as
+	// their JSON text, as callrun read them.
+	if j := key(`{"event":"call.ended","data":{"x":1},"n":5,"z":null}`); j.LegacyKey() != hashKey(map[string]string{"event": "call.ended", "data": `{"x":1}`, "n": "5", "z": ""}) {
+		t.Errorf("legacy key of a JSON object: %s", j.LegacyKey())
 	}
 }
 
 func TestReadDeliveryRefuses(t *testing.T) {
 	big := "phone_number=" + strings.Repeat("1", MaxDeliveryBody)
-	r := httptest.NewRequest(http.MethodPost, "/h", strings.NewReader(big))
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if _, err := ReadDelivery(r); !errors.Is(err, ErrDeliveryTooLarge) {
+	r := post("application/x-www-form-urlencoded", big)
+	if _, err := ReadDeliveries(r, ReadOptions{}); !errors.Is(err, ErrDeliveryTooLarge) {
 		t.Errorf("oversized body: %v", err)
 	}
-	r = httptest.NewRequest(http.MethodPost, "/h", strings.NewReader(big))
+	r = post("", big)
 	r.ContentLength = -1 // chunked: the length is learnt by reading
-	if _, err := ReadDelivery(r); !errors.Is(err, ErrDeliveryTooLarge) {
+	if _, err := ReadDeliveries(r, ReadOptions{}); !errors.Is(err, ErrDeliveryTooLarge) {
 		t.Errorf("oversized chunked body: %v", err)
 	}
-	r = httptest.NewRequest(http.MethodPost, "/h", strings.NewReader(`{"phone_number":`))
-	r.Header.Set("Content-Type", "application/json")
-	if _, err := ReadDelivery(r); err == nil {
+	// Under the bound, a transcript of hundreds of KiB is read whole.
+	ok := `{"event":"call.ended","phone_number":"+1","transcript":"` + strings.Repeat("a", 900<<10) + `"}`
+	if d := readOne(t, post("application/json", ok)); len(d.Fields["transcript"]) != 900<<10 || d.LegacyKey() != "" {
+		t.Errorf("a 900 KiB delivery: transcript of %d bytes, legacy key %q", len(d.Fields["transcript"]), d.LegacyKey())
+	}
+	if _, err := ReadDeliveries(post("application/json", `{"phone_number":`), ReadOptions{}); err == nil {
 		t.Error("a broken JSON body was read")
 	}
-	r = httptest.NewRequest(http.MethodPut, "/h", nil)
-	if _, err := ReadDelivery(r); err == nil {
+	if _, err := ReadDeliveries(post("application/pdf", `%PDF`), ReadOptions{}); err == nil {
+		t.Error("a PDF was read")
+	}
+	if _, err := ReadDeliveries(httptest.NewRequest(http.MethodPut, "/h", nil), ReadOptions{}); err == nil {
 		t.Error("a PUT was read")
 	}
 }
 
 func TestReadDeliveryRedacts(t *testing.T) {
 	AddSecret("hook-secret-4711")
-	r := httptest.NewRequest(http.MethodPost, "/h", strings.NewReader("phone_number=%2B1&note=hook-secret-4711"))
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	d, err := ReadDelivery(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := readOne(t, post("application/x-www-form-urlencoded", "phone_number=%2B1&note=hook-secret-4711"))
 	if strings.Contains(d.Raw, "4711") {
 		t.Errorf("raw delivery keeps the secret: %s", d.Raw)
 	}
-	r = httptest.NewRequest(http.MethodPost, "/h", strings.NewReader("phone_number=%2B1&note="+strings.Repeat("x", 5000)))
-	if d, err = ReadDelivery(r); err != nil || len(d.Raw) > maxDeliveryRaw+len(Redacted) {
-		t.Errorf("raw delivery not bounded: %d bytes, %v", len(d.Raw), err)
+	if d = readOne(t, post("", "phone_number=%2B1&note="+strings.Repeat("x", 5000))); len(d.Raw) > maxDeliveryRaw+len(Redacted) {
+		t.Errorf("raw delivery not bounded: %d bytes", len(d.Raw))
+	}
+}
+
+// TestServiceEvent: the service's three events however a sender writes
+// them; any other as sent.
+func TestServiceEvent(t *testing.T) {
+	for in, want := range map[string]string{
+		"call.ended": "call.ended", "CALL.ENDED": "call.ended", "call_ended": "call.ended", "Call-Started": "call.started",
+		" call answered ": "call.answered", "call_analyzed": "call_analyzed", "end-of-call-report": "end-of-call-report", "": "",
+	} {
+		if got := ServiceEvent(in); got != want {
+			t.Errorf("ServiceEvent(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -27,6 +27,7 @@ type activeCalls struct {
 type activeCall struct {
 	phone   string // E.164
 	agentID string
+	callID  string    // the call id the service's answer gave; "" when none
 	start   time.Time // zero while the call start is in flight
 	ended   bool      // its end was delivered while its start was in flight
 }
@@ -72,11 +73,12 @@ func (a *activeCalls) take(now time.Time, phone, agentID string) (slot int, wait
 	return 0, first.Sub(now)
 }
 
-// started records that the call of slot may have been placed, as of at:
-// it holds the slot until its end is delivered, or until at plus the
-// call's length. A call whose end came while its start was in flight
-// gives its slot back now.
-func (a *activeCalls) started(slot int, at time.Time) {
+// started records that the call of slot may have been placed, as of at,
+// with the call id callID the service's answer gave (or ""): it holds the
+// slot until its end is delivered, or until at plus the call's length. A
+// call whose end came while its start was in flight gives its slot back
+// now.
+func (a *activeCalls) started(slot int, at time.Time, callID string) {
 	if a == nil || slot == 0 {
 		return
 	}
@@ -90,7 +92,7 @@ func (a *activeCalls) started(slot int, at time.Time) {
 		delete(a.calls, slot)
 		return
 	}
-	c.start = at
+	c.start, c.callID = at, callID
 }
 
 // release gives back the slot of a call that was not placed.
@@ -103,19 +105,28 @@ func (a *activeCalls) release(slot int) {
 	delete(a.calls, slot)
 }
 
-// ended gives back the slot of a call to phone (through agentID, when
-// the delivery names one) whose end was delivered: of several, the one
-// that started first (a call whose start is in flight started last). It
-// reports whether a slot was freed.
-func (a *activeCalls) ended(phone, agentID string) bool {
+// ended gives back the slot of a call whose end was delivered: the call
+// callID names, when one in progress has that id; else a call to phone
+// (through agentID, when the delivery names one), of several the one that
+// started first (a call whose start is in flight started last), but never
+// one whose id is another. It reports whether a slot was freed.
+func (a *activeCalls) ended(callID, phone, agentID string) bool {
 	if a == nil {
 		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if callID != "" {
+		for id, c := range a.calls {
+			if c.callID == callID {
+				delete(a.calls, id)
+				return true
+			}
+		}
+	}
 	best := 0
 	for id, c := range a.calls {
-		if c.phone != phone || c.ended || agentID != "" && c.agentID != agentID {
+		if phone == "" || c.phone != phone || c.ended || agentID != "" && c.agentID != agentID || callID != "" && c.callID != "" {
 			continue
 		}
 		if b := a.calls[best]; best == 0 || startedBefore(c, b) || !startedBefore(b, c) && id < best {

@@ -34,6 +34,11 @@ type endingService struct {
 	w      *store.Deliveries
 	dir    string // where w is
 	length time.Duration
+	// shape is what each call's end is delivered as: "" a call.ended, as
+	// the account webhooks send it; "agent" an agent webhook's delivery,
+	// with no event; "contact" the account webhooks' contact-only form,
+	// with no event either, which says nothing of the call's end.
+	shape string
 
 	mu        sync.Mutex
 	scheduled map[int]bool // by ledger seq
@@ -81,6 +86,12 @@ func (s *endingService) schedule() {
 			phone := c.Form.Get("phone_number")
 			d := store.Delivery{Key: fmt.Sprintf("end-%d", c.Seq), At: s.clock.Now(), Event: EventEnded,
 				Fields: map[string]string{"event": EventEnded, "phone_number": phone}}
+			switch s.shape {
+			case "agent":
+				d.Event, d.Via, d.Fields = "", ViaAgent, map[string]string{"phone_number": phone, "status": "completed"}
+			case "contact":
+				d.Event, d.Fields = "", map[string]string{"phone_number": phone, "first_name": "Ada"}
+			}
 			if _, err := s.w.Append(d); err != nil {
 				s.t.Error(err)
 			}
@@ -90,8 +101,9 @@ func (s *endingService) schedule() {
 
 // checkNeverOverActive checks, from the sandbox's ledger and the
 // deliveries stored, that no call was placed while k calls placed before
-// it were in progress: started and their end not yet delivered.
-func (s *endingService) checkNeverOverActive(k int) {
+// it were in progress: started, their end not yet delivered, and
+// call_length not yet passed since.
+func (s *endingService) checkNeverOverActive(k int, callLength time.Duration) {
 	s.t.Helper()
 	ds, err := store.ReadDeliveries(s.dir)
 	if err != nil {
@@ -99,14 +111,19 @@ func (s *endingService) checkNeverOverActive(k int) {
 	}
 	end := map[string]time.Time{}
 	for _, d := range ds {
-		end[d.Fields["phone_number"]] = d.At
+		if endsCall(d) {
+			end[d.Fields["phone_number"]] = d.At
+		}
 	}
 	placed := s.srv.Placed()
 	for _, c := range placed {
 		active := 0
 		for _, o := range placed {
 			e, ended := end[o.Form.Get("phone_number")]
-			if !o.ReceivedAt.After(c.ReceivedAt) && (!ended || c.ReceivedAt.Before(e)) {
+			if !ended || o.ReceivedAt.Add(callLength).Before(e) {
+				e = o.ReceivedAt.Add(callLength)
+			}
+			if !o.ReceivedAt.After(c.ReceivedAt) && c.ReceivedAt.Before(e) {
 				active++
 			}
 		}
@@ -122,18 +139,22 @@ func (s *endingService) checkNeverOverActive(k int) {
 // TestRunMaxActiveCallsEndsDelivered: calls last 2s, and the campaign
 // says call_length: 20s. Without deliveries a run with
 // max_active_calls: 5 starts 5 calls every 20s; with their ends
-// delivered, a call's place is free as soon as its end is read, so the
-// same run starts calls several times sooner, and the ledger shows no
-// call placed over the limit.
+// delivered (a call.ended, or an agent webhook's delivery, which names no
+// event), a call's place is free as soon as its end is read, so the same
+// run starts calls several times sooner, and the ledger shows no call
+// placed over the limit. The account webhooks' contact-only deliveries,
+// which name no event either, end no call: the run takes as long as
+// without deliveries.
 func TestRunMaxActiveCallsEndsDelivered(t *testing.T) {
 	const n, k = 40, 5
 	const length, guess = 2 * time.Second, 20 * time.Second
-	run := func(t *testing.T, delivered bool) time.Duration {
+	run := func(t *testing.T, delivered bool, shape string) time.Duration {
 		clock := newSimClock(t, time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC))
 		e := newDtEnv(t, sandbox.Options{Now: clock.Now, Faults: sandbox.Faults{MaxActive: k, CallLength: length}},
 			dtCampaign(4, 8, ""), map[string]string{"leads.csv": dtSheet(n)})
 		e.f.Pace.MaxActiveCalls, e.f.Pace.CallLength = k, guess
 		svc := newEndingService(t, e, clock, length)
+		svc.shape = shape
 		feed, err := store.Files{Dir: e.f.Path(e.f.StateDir)}.FollowDeliveries(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -147,19 +168,25 @@ func TestRunMaxActiveCallsEndsDelivered(t *testing.T) {
 		e.checkPlacedOnce(n)
 		e.checkCounts(map[store.Status]int{store.Sent: n})
 		svc.ends.Wait()
-		svc.checkNeverOverActive(k)
+		svc.checkNeverOverActive(k, guess)
 		return res.FinishedAt.Sub(res.StartedAt)
 	}
-	var without, with time.Duration
-	t.Run("call_length only", func(t *testing.T) { without = run(t, false) })
-	t.Run("ends delivered", func(t *testing.T) { with = run(t, true) })
-	t.Logf("%d calls, at most %d in progress, calls of %s: %s on the run's clock counting call_length (%s), %s with the ends delivered",
-		n, k, length, without, guess, with)
-	if min := time.Duration(n/k-1) * guess; without < min {
+	var without, with, agent, contact time.Duration
+	t.Run("call_length only", func(t *testing.T) { without = run(t, false, "") })
+	t.Run("ends delivered", func(t *testing.T) { with = run(t, true, "") })
+	t.Run("agent webhooks' completions", func(t *testing.T) { agent = run(t, true, "agent") })
+	t.Run("contact-only deliveries", func(t *testing.T) { contact = run(t, true, "contact") })
+	t.Logf("%d calls, at most %d in progress, calls of %s: %s on the run's clock counting call_length (%s), %s with the ends delivered, %s with the agents' completions, %s with contact-only deliveries",
+		n, k, length, without, guess, with, agent, contact)
+	min := time.Duration(n/k-1) * guess
+	if without < min {
 		t.Errorf("without deliveries the run took %s, less than %s: calls were not held for call_length", without, min)
 	}
-	if with > without/3 {
-		t.Errorf("with the ends delivered the run took %s, not much less than %s without", with, without)
+	if with > without/3 || agent > without/3 {
+		t.Errorf("with the ends delivered the run took %s (%s with the agents' completions), not much less than %s without", with, agent, without)
+	}
+	if contact < min {
+		t.Errorf("with contact-only deliveries the run took %s, less than %s: a delivery that names no event freed a call's place before call_length", contact, min)
 	}
 }
 
@@ -231,7 +258,7 @@ func TestRunMaxActiveCallsFaulted(t *testing.T) {
 		}
 	}
 	e.checkIntentBeforeSend(1)
-	svc.checkNeverOverActive(k)
+	svc.checkNeverOverActive(k, guess)
 	if uncertain == 0 || first == 0 || res.Started == 0 || res2.Started == 0 {
 		t.Errorf("the faults did not bite: %d uncertain, first run %+v, second %+v", uncertain, res, res2)
 	}
@@ -239,27 +266,28 @@ func TestRunMaxActiveCallsFaulted(t *testing.T) {
 }
 
 // TestActiveCallsEnded: a delivered end frees the slot of the call to its
-// number that started first, of the agent it names; one that came while
-// the call's start was in flight frees it when the answer comes; one for a
-// number no call is in progress to frees nothing.
+// number that started first, of the agent it names, or of the call it
+// names; one that came while the call's start was in flight frees it when
+// the answer comes; one for a number no call is in progress to frees
+// nothing.
 func TestActiveCallsEnded(t *testing.T) {
 	t0 := time.Date(2025, 3, 3, 15, 0, 0, 0, time.UTC)
 	a := newActiveCalls(3, time.Hour)
 	s1, _ := a.take(t0, "+12122010001", "agent_a")
-	a.started(s1, t0)
+	a.started(s1, t0, "")
 	s2, _ := a.take(t0, "+12122010001", "agent_a")
-	a.started(s2, t0.Add(time.Second))
+	a.started(s2, t0.Add(time.Second), "")
 	s3, _ := a.take(t0, "+12122010002", "agent_b")
 	if slot, wait := a.take(t0, "+1", ""); slot != 0 || wait <= 0 {
 		t.Fatalf("a fourth slot: %d, wait %s", slot, wait)
 	}
-	if a.ended("+12122010001", "agent_b") || a.ended("+12122010009", "") {
+	if a.ended("", "+12122010001", "agent_b") || a.ended("", "+12122010009", "") {
 		t.Error("an end of another agent's call, or of a number not called, freed a slot")
 	}
-	if !a.ended("+12122010001", "") || a.calls[s1] != nil || a.calls[s2] == nil {
+	if !a.ended("", "+12122010001", "") || a.calls[s1] != nil || a.calls[s2] == nil {
 		t.Error("the end did not free the call that started first")
 	}
-	if !a.ended("+12122010002", "agent_b") || a.calls[s3] == nil {
+	if !a.ended("", "+12122010002", "agent_b") || a.calls[s3] == nil {
 		t.Error("an end delivered while the start was in flight freed its slot before the answer")
 	}
 	if slot, _ := a.take(t0, "+1", ""); slot == 0 {
@@ -268,9 +296,24 @@ func TestActiveCallsEnded(t *testing.T) {
 	if slot, _ := a.take(t0, "+1", ""); slot != 0 {
 		t.Error("the call in flight whose end came is not held until its answer")
 	}
-	a.started(s3, t0)
+	a.started(s3, t0, "")
 	if a.calls[s3] != nil {
 		t.Error("the call whose end came while in flight holds its slot after its answer")
+	}
+
+	// An end that names its call frees that call's slot, whichever call
+	// to the number started first; one that names a call of no slot frees
+	// none by its number when every call to it has an id of its own.
+	b := newActiveCalls(3, time.Hour)
+	c1, _ := b.take(t0, "+12122010001", "agent_a")
+	b.started(c1, t0, "call_1")
+	c2, _ := b.take(t0, "+12122010001", "agent_a")
+	b.started(c2, t0.Add(time.Second), "call_2")
+	if !b.ended("call_2", "+12122010001", "agent_a") || b.calls[c2] != nil || b.calls[c1] == nil {
+		t.Error("the end of call_2 did not free call_2's slot alone")
+	}
+	if b.ended("call_9", "+12122010001", "agent_a") || b.calls[c1] == nil {
+		t.Error("the end of another call freed call_1's slot by its number")
 	}
 }
 

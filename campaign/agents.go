@@ -115,6 +115,10 @@ func drift(s *AgentSpec, a apiclient.Agent) []string {
 		gotMethod = http.MethodPost
 	}
 	switch {
+	case wantURL != a.Webhook && strings.HasSuffix(wantURL, "/"+AgentPathSuffix) && strings.TrimSuffix(wantURL, "/"+AgentPathSuffix) == strings.TrimRight(a.Webhook, "/"):
+		// Created by a callrun before agents' webhooks had a path of
+		// their own: listen still takes it, as the account webhooks'.
+		d = append(d, "its webhook is the outcomes URL without /"+AgentPathSuffix+" at its end (a callrun before this one created it), so listen cannot tell its deliveries from the account webhooks': one that names no event counts as reported, not as the call's end, and frees no call slot before pace.call_length; set its webhook in the service's dashboard to the outcomes URL with /"+AgentPathSuffix+" at its end")
 	case wantURL != a.Webhook:
 		// Redacted: an outcomes url's path holds its secret.
 		d = append(d, fmt.Sprintf("its webhook is %q, the file says %q", apiclient.Redact(a.Webhook), apiclient.Redact(wantURL)))

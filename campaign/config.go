@@ -109,6 +109,36 @@ type Outcomes struct {
 	Fields []string `yaml:"fields"`
 	// OptOut names the field and values that mean "do not call me".
 	OptOut *OptOut `yaml:"opt_out"`
+	// PhoneField names a delivery's field that holds the called person's
+	// number, read before [NumberFields].
+	PhoneField string `yaml:"phone_field"`
+	// OwnNumbers are the numbers the service calls from for the account
+	// (its caller ids, local-presence numbers among them): a delivery's
+	// caller_number that is one of them is not the called person's.
+	OwnNumbers []string `yaml:"own_numbers"`
+	// SigningSecret, when set, is the secret key the service signs its
+	// deliveries with (HMAC-SHA256): a delivery whose signature does not
+	// match it is refused.
+	SigningSecret string `yaml:"signing_secret"`
+	// RequireSignature refuses a delivery that carries no signature.
+	RequireSignature bool `yaml:"require_signature"`
+
+	own []string // OwnNumbers in E.164, read by validateOutcomes
+	// signingUnset: loaded offline, signing_secret named a variable that
+	// is not set.
+	signingUnset bool
+}
+
+// SigningUnset reports whether the campaign was loaded offline with
+// outcomes.signing_secret naming a variable that is not set: plan
+// --offline needs no secret, but listen must not serve unchecked what it
+// was told to check.
+func (o *Outcomes) SigningUnset() bool { return o != nil && o.signingUnset }
+
+// ReadOptions are how listen reads the campaign's deliveries: their
+// signatures checked with outcomes.signing_secret, when it is set.
+func (o *Outcomes) ReadOptions() apiclient.ReadOptions {
+	return apiclient.ReadOptions{SigningSecret: o.SigningSecret, RequireSignature: o.RequireSignature}
 }
 
 // OptOut is `outcomes.opt_out`: a delivery whose Field holds one of
@@ -194,6 +224,25 @@ func (o *Outcomes) Path() string {
 		return ""
 	}
 	return u.Path
+}
+
+// AgentPathSuffix is the last segment callrun adds to the outcomes URL's
+// path for the agents it creates: a delivery to that path is an agent
+// webhook's, which the service sends when the agent completes a call.
+const AgentPathSuffix = "agent"
+
+// AgentURL returns the outcomes URL with [AgentPathSuffix] at the end of
+// its path: the weebhook_endpoint of the agents callrun creates.
+func (o *Outcomes) AgentURL() string {
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		return o.URL
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/" + AgentPathSuffix
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimRight(u.RawPath, "/") + "/" + AgentPathSuffix
+	}
+	return u.String()
 }
 
 // Secret returns the last segment of the URL's path: the secret that
@@ -639,6 +688,9 @@ type loader struct {
 	// secretUnset: offline, outcomes.url named a variable that is not set,
 	// so its secret is not there to check.
 	secretUnset bool
+	// signingUnset: offline, outcomes.signing_secret named a variable
+	// that is not set.
+	signingUnset bool
 }
 
 func (l *loader) problem(key, format string, args ...any) {
@@ -911,6 +963,10 @@ func (l *loader) expand(node *yaml.Node, path string) {
 		inService := strings.HasPrefix(path, "service.") || strings.HasPrefix(path, "state.")
 		if path == "outcomes.url" && l.opts.Offline {
 			l.secretUnset = true
+			return ""
+		}
+		if path == "outcomes.signing_secret" && l.opts.Offline {
+			l.signingUnset = true
 			return ""
 		}
 		if (inService && !l.opts.Offline) || (!inService && !l.opts.ServiceOnly) {

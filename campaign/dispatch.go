@@ -590,8 +590,8 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		var callLater time.Duration // a Retry-After past MaxRetryAfter: the run ends
 		switch outcome {
 		case apiclient.Sent:
-			r.active.started(slot, r.opts.Now())
-			rec.Status, rec.HTTP, rec.Body, rec.Reason = store.OutcomeSent, resp.StatusCode, resp.Body, resp.Cut
+			r.active.started(slot, r.opts.Now(), resp.CallID)
+			rec.Status, rec.HTTP, rec.Body, rec.Reason, rec.CallID = store.OutcomeSent, resp.StatusCode, resp.Body, resp.Cut, resp.CallID
 			settled = store.Sent
 			if resp.Cut != "" {
 				r.notes.add("were answered 2xx and then their answer was cut off: the calls are placed, recorded sent, and their reason says so")
@@ -604,7 +604,7 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 				r.notes.add(fmt.Sprintf("were answered %d %s with a body that says error (%s): the service refused them, recorded failed", s, http.StatusText(s), serviceSaid(err)))
 			}
 		case apiclient.Uncertain:
-			r.active.started(slot, r.opts.Now())
+			r.active.started(slot, r.opts.Now(), "")
 			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
 			settled = store.Uncertain
 			if s := rec.HTTP; s >= 200 && s < 300 {
@@ -712,6 +712,9 @@ func (r *runner) onDoNotCall(c *Contact) (bool, error) {
 		return false, nil
 	}
 	on, err := r.opts.DoNotCall.Has(r.callCtx, c.Phone)
+	if held := (*store.OptOutHeldError)(nil); errors.As(err, &held) {
+		return false, held // the run stops starting calls, saying why
+	}
 	if err != nil {
 		return false, fmt.Errorf("reading the do-not-call list before calling %s (sheet %s row %d; not called): %w", c.Phone, r.f.Sheets[c.Sheet].File, c.Row, err)
 	}
@@ -784,6 +787,13 @@ func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec st
 		if held := (*store.HeldError)(nil); errors.As(err, &held) {
 			r.held(c, held)
 			return 0, false, nil
+		}
+		if held := (*store.OptOutHeldError)(nil); errors.As(err, &held) {
+			// No call starts while an opt-out is held: the run stops, the
+			// contact pending (its intent was not written).
+			r.count(func(res *RunResult) { res.Pending++ })
+			r.opts.Settled(store.Pending)
+			return 0, false, held
 		}
 		w.lost(r.opts.Logf)
 		return 0, false, r.notSent(c, 0, err)

@@ -94,10 +94,7 @@ func (fl *follower) poll(now time.Time, force bool) {
 		if !endsCall(d) {
 			continue
 		}
-		phone, _, err := fl.r.opts.Norm.Normalize(d.Fields["phone_number"], fl.r.f.Region)
-		if err == nil {
-			fl.r.active.ended(phone, d.AgentID)
-		}
+		fl.r.active.ended(d.CallID, fl.r.f.DeliveryNumber(fl.r.opts.Norm, d.Fields).E164, d.AgentID)
 	}
 	if w := fl.warning(now); w != "" && !fl.warned {
 		fl.warned = true
@@ -126,9 +123,9 @@ func (fl *follower) end(now time.Time) string {
 	return fl.warning(now)
 }
 
-// endsCall reports whether delivery d says its call ended: a call.ended
-// (or completed) event, or an agent's own webhook, which names no event
-// and is sent when the agent completes a call.
-func endsCall(d store.Delivery) bool {
-	return d.Event == "" || eventRank(d.Event) == eventRank(EventEnded)
-}
+// endsCall reports whether delivery d says its call ended, by the rule the
+// report shares (deliveryRank): a call.ended (or completed) event, or an
+// agent webhook's delivery that names no event. An account webhook's
+// contact-only delivery never ends a call: the call holds its slot until
+// pace.call_length.
+func endsCall(d store.Delivery) bool { return deliveryRank(d) == rankEnded }

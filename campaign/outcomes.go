@@ -2,10 +2,13 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
@@ -37,6 +40,10 @@ func OpenOutcomes(ctx context.Context, f *File, st *store.State, norm *phone.Nor
 		return nil, err
 	}
 	x := NewOutcomeIndex(f, norm, ds)
+	if err := x.byCall(st); err != nil {
+		return nil, err
+	}
+	x.byRedial(f, st)
 	if f.Dedupe != "campaign" {
 		x.Share(st)
 	}
@@ -64,7 +71,7 @@ func (x *OutcomeIndex) Deliveries() []store.Delivery { return x.all }
 func (x *OutcomeIndex) Detail(d store.Delivery) string {
 	var detail []string
 	for _, name := range x.fields {
-		if v := d.Fields[name]; v != "" {
+		if v := apiclient.Field(d.Fields, name); v != "" {
 			detail = append(detail, name+"="+v)
 		}
 	}
@@ -72,26 +79,52 @@ func (x *OutcomeIndex) Detail(d store.Delivery) string {
 }
 
 // OutcomeIndex matches a campaign's stored deliveries to its contacts,
-// for the report, status and `callrun outcomes`. A delivery belongs to
-// the contact with the same normalised number and, where the delivery
-// names its agent, the same agent, else (where both have one) the same
-// ghl_contact_id. Where several contacts share the number (dedupe: agent
-// or none), [OutcomeIndex.Share] gives it to the one whose call started
-// last before the delivery came; else the first such contact met takes
-// it. The rest stay unmatched.
+// for the report, status and `callrun outcomes`. A delivery belongs, by
+// the first rule that holds:
+//
+//  1. to the contact whose call it names: its call_id is the one the
+//     service's answer gave that contact's call start (the journal keeps
+//     it);
+//  2. to the contact with its number ([File.DeliveryNumber]) and, where
+//     it names its agent, the same agent, else (where both have one) the
+//     same ghl_contact_id. Where several contacts share the number
+//     (dedupe: agent or none), [OutcomeIndex.Share] gives it to the one
+//     whose call started last before it came; else the first such
+//     contact met takes it;
+//  3. where it names an agent that is none of the campaign's (the agent
+//     the service redials through), to the one contact with its number
+//     whose call started within pace.call_length before it came;
+//  4. where its number does not read, to the contact with its
+//     ghl_contact_id.
+//
+// The rest stay unmatched.
 type OutcomeIndex struct {
 	fields  []string
 	all     []store.Delivery
 	byPhone map[string][]int // normalised number -> indexes into all
+	byGHL   map[string][]int // ghl_contact_id of a delivery whose number does not read -> indexes
 	claimed []bool
-	// owner is, for a delivery whose number several contacts share, the
-	// journal key of the contact Share gave it to.
+	// owner is, for a delivery that may be one contact's alone (the call
+	// it names, the one contact a redial can be, the one of a shared
+	// number Share gave it to), that contact's journal key.
 	owner map[int]store.Key
+	// how says, for each delivery taken, by which rule: one of the
+	// Matched values.
+	how []string
 	// taker is, for each delivery taken, the contact that took it.
 	taker []Taker
+	norm  *phone.Normalizer
 	f     *File        // for Add
 	st    *store.State // for Add
 }
+
+// How a delivery was matched to its contact, as `callrun outcomes` says.
+const (
+	MatchedByCallID      = "matched-by-call-id"
+	MatchedByNumberAgent = "matched-by-number-and-agent"
+	MatchedByNumber      = "matched-by-number"
+	MatchedByGHL         = "matched-by-ghl-contact-id"
+)
 
 // Taker is the contact a delivery was matched to: its sheet and row.
 type Taker struct {
@@ -99,20 +132,130 @@ type Taker struct {
 	Row   int
 }
 
-// NewOutcomeIndex indexes the deliveries ds by their numbers, read with
-// the campaign's region (the service sends E.164 numbers back; a number
-// that cannot be read matches no contact).
+// NewOutcomeIndex indexes the deliveries ds by their numbers, as
+// [File.DeliveryNumber] reads them, and those whose number does not read
+// by their ghl_contact_id.
 func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *OutcomeIndex {
-	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, claimed: make([]bool, len(ds)),
-		owner: map[int]store.Key{}, taker: make([]Taker, len(ds))}
+	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, byGHL: map[string][]int{},
+		claimed: make([]bool, len(ds)), owner: map[int]store.Key{}, how: make([]string, len(ds)), taker: make([]Taker, len(ds)), norm: norm}
 	for i, d := range ds {
-		e164, _, err := norm.Normalize(d.Fields["phone_number"], f.Region)
-		if err != nil {
-			continue
+		if n := f.DeliveryNumber(norm, d.Fields); n.E164 != "" {
+			x.byPhone[n.E164] = append(x.byPhone[n.E164], i)
+		} else if ghl := apiclient.Field(d.Fields, "ghl_contact_id"); ghl != "" {
+			x.byGHL[ghl] = append(x.byGHL[ghl], i)
 		}
-		x.byPhone[e164] = append(x.byPhone[e164], i)
 	}
 	return x
+}
+
+// byCall gives each delivery that names a call of the journal st (the
+// call id the service's answer gave a call start) to that call's
+// contact alone, whatever number it holds.
+func (x *OutcomeIndex) byCall(st *store.State) error {
+	ids := map[string]bool{}
+	for _, d := range x.all {
+		if d.CallID != "" {
+			ids[d.CallID] = true
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	keys, err := st.CallKeys(ids)
+	if err != nil {
+		return err
+	}
+	for i, d := range x.all {
+		k, ok := keys[d.CallID]
+		if !ok {
+			continue
+		}
+		x.owner[i] = k
+		x.how[i] = MatchedByCallID
+		if !slices.Contains(x.byPhone[k.Phone], i) {
+			x.byPhone[k.Phone] = append(x.byPhone[k.Phone], i)
+		}
+	}
+	return nil
+}
+
+// defaultRedialWindow is how long before a redial agent's delivery the
+// call it reports may have started, for a campaign without
+// pace.call_length.
+const defaultRedialWindow = 30 * time.Minute
+
+// byRedial gives each delivery that names an agent none of the journal
+// st's contacts were called through (the service's "Redial Agent"), and
+// that no call id gave already, to the one contact with its number whose
+// call started within pace.call_length before the delivery came; when
+// none or several did, to nobody.
+func (x *OutcomeIndex) byRedial(f *File, st *store.State) {
+	window := f.Pace.CallLength
+	if window <= 0 {
+		window = defaultRedialWindow
+	}
+	var ours map[string]bool // the campaign's agent ids, read when first needed
+	phones := map[string]bool{}
+	var redials []int
+	for p, is := range x.byPhone {
+		for _, i := range is {
+			if d := x.all[i]; d.AgentID != "" && x.how[i] == "" {
+				phones[p] = true
+				redials = append(redials, i)
+			}
+		}
+	}
+	if len(redials) == 0 {
+		return
+	}
+	ours = campaignAgentIDs(st)
+	keys := st.KeysWithPhone(phones)
+	for _, i := range redials {
+		d := x.all[i]
+		if ours[d.AgentID] {
+			continue
+		}
+		n := f.DeliveryNumber(x.norm, d.Fields).E164
+		var found []store.Key
+		for _, k := range keys[n] {
+			e, ok := st.Lookup(k)
+			if !ok || e.Attempts == 0 {
+				continue
+			}
+			start := callStart(e)
+			if !start.After(d.At) && d.At.Sub(start) <= window {
+				found = append(found, k)
+			}
+		}
+		if len(found) == 1 {
+			x.owner[i] = found[0]
+			x.how[i] = MatchedByNumber
+		}
+	}
+}
+
+// campaignAgentIDs returns the service's ids of the agents the journal
+// st's calls went through: each agent's, as its first contact's last
+// record names it.
+func campaignAgentIDs(st *store.State) map[string]bool {
+	ids := map[string]bool{}
+	for _, k := range st.AgentKeys() {
+		if e, ok := st.Lookup(k); ok && e.AgentID != "" {
+			ids[e.AgentID] = true
+		}
+	}
+	return ids
+}
+
+// callStart is when the call of a journal entry is taken to have
+// started: the earliest it can have, its last answer less callStartSpan,
+// or its first attempt if that came later.
+func callStart(e store.Entry) time.Time {
+	start := e.FirstAt
+	if lo := e.LastAt.Add(-callStartSpan); lo.After(start) {
+		start = lo
+	}
+	return start
 }
 
 // callStartSpan is how long before its answer a call start may have
@@ -125,9 +268,9 @@ const callStartSpan = defaultRequestTimeout
 // before the delivery came, of those with the agent the delivery names;
 // to the first called if none started before it (the clocks of two
 // machines disagree). A call is taken to have started at the earliest
-// it can have: its last answer less callStartSpan, or its first attempt
-// if that came later. Outcome then gives the
-// delivery to that contact alone. Call it once, before Outcome.
+// it can have (callStart). Outcome then gives the delivery to that
+// contact alone. A delivery given already (by its call id, or as a
+// redial) is left as it is. Call it once, before Outcome.
 func (x *OutcomeIndex) Share(st *store.State) {
 	phones := make(map[string]bool, len(x.byPhone))
 	for p := range x.byPhone {
@@ -148,13 +291,12 @@ func (x *OutcomeIndex) Share(st *store.State) {
 			if !ok || e.Attempts == 0 {
 				continue
 			}
-			start := e.FirstAt
-			if lo := e.LastAt.Add(-callStartSpan); lo.After(start) {
-				start = lo
-			}
-			calls = append(calls, call{k, start, e.AgentID})
+			calls = append(calls, call{k, callStart(e), e.AgentID})
 		}
 		for _, i := range x.byPhone[phone] {
+			if _, given := x.owner[i]; given {
+				continue
+			}
 			d := x.all[i]
 			var best, first *call
 			for j := range calls {
@@ -187,16 +329,34 @@ func (x *OutcomeIndex) Share(st *store.State) {
 // outcomes.fields names, each from the latest delivery that has it.
 func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID string) report.Outcome {
 	var mine []store.Delivery
-	for _, i := range x.byPhone[c.Phone] {
-		if x.claimed[i] || !x.belongs(x.all[i], c, agentID) {
-			continue
-		}
-		if owner, ok := x.owner[i]; ok && owner != key {
-			continue
-		}
+	take := func(i int, how string) {
 		x.claimed[i] = true
 		x.taker[i] = Taker{Sheet: sheet, Row: c.Row}
+		if x.how[i] == "" {
+			x.how[i] = how
+		}
 		mine = append(mine, x.all[i])
+	}
+	for _, i := range x.byPhone[c.Phone] {
+		if x.claimed[i] {
+			continue
+		}
+		if owner, ok := x.owner[i]; ok {
+			if owner == key {
+				take(i, MatchedByNumberAgent)
+			}
+			continue
+		}
+		if x.belongs(x.all[i], c, agentID) {
+			take(i, MatchedByNumberAgent)
+		}
+	}
+	if ghl := c.Fields[FieldGHLContactID]; ghl != "" {
+		for _, i := range x.byGHL[ghl] {
+			if d := x.all[i]; !x.claimed[i] && (d.AgentID == "" || d.AgentID == agentID) {
+				take(i, MatchedByGHL)
+			}
+		}
 	}
 	var o report.Outcome
 	if len(mine) == 0 {
@@ -205,23 +365,23 @@ func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID 
 	// Latest first by rank, then by arrival.
 	latest := 0
 	for i, d := range mine {
-		switch eventRank(d.Event) {
-		case eventRank(EventStarted):
+		switch deliveryRank(d) {
+		case rankStarted:
 			o.Starts++
-		case eventRank(EventAnswered):
+		case rankAnswered:
 			o.Answered = true
 		}
-		if r, lr := eventRank(d.Event), eventRank(mine[latest].Event); r > lr || r == lr && !d.At.Before(mine[latest].At) {
+		if r, lr := deliveryRank(d), deliveryRank(mine[latest]); r > lr || r == lr && !d.At.Before(mine[latest].At) {
 			latest = i
 		}
 	}
-	o.Event, o.At = outcomeName(mine[latest].Event), report.Timestamp(mine[latest].At)
+	o.Event, o.At = outcomeName(deliveryRank(mine[latest])), report.Timestamp(mine[latest].At)
 	var detail []string
 	for _, name := range x.fields {
 		val, rank := "", -1
 		for _, d := range mine {
-			if v := d.Fields[name]; v != "" && eventRank(d.Event) >= rank {
-				val, rank = v, eventRank(d.Event)
+			if v := apiclient.Field(d.Fields, name); v != "" && deliveryRank(d) >= rank {
+				val, rank = v, deliveryRank(d)
 			}
 		}
 		if val != "" {
@@ -239,14 +399,17 @@ func (x *OutcomeIndex) belongs(d store.Delivery, c *Contact, agentID string) boo
 	if d.AgentID != "" {
 		return d.AgentID == agentID
 	}
-	ghl, mine := d.Fields["ghl_contact_id"], c.Fields[FieldGHLContactID]
+	ghl, mine := apiclient.Field(d.Fields, "ghl_contact_id"), c.Fields[FieldGHLContactID]
 	return ghl == "" || mine == "" || ghl == mine
 }
 
-// Taken returns the contact that took the i-th delivery, and false if
-// none did (yet).
-func (x *OutcomeIndex) Taken(i int) (Taker, bool) {
-	return x.taker[i], x.claimed[i]
+// Taken returns the contact that took the i-th delivery and by which
+// rule (a Matched value), and false if none did (yet).
+func (x *OutcomeIndex) Taken(i int) (Taker, string, bool) {
+	if !x.claimed[i] {
+		return Taker{}, "", false
+	}
+	return x.taker[i], x.how[i], true
 }
 
 // Unmatched returns how many deliveries no contact took.
@@ -262,55 +425,100 @@ func (x *OutcomeIndex) Unmatched() int {
 
 // The service's account webhook events.
 const (
-	EventStarted  = "call.started"
-	EventAnswered = "call.answered"
-	EventEnded    = "call.ended"
+	EventStarted  = apiclient.EventStarted
+	EventAnswered = apiclient.EventAnswered
+	EventEnded    = apiclient.EventEnded
 )
 
 // Answered reports whether a delivery's event says its call was
 // answered (call.answered): a conversation, which Reg F's contact
 // pressure holds the number for.
-func Answered(event string) bool { return eventRank(event) == 2 }
+func Answered(event string) bool { return eventRank(event) == rankAnswered }
 
-// outcomeName is the report's name of a delivered event: started,
-// answered, ended (also an agent webhook's completion), or other.
-func outcomeName(event string) string {
-	switch eventRank(event) {
-	case 1:
+// What a delivery tells of its call, in the order a call goes through
+// them: the report's outcome of a contact is its deliveries' highest.
+const (
+	rankOther    = iota // an event callrun does not know
+	rankReported        // the service reported the call, at no known point of it
+	rankStarted
+	rankAnswered
+	rankEnded
+)
+
+// Via values of a stored delivery: where it was delivered.
+const (
+	// ViaAgent: to an agent's weebhook_endpoint, the outcomes URL's path
+	// with [AgentPathSuffix] that callrun gives the agents it creates.
+	ViaAgent = "agent"
+)
+
+// deliveryRank is what delivery d tells of its call, by one rule that the
+// report, status and pacing share: its event, when it names one; when it
+// names none, the call's completion if it came to an agent's webhook
+// (which the service calls "when the agent completes a call"), else, an
+// account webhook's contact-only delivery, only that the service reported
+// the call (rankReported), which never ends it.
+func deliveryRank(d store.Delivery) int {
+	switch {
+	case d.Event != "":
+		return eventRank(d.Event)
+	case d.Via == ViaAgent:
+		return rankEnded
+	}
+	return rankReported
+}
+
+// outcomeName is the report's name of what a delivery tells, one of
+// [report.OutcomeNames].
+func outcomeName(rank int) string {
+	switch rank {
+	case rankReported:
+		return "reported"
+	case rankStarted:
 		return "started"
-	case 2:
+	case rankAnswered:
 		return "answered"
-	case 3:
+	case rankEnded:
 		return "ended"
 	}
 	return "other"
 }
 
-// eventRank orders events as a call goes through them; 0 for one callrun
-// does not know.
+// eventRank orders events as a call goes through them; rankOther for one
+// callrun does not know. Events are compared in any case, with _ - or a
+// space for the dot, as apiclient.ServiceEvent folds them, with or
+// without "call.";
+// call.completed, what the service's agents send, is an end. Other senders' events (Retell's
+// call_analyzed, Vapi's end-of-call-report) are other: what they say of
+// the call is theirs.
 func eventRank(event string) int {
-	switch strings.TrimPrefix(strings.ToLower(event), "call.") {
+	folded := strings.NewReplacer("_", ".", "-", ".", " ", ".").Replace(strings.ToLower(strings.TrimSpace(event)))
+	switch strings.TrimPrefix(folded, "call.") {
 	case "started":
-		return 1
+		return rankStarted
 	case "answered":
-		return 2
+		return rankAnswered
 	case "ended", "completed":
-		return 3
+		return rankEnded
 	}
-	return 0
+	return rankOther
 }
 
 // OptsOut reports whether a delivery's fields say "do not call me":
-// outcomes.opt_out's field holds one of its values (trimmed, in any
-// case). `callrun listen` then puts the number on the do-not-call list.
+// outcomes.opt_out's field (matched as [apiclient.Field] matches keys,
+// wherever it is nested) holds one of its values (trimmed, in any case).
+// `callrun listen` then puts the number on the do-not-call list.
 func (o *Outcomes) OptsOut(fields map[string]string) bool {
 	if o == nil || o.OptOut == nil {
 		return false
 	}
-	v := strings.TrimSpace(fields[o.OptOut.Field])
-	for _, want := range o.OptOut.Values {
-		if v != "" && strings.EqualFold(v, strings.TrimSpace(want)) {
-			return true
+	_, vals := apiclient.FieldValues(fields, o.OptOut.Field)
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		for _, want := range o.OptOut.Values {
+			if v != "" && strings.EqualFold(v, strings.TrimSpace(want)) {
+				return true
+			}
 		}
 	}
 	return false
@@ -325,4 +533,112 @@ func (f *File) ReadNumber(norm *phone.Normalizer, raw string) (string, error) {
 		return "", err // it names raw
 	}
 	return e164, nil
+}
+
+// NumberFields are the fields a delivery names the called person's
+// number by, in order, as [apiclient.Field] matches them (any case, at
+// the top or nested in data, contact, customer, lead, call or message):
+// the service's phone_number, and the names its peers give it.
+// outcomes.phone_field names one more, looked at first.
+var NumberFields = []string{"phone_number", "to_number", "customer.number", "customer_number", "contact_number", "phone", "to", "mobile"}
+
+// CallerNumberField is the service's envelope's number of the call's
+// other end (data.caller_number). For a call callrun started it is the
+// called person, unless it is one of the campaign's own numbers
+// (outcomes.own_numbers, its local-presence numbers among them); it is
+// read only when no field of [NumberFields] holds a number.
+const CallerNumberField = "caller_number"
+
+// DeliveryNumber is the number of the person a delivery is about, as
+// [File.DeliveryNumber] reads it.
+type DeliveryNumber struct {
+	E164 string // "" when unreadable
+	// From is the path of the field it was read from; Raw is that
+	// field's value as the sender wrote it (when none reads, the first
+	// value of those fields).
+	From, Raw string
+	// Caller: it was read from caller_number, which a sender may fill
+	// with either end of the call: it is the person's only if it is a
+	// number the campaign called.
+	Caller bool
+	// Err says why no number was read: no field holds one, two fields
+	// give different ones, caller_number is the campaign's own.
+	Err error
+}
+
+// DeliveryNumber reads the number of the person a delivery (its fields)
+// is about: from the fields outcomes.phone_field and [NumberFields]
+// name, and, when none holds one, from caller_number unless it is one of
+// the campaign's own numbers. Of one name, the shallowest fields are
+// read (a message's own customer, not its call's). Two fields that give
+// different numbers make it unreadable: a delivery whose number is in
+// doubt is nobody's.
+// The report, status, pacing and listen read a delivery's number through
+// it.
+func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) DeliveryNumber {
+	var got DeliveryNumber
+	seen := false
+	raw := ""
+	for _, name := range append(f.numberFields(), CallerNumberField) {
+		if _, vals := apiclient.ShallowestValues(fields, name); raw == "" && len(vals) > 0 {
+			raw = vals[0]
+		}
+	}
+	for _, name := range f.numberFields() {
+		paths, vals := apiclient.ShallowestValues(fields, name)
+		for i, v := range vals {
+			e164, err := f.ReadNumber(norm, v)
+			if err != nil {
+				continue
+			}
+			switch {
+			case !seen:
+				got, seen = DeliveryNumber{E164: e164, From: paths[i], Raw: v}, true
+			case got.E164 != e164:
+				return DeliveryNumber{Raw: raw, Err: fmt.Errorf("two of its fields give different numbers (%s: %s, %s: %s)", got.From, got.E164, paths[i], e164)}
+			}
+		}
+	}
+	if seen {
+		return got
+	}
+	paths, vals := apiclient.ShallowestValues(fields, CallerNumberField)
+	for i, v := range vals {
+		e164, err := f.ReadNumber(norm, v)
+		if err != nil {
+			continue
+		}
+		if f.Outcomes != nil && f.Outcomes.isOwn(e164) {
+			return DeliveryNumber{Raw: v, Err: fmt.Errorf("its only number, %s (%s), is one of the campaign's own (outcomes.own_numbers)", e164, paths[i])}
+		}
+		return DeliveryNumber{E164: e164, From: paths[i], Raw: v, Caller: true}
+	}
+	return DeliveryNumber{Raw: raw, Err: fmt.Errorf("none of its fields holds a number that reads (%s)", strings.Join(append(f.numberFields(), CallerNumberField), ", "))}
+}
+
+// ContactNumbers returns which of the E.164 numbers want a row of the
+// campaign's sheets holds, reading the sheets: listen asks it of an
+// opt-out whose number no field gives.
+func (f *File) ContactNumbers(ctx context.Context, norm *phone.Normalizer, want map[string]bool) (map[string]bool, error) {
+	have := map[string]bool{}
+	err := f.NewContactReader(norm, nil).Each(ctx, func(c *Contact) error {
+		if want[c.Phone] {
+			have[c.Phone] = true
+		}
+		return nil
+	})
+	return have, err
+}
+
+// numberFields are the fields a delivery's number is read from, in order.
+func (f *File) numberFields() []string {
+	if f.Outcomes != nil && f.Outcomes.PhoneField != "" {
+		return append([]string{f.Outcomes.PhoneField}, NumberFields...)
+	}
+	return NumberFields
+}
+
+// isOwn reports whether the E.164 number is one of outcomes.own_numbers.
+func (o *Outcomes) isOwn(e164 string) bool {
+	return slices.Contains(o.own, e164)
 }

@@ -62,12 +62,40 @@ func TestOutcomeIndexMatches(t *testing.T) {
 	if n := x.Unmatched(); n != 4 {
 		t.Errorf("%d unmatched, want 4", n)
 	}
-	if tk, ok := x.Taken(0); !ok || tk != (Taker{"s.csv", 0}) {
+	if tk, _, ok := x.Taken(0); !ok || tk != (Taker{"s.csv", 0}) {
 		t.Errorf("Ada's first delivery taken by %+v %v", tk, ok)
 	}
-	if _, ok := x.Taken(5); ok {
+	if _, _, ok := x.Taken(5); ok {
 		t.Error("agent_x's delivery is taken")
 	}
+}
+
+// openCallJournal opens a journal in a temporary directory, closed when
+// the test ends.
+func openCallJournal(t *testing.T) (*store.Journal, *store.State) {
+	t.Helper()
+	j, st, err := store.OpenJournal(filepath.Join(t.TempDir(), store.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close(); st.Close() })
+	return j, st
+}
+
+// appendCall appends to j the intent of the call c describes (its agent,
+// number, occurrence, row and time) and, a second later, its sent
+// outcome with callID, and returns its contact's key.
+func appendCall(t *testing.T, j *store.Journal, c store.Record, callID string) store.Key {
+	t.Helper()
+	c.Type, c.Attempt, c.Sheet = store.TypeIntent, 1, "s.csv"
+	if err := j.Append(c); err != nil {
+		t.Fatal(err)
+	}
+	c.Type, c.Status, c.HTTP, c.At, c.CallID = store.TypeOutcome, store.OutcomeSent, 200, c.At.Add(time.Second), callID
+	if err := j.Append(c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Key()
 }
 
 // TestOutcomeIndexSharedNumber: with dedupe: none two rows share a
@@ -78,22 +106,9 @@ func TestOutcomeIndexMatches(t *testing.T) {
 func TestOutcomeIndexSharedNumber(t *testing.T) {
 	const num = "+14155550140"
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	j, st, err := store.OpenJournal(filepath.Join(t.TempDir(), store.JournalFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	defer st.Close()
+	j, st := openCallJournal(t)
 	call := func(agent, agentID string, n, row int, at time.Time) store.Key {
-		rec := store.Record{Type: store.TypeIntent, Agent: agent, AgentID: agentID, Phone: num, N: n, Attempt: 1, Sheet: "s.csv", Row: row, At: at}
-		if err := j.Append(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Type, rec.Status, rec.HTTP, rec.At = store.TypeOutcome, store.OutcomeSent, 200, at.Add(time.Second)
-		if err := j.Append(rec); err != nil {
-			t.Fatal(err)
-		}
-		return store.Key{Agent: agent, Phone: num, N: n}
+		return appendCall(t, j, store.Record{Agent: agent, AgentID: agentID, Phone: num, N: n, Row: row, At: at}, "")
 	}
 	// Row 3 is called before row 2 (row 2 waited for its hours); row 4,
 	// through another agent, last.
@@ -133,8 +148,74 @@ func TestOutcomeIndexSharedNumber(t *testing.T) {
 		t.Errorf("%d unmatched, want 1 (agent_zzz's)", n)
 	}
 	for i, want := range []int{3, 3, 2, 2, 4} {
-		if tk, _ := x.Taken(i); tk.Row != want {
+		if tk, _, _ := x.Taken(i); tk.Row != want {
 			t.Errorf("delivery %d went to row %d, want row %d", i, tk.Row, want)
+		}
+	}
+}
+
+// TestOutcomeIndexRules: a delivery that names a call of the journal goes
+// to that call's contact whatever number it holds; one through an agent
+// of no contact's (a redial agent) to the one contact with its number
+// whose call started within pace.call_length before it, and to nobody
+// when it came later or two such calls started; one whose number does not
+// read, to the contact with its ghl_contact_id. `callrun outcomes` says by
+// which rule.
+func TestOutcomeIndexRules(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	j, st := openCallJournal(t)
+	call := func(num, callID string, n int, at time.Time) store.Key {
+		return appendCall(t, j, store.Record{Agent: "A", AgentID: "agent_a", Phone: num, N: n, Row: 2, At: at}, callID)
+	}
+	const ada, bob, twice = "+14155550150", "+14155550151", "+14155550152"
+	kAda := call(ada, "call_ada", 0, t0)
+	kBob := call(bob, "call_bob", 0, t0)
+	kTwice0 := call(twice, "", 0, t0)
+	kTwice1 := call(twice, "", 1, t0.Add(time.Minute))
+	d := func(min int, event, agent, callID string, fields ...string) store.Delivery {
+		fs := map[string]string{"event": event}
+		for i := 0; i+1 < len(fields); i += 2 {
+			fs[fields[i]] = fields[i+1]
+		}
+		return store.Delivery{Key: fmt.Sprint(min, event, agent, callID, fields), At: t0.Add(time.Duration(min) * time.Minute), Event: event, AgentID: agent, CallID: callID, Fields: fs}
+	}
+	ds := []store.Delivery{
+		d(3, "call.ended", "agent_a", "call_ada", "caller_number", bob), // Ada's call, Bob's number: Ada's
+		d(4, "call.answered", "", "call_ada"),                           // Ada's call, no number: Ada's
+		d(5, "call.started", "agent_redial", "", "phone_number", bob),   // a redial within call_length: Bob's
+		d(50, "call.ended", "agent_redial", "", "phone_number", bob),    // a redial 50 minutes after: nobody's
+		d(6, "call.started", "agent_redial", "", "phone_number", twice), // two calls to the number within it: nobody's
+		d(7, "call.ended", "", "", "ghl_contact_id", "ghl-bob"),         // no number: by ghl_contact_id
+	}
+	f := &File{Region: "US", Dedupe: "none", Pace: Pace{CallLength: 10 * time.Minute}, Outcomes: &Outcomes{}}
+	x := NewOutcomeIndex(f, phone.NewNormalizer(), ds)
+	if err := x.byCall(st); err != nil {
+		t.Fatal(err)
+	}
+	x.byRedial(f, st)
+	x.Share(st)
+	contact := func(num, ghl string, row int) *Contact {
+		c := &Contact{Phone: num, Row: row}
+		c.Fields[FieldGHLContactID] = ghl
+		return c
+	}
+	oBob := x.Outcome(contact(bob, "ghl-bob", 3), "s.csv", kBob, "agent_a")
+	oAda := x.Outcome(contact(ada, "", 2), "s.csv", kAda, "agent_a")
+	x.Outcome(contact(twice, "", 4), "s.csv", kTwice0, "agent_a")
+	x.Outcome(contact(twice, "", 5), "s.csv", kTwice1, "agent_a")
+	if oAda.Event != "ended" || !oAda.Answered {
+		t.Errorf("Ada: %+v, want her call's end and answer", oAda)
+	}
+	if oBob.Event != "ended" || oBob.Starts != 1 || oBob.At != "2026-11-25T12:07:00Z" {
+		t.Errorf("Bob: %+v, want the redial's start and the ghl_contact_id's end", oBob)
+	}
+	for i, want := range []struct {
+		row int
+		how string
+	}{{2, MatchedByCallID}, {2, MatchedByCallID}, {3, MatchedByNumber}, {0, ""}, {0, ""}, {3, MatchedByGHL}} {
+		tk, how, ok := x.Taken(i)
+		if tk.Row != want.row || how != want.how || ok != (want.row != 0) {
+			t.Errorf("delivery %d: row %d %q %v, want row %d %q", i, tk.Row, how, ok, want.row, want.how)
 		}
 	}
 }

@@ -142,9 +142,28 @@ func (l *loader) validateOutcomes(f *File) {
 			l.problem("outcomes.opt_out.values", "opt_out needs the values of %s that mean \"do not call me\", such as values: [do_not_call, opted_out]", oo.Field)
 		}
 	}
+	if o.PhoneField != "" && strings.TrimSpace(o.PhoneField) == "" {
+		l.problem("outcomes.phone_field", "phone_field needs the name of a delivery's field, such as phone_field: lead_phone")
+	}
+	o.signingUnset = l.signingUnset
+	switch {
+	case o.SigningSecret != "":
+		apiclient.AddSecret(o.SigningSecret)
+	case o.RequireSignature && !o.signingUnset:
+		l.problem("outcomes.require_signature", "require_signature needs signing_secret, the secret key the service signs its deliveries with: signing_secret: ${CALLRUN_SIGNING_SECRET}")
+	}
+	norm := phone.NewNormalizer()
+	for i, n := range o.OwnNumbers {
+		e164, _, err := norm.Normalize(n, f.Region)
+		if err != nil {
+			l.problem(fmt.Sprintf("outcomes.own_numbers[%d]", i), "%q is not a phone number: own_numbers lists the numbers the service calls from, such as \"+14155550100\"", n)
+			continue
+		}
+		o.own = append(o.own, e164)
+	}
 	for i := range f.Agents {
 		if f.Agents[i].Webhook == nil {
-			f.Agents[i].Webhook = &Webhook{URL: o.URL, Method: "POST"}
+			f.Agents[i].Webhook = &Webhook{URL: o.AgentURL(), Method: "POST"}
 		}
 	}
 }

@@ -398,7 +398,7 @@ func newPageView(s *Summary, p *Page) pageView {
 	}
 	if v.HasOutcomes = s.hasOutcomes(); v.HasOutcomes {
 		v.Funnel[4] = step("answered", "Answered", s.Answered, "the service delivered call.answered")
-		for _, name := range []string{"ended", "answered", "started", "other", "none"} {
+		for _, name := range OutcomeNames {
 			if n, ok := s.Outcomes[name]; ok {
 				v.Outcomes = append(v.Outcomes, statusCount{Status: name, N: n})
 			}

@@ -48,8 +48,8 @@ type Row struct {
 
 // Outcome is what the service's webhook deliveries said of a contact.
 type Outcome struct {
-	// Event is the latest event delivered: started, answered, ended or
-	// other; empty when none came. At is when callrun received it, as
+	// Event is the latest event delivered, one of [OutcomeNames] but
+	// none; empty when none came. At is when callrun received it, as
 	// [Timestamp] writes it.
 	Event, At string
 	// Starts is how many calls the service itself started for the
@@ -62,6 +62,14 @@ type Outcome struct {
 	// came after.
 	Answered bool
 }
+
+// OutcomeNames are the outcomes of the contacts called, the latest a call
+// gets to first: ended (also an agent webhook's completion), answered,
+// started, reported (an account webhook's delivery that names no event:
+// the service reported the call), other (an event callrun does not
+// know), and none, for a contact no delivery came for. The summary,
+// report.html and status count contacts by them.
+var OutcomeNames = []string{"ended", "answered", "started", "reported", "other", "none"}
 
 // OutcomeColumns are the report's last columns when it shows outcomes.
 var OutcomeColumns = []string{"outcome", "outcome_at", "service_starts", "outcome_detail"}

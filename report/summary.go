@@ -234,7 +234,7 @@ func (s *Summary) outcomesText() string {
 		return ""
 	}
 	var parts []string
-	for _, ev := range []string{"ended", "answered", "started", "other", "none"} {
+	for _, ev := range OutcomeNames {
 		if n := s.Outcomes[ev]; n != 0 {
 			name := ev
 			if ev == "none" {

@@ -34,12 +34,22 @@ var ErrDeliveriesLocked = errors.New("another callrun listen writes these delive
 type Delivery struct {
 	// Key names the delivery by its content; a retry of it has the same
 	// key and is stored once.
-	Key     string            `json:"key"`
-	At      time.Time         `json:"at"` // when listen received it
-	Event   string            `json:"event,omitempty"`
-	AgentID string            `json:"agent_id,omitempty"`
-	Fields  map[string]string `json:"fields"`
-	Raw     string            `json:"raw,omitempty"` // bounded and redacted
+	Key     string    `json:"key"`
+	At      time.Time `json:"at"` // when listen received it
+	Event   string    `json:"event,omitempty"`
+	AgentID string    `json:"agent_id,omitempty"`
+	CallID  string    `json:"call_id,omitempty"` // the call it names, if any
+	// Via is "agent" for a delivery to an agent's webhook (the outcomes
+	// path callrun gives the agents it creates), "" for one to the
+	// campaign's outcomes path (the account webhooks).
+	Via    string            `json:"via,omitempty"`
+	Fields map[string]string `json:"fields"`
+	Raw    string            `json:"raw,omitempty"` // bounded and redacted
+	// Legacy is the key callrun gave the delivery before deliveries were
+	// told by their call and event, when it differs from Key: a delivery
+	// stored under it is this one, so Append stores it no more. It is
+	// checked, never stored.
+	Legacy string `json:"-"`
 }
 
 // Deliveries is where `callrun listen` stores a campaign's deliveries:
@@ -48,15 +58,17 @@ type Delivery struct {
 // database ([Postgres.OpenDeliveries], any number of listens at once).
 // Its methods are safe for concurrent use.
 //
-// Deliveries stored at once share one commit (group commit): one writer
+// Deliveries stored at once share one commit (group commit): a writer
 // goroutine takes every delivery waiting, writes them with one write and
 // one fsync (or one INSERT), and only then releases their callers. A busy
 // listen so costs one fsync for many deliveries, and each caller is
-// answered only once the commit that holds its delivery is durable.
+// answered only once the commit that holds its delivery is durable. A
+// file has one writer, which appends in order; a table several, whose
+// INSERTs the database runs side by side while the next batch gathers.
 type Deliveries struct {
 	where string // for errors
 	sink  deliverySink
-	done  chan struct{} // closed when the writer has ended
+	done  sync.WaitGroup // the writers
 
 	mu      sync.Mutex
 	cur     *deliveryBatch            // deliveries waiting for the writer
@@ -85,22 +97,25 @@ type deliveryBatch struct {
 	err   error
 }
 
-func newDeliveries(where string, k deliverySink, known map[string]bool) *Deliveries {
+// newDeliveries returns deliveries committed to k by writers goroutines
+// (1 for a file, whose lines go in order).
+func newDeliveries(where string, k deliverySink, known map[string]bool, writers int) *Deliveries {
 	w := &Deliveries{
 		where:   where,
 		sink:    k,
-		done:    make(chan struct{}),
 		cur:     &deliveryBatch{done: make(chan struct{})},
 		pending: map[string]*deliveryBatch{},
 		known:   known,
 		kick:    make(chan struct{}, 1),
 	}
-	go w.run()
+	for range writers {
+		w.done.Go(w.run)
+	}
 	return w
 }
 
-// Append stores d durably unless a delivery of the same key is stored
-// already, and reports whether it was new. Only after it returns nil may
+// Append stores d durably unless a delivery of the same key, or of its
+// legacy key, is stored already, and reports whether it was new. Only after it returns nil may
 // listen acknowledge the delivery. A delivery whose key is being stored
 // by another caller at the same moment waits for that commit, and is a
 // duplicate once it is durable.
@@ -118,7 +133,7 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 		w.mu.Unlock()
 		return false, os.ErrClosed
 	}
-	if w.known[d.Key] {
+	if w.known[d.Key] || d.Legacy != "" && w.known[d.Legacy] {
 		w.mu.Unlock()
 		return false, nil
 	}
@@ -144,10 +159,9 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 	return b.isNew[i], nil
 }
 
-// run is the writer goroutine: it commits whatever is waiting, until
+// run is a writer goroutine: it commits whatever is waiting, until
 // Close.
 func (w *Deliveries) run() {
-	defer close(w.done)
 	for {
 		_, open := <-w.kick
 		w.mu.Lock()
@@ -184,7 +198,7 @@ func (w *Deliveries) Close() error {
 	w.closed = true
 	close(w.kick)
 	w.mu.Unlock()
-	<-w.done
+	w.done.Wait()
 	return w.sink.close()
 }
 
@@ -221,7 +235,7 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 		return nil, err
 	}
 	k.fl = fl
-	return newDeliveries(path, k, known), nil
+	return newDeliveries(path, k, known, 1), nil
 }
 
 // fileDeliveries commits batches to the deliveries file: one write and
@@ -246,17 +260,13 @@ func openDeliveriesFile(path string) (*fileDeliveries, map[string]bool, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	ds, good, err := readDeliveries(f)
+	known, good, err := readDeliveryKeys(f)
 	if err == nil {
 		err = cutTail(f, good)
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	known := make(map[string]bool, len(ds))
-	for _, x := range ds {
-		known[x.Key] = true
 	}
 	return &fileDeliveries{path: path, f: f, size: good}, known, nil
 }
@@ -323,31 +333,63 @@ func ReadDeliveries(dir string) ([]Delivery, error) {
 // them with the length of the whole lines; a last line without its
 // newline is left out.
 func readDeliveries(f *os.File) ([]Delivery, int64, error) {
+	var out []Delivery
+	seen := map[string]bool{}
+	good, err := scanDeliveries(f, func(line []byte) (string, error) {
+		var d Delivery
+		if err := json.Unmarshal(line, &d); err != nil {
+			return "", err
+		}
+		if d.Key != "" && !seen[d.Key] {
+			seen[d.Key] = true
+			out = append(out, d)
+		}
+		return d.Key, nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, good, nil
+}
+
+// readDeliveryKeys reads the keys of the whole lines of f, and the length
+// of those lines, keeping nothing else of them: what listen keeps in
+// memory of a file whose deliveries may carry transcripts.
+func readDeliveryKeys(f *os.File) (map[string]bool, int64, error) {
+	keys := map[string]bool{}
+	good, err := scanDeliveries(f, func(line []byte) (string, error) {
+		var d struct {
+			Key string `json:"key"`
+		}
+		err := json.Unmarshal(line, &d)
+		keys[d.Key] = true
+		return d.Key, err
+	})
+	delete(keys, "")
+	return keys, good, err
+}
+
+// scanDeliveries calls each with every whole, non-blank line of f, which
+// returns the line's key, and returns the length of the whole lines; a
+// last line without its newline is left out. A line each cannot decode,
+// or whose key is empty, is an error naming it.
+func scanDeliveries(f *os.File, each func(line []byte) (string, error)) (int64, error) {
 	br := bufio.NewReader(f)
-	var (
-		out  []Delivery
-		good int64
-		seen = map[string]bool{}
-	)
+	var good int64
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			return out, good, nil // a torn last line, or none
+			return good, nil // a torn last line, or none
 		}
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		good += int64(len(line))
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var d Delivery
-		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
-			return nil, 0, fmt.Errorf("line %d is not a delivery", n)
-		}
-		if !seen[d.Key] {
-			seen[d.Key] = true
-			out = append(out, d)
+		if key, err := each(line); err != nil || key == "" {
+			return 0, fmt.Errorf("line %d is not a delivery", n)
 		}
 	}
 }

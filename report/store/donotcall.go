@@ -55,8 +55,20 @@ type DoNotCallList interface {
 	Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error)
 	// Entries returns every entry, oldest first.
 	Entries(ctx context.Context) ([]DoNotCallEntry, error)
-	// Has reports whether the E.164 number is on the list now.
+	// Has reports whether the E.164 number is on the list now; while an
+	// opt-out is held (Held), it returns an [*OptOutHeldError] instead:
+	// no number may be called.
 	Has(ctx context.Context, number string) (bool, error)
+	// Hold records an opt-out whose number could not be read
+	// ([OptOutHold]) durably before it returns, unless its campaign's
+	// delivery was held before (open or resolved); it reports whether it
+	// wrote it.
+	Hold(ctx context.Context, h OptOutHold) (bool, error)
+	// Resolve records, durably, that a person resolved the hold of
+	// campaign's delivery key; false when no such hold is open.
+	Resolve(ctx context.Context, campaign, key, note string) (bool, error)
+	// Held returns the holds not resolved, oldest first.
+	Held(ctx context.Context) ([]OptOutHold, error)
 	// String says where the list is, for people.
 	String() string
 }
@@ -129,6 +141,10 @@ type DoNotCallFile struct {
 	mu   sync.Mutex
 	size int64                     // bytes of the file read into on
 	on   map[string]DoNotCallEntry // numbers on the list, as of size
+	// The opt-out holds, beside the list (OptOutHoldsFileName).
+	holdSize int64                 // bytes of the holds file read into open
+	open     map[string]OptOutHold // holds not resolved, by holdKey
+	ever     map[string]bool       // every delivery held, resolved or not, by holdKey
 }
 
 var _ DoNotCallList = (*DoNotCallFile)(nil)
@@ -136,7 +152,7 @@ var _ DoNotCallList = (*DoNotCallFile)(nil)
 // OpenDoNotCallFile returns the list kept in directory dir. Nothing is
 // read or created before the list is used; a list with no file is empty.
 func OpenDoNotCallFile(dir string) *DoNotCallFile {
-	return &DoNotCallFile{dir: dir, on: map[string]DoNotCallEntry{}}
+	return &DoNotCallFile{dir: dir, on: map[string]DoNotCallEntry{}, open: map[string]OptOutHold{}, ever: map[string]bool{}}
 }
 
 func (l *DoNotCallFile) path() string { return filepath.Join(l.dir, DoNotCallFileName) }
@@ -144,10 +160,17 @@ func (l *DoNotCallFile) path() string { return filepath.Join(l.dir, DoNotCallFil
 func (l *DoNotCallFile) String() string { return "do-not-call list " + l.path() }
 
 // Has reports whether number is on the list, reading what was appended
-// since the last look.
+// to the list and to the holds since the last look; while an opt-out is
+// held it returns an *OptOutHeldError.
 func (l *DoNotCallFile) Has(_ context.Context, number string) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.refreshHolds(); err != nil {
+		return false, err
+	}
+	if len(l.open) > 0 {
+		return false, &OptOutHeldError{Holds: sortedHolds(l.open), Where: l.String()}
+	}
 	if err := l.refresh(); err != nil {
 		return false, err
 	}
@@ -247,79 +270,107 @@ func readDoNotCall(f *os.File, off int64, fn func(DoNotCallEntry)) (int64, error
 	return readEntries(f, off, "a do-not-call entry", func(e *DoNotCallEntry) bool { return e.Number != "" }, func(e DoNotCallEntry, _ int64) { fn(e) })
 }
 
-// Add takes the list's lock (waiting for another writer), cuts a torn
-// last line a crashed writer left (it was never acknowledged), appends
-// the entries that change the list and syncs them before it returns.
-func (l *DoNotCallFile) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
+// locked runs fn holding the list's lock (waiting for another writer)
+// and l.mu, with the list's directory made.
+func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
 	_, statErr := os.Stat(l.dir)
 	if err := os.MkdirAll(l.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating the do-not-call list's directory: %w", err)
+		return fmt.Errorf("creating the do-not-call list's directory: %w", err)
 	}
 	if os.IsNotExist(statErr) {
 		if err := durable.SyncDir(filepath.Dir(l.dir)); err != nil {
-			return nil, fmt.Errorf("creating the do-not-call list's directory: %w", err)
+			return fmt.Errorf("creating the do-not-call list's directory: %w", err)
 		}
 	}
 	fl := flock.New(filepath.Join(l.dir, DoNotCallLockName))
 	if _, err := fl.TryLockContext(ctx, 5*time.Millisecond); err != nil {
-		return nil, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
+		return fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}
 	defer fl.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return fn()
+}
 
-	f, err := openOrCreate(l.dir, l.path())
+// appendLine appends v's JSON line at size, the end of the whole lines of
+// the file at path in dir (created if missing), first cutting a torn last
+// line a crashed writer left (it was never acknowledged), and syncs it; it
+// returns the line's length. The caller holds the file's lock.
+func appendLine(dir, path string, size int64, vs ...any) (int64, error) {
+	f, err := openOrCreate(dir, path)
 	if err != nil {
-		return nil, fmt.Errorf("opening the %s: %w", l, err)
+		return 0, err
 	}
 	defer f.Close()
-	if err := l.refresh(); err != nil {
-		return nil, err
-	}
-	if err := cutTail(f, l.size); err != nil {
-		return nil, fmt.Errorf("cutting the torn last line of the %s: %w", l, err)
+	if err := cutTail(f, size); err != nil {
+		return 0, err
 	}
 	var buf []byte
-	var wrote []DoNotCallEntry
-	on := make(map[string]bool)
-	for _, e := range entries {
-		if e.Number == "" {
-			return nil, errors.New("a do-not-call entry needs its number")
-		}
-		_, listed := l.on[e.Number]
-		if was, ok := on[e.Number]; ok {
-			listed = was
-		}
-		if listed != e.Removed {
-			continue // nothing to change
-		}
-		if e.At.IsZero() {
-			e.At = time.Now()
-		}
-		e.At = e.At.UTC()
-		line, err := json.Marshal(e)
+	for _, v := range vs {
+		line, err := json.Marshal(v)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		buf = append(append(buf, line...), '\n')
-		on[e.Number] = !e.Removed
-		wrote = append(wrote, e)
 	}
-	if len(buf) == 0 {
-		return nil, nil
-	}
-	if _, err := f.WriteAt(buf, l.size); err != nil {
-		f.Truncate(l.size) //nolint:errcheck // the next writer cuts it too
-		return nil, fmt.Errorf("writing the %s: %w", l, err)
+	if _, err := f.WriteAt(buf, size); err != nil {
+		f.Truncate(size) //nolint:errcheck // the next writer cuts it too
+		return 0, err
 	}
 	if err := f.Sync(); err != nil {
 		// Not known to be durable: not acknowledged, so cut it.
-		f.Truncate(l.size) //nolint:errcheck
-		return nil, fmt.Errorf("syncing the %s: %w", l, err)
+		f.Truncate(size) //nolint:errcheck
+		return 0, err
 	}
-	for _, e := range wrote {
-		applyDoNotCall(l.on, e)
+	return int64(len(buf)), nil
+}
+
+// Add takes the list's lock (waiting for another writer), cuts a torn
+// last line a crashed writer left (it was never acknowledged), appends
+// the entries that change the list and syncs them before it returns.
+func (l *DoNotCallFile) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
+	var wrote []DoNotCallEntry
+	err := l.locked(ctx, func() error {
+		if err := l.refresh(); err != nil {
+			return err
+		}
+		on := make(map[string]bool)
+		var lines []any
+		for _, e := range entries {
+			if e.Number == "" {
+				return errors.New("a do-not-call entry needs its number")
+			}
+			_, listed := l.on[e.Number]
+			if was, ok := on[e.Number]; ok {
+				listed = was
+			}
+			if listed != e.Removed {
+				continue // nothing to change
+			}
+			if e.At.IsZero() {
+				e.At = time.Now()
+			}
+			e.At = e.At.UTC()
+			on[e.Number] = !e.Removed
+			wrote = append(wrote, e)
+			lines = append(lines, e)
+		}
+		if len(lines) == 0 {
+			return nil
+		}
+		n, err := appendLine(l.dir, l.path(), l.size, lines...)
+		if err != nil {
+			wrote = nil
+			return fmt.Errorf("writing the %s: %w", l, err)
+		}
+		for _, e := range wrote {
+			applyDoNotCall(l.on, e)
+		}
+		l.size += n
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	l.size += int64(len(buf))
 	return wrote, nil
 }

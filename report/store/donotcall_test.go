@@ -187,26 +187,14 @@ func TestJournalRefusesIntentsOnTheList(t *testing.T) {
 	ctx := context.Background()
 	for _, sk := range storeKinds {
 		t.Run(sk.name, func(t *testing.T) {
-			s := sk.open(t, "spring", 0, 1)
-			var l DoNotCallList = OpenDoNotCallFile(sharedDir(t, "home"))
-			if p, ok := s.(*Postgres); ok {
-				l = p.DoNotCall()
-			}
+			s, l := storeAndList(t, sk.open)
 			if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Source: "test"}}); err != nil {
 				t.Fatal(err)
 			}
-			defer lockStore(t, s)()
-			j, st, err := s.OpenJournal(ctx, JournalOptions{DoNotCall: l})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			intent := func(phone string) Record {
-				return Record{Type: TypeIntent, Agent: "A", Phone: phone, Attempt: 1}
-			}
+			j := openListedJournal(t, s, l)
 			// Submitted together, so that they share one commit.
-			q1, _ := j.Submit(intent("+14155550101"))
-			q2, _ := j.Submit(intent("+14155550100"))
+			q1, _ := j.Submit(intent("A", "+14155550101"))
+			q2, _ := j.Submit(intent("A", "+14155550100"))
 			q3, _ := j.Submit(Record{Type: TypeOutcome, Agent: "A", Phone: "+14155550100", Attempt: 1, Status: OutcomeSent})
 			if err := q1.Wait(); err != nil {
 				t.Fatalf("an intent of a number not on the list: %v", err)
@@ -220,28 +208,63 @@ func TestJournalRefusesIntentsOnTheList(t *testing.T) {
 			if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550101", Source: "opted out mid-run"}}); err != nil {
 				t.Fatal(err)
 			}
-			if err := j.Append(intent("+14155550101")); !errors.Is(err, ErrDoNotCall) {
+			if err := j.Append(intent("A", "+14155550101")); !errors.Is(err, ErrDoNotCall) {
 				t.Fatalf("an intent of a number added since the journal opened: %v, want ErrDoNotCall", err)
 			}
-			if err := j.Append(intent("+14155550102")); err != nil {
+			if err := j.Append(intent("A", "+14155550102")); err != nil {
 				t.Fatalf("the journal after a refusal: %v", err)
 			}
-			if err := j.Close(); err != nil {
-				t.Fatal(err)
-			}
-			again, err := s.ReadState(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer again.Close()
-			for phone, want := range map[string]Status{"+14155550101": Uncertain, "+14155550100": Sent, "+14155550102": Uncertain} {
-				if got, _ := again.Status(Key{Agent: "A", Phone: phone}); got != want {
-					t.Errorf("%s replays as %q, want %q", phone, got, want)
-				}
-			}
+			again := replayClosed(t, s, j, map[string]Status{"+14155550101": Uncertain, "+14155550100": Sent, "+14155550102": Uncertain})
 			if n := again.Attempts(Key{Agent: "A", Phone: "+14155550101"}); n != 1 {
 				t.Errorf("+14155550101 has %d attempts on record, want the one intent written before it opted out", n)
 			}
 		})
 	}
+}
+
+// storeAndList opens campaign spring in the store open makes, and the
+// do-not-call list a run checks there: the database's own, or the file
+// in the test's home.
+func storeAndList(t *testing.T, open func(t *testing.T, campaign string, index, count int) Store) (Store, DoNotCallList) {
+	t.Helper()
+	s := open(t, "spring", 0, 1)
+	if p, ok := s.(*Postgres); ok {
+		return s, p.DoNotCall()
+	}
+	return s, OpenDoNotCallFile(sharedDir(t, "home"))
+}
+
+// openListedJournal takes s's lock and opens its journal checking the
+// list l, both released when the test ends.
+func openListedJournal(t *testing.T, s Store, l DoNotCallList) *Journal {
+	t.Helper()
+	unlock := lockStore(t, s)
+	t.Cleanup(func() { unlock() })
+	j, st, err := s.OpenJournal(context.Background(), JournalOptions{DoNotCall: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close(); st.Close() })
+	return j
+}
+
+// replayClosed closes j, replays s's journal and checks the status of
+// each number of agent A that want gives; the state is closed when the
+// test ends.
+func replayClosed(t *testing.T, s Store, j *Journal, want map[string]Status) *State {
+	t.Helper()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.ReadState(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Close() })
+	for phone, w := range want {
+		if got, _ := again.Status(Key{Agent: "A", Phone: phone}); got != w {
+			t.Errorf("%s replays as %q, want %q", phone, got, w)
+		}
+	}
+	return again
 }

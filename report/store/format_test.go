@@ -16,7 +16,8 @@ var writeFormat = flag.Bool("write-format", false, "rewrite testdata/journal-for
 // journal written by callrun before its lines were encoded with
 // encoding/json: every record type and outcome status, and strings that
 // need escaping (quotes, control characters, HTML characters left as
-// they are, U+2028, invalid UTF-8, which is written as U+FFFD).
+// they are, U+2028, invalid UTF-8, which is written as U+FFFD); and,
+// appended since, the fields added since (call_id).
 func formatRecords() []Record {
 	at := time.Date(2026, 11, 21, 9, 30, 0, 123456789, time.UTC)
 	ny := time.FixedZone("", -5*3600)
@@ -36,6 +37,10 @@ func formatRecords() []Record {
 		{Type: TypeIntent, Agent: "é", Phone: "+15550002", Attempt: 2, At: at},
 		{Type: TypeOutcome, Agent: "é", Phone: "+15550002", Attempt: 2, Status: OutcomeSkipped, Reason: "shutting down", Body: "bad \xff\xfe bytes", At: at},
 		{Type: TypeRun, Note: "callrun run campaign.yaml --retry-uncertain", At: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)},
+		// Added since: the call id of a sent call.
+		{Type: TypeIntent, Agent: "Spring Promo", Phone: "+12125550103", AgentID: "agent_1", Sheet: "leads.csv", Row: 4, Attempt: 1, At: at},
+		{Type: TypeOutcome, Agent: "Spring Promo", Phone: "+12125550103", AgentID: "agent_1", Sheet: "leads.csv", Row: 4, Attempt: 1,
+			Status: OutcomeSent, HTTP: 200, Body: `{"status":"success","call_id":"call_124"}`, CallID: "call_124", At: at.Add(time.Second)},
 	}
 }
 
@@ -110,6 +115,7 @@ func TestJournalFormat(t *testing.T) {
 		{"é", "+15550003", 0}:                    "",
 		{"sales-east", "+447700900123", -1}:      "",
 		{"Spring Promo", "+12125550101", 0x1000}: "",
+		{"Spring Promo", "+12125550103", 0}:      Sent,
 	} {
 		if got, _ := s.Status(k); got != st {
 			t.Errorf("%v: status %q, want %q", k, got, st)

@@ -34,6 +34,7 @@ type Record struct {
 	HTTP    int       `json:"http,omitempty"`     // HTTP status of the service's answer
 	Reason  string    `json:"reason,omitempty"`   // why, in words, for anything but sent
 	Body    string    `json:"body,omitempty"`     // excerpt of the service's answer (already bounded by the caller)
+	CallID  string    `json:"call_id,omitempty"`  // outcome of a sent call only: the call id the service's answer gave
 	Note    string    `json:"note,omitempty"`     // free text, on run and end records
 	At      time.Time `json:"at"`                 // when; Append sets it to now if zero
 }
@@ -144,7 +145,8 @@ type batch struct {
 	done chan struct{} // closed when err is set
 	err  error
 	// refused are the indexes in recs of the intents the sink did not
-	// write, with why: [ErrDoNotCall] or a [HeldError]; nil when none.
+	// write, with why: [ErrDoNotCall], an [*OptOutHeldError] or a
+	// [HeldError]; nil when none.
 	refused map[int]error
 }
 
@@ -188,7 +190,9 @@ type JournalOptions struct {
 	BeforeSync func() error
 	// DoNotCall, if set, is checked as each intent is committed: an
 	// intent whose number is on it is not written, and its Append
-	// returns [ErrDoNotCall]. With files it is the list's file, read
+	// returns [ErrDoNotCall]; while an opt-out is held on it, no intent
+	// is written, and Append returns an [*OptOutHeldError]. With files it
+	// is the list's file, read
 	// before the write; with PostgreSQL it must be the database's own
 	// list, checked in the INSERT that writes the intents.
 	DoNotCall DoNotCallList
@@ -492,7 +496,8 @@ func blank(line []byte) bool {
 //
 // An intent whose number is on the journal's do-not-call list
 // ([JournalOptions.DoNotCall]) is not written: Append returns
-// [ErrDoNotCall], and the journal goes on.
+// [ErrDoNotCall], and the journal goes on; so is every intent while an
+// opt-out is held on the list: Append returns an [*OptOutHeldError].
 //
 // Once a record is durable, the journal's [State] reflects it. If the
 // write or the fsync fails, every waiting caller gets the error, and the
@@ -750,13 +755,17 @@ func (k *fileSink) write(b *batch) error {
 }
 
 // refuse marks the intents of b whose number is on the do-not-call list,
-// and takes their lines out of b's buffer.
+// or all of them while an opt-out is held.
 func (k *fileSink) refuse(b *batch) error {
 	for i := range b.recs {
 		if b.recs[i].rec.Type != TypeIntent {
 			continue
 		}
 		on, err := k.dnc.Has(context.Background(), b.recs[i].rec.Phone)
+		if held := (*OptOutHeldError)(nil); errors.As(err, &held) {
+			b.refuse(i, held) // no call starts while an opt-out is held
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("checking the do-not-call list before writing journal %s: %w", k.path, err)
 		}

@@ -16,17 +16,25 @@ import (
 // delivery key) stores a delivery once whichever of them receives it, and
 // a listen answers a retry only once the row it found is committed.
 func (p *Postgres) OpenDeliveries(context.Context) (*Deliveries, error) {
-	return newDeliveries("the deliveries of campaign "+p.campaign+" in the "+p.where, &pgDeliveries{p: p}, nil), nil
+	return newDeliveries("the deliveries of campaign "+p.campaign+" in the "+p.where, &pgDeliveries{p: p}, nil, pgDeliveryWriters), nil
 }
+
+// pgDeliveryWriters is how many INSERTs of deliveries a listen has in
+// flight at once: the database runs them side by side while the next
+// batch gathers.
+const pgDeliveryWriters = 4
 
 // pgDeliveries commits batches of deliveries with one INSERT each, durable
 // (synchronous_commit on) before it returns.
 type pgDeliveries struct{ p *Postgres }
 
+// insertDeliveries stores the deliveries $2..$4 of campaign $1 but those
+// whose key, or legacy key ($5, "" for none), a row holds already.
 const insertDeliveries = `
 INSERT INTO callrun_deliveries (campaign, key, received_at, delivery)
 SELECT $1, u.key, u.at, u.delivery
-FROM unnest($2::text[], $3::timestamptz[], $4::text[]) WITH ORDINALITY AS u(key, at, delivery, ord)
+FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[]) WITH ORDINALITY AS u(key, at, delivery, legacy, ord)
+WHERE u.legacy = '' OR NOT EXISTS (SELECT 1 FROM callrun_deliveries d WHERE d.campaign = $1 AND d.key = u.legacy)
 ORDER BY u.ord
 ON CONFLICT (campaign, key) DO NOTHING
 RETURNING key`
@@ -35,13 +43,14 @@ func (k *pgDeliveries) commit(b *deliveryBatch) error {
 	keys := make([]string, len(b.ds))
 	ats := make([]time.Time, len(b.ds))
 	lines := make([]string, len(b.ds))
+	legacy := make([]string, len(b.ds))
 	for i, d := range b.ds {
-		keys[i], ats[i] = d.Key, d.At
+		keys[i], ats[i], legacy[i] = d.Key, d.At, d.Legacy
 		lines[i] = string(b.lines[i][:len(b.lines[i])-1]) // without the newline
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	rows, err := k.p.pool.Query(ctx, insertDeliveries, k.p.campaign, keys, ats, lines)
+	rows, err := k.p.pool.Query(ctx, insertDeliveries, k.p.campaign, keys, ats, lines, legacy)
 	if err != nil {
 		return k.p.wrap("storing deliveries in", err)
 	}

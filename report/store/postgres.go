@@ -75,7 +75,7 @@ var (
 
 // schemaVersion is the version of the tables this callrun writes;
 // migrations[v] takes the tables from version v-1 to v.
-const schemaVersion = 6
+const schemaVersion = 7
 
 var migrations = [schemaVersion + 1]string{
 	1: `
@@ -154,6 +154,20 @@ CREATE TABLE callrun_conversations (
 	UNIQUE (campaign, key)
 );
 CREATE INDEX callrun_conversations_number ON callrun_conversations (number, at);`,
+	// The opt-outs listen could not read the number of, which keep every
+	// run on the database from starting calls until a person resolves
+	// them: a row a hold or a resolution, never deleted.
+	7: `
+CREATE TABLE callrun_opt_out_holds (
+	id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	campaign text NOT NULL,
+	key      text NOT NULL,
+	at       timestamptz NOT NULL,
+	resolved boolean NOT NULL DEFAULT false,
+	reason   text NOT NULL DEFAULT '',
+	note     text NOT NULL DEFAULT ''
+);
+CREATE INDEX callrun_opt_out_holds_key ON callrun_opt_out_holds (campaign, key, id);`,
 }
 
 // schemaLock is the advisory lock key (one bigint) that serialises
@@ -670,18 +684,33 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 		return k.p.wrap("writing the journal to", err)
 	}
 	var ids []int64
-	refused := map[int]bool{}
+	refused := map[int]error{}
 	var kind string
 	var n int64
+	var held error
 	if _, err := pgx.ForEachRow(rows, []any{&kind, &n}, func() error {
-		if kind == "r" {
-			refused[int(n-1)] = true
-		} else {
+		switch kind {
+		case "r":
+			refused[int(n-1)] = ErrDoNotCall
+		case "h":
+			if held == nil {
+				held = ErrOptOutHeld // named below, once the rows are read
+			}
+			refused[int(n-1)] = held
+		default:
 			ids = append(ids, n)
 		}
 		return nil
 	}); err != nil {
 		return k.p.wrap("writing the journal to", err)
+	}
+	if held != nil {
+		held = (&pgDoNotCall{p: k.p}).heldError(ctx)
+		for j, why := range refused {
+			if why == ErrOptOutHeld {
+				refused[j] = held
+			}
+		}
 	}
 	if want := len(lines) - len(refused); len(ids) != want {
 		if len(ids) == 0 {
@@ -693,8 +722,8 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 	slices.Sort(ids)
 	next := 0
 	for j, i := range idx {
-		if refused[j] {
-			b.refuse(i, ErrDoNotCall)
+		if why := refused[j]; why != nil {
+			b.refuse(i, why)
 			continue
 		}
 		b.recs[i].pos = ids[next]
@@ -704,17 +733,20 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 }
 
 // insertChecked is insertLines that also leaves out the intents whose
-// number ($7, "" for other records) is on the do-not-call list, in the
-// same statement, so in the same snapshot: an opt-out committed before
-// it began keeps the intent out, and check and intent cost one round
-// trip. It returns each written row's id (kind 'i') and each refused
-// record's ordinal (kind 'r', from 1).
+// number ($7, "" for other records) is on the do-not-call list, and every
+// intent while an opt-out is held, in the same statement, so in the same
+// snapshot: an opt-out or a hold committed before it began keeps the
+// intent out, and check and intent cost one round trip. It returns each
+// written row's id (kind 'i') and each refused record's ordinal (from 1;
+// kind 'r' for the list, 'h' for a hold).
 const insertChecked = `
 WITH u AS (
 	SELECT line, phone, ord FROM unnest($2::text[], $7::text[]) WITH ORDINALITY AS u(line, phone, ord)
+), held AS (
+	SELECT ` + anyHeld + ` AS now
 ), refused AS (
-	SELECT u.ord FROM u WHERE u.phone <> '' AND (
-		SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.phone ORDER BY d.id DESC LIMIT 1)
+	SELECT u.ord, CASE WHEN (SELECT now FROM held) THEN 'h' ELSE 'r' END AS why FROM u WHERE u.phone <> '' AND ((SELECT now FROM held) OR (
+		SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.phone ORDER BY d.id DESC LIMIT 1))
 ), ins AS (
 	INSERT INTO callrun_journal (campaign, line)
 	SELECT $1, u.line FROM u
@@ -727,7 +759,7 @@ WITH u AS (
 	ORDER BY u.ord
 	RETURNING id
 )
-SELECT 'i', id FROM ins UNION ALL SELECT 'r', ord FROM refused`
+SELECT 'i', id FROM ins UNION ALL SELECT why, ord FROM refused`
 
 func (k *pgSink) close() error { return nil }
 
@@ -745,10 +777,13 @@ const dncLock = 0x63616c6c646e63 // "calldnc"
 func (l *pgDoNotCall) String() string { return "do-not-call list in the " + l.p.where }
 
 func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
-	var on bool
-	err := l.p.pool.QueryRow(ctx, `SELECT coalesce((SELECT NOT removed FROM callrun_do_not_call WHERE number = $1 ORDER BY id DESC LIMIT 1), false)`, number).Scan(&on)
+	var on, held bool
+	err := l.p.pool.QueryRow(ctx, `SELECT coalesce((SELECT NOT removed FROM callrun_do_not_call WHERE number = $1 ORDER BY id DESC LIMIT 1), false), `+anyHeld, number).Scan(&on, &held)
 	if err != nil {
 		return false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	if held {
+		return false, l.heldError(ctx)
 	}
 	return on, nil
 }
@@ -838,6 +873,30 @@ type pgRecords struct {
 	mu     sync.Mutex
 	lo, hi int64            // the ids last read span [lo, hi)
 	lines  map[int64][]byte // the rows last read
+}
+
+func (r *pgRecords) callKeys(ids map[string]bool) (map[string]Key, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	list := make([]string, 0, len(ids))
+	for id := range ids {
+		list = append(list, id)
+	}
+	rows, err := r.p.pool.Query(ctx, `
+SELECT line FROM callrun_journal
+WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id') = ANY($2)`, r.p.campaign, list)
+	if err != nil {
+		return nil, r.p.wrap("reading the journal from", err)
+	}
+	keys := map[string]Key{}
+	var line []byte
+	if _, err := pgx.ForEachRow(rows, []any{&line}, func() error {
+		callKey(line, ids, keys)
+		return nil
+	}); err != nil {
+		return nil, r.p.wrap("reading the journal from", err)
+	}
+	return keys, nil
 }
 
 // A window: rows a little before the one asked for (a contact's intent

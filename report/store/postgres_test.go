@@ -97,7 +97,7 @@ func TestStoreRoundTrip(t *testing.T) {
 				Record{Type: TypeRun, Note: "run 1", At: t0},
 				Record{Type: TypeIntent, Agent: "east", Phone: "+14155550100", AgentID: "ag_1", Sheet: "a.csv", Row: 2, Attempt: 1, At: t0.Add(time.Second)},
 				Record{Type: TypeIntent, Agent: "east", Phone: "+14155550101", AgentID: "ag_1", Sheet: "a.csv", Row: 3, Attempt: 1, At: t0.Add(2 * time.Second)},
-				Record{Type: TypeOutcome, Agent: "east", Phone: "+14155550100", AgentID: "ag_1", Sheet: "a.csv", Row: 2, Attempt: 1, Status: OutcomeSent, HTTP: 201, Body: `{"call_id":"c1"}`, At: t0.Add(3 * time.Second)},
+				Record{Type: TypeOutcome, Agent: "east", Phone: "+14155550100", AgentID: "ag_1", Sheet: "a.csv", Row: 2, Attempt: 1, Status: OutcomeSent, HTTP: 201, Body: `{"call_id":"c1"}`, CallID: "c1", At: t0.Add(3 * time.Second)},
 				Record{Type: TypeOutcome, Agent: "east", Phone: "+14155550101", AgentID: "ag_1", Sheet: "a.csv", Row: 3, Attempt: 1, Status: OutcomeFailed, HTTP: 422, Reason: "the service refused the call", Body: "bad <number> & such\nline 2 ünïcode", At: t0.Add(4 * time.Second)},
 				Record{Type: TypeIntent, Agent: "west", Phone: "+442071838750", N: 2, AgentID: "ag_2", Attempt: 1, At: t0.Add(5 * time.Second)},
 				Record{Type: TypeEnd, Note: "complete", At: t0.Add(6 * time.Second)},
@@ -120,6 +120,10 @@ func TestStoreRoundTrip(t *testing.T) {
 				}
 				if _, ok := st.Status(Key{"east", "+14155550102", 0}); ok {
 					t.Errorf("a contact never written has a status")
+				}
+				// The call a sent call's outcome names, read back from the journal.
+				if keys, err := st.CallKeys(map[string]bool{"c1": true, "c9": true}); err != nil || len(keys) != 1 || keys["c1"] != (Key{"east", "+14155550100", 0}) {
+					t.Errorf("CallKeys = %v, %v; want c1's contact alone", keys, err)
 				}
 			}
 			t.Run("live", func(t *testing.T) { check(t, st) })
@@ -543,6 +547,7 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON callrun_tokens TO ` + role,
 		`GRANT SELECT ON callrun_schema TO ` + role,
 		`GRANT SELECT, INSERT ON callrun_do_not_call TO ` + role,
+		`GRANT SELECT, INSERT ON callrun_opt_out_holds TO ` + role,
 		`GRANT SELECT, INSERT ON callrun_deliveries TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE ON callrun_call_starts TO ` + role,
 	} {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -115,9 +116,11 @@ func EmptyState() *State { return newState("", nil) }
 
 // recordReader reads back the record a journal holds at a position (a
 // file offset, a database row id), checking that it is about contact k:
-// what [State.Lookup] needs beyond the in-memory index.
+// what [State.Lookup] needs beyond the in-memory index; and the contacts
+// of the calls a set of call ids name, which replay does not keep.
 type recordReader interface {
 	readRecord(pos int64, k Key) (Record, error)
+	callKeys(ids map[string]bool) (map[string]Key, error)
 	Close() error
 }
 
@@ -168,6 +171,26 @@ func (s *State) KeysWithPhone(phones map[string]bool) map[string][]Key {
 		slices.SortFunc(ks, func(a, b Key) int { return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.N, b.N)) })
 	}
 	return out
+}
+
+// AgentKeys returns, for each agent the journal holds records for, the
+// key of one of its contacts: for the report, which looks up the
+// service's id of each agent the campaign's calls went through.
+func (s *State) AgentKeys() []Key {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	keys := make([]Key, 0, len(s.names))
+	found := make([]bool, len(s.names))
+	for c := range s.entries {
+		if !found[c.agent] {
+			found[c.agent] = true
+			keys = append(keys, Key{Agent: s.names[c.agent], Phone: c.phone, N: int(c.n)})
+			if len(keys) == len(s.names) {
+				break
+			}
+		}
+	}
+	return keys
 }
 
 // Agents returns the names of the agents the journal holds records for.
@@ -308,6 +331,61 @@ func (s *State) Lookup(k Key) (Entry, bool) {
 		}
 	}
 	return out, true
+}
+
+// CallKeys returns the contact of each call id of ids that a sent call's
+// outcome in the journal gives (the call id the service's answer gave):
+// for the report, which matches a delivery that names its call to that
+// call's contact. It reads the journal again, for the records that hold
+// a call id: a State keeps none in memory.
+func (s *State) CallKeys(ids map[string]bool) (map[string]Key, error) {
+	s.mu.RLock()
+	r := s.recs
+	s.mu.RUnlock()
+	if r == nil || len(ids) == 0 {
+		return map[string]Key{}, nil
+	}
+	return r.callKeys(ids)
+}
+
+// callIDRecord is what CallKeys reads of a record that holds a call id.
+type callIDRecord struct {
+	Type   string `json:"t"`
+	Agent  string `json:"agent"`
+	Phone  string `json:"phone"`
+	N      int    `json:"n"`
+	CallID string `json:"call_id"`
+}
+
+// callKey adds the contact of line to keys when line is an outcome
+// naming a call id of ids.
+func callKey(line []byte, ids map[string]bool, keys map[string]Key) {
+	if !bytes.Contains(line, []byte(`"call_id":`)) {
+		return
+	}
+	var r callIDRecord
+	if json.Unmarshal(line, &r) != nil || r.Type != TypeOutcome || !ids[r.CallID] {
+		return
+	}
+	keys[r.CallID] = Key{Agent: r.Agent, Phone: r.Phone, N: r.N}
+}
+
+func (r *fileRecords) callKeys(ids map[string]bool) (map[string]Key, error) {
+	keys := map[string]Key{}
+	br := bufio.NewReaderSize(io.NewSectionReader(r.f, 0, 1<<62), 64<<10)
+	var scratch []byte
+	for {
+		line, _, err := readLine(br, &scratch)
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			callKey(line, ids, keys)
+		}
+		if errors.Is(err, io.EOF) {
+			return keys, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading journal %s: %w", r.path, err)
+		}
+	}
 }
 
 // readRecord reads the record at pos of the journal, checking that it is

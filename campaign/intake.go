@@ -1,0 +1,229 @@
+package campaign
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/report/store"
+)
+
+// Intake takes a campaign's webhook deliveries into its store, as
+// `callrun listen` (and run --sandbox's receiver) receives them: it
+// stores each durably, puts the number of an opt-out on the store's
+// do-not-call list and records a conversation for an answered call, all
+// before the delivery may be acknowledged. Its methods are safe for
+// concurrent use.
+type Intake struct {
+	f    *File
+	norm *phone.Normalizer
+	o    IntakeOptions
+}
+
+// IntakeOptions are where an [Intake] puts what it takes.
+type IntakeOptions struct {
+	// Deliveries is where the deliveries are stored.
+	Deliveries *store.Deliveries
+	// DoNotCall is the store's do-not-call list, where opt-outs go; nil
+	// when the campaign has no outcomes.opt_out.
+	DoNotCall store.DoNotCallList
+	// Starts are the store's call starts, where conversations go; nil
+	// for a rehearsal's receiver, whose answered calls phoned nobody.
+	Starts store.CallStarts
+	// Now is the clock of the entries written; nil is time.Now.
+	Now func() time.Time
+}
+
+// NewIntake returns the intake of campaign f.
+func NewIntake(f *File, norm *phone.Normalizer, o IntakeOptions) *Intake {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Intake{f: f, norm: norm, o: o}
+}
+
+// Taken is what [Intake.Take] did with a delivery.
+type Taken struct {
+	Key string
+	// New: the delivery was stored now; else it was stored already.
+	New bool
+	// Number is the delivery's number as [File.DeliveryNumber] reads it.
+	Number DeliveryNumber
+	// OptOut: the delivery says the person opted out; Listed are the
+	// numbers that put on the do-not-call list now (none when they were
+	// on it already).
+	OptOut bool
+	Listed []string
+	// Searched: the opt-out's number did not read by the delivery's
+	// fields, and Found are the campaign's contacts' numbers found in its
+	// values instead, each put on the list.
+	Searched bool
+	Found    []string
+	// Held: the opt-out is held on the list's store (HeldNew: now, not by
+	// a retry), and no run there starts a call until a person resolves
+	// it: its number did not read, whatever numbers were found.
+	Held, HeldNew bool
+}
+
+// IntakeError is a delivery [Intake.Take] could not take durably; What
+// says which step failed. The delivery must not be acknowledged: the
+// sender's retry takes it again.
+type IntakeError struct {
+	What string // "storing a delivery", ...
+	Key  string // the delivery's key
+	Err  error
+}
+
+func (e *IntakeError) Error() string { return e.What + ": " + e.Err.Error() }
+func (e *IntakeError) Unwrap() error { return e.Err }
+
+// Take stores delivery d, received at an agent's webhook (agent) or the
+// campaign's outcomes path, durably unless it is stored already, then puts the number of an opt-out on the do-not-call list and
+// records a conversation for an answered call, each durably. Only when it
+// returns nil may d be acknowledged; a retry of d finds each step done
+// and does it no more.
+func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at time.Time) (Taken, error) {
+	t := Taken{Key: d.Key(), Number: in.f.DeliveryNumber(in.norm, d.Fields)}
+	sd := store.Delivery{Key: t.Key, At: at.UTC(), Event: d.Event, AgentID: d.AgentID, CallID: d.CallID, Fields: d.Fields, Raw: d.Raw}
+	if agent {
+		sd.Via = ViaAgent
+	}
+	if l := d.LegacyKey(); l != t.Key {
+		sd.Legacy = l // a retry of a delivery stored before the upgrade
+	}
+	isNew, err := in.o.Deliveries.Append(sd)
+	if err != nil {
+		return t, &IntakeError{"storing a delivery", t.Key, err}
+	}
+	t.New = isNew
+	if err := in.optOut(ctx, d, &t); err != nil {
+		return t, &IntakeError{"putting an opt-out on the do-not-call list", t.Key, err}
+	}
+	if err := in.converse(ctx, d, t, at); err != nil {
+		return t, &IntakeError{"recording a conversation in the call starts", t.Key, err}
+	}
+	return t, nil
+}
+
+// optOut puts the number of delivery d on the do-not-call list, durably,
+// when d says the person opted out (outcomes.opt_out). It fails closed:
+// when the number does not read by the delivery's fields (or reads only
+// from its caller_number, which is no contact's number), every value of
+// the delivery that is a number of one of the campaign's contacts goes
+// on the list, and the opt-out is held on the list's store
+// (store.OptOutHold): no run there starts a call until a person finds
+// whose it was and resolves it. A retry of d finds each step done.
+func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) error {
+	if in.o.DoNotCall == nil || !in.f.Outcomes.OptsOut(d.Fields) {
+		return nil
+	}
+	t.OptOut = true
+	numbers := []string{t.Number.E164}
+	if t.Number.E164 == "" || t.Number.Caller {
+		found, err := in.contactNumbers(ctx, d.Fields)
+		if err != nil {
+			return fmt.Errorf("looking for the opt-out's number among the campaign's contacts: %w", err)
+		}
+		t.Searched = !t.Number.Caller || !slices.Contains(found, t.Number.E164)
+		switch {
+		case !t.Searched:
+			numbers = []string{t.Number.E164} // a caller_number that is a contact's
+		default:
+			numbers, t.Found = found, found
+		}
+	}
+	if t.Searched {
+		why := "its number does not read"
+		if t.Number.Err != nil {
+			why = t.Number.Err.Error()
+		} else if t.Number.Caller {
+			why = fmt.Sprintf("its only number, %s (%s), is no contact's of the campaign", t.Number.E164, t.Number.From)
+		}
+		if len(numbers) > 0 {
+			why += fmt.Sprintf("; the contacts' numbers among its values are on the list: %s", strings.Join(numbers, ", "))
+		}
+		t.Held = true
+		var err error
+		if t.HeldNew, err = in.o.DoNotCall.Hold(ctx, store.OptOutHold{Campaign: in.f.Name, Key: t.Key, At: in.o.Now(), Reason: why}); err != nil {
+			return err
+		}
+	}
+	if len(numbers) == 0 {
+		return nil
+	}
+	entries := make([]store.DoNotCallEntry, len(numbers))
+	for i, n := range numbers {
+		entries[i] = store.DoNotCallEntry{Number: n, At: in.o.Now(), Source: fmt.Sprintf("delivery %s of campaign %s", t.Key, in.f.Name)}
+	}
+	wrote, err := in.o.DoNotCall.Add(ctx, entries)
+	for _, e := range wrote {
+		t.Listed = append(t.Listed, e.Number)
+	}
+	return err
+}
+
+// contactNumbers returns, sorted, the numbers of the campaign's contacts
+// that the values of fields hold: each value read as a number (a JSON
+// array's strings each), kept when a row of the campaign's sheets has
+// it.
+func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) ([]string, error) {
+	want := map[string]bool{}
+	var look func(v string)
+	look = func(v string) {
+		if strings.HasPrefix(v, "[") {
+			var items []any
+			if json.Unmarshal([]byte(v), &items) == nil {
+				for _, it := range items {
+					if s, ok := it.(string); ok {
+						look(s)
+					}
+				}
+			}
+			return
+		}
+		if e164, err := in.f.ReadNumber(in.norm, v); err == nil {
+			want[e164] = true
+		}
+	}
+	for _, v := range fields {
+		look(v)
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	have, err := in.f.ContactNumbers(ctx, in.norm, want)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(have))
+	for n := range have {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// converse records a conversation with the number of delivery d, received
+// at, in the store's call starts, durably, when d says the call was
+// answered, so that a campaign with Reg F's rule never calls the number
+// within 7 days of it. A retry of d records nothing more; a delivery whose
+// number does not read records none (no contact can have it).
+func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, at time.Time) error {
+	if in.o.Starts == nil || !Answered(d.Event) || t.Number.E164 == "" {
+		return nil
+	}
+	_, err := in.o.Starts.Converse(ctx, store.Conversation{Number: t.Number.E164, At: at.UTC(), Campaign: in.f.Name, Key: t.Key})
+	return err
+}
+
+// Deliveries returns where the intake stores deliveries.
+func (in *Intake) Deliveries() *store.Deliveries { return in.o.Deliveries }
+
+// DoNotCall returns the do-not-call list the intake's opt-outs go to, nil
+// when none.
+func (in *Intake) DoNotCall() store.DoNotCallList { return in.o.DoNotCall }
