@@ -21,42 +21,57 @@ install:
 
 # The tests of the PostgreSQL store need initdb and pg_ctl (see
 # report/store/pgtest), or a server named by CALLRUN_TEST_DATABASE_URL. As
-# root on Debian, install them; the package's default cluster is switched
-# off before it would be made (the tests start their own, and a default one
+# root on Debian, install them, saying so first, without the packages
+# Debian only recommends; the package's default cluster is switched off
+# before it would be made (the tests start their own, and a default one
 # failing to start would fail the install). Not root: say how, and fail in
 # CI (where the tests must not skip), else go on (they skip).
 postgres:
 	@if [ -z "$$CALLRUN_TEST_DATABASE_URL" ] && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && ! command -v initdb >/dev/null; then \
 	  if [ "$$(id -u)" != 0 ]; then \
-	    echo "the PostgreSQL tests need PostgreSQL's server programs: sudo apt-get install postgresql (or set CALLRUN_TEST_DATABASE_URL)" >&2; \
+	    echo "the PostgreSQL tests need PostgreSQL's server programs: sudo apt-get install --no-install-recommends postgresql (or set CALLRUN_TEST_DATABASE_URL)" >&2; \
 	    [ -z "$$CI" ] || exit 1; exit 0; \
 	  fi; \
+	  echo "make: installing Debian's postgresql-common and postgresql, with what they depend on and not what they recommend (apt-get install --no-install-recommends), for the PostgreSQL tests; no default cluster is made"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -qq && apt-get install -y -qq postgresql-common && \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql-common && \
 	  sed -ri 's/^#? *create_main_cluster *=.*/create_main_cluster = false/' /etc/postgresql-common/createcluster.conf && \
-	  apt-get install -y -qq -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold postgresql; \
+	  apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold postgresql; \
 	fi
 
 # The browser test of report.html drives headless Chromium: Debian's
 # chromium-headless-shell (or CALLRUN_TEST_BROWSER naming another
-# Chromium). As root on Debian, install it; not root: say how, and fail in
-# CI (where the test must not skip), else go on (it skips).
+# Chromium). As root on Debian, install it, saying so first, without the
+# packages Debian only recommends (udev, upower, a notification daemon and
+# what they bring) but with the one of them the screenshots want,
+# fonts-liberation. Not root: say how, and fail in CI (where the test must
+# not skip), else go on (it skips).
 browser:
 	@if [ -z "$$CALLRUN_TEST_BROWSER" ] && ! command -v chromium-headless-shell >/dev/null; then \
 	  if [ "$$(id -u)" != 0 ]; then \
-	    echo "the browser test of report.html needs headless Chromium: sudo apt-get install chromium-headless-shell (or set CALLRUN_TEST_BROWSER)" >&2; \
+	    echo "the browser test of report.html needs headless Chromium: sudo apt-get install --no-install-recommends chromium-headless-shell fonts-liberation (or set CALLRUN_TEST_BROWSER)" >&2; \
 	    [ -z "$$CI" ] || exit 1; exit 0; \
 	  fi; \
+	  echo "make: installing Debian's chromium-headless-shell and fonts-liberation, with what they depend on and not what they recommend (apt-get install --no-install-recommends), for the browser test of report.html"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -qq && apt-get install -y -qq chromium-headless-shell; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium-headless-shell fonts-liberation; \
 	fi
+
+# Where the browser test writes its screenshots of report.html: its own
+# default, named here so that make test can say where they are.
+CALLRUN_SCREENSHOT_DIR ?= $(or $(TMPDIR),/tmp)/callrun-report-screenshots
+export CALLRUN_SCREENSHOT_DIR
 
 # The test command README.md gives. Race detector on, no cache. The root
 # package's tests build callrun's release archives for six systems
 # (TestDist), minutes on a cold build cache and a busy machine: 30 minutes
-# rather than go test's 10.
+# rather than go test's 10. go test shows no output of a package that
+# passes, so make says where the screenshots are, pass or fail.
 test: postgres browser
-	$(GO) test -race -count=1 -timeout 30m ./...
+	@echo "$(GO) test -race -count=1 -timeout 30m ./..."; status=0; \
+	$(GO) test -race -count=1 -timeout 30m ./... || status=$$?; \
+	echo "the browser test's screenshots of report.html (when it ran): $(CALLRUN_SCREENSHOT_DIR)"; \
+	exit $$status
 
 # Benchmarks print their numbers (rows/s, contacts/s, peak MiB, contacts
 # a kill -9 leaves uncertain); none of them passes or fails on timing

@@ -141,7 +141,8 @@ func TestHelpConventions(t *testing.T) {
 }
 
 // TestFirstTimeAndSandboxFlags: callrun help leads a newcomer to the one
-// command; the sandbox's --opt-out wants FIELD=VALUE; listen has no
+// command; the sandbox's --opt-out wants FIELD=VALUE, its --webhook-shape
+// a known shape, its --signing-secret a shape that signs; listen has no
 // --sandbox (run --sandbox receives its own deliveries).
 func TestFirstTimeAndSandboxFlags(t *testing.T) {
 	dir := offlineCampaign(t, "")
@@ -155,6 +156,8 @@ func TestFirstTimeAndSandboxFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"sandbox", "--opt-out", "dnc"}, `--opt-out "dnc": give FIELD=VALUE`},
+		{[]string{"sandbox", "--webhook-shape", "xml"}, `unknown shape "xml" (want one of form, contact-only, envelope,`},
+		{[]string{"sandbox", "--signing-secret", "s"}, `a signing secret signs envelopes, and shape "form" sends none`},
 		{[]string{"listen", "--sandbox", "campaign.yaml"}, "listen: no flag --sandbox"},
 	} {
 		res := runBinary(t, dir, []string{"CALLRUN_LOG_FORMAT=console"}, tc.args...)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
@@ -26,6 +27,10 @@ done, invalid (with reasons), duplicate and suppressed; then an estimated time.
 Online it lists agents and reads their call endpoints (read-only); --offline makes
 no network request at all, for CI.
 
+--format json prints JSON on stdout whatever happens: the plan, or, for a
+campaign that cannot be planned, {"errors": [...]} with the file, line, key
+and message of each problem.
+
 --format github prints the plan and then one GitHub Actions annotation per
 problem (::error file=...,line=...::...), so that a pull request shows each
 on the line of the campaign file or the sheet row it is about.
@@ -43,7 +48,8 @@ Exit codes: 0 fine; 1 run would refuse (an agent name two agents share);
 2 the campaign file, a sheet's header or a sheet's encoding is broken; 4
 with --strict, some rows are invalid or repaired, a sheet has no rows, a
 row says yes in a do-not-call column the campaign does not map, a cell of
-a mapped one says neither yes nor no, or run would refuse.`,
+a mapped one says neither yes nor no, phone_number lists a column named
+for a fax, a pager or an assistant's line, or run would refuse.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "offline", Usage: "make no network request (no credentials needed)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid or repaired, a sheet has no rows, or run would refuse"},
@@ -51,17 +57,17 @@ a mapped one says neither yes nor no, or run would refuse.`,
 			shardFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			path, err := campaignArg(c)
-			if err != nil {
-				return err
-			}
 			format := c.String("format")
 			if format != "text" && format != "json" && format != "github" {
 				return usageError(fmt.Errorf("--format %q: use text, json or github", format))
 			}
+			path, err := campaignArg(c)
+			if err != nil {
+				return planFailed(s.stdout, format, path, err)
+			}
 			shard, err := shardArg(c)
 			if err != nil {
-				return err
+				return planFailed(s.stdout, format, path, err)
 			}
 			return runPlan(c.Context, s.log, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format, shard: shard}, s.stdout)
 		},
@@ -79,13 +85,65 @@ type planOptions struct {
 
 // runPlan builds the plan of the campaign file and prints it in o.format.
 // With the github format, every problem it finds, in the campaign file or
-// in a sheet, is also printed as an annotation.
+// in a sheet, is also printed as an annotation. With the json format,
+// stdout always holds JSON: the plan, or, when there is none, the errors.
 func runPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Writer) error {
 	plan, f, err := buildPlan(ctx, log, o, out)
 	if o.format == "github" {
 		writeAnnotations(out, o.path, f, plan, err)
 	}
+	if plan == nil && err != nil {
+		return planFailed(out, o.format, o.path, err)
+	}
 	return err
+}
+
+// planError is one entry of the errors `plan --format json` prints: the
+// file, the line and the key of the campaign file a problem is about (0
+// and "" when it is about no line or key), and what is wrong.
+type planError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Key     string `json:"key"`
+	Message string `json:"message"`
+}
+
+// planFailed returns err, the error that left plan without a plan to
+// print, after printing it as {"errors": [...]} when the format is json,
+// so that a script reading stdout gets JSON whatever happened: each
+// problem of a campaign file or sheet with its file, line and key, any
+// other error as one entry on the campaign file.
+func planFailed(out io.Writer, format, path string, err error) error {
+	if format != "json" {
+		return err
+	}
+	if werr := printJSON(out, struct {
+		Errors []planError `json:"errors"`
+	}{planErrors(path, err)}); werr != nil {
+		return errors.Join(err, fmt.Errorf("printing the errors as JSON: %w", werr))
+	}
+	return err
+}
+
+// planErrors lists err as plan's JSON does: each problem of a
+// *campaign.FileError, or err itself on the campaign file at path.
+func planErrors(path string, err error) []planError {
+	var fe *campaign.FileError
+	if !errors.As(err, &fe) || len(fe.Problems) == 0 {
+		return []planError{{File: path, Message: message(err)}}
+	}
+	errs := make([]planError, len(fe.Problems))
+	for i, p := range fe.Problems {
+		errs[i] = planError{File: p.File, Line: p.Line, Key: p.Key, Message: apiclient.Redact(p.Msg)}
+	}
+	return errs
+}
+
+// printJSON prints v as indented JSON.
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // buildPlan is runPlan but for the annotations. It returns the plan and
@@ -96,9 +154,16 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 		return plan, f, err
 	}
 	if o.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(plan)
+		// A sheet that could not be read to its end fails the plan (exit
+		// 2) after the plan of the others: its errors are in the plan.
+		doc := struct {
+			*campaign.Plan
+			Errors []planError `json:"errors,omitempty"`
+		}{Plan: plan}
+		if len(plan.SheetProblems) > 0 {
+			doc.Errors = planErrors(o.path, &campaign.FileError{Problems: plan.SheetProblems})
+		}
+		err = printJSON(out, doc)
 	} else {
 		err = plan.WriteText(out)
 	}
@@ -113,6 +178,9 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 			return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %w", err))
 		}
 		return plan, f, err
+	}
+	if n := plan.NotDialledColumns; o.strict && n > 0 {
+		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: phone_number lists %d column(s) named for a line callrun does not call (an assistant's, a fax, a pager); their numbers are passed over: remove them from phone_number (the warnings above name each)", n))
 	}
 	if o.strict && plan.Totals.Invalid > 0 {
 		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))

@@ -18,7 +18,9 @@ func sandboxCommand(s *session) *cli.Command {
 		Usage: "serve a local emulator of the service, for trying callrun without an account",
 		Description: `Serves the whole service on loopback: OAuth (authorize auto-approves), agents,
 a call endpoint per agent, webhook callbacks, and a ledger of every call at
-/_sandbox/ledger. Nobody is phoned. Stop it with Ctrl-C.
+/_sandbox/ledger. Nobody is phoned. Stop it with Ctrl-C. It prints its
+settings once it listens, and GET /healthz answers 200 from then on: a
+script that starts it in the background waits for that before it logs in.
 
 Faults: the --share-* flags answer that share of call starts (or, with
 --fault-scope api, of agent requests) with a fault; --share-refresh-500 makes
@@ -28,11 +30,16 @@ token issued so far (as a revoked login), POST to /_sandbox/revoke-refresh-token
 deliveries' faults are --share-duplicate-deliveries, --out-of-order-deliveries,
 --share-late-deliveries, --share-forged-deliveries (to a wrong secret: a
 receiver must refuse them) and --share-opt-outs; their ledger is at
-/_sandbox/deliveries.
+/_sandbox/deliveries. --webhook-shape writes them as the service's two
+documented shapes (form with the event, contact-only, the signed JSON
+envelope with --signing-secret) or as other senders do (variant-array,
+variant-multipart, variant-case, variant-nested); mixed draws one for each
+delivery.
 
 Example:
   callrun sandbox --addr 127.0.0.1:8089 --share-503 0.1
   callrun auth login --code sandbox-code examples/quickstart/campaign.yaml
+  callrun sandbox & until curl -sf http://127.0.0.1:8089/healthz >/dev/null; do sleep 1; done
   callrun sandbox --token-lifetime 2s --share-refresh-500 1   # no token can be refreshed
   curl -X POST http://127.0.0.1:8089/_sandbox/revoke-refresh-tokens`,
 		Flags: []cli.Flag{
@@ -53,6 +60,11 @@ Example:
 			&cli.Float64Flag{Name: "share-forged-deliveries", Usage: "share (0..1) of calls for which a forger also POSTs a call.ended (status=forged) to the account webhook URL with a wrong secret, once"},
 			&cli.Float64Flag{Name: "share-opt-outs", Usage: "share (0..1) of calls whose person asks not to be called again: their call.ended carries --opt-out"},
 			&cli.StringFlag{Name: "opt-out", Value: "disposition=dnc", Usage: "FIELD=VALUE an opted-out call's call.ended carries (what outcomes.opt_out matches)"},
+			&cli.StringFlag{Name: "webhook-shape", Value: sandbox.ShapeForm, Usage: "how account webhook deliveries are written: " + strings.Join(sandbox.Shapes, ", ") + " (mixed draws one for each delivery)"},
+			&cli.StringFlag{Name: "signing-secret", Usage: "sign each envelope (--webhook-shape envelope or mixed) with HMAC-SHA256 under this secret, in its signature member"},
+			&cli.StringFlag{Name: "caller-number", Usage: "the envelope's data.caller_number: this number (the line the service calls from) instead of the contact's"},
+			&cli.IntFlag{Name: "transcript-bytes", Usage: "length of the transcript an envelope's call.ended carries (e.g. 204800 for a 200 KiB body)"},
+			&cli.BoolFlag{Name: "no-call-id", Usage: "answer a placed call without its call_id"},
 			&cli.StringSliceFlag{Name: "account-fields", Usage: "form fields the account defines beyond the seven (e.g. city,zip_code): listed in each agent's form_data and accepted in calls"},
 			&cli.StringFlag{Name: "fault-scope", Value: sandbox.ScopeCalls, Usage: "where faults apply: calls, api or all"},
 			&cli.DurationFlag{Name: "latency", Usage: "delay added to each request in the fault scope"},
@@ -84,11 +96,14 @@ Example:
 				PendingFor:            c.Duration("pending-for"),
 				CallDuration:          c.Duration("call-duration"),
 				AllowExternalWebhooks: c.Bool("external-webhooks"),
+				AnswerWithoutCallID:   c.Bool("no-call-id"),
 				AccountFields:         accountFieldsFlag(c.StringSlice("account-fields")),
 				AccountWebhook: sandbox.AccountWebhook{URL: c.String("account-webhook"),
 					ShareDuplicate: c.Float64("share-duplicate-deliveries"), OutOfOrder: c.Bool("out-of-order-deliveries"),
 					ShareLate: c.Float64("share-late-deliveries"), LateBy: c.Duration("late-by"),
-					ShareForged: c.Float64("share-forged-deliveries"), ShareOptOut: c.Float64("share-opt-outs"), Seed: c.Int64("seed")},
+					ShareForged: c.Float64("share-forged-deliveries"), ShareOptOut: c.Float64("share-opt-outs"), Seed: c.Int64("seed"),
+					Shape: c.String("webhook-shape"), SigningSecret: c.String("signing-secret"),
+					CallerNumber: c.String("caller-number"), TranscriptBytes: c.Int("transcript-bytes")},
 				Faults: sandbox.Faults{
 					Scope: c.String("fault-scope"), Latency: c.Duration("latency"), RateLimit: c.Float64("rate-limit"),
 					Share429: c.Float64("share-429"), RetryAfter: c.Duration("retry-after"),
@@ -110,6 +125,9 @@ Example:
 				opts.RotateRefreshTokens = &rotate
 			}
 			if err := opts.Faults.Validate(); err != nil {
+				return usageError(err)
+			}
+			if err := opts.AccountWebhook.Validate(); err != nil {
 				return usageError(err)
 			}
 			if err := sandbox.CheckAccountFields(opts.AccountFields); err != nil {

@@ -170,7 +170,7 @@ read in. Nothing is ever deleted: a removal is kept, with its reason.`,
 			{
 				Name: "import", Usage: "put every number of a CSV (read as a suppress: file is) on the do-not-call list", ArgsUsage: "CAMPAIGN.yaml FILE",
 				Description: "Example: callrun suppress import spring.yaml crm-dnc.csv --column \"Phone Number\"",
-				Flags:       []cli.Flag{&cli.StringFlag{Name: "column", Usage: "the column of phone numbers (default: the one whose first rows read as numbers)"}, sandboxStateFlag()},
+				Flags:       []cli.Flag{&cli.StringFlag{Name: "column", Usage: "the column of phone numbers (default: every column whose first rows read as numbers)"}, sandboxStateFlag()},
 				Action:      action(suppressImport, 1, " and the CSV file"),
 			},
 			{

@@ -23,8 +23,9 @@ import (
 
 // TestDist runs `make dist` as a release would, into a temporary
 // directory: one archive per system with the binary, README.md and the
-// pages it links, LICENSE and the quickstart example, and a SHA256SUMS
-// that matches them.
+// pages it links, LICENSE and every example git tracks, and a SHA256SUMS
+// that matches them; every relative link of every page in the archive
+// leads to a file it holds.
 // The archive for this system then does what the README's install section
 // says: its callrun prints its version and, in the unpacked folder, runs
 // the quickstart against the sandbox. A
@@ -88,6 +89,30 @@ func TestDist(t *testing.T) {
 		t.Fatalf("make dist wrote %v, want %v", got, w)
 	}
 
+	// Every example git tracks, each directory before its first file: the
+	// pages link to them, and none of what a rehearsal leaves beside them.
+	ls, err := exec.Command("git", "-C", e2eBin.pkgDir, "ls-files", "--", "examples").Output()
+	if err != nil {
+		t.Fatalf("git ls-files examples: %v", err)
+	}
+	var examples []string
+	made := map[string]bool{}
+	for _, f := range strings.Split(strings.TrimSpace(string(ls)), "\n") {
+		parts := strings.Split(f, "/")
+		for i := 1; i < len(parts); i++ {
+			if dir := strings.Join(parts[:i], "/") + "/"; !made[dir] {
+				made[dir] = true
+				examples = append(examples, dir)
+			}
+		}
+		examples = append(examples, f)
+	}
+	for _, f := range []string{"examples/quickstart/campaign.yaml", "examples/outcomes/campaign.yaml", "examples/cron/crontab", "examples/ci/", "examples/kubernetes/listen.yaml"} {
+		if !slices.Contains(examples, f) {
+			t.Fatalf("git tracks no %s: %v", f, examples)
+		}
+	}
+
 	sums := readSums(t, filepath.Join(out, "SHA256SUMS"))
 	if names := slices.Sorted(func(yield func(string) bool) {
 		for n := range sums {
@@ -111,9 +136,7 @@ func TestDist(t *testing.T) {
 		for _, p := range docPages {
 			want = append(want, filepath.ToSlash(p))
 		}
-		want = append(want, "examples/", "examples/quickstart/",
-			"examples/quickstart/campaign.yaml", "examples/quickstart/contacts.csv",
-			"examples/quickstart/prompts/", "examples/quickstart/prompts/reminder.txt")
+		want = append(want, examples...)
 		var wantFiles []string
 		for _, f := range want {
 			wantFiles = append(wantFiles, base+"/"+f)
@@ -132,6 +155,17 @@ func TestDist(t *testing.T) {
 	unpacked := t.TempDir()
 	untar(t, filepath.Join(out, name), unpacked)
 	bin := filepath.Join(unpacked, strings.TrimSuffix(name, ".tar.gz"), "callrun")
+
+	// Every relative link of every page in the archive leads to a file
+	// the archive holds (and a heading of it, for an #anchor).
+	pages, links, problems, err := checkLinks(filepath.Dir(bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("in the archive: %s", p)
+	}
+	t.Logf("%d relative links of %d pages in the archive lead inside it", links, pages)
 
 	v, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
 	if err != nil {

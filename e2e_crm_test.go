@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -68,7 +67,7 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 	}{
 		{"mailchimp.csv", `phone_number: "Phone Number"`, `country_column: "CC"`, "region: US",
 			[]string{"+14155550101", "+14155550105", "+14155550106"}},
-		{"zoho.csv", `phone_number: "Mobile"`, `country_column: "Mailing Country"`, "region: IN",
+		{"zoho.csv", `phone_number: ["Mobile", "Home Phone", "Phone", "Other Phone"]`, `country_column: "Mailing Country"`, "region: IN",
 			[]string{"+919123456789", "+919000012345", "+919876543211"}},
 		{"hubspot.csv", `phone_number: ["Mobile Phone Number", "Phone Number"]`, `country_column: "Country/Region"`, "region: US",
 			[]string{"+12125550111", "+19175550113", "+19175550114", "+33123456780"}},
@@ -87,15 +86,7 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 		{"undecided.csv", `phone_number: "Phone"`, "", "region: TODO", nil},
 	} {
 		t.Run(tc.sheet, func(t *testing.T) {
-			dir := t.TempDir()
-			for _, name := range []string{tc.sheet, "dnc.csv"} {
-				data, err := os.ReadFile(filepath.Join("testdata", "crm", name))
-				if err != nil {
-					t.Fatal(err)
-				}
-				os.WriteFile(filepath.Join(dir, name), data, 0o644)
-			}
-			srv := inProcessSandbox(t, dir)
+			dir, srv := exportsE2E(t, "crm", tc.sheet, "dnc.csv")
 
 			code, out := runAppOut(t, "init", "--offline", filepath.Join(dir, tc.sheet))
 			if code != 0 {
@@ -141,25 +132,7 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 			if tc.sheet == "mailchimp.csv" {
 				checkUnreadableSuppression(t, srv, dir, path, file)
 			}
-			code, out = runAppOut(t, "plan", "--offline", "--format", "json", path)
-			if code != 0 {
-				t.Fatalf("plan: exit %d\n%s", code, out)
-			}
-			var plan struct {
-				Totals map[string]int `json:"totals"`
-			}
-			if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &plan); err != nil {
-				t.Fatalf("plan JSON: %v\n%s", err, out)
-			}
-			if plan.Totals["to_call"] != len(tc.placed) {
-				t.Errorf("plan: %v; want %d to call", plan.Totals, len(tc.placed))
-			}
-			if code, out := runAppOut(t, "auth", "login", "--code", sandbox.DefaultCode, path); code != 0 {
-				t.Fatalf("login: exit %d\n%s", code, out)
-			}
-			if code, out := runAppOut(t, "run", path); code != 0 {
-				t.Fatalf("run: exit %d\n%s", code, out)
-			}
+			planAndRun(t, path, len(tc.placed))
 			var placed []string
 			for _, c := range srv.Placed() {
 				placed = append(placed, c.Form.Get("phone_number"))

@@ -16,8 +16,10 @@ import (
 )
 
 // TestSheetsAsExcelWritesThem: a workbook (.xlsx), Excel's "Unicode Text"
-// (UTF-16 with a byte order mark, tab or comma separated) and a CSV in
-// the Windows code page with encoding: are planned with exact counts and
+// (UTF-16 with a byte order mark, tab or comma separated), a CSV in
+// the Windows code page with encoding:, and Excel for Mac's CSV files
+// (lines ended by a bare CR; Mac Roman with encoding:, or UTF-8 with its
+// mark) are planned with exact counts and
 // run against the sandbox, whose ledger shows every name spelled as in
 // the sheet (the form fields go out in UTF-8) and everyone called once.
 func TestSheetsAsExcelWritesThem(t *testing.T) {
@@ -47,6 +49,13 @@ func TestSheetsAsExcelWritesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Excel for Mac ends lines with a bare CR, and writes "CSV
+	// (Macintosh)" in Mac Roman.
+	macText := strings.ReplaceAll(text(","), "\r\n", "\r")
+	macRoman, err := charmap.Macintosh.NewEncoder().String(macText)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name, file, settings string
 		write                func(path string)
@@ -58,6 +67,8 @@ func TestSheetsAsExcelWritesThem(t *testing.T) {
 		{name: "UTF-16 tabs", file: "contacts.txt", write: func(path string) { writeFile(t, path, utf16(text("\t"))) }},
 		{name: "UTF-16 commas", file: "contacts.csv", write: func(path string) { writeFile(t, path, utf16(text(","))) }},
 		{name: "windows-1252", file: "contacts.csv", settings: "    encoding: windows-1252\n", write: func(path string) { writeFile(t, path, []byte(cp1252)) }},
+		{name: "Excel for Mac CSV (Macintosh)", file: "contacts.csv", settings: "    encoding: macintosh\n", write: func(path string) { writeFile(t, path, []byte(macRoman)) }},
+		{name: "Excel for Mac CSV UTF-8", file: "contacts.csv", write: func(path string) { writeFile(t, path, []byte("\ufeff"+macText)) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := sandbox.NewServer(sandbox.Options{})
@@ -167,35 +178,47 @@ func writeFile(t *testing.T, path string, b []byte) {
 	}
 }
 
-// TestInitProposesTheWindowsCodePage: init drafts a campaign file for a
-// sheet in the Windows code page with encoding: windows-1252, and the file
-// it writes plans (once its prompt is written) with every row valid.
-func TestInitProposesTheWindowsCodePage(t *testing.T) {
-	dir := t.TempDir()
-	sheetPath := filepath.Join(dir, "kontakte.csv")
-	text, err := charmap.Windows1252.NewEncoder().String("Vorname;Nachname;Telefon\r\nJürgen;Müller;+4915112345678\r\nZoë;Ørsted;+4915112345679\r\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, sheetPath, []byte(text))
-	var out strings.Builder
-	if err := initCampaign(t.Context(), nolog, initOptions{sheet: sheetPath, agent: "Berlin", region: "DE"}, &out, io.Discard); err != nil {
-		t.Fatalf("init: %v", err)
-	}
-	if !strings.Contains(out.String(), "encoding: windows-1252") {
-		t.Errorf("init did not say it chose the code page:\n%s", out.String())
-	}
-	yamlPath := filepath.Join(dir, "campaign.yaml")
-	written, err := os.ReadFile(yamlPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(written), "\n    encoding: windows-1252") {
-		t.Fatalf("campaign.yaml has no encoding:\n%s", written)
-	}
-	y := strings.Replace(string(written), `prompt: "TODO: write the agent's prompt"`, `prompt: "You call to say hello. A test; nobody is phoned."`, 1)
-	writeFile(t, yamlPath, []byte(y))
-	if code := runApp(t, "plan", "--offline", "--strict", yamlPath); code != 0 {
-		t.Errorf("plan --offline --strict of init's file: exit %d\n%s", code, y)
+// TestInitProposesTheCodePage: init drafts a campaign file for a sheet
+// in the Windows code page with encoding: windows-1252, and for Excel for
+// Mac's "CSV (Macintosh)" (Mac Roman, lines ended by a bare CR) with
+// encoding: macintosh, and the file it writes plans (once its prompt is
+// written) with every row valid.
+func TestInitProposesTheCodePage(t *testing.T) {
+	for _, tt := range []struct {
+		enc, region, text string
+		charmap           *charmap.Charmap
+	}{
+		{"windows-1252", "DE", "Vorname;Nachname;Telefon\r\nJürgen;Müller;+4915112345678\r\nZoë;Ørsted;+4915112345679\r\n", charmap.Windows1252},
+		{"macintosh", "FR", "Prénom,Nom,Téléphone\rJürgen,Müller,06 12 34 56 78\rFrançois,Hervé,+33612345679\rZoë,Ørsted,06 12 34 56 70\r", charmap.Macintosh},
+	} {
+		t.Run(tt.enc, func(t *testing.T) {
+			dir := t.TempDir()
+			sheetPath := filepath.Join(dir, "kontakte.csv")
+			text, err := tt.charmap.NewEncoder().String(tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, sheetPath, []byte(text))
+			var out strings.Builder
+			if err := initCampaign(t.Context(), nolog, initOptions{sheet: sheetPath, agent: "Berlin", region: tt.region}, &out, io.Discard); err != nil {
+				t.Fatalf("init: %v", err)
+			}
+			if !strings.Contains(out.String(), "encoding: "+tt.enc) {
+				t.Errorf("init did not say it chose the code page:\n%s", out.String())
+			}
+			yamlPath := filepath.Join(dir, "campaign.yaml")
+			written, err := os.ReadFile(yamlPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(written), "\n    encoding: "+tt.enc) {
+				t.Fatalf("campaign.yaml has no encoding:\n%s", written)
+			}
+			y := strings.Replace(string(written), `prompt: "TODO: write the agent's prompt"`, `prompt: "You call to say hello. A test; nobody is phoned."`, 1)
+			writeFile(t, yamlPath, []byte(y))
+			if code := runApp(t, "plan", "--offline", "--strict", yamlPath); code != 0 {
+				t.Errorf("plan --offline --strict of init's file: exit %d\n%s", code, y)
+			}
+		})
 	}
 }

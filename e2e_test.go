@@ -65,7 +65,9 @@ func TestMain(m *testing.M) {
 
 // callrunBinary builds the callrun binary once (without -race: the race
 // detector is for this test process, where the sandbox runs) and returns
-// its path. The benchmarks use it too.
+// its path. The benchmarks use it too. It builds with -trimpath, as `make
+// build` does, so that the docs' `make quickstart` (TestDocsBlocksRun)
+// finds every package in the build cache.
 func callrunBinary(t testing.TB) string {
 	t.Helper()
 	e2eBin.once.Do(func() {
@@ -74,7 +76,7 @@ func callrunBinary(t testing.TB) string {
 			return
 		}
 		path := filepath.Join(e2eBin.tmp, "callrun")
-		cmd := exec.Command("go", "build", "-o", path, ".")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", path, ".")
 		cmd.Dir = e2eBin.pkgDir
 		out, err := cmd.CombinedOutput()
 		if err != nil {

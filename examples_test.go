@@ -526,6 +526,16 @@ func TestCIExamplesRun(t *testing.T) {
 		if _, code := bash(glScript[4]); code == 0 {
 			t.Error("gitlab plan script passed a broken campaign")
 		}
+		// The broken campaign's artifact holds its errors, as JSON.
+		var artifact struct {
+			Errors []planError `json:"errors"`
+		}
+		b, err := os.ReadFile(filepath.Join(repo, "plan-broken.json"))
+		if err != nil || json.Unmarshal(b, &artifact) != nil || !slices.ContainsFunc(artifact.Errors, func(e planError) bool {
+			return e.File == "campaigns/broken/campaign.yaml" && e.Line == 4 && e.Key == "agents[0].promt" && strings.HasPrefix(e.Message, `unknown key "promt"`)
+		}) {
+			t.Errorf("gitlab artifact of the broken campaign: %v\n%s", err, b)
+		}
 	})
 
 	t.Run("install", func(t *testing.T) {

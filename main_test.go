@@ -223,6 +223,40 @@ func TestScopeOnAuthorizeURL(t *testing.T) {
 	}
 }
 
+// TestInitDraftLogsInToTheLiveService: the campaign file init drafts
+// can log in to the live service as written, once the environment names
+// it and the OAuth client: auth login's authorize URL is the live
+// service's, with response_type=code and the scope it wants.
+func TestInitDraftLogsInToTheLiveService(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "leads.csv"), []byte("Phone,First Name\n+14155550132,Ada\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "campaign.yaml")
+	if code := runApp(t, "init", "--offline", "-o", path, filepath.Join(dir, "leads.csv")); code != 0 {
+		t.Fatalf("init: exit %d", code)
+	}
+	t.Setenv("CALLRUN_BASE_URL", "https://app.aisync.link")
+	t.Setenv("CALLRUN_CLIENT_ID", "my-client")
+	t.Setenv("CALLRUN_CLIENT_SECRET", "my-secret")
+	t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
+	svc, err := openService(context.Background(), nolog, path, campaign.LoadOptions{ServiceOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	got, err := svc.oauth.AuthCodeURL("st4te")
+	if err != nil {
+		t.Fatalf("auth login would have no authorize URL to print: %v", err)
+	}
+	u, _ := url.Parse(got)
+	q := u.Query()
+	if u.Scheme != "https" || u.Host != "app.aisync.link" || u.Path != "/oauth/authorize" || q.Get("response_type") != "code" ||
+		q.Get("scope") != "*" || q.Get("client_id") != "my-client" || q.Get("redirect_uri") != "http://127.0.0.1:8765/callback" {
+		t.Errorf("authorize URL %s", got)
+	}
+}
+
 func TestCodeFromPaste(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,5 +205,73 @@ func TestJSONLogsOneRecordPerProblem(t *testing.T) {
 	if recs[0]["line"] != 4.0 || recs[0]["key"] != "agents[0].promt" || recs[1]["line"] != 5.0 || recs[1]["key"] != "pace.per_second" ||
 		recs[2]["exit_code"] != 2.0 || recs[2]["message"] != "2 problems in the campaign file, one record each above" {
 		t.Errorf("records:\n%s", b.String())
+	}
+}
+
+// planJSONErrors is what `plan --format json` prints when the campaign is
+// broken.
+type planJSONErrors struct {
+	Errors []planError `json:"errors"`
+}
+
+// TestPlanJSONAlwaysPrintsJSON: with --format json, stdout holds JSON
+// whatever happens: a broken campaign file (exit 2) prints {"errors":
+// [...]} with each problem's file, line, key and message; so do a missing
+// file and a missing argument; a sheet that cannot be read to its end
+// puts its errors beside the plan of the other sheets.
+func TestPlanJSONAlwaysPrintsJSON(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, ciCampaign)
+	writeFiles(t, dir, map[string]string{"campaigns/broken/campaign.yaml": "name: broken\nagents:\n  - name: A\n    promt: hi\npace: {per_second: fast, burst: 1}\n"})
+	t.Chdir(dir)
+	plan := func(args ...string) (planJSONErrors, string, int) {
+		t.Helper()
+		var out bytes.Buffer
+		app := newApp(&session{stdout: &out, stderr: io.Discard})
+		code := exitCode(context.Background(), app.RunContext(context.Background(), append([]string{"callrun", "plan", "--offline", "--format", "json"}, args...)))
+		var got planJSONErrors
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Errorf("plan %s: stdout is not JSON (%v):\n%s", strings.Join(args, " "), err, out.String())
+		}
+		return got, out.String(), code
+	}
+
+	got, out, code := plan("campaigns/broken/campaign.yaml")
+	want := []planError{
+		{File: "campaigns/broken/campaign.yaml", Line: 4, Key: "agents[0].promt"},
+		{File: "campaigns/broken/campaign.yaml", Line: 5, Key: "pace.per_second"},
+	}
+	if code != exitUsage || len(got.Errors) != len(want) {
+		t.Fatalf("broken campaign: exit %d, %s", code, out)
+	}
+	for i, w := range want {
+		if g := got.Errors[i]; g.File != w.File || g.Line != w.Line || g.Key != w.Key || g.Message == "" {
+			t.Errorf("error %d: %+v, want %+v and a message", i, g, w)
+		}
+	}
+	if !strings.Contains(got.Errors[0].Message, `unknown key "promt"`) || !strings.Contains(out, `"line": 4`) || !strings.Contains(out, `"key": "agents[0].promt"`) {
+		t.Errorf("broken campaign:\n%s", out)
+	}
+
+	got, out, code = plan("campaigns/missing/campaign.yaml")
+	if code != exitUsage || len(got.Errors) != 1 || got.Errors[0].File != "campaigns/missing/campaign.yaml" || !strings.Contains(got.Errors[0].Message, "no such file") {
+		t.Errorf("missing campaign file: exit %d\n%s", code, out)
+	}
+	got, out, code = plan()
+	if code != exitUsage || len(got.Errors) != 1 || !strings.Contains(got.Errors[0].Message, "give the campaign file") {
+		t.Errorf("no campaign file given: exit %d\n%s", code, out)
+	}
+
+	// A sheet in Latin-1: the plan of the other sheet, and the error.
+	writeFiles(t, dir, map[string]string{"campaigns/spring/contacts/leads.csv": "Phone,First Name\n+14155550132,Ren\xe9\n"})
+	got, out, code = plan("campaigns/spring/campaign.yaml")
+	if code != exitUsage || len(got.Errors) != 1 || got.Errors[0].Line != 6 || got.Errors[0].Key != "sheets[0].file" ||
+		!strings.Contains(got.Errors[0].Message, "not UTF-8") || !strings.Contains(out, `"sheets": [`) {
+		t.Errorf("a sheet that is not UTF-8: exit %d\n%s", code, out)
+	}
+	// A plan without errors has no errors key.
+	writeFiles(t, dir, map[string]string{"campaigns/spring/contacts/leads.csv": "Phone,First Name\n+14155550132,Ada\n"})
+	if _, out, code = plan("campaigns/spring/campaign.yaml"); code != exitOK || strings.Contains(out, `"errors"`) {
+		t.Errorf("a good campaign: exit %d\n%s", code, out)
 	}
 }

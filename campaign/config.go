@@ -239,10 +239,12 @@ type SheetSpec struct {
 	File  string `yaml:"file"`
 	Agent string `yaml:"agent"`
 	// Fields maps form field names to CSV column names. phone_number may
-	// list several columns ([Mobile, Phone]): PhoneColumns holds them, and
-	// Fields the first.
+	// list several columns ([Mobile, Phone]), each of which may name the
+	// column of its numbers' kinds ({column: Phone 1 - Value, type_column:
+	// Phone 1 - Type}): PhoneColumns holds them, and Fields the first
+	// column.
 	Fields       map[string]string `yaml:"fields"`
-	PhoneColumns []string          `yaml:"-"`
+	PhoneColumns []PhoneColumn     `yaml:"-"`
 	// Set holds constant form field values for every row.
 	Set map[string]string `yaml:"set"`
 	// Region applies to numbers written without +country; default the
@@ -280,15 +282,27 @@ func (f *File) SheetOptions(i int) sheet.Options {
 
 // SuppressFile is one entry of suppress:, a file of numbers never to
 // call: written as its path alone (dnc.csv), or with the column that holds
-// the numbers ({file: crm-dnc.csv, column: Phone Number}). Without a
-// column, the column is found by its header and its values. A file that
-// is not UTF-8 names its code page ({file: dnc.csv, encoding: windows-1252}).
+// the numbers ({file: crm-dnc.csv, column: Phone Number}), or the columns
+// ({file: sf-dnc.csv, columns: [Phone, Mobile]}). Without them, every
+// column of numbers is read, found by its values and its header. A file
+// that is not UTF-8 names its code page ({file: dnc.csv, encoding:
+// windows-1252}).
 type SuppressFile struct {
-	File   string `yaml:"file"`
-	Column string `yaml:"column"`
+	File    string   `yaml:"file"`
+	Column  string   `yaml:"column"`
+	Columns []string `yaml:"columns"`
 	// Encoding names the file's code page when it is not UTF-8, as a
 	// sheet's does.
 	Encoding string `yaml:"encoding"`
+}
+
+// Names returns the columns the entry names: column, or columns; none
+// when the columns are to be found.
+func (s SuppressFile) Names() []string {
+	if s.Column != "" {
+		return []string{s.Column}
+	}
+	return s.Columns
 }
 
 // UnmarshalYAML reads either form of a suppress: entry.
@@ -301,8 +315,38 @@ func (s *SuppressFile) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*plain)(s))
 }
 
+// PhoneColumn is one entry of a sheet's phone_number: a column of phone
+// numbers, and the column beside it that says, row by row, what kind of
+// line each number is ("Phone 1 - Type": Mobile, Work Fax), if any. A
+// number whose type cell names a line no person answers, or another
+// person's (a fax, a pager, an assistant), is not dialled; the typed
+// numbers of a row are tried mobile first, then the person's own lines,
+// then work.
+type PhoneColumn struct {
+	Column     string `yaml:"column"`
+	TypeColumn string `yaml:"type_column"`
+}
+
+// UnmarshalYAML reads an entry written as a column's name alone, or as
+// {column: ..., type_column: ...}.
+func (p *PhoneColumn) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		p.Column = n.Value
+		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; k != "column" && k != "type_column" {
+				return fmt.Errorf("line %d: phone_number's entry has a key %q: write {column: <numbers>, type_column: <their kinds>}", n.Content[i].Line, k)
+			}
+		}
+	}
+	type plain PhoneColumn
+	return n.Decode((*plain)(p))
+}
+
 // UnmarshalYAML reads a sheet, where fields.phone_number may be a list of
-// columns as well as one.
+// columns as well as one, and an entry may name its type_column.
 func (s *SheetSpec) UnmarshalYAML(n *yaml.Node) error {
 	type plain SheetSpec
 	if n.Kind == yaml.MappingNode {
@@ -313,20 +357,25 @@ func (s *SheetSpec) UnmarshalYAML(n *yaml.Node) error {
 			}
 			for j := 0; j+1 < len(fm.Content); j += 2 {
 				v := fm.Content[j+1]
-				if fm.Content[j].Value != "phone_number" || v.Kind != yaml.SequenceNode {
+				if fm.Content[j].Value != "phone_number" || (v.Kind != yaml.SequenceNode && v.Kind != yaml.MappingNode) {
 					continue
 				}
-				var cols []string
-				if err := v.Decode(&cols); err != nil {
+				var cols []PhoneColumn
+				if v.Kind == yaml.MappingNode { // one entry: {column: ..., type_column: ...}
+					cols = make([]PhoneColumn, 1)
+					if err := v.Decode(&cols[0]); err != nil {
+						return err
+					}
+				} else if err := v.Decode(&cols); err != nil {
 					return err
 				}
 				first := ""
 				if len(cols) > 0 {
-					first = cols[0]
+					first = cols[0].Column
 				}
 				s.PhoneColumns = cols
-				if first == "" {
-					s.PhoneColumns = []string{""} // refused by the checks, with its line
+				if len(cols) == 0 {
+					s.PhoneColumns = []PhoneColumn{{}} // refused by the checks, with its line
 				}
 				fm.Content[j+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: first, Line: v.Line, Column: v.Column}
 			}
@@ -929,7 +978,7 @@ func (f *File) applyDefaults() {
 	for i := range f.Sheets {
 		s := &f.Sheets[i]
 		if c, ok := s.Fields["phone_number"]; ok && len(s.PhoneColumns) == 0 {
-			s.PhoneColumns = []string{c}
+			s.PhoneColumns = []PhoneColumn{{Column: c}}
 		}
 		s.Region = strings.ToUpper(s.Region)
 		if s.Region == "" {

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -187,10 +188,19 @@ type sheetMap struct {
 	// countryCol is the column of each row's country; -1 when the sheet
 	// names none.
 	countryCol int
-	// phoneCols are the columns phone_number lists, in order, when it
-	// lists more than one.
-	phoneCols  []int
-	phoneNames []string
+	// phones are the columns phone_number lists, in order.
+	phones []phoneCol
+	// typeKinds caches what each type cell of the phones' type columns
+	// says ([phoneLineKind]); typeSkipped counts the numbers passed over
+	// for it, typeSkippedExample shows the first.
+	typeKinds          map[string]typeKind
+	typeSkipped        int
+	typeSkippedExample string
+	// tryOrder, typedKinds and typedPlaces are readRowPhone's, kept so
+	// that a row's order of its phone columns costs no allocation.
+	tryOrder    []int
+	typedKinds  []typedPhone
+	typedPlaces []int
 	// nameCol is the column of full names split into first and last
 	// name (name_column); -1 when none.
 	nameCol int
@@ -211,6 +221,35 @@ type sheetMap struct {
 	consentCol      int
 	consentName     string
 	consentRequired bool
+}
+
+// phoneCol is one column of a sheet's phone_number as the contact reader
+// reads it.
+type phoneCol struct {
+	col     int // CSV column
+	name    string
+	typeCol int // the CSV column of its type_column; -1 when none
+	// typeName is the type_column's name.
+	typeName string
+	// notDialled says, when the column's header names a line callrun
+	// never dials, what it is ("a fax"); rows counts the rows with
+	// something in it, passed over for that.
+	notDialled string
+	rows       int
+}
+
+// typedPhone is a phone column with a type column, as readRowPhone orders
+// a row's: its place in the row's order, its index in sheetMap.phones,
+// and the kind its type cell names.
+type typedPhone struct {
+	at, k int
+	kind  lineKind
+}
+
+// typeKind is what a type cell says of its number.
+type typeKind struct {
+	kind lineKind
+	what string
 }
 
 // extraField is where a sheet takes a field beyond the seven from: a CSV
@@ -310,17 +349,26 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		}
 		m.nameCol = idx
 	}
-	if len(s.PhoneColumns) > 1 {
-		for _, col := range s.PhoneColumns[1:] {
-			idx, err := r.Column(col)
+	for k, pc := range s.PhoneColumns {
+		p := phoneCol{col: m.cols[FieldPhone], name: pc.Column, typeCol: -1, typeName: pc.TypeColumn}
+		if k > 0 {
+			idx, err := r.Column(pc.Column)
 			if err != nil {
 				at(sheetKey("fields.phone_number"), err)
 			}
-			m.phoneCols = append(m.phoneCols, idx)
-			m.phoneNames = append(m.phoneNames, col)
+			p.col = idx
 		}
-		m.phoneCols = append([]int{m.cols[FieldPhone]}, m.phoneCols...)
-		m.phoneNames = append([]string{m.names[FieldPhone]}, m.phoneNames...)
+		if pc.TypeColumn != "" {
+			idx, err := r.Column(pc.TypeColumn)
+			if err != nil {
+				at(sheetKey("fields.phone_number"), fmt.Errorf("type_column of %q: %w", pc.Column, err))
+			}
+			p.typeCol = idx
+		}
+		if kind, what := phoneLineKind(pc.Column); kind == lineNotDialled {
+			p.notDialled = what
+		}
+		m.phones = append(m.phones, p)
 	}
 	dncKey, consentKey := "do_not_call", "consent.column"
 	if s.DoNotCall != nil {
@@ -448,6 +496,9 @@ type ContactReader struct {
 	// unclearDNC counts the cells of mapped do-not-call flag columns that
 	// say neither yes nor no, whose rows are called.
 	unclearDNC int
+	// notDialled counts the columns of phone_number, over the sheets read
+	// so far, whose header names a line callrun never dials.
+	notDialled int
 }
 
 // NewContactReader prepares to read the campaign's contacts.
@@ -510,6 +561,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		}
 	}
 	cr.unmappedDoNotCall(i, r, m)
+	cr.passedOver(i, m)
 	var se *sheet.Error
 	if cr.SheetFailed != nil && errors.As(err, &se) {
 		cr.SheetFailed(i, se)
@@ -517,6 +569,32 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 	}
 	return err
 }
+
+// passedOver tells cr.SheetNote, once sheet i is read, of each column of
+// its phone_number whose header names a line callrun never dials (which
+// it counts for [ContactReader.NotDialledColumns]), and of the numbers
+// passed over for what their type cell says.
+func (cr *ContactReader) passedOver(i int, m *sheetMap) {
+	file := cr.f.Sheets[i].File
+	for _, p := range m.phones {
+		if p.notDialled == "" {
+			continue
+		}
+		cr.notDialled++
+		if cr.SheetNote != nil {
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: phone_number lists column %q, which is named for %s: callrun does not call its numbers; %d row(s) have one there, and were called at their next phone column, if any; remove the column from phone_number", file, p.name, p.notDialled, p.rows))
+		}
+	}
+	if m.typeSkipped > 0 && cr.SheetNote != nil {
+		cr.SheetNote(i, fmt.Sprintf("sheet %s: %d number(s) were not called because their type column names a line no person answers or another person's (a fax, a pager, an assistant; %s); their rows were called at their next number, if any", file, m.typeSkipped, m.typeSkippedExample))
+	}
+}
+
+// NotDialledColumns counts, over the sheets read so far, the columns of
+// phone_number whose header names a line callrun never dials (an
+// assistant's, a fax, a pager): mapped by hand, they are read and passed
+// over, and plan --strict fails on them.
+func (cr *ContactReader) NotDialledColumns() int { return cr.notDialled }
 
 // eachRecord calls fn for every record of r until the end of the sheet,
 // checking ctx every thousand records.
@@ -587,41 +665,16 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 			c.Fields[FieldLastName] = last
 		}
 	}
-	raw := c.Fields[FieldPhone]
-	readPhone := func(raw string) (phone.Number, error) { return cr.readPhone(raw, spec, rules, anyCountry, country) }
-	ph, err := readPhone(raw)
-	if err != nil && len(m.phoneCols) > 1 {
-		// The first cell of the listed columns that reads as a number this
-		// campaign calls; else the first cell's reason.
-		var firstErr error
-		errCol := ""
-		for k, col := range m.phoneCols {
-			cell := strings.TrimSpace(fields[col])
-			if cell == "" {
-				continue
-			}
-			p, perr := readPhone(cell)
-			if perr == nil {
-				ph, err, raw, c.PhoneColumn = p, nil, cell, m.phoneNames[k]
-				break
-			}
-			if firstErr == nil {
-				firstErr, errCol = perr, m.phoneNames[k]
-			}
-		}
-		if err != nil && firstErr != nil {
-			err, c.PhoneColumn = firstErr, errCol
-		}
-		if err != nil && firstErr == nil {
-			err = fmt.Errorf("phone number is empty in every phone column (%s)", strings.Join(m.phoneNames, ", "))
-		}
-	} else if len(m.phoneCols) > 1 {
-		c.PhoneColumn = m.phoneNames[0]
+	ph, raw, column, err := cr.readRowPhone(c.Row, m, fields, func(raw string) (phone.Number, error) {
+		return cr.readPhone(raw, spec, rules, anyCountry, country)
+	})
+	if len(m.phones) > 1 {
+		c.PhoneColumn = column
 	}
 	if err != nil {
 		invalid(FieldPhone, "%s", err.Error())
-		if c.Field == FormFields[FieldPhone] && len(m.phoneCols) > 1 {
-			c.Column = c.PhoneColumn
+		if c.Field == FormFields[FieldPhone] && len(m.phones) > 1 {
+			c.Column = column
 		}
 	} else {
 		c.Phone, c.Fields[FieldPhone], c.Country, c.Kind, c.Warning = ph.E164, ph.E164, ph.Region, ph.Kind, ph.Repair
@@ -683,6 +736,132 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	c.Status = ToCall
 	c.DoNotCall = cr.suppress != nil && cr.suppress.OnDoNotCall(c.Phone)
 	c.Held = cr.suppress.heldBack(c.Phone)
+}
+
+// readRowPhone returns the number a row is called at, read by read: the
+// first number, in the order of the sheet's phone columns and, within a
+// cell that lists several (phone.Split), in its order, that reads as one
+// the campaign calls. It passes over a column whose header names a line
+// callrun never dials and a number whose type cell does (a fax, a pager,
+// an assistant's line). Columns with a type column trade places among
+// themselves by the kind of line their type cell names, as init orders
+// the columns it maps: a mobile first, then the person's own lines, then
+// work (Google Contacts' `Phone 2` mobile before its `Phone 1` work line);
+// a number whose type cell names a company's main line is tried after
+// every other. raw is the cell or the part of it the number was read
+// from, column its column. When no number can be called, err is the
+// first one's reason (else why the numbers there were passed over), and
+// column its column.
+func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, read func(string) (phone.Number, error)) (ph phone.Number, raw, column string, err error) {
+	var firstErr, passed error
+	var errCol, passedCol string
+	try := func(p *phoneCol, cell string) bool {
+		parts := phone.Split(cell)
+		if parts == nil {
+			parts = []string{cell}
+		}
+		for _, part := range parts {
+			n, perr := read(part)
+			if perr == nil {
+				ph, raw, column = n, part, p.name
+				return true
+			}
+			if firstErr == nil {
+				firstErr, errCol = perr, p.name
+			}
+		}
+		return false
+	}
+	// The columns to try, in the list's order; typed holds the places of
+	// those with a type column, and their kinds, to be ordered below.
+	order, typed := m.tryOrder[:0], m.typedKinds[:0]
+	for k := range m.phones {
+		p := &m.phones[k]
+		if strings.TrimSpace(fields[p.col]) == "" {
+			continue
+		}
+		if p.notDialled != "" {
+			p.rows++
+			if passed == nil {
+				passed, passedCol = fmt.Errorf("column %q is named for %s, which callrun does not call", p.name, p.notDialled), p.name
+			}
+			continue
+		}
+		if p.typeCol >= 0 {
+			tk := m.typeKind(fields[p.typeCol])
+			if tk.kind == lineNotDialled {
+				typeCell := strings.TrimSpace(fields[p.typeCol])
+				if m.typeSkipped++; m.typeSkippedExample == "" {
+					m.typeSkippedExample = fmt.Sprintf("row %d: column %q says %q", row, p.typeName, typeCell)
+				}
+				if passed == nil {
+					passed, passedCol = fmt.Errorf("column %q says %q: the number in column %q is %s, which callrun does not call", p.typeName, typeCell, p.name, tk.what), p.name
+				}
+				continue
+			}
+			typed = append(typed, typedPhone{at: len(order), k: k, kind: tk.kind})
+		}
+		order = append(order, k)
+	}
+	if len(typed) > 1 {
+		// The typed columns' places, refilled in the order of their kinds
+		// (stable: two mobiles keep the list's order); a company's main
+		// line leaves its place and goes last.
+		places := m.typedPlaces[:0]
+		for _, t := range typed {
+			places = append(places, t.at)
+		}
+		slices.SortStableFunc(typed, func(a, b typedPhone) int { return cmp.Compare(a.kind, b.kind) })
+		var last []int
+		for i, t := range typed {
+			if t.kind == lineCompanyMain {
+				last = append(last, t.k)
+				order[places[i]] = -1
+				continue
+			}
+			order[places[i]] = t.k
+		}
+		order = append(slices.DeleteFunc(order, func(k int) bool { return k < 0 }), last...)
+		m.typedPlaces = places
+	} else if len(typed) == 1 && typed[0].kind == lineCompanyMain {
+		order = append(slices.Delete(order, typed[0].at, typed[0].at+1), typed[0].k)
+	}
+	m.tryOrder, m.typedKinds = order, typed
+	for _, k := range order {
+		if try(&m.phones[k], strings.TrimSpace(fields[m.phones[k].col])) {
+			return ph, raw, column, nil
+		}
+	}
+	switch {
+	case firstErr != nil:
+		return phone.Number{}, "", errCol, firstErr
+	case passed != nil:
+		return phone.Number{}, "", passedCol, passed
+	case len(m.phones) > 1:
+		names := make([]string, len(m.phones))
+		for k, p := range m.phones {
+			names[k] = p.name
+		}
+		return phone.Number{}, "", "", fmt.Errorf("phone number is empty in every phone column (%s)", strings.Join(names, ", "))
+	}
+	_, err = read("")
+	return phone.Number{}, "", "", err
+}
+
+// typeKind returns what a type cell says of its number, read once for
+// each distinct cell of the sheet.
+func (m *sheetMap) typeKind(cell string) typeKind {
+	tk, ok := m.typeKinds[cell]
+	if !ok {
+		if m.typeKinds == nil {
+			m.typeKinds = map[string]typeKind{}
+		}
+		tk.kind, tk.what = phoneLineKind(cell)
+		if len(m.typeKinds) < 1000 { // a sheet has a few labels; free text is read each time
+			m.typeKinds[strings.Clone(cell)] = tk
+		}
+	}
+	return tk
 }
 
 // rowRules returns the phone rules a row of sheet sheetIdx is read with:

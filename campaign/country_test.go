@@ -22,6 +22,13 @@ func judgeFiles(t *testing.T, files map[string]string) []Contact {
 // lists as loaded, with their problems.
 func judgeFilesSuppressing(t *testing.T, files map[string]string) ([]Contact, *Suppression) {
 	t.Helper()
+	return judgeFilesWith(t, files, nil)
+}
+
+// judgeFilesWith is judgeFilesSuppressing that hands the contact reader
+// to use, when not nil, before it reads.
+func judgeFilesWith(t *testing.T, files map[string]string, use func(*ContactReader)) ([]Contact, *Suppression) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -38,7 +45,11 @@ func judgeFilesSuppressing(t *testing.T, files map[string]string) ([]Contact, *S
 		t.Fatal(err)
 	}
 	var out []Contact
-	err = f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+	cr := f.NewContactReader(norm, sup)
+	if use != nil {
+		use(cr)
+	}
+	err = cr.Each(context.Background(), func(c *Contact) error {
 		out = append(out, *c)
 		return nil
 	})

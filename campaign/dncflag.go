@@ -337,10 +337,6 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 		return nil, err
 	}
 	defer r.Close()
-	phoneCols := m.phoneCols
-	if len(phoneCols) == 0 {
-		phoneCols = []int{m.cols[FieldPhone]}
-	}
 	err = eachRecord(ctx, r, func(rec sheet.Record) error {
 		if rec.Err != nil {
 			return nil
@@ -350,20 +346,20 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 			return nil
 		}
 		rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
-		for _, col := range phoneCols {
-			raw := spec.Set[FormFields[FieldPhone]]
-			if col >= 0 {
-				raw = strings.TrimSpace(rec.Fields[col])
-			}
+		// Every phone column, those a call passes over (a fax, a type
+		// cell's pager) too.
+		for _, p := range m.phones {
+			raw := strings.TrimSpace(rec.Fields[p.col])
 			if raw == "" {
 				continue
 			}
 			ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
 			numbers := []string{ph.E164}
 			if err != nil {
-				// A cell its own call cannot use (two numbers, an
-				// extension) still names whom not to call: every number
-				// it may mean, as a suppression file's entry does.
+				// A cell its own call cannot use whole (several numbers,
+				// an extension) still names whom not to call: every
+				// number it may mean, each of a list included, as a
+				// suppression file's entry does.
 				regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
 				numbers = cr.norm.Readings(raw, regions)
 			}

@@ -151,10 +151,25 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	if agent == "" {
 		agent = strings.Join(strings.Fields(strings.NewReplacer("_", " ", "-", " ").Replace(base)), " ") + " calls"
 	}
-	type row struct{ Field, Column, Note string }
+	// row is one line under fields:, or with List a field whose entries
+	// go on lines of their own.
+	type row struct {
+		Field, Column, Note string
+		List                []string
+	}
 	var mapped, todo []row
 	for _, f := range FormFields {
 		switch {
+		case f == "phone_number" && slices.ContainsFunc(g.phoneTypes, func(t string) bool { return t != "" }):
+			r := row{Field: f, Note: "each row is called at the first of these that reads as a number; a number whose type column names a fax, a pager or an assistant is not"}
+			for i, c := range g.phones {
+				if t := g.phoneTypes[i]; t != "" {
+					r.List = append(r.List, fmt.Sprintf("{column: %q, type_column: %q}", c, t))
+				} else {
+					r.List = append(r.List, fmt.Sprintf("%q", c))
+				}
+			}
+			mapped = append(mapped, r)
 		case f == "phone_number" && len(g.phones) > 1:
 			quoted := make([]string, len(g.phones))
 			for i, c := range g.phones {
@@ -181,6 +196,12 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	}
 	for _, c := range g.phones {
 		used[c] = true
+	}
+	for _, c := range g.phoneTypes {
+		used[c] = true
+	}
+	for _, c := range g.notDialledCols {
+		used[c] = true // listed as not called
 	}
 	nameColumn := ""
 	if nameSplit {
@@ -215,7 +236,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
 		"Countries": g.countries, "Others": g.others, "CountryColumn": g.country, "NameColumn": nameColumn,
-		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent,
+		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent, "NotDialled": g.notDialled,
 	})
 	return g.notes, err
 }
@@ -228,10 +249,12 @@ var initTemplate = template.Must(template.New("init").Parse(`# Campaign file wri
 name: {{.Name}}    # names the state directory .callrun/{{.Name}}
 service:
   # The service and your OAuth client. Keep secrets in the environment.
-  base_url: ${CALLRUN_BASE_URL}
+  base_url: ${CALLRUN_BASE_URL}                   # the live service: https://app.aisync.link
   client_id: ${CALLRUN_CLIENT_ID}
   client_secret: ${CALLRUN_CLIENT_SECRET}
   redirect_uri: http://127.0.0.1:8765/callback   # as registered with the OAuth client
+  authorize_url: https://app.aisync.link/oauth/authorize   # where auth login sends you to approve it: the live service's
+  scope: "*"                                     # the live service wants one: "*" is full access
 agents:
   - name: {{printf "%q" .Agent}}
     # TODO: what the agent says and does on the call. plan refuses the file
@@ -247,7 +270,14 @@ sheets:
     # The header holds: {{range $i, $h := .Header}}{{if $i}}, {{end}}{{printf "%q" $h}}{{end}}
     fields:                      # form field: CSV column
 {{- range .Mapped}}
+{{- if .List}}
+      {{.Field}}:{{if .Note}}    # {{.Note}}{{end}}
+{{- range .List}}
+        - {{.}}
+{{- end}}
+{{- else}}
       {{.Field}}: {{.Column}}{{if .Note}}    # {{.Note}}{{end}}
+{{- end}}
 {{- end}}
 {{- range .Todo}}
       # {{.Field}}: ""           # no column recognised; map one if the sheet has it
@@ -257,6 +287,9 @@ sheets:
 {{- end}}
 {{- if .Unused}}
     # Not sent: {{range $i, $h := .Unused}}{{if $i}}, {{end}}{{printf "%q" $h}}{{end}}
+{{- end}}
+{{- if .NotDialled}}
+    # Not called (no person answers them, or they are another person's): {{range $i, $h := .NotDialled}}{{if $i}}, {{end}}{{$h}}{{end}}
 {{- end}}
 {{- if .DoNotCall}}
     do_not_call: {{.DoNotCall}}    # the CRM's do-not-call flag: a row whose cell says yes (1, true, yes, x) is never called

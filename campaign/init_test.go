@@ -50,23 +50,9 @@ func TestInitGolden(t *testing.T) {
 	for _, file := range sheets {
 		name := filepath.Base(file)
 		t.Run(name, func(t *testing.T) {
-			r, err := sheet.Open(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rows [][]string
-			for {
-				rec, err := r.Next()
-				if err != nil {
-					break
-				}
-				if rec.Err == nil {
-					rows = append(rows, slices.Clone(rec.Fields))
-				}
-			}
-			r.Close()
+			header, rows := sheetRows(t, file)
 			var b bytes.Buffer
-			if _, err := WriteInit(&b, InitOptions{Sheet: name, SheetName: name, Header: r.Header(), Rows: rows}); err != nil {
+			if _, err := WriteInit(&b, InitOptions{Sheet: name, SheetName: name, Header: header, Rows: rows}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("init", name+".yaml.golden"), b.Bytes())
@@ -76,7 +62,7 @@ func TestInitGolden(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, name), data, 0o644)
 			path := filepath.Join(dir, "campaign.yaml")
 			os.WriteFile(path, b.Bytes(), 0o644)
-			_, err = Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+			_, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
 			var fe *FileError
 			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "TODO placeholder") {
 				t.Fatalf("an unfilled init file was accepted: %v", err)
@@ -100,6 +86,27 @@ func TestInitGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sheetRows reads a sheet's header and its rows (those that read), as
+// callrun init gives them to WriteInit.
+func sheetRows(t *testing.T, path string) (header []string, rows [][]string) {
+	t.Helper()
+	r, err := sheet.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		if rec.Err == nil {
+			rows = append(rows, slices.Clone(rec.Fields))
+		}
+	}
+	return r.Header(), rows
 }
 
 // TestInitMapsAccountFields: given the account's own fields (as init
@@ -230,5 +237,25 @@ func TestInitCountryHeaders(t *testing.T) {
 	}
 	if g := guessSheet([]string{"Phone", "Land"}, [][]string{{"+49 30 1234567", "Flurstück 12"}, {"030 1234568", "Acker"}}, ""); g.country != "" {
 		t.Errorf("a Land column of plots was read as countries: %q", g.country)
+	}
+}
+
+// TestInitCountsAddUp: when init cannot tell the region, the cells it
+// says are written with +country add up by country, those that read as
+// no country's number (a typo, +800) counted too.
+func TestInitCountsAddUp(t *testing.T) {
+	rows := [][]string{
+		{"+44 20 7946 0958"}, {"+44 1481 256789"}, {"+44 1481 256790"}, {"+1 212 555 0101"}, {"+1 415 555 0102"}, {"+800 1234 5678"},
+		{"020 7946 0001"}, {"020 7946 0002"}, {"(212) 555-0103"}, {"212 555 0104"}, {"01481 256791"}, {"07700 900123"}, {"0161 496 0000"},
+	}
+	g := guessSheet([]string{"Phone"}, rows, "")
+	const want = "(6 of 13 are written with +country: GB 1, GG 2, US 2, and 1 that read as no country's number)"
+	if g.region != "TODO" || !strings.Contains(g.regionNote, want) {
+		t.Fatalf("region %q, note %q; want TODO and %q", g.region, g.regionNote, want)
+	}
+	// And where every one reads as a country's, none is said to be none.
+	g = guessSheet([]string{"Phone"}, rows[:5], "")
+	if !strings.Contains(g.regionNote, "(5 of 5 are written with +country: GB 1, GG 2, US 2)") {
+		t.Errorf("note %q", g.regionNote)
 	}
 }

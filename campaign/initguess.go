@@ -26,6 +26,14 @@ type sheetGuess struct {
 	countries  []string // the countries the sheet is meant to reach
 	others     string   // the countries seen otherwise, for a comment
 	notes      []string // what init tells the person
+
+	// phoneTypes holds, for each of phones, the column that says each
+	// row's kind of number ("Phone 1 - Type"), or "".
+	phoneTypes []string
+	// notDialled are the columns of phone numbers left out for the line
+	// they name, each with what it is: "Business Fax" (a fax);
+	// notDialledCols are their headers.
+	notDialled, notDialledCols []string
 }
 
 // Words of column headers (folded). A phone word names a phone column; a
@@ -112,17 +120,29 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 		return float64(n) / float64(len(vals))
 	}
 
-	// Phone columns: a phone word and values written as numbers; failing
-	// that, a weak word or no word and values that leave no doubt.
+	// Phone columns: a phone word and values written as numbers (or a
+	// header that names a phone line and nothing else, whose first rows
+	// are empty: a later row may hold a contact's only number there);
+	// failing that, a weak word or no word and values that leave no
+	// doubt. A column of another person's line, or of a device no person
+	// answers, is never called: it is told, not mapped.
 	var strong, weak []int
+	kinds := map[int]lineKind{}
 	for c, h := range header {
-		if h == "" || hasWord(h, []string{"fax"}) {
+		if h == "" {
 			continue
 		}
 		vals := cells(c)
 		s := share(vals, phoneLike)
+		named := len(vals) == 0 && (len(rows) == 0 || phoneLineHeader(h))
+		kind, what := phoneLineKind(h)
+		kinds[c] = kind
 		switch {
-		case hasWord(h, strongPhoneWords) && (s >= 0.5 || (len(vals) == 0 && len(rows) == 0)):
+		case kind == lineNotDialled && (named || (s >= 0.5 && len(vals) > 0)):
+			g.notDialled = append(g.notDialled, fmt.Sprintf("%q (%s)", h, what))
+			g.notDialledCols = append(g.notDialledCols, h)
+		case kind == lineNotDialled:
+		case hasWord(h, strongPhoneWords) && (s >= 0.5 || named):
 			strong = append(strong, c)
 		case s >= 0.8 && len(vals) > 0:
 			weak = append(weak, c)
@@ -132,20 +152,30 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	if len(chosen) == 0 {
 		chosen = weak
 	}
-	// Mobile columns first: the number that reaches the person.
-	sort.SliceStable(chosen, func(i, j int) bool {
-		return hasWord(header[chosen[i]], mobileWords) && !hasWord(header[chosen[j]], mobileWords)
-	})
-	if len(chosen) > 3 {
-		chosen = chosen[:3]
-	}
+	// In the order of their kind: the mobile first, the number that
+	// reaches the person, then their other own lines, then work, then a
+	// company's switchboard.
+	sort.SliceStable(chosen, func(i, j int) bool { return kinds[chosen[i]] < kinds[chosen[j]] })
+	var typed []string
 	for _, c := range chosen {
 		g.phones = append(g.phones, header[c])
+		typeCol := ""
+		if t := typeColumnOf(header, c); t >= 0 {
+			typeCol = header[t]
+			typed = append(typed, fmt.Sprintf("%q for %q", typeCol, header[c]))
+		}
+		g.phoneTypes = append(g.phoneTypes, typeCol)
 	}
 	if len(g.phones) == 0 {
 		g.notes = append(g.notes, "No column of phone numbers was found (by its name and its values): the file's phone_number is TODO, and plan refuses it until you write the column's name there.")
 	} else if len(g.phones) > 1 {
 		g.notes = append(g.notes, fmt.Sprintf("Phone columns: %s; each row is called at the first of them that holds a number it can call.", strings.Join(g.phones, ", ")))
+	}
+	if len(typed) > 0 {
+		g.notes = append(g.notes, fmt.Sprintf("Type columns: %s; a number whose type names a fax, a pager or an assistant is not called.", strings.Join(typed, ", ")))
+	}
+	if len(g.notDialled) > 0 {
+		g.notes = append(g.notes, fmt.Sprintf("Not called, as no person answers them or they are another person's: %s.", strings.Join(g.notDialled, ", ")))
 	}
 
 	// The country column: a country word and values that are countries.
@@ -191,7 +221,15 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	var national []string
 	for _, name := range g.phones {
 		c := slices.Index(header, name)
+		var vals []string
 		for _, v := range cells(c) {
+			if parts := phone.Split(v); parts != nil {
+				vals = append(vals, parts...)
+			} else {
+				vals = append(vals, v)
+			}
+		}
+		for _, v := range vals {
 			phoneCells++
 			s := strings.TrimPrefix(v, "'")
 			if rest, ok := strings.CutPrefix(s, "00"); ok {
@@ -249,7 +287,7 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 			g.region = "TODO"
 			g.regionNote = "the sheet does not say which country its numbers without +country are in"
 			if plusCells > 0 {
-				g.regionNote += fmt.Sprintf(" (%d of %d are written with +country: %s)", plusCells, phoneCells, seen(plusCountries))
+				g.regionNote += fmt.Sprintf(" (%d of %d are written with +country: %s)", plusCells, phoneCells, plusSeen(seen(plusCountries), plusCells, plusCountries))
 			}
 			g.regionNote += ": write its two-letter code (US, GB, DE, ...)"
 		}
@@ -282,6 +320,24 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 		g.others = seen(other)
 	}
 	return g
+}
+
+// plusSeen is what init says of the cells written with +country, by
+// country (seen, as counted in byCountry), adding those that are no valid
+// number of one country (a typo, +800), so that the counts add up to all
+// of them.
+func plusSeen(seen string, all int, byCountry map[string]int) string {
+	rest := all
+	for _, n := range byCountry {
+		rest -= n
+	}
+	switch {
+	case rest == 0:
+		return seen
+	case seen == "":
+		return fmt.Sprintf("%d that read as no country's number", rest)
+	}
+	return fmt.Sprintf("%s, and %d that read as no country's number", seen, rest)
 }
 
 // nationalValid reports whether at least half of the cells, numbers

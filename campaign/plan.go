@@ -120,6 +120,11 @@ type Plan struct {
 	// say neither yes nor no, whose rows are called; a warning names the
 	// first of each column.
 	UnclearDoNotCall int `json:"unclear_do_not_call,omitempty"`
+	// NotDialledColumns counts the columns of the sheets' phone_number
+	// whose header names a line callrun never dials (an assistant's, a
+	// fax, a pager); a warning names each, and how many rows had a number
+	// there.
+	NotDialledColumns int `json:"not_dialled_phone_columns,omitempty"`
 	// FlaggedNumbers counts the numbers the sheets' do_not_call: columns
 	// flag, or whose consent cell withdraws consent
 	// ([Suppression.Flagged]), in every shard: run puts them on the
@@ -369,6 +374,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	}
 	p.UnmappedDoNotCall = cr.UnmappedDoNotCall()
 	p.UnclearDoNotCall = cr.UnclearDoNotCall()
+	p.NotDialledColumns = cr.NotDialledColumns()
 	if opts.Suppress != nil {
 		p.FlaggedNumbers = len(opts.Suppress.flagged)
 	}

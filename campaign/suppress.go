@@ -113,23 +113,25 @@ func (s *Suppression) heldBack(number string) *store.HeldError {
 var suppressionHeaders = []string{"number", "nummer", "rufnummer", "numerodetelephone", "phonenumbers", "donotcall", "dnc", "msisdn", "e164"}
 
 // suppressionSample is how many rows of a suppression file are read to
-// choose its number column.
+// choose its number columns.
 const suppressionSample = 64
 
 // LoadSuppression reads the suppression files, and the numbers the
 // sheets' do_not_call: columns flag ([File.ReadFlagged]), streamed: memory
 // grows with the numbers, not the files. In each, the first row is a header
-// only if none of its cells reads as a phone number; the number column is
-// the one named in the campaign file, else the one whose first rows read
-// as numbers most often (a header such as Phone, Mobile, Number, Telefon
-// or Téléphone breaking ties). Every number an entry may mean is
-// suppressed (see phone.Normalizer.Readings): read with the campaign's
-// region and each sheet's, and each country a sheet may call, with and
-// without a lost '+', each number of a cell that holds several. An entry
-// that means no number at all is listed in Problems (plan --strict fails
-// on it) and otherwise ignored; a file most of whose entries mean no
-// number is an error (a *FileError) that stops plan and run before any
-// call: it names the file, the column tried and two of its cells.
+// only if none of its cells reads as a phone number; the numbers are read
+// from the columns named in the campaign file, else from every column of
+// numbers (see [numberSources]): a do-not-call report with a Phone and a
+// Mobile column blocks both, and a registry download in an area code
+// column and a number column is read joined. Every number an entry may
+// mean is suppressed (see phone.Normalizer.Readings): read with the
+// campaign's region and each sheet's, and each country a sheet may call,
+// with and without a lost '+', each number of a cell that holds several.
+// An entry that means no number at all, and a row that cannot be read,
+// are listed in Problems (plan --strict fails on them) and otherwise
+// ignored; a file with a column most of whose entries mean no number is
+// an error (a *FileError) that stops plan and run before any call: it
+// names the file, the column and two of its cells.
 func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
 	regions := f.suppressionRegions()
@@ -150,7 +152,7 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 }
 
 // ReadNumbers reads a file of phone numbers as a suppression file is
-// read (the number column named, or chosen from the first rows; every
+// read (the number column named, or every column of numbers; every
 // number an entry may mean), for `callrun suppress import`. It returns
 // the numbers in E.164, sorted, and the entries that are no number
 // (Problems, Ignored). An error names the file.
@@ -189,6 +191,83 @@ func (f *File) suppressionRegions() []string {
 	return regions
 }
 
+// numberSource is where a suppression file's rows hold numbers: one
+// column, or an area code column and the number column right after it,
+// read joined (the US National Do Not Call Registry's downloads, and
+// state registries', are "201,5550123"). It counts the entries it read
+// and those that mean no number.
+type numberSource struct {
+	col, area int    // the column of the numbers and of their area codes (-1: none)
+	name      string // for messages: column "Mobile", columns "AreaCode" and "PhoneNumber"
+	field     string // for the problems: the header of col, or its name
+	entries   int
+	unread    int
+	examples  []string // the first two entries that are no number
+}
+
+// readings returns every number the source's cells in fields may mean
+// (see phone.Normalizer.Readings); an empty cell, nil and empty true.
+func (src *numberSource) readings(fields []string, norm *phone.Normalizer, regions []string) (cell string, numbers []string, empty bool) {
+	cell = strings.TrimSpace(fields[src.col])
+	if cell == "" {
+		return "", nil, true
+	}
+	numbers = norm.Readings(cell, regions)
+	if src.area >= 0 {
+		if area := strings.TrimSpace(fields[src.area]); area != "" {
+			cell = joinAreaCode(area, cell)
+			for _, n := range norm.Readings(cell, regions) {
+				if !slices.Contains(numbers, n) {
+					numbers = append(numbers, n)
+				}
+			}
+		}
+	}
+	return cell, numbers, false
+}
+
+// joinAreaCode writes an area code and a number as one: "2015550123" for
+// "201" and "5550123", "(201) 555-0123" for "(201)" and "555-0123".
+func joinAreaCode(area, number string) string {
+	if onlyDigits(area) && onlyDigits(number) {
+		return area + number
+	}
+	return area + " " + number
+}
+
+func onlyDigits(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+}
+
+// isAreaCode reports whether a cell can be an area code: one to five
+// digits, perhaps in parentheses or after a '+' (a country code column
+// reads the same way).
+func isAreaCode(cell string) bool {
+	d := strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(cell), "("), ")"), "+")
+	return len(d) <= 5 && onlyDigits(d)
+}
+
+// restOfNumber reports whether a cell can be a number without its area
+// code: four to eight digits, perhaps grouped by a space, '-' or '.'.
+func restOfNumber(cell string) bool {
+	d := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' || r == '.' {
+			return -1
+		}
+		return r
+	}, cell)
+	return len(d) >= 4 && len(d) <= 8 && onlyDigits(d)
+}
+
+// areaPair reports whether two cells, side by side, are an area code and
+// the rest of a number that read as a number joined. The number alone
+// may read too, as a number of some other country: both are suppressed
+// (see numberSource.readings).
+func areaPair(area, number string, norm *phone.Normalizer, regions []string) bool {
+	area, number = strings.TrimSpace(area), strings.TrimSpace(number)
+	return isAreaCode(area) && restOfNumber(number) && len(norm.Readings(joinAreaCode(area, number), regions)) > 0
+}
+
 // load adds the numbers of suppression file p, found at path; fail makes
 // its errors.
 func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, norm *phone.Normalizer, regions []string, fail func(format string, args ...any) error) error {
@@ -198,18 +277,11 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, nor
 	}
 	defer r.Close()
 	header := r.Header()
-	// The rows read to choose the column; the header among them when it
-	// is a number.
+	named := p.Names()
+	// The rows read to choose the columns; the header among them when
+	// it is a number.
 	var sample []sheet.Record
-	headerIsData := false
-	if p.Column == "" {
-		for _, h := range header {
-			if len(norm.Readings(h, regions)) > 0 {
-				headerIsData = true
-				break
-			}
-		}
-	}
+	headerIsData := len(named) == 0 && rowOfNumbers(header, norm, regions)
 	if headerIsData {
 		sample = append(sample, sheet.Record{Row: 1, Fields: header})
 	}
@@ -226,55 +298,61 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, nor
 		}
 		sample = append(sample, rec)
 	}
-	col := 0
-	if p.Column != "" {
-		if col, err = r.Column(p.Column); err != nil {
-			return fail("%v", err)
+	var srcs []*numberSource
+	if len(named) > 0 {
+		cols := make([]int, len(named))
+		for i, name := range named {
+			if cols[i], err = r.Column(name); err != nil {
+				return fail("%v", err)
+			}
 		}
+		srcs = namedSources(header, cols, sample, norm, regions)
 	} else {
-		col = numberColumn(header, headerIsData, sample, norm, regions)
+		srcs = numberSources(header, headerIsData, sample, norm, regions)
 	}
-	colName := fmt.Sprintf("column %d", col+1)
-	if !headerIsData && header[col] != "" {
-		colName = fmt.Sprintf("column %q", header[col])
-	}
-	var entries, unread int
-	var examples []string
 	add := func(rec sheet.Record) {
-		if rec.Err != nil || col >= len(rec.Fields) {
-			return
-		}
-		cell := strings.TrimSpace(rec.Fields[col])
-		if cell == "" {
-			return
-		}
-		entries++
-		numbers := norm.Readings(cell, regions)
-		if len(numbers) == 0 {
-			unread++
-			if len(examples) < 2 {
-				examples = append(examples, fmt.Sprintf("row %d: %q", rec.Row, cell))
+		if rec.Err != nil {
+			// A row that cannot be read may hold a number in any of
+			// the columns: it counts as an entry of each that is no
+			// number, and is listed once.
+			for _, src := range srcs {
+				src.entries++
+				if src.unread++; len(src.examples) < 2 {
+					src.examples = append(src.examples, fmt.Sprintf("row %d: %s", rec.Row, rowReason(rec.Err)))
+				}
 			}
 			if s.Ignored++; len(s.Problems) < maxSuppressionProblems {
-				_, _, perr := norm.Normalize(cell, regions[0])
-				msg := "not a phone number"
-				if perr != nil {
-					msg = perr.Error()
-				}
-				field := colName
-				if !headerIsData {
-					field = header[col]
-				}
-				s.Problems = append(s.Problems, RowProblem{File: p.File, Row: rec.Row, Field: field, Message: msg})
+				s.Problems = append(s.Problems, RowProblem{File: p.File, Row: rec.Row, Message: rowReason(rec.Err)})
 			}
 			return
 		}
-		for _, e164 := range numbers {
-			s.set[phoneKey(e164)] = struct{}{}
-		}
-		if len(numbers) > 1 {
-			if s.Several++; s.Example == "" {
-				s.Example = fmt.Sprintf("%s row %d, %q: %s", p.File, rec.Row, cell, strings.Join(numbers, ", "))
+		for _, src := range srcs {
+			cell, numbers, empty := src.readings(rec.Fields, norm, regions)
+			if empty {
+				continue
+			}
+			src.entries++
+			if len(numbers) == 0 {
+				if src.unread++; len(src.examples) < 2 {
+					src.examples = append(src.examples, fmt.Sprintf("row %d: %q", rec.Row, cell))
+				}
+				if s.Ignored++; len(s.Problems) < maxSuppressionProblems {
+					_, _, perr := norm.Normalize(cell, regions[0])
+					msg := "not a phone number"
+					if perr != nil {
+						msg = perr.Error()
+					}
+					s.Problems = append(s.Problems, RowProblem{File: p.File, Row: rec.Row, Field: src.field, Message: msg})
+				}
+				continue
+			}
+			for _, e164 := range numbers {
+				s.set[phoneKey(e164)] = struct{}{}
+			}
+			if len(numbers) > 1 {
+				if s.Several++; s.Example == "" {
+					s.Example = fmt.Sprintf("%s row %d, %q: %s", p.File, rec.Row, cell, strings.Join(numbers, ", "))
+				}
 			}
 		}
 	}
@@ -286,20 +364,139 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, nor
 			return fail("reading suppression file %s: %v", p.File, err)
 		}
 	}
-	if unread*2 > entries {
-		how := fmt.Sprintf("name the column that holds the numbers: suppress: [{file: %s, column: <its header>}]", p.File)
-		if p.Column != "" {
-			how = "check that column: names the column of phone numbers"
+	for _, src := range srcs {
+		if src.unread*2 <= src.entries {
+			continue
 		}
-		return fail("suppression file %s: %d of its %d entries in %s do not read as phone numbers (%s), so it would block almost nobody; %s",
-			p.File, unread, entries, colName, strings.Join(examples, ", "), how)
+		what := "it would block almost nobody"
+		if len(srcs) > 1 {
+			what = "the numbers listed there would be called"
+		}
+		how := fmt.Sprintf("name the column that holds the numbers: suppress: [{file: %s, column: <its header>}]", p.File)
+		switch {
+		case len(named) > 0:
+			how = "check that column: names the column of phone numbers"
+		case len(srcs) > 1:
+			how = fmt.Sprintf("name the columns that hold numbers: suppress: [{file: %s, columns: [<their headers>]}]", p.File)
+		}
+		return fail("suppression file %s: %d of its %d entries in %s do not read as phone numbers (%s), so %s; %s",
+			p.File, src.unread, src.entries, src.name, strings.Join(src.examples, ", "), what, how)
 	}
 	return nil
 }
 
-// numberColumn chooses a suppression file's number column from its first
-// rows: the column with the most cells that read as numbers; among equals,
-// one whose header reads as a phone column, then the leftmost.
+// rowOfNumbers reports whether the cells of a first row are numbers,
+// not a header: one of them reads as a phone number, or two side by side
+// as an area code and the rest of a number.
+func rowOfNumbers(cells []string, norm *phone.Normalizer, regions []string) bool {
+	for c, cell := range cells {
+		if len(norm.Readings(strings.TrimSpace(cell), regions)) > 0 || c > 0 && areaPair(cells[c-1], cell, norm, regions) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberSources chooses where a suppression file's numbers are, from its
+// header and first rows: each column most of whose cells there read as
+// numbers, and each whose header names a phone column (Phone, Mobile,
+// Telefon, ...) and that has no cell there, so that a column filled
+// further down is not left out. A column most of whose cells are the rest
+// of a number that the column before completes (an area code) is read
+// with it. With no such column, the one whose cells read as numbers most
+// often is read, a phone header breaking ties (see numberColumn), so that
+// a file of no numbers is named by its likeliest column.
+func numberSources(header []string, headerIsData bool, sample []sheet.Record, norm *phone.Normalizer, regions []string) []*numberSource {
+	area := areaColumns(len(header), sample, norm, regions)
+	var srcs []*numberSource
+	for c := range header {
+		if c+1 < len(header) && area[c+1] {
+			continue // the area codes of the column after
+		}
+		src := newNumberSource(header, headerIsData, c, area[c])
+		nonEmpty, reads := 0, 0
+		for _, rec := range sample {
+			if rec.Err != nil {
+				continue
+			}
+			if _, numbers, empty := src.readings(rec.Fields, norm, regions); !empty {
+				nonEmpty++
+				if len(numbers) > 0 {
+					reads++
+				}
+			}
+		}
+		if reads > 0 && reads*2 >= nonEmpty || nonEmpty == 0 && !headerIsData && phoneHeader(header[c]) {
+			srcs = append(srcs, src)
+		}
+	}
+	if len(srcs) == 0 {
+		c := numberColumn(header, headerIsData, sample, norm, regions)
+		srcs = append(srcs, newNumberSource(header, headerIsData, c, false))
+	}
+	return srcs
+}
+
+// namedSources are the columns the campaign file names, each read with
+// the area code column before it when its cells are the rest of numbers
+// that column completes; a named area code column is read with the
+// column after it.
+func namedSources(header []string, cols []int, sample []sheet.Record, norm *phone.Normalizer, regions []string) []*numberSource {
+	area := areaColumns(len(header), sample, norm, regions)
+	var srcs []*numberSource
+	for _, c := range cols {
+		if c+1 < len(header) && area[c+1] {
+			c++
+		}
+		if !slices.ContainsFunc(srcs, func(s *numberSource) bool { return s.col == c }) {
+			srcs = append(srcs, newNumberSource(header, false, c, area[c]))
+		}
+	}
+	return srcs
+}
+
+// areaColumns reports, for each column, whether most of its cells in the
+// sample are the rest of a number whose area code is in the column
+// before (see areaPair).
+func areaColumns(width int, sample []sheet.Record, norm *phone.Normalizer, regions []string) []bool {
+	area := make([]bool, width)
+	for c := 1; c < width; c++ {
+		nonEmpty, pairs := 0, 0
+		for _, rec := range sample {
+			if rec.Err != nil || c >= len(rec.Fields) || strings.TrimSpace(rec.Fields[c]) == "" {
+				continue
+			}
+			nonEmpty++
+			if areaPair(rec.Fields[c-1], rec.Fields[c], norm, regions) {
+				pairs++
+			}
+		}
+		area[c] = pairs > 0 && pairs*2 >= nonEmpty
+	}
+	return area
+}
+
+// newNumberSource is column c of a suppression file, with the column
+// before it as its area codes if withArea.
+func newNumberSource(header []string, headerIsData bool, c int, withArea bool) *numberSource {
+	src := &numberSource{col: c, area: -1, name: fmt.Sprintf("column %d", c+1), field: fmt.Sprintf("column %d", c+1)}
+	if !headerIsData && header[c] != "" {
+		src.name, src.field = fmt.Sprintf("column %q", header[c]), header[c]
+	}
+	if withArea {
+		src.area = c - 1
+		src.name = fmt.Sprintf("columns %d and %d", c, c+1)
+		if !headerIsData && header[c-1] != "" && header[c] != "" {
+			src.name = fmt.Sprintf("columns %q and %q", header[c-1], header[c])
+		}
+	}
+	return src
+}
+
+// numberColumn chooses a suppression file's likeliest number column from
+// its first rows: the column with the most cells that read as numbers;
+// among equals, one whose header reads as a phone column, then the
+// leftmost.
 func numberColumn(header []string, headerIsData bool, sample []sheet.Record, norm *phone.Normalizer, regions []string) int {
 	best, bestScore := 0, -1
 	for c := range header {

@@ -35,10 +35,24 @@ func (l *loader) validate(f *File) {
 	for i, s := range f.Suppress {
 		key := fmt.Sprintf("suppress[%d]", i)
 		if strings.TrimSpace(s.File) == "" {
-			l.problem(key, "a suppression file needs its path: suppress: [dnc.csv] or [{file: dnc.csv, column: Phone}]")
+			l.problem(key, "a suppression file needs its path: suppress: [dnc.csv], [{file: dnc.csv, column: Phone}] or [{file: dnc.csv, columns: [Phone, Mobile]}]")
 			continue
 		}
 		l.checkReadable(key, f.Path(s.File), "suppression file")
+		if s.Column != "" && len(s.Columns) > 0 {
+			l.problem(key, "suppression file %s has both column: and columns:; list every column under columns: [%q, ...]", s.File, s.Column)
+		}
+		seen := map[string]bool{}
+		for _, c := range s.Columns {
+			folded := strings.ToLower(strings.TrimSpace(c))
+			switch {
+			case folded == "":
+				l.problem(key+".columns", "suppression file %s lists an empty column name", s.File)
+			case seen[folded]:
+				l.problem(key+".columns", "suppression file %s lists the column %q twice", s.File, c)
+			}
+			seen[folded] = true
+		}
 		if err := sheet.CheckEncoding(s.Encoding); err != nil {
 			l.problem(key+".encoding", "%v", err)
 		}
@@ -286,8 +300,9 @@ func (l *loader) validateSheets(f *File) {
 			l.problem(key+".fields", "map the phone number: fields: {phone_number: <CSV column>}")
 		}
 		seenCol := map[string]bool{}
-		for _, c := range s.PhoneColumns {
+		for _, pc := range s.PhoneColumns {
 			fk := key + ".fields.phone_number"
+			c := pc.Column
 			switch {
 			case strings.TrimSpace(c) == "":
 				l.problem(fk, "phone_number lists an empty column name")
@@ -295,6 +310,8 @@ func (l *loader) validateSheets(f *File) {
 				l.problem(fk, "phone_number is still TODO: callrun init found no column of phone numbers in %s; write the name of the column that holds them (or several: phone_number: [Mobile, Phone])", s.File)
 			case seenCol[strings.ToLower(c)]:
 				l.problem(fk, "phone_number lists the column %q twice", c)
+			case pc.TypeColumn != "" && strings.EqualFold(strings.TrimSpace(pc.TypeColumn), strings.TrimSpace(c)):
+				l.problem(fk, "phone_number's column %q is its own type_column: name the column that says each number's kind (Mobile, Work Fax)", c)
 			}
 			seenCol[strings.ToLower(c)] = true
 		}

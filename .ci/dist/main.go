@@ -1,7 +1,8 @@
 // Command dist writes callrun's release archives: for each system and
 // architecture, callrun_<version>_<os>_<arch>.tar.gz (.zip for Windows)
-// holding the binary, README.md, LICENSE and the quickstart example (so
-// that the README's first command runs in the unpacked folder), and a
+// holding the binary, README.md, LICENSE, the docs and the examples (so
+// that the README's first command runs in the unpacked folder and every
+// link of its pages works there), and a
 // SHA256SUMS file over them all. `make dist VERSION=v1.2.3` runs it from the repository's root:
 //
 //	go run ./.ci/dist -version v1.2.3 -out dist
@@ -47,8 +48,12 @@ import (
 var Targets = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
 
 // archiveDocs returns the files beside the binary in every archive, with
-// "/": the README and the pages it links (so that its links work in the
-// unpacked folder), the licence, and the quickstart example.
+// "/": the README and the pages it links, the licence, and every file of
+// examples/ that git tracks (the pages link to the quickstart, the cron
+// and systemd units, the CI workflows, the Kubernetes files and the
+// outcomes walkthrough, and those use the other examples' sheets), so that
+// every link works in the unpacked folder; what git does not track there
+// (the state a rehearsal left, with its contacts) is never packed.
 func archiveDocs() ([]string, error) {
 	pages, err := filepath.Glob(filepath.Join("docs", "*.md"))
 	if err != nil {
@@ -59,7 +64,16 @@ func archiveDocs() ([]string, error) {
 	for _, p := range pages {
 		files = append(files, filepath.ToSlash(p))
 	}
-	return append(files, "examples/quickstart/campaign.yaml", "examples/quickstart/contacts.csv", "examples/quickstart/prompts/reminder.txt"), nil
+	out, err := exec.Command("git", "ls-files", "-z", "--", "examples").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing the examples git tracks: %w", err)
+	}
+	examples := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	if len(examples) == 0 || examples[0] == "" {
+		return nil, errors.New("git tracks no file under examples/ (run from the repository's root)")
+	}
+	sort.Strings(examples)
+	return append(files, examples...), nil
 }
 
 // versionRE is what -version accepts: a tag-like version, which becomes

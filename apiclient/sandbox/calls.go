@@ -149,7 +149,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 		c.Status, c.Outcome = d.after, "500-after-placing"
 	}
 	s.scheduleWebhookLocked(a.Agent, callID, form.Get("phone_number"))
-	s.scheduleDeliveriesLocked(callID, form)
+	s.scheduleDeliveriesLocked(callID, agentID, form)
 	s.mu.Unlock()
 
 	if d.odd == oddStall {
@@ -157,7 +157,11 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 		return
 	}
 	if !s.answerAfter(w, d) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "success", "call_id": callID, "agent_id": agentID})
+		answer := map[string]string{"status": "success", "call_id": callID, "agent_id": agentID}
+		if s.opts.AnswerWithoutCallID {
+			delete(answer, "call_id")
+		}
+		writeJSON(w, http.StatusOK, answer)
 	}
 }
 

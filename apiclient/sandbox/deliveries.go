@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -21,16 +24,33 @@ const (
 
 // AccountWebhook configures the account webhooks (Setup > Webhooks on the
 // live service): after a call is placed, its events call.started,
-// call.answered and call.ended are POSTed as a form to URL with the
-// contact's fields (the call start's form, less local_presence_number
-// and override_agent_id) and event. A delivery the receiver does not
-// answer 2xx is sent again after Retry, doubled each time up to MaxRetry,
-// Attempts times in all. The zero value delivers nothing.
+// call.answered and call.ended are POSTed to URL with the contact's fields
+// (the call start's form, less local_presence_number and
+// override_agent_id) and event, as a form unless Shape says otherwise. A
+// delivery the receiver does not answer 2xx is sent again after Retry,
+// doubled each time up to MaxRetry, Attempts times in all. The zero value
+// delivers nothing.
 type AccountWebhook struct {
 	URL      string
 	Retry    time.Duration // first wait after a failed delivery; 0 -> 100ms
 	MaxRetry time.Duration // longest wait; 0 -> 5s
 	Attempts int           // attempts per delivery; 0 -> 20
+	// Shape is how the deliveries are written: one of Shapes; empty is
+	// ShapeForm.
+	Shape string
+	// SigningSecret, when set, signs every envelope (ShapeEnvelope, and
+	// ShapeMixed's envelopes) in its SignatureField; see SignEnvelope.
+	// Without it an envelope has no signature member. It is an error
+	// with a shape that never sends an envelope.
+	SigningSecret string
+	// CallerNumber, when set, is the envelope's data.caller_number, as a
+	// service that writes there the line it calls from; empty writes
+	// the contact's phone_number there.
+	CallerNumber string
+	// TranscriptBytes is the length of the transcript an envelope's
+	// call.ended carries; 0 is a two-line dialogue. A large one makes
+	// the bodies of hundreds of KiB real services send.
+	TranscriptBytes int
 	// ShareDuplicate is the share of acknowledged deliveries sent once
 	// more, as a service does whose acknowledgement was lost.
 	ShareDuplicate float64
@@ -58,9 +78,16 @@ type AccountWebhook struct {
 // Delivery is one account webhook delivery in the deliveries ledger, with
 // its attempts.
 type Delivery struct {
-	Seq       int        `json:"seq"` // 1-based, in order of the first attempt
-	CallID    string     `json:"call_id"`
-	Event     string     `json:"event"`
+	Seq     int    `json:"seq"` // 1-based, in order of the first attempt
+	CallID  string `json:"call_id"`
+	AgentID string `json:"agent_id"`
+	Event   string `json:"event"`
+	// Shape is how the delivery went over the wire, one of Shapes but
+	// ShapeMixed.
+	Shape string `json:"shape"`
+	// Form holds the delivery's fields: the contact's, the event (but
+	// in ShapeContactOnly), and the opt-out and forged status where
+	// they apply. Shape says how they were written.
 	Form      url.Values `json:"form"`
 	Duplicate bool       `json:"duplicate,omitempty"` // a second sending of an acknowledged delivery
 	Late      bool       `json:"late,omitempty"`      // held back AccountWebhook.LateBy
@@ -85,8 +112,9 @@ func (s *Server) Deliveries() []Delivery {
 	return out
 }
 
-// scheduleDeliveriesLocked arranges the account webhooks of a placed call.
-func (s *Server) scheduleDeliveriesLocked(callID string, form url.Values) {
+// scheduleDeliveriesLocked arranges the account webhooks of a call placed
+// with agent agentID.
+func (s *Server) scheduleDeliveriesLocked(callID, agentID string, form url.Values) {
 	aw := s.opts.AccountWebhook
 	if aw.URL == "" || s.closed {
 		return
@@ -100,16 +128,16 @@ func (s *Server) scheduleDeliveriesLocked(callID string, form url.Values) {
 	optOut := drawShare(s.rngHook, aw.ShareOptOut)
 	forged := drawShare(s.rngHook, aw.ShareForged)
 	s.hookStartLocked()
-	go s.deliverEvents(callID, contact, optOut, forged)
+	go s.deliverEvents(Delivery{CallID: callID, AgentID: agentID}, contact, optOut, forged)
 }
 
-// deliverEvents sends a call's three events: call.started at once,
-// call.answered halfway through, call.ended when it ends; or, with
-// OutOfOrder, all three after it ended, last first. A late one goes on
-// its own after LateBy. With optOut, call.ended says the person opted
-// out; with forged, a forger sends a call.ended to a wrong secret once
-// the call ended.
-func (s *Server) deliverEvents(callID string, contact url.Values, optOut, forged bool) {
+// deliverEvents sends the three events of call (its CallID and AgentID):
+// call.started at once, call.answered halfway through, call.ended when it
+// ends; or, with OutOfOrder, all three after it ended, last first. A late
+// one goes on its own after LateBy. With optOut, call.ended says the
+// person opted out; with forged, a forger sends a call.ended to a wrong
+// secret once the call ended. Each delivery takes its shape here.
+func (s *Server) deliverEvents(call Delivery, contact url.Values, optOut, forged bool) {
 	defer s.hookDone()
 	aw := s.opts.AccountWebhook
 	half := s.opts.CallDuration / 2
@@ -127,12 +155,10 @@ func (s *Server) deliverEvents(callID string, contact url.Values, optOut, forged
 		if !s.sleep(st.wait) {
 			return
 		}
-		form := cloneValues(contact)
-		form.Set("event", st.event)
+		d := s.delivery(call, st.event, contact)
 		if st.event == EventEnded && optOut {
-			form.Set(aw.OptOutField, aw.OptOutValue)
+			d.Form.Set(aw.OptOutField, aw.OptOutValue)
 		}
-		d := Delivery{CallID: callID, Event: st.event, Form: form}
 		if !s.draw(aw.ShareLate) {
 			s.sendWithDuplicate(d)
 			continue
@@ -149,11 +175,24 @@ func (s *Server) deliverEvents(callID string, contact url.Values, optOut, forged
 		}()
 	}
 	if forged {
-		form := cloneValues(contact)
-		form.Set("event", EventEnded)
-		form.Set("status", "forged")
-		s.sendDelivery(Delivery{CallID: callID, Event: EventEnded, Form: form, Forged: true})
+		d := s.delivery(call, EventEnded, contact)
+		d.Form.Set("status", "forged")
+		d.Forged = true
+		s.sendDelivery(d)
 	}
+}
+
+// delivery makes the delivery of event for call, with the contact's
+// fields, in the shape AccountWebhook.Shape gives it.
+func (s *Server) delivery(call Delivery, event string, contact url.Values) Delivery {
+	s.mu.Lock()
+	call.Shape = pickShape(s.opts.AccountWebhook.Shape, s.rngHook)
+	s.mu.Unlock()
+	call.Event, call.Form = event, cloneValues(contact)
+	if call.Shape != ShapeContactOnly {
+		call.Form.Set("event", event)
+	}
+	return call
 }
 
 // sendWithDuplicate sends d, and once more, as a duplicate, for the share
@@ -224,7 +263,7 @@ func (s *Server) sendDelivery(d Delivery) bool {
 			}
 			wait = min(2*wait, aw.MaxRetry)
 		}
-		status, problem := s.post(target, d.Form)
+		status, problem := s.post(target, d)
 		s.noteDelivery(idx, status, problem)
 		if problem == "" {
 			s.logf("sandbox: account webhook %s for %s -> %d%s", d.Event, d.CallID, status, forgedNote(d.Forged))
@@ -264,15 +303,20 @@ func forgeURL(target string, rng *mrand.Rand) string {
 	return u.String()
 }
 
-// post sends one attempt; problem is empty when it was acknowledged.
-func (s *Server) post(target string, form url.Values) (status int, problem string) {
+// post sends one attempt of d, written in its shape as now; problem is
+// empty when it was acknowledged.
+func (s *Server) post(target string, d Delivery) (status int, problem string) {
+	w, err := s.encode(d, s.now())
+	if err != nil {
+		return 0, "encoding the delivery: " + err.Error()
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, webhookTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(w.body))
 	if err != nil {
 		return 0, err.Error()
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Content-Type", w.contentType)
 	req.Header.Set("User-Agent", "callrun-sandbox")
 	resp, err := s.hookClient.Do(req)
 	if err != nil {
@@ -301,14 +345,37 @@ func (s *Server) noteDelivery(idx, status int, problem string) {
 	d.Acked = problem == ""
 }
 
-// checkAccountWebhook fills AccountWebhook's defaults and checks it.
-func checkAccountWebhook(aw *AccountWebhook) error {
+// Validate reports whether aw is usable: no negative durations, counts or
+// lengths, shares within [0, 1], a known shape, and a signing secret only
+// with a shape that sends envelopes. `callrun sandbox` checks its flags
+// with it; NewServer and Listen check the same.
+func (aw AccountWebhook) Validate() error {
 	share := func(x float64) bool { return x >= 0 && x <= 1 }
 	if aw.Retry < 0 || aw.MaxRetry < 0 || aw.Attempts < 0 || aw.LateBy < 0 {
 		return fmt.Errorf("account webhook: negative retry, attempts or delay of late deliveries")
 	}
 	if !share(aw.ShareDuplicate) || !share(aw.ShareLate) || !share(aw.ShareForged) || !share(aw.ShareOptOut) {
 		return fmt.Errorf("account webhook: a share of duplicate, late, forged deliveries or of opt-outs outside [0, 1]")
+	}
+	if aw.Shape != "" && !slices.Contains(Shapes, aw.Shape) {
+		return fmt.Errorf("account webhook: unknown shape %q (want one of %s)", aw.Shape, strings.Join(Shapes, ", "))
+	}
+	if aw.SigningSecret != "" && aw.Shape != ShapeEnvelope && aw.Shape != ShapeMixed {
+		return fmt.Errorf("account webhook: a signing secret signs envelopes, and shape %q sends none (use %s or %s)", cmp.Or(aw.Shape, ShapeForm), ShapeEnvelope, ShapeMixed)
+	}
+	if aw.TranscriptBytes < 0 {
+		return fmt.Errorf("account webhook: negative transcript length")
+	}
+	return nil
+}
+
+// checkAccountWebhook checks aw and fills its defaults.
+func checkAccountWebhook(aw *AccountWebhook) error {
+	if err := aw.Validate(); err != nil {
+		return err
+	}
+	if aw.Shape == "" {
+		aw.Shape = ShapeForm
 	}
 	if aw.Retry == 0 {
 		aw.Retry = 100 * time.Millisecond

@@ -70,7 +70,10 @@
 // local_presence_number, if present, must be exactly Yes or No (all 422); a
 // pending agent answers 409 {"error":"agent_not_active"}. override_agent_id
 // is recorded but has no effect. A valid call is placed and answered 200
-// {"status":"success","call_id":"call_<n>","agent_id":...}.
+// {"status":"success","call_id":"call_<n>","agent_id":...}, the call_id
+// its webhooks and envelopes name; whether the live service's answer
+// carries a call id is not documented, and Options.AnswerWithoutCallID
+// leaves it out.
 //
 // Errors are JSON: {"error": "<code>", "message": "<text>"} from the API and
 // {"error": "<code>", "error_description": "<text>"} from the OAuth
@@ -117,6 +120,23 @@
 // (ShareOptOut). Server.Deliveries is their ledger; Server.WaitWebhooks
 // waits until every webhook scheduled so far is done.
 //
+// AccountWebhook.Shape writes the deliveries as the service's
+// documentation shows them in its two versions, or as other senders
+// write the same fields: ShapeForm (the default: the contact's fields
+// and event), ShapeContactOnly (the contact's fields alone: no event, no
+// id), ShapeEnvelope (JSON {"event", "timestamp", "data": {"call_id",
+// "agent_id", "caller_number", "duration", "status", "transcript",
+// "recording_url"}, "signature"}), and the variants ShapeArray (a JSON
+// array of the delivery), ShapeMultipart (multipart/form-data), ShapeCase
+// (keys as phoneNumber, phone-number or Phone_Number) and ShapeNested
+// (the contact under "contact"); ShapeMixed draws one for each delivery.
+// An envelope is stamped and, with AccountWebhook.SigningSecret, signed
+// at each sending, so a retry differs from the first in its timestamp
+// and signature alone. Its signature member comes last and holds
+// "sha256=" and the hex HMAC-SHA256 of the envelope's bytes without that
+// member (SignEnvelope): the documentation's verify_signature over the
+// payload as it was before the signature was added.
+//
 // # Faults
 //
 // Faults apply by default to call-start requests only; with Scope "api" to
@@ -150,6 +170,7 @@
 //
 // For people and scripts, without authentication:
 //
+//	GET  /healthz                         200 {"status": "ok"}: it listens (scripts wait for it)
 //	GET  /_sandbox/ledger                 the ledger, as Server.Calls
 //	GET  /_sandbox/agents                 all agents, as Server.Agents
 //	GET  /_sandbox/webhooks               webhook attempts, as Server.Webhooks

@@ -19,8 +19,6 @@ import (
 )
 
 const (
-	formType    = "application/x-www-form-urlencoded"
-	jsonType    = "application/json"
 	redirectURI = "http://127.0.0.1:8765/callback"
 	phone       = "+15551234567"
 )
@@ -1378,5 +1376,18 @@ func TestRemovedAgentsEndpointIsGone(t *testing.T) {
 	e.want(e.call(ep, url.Values{"phone_number": {phone}}), 404, "not_found")
 	if len(e.srv.Agents()) != 0 || len(e.srv.Calls()) != 0 {
 		t.Errorf("after removal: agents %v, ledger %v", e.srv.Agents(), e.srv.Calls())
+	}
+}
+
+// TestHealthz: GET /healthz answers 200 {"status": "ok"} without
+// authentication, for scripts that wait until the sandbox listens.
+func TestHealthz(t *testing.T) {
+	e := newEnv(t, Options{})
+	r := e.do(http.MethodGet, "/healthz", "", "")
+	if r.Err != nil || r.Status != http.StatusOK || r.Body["status"] != "ok" {
+		t.Errorf("GET /healthz: %d %q %v", r.Status, r.Raw, r.Err)
+	}
+	if r := e.do(http.MethodPost, "/healthz", "", ""); r.Status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /healthz: %d %q", r.Status, r.Raw)
 	}
 }

@@ -75,6 +75,12 @@ type Options struct {
 	// NewestFirst lists agents newest first; false lists them in creation
 	// order, oldest first. Live services list either way.
 	NewestFirst bool
+	// AnswerWithoutCallID leaves call_id out of a placed call's answer.
+	// The service's documentation does not show whether the call
+	// endpoint's answer carries a call id; the sandbox gives one by
+	// default (call_<n>, the id its webhooks and envelopes carry), and
+	// this shows a client the other reading.
+	AnswerWithoutCallID bool
 	// AccountWebhook, when its URL is set, delivers every placed call's
 	// account webhooks there, with retries and its own faults; see
 	// AccountWebhook and Server.Deliveries.
@@ -253,6 +259,7 @@ func newServer(opts Options) *Server {
 		"/api/ai/agent/create":            {post, s.handleCreate},
 		"/api/ai/agent/list":              {get, s.handleList},
 		"/api/ai/agent/call-endpoint":     {get, s.handleCallEndpoint},
+		"/healthz":                        {get, adminAction(func() {})},
 		"/_sandbox/ledger":                {get, inspect(s.Calls)},
 		"/_sandbox/agents":                {get, inspect(s.Agents)},
 		"/_sandbox/webhooks":              {get, inspect(s.Webhooks)},

@@ -17,7 +17,9 @@
 //     reason: the formula or the value is to fix in the sheet.
 //  2. A cell holding two numbers ("555-1234 / 555-9876", "... or ...") is
 //     an error asking to split them: two runs of six or more digits apart
-//     by a list separator or a word.
+//     by a list separator or a word. The list a cell may hold on purpose
+//     (" ::: " as Google Contacts writes it, ";" or a line break) is
+//     [Split] into its numbers first, each read on its own.
 //  3. Excel's scientific notation ("1.4155550132E+10", or with a decimal
 //     comma as European Excel writes it) is repaired, with a warning, only
 //     when the mantissa spells out every digit of the number and the
@@ -267,7 +269,7 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		return Number{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
 	}
 	if holdsTwo(s) {
-		return Number{}, fmt.Errorf("%q holds more than one phone number: put one number in the cell (split the others into rows of their own)", s)
+		return Number{}, errHoldsTwo(s)
 	}
 
 	// A number exported as a decimal (pandas, Google Sheets, a number cell
@@ -309,7 +311,7 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		return fmt.Sprintf("%q", s)
 	}
 	if len(digits) >= 2*minTwoDigits && splitsInTwo(s, region, core) {
-		return Number{}, fmt.Errorf("%q holds more than one phone number: put one number in the cell (split the others into rows of their own)", s)
+		return Number{}, errHoldsTwo(s)
 	}
 
 	// "00" is the international prefix almost everywhere, but a national
@@ -523,11 +525,55 @@ func (r reading) phone(repair string) Number {
 	return Number{E164: r.e164, Region: r.region, Kind: r.kind, Repair: repair}
 }
 
+// errHoldsTwo is the error of a cell that holds more than one number in
+// a shape Split does not take apart.
+func errHoldsTwo(cell string) error {
+	return fmt.Errorf("%q holds more than one phone number: put one number in the cell, or list them apart by \";\" to have each tried in turn", cell)
+}
+
+// Split returns the numbers of a cell that lists several on purpose, in
+// order: apart by " ::: " (as Google Contacts writes a field's values), by
+// ";" or by line breaks. Each part is trimmed; empty ones are dropped. It
+// returns nil when the cell is not such a list: it has none of these
+// separators, or one of its parts has fewer than six digits (an extension
+// or a dialling suffix after ";", a note on a second line), so that the
+// cell is read whole and refused as it would be otherwise. Other shapes of
+// two numbers ("555-1234 / 555-9876", "..., ...", "... or ...") are not
+// split: which number is meant there is less sure. A '/' inside one
+// number ("030/1234567") stays part of it. The contact reader offers each
+// number of a list in turn, as it offers the next phone column.
+func Split(cell string) []string {
+	if !strings.ContainsAny(cell, ":;\n\r") {
+		return nil
+	}
+	parts := strings.FieldsFunc(strings.ReplaceAll(cell, ":::", ";"), func(r rune) bool { return r == ';' || r == '\n' || r == '\r' })
+	out := parts[:0]
+	for _, p := range parts {
+		if p = strings.TrimFunc(p, isSpace); p == "" {
+			continue
+		}
+		digits := 0
+		for _, r := range p {
+			if unicode.IsDigit(r) {
+				digits++
+			}
+		}
+		if digits < minTwoDigits {
+			return nil
+		}
+		out = append(out, p)
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
 // holdsTwo reports whether a cell holds more than one number: two
 // runs of at least six digits apart by a list separator (",", ";", "/",
-// "|", "&", a line break) or by a word ("or", "oder", ...). A '/' between
-// an area code and the rest ("030/1234567", as German numbers are often
-// written) leaves one run shorter than six.
+// "|", "&", ":", a line break) or by a word ("or", "oder", ...). A '/'
+// between an area code and the rest ("030/1234567", as German numbers are
+// often written) leaves one run shorter than six.
 func holdsTwo(s string) bool {
 	long, run := 0, 0
 	end := func() {
@@ -554,7 +600,7 @@ func holdsTwo(s string) bool {
 		switch {
 		case unicode.IsDigit(r):
 			run++
-		case r == ',' || r == ';' || r == '/' || r == '|' || r == '&' || r == '\n' || r == '\r':
+		case r == ',' || r == ';' || r == '/' || r == '|' || r == '&' || r == ':' || r == '\n' || r == '\r':
 			end()
 		}
 	}

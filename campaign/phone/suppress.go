@@ -101,10 +101,10 @@ func plainDigits(s string) bool {
 }
 
 // splitList splits a cell that holds several numbers at its list
-// separators (, ; / | & line breaks and words such as "or").
+// separators (, ; / | & : line breaks and words such as "or").
 func splitList(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool {
-		return strings.ContainsRune(",;/|&\n\r\t", r) || unicode.IsLetter(r)
+		return strings.ContainsRune(",;/|&:\n\r\t", r) || unicode.IsLetter(r)
 	})
 }
 

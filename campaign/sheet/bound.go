@@ -61,7 +61,7 @@ func (f *feeder) Read(p []byte) (int, error) {
 		if !f.mid {
 			f.line++
 			switch {
-			case f.size == 0 && (string(line) == "\n" || string(line) == "\r\n"):
+			case f.size == 0 && string(line) == "\n":
 				f.start = f.line + 1 // a blank line, which encoding/csv skips
 			case f.size > 0 && f.line-f.start >= f.maxLines:
 				return 0, &tooLarge{start: f.start, lines: f.line - f.start, size: f.size}

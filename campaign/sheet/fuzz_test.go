@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,7 +22,9 @@ import (
 // numbers must increase strictly, and every record must either have one
 // field per header column or an error. Read again with small bounds to a
 // record, the records must be the same up to where the bound stops the
-// sheet: the bound only ever stops the reading early.
+// sheet: the bound only ever stops the reading early. Read again with
+// every line end written as a bare CR, as Excel for Mac writes them, the
+// records and errors must be the same.
 func FuzzSheetReader(f *testing.F) {
 	for _, name := range []string{"highlevel_export.csv", "european_semicolon.csv", "excel_damaged.csv", "tabs.tsv"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sheets", name))
@@ -36,6 +39,7 @@ func FuzzSheetReader(f *testing.F) {
 		"a,A\n", ",,\n", "PK\x03\x04", "a,b\n\x00", "a,b\n\xff,1\n", "\n\na,b\r\n\r\n1,2",
 		"a,b\n1,0123456789abcdefghijklmnopqrstuvwxyz\n3,4\n", "a,b\n\"1\n2\n3\n4\n5\",6\n", "a,b,c\n1,2\n3,4,5,\n", "Title\n\na,b\n1,2\n",
 		"a,b\n1,2\n\nReport\n\"Copyright (c) x\"\n", "a,b\n1,2\n\nReport\n3,4\n", "Title,,\nSub,,\na,b,c\n1,2,3\n",
+		"Name,Phone\rAda,1\r\"Gr\race\",2\r", "\ufeffsep=;\rName;Phone\r\r;\rAda;1\r\n\"x\r\ny\";2\r\r\r", "a,b\r\n1,2\r3,\"4\r\n", "a\r\r\n\r",
 	} {
 		f.Add([]byte(s))
 	}
@@ -94,6 +98,20 @@ func FuzzSheetReader(f *testing.F) {
 		if fatal == nil && len(bounded) != len(all) {
 			t.Fatalf("%d records with a bound and no error, %d without", len(bounded), len(all))
 		}
+		mac := bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\r")), []byte("\n"), []byte("\r"))
+		// The one message that differs: what is not UTF-8 names the Mac's
+		// code page when the lines end with a bare CR.
+		allErr := errText(fatalOf(newReader("fuzz.csv", bytes.NewReader(data))))
+		allErr = strings.Replace(allErr, (&Reader{}).notUTF8(), (&Reader{ends: &lineEnds{bareCR: true}}).notUTF8(), 1)
+		macRecs, macFatal := readAllRecords(newReader("fuzz.csv", bytes.NewReader(mac)))
+		if errText(macFatal) != allErr || len(macRecs) != len(all) {
+			t.Fatalf("with CR line ends: %d records, error %v; with the file's own: %d, error %s", len(macRecs), macFatal, len(all), allErr)
+		}
+		for i, r := range macRecs {
+			if a := all[i]; a.Row != r.Row || !slices.Equal(a.Fields, r.Fields) || errText(a.Err) != errText(r.Err) {
+				t.Fatalf("with CR line ends: row %d %q %v; with the file's own: row %d %q %v", r.Row, r.Fields, r.Err, a.Row, a.Fields, a.Err)
+			}
+		}
 	})
 }
 
@@ -111,6 +129,12 @@ func readAllRecords(s *Reader, err error) (rows []Record, fatal error) {
 		}
 		rows = append(rows, rec)
 	}
+}
+
+// fatalOf is the error that ends the reading of a sheet, nil if none.
+func fatalOf(s *Reader, err error) error {
+	_, fatal := readAllRecords(s, err)
+	return fatal
 }
 
 func errText(err error) string {

@@ -81,8 +81,9 @@ type Record struct {
 
 // Reader streams the records of one contact sheet; memory does not
 // grow with the sheet. It detects a UTF-8 byte order mark, the delimiter
-// (',', ';' or tab) and Excel's "sep=" line; it reads CRLF or LF line
-// ends and quoted fields holding newlines. It reads rows as Excel and
+// (',', ';' or tab) and Excel's "sep=" line; it reads LF, CRLF or bare CR
+// line ends (Excel for Mac, Numbers), mixed in one file or not, and
+// quoted fields holding newlines. It reads rows as Excel and
 // CRM reports write them: a row short of trailing fields reads them as
 // empty, one empty field past the header's last is ignored, and a title
 // block above the header or a report footer below the data is skipped
@@ -92,6 +93,7 @@ type Record struct {
 type Reader struct {
 	name    string
 	closer  io.Closer
+	ends    *lineEnds
 	feed    *feeder
 	cr      *csv.Reader
 	header  []string
@@ -143,7 +145,8 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 	fail := func(msg string) (*Reader, error) {
 		return nil, &Error{File: name, Msg: msg}
 	}
-	br := bufio.NewReaderSize(r, bufSize)
+	ends := &lineEnds{r: r}
+	br := bufio.NewReaderSize(ends, bufSize)
 	head, err := br.Peek(bufSize)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return fail("cannot read the sheet: " + err.Error())
@@ -155,7 +158,7 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 		br.Discard(3)
 		head = head[3:]
 	}
-	s := &Reader{name: name}
+	s := &Reader{name: name, ends: ends}
 	// Excel writes "sep=;" as a first line to name the delimiter, and
 	// does not show it as a row.
 	if d, n := excelSepLine(head); n > 0 {
@@ -180,8 +183,8 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 		return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", humanSize(int64(maxBytes))))
 	case err != nil:
 		var se *Error
-		if errors.As(err, &se) && se.Msg == notUTF8 {
-			return fail(notUTF8)
+		if errors.As(err, &se) && se.Msg == s.notUTF8() {
+			return fail(se.Msg)
 		}
 		if errors.As(err, &se) {
 			return fail("the header row cannot be read: " + se.Msg)
@@ -324,7 +327,16 @@ func rowSpan(first, last int) string {
 // campaign's plan and run show them.
 func (s *Reader) Notes() []string { return slices.Clone(s.notes) }
 
-const notUTF8 = "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8, or name its code page in the campaign file (encoding: windows-1252 for most Western European exports)"
+// notUTF8 says that the sheet is not UTF-8 and what to do. A file whose
+// lines end with a bare CR is most likely Excel for Mac's "CSV
+// (Macintosh)" or "Comma Separated Values", which are written in the Mac's
+// code page: the message names that one.
+func (s *Reader) notUTF8() string {
+	if s.ends != nil && s.ends.bareCR {
+		return "the sheet is not UTF-8 text: its lines end with a bare CR, as in Excel for Mac's \"CSV (Macintosh)\" and \"Comma Separated Values\", which Excel writes in the Mac's code page: name it in the campaign file (encoding: macintosh), or in Excel use File > Save As > CSV UTF-8"
+	}
+	return "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8, or name its code page in the campaign file (encoding: windows-1252 for most Western European exports)"
+}
 
 // sniff returns why head is not a CSV text file, or "". Workbooks
 // (.xlsx) and UTF-16 text never get here: OpenWith reads them.
@@ -350,8 +362,6 @@ func excelSepLine(head []byte) (delim rune, n int) {
 	}
 	rest := head[5:]
 	switch {
-	case bytes.HasPrefix(rest, []byte("\r\n")):
-		return d, 7
 	case bytes.HasPrefix(rest, []byte("\n")):
 		return d, 6
 	case len(rest) == 0:
@@ -588,7 +598,7 @@ func (s *Reader) read() (Record, error) {
 	s.advance(rec, nil)
 	for _, f := range rec {
 		if !utf8.ValidString(f) {
-			s.err = &Error{File: s.name, Row: s.row, Msg: notUTF8}
+			s.err = &Error{File: s.name, Row: s.row, Msg: s.notUTF8()}
 			return Record{}, s.err
 		}
 	}

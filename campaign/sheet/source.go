@@ -41,12 +41,15 @@ func CheckEncoding(name string) error {
 
 func lookupEncoding(name string) (encoding.Encoding, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if n == "" || n == "utf-8" || n == "utf8" {
+	switch n {
+	case "", "utf-8", "utf8":
 		return nil, nil
+	case "macroman", "mac roman", "mac-roman", "mac_roman", "x-macroman":
+		n = "macintosh" // the names people know Mac Roman by, which the WHATWG list lacks
 	}
 	e, err := htmlindex.Get(n)
 	if err != nil {
-		return nil, fmt.Errorf("unknown encoding %q: name a code page such as windows-1252, iso-8859-15 or shift_jis", name)
+		return nil, fmt.Errorf("unknown encoding %q: name a code page such as windows-1252, iso-8859-15, macintosh (Mac Roman) or shift_jis", name)
 	}
 	return e, nil
 }
@@ -96,11 +99,16 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	return s, nil
 }
 
-// GuessEncoding returns "windows-1252" when the start of the text file at
-// path is not UTF-8 but reads cleanly in the Windows code page (no byte it
+// GuessEncoding returns the code page of the text file at path when its
+// start is not UTF-8 but reads cleanly in that code page (no byte it
 // leaves undefined, no control character but tab and line ends), and ""
 // otherwise: UTF-8, UTF-16 with its mark, a workbook, or a file it cannot
-// tell. callrun init writes it into the campaign file it drafts.
+// tell. A file whose lines end with a bare CR is taken for Excel for
+// Mac's "CSV (Macintosh)" or "Comma Separated Values", written in the
+// Mac's code page: "macintosh" (Mac Roman, in which every byte is
+// defined); any other is taken for the Windows code page:
+// "windows-1252". callrun init writes it into the campaign file it
+// drafts.
 func GuessEncoding(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -113,22 +121,33 @@ func GuessEncoding(path string) string {
 	}
 	if len(head) == 1<<20 {
 		// Cut at the last line end, not inside a character.
-		if i := bytes.LastIndexByte(head, '\n'); i > 0 {
+		if i := max(bytes.LastIndexByte(head, '\n'), bytes.LastIndexByte(head, '\r')); i > 0 {
 			head = head[:i+1]
 		}
 	}
 	if utf8.Valid(head) {
 		return ""
 	}
+	mac := firstLineEndsWithCR(head)
 	for _, c := range head {
 		switch {
-		case c == 0x81 || c == 0x8d || c == 0x8f || c == 0x90 || c == 0x9d: // undefined in Windows-1252
+		case !mac && (c == 0x81 || c == 0x8d || c == 0x8f || c == 0x90 || c == 0x9d): // undefined in Windows-1252
 			return ""
 		case c < 0x20 && c != '\t' && c != '\r' && c != '\n':
 			return ""
 		}
 	}
+	if mac {
+		return "macintosh"
+	}
 	return "windows-1252"
+}
+
+// firstLineEndsWithCR reports whether the first line of text ends with a
+// bare CR.
+func firstLineEndsWithCR(text []byte) bool {
+	i := bytes.IndexAny(text, "\r\n")
+	return i >= 0 && text[i] == '\r' && (i+1 == len(text) || text[i+1] != '\n')
 }
 
 func openError(path string, err error) error {

@@ -251,6 +251,10 @@ func TestEncodings(t *testing.T) {
 
 func TestGuessEncoding(t *testing.T) {
 	dir := t.TempDir()
+	// A UTF-8 file of CR-ended lines longer than the part read, with a
+	// character of two bytes across its end: the cut is made at a line
+	// end, not inside the character.
+	long := "Name\r" + strings.Repeat("x", 1<<20-len("Name\r")-1) + "ü\r"
 	for _, tt := range []struct {
 		name, text, want string
 	}{
@@ -260,6 +264,10 @@ func TestGuessEncoding(t *testing.T) {
 		{"undefined.csv", "Name,Phone\nA\x81da,+14155550132\n", ""},
 		{"control.csv", "Name,Phone\nA\x01\xe9,+14155550132\n", ""},
 		{"utf16.txt", "\xff\xfeN\x00a\x00\xe9\x00", ""},
+		{"mac.csv", "Vorname,Telefon\rJ\x9frgen,+4915112345678\rFran\x8dois,+33612345678\r", "macintosh"},
+		{"windows-crlf.csv", "Vorname,Telefon\r\nJ\xfcrgen,+4915112345678\r\n", "windows-1252"},
+		{"utf8-cr.csv", "Vorname,Telefon\rJürgen,+4915112345678\r", ""},
+		{"utf8-cr-long.csv", long, ""},
 	} {
 		p := filepath.Join(dir, tt.name)
 		if err := os.WriteFile(p, []byte(tt.text), 0o600); err != nil {
