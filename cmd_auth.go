@@ -123,6 +123,9 @@ func authLogin(ctx context.Context, log zerolog.Logger, path, code string, wait 
 	}
 	fmt.Fprintf(out, "Logged in to %s. Token saved to %s; the access token expires %s.\n",
 		svc.oauth.BaseURL, svc.tokens.Store, describeExpiry(tok, time.Now()))
+	if rehearsal, _ := sandboxService(ctx, svc.file); rehearsal {
+		fmt.Fprintf(out, "That is callrun's sandbox, which phones nobody: runs of this campaign against it are rehearsals, their state kept in %s-sandbox, apart from the campaign's own.\n", svc.file.Path(svc.file.StateDir))
+	}
 	return nil
 }
 

@@ -135,11 +135,12 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 			return usageError(fmt.Errorf("%s: campaign %q has the same outcomes url path as campaign %q; give each campaign its own", path, f.Name, other.name))
 		}
 		f.Shard = campaign.Shard{} // the deliveries are the whole campaign's
-		st, err := openState(ctx, f, false)
+		rehearsal := listenRehearsal(ctx, log, f)
+		st, err := openState(ctx, f, rehearsal)
 		if err != nil {
 			return err
 		}
-		t, err := openHookTarget(ctx, f, st.store, false)
+		t, err := openHookTarget(ctx, f, st.store, rehearsal)
 		if err != nil {
 			return err
 		}

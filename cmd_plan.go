@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
@@ -31,12 +33,19 @@ no network request at all, for CI.
 campaign that cannot be planned, {"errors": [...]} with the file, line, key
 and message of each problem.
 
+--report DIR writes report.csv and report.html into DIR as they would be
+before any call: every row by name with what run would do with it (to_call,
+waiting for its hours, held by contact pressure, done, invalid, duplicate,
+suppressed) and why, and from when for those that wait. Open report.html in a
+browser and find anyone by name; docs/report.md says what each status means.
+
 --format github prints the plan and then one GitHub Actions annotation per
 problem (::error file=...,line=...::...), so that a pull request shows each
 on the line of the campaign file or the sheet row it is about.
 
 Examples:
   callrun plan campaign.yaml
+  callrun plan --report before campaign.yaml                       # who would be called, by name
   callrun plan --offline --strict --format json campaign.yaml     # in CI
   callrun plan --offline --strict --format github campaign.yaml   # in GitHub Actions
 
@@ -45,15 +54,18 @@ agent name that two agents of the account share. Offline, agents are not
 known: the plan says so, and run may still refuse.
 
 Exit codes: 0 fine; 1 run would refuse (an agent name two agents share);
-2 the campaign file, a sheet's header or a sheet's encoding is broken; 4
-with --strict, some rows are invalid or repaired, a sheet has no rows, a
-row says yes in a do-not-call column the campaign does not map, a cell of
-a mapped one says neither yes nor no, phone_number lists a column named
-for a fax, a pager or an assistant's line, or run would refuse.`,
+2 the campaign file, a sheet's header or a sheet's encoding is broken, or
+a column says do not call (or reads neither yes nor no) and the campaign
+neither maps it nor ignores it (do_not_call: {ignore: [...]}); 4 with
+--strict, some rows are invalid or repaired, a sheet has no rows, a cell
+of a do-not-call column says neither yes nor no, phone_number lists a
+column named for a fax, a pager or an assistant's line, or run would
+refuse.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "offline", Usage: "make no network request (no credentials needed)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 4 when any row is invalid or repaired, a sheet has no rows, or run would refuse"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json, or github (annotations for GitHub Actions)"},
+			&cli.StringFlag{Name: "report", Usage: "write report.csv and report.html of the plan into `DIR`: every row by name, with what run would do and why"},
 			shardFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -69,7 +81,7 @@ for a fax, a pager or an assistant's line, or run would refuse.`,
 			if err != nil {
 				return planFailed(s.stdout, format, path, err)
 			}
-			return runPlan(c.Context, s.log, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format, shard: shard}, s.stdout)
+			return runPlan(c.Context, s.log, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format, shard: shard, report: c.String("report")}, s.stdout)
 		},
 	}
 }
@@ -81,6 +93,7 @@ type planOptions struct {
 	format  string
 	shard   campaign.Shard
 	now     time.Time // the plan's time; zero: now
+	report  string    // --report: the directory of the plan's report.csv and report.html; "": none
 }
 
 // runPlan builds the plan of the campaign file and prints it in o.format.
@@ -170,6 +183,9 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 	if err != nil {
 		return plan, f, err
 	}
+	if o.report != "" && o.format == "text" {
+		fmt.Fprintf(out, "Plan report: %s\nPlan page: %s\n", filepath.Join(o.report, campaign.ReportCSV), filepath.Join(o.report, campaign.ReportHTML))
+	}
 	if len(plan.SheetProblems) > 0 {
 		return plan, f, &campaign.FileError{Problems: plan.SheetProblems}
 	}
@@ -191,11 +207,8 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 	if n := plan.SuppressionIgnored; o.strict && n > 0 {
 		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d entr(ies) of the suppression files are no phone number and suppress nobody; the warnings above list them", n))
 	}
-	if n := plan.UnmappedDoNotCall; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d row(s) say yes in a column that reads as a do-not-call flag the campaign does not map, and would be called; map it under do_not_call: (the warnings above name each column)", n))
-	}
 	if n := plan.UnclearDoNotCall; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows would be called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
+		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
 	}
 	if o.strict {
 		for _, s := range plan.Sheets {
@@ -228,11 +241,22 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 	if now.IsZero() {
 		now = time.Now()
 	}
-	state, where, warning, pressure, err := planState(ctx, f, o.offline, suppress, now)
+	// Online, a campaign whose service is callrun's own sandbox is planned
+	// as its runs are: a rehearsal's, on the rehearsal's state.
+	rehearsal := false
+	if !o.offline {
+		if rehearsal, err = sandboxService(ctx, f); err != nil {
+			return nil, f, err
+		}
+	}
+	state, where, warning, pressure, err := planState(ctx, f, o.offline, rehearsal, suppress, now)
 	if err != nil {
 		return nil, f, err
 	}
 	defer state.Close()
+	if rehearsal {
+		where += " (a rehearsal's: " + rehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
+	}
 	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: now, Pressure: pressure,
 		Done: func(c *campaign.Contact) bool {
 			key, _ := campaign.SettledKey(f, state, c)
@@ -259,9 +283,21 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 	if warning != "" {
 		opts.Warnings = append(opts.Warnings, warning)
 	}
+	if o.report != "" {
+		if opts.Report, err = startPlanReport(f, state, o.report, now); err != nil {
+			return nil, f, err
+		}
+		defer opts.Report.Abort()
+	}
 	plan, err := campaign.BuildPlan(ctx, f, opts)
 	if err != nil {
 		return nil, f, err
+	}
+	if o.report != "" {
+		if err := opts.Report.Finish(); err != nil {
+			return nil, f, fmt.Errorf("--report %s: %w", o.report, err)
+		}
+		log.Info().Str("report", filepath.Join(o.report, campaign.ReportHTML)).Msg("wrote the plan's report.csv and report.html")
 	}
 	for i := range fields {
 		plan.Agents[i].Fields = fields[i]
@@ -277,7 +313,7 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 // call starts in PostgreSQL are not read (--offline makes no network
 // request), and warning says so. where says which journal it read, for
 // the plan's Journal line.
-func planState(ctx context.Context, f *campaign.File, offline bool, sup *campaign.Suppression, now time.Time) (_ *store.State, where, warning string, _ *campaign.PlanPressure, _ error) {
+func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, sup *campaign.Suppression, now time.Time) (_ *store.State, where, warning string, _ *campaign.PlanPressure, _ error) {
 	if f.State != nil && offline {
 		// Offline asks no database, but the state directory is local.
 		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
@@ -285,21 +321,23 @@ func planState(ctx context.Context, f *campaign.File, offline bool, sup *campaig
 		}
 		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
 	}
-	saved, err := openState(ctx, f, false)
+	saved, err := openState(ctx, f, rehearsal)
 	if err != nil {
 		return nil, "", "", nil, err
 	}
 	defer saved.store.Close()
-	dnc, err := doNotCallList(saved.store, false)
+	dnc, err := doNotCallList(saved.store, rehearsal)
 	if err != nil {
 		return nil, "", "", nil, err
 	}
 	if err := loadDoNotCall(ctx, dnc, sup); err != nil {
 		return nil, "", "", nil, err
 	}
-	pressure, err := readPressure(ctx, f, saved.store, now)
-	if err != nil {
-		return nil, "", "", nil, err
+	var pressure *campaign.PlanPressure
+	if !rehearsal { // a rehearsal holds nobody back
+		if pressure, err = readPressure(ctx, f, saved.store, now); err != nil {
+			return nil, "", "", nil, err
+		}
 	}
 	st, err := saved.store.ReadState(ctx)
 	return st, saved.store.String(), "", pressure, err
@@ -340,4 +378,23 @@ func checkEndpoints(ctx context.Context, svc *service, f *campaign.File, agents 
 		warnings = f.AccountFieldWarnings(toCreate)
 	}
 	return fields, warnings, nil
+}
+
+// startPlanReport starts the report of a plan in dir (plan --report),
+// which it creates if need be; the state directory, where run's own
+// report is, is refused.
+func startPlanReport(f *campaign.File, state *store.State, dir string, now time.Time) (*campaign.PlanReport, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--report %s: %w", dir, err))
+	}
+	for _, own := range []string{f.Path(f.StateDir), f.Path(f.StateDir) + "-sandbox"} {
+		if a, err := filepath.Abs(own); err == nil && a == abs {
+			return nil, usageError(fmt.Errorf("--report %s: that is the campaign's state directory, where run writes its own report; give the plan's report another directory", dir))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--report: %w", err)
+	}
+	return campaign.StartPlanReport(f, state, dir, now)
 }

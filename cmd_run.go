@@ -98,8 +98,11 @@ type runOptions struct {
 	sandboxStarted  func(*sandbox.Server)  // given it once started
 	outcomesWait    time.Duration          // run --sandbox's wait for its deliveries; 0: sandboxOutcomesWait
 	journal         store.JournalOptions
-	metricsInterval time.Duration    // between writes of the metrics file; 0: 5s
-	now             func() time.Time // the clock contact pressure is read with; nil: time.Now
+	metricsInterval time.Duration // between writes of the metrics file; 0: 5s
+	// now is the run's clock: contact pressure, the dispatch's
+	// (campaign.RunOptions.Now, unless tune sets another), the journal's
+	// run and end records and the summary's times; nil: time.Now.
+	now func() time.Time
 }
 
 // clock is the time now by o.now.
@@ -186,6 +189,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if err := suppress.FlagsUnread(); err != nil {
 		return fmt.Errorf("%w; the do-not-call flags of the rows after it cannot be read (a do_not_call: yes, a consent withdrawn), so any row may hold a number the CRM marks do not call: nothing is called until the sheet is fixed (callrun plan shows every problem)", err)
 	}
+	// A column that says do not call and that the campaign neither maps
+	// nor ignores: nothing is called until the campaign says what it is.
+	if err := suppress.SignalProblems(f); err != nil {
+		return err
+	}
 	if o.shard.Sharded() {
 		f.SetShard(o.shard)
 		log.Info().Str("shard", o.shard.String()).Float64("per_second", f.Pace.PerSecond).Msgf("shard %s: the contacts whose number hashes to %d of %d, at %.4g calls/s (pace.per_second / %d)", o.shard, o.shard.Index, o.shard.Count, f.Pace.PerSecond, o.shard.Count)
@@ -197,12 +205,23 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if !until.IsZero() {
 		log.Info().Str("until", until.Format(time.RFC3339)).Msgf("--until %s: %s, read in %s", o.until, until.Format("Mon 15:04 MST"), which)
 	}
-	saved, err := openState(ctx, f, o.sandbox)
+	// A run against callrun's own sandbox served on its own (`callrun
+	// sandbox`) is a rehearsal too: it says so before anything is kept.
+	rehearsal := o.sandbox
+	if !o.sandbox {
+		if rehearsal, err = sandboxService(ctx, f); err != nil {
+			return err
+		}
+	}
+	saved, err := openState(ctx, f, rehearsal)
 	if err != nil {
 		return err
 	}
 	defer saved.store.Close()
 	stateDir := saved.dir
+	if rehearsal && !o.sandbox {
+		log.Info().Str("state_dir", stateDir).Msg(rehearsalNote(f.Service.BaseURL, stateDir))
+	}
 	unlock, err := saved.lock(ctx)
 	if err != nil {
 		return busy(err)
@@ -214,7 +233,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	// The store's do-not-call list: read now for the contacts on it, and
 	// checked again as each intent is written (and, in a file, right
 	// before each call start) for the numbers added during the run.
-	dnc, err := doNotCallList(saved.store, o.sandbox)
+	dnc, err := doNotCallList(saved.store, rehearsal)
 	if err != nil {
 		return err
 	}
@@ -224,7 +243,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	// The CRM's own flag holds beyond this campaign: the numbers its
 	// sheets mark do not call join the store's list before the first
 	// call. A rehearsal phones nobody, so it tells the real list nothing.
-	if !o.sandbox {
+	if !rehearsal {
 		wrote, err := addFlagged(ctx, dnc, f, suppress)
 		if err != nil {
 			return err
@@ -245,7 +264,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if limits == nil {
 		log.Warn().Msg("pressure: {off: true}: nothing limits how often a number is called across campaigns; this campaign may call a person called an hour ago by another")
 	}
-	if !o.sandbox {
+	if !rehearsal {
 		if w := f.RegFWarning(); w != "" {
 			log.Warn().Msg(w)
 		}
@@ -276,7 +295,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	defer journal.Close()
 	defer state.Close()
-	if f.SharedState() && !o.sandbox {
+	if f.SharedState() && !rehearsal {
 		log.Info().Msgf("journal and lock in the %s", saved.store)
 	}
 	// One pass over the sheets for the progress line's total and the
@@ -393,7 +412,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if f.Shard.Sharded() {
 		note += ", shard " + f.Shard.String()
 	}
-	if err := journal.Append(store.Record{Type: store.TypeRun, Note: note}); err != nil {
+	if err := journal.Append(store.Record{Type: store.TypeRun, Note: note, At: o.clock()}); err != nil {
 		return err
 	}
 	pc := progressConfig{now: time.Now}
@@ -419,8 +438,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	ropts := campaign.RunOptions{
 		Calls: calls, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
 		Norm: norm, Suppress: suppress, Limit: o.limit, RetryFailed: o.retryFailed, RetryUncertain: o.retryUncertain,
-		Until: until, Settled: settled, Paused: paused, Logf: logf, Rehearsal: o.sandbox,
+		Until: until, Settled: settled, Paused: paused, Logf: logf, Rehearsal: rehearsal,
 		Warnf: func(format string, args ...any) { log.Warn().Msgf(format, args...) },
+		Now:   o.now,
 	}
 	if f.Outcomes != nil {
 		// The deliveries listen stores while the run goes on (in the
@@ -440,7 +460,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	if w, _ := f.Window(); w != nil {
 		if at := w.NextOpening(time.Now()); at.After(time.Now()) {
 			msg := "outside the campaign's calling hours: they open " + campaign.Opening(at, time.Now())
-			if o.sandbox && o.until == "" {
+			if rehearsal && o.until == "" {
 				msg += "; a real run would wait until then, and this rehearsal, which phones nobody, calls the sandbox now"
 			}
 			log.Info().Str("opens_at", at.Format(time.RFC3339)).Msg(msg)
@@ -460,7 +480,8 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	rcv.wait(ctx, sb, cmp.Or(o.outcomesWait, sandboxOutcomesWait))
 
 	// The report is written however the run ended, even when interrupted.
-	sum := &report.Summary{Campaign: f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndComplete, Notes: res.Notes}
+	sum := &report.Summary{Campaign: f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndComplete, Notes: res.Notes,
+		Rehearsal: rehearsal, NextCallAt: res.ResumeAt}
 	switch {
 	case errors.Is(runErr, campaign.ErrInterrupted):
 		sum.Ending = report.EndInterrupted
@@ -470,12 +491,16 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		sum.Ending = report.EndStopped
 	case o.limit > 0 && res.Started >= o.limit:
 		sum.Ending = report.EndLimit
+	case res.Pending > 0:
+		// Every contact it could call was called; those left wait for a
+		// later run (their hours, contact pressure, their attempts).
+		sum.Ending = report.EndWaiting
 	}
 	// The run's end, for report.html; a run killed leaves none.
-	if err := journal.Append(store.Record{Type: store.TypeEnd, Note: sum.Ending}); err != nil {
+	if err := journal.Append(store.Record{Type: store.TypeEnd, Note: sum.Ending, At: o.clock()}); err != nil {
 		log.Warn().Err(err).Msg("could not write the run's end to the journal")
 	}
-	sum.Finish(time.Now())
+	sum.Finish(o.clock())
 	if sum.Runs, err = saved.store.ReadRuns(context.WithoutCancel(ctx)); err != nil {
 		log.Warn().Err(err).Msg("could not read the journal's runs: report.html shows none")
 	}
@@ -531,7 +556,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	case sum.Counts[string(store.Failed)]+sum.Counts[string(store.Uncertain)] > 0:
 		return withExitCode(exitIncomplete, fmt.Errorf("%d failed and %d uncertain contact(s); see the report", sum.Counts[string(store.Failed)], sum.Counts[string(store.Uncertain)]))
 	case sum.Ending != report.EndLimit && sum.Counts[string(store.Pending)] > 0:
-		return withExitCode(exitTryLater, fmt.Errorf("%d contact(s) left pending; run again later", sum.Counts[string(store.Pending)]))
+		when := "later"
+		if !sum.NextCallAt.IsZero() {
+			when = "from " + sum.NextCallAt.Local().Format("Mon 2 Jan 15:04 MST") + ", when the first may be called"
+		}
+		return withExitCode(exitTryLater, fmt.Errorf("%d contact(s) left pending (report.csv's reason says what holds each); run again %s", sum.Counts[string(store.Pending)], when))
 	}
 	return nil
 }

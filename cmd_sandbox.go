@@ -22,6 +22,12 @@ a call endpoint per agent, webhook callbacks, and a ledger of every call at
 settings once it listens, and GET /healthz answers 200 from then on: a
 script that starts it in the background waits for that before it logs in.
 
+Every answer says, in the header Callrun-Sandbox: rehearsal, that it is this
+sandbox: a campaign run against it (on loopback) is a rehearsal, as with
+run --sandbox. Its journal and report are kept in <state_dir>-sandbox, its
+opt-outs on the rehearsals' own do-not-call list, and its calls count against
+nobody's contact pressure, so that the real campaign still calls everyone.
+
 Faults: the --share-* flags answer that share of call starts (or, with
 --fault-scope api, of agent requests) with a fault; --share-refresh-500 makes
 the token refresh endpoint answer 500. To make the service refuse every refresh
@@ -115,6 +121,7 @@ Example:
 					ShareStall: c.Float64("share-stall"), MaxActive: c.Int("max-active"), CallLength: c.Duration("call-length"),
 				},
 			}
+			opts.Rehearsal = true // runs against it are rehearsals, kept apart
 			field, value, ok := strings.Cut(c.String("opt-out"), "=")
 			if !ok || strings.TrimSpace(field) == "" || value == "" {
 				return usageError(fmt.Errorf("--opt-out %q: give FIELD=VALUE, such as disposition=dnc", c.String("opt-out")))

@@ -95,6 +95,9 @@ type saved struct {
 	dir   string // the state directory: where the report files go
 	norm  *phone.Normalizer
 	sup   *campaign.Suppression
+	// rehearsal: the state is a rehearsal's (--sandbox, or a campaign
+	// whose service is callrun's sandbox).
+	rehearsal bool
 }
 
 // loadSaved loads the campaign (offline but for its store), checks its
@@ -109,7 +112,12 @@ func loadSaved(ctx context.Context, o savedOptions) (*saved, error) {
 		return nil, err
 	}
 	f.SetShard(o.shard)
-	s := &saved{f: f, norm: phone.NewNormalizer()}
+	if !o.sandbox {
+		// A campaign whose service is callrun's sandbox, served on its own
+		// and answering now, keeps a rehearsal's state, as its runs did.
+		o.sandbox, _ = sandboxService(ctx, f)
+	}
+	s := &saved{f: f, norm: phone.NewNormalizer(), rehearsal: o.sandbox}
 	if s.sup, err = f.LoadSuppression(ctx, s.norm); err != nil {
 		return nil, err
 	}
@@ -183,11 +191,21 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 		sum.Outcomes = map[string]int{}
 		quiet.since(outcomes.Deliveries())
 	}
+	now := o.now
+	if now == nil {
+		now = time.Now
+	}
+	waits, err := campaign.NewPendingWaits(f, now(), campaign.RunEnd{Running: len(holders) > 0}, s.rehearsal)
+	if err != nil {
+		return err
+	}
+	var pending waitingLines
 	err = f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
 		row := campaign.ReportRow(f, s.state, c)
 		if row.Status == string(store.Uncertain) && len(holders) > 0 && s.inFlight(c, holders) {
 			row.Status = inFlight
 		}
+		pending.add(waits.Explain(c, &row))
 		outcomes.Add(c, &row)
 		if outcomes != nil {
 			quiet.called(row.LastAttemptAt)
@@ -199,10 +217,6 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 		return err
 	}
 	var warnings []string
-	now := o.now
-	if now == nil {
-		now = time.Now
-	}
 	if w := quiet.warning(now()); w != "" {
 		warnings = append(warnings, w)
 	}
@@ -242,10 +256,16 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 			// delivered ("none" for those not heard of); only with outcomes:.
 			Outcomes  map[string]int `json:"outcomes,omitempty"`
 			Unmatched *int           `json:"unmatched_deliveries,omitempty"`
-			Warnings  []string       `json:"warnings,omitempty"`
-		}{f.Name, counts, running, outcomeCounts, unmatched, warnings})
+			// Waiting groups the pending contacts by what holds them.
+			Waiting   []waitingLine `json:"waiting,omitempty"`
+			Rehearsal bool          `json:"rehearsal,omitempty"`
+			Warnings  []string      `json:"warnings,omitempty"`
+		}{f.Name, counts, running, outcomeCounts, unmatched, pending.lines(), s.rehearsal, warnings})
 	}
 	fmt.Fprintf(out, "Campaign %s: %d rows\n", f.Name, sum.Rows)
+	if s.rehearsal {
+		fmt.Fprintf(out, "  a rehearsal's state (against callrun's sandbox: nobody was phoned)\n")
+	}
 	if f.Shard.Sharded() {
 		fmt.Fprintf(out, "  shard %s: the contacts whose number hashes to %d of %d\n", f.Shard, f.Shard.Index, f.Shard.Count)
 	}
@@ -258,6 +278,16 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 	}
 	if len(holders) > 0 {
 		fmt.Fprintf(out, "  %-10s %d (started by the run going on; their answers are not in yet)\n", "in flight", counts[inFlight])
+	}
+	if lines := pending.lines(); len(lines) > 0 {
+		fmt.Fprintf(out, "Pending, by what holds them:\n")
+		for _, l := range lines {
+			fmt.Fprintf(out, "  %d %s", l.Contacts, waitingRuleText[l.Rule])
+			if l.From != nil {
+				fmt.Fprintf(out, ", the first may be called from %s", l.From.Local().Format("Mon 2 Jan 15:04 MST"))
+			}
+			fmt.Fprintln(out)
+		}
 	}
 	if outcomes != nil {
 		fmt.Fprintf(out, "Outcomes of the contacts called, by the latest webhook delivery:\n")
@@ -369,7 +399,7 @@ func rebuildReport(ctx context.Context, log zerolog.Logger, o savedOptions, out 
 		return err
 	}
 	now := time.Now()
-	sum := &report.Summary{Campaign: s.f.Name, StartedAt: now, Ending: report.EndRebuilt}
+	sum := &report.Summary{Campaign: s.f.Name, StartedAt: now, Ending: report.EndRebuilt, Rehearsal: s.rehearsal}
 	sum.Finish(now)
 	sum.Runs = runs
 	if len(runs) > 0 {
@@ -385,4 +415,57 @@ func rebuildReport(ctx context.Context, log zerolog.Logger, o savedOptions, out 
 	fmt.Fprint(out, sum.Text())
 	fmt.Fprintf(out, "Report: %s\nReport page: %s\n", filepath.Join(s.dir, campaign.ReportCSV), filepath.Join(s.dir, campaign.ReportHTML))
 	return nil
+}
+
+// waitingLine is the pending contacts one rule holds, in status's JSON.
+type waitingLine struct {
+	Rule     string     `json:"rule"` // campaign.WaitHours, WaitPressure, ...
+	Contacts int        `json:"contacts"`
+	From     *time.Time `json:"from,omitempty"` // the first may be called then
+}
+
+// waitingRuleText says each rule of campaign.WaitRules for status.
+var waitingRuleText = map[string]string{
+	campaign.WaitHours:         "outside the called person's calling hours",
+	campaign.WaitCampaignHours: "outside the campaign's calling hours (hours:)",
+	campaign.WaitPressure:      "held back by contact pressure",
+	campaign.WaitService:       "waiting for the service, which asked to be called again later",
+	campaign.WaitTurn:          "waiting for their turn in the run going on (pace, pace.max_active_calls)",
+	campaign.WaitRun:           "not called: the last run stopped before them",
+	campaign.WaitAttempts:      "not sent after their attempts (report.csv says why)",
+	campaign.WaitNotCalled:     "not called yet",
+}
+
+// waitingLines counts the pending contacts by the rule that holds them,
+// with the first moment one of each may be called.
+type waitingLines map[string]*waitingLine
+
+func (w *waitingLines) add(wt *campaign.Wait) {
+	if wt == nil {
+		return
+	}
+	if *w == nil {
+		*w = waitingLines{}
+	}
+	l := (*w)[wt.Rule]
+	if l == nil {
+		l = &waitingLine{Rule: wt.Rule}
+		(*w)[wt.Rule] = l
+	}
+	l.Contacts++
+	if !wt.Until.IsZero() && (l.From == nil || wt.Until.Before(*l.From)) {
+		at := wt.Until.UTC()
+		l.From = &at
+	}
+}
+
+// lines returns the rules that hold contacts, in campaign.WaitRules' order.
+func (w waitingLines) lines() []waitingLine {
+	var out []waitingLine
+	for _, r := range campaign.WaitRules {
+		if l := w[r]; l != nil {
+			out = append(out, *l)
+		}
+	}
+	return out
 }

@@ -89,14 +89,15 @@ func TestDist(t *testing.T) {
 		t.Fatalf("make dist wrote %v, want %v", got, w)
 	}
 
-	// Every example git tracks, each directory before its first file: the
-	// pages link to them, and none of what a rehearsal leaves beside them.
-	ls, err := exec.Command("git", "-C", e2eBin.pkgDir, "ls-files", "--", "examples").Output()
+	// Every example and picture git tracks, each directory before its
+	// first file: the pages link to them, and none of what a rehearsal
+	// leaves beside them.
+	ls, err := exec.Command("git", "-C", e2eBin.pkgDir, "ls-files", "--", "examples", "docs/images").Output()
 	if err != nil {
 		t.Fatalf("git ls-files examples: %v", err)
 	}
 	var examples []string
-	made := map[string]bool{}
+	made := map[string]bool{"docs/": true} // listed with the pages
 	for _, f := range strings.Split(strings.TrimSpace(string(ls)), "\n") {
 		parts := strings.Split(f, "/")
 		for i := 1; i < len(parts); i++ {

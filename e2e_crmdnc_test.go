@@ -39,11 +39,22 @@ func (e *e2eCampaign) writeSheetWithFlag(cells []string) {
 // after the others, cells[i] in contact i's row.
 func (e *e2eCampaign) writeSheetWithColumn(header string, cells []string) {
 	e.t.Helper()
+	rows := make([][]string, len(cells))
+	for i, c := range cells {
+		rows[i] = []string{c}
+	}
+	e.writeSheetWithColumns([]string{header}, rows)
+}
+
+// writeSheetWithColumns rewrites contacts.csv with the columns named
+// headers after the others, rows[i] in contact i's row.
+func (e *e2eCampaign) writeSheetWithColumns(headers []string, rows [][]string) {
+	e.t.Helper()
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	w.Write([]string{"Contact Id", "First Name", "Phone", "Email", header})
+	w.Write(append([]string{"Contact Id", "First Name", "Phone", "Email"}, headers...))
 	for i, c := range e.contacts {
-		w.Write([]string{c.ID, c.First, c.Raw, strings.ToLower(c.ID) + "@example.com", cells[i]})
+		w.Write(append([]string{c.ID, c.First, c.Raw, strings.ToLower(c.ID) + "@example.com"}, rows[i]...))
 	}
 	w.Flush()
 	if err := os.WriteFile(filepath.Join(e.dir, "contacts.csv"), []byte(b.String()), 0o644); err != nil {
@@ -55,8 +66,8 @@ func (e *e2eCampaign) writeSheetWithColumn(header string, cells []string) {
 // Call" column holds every cell of the corpus, against the sandbox: no
 // row whose cell says yes reaches the service, every other row is called
 // once, and plan and the report say why each flagged row was not. Before
-// the column is mapped, plan warns of it and --strict fails; a mapped
-// column the sheet lacks stops plan and run before any call.
+// the column is mapped, plan and run stop on it; a mapped column the
+// sheet lacks stops plan and run before any call.
 func TestCRMDoNotCallFlagEndToEnd(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
@@ -74,14 +85,12 @@ func TestCRMDoNotCallFlagEndToEnd(t *testing.T) {
 	}
 	e.writeSheetWithFlag(cells)
 
-	// Not mapped: plan names the column, --strict fails, nothing is sent.
-	res := e.run(30*time.Second, "plan", "--offline", e.path)
-	if res.code != 0 || !strings.Contains(res.stdout, `column "Do Not Call" that reads as a do-not-call flag`) || !strings.Contains(res.stdout, "its 19 row(s) that say yes") {
-		t.Errorf("plan of a sheet with an unmapped Do Not Call column: %s", res)
-	}
-	res = e.run(30*time.Second, "plan", "--offline", "--strict", e.path)
-	if res.code != exitInvalidRows || !strings.Contains(res.stderr, "19 row(s) say yes in a column that reads as a do-not-call flag") {
-		t.Errorf("plan --strict of a sheet with an unmapped Do Not Call column: want exit %d, got %s", exitInvalidRows, res)
+	// Not mapped: plan and run name the column and stop, nothing is sent.
+	for _, args := range [][]string{{"plan", "--offline", e.path}, {"plan", "--offline", "--strict", e.path}, {"run", e.path}} {
+		res := e.run(30*time.Second, args...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, `in column \"Do Not Call\", 19 row(s) say do not call (row 2: \"1\", row 3: \"true\")`) {
+			t.Errorf("%s of a sheet with an unmapped Do Not Call column: want exit %d naming the column, got %s", args[0], exitUsage, res)
+		}
 	}
 
 	// A column the sheet lacks: a load error naming the file and the key.
@@ -101,7 +110,7 @@ func TestCRMDoNotCallFlagEndToEnd(t *testing.T) {
 	}
 	os.WriteFile(e.path, []byte(strings.Replace(string(b), `"Do Not Cal"`, `"Do Not Call"`, 1)), 0o644)
 
-	res = e.run(30*time.Second, "plan", "--offline", "--strict", "--format", "json", e.path)
+	res := e.run(30*time.Second, "plan", "--offline", "--strict", "--format", "json", e.path)
 	if res.code != 0 {
 		t.Fatalf("plan --strict with the column mapped: %s", res)
 	}
@@ -306,7 +315,8 @@ func TestCRMDoNotCallFlagSheetUnreadable(t *testing.T) {
 // say neither yes nor no ("Pending", "see notes") is a warning to plan,
 // and plan --strict, the check a CI job runs, fails on it as it fails on
 // an entry of a suppression file that is no number: no one can tell
-// whether those rows' contacts asked not to be called.
+// whether those rows' contacts asked not to be called (their rows are
+// not called, TestSignalsEndToEnd).
 func TestCRMDoNotCallUnclearCellsStrict(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)

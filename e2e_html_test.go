@@ -46,6 +46,23 @@ func testBrowser(t *testing.T) string {
 	return ""
 }
 
+// browserContext starts the headless Chromium at browser, asking for
+// nothing over the network of its own, and returns a context of one tab
+// in it that ends after d; the test's end stops the browser.
+func browserContext(t *testing.T, browser string, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-gpu", true))...)
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewContext(ctx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // pageFigure is one figure report.html marks with data-figure.
 type pageFigure struct {
 	Figure, Group, Name, Status, Country, Run, Text string
@@ -103,15 +120,7 @@ func TestReportHTMLInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-gpu", true))...)
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	ctx := browserContext(t, browser, 60*time.Second)
 
 	var (
 		mu       sync.Mutex
@@ -209,7 +218,7 @@ func checkPageFigures(t *testing.T, figures []pageFigure, sum *report.Summary) {
 		"sent": c["sent"], "calls_this_run": sum.CallsThisRun, "invalid-rows": c["invalid"],
 	}
 	seen := map[string]bool{}
-	countries, statuses, groups, lastRun := 0, 0, 0, 0
+	countries, statuses, groups, lastRun, people := 0, 0, 0, 0, 0
 	for _, f := range figures {
 		switch f.Figure {
 		case "status":
@@ -225,6 +234,11 @@ func checkPageFigures(t *testing.T, figures []pageFigure, sum *report.Summary) {
 			}
 			if n := num(f); n != m[f.Name][f.Status] {
 				t.Errorf("%s %s, %s: the page says %d, summary.json %d", f.Group, f.Name, f.Status, n, m[f.Name][f.Status])
+			}
+		case "people": // everyone listed by name, under their status
+			people++
+			if n := num(f); n != c[f.Status] {
+				t.Errorf("people %s: the page lists %d, summary.json counts %d", f.Status, n, c[f.Status])
 			}
 		case "country":
 			countries += num(f)
@@ -249,6 +263,15 @@ func checkPageFigures(t *testing.T, figures []pageFigure, sum *report.Summary) {
 	}
 	if statuses != len(report.Statuses) || groups != 2*len(report.Statuses) && groups == 0 {
 		t.Errorf("%d status figures, %d sheet and agent figures", statuses, groups)
+	}
+	listed := 0
+	for _, n := range c {
+		if n > 0 {
+			listed++
+		}
+	}
+	if people != listed {
+		t.Errorf("the page lists the people of %d statuses, summary.json counts rows in %d", people, listed)
 	}
 	if called := want["called"]; countries != called {
 		t.Errorf("countries called add up to %d, summary.json has %d called", countries, called)

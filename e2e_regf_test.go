@@ -164,10 +164,16 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 // readReportRows reads a report.csv by phone_number.
 func readReportRows(t *testing.T, path string) map[string]map[string]string {
 	t.Helper()
+	return readReportBy(t, "phone_number", path)
+}
+
+// readReportBy reads a report.csv by the value of its column.
+func readReportBy(t *testing.T, column, path string) map[string]map[string]string {
+	t.Helper()
 	e := &e2eCampaign{t: t, stateDir: filepath.Dir(path)}
 	out := map[string]map[string]string{}
 	for _, r := range e.reportRows() {
-		out[r["phone_number"]] = r
+		out[r[column]] = r
 	}
 	return out
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 
@@ -100,7 +104,7 @@ func newMetricsFile(c metricsConfig) *metricsFile {
 	m.pauses = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "callrun_pauses_total", ConstLabels: labels,
 		Help: "Times this run held every call start, by cause."}, []string{"cause"})
 	m.ending = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "callrun_run_ending", ConstLabels: labels,
-		Help: "1 for how the run ended (complete, interrupted, limit, outside-hours, stopped); absent while it runs."}, []string{"ending"})
+		Help: "1 for how the run ended (complete, waiting, interrupted, limit, outside-hours, stopped); absent while it runs."}, []string{"ending"})
 	m.reg.MustRegister(m.contacts, m.starts, m.paused, m.pauses, m.ending)
 	m.rate = gauge("callrun_call_rate_per_second", "Call starts a second since the file's previous write; 0 once the run has ended.")
 	m.configured = gauge("callrun_configured_rate_per_second", "pace.per_second (this shard's part of it).")
@@ -171,7 +175,24 @@ func (m *metricsFile) write() error {
 		m.paused.WithLabelValues(cause).Set(v)
 	}
 	m.mu.Unlock()
-	return prometheus.WriteToTextfile(m.path, m.reg)
+	return textfileError(m.path, prometheus.WriteToTextfile(m.path, m.reg))
+}
+
+// textfileError is err, of writing the metrics file at path, naming path
+// rather than the temporary file beside it that the write went through
+// (whose random name means nothing to a person).
+func textfileError(path string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe):
+		return fmt.Errorf("writing %s (through a temporary file beside it): %s: %w", path, pe.Op, pe.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("writing %s (renaming a temporary file beside it over it): %w", path, le.Err)
+	}
+	return fmt.Errorf("writing %s: %w", path, err)
 }
 
 // setCounts sets the contacts by status: the counts before the run moved

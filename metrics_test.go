@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -197,10 +200,63 @@ func TestMetricsFile(t *testing.T) {
 }
 
 // TestMetricsFileUnwritable: a metrics file that cannot be written is an
-// error at once (the run stops before its first call on it).
+// error at once (the run stops before its first call on it), which names
+// the file asked for, not the temporary file beside it that the write
+// goes through.
 func TestMetricsFileUnwritable(t *testing.T) {
-	m := newMetricsFile(metricsConfig{path: filepath.Join(t.TempDir(), "no", "such", "dir", "callrun.prom"), campaign: "x"})
-	if err := m.write(); err == nil {
-		t.Error("writing into a missing directory: no error")
+	path := filepath.Join(t.TempDir(), "no", "such", "dir", "callrun.prom")
+	m := newMetricsFile(metricsConfig{path: path, campaign: "x"})
+	err := m.write()
+	if err == nil {
+		t.Fatal("writing into a missing directory: no error")
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "writing "+path+" ") || regexp.MustCompile(`callrun\.prom\d`).MatchString(msg) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the error %q does not name %s alone, or hides why", msg, path)
+	}
+}
+
+// TestEndingsNamed: every way a run can end is named where people and
+// alerts read it: the callrun_run_ending metric's help, its row of
+// docs/unattended.md, and summary.json's ending in docs/report.md.
+func TestEndingsNamed(t *testing.T) {
+	m := newMetricsFile(metricsConfig{path: filepath.Join(t.TempDir(), "x.prom"), campaign: "x"})
+	m.ending.WithLabelValues(report.EndComplete) // a series, for the family to be gathered
+	help := ""
+	mfs, err := m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "callrun_run_ending" {
+			help = mf.GetHelp()
+		}
+	}
+	unattended, err := os.ReadFile(filepath.Join("docs", "unattended.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := ""
+	for line := range strings.SplitSeq(string(unattended), "\n") {
+		if strings.HasPrefix(line, "| `callrun_run_ending{ending}`") {
+			row = line
+		}
+	}
+	reportDoc, err := os.ReadFile(filepath.Join("docs", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range report.Endings {
+		if !strings.Contains(string(reportDoc), "`"+e+"`") {
+			t.Errorf("docs/report.md does not name the ending %q", e)
+		}
+		if e == report.EndRebuilt { // callrun report's, never a run's
+			continue
+		}
+		if !strings.Contains(help, e) {
+			t.Errorf("callrun_run_ending's help does not name %q: %s", e, help)
+		}
+		if !strings.Contains(row, "`"+e+"`") {
+			t.Errorf("docs/unattended.md's row of callrun_run_ending does not name %q: %s", e, row)
+		}
 	}
 }

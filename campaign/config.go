@@ -785,6 +785,14 @@ func (l *loader) yamlProblem(err error) Problem {
 // (a suppress: entry may be a file name alone).
 var yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
 
+// listForm is a block of the campaign file that may be written as the
+// list of one of its keys (do_not_call: [...] for do_not_call: {columns:
+// [...]}); listField names that key's field, whose type the list's
+// entries are checked as.
+type listForm interface{ listField() string }
+
+var listFormType = reflect.TypeFor[listForm]()
+
 var yamlWords = strings.NewReplacer(
 	"cannot unmarshal", "cannot read",
 	"!!str", "text", "!!int", "a number", "!!float", "a number", "!!bool", "true/false",
@@ -812,7 +820,8 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 	case node.Kind == yaml.ScalarNode:
 		l.expand(node, path)
 		l.values[path] = node.Value
-		if t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(yamlUnmarshaler) && node.Tag != "!!null" {
+		reads := reflect.PointerTo(t).Implements(yamlUnmarshaler) && !reflect.PointerTo(t).Implements(listFormType)
+		if t.Kind() == reflect.Struct && !reads && node.Tag != "!!null" {
 			if l.mappings == nil {
 				l.mappings = map[string][]string{}
 			}
@@ -854,6 +863,9 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 			kept = append(kept, k, v)
 		}
 		node.Content = kept
+	case t.Kind() == reflect.Struct && node.Kind == yaml.SequenceNode && reflect.PointerTo(t).Implements(listFormType):
+		field, _ := t.FieldByName(reflect.New(t).Interface().(listForm).listField())
+		l.walk(node, field.Type, path)
 	case t.Kind() == reflect.Map && node.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			k, v := node.Content[i], node.Content[i+1]

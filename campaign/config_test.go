@@ -237,7 +237,7 @@ func TestYAMLSyntaxAndTypeErrorsCarryLines(t *testing.T) {
 	expectProblems(t, problems(t, "", LoadOptions{}), "the file is empty")
 	// Text where a mapping goes: its keys, not the Go type yaml.v3 names.
 	expectProblems(t, problems(t, goodCampaign+"do_not_call: Do Not Call\n", LoadOptions{}),
-		"do_not_call: do_not_call takes keys, not the text `Do Not ...`: write do_not_call: {column: ...} (its keys: column, columns)")
+		"do_not_call: do_not_call takes keys, not the text `Do Not ...`: write do_not_call: {column: ...} (its keys: column, values, columns, ignore)")
 	expectProblems(t, problems(t, goodCampaign+"consent: Consent Date\n", LoadOptions{}),
 		"consent: consent takes keys, not the text `Consent...`: write consent: {column: ...}")
 	expectProblems(t, problems(t, "- a\n- b\n", LoadOptions{}), "a campaign file is a YAML mapping")

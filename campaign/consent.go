@@ -18,6 +18,11 @@ import (
 type Consent struct {
 	Column   string `yaml:"column"`
 	Required bool   `yaml:"required"`
+	// ChannelChecked says that a column whose name speaks of e-mail or
+	// texts ("SMS Consent") does record consent to be called: without
+	// it, such a column is refused, as consent to e-mails or texts is no
+	// consent to be phoned.
+	ChannelChecked bool `yaml:"channel_checked"`
 }
 
 // ConsentAdvice is what plan and run say, once, of a campaign that maps
@@ -51,23 +56,36 @@ func (f *File) SheetConsent(i int) Consent {
 		if f.has(key+"required") || f.Consent == nil {
 			c.Required = s.Required
 		}
+		if f.has(key+"channel_checked") || f.Consent == nil {
+			c.ChannelChecked = s.ChannelChecked
+		}
 	}
 	c.Column = strings.TrimSpace(c.Column)
 	return c
 }
 
 // validateConsent checks the consent: blocks: a block that ends up with
-// no column for a sheet is named where it is written, once.
+// no column for a sheet is named where it is written, once; so is a
+// column named for consent to e-mails or texts, unless channel_checked
+// says it records consent to be called.
 func (l *loader) validateConsent(f *File) {
 	told := map[string]bool{}
 	for i := range f.Sheets {
 		c := f.SheetConsent(i)
-		if c.Column != "" || (f.Consent == nil && f.Sheets[i].Consent == nil) {
-			continue
-		}
 		key := "consent"
 		if f.Sheets[i].Consent != nil {
 			key = fmt.Sprintf("sheets[%d].consent", i)
+		}
+		if channel := consentChannel(c.Column); channel != "" && !c.ChannelChecked && !told[key+".column"] {
+			told[key+".column"] = true
+			ck := key + ".column"
+			if _, ok := l.lines[ck]; !ok {
+				ck = "consent.column"
+			}
+			l.problem(ck, `consent: the column %q is named for consent to %s, which is no consent to be phoned: map the column that records consent to be called; or, if this one does record it (calls and texts together, say), write consent: {column: %q, channel_checked: true}`, c.Column, channel, c.Column)
+		}
+		if c.Column != "" || (f.Consent == nil && f.Sheets[i].Consent == nil) {
+			continue
 		}
 		if !told[key] {
 			told[key] = true
@@ -125,20 +143,29 @@ const consentFuture = 14 * time.Hour
 // ReadConsent reads a consent cell as a CRM export writes it. Evidence is
 // a date, returned as YYYY-MM-DD (ISO dates and datetimes, m/d/yyyy,
 // d.m.yyyy and d/m/yyyy, with a time or without; a day and month that
-// could be either are read as region writes them), or a yes ("yes",
-// "true", "1", "opted in", any case), returned as "yes". Anything else is
-// no evidence: evidence is empty and why says what the cell held. A date
-// later than today everywhere on earth is no evidence either.
+// could be either are read as region writes them), or a yes in any of the
+// languages of signalwords.yaml ("yes", "true", "1", "x", "opted in",
+// "ja", "oui", "sí", "erteilt", any case), returned as "yes". Anything
+// else is no evidence: evidence is empty and why says what the cell held.
+// A date later than today everywhere on earth is no evidence either, nor
+// a word the table reads as yes in one language and as no in another.
 func ReadConsent(cell, region string, now time.Time) (evidence, why string) {
-	v := strings.ToLower(strings.Join(strings.Fields(strings.TrimSpace(cell)), " "))
-	switch {
-	case v == "":
+	c := strings.TrimSpace(cell)
+	if c == "" {
 		return "", "the cell is empty"
-	case consentYes[v]:
-		return "yes", ""
-	case consentNo[v], consentRevoked[v]:
-		return "", fmt.Sprintf("the cell says %q", cell)
 	}
+	if c[0] < '0' || c[0] > '9' || c == "1" || c == "0" {
+		switch says, ok := readConsentWord(c); {
+		case ok && says == saysYes:
+			return "yes", ""
+		case ok:
+			return "", fmt.Sprintf("the cell says %q", cell)
+		}
+		if k := conflict(c); k != "" {
+			return "", fmt.Sprintf("%q is read one way in one language and the other in another (%s)", cell, k)
+		}
+	}
+	v := strings.ToLower(strings.Join(strings.Fields(c), " "))
 	t, ok := consentDate(v, region)
 	if !ok {
 		return "", fmt.Sprintf("%q is neither a date nor a yes", cell)
@@ -149,23 +176,20 @@ func ReadConsent(cell, region string, now time.Time) (evidence, why string) {
 	return t.Format("2006-01-02"), ""
 }
 
-// consentYes, consentNo and consentRevoked are the words of a consent
-// cell, folded to lower case with single spaces: a yes, no evidence, and
-// consent withdrawn ([ConsentRevoked]), which is no evidence either.
-var (
-	consentYes     = map[string]bool{"yes": true, "y": true, "true": true, "1": true, "opted in": true, "opted-in": true, "opt-in": true, "opt in": true, "optin": true, "optedin": true, "granted": true, "consented": true, "subscribed": true}
-	consentNo      = map[string]bool{"no": true, "n": true, "false": true, "0": true, "none": true, "denied": true, "declined": true}
-	consentRevoked = map[string]bool{"revoked": true, "withdrawn": true, "opted out": true, "opted-out": true, "opt-out": true, "opt out": true, "optout": true, "optedout": true, "unsubscribed": true}
-)
-
 // ConsentRevoked reports whether a consent cell says the person withdrew
-// their consent (revoked, withdrawn, opted out, unsubscribed, any case),
-// rather than only that none is on record (no, false, empty): the person
-// asked not to be called, so the contact reader suppresses their number
-// in every row of the campaign, as a do_not_call: flag, and run puts it
-// on the store's do-not-call list.
+// their consent (revoked, withdrawn, opted out, unsubscribed, widerrufen,
+// révoqué, a do-not-call phrase, in any of the table's languages and any
+// case), rather than only that none is on record (no, false, empty): the
+// person asked not to be called, so the contact reader suppresses their
+// number in every row of the campaign, as a do_not_call: flag, and run
+// puts it on the store's do-not-call list.
 func ConsentRevoked(cell string) bool {
-	return consentRevoked[strings.ToLower(strings.Join(strings.Fields(cell), " "))]
+	c := strings.TrimSpace(cell)
+	if c == "" || (c[0] >= '0' && c[0] <= '9') {
+		return false // a date, the commonest cell, or 1 or 0
+	}
+	says, ok := readConsentWord(c)
+	return ok && says == saysWithdrawn
 }
 
 // consentDateRE splits a date cell: three numbers separated by -, / or .
@@ -244,28 +268,30 @@ func validTime(s string) bool {
 // Philippines. Elsewhere 3/5/2024 is the 3rd of May.
 var monthFirst = map[string]bool{"US": true, "PR": true, "GU": true, "VI": true, "AS": true, "MP": true, "UM": true, "PH": true, "FM": true, "MH": true, "PW": true}
 
-// Words of a consent column's header, folded (see [headerWords]): a
-// header says consent or opt-in; one that also says it is withdrawn, or
-// is about e-mail or texts rather than calls, is no consent to call.
-var (
-	consentWords    = []string{"consent", "consented", "optin", "optedin", "einwilligung", "consentement", "consentimiento", "consenso", "tcpa"}
-	consentNotWords = []string{"out", "optout", "optedout", "revoked", "revocation", "withdrawn", "withdrawal", "no", "not", "dnc", "dnd", "email", "mail", "sms", "text", "newsletter", "whatsapp", "source", "method", "ip", "url", "form"}
-)
-
 // consentColumn is the column callrun init maps as consent: the first of
-// the header's consent columns (see consentWords) whose first rows hold
-// evidence callrun reads, else the first of them; "" when none. Columns
-// in used are passed over.
-func consentColumn(header []string, rows [][]string, region string, used map[string]bool) string {
+// the header's consent columns (see isConsentHeader) whose first rows hold
+// evidence callrun reads, else the first of them; "" when none. A column
+// that says opt-in and nothing of consent or of calls ("Opt-In",
+// Mailchimp's OPTIN_TIME) may be an opt-in to e-mails: it is not mapped,
+// and optIn names the first such, for init to suggest in a comment.
+// Columns in used are passed over.
+func consentColumn(header []string, rows [][]string, region string, used map[string]bool) (column, optIn string) {
+	w := words()
 	var first string
 	for i, h := range header {
 		if h == "" || used[h] || !isConsentHeader(h) {
 			continue
 		}
+		if t := readHeaderWords(h); !t.has(w.consentHeader) && !t.has(w.calls) {
+			if optIn == "" {
+				optIn = h
+			}
+			continue
+		}
 		for _, r := range rows {
 			if i < len(r) {
 				if ev, _ := ReadConsent(r[i], region, time.Now()); ev != "" {
-					return h
+					return h, optIn
 				}
 			}
 		}
@@ -273,27 +299,45 @@ func consentColumn(header []string, rows [][]string, region string, used map[str
 			first = h
 		}
 	}
-	return first
+	return first, optIn
 }
 
 // isConsentHeader reports whether a header names a column of consent to
-// be called: "Consent Date", "Opt-In", "TCPA Consent", not "Opt Out",
-// "Consent Revoked" or "Email Opt In".
+// be called, in any of the table's languages: "Consent Date", "Opt-In",
+// "TCPA Consent", "Einwilligung Telefon", not "Opt Out", "Consent
+// Revoked", "Consent Source", "No Consent", nor consent to e-mails or
+// texts alone ("Email Opt In", "SMS Consent", Brevo's "DOUBLE_OPT-IN").
 func isConsentHeader(h string) bool {
-	words := headerWords(h)
-	joined := strings.Join(words, "")
-	says := strings.Contains(joined, "optin") || strings.Contains(joined, "optedin")
-	for _, w := range words {
-		for _, x := range consentWords {
-			if w == x || strings.HasPrefix(w, x) {
-				says = true
-			}
-		}
-		for _, x := range consentNotWords {
-			if w == x || (len(x) >= 4 && strings.HasPrefix(w, x)) {
-				return false
-			}
-		}
+	consent, channel := consentHeader(h)
+	return consent && channel == ""
+}
+
+// consentChannel returns, for a column named for consent to e-mails or to
+// texts and not to calls, which ("e-mails", "texts"); "" otherwise. A
+// consent: column so named is refused unless channel_checked says
+// otherwise.
+func consentChannel(column string) string {
+	if consent, channel := consentHeader(column); consent {
+		return channel
 	}
-	return says
+	return ""
+}
+
+// consentHeader reads a header as one of consent: whether it is one, and
+// when it names e-mails or texts and not calls, which.
+func consentHeader(h string) (consent bool, channel string) {
+	w, t := words(), readHeaderWords(h)
+	if !(t.has(w.consentHeader) || t.has(w.optIn)) || t.has(w.negations) || t.has(w.optOut) || t.has(w.withdrawnHeader) ||
+		t.has(w.dnc) || t.has(w.blocked) || t.has(w.details) {
+		return false, ""
+	}
+	switch {
+	case t.has(w.calls):
+		return true, ""
+	case t.has(w.texts):
+		return true, "texts"
+	case t.has(w.other):
+		return true, "e-mails"
+	}
+	return true, ""
 }

@@ -186,7 +186,7 @@ sheets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := [3]Consent{f.SheetConsent(0), f.SheetConsent(1), f.SheetConsent(2)}; got != [3]Consent{{"Consent Date", true}, {"Consent Date", false}, {"Opt In", true}} {
+	if got := [3]Consent{f.SheetConsent(0), f.SheetConsent(1), f.SheetConsent(2)}; got != [3]Consent{{Column: "Consent Date", Required: true}, {Column: "Consent Date"}, {Column: "Opt In", Required: true}} {
 		t.Errorf("sheet consent %+v", got)
 	}
 	var got []string

@@ -205,17 +205,17 @@ type sheetMap struct {
 	// name (name_column); -1 when none.
 	nameCol int
 	width   int
-	// dncCols are the do-not-call flag columns (do_not_call:), dncNames
-	// their names; dncUnmapped the columns that read as such a flag and
-	// are not mapped, and dncUnmappedYes the yes cells seen in each.
-	dncCols        []int
-	dncNames       []string
-	dncUnmapped    []int
-	dncUnmappedYes []int
-	// dncUnclear counts, for each of dncCols, the cells that say neither
-	// yes nor no; dncUnclearExample shows the first.
-	dncUnclear        []int
-	dncUnclearExample []string
+	// signals are the sheet's signal columns (see [sheetMap.signalRow]):
+	// its do_not_call: columns first, then its consent column, then the
+	// columns the campaign does not map that their header or their first
+	// rows show to be one. header is the sheet's header; tracked marks the
+	// columns among signals or ignored (do_not_call: ignore:); sampleRows
+	// counts down the first rows whose every cell is read.
+	signals    []*signalColumn
+	ignored    []IgnoredColumn
+	header     []string
+	tracked    []bool
+	sampleRows int
 	// consentCol is the column of each row's consent (consent.column);
 	// -1 when the sheet maps none.
 	consentCol      int
@@ -382,6 +382,12 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	}
 	if err := f.mapConsent(i, r, m); err != nil {
 		at(consentKey, err)
+	} else if m.consentCol >= 0 && !m.tracked[m.consentCol] {
+		m.signals = append(m.signals, &signalColumn{col: m.consentCol, name: m.consentName, kind: signalConsent, mapped: true})
+		m.tracked[m.consentCol] = true
+	}
+	if len(problems) == 0 {
+		m.watchHeaders(m.usedColumns())
 	}
 	if len(problems) > 0 {
 		r.Close()
@@ -490,15 +496,12 @@ type ContactReader struct {
 	// contact row (a title block, a report footer; see
 	// [sheet.Reader.Notes]), once the sheet has been read.
 	SheetNote func(i int, note string)
-	// unmappedYes counts the yes cells of unmapped do-not-call flag
-	// columns (see [ContactReader.UnmappedDoNotCall]).
-	unmappedYes int
-	// unclearDNC counts the cells of mapped do-not-call flag columns that
-	// say neither yes nor no, whose rows are called.
-	unclearDNC int
 	// notDialled counts the columns of phone_number, over the sheets read
 	// so far, whose header names a line callrun never dials.
 	notDialled int
+	// signals are, by sheet, what its signal columns said, once it is
+	// read (see [ContactReader.Signals]).
+	signals [][]PlanSignal
 }
 
 // NewContactReader prepares to read the campaign's contacts.
@@ -515,7 +518,8 @@ func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *
 	for i := range inCountry {
 		inCountry[i] = map[string]*[2]*phone.Rules{}
 	}
-	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newNumbersSeen(), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry}
+	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newNumbersSeen(), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
+		signals: make([][]PlanSignal, len(f.Sheets))}
 }
 
 // Each calls fn for every row of every sheet, in order. The *Contact is
@@ -560,7 +564,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 			cr.SheetNote(i, note)
 		}
 	}
-	cr.unmappedDoNotCall(i, r, m)
+	cr.sheetRead(i, m)
 	cr.passedOver(i, m)
 	var se *sheet.Error
 	if cr.SheetFailed != nil && errors.As(err, &se) {
@@ -675,6 +679,9 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		invalid(FieldPhone, "%s", err.Error())
 		if c.Field == FormFields[FieldPhone] && len(m.phones) > 1 {
 			c.Column = column
+			if raw != "" {
+				c.Fields[FieldPhone] = raw // the cell the reason is about
+			}
 		}
 	} else {
 		c.Phone, c.Fields[FieldPhone], c.Country, c.Kind, c.Warning = ph.E164, ph.E164, ph.Region, ph.Kind, ph.Repair
@@ -751,10 +758,10 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 // every other. raw is the cell or the part of it the number was read
 // from, column its column. When no number can be called, err is the
 // first one's reason (else why the numbers there were passed over), and
-// column its column.
+// raw and column the cell and column it is about.
 func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, read func(string) (phone.Number, error)) (ph phone.Number, raw, column string, err error) {
 	var firstErr, passed error
-	var errCol, passedCol string
+	var errCol, errCell, passedCol, passedCell string
 	try := func(p *phoneCol, cell string) bool {
 		parts := phone.Split(cell)
 		if parts == nil {
@@ -767,7 +774,7 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 				return true
 			}
 			if firstErr == nil {
-				firstErr, errCol = perr, p.name
+				firstErr, errCol, errCell = perr, p.name, cell
 			}
 		}
 		return false
@@ -783,7 +790,7 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 		if p.notDialled != "" {
 			p.rows++
 			if passed == nil {
-				passed, passedCol = fmt.Errorf("column %q is named for %s, which callrun does not call", p.name, p.notDialled), p.name
+				passed, passedCol, passedCell = fmt.Errorf("column %q is named for %s, which callrun does not call", p.name, p.notDialled), p.name, strings.TrimSpace(fields[p.col])
 			}
 			continue
 		}
@@ -795,7 +802,7 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 					m.typeSkippedExample = fmt.Sprintf("row %d: column %q says %q", row, p.typeName, typeCell)
 				}
 				if passed == nil {
-					passed, passedCol = fmt.Errorf("column %q says %q: the number in column %q is %s, which callrun does not call", p.typeName, typeCell, p.name, tk.what), p.name
+					passed, passedCol, passedCell = fmt.Errorf("column %q says %q: the number in column %q is %s, which callrun does not call", p.typeName, typeCell, p.name, tk.what), p.name, strings.TrimSpace(fields[p.col])
 				}
 				continue
 			}
@@ -834,9 +841,9 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 	}
 	switch {
 	case firstErr != nil:
-		return phone.Number{}, "", errCol, firstErr
+		return phone.Number{}, errCell, errCol, firstErr
 	case passed != nil:
-		return phone.Number{}, "", passedCol, passed
+		return phone.Number{}, passedCell, passedCol, passed
 	case len(m.phones) > 1:
 		names := make([]string, len(m.phones))
 		for k, p := range m.phones {

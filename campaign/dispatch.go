@@ -147,8 +147,11 @@ type RunResult struct {
 	// their number was called on the store (by any campaign) as often as
 	// the limits allow, or talked to within 7 days under Reg F's rule;
 	// HeldUntil is the earliest that one of them may be called again.
-	Held       int
-	HeldUntil  time.Time
+	Held      int
+	HeldUntil time.Time
+	// ResumeAt is when the service said it may be called again, for a
+	// run it stopped with ErrCallLater; zero otherwise.
+	ResumeAt   time.Time
 	StartedAt  time.Time
 	FinishedAt time.Time
 	// Notes say what the service answered that a person should read: a
@@ -384,6 +387,18 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 	waitCtx, stop := eitherDone(ctx, gctx)
 	defer stop()
 	queued := 0
+	// A column that says do not call only past the rows read before the
+	// run: its rows were not called; say why, and what plan asks.
+	defer func() {
+		for i := range r.f.Sheets {
+			for _, s := range cr.Signals(i) {
+				if s.Use == "refused" {
+					says, ways := r.f.refusedSignal(i, s)
+					r.opts.Logf("%s: those rows were not called, and plan refuses the campaign until it does. %s", says, ways)
+				}
+			}
+		}
+	}()
 	return cr.Each(ctx, func(c *Contact) error {
 		if c.Status != ToCall {
 			return nil
@@ -955,6 +970,11 @@ func (r *runner) pause(d time.Duration, cause string) {
 // asked to be called again in ra, longer than MaxRetryAfter.
 func (r *runner) callLater(err error, ra time.Duration) error {
 	at := r.opts.Now().Add(ra)
+	r.count(func(res *RunResult) {
+		if res.ResumeAt.IsZero() || at.Before(res.ResumeAt) {
+			res.ResumeAt = at
+		}
+	})
 	return fmt.Errorf("%w: %s and asked to be called again in %s, at %s; that is longer than pace.max_retry_after (%s), so the run stopped at once. The contacts not called were not placed and stay pending: run again after %s",
 		ErrCallLater, answered(err), ra.Round(time.Second), at.Format(time.RFC3339), r.opts.MaxRetryAfter, at.Format(time.RFC3339))
 }

@@ -11,37 +11,116 @@ import (
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"gopkg.in/yaml.v3"
 )
 
 // DoNotCallColumns is `do_not_call:`, at the top of the campaign file or
 // under a sheet (which replaces the top one for that sheet): the columns
-// of a contact export that hold the CRM's own do-not-call flag, such as
-// Salesforce's "Do Not Call" or HighLevel's "DND". A row whose cell in
-// any of them says yes ([FlagYes]) is suppressed, never called; any other
-// cell is called as before. The contact reader, plan and init use it.
+// of a contact export that say a person is not to be called, and the
+// columns that look as if they might and are not honoured on purpose.
+// It is written as one column ({column: "Do Not Call"}), several
+// ({columns: [DNC, DND]}), or a list of them ([{column: Labels, values:
+// ["Do not call"]}, {column: DND}]), with ignore: beside column: or
+// columns: in the mapping forms. The contact reader, plan and init use it.
 type DoNotCallColumns struct {
-	Column  string   `yaml:"column"`
-	Columns []string `yaml:"columns"`
+	Column string `yaml:"column"`
+	// Values are, with column:, what its cells say when the contact is
+	// not to be called, besides the table's do-not-call phrases: the
+	// column is one of labels, tags or a status rather than a flag.
+	Values  []string          `yaml:"values"`
+	Columns []DoNotCallColumn `yaml:"columns"`
+	// Ignore lists the columns that read as a do-not-call signal and
+	// that the campaign does not honour, each with the reason why.
+	Ignore []IgnoredColumn `yaml:"ignore"`
+	// list is set when the block was written as the list of its columns.
+	list bool
 }
 
-// Names returns the columns named, column: first.
-func (d *DoNotCallColumns) Names() []string {
+// DoNotCallColumn is one column of do_not_call:, written as its name (a
+// flag: a row whose cell says yes is not called) or with the values that
+// say do not call in a column of labels, tags or a status ({column:
+// Labels, values: ["Do not call"]}).
+type DoNotCallColumn struct {
+	Column string   `yaml:"column"`
+	Values []string `yaml:"values"`
+}
+
+// IgnoredColumn is an entry of do_not_call: ignore:, a column callrun
+// reads as a do-not-call signal that the campaign does not honour, and
+// the reason the person who wrote the campaign gave.
+type IgnoredColumn struct {
+	Column string `yaml:"column"`
+	Reason string `yaml:"reason"`
+}
+
+// listField names the key that do_not_call: written as a list stands for
+// (the config loader checks the list's entries as that key's).
+func (*DoNotCallColumns) listField() string { return "Columns" }
+
+// UnmarshalYAML reads do_not_call: as a mapping or as the list of its
+// columns.
+func (d *DoNotCallColumns) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.SequenceNode {
+		d.list = true
+		return n.Decode(&d.Columns)
+	}
+	type plain DoNotCallColumns
+	return n.Decode((*plain)(d))
+}
+
+// UnmarshalYAML reads a column of do_not_call: written as its name alone.
+func (c *DoNotCallColumn) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		c.Column = n.Value
+		return nil
+	}
+	type plain DoNotCallColumn
+	return n.Decode((*plain)(c))
+}
+
+// Entries returns the columns named, column: first.
+func (d *DoNotCallColumns) Entries() []DoNotCallColumn {
 	if d == nil {
 		return nil
 	}
 	if d.Column != "" {
-		return append([]string{d.Column}, d.Columns...)
+		return append([]DoNotCallColumn{{Column: d.Column, Values: d.Values}}, d.Columns...)
 	}
 	return d.Columns
 }
 
-// DoNotCallColumns returns the do-not-call flag columns of sheet i: the
-// sheet's own do_not_call:, else the campaign's.
-func (f *File) DoNotCallColumns(i int) []string {
-	if d := f.Sheets[i].DoNotCall; d != nil {
-		return d.Names()
+// entryKey is the campaign file's key of entry k of d, which is at key.
+func (d *DoNotCallColumns) entryKey(key string, k int) string {
+	switch {
+	case d.list:
+		return fmt.Sprintf("%s[%d]", key, k)
+	case d.Column != "" && k == 0:
+		return key + ".column"
+	case d.Column != "":
+		k--
 	}
-	return f.DoNotCall.Names()
+	return fmt.Sprintf("%s.columns[%d]", key, k)
+}
+
+// SheetDoNotCall returns sheet i's do_not_call: block: the sheet's own,
+// else the campaign's; nil when neither is written.
+func (f *File) SheetDoNotCall(i int) *DoNotCallColumns {
+	if d := f.Sheets[i].DoNotCall; d != nil {
+		return d
+	}
+	return f.DoNotCall
+}
+
+// doNotCallKey is the campaign file's key of sheet i's do_not_call:
+// block, or of its file when it has none.
+func (f *File) doNotCallKey(i int) string {
+	switch {
+	case f.Sheets[i].DoNotCall != nil:
+		return fmt.Sprintf("sheets[%d].do_not_call", i)
+	case f.DoNotCall != nil:
+		return "do_not_call"
+	}
+	return fmt.Sprintf("sheets[%d].file", i)
 }
 
 // validateDoNotCall checks a do_not_call: block at key (do_not_call or
@@ -54,226 +133,278 @@ func (l *loader) validateDoNotCall(key string, d *DoNotCallColumns) {
 		l.problem(key, "do_not_call has both column: and columns:; list every column under columns: [%q, ...]", d.Column)
 		return
 	}
-	names := d.Names()
-	if len(names) == 0 {
-		l.problem(key, `do_not_call names no column: write do_not_call: {column: "Do Not Call"} (the column of the CRM's do-not-call flag), or columns: [...] for several, or remove the key`)
+	if len(d.Values) > 0 && d.Column == "" {
+		l.problem(key+".values", `values: goes beside the column it belongs to: do_not_call: {column: Labels, values: ["Do not call"]}, or in each column of columns: [{column: Labels, values: [...]}]`)
+	}
+	entries := d.Entries()
+	if len(entries) == 0 && len(d.Ignore) == 0 {
+		l.problem(key, `do_not_call names no column: write do_not_call: {column: "Do Not Call"} (the column of the CRM's do-not-call flag), or [{column: Labels, values: ["Do not call"]}] for a column of labels, or {ignore: [{column: X, reason: "..."}]} for a column not to honour, or remove the key`)
 		return
 	}
 	seen := map[string]bool{}
-	for _, c := range names {
-		folded := strings.ToLower(strings.TrimSpace(c))
+	for k, e := range entries {
+		ek := d.entryKey(key, k)
+		folded := strings.ToLower(strings.TrimSpace(e.Column))
 		switch {
 		case folded == "":
-			l.problem(key, "do_not_call lists an empty column name")
+			l.problem(ek, "do_not_call lists an empty column name")
 		case seen[folded]:
-			l.problem(key, "do_not_call lists the column %q twice", c)
+			l.problem(ek, "do_not_call lists the column %q twice", e.Column)
+		}
+		seen[folded] = true
+		for _, v := range e.Values {
+			if foldString(v) == "" {
+				l.problem(ek, "do_not_call: the column %q lists the value %q, which has no letter or digit to match a cell by", e.Column, v)
+			}
+		}
+	}
+	for k, ig := range d.Ignore {
+		ik := fmt.Sprintf("%s.ignore[%d]", key, k)
+		folded := strings.ToLower(strings.TrimSpace(ig.Column))
+		switch {
+		case folded == "":
+			l.problem(ik, `do_not_call: ignore: names no column: {column: "X", reason: "why its rows may be called"}`)
+		case seen[folded]:
+			l.problem(ik, "do_not_call: the column %q is both honoured and ignored; keep one", ig.Column)
+		case strings.TrimSpace(ig.Reason) == "":
+			l.problem(ik, `do_not_call: ignore: the column %q needs the reason it is not honoured, for whoever reads the campaign next: {column: %q, reason: "..."}`, ig.Column, ig.Column)
 		}
 		seen[folded] = true
 	}
 }
 
-// resolveDoNotCall finds sheet i's do-not-call flag columns in its
-// header, and the columns whose header reads as such a flag that the
-// campaign does not map. A column the header lacks is a problem, which
-// stops plan and run before any call.
+// resolveDoNotCall finds sheet i's signal columns in its header: its
+// do_not_call: columns, then the columns whose header reads as a
+// do-not-call flag, as consent to be called, or as labels, tags, a status
+// or lists, that the campaign neither maps nor ignores. A column the
+// header lacks is a problem, which stops plan and run before any call.
+// The consent column, mapped after it, joins the signal columns there.
 func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems []string) {
-	mapped := map[int]bool{}
-	for _, name := range f.DoNotCallColumns(i) {
-		idx, err := r.Column(name)
+	header := r.Header()
+	m.header, m.tracked, m.sampleRows = header, make([]bool, len(header)), signalSampleRows
+	d := f.SheetDoNotCall(i)
+	missing := func(err error) {
+		msg := err.Error()
+		if f.Sheets[i].DoNotCall == nil && len(f.Sheets) > 1 {
+			msg += fmt.Sprintf("; the top-level do_not_call: applies to every sheet: give this sheet its own under sheets[%d] (do_not_call: {column: ...})", i)
+		}
+		problems = append(problems, msg)
+	}
+	for _, e := range d.Entries() {
+		idx, err := r.Column(e.Column)
 		if err != nil {
-			msg := err.Error()
-			if f.Sheets[i].DoNotCall == nil && len(f.Sheets) > 1 {
-				msg += fmt.Sprintf("; the top-level do_not_call: applies to every sheet: give this sheet its own under sheets[%d] (do_not_call: {column: ...})", i)
-			}
-			problems = append(problems, msg)
+			missing(err)
 			continue
 		}
-		m.dncCols = append(m.dncCols, idx)
-		m.dncNames = append(m.dncNames, name)
-		mapped[idx] = true
-	}
-	for c, h := range r.Header() {
-		if !mapped[c] && DoNotCallHeader(h) {
-			m.dncUnmapped = append(m.dncUnmapped, c)
+		s := &signalColumn{col: idx, name: e.Column, kind: signalFlag, mapped: true}
+		if len(e.Values) > 0 {
+			s.kind, s.values = signalValues, map[string]bool{}
+			for _, v := range e.Values {
+				s.values[foldString(v)] = true
+			}
 		}
+		m.signals = append(m.signals, s)
+		m.tracked[idx] = true
 	}
-	if m.dncUnmapped != nil {
-		m.dncUnmappedYes = make([]int, len(m.dncUnmapped))
-	}
-	if m.dncCols != nil {
-		m.dncUnclear, m.dncUnclearExample = make([]int, len(m.dncCols)), make([]string, len(m.dncCols))
+	if d != nil {
+		for _, ig := range d.Ignore {
+			idx, err := r.Column(ig.Column)
+			if err != nil {
+				missing(err)
+				continue
+			}
+			m.tracked[idx] = true
+			m.ignored = append(m.ignored, ig)
+		}
 	}
 	return problems
 }
 
-// FlagYes reports whether a cell of a do-not-call flag column says yes:
-// 1 (or 1.0, as pandas writes a 0/1 column with blanks), true, t, on,
-// yes, y, x, checked or a check mark (with or without the emoji
-// variation selector a phone's keyboard adds), or Dynamics 365's "Do Not
-// Allow", in any case, spaces around it aside. Anything else (empty, 0,
-// false, no, allow) is no flag.
-func FlagYes(cell string) bool {
-	c := strings.ToLower(strings.TrimSpace(cell))
-	c = strings.TrimRight(c, "\ufe0e\ufe0f")
-	switch c {
-	case "1", "1.0", "true", "t", "on", "yes", "y", "x", "checked", "✓", "✔", "☑", "✅", "☒", "do not allow":
-		return true
+// watchHeaders adds sheet m's columns the campaign neither maps nor
+// ignores whose header reads as a signal to its signal columns: a
+// do-not-call flag, consent to be called, or labels, tags, a status or
+// lists. openSheet calls it once every mapped column is known: a column
+// in used, mapped to a form field (or as the row's country, time zone or
+// full name), is not taken for one by its header.
+func (m *sheetMap) watchHeaders(used map[int]bool) {
+	for c, h := range m.header {
+		if m.tracked[c] || used[c] || h == "" {
+			continue
+		}
+		var kind signalKind
+		switch {
+		case DoNotCallHeader(h):
+			kind = signalFlag
+		case isConsentHeader(h):
+			kind = signalConsent
+		case isListHeader(h):
+			kind = signalValues
+		default:
+			continue
+		}
+		m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: kind, found: "header"})
+		m.tracked[c] = true
 	}
-	return false
 }
 
-// flagNo reports whether a cell of a do-not-call flag column plainly
-// says no: empty, 0, 0.0, false, no, n, f, off, unchecked or allow.
-func flagNo(cell string) bool {
-	switch strings.ToLower(strings.TrimSpace(cell)) {
-	case "", "0", "0.0", "false", "no", "n", "f", "off", "unchecked", "allow":
-		return true
-	}
-	return false
+// readsWhole reports whether the pass before any contact is judged must
+// read sheet m to its end: it maps a signal column, or has a column
+// whose header reads as a do-not-call flag or as consent. A sheet whose
+// only signal columns are labels, tags or a status is read so only when
+// its first rows say do not call in one ([sheetMap.anySaid]); the
+// contact reader reads the rest as it judges the contacts.
+func (m *sheetMap) readsWhole() bool {
+	return slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.mapped || s.kind != signalValues })
 }
 
-// flagDoNotCall suppresses c when one of its sheet's do-not-call flag
-// columns says yes, whatever else is wrong with the row: nobody the CRM
+// flagDoNotCall suppresses c when one of its sheet's do-not-call columns
+// says do not call, whatever else is wrong with the row: nobody the CRM
 // marks do not call is called, and a row never to be called needs no
 // fixing. A row to call whose consent cell withdraws consent is
-// suppressed too; one already invalid stays so. It also counts the yes cells of columns that read as such a
-// flag but are not mapped. It reports whether c was suppressed.
+// suppressed too (one already invalid stays so), and so is one whose
+// do-not-call cell reads neither yes nor no, or whose cell in a column
+// the campaign does not map says do not call: callrun cannot tell what
+// the person asked, so it does not call them. It reports whether c was
+// suppressed.
 func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string) bool {
-	for k, col := range m.dncUnmapped {
-		if col < len(fields) && FlagYes(fields[col]) {
-			m.dncUnmappedYes[k]++
-		}
+	rs := m.signalRow(c.Row, fields)
+	if rs.flag != nil {
+		c.Status, c.Field, c.Column = Suppressed, "", ""
+		c.DoNotCallColumn = rs.flag.name
+		c.Reason = fmt.Sprintf("column %q says %q: the contact is marked do not call", rs.flag.name, strings.TrimSpace(rs.flagCell))
+		return true
 	}
-	for k, col := range m.dncCols {
-		if col < len(fields) && !FlagYes(fields[col]) && !flagNo(fields[col]) {
-			if m.dncUnclear[k]++; m.dncUnclearExample[k] == "" {
-				m.dncUnclearExample[k] = fmt.Sprintf("row %d: %q", c.Row, strings.TrimSpace(fields[col]))
-			}
-		}
+	if c.Status != "" {
+		return false
 	}
-	for k, col := range m.dncCols {
-		if col < len(fields) && FlagYes(fields[col]) {
-			c.Status, c.Field, c.Column = Suppressed, "", ""
-			c.DoNotCallColumn = m.dncNames[k]
-			c.Reason = fmt.Sprintf("column %q says %q: the contact is marked do not call", m.dncNames[k], strings.TrimSpace(fields[col]))
-			return true
-		}
-	}
-	if c.Status == "" && m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]) {
+	if m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]) {
 		c.Status = Suppressed
 		c.DoNotCallColumn = m.consentName
 		c.Reason = fmt.Sprintf("consent column %q says %q: the contact withdrew consent to be called", m.consentName, strings.TrimSpace(fields[m.consentCol]))
 		return true
 	}
+	if rs.held != nil {
+		c.Status, c.Reason = Suppressed, rs.heldReason()
+		return true
+	}
 	return false
 }
 
-// unmappedDoNotCall tells cr.SheetNote, once sheet i is read, of the
-// cells of its do-not-call columns that say neither yes nor no, and of
-// each column of it that reads as a do-not-call flag and is not mapped,
-// whose yes cells it adds to cr.unmappedYes.
-func (cr *ContactReader) unmappedDoNotCall(i int, r *sheet.Reader, m *sheetMap) {
-	header := r.Header()
-	for k, n := range m.dncUnclear {
-		cr.unclearDNC += n
-		if n > 0 && cr.SheetNote != nil {
-			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the do-not-call column %q say neither yes nor no (%s), and their rows are called; write 1 or yes where the contact is not to be called",
-				cr.f.Sheets[i].File, n, m.dncNames[k], m.dncUnclearExample[k]))
-		}
+// sheetRead keeps, once sheet i is read, what its signal columns said,
+// for plan, and tells cr.SheetNote of the cells of its do-not-call
+// columns that read neither yes nor no and of the cells that mention a
+// do-not-call phrase without saying it.
+func (cr *ContactReader) sheetRead(i int, m *sheetMap) {
+	signals := m.planSignals()
+	cr.signals[i] = signals
+	if cr.SheetNote == nil {
+		return
 	}
-	for k, col := range m.dncUnmapped {
-		yes := m.dncUnmappedYes[k]
-		cr.unmappedYes += yes
-		if cr.SheetNote == nil {
-			continue
+	file := cr.f.Sheets[i].File
+	for _, s := range signals {
+		if s.Use == "mapped" && s.Unclear > 0 {
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the do-not-call column %q say neither yes nor no (%s), and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be",
+				file, s.Unclear, s.Column, s.UnclearAt))
 		}
-		cr.SheetNote(i, fmt.Sprintf("sheet %s has a column %q that reads as a do-not-call flag, and the campaign does not map it: its %d row(s) that say yes are called like any other; map it under the sheet with do_not_call: {column: %q}",
-			cr.f.Sheets[i].File, header[col], yes, header[col]))
+		if s.Mentions > 0 && s.Use != "ignored" {
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of column %q mention a do-not-call phrase without being one (%s), and are not read as do not call: check them, and where one means it, write it as a label of its own",
+				file, s.Mentions, s.Column, s.MentionAt))
+		}
 	}
 }
 
-// UnmappedDoNotCall counts, over the sheets read so far, the rows whose
-// cell says yes in a column that reads as a do-not-call flag the campaign
-// does not map: rows the CRM may mark do not call that are called
-// anyway. plan --strict fails on them.
-func (cr *ContactReader) UnmappedDoNotCall() int { return cr.unmappedYes }
-
-// UnclearDoNotCall counts, over the sheets read so far, the cells of the
-// campaign's do_not_call: columns that say neither yes nor no ("Pending",
-// "see notes"): rows called though no one can tell whether the CRM marks
-// them do not call. plan --strict fails on them.
-func (cr *ContactReader) UnclearDoNotCall() int { return cr.unclearDNC }
-
-// Header words (folded) of a do-not-call flag column.
-var (
-	// dncHeaderParts, anywhere in a folded header, name a do-not-call flag.
-	dncHeaderParts = []string{"donotcall", "dontcall", "nocall", "donotphone", "donotcontact", "donotdisturb", "donotallowphone"}
-	// dncHeaderWords are words, or the start or end of one, that do.
-	dncHeaderWords = []string{"dnc", "dnd"}
-	// optOutParts name an opt-out, which is of calls only with a call word.
-	optOutParts = []string{"optout", "optedout", "unsubscribe"}
-	// callParts name calls.
-	callParts = []string{"call", "phone", "voice", "tele", "dial"}
-	// otherChannelParts name channels other than calls: a flag of one of
-	// them alone ("Email Opt Out", "DND SMS") does not stop a call.
-	otherChannelParts = []string{"mail", "sms", "text", "fax", "newsletter", "whatsapp", "push", "letter", "post"}
-	// detailWords name a column about the flag rather than the flag
-	// ("Do Not Call Reason", "DNC Date").
-	detailWords = []string{"reason", "date", "time", "timestamp", "source", "note", "notes", "comment", "updated", "changed", "modified", "by"}
-)
+// Signals returns what the contact reader read of sheet i's signal
+// columns, once it has read the sheet: plan shows them.
+func (cr *ContactReader) Signals(i int) []PlanSignal { return cr.signals[i] }
 
 // DoNotCallHeader reports whether a column's header says it flags a
-// contact not to be called: do not call, DNC, DND, or opted out or
-// unsubscribed from calls. A flag of another channel alone (Salesforce's
-// "Email Opt Out", "DND SMS") is not one. init maps such columns, and
-// plan warns of those a campaign does not map.
+// contact not to be called, in any of the table's languages: do not call,
+// DNC, DND, Nicht anrufen, a block list (SMS_BLACKLISTED), or an opt-out
+// of calls or texts (texts go to the same number). A flag of another
+// channel alone (Salesforce's "Email Opt Out", "DND Email", Brevo's
+// EMAIL_BLACKLISTED) is not one, nor a column about the flag ("Do Not
+// Call Reason", "DNC Date"). init maps such columns, and plan and run
+// stop on those a campaign neither maps nor ignores.
 func DoNotCallHeader(h string) bool {
-	k := foldHeader(h)
-	if k == "" || hasWord(h, detailWords) {
+	w, t := words(), readHeaderWords(h)
+	if t.joined == "" || t.has(w.details) || t.has(w.dates) {
 		return false
 	}
-	has := func(parts []string) bool {
-		return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(k, p) })
-	}
-	calls := has(callParts)
+	calls := t.has(w.calls) || t.has(w.texts)
 	switch {
-	case has(dncHeaderParts) || hasWord(h, dncHeaderWords):
-		return calls || !has(otherChannelParts)
-	case has(optOutParts):
+	case t.has(w.dnc) || t.has(w.blocked):
+		return calls || !t.has(w.other)
+	case t.has(w.optOut) || t.has(w.notAllowed):
 		return calls
 	}
 	return false
 }
 
 // guessDoNotCall returns the columns of header, not in used, that init
-// maps under do_not_call:.
-func guessDoNotCall(header []string, used map[string]bool) []string {
-	var cols []string
-	for _, h := range header {
-		if h != "" && !used[h] && DoNotCallHeader(h) {
-			cols = append(cols, h)
+// maps under do_not_call:: those whose header reads as a do-not-call flag,
+// and those whose cells in rows say do not call (Google's "Labels", a
+// status or a tag "Do not call"), each with the values that said it.
+func guessDoNotCall(header []string, rows [][]string, used map[string]bool) []DoNotCallColumn {
+	var cols []DoNotCallColumn
+	for c, h := range header {
+		if h == "" || used[h] {
+			continue
+		}
+		if DoNotCallHeader(h) {
+			cols = append(cols, DoNotCallColumn{Column: h})
+			continue
+		}
+		s := &signalColumn{col: c, name: h, kind: signalValues}
+		for k, r := range rows {
+			if c < len(r) {
+				says, tag := s.read(r[c])
+				s.note(k+2, says, r[c], tag)
+			}
+		}
+		if s.yes > 0 {
+			cols = append(cols, DoNotCallColumn{Column: h, Values: s.matched})
 		}
 	}
 	return cols
 }
 
-// doNotCallYAML writes init's do_not_call: value for cols.
-func doNotCallYAML(cols []string) string {
+// doNotCallYAML writes init's do_not_call: value for cols: the list form
+// when a column has values, else {column: X} or {columns: [...]}.
+func doNotCallYAML(cols []DoNotCallColumn) string {
+	quote := func(ss []string) string {
+		q := make([]string, len(ss))
+		for i, s := range ss {
+			q[i] = fmt.Sprintf("%q", s)
+		}
+		return strings.Join(q, ", ")
+	}
+	if slices.ContainsFunc(cols, func(c DoNotCallColumn) bool { return len(c.Values) > 0 }) {
+		items := make([]string, len(cols))
+		for i, c := range cols {
+			items[i] = fmt.Sprintf("{column: %q}", c.Column)
+			if len(c.Values) > 0 {
+				items[i] = fmt.Sprintf("{column: %q, values: [%s]}", c.Column, quote(c.Values))
+			}
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	}
 	if len(cols) == 1 {
-		return fmt.Sprintf("{column: %q}", cols[0])
+		return fmt.Sprintf("{column: %q}", cols[0].Column)
 	}
-	quoted := make([]string, len(cols))
+	names := make([]string, len(cols))
 	for i, c := range cols {
-		quoted[i] = fmt.Sprintf("%q", c)
+		names[i] = c.Column
 	}
-	return "{columns: [" + strings.Join(quoted, ", ") + "]}"
+	return "{columns: [" + quote(names) + "]}"
 }
 
 // FlaggedNumber is a number a do_not_call: column of the campaign's
 // sheets marks do not call, or whose consent cell says consent was
 // withdrawn ([ConsentRevoked]): the first row that does, in sheet order.
 // Every row with the number is suppressed, and a run puts it on the
-// store's do-not-call list.
+// store's do-not-call list. With Unclear, the row's do-not-call cell
+// reads neither yes nor no: every row with the number is suppressed, but
+// it goes on no list.
 type FlaggedNumber struct {
 	Number  string // E.164
 	Sheet   int    // index in File.Sheets
@@ -281,67 +412,94 @@ type FlaggedNumber struct {
 	Column  string // the do_not_call: column, or the consent column
 	Cell    string // its cell, as written
 	Consent bool   // Column is the consent column: the cell withdraws consent
+	Unclear bool   // the cell reads neither yes nor no
 }
 
 // rowFlag returns the first cell of a row that asks not to call its
-// number: a yes in a do_not_call: column, else a consent cell that
-// withdraws consent. ok is false when there is none.
-func rowFlag(m *sheetMap, fields []string) (fl FlaggedNumber, ok bool) {
-	if k := slices.IndexFunc(m.dncCols, func(col int) bool { return col < len(fields) && FlagYes(fields[col]) }); k >= 0 {
-		return FlaggedNumber{Column: m.dncNames[k], Cell: strings.TrimSpace(fields[m.dncCols[k]])}, true
-	}
-	if m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]) {
+// number, as rs and the row's fields say: a do_not_call: column that
+// says do not call, else a consent cell that withdraws consent, else a
+// do_not_call: cell that reads neither yes nor no (Unclear). ok is false
+// when there is none.
+func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok bool) {
+	switch {
+	case rs.flag != nil:
+		return FlaggedNumber{Column: rs.flag.name, Cell: strings.TrimSpace(rs.flagCell)}, true
+	case m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]):
 		return FlaggedNumber{Column: m.consentName, Cell: strings.TrimSpace(fields[m.consentCol]), Consent: true}, true
+	case rs.held != nil && rs.held.mapped:
+		return FlaggedNumber{Column: rs.held.name, Cell: strings.TrimSpace(rs.heldCell), Unclear: true}, true
 	}
 	return FlaggedNumber{}, false
 }
 
-// ReadFlagged reads, before any contact is judged, the numbers of the
-// rows of the campaign's sheets whose do_not_call: column says yes or
-// whose consent column says consent was withdrawn, by phoneKey (the
-// entries' Number left empty): each number in the row's phone columns
-// that reads, as the row's call would read it, as a number the campaign
-// calls. It reads every sheet that maps either column whole, shard or
-// not, but reads the
-// number of flagged rows only. A sheet that cannot be read to its end
-// (not UTF-8, a row that never ends) gives the numbers of the rows before
-// it, and unread is the first such error: the flags after it are not
-// known. LoadSuppression calls it.
-func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (_ map[uint64]FlaggedNumber, unread *sheet.Error, _ error) {
-	flagged := map[uint64]FlaggedNumber{}
-	var cr *ContactReader
-	for i := range f.Sheets {
-		if len(f.DoNotCallColumns(i)) == 0 && f.SheetConsent(i).Column == "" {
-			continue
-		}
-		if cr == nil {
-			cr = f.NewContactReader(norm, nil)
-		}
-		se, err := cr.readFlagged(ctx, i, flagged)
-		if err != nil {
-			return nil, nil, fmt.Errorf("sheet %s: %w", f.Sheets[i].File, err)
-		}
-		if unread == nil {
-			unread = se
-		}
-	}
-	return flagged, unread, nil
+// FlagPass is what the pass over the campaign's sheets before any
+// contact is judged ([File.ReadFlagged]) found.
+type FlagPass struct {
+	// Flagged are the numbers flagged, by phoneKey (the entries' Number
+	// left empty).
+	Flagged map[uint64]FlaggedNumber
+	// Unread is the first error that kept a sheet the pass reads to its
+	// end from being read so: the flags after it are not known.
+	Unread *sheet.Error
+	// Signals are, by sheet, the signal columns the pass read and what
+	// they said.
+	Signals [][]PlanSignal
 }
 
-// readFlagged adds the flagged numbers of sheet i to flagged, and returns
-// the error that kept it from reading the sheet to its end, if any.
-func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uint64]FlaggedNumber) (*sheet.Error, error) {
+// ReadFlagged reads, before any contact is judged, every sheet's signal
+// columns ([sheetMap.signalRow]): the numbers of the rows whose
+// do_not_call: column says do not call (or reads neither yes nor no), or
+// whose consent column says consent was withdrawn, each number in the
+// row's phone columns that reads, as the row's call would read it, as a
+// number the campaign calls; and what each signal column the campaign
+// does not map says. It reads a sheet whole when it maps a signal column
+// or has one found by its header ([sheetMap.readsWhole]) or its first
+// rows say do not call in one; else only its first rows. It reads every
+// sheet whole, shard or not, but reads the number of flagged rows only. A
+// sheet that cannot be read to its end (not UTF-8, a row that never ends)
+// gives the numbers of the rows before it. LoadSuppression calls it.
+func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (*FlagPass, error) {
+	fp := &FlagPass{Flagged: map[uint64]FlaggedNumber{}, Signals: make([][]PlanSignal, len(f.Sheets))}
+	cr := f.NewContactReader(norm, nil)
+	for i := range f.Sheets {
+		se, err := cr.readFlagged(ctx, i, fp)
+		if err != nil {
+			return nil, fmt.Errorf("sheet %s: %w", f.Sheets[i].File, err)
+		}
+		if fp.Unread == nil {
+			fp.Unread = se
+		}
+	}
+	return fp, nil
+}
+
+// errSampled stops the pass over a sheet whose first rows showed no
+// signal column to read on.
+var errSampled = errors.New("the first rows say nothing of do not call")
+
+// readFlagged adds the flagged numbers and the signal columns of sheet i
+// to fp, and returns the error that kept it from reading the sheet to its
+// end, if any.
+func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (*sheet.Error, error) {
 	spec := &cr.f.Sheets[i]
 	r, m, err := cr.f.openSheet(i)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	whole := m.readsWhole()
 	err = eachRecord(ctx, r, func(rec sheet.Record) error {
 		if rec.Err != nil {
 			return nil
 		}
-		fl, ok := rowFlag(m, rec.Fields)
+		rs := m.signalRow(rec.Row, rec.Fields)
+		if !whole && m.sampleRows == 0 {
+			if !m.anySaid() {
+				return errSampled
+			}
+			whole = true
+		}
+		fl, ok := rowFlag(m, rs, rec.Fields)
 		if !ok {
 			return nil
 		}
@@ -364,18 +522,29 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 				numbers = cr.norm.Readings(raw, regions)
 			}
 			for _, e164 := range numbers {
-				if key := phoneKey(e164); key != 0 {
-					if _, ok := flagged[key]; !ok {
-						fl.Sheet, fl.Row, fl.Cell = i, rec.Row, strings.Clone(fl.Cell)
-						flagged[key] = fl
-					}
+				key := phoneKey(e164)
+				if key == 0 {
+					continue
+				}
+				// The first row that flags the number, but a yes over a
+				// cell that reads neither.
+				if was, ok := fp.Flagged[key]; !ok || (was.Unclear && !fl.Unclear) {
+					fl.Sheet, fl.Row, fl.Cell = i, rec.Row, strings.Clone(fl.Cell)
+					fp.Flagged[key] = fl
 				}
 			}
 		}
 		return nil
 	})
+	fp.Signals[i] = m.planSignals()
+	if errors.Is(err, errSampled) {
+		return nil, nil
+	}
 	var se *sheet.Error
 	if errors.As(err, &se) {
+		if !whole && !m.anySaid() {
+			return nil, nil // a sheet read for its first rows only: the contact reader tells of it
+		}
 		return se, nil
 	}
 	return nil, err
@@ -387,29 +556,37 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, flagged map[uin
 // called, whichever row holds them. A row that withdrew consent itself
 // and is not called anyway (invalid, when consent is required) is left
 // as it is: a withdrawal, its own or another row's, changes nothing for
-// it. It reports whether c was suppressed; a nil s suppresses nothing.
+// it. A number whose do-not-call cell reads neither yes nor no holds the
+// rows to call that have it. It reports whether c was suppressed; a nil
+// s suppresses nothing.
 func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 	if s == nil || c.Phone == "" {
 		return false
 	}
 	fl, ok := s.flagged[phoneKey(c.Phone)]
-	if !ok || (fl.Consent && c.Status != "" && ConsentRevoked(c.ConsentCell)) {
+	if !ok || (fl.Consent && c.Status != "" && ConsentRevoked(c.ConsentCell)) || (fl.Unclear && c.Status != "") {
 		return false
 	}
 	c.Status, c.Field, c.Column = Suppressed, "", ""
-	c.DoNotCallColumn = fl.Column
-	c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
-	if fl.Consent {
+	switch {
+	case fl.Unclear:
+		c.Reason = fmt.Sprintf("the number's do-not-call cell in sheet %s, row %d (column %q says %q) reads neither yes nor no: it is not called until that cell says yes or no", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+	case fl.Consent:
+		c.DoNotCallColumn = fl.Column
 		c.Reason = fmt.Sprintf("consent to be called was withdrawn in sheet %s, row %d (consent column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+	default:
+		c.DoNotCallColumn = fl.Column
+		c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
 	}
 	return true
 }
 
-// FlagsUnread returns, when a sheet that maps do_not_call: or consent:
-// could not be read to its end, why (a *sheet.Error naming the file and
-// row): the flags and withdrawals of the rows after it are not known, so
-// any row may hold a number the CRM marks do not call. run refuses to call then; plan, status and
-// the report, which call nobody, report the sheet's problem as before.
+// FlagsUnread returns, when a sheet the pass before any contact is judged
+// reads to its end could not be read so, why (a *sheet.Error naming the
+// file and row): the flags and withdrawals of the rows after it are not
+// known, so any row may hold a number the CRM marks do not call. run
+// refuses to call then; plan, status and the report, which call nobody,
+// report the sheet's problem as before.
 func (s *Suppression) FlagsUnread() error {
 	if s.flagsUnread == nil {
 		return nil
@@ -417,11 +594,31 @@ func (s *Suppression) FlagsUnread() error {
 	return s.flagsUnread
 }
 
-// Flagged returns the numbers the sheets' do_not_call: columns flag, in
-// sheet and row order: what a run puts on the store's do-not-call list.
+// SignalProblems returns the problems of the signal columns the pass
+// before any contact is judged found and the campaign neither maps nor
+// ignores, though some of their rows say do not call: a *FileError, on
+// which run stops before any call, or nil.
+func (s *Suppression) SignalProblems(f *File) error {
+	var problems []Problem
+	for i, signals := range s.signals {
+		problems = append(problems, f.signalProblems(i, signals)...)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &FileError{Problems: problems}
+}
+
+// Flagged returns the numbers the sheets' do_not_call: columns flag, and
+// those whose consent is withdrawn, in sheet and row order: what a run
+// puts on the store's do-not-call list. The numbers held for a cell that
+// reads neither yes nor no are not among them.
 func (s *Suppression) Flagged() []FlaggedNumber {
 	out := make([]FlaggedNumber, 0, len(s.flagged))
 	for key, fl := range s.flagged {
+		if fl.Unclear {
+			continue
+		}
 		fl.Number = "+" + strconv.FormatUint(key, 10)
 		out = append(out, fl)
 	}

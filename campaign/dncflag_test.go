@@ -16,29 +16,36 @@ import (
 	"github.com/callrun/callrun/campaign/sheet"
 )
 
-func TestFlagYes(t *testing.T) {
-	for _, cell := range []string{"", "0", "no", "off", "Allow", "0.0"} {
-		if !flagNo(cell) {
-			t.Errorf("flagNo(%q) = false; want a plain no", cell)
-		}
-	}
+// TestReadFlagCell: a flag cell reads as yes, as no, or as neither, in the
+// languages of the table; a row whose cell reads neither is not called.
+func TestReadFlagCell(t *testing.T) {
 	for _, cell := range []string{"1", "true", "TRUE", "True", "yes", "Yes", "YES", "y", "Y", "x", "X", "checked", "CHECKED", " 1 ", "\tyes ", "✓", "✔", "☑",
 		// A check mark typed on a phone or pasted from a chat carries the
 		// emoji variation selector (U+FE0F); ✅ and ☒ are check marks too.
 		"✔\ufe0f", "✓\ufe0f", "☑\ufe0f", "✅", "☒",
-		// PostgreSQL's COPY writes booleans as t and f; flagNo reads f.
+		// PostgreSQL's COPY writes booleans as t and f.
 		"t", "T", "on", "ON",
 		// Dynamics 365 writes its "Do not allow Phone Calls" as Do Not Allow or Allow.
 		"Do Not Allow", "do not allow",
 		// A 0/1 column with blanks, written by pandas, holds 1.0 and 0.0.
-		"1.0"} {
-		if !FlagYes(cell) {
-			t.Errorf("FlagYes(%q) = false; want a yes", cell)
+		"1.0",
+		// Other languages, and a do-not-call phrase in a flag column.
+		"ja", "Ja", "J", "oui", "sí", "Si", "sim", "sì", "tak", "kyllä", "ano", "evet", "wahr", "vrai", "Nicht anrufen", "Do not call", "DNC"} {
+		if got := readFlagCell(cell); got != saysYes {
+			t.Errorf("readFlagCell(%q) = %v; want a yes", cell, got)
 		}
 	}
-	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "not checked", "10", "yes please", "-", "null", "Allow", "0.0", "1.5", "11.0"} {
-		if FlagYes(cell) {
-			t.Errorf("FlagYes(%q) = true; want no flag", cell)
+	for _, cell := range []string{"", " ", "0", "false", "FALSE", "no", "No", "n", "N", "unchecked", "0 ", "off", "Allow", "0.0", "null", "☐",
+		"nein", "Nein", "non", "não", "nee", "nej", "nei", "nie", "ei", "ne", "hayır", "falsch", "faux", "falso", "zulassen"} {
+		if got := readFlagCell(cell); got != saysNothing {
+			t.Errorf("readFlagCell(%q) = %v; want a no", cell, got)
+		}
+	}
+	for _, cell := range []string{"not checked", "10", "yes please", "-", "1.5", "11.0", "Pending", "see notes", "maybe",
+		// E is Turkish for yes (evet) and Finnish for no (ei): neither.
+		"E", "e"} {
+		if got := readFlagCell(cell); got != saysUnclear {
+			t.Errorf("readFlagCell(%q) = %v; want neither yes nor no", cell, got)
 		}
 	}
 }
@@ -50,15 +57,25 @@ func TestDoNotCallHeader(t *testing.T) {
 		"Unsubscribed from calls", "Call Opt-Out", "Voice Opted Out", "HasOptedOutOfPhone",
 		// Microsoft Dynamics 365's contact export.
 		"Do not allow Phone Calls",
+		// Texts go to the number called: an opt-out of texts, or a block
+		// list of them (Brevo's), is one of calls too.
+		"DND SMS", "SMS Opt-Out", "SMS_BLACKLISTED", "WHATSAPP_BLACKLISTED", "Blacklisted", "Blocked",
+		// The table's other languages.
+		"Nicht anrufen", "Keine Anrufe", "Werbewiderspruch Telefon", "Telefon gesperrt", "Robinsonliste", "Ne pas appeler",
+		"Bloctel", "Opposition démarchage téléphonique", "No llamar", "Lista Robinson", "Não ligar", "Non chiamare",
+		"Registro delle opposizioni", "Niet bellen", "Bel-me-niet", "Ring inte", "NIX-Telefon", "Ring ikke", "Ikke ring",
+		"Reservert mot telefonsalg", "Nie dzwonić", "Älä soita", "Soittokielto", "Nevolat", "Aramayın", "Rahatsız etmeyin",
 	} {
 		if !DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = false; want a do-not-call flag", h)
 		}
 	}
 	for _, h := range []string{
-		"", "Email Opt Out", "HasOptedOutOfEmail", "Fax Opt Out", "HasOptedOutOfFax", "DND Email", "DND SMS", "Unsubscribed from all email",
-		"Unsubscribed", "Opted Out", "SMS Opt-Out", "Phone", "Mobile", "Do Not Call Reason", "DNC Date", "DoNotCallDate", "Do Not Call Updated By",
+		"", "Email Opt Out", "HasOptedOutOfEmail", "Fax Opt Out", "HasOptedOutOfFax", "DND Email", "Unsubscribed from all email",
+		"Unsubscribed", "Opted Out", "Phone", "Mobile", "Do Not Call Reason", "DNC Date", "DoNotCallDate", "Do Not Call Updated By",
 		"Lead Source", "Recall date", "Mailing Country", "Do not allow Bulk Emails", "Do not allow Emails",
+		"EMAIL_BLACKLISTED", "Newsletter abgemeldet", "E-Mail gesperrt", "Désinscrit newsletter", "Retail Phone", "Einwilligung Telefon",
+		"Nicht anrufen Grund", "Telefon", "Labels", "Tags", "Status",
 	} {
 		if DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = true; want no do-not-call flag", h)
@@ -181,7 +198,8 @@ func TestDoNotCallRows(t *testing.T) {
 		t.Errorf("plan text:\n%s", text.String())
 	}
 
-	// Nothing mapped: every row is called, and plan names each column.
+	// Nothing mapped: the rows that say yes are not called, and plan
+	// refuses the campaign, naming each column, two rows and the ways on.
 	f, err = dncCampaign(t, sheets, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -190,17 +208,25 @@ func TestDoNotCallRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Totals.Suppressed != 0 || plan.Totals.Invalid != 1 || plan.UnmappedDoNotCall != 4 {
-		t.Errorf("unmapped: plan totals %+v, unmapped %d; want nothing suppressed, 1 invalid, 4 flagged rows unmapped", plan.Totals, plan.UnmappedDoNotCall)
+	if plan.Totals.Suppressed != 3 || plan.Totals.DoNotCallFlag != 0 || plan.Totals.Invalid != 1 || plan.Totals.ToCall != 3 || plan.UnmappedDoNotCall != 4 {
+		t.Errorf("unmapped: plan totals %+v, unmapped %d; want the 3 rows that say yes and are no worse not called, 1 invalid, 4 rows unmapped", plan.Totals, plan.UnmappedDoNotCall)
+	}
+	var problems []string
+	for _, p := range plan.SheetProblems {
+		problems = append(problems, p.Key+": "+p.Msg)
 	}
 	for _, want := range []string{
-		`sheet a.csv has a column "Do Not Call" that reads as a do-not-call flag, and the campaign does not map it: its 2 row(s)`,
-		`sheet a.csv has a column "DND" that reads as a do-not-call flag, and the campaign does not map it: its 1 row(s)`,
-		`sheet b.csv has a column "DNC" that reads as a do-not-call flag, and the campaign does not map it: its 1 row(s)`,
+		`sheets[0].file: sheet a.csv: in column "Do Not Call", 2 row(s) say do not call (row 2: "1", row 4: "yes"), and the campaign does not map the column`,
+		`sheets[0].file: sheet a.csv: in column "DND", 1 row(s) say do not call (row 5: "x")`,
+		`sheets[1].file: sheet b.csv: in column "DNC", 1 row(s) say do not call (row 2: "TRUE")`,
+		`Map it (do_not_call: {column: "DNC"}, beside any column mapped there already; its rows are then not called), or ignore it on purpose: do_not_call: {ignore: [{column: "DNC", reason: "why these rows may be called"}]}`,
 	} {
-		if !strings.Contains(strings.Join(plan.Warnings, "\n"), want) {
-			t.Errorf("plan warnings lack %q:\n%s", want, strings.Join(plan.Warnings, "\n"))
+		if !strings.Contains(strings.Join(problems, "\n"), want) {
+			t.Errorf("plan's problems lack %q:\n%s", want, strings.Join(problems, "\n"))
 		}
+	}
+	if len(problems) != 3 {
+		t.Errorf("plan has %d problems, want one a column:\n%s", len(problems), strings.Join(problems, "\n"))
 	}
 }
 
@@ -227,7 +253,7 @@ func TestInitMapsDoNotCall(t *testing.T) {
 			if strings.Contains(file, "do_not_call:") {
 				t.Errorf("%v: init mapped a do-not-call column:\n%s", tc.header, file)
 			}
-		} else if !strings.Contains(file, tc.want+"    #") || !strings.Contains(strings.Join(notes, "\n"), "Do-not-call flag:") {
+		} else if !strings.Contains(file, tc.want+"    #") || !strings.Contains(strings.Join(notes, "\n"), "Do-not-call columns:") {
 			t.Errorf("%v: init file lacks %q, or its notes the flag (%q):\n%s", tc.header, tc.want, notes, file)
 		}
 		if !strings.Contains(file, tc.notSent+"\n") {
@@ -261,14 +287,14 @@ func TestDoNotCallTopLevelNeedsEverySheet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the sheet's own do_not_call: %v", err)
 	}
-	if got := f.DoNotCallColumns(0); len(got) != 1 || got[0] != "Phone" {
+	if got := f.SheetDoNotCall(0).Entries(); len(got) != 1 || got[0].Column != "Phone" {
 		t.Errorf("sheet 0's columns: %q, want its own", got)
 	}
 }
 
-// TestDoNotCallUnclearCells: a cell of a do-not-call column that says
-// neither yes nor no is no flag, and plan says how many there are, with
-// the first.
+// TestDoNotCallUnclearCells: a row whose do-not-call cell says neither
+// yes nor no is not called, and plan says how many there are, with the
+// first.
 func TestDoNotCallUnclearCells(t *testing.T) {
 	sheets := map[string]string{"a.csv": "Phone,Do Not Call\n+14155550101,Pending\n+14155550102,1\n+14155550103,0\n+14155550104,see notes\n+14155550105,off\n"}
 	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "")
@@ -279,10 +305,10 @@ func TestDoNotCallUnclearCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Totals.ToCall != 4 || plan.Totals.DoNotCallFlag != 1 {
-		t.Errorf("plan totals %+v; want 4 to call, 1 flagged", plan.Totals)
+	if plan.Totals.ToCall != 2 || plan.Totals.DoNotCallFlag != 1 || plan.Totals.Suppressed != 3 || plan.UnclearDoNotCall != 2 {
+		t.Errorf("plan totals %+v, %d unclear; want 2 to call, 3 suppressed, 1 of them flagged, 2 unclear", plan.Totals, plan.UnclearDoNotCall)
 	}
-	want := `sheet a.csv: 2 cell(s) of the do-not-call column "Do Not Call" say neither yes nor no (row 2: "Pending"), and their rows are called`
+	want := `sheet a.csv: 2 cell(s) of the do-not-call column "Do Not Call" say neither yes nor no (row 2: "Pending"), and their rows are not called`
 	if !strings.Contains(strings.Join(plan.Warnings, "\n"), want) {
 		t.Errorf("plan warnings lack %q:\n%s", want, strings.Join(plan.Warnings, "\n"))
 	}

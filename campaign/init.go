@@ -207,14 +207,16 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	if nameSplit {
 		used[g.name], nameColumn = true, g.name
 	}
-	dnc := guessDoNotCall(o.Header, used)
+	dnc := guessDoNotCall(o.Header, o.Rows, used)
 	doNotCall := ""
 	if len(dnc) > 0 {
 		doNotCall = doNotCallYAML(dnc)
-		for _, c := range dnc {
-			used[c] = true
+		names := make([]string, len(dnc))
+		for i, c := range dnc {
+			used[c.Column] = true
+			names[i] = c.Column
 		}
-		g.notes = append(g.notes, fmt.Sprintf("Do-not-call flag: %s; a row whose cell says yes (1, true, yes, x) is never called.", strings.Join(dnc, ", ")))
+		g.notes = append(g.notes, fmt.Sprintf("Do-not-call columns: %s; a row whose cell there says yes (1, true, yes, x, ja, oui, sí) or do not call is never called, nor one whose flag says neither yes nor no.", strings.Join(names, ", ")))
 	}
 	account := MatchAccountFields(o.Header, o.AccountFields, used)
 	for _, f := range o.AccountFields {
@@ -222,7 +224,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", account[f]), Note: "a field of your account, from " + o.AccountFrom})
 		}
 	}
-	consent := consentColumn(o.Header, o.Rows, g.region, used)
+	consent, optIn := consentColumn(o.Header, o.Rows, g.region, used)
 	used[consent] = true
 	var unused []string
 	for _, h := range o.Header {
@@ -236,7 +238,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
 		"Countries": g.countries, "Others": g.others, "CountryColumn": g.country, "NameColumn": nameColumn,
-		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent, "NotDialled": g.notDialled,
+		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent, "OptIn": optIn, "NotDialled": g.notDialled,
 	})
 	return g.notes, err
 }
@@ -292,7 +294,7 @@ sheets:
     # Not called (no person answers them, or they are another person's): {{range $i, $h := .NotDialled}}{{if $i}}, {{end}}{{$h}}{{end}}
 {{- end}}
 {{- if .DoNotCall}}
-    do_not_call: {{.DoNotCall}}    # the CRM's do-not-call flag: a row whose cell says yes (1, true, yes, x) is never called
+    do_not_call: {{.DoNotCall}}    # a row whose cell there says do not call (a flag's yes: 1, true, x, ja, oui, ...; a label "Do not call") is never called, nor one whose flag says neither yes nor no
 {{- end}}
 {{- if .NameColumn}}
     name_column: {{printf "%q" .NameColumn}}    # full names, split into first_name and last_name
@@ -321,7 +323,11 @@ consent: {column: {{printf "%q" .Consent}}, required: true}
 {{- else}}
 # AI-voice calls need the called person's prior consent (US TCPA, FCC 24-17; UK PECR).
 # Map the column that records it, and rows without a date or a yes there are not called:
+{{- if .OptIn}}
+# consent: {column: {{printf "%q" .OptIn}}, required: true}    # an opt-in, but to what? Not to e-mails: map it only if it records consent to be called
+{{- else}}
 # consent: {column: "Consent Date", required: true}
+{{- end}}
 {{- end}}
 suppress: []                 # CSV files of numbers never to call, e.g. [do-not-call.csv]
 dedupe: campaign             # call each number once in the campaign (or: agent, none)

@@ -129,8 +129,8 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	var strong, weak []int
 	kinds := map[int]lineKind{}
 	for c, h := range header {
-		if h == "" {
-			continue
+		if h == "" || DoNotCallHeader(h) || isConsentHeader(h) {
+			continue // a column of do-not-call flags or of consent ("Einwilligung Telefon") holds no number to call
 		}
 		vals := cells(c)
 		s := share(vals, phoneLike)

@@ -72,6 +72,9 @@ type PlanSheet struct {
 	// Error says why the sheet could not be read to its end (it is not
 	// UTF-8, say); the counts are of the rows before that.
 	Error string `json:"error,omitempty"`
+	// Signals are the sheet's columns that say, or may say, that a
+	// person is not to be called, and what the campaign does with each.
+	Signals []PlanSignal `json:"signals,omitempty"`
 }
 
 // Plan is what `callrun run` would do, as `callrun plan` shows it. Its
@@ -111,14 +114,16 @@ type Plan struct {
 	// as problems of the campaign file (naming the sheet's file: key):
 	// `callrun plan` exits 2 on any, after showing the other sheets.
 	SheetProblems []Problem `json:"-"`
-	// UnmappedDoNotCall counts the rows whose cell says yes in a column
-	// that reads as a do-not-call flag (a header such as "Do Not Call" or
-	// "DND") that the campaign does not map under do_not_call:; a warning
-	// names each such column.
+	// UnmappedDoNotCall counts the rows whose cell says do not call (or
+	// reads neither yes nor no) in a signal column the campaign neither
+	// maps nor ignores (a header such as "Do Not Call", "DND" or
+	// "SMS_BLACKLISTED", or "Do not call" among a column's labels): plan
+	// and run refuse the campaign, naming each column (Sheets[].Signals,
+	// use "refused").
 	UnmappedDoNotCall int `json:"unmapped_do_not_call,omitempty"`
 	// UnclearDoNotCall counts the cells of the do_not_call: columns that
-	// say neither yes nor no, whose rows are called; a warning names the
-	// first of each column.
+	// say neither yes nor no, whose rows are not called; a warning names
+	// the first of each column.
 	UnclearDoNotCall int `json:"unclear_do_not_call,omitempty"`
 	// NotDialledColumns counts the columns of the sheets' phone_number
 	// whose header names a line callrun never dials (an assistant's, a
@@ -230,6 +235,9 @@ type PlanOptions struct {
 	// store counts now, by number; nil: none is known (offline with
 	// PostgreSQL, or pressure off), and no contact is held.
 	Pressure *PlanPressure
+	// Report, if set, is given every row with the plan's decision on it
+	// (plan --report).
+	Report *PlanReport
 }
 
 // PlanPressure is what a plan knows of contact pressure: the limits, and
@@ -299,6 +307,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	err = cr.Each(ctx, func(c *Contact) error {
 		ps := &p.Sheets[c.Sheet]
 		ps.Rows++
+		decision, held := c.Status, (*store.HeldError)(nil) // for opts.Report
 		switch c.Status {
 		case Invalid:
 			ps.Invalid++
@@ -330,11 +339,14 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		default:
 			if opts.Done != nil && opts.Done(c) {
 				ps.Done++
+				decision = planDone
 			} else if c.DoNotCall {
 				ps.Suppressed++
 				ps.DoNotCall++
+				decision = Suppressed
 			} else if h := opts.Pressure.hold(c.Phone, opts.Now); h != nil {
 				ps.Held++
+				decision, held = planHeld, h
 				if planned[c.Phone] {
 					p.HeldRepeats++
 				}
@@ -367,14 +379,26 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 				p.RepairsOmitted++
 			}
 		}
+		opts.Report.add(c, decision, held)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	p.UnmappedDoNotCall = cr.UnmappedDoNotCall()
-	p.UnclearDoNotCall = cr.UnclearDoNotCall()
 	p.NotDialledColumns = cr.NotDialledColumns()
+	for i := range p.Sheets {
+		signals := cr.Signals(i)
+		p.Sheets[i].Signals = signals
+		for _, s := range signals {
+			switch s.Use {
+			case "refused":
+				p.UnmappedDoNotCall += s.Rows + s.Unclear
+			case "mapped":
+				p.UnclearDoNotCall += s.Unclear
+			}
+		}
+		p.SheetProblems = append(p.SheetProblems, f.signalProblems(i, signals)...)
+	}
 	if opts.Suppress != nil {
 		p.FlaggedNumbers = len(opts.Suppress.flagged)
 	}
@@ -483,6 +507,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if s.Error != "" {
 			fmt.Fprintf(&b, "    cannot be read past that: %s\n", s.Error)
 		}
+		if len(s.Signals) > 0 {
+			b.WriteString("    do-not-call and consent columns:\n")
+			for _, sig := range s.Signals {
+				fmt.Fprintf(&b, "      %s\n", signalLine(sig))
+			}
+		}
 	}
 	if len(p.Sheets) > 1 {
 		fmt.Fprintf(&b, "  total\n    %s\n", countsLine(p.Totals))
@@ -542,6 +572,39 @@ func (p *Plan) WriteText(w io.Writer) error {
 	b.WriteString(".\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// signalLine says for a person what plan found of a signal column and
+// what the campaign does with it.
+func signalLine(s PlanSignal) string {
+	if s.Use == "ignored" {
+		return fmt.Sprintf("%q: ignored on purpose (do_not_call: ignore:): %q", s.Column, s.Reason)
+	}
+	what := map[string]string{"flag": "a do-not-call flag", "values": "labels or a status", "consent": "consent to be called"}[s.Kind]
+	if s.Found != "" {
+		what += ", found by its " + s.Found
+	}
+	use := map[string]string{"mapped": "mapped", "unmapped": "not mapped", "refused": "NOT MAPPED, so nothing is called (see the problem below)"}[s.Use]
+	var parts []string
+	switch {
+	case s.Rows > 0 && s.Kind == "consent":
+		parts = append(parts, fmt.Sprintf("%d row(s) withdraw consent (%s)", s.Rows, strings.Join(s.Examples, ", ")))
+	case s.Rows > 0:
+		parts = append(parts, fmt.Sprintf("%d row(s) say do not call (%s)", s.Rows, strings.Join(s.Examples, ", ")))
+	case s.Kind != "consent":
+		parts = append(parts, "no row says do not call")
+	}
+	if s.Unclear > 0 {
+		parts = append(parts, fmt.Sprintf("%d cell(s) read neither yes nor no, and their rows are not called (%s)", s.Unclear, s.UnclearAt))
+	}
+	if s.Mentions > 0 {
+		parts = append(parts, fmt.Sprintf("%d cell(s) mention do not call without saying it, and are called: check them (%s)", s.Mentions, s.MentionAt))
+	}
+	line := fmt.Sprintf("%q (%s): %s", s.Column, what, use)
+	if len(parts) > 0 {
+		line += "; " + strings.Join(parts, "; ")
+	}
+	return line
 }
 
 func countsLine(c Counts) string {

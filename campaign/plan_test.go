@@ -16,19 +16,7 @@ import (
 // damage, tabs) offline at a fixed time, and pins the text and JSON plans.
 // Regenerate with: go test ./campaign -run TestPlanGolden -update
 func TestPlanGolden(t *testing.T) {
-	path := filepath.Join("..", "testdata", "campaigns", "messy", "campaign.yaml")
-	f, err := Load(path, LoadOptions{Offline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.CheckSheets(); err != nil {
-		t.Fatal(err)
-	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, norm, sup := loadMessy(t)
 	friday := time.Date(2026, 11, 20, 19, 59, 0, 0, time.UTC) // 14:59 in New York
 	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: friday})
 	if err != nil {
@@ -55,4 +43,23 @@ func TestPlanGolden(t *testing.T) {
 	if len(plan.Problems) != plan.Totals.Invalid {
 		t.Errorf("%d problems listed for %d invalid rows", len(plan.Problems), plan.Totals.Invalid)
 	}
+}
+
+// loadMessy loads the campaign of the messy fixture sheets, offline, and
+// its suppression files.
+func loadMessy(t *testing.T) (*File, *phone.Normalizer, *Suppression) {
+	t.Helper()
+	f, err := Load(filepath.Join("..", "testdata", "campaigns", "messy", "campaign.yaml"), LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CheckSheets(); err != nil {
+		t.Fatal(err)
+	}
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, norm, sup
 }

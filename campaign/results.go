@@ -28,14 +28,24 @@ const (
 // row, in sheet order, with its final status. It is what `callrun report`
 // does, and what a run's [Report] writes. sum carries the run's own facts
 // (times, calls, ending, the journal's runs); the counts are added here.
-// Contacts waiting for their hours are those closed at sum.FinishedAt.
+// Contacts waiting for their hours are those closed at sum.FinishedAt;
+// a rehearsal's (sum.Rehearsal) wait for none.
 func WriteReport(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) error {
-	at := func() time.Time { return sum.FinishedAt }
-	page, err := writeRows(ctx, f, st, norm, sup, nil, dir, sum, at, nil)
+	of := reportOf{at: func() time.Time { return sum.FinishedAt }, end: func() RunEnd { return RunEnd{Ending: sum.Ending} }, rehearsal: sum.Rehearsal}
+	page, err := writeRows(ctx, f, st, norm, sup, nil, dir, sum, of, nil)
 	if err != nil {
 		return err
 	}
 	return writePage(dir, sum, page)
+}
+
+// reportOf is what a report is of beyond the sheets and the journal.
+type reportOf struct {
+	// at is when the report is of, and end how the run ended: asked for
+	// the first contact left pending, whose row waits for the run's end.
+	at        func() time.Time
+	end       func() RunEnd
+	rehearsal bool // the run was a rehearsal (against the sandbox)
 }
 
 // writePage writes report.html and summary.json in dir, once the rows
@@ -80,6 +90,7 @@ type Report struct {
 	rows  report.Summary // the rows' counts, until Finish
 	over  chan struct{}  // closed by Finish: every row is final
 	at    time.Time      // the run's end, for the contacts waiting for their hours; set before over is closed
+	end   RunEnd         // how the run ended; set with at
 	done  chan struct{}  // closed when the rows are written
 	page  *report.Page
 	err   error
@@ -121,7 +132,7 @@ func (r *Report) write(ctx context.Context) {
 		case <-r.over:
 		}
 	}
-	at := func() time.Time { return r.at }
+	of := reportOf{at: func() time.Time { return r.at }, end: func() RunEnd { return r.end }, rehearsal: r.opts.Rehearsal}
 	wait := func(c *Contact) {
 		select {
 		case <-r.over:
@@ -145,7 +156,7 @@ func (r *Report) write(ctx context.Context) {
 		}
 		r.made.Add(1)
 	}
-	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Norm, r.opts.Suppress, r.opts.seen, r.dir, &r.rows, at, wait)
+	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Norm, r.opts.Suppress, r.opts.seen, r.dir, &r.rows, of, wait)
 }
 
 // final reports whether c's row can no longer change in this run.
@@ -176,12 +187,16 @@ func (r *Report) final(c *Contact) bool {
 
 // Finish writes the rows left, then report.html and summary.json. sum
 // carries the run's own facts, as for WriteReport: its FinishedAt is the
-// run's end. The rows' counts are added to it.
+// run's end, its Ending how it ended, and its NextCallAt, if set, when
+// the service said it may be called again (ErrCallLater). The rows'
+// counts are added to it, and NextCallAt becomes the first moment a
+// contact left pending may be called.
 func (r *Report) Finish(ctx context.Context, sum *report.Summary) error {
 	r.at = sum.FinishedAt
 	if r.at.IsZero() {
 		r.at = time.Now()
 	}
+	r.end = RunEnd{Ending: sum.Ending, ResumeAt: sum.NextCallAt}
 	close(r.over)
 	if !r.early {
 		r.write(ctx)
@@ -196,14 +211,15 @@ func (r *Report) Finish(ctx context.Context, sum *report.Summary) error {
 
 // writeRows writes report.csv and report.xlsx in dir in one pass over
 // the sheets, counts the rows in sum, and gathers what report.html shows
-// of them; at is when the report is of, asked only for a contact left
-// pending (whose hours may be closed then). wait, if set, is called
+// of them; of says when the report is of and how the run ended, asked
+// only for a contact left pending (whose hours may be closed then), and
+// whether it was a rehearsal. wait, if set, is called
 // before each row is made and returns once the row is final (see
 // [Report]). seen, if set, is the dedupe table the reading of the sheets
 // shares with the run's. The workbook streams its rows to a temporary file, and is
 // dropped once the report outgrows it (an older report.xlsx is then
 // removed, as it would no longer match report.csv).
-func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, seen *numbersSeen, dir string, sum *report.Summary, at func() time.Time, wait func(*Contact)) (*report.Page, error) {
+func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, seen *numbersSeen, dir string, sum *report.Summary, of reportOf, wait func(*Contact)) (*report.Page, error) {
 	hours, err := f.CallingHours()
 	if err != nil {
 		return nil, err
@@ -214,7 +230,11 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	}
 	if outcomes != nil {
 		sum.Outcomes = map[string]int{}
+		if f.Outcomes.OptOut != nil {
+			sum.OptedOut = new(int)
+		}
 	}
+	sum.NextCallAt = time.Time{}
 	cols := report.Columns{Extra: f.AccountFields(), Outcomes: outcomes != nil}
 	w, err := report.NewCSVWriterFor(filepath.Join(dir, ReportCSV), cols)
 	if err != nil {
@@ -225,7 +245,7 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 		w.Abort()
 		return nil, err
 	}
-	page := newReportPage(f, hours, at)
+	page := newReportPage(f, hours, of, dir)
 	cr := f.NewContactReader(norm, sup)
 	if seen != nil {
 		cr.seen = seen
@@ -245,9 +265,16 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 			}
 		}
 		row := ReportRow(f, st, c)
+		wt := page.explain(c, &row)
 		outcomes.Add(c, &row)
 		sum.Add(row)
-		page.add(c, &row)
+		if wt != nil && !wt.Until.IsZero() && (sum.NextCallAt.IsZero() || wt.Until.Before(sum.NextCallAt)) {
+			sum.NextCallAt = wt.Until
+		}
+		if sum.OptedOut != nil && row.Attempts > 0 && sup != nil && sup.OnDoNotCall(c.Phone) {
+			*sum.OptedOut++
+		}
+		page.add(c, &row, wt)
 		if err := w.Write(row); err != nil {
 			return err
 		}
@@ -256,17 +283,23 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 	if err != nil {
 		w.Abort()
 		xw.Abort()
+		page.Close()
 		return nil, fmt.Errorf("writing %s: %w", ReportCSV, err)
 	}
 	if err := w.Commit(); err != nil {
 		xw.Abort()
+		page.Close()
 		return nil, err
 	}
 	if outcomes != nil && !f.Shard.Sharded() { // a shard's report meets only its own contacts
 		n := outcomes.Unmatched()
 		sum.Unmatched = &n
 	}
-	return page.Page, xw.Commit()
+	if err := xw.Commit(); err != nil {
+		page.Close()
+		return nil, err
+	}
+	return page.Page, nil
 }
 
 // SettledKey returns the journal key under which c's record stands: its
@@ -344,24 +377,46 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 // reportPage gathers what report.html shows of each contact.
 type reportPage struct {
 	*report.Page
-	f     *File
-	hours *CallingHours
-	at    func() time.Time // when the report is of, asked for the first contact left pending
-	now   time.Time        // at's answer (time.Now when it is zero), once asked
-	// opens caches when a closed contact may be called, by country and
-	// zones: NextOpen looks days ahead, and the contacts of a zone share
-	// the answer.
-	opens map[string]time.Time
+	waits *waits
+	of    reportOf
+	now   time.Time         // of.at's answer (time.Now when it is zero), once asked
+	end   RunEnd            // of.end's answer, asked with now
+	names map[string]string // countries by code, as the page names them
 }
 
-func newReportPage(f *File, hours *CallingHours, at func() time.Time) *reportPage {
-	return &reportPage{Page: report.NewPage(), f: f, hours: hours, at: at, opens: map[string]time.Time{}}
+func newReportPage(f *File, hours *CallingHours, of reportOf, dir string) *reportPage {
+	w := newWaits(f, hours)
+	w.rehearsal = of.rehearsal
+	return &reportPage{Page: report.NewPage(dir), waits: w, of: of, names: map[string]string{}}
 }
 
-// add counts c, whose report row is row: an invalid row under its
-// reason, a contact called under its country, a pending one whose hours
-// are closed under when they open.
-func (p *reportPage) add(c *Contact, row *report.Row) {
+// explain gives the row of a contact left pending its reason, the rule
+// that holds it and from when it may be called, and returns that wait;
+// on a rehearsal's row of a contact called outside the hours a real run
+// keeps, it says so. It returns nil for any other row.
+func (p *reportPage) explain(c *Contact, row *report.Row) *Wait {
+	switch row.Status {
+	case string(store.Pending):
+		if p.now.IsZero() {
+			if p.now = p.of.at(); p.now.IsZero() {
+				p.now = time.Now()
+			}
+			p.end = p.of.end()
+		}
+		return p.waits.pending(c, row, p.now, p.end)
+	case string(store.Sent), string(store.Failed), string(store.Uncertain):
+		if p.of.rehearsal {
+			p.waits.rehearsed(c, row)
+		}
+	}
+	return nil
+}
+
+// add counts c, whose report row is row, on the page and lists it by
+// name: an invalid row under its reason, a contact called (or, in a
+// plan, to call) under its country, one whose hours are closed under
+// when they open (wt).
+func (p *reportPage) add(c *Contact, row *report.Row, wt *Wait) {
 	switch row.Status {
 	case Invalid:
 		field := c.Field
@@ -370,29 +425,35 @@ func (p *reportPage) add(c *Contact, row *report.Row) {
 			group = fmt.Sprintf("column %q: %s", c.Column, group)
 		}
 		p.AddInvalid(group, invalidFix(field, c.Reason), report.Example{Sheet: row.Sheet, Row: c.Row, Column: c.Column, Cell: invalidCell(c)})
-	case string(store.Sent), string(store.Failed), string(store.Uncertain):
-		p.AddCalled(c.Country)
-	case string(store.Pending):
-		if p.now.IsZero() {
-			if p.now = p.at(); p.now.IsZero() {
-				p.now = time.Now()
-			}
-		}
-		if c.Phone == "" || p.hours.Open(c, p.now) {
-			return
-		}
-		var key strings.Builder
-		key.WriteString(c.Country)
-		for _, z := range ContactZones(c) {
-			key.WriteString(" " + z.String())
-		}
-		at, ok := p.opens[key.String()]
-		if !ok {
-			at = p.hours.NextOpen(c, p.now)
-			p.opens[key.String()] = at
-		}
-		p.AddWaiting(at, c.Country)
+	case string(store.Sent), string(store.Failed), string(store.Uncertain), report.PlanToCall, report.PlanWaiting:
+		p.AddCalled(p.countryName(c.Country))
 	}
+	who := report.Person{Name: strings.TrimSpace(row.FirstName + " " + row.LastName), Number: row.PhoneNumber,
+		Sheet: row.Sheet, Row: row.Row, Why: row.Reason}
+	if wt != nil {
+		who.From = wt.Until
+		if !wt.Until.IsZero() { // the page shows the time apart
+			who.Why = strings.Replace(who.Why, wt.Why, wt.What, 1)
+		}
+		if wt.Rule == WaitHours || wt.Rule == WaitCampaignHours {
+			p.AddWaiting(wt.Until, p.countryName(c.Country))
+		}
+	}
+	p.AddPerson(row.Status, who)
+}
+
+// countryName is a country code as the page shows it: "Guernsey (GG)";
+// "" when unknown. The contacts of a country share the name.
+func (p *reportPage) countryName(code string) string {
+	if code == "" {
+		return ""
+	}
+	name, ok := p.names[code]
+	if !ok {
+		name = phone.CountryName(code)
+		p.names[code] = name
+	}
+	return name
 }
 
 // invalidCell is the cell an invalid row fails on, as written.

@@ -40,6 +40,9 @@ type Suppression struct {
 	// row with one of them is suppressed, wherever it is.
 	flagged     map[uint64]FlaggedNumber
 	flagsUnread *sheet.Error // see FlagsUnread
+	// signals are, by sheet, the signal columns the same pass read (see
+	// SignalProblems).
+	signals [][]PlanSignal
 }
 
 // pressureView is contact pressure's starts as read at a time.
@@ -117,7 +120,8 @@ var suppressionHeaders = []string{"number", "nummer", "rufnummer", "numerodetele
 const suppressionSample = 64
 
 // LoadSuppression reads the suppression files, and the numbers the
-// sheets' do_not_call: columns flag ([File.ReadFlagged]), streamed: memory
+// sheets' do_not_call: columns flag and their signal columns
+// ([File.ReadFlagged]), streamed: memory
 // grows with the numbers, not the files. In each, the first row is a header
 // only if none of its cells reads as a phone number; the numbers are read
 // from the columns named in the campaign file, else from every column of
@@ -144,10 +148,11 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 			return nil, err
 		}
 	}
-	var err error
-	if s.flagged, s.flagsUnread, err = f.ReadFlagged(ctx, norm); err != nil {
+	fp, err := f.ReadFlagged(ctx, norm)
+	if err != nil {
 		return nil, err
 	}
+	s.flagged, s.flagsUnread, s.signals = fp.Flagged, fp.Unread, fp.Signals
 	return s, nil
 }
 

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"embed"
 	"fmt"
 	"html/template"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,10 +42,20 @@ var (
 // for their hours. The caller that writes report.csv fills it as it goes,
 // then calls [WriteHTML]. Its memory is bounded by the number of reasons,
 // countries and waiting times, not of rows.
+//
+// It also lists every row by name under its status ([Page.AddPerson]),
+// spooled to temporary files in its directory rather than kept in
+// memory. Plan makes the page of a plan (plan --report): the same page,
+// its statuses what run would do.
 type Page struct {
 	invalid   map[string]*InvalidGroup
 	countries map[string]int
 	waiting   map[time.Time]*Waiting
+	dir       string
+	people    map[string]*peopleList
+	err       error // of spooling the people
+	// Plan: the page is of a plan, before any call (plan --report).
+	Plan bool
 }
 
 // InvalidGroup is the invalid rows that fail for one reason.
@@ -72,9 +84,11 @@ type Waiting struct {
 // maxExamples is how many rows of an invalid reason the page shows.
 const maxExamples = 3
 
-// NewPage returns an empty Page.
-func NewPage() *Page {
-	return &Page{invalid: map[string]*InvalidGroup{}, countries: map[string]int{}, waiting: map[time.Time]*Waiting{}}
+// NewPage returns an empty Page whose people are spooled in dir, the
+// directory report.html is written to.
+func NewPage(dir string) *Page {
+	return &Page{invalid: map[string]*InvalidGroup{}, countries: map[string]int{}, waiting: map[time.Time]*Waiting{},
+		dir: dir, people: map[string]*peopleList{}}
 }
 
 // AddInvalid counts an invalid row under reason (see [ReasonGroup]), with
@@ -91,8 +105,9 @@ func (p *Page) AddInvalid(reason, fix string, ex Example) {
 	}
 }
 
-// AddCalled counts a contact called (sent, failed or uncertain) in
-// country ("US", "GB"; "" when unknown).
+// AddCalled counts a contact called (sent, failed or uncertain; in a
+// plan, to call) in country, as a person reads it ("United States
+// (US)"; "" when unknown).
 func (p *Page) AddCalled(country string) { p.countries[country]++ }
 
 // AddWaiting counts a pending contact of country whose hours are closed
@@ -163,17 +178,34 @@ const maxListed = 40
 
 // WriteHTML writes report.html to path, atomically like [WriteSummary]:
 // one self-contained page (its style and charts inline) with the
-// summary's figures, the runs in s.Runs and what p gathered.
+// summary's figures, the runs in s.Runs and what p gathered, everyone p
+// listed included. It closes p.
 func WriteHTML(path string, s *Summary, p *Page) error {
 	s.init()
 	if p == nil {
-		p = NewPage()
+		p = NewPage(filepath.Dir(path))
+	}
+	defer p.Close()
+	if p.err != nil {
+		return fmt.Errorf("writing %s: %w", path, p.err)
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, newPageView(s, p)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := durable.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	f, err := durable.Create(path, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer f.Abort()
+	bw := bufio.NewWriter(f)
+	if err := p.writeWithPeople(bw, b.Bytes()); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
@@ -204,6 +236,12 @@ type pageView struct {
 	WaitingRows  int
 	Notes        []string
 	Next         []string
+	// Plan: the page of a plan, before any call; Rehearsal: of a run
+	// against callrun's sandbox.
+	Plan, Rehearsal bool
+	RehearsalText   string
+	NextCallAt      time.Time // when the first contact left waiting may be called
+	People          []peopleSection
 	// HasOutcomes: the campaign collects outcomes and some delivery came;
 	// Outcomes counts the contacts called by their latest event, and
 	// Unmatched the deliveries no contact took.
@@ -211,6 +249,35 @@ type pageView struct {
 	Collecting  bool // the campaign collects outcomes, delivered or not
 	Outcomes    []statusCount
 	Unmatched   int
+	OptOuts     bool // the campaign's outcomes: name an opt_out
+}
+
+// peopleSection is the people of one status, as the page lists them.
+type peopleSection struct {
+	Status, Title, About string
+	N                    int
+	From                 bool // a column says from when each may be called
+	Open                 bool // short enough to show unfolded
+	Marker               template.HTML
+}
+
+// peopleOpen is how many people a section shows unfolded; a longer list
+// is folded in a <details> that the browser's find still searches.
+const peopleOpen = 25
+
+// peopleTitles names each status's section, and says what it means.
+var peopleTitles = map[string][2]string{
+	string(store.Sent):       {"Sent", "The service accepted the call start."},
+	string(store.Failed):     {"Failed", "The service refused the call start; the reason says why. --retry-failed sends them again once that is fixed."},
+	string(store.Uncertain):  {"Uncertain", "The call start may have reached the service: check before sending again with --retry-uncertain."},
+	string(store.Pending):    {"Not called yet", "Each waits for what the reason names; a later run calls them, from the time shown where there is one."},
+	string(store.Suppressed): {"Not called: suppressed", "A suppression file, the do-not-call list, or the sheet's own do-not-call or consent column keeps each from being called; the reason says which."},
+	string(store.Duplicate):  {"Not called: duplicates", "The number is in an earlier row, which is called instead (dedupe:)."},
+	string(store.Invalid):    {"Not called: invalid rows", "The row cannot be called as written; the reason names the column. Fix it in the sheet and plan again."},
+	PlanToCall:               {"To call", "callrun run calls each of them now, once, at the campaign's pace."},
+	PlanWaiting:              {"Waiting for their hours", "To call, but their calling hours (the called person's, or the campaign's hours:) are closed now: callrun run calls each from the time shown."},
+	PlanHeld:                 {"Held back by contact pressure", "Their number was called on this machine's store as often as the limits allow (or talked to within 7 days, under Reg F's rule): callrun run calls each from the time shown."},
+	PlanDone:                 {"Done in an earlier run", "The journal says an earlier run settled them: callrun run does not call them again."},
 }
 
 // hasOutcomes reports whether the campaign collects outcomes and any
@@ -268,7 +335,7 @@ type runView struct {
 	N                   int
 	Start, End          time.Time
 	Ended               bool // an end record was written
-	Ending, Note        string
+	Ending              string
 	Calls               int
 	Duration            string
 	Bars                []runBar
@@ -292,10 +359,14 @@ type countryLine struct {
 
 func newPageView(s *Summary, p *Page) pageView {
 	v := pageView{
-		CSS: pageCSS, Campaign: s.Campaign, Ending: endingText(s.Ending), At: s.FinishedAt, Rows: s.Rows,
-		ThisRun: s.Ending != EndRebuilt, Calls: s.CallsThisRun, Rate: rateText(s.RatePerSecond),
+		CSS: pageCSS, Campaign: s.Campaign, Ending: s.endingText(whenText), At: s.FinishedAt, Rows: s.Rows,
+		ThisRun: s.Ending != EndRebuilt && !p.Plan, Calls: s.CallsThisRun, Rate: rateText(s.RatePerSecond),
 		Elapsed: durationText(time.Duration(s.ElapsedSeconds * float64(time.Second))),
-		Notes:   s.Notes, Next: s.next(),
+		Notes:   s.Notes, Plan: p.Plan, Rehearsal: s.Rehearsal, RehearsalText: RehearsalText, NextCallAt: s.NextCallAt,
+		OptOuts: s.OptedOut != nil,
+	}
+	if !p.Plan {
+		v.Next = s.next(whenText)
 	}
 	if v.Campaign == "" {
 		v.Campaign = "(unnamed)"
@@ -314,10 +385,17 @@ func newPageView(s *Summary, p *Page) pageView {
 		step("valid", "Valid", s.Rows-c[string(store.Invalid)], "every row but the invalid ones"),
 		step("called", "Called", called, "sent, failed or uncertain"),
 		step("sent", "Sent", c[string(store.Sent)], "the service accepted the call start"),
-		{Key: "answered", Label: "Answered", Note: "callrun does not receive the calls' outcomes"},
-		{Key: "opted-out", Label: "Opted out", Note: "callrun does not receive opt-outs"},
+		{Key: "answered", Label: "Answered", Note: "not collected: the campaign has no outcomes: block, so callrun does not hear how calls went; add one and run callrun listen (docs/outcomes.md)"},
+		{Key: "opted-out", Label: "Opted out", Note: "not collected: the campaign has no outcomes: block; add one with opt_out: {field: ..., values: [...]}, and an opt-out puts the number on the do-not-call list (docs/outcomes.md)"},
 	}
 	v.Collecting = s.Outcomes != nil
+	if v.Collecting {
+		v.Funnel[4].Note = "none delivered yet: the service's webhooks reach callrun listen, at the campaign's outcomes url"
+		v.Funnel[5].Note = "not collected: the campaign's outcomes: block has no opt_out; add opt_out: {field: ..., values: [...]} naming what a delivery says when the person asks not to be called again (docs/outcomes.md)"
+	}
+	if s.OptedOut != nil {
+		v.Funnel[5] = step("opted-out", "Opted out", *s.OptedOut, "called, and now on the do-not-call list: an opt-out the service delivered (outcomes.opt_out), or the number added by hand")
+	}
 	if v.HasOutcomes = s.hasOutcomes(); v.HasOutcomes {
 		v.Funnel[4] = step("answered", "Answered", s.Answered, "the service delivered call.answered")
 		for _, name := range []string{"ended", "answered", "started", "other", "none"} {
@@ -329,15 +407,26 @@ func newPageView(s *Summary, p *Page) pageView {
 			v.Unmatched = *s.Unmatched
 		}
 	}
-	for _, st := range Statuses {
-		v.StatusCounts = append(v.StatusCounts, statusCount{Status: string(st), N: c[string(st)]})
+	order := pageStatuses(p)
+	for _, st := range order {
+		v.StatusCounts = append(v.StatusCounts, statusCount{Status: st, N: c[st]})
 	}
-	for _, st := range statusOrder(c) {
-		if !slices.Contains(Statuses, store.Status(st)) {
+	for _, st := range statusOrder(c, order) {
+		if !slices.Contains(order, st) {
 			v.StatusCounts = append(v.StatusCounts, statusCount{Status: st, N: c[st]})
 		}
 	}
-	columns := statusColumns(s)
+	listed := map[string]int{}
+	for st, l := range p.people {
+		listed[st] = l.n
+	}
+	for _, st := range statusOrder(listed, order) {
+		l := p.people[st]
+		t := peopleTitles[st]
+		v.People = append(v.People, peopleSection{Status: st, Title: cmp.Or(t[0], st), About: t[1], N: l.n,
+			From: l.from, Open: l.n <= peopleOpen, Marker: peopleMarker(st)})
+	}
+	columns := statusColumns(s, order)
 	v.Sheets = groupTable{Title: "By sheet", Group: "sheets", Statuses: columns, Lines: statusLines(s.Sheets, columns)}
 	v.Agents = groupTable{Title: "By agent", Group: "agents", Statuses: columns, Lines: statusLines(s.Agents, columns)}
 	for i, r := range s.Runs {
@@ -392,12 +481,25 @@ func newPageView(s *Summary, p *Page) pageView {
 	return v
 }
 
-// statusColumns returns the statuses the tables show: those of Statuses
+// pageStatuses are the statuses the page shows, in order: a run's, or a
+// plan's.
+func pageStatuses(p *Page) []string {
+	if p.Plan {
+		return PlanStatuses
+	}
+	out := make([]string, len(Statuses))
+	for i, st := range Statuses {
+		out[i] = string(st)
+	}
+	return out
+}
+
+// statusColumns returns the statuses the tables show: those of order
 // with a row in any sheet, then others, sorted.
-func statusColumns(s *Summary) []string {
-	out := statusOrder(s.Counts)
+func statusColumns(s *Summary, order []string) []string {
+	out := statusOrder(s.Counts, order)
 	if len(out) == 0 {
-		return []string{string(store.Sent)}
+		return order[:1]
 	}
 	return out
 }
@@ -435,7 +537,7 @@ var runBins = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 
 
 func newRunView(n int, r store.Run) runView {
 	v := runView{N: n, Start: r.StartedAt, End: r.LastAt, Ended: !r.EndedAt.IsZero(), Ending: endingText(r.Ending),
-		Note: r.Note, Calls: r.Calls, ChartW: 600, ChartH: 120}
+		Calls: r.Calls, ChartW: 600, ChartH: 120}
 	if v.Ended {
 		v.End = r.EndedAt
 	}

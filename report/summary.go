@@ -23,7 +23,16 @@ const (
 	EndOutsideHours = "outside-hours" // the calling window closed
 	EndRebuilt      = "rebuilt"       // no run: the report was rebuilt from the journal
 	EndStopped      = "stopped"       // an error stopped the run (a login to renew, a failing service)
+	// EndWaiting: the run called every contact it could, and left some
+	// pending that a later run may call, from [Summary.NextCallAt] when
+	// that is known: outside their hours, held by contact pressure, or
+	// not sent after their attempts.
+	EndWaiting = "waiting"
 )
+
+// Endings lists every value of [Summary.Ending], for the consumers that
+// name each (the metrics file, the docs).
+var Endings = []string{EndComplete, EndWaiting, EndInterrupted, EndLimit, EndOutsideHours, EndStopped, EndRebuilt}
 
 // Summary is summary.json, and the summary printed at the end of a run.
 // Fill it with [Summary.Add] for each report row and [Summary.Finish].
@@ -38,8 +47,17 @@ type Summary struct {
 	ElapsedSeconds float64                   `json:"elapsed_seconds"`
 	CallsThisRun   int                       `json:"calls_this_run"`  // call starts sent this run
 	RatePerSecond  float64                   `json:"rate_per_second"` // CallsThisRun / ElapsedSeconds
-	Ending         string                    `json:"ending"`          // EndComplete, EndInterrupted, ...
-	Notes          []string                  `json:"notes,omitempty"` // anything else a person should know
+	Ending         string                    `json:"ending"`          // EndComplete, EndWaiting, EndInterrupted, ...
+	// NextCallAt is, when contacts were left pending, the first moment
+	// one of them may be called (their hours open, contact pressure lets
+	// the number go, the service's pause ends); zero when none waits for
+	// a time.
+	NextCallAt time.Time `json:"next_call_at,omitzero"`
+	// Rehearsal: the run was against callrun's sandbox (run --sandbox,
+	// or a service that said it is `callrun sandbox`), which phones
+	// nobody; its state is kept apart from the campaign's own.
+	Rehearsal bool     `json:"rehearsal"`
+	Notes     []string `json:"notes,omitempty"` // anything else a person should know
 	// Outcomes counts the contacts by their latest delivered event
 	// (started, answered, ended, other; "none" for a contact called and
 	// not heard of), and Unmatched the stored deliveries no contact
@@ -47,6 +65,11 @@ type Summary struct {
 	Outcomes  map[string]int `json:"outcomes,omitempty"`
 	Answered  int            `json:"answered,omitempty"` // contacts with a call.answered delivered
 	Unmatched *int           `json:"unmatched_deliveries,omitempty"`
+	// OptedOut counts, for a campaign whose outcomes: name an opt_out,
+	// the contacts called whose number is now on the do-not-call list (an
+	// opt-out delivered, or the number added by hand); nil without
+	// outcomes.opt_out, when callrun does not learn of opt-outs.
+	OptedOut *int `json:"opted_out,omitempty"`
 	// Runs are the journal's runs, oldest first, that report.html draws.
 	Runs []store.Run `json:"-"`
 }
@@ -74,12 +97,14 @@ func (s *Summary) Add(r Row) {
 	}
 }
 
-// TakeCounts sets s's counts to o's: what Add counted of the rows, and
-// the outcomes found for them. A run's report counts its rows apart
+// TakeCounts sets s's counts to o's: what Add counted of the rows, the
+// outcomes found for them, and when the first contact left pending may
+// be called. A run's report counts its rows apart
 // while the run calls, and its summary takes the counts at the end.
 func (s *Summary) TakeCounts(o *Summary) {
 	s.Rows, s.Counts, s.Agents, s.Sheets = o.Rows, o.Counts, o.Agents, o.Sheets
-	s.Outcomes, s.Answered, s.Unmatched = o.Outcomes, o.Answered, o.Unmatched
+	s.Outcomes, s.Answered, s.Unmatched, s.OptedOut = o.Outcomes, o.Answered, o.Unmatched, o.OptedOut
+	s.NextCallAt = o.NextCallAt
 }
 
 func add(m map[string]map[string]int, name, status string) {
@@ -154,9 +179,12 @@ func (s *Summary) Text() string {
 	if name == "" {
 		name = "(unnamed)"
 	}
-	fmt.Fprintf(&b, "Campaign %s: %d %s, %s.\n", name, s.Rows, plural(s.Rows, "row", "rows"), endingText(s.Ending))
+	if s.Rehearsal {
+		name += " (a rehearsal: nobody was phoned)"
+	}
+	fmt.Fprintf(&b, "Campaign %s: %d %s, %s.\n", name, s.Rows, plural(s.Rows, "row", "rows"), s.endingText(localTime))
 
-	order := statusOrder(s.Counts)
+	order := statusOrder(s.Counts, nil)
 	width := 0
 	for _, st := range order {
 		width = max(width, len(st))
@@ -183,7 +211,10 @@ func (s *Summary) Text() string {
 	for _, note := range s.Notes {
 		fmt.Fprintf(&b, "Note: %s\n", note)
 	}
-	for _, next := range s.next() {
+	if s.Rehearsal {
+		fmt.Fprintf(&b, "Rehearsal: %s\n", RehearsalText)
+	}
+	for _, next := range s.next(localTime) {
 		fmt.Fprintf(&b, "Next: %s\n", next)
 	}
 	return b.String()
@@ -222,17 +253,23 @@ func (s *Summary) outcomesText() string {
 	return line + ".\n"
 }
 
-// statusOrder returns the statuses with a count that is not 0: the known
-// ones in the order of Statuses, then any others sorted.
-func statusOrder(counts map[string]int) []string {
+// statusOrder returns the statuses with a count that is not 0: those of
+// known in its order (the statuses of a run, when nil), then any others
+// sorted.
+func statusOrder(counts map[string]int, known []string) []string {
+	if known == nil {
+		for _, st := range Statuses {
+			known = append(known, string(st))
+		}
+	}
 	var order, other []string
-	for _, st := range Statuses {
-		if counts[string(st)] != 0 {
-			order = append(order, string(st))
+	for _, st := range known {
+		if counts[st] != 0 {
+			order = append(order, st)
 		}
 	}
 	for st, n := range counts {
-		if n != 0 && !slices.Contains(Statuses, store.Status(st)) {
+		if n != 0 && !slices.Contains(known, st) {
 			other = append(other, st)
 		}
 	}
@@ -256,24 +293,35 @@ func writeGroup(b *strings.Builder, title string, groups map[string]map[string]i
 	for _, name := range names {
 		c := groups[name]
 		var parts []string
-		for _, st := range statusOrder(c) {
+		for _, st := range statusOrder(c, nil) {
 			parts = append(parts, fmt.Sprintf("%s %d", st, c[st]))
 		}
 		fmt.Fprintf(b, "  %-*s %s\n", width, name, strings.Join(parts, ", "))
 	}
 }
 
-// next returns what a person should do next, one sentence per thing.
-func (s *Summary) next() []string {
+// RehearsalText says what a rehearsal is, for its summary and page.
+const RehearsalText = "This run was against callrun's sandbox, which phones nobody. Its journal, report and do-not-call list are kept apart from the campaign's own, and it counts no call against anyone's contact pressure: callrun plan still shows the real campaign with everyone to call."
+
+// localTime writes a moment for the printed summary: in this machine's
+// zone, to the minute.
+func localTime(t time.Time) string { return t.Local().Format("Mon 2 Jan 15:04 MST") }
+
+// next returns what a person should do next, one sentence per thing;
+// when writes a moment.
+func (s *Summary) next(when func(time.Time) string) []string {
 	var out []string
 	if n := s.Counts[string(store.Uncertain)]; n > 0 {
 		out = append(out, fmt.Sprintf("%d uncertain: the service may have placed %s; check %s in report.csv before re-sending with --retry-uncertain.",
 			n, plural(n, "this call", "these calls"), plural(n, "it", "them")))
 	}
 	if n := s.Counts[string(store.Pending)]; n > 0 {
-		if s.Ending == EndOutsideHours {
+		switch {
+		case s.Ending == EndOutsideHours:
 			out = append(out, fmt.Sprintf("%d pending: run again inside calling hours to continue.", n))
-		} else {
+		case !s.NextCallAt.IsZero():
+			out = append(out, fmt.Sprintf("%d pending: run again from %s to continue (the reason column of report.csv says what holds each, and from when).", n, when(s.NextCallAt)))
+		default:
 			out = append(out, fmt.Sprintf("%d pending: run again to continue.", n))
 		}
 	}
@@ -289,10 +337,28 @@ func (s *Summary) next() []string {
 	return out
 }
 
+// endingText says how the run ended, for a person; when writes the
+// moment a waiting run's contacts may be called.
+func (s *Summary) endingText(when func(time.Time) string) string {
+	if s.Ending != EndWaiting {
+		return endingText(s.Ending)
+	}
+	n := s.Counts[string(store.Pending)]
+	if s.NextCallAt.IsZero() {
+		return fmt.Sprintf("not complete: %d %s left pending for a later run", n, plural(n, "contact", "contacts"))
+	}
+	if n == 1 {
+		return fmt.Sprintf("not complete: 1 contact waiting, who may be called from %s", when(s.NextCallAt))
+	}
+	return fmt.Sprintf("not complete: %d contacts waiting, the first may be called from %s", n, when(s.NextCallAt))
+}
+
 func endingText(e string) string {
 	switch e {
 	case EndComplete:
 		return "complete"
+	case EndWaiting:
+		return "waiting: contacts left pending for a later run"
 	case EndInterrupted:
 		return "interrupted"
 	case EndLimit:

@@ -48,10 +48,11 @@ import (
 var Targets = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
 
 // archiveDocs returns the files beside the binary in every archive, with
-// "/": the README and the pages it links, the licence, and every file of
-// examples/ that git tracks (the pages link to the quickstart, the cron
-// and systemd units, the CI workflows, the Kubernetes files and the
-// outcomes walkthrough, and those use the other examples' sheets), so that
+// "/": the README and the pages it links, the licence, and every file that
+// git tracks of examples/ (the pages link to the quickstart, the cron and
+// systemd units, the CI workflows, the Kubernetes files, the outcomes
+// walkthrough and the marketing team's export, and those use the other
+// examples' sheets) and of docs/images (the pages' pictures), so that
 // every link works in the unpacked folder; what git does not track there
 // (the state a rehearsal left, with its contacts) is never packed.
 func archiveDocs() ([]string, error) {
@@ -64,7 +65,7 @@ func archiveDocs() ([]string, error) {
 	for _, p := range pages {
 		files = append(files, filepath.ToSlash(p))
 	}
-	out, err := exec.Command("git", "ls-files", "-z", "--", "examples").Output()
+	out, err := exec.Command("git", "ls-files", "-z", "--", "examples", "docs/images").Output()
 	if err != nil {
 		return nil, fmt.Errorf("listing the examples git tracks: %w", err)
 	}

@@ -94,7 +94,21 @@ type Options struct {
 	// (Authorization, client_secret, refresh_token, code, access_token) are
 	// never logged.
 	Logf func(format string, args ...any)
+	// Rehearsal makes every answer carry the header RehearsalHeader, by
+	// which callrun tells a run against this sandbox from one against the
+	// live service, and keeps its state apart as a rehearsal's. `callrun
+	// sandbox` sets it; Go tests that stand the sandbox in for the live
+	// service leave it off.
+	Rehearsal bool
 }
+
+// RehearsalHeader is the header of every answer of a sandbox with
+// Options.Rehearsal: "Callrun-Sandbox: rehearsal". callrun believes it
+// only from a service on loopback.
+const (
+	RehearsalHeader = "Callrun-Sandbox"
+	RehearsalValue  = "rehearsal"
+)
 
 // Server is an in-memory emulator of the Voice AI Agent service. All state
 // lives in memory under one mutex; its methods are safe for concurrent use.
@@ -367,7 +381,14 @@ func (s *Server) Close() {
 // Handler returns the HTTP handler of the whole service, including the
 // /_sandbox inspection endpoints.
 func (s *Server) Handler() http.Handler {
-	h := http.HandlerFunc(s.route)
+	h := http.Handler(http.HandlerFunc(s.route))
+	if s.opts.Rehearsal {
+		route := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(RehearsalHeader, RehearsalValue)
+			route.ServeHTTP(w, r)
+		})
+	}
 	if s.opts.Logf == nil {
 		return h
 	}

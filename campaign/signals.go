@@ -1,0 +1,315 @@
+package campaign
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// signalKind is how a column's cells say that a person is not to be
+// called.
+type signalKind uint8
+
+const (
+	signalFlag    signalKind = iota // yes or no: "Do Not Call", DND, SMS_BLACKLISTED
+	signalValues                    // labels, tags, a status: a do-not-call phrase among them
+	signalConsent                   // a consent column: a withdrawal
+)
+
+func (k signalKind) String() string {
+	switch k {
+	case signalValues:
+		return "values"
+	case signalConsent:
+		return "consent"
+	}
+	return "flag"
+}
+
+// signalSampleRows is how many rows of a sheet the contact reader reads
+// every cell of for a do-not-call phrase: a column that holds one there
+// is read to the end as a column of labels ([signalValues]).
+const signalSampleRows = 1000
+
+// signalColumn is a column of a sheet that says, or may say, that a
+// person is not to be called, as one pass over the sheet reads it: a
+// do_not_call: column, the consent column, or a column the campaign does
+// not map that its header or its cells show to be one. The contact
+// reader holds one for each, in the sheet's sheetMap.
+type signalColumn struct {
+	col    int
+	name   string
+	kind   signalKind
+	mapped bool
+	// found says how a column the campaign does not map was found: by
+	// its header, or by a cell of its first rows.
+	found string
+	// values are do_not_call: values:, folded: what the column's cells
+	// say besides the table's phrases.
+	values map[string]bool
+	// What the pass read: the rows whose cell says do not call (or
+	// withdraws consent), with the first two; the cells that read
+	// neither yes nor no, with the first; the cells of free text that
+	// mention a do-not-call phrase, with the first; and the values (or
+	// tags) that said do not call, as written, for the mapping plan
+	// suggests.
+	yes, unclear, mentions int
+	examples               []string
+	unclearAt, mentionAt   string
+	matched                []string
+}
+
+// read reads a cell of the column: what it says, and for a column of
+// labels the tag that said it. A mention of do not call is told in the
+// columns of labels the campaign maps only: the contact reader reads a
+// column of labels it does not map (every export's Tags) on every row,
+// for what its tags say.
+func (s *signalColumn) read(cell string) (cellSays, string) {
+	switch s.kind {
+	case signalFlag:
+		return readFlagCell(cell), ""
+	case signalConsent:
+		if ConsentRevoked(cell) {
+			return saysYes, ""
+		}
+		return saysNothing, ""
+	}
+	says, tag := readValueCell(cell, s.values)
+	if says == saysNothing && s.mapped && mentionsPhrase(cell, s.values) {
+		says = saysMention
+	}
+	return says, tag
+}
+
+// note counts what row's cell says.
+func (s *signalColumn) note(row int, says cellSays, cell, tag string) {
+	at := fmt.Sprintf("row %d: %q", row, strings.TrimSpace(cell))
+	switch says {
+	case saysYes:
+		if s.yes++; len(s.examples) < 2 {
+			s.examples = append(s.examples, at)
+		}
+		if tag = strings.TrimSpace(tag); tag != "" && len(s.matched) < 5 && !slices.ContainsFunc(s.matched, func(m string) bool { return strings.EqualFold(m, tag) }) {
+			s.matched = append(s.matched, tag)
+		}
+	case saysUnclear:
+		if s.unclear++; s.unclearAt == "" {
+			s.unclearAt = at
+		}
+	case saysMention:
+		if s.mentions++; s.mentionAt == "" {
+			s.mentionAt = at
+		}
+	}
+}
+
+// rowSignal is what a row's signal columns say of it: flag, the first
+// do_not_call: column whose cell says do not call, with the cell; held,
+// else the first column whose cell cannot be read (a flag that says
+// neither yes nor no) or that the campaign does not map and that says do
+// not call, with the cell. Both are nil when the row may be called as
+// far as its signal columns go.
+type rowSignal struct {
+	flag, held         *signalColumn
+	flagCell, heldCell string
+	heldSays           cellSays
+}
+
+// signalRow reads a row's signal columns, counting what each says, and
+// returns what they say of the row. While the sheet's first rows are
+// read, every other cell is read too, and a column with a cell that is a
+// do-not-call phrase becomes a signal column of the sheet, not mapped.
+func (m *sheetMap) signalRow(row int, fields []string) rowSignal {
+	var rs rowSignal
+	for _, s := range m.signals {
+		if s.col >= len(fields) {
+			continue // a row shorter than the header
+		}
+		cell := fields[s.col]
+		says, tag := s.read(cell)
+		if says == saysNothing {
+			continue
+		}
+		s.note(row, says, cell, tag)
+		switch {
+		case s.mapped && s.kind == signalConsent:
+			// The consent column's withdrawal is judged with consent.
+		case s.mapped && says == saysYes && rs.flag == nil:
+			rs.flag, rs.flagCell = s, cell
+		case (says == saysUnclear || (!s.mapped && says == saysYes)) && rs.held == nil:
+			rs.held, rs.heldCell, rs.heldSays = s, cell, says
+		}
+	}
+	if m.sampleRows > 0 {
+		m.sampleRows--
+		for c, cell := range fields {
+			if c >= len(m.tracked) {
+				break // a field past the header's last
+			}
+			if m.tracked[c] || cell == "" {
+				continue
+			}
+			if says, tag := readValueCell(cell, nil); says == saysYes {
+				s := &signalColumn{col: c, name: m.header[c], kind: signalValues, found: "cells"}
+				s.note(row, says, cell, tag)
+				m.signals = append(m.signals, s)
+				m.tracked[c] = true
+				if rs.held == nil {
+					rs.held, rs.heldCell, rs.heldSays = s, cell, says
+				}
+			}
+		}
+	}
+	return rs
+}
+
+// usedColumns returns the columns m maps to form fields, and as the
+// row's country, time zone or full name, and its phone columns' types.
+func (m *sheetMap) usedColumns() map[int]bool {
+	used := map[int]bool{m.tzCol: true, m.countryCol: true, m.nameCol: true}
+	for _, c := range m.cols {
+		used[c] = true
+	}
+	for _, p := range m.phones {
+		used[p.col] = true
+		if p.typeCol >= 0 {
+			used[p.typeCol] = true
+		}
+	}
+	for _, x := range m.extra {
+		used[x.col] = true
+	}
+	return used
+}
+
+// anySaid reports whether a signal column of the sheet has said, so far,
+// that a row is not to be called, or could not be read.
+func (m *sheetMap) anySaid() bool {
+	return slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.yes > 0 || s.unclear > 0 })
+}
+
+// heldReason is the reason of a row that rs holds.
+func (rs rowSignal) heldReason() string {
+	s, cell := rs.held, strings.TrimSpace(rs.heldCell)
+	if s.mapped {
+		why := "which reads neither as yes nor as no"
+		if c := conflict(cell); c != "" {
+			why = fmt.Sprintf("which is read one way in one language and the other in another (%s)", c)
+		}
+		return fmt.Sprintf("do-not-call column %q says %q, %s: the row is not called until it says yes or no (1 or yes: not to be called; 0, no or empty: may be)", s.name, cell, why)
+	}
+	if rs.heldSays == saysUnclear {
+		return fmt.Sprintf("column %q reads as a do-not-call flag and says %q, neither yes nor no, and the campaign does not map it: the row is not called; map the column under do_not_call:, or ignore it there with a reason", s.name, cell)
+	}
+	what := "says do not call"
+	if s.kind == signalConsent {
+		what = "withdraws consent"
+	}
+	return fmt.Sprintf("column %q %s (%q), and the campaign does not map it: the row is not called; map the column under do_not_call:, or ignore it there with a reason", s.name, what, cell)
+}
+
+// PlanSignal is a column of a sheet that says, or may say, that a person
+// is not to be called, and what the campaign does with it: plan shows
+// each, per sheet, in its text and its JSON.
+type PlanSignal struct {
+	Column string `json:"column"`
+	// Kind is how its cells say it: "flag" (yes or no), "values"
+	// (labels, tags or a status holding a do-not-call phrase), or
+	// "consent" (a withdrawal).
+	Kind string `json:"kind"`
+	// Use is what the campaign does with it: "mapped" (do_not_call: or
+	// consent:), "ignored" (do_not_call: ignore:, with its Reason),
+	// "refused" (not mapped, and some rows say do not call: plan and run
+	// stop), or "unmapped" (not mapped; no row says do not call).
+	Use    string `json:"use"`
+	Reason string `json:"reason,omitempty"`
+	// Found says how callrun found a column the campaign does not map:
+	// "header" or "cells".
+	Found string `json:"found,omitempty"`
+	// Rows counts the rows whose cell says do not call (or withdraws
+	// consent), Examples shows the first two.
+	Rows     int      `json:"rows"`
+	Examples []string `json:"examples,omitempty"`
+	// Unclear counts the cells that read neither yes nor no, whose rows
+	// are not called; UnclearAt shows the first.
+	Unclear   int    `json:"unclear,omitempty"`
+	UnclearAt string `json:"unclear_at,omitempty"`
+	// Mentions counts the cells of free text that mention a do-not-call
+	// phrase without being one ("do not call before 10am"): they are
+	// called, and plan shows the first (MentionAt) to check.
+	Mentions  int    `json:"mentions,omitempty"`
+	MentionAt string `json:"mention_at,omitempty"`
+	// Values are the values (or tags) that said do not call, as
+	// written, for a mapping under do_not_call: values:.
+	Values []string `json:"values,omitempty"`
+}
+
+// planSignals returns what the pass over sheet i read of its signal
+// columns, and the columns do_not_call: ignores.
+func (m *sheetMap) planSignals() []PlanSignal {
+	var out []PlanSignal
+	for _, s := range m.signals {
+		p := PlanSignal{Column: s.name, Kind: s.kind.String(), Use: "mapped", Rows: s.yes, Examples: s.examples,
+			Unclear: s.unclear, UnclearAt: s.unclearAt, Mentions: s.mentions, MentionAt: s.mentionAt, Values: s.matched}
+		if !s.mapped {
+			p.Found, p.Use = s.found, "unmapped"
+			if s.yes > 0 || s.unclear > 0 {
+				p.Use = "refused"
+			}
+		}
+		out = append(out, p)
+	}
+	for _, ig := range m.ignored {
+		out = append(out, PlanSignal{Column: ig.Column, Use: "ignored", Reason: ig.Reason})
+	}
+	return out
+}
+
+// signalProblems are the problems of sheet i's refused signal columns
+// ([refusedSignal]), at the campaign file's key of the sheet's
+// do_not_call: (else its file). plan and run stop on them before any
+// call.
+func (f *File) signalProblems(i int, signals []PlanSignal) []Problem {
+	var out []Problem
+	key := f.doNotCallKey(i)
+	for _, s := range signals {
+		if s.Use != "refused" {
+			continue
+		}
+		says, ways := f.refusedSignal(i, s)
+		msg := says + ", so callrun cannot honour it: nothing is called until the campaign says what the column is. " + ways
+		out = append(out, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: msg})
+	}
+	return out
+}
+
+// refusedSignal says of a refused signal column of sheet i what it says
+// (the column, how many rows say do not call and the first two) and the
+// two ways on: map it, or ignore it with a reason.
+func (f *File) refusedSignal(i int, s PlanSignal) (says, ways string) {
+	var what []string
+	if s.Rows > 0 {
+		verb := "say do not call"
+		if s.Kind == "consent" {
+			verb = "withdraw consent"
+		}
+		what = append(what, fmt.Sprintf("%d row(s) %s (%s)", s.Rows, verb, strings.Join(s.Examples, ", ")))
+	}
+	if s.Unclear > 0 {
+		what = append(what, fmt.Sprintf("%d cell(s) read as neither yes nor no (%s)", s.Unclear, s.UnclearAt))
+	}
+	mapping := fmt.Sprintf("do_not_call: {column: %q}", s.Column)
+	switch s.Kind {
+	case "values":
+		quoted := make([]string, len(s.Values))
+		for k, v := range s.Values {
+			quoted[k] = fmt.Sprintf("%q", v)
+		}
+		mapping = fmt.Sprintf("do_not_call: [{column: %q, values: [%s]}]", s.Column, strings.Join(quoted, ", "))
+	case "consent":
+		mapping = fmt.Sprintf("consent: {column: %q}", s.Column)
+	}
+	says = fmt.Sprintf("sheet %s: in column %q, %s, and the campaign does not map the column", f.Sheets[i].File, s.Column, strings.Join(what, " and "))
+	ways = fmt.Sprintf("Map it (%s, beside any column mapped there already; its rows are then not called), or ignore it on purpose: do_not_call: {ignore: [{column: %q, reason: \"why these rows may be called\"}]}", mapping, s.Column)
+	return says, ways
+}

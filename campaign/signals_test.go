@@ -1,0 +1,365 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/phone"
+)
+
+// TestDoNotCallForms: do_not_call: takes one column, several, a list of
+// columns with or without values, and ignore: beside them; each mistake
+// is a problem of the campaign file at the key that holds it.
+func TestDoNotCallForms(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Labels,DND,SMS_BLACKLISTED\n+14155550101,,,\n"}
+	for _, tc := range []struct {
+		top  string
+		want []DoNotCallColumn
+	}{
+		{"do_not_call: [{column: Labels, values: [\"Do not call\"]}, {column: DND}]\n", []DoNotCallColumn{{"Labels", []string{"Do not call"}}, {"DND", nil}}},
+		{"do_not_call: [Labels, DND]\n", []DoNotCallColumn{{"Labels", nil}, {"DND", nil}}},
+		{"do_not_call: {column: Labels, values: [DNC], ignore: [{column: SMS_BLACKLISTED, reason: texts only}]}\n", []DoNotCallColumn{{"Labels", []string{"DNC"}}}},
+		{"do_not_call: {columns: [DND, {column: Labels, values: [x]}]}\n", []DoNotCallColumn{{"DND", nil}, {"Labels", []string{"x"}}}},
+		{"do_not_call:\n  ignore:\n    - column: SMS_BLACKLISTED\n      reason: \"Brevo's texts list; calls are asked for apart\"\n", nil},
+	} {
+		f, err := dncCampaign(t, sheets, tc.top, "")
+		if err != nil {
+			t.Errorf("%q: %v", tc.top, err)
+			continue
+		}
+		got := f.SheetDoNotCall(0).Entries()
+		if !slices.EqualFunc(got, tc.want, func(a, b DoNotCallColumn) bool { return a.Column == b.Column && slices.Equal(a.Values, b.Values) }) {
+			t.Errorf("%q: columns %+v, want %+v", tc.top, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ top, sheet, want string }{
+		{"do_not_call: {ignore: [{column: SMS_BLACKLISTED}]}\n", "", `, do_not_call.ignore[0]: do_not_call: ignore: the column "SMS_BLACKLISTED" needs the reason it is not honoured`},
+		{"do_not_call: {ignore: [{column: DND, reason: \" \"}]}\n", "", `do_not_call.ignore[0]: do_not_call: ignore: the column "DND" needs the reason`},
+		{"do_not_call: [{colum: DND}]\n", "", `do_not_call[0].colum: unknown key "colum"`},
+		{"do_not_call: [{column: DND}, {column: \"\"}]\n", "", `do_not_call[1]: do_not_call lists an empty column name`},
+		{"do_not_call: {values: [x]}\n", "", `do_not_call.values: values: goes beside the column it belongs to`},
+		{"do_not_call: {columns: [DND], ignore: [{column: dnd, reason: r}]}\n", "", `do_not_call.ignore[0]: do_not_call: the column "dnd" is both honoured and ignored`},
+		{"do_not_call: [{column: Labels, values: [\"!!\"]}]\n", "", `do_not_call[0]: do_not_call: the column "Labels" lists the value "!!", which has no letter or digit`},
+		{"", "do_not_call: {ignore: [{column: Status, reason: r}]}", `a.csv has no column "Status"`},
+		{"do_not_call: Labels\n", "", "do_not_call takes keys, not the text `Labels`"},
+	} {
+		_, err := dncCampaign(t, sheets, tc.top, tc.sheet)
+		var fe *FileError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("top %q, sheet %q: error %v; want a *FileError holding %q", tc.top, tc.sheet, err, tc.want)
+		}
+	}
+}
+
+// TestConsentChannelRefused: consent to e-mails or texts is no consent to
+// be phoned: a consent: column named for one is refused at its key,
+// unless channel_checked says the column records consent to be called.
+func TestConsentChannelRefused(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,SMS Consent,Email Opt In,DOUBLE_OPT-IN,TCPA Consent (calls and texts)\n+14155550101,yes,yes,yes,yes\n"}
+	for _, tc := range []struct{ top, sheet, want string }{
+		{"consent: {column: SMS Consent, required: true}\n", "", `, consent.column: consent: the column "SMS Consent" is named for consent to texts, which is no consent to be phoned`},
+		{"consent: {column: Email Opt In}\n", "", `consent.column: consent: the column "Email Opt In" is named for consent to e-mails`},
+		{"consent: {column: DOUBLE_OPT-IN}\n", "", `consent: the column "DOUBLE_OPT-IN" is named for consent to e-mails`},
+		{"", "consent: {column: SMS Consent}", `sheets[0].consent.column: consent: the column "SMS Consent" is named for consent to texts`},
+		{"consent: {column: SMS Consent, channel_checked: true}\n", "", ""},
+		{"consent: {column: TCPA Consent (calls and texts), required: true}\n", "", ""},
+	} {
+		_, err := dncCampaign(t, sheets, tc.top, tc.sheet)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("top %q, sheet %q: %v", tc.top, tc.sheet, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "channel_checked: true")):
+			t.Errorf("top %q, sheet %q: error %v; want one holding %q and the key to add", tc.top, tc.sheet, err, tc.want)
+		}
+	}
+	for h, want := range map[string]bool{"SMS Consent": false, "Email Opt In": false, "DOUBLE_OPT-IN": false, "OPT_IN": true, "TCPA Consent (calls and texts)": true,
+		"Einwilligung Telefon": true, "Einwilligung E-Mail": false, "Consentement SMS": false, "Zgoda": true, "Keine Einwilligung": false} {
+		if got := isConsentHeader(h); got != want {
+			t.Errorf("isConsentHeader(%q) = %v, want %v", h, got, want)
+		}
+	}
+}
+
+// signalPlan plans f offline with its suppression read, as plan does.
+func signalPlan(t *testing.T, f *File) (*Plan, *Suppression) {
+	t.Helper()
+	norm := phone.NewNormalizer()
+	sup, err := f.LoadSuppression(context.Background(), norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, sup
+}
+
+// rowStatuses reads f's contacts with sup and returns each row's status.
+func rowStatuses(t *testing.T, f *File, sup *Suppression) []string {
+	t.Helper()
+	var out []string
+	if err := f.NewContactReader(phone.NewNormalizer(), sup).Each(context.Background(), func(c *Contact) error {
+		out = append(out, c.Status)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSignalsInAnyColumn: a column whose cells say do not call is found
+// by its header or by its first rows, and until the campaign maps or
+// ignores it, the pass before any call refuses the campaign (run stops on
+// SignalProblems) and plan does too; mapped as a list with values, its
+// rows and their numbers elsewhere are not called, and the numbers go on
+// the store's list; ignored, they are called.
+func TestSignalsInAnyColumn(t *testing.T) {
+	sheets := map[string]string{
+		"a.csv": "Phone,Calling,Labels\n" +
+			"+14155550101,,* myContacts\n" +
+			"+14155550102,Do not call,* myContacts ::: Do not call\n" + // row 3
+			"+14155550103,,do not call before 10am\n" +
+			"+14155550104,,\n",
+		"b.csv": "Phone\n(415) 555-0102\n+14155550105\n", // row 3's number again
+	}
+	f, err := dncCampaign(t, sheets, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sup := signalPlan(t, f)
+	err = sup.SignalProblems(f)
+	for _, want := range []string{`in column "Calling", 1 row(s) say do not call (row 3: "Do not call")`, `in column "Labels", 1 row(s) say do not call (row 3: "* myContacts ::: Do not call")`,
+		`do_not_call: [{column: "Labels", values: ["Do not call"]}]`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SignalProblems: %v; want it to hold %q", err, want)
+		}
+	}
+	if len(p.SheetProblems) != 2 || p.UnmappedDoNotCall != 2 {
+		t.Errorf("plan's problems %+v, %d unmapped; want the two columns'", p.SheetProblems, p.UnmappedDoNotCall)
+	}
+	found := map[string]string{}
+	for _, s := range p.Sheets[0].Signals {
+		found[s.Column] = s.Use + "/" + s.Kind + "/" + s.Found
+	}
+	if found["Calling"] != "refused/values/cells" || found["Labels"] != "refused/values/header" {
+		t.Errorf("plan's signal columns %v", found)
+	}
+
+	f, err = dncCampaign(t, sheets, "", "do_not_call: [{column: Labels, values: [\"Do not call\"]}, {column: Calling, values: [\"Do not call\"]}]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sup = signalPlan(t, f)
+	if err := sup.SignalProblems(f); err != nil || len(p.SheetProblems) != 0 {
+		t.Errorf("mapped: %v, %+v", err, p.SheetProblems)
+	}
+	if got := rowStatuses(t, f, sup); !slices.Equal(got, []string{ToCall, Suppressed, ToCall, ToCall, Suppressed, ToCall}) {
+		t.Errorf("statuses %v; want row 3 of a.csv and its number in b.csv suppressed", got)
+	}
+	if fl := sup.Flagged(); len(fl) != 1 || fl[0].Number != "+14155550102" || fl[0].Column != "Labels" {
+		t.Errorf("flagged %+v; want row 3's number, for Labels", fl)
+	}
+	var mentioned bool
+	for _, s := range p.Sheets[0].Signals {
+		mentioned = mentioned || (s.Column == "Labels" && s.Mentions == 1 && s.MentionAt == `row 4: "do not call before 10am"`)
+	}
+	if !mentioned || !strings.Contains(strings.Join(p.Warnings, "\n"), `1 cell(s) of column "Labels" mention a do-not-call phrase without being one (row 4: "do not call before 10am")`) {
+		t.Errorf("plan does not tell of the mention: %+v\n%s", p.Sheets[0].Signals, strings.Join(p.Warnings, "\n"))
+	}
+
+	f, err = dncCampaign(t, sheets, "", "do_not_call: {ignore: [{column: Labels, reason: \"our labels, not the person's\"}, {column: Calling, reason: \"old dialer field\"}]}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sup = signalPlan(t, f)
+	if err := sup.SignalProblems(f); err != nil || len(p.SheetProblems) != 0 || p.Totals.ToCall != 5 || p.Totals.Duplicate != 1 {
+		t.Errorf("ignored: %v, %+v, %+v", err, p.SheetProblems, p.Totals)
+	}
+	if s := p.Sheets[0].Signals; len(s) != 2 || s[0].Column != "Labels" || s[0].Use != "ignored" || s[0].Reason != "our labels, not the person's" {
+		t.Errorf("plan's signals with both ignored: %+v", s)
+	}
+}
+
+// TestSignalsPastTheFirstRows: a column of labels whose first do-not-call
+// label comes after the rows read before any call is read with the
+// contacts: its row is not called, and plan refuses the campaign for it.
+// A column of another name whose first do-not-call cell comes after them
+// is not read at all: callrun reads every cell of the first rows only.
+func TestSignalsPastTheFirstRows(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Phone,Tags,Notes\n")
+	n := signalSampleRows + 200
+	for i := range n {
+		tags, notes := "lead", ""
+		if i == signalSampleRows+100 {
+			tags, notes = "lead,DNC", "Do not call"
+		}
+		fmt.Fprintf(&b, "+1415555%04d,%q,%s\n", i, tags, notes)
+	}
+	f, err := dncCampaign(t, map[string]string{"a.csv": b.String()}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sup := signalPlan(t, f)
+	if err := sup.SignalProblems(f); err != nil {
+		t.Errorf("the pass before any call read past the first rows of a sheet with labels only: %v", err)
+	}
+	if p.Totals.Suppressed != 1 || p.Totals.ToCall != n-1 || len(p.SheetProblems) != 1 || !strings.Contains(p.SheetProblems[0].Msg, `in column "Tags", 1 row(s) say do not call (row 1102: "lead,DNC")`) {
+		t.Errorf("plan: %+v, %+v; want row 1102 not called and Tags refused", p.Totals, p.SheetProblems)
+	}
+	var row string
+	if err := f.NewContactReader(phone.NewNormalizer(), sup).Each(context.Background(), func(c *Contact) error {
+		if c.Status != ToCall {
+			row = fmt.Sprintf("%d %s %s", c.Row, c.Status, c.Reason)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `1102 suppressed column "Tags" says do not call ("lead,DNC"), and the campaign does not map it`; !strings.HasPrefix(row, want) {
+		t.Errorf("the row not called: %q, want %q", row, want)
+	}
+}
+
+// TestSignalUnclearHoldsTheNumber: a number whose do-not-call cell reads
+// neither yes nor no is not called in any row, and goes on no list; a
+// yes for it elsewhere wins.
+func TestSignalUnclearHoldsTheNumber(t *testing.T) {
+	sheets := map[string]string{
+		"a.csv": "Phone,Do Not Call\n+14155550101,\n+14155550102,\n+14155550101,maybe\n+14155550103,?\n",
+		"b.csv": "Phone,Do Not Call\n+14155550103,1\n",
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sup := signalPlan(t, f)
+	if got := rowStatuses(t, f, sup); !slices.Equal(got, []string{Suppressed, ToCall, Suppressed, Suppressed, Suppressed}) {
+		t.Errorf("statuses %v; want every row of +14155550101 and +14155550103 not called", got)
+	}
+	if fl := sup.Flagged(); len(fl) != 1 || fl[0].Number != "+14155550103" || fl[0].Cell != "1" {
+		t.Errorf("flagged %+v; want +14155550103 alone, for b.csv's yes", fl)
+	}
+	if p.UnclearDoNotCall != 2 || p.FlaggedNumbers != 2 {
+		t.Errorf("plan: %d unclear, %d flagged numbers", p.UnclearDoNotCall, p.FlaggedNumbers)
+	}
+	var reason string
+	f.NewContactReader(phone.NewNormalizer(), sup).Each(context.Background(), func(c *Contact) error {
+		if c.Row == 2 && reason == "" {
+			reason = c.Reason
+		}
+		return nil
+	})
+	if want := `the number's do-not-call cell in sheet a.csv, row 4 (column "Do Not Call" says "maybe") reads neither yes nor no`; !strings.HasPrefix(reason, want) {
+		t.Errorf("row 2's reason %q, want %q", reason, want)
+	}
+}
+
+// TestSignalConsentColumnUnmapped: a column of consent to be called that
+// the campaign does not map, one of whose cells withdraws consent, is a
+// signal: plan and run stop until it is mapped (as consent:) or ignored.
+func TestSignalConsentColumnUnmapped(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Einwilligung Telefon\n+14155550101,12.03.2024\n+14155550102,widerrufen\n"}
+	f, err := dncCampaign(t, sheets, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sup := signalPlan(t, f)
+	if err := sup.SignalProblems(f); err == nil || !strings.Contains(err.Error(), `in column "Einwilligung Telefon", 1 row(s) withdraw consent (row 3: "widerrufen")`) || !strings.Contains(err.Error(), `consent: {column: "Einwilligung Telefon"}`) {
+		t.Errorf("SignalProblems: %v", err)
+	}
+	f, err = dncCampaign(t, sheets, "consent: {column: Einwilligung Telefon}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sup := signalPlan(t, f)
+	if err := sup.SignalProblems(f); err != nil || p.Totals.ToCall != 1 || p.FlaggedNumbers != 1 {
+		t.Errorf("mapped as consent: %v, %+v", err, p.Totals)
+	}
+}
+
+// TestRunSignalPastTheFirstRows: a run over a sheet whose column of tags
+// says do not call only past the rows read before the first call begins
+// calling, never calls that row (the sandbox's ledger), calls every
+// other once, and says in its log which column kept it and what to add.
+func TestRunSignalPastTheFirstRows(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Phone,First Name,Tags\n")
+	n := signalSampleRows + 50
+	late := dtPhone(signalSampleRows + 20)
+	for i := range n {
+		tags := "lead"
+		if dtPhone(i) == late {
+			tags = "lead;Do Not Call"
+		}
+		fmt.Fprintf(&b, "%s,Name %d,%s\n", dtPhone(i), i, tags)
+	}
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 8, ""), map[string]string{"leads.csv": b.String()})
+	if err := e.sup.SignalProblems(e.f); err != nil {
+		t.Fatalf("the pass before the run refused the campaign: %v", err)
+	}
+	var logged []string
+	var mu sync.Mutex
+	res := e.mustRun(func(o *RunOptions) {
+		o.Logf = func(format string, args ...any) {
+			mu.Lock()
+			logged = append(logged, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}
+	})
+	placed := dtPlaced(e.srv)
+	if placed[late] != 0 || len(placed) != n-1 || res.Sent != n-1 {
+		t.Errorf("the sandbox placed %d numbers (%s %d times), the run sent %d; want every number but %s once", len(placed), late, placed[late], res.Sent, late)
+	}
+	want := fmt.Sprintf(`sheet leads.csv: in column "Tags", 1 row(s) say do not call (row %d: "lead;Do Not Call"), and the campaign does not map the column: those rows were not called`, signalSampleRows+22)
+	if !slices.ContainsFunc(logged, func(l string) bool {
+		return strings.HasPrefix(l, want) && strings.Contains(l, `do_not_call: [{column: "Tags", values: ["Do Not Call"]}]`)
+	}) {
+		t.Errorf("the run's log lacks %q:\n%s", want, strings.Join(logged, "\n"))
+	}
+}
+
+// TestInitConsentOnlyToCalls: init maps a column of consent to be called,
+// never one of consent to e-mails or texts, and a bare opt-in (Mailchimp's
+// OPTIN_TIME, most often an e-mail list's) only as a comment to decide.
+func TestInitConsentOnlyToCalls(t *testing.T) {
+	for _, tc := range []struct {
+		header []string
+		want   string
+	}{
+		{[]string{"Email Address", "Phone Number", "OPTIN_TIME", "OPTIN_IP"}, "\n# consent: {column: \"OPTIN_TIME\", required: true}    # an opt-in, but to what?"},
+		{[]string{"EMAIL", "SMS", "DOUBLE_OPT-IN", "SMS Consent"}, "\n# consent: {column: \"Consent Date\", required: true}\n"},
+		{[]string{"Phone", "Email Opt In", "Call Opt In"}, "\nconsent: {column: \"Call Opt In\", required: true}\n"},
+		{[]string{"Vorname", "Telefon", "Einwilligung Telefon"}, "\nconsent: {column: \"Einwilligung Telefon\", required: true}\n"},
+	} {
+		var b strings.Builder
+		if _, err := WriteInit(&b, InitOptions{Sheet: "s.csv", SheetName: "s.csv", Header: tc.header, Region: "US"}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%v: init's file lacks %q:\n%s", tc.header, tc.want, b.String())
+		}
+	}
+}
+
+// TestSignalsRowsLongerOrShorter: a row shorter than the header, or with
+// an empty field past its last (as Excel writes), is read like any other.
+func TestSignalsRowsLongerOrShorter(t *testing.T) {
+	sheets := map[string]string{"a.csv": "Phone,Name,DND\n+14155550101,Ada,\n+14155550102,Do not call,\n+14155550103\n+14155550104,Bea,1,\n"}
+	f, err := dncCampaign(t, sheets, "do_not_call: [{column: DND}, {column: Name, values: [Do not call]}]\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sup := signalPlan(t, f)
+	if got := rowStatuses(t, f, sup); !slices.Equal(got, []string{ToCall, Suppressed, ToCall, Suppressed}) {
+		t.Errorf("statuses %v", got)
+	}
+}
