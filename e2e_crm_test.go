@@ -153,19 +153,6 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 	}
 }
 
-// inProcessSandbox starts a sandbox for the test and points callrun run
-// in process (runAppOut) at it, with its token file in dir.
-func inProcessSandbox(t *testing.T, dir string) *sandbox.Server {
-	t.Helper()
-	srv := sandbox.NewServer(sandbox.Options{})
-	t.Cleanup(srv.Close)
-	t.Setenv("CALLRUN_BASE_URL", srv.URL)
-	t.Setenv("CALLRUN_CLIENT_ID", sandbox.DefaultClientID)
-	t.Setenv("CALLRUN_CLIENT_SECRET", sandbox.DefaultClientSecret)
-	t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
-	return srv
-}
-
 // checkReportReason checks that report.csv's row for sheet row row has a
 // reason holding want.
 func checkReportReason(t *testing.T, path, row, want string) {
