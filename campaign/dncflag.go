@@ -260,12 +260,12 @@ func (m *sheetMap) readsWhole() bool {
 // flagDoNotCall suppresses c when one of its sheet's do-not-call columns
 // says do not call, or the title of its group of rows does, whatever else
 // is wrong with the row: nobody the CRM marks do not call is called, and
-// a row never to be called needs no fixing. A row to call whose consent cell withdraws consent is
-// suppressed too (one already invalid stays so), and so is one whose
-// do-not-call cell reads neither yes nor no, or whose cell in a column
-// the campaign does not map says do not call: callrun cannot tell what
-// the person asked, so it does not call them. It reports whether c was
-// suppressed.
+// a row never to be called needs no fixing. A row to call whose consent
+// cell withdraws consent is suppressed too (one already invalid stays
+// so), and so is one whose do-not-call cell reads neither yes nor no, or
+// whose cell in a column the campaign does not map says do not call:
+// callrun cannot tell what the person asked, so it does not call them.
+// It reports whether c was suppressed.
 func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, rec sheet.Record) bool {
 	fields := rec.Fields
 	rs := m.signalRow(rec)
@@ -425,7 +425,8 @@ type FlaggedNumber struct {
 	Consent bool   // Column is the consent column: the cell withdraws consent
 	Unclear bool   // the cell reads neither yes nor no
 	// Group is, for a row of a group of rows whose title says do not
-	// call, the title (Column is empty), and GroupRow the title's row.
+	// call, the title (Column and Cell are empty), and GroupRow the
+	// title's row.
 	Group    string
 	GroupRow int
 }
@@ -440,7 +441,7 @@ func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok b
 	case rs.flag != nil:
 		return FlaggedNumber{Column: rs.flag.name, Cell: strings.TrimSpace(rs.flagCell)}, true
 	case rs.group != nil:
-		return FlaggedNumber{Group: rs.group.group.Title, GroupRow: rs.group.group.Row, Cell: rs.group.group.Title}, true
+		return FlaggedNumber{Group: rs.group.group.Title, GroupRow: rs.group.group.Row}, true
 	case m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]):
 		return FlaggedNumber{Column: m.consentName, Cell: strings.TrimSpace(fields[m.consentCol]), Consent: true}, true
 	case rs.held != nil && rs.held.mapped:
