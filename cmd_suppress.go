@@ -96,8 +96,9 @@ func loadDoNotCall(ctx context.Context, list store.DoNotCallList, sup *campaign.
 }
 
 // addFlagged puts on the store's do-not-call list the numbers the
-// campaign's do_not_call: columns flag, and those whose consent cell
-// says consent was withdrawn, as a run starts, before its first
+// campaign's do_not_call: columns flag, those of the rows of a group
+// whose title says do not call, and those whose consent cell says
+// consent was withdrawn, as a run starts, before its first
 // call: later campaigns on the store, whose exports may not carry the
 // flag, honour them too. Each entry names the campaign, the column and
 // the first row that flags it. It returns the entries it wrote: a number
@@ -111,8 +112,11 @@ func addFlagged(ctx context.Context, list store.DoNotCallList, f *campaign.File,
 	es := make([]store.DoNotCallEntry, len(flagged))
 	for i, fl := range flagged {
 		source := fmt.Sprintf("do_not_call column %q of campaign %s (sheet %s, row %d)", fl.Column, f.Name, f.Sheets[fl.Sheet].File, fl.Row)
-		if fl.Consent {
+		switch {
+		case fl.Consent:
 			source = fmt.Sprintf("consent withdrawn: consent column %q of campaign %s says %q (sheet %s, row %d)", fl.Column, f.Name, fl.Cell, f.Sheets[fl.Sheet].File, fl.Row)
+		case fl.Group != "":
+			source = fmt.Sprintf("group %q of campaign %s, whose title says do not call (sheet %s, row %d; the title in row %d)", fl.Group, f.Name, f.Sheets[fl.Sheet].File, fl.Row, fl.GroupRow)
 		}
 		es[i] = store.DoNotCallEntry{Number: fl.Number, At: now, Source: source}
 	}

@@ -29,6 +29,26 @@ func runAppOut(t *testing.T, args ...string) (int, string) {
 	return exitCode(ctx, err), out.String()
 }
 
+// inProcessSandbox starts a sandbox for the test and points the commands
+// runAppOut runs at it, with their token file in dir.
+func inProcessSandbox(t *testing.T, dir string) *sandbox.Server {
+	t.Helper()
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(func() {
+		// The commands leave connections they dialled and never used
+		// open, which http.Server.Shutdown waits 5 seconds for (it takes
+		// a connection that has sent no request for idle only then):
+		// close them all, as nothing more is asked of the sandbox.
+		srv.Config.Close()
+		srv.Close()
+	})
+	t.Setenv("CALLRUN_BASE_URL", srv.URL)
+	t.Setenv("CALLRUN_CLIENT_ID", sandbox.DefaultClientID)
+	t.Setenv("CALLRUN_CLIENT_SECRET", sandbox.DefaultClientSecret)
+	t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
+	return srv
+}
+
 // TestCRMExportsEndToEnd takes each export of testdata/crm (see its
 // README) the way a new user would: callrun init, a prompt and the
 // do-not-call list written in, plan, login and a run against the sandbox.
@@ -131,19 +151,6 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 			}
 		})
 	}
-}
-
-// inProcessSandbox starts a sandbox for the test and points callrun run
-// in process (runAppOut) at it, with its token file in dir.
-func inProcessSandbox(t *testing.T, dir string) *sandbox.Server {
-	t.Helper()
-	srv := sandbox.NewServer(sandbox.Options{})
-	t.Cleanup(srv.Close)
-	t.Setenv("CALLRUN_BASE_URL", srv.URL)
-	t.Setenv("CALLRUN_CLIENT_ID", sandbox.DefaultClientID)
-	t.Setenv("CALLRUN_CLIENT_SECRET", sandbox.DefaultClientSecret)
-	t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
-	return srv
 }
 
 // checkReportReason checks that report.csv's row for sheet row row has a

@@ -26,12 +26,7 @@ func exportsE2E(t *testing.T, from string, names ...string) (string, *sandbox.Se
 		}
 		os.WriteFile(filepath.Join(dir, name), data, 0o600)
 	}
-	srv := sandbox.NewServer(sandbox.Options{})
-	t.Cleanup(srv.Close)
-	t.Setenv("CALLRUN_BASE_URL", srv.URL)
-	t.Setenv("CALLRUN_CLIENT_ID", sandbox.DefaultClientID)
-	t.Setenv("CALLRUN_CLIENT_SECRET", sandbox.DefaultClientSecret)
-	t.Setenv("CALLRUN_TOKEN_FILE", filepath.Join(dir, "token.json"))
+	srv := inProcessSandbox(t, dir)
 	t.Setenv("CALLRUN_HOME", filepath.Join(dir, "home"))
 	return dir, srv
 }

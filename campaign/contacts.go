@@ -78,8 +78,9 @@ type Contact struct {
 	DoNotCall bool
 	// DoNotCallColumn is the do_not_call: column whose cell says yes, or
 	// the consent column whose cell withdraws consent, on a contact
-	// suppressed for it.
-	DoNotCallColumn string
+	// suppressed for it; DoNotCallGroup the title of its group of rows,
+	// on one suppressed for it saying do not call.
+	DoNotCallColumn, DoNotCallGroup string
 	// Consent is the row's evidence of consent as read from the sheet's
 	// consent column: a date (YYYY-MM-DD), "yes", or empty for none;
 	// ConsentCell the cell as written.
@@ -211,8 +212,12 @@ type sheetMap struct {
 	// rows show to be one. header is the sheet's header; tracked marks the
 	// columns among signals or ignored (do_not_call: ignore:); sampleRows
 	// counts down the first rows whose every cell is read.
-	signals    []*signalColumn
-	ignored    []IgnoredColumn
+	signals []*signalColumn
+	ignored []IgnoredColumn
+	// groups are the sheet's groups of rows whose title says or mentions
+	// do not call, in order; group is the group of the rows read now.
+	groups     []*groupSignal
+	group      *groupSignal
 	header     []string
 	tracked    []bool
 	sampleRows int
@@ -552,7 +557,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 				c.Column = se.Field // the column of a field too large, say
 			}
 		} else {
-			cr.judge(c, spec, i, m, rec.Fields)
+			cr.judge(c, spec, i, m, rec)
 		}
 		if !cr.f.Shard.holds(spec.File, c) {
 			return nil // another shard's
@@ -632,7 +637,8 @@ func rowReason(err error) string {
 
 // judge maps a row's fields and decides its status: invalid first, then
 // suppressed, then a duplicate of an earlier row, else to call.
-func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, fields []string) {
+func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, rec sheet.Record) {
+	fields := rec.Fields
 	invalid := func(field int, format string, args ...any) {
 		if c.Status == "" {
 			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
@@ -714,7 +720,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		c.Status, c.Field, c.Column = Invalid, FormFields[FieldPhone], m.names[FieldPhone]
 		c.Reason = "no time zone is known for this number, so the called person's hours cannot be checked; give it one in a timezone_column (with hours: {timezone: contact})"
 	}
-	if cr.flagDoNotCall(c, m, fields) || cr.suppress.flaggedElsewhere(c, cr.f) {
+	if cr.flagDoNotCall(c, m, rec) || cr.suppress.flaggedElsewhere(c, cr.f) {
 		return
 	}
 	if c.Status != "" {

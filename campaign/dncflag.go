@@ -258,20 +258,26 @@ func (m *sheetMap) readsWhole() bool {
 }
 
 // flagDoNotCall suppresses c when one of its sheet's do-not-call columns
-// says do not call, whatever else is wrong with the row: nobody the CRM
-// marks do not call is called, and a row never to be called needs no
-// fixing. A row to call whose consent cell withdraws consent is
-// suppressed too (one already invalid stays so), and so is one whose
-// do-not-call cell reads neither yes nor no, or whose cell in a column
-// the campaign does not map says do not call: callrun cannot tell what
-// the person asked, so it does not call them. It reports whether c was
-// suppressed.
-func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, fields []string) bool {
-	rs := m.signalRow(c.Row, fields)
+// says do not call, or the title of its group of rows does, whatever else
+// is wrong with the row: nobody the CRM marks do not call is called, and
+// a row never to be called needs no fixing. A row to call whose consent
+// cell withdraws consent is suppressed too (one already invalid stays
+// so), and so is one whose do-not-call cell reads neither yes nor no, or
+// whose cell in a column the campaign does not map says do not call:
+// callrun cannot tell what the person asked, so it does not call them.
+// It reports whether c was suppressed.
+func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, rec sheet.Record) bool {
+	fields := rec.Fields
+	rs := m.signalRow(rec)
 	if rs.flag != nil {
 		c.Status, c.Field, c.Column = Suppressed, "", ""
 		c.DoNotCallColumn = rs.flag.name
 		c.Reason = fmt.Sprintf("column %q says %q: the contact is marked do not call", rs.flag.name, strings.TrimSpace(rs.flagCell))
+		return true
+	}
+	if rs.group != nil {
+		c.Status, c.Field, c.Column = Suppressed, "", ""
+		c.DoNotCallGroup, c.Reason = rs.group.group.Title, rs.group.reason()
 		return true
 	}
 	if c.Status != "" {
@@ -306,7 +312,11 @@ func (cr *ContactReader) sheetRead(i int, m *sheetMap) {
 			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the do-not-call column %q say neither yes nor no (%s), and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be",
 				file, s.Unclear, s.Column, s.UnclearAt))
 		}
-		if s.Mentions > 0 && s.Use != "ignored" {
+		switch {
+		case s.Kind == "group" && s.Use == "called":
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: the title of a group of rows mentions a do-not-call phrase without being one (%s), and its %d row(s) are called: check it, and where it means do not call, title the group so (\"Do Not Call\")",
+				file, s.MentionAt, s.Mentions))
+		case s.Mentions > 0 && s.Use != "ignored":
 			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of column %q mention a do-not-call phrase without being one (%s), and are not read as do not call: check them, and where one means it, write it as a label of its own",
 				file, s.Mentions, s.Column, s.MentionAt))
 		}
@@ -399,8 +409,9 @@ func doNotCallYAML(cols []DoNotCallColumn) string {
 }
 
 // FlaggedNumber is a number a do_not_call: column of the campaign's
-// sheets marks do not call, or whose consent cell says consent was
-// withdrawn ([ConsentRevoked]): the first row that does, in sheet order.
+// sheets marks do not call, or the title of its row's group does, or
+// whose consent cell says consent was withdrawn ([ConsentRevoked]): the
+// first row that does, in sheet order.
 // Every row with the number is suppressed, and a run puts it on the
 // store's do-not-call list. With Unclear, the row's do-not-call cell
 // reads neither yes nor no: every row with the number is suppressed, but
@@ -413,17 +424,24 @@ type FlaggedNumber struct {
 	Cell    string // its cell, as written
 	Consent bool   // Column is the consent column: the cell withdraws consent
 	Unclear bool   // the cell reads neither yes nor no
+	// Group is, for a row of a group of rows whose title says do not
+	// call, the title (Column and Cell are empty), and GroupRow the
+	// title's row.
+	Group    string
+	GroupRow int
 }
 
 // rowFlag returns the first cell of a row that asks not to call its
 // number, as rs and the row's fields say: a do_not_call: column that
-// says do not call, else a consent cell that withdraws consent, else a
-// do_not_call: cell that reads neither yes nor no (Unclear). ok is false
-// when there is none.
+// says do not call, else the title of the row's group that says it, else
+// a consent cell that withdraws consent, else a do_not_call: cell that
+// reads neither yes nor no (Unclear). ok is false when there is none.
 func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok bool) {
 	switch {
 	case rs.flag != nil:
 		return FlaggedNumber{Column: rs.flag.name, Cell: strings.TrimSpace(rs.flagCell)}, true
+	case rs.group != nil:
+		return FlaggedNumber{Group: rs.group.group.Title, GroupRow: rs.group.group.Row}, true
 	case m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]):
 		return FlaggedNumber{Column: m.consentName, Cell: strings.TrimSpace(fields[m.consentCol]), Consent: true}, true
 	case rs.held != nil && rs.held.mapped:
@@ -492,7 +510,10 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 		if rec.Err != nil {
 			return nil
 		}
-		rs := m.signalRow(rec.Row, rec.Fields)
+		rs := m.signalRow(rec)
+		// A sheet whose rows are in groups is read whole: a group's
+		// title may say do not call at any row.
+		whole = whole || rec.Group != nil
 		if !whole && m.sampleRows == 0 {
 			if !m.anySaid() {
 				return errSampled
@@ -574,6 +595,9 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 	case fl.Consent:
 		c.DoNotCallColumn = fl.Column
 		c.Reason = fmt.Sprintf("consent to be called was withdrawn in sheet %s, row %d (consent column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+	case fl.Group != "":
+		c.DoNotCallGroup = fl.Group
+		c.Reason = fmt.Sprintf("the number is in a group of rows whose title says do not call: sheet %s, row %d (in the group %q, its title in row %d)", f.Sheets[fl.Sheet].File, fl.Row, fl.Group, fl.GroupRow)
 	default:
 		c.DoNotCallColumn = fl.Column
 		c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)

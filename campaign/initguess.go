@@ -40,12 +40,25 @@ type sheetGuess struct {
 // column without one ("Number", "Numéro", which may be a customer number)
 // is taken only when its values leave no doubt.
 var (
-	strongPhoneWords = []string{"phone", "mobile", "mobil", "tel", "telefon", "telephone", "handy", "cell", "portable", "movil", "celular", "fon", "gsm", "whatsapp"}
+	strongPhoneWords = []string{"phone", "mobile", "mobil", "tel", "telefon", "telephone", "handy", "cell", "portable", "movil", "celular", "fon", "gsm", "whatsapp", "landline", "festnetz", "fixe", "fijo"}
 	mobileWords      = []string{"mobile", "mobil", "cell", "handy", "portable", "movil", "celular", "gsm"}
 	countryWords     = []string{"country", "countrycode", "cc", "land", "pays", "pais", "nation", "countryregion", "staat", "landcode", "codepays"}
 	fullNameWords    = []string{"name", "fullname", "contactname", "personname", "contact", "nomcomplet", "nombrecompleto", "vollstandigername", "customername", "clientname", "kundenname", "leadname"}
 	hlContactID      = regexp.MustCompile(`^[A-Za-z0-9]{20}$`)
 )
+
+// smsNumbers reports whether a header names a column of the numbers texts
+// are sent to (Brevo's SMS attribute, its contact's mobile number), not
+// one about the texts: their consent, an opt-in or out, a block list
+// (SMS_BLACKLISTED), a date or a status. init takes such a column for a
+// mobile one when its values are numbers.
+func smsNumbers(h string) bool {
+	if !hasWord(h, []string{"sms"}) || hasWord(h, phoneNotLineWords) || DoNotCallHeader(h) {
+		return false
+	}
+	consent, _ := consentHeader(h)
+	return !consent
+}
 
 // headerWords splits a header into folded words: "Person - Phone - Work"
 // gives person, phone, work; "MobilePhone" gives mobilephone.
@@ -120,13 +133,17 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 		return float64(n) / float64(len(vals))
 	}
 
-	// Phone columns: a phone word and values written as numbers (or a
-	// header that names a phone line and nothing else, whose first rows
-	// are empty: a later row may hold a contact's only number there);
+	// Phone columns: a phone word and values written as numbers, or
 	// failing that, a weak word or no word and values that leave no
-	// doubt. A column of another person's line, or of a device no person
-	// answers, is never called: it is told, not mapped.
-	var strong, weak []int
+	// doubt; then, after every column whose values are numbers, the
+	// columns whose header names a phone line and nothing else and whose
+	// first rows are empty (a later row may hold a contact's only number
+	// there). A column named for texts (Brevo's SMS, its mobile number) is
+	// one when its values are numbers, never for its header alone, nor
+	// when its header is about the texts (their consent, an opt-in or
+	// out, a block list). A column of another person's line, or of a
+	// device no person answers, is never called: it is told, not mapped.
+	var strong, weak, named []int
 	kinds := map[int]lineKind{}
 	for c, h := range header {
 		if h == "" || DoNotCallHeader(h) || isConsentHeader(h) {
@@ -134,16 +151,19 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 		}
 		vals := cells(c)
 		s := share(vals, phoneLike)
-		named := len(vals) == 0 && (len(rows) == 0 || phoneLineHeader(h))
+		valued := s >= 0.5 && len(vals) > 0
+		headerOnly := len(vals) == 0 && (len(rows) == 0 || phoneLineHeader(h))
 		kind, what := phoneLineKind(h)
 		kinds[c] = kind
 		switch {
-		case kind == lineNotDialled && (named || (s >= 0.5 && len(vals) > 0)):
+		case kind == lineNotDialled && (headerOnly || valued):
 			g.notDialled = append(g.notDialled, fmt.Sprintf("%q (%s)", h, what))
 			g.notDialledCols = append(g.notDialledCols, h)
 		case kind == lineNotDialled:
-		case hasWord(h, strongPhoneWords) && (s >= 0.5 || named):
+		case hasWord(h, strongPhoneWords) && valued, smsNumbers(h) && valued:
 			strong = append(strong, c)
+		case hasWord(h, strongPhoneWords) && headerOnly:
+			named = append(named, c)
 		case s >= 0.8 && len(vals) > 0:
 			weak = append(weak, c)
 		}
@@ -152,10 +172,25 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	if len(chosen) == 0 {
 		chosen = weak
 	}
-	// In the order of their kind: the mobile first, the number that
-	// reaches the person, then their other own lines, then work, then a
-	// company's switchboard.
-	sort.SliceStable(chosen, func(i, j int) bool { return kinds[chosen[i]] < kinds[chosen[j]] })
+	// The columns whose values are numbers first, then those of a header
+	// alone, each in the order of their kind: the mobile first, the number
+	// that reaches the person, then their other own lines, then work; a
+	// company's switchboard after every line of the person's own.
+	headerOnly := map[int]bool{}
+	for _, c := range named {
+		headerOnly[c] = true
+	}
+	chosen = append(chosen, named...)
+	sort.SliceStable(chosen, func(i, j int) bool {
+		a, b := chosen[i], chosen[j]
+		if sa, sb := kinds[a] == lineCompanyMain, kinds[b] == lineCompanyMain; sa != sb {
+			return sb
+		}
+		if headerOnly[a] != headerOnly[b] {
+			return headerOnly[b]
+		}
+		return kinds[a] < kinds[b]
+	})
 	var typed []string
 	for _, c := range chosen {
 		g.phones = append(g.phones, header[c])

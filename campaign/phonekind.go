@@ -42,15 +42,15 @@ var (
 		{[]string{"isdn", "rnis", "rdsi", "modem"}, "an ISDN line, a data line for a fax, a modem or a video call", true},
 		{[]string{"voicemail", "mailbox", "sprachbox"}, "a voicemail box", true},
 	}
-	lineMobileWords   = append(slices.Clone(mobileWords), "whatsapp", "natel", "mobiel")
-	lineHomeWords     = []string{"home", "private", "privat", "prive", "personal", "domicile", "casa", "particulier", "residence"}
+	lineMobileWords   = append(slices.Clone(mobileWords), "whatsapp", "natel", "mobiel", "sms")
+	lineHomeWords     = []string{"home", "private", "privat", "prive", "personal", "domicile", "casa", "particulier", "residence", "landline", "festnetz", "fixe", "fijo"}
 	linePrimaryWords  = []string{"primary", "main", "principal", "haupt"}
 	lineOtherWords    = []string{"other", "andere", "weitere", "weiteres", "autre", "otro", "car", "auto", "radio", "voice"}
 	lineWorkWords     = []string{"work", "business", "office", "bureau", "buro", "geschaftlich", "dienstlich", "arbeit", "travail", "trabajo", "oficina", "professionnel", "direct", "durchwahl"}
 	lineCompanyWords  = []string{"company", "firma", "firmen", "societe", "empresa", "corporate", "office", "business"}
 	lineSwitchboard   = []string{"switchboard", "zentrale"}
 	phoneFillerWords  = []string{"number", "no", "nr", "num", "nummer", "numero", "value", "person", "contact", "s"}
-	phoneNotLineWords = []string{"type", "label", "kind", "art", "typ", "ext", "extension", "durchwahlnummer", "verified", "valid", "status", "country", "code", "opt", "optin", "optout", "consent", "call", "calls", "date"}
+	phoneNotLineWords = []string{"type", "label", "kind", "art", "typ", "ext", "extension", "durchwahlnummer", "verified", "valid", "status", "country", "code", "prefix", "prefixe", "prefijo", "opt", "optin", "optout", "consent", "call", "calls", "date"}
 )
 
 // notDialledLine is a kind of line callrun never dials: the words that

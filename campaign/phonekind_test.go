@@ -16,8 +16,8 @@ import (
 // are not dialled.
 func TestPhoneLineKind(t *testing.T) {
 	for want, texts := range map[lineKind][]string{
-		lineMobile:      {"Mobile Phone", "Mobile", "MobilePhone", "Mobile Phone Number", "Person - Phone - Mobile", "* Mobile", "Work Mobile", "Handy", "Mobiltelefon", "Portable", "Tél. mobile", "Cell"},
-		lineHome:        {"Home Phone", "Home Phone 2", "Home", "Person - Phone - Home", "Telefon (privat)", "Téléphone (domicile)"},
+		lineMobile:      {"Mobile Phone", "Mobile", "MobilePhone", "Mobile Phone Number", "Person - Phone - Mobile", "* Mobile", "Work Mobile", "Handy", "Mobiltelefon", "Portable", "Tél. mobile", "Cell", "SMS"},
+		lineHome:        {"Home Phone", "Home Phone 2", "Home", "Person - Phone - Home", "Telefon (privat)", "Téléphone (domicile)", "LANDLINE_NUMBER", "Festnetz", "Festnetznummer", "Téléphone fixe", "Teléfono fijo"},
 		linePrimary:     {"Primary Phone", "Phone", "Phone Number", "Phone 1 - Value", "Main", "Telefon", "Haupttelefon", ""},
 		lineOther:       {"Other Phone", "Car Phone", "Radio Phone", "Other", "Google Voice", "Person - Phone - Other", "Autotelefon", "Weiteres Telefon"},
 		lineWork:        {"Business Phone", "Business Phone 2", "Work", "Person - Phone - Work", "Telefon geschäftlich", "Téléphone bureau"},
@@ -42,6 +42,7 @@ func TestPhoneLineHeader(t *testing.T) {
 		"Mobile Phone Number": true, "Téléphone (domicile)": true, "Phone": true,
 		"Phone 1 - Type": false, "Phone 1 - Label": false, "Do Not Phone": false, "Phone Opt In": false, "Phone Extension": false,
 		"Phone Verified": false, "Last Name": false, "Email": false, "Mobile Consent Date": false,
+		"LANDLINE_NUMBER": true, "Festnetz": true, "SMS": false, "Préfixe téléphone": false,
 	} {
 		if got := phoneLineHeader(h); got != want {
 			t.Errorf("phoneLineHeader(%q) = %v, want %v", h, got, want)
@@ -344,6 +345,56 @@ func TestInitPhoneColumns(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestInitPhoneColumnsByValues: init maps the columns whose values are
+// phone numbers before any column mapped for its header alone, whose first
+// rows are empty (Brevo's WHATSAPP), and a company's switchboard after
+// both; Brevo's SMS attribute (the contact's mobile number) is a mobile
+// column when its values are numbers, never for its name alone, and a
+// column about texts (their consent, an opt-in, SMS_BLACKLISTED) never
+// is, whatever its cells look like; LANDLINE_NUMBER, Festnetz, fixe and
+// fijo name the person's landline. Brevo's header is its contact
+// attributes as its export writes them (EMAIL, LASTNAME, FIRSTNAME, SMS,
+// LANDLINE_NUMBER, WHATSAPP, EMAIL_BLACKLISTED, SMS_BLACKLISTED,
+// ADDED_TIME, MODIFIED_TIME).
+func TestInitPhoneColumnsByValues(t *testing.T) {
+	brevo := []string{"EMAIL", "LASTNAME", "FIRSTNAME", "SMS", "LANDLINE_NUMBER", "WHATSAPP", "EMAIL_BLACKLISTED", "SMS_BLACKLISTED", "ADDED_TIME", "MODIFIED_TIME"}
+	for _, tc := range []struct {
+		name   string
+		header []string
+		rows   [][]string
+		want   string
+	}{
+		{"Brevo", brevo, [][]string{
+			{"amelie@example.fr", "Roux", "Amélie", "+33612345601", "", "", "No", "No", "2025-03-03 10:12:33", "2025-10-03 08:40:05"},
+			{"damien@example.fr", "Fabre", "Damien", "", "+33123456704", "", "No", "Yes", "2025-03-06 10:12:33", "2025-10-06 08:40:05"},
+			{"elise@example.fr", "Girard", "Élise", "33612345605", "", "", "Yes", "No", "2025-03-07 10:12:33", "2025-10-07 08:40:05"},
+		}, "SMS, LANDLINE_NUMBER, WHATSAPP"},
+		{"Brevo with no SMS number in the first rows", brevo, [][]string{
+			{"damien@example.fr", "Fabre", "Damien", "", "+33123456704", "", "No", "No", "2025-03-06 10:12:33", "2025-10-06 08:40:05"},
+		}, "LANDLINE_NUMBER, WHATSAPP"},
+		{"columns about texts", []string{"Name", "SMS Consent Date", "SMS Opt-In Date", "SMS Opt Out", "SMS_BLACKLISTED", "SMS Status", "Phone"}, [][]string{
+			{"Ada", "2025-03-03", "2025-03-03", "2025-03-04", "20250305", "2025-03-03", "+1 415 555 0101"},
+			{"Bo", "2025-03-04", "2025-03-04", "", "20250306", "2025-03-04", "+1 415 555 0102"},
+		}, "Phone"},
+		{"values before a header alone", []string{"Name", "Mobile", "Number"}, [][]string{
+			{"Ada", "", "+1 415 555 0101"},
+			{"Bo", "", "+1 415 555 0102"},
+		}, "Number, Mobile"},
+		{"landlines by name", []string{"Name", "Festnetz", "Handy", "Firmenzentrale Telefon", "Telefon geschäftlich 2"}, [][]string{
+			{"Ada", "030 1234567", "0151 2345678", "030 9999999", ""},
+		}, "Handy, Festnetz, Telefon geschäftlich 2, Firmenzentrale Telefon"},
+		{"French and Spanish", []string{"Nom", "Fixe", "Portable", "Teléfono fijo", "Préfixe"}, [][]string{
+			{"Roux", "01 23 45 67 89", "06 12 34 56 78", "91 123 45 67", "+33"},
+		}, "Portable, Fixe, Teléfono fijo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := strings.Join(guessSheet(tc.header, tc.rows, "").phones, ", "); got != tc.want {
+				t.Errorf("phone columns %q, want %q", got, tc.want)
 			}
 		})
 	}

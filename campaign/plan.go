@@ -333,7 +333,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 			ps.Duplicate++
 		case Suppressed:
 			ps.Suppressed++
-			if c.DoNotCallColumn != "" {
+			if c.DoNotCallColumn != "" || c.DoNotCallGroup != "" {
 				ps.DoNotCallFlag++
 			}
 		default:
@@ -577,8 +577,13 @@ func (p *Plan) WriteText(w io.Writer) error {
 // signalLine says for a person what plan found of a signal column and
 // what the campaign does with it.
 func signalLine(s PlanSignal) string {
-	if s.Use == "ignored" {
+	switch {
+	case s.Use == "ignored":
 		return fmt.Sprintf("%q: ignored on purpose (do_not_call: ignore:): %q", s.Column, s.Reason)
+	case s.Kind == "group" && s.Use == "honoured":
+		return fmt.Sprintf("group %q (its title in row %d): the title says do not call, so none of its %d row(s) is called (%s)", s.Group, s.TitleRow, s.Rows, strings.Join(s.Examples, ", "))
+	case s.Kind == "group":
+		return fmt.Sprintf("group %q (its title in row %d): the title mentions do not call without saying it, and its %d row(s) are called: check it", s.Group, s.TitleRow, s.Mentions)
 	}
 	what := map[string]string{"flag": "a do-not-call flag", "values": "labels or a status", "consent": "consent to be called"}[s.Kind]
 	if s.Found != "" {

@@ -3,7 +3,10 @@ package campaign
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // signalKind is how a column's cells say that a person is not to be
@@ -103,24 +106,81 @@ func (s *signalColumn) note(row int, says cellSays, cell, tag string) {
 	}
 }
 
+// groupSignal is a group of a sheet's rows under a title of its own
+// ([sheet.Group], monday.com's groups) as one pass over the sheet reads
+// it: whether its title is a do-not-call phrase of the table (saysYes:
+// none of its rows is called, and no mapping is needed, as the title says
+// it whole) or mentions one without being one (saysMention: its rows are
+// called, and plan shows the title to check), and how many rows it holds.
+type groupSignal struct {
+	group    *sheet.Group
+	says     cellSays
+	rows     int
+	examples []string
+}
+
+// readGroupTitle reads a group's title as a cell of a column of labels
+// is read, but whole: a title is a name, not a list of tags.
+func readGroupTitle(title string) cellSays {
+	switch {
+	case words().phrases[foldString(title)]:
+		return saysYes
+	case mentionsPhrase(title, nil):
+		return saysMention
+	}
+	return saysNothing
+}
+
+// groupOf returns the groupSignal of g, read once for each group: a
+// sheet's rows come group after group.
+func (m *sheetMap) groupOf(g *sheet.Group) *groupSignal {
+	if m.group != nil && m.group.group == g {
+		return m.group
+	}
+	gs := &groupSignal{group: g, says: readGroupTitle(g.Title)}
+	m.group = gs
+	if gs.says != saysNothing {
+		m.groups = append(m.groups, gs)
+	}
+	return gs
+}
+
+// reason is the reason of a row of gs, whose title says do not call.
+func (gs *groupSignal) reason() string {
+	return fmt.Sprintf("the row is in the group %q (its title in row %d), whose title says do not call: no row of the group is called", gs.group.Title, gs.group.Row)
+}
+
 // rowSignal is what a row's signal columns say of it: flag, the first
-// do_not_call: column whose cell says do not call, with the cell; held,
-// else the first column whose cell cannot be read (a flag that says
-// neither yes nor no) or that the campaign does not map and that says do
-// not call, with the cell. Both are nil when the row may be called as
-// far as its signal columns go.
+// do_not_call: column whose cell says do not call, with the cell; group,
+// the row's group when its title says do not call; held, else the first
+// column whose cell cannot be read (a flag that says neither yes nor no)
+// or that the campaign does not map and that says do not call, with the
+// cell. All are nil when the row may be called as far as its signal
+// columns and its group go.
 type rowSignal struct {
 	flag, held         *signalColumn
 	flagCell, heldCell string
 	heldSays           cellSays
+	group              *groupSignal
 }
 
-// signalRow reads a row's signal columns, counting what each says, and
-// returns what they say of the row. While the sheet's first rows are
-// read, every other cell is read too, and a column with a cell that is a
-// do-not-call phrase becomes a signal column of the sheet, not mapped.
-func (m *sheetMap) signalRow(row int, fields []string) rowSignal {
+// signalRow reads a record's group and signal columns, counting what each
+// says, and returns what they say of the row. While the sheet's first
+// rows are read, every other cell is read too, and a column with a cell
+// that is a do-not-call phrase becomes a signal column of the sheet, not
+// mapped.
+func (m *sheetMap) signalRow(rec sheet.Record) rowSignal {
 	var rs rowSignal
+	row, fields := rec.Row, rec.Fields
+	if rec.Group != nil {
+		gs := m.groupOf(rec.Group)
+		if gs.rows++; gs.says == saysYes {
+			rs.group = gs
+			if len(gs.examples) < 2 {
+				gs.examples = append(gs.examples, "row "+strconv.Itoa(row))
+			}
+		}
+	}
 	for _, s := range m.signals {
 		if s.col >= len(fields) {
 			continue // a row shorter than the header
@@ -182,10 +242,12 @@ func (m *sheetMap) usedColumns() map[int]bool {
 	return used
 }
 
-// anySaid reports whether a signal column of the sheet has said, so far,
-// that a row is not to be called, or could not be read.
+// anySaid reports whether a signal column or a group's title of the
+// sheet has said, so far, that a row is not to be called, or could not
+// be read.
 func (m *sheetMap) anySaid() bool {
-	return slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.yes > 0 || s.unclear > 0 })
+	return slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.yes > 0 || s.unclear > 0 }) ||
+		slices.ContainsFunc(m.groups, func(g *groupSignal) bool { return g.says == saysYes })
 }
 
 // heldReason is the reason of a row that rs holds.
@@ -212,15 +274,24 @@ func (rs rowSignal) heldReason() string {
 // is not to be called, and what the campaign does with it: plan shows
 // each, per sheet, in its text and its JSON.
 type PlanSignal struct {
-	Column string `json:"column"`
+	// Column is the column's name; empty for a group.
+	Column string `json:"column,omitempty"`
+	// Group is, for a group of rows under a title of its own
+	// (monday.com's groups), its title, and TitleRow the title's row.
+	Group    string `json:"group,omitempty"`
+	TitleRow int    `json:"title_row,omitempty"`
 	// Kind is how its cells say it: "flag" (yes or no), "values"
-	// (labels, tags or a status holding a do-not-call phrase), or
-	// "consent" (a withdrawal).
+	// (labels, tags or a status holding a do-not-call phrase),
+	// "consent" (a withdrawal), or "group" (the title of a group of
+	// rows).
 	Kind string `json:"kind"`
 	// Use is what the campaign does with it: "mapped" (do_not_call: or
 	// consent:), "ignored" (do_not_call: ignore:, with its Reason),
 	// "refused" (not mapped, and some rows say do not call: plan and run
-	// stop), or "unmapped" (not mapped; no row says do not call).
+	// stop), or "unmapped" (not mapped; no row says do not call); for a
+	// group, "honoured" (its title is a do-not-call phrase: none of its
+	// rows is called) or "called" (its title mentions one without being
+	// one: its rows are called, and Mentions counts them).
 	Use    string `json:"use"`
 	Reason string `json:"reason,omitempty"`
 	// Found says how callrun found a column the campaign does not map:
@@ -261,6 +332,13 @@ func (m *sheetMap) planSignals() []PlanSignal {
 	}
 	for _, ig := range m.ignored {
 		out = append(out, PlanSignal{Column: ig.Column, Use: "ignored", Reason: ig.Reason})
+	}
+	for _, g := range m.groups {
+		p := PlanSignal{Group: g.group.Title, TitleRow: g.group.Row, Kind: "group", Use: "honoured", Rows: g.rows, Examples: g.examples}
+		if g.says == saysMention {
+			p.Use, p.Rows, p.Mentions, p.MentionAt = "called", 0, g.rows, fmt.Sprintf("row %d: %q", g.group.Row, g.group.Title)
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -363,3 +363,79 @@ func TestSignalsRowsLongerOrShorter(t *testing.T) {
 		t.Errorf("statuses %v", got)
 	}
 }
+
+// TestSignalGroups: a group of rows whose title is a do-not-call phrase
+// of the table, in any of its languages, holds every row of the group,
+// with a reason naming the group and its title's row, and its numbers in
+// every other row of the campaign's sheets, though the group comes after
+// the rows the pass before any call reads of a sheet without a signal
+// column; its numbers go on the store's list. A title that mentions do
+// not call without being one is a signal to check, and its rows are
+// called. plan lists both among the sheet's signals.
+func TestSignalGroups(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Leads\nName,Phone\n")
+	n := signalSampleRows + 100
+	for i := range n {
+		fmt.Fprintf(&b, "Lead %d,+1415555%04d\n", i, i)
+	}
+	late := n + 6 // the row of the group's first contact: after the leads (rows 3 to n+2), a blank row, its title and its header
+	b.WriteString("\nNicht anrufen\nName,Phone\nEarly again,+14155550007\nOnly here,+14155559001\n")
+	b.WriteString("\nCall back - do not call before 10am\nName,Phone\nLater,+14155559002\n")
+	sheets := map[string]string{
+		"a.csv": b.String(),
+		"b.csv": "Name,Phone\nElsewhere,(415) 555-9001\n",
+	}
+	f, err := dncCampaign(t, sheets, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	p, sup := signalPlan(t, f)
+	if err := sup.SignalProblems(f); err != nil {
+		t.Errorf("a group's title needs no mapping: %v", err)
+	}
+	if got := p.Totals; got.Suppressed != 4 || got.DoNotCallFlag != 4 || got.ToCall != n || got.Invalid != 0 || p.FlaggedNumbers != 2 {
+		t.Errorf("plan: %+v, %d flagged; want rows 10, %d, %d and b.csv's not called, every other row called", got, p.FlaggedNumbers, late, late+1)
+	}
+	var groups []string
+	for _, s := range p.Sheets[0].Signals {
+		groups = append(groups, fmt.Sprintf("%s %s %q row %d: %d rows %v, %d mentions %s", s.Kind, s.Use, s.Group, s.TitleRow, s.Rows, s.Examples, s.Mentions, s.MentionAt))
+	}
+	want := []string{
+		fmt.Sprintf(`group honoured "Nicht anrufen" row %d: 2 rows [row %d row %d], 0 mentions `, late-2, late, late+1),
+		fmt.Sprintf(`group called "Call back - do not call before 10am" row %d: 0 rows [], 1 mentions row %d: "Call back - do not call before 10am"`, late+3, late+3),
+	}
+	if !slices.Equal(groups, want) {
+		t.Errorf("plan's signals of a.csv:\n%q\nwant\n%q", groups, want)
+	}
+	if fl := sup.Flagged(); len(fl) != 2 || fl[0].Group != "Nicht anrufen" || fl[0].GroupRow != late-2 || fl[0].Row != late {
+		t.Errorf("flagged %+v; want the group's two numbers, from row %d", fl, late)
+	}
+	cr := f.NewContactReader(phone.NewNormalizer(), sup)
+	cr.SheetNote = func(_ int, note string) { notes = append(notes, note) }
+	var reasons []string
+	if err := cr.Each(context.Background(), func(c *Contact) error {
+		if c.Status != ToCall {
+			reasons = append(reasons, fmt.Sprintf("%s %d: %s", f.Sheets[c.Sheet].File, c.Row, c.Reason))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf(`a.csv 10: the number is in a group of rows whose title says do not call: sheet a.csv, row %d (in the group "Nicht anrufen", its title in row %d)`, late, late-2),
+		fmt.Sprintf(`a.csv %d: the row is in the group "Nicht anrufen" (its title in row %d), whose title says do not call: no row of the group is called`, late+1, late-2),
+		fmt.Sprintf(`b.csv 2: the number is in a group of rows whose title says do not call: sheet a.csv, row %d (in the group "Nicht anrufen", its title in row %d)`, late+1, late-2),
+	} {
+		if !slices.Contains(reasons, want) {
+			t.Errorf("no row's reason is %q:\n%q", want, reasons)
+		}
+	}
+	if len(reasons) != 4 {
+		t.Errorf("rows not called: %q; want 4", reasons)
+	}
+	if note := strings.Join(notes, "\n"); !strings.Contains(note, fmt.Sprintf(`mentions a do-not-call phrase without being one (row %d: "Call back - do not call before 10am"), and its 1 row(s) are called`, late+3)) {
+		t.Errorf("no note of the mention:\n%s", note)
+	}
+}

@@ -40,6 +40,7 @@ func FuzzSheetReader(f *testing.F) {
 		"a,b\n1,0123456789abcdefghijklmnopqrstuvwxyz\n3,4\n", "a,b\n\"1\n2\n3\n4\n5\",6\n", "a,b,c\n1,2\n3,4,5,\n", "Title\n\na,b\n1,2\n",
 		"a,b\n1,2\n\nReport\n\"Copyright (c) x\"\n", "a,b\n1,2\n\nReport\n3,4\n", "Title,,\nSub,,\na,b,c\n1,2,3\n",
 		"Name,Phone\rAda,1\r\"Gr\race\",2\r", "\ufeffsep=;\rName;Phone\r\r;\rAda;1\r\n\"x\r\ny\";2\r\r\r", "a,b\r\n1,2\r3,\"4\r\n", "a\r\r\n\r",
+		"Board\nG1\na,b\n1,2\n,\n\nG2\na,b\n3,4\na,b\n\nG3\n\na,b\n5,6\n\nFooter\n", "a,b\n1,2\n\nText\n\nG\na,b\n3,4\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -77,6 +77,21 @@ type Record struct {
 	// Err is a problem with this record only (more fields than the
 	// header, malformed quotes); reading goes on after it.
 	Err error
+	// Group is the group of rows the record is in, when the sheet shows
+	// its rows in groups under titles of their own; nil otherwise.
+	Group *Group
+}
+
+// Group is a group of a sheet's rows under a title of its own, as
+// monday.com's board export writes each group of a board: a row with the
+// group's name in its first cell, the header repeated under it, then the
+// group's rows. The title row just above the header itself is the first
+// group's. [Reader.Next] gives each record its group; the campaign's
+// contact reader does not call the rows of a group whose title says do
+// not call.
+type Group struct {
+	Title string // as written, without the spaces around it
+	Row   int    // the row of the title
 }
 
 // Reader streams the records of one contact sheet; memory does not
@@ -86,8 +101,11 @@ type Record struct {
 // quoted fields holding newlines. It reads rows as Excel and
 // CRM reports write them: a row short of trailing fields reads them as
 // empty, one empty field past the header's last is ignored, and a title
-// block above the header or a report footer below the data is skipped
-// and told in [Reader.Notes]. A Reader is not safe for concurrent use.
+// block above the header, a report footer below the data and a row that
+// repeats the header are skipped and told in [Reader.Notes]. Rows shown
+// in groups, each under a title of its own above the header repeated
+// (monday.com's board export), are read with their group ([Group]). A
+// Reader is not safe for concurrent use.
 // The campaign's contact reader and suppression list read sheets through
 // it, one Reader a file.
 type Reader struct {
@@ -102,10 +120,18 @@ type Reader struct {
 	row     int      // row of the last record read
 	endLine int      // line of the file the last record ended on
 	lastRow int      // row of the last record Next returned, or of the header
-	raw     []Record // records read ahead to find the header, to read again
-	ready   []Record // records read ahead to find a footer, for Next to return
+	raw     []Record // records read ahead, to read again
+	ready   []Record // records read ahead to find a footer and found to be none, for Next to return
 	notes   []string
-	err     error // sticky fatal error
+	// group is the group of the rows read now; repeats counts the rows
+	// that repeat the header, repeatRows holds the first; groups counts
+	// the groups, titles holds the first's titles: Notes tells of them.
+	group      *Group
+	repeats    int
+	repeatRows []string
+	groups     int
+	titles     []string
+	err        error // sticky fatal error
 }
 
 const (
@@ -261,6 +287,9 @@ func (s *Reader) findHeader(first Record) (Record, error) {
 			}
 			s.notes = append(s.notes, fmt.Sprintf("%s: %s above the header (%s): a title, not read as contacts; the header is row %d",
 				s.name, rowSpan(first.Row, rec.Row-1), strings.Join(title, ", "), rec.Row))
+			if above := run[len(run)-2]; above.Row == rec.Row-1 && !isBlank(above.Fields) {
+				s.startGroup(above)
+			}
 			return rec, nil
 		case lineOfText(rec.Fields):
 			continue
@@ -323,9 +352,102 @@ func rowSpan(first, last int) string {
 
 // Notes returns what the Reader skipped and why, one sentence each naming
 // the sheet: a title block above the header (known once the Reader is
-// open) and a report footer (known once Next has returned io.EOF). The
+// open), and a report footer and the rows that repeat the header, with
+// the groups' titles (known once Next has returned io.EOF). The
 // campaign's plan and run show them.
-func (s *Reader) Notes() []string { return slices.Clone(s.notes) }
+func (s *Reader) Notes() []string {
+	notes := slices.Clone(s.notes)
+	if s.repeats > 0 {
+		rows := "row " + listed(s.repeatRows, s.repeats) + " repeats"
+		if s.repeats > 1 {
+			rows = "rows " + listed(s.repeatRows, s.repeats) + " repeat"
+		}
+		note := fmt.Sprintf("%s: %s the header: not read as contacts", s.name, rows)
+		if s.groups > 0 {
+			note += fmt.Sprintf("; the rows are in %d group(s), each under the title in the row above its header: %s", s.groups, listed(s.titles, s.groups))
+		}
+		notes = append(notes, note)
+	}
+	return notes
+}
+
+// maxNoted is how many rows or titles a note lists.
+const maxNoted = 5
+
+// listed joins the first items of n, with how many more there are.
+func listed(items []string, n int) string {
+	list := strings.Join(items, ", ")
+	if n > len(items) {
+		list += fmt.Sprintf(", and %d more", n-len(items))
+	}
+	return list
+}
+
+// repeatsHeader reports whether fields are the header again, cell for
+// cell, empty cells past the last name aside.
+func (s *Reader) repeatsHeader(fields []string) bool {
+	if len(fields) == 0 || strings.TrimFunc(fields[0], isSpace) != s.header[0] {
+		return false
+	}
+	n, h := len(fields), len(s.header)
+	for n > 0 && strings.TrimFunc(fields[n-1], isSpace) == "" {
+		n--
+	}
+	for h > 0 && s.header[h-1] == "" {
+		h--
+	}
+	if n != h {
+		return false
+	}
+	for i, f := range fields[:n] {
+		if strings.TrimFunc(f, isSpace) != s.header[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// repeatedHeader takes note of rec, a row that repeats the header.
+func (s *Reader) repeatedHeader(rec Record) {
+	if s.repeats++; len(s.repeatRows) < maxNoted {
+		s.repeatRows = append(s.repeatRows, strconv.Itoa(rec.Row))
+	}
+	s.lastRow = rec.Row
+}
+
+// startGroup starts the group titled by rec, a line of text just above
+// the header or a repeat of it.
+func (s *Reader) startGroup(rec Record) {
+	s.group = &Group{Title: strings.TrimFunc(rec.Fields[0], isSpace), Row: rec.Row}
+	if s.groups++; len(s.titles) < maxNoted {
+		s.titles = append(s.titles, fmt.Sprintf("%q (row %d)", s.group.Title, rec.Row))
+	}
+}
+
+// headerBelow reports whether the record after above, the one Next has
+// just read, is the row below it and repeats the header, and if so reads
+// it.
+func (s *Reader) headerBelow(above Record) (Record, bool) {
+	below := func(rec Record) bool {
+		return rec.Err == nil && rec.Row == above.Row+1 && s.repeatsHeader(rec.Fields)
+	}
+	if len(s.ready) > 0 {
+		if rec := s.ready[0]; below(rec) {
+			s.ready = s.ready[1:]
+			return rec, true
+		}
+		return Record{}, false
+	}
+	rec, err := s.read()
+	if err != nil {
+		return Record{}, false // read returns it again
+	}
+	if below(rec) {
+		return rec, true
+	}
+	s.raw = append([]Record{rec}, s.raw...)
+	return Record{}, false
+}
 
 // notUTF8 says that the sheet is not UTF-8 and what to do. A file whose
 // lines end with a bare CR is most likely Excel for Mac's "CSV
@@ -618,39 +740,59 @@ func tooLargeProblem(big *tooLarge, f *feeder) string {
 	return fmt.Sprintf("the row on line %d of the file is larger than %s, far more than a contact's row holds: check that line (a field pasted from a file, or a file that is not a contact sheet)", big.start, humanSize(int64(f.maxSize)))
 }
 
-// Next returns the next record. Records whose fields are all empty (blank
-// rows, ",,,") are skipped, and a report footer (a blank row, then rows of
-// one field of text to the end of the file) ends the sheet with a note. A
-// problem with one record is returned in Record.Err and reading can go
-// on; an error that ends the reading (the file is not UTF-8, cannot be
-// read, or has a row that never ends) is returned as err, and again by
-// every later call. At the end Next returns io.EOF.
+// Next returns the next record, with its group. Records whose fields are
+// all empty (blank rows, ",,,") are skipped, and a report footer (a blank
+// row, then rows of one field of text to the end of the file) ends the
+// sheet with a note. A row that repeats the header is skipped, and the
+// line of text just above it, if any, is the title of the group of rows
+// that follows; both are noted. A problem with one record is returned in
+// Record.Err and reading can go on; an error that ends the reading (the
+// file is not UTF-8, cannot be read, or has a row that never ends) is
+// returned as err, and again by every later call. At the end Next
+// returns io.EOF.
 func (s *Reader) Next() (Record, error) {
 	for {
-		if len(s.ready) > 0 {
-			rec := s.ready[0]
+		var rec Record
+		// judged: a record read ahead to find a footer, and found to be
+		// none.
+		judged := len(s.ready) > 0
+		if judged {
+			rec = s.ready[0]
 			s.ready = s.ready[1:]
-			return rec, nil
-		}
-		rec, err := s.read()
-		if err != nil {
-			if s.err != io.EOF {
-				return Record{}, s.err // without the tooLarge it may wrap
+		} else {
+			var err error
+			if rec, err = s.read(); err != nil {
+				if s.err != io.EOF {
+					return Record{}, s.err // without the tooLarge it may wrap
+				}
+				return Record{}, err
 			}
-			return Record{}, err
 		}
 		switch {
 		case rec.Err != nil:
 			s.lastRow = rec.Row
+			rec.Group = s.group
 			return rec, nil
 		case isBlank(rec.Fields):
 			continue
-		case rec.Row > s.lastRow+1 && len(s.header) > 1 && lineOfText(rec.Fields):
-			s.footer(rec)
+		case s.repeatsHeader(rec.Fields):
+			s.repeatedHeader(rec)
 			continue
+		case len(s.header) > 1 && lineOfText(rec.Fields):
+			if header, ok := s.headerBelow(rec); ok {
+				s.startGroup(rec)
+				s.repeatedHeader(header)
+				continue
+			}
+			if !judged && rec.Row > s.lastRow+1 {
+				s.footer(rec)
+				continue
+			}
 		}
 		s.lastRow = rec.Row
-		return s.fit(rec), nil
+		rec = s.fit(rec)
+		rec.Group = s.group
+		return rec, nil
 	}
 }
 
@@ -686,11 +828,8 @@ func (s *Reader) footer(first Record) {
 		if err != nil {
 			return
 		}
-		run = append(run, rec)
-		for _, r := range run {
-			s.ready = append(s.ready, s.fit(r))
-			s.lastRow = r.Row
-		}
+		s.ready = append(s.ready, run...)
+		s.ready = append(s.ready, rec)
 		return
 	}
 }

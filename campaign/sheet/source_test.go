@@ -2,6 +2,8 @@ package sheet
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -118,6 +120,70 @@ func TestWorkbook(t *testing.T) {
 	_, err := OpenWith(path, Options{Worksheet: "Leads"})
 	if err == nil || !strings.Contains(err.Error(), `contacts.xlsx: the workbook has no worksheet "Leads"; its worksheets: "Contacts", "Notes"`) {
 		t.Errorf("missing worksheet: %v", err)
+	}
+}
+
+// TestWorkbookGroups: a workbook laid out as monday.com's board export
+// (the board's name, then each group's title, merged across the row, over
+// the header repeated, its items with numbers as number cells, a summary
+// row, an empty row) reads as its rows, each with its group; the repeated
+// headers are neither contacts nor invalid rows.
+func TestWorkbookGroups(t *testing.T) {
+	f := excelize.NewFile()
+	defer f.Close()
+	header := []any{"Name", "Subitems", "Status", "Phone", "Item ID (auto generated)"}
+	rows := [][]any{
+		{"Spring leads"},
+		{"Leads"},
+		header,
+		{"Ana Bell", nil, "New", 12125550501, 18047649001},
+		{nil, nil, nil, nil, nil},
+		nil,
+		{"Do Not Call"},
+		header,
+		{"Eli Fox", nil, "Contacted", "+1 312 555 0505", 18047649005},
+	}
+	for r, row := range rows {
+		cell, _ := excelize.CoordinatesToCellName(1, r+1)
+		if row != nil {
+			if err := f.SetSheetRow("Sheet1", cell, &row); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.MergeCell("Sheet1", "A7", "E7"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "board.xlsx")
+	if err := f.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenWith(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []string
+	for {
+		rec, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || rec.Err != nil {
+			t.Fatalf("row %d: %v %v", rec.Row, err, rec.Err)
+		}
+		group := "none"
+		if rec.Group != nil {
+			group = fmt.Sprintf("%s@%d", rec.Group.Title, rec.Group.Row)
+		}
+		got = append(got, fmt.Sprintf("%d %s %s: %s", rec.Row, rec.Fields[0], rec.Fields[3], group))
+	}
+	want := []string{"4 Ana Bell 12125550501: Leads@2", "9 Eli Fox +1 312 555 0505: Do Not Call@7"}
+	if !slices.Equal(got, want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+	if notes := s.Notes(); len(notes) != 2 || !strings.Contains(notes[1], `row 8 repeats the header: not read as contacts; the rows are in 2 group(s), each under the title in the row above its header: "Leads" (row 2), "Do Not Call" (row 7)`) {
+		t.Errorf("Notes() = %q", notes)
 	}
 }
 
