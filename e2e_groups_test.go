@@ -26,7 +26,9 @@ import (
 func TestGroupsEndToEnd(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
-	phones := e2ePhones(5)
+	phones := e2ePhones(6)
+	sub := phones[5] // a number in a subitem's cell under the Phone column
+	phones = phones[:5]
 	e := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 100, concurrency: 2})
 	e.env = append(e.env, "CALLRUN_HOME="+filepath.Join(e.dir, "home"))
 	x := phones[1]
@@ -40,7 +42,8 @@ func TestGroupsEndToEnd(t *testing.T) {
 		row(phones[2], phones[2].Raw) + row(e2eContact{ID: "x-again", First: "X again"}, x.E164) + "\n" + // rows 9-11, X in 10
 		"Call back later - do not call before 10am\n" + header + // rows 12-13
 		row(phones[3], phones[3].Raw) + "\n" + // rows 14-15
-		"Won\n" + header + row(phones[4], phones[4].Raw) // rows 16-18
+		"Won\n" + header + row(phones[4], phones[4].Raw) + // rows 16-18
+		",Subitems,Owner\n" + fmt.Sprintf(",Follow-up call,%q,\n", sub.Raw) // rows 19-20: the item's subitems
 	writeFile(t, filepath.Join(e.dir, "contacts.csv"), []byte(sheet))
 
 	res := e.run(30*time.Second, "plan", "--offline", "--format", "json", e.path)
@@ -81,6 +84,7 @@ func TestGroupsEndToEnd(t *testing.T) {
 	warnings := strings.Join(plan.Warnings, "\n")
 	for _, want := range []string{
 		`rows 8, 13, 17 repeat the header: not read as contacts; the rows are in 4 group(s)`,
+		`rows 19, 20 are an item's subitems (under a "Subitems" header row, as monday.com exports them): not read as contacts`,
 		`the title of a group of rows mentions a do-not-call phrase without being one (row 12: "Call back later - do not call before 10am"), and its 1 row(s) are called: check it`,
 	} {
 		if !strings.Contains(warnings, want) {

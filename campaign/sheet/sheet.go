@@ -131,7 +131,12 @@ type Reader struct {
 	repeatRows []string
 	groups     int
 	titles     []string
-	err        error // sticky fatal error
+	// inSubitems: the rows read now are a monday.com item's subitems;
+	// subitems counts those skipped, subitemRows holds the first.
+	inSubitems  bool
+	subitems    int
+	subitemRows []string
+	err         error // sticky fatal error
 }
 
 const (
@@ -368,7 +373,18 @@ func (s *Reader) Notes() []string {
 		}
 		notes = append(notes, note)
 	}
+	if s.subitems > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %s an item's subitems (under a \"Subitems\" header row, as monday.com exports them): not read as contacts", s.name, rowsAre(s.subitemRows, s.subitems)))
+	}
 	return notes
+}
+
+// rowsAre says which rows of the first listed are, in all n.
+func rowsAre(rows []string, n int) string {
+	if n == 1 {
+		return "row " + listed(rows, n) + " is"
+	}
+	return "rows " + listed(rows, n) + " are"
 }
 
 // maxNoted is how many rows or titles a note lists.
@@ -405,6 +421,38 @@ func (s *Reader) repeatsHeader(fields []string) bool {
 		}
 	}
 	return true
+}
+
+// subitemsWords are the words monday.com's board export writes in the
+// header row of an item's subitems, in the languages of its interface.
+var subitemsWords = []string{"subitems", "subitem", "unterelemente", "sous-éléments", "sous-elements", "subelementos", "subitens", "sottoelementi"}
+
+// subitemsHeader reports whether fields are the header of an item's
+// subitems, as monday.com's board export writes it under the item: a
+// first cell (or, with the first empty, a second) that says Subitems,
+// and another name beside it. The rows under it, up to the next row
+// whose first cell is not empty, are the subitems: tasks of the item in
+// columns of their own, never contacts, whatever their cells hold under
+// the sheet's header.
+func subitemsHeader(fields []string) bool {
+	first := 0
+	if len(fields) > 1 && strings.TrimFunc(fields[0], isSpace) == "" {
+		first = 1
+	}
+	if len(fields) <= first+1 || !slices.Contains(subitemsWords, strings.ToLower(strings.TrimFunc(fields[first], isSpace))) {
+		return false
+	}
+	return !isBlank(fields[first+1:])
+}
+
+// subitem takes note of rec, a subitems' header or one of the subitems
+// under it, and reads on among them.
+func (s *Reader) subitem(rec Record) {
+	s.inSubitems = true
+	if s.subitems++; len(s.subitemRows) < maxNoted {
+		s.subitemRows = append(s.subitemRows, strconv.Itoa(rec.Row))
+	}
+	s.lastRow = rec.Row
 }
 
 // repeatedHeader takes note of rec, a row that repeats the header.
@@ -768,12 +816,18 @@ func (s *Reader) Next() (Record, error) {
 				return Record{}, err
 			}
 		}
+		if rec.Err == nil && s.inSubitems && !isBlank(rec.Fields) {
+			s.inSubitems = strings.TrimFunc(rec.Fields[0], isSpace) == ""
+		}
 		switch {
 		case rec.Err != nil:
 			s.lastRow = rec.Row
 			rec.Group = s.group
 			return rec, nil
 		case isBlank(rec.Fields):
+			continue
+		case s.inSubitems || subitemsHeader(rec.Fields):
+			s.subitem(rec)
 			continue
 		case s.repeatsHeader(rec.Fields):
 			s.repeatedHeader(rec)

@@ -804,6 +804,20 @@ func TestSheetGroups(t *testing.T) {
 			notes: []string{`s.csv: row 6 repeats the header: not read as contacts`},
 		},
 		{
+			name: "monday.com's subitems under an item are not contacts",
+			in:   "Name,Subitems,Phone\nAna,,+1 212 555 0501\n,Subitems,Owner,Phone\n,Follow-up,Jo,+1 212 555 0599\n,Send deck,Jo,\nBen,,+1 212 555 0502\n",
+			rows: []row{{2, "Ana", ""}, {6, "Ben", ""}},
+			notes: []string{
+				`s.csv: rows 3, 4, 5 are an item's subitems (under a "Subitems" header row, as monday.com exports them): not read as contacts`,
+			},
+		},
+		{
+			name:  "a cell that says Subitems alone is a row",
+			in:    "Name,Phone\nSubitems,\nBen,2\n",
+			rows:  []row{{2, "Subitems", ""}, {3, "Ben", ""}},
+			notes: nil,
+		},
+		{
 			name:  "a header in other letters is a row",
 			in:    "Name,Phone\nAna,1\nNAME,PHONE\n",
 			rows:  []row{{2, "Ana", ""}, {3, "NAME", ""}},
