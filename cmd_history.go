@@ -43,7 +43,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			if err != nil {
 				return usageError(err)
 			}
-			starts, err := callStarts(l.store)
+			starts, err := l.store.CallStarts()
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			now := time.Now()
 			held := store.Later(store.HoldUntil(limits, number, at, now), store.HoldAfterConversation(number, talked, l.f.PressureAfterConversation(), now))
 			if held != nil {
-				fmt.Fprintf(out, "\nUnder this campaign's contact pressure (%s) it may be called again from %s.\n", pressureSaid(l.f), held.Until.Local().Format("Mon 2 Jan 15:04 MST"))
+				fmt.Fprintf(out, "\nUnder this campaign's contact pressure (%s) it may be called again from %s.\n", l.f.PressureSaid(), held.Until.Local().Format("Mon 2 Jan 15:04 MST"))
 			}
 			return nil
 		},

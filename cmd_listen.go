@@ -15,6 +15,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -139,12 +140,12 @@ func listen(ctx context.Context, log zerolog.Logger, o listenOptions, stdout io.
 			return usageError(fmt.Errorf("%s: campaign %q has the same outcomes url path as campaign %q; give each campaign its own", path, f.Name, other.name))
 		}
 		f.Shard = campaign.Shard{} // the deliveries are the whole campaign's
-		rehearsal := listenRehearsal(ctx, log, f)
-		st, err := openState(ctx, f, rehearsal)
+		rehearsal := run.ListenRehearsal(ctx, log, f)
+		st, err := f.OpenStore(ctx, rehearsal)
 		if err != nil {
 			return err
 		}
-		t, err := openHookTarget(ctx, f, st.store, rehearsal)
+		t, err := openHookTarget(ctx, f, st, rehearsal)
 		if err != nil {
 			return err
 		}
@@ -208,7 +209,7 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		// The store's call starts, where a call.answered delivery records
 		// a conversation for Reg F's contact pressure. A rehearsal's
 		// answered calls phoned nobody: they record none, anywhere.
-		if o.Starts, err = callStarts(s); err != nil {
+		if o.Starts, err = s.CallStarts(); err != nil {
 			d.Close()
 			s.Close()
 			return nil, err
@@ -218,7 +219,7 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		// The store's list, as run reads it (a rehearsal's own with
 		// sandbox): the files' list beside files, the database's
 		// (store.Postgres.DoNotCall) for a campaign whose state is there.
-		if o.DoNotCall, err = doNotCallList(s, sandbox); err != nil {
+		if o.DoNotCall, err = s.DoNotCall(); err != nil {
 			d.Close()
 			s.Close()
 			return nil, err

@@ -77,12 +77,12 @@ func showDelivery(ctx context.Context, path, key string, sandbox bool, out io.Wr
 		return err
 	}
 	f.Shard = campaign.Shard{} // the deliveries are the whole campaign's
-	st, err := openState(ctx, f, sandbox)
+	st, err := f.OpenStore(ctx, sandbox)
 	if err != nil {
 		return err
 	}
-	defer st.store.Close()
-	state, err := st.store.ReadState(ctx)
+	defer st.Close()
+	state, err := st.ReadState(ctx)
 	if err != nil {
 		return err
 	}
@@ -135,12 +135,12 @@ func resolveHold(ctx context.Context, path, key, note string, sandbox bool, out 
 		return err
 	}
 	f.Shard = campaign.Shard{} // the holds are the whole store's
-	st, err := openState(ctx, f, sandbox)
+	st, err := f.OpenStore(ctx, sandbox)
 	if err != nil {
 		return err
 	}
-	defer st.store.Close()
-	dnc, err := doNotCallList(st.store, sandbox)
+	defer st.Close()
+	dnc, err := st.DoNotCall()
 	if err != nil {
 		return err
 	}

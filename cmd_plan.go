@@ -13,6 +13,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -245,7 +246,7 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 	// as its runs are: a rehearsal's, on the rehearsal's state.
 	rehearsal := false
 	if !o.offline {
-		if rehearsal, err = sandboxService(ctx, f); err != nil {
+		if rehearsal, err = run.SandboxService(ctx, f); err != nil {
 			return nil, f, err
 		}
 	}
@@ -255,7 +256,7 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 	}
 	defer state.Close()
 	if rehearsal {
-		where += " (a rehearsal's: " + rehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
+		where += " (a rehearsal's: " + run.RehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
 	}
 	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: now, Pressure: pressure,
 		Done: func(c *campaign.Contact) bool {
@@ -268,12 +269,12 @@ func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign
 		opts.Agents = campaign.OfflineAgents(f.Agents)
 		opts.Warnings = f.AccountFieldWarnings(nil)
 	} else {
-		svc, err := newService(ctx, log, f, nil)
+		svc, err := run.OpenService(ctx, log, f)
 		if err != nil {
 			return nil, f, err
 		}
 		defer svc.Close()
-		if opts.Agents, err = campaign.PlanAgents(ctx, svc.client, f.Agents); err != nil {
+		if opts.Agents, err = campaign.PlanAgents(ctx, svc.Client, f.Agents); err != nil {
 			return nil, f, err
 		}
 		if fields, opts.Warnings, err = checkEndpoints(ctx, svc, f, opts.Agents); err != nil {
@@ -321,26 +322,26 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 		}
 		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
 	}
-	saved, err := openState(ctx, f, rehearsal)
+	saved, err := f.OpenStore(ctx, rehearsal)
 	if err != nil {
 		return nil, "", "", nil, err
 	}
-	defer saved.store.Close()
-	dnc, err := doNotCallList(saved.store, rehearsal)
+	defer saved.Close()
+	dnc, err := saved.DoNotCall()
 	if err != nil {
 		return nil, "", "", nil, err
 	}
-	if err := loadDoNotCall(ctx, dnc, sup); err != nil {
+	if err := sup.LoadDoNotCall(ctx, dnc); err != nil {
 		return nil, "", "", nil, err
 	}
 	var pressure *campaign.PlanPressure
 	if !rehearsal { // a rehearsal holds nobody back
-		if pressure, err = readPressure(ctx, f, saved.store, now); err != nil {
+		if pressure, err = f.ReadPressure(ctx, saved, now); err != nil {
 			return nil, "", "", nil, err
 		}
 	}
-	st, err := saved.store.ReadState(ctx)
-	return st, saved.store.String(), "", pressure, err
+	st, err := saved.ReadState(ctx)
+	return st, saved.String(), "", pressure, err
 }
 
 // checkEndpoints reads the call endpoint of every agent that exists,
@@ -349,7 +350,7 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 // every field that it does not. The fields beyond the seven that the
 // sheets of agents still to be created send are warnings: they are
 // checked when run has created them.
-func checkEndpoints(ctx context.Context, svc *service, f *campaign.File, agents []campaign.AgentPlan) ([][]campaign.PlanField, []string, error) {
+func checkEndpoints(ctx context.Context, svc *run.Service, f *campaign.File, agents []campaign.AgentPlan) ([][]campaign.PlanField, []string, error) {
 	fields := make([][]campaign.PlanField, len(agents))
 	var problems []campaign.Problem
 	var toCreate []string
@@ -360,7 +361,7 @@ func checkEndpoints(ctx context.Context, svc *service, f *campaign.File, agents 
 		if a.AgentID == "" {
 			continue
 		}
-		ep, err := svc.client.GetCallEndpoint(ctx, a.AgentID)
+		ep, err := svc.Client.GetCallEndpoint(ctx, a.AgentID)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
 		}

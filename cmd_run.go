@@ -15,6 +15,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -209,20 +210,20 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	// sandbox`) is a rehearsal too: it says so before anything is kept.
 	rehearsal := o.sandbox
 	if !o.sandbox {
-		if rehearsal, err = sandboxService(ctx, f); err != nil {
+		if rehearsal, err = run.SandboxService(ctx, f); err != nil {
 			return err
 		}
 	}
-	saved, err := openState(ctx, f, rehearsal)
+	saved, err := f.OpenStore(ctx, rehearsal)
 	if err != nil {
 		return err
 	}
-	defer saved.store.Close()
-	stateDir := saved.dir
+	defer saved.Close()
+	stateDir := saved.ReportDir()
 	if rehearsal && !o.sandbox {
-		log.Info().Str("state_dir", stateDir).Msg(rehearsalNote(f.Service.BaseURL, stateDir))
+		log.Info().Str("state_dir", stateDir).Msg(run.RehearsalNote(f.Service.BaseURL, stateDir))
 	}
-	unlock, err := saved.lock(ctx)
+	unlock, err := saved.Lock(ctx)
 	if err != nil {
 		return busy(err)
 	}
@@ -233,11 +234,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	// The store's do-not-call list: read now for the contacts on it, and
 	// checked again as each intent is written (and, in a file, right
 	// before each call start) for the numbers added during the run.
-	dnc, err := doNotCallList(saved.store, rehearsal)
+	dnc, err := saved.DoNotCall()
 	if err != nil {
 		return err
 	}
-	if err := loadDoNotCall(ctx, dnc, suppress); err != nil {
+	if err := suppress.LoadDoNotCall(ctx, dnc); err != nil {
 		return err
 	}
 	// An opt-out listen could not read the number of keeps every run on
@@ -252,7 +253,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	// sheets mark do not call join the store's list before the first
 	// call. A rehearsal phones nobody, so it tells the real list nothing.
 	if !rehearsal {
-		wrote, err := addFlagged(ctx, dnc, f, suppress)
+		wrote, err := f.AddFlagged(ctx, dnc, suppress)
 		if err != nil {
 			return err
 		}
@@ -276,15 +277,15 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		if w := f.RegFWarning(); w != "" {
 			log.Warn().Msg(w)
 		}
-		starts, err := callStarts(saved.store)
+		starts, err := saved.CallStarts()
 		if err != nil {
 			return err
 		}
 		// The machine's call starts and conversations too old to count
 		// move to their archives, read by history alone, once they
 		// outweigh the rest.
-		if file, ok := starts.(*store.CallStartsFile); ok {
-			moved, talks, err := file.Compact(time.Now())
+		{
+			moved, talks, err := starts.Compact(time.Now())
 			if err != nil {
 				log.Warn().Err(err).Msg("could not move the old call starts or conversations into their archive; they stay where they were, and count as before")
 			}
@@ -297,14 +298,14 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		}
 		jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: f.Name, AfterConversation: f.PressureAfterConversation(), Now: o.now}
 	}
-	journal, state, err := saved.store.OpenJournal(ctx, jopts)
+	journal, state, err := saved.OpenJournal(ctx, jopts)
 	if err != nil {
 		return busy(err) // the lock file was deleted under a running process
 	}
 	defer journal.Close()
 	defer state.Close()
 	if f.SharedState() && !rehearsal {
-		log.Info().Msgf("journal and lock in the %s", saved.store)
+		log.Info().Msgf("journal and lock in the %s", saved)
 	}
 	// One pass over the sheets for the progress line's total and the
 	// metrics file's counts, made only for them.
@@ -365,19 +366,18 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 			RedirectURI: "http://127.0.0.1/callback", TokenFile: tokenFile}
 		log.Info().Str("base_url", sb.URL).Msg("started the sandbox: nobody is phoned")
 	}
-	var svc *service
+	var svc *run.Service
 	if o.sandbox {
-		svc, err = serviceWithToken(log, f, f.Service.TokenFile)
+		svc, err = run.SandboxedService(log, f, saved)
 	} else {
-		db, _ := saved.store.(*store.Postgres) // the token is kept there too
-		svc, err = newService(ctx, log, f, db)
+		svc, err = run.NewService(ctx, log, f, saved)
 	}
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
 	if o.sandbox {
-		if _, err := svc.tokens.Login(ctx, sandbox.DefaultCode); err != nil {
+		if _, err := svc.Tokens.Login(ctx, sandbox.DefaultCode); err != nil {
 			return fmt.Errorf("logging in to the sandbox: %w", err)
 		}
 	}
@@ -390,11 +390,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 	}
 	// Runs of the campaign's shards, started at once, take turns here, so
 	// that each agent is created once.
-	unlockAgents, err := saved.store.LockAgents(ctx)
+	unlockAgents, err := saved.LockAgents(ctx)
 	if err != nil {
 		return err
 	}
-	agents, err := campaign.EnsureAgents(ctx, svc.client, f.Agents, campaign.EnsureOptions{Logf: logf})
+	agents, err := campaign.EnsureAgents(ctx, svc.Client, f.Agents, campaign.EnsureOptions{Logf: logf})
 	unlockAgents()
 	if err != nil {
 		return err
@@ -407,7 +407,7 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 			log.Warn().Msg(w)
 		}
 	}
-	if err := campaign.WaitReady(ctx, svc.client, agents, 0, logf); err != nil {
+	if err := campaign.WaitReady(ctx, svc.Client, agents, 0, logf); err != nil {
 		return err
 	}
 	endpoints, err := callEndpoints(ctx, svc, f, agents)
@@ -430,9 +430,9 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		pc.window, _ = f.Window()
 	}
 	prog := newProgress(pc)
-	var calls campaign.CallStarter = svc.client
+	var calls campaign.CallStarter = svc.Client
 	if o.progress != nil || metrics != nil || log.GetLevel() <= zerolog.DebugLevel {
-		w := watchedCalls{CallStarter: svc.client, failed: prog.failedWith, log: log}
+		w := watchedCalls{CallStarter: svc.Client, failed: prog.failedWith, log: log}
 		if metrics != nil {
 			w.started = metrics.started
 		}
@@ -454,11 +454,11 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		// The deliveries listen stores while the run goes on (in the
 		// state directory's file, or the database's table): calls ended,
 		// and whether any come at all.
-		if ropts.Deliveries, err = saved.store.FollowDeliveries(ctx); err != nil {
+		if ropts.Deliveries, err = saved.FollowDeliveries(ctx); err != nil {
 			return fmt.Errorf("reading the webhook deliveries: %w", err)
 		}
 	}
-	if _, file := dnc.(*store.DoNotCallFile); file {
+	if dnc.CheckedAtEachCall() {
 		ropts.DoNotCall = dnc // cheap to read again right before each call start
 	}
 	if o.tune != nil {
@@ -509,24 +509,24 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 		log.Warn().Err(err).Msg("could not write the run's end to the journal")
 	}
 	sum.Finish(o.clock())
-	if sum.Runs, err = saved.store.ReadRuns(context.WithoutCancel(ctx)); err != nil {
+	if sum.Runs, err = saved.ReadRuns(context.WithoutCancel(ctx)); err != nil {
 		log.Warn().Err(err).Msg("could not read the journal's runs: report.html shows none")
 	}
 	if res.DoNotCall > 0 {
 		log.Info().Int("do_not_call", res.DoNotCall).Msgf("%d contact(s) not called: their number is on the %s", res.DoNotCall, dnc)
 	}
 	if res.Held > 0 {
-		log.Info().Int("held", res.Held).Msgf("%d contact(s) left pending by contact pressure (on this store: %s); the first may be called from %s", res.Held, pressureSaid(f), res.HeldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
+		log.Info().Int("held", res.Held).Msgf("%d contact(s) left pending by contact pressure (on this store: %s); the first may be called from %s", res.Held, f.PressureSaid(), res.HeldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
 	}
 	// The numbers put on the list during the run, for the report.
-	if err := loadDoNotCall(context.WithoutCancel(ctx), dnc, suppress); err != nil {
+	if err := suppress.LoadDoNotCall(context.WithoutCancel(ctx), dnc); err != nil {
 		log.Warn().Err(err).Msg("could not read the do-not-call list again: the report shows the contacts on it when the run began")
 	}
 	// The call starts as they are now, so that each held contact's row
 	// says when it may be called.
 	if jopts.Pressure != nil {
 		now := o.clock()
-		if p, err := readPressure(context.WithoutCancel(ctx), f, saved.store, now); err != nil {
+		if p, err := f.ReadPressure(context.WithoutCancel(ctx), saved, now); err != nil {
 			log.Warn().Err(err).Msg("could not read the call starts again: the report does not say when the held contacts may be called")
 		} else {
 			suppress.SetPressure(p, now)
@@ -575,10 +575,10 @@ func runCampaign(ctx context.Context, log zerolog.Logger, o runOptions, out io.W
 
 // callEndpoints reads each agent's call endpoint once, and refuses to
 // start when a sheet sends a field its agent's endpoint does not take.
-func callEndpoints(ctx context.Context, svc *service, f *campaign.File, agents []campaign.AgentPlan) ([]*apiclient.CallEndpoint, error) {
+func callEndpoints(ctx context.Context, svc *run.Service, f *campaign.File, agents []campaign.AgentPlan) ([]*apiclient.CallEndpoint, error) {
 	eps := make([]*apiclient.CallEndpoint, len(agents))
 	for i, a := range agents {
-		ep, err := svc.client.GetCallEndpoint(ctx, a.AgentID)
+		ep, err := svc.Client.GetCallEndpoint(ctx, a.AgentID)
 		if err != nil {
 			return nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
 		}

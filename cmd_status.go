@@ -12,6 +12,7 @@ import (
 
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -115,26 +116,26 @@ func loadSaved(ctx context.Context, o savedOptions) (*saved, error) {
 	if !o.sandbox {
 		// A campaign whose service is callrun's sandbox, served on its own
 		// and answering now, keeps a rehearsal's state, as its runs did.
-		o.sandbox, _ = sandboxService(ctx, f)
+		o.sandbox, _ = run.SandboxService(ctx, f)
 	}
 	s := &saved{f: f, norm: phone.NewNormalizer(), rehearsal: o.sandbox}
 	if s.sup, err = f.LoadSuppression(ctx, s.norm); err != nil {
 		return nil, err
 	}
-	st, err := openState(ctx, f, o.sandbox)
+	st, err := f.OpenStore(ctx, o.sandbox)
 	if err != nil {
 		return nil, err
 	}
-	s.store, s.dir = st.store, st.dir
-	dnc, err := doNotCallList(s.store, o.sandbox)
+	s.store, s.dir = st, st.ReportDir()
+	dnc, err := s.store.DoNotCall()
 	if err == nil {
-		err = loadDoNotCall(ctx, dnc, s.sup)
+		err = s.sup.LoadDoNotCall(ctx, dnc)
 	}
 	if err == nil && !o.sandbox {
 		// For the report: when each contact held back may be called.
 		now := time.Now()
 		var p *campaign.PlanPressure
-		if p, err = readPressure(ctx, f, s.store, now); err == nil {
+		if p, err = f.ReadPressure(ctx, s.store, now); err == nil {
 			s.sup.SetPressure(p, now)
 		}
 	}
@@ -233,7 +234,7 @@ func campaignStatus(ctx context.Context, o savedOptions, format string, out io.W
 		}
 	}
 	// The opt-outs held on the store keep every run there from calling.
-	dnc, err := doNotCallList(s.store, o.sandbox)
+	dnc, err := s.store.DoNotCall()
 	if err != nil {
 		return err
 	}

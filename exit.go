@@ -11,6 +11,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -20,10 +21,10 @@ import (
 const (
 	exitOK          = 0
 	exitRuntime     = 1
-	exitUsage       = 2
-	exitIncomplete  = 3
-	exitInvalidRows = 4
-	exitTryLater    = 75
+	exitUsage       = run.ExitUsage
+	exitIncomplete  = run.ExitIncomplete
+	exitInvalidRows = run.ExitInvalidRows
+	exitTryLater    = run.ExitTryLater
 	exitInterrupted = 130
 )
 
@@ -44,24 +45,11 @@ const exitCodesHelp = `EXIT CODES:
         after call with the same answer)
    130  interrupted (state saved)`
 
-// exitError carries an exit code chosen where the error was made.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func withExitCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code, err}
-}
-
-// usageError marks a mistake in how callrun was called.
-func usageError(err error) error { return withExitCode(exitUsage, err) }
+// withExitCode and usageError give an error its exit code.
+var (
+	withExitCode = run.WithExitCode
+	usageError   = run.UsageError
+)
 
 // message is what callrun prints for err: the error itself, or, for a
 // failure that only logging in mends, that sentence alone without the
@@ -110,14 +98,14 @@ func hint(err error) string {
 // made (withExitCode), else the sentinel or type the error chain holds.
 // (A command name that matched none is no error: main exits 2 for it.)
 func exitCode(ctx context.Context, err error) int {
-	var ee *exitError
+	var ee *run.ExitError
 	var fe *campaign.FileError
 	var se *sheet.Error
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ee):
-		return ee.code
+		return ee.Code
 	case errors.As(err, &fe), errors.As(err, &se), errors.Is(err, store.ErrShardMismatch), errors.Is(err, store.ErrPushed), errors.Is(err, store.ErrUnpushed), errors.Is(err, store.ErrCampaignExists):
 		return exitUsage // the campaign's fault: its file, a sheet, or --shard
 	case errors.Is(err, campaign.ErrInterrupted):

@@ -299,7 +299,8 @@ func TestListenReplicasShareAPostgresStore(t *testing.T) {
 		t.Error("a deliveries file was written for a campaign whose state is in PostgreSQL")
 	}
 	// The opt-out is on the database's do-not-call list, once.
-	es, err := p.DoNotCall().Entries(context.Background())
+	list, _ := p.DoNotCall()
+	es, err := list.Entries(context.Background())
 	if err != nil || len(es) != 1 || es[0].Number != "+14155550007" {
 		t.Errorf("the database's do-not-call list: %+v, %v", es, err)
 	}

@@ -209,7 +209,7 @@ func TestScopeOnAuthorizeURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := svc.oauth.AuthCodeURL("st4te")
+		got, err := svc.OAuth.AuthCodeURL("st4te")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestInitDraftLogsInToTheLiveService(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	got, err := svc.oauth.AuthCodeURL("st4te")
+	got, err := svc.OAuth.AuthCodeURL("st4te")
 	if err != nil {
 		t.Fatalf("auth login would have no authorize URL to print: %v", err)
 	}

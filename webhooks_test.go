@@ -152,11 +152,11 @@ func runListenSequence(t *testing.T, steps []webhookCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := openState(ctx, f, false)
+	st, err := f.OpenStore(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := openHookTarget(ctx, f, st.store, false)
+	tgt, err := openHookTarget(ctx, f, st, false)
 	if err != nil {
 		t.Fatal(err)
 	}

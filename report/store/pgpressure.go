@@ -13,7 +13,7 @@ import (
 // CallStarts returns the database's call starts, counted by the contact
 // pressure of every campaign whose state is in the database, on every
 // machine.
-func (p *Postgres) CallStarts() CallStarts { return &pgCallStarts{p: p} }
+func (p *Postgres) CallStarts() (CallStarts, error) { return &pgCallStarts{p: p}, nil }
 
 // pgCallStarts is the call starts in the table callrun_call_starts.
 type pgCallStarts struct{ p *Postgres }
@@ -23,6 +23,8 @@ type pgCallStarts struct{ p *Postgres }
 const pressureLockSeed = 0x70726573 // "pres"
 
 func (l *pgCallStarts) String() string { return "call starts in the " + l.p.where }
+
+func (l *pgCallStarts) Compact(time.Time) (int, int, error) { return 0, 0, nil }
 
 func (l *pgCallStarts) History(ctx context.Context, number string) ([]CallStart, error) {
 	rows, err := l.p.pool.Query(ctx, `SELECT number, at, start_id, campaign, agent, released FROM callrun_call_starts WHERE number = $1 ORDER BY at, id`, number)

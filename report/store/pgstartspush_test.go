@@ -38,7 +38,7 @@ func TestPostgresCopyCallStarts(t *testing.T) {
 	if added, released, err := pg.CopyCallStarts(ctx, recent); err != nil || added != 2 || released != 0 {
 		t.Fatalf("CopyCallStarts: added %d, released %d, %v; want 2 added", added, released, err)
 	}
-	db := pg.CallStarts()
+	db := pgStarts(pg)
 	history := func(n string) []CallStart {
 		h, err := db.History(ctx, n)
 		if err != nil {
@@ -58,7 +58,7 @@ func TestPostgresCopyCallStarts(t *testing.T) {
 	// A campaign on the database holds x, and calls y.
 	second := openPostgres(t, url, "autumn", 0, 1)
 	unlock := lockStore(t, second)
-	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: second.CallStarts(), Campaign: "autumn", Now: clock}})
+	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: pgStarts(second), Campaign: "autumn", Now: clock}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestPostgresCopyConversations(t *testing.T) {
 	second := openPostgres(t, url, "autumn", 0, 1)
 	unlock := lockStore(t, second)
 	defer unlock()
-	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: second.CallStarts(), Campaign: "autumn",
+	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: pgStarts(second), Campaign: "autumn",
 		AfterConversation: RegFAfterConversation, Now: func() time.Time { return now }}})
 	if err != nil {
 		t.Fatal(err)

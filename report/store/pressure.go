@@ -205,6 +205,11 @@ type CallStarts interface {
 	// Conversed returns the latest conversation after since with each
 	// number: plan reads them.
 	Conversed(ctx context.Context, since time.Time) (map[string]time.Time, error)
+	// Compact moves the starts and conversations too old to count into
+	// their archives, where History and Conversations still find them,
+	// and says how many of each it moved; a database keeps its own, and
+	// moves none.
+	Compact(now time.Time) (starts, conversations int, err error)
 	String() string
 }
 
