@@ -277,7 +277,7 @@ func BenchmarkDispatchRate(b *testing.B) {
 			n := bc.perSecond*seconds + 1
 			var opts runOptions
 			if bc.syncDelay > 0 {
-				opts.journal.BeforeSync = func() error { time.Sleep(bc.syncDelay); return nil }
+				opts.Journal.BeforeSync = func() error { time.Sleep(bc.syncDelay); return nil }
 			}
 			var achieved float64
 			for range b.N {
@@ -286,9 +286,9 @@ func BenchmarkDispatchRate(b *testing.B) {
 					database = pgtest.URL(b) // a journal of its own
 				}
 				srv := benchSandbox(b)
-				opts.path = benchWriteCampaign(b, b.TempDir(), srv.URL, database, n, float64(bc.perSecond), 1, bc.concurrency)
+				opts.Path = benchWriteCampaign(b, b.TempDir(), srv.URL, database, n, float64(bc.perSecond), 1, bc.concurrency)
 				if bc.pressureOff {
-					benchAppend(b, opts.path, "pressure: {off: true}\n")
+					benchAppend(b, opts.Path, "pressure: {off: true}\n")
 				}
 				if err := runCampaign(context.Background(), nolog, opts, io.Discard); err != nil {
 					b.Fatal(err)

@@ -144,7 +144,7 @@ func planFailed(out io.Writer, format, path string, err error) error {
 func planErrors(path string, err error) []planError {
 	var fe *campaign.FileError
 	if !errors.As(err, &fe) || len(fe.Problems) == 0 {
-		return []planError{{File: path, Message: message(err)}}
+		return []planError{{File: path, Message: run.Message(err)}}
 	}
 	errs := make([]planError, len(fe.Problems))
 	for i, p := range fe.Problems {

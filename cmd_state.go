@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
@@ -75,7 +76,7 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	// files, sharded or not.
 	unlockDir, err := store.Lock(dir)
 	if err != nil {
-		return busy(err)
+		return run.Busy(err)
 	}
 	defer unlockDir()
 	if _, err := os.Stat(filepath.Join(dir, store.PushedFile)); err == nil {
@@ -88,7 +89,7 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	defer pg.Close()
 	unlock, err := pg.Lock(ctx)
 	if err != nil {
-		return busy(err)
+		return run.Busy(err)
 	}
 	defer unlock()
 	p, err := pg.PushFiles(ctx, dir, journals, merge)

@@ -16,6 +16,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -156,14 +157,12 @@ func runListenSequence(t *testing.T, steps []webhookCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := openHookTarget(ctx, f, st, false)
-	if err != nil {
+	var logs e2eBuffer
+	l := run.NewListener(zerolog.New(&logs), 0, time.Now)
+	if err := l.Add(ctx, f.Outcomes.Path(), f, st, false); err != nil {
 		t.Fatal(err)
 	}
-	defer tgt.deliveries.Close()
-	var logs e2eBuffer
-	l := newListener(zerolog.New(&logs), 0, time.Now)
-	l.targets[f.Outcomes.Path()] = tgt
+	defer l.Close()
 	defer func() {
 		if t.Failed() {
 			t.Logf("listen's log:\n%s", logs.String())
