@@ -193,7 +193,7 @@ func TestRunLeftWaitingSaysFromWhen(t *testing.T) {
 		t.Errorf("the contact's row: %v; want pending, the reason starting %q", r, why)
 	}
 	var status bytes.Buffer
-	if err := campaignStatus(ctx, savedOptions{path: path, now: func() time.Time { return at }}, "json", &status); err != nil {
+	if err := campaignStatus(ctx, savedOptions{Path: path, Now: func() time.Time { return at }}, "json", &status); err != nil {
 		t.Fatal(err)
 	}
 	var st struct {

@@ -7,6 +7,8 @@ import "github.com/callrun/callrun/campaign/run"
 type (
 	runOptions    = run.Options
 	listenOptions = run.ListenOptions
+	savedOptions  = run.SavedOptions
+	waitingLine   = run.WaitingLine
 )
 
 var (
@@ -16,4 +18,6 @@ var (
 	parseUntil         = run.ParseUntil
 	callEndpoints      = run.CallEndpoints
 	listenDrainTimeout = run.ListenDrainTimeout
+	rebuildReport      = run.RebuildReport
+	loadSaved          = run.LoadSaved
 )

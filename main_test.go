@@ -698,7 +698,7 @@ func TestReportKeepsTheLastRunsRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := rebuildReport(context.Background(), nolog, savedOptions{path: path, sandbox: true}, &out); err != nil {
+	if err := rebuildReport(context.Background(), nolog, savedOptions{Path: path, Sandbox: true}, &out); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ".callrun", "cli-sandbox", "summary.json"))

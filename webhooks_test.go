@@ -305,18 +305,18 @@ type listenTaken struct {
 func listenReport(t *testing.T, path, key string) ([]report.Outcome, listenTaken) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := loadSaved(ctx, savedOptions{path: path})
+	s, err := loadSaved(ctx, savedOptions{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	x, err := campaign.OpenOutcomes(ctx, s.f, s.state, s.norm)
+	x, err := campaign.OpenOutcomes(ctx, s.F, s.State, s.Norm)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []report.Outcome
-	err = s.f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
-		row := campaign.ReportRow(s.f, s.state, c)
+	err = s.F.NewContactReader(s.Norm, s.Sup).Each(ctx, func(c *campaign.Contact) error {
+		row := campaign.ReportRow(s.F, s.State, c)
 		x.Add(c, &row)
 		out = append(out, row.Outcome)
 		return nil
