@@ -170,10 +170,10 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 			return err
 		}
 	}
-	var talked map[string]time.Time
+	var conversedAt map[string]time.Time
 	if after := k.pressure.AfterConversation; after > 0 && len(numbers) > 0 {
 		var err error
-		if talked, err = conversedWith(ctx, tx, k.p, numbers, now.Add(-after)); err != nil {
+		if conversedAt, err = conversedWith(ctx, tx, k.p, numbers, now.Add(-after)); err != nil {
 			return err
 		}
 	}
@@ -182,7 +182,7 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 			continue
 		}
 		n := op.start.Number
-		if h := Later(HoldUntil(limits, n, have[n], now), HoldAfterConversation(n, talked[n], k.pressure.AfterConversation, now)); h != nil {
+		if h := Later(HoldUntil(limits, n, have[n], now), HoldAfterConversation(n, conversedAt[n], k.pressure.AfterConversation, now)); h != nil {
 			b.refuse(op.i, h)
 			continue
 		}

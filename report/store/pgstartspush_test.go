@@ -114,14 +114,14 @@ func TestPostgresCopyConversations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	talks, err := files.RecentConversations(ctx, now.Add(-StartsHorizon))
-	if err != nil || len(talks) != 1 || talks[0].Number != x {
-		t.Fatalf("RecentConversations: %+v, %v; want x's of 2 days ago, not z's of 40", talks, err)
+	conversations, err := files.RecentConversations(ctx, now.Add(-StartsHorizon))
+	if err != nil || len(conversations) != 1 || conversations[0].Number != x {
+		t.Fatalf("RecentConversations: %+v, %v; want x's of 2 days ago, not z's of 40", conversations, err)
 	}
 	url := pgURL(t)
 	pg := openPostgres(t, url, "spring", 0, 1)
 	for i, want := range []int{1, 0} {
-		if added, err := pg.CopyConversations(ctx, talks); err != nil || added != want {
+		if added, err := pg.CopyConversations(ctx, conversations); err != nil || added != want {
 			t.Fatalf("copy %d: added %d, %v; want %d", i+1, added, err, want)
 		}
 	}
