@@ -30,7 +30,7 @@ func TestPlanFailsWhenRunWouldRefuse(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	runErr := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard)
+	runErr := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard)
 	if code := exitCode(ctx, runErr); code != exitRuntime || !strings.Contains(runErr.Error(), "matches 2 agents") {
 		t.Fatalf("run: exit %d, %v; want 1 refusing the name", code, runErr)
 	}
@@ -81,7 +81,7 @@ func TestPlanFailsWhenRunWouldRefuse(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &plan); err != nil || plan.Agents[0].Action != campaign.ActionExists {
 		t.Fatalf("plan: %v %+v", err, plan.Agents)
 	}
-	if err := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if p := srv.Placed(); len(p) != 1 || p[0].AgentID != a1.AgentID || srv.Stats().AgentsCreated != 0 {
@@ -112,7 +112,7 @@ func TestRunStopsWhenItsCreateMadeTheNameAmbiguous(t *testing.T) {
 			other = srv.AddAgent(sandbox.Agent{AgentName: "Declared", GeneralPrompt: "hello"})
 		}
 	})
-	err := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard)
+	err := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard)
 	var amb *campaign.AmbiguousError
 	if code := exitCode(ctx, err); code != exitRuntime || !errors.As(err, &amb) || amb.Created == "" {
 		t.Fatalf("run: exit %d, %v; want 1 with the agent just created named", code, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // writeAnnotations prints what `plan --format github` found as GitHub
@@ -54,7 +55,7 @@ func writeAnnotations(w io.Writer, path string, f *campaign.File, plan *campaign
 			annotate(w, "error", filepath.ToSlash(p.File), p.Line, title, p.Msg)
 		}
 	case err != nil:
-		annotate(w, "error", path, 0, "callrun plan", message(err))
+		annotate(w, "error", path, 0, "callrun plan", run.Message(err))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -31,7 +32,7 @@ type session struct {
 	logJSON bool
 	// logs is where the logger writes when stderr is a terminal, for a
 	// run's progress line to keep its row; nil otherwise.
-	logs *lineGuard
+	logs *run.LineGuard
 	// unknownCommand is the command name that matched none, for main to
 	// exit 2, and unknownNearest the command it may have meant.
 	unknownCommand, unknownNearest string
@@ -162,7 +163,7 @@ func (s *session) setupLogging(c *cli.Context) error {
 	}
 	out := s.stderr
 	if terminal(s.stderr) != nil {
-		s.logs = &lineGuard{w: s.stderr}
+		s.logs = run.NewLineGuard(s.stderr)
 		out = s.logs
 	}
 	w := out

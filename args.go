@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/callrun/callrun/campaign"
 	"github.com/urfave/cli/v2"
 )
 
@@ -159,4 +160,23 @@ func takesValue(flags []cli.Flag, arg string) bool {
 	}
 	_, isBool := f.(*cli.BoolFlag)
 	return !isBool
+}
+
+// shardFlag is --shard K/N, on the commands that work on a campaign's
+// saved state.
+func shardFlag() cli.Flag {
+	return &cli.StringFlag{Name: "shard", Usage: "work on shard K of N (K counts from 0): the contacts whose number hashes to K, paced at per_second/N", EnvVars: []string{"CALLRUN_SHARD"}}
+}
+
+// shardArg reads --shard; the zero Shard (the whole campaign) when it is
+// not given.
+func shardArg(c *cli.Context) (campaign.Shard, error) {
+	if c.String("shard") == "" {
+		return campaign.Shard{}, nil
+	}
+	s, err := campaign.ParseShard(c.String("shard"))
+	if err != nil {
+		return s, usageError(err)
+	}
+	return s, nil
 }

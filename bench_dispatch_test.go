@@ -42,6 +42,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
@@ -189,16 +190,16 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 	}
 	defer state.Close()
 	defer journal.Close()
-	svc, err := newService(context.Background(), nolog, f, nil)
+	svc, err := run.OpenService(context.Background(), nolog, f)
 	if err != nil {
 		return 0, 0, nil, err
 	}
 	defer svc.Close()
-	agents, err := campaign.EnsureAgents(ctx, svc.client, f.Agents, campaign.EnsureOptions{})
+	agents, err := campaign.EnsureAgents(ctx, svc.Client, f.Agents, campaign.EnsureOptions{})
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	if err := campaign.WaitReady(ctx, svc.client, agents, 0, func(string, ...any) {}); err != nil {
+	if err := campaign.WaitReady(ctx, svc.Client, agents, 0, func(string, ...any) {}); err != nil {
 		return 0, 0, nil, err
 	}
 	endpoints, err := callEndpoints(ctx, svc, f, agents)
@@ -211,7 +212,7 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 		return 0, 0, nil, err
 	}
 	ropts := campaign.RunOptions{
-		Calls: svc.client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
+		Calls: svc.Client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
 		Norm: norm, Suppress: suppress,
 	}
 	start, cpu0 := time.Now(), benchCPU()
@@ -276,7 +277,7 @@ func BenchmarkDispatchRate(b *testing.B) {
 			n := bc.perSecond*seconds + 1
 			var opts runOptions
 			if bc.syncDelay > 0 {
-				opts.journal.BeforeSync = func() error { time.Sleep(bc.syncDelay); return nil }
+				opts.Journal.BeforeSync = func() error { time.Sleep(bc.syncDelay); return nil }
 			}
 			var achieved float64
 			for range b.N {
@@ -285,9 +286,9 @@ func BenchmarkDispatchRate(b *testing.B) {
 					database = pgtest.URL(b) // a journal of its own
 				}
 				srv := benchSandbox(b)
-				opts.path = benchWriteCampaign(b, b.TempDir(), srv.URL, database, n, float64(bc.perSecond), 1, bc.concurrency)
+				opts.Path = benchWriteCampaign(b, b.TempDir(), srv.URL, database, n, float64(bc.perSecond), 1, bc.concurrency)
 				if bc.pressureOff {
-					benchAppend(b, opts.path, "pressure: {off: true}\n")
+					benchAppend(b, opts.Path, "pressure: {off: true}\n")
 				}
 				if err := runCampaign(context.Background(), nolog, opts, io.Discard); err != nil {
 					b.Fatal(err)

@@ -90,7 +90,7 @@ func benchListen(b *testing.B, path string, n, size int) (float64, time.Duration
 	var out e2eBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- listen(ctx, zerolog.New(io.Discard), listenOptions{paths: []string{path}, addr: "127.0.0.1:0"}, &out)
+		done <- listen(ctx, zerolog.New(io.Discard), listenOptions{Paths: []string{path}, Addr: "127.0.0.1:0"}, &out)
 	}()
 	defer func() {
 		cancel()

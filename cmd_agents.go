@@ -54,12 +54,12 @@ func agentsList(ctx context.Context, log zerolog.Logger, path, format string, ou
 		return err
 	}
 	defer svc.Close()
-	agents, err := svc.client.ListAllAgents(ctx)
+	agents, err := svc.Client.ListAllAgents(ctx)
 	if err != nil {
 		return err
 	}
 	declared := map[string]bool{}
-	for _, a := range svc.file.Agents {
+	for _, a := range svc.File.Agents {
 		declared[a.Name] = true
 	}
 	rows := make([]listedAgent, len(agents))

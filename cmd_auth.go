@@ -18,6 +18,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
@@ -60,7 +61,7 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 				Usage:       "show whether a token is saved and when it expires (never the token)",
 				ArgsUsage:   "CAMPAIGN.yaml",
 				Description: "Example: callrun auth status campaign.yaml",
-				Action: withService(s, func(_ context.Context, svc *service) error {
+				Action: withService(s, func(_ context.Context, svc *run.Service) error {
 					return authStatus(svc, s.stdout)
 				}),
 			},
@@ -72,8 +73,8 @@ Example: callrun auth login --code sandbox-code examples/quickstart/campaign.yam
 refresh token still works. If the service refuses it, run callrun auth login again.
 
 Example: callrun auth refresh campaign.yaml`,
-				Action: withService(s, func(ctx context.Context, svc *service) error {
-					tok, err := svc.tokens.ForceRefresh(ctx)
+				Action: withService(s, func(ctx context.Context, svc *run.Service) error {
+					tok, err := svc.Tokens.ForceRefresh(ctx)
 					if err != nil {
 						return err
 					}
@@ -86,16 +87,16 @@ Example: callrun auth refresh campaign.yaml`,
 				Usage:       "delete the saved token",
 				ArgsUsage:   "CAMPAIGN.yaml",
 				Description: "Example: callrun auth logout campaign.yaml",
-				Action: withService(s, func(ctx context.Context, svc *service) error {
-					unlock, err := svc.tokens.Store.Lock(ctx)
+				Action: withService(s, func(ctx context.Context, svc *run.Service) error {
+					unlock, err := svc.Tokens.Store.Lock(ctx)
 					if err != nil {
 						return err
 					}
 					defer unlock()
-					if err := svc.tokens.Store.Remove(); err != nil {
+					if err := svc.Tokens.Store.Remove(); err != nil {
 						return err
 					}
-					fmt.Fprintf(s.stdout, "Logged out: removed the token kept in %s.\n", svc.tokens.Store)
+					fmt.Fprintf(s.stdout, "Logged out: removed the token kept in %s.\n", svc.Tokens.Store)
 					return nil
 				}),
 			},
@@ -113,18 +114,18 @@ func authLogin(ctx context.Context, log zerolog.Logger, path, code string, wait 
 	}
 	defer svc.Close()
 	if code == "" {
-		if code, err = obtainCode(ctx, svc.oauth, wait, in, prompt); err != nil {
+		if code, err = obtainCode(ctx, svc.OAuth, wait, in, prompt); err != nil {
 			return err
 		}
 	}
-	tok, err := svc.tokens.Login(ctx, code)
+	tok, err := svc.Tokens.Login(ctx, code)
 	if err != nil {
 		return fmt.Errorf("logging in: %w", err)
 	}
 	fmt.Fprintf(out, "Logged in to %s. Token saved to %s; the access token expires %s.\n",
-		svc.oauth.BaseURL, svc.tokens.Store, describeExpiry(tok, time.Now()))
-	if rehearsal, _ := sandboxService(ctx, svc.file); rehearsal {
-		fmt.Fprintf(out, "That is callrun's sandbox, which phones nobody: runs of this campaign against it are rehearsals, their state kept in %s-sandbox, apart from the campaign's own.\n", svc.file.Path(svc.file.StateDir))
+		svc.OAuth.BaseURL, svc.Tokens.Store, describeExpiry(tok, time.Now()))
+	if rehearsal, _ := run.SandboxService(ctx, svc.File); rehearsal {
+		fmt.Fprintf(out, "That is callrun's sandbox, which phones nobody: runs of this campaign against it are rehearsals, their state kept in %s-sandbox, apart from the campaign's own.\n", svc.File.Path(svc.File.StateDir))
 	}
 	return nil
 }
@@ -262,7 +263,7 @@ func randomState() (string, error) {
 
 // withService is the action of a command that takes a campaign file and
 // needs only its service block.
-func withService(s *session, fn func(context.Context, *service) error) cli.ActionFunc {
+func withService(s *session, fn func(context.Context, *run.Service) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		path, err := campaignArg(c)
 		if err != nil {
@@ -277,8 +278,8 @@ func withService(s *session, fn func(context.Context, *service) error) cli.Actio
 	}
 }
 
-func authStatus(svc *service, out io.Writer) error {
-	tok, err := svc.tokens.Store.Load()
+func authStatus(svc *run.Service, out io.Writer) error {
+	tok, err := svc.Tokens.Store.Load()
 	if err != nil {
 		return err
 	}
@@ -287,7 +288,7 @@ func authStatus(svc *service, out io.Writer) error {
 		refresh = "no: log in again when it expires"
 	}
 	fmt.Fprintf(out, "Service:       %s\nClient id:     %s\nKept in:       %s\nAccess token:  expires %s\nRefresh token: %s\n",
-		svc.oauth.BaseURL, svc.oauth.ClientID, svc.tokens.Store, describeExpiry(tok, time.Now()), refresh)
+		svc.OAuth.BaseURL, svc.OAuth.ClientID, svc.Tokens.Store, describeExpiry(tok, time.Now()), refresh)
 	return nil
 }
 
@@ -301,4 +302,14 @@ func describeExpiry(tok *apiclient.Token, now time.Time) string {
 		return fmt.Sprintf("%s (expired %s ago; it is refreshed on next use)", when, -d)
 	}
 	return fmt.Sprintf("%s (in %s)", when, d)
+}
+
+// openService loads the campaign file at path and prepares its service.
+// The caller closes the service.
+func openService(ctx context.Context, log zerolog.Logger, path string, opts campaign.LoadOptions) (*run.Service, error) {
+	f, err := campaign.Load(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return run.OpenService(ctx, log, f)
 }

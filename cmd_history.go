@@ -43,7 +43,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			if err != nil {
 				return usageError(err)
 			}
-			starts, err := callStarts(l.store)
+			starts, err := l.store.CallStarts()
 			if err != nil {
 				return err
 			}
@@ -51,7 +51,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			if err != nil {
 				return err
 			}
-			talks, err := starts.Conversations(c.Context, number)
+			conversations, err := starts.Conversations(c.Context, number)
 			if err != nil {
 				return err
 			}
@@ -59,9 +59,9 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			if format == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(historyEntries(hist, talks))
+				return enc.Encode(historyEntries(hist, conversations))
 			}
-			if len(hist) == 0 && len(talks) == 0 {
+			if len(hist) == 0 && len(conversations) == 0 {
 				fmt.Fprintf(out, "No call start to %s in the %s.\n", number, starts)
 				return nil
 			}
@@ -78,9 +78,9 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.At.UTC().Format(time.RFC3339), h.Campaign, h.Agent, counts)
 			}
-			if len(talks) > 0 {
+			if len(conversations) > 0 {
 				fmt.Fprintln(tw, "\nCONVERSATION (UTC)\tCAMPAIGN\tDELIVERY")
-				for _, c := range talks {
+				for _, c := range conversations {
 					fmt.Fprintf(tw, "%s\t%s\t%s\n", c.At.UTC().Format(time.RFC3339), c.Campaign, c.Key)
 				}
 			}
@@ -94,14 +94,14 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 					at = append(at, h.At)
 				}
 			}
-			var talked time.Time
-			if len(talks) > 0 {
-				talked = talks[len(talks)-1].At
+			var conversedAt time.Time
+			if len(conversations) > 0 {
+				conversedAt = conversations[len(conversations)-1].At
 			}
 			now := time.Now()
-			held := store.Later(store.HoldUntil(limits, number, at, now), store.HoldAfterConversation(number, talked, l.f.PressureAfterConversation(), now))
+			held := store.Later(store.HoldUntil(limits, number, at, now), store.HoldAfterConversation(number, conversedAt, l.f.PressureAfterConversation(), now))
 			if held != nil {
-				fmt.Fprintf(out, "\nUnder this campaign's contact pressure (%s) it may be called again from %s.\n", pressureSaid(l.f), held.Until.Local().Format("Mon 2 Jan 15:04 MST"))
+				fmt.Fprintf(out, "\nUnder this campaign's contact pressure (%s) it may be called again from %s.\n", l.f.PressureSaid(), held.Until.Local().Format("Mon 2 Jan 15:04 MST"))
 			}
 			return nil
 		},
@@ -118,12 +118,12 @@ type historyEntry struct {
 
 // historyEntries is the call starts and the conversations of a number in
 // one list, oldest first.
-func historyEntries(hist []store.CallStart, talks []store.Conversation) []historyEntry {
-	out := make([]historyEntry, 0, len(hist)+len(talks))
+func historyEntries(hist []store.CallStart, conversations []store.Conversation) []historyEntry {
+	out := make([]historyEntry, 0, len(hist)+len(conversations))
 	for _, h := range hist {
 		out = append(out, historyEntry{Kind: "call_start", CallStart: h})
 	}
-	for _, c := range talks {
+	for _, c := range conversations {
 		out = append(out, historyEntry{Kind: "conversation", CallStart: store.CallStart{Number: c.Number, At: c.At, Campaign: c.Campaign}, Key: c.Key})
 	}
 	slices.SortStableFunc(out, func(a, b historyEntry) int { return a.At.Compare(b.At) })

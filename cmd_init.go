@@ -15,6 +15,7 @@ import (
 
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -198,15 +199,15 @@ func accountFields(ctx context.Context, log zerolog.Logger, path string, data []
 	if err != nil {
 		return nil, "", err
 	}
-	svc, err := newService(ctx, log, f, nil)
+	svc, err := run.OpenService(ctx, log, f)
 	if err != nil {
 		return nil, "", err
 	}
 	defer svc.Close()
-	defer svc.client.CloseIdleConnections()
+	defer svc.Client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	agents, err := svc.client.ListAllAgents(ctx)
+	agents, err := svc.Client.ListAllAgents(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -220,7 +221,7 @@ func accountFields(ctx context.Context, log zerolog.Logger, path string, data []
 			break
 		}
 	}
-	ep, err := svc.client.GetCallEndpoint(ctx, agent.AgentID)
+	ep, err := svc.Client.GetCallEndpoint(ctx, agent.AgentID)
 	if err != nil {
 		return nil, "", err
 	}

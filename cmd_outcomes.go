@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/urfave/cli/v2"
 )
@@ -44,7 +45,7 @@ Example: callrun outcomes --format json campaign.yaml`,
 			if err != nil {
 				return err
 			}
-			return listOutcomes(c.Context, savedOptions{path: path, sandbox: c.Bool("sandbox"), shard: shard}, format, s.stdout)
+			return listOutcomes(c.Context, run.SavedOptions{Path: path, Sandbox: c.Bool("sandbox"), Shard: shard}, format, s.stdout)
 		},
 	}
 }
@@ -77,12 +78,12 @@ func showDelivery(ctx context.Context, path, key string, sandbox bool, out io.Wr
 		return err
 	}
 	f.Shard = campaign.Shard{} // the deliveries are the whole campaign's
-	st, err := openState(ctx, f, sandbox)
+	st, err := f.OpenStore(ctx, sandbox)
 	if err != nil {
 		return err
 	}
-	defer st.store.Close()
-	state, err := st.store.ReadState(ctx)
+	defer st.Close()
+	state, err := st.ReadState(ctx)
 	if err != nil {
 		return err
 	}
@@ -135,12 +136,12 @@ func resolveHold(ctx context.Context, path, key, note string, sandbox bool, out 
 		return err
 	}
 	f.Shard = campaign.Shard{} // the holds are the whole store's
-	st, err := openState(ctx, f, sandbox)
+	st, err := f.OpenStore(ctx, sandbox)
 	if err != nil {
 		return err
 	}
-	defer st.store.Close()
-	dnc, err := doNotCallList(st.store, sandbox)
+	defer st.Close()
+	dnc, err := st.DoNotCall()
 	if err != nil {
 		return err
 	}
@@ -194,22 +195,22 @@ func (l deliveryLine) cells() []string {
 
 // listOutcomes matches the campaign's deliveries to its contacts as the
 // report does, and writes them all to out in the order they were stored.
-func listOutcomes(ctx context.Context, o savedOptions, format string, out io.Writer) error {
-	s, err := loadSaved(ctx, o)
+func listOutcomes(ctx context.Context, o run.SavedOptions, format string, out io.Writer) error {
+	s, err := run.LoadSaved(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	f := s.f
+	f := s.F
 	if f.Outcomes == nil {
-		return usageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries are collected; see docs/outcomes.md", o.path))
+		return usageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries are collected; see docs/outcomes.md", o.Path))
 	}
-	x, err := campaign.OpenOutcomes(ctx, f, s.state, s.norm)
+	x, err := campaign.OpenOutcomes(ctx, f, s.State, s.Norm)
 	if err != nil {
 		return err
 	}
-	err = f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
-		row := campaign.ReportRow(f, s.state, c)
+	err = f.NewContactReader(s.Norm, s.Sup).Each(ctx, func(c *campaign.Contact) error {
+		row := campaign.ReportRow(f, s.State, c)
 		x.Add(c, &row)
 		return nil
 	})
@@ -232,7 +233,7 @@ func listOutcomes(ctx context.Context, o savedOptions, format string, out io.Wri
 			continue // another shard's, or nobody's: the whole campaign's listing says
 		}
 		l := deliveryLine{
-			ReceivedAt: report.Timestamp(d.At), Event: d.Event, AgentID: d.AgentID, PhoneNumber: f.DeliveryNumber(s.norm, d.Fields).Raw,
+			ReceivedAt: report.Timestamp(d.At), Event: d.Event, AgentID: d.AgentID, PhoneNumber: f.DeliveryNumber(s.Norm, d.Fields).Raw,
 			Matched: matched, Match: how, Sheet: t.Sheet, Row: t.Row, Detail: x.Detail(d), Key: d.Key,
 		}
 		if cw != nil {

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
-	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 )
@@ -143,7 +141,7 @@ func planFailed(out io.Writer, format, path string, err error) error {
 func planErrors(path string, err error) []planError {
 	var fe *campaign.FileError
 	if !errors.As(err, &fe) || len(fe.Problems) == 0 {
-		return []planError{{File: path, Message: message(err)}}
+		return []planError{{File: path, Message: run.Message(err)}}
 	}
 	errs := make([]planError, len(fe.Problems))
 	for i, p := range fe.Problems {
@@ -162,7 +160,7 @@ func printJSON(out io.Writer, v any) error {
 // buildPlan is runPlan but for the annotations. It returns the plan and
 // the campaign file as far as it got.
 func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Writer) (*campaign.Plan, *campaign.File, error) {
-	plan, f, err := makePlan(ctx, log, o)
+	plan, f, err := run.Plan(ctx, log, run.PlanOptions{Path: o.path, Offline: o.offline, Shard: o.shard, Now: o.now, Report: o.report})
 	if err != nil {
 		return plan, f, err
 	}
@@ -218,183 +216,4 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 		}
 	}
 	return plan, f, nil
-}
-
-// makePlan loads the campaign, reads its sheets and state, asks the
-// service (online) and counts what run would do.
-func makePlan(ctx context.Context, log zerolog.Logger, o planOptions) (*campaign.Plan, *campaign.File, error) {
-	f, err := campaign.Load(o.path, campaign.LoadOptions{Offline: o.offline})
-	if err != nil {
-		return nil, nil, err
-	}
-	log.Debug().Str("campaign", o.path).Int("sheets", len(f.Sheets)).Int("agents", len(f.Agents)).Bool("offline", o.offline).Msg("campaign loaded")
-	if err := f.CheckSheets(); err != nil {
-		return nil, f, err
-	}
-	norm := phone.NewNormalizer()
-	suppress, err := f.LoadSuppression(ctx, norm)
-	if err != nil {
-		return nil, f, err
-	}
-	f.SetShard(o.shard)
-	now := o.now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	// Online, a campaign whose service is callrun's own sandbox is planned
-	// as its runs are: a rehearsal's, on the rehearsal's state.
-	rehearsal := false
-	if !o.offline {
-		if rehearsal, err = sandboxService(ctx, f); err != nil {
-			return nil, f, err
-		}
-	}
-	state, where, warning, pressure, err := planState(ctx, f, o.offline, rehearsal, suppress, now)
-	if err != nil {
-		return nil, f, err
-	}
-	defer state.Close()
-	if rehearsal {
-		where += " (a rehearsal's: " + rehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
-	}
-	opts := campaign.PlanOptions{Offline: o.offline, Norm: norm, Suppress: suppress, Now: now, Pressure: pressure,
-		Done: func(c *campaign.Contact) bool {
-			key, _ := campaign.SettledKey(f, state, c)
-			st, ok := state.Status(key)
-			return ok && st != store.Pending
-		}}
-	var fields [][]campaign.PlanField // each agent's call endpoint's, online
-	if o.offline {
-		opts.Agents = campaign.OfflineAgents(f.Agents)
-		opts.Warnings = f.AccountFieldWarnings(nil)
-	} else {
-		svc, err := newService(ctx, log, f, nil)
-		if err != nil {
-			return nil, f, err
-		}
-		defer svc.Close()
-		if opts.Agents, err = campaign.PlanAgents(ctx, svc.client, f.Agents); err != nil {
-			return nil, f, err
-		}
-		if fields, opts.Warnings, err = checkEndpoints(ctx, svc, f, opts.Agents); err != nil {
-			return nil, f, err
-		}
-	}
-	if warning != "" {
-		opts.Warnings = append(opts.Warnings, warning)
-	}
-	if o.report != "" {
-		if opts.Report, err = startPlanReport(f, state, o.report, now); err != nil {
-			return nil, f, err
-		}
-		defer opts.Report.Abort()
-	}
-	plan, err := campaign.BuildPlan(ctx, f, opts)
-	if err != nil {
-		return nil, f, err
-	}
-	if o.report != "" {
-		if err := opts.Report.Finish(); err != nil {
-			return nil, f, fmt.Errorf("--report %s: %w", o.report, err)
-		}
-		log.Info().Str("report", filepath.Join(o.report, campaign.ReportHTML)).Msg("wrote the plan's report.csv and report.html")
-	}
-	for i := range fields {
-		plan.Agents[i].Fields = fields[i]
-	}
-	plan.Store = where
-	return plan, f, nil
-}
-
-// planState reads what the journal says, for plan's done counts, and the
-// store's do-not-call list into sup: no lock, as plan may run beside a
-// run; and the store's call starts, for the contacts contact pressure
-// holds back at now (nil with pressure off). Offline, a journal, list and
-// call starts in PostgreSQL are not read (--offline makes no network
-// request), and warning says so. where says which journal it read, for
-// the plan's Journal line.
-func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, sup *campaign.Suppression, now time.Time) (_ *store.State, where, warning string, _ *campaign.PlanPressure, _ error) {
-	if f.State != nil && offline {
-		// Offline asks no database, but the state directory is local.
-		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
-			return nil, "", "", nil, err
-		}
-		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
-	}
-	saved, err := openState(ctx, f, rehearsal)
-	if err != nil {
-		return nil, "", "", nil, err
-	}
-	defer saved.store.Close()
-	dnc, err := doNotCallList(saved.store, rehearsal)
-	if err != nil {
-		return nil, "", "", nil, err
-	}
-	if err := loadDoNotCall(ctx, dnc, sup); err != nil {
-		return nil, "", "", nil, err
-	}
-	var pressure *campaign.PlanPressure
-	if !rehearsal { // a rehearsal holds nobody back
-		if pressure, err = readPressure(ctx, f, saved.store, now); err != nil {
-			return nil, "", "", nil, err
-		}
-	}
-	st, err := saved.store.ReadState(ctx)
-	return st, saved.store.String(), "", pressure, err
-}
-
-// checkEndpoints reads the call endpoint of every agent that exists,
-// returns its form fields for the plan, and checks that each sheet sends
-// only fields its agent's endpoint takes: a *campaign.FileError names
-// every field that it does not. The fields beyond the seven that the
-// sheets of agents still to be created send are warnings: they are
-// checked when run has created them.
-func checkEndpoints(ctx context.Context, svc *service, f *campaign.File, agents []campaign.AgentPlan) ([][]campaign.PlanField, []string, error) {
-	fields := make([][]campaign.PlanField, len(agents))
-	var problems []campaign.Problem
-	var toCreate []string
-	for i, a := range agents {
-		if a.Action == campaign.ActionCreate {
-			toCreate = append(toCreate, a.Spec.Name)
-		}
-		if a.AgentID == "" {
-			continue
-		}
-		ep, err := svc.client.GetCallEndpoint(ctx, a.AgentID)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
-		}
-		fields[i] = campaign.PlanFields(ep)
-		var fe *campaign.FileError
-		if err := f.CheckEndpointFields(a.Spec.Name, ep); errors.As(err, &fe) {
-			problems = append(problems, fe.Problems...)
-		}
-	}
-	if len(problems) > 0 {
-		return nil, nil, &campaign.FileError{Problems: problems}
-	}
-	var warnings []string
-	if len(toCreate) > 0 {
-		warnings = f.AccountFieldWarnings(toCreate)
-	}
-	return fields, warnings, nil
-}
-
-// startPlanReport starts the report of a plan in dir (plan --report),
-// which it creates if need be; the state directory, where run's own
-// report is, is refused.
-func startPlanReport(f *campaign.File, state *store.State, dir string, now time.Time) (*campaign.PlanReport, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, usageError(fmt.Errorf("--report %s: %w", dir, err))
-	}
-	for _, own := range []string{f.Path(f.StateDir), f.Path(f.StateDir) + "-sandbox"} {
-		if a, err := filepath.Abs(own); err == nil && a == abs {
-			return nil, usageError(fmt.Errorf("--report %s: that is the campaign's state directory, where run writes its own report; give the plan's report another directory", dir))
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--report: %w", err)
-	}
-	return campaign.StartPlanReport(f, state, dir, now)
 }

@@ -48,97 +48,14 @@ Example:
   callrun sandbox & until curl -sf http://127.0.0.1:8089/healthz >/dev/null; do sleep 1; done
   callrun sandbox --token-lifetime 2s --share-refresh-500 1   # no token can be refreshed
   curl -X POST http://127.0.0.1:8089/_sandbox/revoke-refresh-tokens`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8089", Usage: "address to listen on"},
-			&cli.StringFlag{Name: "client-id", Value: sandbox.DefaultClientID, Usage: "the OAuth client id it accepts"},
-			&cli.StringFlag{Name: "client-secret", Value: sandbox.DefaultClientSecret, Usage: "the OAuth client secret it accepts"},
-			&cli.StringFlag{Name: "code", Value: sandbox.DefaultCode, Usage: "a reusable authorization code"},
-			&cli.DurationFlag{Name: "token-lifetime", Value: time.Hour, Usage: "access token lifetime"},
-			&cli.BoolFlag{Name: "no-rotate", Usage: "keep refresh tokens instead of rotating them on each refresh"},
-			&cli.DurationFlag{Name: "pending-for", Usage: "new agents stay pending this long"},
-			&cli.DurationFlag{Name: "call-duration", Value: 50 * time.Millisecond, Usage: "simulated call length before the webhook fires"},
-			&cli.BoolFlag{Name: "external-webhooks", Usage: "deliver webhooks to non-loopback hosts too"},
-			&cli.StringFlag{Name: "account-webhook", Usage: "POST each call's call.started, call.answered and call.ended (the contact's fields and the event) to this URL, retried with backoff, as the live service's account webhooks"},
-			&cli.Float64Flag{Name: "share-duplicate-deliveries", Usage: "share (0..1) of acknowledged account webhook deliveries sent once more"},
-			&cli.BoolFlag{Name: "out-of-order-deliveries", Usage: "send each call's account webhook events after it ended, last first"},
-			&cli.Float64Flag{Name: "share-late-deliveries", Usage: "share (0..1) of account webhook deliveries held back --late-by, so they come after the call's later events"},
-			&cli.DurationFlag{Name: "late-by", Value: 2 * time.Second, Usage: "how long a late delivery is held back"},
-			&cli.Float64Flag{Name: "share-forged-deliveries", Usage: "share (0..1) of calls for which a forger also POSTs a call.ended (status=forged) to the account webhook URL with a wrong secret, once"},
-			&cli.Float64Flag{Name: "share-opt-outs", Usage: "share (0..1) of calls whose person asks not to be called again: their call.ended carries --opt-out"},
-			&cli.StringFlag{Name: "opt-out", Value: "disposition=dnc", Usage: "FIELD=VALUE an opted-out call's call.ended carries (what outcomes.opt_out matches)"},
-			&cli.StringFlag{Name: "webhook-shape", Value: sandbox.ShapeForm, Usage: "how account webhook deliveries are written: " + strings.Join(sandbox.Shapes, ", ") + " (mixed draws one for each delivery)"},
-			&cli.StringFlag{Name: "signing-secret", Usage: "sign each envelope (--webhook-shape envelope or mixed) with HMAC-SHA256 under this secret, in its signature member"},
-			&cli.StringFlag{Name: "caller-number", Usage: "the envelope's data.caller_number: this number (the line the service calls from) instead of the contact's"},
-			&cli.IntFlag{Name: "transcript-bytes", Usage: "length of the transcript an envelope's call.ended carries (e.g. 204800 for a 200 KiB body)"},
-			&cli.BoolFlag{Name: "no-call-id", Usage: "answer a placed call without its call_id"},
-			&cli.StringSliceFlag{Name: "account-fields", Usage: "form fields the account defines beyond the seven (e.g. city,zip_code): listed in each agent's form_data and accepted in calls"},
-			&cli.StringFlag{Name: "fault-scope", Value: sandbox.ScopeCalls, Usage: "where faults apply: calls, api or all"},
-			&cli.DurationFlag{Name: "latency", Usage: "delay added to each request in the fault scope"},
-			&cli.Float64Flag{Name: "rate-limit", Usage: "requests per second before answering 429"},
-			&cli.Float64Flag{Name: "share-429", Usage: "share (0..1) answered 429 before acting"},
-			&cli.DurationFlag{Name: "retry-after", Value: time.Second, Usage: "Retry-After sent with 429 and 503"},
-			&cli.Float64Flag{Name: "share-503", Usage: "share (0..1) answered 503 before acting"},
-			&cli.Float64Flag{Name: "share-500", Usage: "share (0..1) of calls placed and then answered 500"},
-			&cli.Float64Flag{Name: "share-drop", Usage: "share (0..1) of calls placed and then dropped without an answer"},
-			&cli.Float64Flag{Name: "share-drop-before", Usage: "share (0..1) of calls dropped without placing them"},
-			&cli.Float64Flag{Name: "share-refresh-500", Usage: "share (0..1) of token refreshes answered 500 (whatever --fault-scope)"},
-			&cli.Float64Flag{Name: "share-200-html", Usage: "share (0..1) of calls not placed and answered 200 with an HTML maintenance page"},
-			&cli.Float64Flag{Name: "share-200-error", Usage: "share (0..1) of calls not placed and answered 200 {\"status\":\"error\"}"},
-			&cli.Float64Flag{Name: "share-202-error", Usage: "share (0..1) of calls not placed and answered 202 {\"error\":...}"},
-			&cli.Float64Flag{Name: "share-403-limit", Usage: "share (0..1) of calls not placed and answered 403 {\"error\":\"concurrency limit reached\"}"},
-			&cli.Float64Flag{Name: "share-stall", Usage: "share (0..1) of calls placed and answered 200 with a body that stalls until the client gives up"},
-			&cli.IntFlag{Name: "max-active", Usage: "at most this many calls in progress; more are answered 403 concurrency limit reached"},
-			&cli.DurationFlag{Name: "call-length", Usage: "how long a call is in progress, for --max-active (default: --call-duration)"},
-			&cli.Int64Flag{Name: "seed", Usage: "seed for the fault choice"},
-			&cli.BoolFlag{Name: "verbose", Usage: "log every request (secrets redacted)"},
-		},
+		Flags: sandboxFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError(fmt.Errorf("sandbox takes no arguments, got %q", c.Args().Slice()))
 			}
-			opts := sandbox.Options{
-				ClientID: c.String("client-id"), ClientSecret: c.String("client-secret"), Code: c.String("code"),
-				AccessTokenLifetime:   c.Duration("token-lifetime"),
-				PendingFor:            c.Duration("pending-for"),
-				CallDuration:          c.Duration("call-duration"),
-				AllowExternalWebhooks: c.Bool("external-webhooks"),
-				AnswerWithoutCallID:   c.Bool("no-call-id"),
-				AccountFields:         accountFieldsFlag(c.StringSlice("account-fields")),
-				AccountWebhook: sandbox.AccountWebhook{URL: c.String("account-webhook"),
-					ShareDuplicate: c.Float64("share-duplicate-deliveries"), OutOfOrder: c.Bool("out-of-order-deliveries"),
-					ShareLate: c.Float64("share-late-deliveries"), LateBy: c.Duration("late-by"),
-					ShareForged: c.Float64("share-forged-deliveries"), ShareOptOut: c.Float64("share-opt-outs"), Seed: c.Int64("seed"),
-					Shape: c.String("webhook-shape"), SigningSecret: c.String("signing-secret"),
-					CallerNumber: c.String("caller-number"), TranscriptBytes: c.Int("transcript-bytes")},
-				Faults: sandbox.Faults{
-					Scope: c.String("fault-scope"), Latency: c.Duration("latency"), RateLimit: c.Float64("rate-limit"),
-					Share429: c.Float64("share-429"), RetryAfter: c.Duration("retry-after"),
-					Share503: c.Float64("share-503"), Share500: c.Float64("share-500"),
-					ShareDrop: c.Float64("share-drop"), ShareDropBefore: c.Float64("share-drop-before"),
-					ShareRefresh500: c.Float64("share-refresh-500"), Seed: c.Int64("seed"),
-					Share200HTML: c.Float64("share-200-html"), Share200Error: c.Float64("share-200-error"),
-					Share202Error: c.Float64("share-202-error"), Share403Limit: c.Float64("share-403-limit"),
-					ShareStall: c.Float64("share-stall"), MaxActive: c.Int("max-active"), CallLength: c.Duration("call-length"),
-				},
-			}
-			opts.Rehearsal = true // runs against it are rehearsals, kept apart
-			field, value, ok := strings.Cut(c.String("opt-out"), "=")
-			if !ok || strings.TrimSpace(field) == "" || value == "" {
-				return usageError(fmt.Errorf("--opt-out %q: give FIELD=VALUE, such as disposition=dnc", c.String("opt-out")))
-			}
-			opts.AccountWebhook.OptOutField, opts.AccountWebhook.OptOutValue = strings.TrimSpace(field), value
-			if c.Bool("no-rotate") {
-				rotate := false
-				opts.RotateRefreshTokens = &rotate
-			}
-			if err := opts.Faults.Validate(); err != nil {
-				return usageError(err)
-			}
-			if err := opts.AccountWebhook.Validate(); err != nil {
-				return usageError(err)
-			}
-			if err := sandbox.CheckAccountFields(opts.AccountFields); err != nil {
-				return usageError(fmt.Errorf("--account-fields: %w", err))
+			opts, err := sandboxOptions(c)
+			if err != nil {
+				return err
 			}
 			if c.Bool("verbose") {
 				opts.Logf = func(format string, args ...any) { s.log.Info().Msgf(format, args...) }
@@ -192,4 +109,103 @@ func serveSandbox(ctx context.Context, addr string, opts sandbox.Options, out io
 		fmt.Fprintln(out, "callrun sandbox: stopped.")
 		return nil
 	}
+}
+
+// sandboxFlags are the sandbox command's flags: its address and client,
+// and the faults it injects.
+func sandboxFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8089", Usage: "address to listen on"},
+		&cli.StringFlag{Name: "client-id", Value: sandbox.DefaultClientID, Usage: "the OAuth client id it accepts"},
+		&cli.StringFlag{Name: "client-secret", Value: sandbox.DefaultClientSecret, Usage: "the OAuth client secret it accepts"},
+		&cli.StringFlag{Name: "code", Value: sandbox.DefaultCode, Usage: "a reusable authorization code"},
+		&cli.DurationFlag{Name: "token-lifetime", Value: time.Hour, Usage: "access token lifetime"},
+		&cli.BoolFlag{Name: "no-rotate", Usage: "keep refresh tokens instead of rotating them on each refresh"},
+		&cli.DurationFlag{Name: "pending-for", Usage: "new agents stay pending this long"},
+		&cli.DurationFlag{Name: "call-duration", Value: 50 * time.Millisecond, Usage: "simulated call length before the webhook fires"},
+		&cli.BoolFlag{Name: "external-webhooks", Usage: "deliver webhooks to non-loopback hosts too"},
+		&cli.StringFlag{Name: "account-webhook", Usage: "POST each call's call.started, call.answered and call.ended (the contact's fields and the event) to this URL, retried with backoff, as the live service's account webhooks"},
+		&cli.Float64Flag{Name: "share-duplicate-deliveries", Usage: "share (0..1) of acknowledged account webhook deliveries sent once more"},
+		&cli.BoolFlag{Name: "out-of-order-deliveries", Usage: "send each call's account webhook events after it ended, last first"},
+		&cli.Float64Flag{Name: "share-late-deliveries", Usage: "share (0..1) of account webhook deliveries held back --late-by, so they come after the call's later events"},
+		&cli.DurationFlag{Name: "late-by", Value: 2 * time.Second, Usage: "how long a late delivery is held back"},
+		&cli.Float64Flag{Name: "share-forged-deliveries", Usage: "share (0..1) of calls for which a forger also POSTs a call.ended (status=forged) to the account webhook URL with a wrong secret, once"},
+		&cli.Float64Flag{Name: "share-opt-outs", Usage: "share (0..1) of calls whose person asks not to be called again: their call.ended carries --opt-out"},
+		&cli.StringFlag{Name: "opt-out", Value: "disposition=dnc", Usage: "FIELD=VALUE an opted-out call's call.ended carries (what outcomes.opt_out matches)"},
+		&cli.StringFlag{Name: "webhook-shape", Value: sandbox.ShapeForm, Usage: "how account webhook deliveries are written: " + strings.Join(sandbox.Shapes, ", ") + " (mixed draws one for each delivery)"},
+		&cli.StringFlag{Name: "signing-secret", Usage: "sign each envelope (--webhook-shape envelope or mixed) with HMAC-SHA256 under this secret, in its signature member"},
+		&cli.StringFlag{Name: "caller-number", Usage: "the envelope's data.caller_number: this number (the line the service calls from) instead of the contact's"},
+		&cli.IntFlag{Name: "transcript-bytes", Usage: "length of the transcript an envelope's call.ended carries (e.g. 204800 for a 200 KiB body)"},
+		&cli.BoolFlag{Name: "no-call-id", Usage: "answer a placed call without its call_id"},
+		&cli.StringSliceFlag{Name: "account-fields", Usage: "form fields the account defines beyond the seven (e.g. city,zip_code): listed in each agent's form_data and accepted in calls"},
+		&cli.StringFlag{Name: "fault-scope", Value: sandbox.ScopeCalls, Usage: "where faults apply: calls, api or all"},
+		&cli.DurationFlag{Name: "latency", Usage: "delay added to each request in the fault scope"},
+		&cli.Float64Flag{Name: "rate-limit", Usage: "requests per second before answering 429"},
+		&cli.Float64Flag{Name: "share-429", Usage: "share (0..1) answered 429 before acting"},
+		&cli.DurationFlag{Name: "retry-after", Value: time.Second, Usage: "Retry-After sent with 429 and 503"},
+		&cli.Float64Flag{Name: "share-503", Usage: "share (0..1) answered 503 before acting"},
+		&cli.Float64Flag{Name: "share-500", Usage: "share (0..1) of calls placed and then answered 500"},
+		&cli.Float64Flag{Name: "share-drop", Usage: "share (0..1) of calls placed and then dropped without an answer"},
+		&cli.Float64Flag{Name: "share-drop-before", Usage: "share (0..1) of calls dropped without placing them"},
+		&cli.Float64Flag{Name: "share-refresh-500", Usage: "share (0..1) of token refreshes answered 500 (whatever --fault-scope)"},
+		&cli.Float64Flag{Name: "share-200-html", Usage: "share (0..1) of calls not placed and answered 200 with an HTML maintenance page"},
+		&cli.Float64Flag{Name: "share-200-error", Usage: "share (0..1) of calls not placed and answered 200 {\"status\":\"error\"}"},
+		&cli.Float64Flag{Name: "share-202-error", Usage: "share (0..1) of calls not placed and answered 202 {\"error\":...}"},
+		&cli.Float64Flag{Name: "share-403-limit", Usage: "share (0..1) of calls not placed and answered 403 {\"error\":\"concurrency limit reached\"}"},
+		&cli.Float64Flag{Name: "share-stall", Usage: "share (0..1) of calls placed and answered 200 with a body that stalls until the client gives up"},
+		&cli.IntFlag{Name: "max-active", Usage: "at most this many calls in progress; more are answered 403 concurrency limit reached"},
+		&cli.DurationFlag{Name: "call-length", Usage: "how long a call is in progress, for --max-active (default: --call-duration)"},
+		&cli.Int64Flag{Name: "seed", Usage: "seed for the fault choice"},
+		&cli.BoolFlag{Name: "verbose", Usage: "log every request (secrets redacted)"},
+	}
+}
+
+// sandboxOptions reads the sandbox command's flags into the emulator's
+// options, refusing those that do not fit.
+func sandboxOptions(c *cli.Context) (sandbox.Options, error) {
+	opts := sandbox.Options{
+		ClientID: c.String("client-id"), ClientSecret: c.String("client-secret"), Code: c.String("code"),
+		AccessTokenLifetime:   c.Duration("token-lifetime"),
+		PendingFor:            c.Duration("pending-for"),
+		CallDuration:          c.Duration("call-duration"),
+		AllowExternalWebhooks: c.Bool("external-webhooks"),
+		AnswerWithoutCallID:   c.Bool("no-call-id"),
+		AccountFields:         accountFieldsFlag(c.StringSlice("account-fields")),
+		AccountWebhook: sandbox.AccountWebhook{URL: c.String("account-webhook"),
+			ShareDuplicate: c.Float64("share-duplicate-deliveries"), OutOfOrder: c.Bool("out-of-order-deliveries"),
+			ShareLate: c.Float64("share-late-deliveries"), LateBy: c.Duration("late-by"),
+			ShareForged: c.Float64("share-forged-deliveries"), ShareOptOut: c.Float64("share-opt-outs"), Seed: c.Int64("seed"),
+			Shape: c.String("webhook-shape"), SigningSecret: c.String("signing-secret"),
+			CallerNumber: c.String("caller-number"), TranscriptBytes: c.Int("transcript-bytes")},
+		Faults: sandbox.Faults{
+			Scope: c.String("fault-scope"), Latency: c.Duration("latency"), RateLimit: c.Float64("rate-limit"),
+			Share429: c.Float64("share-429"), RetryAfter: c.Duration("retry-after"),
+			Share503: c.Float64("share-503"), Share500: c.Float64("share-500"),
+			ShareDrop: c.Float64("share-drop"), ShareDropBefore: c.Float64("share-drop-before"),
+			ShareRefresh500: c.Float64("share-refresh-500"), Seed: c.Int64("seed"),
+			Share200HTML: c.Float64("share-200-html"), Share200Error: c.Float64("share-200-error"),
+			Share202Error: c.Float64("share-202-error"), Share403Limit: c.Float64("share-403-limit"),
+			ShareStall: c.Float64("share-stall"), MaxActive: c.Int("max-active"), CallLength: c.Duration("call-length"),
+		},
+	}
+	opts.Rehearsal = true // runs against it are rehearsals, kept apart
+	field, value, ok := strings.Cut(c.String("opt-out"), "=")
+	if !ok || strings.TrimSpace(field) == "" || value == "" {
+		return opts, usageError(fmt.Errorf("--opt-out %q: give FIELD=VALUE, such as disposition=dnc", c.String("opt-out")))
+	}
+	opts.AccountWebhook.OptOutField, opts.AccountWebhook.OptOutValue = strings.TrimSpace(field), value
+	if c.Bool("no-rotate") {
+		rotate := false
+		opts.RotateRefreshTokens = &rotate
+	}
+	if err := opts.Faults.Validate(); err != nil {
+		return opts, usageError(err)
+	}
+	if err := opts.AccountWebhook.Validate(); err != nil {
+		return opts, usageError(err)
+	}
+	if err := sandbox.CheckAccountFields(opts.AccountFields); err != nil {
+		return opts, usageError(fmt.Errorf("--account-fields: %w", err))
+	}
+	return opts, nil
 }

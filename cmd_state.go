@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
@@ -75,7 +76,7 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	// files, sharded or not.
 	unlockDir, err := store.Lock(dir)
 	if err != nil {
-		return busy(err)
+		return run.Busy(err)
 	}
 	defer unlockDir()
 	if _, err := os.Stat(filepath.Join(dir, store.PushedFile)); err == nil {
@@ -88,71 +89,25 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	defer pg.Close()
 	unlock, err := pg.Lock(ctx)
 	if err != nil {
-		return busy(err)
+		return run.Busy(err)
 	}
 	defer unlock()
-	// The do-not-call list of the files goes first: once the journal is
-	// in the database, runs read the database's list only. Copied again,
-	// an entry changes nothing.
-	files, err := doNotCallList(store.Files{Dir: dir}, false)
+	p, err := pg.PushFiles(ctx, dir, journals, merge)
 	if err != nil {
 		return err
 	}
-	dnc, err := files.Entries(ctx)
-	if err != nil {
-		return err
+	fmt.Fprintf(out, "Copied %d record(s) of campaign %s from %d journal file(s) in %s into the %s.\n", p.Records, f.Name, len(journals), dir, pg)
+	if p.Entries > 0 {
+		fmt.Fprintf(out, "Copied %d of the %d entries of the %s into the database's (the others were there already).\n", p.EntriesNew, p.Entries, p.List)
 	}
-	copied, err := pg.DoNotCall().Add(ctx, dnc)
-	if err != nil {
-		return fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", files, err)
-	}
-	// The machine's call starts too, every campaign's, before the
-	// journal: contact pressure in the database counts only the starts
-	// the database holds, and a number called from these files today
-	// must stay held there. Those of the last 30 days are all that any
-	// pressure setting can count; copied again, a start changes nothing.
-	home, err := store.Home()
-	if err != nil {
-		return err
-	}
-	startsFile := store.OpenCallStartsFile(home)
-	recent, err := startsFile.Recent(ctx, time.Now().Add(-store.StartsHorizon))
-	if err != nil {
-		return err
-	}
-	addedStarts, _, err := pg.CopyCallStarts(ctx, recent)
-	if err != nil {
-		return fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", startsFile, err)
-	}
-	// And the conversations listen heard, which hold a number for Reg F's
-	// 7 days whichever campaign made the call.
-	talks, err := startsFile.RecentConversations(ctx, time.Now().Add(-store.StartsHorizon))
-	if err != nil {
-		return err
-	}
-	addedTalks, err := pg.CopyConversations(ctx, talks)
-	if err != nil {
-		return fmt.Errorf("copying the conversations beside the %s into the database (nothing of the journal was pushed): %w", startsFile, err)
-	}
-	n, err := pg.Push(ctx, merge, journals...)
-	if err != nil {
-		return err
-	}
-	mark := fmt.Sprintf("pushed to the %s on %s\n", pg, time.Now().Format(time.RFC3339))
-	if err := os.WriteFile(filepath.Join(dir, store.PushedFile), []byte(mark), 0o600); err != nil {
-		return fmt.Errorf("the journal was pushed, but marking %s failed (a run from these files would not see later calls): %w", dir, err)
-	}
-	fmt.Fprintf(out, "Copied %d record(s) of campaign %s from %d journal file(s) in %s into the %s.\n", n, f.Name, len(journals), dir, pg)
-	if len(dnc) > 0 {
-		fmt.Fprintf(out, "Copied %d of the %d entries of the %s into the database's (the others were there already).\n", len(copied), len(dnc), files)
-	}
-	if len(recent) > 0 {
+	days := int(store.StartsHorizon / (24 * time.Hour))
+	if p.Starts > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d call starts of the last %d days in the %s into the database's, which contact pressure counts (the others were there already).\n",
-			addedStarts, len(recent), int(store.StartsHorizon/(24*time.Hour)), startsFile)
+			p.StartsNew, p.Starts, days, p.CallStarts)
 	}
-	if len(talks) > 0 {
+	if p.Conversations > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d conversations of the last %d days beside the %s into the database's, which Reg F's contact pressure counts (the others were there already).\n",
-			addedTalks, len(talks), int(store.StartsHorizon/(24*time.Hour)), startsFile)
+			p.ConversationsNew, p.Conversations, days, p.CallStarts)
 	}
 	fmt.Fprintf(out, "Runs use the database from now on; the local files stay, marked with %s.\n", store.PushedFile)
 	return nil

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -20,112 +19,6 @@ import (
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
-
-// doNotCallList returns the do-not-call list of the store st of campaign
-// f: the database's with PostgreSQL, else the file in CALLRUN_HOME (a
-// rehearsal's, with --sandbox, in CALLRUN_HOME/sandbox: the sandbox's
-// opt-outs never keep a real person from being called).
-func doNotCallList(st store.Store, sandbox bool) (store.DoNotCallList, error) {
-	if p, ok := st.(*store.Postgres); ok {
-		return p.DoNotCall(), nil
-	}
-	home, err := store.Home()
-	if err != nil {
-		return nil, err
-	}
-	if sandbox {
-		home = filepath.Join(home, "sandbox")
-	}
-	return store.OpenDoNotCallFile(home), nil
-}
-
-// callStarts returns the call starts contact pressure counts in the
-// store st: the database's table with PostgreSQL, else the file beside
-// the do-not-call list in CALLRUN_HOME.
-func callStarts(st store.Store) (store.CallStarts, error) {
-	if p, ok := st.(*store.Postgres); ok {
-		return p.CallStarts(), nil
-	}
-	home, err := store.Home()
-	if err != nil {
-		return nil, err
-	}
-	return store.OpenCallStartsFile(home), nil
-}
-
-// readPressure reads the call starts of the store st that count at now
-// under the campaign's contact pressure, and with Reg F's rule the
-// conversations that do, for plan and the report; nil
-// when the campaign turns pressure off.
-func readPressure(ctx context.Context, f *campaign.File, st store.Store, now time.Time) (*campaign.PlanPressure, error) {
-	limits := f.PressureLimits()
-	if limits == nil {
-		return nil, nil
-	}
-	cs, err := callStarts(st)
-	if err != nil {
-		return nil, err
-	}
-	starts, err := cs.Counted(ctx, now.Add(-store.Longest(limits)))
-	if err != nil {
-		return nil, err
-	}
-	p := &campaign.PlanPressure{Limits: limits, Starts: starts, AfterConversation: f.PressureAfterConversation()}
-	if p.AfterConversation > 0 {
-		if p.Conversations, err = cs.Conversed(ctx, now.Add(-p.AfterConversation)); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
-}
-
-// loadDoNotCall reads the numbers on list into sup, for plan, run, status
-// and the report.
-func loadDoNotCall(ctx context.Context, list store.DoNotCallList, sup *campaign.Suppression) error {
-	es, err := list.Entries(ctx)
-	if err != nil {
-		return err
-	}
-	on := store.OnDoNotCall(es)
-	numbers := make([]string, 0, len(on))
-	for n := range on {
-		numbers = append(numbers, n)
-	}
-	sup.SetDoNotCall(numbers)
-	return nil
-}
-
-// addFlagged puts on the store's do-not-call list the numbers the
-// campaign's do_not_call: columns flag, those of the rows of a group
-// whose title says do not call, and those whose consent cell says
-// consent was withdrawn, as a run starts, before its first
-// call: later campaigns on the store, whose exports may not carry the
-// flag, honour them too. Each entry names the campaign, the column and
-// the first row that flags it. It returns the entries it wrote: a number
-// on the list already is not written again.
-func addFlagged(ctx context.Context, list store.DoNotCallList, f *campaign.File, sup *campaign.Suppression) ([]store.DoNotCallEntry, error) {
-	flagged := sup.Flagged()
-	if len(flagged) == 0 {
-		return nil, nil
-	}
-	now := time.Now()
-	es := make([]store.DoNotCallEntry, len(flagged))
-	for i, fl := range flagged {
-		source := fmt.Sprintf("do_not_call column %q of campaign %s (sheet %s, row %d)", fl.Column, f.Name, f.Sheets[fl.Sheet].File, fl.Row)
-		switch {
-		case fl.Consent:
-			source = fmt.Sprintf("consent withdrawn: consent column %q of campaign %s says %q (sheet %s, row %d)", fl.Column, f.Name, fl.Cell, f.Sheets[fl.Sheet].File, fl.Row)
-		case fl.Group != "":
-			source = fmt.Sprintf("group %q of campaign %s, whose title says do not call (sheet %s, row %d; the title in row %d)", fl.Group, f.Name, f.Sheets[fl.Sheet].File, fl.Row, fl.GroupRow)
-		}
-		es[i] = store.DoNotCallEntry{Number: fl.Number, At: now, Source: source}
-	}
-	wrote, err := list.Add(ctx, es)
-	if err != nil {
-		return nil, fmt.Errorf("putting the numbers the sheets mark do not call on the %s: %w", list, err)
-	}
-	return wrote, nil
-}
 
 func suppressCommand(s *session) *cli.Command {
 	action := func(fn func(ctx context.Context, l *dncSession, args []string, c *cli.Context) error, minArgs int, what string) cli.ActionFunc {
@@ -203,16 +96,16 @@ func openDNC(ctx context.Context, path string, sandbox bool) (*dncSession, error
 	if err != nil {
 		return nil, err
 	}
-	st, err := openState(ctx, f, sandbox)
+	st, err := f.OpenStore(ctx, sandbox)
 	if err != nil {
 		return nil, err
 	}
-	list, err := doNotCallList(st.store, sandbox)
+	list, err := st.DoNotCall()
 	if err != nil {
-		st.store.Close()
+		st.Close()
 		return nil, err
 	}
-	return &dncSession{f: f, norm: phone.NewNormalizer(), list: list, store: st.store}, nil
+	return &dncSession{f: f, norm: phone.NewNormalizer(), list: list, store: st}, nil
 }
 
 func (l *dncSession) close() { l.store.Close() }
@@ -394,20 +287,4 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		return file.Close()
 	}
 	return nil
-}
-
-// pressureSaid names the campaign's contact pressure for people:
-// "1 in 24 hours, 14 in 14 days", and Reg F's conversation rule.
-func pressureSaid(f *campaign.File) string {
-	var parts []string
-	for _, l := range f.PressureLimits() {
-		parts = append(parts, l.String())
-	}
-	if len(parts) == 0 {
-		return "no limit (pressure: {off: true})"
-	}
-	if f.PressureAfterConversation() > 0 {
-		parts = append(parts, "none within 7 days after a conversation")
-	}
-	return strings.Join(parts, ", ")
 }

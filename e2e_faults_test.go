@@ -25,6 +25,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store"
 )
 
 // checkNoTokenMislabel is what the ledger says about a run during which no
@@ -294,7 +295,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	t.Cleanup(srv.Close)
 	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 50, concurrency: 2})
 	tokenPath := filepath.Join(e.dir, "token.json")
-	file := &apiclient.TokenFile{Path: tokenPath, BaseURL: srv.URL, ClientID: sandbox.DefaultClientID}
+	file := campaign.TokenStore(&store.TokenFile{Path: tokenPath, BaseURL: srv.URL, ClientID: sandbox.DefaultClientID})
 	tok, err := file.Load()
 	if err != nil {
 		t.Fatal(err)

@@ -113,7 +113,7 @@ func TestMarketingPath(t *testing.T) {
 	t0 := time.Now()
 	clock := func() time.Time { return at.Add(time.Since(t0)) }
 	out.Reset()
-	err = runCampaign(ctx, nolog, runOptions{path: path, sandbox: true, now: clock}, &out)
+	err = runCampaign(ctx, nolog, runOptions{Path: path, Sandbox: true, Now: clock}, &out)
 	if err != nil {
 		t.Fatalf("run --sandbox: %v\n%s", err, out.String())
 	}

@@ -3,10 +3,16 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // TestRunMetricsFile runs the binary with --metrics-file against a
@@ -100,4 +106,37 @@ func TestRunMetricsFile(t *testing.T) {
 		}
 	}
 	t.Logf("metrics at the end: %v", got)
+}
+
+// `name{label="value",...}` with the labels sorted by name.
+func readMetrics(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("%s does not parse as Prometheus text: %v", path, err)
+	}
+	got := map[string]float64{}
+	for name, fam := range fams {
+		for _, m := range fam.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+`"`+l.GetValue()+`"`)
+			}
+			slices.Sort(ls)
+			key := name + "{" + strings.Join(ls, ",") + "}"
+			switch fam.GetType() {
+			case dto.MetricType_COUNTER:
+				got[key] = m.GetCounter().GetValue()
+			default:
+				got[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return got
 }

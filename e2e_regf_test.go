@@ -75,7 +75,7 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 	a := newCampaign("campaign-a", "pressure: {preset: reg_f}\noutcomes:\n  url: http://"+addr+"/callrun/a/"+hookSecret+"\n")
 	var logs e2eBuffer
 	_, stop := startListenOn(t, &logs, addr, a)
-	if err := runCampaign(ctx, nolog, runOptions{path: a}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{Path: a}, io.Discard); err != nil {
 		t.Fatalf("campaign A: %v", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -93,7 +93,7 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { p.Close() })
-		starts = p.CallStarts()
+		starts, _ = p.CallStarts()
 	}
 	talks, err := starts.Conversations(ctx, x)
 	if err != nil || len(talks) != 1 || talks[0].Campaign != "campaign-a" {
@@ -117,7 +117,7 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 
 	// B, Reg F, three days on: held for the conversation.
 	b := newCampaign("campaign-b", "pressure: {preset: reg_f}\n")
-	err = runCampaign(ctx, nolog, runOptions{path: b, now: later}, io.Discard)
+	err = runCampaign(ctx, nolog, runOptions{Path: b, Now: later}, io.Discard)
 	if code := exitCode(ctx, err); code != exitTryLater {
 		t.Errorf("campaign B: exit %d (%v), want %d: X left pending", code, err, exitTryLater)
 	}
@@ -141,7 +141,7 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 
 	// C, without Reg F, three days on: the day is over, so it calls X.
 	c := newCampaign("campaign-c", "")
-	if err := runCampaign(ctx, nolog, runOptions{path: c, now: later}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{Path: c, Now: later}, io.Discard); err != nil {
 		t.Fatalf("campaign C: %v", err)
 	}
 	if n := placed(); n != 2 {
@@ -150,7 +150,7 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 
 	// A rehearsal's answered calls phoned nobody: no conversation in the
 	// real store, nor in the rehearsals'.
-	if err := runCampaign(ctx, nolog, runOptions{path: a, sandbox: true}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{Path: a, Sandbox: true}, io.Discard); err != nil {
 		t.Fatalf("run --sandbox: %v", err)
 	}
 	if talks, err := starts.Conversations(ctx, x); err != nil || len(talks) != 1 {

@@ -60,7 +60,7 @@ func TestStandaloneSandboxIsARehearsal(t *testing.T) {
 	var logs e2eBuffer
 	_, stop := startListenOn(t, &logs, addr, path)
 	out.Reset()
-	if err := runCampaign(ctx, nolog, runOptions{path: path}, &out); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{Path: path}, &out); err != nil {
 		t.Fatalf("run against the sandbox: %v\n%s", err, out.String())
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -133,7 +133,7 @@ func TestStandaloneSandboxIsARehearsal(t *testing.T) {
 	if plan.Totals["to_call"] != 1 || plan.Totals["held"] != 0 || plan.Totals["done"] != 0 || plan.Totals["suppressed"] != 0 || strings.Contains(plan.Store, "rehearsal") {
 		t.Errorf("the real campaign's plan after a rehearsal: %v (journal %s); want its one contact to call, held by nobody", plan.Totals, plan.Store)
 	}
-	if err := runCampaign(ctx, nolog, runOptions{path: realPath}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{Path: realPath}, io.Discard); err != nil {
 		t.Fatalf("the real run: %v", err)
 	}
 	if n := len(live.Placed()); n != 1 || live.Placed()[0].Form.Get("phone_number") != x {
@@ -168,7 +168,7 @@ func TestRunLeftWaitingSaysFromWhen(t *testing.T) {
 	t0 := time.Now()
 	clock := func() time.Time { return at.Add(time.Since(t0)) }
 	var out bytes.Buffer
-	err = runCampaign(ctx, nolog, runOptions{path: path, now: clock}, &out)
+	err = runCampaign(ctx, nolog, runOptions{Path: path, Now: clock}, &out)
 	if code := exitCode(ctx, err); code != exitTryLater || !strings.Contains(fmt.Sprint(err), "when the first may be called") {
 		t.Errorf("run: exit %d (%v), want %d saying from when", code, err, exitTryLater)
 	}
@@ -193,7 +193,7 @@ func TestRunLeftWaitingSaysFromWhen(t *testing.T) {
 		t.Errorf("the contact's row: %v; want pending, the reason starting %q", r, why)
 	}
 	var status bytes.Buffer
-	if err := campaignStatus(ctx, savedOptions{path: path, now: func() time.Time { return at }}, "json", &status); err != nil {
+	if err := campaignStatus(ctx, savedOptions{Path: path, Now: func() time.Time { return at }}, "json", &status); err != nil {
 		t.Fatal(err)
 	}
 	var st struct {

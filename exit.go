@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -20,10 +19,10 @@ import (
 const (
 	exitOK          = 0
 	exitRuntime     = 1
-	exitUsage       = 2
-	exitIncomplete  = 3
-	exitInvalidRows = 4
-	exitTryLater    = 75
+	exitUsage       = run.ExitUsage
+	exitIncomplete  = run.ExitIncomplete
+	exitInvalidRows = run.ExitInvalidRows
+	exitTryLater    = run.ExitTryLater
 	exitInterrupted = 130
 )
 
@@ -44,80 +43,25 @@ const exitCodesHelp = `EXIT CODES:
         after call with the same answer)
    130  interrupted (state saved)`
 
-// exitError carries an exit code chosen where the error was made.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func withExitCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exitError{code, err}
-}
-
-// usageError marks a mistake in how callrun was called.
-func usageError(err error) error { return withExitCode(exitUsage, err) }
-
-// message is what callrun prints for err: the error itself, or, for a
-// failure that only logging in mends, that sentence alone without the
-// steps that led to it; either with every secret blanked out.
-func message(err error) string {
-	var ae *apiclient.AuthError
-	if errors.As(err, &ae) {
-		return apiclient.Redact(ae.Error() + hint(err))
-	}
-	return apiclient.Redact(err.Error() + hint(err))
-}
-
-// hint is what message adds to err's own words: what to do when err is
-// that no one is logged in or the service refused the saved login (the
-// apiclient's errors say only what happened), or what to check when the
-// service could not be reached at all (the message of a refused or
-// unresolved connection names an address, not the setting that chose it).
-func hint(err error) string {
-	switch {
-	case errors.Is(err, apiclient.ErrNotLoggedIn):
-		return "; run `callrun auth login CAMPAIGN.yaml` first"
-	case errors.Is(err, apiclient.ErrReauthorize):
-		return "; run `callrun auth login` again"
-	}
-	var db *store.DatabaseError
-	if errors.As(err, &db) {
-		return " (check that the PostgreSQL server is up and reachable, and state.postgres in the campaign file, or the CALLRUN_DATABASE_URL it reads; a run stopped so sent no call without its note in the database: run again once it is back)"
-	}
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
-		return fmt.Sprintf(" (the service's host name %s does not resolve: check service.base_url in the campaign file, or the CALLRUN_BASE_URL it reads, and this machine's DNS)", dns.Name)
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		addr := ""
-		if op.Addr != nil {
-			addr = " at " + op.Addr.String()
-		}
-		return fmt.Sprintf(" (the service%s could not be reached: is it up? check service.base_url in the campaign file, or the CALLRUN_BASE_URL it reads, and the network; for the sandbox, start `callrun sandbox` first)", addr)
-	}
-	return ""
-}
+// withExitCode and usageError give an error its exit code.
+var (
+	withExitCode = run.WithExitCode
+	usageError   = run.UsageError
+)
 
 // exitCode maps the error a command returned to the process's exit code. It
 // is the one place that does so: an exit code chosen where the error was
 // made (withExitCode), else the sentinel or type the error chain holds.
 // (A command name that matched none is no error: main exits 2 for it.)
 func exitCode(ctx context.Context, err error) int {
-	var ee *exitError
+	var ee *run.ExitError
 	var fe *campaign.FileError
 	var se *sheet.Error
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ee):
-		return ee.code
+		return ee.Code
 	case errors.As(err, &fe), errors.As(err, &se), errors.Is(err, store.ErrShardMismatch), errors.Is(err, store.ErrPushed), errors.Is(err, store.ErrUnpushed), errors.Is(err, store.ErrCampaignExists):
 		return exitUsage // the campaign's fault: its file, a sheet, or --shard
 	case errors.Is(err, campaign.ErrInterrupted):
@@ -187,5 +131,5 @@ func logFailure(l zerolog.Logger, err error, code int) {
 		}
 		return
 	}
-	l.WithLevel(zerolog.ErrorLevel).Int("exit_code", code).Msg(message(err))
+	l.WithLevel(zerolog.ErrorLevel).Int("exit_code", code).Msg(run.Message(err))
 }

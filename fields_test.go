@@ -97,7 +97,7 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 		t.Errorf("plan text does not show the endpoint's fields and default:\n%s", out.String())
 	}
 
-	if err := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	// Eight workers: the ledger is in the order the calls arrived, not
@@ -149,7 +149,7 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 
 	// A rehearsal with --sandbox gets a sandbox whose account has the
 	// campaign's fields.
-	if err := runCampaign(ctx, nolog, runOptions{path: path, sandbox: true}, io.Discard); err != nil {
+	if err := runCampaign(ctx, nolog, runOptions{Path: path, Sandbox: true}, io.Discard); err != nil {
 		t.Fatalf("run --sandbox: %v", err)
 	}
 }
@@ -168,7 +168,7 @@ func TestAccountFieldsTheEndpointLacks(t *testing.T) {
 	want := path + " line 14, sheets[0].fields.zip_code: sheet contacts.csv sends zip_code, which agent \"Declared\"'s call endpoint does not take " +
 		"(it takes phone_number, email, first_name, last_name, ghl_contact_id, override_agent_id, city, local_presence_number)"
 	planErr := runPlan(ctx, nolog, planOptions{path: path}, io.Discard)
-	runErr := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard)
+	runErr := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard)
 	for what, err := range map[string]error{"plan": planErr, "run": runErr} {
 		var fe *campaign.FileError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) || exitCode(ctx, err) != exitUsage {
@@ -209,7 +209,7 @@ func TestAccountFieldsOfAnAgentToCreate(t *testing.T) {
 	if !strings.Contains(out.String(), `sheets[0].fields.city: "city" is not one of the seven form fields the service contract names, so it must be a field of your account; agent "Declared" does not exist yet`) {
 		t.Errorf("plan:\n%s", out.String())
 	}
-	err := runCampaign(ctx, nolog, runOptions{path: path}, io.Discard)
+	err := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "sheets[0].fields.city: sheet contacts.csv sends city, which agent \"Declared\"'s call endpoint does not take") {
 		t.Errorf("run: %v", err)
 	}

@@ -28,7 +28,7 @@ func TestHistoryAndHeldAcrossCampaigns(t *testing.T) {
 	if err := authLogin(context.Background(), nolog, first, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCampaign(context.Background(), nolog, runOptions{path: first}, io.Discard); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{Path: first}, io.Discard); err != nil {
 		t.Fatalf("the first campaign: %v", err)
 	}
 	// A second campaign, with a token of its own, on the same home.
@@ -139,7 +139,7 @@ func TestRunMovesOldCallStartsAside(t *testing.T) {
 	if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCampaign(context.Background(), nolog, runOptions{path: path}, io.Discard); err != nil || len(srv.Placed()) != 1 {
+	if err := runCampaign(context.Background(), nolog, runOptions{Path: path}, io.Discard); err != nil || len(srv.Placed()) != 1 {
 		t.Fatalf("the run: %v, %d calls placed; want its one contact called", err, len(srv.Placed()))
 	}
 	for name, want := range map[string]int{store.CallStartsArchiveName: n, store.CallStartsFileName: 1} {

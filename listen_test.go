@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
 	"github.com/rs/zerolog"
@@ -64,7 +63,7 @@ func startListenOn(t *testing.T, logs *e2eBuffer, addr string, paths ...string) 
 	var out e2eBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- listen(ctx, zerolog.New(logs), listenOptions{paths: paths, addr: addr}, &out)
+		done <- listen(ctx, zerolog.New(logs), listenOptions{Paths: paths, Addr: addr}, &out)
 	}()
 	var base string
 	waitFor(t, 10*time.Second, "listen to start", func() bool {
@@ -207,14 +206,14 @@ func TestListenRefusesClearly(t *testing.T) {
 	var logs e2eBuffer
 	startListen(t, &logs, path)
 	// A second listen on the same campaign.
-	err := listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{path}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	err := listen(context.Background(), zerolog.Nop(), listenOptions{Paths: []string{path}, Addr: "127.0.0.1:0"}, &e2eBuffer{})
 	if err == nil || !strings.Contains(err.Error(), "another callrun listen") {
 		t.Errorf("second listen: %v", err)
 	}
 	// A campaign without outcomes:.
 	plain := filepath.Join(dir, "plain.yaml")
 	os.WriteFile(plain, []byte("name: plain\nagents:\n  - {name: Agent, prompt: Be kind.}\nsheets:\n  - {file: leads.csv, agent: Agent, fields: {phone_number: Phone}}\n"), 0o644)
-	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{plain}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{Paths: []string{plain}, Addr: "127.0.0.1:0"}, &e2eBuffer{})
 	if err == nil || !strings.Contains(err.Error(), "no outcomes: block") {
 		t.Errorf("campaign without outcomes: %v", err)
 	}
@@ -222,14 +221,14 @@ func TestListenRefusesClearly(t *testing.T) {
 	unset := filepath.Join(dir, "unset.yaml")
 	b, _ := os.ReadFile(path)
 	os.WriteFile(unset, []byte(strings.Replace(strings.Replace(string(b), hookSecret, "${LISTEN_TEST_UNSET_SECRET}", 1), "name: spring", "name: unset", 1)), 0o644)
-	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{unset}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{Paths: []string{unset}, Addr: "127.0.0.1:0"}, &e2eBuffer{})
 	if err == nil || !strings.Contains(err.Error(), "outcomes.url has no secret") {
 		t.Errorf("campaign whose secret is unset: %v", err)
 	}
 	// The signing secret's variable unset: not served unchecked.
 	unsigned := filepath.Join(dir, "unsigned.yaml")
 	os.WriteFile(unsigned, []byte(strings.Replace(string(b), "name: spring", "name: unsigned", 1)+"  signing_secret: ${LISTEN_TEST_UNSET_SIGNING}\n"), 0o644)
-	err = listen(context.Background(), zerolog.Nop(), listenOptions{paths: []string{unsigned}, addr: "127.0.0.1:0"}, &e2eBuffer{})
+	err = listen(context.Background(), zerolog.Nop(), listenOptions{Paths: []string{unsigned}, Addr: "127.0.0.1:0"}, &e2eBuffer{})
 	if err == nil || !strings.Contains(err.Error(), "signing_secret names a variable that is not set") {
 		t.Errorf("campaign whose signing secret is unset: %v", err)
 	}
@@ -299,81 +298,14 @@ func TestListenReplicasShareAPostgresStore(t *testing.T) {
 		t.Error("a deliveries file was written for a campaign whose state is in PostgreSQL")
 	}
 	// The opt-out is on the database's do-not-call list, once.
-	es, err := p.DoNotCall().Entries(context.Background())
+	list, _ := p.DoNotCall()
+	es, err := list.Entries(context.Background())
 	if err != nil || len(es) != 1 || es[0].Number != "+14155550007" {
 		t.Errorf("the database's do-not-call list: %+v, %v", es, err)
 	}
 	if l := logs.String(); !strings.Contains(l, `"stored":`) || strings.Contains(l, db) {
 		t.Errorf("logs:\n%s", l)
 	}
-}
-
-// TestListenWarnsWhenNoDeliveryComes checks the quiet check with an
-// injected clock: no warning before the quiet time has passed since the
-// first call start, one after it (once), none once a delivery came, and
-// one again for a later run's calls that bring none.
-func TestListenWarnsWhenNoDeliveryComes(t *testing.T) {
-	dir := t.TempDir()
-	stateDir := filepath.Join(dir, "state")
-	os.MkdirAll(stateDir, 0o700)
-	start := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
-	run := func(at time.Time, phone string) {
-		j, _, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer j.Close()
-		for _, r := range []store.Record{
-			{Type: store.TypeRun, Note: "test", At: at},
-			{Type: store.TypeIntent, Agent: "Agent", Phone: phone, Attempt: 1, At: at.Add(3 * time.Second)},
-			{Type: store.TypeOutcome, Agent: "Agent", Phone: phone, Attempt: 1, Status: store.OutcomeSent, At: at.Add(4 * time.Second)},
-		} {
-			if err := j.Append(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	files := store.Files{Dir: stateDir}
-	d, err := files.OpenDeliveries(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	var logs e2eBuffer
-	now := start
-	tgt := &hookTarget{name: "spring", f: &campaign.File{}, store: files, deliveries: d}
-	l := &listener{log: zerolog.New(&logs), targets: map[string]*hookTarget{"/x": tgt}, now: func() time.Time { return now }, quiet: 15 * time.Minute}
-	warnings := func() int { return strings.Count(logs.String(), "no delivery has come since") }
-	check := func(at time.Time, want int) {
-		t.Helper()
-		now = at
-		l.checkQuiet(context.Background())
-		if got := warnings(); got != want {
-			t.Errorf("at %s: %d warnings, want %d\n%s", at.Format(time.TimeOnly), got, want, logs.String())
-		}
-	}
-	check(start.Add(time.Hour), 0) // no call started yet
-	run(start, "+14155550132")     // its call starts at 14:00:03
-	check(start.Add(15*time.Minute), 0)
-	check(start.Add(15*time.Minute+3*time.Second), 1)
-	if !strings.Contains(logs.String(), `"first_call_start":"2026-11-25T14:00:03Z"`) {
-		t.Errorf("the warning does not name the first call start:\n%s", logs.String())
-	}
-	check(start.Add(time.Hour), 1) // once
-	// A later run; a delivery comes for it in time: no warning.
-	second := start.Add(2 * time.Hour)
-	run(second, "+14155550133")
-	if _, err := d.Append(store.Delivery{Key: "k", At: second.Add(time.Minute), Fields: map[string]string{"phone_number": "+14155550133"}}); err != nil {
-		t.Fatal(err)
-	}
-	check(second.Add(time.Hour), 1)
-	// A third run whose calls bring none, with this listen (as after a
-	// restart) knowing of no delivery but the store's old one.
-	third := start.Add(5 * time.Hour)
-	run(third, "+14155550134")
-	tgt.last.Store(0)
-	check(third.Add(14*time.Minute), 1)
-	check(third.Add(16*time.Minute), 2)
 }
 
 // TestListenRetryStraddlesUpgrade: deliveries stored by the callrun

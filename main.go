@@ -8,6 +8,8 @@ import (
 	"os"
 
 	_ "time/tzdata" // calling hours need time zones even where the system has none
+
+	"github.com/callrun/callrun/campaign/run"
 )
 
 func main() {
@@ -29,7 +31,7 @@ func main() {
 		if s.logJSON {
 			logFailure(s.log, err, code)
 		} else {
-			fmt.Fprintln(s.stderr, "callrun:", message(err))
+			fmt.Fprintln(s.stderr, "callrun:", run.Message(err))
 		}
 	}
 	os.Exit(code)

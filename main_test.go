@@ -209,7 +209,7 @@ func TestScopeOnAuthorizeURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := svc.oauth.AuthCodeURL("st4te")
+		got, err := svc.OAuth.AuthCodeURL("st4te")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestInitDraftLogsInToTheLiveService(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	got, err := svc.oauth.AuthCodeURL("st4te")
+	got, err := svc.OAuth.AuthCodeURL("st4te")
 	if err != nil {
 		t.Fatalf("auth login would have no authorize URL to print: %v", err)
 	}
@@ -432,7 +432,7 @@ func TestRunSandboxKeepsItsStateApart(t *testing.T) {
 	dir := copyQuickstart(t)
 	path := filepath.Join("quickstart", "campaign.yaml")
 	var out bytes.Buffer
-	if err := runCampaign(context.Background(), nolog, runOptions{path: path, sandbox: true}, &out); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{Path: path, Sandbox: true}, &out); err != nil {
 		t.Fatalf("first run: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "sent    5") {
@@ -459,7 +459,7 @@ func TestRunSandboxKeepsItsStateApart(t *testing.T) {
 		t.Errorf("files written outside the campaign: %v", stray)
 	}
 	out.Reset()
-	if err := runCampaign(context.Background(), nolog, runOptions{path: path, sandbox: true}, &out); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{Path: path, Sandbox: true}, &out); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
 	if !strings.Contains(out.String(), "This run: 0 calls") {
@@ -633,7 +633,7 @@ func TestPlanCountsDoneFromTheJournal(t *testing.T) {
 	if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCampaign(context.Background(), nolog, runOptions{path: path, limit: 2}, io.Discard); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{Path: path, Limit: 2}, io.Discard); err != nil {
 		t.Fatalf("canary: %v", err)
 	}
 	var out bytes.Buffer
@@ -694,11 +694,11 @@ func TestReportKeepsTheLastRunsRate(t *testing.T) {
 	dir := offlineCampaign(t, "unsafe_ignore_called_person_hours: true # the test runs at any hour")
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	path := filepath.Join(dir, "campaign.yaml")
-	if err := runCampaign(context.Background(), nolog, runOptions{path: path, sandbox: true}, io.Discard); err != nil {
+	if err := runCampaign(context.Background(), nolog, runOptions{Path: path, Sandbox: true}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := rebuildReport(context.Background(), nolog, savedOptions{path: path, sandbox: true}, &out); err != nil {
+	if err := rebuildReport(context.Background(), nolog, savedOptions{Path: path, Sandbox: true}, &out); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ".callrun", "cli-sandbox", "summary.json"))

@@ -103,7 +103,7 @@ func TestStatusCountsOutcomes(t *testing.T) {
 	fx := writeOutcomesFixture(t)
 	status := func(format string, now time.Time) string {
 		var out bytes.Buffer
-		o := savedOptions{path: fx.path, now: func() time.Time { return now }}
+		o := savedOptions{Path: fx.path, Now: func() time.Time { return now }}
 		if err := campaignStatus(context.Background(), o, format, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestStatusCountsOutcomes(t *testing.T) {
 func TestOutcomesListsDeliveries(t *testing.T) {
 	fx := writeOutcomesFixture(t)
 	var out bytes.Buffer
-	if err := listOutcomes(context.Background(), savedOptions{path: fx.path}, "csv", &out); err != nil {
+	if err := listOutcomes(context.Background(), savedOptions{Path: fx.path}, "csv", &out); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&out).ReadAll()
@@ -181,7 +181,7 @@ func TestOutcomesListsDeliveries(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := listOutcomes(context.Background(), savedOptions{path: fx.path}, "json", &out); err != nil {
+	if err := listOutcomes(context.Background(), savedOptions{Path: fx.path}, "json", &out); err != nil {
 		t.Fatal(err)
 	}
 	var lines []deliveryLine

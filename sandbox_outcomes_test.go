@@ -56,14 +56,14 @@ func TestRunSandboxReceivesOutcomes(t *testing.T) {
 	t.Setenv("CALLRUN_HOME", home)
 	var logs e2eBuffer
 	var sb *sandbox.Server
-	o := runOptions{path: filepath.Join("quickstart", "campaign.yaml"), sandbox: true,
-		tuneSandbox: func(so *sandbox.Options) {
+	o := runOptions{Path: filepath.Join("quickstart", "campaign.yaml"), Sandbox: true,
+		TuneSandbox: func(so *sandbox.Options) {
 			so.CallDuration = 10 * time.Millisecond
 			aw := &so.AccountWebhook
 			aw.OutOfOrder, aw.ShareDuplicate, aw.ShareLate, aw.LateBy = true, 0.5, 0.5, 30*time.Millisecond
 			aw.ShareForged, aw.ShareOptOut, aw.Seed = 1, 0.4, 7
 		},
-		sandboxStarted: func(s *sandbox.Server) { sb = s },
+		SandboxStarted: func(s *sandbox.Server) { sb = s },
 	}
 	var out bytes.Buffer
 	if err := runCampaign(context.Background(), zerolog.New(&logs), o, &out); err != nil {
@@ -160,8 +160,8 @@ func TestRunSandboxReceivesOutcomes(t *testing.T) {
 func TestRunSandboxOutcomesWaitIsBounded(t *testing.T) {
 	copyQuickstart(t)
 	var logs e2eBuffer
-	o := runOptions{path: filepath.Join("quickstart", "campaign.yaml"), sandbox: true, outcomesWait: 50 * time.Millisecond,
-		tuneSandbox: func(so *sandbox.Options) { so.CallDuration = time.Hour }}
+	o := runOptions{Path: filepath.Join("quickstart", "campaign.yaml"), Sandbox: true, OutcomesWait: 50 * time.Millisecond,
+		TuneSandbox: func(so *sandbox.Options) { so.CallDuration = time.Hour }}
 	start := time.Now()
 	if err := runCampaign(context.Background(), zerolog.New(&logs), o, &bytes.Buffer{}); err != nil {
 		t.Fatalf("run --sandbox: %v", err)
@@ -192,8 +192,8 @@ func TestRunSandboxOutcomesTakenElsewhere(t *testing.T) {
 	defer held.Close()
 	var logs e2eBuffer
 	var sb *sandbox.Server
-	o := runOptions{path: filepath.Join("quickstart", "campaign.yaml"), sandbox: true,
-		sandboxStarted: func(s *sandbox.Server) { sb = s }}
+	o := runOptions{Path: filepath.Join("quickstart", "campaign.yaml"), Sandbox: true,
+		SandboxStarted: func(s *sandbox.Server) { sb = s }}
 	if err := runCampaign(context.Background(), zerolog.New(&logs), o, &bytes.Buffer{}); err != nil {
 		t.Fatalf("run --sandbox: %v", err)
 	}

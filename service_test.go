@@ -12,6 +12,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store/pgtest"
 )
 
@@ -56,14 +57,14 @@ func TestDatabaseTokenSourcesShareOneRotatingToken(t *testing.T) {
 	mu.Lock()
 	now = time.Now()
 	mu.Unlock()
-	var svcs []*service
+	var svcs []*run.Service
 	for range sources {
 		svc, err := openService(ctx, nolog, path, campaign.LoadOptions{ServiceOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(svc.Close)
-		svc.oauth.Now = clock
+		svc.OAuth.Now = clock
 		svcs = append(svcs, svc)
 	}
 	base := srv.Stats().Refreshes
@@ -76,7 +77,7 @@ func TestDatabaseTokenSourcesShareOneRotatingToken(t *testing.T) {
 		for _, svc := range svcs {
 			for range 2 {
 				wg.Go(func() {
-					if _, err := svc.tokens.Token(ctx); err != nil {
+					if _, err := svc.Tokens.Token(ctx); err != nil {
 						failures.Add(1)
 						t.Errorf("round %d: %v", round, err)
 					}

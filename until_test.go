@@ -51,7 +51,7 @@ func TestUntilOutsideHoursSaysWhenTheyOpen(t *testing.T) {
 	dir := offlineCampaign(t, fmt.Sprintf(`hours: {timezone: UTC, days: [%s], start: "09:00", end: "20:00"}`, strings.ToLower(day.String()[:3])))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	var out bytes.Buffer
-	err := runCampaign(context.Background(), nolog, runOptions{path: filepath.Join(dir, "campaign.yaml"), sandbox: true, until: "1m"}, &out)
+	err := runCampaign(context.Background(), nolog, runOptions{Path: filepath.Join(dir, "campaign.yaml"), Sandbox: true, Until: "1m"}, &out)
 	if code := exitCode(context.Background(), err); code != exitTryLater {
 		t.Fatalf("exit %d (%v), want 75\n%s", code, err, out.String())
 	}

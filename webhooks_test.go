@@ -16,6 +16,7 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -152,18 +153,16 @@ func runListenSequence(t *testing.T, steps []webhookCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := openState(ctx, f, false)
+	st, err := f.OpenStore(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := openHookTarget(ctx, f, st.store, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.deliveries.Close()
 	var logs e2eBuffer
-	l := newListener(zerolog.New(&logs), 0, time.Now)
-	l.targets[f.Outcomes.Path()] = tgt
+	l := run.NewListener(zerolog.New(&logs), 0, time.Now)
+	if err := l.Add(ctx, f.Outcomes.Path(), f, st, false); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	defer func() {
 		if t.Failed() {
 			t.Logf("listen's log:\n%s", logs.String())
@@ -306,18 +305,18 @@ type listenTaken struct {
 func listenReport(t *testing.T, path, key string) ([]report.Outcome, listenTaken) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := loadSaved(ctx, savedOptions{path: path})
+	s, err := loadSaved(ctx, savedOptions{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	x, err := campaign.OpenOutcomes(ctx, s.f, s.state, s.norm)
+	x, err := campaign.OpenOutcomes(ctx, s.F, s.State, s.Norm)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []report.Outcome
-	err = s.f.NewContactReader(s.norm, s.sup).Each(ctx, func(c *campaign.Contact) error {
-		row := campaign.ReportRow(s.f, s.state, c)
+	err = s.F.NewContactReader(s.Norm, s.Sup).Each(ctx, func(c *campaign.Contact) error {
+		row := campaign.ReportRow(s.F, s.State, c)
 		x.Add(c, &row)
 		out = append(out, row.Outcome)
 		return nil

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -37,7 +36,8 @@ type tokenServer struct {
 	refresh   map[string]bool // refresh token -> still valid
 	access    map[string]bool // access token -> still valid
 	refreshes int
-	failWith  int // answer refreshes with this status when non-zero
+	failWith  int                  // answer refreshes with this status when non-zero
+	kept      map[string]*keptCell // the tokens kept, by tokenFile path
 }
 
 func newTokenServer(t *testing.T, lifetime int) *tokenServer {
@@ -160,9 +160,71 @@ func (ts *tokenServer) oauth(now func() time.Time) *OAuth {
 	return &OAuth{BaseURL: ts.srv.URL, ClientID: testClientID, ClientSecret: testClientSecret, RedirectURI: testRedirect, Now: now}
 }
 
-func (ts *tokenServer) tokenFile(path string) *TokenFile {
-	return &TokenFile{Path: path, BaseURL: ts.srv.URL, ClientID: testClientID}
+// tokenFile is the token kept at path, as two processes share a token
+// file: each call a store of its own, over one token and one lock.
+func (ts *tokenServer) tokenFile(path string) TokenStore {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.kept == nil {
+		ts.kept = map[string]*keptCell{}
+	}
+	c := ts.kept[path]
+	if c == nil {
+		c = &keptCell{sem: make(chan struct{}, 1)}
+		ts.kept[path] = c
+	}
+	return &keptTokens{cell: c, path: path}
 }
+
+// keptCell is one kept token and its lock.
+type keptCell struct {
+	sem chan struct{}
+	mu  sync.Mutex
+	tok *Token
+}
+
+// keptTokens is a [TokenStore] in memory for the tests: the token file
+// itself is the campaign's store's (report/store), tested there.
+type keptTokens struct {
+	cell *keptCell
+	path string
+}
+
+func (k *keptTokens) Lock(ctx context.Context) (func(), error) {
+	select {
+	case k.cell.sem <- struct{}{}:
+		return func() { <-k.cell.sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (k *keptTokens) Load() (*Token, error) {
+	k.cell.mu.Lock()
+	defer k.cell.mu.Unlock()
+	if k.cell.tok == nil {
+		return nil, fmt.Errorf("%w (no token at %s)", ErrNotLoggedIn, k.path)
+	}
+	t := *k.cell.tok
+	return &t, nil
+}
+
+func (k *keptTokens) Save(tok *Token) error {
+	k.cell.mu.Lock()
+	defer k.cell.mu.Unlock()
+	t := *tok
+	k.cell.tok = &t
+	return nil
+}
+
+func (k *keptTokens) Remove() error {
+	k.cell.mu.Lock()
+	defer k.cell.mu.Unlock()
+	k.cell.tok = nil
+	return nil
+}
+
+func (k *keptTokens) String() string { return k.path }
 
 // fakeClock is a clock that tests move by hand.
 type fakeClock struct {
@@ -328,75 +390,13 @@ func TestTokenFresh(t *testing.T) {
 
 // loggedIn returns a token source whose file holds a token from a code
 // exchange.
-func loggedIn(t *testing.T, ts *tokenServer, clock *fakeClock, path string) *FileTokenSource {
+func loggedIn(t *testing.T, ts *tokenServer, clock *fakeClock, path string) *StoredTokenSource {
 	t.Helper()
-	src := NewFileTokenSource(ts.oauth(clock.Now), ts.tokenFile(path))
+	src := NewStoredTokenSource(ts.oauth(clock.Now), ts.tokenFile(path))
 	if _, err := src.Login(context.Background(), "good-code"); err != nil {
 		t.Fatal(err)
 	}
 	return src
-}
-
-func TestTokenFileModeAndAtomicReplace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", "tok.json")
-	f := &TokenFile{Path: path, BaseURL: "https://api.example.com", ClientID: "c"}
-	if _, err := f.Load(); !errors.Is(err, ErrNotLoggedIn) {
-		t.Fatalf("missing file: err = %v", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil { // an older, too-open file
-		t.Fatal(err)
-	}
-	want := &Token{AccessToken: "a", RefreshToken: "r", TokenType: "Bearer", Expiry: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	if err := f.Save(want); err != nil {
-		t.Fatal(err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("mode = %v, want 0600", st.Mode().Perm())
-	}
-	got, err := f.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *got != *want {
-		t.Errorf("loaded %#v, want %#v", got, want)
-	}
-	other := &TokenFile{Path: path, BaseURL: "https://other.example.com", ClientID: "c"}
-	if _, err := other.Load(); err == nil {
-		t.Error("a token file of another service was accepted")
-	}
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	for _, e := range entries {
-		if e.Name() != "tok.json" {
-			t.Errorf("left behind: %s", e.Name())
-		}
-	}
-	if err := os.WriteFile(path, []byte("{torn"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Load(); err == nil || !strings.Contains(err.Error(), "auth login") {
-		t.Errorf("damaged file: err = %v", err)
-	}
-}
-
-func TestDefaultTokenPathPerServiceAndClient(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	a, _ := DefaultTokenPath("https://a.example.com", "c1")
-	b, _ := DefaultTokenPath("https://a.example.com/", "c1")
-	c, _ := DefaultTokenPath("https://a.example.com", "c2")
-	d, _ := DefaultTokenPath("https://b.example.com", "c1")
-	if a != b || a == c || a == d || c == d {
-		t.Errorf("paths: %s %s %s %s", a, b, c, d)
-	}
-	if !strings.Contains(a, filepath.Join("callrun", "tokens")) {
-		t.Errorf("path %s is not under callrun/tokens", a)
-	}
 }
 
 // TestOneRefreshForManyGoroutines: 64 workers find the token expired at
@@ -438,7 +438,7 @@ func TestTwoStoresKeepTheChain(t *testing.T) {
 	clock := newClock()
 	path := filepath.Join(t.TempDir(), "tok.json")
 	a := loggedIn(t, ts, clock, path)
-	b := NewFileTokenSource(ts.oauth(clock.Now), ts.tokenFile(path))
+	b := NewStoredTokenSource(ts.oauth(clock.Now), ts.tokenFile(path))
 	if _, err := b.Token(context.Background()); err != nil { // b loads the same token
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func TestTwoStoresKeepTheChain(t *testing.T) {
 		clock.Add(2 * time.Minute)
 		var wg sync.WaitGroup
 		var failures atomic.Int32
-		for _, src := range []*FileTokenSource{a, b, a, b} {
+		for _, src := range []*StoredTokenSource{a, b, a, b} {
 			wg.Go(func() {
 				if _, err := src.Token(context.Background()); err != nil {
 					failures.Add(1)
@@ -556,7 +556,7 @@ func TestRevokedRefreshTokenNeedsLogin(t *testing.T) {
 
 func TestNotLoggedIn(t *testing.T) {
 	ts := newTokenServer(t, 60)
-	src := NewFileTokenSource(ts.oauth(nil), ts.tokenFile(filepath.Join(t.TempDir(), "none.json")))
+	src := NewStoredTokenSource(ts.oauth(nil), ts.tokenFile(filepath.Join(t.TempDir(), "none.json")))
 	if _, err := src.Token(context.Background()); !errors.Is(err, ErrNotLoggedIn) {
 		t.Fatalf("err = %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +16,7 @@ import (
 // session is a client logged in to a sandbox through the real OAuth flow.
 type session struct {
 	srv    *sandbox.Server
-	tokens *apiclient.FileTokenSource
+	tokens *apiclient.StoredTokenSource
 	client *apiclient.Client
 }
 
@@ -32,8 +31,8 @@ func newSession(t *testing.T, opts sandbox.Options, now func() time.Time) *sessi
 		BaseURL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
 		RedirectURI: "http://127.0.0.1:8765/callback", Now: now,
 	}
-	file := &apiclient.TokenFile{Path: filepath.Join(t.TempDir(), "token.json"), BaseURL: srv.URL, ClientID: o.ClientID}
-	tokens := apiclient.NewFileTokenSource(o, file)
+	file := apiclient.MemoryTokens("token.json")
+	tokens := apiclient.NewStoredTokenSource(o, file)
 	if _, err := tokens.Login(context.Background(), sandbox.DefaultCode); err != nil {
 		t.Fatalf("login: %v", err)
 	}

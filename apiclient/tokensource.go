@@ -16,18 +16,17 @@ const (
 	maxRefreshPause = time.Minute
 )
 
-// FileTokenSource is the [TokenSource] behind every command that talks to the
+// StoredTokenSource is the [TokenSource] behind every command that talks to the
 // service. It keeps the current token in memory and refreshes it shortly
 // before it expires, or when the service answered 401. The token is saved
-// in a [TokenStore]: a token file, or a database's row (the name is from
-// the days when only files existed).
+// in a [TokenStore].
 //
 // However many goroutines ask at once, one refresh is made. A refresh first
 // takes the store's lock and loads the token again, so a token that another
 // process refreshed meanwhile is adopted instead of spending the same
 // refresh token twice. The refreshed token, with the rotated refresh token,
 // is saved in the store before anyone uses it.
-type FileTokenSource struct {
+type StoredTokenSource struct {
 	OAuth *OAuth
 	Store TokenStore
 
@@ -42,16 +41,16 @@ type FileTokenSource struct {
 	refreshes atomic.Int64
 }
 
-// NewFileTokenSource returns a token source over the token kept in store
-// (a [*TokenFile], say), refreshing with o.
-func NewFileTokenSource(o *OAuth, store TokenStore) *FileTokenSource {
-	return &FileTokenSource{OAuth: o, Store: store, sem: make(chan struct{}, 1)}
+// NewStoredTokenSource returns a token source over the token kept in
+// store, refreshing with o.
+func NewStoredTokenSource(o *OAuth, store TokenStore) *StoredTokenSource {
+	return &StoredTokenSource{OAuth: o, Store: store, sem: make(chan struct{}, 1)}
 }
 
 // Refreshes returns how many refresh requests this source has sent.
-func (s *FileTokenSource) Refreshes() int64 { return s.refreshes.Load() }
+func (s *StoredTokenSource) Refreshes() int64 { return s.refreshes.Load() }
 
-func (s *FileTokenSource) acquire(ctx context.Context) error {
+func (s *StoredTokenSource) acquire(ctx context.Context) error {
 	select {
 	case s.sem <- struct{}{}:
 		return nil
@@ -60,15 +59,15 @@ func (s *FileTokenSource) acquire(ctx context.Context) error {
 	}
 }
 
-func (s *FileTokenSource) release() { <-s.sem }
+func (s *StoredTokenSource) release() { <-s.sem }
 
 // usable reports whether tok can be handed out at now.
-func (s *FileTokenSource) usable(tok *Token, now time.Time) bool {
+func (s *StoredTokenSource) usable(tok *Token, now time.Time) bool {
 	return tok.Fresh(now) && tok.AccessToken != s.stale
 }
 
 // Token implements [TokenSource].
-func (s *FileTokenSource) Token(ctx context.Context) (*Token, error) {
+func (s *StoredTokenSource) Token(ctx context.Context) (*Token, error) {
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -117,7 +116,7 @@ func (e *AuthError) Unwrap() error { return e.Err }
 
 // ForceRefresh refreshes the token now, even if it is still fresh. It is
 // what `callrun auth refresh` does.
-func (s *FileTokenSource) ForceRefresh(ctx context.Context) (tok *Token, err error) {
+func (s *StoredTokenSource) ForceRefresh(ctx context.Context) (tok *Token, err error) {
 	err = s.exclusive(ctx, func() error {
 		disk, err := s.Store.Load()
 		if err != nil {
@@ -135,7 +134,7 @@ func (s *FileTokenSource) ForceRefresh(ctx context.Context) (tok *Token, err err
 // exclusive runs fn holding both this source's semaphore and the token
 // store's lock: no goroutine here and no other process touches the token
 // meanwhile.
-func (s *FileTokenSource) exclusive(ctx context.Context, fn func() error) error {
+func (s *StoredTokenSource) exclusive(ctx context.Context, fn func() error) error {
 	if err := s.acquire(ctx); err != nil {
 		return err
 	}
@@ -151,7 +150,7 @@ func (s *FileTokenSource) exclusive(ctx context.Context, fn func() error) error 
 // renew returns a usable token: the one in the store if it is newer than the
 // one in memory and still fresh, else a refreshed one. It holds the store's
 // lock throughout.
-func (s *FileTokenSource) renew(ctx context.Context, now time.Time) (*Token, error) {
+func (s *StoredTokenSource) renew(ctx context.Context, now time.Time) (*Token, error) {
 	unlock, err := s.Store.Lock(ctx)
 	if err != nil {
 		return nil, err
@@ -169,7 +168,7 @@ func (s *FileTokenSource) renew(ctx context.Context, now time.Time) (*Token, err
 
 // refreshWith refreshes with disk's refresh token and saves the result
 // before returning it. The caller holds the store's lock.
-func (s *FileTokenSource) refreshWith(ctx context.Context, disk *Token) (*Token, error) {
+func (s *StoredTokenSource) refreshWith(ctx context.Context, disk *Token) (*Token, error) {
 	if disk.RefreshToken == "" {
 		return nil, fmt.Errorf("%w: the saved access token has expired and the service gave no refresh token", ErrReauthorize)
 	}
@@ -189,7 +188,7 @@ func (s *FileTokenSource) refreshWith(ctx context.Context, disk *Token) (*Token,
 // Invalidate implements [TokenSource]. Only the first report about a given
 // token counts; later ones, from requests that were already under way, find
 // the token replaced.
-func (s *FileTokenSource) Invalidate(tok *Token) {
+func (s *StoredTokenSource) Invalidate(tok *Token) {
 	s.sem <- struct{}{}
 	defer s.release()
 	if tok != nil && s.tok != nil && s.tok.AccessToken == tok.AccessToken {
@@ -199,7 +198,7 @@ func (s *FileTokenSource) Invalidate(tok *Token) {
 
 // Login exchanges an authorization code and saves the token, under the
 // store's lock. It returns the saved token.
-func (s *FileTokenSource) Login(ctx context.Context, code string) (*Token, error) {
+func (s *StoredTokenSource) Login(ctx context.Context, code string) (*Token, error) {
 	tok, err := s.OAuth.Exchange(ctx, code)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,19 @@
 package apiclient
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotLoggedIn means there is no saved token for the service and client.
+// Its message says what happened; the CLI adds how to log in when it
+// prints it.
+var ErrNotLoggedIn = errors.New("not logged in")
 
 // TokenStore is where one service's and one client's token is kept between
-// runs, for a [FileTokenSource]: a [TokenFile] on this machine, or a row of
-// a database that every machine running a campaign reaches (the command
-// line builds that one from the campaign's state: block).
+// runs, for a [StoredTokenSource]: a token file on this machine, or a row
+// of a database that every machine running a campaign reaches (both are
+// the campaign's store's, report/store).
 //
 // Its lock is what keeps two holders of the same refresh token (two
 // processes, two machines, or two sources in one process) from spending it
@@ -27,9 +35,3 @@ type TokenStore interface {
 	// String says where the token is kept, for people; never a secret.
 	String() string
 }
-
-var _ TokenStore = (*TokenFile)(nil)
-
-// String is the token file's path. It is here, beside the interface it
-// completes, so that the file's own code stays as it was.
-func (f *TokenFile) String() string { return f.Path }

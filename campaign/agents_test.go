@@ -13,6 +13,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
 )
 
 // sandboxClient returns a sandbox and a client logged in to it.
@@ -21,7 +22,7 @@ func sandboxClient(t *testing.T, opts sandbox.Options) (*sandbox.Server, *apicli
 	srv := sandbox.NewServer(opts)
 	t.Cleanup(srv.Close)
 	o := &apiclient.OAuth{BaseURL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret, RedirectURI: "http://127.0.0.1/cb"}
-	tokens := apiclient.NewFileTokenSource(o, &apiclient.TokenFile{Path: filepath.Join(t.TempDir(), "tok.json")})
+	tokens := apiclient.NewStoredTokenSource(o, TokenStore(&store.TokenFile{Path: filepath.Join(t.TempDir(), "tok.json")}))
 	if _, err := tokens.Login(context.Background(), sandbox.DefaultCode); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package campaign
 
 // Tests of Run against the sandbox: real HTTP on loopback, the real
-// apiclient.Client with a FileTokenSource, a real journal in a temporary
+// apiclient.Client with a StoredTokenSource, a real journal in a temporary
 // directory. They assert from the sandbox's ledger (what the "service"
 // really received and placed) and from the journal, never from Run's own
 // counters alone.
@@ -159,7 +159,7 @@ func dtStartSandboxAt(t *testing.T, srv *sandbox.Server, now func() time.Time) (
 	t.Cleanup(conns.closeAll) // runs before srv.Close
 	o := &apiclient.OAuth{BaseURL: srv.URL, ClientID: sandbox.DefaultClientID, ClientSecret: sandbox.DefaultClientSecret,
 		RedirectURI: "http://127.0.0.1/cb", HTTPClient: &http.Client{Transport: tr}, Now: now}
-	tokens := apiclient.NewFileTokenSource(o, &apiclient.TokenFile{Path: filepath.Join(t.TempDir(), "tok.json")})
+	tokens := apiclient.NewStoredTokenSource(o, TokenStore(&store.TokenFile{Path: filepath.Join(t.TempDir(), "tok.json")}))
 	if _, err := tokens.Login(context.Background(), sandbox.DefaultCode); err != nil {
 		t.Fatal(err)
 	}

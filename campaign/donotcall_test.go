@@ -53,7 +53,7 @@ func TestRunHonoursTheDoNotCallList(t *testing.T) {
 			ctx := context.Background()
 			var list store.DoNotCallList = store.OpenDoNotCallFile(t.TempDir())
 			if e.pg != nil {
-				list = e.pg.DoNotCall()
+				list, _ = e.pg.DoNotCall()
 			}
 			e.dnc = list
 			add := func(i int, source string) {

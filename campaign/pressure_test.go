@@ -52,7 +52,7 @@ func ptEnv(t *testing.T, srv *sandbox.Server, e0 *dtEnv, name string, index, cou
 		}
 		t.Cleanup(func() { p.Close() })
 		e.pg, e.pgURL = p, pgURL
-		starts = p.CallStarts()
+		starts, _ = p.CallStarts()
 	}
 	e.pressure = &store.Pressure{Limits: store.DefaultPressure, Starts: starts, Campaign: name, Now: clock}
 	return e

@@ -36,14 +36,14 @@ type Conversation struct {
 func (c *Conversation) id() uint64 { return idHash(c.Campaign + " " + c.Key) }
 
 // HoldAfterConversation says whether a number whose latest conversation
-// was at talked (zero: none) may be called at now, when no call may start
+// was at conversedAt (zero: none) may be called at now, when no call may start
 // within after of a conversation (0: conversations hold nothing); if not,
 // it returns the HeldError saying when it may be.
-func HoldAfterConversation(number string, talked time.Time, after time.Duration, now time.Time) *HeldError {
-	if after <= 0 || talked.IsZero() || !now.Before(talked.Add(after)) {
+func HoldAfterConversation(number string, conversedAt time.Time, after time.Duration, now time.Time) *HeldError {
+	if after <= 0 || conversedAt.IsZero() || !now.Before(conversedAt.Add(after)) {
 		return nil
 	}
-	return &HeldError{Number: number, Conversation: talked.UTC(), After: after, Until: talked.Add(after)}
+	return &HeldError{Number: number, Conversation: conversedAt.UTC(), After: after, Until: conversedAt.Add(after)}
 }
 
 // Later returns whichever of a and b holds its number longer; nil when
@@ -62,8 +62,8 @@ const ConversationsFileName = "conversations.jsonl"
 // conversationsFile is what a [CallStartsFile] keeps in memory of the
 // conversations file, beside its starts.
 type conversationsFile struct {
-	size  int64                // bytes read into talks
-	talks map[string][]timedID // by number, as of size
+	size          int64                // bytes read into conversations
+	conversations map[string][]timedID // by number, as of size
 	// lastLine is the line read last, which ends at size: a file that no
 	// longer holds it there was replaced by a compaction, and is read
 	// again from its start.
@@ -74,13 +74,13 @@ func (l *CallStartsFile) conversationsPath() string {
 	return filepath.Join(l.dir, ConversationsFileName)
 }
 
-// refreshTalks applies the whole lines appended to the conversations
+// refreshConversations applies the whole lines appended to the conversations
 // file since the last look. The caller holds l.mu.
-func (l *CallStartsFile) refreshTalks() error {
-	c := &l.talks
+func (l *CallStartsFile) refreshConversations() error {
+	c := &l.conversations
 	f, err := os.Open(l.conversationsPath())
 	if errors.Is(err, os.ErrNotExist) {
-		c.size, c.talks = 0, nil
+		c.size, c.conversations = 0, nil
 		return nil
 	}
 	if err != nil {
@@ -97,8 +97,8 @@ func (l *CallStartsFile) refreshTalks() error {
 	if fi.Size() == c.size {
 		return nil
 	}
-	if c.talks == nil {
-		c.talks = map[string][]timedID{}
+	if c.conversations == nil {
+		c.conversations = map[string][]timedID{}
 	}
 	prev, lastAt := c.size, int64(-1)
 	n, err := readConversations(f, c.size, func(v Conversation, end int64) {
@@ -115,7 +115,7 @@ func (l *CallStartsFile) refreshTalks() error {
 		}
 	}
 	if c.size == 0 {
-		forgetOld(c.talks)
+		forgetOld(c.conversations)
 	}
 	c.size += n
 	return nil
@@ -124,18 +124,18 @@ func (l *CallStartsFile) refreshTalks() error {
 // apply keeps v, unless a conversation of its id is kept already.
 func (c *conversationsFile) apply(v Conversation) bool {
 	id := v.id()
-	ts := c.talks[v.Number]
+	ts := c.conversations[v.Number]
 	if slices.ContainsFunc(ts, func(t timedID) bool { return t.id == id }) {
 		return false
 	}
-	c.talks[v.Number] = append(ts, timedID{at: v.At.UnixNano(), id: id})
+	c.conversations[v.Number] = append(ts, timedID{at: v.At.UnixNano(), id: id})
 	return true
 }
 
 // last returns the latest conversation with number, zero when none.
 func (c *conversationsFile) last(number string) time.Time {
 	var at int64
-	for _, t := range c.talks[number] {
+	for _, t := range c.conversations[number] {
 		at = max(at, t.at)
 	}
 	if at == 0 {
@@ -171,10 +171,10 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 	defer fl.Unlock() //nolint:errcheck // closing releases it too
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.refreshTalks(); err != nil {
+	if err := l.refreshConversations(); err != nil {
 		return false, err
 	}
-	if slices.ContainsFunc(l.talks.talks[c.Number], func(t timedID) bool { return t.id == c.id() }) {
+	if slices.ContainsFunc(l.conversations.conversations[c.Number], func(t timedID) bool { return t.id == c.id() }) {
 		return false, nil
 	}
 	path := l.conversationsPath()
@@ -184,7 +184,7 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 	}
 	defer f.Close()
 	// A torn last line was never acknowledged: cut it.
-	if err := cutTail(f, l.talks.size); err != nil {
+	if err := cutTail(f, l.conversations.size); err != nil {
 		return false, fmt.Errorf("cutting the torn last line of %s: %w", path, err)
 	}
 	c.At = c.At.UTC()
@@ -193,20 +193,20 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 		return false, err
 	}
 	line = append(line, '\n')
-	if _, err := f.WriteAt(line, l.talks.size); err != nil {
-		f.Truncate(l.talks.size) //nolint:errcheck // the next writer cuts it too
+	if _, err := f.WriteAt(line, l.conversations.size); err != nil {
+		f.Truncate(l.conversations.size) //nolint:errcheck // the next writer cuts it too
 		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Truncate(l.talks.size) //nolint:errcheck
+		f.Truncate(l.conversations.size) //nolint:errcheck
 		return false, fmt.Errorf("syncing %s: %w", path, err)
 	}
-	if l.talks.talks == nil {
-		l.talks.talks = map[string][]timedID{}
+	if l.conversations.conversations == nil {
+		l.conversations.conversations = map[string][]timedID{}
 	}
-	l.talks.size += int64(len(line))
-	l.talks.lastLine = line
-	l.talks.apply(c)
+	l.conversations.size += int64(len(line))
+	l.conversations.lastLine = line
+	l.conversations.apply(c)
 	return true, nil
 }
 
@@ -235,7 +235,7 @@ func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conv
 			out = append(out, c)
 		}
 	}
-	if err := readBoth(l.talksArchivePath(), l.conversationsPath(), func(f *os.File) (int64, error) { return readConversations(f, 0, add) }); err != nil {
+	if err := readBoth(l.conversationsArchivePath(), l.conversationsPath(), func(f *os.File) (int64, error) { return readConversations(f, 0, add) }); err != nil {
 		return nil, err
 	}
 	slices.SortStableFunc(out, func(a, b Conversation) int { return a.At.Compare(b.At) })
@@ -247,12 +247,12 @@ func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conv
 func (l *CallStartsFile) Conversed(_ context.Context, since time.Time) (map[string]time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.refreshTalks(); err != nil {
+	if err := l.refreshConversations(); err != nil {
 		return nil, err
 	}
 	out := map[string]time.Time{}
-	for n := range l.talks.talks {
-		if at := l.talks.last(n); at.After(since) {
+	for n := range l.conversations.conversations {
+		if at := l.conversations.last(n); at.After(since) {
 			out[n] = at
 		}
 	}

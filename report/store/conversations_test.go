@@ -87,27 +87,27 @@ func TestConversationsHoldRegF(t *testing.T) {
 				t.Fatal(err)
 			}
 			starts := pressureFor(t, stores["a"], "", clock).Starts
-			talked := t0.Add(10 * time.Minute)
-			c := Conversation{Number: n, At: talked, Campaign: "a", Key: "k1"}
+			conversedAt := t0.Add(10 * time.Minute)
+			c := Conversation{Number: n, At: conversedAt, Campaign: "a", Key: "k1"}
 			if isNew, err := starts.Converse(ctx, c); err != nil || !isNew {
 				t.Fatalf("recording the conversation: %v, %v", isNew, err)
 			}
 			retry := c
-			retry.At = talked.Add(time.Hour) // the service's retry of the delivery, an hour on
+			retry.At = conversedAt.Add(time.Hour) // the service's retry of the delivery, an hour on
 			if isNew, err := starts.Converse(ctx, retry); err != nil || isNew {
 				t.Fatalf("recording the retry: new %v, %v; want not new", isNew, err)
 			}
 			// Two days on: the day is over, the week after the
 			// conversation not.
 			now = t0.Add(48 * time.Hour)
-			week := talked.Add(RegFAfterConversation)
+			week := conversedAt.Add(RegFAfterConversation)
 			var h *HeldError
-			if err := regf.Append(intent(n, 1)); !errors.As(err, &h) || !h.Until.Equal(week) || !h.Conversation.Equal(talked) ||
+			if err := regf.Append(intent(n, 1)); !errors.As(err, &h) || !h.Until.Equal(week) || !h.Conversation.Equal(conversedAt) ||
 				!strings.Contains(err.Error(), "a conversation on 2026-11-02") {
 				t.Fatalf("reg_f two days after the conversation: %v, want held until %s", err, week)
 			}
 			if err := regf.Append(intent(other, 1)); err != nil {
-				t.Fatalf("reg_f calling a number nobody talked to: %v", err)
+				t.Fatalf("reg_f calling a number nobody conversedAt to: %v", err)
 			}
 			if err := plain.Append(intent(n, 1)); err != nil {
 				t.Fatalf("a campaign without reg_f two days after the conversation: %v", err)
@@ -122,17 +122,17 @@ func TestConversationsHoldRegF(t *testing.T) {
 			}
 
 			cs, err := starts.Conversations(ctx, n)
-			if err != nil || len(cs) != 1 || !cs[0].At.Equal(talked) || cs[0].Campaign != "a" || cs[0].Key != "k1" {
+			if err != nil || len(cs) != 1 || !cs[0].At.Equal(conversedAt) || cs[0].Campaign != "a" || cs[0].Key != "k1" {
 				t.Errorf("conversations with %s: %+v, %v; want the one, once", n, cs, err)
 			}
 			if cs, err := starts.Conversations(ctx, other); err != nil || len(cs) != 0 {
 				t.Errorf("conversations with %s: %+v, %v; want none", other, cs, err)
 			}
 			got, err := starts.Conversed(ctx, now.Add(-RegFAfterConversation-time.Hour))
-			if err != nil || len(got) != 1 || !got[n].Equal(talked) {
+			if err != nil || len(got) != 1 || !got[n].Equal(conversedAt) {
 				t.Errorf("conversed: %v, %v", got, err)
 			}
-			if got, err := starts.Conversed(ctx, talked); err != nil || len(got) != 0 {
+			if got, err := starts.Conversed(ctx, conversedAt); err != nil || len(got) != 0 {
 				t.Errorf("conversed after the conversation: %v, %v; want none", got, err)
 			}
 		})

@@ -69,6 +69,10 @@ type DoNotCallList interface {
 	Resolve(ctx context.Context, campaign, key, note string) (bool, error)
 	// Held returns the holds not resolved, oldest first.
 	Held(ctx context.Context) ([]OptOutHold, error)
+	// CheckedAtEachCall reports whether a run asks Has right before each
+	// call start: true for a file, read from where it was read last; a
+	// database's list is checked in each intent's own INSERT instead.
+	CheckedAtEachCall() bool
 	// String says where the list is, for people.
 	String() string
 }
@@ -158,6 +162,8 @@ func OpenDoNotCallFile(dir string) *DoNotCallFile {
 func (l *DoNotCallFile) path() string { return filepath.Join(l.dir, DoNotCallFileName) }
 
 func (l *DoNotCallFile) String() string { return "do-not-call list " + l.path() }
+
+func (l *DoNotCallFile) CheckedAtEachCall() bool { return true }
 
 // Has reports whether number is on the list, reading what was appended
 // to the list and to the holds since the last look; while an opt-out is

@@ -21,7 +21,7 @@ var dncKinds = []struct {
 }{
 	{"files", func(t *testing.T) DoNotCallList { return OpenDoNotCallFile(sharedDir(t, "home")) }},
 	{"postgres", func(t *testing.T) DoNotCallList {
-		return openPostgres(t, sharedURL(t), "any", 0, 1).DoNotCall()
+		return pgList(openPostgres(t, sharedURL(t), "any", 0, 1))
 	}},
 }
 
@@ -229,7 +229,7 @@ func storeAndList(t *testing.T, open func(t *testing.T, campaign string, index, 
 	t.Helper()
 	s := open(t, "spring", 0, 1)
 	if p, ok := s.(*Postgres); ok {
-		return s, p.DoNotCall()
+		return s, pgList(p)
 	}
 	return s, OpenDoNotCallFile(sharedDir(t, "home"))
 }

@@ -13,7 +13,7 @@ import (
 // CallStarts returns the database's call starts, counted by the contact
 // pressure of every campaign whose state is in the database, on every
 // machine.
-func (p *Postgres) CallStarts() CallStarts { return &pgCallStarts{p: p} }
+func (p *Postgres) CallStarts() (CallStarts, error) { return &pgCallStarts{p: p}, nil }
 
 // pgCallStarts is the call starts in the table callrun_call_starts.
 type pgCallStarts struct{ p *Postgres }
@@ -23,6 +23,8 @@ type pgCallStarts struct{ p *Postgres }
 const pressureLockSeed = 0x70726573 // "pres"
 
 func (l *pgCallStarts) String() string { return "call starts in the " + l.p.where }
+
+func (l *pgCallStarts) Compact(time.Time) (int, int, error) { return 0, 0, nil }
 
 func (l *pgCallStarts) History(ctx context.Context, number string) ([]CallStart, error) {
 	rows, err := l.p.pool.Query(ctx, `SELECT number, at, start_id, campaign, agent, released FROM callrun_call_starts WHERE number = $1 ORDER BY at, id`, number)
@@ -168,10 +170,10 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 			return err
 		}
 	}
-	var talked map[string]time.Time
+	var conversedAt map[string]time.Time
 	if after := k.pressure.AfterConversation; after > 0 && len(numbers) > 0 {
 		var err error
-		if talked, err = conversedWith(ctx, tx, k.p, numbers, now.Add(-after)); err != nil {
+		if conversedAt, err = conversedWith(ctx, tx, k.p, numbers, now.Add(-after)); err != nil {
 			return err
 		}
 	}
@@ -180,7 +182,7 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 			continue
 		}
 		n := op.start.Number
-		if h := Later(HoldUntil(limits, n, have[n], now), HoldAfterConversation(n, talked[n], k.pressure.AfterConversation, now)); h != nil {
+		if h := Later(HoldUntil(limits, n, have[n], now), HoldAfterConversation(n, conversedAt[n], k.pressure.AfterConversation, now)); h != nil {
 			b.refuse(op.i, h)
 			continue
 		}

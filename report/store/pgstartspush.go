@@ -84,10 +84,10 @@ WHERE NOT EXISTS (SELECT 1 FROM callrun_call_starts s WHERE s.start_id = u.i AND
 // preset must hold a number the machine's listen heard answered. One the
 // database holds already (the same campaign and delivery key) is not
 // added again. It returns how many it added.
-func (p *Postgres) CopyConversations(ctx context.Context, talks []Conversation) (int, error) {
-	n := len(talks)
+func (p *Postgres) CopyConversations(ctx context.Context, conversations []Conversation) (int, error) {
+	n := len(conversations)
 	numbers, ats, campaigns, keys := make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
-	for i, c := range talks {
+	for i, c := range conversations {
 		numbers[i], ats[i], campaigns[i], keys[i] = c.Number, c.At.UTC(), c.Campaign, c.Key
 	}
 	tag, err := p.pool.Exec(ctx, `INSERT INTO callrun_conversations (number, at, campaign, key) SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[]) ON CONFLICT (campaign, key) DO NOTHING`,

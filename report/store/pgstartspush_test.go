@@ -38,7 +38,7 @@ func TestPostgresCopyCallStarts(t *testing.T) {
 	if added, released, err := pg.CopyCallStarts(ctx, recent); err != nil || added != 2 || released != 0 {
 		t.Fatalf("CopyCallStarts: added %d, released %d, %v; want 2 added", added, released, err)
 	}
-	db := pg.CallStarts()
+	db := pgStarts(pg)
 	history := func(n string) []CallStart {
 		h, err := db.History(ctx, n)
 		if err != nil {
@@ -58,7 +58,7 @@ func TestPostgresCopyCallStarts(t *testing.T) {
 	// A campaign on the database holds x, and calls y.
 	second := openPostgres(t, url, "autumn", 0, 1)
 	unlock := lockStore(t, second)
-	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: second.CallStarts(), Campaign: "autumn", Now: clock}})
+	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: pgStarts(second), Campaign: "autumn", Now: clock}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,21 +114,21 @@ func TestPostgresCopyConversations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	talks, err := files.RecentConversations(ctx, now.Add(-StartsHorizon))
-	if err != nil || len(talks) != 1 || talks[0].Number != x {
-		t.Fatalf("RecentConversations: %+v, %v; want x's of 2 days ago, not z's of 40", talks, err)
+	conversations, err := files.RecentConversations(ctx, now.Add(-StartsHorizon))
+	if err != nil || len(conversations) != 1 || conversations[0].Number != x {
+		t.Fatalf("RecentConversations: %+v, %v; want x's of 2 days ago, not z's of 40", conversations, err)
 	}
 	url := pgURL(t)
 	pg := openPostgres(t, url, "spring", 0, 1)
 	for i, want := range []int{1, 0} {
-		if added, err := pg.CopyConversations(ctx, talks); err != nil || added != want {
+		if added, err := pg.CopyConversations(ctx, conversations); err != nil || added != want {
 			t.Fatalf("copy %d: added %d, %v; want %d", i+1, added, err, want)
 		}
 	}
 	second := openPostgres(t, url, "autumn", 0, 1)
 	unlock := lockStore(t, second)
 	defer unlock()
-	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: second.CallStarts(), Campaign: "autumn",
+	j, st, err := second.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: pgStarts(second), Campaign: "autumn",
 		AfterConversation: RegFAfterConversation, Now: func() time.Time { return now }}})
 	if err != nil {
 		t.Fatal(err)

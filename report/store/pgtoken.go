@@ -61,9 +61,9 @@ var ErrTokenSealed = errors.New("the token in the database cannot be opened")
 // UPDATE (creating it, empty, if missing); Load reads in that
 // transaction; Save and Remove write and commit it, so that the refreshed
 // token is durable before anyone uses it, and the commit ends the lock;
-// unlock rolls back when nothing was written. The command line adapts it
-// to the token store its token source wants; it holds the token's value
-// only as bytes, which it never logs.
+// unlock rolls back when nothing was written. It holds the token's value
+// only as bytes, which it never logs; [Postgres.Token] keeps a [Token] in
+// it.
 type PGToken struct {
 	p        *Postgres
 	baseURL  string
@@ -77,9 +77,19 @@ type PGToken struct {
 	ctx context.Context // the context the lock was taken with
 }
 
-// Token returns the token of the service at baseURL for clientID, sealed
-// with key (see [ParseTokenKey]).
-func (p *Postgres) Token(baseURL, clientID string, key []byte) (*PGToken, error) {
+// Token returns the token of the service and client r names, kept in
+// its row as JSON sealed with r.Key (see [ParseTokenKey]).
+func (p *Postgres) Token(r TokenRequest) (KeptToken, error) {
+	row, err := p.SealedToken(r.BaseURL, r.ClientID, r.Key)
+	if err != nil {
+		return nil, err
+	}
+	return sealedToken{row}, nil
+}
+
+// SealedToken returns the row of the token of the service at baseURL for
+// clientID, sealed with key (see [ParseTokenKey]).
+func (p *Postgres) SealedToken(baseURL, clientID string, key []byte) (*PGToken, error) {
 	if len(key) != 32 {
 		return nil, fmt.Errorf("%w: it holds %d bytes; %s", ErrTokenKey, len(key), makeKey)
 	}

@@ -19,7 +19,7 @@ func testKey(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 
 func pgToken(t *testing.T, p *Postgres, clientID string, key []byte) *PGToken {
 	t.Helper()
-	tok, err := p.Token("https://api.example.com/", clientID, key)
+	tok, err := p.SealedToken("https://api.example.com/", clientID, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,9 @@ type Postgres struct {
 	index    int // shard K of count; 0 of 1 when not sharded
 	count    int
 	where    string // where the database is, without the password
+	// reportDir is the local state directory of the report files, when
+	// Open opened the store.
+	reportDir string
 
 	mu    sync.Mutex
 	lease *pgLease // the lock, while held
@@ -306,11 +309,11 @@ func (p *Postgres) lockKey() (int64, int64) {
 	return int64(h.Sum32() & 0x7fffffff), int64(p.count<<16 | p.index)
 }
 
-// Lock takes the run lock of the campaign's shard on a connection of its
+// lockRun takes the run lock of the campaign's shard on a connection of its
 // own. Another run holding the same shard, or any shard of a different
 // split of the campaign (or the whole campaign, unsharded), keeps it out:
 // their contacts overlap.
-func (p *Postgres) Lock(ctx context.Context) (func() error, error) {
+func (p *Postgres) lockRun(ctx context.Context) (func() error, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lease != nil {
@@ -765,7 +768,7 @@ func (k *pgSink) close() error { return nil }
 
 // DoNotCall returns the database's do-not-call list, shared by every
 // campaign whose state is in the database, on every machine.
-func (p *Postgres) DoNotCall() DoNotCallList { return &pgDoNotCall{p: p} }
+func (p *Postgres) DoNotCall() (DoNotCallList, error) { return &pgDoNotCall{p: p}, nil }
 
 // pgDoNotCall is the do-not-call list in the table callrun_do_not_call.
 type pgDoNotCall struct{ p *Postgres }
@@ -775,6 +778,8 @@ type pgDoNotCall struct{ p *Postgres }
 const dncLock = 0x63616c6c646e63 // "calldnc"
 
 func (l *pgDoNotCall) String() string { return "do-not-call list in the " + l.p.where }
+
+func (l *pgDoNotCall) CheckedAtEachCall() bool { return false }
 
 func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
 	var on, held bool

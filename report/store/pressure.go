@@ -205,6 +205,11 @@ type CallStarts interface {
 	// Conversed returns the latest conversation after since with each
 	// number: plan reads them.
 	Conversed(ctx context.Context, since time.Time) (map[string]time.Time, error)
+	// Compact moves the starts and conversations too old to count into
+	// their archives, where History and Conversations still find them,
+	// and says how many of each it moved; a database keeps its own, and
+	// moves none.
+	Compact(now time.Time) (starts, conversations int, err error)
 	String() string
 }
 
@@ -241,7 +246,7 @@ type CallStartsFile struct {
 	// error from it stops the compaction there, as a crash would.
 	beforeReplace func() error
 
-	talks conversationsFile // the conversations, in a file of their own; under mu
+	conversations conversationsFile // the conversations, in a file of their own; under mu
 }
 
 // timedID is what a CallStartsFile keeps in memory of a counted start,
@@ -479,7 +484,7 @@ func (l *CallStartsFile) begin() (*startsTx, error) {
 func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.Time, ops []pressureOp) (map[int]error, error) {
 	l := t.l
 	if after > 0 {
-		if err := l.refreshTalks(); err != nil {
+		if err := l.refreshConversations(); err != nil {
 			return nil, err
 		}
 	}
@@ -495,7 +500,7 @@ func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.T
 					at = append(at, time.Unix(0, o.at).UTC())
 				}
 			}
-			if h := Later(HoldUntil(limits, s.Number, at, now), HoldAfterConversation(s.Number, l.talks.last(s.Number), after, now)); h != nil {
+			if h := Later(HoldUntil(limits, s.Number, at, now), HoldAfterConversation(s.Number, l.conversations.last(s.Number), after, now)); h != nil {
 				if held == nil {
 					held = map[int]error{}
 				}

@@ -52,7 +52,7 @@ func TestHoldUntilBoundaries(t *testing.T) {
 func pressureFor(t *testing.T, s Store, campaign string, clock func() time.Time) *Pressure {
 	var starts CallStarts = OpenCallStartsFile(sharedDir(t, "home"))
 	if p, ok := s.(*Postgres); ok {
-		starts = p.CallStarts()
+		starts, _ = p.CallStarts()
 	}
 	return &Pressure{Limits: DefaultPressure, Starts: starts, Campaign: campaign, Now: clock}
 }

@@ -38,7 +38,7 @@ func (l *CallStartsFile) archivePath() string { return filepath.Join(l.dir, Call
 // `state push`) read it.
 const ConversationsArchiveName = "conversations-archive.jsonl"
 
-func (l *CallStartsFile) talksArchivePath() string {
+func (l *CallStartsFile) conversationsArchivePath() string {
 	return filepath.Join(l.dir, ConversationsArchiveName)
 }
 
@@ -64,8 +64,8 @@ func (l *CallStartsFile) talksArchivePath() string {
 // longer where it was, and reads the new file from its start.
 func (l *CallStartsFile) Compact(now time.Time) (starts, conversations int, err error) {
 	_, errStarts := os.Stat(l.path())
-	_, errTalks := os.Stat(l.conversationsPath())
-	if errors.Is(errStarts, os.ErrNotExist) && errors.Is(errTalks, os.ErrNotExist) {
+	_, errConversations := os.Stat(l.conversationsPath())
+	if errors.Is(errStarts, os.ErrNotExist) && errors.Is(errConversations, os.ErrNotExist) {
 		return 0, 0, nil
 	}
 	fl := flock.New(filepath.Join(l.dir, CallStartsLockName))
@@ -87,7 +87,7 @@ func (l *CallStartsFile) Compact(now time.Time) (starts, conversations int, err 
 	if starts, err = l.compactStarts(now); err != nil {
 		return 0, 0, err
 	}
-	conversations, err = l.compactTalks(now)
+	conversations, err = l.compactConversations(now)
 	return starts, conversations, err
 }
 
@@ -133,9 +133,9 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	return moved, nil
 }
 
-// compactTalks is Compact's move of the conversations. The caller holds
+// compactConversations is Compact's move of the conversations. The caller holds
 // the lock and l.mu.
-func (l *CallStartsFile) compactTalks(now time.Time) (int, error) {
+func (l *CallStartsFile) compactConversations(now time.Time) (int, error) {
 	path := l.conversationsPath()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -159,8 +159,8 @@ func (l *CallStartsFile) compactTalks(now time.Time) (int, error) {
 	if moved == 0 || cut < l.compactMin || cut < size-cut {
 		return 0, nil
 	}
-	l.talks = conversationsFile{} // read again from the start
-	if err := l.moveLeading(f, path, l.talksArchivePath(), cut, size); err != nil {
+	l.conversations = conversationsFile{} // read again from the start
+	if err := l.moveLeading(f, path, l.conversationsArchivePath(), cut, size); err != nil {
 		return 0, err
 	}
 	return moved, nil

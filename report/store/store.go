@@ -56,6 +56,18 @@ type Store interface {
 	// each once, without any lock. A run reads so of the calls that ended
 	// while it runs.
 	FollowDeliveries(ctx context.Context) (func() ([]Delivery, error), error)
+	// ReportDir is the local directory of the campaign's report files
+	// (a shard's own): with files, the state directory.
+	ReportDir() string
+	// DoNotCall returns the do-not-call list every campaign on the store
+	// honours, with its opt-out holds.
+	DoNotCall() (DoNotCallList, error)
+	// CallStarts returns the call starts and conversations that contact
+	// pressure counts, across every campaign on the store.
+	CallStarts() (CallStarts, error)
+	// Token returns where the store keeps the service's token: the
+	// database's row, sealed with r.Key, or the token file r.File.
+	Token(r TokenRequest) (KeptToken, error)
 	// String says where the store is, for people and logs; it never
 	// holds a password.
 	String() string
@@ -71,8 +83,9 @@ const JournalFile = "journal.jsonl"
 type Files struct {
 	Dir string
 
-	parent string // a shard's: the campaign's state directory
-	count  int    // a shard's: the number of shards
+	parent    string // a shard's: the campaign's state directory
+	count     int    // a shard's: the number of shards
+	rehearsal bool   // a rehearsal's: the rehearsals' own do-not-call list
 }
 
 var _ Store = Files{}

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -284,7 +284,7 @@ type sheetPass struct {
 // passSheets reads the sheets once, as Run chooses the contacts to call
 // and as the report counts them: made only when the progress line is
 // drawn or a metrics file is kept.
-func passSheets(ctx context.Context, f *campaign.File, state *store.State, norm *phone.Normalizer, suppress *campaign.Suppression, o runOptions) (sheetPass, error) {
+func passSheets(ctx context.Context, f *campaign.File, state *store.State, norm *phone.Normalizer, suppress *campaign.Suppression, o Options) (sheetPass, error) {
 	p := sheetPass{counts: map[store.Status]int{}}
 	err := f.NewContactReader(norm, suppress).Each(ctx, func(c *campaign.Contact) error {
 		if c.Status != campaign.ToCall {
@@ -305,11 +305,11 @@ func passSheets(ctx context.Context, f *campaign.File, state *store.State, norm 
 		case store.Sent:
 			return nil
 		case store.Failed:
-			if !o.retryFailed {
+			if !o.RetryFailed {
 				return nil
 			}
 		case store.Uncertain:
-			if !o.retryUncertain {
+			if !o.RetryUncertain {
 				return nil
 			}
 		}
@@ -318,8 +318,8 @@ func passSheets(ctx context.Context, f *campaign.File, state *store.State, norm 
 		}
 		return nil
 	})
-	if o.limit > 0 {
-		p.toCall = min(p.toCall, o.limit)
+	if o.Limit > 0 {
+		p.toCall = min(p.toCall, o.Limit)
 	}
 	return p, err
 }

@@ -1,4 +1,4 @@
-package apiclient
+package store
 
 import (
 	"context"
@@ -17,10 +17,46 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// ErrNotLoggedIn means there is no saved token for the service and client.
-// Its message says what happened; the CLI adds how to log in when it
-// prints it.
-var ErrNotLoggedIn = errors.New("not logged in")
+// ErrNoToken means there is no saved token for the service and client:
+// no one is logged in.
+var ErrNoToken = errors.New("not logged in")
+
+// Token is the service's OAuth token as a store keeps it.
+type Token struct {
+	AccessToken  string    `json:"access_token"`
+	TokenType    string    `json:"token_type"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	IssuedAt     time.Time `json:"issued_at,omitzero"`
+}
+
+// KeptToken is one service's and one client's token where a store keeps
+// it between runs: a [TokenFile] on this machine, or a row of the
+// database every machine running a campaign reaches ([Postgres.Token]).
+// Its lock keeps two holders of one refresh token from spending it twice.
+type KeptToken interface {
+	// Lock takes the token's lock, waiting for another holder until ctx
+	// ends; Load, Save and Remove made while it is held see and change
+	// the token under it.
+	Lock(ctx context.Context) (unlock func(), err error)
+	// Load returns the saved token, or an error wrapping [ErrNoToken].
+	Load() (*Token, error)
+	// Save replaces the saved token durably.
+	Save(tok *Token) error
+	// Remove deletes the saved token; none saved is not an error.
+	Remove() error
+	// String says where the token is kept, for people; never a secret.
+	String() string
+}
+
+// TokenRequest names the token a store is asked for: the service's and
+// client's, in the token file File (a store of files) or sealed with Key
+// (a database).
+type TokenRequest struct {
+	BaseURL, ClientID string
+	File              string
+	Key               []byte
+}
 
 // TokenFile is the file that keeps one service's and one client's tokens
 // between runs. It is written with mode 0600, replaced atomically, and
@@ -31,6 +67,8 @@ type TokenFile struct {
 	BaseURL  string // recorded in the file and checked on load
 	ClientID string // recorded in the file and checked on load
 }
+
+var _ KeptToken = (*TokenFile)(nil)
 
 // DefaultTokenPath returns where the token of a service and client lives
 // when the campaign file does not say: under the user's configuration
@@ -46,21 +84,20 @@ func DefaultTokenPath(baseURL, clientID string) (string, error) {
 
 // tokenJSON is the on-disk form of a token file.
 type tokenJSON struct {
-	BaseURL      string    `json:"base_url"`
-	ClientID     string    `json:"client_id"`
-	AccessToken  string    `json:"access_token"`
-	TokenType    string    `json:"token_type"`
-	RefreshToken string    `json:"refresh_token,omitempty"`
-	Expiry       time.Time `json:"expiry,omitzero"`
-	IssuedAt     time.Time `json:"issued_at,omitzero"`
+	BaseURL  string `json:"base_url"`
+	ClientID string `json:"client_id"`
+	Token
 }
 
-// Load reads the saved token. It returns an error wrapping [ErrNotLoggedIn]
+// String is the token file's path.
+func (f *TokenFile) String() string { return f.Path }
+
+// Load reads the saved token. It returns an error wrapping [ErrNoToken]
 // when there is none.
 func (f *TokenFile) Load() (*Token, error) {
 	b, err := os.ReadFile(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w (no token file at %s)", ErrNotLoggedIn, f.Path)
+		return nil, fmt.Errorf("%w (no token file at %s)", ErrNoToken, f.Path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading token file: %w", err)
@@ -76,11 +113,9 @@ func (f *TokenFile) Load() (*Token, error) {
 		return nil, fmt.Errorf("token file %s belongs to another client id; run `callrun auth login` for this client", f.Path)
 	}
 	if tj.AccessToken == "" {
-		return nil, fmt.Errorf("%w (token file %s holds no token)", ErrNotLoggedIn, f.Path)
+		return nil, fmt.Errorf("%w (token file %s holds no token)", ErrNoToken, f.Path)
 	}
-	AddSecret(tj.AccessToken)
-	AddSecret(tj.RefreshToken)
-	return &Token{AccessToken: tj.AccessToken, TokenType: tj.TokenType, RefreshToken: tj.RefreshToken, Expiry: tj.Expiry, IssuedAt: tj.IssuedAt}, nil
+	return &tj.Token, nil
 }
 
 // Save replaces the token file atomically with tok, mode 0600 whatever the
@@ -88,17 +123,11 @@ func (f *TokenFile) Load() (*Token, error) {
 // new refresh token survives a crash. (On Windows the mode is no access
 // control: the file is as private as the folder it is in.)
 func (f *TokenFile) Save(tok *Token) error {
-	AddSecret(tok.AccessToken)
-	AddSecret(tok.RefreshToken)
 	dir := filepath.Dir(f.Path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating token directory: %w", err)
 	}
-	b, err := json.MarshalIndent(tokenJSON{
-		BaseURL: f.BaseURL, ClientID: f.ClientID,
-		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
-		Expiry: tok.Expiry, IssuedAt: tok.IssuedAt,
-	}, "", "  ")
+	b, err := json.MarshalIndent(tokenJSON{BaseURL: f.BaseURL, ClientID: f.ClientID, Token: *tok}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -131,4 +160,45 @@ func (f *TokenFile) Lock(ctx context.Context) (unlock func(), err error) {
 		return nil, fmt.Errorf("locking token file: %w", ctx.Err())
 	}
 	return func() { _ = fl.Unlock() }, nil
+}
+
+// TokenDamagedError means the token in a database's row opened with the
+// key but is not a token: a person must log in again.
+type TokenDamagedError struct{ Where string }
+
+func (e *TokenDamagedError) Error() string {
+	return fmt.Sprintf("the token in %s is damaged; run `callrun auth login` again", e.Where)
+}
+
+// sealedToken is a [Token] kept as JSON in a [PGToken]'s row.
+type sealedToken struct{ row *PGToken }
+
+func (d sealedToken) Lock(ctx context.Context) (func(), error) { return d.row.Lock(ctx) }
+func (d sealedToken) Remove() error                            { return d.row.Remove() }
+func (d sealedToken) String() string                           { return d.row.String() }
+
+// Load opens the saved token; a token the key does not open wraps
+// [ErrTokenSealed], one that opens and is no token is a
+// [*TokenDamagedError].
+func (d sealedToken) Load() (*Token, error) {
+	plain, _, err := d.row.Load()
+	switch {
+	case err != nil:
+		return nil, err
+	case plain == nil:
+		return nil, fmt.Errorf("%w (no token in %s)", ErrNoToken, d)
+	}
+	var t Token
+	if err := json.Unmarshal(plain, &t); err != nil || t.AccessToken == "" {
+		return nil, &TokenDamagedError{Where: d.String()}
+	}
+	return &t, nil
+}
+
+func (d sealedToken) Save(tok *Token) error {
+	plain, err := json.Marshal(tok)
+	if err != nil {
+		return err
+	}
+	return d.row.Save(plain)
 }

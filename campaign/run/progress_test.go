@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"fmt"
@@ -150,7 +150,7 @@ func TestLogLinesKeepOffTheProgressLine(t *testing.T) {
 	now := time.Date(2026, 11, 18, 12, 0, 0, 0, time.UTC)
 	var ft fakeTerminal
 	p := newProgress(progressConfig{w: &ft, total: 10, width: 100, now: func() time.Time { return now }})
-	g := &lineGuard{w: &ft}
+	g := &LineGuard{w: &ft}
 	detach := g.attach(p)
 	for range 3 {
 		now = now.Add(time.Second)
@@ -175,6 +175,6 @@ func TestLogLinesKeepOffTheProgressLine(t *testing.T) {
 	if n := len(ft.lines); n != 3 || ft.lines[2] != "after" || !strings.Contains(ft.lines[1], "(4/10)") {
 		t.Errorf("lines after done: %q", ft.lines)
 	}
-	var none *lineGuard
+	var none *LineGuard
 	none.attach(p)() // no terminal: nothing to do
 }

@@ -78,12 +78,12 @@ func TestCompactMovesOldConversations(t *testing.T) {
 	}
 
 	l := OpenCallStartsFile(dir)
-	if starts, talks, err := l.Compact(now); err != nil || starts != 0 || talks != 0 || lineCount(t, dir, ConversationsArchiveName) != 0 {
-		t.Fatalf("under 1 MiB of old lines: moved %d, %d, %v; want nothing moved", starts, talks, err)
+	if starts, conversations, err := l.Compact(now); err != nil || starts != 0 || conversations != 0 || lineCount(t, dir, ConversationsArchiveName) != 0 {
+		t.Fatalf("under 1 MiB of old lines: moved %d, %d, %v; want nothing moved", starts, conversations, err)
 	}
 	l.compactMin = 0
-	if starts, talks, err := l.Compact(now); err != nil || starts != 0 || talks != 50 {
-		t.Fatalf("Compact: moved %d starts, %d conversations, %v; want the 50 leading old conversations", starts, talks, err)
+	if starts, conversations, err := l.Compact(now); err != nil || starts != 0 || conversations != 50 {
+		t.Fatalf("Compact: moved %d starts, %d conversations, %v; want the 50 leading old conversations", starts, conversations, err)
 	}
 	if a, f := lineCount(t, dir, ConversationsArchiveName), lineCount(t, dir, ConversationsFileName); a != 50 || f != 6 {
 		t.Errorf("archive %d lines, file %d; want 50 and 6", a, f)
@@ -100,14 +100,14 @@ func TestCompactMovesOldConversations(t *testing.T) {
 	}
 	h, err := l.Conversations(ctx, "+14155550003")
 	if err != nil || len(h) != 2 || h[0].Campaign != "spring" || h[1].Campaign != "autumn" {
-		t.Errorf("history of a number talked to 40 days ago and 2 days ago: %+v, %v", h, err)
+		t.Errorf("history of a number conversedAt to 40 days ago and 2 days ago: %+v, %v", h, err)
 	}
-	if starts, talks, err := l.Compact(now); err != nil || starts != 0 || talks != 0 {
-		t.Errorf("a second compaction: moved %d, %d, %v; want nothing", starts, talks, err)
+	if starts, conversations, err := l.Compact(now); err != nil || starts != 0 || conversations != 0 {
+		t.Errorf("a second compaction: moved %d, %d, %v; want nothing", starts, conversations, err)
 	}
 	// 30 days on, everything is old.
-	if _, talks, err := l.Compact(now.Add(StartsHorizon)); err != nil || talks != 6 || lineCount(t, dir, ConversationsFileName) != 0 {
-		t.Errorf("30 days later: moved %d, %v, %d lines left; want all 6 moved", talks, err, lineCount(t, dir, ConversationsFileName))
+	if _, conversations, err := l.Compact(now.Add(StartsHorizon)); err != nil || conversations != 6 || lineCount(t, dir, ConversationsFileName) != 0 {
+		t.Errorf("30 days later: moved %d, %v, %d lines left; want all 6 moved", conversations, err, lineCount(t, dir, ConversationsFileName))
 	}
 	if all, _ := talksView(t, dir); !reflect.DeepEqual(all, allBefore) {
 		t.Errorf("conversations after the second compaction:\n got %v\nwant %v", all, allBefore)
@@ -149,13 +149,13 @@ func TestCompactConversationsStoppedBetweenSteps(t *testing.T) {
 		t.Errorf("after the stop:\nhistory %v\n   want %v\nheld %v\nwant %v", all, allBefore, latest, latestBefore)
 	}
 	if !heldByTalk(t, l, now, "+14155550004") || heldByTalk(t, l, now, "+14155550049") {
-		t.Error("the stopped process does not hold the number talked to a day ago alone")
+		t.Error("the stopped process does not hold the number conversedAt to a day ago alone")
 	}
 
 	again := OpenCallStartsFile(dir)
 	again.compactMin = 0
-	if _, talks, err := again.Compact(now); err != nil || talks != 50 {
-		t.Fatalf("the next compaction: moved %d, %v", talks, err)
+	if _, conversations, err := again.Compact(now); err != nil || conversations != 50 {
+		t.Fatalf("the next compaction: moved %d, %v", conversations, err)
 	}
 	if a, f := lineCount(t, dir, ConversationsArchiveName), lineCount(t, dir, ConversationsFileName); a != 100 || f != 6 {
 		t.Errorf("archive %d lines, file %d; want 100 (the moved lines twice) and 6", a, f)
@@ -169,8 +169,8 @@ func TestCompactConversationsStoppedBetweenSteps(t *testing.T) {
 // TestCompactConversationsUnderAReader: a process that read the
 // conversations before another compacted them, and that other recorded
 // conversations past where the first stopped reading, reads the new file
-// from its start: a reg_f check in it holds a number the other talked to
-// just after the compaction, and one talked to before it.
+// from its start: a reg_f check in it holds a number the other conversedAt to
+// just after the compaction, and one conversedAt to before it.
 func TestCompactConversationsUnderAReader(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -180,11 +180,11 @@ func TestCompactConversationsUnderAReader(t *testing.T) {
 	if _, err := a.Conversed(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	read := a.talks.size
+	read := a.conversations.size
 	b := OpenCallStartsFile(dir)
 	b.compactMin = 0
-	if _, talks, err := b.Compact(now); err != nil || talks != 50 {
-		t.Fatalf("Compact: %d, %v", talks, err)
+	if _, conversations, err := b.Compact(now); err != nil || conversations != 50 {
+		t.Fatalf("Compact: %d, %v", conversations, err)
 	}
 	for i := 0; ; i++ {
 		c := Conversation{Number: fmt.Sprintf("+1212555%04d", i), At: now.Add(-time.Hour), Campaign: "b", Key: fmt.Sprint("b ", i)}
@@ -196,13 +196,13 @@ func TestCompactConversationsUnderAReader(t *testing.T) {
 		}
 	}
 	if !heldByTalk(t, a, now, "+12125550000") {
-		t.Error("a number talked to just after the compaction was not held")
+		t.Error("a number conversedAt to just after the compaction was not held")
 	}
 	if !heldByTalk(t, a, now, "+14155550004") {
-		t.Error("a number talked to a day ago was not held")
+		t.Error("a number conversedAt to a day ago was not held")
 	}
 	if heldByTalk(t, a, now, "+14155550049") {
-		t.Error("a number talked to 40 days ago was held")
+		t.Error("a number conversedAt to 40 days ago was held")
 	}
 	_, want := talksView(t, dir)
 	if got, err := a.Conversed(ctx, time.Time{}); err != nil || !reflect.DeepEqual(got, want) {

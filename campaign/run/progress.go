@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -170,16 +170,19 @@ func (p *progress) interrupt(w io.Writer, b []byte) (int, error) {
 	return n, err
 }
 
-// lineGuard is the writer of the logs of a session on a terminal. While
+// LineGuard is the writer of the logs of a session on a terminal. While
 // a progress line is attached, each log line goes through its interrupt,
 // so that the line keeps its row to itself.
-type lineGuard struct {
+// NewLineGuard returns the guard of the logs written to w.
+func NewLineGuard(w io.Writer) *LineGuard { return &LineGuard{w: w} }
+
+type LineGuard struct {
 	w  io.Writer
 	mu sync.Mutex
 	p  *progress
 }
 
-func (g *lineGuard) Write(b []byte) (int, error) {
+func (g *LineGuard) Write(b []byte) (int, error) {
 	g.mu.Lock()
 	p := g.p
 	g.mu.Unlock()
@@ -191,7 +194,7 @@ func (g *lineGuard) Write(b []byte) (int, error) {
 
 // attach routes the log lines through p until detach is called. A nil
 // guard (logs that do not go to a terminal) does nothing.
-func (g *lineGuard) attach(p *progress) (detach func()) {
+func (g *LineGuard) attach(p *progress) (detach func()) {
 	if g == nil {
 		return func() {}
 	}
@@ -321,5 +324,5 @@ func callFailure(err error) string {
 		}
 		return apiclient.Redact(s)
 	}
-	return message(err)
+	return Message(err)
 }

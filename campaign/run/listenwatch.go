@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func newListenMetrics() *listenMetrics {
 // first of the journal's latest run that started calls; a delivery is one
 // this listen stored, or for a store shared with other listens, one the
 // store holds.
-func (l *listener) checkQuiet(ctx context.Context) {
+func (l *Listener) checkQuiet(ctx context.Context) {
 	now := l.now()
 	for _, t := range l.targets {
 		if last := t.last.Load(); last != 0 && now.Sub(time.Unix(0, last)) < l.quiet {

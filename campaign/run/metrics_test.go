@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"errors"
@@ -231,7 +231,7 @@ func TestEndingsNamed(t *testing.T) {
 			help = mf.GetHelp()
 		}
 	}
-	unattended, err := os.ReadFile(filepath.Join("docs", "unattended.md"))
+	unattended, err := os.ReadFile(filepath.Join("..", "..", "docs", "unattended.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestEndingsNamed(t *testing.T) {
 			row = line
 		}
 	}
-	reportDoc, err := os.ReadFile(filepath.Join("docs", "report.md"))
+	reportDoc, err := os.ReadFile(filepath.Join("..", "..", "docs", "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // whether it is callrun's sandbox.
 const probeTimeout = 10 * time.Second
 
-// sandboxService reports whether the campaign's service is callrun's own
+// SandboxService reports whether the campaign's service is callrun's own
 // sandbox (`callrun sandbox`), which says so in the header
 // sandbox.RehearsalHeader of its answers: a run against it phones nobody,
 // and is a rehearsal, kept apart from the campaign's own state as a run
@@ -26,7 +26,7 @@ const probeTimeout = 10 * time.Second
 // is never taken for the sandbox, whatever it answers, so that no real
 // run is ever kept from the campaign's do-not-call list and contact
 // pressure. An error says the service could not be asked.
-func sandboxService(ctx context.Context, f *campaign.File) (bool, error) {
+func SandboxService(ctx context.Context, f *campaign.File) (bool, error) {
 	u, err := url.Parse(f.Service.BaseURL)
 	if err != nil || f.Service.BaseURL == "" || !apiclient.IsLoopbackHost(u.Hostname()) {
 		return false, nil
@@ -46,21 +46,21 @@ func sandboxService(ctx context.Context, f *campaign.File) (bool, error) {
 	return resp.Header.Get(sandbox.RehearsalHeader) == sandbox.RehearsalValue, nil
 }
 
-// rehearsalNote says, for the logs and plan, where a rehearsal against
+// RehearsalNote says, for the logs and plan, where a rehearsal against
 // the standalone sandbox at baseURL keeps its state.
-func rehearsalNote(baseURL, dir string) string {
+func RehearsalNote(baseURL, dir string) string {
 	return fmt.Sprintf("the service at %s is callrun's sandbox, which phones nobody: this is a rehearsal, its state kept in %s, apart from the campaign's own (status, report and outcomes read it while the sandbox answers, or with --sandbox)", baseURL, dir)
 }
 
-// listenRehearsal reports whether listen receives a rehearsal's
+// ListenRehearsal reports whether listen receives a rehearsal's
 // deliveries for f: its service is callrun's sandbox, served on its own.
 // Their opt-outs then go to the rehearsals' own do-not-call list and
 // their answered calls count against nobody's contact pressure. A
 // service on loopback that does not answer is taken for a real one (its
 // opt-outs are kept on the campaign's own list, never lost), and listen
 // says to start the sandbox first.
-func listenRehearsal(ctx context.Context, log zerolog.Logger, f *campaign.File) bool {
-	rehearsal, err := sandboxService(ctx, f)
+func ListenRehearsal(ctx context.Context, log zerolog.Logger, f *campaign.File) bool {
+	rehearsal, err := SandboxService(ctx, f)
 	if err != nil {
 		log.Warn().Err(err).Str("campaign", f.Name).Msg("cannot tell whether the campaign's service is callrun's sandbox: its deliveries go to the campaign's own store; to keep a rehearsal's apart, start callrun sandbox before listen")
 		return false

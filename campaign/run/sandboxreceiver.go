@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -31,24 +31,28 @@ const sandboxOutcomesWait = 30 * time.Second
 // shows the outcomes, from one command.
 type sandboxOutcomes struct {
 	log zerolog.Logger
-	l   *listener
+	l   *Listener
 	srv *http.Server
 	url string // the rehearsal's outcomes URL: this receiver, the campaign's path, a secret of this run
 }
 
-// receiveSandboxOutcomes starts the receiver for a rehearsal of f, whose
-// state directory is stateDir, and points f's outcomes URL (and the
+// receiveSandboxOutcomes starts the receiver for a rehearsal of f, which
+// stores into the rehearsal's store, and points f's outcomes URL (and the
 // agents' webhooks that were that URL) at it; the secret is this run's
 // own, so no CALLRUN_HOOK_SECRET is needed, and never does the sandbox
 // deliver to the campaign's real outcomes URL. It returns nil for a
 // campaign without outcomes:, and when another process already stores
 // the rehearsal's deliveries (another shard's run --sandbox), which it
 // logs.
-func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir string) (*sandboxOutcomes, error) {
+func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File) (*sandboxOutcomes, error) {
 	if f.Outcomes == nil {
 		return nil, nil
 	}
-	t, err := openHookTarget(context.Background(), f, store.Files{Dir: f.DeliveriesDir(stateDir)}, true)
+	st, err := f.OpenStore(context.Background(), true)
+	if err != nil {
+		return nil, err
+	}
+	t, err := openHookTarget(context.Background(), f, st, true)
 	if errors.Is(err, store.ErrDeliveriesLocked) {
 		// Nor may the sandbox deliver to outcomes.url, where a listen may
 		// store them as the real campaign's.
@@ -84,7 +88,7 @@ func receiveSandboxOutcomes(log zerolog.Logger, f *campaign.File, stateDir strin
 		rlog = log.Level(zerolog.WarnLevel)
 	}
 	r := &sandboxOutcomes{log: log, url: "http://" + ln.Addr().String() + hookPath,
-		l: newListener(rlog, 0, time.Now)}
+		l: NewListener(rlog, 0, time.Now)}
 	r.l.targets[hookPath] = t
 	r.srv = listenServer(r.l)
 	go r.srv.Serve(ln) //nolint:errcheck // ErrServerClosed after close
@@ -143,10 +147,10 @@ func (r *sandboxOutcomes) close() {
 	if r == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), listenDrainTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ListenDrainTimeout)
 	defer cancel()
 	if err := r.srv.Shutdown(ctx); err != nil {
 		r.log.Warn().Err(err).Msg("stopping the receiver of the sandbox's webhooks")
 	}
-	r.l.close()
+	r.l.Close()
 }

@@ -1,0 +1,342 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
+)
+
+// ListenOptions are what `callrun listen` was asked to do.
+type ListenOptions struct {
+	Paths []string
+	Addr  string
+	Quiet time.Duration // warn when calls started this long ago and no delivery came; 0: never
+}
+
+// DefaultQuietWarning is how long after a call start listen waits for a
+// delivery before it warns that none came.
+const DefaultQuietWarning = 15 * time.Minute
+
+// quietCheckEvery is how often listen looks for campaigns whose calls
+// bring no deliveries, given the quiet time: a third of it, within a
+// minute and five (a look may read the whole journal).
+func quietCheckEvery(quiet time.Duration) time.Duration {
+	return min(max(quiet/3, time.Minute), 5*time.Minute)
+}
+
+// Timeouts of listen's server: a sender that is slow to send its headers
+// or body, or to read the answer, is cut off; a delivery is small.
+const (
+	listenReadHeaderTimeout = 5 * time.Second
+	listenReadTimeout       = 15 * time.Second
+	listenWriteTimeout      = 15 * time.Second
+	listenIdleTimeout       = 60 * time.Second
+	ListenDrainTimeout      = 20 * time.Second
+)
+
+// hookTarget is one campaign listen receives deliveries for.
+type hookTarget struct {
+	name       string
+	f          *campaign.File
+	store      store.Store
+	deliveries *store.Deliveries
+	intake     *campaign.Intake // stores its deliveries, and puts opt-outs and conversations where they go
+
+	// Read and written by the quiet check; last also by each delivery.
+	last   atomic.Int64 // unix nanoseconds of the last delivery stored or found stored; 0: none yet
+	warned time.Time    // the call start last warned about
+}
+
+// Listener is listen's HTTP handler: the campaigns by their outcomes
+// path, and its counters.
+type Listener struct {
+	log     zerolog.Logger
+	targets map[string]*hookTarget // by outcomes.url's path
+	now     func() time.Time
+	quiet   time.Duration
+	metrics *listenMetrics
+
+	stored, duplicates, forged, refused atomic.Int64
+}
+
+// newListener returns a Listener with no campaigns yet, on clock now,
+// that warns of calls bringing no delivery after quiet (0: never).
+func NewListener(log zerolog.Logger, quiet time.Duration, now func() time.Time) *Listener {
+	return &Listener{log: log, targets: map[string]*hookTarget{}, now: now, quiet: quiet, metrics: newListenMetrics()}
+}
+
+// Listen opens every campaign's deliveries, serves their paths on
+// o.Addr until ctx ends, then drains the deliveries in flight and returns
+// nil: a service stopped by SIGTERM has done its job.
+func Listen(ctx context.Context, log zerolog.Logger, o ListenOptions, stdout io.Writer) error {
+	l := NewListener(log, o.Quiet, time.Now)
+	defer l.Close()
+	for _, path := range o.Paths {
+		f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
+		if err != nil {
+			return err
+		}
+		if f.Outcomes == nil {
+			return UsageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries to receive; add outcomes: {url: https://hooks.example.com/callrun/${CALLRUN_HOOK_SECRET}}", path))
+		}
+		if len(f.Outcomes.Secret()) < campaign.MinHookSecret {
+			// Loaded offline, an unset variable leaves the secret empty:
+			// serving the bare path would store anyone's deliveries.
+			return UsageError(fmt.Errorf("%s: outcomes.url has no secret at the end of its path (is the variable it names, such as CALLRUN_HOOK_SECRET, set?): listen serves only a path that ends in a secret of %d characters or more", path, campaign.MinHookSecret))
+		}
+		if f.Outcomes.SigningUnset() {
+			return UsageError(fmt.Errorf("%s: outcomes.signing_secret names a variable that is not set: listen checks every signed delivery with it, so set it (or take signing_secret out of the file)", path))
+		}
+		hookPath := f.Outcomes.Path()
+		if other, ok := l.targets[hookPath]; ok {
+			return UsageError(fmt.Errorf("%s: campaign %q has the same outcomes url path as campaign %q; give each campaign its own", path, f.Name, other.name))
+		}
+		f.Shard = campaign.Shard{} // the deliveries are the whole campaign's
+		rehearsal := ListenRehearsal(ctx, log, f)
+		st, err := f.OpenStore(ctx, rehearsal)
+		if err != nil {
+			return err
+		}
+		if err := l.Add(ctx, hookPath, f, st, rehearsal); err != nil {
+			return err
+		}
+		log.Info().Str("campaign", f.Name).Str("store", l.targets[hookPath].deliveries.String()).Msg("storing deliveries")
+	}
+
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return UsageError(fmt.Errorf("listening on %s: %w", o.Addr, err))
+	}
+	srv := listenServer(l)
+	fmt.Fprintf(stdout, "callrun listen: listening on http://%s for %d campaign(s)\n", ln.Addr(), len(l.targets))
+	log.Info().Str("addr", ln.Addr().String()).Int("campaigns", len(l.targets)).Msg("listening")
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	var tick <-chan time.Time
+	if l.quiet > 0 {
+		t := time.NewTicker(quietCheckEvery(l.quiet))
+		defer t.Stop()
+		tick = t.C
+	}
+	for waiting := true; waiting; {
+		select {
+		case err := <-served:
+			return fmt.Errorf("serving on %s: %w", o.Addr, err)
+		case <-tick:
+			l.checkQuiet(ctx)
+		case <-ctx.Done():
+			waiting = false
+		}
+	}
+	// Drain: no new connections; the deliveries in flight are stored and
+	// answered before the files close.
+	dctx, cancel := context.WithTimeout(context.Background(), ListenDrainTimeout)
+	defer cancel()
+	err = srv.Shutdown(dctx)
+	log.Info().Int64("stored", l.stored.Load()).Int64("duplicates", l.duplicates.Load()).
+		Int64("forged", l.forged.Load()).Int64("refused", l.refused.Load()).Msg("stopped")
+	if err != nil {
+		return fmt.Errorf("draining the deliveries in flight: %w", err)
+	}
+	return nil // stopped as asked, every delivery in flight answered
+}
+
+// openHookTarget opens the deliveries of campaign f in store s for a
+// receiver, listen's or run --sandbox's own (sandbox), and the
+// do-not-call list its opt-outs go to. The target closes s.
+func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbox bool) (*hookTarget, error) {
+	d, err := s.OpenDeliveries(ctx)
+	if err != nil {
+		s.Close()
+		if errors.Is(err, store.ErrDeliveriesLocked) {
+			return nil, WithExitCode(ExitTryLater, fmt.Errorf("%s: %w (with the state in PostgreSQL, several listens may serve one campaign)", f.Source, err))
+		}
+		return nil, fmt.Errorf("%s: %w", f.Source, err)
+	}
+	t := &hookTarget{name: f.Name, f: f, store: s, deliveries: d}
+	o := campaign.IntakeOptions{Deliveries: d}
+	if !sandbox {
+		// The store's call starts, where a call.answered delivery records
+		// a conversation for Reg F's contact pressure. A rehearsal's
+		// answered calls phoned nobody: they record none, anywhere.
+		if o.Starts, err = s.CallStarts(); err != nil {
+			d.Close()
+			s.Close()
+			return nil, err
+		}
+	}
+	if f.Outcomes.OptOut != nil {
+		// The store's list, as run reads it (a rehearsal's own with
+		// sandbox): the files' list beside files, the database's
+		// (store.Postgres.DoNotCall) for a campaign whose state is there.
+		if o.DoNotCall, err = s.DoNotCall(); err != nil {
+			d.Close()
+			s.Close()
+			return nil, err
+		}
+	}
+	t.intake = campaign.NewIntake(f, phone.NewNormalizer(), o)
+	return t, nil
+}
+
+// listenServer is the HTTP server of a receiver of deliveries, with
+// listen's timeouts.
+func listenServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: listenReadHeaderTimeout,
+		ReadTimeout:       listenReadTimeout,
+		WriteTimeout:      listenWriteTimeout,
+		IdleTimeout:       listenIdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+	}
+}
+
+// Add opens the deliveries of campaign f in its store st, for a
+// rehearsal's receiver or a real one, and serves them at path. The
+// listener closes st.
+func (l *Listener) Add(ctx context.Context, path string, f *campaign.File, st store.Store, rehearsal bool) error {
+	t, err := openHookTarget(ctx, f, st, rehearsal)
+	if err != nil {
+		return err
+	}
+	l.targets[path] = t
+	return nil
+}
+
+// Close closes the deliveries and the stores of every campaign.
+func (l *Listener) Close() {
+	for _, t := range l.targets {
+		if err := errors.Join(t.deliveries.Close(), t.store.Close()); err != nil {
+			l.log.Error().Err(err).Str("campaign", t.name).Msg("closing the deliveries")
+		}
+	}
+}
+
+// ServeHTTP answers one request: /healthz, a delivery to a campaign's
+// path, or 404.
+func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := l.now()
+	switch r.URL.Path {
+	case "/healthz":
+		w.Write([]byte("ok\n")) //nolint:errcheck
+		return
+	case "/metrics":
+		l.metrics.handler.ServeHTTP(w, r)
+		return
+	}
+	t, ok := l.targets[r.URL.Path]
+	agent := false
+	if base, cut := strings.CutSuffix(r.URL.Path, "/"+campaign.AgentPathSuffix); !ok && cut {
+		// An agent's webhook: the outcomes path callrun gives its agents.
+		t, ok = l.targets[base]
+		agent = ok
+	}
+	if !ok {
+		// A forged or mistaken delivery: counted, never stored, and its
+		// path (perhaps a near miss of the secret) never logged.
+		l.metrics.refused.WithLabelValues("", "404").Inc()
+		n := l.forged.Add(1)
+		l.log.Warn().Str("method", r.Method).Str("remote", r.RemoteAddr).Int64("forged_total", n).Msg("delivery to an unknown path refused")
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, POST")
+		l.refuse(w, t, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed")
+		return
+	}
+	ds, err := apiclient.ReadDeliveries(r, t.f.Outcomes.ReadOptions())
+	switch {
+	case errors.Is(err, apiclient.ErrBadSignature), errors.Is(err, apiclient.ErrUnsigned):
+		// Forged, or sent by another sender: counted, never stored.
+		l.refuse(w, t, http.StatusUnauthorized, err.Error())
+		return
+	case errors.Is(err, apiclient.ErrDeliveryTooLarge):
+		l.refuse(w, t, http.StatusRequestEntityTooLarge, err.Error())
+		return
+	case err != nil:
+		l.refuse(w, t, http.StatusBadRequest, err.Error())
+		return
+	}
+	for _, d := range ds {
+		if len(d.Fields) == 0 {
+			// A probe of the URL, say: nothing to store.
+			l.refuse(w, t, http.StatusBadRequest, "an empty delivery")
+			return
+		}
+	}
+	// Each delivery of the request is taken before it is answered; one
+	// that cannot be is answered 503, and the sender's retry stores what
+	// is not stored yet.
+	for _, d := range ds {
+		taken, err := t.intake.Take(r.Context(), d, agent, start)
+		if err != nil {
+			l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
+			l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Err(err).Msg("a delivery not taken")
+			http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
+			return
+		}
+		l.noteStored(t, d, taken, start)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte("{\"stored\":true}\n")) //nolint:errcheck
+}
+
+// noteStored counts and logs a delivery stored durably, or found stored
+// already, that was received at start.
+func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaign.Taken, start time.Time) {
+	ack := l.now().Sub(start)
+	t.last.Store(start.UnixNano())
+	result := "stored"
+	if taken.New {
+		l.stored.Add(1)
+		if taken.Number.E164 == "" {
+			l.metrics.unmatched.WithLabelValues(t.name).Inc() // it can belong to no contact
+		}
+	} else {
+		result = "duplicate"
+		l.duplicates.Add(1)
+	}
+	switch {
+	case taken.Held:
+		// Sending it again would not make it readable: acknowledged, held
+		// on the store, and said loudly, every time it comes.
+		if taken.HeldNew {
+			l.metrics.held.WithLabelValues(t.name).Inc()
+		}
+		why := "its number does not read"
+		if taken.Number.Err != nil {
+			why = taken.Number.Err.Error()
+		}
+		l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Str("why", why).Int("numbers_listed", len(taken.Found)).Str("list", t.intake.DoNotCall().String()).
+			Msg("an opt-out whose number callrun cannot read: no run on this store starts a call until a person puts the number on the do-not-call list (callrun suppress add CAMPAIGN.yaml NUMBER) and resolves it (callrun outcomes resolve CAMPAIGN.yaml KEY)")
+	case len(taken.Listed) > 0:
+		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: the number is on the do-not-call list")
+	}
+	l.metrics.deliveries.WithLabelValues(t.name, result).Inc()
+	l.metrics.ack.WithLabelValues(t.name).Observe(ack.Seconds())
+	l.log.Info().Str("campaign", t.name).Str("event", d.Event).Str("key", taken.Key).Bool("duplicate", !taken.New).
+		Dur("ack", ack).Msg("delivery stored")
+}
+
+// refuse answers a delivery listen does not store.
+func (l *Listener) refuse(w http.ResponseWriter, t *hookTarget, status int, why string) {
+	l.refused.Add(1)
+	l.metrics.refused.WithLabelValues(t.name, strconv.Itoa(status)).Inc()
+	l.log.Warn().Str("campaign", t.name).Int("status", status).Str("why", apiclient.Redact(why)).Msg("delivery refused")
+	http.Error(w, http.StatusText(status), status)
+}

@@ -1,0 +1,102 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
+)
+
+// syncBuffer is a bytes.Buffer that a logger and a test may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestListenWarnsWhenNoDeliveryComes checks the quiet check with an
+// injected clock: no warning before the quiet time has passed since the
+// first call start, one after it (once), none once a delivery came, and
+// one again for a later run's calls that bring none.
+func TestListenWarnsWhenNoDeliveryComes(t *testing.T) {
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	os.MkdirAll(stateDir, 0o700)
+	start := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
+	runAt := func(at time.Time, phone string) {
+		j, _, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		for _, r := range []store.Record{
+			{Type: store.TypeRun, Note: "test", At: at},
+			{Type: store.TypeIntent, Agent: "Agent", Phone: phone, Attempt: 1, At: at.Add(3 * time.Second)},
+			{Type: store.TypeOutcome, Agent: "Agent", Phone: phone, Attempt: 1, Status: store.OutcomeSent, At: at.Add(4 * time.Second)},
+		} {
+			if err := j.Append(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	files := store.Files{Dir: stateDir}
+	d, err := files.OpenDeliveries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var logs syncBuffer
+	now := start
+	tgt := &hookTarget{name: "spring", f: &campaign.File{}, store: files, deliveries: d}
+	l := &Listener{log: zerolog.New(&logs), targets: map[string]*hookTarget{"/x": tgt}, now: func() time.Time { return now }, quiet: 15 * time.Minute}
+	warnings := func() int { return strings.Count(logs.String(), "no delivery has come since") }
+	check := func(at time.Time, want int) {
+		t.Helper()
+		now = at
+		l.checkQuiet(context.Background())
+		if got := warnings(); got != want {
+			t.Errorf("at %s: %d warnings, want %d\n%s", at.Format(time.TimeOnly), got, want, logs.String())
+		}
+	}
+	check(start.Add(time.Hour), 0) // no call started yet
+	runAt(start, "+14155550132")   // its call starts at 14:00:03
+	check(start.Add(15*time.Minute), 0)
+	check(start.Add(15*time.Minute+3*time.Second), 1)
+	if !strings.Contains(logs.String(), `"first_call_start":"2026-11-25T14:00:03Z"`) {
+		t.Errorf("the warning does not name the first call start:\n%s", logs.String())
+	}
+	check(start.Add(time.Hour), 1) // once
+	// A later run; a delivery comes for it in time: no warning.
+	second := start.Add(2 * time.Hour)
+	runAt(second, "+14155550133")
+	if _, err := d.Append(store.Delivery{Key: "k", At: second.Add(time.Minute), Fields: map[string]string{"phone_number": "+14155550133"}}); err != nil {
+		t.Fatal(err)
+	}
+	check(second.Add(time.Hour), 1)
+	// A third run whose calls bring none, with this listen (as after a
+	// restart) knowing of no delivery but the store's old one.
+	third := start.Add(5 * time.Hour)
+	runAt(third, "+14155550134")
+	tgt.last.Store(0)
+	check(third.Add(14*time.Minute), 1)
+	check(third.Add(16*time.Minute), 2)
+}

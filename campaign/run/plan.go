@@ -1,0 +1,203 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/report/store"
+	"github.com/rs/zerolog"
+)
+
+// PlanOptions are what `callrun plan` was asked to build.
+type PlanOptions struct {
+	Path    string
+	Offline bool
+	Shard   campaign.Shard
+	Now     time.Time // the plan's time; zero: now
+	Report  string    // --report: the directory of the plan's report.csv and report.html; "": none
+}
+
+// Plan loads the campaign, reads its sheets and state, asks the
+// service (online) and counts what run would do.
+func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Plan, *campaign.File, error) {
+	f, err := campaign.Load(o.Path, campaign.LoadOptions{Offline: o.Offline})
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Debug().Str("campaign", o.Path).Int("sheets", len(f.Sheets)).Int("agents", len(f.Agents)).Bool("offline", o.Offline).Msg("campaign loaded")
+	if err := f.CheckSheets(); err != nil {
+		return nil, f, err
+	}
+	norm := phone.NewNormalizer()
+	suppress, err := f.LoadSuppression(ctx, norm)
+	if err != nil {
+		return nil, f, err
+	}
+	f.SetShard(o.Shard)
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	// Online, a campaign whose service is callrun's own sandbox is planned
+	// as its runs are: a rehearsal's, on the rehearsal's state.
+	rehearsal := false
+	if !o.Offline {
+		if rehearsal, err = SandboxService(ctx, f); err != nil {
+			return nil, f, err
+		}
+	}
+	state, where, warning, pressure, err := planState(ctx, f, o.Offline, rehearsal, suppress, now)
+	if err != nil {
+		return nil, f, err
+	}
+	defer state.Close()
+	if rehearsal {
+		where += " (a rehearsal's: " + RehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
+	}
+	opts := campaign.PlanOptions{Offline: o.Offline, Norm: norm, Suppress: suppress, Now: now, Pressure: pressure,
+		Done: func(c *campaign.Contact) bool {
+			key, _ := campaign.SettledKey(f, state, c)
+			st, ok := state.Status(key)
+			return ok && st != store.Pending
+		}}
+	var fields [][]campaign.PlanField // each agent's call endpoint's, online
+	if o.Offline {
+		opts.Agents = campaign.OfflineAgents(f.Agents)
+		opts.Warnings = f.AccountFieldWarnings(nil)
+	} else {
+		svc, err := OpenService(ctx, log, f)
+		if err != nil {
+			return nil, f, err
+		}
+		defer svc.Close()
+		if opts.Agents, err = campaign.PlanAgents(ctx, svc.Client, f.Agents); err != nil {
+			return nil, f, err
+		}
+		if fields, opts.Warnings, err = checkEndpoints(ctx, svc, f, opts.Agents); err != nil {
+			return nil, f, err
+		}
+	}
+	if warning != "" {
+		opts.Warnings = append(opts.Warnings, warning)
+	}
+	if o.Report != "" {
+		if opts.Report, err = startPlanReport(f, state, o.Report, now); err != nil {
+			return nil, f, err
+		}
+		defer opts.Report.Abort()
+	}
+	plan, err := campaign.BuildPlan(ctx, f, opts)
+	if err != nil {
+		return nil, f, err
+	}
+	if o.Report != "" {
+		if err := opts.Report.Finish(); err != nil {
+			return nil, f, fmt.Errorf("--report %s: %w", o.Report, err)
+		}
+		log.Info().Str("report", filepath.Join(o.Report, campaign.ReportHTML)).Msg("wrote the plan's report.csv and report.html")
+	}
+	for i := range fields {
+		plan.Agents[i].Fields = fields[i]
+	}
+	plan.Store = where
+	return plan, f, nil
+}
+
+// planState reads what the journal says, for plan's done counts, and the
+// store's do-not-call list into sup: no lock, as plan may run beside a
+// run; and the store's call starts, for the contacts contact pressure
+// holds back at now (nil with pressure off). Offline, a journal, list and
+// call starts in PostgreSQL are not read (--offline makes no network
+// request), and warning says so. where says which journal it read, for
+// the plan's Journal line.
+func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, sup *campaign.Suppression, now time.Time) (_ *store.State, where, warning string, _ *campaign.PlanPressure, _ error) {
+	if f.State != nil && offline {
+		// Offline asks no database, but the state directory is local.
+		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
+			return nil, "", "", nil, err
+		}
+		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
+	}
+	saved, err := f.OpenStore(ctx, rehearsal)
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	defer saved.Close()
+	dnc, err := saved.DoNotCall()
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	if err := sup.LoadDoNotCall(ctx, dnc); err != nil {
+		return nil, "", "", nil, err
+	}
+	var pressure *campaign.PlanPressure
+	if !rehearsal { // a rehearsal holds nobody back
+		if pressure, err = f.ReadPressure(ctx, saved, now); err != nil {
+			return nil, "", "", nil, err
+		}
+	}
+	st, err := saved.ReadState(ctx)
+	return st, saved.String(), "", pressure, err
+}
+
+// checkEndpoints reads the call endpoint of every agent that exists,
+// returns its form fields for the plan, and checks that each sheet sends
+// only fields its agent's endpoint takes: a *campaign.FileError names
+// every field that it does not. The fields beyond the seven that the
+// sheets of agents still to be created send are warnings: they are
+// checked when run has created them.
+func checkEndpoints(ctx context.Context, svc *Service, f *campaign.File, agents []campaign.AgentPlan) ([][]campaign.PlanField, []string, error) {
+	fields := make([][]campaign.PlanField, len(agents))
+	var problems []campaign.Problem
+	var toCreate []string
+	for i, a := range agents {
+		if a.Action == campaign.ActionCreate {
+			toCreate = append(toCreate, a.Spec.Name)
+		}
+		if a.AgentID == "" {
+			continue
+		}
+		ep, err := svc.Client.GetCallEndpoint(ctx, a.AgentID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the call endpoint of agent %q: %w", a.Spec.Name, err)
+		}
+		fields[i] = campaign.PlanFields(ep)
+		var fe *campaign.FileError
+		if err := f.CheckEndpointFields(a.Spec.Name, ep); errors.As(err, &fe) {
+			problems = append(problems, fe.Problems...)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, &campaign.FileError{Problems: problems}
+	}
+	var warnings []string
+	if len(toCreate) > 0 {
+		warnings = f.AccountFieldWarnings(toCreate)
+	}
+	return fields, warnings, nil
+}
+
+// startPlanReport starts the report of a plan in dir (plan --report),
+// which it creates if need be; the state directory, where run's own
+// report is, is refused.
+func startPlanReport(f *campaign.File, state *store.State, dir string, now time.Time) (*campaign.PlanReport, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, UsageError(fmt.Errorf("--report %s: %w", dir, err))
+	}
+	for _, own := range []string{f.Path(f.StateDir), f.Path(f.StateDir) + "-sandbox"} {
+		if a, err := filepath.Abs(own); err == nil && a == abs {
+			return nil, UsageError(fmt.Errorf("--report %s: that is the campaign's state directory, where run writes its own report; give the plan's report another directory", dir))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--report: %w", err)
+	}
+	return campaign.StartPlanReport(f, state, dir, now)
+}

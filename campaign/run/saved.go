@@ -1,0 +1,88 @@
+package run
+
+import (
+	"context"
+	"time"
+
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/report/store"
+)
+
+// SavedOptions choose the saved state that status, report and outcomes
+// read.
+type SavedOptions struct {
+	Path    string
+	Sandbox bool             // the state of run --sandbox runs
+	Shard   campaign.Shard   // one shard's, or the whole campaign's
+	Now     func() time.Time // status's clock, for its warnings; nil: time.Now
+}
+
+// Saved is a campaign and what its journal says, read without the lock
+// and without asking the service anything.
+type Saved struct {
+	F     *campaign.File
+	Store store.Store
+	State *store.State
+	Dir   string // the state directory: where the report files go
+	Norm  *phone.Normalizer
+	Sup   *campaign.Suppression
+	// Rehearsal: the state is a rehearsal's (--sandbox, or a campaign
+	// whose service is callrun's sandbox).
+	Rehearsal bool
+}
+
+// LoadSaved loads the campaign (offline but for its store), checks its
+// sheets, and reads its journal and suppression files. The caller closes
+// s.
+func LoadSaved(ctx context.Context, o SavedOptions) (*Saved, error) {
+	f, err := campaign.Load(o.Path, campaign.LoadOptions{Offline: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.CheckSheets(); err != nil {
+		return nil, err
+	}
+	f.SetShard(o.Shard)
+	if !o.Sandbox {
+		// A campaign whose service is callrun's sandbox, served on its own
+		// and answering now, keeps a rehearsal's state, as its runs did.
+		o.Sandbox, _ = SandboxService(ctx, f)
+	}
+	s := &Saved{F: f, Norm: phone.NewNormalizer(), Rehearsal: o.Sandbox}
+	if s.Sup, err = f.LoadSuppression(ctx, s.Norm); err != nil {
+		return nil, err
+	}
+	st, err := f.OpenStore(ctx, o.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	s.Store, s.Dir = st, st.ReportDir()
+	dnc, err := s.Store.DoNotCall()
+	if err == nil {
+		err = s.Sup.LoadDoNotCall(ctx, dnc)
+	}
+	if err == nil && !o.Sandbox {
+		// For the report: when each contact held back may be called.
+		now := time.Now()
+		var p *campaign.PlanPressure
+		if p, err = f.ReadPressure(ctx, s.Store, now); err == nil {
+			s.Sup.SetPressure(p, now)
+		}
+	}
+	if err != nil {
+		s.Store.Close()
+		return nil, err
+	}
+	if s.State, err = s.Store.ReadState(ctx); err != nil {
+		s.Store.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the state and the store.
+func (s *Saved) Close() {
+	s.State.Close()
+	s.Store.Close()
+}

@@ -1,0 +1,58 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/campaign"
+)
+
+// ParseUntil reads --until: a time of day today (or tomorrow if it has
+// passed), an RFC 3339 time, or a duration from now. A time of day is in
+// the zone named after it ("19:30 Europe/Berlin"), else in zone (the
+// campaign's hours.timezone), else in now's (local time). zone says in
+// words which zone a time of day was read in, for the log.
+func ParseUntil(s string, now time.Time, zone *time.Location) (until time.Time, which string, err error) {
+	if s == "" {
+		return time.Time{}, "", nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(d), "from now", nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, "as given", nil
+	}
+	clock, name, named := strings.Cut(strings.TrimSpace(s), " ")
+	loc, which := now.Location(), "this machine's local time"
+	switch {
+	case named:
+		l, err := time.LoadLocation(strings.TrimSpace(name))
+		if err != nil || strings.TrimSpace(name) == "" {
+			return time.Time{}, "", fmt.Errorf("--until %q: %q is not a time zone; write an IANA name such as America/New_York or UTC", s, strings.TrimSpace(name))
+		}
+		loc, which = l, "the zone given"
+	case zone != nil:
+		loc, which = zone, "the campaign's hours.timezone"
+	}
+	t, err := time.ParseInLocation("15:04", clock, loc)
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("--until %q: give a time of day (19:30, or \"19:30 Europe/Berlin\"), an RFC 3339 time, or a duration (2h)", s)
+	}
+	local := now.In(loc)
+	at := time.Date(local.Year(), local.Month(), local.Day(), t.Hour(), t.Minute(), 0, 0, loc)
+	if !at.After(now) {
+		at = at.AddDate(0, 0, 1)
+	}
+	return at, which, nil
+}
+
+// untilZone is the zone a bare time of day in --until is read in: the
+// campaign's hours.timezone when it names one zone, else nil (local time).
+func untilZone(f *campaign.File) *time.Location {
+	w, err := f.Window()
+	if err != nil || w == nil || w.Contact {
+		return nil
+	}
+	return w.Loc
+}
