@@ -14,9 +14,8 @@ import (
 // pace.call_length, whichever comes first; its start is taken to be the
 // time its answer came, the latest it can have been placed, so a run
 // never counts a call as ended before the service does. A nil
-// *activeCalls holds no limit.
+// *activeCalls holds no limit. The pacer's lock guards it.
 type activeCalls struct {
-	mu     sync.Mutex
 	max    int
 	length time.Duration
 	calls  map[int]*activeCall // by slot
@@ -39,15 +38,13 @@ func newActiveCalls(max int, length time.Duration) *activeCalls {
 	return &activeCalls{max: max, length: length, calls: map[int]*activeCall{}}
 }
 
-// take takes a slot at now for a call to phone through agent agentID and
-// returns its id; when all are held it returns 0 and how long until the
-// first call in progress ends at the latest.
-func (a *activeCalls) take(now time.Time, phone, agentID string) (slot int, wait time.Duration) {
+// wait returns how long from now until the first call in progress ends
+// at the latest, while every slot is held; 0 when one is free. It forgets
+// the calls that ended by now.
+func (a *activeCalls) wait(now time.Time) time.Duration {
 	if a == nil {
-		return 0, 0
+		return 0
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	var first time.Time
 	for id, c := range a.calls {
 		if c.start.IsZero() {
@@ -60,17 +57,26 @@ func (a *activeCalls) take(now time.Time, phone, agentID string) (slot int, wait
 			first = end
 		}
 	}
-	if len(a.calls) < a.max {
-		a.next++
-		a.calls[a.next] = &activeCall{phone: phone, agentID: agentID}
-		return a.next, 0
-	}
-	if first.IsZero() {
+	switch {
+	case len(a.calls) < a.max:
+		return 0
+	case first.IsZero():
 		// Every slot is a call start in flight: its answer frees or
 		// starts it. Ask again shortly.
-		return 0, min(a.length, time.Second)
+		return min(a.length, time.Second)
 	}
-	return 0, first.Sub(now)
+	return first.Sub(now)
+}
+
+// take takes a slot at now for a call to phone through agent agentID and
+// returns its id; when all are held it returns 0 and wait's wait.
+func (a *activeCalls) take(now time.Time, phone, agentID string) (slot int, wait time.Duration) {
+	if wait = a.wait(now); a == nil || wait > 0 {
+		return 0, wait
+	}
+	a.next++
+	a.calls[a.next] = &activeCall{phone: phone, agentID: agentID}
+	return a.next, 0
 }
 
 // started records that the call of slot may have been placed, as of at,
@@ -82,8 +88,6 @@ func (a *activeCalls) started(slot int, at time.Time, callID string) {
 	if a == nil || slot == 0 {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	c := a.calls[slot]
 	if c == nil {
 		return
@@ -100,8 +104,6 @@ func (a *activeCalls) release(slot int) {
 	if a == nil || slot == 0 {
 		return
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	delete(a.calls, slot)
 }
 
@@ -114,8 +116,6 @@ func (a *activeCalls) ended(callID, phone, agentID string) bool {
 	if a == nil {
 		return false
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if callID != "" {
 		for id, c := range a.calls {
 			if c.callID == callID {

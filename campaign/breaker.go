@@ -3,7 +3,6 @@ package campaign
 import (
 	"fmt"
 	"net/http"
-	"sync"
 
 	"github.com/callrun/callrun/report/store"
 )
@@ -30,10 +29,9 @@ var ErrBreaker = fmt.Errorf("stopped starting calls: the call starts of %d conta
 var ErrRefusing = fmt.Errorf("stopped starting calls: the service refused the call starts of %d contacts in a row with the same answer", BreakAfter)
 
 // breaker counts the contacts in a row whose call starts ended badly, and
-// the refusals in a row with the same answer, for Run's workers, which ask
-// it before each call start.
+// the refusals in a row with the same answer: the pacer holds it, and
+// stops every call start once it is open.
 type breaker struct {
-	mu   sync.Mutex
 	bad  int
 	last string // the last bad one, for the message
 
@@ -46,8 +44,6 @@ type breaker struct {
 // refusal (its message or body). Outcomes that say nothing of the service
 // (never sent, 429) leave the counts as they are.
 func (b *breaker) settled(rec *store.Record, said string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	switch {
 	case rec.Status == store.OutcomeUncertain || rec.HTTP >= 500:
 		b.bad++
@@ -72,8 +68,6 @@ func (b *breaker) settled(rec *store.Record, said string) {
 // badly, or were refused with the same answer, and nil while calls may
 // still start.
 func (b *breaker) open() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.refused >= BreakAfter {
 		return fmt.Errorf("%w (%s): that is the service's condition, not the contacts'. The contacts not called stay pending and a later run resumes them; the %d refused are marked failed: once the service is mended, send them again with --retry-failed", ErrRefusing, b.refusal, b.refused)
 	}
@@ -81,13 +75,4 @@ func (b *breaker) open() error {
 		return nil
 	}
 	return fmt.Errorf("%w (the last: %s); the service seems to be failing. The contacts not called stay pending and a later run resumes them; check the uncertain ones before sending them again with --retry-uncertain", ErrBreaker, b.last)
-}
-
-// breakOff stops a worker that was about to start a call when the
-// breaker is open, with its error: the contact stays pending (its intent
-// is not written yet).
-func (r *runner) breakOff(w *worker, err error) error {
-	r.count(func(res *RunResult) { res.Pending++ })
-	r.opts.Settled(store.Pending)
-	return w.stopRun(err, r.opts.Logf)
 }

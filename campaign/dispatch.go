@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
@@ -193,17 +192,18 @@ func (k stopKind) why() string {
 
 // Run calls every contact of the campaign that is to be called: a producer
 // streams contacts into a channel that Pace.Concurrency workers in an
-// errgroup range over, and one shared rate limiter paces call starts
-// across all workers and agents.
+// errgroup range over. When a call may start is decided in one place,
+// pace (pacer.go), which they all ask.
 //
-// Each worker, for each contact: waits its turn (the pool-wide pause after
-// a 429, then the limiter), checks the calling hours, writes the intent to
-// the journal and waits until it is durable (the journal's group commit
-// puts the intents of workers that write at once into one fsync), sends
-// the call start, and queues the outcome. Only attempts that provably did
-// not reach the service (never written, 429, 503) are tried again;
-// anything else that is not a clear answer is uncertain, and uncertain
-// contacts are sent again only with RetryUncertain.
+// Each worker, for each contact: waits for what pace says (the pool-wide
+// pause after a 429, a turn at the one rate limiter of every worker and
+// agent, a slot among the calls in progress), checks the calling hours, writes the intent to the journal and waits until it is
+// durable (the journal's group commit puts the intents of workers that
+// write at once into one fsync), sends the call start, and queues the
+// outcome. Only attempts that provably did not reach the service (never
+// written, 429, 503) are tried again; anything else that is not a clear
+// answer is uncertain, and uncertain contacts are sent again only with
+// RetryUncertain.
 //
 // So at most Pace.Concurrency contacts have an intent on disk and no
 // outcome: a crash or kill -9 leaves at most that many uncertain, the
@@ -212,12 +212,17 @@ func (k stopKind) why() string {
 // disk but whose call has not started is closed with a skipped outcome
 // and stays pending).
 //
+// The run stops on one context, whose cause says why: a signal
+// (ErrInterrupted) or an error (the breaker's among them) ends every wait
+// at once; the producer's clean end (every contact read, --limit, --until:
+// ErrOutsideHours) is the cause once the workers finished what they hold.
+//
 // Everything that reads the time or waits runs on RunOptions.Now and
 // Sleep: the calling hours, the records' times, the wait outside calling
 // hours, and pacing (the limiter, asked at RunOptions.Now; the pause after
 // a 429; the backoff between attempts).
 func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (*RunResult, error) {
-	r := &runner{f: f, opts: opts, limiter: limiter}
+	r := &runner{f: f, opts: opts}
 	r.defaults()
 	res := &RunResult{StartedAt: r.opts.Now()}
 	r.res = res
@@ -238,63 +243,64 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 		}
 	}
 
-	// Workers keep going on a context that a signal does not cancel, so a
-	// call already under way gets its answer recorded; they stop taking new
-	// work when ctx ends.
-	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
-	r.callCtx = context.WithoutCancel(gctx)
-	// Waits between call starts end on a signal or when the run fails.
-	waitCtx, stopWaits := eitherDone(ctx, gctx)
-	defer stopWaits()
-	r.waitCtx = waitCtx
+	// r.run ends every wait; call starts run on a context that nothing
+	// cancels, so that a call under way gets its answer recorded.
+	run, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stop(nil)
+	defer context.AfterFunc(ctx, func() { stop(ErrInterrupted) })()
+	r.run, r.callCtx = run, context.WithoutCancel(ctx)
+	fail := func(err error) error {
+		if err != nil {
+			stop(err) // the run's cause, unless it has one already
+		}
+		return err
+	}
+	r.pace = &pacer{limiter: limiter, active: newActiveCalls(f.MaxActiveCalls(), f.Pace.CallLength)}
 	workers := f.Pace.Concurrency
-	if k := f.MaxActiveCalls(); k > 0 {
-		r.active = newActiveCalls(k, f.Pace.CallLength)
-		workers = min(workers, k) // more would only wait for a slot
+	if r.pace.active != nil {
+		workers = min(workers, r.pace.active.max) // more would only wait for a slot
 	}
 	if opts.Deliveries != nil {
 		r.follow = &follower{r: r, feed: opts.Deliveries, every: r.opts.DeliveryPoll, wait: r.opts.DeliveryWait}
+		r.pace.poll = r.opts.DeliveryPoll
 	}
 	jobs := make(chan job)
-	var producerErr error
+	var g errgroup.Group
+	var end error // how the producer ended
 	g.Go(func() error {
 		defer close(jobs)
-		producerErr = r.produce(ctx, gctx, jobs)
-		if errors.Is(producerErr, ErrOutsideHours) || errors.Is(producerErr, errLimit) || (producerErr != nil && ctx.Err() != nil) {
-			return nil // a clean stop: workers finish what they hold
+		switch end = r.produce(jobs); {
+		case r.run.Err() != nil, end == nil, errors.Is(end, errLimit), errors.Is(end, ErrOutsideHours):
+			return nil // stopped, or a clean end: the workers finish what they hold
 		}
-		return producerErr
+		return fail(end)
 	})
 	for range workers {
 		g.Go(func() error {
 			var w worker
 			for j := range jobs {
-				if err := r.work(ctx, gctx, &w, j); err != nil {
-					return err
+				if err := r.work(&w, j); err != nil {
+					return fail(err)
 				}
 			}
-			if err := w.flush(); err != nil {
-				w.lost(r.opts.Logf)
-				return err
-			}
-			return nil
+			return fail(w.stopRun(nil, r.opts.Logf))
 		})
 	}
 	err = g.Wait()
+	if ctx.Err() != nil {
+		stop(ErrInterrupted) // a signal as the run ended
+	}
+	stop(end)
 	res.FinishedAt = r.opts.Now()
 	res.Notes = r.notes.lines()
 	if w := r.follow.end(res.FinishedAt); w != "" {
 		res.Notes = append(res.Notes, w)
 	}
-	switch {
-	case err != nil:
-		return res, err
-	case errors.Is(producerErr, ErrOutsideHours):
-		return res, ErrOutsideHours
-	case ctx.Err() != nil || r.interrupted.Load():
-		return res, ErrInterrupted
+	// An error wins over the signal that may have come before it.
+	if why := context.Cause(run); err == nil && (why == ErrInterrupted || why == ErrOutsideHours) {
+		return res, why
 	}
-	return res, nil
+	return res, err
 }
 
 var errLimit = errors.New("limit reached")
@@ -306,10 +312,9 @@ const defaultRequestTimeout = 60 * time.Second
 type runner struct {
 	f        *File
 	opts     RunOptions
-	limiter  *rate.Limiter
-	callCtx  context.Context // the context of call starts: the group's values, no cancellation
-	waitCtx  context.Context // the context of waits: ends on a signal or when the run fails
-	active   *activeCalls    // pace.max_active_calls; nil: no limit
+	run      context.Context // ends on a signal or at the first error; its cause says which
+	callCtx  context.Context // the context of call starts: the run's values, no cancellation
+	pace     *pacer          // what pace decides from
 	follow   *follower       // the deliveries stored while the run goes on; nil: none
 	notes    answerNotes
 	slotWait sync.Once // logs the first wait for a call in progress to end
@@ -319,11 +324,17 @@ type runner struct {
 	realHours *CallingHours
 	res       *RunResult
 	mu        sync.Mutex // guards res counters
+}
 
-	pauseMu     sync.Mutex
-	pauseUntil  time.Time // a 429 holds the whole pool back until then
-	interrupted atomic.Bool
-	brk         breaker
+// stopped is the kind of stop the run is in, 0 while it goes on.
+func (r *runner) stopped() stopKind {
+	switch {
+	case r.run.Err() == nil:
+		return 0
+	case context.Cause(r.run) == ErrInterrupted:
+		return stopSignal
+	}
+	return stopFailed
 }
 
 func (r *runner) defaults() {
@@ -372,20 +383,22 @@ func (r *runner) count(fn func(*RunResult)) {
 	r.mu.Unlock()
 }
 
+// pending counts a contact left pending, provably not sent this run.
+func (r *runner) pending() {
+	r.count(func(res *RunResult) { res.Pending++ })
+	r.opts.Settled(store.Pending)
+}
+
 // produce streams the contacts to call into jobs, each taken by a worker
 // before the next is read. It returns errLimit or ErrOutsideHours for a
 // clean early stop.
-func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
+func (r *runner) produce(jobs chan<- job) error {
 	cr := r.f.NewContactReader(r.opts.Norm, r.opts.Suppress)
 	if r.opts.seen != nil {
 		cr.seen = r.opts.seen
 	}
 	cr.SheetNote = func(_ int, note string) { r.opts.Logf("%s", note) }
 	cr.Now = r.opts.Now
-	// Waiting for the calling window ends on a signal, or when the run
-	// failed: a failed run must not wait for the window to open.
-	waitCtx, stop := eitherDone(ctx, gctx)
-	defer stop()
 	queued := 0
 	// A column that says do not call only past the rows read before the
 	// run: its rows were not called; say why, and what plan asks.
@@ -399,7 +412,7 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 			}
 		}
 	}()
-	return cr.Each(ctx, func(c *Contact) error {
+	return cr.Each(r.run, func(c *Contact) error {
 		if c.Status != ToCall {
 			return nil
 		}
@@ -422,7 +435,7 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 		if r.opts.Limit > 0 && queued >= r.opts.Limit {
 			return errLimit
 		}
-		ok, err := r.gate(waitCtx, c)
+		ok, err := r.gate(c)
 		if err != nil {
 			return err
 		}
@@ -435,10 +448,8 @@ func (r *runner) produce(ctx, gctx context.Context, jobs chan<- job) error {
 		case jobs <- job{c: *c, agent: agent, prior: prior}:
 			queued++
 			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-gctx.Done():
-			return gctx.Err()
+		case <-r.run.Done():
+			return r.run.Err()
 		}
 	})
 }
@@ -461,8 +472,8 @@ func settledFor(st store.Status, opts *RunOptions) bool {
 // It never waits for one contact's hours (the called person's, or its own
 // zone's with timezone: contact): a contact outside them is left pending
 // for a later run.
-func (r *runner) gate(ctx context.Context, c *Contact) (bool, error) {
-	if err := r.waitForWindow(ctx); err != nil {
+func (r *runner) gate(c *Contact) (bool, error) {
+	if err := r.waitForWindow(); err != nil {
 		return false, err
 	}
 	now := r.opts.Now()
@@ -473,27 +484,19 @@ func (r *runner) gate(ctx context.Context, c *Contact) (bool, error) {
 }
 
 // waitForWindow waits until the campaign's own window (hours: in one
-// zone) is open, or returns ErrOutsideHours when that would be past Until.
-func (r *runner) waitForWindow(ctx context.Context) error {
-	w := r.hours.Window
-	if w == nil || w.Contact {
-		return nil
-	}
+// zone) is open, as pace says, or returns ErrOutsideHours when that would
+// be past Until.
+func (r *runner) waitForWindow() error {
 	for {
 		now := r.opts.Now()
-		if w.OpenIn(now, w.Loc) {
-			return nil
+		_, wait, stop := pace(paceState{now: now, window: r.hours.Window, until: r.opts.Until})
+		if wait == 0 || stop != nil {
+			return stop
 		}
-		next := w.NextChange(now, w.Loc)
-		if next.IsZero() {
-			return fmt.Errorf("the calling window never opens: check hours: in the campaign file")
-		}
-		if !r.opts.Until.IsZero() && next.After(r.opts.Until) {
-			return ErrOutsideHours
-		}
-		r.opts.Logf("outside the campaign's calling hours (hours: in %s): waiting until they open at %s", w.Loc, next.Format(time.RFC3339))
+		next := now.Add(wait)
+		r.opts.Logf("outside the campaign's calling hours (hours: in %s): waiting until they open at %s", r.hours.Window.Loc, next.Format(time.RFC3339))
 		r.opts.Paused(PauseHours, next)
-		if err := r.opts.Sleep(ctx, next.Sub(now)); err != nil {
+		if err := r.opts.Sleep(r.run, wait); err != nil {
 			return err
 		}
 	}
@@ -532,36 +535,28 @@ func (w *worker) lost(logf func(string, ...any)) {
 
 // work calls one contact, retrying only what provably did not reach the
 // service.
-func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
+func (r *runner) work(w *worker, j job) error {
 	c := &j.c
 	ep := r.opts.Endpoints[c.Agent]
 	form := c.EncodeForm()
 	base := r.firstIntent(&j)
-	sheet := base.Sheet
 	tokenTries := 0 // tries in a row that got no access token
 	for attempt := j.prior + 1; ; attempt++ {
 		rec := base
 		rec.Type, rec.Attempt = store.TypeIntent, attempt
-		if err := r.brk.open(); err != nil {
-			return r.breakOff(w, err)
-		}
-		slot, ok, err := r.intend(ctx, gctx, w, c, rec)
-		if !ok {
+		var st start
+		if ok, err := r.intend(w, &st, c, rec); !ok {
 			return err
 		}
 		// The intent is on disk. Whatever stopped the contact from being
 		// sent while it was written is written down as skipped: provably
 		// not sent, so that it does not read as uncertain.
-		if stop := r.mayStillSend(ctx, gctx, c); stop != 0 {
-			r.active.release(slot)
-			return r.skip(w, c, rec, stop)
-		}
-		if on, err := r.onDoNotCall(c); on || err != nil {
-			r.active.release(slot)
+		if stop, err := r.mayStillSend(&st, c); stop != 0 {
+			r.pace.release(st.slot)
 			if err != nil {
-				return errors.Join(err, r.skip(w, c, rec, stopFailed))
+				return errors.Join(err, r.skip(w, c, rec, stop))
 			}
-			return r.skip(w, c, rec, stopDoNotCall)
+			return r.skip(w, c, rec, stop)
 		}
 		// Once the intent is on disk the request runs to its answer, even if
 		// another worker or the producer fails meanwhile: cut off, it would
@@ -572,8 +567,8 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		if apiclient.NoToken(err) {
 			// Not sent: no access token could be had. The run's problem, not
 			// the contact's: see noToken.
-			r.active.release(slot)
-			again, err := r.noToken(ctx, gctx, w, c, rec, err, &tokenTries)
+			r.pace.release(st.slot)
+			again, err := r.noToken(w, c, rec, err, &tokenTries)
 			if !again {
 				return err
 			}
@@ -583,126 +578,130 @@ func (r *runner) work(ctx, gctx context.Context, w *worker, j job) error {
 		if attempt == j.prior+1 {
 			r.count(func(res *RunResult) { res.Started++ })
 		}
-		outcome := apiclient.Classify(err)
-		rec.Type, rec.At = store.TypeOutcome, r.opts.Now()
-		var settled store.Status
-		var wait time.Duration      // before the next attempt, when retryable
-		var callLater time.Duration // a Retry-After past MaxRetryAfter: the run ends
-		switch outcome {
-		case apiclient.Sent:
-			r.active.started(slot, r.opts.Now(), resp.CallID)
-			rec.Status, rec.HTTP, rec.Body, rec.Reason, rec.CallID = store.OutcomeSent, resp.StatusCode, resp.Body, resp.Cut, resp.CallID
-			settled = store.Sent
-			if resp.Cut != "" {
-				r.notes.add("were answered 2xx and then their answer was cut off: the calls are placed, recorded sent, and their reason says so")
-			}
-		case apiclient.Failed:
-			r.active.release(slot)
-			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeFailed, apiclient.StatusCode(err), refusedReason(err), errorBody(err)
-			settled = store.Failed
-			if s := rec.HTTP; s >= 200 && s < 300 {
-				r.notes.add(fmt.Sprintf("were answered %d %s with a body that says error (%s): the service refused them, recorded failed", s, http.StatusText(s), serviceSaid(err)))
-			}
-		case apiclient.Uncertain:
-			r.active.started(slot, r.opts.Now(), "")
-			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
-			settled = store.Uncertain
-			if s := rec.HTTP; s >= 200 && s < 300 {
-				r.notes.add(fmt.Sprintf("were answered %d %s with a body that is not the service's JSON (%s): the calls may have started, so they are uncertain; check them before --retry-uncertain", s, http.StatusText(s), apiclient.Excerpt(rec.Body, 60)))
-			}
-		default: // Retryable: provably not sent
-			r.active.release(slot)
-			rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeRetry, apiclient.StatusCode(err), retryReason(err), errorBody(err)
-			wait = r.backoff(attempt - j.prior)
-			if ra := apiclient.RetryAfter(err); ra > r.opts.MaxRetryAfter {
-				callLater = ra
-			} else if ra > 0 {
-				wait = ra
-			}
-			if callLater == 0 && apiclient.Limited(err) {
-				// The service is saying "all of you, slow down": hold the
-				// pool back now, not after the journal write.
-				r.pause(wait, answered(err))
-			}
-		}
+		rec, wait, callLater := r.outcome(rec, st.slot, resp, err, attempt-j.prior)
 		// The outcome is queued, not waited for: this worker's next intent
 		// (or its flush) waits for it, since the journal commits in order.
 		// Lost in a crash, it leaves the contact uncertain: never called
 		// twice. Only the intent must be on disk before a call starts.
 		durable, jerr := r.opts.Journal.Enqueue(rec)
 		if jerr != nil {
-			return fmt.Errorf("writing the journal after calling %s (sheet %s row %d; its outcome, %s, is recorded as uncertain): %w", c.Phone, sheet, c.Row, rec.Status, jerr)
+			return fmt.Errorf("writing the journal after calling %s (sheet %s row %d; its outcome, %s, is recorded as uncertain): %w", c.Phone, rec.Sheet, c.Row, rec.Status, jerr)
 		}
 		w.pending, w.last = durable, rec
-		if settled != "" {
-			r.count(func(res *RunResult) {
-				switch settled {
-				case store.Sent:
-					res.Sent++
-				case store.Failed:
-					res.Failed++
-				case store.Uncertain:
-					res.Uncertain++
-				}
-			})
-			r.opts.Settled(settled)
-			r.brk.settled(&rec, serviceSaid(err))
-			return nil
-		}
-		if callLater > 0 {
-			r.count(func(res *RunResult) { res.Pending++ })
-			r.opts.Settled(store.Pending)
-			err := r.callLater(err, callLater)
-			r.opts.Logf("%v", err)
-			return w.stopRun(err, r.opts.Logf)
-		}
-		if attempt-j.prior >= r.opts.MaxAttempts || ctx.Err() != nil {
-			r.count(func(res *RunResult) { res.Pending++ })
-			r.opts.Settled(store.Pending)
-			r.opts.Logf("%s (sheet %s row %d) left pending after %d attempts: %s", c.Phone, sheet, c.Row, attempt-j.prior, rec.Reason)
-			if ctx.Err() != nil {
-				r.interrupted.Store(true)
-			} else {
-				r.brk.settled(&rec, "")
-			}
-			return nil
-		}
-		if wait > pauseLogOver && !apiclient.Limited(err) {
-			r.opts.Logf("%s (sheet %s row %d): %s; trying it again in %s", c.Phone, sheet, c.Row, answered(err), wait.Round(time.Millisecond))
-		}
-		if err := r.opts.Sleep(r.waitCtx, wait); err != nil {
-			r.count(func(res *RunResult) { res.Pending++ })
-			r.opts.Settled(store.Pending)
-			if ctx.Err() != nil {
-				r.interrupted.Store(true)
-			}
-			return nil
+		if again, err := r.settle(w, c, &rec, err, attempt-j.prior, wait, callLater); !again {
+			return err
 		}
 	}
 }
 
-// mayStillSend decides, just before a call start whose intent is on
-// disk, whether it may still be sent; if not, it returns which kind of
-// stop keeps it. A 429 pause that began while the intent was written is
-// waited out, and the rate limiter asked again, as waitTurn does.
-func (r *runner) mayStillSend(ctx, gctx context.Context, c *Contact) stopKind {
-	if r.paused() {
-		if err := r.waitTurn(r.waitCtx); err != nil {
-			if ctx.Err() == nil {
-				return stopFailed
-			}
-			return stopSignal
+// outcome is the outcome record of intent rec, the tries-th this run,
+// whose call start was answered resp or err; the slot is given back
+// unless the call may be placed. A retryable one says how long to wait
+// before the next attempt, or callLater (a Retry-After past
+// MaxRetryAfter), and an answer naming a limit pauses every call start.
+func (r *runner) outcome(rec store.Record, slot int, resp *apiclient.CallResponse, err error, tries int) (_ store.Record, wait, callLater time.Duration) {
+	rec.Type, rec.At = store.TypeOutcome, r.opts.Now()
+	switch apiclient.Classify(err) {
+	case apiclient.Sent:
+		r.pace.started(slot, r.opts.Now(), resp.CallID)
+		rec.Status, rec.HTTP, rec.Body, rec.Reason, rec.CallID = store.OutcomeSent, resp.StatusCode, resp.Body, resp.Cut, resp.CallID
+		if resp.Cut != "" {
+			r.notes.add("were answered 2xx and then their answer was cut off: the calls are placed, recorded sent, and their reason says so")
+		}
+	case apiclient.Failed:
+		r.pace.release(slot)
+		rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeFailed, apiclient.StatusCode(err), refusedReason(err), errorBody(err)
+		if s := rec.HTTP; s >= 200 && s < 300 {
+			r.notes.add(fmt.Sprintf("were answered %d %s with a body that says error (%s): the service refused them, recorded failed", s, http.StatusText(s), serviceSaid(err)))
+		}
+	case apiclient.Uncertain:
+		r.pace.started(slot, r.opts.Now(), "")
+		rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
+		if s := rec.HTTP; s >= 200 && s < 300 {
+			r.notes.add(fmt.Sprintf("were answered %d %s with a body that is not the service's JSON (%s): the calls may have started, so they are uncertain; check them before --retry-uncertain", s, http.StatusText(s), apiclient.Excerpt(rec.Body, 60)))
+		}
+	default: // Retryable: provably not sent
+		r.pace.release(slot)
+		rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeRetry, apiclient.StatusCode(err), retryReason(err), errorBody(err)
+		wait = r.backoff(tries)
+		if ra := apiclient.RetryAfter(err); ra > r.opts.MaxRetryAfter {
+			callLater = ra
+		} else if ra > 0 {
+			wait = ra
+		}
+		if callLater == 0 && apiclient.Limited(err) {
+			// The service is saying "all of you, slow down": hold the
+			// pool back now, not after the journal write.
+			r.pause(wait, answered(err))
 		}
 	}
+	return rec, wait, callLater
+}
+
+// settle counts the attempt whose outcome rec is queued (see outcome):
+// settled, or pending when the run ends (callLater), its tries ran out or
+// a signal came, or to try again (again) once wait is over.
+func (r *runner) settle(w *worker, c *Contact, rec *store.Record, err error, tries int, wait, callLater time.Duration) (again bool, _ error) {
 	switch {
-	case ctx.Err() != nil:
-		return stopSignal
-	case gctx.Err() != nil:
-		return stopFailed
-	case !r.inHours(c):
-		return stopHours
+	case rec.Status != store.OutcomeRetry:
+		r.count(func(res *RunResult) {
+			switch rec.Status {
+			case store.OutcomeSent:
+				res.Sent++
+			case store.OutcomeFailed:
+				res.Failed++
+			case store.OutcomeUncertain:
+				res.Uncertain++
+			}
+		})
+		r.opts.Settled(store.Status(rec.Status))
+		r.pace.settled(rec, serviceSaid(err))
+		return false, nil
+	case callLater > 0:
+		r.pending()
+		err := r.callLater(err, callLater)
+		r.opts.Logf("%v", err)
+		return false, w.stopRun(err, r.opts.Logf)
+	case tries >= r.opts.MaxAttempts || r.stopped() == stopSignal:
+		r.pending()
+		r.opts.Logf("%s (sheet %s row %d) left pending after %d attempts: %s", c.Phone, rec.Sheet, c.Row, tries, rec.Reason)
+		if r.stopped() != stopSignal {
+			r.pace.settled(rec, "")
+		}
+		return false, nil
 	}
-	return 0
+	if wait > pauseLogOver && !apiclient.Limited(err) {
+		r.opts.Logf("%s (sheet %s row %d): %s; trying it again in %s", c.Phone, rec.Sheet, c.Row, answered(err), wait.Round(time.Millisecond))
+	}
+	if err := r.opts.Sleep(r.run, wait); err != nil {
+		r.pending()
+		return false, nil
+	}
+	return true, nil
+}
+
+// mayStillSend decides, just before a call start whose intent is on
+// disk, whether it may still be sent; if not, it returns which kind of
+// stop keeps it, and the error that stops the run, if any. A pause that
+// began while the intent was written is waited out, with a new turn.
+func (r *runner) mayStillSend(st *start, c *Contact) (stopKind, error) {
+	ok, err := r.await(st, c)
+	switch {
+	case err != nil:
+		return stopFailed, err
+	case !ok || r.run.Err() != nil:
+		return cmp.Or(r.stopped(), stopFailed), nil
+	case !r.inHours(c):
+		return stopHours, nil
+	}
+	on, err := r.onDoNotCall(c)
+	switch {
+	case err != nil:
+		return stopFailed, err
+	case on:
+		return stopDoNotCall, nil
+	}
+	return 0, nil
 }
 
 // onDoNotCall reads RunOptions.DoNotCall, if set, for c's number, right
@@ -733,72 +732,93 @@ func (r *runner) skip(w *worker, c *Contact, rec store.Record, stop stopKind) er
 	switch stop {
 	case stopHours:
 		r.leftPending(c)
-		return nil
 	case stopDoNotCall:
 		r.doNotCall(c)
-		return nil
-	}
-	r.count(func(res *RunResult) { res.Pending++ })
-	r.opts.Settled(store.Pending)
-	if stop == stopSignal {
-		r.interrupted.Store(true)
+	default:
+		r.pending()
 	}
 	return nil
 }
 
-// intend waits for the contact's turn and writes the intent rec of its
-// next attempt, and waits until it is durable. slot is the call's slot
-// of pace.max_active_calls, taken with the turn (0 without that limit).
-// ok is false if the contact is not to be sent now, with err nil when
+// intend waits for what pace says of the contact's call start st (await)
+// and writes the intent rec of its next attempt, and waits until it is
+// durable; st then holds its slot of pace.max_active_calls. ok is false if the contact is not to be sent now, with err nil when
 // that is a clean stop (a signal, another worker's error, the calling
 // window closing: the contact stays pending, nothing was written, and no
 // slot is held).
-func (r *runner) intend(ctx, gctx context.Context, w *worker, c *Contact, rec store.Record) (slot int, ok bool, err error) {
-	// Wait for our turn: the pool's pause after a 429, the rate, a call
-	// in progress to end. A signal here means nothing was sent: the
-	// contact stays pending.
-	slot, err = r.waitSlot(r.waitCtx, c)
-	if err != nil {
-		if ctx.Err() != nil {
-			r.interrupted.Store(true)
+func (r *runner) intend(w *worker, st *start, c *Contact, rec store.Record) (ok bool, err error) {
+	st.read = r.follow == nil
+	if ok, err := r.await(st, c); !ok || r.run.Err() != nil {
+		r.pace.release(st.slot)
+		if err != nil { // the breaker is open: the contact stays pending
+			r.pending()
+			return false, w.stopRun(err, r.opts.Logf)
 		}
-		return 0, false, nil // or another worker failed; its error is the run's
-	}
-	if gctx.Err() != nil {
-		r.active.release(slot)
-		return 0, false, nil // another worker failed; its error is the run's
+		return false, nil // a signal, or another worker failed: its error is the run's
 	}
 	if !r.inHours(c) {
 		// The window closed while the contact waited for its turn or for a
 		// retry: sending now would phone someone outside calling hours.
 		// Nothing was sent; it stays pending for a later run.
-		r.active.release(slot)
+		r.pace.release(st.slot)
 		r.leftPending(c)
-		return 0, false, nil
+		return false, nil
 	}
 	rec.At = r.opts.Now()
 	if err := r.opts.Journal.Append(rec); err != nil {
-		r.active.release(slot)
+		r.pace.release(st.slot)
 		if errors.Is(err, store.ErrDoNotCall) {
 			// The intent was not written: nothing to close.
 			r.doNotCall(c)
-			return 0, false, nil
+			return false, nil
 		}
 		if held := (*store.HeldError)(nil); errors.As(err, &held) {
 			r.held(c, held)
-			return 0, false, nil
+			return false, nil
 		}
 		if held := (*store.OptOutHeldError)(nil); errors.As(err, &held) {
 			// No call starts while an opt-out is held: the run stops, the
 			// contact pending (its intent was not written).
-			r.count(func(res *RunResult) { res.Pending++ })
-			r.opts.Settled(store.Pending)
-			return 0, false, held
+			r.pending()
+			return false, held
 		}
 		w.lost(r.opts.Logf)
-		return 0, false, r.notSent(c, 0, err)
+		return false, r.notSent(c, 0, err)
 	}
-	return slot, true, nil
+	return true, nil
+}
+
+// await waits on the run's clock for what pace says of c's call start st
+// (pacer.next) until it may go (ok), the run stops, or err stops it (the
+// breaker is open). The first wait for a slot is logged, once.
+func (r *runner) await(st *start, c *Contact) (ok bool, err error) {
+	for r.run.Err() == nil {
+		now := r.opts.Now()
+		h, wait, stop := r.pace.next(now, st, c.Phone, r.opts.Agents[c.Agent].AgentID)
+		switch {
+		case stop != nil:
+			return false, stop
+		case h == holdNone:
+			return true, nil
+		case h == needRead: // a call whose end was delivered is no longer in progress
+			r.follow.callStarting(now)
+			st.read = true
+			continue
+		case h == holdSlot:
+			r.slotWait.Do(func() {
+				ends := ""
+				if r.follow != nil {
+					ends = ", or its end to be delivered"
+				}
+				r.opts.Logf("%d calls in progress (pace.max_active_calls): each call start waits for one to end, %s after it started (pace.call_length)%s", r.pace.active.max, r.pace.active.length, ends)
+			})
+		}
+		_ = r.opts.Sleep(r.run, wait) // cut short when the run stops, which the loop sees
+		if h == holdTurn {
+			st.turn = now // slept, the limiter's delay is the turn, as rate.Limiter.Wait has it
+		}
+	}
+	return false, nil
 }
 
 // doNotCall counts a contact not called because its number went on the
@@ -837,17 +857,6 @@ func (r *runner) leftPending(c *Contact) {
 	r.opts.Logf("%s (sheet %s row %d) left pending: the calling window closed before it could be sent", c.Phone, r.f.Sheets[c.Sheet].File, c.Row)
 }
 
-// eitherDone returns a context that ends when ctx ends (a signal) or
-// gctx does (the run failed), and a function that releases it.
-func eitherDone(ctx, gctx context.Context) (context.Context, func()) {
-	both, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(gctx, cancel)
-	return both, func() {
-		stop()
-		cancel()
-	}
-}
-
 // firstIntent is the intent record of j's first attempt this run, with
 // no time; work builds each attempt's records on it.
 func (r *runner) firstIntent(j *job) store.Record {
@@ -872,102 +881,11 @@ func (r *runner) backoff(n int) time.Duration {
 	return jitter(min(r.opts.RetryPause<<min(n-1, 10), r.opts.MaxRetryAfter))
 }
 
-// waitTurn waits until this worker may send a call start: no pool-wide
-// pause is in force and the rate limiter grants one. A 429 that another
-// worker gets while this one waits for the limiter holds this one back
-// too: it waits out the pause and takes a new turn.
-func (r *runner) waitTurn(ctx context.Context) error {
-	for {
-		if err := r.waitPause(ctx); err != nil {
-			return err
-		}
-		if err := r.waitLimiter(ctx); err != nil {
-			return err
-		}
-		if !r.paused() {
-			return nil
-		}
-	}
-}
-
-// waitSlot is waitTurn, and then, with pace.max_active_calls, waits
-// until fewer calls than that are in progress and takes a slot for the
-// call about to start. Its waits are pace, not pauses the service asked
-// for: the first is logged, once.
-//
-// With outcomes collected it first reads the deliveries stored since it
-// last did (at most every RunOptions.DeliveryPoll): a call whose end was
-// delivered is no longer in progress. While every slot is held it looks
-// again every DeliveryPoll.
-func (r *runner) waitSlot(ctx context.Context, c *Contact) (int, error) {
-	for {
-		if err := r.waitTurn(ctx); err != nil {
-			return 0, err
-		}
-		r.follow.callStarting(r.opts.Now())
-		slot, wait := r.active.take(r.opts.Now(), c.Phone, r.opts.Agents[c.Agent].AgentID)
-		if wait <= 0 {
-			return slot, nil
-		}
-		r.slotWait.Do(func() {
-			ends := ""
-			if r.follow != nil {
-				ends = ", or its end to be delivered"
-			}
-			r.opts.Logf("%d calls in progress (pace.max_active_calls): each call start waits for one to end, %s after it started (pace.call_length)%s", r.active.max, r.active.length, ends)
-		})
-		if r.follow != nil {
-			wait = min(wait, r.opts.DeliveryPoll)
-		}
-		if err := r.opts.Sleep(ctx, wait); err != nil {
-			return 0, err
-		}
-	}
-}
-
-// waitLimiter takes one call start from the rate limiter, waiting on
-// RunOptions.Sleep until the limiter's time for it, as rate.Limiter.Wait
-// does on the wall clock. A wait cut short by ctx gives the turn back to
-// the limiter. waitTurn calls it.
-func (r *runner) waitLimiter(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	now := r.opts.Now()
-	res := r.limiter.ReserveN(now, 1)
-	if !res.OK() {
-		return fmt.Errorf("rate: Wait(n=1) exceeds limiter's burst %d", r.limiter.Burst())
-	}
-	d := res.DelayFrom(now)
-	if d <= 0 {
-		return nil
-	}
-	if err := r.opts.Sleep(ctx, d); err != nil {
-		res.CancelAt(r.opts.Now())
-		return err
-	}
-	return nil
-}
-
-// paused reports whether an answer that named a limit (a 429) is holding
-// the pool back now.
-func (r *runner) paused() bool {
-	r.pauseMu.Lock()
-	defer r.pauseMu.Unlock()
-	return r.opts.Now().Before(r.pauseUntil)
-}
-
-// pause holds every worker back for d from now, because of cause (what
-// the service answered). A pause longer than pauseLogOver that holds the
-// pool longer than before is logged at once.
+// pause holds every call start back for d from now, because of cause
+// (what the service answered). A pause longer than pauseLogOver that
+// holds them longer than before is logged at once.
 func (r *runner) pause(d time.Duration, cause string) {
-	r.pauseMu.Lock()
-	until := r.opts.Now().Add(d)
-	longer := until.After(r.pauseUntil)
-	if longer {
-		r.pauseUntil = until
-	}
-	r.pauseMu.Unlock()
+	until, longer := r.pace.pause(r.opts.Now(), d)
 	if longer {
 		r.opts.Paused(PauseService, until)
 	}
@@ -987,17 +905,6 @@ func (r *runner) callLater(err error, ra time.Duration) error {
 	})
 	return fmt.Errorf("%w: %s and asked to be called again in %s, at %s; that is longer than pace.max_retry_after (%s), so the run stopped at once. The contacts not called were not placed and stay pending: run again after %s",
 		ErrCallLater, answered(err), ra.Round(time.Second), at.Format(time.RFC3339), r.opts.MaxRetryAfter, at.Format(time.RFC3339))
-}
-
-// waitPause waits until no pause after a 429 is in force.
-func (r *runner) waitPause(ctx context.Context) error {
-	r.pauseMu.Lock()
-	d := r.pauseUntil.Sub(r.opts.Now())
-	r.pauseMu.Unlock()
-	if d <= 0 {
-		return ctx.Err()
-	}
-	return r.opts.Sleep(ctx, d)
 }
 
 func errorBody(err error) string {

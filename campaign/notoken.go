@@ -1,7 +1,6 @@
 package campaign
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -30,25 +29,17 @@ const whyNoToken = "not sent: no access token could be had"
 // again is true when the worker is to try the same contact again, with a
 // new intent; otherwise err is the run's error, or nil for a clean stop
 // (a signal, or another worker's error).
-func (r *runner) noToken(ctx, gctx context.Context, w *worker, c *Contact, rec store.Record, err error, tries *int) (again bool, _ error) {
+func (r *runner) noToken(w *worker, c *Contact, rec store.Record, err error, tries *int) (again bool, _ error) {
 	rec.Type, rec.At, rec.Status, rec.Reason = store.TypeOutcome, r.opts.Now(), store.OutcomeSkipped, whyNoToken
 	durable, jerr := r.opts.Journal.Enqueue(rec)
 	if jerr != nil {
 		return false, fmt.Errorf("writing the journal after not calling %s (sheet %s row %d; it reads as uncertain but was not sent): %w", rec.Phone, rec.Sheet, rec.Row, jerr)
 	}
 	w.pending, w.last = durable, rec
-	pending := func() {
-		r.count(func(res *RunResult) { res.Pending++ })
-		r.opts.Settled(store.Pending)
-	}
-	stopRun := func(runErr error) (bool, error) {
-		pending()
-		return false, w.stopRun(runErr, r.opts.Logf)
-	}
-
 	var authErr *apiclient.AuthError
 	if errors.As(err, &authErr) {
-		return stopRun(authErr)
+		r.pending()
+		return false, w.stopRun(authErr, r.opts.Logf)
 	}
 	*tries++
 	if *tries >= r.opts.MaxAttempts {
@@ -56,18 +47,13 @@ func (r *runner) noToken(ctx, gctx context.Context, w *worker, c *Contact, rec s
 		if errors.As(err, &nt) {
 			err = nt.Err
 		}
-		return stopRun(fmt.Errorf("no access token could be had in %d tries, the last: %w; the run stopped, and the contacts it did not call stay pending for the next run", *tries, err))
+		r.pending()
+		return false, w.stopRun(fmt.Errorf("no access token could be had in %d tries, the last: %w; the run stopped, and the contacts it did not call stay pending for the next run", *tries, err), r.opts.Logf)
 	}
 	wait := r.backoff(*tries)
 	r.opts.Logf("%s (sheet %s row %d) not sent: %v; trying again in %s", c.Phone, rec.Sheet, c.Row, err, wait.Round(1e6))
-	waitCtx, stop := eitherDone(ctx, gctx)
-	serr := r.opts.Sleep(waitCtx, wait)
-	stop()
-	if serr != nil || ctx.Err() != nil || gctx.Err() != nil {
-		pending()
-		if ctx.Err() != nil {
-			r.interrupted.Store(true)
-		}
+	if err := r.opts.Sleep(r.run, wait); err != nil || r.run.Err() != nil {
+		r.pending()
 		return false, nil
 	}
 	return true, nil
