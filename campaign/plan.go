@@ -228,7 +228,6 @@ type PlanOptions struct {
 	Done func(c *Contact) bool
 	// Suppression; nil means none is loaded (and none applies).
 	Suppress *Suppression
-	Norm     *phone.Normalizer
 	Now      time.Time
 	Warnings []string
 	// Pressure is the campaign's contact pressure and the call starts the
@@ -294,7 +293,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	for i, s := range f.Sheets {
 		p.Sheets[i] = PlanSheet{File: s.File, Agent: s.Agent}
 	}
-	cr := f.NewContactReader(opts.Norm, opts.Suppress)
+	cr := f.NewContactReader(opts.Suppress)
 	cr.SheetFailed = func(i int, se *sheet.Error) {
 		p.Sheets[i].Error = se.Error()
 		key := fmt.Sprintf("sheets[%d].file", i)

@@ -1,5 +1,5 @@
 // Package phone reads phone numbers: sheets hold them as people and
-// spreadsheets write them; the service wants E.164. [Normalizer.Read]
+// spreadsheets write them; the service wants E.164. [Read]
 // turns the one into the other with nyaruka/phonenumbers (a port of
 // Google's libphonenumber), repairs the damage Excel does where that can
 // be done without guessing, refuses numbers the campaign may not call
@@ -112,18 +112,8 @@ import (
 	"github.com/nyaruka/phonenumbers"
 )
 
-// Normalizer normalises phone numbers to E.164. It is safe for
-// concurrent use, and its zero value is ready to use.
-type Normalizer struct{}
-
-// NewNormalizer returns a Normalizer. The library's metadata and the
-// fast path's tables are shared by all normalisers and built on first
-// use. A command makes one and hands it to the contact reader, the
-// suppression list and the report.
-func NewNormalizer() *Normalizer { return &Normalizer{} }
-
 // Number is a phone number read from a cell: its E.164 form, the country
-// the phone-number library places it in, and its kind. [Normalizer.Read]
+// the phone-number library places it in, and its kind. [Read]
 // returns it; the contact reader keeps its fields on each contact.
 type Number struct {
 	E164   string // "+14155550132"
@@ -138,8 +128,10 @@ type Number struct {
 // sheet's region for numbers written without +country, and the countries
 // and kinds of number the campaign may call. A cell that is not a usable
 // phone number, or holds one the rules refuse, gives an error whose text
-// names the value and says what to do.
-func (p *Normalizer) Read(raw string, rules *Rules) (Number, error) {
+// names the value and says what to do. Read and [Normalize] are safe for
+// concurrent use: the library's metadata and the fast path's tables are
+// built on first use and shared.
+func Read(raw string, rules *Rules) (Number, error) {
 	return readNumber(raw, rules, fastCore)
 }
 
@@ -150,7 +142,7 @@ func (p *Normalizer) Read(raw string, rules *Rules) (Number, error) {
 // country code. warn is a sentence, non-empty when the input was repaired
 // (Excel damage) and the caller should tell the user. err is a sentence
 // naming the value when raw is not a usable phone number.
-func (p *Normalizer) Normalize(raw, region string) (e164, warn string, err error) {
+func Normalize(raw, region string) (e164, warn string, err error) {
 	ph, err := readNumber(raw, Any(region), fastCore)
 	return ph.E164, ph.Repair, err
 }
