@@ -1,0 +1,562 @@
+package phone
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// maxDigits bounds the digits Normalize looks at: E.164 allows 15,
+// the library 17 after a calling code of up to 3 and a trunk prefix.
+const maxDigits = 24
+
+var errEmpty = errors.New("phone number is empty")
+
+// readNumber applies the rules in the file comment, with core deciding each
+// reading and rules deciding which readings may be called.
+func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
+	s := strings.TrimFunc(raw, isSpace)
+	// A leading apostrophe is how a spreadsheet marks a cell as text.
+	text := false
+	if r, n := utf8.DecodeRuneInString(s); r == '\'' || r == '\u2019' {
+		s, text = strings.TrimFunc(s[n:], isSpace), true
+	}
+	if s == "" {
+		return Number{}, errEmpty
+	}
+	if spreadsheetError(s) {
+		return Number{}, fmt.Errorf("%q is a spreadsheet error value, not a phone number: fix the formula or the value in the sheet", s)
+	}
+	region := normRegion(rules.region)
+	if !utf8.ValidString(s) {
+		return Number{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
+	}
+	if holdsTwo(s) {
+		return Number{}, errHoldsTwo(s)
+	}
+
+	// A number exported as a decimal (pandas, Google Sheets, a number cell
+	// with decimals in Excel): "4930124603.0", "4930124603,00". Read as
+	// the number before the point or comma; any other digit after a point
+	// is a digit of the number.
+	decimal := false
+	cell := s
+	if t, ok := decimalExport(s); ok {
+		s, decimal = t, true
+	}
+
+	var buf [maxDigits]byte
+	var digits []byte
+	plus, excel := false, false
+	if d, ok, msg := excelScientific(s, buf[:0]); ok {
+		if msg != "" {
+			return Number{}, errors.New(msg)
+		}
+		digits, excel = d, true
+	} else {
+		var perr error
+		digits, plus, perr = scanDigits(s, buf[:0])
+		if perr != nil {
+			return Number{}, perr
+		}
+	}
+	// A cell of bare digits is what Excel leaves of a number cell: the
+	// only kind of cell whose '+' Excel can have dropped.
+	bare := excel || decimal || (!text && allDigits(s))
+	// excelNote prefixes a message about the value with how it was read.
+	excelNote := func() string {
+		switch {
+		case excel:
+			return fmt.Sprintf("%q (Excel's scientific notation for %s)", s, digits)
+		case decimal:
+			return fmt.Sprintf("%q (the number %s exported as a decimal)", cell, s)
+		}
+		return fmt.Sprintf("%q", s)
+	}
+	if len(digits) >= 2*minTwoDigits && splitsInTwo(s, region, core) {
+		return Number{}, errHoldsTwo(s)
+	}
+
+	// "00" is the international prefix almost everywhere, but a national
+	// number whose trunk 0 was typed twice starts with it too: "001512
+	// 3455303" in Germany, its first group of digits longer than 00 and a
+	// country code are written ("0049 151 ...", "00 44 20 ...").
+	doubled := false
+	if !plus && len(digits) > 2 && digits[0] == '0' && digits[1] == '0' {
+		doubled = true
+		plus, digits = true, digits[2:]
+	}
+	ds := string(digits)
+
+	if plus {
+		r, ok := core(true, ds, region)
+		if !ok {
+			return Number{}, fmt.Errorf("%q is not a valid phone number", s)
+		}
+		if doubled && region != "" && !bare && firstGroupDigits(s) >= 6 {
+			if typo, ok := core(false, "0"+ds, region); ok && typo.e164 != r.e164 {
+				return Number{}, fmt.Errorf("%q is ambiguous: with 00 as the international prefix it is %s, but it is also %s of region %s if its 0 was typed twice; write it as +country number or as the national number", s, r.e164, typo.e164, region)
+			}
+		}
+		if err := checkLength(s, r); err != nil {
+			return Number{}, err
+		}
+		if err := rules.allows(r); err != nil {
+			return Number{}, fmt.Errorf("%q is %w", s, err)
+		}
+		repair := ""
+		if decimal {
+			repair = fmt.Sprintf("%s was read as %s; export the phone column as text", excelNote(), r.e164)
+		}
+		return r.phone(repair), nil
+	}
+	if region == "" {
+		return Number{}, fmt.Errorf("%s has no country code: write it as +country number, or set the sheet's region", excelNote())
+	}
+	if !phonenumbers.GetSupportedRegions()[region] {
+		return Number{}, fmt.Errorf("%s has no country code and %q is not a known region code (such as US, GB, DE): write it as +country number, or fix the region", excelNote(), region)
+	}
+	national, nationalOK := core(false, ds, region)
+	var intl reading
+	intlOK := false
+	// A cell of bare digits may have lost its '+'; a cell written with
+	// separators that starts with the region's own country code ("49 151
+	// 23454214" in Germany) may be an international number written
+	// without it. Either reading stays a candidate only if the campaign
+	// may call it; if both readings are valid and differ, the cell is
+	// ambiguous.
+	if ds[0] != '0' && (bare || strings.HasPrefix(ds, strconv.Itoa(phonenumbers.GetCountryCodeForRegion(region)))) {
+		intl, intlOK = core(true, ds, region)
+	}
+	// A lost '+' is read back only into a country and kind the campaign
+	// calls: a typo must not become a number abroad.
+	intlErr := error(nil)
+	if intlOK {
+		if intlErr = rules.allows(intl); intlErr != nil {
+			intlOK = false
+		}
+	}
+	switch {
+	case nationalOK && intlOK && intl.e164 != national.e164 && !writtenNationally(national.e164, ds):
+		return Number{}, fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", excelNote(), region, national.e164, intl.e164)
+	case nationalOK:
+		if err := checkLength(s, national); err != nil {
+			return Number{}, err
+		}
+		if err := rules.allows(national); err != nil {
+			return Number{}, fmt.Errorf("%s is %w", excelNote(), err)
+		}
+		repair := ""
+		switch {
+		case excel:
+			repair = fmt.Sprintf("%s was read as %s; format the phone column as Text in Excel to keep numbers intact", excelNote(), national.e164)
+		case decimal:
+			repair = fmt.Sprintf("%s was read as %s; export the phone column as text", excelNote(), national.e164)
+		}
+		return national.phone(repair), nil
+	case intlOK:
+		if err := checkLength(s, intl); err != nil {
+			return Number{}, err
+		}
+		return intl.phone(fmt.Sprintf("%s is not a valid number for region %s but is valid with a leading +; read as %s (the + was probably lost: Excel drops it)", excelNote(), region, intl.e164)), nil
+	case intlErr != nil:
+		return Number{}, fmt.Errorf("%s is not a valid phone number for region %s; with a leading + it would be %w", excelNote(), region, intlErr)
+	}
+	return Number{}, fmt.Errorf("%s is not a valid phone number for region %s", excelNote(), region)
+}
+
+// maxE164Digits is the most digits an E.164 number has, country code
+// included. The library takes some longer national numbers as valid (up
+// to 17 digits in Germany); such a number is more likely two numbers run
+// together than one.
+const maxE164Digits = 15
+
+// checkLength refuses a reading longer than E.164 allows.
+func checkLength(cell string, r reading) error {
+	if n := len(r.e164) - 1; n > maxE164Digits {
+		return fmt.Errorf("%q would be %s, %d digits, more than the %d an international phone number has: two numbers run together? put one number in the cell", cell, r.e164, n, maxE164Digits)
+	}
+	return nil
+}
+
+// minTwoDigits is the fewest digits either of two numbers in one cell must
+// have for splitsInTwo to look for them, apart by a '/' or a tab (one
+// more apart by spaces or dashes): shorter runs are area codes and parts
+// of one number.
+const minTwoDigits = 6
+
+// splitsInTwo reports whether a cell written with separators reads as two
+// valid numbers of region (or with +country) on either side of one of its
+// separators, each long enough (minTwoDigits): "030/12345 / 030/54321",
+// "06882/354 / 089/591", "0301234 0897654".
+func splitsInTwo(s, region string, core coreFunc) bool {
+	valid := func(part string, least int) bool {
+		var buf [maxDigits]byte
+		d, plus, err := scanDigits(strings.TrimFunc(part, func(r rune) bool { return isSpace(r) || isPunct(r) }), buf[:0])
+		if err != nil || len(d) < least {
+			return false
+		}
+		if plus || (len(d) > 2 && d[0] == '0' && d[1] == '0') {
+			if !plus {
+				d = d[2:]
+			}
+			_, ok := core(true, string(d), region)
+			return ok
+		}
+		_, ok := core(false, string(d), region)
+		return ok && region != ""
+	}
+	for i, r := range s {
+		if r == '+' || !isPunct(r) || i == 0 {
+			continue
+		}
+		// Split before the first separator of a run of them.
+		if prev, _ := utf8.DecodeLastRuneInString(s[:i]); isPunct(prev) {
+			continue
+		}
+		least := minTwoDigits + 1
+		for _, q := range s[i:] {
+			if !isPunct(q) {
+				break
+			}
+			if q == '/' || q == '\t' {
+				least = minTwoDigits
+			}
+		}
+		if valid(s[:i], least) && valid(s[i:], least) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstGroupDigits counts the digits of a cell before its first
+// separator.
+func firstGroupDigits(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.IsDigit(r):
+			n++
+		case r == '+' && n == 0:
+		default:
+			if n > 0 {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+// decimalExport recognises a number exported as a decimal: digits, with
+// a leading '+' or not, then a point or a decimal comma and zeros (".0",
+// ",00"). It returns the cell without the fraction.
+func decimalExport(s string) (string, bool) {
+	t := strings.TrimRight(s, "0")
+	if len(t) == len(s) || len(t) < 2 || (t[len(t)-1] != '.' && t[len(t)-1] != ',') {
+		return s, false
+	}
+	t = t[:len(t)-1]
+	if allDigits(strings.TrimPrefix(t, "+")) && strings.TrimPrefix(t, "+") != "" {
+		return t, true
+	}
+	return s, false
+}
+
+// spreadsheetError reports whether a cell holds a spreadsheet's error
+// value, what a cell shows when its formula fails: Excel's #VALUE!,
+// #NAME?, #REF!, #N/A, #DIV/0!, #NUM!, #NULL! (and the newer #SPILL!,
+// #CALC!), Google Sheets' #ERROR!, and their translations (#WERT!, #NV,
+// #VALEUR!, #¡VALOR!, #N/D).
+func spreadsheetError(s string) bool {
+	switch strings.ToUpper(s) {
+	case "#N/A", "#NV", "#N/D":
+		return true
+	}
+	if len(s) < 3 || s[0] != '#' || (s[len(s)-1] != '!' && s[len(s)-1] != '?') {
+		return false
+	}
+	for _, r := range s[1 : len(s)-1] {
+		if !unicode.IsLetter(r) && !('0' <= r && r <= '9') && !strings.ContainsRune("/_¡¿", r) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r reading) phone(repair string) Number {
+	return Number{E164: r.e164, Region: r.region, Kind: r.kind, Repair: repair}
+}
+
+// errHoldsTwo is the error of a cell that holds more than one number in
+// a shape Split does not take apart.
+func errHoldsTwo(cell string) error {
+	return fmt.Errorf("%q holds more than one phone number: put one number in the cell, or list them apart by \";\" to have each tried in turn", cell)
+}
+
+// Split returns the numbers of a cell that lists several on purpose, in
+// order: apart by " ::: " (as Google Contacts writes a field's values), by
+// ";" or by line breaks. Each part is trimmed; empty ones are dropped. It
+// returns nil when the cell is not such a list: it has none of these
+// separators, or one of its parts has fewer than six digits (an extension
+// or a dialling suffix after ";", a note on a second line), so that the
+// cell is read whole and refused as it would be otherwise. Other shapes of
+// two numbers ("555-1234 / 555-9876", "..., ...", "... or ...") are not
+// split: which number is meant there is less sure. A '/' inside one
+// number ("030/1234567") stays part of it. The contact reader offers each
+// number of a list in turn, as it offers the next phone column.
+func Split(cell string) []string {
+	if !strings.ContainsAny(cell, ":;\n\r") {
+		return nil
+	}
+	parts := strings.FieldsFunc(strings.ReplaceAll(cell, ":::", ";"), func(r rune) bool { return r == ';' || r == '\n' || r == '\r' })
+	out := parts[:0]
+	for _, p := range parts {
+		if p = strings.TrimFunc(p, isSpace); p == "" {
+			continue
+		}
+		digits := 0
+		for _, r := range p {
+			if unicode.IsDigit(r) {
+				digits++
+			}
+		}
+		if digits < minTwoDigits {
+			return nil
+		}
+		out = append(out, p)
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// holdsTwo reports whether a cell holds more than one number: two
+// runs of at least six digits apart by a list separator (",", ";", "/",
+// "|", "&", ":", a line break) or by a word ("or", "oder", ...). A '/'
+// between an area code and the rest ("030/1234567", as German numbers are
+// often written) leaves one run shorter than six.
+func holdsTwo(s string) bool {
+	long, run := 0, 0
+	end := func() {
+		if run >= 6 {
+			long++
+		}
+		run = 0
+	}
+	var word strings.Builder
+	endWord := func() {
+		// An extension marker or "tel:" is part of one number, any other
+		// word separates two.
+		if w := strings.ToLower(word.String()); w != "" && w != "x" && w != "tel" && !strings.HasPrefix(w, "ext") {
+			end()
+		}
+		word.Reset()
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			word.WriteRune(r)
+			continue
+		}
+		endWord()
+		switch {
+		case unicode.IsDigit(r):
+			run++
+		case r == ',' || r == ';' || r == '/' || r == '|' || r == '&' || r == ':' || r == '\n' || r == '\r':
+			end()
+		}
+	}
+	endWord()
+	end()
+	return long >= 2
+}
+
+// writtenNationally reports whether digits are exactly the digits of
+// the library's NATIONAL format of the valid number e164.
+func writtenNationally(e164, digits string) (written bool) {
+	defer func() {
+		if recover() != nil {
+			written = false // a library panic: treat as ambiguous
+		}
+	}()
+	n := libraryNumber(e164)
+	if n == nil {
+		return false
+	}
+	f := phonenumbers.Format(n, phonenumbers.NATIONAL)
+	i := 0
+	for j := 0; j < len(f); j++ {
+		c := f[j]
+		if c < '0' || c > '9' {
+			continue
+		}
+		if i >= len(digits) || digits[i] != c {
+			return false
+		}
+		i++
+	}
+	return i == len(digits)
+}
+
+// libraryNumber returns the library's PhoneNumber for a valid E.164
+// number, as Parse would give it, or nil.
+func libraryNumber(e164 string) *phonenumbers.PhoneNumber {
+	for i := 2; i <= 4 && i < len(e164); i++ {
+		cc, err := strconv.Atoi(e164[1:i])
+		if err != nil || !phonenumbers.GetSupportedCallingCodes()[cc] {
+			continue
+		}
+		nsn := e164[i:]
+		if nsn[0] == '0' {
+			break // leading zeros: let Parse set its fields
+		}
+		v, err := strconv.ParseUint(nsn, 10, 64)
+		if err != nil {
+			return nil
+		}
+		c := int32(cc)
+		return &phonenumbers.PhoneNumber{CountryCode: &c, NationalNumber: &v}
+	}
+	n, err := phonenumbers.Parse(e164, "")
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// isSpace reports the white space trimmed around a number: Unicode
+// spaces (including the no-break space spreadsheets like), zero-width
+// spaces and a stray byte order mark.
+func isSpace(r rune) bool {
+	return unicode.IsSpace(r) || r == '\u200b' || r == '\u2060' || r == '\ufeff'
+}
+
+// isPunct reports the separators accepted between digits.
+func isPunct(r rune) bool {
+	switch r {
+	case ' ', '\t', '.', '-', '(', ')', '/',
+		'\u00a0', '\u2007', '\u2009', '\u202f', '\u200b', '\u2060', // spaces
+		'\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212': // dashes
+		return true
+	}
+	return false
+}
+
+// scanDigits reduces s to its digits and whether it starts with '+'.
+func scanDigits(s string, buf []byte) (digits []byte, plus bool, err error) {
+	orig := s
+	if len(s) >= 4 && strings.EqualFold(s[:4], "tel:") {
+		s = strings.TrimLeftFunc(s[4:], isSpace)
+	}
+	for i, r := range s {
+		switch {
+		case unicode.IsDigit(r):
+			if len(buf) == maxDigits {
+				return nil, false, fmt.Errorf("%q has too many digits to be a phone number", orig)
+			}
+			buf = append(buf, asciiDigit(r))
+		case r == '+' || r == '\uff0b':
+			if plus || len(buf) > 0 {
+				return nil, false, fmt.Errorf("%q has a + in the middle: a + may only start a phone number", orig)
+			}
+			plus = true
+		case isPunct(r):
+		default:
+			rest := strings.ToLower(s[i:])
+			if r == '#' || r == ';' || r == ',' || strings.HasPrefix(rest, "x") || strings.HasPrefix(rest, "ext") {
+				return nil, false, fmt.Errorf("%q has an extension or dialling suffix: only the main number can be called, remove it", orig)
+			}
+			if len(buf) == 0 {
+				return nil, false, fmt.Errorf("%q is not a phone number", orig)
+			}
+			return nil, false, fmt.Errorf("%q contains %q, which is not part of a phone number", orig, r)
+		}
+	}
+	if len(buf) == 0 {
+		return nil, false, fmt.Errorf("%q is not a phone number: it has no digits", orig)
+	}
+	return buf, plus, nil
+}
+
+// asciiDigit returns the ASCII digit of a decimal digit in any script
+// (full-width "\uff14" is '4'): Unicode lays out each script's digits as
+// a run of ten from zero, so the value is the offset in its run.
+func asciiDigit(r rune) byte {
+	if r < utf8.RuneSelf {
+		return byte(r)
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return byte('0' + (r-rune(rg.Lo))%10)
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return byte('0' + (r-rune(rg.Lo))%10)
+		}
+	}
+	return '0' // unreachable for a rune unicode.IsDigit accepts
+}
+
+// excelMaxDigits is the number of significant digits Excel keeps.
+const excelMaxDigits = 15
+
+// excelScientific recognises a number Excel wrote in scientific
+// notation: a digit, optionally a decimal point or comma and more digits,
+// 'E', an optional sign and an exponent ("1.4155550132E+10",
+// "4,41614960000E+11").
+// ok is false when s is not in that form. Otherwise either digits holds
+// the exact expansion, or msg says why it cannot be trusted.
+func excelScientific(s string, buf []byte) (digits []byte, ok bool, msg string) {
+	e := strings.IndexAny(s, "eE")
+	if e < 1 || e == len(s)-1 {
+		return nil, false, ""
+	}
+	mant, exp := s[:e], s[e+1:]
+	neg := false
+	if exp[0] == '+' || exp[0] == '-' {
+		neg = exp[0] == '-'
+		exp = exp[1:]
+	}
+	if len(exp) == 0 || len(exp) > 3 || !allDigits(exp) {
+		return nil, false, ""
+	}
+	if mant[0] < '0' || mant[0] > '9' {
+		return nil, false, ""
+	}
+	frac := ""
+	if len(mant) > 1 {
+		if mant[1] != '.' && mant[1] != ',' {
+			return nil, false, ""
+		}
+		frac = mant[2:]
+		if !allDigits(frac) {
+			return nil, false, ""
+		}
+	}
+	n, _ := strconv.Atoi(exp)
+	sig := 1 + len(frac) // the digits the mantissa spells out
+	if neg || mant[0] == '0' || n+1 != sig || sig > excelMaxDigits {
+		// Fewer digits written than the number has (lost), not a whole
+		// number, or more digits than Excel keeps.
+		return nil, true, fmt.Sprintf("%q was damaged by Excel: it shows the number in scientific notation, which may have lost digits; re-export the sheet with the phone column formatted as Text", s)
+	}
+	buf = append(buf, mant[0])
+	buf = append(buf, frac...)
+	return buf, true, ""
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
