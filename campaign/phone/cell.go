@@ -20,6 +20,64 @@ var errEmpty = errors.New("phone number is empty")
 // readNumber applies the rules in the file comment, with core deciding each
 // reading and rules deciding which readings may be called.
 func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
+	c, err := scanCell(raw)
+	if err != nil {
+		return Number{}, err
+	}
+	region := normRegion(rules.region)
+	if len(c.digits) >= 2*minTwoDigits && splitsInTwo(c.s, region, core) {
+		return Number{}, errHoldsTwo(c.s)
+	}
+
+	// "00" is the international prefix almost everywhere, but a national
+	// number whose trunk 0 was typed twice starts with it too: "001512
+	// 3455303" in Germany, its first group of digits longer than 00 and a
+	// country code are written ("0049 151 ...", "00 44 20 ...").
+	if !c.plus && len(c.digits) > 2 && c.digits[0] == '0' && c.digits[1] == '0' {
+		c.doubled = true
+		c.plus, c.digits = true, c.digits[2:]
+	}
+	if !c.plus {
+		return c.readNational(rules, region, core)
+	}
+	r, ok := core(true, c.digits, region)
+	if !ok {
+		return Number{}, fmt.Errorf("%q is not a valid phone number", c.s)
+	}
+	if c.doubled && region != "" && !c.bare && firstGroupDigits(c.s) >= 6 {
+		if typo, ok := core(false, "0"+c.digits, region); ok && typo.e164 != r.e164 {
+			return Number{}, fmt.Errorf("%q is ambiguous: with 00 as the international prefix it is %s, but it is also %s of region %s if its 0 was typed twice; write it as +country number or as the national number", c.s, r.e164, typo.e164, region)
+		}
+	}
+	if err := checkLength(c.s, r); err != nil {
+		return Number{}, err
+	}
+	if err := rules.allows(r); err != nil {
+		return Number{}, fmt.Errorf("%q is %w", c.s, err)
+	}
+	return r.phone(c.repair(r.e164)), nil
+}
+
+// scannedCell is a cell as readNumber sees it before reading it as a
+// number: its text, how a spreadsheet may have changed it, and its digits.
+type scannedCell struct {
+	s       string // the cell trimmed, without a decimal export's fraction
+	cell    string // the cell trimmed
+	decimal bool   // a number exported as a decimal ("4930124603.0")
+	excel   bool   // Excel's scientific notation ("1.4155550132E+10")
+	plus    bool   // written with a leading '+', or "00" read as one
+	doubled bool   // a leading "00" read as '+'
+	// bare is a cell of bare digits, what Excel leaves of a number cell:
+	// the only kind of cell whose '+' Excel can have dropped.
+	bare   bool
+	digits string // ASCII digits, without the '+' or the "00" read as one
+}
+
+// scanCell trims a cell, refuses what is no number at all (empty, a
+// spreadsheet's error value, not UTF-8, two numbers), undoes a decimal
+// export and Excel's scientific notation, and reduces the cell to its
+// digits.
+func scanCell(raw string) (scannedCell, error) {
 	s := strings.TrimFunc(raw, isSpace)
 	// A leading apostrophe is how a spreadsheet marks a cell as text.
 	text := false
@@ -27,100 +85,79 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		s, text = strings.TrimFunc(s[n:], isSpace), true
 	}
 	if s == "" {
-		return Number{}, errEmpty
+		return scannedCell{}, errEmpty
 	}
 	if spreadsheetError(s) {
-		return Number{}, fmt.Errorf("%q is a spreadsheet error value, not a phone number: fix the formula or the value in the sheet", s)
+		return scannedCell{}, fmt.Errorf("%q is a spreadsheet error value, not a phone number: fix the formula or the value in the sheet", s)
 	}
-	region := normRegion(rules.region)
 	if !utf8.ValidString(s) {
-		return Number{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
+		return scannedCell{}, fmt.Errorf("%q is not a phone number: it is not valid UTF-8 text", s)
 	}
 	if holdsTwo(s) {
-		return Number{}, errHoldsTwo(s)
+		return scannedCell{}, errHoldsTwo(s)
 	}
 
 	// A number exported as a decimal (pandas, Google Sheets, a number cell
 	// with decimals in Excel): "4930124603.0", "4930124603,00". Read as
 	// the number before the point or comma; any other digit after a point
 	// is a digit of the number.
-	decimal := false
-	cell := s
+	c := scannedCell{s: s, cell: s}
 	if t, ok := decimalExport(s); ok {
-		s, decimal = t, true
+		c.s, c.decimal = t, true
 	}
 
 	var buf [maxDigits]byte
 	var digits []byte
-	plus, excel := false, false
-	if d, ok, msg := excelScientific(s, buf[:0]); ok {
+	if d, ok, msg := excelScientific(c.s, buf[:0]); ok {
 		if msg != "" {
-			return Number{}, errors.New(msg)
+			return scannedCell{}, errors.New(msg)
 		}
-		digits, excel = d, true
+		digits, c.excel = d, true
 	} else {
-		var perr error
-		digits, plus, perr = scanDigits(s, buf[:0])
-		if perr != nil {
-			return Number{}, perr
+		var err error
+		if digits, c.plus, err = scanDigits(c.s, buf[:0]); err != nil {
+			return scannedCell{}, err
 		}
 	}
-	// A cell of bare digits is what Excel leaves of a number cell: the
-	// only kind of cell whose '+' Excel can have dropped.
-	bare := excel || decimal || (!text && allDigits(s))
-	// excelNote prefixes a message about the value with how it was read.
-	excelNote := func() string {
-		switch {
-		case excel:
-			return fmt.Sprintf("%q (Excel's scientific notation for %s)", s, digits)
-		case decimal:
-			return fmt.Sprintf("%q (the number %s exported as a decimal)", cell, s)
-		}
-		return fmt.Sprintf("%q", s)
-	}
-	if len(digits) >= 2*minTwoDigits && splitsInTwo(s, region, core) {
-		return Number{}, errHoldsTwo(s)
-	}
+	c.bare = c.excel || c.decimal || (!text && allDigits(c.s))
+	c.digits = string(digits)
+	return c, nil
+}
 
-	// "00" is the international prefix almost everywhere, but a national
-	// number whose trunk 0 was typed twice starts with it too: "001512
-	// 3455303" in Germany, its first group of digits longer than 00 and a
-	// country code are written ("0049 151 ...", "00 44 20 ...").
-	doubled := false
-	if !plus && len(digits) > 2 && digits[0] == '0' && digits[1] == '0' {
-		doubled = true
-		plus, digits = true, digits[2:]
+// note quotes the cell for a message about its value, with how it was
+// read.
+func (c *scannedCell) note() string {
+	switch {
+	case c.excel:
+		return fmt.Sprintf("%q (Excel's scientific notation for %s)", c.s, c.digits)
+	case c.decimal:
+		return fmt.Sprintf("%q (the number %s exported as a decimal)", c.cell, c.s)
 	}
-	ds := string(digits)
+	return fmt.Sprintf("%q", c.s)
+}
 
-	if plus {
-		r, ok := core(true, ds, region)
-		if !ok {
-			return Number{}, fmt.Errorf("%q is not a valid phone number", s)
-		}
-		if doubled && region != "" && !bare && firstGroupDigits(s) >= 6 {
-			if typo, ok := core(false, "0"+ds, region); ok && typo.e164 != r.e164 {
-				return Number{}, fmt.Errorf("%q is ambiguous: with 00 as the international prefix it is %s, but it is also %s of region %s if its 0 was typed twice; write it as +country number or as the national number", s, r.e164, typo.e164, region)
-			}
-		}
-		if err := checkLength(s, r); err != nil {
-			return Number{}, err
-		}
-		if err := rules.allows(r); err != nil {
-			return Number{}, fmt.Errorf("%q is %w", s, err)
-		}
-		repair := ""
-		if decimal {
-			repair = fmt.Sprintf("%s was read as %s; export the phone column as text", excelNote(), r.e164)
-		}
-		return r.phone(repair), nil
+// repair is the sentence that tells how a cell Excel or an export changed
+// was read as e164; "" for a cell read as written.
+func (c *scannedCell) repair(e164 string) string {
+	switch {
+	case c.excel:
+		return fmt.Sprintf("%s was read as %s; format the phone column as Text in Excel to keep numbers intact", c.note(), e164)
+	case c.decimal:
+		return fmt.Sprintf("%s was read as %s; export the phone column as text", c.note(), e164)
 	}
+	return ""
+}
+
+// readNational reads a cell written without '+': a national number of
+// region or, for a cell that may have lost its '+', an international one.
+func (c *scannedCell) readNational(rules *Rules, region string, core coreFunc) (Number, error) {
 	if region == "" {
-		return Number{}, fmt.Errorf("%s has no country code: write it as +country number, or set the sheet's region", excelNote())
+		return Number{}, fmt.Errorf("%s has no country code: write it as +country number, or set the sheet's region", c.note())
 	}
 	if !phonenumbers.GetSupportedRegions()[region] {
-		return Number{}, fmt.Errorf("%s has no country code and %q is not a known region code (such as US, GB, DE): write it as +country number, or fix the region", excelNote(), region)
+		return Number{}, fmt.Errorf("%s has no country code and %q is not a known region code (such as US, GB, DE): write it as +country number, or fix the region", c.note(), region)
 	}
+	ds := c.digits
 	national, nationalOK := core(false, ds, region)
 	var intl reading
 	intlOK := false
@@ -130,7 +167,7 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 	// without it. Either reading stays a candidate only if the campaign
 	// may call it; if both readings are valid and differ, the cell is
 	// ambiguous.
-	if ds[0] != '0' && (bare || strings.HasPrefix(ds, strconv.Itoa(phonenumbers.GetCountryCodeForRegion(region)))) {
+	if ds[0] != '0' && (c.bare || strings.HasPrefix(ds, strconv.Itoa(phonenumbers.GetCountryCodeForRegion(region)))) {
 		intl, intlOK = core(true, ds, region)
 	}
 	// A lost '+' is read back only into a country and kind the campaign
@@ -143,31 +180,24 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 	}
 	switch {
 	case nationalOK && intlOK && intl.e164 != national.e164 && !writtenNationally(national.e164, ds):
-		return Number{}, fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", excelNote(), region, national.e164, intl.e164)
+		return Number{}, fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", c.note(), region, national.e164, intl.e164)
 	case nationalOK:
-		if err := checkLength(s, national); err != nil {
+		if err := checkLength(c.s, national); err != nil {
 			return Number{}, err
 		}
 		if err := rules.allows(national); err != nil {
-			return Number{}, fmt.Errorf("%s is %w", excelNote(), err)
+			return Number{}, fmt.Errorf("%s is %w", c.note(), err)
 		}
-		repair := ""
-		switch {
-		case excel:
-			repair = fmt.Sprintf("%s was read as %s; format the phone column as Text in Excel to keep numbers intact", excelNote(), national.e164)
-		case decimal:
-			repair = fmt.Sprintf("%s was read as %s; export the phone column as text", excelNote(), national.e164)
-		}
-		return national.phone(repair), nil
+		return national.phone(c.repair(national.e164)), nil
 	case intlOK:
-		if err := checkLength(s, intl); err != nil {
+		if err := checkLength(c.s, intl); err != nil {
 			return Number{}, err
 		}
-		return intl.phone(fmt.Sprintf("%s is not a valid number for region %s but is valid with a leading +; read as %s (the + was probably lost: Excel drops it)", excelNote(), region, intl.e164)), nil
+		return intl.phone(fmt.Sprintf("%s is not a valid number for region %s but is valid with a leading +; read as %s (the + was probably lost: Excel drops it)", c.note(), region, intl.e164)), nil
 	case intlErr != nil:
-		return Number{}, fmt.Errorf("%s is not a valid phone number for region %s; with a leading + it would be %w", excelNote(), region, intlErr)
+		return Number{}, fmt.Errorf("%s is not a valid phone number for region %s; with a leading + it would be %w", c.note(), region, intlErr)
 	}
-	return Number{}, fmt.Errorf("%s is not a valid phone number for region %s", excelNote(), region)
+	return Number{}, fmt.Errorf("%s is not a valid phone number for region %s", c.note(), region)
 }
 
 // maxE164Digits is the most digits an E.164 number has, country code
@@ -552,6 +582,7 @@ func excelScientific(s string, buf []byte) (digits []byte, ok bool, msg string) 
 	return buf, true, ""
 }
 
+// allDigits reports whether s holds only ASCII digits.
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {

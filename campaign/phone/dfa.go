@@ -25,9 +25,9 @@ type dfa struct {
 	// acc[state] has bit n set when a digit string of length n that ends in
 	// state is accepted.
 	acc []uint32
-	// class[state*(dfaMaxLen+1)+n], when the automaton was built with
-	// a classifier (buildClasses), is the class of a digit string of
-	// length n that ends in state; 0 means not accepted.
+	// class[state*(dfaMaxLen+1)+n], when build kept the classes, is the
+	// class of a digit string of length n that ends in state; 0 means not
+	// accepted.
 	class []uint16
 	// stay[state] is true when every digit leads from state back to it
 	// (no thread left, or a prefix match settled): the rest of the input
@@ -53,8 +53,8 @@ func (d *dfa) match(s string) (accepted, ok bool) {
 	return d.acc[st]&(1<<uint(len(s))) != 0, true
 }
 
-// classify is match for an automaton built with buildClasses: the class of
-// s, 0 when s is not accepted.
+// classify is match for an automaton whose classes build kept: the
+// class of s, 0 when s is not accepted.
 func (d *dfa) classify(s string) (class uint16, ok bool) {
 	if len(s) > dfaMaxLen || !allDigits(s) || d.class == nil {
 		return 0, false
@@ -133,122 +133,33 @@ func (b *dfaBuilder) add(pattern string, prefix bool) int {
 // drops its threads.
 const dfaSticky = 1 << 31
 
-// build runs the subset construction. accept is called once per state and
-// length n (0..dfaMaxLen) with matched[c] telling whether component c
-// matched the whole input (full) or some prefix of it (prefix).
-func (b *dfaBuilder) build(accept func(matched []bool, n int) bool, maxStates int) (*dfa, error) {
-	return b.buildClasses(func(matched []bool, n int) uint16 {
-		if accept(matched, n) {
-			return 1
-		}
-		return 0
-	}, maxStates, false)
-}
-
-// buildClasses is build with a classifier in place of accept: a string is
-// accepted when its class is not 0. With keep, the automaton keeps every
-// class for [dfa.classify].
-func (b *dfaBuilder) buildClasses(classify func(matched []bool, n int) uint16, maxStates int, keep bool) (*dfa, error) {
+// build runs the subset construction. classify is called once per state
+// and length n (0..dfaMaxLen) with matched[c] telling whether component c
+// matched the whole input (full) or some prefix of it (prefix); a string
+// is accepted when its class is not 0. With keep, the automaton keeps
+// every class for [dfa.classify].
+func (b *dfaBuilder) build(classify func(matched []bool, n int) uint16, maxStates int, keep bool) (*dfa, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	var (
-		states  [][]uint32
-		ids     = map[string]int32{}
-		d       = &dfa{}
-		keyBuf  []byte
-		matched = make([]bool, len(b.comps))
-		seen    = make([][]uint32, len(b.comps)) // closure visit marks, by generation
-		gen     uint32
-		stack   []uint32
-	)
-	for c := range b.comps {
-		seen[c] = make([]uint32, len(b.comps[c].prog.Inst))
-	}
-	// closure adds to items every Rune and Match instruction reachable from
-	// pc of component c without consuming input.
-	closure := func(items []uint32, c int, pc uint32) []uint32 {
-		prog := b.comps[c].prog
-		stack = append(stack[:0], pc)
-		for len(stack) > 0 {
-			pc := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[c][pc] == gen {
-				continue
-			}
-			seen[c][pc] = gen
-			inst := &prog.Inst[pc]
-			switch inst.Op {
-			case syntax.InstAlt, syntax.InstAltMatch:
-				stack = append(stack, inst.Arg, inst.Out)
-			case syntax.InstCapture, syntax.InstNop:
-				stack = append(stack, inst.Out)
-			case syntax.InstMatch, syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-				items = append(items, uint32(c)<<16|pc)
-			case syntax.InstFail:
-			default:
-				panic("dfa: unexpected instruction")
-			}
-		}
-		return items
-	}
-	// finish turns prefix components that reached Match into sticky marks,
-	// sorts the items and interns the state.
-	finish := func(items []uint32) int32 {
-		for _, it := range items {
-			if it&dfaSticky != 0 {
-				continue
-			}
-			c := int(it >> 16)
-			if b.comps[c].prefix && b.comps[c].prog.Inst[it&0xffff].Op == syntax.InstMatch {
-				items = append(items, dfaSticky|uint32(c))
-			}
-		}
-		// Drop the threads of prefix components that are already marked.
-		var marked map[uint32]bool
-		for _, it := range items {
-			if it&dfaSticky != 0 {
-				if marked == nil {
-					marked = map[uint32]bool{}
-				}
-				marked[it&^dfaSticky] = true
-			}
-		}
-		if marked != nil {
-			items = slices.DeleteFunc(items, func(it uint32) bool {
-				return it&dfaSticky == 0 && marked[it>>16]
-			})
-		}
-		slices.Sort(items)
-		items = slices.Compact(items)
-		keyBuf = keyBuf[:0]
-		for _, it := range items {
-			keyBuf = binary.LittleEndian.AppendUint32(keyBuf, it)
-		}
-		if id, ok := ids[string(keyBuf)]; ok {
-			return id
-		}
-		id := int32(len(states))
-		ids[string(keyBuf)] = id
-		states = append(states, slices.Clone(items))
-		return id
-	}
-
+	sc := newSubsets(b)
+	d := &dfa{}
+	matched := make([]bool, len(b.comps))
 	var start []uint32
 	for c := range b.comps {
-		gen++
-		start = closure(start, c, uint32(b.comps[c].prog.Start))
+		sc.gen++
+		start = sc.closure(start, c, uint32(b.comps[c].prog.Start))
 	}
-	finish(start)
+	sc.intern(start)
 	var items []uint32
-	for s := 0; s < len(states); s++ {
-		if len(states) > maxStates {
+	for s := 0; s < len(sc.states); s++ {
+		if len(sc.states) > maxStates {
 			return nil, fmt.Errorf("automaton exceeds %d states", maxStates)
 		}
-		cur := states[s]
+		cur := sc.states[s]
 		for digit := range 10 {
 			items = items[:0]
-			gen++
+			sc.gen++
 			for _, it := range cur {
 				if it&dfaSticky != 0 {
 					items = append(items, it)
@@ -260,10 +171,10 @@ func (b *dfaBuilder) buildClasses(classify func(matched []bool, n int) uint16, m
 					continue
 				}
 				if inst.MatchRune(rune('0' + digit)) {
-					items = closure(items, c, inst.Out)
+					items = sc.closure(items, c, inst.Out)
 				}
 			}
-			d.next = append(d.next, finish(items))
+			d.next = append(d.next, sc.intern(items))
 		}
 		// The accept mask of state s.
 		clear(matched)
@@ -294,4 +205,97 @@ func (b *dfaBuilder) buildClasses(classify func(matched []bool, n int) uint16, m
 		d.stay[s] = !slices.ContainsFunc(d.next[s*10:s*10+10], func(n int32) bool { return n != int32(s) })
 	}
 	return d, nil
+}
+
+// subsets is the state of one subset construction: the states found so
+// far, each a sorted set of items, and the scratch space of closure.
+type subsets struct {
+	b      *dfaBuilder
+	states [][]uint32
+	ids    map[string]int32 // a state's items, as bytes -> its index
+	keyBuf []byte
+	seen   [][]uint32 // closure visit marks, by component and generation
+	gen    uint32
+	stack  []uint32
+}
+
+func newSubsets(b *dfaBuilder) *subsets {
+	sc := &subsets{b: b, ids: map[string]int32{}, seen: make([][]uint32, len(b.comps))}
+	for c := range b.comps {
+		sc.seen[c] = make([]uint32, len(b.comps[c].prog.Inst))
+	}
+	return sc
+}
+
+// closure adds to items every Rune and Match instruction reachable from
+// pc of component c without consuming input.
+func (sc *subsets) closure(items []uint32, c int, pc uint32) []uint32 {
+	prog := sc.b.comps[c].prog
+	seen := sc.seen[c]
+	sc.stack = append(sc.stack[:0], pc)
+	for len(sc.stack) > 0 {
+		pc := sc.stack[len(sc.stack)-1]
+		sc.stack = sc.stack[:len(sc.stack)-1]
+		if seen[pc] == sc.gen {
+			continue
+		}
+		seen[pc] = sc.gen
+		inst := &prog.Inst[pc]
+		switch inst.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			sc.stack = append(sc.stack, inst.Arg, inst.Out)
+		case syntax.InstCapture, syntax.InstNop:
+			sc.stack = append(sc.stack, inst.Out)
+		case syntax.InstMatch, syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			items = append(items, uint32(c)<<16|pc)
+		case syntax.InstFail:
+		default:
+			panic("dfa: unexpected instruction")
+		}
+	}
+	return items
+}
+
+// intern turns prefix components that reached Match into sticky marks,
+// sorts the items and returns the index of their state, adding it when
+// it is new.
+func (sc *subsets) intern(items []uint32) int32 {
+	b := sc.b
+	for _, it := range items {
+		if it&dfaSticky != 0 {
+			continue
+		}
+		c := int(it >> 16)
+		if b.comps[c].prefix && b.comps[c].prog.Inst[it&0xffff].Op == syntax.InstMatch {
+			items = append(items, dfaSticky|uint32(c))
+		}
+	}
+	// Drop the threads of prefix components that are already marked.
+	var marked map[uint32]bool
+	for _, it := range items {
+		if it&dfaSticky != 0 {
+			if marked == nil {
+				marked = map[uint32]bool{}
+			}
+			marked[it&^dfaSticky] = true
+		}
+	}
+	if marked != nil {
+		items = slices.DeleteFunc(items, func(it uint32) bool {
+			return it&dfaSticky == 0 && marked[it>>16]
+		})
+	}
+	slices.Sort(items)
+	items = slices.Compact(items)
+	sc.keyBuf = sc.keyBuf[:0]
+	for _, it := range items {
+		sc.keyBuf = binary.LittleEndian.AppendUint32(sc.keyBuf, it)
+	}
+	if id, ok := sc.ids[string(sc.keyBuf)]; ok {
+		return id
+	}
+	id := int32(len(sc.states))
+	sc.ids[string(sc.keyBuf)] = id
+	sc.states = append(sc.states, slices.Clone(items))
+	return id
 }

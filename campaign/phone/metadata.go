@@ -123,7 +123,12 @@ func newMeta(md *phonenumbers.PhoneMetadata) *meta {
 func singlePatternDFA(pattern string, prefix bool) (*dfa, error) {
 	b := newDFABuilder()
 	c := b.add(pattern, prefix)
-	return b.build(func(matched []bool, _ int) bool { return matched[c] }, 1<<16)
+	return b.build(func(matched []bool, _ int) uint16 {
+		if matched[c] {
+			return 1
+		}
+		return 0
+	}, 1<<16, false)
 }
 
 // metaForCallingCode mirrors getMetadataForRegionOrCallingCode(cc,

@@ -136,13 +136,6 @@ func Normalize(raw, region string) (e164, warn string, err error) {
 	return ph.E164, ph.Repair, err
 }
 
-// normalizeSlow is Normalize with the plain library in place of the fast
-// path: the reference the tests compare Normalize with.
-func normalizeSlow(raw, region string) (e164, warn string, err error) {
-	ph, err := readNumber(raw, Any(region), libraryCore)
-	return ph.E164, ph.Repair, err
-}
-
 // reading is one valid reading of a number.
 type reading struct {
 	e164   string

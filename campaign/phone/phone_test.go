@@ -13,6 +13,13 @@ import (
 	"github.com/nyaruka/phonenumbers"
 )
 
+// normalizeSlow is Normalize with the plain library in place of the fast
+// path: the reference the tests compare Normalize with.
+func normalizeSlow(raw, region string) (e164, warn string, err error) {
+	ph, err := readNumber(raw, Any(region), libraryCore)
+	return ph.E164, ph.Repair, err
+}
+
 func TestNormalize(t *testing.T) {
 	tests := []struct {
 		raw, region string

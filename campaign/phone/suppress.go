@@ -89,15 +89,7 @@ func readings(cell string, regions []string, full bool) []string {
 // leading '+', and does not start with 00 (nor with +0).
 func plainDigits(s string) bool {
 	s, plus := strings.CutPrefix(s, "+")
-	if s == "" || strings.HasPrefix(s, "00") || (plus && s[0] == '0') {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return s != "" && !strings.HasPrefix(s, "00") && !(plus && s[0] == '0') && allDigits(s)
 }
 
 // splitList splits a cell that holds several numbers at its list

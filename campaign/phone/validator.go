@@ -191,7 +191,7 @@ func (t *tables) buildValidator(cc int) *validator {
 		}
 		return 0
 	}
-	dfa, err := b.buildClasses(classify, validatorMaxStates, true)
+	dfa, err := b.build(classify, validatorMaxStates, true)
 	if err != nil {
 		return nil
 	}
