@@ -528,10 +528,7 @@ func (o *Outcomes) OptsOut(fields map[string]string) bool {
 // country code, into E.164. The error names the number.
 func (f *File) ReadNumber(raw string) (string, error) {
 	e164, _, err := phone.Normalize(raw, f.Region)
-	if err != nil {
-		return "", err // it names raw
-	}
-	return e164, nil
+	return e164, err // the error names raw; e164 is "" with it
 }
 
 // NumberFields are the fields a delivery names the called person's

@@ -9,8 +9,72 @@ import (
 	"github.com/nyaruka/phonenumbers"
 )
 
-// The fast path's view of the library metadata, and its replay of the
-// library's parse (parseDigits) on a string of digits.
+// reading is one valid reading of a number.
+type reading struct {
+	e164   string
+	region string // the library's GetRegionCodeForNumber
+	kind   phonenumbers.PhoneNumberType
+}
+
+// coreFunc decides one reading of a number: digits (ASCII, non-empty)
+// with or without a '+' in front, for region (upper case, possibly not a
+// known region). It returns the reading and whether the number is valid.
+type coreFunc func(plus bool, digits, region string) (reading, bool)
+
+// libraryCore is the reference reading: the library's Parse,
+// IsValidNumber, Format(E164), GetRegionCodeForNumber and GetNumberType. A
+// panic in the library (none is known) makes the number invalid rather
+// than ending the run.
+func libraryCore(plus bool, digits, region string) (r reading, valid bool) {
+	defer func() {
+		if recover() != nil {
+			r, valid = reading{}, false
+		}
+	}()
+	s := digits
+	if plus {
+		s = "+" + digits
+	}
+	n, err := phonenumbers.Parse(s, region)
+	if err != nil || !phonenumbers.IsValidNumber(n) {
+		return reading{}, false
+	}
+	return reading{
+		e164:   phonenumbers.Format(n, phonenumbers.E164),
+		region: phonenumbers.GetRegionCodeForNumber(n),
+		kind:   phonenumbers.GetNumberType(n),
+	}, true
+}
+
+// fastCore gives the same answers as libraryCore, using the
+// replayed parse and the validity automata where they apply.
+func fastCore(plus bool, digits, region string) (reading, bool) {
+	t := loadTables()
+	if t == nil {
+		return libraryCore(plus, digits, region)
+	}
+	p, st := t.parseDigits(plus, digits, region)
+	switch st {
+	case notParse:
+		return reading{}, false
+	case fallback:
+		return libraryCore(plus, digits, region)
+	}
+	v := t.validatorFor(p.cc)
+	if v == nil {
+		return libraryCore(plus, digits, region)
+	}
+	reg, kind, valid, ok := v.read(p.nsn)
+	if !ok {
+		return libraryCore(plus, digits, region)
+	}
+	if !valid {
+		return reading{}, false
+	}
+	return reading{e164: "+" + t.ccStrings[p.cc] + p.nsn, region: reg, kind: kind}, true
+}
+
+// The fast path's view of the library metadata.
 
 // meta is what the fast path needs of one PhoneMetadata: the patterns
 // the parser evaluates, compiled from the very strings the library
