@@ -26,6 +26,7 @@ func testSummary() *Summary {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "summary.json")
 	if err := WriteSummary(path, testSummary()); err != nil {
 		t.Fatal(err)
@@ -56,6 +57,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestSummaryEmptyHasEveryStatus(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "summary.json")
 	// An existing file of another mode is replaced by a 0644 one.
 	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
@@ -96,6 +98,7 @@ func TestSummaryEmptyHasEveryStatus(t *testing.T) {
 }
 
 func TestSummaryText(t *testing.T) {
+	t.Parallel()
 	got := testSummary().Text()
 	want := `Campaign spring-promo: 9 rows, interrupted.
   sent       2
@@ -123,6 +126,7 @@ Next: 2 invalid: fix those rows in the sheets (report.csv names the problem) and
 }
 
 func TestSummaryTextNextSteps(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		s      Summary
@@ -168,6 +172,7 @@ func TestSummaryTextNextSteps(t *testing.T) {
 }
 
 func TestSummaryTextOutcomes(t *testing.T) {
+	t.Parallel()
 	s := testSummary()
 	if strings.Contains(s.Text(), "Outcomes") {
 		t.Fatalf("a campaign that collects no outcomes got an outcomes line:\n%s", s.Text())
