@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -193,7 +194,7 @@ func WriteHTML(path string, s *Summary, p *Page) error {
 	if err := pageTemplate.Execute(&b, newPageView(s, p)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	f, err := durable.Create(path, 0o644)
+	f, err := durable.Create(path, private.FileMode(filepath.Dir(path)))
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -95,8 +95,8 @@ func TestCSVWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("report mode %v, want 0644", fi.Mode().Perm())
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("report mode %v, want 0600", fi.Mode().Perm())
 	}
 }
 

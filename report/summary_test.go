@@ -43,8 +43,8 @@ func TestSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("summary mode %v, want 0644", fi.Mode().Perm())
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("summary mode %v, want 0600", fi.Mode().Perm())
 	}
 
 	var back Summary
@@ -88,7 +88,7 @@ func TestSummaryEmptyHasEveryStatus(t *testing.T) {
 	if back.Agents == nil {
 		t.Errorf("agents is null, want {}")
 	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v", fi.Mode().Perm())
 	}
 	ents, _ := os.ReadDir(filepath.Dir(path))
