@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -553,39 +555,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Store != "" {
 		fmt.Fprintf(&b, "Journal: %s\n", p.Store)
 	}
-	b.WriteString("\nAgents:\n")
-	for _, a := range p.Agents {
-		line := fmt.Sprintf("  %-10s %s", a.Action, a.Name)
-		switch {
-		case a.AgentID != "":
-			line += fmt.Sprintf(" (id %s, %s)", a.AgentID, a.Status)
-		case len(a.IDs) > 0:
-			line += fmt.Sprintf(" (ids %s: rename one; run will refuse)", strings.Join(a.IDs, ", "))
-		}
-		b.WriteString(line + "\n")
-		if len(a.Fields) > 0 {
-			fmt.Fprintf(&b, "             form fields: %s\n", fieldsLine(a.Fields))
-		}
-	}
-	if p.Offline && len(p.Agents) > 0 {
-		b.WriteString("  (offline: not checked whether each agent exists, or exists twice, which run refuses; plan without --offline checks)\n")
-	}
-	b.WriteString("\nSheets:\n")
-	for _, s := range p.Sheets {
-		fmt.Fprintf(&b, "  %s -> %s\n    %s\n", s.File, s.Agent, countsLine(s.Counts))
-		if s.Error != "" {
-			fmt.Fprintf(&b, "    cannot be read past that: %s\n", s.Error)
-		}
-		if len(s.Signals) > 0 {
-			b.WriteString("    do-not-call and consent columns:\n")
-			for _, sig := range s.Signals {
-				fmt.Fprintf(&b, "      %s\n", signalLine(sig))
-			}
-		}
-	}
-	if len(p.Sheets) > 1 {
-		fmt.Fprintf(&b, "  total\n    %s\n", countsLine(p.Totals))
-	}
+	p.writeAgents(&b)
+	p.writeSheets(&b)
 	if len(p.groups) > 0 {
 		fmt.Fprintf(&b, "\nInvalid rows (skipped and reported; fix them in the sheet and run again):\n")
 		for _, g := range p.groups {
@@ -600,12 +571,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	if len(p.Countries) > 0 {
 		b.WriteString("\nTo call, by country:")
-		codes := make([]string, 0, len(p.Countries))
-		for c := range p.Countries {
-			codes = append(codes, c)
-		}
-		sort.Strings(codes)
-		for _, c := range codes {
+		for _, c := range slices.Sorted(maps.Keys(p.Countries)) {
 			fmt.Fprintf(&b, " %s %d", c, p.Countries[c])
 		}
 		b.WriteString("\n")
@@ -641,6 +607,49 @@ func (p *Plan) WriteText(w io.Writer) error {
 	b.WriteString(".\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeAgents writes the plan's agents for a person: what run does with
+// each, and its form fields.
+func (p *Plan) writeAgents(b *strings.Builder) {
+	b.WriteString("\nAgents:\n")
+	for _, a := range p.Agents {
+		line := fmt.Sprintf("  %-10s %s", a.Action, a.Name)
+		switch {
+		case a.AgentID != "":
+			line += fmt.Sprintf(" (id %s, %s)", a.AgentID, a.Status)
+		case len(a.IDs) > 0:
+			line += fmt.Sprintf(" (ids %s: rename one; run will refuse)", strings.Join(a.IDs, ", "))
+		}
+		b.WriteString(line + "\n")
+		if len(a.Fields) > 0 {
+			fmt.Fprintf(b, "             form fields: %s\n", fieldsLine(a.Fields))
+		}
+	}
+	if p.Offline && len(p.Agents) > 0 {
+		b.WriteString("  (offline: not checked whether each agent exists, or exists twice, which run refuses; plan without --offline checks)\n")
+	}
+}
+
+// writeSheets writes the plan's sheets for a person: the counts of each
+// and their total, and each sheet's error and signal columns.
+func (p *Plan) writeSheets(b *strings.Builder) {
+	b.WriteString("\nSheets:\n")
+	for _, s := range p.Sheets {
+		fmt.Fprintf(b, "  %s -> %s\n    %s\n", s.File, s.Agent, countsLine(s.Counts))
+		if s.Error != "" {
+			fmt.Fprintf(b, "    cannot be read past that: %s\n", s.Error)
+		}
+		if len(s.Signals) > 0 {
+			b.WriteString("    do-not-call and consent columns:\n")
+			for _, sig := range s.Signals {
+				fmt.Fprintf(b, "      %s\n", signalLine(sig))
+			}
+		}
+	}
+	if len(p.Sheets) > 1 {
+		fmt.Fprintf(b, "  total\n    %s\n", countsLine(p.Totals))
+	}
 }
 
 // signalLine says for a person what plan found of a signal column and
