@@ -378,8 +378,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	return r, m, nil
 }
 
-// sheetColumn returns the index of the column called name in r's header,
-// or -1 after giving its error to at, as a problem of key.
+// sheetColumn is the index of column name in r, or -1 after telling at its error under key.
 func sheetColumn(r *sheet.Reader, name, key string, at func(key string, err error)) int {
 	idx, err := r.Column(name)
 	if err != nil {
@@ -677,16 +676,14 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	}
 }
 
-// setInvalid makes c invalid, in form field field, for the reason format
-// and args say; a contact that has a status already keeps it.
+// setInvalid makes c invalid in form field field, unless c has a status already.
 func (m *sheetMap) setInvalid(c *Contact, field int, format string, args ...any) {
 	if c.Status == "" {
 		c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
 	}
 }
 
-// fillFields sets c's form fields and account fields from a row's
-// fields, or from the sheet's set: where it maps no column.
+// fillFields sets c's form and account fields from a row, or the sheet's set:.
 func (m *sheetMap) fillFields(c *Contact, spec *SheetSpec, fields []string) {
 	for fi := range numFields {
 		if col := m.cols[fi]; col >= 0 {
@@ -707,8 +704,7 @@ func (m *sheetMap) fillFields(c *Contact, spec *SheetSpec, fields []string) {
 	}
 }
 
-// checkFields checks c's local presence, e-mail address and time zone,
-// making c invalid at the first that is wrong.
+// checkFields makes c invalid at a wrong local presence, e-mail or time zone.
 func (m *sheetMap) checkFields(c *Contact, spec *SheetSpec, fields []string) {
 	if m.cols[FieldLocalPresence] >= 0 && c.Fields[FieldLocalPresence] != "" {
 		if yn, ok := YesNo(c.Fields[FieldLocalPresence]); ok {
@@ -730,9 +726,7 @@ func (m *sheetMap) checkFields(c *Contact, spec *SheetSpec, fields []string) {
 	}
 }
 
-// judgeValid decides the status of valid contact c, of sheet sheetIdx:
-// suppressed when a suppression file holds its number, a duplicate of an
-// earlier row as the campaign's dedupe: says, else to call.
+// judgeValid decides whether valid contact c is suppressed, a duplicate or to call.
 func (cr *ContactReader) judgeValid(c *Contact, sheetIdx int) {
 	if cr.suppress != nil && cr.suppress.Has(c.Phone) {
 		c.Status, c.Reason = Suppressed, "the number is in a suppression file"

@@ -159,10 +159,8 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	return g.notes, err
 }
 
-// takeColumns takes out of fields, the columns SuggestMapping matched by
-// name, the phone, country and id columns g chose, as a column holds one
-// thing; it maps g's id and e-mail columns, and reports whether g's
-// full-name column is split into first and last name.
+// takeColumns maps g's id and e-mail columns in fields, leaving out the columns g
+// chose otherwise (a column holds one thing); it reports whether g's name is split.
 func (g *sheetGuess) takeColumns(fields map[string]string) (nameSplit bool) {
 	delete(fields, "phone_number")
 	delete(fields, "ghl_contact_id")
@@ -180,8 +178,7 @@ func (g *sheetGuess) takeColumns(fields map[string]string) (nameSplit bool) {
 	return g.name != "" && fields["first_name"] == "" && fields["last_name"] == "" && !slices.Contains(g.phones, g.name)
 }
 
-// initNames are the campaign's name and its agent's, from the sheet's
-// file name unless o gives the agent's.
+// initNames are the campaign's name and its agent's, from the sheet's file name.
 func initNames(o InitOptions) (name, agent string) {
 	base := strings.TrimSuffix(o.SheetName, filepath.Ext(o.SheetName))
 	name = strings.Trim(strings.ToLower(nameChars.ReplaceAllString(base, "-")), "-._")
@@ -195,15 +192,13 @@ func initNames(o InitOptions) (name, agent string) {
 	return name, agent
 }
 
-// initRow is one line under fields: of the campaign file init writes, or
-// with List a field whose entries go on lines of their own.
+// initRow is one line under fields:, or with List a field whose entries have lines of their own.
 type initRow struct {
 	Field, Column, Note string
 	List                []string
 }
 
-// fieldRows are the lines under fields: for each form field: those
-// mapped to a column, and those left to do.
+// fieldRows are the lines under fields: of the form fields mapped, and of those to do.
 func (g *sheetGuess) fieldRows(fields map[string]string, nameSplit bool) (mapped, todo []initRow) {
 	for _, f := range FormFields {
 		switch {
@@ -240,9 +235,8 @@ func (g *sheetGuess) fieldRows(fields map[string]string, nameSplit bool) (mapped
 	return mapped, todo
 }
 
-// doNotCallColumns guesses the sheet's do-not-call columns among those
-// not in used, marks them used, tells of them in g's notes, and returns
-// them as the campaign file's do_not_call:, or "" when there are none.
+// doNotCallColumns guesses the do-not-call columns not in used, marks them used and
+// noted, and returns them as the file's do_not_call:, or "".
 func (g *sheetGuess) doNotCallColumns(o InitOptions, used map[string]bool) string {
 	dnc := guessDoNotCall(o.Header, o.Rows, used)
 	if len(dnc) == 0 {

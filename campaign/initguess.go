@@ -123,8 +123,7 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	return g
 }
 
-// columnCells are the trimmed cells of column c in rows that are not
-// empty.
+// columnCells are the cells of column c in rows that are not empty, trimmed.
 func columnCells(rows [][]string, c int) (nonEmpty []string) {
 	for _, r := range rows {
 		if c < len(r) && strings.TrimSpace(r[c]) != "" {
@@ -217,8 +216,7 @@ func orderPhoneColumns(chosen, named []int, kinds map[int]lineKind) []int {
 	return chosen
 }
 
-// notePhones sets g's phones, in order, and their type columns, and adds
-// what init tells of them to g's notes.
+// notePhones sets g's phones, in order, and their type columns, and notes them.
 func (g *sheetGuess) notePhones(header []string, chosen []int) {
 	var typed []string
 	for _, c := range chosen {
@@ -243,8 +241,7 @@ func (g *sheetGuess) notePhones(header []string, chosen []int) {
 	}
 }
 
-// countryColumn finds the country column, a country word and values that
-// are countries, sets g's country to it and returns its index, or -1.
+// countryColumn finds g's country column (its word and values) and returns its index, or -1.
 func (g *sheetGuess) countryColumn(header []string, rows [][]string) int {
 	for c, h := range header {
 		if h != "" && hasWord(h, countryWords) && share(columnCells(rows, c), func(v string) bool { _, ok := phone.ParseCountry(v); return ok }) >= 0.5 {
@@ -255,8 +252,7 @@ func (g *sheetGuess) countryColumn(header []string, rows [][]string) int {
 	return -1
 }
 
-// nameIDEmailColumns finds a full-name column, an id column and an e-mail
-// column, the first of each.
+// nameIDEmailColumns finds the first full-name, id and e-mail columns.
 func (g *sheetGuess) nameIDEmailColumns(header []string, rows [][]string) {
 	for c, h := range header {
 		if g.email == "" && hasWord(h, []string{"email", "mail", "courriel", "correo"}) {
@@ -286,9 +282,7 @@ type sheetCountries struct {
 	national   []string       // numbers written without +country
 }
 
-// readCountries counts the countries the rows say in column countryCol
-// (none when it is -1), and those of the numbers in the phone columns
-// that are written with +country.
+// readCountries counts the countries of column countryCol (-1: none) and of the phones' numbers.
 func readCountries(header []string, rows [][]string, countryCol int, phones []string) sheetCountries {
 	seen := sheetCountries{rows: map[string]int{}, plus: map[string]int{}}
 	if countryCol >= 0 {
@@ -332,8 +326,7 @@ func readCountries(header []string, rows [][]string, countryCol int, phones []st
 	return seen
 }
 
-// mostCounted returns the key counted most often and its count, the
-// first in order among equals.
+// mostCounted returns the key counted most, the first among equals, and its count.
 func mostCounted(counts map[string]int) (string, int) {
 	best, n := "", 0
 	for k, v := range counts {
@@ -389,10 +382,8 @@ func (g *sheetGuess) guessRegion(region string, seen sheetCountries) {
 	}
 }
 
-// meantCountries sets g's countries: the region and every country the
-// country column names; the countries of numbers written with +country
-// beyond them go in a comment (g's others): a person decides whether
-// those are meant.
+// meantCountries sets g's countries: the region and the country column's; the others
+// of numbers written with +country go in a comment: a person decides if they are meant.
 func (g *sheetGuess) meantCountries(seen sheetCountries) {
 	meant := map[string]bool{}
 	if g.region != "TODO" {

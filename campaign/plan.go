@@ -298,8 +298,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	return p, nil
 }
 
-// addAgents lists the plan's agents, and warns of each that differs on
-// the service from the file or that the person should know of.
+// addAgents lists the plan's agents, warning of those that differ or need a look.
 func (p *Plan) addAgents(agents []AgentPlan) {
 	for _, a := range agents {
 		pa := PlanAgent{Name: a.Spec.Name, Action: a.Action, AgentID: a.AgentID, Status: a.Status, Drift: a.Drift, IDs: a.IDs}
@@ -313,8 +312,7 @@ func (p *Plan) addAgents(agents []AgentPlan) {
 	}
 }
 
-// addSuppression warns of the entries of the suppression files that
-// suppress nobody or may mean more than one number; sup may be nil.
+// addSuppression warns of suppression entries that are no number or several; sup may be nil.
 func (p *Plan) addSuppression(sup *Suppression) {
 	if sup == nil {
 		return
@@ -331,8 +329,7 @@ func (p *Plan) addSuppression(sup *Suppression) {
 	}
 }
 
-// newContactReader is the reader of f's contacts for the plan: a sheet
-// that fails is a problem of the plan, a sheet's note one of its warnings.
+// newContactReader reads f's contacts, a sheet's failure a problem of p, its note a warning.
 func (p *Plan) newContactReader(f *File, opts PlanOptions) *ContactReader {
 	cr := f.NewContactReader(opts.Norm, opts.Suppress)
 	cr.SheetFailed = func(i int, se *sheet.Error) {
@@ -360,8 +357,7 @@ type planCounter struct {
 	repairs   map[string]*problemGroup    // repaired numbers by sheet
 }
 
-// count counts contact c, and gives it with the plan's decision to the
-// plan's report.
+// count counts contact c, and gives it with the plan's decision to the report.
 func (pc *planCounter) count(c *Contact) error {
 	ps := &pc.p.Sheets[c.Sheet]
 	ps.Rows++
@@ -387,8 +383,7 @@ func (pc *planCounter) count(c *Contact) error {
 	return nil
 }
 
-// invalid lists invalid contact c among the plan's problems and groups it
-// by its sheet and field.
+// invalid lists contact c among the problems and groups it by sheet and field.
 func (pc *planCounter) invalid(ps *PlanSheet, c *Contact) {
 	p := pc.p
 	msg := c.Reason
@@ -447,8 +442,7 @@ func (pc *planCounter) callable(ps *PlanSheet, c *Contact) (string, *store.HeldE
 	return c.Status, nil
 }
 
-// repaired lists contact c, whose number was read other than as written,
-// among the plan's repairs and groups it by its sheet.
+// repaired lists contact c, its number read other than as written, among the repairs.
 func (pc *planCounter) repaired(ps *PlanSheet, c *Contact) {
 	p := pc.p
 	g := pc.repairs[ps.File]
@@ -465,8 +459,7 @@ func (pc *planCounter) repaired(ps *PlanSheet, c *Contact) {
 	}
 }
 
-// addSignals adds the sheets' do-not-call and consent columns, what the
-// campaign does with each, and the problems they make.
+// addSignals adds the sheets' do-not-call and consent columns and their problems.
 func (p *Plan) addSignals(f *File, cr *ContactReader) {
 	p.NotDialledColumns = cr.NotDialledColumns()
 	for i := range p.Sheets {
@@ -484,9 +477,7 @@ func (p *Plan) addSignals(f *File, cr *ContactReader) {
 	}
 }
 
-// addWarnings adds the warnings of the campaign file as a whole: repeats
-// held back, pressure off, Reg F, hours, consent and the zones of the
-// contacts to call.
+// addWarnings adds the warnings of repeats held, pressure, Reg F, hours, consent and zones.
 func (p *Plan) addWarnings(f *File) {
 	if p.HeldRepeats > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) repeat a number this campaign calls (dedupe: %s); contact pressure holds each back until the number may be called again", p.HeldRepeats, f.Dedupe))
@@ -609,8 +600,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	return err
 }
 
-// writeAgents writes the plan's agents for a person: what run does with
-// each, and its form fields.
+// writeAgents writes the plan's agents for a person, with their form fields.
 func (p *Plan) writeAgents(b *strings.Builder) {
 	b.WriteString("\nAgents:\n")
 	for _, a := range p.Agents {
@@ -631,8 +621,7 @@ func (p *Plan) writeAgents(b *strings.Builder) {
 	}
 }
 
-// writeSheets writes the plan's sheets for a person: the counts of each
-// and their total, and each sheet's error and signal columns.
+// writeSheets writes the plan's sheets for a person: counts, errors, signal columns.
 func (p *Plan) writeSheets(b *strings.Builder) {
 	b.WriteString("\nSheets:\n")
 	for _, s := range p.Sheets {

@@ -346,8 +346,7 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, nor
 	return mostlyUnread(p.File, len(named) > 0, srcs, fail)
 }
 
-// readSuppressionSample reads the first rows of suppression file r, by which its
-// columns are chosen; its header among them when headerIsData, a number.
+// readSuppressionSample reads the rows r's columns are chosen by, with its header if headerIsData.
 func readSuppressionSample(r *sheet.Reader, headerIsData bool) ([]sheet.Record, error) {
 	var sample []sheet.Record
 	if headerIsData {
@@ -369,9 +368,8 @@ func readSuppressionSample(r *sheet.Reader, headerIsData bool) ([]sheet.Record, 
 	return sample, nil
 }
 
-// addUnreadRow counts a row of suppression file file that cannot be read:
-// it may hold a number in any of the columns srcs, so it counts as an
-// entry of each that is no number, and is listed once.
+// addUnreadRow counts a row that cannot be read as an entry of each of srcs that is no
+// number (it may hold one in any), and lists it once.
 func (s *Suppression) addUnreadRow(file string, srcs []*numberSource, rec sheet.Record) {
 	for _, src := range srcs {
 		src.entries++
@@ -384,9 +382,8 @@ func (s *Suppression) addUnreadRow(file string, srcs []*numberSource, rec sheet.
 	}
 }
 
-// mostlyUnread returns fail's error for the first of the columns srcs of
-// suppression file file whose entries are mostly no number, saying how to
-// name the right ones (named: the file names its columns); else nil.
+// mostlyUnread returns fail's error for the first of srcs whose entries are mostly no
+// number, saying how to name the right columns (named: the file names some); else nil.
 func mostlyUnread(file string, named bool, srcs []*numberSource, fail func(format string, args ...any) error) error {
 	for _, src := range srcs {
 		if src.unread*2 <= src.entries {

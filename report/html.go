@@ -387,8 +387,7 @@ func newPageView(s *Summary, p *Page) pageView {
 	return v
 }
 
-// addFunnel sets the page's funnel, from the rows to the opt-outs, and
-// its outcomes.
+// addFunnel sets the page's funnel, from the rows to the opt-outs, and its outcomes.
 func (v *pageView) addFunnel(s *Summary) {
 	c := s.Counts
 	called := c[string(store.Sent)] + c[string(store.Failed)] + c[string(store.Uncertain)]
@@ -428,8 +427,7 @@ func (v *pageView) addFunnel(s *Summary) {
 	}
 }
 
-// addStatuses sets the page's status counts, those of order first, and
-// its lists of people by status.
+// addStatuses sets the page's status counts, order's first, and its people by status.
 func (v *pageView) addStatuses(s *Summary, p *Page, order []string) {
 	c := s.Counts
 	for _, st := range order {
@@ -452,8 +450,7 @@ func (v *pageView) addStatuses(s *Summary, p *Page, order []string) {
 	}
 }
 
-// addInvalid sets the page's groups of invalid rows, the largest first,
-// at most maxListed of them.
+// addInvalid sets the page's groups of invalid rows, the largest first, maxListed at most.
 func (v *pageView) addInvalid(p *Page) {
 	groups := slices.Collect(maps.Values(p.invalid))
 	slices.SortFunc(groups, func(a, b *InvalidGroup) int {
@@ -468,8 +465,7 @@ func (v *pageView) addInvalid(p *Page) {
 	v.Invalid = groups
 }
 
-// addCountries sets the page's contacts by country, the most first, each
-// bar's width a share of the largest.
+// addCountries sets the page's contacts by country, the most first.
 func (v *pageView) addCountries(p *Page) {
 	top := 0
 	for country, n := range p.countries {
@@ -487,8 +483,7 @@ func (v *pageView) addCountries(p *Page) {
 	}
 }
 
-// addWaiting sets the page's groups of waiting contacts, the soonest
-// first and those waiting for ever last, at most maxListed of them.
+// addWaiting sets the page's waiting contacts, the soonest first, maxListed at most.
 func (v *pageView) addWaiting(p *Page) {
 	waits := slices.Collect(maps.Values(p.waiting))
 	slices.SortFunc(waits, func(a, b *Waiting) int {

@@ -130,8 +130,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 	}
 }
 
-// recordCall adds a call-start request to agentID, with its form, to the
-// ledger, its Authorization header redacted, and returns its index.
+// recordCall adds a call start to the ledger, its token redacted, and returns its index.
 func (s *Server) recordCall(r *http.Request, agentID string, form url.Values) int {
 	header := r.Header.Clone()
 	if header.Get("Authorization") != "" {
@@ -146,9 +145,7 @@ func (s *Server) recordCall(r *http.Request, agentID string, form url.Values) in
 	return idx
 }
 
-// faultBefore answers call idx with the fault d decided that acts before
-// the call is placed, an odd answer but a stall or a status, records it
-// in the ledger and reports true; false when d decided none.
+// faultBefore answers and records call idx's fault d that acts before placing; false if none.
 func (s *Server) faultBefore(w http.ResponseWriter, idx int, d decision) bool {
 	if d.odd != "" && d.odd != oddStall {
 		s.mu.Lock()
@@ -172,8 +169,7 @@ func (s *Server) faultBefore(w http.ResponseWriter, idx int, d decision) bool {
 	return false
 }
 
-// rejectCall answers a call start checkCallLocked rejected with status,
-// code and msg.
+// rejectCall answers a call start that checkCallLocked rejected.
 func rejectCall(w http.ResponseWriter, status int, code, msg string) {
 	switch status {
 	case http.StatusUnauthorized:
