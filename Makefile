@@ -9,7 +9,7 @@ BENCHTIME ?= 1x
 
 SHELL   := bash
 
-.PHONY: all build install postgres browser test bench lint fmt tidy-check fuzz ci clean quickstart cross dist
+.PHONY: all build install postgres browser test bench lint fmt tidy-check fuzz ci clean quickstart cross dist test-short
 
 all: build
 
@@ -72,6 +72,13 @@ test: postgres browser
 	$(GO) test -race -count=1 -timeout 30m ./... || status=$$?; \
 	echo "the browser test's screenshots of report.html (when it ran): $(CALLRUN_SCREENSHOT_DIR)"; \
 	exit $$status
+
+# The edit-test loop: every test but those that build the release
+# archives, drive the browser, start PostgreSQL or run the docs' commands
+# (-short skips them), without the race detector. make test stays the
+# whole suite, the one CI runs.
+test-short:
+	$(GO) test -short -count=1 ./...
 
 # Benchmarks print their numbers (rows/s, contacts/s, peak MiB, contacts
 # a kill -9 leaves uncertain); none of them passes or fails on timing

@@ -27,9 +27,12 @@ import (
 // testBrowser returns the headless Chromium the browser tests drive:
 // CALLRUN_TEST_BROWSER, or Debian's chromium-headless-shell or chromium
 // (`make browser` installs the first). Without one the test skips, or
-// fails under CI=true, where it must run.
+// fails under CI=true, where it must run; with -short it skips.
 func testBrowser(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives headless Chromium; skipped with -short (make test-short)")
+	}
 	if p := os.Getenv("CALLRUN_TEST_BROWSER"); p != "" {
 		return p
 	}

@@ -190,7 +190,7 @@ func TestListenStoresEachDeliveryOnce(t *testing.T) {
 		t.Errorf("autumn has %d deliveries, want 1", len(ds))
 	}
 	l := logs.String()
-	for _, want := range []string{`"forged_total":2`, `"stored":4`, `"duplicates":2`, `"refused":4`} {
+	for _, want := range []string{`"forged":2`, `"stored":4`, `"duplicates":2`, `"refused":4`} {
 		if !strings.Contains(l, want) {
 			t.Errorf("logs lack %s:\n%s", want, l)
 		}

@@ -115,7 +115,7 @@ func TestRunSandboxReceivesOutcomes(t *testing.T) {
 	if bytes.Contains(b, []byte("forged")) {
 		t.Error("a forged delivery was stored")
 	}
-	if !strings.Contains(logs.String(), `"forged_total":5`) {
+	if !strings.Contains(logs.String(), `"forged":5`) {
 		t.Errorf("the forged deliveries were not counted:\n%s", logs.String())
 	}
 	if !strings.Contains(logs.String(), "the sandbox's webhooks are all in") {

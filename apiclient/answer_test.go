@@ -17,6 +17,7 @@ import (
 // with the service's message; a body that is not JSON is uncertain; an
 // empty body or JSON without those marks is sent.
 func TestCallAnswerBodies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status  int
 		ctype   string
@@ -77,6 +78,7 @@ func asError(err error, e **Error) bool { return errors.As(err, e) }
 // TestLimited: a 429 always names a limit; a 403, 409 or 503 when its
 // message says limit, concurrent, too many or rate; nothing else does.
 func TestLimited(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status int
 		body   string
@@ -113,6 +115,7 @@ func TestLimited(t *testing.T) {
 // the status line is sent once BodyWait is over, long before Timeout, and
 // says the answer was cut.
 func TestCallStartStalledBodyIsSentWithANote(t *testing.T) {
+	t.Parallel()
 	srv := stallingServer(t)
 	c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, nil)
 	c.Timeout, c.BodyWait = time.Minute, 100*time.Millisecond
@@ -127,6 +130,7 @@ func TestCallStartStalledBodyIsSentWithANote(t *testing.T) {
 // TestCallAnswerMessageIsRedacted: a 2xx that says error and echoes a
 // secret shows it blanked, in its message and its body alike.
 func TestCallAnswerMessageIsRedacted(t *testing.T) {
+	t.Parallel()
 	AddSecret(issueClientSecret)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"status":"error","message":"bad client secret ` + issueClientSecret + `"}`))

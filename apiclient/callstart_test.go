@@ -43,6 +43,7 @@ func startCall(t *testing.T, c *Client, endpoint string) (*CallResponse, error) 
 // the service's own origin it carries the access token; on another, the
 // form and nothing else.
 func TestCallStartAsTheServiceSeesIt(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		Method, RequestURI, Host, Proto string
 		Header                          http.Header
@@ -127,6 +128,7 @@ func (r *rotatingTokens) Invalidate(*Token) {
 // not act; the call start goes once more with a renewed token, whatever
 // its method. A second 401 is the service's answer.
 func TestCallStart401IsSentOnceMoreWithANewToken(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{"POST", "PUT", "GET"} {
 		t.Run(method, func(t *testing.T) {
 			var mu sync.Mutex
@@ -175,6 +177,7 @@ func TestCallStart401IsSentOnceMoreWithANewToken(t *testing.T) {
 // TestCallStartWithoutATokenSendsNothing: no token, no request, and the
 // attempt is retryable with the token's error kept.
 func TestCallStartWithoutATokenSendsNothing(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
@@ -196,6 +199,7 @@ func TestCallStartWithoutATokenSendsNothing(t *testing.T) {
 // break is not sent, so it cannot smuggle a header in; the run is told it
 // has no token to send.
 func TestCallStartRefusesATokenThatWouldSplitTheHeader(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
@@ -220,6 +224,7 @@ func TestCallStartRefusesATokenThatWouldSplitTheHeader(t *testing.T) {
 // closes; the second send never reaches it. It acted on neither, so the
 // attempt may be tried again.
 func TestCallStart401ThenNotWrittenIsRetryable(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -245,6 +250,7 @@ func TestCallStart401ThenNotWrittenIsRetryable(t *testing.T) {
 // share kept-alive connections; GETs and OPTIONS, which net/http would
 // send again on a reused connection that died, get a new connection each.
 func TestCallStartsKeepConnectionsButGETsDoNot(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	srv := httptest.NewUnstartedServer(succeed(&requests))
 	conns := countConns(srv)
@@ -289,6 +295,7 @@ func (c *closeNotingConn) Close() error {
 // make the next call start uncertain: the client finds the connection
 // closed before writing to it and dials a new one.
 func TestCallStartAfterTheServerClosedAnIdleConnection(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -390,6 +397,7 @@ func breakableConns(base *http.Transport) (breakAll func()) {
 // again; as no byte of it left, it is retryable, and the service received
 // only the first contact.
 func TestCallStartOnADeadReusedConnectionIsNotSentAgain(t *testing.T) {
+	t.Parallel()
 	for _, tls := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tls=%v", tls), func(t *testing.T) {
 			var requests atomic.Int32
@@ -429,6 +437,7 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 // two calls; the write counter sees it, and the outcome is uncertain
 // although the service answered 200.
 func TestCallStartSentTwiceByTheTransportIsUncertain(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	srv := httptest.NewServer(succeed(&requests))
 	defer srv.Close()
@@ -465,6 +474,7 @@ func TestCallStartSentTwiceByTheTransportIsUncertain(t *testing.T) {
 // TestCallStartNeverWrittenIsRetryable: a connection made, and the
 // request's first write failing before a byte of it left: retryable.
 func TestCallStartNeverWrittenIsRetryable(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Error("the request reached the server")
 	}))
@@ -483,6 +493,7 @@ func TestCallStartNeverWrittenIsRetryable(t *testing.T) {
 // TestCallStartCutOffWhileConnectingIsRetryable: the run is cut off while
 // the connection is made; the call start gives up before writing.
 func TestCallStartCutOffWhileConnectingIsRetryable(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Error("the request reached the server")
 	}))
@@ -509,6 +520,7 @@ func TestCallStartCutOffWhileConnectingIsRetryable(t *testing.T) {
 // TestCallStartCutOffWhileWaitingIsUncertain: a call start cut off after
 // it was written, while its answer is awaited, may have started a call.
 func TestCallStartCutOffWhileWaitingIsUncertain(t *testing.T) {
+	t.Parallel()
 	arrived, release := make(chan struct{}), make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -530,6 +542,7 @@ func TestCallStartCutOffWhileWaitingIsUncertain(t *testing.T) {
 }
 
 func TestCallStartResponseHeaderTimeoutIsUncertain(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-release
@@ -548,6 +561,7 @@ func TestCallStartResponseHeaderTimeoutIsUncertain(t *testing.T) {
 // TestCallStartsOverTLSSpeakHTTP1: a server that offers HTTP/2 gets call
 // starts over HTTP/1.1, with the token, on one kept-alive connection.
 func TestCallStartsOverTLSSpeakHTTP1(t *testing.T) {
+	t.Parallel()
 	var proto atomic.Value
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		proto.Store(r.Proto)
@@ -579,6 +593,7 @@ func TestCallStartsOverTLSSpeakHTTP1(t *testing.T) {
 // TestCallStartThroughAProxy: with a proxy, a call start goes to it, for
 // the call endpoint's absolute URL; on another origin, without a token.
 func TestCallStartThroughAProxy(t *testing.T) {
+	t.Parallel()
 	var proxied, auth atomic.Value
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		proxied.Store(r.RequestURI) // absolute-form: a request for a proxy
@@ -606,6 +621,7 @@ func TestCallStartThroughAProxy(t *testing.T) {
 // request's deadline; JSON too long to judge is the service's kind of
 // answer: sent.
 func TestCallStartEndlessBodyDoesNotHoldTheCaller(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"status":"success","data":"`))
 		chunk := []byte(strings.Repeat("x", 4096))
@@ -633,6 +649,7 @@ func TestCallStartEndlessBodyDoesNotHoldTheCaller(t *testing.T) {
 // TestCallStartAnswerCallID: the call id a 2xx answer gives is kept, at
 // its top or in its data; an answer without one gives none.
 func TestCallStartAnswerCallID(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]string{
 		`{"status":"success","call_id":"call_7","agent_id":"agent_1"}`: "call_7",
 		`{"status":"success","data":{"callId":"c-8"}}`:                 "c-8",

@@ -48,6 +48,7 @@ func expectRequest(t *testing.T, r *http.Request, method, path string, headers m
 }
 
 func TestCreateAgentRequest(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -87,6 +88,7 @@ func TestCreateAgentRequest(t *testing.T) {
 }
 
 func TestCreateAgentOmitsEmptyWebhook(t *testing.T) {
+	t.Parallel()
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
@@ -104,6 +106,7 @@ func TestCreateAgentOmitsEmptyWebhook(t *testing.T) {
 }
 
 func TestCreateAgentWithoutIDIsAnError(t *testing.T) {
+	t.Parallel()
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"agent_name":"A","status":"active"}`)
 	})
@@ -113,6 +116,7 @@ func TestCreateAgentWithoutIDIsAnError(t *testing.T) {
 }
 
 func TestListAgentsRequest(t *testing.T) {
+	t.Parallel()
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		expectRequest(t, r, "GET", "/api/ai/agent/list", map[string]string{"Authorization": "Bearer at-1"})
 		if q := r.URL.Query(); q.Get("page") != "3" || q.Get("per_page") != "25" || len(q) != 2 {
@@ -132,6 +136,7 @@ func TestListAgentsRequest(t *testing.T) {
 }
 
 func TestListAgentsRefusesOutOfBoundsLocally(t *testing.T) {
+	t.Parallel()
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("request sent for out-of-bounds paging: %s", r.URL)
 	})
@@ -161,6 +166,7 @@ func agentPages(t *testing.T, n int, requests *atomic.Int32) http.HandlerFunc {
 }
 
 func TestListAllAgentsStopsOnTotal(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 100, 101, 250} {
 		var reqs atomic.Int32
 		c, _ := newTestClient(t, agentPages(t, n, &reqs))
@@ -179,6 +185,7 @@ func TestListAllAgentsStopsOnTotal(t *testing.T) {
 }
 
 func TestListAllAgentsGuardsAgainstEndlessServer(t *testing.T) {
+	t.Parallel()
 	old := maxListPages
 	maxListPages = 5
 	t.Cleanup(func() { maxListPages = old })
@@ -201,6 +208,7 @@ func TestListAllAgentsGuardsAgainstEndlessServer(t *testing.T) {
 }
 
 func TestListAllAgentsDetectsIgnoredPage(t *testing.T) {
+	t.Parallel()
 	var reqs atomic.Int32
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		reqs.Add(1)
@@ -220,6 +228,7 @@ func TestListAllAgentsDetectsIgnoredPage(t *testing.T) {
 }
 
 func TestGetCallEndpointRequest(t *testing.T) {
+	t.Parallel()
 	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		expectRequest(t, r, "GET", "/api/ai/agent/call-endpoint", map[string]string{
 			"Authorization": "Bearer at-1",
@@ -245,6 +254,7 @@ func TestGetCallEndpointRequest(t *testing.T) {
 }
 
 func TestGetCallEndpointRejectsBadEndpoint(t *testing.T) {
+	t.Parallel()
 	for _, ep := range []string{"", "/relative", "ftp://x/y", "http://calls.example.com/x"} {
 		c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"status":"success","data":{"endpoint":%q,"Method":"POST","form_data":[]}}`, ep)
@@ -263,6 +273,7 @@ func TestGetCallEndpointRejectsBadEndpoint(t *testing.T) {
 const liveLocalPresence = "local_presence_number=No (Yes/No)<br> [If Yes, then the call will be made from AI local presence number]"
 
 func TestParseFormField(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in              string
 		name, def, hint string
@@ -297,6 +308,7 @@ func TestParseFormField(t *testing.T) {
 }
 
 func TestIsFieldName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]bool{
 		"city": true, "zip_code": true, "phone_number1": true, "Custom_Field_2": true,
 		"": false, "zip code": false, "local_presence_number=No": false, "city ": false, "e-mail": false, "straße": false,
@@ -311,6 +323,7 @@ func TestIsFieldName(t *testing.T) {
 // service writes it: account fields among the seven, and the last element
 // with its default and an HTML hint.
 func TestGetCallEndpointLiveFormat(t *testing.T) {
+	t.Parallel()
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := json.Marshal(map[string]any{"status": "success", "data": map[string]any{
 			"endpoint": "http://" + r.Host + "/call/agent_07a9005357b35d0943f7359ad9", "Method": "POST",
@@ -338,6 +351,7 @@ func TestGetCallEndpointLiveFormat(t *testing.T) {
 }
 
 func TestStartCallSameOriginCarriesFormAndToken(t *testing.T) {
+	t.Parallel()
 	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		expectRequest(t, r, "POST", "/call/ag1", map[string]string{
 			"Authorization":   "Bearer at-1",
@@ -366,6 +380,7 @@ func TestStartCallSameOriginCarriesFormAndToken(t *testing.T) {
 }
 
 func TestStartCallOtherOriginGetsNoToken(t *testing.T) {
+	t.Parallel()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if got := r.Header.Get("Authorization"); got != "" {
 			t.Errorf("call endpoint on another origin got Authorization %q", got)
@@ -386,6 +401,7 @@ func TestStartCallOtherOriginGetsNoToken(t *testing.T) {
 }
 
 func TestStartCallWithGETSendsQuery(t *testing.T) {
+	t.Parallel()
 	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != "GET" || r.URL.Query().Get("phone_number") != "+14155550132" || r.URL.Query().Get("k") != "v" {
 			t.Errorf("request = %s %s", r.Method, r.URL)
@@ -400,6 +416,7 @@ func TestStartCallWithGETSendsQuery(t *testing.T) {
 // TestClassify runs call starts against servers that misbehave in each way
 // the at-most-once promise cares about, and checks the outcome.
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	status := func(code int) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)
@@ -452,6 +469,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestClassifyTimeoutAfterWriteIsUncertain(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -467,6 +485,7 @@ func TestClassifyTimeoutAfterWriteIsUncertain(t *testing.T) {
 }
 
 func TestClassifyRefusedConnectionIsRetryable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -484,6 +503,7 @@ func TestClassifyRefusedConnectionIsRetryable(t *testing.T) {
 }
 
 func TestClassifyCancelledBeforeSendIsRetryable(t *testing.T) {
+	t.Parallel()
 	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		t.Error("request reached the server")
 	})
@@ -496,12 +516,14 @@ func TestClassifyCancelledBeforeSendIsRetryable(t *testing.T) {
 }
 
 func TestClassifyUnknownErrorIsUncertain(t *testing.T) {
+	t.Parallel()
 	if got := Classify(errors.New("something odd")); got != Uncertain {
 		t.Errorf("got %v", got)
 	}
 }
 
 func TestErrorCarriesBoundedExcerpt(t *testing.T) {
+	t.Parallel()
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(422)
 		fmt.Fprint(w, strings.Repeat("bad field ", 1000))
@@ -520,6 +542,7 @@ func TestErrorCarriesBoundedExcerpt(t *testing.T) {
 }
 
 func TestParseBaseURL(t *testing.T) {
+	t.Parallel()
 	good := []string{"https://api.example.com", "https://api.example.com/v1/", "http://127.0.0.1:8089", "http://localhost:1", "http://[::1]:80"}
 	bad := []string{"http://api.example.com", "http://10.0.0.1", "ftp://x", "api.example.com", "", "https://user:pw@x.com", "https://x.com?a=b"}
 	for _, s := range good {
@@ -538,6 +561,7 @@ func TestParseBaseURL(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Duration{
 		"":                              0,
@@ -555,6 +579,7 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestExcerpt(t *testing.T) {
+	t.Parallel()
 	if got := Excerpt("a\n  b\tc", 10); got != "a b c" {
 		t.Errorf("got %q", got)
 	}
@@ -566,6 +591,7 @@ func TestExcerpt(t *testing.T) {
 // TestStartCallErrorsNameOnlyTheOrigin: a call endpoint's path is unique to
 // its agent and may be enough to start calls, so no error repeats it.
 func TestStartCallErrorsNameOnlyTheOrigin(t *testing.T) {
+	t.Parallel()
 	const secretPath = "/call/agent_1/5ecre7t0ken"
 	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "nope", http.StatusBadRequest)
@@ -588,6 +614,7 @@ func TestStartCallErrorsNameOnlyTheOrigin(t *testing.T) {
 // reported as too large, naming the endpoint and the limit, not as the
 // decoder's "unexpected EOF"; one just under the limit is read.
 func TestOverSizeAnswerSaysSo(t *testing.T) {
+	t.Parallel()
 	// agentList is a valid agent list page of about size bytes.
 	agentList := func(size int) string {
 		prompt := strings.Repeat("p", 1000)

@@ -33,6 +33,7 @@ func post(ctype, body string) *http.Request {
 }
 
 func TestReadDeliveryShapes(t *testing.T) {
+	t.Parallel()
 	var mp bytes.Buffer
 	mw := multipart.NewWriter(&mp)
 	mw.WriteField("Event", "call.ended")
@@ -68,6 +69,7 @@ func TestReadDeliveryShapes(t *testing.T) {
 }
 
 func TestReadDeliveryArray(t *testing.T) {
+	t.Parallel()
 	ds, err := ReadDeliveries(post("application/json", `[{"event":"call.started","phone_number":"+1"},{"event":"call.ended","data":{"phone":"+2"}}]`), ReadOptions{})
 	if err != nil || len(ds) != 2 {
 		t.Fatalf("%d deliveries, %v", len(ds), err)
@@ -83,6 +85,7 @@ func TestReadDeliveryArray(t *testing.T) {
 }
 
 func TestField(t *testing.T) {
+	t.Parallel()
 	fields := map[string]string{
 		"Phone":                        "+1 top",
 		"data.phone_number":            "+2",
@@ -118,6 +121,7 @@ func TestField(t *testing.T) {
 // one attempt to the next; distinct deliveries have distinct keys; and a
 // form's legacy key is the key callrun gave it before.
 func TestDeliveryKey(t *testing.T) {
+	t.Parallel()
 	key := func(body string) Delivery {
 		t.Helper()
 		ctype := "application/x-www-form-urlencoded"
@@ -159,6 +163,7 @@ func TestDeliveryKey(t *testing.T) {
 }
 
 func TestReadDeliveryRefuses(t *testing.T) {
+	t.Parallel()
 	big := "phone_number=" + strings.Repeat("1", MaxDeliveryBody)
 	r := post("application/x-www-form-urlencoded", big)
 	if _, err := ReadDeliveries(r, ReadOptions{}); !errors.Is(err, ErrDeliveryTooLarge) {
@@ -186,6 +191,7 @@ func TestReadDeliveryRefuses(t *testing.T) {
 }
 
 func TestReadDeliveryRedacts(t *testing.T) {
+	t.Parallel()
 	AddSecret("hook-secret-4711")
 	d := readOne(t, post("application/x-www-form-urlencoded", "phone_number=%2B1&note=hook-secret-4711"))
 	if strings.Contains(d.Raw, "4711") {
@@ -199,6 +205,7 @@ func TestReadDeliveryRedacts(t *testing.T) {
 // TestServiceEvent: the service's three events however a sender writes
 // them; any other as sent.
 func TestServiceEvent(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"call.ended": "call.ended", "CALL.ENDED": "call.ended", "call_ended": "call.ended", "Call-Started": "call.started",
 		" call answered ": "call.answered", "call_analyzed": "call_analyzed", "end-of-call-report": "end-of-call-report", "": "",

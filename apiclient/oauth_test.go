@@ -242,6 +242,7 @@ func (c *fakeClock) Add(d time.Duration) {
 func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)} }
 
 func TestExchange(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 3600)
 	clock := newClock()
 	tok, err := ts.oauth(clock.Now).Exchange(context.Background(), "good-code")
@@ -254,6 +255,7 @@ func TestExchange(t *testing.T) {
 }
 
 func TestExchangeErrorsNameNoSecret(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 3600)
 	o := ts.oauth(nil)
 	_, err := o.Exchange(context.Background(), "bad-code-123")
@@ -270,6 +272,7 @@ func TestExchangeErrorsNameNoSecret(t *testing.T) {
 }
 
 func TestRefreshRotatesAndRefusesOldToken(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 3600)
 	o := ts.oauth(nil)
 	tok, err := o.Exchange(context.Background(), "good-code")
@@ -293,6 +296,7 @@ func TestRefreshRotatesAndRefusesOldToken(t *testing.T) {
 }
 
 func TestRefreshKeepsRefreshTokenWhenNoneReturned(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"access_token":"new","token_type":"bearer","expires_in":"60"}`)
 	}))
@@ -308,6 +312,7 @@ func TestRefreshKeepsRefreshTokenWhenNoneReturned(t *testing.T) {
 }
 
 func TestTokenResponseValidation(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{`not json`, `{"token_type":"Bearer","expires_in":60}`, `{"access_token":"a","token_type":"mac","expires_in":60}`, `{"access_token":"a","expires_in":-5}`} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, body) }))
 		o := &OAuth{BaseURL: srv.URL, ClientID: "c", ClientSecret: "s", RedirectURI: testRedirect}
@@ -319,6 +324,7 @@ func TestTokenResponseValidation(t *testing.T) {
 }
 
 func TestAuthCodeURL(t *testing.T) {
+	t.Parallel()
 	o := &OAuth{ClientID: "c 1", RedirectURI: testRedirect, AuthorizeURL: "https://app.example.com/oauth/authorize?prompt=consent"}
 	got, err := o.AuthCodeURL("st4te")
 	if err != nil {
@@ -354,6 +360,7 @@ func TestAuthCodeURL(t *testing.T) {
 }
 
 func TestTokenNeverPrints(t *testing.T) {
+	t.Parallel()
 	tok := Token{AccessToken: "AT-SECRET", RefreshToken: "RT-SECRET", Expiry: time.Unix(0, 0)}
 	for _, s := range []string{fmt.Sprint(tok), fmt.Sprintf("%v %+v %#v %s", tok, tok, tok, &tok)} {
 		if strings.Contains(s, "SECRET") {
@@ -363,6 +370,7 @@ func TestTokenNeverPrints(t *testing.T) {
 }
 
 func TestTokenFresh(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name     string
@@ -402,6 +410,7 @@ func loggedIn(t *testing.T, ts *tokenServer, clock *fakeClock, path string) *Sto
 // TestOneRefreshForManyGoroutines: 64 workers find the token expired at
 // once; one refresh is made and all get the new token.
 func TestOneRefreshForManyGoroutines(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 60)
 	clock := newClock()
 	src := loggedIn(t, ts, clock, filepath.Join(t.TempDir(), "tok.json"))
@@ -434,6 +443,7 @@ func TestOneRefreshForManyGoroutines(t *testing.T) {
 // and both need a refresh at once. With a server that rotates refresh tokens
 // and refuses old ones, both must succeed, with one refresh between them.
 func TestTwoStoresKeepTheChain(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 60)
 	clock := newClock()
 	path := filepath.Join(t.TempDir(), "tok.json")
@@ -476,6 +486,7 @@ func TestTwoStoresKeepTheChain(t *testing.T) {
 // TestRefreshAfter401: the service revokes the access token mid-run; the
 // next request is answered 401, refreshed once, and sent again with success.
 func TestRefreshAfter401(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 3600)
 	clock := newClock()
 	src := loggedIn(t, ts, clock, filepath.Join(t.TempDir(), "tok.json"))
@@ -502,6 +513,7 @@ func TestRefreshAfter401(t *testing.T) {
 }
 
 func TestRefreshFailureDoesNotStorm(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 60)
 	clock := newClock()
 	src := loggedIn(t, ts, clock, filepath.Join(t.TempDir(), "tok.json"))
@@ -535,6 +547,7 @@ func TestRefreshFailureDoesNotStorm(t *testing.T) {
 }
 
 func TestRevokedRefreshTokenNeedsLogin(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 60)
 	clock := newClock()
 	src := loggedIn(t, ts, clock, filepath.Join(t.TempDir(), "tok.json"))
@@ -555,6 +568,7 @@ func TestRevokedRefreshTokenNeedsLogin(t *testing.T) {
 }
 
 func TestNotLoggedIn(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 60)
 	src := NewStoredTokenSource(ts.oauth(nil), ts.tokenFile(filepath.Join(t.TempDir(), "none.json")))
 	if _, err := src.Token(context.Background()); !errors.Is(err, ErrNotLoggedIn) {

@@ -44,6 +44,7 @@ func noSecretIn(t *testing.T, what, text string, secrets ...string) {
 }
 
 func TestRedactEveryEncoding(t *testing.T) {
+	t.Parallel()
 	AddSecret(issueRefreshToken)
 	AddSecret(issueClientSecret)
 	for _, s := range []string{issueRefreshToken, issueClientSecret} {
@@ -76,6 +77,7 @@ func must[T any](v T, err error) T {
 // of the secrets: the refresh token on refresh, the client secret and the
 // code on exchange.
 func TestTokenErrorsShowNoSecret(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		form, _ := url.ParseQuery(string(raw))

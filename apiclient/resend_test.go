@@ -23,6 +23,7 @@ import (
 // here acts on the second contact's request and drops the connection; the
 // client must not send it again, and the outcome must be uncertain.
 func TestGETCallStartIsNeverReplayed(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 2 {
@@ -57,6 +58,7 @@ func TestGETCallStartIsNeverReplayed(t *testing.T) {
 // server speaks only h2, so the call start fails instead, uncertain or
 // not written, and is never received twice.
 func TestHTTP2ResetIsNeverRetried(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewUnstartedServer(http.NotFoundHandler())
 	ts.EnableHTTP2 = true
 	ts.StartTLS()
@@ -139,6 +141,7 @@ func serveResettingH2(conn net.Conn, received *atomic.Int32, negotiatedH2 *atomi
 // token cannot be renewed: nothing was acted on, so the attempt is
 // retryable, never uncertain, and the *AuthError reaches the caller.
 func TestRefusedTokenIsNotSent(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 3600)
 	clock := newClock()
 	src := loggedIn(t, ts, clock, t.TempDir()+"/tok.json")

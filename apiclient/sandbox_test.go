@@ -44,6 +44,7 @@ func newSession(t *testing.T, opts sandbox.Options, now func() time.Time) *sessi
 }
 
 func TestAgainstSandboxEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := newSession(t, sandbox.Options{}, nil)
 	ctx := context.Background()
 	hook := "http://127.0.0.1:1/hook"
@@ -80,6 +81,7 @@ func TestAgainstSandboxEndToEnd(t *testing.T) {
 }
 
 func TestAgainstSandboxPagination(t *testing.T) {
+	t.Parallel()
 	s := newSession(t, sandbox.Options{}, nil)
 	for i := range 250 {
 		s.srv.AddAgent(sandbox.Agent{AgentName: fmt.Sprintf("agent %03d", i), Status: "active", GeneralPrompt: "p"})
@@ -102,6 +104,7 @@ func TestAgainstSandboxPagination(t *testing.T) {
 // oldest-first list pulls the first agent of page 2 onto page 1, and that
 // one listing misses it.
 func TestAgainstSandboxShiftingList(t *testing.T) {
+	t.Parallel()
 	for _, newest := range []bool{true, false} {
 		s := newSession(t, sandbox.Options{NewestFirst: newest}, nil)
 		var seeded []sandbox.Agent
@@ -149,6 +152,7 @@ func TestAgainstSandboxShiftingList(t *testing.T) {
 // TestAgainstSandboxTokensExpireMidRun: short-lived tokens, rotated on every
 // refresh, with many workers: every request succeeds and refreshes stay few.
 func TestAgainstSandboxTokensExpireMidRun(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	clock := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
@@ -178,6 +182,7 @@ func TestAgainstSandboxTokensExpireMidRun(t *testing.T) {
 }
 
 func TestAgainstSandbox401IsRefreshedOnce(t *testing.T) {
+	t.Parallel()
 	s := newSession(t, sandbox.Options{}, nil)
 	ctx := context.Background()
 	s.srv.ExpireAccessTokens()
@@ -214,6 +219,7 @@ func (s *session) newEndpoint(t *testing.T) *apiclient.CallEndpoint {
 // on call starts against the outcome the client gives it, and whether the
 // sandbox says the call was placed.
 func TestAgainstSandboxClassifiesFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		faults sandbox.Faults
@@ -253,6 +259,7 @@ func TestAgainstSandboxClassifiesFaults(t *testing.T) {
 }
 
 func TestAgainstSandboxRefusesWhatTheSpecDoesNot(t *testing.T) {
+	t.Parallel()
 	s := newSession(t, sandbox.Options{}, nil)
 	ctx := context.Background()
 	ep := s.newEndpoint(t)
@@ -272,6 +279,7 @@ func TestAgainstSandboxRefusesWhatTheSpecDoesNot(t *testing.T) {
 // endpoint answered: the service never saw it. A call start on a kept
 // connection (POST) and one on a connection of its own (GET) are checked.
 func TestAgainstSandboxNoTokenIsNotSent(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{"POST", "GET"} {
 		t.Run(method, func(t *testing.T) {
 			var mu sync.Mutex

@@ -24,6 +24,7 @@ const (
 )
 
 func TestSignatureVector(t *testing.T) {
+	t.Parallel()
 	if got := Sign(docSecret, []byte(docPayload)); got != docSig {
 		t.Fatalf("Sign of the documentation's payload: %s, want %s", got, docSig)
 	}
@@ -51,6 +52,7 @@ func TestSignatureVector(t *testing.T) {
 }
 
 func TestSignatureRefused(t *testing.T) {
+	t.Parallel()
 	o := ReadOptions{SigningSecret: docSecret}
 	for name, body := range map[string]string{
 		"another secret's":  strings.Replace(docBody, "7cb5", "7cb6", 1),

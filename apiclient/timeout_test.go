@@ -61,6 +61,7 @@ func within(t *testing.T, what string, fn func()) {
 // requests fail saying so; a call start keeps the outcome its status
 // gave (the service said what it did).
 func TestStalledBodiesAreBounded(t *testing.T) {
+	t.Parallel()
 	srv := stallingServer(t)
 	const timeout = 200 * time.Millisecond
 	c, err := New(srv.URL, staticTokens{&Token{AccessToken: "at"}}, nil)

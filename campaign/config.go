@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -530,8 +531,19 @@ type LoadOptions struct {
 // Load reads, expands, checks and completes a campaign file. Any problem
 // is reported in a *[FileError] that names the file, the line and the key.
 func Load(path string, opts LoadOptions) (*File, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, &FileError{[]Problem{{File: path, Msg: "is a directory; give the campaign's .yaml file"}}}
+	// Opening a named pipe blocks until something writes to it, and a
+	// device such as /dev/zero never ends: neither is opened.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		what := "is not a regular file"
+		switch m := st.Mode(); {
+		case m.IsDir():
+			what = "is a directory"
+		case m&fs.ModeNamedPipe != 0:
+			what = "is a named pipe (FIFO), not a regular file"
+		case m&fs.ModeDevice != 0:
+			what = "is a device, not a regular file"
+		}
+		return nil, &FileError{[]Problem{{File: path, Msg: what + "; give the campaign's .yaml file"}}}
 	}
 	data, err := readAtMost(path, MaxCampaignFileSize)
 	var big *tooLargeError

@@ -315,53 +315,30 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		if !ok {
 			continue
 		}
-		idx, err := r.Column(col)
-		if err != nil {
-			at(sheetKey("fields."+field), err)
-			continue
+		if idx := sheetColumn(r, col, sheetKey("fields."+field), at); idx >= 0 {
+			m.cols[fi], m.names[fi] = idx, col
 		}
-		m.cols[fi], m.names[fi] = idx, col
 	}
 	for _, field := range f.AccountFields() {
 		x := extraField{name: field, col: -1, value: s.Set[field]}
 		if col, ok := s.Fields[field]; ok {
-			idx, err := r.Column(col)
-			if err != nil {
-				at(sheetKey("fields."+field), err)
-			}
-			x.col = idx
+			x.col = sheetColumn(r, col, sheetKey("fields."+field), at)
 		}
 		m.extra = append(m.extra, x)
 	}
 	if s.TimezoneColumn != "" {
-		idx, err := r.Column(s.TimezoneColumn)
-		if err != nil {
-			at(sheetKey("timezone_column"), err)
-		}
-		m.tzCol = idx
+		m.tzCol = sheetColumn(r, s.TimezoneColumn, sheetKey("timezone_column"), at)
 	}
 	if s.CountryColumn != "" {
-		idx, err := r.Column(s.CountryColumn)
-		if err != nil {
-			at(sheetKey("country_column"), err)
-		}
-		m.countryCol = idx
+		m.countryCol = sheetColumn(r, s.CountryColumn, sheetKey("country_column"), at)
 	}
 	if s.NameColumn != "" {
-		idx, err := r.Column(s.NameColumn)
-		if err != nil {
-			at(sheetKey("name_column"), err)
-		}
-		m.nameCol = idx
+		m.nameCol = sheetColumn(r, s.NameColumn, sheetKey("name_column"), at)
 	}
 	for k, pc := range s.PhoneColumns {
 		p := phoneCol{col: m.cols[FieldPhone], name: pc.Column, typeCol: -1, typeName: pc.TypeColumn}
 		if k > 0 {
-			idx, err := r.Column(pc.Column)
-			if err != nil {
-				at(sheetKey("fields.phone_number"), err)
-			}
-			p.col = idx
+			p.col = sheetColumn(r, pc.Column, sheetKey("fields.phone_number"), at)
 		}
 		if pc.TypeColumn != "" {
 			idx, err := r.Column(pc.TypeColumn)
@@ -399,6 +376,15 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		return nil, nil, &headerError{problems}
 	}
 	return r, m, nil
+}
+
+// sheetColumn is the index of column name in r, or -1 after telling at its error under key.
+func sheetColumn(r *sheet.Reader, name, key string, at func(key string, err error)) int {
+	idx, err := r.Column(name)
+	if err != nil {
+		at(key, err)
+	}
+	return idx
 }
 
 // CheckSheets opens every sheet and suppression file and checks their
@@ -638,28 +624,7 @@ func rowReason(err error) string {
 // suppressed, then a duplicate of an earlier row, else to call.
 func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, rec sheet.Record) {
 	fields := rec.Fields
-	invalid := func(field int, format string, args ...any) {
-		if c.Status == "" {
-			c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
-		}
-	}
-	for fi := range numFields {
-		if col := m.cols[fi]; col >= 0 {
-			c.Fields[fi] = strings.TrimSpace(fields[col])
-		} else if v, ok := spec.Set[FormFields[fi]]; ok {
-			c.Fields[fi] = v
-		}
-	}
-	if len(m.extra) > 0 {
-		c.Extra = make([]FormValue, len(m.extra))
-		for i, x := range m.extra {
-			v := x.value
-			if x.col >= 0 {
-				v = strings.TrimSpace(fields[x.col])
-			}
-			c.Extra[i] = FormValue{Name: x.name, Value: v}
-		}
-	}
+	m.fillFields(c, spec, fields)
 	rules, anyCountry, country, bad := cr.rowRules(sheetIdx, m, fields)
 	if bad != "" {
 		c.Status, c.Field, c.Column = Invalid, "country", spec.CountryColumn
@@ -681,7 +646,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		c.PhoneColumn = column
 	}
 	if err != nil {
-		invalid(FieldPhone, "%s", err.Error())
+		m.setInvalid(c, FieldPhone, "%s", err.Error())
 		if c.Field == FormFields[FieldPhone] && len(m.phones) > 1 {
 			c.Column = column
 			if raw != "" {
@@ -694,24 +659,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 			c.Cell = raw
 		}
 	}
-	if m.cols[FieldLocalPresence] >= 0 && c.Fields[FieldLocalPresence] != "" {
-		if yn, ok := YesNo(c.Fields[FieldLocalPresence]); ok {
-			c.Fields[FieldLocalPresence] = yn
-		} else {
-			invalid(FieldLocalPresence, "%q is not yes or no", c.Fields[FieldLocalPresence])
-		}
-	}
-	if e := c.Fields[FieldEmail]; e != "" && !plausibleEmail(e) {
-		invalid(FieldEmail, "%q is not an e-mail address", e)
-	}
-	if m.tzCol >= 0 {
-		if tz := strings.TrimSpace(fields[m.tzCol]); tz != "" {
-			if _, err := loadZone(tz); err != nil && c.Status == "" {
-				c.Status, c.Field, c.Column, c.Reason = Invalid, "timezone", spec.TimezoneColumn, fmt.Sprintf("%q is not an IANA time zone such as America/Chicago", tz)
-			}
-			c.TZ = tz
-		}
-	}
+	m.checkFields(c, spec, fields)
 	cr.judgeConsent(c, spec, m, fields)
 	needZone := !cr.f.UnsafeIgnoreCalledPersonHours || (cr.f.Hours != nil && cr.f.Hours.Timezone == "contact")
 	if c.Status == "" && needZone && len(ContactZones(c)) == 0 {
@@ -722,9 +670,63 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	if cr.flagDoNotCall(c, m, rec) || cr.suppress.flaggedElsewhere(c, cr.f) {
 		return
 	}
-	if c.Status != "" {
-		return
+	if c.Status == "" {
+		cr.judgeValid(c, sheetIdx)
 	}
+}
+
+// setInvalid makes c invalid in form field field, unless c has a status already.
+func (m *sheetMap) setInvalid(c *Contact, field int, format string, args ...any) {
+	if c.Status == "" {
+		c.Status, c.Field, c.Column, c.Reason = Invalid, FormFields[field], m.names[field], fmt.Sprintf(format, args...)
+	}
+}
+
+// fillFields sets c's form and account fields from a row, or the sheet's set:.
+func (m *sheetMap) fillFields(c *Contact, spec *SheetSpec, fields []string) {
+	for fi := range numFields {
+		if col := m.cols[fi]; col >= 0 {
+			c.Fields[fi] = strings.TrimSpace(fields[col])
+		} else if v, ok := spec.Set[FormFields[fi]]; ok {
+			c.Fields[fi] = v
+		}
+	}
+	if len(m.extra) > 0 {
+		c.Extra = make([]FormValue, len(m.extra))
+		for i, x := range m.extra {
+			v := x.value
+			if x.col >= 0 {
+				v = strings.TrimSpace(fields[x.col])
+			}
+			c.Extra[i] = FormValue{Name: x.name, Value: v}
+		}
+	}
+}
+
+// checkFields makes c invalid at a wrong local presence, e-mail or time zone.
+func (m *sheetMap) checkFields(c *Contact, spec *SheetSpec, fields []string) {
+	if m.cols[FieldLocalPresence] >= 0 && c.Fields[FieldLocalPresence] != "" {
+		if yn, ok := YesNo(c.Fields[FieldLocalPresence]); ok {
+			c.Fields[FieldLocalPresence] = yn
+		} else {
+			m.setInvalid(c, FieldLocalPresence, "%q is not yes or no", c.Fields[FieldLocalPresence])
+		}
+	}
+	if e := c.Fields[FieldEmail]; e != "" && !plausibleEmail(e) {
+		m.setInvalid(c, FieldEmail, "%q is not an e-mail address", e)
+	}
+	if m.tzCol >= 0 {
+		if tz := strings.TrimSpace(fields[m.tzCol]); tz != "" {
+			if _, err := loadZone(tz); err != nil && c.Status == "" {
+				c.Status, c.Field, c.Column, c.Reason = Invalid, "timezone", spec.TimezoneColumn, fmt.Sprintf("%q is not an IANA time zone such as America/Chicago", tz)
+			}
+			c.TZ = tz
+		}
+	}
+}
+
+// judgeValid decides whether valid contact c is suppressed, a duplicate or to call.
+func (cr *ContactReader) judgeValid(c *Contact, sheetIdx int) {
 	if cr.suppress != nil && cr.suppress.Has(c.Phone) {
 		c.Status, c.Reason = Suppressed, "the number is in a suppression file"
 		return

@@ -49,3 +49,28 @@ suppress: [leads.csv]
 		t.Fatal("Load: still blocked after 20s")
 	}
 }
+
+// TestLoadRefusesACampaignFileThatIsANamedPipe: a named pipe given as the
+// campaign file itself, with nothing writing to it, is refused at once
+// rather than opened (which would block plan and listen until killed).
+func TestLoadRefusesACampaignFileThatIsANamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "campaign.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	t.Cleanup(func() {
+		if w, err := os.OpenFile(fifo, os.O_RDWR|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	done := make(chan error, 1)
+	go func() { _, err := Load(fifo, LoadOptions{Offline: true}); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "named pipe (FIFO)") {
+			t.Errorf("Load(a FIFO) = %v, want it refused, naming the file", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Load: still blocked after 20s")
+	}
+}

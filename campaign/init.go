@@ -54,7 +54,7 @@ func SuggestMapping(header []string) (fields map[string]string, tzColumn string)
 			if used[i] || h == "" {
 				continue
 			}
-			if containsString(columnAliases[field], foldHeader(h)) {
+			if slices.Contains(columnAliases[field], foldHeader(h)) {
 				fields[field] = h
 				used[i] = true
 				break
@@ -62,20 +62,11 @@ func SuggestMapping(header []string) (fields map[string]string, tzColumn string)
 		}
 	}
 	for i, h := range header {
-		if !used[i] && containsString(timezoneAliases, foldHeader(h)) {
+		if !used[i] && slices.Contains(timezoneAliases, foldHeader(h)) {
 			return fields, h
 		}
 	}
 	return fields, ""
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // InitOptions are the inputs of [WriteInit].
@@ -128,100 +119,25 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	}
 	fields, tz := SuggestMapping(o.Header)
 	g := guessSheet(o.Header, o.Rows, o.Region)
-	delete(fields, "phone_number")
-	delete(fields, "ghl_contact_id")
-	for f, col := range fields {
-		if slices.Contains(g.phones, col) || col == g.country || col == g.id {
-			delete(fields, f) // a column holds one thing
-		}
-	}
-	if g.id != "" {
-		fields["ghl_contact_id"] = g.id
-	}
-	if fields["email"] == "" && g.email != "" && !slices.Contains(g.phones, g.email) {
-		fields["email"] = g.email
-	}
-	nameSplit := g.name != "" && fields["first_name"] == "" && fields["last_name"] == "" && !slices.Contains(g.phones, g.name)
-	base := strings.TrimSuffix(o.SheetName, filepath.Ext(o.SheetName))
-	name := strings.Trim(strings.ToLower(nameChars.ReplaceAllString(base, "-")), "-._")
-	if name == "" {
-		name = "campaign"
-	}
-	agent := o.Agent
-	if agent == "" {
-		agent = strings.Join(strings.Fields(strings.NewReplacer("_", " ", "-", " ").Replace(base)), " ") + " calls"
-	}
-	// row is one line under fields:, or with List a field whose entries
-	// go on lines of their own.
-	type row struct {
-		Field, Column, Note string
-		List                []string
-	}
-	var mapped, todo []row
-	for _, f := range FormFields {
-		switch {
-		case f == "phone_number" && slices.ContainsFunc(g.phoneTypes, func(t string) bool { return t != "" }):
-			r := row{Field: f, Note: "each row is called at the first of these that reads as a number; a number whose type column names a fax, a pager or an assistant is not"}
-			for i, c := range g.phones {
-				if t := g.phoneTypes[i]; t != "" {
-					r.List = append(r.List, fmt.Sprintf("{column: %q, type_column: %q}", c, t))
-				} else {
-					r.List = append(r.List, fmt.Sprintf("%q", c))
-				}
-			}
-			mapped = append(mapped, r)
-		case f == "phone_number" && len(g.phones) > 1:
-			quoted := make([]string, len(g.phones))
-			for i, c := range g.phones {
-				quoted[i] = fmt.Sprintf("%q", c)
-			}
-			mapped = append(mapped, row{Field: f, Column: "[" + strings.Join(quoted, ", ") + "]", Note: "the first cell that reads as a number is called"})
-		case f == "phone_number" && len(g.phones) == 1:
-			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", g.phones[0])})
-		case f == "phone_number":
-			mapped = append(mapped, row{Field: f, Column: `"TODO"`, Note: "TODO: no column of phone numbers found; write the name of the column that holds them (plan refuses this file until then)"})
-		case fields[f] != "":
-			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", fields[f])})
-		case (f == "first_name" || f == "last_name") && nameSplit:
-			// name_column fills them.
-		case f == "override_agent_id" || f == "local_presence_number":
-			// Rarely in a CRM export; set: covers local presence.
-		default:
-			todo = append(todo, row{Field: f})
-		}
-	}
+	nameSplit := g.takeColumns(fields)
+	name, agent := initNames(o)
+	mapped, todo := g.fieldRows(fields, nameSplit)
 	used := map[string]bool{tz: true, g.country: true}
 	for _, c := range fields {
 		used[c] = true
 	}
-	for _, c := range g.phones {
-		used[c] = true
-	}
-	for _, c := range g.phoneTypes {
-		used[c] = true
-	}
-	for _, c := range g.notDialledCols {
-		used[c] = true // listed as not called
+	for _, c := range slices.Concat(g.phones, g.phoneTypes, g.notDialledCols) {
+		used[c] = true // the phone columns, their type columns, those listed as not called
 	}
 	nameColumn := ""
 	if nameSplit {
 		used[g.name], nameColumn = true, g.name
 	}
-	dnc := guessDoNotCall(o.Header, o.Rows, used)
-	doNotCall := ""
-	if len(dnc) > 0 {
-		doNotCall = doNotCallYAML(dnc)
-		names := make([]string, len(dnc))
-		for i, c := range dnc {
-			used[c.Column] = true
-			names[i] = c.Column
-		}
-		g.notes = append(g.notes, fmt.Sprintf("Do-not-call columns: %s; a row whose cell there says yes (1, true, yes, x, ja, oui, sí) or do not call is never called, nor one whose flag says neither yes nor no.", strings.Join(names, ", ")))
-	}
+	doNotCall := g.doNotCallColumns(o, used)
 	account := MatchAccountFields(o.Header, o.AccountFields, used)
 	for _, f := range o.AccountFields {
 		if account[f] != "" {
-			mapped = append(mapped, row{Field: f, Column: fmt.Sprintf("%q", account[f]), Note: "a field of your account, from " + o.AccountFrom})
+			mapped = append(mapped, initRow{Field: f, Column: fmt.Sprintf("%q", account[f]), Note: "a field of your account, from " + o.AccountFrom})
 		}
 	}
 	consent, optIn := consentColumn(o.Header, o.Rows, g.region, used)
@@ -241,6 +157,98 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent, "OptIn": optIn, "NotDialled": g.notDialled,
 	})
 	return g.notes, err
+}
+
+// takeColumns maps g's id and e-mail columns in fields, leaving out the columns g
+// chose otherwise (a column holds one thing); it reports whether g's name is split.
+func (g *sheetGuess) takeColumns(fields map[string]string) (nameSplit bool) {
+	delete(fields, "phone_number")
+	delete(fields, "ghl_contact_id")
+	for f, col := range fields {
+		if slices.Contains(g.phones, col) || col == g.country || col == g.id {
+			delete(fields, f) // a column holds one thing
+		}
+	}
+	if g.id != "" {
+		fields["ghl_contact_id"] = g.id
+	}
+	if fields["email"] == "" && g.email != "" && !slices.Contains(g.phones, g.email) {
+		fields["email"] = g.email
+	}
+	return g.name != "" && fields["first_name"] == "" && fields["last_name"] == "" && !slices.Contains(g.phones, g.name)
+}
+
+// initNames are the campaign's name and its agent's, from the sheet's file name.
+func initNames(o InitOptions) (name, agent string) {
+	base := strings.TrimSuffix(o.SheetName, filepath.Ext(o.SheetName))
+	name = strings.Trim(strings.ToLower(nameChars.ReplaceAllString(base, "-")), "-._")
+	if name == "" {
+		name = "campaign"
+	}
+	agent = o.Agent
+	if agent == "" {
+		agent = strings.Join(strings.Fields(strings.NewReplacer("_", " ", "-", " ").Replace(base)), " ") + " calls"
+	}
+	return name, agent
+}
+
+// initRow is one line under fields:, or with List a field whose entries have lines of their own.
+type initRow struct {
+	Field, Column, Note string
+	List                []string
+}
+
+// fieldRows are the lines under fields: of the form fields mapped, and of those to do.
+func (g *sheetGuess) fieldRows(fields map[string]string, nameSplit bool) (mapped, todo []initRow) {
+	for _, f := range FormFields {
+		switch {
+		case f == "phone_number" && slices.ContainsFunc(g.phoneTypes, func(t string) bool { return t != "" }):
+			r := initRow{Field: f, Note: "each row is called at the first of these that reads as a number; a number whose type column names a fax, a pager or an assistant is not"}
+			for i, c := range g.phones {
+				if t := g.phoneTypes[i]; t != "" {
+					r.List = append(r.List, fmt.Sprintf("{column: %q, type_column: %q}", c, t))
+				} else {
+					r.List = append(r.List, fmt.Sprintf("%q", c))
+				}
+			}
+			mapped = append(mapped, r)
+		case f == "phone_number" && len(g.phones) > 1:
+			quoted := make([]string, len(g.phones))
+			for i, c := range g.phones {
+				quoted[i] = fmt.Sprintf("%q", c)
+			}
+			mapped = append(mapped, initRow{Field: f, Column: "[" + strings.Join(quoted, ", ") + "]", Note: "the first cell that reads as a number is called"})
+		case f == "phone_number" && len(g.phones) == 1:
+			mapped = append(mapped, initRow{Field: f, Column: fmt.Sprintf("%q", g.phones[0])})
+		case f == "phone_number":
+			mapped = append(mapped, initRow{Field: f, Column: `"TODO"`, Note: "TODO: no column of phone numbers found; write the name of the column that holds them (plan refuses this file until then)"})
+		case fields[f] != "":
+			mapped = append(mapped, initRow{Field: f, Column: fmt.Sprintf("%q", fields[f])})
+		case (f == "first_name" || f == "last_name") && nameSplit:
+			// name_column fills them.
+		case f == "override_agent_id" || f == "local_presence_number":
+			// Rarely in a CRM export; set: covers local presence.
+		default:
+			todo = append(todo, initRow{Field: f})
+		}
+	}
+	return mapped, todo
+}
+
+// doNotCallColumns guesses the do-not-call columns not in used, marks them used and
+// noted, and returns them as the file's do_not_call:, or "".
+func (g *sheetGuess) doNotCallColumns(o InitOptions, used map[string]bool) string {
+	dnc := guessDoNotCall(o.Header, o.Rows, used)
+	if len(dnc) == 0 {
+		return ""
+	}
+	names := make([]string, len(dnc))
+	for i, c := range dnc {
+		used[c.Column] = true
+		names[i] = c.Column
+	}
+	g.notes = append(g.notes, fmt.Sprintf("Do-not-call columns: %s; a row whose cell there says yes (1, true, yes, x, ja, oui, sí) or do not call is never called, nor one whose flag says neither yes nor no.", strings.Join(names, ", ")))
+	return doNotCallYAML(dnc)
 }
 
 var initTemplate = template.Must(template.New("init").Parse(`# Campaign file written by callrun init for {{.Sheet}}.

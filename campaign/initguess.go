@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -112,44 +113,59 @@ func phoneLike(cell string) bool {
 // region, when not "", is the one the person gave.
 func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	var g sheetGuess
-	cells := func(c int) (nonEmpty []string) {
-		for _, r := range rows {
-			if c < len(r) && strings.TrimSpace(r[c]) != "" {
-				nonEmpty = append(nonEmpty, strings.TrimSpace(r[c]))
-			}
-		}
-		return nonEmpty
-	}
-	share := func(vals []string, ok func(string) bool) float64 {
-		if len(vals) == 0 {
-			return 0
-		}
-		n := 0
-		for _, v := range vals {
-			if ok(v) {
-				n++
-			}
-		}
-		return float64(n) / float64(len(vals))
-	}
+	chosen, named, kinds := g.phoneColumns(header, rows)
+	g.notePhones(header, orderPhoneColumns(chosen, named, kinds))
+	countryCol := g.countryColumn(header, rows)
+	g.nameIDEmailColumns(header, rows)
+	seen := readCountries(header, rows, countryCol, g.phones)
+	g.guessRegion(region, seen)
+	g.meantCountries(seen)
+	return g
+}
 
-	// Phone columns: a phone word and values written as numbers, or
-	// failing that, a weak word or no word and values that leave no
-	// doubt; then, after every column whose values are numbers, the
-	// columns whose header names a phone line and nothing else and whose
-	// first rows are empty (a later row may hold a contact's only number
-	// there). A column named for texts (Brevo's SMS, its mobile number) is
-	// one when its values are numbers, never for its header alone, nor
-	// when its header is about the texts (their consent, an opt-in or
-	// out, a block list). A column of another person's line, or of a
-	// device no person answers, is never called: it is told, not mapped.
-	var strong, weak, named []int
-	kinds := map[int]lineKind{}
+// columnCells are the cells of column c in rows that are not empty, trimmed.
+func columnCells(rows [][]string, c int) (nonEmpty []string) {
+	for _, r := range rows {
+		if c < len(r) && strings.TrimSpace(r[c]) != "" {
+			nonEmpty = append(nonEmpty, strings.TrimSpace(r[c]))
+		}
+	}
+	return nonEmpty
+}
+
+// share is the fraction of vals for which ok holds, 0 when there are none.
+func share(vals []string, ok func(string) bool) float64 {
+	if len(vals) == 0 {
+		return 0
+	}
+	n := 0
+	for _, v := range vals {
+		if ok(v) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(vals))
+}
+
+// phoneColumns finds the phone columns: a phone word and values written
+// as numbers, or failing that, a weak word or no word and values that
+// leave no doubt (chosen); then the columns whose header names a phone
+// line and nothing else and whose first rows are empty, as a later row
+// may hold a contact's only number there (named). A column named for
+// texts (Brevo's SMS, its mobile number) is one when its values are
+// numbers, never for its header alone, nor when its header is about the
+// texts (their consent, an opt-in or out, a block list). A column of
+// another person's line, or of a device no person answers, is never
+// called: it goes to g's notDialled, told, not mapped. kinds holds each
+// column's kind of line.
+func (g *sheetGuess) phoneColumns(header []string, rows [][]string) (chosen, named []int, kinds map[int]lineKind) {
+	var strong, weak []int
+	kinds = map[int]lineKind{}
 	for c, h := range header {
 		if h == "" || DoNotCallHeader(h) || isConsentHeader(h) {
 			continue // a column of do-not-call flags or of consent ("Einwilligung Telefon") holds no number to call
 		}
-		vals := cells(c)
+		vals := columnCells(rows, c)
 		s := share(vals, phoneLike)
 		valued := s >= 0.5 && len(vals) > 0
 		headerOnly := len(vals) == 0 && (len(rows) == 0 || phoneLineHeader(h))
@@ -168,14 +184,20 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 			weak = append(weak, c)
 		}
 	}
-	chosen := strong
+	chosen = strong
 	if len(chosen) == 0 {
 		chosen = weak
 	}
-	// The columns whose values are numbers first, then those of a header
-	// alone, each in the order of their kind: the mobile first, the number
-	// that reaches the person, then their other own lines, then work; a
-	// company's switchboard after every line of the person's own.
+	return chosen, named, kinds
+}
+
+// orderPhoneColumns puts the phone columns in the order init maps them:
+// the columns whose values are numbers (chosen) first, then those of a
+// header alone (named), each in the order of their kind: the mobile
+// first, the number that reaches the person, then their other own lines,
+// then work; a company's switchboard after every line of the person's
+// own.
+func orderPhoneColumns(chosen, named []int, kinds map[int]lineKind) []int {
 	headerOnly := map[int]bool{}
 	for _, c := range named {
 		headerOnly[c] = true
@@ -191,6 +213,11 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 		}
 		return kinds[a] < kinds[b]
 	})
+	return chosen
+}
+
+// notePhones sets g's phones, in order, and their type columns, and notes them.
+func (g *sheetGuess) notePhones(header []string, chosen []int) {
 	var typed []string
 	for _, c := range chosen {
 		g.phones = append(g.phones, header[c])
@@ -212,52 +239,64 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	if len(g.notDialled) > 0 {
 		g.notes = append(g.notes, fmt.Sprintf("Not called, as no person answers them or they are another person's: %s.", strings.Join(g.notDialled, ", ")))
 	}
+}
 
-	// The country column: a country word and values that are countries.
-	countryCol := -1
+// countryColumn finds g's country column (its word and values) and returns its index, or -1.
+func (g *sheetGuess) countryColumn(header []string, rows [][]string) int {
 	for c, h := range header {
-		if h != "" && hasWord(h, countryWords) && share(cells(c), func(v string) bool { _, ok := phone.ParseCountry(v); return ok }) >= 0.5 {
-			countryCol, g.country = c, h
-			break
+		if h != "" && hasWord(h, countryWords) && share(columnCells(rows, c), func(v string) bool { _, ok := phone.ParseCountry(v); return ok }) >= 0.5 {
+			g.country = h
+			return c
 		}
 	}
+	return -1
+}
 
-	// A full-name column, an id column, an e-mail column.
+// nameIDEmailColumns finds the first full-name, id and e-mail columns.
+func (g *sheetGuess) nameIDEmailColumns(header []string, rows [][]string) {
 	for c, h := range header {
 		if g.email == "" && hasWord(h, []string{"email", "mail", "courriel", "correo"}) {
-			if vals := cells(c); len(vals) > 0 && share(vals, plausibleEmail) >= 0.8 {
+			if vals := columnCells(rows, c); len(vals) > 0 && share(vals, plausibleEmail) >= 0.8 {
 				g.email = h
 			}
 		}
-		if g.name == "" && slices.Contains(fullNameWords, strings.Join(headerWords(h), "")) && len(cells(c)) > 0 {
+		if g.name == "" && slices.Contains(fullNameWords, strings.Join(headerWords(h), "")) && len(columnCells(rows, c)) > 0 {
 			g.name = h
 		}
 		if g.id == "" && slices.Contains(columnAliases["ghl_contact_id"], foldHeader(h)) {
-			if vals := cells(c); len(vals) > 0 && share(vals, hlContactID.MatchString) >= 0.8 {
+			if vals := columnCells(rows, c); len(vals) > 0 && share(vals, hlContactID.MatchString) >= 0.8 {
 				g.id = h
 			}
 		}
 	}
+}
 
-	// The countries the rows say, and those of the numbers written with
-	// +country.
-	rowCountries := map[string]int{}
-	rowsWithCountry := 0
+// sheetCountries are the countries a sheet's first rows say: those of
+// its country column and those of its numbers written with +country.
+type sheetCountries struct {
+	rows       map[string]int // rows by the country their country cell names
+	rowsWith   int            // rows whose country cell names a country
+	plus       map[string]int // numbers written with +country, by country
+	phoneCells int            // numbers in the phone columns
+	plusCells  int            // of them, those written with +country
+	national   []string       // numbers written without +country
+}
+
+// readCountries counts the countries of column countryCol (-1: none) and of the phones' numbers.
+func readCountries(header []string, rows [][]string, countryCol int, phones []string) sheetCountries {
+	seen := sheetCountries{rows: map[string]int{}, plus: map[string]int{}}
 	if countryCol >= 0 {
-		for _, v := range cells(countryCol) {
+		for _, v := range columnCells(rows, countryCol) {
 			if code, ok := phone.ParseCountry(v); ok {
-				rowCountries[code]++
-				rowsWithCountry++
+				seen.rows[code]++
+				seen.rowsWith++
 			}
 		}
 	}
-	plusCountries := map[string]int{}
-	phoneCells, plusCells := 0, 0
-	var national []string
-	for _, name := range g.phones {
+	for _, name := range phones {
 		c := slices.Index(header, name)
 		var vals []string
-		for _, v := range cells(c) {
+		for _, v := range columnCells(rows, c) {
 			if parts := phone.Split(v); parts != nil {
 				vals = append(vals, parts...)
 			} else {
@@ -265,64 +304,75 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 			}
 		}
 		for _, v := range vals {
-			phoneCells++
+			seen.phoneCells++
 			s := strings.TrimPrefix(v, "'")
 			if rest, ok := strings.CutPrefix(s, "00"); ok {
 				s = "+" + rest
 			}
 			if !strings.HasPrefix(s, "+") {
 				if phoneLike(s) {
-					national = append(national, s)
+					seen.national = append(seen.national, s)
 				}
 				continue
 			}
-			plusCells++
+			seen.plusCells++
 			if num, err := phonenumbers.Parse(s, "ZZ"); err == nil && phonenumbers.IsValidNumber(num) {
 				if r := phonenumbers.GetRegionCodeForNumber(num); r != "" && r != "001" {
-					plusCountries[r]++
+					seen.plus[r]++
 				}
 			}
 		}
 	}
-	top := func(counts map[string]int) (string, int) {
-		best, n := "", 0
-		for k, v := range counts {
-			if v > n || (v == n && k < best) {
-				best, n = k, v
-			}
+	return seen
+}
+
+// mostCounted returns the key counted most, the first among equals, and its count.
+func mostCounted(counts map[string]int) (string, int) {
+	best, n := "", 0
+	for k, v := range counts {
+		if v > n || (v == n && k < best) {
+			best, n = k, v
 		}
-		return best, n
 	}
-	seen := func(counts map[string]int) string {
-		var parts []string
-		for k, v := range counts {
-			parts = append(parts, fmt.Sprintf("%s %d", k, v))
-		}
-		sort.Strings(parts)
-		return strings.Join(parts, ", ")
+	return best, n
+}
+
+// countsText lists counts for a person: "DE 3, FR 1".
+func countsText(counts map[string]int) string {
+	var parts []string
+	for k, v := range counts {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
 	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// guessRegion sets g's region and the note that says where it comes
+// from: the one given (region), else a clear majority of the country
+// column, else of the numbers written with +country; else TODO, noted.
+func (g *sheetGuess) guessRegion(region string, seen sheetCountries) {
 	switch {
 	case region != "":
 		g.region, g.regionNote = strings.ToUpper(region), "given with --region"
-	case rowsWithCountry > 0:
-		if best, n := top(rowCountries); 3*n > 2*rowsWithCountry {
-			g.region, g.regionNote = best, fmt.Sprintf("from column %q: %d of %d rows say %s", g.country, n, rowsWithCountry, best)
+	case seen.rowsWith > 0:
+		if best, n := mostCounted(seen.rows); 3*n > 2*seen.rowsWith {
+			g.region, g.regionNote = best, fmt.Sprintf("from column %q: %d of %d rows say %s", g.country, n, seen.rowsWith, best)
 		} else {
 			g.region = "TODO"
-			g.regionNote = fmt.Sprintf("column %q names no clear majority (%s): write the country most numbers without +country belong to", g.country, seen(rowCountries))
+			g.regionNote = fmt.Sprintf("column %q names no clear majority (%s): write the country most numbers without +country belong to", g.country, countsText(seen.rows))
 		}
 	default:
 		// A clear majority: three numbers at least, two thirds of those
 		// written with +country, and the numbers written without it read
 		// as that country's.
-		best, n := top(plusCountries)
-		if n >= 3 && 3*n > 2*plusCells && nationalValid(national, best) {
-			g.region, g.regionNote = best, fmt.Sprintf("guessed from the sheet: %d of its %d numbers written with +country are +%d, and those without read as %s numbers", n, plusCells, phonenumbers.GetCountryCodeForRegion(best), best)
+		best, n := mostCounted(seen.plus)
+		if n >= 3 && 3*n > 2*seen.plusCells && nationalValid(seen.national, best) {
+			g.region, g.regionNote = best, fmt.Sprintf("guessed from the sheet: %d of its %d numbers written with +country are +%d, and those without read as %s numbers", n, seen.plusCells, phonenumbers.GetCountryCodeForRegion(best), best)
 		} else {
 			g.region = "TODO"
 			g.regionNote = "the sheet does not say which country its numbers without +country are in"
-			if plusCells > 0 {
-				g.regionNote += fmt.Sprintf(" (%d of %d are written with +country: %s)", plusCells, phoneCells, plusSeen(seen(plusCountries), plusCells, plusCountries))
+			if seen.plusCells > 0 {
+				g.regionNote += fmt.Sprintf(" (%d of %d are written with +country: %s)", seen.plusCells, seen.phoneCells, plusSeen(countsText(seen.plus), seen.plusCells, seen.plus))
 			}
 			g.regionNote += ": write its two-letter code (US, GB, DE, ...)"
 		}
@@ -330,31 +380,28 @@ func guessSheet(header []string, rows [][]string, region string) sheetGuess {
 	if g.region == "TODO" {
 		g.notes = append(g.notes, "region is TODO: "+g.regionNote+". plan refuses the file until you set it.")
 	}
+}
 
-	// countries: the region and every country the country column names;
-	// the countries of numbers written with +country beyond them go in a
-	// comment: a person decides whether those are meant.
+// meantCountries sets g's countries: the region and the country column's; the others
+// of numbers written with +country go in a comment: a person decides if they are meant.
+func (g *sheetGuess) meantCountries(seen sheetCountries) {
 	meant := map[string]bool{}
 	if g.region != "TODO" {
 		meant[g.region] = true
 	}
-	for c := range rowCountries {
+	for c := range seen.rows {
 		meant[c] = true
 	}
-	for c := range meant {
-		g.countries = append(g.countries, c)
-	}
-	sort.Strings(g.countries)
+	g.countries = slices.Sorted(maps.Keys(meant))
 	other := map[string]int{}
-	for c, n := range plusCountries {
+	for c, n := range seen.plus {
 		if !meant[c] {
 			other[c] = n
 		}
 	}
 	if len(other) > 0 {
-		g.others = seen(other)
+		g.others = countsText(other)
 	}
-	return g
 }
 
 // plusSeen is what init says of the cells written with +country, by

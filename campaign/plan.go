@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -261,11 +263,43 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	when := newPlanWhen(hours, opts.Now)
-	var heldUntil time.Time
-	planned := map[string]bool{} // numbers this plan calls, when it may call one twice
-	repeats := f.Dedupe != "campaign"
-	for _, a := range opts.Agents {
+	pc := &planCounter{p: p, opts: opts, when: newPlanWhen(hours, opts.Now), planned: map[string]bool{}, repeats: f.Dedupe != "campaign",
+		groups: map[[2]string]*problemGroup{}, repairs: map[string]*problemGroup{}}
+	p.addAgents(opts.Agents)
+	p.addSuppression(opts.Suppress)
+	p.Sheets = make([]PlanSheet, len(f.Sheets))
+	for i, s := range f.Sheets {
+		p.Sheets[i] = PlanSheet{File: s.File, Agent: s.Agent}
+	}
+	cr := p.newContactReader(f, opts)
+	if err := cr.Each(ctx, pc.count); err != nil {
+		return nil, err
+	}
+	p.addSignals(f, cr)
+	if opts.Suppress != nil {
+		p.FlaggedNumbers = len(opts.Suppress.flagged)
+	}
+	for _, s := range p.Sheets {
+		p.Totals.add(s.Counts)
+		if s.Rows == 0 && s.Error == "" {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s has a header and no rows: nothing to call from it (was it exported empty?)", s.File))
+		}
+	}
+	p.Hours, p.nextOpen = pc.when.result()
+	if !pc.heldUntil.IsZero() {
+		p.HeldUntil = pc.heldUntil.UTC().Format(time.RFC3339)
+		p.heldUntil = pc.heldUntil
+	}
+	p.addWarnings(f)
+	p.EstimateSeconds, p.Warnings = estimate(f, p.Totals.ToCall, opts.Now, p.Warnings)
+	p.calling = time.Duration(math.Ceil(float64(p.Totals.ToCall)/f.Rate())) * time.Second
+	p.now = opts.Now
+	return p, nil
+}
+
+// addAgents lists the plan's agents, warning of those that differ or need a look.
+func (p *Plan) addAgents(agents []AgentPlan) {
+	for _, a := range agents {
 		pa := PlanAgent{Name: a.Spec.Name, Action: a.Action, AgentID: a.AgentID, Status: a.Status, Drift: a.Drift, IDs: a.IDs}
 		p.Agents = append(p.Agents, pa)
 		if len(a.Drift) > 0 {
@@ -275,24 +309,27 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 			p.Warnings = append(p.Warnings, w)
 		}
 	}
-	if opts.Suppress != nil {
-		for _, sp := range opts.Suppress.Problems {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%s row %d: %s (ignored: this entry suppresses nobody)", sp.File, sp.Row, sp.Message))
-		}
-		if more := opts.Suppress.Ignored - len(opts.Suppress.Problems); more > 0 {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("and %d more entries of the suppression files that are no phone number", more))
-		}
-		p.SuppressionIgnored = opts.Suppress.Ignored
-		if n := opts.Suppress.Several; n > 0 {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%d suppression entr(ies) may mean more than one number, and every number each may mean is suppressed, which can keep someone else from being called (%s); write them as +country number to suppress only the one meant", n, opts.Suppress.Example))
-		}
+}
+
+// addSuppression warns of suppression entries that are no number or several; sup may be nil.
+func (p *Plan) addSuppression(sup *Suppression) {
+	if sup == nil {
+		return
 	}
-	p.Sheets = make([]PlanSheet, len(f.Sheets))
-	groups := map[[2]string]*problemGroup{}
-	repairs := map[string]*problemGroup{}
-	for i, s := range f.Sheets {
-		p.Sheets[i] = PlanSheet{File: s.File, Agent: s.Agent}
+	for _, sp := range sup.Problems {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s row %d: %s (ignored: this entry suppresses nobody)", sp.File, sp.Row, sp.Message))
 	}
+	if more := sup.Ignored - len(sup.Problems); more > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("and %d more entries of the suppression files that are no phone number", more))
+	}
+	p.SuppressionIgnored = sup.Ignored
+	if n := sup.Several; n > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d suppression entr(ies) may mean more than one number, and every number each may mean is suppressed, which can keep someone else from being called (%s); write them as +country number to suppress only the one meant", n, sup.Example))
+	}
+}
+
+// newContactReader reads f's contacts, a sheet's failure a problem of p, its note a warning.
+func (p *Plan) newContactReader(f *File, opts PlanOptions) *ContactReader {
 	cr := f.NewContactReader(opts.Suppress)
 	cr.SheetFailed = func(i int, se *sheet.Error) {
 		p.Sheets[i].Error = se.Error()
@@ -303,87 +340,126 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	if !opts.Now.IsZero() {
 		cr.Now = func() time.Time { return opts.Now }
 	}
-	err = cr.Each(ctx, func(c *Contact) error {
-		ps := &p.Sheets[c.Sheet]
-		ps.Rows++
-		decision, held := c.Status, (*store.HeldError)(nil) // for opts.Report
-		switch c.Status {
-		case Invalid:
-			ps.Invalid++
-			msg := c.Reason
-			field := c.Field
-			if c.Column != "" {
-				msg = fmt.Sprintf("column %q: %s", c.Column, c.Reason)
-			}
-			if len(p.Problems) < MaxPlanProblems {
-				p.Problems = append(p.Problems, RowProblem{File: ps.File, Row: c.Row, Field: field, Message: msg})
-			} else {
-				p.ProblemsOmitted++
-			}
-			k := [2]string{ps.File, field}
-			g := groups[k]
-			if g == nil {
-				g = &problemGroup{file: ps.File, field: field, column: c.Column}
-				groups[k] = g
-				p.groups = append(p.groups, g)
-			}
-			g.add(c.Row, c.Reason)
-		case Duplicate:
-			ps.Duplicate++
-		case Suppressed:
-			ps.Suppressed++
-			if c.DoNotCallColumn != "" || c.DoNotCallGroup != "" {
-				ps.DoNotCallFlag++
-			}
-		default:
-			if opts.Done != nil && opts.Done(c) {
-				ps.Done++
-				decision = planDone
-			} else if c.DoNotCall {
-				ps.Suppressed++
-				ps.DoNotCall++
-				decision = Suppressed
-			} else if h := opts.Pressure.hold(c.Phone, opts.Now); h != nil {
-				ps.Held++
-				decision, held = planHeld, h
-				if planned[c.Phone] {
-					p.HeldRepeats++
-				}
-				if heldUntil.IsZero() || h.Until.Before(heldUntil) {
-					heldUntil = h.Until
-				}
-			} else {
-				if repeats {
-					// Only dedupe: agent or none lets a number be called
-					// twice in one campaign: remember its start.
-					planned[c.Phone] = true
-					opts.Pressure.add(c.Phone, opts.Now)
-				}
-				ps.ToCall++
-				p.Countries[c.Country]++
-				when.add(c)
-			}
+	return cr
+}
+
+// planCounter counts each contact BuildPlan reads into its plan: its
+// sheet's counts, the problems and repairs, the hours of those to call.
+type planCounter struct {
+	p         *Plan
+	opts      PlanOptions
+	when      *planWhen
+	heldUntil time.Time                   // the earliest a held contact may be called
+	planned   map[string]bool             // numbers this plan calls, when it may call one twice
+	repeats   bool                        // dedupe: agent or none, which let a number be called twice
+	groups    map[[2]string]*problemGroup // invalid rows by sheet and field
+	repairs   map[string]*problemGroup    // repaired numbers by sheet
+}
+
+// count counts contact c, and gives it with the plan's decision to the report.
+func (pc *planCounter) count(c *Contact) error {
+	ps := &pc.p.Sheets[c.Sheet]
+	ps.Rows++
+	decision, held := c.Status, (*store.HeldError)(nil) // for opts.Report
+	switch c.Status {
+	case Invalid:
+		ps.Invalid++
+		pc.invalid(ps, c)
+	case Duplicate:
+		ps.Duplicate++
+	case Suppressed:
+		ps.Suppressed++
+		if c.DoNotCallColumn != "" || c.DoNotCallGroup != "" {
+			ps.DoNotCallFlag++
 		}
-		if c.Warning != "" && c.Status != Invalid {
-			g := repairs[ps.File]
-			if g == nil {
-				g = &problemGroup{file: ps.File, field: "phone_number"}
-				repairs[ps.File] = g
-				p.repair = append(p.repair, g)
-			}
-			g.add(c.Row, c.Warning)
-			if len(p.Repairs) < MaxPlanProblems {
-				p.Repairs = append(p.Repairs, PlanRepair{File: ps.File, Row: c.Row, Field: "phone_number", Cell: c.Cell, Number: c.Phone, Country: c.Country, Why: c.Warning})
-			} else {
-				p.RepairsOmitted++
-			}
-		}
-		opts.Report.add(c, decision, held)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	default:
+		decision, held = pc.callable(ps, c)
 	}
+	if c.Warning != "" && c.Status != Invalid {
+		pc.repaired(ps, c)
+	}
+	pc.opts.Report.add(c, decision, held)
+	return nil
+}
+
+// invalid lists contact c among the problems and groups it by sheet and field.
+func (pc *planCounter) invalid(ps *PlanSheet, c *Contact) {
+	p := pc.p
+	msg := c.Reason
+	field := c.Field
+	if c.Column != "" {
+		msg = fmt.Sprintf("column %q: %s", c.Column, c.Reason)
+	}
+	if len(p.Problems) < MaxPlanProblems {
+		p.Problems = append(p.Problems, RowProblem{File: ps.File, Row: c.Row, Field: field, Message: msg})
+	} else {
+		p.ProblemsOmitted++
+	}
+	k := [2]string{ps.File, field}
+	g := pc.groups[k]
+	if g == nil {
+		g = &problemGroup{file: ps.File, field: field, column: c.Column}
+		pc.groups[k] = g
+		p.groups = append(p.groups, g)
+	}
+	g.add(c.Row, c.Reason)
+}
+
+// callable counts contact c, whose row may be called, as done, on the
+// do-not-call list, held back by contact pressure or to call, and
+// returns that decision and the hold.
+func (pc *planCounter) callable(ps *PlanSheet, c *Contact) (string, *store.HeldError) {
+	opts := pc.opts
+	if opts.Done != nil && opts.Done(c) {
+		ps.Done++
+		return planDone, nil
+	}
+	if c.DoNotCall {
+		ps.Suppressed++
+		ps.DoNotCall++
+		return Suppressed, nil
+	}
+	if h := opts.Pressure.hold(c.Phone, opts.Now); h != nil {
+		ps.Held++
+		if pc.planned[c.Phone] {
+			pc.p.HeldRepeats++
+		}
+		if pc.heldUntil.IsZero() || h.Until.Before(pc.heldUntil) {
+			pc.heldUntil = h.Until
+		}
+		return planHeld, h
+	}
+	if pc.repeats {
+		// Only dedupe: agent or none lets a number be called
+		// twice in one campaign: remember its start.
+		pc.planned[c.Phone] = true
+		opts.Pressure.add(c.Phone, opts.Now)
+	}
+	ps.ToCall++
+	pc.p.Countries[c.Country]++
+	pc.when.add(c)
+	return c.Status, nil
+}
+
+// repaired lists contact c, its number read other than as written, among the repairs.
+func (pc *planCounter) repaired(ps *PlanSheet, c *Contact) {
+	p := pc.p
+	g := pc.repairs[ps.File]
+	if g == nil {
+		g = &problemGroup{file: ps.File, field: "phone_number"}
+		pc.repairs[ps.File] = g
+		p.repair = append(p.repair, g)
+	}
+	g.add(c.Row, c.Warning)
+	if len(p.Repairs) < MaxPlanProblems {
+		p.Repairs = append(p.Repairs, PlanRepair{File: ps.File, Row: c.Row, Field: "phone_number", Cell: c.Cell, Number: c.Phone, Country: c.Country, Why: c.Warning})
+	} else {
+		p.RepairsOmitted++
+	}
+}
+
+// addSignals adds the sheets' do-not-call and consent columns and their problems.
+func (p *Plan) addSignals(f *File, cr *ContactReader) {
 	p.NotDialledColumns = cr.NotDialledColumns()
 	for i := range p.Sheets {
 		signals := cr.Signals(i)
@@ -398,20 +474,10 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 		}
 		p.SheetProblems = append(p.SheetProblems, f.signalProblems(i, signals)...)
 	}
-	if opts.Suppress != nil {
-		p.FlaggedNumbers = len(opts.Suppress.flagged)
-	}
-	for _, s := range p.Sheets {
-		p.Totals.add(s.Counts)
-		if s.Rows == 0 && s.Error == "" {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%s has a header and no rows: nothing to call from it (was it exported empty?)", s.File))
-		}
-	}
-	p.Hours, p.nextOpen = when.result()
-	if !heldUntil.IsZero() {
-		p.HeldUntil = heldUntil.UTC().Format(time.RFC3339)
-		p.heldUntil = heldUntil
-	}
+}
+
+// addWarnings adds the warnings of repeats held, pressure, Reg F, hours, consent and zones.
+func (p *Plan) addWarnings(f *File) {
 	if p.HeldRepeats > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) repeat a number this campaign calls (dedupe: %s); contact pressure holds each back until the number may be called again", p.HeldRepeats, f.Dedupe))
 	}
@@ -429,10 +495,6 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	if n := p.Hours.Never; n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) to call have no calling hours in the next eight days (their zones and hours: never overlap); they will stay pending", n))
 	}
-	p.EstimateSeconds, p.Warnings = estimate(f, p.Totals.ToCall, opts.Now, p.Warnings)
-	p.calling = time.Duration(math.Ceil(float64(p.Totals.ToCall)/f.Rate())) * time.Second
-	p.now = opts.Now
-	return p, nil
 }
 
 // estimate returns how long run would take for n calls at the configured
@@ -483,39 +545,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Store != "" {
 		fmt.Fprintf(&b, "Journal: %s\n", p.Store)
 	}
-	b.WriteString("\nAgents:\n")
-	for _, a := range p.Agents {
-		line := fmt.Sprintf("  %-10s %s", a.Action, a.Name)
-		switch {
-		case a.AgentID != "":
-			line += fmt.Sprintf(" (id %s, %s)", a.AgentID, a.Status)
-		case len(a.IDs) > 0:
-			line += fmt.Sprintf(" (ids %s: rename one; run will refuse)", strings.Join(a.IDs, ", "))
-		}
-		b.WriteString(line + "\n")
-		if len(a.Fields) > 0 {
-			fmt.Fprintf(&b, "             form fields: %s\n", fieldsLine(a.Fields))
-		}
-	}
-	if p.Offline && len(p.Agents) > 0 {
-		b.WriteString("  (offline: not checked whether each agent exists, or exists twice, which run refuses; plan without --offline checks)\n")
-	}
-	b.WriteString("\nSheets:\n")
-	for _, s := range p.Sheets {
-		fmt.Fprintf(&b, "  %s -> %s\n    %s\n", s.File, s.Agent, countsLine(s.Counts))
-		if s.Error != "" {
-			fmt.Fprintf(&b, "    cannot be read past that: %s\n", s.Error)
-		}
-		if len(s.Signals) > 0 {
-			b.WriteString("    do-not-call and consent columns:\n")
-			for _, sig := range s.Signals {
-				fmt.Fprintf(&b, "      %s\n", signalLine(sig))
-			}
-		}
-	}
-	if len(p.Sheets) > 1 {
-		fmt.Fprintf(&b, "  total\n    %s\n", countsLine(p.Totals))
-	}
+	p.writeAgents(&b)
+	p.writeSheets(&b)
 	if len(p.groups) > 0 {
 		fmt.Fprintf(&b, "\nInvalid rows (skipped and reported; fix them in the sheet and run again):\n")
 		for _, g := range p.groups {
@@ -530,12 +561,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	if len(p.Countries) > 0 {
 		b.WriteString("\nTo call, by country:")
-		codes := make([]string, 0, len(p.Countries))
-		for c := range p.Countries {
-			codes = append(codes, c)
-		}
-		sort.Strings(codes)
-		for _, c := range codes {
+		for _, c := range slices.Sorted(maps.Keys(p.Countries)) {
 			fmt.Fprintf(&b, " %s %d", c, p.Countries[c])
 		}
 		b.WriteString("\n")
@@ -571,6 +597,47 @@ func (p *Plan) WriteText(w io.Writer) error {
 	b.WriteString(".\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeAgents writes the plan's agents for a person, with their form fields.
+func (p *Plan) writeAgents(b *strings.Builder) {
+	b.WriteString("\nAgents:\n")
+	for _, a := range p.Agents {
+		line := fmt.Sprintf("  %-10s %s", a.Action, a.Name)
+		switch {
+		case a.AgentID != "":
+			line += fmt.Sprintf(" (id %s, %s)", a.AgentID, a.Status)
+		case len(a.IDs) > 0:
+			line += fmt.Sprintf(" (ids %s: rename one; run will refuse)", strings.Join(a.IDs, ", "))
+		}
+		b.WriteString(line + "\n")
+		if len(a.Fields) > 0 {
+			fmt.Fprintf(b, "             form fields: %s\n", fieldsLine(a.Fields))
+		}
+	}
+	if p.Offline && len(p.Agents) > 0 {
+		b.WriteString("  (offline: not checked whether each agent exists, or exists twice, which run refuses; plan without --offline checks)\n")
+	}
+}
+
+// writeSheets writes the plan's sheets for a person: counts, errors, signal columns.
+func (p *Plan) writeSheets(b *strings.Builder) {
+	b.WriteString("\nSheets:\n")
+	for _, s := range p.Sheets {
+		fmt.Fprintf(b, "  %s -> %s\n    %s\n", s.File, s.Agent, countsLine(s.Counts))
+		if s.Error != "" {
+			fmt.Fprintf(b, "    cannot be read past that: %s\n", s.Error)
+		}
+		if len(s.Signals) > 0 {
+			b.WriteString("    do-not-call and consent columns:\n")
+			for _, sig := range s.Signals {
+				fmt.Fprintf(b, "      %s\n", signalLine(sig))
+			}
+		}
+	}
+	if len(p.Sheets) > 1 {
+		fmt.Fprintf(b, "  total\n    %s\n", countsLine(p.Totals))
+	}
 }
 
 // signalLine says for a person what plan found of a signal column and

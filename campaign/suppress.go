@@ -283,25 +283,10 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 	defer r.Close()
 	header := r.Header()
 	named := p.Names()
-	// The rows read to choose the columns; the header among them when
-	// it is a number.
-	var sample []sheet.Record
 	headerIsData := len(named) == 0 && rowOfNumbers(header, regions)
-	if headerIsData {
-		sample = append(sample, sheet.Record{Row: 1, Fields: header})
-	}
-	for len(sample) < suppressionSample {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fail("reading suppression file %s: %v", p.File, err)
-		}
-		if rec.Err == nil {
-			rec.Fields = slices.Clone(rec.Fields)
-		}
-		sample = append(sample, rec)
+	sample, err := readSuppressionSample(r, headerIsData)
+	if err != nil {
+		return fail("reading suppression file %s: %v", p.File, err)
 	}
 	var srcs []*numberSource
 	if len(named) > 0 {
@@ -317,18 +302,7 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 	}
 	add := func(rec sheet.Record) {
 		if rec.Err != nil {
-			// A row that cannot be read may hold a number in any of
-			// the columns: it counts as an entry of each that is no
-			// number, and is listed once.
-			for _, src := range srcs {
-				src.entries++
-				if src.unread++; len(src.examples) < 2 {
-					src.examples = append(src.examples, fmt.Sprintf("row %d: %s", rec.Row, rowReason(rec.Err)))
-				}
-			}
-			if s.Ignored++; len(s.Problems) < maxSuppressionProblems {
-				s.Problems = append(s.Problems, RowProblem{File: p.File, Row: rec.Row, Message: rowReason(rec.Err)})
-			}
+			s.addUnreadRow(p.File, srcs, rec)
 			return
 		}
 		for _, src := range srcs {
@@ -369,6 +343,48 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 			return fail("reading suppression file %s: %v", p.File, err)
 		}
 	}
+	return mostlyUnread(p.File, len(named) > 0, srcs, fail)
+}
+
+// readSuppressionSample reads the rows r's columns are chosen by, with its header if headerIsData.
+func readSuppressionSample(r *sheet.Reader, headerIsData bool) ([]sheet.Record, error) {
+	var sample []sheet.Record
+	if headerIsData {
+		sample = append(sample, sheet.Record{Row: 1, Fields: r.Header()})
+	}
+	for len(sample) < suppressionSample {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec.Err == nil {
+			rec.Fields = slices.Clone(rec.Fields)
+		}
+		sample = append(sample, rec)
+	}
+	return sample, nil
+}
+
+// addUnreadRow counts a row that cannot be read as an entry of each of srcs that is no
+// number (it may hold one in any), and lists it once.
+func (s *Suppression) addUnreadRow(file string, srcs []*numberSource, rec sheet.Record) {
+	for _, src := range srcs {
+		src.entries++
+		if src.unread++; len(src.examples) < 2 {
+			src.examples = append(src.examples, fmt.Sprintf("row %d: %s", rec.Row, rowReason(rec.Err)))
+		}
+	}
+	if s.Ignored++; len(s.Problems) < maxSuppressionProblems {
+		s.Problems = append(s.Problems, RowProblem{File: file, Row: rec.Row, Message: rowReason(rec.Err)})
+	}
+}
+
+// mostlyUnread returns fail's error for the first of srcs whose entries are mostly no
+// number, saying how to name the right columns (named: the file names some); else nil.
+func mostlyUnread(file string, named bool, srcs []*numberSource, fail func(format string, args ...any) error) error {
 	for _, src := range srcs {
 		if src.unread*2 <= src.entries {
 			continue
@@ -377,15 +393,15 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 		if len(srcs) > 1 {
 			what = "the numbers listed there would be called"
 		}
-		how := fmt.Sprintf("name the column that holds the numbers: suppress: [{file: %s, column: <its header>}]", p.File)
+		how := fmt.Sprintf("name the column that holds the numbers: suppress: [{file: %s, column: <its header>}]", file)
 		switch {
-		case len(named) > 0:
+		case named:
 			how = "check that column: names the column of phone numbers"
 		case len(srcs) > 1:
-			how = fmt.Sprintf("name the columns that hold numbers: suppress: [{file: %s, columns: [<their headers>]}]", p.File)
+			how = fmt.Sprintf("name the columns that hold numbers: suppress: [{file: %s, columns: [<their headers>]}]", file)
 		}
 		return fail("suppression file %s: %d of its %d entries in %s do not read as phone numbers (%s), so %s; %s",
-			p.File, src.unread, src.entries, src.name, strings.Join(src.examples, ", "), what, how)
+			file, src.unread, src.entries, src.name, strings.Join(src.examples, ", "), what, how)
 	}
 	return nil
 }

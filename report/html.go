@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -193,7 +194,7 @@ func WriteHTML(path string, s *Summary, p *Page) error {
 	if err := pageTemplate.Execute(&b, newPageView(s, p)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	f, err := durable.Create(path, 0o644)
+	f, err := durable.Create(path, private.FileMode(filepath.Dir(path)))
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -357,6 +358,7 @@ type countryLine struct {
 	Width   float64
 }
 
+// newPageView is what the HTML page shows of summary s and page p.
 func newPageView(s *Summary, p *Page) pageView {
 	v := pageView{
 		CSS: pageCSS, Campaign: s.Campaign, Ending: s.endingText(whenText), At: s.FinishedAt, Rows: s.Rows,
@@ -371,6 +373,23 @@ func newPageView(s *Summary, p *Page) pageView {
 	if v.Campaign == "" {
 		v.Campaign = "(unnamed)"
 	}
+	v.addFunnel(s)
+	order := pageStatuses(p)
+	v.addStatuses(s, p, order)
+	columns := statusColumns(s, order)
+	v.Sheets = groupTable{Title: "By sheet", Group: "sheets", Statuses: columns, Lines: statusLines(s.Sheets, columns)}
+	v.Agents = groupTable{Title: "By agent", Group: "agents", Statuses: columns, Lines: statusLines(s.Agents, columns)}
+	for i, r := range s.Runs {
+		v.Runs = append(v.Runs, newRunView(i+1, r))
+	}
+	v.addInvalid(p)
+	v.addCountries(p)
+	v.addWaiting(p)
+	return v
+}
+
+// addFunnel sets the page's funnel, from the rows to the opt-outs, and its outcomes.
+func (v *pageView) addFunnel(s *Summary) {
 	c := s.Counts
 	called := c[string(store.Sent)] + c[string(store.Failed)] + c[string(store.Uncertain)]
 	step := func(key, label string, n int, note string) funnelStep {
@@ -407,7 +426,11 @@ func newPageView(s *Summary, p *Page) pageView {
 			v.Unmatched = *s.Unmatched
 		}
 	}
-	order := pageStatuses(p)
+}
+
+// addStatuses sets the page's status counts, order's first, and its people by status.
+func (v *pageView) addStatuses(s *Summary, p *Page, order []string) {
+	c := s.Counts
 	for _, st := range order {
 		v.StatusCounts = append(v.StatusCounts, statusCount{Status: st, N: c[st]})
 	}
@@ -426,13 +449,10 @@ func newPageView(s *Summary, p *Page) pageView {
 		v.People = append(v.People, peopleSection{Status: st, Title: cmp.Or(t[0], st), About: t[1], N: l.n,
 			From: l.from, Open: l.n <= peopleOpen, Marker: peopleMarker(st)})
 	}
-	columns := statusColumns(s, order)
-	v.Sheets = groupTable{Title: "By sheet", Group: "sheets", Statuses: columns, Lines: statusLines(s.Sheets, columns)}
-	v.Agents = groupTable{Title: "By agent", Group: "agents", Statuses: columns, Lines: statusLines(s.Agents, columns)}
-	for i, r := range s.Runs {
-		v.Runs = append(v.Runs, newRunView(i+1, r))
-	}
+}
 
+// addInvalid sets the page's groups of invalid rows, the largest first, maxListed at most.
+func (v *pageView) addInvalid(p *Page) {
 	groups := slices.Collect(maps.Values(p.invalid))
 	slices.SortFunc(groups, func(a, b *InvalidGroup) int {
 		return cmp.Or(b.Count-a.Count, strings.Compare(a.Reason, b.Reason))
@@ -444,7 +464,10 @@ func newPageView(s *Summary, p *Page) pageView {
 		v.InvalidMore, groups = len(groups)-maxListed, groups[:maxListed]
 	}
 	v.Invalid = groups
+}
 
+// addCountries sets the page's contacts by country, the most first.
+func (v *pageView) addCountries(p *Page) {
 	top := 0
 	for country, n := range p.countries {
 		if country == "" {
@@ -459,7 +482,10 @@ func newPageView(s *Summary, p *Page) pageView {
 	for i := range v.Countries {
 		v.Countries[i].Width = 100 * float64(v.Countries[i].N) / float64(top)
 	}
+}
 
+// addWaiting sets the page's waiting contacts, the soonest first, maxListed at most.
+func (v *pageView) addWaiting(p *Page) {
 	waits := slices.Collect(maps.Values(p.waiting))
 	slices.SortFunc(waits, func(a, b *Waiting) int {
 		switch {
@@ -478,7 +504,6 @@ func newPageView(s *Summary, p *Page) pageView {
 		v.WaitingMore, waits = len(waits)-maxListed, waits[:maxListed]
 	}
 	v.Waiting = waits
-	return v
 }
 
 // pageStatuses are the statuses the page shows, in order: a run's, or a

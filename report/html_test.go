@@ -17,6 +17,7 @@ import (
 // a run that ended from one that left no end record. A golden file pins
 // the page (testdata/TestWriteHTML.golden, -update to rewrite it).
 func TestWriteHTML(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	sum := &Summary{Campaign: `spring <b>"promo"</b>`, StartedAt: t0, CallsThisRun: 3, Ending: EndComplete}
 	for _, r := range []Row{{Sheet: "a.csv", Status: "sent"}, {Sheet: "a.csv", Status: "invalid"}, {Sheet: "a.csv", Status: "invalid"}, {Sheet: "<i>b</i>.csv", Status: "invalid"}} {
@@ -94,6 +95,7 @@ func TestWriteHTML(t *testing.T) {
 }
 
 func TestReasonGroup(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`"x@" is not an e-mail address`:              `"…" is not an e-mail address`,
 		`"a \"b\"" holds more than one phone number`: `"…" holds more than one phone number`,
@@ -126,6 +128,7 @@ func renderPage(t *testing.T, sum *Summary, p *Page) string {
 }
 
 func TestWriteHTMLOutcomes(t *testing.T) {
+	t.Parallel()
 	render := func(rows []Row, unmatched int) string {
 		t.Helper()
 		sum := &Summary{Campaign: "spring", Outcomes: map[string]int{}, Unmatched: &unmatched}
@@ -161,6 +164,7 @@ func TestWriteHTMLOutcomes(t *testing.T) {
 // campaign that collects opt-outs has them counted. A list longer than
 // peopleOpen is folded, never cut.
 func TestWriteHTMLPlanAndRehearsal(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2027, 1, 4, 7, 0, 0, 0, time.UTC)
 	p := NewPage(t.TempDir())
 	p.Plan = true

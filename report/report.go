@@ -3,12 +3,14 @@ package report
 import (
 	"encoding/csv"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/gocarina/gocsv"
 )
 
@@ -167,7 +169,8 @@ type CSVWriter struct {
 	done  bool  // committed or aborted
 }
 
-// NewCSVWriter starts a report to be committed to path (mode 0644), and
+// NewCSVWriter starts a report to be committed to path (mode 0600, or
+// 0660 in a directory a team shares: see [private.FileMode]), and
 // writes its header. extra names the columns of the account's own fields
 // (see Row.Extra); without them the columns are Row's alone.
 func NewCSVWriter(path string, extra ...string) (*CSVWriter, error) {
@@ -177,7 +180,7 @@ func NewCSVWriter(path string, extra ...string) (*CSVWriter, error) {
 // NewCSVWriterFor is [NewCSVWriter] with the columns cols adds.
 func NewCSVWriterFor(path string, cols Columns) (*CSVWriter, error) {
 	extra := cols.Extra
-	pf, err := durable.Create(path, 0o644)
+	pf, err := durable.Create(path, private.FileMode(filepath.Dir(path)))
 	if err != nil {
 		return nil, fmt.Errorf("creating report %s: %w", path, err)
 	}

@@ -56,6 +56,7 @@ var reportRows = []Row{
 }
 
 func TestCSVWriter(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.csv")
 	w, err := NewCSVWriter(path)
 	if err != nil {
@@ -94,12 +95,13 @@ func TestCSVWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("report mode %v, want 0644", fi.Mode().Perm())
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("report mode %v, want 0600", fi.Mode().Perm())
 	}
 }
 
 func TestCSVWriterEmpty(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.csv")
 	w, err := NewCSVWriter(path)
 	if err != nil {
@@ -115,6 +117,7 @@ func TestCSVWriterEmpty(t *testing.T) {
 }
 
 func TestEscape(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"", ""},
 		{"Ann", "Ann"},
@@ -135,6 +138,7 @@ func TestEscape(t *testing.T) {
 }
 
 func TestEscapeRow(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   Row
@@ -172,6 +176,7 @@ func TestEscapeRow(t *testing.T) {
 }
 
 func TestCSVWriterIsAtomic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "report.csv")
 	const old = "the previous report\n"

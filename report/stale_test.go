@@ -7,6 +7,7 @@ import (
 )
 
 func TestRemoveStale(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keep := []string{"report.csv", "report.xlsx", "report.html", "summary.json", "journal.jsonl", "lock", ".other"}
 	stale := []string{".report.csv2721178096441778494", ".report.xlsx.2331536739.tmp", ".summary.json998877", ".report.html.123.tmp", ".report.csv.42.tmp"}

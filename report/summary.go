@@ -3,11 +3,13 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -155,8 +157,8 @@ func zeroCounts() map[string]int {
 }
 
 // WriteSummary writes s to path as indented JSON, atomically (the file is
-// either the previous summary or the new one, never a mix) and with mode
-// 0644.
+// either the previous summary or the new one, never a mix) and with the
+// mode of a file that holds personal data ([private.FileMode]).
 func WriteSummary(path string, s *Summary) error {
 	s.init()
 	b, err := json.MarshalIndent(s, "", "  ")
@@ -164,7 +166,7 @@ func WriteSummary(path string, s *Summary) error {
 		return fmt.Errorf("writing summary %s: %w", path, err)
 	}
 	b = append(b, '\n')
-	if err := durable.WriteFile(path, b, 0o644); err != nil {
+	if err := durable.WriteFile(path, b, private.FileMode(filepath.Dir(path))); err != nil {
 		return fmt.Errorf("writing summary %s: %w", path, err)
 	}
 	return nil

@@ -26,6 +26,7 @@ func testSummary() *Summary {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "summary.json")
 	if err := WriteSummary(path, testSummary()); err != nil {
 		t.Fatal(err)
@@ -42,8 +43,8 @@ func TestSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("summary mode %v, want 0644", fi.Mode().Perm())
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("summary mode %v, want 0600", fi.Mode().Perm())
 	}
 
 	var back Summary
@@ -56,6 +57,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestSummaryEmptyHasEveryStatus(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "summary.json")
 	// An existing file of another mode is replaced by a 0644 one.
 	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
@@ -86,7 +88,7 @@ func TestSummaryEmptyHasEveryStatus(t *testing.T) {
 	if back.Agents == nil {
 		t.Errorf("agents is null, want {}")
 	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v", fi.Mode().Perm())
 	}
 	ents, _ := os.ReadDir(filepath.Dir(path))
@@ -96,6 +98,7 @@ func TestSummaryEmptyHasEveryStatus(t *testing.T) {
 }
 
 func TestSummaryText(t *testing.T) {
+	t.Parallel()
 	got := testSummary().Text()
 	want := `Campaign spring-promo: 9 rows, interrupted.
   sent       2
@@ -123,6 +126,7 @@ Next: 2 invalid: fix those rows in the sheets (report.csv names the problem) and
 }
 
 func TestSummaryTextNextSteps(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		s      Summary
@@ -168,6 +172,7 @@ func TestSummaryTextNextSteps(t *testing.T) {
 }
 
 func TestSummaryTextOutcomes(t *testing.T) {
+	t.Parallel()
 	s := testSummary()
 	if strings.Contains(s.Text(), "Outcomes") {
 		t.Fatalf("a campaign that collects no outcomes got an outcomes line:\n%s", s.Text())

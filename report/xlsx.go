@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -184,7 +186,7 @@ func (w *XLSXWriter) Commit() error {
 	if err := w.sheet.Flush(); err != nil {
 		return fmt.Errorf("writing report %s: %w", w.path, err)
 	}
-	f, err := durable.Create(w.path, 0o644)
+	f, err := durable.Create(w.path, private.FileMode(filepath.Dir(w.path)))
 	if err != nil {
 		return fmt.Errorf("writing report %s: %w", w.path, err)
 	}

@@ -43,6 +43,7 @@ func writeBoth(t *testing.T, dir string, rows []Row, extra ...string) {
 // report.xlsx and reads the workbook back with excelize: phone numbers and
 // ids are text cells equal to the CSV's, the header is frozen and filtered.
 func TestXLSXKeepsNumbersAsText(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rows := []Row{
 		{Sheet: "leads.csv", Row: 2, PhoneNumber: "+14155550132", FirstName: "Ada", GHLContactID: "000123456789012345678", Status: "sent", HTTPStatus: 200, Attempts: 1, Agent: "A", AgentID: "1234567890123456"},
@@ -98,6 +99,7 @@ func TestXLSXKeepsNumbersAsText(t *testing.T) {
 }
 
 func TestXLSXAbortKeepsThePreviousReport(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.xlsx")
 	os.WriteFile(path, []byte("previous"), 0o644)
 	w, err := NewXLSXWriter(path)
@@ -116,6 +118,7 @@ func TestXLSXAbortKeepsThePreviousReport(t *testing.T) {
 }
 
 func TestXLSXTooLargeIsDroppedAndTheOldOneRemoved(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.xlsx")
 	os.WriteFile(path, []byte("an older, smaller report"), 0o644)
 	w, err := NewXLSXWriter(path)
@@ -147,6 +150,7 @@ func TestXLSXTooLargeIsDroppedAndTheOldOneRemoved(t *testing.T) {
 // with the rows' values, escaped like the other cells; a row without
 // them has empty cells there.
 func TestExtraColumns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	extra := []string{"city", "phone_number1", "zip_code"}
 	rows := []Row{

@@ -74,37 +74,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 	if hasMediaType(r, "application/x-www-form-urlencoded") {
 		form, formErr = readForm(w, r)
 	}
-	header := r.Header.Clone()
-	if header.Get("Authorization") != "" {
-		header.Set("Authorization", "Bearer <redacted>")
-	}
-
 	// Record first: the ledger holds every request, whatever happens next.
-	s.mu.Lock()
-	idx := len(s.calls)
-	s.calls = append(s.calls, Call{Seq: idx + 1, AgentID: agentID, Method: r.Method, Form: cloneValues(form),
-		Header: header, ReceivedAt: s.now(), Outcome: "received"})
-	s.stats.CallsReceived++
-	s.mu.Unlock()
-
+	idx := s.recordCall(r, agentID, form)
 	d := s.decide(r, ScopeCalls)
-	if d.odd != "" && d.odd != oddStall {
-		s.mu.Lock()
-		s.calls[idx].Status, _ = strconv.Atoi(d.odd[:3])
-		s.calls[idx].Outcome = d.odd
-		s.mu.Unlock()
-		answerOdd(w, d.odd)
-		return
-	}
-	if d.before != 0 {
-		s.mu.Lock()
-		if d.before == dropped {
-			s.calls[idx].Outcome = "dropped-before-placing"
-		} else {
-			s.calls[idx].Status, s.calls[idx].Outcome = d.before, strconv.Itoa(d.before)
-		}
-		s.mu.Unlock()
-		answerBefore(w, d)
+	if s.faultBefore(w, idx, d) {
 		return
 	}
 
@@ -116,15 +89,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 		}
 		s.calls[idx].Status, s.calls[idx].Outcome = status, "rejected: "+msg
 		s.mu.Unlock()
-		switch status {
-		case http.StatusUnauthorized:
-			unauthorized(w, msg)
-		case http.StatusMethodNotAllowed:
-			w.Header().Set("Allow", http.MethodPost)
-			apiError(w, status, code, msg)
-		default:
-			apiError(w, status, code, msg)
-		}
+		rejectCall(w, status, code, msg)
 		return
 	}
 	if s.overActiveLocked() {
@@ -162,6 +127,58 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 			delete(answer, "call_id")
 		}
 		writeJSON(w, http.StatusOK, answer)
+	}
+}
+
+// recordCall adds a call start to the ledger, its token redacted, and returns its index.
+func (s *Server) recordCall(r *http.Request, agentID string, form url.Values) int {
+	header := r.Header.Clone()
+	if header.Get("Authorization") != "" {
+		header.Set("Authorization", "Bearer <redacted>")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	idx := len(s.calls)
+	s.calls = append(s.calls, Call{Seq: idx + 1, AgentID: agentID, Method: r.Method, Form: cloneValues(form),
+		Header: header, ReceivedAt: s.now(), Outcome: "received"})
+	s.stats.CallsReceived++
+	return idx
+}
+
+// faultBefore answers and records call idx's fault d that acts before placing; false if none.
+func (s *Server) faultBefore(w http.ResponseWriter, idx int, d decision) bool {
+	if d.odd != "" && d.odd != oddStall {
+		s.mu.Lock()
+		s.calls[idx].Status, _ = strconv.Atoi(d.odd[:3])
+		s.calls[idx].Outcome = d.odd
+		s.mu.Unlock()
+		answerOdd(w, d.odd)
+		return true
+	}
+	if d.before != 0 {
+		s.mu.Lock()
+		if d.before == dropped {
+			s.calls[idx].Outcome = "dropped-before-placing"
+		} else {
+			s.calls[idx].Status, s.calls[idx].Outcome = d.before, strconv.Itoa(d.before)
+		}
+		s.mu.Unlock()
+		answerBefore(w, d)
+		return true
+	}
+	return false
+}
+
+// rejectCall answers a call start that checkCallLocked rejected.
+func rejectCall(w http.ResponseWriter, status int, code, msg string) {
+	switch status {
+	case http.StatusUnauthorized:
+		unauthorized(w, msg)
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", http.MethodPost)
+		apiError(w, status, code, msg)
+	default:
+		apiError(w, status, code, msg)
 	}
 }
 

@@ -53,6 +53,7 @@ func startReceiver(t *testing.T, refuse int) (*receiver, string) {
 }
 
 func TestAccountWebhooksRetried(t *testing.T) {
+	t.Parallel()
 	rc, hook := startReceiver(t, 2)
 	e := newEnv(t, Options{CallDuration: 20 * time.Millisecond,
 		AccountWebhook: AccountWebhook{URL: hook, Retry: time.Millisecond, MaxRetry: 4 * time.Millisecond}})
@@ -83,6 +84,7 @@ func TestAccountWebhooksRetried(t *testing.T) {
 }
 
 func TestAccountWebhooksGiveUp(t *testing.T) {
+	t.Parallel()
 	rc, hook := startReceiver(t, 100)
 	e := newEnv(t, Options{CallDuration: 2 * time.Millisecond,
 		AccountWebhook: AccountWebhook{URL: hook, Retry: time.Millisecond, MaxRetry: time.Millisecond, Attempts: 3}})
@@ -103,6 +105,7 @@ func TestAccountWebhooksGiveUp(t *testing.T) {
 }
 
 func TestAccountWebhooksFaults(t *testing.T) {
+	t.Parallel()
 	rc, hook := startReceiver(t, 0)
 	e := newEnv(t, Options{CallDuration: 2 * time.Millisecond,
 		AccountWebhook: AccountWebhook{URL: hook, OutOfOrder: true, ShareDuplicate: 1}})
@@ -128,6 +131,7 @@ func TestAccountWebhooksFaults(t *testing.T) {
 }
 
 func TestAccountWebhookNotLoopback(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{CallDuration: time.Millisecond, AccountWebhook: AccountWebhook{URL: "http://hooks.example.com/x"}})
 	_, ep := e.seededEndpoint(Agent{AgentName: "a"})
 	e.want(e.call(ep, url.Values{"phone_number": {phone}}), 200, "")
@@ -143,6 +147,7 @@ func TestAccountWebhookNotLoopback(t *testing.T) {
 // WaitWebhooks returns only once they have; a forged delivery goes once
 // to a wrong secret and is refused; an opted-out call's call.ended says so.
 func TestAccountWebhooksLateForgedOptOut(t *testing.T) {
+	t.Parallel()
 	rc := &receiver{tries: map[string]int{}}
 	forged := make(chan string, 10)
 	mux := http.NewServeMux()
@@ -201,6 +206,7 @@ func TestAccountWebhooksLateForgedOptOut(t *testing.T) {
 }
 
 func TestAccountWebhookFaultsChecked(t *testing.T) {
+	t.Parallel()
 	for _, aw := range []AccountWebhook{{ShareLate: 2}, {ShareForged: -0.1}, {ShareOptOut: 1.5}, {LateBy: -time.Second}} {
 		if err := checkAccountWebhook(&aw); err == nil {
 			t.Errorf("%+v accepted", aw)

@@ -163,6 +163,7 @@ func refreshForm(rt string) url.Values {
 }
 
 func TestTokenExchange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	tests := []struct {
 		name        string
@@ -218,6 +219,7 @@ func TestTokenExchange(t *testing.T) {
 }
 
 func TestAuthorizeAndOneTimeCodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	authorize := func(redirect string) string {
 		t.Helper()
@@ -276,6 +278,7 @@ func TestAuthorizeAndOneTimeCodes(t *testing.T) {
 }
 
 func TestRegisteredRedirectURI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{RedirectURI: redirectURI, ClientID: "id", ClientSecret: "secret", Code: "demo"})
 	form := codeForm()
 	form.Set("client_id", "id")
@@ -289,6 +292,7 @@ func TestRegisteredRedirectURI(t *testing.T) {
 }
 
 func TestRefresh(t *testing.T) {
+	t.Parallel()
 	t.Run("rotation", func(t *testing.T) {
 		e := newEnv(t, Options{})
 		access, rt := e.srv.IssueToken()
@@ -369,6 +373,7 @@ func TestRefresh(t *testing.T) {
 }
 
 func TestBearerToken(t *testing.T) {
+	t.Parallel()
 	clk := newClock()
 	e := newEnv(t, Options{Now: clk.Now, AccessTokenLifetime: 30 * time.Second})
 	access, _ := e.srv.IssueToken()
@@ -420,6 +425,7 @@ func TestBearerToken(t *testing.T) {
 }
 
 func TestCreateAgent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	tok, _ := e.srv.IssueToken()
 	tests := []struct {
@@ -472,6 +478,7 @@ func TestCreateAgent(t *testing.T) {
 }
 
 func TestListAgents(t *testing.T) {
+	t.Parallel()
 	clk := newClock()
 	e := newEnv(t, Options{Now: clk.Now})
 	tok, _ := e.srv.IssueToken()
@@ -543,6 +550,7 @@ func TestListAgents(t *testing.T) {
 }
 
 func TestCallEndpointDescriptor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	tok, _ := e.srv.IssueToken()
 	a := e.createAgent(tok, `{"agent_name":"A","general_prompt":"p"}`)
@@ -584,6 +592,7 @@ func TestCallEndpointDescriptor(t *testing.T) {
 }
 
 func TestCallStart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	tok, _ := e.srv.IssueToken()
 	id := e.createAgent(tok, `{"agent_name":"A","general_prompt":"p"}`)
@@ -671,6 +680,7 @@ func TestCallStart(t *testing.T) {
 // agent's form_data before local_presence_number, as the live service
 // lists them, and call starts may carry them; other names stay unknown.
 func TestAccountFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{AccountFields: []string{"city", "zip_code"}})
 	tok, _ := e.srv.IssueToken()
 	id := e.createAgent(tok, `{"agent_name":"A","general_prompt":"p"}`)
@@ -704,6 +714,7 @@ func TestAccountFields(t *testing.T) {
 }
 
 func TestPendingAgent(t *testing.T) {
+	t.Parallel()
 	clk := newClock()
 	e := newEnv(t, Options{Now: clk.Now, PendingFor: time.Minute})
 	tok, _ := e.srv.IssueToken()
@@ -732,6 +743,7 @@ func TestPendingAgent(t *testing.T) {
 }
 
 func TestSeededAgents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{PendingFor: time.Hour})
 	a := e.srv.AddAgent(Agent{AgentName: "Existing", GeneralPrompt: "p"})
 	if a.AgentID == "" || a.Status != "active" || a.WebhookEndpointMethod != "POST" || a.CreatedAt == "" || a.UpdatedAt == "" {
@@ -766,6 +778,7 @@ func TestSeededAgents(t *testing.T) {
 }
 
 func TestFaultKinds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		faults     Faults
@@ -822,6 +835,7 @@ func TestFaultKinds(t *testing.T) {
 // TestStalledBody: a stalled answer places the call and sends its status
 // line; the body never comes, and the client's timeout ends the wait.
 func TestStalledBody(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{Faults: Faults{ShareStall: 1}})
 	e.c.Timeout = 200 * time.Millisecond
 	_, ep := e.seededEndpoint(Agent{AgentName: "A"})
@@ -840,6 +854,7 @@ func TestStalledBody(t *testing.T) {
 // limit reached and not placed; once the first calls end, one is placed
 // again.
 func TestMaxActive(t *testing.T) {
+	t.Parallel()
 	clk := newClock()
 	e := newEnv(t, Options{Now: clk.Now, Faults: Faults{MaxActive: 2, CallLength: time.Second}})
 	_, ep := e.seededEndpoint(Agent{AgentName: "A"})
@@ -863,6 +878,7 @@ func TestMaxActive(t *testing.T) {
 }
 
 func TestFaultScopes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{Faults: Faults{Scope: ScopeAPI, Share503: 1}})
 	tok, _ := e.srv.IssueToken()
 	_, ep := e.seededEndpoint(Agent{AgentName: "A"})
@@ -897,6 +913,7 @@ func TestFaultScopes(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	clk := newClock()
 	e := newEnv(t, Options{Now: clk.Now, Faults: Faults{RateLimit: 1}})
 	_, ep := e.seededEndpoint(Agent{AgentName: "A"})
@@ -930,6 +947,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestFaultsAreDeterministic(t *testing.T) {
+	t.Parallel()
 	run := func(e *env, ep string) string {
 		var b strings.Builder
 		for range 30 {
@@ -956,6 +974,7 @@ func TestFaultsAreDeterministic(t *testing.T) {
 }
 
 func TestWebhookDelivery(t *testing.T) {
+	t.Parallel()
 	type got struct {
 		method, contentType string
 		query               url.Values
@@ -1012,6 +1031,7 @@ func TestWebhookDelivery(t *testing.T) {
 }
 
 func TestWebhookSkippedAndFailed(t *testing.T) {
+	t.Parallel()
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusTeapot)
 	}))
@@ -1033,6 +1053,7 @@ func TestWebhookSkippedAndFailed(t *testing.T) {
 }
 
 func TestCloseCancelsPendingWebhooks(t *testing.T) {
+	t.Parallel()
 	srv := NewServer(Options{CallDuration: time.Hour})
 	t.Cleanup(srv.Close)
 	a := srv.AddAgent(Agent{AgentName: "A", WebhookEndpoint: "http://127.0.0.1:1/hook"})
@@ -1053,6 +1074,7 @@ func TestCloseCancelsPendingWebhooks(t *testing.T) {
 }
 
 func TestInspectionOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	tok, _ := e.srv.IssueToken()
 	a, ep := e.seededEndpoint(Agent{AgentName: "A"})
@@ -1109,6 +1131,7 @@ func TestInspectionOverHTTP(t *testing.T) {
 }
 
 func TestRouting(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	tests := []struct {
 		method, path string
@@ -1139,6 +1162,7 @@ func TestRouting(t *testing.T) {
 }
 
 func TestLogsRedactSecrets(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var logs []string
 	e := newEnv(t, Options{ClientSecret: "s3cr3t-value", Code: "demo-code-value", Logf: func(format string, args ...any) {
@@ -1180,6 +1204,7 @@ func TestLogsRedactSecrets(t *testing.T) {
 }
 
 func TestListenAndServe(t *testing.T) {
+	t.Parallel()
 	if _, err := Listen("127.0.0.1:0", Options{Faults: Faults{Share503: 3}}); err == nil {
 		t.Error("Listen accepted invalid faults")
 	}
@@ -1213,6 +1238,7 @@ func TestListenAndServe(t *testing.T) {
 }
 
 func TestHandlerOnItsOwn(t *testing.T) {
+	t.Parallel()
 	srv := NewUnstartedServer(Options{})
 	t.Cleanup(srv.Close)
 	if srv.URL != "" {
@@ -1231,6 +1257,7 @@ func TestHandlerOnItsOwn(t *testing.T) {
 }
 
 func TestUnstartedServerStart(t *testing.T) {
+	t.Parallel()
 	srv := NewUnstartedServer(Options{})
 	t.Cleanup(srv.Close)
 	srv.Start()
@@ -1251,6 +1278,7 @@ func TestUnstartedServerStart(t *testing.T) {
 }
 
 func TestFaultsValidate(t *testing.T) {
+	t.Parallel()
 	for _, f := range []Faults{{Scope: "x"}, {Latency: -1}, {RetryAfter: -1}, {RateLimit: -1}, {Share429: 1.1}, {ShareDrop: -0.1}} {
 		if f.Validate() == nil {
 			t.Errorf("%+v: Validate = nil", f)
@@ -1273,6 +1301,7 @@ func TestFaultsValidate(t *testing.T) {
 // TestStandardLibraryOnly keeps the sandbox independent of the client it
 // tests: its non-test files may import only the standard library.
 func TestStandardLibraryOnly(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
 	for _, name := range files {
@@ -1299,6 +1328,7 @@ func TestStandardLibraryOnly(t *testing.T) {
 // TestShiftingList checks the list's two orders and a list that changes
 // between the page requests of one listing.
 func TestShiftingList(t *testing.T) {
+	t.Parallel()
 	ids := func(r result) []string {
 		var out []string
 		for _, a := range r.Body["data"].([]any) {
@@ -1368,6 +1398,7 @@ func TestShiftingList(t *testing.T) {
 }
 
 func TestRemovedAgentsEndpointIsGone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	a, ep := e.seededEndpoint(Agent{AgentName: "Gone", GeneralPrompt: "p"})
 	if !e.srv.RemoveAgent(a.AgentID) {
@@ -1382,6 +1413,7 @@ func TestRemovedAgentsEndpointIsGone(t *testing.T) {
 // TestHealthz: GET /healthz answers 200 {"status": "ok"} without
 // authentication, for scripts that wait until the sandbox listens.
 func TestHealthz(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{})
 	r := e.do(http.MethodGet, "/healthz", "", "")
 	if r.Err != nil || r.Status != http.StatusOK || r.Body["status"] != "ok" {

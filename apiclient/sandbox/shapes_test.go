@@ -104,6 +104,7 @@ func ticking() func() time.Time {
 }
 
 func TestShapeFormIsTheDefault(t *testing.T) {
+	t.Parallel()
 	got, ds, answer := shapeRun(t, Options{}, 0)
 	want := []string{
 		"event=call.started&first_name=Ada&phone_number=%2B15551234567",
@@ -129,6 +130,7 @@ func TestShapeFormIsTheDefault(t *testing.T) {
 }
 
 func TestShapeContactOnly(t *testing.T) {
+	t.Parallel()
 	got, ds, _ := shapeRun(t, Options{AccountWebhook: AccountWebhook{Shape: ShapeContactOnly, ShareOptOut: 1}}, 0)
 	if len(got) != 3 {
 		t.Fatalf("%d requests, want 3", len(got))
@@ -179,6 +181,7 @@ func envelopeOf(t *testing.T, body []byte, secret string) (env struct {
 }
 
 func TestShapeEnvelope(t *testing.T) {
+	t.Parallel()
 	const secret = "whsec_sandbox_test"
 	got, ds, answer := shapeRun(t, Options{Now: ticking(),
 		AccountWebhook: AccountWebhook{Shape: ShapeEnvelope, SigningSecret: secret, ShareOptOut: 1, ShareDuplicate: 1}}, 0)
@@ -232,6 +235,7 @@ func TestShapeEnvelope(t *testing.T) {
 }
 
 func TestShapeEnvelopeUnsignedCallerNumberTranscript(t *testing.T) {
+	t.Parallel()
 	got, _, _ := shapeRun(t, Options{AccountWebhook: AccountWebhook{Shape: ShapeEnvelope,
 		CallerNumber: "+14155550100", TranscriptBytes: 200 << 10}}, 0)
 	if len(got) != 3 {
@@ -255,6 +259,7 @@ func TestShapeEnvelopeUnsignedCallerNumberTranscript(t *testing.T) {
 // The documentation's verify_signature, run on its own example payload
 // with this secret, gives this signature: SignEnvelope computes the same.
 func TestSignEnvelopeDocumentationVector(t *testing.T) {
+	t.Parallel()
 	payload := `{"event":"call.ended","timestamp":"2024-01-15T10:30:00Z","data":{"call_id":"call_123456","agent_id":"agent_789","duration":180,"status":"completed"}}`
 	const want = "sha256=eea822af7a9de0503ff10286ea49611d9c67f3eeb72fac613ac3d9b55e153519"
 	if got := SignEnvelope([]byte(payload), "whsec_callrun_example"); got != want {
@@ -263,6 +268,7 @@ func TestSignEnvelopeDocumentationVector(t *testing.T) {
 }
 
 func TestShapeVariants(t *testing.T) {
+	t.Parallel()
 	fields := func(t *testing.T, r wireRequest) map[string]string {
 		t.Helper()
 		out := map[string]string{}
@@ -369,6 +375,7 @@ func equalMaps(a, b map[string]string) bool {
 // TestShapeMixed: over twenty calls every shape is sent, and each request
 // is written as its ledger entry's shape says.
 func TestShapeMixed(t *testing.T) {
+	t.Parallel()
 	rc := &wireReceiver{tries: map[string]int{}}
 	hs := httptest.NewServer(rc)
 	t.Cleanup(hs.Close)
@@ -418,6 +425,7 @@ func TestShapeMixed(t *testing.T) {
 }
 
 func TestAnswerWithoutCallID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Options{AnswerWithoutCallID: true})
 	_, ep := e.seededEndpoint(Agent{AgentName: "a"})
 	r := e.call(ep, url.Values{"phone_number": {phone}})
@@ -431,6 +439,7 @@ func TestAnswerWithoutCallID(t *testing.T) {
 }
 
 func TestAccountWebhookShapeChecked(t *testing.T) {
+	t.Parallel()
 	for _, aw := range []AccountWebhook{{Shape: "xml"}, {SigningSecret: "s"}, {Shape: ShapeCase, SigningSecret: "s"}, {Shape: ShapeEnvelope, TranscriptBytes: -1}} {
 		if err := checkAccountWebhook(&aw); err == nil {
 			t.Errorf("%+v accepted", aw)

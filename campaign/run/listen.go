@@ -67,6 +67,7 @@ type Listener struct {
 	now     func() time.Time
 	quiet   time.Duration
 	metrics *listenMetrics
+	gate    logGate // the refusals' log lines, one a second
 
 	stored, duplicates, forged, refused atomic.Int64
 }
@@ -191,11 +192,13 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 	return t, nil
 }
 
-// listenServer is the HTTP server of a receiver of deliveries, with
-// listen's timeouts.
-func listenServer(h http.Handler) *http.Server {
+// listenServer is the HTTP server of l, a receiver of deliveries, with
+// listen's timeouts; its own errors go to l's log, gated with the
+// refusals.
+func listenServer(l *Listener) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           l,
+		ErrorLog:          serverLog(l.log, &l.gate, l.now),
 		ReadHeaderTimeout: listenReadHeaderTimeout,
 		ReadTimeout:       listenReadTimeout,
 		WriteTimeout:      listenWriteTimeout,
@@ -249,7 +252,9 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// path (perhaps a near miss of the secret) never logged.
 		l.metrics.refused.WithLabelValues("", "404").Inc()
 		n := l.forged.Add(1)
-		l.log.Warn().Str("method", r.Method).Str("remote", r.RemoteAddr).Int64("forged_total", n).Msg("delivery to an unknown path refused")
+		if held, ok := l.gate.pass(l.now()); ok {
+			l.log.Warn().Str("method", r.Method).Str("remote", r.RemoteAddr).Int64("forged_total", n).Int64("not_logged", held).Msg("delivery to an unknown path refused")
+		}
 		http.NotFound(w, r)
 		return
 	}
@@ -334,8 +339,10 @@ func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 
 // refuse answers a delivery listen does not store.
 func (l *Listener) refuse(w http.ResponseWriter, t *hookTarget, status int, why string) {
-	l.refused.Add(1)
+	n := l.refused.Add(1)
 	l.metrics.refused.WithLabelValues(t.name, strconv.Itoa(status)).Inc()
-	l.log.Warn().Str("campaign", t.name).Int("status", status).Str("why", apiclient.Redact(why)).Msg("delivery refused")
+	if held, ok := l.gate.pass(l.now()); ok {
+		l.log.Warn().Str("campaign", t.name).Int("status", status).Str("why", apiclient.Redact(why)).Int64("refused_total", n).Int64("not_logged", held).Msg("delivery refused")
+	}
 	http.Error(w, http.StatusText(status), status)
 }

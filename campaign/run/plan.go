@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/private"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 )
@@ -194,8 +195,11 @@ func startPlanReport(f *campaign.File, state *store.State, dir string, now time.
 			return nil, UsageError(fmt.Errorf("--report %s: that is the campaign's state directory, where run writes its own report; give the plan's report another directory", dir))
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, private.Own.Dir); err != nil {
 		return nil, fmt.Errorf("--report: %w", err)
+	}
+	if _, err := private.Check(dir, "--report: the plan's report of every row", campaign.ReportCSV, campaign.SummaryJSON); err != nil {
+		return nil, err
 	}
 	return campaign.StartPlanReport(f, state, dir, now)
 }

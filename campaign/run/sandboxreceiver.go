@@ -131,7 +131,7 @@ func (r *sandboxOutcomes) wait(ctx context.Context, sb *sandbox.Server, bound ti
 	stored := r.l.stored.Load()
 	switch {
 	case err == nil:
-		r.log.Info().Int64("stored", stored).Int64("duplicates", r.l.duplicates.Load()).
+		r.log.Info().Int64("stored", stored).Int64("duplicates", r.l.duplicates.Load()).Int64("forged", r.l.forged.Load()).
 			Msgf("outcomes: the sandbox's webhooks are all in after %s: %d deliveries stored for the report", time.Since(start).Round(time.Millisecond), stored)
 	case ctx.Err() != nil:
 		r.log.Info().Int64("stored", stored).Msg("outcomes: not waiting for the sandbox's webhooks (interrupted); the report shows those stored")

@@ -57,6 +57,7 @@ func TestSheetLongFieldStopsTheSheet(t *testing.T) {
 // TestSheetBound reads sheets with at most 16 bytes and 3 lines to a
 // row: a row past either stops the sheet there, after the rows before it.
 func TestSheetBound(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		in    string

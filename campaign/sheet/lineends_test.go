@@ -39,6 +39,7 @@ func (r *splitReader) Read(p []byte) (int, error) {
 // as one LF, however the text is cut into reads (a CRLF split between two
 // reads included), and a bare CR is noticed.
 func TestLineEndsConvert(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in, want string
 		bare     bool
@@ -93,6 +94,7 @@ func TestLineEndsConvert(t *testing.T) {
 // code page. Without encoding:, a Mac Roman sheet is refused with a
 // message that names encoding: macintosh, never the quotes.
 func TestSheetLineEndsInEveryEncoding(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	text := "First Name,Last Name,Phone\rJürgen,Müller,+4915112345678\rZoë,Ørsted,+4520123456\rFrançois,Hervé,+33612345678\r"
 	want := [][]string{{"Jürgen", "Müller", "+4915112345678"}, {"Zoë", "Ørsted", "+4520123456"}, {"François", "Hervé", "+33612345678"}}
@@ -176,6 +178,7 @@ func (r *eofReader) Read(p []byte) (int, error) {
 // the end comes with the last bytes or after them; a source that gives
 // nothing without an error is not read forever.
 func TestLineEndsAtTheEnd(t *testing.T) {
+	t.Parallel()
 	for _, r := range []io.Reader{&eofReader{"a\r"}, strings.NewReader("a\r")} {
 		l := &lineEnds{r: r}
 		got, err := io.ReadAll(l)

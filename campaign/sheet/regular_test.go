@@ -16,6 +16,7 @@ import (
 // so is a device such as /dev/zero, which never ends; neither is called an
 // Excel workbook.
 func TestSheetMustBeARegularFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "leads.csv")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

@@ -89,6 +89,7 @@ func writeWorkbook(t *testing.T) string {
 }
 
 func TestWorkbook(t *testing.T) {
+	t.Parallel()
 	path := writeWorkbook(t)
 	header, recs := readAll(t, path, Options{})
 	if want := []string{"First Name", "Phone", "Signed Up", "Note"}; !slices.Equal(header, want) {
@@ -129,6 +130,7 @@ func TestWorkbook(t *testing.T) {
 // row, an empty row) reads as its rows, each with its group; the repeated
 // headers are neither contacts nor invalid rows.
 func TestWorkbookGroups(t *testing.T) {
+	t.Parallel()
 	f := excelize.NewFile()
 	defer f.Close()
 	header := []any{"Name", "Subitems", "Status", "Phone", "Item ID (auto generated)"}
@@ -219,6 +221,7 @@ func TestWorkbookClosedEarly(t *testing.T) {
 }
 
 func TestCellText(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ raw, shown, want string }{
 		{"4915112345678", "4.92E+12", "4915112345678"},
 		{"4915112345678", "4915112345678", "4915112345678"},
@@ -239,6 +242,7 @@ func TestCellText(t *testing.T) {
 }
 
 func TestEncodings(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	text := "Vorname;Nachname;Telefon\r\nJürgen;Müller;+4915112345678\r\nZoë;Ørsted;+4520123456\r\n"
 	want := [][]string{{"Jürgen", "Müller", "+4915112345678"}, {"Zoë", "Ørsted", "+4520123456"}}
@@ -316,6 +320,7 @@ func TestEncodings(t *testing.T) {
 }
 
 func TestGuessEncoding(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// A UTF-8 file of CR-ended lines longer than the part read, with a
 	// character of two bytes across its end: the cut is made at a line

@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// agedTalks is a file of conversations over a fake clock: 50 from 40
+// agedConversations is a file of conversations over a fake clock: 50 from 40
 // days before now, 5 from the last days (the latest with +14155550004,
 // a day ago), then an old one written late (a clock that was behind): it
 // stays in the file.
-func agedTalks(now time.Time) []Conversation {
+func agedConversations(now time.Time) []Conversation {
 	var cs []Conversation
 	for i := range 50 {
 		cs = append(cs, Conversation{Number: fmt.Sprintf("+1415555%04d", i), At: now.Add(-40*24*time.Hour + time.Duration(i)*time.Minute), Campaign: "spring", Key: fmt.Sprint("old ", i)})
@@ -71,7 +71,7 @@ func TestCompactMovesOldConversations(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeLines(t, dir, ConversationsFileName, agedTalks(now))
+	writeLines(t, dir, ConversationsFileName, agedConversations(now))
 	allBefore, latestBefore := talksView(t, dir)
 	if len(allBefore) != 56 || len(latestBefore) != 5 {
 		t.Fatalf("%d conversations, %d numbers held before; want 56 and 5", len(allBefore), len(latestBefore))
@@ -123,7 +123,7 @@ func TestCompactMovesOldConversations(t *testing.T) {
 func TestCompactConversationsStoppedBetweenSteps(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeLines(t, dir, ConversationsFileName, agedTalks(now))
+	writeLines(t, dir, ConversationsFileName, agedConversations(now))
 	file := filepath.Join(dir, ConversationsFileName)
 	before, err := os.ReadFile(file)
 	if err != nil {
@@ -175,7 +175,7 @@ func TestCompactConversationsUnderAReader(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	writeLines(t, dir, ConversationsFileName, agedTalks(now))
+	writeLines(t, dir, ConversationsFileName, agedConversations(now))
 	a := OpenCallStartsFile(dir)
 	if _, err := a.Conversed(ctx, time.Time{}); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/gofrs/flock"
 )
 
@@ -103,8 +104,21 @@ const (
 // ~/.local/state/callrun on Linux and the BSDs, ~/Library/Application
 // Support/callrun on macOS, %LocalAppData%\callrun on Windows. A systemd
 // unit running as a user of its own and a person at the shell share the
-// list by setting the same CALLRUN_HOME.
+// list by setting the same CALLRUN_HOME. A home open to other users is
+// closed, or refused ([private.Check]).
 func Home() (string, error) {
+	home, err := homePath()
+	if err != nil {
+		return "", err
+	}
+	if _, err := private.Check(home, "CALLRUN_HOME: the do-not-call list and the call starts of every campaign on this machine", DoNotCallFileName, DoNotCallLockName, CallStartsFileName, CallStartsLockName); err != nil {
+		return "", err
+	}
+	return home, nil
+}
+
+// homePath is [Home]'s path, unchecked.
+func homePath() (string, error) {
 	if h := os.Getenv("CALLRUN_HOME"); h != "" {
 		return filepath.Abs(h)
 	}

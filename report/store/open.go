@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+
+	"github.com/callrun/callrun/report/private"
 )
 
 // Options say which store [Open] opens for a campaign.
@@ -36,6 +38,9 @@ func Open(ctx context.Context, o Options) (Store, error) {
 	if o.Rehearsal {
 		dir += "-sandbox"
 	}
+	if _, err := private.Check(dir, "the campaign's state directory: its journal and reports", stateFiles...); err != nil {
+		return nil, err
+	}
 	if o.Postgres != "" && !o.Rehearsal {
 		if err := CheckPushed(dir); err != nil {
 			return nil, err
@@ -57,6 +62,10 @@ func Open(ctx context.Context, o Options) (Store, error) {
 	}
 	return Files{Dir: dir, rehearsal: o.Rehearsal}, nil
 }
+
+// stateFiles are files every state directory callrun keeps holds after
+// its first run: one of them marks a directory as callrun's.
+var stateFiles = []string{JournalFile, "lock", "report.csv", "summary.json", PushedFile}
 
 // ReportDir is the state directory: the report files, the journal and
 // the lock.

@@ -101,6 +101,9 @@ func (c *Cluster) shutdown() {
 // Shared returns the test binary's cluster, starting it on first use.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("pgtest: starts a PostgreSQL cluster; skipped with -short (make test-short)")
+	}
 	once.Do(func() { shared, missing, startErr = start() })
 	const advice = "PostgreSQL's initdb and pg_ctl were found neither under /usr/lib/postgresql/*/bin nor in PATH: run `apt-get install postgresql` (or `make postgres`) or set " + EnvURL
 	switch {
