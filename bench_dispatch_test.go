@@ -41,7 +41,6 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
@@ -206,14 +205,13 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	norm := phone.NewNormalizer()
-	suppress, err := f.LoadSuppression(ctx, norm)
+	suppress, err := f.LoadSuppression(ctx)
 	if err != nil {
 		return 0, 0, nil, err
 	}
 	ropts := campaign.RunOptions{
 		Calls: svc.Client, Agents: agents, Endpoints: endpoints, Journal: journal, State: state,
-		Norm: norm, Suppress: suppress,
+		Suppress: suppress,
 	}
 	start, cpu0 := time.Now(), benchCPU()
 	rep := campaign.StartReport(ctx, f, &ropts, stateDir)

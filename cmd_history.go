@@ -39,7 +39,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 				return err
 			}
 			defer l.close()
-			number, err := l.f.ReadNumber(l.norm, c.Args().Get(1))
+			number, err := l.f.ReadNumber(c.Args().Get(1))
 			if err != nil {
 				return usageError(err)
 			}

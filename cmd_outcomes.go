@@ -205,11 +205,11 @@ func listOutcomes(ctx context.Context, o run.SavedOptions, format string, out io
 	if f.Outcomes == nil {
 		return usageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries are collected; see docs/outcomes.md", o.Path))
 	}
-	x, err := campaign.OpenOutcomes(ctx, f, s.State, s.Norm)
+	x, err := campaign.OpenOutcomes(ctx, f, s.State)
 	if err != nil {
 		return err
 	}
-	err = f.NewContactReader(s.Norm, s.Sup).Each(ctx, func(c *campaign.Contact) error {
+	err = f.NewContactReader(s.Sup).Each(ctx, func(c *campaign.Contact) error {
 		row := campaign.ReportRow(f, s.State, c)
 		x.Add(c, &row)
 		return nil
@@ -233,7 +233,7 @@ func listOutcomes(ctx context.Context, o run.SavedOptions, format string, out io
 			continue // another shard's, or nobody's: the whole campaign's listing says
 		}
 		l := deliveryLine{
-			ReceivedAt: report.Timestamp(d.At), Event: d.Event, AgentID: d.AgentID, PhoneNumber: f.DeliveryNumber(s.Norm, d.Fields).Raw,
+			ReceivedAt: report.Timestamp(d.At), Event: d.Event, AgentID: d.AgentID, PhoneNumber: f.DeliveryNumber(d.Fields).Raw,
 			Matched: matched, Match: how, Sheet: t.Sheet, Row: t.Row, Detail: x.Detail(d), Key: d.Key,
 		}
 		if cw != nil {

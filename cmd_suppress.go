@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
@@ -84,7 +83,6 @@ read in. Nothing is ever deleted: a removal is kept, with its reason.`,
 // `callrun suppress`.
 type dncSession struct {
 	f     *campaign.File
-	norm  *phone.Normalizer
 	list  store.DoNotCallList
 	store store.Store
 }
@@ -105,7 +103,7 @@ func openDNC(ctx context.Context, path string, sandbox bool) (*dncSession, error
 		st.Close()
 		return nil, err
 	}
-	return &dncSession{f: f, norm: phone.NewNormalizer(), list: list, store: st}, nil
+	return &dncSession{f: f, list: list, store: st}, nil
 }
 
 func (l *dncSession) close() { l.store.Close() }
@@ -115,7 +113,7 @@ func (l *dncSession) close() { l.store.Close() }
 func (l *dncSession) numbers(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
-		n, err := l.f.ReadNumber(l.norm, a)
+		n, err := l.f.ReadNumber(a)
 		if err != nil {
 			return nil, usageError(fmt.Errorf("%v: nothing was changed", err))
 		}
@@ -230,7 +228,7 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	if err != nil {
 		return err
 	}
-	numbers, read, err := l.f.ReadNumbers(ctx, l.norm, path, c.String("column"))
+	numbers, read, err := l.f.ReadNumbers(ctx, path, c.String("column"))
 	if err != nil {
 		return usageError(fmt.Errorf("%v: nothing was imported", err))
 	}

@@ -160,7 +160,6 @@ func TestWebhookCorpus(t *testing.T) {
 		t.Errorf("%d cases, want 55 or more", len(cases))
 	}
 	contacts := webhookContacts(t)
-	numbers := phone.NewNormalizer()
 	rules := phone.NewRules("US", nil, nil, "")
 	vars := webhookVars{AgentID: "agent_07a9005357b35d0943f7359ad9", OtherAgentID: "agent_1b2c3d4e5f60718293a4b5c6d7",
 		CallID: "call_41", SigningSecret: "whsec_corpus"}
@@ -182,7 +181,7 @@ func TestWebhookCorpus(t *testing.T) {
 				}
 			}
 			checkWebhookWant(t, c, contacts, func(s string) bool {
-				n, err := numbers.Read(s, rules)
+				n, err := phone.Read(s, rules)
 				return err == nil && n.E164 == s
 			})
 			r := c.request(t, vars)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
@@ -237,7 +236,7 @@ func checkListenStep(t *testing.T, c webhookCase, f *campaign.File, numbers []st
 
 	// The report: who took the delivery, and each contact's outcome.
 	outcomes, taken := listenReport(t, path, apiclient.Delivery.Key(d))
-	number := f.DeliveryNumber(phone.NewNormalizer(), d.Fields).E164
+	number := f.DeliveryNumber(d.Fields).E164
 	if taken.how == campaign.MatchedByCallID || taken.how == campaign.MatchedByGHL {
 		number = numbers[taken.row-2]
 	}
@@ -310,12 +309,12 @@ func listenReport(t *testing.T, path, key string) ([]report.Outcome, listenTaken
 		t.Fatal(err)
 	}
 	defer s.Close()
-	x, err := campaign.OpenOutcomes(ctx, s.F, s.State, s.Norm)
+	x, err := campaign.OpenOutcomes(ctx, s.F, s.State)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []report.Outcome
-	err = s.F.NewContactReader(s.Norm, s.Sup).Each(ctx, func(c *campaign.Contact) error {
+	err = s.F.NewContactReader(s.Sup).Each(ctx, func(c *campaign.Contact) error {
 		row := campaign.ReportRow(s.F, s.State, c)
 		x.Add(c, &row)
 		out = append(out, row.Outcome)

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/callrun/callrun/campaign/phone"
 )
 
 // The plan benchmark: `callrun plan --offline` on a generated sheet of
@@ -211,12 +209,11 @@ func planOffline(ctx context.Context, path string) (*Plan, error) {
 	if err := f.CheckSheets(); err != nil {
 		return nil, err
 	}
-	norm := phone.NewNormalizer()
-	suppress, err := f.LoadSuppression(ctx, norm)
+	suppress, err := f.LoadSuppression(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return BuildPlan(ctx, f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: suppress, Now: time.Now()})
+	return BuildPlan(ctx, f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: suppress, Now: time.Now()})
 }
 
 // heapPeakSampler samples the heap in use (HeapInuse + StackInuse, from
@@ -323,7 +320,7 @@ func benchPlan1MFlagPass(b *testing.B, cols benchColumns) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	fp, err := f.ReadFlagged(context.Background(), phone.NewNormalizer())
+	fp, err := f.ReadFlagged(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}

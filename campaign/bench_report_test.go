@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
@@ -35,12 +34,11 @@ func BenchmarkWriteReport(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			norm := phone.NewNormalizer()
-			sup, err := f.LoadSuppression(ctx, norm)
+			sup, err := f.LoadSuppression(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
-			st := benchReportState(b, f, norm, sup, filepath.Join(dir, "journal.jsonl"))
+			st := benchReportState(b, f, sup, filepath.Join(dir, "journal.jsonl"))
 			out := filepath.Join(dir, "out")
 			if err := os.Mkdir(out, 0o755); err != nil {
 				b.Fatal(err)
@@ -59,7 +57,7 @@ func BenchmarkWriteReport(b *testing.B) {
 					var cpu time.Duration
 					for range b.N {
 						b.StopTimer()
-						page, err := writeRows(ctx, f, st, norm, sup, nil, out, newSum(), of, nil)
+						page, err := writeRows(ctx, f, st, sup, nil, out, newSum(), of, nil)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -79,7 +77,7 @@ func BenchmarkWriteReport(b *testing.B) {
 			// each passes over the sheets as the report does, and calls fn
 			// with each contact's row.
 			each := func(sum *report.Summary, fn func(c *Contact, row report.Row) error) error {
-				return f.NewContactReader(norm, sup).Each(ctx, func(c *Contact) error {
+				return f.NewContactReader(sup).Each(ctx, func(c *Contact) error {
 					row := ReportRow(f, st, c)
 					sum.Add(row)
 					return fn(c, row)
@@ -121,7 +119,7 @@ func BenchmarkWriteReport(b *testing.B) {
 				return report.WriteSummary(filepath.Join(out, SummaryJSON), sum)
 			})
 			part("all", func(sum *report.Summary, _ *report.Page) error {
-				return WriteReport(ctx, f, st, norm, sup, out, sum)
+				return WriteReport(ctx, f, st, sup, out, sum)
 			})
 		})
 	}
@@ -129,7 +127,7 @@ func BenchmarkWriteReport(b *testing.B) {
 
 // benchReportState writes a journal in which nine in ten of the contacts
 // to call were sent, and replays it.
-func benchReportState(b *testing.B, f *File, norm *phone.Normalizer, sup *Suppression, path string) *store.State {
+func benchReportState(b *testing.B, f *File, sup *Suppression, path string) *store.State {
 	b.Helper()
 	jf, err := os.Create(path)
 	if err != nil {
@@ -144,7 +142,7 @@ func benchReportState(b *testing.B, f *File, norm *phone.Normalizer, sup *Suppre
 	}
 	write(store.Record{Type: store.TypeRun, Note: "bench", At: at})
 	i := 0
-	err = f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+	err = f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		if c.Status != ToCall {
 			return nil
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"golang.org/x/time/rate"
 )
@@ -64,7 +63,6 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 			if err != nil {
 				b.Fatal(err)
 			}
-			norm := phone.NewNormalizer()
 			agents := []AgentPlan{{Spec: &f.Agents[0], AgentID: "agent_1", Status: "active"}}
 			eps := []*apiclient.CallEndpoint{{URL: "http://127.0.0.1:1/call", Method: "POST"}}
 			var cpu time.Duration
@@ -79,7 +77,7 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 				c0 := benchRusage()
 				b.StartTimer()
 				res, err := Run(context.Background(), f, rate.NewLimiter(rate.Inf, 1), RunOptions{
-					Calls: instantCalls{}, Agents: agents, Endpoints: eps, Journal: j, State: st, Norm: norm,
+					Calls: instantCalls{}, Agents: agents, Endpoints: eps, Journal: j, State: st,
 				})
 				b.StopTimer()
 				cpu += benchRusage() - c0

@@ -110,10 +110,9 @@ type oracleWindow func(hc hoursCase, column string, t time.Time) bool
 
 func hoursContacts(t *testing.T, column func(hoursCase) string) []Contact {
 	t.Helper()
-	p := phone.NewNormalizer()
 	var cs []Contact
 	for _, hc := range hoursCases {
-		ph, err := p.Read(hc.e164, phone.Any(""))
+		ph, err := phone.Read(hc.e164, phone.Any(""))
 		if err != nil {
 			t.Fatalf("%s %s: %v", hc.name, hc.e164, err)
 		}

@@ -330,7 +330,6 @@ allow_number_kinds: [premium_rate]
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := phone.NewNormalizer()
 	for _, tc := range []struct {
 		sheet       int
 		cell, want  string
@@ -343,7 +342,7 @@ allow_number_kinds: [premium_rate]
 		{1, "1-900-234-5678", "+19002345678", ""}, // premium rate, allowed
 		{1, "+44 20 7946 0123", "", "add GB to countries (now US, CA)"},
 	} {
-		ph, err := p.Read(tc.cell, f.PhoneRules(tc.sheet))
+		ph, err := phone.Read(tc.cell, f.PhoneRules(tc.sheet))
 		if tc.errContains != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.errContains) {
 				t.Errorf("sheet %d %q: %+v, %v; want an error containing %q", tc.sheet, tc.cell, ph, err, tc.errContains)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -114,7 +113,7 @@ func eachContact(t *testing.T, f *File, now time.Time) []Contact {
 	if err := f.CheckSheets(); err != nil {
 		t.Fatal(err)
 	}
-	cr := f.NewContactReader(phone.NewNormalizer(), nil)
+	cr := f.NewContactReader(nil)
 	cr.Now = func() time.Time { return now }
 	var out []Contact
 	if err := cr.Each(context.Background(), func(c *Contact) error { out = append(out, *c); return nil }); err != nil {

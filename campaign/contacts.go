@@ -462,7 +462,6 @@ func (s *numbersSeen) firstRow(key uint64, at rowAt) rowAt {
 // numbers (the dedupe set), not with the rows.
 type ContactReader struct {
 	f        *File
-	norm     *phone.Normalizer
 	suppress *Suppression
 	seen     *numbersSeen
 	// repeats counts, with dedupe: none, the rows after the first of each
@@ -496,7 +495,7 @@ type ContactReader struct {
 }
 
 // NewContactReader prepares to read the campaign's contacts.
-func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *ContactReader {
+func (f *File) NewContactReader(suppress *Suppression) *ContactReader {
 	agentOf := map[string]int{}
 	for i, a := range f.Agents {
 		agentOf[a.Name] = i
@@ -509,7 +508,7 @@ func (f *File) NewContactReader(norm *phone.Normalizer, suppress *Suppression) *
 	for i := range inCountry {
 		inCountry[i] = map[string]*[2]*phone.Rules{}
 	}
-	return &ContactReader{f: f, norm: norm, suppress: suppress, seen: newNumbersSeen(), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
+	return &ContactReader{f: f, suppress: suppress, seen: newNumbersSeen(), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
 		signals: make([][]PlanSignal, len(f.Sheets))}
 }
 
@@ -912,11 +911,11 @@ func (cr *ContactReader) readPhone(raw string, spec *SheetSpec, rules, anyCountr
 	if country != "" {
 		// Another country's number is told as such, before whether
 		// the campaign calls that country.
-		if ph, err := cr.norm.Read(raw, anyCountry); err == nil && ph.Region != country {
+		if ph, err := phone.Read(raw, anyCountry); err == nil && ph.Region != country {
 			return ph, fmt.Errorf("%s is a number in %s, but the row's country (column %q) is %s: fix the number or the country", ph.E164, phone.CountryName(ph.Region), spec.CountryColumn, phone.CountryName(country))
 		}
 	}
-	return cr.norm.Read(raw, rules)
+	return phone.Read(raw, rules)
 }
 
 // SplitName splits a full name into first and last name: the last word is

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/callrun/callrun/campaign/phone"
 )
 
 // readContacts loads a one-sheet campaign with extra top-level YAML and
@@ -38,8 +36,7 @@ suppress: [dnc.csv]
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +44,7 @@ suppress: [dnc.csv]
 		t.Errorf("suppression: %d numbers, problems %+v", sup.Len(), sup.Problems)
 	}
 	var out []Contact
-	err = f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+	err = f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		out = append(out, *c)
 		return nil
 	})
@@ -147,13 +144,12 @@ dedupe: ` + tc.mode + "\n",
 			if err != nil {
 				t.Fatal(err)
 			}
-			norm := phone.NewNormalizer()
-			sup, err := f.LoadSuppression(context.Background(), norm)
+			sup, err := f.LoadSuppression(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			read := func(seen *numbersSeen, yield bool) []Contact {
-				cr := f.NewContactReader(norm, sup)
+				cr := f.NewContactReader(sup)
 				if seen != nil {
 					cr.seen = seen
 				}

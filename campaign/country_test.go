@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/callrun/callrun/campaign/phone"
 )
 
 // judgeFiles writes files into a directory, loads c.yaml from it offline
@@ -39,13 +37,12 @@ func judgeFilesWith(t *testing.T, files map[string]string, use func(*ContactRead
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []Contact
-	cr := f.NewContactReader(norm, sup)
+	cr := f.NewContactReader(sup)
 	if use != nil {
 		use(cr)
 	}

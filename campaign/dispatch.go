@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
@@ -46,7 +45,6 @@ type RunOptions struct {
 	Endpoints []*apiclient.CallEndpoint // call endpoint of each agent, by index
 	Journal   *store.Journal
 	State     *store.State
-	Norm      *phone.Normalizer
 	Suppress  *Suppression
 	// DoNotCall, if set, is the store's do-not-call list in a file, read
 	// again right before each call start, after its intent is on disk
@@ -393,7 +391,7 @@ func (r *runner) pending() {
 // before the next is read. It returns errLimit or ErrOutsideHours for a
 // clean early stop.
 func (r *runner) produce(jobs chan<- job) error {
-	cr := r.f.NewContactReader(r.opts.Norm, r.opts.Suppress)
+	cr := r.f.NewContactReader(r.opts.Suppress)
 	if r.opts.seen != nil {
 		cr.seen = r.opts.seen
 	}

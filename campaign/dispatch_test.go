@@ -25,7 +25,6 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
@@ -48,7 +47,6 @@ type dtEnv struct {
 	f       *File
 	agents  []AgentPlan
 	eps     []*apiclient.CallEndpoint
-	norm    *phone.Normalizer
 	sup     *Suppression
 	journal string
 	// pg, when set, keeps the journal in PostgreSQL (pgURL is its
@@ -237,8 +235,7 @@ func dtPrepare(t *testing.T, srv *sandbox.Server, client *apiclient.Client, dir,
 			t.Fatal(err)
 		}
 	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(ctx, norm)
+	sup, err := f.LoadSuppression(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +243,7 @@ func dtPrepare(t *testing.T, srv *sandbox.Server, client *apiclient.Client, dir,
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &dtEnv{t: t, dir: dir, srv: srv, client: client, f: f, agents: agents, eps: eps, norm: norm, sup: sup,
+	return &dtEnv{t: t, dir: dir, srv: srv, client: client, f: f, agents: agents, eps: eps, sup: sup,
 		journal: filepath.Join(stateDir, store.JournalFile)}
 }
 
@@ -286,7 +283,7 @@ func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, er
 	}
 	defer st.Close()
 	opts := RunOptions{
-		Calls: e.client, Agents: e.agents, Endpoints: e.eps, Journal: j, State: st, Norm: e.norm, Suppress: e.sup,
+		Calls: e.client, Agents: e.agents, Endpoints: e.eps, Journal: j, State: st, Suppress: e.sup,
 		RetryPause: 5 * time.Millisecond, RequestTimeout: 10 * time.Second,
 		Logf: func(format string, args ...any) { e.t.Logf(format, args...) },
 	}
@@ -1489,7 +1486,7 @@ func testRunResumesOverAResortedSheet(t *testing.T, kind string) {
 	// with its own first attempt.
 	st := e.state()
 	sum := &report.Summary{Campaign: e.f.Name}
-	if err := WriteReport(context.Background(), e.f, st, e.norm, e.sup, e.dir, sum); err != nil {
+	if err := WriteReport(context.Background(), e.f, st, e.sup, e.dir, sum); err != nil {
 		t.Fatal(err)
 	}
 	rows := dtReadCSV(t, filepath.Join(e.dir, ReportCSV))
@@ -1692,7 +1689,7 @@ unsafe_ignore_called_person_hours: true # runs at any hour
 	}
 	st := e.state()
 	sum := &report.Summary{Campaign: e.f.Name}
-	if err := WriteReport(context.Background(), e.f, st, e.norm, e.sup, e.dir, sum); err != nil {
+	if err := WriteReport(context.Background(), e.f, st, e.sup, e.dir, sum); err != nil {
 		t.Fatal(err)
 	}
 	if sum.Counts["sent"] != 2 || sum.Counts["duplicate"] != 1 || sum.Counts["pending"] != 0 {

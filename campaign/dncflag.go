@@ -476,9 +476,9 @@ type FlagPass struct {
 // sheet whole, shard or not, but reads the number of flagged rows only. A
 // sheet that cannot be read to its end (not UTF-8, a row that never ends)
 // gives the numbers of the rows before it. LoadSuppression calls it.
-func (f *File) ReadFlagged(ctx context.Context, norm *phone.Normalizer) (*FlagPass, error) {
+func (f *File) ReadFlagged(ctx context.Context) (*FlagPass, error) {
 	fp := &FlagPass{Flagged: map[uint64]FlaggedNumber{}, Signals: make([][]PlanSignal, len(f.Sheets))}
-	cr := f.NewContactReader(norm, nil)
+	cr := f.NewContactReader(nil)
 	for i := range f.Sheets {
 		se, err := cr.readFlagged(ctx, i, fp)
 		if err != nil {
@@ -540,7 +540,7 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 				// number it may mean, each of a list included, as a
 				// suppression file's entry does.
 				regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
-				numbers = cr.norm.Readings(raw, regions)
+				numbers = phone.Readings(raw, regions)
 			}
 			for _, e164 := range numbers {
 				key := phoneKey(e164)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 )
 
@@ -158,10 +157,9 @@ func TestDoNotCallRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
 	type got struct{ status, col, reason string }
 	var rows []got
-	cr := f.NewContactReader(norm, nil)
+	cr := f.NewContactReader(nil)
 	if err := cr.Each(context.Background(), func(c *Contact) error {
 		rows = append(rows, got{c.Status, c.DoNotCallColumn, c.Reason})
 		return nil
@@ -185,7 +183,7 @@ func TestDoNotCallRows(t *testing.T) {
 			t.Errorf("row %d: %+v, want %+v", i, rows[i], want[i])
 		}
 	}
-	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Now: time.Now()})
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +202,7 @@ func TestDoNotCallRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err = BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Now: time.Now()})
+	plan, err = BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +299,7 @@ func TestDoNotCallUnclearCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: time.Now()})
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,8 +334,7 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +344,7 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 		reason     string
 	}
 	var rows []got
-	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+	if err := f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		rows = append(rows, got{c.Sheet, c.Row, c.Status, c.Reason})
 		return nil
 	}); err != nil {
@@ -368,7 +365,7 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 	if !slices.Equal(rows, want) {
 		t.Errorf("rows:\n%+v\nwant\n%+v", rows, want)
 	}
-	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: time.Now()})
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: sup, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,13 +453,12 @@ func TestConsentRevokedHoldsForTheNumber(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		norm := phone.NewNormalizer()
-		sup, err := f.LoadSuppression(context.Background(), norm)
+		sup, err := f.LoadSuppression(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		var rows []got
-		if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+		if err := f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 			rows = append(rows, got{c.Sheet, c.Row, c.Status, c.Reason})
 			return nil
 		}); err != nil {
@@ -471,7 +467,7 @@ func TestConsentRevokedHoldsForTheNumber(t *testing.T) {
 		if !slices.Equal(rows, c.want) {
 			t.Errorf("required %t, rows:\n%+v\nwant\n%+v", c.required, rows, c.want)
 		}
-		plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: time.Now()})
+		plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: sup, Now: time.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -505,13 +501,12 @@ func TestDoNotCallFlagCellNoCallReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var called []string
-	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+	if err := f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		if c.Status == ToCall {
 			called = append(called, fmt.Sprintf("%d/%d %s", c.Sheet, c.Row, c.Phone))
 		}
@@ -556,8 +551,7 @@ func TestDoNotCallFlagEveryPhoneColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +564,7 @@ func TestDoNotCallFlagEveryPhoneColumn(t *testing.T) {
 		t.Errorf("flagged %+v, want %+v", got, want)
 	}
 	var statuses []string
-	if err := f.NewContactReader(norm, sup).Each(context.Background(), func(c *Contact) error {
+	if err := f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		statuses = append(statuses, c.Status)
 		return nil
 	}); err != nil {
@@ -594,7 +588,7 @@ func TestDoNotCallFlagsUnread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup, err := f.LoadSuppression(context.Background(), phone.NewNormalizer())
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +603,7 @@ func TestDoNotCallFlagsUnread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sup, err = f.LoadSuppression(context.Background(), phone.NewNormalizer()); err != nil || sup.FlagsUnread() != nil {
+	if sup, err = f.LoadSuppression(context.Background()); err != nil || sup.FlagsUnread() != nil {
 		t.Errorf("a sheet read to its end: %v, FlagsUnread %v", err, sup.FlagsUnread())
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
@@ -116,7 +115,7 @@ func TestRunHonoursTheDoNotCallList(t *testing.T) {
 			}
 			e.sup.SetDoNotCall(numbers)
 			dir := t.TempDir()
-			if err := WriteReport(ctx, e.f, e.state(), e.norm, e.sup, dir, &report.Summary{Campaign: e.f.Name}); err != nil {
+			if err := WriteReport(ctx, e.f, e.state(), e.sup, dir, &report.Summary{Campaign: e.f.Name}); err != nil {
 				t.Fatal(err)
 			}
 			rows := dtReportRows(t, filepath.Join(dir, ReportCSV))
@@ -178,13 +177,12 @@ func TestPlanCountsTheDoNotCallList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	sup.SetDoNotCall([]string{dtPhone(1), dtPhone(2), dtPhone(4)})
-	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: time.Now(),
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: sup, Now: time.Now(),
 		Done: func(c *Contact) bool { return c.Phone == dtPhone(2) }})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
@@ -70,7 +69,7 @@ func TestAccountFieldsAreRead(t *testing.T) {
 		t.Errorf("SentFields = %q", got)
 	}
 	var cs []Contact
-	err := f.NewContactReader(phone.NewNormalizer(), nil).Each(context.Background(), func(c *Contact) error {
+	err := f.NewContactReader(nil).Each(context.Background(), func(c *Contact) error {
 		cs = append(cs, *c)
 		return nil
 	})
@@ -193,7 +192,7 @@ func TestReportAccountColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := WriteReport(context.Background(), f, st, phone.NewNormalizer(), nil, dir, &report.Summary{Campaign: f.Name}); err != nil {
+	if err := WriteReport(context.Background(), f, st, nil, dir, &report.Summary{Campaign: f.Name}); err != nil {
 		t.Fatal(err)
 	}
 	book, err := report.ReadXLSX(filepath.Join(dir, ReportXLSX))

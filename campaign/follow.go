@@ -94,7 +94,7 @@ func (fl *follower) poll(now time.Time, force bool) {
 		if !endsCall(d) {
 			continue
 		}
-		fl.r.pace.ended(d.CallID, fl.r.f.DeliveryNumber(fl.r.opts.Norm, d.Fields).E164, d.AgentID)
+		fl.r.pace.ended(d.CallID, fl.r.f.DeliveryNumber(d.Fields).E164, d.AgentID)
 	}
 	if w := fl.warning(now); w != "" && !fl.warned {
 		fl.warned = true

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -20,9 +19,8 @@ import (
 // before the delivery may be acknowledged. Its methods are safe for
 // concurrent use.
 type Intake struct {
-	f    *File
-	norm *phone.Normalizer
-	o    IntakeOptions
+	f *File
+	o IntakeOptions
 }
 
 // IntakeOptions are where an [Intake] puts what it takes.
@@ -40,11 +38,11 @@ type IntakeOptions struct {
 }
 
 // NewIntake returns the intake of campaign f.
-func NewIntake(f *File, norm *phone.Normalizer, o IntakeOptions) *Intake {
+func NewIntake(f *File, o IntakeOptions) *Intake {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Intake{f: f, norm: norm, o: o}
+	return &Intake{f: f, o: o}
 }
 
 // Taken is what [Intake.Take] did with a delivery.
@@ -88,7 +86,7 @@ func (e *IntakeError) Unwrap() error { return e.Err }
 // returns nil may d be acknowledged; a retry of d finds each step done
 // and does it no more.
 func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at time.Time) (Taken, error) {
-	t := Taken{Key: d.Key(), Number: in.f.DeliveryNumber(in.norm, d.Fields)}
+	t := Taken{Key: d.Key(), Number: in.f.DeliveryNumber(d.Fields)}
 	sd := store.Delivery{Key: t.Key, At: at.UTC(), Event: d.Event, AgentID: d.AgentID, CallID: d.CallID, Fields: d.Fields, Raw: d.Raw}
 	if agent {
 		sd.Via = ViaAgent
@@ -186,7 +184,7 @@ func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) 
 			}
 			return
 		}
-		if e164, err := in.f.ReadNumber(in.norm, v); err == nil {
+		if e164, err := in.f.ReadNumber(v); err == nil {
 			want[e164] = true
 		}
 	}
@@ -196,7 +194,7 @@ func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) 
 	if len(want) == 0 {
 		return nil, nil
 	}
-	have, err := in.f.ContactNumbers(ctx, in.norm, want)
+	have, err := in.f.ContactNumbers(ctx, want)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (f *File) DeliveriesDir(dir string) string {
 // st, which calls [OutcomeIndex.Add] for each contact: for the report,
 // status and `callrun outcomes`. It returns nil when the campaign collects
 // no outcomes.
-func OpenOutcomes(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer) (*OutcomeIndex, error) {
+func OpenOutcomes(ctx context.Context, f *File, st *store.State) (*OutcomeIndex, error) {
 	if f.Outcomes == nil {
 		return nil, nil
 	}
@@ -39,7 +39,7 @@ func OpenOutcomes(ctx context.Context, f *File, st *store.State, norm *phone.Nor
 	if err != nil {
 		return nil, err
 	}
-	x := NewOutcomeIndex(f, norm, ds)
+	x := NewOutcomeIndex(f, ds)
 	if err := x.byCall(st); err != nil {
 		return nil, err
 	}
@@ -113,7 +113,6 @@ type OutcomeIndex struct {
 	how []string
 	// taker is, for each delivery taken, the contact that took it.
 	taker []Taker
-	norm  *phone.Normalizer
 	f     *File        // for Add
 	st    *store.State // for Add
 }
@@ -135,11 +134,11 @@ type Taker struct {
 // NewOutcomeIndex indexes the deliveries ds by their numbers, as
 // [File.DeliveryNumber] reads them, and those whose number does not read
 // by their ghl_contact_id.
-func NewOutcomeIndex(f *File, norm *phone.Normalizer, ds []store.Delivery) *OutcomeIndex {
+func NewOutcomeIndex(f *File, ds []store.Delivery) *OutcomeIndex {
 	x := &OutcomeIndex{fields: f.Outcomes.DetailFields(), all: ds, byPhone: map[string][]int{}, byGHL: map[string][]int{},
-		claimed: make([]bool, len(ds)), owner: map[int]store.Key{}, how: make([]string, len(ds)), taker: make([]Taker, len(ds)), norm: norm}
+		claimed: make([]bool, len(ds)), owner: map[int]store.Key{}, how: make([]string, len(ds)), taker: make([]Taker, len(ds))}
 	for i, d := range ds {
-		if n := f.DeliveryNumber(norm, d.Fields); n.E164 != "" {
+		if n := f.DeliveryNumber(d.Fields); n.E164 != "" {
 			x.byPhone[n.E164] = append(x.byPhone[n.E164], i)
 		} else if ghl := apiclient.Field(d.Fields, "ghl_contact_id"); ghl != "" {
 			x.byGHL[ghl] = append(x.byGHL[ghl], i)
@@ -215,7 +214,7 @@ func (x *OutcomeIndex) byRedial(f *File, st *store.State) {
 		if ours[d.AgentID] {
 			continue
 		}
-		n := f.DeliveryNumber(x.norm, d.Fields).E164
+		n := f.DeliveryNumber(d.Fields).E164
 		var found []store.Key
 		for _, k := range keys[n] {
 			e, ok := st.Lookup(k)
@@ -527,12 +526,9 @@ func (o *Outcomes) OptsOut(fields map[string]string) bool {
 // ReadNumber reads a number given by hand (`callrun suppress`) or in a
 // delivery, with the campaign's region for one written without its
 // country code, into E.164. The error names the number.
-func (f *File) ReadNumber(norm *phone.Normalizer, raw string) (string, error) {
-	e164, _, err := norm.Normalize(raw, f.Region)
-	if err != nil {
-		return "", err // it names raw
-	}
-	return e164, nil
+func (f *File) ReadNumber(raw string) (string, error) {
+	e164, _, err := phone.Normalize(raw, f.Region)
+	return e164, err // the error names raw; e164 is "" with it
 }
 
 // NumberFields are the fields a delivery names the called person's
@@ -575,7 +571,7 @@ type DeliveryNumber struct {
 // doubt is nobody's.
 // The report, status, pacing and listen read a delivery's number through
 // it.
-func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) DeliveryNumber {
+func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 	var got DeliveryNumber
 	seen := false
 	raw := ""
@@ -587,7 +583,7 @@ func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) 
 	for _, name := range f.numberFields() {
 		paths, vals := apiclient.ShallowestValues(fields, name)
 		for i, v := range vals {
-			e164, err := f.ReadNumber(norm, v)
+			e164, err := f.ReadNumber(v)
 			if err != nil {
 				continue
 			}
@@ -604,7 +600,7 @@ func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) 
 	}
 	paths, vals := apiclient.ShallowestValues(fields, CallerNumberField)
 	for i, v := range vals {
-		e164, err := f.ReadNumber(norm, v)
+		e164, err := f.ReadNumber(v)
 		if err != nil {
 			continue
 		}
@@ -619,9 +615,9 @@ func (f *File) DeliveryNumber(norm *phone.Normalizer, fields map[string]string) 
 // ContactNumbers returns which of the E.164 numbers want a row of the
 // campaign's sheets holds, reading the sheets: listen asks it of an
 // opt-out whose number no field gives.
-func (f *File) ContactNumbers(ctx context.Context, norm *phone.Normalizer, want map[string]bool) (map[string]bool, error) {
+func (f *File) ContactNumbers(ctx context.Context, want map[string]bool) (map[string]bool, error) {
 	have := map[string]bool{}
-	err := f.NewContactReader(norm, nil).Each(ctx, func(c *Contact) error {
+	err := f.NewContactReader(nil).Each(ctx, func(c *Contact) error {
 		if want[c.Phone] {
 			have[c.Phone] = true
 		}

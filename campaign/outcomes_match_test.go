@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
@@ -37,7 +36,7 @@ func TestOutcomeIndexMatches(t *testing.T) {
 		d(9, "call.completed", "+14155550134", "", "ghl_contact_id", "cy-1", "status", "completed"),
 		d(10, "something.else", "not a number", ""),
 	}
-	x := NewOutcomeIndex(f, phone.NewNormalizer(), ds)
+	x := NewOutcomeIndex(f, ds)
 	contact := func(num, ghl string) *Contact {
 		c := &Contact{Phone: num}
 		c.Fields[FieldGHLContactID] = ghl
@@ -128,7 +127,7 @@ func TestOutcomeIndexSharedNumber(t *testing.T) {
 		d(27, "call.ended", "agent_zzz"), // nobody's agent
 	}
 	f := &File{Region: "US", Dedupe: "none", Outcomes: &Outcomes{}}
-	x := NewOutcomeIndex(f, phone.NewNormalizer(), ds)
+	x := NewOutcomeIndex(f, ds)
 	x.Share(st)
 	c := func(row int) *Contact { return &Contact{Phone: num, Row: row} }
 	// In sheet order: row 2 first.
@@ -188,7 +187,7 @@ func TestOutcomeIndexRules(t *testing.T) {
 		d(7, "call.ended", "", "", "ghl_contact_id", "ghl-bob"),         // no number: by ghl_contact_id
 	}
 	f := &File{Region: "US", Dedupe: "none", Pace: Pace{CallLength: 10 * time.Minute}, Outcomes: &Outcomes{}}
-	x := NewOutcomeIndex(f, phone.NewNormalizer(), ds)
+	x := NewOutcomeIndex(f, ds)
 	if err := x.byCall(st); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/apiclient"
-	"github.com/callrun/callrun/campaign/phone"
 )
 
 const outcomesCampaign = `name: spring-promo
@@ -141,7 +140,6 @@ func TestDeliveryNumber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
 	for _, tc := range []struct {
 		fields map[string]string
 		want   string
@@ -158,7 +156,7 @@ func TestDeliveryNumber(t *testing.T) {
 		{map[string]string{"data.caller_number": "+1 415 555 0100"}, "", false, "own_numbers"},
 		{map[string]string{"from_number": "+14155550123", "status": "completed"}, "", false, "none of its fields"},
 	} {
-		got := f.DeliveryNumber(norm, tc.fields)
+		got := f.DeliveryNumber(tc.fields)
 		if got.E164 != tc.want || got.Caller != tc.caller || tc.err == "" && got.Err != nil || tc.err != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tc.err)) {
 			t.Errorf("%v: %+v, want %s (caller %v, error %q)", tc.fields, got, tc.want, tc.caller, tc.err)
 		}

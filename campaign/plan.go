@@ -230,7 +230,6 @@ type PlanOptions struct {
 	Done func(c *Contact) bool
 	// Suppression; nil means none is loaded (and none applies).
 	Suppress *Suppression
-	Norm     *phone.Normalizer
 	Now      time.Time
 	Warnings []string
 	// Pressure is the campaign's contact pressure and the call starts the
@@ -331,7 +330,7 @@ func (p *Plan) addSuppression(sup *Suppression) {
 
 // newContactReader reads f's contacts, a sheet's failure a problem of p, its note a warning.
 func (p *Plan) newContactReader(f *File, opts PlanOptions) *ContactReader {
-	cr := f.NewContactReader(opts.Norm, opts.Suppress)
+	cr := f.NewContactReader(opts.Suppress)
 	cr.SheetFailed = func(i int, se *sheet.Error) {
 		p.Sheets[i].Error = se.Error()
 		key := fmt.Sprintf("sheets[%d].file", i)

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/callrun/callrun/campaign/phone"
 )
 
 // TestPlanGolden plans the messy fixture sheets (a HighLevel export with a
@@ -16,9 +14,9 @@ import (
 // damage, tabs) offline at a fixed time, and pins the text and JSON plans.
 // Regenerate with: go test ./campaign -run TestPlanGolden -update
 func TestPlanGolden(t *testing.T) {
-	f, norm, sup := loadMessy(t)
+	f, sup := loadMessy(t)
 	friday := time.Date(2026, 11, 20, 19, 59, 0, 0, time.UTC) // 14:59 in New York
-	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: friday})
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: sup, Now: friday})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +45,7 @@ func TestPlanGolden(t *testing.T) {
 
 // loadMessy loads the campaign of the messy fixture sheets, offline, and
 // its suppression files.
-func loadMessy(t *testing.T) (*File, *phone.Normalizer, *Suppression) {
+func loadMessy(t *testing.T) (*File, *Suppression) {
 	t.Helper()
 	f, err := Load(filepath.Join("..", "testdata", "campaigns", "messy", "campaign.yaml"), LoadOptions{Offline: true})
 	if err != nil {
@@ -56,10 +54,9 @@ func loadMessy(t *testing.T) (*File, *phone.Normalizer, *Suppression) {
 	if err := f.CheckSheets(); err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f, norm, sup
+	return f, sup
 }

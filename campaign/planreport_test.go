@@ -22,7 +22,7 @@ import (
 // (the Monday window), the held one until when; report.html lists every
 // row by name under its decision.
 func TestPlanReport(t *testing.T) {
-	f, norm, sup := loadMessy(t)
+	f, sup := loadMessy(t)
 	ctx := context.Background()
 	friday := time.Date(2026, 11, 20, 19, 59, 0, 0, time.UTC) // 14:59 in New York
 	const (
@@ -66,7 +66,7 @@ func TestPlanReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	pressure := &PlanPressure{Limits: f.PressureLimits(), Starts: map[string][]time.Time{held: {friday.Add(-2 * time.Hour)}}}
-	plan, err := BuildPlan(ctx, f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: friday,
+	plan, err := BuildPlan(ctx, f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: sup, Now: friday,
 		Pressure: pressure, Report: rep, Done: func(c *Contact) bool {
 			key, _ := SettledKey(f, st, c)
 			s, ok := st.Status(key)

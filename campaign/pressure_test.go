@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
@@ -107,7 +106,7 @@ func TestRunPressureThreeCampaignsInTurn(t *testing.T) {
 				}
 				step.e.sup.SetPressure(&PlanPressure{Limits: store.DefaultPressure, Starts: starts}, clock.Now())
 				dir := t.TempDir()
-				if err := WriteReport(context.Background(), step.e.f, step.e.state(), step.e.norm, step.e.sup, dir, &report.Summary{Campaign: step.e.f.Name}); err != nil {
+				if err := WriteReport(context.Background(), step.e.f, step.e.state(), step.e.sup, dir, &report.Summary{Campaign: step.e.f.Name}); err != nil {
 					t.Fatal(err)
 				}
 				rows := dtReportRows(t, filepath.Join(dir, ReportCSV))
@@ -235,7 +234,7 @@ func TestPlanCountsHeld(t *testing.T) {
 		dtPhone(0): {now.Add(-2 * time.Hour)},  // held until 22 hours from now
 		dtPhone(1): {now.Add(-25 * time.Hour)}, // a day ago: free
 	}
-	plan, err := BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: now,
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Now: now,
 		Pressure: &PlanPressure{Limits: f.PressureLimits(), Starts: starts}})
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +270,7 @@ func TestPlanCountsHeld(t *testing.T) {
 	if f.PressureLimits() != nil {
 		t.Fatal("pressure off has limits")
 	}
-	plan, err = BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: now})
+	plan, err = BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +336,7 @@ func TestPlanHoldsAfterConversation(t *testing.T) {
 			t.Fatal(err)
 		}
 		pp := &PlanPressure{Limits: f.PressureLimits(), Starts: starts, AfterConversation: f.PressureAfterConversation(), Conversations: talked}
-		plan, err := BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Norm: phone.NewNormalizer(), Now: now, Pressure: pp})
+		plan, err := BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Now: now, Pressure: pp})
 		if err != nil {
 			t.Fatal(err)
 		}

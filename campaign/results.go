@@ -30,9 +30,9 @@ const (
 // (times, calls, ending, the journal's runs); the counts are added here.
 // Contacts waiting for their hours are those closed at sum.FinishedAt;
 // a rehearsal's (sum.Rehearsal) wait for none.
-func WriteReport(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, dir string, sum *report.Summary) error {
+func WriteReport(ctx context.Context, f *File, st *store.State, sup *Suppression, dir string, sum *report.Summary) error {
 	of := reportOf{at: func() time.Time { return sum.FinishedAt }, end: func() RunEnd { return RunEnd{Ending: sum.Ending} }, rehearsal: sum.Rehearsal}
-	page, err := writeRows(ctx, f, st, norm, sup, nil, dir, sum, of, nil)
+	page, err := writeRows(ctx, f, st, sup, nil, dir, sum, of, nil)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func writePage(dir string, sum *report.Summary, page *report.Page) error {
 // ([report.RemoveStale]).
 type Report struct {
 	f     *File
-	opts  *RunOptions // its State, Norm, Suppress, RetryFailed and RetryUncertain
+	opts  *RunOptions // its State, Suppress, RetryFailed and RetryUncertain
 	dir   string
 	rows  report.Summary // the rows' counts, until Finish
 	over  chan struct{}  // closed by Finish: every row is final
@@ -105,7 +105,7 @@ type Report struct {
 const reportPoll = 25 * time.Millisecond
 
 // StartReport starts the report of a run over f with opts (its State,
-// Norm, Suppress, RetryFailed, RetryUncertain), to be written in dir.
+// Suppress, RetryFailed, RetryUncertain), to be written in dir.
 // The caller must call Finish after the run, before closing the State,
 // and start the run with opts after StartReport: the run and the report
 // share opts' table of the numbers seen in the sheets, which StartReport
@@ -156,7 +156,7 @@ func (r *Report) write(ctx context.Context) {
 		}
 		r.made.Add(1)
 	}
-	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Norm, r.opts.Suppress, r.opts.seen, r.dir, &r.rows, of, wait)
+	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Suppress, r.opts.seen, r.dir, &r.rows, of, wait)
 }
 
 // final reports whether c's row can no longer change in this run.
@@ -219,12 +219,12 @@ func (r *Report) Finish(ctx context.Context, sum *report.Summary) error {
 // shares with the run's. The workbook streams its rows to a temporary file, and is
 // dropped once the report outgrows it (an older report.xlsx is then
 // removed, as it would no longer match report.csv).
-func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normalizer, sup *Suppression, seen *numbersSeen, dir string, sum *report.Summary, of reportOf, wait func(*Contact)) (*report.Page, error) {
+func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, seen *numbersSeen, dir string, sum *report.Summary, of reportOf, wait func(*Contact)) (*report.Page, error) {
 	hours, err := f.CallingHours()
 	if err != nil {
 		return nil, err
 	}
-	outcomes, err := OpenOutcomes(ctx, f, st, norm)
+	outcomes, err := OpenOutcomes(ctx, f, st)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func writeRows(ctx context.Context, f *File, st *store.State, norm *phone.Normal
 		return nil, err
 	}
 	page := newReportPage(f, hours, of, dir)
-	cr := f.NewContactReader(norm, sup)
+	cr := f.NewContactReader(sup)
 	if seen != nil {
 		cr.seen = seen
 	}

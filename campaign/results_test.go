@@ -133,7 +133,7 @@ func TestReportGolden(t *testing.T) {
 	sum := &report.Summary{Campaign: e.f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndLimit}
 	sum.Finish(at(21)())
 	st := e.state()
-	if err := WriteReport(context.Background(), e.f, st, e.norm, e.sup, e.dir, sum); err != nil {
+	if err := WriteReport(context.Background(), e.f, st, e.sup, e.dir, sum); err != nil {
 		t.Fatal(err)
 	}
 	csvData, err := os.ReadFile(filepath.Join(e.dir, ReportCSV))
@@ -151,7 +151,7 @@ func TestReportGolden(t *testing.T) {
 
 	// `callrun report` rebuilds the same report from the journal alone.
 	again := t.TempDir()
-	if err := WriteReport(context.Background(), e.f, e.state(), e.norm, e.sup, again, &report.Summary{Campaign: e.f.Name, Ending: report.EndRebuilt}); err != nil {
+	if err := WriteReport(context.Background(), e.f, e.state(), e.sup, again, &report.Summary{Campaign: e.f.Name, Ending: report.EndRebuilt}); err != nil {
 		t.Fatal(err)
 	}
 	rebuilt, err := os.ReadFile(filepath.Join(again, ReportCSV))

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/store"
 )
@@ -30,8 +29,7 @@ func TestPlanExcelRows(t *testing.T) {
 	if err := f.CheckSheets(); err != nil {
 		t.Fatal(err)
 	}
-	norm := phone.NewNormalizer()
-	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Now: time.Date(2026, 11, 20, 19, 0, 0, 0, time.UTC)})
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Now: time.Date(2026, 11, 20, 19, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}

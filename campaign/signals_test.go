@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
-	"github.com/callrun/callrun/campaign/phone"
 )
 
 // TestDoNotCallForms: do_not_call: takes one column, several, a list of
@@ -90,12 +89,11 @@ func TestConsentChannelRefused(t *testing.T) {
 // signalPlan plans f offline with its suppression read, as plan does.
 func signalPlan(t *testing.T, f *File) (*Plan, *Suppression) {
 	t.Helper()
-	norm := phone.NewNormalizer()
-	sup, err := f.LoadSuppression(context.Background(), norm)
+	sup, err := f.LoadSuppression(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Norm: norm, Suppress: sup, Now: time.Now()})
+	p, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: sup, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +104,7 @@ func signalPlan(t *testing.T, f *File) (*Plan, *Suppression) {
 func rowStatuses(t *testing.T, f *File, sup *Suppression) []string {
 	t.Helper()
 	var out []string
-	if err := f.NewContactReader(phone.NewNormalizer(), sup).Each(context.Background(), func(c *Contact) error {
+	if err := f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		out = append(out, c.Status)
 		return nil
 	}); err != nil {
@@ -216,7 +214,7 @@ func TestSignalsPastTheFirstRows(t *testing.T) {
 		t.Errorf("plan: %+v, %+v; want row 1102 not called and Tags refused", p.Totals, p.SheetProblems)
 	}
 	var row string
-	if err := f.NewContactReader(phone.NewNormalizer(), sup).Each(context.Background(), func(c *Contact) error {
+	if err := f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		if c.Status != ToCall {
 			row = fmt.Sprintf("%d %s %s", c.Row, c.Status, c.Reason)
 		}
@@ -252,7 +250,7 @@ func TestSignalUnclearHoldsTheNumber(t *testing.T) {
 		t.Errorf("plan: %d unclear, %d flagged numbers", p.UnclearDoNotCall, p.FlaggedNumbers)
 	}
 	var reason string
-	f.NewContactReader(phone.NewNormalizer(), sup).Each(context.Background(), func(c *Contact) error {
+	f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		if c.Row == 2 && reason == "" {
 			reason = c.Reason
 		}
@@ -412,7 +410,7 @@ func TestSignalGroups(t *testing.T) {
 	if fl := sup.Flagged(); len(fl) != 2 || fl[0].Group != "Nicht anrufen" || fl[0].GroupRow != late-2 || fl[0].Row != late {
 		t.Errorf("flagged %+v; want the group's two numbers, from row %d", fl, late)
 	}
-	cr := f.NewContactReader(phone.NewNormalizer(), sup)
+	cr := f.NewContactReader(sup)
 	cr.SheetNote = func(_ int, note string) { notes = append(notes, note) }
 	var reasons []string
 	if err := cr.Each(context.Background(), func(c *Contact) error {

@@ -128,7 +128,7 @@ const suppressionSample = 64
 // numbers (see [numberSources]): a do-not-call report with a Phone and a
 // Mobile column blocks both, and a registry download in an area code
 // column and a number column is read joined. Every number an entry may
-// mean is suppressed (see phone.Normalizer.Readings): read with the
+// mean is suppressed (see phone.Readings): read with the
 // campaign's region and each sheet's, and each country a sheet may call,
 // with and without a lost '+', each number of a cell that holds several.
 // An entry that means no number at all, and a row that cannot be read,
@@ -136,7 +136,7 @@ const suppressionSample = 64
 // ignored; a file with a column most of whose entries mean no number is
 // an error (a *FileError) that stops plan and run before any call: it
 // names the file, the column and two of its cells.
-func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Suppression, error) {
+func (f *File) LoadSuppression(ctx context.Context) (*Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
 	regions := f.suppressionRegions()
 	for i, p := range f.Suppress {
@@ -144,11 +144,11 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 		fail := func(format string, args ...any) error {
 			return &FileError{Problems: []Problem{{File: f.Source, Line: f.Line(key), Key: key, Msg: fmt.Sprintf(format, args...)}}}
 		}
-		if err := s.load(ctx, p, f.Path(p.File), norm, regions, fail); err != nil {
+		if err := s.load(ctx, p, f.Path(p.File), regions, fail); err != nil {
 			return nil, err
 		}
 	}
-	fp, err := f.ReadFlagged(ctx, norm)
+	fp, err := f.ReadFlagged(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +161,10 @@ func (f *File) LoadSuppression(ctx context.Context, norm *phone.Normalizer) (*Su
 // number an entry may mean), for `callrun suppress import`. It returns
 // the numbers in E.164, sorted, and the entries that are no number
 // (Problems, Ignored). An error names the file.
-func (f *File) ReadNumbers(ctx context.Context, norm *phone.Normalizer, path, column string) ([]string, *Suppression, error) {
+func (f *File) ReadNumbers(ctx context.Context, path, column string) ([]string, *Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
 	fail := func(format string, args ...any) error { return fmt.Errorf(format, args...) }
-	if err := s.load(ctx, SuppressFile{File: path, Column: column}, path, norm, f.suppressionRegions(), fail); err != nil {
+	if err := s.load(ctx, SuppressFile{File: path, Column: column}, path, f.suppressionRegions(), fail); err != nil {
 		return nil, nil, err
 	}
 	numbers := make([]string, 0, len(s.set))
@@ -211,17 +211,17 @@ type numberSource struct {
 }
 
 // readings returns every number the source's cells in fields may mean
-// (see phone.Normalizer.Readings); an empty cell, nil and empty true.
-func (src *numberSource) readings(fields []string, norm *phone.Normalizer, regions []string) (cell string, numbers []string, empty bool) {
+// (see phone.Readings); an empty cell, nil and empty true.
+func (src *numberSource) readings(fields []string, regions []string) (cell string, numbers []string, empty bool) {
 	cell = strings.TrimSpace(fields[src.col])
 	if cell == "" {
 		return "", nil, true
 	}
-	numbers = norm.Readings(cell, regions)
+	numbers = phone.Readings(cell, regions)
 	if src.area >= 0 {
 		if area := strings.TrimSpace(fields[src.area]); area != "" {
 			cell = joinAreaCode(area, cell)
-			for _, n := range norm.Readings(cell, regions) {
+			for _, n := range phone.Readings(cell, regions) {
 				if !slices.Contains(numbers, n) {
 					numbers = append(numbers, n)
 				}
@@ -268,14 +268,14 @@ func restOfNumber(cell string) bool {
 // the rest of a number that read as a number joined. The number alone
 // may read too, as a number of some other country: both are suppressed
 // (see numberSource.readings).
-func areaPair(area, number string, norm *phone.Normalizer, regions []string) bool {
+func areaPair(area, number string, regions []string) bool {
 	area, number = strings.TrimSpace(area), strings.TrimSpace(number)
-	return isAreaCode(area) && restOfNumber(number) && len(norm.Readings(joinAreaCode(area, number), regions)) > 0
+	return isAreaCode(area) && restOfNumber(number) && len(phone.Readings(joinAreaCode(area, number), regions)) > 0
 }
 
 // load adds the numbers of suppression file p, found at path; fail makes
 // its errors.
-func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, norm *phone.Normalizer, regions []string, fail func(format string, args ...any) error) error {
+func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, regions []string, fail func(format string, args ...any) error) error {
 	r, err := sheet.OpenWith(path, sheet.Options{Encoding: p.Encoding})
 	if err != nil {
 		return fail("%v", err)
@@ -283,7 +283,7 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, nor
 	defer r.Close()
 	header := r.Header()
 	named := p.Names()
-	headerIsData := len(named) == 0 && rowOfNumbers(header, norm, regions)
+	headerIsData := len(named) == 0 && rowOfNumbers(header, regions)
 	sample, err := readSuppressionSample(r, headerIsData)
 	if err != nil {
 		return fail("reading suppression file %s: %v", p.File, err)
@@ -296,9 +296,9 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, nor
 				return fail("%v", err)
 			}
 		}
-		srcs = namedSources(header, cols, sample, norm, regions)
+		srcs = namedSources(header, cols, sample, regions)
 	} else {
-		srcs = numberSources(header, headerIsData, sample, norm, regions)
+		srcs = numberSources(header, headerIsData, sample, regions)
 	}
 	add := func(rec sheet.Record) {
 		if rec.Err != nil {
@@ -306,7 +306,7 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, nor
 			return
 		}
 		for _, src := range srcs {
-			cell, numbers, empty := src.readings(rec.Fields, norm, regions)
+			cell, numbers, empty := src.readings(rec.Fields, regions)
 			if empty {
 				continue
 			}
@@ -316,7 +316,7 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, nor
 					src.examples = append(src.examples, fmt.Sprintf("row %d: %q", rec.Row, cell))
 				}
 				if s.Ignored++; len(s.Problems) < maxSuppressionProblems {
-					_, _, perr := norm.Normalize(cell, regions[0])
+					_, _, perr := phone.Normalize(cell, regions[0])
 					msg := "not a phone number"
 					if perr != nil {
 						msg = perr.Error()
@@ -409,9 +409,9 @@ func mostlyUnread(file string, named bool, srcs []*numberSource, fail func(forma
 // rowOfNumbers reports whether the cells of a first row are numbers,
 // not a header: one of them reads as a phone number, or two side by side
 // as an area code and the rest of a number.
-func rowOfNumbers(cells []string, norm *phone.Normalizer, regions []string) bool {
+func rowOfNumbers(cells []string, regions []string) bool {
 	for c, cell := range cells {
-		if len(norm.Readings(strings.TrimSpace(cell), regions)) > 0 || c > 0 && areaPair(cells[c-1], cell, norm, regions) {
+		if len(phone.Readings(strings.TrimSpace(cell), regions)) > 0 || c > 0 && areaPair(cells[c-1], cell, regions) {
 			return true
 		}
 	}
@@ -427,8 +427,8 @@ func rowOfNumbers(cells []string, norm *phone.Normalizer, regions []string) bool
 // with it. With no such column, the one whose cells read as numbers most
 // often is read, a phone header breaking ties (see numberColumn), so that
 // a file of no numbers is named by its likeliest column.
-func numberSources(header []string, headerIsData bool, sample []sheet.Record, norm *phone.Normalizer, regions []string) []*numberSource {
-	area := areaColumns(len(header), sample, norm, regions)
+func numberSources(header []string, headerIsData bool, sample []sheet.Record, regions []string) []*numberSource {
+	area := areaColumns(len(header), sample, regions)
 	var srcs []*numberSource
 	for c := range header {
 		if c+1 < len(header) && area[c+1] {
@@ -440,7 +440,7 @@ func numberSources(header []string, headerIsData bool, sample []sheet.Record, no
 			if rec.Err != nil {
 				continue
 			}
-			if _, numbers, empty := src.readings(rec.Fields, norm, regions); !empty {
+			if _, numbers, empty := src.readings(rec.Fields, regions); !empty {
 				nonEmpty++
 				if len(numbers) > 0 {
 					reads++
@@ -452,7 +452,7 @@ func numberSources(header []string, headerIsData bool, sample []sheet.Record, no
 		}
 	}
 	if len(srcs) == 0 {
-		c := numberColumn(header, headerIsData, sample, norm, regions)
+		c := numberColumn(header, headerIsData, sample, regions)
 		srcs = append(srcs, newNumberSource(header, headerIsData, c, false))
 	}
 	return srcs
@@ -462,8 +462,8 @@ func numberSources(header []string, headerIsData bool, sample []sheet.Record, no
 // the area code column before it when its cells are the rest of numbers
 // that column completes; a named area code column is read with the
 // column after it.
-func namedSources(header []string, cols []int, sample []sheet.Record, norm *phone.Normalizer, regions []string) []*numberSource {
-	area := areaColumns(len(header), sample, norm, regions)
+func namedSources(header []string, cols []int, sample []sheet.Record, regions []string) []*numberSource {
+	area := areaColumns(len(header), sample, regions)
 	var srcs []*numberSource
 	for _, c := range cols {
 		if c+1 < len(header) && area[c+1] {
@@ -479,7 +479,7 @@ func namedSources(header []string, cols []int, sample []sheet.Record, norm *phon
 // areaColumns reports, for each column, whether most of its cells in the
 // sample are the rest of a number whose area code is in the column
 // before (see areaPair).
-func areaColumns(width int, sample []sheet.Record, norm *phone.Normalizer, regions []string) []bool {
+func areaColumns(width int, sample []sheet.Record, regions []string) []bool {
 	area := make([]bool, width)
 	for c := 1; c < width; c++ {
 		nonEmpty, pairs := 0, 0
@@ -488,7 +488,7 @@ func areaColumns(width int, sample []sheet.Record, norm *phone.Normalizer, regio
 				continue
 			}
 			nonEmpty++
-			if areaPair(rec.Fields[c-1], rec.Fields[c], norm, regions) {
+			if areaPair(rec.Fields[c-1], rec.Fields[c], regions) {
 				pairs++
 			}
 		}
@@ -518,12 +518,12 @@ func newNumberSource(header []string, headerIsData bool, c int, withArea bool) *
 // its first rows: the column with the most cells that read as numbers;
 // among equals, one whose header reads as a phone column, then the
 // leftmost.
-func numberColumn(header []string, headerIsData bool, sample []sheet.Record, norm *phone.Normalizer, regions []string) int {
+func numberColumn(header []string, headerIsData bool, sample []sheet.Record, regions []string) int {
 	best, bestScore := 0, -1
 	for c := range header {
 		score := 0
 		for _, rec := range sample {
-			if rec.Err == nil && c < len(rec.Fields) && strings.TrimSpace(rec.Fields[c]) != "" && len(norm.Readings(strings.TrimSpace(rec.Fields[c]), regions)) > 0 {
+			if rec.Err == nil && c < len(rec.Fields) && strings.TrimSpace(rec.Fields[c]) != "" && len(phone.Readings(strings.TrimSpace(rec.Fields[c]), regions)) > 0 {
 				score += 2
 			}
 		}

@@ -139,7 +139,7 @@ func TestSuppressionRowsThatDoNotRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.LoadSuppression(context.Background(), phone.NewNormalizer())
+	_, err = f.LoadSuppression(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "2 of its 3 entries") || !strings.Contains(err.Error(), "row 2: has 2 fields but the header has 1") {
 		t.Errorf("a file of unreadable rows: %v", err)
 	}
@@ -164,7 +164,7 @@ func TestSuppressionFileThatDoesNotRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = f.LoadSuppression(context.Background(), phone.NewNormalizer())
+			_, err = f.LoadSuppression(context.Background())
 			var fe *FileError
 			if !errors.As(err, &fe) {
 				t.Fatalf("LoadSuppression = %v, want a *FileError", err)
@@ -222,8 +222,7 @@ func TestSuppressionAreaCodeWhereSevenDigitsRead(t *testing.T) {
 		"is.csv":  "Phone\n+3545550134\n",
 		"ftc.txt": "415,5551234\n415,5550132\n",
 	}
-	norm := phone.NewNormalizer()
-	if len(norm.Readings("5550132", []string{"US", "IS"})) == 0 {
+	if len(phone.Readings("5550132", []string{"US", "IS"})) == 0 {
 		t.Skip("seven digits do not read as an Icelandic number: the case this test is about does not arise")
 	}
 	var suppressed []string

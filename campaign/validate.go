@@ -152,9 +152,8 @@ func (l *loader) validateOutcomes(f *File) {
 	case o.RequireSignature && !o.signingUnset:
 		l.problem("outcomes.require_signature", "require_signature needs signing_secret, the secret key the service signs its deliveries with: signing_secret: ${CALLRUN_SIGNING_SECRET}")
 	}
-	norm := phone.NewNormalizer()
 	for i, n := range o.OwnNumbers {
-		e164, _, err := norm.Normalize(n, f.Region)
+		e164, _, err := phone.Normalize(n, f.Region)
 		if err != nil {
 			l.problem(fmt.Sprintf("outcomes.own_numbers[%d]", i), "%q is not a phone number: own_numbers lists the numbers the service calls from, such as \"+14155550100\"", n)
 			continue

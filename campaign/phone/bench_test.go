@@ -71,15 +71,14 @@ func benchInputs() [][2]string {
 // BenchmarkNormalize measures the fast path on the realistic mix.
 func BenchmarkNormalize(b *testing.B) {
 	in := benchInputs()
-	p := NewNormalizer()
 	for _, c := range in[:1000] { // build the automata outside the timing
-		p.Normalize(c[0], c[1])
+		Normalize(c[0], c[1])
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c := in[i%len(in)]
-		p.Normalize(c[0], c[1])
+		Normalize(c[0], c[1])
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "numbers/s")
 }
@@ -87,9 +86,8 @@ func BenchmarkNormalize(b *testing.B) {
 // BenchmarkNormalizeParallel is BenchmarkNormalize on every core.
 func BenchmarkNormalizeParallel(b *testing.B) {
 	in := benchInputs()
-	p := NewNormalizer()
 	for _, c := range in[:1000] {
-		p.Normalize(c[0], c[1])
+		Normalize(c[0], c[1])
 	}
 	var next atomic.Int64
 	b.ReportAllocs()
@@ -97,7 +95,7 @@ func BenchmarkNormalizeParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			c := in[int(next.Add(1))%len(in)]
-			p.Normalize(c[0], c[1])
+			Normalize(c[0], c[1])
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "numbers/s")

@@ -101,10 +101,6 @@ func ParseCountry(cell string) (string, bool) {
 	return code, ok
 }
 
-// CountryName returns a region code with its English name, "Germany
-// (DE)", for messages.
-func CountryName(region string) string { return countryName(region) }
-
 // InCountry returns rules like p, for a row whose own country is region:
 // its numbers written without +country are read as numbers of region.
 // Which countries and kinds may be called stays p's.

@@ -26,9 +26,8 @@ func FuzzNormalize(f *testing.F) {
 	} {
 		f.Add(s.raw, s.region)
 	}
-	p := NewNormalizer()
 	f.Fuzz(func(t *testing.T, raw, region string) {
-		got, warn, err := p.Normalize(raw, region)
+		got, warn, err := Normalize(raw, region)
 		sg, sw, serr := normalizeSlow(raw, region)
 		if got != sg || warn != sw || fmt.Sprint(err) != fmt.Sprint(serr) {
 			t.Fatalf("Normalize(%q, %q) = %q, %q, %v; normalizeSlow = %q, %q, %v", raw, region, got, warn, err, sg, sw, serr)
@@ -43,7 +42,7 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("Normalize(%q, %q) = %q: not E.164", raw, region, got)
 		}
 		for _, r := range []string{"", region} {
-			again, w, err := p.Normalize(got, r)
+			again, w, err := Normalize(got, r)
 			if err != nil || again != got || w != "" {
 				t.Fatalf("Normalize(%q, %q) = %q, %q, %v; want %q unchanged", got, r, again, w, err, got)
 			}

@@ -100,7 +100,6 @@ func fullWidth(s string) string {
 // 99% of the well-written numbers accepted as the number meant.
 func TestHazardCorpus(t *testing.T) {
 	rng := rand.New(rand.NewSource(12))
-	p := NewNormalizer()
 	refusedKinds := []phonenumbers.PhoneNumberType{phonenumbers.PREMIUM_RATE, phonenumbers.SHARED_COST, phonenumbers.PERSONAL_NUMBER, phonenumbers.PAGER, phonenumbers.VOICEMAIL}
 	personTypes := []phonenumbers.PhoneNumberType{phonenumbers.MOBILE, phonenumbers.FIXED_LINE}
 	good := map[string][]*phonenumbers.PhoneNumber{}
@@ -120,7 +119,7 @@ func TestHazardCorpus(t *testing.T) {
 	// be accepted; it returns the number read, or "".
 	read := func(region, cell, what string) Number {
 		rules := NewRules(region, nil, nil, "")
-		ph, err := p.Read(cell, rules)
+		ph, err := Read(cell, rules)
 		if err != nil {
 			return Number{}
 		}

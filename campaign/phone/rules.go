@@ -122,7 +122,7 @@ func (p *Rules) allows(r reading) error {
 			return fmt.Errorf("%s, an international non-geographic number (such as +800 freephone or +870 satellite), which callrun does not call: add %s to allow_number_kinds to call such numbers", r.e164, kindNonGeographic)
 		}
 	} else if p.countries != nil && !slices.Contains(p.countries, r.region) {
-		return fmt.Errorf("%s, a number in %s, which this campaign does not call: add %s to %s (now %s) to call it", r.e164, countryName(r.region), r.region, p.countriesKey(), strings.Join(p.countries, ", "))
+		return fmt.Errorf("%s, a number in %s, which this campaign does not call: add %s to %s (now %s) to call it", r.e164, CountryName(r.region), r.region, p.countriesKey(), strings.Join(p.countries, ", "))
 	}
 	if p.allowed != nil && !p.allowed[r.kind] {
 		for _, k := range numberKinds {
@@ -142,8 +142,9 @@ func (p *Rules) countriesKey() string {
 	return p.setting
 }
 
-// countryName returns a region code with its English name, "Switzerland (CH)".
-func countryName(region string) string {
+// CountryName returns a region code with its English name, "Switzerland
+// (CH)", for messages.
+func CountryName(region string) string {
 	if region == "001" {
 		return "no country (international non-geographic, 001)"
 	}

@@ -108,7 +108,6 @@ func TestReadPhoneRules(t *testing.T) {
 		{raw: "46 8 12 34 41", rules: NewRules("SE", nil, nil, ""), err: "is ambiguous"},
 		{raw: "44 20 7946 0123", rules: gb, want: "+442079460123", region: "GB", kind: phonenumbers.FIXED_LINE}, // the library reads the own country code
 	}
-	p := NewNormalizer()
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
 			for name, core := range map[string]coreFunc{"fast": fastCore, "library": libraryCore} {
@@ -126,7 +125,7 @@ func TestReadPhoneRules(t *testing.T) {
 					t.Errorf("%s: read(%q) repair = %q; want one containing %q", name, tt.raw, got.Repair, tt.repair)
 				}
 			}
-			if _, err := p.Read(tt.raw, tt.rules); (err == nil) != (tt.err == "") {
+			if _, err := Read(tt.raw, tt.rules); (err == nil) != (tt.err == "") {
 				t.Errorf("Read(%q) error %v", tt.raw, err)
 			}
 		})

@@ -44,9 +44,8 @@ func TestSplit(t *testing.T) {
 // stray ':'), naming the separator that lists them; the shapes Split does
 // not take are refused the same way.
 func TestReadRefusesAnUnsplitList(t *testing.T) {
-	n := NewNormalizer()
 	for _, cell := range []string{"+1 415-555-0132 ::: +1 415-555-0133", "415-555-0132; 415-555-0133", "555-1234 / 555-9876"} {
-		_, err := n.Read(cell, Any("US"))
+		_, err := Read(cell, Any("US"))
 		if err == nil || !strings.Contains(err.Error(), `holds more than one phone number: put one number in the cell, or list them apart by ";"`) {
 			t.Errorf("Read(%q): %v", cell, err)
 		}
@@ -56,7 +55,7 @@ func TestReadRefusesAnUnsplitList(t *testing.T) {
 // TestReadingsOfAGoogleList: a suppression file's cell written as Google
 // Contacts writes several numbers gives every one of them.
 func TestReadingsOfAGoogleList(t *testing.T) {
-	got := NewNormalizer().Readings("+1 415-555-0132 ::: (415) 555-0133 ::: +44 20 7946 0958", []string{"US"})
+	got := Readings("+1 415-555-0132 ::: (415) 555-0133 ::: +44 20 7946 0958", []string{"US"})
 	for _, want := range []string{"+14155550132", "+14155550133", "+442079460958"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("Readings: %v, want %s among them", got, want)

@@ -13,8 +13,8 @@ import (
 // number when the cell holds several. A number read too widely only keeps
 // someone from being called; one missed is called against their wish.
 // The contact reader's suppression set uses it.
-func (p *Normalizer) Readings(cell string, regions []string) []string {
-	return p.readings(cell, regions, false)
+func Readings(cell string, regions []string) []string {
+	return readings(cell, regions, false)
 }
 
 // readings is Readings; full false lets a cell of bare digits (with or
@@ -22,7 +22,7 @@ func (p *Normalizer) Readings(cell string, regions []string) []string {
 // sheet's cell is read: for such a cell that reading is one of the
 // readings of its digits added below, and the skip makes a list of
 // millions of numbers load several times faster.
-func (p *Normalizer) readings(cell string, regions []string, full bool) []string {
+func readings(cell string, regions []string, full bool) []string {
 	full = full || !plainDigits(cell)
 	var out []string
 	add := func(e164 string) {
@@ -34,7 +34,7 @@ func (p *Normalizer) readings(cell string, regions []string, full bool) []string
 		if !full {
 			break
 		}
-		if n, err := p.Read(cell, Any(region)); err == nil {
+		if n, err := Read(cell, Any(region)); err == nil {
 			add(n.E164)
 		}
 	}
@@ -89,15 +89,7 @@ func (p *Normalizer) readings(cell string, regions []string, full bool) []string
 // leading '+', and does not start with 00 (nor with +0).
 func plainDigits(s string) bool {
 	s, plus := strings.CutPrefix(s, "+")
-	if s == "" || strings.HasPrefix(s, "00") || (plus && s[0] == '0') {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return s != "" && !strings.HasPrefix(s, "00") && !(plus && s[0] == '0') && allDigits(s)
 }
 
 // splitList splits a cell that holds several numbers at its list

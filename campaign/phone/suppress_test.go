@@ -10,7 +10,6 @@ import (
 // TestReadingsOfPlainDigits: the short way Readings takes for a cell of
 // bare digits gives the same numbers as reading the cell in full.
 func TestReadingsOfPlainDigits(t *testing.T) {
-	n := NewNormalizer()
 	rng := rand.New(rand.NewPCG(1, 2))
 	prefixes := []string{"", "1", "44", "49", "91", "52", "33", "0", "+1", "+44", "+49", "+91", "+52", "+33", "+"}
 	regionSets := [][]string{{"US"}, {"DE"}, {"US", "DE", "GB", "IN", "MX", "FR"}}
@@ -20,7 +19,7 @@ func TestReadingsOfPlainDigits(t *testing.T) {
 			cell += strconv.Itoa(rng.IntN(10))
 		}
 		regions := regionSets[i%len(regionSets)]
-		fast, full := n.readings(cell, regions, false), n.readings(cell, regions, true)
+		fast, full := readings(cell, regions, false), readings(cell, regions, true)
 		slices.Sort(fast)
 		slices.Sort(full)
 		if !slices.Equal(fast, full) {

@@ -51,13 +51,8 @@ func countryZones(region string) []string {
 // NANP zones for a US toll-free number, say). It returns nil for a string
 // that is not E.164 or a number the library has no zone for.
 func libraryZones(e164 string) []string {
-	if len(e164) < 2 || e164[0] != '+' {
+	if len(e164) < 2 || e164[0] != '+' || !allDigits(e164[1:]) {
 		return nil
-	}
-	for i := 1; i < len(e164); i++ {
-		if e164[i] < '0' || e164[i] > '9' {
-			return nil
-		}
 	}
 	zones, err := phonenumbers.GetTimezonesForPrefix(e164)
 	if err != nil || len(zones) == 0 || (len(zones) == 1 && zones[0] == phonenumbers.UNKNOWN_TIMEZONE) {

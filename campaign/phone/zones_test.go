@@ -10,7 +10,6 @@ import (
 // than the library's, and a whole country for a number not tied to a
 // place.
 func TestZoneNames(t *testing.T) {
-	p := NewNormalizer()
 	for _, tc := range []struct {
 		e164    string
 		include []string
@@ -31,7 +30,7 @@ func TestZoneNames(t *testing.T) {
 		{"+555003123456", []string{"America/Sao_Paulo", "America/Manaus", "America/Rio_Branco", "America/Noronha"}, nil},
 		{"+12122010001", []string{"America/New_York"}, []string{"America/Chicago"}},
 	} {
-		ph, err := p.Read(tc.e164, Any(""))
+		ph, err := Read(tc.e164, Any(""))
 		if err != nil {
 			t.Errorf("%s: %v", tc.e164, err)
 			continue

@@ -14,7 +14,6 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 )
@@ -189,7 +188,7 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 			return nil, err
 		}
 	}
-	t.intake = campaign.NewIntake(f, phone.NewNormalizer(), o)
+	t.intake = campaign.NewIntake(f, o)
 	return t, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -284,9 +283,9 @@ type sheetPass struct {
 // passSheets reads the sheets once, as Run chooses the contacts to call
 // and as the report counts them: made only when the progress line is
 // drawn or a metrics file is kept.
-func passSheets(ctx context.Context, f *campaign.File, state *store.State, norm *phone.Normalizer, suppress *campaign.Suppression, o Options) (sheetPass, error) {
+func passSheets(ctx context.Context, f *campaign.File, state *store.State, suppress *campaign.Suppression, o Options) (sheetPass, error) {
 	p := sheetPass{counts: map[store.Status]int{}}
-	err := f.NewContactReader(norm, suppress).Each(ctx, func(c *campaign.Contact) error {
+	err := f.NewContactReader(suppress).Each(ctx, func(c *campaign.Contact) error {
 		if c.Status != campaign.ToCall {
 			p.counts[store.Status(c.Status)]++
 			return nil

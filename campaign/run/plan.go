@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/private"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -35,8 +34,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	if err := f.CheckSheets(); err != nil {
 		return nil, f, err
 	}
-	norm := phone.NewNormalizer()
-	suppress, err := f.LoadSuppression(ctx, norm)
+	suppress, err := f.LoadSuppression(ctx)
 	if err != nil {
 		return nil, f, err
 	}
@@ -61,7 +59,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	if rehearsal {
 		where += " (a rehearsal's: " + RehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
 	}
-	opts := campaign.PlanOptions{Offline: o.Offline, Norm: norm, Suppress: suppress, Now: now, Pressure: pressure,
+	opts := campaign.PlanOptions{Offline: o.Offline, Suppress: suppress, Now: now, Pressure: pressure,
 		Done: func(c *campaign.Contact) bool {
 			key, _ := campaign.SettledKey(f, state, c)
 			st, ok := state.Status(key)

@@ -15,7 +15,6 @@ import (
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -97,7 +96,6 @@ type job struct {
 	cleanups []func()
 
 	f         *campaign.File
-	norm      *phone.Normalizer
 	suppress  *campaign.Suppression
 	until     time.Time
 	rehearsal bool
@@ -155,8 +153,8 @@ func (j *job) load(ctx context.Context) error {
 	if err := f.CheckSheets(); err != nil {
 		return err
 	}
-	j.f, j.norm = f, phone.NewNormalizer()
-	if j.suppress, err = f.LoadSuppression(ctx, j.norm); err != nil {
+	j.f = f
+	if j.suppress, err = f.LoadSuppression(ctx); err != nil {
 		return err
 	}
 	if err := j.suppress.FlagsUnread(); err != nil {
@@ -304,7 +302,7 @@ func (j *job) openJournal(ctx context.Context) (err error) {
 func (j *job) watch(ctx context.Context) (err error) {
 	o, f := j.o, j.f
 	if o.Progress != nil || o.MetricsFile != "" {
-		if j.pass, err = passSheets(ctx, f, j.state, j.norm, j.suppress, o); err != nil {
+		if j.pass, err = passSheets(ctx, f, j.state, j.suppress, o); err != nil {
 			return err
 		}
 	}
@@ -477,7 +475,7 @@ func (j *job) dispatch(ctx context.Context) (err error) {
 	}
 	j.ropts = campaign.RunOptions{
 		Calls: calls, Agents: j.agents, Endpoints: j.endpoints, Journal: j.journal, State: j.state,
-		Norm: j.norm, Suppress: j.suppress, Limit: o.Limit, RetryFailed: o.RetryFailed, RetryUncertain: o.RetryUncertain,
+		Suppress: j.suppress, Limit: o.Limit, RetryFailed: o.RetryFailed, RetryUncertain: o.RetryUncertain,
 		Until: j.until, Settled: settled, Paused: paused, Logf: j.logf, Rehearsal: j.rehearsal,
 		Warnf: func(format string, args ...any) { log.Warn().Msgf(format, args...) },
 		Now:   o.Now,

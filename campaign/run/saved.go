@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -25,7 +24,6 @@ type Saved struct {
 	Store store.Store
 	State *store.State
 	Dir   string // the state directory: where the report files go
-	Norm  *phone.Normalizer
 	Sup   *campaign.Suppression
 	// Rehearsal: the state is a rehearsal's (--sandbox, or a campaign
 	// whose service is callrun's sandbox).
@@ -49,8 +47,8 @@ func LoadSaved(ctx context.Context, o SavedOptions) (*Saved, error) {
 		// and answering now, keeps a rehearsal's state, as its runs did.
 		o.Sandbox, _ = SandboxService(ctx, f)
 	}
-	s := &Saved{F: f, Norm: phone.NewNormalizer(), Rehearsal: o.Sandbox}
-	if s.Sup, err = f.LoadSuppression(ctx, s.Norm); err != nil {
+	s := &Saved{F: f, Rehearsal: o.Sandbox}
+	if s.Sup, err = f.LoadSuppression(ctx); err != nil {
 		return nil, err
 	}
 	st, err := f.OpenStore(ctx, o.Sandbox)

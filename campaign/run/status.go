@@ -180,7 +180,7 @@ func RebuildReport(ctx context.Context, log zerolog.Logger, o SavedOptions, out 
 		sum.Notes = append(sum.Notes, fmt.Sprintf("the last run started %s and sent %d call start(s) in %s (%.1f calls/s); its figures are kept in summary.json",
 			last.StartedAt.Local().Format("Mon 2 Jan 15:04"), last.Calls, time.Duration(sum.ElapsedSeconds*float64(time.Second)).Round(time.Second), sum.RatePerSecond))
 	}
-	if err := campaign.WriteReport(ctx, s.F, s.State, s.Norm, s.Sup, s.Dir, sum); err != nil {
+	if err := campaign.WriteReport(ctx, s.F, s.State, s.Sup, s.Dir, sum); err != nil {
 		return err
 	}
 	fmt.Fprint(out, sum.Text())
@@ -230,7 +230,7 @@ func Status(ctx context.Context, o SavedOptions) (*StatusReport, error) {
 		return nil, err
 	}
 	sum := &report.Summary{Campaign: f.Name}
-	outcomes, err := campaign.OpenOutcomes(ctx, f, s.State, s.Norm)
+	outcomes, err := campaign.OpenOutcomes(ctx, f, s.State)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func Status(ctx context.Context, o SavedOptions) (*StatusReport, error) {
 		return nil, err
 	}
 	var pending waitingLines
-	err = f.NewContactReader(s.Norm, s.Sup).Each(ctx, func(c *campaign.Contact) error {
+	err = f.NewContactReader(s.Sup).Each(ctx, func(c *campaign.Contact) error {
 		row := campaign.ReportRow(f, s.State, c)
 		if row.Status == string(store.Uncertain) && len(holders) > 0 && s.inFlight(c, holders) {
 			row.Status = InFlight

@@ -577,7 +577,6 @@ func TestSheetFixtures(t *testing.T) {
 			},
 		},
 	}
-	p := phone.NewNormalizer()
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			path := filepath.Join("..", "..", "testdata", "sheets", tt.file)
@@ -620,7 +619,7 @@ func TestSheetFixtures(t *testing.T) {
 				if rec.Row != w.row || rec.Fields[nameCol] != w.name {
 					t.Errorf("row %d (%q); want row %d (%q)", rec.Row, rec.Fields[nameCol], w.row, w.name)
 				}
-				got, warn, err := p.Normalize(rec.Fields[phoneCol], tt.region)
+				got, warn, err := phone.Normalize(rec.Fields[phoneCol], tt.region)
 				switch {
 				case w.err != "":
 					if err == nil || !strings.Contains(err.Error(), w.err) {
