@@ -68,13 +68,11 @@ type Delivery struct {
 type Deliveries struct {
 	where string // for errors
 	sink  deliverySink
-	done  sync.WaitGroup // the writers
+	gc    *groupCommit[deliveryBatch]
 
 	mu      sync.Mutex
-	cur     *deliveryBatch            // deliveries waiting for the writer
-	pending map[string]*deliveryBatch // keys waiting or being committed, by batch
-	known   map[string]bool           // the file's keys, all stored; nil for a table, whose key decides
-	kick    chan struct{}             // wakes the writer; closed by Close
+	pending map[string]*commitBatch[deliveryBatch] // keys waiting or being committed, by batch
+	known   map[string]bool                        // the file's keys, all stored; nil for a table, whose key decides
 	closed  bool
 }
 
@@ -93,8 +91,6 @@ type deliveryBatch struct {
 	ds    []Delivery
 	lines [][]byte // each delivery's JSON line, with its newline
 	isNew []bool   // set by commit
-	done  chan struct{}
-	err   error
 }
 
 // newDeliveries returns deliveries committed to k by writers goroutines
@@ -103,14 +99,10 @@ func newDeliveries(where string, k deliverySink, known map[string]bool, writers 
 	w := &Deliveries{
 		where:   where,
 		sink:    k,
-		cur:     &deliveryBatch{done: make(chan struct{})},
-		pending: map[string]*deliveryBatch{},
+		pending: map[string]*commitBatch[deliveryBatch]{},
 		known:   known,
-		kick:    make(chan struct{}, 1),
 	}
-	for range writers {
-		w.done.Go(w.run)
-	}
+	w.gc = newGroupCommit(w.commit, false, 0, writers)
 	return w
 }
 
@@ -142,49 +134,38 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 		<-b.done
 		return false, b.err
 	}
-	b := w.cur
-	i := len(b.ds)
-	b.ds = append(b.ds, d)
-	b.lines = append(b.lines, line)
-	w.pending[d.Key] = b
-	select {
-	case w.kick <- struct{}{}:
-	default: // the writer is woken already
+	b, i, err := w.gc.queue(true, func(b *deliveryBatch) (int, error) {
+		b.ds = append(b.ds, d)
+		b.lines = append(b.lines, line)
+		return len(b.ds) - 1, nil
+	})
+	if err == nil {
+		w.pending[d.Key] = b
 	}
 	w.mu.Unlock()
-	<-b.done
-	if b.err != nil {
-		return false, b.err
+	if err != nil {
+		return false, err
 	}
-	return b.isNew[i], nil
+	if err := w.gc.wait(b); err != nil {
+		return false, err
+	}
+	return b.data.isNew[i], nil
 }
 
-// run is a writer goroutine: it commits whatever is waiting, until
-// Close.
-func (w *Deliveries) run() {
-	for {
-		_, open := <-w.kick
-		w.mu.Lock()
-		b := w.cur
-		w.cur = &deliveryBatch{done: make(chan struct{})}
-		w.mu.Unlock()
-		if len(b.ds) > 0 {
-			b.isNew = make([]bool, len(b.ds))
-			b.err = w.sink.commit(b)
-			w.mu.Lock()
-			for _, d := range b.ds {
-				delete(w.pending, d.Key)
-				if b.err == nil && w.known != nil {
-					w.known[d.Key] = true
-				}
-			}
-			w.mu.Unlock()
-		}
-		close(b.done)
-		if !open {
-			return
+// commit has the sink commit one batch, on a writer goroutine, and
+// forgets its keys as pending.
+func (w *Deliveries) commit(b *deliveryBatch) error {
+	b.isNew = make([]bool, len(b.ds))
+	err := w.sink.commit(b)
+	w.mu.Lock()
+	for _, d := range b.ds {
+		delete(w.pending, d.Key)
+		if err == nil && w.known != nil {
+			w.known[d.Key] = true
 		}
 	}
+	w.mu.Unlock()
+	return err
 }
 
 // Close stores the deliveries already appended, then closes the file
@@ -196,9 +177,8 @@ func (w *Deliveries) Close() error {
 		return nil
 	}
 	w.closed = true
-	close(w.kick)
 	w.mu.Unlock()
-	w.done.Wait()
+	w.gc.close() //nolint:errcheck // not sticky: no error to return
 	return w.sink.close()
 }
 
