@@ -379,107 +379,42 @@ func scanDeliveries(f *os.File, each func(line []byte) (string, error)) (int64, 
 // it the deliveries stored while it runs, without the deliveries lock.
 // Each Next reads only what was appended since the last. Its methods are
 // not safe for concurrent use.
-type DeliveriesTail struct {
-	path string
-	off  int64 // where the next whole line starts
-	// torn: off is inside a line (the tail began, or the file was cut,
-	// while a line was being written), skipped up to its newline.
-	torn bool
-}
+type DeliveriesTail struct{ lines follower[Delivery] }
 
 // TailDeliveries returns a tail of the deliveries file of state directory
 // dir that begins at its end now: its first Next returns the deliveries
-// stored after this call. A missing file is followed from its creation.
+// stored after this call (a line being written as it begins is skipped).
+// A missing file is followed from its creation.
 func TailDeliveries(dir string) (*DeliveriesTail, error) {
-	t := &DeliveriesTail{path: filepath.Join(dir, DeliveriesFile)}
-	if err := t.seekEnd(); err != nil {
+	path := filepath.Join(dir, DeliveriesFile)
+	t := &DeliveriesTail{follower[Delivery]{path: path, what: "a delivery", valid: func(d *Delivery) bool { return d.Key != "" }, tail: true}}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return t, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err == nil {
+		err = t.lines.seekEnd(f, fi.Size())
+	}
+	if err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// seekEnd moves the tail to the file's end, noting whether that end is
-// inside a line.
-func (t *DeliveriesTail) seekEnd() error {
-	f, err := os.Open(t.path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.off, t.torn = 0, false
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	t.off, t.torn = fi.Size(), false
-	if t.off > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, t.off-1); err != nil {
-			return err
-		}
-		t.torn = last[0] != '\n'
-	}
-	return nil
-}
-
 // Next returns the deliveries whose whole lines were appended since the
 // last Next (or since the tail began), in the order they were stored. A
-// line not yet whole is left for a later Next.
+// line not yet whole is left for a later Next. When listen cut a torn
+// line as it started again, or the file was replaced, what is there now
+// was read, but for what comes after.
 func (t *DeliveriesTail) Next() ([]Delivery, error) {
-	f, err := os.Open(t.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := fi.Size()
-	if size < t.off {
-		// listen cut a torn last line when it started again: what is
-		// there now was read, but for what comes after.
-		f.Close()
-		if err := t.seekEnd(); err != nil {
-			return nil, err
-		}
-		return nil, nil
-	}
-	if size == t.off {
-		return nil, nil
-	}
-	buf := make([]byte, size-t.off)
-	if _, err := f.ReadAt(buf, t.off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
 	var out []Delivery
-	for {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			return out, nil // the rest is not whole yet
-		}
-		line := buf[:i+1]
-		buf = buf[i+1:]
-		t.off += int64(len(line))
-		if t.torn {
-			t.torn = false
-			continue
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var d Delivery
-		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
-			return out, fmt.Errorf("%s: a line is not a delivery", t.path)
-		}
-		out = append(out, d)
-	}
+	_, err := t.lines.read(nil, nil, func(d Delivery, _ int64) { out = append(out, d) })
+	return out, err
 }
 
 // deliveryReader reads a campaign's stored deliveries back: the file of
