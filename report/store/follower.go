@@ -58,7 +58,7 @@ func (fl *follower[T]) read(f *os.File, restart func(), fn func(T, int64)) (int6
 	if err != nil {
 		return 0, err
 	}
-	if fi.Size() < fl.off || !fl.holdsLast(f) {
+	if fi.Size() < fl.off || !fl.holdsLine(f) {
 		if fl.tail {
 			return fl.off, fl.seekEnd(f, fi.Size())
 		}
@@ -93,9 +93,9 @@ func (fl *follower[T]) read(f *os.File, restart func(), fn func(T, int64)) (int6
 	}
 }
 
-// holdsLast reports whether f still holds the line read last where it
+// holdsLine reports whether f still holds the line read last where it
 // was read, ending at fl.off.
-func (fl *follower[T]) holdsLast(f *os.File) bool {
+func (fl *follower[T]) holdsLine(f *os.File) bool {
 	if fl.off == 0 || len(fl.last) == 0 {
 		return true
 	}
