@@ -1,13 +1,10 @@
 package store
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -240,13 +237,20 @@ func openDeliveriesFile(path string) (*fileDeliveries, map[string]bool, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	known, good, err := readDeliveryKeys(f)
+	// Only the keys: what listen keeps in memory of a file whose
+	// deliveries may carry transcripts.
+	type keyOnly struct {
+		Key string `json:"key"`
+	}
+	known := map[string]bool{}
+	good, err := readAll(follower[keyOnly]{path: path, what: "a delivery", valid: func(d *keyOnly) bool { return d.Key != "" }}, f,
+		func(d keyOnly, _ int64) { known[d.Key] = true })
 	if err == nil {
 		err = cutTail(f, good)
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
 	return &fileDeliveries{path: path, f: f, size: good}, known, nil
 }
@@ -256,22 +260,10 @@ func (k *fileDeliveries) commit(b *deliveryBatch) error {
 	for _, l := range b.lines {
 		k.buf = append(k.buf, l...)
 	}
-	if _, err := k.f.WriteAt(k.buf, k.size); err != nil {
-		k.f.Truncate(k.size) //nolint:errcheck // the torn lines are cut on the next open too
+	// Not known to be durable, a failed write is cut: never acknowledged,
+	// the service's retries store it again.
+	if err := writeSynced(k.f, k.buf, k.size, k.beforeSync); err != nil {
 		return fmt.Errorf("writing %s: %w", k.path, err)
-	}
-	var err error
-	if k.beforeSync != nil {
-		err = k.beforeSync()
-	}
-	if err == nil {
-		err = k.f.Sync()
-	}
-	if err != nil {
-		// Not known to be durable: never acknowledged, so cut them, and
-		// the service's retries store them again.
-		k.f.Truncate(k.size) //nolint:errcheck
-		return fmt.Errorf("syncing %s: %w", k.path, err)
 	}
 	k.size += int64(len(k.buf))
 	for i := range b.isNew {
@@ -293,85 +285,23 @@ func (k *fileDeliveries) close() error {
 // listen may be appending. A torn last line is ignored; a missing file
 // holds none.
 func ReadDeliveries(dir string) ([]Delivery, error) {
-	path := filepath.Join(dir, DeliveriesFile)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ds, _, err := readDeliveries(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return ds, nil
-}
-
-// readDeliveries reads every whole line of f, each key once, and returns
-// them with the length of the whole lines; a last line without its
-// newline is left out.
-func readDeliveries(f *os.File) ([]Delivery, int64, error) {
 	var out []Delivery
 	seen := map[string]bool{}
-	good, err := scanDeliveries(f, func(line []byte) (string, error) {
-		var d Delivery
-		if err := json.Unmarshal(line, &d); err != nil {
-			return "", err
-		}
-		if d.Key != "" && !seen[d.Key] {
+	fl := deliveryLines(filepath.Join(dir, DeliveriesFile))
+	if _, err := fl.read(nil, func() {}, func(d Delivery, _ int64) {
+		if !seen[d.Key] {
 			seen[d.Key] = true
 			out = append(out, d)
 		}
-		return d.Key, nil
-	})
-	if err != nil {
-		return nil, 0, err
+	}); err != nil {
+		return nil, err
 	}
-	return out, good, nil
+	return out, nil
 }
 
-// readDeliveryKeys reads the keys of the whole lines of f, and the length
-// of those lines, keeping nothing else of them: what listen keeps in
-// memory of a file whose deliveries may carry transcripts.
-func readDeliveryKeys(f *os.File) (map[string]bool, int64, error) {
-	keys := map[string]bool{}
-	good, err := scanDeliveries(f, func(line []byte) (string, error) {
-		var d struct {
-			Key string `json:"key"`
-		}
-		err := json.Unmarshal(line, &d)
-		keys[d.Key] = true
-		return d.Key, err
-	})
-	delete(keys, "")
-	return keys, good, err
-}
-
-// scanDeliveries calls each with every whole, non-blank line of f, which
-// returns the line's key, and returns the length of the whole lines; a
-// last line without its newline is left out. A line each cannot decode,
-// or whose key is empty, is an error naming it.
-func scanDeliveries(f *os.File, each func(line []byte) (string, error)) (int64, error) {
-	br := bufio.NewReader(f)
-	var good int64
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			return good, nil // a torn last line, or none
-		}
-		if err != nil {
-			return 0, err
-		}
-		good += int64(len(line))
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if key, err := each(line); err != nil || key == "" {
-			return 0, fmt.Errorf("line %d is not a delivery", n)
-		}
-	}
+// deliveryLines follows the deliveries file at path.
+func deliveryLines(path string) follower[Delivery] {
+	return follower[Delivery]{path: path, what: "a delivery", valid: func(d *Delivery) bool { return d.Key != "" }}
 }
 
 // DeliveriesTail follows the deliveries file of a state directory as
@@ -387,7 +317,8 @@ type DeliveriesTail struct{ lines follower[Delivery] }
 // A missing file is followed from its creation.
 func TailDeliveries(dir string) (*DeliveriesTail, error) {
 	path := filepath.Join(dir, DeliveriesFile)
-	t := &DeliveriesTail{follower[Delivery]{path: path, what: "a delivery", valid: func(d *Delivery) bool { return d.Key != "" }, tail: true}}
+	t := &DeliveriesTail{deliveryLines(path)}
+	t.lines.tail = true
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return t, nil
