@@ -60,7 +60,8 @@ func (fl *follower[T]) read(f *os.File, restart func(), fn func(T, int64)) (int6
 	}
 	if fi.Size() < fl.off || !fl.holdsLine(f) {
 		if fl.tail {
-			return fl.off, fl.seekEnd(f, fi.Size())
+			err := fl.seekEnd(f, fi.Size())
+			return fl.off, err
 		}
 		restart()
 		fl.forget()
