@@ -23,12 +23,51 @@ const DefaultDeliveryWait = 15 * time.Minute
 // deliveries, at most.
 const DefaultDeliveryPoll = time.Second
 
-// NoDeliveryWarning is what callrun says when a call started at since
-// and no webhook delivery has come after it, now: that the webhook URL is
-// probably wrong or unreachable. It is "" while wait has not passed since
-// then, or when since is zero (no call waits for a delivery).
-func NoDeliveryWarning(since, now time.Time, wait time.Duration) string {
-	if since.IsZero() || now.Sub(since) < wait {
+// DeliveryQuiet is the one rule by which callrun decides that calls were
+// started but no webhook delivery came: it keeps the latest delivery and
+// the first call start after it (a delivery at the same instant as a
+// call start answers it), and that call start is overdue once it is the
+// wait old with still no delivery. A run (its follower), status and
+// listen each keep one, noting deliveries and call starts in the order
+// they came, or every delivery first. The zero DeliveryQuiet has seen
+// neither.
+type DeliveryQuiet struct {
+	delivered time.Time // the latest delivery; zero when none came
+	waiting   time.Time // the first call start after it; zero when none
+}
+
+// Delivered notes a delivery at at: the call starts before it were
+// answered.
+func (q *DeliveryQuiet) Delivered(at time.Time) {
+	if at.After(q.delivered) {
+		q.delivered = at
+	}
+	if !q.waiting.After(q.delivered) {
+		q.waiting = time.Time{}
+	}
+}
+
+// Started notes a call start at at.
+func (q *DeliveryQuiet) Started(at time.Time) {
+	if at.After(q.delivered) && (q.waiting.IsZero() || at.Before(q.waiting)) {
+		q.waiting = at
+	}
+}
+
+// Overdue returns the call start that has waited wait or more at now
+// with no delivery after it; zero when none has.
+func (q *DeliveryQuiet) Overdue(now time.Time, wait time.Duration) time.Time {
+	if q.waiting.IsZero() || now.Sub(q.waiting) < wait {
+		return time.Time{}
+	}
+	return q.waiting
+}
+
+// Warning is what callrun says when a call start is Overdue at now: that
+// the webhook URL is probably wrong or unreachable; "" when none is.
+func (q *DeliveryQuiet) Warning(now time.Time, wait time.Duration) string {
+	since := q.Overdue(now, wait)
+	if since.IsZero() {
 		return ""
 	}
 	return fmt.Sprintf("no webhook delivery has come in the %s since a call started at %s: the webhook URL is probably wrong or unreachable. Check that outcomes.url is the account webhook and the agents' webhook on the service, that the service can reach it, and that callrun listen is running behind it",
@@ -47,12 +86,11 @@ type follower struct {
 	every  time.Duration
 	wait   time.Duration
 	polled time.Time // the run's clock at the last poll
-	// waiting is the first call start after the last delivery the run
-	// saw (after the run began, when it saw none); zero when no call
-	// started since a delivery came.
-	waiting time.Time
-	warned  bool // the warning was logged, since the last delivery
-	broken  bool // the feed failed: the run goes on without it
+	// quiet has the call starts and the deliveries the run saw, each at
+	// the run's clock when it saw it.
+	quiet  DeliveryQuiet
+	warned bool // the warning was logged, since the last delivery
+	broken bool // the feed failed: the run goes on without it
 }
 
 // callStarting notes a call about to start at now, and polls the feed
@@ -62,9 +100,7 @@ func (fl *follower) callStarting(now time.Time) {
 		return
 	}
 	fl.mu.Lock()
-	if fl.waiting.IsZero() {
-		fl.waiting = now
-	}
+	fl.quiet.Started(now)
 	fl.mu.Unlock()
 	fl.poll(now, false)
 }
@@ -88,7 +124,8 @@ func (fl *follower) poll(now time.Time, force bool) {
 		fl.r.opts.Warnf("reading the webhook deliveries failed (%v): the run goes on, counting each call in progress for pace.call_length", err)
 	}
 	if len(ds) > 0 {
-		fl.waiting, fl.warned = time.Time{}, false
+		fl.quiet.Delivered(now)
+		fl.warned = false
 	}
 	for _, d := range ds {
 		if !endsCall(d) {
@@ -108,7 +145,7 @@ func (fl *follower) warning(now time.Time) string {
 	if fl.broken {
 		return ""
 	}
-	return NoDeliveryWarning(fl.waiting, now, fl.wait)
+	return fl.quiet.Warning(now, fl.wait)
 }
 
 // end reads the feed once more at the run's end and returns the

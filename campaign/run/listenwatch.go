@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -66,8 +67,8 @@ func (l *Listener) checkQuiet(ctx context.Context) {
 	now := l.now()
 	for _, t := range l.targets {
 		if last := t.last.Load(); last != 0 && now.Sub(time.Unix(0, last)) < l.quiet {
-			// A delivery came less than the quiet time ago: since the
-			// first call start, or that start is more recent still.
+			// A delivery came less than the quiet time ago: any call start
+			// after it is younger still. Spares reading the journal's runs.
 			continue
 		}
 		first, err := firstCallStart(ctx, t.store)
@@ -75,10 +76,12 @@ func (l *Listener) checkQuiet(ctx context.Context) {
 			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the journal's runs for the quiet check")
 			continue
 		}
-		if first.IsZero() || now.Sub(first) < l.quiet || t.warned.Equal(first) {
-			continue
+		var quiet campaign.DeliveryQuiet
+		if last := t.last.Load(); last != 0 {
+			quiet.Delivered(time.Unix(0, last))
 		}
-		if last := t.last.Load(); last != 0 && !time.Unix(0, last).Before(first) {
+		quiet.Started(first)
+		if quiet.Overdue(now, l.quiet).IsZero() || t.warned.Equal(first) {
 			continue
 		}
 		ds, err := t.store.ReadDeliveries(ctx)
@@ -86,9 +89,11 @@ func (l *Listener) checkQuiet(ctx context.Context) {
 			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the deliveries for the quiet check")
 			continue
 		}
-		if n := len(ds); n > 0 && !ds[n-1].At.Before(first) {
-			t.last.Store(ds[n-1].At.UnixNano())
-			continue
+		if n := len(ds); n > 0 {
+			if quiet.Delivered(ds[n-1].At); quiet.Overdue(now, l.quiet).IsZero() {
+				t.last.Store(ds[n-1].At.UnixNano())
+				continue
+			}
 		}
 		t.warned = first
 		l.log.Warn().Str("campaign", t.name).Time("first_call_start", first).Dur("quiet_for", now.Sub(first).Round(time.Second)).

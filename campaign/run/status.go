@@ -28,40 +28,6 @@ type RunHolder struct {
 	Shard string    `json:"shard,omitempty"`
 }
 
-// deliveryQuiet finds, for status, the first call start after the last
-// webhook delivery: a call whose delivery has not come.
-type deliveryQuiet struct {
-	last  string // the last delivery's time, as report.Timestamp writes it; "" when none came
-	first string // the first call start after it, the same way
-}
-
-// since notes the deliveries stored.
-func (q *deliveryQuiet) since(ds []store.Delivery) {
-	for _, d := range ds {
-		if at := report.Timestamp(d.At); at > q.last {
-			q.last = at
-		}
-	}
-}
-
-// called notes a contact whose last call start was answered at (a report
-// timestamp; "" when it was never called). Timestamps of one format
-// compare as strings.
-func (q *deliveryQuiet) called(at string) {
-	if at != "" && at > q.last && (q.first == "" || at < q.first) {
-		q.first = at
-	}
-}
-
-// warning is the no-delivery warning at now, if it is due.
-func (q *deliveryQuiet) warning(now time.Time) string {
-	first, err := time.Parse(time.RFC3339, q.first)
-	if err != nil {
-		return ""
-	}
-	return campaign.NoDeliveryWarning(first, now, campaign.DefaultDeliveryWait)
-}
-
 // inFlight reports whether contact c, uncertain in the journal, is one of
 // the calls a run holding the lock has in flight: its last record is an
 // intent, written since that run took the lock, and the contact is in
@@ -234,10 +200,15 @@ func Status(ctx context.Context, o SavedOptions) (*StatusReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	var quiet deliveryQuiet
+	// The deliveries and the call starts to the second, as the report
+	// writes them: a call start in the second of the last delivery was
+	// answered.
+	var quiet campaign.DeliveryQuiet
 	if outcomes != nil {
 		sum.Outcomes = map[string]int{}
-		quiet.since(outcomes.Deliveries())
+		for _, d := range outcomes.Deliveries() {
+			quiet.Delivered(d.At.Truncate(time.Second))
+		}
 	}
 	now := o.Now
 	if now == nil {
@@ -256,7 +227,9 @@ func Status(ctx context.Context, o SavedOptions) (*StatusReport, error) {
 		pending.add(waits.Explain(c, &row))
 		outcomes.Add(c, &row)
 		if outcomes != nil {
-			quiet.called(row.LastAttemptAt)
+			if at, err := time.Parse(time.RFC3339, row.LastAttemptAt); err == nil { // "": never called
+				quiet.Started(at)
+			}
 		}
 		sum.Add(row)
 		return nil
@@ -266,7 +239,7 @@ func Status(ctx context.Context, o SavedOptions) (*StatusReport, error) {
 	}
 	r := &StatusReport{Campaign: f.Name, Counts: map[string]int{InFlight: 0}, Waiting: pending.lines(), Rehearsal: s.Rehearsal,
 		Rows: sum.Rows, Shard: f.Shard, Journal: s.Store.String(), Holders: holders}
-	if w := quiet.warning(now()); w != "" {
+	if w := quiet.Warning(now(), campaign.DefaultDeliveryWait); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
 	if outcomes != nil {

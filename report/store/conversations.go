@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,12 +61,13 @@ const ConversationsFileName = "conversations.jsonl"
 // conversationsFile is what a [CallStartsFile] keeps in memory of the
 // conversations file, beside its starts.
 type conversationsFile struct {
-	size          int64                // bytes read into conversations
-	conversations map[string][]timedID // by number, as of size
-	// lastLine is the line read last, which ends at size: a file that no
-	// longer holds it there was replaced by a compaction, and is read
-	// again from its start.
-	lastLine []byte
+	lines         follower[Conversation]
+	conversations map[string][]timedID // by number, as of what lines read
+}
+
+// conversationLines follows the conversations' file at path.
+func conversationLines(path string) follower[Conversation] {
+	return follower[Conversation]{path: path, what: "a conversation", valid: func(c *Conversation) bool { return c.Number != "" && c.Key != "" }}
 }
 
 func (l *CallStartsFile) conversationsPath() string {
@@ -75,49 +75,22 @@ func (l *CallStartsFile) conversationsPath() string {
 }
 
 // refreshConversations applies the whole lines appended to the conversations
-// file since the last look. The caller holds l.mu.
+// file since the last look; a file that shrank or was replaced by a
+// compaction is read again from its start. The caller holds l.mu.
 func (l *CallStartsFile) refreshConversations() error {
 	c := &l.conversations
-	f, err := os.Open(l.conversationsPath())
-	if errors.Is(err, os.ErrNotExist) {
-		c.size, c.conversations = 0, nil
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the conversations of the %s: %w", l, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("reading the conversations of the %s: %w", l, err)
-	}
-	if fi.Size() < c.size || !holdsLine(f, c.size, c.lastLine) {
-		*c = conversationsFile{}
-	}
-	if fi.Size() == c.size {
-		return nil
-	}
-	if c.conversations == nil {
-		c.conversations = map[string][]timedID{}
-	}
-	prev, lastAt := c.size, int64(-1)
-	n, err := readConversations(f, c.size, func(v Conversation, end int64) {
+	from, err := c.lines.read(nil, func() { c.conversations = nil }, func(v Conversation, _ int64) {
+		if c.conversations == nil {
+			c.conversations = map[string][]timedID{}
+		}
 		c.apply(v)
-		lastAt, prev = prev, end
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w", l.conversationsPath(), err)
+		return fmt.Errorf("reading the conversations: %w", err)
 	}
-	if lastAt >= 0 {
-		if c.lastLine, err = lineAt(f, lastAt, c.size+n); err != nil {
-			*c = conversationsFile{}
-			return fmt.Errorf("reading the conversations of the %s: %w", l, err)
-		}
-	}
-	if c.size == 0 {
+	if from == 0 {
 		forgetOld(c.conversations)
 	}
-	c.size += n
 	return nil
 }
 
@@ -142,12 +115,6 @@ func (c *conversationsFile) last(number string) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, at).UTC()
-}
-
-// readConversations reads the conversations of f from off, as
-// readEntries.
-func readConversations(f *os.File, off int64, fn func(Conversation, int64)) (int64, error) {
-	return readEntries(f, off, "a conversation", func(c *Conversation) bool { return c.Number != "" && c.Key != "" }, fn)
 }
 
 // Converse takes the call starts' lock (waiting for a run's batch to be
@@ -184,7 +151,7 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 	}
 	defer f.Close()
 	// A torn last line was never acknowledged: cut it.
-	if err := cutTail(f, l.conversations.size); err != nil {
+	if err := cutTail(f, l.conversations.lines.off); err != nil {
 		return false, fmt.Errorf("cutting the torn last line of %s: %w", path, err)
 	}
 	c.At = c.At.UTC()
@@ -193,19 +160,13 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 		return false, err
 	}
 	line = append(line, '\n')
-	if _, err := f.WriteAt(line, l.conversations.size); err != nil {
-		f.Truncate(l.conversations.size) //nolint:errcheck // the next writer cuts it too
+	if err := writeSynced(f, line, l.conversations.lines.off, nil); err != nil {
 		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Truncate(l.conversations.size) //nolint:errcheck
-		return false, fmt.Errorf("syncing %s: %w", path, err)
 	}
 	if l.conversations.conversations == nil {
 		l.conversations.conversations = map[string][]timedID{}
 	}
-	l.conversations.size += int64(len(line))
-	l.conversations.lastLine = line
+	l.conversations.lines.appended(line)
 	l.conversations.apply(c)
 	return true, nil
 }
@@ -235,7 +196,7 @@ func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conv
 			out = append(out, c)
 		}
 	}
-	if err := readBoth(l.conversationsArchivePath(), l.conversationsPath(), func(f *os.File) (int64, error) { return readConversations(f, 0, add) }); err != nil {
+	if err := readBoth(l.conversationsArchivePath(), l.conversationsPath(), func(f *os.File) (int64, error) { return readAll(conversationLines(f.Name()), f, add) }); err != nil {
 		return nil, err
 	}
 	slices.SortStableFunc(out, func(a, b Conversation) int { return a.At.Compare(b.At) })

@@ -180,7 +180,7 @@ func TestCompactConversationsUnderAReader(t *testing.T) {
 	if _, err := a.Conversed(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	read := a.conversations.size
+	read := a.conversations.lines.off
 	b := OpenCallStartsFile(dir)
 	b.compactMin = 0
 	if _, conversations, err := b.Compact(now); err != nil || conversations != 50 {

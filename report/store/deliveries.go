@@ -1,13 +1,10 @@
 package store
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -68,13 +65,11 @@ type Delivery struct {
 type Deliveries struct {
 	where string // for errors
 	sink  deliverySink
-	done  sync.WaitGroup // the writers
+	gc    *groupCommit[deliveryBatch]
 
 	mu      sync.Mutex
-	cur     *deliveryBatch            // deliveries waiting for the writer
-	pending map[string]*deliveryBatch // keys waiting or being committed, by batch
-	known   map[string]bool           // the file's keys, all stored; nil for a table, whose key decides
-	kick    chan struct{}             // wakes the writer; closed by Close
+	pending map[string]*commitBatch[deliveryBatch] // keys waiting or being committed, by batch
+	known   map[string]bool                        // the file's keys, all stored; nil for a table, whose key decides
 	closed  bool
 }
 
@@ -93,8 +88,6 @@ type deliveryBatch struct {
 	ds    []Delivery
 	lines [][]byte // each delivery's JSON line, with its newline
 	isNew []bool   // set by commit
-	done  chan struct{}
-	err   error
 }
 
 // newDeliveries returns deliveries committed to k by writers goroutines
@@ -103,14 +96,10 @@ func newDeliveries(where string, k deliverySink, known map[string]bool, writers 
 	w := &Deliveries{
 		where:   where,
 		sink:    k,
-		cur:     &deliveryBatch{done: make(chan struct{})},
-		pending: map[string]*deliveryBatch{},
+		pending: map[string]*commitBatch[deliveryBatch]{},
 		known:   known,
-		kick:    make(chan struct{}, 1),
 	}
-	for range writers {
-		w.done.Go(w.run)
-	}
+	w.gc = newGroupCommit(w.commit, false, 0, writers)
 	return w
 }
 
@@ -142,49 +131,38 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 		<-b.done
 		return false, b.err
 	}
-	b := w.cur
-	i := len(b.ds)
-	b.ds = append(b.ds, d)
-	b.lines = append(b.lines, line)
-	w.pending[d.Key] = b
-	select {
-	case w.kick <- struct{}{}:
-	default: // the writer is woken already
+	b, i, err := w.gc.queue(true, func(b *deliveryBatch) (int, error) {
+		b.ds = append(b.ds, d)
+		b.lines = append(b.lines, line)
+		return len(b.ds) - 1, nil
+	})
+	if err == nil {
+		w.pending[d.Key] = b
 	}
 	w.mu.Unlock()
-	<-b.done
-	if b.err != nil {
-		return false, b.err
+	if err != nil {
+		return false, err
 	}
-	return b.isNew[i], nil
+	if err := w.gc.wait(b); err != nil {
+		return false, err
+	}
+	return b.data.isNew[i], nil
 }
 
-// run is a writer goroutine: it commits whatever is waiting, until
-// Close.
-func (w *Deliveries) run() {
-	for {
-		_, open := <-w.kick
-		w.mu.Lock()
-		b := w.cur
-		w.cur = &deliveryBatch{done: make(chan struct{})}
-		w.mu.Unlock()
-		if len(b.ds) > 0 {
-			b.isNew = make([]bool, len(b.ds))
-			b.err = w.sink.commit(b)
-			w.mu.Lock()
-			for _, d := range b.ds {
-				delete(w.pending, d.Key)
-				if b.err == nil && w.known != nil {
-					w.known[d.Key] = true
-				}
-			}
-			w.mu.Unlock()
-		}
-		close(b.done)
-		if !open {
-			return
+// commit has the sink commit one batch, on a writer goroutine, and
+// forgets its keys as pending.
+func (w *Deliveries) commit(b *deliveryBatch) error {
+	b.isNew = make([]bool, len(b.ds))
+	err := w.sink.commit(b)
+	w.mu.Lock()
+	for _, d := range b.ds {
+		delete(w.pending, d.Key)
+		if err == nil && w.known != nil {
+			w.known[d.Key] = true
 		}
 	}
+	w.mu.Unlock()
+	return err
 }
 
 // Close stores the deliveries already appended, then closes the file
@@ -196,9 +174,8 @@ func (w *Deliveries) Close() error {
 		return nil
 	}
 	w.closed = true
-	close(w.kick)
 	w.mu.Unlock()
-	w.done.Wait()
+	w.gc.close() //nolint:errcheck // not sticky: no error to return
 	return w.sink.close()
 }
 
@@ -260,13 +237,20 @@ func openDeliveriesFile(path string) (*fileDeliveries, map[string]bool, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	known, good, err := readDeliveryKeys(f)
+	// Only the keys: what listen keeps in memory of a file whose
+	// deliveries may carry transcripts.
+	type keyOnly struct {
+		Key string `json:"key"`
+	}
+	known := map[string]bool{}
+	good, err := readAll(follower[keyOnly]{path: path, what: "a delivery", valid: func(d *keyOnly) bool { return d.Key != "" }}, f,
+		func(d keyOnly, _ int64) { known[d.Key] = true })
 	if err == nil {
 		err = cutTail(f, good)
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
 	return &fileDeliveries{path: path, f: f, size: good}, known, nil
 }
@@ -276,22 +260,10 @@ func (k *fileDeliveries) commit(b *deliveryBatch) error {
 	for _, l := range b.lines {
 		k.buf = append(k.buf, l...)
 	}
-	if _, err := k.f.WriteAt(k.buf, k.size); err != nil {
-		k.f.Truncate(k.size) //nolint:errcheck // the torn lines are cut on the next open too
+	// Not known to be durable, a failed write is cut: never acknowledged,
+	// the service's retries store it again.
+	if err := writeSynced(k.f, k.buf, k.size, k.beforeSync); err != nil {
 		return fmt.Errorf("writing %s: %w", k.path, err)
-	}
-	var err error
-	if k.beforeSync != nil {
-		err = k.beforeSync()
-	}
-	if err == nil {
-		err = k.f.Sync()
-	}
-	if err != nil {
-		// Not known to be durable: never acknowledged, so cut them, and
-		// the service's retries store them again.
-		k.f.Truncate(k.size) //nolint:errcheck
-		return fmt.Errorf("syncing %s: %w", k.path, err)
 	}
 	k.size += int64(len(k.buf))
 	for i := range b.isNew {
@@ -313,85 +285,23 @@ func (k *fileDeliveries) close() error {
 // listen may be appending. A torn last line is ignored; a missing file
 // holds none.
 func ReadDeliveries(dir string) ([]Delivery, error) {
-	path := filepath.Join(dir, DeliveriesFile)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ds, _, err := readDeliveries(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return ds, nil
-}
-
-// readDeliveries reads every whole line of f, each key once, and returns
-// them with the length of the whole lines; a last line without its
-// newline is left out.
-func readDeliveries(f *os.File) ([]Delivery, int64, error) {
 	var out []Delivery
 	seen := map[string]bool{}
-	good, err := scanDeliveries(f, func(line []byte) (string, error) {
-		var d Delivery
-		if err := json.Unmarshal(line, &d); err != nil {
-			return "", err
-		}
-		if d.Key != "" && !seen[d.Key] {
+	fl := deliveryLines(filepath.Join(dir, DeliveriesFile))
+	if _, err := fl.read(nil, func() {}, func(d Delivery, _ int64) {
+		if !seen[d.Key] {
 			seen[d.Key] = true
 			out = append(out, d)
 		}
-		return d.Key, nil
-	})
-	if err != nil {
-		return nil, 0, err
+	}); err != nil {
+		return nil, err
 	}
-	return out, good, nil
+	return out, nil
 }
 
-// readDeliveryKeys reads the keys of the whole lines of f, and the length
-// of those lines, keeping nothing else of them: what listen keeps in
-// memory of a file whose deliveries may carry transcripts.
-func readDeliveryKeys(f *os.File) (map[string]bool, int64, error) {
-	keys := map[string]bool{}
-	good, err := scanDeliveries(f, func(line []byte) (string, error) {
-		var d struct {
-			Key string `json:"key"`
-		}
-		err := json.Unmarshal(line, &d)
-		keys[d.Key] = true
-		return d.Key, err
-	})
-	delete(keys, "")
-	return keys, good, err
-}
-
-// scanDeliveries calls each with every whole, non-blank line of f, which
-// returns the line's key, and returns the length of the whole lines; a
-// last line without its newline is left out. A line each cannot decode,
-// or whose key is empty, is an error naming it.
-func scanDeliveries(f *os.File, each func(line []byte) (string, error)) (int64, error) {
-	br := bufio.NewReader(f)
-	var good int64
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			return good, nil // a torn last line, or none
-		}
-		if err != nil {
-			return 0, err
-		}
-		good += int64(len(line))
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if key, err := each(line); err != nil || key == "" {
-			return 0, fmt.Errorf("line %d is not a delivery", n)
-		}
-	}
+// deliveryLines follows the deliveries file at path.
+func deliveryLines(path string) follower[Delivery] {
+	return follower[Delivery]{path: path, what: "a delivery", valid: func(d *Delivery) bool { return d.Key != "" }}
 }
 
 // DeliveriesTail follows the deliveries file of a state directory as
@@ -399,107 +309,43 @@ func scanDeliveries(f *os.File, each func(line []byte) (string, error)) (int64, 
 // it the deliveries stored while it runs, without the deliveries lock.
 // Each Next reads only what was appended since the last. Its methods are
 // not safe for concurrent use.
-type DeliveriesTail struct {
-	path string
-	off  int64 // where the next whole line starts
-	// torn: off is inside a line (the tail began, or the file was cut,
-	// while a line was being written), skipped up to its newline.
-	torn bool
-}
+type DeliveriesTail struct{ lines follower[Delivery] }
 
 // TailDeliveries returns a tail of the deliveries file of state directory
 // dir that begins at its end now: its first Next returns the deliveries
-// stored after this call. A missing file is followed from its creation.
+// stored after this call (a line being written as it begins is skipped).
+// A missing file is followed from its creation.
 func TailDeliveries(dir string) (*DeliveriesTail, error) {
-	t := &DeliveriesTail{path: filepath.Join(dir, DeliveriesFile)}
-	if err := t.seekEnd(); err != nil {
+	path := filepath.Join(dir, DeliveriesFile)
+	t := &DeliveriesTail{deliveryLines(path)}
+	t.lines.tail = true
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return t, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err == nil {
+		err = t.lines.seekEnd(f, fi.Size())
+	}
+	if err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// seekEnd moves the tail to the file's end, noting whether that end is
-// inside a line.
-func (t *DeliveriesTail) seekEnd() error {
-	f, err := os.Open(t.path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.off, t.torn = 0, false
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	t.off, t.torn = fi.Size(), false
-	if t.off > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, t.off-1); err != nil {
-			return err
-		}
-		t.torn = last[0] != '\n'
-	}
-	return nil
-}
-
 // Next returns the deliveries whose whole lines were appended since the
 // last Next (or since the tail began), in the order they were stored. A
-// line not yet whole is left for a later Next.
+// line not yet whole is left for a later Next. When listen cut a torn
+// line as it started again, or the file was replaced, what is there now
+// was read, but for what comes after.
 func (t *DeliveriesTail) Next() ([]Delivery, error) {
-	f, err := os.Open(t.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := fi.Size()
-	if size < t.off {
-		// listen cut a torn last line when it started again: what is
-		// there now was read, but for what comes after.
-		f.Close()
-		if err := t.seekEnd(); err != nil {
-			return nil, err
-		}
-		return nil, nil
-	}
-	if size == t.off {
-		return nil, nil
-	}
-	buf := make([]byte, size-t.off)
-	if _, err := f.ReadAt(buf, t.off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
 	var out []Delivery
-	for {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			return out, nil // the rest is not whole yet
-		}
-		line := buf[:i+1]
-		buf = buf[i+1:]
-		t.off += int64(len(line))
-		if t.torn {
-			t.torn = false
-			continue
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var d Delivery
-		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
-			return out, fmt.Errorf("%s: a line is not a delivery", t.path)
-		}
-		out = append(out, d)
-	}
+	_, err := t.lines.read(nil, nil, func(d Delivery, _ int64) { out = append(out, d) })
+	return out, err
 }
 
 // deliveryReader reads a campaign's stored deliveries back: the file of

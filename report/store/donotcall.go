@@ -1,13 +1,10 @@
 package store
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -157,12 +154,12 @@ type DoNotCallFile struct {
 	dir string
 
 	mu   sync.Mutex
-	size int64                     // bytes of the file read into on
-	on   map[string]DoNotCallEntry // numbers on the list, as of size
+	list follower[DoNotCallEntry]
+	on   map[string]DoNotCallEntry // numbers on the list, as of what list read
 	// The opt-out holds, beside the list (OptOutHoldsFileName).
-	holdSize int64                 // bytes of the holds file read into open
-	open     map[string]OptOutHold // holds not resolved, by holdKey
-	ever     map[string]bool       // every delivery held, resolved or not, by holdKey
+	holds follower[OptOutHold]
+	open  map[string]OptOutHold // holds not resolved, by holdKey
+	ever  map[string]bool       // every delivery held, resolved or not, by holdKey
 }
 
 var _ DoNotCallList = (*DoNotCallFile)(nil)
@@ -170,7 +167,15 @@ var _ DoNotCallList = (*DoNotCallFile)(nil)
 // OpenDoNotCallFile returns the list kept in directory dir. Nothing is
 // read or created before the list is used; a list with no file is empty.
 func OpenDoNotCallFile(dir string) *DoNotCallFile {
-	return &DoNotCallFile{dir: dir, on: map[string]DoNotCallEntry{}, open: map[string]OptOutHold{}, ever: map[string]bool{}}
+	return &DoNotCallFile{dir: dir, on: map[string]DoNotCallEntry{}, open: map[string]OptOutHold{}, ever: map[string]bool{},
+		list:  doNotCallEntries(filepath.Join(dir, DoNotCallFileName)),
+		holds: follower[OptOutHold]{path: filepath.Join(dir, OptOutHoldsFileName), what: "an opt-out hold", valid: func(h *OptOutHold) bool { return h.Campaign != "" && h.Key != "" }},
+	}
+}
+
+// doNotCallEntries follows the do-not-call list's file at path.
+func doNotCallEntries(path string) follower[DoNotCallEntry] {
+	return follower[DoNotCallEntry]{path: path, what: "a do-not-call entry", valid: func(e *DoNotCallEntry) bool { return e.Number != "" }}
 }
 
 func (l *DoNotCallFile) path() string { return filepath.Join(l.dir, DoNotCallFileName) }
@@ -200,50 +205,22 @@ func (l *DoNotCallFile) Has(_ context.Context, number string) (bool, error) {
 
 // Entries reads the whole list.
 func (l *DoNotCallFile) Entries(context.Context) ([]DoNotCallEntry, error) {
-	f, err := os.Open(l.path())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []DoNotCallEntry
-	_, err = readDoNotCall(f, 0, func(e DoNotCallEntry) { out = append(out, e) })
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.path(), err)
+	fl := doNotCallEntries(l.path())
+	if _, err := fl.read(nil, func() {}, func(e DoNotCallEntry, _ int64) { out = append(out, e) }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// refresh applies the whole lines appended since l.size; a file that
-// shrank (a torn line cut by a writer) is read again from its start.
-// The caller holds l.mu.
+// refresh applies the whole lines appended since the last look; a file
+// that shrank (a torn line cut by a writer) or was replaced is read again
+// from its start. The caller holds l.mu.
 func (l *DoNotCallFile) refresh() error {
-	f, err := os.Open(l.path())
-	if errors.Is(err, os.ErrNotExist) {
-		l.size, l.on = 0, map[string]DoNotCallEntry{}
-		return nil
-	}
+	_, err := l.list.read(nil, func() { l.on = map[string]DoNotCallEntry{} }, func(e DoNotCallEntry, _ int64) { applyDoNotCall(l.on, e) })
 	if err != nil {
 		return fmt.Errorf("reading the do-not-call list: %w", err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("reading the do-not-call list: %w", err)
-	}
-	switch {
-	case fi.Size() == l.size:
-		return nil
-	case fi.Size() < l.size:
-		l.size, l.on = 0, map[string]DoNotCallEntry{}
-	}
-	n, err := readDoNotCall(f, l.size, func(e DoNotCallEntry) { applyDoNotCall(l.on, e) })
-	if err != nil {
-		return fmt.Errorf("%s: %w", l.path(), err)
-	}
-	l.size += n
 	return nil
 }
 
@@ -253,41 +230,6 @@ func applyDoNotCall(on map[string]DoNotCallEntry, e DoNotCallEntry) {
 	} else if _, ok := on[e.Number]; !ok {
 		on[e.Number] = e
 	}
-}
-
-// readEntries reads the whole JSON lines of f from offset off (the
-// do-not-call list's and the call starts' files), calling fn with each
-// entry that valid accepts and the offset just past its line, and returns
-// how many bytes they take; a last line without its newline (being
-// written, or torn) is left for later.
-// A line that is not such an entry is an error naming its byte offset
-// and what, the entry's kind.
-func readEntries[T any](f *os.File, off int64, what string, valid func(*T) bool, fn func(T, int64)) (int64, error) {
-	br := bufio.NewReader(io.NewSectionReader(f, off, 1<<62))
-	var n int64
-	for {
-		line, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			var e T
-			if err := json.Unmarshal(line, &e); err != nil || !valid(&e) {
-				return n, fmt.Errorf("the line at byte %d is not %s", off+n, what)
-			}
-			fn(e, off+n+int64(len(line)))
-		}
-		n += int64(len(line))
-	}
-}
-
-// readDoNotCall reads the do-not-call entries of f from offset off, as
-// readEntries.
-func readDoNotCall(f *os.File, off int64, fn func(DoNotCallEntry)) (int64, error) {
-	return readEntries(f, off, "a do-not-call entry", func(e *DoNotCallEntry) bool { return e.Number != "" }, func(e DoNotCallEntry, _ int64) { fn(e) })
 }
 
 // locked runs fn holding the list's lock (waiting for another writer)
@@ -312,37 +254,50 @@ func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-// appendLine appends v's JSON line at size, the end of the whole lines of
-// the file at path in dir (created if missing), first cutting a torn last
-// line a crashed writer left (it was never acknowledged), and syncs it; it
-// returns the line's length. The caller holds the file's lock.
-func appendLine(dir, path string, size int64, vs ...any) (int64, error) {
-	f, err := openOrCreate(dir, path)
+// appendLines appends vs' JSON lines at the end of the whole lines fl
+// read of its file in dir (created if missing), first cutting a torn last
+// line a crashed writer left (it was never acknowledged), and syncs them;
+// fl then counts them read. The caller holds the file's lock.
+func appendLines[T any](dir string, fl *follower[T], vs ...any) error {
+	f, err := openOrCreate(dir, fl.path)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer f.Close()
-	if err := cutTail(f, size); err != nil {
-		return 0, err
+	if err := cutTail(f, fl.off); err != nil {
+		return err
 	}
 	var buf []byte
 	for _, v := range vs {
 		line, err := json.Marshal(v)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		buf = append(append(buf, line...), '\n')
 	}
-	if _, err := f.WriteAt(buf, size); err != nil {
-		f.Truncate(size) //nolint:errcheck // the next writer cuts it too
-		return 0, err
+	if err := writeSynced(f, buf, fl.off, nil); err != nil {
+		return err
 	}
-	if err := f.Sync(); err != nil {
-		// Not known to be durable: not acknowledged, so cut it.
-		f.Truncate(size) //nolint:errcheck
-		return 0, err
+	fl.appended(buf)
+	return nil
+}
+
+// writeSynced writes buf at offset at of f and syncs it, running
+// beforeSync, if set, first (tests use it to break the disk). A write or
+// sync that fails is cut off again: not known to be durable, it was
+// never acknowledged (and the next writer cuts it too).
+func writeSynced(f *os.File, buf []byte, at int64, beforeSync func() error) error {
+	_, err := f.WriteAt(buf, at)
+	if err == nil && beforeSync != nil {
+		err = beforeSync()
 	}
-	return int64(len(buf)), nil
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Truncate(at) //nolint:errcheck // cut by the next writer, if not now
+	}
+	return err
 }
 
 // Add takes the list's lock (waiting for another writer), cuts a torn
@@ -378,15 +333,13 @@ func (l *DoNotCallFile) Add(ctx context.Context, entries []DoNotCallEntry) ([]Do
 		if len(lines) == 0 {
 			return nil
 		}
-		n, err := appendLine(l.dir, l.path(), l.size, lines...)
-		if err != nil {
+		if err := appendLines(l.dir, &l.list, lines...); err != nil {
 			wrote = nil
 			return fmt.Errorf("writing the %s: %w", l, err)
 		}
 		for _, e := range wrote {
 			applyDoNotCall(l.on, e)
 		}
-		l.size += n
 		return nil
 	})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
@@ -114,19 +113,7 @@ type Journal struct {
 	path  string // where the journal is, for error messages
 	sink  sink   // where batches are committed: a file, or a PostgreSQL table
 	state *State
-	done  chan struct{} // closed when the writer goroutine has ended
-
-	mu     sync.Mutex
-	cur    *batch        // records waiting for the writer
-	kick   chan struct{} // wakes the writer to commit now; closed by Close
-	lazy   chan struct{} // tells the writer a batch holds only records that can wait
-	closed bool
-	err    error // sticky: the first write or sync failure
-
-	// Owned by the writer goroutine.
-	spareBuf  []byte
-	spareRecs []pending
-	linger    time.Duration
+	gc    *groupCommit[batch]
 }
 
 // sink is where a [Journal] commits its batches: a JSON Lines file
@@ -142,8 +129,6 @@ type sink interface {
 type batch struct {
 	buf  []byte
 	recs []pending
-	done chan struct{} // closed when err is set
-	err  error
 	// refused are the indexes in recs of the intents the sink did not
 	// write, with why: [ErrDoNotCall], an [*OptOutHeldError] or a
 	// [HeldError]; nil when none.
@@ -268,17 +253,8 @@ func newJournal(path string, k sink, s *State, opts JournalOptions) *Journal {
 	if opts.Linger <= 0 {
 		opts.Linger = Linger
 	}
-	j := &Journal{
-		path:   path,
-		sink:   k,
-		state:  s,
-		done:   make(chan struct{}),
-		cur:    &batch{done: make(chan struct{})},
-		kick:   make(chan struct{}, 1),
-		lazy:   make(chan struct{}, 1),
-		linger: opts.Linger,
-	}
-	go j.run()
+	j := &Journal{path: path, sink: k, state: s}
+	j.gc = newGroupCommit(j.commit, true, opts.Linger, 1)
 	return j
 }
 
@@ -546,7 +522,7 @@ func (j *Journal) enqueue(rec Record, urgent bool) (Queued, error) {
 // The zero Queued is one that is durable already.
 type Queued struct {
 	j *Journal
-	b *batch
+	b *commitBatch[batch]
 	i int // the record's index in b
 }
 
@@ -556,20 +532,10 @@ func (q Queued) Wait() error {
 	if q.b == nil {
 		return nil
 	}
-	select {
-	case <-q.b.done:
-	default:
-		q.j.mu.Lock()
-		if !q.j.closed { // Close commits it anyway
-			q.j.wake(q.j.kick)
-		}
-		q.j.mu.Unlock()
-		<-q.b.done
+	if err := q.j.gc.wait(q.b); err != nil {
+		return err
 	}
-	if q.b.err == nil && q.b.refused[q.i] != nil {
-		return q.b.refused[q.i]
-	}
-	return q.b.err
+	return q.b.data.refused[q.i]
 }
 
 // Linger is how long a record queued with [Journal.Enqueue] waits at most
@@ -579,7 +545,7 @@ const Linger = 50 * time.Millisecond
 // queue adds rec to the batch being gathered, and returns the batch and
 // rec's index in it. urgent wakes the writer at once; otherwise the
 // writer commits within Linger.
-func (j *Journal) queue(rec Record, urgent bool) (b *batch, i int, err error) {
+func (j *Journal) queue(rec Record, urgent bool) (*commitBatch[batch], int, error) {
 	if err := rec.check(); err != nil {
 		return nil, 0, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
@@ -593,100 +559,34 @@ func (j *Journal) queue(rec Record, urgent bool) (b *batch, i int, err error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("appending to journal %s: %w", j.path, err)
 	}
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
-		return nil, 0, fmt.Errorf("appending to journal %s: %w", j.path, errJournalClosed)
+	b, i, err := j.gc.queue(urgent, func(b *batch) (int, error) {
+		off := len(b.buf)
+		b.buf = append(b.buf, line...)
+		b.recs = append(b.recs, pending{rec: rec, off: off, end: len(b.buf)})
+		return len(b.recs) - 1, nil
+	})
+	if err == errGroupClosed {
+		err = fmt.Errorf("appending to journal %s: %w", j.path, errJournalClosed)
 	}
-	if j.err != nil {
-		err := j.err
-		j.mu.Unlock()
-		return nil, 0, err
-	}
-	b = j.cur
-	off := len(b.buf)
-	b.buf = append(b.buf, line...)
-	first := len(b.recs) == 0
-	i = len(b.recs)
-	b.recs = append(b.recs, pending{rec: rec, off: off, end: len(b.buf)})
-	switch {
-	case urgent:
-		j.wake(j.kick)
-	case first:
-		j.wake(j.lazy)
-	}
-	j.mu.Unlock()
-	return b, i, nil
+	return b, i, err
 }
 
-// wake signals the writer on ch without blocking: a signal already
-// pending is enough. The caller holds j.mu and the journal is not
-// closed.
-func (j *Journal) wake(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
+// commit has the sink commit one batch and applies it to the state; the
+// group commit then releases its callers.
+func (j *Journal) commit(b *batch) error {
+	defer clear(b.recs) // drop the records' strings
+	if err := j.sink.commit(b); err != nil {
+		return err
 	}
-}
-
-// run is the writer goroutine: it commits whatever is waiting, until
-// Close.
-func (j *Journal) run() {
-	defer close(j.done)
-	linger := time.NewTimer(j.linger)
-	linger.Stop()
-	for {
-		open := true
-		select {
-		case _, open = <-j.kick:
-		case <-j.lazy:
-			// A record that need not be durable yet: commit it within
-			// Linger, with an urgent one if one comes sooner.
-			linger.Reset(j.linger)
-			continue
-		case <-linger.C:
-		}
-		j.mu.Lock()
-		var b *batch
-		if len(j.cur.recs) > 0 {
-			b = j.cur
-			j.cur = &batch{buf: j.spareBuf[:0], recs: j.spareRecs[:0], done: make(chan struct{})}
-		}
-		sticky := j.err
-		j.mu.Unlock()
-		if b != nil {
-			j.commit(b, sticky)
-		}
-		if !open {
-			return
+	s := j.state
+	s.mu.Lock()
+	for i := range b.recs {
+		if b.refused[i] == nil {
+			s.apply(&b.recs[i].rec, b.recs[i].pos)
 		}
 	}
-}
-
-// commit has the sink commit one batch, applies it to the state, and
-// releases its callers.
-func (j *Journal) commit(b *batch, err error) {
-	if err == nil {
-		if err = j.sink.commit(b); err != nil {
-			j.mu.Lock()
-			j.err = err // sticky, so no later batch commits past a failed one
-			j.mu.Unlock()
-		}
-	}
-	if err == nil {
-		s := j.state
-		s.mu.Lock()
-		for i := range b.recs {
-			if b.refused[i] == nil {
-				s.apply(&b.recs[i].rec, b.recs[i].pos)
-			}
-		}
-		s.mu.Unlock()
-	}
-	b.err = err
-	close(b.done)
-	clear(b.recs) // drop the records' strings
-	j.spareBuf, j.spareRecs = b.buf[:0], b.recs[:0]
+	s.mu.Unlock()
+	return nil
 }
 
 // fileSink commits batches to a journal file: one write and one fsync a
@@ -859,20 +759,11 @@ func (k *fileSink) close() error {
 // close the journal's [State], which stays readable. It returns the
 // journal's sticky write error, if there was one.
 func (j *Journal) Close() error {
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
+	first, err := j.gc.close()
+	if !first {
 		return fmt.Errorf("closing journal %s: %w", j.path, errJournalClosed)
 	}
-	j.closed = true
-	close(j.kick)
-	j.mu.Unlock()
-
-	<-j.done
 	cerr := j.sink.close()
-	j.mu.Lock()
-	err := j.err
-	j.mu.Unlock()
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -92,34 +91,13 @@ func sortedHolds(open map[string]OptOutHold) []OptOutHold {
 const OptOutHoldsFileName = "opt-out-holds.jsonl"
 
 // refreshHolds applies the whole lines of the holds file appended since
-// l.holdSize. The caller holds l.mu.
+// the last look. The caller holds l.mu.
 func (l *DoNotCallFile) refreshHolds() error {
-	path := l.holdsPath()
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		l.holdSize, l.open, l.ever = 0, map[string]OptOutHold{}, map[string]bool{}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the opt-out holds: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("reading the opt-out holds: %w", err)
-	}
-	switch {
-	case fi.Size() == l.holdSize:
-		return nil
-	case fi.Size() < l.holdSize:
-		l.holdSize, l.open, l.ever = 0, map[string]OptOutHold{}, map[string]bool{}
-	}
-	n, err := readEntries(f, l.holdSize, "an opt-out hold", func(h *OptOutHold) bool { return h.Campaign != "" && h.Key != "" },
+	_, err := l.holds.read(nil, func() { l.open, l.ever = map[string]OptOutHold{}, map[string]bool{} },
 		func(h OptOutHold, _ int64) { applyHold(l.open, l.ever, h) })
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("reading the opt-out holds: %w", err)
 	}
-	l.holdSize += n
 	return nil
 }
 
@@ -167,12 +145,10 @@ func (l *DoNotCallFile) writeHold(ctx context.Context, h OptOutHold) (bool, erro
 		if _, open := l.open[holdKey(h)]; !h.Resolved && l.ever[holdKey(h)] || h.Resolved && !open {
 			return nil // held before, or nothing to resolve
 		}
-		n, err := appendLine(l.dir, l.holdsPath(), l.holdSize, h)
-		if err != nil {
+		if err := appendLines(l.dir, &l.holds, h); err != nil {
 			return fmt.Errorf("writing the opt-out holds beside the %s: %w", l, err)
 		}
 		applyHold(l.open, l.ever, h)
-		l.holdSize += n
 		wrote = true
 		return nil
 	})

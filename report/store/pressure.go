@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -232,13 +231,9 @@ const (
 type CallStartsFile struct {
 	dir string
 
-	mu   sync.Mutex
-	size int64                // bytes read into open
-	open map[string][]timedID // counted starts by number, as of size
-	// last is the line read last, which ends at size: a file that no
-	// longer holds it there was replaced by a compaction, and is read
-	// again from its start.
-	last []byte
+	mu     sync.Mutex
+	starts follower[CallStart]
+	open   map[string][]timedID // counted starts by number, as of what starts read
 	// compactMin is the least the lines to move must take before
 	// Compact moves them; compactMinBytes but in tests.
 	compactMin int64
@@ -272,7 +267,15 @@ var _ CallStarts = (*CallStartsFile)(nil)
 // OpenCallStartsFile returns the call starts kept in directory dir.
 // Nothing is read or created before they are used.
 func OpenCallStartsFile(dir string) *CallStartsFile {
-	return &CallStartsFile{dir: dir, open: map[string][]timedID{}, compactMin: compactMinBytes}
+	return &CallStartsFile{dir: dir, open: map[string][]timedID{}, compactMin: compactMinBytes,
+		starts:        callStartLines(filepath.Join(dir, CallStartsFileName)),
+		conversations: conversationsFile{lines: conversationLines(filepath.Join(dir, ConversationsFileName))},
+	}
+}
+
+// callStartLines follows the call starts' file at path.
+func callStartLines(path string) follower[CallStart] {
+	return follower[CallStart]{path: path, what: "a call start", valid: func(s *CallStart) bool { return s.Number != "" }}
 }
 
 func (l *CallStartsFile) path() string { return filepath.Join(l.dir, CallStartsFileName) }
@@ -292,6 +295,7 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 	if err := l.refresh(nil); err != nil {
 		return nil, err
 	}
+	forgetOld(l.open) // as a fresh reader would: the starts this process counted since it read the file grow old too
 	out := map[string][]time.Time{}
 	after := since.UnixNano()
 	for n, ss := range l.open {
@@ -304,76 +308,27 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 	return out, nil
 }
 
-// refresh applies the whole lines appended since l.size; f, if set, is
+// refresh applies the whole lines appended since the last look; f, if set, is
 // the file opened already. The caller holds l.mu.
 func (l *CallStartsFile) refresh(f *os.File) error { return l.refreshWatching(f, nil) }
 
 // refreshWatching is refresh that also calls watch, if set, with each
-// start read and the offset just past its line.
+// start read and the offset just past its line. A file that shrank or
+// was replaced by a compaction is read again from its start.
 func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64)) error {
-	if f == nil {
-		var err error
-		f, err = os.Open(l.path())
-		if errors.Is(err, os.ErrNotExist) {
-			l.size, l.open = 0, map[string][]timedID{}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading the %s: %w", l, err)
-		}
-		defer f.Close()
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("reading the %s: %w", l, err)
-	}
-	if fi.Size() < l.size || !holdsLine(f, l.size, l.last) {
-		l.size, l.open = 0, map[string][]timedID{}
-	}
-	if fi.Size() == l.size {
-		return nil
-	}
-	prev, lastAt := l.size, int64(-1)
-	n, err := readCallStarts(f, l.size, func(s CallStart, end int64) {
+	from, err := l.starts.read(f, func() { l.open = map[string][]timedID{} }, func(s CallStart, end int64) {
 		l.apply(s)
 		if watch != nil {
 			watch(s, end)
 		}
-		lastAt, prev = prev, end
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w", l.path(), err)
+		return fmt.Errorf("reading the call starts: %w", err)
 	}
-	if lastAt >= 0 {
-		if l.last, err = lineAt(f, lastAt, l.size+n); err != nil {
-			l.size, l.open = 0, map[string][]timedID{}
-			return fmt.Errorf("reading the %s: %w", l, err)
-		}
-	}
-	if l.size == 0 {
+	if from == 0 {
 		forgetOld(l.open)
 	}
-	l.size += n
 	return nil
-}
-
-// holdsLine reports whether f still holds last, the line read last,
-// where it was read, ending at size: a compaction that replaced the file
-// moved every line.
-func holdsLine(f *os.File, size int64, last []byte) bool {
-	if size == 0 || len(last) == 0 {
-		return true
-	}
-	b := make([]byte, len(last))
-	_, err := f.ReadAt(b, size-int64(len(b)))
-	return err == nil && bytes.Equal(b, last)
-}
-
-// lineAt returns the bytes of f from from to to: the line read last.
-func lineAt(f *os.File, from, to int64) ([]byte, error) {
-	b := make([]byte, to-from)
-	_, err := f.ReadAt(b, from)
-	return b, err
 }
 
 // keptSpan is how far back from the latest entry (or from now, if that
@@ -422,11 +377,6 @@ func (l *CallStartsFile) apply(s CallStart) {
 	}
 }
 
-// readCallStarts reads the call starts of f from off, as readEntries.
-func readCallStarts(f *os.File, off int64, fn func(CallStart, int64)) (int64, error) {
-	return readEntries(f, off, "a call start", func(s *CallStart) bool { return s.Number != "" }, fn)
-}
-
 // startsTx is a batch's turn at the call starts in a file: the lock
 // held from the check of its intents until their starts are on disk,
 // after the intents themselves. The starts its outcomes give back are
@@ -470,7 +420,7 @@ func (l *CallStartsFile) begin() (*startsTx, error) {
 		t.end()
 		return nil, err
 	}
-	if err := cutTail(f, l.size); err != nil {
+	if err := cutTail(f, l.starts.off); err != nil {
 		t.end()
 		return nil, fmt.Errorf("cutting the torn last line of the %s: %w", l, err)
 	}
@@ -547,15 +497,10 @@ func (t *startsTx) append(buf []byte) error {
 		return nil
 	}
 	l := t.l
-	if _, err := t.f.WriteAt(buf, l.size); err != nil {
-		t.f.Truncate(l.size) //nolint:errcheck // the next writer cuts it too
+	if err := writeSynced(t.f, buf, l.starts.off, nil); err != nil {
 		return fmt.Errorf("writing the %s: %w", l, err)
 	}
-	if err := t.f.Sync(); err != nil {
-		t.f.Truncate(l.size) //nolint:errcheck
-		return fmt.Errorf("syncing the %s: %w", l, err)
-	}
-	l.size += int64(len(buf))
+	l.starts.appended(buf)
 	return nil
 }
 
@@ -567,7 +512,8 @@ func (t *startsTx) end() {
 		return // a batch with nothing to count took no lock
 	}
 	if !t.done {
-		l.size, l.open = 0, map[string][]timedID{}
+		l.starts.forget()
+		l.open = map[string][]timedID{}
 	}
 	if t.f != nil {
 		t.f.Close()

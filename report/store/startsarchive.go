@@ -105,7 +105,8 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	old := now.Add(-StartsHorizon)
 	var cut int64 // where the leading old lines end
 	moved, cutting := 0, true
-	l.size, l.open = 0, map[string][]timedID{}
+	l.starts.forget()
+	l.open = map[string][]timedID{}
 	if err := l.refreshWatching(f, func(s CallStart, end int64) {
 		if cutting && !s.Released && !s.At.Before(old) {
 			cutting = false
@@ -119,17 +120,19 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	}); err != nil {
 		return 0, err
 	}
-	size := l.size
+	size := l.starts.off
 	if moved == 0 || cut < l.compactMin || cut < size-cut {
 		return 0, nil
 	}
 	// The file read again from its start, unless it is replaced.
-	open := l.open
-	l.size, l.open = 0, map[string][]timedID{}
+	read, open := l.starts, l.open
+	l.starts.forget()
+	l.open = map[string][]timedID{}
 	if err := l.moveLeading(f, l.path(), l.archivePath(), cut, size); err != nil {
 		return 0, err
 	}
-	l.size, l.open = size-cut, open // the same starts, and l.last the same last line
+	read.off -= cut // the same starts, and the same last line
+	l.starts, l.open = read, open
 	return moved, nil
 }
 
@@ -148,18 +151,19 @@ func (l *CallStartsFile) compactConversations(now time.Time) (int, error) {
 	old := now.Add(-StartsHorizon)
 	var cut int64 // where the leading old lines end
 	moved, cutting := 0, true
-	size, err := readConversations(f, 0, func(c Conversation, end int64) {
+	size, err := readAll(conversationLines(path), f, func(c Conversation, end int64) {
 		if cutting = cutting && c.At.Before(old); cutting {
 			cut, moved = end, moved+1
 		}
 	})
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return 0, err
 	}
 	if moved == 0 || cut < l.compactMin || cut < size-cut {
 		return 0, nil
 	}
-	l.conversations = conversationsFile{} // read again from the start
+	l.conversations.lines.forget() // read again from the start
+	l.conversations.conversations = nil
 	if err := l.moveLeading(f, path, l.conversationsArchivePath(), cut, size); err != nil {
 		return 0, err
 	}
@@ -281,7 +285,7 @@ func (l *CallStartsFile) scan(keep func(CallStart) bool) ([]CallStart, error) {
 		counting[s.ID] = append(counting[s.ID], len(out))
 		out = append(out, s)
 	}
-	if err := readBoth(l.archivePath(), l.path(), func(f *os.File) (int64, error) { return readCallStarts(f, 0, apply) }); err != nil {
+	if err := readBoth(l.archivePath(), l.path(), func(f *os.File) (int64, error) { return readAll(callStartLines(f.Name()), f, apply) }); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -308,13 +312,12 @@ func readBoth(archive, path string, read func(*os.File) (int64, error)) error {
 		_, err = read(a)
 		a.Close()
 		if err != nil {
-			return fmt.Errorf("%s: %w", archive, err)
+			return err // it names the file
 		}
 	}
-	if cur != nil {
-		if _, err := read(cur); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
+	if cur == nil {
+		return nil
 	}
-	return nil
+	_, err = read(cur)
+	return err
 }

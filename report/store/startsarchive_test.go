@@ -234,7 +234,7 @@ func TestCompactUnderAReader(t *testing.T) {
 	if _, err := a.Counted(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	read := a.size
+	read := a.starts.off
 	b := OpenCallStartsFile(dir)
 	b.compactMin = 0
 	if moved, _, err := b.Compact(now); err != nil || moved != 50 {
