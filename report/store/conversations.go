@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
-	"github.com/gofrs/flock"
 )
 
 // RegFAfterConversation is Reg F's second rule (12 CFR 1006.14(b)(2)):
@@ -131,7 +130,10 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 			return false, fmt.Errorf("creating the directory of the %s: %w", l, err)
 		}
 	}
-	fl := flock.New(filepath.Join(l.dir, CallStartsLockName))
+	fl, err := lockFile(l.dir, CallStartsLockName)
+	if err != nil {
+		return false, err
+	}
 	if err := fl.Lock(); err != nil {
 		return false, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}

@@ -229,12 +229,8 @@ type fileDeliveries struct {
 }
 
 func openDeliveriesFile(path string) (*fileDeliveries, map[string]bool, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := openOrCreate(filepath.Dir(path), path)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := durable.SyncDir(filepath.Dir(path)); err != nil {
-		f.Close()
 		return nil, nil, err
 	}
 	// Only the keys: what listen keeps in memory of a file whose

@@ -13,7 +13,6 @@ import (
 
 	"github.com/callrun/callrun/report/durable"
 	"github.com/callrun/callrun/report/private"
-	"github.com/gofrs/flock"
 )
 
 // ErrDoNotCall is what a journal's Append returns for an intent whose
@@ -244,7 +243,10 @@ func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
 			return fmt.Errorf("creating the do-not-call list's directory: %w", err)
 		}
 	}
-	fl := flock.New(filepath.Join(l.dir, DoNotCallLockName))
+	fl, err := lockFile(l.dir, DoNotCallLockName)
+	if err != nil {
+		return err
+	}
 	if _, err := fl.TryLockContext(ctx, 5*time.Millisecond); err != nil {
 		return fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}

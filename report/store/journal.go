@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gofrs/flock"
 )
 
 // Record is one line of the journal (JSON Lines).
@@ -194,8 +196,14 @@ type JournalOptions struct {
 
 // OpenJournalWith is [OpenJournal] with options.
 func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	mode := private.FileMode(filepath.Dir(path))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, mode)
 	created := err == nil
+	if created {
+		if err = f.Chmod(mode); err != nil { // whatever the umask
+			f.Close()
+		}
+	}
 	if errors.Is(err, fs.ErrExist) {
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	}
@@ -264,7 +272,8 @@ func newJournal(path string, k sink, s *State, opts JournalOptions) *Journal {
 // The do-not-call list, the call starts, their archives and the
 // conversations open their files with it.
 func openOrCreate(dir, path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	mode := private.FileMode(dir)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, mode)
 	created := err == nil
 	if errors.Is(err, os.ErrExist) {
 		f, err = os.OpenFile(path, os.O_RDWR, 0)
@@ -273,12 +282,27 @@ func openOrCreate(dir, path string) (*os.File, error) {
 		return nil, err
 	}
 	if created {
-		if err := durable.SyncDir(dir); err != nil {
+		// The mode exactly, whatever the umask: a team's 0660 stays
+		// writable by the team.
+		if err := errors.Join(f.Chmod(mode), durable.SyncDir(dir)); err != nil {
 			f.Close()
 			return nil, err
 		}
 	}
 	return f, nil
+}
+
+// lockFile is the lock name in dir, its file made first, if need be, with
+// the mode of the files in dir ([private.FileMode]) whatever the umask,
+// so that every user of a team's directory may take it.
+func lockFile(dir, name string) (*flock.Flock, error) {
+	path := filepath.Join(dir, name)
+	f, err := openOrCreate(dir, path)
+	if err != nil {
+		return nil, fmt.Errorf("the lock %s: %w", path, err)
+	}
+	f.Close()
+	return flock.New(path), nil
 }
 
 // cutTail truncates f to size if it is longer, and syncs it.

@@ -37,6 +37,9 @@ func Lock(dir string) (unlock func() error, err error) {
 		}
 	}
 	path := filepath.Join(dir, "lock")
+	if f, err := openOrCreate(dir, path); err == nil { // with the directory's mode
+		f.Close()
+	}
 	unlock, ok, err := tryLockFile(path, os.O_CREATE|os.O_RDWR, false)
 	if err != nil {
 		return nil, fmt.Errorf("locking state directory %s: %w", dir, err)

@@ -404,7 +404,10 @@ func (l *CallStartsFile) begin() (*startsTx, error) {
 			return nil, fmt.Errorf("creating the directory of the %s: %w", l, err)
 		}
 	}
-	fl := flock.New(filepath.Join(l.dir, CallStartsLockName))
+	fl, err := lockFile(l.dir, CallStartsLockName)
+	if err != nil {
+		return nil, err
+	}
 	if err := fl.Lock(); err != nil {
 		return nil, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}

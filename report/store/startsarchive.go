@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
-	"github.com/gofrs/flock"
+	"github.com/callrun/callrun/report/private"
 )
 
 // StartsHorizon is how old a call start must be before [CallStartsFile.Compact]
@@ -68,7 +68,10 @@ func (l *CallStartsFile) Compact(now time.Time) (starts, conversations int, err 
 	if errors.Is(errStarts, os.ErrNotExist) && errors.Is(errConversations, os.ErrNotExist) {
 		return 0, 0, nil
 	}
-	fl := flock.New(filepath.Join(l.dir, CallStartsLockName))
+	fl, err := lockFile(l.dir, CallStartsLockName)
+	if err != nil {
+		return 0, 0, err
+	}
 	if err := fl.Lock(); err != nil {
 		return 0, 0, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}
@@ -184,7 +187,7 @@ func (l *CallStartsFile) moveLeading(f *os.File, path, archive string, cut, size
 			return err
 		}
 	}
-	w, err := durable.Create(path, 0o600)
+	w, err := durable.Create(path, private.FileMode(filepath.Dir(path)))
 	if err != nil {
 		return fmt.Errorf("compacting %s: %w", path, err)
 	}
