@@ -21,6 +21,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -326,7 +327,7 @@ func TestExitCodeMapping(t *testing.T) {
 		{bg, errors.New("boom"), exitRuntime},
 		{bg, &campaign.FileError{}, exitUsage},
 		{bg, fmt.Errorf("wrapped: %w", &campaign.FileError{}), exitUsage},
-		{bg, withExitCode(exitTryLater, errors.New("locked")), exitTryLater},
+		{bg, run.WithExitCode(exitTryLater, errors.New("locked")), exitTryLater},
 		{cancelled, fmt.Errorf("stopping: %w", context.Canceled), exitInterrupted},
 		{bg, context.Canceled, exitRuntime}, // cancelled, but not by a signal
 		// Sentinels keep their meaning through any wrapping.
