@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -229,4 +230,12 @@ func checkFormat(c *cli.Context) (string, error) {
 		return "", run.UsageError(fmt.Errorf("--format %q: use text or json", f))
 	}
 	return f, nil
+}
+
+// printJSON prints v as indented JSON: what a command prints with
+// --format json.
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"text/tabwriter"
@@ -58,9 +57,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			}
 			out := c.App.Writer
 			if format == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(historyEntries(hist, conversations))
+				return printJSON(out, historyEntries(hist, conversations))
 			}
 			if len(hist) == 0 && len(conversations) == 0 {
 				fmt.Fprintf(out, "No call start to %s in the %s.\n", number, starts)

@@ -94,9 +94,7 @@ func showDelivery(ctx context.Context, path, key string, sandbox bool, out io.Wr
 	}
 	for _, d := range ds {
 		if d.Key == key {
-			enc := json.NewEncoder(out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(d)
+			return printJSON(out, d)
 		}
 	}
 	return run.UsageError(fmt.Errorf("%s: campaign %s has no delivery with key %q (callrun outcomes lists them)", path, f.Name, key))

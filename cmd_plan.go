@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -148,13 +147,6 @@ func planErrors(path string, err error) []planError {
 		errs[i] = planError{File: p.File, Line: p.Line, Key: p.Key, Message: apiclient.Redact(p.Msg)}
 	}
 	return errs
-}
-
-// printJSON prints v as indented JSON.
-func printJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // buildPlan is runPlan but for the annotations. It returns the plan and

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -186,12 +185,10 @@ func suppressList(ctx context.Context, l *dncSession, args []string, c *cli.Cont
 	}
 	out := c.App.Writer
 	if format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
 		if es == nil {
 			es = []store.DoNotCallEntry{}
 		}
-		return enc.Encode(es)
+		return printJSON(out, es)
 	}
 	if len(es) == 0 {
 		fmt.Fprintf(out, "The %s holds no number.\n", l.list)
