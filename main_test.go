@@ -516,7 +516,7 @@ func TestExamplesPlanOffline(t *testing.T) {
 		// The quickstart's sheet has an invalid row on purpose (the
 		// outcomes example reads it too); the others are clean.
 		strict := !strings.Contains(path, "quickstart") && !strings.Contains(path, "outcomes")
-		if err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, strict: strict, format: "json"}, &out); err != nil {
+		if err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, strict: strict, format: "json"}, &out); err != nil {
 			t.Errorf("%s: %v", path, err)
 			continue
 		}
@@ -638,7 +638,7 @@ func TestPlanCountsDoneFromTheJournal(t *testing.T) {
 		t.Fatalf("canary: %v", err)
 	}
 	var out bytes.Buffer
-	if err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
+	if err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, format: "json"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var plan campaign.Plan
@@ -672,7 +672,7 @@ sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
 	path := filepath.Join(dir, "campaign.yaml")
 	ctx := context.Background()
 	var out bytes.Buffer
-	if err := runPlan(ctx, nolog, planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, format: "json"}, &out); err != nil {
 		t.Fatalf("plan: %v", err)
 	}
 	var plan campaign.Plan
@@ -683,7 +683,7 @@ sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
 		Number: "+14155550142", Country: "US", Why: plan.Repairs[0].Why}) || plan.Countries["US"] != 2 {
 		t.Errorf("plan: repairs %+v, countries %v", plan.Repairs, plan.Countries)
 	}
-	err := runPlan(ctx, nolog, planOptions{path: path, offline: true, strict: true}, io.Discard)
+	err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, strict: true}, io.Discard)
 	if code := exitCode(ctx, err); code != 4 || !strings.Contains(fmt.Sprint(err), "1 repaired number(s)") {
 		t.Errorf("plan --strict: exit %d, %v; want 4 naming the repair", code, err)
 	}
