@@ -13,6 +13,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // TestPlanFailsWhenRunWouldRefuse: two agents of the account share the
@@ -45,13 +46,13 @@ func TestPlanFailsWhenRunWouldRefuse(t *testing.T) {
 		wantErr  []string // in the error
 		wantOut  string   // in the plan printed
 	}{
-		{"online", planOptions{path: path}, exitRuntime,
+		{"online", planOptions{PlanOptions: run.PlanOptions{Path: path}}, exitRuntime,
 			[]string{"run would refuse this campaign", `"Declared" matches 2 agents`, a1.AgentID, a2.AgentID}, "run will refuse"},
-		{"online --strict", planOptions{path: path, strict: true}, exitInvalidRows,
+		{"online --strict", planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true}, exitInvalidRows,
 			[]string{"plan --strict: run would refuse this campaign", a1.AgentID, a2.AgentID}, "run will refuse"},
-		{"online --strict --format json", planOptions{path: path, strict: true, format: "json"}, exitInvalidRows,
+		{"online --strict --format json", planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true, format: "json"}, exitInvalidRows,
 			[]string{"plan --strict: run would refuse"}, `"action": "ambiguous"`},
-		{"--offline --strict", planOptions{path: path, offline: true, strict: true}, exitOK,
+		{"--offline --strict", planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, strict: true}, exitOK,
 			nil, "offline: not checked whether each agent exists, or exists twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +75,7 @@ func TestPlanFailsWhenRunWouldRefuse(t *testing.T) {
 	// Once one is deleted, plan --strict passes and run calls the other.
 	srv.RemoveAgent(a2.AgentID)
 	var out bytes.Buffer
-	if err := runPlan(ctx, nolog, planOptions{path: path, strict: true, format: "json"}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true, format: "json"}, &out); err != nil {
 		t.Fatalf("plan --strict with one agent: %v", err)
 	}
 	var plan campaign.Plan
@@ -129,7 +130,7 @@ func TestRunStopsWhenItsCreateMadeTheNameAmbiguous(t *testing.T) {
 		t.Errorf("%d agents, %d created by callrun; want 2, 1", n, srv.Stats().AgentsCreated)
 	}
 	srv.OnListPage(nil)
-	if code := exitCode(ctx, runPlan(ctx, nolog, planOptions{path: path, strict: true}, io.Discard)); code != exitInvalidRows {
+	if code := exitCode(ctx, runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true}, io.Discard)); code != exitInvalidRows {
 		t.Errorf("plan --strict after: exit %d, want 4", code)
 	}
 }

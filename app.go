@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -69,7 +70,7 @@ Then open the report.html its last line names.`,
 		// Errors are printed and mapped to exit codes by main, in one place.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageError(flagError(c, err))
+			return run.UsageError(flagError(c, err))
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			s.unknownCommand = name
@@ -156,7 +157,7 @@ var flagDash = regexp.MustCompile(`flag -([a-z][a-z0-9-]+)`)
 func (s *session) setupLogging(c *cli.Context) error {
 	level, err := zerolog.ParseLevel(strings.ToLower(c.String("log-level")))
 	if err != nil || level == zerolog.NoLevel {
-		return usageError(fmt.Errorf("--log-level %q: use debug, info, warn or error", c.String("log-level")))
+		return run.UsageError(fmt.Errorf("--log-level %q: use debug, info, warn or error", c.String("log-level")))
 	}
 	if c.Bool("quiet") && level < zerolog.WarnLevel {
 		level = zerolog.WarnLevel
@@ -176,7 +177,7 @@ func (s *session) setupLogging(c *cli.Context) error {
 			w = zerolog.ConsoleWriter{Out: out, TimeFormat: "15:04:05"}
 		}
 	default:
-		return usageError(fmt.Errorf("--log-format %q: use auto, console or json", c.String("log-format")))
+		return run.UsageError(fmt.Errorf("--log-format %q: use auto, console or json", c.String("log-format")))
 	}
 	_, console := w.(zerolog.ConsoleWriter)
 	s.logJSON = !console
@@ -213,9 +214,9 @@ func campaignArg(c *cli.Context) (string, error) {
 	case 1:
 		return c.Args().First(), nil
 	case 0:
-		return "", usageError(fmt.Errorf("%s: give the campaign file, e.g. %s examples/quickstart/campaign.yaml", name, full))
+		return "", run.UsageError(fmt.Errorf("%s: give the campaign file, e.g. %s examples/quickstart/campaign.yaml", name, full))
 	}
-	return "", usageError(fmt.Errorf("%s: expected one campaign file, got %d arguments: %s", name, c.NArg(), strings.Join(c.Args().Slice(), " ")))
+	return "", run.UsageError(fmt.Errorf("%s: expected one campaign file, got %d arguments: %s", name, c.NArg(), strings.Join(c.Args().Slice(), " ")))
 }
 
 // formatFlag is the --format flag of commands that print text or JSON.
@@ -226,7 +227,15 @@ func formatFlag() cli.Flag {
 func checkFormat(c *cli.Context) (string, error) {
 	f := c.String("format")
 	if f != "text" && f != "json" {
-		return "", usageError(fmt.Errorf("--format %q: use text or json", f))
+		return "", run.UsageError(fmt.Errorf("--format %q: use text or json", f))
 	}
 	return f, nil
+}
+
+// printJSON prints v as indented JSON: what a command prints with
+// --format json.
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/urfave/cli/v2"
 )
 
@@ -176,7 +177,7 @@ func shardArg(c *cli.Context) (campaign.Shard, error) {
 	}
 	s, err := campaign.ParseShard(c.String("shard"))
 	if err != nil {
-		return s, usageError(err)
+		return s, run.UsageError(err)
 	}
 	return s, nil
 }

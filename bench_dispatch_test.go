@@ -189,7 +189,7 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 	}
 	defer state.Close()
 	defer journal.Close()
-	svc, err := run.OpenService(context.Background(), nolog, f)
+	svc, err := run.NewService(context.Background(), nolog, f, nil)
 	if err != nil {
 		return 0, 0, nil, err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -68,9 +67,7 @@ func agentsList(ctx context.Context, log zerolog.Logger, path, format string, ou
 		rows[i] = listedAgent{Agent: a, Declared: declared[a.Name]}
 	}
 	if format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return printJSON(out, rows)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(out, "The account has no agents yet.")

@@ -151,7 +151,7 @@ func obtainCode(ctx context.Context, o *apiclient.OAuth, wait time.Duration, in 
 	fmt.Fprint(out, "Paste the authorization code, or the whole URL you were redirected to: ")
 	line, err := bufio.NewReader(in).ReadString('\n')
 	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
-		return "", usageError(errors.New("no code given; pass it with --code CODE"))
+		return "", run.UsageError(errors.New("no code given; pass it with --code CODE"))
 	}
 	return codeFromPaste(strings.TrimSpace(line), state)
 }
@@ -161,14 +161,14 @@ func obtainCode(ctx context.Context, o *apiclient.OAuth, wait time.Duration, in 
 // another login attempt.
 func codeFromPaste(s, state string) (string, error) {
 	if s == "" {
-		return "", usageError(errors.New("no code given; pass it with --code CODE"))
+		return "", run.UsageError(errors.New("no code given; pass it with --code CODE"))
 	}
 	if !strings.Contains(s, "code=") {
 		return s, nil
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return "", usageError(fmt.Errorf("cannot read the pasted URL: %v", err))
+		return "", run.UsageError(fmt.Errorf("cannot read the pasted URL: %v", err))
 	}
 	q := u.Query()
 	if e := q.Get("error"); e != "" {
@@ -178,7 +178,7 @@ func codeFromPaste(s, state string) (string, error) {
 		return "", errors.New("the pasted URL belongs to another login attempt (state does not match); start again")
 	}
 	if q.Get("code") == "" {
-		return "", usageError(errors.New("the pasted URL has no code"))
+		return "", run.UsageError(errors.New("the pasted URL has no code"))
 	}
 	return q.Get("code"), nil
 }
@@ -311,5 +311,5 @@ func openService(ctx context.Context, log zerolog.Logger, path string, opts camp
 	if err != nil {
 		return nil, err
 	}
-	return run.OpenService(ctx, log, f)
+	return run.NewService(ctx, log, f, nil)
 }

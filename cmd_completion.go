@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/urfave/cli/v2"
 )
 
@@ -88,5 +89,5 @@ func writeCompletion(app *cli.App, shell string, out io.Writer) error {
 		_, err = io.WriteString(out, script)
 		return err
 	}
-	return usageError(fmt.Errorf("completion: give bash, zsh or fish, e.g. source <(callrun completion bash)"))
+	return run.UsageError(fmt.Errorf("completion: give bash, zsh or fish, e.g. source <(callrun completion bash)"))
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"text/tabwriter"
 	"time"
 
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
@@ -28,7 +28,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 		Flags: []cli.Flag{formatFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
-				return usageError(fmt.Errorf("%s: give the campaign file and one number, e.g. %s examples/quickstart/campaign.yaml +14155550132", c.Command.HelpName, c.Command.HelpName))
+				return run.UsageError(fmt.Errorf("%s: give the campaign file and one number, e.g. %s examples/quickstart/campaign.yaml +14155550132", c.Command.HelpName, c.Command.HelpName))
 			}
 			format, err := checkFormat(c)
 			if err != nil {
@@ -41,7 +41,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			defer l.close()
 			number, err := l.f.ReadNumber(c.Args().Get(1))
 			if err != nil {
-				return usageError(err)
+				return run.UsageError(err)
 			}
 			starts, err := l.store.CallStarts()
 			if err != nil {
@@ -57,9 +57,7 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			}
 			out := c.App.Writer
 			if format == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(historyEntries(hist, conversations))
+				return printJSON(out, historyEntries(hist, conversations))
 			}
 			if len(hist) == 0 && len(conversations) == 0 {
 				fmt.Fprintf(out, "No call start to %s in the %s.\n", number, starts)

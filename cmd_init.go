@@ -53,10 +53,10 @@ Example:
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError(errors.New("init: give one contact sheet, e.g. callrun init contacts.csv"))
+				return run.UsageError(errors.New("init: give one contact sheet, e.g. callrun init contacts.csv"))
 			}
 			if r := c.String("region"); r != "" && !phone.ValidRegion(r) {
-				return usageError(fmt.Errorf("--region %q: give a two-letter country code such as US, GB or DE", r))
+				return run.UsageError(fmt.Errorf("--region %q: give a two-letter country code such as US, GB or DE", r))
 			}
 			o := initOptions{sheet: c.Args().First(), output: c.String("output"), agent: c.String("agent"), region: c.String("region"), force: c.Bool("force")}
 			if !c.Bool("offline") {
@@ -89,7 +89,7 @@ func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout
 	enc := sheet.GuessEncoding(sheetPath)
 	r, err := sheet.OpenWith(sheetPath, sheet.Options{Encoding: enc})
 	if err != nil {
-		return usageError(err)
+		return run.UsageError(err)
 	}
 	defer r.Close()
 	if enc != "" {
@@ -152,7 +152,7 @@ func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout
 	}
 	fh, err := os.OpenFile(output, flag, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return usageError(fmt.Errorf("%s already exists; callrun init does not overwrite it (use --force, or -o another.yaml)", output))
+		return run.UsageError(fmt.Errorf("%s already exists; callrun init does not overwrite it (use --force, or -o another.yaml)", output))
 	}
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func accountFields(ctx context.Context, log zerolog.Logger, path string, data []
 	if err != nil {
 		return nil, "", err
 	}
-	svc, err := run.OpenService(ctx, log, f)
+	svc, err := run.NewService(ctx, log, f, nil)
 	if err != nil {
 		return nil, "", err
 	}

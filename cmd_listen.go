@@ -33,7 +33,7 @@ Example: callrun listen --addr 0.0.0.0:8080 spring.yaml autumn.yaml`,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageError(errors.New("listen needs one or more campaign files: callrun listen CAMPAIGN.yaml [CAMPAIGN.yaml ...]"))
+				return run.UsageError(errors.New("listen needs one or more campaign files: callrun listen CAMPAIGN.yaml [CAMPAIGN.yaml ...]"))
 			}
 			return run.Listen(c.Context, s.log, run.ListenOptions{Paths: c.Args().Slice(), Addr: c.String("addr"), Quiet: c.Duration("quiet-warning")}, s.stdout)
 		},

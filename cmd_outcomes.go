@@ -39,7 +39,7 @@ Example: callrun outcomes --format json campaign.yaml`,
 			}
 			format := c.String("format")
 			if format != "csv" && format != "json" {
-				return usageError(fmt.Errorf("--format %q: use csv or json", format))
+				return run.UsageError(fmt.Errorf("--format %q: use csv or json", format))
 			}
 			shard, err := shardArg(c)
 			if err != nil {
@@ -64,7 +64,7 @@ Example: callrun outcomes show spring.yaml 3f2a...`,
 		Flags: []cli.Flag{sandboxStateFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
-				return usageError(fmt.Errorf("outcomes show: give the campaign file and the delivery's key, e.g. callrun outcomes show spring.yaml KEY"))
+				return run.UsageError(fmt.Errorf("outcomes show: give the campaign file and the delivery's key, e.g. callrun outcomes show spring.yaml KEY"))
 			}
 			return showDelivery(c.Context, c.Args().Get(0), c.Args().Get(1), c.Bool("sandbox"), s.stdout)
 		},
@@ -94,12 +94,10 @@ func showDelivery(ctx context.Context, path, key string, sandbox bool, out io.Wr
 	}
 	for _, d := range ds {
 		if d.Key == key {
-			enc := json.NewEncoder(out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(d)
+			return printJSON(out, d)
 		}
 	}
-	return usageError(fmt.Errorf("%s: campaign %s has no delivery with key %q (callrun outcomes lists them)", path, f.Name, key))
+	return run.UsageError(fmt.Errorf("%s: campaign %s has no delivery with key %q (callrun outcomes lists them)", path, f.Name, key))
 }
 
 func resolveCommand(s *session) *cli.Command {
@@ -121,7 +119,7 @@ Example: callrun outcomes resolve --note "+14155550123, by Ada" spring.yaml 3f2a
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
-				return usageError(fmt.Errorf("outcomes resolve: give the campaign file and the delivery's key, e.g. callrun outcomes resolve spring.yaml KEY"))
+				return run.UsageError(fmt.Errorf("outcomes resolve: give the campaign file and the delivery's key, e.g. callrun outcomes resolve spring.yaml KEY"))
 			}
 			return resolveHold(c.Context, c.Args().Get(0), c.Args().Get(1), c.String("note"), c.Bool("sandbox"), s.stdout)
 		},
@@ -150,7 +148,7 @@ func resolveHold(ctx context.Context, path, key, note string, sandbox bool, out 
 		return err
 	}
 	if !ok {
-		return usageError(fmt.Errorf("%s: no opt-out of campaign %s with key %q is held on the %s (callrun status lists those held)", path, f.Name, key, dnc))
+		return run.UsageError(fmt.Errorf("%s: no opt-out of campaign %s with key %q is held on the %s (callrun status lists those held)", path, f.Name, key, dnc))
 	}
 	held, err := dnc.Held(ctx)
 	if err != nil {
@@ -203,7 +201,7 @@ func listOutcomes(ctx context.Context, o run.SavedOptions, format string, out io
 	defer s.Close()
 	f := s.F
 	if f.Outcomes == nil {
-		return usageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries are collected; see docs/outcomes.md", o.Path))
+		return run.UsageError(fmt.Errorf("%s: the campaign has no outcomes: block, so no deliveries are collected; see docs/outcomes.md", o.Path))
 	}
 	x, err := campaign.OpenOutcomes(ctx, f, s.State)
 	if err != nil {

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"time"
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
@@ -69,7 +67,7 @@ refuse.`,
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
 			if format != "text" && format != "json" && format != "github" {
-				return usageError(fmt.Errorf("--format %q: use text, json or github", format))
+				return run.UsageError(fmt.Errorf("--format %q: use text, json or github", format))
 			}
 			path, err := campaignArg(c)
 			if err != nil {
@@ -79,19 +77,17 @@ refuse.`,
 			if err != nil {
 				return planFailed(s.stdout, format, path, err)
 			}
-			return runPlan(c.Context, s.log, planOptions{path: path, offline: c.Bool("offline"), strict: c.Bool("strict"), format: format, shard: shard, report: c.String("report")}, s.stdout)
+			return runPlan(c.Context, s.log, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: c.Bool("offline"), Shard: shard, Report: c.String("report")}, strict: c.Bool("strict"), format: format}, s.stdout)
 		},
 	}
 }
 
+// planOptions are what `callrun plan` was asked: the plan to build, and
+// how to print it.
 type planOptions struct {
-	path    string
-	offline bool
-	strict  bool
-	format  string
-	shard   campaign.Shard
-	now     time.Time // the plan's time; zero: now
-	report  string    // --report: the directory of the plan's report.csv and report.html; "": none
+	run.PlanOptions
+	strict bool
+	format string // text, json or github
 }
 
 // runPlan builds the plan of the campaign file and prints it in o.format.
@@ -101,10 +97,10 @@ type planOptions struct {
 func runPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Writer) error {
 	plan, f, err := buildPlan(ctx, log, o, out)
 	if o.format == "github" {
-		writeAnnotations(out, o.path, f, plan, err)
+		writeAnnotations(out, o.Path, f, plan, err)
 	}
 	if plan == nil && err != nil {
-		return planFailed(out, o.format, o.path, err)
+		return planFailed(out, o.format, o.Path, err)
 	}
 	return err
 }
@@ -150,17 +146,10 @@ func planErrors(path string, err error) []planError {
 	return errs
 }
 
-// printJSON prints v as indented JSON.
-func printJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 // buildPlan is runPlan but for the annotations. It returns the plan and
 // the campaign file as far as it got.
 func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Writer) (*campaign.Plan, *campaign.File, error) {
-	plan, f, err := run.Plan(ctx, log, run.PlanOptions{Path: o.path, Offline: o.offline, Shard: o.shard, Now: o.now, Report: o.report})
+	plan, f, err := run.Plan(ctx, log, o.PlanOptions)
 	if err != nil {
 		return plan, f, err
 	}
@@ -172,7 +161,7 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 			Errors []planError `json:"errors,omitempty"`
 		}{Plan: plan}
 		if len(plan.SheetProblems) > 0 {
-			doc.Errors = planErrors(o.path, &campaign.FileError{Problems: plan.SheetProblems})
+			doc.Errors = planErrors(o.Path, &campaign.FileError{Problems: plan.SheetProblems})
 		}
 		err = printJSON(out, doc)
 	} else {
@@ -181,37 +170,37 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 	if err != nil {
 		return plan, f, err
 	}
-	if o.report != "" && o.format == "text" {
-		fmt.Fprintf(out, "Plan report: %s\nPlan page: %s\n", filepath.Join(o.report, campaign.ReportCSV), filepath.Join(o.report, campaign.ReportHTML))
+	if o.Report != "" && o.format == "text" {
+		fmt.Fprintf(out, "Plan report: %s\nPlan page: %s\n", filepath.Join(o.Report, campaign.ReportCSV), filepath.Join(o.Report, campaign.ReportHTML))
 	}
 	if len(plan.SheetProblems) > 0 {
 		return plan, f, &campaign.FileError{Problems: plan.SheetProblems}
 	}
 	if err := plan.Refusal(); err != nil {
 		if o.strict {
-			return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %w", err))
+			return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %w", err))
 		}
 		return plan, f, err
 	}
 	if n := plan.NotDialledColumns; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: phone_number lists %d column(s) named for a line callrun does not call (an assistant's, a fax, a pager); their numbers are passed over: remove them from phone_number (the warnings above name each)", n))
+		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: phone_number lists %d column(s) named for a line callrun does not call (an assistant's, a fax, a pager); their numbers are passed over: remove them from phone_number (the warnings above name each)", n))
 	}
 	if o.strict && plan.Totals.Invalid > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.path))
+		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.Path))
 	}
 	if n := len(plan.Repairs) + plan.RepairsOmitted; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d repaired number(s) in %s; check each (the plan above lists them) and fix the sheet", n, o.path))
+		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d repaired number(s) in %s; check each (the plan above lists them) and fix the sheet", n, o.Path))
 	}
 	if n := plan.SuppressionIgnored; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d entr(ies) of the suppression files are no phone number and suppress nobody; the warnings above list them", n))
+		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d entr(ies) of the suppression files are no phone number and suppress nobody; the warnings above list them", n))
 	}
 	if n := plan.UnclearDoNotCall; o.strict && n > 0 {
-		return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
+		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
 	}
 	if o.strict {
 		for _, s := range plan.Sheets {
 			if s.Rows == 0 {
-				return plan, f, withExitCode(exitInvalidRows, fmt.Errorf("plan --strict: sheet %s has a header and no rows", s.File))
+				return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: sheet %s has a header and no rows", s.File))
 			}
 		}
 	}

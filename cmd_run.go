@@ -46,10 +46,10 @@ outside calling hours, or contacts left pending); 130 interrupted (state saved).
 				return err
 			}
 			if c.Int("limit") < 0 {
-				return usageError(fmt.Errorf("--limit %d: give a positive number", c.Int("limit")))
+				return run.UsageError(fmt.Errorf("--limit %d: give a positive number", c.Int("limit")))
 			}
 			if _, _, err := run.ParseUntil(c.String("until"), time.Now(), nil); err != nil {
-				return usageError(err) // before reading the campaign: its zone comes later
+				return run.UsageError(err) // before reading the campaign: its zone comes later
 			}
 			shard, err := shardArg(c)
 			if err != nil {

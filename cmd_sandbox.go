@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/urfave/cli/v2"
 )
 
@@ -51,7 +52,7 @@ Example:
 		Flags: sandboxFlags(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageError(fmt.Errorf("sandbox takes no arguments, got %q", c.Args().Slice()))
+				return run.UsageError(fmt.Errorf("sandbox takes no arguments, got %q", c.Args().Slice()))
 			}
 			opts, err := sandboxOptions(c)
 			if err != nil {
@@ -191,7 +192,7 @@ func sandboxOptions(c *cli.Context) (sandbox.Options, error) {
 	opts.Rehearsal = true // runs against it are rehearsals, kept apart
 	field, value, ok := strings.Cut(c.String("opt-out"), "=")
 	if !ok || strings.TrimSpace(field) == "" || value == "" {
-		return opts, usageError(fmt.Errorf("--opt-out %q: give FIELD=VALUE, such as disposition=dnc", c.String("opt-out")))
+		return opts, run.UsageError(fmt.Errorf("--opt-out %q: give FIELD=VALUE, such as disposition=dnc", c.String("opt-out")))
 	}
 	opts.AccountWebhook.OptOutField, opts.AccountWebhook.OptOutValue = strings.TrimSpace(field), value
 	if c.Bool("no-rotate") {
@@ -199,13 +200,13 @@ func sandboxOptions(c *cli.Context) (sandbox.Options, error) {
 		opts.RotateRefreshTokens = &rotate
 	}
 	if err := opts.Faults.Validate(); err != nil {
-		return opts, usageError(err)
+		return opts, run.UsageError(err)
 	}
 	if err := opts.AccountWebhook.Validate(); err != nil {
-		return opts, usageError(err)
+		return opts, run.UsageError(err)
 	}
 	if err := sandbox.CheckAccountFields(opts.AccountFields); err != nil {
-		return opts, usageError(fmt.Errorf("--account-fields: %w", err))
+		return opts, run.UsageError(fmt.Errorf("--account-fields: %w", err))
 	}
 	return opts, nil
 }

@@ -62,7 +62,7 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 		return err
 	}
 	if !f.SharedState() {
-		return usageError(fmt.Errorf("%s has no state: {postgres: ...} (or the variable it names is not set): give it one to push to", path))
+		return run.UsageError(fmt.Errorf("%s has no state: {postgres: ...} (or the variable it names is not set): give it one to push to", path))
 	}
 	dir := f.Path(f.StateDir)
 	journals, err := store.Journals(dir)
@@ -70,7 +70,7 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 		return err
 	}
 	if len(journals) == 0 {
-		return usageError(fmt.Errorf("%s holds no journal to push", dir))
+		return run.UsageError(fmt.Errorf("%s holds no journal to push", dir))
 	}
 	// The state directory's lock, taken whole, keeps out a run from the
 	// files, sharded or not.
@@ -80,7 +80,7 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	}
 	defer unlockDir()
 	if _, err := os.Stat(filepath.Join(dir, store.PushedFile)); err == nil {
-		return usageError(fmt.Errorf("%s was pushed already (see %s)", dir, store.PushedFile))
+		return run.UsageError(fmt.Errorf("%s was pushed already (see %s)", dir, store.PushedFile))
 	}
 	pg, err := store.OpenPostgres(ctx, f.State.Postgres, f.Name, 0, 1)
 	if err != nil {

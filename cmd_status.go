@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -54,9 +53,7 @@ func campaignStatus(ctx context.Context, o run.SavedOptions, format string, out 
 		return err
 	}
 	if format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printJSON(out, r)
 	}
 	fmt.Fprintf(out, "Campaign %s: %d rows\n", r.Campaign, r.Rows)
 	if r.Rehearsal {

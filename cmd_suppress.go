@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
@@ -24,7 +24,7 @@ func suppressCommand(s *session) *cli.Command {
 		return func(c *cli.Context) error {
 			name := c.Command.HelpName
 			if c.NArg() < 1+minArgs {
-				return usageError(fmt.Errorf("%s: give the campaign file%s, e.g. %s examples/quickstart/campaign.yaml%s", name, what, name, map[bool]string{true: " +14155550132", false: ""}[minArgs > 0]))
+				return run.UsageError(fmt.Errorf("%s: give the campaign file%s, e.g. %s examples/quickstart/campaign.yaml%s", name, what, name, map[bool]string{true: " +14155550132", false: ""}[minArgs > 0]))
 			}
 			l, err := openDNC(c.Context, c.Args().First(), c.Bool("sandbox"))
 			if err != nil {
@@ -115,7 +115,7 @@ func (l *dncSession) numbers(args []string) ([]string, error) {
 	for _, a := range args {
 		n, err := l.f.ReadNumber(a)
 		if err != nil {
-			return nil, usageError(fmt.Errorf("%v: nothing was changed", err))
+			return nil, run.UsageError(fmt.Errorf("%v: nothing was changed", err))
 		}
 		out = append(out, n)
 	}
@@ -143,7 +143,7 @@ func suppressAdd(ctx context.Context, l *dncSession, args []string, c *cli.Conte
 func suppressRemove(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
 	reason := c.String("reason")
 	if reason == "" {
-		return usageError(errors.New("suppress remove needs --reason: why the number may be called again (it is kept on the list's history)"))
+		return run.UsageError(errors.New("suppress remove needs --reason: why the number may be called again (it is kept on the list's history)"))
 	}
 	numbers, err := l.numbers(args)
 	if err != nil {
@@ -170,7 +170,7 @@ func dedupe(ns []string) []string {
 
 func suppressList(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
 	if len(args) > 0 {
-		return usageError(fmt.Errorf("suppress list takes the campaign file only, got also: %v", args))
+		return run.UsageError(fmt.Errorf("suppress list takes the campaign file only, got also: %v", args))
 	}
 	format, err := checkFormat(c)
 	if err != nil {
@@ -185,12 +185,10 @@ func suppressList(ctx context.Context, l *dncSession, args []string, c *cli.Cont
 	}
 	out := c.App.Writer
 	if format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
 		if es == nil {
 			es = []store.DoNotCallEntry{}
 		}
-		return enc.Encode(es)
+		return printJSON(out, es)
 	}
 	if len(es) == 0 {
 		fmt.Fprintf(out, "The %s holds no number.\n", l.list)
@@ -222,7 +220,7 @@ func onList(es []store.DoNotCallEntry) []store.DoNotCallEntry {
 
 func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
 	if len(args) != 1 {
-		return usageError(fmt.Errorf("suppress import takes the campaign file and one CSV file, got %d files", len(args)))
+		return run.UsageError(fmt.Errorf("suppress import takes the campaign file and one CSV file, got %d files", len(args)))
 	}
 	path, err := filepath.Abs(args[0])
 	if err != nil {
@@ -230,7 +228,7 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	}
 	numbers, read, err := l.f.ReadNumbers(ctx, path, c.String("column"))
 	if err != nil {
-		return usageError(fmt.Errorf("%v: nothing was imported", err))
+		return run.UsageError(fmt.Errorf("%v: nothing was imported", err))
 	}
 	for _, p := range read.Problems {
 		fmt.Fprintf(c.App.ErrWriter, "%s row %d: %s (ignored)\n", args[0], p.Row, p.Message)
@@ -250,14 +248,14 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	}
 	fmt.Fprintln(c.App.Writer, ".")
 	if read.Ignored > 0 {
-		return withExitCode(exitInvalidRows, fmt.Errorf("%d entr(ies) of %s are no phone number and were not imported; the lines above name them", read.Ignored, args[0]))
+		return run.WithExitCode(exitInvalidRows, fmt.Errorf("%d entr(ies) of %s are no phone number and were not imported; the lines above name them", read.Ignored, args[0]))
 	}
 	return nil
 }
 
 func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
 	if len(args) > 0 {
-		return usageError(fmt.Errorf("suppress export takes the campaign file only, got also: %v (write to a file with --output)", args))
+		return run.UsageError(fmt.Errorf("suppress export takes the campaign file only, got also: %v (write to a file with --output)", args))
 	}
 	es, err := l.list.Entries(ctx)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/chromedp/chromedp"
 )
@@ -92,7 +93,7 @@ func TestMarketingPath(t *testing.T) {
 	// plan --report, before any call.
 	planDir := filepath.Join(dir, "plan")
 	var out bytes.Buffer
-	if err := runPlan(ctx, nolog, planOptions{path: path, offline: true, format: "text", report: planDir, now: at}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true, Report: planDir, Now: at}, format: "text"}, &out); err != nil {
 		t.Fatalf("plan --report: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "Plan page: "+filepath.Join(planDir, "report.html")) {

@@ -43,15 +43,9 @@ const exitCodesHelp = `EXIT CODES:
         after call with the same answer)
    130  interrupted (state saved)`
 
-// withExitCode and usageError give an error its exit code.
-var (
-	withExitCode = run.WithExitCode
-	usageError   = run.UsageError
-)
-
 // exitCode maps the error a command returned to the process's exit code. It
 // is the one place that does so: an exit code chosen where the error was
-// made (withExitCode), else the sentinel or type the error chain holds.
+// made (run.WithExitCode), else the sentinel or type the error chain holds.
 // (A command name that matched none is no error: main exits 2 for it.)
 func exitCode(ctx context.Context, err error) int {
 	var ee *run.ExitError

@@ -17,6 +17,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // accountContacts is the sheet of accountTestCampaign: 40 contacts, each
@@ -75,7 +76,7 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 	ctx := context.Background()
 
 	var out bytes.Buffer
-	if err := runPlan(ctx, nolog, planOptions{path: path, format: "json"}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}, format: "json"}, &out); err != nil {
 		t.Fatalf("online plan: %v", err)
 	}
 	var plan campaign.Plan
@@ -90,7 +91,7 @@ func TestAccountFieldsReachEveryCall(t *testing.T) {
 		t.Errorf("plan: %+v, warnings %q", plan.Totals, plan.Warnings)
 	}
 	out.Reset()
-	if err := runPlan(ctx, nolog, planOptions{path: path}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "form fields: phone_number, email, first_name, last_name, ghl_contact_id, override_agent_id, address, city, zip_code, local_presence_number (default No)\n") {
@@ -167,7 +168,7 @@ func TestAccountFieldsTheEndpointLacks(t *testing.T) {
 
 	want := path + " line 14, sheets[0].fields.zip_code: sheet contacts.csv sends zip_code, which agent \"Declared\"'s call endpoint does not take " +
 		"(it takes phone_number, email, first_name, last_name, ghl_contact_id, override_agent_id, city, local_presence_number)"
-	planErr := runPlan(ctx, nolog, planOptions{path: path}, io.Discard)
+	planErr := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}}, io.Discard)
 	runErr := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard)
 	for what, err := range map[string]error{"plan": planErr, "run": runErr} {
 		var fe *campaign.FileError
@@ -180,7 +181,7 @@ func TestAccountFieldsTheEndpointLacks(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := runPlan(ctx, nolog, planOptions{path: path, offline: true}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}}, &out); err != nil {
 		t.Fatalf("offline plan: %v", err)
 	}
 	for _, w := range []string{
@@ -203,7 +204,7 @@ func TestAccountFieldsOfAnAgentToCreate(t *testing.T) {
 	path := accountTestCampaign(t, srv, srv.URL)
 	ctx := context.Background()
 	var out bytes.Buffer
-	if err := runPlan(ctx, nolog, planOptions{path: path}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}}, &out); err != nil {
 		t.Fatalf("plan: %v", err)
 	}
 	if !strings.Contains(out.String(), `sheets[0].fields.city: "city" is not one of the seven form fields the service contract names, so it must be a field of your account; agent "Declared" does not exist yet`) {

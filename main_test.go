@@ -21,6 +21,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -326,7 +327,7 @@ func TestExitCodeMapping(t *testing.T) {
 		{bg, errors.New("boom"), exitRuntime},
 		{bg, &campaign.FileError{}, exitUsage},
 		{bg, fmt.Errorf("wrapped: %w", &campaign.FileError{}), exitUsage},
-		{bg, withExitCode(exitTryLater, errors.New("locked")), exitTryLater},
+		{bg, run.WithExitCode(exitTryLater, errors.New("locked")), exitTryLater},
 		{cancelled, fmt.Errorf("stopping: %w", context.Canceled), exitInterrupted},
 		{bg, context.Canceled, exitRuntime}, // cancelled, but not by a signal
 		// Sentinels keep their meaning through any wrapping.
@@ -515,7 +516,7 @@ func TestExamplesPlanOffline(t *testing.T) {
 		// The quickstart's sheet has an invalid row on purpose (the
 		// outcomes example reads it too); the others are clean.
 		strict := !strings.Contains(path, "quickstart") && !strings.Contains(path, "outcomes")
-		if err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, strict: strict, format: "json"}, &out); err != nil {
+		if err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, strict: strict, format: "json"}, &out); err != nil {
 			t.Errorf("%s: %v", path, err)
 			continue
 		}
@@ -637,7 +638,7 @@ func TestPlanCountsDoneFromTheJournal(t *testing.T) {
 		t.Fatalf("canary: %v", err)
 	}
 	var out bytes.Buffer
-	if err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
+	if err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, format: "json"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var plan campaign.Plan
@@ -671,7 +672,7 @@ sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
 	path := filepath.Join(dir, "campaign.yaml")
 	ctx := context.Background()
 	var out bytes.Buffer
-	if err := runPlan(ctx, nolog, planOptions{path: path, offline: true, format: "json"}, &out); err != nil {
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, format: "json"}, &out); err != nil {
 		t.Fatalf("plan: %v", err)
 	}
 	var plan campaign.Plan
@@ -682,7 +683,7 @@ sheets: [{file: contacts.csv, agent: A, fields: {phone_number: Phone}}]
 		Number: "+14155550142", Country: "US", Why: plan.Repairs[0].Why}) || plan.Countries["US"] != 2 {
 		t.Errorf("plan: repairs %+v, countries %v", plan.Repairs, plan.Countries)
 	}
-	err := runPlan(ctx, nolog, planOptions{path: path, offline: true, strict: true}, io.Discard)
+	err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, strict: true}, io.Discard)
 	if code := exitCode(ctx, err); code != 4 || !strings.Contains(fmt.Sprint(err), "1 repaired number(s)") {
 		t.Errorf("plan --strict: exit %d, %v; want 4 naming the repair", code, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/rs/zerolog"
 )
@@ -86,12 +87,12 @@ func TestPlanFormatGithubGolden(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"campaigns/broken/campaign.yaml": "name: broken\nagents:\n  - name: A\n    promt: hi\npace: {per_second: fast, burst: 1}\n"})
 	t.Chdir(dir)
 	var out bytes.Buffer
-	err := runPlan(context.Background(), nolog, planOptions{path: "campaigns/spring/campaign.yaml", offline: true, strict: true, format: "github", now: ciNow}, &out)
+	err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: "campaigns/spring/campaign.yaml", Offline: true, Now: ciNow}, strict: true, format: "github"}, &out)
 	if code := exitCode(context.Background(), err); code != exitInvalidRows {
 		t.Errorf("spring: exit %d (%v), want 4", code, err)
 	}
 	out.WriteString("---\n")
-	err = runPlan(context.Background(), nolog, planOptions{path: "campaigns/broken/campaign.yaml", offline: true, strict: true, format: "github", now: ciNow}, &out)
+	err = runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: "campaigns/broken/campaign.yaml", Offline: true, Now: ciNow}, strict: true, format: "github"}, &out)
 	if code := exitCode(context.Background(), err); code != exitUsage {
 		t.Errorf("broken: exit %d (%v), want 2", code, err)
 	}
@@ -125,13 +126,13 @@ func TestEmptySheetWarnsAndFailsStrict(t *testing.T) {
 	path := filepath.Join(dir, "campaigns/spring/campaign.yaml")
 	os.WriteFile(filepath.Join(dir, "campaigns/spring/contacts/leads.csv"), []byte("Phone,First Name\n+14155550132,Ada\n"), 0o644)
 	var out bytes.Buffer
-	if err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, format: "text", now: ciNow}, &out); err != nil {
+	if err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true, Now: ciNow}, format: "text"}, &out); err != nil {
 		t.Fatalf("without --strict: %v", err)
 	}
 	if !strings.Contains(out.String(), "contacts/later.csv has a header and no rows") {
 		t.Errorf("no warning:\n%s", out.String())
 	}
-	err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, strict: true, format: "text", now: ciNow}, &out)
+	err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true, Now: ciNow}, strict: true, format: "text"}, &out)
 	if exitCode(context.Background(), err) != exitInvalidRows || !strings.Contains(err.Error(), "sheet contacts/later.csv has a header and no rows") {
 		t.Errorf("--strict: %v", err)
 	}
@@ -148,7 +149,7 @@ func TestLatin1SheetIsTheCampaignsFault(t *testing.T) {
 	})
 	path := filepath.Join(dir, "campaigns/spring/campaign.yaml")
 	var out bytes.Buffer
-	err := runPlan(context.Background(), nolog, planOptions{path: path, offline: true, format: "json", now: ciNow}, &out)
+	err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true, Now: ciNow}, format: "json"}, &out)
 	if code := exitCode(context.Background(), err); code != exitUsage {
 		t.Fatalf("exit %d (%v), want 2", code, err)
 	}

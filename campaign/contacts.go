@@ -205,7 +205,6 @@ type sheetMap struct {
 	// nameCol is the column of full names split into first and last
 	// name (name_column); -1 when none.
 	nameCol int
-	width   int
 	// signals are the sheet's signal columns (see [sheetMap.signalRow]):
 	// its do_not_call: columns first, then its consent column, then the
 	// columns the campaign does not map that their header or their first
@@ -297,7 +296,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &sheetMap{tzCol: -1, countryCol: -1, nameCol: -1, width: len(r.Header())}
+	m := &sheetMap{tzCol: -1, countryCol: -1, nameCol: -1}
 	var problems []Problem
 	// at adds a problem of the key that maps the column, or of the
 	// sheet's file when the key is not in the campaign file (a

@@ -1,7 +1,6 @@
 package campaign
 
 import (
-	"context"
 	"errors"
 
 	"github.com/callrun/callrun/apiclient"
@@ -47,5 +46,3 @@ func (k keptToken) Save(t *apiclient.Token) error {
 	apiclient.AddSecret(t.RefreshToken)
 	return k.KeptToken.Save(&store.Token{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken, Expiry: t.Expiry, IssuedAt: t.IssuedAt})
 }
-
-func (k keptToken) Lock(ctx context.Context) (func(), error) { return k.KeptToken.Lock(ctx) }

@@ -70,7 +70,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 		opts.Agents = campaign.OfflineAgents(f.Agents)
 		opts.Warnings = f.AccountFieldWarnings(nil)
 	} else {
-		svc, err := OpenService(ctx, log, f)
+		svc, err := NewService(ctx, log, f, nil)
 		if err != nil {
 			return nil, f, err
 		}

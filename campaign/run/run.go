@@ -34,15 +34,13 @@ type Options struct {
 	Progress                    *os.File   // the terminal to draw the progress line on; nil: none
 	Logs                        *LineGuard // the logs' writer on that terminal, if they go there
 	// tuning, for tests and benchmarks
-	Tune            func(*campaign.RunOptions)
-	TuneSandbox     func(*sandbox.Options) // run --sandbox's emulator
-	SandboxStarted  func(*sandbox.Server)  // given it once started
-	OutcomesWait    time.Duration          // run --sandbox's wait for its deliveries; 0: sandboxOutcomesWait
-	Journal         store.JournalOptions
-	MetricsInterval time.Duration // between writes of the metrics file; 0: 5s
+	TuneSandbox    func(*sandbox.Options) // run --sandbox's emulator
+	SandboxStarted func(*sandbox.Server)  // given it once started
+	OutcomesWait   time.Duration          // run --sandbox's wait for its deliveries; 0: sandboxOutcomesWait
+	Journal        store.JournalOptions
 	// Now is the run's clock: contact pressure, the dispatch's
-	// (campaign.RunOptions.Now, unless Tune sets another), the journal's
-	// run and end records and the summary's times; nil: time.Now.
+	// (campaign.RunOptions.Now), the journal's run and end records and
+	// the summary's times; nil: time.Now.
 	Now func() time.Time
 }
 
@@ -491,9 +489,6 @@ func (j *job) dispatch(ctx context.Context) (err error) {
 	if j.dnc.CheckedAtEachCall() {
 		j.ropts.DoNotCall = j.dnc
 	}
-	if o.Tune != nil {
-		o.Tune(&j.ropts)
-	}
 	log.Info().Str("campaign", f.Name).Float64("per_second", f.Pace.PerSecond).Int("concurrency", f.Pace.Concurrency).Msg("calling")
 	if w, _ := f.Window(); w != nil {
 		if at := w.NextOpening(time.Now()); at.After(time.Now()) {
@@ -507,7 +502,7 @@ func (j *job) dispatch(ctx context.Context) (err error) {
 	detach := o.Logs.attach(prog)
 	prog.run(ctx, time.Second)
 	if j.metrics != nil {
-		j.metrics.run(ctx, cmp.Or(o.MetricsInterval, 5*time.Second))
+		j.metrics.run(ctx, 5*time.Second) // between writes of the file
 	}
 	// The report's rows are written as the calls settle, so that the run
 	// ends soon after its last call; the report step finishes it.

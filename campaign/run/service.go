@@ -30,15 +30,10 @@ func (s *Service) Close() {
 	}
 }
 
-// OpenService prepares the campaign's service with its token, opening
-// the store that keeps the token if it needs one. It sends nothing to the
-// service. The caller closes the service.
-func OpenService(ctx context.Context, log zerolog.Logger, f *campaign.File) (*Service, error) {
-	return NewService(ctx, log, f, nil)
-}
-
 // NewService prepares the campaign's service with its token, kept in st,
-// the campaign's store, when the caller has it open already. With
+// the campaign's store, when the caller has it open already; with st nil
+// it opens the store that keeps the token if it needs one. It sends
+// nothing to the service. With
 // state.postgres the token is kept in that database, sealed with the key
 // of $CALLRUN_TOKEN_KEY: the shards of a campaign on any number of
 // machines share the database's token and its lock, where a token file's

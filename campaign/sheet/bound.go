@@ -30,7 +30,6 @@ type feeder struct {
 type tooLarge struct {
 	start int // the line of the file the record starts on
 	lines int // lines of the record read so far
-	size  int // its bytes read so far
 }
 
 func (e *tooLarge) Error() string {
@@ -64,7 +63,7 @@ func (f *feeder) Read(p []byte) (int, error) {
 			case f.size == 0 && string(line) == "\n":
 				f.start = f.line + 1 // a blank line, which encoding/csv skips
 			case f.size > 0 && f.line-f.start >= f.maxLines:
-				return 0, &tooLarge{start: f.start, lines: f.line - f.start, size: f.size}
+				return 0, &tooLarge{start: f.start, lines: f.line - f.start}
 			}
 		}
 		f.mid = line[len(line)-1] != '\n'
@@ -73,7 +72,7 @@ func (f *feeder) Read(p []byte) (int, error) {
 	n := min(len(p), len(f.rest))
 	if f.line >= f.start {
 		if f.size+n > f.maxSize {
-			return 0, &tooLarge{start: f.start, lines: f.line - f.start + 1, size: f.size}
+			return 0, &tooLarge{start: f.start, lines: f.line - f.start + 1}
 		}
 		f.size += n
 	}
