@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -100,8 +99,6 @@ func (l *DoNotCallFile) refreshHolds() error {
 	}
 	return nil
 }
-
-func (l *DoNotCallFile) holdsPath() string { return filepath.Join(l.dir, OptOutHoldsFileName) }
 
 // Held returns the holds not resolved, oldest first.
 func (l *DoNotCallFile) Held(context.Context) ([]OptOutHold, error) {
