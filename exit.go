@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -74,15 +75,22 @@ func exitCode(ctx context.Context, err error) int {
 // Ctrl-Break as os.Interrupt, and closing the console window, logging off
 // or shutting down as SIGTERM (Windows then ends the process a few
 // seconds later), so a run stops there as it does on Linux.
+//
+// The context's cause ([context.Cause]) wraps [campaign.ErrInterrupted] and
+// names the signal, for [interruption].
 func signalContext(parent context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-sigs:
-			cancel()
+		case sig := <-sigs:
+			name := "SIGTERM"
+			if sig == os.Interrupt {
+				name = "SIGINT (Ctrl-C)"
+			}
+			cancel(fmt.Errorf("%w by %s", campaign.ErrInterrupted, name))
 		case <-done:
 			return
 		}
@@ -95,8 +103,22 @@ func signalContext(parent context.Context) (context.Context, func()) {
 	return ctx, func() {
 		signal.Stop(sigs)
 		close(done)
-		cancel()
+		cancel(nil)
 	}
+}
+
+// interruption returns err, or, when err is only the cancellation a
+// signal caused (a command that stopped reading a sheet, say), the
+// signal's cause, so that the last line says it was interrupted and by
+// what rather than "context canceled".
+func interruption(ctx context.Context, err error) error {
+	if err == nil || !errors.Is(err, context.Canceled) || errors.Is(err, campaign.ErrInterrupted) {
+		return err
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, campaign.ErrInterrupted) {
+		return cause
+	}
+	return err
 }
 
 // logFailure reports the error that ends the process as JSON log records

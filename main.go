@@ -16,7 +16,7 @@ func main() {
 	ctx, stop := signalContext(context.Background())
 	s := &session{stdout: os.Stdout, stderr: os.Stderr}
 	app := newApp(s)
-	err := app.RunContext(ctx, interspersed(app, os.Args))
+	err := interruption(ctx, app.RunContext(ctx, interspersed(app, os.Args)))
 	code := exitCode(ctx, err)
 	if s.unknownCommand != "" && err == nil {
 		code = exitUsage
