@@ -84,8 +84,8 @@ func (s *endingService) schedule() {
 			done := s.clock.sleepThenBusy(c.ReceivedAt.Add(s.length).Sub(s.clock.Now()))
 			defer done()
 			phone := c.Form.Get("phone_number")
-			d := store.Delivery{Key: fmt.Sprintf("end-%d", c.Seq), At: s.clock.Now(), Event: EventEnded,
-				Fields: map[string]string{"event": EventEnded, "phone_number": phone}}
+			d := store.Delivery{Key: fmt.Sprintf("end-%d", c.Seq), At: s.clock.Now(), Event: apiclient.EventEnded,
+				Fields: map[string]string{"event": apiclient.EventEnded, "phone_number": phone}}
 			switch s.shape {
 			case "agent":
 				d.Event, d.Via, d.Fields = "", ViaAgent, map[string]string{"phone_number": phone, "status": "completed"}
@@ -340,7 +340,7 @@ func TestRunSaysNoDeliveryCame(t *testing.T) {
 					if !heard || len(e.srv.Placed()) == 0 {
 						return nil, nil
 					}
-					return []store.Delivery{{Key: "x", Event: EventStarted}}, nil
+					return []store.Delivery{{Key: "x", Event: apiclient.EventStarted}}, nil
 				}
 			})
 			if took := res.FinishedAt.Sub(res.StartedAt); took < 18*time.Minute {

@@ -422,13 +422,6 @@ func (x *OutcomeIndex) Unmatched() int {
 	return n
 }
 
-// The service's account webhook events.
-const (
-	EventStarted  = apiclient.EventStarted
-	EventAnswered = apiclient.EventAnswered
-	EventEnded    = apiclient.EventEnded
-)
-
 // Answered reports whether a delivery's event says its call was
 // answered (call.answered): a conversation, which Reg F's contact
 // pressure holds the number for.

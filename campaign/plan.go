@@ -13,6 +13,7 @@ import (
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -412,7 +413,7 @@ func (pc *planCounter) callable(ps *PlanSheet, c *Contact) (string, *store.HeldE
 	opts := pc.opts
 	if opts.Done != nil && opts.Done(c) {
 		ps.Done++
-		return planDone, nil
+		return report.PlanDone, nil
 	}
 	if c.DoNotCall {
 		ps.Suppressed++
@@ -427,7 +428,7 @@ func (pc *planCounter) callable(ps *PlanSheet, c *Contact) (string, *store.HeldE
 		if pc.heldUntil.IsZero() || h.Until.Before(pc.heldUntil) {
 			pc.heldUntil = h.Until
 		}
-		return planHeld, h
+		return report.PlanHeld, h
 	}
 	if pc.repeats {
 		// Only dedupe: agent or none lets a number be called

@@ -50,7 +50,7 @@ func StartPlanReport(f *File, st *store.State, dir string, now time.Time) (*Plan
 
 // add writes the row of contact c, on which the plan decided: c.Status
 // for a row of the sheets alone (invalid, duplicate, suppressed), else
-// planDone, Suppressed (its number is on the do-not-call list), planHeld
+// report.PlanDone, Suppressed (its number is on the do-not-call list), report.PlanHeld
 // (held back by contact pressure, held saying until when) or ToCall.
 func (r *PlanReport) add(c *Contact, decision string, held *store.HeldError) {
 	if r == nil || r.err != nil {
@@ -60,13 +60,13 @@ func (r *PlanReport) add(c *Contact, decision string, held *store.HeldError) {
 	row := ReportRow(r.f, r.st, c)
 	var wt *Wait
 	switch decision {
-	case planDone:
+	case report.PlanDone:
 		what := fmt.Sprintf("%s in an earlier run", row.Status)
 		if row.LastAttemptAt != "" {
 			what += " (" + row.LastAttemptAt + ")"
 		}
 		row.Status, row.Reason = report.PlanDone, joinReasons(what, row.Reason)
-	case planHeld:
+	case report.PlanHeld:
 		row.Status = report.PlanHeld
 		wt = r.page.waits.pending(c, &row, r.now, RunEnd{})
 	case ToCall:
@@ -110,9 +110,3 @@ func (r *PlanReport) Abort() {
 	r.w.Abort()
 	r.page.Close()
 }
-
-// The decisions of a plan beyond a row's own status, for PlanReport.add.
-const (
-	planDone = report.PlanDone
-	planHeld = report.PlanHeld
-)
