@@ -120,13 +120,6 @@ func ParseFormField(element string) FormField {
 	return f
 }
 
-// FieldName returns the field name at the start of a form_data element
-// (see [ParseFormField]): "local_presence_number=No (Yes/No)<br> ..."
-// gives "local_presence_number".
-func FieldName(element string) string {
-	return ParseFormField(element).Name
-}
-
 // IsFieldName reports whether s is a plain form field name, as a call
 // endpoint's form_data names them: one or more letters, digits and
 // underscores, and nothing else. The campaign file's fields: and set:

@@ -301,9 +301,6 @@ func TestParseFormField(t *testing.T) {
 		if want := (FormField{Name: tc.name, Default: tc.def, Hint: tc.hint}); got != want {
 			t.Errorf("ParseFormField(%q) = %+v, want %+v", tc.in, got, want)
 		}
-		if n := FieldName(tc.in); n != tc.name {
-			t.Errorf("FieldName(%q) = %q, want %q", tc.in, n, tc.name)
-		}
 	}
 }
 
