@@ -59,8 +59,7 @@ type metricsFile struct {
 	nSettled    int
 	pauseUntil  map[string]time.Time
 	done        bool
-	stop        chan struct{}
-	stopped     sync.WaitGroup
+	stop        func()      // ends run's writes
 	writeFailed func(error) // told of the first failed write of the timer
 	failedOnce  sync.Once
 }
@@ -222,25 +221,11 @@ func (m *metricsFile) setCounts() {
 // run writes the file every interval until finish; a failed write is
 // told to writeFailed once, and the run goes on.
 func (m *metricsFile) run(ctx context.Context, interval time.Duration) {
-	m.stop = make(chan struct{})
-	m.stopped.Add(1)
-	go func() {
-		defer m.stopped.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				if err := m.write(); err != nil && m.writeFailed != nil {
-					m.failedOnce.Do(func() { m.writeFailed(err) })
-				}
-			case <-m.stop:
-				return
-			case <-ctx.Done():
-				return
-			}
+	m.stop = every(ctx, interval, func() {
+		if err := m.write(); err != nil && m.writeFailed != nil {
+			m.failedOnce.Do(func() { m.writeFailed(err) })
 		}
-	}()
+	})
 }
 
 // finish stops the timer and writes the file a last time: the contacts by
@@ -249,8 +234,7 @@ func (m *metricsFile) run(ctx context.Context, interval time.Duration) {
 // call does nothing.
 func (m *metricsFile) finish(sum *report.Summary, ending string) error {
 	if m.stop != nil {
-		close(m.stop)
-		m.stopped.Wait()
+		m.stop()
 		m.stop = nil
 	}
 	m.mu.Lock()

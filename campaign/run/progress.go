@@ -41,8 +41,7 @@ type progress struct {
 	finished, called, failed, uncertain int
 	reason                              string // why the latest failed or uncertain contact was
 	ended                               bool   // done has ended the line
-	stop                                chan struct{}
-	stopped                             sync.WaitGroup
+	stop                                func() // ends run's redraws
 }
 
 // progressConfig are the inputs of newProgress.
@@ -118,25 +117,36 @@ func (p *progress) run(ctx context.Context, interval time.Duration) {
 	if p.bar == nil {
 		return
 	}
-	p.stop = make(chan struct{})
-	p.stopped.Add(1)
+	p.stop = every(ctx, interval, func() {
+		p.mu.Lock()
+		p.draw(p.now())
+		p.mu.Unlock()
+	})
+}
+
+// every calls fn every interval, in a goroutine of its own, until ctx
+// ends or stop is called; stop returns once fn has returned for the last
+// time.
+func every(ctx context.Context, interval time.Duration, fn func()) (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer p.stopped.Done()
+		defer wg.Done()
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				p.mu.Lock()
-				p.draw(p.now())
-				p.mu.Unlock()
-			case <-p.stop:
+				fn()
+			case <-quit:
 				return
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+	return func() { close(quit); wg.Wait() }
 }
 
 // done draws the last line and ends it.
@@ -145,8 +155,7 @@ func (p *progress) done() {
 		return
 	}
 	if p.stop != nil {
-		close(p.stop)
-		p.stopped.Wait()
+		p.stop()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
