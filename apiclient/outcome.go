@@ -31,18 +31,13 @@ const (
 	Failed
 )
 
+var outcomeNames = [...]string{Sent: "sent", Retryable: "retryable", Uncertain: "uncertain", Failed: "failed"}
+
 func (o Outcome) String() string {
-	switch o {
-	case Sent:
-		return "sent"
-	case Retryable:
-		return "retryable"
-	case Uncertain:
-		return "uncertain"
-	case Failed:
-		return "failed"
+	if o < Sent || o > Failed {
+		return "unknown"
 	}
-	return "unknown"
+	return outcomeNames[o]
 }
 
 // StartError is the error of a call-start attempt that did not succeed.

@@ -463,17 +463,7 @@ func deliveryRank(d store.Delivery) int {
 // outcomeName is the report's name of what a delivery tells, one of
 // [report.OutcomeNames].
 func outcomeName(rank int) string {
-	switch rank {
-	case rankReported:
-		return "reported"
-	case rankStarted:
-		return "started"
-	case rankAnswered:
-		return "answered"
-	case rankEnded:
-		return "ended"
-	}
-	return "other"
+	return [...]string{rankOther: "other", rankReported: "reported", rankStarted: "started", rankAnswered: "answered", rankEnded: "ended"}[rank]
 }
 
 // eventRank orders events as a call goes through them; rankOther for one

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -355,27 +356,20 @@ func (s *Summary) endingText(when func(time.Time) string) string {
 	return fmt.Sprintf("not complete: %d contacts waiting, the first may be called from %s", n, when(s.NextCallAt))
 }
 
-func endingText(e string) string {
-	switch e {
-	case EndComplete:
-		return "complete"
-	case EndWaiting:
-		return "waiting: contacts left pending for a later run"
-	case EndInterrupted:
-		return "interrupted"
-	case EndLimit:
-		return "stopped at the contact limit"
-	case EndOutsideHours:
-		return "stopped outside calling hours"
-	case EndRebuilt:
-		return "rebuilt from the journal"
-	case EndStopped:
-		return "stopped on an error"
-	case "":
-		return "not finished"
-	}
-	return e
+// endingTexts say each ending of [Summary.Ending] for a person; "" is a
+// run not finished.
+var endingTexts = map[string]string{
+	EndComplete:     "complete",
+	EndWaiting:      "waiting: contacts left pending for a later run",
+	EndInterrupted:  "interrupted",
+	EndLimit:        "stopped at the contact limit",
+	EndOutsideHours: "stopped outside calling hours",
+	EndRebuilt:      "rebuilt from the journal",
+	EndStopped:      "stopped on an error",
+	"":              "not finished",
 }
+
+func endingText(e string) string { return cmp.Or(endingTexts[e], e) }
 
 // rateText formats a rate with as many decimals as a person needs.
 func rateText(r float64) string {
