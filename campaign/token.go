@@ -38,11 +38,11 @@ func (k keptToken) Load() (*apiclient.Token, error) {
 	}
 	apiclient.AddSecret(t.AccessToken)
 	apiclient.AddSecret(t.RefreshToken)
-	return &apiclient.Token{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken, Expiry: t.Expiry, IssuedAt: t.IssuedAt}, nil
+	return (*apiclient.Token)(t), nil // the same fields: store.Token adds only their JSON names
 }
 
 func (k keptToken) Save(t *apiclient.Token) error {
 	apiclient.AddSecret(t.AccessToken)
 	apiclient.AddSecret(t.RefreshToken)
-	return k.KeptToken.Save(&store.Token{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken, Expiry: t.Expiry, IssuedAt: t.IssuedAt})
+	return k.KeptToken.Save((*store.Token)(t))
 }
