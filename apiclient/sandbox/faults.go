@@ -50,25 +50,25 @@ const (
 // are faulted): that share is answered 500 before acting, so the refresh
 // token sent stays valid and no token is issued.
 type Faults struct {
-	Scope           string        // ScopeCalls (default when empty), ScopeAPI or ScopeAll
-	Latency         time.Duration // added before answering
-	RateLimit       float64       // >0: token bucket of this many requests/second, burst 1, across the scope
-	Share429        float64       // share answered 429 with Retry-After, before acting
-	RetryAfter      time.Duration // Retry-After of Share429 and Share503 (whole seconds, rounded up, min 1); 0 -> 1s
-	Share503        float64       // share answered 503 with Retry-After, before acting
-	Share500        float64       // share answered 500 after acting (the call IS placed)
-	ShareDrop       float64       // share whose connection is closed with no answer after acting
-	ShareDropBefore float64       // share whose connection is closed with no answer before acting
-	ShareRefresh500 float64       // share of refresh requests answered 500 before acting, whatever Scope says
-	Seed            int64         // seed of the fault choice; 0 -> 1
+	Scope           string        `json:"scope"`             // ScopeCalls (default when empty), ScopeAPI or ScopeAll
+	Latency         time.Duration `json:"latency"`           // added before answering
+	RateLimit       float64       `json:"rate_limit"`        // >0: token bucket of this many requests/second, burst 1, across the scope
+	Share429        float64       `json:"share_429"`         // share answered 429 with Retry-After, before acting
+	RetryAfter      time.Duration `json:"retry_after"`       // Retry-After of Share429 and Share503 (whole seconds, rounded up, min 1); 0 -> 1s
+	Share503        float64       `json:"share_503"`         // share answered 503 with Retry-After, before acting
+	Share500        float64       `json:"share_500"`         // share answered 500 after acting (the call IS placed)
+	ShareDrop       float64       `json:"share_drop"`        // share whose connection is closed with no answer after acting
+	ShareDropBefore float64       `json:"share_drop_before"` // share whose connection is closed with no answer before acting
+	ShareRefresh500 float64       `json:"share_refresh_500"` // share of refresh requests answered 500 before acting, whatever Scope says
+	Seed            int64         `json:"seed"`              // seed of the fault choice; 0 -> 1
 
-	Share200HTML  float64       // share answered 200 with an HTML maintenance page, before acting
-	Share200Error float64       // share answered 200 {"status":"error",...}, before acting
-	Share202Error float64       // share answered 202 {"error":...}, before acting
-	Share403Limit float64       // share answered 403 {"error":"concurrency limit reached"}, before acting
-	ShareStall    float64       // share placed, answered 200, and whose body then stalls until the client leaves
-	MaxActive     int           // >0: at most this many placed calls in progress; more are answered 403 concurrency limit
-	CallLength    time.Duration // how long a placed call is in progress, for MaxActive; 0 -> Options.CallDuration
+	Share200HTML  float64       `json:"share_200_html"`  // share answered 200 with an HTML maintenance page, before acting
+	Share200Error float64       `json:"share_200_error"` // share answered 200 {"status":"error",...}, before acting
+	Share202Error float64       `json:"share_202_error"` // share answered 202 {"error":...}, before acting
+	Share403Limit float64       `json:"share_403_limit"` // share answered 403 {"error":"concurrency limit reached"}, before acting
+	ShareStall    float64       `json:"share_stall"`     // share placed, answered 200, and whose body then stalls until the client leaves
+	MaxActive     int           `json:"max_active"`      // >0: at most this many placed calls in progress; more are answered 403 concurrency limit
+	CallLength    time.Duration `json:"call_length"`     // how long a placed call is in progress, for MaxActive; 0 -> Options.CallDuration
 }
 
 // Validate reports whether f is usable: a known scope, no negative durations
@@ -99,49 +99,39 @@ func (f Faults) Validate() error {
 	return nil
 }
 
-// faultsJSON is the JSON form of Faults, used by /_sandbox/faults.
+// faultsJSON is the JSON form of Faults, used by /_sandbox/faults: its
+// fields by their json names, the durations as [jsonDuration]s in place
+// of the plain numbers of nanoseconds.
 type faultsJSON struct {
-	Scope           string       `json:"scope"`
-	Latency         jsonDuration `json:"latency"`
-	RateLimit       float64      `json:"rate_limit"`
-	Share429        float64      `json:"share_429"`
-	RetryAfter      jsonDuration `json:"retry_after"`
-	Share503        float64      `json:"share_503"`
-	Share500        float64      `json:"share_500"`
-	ShareDrop       float64      `json:"share_drop"`
-	ShareDropBefore float64      `json:"share_drop_before"`
-	ShareRefresh500 float64      `json:"share_refresh_500"`
-	Seed            int64        `json:"seed"`
-	Share200HTML    float64      `json:"share_200_html"`
-	Share200Error   float64      `json:"share_200_error"`
-	Share202Error   float64      `json:"share_202_error"`
-	Share403Limit   float64      `json:"share_403_limit"`
-	ShareStall      float64      `json:"share_stall"`
-	MaxActive       int          `json:"max_active"`
-	CallLength      jsonDuration `json:"call_length"`
+	*plainFaults
+	Latency    *jsonDuration `json:"latency"`
+	RetryAfter *jsonDuration `json:"retry_after"`
+	CallLength *jsonDuration `json:"call_length"`
+}
+
+// plainFaults is Faults without its JSON methods.
+type plainFaults Faults
+
+func (f *Faults) json() faultsJSON {
+	return faultsJSON{(*plainFaults)(f), (*jsonDuration)(&f.Latency), (*jsonDuration)(&f.RetryAfter), (*jsonDuration)(&f.CallLength)}
 }
 
 // MarshalJSON encodes f with snake_case names and durations as Go duration
 // strings such as "1.5s".
-func (f Faults) MarshalJSON() ([]byte, error) {
-	return json.Marshal(faultsJSON{f.Scope, jsonDuration(f.Latency), f.RateLimit, f.Share429,
-		jsonDuration(f.RetryAfter), f.Share503, f.Share500, f.ShareDrop, f.ShareDropBefore, f.ShareRefresh500, f.Seed,
-		f.Share200HTML, f.Share200Error, f.Share202Error, f.Share403Limit, f.ShareStall, f.MaxActive, jsonDuration(f.CallLength)})
-}
+func (f Faults) MarshalJSON() ([]byte, error) { return json.Marshal(f.json()) }
 
 // UnmarshalJSON decodes the form written by MarshalJSON. Durations may also
 // be given as numbers of milliseconds. Unknown fields are an error; absent
 // fields are zero.
 func (f *Faults) UnmarshalJSON(b []byte) error {
-	var j faultsJSON
+	var j Faults
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
+	jj := j.json()
+	if err := dec.Decode(&jj); err != nil {
 		return err
 	}
-	*f = Faults{j.Scope, time.Duration(j.Latency), j.RateLimit, j.Share429,
-		time.Duration(j.RetryAfter), j.Share503, j.Share500, j.ShareDrop, j.ShareDropBefore, j.ShareRefresh500, j.Seed,
-		j.Share200HTML, j.Share200Error, j.Share202Error, j.Share403Limit, j.ShareStall, j.MaxActive, time.Duration(j.CallLength)}
+	*f = j
 	return nil
 }
 
