@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,20 +65,6 @@ Example:
 			return serveSandbox(c.Context, c.String("addr"), opts, s.stdout)
 		},
 	}
-}
-
-// accountFieldsFlag reads --account-fields, given once with commas or
-// several times: the names, trimmed, without empty ones.
-func accountFieldsFlag(values []string) []string {
-	var names []string
-	for _, v := range values {
-		for n := range strings.SplitSeq(v, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				names = append(names, n)
-			}
-		}
-	}
-	return names
 }
 
 // serveSandbox serves a sandbox until ctx ends.
@@ -171,7 +158,9 @@ func sandboxOptions(c *cli.Context) (sandbox.Options, error) {
 		CallDuration:          c.Duration("call-duration"),
 		AllowExternalWebhooks: c.Bool("external-webhooks"),
 		AnswerWithoutCallID:   c.Bool("no-call-id"),
-		AccountFields:         accountFieldsFlag(c.StringSlice("account-fields")),
+		// --account-fields, given once with commas or several times: the
+		// flag splits and trims them, and an empty name is no field.
+		AccountFields: slices.DeleteFunc(c.StringSlice("account-fields"), func(n string) bool { return n == "" }),
 		AccountWebhook: sandbox.AccountWebhook{URL: c.String("account-webhook"),
 			ShareDuplicate: c.Float64("share-duplicate-deliveries"), OutOfOrder: c.Bool("out-of-order-deliveries"),
 			ShareLate: c.Float64("share-late-deliveries"), LateBy: c.Duration("late-by"),

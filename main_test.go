@@ -367,7 +367,7 @@ func TestSandboxCommandServes(t *testing.T) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- serveSandbox(ctx, addr, sandbox.Options{AccountFields: accountFieldsFlag([]string{"city, zip_code", "country"})}, &out)
+		done <- newApp(&session{stdout: &out, stderr: io.Discard}).RunContext(ctx, []string{"callrun", "sandbox", "--addr", addr, "--account-fields", "city, zip_code,", "--account-fields", "country"})
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "Ctrl-C to stop") {
