@@ -170,18 +170,16 @@ func (e *TokenDamagedError) Error() string {
 	return fmt.Sprintf("the token in %s is damaged; run `callrun auth login` again", e.Where)
 }
 
-// sealedToken is a [Token] kept as JSON in a [PGToken]'s row.
-type sealedToken struct{ row *PGToken }
-
-func (d sealedToken) Lock(ctx context.Context) (func(), error) { return d.row.Lock(ctx) }
-func (d sealedToken) Remove() error                            { return d.row.Remove() }
-func (d sealedToken) String() string                           { return d.row.String() }
+// sealedToken is a [Token] kept as JSON in a [PGToken]'s row: the row's
+// Lock, Remove and String, and Load and Save of a Token rather than of
+// the row's bytes.
+type sealedToken struct{ *PGToken }
 
 // Load opens the saved token; a token the key does not open wraps
 // [ErrTokenSealed], one that opens and is no token is a
 // [*TokenDamagedError].
 func (d sealedToken) Load() (*Token, error) {
-	plain, _, err := d.row.Load()
+	plain, _, err := d.PGToken.Load()
 	switch {
 	case err != nil:
 		return nil, err
@@ -200,5 +198,5 @@ func (d sealedToken) Save(tok *Token) error {
 	if err != nil {
 		return err
 	}
-	return d.row.Save(plain)
+	return d.PGToken.Save(plain)
 }
