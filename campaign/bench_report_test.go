@@ -87,7 +87,7 @@ func BenchmarkWriteReport(b *testing.B) {
 				return each(sum, func(*Contact, report.Row) error { return nil })
 			})
 			part("csv", func(sum *report.Summary, _ *report.Page) error {
-				w, err := report.NewCSVWriter(filepath.Join(out, ReportCSV), f.AccountFields()...)
+				w, err := report.NewCSVWriter(filepath.Join(out, ReportCSV), report.Columns{Extra: f.AccountFields()})
 				if err != nil {
 					return err
 				}
@@ -103,7 +103,7 @@ func BenchmarkWriteReport(b *testing.B) {
 				return w.Commit()
 			})
 			part("xlsx", func(sum *report.Summary, _ *report.Page) error {
-				w, err := report.NewXLSXWriter(filepath.Join(out, ReportXLSX), f.AccountFields()...)
+				w, err := report.NewXLSXWriter(filepath.Join(out, ReportXLSX), report.Columns{Extra: f.AccountFields()})
 				if err != nil {
 					return err
 				}

@@ -37,7 +37,7 @@ func StartPlanReport(f *File, st *store.State, dir string, now time.Time) (*Plan
 	if err != nil {
 		return nil, err
 	}
-	w, err := report.NewCSVWriterFor(filepath.Join(dir, ReportCSV), report.Columns{Extra: f.AccountFields()})
+	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), report.Columns{Extra: f.AccountFields()})
 	if err != nil {
 		return nil, err
 	}

@@ -236,11 +236,11 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 	}
 	sum.NextCallAt = time.Time{}
 	cols := report.Columns{Extra: f.AccountFields(), Outcomes: outcomes != nil}
-	w, err := report.NewCSVWriterFor(filepath.Join(dir, ReportCSV), cols)
+	w, err := report.NewCSVWriter(filepath.Join(dir, ReportCSV), cols)
 	if err != nil {
 		return nil, err
 	}
-	xw, err := report.NewXLSXWriterFor(filepath.Join(dir, ReportXLSX), cols)
+	xw, err := report.NewXLSXWriter(filepath.Join(dir, ReportXLSX), cols)
 	if err != nil {
 		w.Abort()
 		return nil, err

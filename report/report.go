@@ -171,14 +171,9 @@ type CSVWriter struct {
 
 // NewCSVWriter starts a report to be committed to path (mode 0600, or
 // 0660 in a directory a team shares: see [private.FileMode]), and
-// writes its header. extra names the columns of the account's own fields
-// (see Row.Extra); without them the columns are Row's alone.
-func NewCSVWriter(path string, extra ...string) (*CSVWriter, error) {
-	return NewCSVWriterFor(path, Columns{Extra: extra})
-}
-
-// NewCSVWriterFor is [NewCSVWriter] with the columns cols adds.
-func NewCSVWriterFor(path string, cols Columns) (*CSVWriter, error) {
+// writes its header: Row's columns, and those cols adds (the account's
+// own fields, see Row.Extra; the outcome columns).
+func NewCSVWriter(path string, cols Columns) (*CSVWriter, error) {
 	extra := cols.Extra
 	pf, err := durable.Create(path, private.FileMode(filepath.Dir(path)))
 	if err != nil {
@@ -279,7 +274,6 @@ func (w *CSVWriter) Commit() error {
 	}
 	err := w.flush()
 	if err == nil {
-		w.done = true
 		if err = w.pf.Commit(); err != nil {
 			err = fmt.Errorf("committing report %s: %w", w.path, err)
 		}
@@ -310,18 +304,11 @@ func escapeRow(r Row) Row {
 	} {
 		*p = Escape(*p)
 	}
-	for _, p := range []*string{&r.PhoneNumber, &r.LocalPresenceNumber} {
-		if !isE164(*p) {
-			*p = Escape(*p)
-		}
-	}
+	r.PhoneNumber, r.LocalPresenceNumber = EscapeNumber(r.PhoneNumber), EscapeNumber(r.LocalPresenceNumber)
 	if len(r.Extra) > 0 {
 		extra := make([]string, len(r.Extra)) // the caller's slice stays as it is
 		for i, v := range r.Extra {
-			if !isE164(v) { // phone_number1, say
-				v = Escape(v)
-			}
-			extra[i] = v
+			extra[i] = EscapeNumber(v) // phone_number1, say
 		}
 		r.Extra = extra
 	}

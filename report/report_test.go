@@ -58,7 +58,7 @@ var reportRows = []Row{
 func TestCSVWriter(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.csv")
-	w, err := NewCSVWriter(path)
+	w, err := NewCSVWriter(path, Columns{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestCSVWriter(t *testing.T) {
 func TestCSVWriterEmpty(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.csv")
-	w, err := NewCSVWriter(path)
+	w, err := NewCSVWriter(path, Columns{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestCSVWriterIsAtomic(t *testing.T) {
 		}
 	}
 
-	w, err := NewCSVWriter(path)
+	w, err := NewCSVWriter(path, Columns{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestCSVWriterIsAtomic(t *testing.T) {
 		t.Errorf("Write after Abort succeeded")
 	}
 
-	w, err = NewCSVWriter(path)
+	w, err = NewCSVWriter(path, Columns{})
 	if err != nil {
 		t.Fatal(err)
 	}

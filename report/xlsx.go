@@ -44,14 +44,9 @@ type XLSXWriter struct {
 // xlsxSheet is the worksheet's name.
 const xlsxSheet = "Report"
 
-// NewXLSXWriter starts a workbook to be committed to path. extra names
-// the columns of the account's own fields, as for [NewCSVWriter].
-func NewXLSXWriter(path string, extra ...string) (*XLSXWriter, error) {
-	return NewXLSXWriterFor(path, Columns{Extra: extra})
-}
-
-// NewXLSXWriterFor is [NewXLSXWriter] with the columns cols adds.
-func NewXLSXWriterFor(path string, cols Columns) (*XLSXWriter, error) {
+// NewXLSXWriter starts a workbook to be committed to path, with the
+// columns cols adds, as for [NewCSVWriter].
+func NewXLSXWriter(path string, cols Columns) (*XLSXWriter, error) {
 	extra := cols.Extra
 	book := excelize.NewFile()
 	// Compressed for speed: a report is written at the end of every run,

@@ -15,11 +15,11 @@ import (
 // extra columns given.
 func writeBoth(t *testing.T, dir string, rows []Row, extra ...string) {
 	t.Helper()
-	cw, err := NewCSVWriter(filepath.Join(dir, "report.csv"), extra...)
+	cw, err := NewCSVWriter(filepath.Join(dir, "report.csv"), Columns{Extra: extra})
 	if err != nil {
 		t.Fatal(err)
 	}
-	xw, err := NewXLSXWriter(filepath.Join(dir, "report.xlsx"), extra...)
+	xw, err := NewXLSXWriter(filepath.Join(dir, "report.xlsx"), Columns{Extra: extra})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestXLSXAbortKeepsThePreviousReport(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.xlsx")
 	os.WriteFile(path, []byte("previous"), 0o644)
-	w, err := NewXLSXWriter(path)
+	w, err := NewXLSXWriter(path, Columns{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestXLSXTooLargeIsDroppedAndTheOldOneRemoved(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "report.xlsx")
 	os.WriteFile(path, []byte("an older, smaller report"), 0o644)
-	w, err := NewXLSXWriter(path)
+	w, err := NewXLSXWriter(path, Columns{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,12 +201,12 @@ func TestExtraColumns(t *testing.T) {
 		t.Errorf("the table does not cover the extra columns: %+v %v", tables, err)
 	}
 	// More cells than columns is a mistake of the caller, not a shifted row.
-	cw, err := NewCSVWriter(filepath.Join(dir, "more.csv"), extra...)
+	cw, err := NewCSVWriter(filepath.Join(dir, "more.csv"), Columns{Extra: extra})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cw.Abort()
-	xw, err := NewXLSXWriter(filepath.Join(dir, "more.xlsx"), extra...)
+	xw, err := NewXLSXWriter(filepath.Join(dir, "more.xlsx"), Columns{Extra: extra})
 	if err != nil {
 		t.Fatal(err)
 	}
