@@ -87,7 +87,7 @@ func interspersed(app *cli.App, args []string) []string {
 			return helpOnly(args[0], global, path)
 		case !strings.HasPrefix(a, "-") || a == "-":
 			positional = append(positional, a)
-		case knownFlag(flags, a):
+		case lookupFlag(flags, a) != nil:
 			local = append(local, a)
 			if takesValue(flags, a) && i+1 < len(args) {
 				local = append(local, args[i+1])
@@ -143,10 +143,6 @@ func lookupFlag(flags []cli.Flag, arg string) cli.Flag {
 		}
 	}
 	return nil
-}
-
-func knownFlag(flags []cli.Flag, arg string) bool {
-	return lookupFlag(flags, arg) != nil
 }
 
 // takesValue reports whether arg is a flag whose value is the next

@@ -3,6 +3,7 @@ package campaign
 import (
 	_ "embed"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -104,11 +105,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 	}
 	w := &signalWords{languages: langs, flag: map[string]cellSays{}, consent: map[string]cellSays{}, conflicts: map[string]string{},
 		phrases: map[string]bool{}, firstWords: map[string][][]string{}}
-	codes := make([]string, 0, len(langs))
-	for code := range langs {
-		codes = append(codes, code)
-	}
-	sort.Strings(codes)
+	codes := slices.Sorted(maps.Keys(langs))
 	// readings are, for each word of the cells of a table (flag or
 	// consent), what it says in the languages that have it, and which.
 	type readings map[string]map[cellSays][]string

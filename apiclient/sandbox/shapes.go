@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	mrand "math/rand/v2"
 	"mime/multipart"
 	"net/url"
@@ -179,12 +180,7 @@ func multipartOf(d Delivery) (wire, error) {
 	if err := w.SetBoundary("callrun-sandbox-" + d.CallID + "-" + d.Event); err != nil {
 		return wire{}, err
 	}
-	keys := make([]string, 0, len(d.Form))
-	for k := range d.Form {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(d.Form)) {
 		if err := w.WriteField(k, d.Form.Get(k)); err != nil {
 			return wire{}, err
 		}
