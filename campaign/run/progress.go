@@ -179,12 +179,12 @@ func (p *progress) interrupt(w io.Writer, b []byte) (int, error) {
 	return n, err
 }
 
-// LineGuard is the writer of the logs of a session on a terminal. While
-// a progress line is attached, each log line goes through its interrupt,
-// so that the line keeps its row to itself.
 // NewLineGuard returns the guard of the logs written to w.
 func NewLineGuard(w io.Writer) *LineGuard { return &LineGuard{w: w} }
 
+// LineGuard is the writer of the logs of a session on a terminal. While
+// a progress line is attached, each log line goes through its interrupt,
+// so that the line keeps its row to itself.
 type LineGuard struct {
 	w  io.Writer
 	mu sync.Mutex
