@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
-
-	"github.com/callrun/callrun/report/durable"
 )
 
 // RegFAfterConversation is Reg F's second rule (12 CFR 1006.14(b)(2)):
@@ -121,21 +119,9 @@ func (c *conversationsFile) last(number string) time.Time {
 // returns; a conversation of the same campaign and key recorded already
 // is not recorded again.
 func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, error) {
-	_, statErr := os.Stat(l.dir)
-	if err := os.MkdirAll(l.dir, 0o700); err != nil {
-		return false, fmt.Errorf("creating the directory of the %s: %w", l, err)
-	}
-	if os.IsNotExist(statErr) {
-		if err := durable.SyncDir(filepath.Dir(l.dir)); err != nil {
-			return false, fmt.Errorf("creating the directory of the %s: %w", l, err)
-		}
-	}
-	fl, err := lockFile(l.dir, CallStartsLockName)
+	fl, err := l.lock()
 	if err != nil {
 		return false, err
-	}
-	if err := fl.Lock(); err != nil {
-		return false, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}
 	defer fl.Unlock() //nolint:errcheck // closing releases it too
 	l.mu.Lock()

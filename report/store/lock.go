@@ -25,16 +25,8 @@ var ErrLocked = errors.New("another callrun run holds the campaign's lock")
 //
 // unlock releases the lock; the lock file stays.
 func Lock(dir string) (unlock func() error, err error) {
-	_, statErr := os.Stat(dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
-	}
-	if os.IsNotExist(statErr) {
-		// A new state directory must survive a power cut with the journal
-		// that is about to be written into it: sync its parent's entry.
-		if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
-			return nil, fmt.Errorf("creating state directory: %w", err)
-		}
 	}
 	path := filepath.Join(dir, "lock")
 	if f, err := openOrCreate(dir, path); err == nil { // with the directory's mode
@@ -56,6 +48,20 @@ func Lock(dir string) (unlock func() error, err error) {
 		return nil, fmt.Errorf("locking state directory %s: %w", dir, err)
 	}
 	return unlock, nil
+}
+
+// makeDir creates dir (mode 0700) and, when it is new, syncs its
+// parent's entry: a new directory must survive a power cut with the
+// files about to be written into it.
+func makeDir(dir string) error {
+	_, statErr := os.Stat(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if os.IsNotExist(statErr) {
+		return durable.SyncDir(filepath.Dir(dir))
+	}
+	return nil
 }
 
 // lockHolder returns the pid written in a lock file, or "" if there is

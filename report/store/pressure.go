@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/callrun/callrun/report/durable"
 	"github.com/gofrs/flock"
 )
 
@@ -392,17 +391,11 @@ type startsTx struct {
 	done bool   // pre and buf are on disk
 }
 
-// begin takes the lock (waiting for another run's batch) and reads what
-// was appended since the last look.
-func (l *CallStartsFile) begin() (*startsTx, error) {
-	_, statErr := os.Stat(l.dir)
-	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+// lock creates the call starts' directory, if need be, and takes their
+// lock, waiting for another run's batch to be counted.
+func (l *CallStartsFile) lock() (*flock.Flock, error) {
+	if err := makeDir(l.dir); err != nil {
 		return nil, fmt.Errorf("creating the directory of the %s: %w", l, err)
-	}
-	if os.IsNotExist(statErr) {
-		if err := durable.SyncDir(filepath.Dir(l.dir)); err != nil {
-			return nil, fmt.Errorf("creating the directory of the %s: %w", l, err)
-		}
 	}
 	fl, err := lockFile(l.dir, CallStartsLockName)
 	if err != nil {
@@ -410,6 +403,16 @@ func (l *CallStartsFile) begin() (*startsTx, error) {
 	}
 	if err := fl.Lock(); err != nil {
 		return nil, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
+	}
+	return fl, nil
+}
+
+// begin takes the lock (waiting for another run's batch) and reads what
+// was appended since the last look.
+func (l *CallStartsFile) begin() (*startsTx, error) {
+	fl, err := l.lock()
+	if err != nil {
+		return nil, err
 	}
 	l.mu.Lock()
 	t := &startsTx{l: l, fl: fl}

@@ -68,12 +68,9 @@ func (l *CallStartsFile) Compact(now time.Time) (starts, conversations int, err 
 	if errors.Is(errStarts, os.ErrNotExist) && errors.Is(errConversations, os.ErrNotExist) {
 		return 0, 0, nil
 	}
-	fl, err := lockFile(l.dir, CallStartsLockName)
+	fl, err := l.lock()
 	if err != nil {
 		return 0, 0, err
-	}
-	if err := fl.Lock(); err != nil {
-		return 0, 0, fmt.Errorf("waiting for the lock of the %s: %w", l, err)
 	}
 	defer fl.Unlock()
 	l.mu.Lock()
