@@ -197,7 +197,10 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 			return nil, fmt.Errorf("creating state directory: %w", err)
 		}
 	}
-	fl := flock.New(filepath.Join(dir, DeliveriesLock), flock.SetFlag(os.O_CREATE|os.O_RDWR))
+	fl, err := lockFile(dir, DeliveriesLock)
+	if err != nil {
+		return nil, err
+	}
 	ok, err := fl.TryLock()
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", filepath.Join(dir, DeliveriesLock), err)

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/gofrs/flock"
 )
 
 // Store is where a campaign keeps its journal and its run lock: a state
@@ -125,6 +123,10 @@ func (s Files) Lock(context.Context) (func() error, error) {
 	return func() error { return errors.Join(unlock(), unlockParent()) }, nil
 }
 
+// AgentsLock is the name of the lock a run takes, in the campaign's
+// state directory, while it creates or updates the campaign's agents.
+const AgentsLock = "agents.lock"
+
 // LockAgents takes the campaign's state directory's agents.lock (the
 // parent's, for a shard), waiting for another run to release it.
 func (s Files) LockAgents(ctx context.Context) (func() error, error) {
@@ -132,7 +134,10 @@ func (s Files) LockAgents(ctx context.Context) (func() error, error) {
 	if err := os.MkdirAll(top, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
-	fl := flock.New(filepath.Join(top, "agents.lock"))
+	fl, err := lockFile(top, AgentsLock)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := fl.TryLockContext(ctx, 50*time.Millisecond); err != nil {
 		return nil, fmt.Errorf("waiting for the agents lock of %s: %w", top, err)
 	}
