@@ -41,6 +41,30 @@ func freePort(t *testing.T) string {
 	return addr
 }
 
+// startListenChild starts `callrun listen` of the campaign at path as a
+// child process, in dir, on addr, its JSON logs to logs, and returns it
+// once it listens.
+func startListenChild(t *testing.T, dir, addr, path string, logs *e2eBuffer) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(callrunBinary(t), "--log-format", "json", "listen", "--addr", addr, path)
+	cmd.Env = e2eEnv(dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "listening on") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("listen did not start: %q %v", line, err)
+	}
+	return cmd
+}
+
 // TestListenKilledLosesNoAcknowledgedDelivery kills `callrun listen`
 // (-9) at random moments while the sandbox delivers its account webhooks
 // and retries the ones not acknowledged, with duplicates, and checks that
@@ -89,25 +113,7 @@ func TestListenKilledLosesNoAcknowledgedDelivery(t *testing.T) {
 			t.Logf("listen's logs:\n%s", logs.String())
 		}
 	}()
-	start := func() *exec.Cmd {
-		cmd := exec.Command(callrunBinary(t), "--log-format", "json", "listen", "--addr", addr, path)
-		cmd.Env = e2eEnv(dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil || !strings.Contains(line, "listening on") {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("listen did not start: %q %v", line, err)
-		}
-		return cmd
-	}
+	start := func() *exec.Cmd { return startListenChild(t, dir, addr, path, &logs) }
 	kills := 0
 	for kills < 20 {
 		cmd := start()

@@ -288,6 +288,18 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// is not stored yet.
 	for _, d := range ds {
 		taken, err := t.intake.Take(r.Context(), d, agent, start)
+		if errors.Is(err, store.ErrDeliveriesGone) {
+			// Until restarted, every delivery: said at most once a
+			// second, and in /metrics.
+			l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
+			l.metrics.gone.WithLabelValues(t.name).Set(1)
+			if held, ok := l.gate.pass(l.now()); ok {
+				l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Err(err).Int64("not_logged", held).
+					Msg("deliveries refused: the deliveries file was removed or replaced under listen; restart listen (it opens the file at the path again), and the service's retries store them")
+			}
+			http.Error(w, "not stored: the deliveries file is gone; send again after listen restarts", http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil {
 			l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
 			l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Err(err).Msg("a delivery not taken")
