@@ -267,20 +267,13 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Only the keys: what listen reads of a file whose deliveries may
-	// carry transcripts, from where the index ends (its start, when
-	// the index must be rebuilt).
-	type keyOnly struct {
-		Key string `json:"key"`
-	}
 	rebuild := keys.f == nil
 	var all []keyRecord // when rebuilding: 16 bytes a delivery, sorted once
-	fl := follower[keyOnly]{path: path, what: "a delivery", valid: func(d *keyOnly) bool { return d.Key != "" }, off: covers}
-	good, err := readAll(fl, f, func(d keyOnly, _ int64) {
+	good, err := readDeliveryKeys(path, f, covers, func(key string) {
 		if rebuild {
-			all = append(all, recordOf(d.Key))
+			all = append(all, recordOf(key))
 		} else {
-			keys.add(d.Key)
+			keys.add(key)
 		}
 	})
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -174,17 +175,23 @@ func checkKeyIndex(ix, f *os.File, size int64) (keyTrailer, bool, error) {
 	}
 	// The records: their checksum, and in order, which the search needs.
 	crc := uint32(0)
-	br := bufio.NewReaderSize(io.NewSectionReader(ix, 0, t.n*keyRecordSize), 1<<16)
-	var prev, r keyRecord
-	for i := range t.n {
-		if _, err := io.ReadFull(br, r[:]); err != nil {
+	var prev []byte
+	buf := make([]byte, 1<<16*keyRecordSize)
+	for off := int64(0); off < t.n*keyRecordSize; {
+		b := buf[:min(int64(len(buf)), t.n*keyRecordSize-off)]
+		if _, err := ix.ReadAt(b, off); err != nil {
 			return t, false, err
 		}
-		if i > 0 && bytes.Compare(prev[:], r[:]) >= 0 {
-			return t, false, nil
+		crc = crc32.Update(crc, castagnoli, b)
+		for i := 0; i < len(b); i += keyRecordSize {
+			r := b[i : i+keyRecordSize]
+			if prev != nil && bytes.Compare(prev, r) >= 0 {
+				return t, false, nil
+			}
+			prev = r
 		}
-		crc = crc32.Update(crc, castagnoli, r[:])
-		prev = r
+		prev = bytes.Clone(prev)
+		off += int64(len(b))
 	}
 	return t, crc == t.crc, nil
 }
@@ -391,4 +398,59 @@ func (k *deliveryKeys) close() error {
 	err := k.f.Close()
 	k.f = nil
 	return err
+}
+
+// readDeliveryKeys calls fn with the key of each delivery whose whole line
+// is in deliveries file f at path from offset from on, and returns the
+// offset after the last whole line (a last line without its newline was
+// torn by a crash, never acknowledged). It reads only the keys, which is
+// all listen keeps of deliveries that may carry transcripts: a line as
+// listen writes it begins with its key, read without decoding the rest;
+// any other must be a JSON object with a key. A line that is neither is
+// an error naming the file and the line's byte offset.
+func readDeliveryKeys(path string, f *os.File, from int64, fn func(key string)) (int64, error) {
+	br := bufio.NewReaderSize(io.NewSectionReader(f, from, 1<<62), 1<<20)
+	off := from
+	var long []byte // a line longer than the buffer, gathered
+	for {
+		part, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, part...)
+			continue
+		}
+		line := part
+		if long != nil {
+			line, long = append(long, part...), nil
+		}
+		if errors.Is(err, io.EOF) {
+			return off, nil
+		}
+		if err != nil {
+			return off, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			key, ok := lineKey(line)
+			if !ok {
+				return off, fmt.Errorf("%s: the line at byte %d is not a delivery", path, off)
+			}
+			fn(key)
+		}
+		off += int64(len(line))
+	}
+}
+
+// lineKey returns the key of a line of the deliveries file.
+func lineKey(line []byte) (string, bool) {
+	if rest, ok := bytes.CutPrefix(line, []byte(`{"key":"`)); ok {
+		if i := bytes.IndexByte(rest, '"'); i > 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+			return string(rest[:i]), true
+		}
+	}
+	var d struct {
+		Key string `json:"key"`
+	}
+	if json.Unmarshal(line, &d) != nil || d.Key == "" {
+		return "", false
+	}
+	return d.Key, true
 }
