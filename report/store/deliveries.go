@@ -263,6 +263,14 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 		return nil, err
 	}
 	keysPath := filepath.Join(filepath.Dir(path), DeliveryKeysFile)
+	// Under the lock, no index is being written: a temporary file of one
+	// is a killed listen's.
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+DeliveryKeysFile+".*.tmp"))
+	for _, name := range stale {
+		if err := os.Remove(name); err != nil {
+			return nil, err
+		}
+	}
 	keys, covers, err := openDeliveryKeys(keysPath, f, fi.Size())
 	if err != nil {
 		return nil, err

@@ -87,11 +87,18 @@ func TestDeliveryKeysIndex(t *testing.T) {
 	if err := os.WriteFile(path, spoiled, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	leftover := filepath.Join(dir, "."+DeliveryKeysFile+".123.tmp") // of a listen killed writing the index
+	if err := os.WriteFile(leftover, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w, err = OpenDeliveries(dir)
 	if err != nil {
 		t.Fatalf("a matching key index: the deliveries it covers were read again: %v", err)
 	}
 	checkStored(t, w, 200)
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a temporary file of the index left: %v", err)
+	}
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
