@@ -90,14 +90,14 @@ func (l *Listener) checkQuiet(ctx context.Context) {
 		if quiet.Overdue(now, l.quiet).IsZero() || t.warned.Equal(first) {
 			continue
 		}
-		ds, err := t.store.ReadDeliveries(ctx)
+		at, err := t.store.LastDeliveryAt(ctx)
 		if err != nil {
-			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the deliveries for the quiet check")
+			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the last delivery for the quiet check")
 			continue
 		}
-		if n := len(ds); n > 0 {
-			if quiet.Delivered(ds[n-1].At); quiet.Overdue(now, l.quiet).IsZero() {
-				t.last.Store(ds[n-1].At.UnixNano())
+		if !at.IsZero() {
+			if quiet.Delivered(at); quiet.Overdue(now, l.quiet).IsZero() {
+				t.last.Store(at.UnixNano())
 				continue
 			}
 		}

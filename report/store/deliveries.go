@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -361,6 +362,49 @@ func ReadDeliveries(dir string) ([]Delivery, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// LastDeliveryAt returns when listen received the last delivery whose
+// whole line is in the deliveries file of state directory dir, reading
+// the file back from its end to that line alone; zero when it holds none.
+func LastDeliveryAt(dir string) (time.Time, error) {
+	path := filepath.Join(dir, DeliveriesFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return time.Time{}, err
+	}
+	// Back from the end, a block at a time, for the last two newlines
+	// (a line torn by a crash, after the last, is not a delivery).
+	var tail []byte
+	for end := fi.Size(); end > 0; {
+		from := max(0, end-64<<10)
+		b := make([]byte, end-from)
+		if _, err := f.ReadAt(b, from); err != nil {
+			return time.Time{}, err
+		}
+		tail, end = append(b, tail...), from
+		if last := bytes.LastIndexByte(tail, '\n'); last >= 0 {
+			if start := bytes.LastIndexByte(tail[:last], '\n'); start >= 0 || end == 0 {
+				var d struct {
+					At time.Time `json:"at"`
+				}
+				line := tail[start+1 : last+1]
+				if err := json.Unmarshal(line, &d); err != nil {
+					return time.Time{}, fmt.Errorf("%s: the line at byte %d is not a delivery", path, end+int64(start+1))
+				}
+				return d.At, nil
+			}
+		}
+	}
+	return time.Time{}, nil
 }
 
 // deliveryLines follows the deliveries file at path.

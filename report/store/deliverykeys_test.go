@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,6 +225,52 @@ func TestDeliveriesGone(t *testing.T) {
 			for i := 3; i < 6; i++ {
 				if _, err := w.Append(keyDelivery(i)); !errors.Is(err, ErrDeliveriesGone) {
 					t.Errorf("delivery %d after the file went: %v; want ErrDeliveriesGone", i, err)
+				}
+			}
+		})
+	}
+}
+
+// TestLastDeliveryAt: the last whole delivery of the file, however long
+// its line, a torn line after it left out; in the table, the campaign's
+// last row; zero for none.
+func TestLastDeliveryAt(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	for name, open := range map[string]func(t *testing.T) Store{
+		"files":    func(t *testing.T) Store { return Files{Dir: filepath.Join(t.TempDir(), "state")} },
+		"postgres": func(t *testing.T) Store { return openPostgres(t, pgURL(t), "spring", 0, 1) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			if got, err := s.LastDeliveryAt(ctx); err != nil || !got.IsZero() {
+				t.Fatalf("no delivery: %v, %v", got, err)
+			}
+			w, err := s.OpenDeliveries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, size := range []int{10, 200 << 10, 10} {
+				d := keyDelivery(i)
+				d.At = at.Add(time.Duration(i) * time.Minute)
+				d.Raw = strings.Repeat("x", size)
+				if _, err := w.Append(d); err != nil {
+					t.Fatal(err)
+				}
+				if got, err := s.LastDeliveryAt(ctx); err != nil || !got.Equal(d.At) {
+					t.Errorf("after delivery %d: %v, %v; want %v", i, got, err, d.At)
+				}
+			}
+			w.Close()
+			if f, ok := s.(Files); ok {
+				fh, err := os.OpenFile(filepath.Join(f.Dir, DeliveriesFile), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fh.WriteString(`{"key":"torn","at":"2030-01-01T00:00:00Z","fie`)
+				fh.Close()
+				if got, err := s.LastDeliveryAt(ctx); err != nil || !got.Equal(at.Add(2*time.Minute)) {
+					t.Errorf("with a torn line: %v, %v", got, err)
 				}
 			}
 		})

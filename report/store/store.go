@@ -49,6 +49,10 @@ type Store interface {
 	// order they were stored, without any lock: for the report, status
 	// and `callrun outcomes` while listen may be storing more.
 	ReadDeliveries(ctx context.Context) ([]Delivery, error)
+	// LastDeliveryAt returns when listen received the campaign's
+	// delivery stored last, zero when none is, reading that one alone:
+	// for listen's warning when calls bring no delivery.
+	LastDeliveryAt(ctx context.Context) (time.Time, error)
 	// FollowDeliveries returns a feed of the campaign's deliveries stored
 	// from now on: each call of it returns those stored since the last,
 	// each once, without any lock. A run reads so of the calls that ended
@@ -168,6 +172,12 @@ func (s Files) OpenDeliveries(context.Context) (*Deliveries, error) { return Ope
 // ReadDeliveries reads the deliveries file of the campaign's state
 // directory.
 func (s Files) ReadDeliveries(context.Context) ([]Delivery, error) { return ReadDeliveries(s.top()) }
+
+// LastDeliveryAt reads the last delivery of the deliveries file of the
+// campaign's state directory.
+func (s Files) LastDeliveryAt(context.Context) (time.Time, error) {
+	return LastDeliveryAt(s.top())
+}
 
 // FollowDeliveries follows the deliveries file of the campaign's state
 // directory as listen appends to it.
