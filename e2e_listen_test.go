@@ -30,7 +30,7 @@ import (
 
 // freePort returns a loopback address no one listens on now, for a
 // listen that must come back on the same address after each kill.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
