@@ -45,23 +45,14 @@ func TestListenStopsWhenItsDeliveriesFileGoes(t *testing.T) {
 			path := writeListenCampaign(t, dir, "spring")
 			state := filepath.Join(dir, ".callrun", "spring")
 			addr := freePort(t)
-			srv := sandbox.NewServer(sandbox.Options{
-				CallDuration: 20 * time.Millisecond,
-				AccountWebhook: sandbox.AccountWebhook{
-					URL:   "http://" + addr + "/callrun/spring/" + hookSecret,
-					Retry: 5 * time.Millisecond, MaxRetry: 100 * time.Millisecond, Attempts: 100000,
-				},
-			})
-			defer srv.Close()
-			agent := srv.AddAgent(sandbox.Agent{AgentName: "Agent"})
-			endpoint, _ := srv.CallEndpoint(agent.AgentID)
+			srv, endpoint := hookSandbox(t, addr, 100*time.Millisecond, 100000)
 			var logs e2eBuffer
 			defer func() {
 				if t.Failed() {
 					t.Logf("listen's logs:\n%s", logs.String())
 				}
 			}()
-			listen := startListenChild(t, dir, addr, path, &logs)
+			listen := startListenChild(t, e2eEnv(dir), addr, path, &logs)
 			defer func() {
 				listen.Process.Kill()
 				listen.Wait()
@@ -126,7 +117,7 @@ func TestListenStopsWhenItsDeliveriesFileGoes(t *testing.T) {
 				t.Errorf("listen's log does not say the deliveries file went")
 			}
 
-			listen = startListenChild(t, dir, addr, path, &logs)
+			listen = startListenChild(t, e2eEnv(dir), addr, path, &logs)
 			placing.Wait()
 			waitFor(t, 60*time.Second, "every delivery acknowledged after the restart", func() bool {
 				return count(func(d sandbox.Delivery) bool { return d.Acked }) == 3*calls
@@ -158,6 +149,25 @@ func TestListenStopsWhenItsDeliveriesFileGoes(t *testing.T) {
 			t.Logf("%d deliveries; %d acknowledged before the move, %d in the file at the path", len(srv.Deliveries()), count(func(d sandbox.Delivery) bool { return !after(d) }), len(atPath))
 		})
 	}
+}
+
+// hookSandbox returns a sandbox whose calls last 20ms and whose account
+// webhooks go to campaign "spring" of a listen on addr, each tried up to
+// attempts times, 5ms apart at first and up to maxRetry, and the endpoint
+// that places its calls. It closes with the test.
+func hookSandbox(t *testing.T, addr string, maxRetry time.Duration, attempts int) (*sandbox.Server, string) {
+	t.Helper()
+	srv := sandbox.NewServer(sandbox.Options{
+		CallDuration: 20 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{
+			URL:   "http://" + addr + "/callrun/spring/" + hookSecret,
+			Retry: 5 * time.Millisecond, MaxRetry: maxRetry, Attempts: attempts,
+		},
+	})
+	t.Cleanup(srv.Close)
+	agent := srv.AddAgent(sandbox.Agent{AgentName: "Agent"})
+	endpoint, _ := srv.CallEndpoint(agent.AgentID)
+	return srv, endpoint
 }
 
 // storedFields returns the fields of each delivery of the deliveries file

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -26,23 +25,14 @@ func TestListenStopsOnSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	path := writeListenCampaign(t, dir, "spring")
 	addr := freePort(t)
-	srv := sandbox.NewServer(sandbox.Options{
-		CallDuration: 20 * time.Millisecond,
-		AccountWebhook: sandbox.AccountWebhook{
-			URL:   "http://" + addr + "/callrun/spring/" + hookSecret,
-			Retry: 5 * time.Millisecond, MaxRetry: 50 * time.Millisecond, Attempts: 3,
-		},
-	})
-	defer srv.Close()
-	agent := srv.AddAgent(sandbox.Agent{AgentName: "Agent"})
-	endpoint, _ := srv.CallEndpoint(agent.AgentID)
+	srv, endpoint := hookSandbox(t, addr, 50*time.Millisecond, 3)
 	var logs e2eBuffer
 	defer func() {
 		if t.Failed() {
 			t.Logf("listen's logs:\n%s", logs.String())
 		}
 	}()
-	listen := startListenChild(t, dir, addr, path, &logs)
+	listen := startListenChild(t, e2eEnv(dir), addr, path, &logs)
 	defer listen.Process.Kill()
 
 	idle, err := net.Dial("tcp", addr)
