@@ -276,14 +276,26 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Rebuilding, the keys are sorted and merged into the index a chunk
+	// at a time: memory is bounded however many the file holds.
 	rebuild := keys.f == nil
-	var all []keyRecord // when rebuilding: 16 bytes a delivery, sorted once
-	good, err := readDeliveryKeys(path, f, covers, func(key string) {
-		if rebuild {
-			all = append(all, recordOf(key))
-		} else {
+	var chunk []keyRecord
+	merge := func(covers int64) error {
+		sortRecords(chunk)
+		var err error
+		keys.f, keys.n, err = writeKeyIndex(keysPath, f, covers, keys.f, keys.n, chunk)
+		chunk = chunk[:0]
+		return err
+	}
+	good, err := readDeliveryKeys(path, f, covers, func(key string, end int64) error {
+		if !rebuild {
 			keys.add(key)
+			return nil
 		}
+		if chunk = append(chunk, recordOf(key)); len(chunk) == deliveryKeyChunk {
+			return merge(end)
+		}
+		return nil
 	})
 	if err == nil {
 		err = cutTail(f, good)
@@ -291,10 +303,7 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	switch {
 	case err != nil:
 	case rebuild:
-		var built *deliveryKeys
-		if built, err = buildDeliveryKeys(keysPath, f, good, all); err == nil {
-			keys = built
-		}
+		err = merge(good)
 	case len(keys.recent) > deliveryKeyRecent:
 		err = keys.write(f, good)
 	}

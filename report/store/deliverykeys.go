@@ -31,6 +31,11 @@ const DeliveryKeysFile = "deliveries.keys"
 // start beyond those the index covers. Tests lower it.
 var deliveryKeyRecent = 1 << 15
 
+// deliveryKeyChunk is how many keys listen sorts at once as it rebuilds
+// the key index (32 MiB of them), merging each chunk into the index
+// written so far. Tests lower it.
+var deliveryKeyChunk = 1 << 21
+
 // keyRecordSize is the width of one key of the index: 128 bits.
 const keyRecordSize = 16
 
@@ -269,7 +274,7 @@ func (k *deliveryKeys) write(f *os.File, covers int64) error {
 	for r := range k.recent {
 		recent = append(recent, r)
 	}
-	slices.SortFunc(recent, func(a, b keyRecord) int { return bytes.Compare(a[:], b[:]) })
+	sortRecords(recent)
 	nf, n, err := writeKeyIndex(k.path, f, covers, k.f, k.n, recent)
 	k.f, k.n = nf, n
 	if err != nil {
@@ -280,15 +285,9 @@ func (k *deliveryKeys) write(f *os.File, covers int64) error {
 	return nil
 }
 
-// buildDeliveryKeys writes the key index at path of the records rs of the
-// keys of deliveries file f up to length covers, and returns it open.
-func buildDeliveryKeys(path string, f *os.File, covers int64, rs []keyRecord) (*deliveryKeys, error) {
+// sortRecords sorts rs in the index's order.
+func sortRecords(rs []keyRecord) {
 	slices.SortFunc(rs, func(a, b keyRecord) int { return bytes.Compare(a[:], b[:]) })
-	ix, n, err := writeKeyIndex(path, f, covers, nil, 0, rs)
-	if err != nil {
-		return nil, err
-	}
-	return &deliveryKeys{path: path, f: ix, n: n, recent: map[keyRecord]struct{}{}}, nil
 }
 
 // writeKeyIndex writes, durably at path, an index of the n records of
@@ -401,14 +400,14 @@ func (k *deliveryKeys) close() error {
 }
 
 // readDeliveryKeys calls fn with the key of each delivery whose whole line
-// is in deliveries file f at path from offset from on, and returns the
-// offset after the last whole line (a last line without its newline was
+// is in deliveries file f at path from offset from on, and the offset
+// just past its line, and returns the offset after the last whole line (a last line without its newline was
 // torn by a crash, never acknowledged). It reads only the keys, which is
 // all listen keeps of deliveries that may carry transcripts: a line as
 // listen writes it begins with its key, read without decoding the rest;
 // any other must be a JSON object with a key. A line that is neither is
 // an error naming the file and the line's byte offset.
-func readDeliveryKeys(path string, f *os.File, from int64, fn func(key string)) (int64, error) {
+func readDeliveryKeys(path string, f *os.File, from int64, fn func(key string, end int64) error) (int64, error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(f, from, 1<<62), 1<<20)
 	off := from
 	var long []byte // a line longer than the buffer, gathered
@@ -433,7 +432,9 @@ func readDeliveryKeys(path string, f *os.File, from int64, fn func(key string)) 
 			if !ok {
 				return off, fmt.Errorf("%s: the line at byte %d is not a delivery", path, off)
 			}
-			fn(key)
+			if err := fn(key, off+int64(len(line))); err != nil {
+				return off, err
+			}
 		}
 		off += int64(len(line))
 	}

@@ -57,9 +57,9 @@ func checkStored(t *testing.T, w *Deliveries, n int) {
 // goes unnoticed), and rebuilt when it is missing, corrupt, or of
 // another deliveries file; then trusted in its turn.
 func TestDeliveryKeysIndex(t *testing.T) {
-	old := deliveryKeyRecent
-	deliveryKeyRecent = 16
-	t.Cleanup(func() { deliveryKeyRecent = old })
+	oldRecent, oldChunk := deliveryKeyRecent, deliveryKeyChunk
+	deliveryKeyRecent, deliveryKeyChunk = 16, 7 // rebuilt by merging 29 chunks
+	t.Cleanup(func() { deliveryKeyRecent, deliveryKeyChunk = oldRecent, oldChunk })
 	dir := filepath.Join(t.TempDir(), "state")
 	path, keysPath := filepath.Join(dir, DeliveriesFile), filepath.Join(dir, DeliveryKeysFile)
 	w, err := OpenDeliveries(dir)
