@@ -188,8 +188,8 @@ func (w *Deliveries) String() string { return w.where }
 // acknowledged), opens the index of the keys already stored
 // ([DeliveryKeysFile]; reading only the deliveries stored after those it
 // covers, or rebuilding it when it is missing or does not match the file)
-// and opens the file for appending. It fails at once, wrapping [ErrDeliveriesLocked], if another
-// process holds the lock.
+// and opens the file for appending. It fails at once, wrapping
+// [ErrDeliveriesLocked], if another process holds the lock.
 func OpenDeliveries(dir string) (*Deliveries, error) {
 	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -258,6 +258,9 @@ func openDeliveriesFile(path string) (*fileDeliveries, error) {
 	return k, nil
 }
 
+// openDeliveryIndex opens the key index of deliveries file f at path,
+// reads the keys of the deliveries after those it covers (rebuilding it
+// from them all when it does not match f) and cuts f's torn last line.
 func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	fi, err := f.Stat()
 	if err != nil {

@@ -58,6 +58,7 @@ var keyIndexMagic = [16]byte{'c', 'a', 'l', 'l', 'r', 'u', 'n', '-', 'k', 'e', '
 // false "stored already", which would drop a delivery, is that unlikely.
 type keyRecord [keyRecordSize]byte
 
+// recordOf returns the record of key.
 func recordOf(key string) keyRecord {
 	var r keyRecord
 	if len(key) == 2*keyRecordSize {
