@@ -283,6 +283,9 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	// at a time: memory is bounded however many the file holds.
 	rebuild := keys.f == nil
 	var chunk []keyRecord
+	if rebuild {
+		chunk = make([]keyRecord, 0, deliveryKeyChunk) // grown, it would be copied
+	}
 	merge := func(covers int64) error {
 		sortRecords(chunk)
 		var err error
