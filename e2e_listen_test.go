@@ -30,7 +30,7 @@ import (
 
 // freePort returns a loopback address no one listens on now, for a
 // listen that must come back on the same address after each kill.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,6 +39,30 @@ func freePort(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
+}
+
+// startListenChild starts `callrun listen` of the campaign at path as a
+// child process with environment env, on addr, its JSON logs to logs,
+// and returns it once it listens.
+func startListenChild(t *testing.T, env []string, addr, path string, logs *e2eBuffer) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(callrunBinary(t), "--log-format", "json", "listen", "--addr", addr, path)
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "listening on") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("listen did not start: %q %v", line, err)
+	}
+	return cmd
 }
 
 // TestListenKilledLosesNoAcknowledgedDelivery kills `callrun listen`
@@ -89,25 +113,7 @@ func TestListenKilledLosesNoAcknowledgedDelivery(t *testing.T) {
 			t.Logf("listen's logs:\n%s", logs.String())
 		}
 	}()
-	start := func() *exec.Cmd {
-		cmd := exec.Command(callrunBinary(t), "--log-format", "json", "listen", "--addr", addr, path)
-		cmd.Env = e2eEnv(dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil || !strings.Contains(line, "listening on") {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("listen did not start: %q %v", line, err)
-		}
-		return cmd
-	}
+	start := func() *exec.Cmd { return startListenChild(t, e2eEnv(dir), addr, path, &logs) }
 	kills := 0
 	for kills < 20 {
 		cmd := start()
@@ -564,23 +570,7 @@ func TestListenReplicasOnPostgresKilledLoseNoAcknowledgedDelivery(t *testing.T) 
 		}
 	}()
 	start := func(addr string) *exec.Cmd {
-		cmd := exec.Command(callrunBinary(t), "--log-format", "json", "listen", "--addr", addr, path)
-		cmd.Env = append(e2eEnv(dir), "E2E_DATABASE_URL="+db)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil || !strings.Contains(line, "listening on") {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("listen did not start: %q %v", line, err)
-		}
-		return cmd
+		return startListenChild(t, append(e2eEnv(dir), "E2E_DATABASE_URL="+db), addr, path, &logs)
 	}
 	steady := start(replicas[1])
 	kills := 0

@@ -97,6 +97,9 @@ type Delivery struct {
 	Acked     bool       `json:"acked"`            // the receiver answered 2xx
 	Err       string     `json:"error,omitempty"`  // the last failure
 	At        time.Time  `json:"at"`               // the last attempt
+	// Sent is when the last attempt was sent (At is when it was
+	// answered): a receiver cannot have seen it before.
+	Sent time.Time `json:"sent"`
 }
 
 // Deliveries returns a copy of the account webhook deliveries, in order of
@@ -248,11 +251,11 @@ func (s *Server) sendDelivery(d Delivery) bool {
 	s.mu.Unlock()
 	u, err := url.Parse(target)
 	if err != nil || !isHTTPURL(target) {
-		s.noteDelivery(idx, 0, "invalid webhook URL")
+		s.noteDelivery(idx, 0, "invalid webhook URL", time.Time{})
 		return false
 	}
 	if !s.opts.AllowExternalWebhooks && !isLoopbackHost(u.Hostname()) {
-		s.noteDelivery(idx, 0, "not a loopback host and AllowExternalWebhooks is off")
+		s.noteDelivery(idx, 0, "not a loopback host and AllowExternalWebhooks is off", time.Time{})
 		return false
 	}
 	wait := aw.Retry
@@ -263,8 +266,9 @@ func (s *Server) sendDelivery(d Delivery) bool {
 			}
 			wait = min(2*wait, aw.MaxRetry)
 		}
+		sent := s.now()
 		status, problem := s.post(target, d)
-		s.noteDelivery(idx, status, problem)
+		s.noteDelivery(idx, status, problem, sent)
 		if problem == "" {
 			s.logf("sandbox: account webhook %s for %s -> %d%s", d.Event, d.CallID, status, forgedNote(d.Forged))
 			return true
@@ -336,12 +340,12 @@ func redactURLError(msg, target string) string {
 	return strings.ReplaceAll(msg, target, "the account webhook URL")
 }
 
-func (s *Server) noteDelivery(idx, status int, problem string) {
+func (s *Server) noteDelivery(idx, status int, problem string, sent time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := &s.deliveries[idx]
 	d.Attempts++
-	d.Status, d.Err, d.At = status, problem, s.now()
+	d.Status, d.Err, d.At, d.Sent = status, problem, s.now(), sent
 	d.Acked = problem == ""
 }
 

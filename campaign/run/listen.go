@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,11 @@ const (
 	listenWriteTimeout      = 15 * time.Second
 	listenIdleTimeout       = 60 * time.Second
 	ListenDrainTimeout      = 20 * time.Second
+	// listenStopGrace is how long listen, asked to stop, waits for
+	// senders still sending their requests before it cuts them off
+	// (never acknowledged, their retries store them): it stops within
+	// about that, whatever a slow sender does.
+	listenStopGrace = time.Second
 )
 
 // hookTarget is one campaign listen receives deliveries for.
@@ -68,6 +74,13 @@ type Listener struct {
 	quiet   time.Duration
 	metrics *listenMetrics
 	gate    logGate // the refusals' log lines, one a second
+
+	// storing is held for reading by each request storing its
+	// deliveries, and for writing by listen stopping, which waits for
+	// them to be stored and answered; stopped, then set, refuses the
+	// requests that come to store after.
+	storing sync.RWMutex
+	stopped bool
 
 	stored, duplicates, forged, refused atomic.Int64
 }
@@ -141,11 +154,18 @@ func Listen(ctx context.Context, log zerolog.Logger, o ListenOptions, stdout io.
 			waiting = false
 		}
 	}
-	// Drain: no new connections; the deliveries in flight are stored and
-	// answered before the files close.
-	dctx, cancel := context.WithTimeout(context.Background(), ListenDrainTimeout)
+	// Drain: no new connections; a sender still sending its request
+	// after the grace is cut off; the deliveries being stored are stored
+	// and answered before the files close.
+	dctx, cancel := context.WithTimeout(context.Background(), listenStopGrace)
 	defer cancel()
 	err = srv.Shutdown(dctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	l.storing.Lock()
+	l.stopped = true
+	l.storing.Unlock()
 	log.Info().Int64("stored", l.stored.Load()).Int64("duplicates", l.duplicates.Load()).
 		Int64("forged", l.forged.Load()).Int64("refused", l.refused.Load()).Msg("stopped")
 	if err != nil {
@@ -286,8 +306,26 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Each delivery of the request is taken before it is answered; one
 	// that cannot be is answered 503, and the sender's retry stores what
 	// is not stored yet.
+	l.storing.RLock()
+	defer l.storing.RUnlock()
+	if l.stopped {
+		http.Error(w, "listen is stopping; send again", http.StatusServiceUnavailable)
+		return
+	}
 	for _, d := range ds {
 		taken, err := t.intake.Take(r.Context(), d, agent, start)
+		if errors.Is(err, store.ErrDeliveriesGone) {
+			// Until restarted, every delivery: said at most once a
+			// second, and in /metrics.
+			l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
+			l.metrics.gone.WithLabelValues(t.name).Set(1)
+			if held, ok := l.gate.pass(l.now()); ok {
+				l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Err(err).Int64("not_logged", held).
+					Msg("deliveries refused: the deliveries file was removed or replaced under listen; restart listen (it opens the file at the path again), and the service's retries store them")
+			}
+			http.Error(w, "not stored: the deliveries file is gone; send again after listen restarts", http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil {
 			l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
 			l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Err(err).Msg("a delivery not taken")

@@ -15,13 +15,15 @@ import (
 // listenMetrics are what `callrun listen` serves at /metrics for
 // Prometheus to scrape: deliveries by campaign and result, the stored
 // ones that can match no contact, the requests refused by status, and
-// the time from a delivery's arrival to its acknowledgement.
+// the time from a delivery's arrival to its acknowledgement, and whether
+// a campaign's deliveries file went from under listen.
 type listenMetrics struct {
 	handler    http.Handler
 	deliveries *prometheus.CounterVec   // by campaign, result: stored, duplicate, failed
 	unmatched  *prometheus.CounterVec   // by campaign
 	refused    *prometheus.CounterVec   // by campaign ("" for an unknown path) and code
 	held       *prometheus.CounterVec   // by campaign
+	gone       *prometheus.GaugeVec     // by campaign
 	ack        *prometheus.HistogramVec // by campaign
 }
 
@@ -44,13 +46,17 @@ func newListenMetrics() *listenMetrics {
 			Name: "callrun_listen_opt_outs_held_total",
 			Help: "Opt-outs stored whose number callrun could not read: each is held on the store, and no run there starts a call until a person resolves it (callrun outcomes resolve).",
 		}, []string{"campaign"}),
+		gone: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "callrun_listen_deliveries_file_gone",
+			Help: "1 once the campaign's deliveries file was removed or replaced under listen: every delivery is answered 503 until listen is restarted.",
+		}, []string{"campaign"}),
 		ack: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "callrun_listen_ack_seconds",
 			Help:    "Time from a delivery's arrival to its acknowledgement, stored durably.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"campaign"}),
 	}
-	reg.MustRegister(m.deliveries, m.unmatched, m.refused, m.held, m.ack,
+	reg.MustRegister(m.deliveries, m.unmatched, m.refused, m.held, m.gone, m.ack,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m
@@ -84,14 +90,14 @@ func (l *Listener) checkQuiet(ctx context.Context) {
 		if quiet.Overdue(now, l.quiet).IsZero() || t.warned.Equal(first) {
 			continue
 		}
-		ds, err := t.store.ReadDeliveries(ctx)
+		at, err := t.store.LastDeliveryAt(ctx)
 		if err != nil {
-			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the deliveries for the quiet check")
+			l.log.Warn().Err(err).Str("campaign", t.name).Msg("reading the last delivery for the quiet check")
 			continue
 		}
-		if n := len(ds); n > 0 {
-			if quiet.Delivered(ds[n-1].At); quiet.Overdue(now, l.quiet).IsZero() {
-				t.last.Store(ds[n-1].At.UnixNano())
+		if !at.IsZero() {
+			if quiet.Delivered(at); quiet.Overdue(now, l.quiet).IsZero() {
+				t.last.Store(at.UnixNano())
 				continue
 			}
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,7 +70,7 @@ type Deliveries struct {
 
 	mu      sync.Mutex
 	pending map[string]*commitBatch[deliveryBatch] // keys waiting or being committed, by batch
-	known   map[string]bool                        // the file's keys, all stored; nil for a table, whose key decides
+	known   *deliveryKeys                          // the file's keys, all stored; nil for a table, whose key decides
 	closed  bool
 }
 
@@ -92,7 +93,7 @@ type deliveryBatch struct {
 
 // newDeliveries returns deliveries committed to k by writers goroutines
 // (1 for a file, whose lines go in order).
-func newDeliveries(where string, k deliverySink, known map[string]bool, writers int) *Deliveries {
+func newDeliveries(where string, k deliverySink, known *deliveryKeys, writers int) *Deliveries {
 	w := &Deliveries{
 		where:   where,
 		sink:    k,
@@ -122,9 +123,12 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 		w.mu.Unlock()
 		return false, os.ErrClosed
 	}
-	if w.known[d.Key] || d.Legacy != "" && w.known[d.Legacy] {
-		w.mu.Unlock()
-		return false, nil
+	if w.known != nil {
+		stored, err := w.known.has(d.Key, d.Legacy)
+		if err != nil || stored {
+			w.mu.Unlock()
+			return false, err
+		}
 	}
 	if b, ok := w.pending[d.Key]; ok {
 		w.mu.Unlock()
@@ -150,16 +154,13 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 }
 
 // commit has the sink commit one batch, on a writer goroutine, and
-// forgets its keys as pending.
+// forgets its keys as pending (a file's sink has noted them as known).
 func (w *Deliveries) commit(b *deliveryBatch) error {
 	b.isNew = make([]bool, len(b.ds))
 	err := w.sink.commit(b)
 	w.mu.Lock()
 	for _, d := range b.ds {
 		delete(w.pending, d.Key)
-		if err == nil && w.known != nil {
-			w.known[d.Key] = true
-		}
 	}
 	w.mu.Unlock()
 	return err
@@ -184,9 +185,11 @@ func (w *Deliveries) String() string { return w.where }
 
 // OpenDeliveries takes the deliveries lock of state directory dir, cuts a
 // torn last line (a delivery whose write a crash interrupted was never
-// acknowledged), reads the keys already stored and opens the file for
-// appending. It fails at once, wrapping [ErrDeliveriesLocked], if another
-// process holds the lock.
+// acknowledged), opens the index of the keys already stored
+// ([DeliveryKeysFile]; reading only the deliveries stored after those it
+// covers, or rebuilding it when it is missing or does not match the file)
+// and opens the file for appending. It fails at once, wrapping
+// [ErrDeliveriesLocked], if another process holds the lock.
 func OpenDeliveries(dir string) (*Deliveries, error) {
 	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -197,7 +200,10 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 			return nil, fmt.Errorf("creating state directory: %w", err)
 		}
 	}
-	fl := flock.New(filepath.Join(dir, DeliveriesLock), flock.SetFlag(os.O_CREATE|os.O_RDWR))
+	fl, err := lockFile(dir, DeliveriesLock)
+	if err != nil {
+		return nil, err
+	}
 	ok, err := fl.TryLock()
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", filepath.Join(dir, DeliveriesLock), err)
@@ -206,13 +212,13 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 		return nil, fmt.Errorf("%w: %s", ErrDeliveriesLocked, dir)
 	}
 	path := filepath.Join(dir, DeliveriesFile)
-	k, known, err := openDeliveriesFile(path)
+	k, err := openDeliveriesFile(path)
 	if err != nil {
 		fl.Unlock()
 		return nil, err
 	}
 	k.fl = fl
-	return newDeliveries(path, k, known, 1), nil
+	return newDeliveries(path, k, k.keys, 1), nil
 }
 
 // fileDeliveries commits batches to the deliveries file: one write and
@@ -220,38 +226,104 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 type fileDeliveries struct {
 	path string
 	f    *os.File
+	fi   os.FileInfo // f's, to tell whether the file at path is still f
 	fl   *flock.Flock
+	keys *deliveryKeys
 	size int64 // the file's length: where the next batch goes
 	buf  []byte
+	gone error // set once the file at path is no longer f: every commit fails
 	// beforeSync, if set, runs before each fsync; an error from it fails
 	// the commit as a failed fsync would. Tests use it.
 	beforeSync func() error
 }
 
-func openDeliveriesFile(path string) (*fileDeliveries, map[string]bool, error) {
+// ErrDeliveriesGone is what a commit of deliveries wraps once the
+// deliveries file listen opened was removed, or replaced by another at
+// its path: a delivery written there could be lost with it, so none is
+// acknowledged until listen opens the file at the path again.
+var ErrDeliveriesGone = errors.New("the deliveries file was removed or replaced while listen held it open; restart listen to store deliveries again")
+
+// openDeliveriesFile opens the deliveries file at path and its key index,
+// rebuilt if need be, and cuts a torn last line.
+func openDeliveriesFile(path string) (*fileDeliveries, error) {
 	f, err := openOrCreate(filepath.Dir(path), path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	// Only the keys: what listen keeps in memory of a file whose
-	// deliveries may carry transcripts.
-	type keyOnly struct {
-		Key string `json:"key"`
+	k, err := openDeliveryIndex(path, f)
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	known := map[string]bool{}
-	good, err := readAll(follower[keyOnly]{path: path, what: "a delivery", valid: func(d *keyOnly) bool { return d.Key != "" }}, f,
-		func(d keyOnly, _ int64) { known[d.Key] = true })
+	return k, nil
+}
+
+// openDeliveryIndex opens the key index of deliveries file f at path,
+// reads the keys of the deliveries after those it covers (rebuilding it
+// from them all when it does not match f) and cuts f's torn last line.
+func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	keysPath := filepath.Join(filepath.Dir(path), DeliveryKeysFile)
+	// Under the lock, no index is being written: a temporary file of one
+	// is a killed listen's.
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+DeliveryKeysFile+".*.tmp"))
+	for _, name := range stale {
+		if err := os.Remove(name); err != nil {
+			return nil, err
+		}
+	}
+	keys, covers, err := openDeliveryKeys(keysPath, f, fi.Size())
+	if err != nil {
+		return nil, err
+	}
+	// Rebuilding, the keys are sorted and merged into the index a chunk
+	// at a time: memory is bounded however many the file holds.
+	rebuild := keys.f == nil
+	var chunk []keyRecord
+	if rebuild {
+		chunk = make([]keyRecord, 0, deliveryKeyChunk) // grown, it would be copied
+	}
+	merge := func(covers int64) error {
+		sortRecords(chunk)
+		var err error
+		keys.f, keys.n, err = writeKeyIndex(keysPath, f, covers, keys.f, keys.n, chunk)
+		chunk = chunk[:0]
+		return err
+	}
+	good, err := readDeliveryKeys(path, f, covers, func(key string, end int64) error {
+		if !rebuild {
+			keys.add(key)
+			return nil
+		}
+		if chunk = append(chunk, recordOf(key)); len(chunk) == deliveryKeyChunk {
+			return merge(end)
+		}
+		return nil
+	})
 	if err == nil {
 		err = cutTail(f, good)
 	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
+	switch {
+	case err != nil:
+	case rebuild:
+		err = merge(good)
+	case len(keys.recent) > deliveryKeyRecent:
+		err = keys.write(f, good)
 	}
-	return &fileDeliveries{path: path, f: f, size: good}, known, nil
+	if err != nil {
+		keys.close()
+		return nil, err
+	}
+	return &fileDeliveries{path: path, f: f, fi: fi, keys: keys, size: good}, nil
 }
 
 func (k *fileDeliveries) commit(b *deliveryBatch) error {
+	if k.gone != nil {
+		return k.gone
+	}
 	k.buf = k.buf[:0]
 	for _, l := range b.lines {
 		k.buf = append(k.buf, l...)
@@ -261,15 +333,27 @@ func (k *fileDeliveries) commit(b *deliveryBatch) error {
 	if err := writeSynced(k.f, k.buf, k.size, k.beforeSync); err != nil {
 		return fmt.Errorf("writing %s: %w", k.path, err)
 	}
+	// Durable in the file listen holds, but acknowledged only if that is
+	// still the file at the path, where report and a restarted listen
+	// read.
+	if fi, err := os.Stat(k.path); err != nil || !os.SameFile(fi, k.fi) {
+		k.gone = fmt.Errorf("%s: %w", k.path, ErrDeliveriesGone)
+		return k.gone
+	}
 	k.size += int64(len(k.buf))
-	for i := range b.isNew {
+	keys := make([]string, len(b.ds))
+	for i, d := range b.ds {
+		keys[i] = d.Key
 		b.isNew[i] = true
+	}
+	if k.keys.add(keys...) {
+		return k.keys.write(k.f, k.size)
 	}
 	return nil
 }
 
 func (k *fileDeliveries) close() error {
-	err := k.f.Close()
+	err := errors.Join(k.keys.close(), k.f.Close())
 	if k.fl != nil {
 		err = errors.Join(err, k.fl.Unlock())
 	}
@@ -293,6 +377,49 @@ func ReadDeliveries(dir string) ([]Delivery, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// LastDeliveryAt returns when listen received the last delivery whose
+// whole line is in the deliveries file of state directory dir, reading
+// the file back from its end to that line alone; zero when it holds none.
+func LastDeliveryAt(dir string) (time.Time, error) {
+	path := filepath.Join(dir, DeliveriesFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return time.Time{}, err
+	}
+	// Back from the end, a block at a time, for the last two newlines
+	// (a line torn by a crash, after the last, is not a delivery).
+	var tail []byte
+	for end := fi.Size(); end > 0; {
+		from := max(0, end-64<<10)
+		b := make([]byte, end-from)
+		if _, err := f.ReadAt(b, from); err != nil {
+			return time.Time{}, err
+		}
+		tail, end = append(b, tail...), from
+		if last := bytes.LastIndexByte(tail, '\n'); last >= 0 {
+			if start := bytes.LastIndexByte(tail[:last], '\n'); start >= 0 || end == 0 {
+				var d struct {
+					At time.Time `json:"at"`
+				}
+				line := tail[start+1 : last+1]
+				if err := json.Unmarshal(line, &d); err != nil {
+					return time.Time{}, fmt.Errorf("%s: the line at byte %d is not a delivery", path, end+int64(start+1))
+				}
+				return d.At, nil
+			}
+		}
+	}
+	return time.Time{}, nil
 }
 
 // deliveryLines follows the deliveries file at path.

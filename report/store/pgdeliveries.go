@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -74,6 +75,20 @@ func (k *pgDeliveries) close() error { return nil } // the pool is the store's
 // order they were stored.
 func (p *Postgres) ReadDeliveries(ctx context.Context) ([]Delivery, error) {
 	return p.queryDeliveries(ctx, nil, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id`, p.campaign)
+}
+
+// LastDeliveryAt returns when the campaign's delivery stored last was
+// received, zero when it has none.
+func (p *Postgres) LastDeliveryAt(ctx context.Context) (time.Time, error) {
+	var at time.Time
+	err := p.pool.QueryRow(ctx, `SELECT received_at FROM callrun_deliveries WHERE campaign = $1 ORDER BY id DESC LIMIT 1`, p.campaign).Scan(&at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, p.wrap("reading the deliveries from", err)
+	}
+	return at.UTC(), nil
 }
 
 // queryDeliveries returns the deliveries of the rows (id, delivery) that

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/gofrs/flock"
 )
 
 // Store is where a campaign keeps its journal and its run lock: a state
@@ -51,6 +49,10 @@ type Store interface {
 	// order they were stored, without any lock: for the report, status
 	// and `callrun outcomes` while listen may be storing more.
 	ReadDeliveries(ctx context.Context) ([]Delivery, error)
+	// LastDeliveryAt returns when listen received the campaign's
+	// delivery stored last, zero when none is, reading that one alone:
+	// for listen's warning when calls bring no delivery.
+	LastDeliveryAt(ctx context.Context) (time.Time, error)
 	// FollowDeliveries returns a feed of the campaign's deliveries stored
 	// from now on: each call of it returns those stored since the last,
 	// each once, without any lock. A run reads so of the calls that ended
@@ -125,6 +127,10 @@ func (s Files) Lock(context.Context) (func() error, error) {
 	return func() error { return errors.Join(unlock(), unlockParent()) }, nil
 }
 
+// AgentsLock is the name of the lock a run takes, in the campaign's
+// state directory, while it creates or updates the campaign's agents.
+const AgentsLock = "agents.lock"
+
 // LockAgents takes the campaign's state directory's agents.lock (the
 // parent's, for a shard), waiting for another run to release it.
 func (s Files) LockAgents(ctx context.Context) (func() error, error) {
@@ -132,7 +138,10 @@ func (s Files) LockAgents(ctx context.Context) (func() error, error) {
 	if err := os.MkdirAll(top, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
-	fl := flock.New(filepath.Join(top, "agents.lock"))
+	fl, err := lockFile(top, AgentsLock)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := fl.TryLockContext(ctx, 50*time.Millisecond); err != nil {
 		return nil, fmt.Errorf("waiting for the agents lock of %s: %w", top, err)
 	}
@@ -163,6 +172,12 @@ func (s Files) OpenDeliveries(context.Context) (*Deliveries, error) { return Ope
 // ReadDeliveries reads the deliveries file of the campaign's state
 // directory.
 func (s Files) ReadDeliveries(context.Context) ([]Delivery, error) { return ReadDeliveries(s.top()) }
+
+// LastDeliveryAt reads the last delivery of the deliveries file of the
+// campaign's state directory.
+func (s Files) LastDeliveryAt(context.Context) (time.Time, error) {
+	return LastDeliveryAt(s.top())
+}
 
 // FollowDeliveries follows the deliveries file of the campaign's state
 // directory as listen appends to it.

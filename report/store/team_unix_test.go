@@ -16,7 +16,8 @@ import (
 // (set-group-ID, 2770), the do-not-call list, the conversations and their
 // locks are made 0660 under the service's usual umask 022, so that the
 // person at the shell in the group can take the locks and write, and so
-// are a state directory's journal, lock and deliveries; in a directory of
+// are a state directory's journal, locks (the run's, the deliveries' and
+// the agents') and deliveries; in a directory of
 // one user's, 0600.
 func TestTeamHomeFiles(t *testing.T) {
 	old := syscall.Umask(0o022)
@@ -60,7 +61,12 @@ func TestTeamHomeFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			d.Close()
-			for _, name := range []string{DoNotCallFileName, DoNotCallLockName, ConversationsFileName, CallStartsLockName, "lock", JournalFile, DeliveriesFile} {
+			unlockAgents, err := Files{Dir: home}.LockAgents(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unlockAgents()
+			for _, name := range []string{DoNotCallFileName, DoNotCallLockName, ConversationsFileName, CallStartsLockName, "lock", JournalFile, DeliveriesFile, DeliveriesLock, AgentsLock} {
 				fi, err := os.Stat(filepath.Join(home, name))
 				if err != nil {
 					t.Fatal(err)
