@@ -88,6 +88,10 @@ type Contact struct {
 	// Held is set, for the report, on a contact to call that contact
 	// pressure holds back ([Suppression.SetPressure]).
 	Held *store.HeldError
+	// zones are [ContactZones]' answer, kept by the contact reader's
+	// judge, which asks it of every row with a number; nil when not
+	// asked yet.
+	zones []*time.Location
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -191,9 +195,12 @@ type sheetMap struct {
 	countryCol int
 	// phones are the columns phone_number lists, in order.
 	phones []phoneCol
-	// typeSkipped counts the numbers passed over for what their type cell
-	// says, typeSkippedExample shows the first: the sum of the rows'
-	// [rowCounts], added in sheet order.
+	// notDialledRows counts, by index in phones, the rows with something
+	// in a column whose header names a line callrun never dials, passed
+	// over for that; typeSkipped counts the numbers passed over for what
+	// their type cell says, typeSkippedExample shows the first: the sums
+	// of the rows' [rowCounts], added in sheet order.
+	notDialledRows     []int
 	typeSkipped        int
 	typeSkippedExample string
 	// nameCol is the column of full names split into first and last
@@ -230,11 +237,8 @@ type phoneCol struct {
 	// typeName is the type_column's name.
 	typeName string
 	// notDialled says, when the column's header names a line callrun
-	// never dials, what it is ("a fax"); rows counts the rows with
-	// something in it, passed over for that (the sum of the rows'
-	// [rowCounts]).
+	// never dials, what it is ("a fax").
 	notDialled string
-	rows       int
 }
 
 // typedPhone is a phone column with a type column, as readRowPhone orders
@@ -468,9 +472,6 @@ type ContactReader struct {
 	// country (to tell a number of another country as such).
 	inCountry   []map[string]*[2]*phone.Rules
 	inCountryMu sync.Mutex // workers judge rows at once
-	// workers is how many goroutines judge a sheet's rows at once
-	// ([ContactReader.judgeInOrder]); 0 means GOMAXPROCS.
-	workers int
 	// SheetFailed, when set, is told of sheet i when it cannot be read to its
 	// end (not UTF-8, a row that never ends), and reading goes on with the
 	// next sheet; plan uses it to check every sheet. When nil, Each stops
@@ -583,13 +584,13 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 // passed over for what their type cell says.
 func (cr *ContactReader) passedOver(i int, m *sheetMap) {
 	file := cr.f.Sheets[i].File
-	for _, p := range m.phones {
+	for k, p := range m.phones {
 		if p.notDialled == "" {
 			continue
 		}
 		cr.notDialled++
 		if cr.SheetNote != nil {
-			cr.SheetNote(i, fmt.Sprintf("sheet %s: phone_number lists column %q, which is named for %s: callrun does not call its numbers; %d row(s) have one there, and were called at their next phone column, if any; remove the column from phone_number", file, p.name, p.notDialled, p.rows))
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: phone_number lists column %q, which is named for %s: callrun does not call its numbers; %d row(s) have one there, and were called at their next phone column, if any; remove the column from phone_number", file, p.name, p.notDialled, m.notDialledRows[k]))
 		}
 	}
 	if m.typeSkipped > 0 && cr.SheetNote != nil {
@@ -675,9 +676,12 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		}
 	}
 	m.checkFields(c, spec, fields)
-	cr.judgeConsent(c, spec, m, fields)
+	cr.judgeConsent(c, spec, m, s, fields)
+	if c.Status == "" {
+		c.zones = ContactZones(c)
+	}
 	needZone := !cr.f.UnsafeIgnoreCalledPersonHours || (cr.f.Hours != nil && cr.f.Hours.Timezone == "contact")
-	if c.Status == "" && needZone && len(ContactZones(c)) == 0 {
+	if c.Status == "" && needZone && len(c.zones) == 0 {
 		// It would wait for its hours forever.
 		c.Status, c.Field, c.Column = Invalid, FormFields[FieldPhone], m.names[FieldPhone]
 		c.Reason = "no time zone is known for this number, so the called person's hours cannot be checked; give it one in a timezone_column (with hours: {timezone: contact})"

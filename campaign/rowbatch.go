@@ -12,8 +12,14 @@ import (
 
 // rowBatchSize is how many records of a sheet one worker judges at a
 // time: enough that handing a batch over costs little beside judging it,
-// few enough that the batches in flight hold a few thousand rows.
-const rowBatchSize = 1024
+// few enough that the batches in flight hold a few thousand rows. A
+// variable so that tests can cut small sheets into many batches.
+var rowBatchSize = 1024
+
+// judgeWorkers is how many goroutines judge a sheet's rows at once
+// ([ContactReader.judgeInOrder]); 0 means GOMAXPROCS. Tests set it to
+// compare one worker with several.
+var judgeWorkers = 0
 
 // rowBatch is up to rowBatchSize records of a sheet, in order, and the
 // contacts judged from them: the unit the contact reader hands from the
@@ -44,10 +50,10 @@ type rowCounts struct {
 	typeSkippedExample string
 }
 
-// rowScratch is a worker's own while it judges rows: the buffers that
-// readRowPhone orders a row's phone columns in, so that it costs no
-// allocation, the type cells read so far, and the counts of the batch
-// being judged.
+// rowScratch is a worker's own while it judges a sheet's rows: the
+// buffers that readRowPhone orders a row's phone columns in, so that it
+// costs no allocation, the type and consent cells read so far, and the
+// counts of the batch being judged.
 type rowScratch struct {
 	tryOrder    []int
 	typedKinds  []typedPhone
@@ -55,13 +61,18 @@ type rowScratch struct {
 	// typeKinds caches what each type cell of the phones' type columns
 	// says ([phoneLineKind]).
 	typeKinds map[string]typeKind
-	counts    *rowCounts
+	// consent caches what each consent cell says ([readConsentCell]).
+	consent map[string]consentCell
+	counts  *rowCounts
 }
 
 // addCounts adds what judging a batch counted to m, and clears it.
 func (m *sheetMap) addCounts(c *rowCounts) {
+	if m.notDialledRows == nil {
+		m.notDialledRows = make([]int, len(m.phones))
+	}
 	for k, n := range c.phoneRows {
-		m.phones[k].rows += n
+		m.notDialledRows[k] += n
 		c.phoneRows[k] = 0
 	}
 	m.typeSkipped += c.typeSkipped
@@ -103,7 +114,7 @@ func newRowBatch(phones int) *rowBatch {
 }
 
 // judgeInOrder reads r to its end in batches, has judge judge each batch
-// (on cr.workers goroutines at once, each with a rowScratch of its own),
+// (on judgeWorkers goroutines at once, each with a rowScratch of its own),
 // and hands the judged batches to settle one at a time, in sheet order,
 // on the calling goroutine: what one row decides for a later one (the
 // first row of a number, what the signal columns counted, the first
@@ -112,7 +123,7 @@ func newRowBatch(phones int) *rowBatch {
 // has stopped. The batches in flight are bounded, so memory follows the
 // workers, not the sheet.
 func (cr *ContactReader) judgeInOrder(ctx context.Context, r *sheet.Reader, phones int, judge func(*rowBatch, *rowScratch), settle func(*rowBatch) error) error {
-	workers := cr.workers
+	workers := judgeWorkers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
