@@ -206,6 +206,11 @@ func planOffline(ctx context.Context, path string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return planLoaded(ctx, f)
+}
+
+// planLoaded is planOffline of a campaign file loaded.
+func planLoaded(ctx context.Context, f *File) (*Plan, error) {
 	if err := f.CheckSheets(); err != nil {
 		return nil, err
 	}

@@ -264,3 +264,67 @@ func initCampaign(t *testing.T, path string, steps map[string]string) string {
 	}
 	return out
 }
+
+// TestWorkbookUnpackedOnce plans a campaign whose sheet is a workbook
+// with a do-not-call and a consent column, which the pass before any
+// contact is judged reads whole: the workbook is unpacked once, its text
+// read again for the contacts, and the plan is the one of a campaign
+// that unpacks it each time it reads it. A workbook changed on disk is
+// unpacked again.
+func TestWorkbookUnpackedOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSignalsWorkbook(t, dir, 3000)
+	now := time.Date(2026, 11, 20, 19, 59, 0, 0, time.UTC)
+	plan := func(f *File) string {
+		t.Helper()
+		if err := f.CheckSheets(); err != nil {
+			t.Fatal(err)
+		}
+		sup, err := f.LoadSuppression(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := BuildPlan(context.Background(), f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: sup, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The rows that withdrew consent are invalid, as consent is
+		// required; their numbers are flagged all the same.
+		if p.Totals.Rows != 3000 || p.FlaggedNumbers != 120 || p.Totals.DoNotCallFlag != 60 || p.Totals.Invalid != 60 {
+			t.Fatalf("plan counted %+v, %d numbers flagged: the sheet has 3,000 rows, 60 flagged do not call and 60 withdrawn", p.Totals, p.FlaggedNumbers)
+		}
+		js, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(js)
+	}
+	f, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := plan(f)
+	if n := f.workbooks.Unpacked(); n != 1 {
+		t.Errorf("the workbook was unpacked %d times to plan it; once is enough", n)
+	}
+	if plan(f); f.workbooks.Unpacked() != 1 {
+		t.Errorf("planned again, the workbook was unpacked %d times in all", f.workbooks.Unpacked())
+	}
+
+	each, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	each.workbooks = nil // every reading unpacks it
+	if got := plan(each); got != once {
+		t.Errorf("the plan read from the kept text differs from the plan of the workbook itself:\n%s", firstDiff(once, got))
+	}
+
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "contacts.xlsx"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if plan(f); f.workbooks.Unpacked() != 2 {
+		t.Errorf("a workbook changed since it was read was unpacked %d times in all; it must be read again", f.workbooks.Unpacked())
+	}
+}

@@ -30,6 +30,9 @@ type Options struct {
 	// Worksheet names the worksheet of an .xlsx workbook to read; "" reads
 	// the first.
 	Worksheet string
+	// Workbooks, when set, keeps the text of a workbook read to its end,
+	// to read it from there the next time.
+	Workbooks *Workbooks
 }
 
 // CheckEncoding returns an error unless name is an encoding
@@ -77,8 +80,17 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	closer := io.Closer(f)
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		fi, err := f.Stat()
 		f.Close()
-		rc, err := openWorkbook(path, o.Worksheet)
+		if err != nil {
+			return nil, openError(path, err)
+		}
+		var rc io.ReadCloser
+		if o.Workbooks != nil {
+			rc, err = o.Workbooks.open(path, o.Worksheet, fi)
+		} else {
+			rc, err = openWorkbook(path, o.Worksheet)
+		}
 		if err != nil {
 			return nil, &Error{File: path, Msg: err.Error()}
 		}
