@@ -1,12 +1,14 @@
 package campaign
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -435,24 +437,75 @@ func phoneKey(e164 string) uint64 {
 type numbersSeen struct {
 	mu    sync.Mutex
 	first map[uint64]rowAt
+	// f, when set, is the campaign whose sheets' lines size the table
+	// when the first number is recorded ([File.sheetLines]): a table
+	// grown a number at a time costs three times as much to fill.
+	f *File
 }
 
 // rowAt is where a row is: its sheet's index and its row number.
 type rowAt struct{ sheet, row int32 }
 
-func newNumbersSeen() *numbersSeen { return &numbersSeen{first: map[uint64]rowAt{}} }
+func newNumbersSeen(f *File) *numbersSeen { return &numbersSeen{f: f} }
 
 // firstRow returns the row where key first appears, recording at if no
 // row was recorded for it before.
 func (s *numbersSeen) firstRow(key uint64, at rowAt) rowAt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.first == nil {
+		n := 0
+		if s.f != nil {
+			n = s.f.sheetLines()
+		}
+		s.first = make(map[uint64]rowAt, n)
+	}
 	first, ok := s.first[key]
 	if !ok {
 		s.first[key] = at
 		return at
 	}
 	return first
+}
+
+// maxSheetLines bounds what sheetLines returns: the table of the numbers
+// seen grows past it as it fills.
+const maxSheetLines = 1 << 24
+
+// sheetLines counts the lines of the campaign's sheets that are text (by
+// their line ends: LF, or CR alone as Excel for Mac writes them), up to
+// maxSheetLines: at least their rows, which a table of their numbers is
+// sized by. A workbook, or a file that cannot be read, counts none.
+func (f *File) sheetLines() int {
+	lines := 0
+	buf := make([]byte, 1<<20)
+	for _, s := range f.Sheets {
+		path := f.Path(s.File)
+		if sheet.CheckRegular(path) != nil {
+			continue // a named pipe, say, which opening would wait on
+		}
+		file, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		lf, cr := 0, 0
+		for first := true; ; first = false {
+			n, err := file.Read(buf)
+			if first && bytes.HasPrefix(buf[:n], []byte("PK\x03\x04")) {
+				break
+			}
+			lf += bytes.Count(buf[:n], []byte{'\n'})
+			cr += bytes.Count(buf[:n], []byte{'\r'})
+			if err != nil {
+				break
+			}
+		}
+		file.Close()
+		if lines += max(lf, cr); lines >= maxSheetLines {
+			return maxSheetLines
+		}
+	}
+	return lines
 }
 
 // ContactReader streams every row of every sheet of a campaign, in sheet
@@ -506,7 +559,7 @@ func (f *File) NewContactReader(suppress *Suppression) *ContactReader {
 	for i := range inCountry {
 		inCountry[i] = map[string]*[2]*phone.Rules{}
 	}
-	return &ContactReader{f: f, suppress: suppress, seen: newNumbersSeen(), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
+	return &ContactReader{f: f, suppress: suppress, seen: newNumbersSeen(f), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
 		signals: make([][]PlanSignal, len(f.Sheets))}
 }
 
