@@ -206,6 +206,11 @@ func planOffline(ctx context.Context, path string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return planLoaded(ctx, f)
+}
+
+// planLoaded is planOffline of a campaign file loaded.
+func planLoaded(ctx context.Context, f *File) (*Plan, error) {
 	if err := f.CheckSheets(); err != nil {
 		return nil, err
 	}
@@ -334,24 +339,20 @@ func benchPlan1MFlagPass(b *testing.B, cols benchColumns) {
 // once in a fresh process (see the comment at the top).
 func benchPlan1M(b *testing.B, path string) {
 	rows := planBenchRows(b)
-	ctx := context.Background()
 
 	runtime.GC()
 	stop := heapPeakSampler()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := benchRusage()
 	for range b.N {
-		p, err := planOffline(ctx, path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if p.Totals.Rows != rows || p.Totals.ToCall < rows*85/100 {
-			b.Fatalf("plan counted %+v over %d rows", p.Totals, rows)
-		}
+		planBench(b, path, rows)
 	}
+	cpu = benchRusage() - cpu
 	b.StopTimer()
 	peak := stop()
 	b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(peak, "peak-heap-MiB")
 
 	// One plan in a fresh process, for its peak resident set.
@@ -377,6 +378,46 @@ func benchPlan1M(b *testing.B, path string) {
 	// The CPU time the child used, start-up included: on a machine other
 	// work loads, a steadier measure than the wall clock's.
 	b.ReportMetric((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), "child-cpu-s")
+}
+
+// planBench plans the campaign file at path offline, and checks that it
+// read its rows.
+func planBench(b *testing.B, path string, rows int) {
+	p, err := planOffline(context.Background(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p.Totals.Rows != rows || p.Totals.ToCall < rows*85/100 {
+		b.Fatalf("plan counted %+v over %d rows", p.Totals, rows)
+	}
+}
+
+// BenchmarkPlan1MRatio plans BenchmarkPlan1M's sheet and
+// BenchmarkPlan1MSignals' (with a do-not-call and a consent column) one
+// after the other, b.N times each, in one process: plain-s and
+// signals-s are each plan's wall time, plain-cpu-s and signals-cpu-s its
+// CPU time, and ratio is signals-s over plain-s, measured side by side
+// on a machine other work may load.
+func BenchmarkPlan1MRatio(b *testing.B) {
+	rows := planBenchRows(b)
+	plain := writePlanBenchCampaign(b, b.TempDir(), rows)
+	signals := writePlanBenchCampaignFlagged(b, b.TempDir(), rows, 2, benchBothColumns)
+	var wall, cpu [2]time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for k, path := range []string{plain, signals} {
+			start, startCPU := time.Now(), benchRusage()
+			planBench(b, path, rows)
+			wall[k] += time.Since(start)
+			cpu[k] += benchRusage() - startCPU
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(wall[0].Seconds()/n, "plain-s")
+	b.ReportMetric(wall[1].Seconds()/n, "signals-s")
+	b.ReportMetric(cpu[0].Seconds()/n, "plain-cpu-s")
+	b.ReportMetric(cpu[1].Seconds()/n, "signals-cpu-s")
+	b.ReportMetric(wall[1].Seconds()/wall[0].Seconds(), "ratio")
 }
 
 // TestPlanBenchChild is not a test: BenchmarkPlan1M runs this test binary

@@ -71,6 +71,9 @@ type File struct {
 	Source string `yaml:"-"`
 	Dir    string `yaml:"-"`
 	lines  map[string]int
+	// workbooks keeps the text of the sheets that are workbooks, read
+	// once and read again from there ([sheet.Workbooks]).
+	workbooks *sheet.Workbooks
 }
 
 // Service is the `service:` block: where the service is and who callrun is
@@ -325,9 +328,10 @@ type SheetSpec struct {
 	Consent *Consent `yaml:"consent"`
 }
 
-// SheetOptions returns how sheet i is read: its encoding and worksheet.
+// SheetOptions returns how sheet i is read: its encoding and worksheet,
+// and the campaign's workbooks read so far.
 func (f *File) SheetOptions(i int) sheet.Options {
-	return sheet.Options{Encoding: f.Sheets[i].Encoding, Worksheet: f.Sheets[i].Worksheet}
+	return sheet.Options{Encoding: f.Sheets[i].Encoding, Worksheet: f.Sheets[i].Worksheet, Workbooks: f.workbooks}
 }
 
 // SuppressFile is one entry of suppress:, a file of numbers never to
@@ -667,6 +671,7 @@ func Parse(path string, data []byte, opts LoadOptions) (*File, error) {
 	f.Source = path
 	f.Dir = filepath.Dir(path)
 	f.lines = l.lines
+	f.workbooks = &sheet.Workbooks{}
 	f.applyDefaults()
 	if o := f.Outcomes; o != nil && len(o.Secret()) >= MinHookSecret {
 		// Before any check: the agent commands print webhooks too.

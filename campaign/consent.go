@@ -116,7 +116,7 @@ func (f *File) mapConsent(i int, r *sheet.Reader, m *sheetMap) error {
 
 // judgeConsent reads a row's consent cell into c.Consent and, when the
 // sheet requires consent, makes a row without it invalid.
-func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, fields []string) {
+func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, s *rowScratch, fields []string) {
 	if m.consentCol < 0 {
 		return
 	}
@@ -128,7 +128,17 @@ func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, 
 	if m.consentCol < len(fields) { // a row shorter than the header has no consent cell
 		cell = strings.TrimSpace(fields[m.consentCol])
 	}
-	evidence, why := ReadConsent(cell, spec.Region, now())
+	read, ok := s.consent[cell]
+	if !ok {
+		read = readConsentCell(cell, spec.Region)
+		if s.consent == nil {
+			s.consent = map[string]consentCell{}
+		}
+		if len(s.consent) < 1000 { // a sheet has a few dates and words; more are read each time
+			s.consent[strings.Clone(cell)] = read
+		}
+	}
+	evidence, why := read.at(cell, now())
 	c.Consent, c.ConsentCell = evidence, cell
 	if evidence == "" && m.consentRequired && c.Status == "" {
 		c.Status, c.Field, c.Column = Invalid, "consent", m.consentName
@@ -150,30 +160,50 @@ const consentFuture = 14 * time.Hour
 // A date later than today everywhere on earth is no evidence either, nor
 // a word the table reads as yes in one language and as no in another.
 func ReadConsent(cell, region string, now time.Time) (evidence, why string) {
+	return readConsentCell(cell, region).at(cell, now)
+}
+
+// consentCell is what a consent cell says whenever it is read: evidence
+// or why not, and for a date, the date. The contact reader keeps it for
+// each distinct cell.
+type consentCell struct {
+	evidence, why string
+	date          time.Time
+}
+
+// readConsentCell is [ReadConsent] without the clock: a date is returned
+// whether or not it is in the future.
+func readConsentCell(cell, region string) consentCell {
 	c := strings.TrimSpace(cell)
 	if c == "" {
-		return "", "the cell is empty"
+		return consentCell{why: "the cell is empty"}
 	}
 	if c[0] < '0' || c[0] > '9' || c == "1" || c == "0" {
 		switch says, ok := readConsentWord(c); {
 		case ok && says == saysYes:
-			return "yes", ""
+			return consentCell{evidence: "yes"}
 		case ok:
-			return "", fmt.Sprintf("the cell says %q", cell)
+			return consentCell{why: fmt.Sprintf("the cell says %q", cell)}
 		}
 		if k := conflict(c); k != "" {
-			return "", fmt.Sprintf("%q is read one way in one language and the other in another (%s)", cell, k)
+			return consentCell{why: fmt.Sprintf("%q is read one way in one language and the other in another (%s)", cell, k)}
 		}
 	}
 	v := strings.ToLower(strings.Join(strings.Fields(c), " "))
 	t, ok := consentDate(v, region)
 	if !ok {
-		return "", fmt.Sprintf("%q is neither a date nor a yes", cell)
+		return consentCell{why: fmt.Sprintf("%q is neither a date nor a yes", cell)}
 	}
-	if t.After(now.UTC().Add(consentFuture)) {
+	return consentCell{evidence: t.Format("2006-01-02"), date: t}
+}
+
+// at is what consent cell cell, read as r, says at now: a date later
+// than today everywhere on earth is no evidence.
+func (r consentCell) at(cell string, now time.Time) (evidence, why string) {
+	if !r.date.IsZero() && r.date.After(now.UTC().Add(consentFuture)) {
 		return "", fmt.Sprintf("%q is a date in the future", cell)
 	}
-	return t.Format("2006-01-02"), ""
+	return r.evidence, r.why
 }
 
 // ConsentRevoked reports whether a consent cell says the person withdrew

@@ -1,12 +1,14 @@
 package campaign
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +90,10 @@ type Contact struct {
 	// Held is set, for the report, on a contact to call that contact
 	// pressure holds back ([Suppression.SetPressure]).
 	Held *store.HeldError
+	// zones are [ContactZones]' answer, kept by the contact reader's
+	// judge, which asks it of every row with a number; nil when not
+	// asked yet.
+	zones []*time.Location
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -191,17 +197,14 @@ type sheetMap struct {
 	countryCol int
 	// phones are the columns phone_number lists, in order.
 	phones []phoneCol
-	// typeKinds caches what each type cell of the phones' type columns
-	// says ([phoneLineKind]); typeSkipped counts the numbers passed over
-	// for it, typeSkippedExample shows the first.
-	typeKinds          map[string]typeKind
+	// notDialledRows counts, by index in phones, the rows with something
+	// in a column whose header names a line callrun never dials, passed
+	// over for that; typeSkipped counts the numbers passed over for what
+	// their type cell says, typeSkippedExample shows the first: the sums
+	// of the rows' [rowCounts], added in sheet order.
+	notDialledRows     []int
 	typeSkipped        int
 	typeSkippedExample string
-	// tryOrder, typedKinds and typedPlaces are readRowPhone's, kept so
-	// that a row's order of its phone columns costs no allocation.
-	tryOrder    []int
-	typedKinds  []typedPhone
-	typedPlaces []int
 	// nameCol is the column of full names split into first and last
 	// name (name_column); -1 when none.
 	nameCol int
@@ -236,10 +239,8 @@ type phoneCol struct {
 	// typeName is the type_column's name.
 	typeName string
 	// notDialled says, when the column's header names a line callrun
-	// never dials, what it is ("a fax"); rows counts the rows with
-	// something in it, passed over for that.
+	// never dials, what it is ("a fax").
 	notDialled string
-	rows       int
 }
 
 // typedPhone is a phone column with a type column, as readRowPhone orders
@@ -436,24 +437,75 @@ func phoneKey(e164 string) uint64 {
 type numbersSeen struct {
 	mu    sync.Mutex
 	first map[uint64]rowAt
+	// f, when set, is the campaign whose sheets' lines size the table
+	// when the first number is recorded ([File.sheetLines]): a table
+	// grown a number at a time costs three times as much to fill.
+	f *File
 }
 
 // rowAt is where a row is: its sheet's index and its row number.
 type rowAt struct{ sheet, row int32 }
 
-func newNumbersSeen() *numbersSeen { return &numbersSeen{first: map[uint64]rowAt{}} }
+func newNumbersSeen(f *File) *numbersSeen { return &numbersSeen{f: f} }
 
 // firstRow returns the row where key first appears, recording at if no
 // row was recorded for it before.
 func (s *numbersSeen) firstRow(key uint64, at rowAt) rowAt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.first == nil {
+		n := 0
+		if s.f != nil {
+			n = s.f.sheetLines()
+		}
+		s.first = make(map[uint64]rowAt, n)
+	}
 	first, ok := s.first[key]
 	if !ok {
 		s.first[key] = at
 		return at
 	}
 	return first
+}
+
+// maxSheetLines bounds what sheetLines returns: the table of the numbers
+// seen grows past it as it fills.
+const maxSheetLines = 1 << 24
+
+// sheetLines counts the lines of the campaign's sheets that are text (by
+// their line ends: LF, or CR alone as Excel for Mac writes them), up to
+// maxSheetLines: at least their rows, which a table of their numbers is
+// sized by. A workbook, or a file that cannot be read, counts none.
+func (f *File) sheetLines() int {
+	lines := 0
+	buf := make([]byte, 1<<20)
+	for _, s := range f.Sheets {
+		path := f.Path(s.File)
+		if sheet.CheckRegular(path) != nil {
+			continue // a named pipe, say, which opening would wait on
+		}
+		file, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		lf, cr := 0, 0
+		for first := true; ; first = false {
+			n, err := file.Read(buf)
+			if first && bytes.HasPrefix(buf[:n], []byte("PK\x03\x04")) {
+				break
+			}
+			lf += bytes.Count(buf[:n], []byte{'\n'})
+			cr += bytes.Count(buf[:n], []byte{'\r'})
+			if err != nil {
+				break
+			}
+		}
+		file.Close()
+		if lines += max(lf, cr); lines >= maxSheetLines {
+			return maxSheetLines
+		}
+	}
+	return lines
 }
 
 // ContactReader streams every row of every sheet of a campaign, in sheet
@@ -471,8 +523,8 @@ type ContactReader struct {
 	// inCountry[i][country] are sheet i's rules for a row whose country
 	// column says country: [0] the sheet's, [1] the same calling every
 	// country (to tell a number of another country as such).
-	inCountry []map[string]*[2]*phone.Rules
-	contact   Contact
+	inCountry   []map[string]*[2]*phone.Rules
+	inCountryMu sync.Mutex // workers judge rows at once
 	// SheetFailed, when set, is told of sheet i when it cannot be read to its
 	// end (not UTF-8, a row that never ends), and reading goes on with the
 	// next sheet; plan uses it to check every sheet. When nil, Each stops
@@ -507,7 +559,7 @@ func (f *File) NewContactReader(suppress *Suppression) *ContactReader {
 	for i := range inCountry {
 		inCountry[i] = map[string]*[2]*phone.Rules{}
 	}
-	return &ContactReader{f: f, suppress: suppress, seen: newNumbersSeen(), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
+	return &ContactReader{f: f, suppress: suppress, seen: newNumbersSeen(f), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
 		signals: make([][]PlanSignal, len(f.Sheets))}
 }
 
@@ -531,23 +583,39 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 	}
 	defer r.Close()
 	agent := cr.agentOf[spec.Agent]
-	err = eachRecord(ctx, r, func(rec sheet.Record) error {
-		c := &cr.contact
-		*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
-		if rec.Err != nil {
-			c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
-			var se *sheet.Error
-			if errors.As(rec.Err, &se) {
-				c.Column = se.Field // the column of a field too large, say
+	judge := func(b *rowBatch, s *rowScratch) {
+		s.counts = &b.counts
+		for j, rec := range b.recs {
+			c := &b.contacts[j]
+			*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
+			if rec.Err != nil {
+				c.Status, c.Field, c.Reason = Invalid, "row", rowReason(rec.Err)
+				var se *sheet.Error
+				if errors.As(rec.Err, &se) {
+					c.Column = se.Field // the column of a field too large, say
+				}
+				continue
 			}
-		} else {
-			cr.judge(c, spec, i, m, rec)
+			cr.judge(c, spec, i, m, s, rec)
 		}
-		if !cr.f.Shard.holds(spec.File, c) {
-			return nil // another shard's
+	}
+	settle := func(b *rowBatch) error {
+		m.addCounts(&b.counts)
+		for j, rec := range b.recs {
+			c := &b.contacts[j]
+			if rec.Err == nil {
+				cr.settle(c, i, m, rec)
+			}
+			if !cr.f.Shard.holds(spec.File, c) {
+				continue // another shard's
+			}
+			if err := fn(c); err != nil {
+				return err
+			}
 		}
-		return fn(c)
-	})
+		return nil
+	}
+	err = cr.judgeInOrder(ctx, r, len(m.phones), judge, settle)
 	if cr.SheetNote != nil {
 		for _, note := range r.Notes() {
 			cr.SheetNote(i, note)
@@ -569,13 +637,13 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 // passed over for what their type cell says.
 func (cr *ContactReader) passedOver(i int, m *sheetMap) {
 	file := cr.f.Sheets[i].File
-	for _, p := range m.phones {
+	for k, p := range m.phones {
 		if p.notDialled == "" {
 			continue
 		}
 		cr.notDialled++
 		if cr.SheetNote != nil {
-			cr.SheetNote(i, fmt.Sprintf("sheet %s: phone_number lists column %q, which is named for %s: callrun does not call its numbers; %d row(s) have one there, and were called at their next phone column, if any; remove the column from phone_number", file, p.name, p.notDialled, p.rows))
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: phone_number lists column %q, which is named for %s: callrun does not call its numbers; %d row(s) have one there, and were called at their next phone column, if any; remove the column from phone_number", file, p.name, p.notDialled, m.notDialledRows[k]))
 		}
 	}
 	if m.typeSkipped > 0 && cr.SheetNote != nil {
@@ -619,9 +687,11 @@ func rowReason(err error) string {
 	return err.Error()
 }
 
-// judge maps a row's fields and decides its status: invalid first, then
-// suppressed, then a duplicate of an earlier row, else to call.
-func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, rec sheet.Record) {
+// judge maps a row's fields and decides what the row alone says of it:
+// invalid, and why, or nothing yet. It reads nothing that another row
+// changes, so workers judge rows at once (s is the worker's); what
+// depends on the rows before it is left to [ContactReader.settle].
+func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *sheetMap, s *rowScratch, rec sheet.Record) {
 	fields := rec.Fields
 	m.fillFields(c, spec, fields)
 	rules, anyCountry, country, bad := cr.rowRules(sheetIdx, m, fields)
@@ -638,7 +708,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 			c.Fields[FieldLastName] = last
 		}
 	}
-	ph, raw, column, err := cr.readRowPhone(c.Row, m, fields, func(raw string) (phone.Number, error) {
+	ph, raw, column, err := cr.readRowPhone(c.Row, m, s, fields, func(raw string) (phone.Number, error) {
 		return cr.readPhone(raw, spec, rules, anyCountry, country)
 	})
 	if len(m.phones) > 1 {
@@ -659,13 +729,25 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 		}
 	}
 	m.checkFields(c, spec, fields)
-	cr.judgeConsent(c, spec, m, fields)
+	cr.judgeConsent(c, spec, m, s, fields)
+	if c.Status == "" {
+		c.zones = ContactZones(c)
+	}
 	needZone := !cr.f.UnsafeIgnoreCalledPersonHours || (cr.f.Hours != nil && cr.f.Hours.Timezone == "contact")
-	if c.Status == "" && needZone && len(ContactZones(c)) == 0 {
+	if c.Status == "" && needZone && len(c.zones) == 0 {
 		// It would wait for its hours forever.
 		c.Status, c.Field, c.Column = Invalid, FormFields[FieldPhone], m.names[FieldPhone]
 		c.Reason = "no time zone is known for this number, so the called person's hours cannot be checked; give it one in a timezone_column (with hours: {timezone: contact})"
 	}
+}
+
+// settle decides, after [ContactReader.judge], what the rows before c's
+// decide of it, in sheet order: its sheet's signal columns (which count
+// what they say, and which its first rows add to), its group of rows,
+// the numbers flagged elsewhere, the suppression files and the
+// do-not-call list, and whether an earlier row has its number. Suppressed
+// first, then a duplicate of an earlier row, else to call.
+func (cr *ContactReader) settle(c *Contact, sheetIdx int, m *sheetMap, rec sheet.Record) {
 	if cr.flagDoNotCall(c, m, rec) || cr.suppress.flaggedElsewhere(c, cr.f) {
 		return
 	}
@@ -765,7 +847,7 @@ func (cr *ContactReader) judgeValid(c *Contact, sheetIdx int) {
 // from, column its column. When no number can be called, err is the
 // first one's reason (else why the numbers there were passed over), and
 // raw and column the cell and column it is about.
-func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, read func(string) (phone.Number, error)) (ph phone.Number, raw, column string, err error) {
+func (cr *ContactReader) readRowPhone(row int, m *sheetMap, s *rowScratch, fields []string, read func(string) (phone.Number, error)) (ph phone.Number, raw, column string, err error) {
 	var firstErr, passed error
 	var errCol, errCell, passedCol, passedCell string
 	try := func(p *phoneCol, cell string) bool {
@@ -787,25 +869,25 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 	}
 	// The columns to try, in the list's order; typed holds the places of
 	// those with a type column, and their kinds, to be ordered below.
-	order, typed := m.tryOrder[:0], m.typedKinds[:0]
+	order, typed := s.tryOrder[:0], s.typedKinds[:0]
 	for k := range m.phones {
 		p := &m.phones[k]
 		if strings.TrimSpace(fields[p.col]) == "" {
 			continue
 		}
 		if p.notDialled != "" {
-			p.rows++
+			s.counts.phoneRows[k]++
 			if passed == nil {
 				passed, passedCol, passedCell = fmt.Errorf("column %q is named for %s, which callrun does not call", p.name, p.notDialled), p.name, strings.TrimSpace(fields[p.col])
 			}
 			continue
 		}
 		if p.typeCol >= 0 {
-			tk := m.typeKind(fields[p.typeCol])
+			tk := s.typeKind(fields[p.typeCol])
 			if tk.kind == lineNotDialled {
 				typeCell := strings.TrimSpace(fields[p.typeCol])
-				if m.typeSkipped++; m.typeSkippedExample == "" {
-					m.typeSkippedExample = fmt.Sprintf("row %d: column %q says %q", row, p.typeName, typeCell)
+				if s.counts.typeSkipped++; s.counts.typeSkippedExample == "" {
+					s.counts.typeSkippedExample = fmt.Sprintf("row %d: column %q says %q", row, p.typeName, typeCell)
 				}
 				if passed == nil {
 					passed, passedCol, passedCell = fmt.Errorf("column %q says %q: the number in column %q is %s, which callrun does not call", p.typeName, typeCell, p.name, tk.what), p.name, strings.TrimSpace(fields[p.col])
@@ -820,7 +902,7 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 		// The typed columns' places, refilled in the order of their kinds
 		// (stable: two mobiles keep the list's order); a company's main
 		// line leaves its place and goes last.
-		places := m.typedPlaces[:0]
+		places := s.typedPlaces[:0]
 		for _, t := range typed {
 			places = append(places, t.at)
 		}
@@ -835,11 +917,11 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 			order[places[i]] = t.k
 		}
 		order = append(slices.DeleteFunc(order, func(k int) bool { return k < 0 }), last...)
-		m.typedPlaces = places
+		s.typedPlaces = places
 	} else if len(typed) == 1 && typed[0].kind == lineCompanyMain {
 		order = append(slices.Delete(order, typed[0].at, typed[0].at+1), typed[0].k)
 	}
-	m.tryOrder, m.typedKinds = order, typed
+	s.tryOrder, s.typedKinds = order, typed
 	for _, k := range order {
 		if try(&m.phones[k], strings.TrimSpace(fields[m.phones[k].col])) {
 			return ph, raw, column, nil
@@ -862,16 +944,16 @@ func (cr *ContactReader) readRowPhone(row int, m *sheetMap, fields []string, rea
 }
 
 // typeKind returns what a type cell says of its number, read once for
-// each distinct cell of the sheet.
-func (m *sheetMap) typeKind(cell string) typeKind {
-	tk, ok := m.typeKinds[cell]
+// each distinct cell a worker meets.
+func (s *rowScratch) typeKind(cell string) typeKind {
+	tk, ok := s.typeKinds[cell]
 	if !ok {
-		if m.typeKinds == nil {
-			m.typeKinds = map[string]typeKind{}
+		if s.typeKinds == nil {
+			s.typeKinds = map[string]typeKind{}
 		}
 		tk.kind, tk.what = phoneLineKind(cell)
-		if len(m.typeKinds) < 1000 { // a sheet has a few labels; free text is read each time
-			m.typeKinds[strings.Clone(cell)] = tk
+		if len(s.typeKinds) < 1000 { // a sheet has a few labels; free text is read each time
+			s.typeKinds[strings.Clone(cell)] = tk
 		}
 	}
 	return tk
@@ -895,6 +977,8 @@ func (cr *ContactReader) rowRules(sheetIdx int, m *sheetMap, fields []string) (r
 	if !ok {
 		return rules, nil, "", cell
 	}
+	cr.inCountryMu.Lock()
+	defer cr.inCountryMu.Unlock()
 	pair := cr.inCountry[sheetIdx][code]
 	if pair == nil {
 		in := cr.rules[sheetIdx].InCountry(code)

@@ -186,7 +186,7 @@ dedupe: ` + tc.mode + "\n",
 			}
 			want := judged(alone)
 
-			seen := newNumbersSeen()
+			seen := newNumbersSeen(nil)
 			if got := judged(read(seen, false)); got != want {
 				t.Errorf("the first of two readers:\n%s\nwant:\n%s", got, want)
 			}
@@ -195,7 +195,7 @@ dedupe: ` + tc.mode + "\n",
 			}
 
 			for range 20 {
-				seen := newNumbersSeen()
+				seen := newNumbersSeen(nil)
 				var both [2][]Contact
 				var wg sync.WaitGroup
 				for i := range both {

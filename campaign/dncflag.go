@@ -506,53 +506,12 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 	}
 	defer r.Close()
 	whole := m.readsWhole()
-	err = eachRecord(ctx, r, func(rec sheet.Record) error {
-		if rec.Err != nil {
-			return nil
-		}
-		rs := m.signalRow(rec)
-		// A sheet whose rows are in groups is read whole: a group's
-		// title may say do not call at any row.
-		whole = whole || rec.Group != nil
-		if !whole && m.sampleRows == 0 {
-			if !m.anySaid() {
-				return errSampled
-			}
-			whole = true
-		}
-		fl, ok := rowFlag(m, rs, rec.Fields)
-		if !ok {
-			return nil
-		}
-		rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
-		// Every phone column, those a call passes over (a fax, a type
-		// cell's pager) too.
-		for _, p := range m.phones {
-			raw := strings.TrimSpace(rec.Fields[p.col])
-			if raw == "" {
-				continue
-			}
-			ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
-			numbers := []string{ph.E164}
-			if err != nil {
-				// A cell its own call cannot use whole (several numbers,
-				// an extension) still names whom not to call: every
-				// number it may mean, each of a list included, as a
-				// suppression file's entry does.
-				regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
-				numbers = phone.Readings(raw, regions)
-			}
-			for _, e164 := range numbers {
-				key := phoneKey(e164)
-				if key == 0 {
-					continue
-				}
-				// The first row that flags the number, but a yes over a
-				// cell that reads neither.
-				if was, ok := fp.Flagged[key]; !ok || (was.Unclear && !fl.Unclear) {
-					fl.Sheet, fl.Row, fl.Cell = i, rec.Row, strings.Clone(fl.Cell)
-					fp.Flagged[key] = fl
-				}
+	// The sheet is read on one goroutine while its rows are read here.
+	noJudge := func(*rowBatch, *rowScratch) {}
+	err = cr.judgeInOrder(ctx, r, len(m.phones), noJudge, func(b *rowBatch) error {
+		for _, rec := range b.recs {
+			if err := cr.flagRow(i, spec, m, rec, fp, &whole); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -569,6 +528,62 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 		return se, nil
 	}
 	return nil, err
+}
+
+// flagRow adds to fp the numbers of record rec of sheet i when its
+// signal columns or its group flag it, reading the sheet whole from then
+// on when they do; it returns errSampled when the sheet's first rows
+// showed no signal column to read on.
+func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.Record, fp *FlagPass, whole *bool) error {
+	if rec.Err != nil {
+		return nil
+	}
+	rs := m.signalRow(rec)
+	// A sheet whose rows are in groups is read whole: a group's
+	// title may say do not call at any row.
+	*whole = *whole || rec.Group != nil
+	if !*whole && m.sampleRows == 0 {
+		if !m.anySaid() {
+			return errSampled
+		}
+		*whole = true
+	}
+	fl, ok := rowFlag(m, rs, rec.Fields)
+	if !ok {
+		return nil
+	}
+	rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
+	// Every phone column, those a call passes over (a fax, a type
+	// cell's pager) too.
+	for _, p := range m.phones {
+		raw := strings.TrimSpace(rec.Fields[p.col])
+		if raw == "" {
+			continue
+		}
+		ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
+		numbers := []string{ph.E164}
+		if err != nil {
+			// A cell its own call cannot use whole (several numbers,
+			// an extension) still names whom not to call: every
+			// number it may mean, each of a list included, as a
+			// suppression file's entry does.
+			regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+			numbers = phone.Readings(raw, regions)
+		}
+		for _, e164 := range numbers {
+			key := phoneKey(e164)
+			if key == 0 {
+				continue
+			}
+			// The first row that flags the number, but a yes over a
+			// cell that reads neither.
+			if was, ok := fp.Flagged[key]; !ok || (was.Unclear && !fl.Unclear) {
+				fl.Sheet, fl.Row, fl.Cell = i, rec.Row, strings.Clone(fl.Cell)
+				fp.Flagged[key] = fl
+			}
+		}
+	}
+	return nil
 }
 
 // flaggedElsewhere suppresses c when its number is one a do_not_call:

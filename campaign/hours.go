@@ -167,6 +167,9 @@ func loadZone(name string) (*time.Location, error) {
 // number may ring in (see [phone.Zones]) and the zone of its sheet's
 // timezone column, if any. A call must suit all of them.
 func ContactZones(c *Contact) []*time.Location {
+	if c.zones != nil {
+		return c.zones
+	}
 	zones := phone.Zones(c.Phone, c.Country, c.Kind)
 	if c.TZ != "" {
 		// By name: phone.Zones loads its zones apart from loadZone.

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
@@ -765,7 +764,13 @@ func (w *planWhen) add(c *Contact) {
 	if w.now.IsZero() {
 		return
 	}
-	key := c.Country + "|" + c.TZ + "|" + strings.Join(phone.ZoneNames(c.Phone, c.Country, c.Kind), " ")
+	// The answer is the country's rule and the hours in each of the
+	// contact's zones.
+	zones := ContactZones(c)
+	key := c.Country
+	for _, z := range zones {
+		key += "|" + z.String()
+	}
 	a, ok := w.memo[key]
 	if !ok {
 		a.open = w.hours.Open(c, w.now)
@@ -773,7 +778,7 @@ func (w *planWhen) add(c *Contact) {
 			a.next = w.hours.NextOpen(c, w.now)
 		}
 		if win := w.hours.Window; win != nil && !win.Contact {
-			for _, z := range ContactZones(c) {
+			for _, z := range zones {
 				if _, off := w.now.In(z).Zone(); off != w.campOff {
 					a.other = true
 				}

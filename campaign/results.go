@@ -112,7 +112,7 @@ const reportPoll = 25 * time.Millisecond
 // sets. ctx ends the reading of the sheets: a run that is to write its
 // report however it ends passes one no signal cancels.
 func StartReport(ctx context.Context, f *File, opts *RunOptions, dir string) *Report {
-	opts.seen = newNumbersSeen()
+	opts.seen = newNumbersSeen(f)
 	r := &Report{f: f, opts: opts, dir: dir, over: make(chan struct{}), done: make(chan struct{}),
 		early: f.Outcomes == nil}
 	if r.early {

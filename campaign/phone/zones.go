@@ -50,7 +50,12 @@ func countryZones(region string) []string {
 // numbers, several where a number cannot be placed more precisely (all 43
 // NANP zones for a US toll-free number, say). It returns nil for a string
 // that is not E.164 or a number the library has no zone for.
-func libraryZones(e164 string) []string {
+func libraryZones(e164 string) []string { return slices.Clone(sharedLibraryZones(e164)) }
+
+// sharedLibraryZones is libraryZones without the copy: the library's own
+// slice, the same for every number of the prefix it is kept under, which
+// callers must not change.
+func sharedLibraryZones(e164 string) []string {
 	if len(e164) < 2 || e164[0] != '+' || !allDigits(e164[1:]) {
 		return nil
 	}
@@ -58,7 +63,7 @@ func libraryZones(e164 string) []string {
 	if err != nil || len(zones) == 0 || (len(zones) == 1 && zones[0] == phonenumbers.UNKNOWN_TIMEZONE) {
 		return nil
 	}
-	return slices.Clone(zones)
+	return zones
 }
 
 // ZoneNames returns the names of the zones a number may ring in, given
@@ -99,6 +104,47 @@ var zoneSetCache sync.Map // joined names -> []*time.Location
 // the called person's hours in each of them. The slice is shared: callers
 // must not change it.
 func Zones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.Location {
+	lib := sharedLibraryZones(e164)
+	key := zoneSetKey{n: len(lib), country: country, kind: kind}
+	if len(lib) > 0 {
+		key.lib = &lib[0]
+	}
+	zoneSets.RLock()
+	zones, ok := zoneSets.m[key]
+	zoneSets.RUnlock()
+	if ok {
+		return zones
+	}
+	zones = loadZones(e164, country, kind)
+	zoneSets.Lock()
+	if zoneSets.m == nil {
+		zoneSets.m = map[zoneSetKey][]*time.Location{}
+	}
+	zoneSets.m[key] = zones
+	zoneSets.Unlock()
+	return zones
+}
+
+// zoneSetKey is what a number's zones are made of ([ZoneNames]): the
+// library's zones for it, told by the slice the library keeps for its
+// prefix, its country and its kind.
+type zoneSetKey struct {
+	lib     *string
+	n       int
+	country string
+	kind    phonenumbers.PhoneNumberType
+}
+
+// zoneSets keeps Zones' answer by zoneSetKey, so that a number's zones
+// cost a lookup in the library and one here: a campaign's numbers share
+// a few thousand keys at most.
+var zoneSets struct {
+	sync.RWMutex
+	m map[zoneSetKey][]*time.Location
+}
+
+// loadZones is Zones for a key not seen before.
+func loadZones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.Location {
 	names := ZoneNames(e164, country, kind)
 	if len(names) == 0 {
 		return nil

@@ -740,6 +740,22 @@ func (s *Reader) read() (Record, error) {
 	}
 	rec, err := s.cr.Read()
 	defer s.feed.startRecord()
+	if err != nil {
+		return s.readError(err)
+	}
+	s.advance(rec, nil)
+	for _, f := range rec {
+		if !utf8.ValidString(f) {
+			s.err = &Error{File: s.name, Row: s.row, Msg: s.notUTF8()}
+			return Record{}, s.err
+		}
+	}
+	return Record{Row: s.row, Fields: rec}, nil
+}
+
+// readError is read's answer to the error of encoding/csv's Read: a
+// record that breaks the rules alone, or the error that ends the reading.
+func (s *Reader) readError(err error) (Record, error) {
 	var big *tooLarge
 	var pe *csv.ParseError
 	switch {
@@ -761,18 +777,9 @@ func (s *Reader) read() (Record, error) {
 			return Record{}, s.err
 		}
 		return Record{Row: s.row, Err: &Error{File: s.name, Row: s.row, Msg: csvProblem(pe)}}, nil
-	case err != nil:
-		s.err = &Error{File: s.name, Row: s.row + 1, Msg: "cannot read the sheet: " + err.Error()}
-		return Record{}, s.err
 	}
-	s.advance(rec, nil)
-	for _, f := range rec {
-		if !utf8.ValidString(f) {
-			s.err = &Error{File: s.name, Row: s.row, Msg: s.notUTF8()}
-			return Record{}, s.err
-		}
-	}
-	return Record{Row: s.row, Fields: rec}, nil
+	s.err = &Error{File: s.name, Row: s.row + 1, Msg: "cannot read the sheet: " + err.Error()}
+	return Record{}, s.err
 }
 
 // tooLargeProblem says what is wrong with a record over feeder's bounds,

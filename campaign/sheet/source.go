@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
@@ -30,6 +31,9 @@ type Options struct {
 	// Worksheet names the worksheet of an .xlsx workbook to read; "" reads
 	// the first.
 	Worksheet string
+	// Workbooks, when set, keeps the text of a workbook read to its end,
+	// to read it from there the next time.
+	Workbooks *Workbooks
 }
 
 // CheckEncoding returns an error unless name is an encoding
@@ -77,8 +81,17 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	closer := io.Closer(f)
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		fi, err := f.Stat()
 		f.Close()
-		rc, err := openWorkbook(path, o.Worksheet)
+		if err != nil {
+			return nil, openError(path, err)
+		}
+		var rc io.ReadCloser
+		if o.Workbooks != nil {
+			rc, err = o.Workbooks.open(path, o.Worksheet, fi)
+		} else {
+			rc, err = openWorkbook(path, o.Worksheet)
+		}
 		if err != nil {
 			return nil, &Error{File: path, Msg: err.Error()}
 		}
@@ -221,17 +234,39 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 // A worksheet keeps no empty cells at the end of a row, so a row is
 // written as wide as the first (the header) at least.
 func writeRows(w io.Writer, raw, shown *excelize.Rows, date1904 bool) error {
+	// The rows as shown are read on a goroutine of their own, beside the
+	// rows as stored: each reader parses the worksheet's XML.
+	shownRows := make(chan shownRow, 256)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(shownRows)
+		for shown.Next() {
+			sv, err := shown.Columns()
+			select {
+			case shownRows <- shownRow{sv, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	defer wg.Wait()
+	defer close(done)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	width := -1
 	for raw.Next() {
-		if !shown.Next() {
+		next, ok := <-shownRows
+		if !ok {
 			return errors.New("the worksheet changed while it was read")
 		}
 		rv, err := raw.Columns(excelize.Options{RawCellValue: true})
 		if err != nil {
 			return fmt.Errorf("reading the worksheet: %v", err)
 		}
-		sv, err := shown.Columns()
+		sv, err := next.cols, next.err
 		if err != nil {
 			return fmt.Errorf("reading the worksheet: %v", err)
 		}
@@ -260,6 +295,13 @@ func writeRows(w io.Writer, raw, shown *excelize.Rows, date1904 bool) error {
 		return fmt.Errorf("reading the worksheet: %v", err)
 	}
 	return bw.Flush()
+}
+
+// shownRow is a row of a worksheet as Excel shows it, or the error of
+// reading it.
+type shownRow struct {
+	cols []string
+	err  error
 }
 
 var (

@@ -1,0 +1,205 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/callrun/callrun/campaign/sheet"
+)
+
+// rowBatchSize is how many records of a sheet one worker judges at a
+// time: enough that handing a batch over costs little beside judging it,
+// few enough that the batches in flight hold a few thousand rows. A
+// variable so that tests can cut small sheets into many batches.
+var rowBatchSize = 1024
+
+// judgeWorkers is how many goroutines judge a sheet's rows at once
+// ([ContactReader.judgeInOrder]); 0 means GOMAXPROCS. Tests set it to
+// compare one worker with several.
+var judgeWorkers = 0
+
+// rowBatch is up to rowBatchSize records of a sheet, in order, and the
+// contacts judged from them: the unit the contact reader hands from the
+// goroutine that reads the sheet to the workers that judge rows, and
+// back, in sheet order, to the one that settles them.
+type rowBatch struct {
+	recs     []sheet.Record
+	contacts []Contact
+	counts   rowCounts
+	// judged is closed once every record of the batch is judged.
+	judged chan struct{}
+	// err is the error that ended the reading of the sheet after the
+	// batch's records (nil at its end); set on the last batch only.
+	err  error
+	last bool
+}
+
+// rowCounts is what judging a batch's rows counted for its sheet's
+// notes, added to the sheet's sheetMap in sheet order
+// ([sheetMap.addCounts]).
+type rowCounts struct {
+	// phoneRows counts, by index in sheetMap.phones, the rows with
+	// something in a column named for a line callrun never dials.
+	phoneRows []int
+	// typeSkipped counts the numbers passed over for what their type
+	// cell says, typeSkippedExample shows the first.
+	typeSkipped        int
+	typeSkippedExample string
+}
+
+// rowScratch is a worker's own while it judges a sheet's rows: the
+// buffers that readRowPhone orders a row's phone columns in, so that it
+// costs no allocation, the type and consent cells read so far, and the
+// counts of the batch being judged.
+type rowScratch struct {
+	tryOrder    []int
+	typedKinds  []typedPhone
+	typedPlaces []int
+	// typeKinds caches what each type cell of the phones' type columns
+	// says ([phoneLineKind]).
+	typeKinds map[string]typeKind
+	// consent caches what each consent cell says ([readConsentCell]).
+	consent map[string]consentCell
+	counts  *rowCounts
+}
+
+// addCounts adds what judging a batch counted to m, and clears it.
+func (m *sheetMap) addCounts(c *rowCounts) {
+	if m.notDialledRows == nil {
+		m.notDialledRows = make([]int, len(m.phones))
+	}
+	for k, n := range c.phoneRows {
+		m.notDialledRows[k] += n
+		c.phoneRows[k] = 0
+	}
+	m.typeSkipped += c.typeSkipped
+	if m.typeSkippedExample == "" {
+		m.typeSkippedExample = c.typeSkippedExample
+	}
+	c.typeSkipped, c.typeSkippedExample = 0, ""
+}
+
+// readBatch fills b with the next records of r, up to rowBatchSize, and
+// marks it last at the end of the sheet or at an error that ends it.
+func readBatch(ctx context.Context, r *sheet.Reader, b *rowBatch) {
+	b.recs, b.err, b.last = b.recs[:0], nil, false
+	if err := ctx.Err(); err != nil {
+		b.err, b.last = err, true
+		return
+	}
+	for len(b.recs) < rowBatchSize {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			b.last = true
+			return
+		}
+		if err != nil {
+			b.err, b.last = err, true
+			return
+		}
+		b.recs = append(b.recs, rec)
+	}
+}
+
+// newRowBatch returns an empty batch for a sheet of phones phone columns.
+func newRowBatch(phones int) *rowBatch {
+	return &rowBatch{
+		recs:     make([]sheet.Record, 0, rowBatchSize),
+		contacts: make([]Contact, rowBatchSize),
+		counts:   rowCounts{phoneRows: make([]int, phones)},
+	}
+}
+
+// judgeInOrder reads r to its end in batches, has judge judge each batch
+// (on judgeWorkers goroutines at once, each with a rowScratch of its own),
+// and hands the judged batches to settle one at a time, in sheet order,
+// on the calling goroutine: what one row decides for a later one (the
+// first row of a number, what the signal columns counted, the first
+// rows' sample) is decided there. It returns the first error of settle,
+// or of the reading (ctx's included), once every goroutine it started
+// has stopped. The batches in flight are bounded, so memory follows the
+// workers, not the sheet.
+func (cr *ContactReader) judgeInOrder(ctx context.Context, r *sheet.Reader, phones int, judge func(*rowBatch, *rowScratch), settle func(*rowBatch) error) error {
+	workers := judgeWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers == 1 {
+		b, s := newRowBatch(phones), &rowScratch{}
+		for {
+			readBatch(ctx, r, b)
+			judge(b, s)
+			if err := settle(b); err != nil {
+				return err
+			}
+			if b.last {
+				return b.err
+			}
+		}
+	}
+	var (
+		wg    sync.WaitGroup
+		stop  = make(chan struct{})
+		jobs  = make(chan *rowBatch, workers)
+		order = make(chan *rowBatch, 2*workers)
+		free  = make(chan *rowBatch, 3*workers+2)
+	)
+	// The reader: each batch goes in order to the settling loop below,
+	// and to a worker.
+	wg.Go(func() {
+		defer close(order)
+		defer close(jobs)
+		for {
+			var b *rowBatch
+			select {
+			case b = <-free:
+			default:
+				b = newRowBatch(phones)
+			}
+			readBatch(ctx, r, b)
+			b.judged = make(chan struct{})
+			select {
+			case order <- b:
+			case <-stop:
+				return
+			}
+			select {
+			case jobs <- b:
+			case <-stop:
+				return
+			}
+			if b.last {
+				return
+			}
+		}
+	})
+	for range workers {
+		wg.Go(func() {
+			s := &rowScratch{}
+			for b := range jobs {
+				judge(b, s)
+				close(b.judged)
+			}
+		})
+	}
+	var err error
+	for b := range order {
+		<-b.judged
+		if err = settle(b); err == nil {
+			err = b.err
+		}
+		if err != nil || b.last {
+			break
+		}
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	close(stop)
+	wg.Wait()
+	return err
+}
