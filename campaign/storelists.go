@@ -6,23 +6,52 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/store"
 )
 
-// LoadDoNotCall reads the numbers on the store's do-not-call list into
-// s, for plan, run, status and the report.
-func (s *Suppression) LoadDoNotCall(ctx context.Context, list store.DoNotCallList) error {
-	es, err := list.Entries(ctx)
+// LoadDoNotCall reads which of numbers, the campaign's
+// ([File.CallNumbers]), are on the store's do-not-call list into s,
+// for plan, run, status and the report: what it holds follows the
+// campaign, not the list.
+func (s *Suppression) LoadDoNotCall(ctx context.Context, list store.DoNotCallList, numbers []string) error {
+	on, err := list.OnList(ctx, numbers)
 	if err != nil {
 		return err
 	}
-	on := store.OnDoNotCall(es)
-	numbers := make([]string, 0, len(on))
+	listed := make([]string, 0, len(on))
 	for n := range on {
-		numbers = append(numbers, n)
+		listed = append(listed, n)
 	}
-	s.SetDoNotCall(numbers)
+	s.SetDoNotCall(listed)
 	return nil
+}
+
+// CallNumbers reads the numbers of the campaign's contacts (of its
+// shard), each once, to be looked up on the store's do-not-call list
+// before the contacts are read for plan, run or the report
+// ([Suppression.LoadDoNotCall]). A sheet that cannot be read gives the
+// numbers of the rows before the problem: the reading that follows
+// reports it.
+func (f *File) CallNumbers(ctx context.Context) ([]string, error) {
+	cr := f.NewContactReader(nil)
+	cr.SheetFailed = func(int, *sheet.Error) {}
+	seen := map[uint64]struct{}{}
+	var numbers []string
+	err := cr.Each(ctx, func(c *Contact) error {
+		if c.Phone == "" {
+			return nil
+		}
+		if _, ok := seen[phoneKey(c.Phone)]; !ok {
+			seen[phoneKey(c.Phone)] = struct{}{}
+			numbers = append(numbers, c.Phone)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the contacts' numbers for the do-not-call list: %w", err)
+	}
+	return numbers, nil
 }
 
 // ReadPressure reads the call starts that count at now under the

@@ -132,7 +132,11 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 	if err != nil {
 		return nil, "", "", nil, err
 	}
-	if err := sup.LoadDoNotCall(ctx, dnc); err != nil {
+	numbers, err := f.CallNumbers(ctx)
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	if err := sup.LoadDoNotCall(ctx, dnc, numbers); err != nil {
 		return nil, "", "", nil, err
 	}
 	var pressure *campaign.PlanPressure

@@ -810,6 +810,51 @@ func (l *pgDoNotCall) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
 	return out, nil
 }
 
+// pgOnListBatch is how many numbers OnList asks the database for at once.
+const pgOnListBatch = 10_000
+
+// OnList asks the database for numbers in batches, each number's last
+// entry found through the index callrun_do_not_call_number.
+func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]bool, error) {
+	on := map[string]bool{}
+	for len(numbers) > 0 {
+		batch := numbers[:min(len(numbers), pgOnListBatch)]
+		numbers = numbers[len(batch):]
+		rows, err := l.p.pool.Query(ctx, `
+SELECT number FROM (
+	SELECT DISTINCT ON (number) number, removed FROM callrun_do_not_call
+	WHERE number = ANY($1) ORDER BY number, id DESC) last
+WHERE NOT removed`, batch)
+		if err != nil {
+			return nil, l.p.wrap("reading the do-not-call list from", err)
+		}
+		var n string
+		if _, err := pgx.ForEachRow(rows, []any{&n}, func() error {
+			on[n] = true
+			return nil
+		}); err != nil {
+			return nil, l.p.wrap("reading the do-not-call list from", err)
+		}
+	}
+	return on, nil
+}
+
+// Import adds each batch next returns in a transaction of its own.
+func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error) {
+	wrote := 0
+	for {
+		batch, err := next()
+		if err != nil || len(batch) == 0 {
+			return wrote, err
+		}
+		w, err := l.Add(ctx, batch)
+		wrote += len(w)
+		if err != nil {
+			return wrote, err
+		}
+	}
+}
+
 // Add writes the entries that change the list in one transaction, which
 // has committed (synchronously) when it returns.
 func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
