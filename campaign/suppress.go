@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,21 +159,33 @@ func (f *File) LoadSuppression(ctx context.Context) (*Suppression, error) {
 
 // ReadNumbers reads a file of phone numbers as a suppression file is
 // read (the number column named, or every column of numbers; every
-// number an entry may mean), for `callrun suppress import`. It returns
-// the numbers in E.164, sorted, and the entries that are no number
-// (Problems, Ignored). An error names the file.
-func (f *File) ReadNumbers(ctx context.Context, path, column string) ([]string, *Suppression, error) {
+// number an entry may mean), for `callrun suppress import`: the numbers
+// ([Suppression.Batches]) and the entries that are no number (Problems,
+// Ignored). The whole file is read before any number is put on a list, so
+// that a file that is not one of numbers imports nothing; it holds each
+// number as 8 bytes. An error names the file.
+func (f *File) ReadNumbers(ctx context.Context, path, column string) (*Suppression, error) {
 	s := &Suppression{set: map[uint64]struct{}{}}
 	fail := func(format string, args ...any) error { return fmt.Errorf(format, args...) }
 	if err := s.load(ctx, SuppressFile{File: path, Column: column}, path, f.suppressionRegions(), fail); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	numbers := make([]string, 0, len(s.set))
-	for k := range s.set {
-		numbers = append(numbers, "+"+strconv.FormatUint(k, 10))
+	return s, nil
+}
+
+// Batches returns a function that returns the numbers of the
+// suppression files in E.164, sorted, at most n at a time, and none at
+// their end.
+func (s *Suppression) Batches(n int) func() []string {
+	keys := slices.Sorted(maps.Keys(s.set))
+	return func() []string {
+		batch := make([]string, 0, min(n, len(keys)))
+		for _, k := range keys[:min(n, len(keys))] {
+			batch = append(batch, "+"+strconv.FormatUint(k, 10))
+		}
+		keys = keys[len(batch):]
+		return batch
 	}
-	slices.Sort(numbers)
-	return numbers, s, nil
 }
 
 // suppressionRegions are the regions a suppression entry written without

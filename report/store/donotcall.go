@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -58,6 +61,11 @@ type DoNotCallList interface {
 	Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error)
 	// Entries returns every entry, oldest first, for `state push`.
 	Entries(ctx context.Context) ([]DoNotCallEntry, error)
+	// Each calls fn with every entry, oldest first, or, current, with the
+	// addition that put each number on the list now, in the list's
+	// order, streamed: for `callrun suppress list` and export. An error
+	// from fn stops it and is returned.
+	Each(ctx context.Context, current bool, fn func(DoNotCallEntry) error) error
 	// OnList returns which of numbers are on the list now (each true):
 	// plan, run and the report ask for their campaign's numbers, so
 	// that what they hold follows the campaign, not the list.
@@ -235,13 +243,74 @@ func (l *DoNotCallFile) OnList(_ context.Context, numbers []string) (map[string]
 }
 
 // Entries reads the whole list.
-func (l *DoNotCallFile) Entries(context.Context) ([]DoNotCallEntry, error) {
+func (l *DoNotCallFile) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
 	var out []DoNotCallEntry
-	fl := doNotCallEntries(l.path())
-	if _, err := fl.read(nil, func() {}, func(e DoNotCallEntry, _ int64) { out = append(out, e) }); err != nil {
-		return nil, err
+	err := l.Each(ctx, false, func(e DoNotCallEntry) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// Each reads the history once, or, current, twice: first for the key of
+// each entry's number and where its line starts (16 bytes an entry), to
+// find the additions in force (current), then for those lines.
+func (l *DoNotCallFile) Each(_ context.Context, current bool, fn func(DoNotCallEntry) error) error {
+	f, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	return out, nil
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var fnErr error
+	each := func(e DoNotCallEntry, _ int64) {
+		if fnErr == nil {
+			fnErr = fn(e)
+		}
+	}
+	fl := doNotCallEntries(l.path())
+	if !current {
+		if _, err := fl.read(f, func() {}, each); err != nil {
+			return err
+		}
+		return fnErr
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	recs, oes, covered, err := scanHistory(f, l.path(), fi.Size())
+	if err != nil {
+		return err
+	}
+	recs = inForce(recs)
+	for _, at := range othersInForce(oes) {
+		recs = append(recs, dncRecord{at: uint64(at) << 1})
+	}
+	slices.SortFunc(recs, func(a, b dncRecord) int { return cmp.Compare(a.at, b.at) })
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, covered), 1<<16)
+	var off int64
+	for _, r := range recs {
+		at := int64(r.at >> 1)
+		if _, err := br.Discard(int(at - off)); err != nil {
+			return err
+		}
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return err
+		}
+		off = at + int64(len(line))
+		var e DoNotCallEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return fmt.Errorf("%s: the line at byte %d is not a do-not-call entry", l.path(), at)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refresh reads the whole lines appended since the last look into the

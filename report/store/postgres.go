@@ -794,20 +794,41 @@ func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
 }
 
 func (l *pgDoNotCall) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
-	rows, err := l.p.pool.Query(ctx, `SELECT number, at, removed, source, reason FROM callrun_do_not_call ORDER BY id`)
-	if err != nil {
-		return nil, l.p.wrap("reading the do-not-call list from", err)
-	}
 	var out []DoNotCallEntry
-	var e DoNotCallEntry
-	if _, err := pgx.ForEachRow(rows, []any{&e.Number, &e.At, &e.Removed, &e.Source, &e.Reason}, func() error {
-		e.At = e.At.UTC()
+	err := l.Each(ctx, false, func(e DoNotCallEntry) error {
 		out = append(out, e)
 		return nil
-	}); err != nil {
-		return nil, l.p.wrap("reading the do-not-call list from", err)
+	})
+	return out, err
+}
+
+// Each streams the table's rows; current, each number's last entry when
+// it is an addition (Add never adds a number on the list already).
+func (l *pgDoNotCall) Each(ctx context.Context, current bool, fn func(DoNotCallEntry) error) error {
+	q := `SELECT number, at, removed, source, reason FROM callrun_do_not_call ORDER BY id`
+	if current {
+		q = `SELECT number, at, removed, source, reason FROM (
+	SELECT DISTINCT ON (number) id, number, at, removed, source, reason FROM callrun_do_not_call
+	ORDER BY number, id DESC) last
+WHERE NOT removed ORDER BY id`
 	}
-	return out, nil
+	rows, err := l.p.pool.Query(ctx, q)
+	if err != nil {
+		return l.p.wrap("reading the do-not-call list from", err)
+	}
+	var e DoNotCallEntry
+	var fnErr error
+	if _, err := pgx.ForEachRow(rows, []any{&e.Number, &e.At, &e.Removed, &e.Source, &e.Reason}, func() error {
+		e.At = e.At.UTC()
+		fnErr = fn(e)
+		return fnErr
+	}); err != nil {
+		if fnErr != nil {
+			return fnErr
+		}
+		return l.p.wrap("reading the do-not-call list from", err)
+	}
+	return nil
 }
 
 // pgOnListBatch is how many numbers OnList asks the database for at once.
