@@ -339,31 +339,44 @@ func decodeEntry(line []byte) (number string, removed, ok bool) {
 // search for each, or by one read of the section merged against them,
 // whichever reads less.
 func lookupKeys(r io.ReaderAt, off, count int64, keys []uint64) ([]bool, error) {
-	found := make([]bool, len(keys))
 	if count == 0 || len(keys) == 0 {
-		return found, nil
+		return make([]bool, len(keys)), nil
 	}
-	const block = 1 << 16
 	searches := int64(len(keys)) * int64(bits.Len64(uint64(count)))
-	if sequential := (count*8 + block - 1) / block; sequential < searches {
-		br := bufio.NewReaderSize(io.NewSectionReader(r, off, count*8), block)
-		var b [8]byte
-		i := 0
-		for n := int64(0); n < count && i < len(keys); n++ {
-			if _, err := io.ReadFull(br, b[:]); err != nil {
-				return nil, err
-			}
-			k := binary.BigEndian.Uint64(b[:])
-			for i < len(keys) && keys[i] < k {
-				i++
-			}
-			if i < len(keys) && keys[i] == k {
-				found[i] = true
-				i++
-			}
-		}
-		return found, nil
+	if reads := (count*8 + mergeBlock - 1) / mergeBlock; reads < searches {
+		return mergeKeys(r, off, count, keys)
 	}
+	return searchKeys(r, off, count, keys)
+}
+
+// mergeBlock is how much of the keys section mergeKeys reads at a time.
+const mergeBlock = 1 << 16
+
+// mergeKeys is lookupKeys by one read of the keys section.
+func mergeKeys(r io.ReaderAt, off, count int64, keys []uint64) ([]bool, error) {
+	found := make([]bool, len(keys))
+	br := bufio.NewReaderSize(io.NewSectionReader(r, off, count*8), mergeBlock)
+	var b [8]byte
+	i := 0
+	for n := int64(0); n < count && i < len(keys); n++ {
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return nil, err
+		}
+		k := binary.BigEndian.Uint64(b[:])
+		for i < len(keys) && keys[i] < k {
+			i++
+		}
+		if i < len(keys) && keys[i] == k {
+			found[i] = true
+			i++
+		}
+	}
+	return found, nil
+}
+
+// searchKeys is lookupKeys by a binary search for each key.
+func searchKeys(r io.ReaderAt, off, count int64, keys []uint64) ([]bool, error) {
+	found := make([]bool, len(keys))
 	var b [8]byte
 	for i, k := range keys {
 		lo, hi := int64(0), count
