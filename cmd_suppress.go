@@ -249,6 +249,7 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		fmt.Fprintf(c.App.ErrWriter, "%s row %d: %s (ignored)\n", args[0], p.Row, p.Message)
 	}
 	now := time.Now()
+	numbers := read.Len()
 	next := read.Batches(importBatch)
 	wrote, err := l.list.Import(ctx, func() ([]store.DoNotCallEntry, error) {
 		numbers := next()
@@ -261,7 +262,7 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "%d number(s) of %s put on the %s; %d on it already", wrote, args[0], l.list, read.Len()-wrote)
+	fmt.Fprintf(c.App.Writer, "%d number(s) of %s put on the %s; %d on it already", wrote, args[0], l.list, numbers-wrote)
 	if read.Ignored > 0 {
 		fmt.Fprintf(c.App.Writer, "; %d entr(ies) that are no phone number ignored", read.Ignored)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
 )
 
 // TestDoNotCallIndexSeesLateOptOuts: a list imported (its index built

@@ -154,7 +154,11 @@ type dncRecord struct{ key, at uint64 }
 // that is not an entry is an error naming the file and where the line
 // starts: the list says who must not be called, so it is not guessed.
 func scanHistory(f io.ReaderAt, path string, size int64) (recs []dncRecord, others []otherEntry, covered int64, err error) {
-	recs = make([]dncRecord, 0, size/96+16)
+	lines, err := countLines(f, size)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	recs = make([]dncRecord, 0, lines)
 	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<16)
 	var off int64
 	for {
@@ -189,6 +193,25 @@ func scanHistory(f io.ReaderAt, path string, size int64) (recs []dncRecord, othe
 		}
 		off += int64(len(line))
 	}
+}
+
+// countLines counts the newlines of f's first size bytes, so that the
+// records of a list of millions are made once, at their size.
+func countLines(f io.ReaderAt, size int64) (int, error) {
+	n := 0
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < size; {
+		k, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		off += int64(k)
+		if errors.Is(err, io.EOF) {
+			break // cut meanwhile: the lines read next are fewer
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // otherEntry is an entry of a number without a key: whether it puts the

@@ -401,3 +401,23 @@ func TestDoNotCallOnListEachImport(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendEntryAsMarshal: the lines Add writes are json.Marshal's, so
+// that the index's fast reading takes them.
+func TestAppendEntryAsMarshal(t *testing.T) {
+	at := time.Date(2026, 11, 27, 9, 0, 0, 123456789, time.FixedZone("x", 3600)).UTC()
+	for _, e := range []DoNotCallEntry{
+		{Number: "+14155550100", At: at, Source: "import /tmp/a b.csv"},
+		{Number: "+14155550100", At: at.Truncate(time.Second), Removed: true, Source: "suppress remove", Reason: `asked "twice" <b> & é` + "\t"},
+		{Number: "tel:\u2028x", At: at, Source: "do_not_call column \"DND\" of campaign spring (sheet a.csv, row 4)"},
+	} {
+		want := dncLine(t, e)
+		if got := string(appendEntry(nil, e)); got != want {
+			t.Errorf("appendEntry:\n%s\njson.Marshal:\n%s", got, want)
+		}
+		n, removed, ok := decodeEntry([]byte(want))
+		if !ok || n != e.Number || removed != e.Removed {
+			t.Errorf("decodeEntry(%s): %q %v %v", want, n, removed, ok)
+		}
+	}
+}

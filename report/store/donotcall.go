@@ -125,7 +125,7 @@ func Home() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := private.Check(home, "CALLRUN_HOME: the do-not-call list and the call starts of every campaign on this machine", DoNotCallFileName, DoNotCallLockName, CallStartsFileName, CallStartsLockName); err != nil {
+	if _, err := private.Check(home, "CALLRUN_HOME: the do-not-call list and the call starts of every campaign on this machine", DoNotCallFileName, DoNotCallIndexName, DoNotCallLockName, CallStartsFileName, CallStartsLockName); err != nil {
 		return "", err
 	}
 	return home, nil
@@ -512,18 +512,8 @@ func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
 }
 
 // appendLines appends vs' JSON lines at the end of the whole lines fl
-// read of its file in dir (created if missing), first cutting a torn last
-// line a crashed writer left (it was never acknowledged), and syncs them;
-// fl then counts them read. The caller holds the file's lock.
+// read of its file in dir, as appendBytes does.
 func appendLines[T any](dir string, fl *follower[T], vs ...any) error {
-	f, err := openOrCreate(dir, fl.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := cutTail(f, fl.off); err != nil {
-		return err
-	}
 	var buf []byte
 	for _, v := range vs {
 		line, err := json.Marshal(v)
@@ -532,11 +522,59 @@ func appendLines[T any](dir string, fl *follower[T], vs ...any) error {
 		}
 		buf = append(append(buf, line...), '\n')
 	}
+	return appendBytes(dir, fl, buf)
+}
+
+// appendBytes appends buf, whole lines, at the end of the whole lines fl
+// read of its file in dir (created if missing), first cutting a torn last
+// line a crashed writer left (it was never acknowledged), and syncs them;
+// fl then counts them read. The caller holds the file's lock.
+func appendBytes[T any](dir string, fl *follower[T], buf []byte) error {
+	f, err := openOrCreate(dir, fl.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := cutTail(f, fl.off); err != nil {
+		return err
+	}
 	if err := writeSynced(f, buf, fl.off, nil); err != nil {
 		return err
 	}
 	fl.appended(buf)
 	return nil
+}
+
+// appendEntry appends e's JSON line, as json.Marshal writes it, to buf.
+func appendEntry(buf []byte, e DoNotCallEntry) []byte {
+	buf = append(buf, `{"number":`...)
+	buf = appendJSONString(buf, e.Number)
+	buf = append(buf, `,"at":"`...)
+	buf = e.At.AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, '"')
+	if e.Removed {
+		buf = append(buf, `,"removed":true`...)
+	}
+	buf = append(buf, `,"source":`...)
+	buf = appendJSONString(buf, e.Source)
+	if e.Reason != "" {
+		buf = append(buf, `,"reason":`...)
+		buf = appendJSONString(buf, e.Reason)
+	}
+	return append(buf, "}\n"...)
+}
+
+// appendJSONString appends s as encoding/json writes it.
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always marshals
+			return append(buf, b...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
 }
 
 // writeSynced writes buf at offset at of f and syncs it, running
@@ -617,7 +655,7 @@ func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track
 		if err != nil {
 			return err
 		}
-		var lines []any
+		var lines []byte
 		for _, e := range entries {
 			if on[e.Number] != e.Removed {
 				continue // nothing to change
@@ -628,12 +666,12 @@ func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track
 			e.At = e.At.UTC()
 			on[e.Number] = !e.Removed
 			wrote = append(wrote, e)
-			lines = append(lines, e)
+			lines = appendEntry(lines, e)
 		}
 		if len(lines) == 0 {
 			return nil
 		}
-		if err := appendLines(l.dir, &l.list, lines...); err != nil {
+		if err := appendBytes(l.dir, &l.list, lines); err != nil {
 			wrote = nil
 			return fmt.Errorf("writing the %s: %w", l, err)
 		}
