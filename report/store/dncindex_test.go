@@ -421,3 +421,39 @@ func TestAppendEntryAsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestDoNotCallIndexReplacedByAnother: a handle whose index file another
+// process built again over a longer history loads the new one and
+// answers as the history says.
+func TestDoNotCallIndexReplacedByAnother(t *testing.T) {
+	dir := t.TempDir()
+	writeHistory(t, dir,
+		dncLine(t, DoNotCallEntry{Number: "+14155550100", Source: "a"}),
+		dncLine(t, DoNotCallEntry{Number: "+14155550103", Source: "a"}))
+	a := OpenDoNotCallFile(dir)
+	if !has(t, a, "+14155550100") {
+		t.Fatal("not on the list")
+	}
+	appendHistory(t, dir, dncLine(t, DoNotCallEntry{Number: "+14155550101", Source: "a"}))
+	if !has(t, a, "+14155550101") {
+		t.Fatal("the appended number is not on the list")
+	}
+	// Another process builds the index again, over the longer history.
+	os.Remove(filepath.Join(dir, DoNotCallIndexName))
+	if !has(t, OpenDoNotCallFile(dir), "+14155550101") {
+		t.Fatal("the appended number is not in the new index")
+	}
+	appendHistory(t, dir,
+		dncLine(t, DoNotCallEntry{Number: "+14155550102", Source: "a"}),
+		dncLine(t, DoNotCallEntry{Number: "+14155550103", Removed: true, Source: "a"}))
+	on, err := a.OnList(context.Background(), []string{"+14155550100", "+14155550101", "+14155550102", "+14155550103", "+14155550104"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := "map[+14155550100:true +14155550101:true +14155550102:true]"; fmt.Sprint(on) != w {
+		t.Fatalf("OnList: %v, want %v", on, w)
+	}
+	if a.ix.covered != indexHeaderOf(t, dir).covered {
+		t.Fatalf("the handle answers from an index covering %d bytes, the file's covers %d", a.ix.covered, indexHeaderOf(t, dir).covered)
+	}
+}

@@ -402,54 +402,45 @@ func (l *DoNotCallFile) use(ix *dncIndex, tail []byte) {
 }
 
 // onList returns which of numbers are on the list as last read: from the
-// delta, else from the index. The caller holds l.mu.
+// delta, else from the index. An index file that another process
+// replaced since it was loaded (built again over a longer history) is
+// loaded again, with the delta read anew from where it ends, and the
+// numbers looked up again. The caller holds l.mu.
 func (l *DoNotCallFile) onList(numbers []string) (map[string]bool, error) {
-	on := map[string]bool{}
-	var keys []uint64
-	for _, n := range numbers {
-		if v, ok := l.delta[n]; ok {
-			if v {
-				on[n] = true
-			}
-		} else if k, ok := numberKey(n); ok {
-			keys = append(keys, k)
-		} else if l.ix != nil && l.ix.others[n] {
-			on[n] = true
-		}
-	}
-	if l.ix == nil || len(keys) == 0 {
-		return on, nil
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
-	found, err := l.lookup(keys)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range numbers {
-		if k, ok := numberKey(n); ok {
-			if _, inDelta := l.delta[n]; !inDelta {
-				if i, ok := slices.BinarySearch(keys, k); ok && found[i] {
+	for try := 0; ; try++ {
+		on := map[string]bool{}
+		var keys []uint64
+		for _, n := range numbers {
+			if v, ok := l.delta[n]; ok {
+				if v {
 					on[n] = true
 				}
+			} else if k, ok := numberKey(n); ok {
+				keys = append(keys, k)
+			} else if l.ix != nil && l.ix.others[n] {
+				on[n] = true
 			}
 		}
-	}
-	return on, nil
-}
-
-// lookup looks keys (sorted, distinct) up in the index. An index file
-// that another process replaced since it was loaded (built again over a
-// longer history) is loaded again, with the delta read anew from where it
-// ends.
-func (l *DoNotCallFile) lookup(keys []uint64) ([]bool, error) {
-	for try := 0; ; try++ {
-		if l.ix.keys != nil {
-			return lookupKeys(l.ix.keys, 0, l.ix.count, keys)
+		if l.ix == nil || len(keys) == 0 {
+			return on, nil
 		}
-		found, same, err := l.lookupFile(keys)
-		if err != nil || same {
-			return found, err
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		found, same, err := l.lookup(keys)
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			for _, n := range numbers {
+				if k, ok := numberKey(n); ok {
+					if _, inDelta := l.delta[n]; !inDelta {
+						if i, ok := slices.BinarySearch(keys, k); ok && found[i] {
+							on[n] = true
+						}
+					}
+				}
+			}
+			return on, nil
 		}
 		if try == 3 {
 			return nil, fmt.Errorf("%s keeps being replaced while it is read", l.indexPath())
@@ -458,10 +449,17 @@ func (l *DoNotCallFile) lookup(keys []uint64) ([]bool, error) {
 		if err := l.refreshDelta(); err != nil {
 			return nil, err
 		}
-		if l.ix == nil {
-			return make([]bool, len(keys)), nil
-		}
 	}
+}
+
+// lookup looks keys (sorted, distinct) up in the index: in memory, or in
+// its file; same is false when the file is not the index loaded.
+func (l *DoNotCallFile) lookup(keys []uint64) (found []bool, same bool, err error) {
+	if l.ix.keys != nil {
+		found, err = lookupKeys(l.ix.keys, 0, l.ix.count, keys)
+		return found, true, err
+	}
+	return l.lookupFile(keys)
 }
 
 // lookupFile looks keys up in the index file; same is false when the
