@@ -25,6 +25,8 @@ import (
 // 256 MiB each), then `listen`: first-opt-out-ms is how long the first
 // opt-out it is sent after it says it is listening takes to be answered
 // (target 100 ms), listen-peak-RSS-MiB its peak resident set after it.
+// The -cpu-seconds are each command's user and system time: on a busy
+// machine its wall time is mostly waiting for a core.
 func BenchmarkDoNotCall10M(b *testing.B) {
 	n := benchEnvInt(b, "CALLRUN_BENCH_DNC_NUMBERS", 10_000_000)
 	bin := callrunBinary(b)
@@ -71,10 +73,13 @@ func BenchmarkDoNotCall10M(b *testing.B) {
 		srv.Close()
 		firstOptOut, listenRSS := benchListenOptOut(b, bin, env, path)
 		b.ReportMetric(imp.elapsed.Seconds(), "import-seconds")
+		b.ReportMetric(imp.cpu.Seconds(), "import-cpu-seconds")
 		b.ReportMetric(imp.rssMiB, "import-peak-RSS-MiB")
 		b.ReportMetric(plan.elapsed.Seconds(), "plan-seconds")
+		b.ReportMetric(plan.cpu.Seconds(), "plan-cpu-seconds")
 		b.ReportMetric(plan.rssMiB, "plan-peak-RSS-MiB")
 		b.ReportMetric(run.elapsed.Seconds(), "run-seconds")
+		b.ReportMetric(run.cpu.Seconds(), "run-cpu-seconds")
 		b.ReportMetric(run.rssMiB, "run-peak-RSS-MiB")
 		b.ReportMetric(float64(firstOptOut.Microseconds())/1000, "first-opt-out-ms")
 		b.ReportMetric(listenRSS, "listen-peak-RSS-MiB")
