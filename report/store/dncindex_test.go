@@ -270,18 +270,7 @@ func TestDoNotCallImport(t *testing.T) {
 	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Source: "a"}}); err != nil {
 		t.Fatal(err)
 	}
-	batches := [][]string{{"+14155550100", "+14155550101"}, {"+14155550102", "+14155550103"}}
-	wrote, err := l.Import(ctx, func() ([]DoNotCallEntry, error) {
-		if len(batches) == 0 {
-			return nil, nil
-		}
-		var es []DoNotCallEntry
-		for _, n := range batches[0] {
-			es = append(es, DoNotCallEntry{Number: n, Source: "import x.csv"})
-		}
-		batches = batches[1:]
-		return es, nil
-	})
+	wrote, err := l.Import(ctx, importBatches([]string{"+14155550100", "+14155550101"}, []string{"+14155550102", "+14155550103"}))
 	if err != nil || wrote != 3 {
 		t.Fatalf("Import: %d, %v; want 3 written", wrote, err)
 	}
@@ -356,18 +345,7 @@ func TestDoNotCallOnListEachImport(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			batches := [][]string{{"+14155550100", "+14155550103"}, {"+14155550101"}}
-			wrote, err := l.Import(ctx, func() ([]DoNotCallEntry, error) {
-				if len(batches) == 0 {
-					return nil, nil
-				}
-				var es []DoNotCallEntry
-				for _, n := range batches[0] {
-					es = append(es, DoNotCallEntry{Number: n, Source: "import x.csv"})
-				}
-				batches = batches[1:]
-				return es, nil
-			})
+			wrote, err := l.Import(ctx, importBatches([]string{"+14155550100", "+14155550103"}, []string{"+14155550101"}))
 			if err != nil || wrote != 2 {
 				t.Fatalf("Import: %d, %v; want 2 written", wrote, err)
 			}
@@ -455,5 +433,21 @@ func TestDoNotCallIndexReplacedByAnother(t *testing.T) {
 	}
 	if a.ix.covered != indexHeaderOf(t, dir).covered {
 		t.Fatalf("the handle answers from an index covering %d bytes, the file's covers %d", a.ix.covered, indexHeaderOf(t, dir).covered)
+	}
+}
+
+// importBatches is an Import's next, giving the numbers of each batch in
+// turn as imported from x.csv.
+func importBatches(batches ...[]string) func() ([]DoNotCallEntry, error) {
+	return func() ([]DoNotCallEntry, error) {
+		if len(batches) == 0 {
+			return nil, nil
+		}
+		var es []DoNotCallEntry
+		for _, n := range batches[0] {
+			es = append(es, DoNotCallEntry{Number: n, Source: "import x.csv"})
+		}
+		batches = batches[1:]
+		return es, nil
 	}
 }
