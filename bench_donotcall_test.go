@@ -10,16 +10,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
 // BenchmarkDoNotCall10M keeps a do-not-call list of 10,000,000 numbers
-// (CALLRUN_BENCH_DNC_NUMBERS changes it) in files, each step the callrun
+// (CALLRUN_BENCH_DNC_NUMBERS changes it) in files, and in PostgreSQL (a
+// new database on pgtest's server, skipped without it), each step the callrun
 // binary in a process of its own: `suppress import` of a CSV of the
 // numbers (import-seconds, import-peak-RSS-MiB; targets 30 s and
-// 512 MiB), then `plan --offline` and `run` against the sandbox of a
+// 512 MiB), then `plan` (offline with files) and `run` against the sandbox of a
 // 100-contact campaign, ten of whose numbers are on the list
 // (plan-seconds, run-seconds and their peak RSS; targets 2 s and
 // 256 MiB each), then `listen`: first-opt-out-ms is how long the first
@@ -28,13 +30,20 @@ import (
 // The -cpu-seconds are each command's user and system time: on a busy
 // machine its wall time is mostly waiting for a core.
 func BenchmarkDoNotCall10M(b *testing.B) {
+	for _, kind := range e2eStores {
+		b.Run("store="+kind, func(b *testing.B) { benchDoNotCall(b, kind) })
+	}
+}
+
+// benchDoNotCall is BenchmarkDoNotCall10M on one kind of store.
+func benchDoNotCall(b *testing.B, kind string) {
 	n := benchEnvInt(b, "CALLRUN_BENCH_DNC_NUMBERS", 10_000_000)
 	bin := callrunBinary(b)
 	for range b.N {
 		srv := benchSandbox(b)
 		dir := b.TempDir()
 		const contacts = 100
-		path := benchWriteCampaign(b, dir, srv.URL, "", contacts, 1000, 1000, 16)
+		path := benchWriteCampaign(b, dir, srv.URL, e2eDatabase(b, kind), contacts, 1000, 1000, 16)
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			b.Fatal(err)
@@ -62,7 +71,11 @@ func BenchmarkDoNotCall10M(b *testing.B) {
 		if !strings.Contains(imp.out, fmt.Sprintf("%d number(s) of", n)) {
 			b.Fatalf("suppress import:\n%s", imp.out)
 		}
-		plan := benchChild(b, env, bin, "--no-progress", "plan", "--offline", "--format", "json", path)
+		planArgs := []string{"--no-progress", "plan", "--format", "json", path}
+		if kind == "files" {
+			planArgs = slices.Insert(planArgs, 2, "--offline") // as fast, asking no service
+		}
+		plan := benchChild(b, env, bin, planArgs...)
 		if !strings.Contains(plan.out, `"suppressed": 10`) {
 			b.Fatalf("plan did not find the ten contacts on the list:\n%s", plan.out)
 		}
