@@ -451,3 +451,37 @@ func importBatches(batches ...[]string) func() ([]DoNotCallEntry, error) {
 		return es, nil
 	}
 }
+
+// TestDoNotCallAddKeepsOrder: entries of one Add are written in their
+// order, an addition, its removal and the addition again of one number
+// among them.
+func TestDoNotCallAddKeepsOrder(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range dncKinds {
+		t.Run(k.name, func(t *testing.T) {
+			l := k.open(t)
+			wrote, err := l.Add(ctx, []DoNotCallEntry{
+				{Number: "+14155550100", Source: "a"},
+				{Number: "+14155550100", Removed: true, Source: "b", Reason: "asked"},
+				{Number: "+14155550101", Source: "c"},
+				{Number: "+14155550100", Source: "d"},
+			})
+			if err != nil || len(wrote) != 4 {
+				t.Fatalf("Add: %v, %v", wrote, err)
+			}
+			var got []string
+			if err := k.open(t).Each(ctx, false, func(e DoNotCallEntry) error {
+				got = append(got, e.Source)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != "[a b c d]" {
+				t.Fatalf("history %v, want [a b c d]", got)
+			}
+			if !has(t, k.open(t), "+14155550100") {
+				t.Fatal("the number added again is not on the list")
+			}
+		})
+	}
+}

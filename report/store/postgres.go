@@ -907,7 +907,11 @@ WHERE number = ANY($1) ORDER BY number, id DESC`, numbers)
 		}); err != nil {
 			return err
 		}
-		var batch pgx.Batch
+		var cols struct {
+			numbers, sources, reasons []string
+			ats                       []time.Time
+			removed                   []bool
+		}
 		for _, e := range entries {
 			if on[e.Number] != e.Removed {
 				continue
@@ -918,13 +922,18 @@ WHERE number = ANY($1) ORDER BY number, id DESC`, numbers)
 			e.At = e.At.UTC().Truncate(time.Microsecond)
 			on[e.Number] = !e.Removed
 			wrote = append(wrote, e)
-			batch.Queue(`INSERT INTO callrun_do_not_call (number, at, removed, source, reason) VALUES ($1, $2, $3, $4, $5)`,
-				e.Number, e.At, e.Removed, e.Source, e.Reason)
+			cols.numbers, cols.ats, cols.removed = append(cols.numbers, e.Number), append(cols.ats, e.At), append(cols.removed, e.Removed)
+			cols.sources, cols.reasons = append(cols.sources, e.Source), append(cols.reasons, e.Reason)
 		}
-		if batch.Len() == 0 {
+		if len(wrote) == 0 {
 			return nil
 		}
-		return tx.SendBatch(ctx, &batch).Close()
+		// One statement, the rows in the entries' order (their ids too).
+		_, err = tx.Exec(ctx, `
+INSERT INTO callrun_do_not_call (number, at, removed, source, reason)
+SELECT n, a, r, s, why FROM unnest($1::text[], $2::timestamptz[], $3::bool[], $4::text[], $5::text[]) WITH ORDINALITY AS u(n, a, r, s, why, ord)
+ORDER BY ord`, cols.numbers, cols.ats, cols.removed, cols.sources, cols.reasons)
+		return err
 	})
 	if err != nil {
 		return nil, l.p.wrap("writing the do-not-call list to", err)
