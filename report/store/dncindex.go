@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/callrun/callrun/report/durable"
 	"github.com/callrun/callrun/report/private"
@@ -303,8 +304,25 @@ func buildIndex(dir, path string) (*dncIndex, []byte, error) {
 	return ix, tail, nil
 }
 
+// staleTemp is how old a temporary index file must be to be removed: a
+// process building the index killed before it renamed it left it there,
+// for none takes minutes to write.
+const staleTemp = 15 * time.Minute
+
+// removeStaleTemps removes the temporary index files in dir older than
+// staleTemp; the one another process is writing now is younger.
+func removeStaleTemps(dir string, now time.Time) {
+	temps, _ := filepath.Glob(filepath.Join(dir, "."+DoNotCallIndexName+".*.tmp"))
+	for _, p := range temps {
+		if fi, err := os.Stat(p); err == nil && now.Sub(fi.ModTime()) > staleTemp {
+			os.Remove(p)
+		}
+	}
+}
+
 // writeIndex writes ix, with the keys of recs, to the index file in dir.
 func writeIndex(dir string, ix *dncIndex, recs []dncRecord) error {
+	removeStaleTemps(dir, time.Now())
 	w, err := durable.Create(filepath.Join(dir, DoNotCallIndexName), private.FileMode(dir))
 	if err != nil {
 		return err

@@ -485,3 +485,30 @@ func TestDoNotCallAddKeepsOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestDoNotCallIndexStaleTemps: building the index removes the temporary
+// file a killed builder left, and not one being written now.
+func TestDoNotCallIndexStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	writeHistory(t, dir, dncLine(t, DoNotCallEntry{Number: "+14155550100", Source: "a"}))
+	old := filepath.Join(dir, "."+DoNotCallIndexName+".123.tmp")
+	young := filepath.Join(dir, "."+DoNotCallIndexName+".456.tmp")
+	for _, p := range []string{old, young} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-staleTemp - time.Minute)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	if !has(t, OpenDoNotCallFile(dir), "+14155550100") {
+		t.Fatal("not on the list")
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("the killed builder's temporary file is still there: %v", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("the temporary file being written was removed: %v", err)
+	}
+}
