@@ -24,7 +24,10 @@ type Suppression struct {
 	// read are the numbers of a file [File.ReadNumbers] read, sorted, each
 	// once: 8 bytes a number, where set would take several times that.
 	read []uint64
-	dnc  atomic.Pointer[map[uint64]struct{}] // replaced whole: a run's report reads it while the run ends
+	// callNumbers are the campaign's contacts' numbers, as LoadDoNotCall
+	// read them for a long do-not-call list.
+	callNumbers []string
+	dnc         atomic.Pointer[map[uint64]struct{}] // replaced whole: a run's report reads it while the run ends
 	// Problems are the first entries that are not phone numbers (at most
 	// maxSuppressionProblems); Ignored counts them all.
 	Problems []RowProblem

@@ -57,12 +57,8 @@ func LoadSaved(ctx context.Context, o SavedOptions) (*Saved, error) {
 	}
 	s.Store, s.Dir = st, st.ReportDir()
 	dnc, err := s.Store.DoNotCall()
-	var numbers []string
 	if err == nil {
-		numbers, err = f.CallNumbers(ctx)
-	}
-	if err == nil {
-		err = s.Sup.LoadDoNotCall(ctx, dnc, numbers)
+		err = s.Sup.LoadDoNotCall(ctx, dnc, f)
 	}
 	if err == nil && !o.Sandbox {
 		// For the report: when each contact held back may be called.

@@ -61,6 +61,11 @@ func numberKey(n string) (key uint64, ok bool) {
 	return uint64(len(n)-1)<<56 | v, true
 }
 
+// keyNumber is the number whose key is k.
+func keyNumber(k uint64) string {
+	return fmt.Sprintf("+%0*d", int(k>>56), k&(1<<56-1))
+}
+
 // dncIndex is an index file's header, as read or written, and the
 // numbers without a key it holds.
 type dncIndex struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -510,5 +511,37 @@ func TestDoNotCallIndexStaleTemps(t *testing.T) {
 	}
 	if _, err := os.Stat(young); err != nil {
 		t.Errorf("the temporary file being written was removed: %v", err)
+	}
+}
+
+// TestDoNotCallNumbersUpTo: a short list is given whole, as the history
+// says (the index, the entries after it, a number not "+digits", a
+// removal), on files and PostgreSQL; a list longer than asked is not.
+func TestDoNotCallNumbersUpTo(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range dncKinds {
+		t.Run(k.name, func(t *testing.T) {
+			l := k.open(t)
+			add := func(es ...DoNotCallEntry) {
+				t.Helper()
+				if _, err := l.Add(ctx, es); err != nil {
+					t.Fatal(err)
+				}
+			}
+			add(DoNotCallEntry{Number: "+14155550100", Source: "a"}, DoNotCallEntry{Number: "+014155", Source: "a"}, DoNotCallEntry{Number: "tel:x", Source: "a"}, DoNotCallEntry{Number: "+14155550101", Source: "a"})
+			has(t, k.open(t), "+14155550100") // a fresh handle: the index is built now
+			add(DoNotCallEntry{Number: "+14155550101", Removed: true, Source: "b"}, DoNotCallEntry{Number: "+14155550102", Source: "c"})
+			numbers, ok, err := k.open(t).NumbersUpTo(ctx, 4)
+			if err != nil || !ok {
+				t.Fatalf("NumbersUpTo(4): %v, %v, %v", numbers, ok, err)
+			}
+			slices.Sort(numbers)
+			if w := "[+014155 +14155550100 +14155550102 tel:x]"; fmt.Sprint(numbers) != w {
+				t.Fatalf("NumbersUpTo(4): %v, want %v", numbers, w)
+			}
+			if numbers, ok, err := k.open(t).NumbersUpTo(ctx, 2); err != nil || ok || numbers != nil {
+				t.Fatalf("NumbersUpTo(2) of 4 numbers: %v, %v, %v", numbers, ok, err)
+			}
+		})
 	}
 }

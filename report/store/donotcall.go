@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -70,6 +72,10 @@ type DoNotCallList interface {
 	// plan, run and the report ask for their campaign's numbers, so
 	// that what they hold follows the campaign, not the list.
 	OnList(ctx context.Context, numbers []string) (map[string]bool, error)
+	// NumbersUpTo returns the numbers on the list now when there are at
+	// most max of them (ok), for plan, run and the report to take a
+	// small list whole rather than read their campaign's numbers first.
+	NumbersUpTo(ctx context.Context, max int) (numbers []string, ok bool, err error)
 	// Has reports whether the E.164 number is on the list now; while an
 	// opt-out is held (Held), it returns an [*OptOutHeldError] instead:
 	// no number may be called.
@@ -240,6 +246,62 @@ func (l *DoNotCallFile) OnList(_ context.Context, numbers []string) (map[string]
 		return nil, err
 	}
 	return l.onList(numbers)
+}
+
+// NumbersUpTo reads the index's keys section once when the index and the
+// delta hold at most max numbers.
+func (l *DoNotCallFile) NumbersUpTo(_ context.Context, max int) ([]string, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refresh(); err != nil {
+		return nil, false, err
+	}
+	var keys []uint64
+	if l.ix != nil {
+		if l.ix.count+int64(len(l.ix.others)) > int64(max+len(l.delta)) {
+			return nil, false, nil // more than the delta's removals could make short
+		}
+		r := l.ix.keys
+		if r == nil {
+			f, err := os.Open(l.indexPath())
+			if err != nil {
+				return nil, false, nil // gone meanwhile: look the campaign's numbers up instead
+			}
+			defer f.Close()
+			h := make([]byte, indexHeader)
+			if _, err := f.ReadAt(h, 0); err != nil || !bytes.Equal(h, l.ix.encodeHeader()) {
+				return nil, false, nil // replaced meanwhile: as above
+			}
+			r = io.NewSectionReader(f, indexHeader, l.ix.count*8)
+		}
+		b := make([]byte, l.ix.count*8)
+		if _, err := r.ReadAt(b, 0); err != nil {
+			return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
+		}
+		for i := 0; i < len(b); i += 8 {
+			keys = append(keys, binary.BigEndian.Uint64(b[i:]))
+		}
+	}
+	on := map[string]bool{}
+	for _, k := range keys {
+		on[keyNumber(k)] = true
+	}
+	if l.ix != nil {
+		for n := range l.ix.others {
+			on[n] = true
+		}
+	}
+	for n, v := range l.delta {
+		if v {
+			on[n] = true
+		} else {
+			delete(on, n)
+		}
+	}
+	if len(on) > max {
+		return nil, false, nil
+	}
+	return slices.Collect(maps.Keys(on)), true, nil
 }
 
 // Entries reads the whole list.

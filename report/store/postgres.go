@@ -860,6 +860,26 @@ WHERE NOT removed`, batch)
 	return on, nil
 }
 
+// NumbersUpTo reads at most max+1 numbers on the list, walking the index
+// callrun_do_not_call_number, which stops there.
+func (l *pgDoNotCall) NumbersUpTo(ctx context.Context, max int) ([]string, bool, error) {
+	rows, err := l.p.pool.Query(ctx, `
+SELECT number FROM (
+	SELECT DISTINCT ON (number) number, removed FROM callrun_do_not_call ORDER BY number, id DESC) last
+WHERE NOT removed LIMIT $1`, max+1)
+	if err != nil {
+		return nil, false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	numbers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	if len(numbers) > max {
+		return nil, false, nil
+	}
+	return numbers, true, nil
+}
+
 // Import adds each batch next returns in a transaction of its own.
 func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error) {
 	wrote := 0
