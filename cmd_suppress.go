@@ -1,9 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -176,47 +176,62 @@ func suppressList(ctx context.Context, l *dncSession, args []string, c *cli.Cont
 	if err != nil {
 		return err
 	}
-	es, err := l.list.Entries(ctx)
-	if err != nil {
+	out := c.App.Writer
+	n := 0
+	if format == "json" {
+		// A JSON array, written as the list is read.
+		if _, err := fmt.Fprint(out, "["); err != nil {
+			return err
+		}
+		err := l.list.Each(ctx, !c.Bool("history"), func(e store.DoNotCallEntry) error {
+			b, err := json.MarshalIndent(e, "  ", "  ")
+			if err != nil {
+				return err
+			}
+			sep := ",\n  "
+			if n == 0 {
+				sep = "\n  "
+			}
+			n++
+			_, err = fmt.Fprintf(out, "%s%s", sep, b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		end := "\n]\n"
+		if n == 0 {
+			end = "]\n"
+		}
+		_, err = fmt.Fprint(out, end)
 		return err
 	}
-	if !c.Bool("history") {
-		es = onList(es)
-	}
-	out := c.App.Writer
-	if format == "json" {
-		if es == nil {
-			es = []store.DoNotCallEntry{}
-		}
-		return printJSON(out, es)
-	}
-	if len(es) == 0 {
-		fmt.Fprintf(out, "The %s holds no number.\n", l.list)
-		return nil
-	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NUMBER\tWHEN (UTC)\tWHAT\tSOURCE\tREASON")
-	for _, e := range es {
+	err = l.list.Each(ctx, !c.Bool("history"), func(e store.DoNotCallEntry) error {
+		if n == 0 {
+			fmt.Fprintln(tw, "NUMBER\tWHEN (UTC)\tWHAT\tSOURCE\tREASON")
+		}
+		n++
 		what := "added"
 		if e.Removed {
 			what = "removed"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Number, e.At.UTC().Format(time.RFC3339), what, e.Source, e.Reason)
+		_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Number, e.At.UTC().Format(time.RFC3339), what, e.Source, e.Reason)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintf(out, "The %s holds no number.\n", l.list)
+		return nil
 	}
 	return tw.Flush()
 }
 
-// onList is the additions of the numbers on the list now, oldest first.
-func onList(es []store.DoNotCallEntry) []store.DoNotCallEntry {
-	var out []store.DoNotCallEntry
-	for _, e := range store.OnDoNotCall(es) {
-		out = append(out, e)
-	}
-	slices.SortFunc(out, func(a, b store.DoNotCallEntry) int {
-		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Number, b.Number))
-	})
-	return out
-}
+// importBatch is how many numbers `suppress import` puts on the list at a
+// time: its memory follows a batch, not the file.
+const importBatch = 50_000
 
 func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Context) error {
 	if len(args) != 1 {
@@ -226,7 +241,7 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	if err != nil {
 		return err
 	}
-	numbers, read, err := l.f.ReadNumbers(ctx, path, c.String("column"))
+	read, err := l.f.ReadNumbers(ctx, path, c.String("column"))
 	if err != nil {
 		return run.UsageError(fmt.Errorf("%v: nothing was imported", err))
 	}
@@ -234,15 +249,20 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		fmt.Fprintf(c.App.ErrWriter, "%s row %d: %s (ignored)\n", args[0], p.Row, p.Message)
 	}
 	now := time.Now()
-	es := make([]store.DoNotCallEntry, len(numbers))
-	for i, n := range numbers {
-		es[i] = store.DoNotCallEntry{Number: n, At: now, Source: "import " + args[0]}
-	}
-	wrote, err := l.list.Add(ctx, es)
+	numbers := read.Len()
+	next := read.Batches(importBatch)
+	wrote, err := l.list.Import(ctx, func() ([]store.DoNotCallEntry, error) {
+		numbers := next()
+		es := make([]store.DoNotCallEntry, len(numbers))
+		for i, n := range numbers {
+			es[i] = store.DoNotCallEntry{Number: n, At: now, Source: "import " + args[0]}
+		}
+		return es, nil
+	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "%d number(s) of %s put on the %s; %d on it already", len(wrote), args[0], l.list, len(numbers)-len(wrote))
+	fmt.Fprintf(c.App.Writer, "%d number(s) of %s put on the %s; %d on it already", wrote, args[0], l.list, numbers-wrote)
 	if read.Ignored > 0 {
 		fmt.Fprintf(c.App.Writer, "; %d entr(ies) that are no phone number ignored", read.Ignored)
 	}
@@ -257,13 +277,10 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	if len(args) > 0 {
 		return run.UsageError(fmt.Errorf("suppress export takes the campaign file only, got also: %v (write to a file with --output)", args))
 	}
-	es, err := l.list.Entries(ctx)
-	if err != nil {
-		return err
-	}
 	var out io.Writer = c.App.Writer
 	var file *os.File
 	if p := c.String("output"); p != "" {
+		var err error
 		if file, err = os.Create(p); err != nil {
 			return err
 		}
@@ -272,8 +289,11 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	}
 	w := csv.NewWriter(out)
 	w.Write([]string{"phone_number", "added_at", "source"}) //nolint:errcheck // Flush reports it
-	for _, e := range onList(es) {
-		w.Write([]string{e.Number, e.At.UTC().Format(time.RFC3339), e.Source}) //nolint:errcheck
+	err := l.list.Each(ctx, true, func(e store.DoNotCallEntry) error {
+		return w.Write([]string{e.Number, e.At.UTC().Format(time.RFC3339), e.Source})
+	})
+	if err != nil {
+		return err
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/report/store/pgtest"
 )
 
 // dncOnce is a do-not-call list whose number late reads as off the list
@@ -197,5 +199,59 @@ func TestPlanCountsTheDoNotCallList(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "2 suppressed (1 on the do-not-call list)") {
 		t.Errorf("plan text does not count the do-not-call list:\n%s", text.String())
+	}
+}
+
+// TestLoadDoNotCallShortAndLong: a list read whole (short) and one
+// looked up for the campaign's numbers (long) give plan the same
+// contacts on it, on files and PostgreSQL.
+func TestLoadDoNotCallShortAndLong(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dtWrite(t, filepath.Join(dir, "leads.csv"), dtSheet(6))
+	path := filepath.Join(dir, "campaign.yaml")
+	dtWrite(t, path, dtCampaign(10, 1, ""))
+	f, err := Load(path, LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := map[string]store.DoNotCallList{"files": store.OpenDoNotCallFile(t.TempDir())}
+	p, err := store.OpenPostgres(ctx, pgtest.URL(t), f.Name, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if lists["postgres"], err = p.DoNotCall(); err != nil {
+		t.Fatal(err)
+	}
+	for kind, list := range lists {
+		es := []store.DoNotCallEntry{{Number: dtPhone(1), Source: "a"}, {Number: dtPhone(4), Source: "a"}, {Number: "+12025550199", Source: "not the campaign's"}, {Number: dtPhone(4), Removed: true, Source: "b"}, {Number: dtPhone(5), Source: "a"}}
+		if _, err := list.Add(ctx, es); err != nil {
+			t.Fatal(err)
+		}
+		for _, small := range []int{100, 2} {
+			t.Run(fmt.Sprintf("%s/whole-up-to=%d", kind, small), func(t *testing.T) {
+				was := smallDoNotCall
+				smallDoNotCall = small
+				t.Cleanup(func() { smallDoNotCall = was })
+				sup, err := f.LoadSuppression(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sup.LoadDoNotCall(ctx, list, f); err != nil {
+					t.Fatal(err)
+				}
+				if long := sup.callNumbers != nil; long != (small == 2) {
+					t.Errorf("the campaign's numbers read: %v, with the list of 3 numbers read whole up to %d", long, small)
+				}
+				plan, err := BuildPlan(ctx, f, PlanOptions{Offline: true, Agents: OfflineAgents(f.Agents), Suppress: sup, Now: time.Now()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := (Counts{Rows: 6, Suppressed: 2, ToCall: 4, DoNotCall: 2}); plan.Totals != want {
+					t.Errorf("plan totals %+v, want %+v", plan.Totals, want)
+				}
+			})
+		}
 	}
 }

@@ -6,23 +6,70 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/store"
 )
 
-// LoadDoNotCall reads the numbers on the store's do-not-call list into
-// s, for plan, run, status and the report.
-func (s *Suppression) LoadDoNotCall(ctx context.Context, list store.DoNotCallList) error {
-	es, err := list.Entries(ctx)
+// smallDoNotCall is the most numbers a do-not-call list may hold to be
+// read whole, rather than looked up for the campaign's numbers, which
+// costs a reading of the sheets first.
+var smallDoNotCall = 100_000
+
+// LoadDoNotCall reads into s which of the campaign's numbers are on the
+// store's do-not-call list, for plan, run, status and the report: a
+// list of at most smallDoNotCall numbers whole, a longer one for the
+// numbers of f's contacts ([File.CallNumbers], read once and kept for
+// the next call), so that what it holds follows the campaign, not the
+// list.
+func (s *Suppression) LoadDoNotCall(ctx context.Context, list store.DoNotCallList, f *File) error {
+	numbers, small, err := list.NumbersUpTo(ctx, smallDoNotCall)
 	if err != nil {
 		return err
 	}
-	on := store.OnDoNotCall(es)
-	numbers := make([]string, 0, len(on))
-	for n := range on {
-		numbers = append(numbers, n)
+	if !small {
+		if s.callNumbers == nil {
+			if s.callNumbers, err = f.CallNumbers(ctx); err != nil {
+				return err
+			}
+		}
+		on, err := list.OnList(ctx, s.callNumbers)
+		if err != nil {
+			return err
+		}
+		numbers = make([]string, 0, len(on))
+		for n := range on {
+			numbers = append(numbers, n)
+		}
 	}
 	s.SetDoNotCall(numbers)
 	return nil
+}
+
+// CallNumbers reads the numbers of the campaign's contacts (of its
+// shard), each once, to be looked up on the store's do-not-call list
+// before the contacts are read for plan, run or the report
+// ([Suppression.LoadDoNotCall]), when the list is long. A sheet that cannot be read gives the
+// numbers of the rows before the problem: the reading that follows
+// reports it.
+func (f *File) CallNumbers(ctx context.Context) ([]string, error) {
+	cr := f.NewContactReader(nil)
+	cr.SheetFailed = func(int, *sheet.Error) {}
+	seen := map[uint64]struct{}{}
+	var numbers []string
+	err := cr.Each(ctx, func(c *Contact) error {
+		if c.Phone == "" {
+			return nil
+		}
+		if _, ok := seen[phoneKey(c.Phone)]; !ok {
+			seen[phoneKey(c.Phone)] = struct{}{}
+			numbers = append(numbers, c.Phone)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the contacts' numbers for the do-not-call list: %w", err)
+	}
+	return numbers, nil
 }
 
 // ReadPressure reads the call starts that count at now under the

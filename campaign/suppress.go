@@ -21,7 +21,13 @@ import (
 // do-not-call list when it was read ([Suppression.SetDoNotCall]).
 type Suppression struct {
 	set map[uint64]struct{}
-	dnc atomic.Pointer[map[uint64]struct{}] // replaced whole: a run's report reads it while the run ends
+	// read are the numbers of a file [File.ReadNumbers] read, sorted, each
+	// once: 8 bytes a number, where set would take several times that.
+	read []uint64
+	// callNumbers are the campaign's contacts' numbers, as LoadDoNotCall
+	// read them for a long do-not-call list.
+	callNumbers []string
+	dnc         atomic.Pointer[map[uint64]struct{}] // replaced whole: a run's report reads it while the run ends
 	// Problems are the first entries that are not phone numbers (at most
 	// maxSuppressionProblems); Ignored counts them all.
 	Problems []RowProblem
@@ -62,7 +68,17 @@ func (s *Suppression) Has(e164 string) bool {
 }
 
 // Len returns how many numbers the suppression files hold.
-func (s *Suppression) Len() int { return len(s.set) }
+func (s *Suppression) Len() int { return len(s.set) + len(s.read) }
+
+// addNumber adds the number whose phoneKey is k: to set, or to read
+// when there is no set.
+func (s *Suppression) addNumber(k uint64) {
+	if s.set == nil {
+		s.read = append(s.read, k)
+		return
+	}
+	s.set[k] = struct{}{}
+}
 
 // ReasonDoNotCall is the reason of a contact not called because its
 // number is on the store's do-not-call list.
@@ -158,21 +174,38 @@ func (f *File) LoadSuppression(ctx context.Context) (*Suppression, error) {
 
 // ReadNumbers reads a file of phone numbers as a suppression file is
 // read (the number column named, or every column of numbers; every
-// number an entry may mean), for `callrun suppress import`. It returns
-// the numbers in E.164, sorted, and the entries that are no number
-// (Problems, Ignored). An error names the file.
-func (f *File) ReadNumbers(ctx context.Context, path, column string) ([]string, *Suppression, error) {
-	s := &Suppression{set: map[uint64]struct{}{}}
+// number an entry may mean), for `callrun suppress import`: the numbers
+// ([Suppression.Batches]) and the entries that are no number (Problems,
+// Ignored). The whole file is read before any number is put on a list, so
+// that a file that is not one of numbers imports nothing; it holds each
+// number as 8 bytes. An error names the file.
+func (f *File) ReadNumbers(ctx context.Context, path, column string) (*Suppression, error) {
+	s := &Suppression{}
 	fail := func(format string, args ...any) error { return fmt.Errorf(format, args...) }
 	if err := s.load(ctx, SuppressFile{File: path, Column: column}, path, f.suppressionRegions(), fail); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	numbers := make([]string, 0, len(s.set))
-	for k := range s.set {
-		numbers = append(numbers, "+"+strconv.FormatUint(k, 10))
+	slices.Sort(s.read)
+	s.read = slices.Compact(s.read)
+	return s, nil
+}
+
+// Batches returns a function that returns the numbers ReadNumbers read
+// in E.164, sorted, at most n at a time, and none at their end; s holds
+// them no more.
+func (s *Suppression) Batches(n int) func() []string {
+	keys := s.read
+	s.read = nil
+	return func() []string {
+		batch := make([]string, 0, min(n, len(keys)))
+		for _, k := range keys[:min(n, len(keys))] {
+			batch = append(batch, "+"+strconv.FormatUint(k, 10))
+		}
+		if keys = keys[len(batch):]; len(keys) == 0 {
+			keys = nil // the numbers' memory is free once the last batch is taken
+		}
+		return batch
 	}
-	slices.Sort(numbers)
-	return numbers, s, nil
 }
 
 // suppressionRegions are the regions a suppression entry written without
@@ -326,7 +359,7 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 				continue
 			}
 			for _, e164 := range numbers {
-				s.set[phoneKey(e164)] = struct{}{}
+				s.addNumber(phoneKey(e164))
 			}
 			if len(numbers) > 1 {
 				if s.Several++; s.Example == "" {

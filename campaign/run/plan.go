@@ -132,7 +132,7 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 	if err != nil {
 		return nil, "", "", nil, err
 	}
-	if err := sup.LoadDoNotCall(ctx, dnc); err != nil {
+	if err := sup.LoadDoNotCall(ctx, dnc, f); err != nil {
 		return nil, "", "", nil, err
 	}
 	var pressure *campaign.PlanPressure

@@ -214,7 +214,7 @@ func (j *job) readDoNotCall(ctx context.Context) (err error) {
 	if j.dnc, err = j.store.DoNotCall(); err != nil {
 		return err
 	}
-	if err := j.suppress.LoadDoNotCall(ctx, j.dnc); err != nil {
+	if err := j.suppress.LoadDoNotCall(ctx, j.dnc, j.f); err != nil {
 		return err
 	}
 	// An opt-out listen could not read the number of keeps every run on
@@ -537,7 +537,7 @@ func (j *job) settle(ctx context.Context) (err error) {
 	if res.Held > 0 {
 		log.Info().Int("held", res.Held).Msgf("%d contact(s) left pending by contact pressure (on this store: %s); the first may be called from %s", res.Held, j.f.PressureSaid(), res.HeldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
 	}
-	if err := j.suppress.LoadDoNotCall(ctx, j.dnc); err != nil {
+	if err := j.suppress.LoadDoNotCall(ctx, j.dnc, j.f); err != nil {
 		log.Warn().Err(err).Msg("could not read the do-not-call list again: the report shows the contacts on it when the run began")
 	}
 	if j.jopts.Pressure != nil {

@@ -58,7 +58,7 @@ func LoadSaved(ctx context.Context, o SavedOptions) (*Saved, error) {
 	s.Store, s.Dir = st, st.ReportDir()
 	dnc, err := s.Store.DoNotCall()
 	if err == nil {
-		err = s.Sup.LoadDoNotCall(ctx, dnc)
+		err = s.Sup.LoadDoNotCall(ctx, dnc, f)
 	}
 	if err == nil && !o.Sandbox {
 		// For the report: when each contact held back may be called.

@@ -1,13 +1,20 @@
 package store
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,8 +57,25 @@ type DoNotCallList interface {
 	// list and a removal of one that is not; it returns the entries it
 	// wrote.
 	Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error)
-	// Entries returns every entry, oldest first.
+	// Import adds the entries next returns, batch after batch until it
+	// returns none, as Add does; it returns how many it wrote. For
+	// `callrun suppress import`, whose file may hold millions.
+	Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error)
+	// Entries returns every entry, oldest first, for `state push`.
 	Entries(ctx context.Context) ([]DoNotCallEntry, error)
+	// Each calls fn with every entry, oldest first, or, current, with the
+	// addition that put each number on the list now, in the list's
+	// order, streamed: for `callrun suppress list` and export. An error
+	// from fn stops it and is returned.
+	Each(ctx context.Context, current bool, fn func(DoNotCallEntry) error) error
+	// OnList returns which of numbers are on the list now (each true):
+	// plan, run and the report ask for their campaign's numbers, so
+	// that what they hold follows the campaign, not the list.
+	OnList(ctx context.Context, numbers []string) (map[string]bool, error)
+	// NumbersUpTo returns the numbers on the list now when there are at
+	// most max of them (ok), for plan, run and the report to take a
+	// small list whole rather than read their campaign's numbers first.
+	NumbersUpTo(ctx context.Context, max int) (numbers []string, ok bool, err error)
 	// Has reports whether the E.164 number is on the list now; while an
 	// opt-out is held (Held), it returns an [*OptOutHeldError] instead:
 	// no number may be called.
@@ -107,7 +131,7 @@ func Home() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := private.Check(home, "CALLRUN_HOME: the do-not-call list and the call starts of every campaign on this machine", DoNotCallFileName, DoNotCallLockName, CallStartsFileName, CallStartsLockName); err != nil {
+	if _, err := private.Check(home, "CALLRUN_HOME: the do-not-call list and the call starts of every campaign on this machine", DoNotCallFileName, DoNotCallIndexName, DoNotCallLockName, CallStartsFileName, CallStartsLockName); err != nil {
 		return "", err
 	}
 	return home, nil
@@ -144,17 +168,24 @@ func homePath() (string, error) {
 
 // DoNotCallFile is the do-not-call list in files: an append-only JSON
 // Lines file, one entry a line, in a directory shared by every campaign
-// on the machine ([Home]). Writers (listen, `callrun suppress`) take the
-// list's own lock, do-not-call.lock, for each addition, which never waits
-// on a run; readers take no lock. Has reads only what was appended since
-// its last call (one stat when nothing was), so that a run can check it
-// before every call start.
+// on the machine ([Home]), and beside it an index of the numbers on the
+// list as of a length of that file (DoNotCallIndexName), built again
+// whenever it is missing, does not match the file or lags too far
+// behind. Writers (listen, `callrun suppress`) take the list's own lock,
+// do-not-call.lock, for each addition, which never waits on a run;
+// readers, and whoever builds the index, take no lock. A number is looked
+// up in the index by a binary search on disk, and in the entries appended
+// after what the index covers, which it keeps in memory: nothing holds
+// the whole list. Has reads only what was appended since its last call
+// (one stat when nothing was), so that a run can check it before every
+// call start.
 type DoNotCallFile struct {
 	dir string
 
-	mu   sync.Mutex
-	list follower[DoNotCallEntry]
-	on   map[string]DoNotCallEntry // numbers on the list, as of what list read
+	mu    sync.Mutex
+	list  follower[DoNotCallEntry] // the history, read from where ix ends
+	ix    *dncIndex                // nil before the list is read, or with no history
+	delta map[string]bool          // the numbers of the entries after ix: true when on the list
 	// The opt-out holds, beside the list (OptOutHoldsFileName).
 	holds follower[OptOutHold]
 	open  map[string]OptOutHold // holds not resolved, by holdKey
@@ -166,7 +197,7 @@ var _ DoNotCallList = (*DoNotCallFile)(nil)
 // OpenDoNotCallFile returns the list kept in directory dir. Nothing is
 // read or created before the list is used; a list with no file is empty.
 func OpenDoNotCallFile(dir string) *DoNotCallFile {
-	return &DoNotCallFile{dir: dir, on: map[string]DoNotCallEntry{}, open: map[string]OptOutHold{}, ever: map[string]bool{},
+	return &DoNotCallFile{dir: dir, delta: map[string]bool{}, open: map[string]OptOutHold{}, ever: map[string]bool{},
 		list:  doNotCallEntries(filepath.Join(dir, DoNotCallFileName)),
 		holds: follower[OptOutHold]{path: filepath.Join(dir, OptOutHoldsFileName), what: "an opt-out hold", valid: func(h *OptOutHold) bool { return h.Campaign != "" && h.Key != "" }},
 	}
@@ -178,6 +209,8 @@ func doNotCallEntries(path string) follower[DoNotCallEntry] {
 }
 
 func (l *DoNotCallFile) path() string { return filepath.Join(l.dir, DoNotCallFileName) }
+
+func (l *DoNotCallFile) indexPath() string { return filepath.Join(l.dir, DoNotCallIndexName) }
 
 func (l *DoNotCallFile) String() string { return "do-not-call list " + l.path() }
 
@@ -198,37 +231,319 @@ func (l *DoNotCallFile) Has(_ context.Context, number string) (bool, error) {
 	if err := l.refresh(); err != nil {
 		return false, err
 	}
-	_, ok := l.on[number]
-	return ok, nil
+	on, err := l.onList([]string{number})
+	if err != nil {
+		return false, err
+	}
+	return on[number], nil
+}
+
+// OnList returns which of numbers are on the list now.
+func (l *DoNotCallFile) OnList(_ context.Context, numbers []string) (map[string]bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refresh(); err != nil {
+		return nil, err
+	}
+	return l.onList(numbers)
+}
+
+// NumbersUpTo reads the index's keys section once when the index and the
+// delta hold at most max numbers.
+func (l *DoNotCallFile) NumbersUpTo(_ context.Context, max int) ([]string, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refresh(); err != nil {
+		return nil, false, err
+	}
+	var keys []uint64
+	if l.ix != nil {
+		if l.ix.count+int64(len(l.ix.others)) > int64(max+len(l.delta)) {
+			return nil, false, nil // more than the delta's removals could make short
+		}
+		r := l.ix.keys
+		if r == nil {
+			f, err := os.Open(l.indexPath())
+			if err != nil {
+				return nil, false, nil // gone meanwhile: look the campaign's numbers up instead
+			}
+			defer f.Close()
+			h := make([]byte, indexHeader)
+			if _, err := f.ReadAt(h, 0); err != nil || !bytes.Equal(h, l.ix.encodeHeader()) {
+				return nil, false, nil // replaced meanwhile: as above
+			}
+			r = io.NewSectionReader(f, indexHeader, l.ix.count*8)
+		}
+		b := make([]byte, l.ix.count*8)
+		if _, err := r.ReadAt(b, 0); err != nil {
+			return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
+		}
+		for i := 0; i < len(b); i += 8 {
+			keys = append(keys, binary.BigEndian.Uint64(b[i:]))
+		}
+	}
+	on := map[string]bool{}
+	for _, k := range keys {
+		on[keyNumber(k)] = true
+	}
+	if l.ix != nil {
+		for n := range l.ix.others {
+			on[n] = true
+		}
+	}
+	for n, v := range l.delta {
+		if v {
+			on[n] = true
+		} else {
+			delete(on, n)
+		}
+	}
+	if len(on) > max {
+		return nil, false, nil
+	}
+	return slices.Collect(maps.Keys(on)), true, nil
 }
 
 // Entries reads the whole list.
-func (l *DoNotCallFile) Entries(context.Context) ([]DoNotCallEntry, error) {
+func (l *DoNotCallFile) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
 	var out []DoNotCallEntry
-	fl := doNotCallEntries(l.path())
-	if _, err := fl.read(nil, func() {}, func(e DoNotCallEntry, _ int64) { out = append(out, e) }); err != nil {
-		return nil, err
-	}
-	return out, nil
+	err := l.Each(ctx, false, func(e DoNotCallEntry) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
 }
 
-// refresh applies the whole lines appended since the last look; a file
-// that shrank (a torn line cut by a writer) or was replaced is read again
-// from its start. The caller holds l.mu.
-func (l *DoNotCallFile) refresh() error {
-	_, err := l.list.read(nil, func() { l.on = map[string]DoNotCallEntry{} }, func(e DoNotCallEntry, _ int64) { applyDoNotCall(l.on, e) })
+// Each reads the history once, or, current, twice: first for the key of
+// each entry's number and where its line starts (16 bytes an entry), to
+// find the additions in force (current), then for those lines.
+func (l *DoNotCallFile) Each(_ context.Context, current bool, fn func(DoNotCallEntry) error) error {
+	f, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
-		return fmt.Errorf("reading the do-not-call list: %w", err)
+		return err
+	}
+	defer f.Close()
+	var fnErr error
+	each := func(e DoNotCallEntry, _ int64) {
+		if fnErr == nil {
+			fnErr = fn(e)
+		}
+	}
+	fl := doNotCallEntries(l.path())
+	if !current {
+		if _, err := fl.read(f, func() {}, each); err != nil {
+			return err
+		}
+		return fnErr
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	recs, oes, covered, err := scanHistory(f, l.path(), fi.Size())
+	if err != nil {
+		return err
+	}
+	recs = inForce(recs)
+	for _, at := range othersInForce(oes) {
+		recs = append(recs, dncRecord{at: uint64(at) << 1})
+	}
+	slices.SortFunc(recs, func(a, b dncRecord) int { return cmp.Compare(a.at, b.at) })
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, covered), 1<<16)
+	var off int64
+	for _, r := range recs {
+		at := int64(r.at >> 1)
+		if _, err := br.Discard(int(at - off)); err != nil {
+			return err
+		}
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return err
+		}
+		off = at + int64(len(line))
+		var e DoNotCallEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return fmt.Errorf("%s: the line at byte %d is not a do-not-call entry", l.path(), at)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func applyDoNotCall(on map[string]DoNotCallEntry, e DoNotCallEntry) {
-	if e.Removed {
-		delete(on, e.Number)
-	} else if _, ok := on[e.Number]; !ok {
-		on[e.Number] = e
+// refresh reads the whole lines appended since the last look into the
+// delta, first loading the index (or building it) when none is loaded
+// or the history no longer holds what it covers (replaced, or cut), and
+// builds the index again when the delta grows past maxDelta. The caller
+// holds l.mu.
+func (l *DoNotCallFile) refresh() error {
+	if err := l.refreshDelta(); err != nil {
+		return fmt.Errorf("reading the %s: %w", l, err)
 	}
+	return nil
+}
+
+func (l *DoNotCallFile) refreshDelta() error {
+	f, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		l.ix, l.delta = nil, map[string]bool{}
+		l.list.forget()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if l.ix == nil || fi.Size() < l.list.off || !l.list.holdsLine(f) {
+		if err := l.load(f); err != nil {
+			return err
+		}
+	}
+	restarted := false
+	if _, err := l.list.read(f, func() { restarted = true }, func(e DoNotCallEntry, _ int64) { l.delta[e.Number] = !e.Removed }); err != nil {
+		return err
+	}
+	if restarted || len(l.delta) > maxDelta {
+		return l.rebuild()
+	}
+	return nil
+}
+
+// load takes the index on disk when it matches the history f, else
+// builds it again.
+func (l *DoNotCallFile) load(f *os.File) error {
+	ix, err := readIndex(l.indexPath())
+	if err != nil {
+		return err
+	}
+	if ix != nil {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if fi.Size() >= ix.covered {
+			hash, tail, err := tailHash(f, ix.covered)
+			if err != nil {
+				return err
+			}
+			if hash == ix.hash {
+				l.use(ix, tail)
+				return nil
+			}
+		}
+	}
+	return l.rebuild()
+}
+
+// rebuild builds the index from the history and uses it.
+func (l *DoNotCallFile) rebuild() error {
+	ix, tail, err := buildIndex(l.dir, l.path())
+	if err != nil {
+		return err
+	}
+	l.use(ix, tail)
+	return nil
+}
+
+// use has the list answer from ix, whose covered bytes end in tail, and
+// read the history from where ix ends.
+func (l *DoNotCallFile) use(ix *dncIndex, tail []byte) {
+	l.ix, l.delta = ix, map[string]bool{}
+	l.list.forget()
+	if ix != nil {
+		l.list.off, l.list.last = ix.covered, tail
+	}
+}
+
+// onList returns which of numbers are on the list as last read: from the
+// delta, else from the index. An index file that another process
+// replaced since it was loaded (built again over a longer history) is
+// loaded again, with the delta read anew from where it ends, and the
+// numbers looked up again. The caller holds l.mu.
+func (l *DoNotCallFile) onList(numbers []string) (map[string]bool, error) {
+	for try := 0; ; try++ {
+		on := map[string]bool{}
+		var keys []uint64
+		for _, n := range numbers {
+			if v, ok := l.delta[n]; ok {
+				if v {
+					on[n] = true
+				}
+			} else if k, ok := numberKey(n); ok {
+				keys = append(keys, k)
+			} else if l.ix != nil && l.ix.others[n] {
+				on[n] = true
+			}
+		}
+		if l.ix == nil || len(keys) == 0 {
+			return on, nil
+		}
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		found, same, err := l.lookup(keys)
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			for _, n := range numbers {
+				if k, ok := numberKey(n); ok {
+					if _, inDelta := l.delta[n]; !inDelta {
+						if i, ok := slices.BinarySearch(keys, k); ok && found[i] {
+							on[n] = true
+						}
+					}
+				}
+			}
+			return on, nil
+		}
+		if try == 3 {
+			return nil, fmt.Errorf("%s keeps being replaced while it is read", l.indexPath())
+		}
+		l.ix = nil
+		if err := l.refreshDelta(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// lookup looks keys (sorted, distinct) up in the index: in memory, or in
+// its file; same is false when the file is not the index loaded.
+func (l *DoNotCallFile) lookup(keys []uint64) (found []bool, same bool, err error) {
+	if l.ix.keys != nil {
+		found, err = lookupKeys(l.ix.keys, 0, l.ix.count, keys)
+		return found, true, err
+	}
+	return l.lookupFile(keys)
+}
+
+// lookupFile looks keys up in the index file; same is false when the
+// file is not the index loaded.
+func (l *DoNotCallFile) lookupFile(keys []uint64) (found []bool, same bool, err error) {
+	f, err := os.Open(l.indexPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	h := make([]byte, indexHeader)
+	if _, err := f.ReadAt(h, 0); err != nil || !bytes.Equal(h, l.ix.encodeHeader()) {
+		return nil, false, nil
+	}
+	found, err = lookupKeys(f, indexHeader, l.ix.count, keys)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
+	}
+	return found, true, nil
 }
 
 // locked runs fn holding the list's lock (waiting for another writer)
@@ -257,18 +572,8 @@ func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
 }
 
 // appendLines appends vs' JSON lines at the end of the whole lines fl
-// read of its file in dir (created if missing), first cutting a torn last
-// line a crashed writer left (it was never acknowledged), and syncs them;
-// fl then counts them read. The caller holds the file's lock.
+// read of its file in dir, as appendBytes does.
 func appendLines[T any](dir string, fl *follower[T], vs ...any) error {
-	f, err := openOrCreate(dir, fl.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := cutTail(f, fl.off); err != nil {
-		return err
-	}
 	var buf []byte
 	for _, v := range vs {
 		line, err := json.Marshal(v)
@@ -277,11 +582,59 @@ func appendLines[T any](dir string, fl *follower[T], vs ...any) error {
 		}
 		buf = append(append(buf, line...), '\n')
 	}
+	return appendBytes(dir, fl, buf)
+}
+
+// appendBytes appends buf, whole lines, at the end of the whole lines fl
+// read of its file in dir (created if missing), first cutting a torn last
+// line a crashed writer left (it was never acknowledged), and syncs them;
+// fl then counts them read. The caller holds the file's lock.
+func appendBytes[T any](dir string, fl *follower[T], buf []byte) error {
+	f, err := openOrCreate(dir, fl.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := cutTail(f, fl.off); err != nil {
+		return err
+	}
 	if err := writeSynced(f, buf, fl.off, nil); err != nil {
 		return err
 	}
 	fl.appended(buf)
 	return nil
+}
+
+// appendEntry appends e's JSON line, as json.Marshal writes it, to buf.
+func appendEntry(buf []byte, e DoNotCallEntry) []byte {
+	buf = append(buf, `{"number":`...)
+	buf = appendJSONString(buf, e.Number)
+	buf = append(buf, `,"at":"`...)
+	buf = e.At.AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, '"')
+	if e.Removed {
+		buf = append(buf, `,"removed":true`...)
+	}
+	buf = append(buf, `,"source":`...)
+	buf = appendJSONString(buf, e.Source)
+	if e.Reason != "" {
+		buf = append(buf, `,"reason":`...)
+		buf = appendJSONString(buf, e.Reason)
+	}
+	return append(buf, "}\n"...)
+}
+
+// appendJSONString appends s as encoding/json writes it.
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always marshals
+			return append(buf, b...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
 }
 
 // writeSynced writes buf at offset at of f and syncs it, running
@@ -306,22 +659,65 @@ func writeSynced(f *os.File, buf []byte, at int64, beforeSync func() error) erro
 // last line a crashed writer left (it was never acknowledged), appends
 // the entries that change the list and syncs them before it returns.
 func (l *DoNotCallFile) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
+	return l.add(ctx, entries, true)
+}
+
+// Import adds the entries next returns, batch after batch until it
+// returns none, as Add does, and builds the index once at the end. Each
+// batch is checked against the list as it was before the import began
+// and against itself, not against the batches before it, so that memory
+// follows a batch: a number an import holds twice, in two batches, is
+// written twice (its second addition changes nothing). It returns how
+// many entries it wrote.
+func (l *DoNotCallFile) Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error) {
+	wrote := 0
+	for {
+		batch, err := next()
+		if err != nil {
+			return wrote, err
+		}
+		if len(batch) == 0 {
+			break
+		}
+		w, err := l.add(ctx, batch, false)
+		wrote += len(w)
+		if err != nil {
+			return wrote, err
+		}
+	}
+	if wrote == 0 {
+		return 0, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.rebuild(); err != nil {
+		return wrote, fmt.Errorf("indexing the %s: %w", l, err)
+	}
+	return wrote, nil
+}
+
+// add is Add; unless track, the entries it writes are not kept in the
+// delta (Import's: it builds the index again at its end).
+func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track bool) ([]DoNotCallEntry, error) {
 	var wrote []DoNotCallEntry
 	err := l.locked(ctx, func() error {
 		if err := l.refresh(); err != nil {
 			return err
 		}
-		on := make(map[string]bool)
-		var lines []any
-		for _, e := range entries {
+		numbers := make([]string, len(entries))
+		for i, e := range entries {
 			if e.Number == "" {
 				return errors.New("a do-not-call entry needs its number")
 			}
-			_, listed := l.on[e.Number]
-			if was, ok := on[e.Number]; ok {
-				listed = was
-			}
-			if listed != e.Removed {
+			numbers[i] = e.Number
+		}
+		on, err := l.onList(numbers)
+		if err != nil {
+			return err
+		}
+		var lines []byte
+		for _, e := range entries {
+			if on[e.Number] != e.Removed {
 				continue // nothing to change
 			}
 			if e.At.IsZero() {
@@ -330,17 +726,19 @@ func (l *DoNotCallFile) Add(ctx context.Context, entries []DoNotCallEntry) ([]Do
 			e.At = e.At.UTC()
 			on[e.Number] = !e.Removed
 			wrote = append(wrote, e)
-			lines = append(lines, e)
+			lines = appendEntry(lines, e)
 		}
 		if len(lines) == 0 {
 			return nil
 		}
-		if err := appendLines(l.dir, &l.list, lines...); err != nil {
+		if err := appendBytes(l.dir, &l.list, lines); err != nil {
 			wrote = nil
 			return fmt.Errorf("writing the %s: %w", l, err)
 		}
-		for _, e := range wrote {
-			applyDoNotCall(l.on, e)
+		if track {
+			for _, e := range wrote {
+				l.delta[e.Number] = !e.Removed
+			}
 		}
 		return nil
 	})

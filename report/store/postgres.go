@@ -794,20 +794,106 @@ func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
 }
 
 func (l *pgDoNotCall) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
-	rows, err := l.p.pool.Query(ctx, `SELECT number, at, removed, source, reason FROM callrun_do_not_call ORDER BY id`)
-	if err != nil {
-		return nil, l.p.wrap("reading the do-not-call list from", err)
-	}
 	var out []DoNotCallEntry
-	var e DoNotCallEntry
-	if _, err := pgx.ForEachRow(rows, []any{&e.Number, &e.At, &e.Removed, &e.Source, &e.Reason}, func() error {
-		e.At = e.At.UTC()
+	err := l.Each(ctx, false, func(e DoNotCallEntry) error {
 		out = append(out, e)
 		return nil
-	}); err != nil {
-		return nil, l.p.wrap("reading the do-not-call list from", err)
+	})
+	return out, err
+}
+
+// Each streams the table's rows; current, each number's last entry when
+// it is an addition (Add never adds a number on the list already).
+func (l *pgDoNotCall) Each(ctx context.Context, current bool, fn func(DoNotCallEntry) error) error {
+	q := `SELECT number, at, removed, source, reason FROM callrun_do_not_call ORDER BY id`
+	if current {
+		q = `SELECT number, at, removed, source, reason FROM (
+	SELECT DISTINCT ON (number) id, number, at, removed, source, reason FROM callrun_do_not_call
+	ORDER BY number, id DESC) last
+WHERE NOT removed ORDER BY id`
 	}
-	return out, nil
+	rows, err := l.p.pool.Query(ctx, q)
+	if err != nil {
+		return l.p.wrap("reading the do-not-call list from", err)
+	}
+	var e DoNotCallEntry
+	var fnErr error
+	if _, err := pgx.ForEachRow(rows, []any{&e.Number, &e.At, &e.Removed, &e.Source, &e.Reason}, func() error {
+		e.At = e.At.UTC()
+		fnErr = fn(e)
+		return fnErr
+	}); err != nil {
+		if fnErr != nil {
+			return fnErr
+		}
+		return l.p.wrap("reading the do-not-call list from", err)
+	}
+	return nil
+}
+
+// pgOnListBatch is how many numbers OnList asks the database for at once.
+const pgOnListBatch = 10_000
+
+// OnList asks the database for numbers in batches, each number's last
+// entry found through the index callrun_do_not_call_number.
+func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]bool, error) {
+	on := map[string]bool{}
+	for len(numbers) > 0 {
+		batch := numbers[:min(len(numbers), pgOnListBatch)]
+		numbers = numbers[len(batch):]
+		rows, err := l.p.pool.Query(ctx, `
+SELECT number FROM (
+	SELECT DISTINCT ON (number) number, removed FROM callrun_do_not_call
+	WHERE number = ANY($1) ORDER BY number, id DESC) last
+WHERE NOT removed`, batch)
+		if err != nil {
+			return nil, l.p.wrap("reading the do-not-call list from", err)
+		}
+		var n string
+		if _, err := pgx.ForEachRow(rows, []any{&n}, func() error {
+			on[n] = true
+			return nil
+		}); err != nil {
+			return nil, l.p.wrap("reading the do-not-call list from", err)
+		}
+	}
+	return on, nil
+}
+
+// NumbersUpTo reads at most max+1 numbers on the list, walking the index
+// callrun_do_not_call_number, which stops there.
+func (l *pgDoNotCall) NumbersUpTo(ctx context.Context, max int) ([]string, bool, error) {
+	rows, err := l.p.pool.Query(ctx, `
+SELECT number FROM (
+	SELECT DISTINCT ON (number) number, removed FROM callrun_do_not_call ORDER BY number, id DESC) last
+WHERE NOT removed LIMIT $1`, max+1)
+	if err != nil {
+		return nil, false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	numbers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	if len(numbers) > max {
+		return nil, false, nil
+	}
+	return numbers, true, nil
+}
+
+// Import adds each batch next returns in a transaction of its own.
+func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error) {
+	wrote := 0
+	for {
+		batch, err := next()
+		if err != nil || len(batch) == 0 {
+			return wrote, err
+		}
+		w, err := l.Add(ctx, batch)
+		wrote += len(w)
+		if err != nil {
+			return wrote, err
+		}
+	}
 }
 
 // Add writes the entries that change the list in one transaction, which
@@ -841,7 +927,11 @@ WHERE number = ANY($1) ORDER BY number, id DESC`, numbers)
 		}); err != nil {
 			return err
 		}
-		var batch pgx.Batch
+		var cols struct {
+			numbers, sources, reasons []string
+			ats                       []time.Time
+			removed                   []bool
+		}
 		for _, e := range entries {
 			if on[e.Number] != e.Removed {
 				continue
@@ -852,13 +942,18 @@ WHERE number = ANY($1) ORDER BY number, id DESC`, numbers)
 			e.At = e.At.UTC().Truncate(time.Microsecond)
 			on[e.Number] = !e.Removed
 			wrote = append(wrote, e)
-			batch.Queue(`INSERT INTO callrun_do_not_call (number, at, removed, source, reason) VALUES ($1, $2, $3, $4, $5)`,
-				e.Number, e.At, e.Removed, e.Source, e.Reason)
+			cols.numbers, cols.ats, cols.removed = append(cols.numbers, e.Number), append(cols.ats, e.At), append(cols.removed, e.Removed)
+			cols.sources, cols.reasons = append(cols.sources, e.Source), append(cols.reasons, e.Reason)
 		}
-		if batch.Len() == 0 {
+		if len(wrote) == 0 {
 			return nil
 		}
-		return tx.SendBatch(ctx, &batch).Close()
+		// One statement, the rows in the entries' order (their ids too).
+		_, err = tx.Exec(ctx, `
+INSERT INTO callrun_do_not_call (number, at, removed, source, reason)
+SELECT n, a, r, s, why FROM unnest($1::text[], $2::timestamptz[], $3::bool[], $4::text[], $5::text[]) WITH ORDINALITY AS u(n, a, r, s, why, ord)
+ORDER BY ord`, cols.numbers, cols.ats, cols.removed, cols.sources, cols.reasons)
+		return err
 	})
 	if err != nil {
 		return nil, l.p.wrap("writing the do-not-call list to", err)
