@@ -42,10 +42,6 @@ const keyRecordSize = 16
 // keyTrailerSize is the length of the index's trailer, after its keys.
 const keyTrailerSize = 64
 
-// keyTailHashed is how many bytes of the deliveries file, up to the length
-// the index covers, the index's trailer holds a hash of.
-const keyTailHashed = 4096
-
 // keyIndexMagic opens the trailer of a key index of this format.
 var keyIndexMagic = [16]byte{'c', 'a', 'l', 'l', 'r', 'u', 'n', '-', 'k', 'e', 'y', 's', '-', 'v', '1', '\n'}
 
@@ -114,16 +110,11 @@ func (t keyTrailer) bytes() []byte {
 	return b
 }
 
-// tailHash is the hash of the bytes of deliveries file f up to length
-// covers, as far back as keyTailHashed.
-func tailHash(f *os.File, covers int64) ([16]byte, error) {
-	from := max(0, covers-keyTailHashed)
-	b := make([]byte, covers-from)
-	if _, err := f.ReadAt(b, from); err != nil {
-		return [16]byte{}, err
-	}
-	sum := sha256.Sum256(b)
-	return [16]byte(sum[:16]), nil
+// keysTailHash is the first half of the deliveries file's [tailHash] up
+// to length covers, as the key index keeps it.
+func keysTailHash(f *os.File, covers int64) ([16]byte, error) {
+	sum, _, err := tailHash(f, covers)
+	return [16]byte(sum[:16]), err
 }
 
 // openDeliveryKeys opens the key index at path of deliveries file f,
@@ -176,7 +167,7 @@ func checkKeyIndex(ix, f *os.File, size int64) (keyTrailer, bool, error) {
 	if t.covers < 0 || t.covers > size || t.n != (fi.Size()-keyTrailerSize)/keyRecordSize {
 		return t, false, nil
 	}
-	if h, err := tailHash(f, t.covers); err != nil || h != t.tail {
+	if h, err := keysTailHash(f, t.covers); err != nil || h != t.tail {
 		return t, false, err
 	}
 	// The records: their checksum, and in order, which the search needs.
@@ -328,7 +319,7 @@ func mergeKeyIndex(path string, f *os.File, covers int64, old *os.File, n int64,
 	fail := func(err error) error { return fmt.Errorf("writing the key index %s: %w", path, err) }
 	t := keyTrailer{covers: covers}
 	var err error
-	if t.tail, err = tailHash(f, covers); err != nil {
+	if t.tail, err = keysTailHash(f, covers); err != nil {
 		return fail(err)
 	}
 	w, err := durable.Create(path, private.FileMode(filepath.Dir(path)))

@@ -138,7 +138,9 @@ func readIndex(path string) (*dncIndex, error) {
 }
 
 // tailHash returns the SHA-256 of the last up to tailHashed bytes of f
-// before covered, and those bytes.
+// before covered, and those bytes: how an index of an append-only file
+// (the do-not-call list's, the deliveries' retry keys) tells that the
+// file it covers is still the one it was built from.
 func tailHash(f io.ReaderAt, covered int64) ([32]byte, []byte, error) {
 	from := max(0, covered-tailHashed)
 	b := make([]byte, covered-from)
