@@ -91,10 +91,22 @@ test-short:
 # CPU time and peak memory. BenchmarkListen has 50 senders post 20,000
 # webhook deliveries to listen (CALLRUN_BENCH_DELIVERIES for another
 # count), stored in files and in PostgreSQL, and prints the deliveries
-# acknowledged a second and the p99 time to acknowledge. The test binary's 10-minute default timeout is raised to
-# leave room on a slow box.
+# acknowledged a second and the p99 time to acknowledge.
+# BenchmarkDoNotCall10M imports 10,000,000 numbers onto the store's
+# do-not-call list (files, then PostgreSQL; CALLRUN_BENCH_DNC_NUMBERS for
+# fewer), then plans and runs a 100-contact campaign over it and times
+# listen's first opt-out: seconds, CPU seconds and peak memory of each.
+# BenchmarkListenStart starts listen on 3,000,000 past deliveries
+# (CALLRUN_BENCH_PAST_DELIVERIES; about 1.1 GB of temporary files) and
+# prints the seconds to its first acknowledgement and its peak memory.
+# In ./campaign, BenchmarkPlan1MRatio plans 1,000,000 rows with and
+# without a do-not-call and a consent column, side by side, and prints
+# the ratio; BenchmarkPlanWorkbook100k plans an .xlsx of 100,000 rows.
+# The test binary's 10-minute default timeout is raised to leave room on
+# a slow box (the root package's benchmarks take 20 to 40 minutes on 2
+# busy cores).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./...
 
 lint: fmt tidy-check
 	$(GO) vet ./... ./.ci/dist
