@@ -531,16 +531,22 @@ func TestDoNotCallNumbersUpTo(t *testing.T) {
 			add(DoNotCallEntry{Number: "+14155550100", Source: "a"}, DoNotCallEntry{Number: "+014155", Source: "a"}, DoNotCallEntry{Number: "tel:x", Source: "a"}, DoNotCallEntry{Number: "+14155550101", Source: "a"})
 			has(t, k.open(t), "+14155550100") // a fresh handle: the index is built now
 			add(DoNotCallEntry{Number: "+14155550101", Removed: true, Source: "b"}, DoNotCallEntry{Number: "+14155550102", Source: "c"})
-			numbers, ok, err := k.open(t).NumbersUpTo(ctx, 4)
+			// Four numbers on the list, six entries: files count the
+			// numbers, the database the entries.
+			most := 4
+			if k.name == "postgres" {
+				most = 6
+			}
+			numbers, ok, err := k.open(t).NumbersUpTo(ctx, most)
 			if err != nil || !ok {
-				t.Fatalf("NumbersUpTo(4): %v, %v, %v", numbers, ok, err)
+				t.Fatalf("NumbersUpTo(%d): %v, %v, %v", most, numbers, ok, err)
 			}
 			slices.Sort(numbers)
 			if w := "[+014155 +14155550100 +14155550102 tel:x]"; fmt.Sprint(numbers) != w {
-				t.Fatalf("NumbersUpTo(4): %v, want %v", numbers, w)
+				t.Fatalf("NumbersUpTo(%d): %v, want %v", most, numbers, w)
 			}
-			if numbers, ok, err := k.open(t).NumbersUpTo(ctx, 2); err != nil || ok || numbers != nil {
-				t.Fatalf("NumbersUpTo(2) of 4 numbers: %v, %v, %v", numbers, ok, err)
+			if numbers, ok, err := k.open(t).NumbersUpTo(ctx, most-1); err != nil || ok || numbers != nil {
+				t.Fatalf("NumbersUpTo(%d) of 4 numbers, 6 entries: %v, %v, %v", most-1, numbers, ok, err)
 			}
 		})
 	}

@@ -75,6 +75,8 @@ type DoNotCallList interface {
 	// NumbersUpTo returns the numbers on the list now when there are at
 	// most max of them (ok), for plan, run and the report to take a
 	// small list whole rather than read their campaign's numbers first.
+	// A database's list says not ok when its history holds more than max
+	// entries, which it can tell without sorting the table.
 	NumbersUpTo(ctx context.Context, max int) (numbers []string, ok bool, err error)
 	// Has reports whether the E.164 number is on the list now; while an
 	// opt-out is held (Held), it returns an [*OptOutHeldError] instead:
