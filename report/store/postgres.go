@@ -841,11 +841,13 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 	for len(numbers) > 0 {
 		batch := numbers[:min(len(numbers), pgOnListBatch)]
 		numbers = numbers[len(batch):]
+		// Each number's last entry by the index (number, id), one
+		// look-up a number, as each intent's INSERT checks it: a plan
+		// that stays right when the table's statistics are stale (an
+		// import of millions just made).
 		rows, err := l.p.pool.Query(ctx, `
-SELECT number FROM (
-	SELECT DISTINCT ON (number) number, removed FROM callrun_do_not_call
-	WHERE number = ANY($1) ORDER BY number, id DESC) last
-WHERE NOT removed`, batch)
+SELECT u.n FROM unnest($1::text[]) AS u(n)
+WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.n ORDER BY d.id DESC LIMIT 1), false)`, batch)
 		if err != nil {
 			return nil, l.p.wrap("reading the do-not-call list from", err)
 		}
