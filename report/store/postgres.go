@@ -925,9 +925,10 @@ func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNo
 			}
 			numbers = append(numbers, e.Number)
 		}
+		// Each number's last entry by the index, as OnList asks it.
 		rows, err := tx.Query(ctx, `
-SELECT DISTINCT ON (number) number, NOT removed FROM callrun_do_not_call
-WHERE number = ANY($1) ORDER BY number, id DESC`, numbers)
+SELECT u.n, coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.n ORDER BY d.id DESC LIMIT 1), false)
+FROM unnest($1::text[]) AS u(n)`, numbers)
 		if err != nil {
 			return err
 		}
