@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/callrun/callrun/report/durable"
 	"github.com/gofrs/flock"
 )
 
@@ -191,14 +190,8 @@ func (w *Deliveries) String() string { return w.where }
 // and opens the file for appending. It fails at once, wrapping
 // [ErrDeliveriesLocked], if another process holds the lock.
 func OpenDeliveries(dir string) (*Deliveries, error) {
-	_, statErr := os.Stat(dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
-	}
-	if os.IsNotExist(statErr) {
-		if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
-			return nil, fmt.Errorf("creating state directory: %w", err)
-		}
 	}
 	fl, err := lockFile(dir, DeliveriesLock)
 	if err != nil {

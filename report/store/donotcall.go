@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/callrun/callrun/report/durable"
 	"github.com/callrun/callrun/report/private"
 )
 
@@ -551,14 +550,8 @@ func (l *DoNotCallFile) lookupFile(keys []uint64) (found []bool, same bool, err 
 // locked runs fn holding the list's lock (waiting for another writer)
 // and l.mu, with the list's directory made.
 func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
-	_, statErr := os.Stat(l.dir)
-	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+	if err := makeDir(l.dir); err != nil {
 		return fmt.Errorf("creating the do-not-call list's directory: %w", err)
-	}
-	if os.IsNotExist(statErr) {
-		if err := durable.SyncDir(filepath.Dir(l.dir)); err != nil {
-			return fmt.Errorf("creating the do-not-call list's directory: %w", err)
-		}
 	}
 	fl, err := lockFile(l.dir, DoNotCallLockName)
 	if err != nil {
