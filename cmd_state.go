@@ -100,6 +100,12 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	if p.Entries > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d entries of the %s into the database's (the others were there already).\n", p.EntriesNew, p.Entries, p.List)
 	}
+	if p.Holds > 0 {
+		fmt.Fprintf(out, "Copied %d of the %d opt-out holds open beside the %s into the database's: no run on the database starts a call until each is resolved (callrun outcomes resolve).\n", p.HoldsNew, p.Holds, p.List)
+	}
+	if p.Deliveries > 0 {
+		fmt.Fprintf(out, "Copied %d of the %d deliveries in %s into the database's (the others were there already).\n", p.DeliveriesNew, p.Deliveries, dir)
+	}
 	days := int(store.StartsHorizon / (24 * time.Hour))
 	if p.Starts > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d call starts of the last %d days in the %s into the database's, which contact pressure counts (the others were there already).\n",

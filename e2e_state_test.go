@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
 )
 
@@ -145,6 +149,84 @@ func TestStatePushCarriesTheCallStarts(t *testing.T) {
 	l.checkNobodyTwice(t)
 	if n, m := len(l.byPhone[x.E164]), len(l.byPhone[z.E164]); n != 1 || m != 1 {
 		t.Errorf("the ledger has %d call starts to X and %d to Z, want one each", n, m)
+	}
+}
+
+// TestStatePushCarriesHoldsAndDeliveries: an opt-out listen held in the
+// files (its number unreadable) still stops every run once the campaign
+// is pushed to PostgreSQL, and its delivery is in the database for a
+// person to read; a push while listen stores into the files is refused.
+// Checked against the sandbox's ledger.
+func TestStatePushCarriesHoldsAndDeliveries(t *testing.T) {
+	addr := freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{CallDuration: 10 * time.Millisecond})
+	t.Cleanup(srv.Close)
+	phones := e2ePhones(6)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 100, concurrency: 2})
+	e.rename("held")
+	e.env = append(e.env, "CALLRUN_HOME="+t.TempDir(), "E2E_HOOK_SECRET="+hookSecret)
+	e.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/held/${E2E_HOOK_SECRET}\n  opt_out: {field: disposition, values: [opted_out]}\n")
+	if res := e.run(60*time.Second, "run", "--limit", "2", e.path); res.code != 0 {
+		t.Fatalf("the run from files: %s", res)
+	}
+	listen := e.start("listen", "--addr", addr, e.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
+	body := `{"event":"call.ended","timestamp":"2024-01-15T10:30:00Z","data":{"call_id":"call_unknown_1","status":"completed","disposition":"opted_out"}}`
+	resp, err := http.Post("http://"+addr+"/callrun/held/"+hookSecret, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the opt-out was answered %d", resp.StatusCode)
+	}
+
+	plain, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.usePostgres(pgtest.URL(t))
+	if err := os.WriteFile(e.path, append(plain, "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.run(30*time.Second, "state", "push", e.path); res.code != exitRuntime || !strings.Contains(res.stderr, "stop the callrun listen") {
+		t.Errorf("state push while listen stores into the files: %s", res)
+	}
+	listen.signal(t, syscall.SIGTERM)
+	if res := listen.wait(t, 30*time.Second); res.code != 0 {
+		t.Errorf("listen: %s", res)
+	}
+	push := e.run(30*time.Second, "state", "push", e.path)
+	if push.code != 0 || !strings.Contains(push.stdout, "Copied 1 of the 1 opt-out holds") || !strings.Contains(push.stdout, "Copied 1 of the 1 deliveries") {
+		t.Fatalf("state push: %s", push)
+	}
+	os.Remove(filepath.Join(e.dir, "token.json"))
+	e.login()
+	before := len(srv.Calls())
+	if res := e.run(30*time.Second, "run", e.path); res.code != exitRuntime || !strings.Contains(res.stderr, "callrun outcomes resolve") || len(srv.Calls()) != before {
+		t.Fatalf("a run on the database while the opt-out pushed is held: %s; %d new call starts", res, len(srv.Calls())-before)
+	}
+	res := e.run(30*time.Second, "status", "--format", "json", e.path)
+	var st struct {
+		OptOutsHeld []store.OptOutHold `json:"opt_outs_held"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &st); err != nil || len(st.OptOutsHeld) != 1 {
+		t.Fatalf("status --format json: %+v, %v\n%s", st, err, res)
+	}
+	key := st.OptOutsHeld[0].Key
+	if res := e.run(30*time.Second, "outcomes", "show", e.path, key); res.code != 0 || !strings.Contains(res.stdout, `"data.disposition": "opted_out"`) {
+		t.Errorf("outcomes show of the pushed delivery: %s", res)
+	}
+	if res := e.run(30*time.Second, "outcomes", "resolve", "--note", "a wrong number", e.path, key); res.code != 0 {
+		t.Fatalf("outcomes resolve: %s", res)
+	}
+	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
+		t.Errorf("the run after the resolution: %s", res)
+	}
+	l := e.ledger()
+	l.checkNobodyTwice(t)
+	if l.totalPlaced() != len(phones) {
+		t.Errorf("%d of %d contacts placed after the resolution", l.totalPlaced(), len(phones))
 	}
 }
 

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,21 +17,37 @@ type Pushed struct {
 	Entries, EntriesNew             int    // the do-not-call list's
 	Starts, StartsNew               int    // the last StartsHorizon's call starts
 	Conversations, ConversationsNew int    // and conversations
+	Holds, HoldsNew                 int    // the opt-out holds open
+	Deliveries, DeliveriesNew       int    // the campaign's deliveries
 	List, CallStarts                string // where the list and the starts were
 }
 
 // PushFiles copies into the database the state a campaign kept in files:
-// the do-not-call list of the files first (once the journal is in the
-// database, runs read the database's list only), then the machine's call
+// the do-not-call list of the files first and the opt-out holds open
+// beside it (once the journal is in the database, runs read the
+// database's list and holds only), then the campaign's deliveries (the
+// outcomes its report shows), then the machine's call
 // starts and conversations of the last [StartsHorizon], every campaign's
 // (contact pressure in the database counts only what the database holds,
 // and a number called from these files today must stay held there), then
 // the journals, and marks the state directory dir with [PushedFile]. The
-// caller holds dir's lock and the database's. Copied again, an entry, a
-// start or a conversation changes nothing; merge adds the journals to a
-// campaign the database holds already.
+// caller holds dir's lock and the database's; PushFiles takes the
+// deliveries' lock, so that no `callrun listen` stores into the files
+// what runs on the database would not see. Copied again, an entry, a
+// hold, a delivery, a start or a conversation changes nothing; merge adds
+// the journals to a campaign the database holds already.
 func (p *Postgres) PushFiles(ctx context.Context, dir string, journals []string, merge bool) (Pushed, error) {
 	var out Pushed
+	fl, err := lockFile(dir, DeliveriesLock)
+	if err != nil {
+		return out, err
+	}
+	if ok, err := fl.TryLock(); err != nil {
+		return out, fmt.Errorf("locking %s: %w", fl.Path(), err)
+	} else if !ok {
+		return out, fmt.Errorf("%w: %s: stop the callrun listen that stores this campaign's deliveries in its files, push, then start it again on the database", ErrDeliveriesLocked, dir)
+	}
+	defer fl.Unlock()
 	files, err := Files{Dir: dir}.DoNotCall()
 	if err != nil {
 		return out, err
@@ -39,11 +57,29 @@ func (p *Postgres) PushFiles(ctx context.Context, dir string, journals []string,
 	if err != nil {
 		return out, err
 	}
-	copied, err := (&pgDoNotCall{p: p}).Add(ctx, dnc)
+	list := &pgDoNotCall{p: p}
+	copied, err := list.Add(ctx, dnc)
 	if err != nil {
 		return out, fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", files, err)
 	}
 	out.Entries, out.EntriesNew = len(dnc), len(copied)
+	holds, err := files.Held(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, h := range holds {
+		wrote, err := list.Hold(ctx, h)
+		if err != nil {
+			return out, fmt.Errorf("copying the opt-out holds beside the %s into the database (nothing of the journal was pushed): %w", files, err)
+		}
+		if wrote {
+			out.HoldsNew++
+		}
+	}
+	out.Holds = len(holds)
+	if out.Deliveries, out.DeliveriesNew, err = p.copyDeliveries(ctx, dir); err != nil {
+		return out, fmt.Errorf("copying the deliveries of %s into the database (nothing of the journal was pushed): %w", dir, err)
+	}
 	home, err := Home()
 	if err != nil {
 		return out, err
@@ -74,4 +110,39 @@ func (p *Postgres) PushFiles(ctx context.Context, dir string, journals []string,
 		return out, fmt.Errorf("the journal was pushed, but marking %s failed (a run from these files would not see later calls): %w", dir, err)
 	}
 	return out, nil
+}
+
+// copyDeliveries copies the deliveries file of state directory dir into
+// the campaign's rows of the deliveries table, 1,000 a statement, but
+// those whose key a row holds already; it returns how many the file
+// holds and how many were new in the table.
+func (p *Postgres) copyDeliveries(ctx context.Context, dir string) (n, added int, err error) {
+	var keys, lines, legacy []string
+	var ats []time.Time
+	flush := func() {
+		if err != nil || len(keys) == 0 {
+			return
+		}
+		tag, qerr := p.pool.Exec(ctx, insertDeliveries, p.campaign, keys, ats, lines, legacy)
+		if qerr != nil {
+			err = p.wrap("storing deliveries in", qerr)
+			return
+		}
+		added += int(tag.RowsAffected())
+		keys, ats, lines, legacy = keys[:0], ats[:0], lines[:0], legacy[:0]
+	}
+	fl := deliveryLines(filepath.Join(dir, DeliveriesFile))
+	_, rerr := fl.read(nil, func() {}, func(d Delivery, _ int64) {
+		line, merr := json.Marshal(d)
+		if merr != nil && err == nil {
+			err = merr
+		}
+		n++
+		keys, ats, lines, legacy = append(keys, d.Key), append(ats, d.At), append(lines, string(line)), append(legacy, "")
+		if len(keys) == 1000 {
+			flush()
+		}
+	})
+	flush()
+	return n, added, errors.Join(rerr, err)
 }
