@@ -21,10 +21,11 @@ import (
 // worksheetReader streams the rows of one worksheet of an .xlsx workbook
 // in a single pass over its XML, as excelize's Rows gives them with
 // RawCellValue (a number by its full value, a shared or inline string by
-// its text), but a number in a date or time format as a date: openWorkbook
-// uses it instead of excelize's Rows, whose encoding/xml decoding made a
-// 100,000-row workbook take seconds. A cell or element it cannot read is
-// an error naming the cell, never an empty value.
+// its text), but a number in a date or time format as a date. openWorkbook
+// uses it instead of two of excelize's Rows (values as stored, values as
+// shown), each of which decodes the whole worksheet with encoding/xml, many
+// times slower than this scanner. A cell or element it cannot read is an
+// error naming the cell, never an empty value.
 type worksheetReader struct {
 	x        *xmlScanner
 	strings  []string // the workbook's shared strings
@@ -101,9 +102,7 @@ func partRels(wb *excelize.File, name string) ([]relationship, error) {
 // its section for positive numbers, with a date or time part before any
 // digit placeholder, which is when excelize formats the number as a date.
 func dateStyles(wb *excelize.File) []bool {
-	if _, err := wb.GetStyle(0); err != nil && wb.Styles == nil {
-		return nil
-	}
+	wb.GetStyle(0) // reads the workbook's styles into wb.Styles
 	ss := wb.Styles
 	if ss == nil || ss.CellXfs == nil {
 		return nil
@@ -589,13 +588,65 @@ func (x *xmlScanner) next() (int, error) {
 		if i < 0 {
 			i = len(raw)
 		}
-		if i == 0 {
-			return 0, errors.New("a tag without a name")
+		if !isName(raw[:i]) {
+			return 0, fmt.Errorf("a tag named %q", raw[:i])
+		}
+		if err := checkAttrs(raw[i:]); err != nil {
+			return 0, fmt.Errorf("in <%s>: %v", raw[:i], err)
 		}
 		x.starts = append(x.starts, len(x.names))
 		x.names = append(x.names, raw[:i]...)
 		x.name, x.attrs = localName(raw[:i]), raw[i:]
 		return tokStart, nil
+	}
+}
+
+// isName reports whether b is an XML name (any byte past ASCII is taken
+// for a letter).
+func isName(b []byte) bool {
+	for i, c := range b {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= 0x80
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// checkAttrs returns an error unless a is a start tag's attributes as XML
+// allows them: each a name, =, and a quoted value without <, no name
+// twice.
+func checkAttrs(a []byte) error {
+	var seen [][]byte
+	for {
+		n := len(a)
+		a = bytes.TrimLeft(a, " \t\r\n")
+		if len(a) == 0 {
+			return nil
+		}
+		if len(a) == n {
+			return errors.New("attributes not apart")
+		}
+		eq := bytes.IndexByte(a, '=')
+		name := bytes.TrimRight(a[:max(eq, 0)], " \t\r\n")
+		if eq < 0 || !isName(name) {
+			return errors.New("an attribute without a value")
+		}
+		for _, s := range seen {
+			if bytes.Equal(s, name) {
+				return fmt.Errorf("attribute %s twice", name)
+			}
+		}
+		seen = append(seen, name)
+		a = bytes.TrimLeft(a[eq+1:], " \t\r\n")
+		if len(a) == 0 || a[0] != '"' && a[0] != '\'' {
+			return errors.New("an attribute value without quotes")
+		}
+		end := bytes.IndexByte(a[1:], a[0])
+		if end < 0 || bytes.IndexByte(a[1:end+1], '<') >= 0 {
+			return errors.New("an attribute value with <")
+		}
+		a = a[end+2:]
 	}
 }
 

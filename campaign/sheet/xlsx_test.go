@@ -102,7 +102,7 @@ func workbookText(path string) (string, error) {
 // stored as numbers (also in scientific form), percentages, money, dates
 // and times in every built-in format and common custom ones, skipped
 // cells and rows, merged cells, escapes, quotes and line ends.
-func corpusWorkbook(t *testing.T, dir string) string {
+func corpusWorkbook(t testing.TB, dir string) string {
 	t.Helper()
 	f := excelize.NewFile()
 	defer f.Close()
@@ -371,4 +371,30 @@ func TestWorksheetReaderFailsClosed(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "cell A2 (row 2, column A)") {
 		t.Errorf("read as a sheet: %v", err)
 	}
+}
+
+// FuzzWorksheetXML reads arbitrary rows of a worksheet's XML: the reader
+// must not panic, and whatever it reads without an error must be the text
+// excelize's readers give. Run it with:
+//
+//	go test ./campaign/sheet -run '^$' -fuzz FuzzWorksheetXML -fuzztime 60s
+func FuzzWorksheetXML(f *testing.F) {
+	for _, s := range []string{
+		`<row r="1"><c r="A1" t="inlineStr"><is><t>Phone</t></is></c><c r="B1" t="s"><v>0</v></c></row><row r="2"><c r="A2"><v>4.47700900123E+11</v></c><c r="C2" s="1"><v>45352.5</v></c></row>`,
+		`<row><c t="inlineStr"><is><r><t>a</t></r><r><t xml:space="preserve"> b&amp;</t></r></is></c><c t="b"><v>1</v></c><c t="e"><v>#N/A</v></c></row><row r="4"/>`,
+		`<row r="1"><c r="B1" t="str"><f>A1</f><v>x` + "\r\n" + `y</v></c><c r="D1"><v><![CDATA[7]]></v></c></row><!-- c --><row r="3"><c r="A3" t="d"><v>2024-03-01</v></c></row>`,
+	} {
+		f.Add(s)
+	}
+	base := corpusWorkbook(f, f.TempDir())
+	f.Fuzz(func(t *testing.T, rows string) {
+		path := withWorksheet(t, base, `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`+rows+`</sheetData></worksheet>`)
+		got, err := workbookText(path)
+		if err != nil {
+			return
+		}
+		if want := excelizeText(t, path); got != want {
+			t.Errorf("got %q\nwant %q", got, want)
+		}
+	})
 }
