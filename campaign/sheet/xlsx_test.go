@@ -192,6 +192,13 @@ func corpusWorkbook(t testing.TB, dir string) string {
 // worksheet's XML is sheetXML, and returns the copy's path.
 func withWorksheet(t *testing.T, path, sheetXML string) string {
 	t.Helper()
+	return withParts(t, path, map[string]string{"xl/worksheets/sheet1.xml": sheetXML})
+}
+
+// withParts writes a copy of the workbook at path with the parts named
+// in parts replaced, and returns the copy's path.
+func withParts(t *testing.T, path string, parts map[string]string) string {
+	t.Helper()
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		t.Fatal(err)
@@ -205,8 +212,8 @@ func withWorksheet(t *testing.T, path, sheetXML string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Name == "xl/worksheets/sheet1.xml" {
-			io.WriteString(w, sheetXML)
+		if p, ok := parts[f.Name]; ok {
+			io.WriteString(w, p)
 			continue
 		}
 		rc, err := f.Open()
@@ -397,4 +404,46 @@ func FuzzWorksheetXML(f *testing.F) {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
 	})
+}
+
+// TestWorksheetReaderExcelShape: a worksheet and shared strings as Excel
+// itself writes them (every cell styled, empty styled cells, row
+// attributes of its extensions, shared formulas with their cached values,
+// shared strings with rich runs and phonetic runs, a date in a custom
+// format) read as excelize reads them.
+func TestWorksheetReaderExcelShape(t *testing.T) {
+	t.Parallel()
+	base := corpusWorkbook(t, t.TempDir())
+	sst := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\r\n" +
+		`<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="6" uniqueCount="6">` +
+		`<si><t>First Name</t></si><si><t>Phone</t></si><si><t>Created</t></si>` +
+		`<si><r><rPr><b/><sz val="11"/><rFont val="Calibri"/></rPr><t>Jür</t></r><r><rPr><sz val="11"/></rPr><t xml:space="preserve">gen </t></r><rPh sb="0" eb="1"><t>ユ</t></rPh><phoneticPr fontId="1"/></si>` +
+		`<si><t>Line one_x000D_` + "\n" + `line two</t></si><si><t/></si></sst>`
+	sheet := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\r\n" +
+		`<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" mc:Ignorable="x14ac xr" xmlns:x14ac="http://schemas.microsoft.com/office/spreadsheetml/2009/9/ac" xmlns:xr="http://schemas.microsoft.com/office/spreadsheetml/2014/revision">` +
+		`<dimension ref="A1:D4"/><sheetViews><sheetView tabSelected="1" workbookViewId="0"/></sheetViews><sheetFormatPr defaultRowHeight="15" x14ac:dyDescent="0.25"/><cols><col min="1" max="1" width="12" customWidth="1"/></cols>` +
+		`<sheetData><row r="1" spans="1:4" x14ac:dyDescent="0.25"><c r="A1" s="1" t="s"><v>0</v></c><c r="B1" s="1" t="s"><v>1</v></c><c r="C1" s="1" t="s"><v>2</v></c><c r="D1" s="1"/></row>` +
+		`<row r="2" spans="1:4" x14ac:dyDescent="0.25"><c r="A2" s="1" t="s"><v>3</v></c><c r="B2" s="1"><v>4.47700900123E+11</v></c><c r="C2" s="2"><v>45352.604166666664</v></c><c r="D2" s="1"><f>B2*2</f><v>895401800246</v></c></row>` +
+		`<row r="3" spans="1:4" ht="30" customHeight="1" x14ac:dyDescent="0.25"><c r="A3" s="1" t="s"><v>4</v></c><c r="B3" s="1"/><c r="C3" s="2"/><c r="D3" s="1"><f t="shared" ref="D3:D4" si="0">B3*2</f><v>0</v></c></row>` +
+		`<row r="4" spans="1:4"><c r="A4" t="s"><v>5</v></c><c r="D4" s="1"><f t="shared" si="0"/><v>0</v></c></row>` +
+		`</sheetData><pageMargins left="0.7" right="0.7" top="0.75" bottom="0.75" header="0.3" footer="0.3"/></worksheet>`
+	styles := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\r\n" +
+		`<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><numFmts count="1"><numFmt numFmtId="164" formatCode="dd/mm/yyyy\ hh:mm"/></numFmts>` +
+		`<fonts count="1"><font><sz val="11"/><name val="Calibri"/></font></fonts><fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills>` +
+		`<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>` +
+		`<cellXfs count="4"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/><xf numFmtId="49" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>` +
+		`<xf numFmtId="164" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/><xf numFmtId="14" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>` +
+		`<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>`
+	sheet = strings.ReplaceAll(sheet, `<c r="C3" s="2"/>`, `<c r="C3" s="3"><v>45352</v></c>`)
+	path := withParts(t, base, map[string]string{"xl/worksheets/sheet1.xml": sheet, "xl/sharedStrings.xml": sst, "xl/styles.xml": styles})
+	got, err := workbookText(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := excelizeText(t, path); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if want := `"Jürgen ","4.47700900123E+11","2024-03-01 14:30:00","895401800246"`; !strings.Contains(got, want) || !strings.Contains(got, `"2024-03-01","0"`) {
+		t.Errorf("the rich text or the phone number is not as written: %q", got)
+	}
 }
