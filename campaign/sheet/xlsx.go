@@ -887,56 +887,59 @@ func (x *xmlScanner) text() (string, error) {
 func (x *xmlScanner) richText() (string, error) {
 	var t string
 	var runs []string
+	err := x.children(func(name string) error {
+		var err error
+		switch name {
+		case "t":
+			t, err = x.text()
+		case "r":
+			rt := ""
+			err = x.children(func(name string) error {
+				var err error
+				if name == "t" {
+					rt, err = x.text()
+				}
+				return err
+			})
+			runs = append(runs, rt)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return bstrUnmarshal(t + strings.Join(runs, "")), nil
+}
+
+// children reads the element just started to its end, calling fn with
+// the name of each child element as it starts; fn may read the child, and
+// a child it leaves is skipped.
+func (x *xmlScanner) children(fn func(name string) error) error {
+	if x.empty {
+		return nil
+	}
 	depth := len(x.starts)
 	for {
 		tok, err := x.next()
 		if err != nil {
-			return "", noEOF(err)
+			return noEOF(err)
 		}
 		if len(x.starts) < depth {
-			break
+			return nil
 		}
 		if tok != tokStart {
 			continue
 		}
-		switch string(x.name) {
-		case "t":
-			if t, err = x.text(); err != nil {
-				return "", err
-			}
-		case "r":
-			rt := ""
-			if !x.empty {
-				rdepth := len(x.starts)
-				for {
-					tok, err := x.next()
-					if err != nil {
-						return "", noEOF(err)
-					}
-					if len(x.starts) < rdepth {
-						break
-					}
-					if tok != tokStart {
-						continue
-					}
-					if string(x.name) == "t" {
-						if rt, err = x.text(); err != nil {
-							return "", err
-						}
-					} else if err := x.skipIf(); err != nil {
-						return "", err
-					}
-				}
-			}
-			runs = append(runs, rt)
-		default:
+		open := len(x.starts)
+		if err := fn(string(x.name)); err != nil {
+			return err
+		}
+		if len(x.starts) == open {
 			if err := x.skipIf(); err != nil {
-				return "", err
+				return err
 			}
 		}
 	}
-	s := t + strings.Join(runs, "")
-	return bstrUnmarshal(s), nil
 }
 
 var bstrEscape = regexp.MustCompile(`_x[a-fA-F\d]{4}_`)
