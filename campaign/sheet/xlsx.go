@@ -613,6 +613,10 @@ func isName(b []byte) bool {
 	return len(b) > 0
 }
 
+// maxAttrs bounds the attributes of a tag, which checkAttrs compares
+// pairwise: a workbook's tags have a few.
+const maxAttrs = 64
+
 // checkAttrs returns an error unless a is a start tag's attributes as XML
 // allows them: each a name, =, and a quoted value without <, no name
 // twice.
@@ -637,7 +641,9 @@ func checkAttrs(a []byte) error {
 				return fmt.Errorf("attribute %s twice", name)
 			}
 		}
-		seen = append(seen, name)
+		if seen = append(seen, name); len(seen) > maxAttrs {
+			return fmt.Errorf("more than %d attributes", maxAttrs)
+		}
 		a = bytes.TrimLeft(a[eq+1:], " \t\r\n")
 		if len(a) == 0 || a[0] != '"' && a[0] != '\'' {
 			return errors.New("an attribute value without quotes")
@@ -691,23 +697,23 @@ func (x *xmlScanner) until(delim string) ([]byte, error) {
 // '>', which may not stand inside a quoted attribute value.
 func (x *xmlScanner) tag() ([]byte, error) {
 	x.buf = x.buf[:0]
+	var quote byte
 	for {
 		b, err := x.r.ReadSlice('>')
 		x.buf = append(x.buf, b...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var quote byte
-		for _, c := range x.buf {
+		for _, c := range b {
 			switch {
 			case quote == 0 && (c == '"' || c == '\''):
 				quote = c
 			case c == quote:
 				quote = 0
 			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return nil, err
 		}
 		if quote == 0 {
 			return x.buf, nil

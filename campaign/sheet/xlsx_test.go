@@ -312,7 +312,7 @@ func TestWorksheetReaderXML(t *testing.T) {
 	base := corpusWorkbook(t, t.TempDir())
 	for _, body := range []string{
 		`<row r="1"><c r="A1" t="inlineStr"><is><t>Name</t></is></c><c r="B1" t="inlineStr"><is><t>Phone</t></is></c></row>` +
-			`<row r="2"><c r="A2" t="inlineStr"><is><t xml:space="preserve"> Ada &amp; Bo&#x41;&#66; </t></is></c><c r="B2"><v>447700900123</v></c></row>` +
+			`<row r="2"><c r="A2" t="inlineStr" cm='a>"b' d="1&gt;0"><is><t xml:space="preserve"> Ada &amp; Bo&#x41;&#66; </t></is></c><c r="B2"><v>447700900123</v></c></row>` +
 			`<row><c t="inlineStr"><is><r><t>Gr</t></r><r><rPr><b/></rPr><t>ace</t></r><rPh><t>x</t></rPh></is></c><c><v>4.47700900123E+11</v></c></row>` +
 			`<row r="6" spans="1:2"><c r="B6" s="0"><f>A1</f></c></row><row r="7"/><row r="8"><c r="A8" t="b"><v>1</v></c><c r="B8" t="e"><v>#N/A</v></c></row>` +
 			`<row r="9"><c r="A9" t="str"><v>line1` + "\r\n" + `line2` + "\r" + `line3</v></c><c r="B9"><v><![CDATA[12]]></v></c></row>` +
