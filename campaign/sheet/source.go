@@ -1,16 +1,15 @@
 package sheet
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
@@ -178,8 +177,13 @@ const maxWorkbookBytes = 1 << 30
 
 // openWorkbook returns the rows of a worksheet of the workbook at path as
 // CSV text, produced as it is read: every field quoted, one line a row,
-// an empty line for an empty row, so that the rows keep the numbers the
-// spreadsheet shows. Closing it stops the reading.
+// an empty line for an empty row, a row as wide as the first (the
+// header) at least. A cell holds its value as stored (a text as written,
+// a number by its full value, never the rounded or scientific form Excel
+// may display, a formula by its cached value), but a number in a date or
+// time format is an ISO 8601 date, time, or both. excelize opens the
+// workbook (its worksheets, styles and calendar); the worksheet's XML is
+// read in one pass by a worksheetReader. Closing it stops the reading.
 func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 	wb, err := excelize.OpenFile(path, excelize.Options{UnzipSizeLimit: maxWorkbookBytes})
 	if err != nil {
@@ -188,152 +192,50 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 		}
 		return nil, fmt.Errorf("the file looks like an Excel workbook (.xlsx) but cannot be read as one (%v): open it in Excel and save it again", err)
 	}
+	defer wb.Close()
 	sheets := wb.GetSheetList()
 	name := worksheet
 	if name == "" {
 		if len(sheets) == 0 {
-			wb.Close()
 			return nil, errors.New("the workbook has no worksheet")
 		}
 		name = sheets[0]
 	} else if idx, _ := wb.GetSheetIndex(name); idx < 0 {
-		wb.Close()
 		return nil, fmt.Errorf("the workbook has no worksheet %q; its worksheets: %s", name, quoteAll(sheets))
 	}
-	date1904 := false
+	wr := &worksheetReader{dates: dateStyles(wb)}
 	if p, err := wb.GetWorkbookProps(); err == nil && p.Date1904 != nil {
-		date1904 = *p.Date1904
+		wr.date1904 = *p.Date1904
 	}
-	// Two readers of the same worksheet in step: one gives each cell as
-	// stored (a number by its full value), the other as Excel shows it,
-	// which tells a date from a number.
-	raw, err := wb.Rows(name)
+	part, err := worksheetPart(wb, name)
 	if err != nil {
-		wb.Close()
 		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
 	}
-	shown, err := wb.Rows(name)
+	z, err := zip.OpenReader(path)
 	if err != nil {
-		raw.Close()
-		wb.Close()
 		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
 	}
+	if wr.strings, err = readSharedStrings(&z.Reader); err != nil {
+		z.Close()
+		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
+	}
+	rc, err := openPart(&z.Reader, part, false)
+	if err == nil && rc == nil {
+		err = fmt.Errorf("the workbook has no %s", part)
+	}
+	if err != nil {
+		z.Close()
+		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
+	}
+	wr.x = newXMLScanner(rc)
 	pr, pw := io.Pipe()
 	go func() {
-		err := writeRows(pw, raw, shown, date1904)
-		raw.Close()
-		shown.Close()
-		wb.Close()
+		err := wr.writeCSV(pw)
+		rc.Close()
+		z.Close()
 		pw.CloseWithError(err)
 	}()
 	return pr, nil
-}
-
-// writeRows writes the rows of raw (and of shown, the same rows as
-// displayed) to w as CSV text until the worksheet ends or w is closed.
-// A worksheet keeps no empty cells at the end of a row, so a row is
-// written as wide as the first (the header) at least.
-func writeRows(w io.Writer, raw, shown *excelize.Rows, date1904 bool) error {
-	// The rows as shown are read on a goroutine of their own, beside the
-	// rows as stored: each reader parses the worksheet's XML.
-	shownRows := make(chan shownRow, 256)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(shownRows)
-		for shown.Next() {
-			sv, err := shown.Columns()
-			select {
-			case shownRows <- shownRow{sv, err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	})
-	defer wg.Wait()
-	defer close(done)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	width := -1
-	for raw.Next() {
-		next, ok := <-shownRows
-		if !ok {
-			return errors.New("the worksheet changed while it was read")
-		}
-		rv, err := raw.Columns(excelize.Options{RawCellValue: true})
-		if err != nil {
-			return fmt.Errorf("reading the worksheet: %v", err)
-		}
-		sv, err := next.cols, next.err
-		if err != nil {
-			return fmt.Errorf("reading the worksheet: %v", err)
-		}
-		if width < 0 {
-			width = len(rv)
-		}
-		for len(rv) > 0 && len(rv) < width {
-			rv = append(rv, "")
-		}
-		for i, v := range rv {
-			if i > 0 {
-				bw.WriteByte(',')
-			}
-			if i < len(sv) {
-				v = cellText(v, sv[i], date1904)
-			}
-			bw.WriteByte('"')
-			bw.WriteString(strings.ReplaceAll(v, `"`, `""`))
-			bw.WriteByte('"')
-		}
-		if err := bw.WriteByte('\n'); err != nil {
-			return err
-		}
-	}
-	if err := raw.Error(); err != nil {
-		return fmt.Errorf("reading the worksheet: %v", err)
-	}
-	return bw.Flush()
-}
-
-// shownRow is a row of a worksheet as Excel shows it, or the error of
-// reading it.
-type shownRow struct {
-	cols []string
-	err  error
-}
-
-var (
-	scientific = regexp.MustCompile(`^[-+]?\d+(\.\d+)?[eE][-+]?\d+$`)
-	// dateShown matches what Excel shows of a date or a time: 3/1/24,
-	// 01.03.2024, 2024-03-01, 13:45, Mar-24.
-	dateShown = regexp.MustCompile(`(?i)\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|\d:\d\d|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)`)
-)
-
-// cellText is what a cell holds for callrun: the value as stored (a text
-// as written, a number by its full value, never the rounded or
-// scientific form Excel may display, a formula by its cached value), but
-// a date or time as a date: ISO 8601, from the stored serial number.
-func cellText(raw, shown string, date1904 bool) string {
-	if raw == shown || scientific.MatchString(shown) || !dateShown.MatchString(shown) {
-		return raw
-	}
-	serial, err := strconv.ParseFloat(raw, 64)
-	if err != nil || serial < 0 || serial > 2958465 { // 9999-12-31
-		return raw
-	}
-	t, err := excelize.ExcelDateToTime(serial, date1904)
-	if err != nil {
-		return raw
-	}
-	switch {
-	case serial < 1: // a time of day alone
-		return t.Format("15:04:05")
-	case serial == float64(int64(serial)):
-		return t.Format("2006-01-02")
-	}
-	return t.Format("2006-01-02 15:04:05")
 }
 
 func quoteAll(names []string) string {

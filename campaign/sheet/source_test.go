@@ -220,27 +220,6 @@ func TestWorkbookClosedEarly(t *testing.T) {
 	}
 }
 
-func TestCellText(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct{ raw, shown, want string }{
-		{"4915112345678", "4.92E+12", "4915112345678"},
-		{"4915112345678", "4915112345678", "4915112345678"},
-		{"45352", "03-01-24", "2024-03-01"},
-		{"45352", "01.03.2024", "2024-03-01"},
-		{"45352", "Mar-24", "2024-03-01"},
-		{"45352.5", "3/1/24 12:00", "2024-03-01 12:00:00"},
-		{"0.75", "18:00", "18:00:00"},
-		{"1234.5", "1,234.50", "1234.5"},
-		{"0.12", "12%", "0.12"},
-		{"Jürgen", "Jürgen", "Jürgen"},
-		{"1.2.2024", "1.2.2024", "1.2.2024"}, // text that looks like a date stays as written
-	} {
-		if got := cellText(tt.raw, tt.shown, false); got != tt.want {
-			t.Errorf("cellText(%q, %q) = %q, want %q", tt.raw, tt.shown, got, tt.want)
-		}
-	}
-}
-
 func TestEncodings(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
