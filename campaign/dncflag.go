@@ -478,7 +478,10 @@ type FlagPass struct {
 // rows say do not call in one; else only its first rows. It reads every
 // sheet whole, shard or not, but reads the number of flagged rows only. A
 // sheet that cannot be read to its end (not UTF-8, a row that never ends)
-// gives the numbers of the rows before it. LoadSuppression calls it.
+// gives the numbers of the rows before it. It keeps the records of a
+// sheet it reads to its end (FlagPass' rowSpool), which the contact
+// readers read rather than parse the sheet again. LoadSuppression calls
+// it.
 func (f *File) ReadFlagged(ctx context.Context) (*FlagPass, error) {
 	fp := &FlagPass{Flagged: map[uint64]FlaggedNumber{}, Signals: make([][]PlanSignal, len(f.Sheets)), spools: make([]*rowSpool, len(f.Sheets))}
 	cr := f.NewContactReader(nil)
