@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,24 @@ func TestPlanParsesSheetOnce(t *testing.T) {
 	}
 	if !containsPrefix(keptNotes, "0: "+f.Path("a.csv")+": rows 60-61 after the data") {
 		t.Errorf("notes %q lack the footer", keptNotes)
+	}
+
+	// The campaign's numbers, asked of a long do-not-call list, are read
+	// from the records kept too.
+	before = sheetReadings.Load()
+	numbers, err := f.CallNumbers(context.Background(), sup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sheetReadings.Load() - before; got != 0 {
+		t.Errorf("CallNumbers parsed %d sheets; want none, with the records the pass kept", got)
+	}
+	fromSheets, err := f.CallNumbers(context.Background(), &Suppression{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(numbers, fromSheets) || len(numbers) < 45 {
+		t.Errorf("CallNumbers from the kept records %q, from the sheets %q", numbers, fromSheets)
 	}
 
 	// The sheet changed since the pass: read from the file, as it is now.
