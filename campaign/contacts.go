@@ -543,6 +543,12 @@ type ContactReader struct {
 	// signals are, by sheet, what its signal columns said, once it is
 	// read (see [ContactReader.Signals]).
 	signals [][]PlanSignal
+	// spools are, by sheet, the records the pass over the signal columns
+	// kept ([Suppression]'s), read rather than the sheet.
+	spools []*rowSpool
+	// flags tells the numbers the suppression's flagged numbers do not
+	// hold; nil when it holds none.
+	flags *flagFilter
 }
 
 // NewContactReader prepares to read the campaign's contacts.
@@ -559,8 +565,21 @@ func (f *File) NewContactReader(suppress *Suppression) *ContactReader {
 	for i := range inCountry {
 		inCountry[i] = map[string]*[2]*phone.Rules{}
 	}
-	return &ContactReader{f: f, suppress: suppress, seen: newNumbersSeen(f), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
+	cr := &ContactReader{f: f, suppress: suppress, seen: newNumbersSeen(f), repeats: map[uint64]int{}, agentOf: agentOf, rules: rules, inCountry: inCountry,
 		signals: make([][]PlanSignal, len(f.Sheets))}
+	if suppress != nil {
+		cr.spools, cr.flags = suppress.spools, newFlagFilter(suppress.flagged)
+	}
+	return cr
+}
+
+// spool returns the records the pass over the signal columns kept of
+// sheet i; nil when it kept none.
+func (cr *ContactReader) spool(i int) *rowSpool {
+	if i < len(cr.spools) {
+		return cr.spools[i]
+	}
+	return nil
 }
 
 // Each calls fn for every row of every sheet, in order. The *Contact is
@@ -582,6 +601,15 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		return err
 	}
 	defer r.Close()
+	// The records the pass over the signal columns kept, when it read
+	// the sheet as it stands; else the sheet's.
+	var recs records = r
+	notes := r.Notes
+	if sp := cr.spool(i); sp != nil && sp.current(cr.f.Path(spec.File), r) {
+		recs, notes = sp.reading(), func() []string { return sp.notes }
+	} else {
+		sheetReadings.Add(1)
+	}
 	agent := cr.agentOf[spec.Agent]
 	judge := func(b *rowBatch, s *rowScratch) {
 		s.counts = &b.counts
@@ -615,9 +643,9 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 		}
 		return nil
 	}
-	err = cr.judgeInOrder(ctx, r, len(m.phones), judge, settle)
+	err = cr.judgeInOrder(ctx, recs, len(m.phones), judge, settle)
 	if cr.SheetNote != nil {
-		for _, note := range r.Notes() {
+		for _, note := range notes() {
 			cr.SheetNote(i, note)
 		}
 	}
@@ -748,7 +776,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 // do-not-call list, and whether an earlier row has its number. Suppressed
 // first, then a duplicate of an earlier row, else to call.
 func (cr *ContactReader) settle(c *Contact, sheetIdx int, m *sheetMap, rec sheet.Record) {
-	if cr.flagDoNotCall(c, m, rec) || cr.suppress.flaggedElsewhere(c, cr.f) {
+	if cr.flagDoNotCall(c, m, rec) || (cr.flags.mayHave(c.Phone) && cr.suppress.flaggedElsewhere(c, cr.f)) {
 		return
 	}
 	if c.Status == "" {

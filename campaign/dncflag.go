@@ -462,6 +462,9 @@ type FlagPass struct {
 	// Signals are, by sheet, the signal columns the pass read and what
 	// they said.
 	Signals [][]PlanSignal
+	// spools are, by sheet, the records of each sheet the pass read to
+	// its end, for the contact reader; nil for another.
+	spools []*rowSpool
 }
 
 // ReadFlagged reads, before any contact is judged, every sheet's signal
@@ -475,9 +478,12 @@ type FlagPass struct {
 // rows say do not call in one; else only its first rows. It reads every
 // sheet whole, shard or not, but reads the number of flagged rows only. A
 // sheet that cannot be read to its end (not UTF-8, a row that never ends)
-// gives the numbers of the rows before it. LoadSuppression calls it.
+// gives the numbers of the rows before it. It keeps the records of a
+// sheet it reads to its end (FlagPass' rowSpool), which the contact
+// readers read rather than parse the sheet again. LoadSuppression calls
+// it.
 func (f *File) ReadFlagged(ctx context.Context) (*FlagPass, error) {
-	fp := &FlagPass{Flagged: map[uint64]FlaggedNumber{}, Signals: make([][]PlanSignal, len(f.Sheets))}
+	fp := &FlagPass{Flagged: map[uint64]FlaggedNumber{}, Signals: make([][]PlanSignal, len(f.Sheets)), spools: make([]*rowSpool, len(f.Sheets))}
 	cr := f.NewContactReader(nil)
 	for i := range f.Sheets {
 		se, err := cr.readFlagged(ctx, i, fp)
@@ -505,18 +511,33 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 		return nil, err
 	}
 	defer r.Close()
+	sheetReadings.Add(1)
 	whole := m.readsWhole()
+	// The records are kept for the contact reader as they are read, once
+	// they are known to be read to the end of the sheet or the first rows
+	// read on: the workers encode them.
+	spool := newSpoolWriter(cr.f.Path(spec.File))
+	encode := func(b *rowBatch, _ *rowScratch) {
+		if spool != nil {
+			b.spooled, b.spoolable = encodeRecords(b.spooled[:0], b.recs)
+		}
+	}
 	// The sheet is read on one goroutine while its rows are read here.
-	noJudge := func(*rowBatch, *rowScratch) {}
-	err = cr.judgeInOrder(ctx, r, len(m.phones), noJudge, func(b *rowBatch) error {
+	err = cr.judgeInOrder(ctx, r, len(m.phones), encode, func(b *rowBatch) error {
 		for _, rec := range b.recs {
 			if err := cr.flagRow(i, spec, m, rec, fp, &whole); err != nil {
 				return err
 			}
 		}
+		spool.write(b.spooled, b.spoolable)
 		return nil
 	})
 	fp.Signals[i] = m.planSignals()
+	if err == nil {
+		fp.spools[i] = spool.finish(r)
+	} else {
+		spool.discard()
+	}
 	if errors.Is(err, errSampled) {
 		return nil, nil
 	}
@@ -618,6 +639,45 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 		c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
 	}
 	return true
+}
+
+// flagFilter has a bit for each of a power of two of hashes of phone
+// keys, set for the hash of each number the campaign's sheets flag
+// ([Suppression.flaggedElsewhere]): a clear bit says, without a look in
+// the map of the flagged numbers (far larger than a cache, and asked of
+// every row), that a number is not flagged. nil when none is.
+type flagFilter struct {
+	bits  []uint64
+	shift uint
+}
+
+// newFlagFilter returns the filter of the numbers of flagged.
+func newFlagFilter(flagged map[uint64]FlaggedNumber) *flagFilter {
+	if len(flagged) == 0 {
+		return nil
+	}
+	logBits := uint(12)
+	for 1<<logBits < 16*len(flagged) && logBits < 32 {
+		logBits++
+	}
+	ff := &flagFilter{bits: make([]uint64, 1<<logBits/64), shift: 64 - logBits}
+	for key := range flagged {
+		h := ff.hash(key)
+		ff.bits[h/64] |= 1 << (h % 64)
+	}
+	return ff
+}
+
+func (ff *flagFilter) hash(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 >> ff.shift }
+
+// mayHave reports whether the E.164 number may be flagged: false when it
+// is not.
+func (ff *flagFilter) mayHave(e164 string) bool {
+	if ff == nil {
+		return false
+	}
+	h := ff.hash(phoneKey(e164))
+	return ff.bits[h/64]&(1<<(h%64)) != 0
 }
 
 // FlagsUnread returns, when a sheet the pass before any contact is judged

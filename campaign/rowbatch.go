@@ -29,6 +29,11 @@ type rowBatch struct {
 	recs     []sheet.Record
 	contacts []Contact
 	counts   rowCounts
+	// spooled are the batch's records encoded for a rowSpool
+	// ([encodeRecords]), when the pass over the signal columns keeps
+	// them; spoolable is false when they could not be.
+	spooled   []byte
+	spoolable bool
 	// judged is closed once every record of the batch is judged.
 	judged chan struct{}
 	// err is the error that ended the reading of the sheet after the
@@ -84,7 +89,7 @@ func (m *sheetMap) addCounts(c *rowCounts) {
 
 // readBatch fills b with the next records of r, up to rowBatchSize, and
 // marks it last at the end of the sheet or at an error that ends it.
-func readBatch(ctx context.Context, r *sheet.Reader, b *rowBatch) {
+func readBatch(ctx context.Context, r records, b *rowBatch) {
 	b.recs, b.err, b.last = b.recs[:0], nil, false
 	if err := ctx.Err(); err != nil {
 		b.err, b.last = err, true
@@ -122,7 +127,7 @@ func newRowBatch(phones int) *rowBatch {
 // or of the reading (ctx's included), once every goroutine it started
 // has stopped. The batches in flight are bounded, so memory follows the
 // workers, not the sheet.
-func (cr *ContactReader) judgeInOrder(ctx context.Context, r *sheet.Reader, phones int, judge func(*rowBatch, *rowScratch), settle func(*rowBatch) error) error {
+func (cr *ContactReader) judgeInOrder(ctx context.Context, r records, phones int, judge func(*rowBatch, *rowScratch), settle func(*rowBatch) error) error {
 	workers := judgeWorkers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

@@ -28,7 +28,7 @@ func (s *Suppression) LoadDoNotCall(ctx context.Context, list store.DoNotCallLis
 	}
 	if !small {
 		if s.callNumbers == nil {
-			if s.callNumbers, err = f.CallNumbers(ctx); err != nil {
+			if s.callNumbers, err = f.CallNumbers(ctx, s); err != nil {
 				return err
 			}
 		}
@@ -48,11 +48,13 @@ func (s *Suppression) LoadDoNotCall(ctx context.Context, list store.DoNotCallLis
 // CallNumbers reads the numbers of the campaign's contacts (of its
 // shard), each once, to be looked up on the store's do-not-call list
 // before the contacts are read for plan, run or the report
-// ([Suppression.LoadDoNotCall]), when the list is long. A sheet that cannot be read gives the
-// numbers of the rows before the problem: the reading that follows
-// reports it.
-func (f *File) CallNumbers(ctx context.Context) ([]string, error) {
+// ([Suppression.LoadDoNotCall]), when the list is long: from the
+// records s kept of the pass over the signal columns, else from the
+// sheets. A sheet that cannot be read gives the numbers of the rows
+// before the problem: the reading that follows reports it.
+func (f *File) CallNumbers(ctx context.Context, s *Suppression) ([]string, error) {
 	cr := f.NewContactReader(nil)
+	cr.spools = s.spools
 	cr.SheetFailed = func(int, *sheet.Error) {}
 	seen := map[uint64]struct{}{}
 	var numbers []string

@@ -47,8 +47,9 @@ type Suppression struct {
 	flagged     map[uint64]FlaggedNumber
 	flagsUnread *sheet.Error // see FlagsUnread
 	// signals are, by sheet, the signal columns the same pass read (see
-	// SignalProblems).
+	// SignalProblems); spools the records it kept (see rowSpool).
 	signals [][]PlanSignal
+	spools  []*rowSpool
 }
 
 // pressureView is contact pressure's starts as read at a time.
@@ -168,7 +169,7 @@ func (f *File) LoadSuppression(ctx context.Context) (*Suppression, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.flagged, s.flagsUnread, s.signals = fp.Flagged, fp.Unread, fp.Signals
+	s.flagged, s.flagsUnread, s.signals, s.spools = fp.Flagged, fp.Unread, fp.Signals, fp.spools
 	return s, nil
 }
 

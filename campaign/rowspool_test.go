@@ -1,0 +1,169 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// spoolSheet is a sheet with what the sheet's reader reads besides plain
+// rows: a title block above the header, a row with more fields than the
+// header (an error of its own), a quoted field over two lines, groups of
+// rows under titles of their own (one saying do not call), a do-not-call
+// column that flags a number on a later row than another row with it, a
+// consent column, and a report's footer.
+func spoolSheet() string {
+	var b strings.Builder
+	b.WriteString("Leads export\n\nName,Phone,DNC,Consent\n")
+	b.WriteString("Ada,+14155550101,,2024-03-05\n")
+	b.WriteString("Bea,+14155550102,,2024-03-05\n")
+	b.WriteString("Cy,+14155550103,,2024-03-05,extra,fields\n")
+	b.WriteString("\"Di\nDee\",+14155550104,,revoked\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "Lead %d,+1415555%04d,,2024-03-05\n", i, 1000+i)
+	}
+	b.WriteString("Flagged later,+14155550102,1,2024-03-05\n")
+	b.WriteString("\nNicht anrufen\nName,Phone,DNC,Consent\nEd,+14155550105,,2024-03-05\nAda again,+14155550101,,\n")
+	b.WriteString("\nCustomers\nName,Phone,DNC,Consent\nFay,+14155550106,maybe,2024-03-05\nGus,+14155550107,,2024-03-05\n")
+	b.WriteString("\nExported by the CRM\nPage 1 of 1\n")
+	return b.String()
+}
+
+// spoolCampaign is a campaign of spoolSheet and another sheet, mapping
+// its do-not-call and consent columns.
+func spoolCampaign(t *testing.T) *File {
+	t.Helper()
+	f, err := dncCampaign(t, map[string]string{"a.csv": spoolSheet(), "b.csv": "Phone,DNC,Consent\n+14155550107,,2024-03-05\n+14155550108,,2024-03-05\n"},
+		"do_not_call: {column: DNC}\nconsent: {column: Consent, required: true}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// readAll reads f's contacts with cr, and the notes and signals it tells.
+func readAll(t *testing.T, f *File, cr *ContactReader) (contacts []Contact, notes []string, signals [][]PlanSignal) {
+	t.Helper()
+	cr.SheetNote = func(i int, note string) { notes = append(notes, fmt.Sprintf("%d: %s", i, note)) }
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	cr.Now = func() time.Time { return now }
+	if err := cr.Each(context.Background(), func(c *Contact) error {
+		contacts = append(contacts, *c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range f.Sheets {
+		signals = append(signals, cr.Signals(i))
+	}
+	return contacts, notes, signals
+}
+
+// TestPlanParsesSheetOnce: plan of a campaign with a do-not-call and a
+// consent column parses each sheet once: the pass over those columns
+// keeps the records, and the contact reader reads them from there. A
+// reader without them (the suppression's records dropped) gives the
+// same contacts, notes and signals, row errors and groups of rows
+// included; so does a sheet changed since the pass, read from the file
+// again.
+func TestPlanParsesSheetOnce(t *testing.T) {
+	f := spoolCampaign(t)
+	before := sheetReadings.Load()
+	p, sup := signalPlan(t, f)
+	if got := sheetReadings.Load() - before; got != int64(len(f.Sheets)) {
+		t.Errorf("plan parsed its %d sheets %d times; want once each", len(f.Sheets), got)
+	}
+	if p.Totals.Rows == 0 || p.Totals.Suppressed == 0 || p.Totals.Invalid == 0 {
+		t.Fatalf("plan counted %+v: the sheet's rows of each kind are not all there", p.Totals)
+	}
+
+	before = sheetReadings.Load()
+	kept, keptNotes, keptSignals := readAll(t, f, f.NewContactReader(sup))
+	if got := sheetReadings.Load() - before; got != 0 {
+		t.Errorf("the contact reader parsed %d sheets; want none, with the records the pass kept", got)
+	}
+	cr := f.NewContactReader(sup)
+	cr.spools = nil
+	parsed, parsedNotes, parsedSignals := readAll(t, f, cr)
+	if !reflect.DeepEqual(kept, parsed) {
+		for k := range min(len(kept), len(parsed)) {
+			if !reflect.DeepEqual(kept[k], parsed[k]) {
+				t.Errorf("contact %d from the kept records:\n%+v\nfrom the sheet:\n%+v", k, kept[k], parsed[k])
+				break
+			}
+		}
+		t.Fatalf("%d contacts from the kept records, %d from the sheet", len(kept), len(parsed))
+	}
+	if !reflect.DeepEqual(keptNotes, parsedNotes) || !reflect.DeepEqual(keptSignals, parsedSignals) {
+		t.Errorf("notes and signals from the kept records:\n%q\n%+v\nfrom the sheet:\n%q\n%+v", keptNotes, keptSignals, parsedNotes, parsedSignals)
+	}
+	var statuses []string
+	for _, c := range kept {
+		statuses = append(statuses, fmt.Sprintf("%d/%d %s %s", c.Sheet, c.Row, c.Status, c.Reason))
+	}
+	for _, want := range []string{
+		"0/4 suppressed the number is in a group of rows whose title says do not call: sheet a.csv, row 53", // a group further down
+		"0/5 suppressed the number is marked do not call in sheet a.csv, row 48",                            // a later row
+		"0/6 invalid has 6 fields but the header has 4",
+		"0/7 invalid no consent on record: the cell says \"revoked\"",
+		"0/52 suppressed the row is in the group \"Nicht anrufen\"",
+		"0/57 suppressed do-not-call column \"DNC\" says \"maybe\"",
+		"1/2 duplicate",
+		"1/3 to_call",
+	} {
+		if !containsPrefix(statuses, want) {
+			t.Errorf("no row reads %q; rows:\n%s", want, strings.Join(statuses, "\n"))
+		}
+	}
+	if !containsPrefix(keptNotes, "0: "+f.Path("a.csv")+": rows 60-61 after the data") {
+		t.Errorf("notes %q lack the footer", keptNotes)
+	}
+
+	// The campaign's numbers, asked of a long do-not-call list, are read
+	// from the records kept too.
+	before = sheetReadings.Load()
+	numbers, err := f.CallNumbers(context.Background(), sup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sheetReadings.Load() - before; got != 0 {
+		t.Errorf("CallNumbers parsed %d sheets; want none, with the records the pass kept", got)
+	}
+	fromSheets, err := f.CallNumbers(context.Background(), &Suppression{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(numbers, fromSheets) || len(numbers) < 45 {
+		t.Errorf("CallNumbers from the kept records %q, from the sheets %q", numbers, fromSheets)
+	}
+
+	// The sheet changed since the pass: read from the file, as it is now.
+	path := f.Path(f.Sheets[1].File)
+	if err := os.WriteFile(path, []byte("Phone,DNC,Consent\n+14155550109,,2024-03-05\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before = sheetReadings.Load()
+	changed, _, _ := readAll(t, f, f.NewContactReader(sup))
+	if got := sheetReadings.Load() - before; got != 1 {
+		t.Errorf("the contact reader parsed %d sheets after one changed; want that one", got)
+	}
+	if last := changed[len(changed)-1]; last.Sheet != 1 || last.Phone != "+14155550109" || len(changed) != len(kept)-1 {
+		t.Errorf("after b.csv changed, its rows read %+v (%d contacts)", last, len(changed))
+	}
+}
+
+// containsPrefix reports whether an element of ss starts with
+// prefix.
+func containsPrefix(ss []string, prefix string) bool {
+	for _, s := range ss {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
