@@ -326,7 +326,7 @@ func ReadState(path string) (*State, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s := newState(path, nil)
-		s.deliveries = dirDeliveries(filepath.Dir(path))
+		s.deliveries = Files{Dir: filepath.Dir(path)}
 		return s, nil
 	}
 	if err != nil {
@@ -367,7 +367,7 @@ var replayOptions = jsonv2.JoinOptions(
 // torn last line.
 func replay(path string, f *os.File) (*State, int64, error) {
 	s := newState(path, &fileRecords{path: path, f: f})
-	s.deliveries = dirDeliveries(filepath.Dir(path))
+	s.deliveries = Files{Dir: filepath.Dir(path)}
 	if fi, err := f.Stat(); err == nil {
 		// A contact takes two lines, about 300 bytes or more: sizing the
 		// map for the journal at once spares replay its growing.
