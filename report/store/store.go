@@ -149,7 +149,7 @@ func (s Files) LockAgents(ctx context.Context) (func() error, error) {
 }
 
 func (s Files) OpenJournal(_ context.Context, opts JournalOptions) (*Journal, *State, error) {
-	j, st, err := OpenJournalWith(s.Journal(), opts)
+	j, st, err := OpenJournal(s.Journal(), opts)
 	if err == nil {
 		st.deliveries = s
 	}
