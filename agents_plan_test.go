@@ -48,9 +48,9 @@ func TestPlanFailsWhenRunWouldRefuse(t *testing.T) {
 	}{
 		{"online", planOptions{PlanOptions: run.PlanOptions{Path: path}}, exitRuntime,
 			[]string{"run would refuse this campaign", `"Declared" matches 2 agents`, a1.AgentID, a2.AgentID}, "run will refuse"},
-		{"online --strict", planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true}, exitInvalidRows,
+		{"online --strict", planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true}, run.ExitInvalidRows,
 			[]string{"plan --strict: run would refuse this campaign", a1.AgentID, a2.AgentID}, "run will refuse"},
-		{"online --strict --format json", planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true, format: "json"}, exitInvalidRows,
+		{"online --strict --format json", planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true, format: "json"}, run.ExitInvalidRows,
 			[]string{"plan --strict: run would refuse"}, `"action": "ambiguous"`},
 		{"--offline --strict", planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true}, strict: true}, exitOK,
 			nil, "offline: not checked whether each agent exists, or exists twice"},
@@ -130,7 +130,7 @@ func TestRunStopsWhenItsCreateMadeTheNameAmbiguous(t *testing.T) {
 		t.Errorf("%d agents, %d created by callrun; want 2, 1", n, srv.Stats().AgentsCreated)
 	}
 	srv.OnListPage(nil)
-	if code := exitCode(ctx, runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true}, io.Discard)); code != exitInvalidRows {
+	if code := exitCode(ctx, runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true}, io.Discard)); code != run.ExitInvalidRows {
 		t.Errorf("plan --strict after: exit %d, want 4", code)
 	}
 }

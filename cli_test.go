@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // binResult is what one run of the callrun binary printed and exited with.
@@ -161,7 +162,7 @@ func TestFirstTimeAndSandboxFlags(t *testing.T) {
 		{[]string{"listen", "--sandbox", "campaign.yaml"}, "listen: no flag --sandbox"},
 	} {
 		res := runBinary(t, dir, []string{"CALLRUN_LOG_FORMAT=console"}, tc.args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+		if res.code != run.ExitUsage || !strings.Contains(res.stderr, tc.want) {
 			t.Errorf("callrun %s: exit %d, want 2 and %q in:\n%s", strings.Join(tc.args, " "), res.code, tc.want, res.stderr)
 		}
 	}
@@ -183,7 +184,7 @@ func TestUnknownFlagAndCommandSayWhatWasMeant(t *testing.T) {
 		{[]string{"plna", "campaign.yaml"}, `no command "plna"; did you mean "plan"?`},
 	} {
 		res := runBinary(t, dir, []string{"CALLRUN_LOG_FORMAT=console"}, tc.args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+		if res.code != run.ExitUsage || !strings.Contains(res.stderr, tc.want) {
 			t.Errorf("callrun %s: exit %d, want 2 and %q in:\n%s", strings.Join(tc.args, " "), res.code, tc.want, res.stderr)
 		}
 	}

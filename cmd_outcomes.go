@@ -129,20 +129,12 @@ Example: callrun outcomes resolve --note "+14155550123, by Ada" spring.yaml 3f2a
 // resolveHold resolves the hold of the opt-out delivery key of the
 // campaign at path, on its store's do-not-call list.
 func resolveHold(ctx context.Context, path, key, note string, sandbox bool, out io.Writer) error {
-	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
+	l, err := openDNC(ctx, path, sandbox)
 	if err != nil {
 		return err
 	}
-	f.Shard = campaign.Shard{} // the holds are the whole store's
-	st, err := f.OpenStore(ctx, sandbox)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	dnc, err := st.DoNotCall()
-	if err != nil {
-		return err
-	}
+	defer l.close()
+	f, dnc := l.f, l.list
 	ok, err := dnc.Resolve(ctx, f.Name, key, note)
 	if err != nil {
 		return err

@@ -178,29 +178,29 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 	}
 	if err := plan.Refusal(); err != nil {
 		if o.strict {
-			return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %w", err))
+			return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: %w", err))
 		}
 		return plan, f, err
 	}
 	if n := plan.NotDialledColumns; o.strict && n > 0 {
-		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: phone_number lists %d column(s) named for a line callrun does not call (an assistant's, a fax, a pager); their numbers are passed over: remove them from phone_number (the warnings above name each)", n))
+		return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: phone_number lists %d column(s) named for a line callrun does not call (an assistant's, a fax, a pager); their numbers are passed over: remove them from phone_number (the warnings above name each)", n))
 	}
 	if o.strict && plan.Totals.Invalid > 0 {
-		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.Path))
+		return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: %d invalid row(s) in %s; the plan above lists each with its sheet, row and column", plan.Totals.Invalid, o.Path))
 	}
 	if n := len(plan.Repairs) + plan.RepairsOmitted; o.strict && n > 0 {
-		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d repaired number(s) in %s; check each (the plan above lists them) and fix the sheet", n, o.Path))
+		return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: %d repaired number(s) in %s; check each (the plan above lists them) and fix the sheet", n, o.Path))
 	}
 	if n := plan.SuppressionIgnored; o.strict && n > 0 {
-		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d entr(ies) of the suppression files are no phone number and suppress nobody; the warnings above list them", n))
+		return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: %d entr(ies) of the suppression files are no phone number and suppress nobody; the warnings above list them", n))
 	}
 	if n := plan.UnclearDoNotCall; o.strict && n > 0 {
-		return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
+		return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
 	}
 	if o.strict {
 		for _, s := range plan.Sheets {
 			if s.Rows == 0 {
-				return plan, f, run.WithExitCode(exitInvalidRows, fmt.Errorf("plan --strict: sheet %s has a header and no rows", s.File))
+				return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: sheet %s has a header and no rows", s.File))
 			}
 		}
 	}

@@ -268,7 +268,7 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	}
 	fmt.Fprintln(c.App.Writer, ".")
 	if read.Ignored > 0 {
-		return run.WithExitCode(exitInvalidRows, fmt.Errorf("%d entr(ies) of %s are no phone number and were not imported; the lines above name them", read.Ignored, args[0]))
+		return run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("%d entr(ies) of %s are no phone number and were not imported; the lines above name them", read.Ignored, args[0]))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // consentCorpus reads the consent cells CRM exports write, each with the
@@ -101,8 +102,8 @@ func TestConsentRequiredEndToEnd(t *testing.T) {
 			t.Errorf("plan of a campaign that maps consent still warns: %s", w)
 		}
 	}
-	if res := e.run(30*time.Second, "plan", "--offline", "--strict", e.path); res.code != exitInvalidRows || !strings.Contains(res.stderr, "invalid row") {
-		t.Errorf("plan --strict with rows without consent: %s; want exit %d", res, exitInvalidRows)
+	if res := e.run(30*time.Second, "plan", "--offline", "--strict", e.path); res.code != run.ExitInvalidRows || !strings.Contains(res.stderr, "invalid row") {
+		t.Errorf("plan --strict with rows without consent: %s; want exit %d", res, run.ExitInvalidRows)
 	}
 
 	if res := e.run(2*time.Minute, "run", e.path); res.code != 0 {
@@ -164,8 +165,8 @@ func TestConsentUnknownColumnEndToEnd(t *testing.T) {
 	e.appendYAML("consent: {column: Consent Date, required: true}\n")
 	for _, args := range [][]string{{"plan", "--offline", e.path}, {"run", e.path}} {
 		res := e.run(30*time.Second, args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, "campaign.yaml") || !strings.Contains(res.stderr, `consent.column: sheet`) || !strings.Contains(res.stderr, `has no column \"Consent Date\"`) {
-			t.Errorf("%s with an unknown consent column: %s; want exit %d naming the file, consent.column and the column", args[0], res, exitUsage)
+		if res.code != run.ExitUsage || !strings.Contains(res.stderr, "campaign.yaml") || !strings.Contains(res.stderr, `consent.column: sheet`) || !strings.Contains(res.stderr, `has no column \"Consent Date\"`) {
+			t.Errorf("%s with an unknown consent column: %s; want exit %d naming the file, consent.column and the column", args[0], res, run.ExitUsage)
 		}
 	}
 	if n := len(srv.Calls()); n != 0 {

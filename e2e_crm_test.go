@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // runAppOut runs callrun in process with args and returns its exit code
@@ -119,8 +120,8 @@ func TestCRMExportsEndToEnd(t *testing.T) {
 			if tc.placed == nil {
 				for _, args := range [][]string{{"plan", "--offline", path}, {"plan", "--offline", "--strict", path}, {"run", path}} {
 					code, out := runAppOut(t, args...)
-					if code != exitUsage || !strings.Contains(out, "region is still TODO") {
-						t.Errorf("%s on a sheet whose country init could not decide: exit %d, want %d with the TODO named\n%s", args[0], code, exitUsage, out)
+					if code != run.ExitUsage || !strings.Contains(out, "region is still TODO") {
+						t.Errorf("%s on a sheet whose country init could not decide: exit %d, want %d with the TODO named\n%s", args[0], code, run.ExitUsage, out)
 					}
 				}
 				if n := len(srv.Calls()); n != 0 {
@@ -194,7 +195,7 @@ func checkUnreadableSuppression(t *testing.T, srv *sandbox.Server, dir, path, fi
 	}
 	for _, cmd := range []string{"plan", "run"} {
 		code, out := runAppOut(t, cmd, path)
-		if code != exitUsage || !strings.Contains(out, `crm-dnc.csv: 2 of its 2 entries in column "Record ID" do not read as phone numbers`) {
+		if code != run.ExitUsage || !strings.Contains(out, `crm-dnc.csv: 2 of its 2 entries in column "Record ID" do not read as phone numbers`) {
 			t.Errorf("%s with a do-not-call file of record ids: exit %d\n%s", cmd, code, out)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // doNotCallCorpus is what CRM exports write in a do-not-call flag column
@@ -88,8 +89,8 @@ func TestCRMDoNotCallFlagEndToEnd(t *testing.T) {
 	// Not mapped: plan and run name the column and stop, nothing is sent.
 	for _, args := range [][]string{{"plan", "--offline", e.path}, {"plan", "--offline", "--strict", e.path}, {"run", e.path}} {
 		res := e.run(30*time.Second, args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, `in column \"Do Not Call\", 19 row(s) say do not call (row 2: \"1\", row 3: \"true\")`) {
-			t.Errorf("%s of a sheet with an unmapped Do Not Call column: want exit %d naming the column, got %s", args[0], exitUsage, res)
+		if res.code != run.ExitUsage || !strings.Contains(res.stderr, `in column \"Do Not Call\", 19 row(s) say do not call (row 2: \"1\", row 3: \"true\")`) {
+			t.Errorf("%s of a sheet with an unmapped Do Not Call column: want exit %d naming the column, got %s", args[0], run.ExitUsage, res)
 		}
 	}
 
@@ -97,8 +98,8 @@ func TestCRMDoNotCallFlagEndToEnd(t *testing.T) {
 	e.appendYAML("do_not_call: {column: \"Do Not Cal\"}\n")
 	for _, cmd := range []string{"plan", "run"} {
 		res := e.run(30*time.Second, cmd, e.path)
-		if res.code != exitUsage || !strings.Contains(res.stderr, "campaign.yaml") || !strings.Contains(res.stderr, `do_not_call: sheet `) || !strings.Contains(res.stderr, `contacts.csv has no column \"Do Not Cal\"`) {
-			t.Errorf("%s with do_not_call naming a column the sheet lacks: want exit %d naming the file and do_not_call, got %s", cmd, exitUsage, res)
+		if res.code != run.ExitUsage || !strings.Contains(res.stderr, "campaign.yaml") || !strings.Contains(res.stderr, `do_not_call: sheet `) || !strings.Contains(res.stderr, `contacts.csv has no column \"Do Not Cal\"`) {
+			t.Errorf("%s with do_not_call naming a column the sheet lacks: want exit %d naming the file and do_not_call, got %s", cmd, run.ExitUsage, res)
 		}
 	}
 	if n := len(srv.Calls()); n != 0 {
@@ -303,8 +304,8 @@ func TestCRMDoNotCallFlagSheetUnreadable(t *testing.T) {
 	f.Close()
 	e.appendYAML("do_not_call: {column: Do Not Call}\n")
 	res := e.run(30*time.Second, "run", e.path)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "contacts.csv row 5") || !strings.Contains(res.stderr, "do-not-call flags of the rows after it cannot be read") {
-		t.Errorf("run of a flagged sheet that breaks part-way: want exit %d naming the sheet and row, got %s", exitUsage, res)
+	if res.code != run.ExitUsage || !strings.Contains(res.stderr, "contacts.csv row 5") || !strings.Contains(res.stderr, "do-not-call flags of the rows after it cannot be read") {
+		t.Errorf("run of a flagged sheet that breaks part-way: want exit %d naming the sheet and row, got %s", run.ExitUsage, res)
 	}
 	if n := len(srv.Calls()); n != 0 {
 		t.Errorf("the sandbox received %d call starts from a sheet whose flags could not all be read", n)
@@ -327,8 +328,8 @@ func TestCRMDoNotCallUnclearCellsStrict(t *testing.T) {
 		t.Errorf("plan of unclear do-not-call cells: want exit 0 and a warning, got %s", res)
 	}
 	res := e.run(30*time.Second, "plan", "--offline", "--strict", "--format", "json", e.path)
-	if res.code != exitInvalidRows || !strings.Contains(res.stderr, "2 cell(s) of the do_not_call: columns say neither yes nor no") || !strings.Contains(res.stdout, `"unclear_do_not_call": 2`) {
-		t.Errorf("plan --strict of unclear do-not-call cells: want exit %d, got %s", exitInvalidRows, res)
+	if res.code != run.ExitInvalidRows || !strings.Contains(res.stderr, "2 cell(s) of the do_not_call: columns say neither yes nor no") || !strings.Contains(res.stdout, `"unclear_do_not_call": 2`) {
+		t.Errorf("plan --strict of unclear do-not-call cells: want exit %d, got %s", run.ExitInvalidRows, res)
 	}
 	e.writeSheetWithFlag([]string{"", "no", "1", "0"})
 	if res := e.run(30*time.Second, "plan", "--offline", "--strict", e.path); res.code != 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -88,7 +89,7 @@ func TestSuppressCommand(t *testing.T) {
 				t.Fatalf("suppress add: %s", add)
 			}
 			bad := e.run(30*time.Second, "suppress", "add", e.path, contacts[2].Raw, "555-01")
-			if bad.code != exitUsage || !strings.Contains(bad.stderr, `555-01\" is not a valid phone number`) || !strings.Contains(bad.stderr, "nothing was changed") {
+			if bad.code != run.ExitUsage || !strings.Contains(bad.stderr, `555-01\" is not a valid phone number`) || !strings.Contains(bad.stderr, "nothing was changed") {
 				t.Errorf("suppress add with a bad number: %s", bad)
 			}
 			again := e.run(30*time.Second, "suppress", "add", e.path, contacts[0].E164)
@@ -105,7 +106,7 @@ func TestSuppressCommand(t *testing.T) {
 			}
 
 			noReason := e.run(30*time.Second, "suppress", "remove", e.path, contacts[1].E164)
-			if noReason.code != exitUsage || !strings.Contains(noReason.stderr, "--reason") {
+			if noReason.code != run.ExitUsage || !strings.Contains(noReason.stderr, "--reason") {
 				t.Errorf("suppress remove without --reason: %s", noReason)
 			}
 			rm := e.run(30*time.Second, "suppress", "remove", "--reason", "asked to be called again, ticket 4411", e.path, contacts[1].E164)

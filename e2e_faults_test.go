@@ -166,7 +166,7 @@ func TestBreakerStopsAnOutage(t *testing.T) {
 	}
 
 	srv.SetFaults(sandbox.Faults{})
-	if res := e.run(60*time.Second, "run", e.path); res.code != exitIncomplete {
+	if res := e.run(60*time.Second, "run", e.path); res.code != run.ExitIncomplete {
 		t.Fatalf("run once the service is mended: %s", res)
 	}
 	rows = e.report()
@@ -310,7 +310,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	// unless its turn came before the fifth answer did.
 	c := countStatuses(rows)
 	switch {
-	case c["failed"] == n && res.code != exitIncomplete,
+	case c["failed"] == n && res.code != run.ExitIncomplete,
 		c["failed"] < n && (res.code != run.ExitTryLater || c["failed"] < campaign.BreakAfter || c["failed"]+c["pending"] != n):
 		t.Fatalf("run against call endpoints answering 422: report %s; %s", e2eCounts(c), res)
 	}
@@ -362,9 +362,9 @@ func TestOddAnswersThroughTheCLI(t *testing.T) {
 	}{
 		{"html", sandbox.Faults{Share200HTML: 1}, exitRuntime, []string{"stopped starting calls", "answered 200 OK"},
 			"call start(s) were answered 200 OK with a body that is not the service's JSON (<!DOCTYPE html>"},
-		{"200 error", sandbox.Faults{Share200Error: 1}, exitTryLater, []string{"refused the call starts of 5 contacts in a row with the same answer", "200 OK: the call could not be started"},
+		{"200 error", sandbox.Faults{Share200Error: 1}, run.ExitTryLater, []string{"refused the call starts of 5 contacts in a row with the same answer", "200 OK: the call could not be started"},
 			"call start(s) were answered 200 OK with a body that says error (the call could not be started)"},
-		{"retry after a day", sandbox.Faults{Share429: 1, RetryAfter: 24 * time.Hour}, exitTryLater, []string{"asked to be called again in 24h0m0s, at ", "pace.max_retry_after (5m0s)"}, ""},
+		{"retry after a day", sandbox.Faults{Share429: 1, RetryAfter: 24 * time.Hour}, run.ExitTryLater, []string{"asked to be called again in 24h0m0s, at ", "pace.max_retry_after (5m0s)"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 20

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -71,7 +72,7 @@ func TestRunMetricsFile(t *testing.T) {
 	t.Logf("read the file %d times during the run; the last read said %v sent", reads, sent)
 	res := p.wait(t, 2*time.Minute)
 	checkJSONLogs(t, res)
-	if res.code != exitIncomplete {
+	if res.code != run.ExitIncomplete {
 		t.Fatalf("want exit 3 (some failed or uncertain): %s", res)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -39,7 +40,7 @@ func testOptOutHeld(t *testing.T, kind string) {
 
 	listen := e.start("listen", "--addr", addr, e.path)
 	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
-	run := e.start("run", e.path)
+	going := e.start("run", e.path)
 	waitFor(t, 30*time.Second, "the run to call 5 contacts", func() bool { return len(srv.Calls()) >= 5 })
 
 	// The documented envelope, its number nowhere: the person said "do
@@ -54,7 +55,7 @@ func testOptOutHeld(t *testing.T, kind string) {
 		t.Fatalf("the opt-out was answered %d", resp.StatusCode)
 	}
 	acked := time.Now()
-	res := run.wait(t, 60*time.Second)
+	res := going.wait(t, 60*time.Second)
 	if res.code != exitRuntime || !strings.Contains(res.stderr, "callrun outcomes resolve") || !strings.Contains(res.stderr, "of campaign held") {
 		t.Errorf("the run going on: %s, want it stopped (exit 1), naming the hold and how to resolve it", res)
 	}
@@ -99,7 +100,7 @@ func testOptOutHeld(t *testing.T, kind string) {
 	if res := e.run(30*time.Second, "outcomes", "show", e.path, key); res.code != 0 || !strings.Contains(res.stdout, `"data.disposition": "opted_out"`) || !strings.Contains(res.stdout, key) {
 		t.Errorf("outcomes show: %s", res)
 	}
-	if res := e.run(30*time.Second, "outcomes", "resolve", "--note", "the caller was a wrong number", e.path, "no-such-key"); res.code != exitUsage {
+	if res := e.run(30*time.Second, "outcomes", "resolve", "--note", "the caller was a wrong number", e.path, "no-such-key"); res.code != run.ExitUsage {
 		t.Errorf("resolving a key not held: %s", res)
 	}
 	if res := e.run(30*time.Second, "outcomes", "resolve", "--note", "the caller was a wrong number", e.path, key); res.code != 0 || !strings.Contains(res.stdout, "start calls again") {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // exportsE2E copies the files names of testdata/from into a new
@@ -179,8 +180,8 @@ fields:
 		}
 	}
 	code, out = runAppOut(t, "plan", "--offline", "--strict", path)
-	if code != exitInvalidRows || !strings.Contains(out, "plan --strict: phone_number lists 2 column(s) named for a line callrun does not call") {
-		t.Errorf("plan --strict: exit %d, want %d naming the columns\n%s", code, exitInvalidRows, out)
+	if code != run.ExitInvalidRows || !strings.Contains(out, "plan --strict: phone_number lists 2 column(s) named for a line callrun does not call") {
+		t.Errorf("plan --strict: exit %d, want %d naming the columns\n%s", code, run.ExitInvalidRows, out)
 	}
 	if code, out := runAppOut(t, "auth", "login", "--code", sandbox.DefaultCode, path); code != 0 {
 		t.Fatalf("login: exit %d\n%s", code, out)

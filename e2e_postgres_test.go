@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
 	"github.com/jackc/pgx/v5"
@@ -133,7 +134,7 @@ func TestPostgresLockConnectionKilled(t *testing.T) {
 	res := p.wait(t, 20*time.Second)
 	stopIn := p.ended.Sub(killedAt)
 	checkJSONLogs(t, res)
-	if res.signaled || res.code == 0 || res.code == exitIncomplete {
+	if res.signaled || res.code == 0 || res.code == run.ExitIncomplete {
 		t.Errorf("after the lock's connection was killed: %s", res)
 	}
 	if !strings.Contains(res.stderr, store.ErrLockLost.Error()) {
@@ -193,7 +194,7 @@ func TestPostgresServerStopped(t *testing.T) {
 	res := p.wait(t, 45*time.Second)
 	stopIn := p.ended.Sub(stoppedAt)
 	checkJSONLogs(t, res)
-	if res.signaled || res.code == 0 || res.code == exitIncomplete {
+	if res.signaled || res.code == 0 || res.code == run.ExitIncomplete {
 		t.Errorf("after PostgreSQL stopped: %s", res)
 	}
 	if msg := lastLine(res.stderr); !strings.Contains(msg, "PostgreSQL") {
@@ -353,7 +354,7 @@ func TestPostgresFourShardsAtOnce(t *testing.T) {
 	checkJSONLogs(t, other)
 	checkJSONLogs(t, whole)
 	for _, r := range []e2eResult{other, whole} {
-		if r.code != exitTryLater {
+		if r.code != run.ExitTryLater {
 			t.Errorf("a run of another split while %d shards of 4 run: %s", running, r)
 		}
 	}
@@ -472,7 +473,7 @@ func TestShardsOfFilesOnOneMachine(t *testing.T) {
 	}
 	before := len(srv.Calls())
 	whole := e.run(30*time.Second, "run", e.path)
-	if whole.code != exitUsage || !strings.Contains(whole.stderr, "--shard") || !strings.Contains(whole.stderr, "another split") {
+	if whole.code != run.ExitUsage || !strings.Contains(whole.stderr, "--shard") || !strings.Contains(whole.stderr, "another split") {
 		t.Errorf("a run without --shard beside the shards' journals: want exit 2 saying to give --shard (%q): %s", store.ErrShardMismatch, whole)
 	}
 	if got := len(srv.Calls()); got != before {
@@ -533,7 +534,7 @@ func TestShardsStartedTogetherCreateTheAgentOnce(t *testing.T) {
 func (e *e2eCampaign) resumeAfterFault(st map[string]int, n int, fault string) e2eResult {
 	e.t.Helper()
 	res := e.run(60*time.Second, "run", e.path)
-	if want := map[bool]int{true: exitIncomplete, false: 0}[st["uncertain"] > 0]; res.code != want {
+	if want := map[bool]int{true: run.ExitIncomplete, false: 0}[st["uncertain"] > 0]; res.code != want {
 		e.t.Fatalf("resuming (want exit %d): %s", want, res)
 	}
 	rows := e.report()
@@ -636,8 +637,8 @@ func TestPostgresTokenNeedsItsKey(t *testing.T) {
 		code int
 		says string
 	}{
-		{"no key", without, exitUsage, "openssl rand -base64 32"},
-		{"a short key", append(slices.Clone(without), "CALLRUN_TOKEN_KEY=c2hvcnQ="), exitUsage, "openssl rand -base64 32"},
+		{"no key", without, run.ExitUsage, "openssl rand -base64 32"},
+		{"a short key", append(slices.Clone(without), "CALLRUN_TOKEN_KEY=c2hvcnQ="), run.ExitUsage, "openssl rand -base64 32"},
 		{"another key", append(slices.Clone(without), "CALLRUN_TOKEN_KEY="+otherKey), exitRuntime, "sealed with another CALLRUN_TOKEN_KEY"},
 	} {
 		e.env = tc.env
@@ -661,7 +662,7 @@ func TestPostgresTokenNeedsItsKey(t *testing.T) {
 	if err := os.WriteFile(e.path, []byte(withFile), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res := e.run(30*time.Second, "auth", "status", e.path); res.code != exitUsage || !strings.Contains(res.stderr, "service.token_file") {
+	if res := e.run(30*time.Second, "auth", "status", e.path); res.code != run.ExitUsage || !strings.Contains(res.stderr, "service.token_file") {
 		t.Errorf("service.token_file beside state.postgres: %s", res)
 	}
 }

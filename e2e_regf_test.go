@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -118,8 +119,8 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 	// B, Reg F, three days on: held for the conversation.
 	b := newCampaign("campaign-b", "pressure: {preset: reg_f}\n")
 	err = runCampaign(ctx, nolog, runOptions{Path: b, Now: later}, io.Discard)
-	if code := exitCode(ctx, err); code != exitTryLater {
-		t.Errorf("campaign B: exit %d (%v), want %d: X left pending", code, err, exitTryLater)
+	if code := exitCode(ctx, err); code != run.ExitTryLater {
+		t.Errorf("campaign B: exit %d (%v), want %d: X left pending", code, err, run.ExitTryLater)
 	}
 	if n := placed(); n != 1 {
 		t.Errorf("X placed %d times after campaign B, want A's one: B called within 7 days after the conversation", n)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 )
@@ -169,8 +170,8 @@ func TestRunLeftWaitingSaysFromWhen(t *testing.T) {
 	clock := func() time.Time { return at.Add(time.Since(t0)) }
 	var out bytes.Buffer
 	err = runCampaign(ctx, nolog, runOptions{Path: path, Now: clock}, &out)
-	if code := exitCode(ctx, err); code != exitTryLater || !strings.Contains(fmt.Sprint(err), "when the first may be called") {
-		t.Errorf("run: exit %d (%v), want %d saying from when", code, err, exitTryLater)
+	if code := exitCode(ctx, err); code != run.ExitTryLater || !strings.Contains(fmt.Sprint(err), "when the first may be called") {
+		t.Errorf("run: exit %d (%v), want %d saying from when", code, err, run.ExitTryLater)
 	}
 	if n := len(srv.Calls()); n != 0 {
 		t.Errorf("the service received %d calls outside the called person's hours", n)

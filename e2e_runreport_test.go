@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report"
 )
 
@@ -48,7 +49,7 @@ func TestKillMidRunReportResumes(t *testing.T) {
 			}
 
 			res := e.run(60*time.Second, "run", e.path)
-			if res.code != exitOK && res.code != exitIncomplete { // 3: the kill left some uncertain
+			if res.code != exitOK && res.code != run.ExitIncomplete { // 3: the kill left some uncertain
 				t.Fatalf("the run after the kill: %s", res)
 			}
 			l := e.ledger()
@@ -68,7 +69,7 @@ func TestKillMidRunReportResumes(t *testing.T) {
 
 			// `callrun report` rebuilds what the run wrote.
 			runCSV, runBook := readReportFiles(t, e.stateDir)
-			if res := e.run(60*time.Second, "report", e.path); res.code != exitOK && res.code != exitIncomplete {
+			if res := e.run(60*time.Second, "report", e.path); res.code != exitOK && res.code != run.ExitIncomplete {
 				t.Fatalf("callrun report: %s", res)
 			}
 			repCSV, repBook := readReportFiles(t, e.stateDir)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // signalRows are the cells of an export's signal columns, one row a
@@ -59,8 +60,8 @@ func TestSignalsEndToEnd(t *testing.T) {
 	for _, args := range [][]string{{"plan", "--offline", e.path}, {"plan", "--offline", "--strict", e.path}, {"run", e.path}} {
 		res := e.run(30*time.Second, args...)
 		out := res.stdout + res.stderr
-		if res.code != exitUsage {
-			t.Errorf("%s with four signal columns not mapped: want exit %d, got %s", args[0], exitUsage, res)
+		if res.code != run.ExitUsage {
+			t.Errorf("%s with four signal columns not mapped: want exit %d, got %s", args[0], run.ExitUsage, res)
 		}
 		for _, want := range []string{
 			`in column \"Labels\", 2 row(s) say do not call (row 2: \"* myContacts ::: Do not call\", row 10: \"Do Not Call\")`,

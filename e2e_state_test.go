@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
 )
@@ -53,7 +54,7 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	// would call again those the files called. Refused.
 	before := len(srv.Calls())
 	for _, args := range [][]string{{"run", e.path}, {"plan", "--offline", e.path}, {"status", e.path}} {
-		if res := e.run(30*time.Second, args...); res.code != exitUsage || !strings.Contains(res.stderr, "state push") {
+		if res := e.run(30*time.Second, args...); res.code != run.ExitUsage || !strings.Contains(res.stderr, "state push") {
 			t.Errorf("%s before the push: %s", args[0], res)
 		}
 	}
@@ -100,7 +101,7 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	e.postgres = false
 	before = len(srv.Calls())
 	back := e.run(30*time.Second, "run", e.path)
-	if back.code != exitUsage || !strings.Contains(back.stderr, "pushed to PostgreSQL") || len(srv.Calls()) != before {
+	if back.code != run.ExitUsage || !strings.Contains(back.stderr, "pushed to PostgreSQL") || len(srv.Calls()) != before {
 		t.Errorf("a run from the pushed files: %s; %d new calls", back, len(srv.Calls())-before)
 	}
 }
@@ -142,8 +143,8 @@ func TestStatePushCarriesTheCallStarts(t *testing.T) {
 	}
 	second.login()
 	res := second.run(60*time.Second, "run", second.path)
-	if res.code != exitTryLater || !strings.Contains(res.stderr+res.stdout, "contact pressure") {
-		t.Errorf("the second campaign: %s; want exit %d, X held back by contact pressure", res, exitTryLater)
+	if res.code != run.ExitTryLater || !strings.Contains(res.stderr+res.stdout, "contact pressure") {
+		t.Errorf("the second campaign: %s; want exit %d, X held back by contact pressure", res, run.ExitTryLater)
 	}
 	l := second.ledger()
 	l.checkNobodyTwice(t)

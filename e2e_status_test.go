@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // e2eStatus is `status --format json`.
@@ -82,7 +83,7 @@ func TestStatusDuringARun(t *testing.T) {
 				t.Errorf("status's text during the run:\n%s", text)
 			}
 			res := second.wait(t, 60*time.Second)
-			if res.code != exitIncomplete { // the killed run's uncertain contacts
+			if res.code != run.ExitIncomplete { // the killed run's uncertain contacts
 				t.Errorf("the second run: %s", res)
 			}
 			st, text = e.statusJSON()

@@ -31,6 +31,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 	"github.com/callrun/callrun/report/store/pgtest"
 )
@@ -1149,7 +1150,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 
 	// The next run takes the lock, calls the rest and not the uncertain.
 	res2 := e.run(60*time.Second, "run", e.path)
-	if res2.code != exitIncomplete {
+	if res2.code != run.ExitIncomplete {
 		t.Fatalf("resuming: %s", res2)
 	}
 	rows := e.report()
@@ -1182,7 +1183,7 @@ func TestSecondRunExits75(t *testing.T) {
 	}
 
 	second := e.run(30*time.Second, "run", e.path)
-	if second.code != exitTryLater {
+	if second.code != run.ExitTryLater {
 		t.Fatalf("second run: %s", second)
 	}
 	if second.elapsed > 10*time.Second {
@@ -1204,7 +1205,7 @@ func TestSecondRunExits75(t *testing.T) {
 		t.Fatal(err)
 	}
 	unlocked := e.run(30*time.Second, "run", e.path)
-	if unlocked.code != exitTryLater || !strings.Contains(unlocked.stderr, "journal") {
+	if unlocked.code != run.ExitTryLater || !strings.Contains(unlocked.stderr, "journal") {
 		t.Fatalf("a run after the lock file was deleted: %s", unlocked)
 	}
 
@@ -1212,7 +1213,7 @@ func TestSecondRunExits75(t *testing.T) {
 	<-first.done
 	srv.SetFaults(sandbox.Faults{})
 	third := e.run(60*time.Second, "run", e.path)
-	if third.code != 0 && third.code != exitIncomplete {
+	if third.code != 0 && third.code != run.ExitIncomplete {
 		t.Fatalf("the run after the holder was killed: %s", third)
 	}
 	rows := e.report()
@@ -1256,7 +1257,7 @@ func testRunsStartedTogether(t *testing.T, kind string) {
 		codes[res.code]++
 		switch res.code {
 		case 0:
-		case exitTryLater:
+		case run.ExitTryLater:
 			if !strings.Contains(res.stderr, holder) {
 				t.Errorf("exit 75 without naming the holder (%s): %s", holder, res)
 			}
@@ -1306,7 +1307,7 @@ func TestExit3WhenServiceRefusesSome(t *testing.T) {
 	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 50, concurrency: 1})
 
 	res := e.run(60*time.Second, "run", e.path)
-	if res.code != exitIncomplete {
+	if res.code != run.ExitIncomplete {
 		t.Fatalf("run: %s", res)
 	}
 	if !strings.Contains(res.stderr, fmt.Sprintf("%d failed and 0 uncertain", n-okFirst)) {
@@ -1336,7 +1337,7 @@ func TestExit3WhenServiceRefusesSome(t *testing.T) {
 		t.Fatalf("no agent %q", id)
 	}
 	before := len(srv.Calls())
-	if res := e.run(60*time.Second, "run", e.path); res.code != exitIncomplete || len(srv.Calls()) != before {
+	if res := e.run(60*time.Second, "run", e.path); res.code != run.ExitIncomplete || len(srv.Calls()) != before {
 		t.Errorf("rerun: exit %d, %d new requests; want 3 and none\n%s", res.code, len(srv.Calls())-before, res)
 	}
 
@@ -1372,7 +1373,7 @@ func TestExit3WhenEveryOutcomeIsUnknown(t *testing.T) {
 	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 50, concurrency: 4})
 
 	res := e.run(60*time.Second, "run", e.path)
-	if res.code != exitIncomplete {
+	if res.code != run.ExitIncomplete {
 		t.Fatalf("run: %s", res)
 	}
 	sum := e.summary()
@@ -1388,7 +1389,7 @@ func TestExit3WhenEveryOutcomeIsUnknown(t *testing.T) {
 	}
 	for i := range 2 {
 		res := e.run(60*time.Second, "run", e.path)
-		if res.code != exitIncomplete || len(srv.Calls()) != n {
+		if res.code != run.ExitIncomplete || len(srv.Calls()) != n {
 			t.Errorf("rerun %d: exit %d, ledger %d; want 3 and still %d\n%s", i+1, res.code, len(srv.Calls()), n, res)
 		}
 	}

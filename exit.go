@@ -20,10 +20,6 @@ import (
 const (
 	exitOK          = 0
 	exitRuntime     = 1
-	exitUsage       = run.ExitUsage
-	exitIncomplete  = run.ExitIncomplete
-	exitInvalidRows = run.ExitInvalidRows
-	exitTryLater    = run.ExitTryLater
 	exitInterrupted = 130
 )
 
@@ -58,11 +54,11 @@ func exitCode(ctx context.Context, err error) int {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.As(err, &fe), errors.As(err, &se), errors.Is(err, store.ErrShardMismatch), errors.Is(err, store.ErrPushed), errors.Is(err, store.ErrUnpushed), errors.Is(err, store.ErrCampaignExists):
-		return exitUsage // the campaign's fault: its file, a sheet, or --shard
+		return run.ExitUsage // the campaign's fault: its file, a sheet, or --shard
 	case errors.Is(err, campaign.ErrInterrupted):
 		return exitInterrupted
 	case errors.Is(err, campaign.ErrOutsideHours), errors.Is(err, store.ErrLocked), errors.Is(err, campaign.ErrCallLater), errors.Is(err, campaign.ErrRefusing):
-		return exitTryLater
+		return run.ExitTryLater
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		return exitInterrupted
 	}

@@ -172,7 +172,7 @@ func TestAccountFieldsTheEndpointLacks(t *testing.T) {
 	runErr := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard)
 	for what, err := range map[string]error{"plan": planErr, "run": runErr} {
 		var fe *campaign.FileError
-		if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) || exitCode(ctx, err) != exitUsage {
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) || exitCode(ctx, err) != run.ExitUsage {
 			t.Errorf("%s: exit %d, err = %v\nwant %q", what, exitCode(ctx, err), err, want)
 		}
 	}

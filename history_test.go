@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -91,7 +92,7 @@ func TestHistoryAndHeldAcrossCampaigns(t *testing.T) {
 	}
 	// A number that does not read: a usage error naming it; history
 	// changes nothing, so it does not say "nothing was changed".
-	if code, out := runAppOut(t, "history", second, "12"); code != exitUsage || !strings.Contains(out, `"12" is not a valid phone number`) || strings.Contains(out, "nothing was changed") {
+	if code, out := runAppOut(t, "history", second, "12"); code != run.ExitUsage || !strings.Contains(out, `"12" is not a valid phone number`) || strings.Contains(out, "nothing was changed") {
 		t.Errorf("history of a number that does not read: exit %d\n%s", code, out)
 	}
 }

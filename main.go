@@ -19,7 +19,7 @@ func main() {
 	err := interruption(ctx, app.RunContext(ctx, interspersed(app, os.Args)))
 	code := exitCode(ctx, err)
 	if s.unknownCommand != "" && err == nil {
-		code = exitUsage
+		code = run.ExitUsage
 		hint := ""
 		if s.unknownNearest != "" {
 			hint = fmt.Sprintf("; did you mean %q?", s.unknownNearest)

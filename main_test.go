@@ -295,18 +295,18 @@ func TestExitCodes(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{"agents", "list"}, exitUsage},
-		{[]string{"agents", "list", "a.yaml", "b.yaml"}, exitUsage},
-		{[]string{"agents", "list", missing}, exitUsage},
-		{[]string{"agents", "list", "--format", "xml", missing}, exitUsage},
-		{[]string{"--log-format", "xml", "agents", "list", missing}, exitUsage},
-		{[]string{"agents", "list", "--no-such-flag", missing}, exitUsage},
-		{[]string{"sandbox", "extra"}, exitUsage},
-		{[]string{"sandbox", "--share-500", "2"}, exitUsage},
-		{[]string{"sandbox", "--share-403-limit", "2"}, exitUsage},
-		{[]string{"sandbox", "--max-active", "-1"}, exitUsage},
-		{[]string{"sandbox", "--account-fields", "zip code"}, exitUsage},
-		{[]string{"sandbox", "--account-fields", "city,email"}, exitUsage},
+		{[]string{"agents", "list"}, run.ExitUsage},
+		{[]string{"agents", "list", "a.yaml", "b.yaml"}, run.ExitUsage},
+		{[]string{"agents", "list", missing}, run.ExitUsage},
+		{[]string{"agents", "list", "--format", "xml", missing}, run.ExitUsage},
+		{[]string{"--log-format", "xml", "agents", "list", missing}, run.ExitUsage},
+		{[]string{"agents", "list", "--no-such-flag", missing}, run.ExitUsage},
+		{[]string{"sandbox", "extra"}, run.ExitUsage},
+		{[]string{"sandbox", "--share-500", "2"}, run.ExitUsage},
+		{[]string{"sandbox", "--share-403-limit", "2"}, run.ExitUsage},
+		{[]string{"sandbox", "--max-active", "-1"}, run.ExitUsage},
+		{[]string{"sandbox", "--account-fields", "zip code"}, run.ExitUsage},
+		{[]string{"sandbox", "--account-fields", "city,email"}, run.ExitUsage},
 	} {
 		if got := runApp(t, tc.args...); got != tc.want {
 			t.Errorf("callrun %s: exit %d, want %d", strings.Join(tc.args, " "), got, tc.want)
@@ -325,17 +325,17 @@ func TestExitCodeMapping(t *testing.T) {
 	}{
 		{bg, nil, exitOK},
 		{bg, errors.New("boom"), exitRuntime},
-		{bg, &campaign.FileError{}, exitUsage},
-		{bg, fmt.Errorf("wrapped: %w", &campaign.FileError{}), exitUsage},
-		{bg, run.WithExitCode(exitTryLater, errors.New("locked")), exitTryLater},
+		{bg, &campaign.FileError{}, run.ExitUsage},
+		{bg, fmt.Errorf("wrapped: %w", &campaign.FileError{}), run.ExitUsage},
+		{bg, run.WithExitCode(run.ExitTryLater, errors.New("locked")), run.ExitTryLater},
 		{cancelled, fmt.Errorf("stopping: %w", context.Canceled), exitInterrupted},
 		{bg, context.Canceled, exitRuntime}, // cancelled, but not by a signal
 		// Sentinels keep their meaning through any wrapping.
 		{bg, fmt.Errorf("%w: what was sent is in the journal", campaign.ErrInterrupted), exitInterrupted},
-		{bg, fmt.Errorf("%w past --until", campaign.ErrOutsideHours), exitTryLater},
-		{bg, fmt.Errorf("opening the journal: %w; try again", store.ErrLocked), exitTryLater},
-		{bg, fmt.Errorf("%w: the service answered 429 and asked to be called again in 24h", campaign.ErrCallLater), exitTryLater},
-		{bg, fmt.Errorf("%w (403 Forbidden: suspended)", campaign.ErrRefusing), exitTryLater},
+		{bg, fmt.Errorf("%w past --until", campaign.ErrOutsideHours), run.ExitTryLater},
+		{bg, fmt.Errorf("opening the journal: %w; try again", store.ErrLocked), run.ExitTryLater},
+		{bg, fmt.Errorf("%w: the service answered 429 and asked to be called again in 24h", campaign.ErrCallLater), run.ExitTryLater},
+		{bg, fmt.Errorf("%w (403 Forbidden: suspended)", campaign.ErrRefusing), run.ExitTryLater},
 		{bg, fmt.Errorf("%w (the last: answered 500)", campaign.ErrBreaker), exitRuntime},
 	} {
 		if got := exitCode(tc.ctx, tc.err); got != tc.want {
@@ -482,7 +482,7 @@ func TestInitNeverOverwrites(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "campaign.yaml"), []byte("# mine\n"), 0o644)
 	err = initCampaign(context.Background(), nolog, initOptions{sheet: sheet, agent: "Spring"}, &out, io.Discard)
-	if exitCode(context.Background(), err) != exitUsage || !strings.Contains(fmt.Sprint(err), "--force") {
+	if exitCode(context.Background(), err) != run.ExitUsage || !strings.Contains(fmt.Sprint(err), "--force") {
 		t.Fatalf("second init: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "campaign.yaml")); string(b) != "# mine\n" {
@@ -571,7 +571,7 @@ func TestVersionAndCompletion(t *testing.T) {
 	if err := writeCompletion(newApp(&session{}), "fish", &fish); err != nil || !strings.Contains(fish.String(), "__fish_seen_subcommand_from run' -f -l retry-failed") {
 		t.Errorf("fish script: %v\n%s", err, fish.String())
 	}
-	if err := writeCompletion(newApp(&session{}), "tcsh", io.Discard); exitCode(context.Background(), err) != exitUsage {
+	if err := writeCompletion(newApp(&session{}), "tcsh", io.Discard); exitCode(context.Background(), err) != run.ExitUsage {
 		t.Errorf("tcsh: %v", err)
 	}
 }

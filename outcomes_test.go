@@ -50,7 +50,7 @@ outcomes:
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	j, st, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile))
+	j, st, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile), store.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,12 +88,12 @@ func TestPlanFormatGithubGolden(t *testing.T) {
 	t.Chdir(dir)
 	var out bytes.Buffer
 	err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: "campaigns/spring/campaign.yaml", Offline: true, Now: ciNow}, strict: true, format: "github"}, &out)
-	if code := exitCode(context.Background(), err); code != exitInvalidRows {
+	if code := exitCode(context.Background(), err); code != run.ExitInvalidRows {
 		t.Errorf("spring: exit %d (%v), want 4", code, err)
 	}
 	out.WriteString("---\n")
 	err = runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: "campaigns/broken/campaign.yaml", Offline: true, Now: ciNow}, strict: true, format: "github"}, &out)
-	if code := exitCode(context.Background(), err); code != exitUsage {
+	if code := exitCode(context.Background(), err); code != run.ExitUsage {
 		t.Errorf("broken: exit %d (%v), want 2", code, err)
 	}
 	golden(t, "TestPlanFormatGithub", out.String())
@@ -133,7 +133,7 @@ func TestEmptySheetWarnsAndFailsStrict(t *testing.T) {
 		t.Errorf("no warning:\n%s", out.String())
 	}
 	err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true, Now: ciNow}, strict: true, format: "text"}, &out)
-	if exitCode(context.Background(), err) != exitInvalidRows || !strings.Contains(err.Error(), "sheet contacts/later.csv has a header and no rows") {
+	if exitCode(context.Background(), err) != run.ExitInvalidRows || !strings.Contains(err.Error(), "sheet contacts/later.csv has a header and no rows") {
 		t.Errorf("--strict: %v", err)
 	}
 }
@@ -150,7 +150,7 @@ func TestLatin1SheetIsTheCampaignsFault(t *testing.T) {
 	path := filepath.Join(dir, "campaigns/spring/campaign.yaml")
 	var out bytes.Buffer
 	err := runPlan(context.Background(), nolog, planOptions{PlanOptions: run.PlanOptions{Path: path, Offline: true, Now: ciNow}, format: "json"}, &out)
-	if code := exitCode(context.Background(), err); code != exitUsage {
+	if code := exitCode(context.Background(), err); code != run.ExitUsage {
 		t.Fatalf("exit %d (%v), want 2", code, err)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "contacts/leads.csv row 2: the sheet is not UTF-8") || !strings.Contains(msg, "campaign.yaml line 6, sheets[0].file: ") {
@@ -174,7 +174,7 @@ func TestLatin1SheetIsTheCampaignsFault(t *testing.T) {
 	}
 	// run stops on it as the campaign's fault too.
 	var se *sheet.Error
-	if exitCode(context.Background(), errors.Join(errors.New("calling"), &sheet.Error{File: "x.csv", Row: 2, Msg: "not UTF-8"})) != exitUsage || errors.As(nil, &se) {
+	if exitCode(context.Background(), errors.Join(errors.New("calling"), &sheet.Error{File: "x.csv", Row: 2, Msg: "not UTF-8"})) != run.ExitUsage || errors.As(nil, &se) {
 		t.Error("a sheet error is not exit 2")
 	}
 }
@@ -242,7 +242,7 @@ func TestPlanJSONAlwaysPrintsJSON(t *testing.T) {
 		{File: "campaigns/broken/campaign.yaml", Line: 4, Key: "agents[0].promt"},
 		{File: "campaigns/broken/campaign.yaml", Line: 5, Key: "pace.per_second"},
 	}
-	if code != exitUsage || len(got.Errors) != len(want) {
+	if code != run.ExitUsage || len(got.Errors) != len(want) {
 		t.Fatalf("broken campaign: exit %d, %s", code, out)
 	}
 	for i, w := range want {
@@ -255,18 +255,18 @@ func TestPlanJSONAlwaysPrintsJSON(t *testing.T) {
 	}
 
 	got, out, code = plan("campaigns/missing/campaign.yaml")
-	if code != exitUsage || len(got.Errors) != 1 || got.Errors[0].File != "campaigns/missing/campaign.yaml" || !strings.Contains(got.Errors[0].Message, "no such file") {
+	if code != run.ExitUsage || len(got.Errors) != 1 || got.Errors[0].File != "campaigns/missing/campaign.yaml" || !strings.Contains(got.Errors[0].Message, "no such file") {
 		t.Errorf("missing campaign file: exit %d\n%s", code, out)
 	}
 	got, out, code = plan()
-	if code != exitUsage || len(got.Errors) != 1 || !strings.Contains(got.Errors[0].Message, "give the campaign file") {
+	if code != run.ExitUsage || len(got.Errors) != 1 || !strings.Contains(got.Errors[0].Message, "give the campaign file") {
 		t.Errorf("no campaign file given: exit %d\n%s", code, out)
 	}
 
 	// A sheet in Latin-1: the plan of the other sheet, and the error.
 	writeFiles(t, dir, map[string]string{"campaigns/spring/contacts/leads.csv": "Phone,First Name\n+14155550132,Ren\xe9\n"})
 	got, out, code = plan("campaigns/spring/campaign.yaml")
-	if code != exitUsage || len(got.Errors) != 1 || got.Errors[0].Line != 6 || got.Errors[0].Key != "sheets[0].file" ||
+	if code != run.ExitUsage || len(got.Errors) != 1 || got.Errors[0].Line != 6 || got.Errors[0].Key != "sheets[0].file" ||
 		!strings.Contains(got.Errors[0].Message, "not UTF-8") || !strings.Contains(out, `"sheets": [`) {
 		t.Errorf("a sheet that is not UTF-8: exit %d\n%s", code, out)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/callrun/callrun/campaign/run"
 )
 
 func TestParseUntilZones(t *testing.T) {
@@ -52,7 +54,7 @@ func TestUntilOutsideHoursSaysWhenTheyOpen(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	var out bytes.Buffer
 	err := runCampaign(context.Background(), nolog, runOptions{Path: filepath.Join(dir, "campaign.yaml"), Sandbox: true, Until: "1m"}, &out)
-	if code := exitCode(context.Background(), err); code != exitTryLater {
+	if code := exitCode(context.Background(), err); code != run.ExitTryLater {
 		t.Fatalf("exit %d (%v), want 75\n%s", code, err, out.String())
 	}
 	want := "calling hours open " + day.String()[:3] + " 09:00 UTC, in "

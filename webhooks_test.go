@@ -97,7 +97,7 @@ outcomes:
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	j, _, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile))
+	j, _, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile), store.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

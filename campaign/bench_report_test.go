@@ -164,7 +164,7 @@ func benchReportState(b *testing.B, f *File, sup *Suppression, path string) *sto
 	if err := jf.Close(); err != nil {
 		b.Fatal(err)
 	}
-	j, st, err := store.OpenJournal(path)
+	j, st, err := store.OpenJournal(path, store.JournalOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -70,7 +70,7 @@ unsafe_ignore_called_person_hours: true # measures dispatch at any hour
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
-				j, st, err := store.OpenJournal(filepath.Join(dir, fmt.Sprintf("journal-%d.jsonl", i)))
+				j, st, err := store.OpenJournal(filepath.Join(dir, fmt.Sprintf("journal-%d.jsonl", i)), store.JournalOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -103,14 +103,10 @@ type RunOptions struct {
 	// Deliveries, for a campaign with outcomes:, is the feed of the
 	// webhook deliveries stored while the run goes on: a call's delivered
 	// end frees its place under pace.max_active_calls, and the run says
-	// so when none comes for DeliveryWait after a call start (its first,
-	// or the first after the last delivery). nil:
-	// the run follows none. DeliveryPoll is how often it is read at most
-	// (default DefaultDeliveryPoll); DeliveryWait defaults to
-	// DefaultDeliveryWait.
-	Deliveries   DeliveryFeed
-	DeliveryPoll time.Duration
-	DeliveryWait time.Duration
+	// so when none comes for DefaultDeliveryWait after a call start (its
+	// first, or the first after the last delivery). It is read every
+	// DefaultDeliveryPoll at most. nil: the run follows none.
+	Deliveries DeliveryFeed
 
 	// seen, if set, is the dedupe table the run's reading of the sheets
 	// shares with its report's: [StartReport] sets it.
@@ -259,8 +255,8 @@ func Run(ctx context.Context, f *File, limiter *rate.Limiter, opts RunOptions) (
 		workers = min(workers, r.pace.active.max) // more would only wait for a slot
 	}
 	if opts.Deliveries != nil {
-		r.follow = &follower{r: r, feed: opts.Deliveries, every: r.opts.DeliveryPoll, wait: r.opts.DeliveryWait}
-		r.pace.poll = r.opts.DeliveryPoll
+		r.follow = &follower{r: r, feed: opts.Deliveries}
+		r.pace.poll = DefaultDeliveryPoll
 	}
 	jobs := make(chan job)
 	var g errgroup.Group
@@ -366,12 +362,6 @@ func (r *runner) defaults() {
 	}
 	if o.Paused == nil {
 		o.Paused = func(string, time.Time) {}
-	}
-	if o.DeliveryPoll <= 0 {
-		o.DeliveryPoll = DefaultDeliveryPoll
-	}
-	if o.DeliveryWait <= 0 {
-		o.DeliveryWait = DefaultDeliveryWait
 	}
 }
 

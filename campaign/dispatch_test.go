@@ -276,7 +276,7 @@ func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, er
 		defer unlock()
 		j, st, err = e.pg.OpenJournal(ctx, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc, Pressure: e.pressure})
 	} else {
-		j, st, err = store.OpenJournalWith(e.journal, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc, Pressure: e.pressure})
+		j, st, err = store.OpenJournal(e.journal, store.JournalOptions{BeforeSync: e.beforeSync, DoNotCall: e.dnc, Pressure: e.pressure})
 	}
 	if err != nil {
 		e.t.Fatal(err)

@@ -76,15 +76,13 @@ func (q *DeliveryQuiet) Warning(now time.Time, wait time.Duration) string {
 
 // follower is a run's reading of its DeliveryFeed: it gives back the
 // slots of calls whose end was delivered (pace.max_active_calls), and
-// says so, once, when no delivery comes for the wait after a call start
+// says so, once, when no delivery comes for DefaultDeliveryWait after a call start
 // (the run's first, or the first after the last delivery). Run's workers
 // share it.
 type follower struct {
 	mu     sync.Mutex
 	r      *runner
 	feed   DeliveryFeed
-	every  time.Duration
-	wait   time.Duration
 	polled time.Time // the run's clock at the last poll
 	// quiet has the call starts and the deliveries the run saw, each at
 	// the run's clock when it saw it.
@@ -105,8 +103,8 @@ func (fl *follower) callStarting(now time.Time) {
 	fl.poll(now, false)
 }
 
-// poll reads the deliveries stored since the last poll, if DeliveryPoll
-// has passed since it (or always, with force), and gives back the slots
+// poll reads the deliveries stored since the last poll, if
+// DefaultDeliveryPoll has passed since it (or always, with force), and gives back the slots
 // of the calls they end; it logs the no-delivery warning when it is due.
 func (fl *follower) poll(now time.Time, force bool) {
 	if fl == nil {
@@ -114,7 +112,7 @@ func (fl *follower) poll(now time.Time, force bool) {
 	}
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
-	if fl.broken || !force && !fl.polled.IsZero() && now.Sub(fl.polled) < fl.every {
+	if fl.broken || !force && !fl.polled.IsZero() && now.Sub(fl.polled) < DefaultDeliveryPoll {
 		return
 	}
 	fl.polled = now
@@ -145,7 +143,7 @@ func (fl *follower) warning(now time.Time) string {
 	if fl.broken {
 		return ""
 	}
-	return fl.quiet.Warning(now, fl.wait)
+	return fl.quiet.Warning(now, DefaultDeliveryWait)
 }
 
 // end reads the feed once more at the run's end and returns the

@@ -68,18 +68,6 @@ type Taken struct {
 	Held, HeldNew bool
 }
 
-// IntakeError is a delivery [Intake.Take] could not take durably; What
-// says which step failed. The delivery must not be acknowledged: the
-// sender's retry takes it again.
-type IntakeError struct {
-	What string // "storing a delivery", ...
-	Key  string // the delivery's key
-	Err  error
-}
-
-func (e *IntakeError) Error() string { return e.What + ": " + e.Err.Error() }
-func (e *IntakeError) Unwrap() error { return e.Err }
-
 // Take stores delivery d, received at an agent's webhook (agent) or the
 // campaign's outcomes path, durably unless it is stored already, then puts the number of an opt-out on the do-not-call list and
 // records a conversation for an answered call, each durably. Only when it
@@ -96,14 +84,14 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 	}
 	isNew, err := in.o.Deliveries.Append(sd)
 	if err != nil {
-		return t, &IntakeError{"storing a delivery", t.Key, err}
+		return t, fmt.Errorf("storing a delivery: %w", err)
 	}
 	t.New = isNew
 	if err := in.optOut(ctx, d, &t); err != nil {
-		return t, &IntakeError{"putting an opt-out on the do-not-call list", t.Key, err}
+		return t, fmt.Errorf("putting an opt-out on the do-not-call list: %w", err)
 	}
 	if err := in.converse(ctx, d, t, at); err != nil {
-		return t, &IntakeError{"recording a conversation in the call starts", t.Key, err}
+		return t, fmt.Errorf("recording a conversation in the call starts: %w", err)
 	}
 	return t, nil
 }

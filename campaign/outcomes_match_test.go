@@ -73,7 +73,7 @@ func TestOutcomeIndexMatches(t *testing.T) {
 // the test ends.
 func openCallJournal(t *testing.T) (*store.Journal, *store.State) {
 	t.Helper()
-	j, st, err := store.OpenJournal(filepath.Join(t.TempDir(), store.JournalFile))
+	j, st, err := store.OpenJournal(filepath.Join(t.TempDir(), store.JournalFile), store.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ type pacer struct {
 	pauseUntil time.Time
 	brk        breaker
 	active     *activeCalls  // pace.max_active_calls; nil: no limit
-	poll       time.Duration // RunOptions.DeliveryPoll with deliveries followed, else 0
+	poll       time.Duration // DefaultDeliveryPoll with deliveries followed, else 0
 }
 
 // start is one call start on its way through the pacer.

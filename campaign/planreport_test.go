@@ -51,7 +51,7 @@ func TestPlanReport(t *testing.T) {
 	if err := os.WriteFile(jpath, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	j, st, err := store.OpenJournal(jpath)
+	j, st, err := store.OpenJournal(jpath, store.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func TestListenWarnsWhenNoDeliveryComes(t *testing.T) {
 	os.MkdirAll(stateDir, 0o700)
 	start := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
 	runAt := func(at time.Time, phone string) {
-		j, _, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile))
+		j, _, err := store.OpenJournal(filepath.Join(stateDir, store.JournalFile), store.JournalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,7 +58,7 @@ func helper(t *testing.T, kind string, env ...string) (*exec.Cmd, *bufio.Scanner
 // each Append returns prints "I i" or "O i" on stdout (unbuffered: one
 // write(2) a line).
 func helperJournal(path, round string) {
-	j, _, err := OpenJournal(path)
+	j, _, err := OpenJournal(path, JournalOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -161,7 +161,7 @@ func TestCrash(t *testing.T) {
 		s.Close()
 	}
 	// The journal opens for writing, cutting any torn tail.
-	j, s, err := OpenJournal(path)
+	j, s, err := OpenJournal(path, JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -467,14 +467,7 @@ func (t *DeliveriesTail) Next() ([]Delivery, error) {
 // deliveryReader reads a campaign's stored deliveries back: the file of
 // its state directory, or its rows of the deliveries table.
 type deliveryReader interface {
-	readDeliveries(ctx context.Context) ([]Delivery, error)
-}
-
-// dirDeliveries reads the deliveries file of a state directory.
-type dirDeliveries string
-
-func (d dirDeliveries) readDeliveries(context.Context) ([]Delivery, error) {
-	return ReadDeliveries(string(d))
+	ReadDeliveries(ctx context.Context) ([]Delivery, error)
 }
 
 // Deliveries returns the deliveries stored beside the journal the State
@@ -486,5 +479,5 @@ func (s *State) Deliveries(ctx context.Context) ([]Delivery, error) {
 	if s.deliveries == nil {
 		return nil, nil
 	}
-	return s.deliveries.readDeliveries(ctx)
+	return s.deliveries.ReadDeliveries(ctx)
 }

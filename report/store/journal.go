@@ -148,25 +148,7 @@ type pending struct {
 // line returns the record's journal line in b, with its newline.
 func (b *batch) line(i int) []byte { return b.buf[b.recs[i].off:b.recs[i].end] }
 
-// OpenJournal opens the journal at path for appending, creating it (mode
-// 0600) if needed, and replays it into a [State], which the Journal then
-// keeps up to date. The caller should hold the state directory's [Lock],
-// and close both the Journal and the State when done.
-//
-// A torn last line (no trailing newline, or invalid JSON on the last line
-// only), which a crash in the middle of a write leaves, is ignored: the
-// file is truncated to the last complete line, so later records start
-// clean. Invalid JSON on any earlier line is an error naming the file and
-// the line: corruption is not papered over.
-//
-// The file is locked (flock) until Close: while another process has it
-// open, OpenJournal fails with an error wrapping [ErrLocked].
-func OpenJournal(path string) (*Journal, *State, error) {
-	return OpenJournalWith(path, JournalOptions{})
-}
-
-// JournalOptions tune [OpenJournalWith]. The zero value is what
-// [OpenJournal] uses.
+// JournalOptions tune [OpenJournal]; the zero value is the default.
 type JournalOptions struct {
 	// Linger is how long a record queued with [Journal.Enqueue] waits at
 	// most for a commit to ride along with; default [Linger].
@@ -194,8 +176,20 @@ type JournalOptions struct {
 	Pressure *Pressure
 }
 
-// OpenJournalWith is [OpenJournal] with options.
-func OpenJournalWith(path string, opts JournalOptions) (*Journal, *State, error) {
+// OpenJournal opens the journal at path for appending, with opts, creating it (mode
+// 0600) if needed, and replays it into a [State], which the Journal then
+// keeps up to date. The caller should hold the state directory's [Lock],
+// and close both the Journal and the State when done.
+//
+// A torn last line (no trailing newline, or invalid JSON on the last line
+// only), which a crash in the middle of a write leaves, is ignored: the
+// file is truncated to the last complete line, so later records start
+// clean. Invalid JSON on any earlier line is an error naming the file and
+// the line: corruption is not papered over.
+//
+// The file is locked (flock) until Close: while another process has it
+// open, OpenJournal fails with an error wrapping [ErrLocked].
+func OpenJournal(path string, opts JournalOptions) (*Journal, *State, error) {
 	mode := private.FileMode(filepath.Dir(path))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, mode)
 	created := err == nil
@@ -326,7 +320,7 @@ func ReadState(path string) (*State, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s := newState(path, nil)
-		s.deliveries = dirDeliveries(filepath.Dir(path))
+		s.deliveries = Files{Dir: filepath.Dir(path)}
 		return s, nil
 	}
 	if err != nil {
@@ -367,7 +361,7 @@ var replayOptions = jsonv2.JoinOptions(
 // torn last line.
 func replay(path string, f *os.File) (*State, int64, error) {
 	s := newState(path, &fileRecords{path: path, f: f})
-	s.deliveries = dirDeliveries(filepath.Dir(path))
+	s.deliveries = Files{Dir: filepath.Dir(path)}
 	if fi, err := f.Stat(); err == nil {
 		// A contact takes two lines, about 300 bytes or more: sizing the
 		// map for the journal at once spares replay its growing.

@@ -19,7 +19,7 @@ import (
 // the test ends.
 func openJournal(t *testing.T, path string) (*Journal, *State) {
 	t.Helper()
-	j, s, err := OpenJournal(path)
+	j, s, err := OpenJournal(path, JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestCorruptJournal(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, _, err := OpenJournal(path)
+			_, _, err := OpenJournal(path, JournalOptions{})
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want+":") {
 				t.Errorf("OpenJournal: %v; want an error naming %s and %s", err, path, tt.want)
 			}
@@ -587,7 +587,7 @@ func TestLookupWithoutFile(t *testing.T) {
 // as soon as any Append after it has returned, and Close flushes the rest.
 func TestEnqueueIsDurableOnceALaterAppendReturns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, st, err := OpenJournal(path)
+	j, st, err := OpenJournal(path, JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,7 +638,7 @@ func TestEnqueueIsDurableOnceALaterAppendReturns(t *testing.T) {
 // of its own; it is written and synced with the next Append's batch.
 func TestEnqueueRidesAlongWithTheNextAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, st, err := OpenJournalWith(path, JournalOptions{Linger: time.Hour}) // the linger never fires here
+	j, st, err := OpenJournal(path, JournalOptions{Linger: time.Hour}) // the linger never fires here
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -679,7 +679,7 @@ func TestEnqueueRidesAlongWithTheNextAppend(t *testing.T) {
 // without waiting for the linger.
 func TestEnqueueWaitCommits(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, st, err := OpenJournalWith(path, JournalOptions{Linger: time.Hour})
+	j, st, err := OpenJournal(path, JournalOptions{Linger: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -711,7 +711,7 @@ func TestEnqueueWaitCommits(t *testing.T) {
 // record still reaches the disk, within the linger.
 func TestEnqueueCommitsAfterTheLinger(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, st, err := OpenJournalWith(path, JournalOptions{Linger: 10 * time.Millisecond})
+	j, st, err := OpenJournal(path, JournalOptions{Linger: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -747,7 +747,7 @@ func TestSubmitCommitsAtOnceWithoutWaiting(t *testing.T) {
 	inSync, release := make(chan struct{}, 8), make(chan struct{})
 	var fail atomic.Bool
 	boom := errors.New("disk gone")
-	j, st, err := OpenJournalWith(path, JournalOptions{Linger: time.Hour, BeforeSync: func() error {
+	j, st, err := OpenJournal(path, JournalOptions{Linger: time.Hour, BeforeSync: func() error {
 		inSync <- struct{}{}
 		<-release
 		if fail.Load() {
@@ -803,12 +803,12 @@ func TestSubmitCommitsAtOnceWithoutWaiting(t *testing.T) {
 // run out), and once it is closed it opens again.
 func TestJournalOpenInOneProcessAtATime(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, st, err := OpenJournal(path)
+	j, st, err := OpenJournal(path, JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if j2, st2, err := OpenJournal(path); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
+	if j2, st2, err := OpenJournal(path, JournalOptions{}); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
 		if err == nil {
 			j2.Close()
 			st2.Close()
@@ -818,7 +818,7 @@ func TestJournalOpenInOneProcessAtATime(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	j, st3, err := OpenJournal(path)
+	j, st3, err := OpenJournal(path, JournalOptions{})
 	if err != nil {
 		t.Fatalf("open after Close: %v", err)
 	}

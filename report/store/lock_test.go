@@ -81,7 +81,7 @@ func TestLockedFilesStayReadable(t *testing.T) {
 	}
 
 	path := filepath.Join(dir, JournalFile)
-	j, st, err := OpenJournal(path)
+	j, st, err := OpenJournal(path, JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

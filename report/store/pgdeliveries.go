@@ -119,10 +119,6 @@ func (p *Postgres) queryDeliveries(ctx context.Context, each func(id int64), sql
 	return out, nil
 }
 
-func (p *Postgres) readDeliveries(ctx context.Context) ([]Delivery, error) {
-	return p.ReadDeliveries(ctx)
-}
-
 // pgTailWindow is how far behind the newest row a row of the deliveries
 // table may still become visible: ids are given as rows are inserted, but
 // rows are seen as their transactions commit, so a row may appear after

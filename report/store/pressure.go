@@ -291,7 +291,7 @@ func (l *CallStartsFile) History(_ context.Context, number string) ([]CallStart,
 func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string][]time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.refresh(nil); err != nil {
+	if err := l.refresh(nil, nil); err != nil {
 		return nil, err
 	}
 	forgetOld(l.open) // as a fresh reader would: the starts this process counted since it read the file grow old too
@@ -308,13 +308,10 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 }
 
 // refresh applies the whole lines appended since the last look; f, if set, is
-// the file opened already. The caller holds l.mu.
-func (l *CallStartsFile) refresh(f *os.File) error { return l.refreshWatching(f, nil) }
-
-// refreshWatching is refresh that also calls watch, if set, with each
-// start read and the offset just past its line. A file that shrank or
-// was replaced by a compaction is read again from its start.
-func (l *CallStartsFile) refreshWatching(f *os.File, watch func(CallStart, int64)) error {
+// the file opened already. It calls watch, if set, with each start read
+// and the offset just past its line. A file that shrank or was replaced
+// by a compaction is read again from its start. The caller holds l.mu.
+func (l *CallStartsFile) refresh(f *os.File, watch func(CallStart, int64)) error {
 	from, err := l.starts.read(f, func() { l.open = map[string][]timedID{} }, func(s CallStart, end int64) {
 		l.apply(s)
 		if watch != nil {
@@ -422,7 +419,7 @@ func (l *CallStartsFile) begin() (*startsTx, error) {
 		return nil, fmt.Errorf("opening the %s: %w", l, err)
 	}
 	t.f = f
-	if err := l.refresh(f); err != nil {
+	if err := l.refresh(f, nil); err != nil {
 		t.end()
 		return nil, err
 	}

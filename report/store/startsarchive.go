@@ -107,7 +107,7 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	moved, cutting := 0, true
 	l.starts.forget()
 	l.open = map[string][]timedID{}
-	if err := l.refreshWatching(f, func(s CallStart, end int64) {
+	if err := l.refresh(f, func(s CallStart, end int64) {
 		if cutting && !s.Released && !s.At.Before(old) {
 			cutting = false
 		}

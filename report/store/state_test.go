@@ -131,7 +131,7 @@ func BenchmarkReplay1M(b *testing.B) {
 // bench) measures something.
 func BenchmarkAppendParallel(b *testing.B) {
 	const goroutines, each = 32, 625
-	j, s, err := OpenJournal(filepath.Join(b.TempDir(), "journal"))
+	j, s, err := OpenJournal(filepath.Join(b.TempDir(), "journal"), JournalOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -149,9 +149,9 @@ func (s Files) LockAgents(ctx context.Context) (func() error, error) {
 }
 
 func (s Files) OpenJournal(_ context.Context, opts JournalOptions) (*Journal, *State, error) {
-	j, st, err := OpenJournalWith(s.Journal(), opts)
+	j, st, err := OpenJournal(s.Journal(), opts)
 	if err == nil {
-		st.deliveries = dirDeliveries(s.top())
+		st.deliveries = s
 	}
 	return j, st, err
 }
@@ -198,7 +198,7 @@ func (s Files) ReadState(context.Context) (*State, error) {
 	}
 	st, err := ReadState(s.Journal())
 	if err == nil {
-		st.deliveries = dirDeliveries(s.top())
+		st.deliveries = s
 	}
 	return st, err
 }

@@ -50,7 +50,7 @@ func TestTeamHomeFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			j, _, err := OpenJournal(filepath.Join(home, JournalFile))
+			j, _, err := OpenJournal(filepath.Join(home, JournalFile), JournalOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
