@@ -268,3 +268,125 @@ func replayClosed(t *testing.T, s Store, j *Journal, want map[string]Status) *St
 	}
 	return again
 }
+
+// TestDoNotCallImportOverHistory: an import over a list with removals and
+// re-additions, with a number twice in a batch, one added and removed in
+// a batch and one in two batches, gives the same OnList and Each answers
+// on files and PostgreSQL. The file list writes the number of two
+// batches twice (each batch is checked against the list as it was before
+// the import), the database once.
+func TestDoNotCallImportOverHistory(t *testing.T) {
+	ctx := context.Background()
+	const a, b, c, d, e, f, g = "+14155550100", "+14155550101", "+14155550102", "+14155550103", "+14155550104", "+14155550105", "+14155550106"
+	for _, k := range dncKinds {
+		t.Run(k.name, func(t *testing.T) {
+			l := k.open(t)
+			for _, en := range []DoNotCallEntry{
+				{Number: a, Source: "a"},
+				{Number: b, Source: "b"},
+				{Number: b, Removed: true, Source: "suppress remove", Reason: "asked"},
+				{Number: c, Source: "c"},
+				{Number: c, Removed: true, Source: "suppress remove", Reason: "asked"},
+				{Number: c, Source: "again"},
+			} {
+				if _, err := l.Add(ctx, []DoNotCallEntry{en}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			batches := [][]DoNotCallEntry{
+				{{Number: a, Source: "import 1"}, {Number: b, Source: "import 1"}, {Number: d, Source: "import 1"}, {Number: d, Source: "import 1"},
+					{Number: e, Source: "import 1"}, {Number: e, Removed: true, Source: "import 1", Reason: "in the file"}},
+				{{Number: b, Source: "import 2"}, {Number: f, Source: "import 2"}},
+			}
+			wrote, err := l.Import(ctx, func() ([]DoNotCallEntry, error) {
+				if len(batches) == 0 {
+					return nil, nil
+				}
+				batch := batches[0]
+				batches = batches[1:]
+				return batch, nil
+			})
+			if want := map[string]int{"files": 6, "postgres": 5}[k.name]; err != nil || wrote != want {
+				t.Fatalf("Import: %d, %v; want %d written", wrote, err, want)
+			}
+			other := k.open(t)
+			on, err := other.OnList(ctx, []string{a, b, c, d, e, f, g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := fmt.Sprintf("map[%s:true %s:true %s:true %s:true %s:true]", a, b, c, d, f); fmt.Sprint(on) != w {
+				t.Fatalf("OnList: %v, want %v", on, w)
+			}
+			var current []string
+			if err := other.Each(ctx, true, func(en DoNotCallEntry) error {
+				current = append(current, en.Number+" "+en.Source)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if w := fmt.Sprintf("[%s a %s again %s import 1 %s import 1 %s import 2]", a, c, b, d, f); fmt.Sprint(current) != w {
+				t.Fatalf("Each(current): %v, want %v", current, w)
+			}
+			es, err := other.Entries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var imported []string
+			for _, en := range es[6:] {
+				imported = append(imported, fmt.Sprintf("%s %s %v", en.Number, en.Source, en.Removed))
+			}
+			w := []string{b + " import 1 false", d + " import 1 false", e + " import 1 false", e + " import 1 true"}
+			if k.name == "files" {
+				w = append(w, b+" import 2 false")
+			}
+			if w = append(w, f+" import 2 false"); fmt.Sprint(imported) != fmt.Sprint(w) {
+				t.Fatalf("the import's entries: %v, want %v", imported, w)
+			}
+		})
+	}
+}
+
+// TestDoNotCallImportStopsBetweenBatches: an import that stops (its next
+// fails, or its context is cancelled as the process is killed) leaves
+// the batches before, each whole, and nothing of the one it was in.
+func TestDoNotCallImportStopsBetweenBatches(t *testing.T) {
+	for _, k := range dncKinds {
+		for _, how := range []string{"next fails", "cancelled"} {
+			t.Run(k.name+"/"+how, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				l := k.open(t)
+				var all []string
+				batch := 0
+				wrote, err := l.Import(ctx, func() ([]DoNotCallEntry, error) {
+					batch++
+					var es []DoNotCallEntry
+					for i := range 100 {
+						n := fmt.Sprintf("+1415555%d%03d", batch, i)
+						all = append(all, n)
+						es = append(es, DoNotCallEntry{Number: n, Source: "import x.csv"})
+					}
+					if batch == 3 {
+						if how == "next fails" {
+							return nil, errors.New("the file broke")
+						}
+						cancel()
+					}
+					return es, nil
+				})
+				if err == nil || wrote != 200 {
+					t.Fatalf("Import: %d, %v; want 200 written and an error", wrote, err)
+				}
+				on, err := k.open(t).OnList(context.Background(), all)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, n := range all {
+					if on[n] != (i < 200) {
+						t.Fatalf("%s (batch %d) on the list: %v", n, i/100+1, on[n])
+					}
+				}
+			})
+		}
+	}
+}

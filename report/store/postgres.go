@@ -841,25 +841,31 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 	for len(numbers) > 0 {
 		batch := numbers[:min(len(numbers), pgOnListBatch)]
 		numbers = numbers[len(batch):]
-		// Each number's last entry by the index (number, id), one
-		// look-up a number, as each intent's INSERT checks it: a plan
-		// that stays right when the table's statistics are stale (an
-		// import of millions just made).
-		rows, err := l.p.pool.Query(ctx, `
-SELECT u.n FROM unnest($1::text[]) AS u(n)
-WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.n ORDER BY d.id DESC LIMIT 1), false)`, batch)
-		if err != nil {
-			return nil, l.p.wrap("reading the do-not-call list from", err)
-		}
-		var n string
-		if _, err := pgx.ForEachRow(rows, []any{&n}, func() error {
-			on[n] = true
-			return nil
-		}); err != nil {
+		if err := listed(ctx, l.p.pool, batch, on); err != nil {
 			return nil, l.p.wrap("reading the do-not-call list from", err)
 		}
 	}
 	return on, nil
+}
+
+// listed sets on[n] for each of numbers on the list, asking each
+// number's last entry by the index (number, id), one look-up a number,
+// as each intent's INSERT checks it: a plan that stays right when the
+// table's statistics are stale (an import of millions just made). Only
+// the numbers on the list come back. OnList and Add use it.
+func listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
+	rows, err := q.Query(ctx, `
+SELECT u.n FROM unnest($1::text[]) AS u(n)
+WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.n ORDER BY d.id DESC LIMIT 1), false)`, numbers)
+	if err != nil {
+		return err
+	}
+	var n string
+	_, err = pgx.ForEachRow(rows, []any{&n}, func() error {
+		on[n] = true
+		return nil
+	})
+	return err
 }
 
 // NumbersUpTo reads the numbers on the list when its history holds at
@@ -893,7 +899,9 @@ WHERE NOT removed LIMIT $1`, max+1)
 	return numbers, true, nil
 }
 
-// Import adds each batch next returns in a transaction of its own.
+// Import adds each batch next returns with Add, in a transaction of its
+// own: a killed import leaves the batches before the one it was in, each
+// whole, and nothing of that one.
 func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error) {
 	wrote := 0
 	for {
@@ -910,7 +918,9 @@ func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry,
 }
 
 // Add writes the entries that change the list in one transaction, which
-// has committed (synchronously) when it returns.
+// has committed (synchronously) when it returns: it asks which of their
+// numbers are on the list, then copies in (COPY) those that change it,
+// in their order.
 func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
 	var wrote []DoNotCallEntry
 	err := pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
@@ -925,26 +935,9 @@ func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNo
 			}
 			numbers = append(numbers, e.Number)
 		}
-		// Each number's last entry by the index, as OnList asks it.
-		rows, err := tx.Query(ctx, `
-SELECT u.n, coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.n ORDER BY d.id DESC LIMIT 1), false)
-FROM unnest($1::text[]) AS u(n)`, numbers)
-		if err != nil {
-			return err
-		}
 		on := map[string]bool{}
-		var number string
-		var listed bool
-		if _, err := pgx.ForEachRow(rows, []any{&number, &listed}, func() error {
-			on[number] = listed
-			return nil
-		}); err != nil {
+		if err := listed(ctx, tx, numbers, on); err != nil {
 			return err
-		}
-		var cols struct {
-			numbers, sources, reasons []string
-			ats                       []time.Time
-			removed                   []bool
 		}
 		for _, e := range entries {
 			if on[e.Number] != e.Removed {
@@ -956,17 +949,16 @@ FROM unnest($1::text[]) AS u(n)`, numbers)
 			e.At = e.At.UTC().Truncate(time.Microsecond)
 			on[e.Number] = !e.Removed
 			wrote = append(wrote, e)
-			cols.numbers, cols.ats, cols.removed = append(cols.numbers, e.Number), append(cols.ats, e.At), append(cols.removed, e.Removed)
-			cols.sources, cols.reasons = append(cols.sources, e.Source), append(cols.reasons, e.Reason)
 		}
 		if len(wrote) == 0 {
 			return nil
 		}
-		// One statement, the rows in the entries' order (their ids too).
-		_, err = tx.Exec(ctx, `
-INSERT INTO callrun_do_not_call (number, at, removed, source, reason)
-SELECT n, a, r, s, why FROM unnest($1::text[], $2::timestamptz[], $3::bool[], $4::text[], $5::text[]) WITH ORDINALITY AS u(n, a, r, s, why, ord)
-ORDER BY ord`, cols.numbers, cols.ats, cols.removed, cols.sources, cols.reasons)
+		// Copied in, the rows in the entries' order (their ids too).
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"callrun_do_not_call"}, []string{"number", "at", "removed", "source", "reason"},
+			pgx.CopyFromSlice(len(wrote), func(i int) ([]any, error) {
+				e := wrote[i]
+				return []any{e.Number, e.At, e.Removed, e.Source, e.Reason}, nil
+			}))
 		return err
 	})
 	if err != nil {

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+)
+
+// TestSuppressImportKilledPostgres: `suppress import` of three batches'
+// worth of numbers into PostgreSQL, killed (SIGKILL) once its first batch
+// is on the list, leaves whole batches there and nothing of the one it
+// was in; the import again puts the rest on, counting those it finds
+// there; then plan and the run, checked against the sandbox's ledger,
+// call neither of the two contacts the file holds and everyone else once.
+func TestSuppressImportKilledPostgres(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	contacts := e2ePhones(8)
+	db := e2eDatabase(t, "postgres")
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 2, postgres: db})
+
+	const n = 3 * importBatch
+	csvPath := filepath.Join(t.TempDir(), "registry.csv")
+	f, err := os.Create(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString("Phone Number\n")
+	for i := range n - 2 {
+		area, exch, line := benchPhone(i)
+		fmt.Fprintf(w, "+1%s%d%04d\n", area, exch, line)
+	}
+	fmt.Fprintf(w, "%s\n%s\n", contacts[0].E164, contacts[2].E164)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	admin := pgAdmin(t, db)
+	ctx := context.Background()
+	count := func() int {
+		t.Helper()
+		var c int
+		// The table is made by the import's first connection.
+		if err := admin.QueryRow(ctx, `SELECT CASE WHEN to_regclass('callrun_do_not_call') IS NULL THEN 0 ELSE (SELECT count(*) FROM callrun_do_not_call) END`).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	p := e.start("suppress", "import", e.path, csvPath)
+	deadline := time.Now().Add(2 * time.Minute)
+	for count() == 0 {
+		select {
+		case <-p.done:
+			t.Fatalf("the import ended before it was killed: %s", p.result())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no batch on the list after 2 minutes")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.signal(t, syscall.SIGKILL)
+	if res := p.wait(t, 30*time.Second); !res.signaled {
+		t.Fatalf("the import ended before it was killed: %s", res)
+	}
+	// Once the killed import's sessions are gone (the server rolls back
+	// what they had not committed), the list holds what it leaves.
+	for {
+		var sessions int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&sessions); err != nil {
+			t.Fatal(err)
+		}
+		if sessions == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions of the killed import still open", sessions)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	left := count()
+	if left%importBatch != 0 || left == 0 || left == n {
+		t.Fatalf("%d numbers on the list after the kill, want whole batches of %d, fewer than %d", left, importBatch, n)
+	}
+
+	again := e.run(2*time.Minute, "suppress", "import", e.path, csvPath)
+	m := regexp.MustCompile(`(\d+) number\(s\) of .* put on .*; (\d+) on it already`).FindStringSubmatch(again.stdout)
+	if again.code != 0 || m == nil {
+		t.Fatalf("suppress import again: %s", again)
+	}
+	if put, already := atoi(t, m[1]), atoi(t, m[2]); put != n-left || already != left {
+		t.Errorf("suppress import again put %d on and found %d on, want %d and %d", put, already, n-left, left)
+	}
+	if c := count(); c != n {
+		t.Errorf("%d entries after the import again, want %d", c, n)
+	}
+
+	e.runSkipping(0, 2)
+}
+
+// runSkipping checks that plan counts the contacts skip (by index) as on
+// the do-not-call list, runs the campaign, and checks against the
+// sandbox's ledger that none of them was called and everyone else once.
+func (e *e2eCampaign) runSkipping(skip ...int) {
+	e.t.Helper()
+	if pl := e.plan(); pl.Totals.Suppressed != len(skip) || pl.Totals.ToCall != len(e.contacts)-len(skip) {
+		e.t.Fatalf("plan: %+v, want contacts %v on the do-not-call list", pl.Totals, skip)
+	}
+	if res := e.run(time.Minute, "run", e.path); res.code != 0 {
+		e.t.Fatalf("run: %s", res)
+	}
+	l := e.ledger()
+	l.checkNobodyTwice(e.t)
+	for i, c := range e.contacts {
+		want := 1
+		if slices.Contains(skip, i) {
+			want = 0
+		}
+		if l.placed[c.E164] != want {
+			e.t.Errorf("contact %d (%s) was placed %d times, want %d", i, c.E164, l.placed[c.E164], want)
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
