@@ -551,3 +551,30 @@ func TestDoNotCallNumbersUpTo(t *testing.T) {
 		})
 	}
 }
+
+// TestDoNotCallNumbersUpToOfAnIndexWithoutKeys: an index built when the
+// list had no "+digits" number on it (empty, or every number taken off)
+// gives the numbers put on it since, not an error.
+func TestDoNotCallNumbersUpToOfAnIndexWithoutKeys(t *testing.T) {
+	ctx := context.Background()
+	for _, first := range [][]DoNotCallEntry{
+		nil,
+		{{Number: "+14155550100", Source: "a"}, {Number: "+14155550100", Removed: true, Source: "b"}},
+	} {
+		dir := t.TempDir()
+		l := OpenDoNotCallFile(dir)
+		if len(first) > 0 {
+			if _, err := l.Add(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+		}
+		has(t, OpenDoNotCallFile(dir), "+14155550101") // a fresh handle builds the index, and writes it
+		if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550102", Source: "c"}}); err != nil {
+			t.Fatal(err)
+		}
+		numbers, ok, err := OpenDoNotCallFile(dir).NumbersUpTo(ctx, 10) // reads the index from the file
+		if err != nil || !ok || fmt.Sprint(numbers) != "[+14155550102]" {
+			t.Errorf("after %d entries: NumbersUpTo = %v, %v, %v; want [+14155550102]", len(first), numbers, ok, err)
+		}
+	}
+}

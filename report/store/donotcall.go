@@ -263,7 +263,7 @@ func (l *DoNotCallFile) NumbersUpTo(_ context.Context, max int) ([]string, bool,
 			return nil, false, nil // more than the delta's removals could make short
 		}
 		r := l.ix.keys
-		if r == nil {
+		if r == nil && l.ix.count > 0 {
 			f, err := os.Open(l.indexPath())
 			if err != nil {
 				return nil, false, nil // gone meanwhile: look the campaign's numbers up instead
@@ -276,8 +276,10 @@ func (l *DoNotCallFile) NumbersUpTo(_ context.Context, max int) ([]string, bool,
 			r = io.NewSectionReader(f, indexHeader, l.ix.count*8)
 		}
 		b := make([]byte, l.ix.count*8)
-		if _, err := r.ReadAt(b, 0); err != nil {
-			return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
+		if l.ix.count > 0 { // else ReadAt of nothing says io.EOF
+			if _, err := r.ReadAt(b, 0); err != nil {
+				return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
+			}
 		}
 		for i := 0; i < len(b); i += 8 {
 			keys = append(keys, binary.BigEndian.Uint64(b[i:]))
