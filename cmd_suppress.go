@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"text/tabwriter"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/run"
+	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/callrun/callrun/report/store"
 	"github.com/urfave/cli/v2"
 )
@@ -278,13 +279,15 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		return run.UsageError(fmt.Errorf("suppress export takes the campaign file only, got also: %v (write to a file with --output)", args))
 	}
 	var out io.Writer = c.App.Writer
-	var file *os.File
+	var file *durable.File
 	if p := c.String("output"); p != "" {
+		// Every number on the list: made private, as the reports are, and
+		// put in place whole, or not at all.
 		var err error
-		if file, err = os.Create(p); err != nil {
-			return err
+		if file, err = durable.Create(p, private.FileMode(filepath.Dir(p))); err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
 		}
-		defer file.Close()
+		defer file.Abort()
 		out = file
 	}
 	w := csv.NewWriter(out)
@@ -300,7 +303,7 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		return err
 	}
 	if file != nil {
-		return file.Close()
+		return file.Commit()
 	}
 	return nil
 }

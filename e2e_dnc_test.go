@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -142,10 +143,18 @@ func TestSuppressCommand(t *testing.T) {
 				}
 			}
 
+			// An export over a file open to others: every number on the
+			// list, so it is made 0600 (the reports' mode), whatever was there.
 			out := filepath.Join(t.TempDir(), "export.csv")
+			if err := os.WriteFile(out, []byte("an older export\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			exp := e.run(30*time.Second, "suppress", "export", e.path, "--output", out)
 			if exp.code != 0 {
 				t.Fatalf("suppress export: %s", exp)
+			}
+			if fi, err := os.Stat(out); runtime.GOOS != "windows" && (err != nil || fi.Mode().Perm() != 0o600) {
+				t.Errorf("suppress export --output wrote %v, %v; want mode 0600", fi.Mode(), err)
 			}
 			f, err := os.Open(out)
 			if err != nil {
