@@ -18,7 +18,8 @@ import (
 // line without its newline (being written, or torn by a crash) is left
 // for a later read. A file that is gone, that shrank under the lines read
 // (a writer cut a torn line), or that no longer holds the line read last
-// where it was read (a compaction replaced it) is read again from its
+// where it was read, or that is another file at the same path (a
+// compaction or an erasure replaced it), is read again from its
 // start, its reader first told to forget what it read; a tail goes on
 // from the file's end instead. Its methods are not safe for concurrent
 // use.
@@ -30,6 +31,7 @@ type follower[T any] struct {
 	off   int64         // where the next line starts: the end of the lines read
 	last  []byte        // the line that ends at off, read or appended last; nil when none is known
 	skip  bool          // off is inside a line (a tail begun while it was being written): skip up to its newline
+	file  os.FileInfo   // the file the lines read came from; nil when none was read
 }
 
 // read calls fn with each entry whose whole line was appended since the
@@ -43,7 +45,7 @@ func (fl *follower[T]) read(f *os.File, restart func(), fn func(T, int64)) (int6
 		var err error
 		f, err = os.Open(fl.path)
 		if errors.Is(err, os.ErrNotExist) {
-			fl.off, fl.last, fl.skip = 0, nil, false
+			fl.forget()
 			if !fl.tail {
 				restart()
 			}
@@ -58,14 +60,17 @@ func (fl *follower[T]) read(f *os.File, restart func(), fn func(T, int64)) (int6
 	if err != nil {
 		return 0, err
 	}
-	if fi.Size() < fl.off || !fl.holdsLine(f) {
+	replaced := fl.file != nil && !os.SameFile(fl.file, fi)
+	if replaced || fi.Size() < fl.off || !fl.holdsLine(f) {
 		if fl.tail {
 			err := fl.seekEnd(f, fi.Size())
+			fl.file = fi
 			return fl.off, err
 		}
 		restart()
 		fl.forget()
 	}
+	fl.file = fi
 	from := fl.off
 	if fi.Size() == fl.off {
 		return from, nil
@@ -132,7 +137,7 @@ func (fl *follower[T]) appended(buf []byte) {
 
 // forget has the next read begin at the file's start.
 func (fl *follower[T]) forget() {
-	fl.off, fl.last, fl.skip = 0, nil, false
+	fl.off, fl.last, fl.skip, fl.file = 0, nil, false, nil
 }
 
 // readAll reads every entry of the whole lines of f, as fl would from

@@ -148,3 +148,24 @@ func TestFollowerTail(t *testing.T) {
 		t.Errorf("read %q, want 4", got)
 	}
 }
+
+// TestFollowerSeesAnotherFileOfTheSameShape: a file replaced by another
+// of the same length whose line read last is where it was (an erasure
+// that rewrote an earlier line) is read again from its start.
+func TestFollowerSeesAnotherFileOfTheSameShape(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.jsonl")
+	fl := followerOf(path, false)
+	writeRaw(t, path, `{"n":1}`+"\n"+`{"n":2}`+"\n")
+	if got := next(t, fl); got != "1 2" {
+		t.Fatalf("read %q, want 1 2", got)
+	}
+	other := filepath.Join(dir, "other.jsonl")
+	writeRaw(t, other, `{"n":7}`+"\n"+`{"n":2}`+"\n")
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, fl); got != "restart 7 2" {
+		t.Errorf("after the file was replaced by one of the same shape: %q, want it read again from its start", got)
+	}
+}
