@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"os"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/callrun/callrun/campaign/sheet"
 )
@@ -32,38 +32,80 @@ type records interface {
 // rather than parse the sheet again. The file is private to the user and
 // removed from its directory as soon as it is made (its space is freed
 // when the rowSpool is); where the system does not allow that, nothing is
-// kept and the sheet is parsed again. A sheet changed since (its size,
-// its modification time or its header) is read from the sheet again.
-// The contact readers of plan, run and the report read it, at once.
+// kept and the sheet is parsed again. A sheet changed since (its file
+// another, or its size, its modification time, its bytes or its header
+// not those the pass read) is read from the sheet again. The contact
+// readers of plan, run and the report read it, at once.
 type rowSpool struct {
 	f      *os.File
 	size   int64
 	header []string
 	notes  []string
-	// sheetSize and sheetMod are the sheet file's when it was read.
-	sheetSize int64
-	sheetMod  time.Time
+	// sheet is the sheet's file as the pass read it.
+	sheet sheetStamp
+}
+
+// sheetStamp tells a sheet's file as it stood when it was read from the
+// same file changed since: a file replaced by another of the same size
+// and time, or a cell changed in place and the file's time set back
+// (or changed within its clock's tick), has the same size and time but
+// not the same file or bytes.
+type sheetStamp struct {
+	fi  os.FileInfo
+	sum uint64 // the hash of its bytes, with spoolSeed
+}
+
+// spoolSeed seeds the hashes of the sheets' bytes, which are compared
+// within the process only.
+var spoolSeed = maphash.MakeSeed()
+
+// stampSheet returns the stamp of the sheet at path, reading it whole;
+// ok is false when it cannot be read.
+func stampSheet(path string) (_ sheetStamp, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sheetStamp{}, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return sheetStamp{}, false
+	}
+	var h maphash.Hash
+	h.SetSeed(spoolSeed)
+	if n, err := io.Copy(&h, f); err != nil || n != fi.Size() {
+		return sheetStamp{}, false
+	}
+	return sheetStamp{fi: fi, sum: h.Sum64()}, true
+}
+
+// sameFile reports whether a and b are the same file with the same size
+// and modification time.
+func sameFile(a, b os.FileInfo) bool {
+	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && os.SameFile(a, b)
 }
 
 // spoolWriter writes a rowSpool as the pass reads the sheet, a batch at a
 // time; the file is made at the first batch.
 type spoolWriter struct {
-	sheetSize int64
-	sheetMod  time.Time
-	f         *os.File
-	w         *bufio.Writer
-	size      int64
-	failed    bool
+	path string
+	// before is the sheet's file before the pass opened it.
+	before os.FileInfo
+	f      *os.File
+	w      *bufio.Writer
+	size   int64
+	failed bool
 }
 
-// newSpoolWriter prepares to keep the records of the sheet at path; nil
-// when its file cannot be looked at.
+// newSpoolWriter prepares to keep the records of the sheet at path, to
+// be called before the sheet is opened; nil when its file cannot be
+// looked at.
 func newSpoolWriter(path string) *spoolWriter {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil
 	}
-	return &spoolWriter{sheetSize: fi.Size(), sheetMod: fi.ModTime()}
+	return &spoolWriter{path: path, before: fi}
 }
 
 // encodeRecords appends recs to buf as a rowSpool keeps them: for each,
@@ -154,7 +196,9 @@ func (w *spoolWriter) fail() {
 }
 
 // finish returns the spool of the sheet read to its end by r; nil when
-// nothing could be kept.
+// nothing could be kept, or when the sheet's file is not the one it was
+// before the pass opened it (replaced, written to): its bytes are hashed
+// now, and the records kept stand for the bytes read then.
 func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 	if w == nil || w.failed {
 		return nil
@@ -165,7 +209,12 @@ func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 			return nil
 		}
 	}
-	return &rowSpool{f: w.f, size: w.size, header: r.Header(), notes: r.Notes(), sheetSize: w.sheetSize, sheetMod: w.sheetMod}
+	stamp, ok := stampSheet(w.path)
+	if !ok || !sameFile(stamp.fi, w.before) {
+		w.fail()
+		return nil
+	}
+	return &rowSpool{f: w.f, size: w.size, header: r.Header(), notes: r.Notes(), sheet: stamp}
 }
 
 // discard gives up the records of a sheet not read to its end.
@@ -176,10 +225,14 @@ func (w *spoolWriter) discard() {
 }
 
 // current reports whether sp holds the records of the sheet at path
-// whose header r read: the file is the one the pass read.
+// whose header r read: the file is the one the pass read, with the same
+// bytes. It reads the file whole, as a hash (far faster than parsing it).
 func (sp *rowSpool) current(path string, r *sheet.Reader) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Size() == sp.sheetSize && fi.ModTime().Equal(sp.sheetMod) && slices.Equal(r.Header(), sp.header)
+	if !slices.Equal(r.Header(), sp.header) {
+		return false
+	}
+	now, ok := stampSheet(path)
+	return ok && sameFile(now.fi, sp.sheet.fi) && now.sum == sp.sheet.sum
 }
 
 // reading returns the records of sp from the first, as the sheet's

@@ -167,3 +167,75 @@ func containsPrefix(ss []string, prefix string) bool {
 	}
 	return false
 }
+
+// TestSpoolSheetChangedUnseen: a sheet changed after the pass over its
+// signal columns in a way its size and modification time do not show
+// (a cell changed in place and the time set back, rows swapped, the file
+// replaced by one of the same size and time) is read from the sheet
+// again: the contacts read then are those read with no records kept,
+// and the row whose do-not-call cell now says yes is not called.
+func TestSpoolSheetChangedUnseen(t *testing.T) {
+	const before = "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBob,+14155550112,,2024-03-05\nCy,+14155550113,,2024-03-05\n"
+	for _, tc := range []struct {
+		name, after string
+		rename      bool
+		blocked     string // the number not to be called after the change
+	}{
+		{"cell changed in place", "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBo,+14155550112,1,2024-03-05\nCy,+14155550113,,2024-03-05\n", false, "+14155550112"},
+		{"rows swapped", "Name,Phone,DNC,Consent\nBo,+14155550112,1,2024-03-05\nAnn,+14155550111,,2024-03-05\nCy,+14155550113,,2024-03-05\n", false, "+14155550112"},
+		{"replaced by rename", "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBob,+14155550112,,2024-03-05\nC,+14155550113,1,2024-03-05\n", true, "+14155550113"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.after) != len(before) {
+				t.Fatalf("the changed sheet is %d bytes, not %d", len(tc.after), len(before))
+			}
+			f, err := dncCampaign(t, map[string]string{"a.csv": before}, "do_not_call: {column: DNC}\nconsent: {column: Consent, required: true}\n", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := f.Path("a.csv")
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, sup := signalPlan(t, f)
+			if sup.spools[0] == nil {
+				t.Fatal("the pass kept no records of the sheet")
+			}
+			if tc.rename {
+				tmp := path + ".new"
+				if err := os.WriteFile(tmp, []byte(tc.after), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(tmp, path); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.WriteFile(path, []byte(tc.after), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if now, err := os.Stat(path); err != nil || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+				t.Fatalf("the changed sheet's size and time %v, want those before (%v)", now, err)
+			}
+			kept, _, _ := readAll(t, f, f.NewContactReader(sup))
+			cr := f.NewContactReader(sup)
+			cr.spools = nil
+			parsed, _, _ := readAll(t, f, cr)
+			if !reflect.DeepEqual(kept, parsed) {
+				t.Errorf("contacts with the kept records:\n%+v\nread from the sheet:\n%+v", kept, parsed)
+			}
+			for _, c := range kept {
+				if c.Phone == tc.blocked && c.Status == ToCall {
+					t.Errorf("row %d (%s), marked do not call since the pass, is to be called", c.Row, c.Phone)
+				}
+			}
+		})
+	}
+}
