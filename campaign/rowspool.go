@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"math"
 	"os"
@@ -32,9 +31,9 @@ type records interface {
 // rather than parse the sheet again. The file is private to the user and
 // removed from its directory as soon as it is made (its space is freed
 // when the rowSpool is); where the system does not allow that, nothing is
-// kept and the sheet is parsed again. A sheet changed since (its file
-// another, or its size, its modification time, its bytes or its header
-// not those the pass read) is read from the sheet again. The contact
+// kept and the sheet is parsed again. A sheet changed since (its
+// [sheet.Stamp] or its header not those the pass read) is read from the
+// sheet again. The contact
 // readers of plan, run and the report read it, at once.
 type rowSpool struct {
 	f      *os.File
@@ -42,47 +41,7 @@ type rowSpool struct {
 	header []string
 	notes  []string
 	// sheet is the sheet's file as the pass read it.
-	sheet sheetStamp
-}
-
-// sheetStamp tells a sheet's file as it stood when it was read from the
-// same file changed since: a file replaced by another of the same size
-// and time, or a cell changed in place and the file's time set back
-// (or changed within its clock's tick), has the same size and time but
-// not the same file or bytes.
-type sheetStamp struct {
-	fi  os.FileInfo
-	sum uint64 // the hash of its bytes, with spoolSeed
-}
-
-// spoolSeed seeds the hashes of the sheets' bytes, which are compared
-// within the process only.
-var spoolSeed = maphash.MakeSeed()
-
-// stampSheet returns the stamp of the sheet at path, reading it whole;
-// ok is false when it cannot be read.
-func stampSheet(path string) (_ sheetStamp, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return sheetStamp{}, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return sheetStamp{}, false
-	}
-	var h maphash.Hash
-	h.SetSeed(spoolSeed)
-	if n, err := io.Copy(&h, f); err != nil || n != fi.Size() {
-		return sheetStamp{}, false
-	}
-	return sheetStamp{fi: fi, sum: h.Sum64()}, true
-}
-
-// sameFile reports whether a and b are the same file with the same size
-// and modification time.
-func sameFile(a, b os.FileInfo) bool {
-	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && os.SameFile(a, b)
+	sheet sheet.Stamp
 }
 
 // spoolWriter writes a rowSpool as the pass reads the sheet, a batch at a
@@ -209,8 +168,8 @@ func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 			return nil
 		}
 	}
-	stamp, ok := stampSheet(w.path)
-	if !ok || !sameFile(stamp.fi, w.before) {
+	stamp, err := sheet.StampFile(w.path)
+	if err != nil || !stamp.Is(w.before) {
 		w.fail()
 		return nil
 	}
@@ -231,8 +190,8 @@ func (sp *rowSpool) current(path string, r *sheet.Reader) bool {
 	if !slices.Equal(r.Header(), sp.header) {
 		return false
 	}
-	now, ok := stampSheet(path)
-	return ok && sameFile(now.fi, sp.sheet.fi) && now.sum == sp.sheet.sum
+	now, err := sheet.StampFile(path)
+	return err == nil && now.Same(sp.sheet)
 }
 
 // reading returns the records of sp from the first, as the sheet's
