@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -237,5 +238,76 @@ func TestSpoolSheetChangedUnseen(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpoolSheetsTwiceSharded: a campaign naming one sheet twice (for two
+// agents) and another sheet, read by shard, the other sheet changed
+// after the pass with its size and time kept: each shard's contacts read
+// with the records the pass kept are those read without them, and the
+// row of the changed sheet that says do not call now is not called.
+func TestSpoolSheetsTwiceSharded(t *testing.T) {
+	dir := t.TempDir()
+	var a strings.Builder
+	a.WriteString("Name,Phone,DNC,Consent\n")
+	for i := range 30 {
+		dnc := ""
+		if i%4 == 1 {
+			dnc = "1"
+		}
+		fmt.Fprintf(&a, "Lead %d,+1415555%04d,%s,2024-03-05\n", i, 2000+i, dnc)
+	}
+	const b0 = "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBob,+14155550112,,2024-03-05\nCy,+14155550113,,2024-03-05\n"
+	const b1 = "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBo,+14155550112,1,2024-03-05\nCy,+14155550113,,2024-03-05\n"
+	for name, body := range map[string]string{"a.csv": a.String(), "b.csv": b0} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := "name: twice\nagents:\n  - {name: A, prompt: Hello.}\n  - {name: B, prompt: Hello.}\nsheets:\n" +
+		"  - {file: a.csv, agent: A, fields: {phone_number: Phone}}\n" +
+		"  - {file: a.csv, agent: B, fields: {phone_number: Phone}}\n" +
+		"  - {file: b.csv, agent: A, fields: {phone_number: Phone}}\n" +
+		"region: US\nunsafe_ignore_called_person_hours: true\ndo_not_call: {column: DNC}\nconsent: {column: Consent, required: true}\n"
+	path := filepath.Join(dir, "campaign.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 2 {
+		f, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.SetShard(Shard{Index: k, Count: 2})
+		bPath := f.Path("b.csv")
+		if err := os.WriteFile(bPath, []byte(b0), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(bPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sup := signalPlan(t, f)
+		if sup.spools[0] == nil || sup.spools[1] == nil {
+			t.Fatal("the pass kept no records of a.csv")
+		}
+		if err := os.WriteFile(bPath, []byte(b1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(bPath, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		kept, _, _ := readAll(t, f, f.NewContactReader(sup))
+		cr := f.NewContactReader(sup)
+		cr.spools = nil
+		parsed, _, _ := readAll(t, f, cr)
+		if !reflect.DeepEqual(kept, parsed) {
+			t.Errorf("shard %d/2: contacts with the kept records:\n%+v\nread from the sheets:\n%+v", k, kept, parsed)
+		}
+		for _, c := range kept {
+			if c.Sheet == 2 && c.Phone == "+14155550112" && c.Status == ToCall {
+				t.Errorf("shard %d/2: b.csv row %d, marked do not call since the pass, is to be called", k, c.Row)
+			}
+		}
 	}
 }
