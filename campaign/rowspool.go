@@ -49,7 +49,7 @@ type rowSpool struct {
 type spoolWriter struct {
 	path string
 	// before is the sheet's file before the pass opened it.
-	before os.FileInfo
+	before sheet.Stamp
 	f      *os.File
 	w      *bufio.Writer
 	size   int64
@@ -58,13 +58,13 @@ type spoolWriter struct {
 
 // newSpoolWriter prepares to keep the records of the sheet at path, to
 // be called before the sheet is opened; nil when its file cannot be
-// looked at.
+// read.
 func newSpoolWriter(path string) *spoolWriter {
-	fi, err := os.Stat(path)
+	stamp, err := sheet.StampFile(path)
 	if err != nil {
 		return nil
 	}
-	return &spoolWriter{path: path, before: fi}
+	return &spoolWriter{path: path, before: stamp}
 }
 
 // encodeRecords appends recs to buf as a rowSpool keeps them: for each,
@@ -156,8 +156,8 @@ func (w *spoolWriter) fail() {
 
 // finish returns the spool of the sheet read to its end by r; nil when
 // nothing could be kept, or when the sheet's file is not the one it was
-// before the pass opened it (replaced, written to): its bytes are hashed
-// now, and the records kept stand for the bytes read then.
+// before the pass opened it, with the same bytes (replaced or written to
+// as the pass read it).
 func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 	if w == nil || w.failed {
 		return nil
@@ -169,7 +169,7 @@ func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 		}
 	}
 	stamp, err := sheet.StampFile(w.path)
-	if err != nil || !stamp.Is(w.before) {
+	if err != nil || !stamp.Same(w.before) {
 		w.fail()
 		return nil
 	}

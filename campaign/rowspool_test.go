@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // spoolSheet is a sheet with what the sheet's reader reads besides plain
@@ -309,5 +311,67 @@ func TestSpoolSheetsTwiceSharded(t *testing.T) {
 				t.Errorf("shard %d/2: b.csv row %d, marked do not call since the pass, is to be called", k, c.Row)
 			}
 		}
+	}
+}
+
+// TestSpoolSheetChangedInPass: a sheet changed while the pass reads it
+// (after its file was first looked at: written in place with its size
+// and time kept, replaced by rename, appended to) keeps no records: the
+// contact reader parses it as it is then.
+func TestSpoolSheetChangedInPass(t *testing.T) {
+	const before = "Name,Phone,DNC\nAnn,+14155550111,\nBob,+14155550112,\n"
+	const after = "Name,Phone,DNC\nAnn,+14155550111,\nBo,+14155550112,1\n"
+	for _, change := range []string{"in place", "rename", "append"} {
+		t.Run(change, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "a.csv")
+			if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := newSpoolWriter(path)
+			switch change {
+			case "in place", "rename":
+				target := path
+				if change == "rename" {
+					target += ".new"
+				}
+				if err := os.WriteFile(target, []byte(after), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(target, fi.ModTime(), fi.ModTime()); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(target, path); err != nil {
+					t.Fatal(err)
+				}
+			case "append":
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString("Cy,+14155550113,1\n")
+				f.Close()
+			}
+			r, err := sheet.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var recs []sheet.Record
+			for {
+				rec, err := r.Next()
+				if err != nil {
+					break
+				}
+				recs = append(recs, rec)
+			}
+			w.write(encodeRecords(nil, recs))
+			if sp := w.finish(r); sp != nil {
+				t.Errorf("the sheet changed %s as the pass read it, and its records were kept", change)
+			}
+		})
 	}
 }

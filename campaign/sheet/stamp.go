@@ -48,10 +48,5 @@ func StampFile(path string) (Stamp, error) {
 // Same reports whether s and t are the stamps of the same file with the
 // same size, time and bytes; false when either is the zero Stamp.
 func (s Stamp) Same(t Stamp) bool {
-	return s.fi != nil && t.fi != nil && s.Is(t.fi) && s.sum == t.sum
-}
-
-// Is reports whether fi is the file of s, with the same size and time.
-func (s Stamp) Is(fi os.FileInfo) bool {
-	return s.fi != nil && fi != nil && s.fi.Size() == fi.Size() && s.fi.ModTime().Equal(fi.ModTime()) && os.SameFile(s.fi, fi)
+	return s.fi != nil && t.fi != nil && s.fi.Size() == t.fi.Size() && s.fi.ModTime().Equal(t.fi.ModTime()) && os.SameFile(s.fi, t.fi) && s.sum == t.sum
 }
