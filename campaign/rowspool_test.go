@@ -205,40 +205,8 @@ func TestSpoolSheetChangedUnseen(t *testing.T) {
 			if sup.spools[0] == nil {
 				t.Fatal("the pass kept no records of the sheet")
 			}
-			if tc.rename {
-				tmp := path + ".new"
-				if err := os.WriteFile(tmp, []byte(tc.after), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Rename(tmp, path); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				if err := os.WriteFile(path, []byte(tc.after), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if now, err := os.Stat(path); err != nil || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
-				t.Fatalf("the changed sheet's size and time %v, want those before (%v)", now, err)
-			}
-			kept, _, _ := readAll(t, f, f.NewContactReader(sup))
-			cr := f.NewContactReader(sup)
-			cr.spools = nil
-			parsed, _, _ := readAll(t, f, cr)
-			if !reflect.DeepEqual(kept, parsed) {
-				t.Errorf("contacts with the kept records:\n%+v\nread from the sheet:\n%+v", kept, parsed)
-			}
-			for _, c := range kept {
-				if c.Phone == tc.blocked && c.Status == ToCall {
-					t.Errorf("row %d (%s), marked do not call since the pass, is to be called", c.Row, c.Phone)
-				}
-			}
+			rewriteUnseen(t, path, fi, tc.after, tc.rename)
+			checkKeptAsParsed(t, f, sup, func(c Contact) bool { return c.Phone == tc.blocked })
 		})
 	}
 }
@@ -293,24 +261,8 @@ func TestSpoolSheetsTwiceSharded(t *testing.T) {
 		if sup.spools[0] == nil || sup.spools[1] == nil {
 			t.Fatal("the pass kept no records of a.csv")
 		}
-		if err := os.WriteFile(bPath, []byte(b1), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(bPath, fi.ModTime(), fi.ModTime()); err != nil {
-			t.Fatal(err)
-		}
-		kept, _, _ := readAll(t, f, f.NewContactReader(sup))
-		cr := f.NewContactReader(sup)
-		cr.spools = nil
-		parsed, _, _ := readAll(t, f, cr)
-		if !reflect.DeepEqual(kept, parsed) {
-			t.Errorf("shard %d/2: contacts with the kept records:\n%+v\nread from the sheets:\n%+v", k, kept, parsed)
-		}
-		for _, c := range kept {
-			if c.Sheet == 2 && c.Phone == "+14155550112" && c.Status == ToCall {
-				t.Errorf("shard %d/2: b.csv row %d, marked do not call since the pass, is to be called", k, c.Row)
-			}
-		}
+		rewriteUnseen(t, bPath, fi, b1, false)
+		checkKeptAsParsed(t, f, sup, func(c Contact) bool { return c.Sheet == 2 && c.Phone == "+14155550112" })
 	}
 }
 
@@ -334,19 +286,7 @@ func TestSpoolSheetChangedInPass(t *testing.T) {
 			w := newSpoolWriter(path)
 			switch change {
 			case "in place", "rename":
-				target := path
-				if change == "rename" {
-					target += ".new"
-				}
-				if err := os.WriteFile(target, []byte(after), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chtimes(target, fi.ModTime(), fi.ModTime()); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Rename(target, path); err != nil {
-					t.Fatal(err)
-				}
+				rewriteUnseen(t, path, fi, after, change == "rename")
 			case "append":
 				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 				if err != nil {
@@ -374,4 +314,47 @@ func TestSpoolSheetChangedInPass(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rewriteUnseen writes body to the file at path, by rename when rename
+// is set, with the modification time fi gives: a change its size and
+// time do not show, when body is fi's size.
+func rewriteUnseen(t *testing.T, path string, fi os.FileInfo, body string, rename bool) {
+	t.Helper()
+	target := path
+	if rename {
+		target += ".new"
+	}
+	if err := os.WriteFile(target, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(target, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(target, path); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.Stat(path); err != nil || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("the changed sheet's size and time %v, want those before (%v)", now, err)
+	}
+}
+
+// checkKeptAsParsed reads f's contacts with the records the pass of sup
+// kept and without them, and fails t when they differ or when a contact
+// blocked tells of is to be called. It returns the contacts.
+func checkKeptAsParsed(t *testing.T, f *File, sup *Suppression, blocked func(Contact) bool) []Contact {
+	t.Helper()
+	kept, _, _ := readAll(t, f, f.NewContactReader(sup))
+	cr := f.NewContactReader(sup)
+	cr.spools = nil
+	parsed, _, _ := readAll(t, f, cr)
+	if !reflect.DeepEqual(kept, parsed) {
+		t.Errorf("contacts with the kept records:\n%+v\nread from the sheets:\n%+v", kept, parsed)
+	}
+	for _, c := range kept {
+		if blocked(c) && c.Status == ToCall {
+			t.Errorf("sheet %d row %d (%s), marked do not call since the pass, is to be called", c.Sheet, c.Row, c.Phone)
+		}
+	}
+	return kept
 }
