@@ -506,6 +506,12 @@ var errSampled = errors.New("the first rows say nothing of do not call")
 // end, if any.
 func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (*sheet.Error, error) {
 	spec := &cr.f.Sheets[i]
+	// The records are kept for the contact reader as they are read, once
+	// they are known to be read to the end of the sheet or the first rows
+	// read on: the workers encode them. The sheet's file is looked at
+	// before it is opened, so that one put in its place after cannot pass
+	// for the one read.
+	spool := newSpoolWriter(cr.f.Path(spec.File))
 	r, m, err := cr.f.openSheet(i)
 	if err != nil {
 		return nil, err
@@ -513,10 +519,6 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 	defer r.Close()
 	sheetReadings.Add(1)
 	whole := m.readsWhole()
-	// The records are kept for the contact reader as they are read, once
-	// they are known to be read to the end of the sheet or the first rows
-	// read on: the workers encode them.
-	spool := newSpoolWriter(cr.f.Path(spec.File))
 	encode := func(b *rowBatch, _ *rowScratch) {
 		if spool != nil {
 			b.spooled, b.spoolable = encodeRecords(b.spooled[:0], b.recs)

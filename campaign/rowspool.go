@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/callrun/callrun/campaign/sheet"
 )
@@ -32,38 +31,40 @@ type records interface {
 // rather than parse the sheet again. The file is private to the user and
 // removed from its directory as soon as it is made (its space is freed
 // when the rowSpool is); where the system does not allow that, nothing is
-// kept and the sheet is parsed again. A sheet changed since (its size,
-// its modification time or its header) is read from the sheet again.
-// The contact readers of plan, run and the report read it, at once.
+// kept and the sheet is parsed again. A sheet changed since (its
+// [sheet.Stamp] or its header not those the pass read) is read from the
+// sheet again. The contact
+// readers of plan, run and the report read it, at once.
 type rowSpool struct {
 	f      *os.File
 	size   int64
 	header []string
 	notes  []string
-	// sheetSize and sheetMod are the sheet file's when it was read.
-	sheetSize int64
-	sheetMod  time.Time
+	// sheet is the sheet's file as the pass read it.
+	sheet sheet.Stamp
 }
 
 // spoolWriter writes a rowSpool as the pass reads the sheet, a batch at a
 // time; the file is made at the first batch.
 type spoolWriter struct {
-	sheetSize int64
-	sheetMod  time.Time
-	f         *os.File
-	w         *bufio.Writer
-	size      int64
-	failed    bool
+	path string
+	// before is the sheet's file before the pass opened it.
+	before sheet.Stamp
+	f      *os.File
+	w      *bufio.Writer
+	size   int64
+	failed bool
 }
 
-// newSpoolWriter prepares to keep the records of the sheet at path; nil
-// when its file cannot be looked at.
+// newSpoolWriter prepares to keep the records of the sheet at path, to
+// be called before the sheet is opened; nil when its file cannot be
+// read.
 func newSpoolWriter(path string) *spoolWriter {
-	fi, err := os.Stat(path)
+	stamp, err := sheet.StampFile(path)
 	if err != nil {
 		return nil
 	}
-	return &spoolWriter{sheetSize: fi.Size(), sheetMod: fi.ModTime()}
+	return &spoolWriter{path: path, before: stamp}
 }
 
 // encodeRecords appends recs to buf as a rowSpool keeps them: for each,
@@ -154,7 +155,9 @@ func (w *spoolWriter) fail() {
 }
 
 // finish returns the spool of the sheet read to its end by r; nil when
-// nothing could be kept.
+// nothing could be kept, or when the sheet's file is not the one it was
+// before the pass opened it, with the same bytes (replaced or written to
+// as the pass read it).
 func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 	if w == nil || w.failed {
 		return nil
@@ -165,7 +168,12 @@ func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 			return nil
 		}
 	}
-	return &rowSpool{f: w.f, size: w.size, header: r.Header(), notes: r.Notes(), sheetSize: w.sheetSize, sheetMod: w.sheetMod}
+	stamp, err := sheet.StampFile(w.path)
+	if err != nil || !stamp.Same(w.before) {
+		w.fail()
+		return nil
+	}
+	return &rowSpool{f: w.f, size: w.size, header: r.Header(), notes: r.Notes(), sheet: stamp}
 }
 
 // discard gives up the records of a sheet not read to its end.
@@ -176,10 +184,14 @@ func (w *spoolWriter) discard() {
 }
 
 // current reports whether sp holds the records of the sheet at path
-// whose header r read: the file is the one the pass read.
+// whose header r read: the file is the one the pass read, with the same
+// bytes. It reads the file whole, as a hash (far faster than parsing it).
 func (sp *rowSpool) current(path string, r *sheet.Reader) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Size() == sp.sheetSize && fi.ModTime().Equal(sp.sheetMod) && slices.Equal(r.Header(), sp.header)
+	if !slices.Equal(r.Header(), sp.header) {
+		return false
+	}
+	now, err := sheet.StampFile(path)
+	return err == nil && now.Same(sp.sheet)
 }
 
 // reading returns the records of sp from the first, as the sheet's

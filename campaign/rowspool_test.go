@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // spoolSheet is a sheet with what the sheet's reader reads besides plain
@@ -166,4 +169,192 @@ func containsPrefix(ss []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestSpoolSheetChangedUnseen: a sheet changed after the pass over its
+// signal columns in a way its size and modification time do not show
+// (a cell changed in place and the time set back, rows swapped, the file
+// replaced by one of the same size and time) is read from the sheet
+// again: the contacts read then are those read with no records kept,
+// and the row whose do-not-call cell now says yes is not called.
+func TestSpoolSheetChangedUnseen(t *testing.T) {
+	const before = "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBob,+14155550112,,2024-03-05\nCy,+14155550113,,2024-03-05\n"
+	for _, tc := range []struct {
+		name, after string
+		rename      bool
+		blocked     string // the number not to be called after the change
+	}{
+		{"cell changed in place", "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBo,+14155550112,1,2024-03-05\nCy,+14155550113,,2024-03-05\n", false, "+14155550112"},
+		{"rows swapped", "Name,Phone,DNC,Consent\nBo,+14155550112,1,2024-03-05\nAnn,+14155550111,,2024-03-05\nCy,+14155550113,,2024-03-05\n", false, "+14155550112"},
+		{"replaced by rename", "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBob,+14155550112,,2024-03-05\nC,+14155550113,1,2024-03-05\n", true, "+14155550113"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.after) != len(before) {
+				t.Fatalf("the changed sheet is %d bytes, not %d", len(tc.after), len(before))
+			}
+			f, err := dncCampaign(t, map[string]string{"a.csv": before}, "do_not_call: {column: DNC}\nconsent: {column: Consent, required: true}\n", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := f.Path("a.csv")
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, sup := signalPlan(t, f)
+			if sup.spools[0] == nil {
+				t.Fatal("the pass kept no records of the sheet")
+			}
+			rewriteUnseen(t, path, fi, tc.after, tc.rename)
+			checkKeptAsParsed(t, f, sup, func(c Contact) bool { return c.Phone == tc.blocked })
+		})
+	}
+}
+
+// TestSpoolSheetsTwiceSharded: a campaign naming one sheet twice (for two
+// agents) and another sheet, read by shard, the other sheet changed
+// after the pass with its size and time kept: each shard's contacts read
+// with the records the pass kept are those read without them, and the
+// row of the changed sheet that says do not call now is not called.
+func TestSpoolSheetsTwiceSharded(t *testing.T) {
+	dir := t.TempDir()
+	var a strings.Builder
+	a.WriteString("Name,Phone,DNC,Consent\n")
+	for i := range 30 {
+		dnc := ""
+		if i%4 == 1 {
+			dnc = "1"
+		}
+		fmt.Fprintf(&a, "Lead %d,+1415555%04d,%s,2024-03-05\n", i, 2000+i, dnc)
+	}
+	const b0 = "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBob,+14155550112,,2024-03-05\nCy,+14155550113,,2024-03-05\n"
+	const b1 = "Name,Phone,DNC,Consent\nAnn,+14155550111,,2024-03-05\nBo,+14155550112,1,2024-03-05\nCy,+14155550113,,2024-03-05\n"
+	for name, body := range map[string]string{"a.csv": a.String(), "b.csv": b0} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := "name: twice\nagents:\n  - {name: A, prompt: Hello.}\n  - {name: B, prompt: Hello.}\nsheets:\n" +
+		"  - {file: a.csv, agent: A, fields: {phone_number: Phone}}\n" +
+		"  - {file: a.csv, agent: B, fields: {phone_number: Phone}}\n" +
+		"  - {file: b.csv, agent: A, fields: {phone_number: Phone}}\n" +
+		"region: US\nunsafe_ignore_called_person_hours: true\ndo_not_call: {column: DNC}\nconsent: {column: Consent, required: true}\n"
+	path := filepath.Join(dir, "campaign.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 2 {
+		f, err := Load(path, LoadOptions{Offline: true, Getenv: env(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.SetShard(Shard{Index: k, Count: 2})
+		bPath := f.Path("b.csv")
+		if err := os.WriteFile(bPath, []byte(b0), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(bPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sup := signalPlan(t, f)
+		if sup.spools[0] == nil || sup.spools[1] == nil {
+			t.Fatal("the pass kept no records of a.csv")
+		}
+		rewriteUnseen(t, bPath, fi, b1, false)
+		checkKeptAsParsed(t, f, sup, func(c Contact) bool { return c.Sheet == 2 && c.Phone == "+14155550112" })
+	}
+}
+
+// TestSpoolSheetChangedInPass: a sheet changed while the pass reads it
+// (after its file was first looked at: written in place with its size
+// and time kept, replaced by rename, appended to) keeps no records: the
+// contact reader parses it as it is then.
+func TestSpoolSheetChangedInPass(t *testing.T) {
+	const before = "Name,Phone,DNC\nAnn,+14155550111,\nBob,+14155550112,\n"
+	const after = "Name,Phone,DNC\nAnn,+14155550111,\nBo,+14155550112,1\n"
+	for _, change := range []string{"in place", "rename", "append"} {
+		t.Run(change, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "a.csv")
+			if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := newSpoolWriter(path)
+			switch change {
+			case "in place", "rename":
+				rewriteUnseen(t, path, fi, after, change == "rename")
+			case "append":
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString("Cy,+14155550113,1\n")
+				f.Close()
+			}
+			r, err := sheet.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var recs []sheet.Record
+			for {
+				rec, err := r.Next()
+				if err != nil {
+					break
+				}
+				recs = append(recs, rec)
+			}
+			w.write(encodeRecords(nil, recs))
+			if sp := w.finish(r); sp != nil {
+				t.Errorf("the sheet changed %s as the pass read it, and its records were kept", change)
+			}
+		})
+	}
+}
+
+// rewriteUnseen writes body to the file at path, by rename when rename
+// is set, with the modification time fi gives: a change its size and
+// time do not show, when body is fi's size.
+func rewriteUnseen(t *testing.T, path string, fi os.FileInfo, body string, rename bool) {
+	t.Helper()
+	target := path
+	if rename {
+		target += ".new"
+	}
+	if err := os.WriteFile(target, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(target, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(target, path); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.Stat(path); err != nil || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("the changed sheet's size and time %v, want those before (%v)", now, err)
+	}
+}
+
+// checkKeptAsParsed reads f's contacts with the records the pass of sup
+// kept and without them, and fails t when they differ or when a contact
+// blocked tells of is to be called. It returns the contacts.
+func checkKeptAsParsed(t *testing.T, f *File, sup *Suppression, blocked func(Contact) bool) []Contact {
+	t.Helper()
+	kept, _, _ := readAll(t, f, f.NewContactReader(sup))
+	cr := f.NewContactReader(sup)
+	cr.spools = nil
+	parsed, _, _ := readAll(t, f, cr)
+	if !reflect.DeepEqual(kept, parsed) {
+		t.Errorf("contacts with the kept records:\n%+v\nread from the sheets:\n%+v", kept, parsed)
+	}
+	for _, c := range kept {
+		if blocked(c) && c.Status == ToCall {
+			t.Errorf("sheet %d row %d (%s), marked do not call since the pass, is to be called", c.Sheet, c.Row, c.Phone)
+		}
+	}
+	return kept
 }

@@ -80,14 +80,10 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	closer := io.Closer(f)
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
-		fi, err := f.Stat()
 		f.Close()
-		if err != nil {
-			return nil, openError(path, err)
-		}
 		var rc io.ReadCloser
 		if o.Workbooks != nil {
-			rc, err = o.Workbooks.open(path, o.Worksheet, fi)
+			rc, err = o.Workbooks.open(path, o.Worksheet)
 		} else {
 			rc, err = openWorkbook(path, o.Worksheet)
 		}

@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"time"
 )
 
 // Workbooks keeps the rows of each workbook read to its end through it,
@@ -17,25 +16,25 @@ import (
 // private to the user, removed from its directory as soon as it is made
 // where the system allows (its space is freed when the Workbooks is);
 // where it does not, nothing is kept and a workbook is unpacked each time
-// it is read. A workbook changed since (its size or its modification
-// time) is unpacked again. Safe for concurrent use.
+// it is read. A workbook changed since (its [Stamp]) is unpacked again.
+// Safe for concurrent use.
 type Workbooks struct {
 	mu       sync.Mutex
 	kept     map[workbookKey]*keptText
 	unpacked int
 }
 
-// workbookKey is a worksheet of a workbook as it stood when it was read.
+// workbookKey is a worksheet of a workbook.
 type workbookKey struct {
 	path, worksheet string
-	size            int64
-	mod             time.Time
 }
 
-// keptText is the CSV text of a worksheet read to its end.
+// keptText is the CSV text of a worksheet read to its end, from the
+// workbook of stamp.
 type keptText struct {
-	f    *os.File
-	size int64
+	f     *os.File
+	size  int64
+	stamp Stamp
 }
 
 // Unpacked returns how many times a workbook was unpacked and read to its
@@ -47,15 +46,19 @@ func (w *Workbooks) Unpacked() int {
 	return w.unpacked
 }
 
-// open returns the CSV text of the worksheet of the workbook at path
-// (fi its file's), from the text kept when it was read before, else
-// unpacked from the file and kept as it is read.
-func (w *Workbooks) open(path, worksheet string, fi os.FileInfo) (io.ReadCloser, error) {
-	key := workbookKey{path: path, worksheet: worksheet, size: fi.Size(), mod: fi.ModTime()}
+// open returns the CSV text of the worksheet of the workbook at path,
+// from the text kept when it was read before, else unpacked from the file
+// and kept as it is read.
+func (w *Workbooks) open(path, worksheet string) (io.ReadCloser, error) {
+	key := workbookKey{path: path, worksheet: worksheet}
+	stamp, err := StampFile(path)
+	if err != nil {
+		return nil, err
+	}
 	w.mu.Lock()
 	k := w.kept[key]
 	w.mu.Unlock()
-	if k != nil {
+	if k != nil && k.stamp.Same(stamp) {
 		return io.NopCloser(io.NewSectionReader(k.f, 0, k.size)), nil
 	}
 	rc, err := openWorkbook(path, worksheet)
@@ -73,18 +76,19 @@ func (w *Workbooks) open(path, worksheet string, fi os.FileInfo) (io.ReadCloser,
 		os.Remove(tmp.Name())
 		return &keeping{ReadCloser: rc, w: w}, nil
 	}
-	return &keeping{ReadCloser: rc, w: w, key: key, tmp: tmp}, nil
+	return &keeping{ReadCloser: rc, w: w, key: key, stamp: stamp, tmp: tmp}, nil
 }
 
 // keeping is the CSV text of a workbook as it is unpacked, copied to tmp
 // as it is read; read to its end without error, it is kept in w.
 type keeping struct {
 	io.ReadCloser
-	w    *Workbooks
-	key  workbookKey
-	tmp  *os.File // nil once kept or given up
-	size int64
-	done bool
+	w     *Workbooks
+	key   workbookKey
+	stamp Stamp
+	tmp   *os.File // nil once kept or given up
+	size  int64
+	done  bool
 }
 
 func (k *keeping) Read(p []byte) (int, error) {
@@ -103,7 +107,7 @@ func (k *keeping) Read(p []byte) (int, error) {
 			if k.w.kept == nil {
 				k.w.kept = map[workbookKey]*keptText{}
 			}
-			k.w.kept[k.key] = &keptText{f: k.tmp, size: k.size}
+			k.w.kept[k.key] = &keptText{f: k.tmp, size: k.size, stamp: k.stamp}
 			k.tmp = nil
 		}
 		k.w.mu.Unlock()
