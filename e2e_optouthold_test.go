@@ -43,17 +43,7 @@ func testOptOutHeld(t *testing.T, kind string) {
 	going := e.start("run", e.path)
 	waitFor(t, 30*time.Second, "the run to call 5 contacts", func() bool { return len(srv.Calls()) >= 5 })
 
-	// The documented envelope, its number nowhere: the person said "do
-	// not call me", and callrun cannot tell who.
-	body := `{"event":"call.ended","timestamp":"2024-01-15T10:30:00Z","data":{"call_id":"call_unknown_1","status":"completed","disposition":"opted_out"}}`
-	resp, err := http.Post("http://"+addr+"/callrun/held/"+hookSecret, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("the opt-out was answered %d", resp.StatusCode)
-	}
+	postUnreadableOptOut(t, addr)
 	acked := time.Now()
 	res := going.wait(t, 60*time.Second)
 	if res.code != exitRuntime || !strings.Contains(res.stderr, "callrun outcomes resolve") || !strings.Contains(res.stderr, "of campaign held") {
@@ -117,5 +107,21 @@ func testOptOutHeld(t *testing.T, kind string) {
 	listen.signal(t, syscall.SIGTERM)
 	if res := listen.wait(t, 30*time.Second); res.code != 0 {
 		t.Errorf("listen: %s", res)
+	}
+}
+
+// postUnreadableOptOut posts to the listen at addr, for campaign "held",
+// the documented envelope of an opt-out whose number is nowhere in it:
+// the person said "do not call me", and callrun cannot tell who.
+func postUnreadableOptOut(t *testing.T, addr string) {
+	t.Helper()
+	body := `{"event":"call.ended","timestamp":"2024-01-15T10:30:00Z","data":{"call_id":"call_unknown_1","status":"completed","disposition":"opted_out"}}`
+	resp, err := http.Post("http://"+addr+"/callrun/held/"+hookSecret, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the opt-out was answered %d", resp.StatusCode)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,15 +171,7 @@ func TestStatePushCarriesHoldsAndDeliveries(t *testing.T) {
 	}
 	listen := e.start("listen", "--addr", addr, e.path)
 	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
-	body := `{"event":"call.ended","timestamp":"2024-01-15T10:30:00Z","data":{"call_id":"call_unknown_1","status":"completed","disposition":"opted_out"}}`
-	resp, err := http.Post("http://"+addr+"/callrun/held/"+hookSecret, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("the opt-out was answered %d", resp.StatusCode)
-	}
+	postUnreadableOptOut(t, addr)
 
 	plain, err := os.ReadFile(e.path)
 	if err != nil {
