@@ -521,6 +521,9 @@ func (x *xmlScanner) next() (int, error) {
 				return 0, err
 			}
 			x.r.UnreadByte()
+			if bytes.Contains(raw, []byte("]]>")) {
+				return 0, errors.New("the XML's text holds ]]>, which only ends a CDATA section")
+			}
 			if err := x.decode(raw[:len(raw)-1], true); err != nil {
 				return 0, err
 			}
