@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"regexp"
 	"strconv"
@@ -441,7 +442,25 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 			return d, hasF, nil
 		}
 	}
-	return v, hasF, nil
+	return wholeNumber(v), hasF, nil
+}
+
+// wholeNumber is the number raw, stored in scientific notation, written
+// out in full when it is a whole number of at most 15 digits (all a
+// workbook's number keeps), else raw. Apache POI, which CRM exports use,
+// stores a number as Java writes a double, in scientific notation from
+// 10^7 and without trailing zeros: the phone number 15555550100 is
+// 1.55555501E10, which read as written looks like a number Excel cut
+// short.
+func wholeNumber(raw string) string {
+	if strings.IndexAny(raw, "eE") < 0 {
+		return raw
+	}
+	f, err := strconv.ParseFloat(raw, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1e15 {
+		return raw
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // dateText is the date or time of the serial number raw, ISO 8601: a

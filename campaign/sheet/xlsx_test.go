@@ -20,7 +20,9 @@ import (
 // path as excelize gives it: two of its readers in step, one with the
 // values as stored, one as shown, a cell shown as a date (the shown text
 // looks like one) taken as its date. It is how callrun read workbooks
-// before worksheetReader, which must give the same text.
+// before worksheetReader, which must give the same text, but for a whole
+// number stored in scientific notation, which worksheetReader writes out
+// (wholeNumber).
 func excelizeText(t *testing.T, path string) string {
 	t.Helper()
 	wb, err := excelize.OpenFile(path)
@@ -43,9 +45,10 @@ func excelizeText(t *testing.T, path string) string {
 	}
 	var buf bytes.Buffer
 	bw := bufio.NewWriter(&buf)
-	width := -1
+	width, row := -1, 0
 	for raw.Next() {
 		shown.Next()
+		row++
 		rv, err := raw.Columns(excelize.Options{RawCellValue: true})
 		if err != nil {
 			t.Fatal(err)
@@ -60,6 +63,12 @@ func excelizeText(t *testing.T, path string) string {
 		for i, v := range rv {
 			if i < len(sv) {
 				rv[i] = shownDate(v, sv[i], date1904)
+			}
+			if rv[i] == v && scientific.MatchString(v) {
+				cell, _ := excelize.CoordinatesToCellName(i+1, row)
+				if typ, _ := wb.GetCellType(name, cell); typ == excelize.CellTypeNumber || typ == excelize.CellTypeUnset {
+					rv[i] = wholeNumber(v)
+				}
 			}
 		}
 		writeCSVRow(bw, rv, width)
@@ -444,7 +453,7 @@ func TestWorksheetReaderExcelShape(t *testing.T) {
 	if want := excelizeText(t, path); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	if want := `"Jürgen ","4.47700900123E+11","2024-03-01 14:30:00","895401800246"`; !strings.Contains(got, want) || !strings.Contains(got, `"2024-03-01","0"`) {
+	if want := `"Jürgen ","447700900123","2024-03-01 14:30:00","895401800246"`; !strings.Contains(got, want) || !strings.Contains(got, `"2024-03-01","0"`) {
 		t.Errorf("the rich text or the phone number is not as written: %q", got)
 	}
 }
