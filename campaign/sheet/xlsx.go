@@ -36,12 +36,14 @@ type worksheetReader struct {
 
 // worksheetPart returns the name, in the workbook's zip archive, of the
 // XML of the worksheet named sheet, resolved as excelize resolves it: the
-// workbook's relationship for the sheet, relative to the workbook's part.
+// workbook's relationship for the sheet, relative to the workbook's part,
+// found by the package's relationship of either kind of workbook
+// (transitional, or the Strict Open XML Excel can also save).
 func worksheetPart(wb *excelize.File, sheet string) (string, error) {
 	wbPath := ""
 	if rels, err := partRels(wb, "_rels/.rels"); err == nil {
 		for _, r := range rels {
-			if r.Type == excelize.SourceRelationshipOfficeDocument {
+			if r.Type == excelize.SourceRelationshipOfficeDocument || r.Type == excelize.StrictSourceRelationshipOfficeDocument {
 				wbPath = strings.TrimPrefix(r.Target, "/")
 				break
 			}

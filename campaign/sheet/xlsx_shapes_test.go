@@ -1,6 +1,9 @@
 package sheet
 
 import (
+	"archive/zip"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -151,5 +154,80 @@ func TestWholeNumber(t *testing.T) {
 		if got := wholeNumber(raw); got != want {
 			t.Errorf("wholeNumber(%q) = %q, want %q", raw, got, want)
 		}
+	}
+}
+
+// FuzzSharedStringsXML reads arbitrary shared strings, each named by a
+// cell of the worksheet: the reader must not panic, and whatever it reads
+// without an error must be the text excelize's readers give. Run it with:
+//
+//	go test ./campaign/sheet -run '^$' -fuzz FuzzSharedStringsXML -fuzztime 60s
+func FuzzSharedStringsXML(f *testing.F) {
+	for _, s := range []string{
+		`<si><t>Phone</t></si><si><t xml:space="preserve"> +44 7700 900123 </t></si><si><r><rPr><b/></rPr><t>Ye</t></r><r><t>s</t></r><rPh sb="0" eb="1"><t>x</t></rPh></si>`,
+		`<si><t>a_x000D_b&#13;c` + "\r\n" + `d</t></si><si><t/></si><x:si><x:t>Q</x:t></x:si><si><t><![CDATA[0044]]></t></si>`,
+	} {
+		f.Add(s)
+	}
+	base := corpusWorkbook(f, f.TempDir())
+	f.Fuzz(func(t *testing.T, items string) {
+		n := min(strings.Count(items, "si>")/2, 8)
+		var rows strings.Builder
+		for i := range n {
+			fmt.Fprintf(&rows, `<row r="%d"><c r="A%d" t="s"><v>%d</v></c></row>`, i+1, i+1, i)
+		}
+		path := withParts(t, base, map[string]string{
+			"xl/sharedStrings.xml":     `<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` + items + `</sst>`,
+			"xl/worksheets/sheet1.xml": `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>` + rows.String() + `</sheetData></worksheet>`,
+		})
+		got, err := workbookText(path)
+		if err != nil {
+			return
+		}
+		if want := excelizeText(t, path); got != want {
+			t.Errorf("got %q\nwant %q", got, want)
+		}
+	})
+}
+
+// TestWorksheetReaderStrict: a workbook Excel saved as Strict Open XML
+// Spreadsheet (its namespaces and relationship types under
+// purl.oclc.org) reads as excelize reads it.
+func TestWorksheetReaderStrict(t *testing.T) {
+	t.Parallel()
+	base := corpusWorkbook(t, t.TempDir())
+	zr, err := zip.OpenReader(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := map[string]string{}
+	strict := strings.NewReplacer(
+		"http://schemas.openxmlformats.org/officeDocument/2006/relationships", "http://purl.oclc.org/ooxml/officeDocument/relationships",
+		"http://schemas.openxmlformats.org/spreadsheetml/2006/main", "http://purl.oclc.org/ooxml/spreadsheetml/main")
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := strict.Replace(string(b)); s != string(b) {
+			parts[f.Name] = s
+		}
+	}
+	zr.Close()
+	if !strings.Contains(parts["_rels/.rels"], "purl.oclc.org/ooxml/officeDocument/relationships/officeDocument") {
+		t.Fatalf("the package's relationships are not strict: %q", parts["_rels/.rels"])
+	}
+	path := withParts(t, base, parts)
+	got, err := workbookText(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := excelizeText(t, path); got != want {
+		t.Errorf("differs from excelize\n got %q\nwant %q", got, want)
 	}
 }
