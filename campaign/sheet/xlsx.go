@@ -448,8 +448,8 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 }
 
 // wholeNumber is the number raw, stored in scientific notation, written
-// out in full when it is a whole number of at most 15 digits (all a
-// workbook's number keeps), else raw. Apache POI, which CRM exports use,
+// out in full when it is a whole number, not negative, of at most 15
+// digits (all a workbook's number keeps), else raw. Apache POI, which CRM exports use,
 // stores a number as Java writes a double, in scientific notation from
 // 10^7 and without trailing zeros: the phone number 15555550100 is
 // 1.55555501E10, which read as written looks like a number Excel cut
@@ -459,7 +459,7 @@ func wholeNumber(raw string) string {
 		return raw
 	}
 	f, err := strconv.ParseFloat(raw, 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1e15 {
+	if err != nil || f != math.Trunc(f) || f < 0 || f >= 1e15 {
 		return raw
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)

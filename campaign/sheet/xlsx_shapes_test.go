@@ -133,15 +133,17 @@ func TestWorksheetReaderToolShapes(t *testing.T) {
 }
 
 // TestWholeNumber: a whole number of at most 15 digits in scientific
-// notation is written out; anything else, which a workbook's number
-// cannot hold exactly or is not whole, stays as stored.
+// notation is written out; anything else (more digits than a workbook's
+// number keeps, not whole, negative, which no phone number is) stays as
+// stored.
 func TestWholeNumber(t *testing.T) {
 	t.Parallel()
 	for raw, want := range map[string]string{
 		"1.55555501E10":          "15555550100",
 		"4.47700900123E+11":      "447700900123",
 		"4.47700900123e+11":      "447700900123",
-		"-1.5E3":                 "-1500",
+		"1.5E3":                  "1500",
+		"-1.4155550132E+10":      "-1.4155550132E+10",
 		"447700900123":           "447700900123",
 		"1.2345678901234567E+16": "1.2345678901234567E+16",
 		"1E+15":                  "1E+15",
