@@ -455,7 +455,7 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 // 1.55555501E10, which read as written looks like a number Excel cut
 // short.
 func wholeNumber(raw string) string {
-	if strings.IndexAny(raw, "eE") < 0 {
+	if !strings.ContainsAny(raw, "eE") {
 		return raw
 	}
 	f, err := strconv.ParseFloat(raw, 64)
