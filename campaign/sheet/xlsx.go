@@ -193,7 +193,10 @@ func readSharedStrings(z *zip.Reader) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the shared strings: %v", err)
 		}
-		if tok == tokStart && string(x.name) == "si" {
+		// A table's strings are the si elements of its root: an si
+		// anywhere else (an extension's) would shift the numbers of
+		// those after it.
+		if tok == tokStart && string(x.name) == "si" && len(x.starts) == 2 {
 			s := ""
 			if !x.empty {
 				if s, err = x.richText(); err != nil {
@@ -219,8 +222,11 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 			return fmt.Errorf("reading the worksheet: %v", err)
 		}
 		if tok == tokStart && string(x.name) == "sheetData" {
+			if len(x.starts) != 2 {
+				return errors.New("reading the worksheet: it holds rows (sheetData) elsewhere than as its own")
+			}
 			if x.empty {
-				return bw.Flush()
+				return wr.rest(bw)
 			}
 			break
 		}
@@ -237,7 +243,7 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 		}
 		switch {
 		case tok == tokEnd && string(x.name) == "sheetData":
-			return bw.Flush()
+			return wr.rest(bw)
 		case tok == tokStart && string(x.name) == "row":
 			n := last + 1
 			if r, ok := x.attr("r"); ok {
@@ -274,6 +280,23 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 			if err := x.skip(); err != nil {
 				return fmt.Errorf("reading the worksheet after row %d: %v", last, err)
 			}
+		}
+	}
+}
+
+// rest reads the worksheet after its rows to its end, which must hold no
+// rows again, and flushes bw.
+func (wr *worksheetReader) rest(bw *bufio.Writer) error {
+	for {
+		tok, err := wr.x.next()
+		if err == io.EOF {
+			return bw.Flush()
+		}
+		if err != nil {
+			return fmt.Errorf("reading the worksheet after its rows: %v", err)
+		}
+		if tok == tokStart && string(wr.x.name) == "sheetData" {
+			return errors.New("reading the worksheet: it holds its rows (sheetData) twice")
 		}
 	}
 }

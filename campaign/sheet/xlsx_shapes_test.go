@@ -233,3 +233,45 @@ func TestWorksheetReaderStrict(t *testing.T) {
 		t.Errorf("differs from excelize\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestSharedStringsOnlyTheTable: an si element that is not one of the
+// table's own (inside an extension) is no shared string, so the strings
+// after it keep their numbers: a cell names the string excelize gives.
+func TestSharedStringsOnlyTheTable(t *testing.T) {
+	t.Parallel()
+	base := corpusWorkbook(t, t.TempDir())
+	path := withParts(t, base, map[string]string{
+		"xl/sharedStrings.xml": `<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` +
+			`<extLst><ext uri="{x}"><si><t>+14155550100</t></si></ext></extLst><si><t>Phone</t></si><si><t>+14155550132</t></si></sst>`,
+		"xl/worksheets/sheet1.xml": shapeSheet(mainNS, `<row r="1"><c r="A1" t="s"><v>0</v></c></row><row r="2"><c r="A2" t="s"><v>1</v></c></row>`),
+	})
+	got, err := workbookText(path)
+	if want := "\"Phone\"\n\"+14155550132\"\n"; err != nil || got != want {
+		t.Errorf("got %q, %v; want %q", got, err, want)
+	}
+	if want := excelizeText(t, path); got != want {
+		t.Errorf("differs from excelize\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestWorksheetRowsOnce: a worksheet whose rows (sheetData) stand
+// elsewhere than as its own, or twice, is an error; excelize read the
+// rows of both, one after the other, and the scanner the first.
+func TestWorksheetRowsOnce(t *testing.T) {
+	t.Parallel()
+	base := corpusWorkbook(t, t.TempDir())
+	rows := func(phone string) string {
+		return `<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Phone</t></is></c></row><row r="2"><c r="A2"><v>` + phone + `</v></c></row></sheetData>`
+	}
+	for _, tt := range []struct{ body, want string }{
+		{`<extLst><ext uri="{x}">` + rows("14155550100") + `</ext></extLst>` + rows("14155550132"), "elsewhere than as its own"},
+		{rows("14155550132") + rows("14155550100"), "twice"},
+		{rows("14155550132") + `<pageMargins left="0.7"/><extLst><ext uri="{x}">` + rows("14155550100") + `</ext></extLst>`, "twice"},
+	} {
+		path := withWorksheet(t, base, `<?xml version="1.0" encoding="UTF-8"?>`+mainNS+tt.body+`</worksheet>`)
+		got, err := workbookText(path)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %q, %v; want an error saying %q", tt.body, got, err, tt.want)
+		}
+	}
+}
