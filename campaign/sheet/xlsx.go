@@ -648,9 +648,12 @@ func (x *xmlScanner) next() (int, error) {
 	}
 }
 
-// isName reports whether b is an XML name (any byte past ASCII is taken
-// for a letter).
+// isName reports whether b is an XML name (any character past ASCII is
+// taken for a letter, but it must be UTF-8).
 func isName(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
 	for i, c := range b {
 		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= 0x80
 		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '-' || c == '.')) {
