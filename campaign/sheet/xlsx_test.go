@@ -370,6 +370,7 @@ func TestWorksheetReaderFailsClosed(t *testing.T) {
 		{"<row r=\"2\"><c r=\"A2\" t=\"inlineStr\"><is><t>\xff</t></is></c></row></sheetData></worksheet>", `cell A2 (row 2, column A): the XML's text is not UTF-8`},
 		{`<row r="2"><c r="A2"><v>]]></v></c></row></sheetData></worksheet>`, `cell A2 (row 2, column A): the XML's text holds ]]>`},
 		{"<row r=\"2\"><c r=\"A2\" t=\"inlineStr\"><is><t\xa1\xdc/><t>x</t></is></c></row></sheetData></worksheet>", `cell A2 (row 2, column A): a tag named "t\xa1\xdc"`},
+		{"<row r=\"2\"><c r=\"A2\" t=\"s\xff\"><v>1</v></c></row></sheetData></worksheet>", `attributes that are not UTF-8`},
 	} {
 		path := withWorksheet(t, base, head+tt.rows)
 		got, err := workbookText(path)
