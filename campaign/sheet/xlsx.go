@@ -668,11 +668,14 @@ func isName(b []byte) bool {
 const maxAttrs = 64
 
 // checkAttrs returns an error unless a is a start tag's attributes as XML
-// allows them: UTF-8, each a name, =, and a quoted value without <, no
-// name twice.
+// allows them: UTF-8 without control characters, each a name, =, and a
+// quoted value without <, no name twice.
 func checkAttrs(a []byte) error {
 	if !utf8.Valid(a) {
 		return errors.New("attributes that are not UTF-8")
+	}
+	if err := checkChars(a); err != nil {
+		return err
 	}
 	var seen [][]byte
 	for {
