@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"regexp"
 	"strconv"
@@ -35,12 +36,14 @@ type worksheetReader struct {
 
 // worksheetPart returns the name, in the workbook's zip archive, of the
 // XML of the worksheet named sheet, resolved as excelize resolves it: the
-// workbook's relationship for the sheet, relative to the workbook's part.
+// workbook's relationship for the sheet, relative to the workbook's part,
+// found by the package's relationship of either kind of workbook
+// (transitional, or the Strict Open XML Excel can also save).
 func worksheetPart(wb *excelize.File, sheet string) (string, error) {
 	wbPath := ""
 	if rels, err := partRels(wb, "_rels/.rels"); err == nil {
 		for _, r := range rels {
-			if r.Type == excelize.SourceRelationshipOfficeDocument {
+			if r.Type == excelize.SourceRelationshipOfficeDocument || r.Type == excelize.StrictSourceRelationshipOfficeDocument {
 				wbPath = strings.TrimPrefix(r.Target, "/")
 				break
 			}
@@ -190,7 +193,10 @@ func readSharedStrings(z *zip.Reader) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the shared strings: %v", err)
 		}
-		if tok == tokStart && string(x.name) == "si" {
+		// A table's strings are the si elements of its root: an si
+		// anywhere else (an extension's) would shift the numbers of
+		// those after it.
+		if tok == tokStart && string(x.name) == "si" && len(x.starts) == 2 {
 			s := ""
 			if !x.empty {
 				if s, err = x.richText(); err != nil {
@@ -216,8 +222,11 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 			return fmt.Errorf("reading the worksheet: %v", err)
 		}
 		if tok == tokStart && string(x.name) == "sheetData" {
+			if len(x.starts) != 2 {
+				return errors.New("reading the worksheet: it holds rows (sheetData) elsewhere than as its own")
+			}
 			if x.empty {
-				return bw.Flush()
+				return wr.rest(bw)
 			}
 			break
 		}
@@ -234,7 +243,7 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 		}
 		switch {
 		case tok == tokEnd && string(x.name) == "sheetData":
-			return bw.Flush()
+			return wr.rest(bw)
 		case tok == tokStart && string(x.name) == "row":
 			n := last + 1
 			if r, ok := x.attr("r"); ok {
@@ -271,6 +280,23 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 			if err := x.skip(); err != nil {
 				return fmt.Errorf("reading the worksheet after row %d: %v", last, err)
 			}
+		}
+	}
+}
+
+// rest reads the worksheet after its rows to its end, which must hold no
+// rows again, and flushes bw.
+func (wr *worksheetReader) rest(bw *bufio.Writer) error {
+	for {
+		tok, err := wr.x.next()
+		if err == io.EOF {
+			return bw.Flush()
+		}
+		if err != nil {
+			return fmt.Errorf("reading the worksheet after its rows: %v", err)
+		}
+		if tok == tokStart && string(wr.x.name) == "sheetData" {
+			return errors.New("reading the worksheet: it holds its rows (sheetData) twice")
 		}
 	}
 }
@@ -441,7 +467,25 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 			return d, hasF, nil
 		}
 	}
-	return v, hasF, nil
+	return wholeNumber(v), hasF, nil
+}
+
+// wholeNumber is the number raw, stored in scientific notation, written
+// out in full when it is a whole number, not negative, of at most 15
+// digits (all a workbook's number keeps), else raw. Apache POI, which CRM exports use,
+// stores a number as Java writes a double, in scientific notation from
+// 10^7 and without trailing zeros: the phone number 15555550100 is
+// 1.55555501E10, which read as written looks like a number Excel cut
+// short.
+func wholeNumber(raw string) string {
+	if !strings.ContainsAny(raw, "eE") {
+		return raw
+	}
+	f, err := strconv.ParseFloat(raw, 64)
+	if err != nil || f != math.Trunc(f) || f < 0 || f >= 1e15 {
+		return raw
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // dateText is the date or time of the serial number raw, ISO 8601: a
@@ -521,6 +565,9 @@ func (x *xmlScanner) next() (int, error) {
 				return 0, err
 			}
 			x.r.UnreadByte()
+			if bytes.Contains(raw, []byte("]]>")) {
+				return 0, errors.New("the XML's text holds ]]>, which only ends a CDATA section")
+			}
 			if err := x.decode(raw[:len(raw)-1], true); err != nil {
 				return 0, err
 			}
@@ -601,9 +648,12 @@ func (x *xmlScanner) next() (int, error) {
 	}
 }
 
-// isName reports whether b is an XML name (any byte past ASCII is taken
-// for a letter).
+// isName reports whether b is an XML name (any character past ASCII is
+// taken for a letter, but it must be UTF-8).
 func isName(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
 	for i, c := range b {
 		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= 0x80
 		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '-' || c == '.')) {
@@ -618,9 +668,15 @@ func isName(b []byte) bool {
 const maxAttrs = 64
 
 // checkAttrs returns an error unless a is a start tag's attributes as XML
-// allows them: each a name, =, and a quoted value without <, no name
-// twice.
+// allows them: UTF-8 without control characters, each a name, =, and a
+// quoted value without <, no name twice.
 func checkAttrs(a []byte) error {
+	if !utf8.Valid(a) {
+		return errors.New("attributes that are not UTF-8")
+	}
+	if err := checkChars(a); err != nil {
+		return err
+	}
 	var seen [][]byte
 	for {
 		n := len(a)
