@@ -1,9 +1,13 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,6 +65,15 @@ func TestSheetsAsExcelWritesThem(t *testing.T) {
 		write                func(path string)
 	}{
 		{name: "xlsx", file: "contacts.xlsx", write: func(path string) { writeContactsWorkbook(t, path, header, contacts, row) }},
+		{name: "xlsx as Apache POI writes it", file: "contacts.xlsx", write: func(path string) {
+			// Every number stored as a number cell, its digits alone.
+			writeContactsWorkbook(t, path, header, contacts, func(c e2eContact) []string {
+				r := row(c)
+				r[2] = strings.TrimPrefix(c.E164, "+")
+				return r
+			})
+			javaNumbers(t, path)
+		}},
 		{name: "xlsx worksheet", file: "contacts.xlsx", settings: "    worksheet: Contacts\n", write: func(path string) {
 			writeContactsWorkbook(t, path, header, contacts, row, "Notes")
 		}},
@@ -169,6 +182,62 @@ func writeContactsWorkbook(t *testing.T, path string, header []string, contacts 
 	if err := f.SaveAs(path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// javaNumbers rewrites the number cells of the workbook at path (those
+// of no type, not a formula's text) as Apache POI (behind Salesforce's,
+// HubSpot's and Zoho's exports) stores them, Java's Double.toString:
+// 14155550100 as 1.41555501E10.
+func javaNumbers(t *testing.T, path string) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	rewrote := 0
+	for _, f := range zr.File {
+		b := readZipFile(t, f)
+		if strings.HasPrefix(f.Name, "xl/worksheets/") {
+			b = regexp.MustCompile(`"><v>\d{8,}</v>`).ReplaceAllFunc(b, func(m []byte) []byte {
+				d := string(m[5 : len(m)-4])
+				mantissa := strings.TrimRight(d[1:], "0")
+				if mantissa == "" {
+					mantissa = "0"
+				}
+				rewrote++
+				return []byte(fmt.Sprintf(`"><v>%c.%sE%d</v>`, d[0], mantissa, len(d)-1))
+			})
+		}
+		w, err := zw.Create(f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+	}
+	zr.Close()
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rewrote == 0 {
+		t.Fatal("test bug: no number cell to write as Java does")
+	}
+	writeFile(t, path, buf.Bytes())
+}
+
+func readZipFile(t *testing.T, f *zip.File) []byte {
+	t.Helper()
+	rc, err := f.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func writeFile(t *testing.T, path string, b []byte) {
