@@ -113,33 +113,38 @@ func (p *Postgres) PushFiles(ctx context.Context, dir string, journals []string,
 }
 
 // copyDeliveries copies the deliveries file of state directory dir into
-// the campaign's rows of the deliveries table, 1,000 a statement, but
-// those whose key a row holds already; it returns how many the file
-// holds and how many were new in the table.
+// the campaign's rows of the deliveries table, 1,000 at a time by the
+// commit a listen on the database makes, but those whose key a row holds
+// already; it returns how many the file holds and how many were new in
+// the table.
 func (p *Postgres) copyDeliveries(ctx context.Context, dir string) (n, added int, err error) {
-	var keys, lines, legacy []string
-	var ats []time.Time
+	sink := &pgDeliveries{p: p}
+	var b deliveryBatch
 	flush := func() {
-		if err != nil || len(keys) == 0 {
+		if err != nil || len(b.ds) == 0 {
 			return
 		}
-		tag, qerr := p.pool.Exec(ctx, insertDeliveries, p.campaign, keys, ats, lines, legacy)
-		if qerr != nil {
-			err = p.wrap("storing deliveries in", qerr)
-			return
+		b.isNew = make([]bool, len(b.ds))
+		err = sink.commit(&b)
+		for _, isNew := range b.isNew {
+			if isNew {
+				added++
+			}
 		}
-		added += int(tag.RowsAffected())
-		keys, ats, lines, legacy = keys[:0], ats[:0], lines[:0], legacy[:0]
+		b = deliveryBatch{}
 	}
 	fl := deliveryLines(filepath.Join(dir, DeliveriesFile))
 	_, rerr := fl.read(nil, func() {}, func(d Delivery, _ int64) {
-		line, merr := json.Marshal(d)
-		if merr != nil && err == nil {
-			err = merr
-		}
 		n++
-		keys, ats, lines, legacy = append(keys, d.Key), append(ats, d.At), append(lines, string(line)), append(legacy, "")
-		if len(keys) == 1000 {
+		line, merr := json.Marshal(d)
+		if merr != nil {
+			if err == nil {
+				err = merr
+			}
+			return
+		}
+		b.ds, b.lines = append(b.ds, d), append(b.lines, append(line, '\n'))
+		if len(b.ds) == 1000 {
 			flush()
 		}
 	})
