@@ -262,27 +262,23 @@ func (l *DoNotCallFile) NumbersUpTo(_ context.Context, max int) ([]string, bool,
 		if l.ix.count+int64(len(l.ix.others)) > int64(max+len(l.delta)) {
 			return nil, false, nil // more than the delta's removals could make short
 		}
-		r := l.ix.keys
-		if r == nil && l.ix.count > 0 {
-			f, err := os.Open(l.indexPath())
-			if err != nil {
-				return nil, false, nil // gone meanwhile: look the campaign's numbers up instead
+		if l.ix.count > 0 { // an index of no keys has none to read (ReadAt of nothing says io.EOF)
+			r := l.ix.keys
+			if r == nil {
+				f, err := l.openIndex()
+				if err != nil || f == nil {
+					return nil, false, nil // gone or replaced meanwhile: look the campaign's numbers up instead
+				}
+				defer f.Close()
+				r = io.NewSectionReader(f, indexHeader, l.ix.count*8)
 			}
-			defer f.Close()
-			h := make([]byte, indexHeader)
-			if _, err := f.ReadAt(h, 0); err != nil || !bytes.Equal(h, l.ix.encodeHeader()) {
-				return nil, false, nil // replaced meanwhile: as above
-			}
-			r = io.NewSectionReader(f, indexHeader, l.ix.count*8)
-		}
-		b := make([]byte, l.ix.count*8)
-		if l.ix.count > 0 { // else ReadAt of nothing says io.EOF
+			b := make([]byte, l.ix.count*8)
 			if _, err := r.ReadAt(b, 0); err != nil {
 				return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
 			}
-		}
-		for i := 0; i < len(b); i += 8 {
-			keys = append(keys, binary.BigEndian.Uint64(b[i:]))
+			for i := 0; i < len(b); i += 8 {
+				keys = append(keys, binary.BigEndian.Uint64(b[i:]))
+			}
 		}
 	}
 	on := map[string]bool{}
@@ -530,23 +526,34 @@ func (l *DoNotCallFile) lookup(keys []uint64) (found []bool, same bool, err erro
 // lookupFile looks keys up in the index file; same is false when the
 // file is not the index loaded.
 func (l *DoNotCallFile) lookupFile(keys []uint64) (found []bool, same bool, err error) {
-	f, err := os.Open(l.indexPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
+	f, err := l.openIndex()
+	if err != nil || f == nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	h := make([]byte, indexHeader)
-	if _, err := f.ReadAt(h, 0); err != nil || !bytes.Equal(h, l.ix.encodeHeader()) {
-		return nil, false, nil
-	}
 	found, err = lookupKeys(f, indexHeader, l.ix.count, keys)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
 	}
 	return found, true, nil
+}
+
+// openIndex opens the index file while it is the one loaded (its header
+// the same); nil when it is gone or another process replaced it.
+func (l *DoNotCallFile) openIndex() (*os.File, error) {
+	f, err := os.Open(l.indexPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := make([]byte, indexHeader)
+	if _, err := f.ReadAt(h, 0); err != nil || !bytes.Equal(h, l.ix.encodeHeader()) {
+		f.Close()
+		return nil, nil
+	}
+	return f, nil
 }
 
 // locked runs fn holding the list's lock (waiting for another writer)
