@@ -132,7 +132,7 @@ func Home() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := private.Check(home, "CALLRUN_HOME: the do-not-call list and the call starts of every campaign on this machine", DoNotCallFileName, DoNotCallIndexName, DoNotCallLockName, CallStartsFileName, CallStartsLockName); err != nil {
+	if _, err := private.Check(home, "CALLRUN_HOME: the do-not-call list and the call starts of every campaign on this machine", DoNotCallFileName, DoNotCallIndexName, DoNotCallLockName, CallStartsFileName, CallStartsLockName, ErasureKeyFileName, ErasedFileName); err != nil {
 		return "", err
 	}
 	return home, nil

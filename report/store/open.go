@@ -75,14 +75,32 @@ func (s Files) ReportDir() string { return s.Dir }
 // this machine, in [Home]; a rehearsal's, in Home's sandbox directory:
 // the sandbox's opt-outs never keep a real person from being called.
 func (s Files) DoNotCall() (DoNotCallList, error) {
-	home, err := Home()
+	home, err := s.listHome()
 	if err != nil {
 		return nil, err
 	}
-	if s.rehearsal {
-		home = filepath.Join(home, "sandbox")
-	}
 	return OpenDoNotCallFile(home), nil
+}
+
+// listHome is the directory of the do-not-call list and the erased set:
+// [Home], or a rehearsal's sandbox directory under it.
+func (s Files) listHome() (string, error) {
+	home, err := Home()
+	if err != nil || !s.rehearsal {
+		return home, err
+	}
+	return filepath.Join(home, "sandbox"), nil
+}
+
+// Erasure returns the erasure key and erased set of every campaign in
+// files on this machine, beside the do-not-call list in [Home]; a
+// rehearsal's, in Home's sandbox directory, as its list.
+func (s Files) Erasure() (ErasureStore, error) {
+	home, err := s.listHome()
+	if err != nil {
+		return nil, err
+	}
+	return OpenErasureFile(home), nil
 }
 
 // CallStarts returns the call starts of every campaign in files on this

@@ -78,7 +78,7 @@ var (
 
 // schemaVersion is the version of the tables this callrun writes;
 // migrations[v] takes the tables from version v-1 to v.
-const schemaVersion = 7
+const schemaVersion = 8
 
 var migrations = [schemaVersion + 1]string{
 	1: `
@@ -171,6 +171,20 @@ CREATE TABLE callrun_opt_out_holds (
 	note     text NOT NULL DEFAULT ''
 );
 CREATE INDEX callrun_opt_out_holds_key ON callrun_opt_out_holds (campaign, key, id);`,
+	// The keys of the keyed hashes that stand for erased people, and the
+	// erased set: the hashes of the people erased from the database.
+	8: `
+CREATE TABLE callrun_keys (
+	id  text PRIMARY KEY,
+	key bytea NOT NULL,
+	at  timestamptz NOT NULL
+);
+CREATE TABLE callrun_erased (
+	hash          text PRIMARY KEY,
+	at            timestamptz NOT NULL,
+	allow_contact boolean NOT NULL,
+	why           text NOT NULL
+);`,
 }
 
 // schemaLock is the advisory lock key (one bigint) that serialises

@@ -64,6 +64,9 @@ type Store interface {
 	// DoNotCall returns the do-not-call list every campaign on the store
 	// honours, with its opt-out holds.
 	DoNotCall() (DoNotCallList, error)
+	// Erasure returns the keys of the store's keyed hashes and its erased
+	// set, which every campaign on the store shares.
+	Erasure() (ErasureStore, error)
 	// CallStarts returns the call starts and conversations that contact
 	// pressure counts, across every campaign on the store.
 	CallStarts() (CallStarts, error)

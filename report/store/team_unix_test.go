@@ -13,8 +13,8 @@ import (
 )
 
 // TestTeamHomeFiles: in a CALLRUN_HOME a team shares through its group
-// (set-group-ID, 2770), the do-not-call list, the conversations and their
-// locks are made 0660 under the service's usual umask 022, so that the
+// (set-group-ID, 2770), the erasure key and the erased set, the
+// do-not-call list, the conversations and their locks are made 0660 under the service's usual umask 022, so that the
 // person at the shell in the group can take the locks and write, and so
 // are a state directory's journal, locks (the run's, the deliveries' and
 // the agents') and deliveries; in a directory of
@@ -66,7 +66,14 @@ func TestTeamHomeFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			unlockAgents()
-			for _, name := range []string{DoNotCallFileName, DoNotCallLockName, ConversationsFileName, CallStartsLockName, "lock", JournalFile, DeliveriesFile, DeliveriesLock, AgentsLock} {
+			keys, err := OpenErasureFile(home).MakeKey(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := OpenErasureFile(home).AddErased(ctx, []Erased{{Hash: keys.Hashes("+14155550100")[0], Why: "erase"}}); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{ErasureKeyFileName, ErasedFileName, DoNotCallFileName, DoNotCallLockName, ConversationsFileName, CallStartsLockName, "lock", JournalFile, DeliveriesFile, DeliveriesLock, AgentsLock} {
 				fi, err := os.Stat(filepath.Join(home, name))
 				if err != nil {
 					t.Fatal(err)
