@@ -97,6 +97,9 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(out, "Copied %d record(s) of campaign %s from %d journal file(s) in %s into the %s.\n", p.Records, f.Name, len(journals), dir, pg)
+	if p.Keys > 0 {
+		fmt.Fprintf(out, "Copied %d of the %d erasure keys and %d of the %d erased people's hashes into the database's (the others were there already).\n", p.KeysNew, p.Keys, p.ErasedNew, p.Erased)
+	}
 	if p.Entries > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d entries of the %s into the database's (the others were there already).\n", p.EntriesNew, p.Entries, p.List)
 	}

@@ -19,11 +19,14 @@ type Pushed struct {
 	Conversations, ConversationsNew int    // and conversations
 	Holds, HoldsNew                 int    // the opt-out holds open
 	Deliveries, DeliveriesNew       int    // the campaign's deliveries
+	Keys, KeysNew                   int    // the erasure keys
+	Erased, ErasedNew               int    // the erased set's people
 	List, CallStarts                string // where the list and the starts were
 }
 
 // PushFiles copies into the database the state a campaign kept in files:
-// the do-not-call list of the files first and the opt-out holds open
+// the erasure keys and the erased set first (a database with a key of its
+// own keeps it beside the files'), the do-not-call list of the files and the opt-out holds open
 // beside it (once the journal is in the database, runs read the
 // database's list and holds only), then the campaign's deliveries (the
 // outcomes its report shows), then the machine's call
@@ -48,6 +51,9 @@ func (p *Postgres) PushFiles(ctx context.Context, dir string, journals []string,
 		return out, fmt.Errorf("%w: %s: stop the callrun listen that stores this campaign's deliveries in its files, push, then start it again on the database", ErrDeliveriesLocked, dir)
 	}
 	defer fl.Unlock()
+	if err := p.pushErasure(ctx, &out); err != nil {
+		return out, err
+	}
 	files, err := Files{Dir: dir}.DoNotCall()
 	if err != nil {
 		return out, err
@@ -150,4 +156,44 @@ func (p *Postgres) copyDeliveries(ctx context.Context, dir string) (n, added int
 	})
 	flush()
 	return n, added, errors.Join(rerr, err)
+}
+
+// pushErasure copies the erasure keys of the files into the database,
+// then the erased set, whose hashes they made, and counts them in out.
+func (p *Postgres) pushErasure(ctx context.Context, out *Pushed) error {
+	files, err := Files{}.Erasure()
+	if err != nil {
+		return err
+	}
+	keys, err := files.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	erased, err := files.ErasedEntries(ctx)
+	if err != nil {
+		return err
+	}
+	if len(erased) > 0 {
+		// Refused before anything is copied: the hashes of a key the
+		// database would not have either.
+		if _, err := files.OnErased(ctx, nil); err != nil {
+			return err
+		}
+	}
+	db := &pgErasure{p: p}
+	out.Keys = len(keys.keys)
+	if out.KeysNew, err = db.copyKeys(ctx, keys); err != nil {
+		return fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", keys, err)
+	}
+	out.Erased = len(erased)
+	for len(erased) > 0 {
+		batch := erased[:min(len(erased), 10_000)]
+		erased = erased[len(batch):]
+		wrote, err := db.AddErased(ctx, batch)
+		if err != nil {
+			return fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", files, err)
+		}
+		out.ErasedNew += len(wrote)
+	}
+	return nil
 }
