@@ -153,7 +153,7 @@ var ErrErasureKeyMissing = errors.New("the store's erasure key is missing")
 func CheckHashKey(keys *ErasureKeys, hash, holder string) error {
 	id, _, ok := splitHash(hash)
 	if !ok {
-		return fmt.Errorf("%s: %q is not a keyed hash of a number (h1:KEY:MAC)", holder, hash)
+		return fmt.Errorf("%s holds something that is not a keyed hash of a number (h1:KEY:MAC)", holder)
 	}
 	if keys.Has(id) {
 		return nil
