@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -27,6 +28,8 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
 	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 200, concurrency: 4})
+	home := t.TempDir()
+	e.env = append(e.env, "CALLRUN_HOME="+home)
 	if res := e.run(60*time.Second, "run", "--limit", "12", e.path); res.code != 0 {
 		t.Fatalf("first run, from files: %s", res)
 	}
@@ -60,9 +63,29 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	if len(srv.Calls()) != before {
 		t.Errorf("%d call starts before the push", len(srv.Calls())-before)
 	}
+	// The erasure key and the erased set of the files go too (made here
+	// as an erase will make them).
+	erasure := store.OpenErasureFile(home)
+	keys, err := erasure.MakeKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := erasure.AddErased(context.Background(), []store.Erased{{Hash: keys.Hashes("+14155550199")[0], Why: "erase"}}); err != nil {
+		t.Fatal(err)
+	}
 	push := e.run(30*time.Second, "state", "push", e.path)
-	if push.code != 0 || !strings.Contains(push.stdout, "Copied") || !strings.Contains(push.stdout, "Copied 3 of the 3 entries of the do-not-call list") {
+	if push.code != 0 || !strings.Contains(push.stdout, "Copied 3 of the 3 entries of the do-not-call list") ||
+		!strings.Contains(push.stdout, "Copied 1 of the 1 erasure keys and 1 of the 1 erased people's hashes") {
 		t.Fatalf("state push: %s", push)
+	}
+	if db, err := store.OpenPostgres(context.Background(), url, "other", 0, 1); err != nil {
+		t.Fatal(err)
+	} else {
+		defer db.Close()
+		dbErasure, _ := db.Erasure()
+		if on, err := dbErasure.OnErased(context.Background(), []string{"+14155550199"}); err != nil || !on["+14155550199"] {
+			t.Errorf("the pushed erased set in the database: %v, %v", on, err)
+		}
 	}
 	if password := strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(url, "postgres://"), "@", 2)[0], "callrun_test:"); strings.Contains(push.stdout+push.stderr, password) {
 		t.Errorf("state push printed the database password: %s", push)
