@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // erasureStore is one kind of store's erasure keys and erased set, for
@@ -419,5 +421,50 @@ WHERE table_name IN ('callrun_keys', 'callrun_erased') ORDER BY table_name, ordi
 	want := "[callrun_erased.hash text NO callrun_erased.at timestamp with time zone NO callrun_erased.allow_contact boolean NO callrun_erased.why text NO callrun_keys.id text NO callrun_keys.key bytea NO callrun_keys.at timestamp with time zone NO]"
 	if fmt.Sprint(cols) != want {
 		t.Errorf("columns:\n%v\nwant\n%s", cols, want)
+	}
+}
+
+// TestPostgresMakeKeyWaitsForTheListWriters: the database's first key is
+// made under the do-not-call list writers' lock, the one every erase and
+// list writer takes: while another holds it, MakeKey waits, and makes
+// its key once it is let go.
+func TestPostgresMakeKeyWaitsForTheListWriters(t *testing.T) {
+	ctx := context.Background()
+	url := pgURL(t)
+	e := &pgErasure{p: openPostgres(t, url, "c", 0, 1)}
+	holder, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(dncLock)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.MakeKey(ctx)
+		done <- err
+	}()
+	for waiting := false; !waiting; {
+		select {
+		case err := <-done:
+			t.Fatalf("MakeKey returned (%v) while another held the list writers' lock", err)
+		default:
+		}
+		if err := holder.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+	AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND classid = ($1::bigint >> 32)::oid AND objid = ($1::bigint & 4294967295)::oid)`, int64(dncLock)).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, int64(dncLock)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := e.Keys(ctx); err != nil || len(keys.Hashes("+1")) != 1 {
+		t.Errorf("after the wait: %v, %v; want one key", keys, err)
 	}
 }
