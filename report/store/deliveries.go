@@ -262,11 +262,8 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	keysPath := filepath.Join(filepath.Dir(path), DeliveryKeysFile)
 	// Under the lock, no index is being written: a temporary file of one
 	// is a killed listen's.
-	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+DeliveryKeysFile+".*.tmp"))
-	for _, name := range stale {
-		if err := os.Remove(name); err != nil {
-			return nil, err
-		}
+	if err := removeTemps(filepath.Dir(path), DeliveryKeysFile, 0, time.Time{}); err != nil {
+		return nil, err
 	}
 	keys, covers, err := openDeliveryKeys(keysPath, f, fi.Size())
 	if err != nil {
@@ -281,8 +278,7 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	}
 	merge := func(covers int64) error {
 		sortRecords(chunk)
-		var err error
-		keys.f, keys.n, err = writeKeyIndex(keysPath, f, covers, keys.f, keys.n, chunk)
+		err := keys.merge(f, covers, chunk)
 		chunk = chunk[:0]
 		return err
 	}
