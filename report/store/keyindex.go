@@ -116,25 +116,27 @@ func (ix *keyIndex) readExtra(r io.ReaderAt) ([]byte, error) {
 // its checksum and its keys are sorted with no key twice, as lookup
 // needs.
 func (ix *keyIndex) verify(r io.ReaderAt) (bool, error) {
-	h := crc32.New(castagnoli)
-	br := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(r, 0, int64(len(keyIndexMagic))+ix.count*int64(ix.width)+ix.extra), h), 1<<16)
-	if _, err := br.Discard(len(keyIndexMagic)); err != nil {
-		return false, err
-	}
-	prev, key := make([]byte, ix.width), make([]byte, ix.width)
-	for i := range ix.count {
-		if _, err := io.ReadFull(br, key); err != nil {
-			return false, err
+	w, keys := ix.width, int64(len(keyIndexMagic))+ix.count*int64(ix.width)
+	crc, buf := uint32(0), make([]byte, (1<<16)/w*w)
+	var prev []byte
+	for p, part := range [][2]int64{{0, int64(len(keyIndexMagic))}, {int64(len(keyIndexMagic)), keys}, {keys, keys + ix.extra}} {
+		for off := part[0]; off < part[1]; {
+			b := buf[:min(int64(len(buf)), part[1]-off)]
+			if _, err := r.ReadAt(b, off); err != nil {
+				return false, err
+			}
+			crc = crc32.Update(crc, castagnoli, b)
+			for i := 0; p == 1 && i < len(b); i += w {
+				if prev != nil && bytes.Compare(prev, b[i:i+w]) >= 0 {
+					return false, nil
+				}
+				prev = b[i : i+w]
+			}
+			prev = bytes.Clone(prev) // buf is read into again
+			off += int64(len(b))
 		}
-		if i > 0 && bytes.Compare(prev, key) >= 0 {
-			return false, nil
-		}
-		prev, key = key, prev
 	}
-	if _, err := io.Copy(io.Discard, br); err != nil {
-		return false, err
-	}
-	return h.Sum32() == ix.crc, nil
+	return crc == ix.crc, nil
 }
 
 // reopen opens the index file at path while it is still ix (its trailer
