@@ -283,13 +283,19 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 		chunk = chunk[:0]
 		return err
 	}
-	good, err := readDeliveryKeys(path, f, covers, func(key string, end int64) error {
+	// Only the keys are read (a line torn by a crash, never acknowledged,
+	// is not): they are all listen keeps of deliveries that may carry
+	// transcripts. A line that has none is an error naming the file and
+	// where the line starts.
+	good, err := eachLine(f, covers, 1<<62, func(line []byte, at int64) error {
+		key, ok := lineKey(line)
+		if !ok {
+			return fmt.Errorf("%s: the line at byte %d is not a delivery", path, at)
+		}
 		if !rebuild {
 			keys.add(key)
-			return nil
-		}
-		if chunk = append(chunk, recordOf(key)); len(chunk) == deliveryKeyChunk {
-			return merge(end)
+		} else if chunk = append(chunk, recordOf(key)); len(chunk) == deliveryKeyChunk {
+			return merge(at + int64(len(line)))
 		}
 		return nil
 	})

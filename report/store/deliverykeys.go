@@ -208,25 +208,9 @@ func (k *deliveryKeys) close() error {
 	return err
 }
 
-// readDeliveryKeys calls fn with the key of each delivery whose whole line
-// is in deliveries file f at path from offset from on, and the offset
-// just past its line, and returns the offset after the last whole line (a last line without its newline was
-// torn by a crash, never acknowledged). It reads only the keys, which is
-// all listen keeps of deliveries that may carry transcripts: a line as
-// listen writes it begins with its key, read without decoding the rest;
-// any other must be a JSON object with a key. A line that is neither is
-// an error naming the file and the line's byte offset.
-func readDeliveryKeys(path string, f *os.File, from int64, fn func(key string, end int64) error) (int64, error) {
-	return eachLine(f, from, 1<<62, func(line []byte, at int64) error {
-		key, ok := lineKey(line)
-		if !ok {
-			return fmt.Errorf("%s: the line at byte %d is not a delivery", path, at)
-		}
-		return fn(key, at+int64(len(line)))
-	})
-}
-
-// lineKey returns the key of a line of the deliveries file.
+// lineKey returns the key of a line of the deliveries file: read without
+// decoding the rest from a line as listen writes it, which begins with
+// its key; any other must be a JSON object with a key.
 func lineKey(line []byte) (string, bool) {
 	if rest, ok := bytes.CutPrefix(line, []byte(`{"key":"`)); ok {
 		if i := bytes.IndexByte(rest, '"'); i > 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
