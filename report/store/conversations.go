@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,12 +75,7 @@ func (l *CallStartsFile) conversationsPath() string {
 // compaction is read again from its start. The caller holds l.mu.
 func (l *CallStartsFile) refreshConversations() error {
 	c := &l.conversations
-	from, err := c.lines.read(nil, func() { c.conversations = nil }, func(v Conversation, _ int64) {
-		if c.conversations == nil {
-			c.conversations = map[string][]timedID{}
-		}
-		c.apply(v)
-	})
+	from, err := c.lines.read(nil, func() { c.conversations = nil }, func(v Conversation, _ int64) { c.apply(v) })
 	if err != nil {
 		return fmt.Errorf("reading the conversations: %w", err)
 	}
@@ -97,6 +91,9 @@ func (c *conversationsFile) apply(v Conversation) bool {
 	ts := c.conversations[v.Number]
 	if slices.ContainsFunc(ts, func(t timedID) bool { return t.id == id }) {
 		return false
+	}
+	if c.conversations == nil {
+		c.conversations = map[string][]timedID{}
 	}
 	c.conversations[v.Number] = append(ts, timedID{at: v.At.UnixNano(), id: id})
 	return true
@@ -132,29 +129,11 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 	if slices.ContainsFunc(l.conversations.conversations[c.Number], func(t timedID) bool { return t.id == c.id() }) {
 		return false, nil
 	}
-	path := l.conversationsPath()
-	f, err := openOrCreate(l.dir, path)
-	if err != nil {
-		return false, fmt.Errorf("opening the conversations of the %s: %w", l, err)
-	}
-	defer f.Close()
-	// A torn last line was never acknowledged: cut it.
-	if err := cutTail(f, l.conversations.lines.off); err != nil {
-		return false, fmt.Errorf("cutting the torn last line of %s: %w", path, err)
-	}
 	c.At = c.At.UTC()
-	line, err := json.Marshal(c)
-	if err != nil {
-		return false, err
+	// A torn last line, never acknowledged, is cut first.
+	if err := appendLines(l.dir, &l.conversations.lines, c); err != nil {
+		return false, fmt.Errorf("writing %s: %w", l.conversationsPath(), err)
 	}
-	line = append(line, '\n')
-	if err := writeSynced(f, line, l.conversations.lines.off, nil); err != nil {
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if l.conversations.conversations == nil {
-		l.conversations.conversations = map[string][]timedID{}
-	}
-	l.conversations.lines.appended(line)
 	l.conversations.apply(c)
 	return true, nil
 }

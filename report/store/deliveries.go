@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -262,11 +263,8 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	keysPath := filepath.Join(filepath.Dir(path), DeliveryKeysFile)
 	// Under the lock, no index is being written: a temporary file of one
 	// is a killed listen's.
-	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+DeliveryKeysFile+".*.tmp"))
-	for _, name := range stale {
-		if err := os.Remove(name); err != nil {
-			return nil, err
-		}
+	if err := removeTemps(filepath.Dir(path), DeliveryKeysFile, 0, time.Time{}); err != nil {
+		return nil, err
 	}
 	keys, covers, err := openDeliveryKeys(keysPath, f, fi.Size())
 	if err != nil {
@@ -281,18 +279,23 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 	}
 	merge := func(covers int64) error {
 		sortRecords(chunk)
-		var err error
-		keys.f, keys.n, err = writeKeyIndex(keysPath, f, covers, keys.f, keys.n, chunk)
+		err := keys.merge(f, covers, chunk)
 		chunk = chunk[:0]
 		return err
 	}
-	good, err := readDeliveryKeys(path, f, covers, func(key string, end int64) error {
+	// Only the keys are read (a line torn by a crash, never acknowledged,
+	// is not): they are all listen keeps of deliveries that may carry
+	// transcripts. A line that has none is an error naming the file and
+	// where the line starts.
+	good, err := eachLine(f, covers, 1<<62, func(line []byte, at int64) error {
+		key, ok := lineKey(line)
+		if !ok {
+			return fmt.Errorf("%s: the line at byte %d is not a delivery", path, at)
+		}
 		if !rebuild {
 			keys.add(key)
-			return nil
-		}
-		if chunk = append(chunk, recordOf(key)); len(chunk) == deliveryKeyChunk {
-			return merge(end)
+		} else if chunk = append(chunk, recordOf(key)); len(chunk) == deliveryKeyChunk {
+			return merge(at + int64(len(line)))
 		}
 		return nil
 	})
@@ -389,30 +392,38 @@ func LastDeliveryAt(dir string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	// Back from the end, a block at a time, for the last two newlines
-	// (a line torn by a crash, after the last, is not a delivery).
+	line, start, err := lastLine(f, fi.Size())
+	if err != nil || line == nil {
+		return time.Time{}, err
+	}
+	var d struct {
+		At time.Time `json:"at"`
+	}
+	if err := json.Unmarshal(line, &d); err != nil {
+		return time.Time{}, fmt.Errorf("%s: the line at byte %d is not a delivery", path, start)
+	}
+	return d.At, nil
+}
+
+// lastLine returns the last whole line of f, size bytes long, and where
+// it starts, reading back from the end a block at a time (a line torn by
+// a crash, after the last newline, is not whole); nil when there is none.
+func lastLine(f io.ReaderAt, size int64) ([]byte, int64, error) {
 	var tail []byte
-	for end := fi.Size(); end > 0; {
+	for end := size; end > 0; {
 		from := max(0, end-64<<10)
 		b := make([]byte, end-from)
 		if _, err := f.ReadAt(b, from); err != nil {
-			return time.Time{}, err
+			return nil, 0, err
 		}
 		tail, end = append(b, tail...), from
 		if last := bytes.LastIndexByte(tail, '\n'); last >= 0 {
 			if start := bytes.LastIndexByte(tail[:last], '\n'); start >= 0 || end == 0 {
-				var d struct {
-					At time.Time `json:"at"`
-				}
-				line := tail[start+1 : last+1]
-				if err := json.Unmarshal(line, &d); err != nil {
-					return time.Time{}, fmt.Errorf("%s: the line at byte %d is not a delivery", path, end+int64(start+1))
-				}
-				return d.At, nil
+				return tail[start+1 : last+1], end + int64(start+1), nil
 			}
 		}
 	}
-	return time.Time{}, nil
+	return nil, 0, nil
 }
 
 // deliveryLines follows the deliveries file at path.

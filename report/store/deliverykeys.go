@@ -1,16 +1,11 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,12 +34,6 @@ var deliveryKeyChunk = 1 << 21
 // keyRecordSize is the width of one key of the index: 128 bits.
 const keyRecordSize = 16
 
-// keyTrailerSize is the length of the index's trailer, after its keys.
-const keyTrailerSize = 64
-
-// keyIndexMagic opens the trailer of a key index of this format.
-var keyIndexMagic = [16]byte{'c', 'a', 'l', 'l', 'r', 'u', 'n', '-', 'k', 'e', 'y', 's', '-', 'v', '1', '\n'}
-
 // keyRecord is a delivery key as the index holds it. A key callrun gives
 // ([apiclient.Delivery.Key]) is already the first 128 bits of a SHA-256,
 // in hex: its record is those bits, so the index tells two keys apart
@@ -69,52 +58,20 @@ func recordOf(key string) keyRecord {
 
 // deliveryKeys are the keys of the deliveries stored in a deliveries
 // file, for [Deliveries.Append] to store a retried delivery once without
-// holding every key in memory: the key index file (sorted records of the
-// keys in the file up to a length, searched on disk) and the keys stored
-// since it was written, in memory. Its methods are safe for concurrent
-// use.
-//
-// The index file is the records sorted, then a trailer: magic, the length
-// of the deliveries file it covers, the number of records, a hash of the
-// deliveries file's last bytes up to that length, and CRC-32Cs of the
-// records and of the trailer. One that does not match the deliveries file
-// (missing, torn, stale, or of a file replaced since) is rebuilt.
+// holding every key in memory: the key index file (a [keyIndex] of the
+// records of the keys in the file up to a length, searched
+// on disk) and the keys stored since it was written, in memory. An index
+// that does not match the deliveries file (missing, torn, stale, of a
+// file replaced since, or failing its checksum) is rebuilt. Its methods
+// are safe for concurrent use.
 type deliveryKeys struct {
 	path string // the index file
 
 	mu     sync.Mutex
-	f      *os.File // the index file; nil when there is none yet
-	n      int64    // records in f
+	f      *os.File  // the index file; nil when there is none yet
+	ix     *keyIndex // f's
 	recent map[keyRecord]struct{}
 	err    error // why the index is not whole, once a write of it failed
-}
-
-// keyTrailer is the trailer of a key index.
-type keyTrailer struct {
-	covers int64 // the length of the deliveries file whose keys it holds
-	n      int64
-	tail   [16]byte // hash of the deliveries file's last bytes up to covers
-	crc    uint32   // of the records
-}
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-func (t keyTrailer) bytes() []byte {
-	b := make([]byte, keyTrailerSize)
-	copy(b, keyIndexMagic[:])
-	binary.LittleEndian.PutUint64(b[16:], uint64(t.covers))
-	binary.LittleEndian.PutUint64(b[24:], uint64(t.n))
-	copy(b[32:48], t.tail[:])
-	binary.LittleEndian.PutUint32(b[48:], t.crc)
-	binary.LittleEndian.PutUint32(b[52:], crc32.Checksum(b[:52], castagnoli))
-	return b
-}
-
-// keysTailHash is the first half of the deliveries file's [tailHash] up
-// to length covers, as the key index keeps it.
-func keysTailHash(f *os.File, covers int64) ([16]byte, error) {
-	sum, _, err := tailHash(f, covers)
-	return [16]byte(sum[:16]), err
 }
 
 // openDeliveryKeys opens the key index at path of deliveries file f,
@@ -123,74 +80,19 @@ func keysTailHash(f *os.File, covers int64) ([16]byte, error) {
 // another file), for the caller to rebuild it.
 func openDeliveryKeys(path string, f *os.File, size int64) (*deliveryKeys, int64, error) {
 	k := &deliveryKeys{path: path, recent: map[keyRecord]struct{}{}}
-	ix, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return k, 0, nil
+	ixf, ix, _, err := openKeyIndex(path, keyRecordSize, f, size)
+	if ixf != nil {
+		var ok bool
+		if ok, err = ix.verify(ixf); ok && ix.extra == 0 {
+			k.f, k.ix = ixf, ix
+			return k, ix.covered, nil
+		}
+		ixf.Close()
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("opening the key index %s: %w", path, err)
+		return nil, 0, fmt.Errorf("reading the key index %s: %w", path, err)
 	}
-	t, ok, err := checkKeyIndex(ix, f, size)
-	if err != nil || !ok {
-		ix.Close()
-		if err != nil {
-			return nil, 0, fmt.Errorf("reading the key index %s: %w", path, err)
-		}
-		return k, 0, nil
-	}
-	k.f, k.n = ix, t.n
-	return k, t.covers, nil
-}
-
-// checkKeyIndex reads the trailer of key index ix and reports whether
-// the index is whole and matches deliveries file f, size bytes long.
-func checkKeyIndex(ix, f *os.File, size int64) (keyTrailer, bool, error) {
-	var t keyTrailer
-	fi, err := ix.Stat()
-	if err != nil {
-		return t, false, err
-	}
-	if fi.Size() < keyTrailerSize || (fi.Size()-keyTrailerSize)%keyRecordSize != 0 {
-		return t, false, nil
-	}
-	b := make([]byte, keyTrailerSize)
-	if _, err := ix.ReadAt(b, fi.Size()-keyTrailerSize); err != nil {
-		return t, false, err
-	}
-	if !bytes.Equal(b[:16], keyIndexMagic[:]) || binary.LittleEndian.Uint32(b[52:]) != crc32.Checksum(b[:52], castagnoli) {
-		return t, false, nil
-	}
-	t.covers = int64(binary.LittleEndian.Uint64(b[16:]))
-	t.n = int64(binary.LittleEndian.Uint64(b[24:]))
-	copy(t.tail[:], b[32:48])
-	t.crc = binary.LittleEndian.Uint32(b[48:])
-	if t.covers < 0 || t.covers > size || t.n != (fi.Size()-keyTrailerSize)/keyRecordSize {
-		return t, false, nil
-	}
-	if h, err := keysTailHash(f, t.covers); err != nil || h != t.tail {
-		return t, false, err
-	}
-	// The records: their checksum, and in order, which the search needs.
-	crc := uint32(0)
-	var prev []byte
-	buf := make([]byte, 1<<16*keyRecordSize)
-	for off := int64(0); off < t.n*keyRecordSize; {
-		b := buf[:min(int64(len(buf)), t.n*keyRecordSize-off)]
-		if _, err := ix.ReadAt(b, off); err != nil {
-			return t, false, err
-		}
-		crc = crc32.Update(crc, castagnoli, b)
-		for i := 0; i < len(b); i += keyRecordSize {
-			r := b[i : i+keyRecordSize]
-			if prev != nil && bytes.Compare(prev, r) >= 0 {
-				return t, false, nil
-			}
-			prev = r
-		}
-		prev = bytes.Clone(prev)
-		off += int64(len(b))
-	}
-	return t, crc == t.crc, nil
+	return k, 0, nil
 }
 
 // has reports whether a delivery of any of keys ("" for none) is stored.
@@ -208,32 +110,15 @@ func (k *deliveryKeys) has(keys ...string) (bool, error) {
 		if _, ok := k.recent[r]; ok {
 			return true, nil
 		}
-		if found, err := k.search(r); found || err != nil {
-			if err != nil {
-				err = fmt.Errorf("reading the key index %s: %w", k.path, err)
-			}
-			return found, err
+		if k.ix == nil {
+			continue
 		}
-	}
-	return false, nil
-}
-
-// search looks for r in the index file's records, which are sorted.
-func (k *deliveryKeys) search(r keyRecord) (bool, error) {
-	var at keyRecord
-	lo, hi := int64(0), k.n
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if _, err := k.f.ReadAt(at[:], mid*keyRecordSize); err != nil {
-			return false, err
+		found, err := k.ix.lookup(k.f, r[:])
+		if err != nil {
+			return false, fmt.Errorf("reading the key index %s: %w", k.path, err)
 		}
-		switch bytes.Compare(at[:], r[:]) {
-		case 0:
+		if found[0] {
 			return true, nil
-		case -1:
-			lo = mid + 1
-		default:
-			hi = mid
 		}
 	}
 	return false, nil
@@ -267,9 +152,7 @@ func (k *deliveryKeys) write(f *os.File, covers int64) error {
 		recent = append(recent, r)
 	}
 	sortRecords(recent)
-	nf, n, err := writeKeyIndex(k.path, f, covers, k.f, k.n, recent)
-	k.f, k.n = nf, n
-	if err != nil {
+	if err := k.merge(f, covers, recent); err != nil {
 		k.err = err
 		return err
 	}
@@ -282,99 +165,33 @@ func sortRecords(rs []keyRecord) {
 	slices.SortFunc(rs, func(a, b keyRecord) int { return bytes.Compare(a[:], b[:]) })
 }
 
-// writeKeyIndex writes, durably at path, an index of the n records of
-// the index file old (nil for none) merged with rs, both sorted, each
-// record once, covering deliveries file f up to length covers. It closes
-// old (Windows cannot replace a file held open) and returns the new index
-// open for reading, with its number of records.
-func writeKeyIndex(path string, f *os.File, covers int64, old *os.File, n int64, rs []keyRecord) (*os.File, int64, error) {
-	closed := old == nil
-	err := mergeKeyIndex(path, f, covers, old, n, rs, func() error {
-		if closed {
-			return nil
-		}
-		closed = true
-		return old.Close()
-	})
-	if !closed {
-		old.Close()
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	ix, err := os.Open(path)
+// merge writes, durably at k.path, an index of the records of the index
+// open now (if any) merged with rs, sorted, each record once, covering
+// deliveries file f up to length covers. It closes the old index
+// (Windows cannot replace a file held open) and opens the new one.
+func (k *deliveryKeys) merge(f *os.File, covers int64, rs []keyRecord) error {
+	w, err := durable.Create(k.path, private.FileMode(filepath.Dir(k.path)))
 	if err == nil {
-		var fi os.FileInfo
-		if fi, err = ix.Stat(); err == nil {
-			return ix, (fi.Size() - keyTrailerSize) / keyRecordSize, nil
+		defer w.Abort()
+		kw := newKeyIndexWriter(w, keyRecordSize)
+		if err = kw.merge(k.ix, k.f, len(rs), func(i int) []byte { return rs[i][:] }); err == nil {
+			k.ix, _, err = kw.finish(f, covers, nil)
 		}
-		ix.Close()
 	}
-	return nil, 0, fmt.Errorf("opening the key index %s: %w", path, err)
-}
-
-// mergeKeyIndex is writeKeyIndex's writing, calling beforeCommit before it
-// puts the new index in place.
-func mergeKeyIndex(path string, f *os.File, covers int64, old *os.File, n int64, rs []keyRecord, beforeCommit func() error) error {
-	fail := func(err error) error { return fmt.Errorf("writing the key index %s: %w", path, err) }
-	t := keyTrailer{covers: covers}
-	var err error
-	if t.tail, err = keysTailHash(f, covers); err != nil {
-		return fail(err)
+	if k.f != nil {
+		k.f.Close()
+		k.f = nil
 	}
-	w, err := durable.Create(path, private.FileMode(filepath.Dir(path)))
+	if err == nil {
+		err = w.Commit()
+	}
 	if err != nil {
-		return fail(err)
+		k.ix = nil
+		return fmt.Errorf("writing the key index %s: %w", k.path, err)
 	}
-	defer w.Abort()
-	bw := bufio.NewWriterSize(w, 1<<16)
-	var last keyRecord
-	put := func(r keyRecord) error {
-		if t.n > 0 && r == last {
-			return nil
-		}
-		t.crc = crc32.Update(t.crc, castagnoli, r[:])
-		t.n++
-		last = r
-		_, err := bw.Write(r[:])
-		return err
-	}
-	var or io.Reader = bytes.NewReader(nil)
-	if old != nil {
-		or = bufio.NewReaderSize(io.NewSectionReader(old, 0, n*keyRecordSize), 1<<16)
-	}
-	var o keyRecord
-	_, err = io.ReadFull(or, o[:])
-	for err == nil || len(rs) > 0 {
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fail(err)
-		}
-		if err == nil && (len(rs) == 0 || bytes.Compare(o[:], rs[0][:]) <= 0) {
-			if err := put(o); err != nil {
-				return fail(err)
-			}
-			_, err = io.ReadFull(or, o[:])
-			continue
-		}
-		if err := put(rs[0]); err != nil {
-			return fail(err)
-		}
-		rs = rs[1:]
-	}
-	if !errors.Is(err, io.EOF) {
-		return fail(err)
-	}
-	if _, err := bw.Write(t.bytes()); err != nil {
-		return fail(err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := beforeCommit(); err != nil {
-		return fail(err)
-	}
-	if err := w.Commit(); err != nil {
-		return fail(err)
+	if k.f, err = os.Open(k.path); err != nil {
+		k.ix = nil
+		return fmt.Errorf("opening the key index %s: %w", k.path, err)
 	}
 	return nil
 }
@@ -391,48 +208,9 @@ func (k *deliveryKeys) close() error {
 	return err
 }
 
-// readDeliveryKeys calls fn with the key of each delivery whose whole line
-// is in deliveries file f at path from offset from on, and the offset
-// just past its line, and returns the offset after the last whole line (a last line without its newline was
-// torn by a crash, never acknowledged). It reads only the keys, which is
-// all listen keeps of deliveries that may carry transcripts: a line as
-// listen writes it begins with its key, read without decoding the rest;
-// any other must be a JSON object with a key. A line that is neither is
-// an error naming the file and the line's byte offset.
-func readDeliveryKeys(path string, f *os.File, from int64, fn func(key string, end int64) error) (int64, error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(f, from, 1<<62), 1<<20)
-	off := from
-	var long []byte // a line longer than the buffer, gathered
-	for {
-		part, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, part...)
-			continue
-		}
-		line := part
-		if long != nil {
-			line, long = append(long, part...), nil
-		}
-		if errors.Is(err, io.EOF) {
-			return off, nil
-		}
-		if err != nil {
-			return off, err
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			key, ok := lineKey(line)
-			if !ok {
-				return off, fmt.Errorf("%s: the line at byte %d is not a delivery", path, off)
-			}
-			if err := fn(key, off+int64(len(line))); err != nil {
-				return off, err
-			}
-		}
-		off += int64(len(line))
-	}
-}
-
-// lineKey returns the key of a line of the deliveries file.
+// lineKey returns the key of a line of the deliveries file: read without
+// decoding the rest from a line as listen writes it, which begins with
+// its key; any other must be a JSON object with a key.
 func lineKey(line []byte) (string, bool) {
 	if rest, ok := bytes.CutPrefix(line, []byte(`{"key":"`)); ok {
 		if i := bytes.IndexByte(rest, '"'); i > 0 && bytes.IndexByte(rest[:i], '\\') < 0 {

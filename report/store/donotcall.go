@@ -2,7 +2,6 @@ package store
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -262,18 +261,18 @@ func (l *DoNotCallFile) NumbersUpTo(_ context.Context, max int) ([]string, bool,
 		if l.ix.count+int64(len(l.ix.others)) > int64(max+len(l.delta)) {
 			return nil, false, nil // more than the delta's removals could make short
 		}
-		if l.ix.count > 0 { // an index of no keys has none to read (ReadAt of nothing says io.EOF)
-			r := l.ix.keys
+		if l.ix.count > 0 {
+			r := l.ix.mem
 			if r == nil {
-				f, err := l.openIndex()
+				f, err := l.ix.reopen(l.indexPath())
 				if err != nil || f == nil {
 					return nil, false, nil // gone or replaced meanwhile: look the campaign's numbers up instead
 				}
 				defer f.Close()
-				r = io.NewSectionReader(f, indexHeader, l.ix.count*8)
+				r = f
 			}
-			b := make([]byte, l.ix.count*8)
-			if _, err := r.ReadAt(b, 0); err != nil {
+			b, err := l.ix.keys(r)
+			if err != nil {
 				return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
 			}
 			for i := 0; i < len(b); i += 8 {
@@ -419,27 +418,19 @@ func (l *DoNotCallFile) refreshDelta() error {
 // load takes the index on disk when it matches the history f, else
 // builds it again.
 func (l *DoNotCallFile) load(f *os.File) error {
-	ix, err := readIndex(l.indexPath())
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	if ix != nil {
-		fi, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		if fi.Size() >= ix.covered {
-			hash, tail, err := tailHash(f, ix.covered)
-			if err != nil {
-				return err
-			}
-			if hash == ix.hash {
-				l.use(ix, tail)
-				return nil
-			}
-		}
+	ix, tail, err := readIndex(l.indexPath(), f, fi.Size())
+	if err != nil {
+		return err
 	}
-	return l.rebuild()
+	if ix == nil {
+		return l.rebuild()
+	}
+	l.use(ix, tail)
+	return nil
 }
 
 // rebuild builds the index from the history and uses it.
@@ -516,44 +507,23 @@ func (l *DoNotCallFile) onList(numbers []string) (map[string]bool, error) {
 // lookup looks keys (sorted, distinct) up in the index: in memory, or in
 // its file; same is false when the file is not the index loaded.
 func (l *DoNotCallFile) lookup(keys []uint64) (found []bool, same bool, err error) {
-	if l.ix.keys != nil {
-		found, err = lookupKeys(l.ix.keys, 0, l.ix.count, keys)
-		return found, true, err
+	r := l.ix.mem
+	if r == nil {
+		f, err := l.ix.reopen(l.indexPath())
+		if err != nil || f == nil {
+			return nil, false, err
+		}
+		defer f.Close()
+		r = f
 	}
-	return l.lookupFile(keys)
-}
-
-// lookupFile looks keys up in the index file; same is false when the
-// file is not the index loaded.
-func (l *DoNotCallFile) lookupFile(keys []uint64) (found []bool, same bool, err error) {
-	f, err := l.openIndex()
-	if err != nil || f == nil {
-		return nil, false, err
+	b := make([]byte, 0, 8*len(keys))
+	for _, k := range keys {
+		b = binary.BigEndian.AppendUint64(b, k)
 	}
-	defer f.Close()
-	found, err = lookupKeys(f, indexHeader, l.ix.count, keys)
-	if err != nil {
+	if found, err = l.ix.lookup(r, b); err != nil {
 		return nil, false, fmt.Errorf("reading %s: %w", l.indexPath(), err)
 	}
 	return found, true, nil
-}
-
-// openIndex opens the index file while it is the one loaded (its header
-// the same); nil when it is gone or another process replaced it.
-func (l *DoNotCallFile) openIndex() (*os.File, error) {
-	f, err := os.Open(l.indexPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	h := make([]byte, indexHeader)
-	if _, err := f.ReadAt(h, 0); err != nil || !bytes.Equal(h, l.ix.encodeHeader()) {
-		f.Close()
-		return nil, nil
-	}
-	return f, nil
 }
 
 // locked runs fn holding the list's lock (waiting for another writer)

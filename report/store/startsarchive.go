@@ -78,11 +78,7 @@ func (l *CallStartsFile) Compact(now time.Time) (starts, conversations int, err 
 	// Only a compaction writes these, under the lock: one found now was
 	// left by a compaction that was killed.
 	for _, name := range []string{CallStartsFileName, ConversationsFileName} {
-		if stale, err := filepath.Glob(filepath.Join(l.dir, "."+name+".*.tmp")); err == nil {
-			for _, name := range stale {
-				os.Remove(name)
-			}
-		}
+		removeTemps(l.dir, name, 0, now) //nolint:errcheck // removed by the next compaction
 	}
 	if starts, err = l.compactStarts(now); err != nil {
 		return 0, 0, err
@@ -208,10 +204,16 @@ func (l *CallStartsFile) appendArchive(path string, f *os.File, cut int64) error
 		return fmt.Errorf("opening the archive %s: %w", path, err)
 	}
 	defer a.Close()
-	end, err := wholeLines(a)
+	fi, err := a.Stat()
+	var line []byte
+	var end int64
+	if err == nil {
+		line, end, err = lastLine(a, fi.Size())
+	}
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
+	end += int64(len(line)) // where the last newline ends: after it, a line a killed compaction left torn
 	if err := cutTail(a, end); err != nil {
 		return fmt.Errorf("cutting the torn last line of %s: %w", path, err)
 	}
@@ -224,30 +226,6 @@ func (l *CallStartsFile) appendArchive(path string, f *os.File, cut int64) error
 		return fmt.Errorf("syncing %s: %w", path, err)
 	}
 	return nil
-}
-
-// wholeLines returns where the last newline of f ends: the bytes after it
-// are a line a killed writer left torn.
-func wholeLines(f *os.File) (int64, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	buf := make([]byte, 4096)
-	for end := fi.Size(); end > 0; {
-		from := max(end-int64(len(buf)), 0)
-		b := buf[:end-from]
-		if _, err := f.ReadAt(b, from); err != nil {
-			return 0, err
-		}
-		for i := len(b) - 1; i >= 0; i-- {
-			if b[i] == '\n' {
-				return from + int64(i) + 1, nil
-			}
-		}
-		end = from
-	}
-	return 0, nil
 }
 
 // Recent returns the call starts after since, of every number, oldest
