@@ -227,16 +227,3 @@ func reportStatus(t *testing.T, path, phone string) string {
 	t.Fatalf("report.csv has no row of %s", phone)
 	return ""
 }
-
-// appendFile appends text to the file at path.
-func appendFile(t *testing.T, path, text string) {
-	t.Helper()
-	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	if _, err := fh.WriteString(text); err != nil {
-		t.Fatal(err)
-	}
-}
