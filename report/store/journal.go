@@ -32,8 +32,8 @@ type Record struct {
 	AgentID string `json:"agent_id,omitempty"` // the service's id of the agent
 	Sheet   string `json:"sheet,omitempty"`    // sheet file the contact came from
 	Row     int    `json:"row,omitempty"`      // row of the sheet
-	Attempt int    `json:"attempt,omitempty"`  // 1-based attempt number, on intent and outcome
-	Status  string `json:"status,omitempty"`   // outcome only: OutcomeSent, OutcomeFailed, ...
+	Attempt int    `json:"attempt,omitempty"`  // 1-based attempt number, on intent and outcome; a tombstone's contact's attempts
+	Status  string `json:"status,omitempty"`   // an outcome's OutcomeSent, OutcomeFailed, ...; a tombstone's contact's Status
 	HTTP    int    `json:"http,omitempty"`     // HTTP status of the service's answer
 	Reason  string `json:"reason,omitempty"`   // why, in words, for anything but sent
 	Body    string `json:"body,omitempty"`     // excerpt of the service's answer (already bounded by the caller)
