@@ -187,13 +187,10 @@ func (s *State) FindPhone(phone string) (Key, bool) {
 func (s *State) KeysWithPhone(phones map[string]bool) map[string][]Key {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var byHash map[string]string // keyed hash -> the number of phones it is of
-	if s.counts[stErased] > 0 && s.keys != nil {
-		byHash = map[string]string{}
-		for p := range phones {
-			for _, h := range s.keys.Hashes(p) {
-				byHash[h] = p
-			}
+	byHash := map[string]string{} // keyed hash -> the number of phones it is of
+	for p := range phones {
+		for _, h := range s.hashes(p) {
+			byHash[h] = p
 		}
 	}
 	out := map[string][]Key{}
