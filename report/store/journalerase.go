@@ -207,7 +207,10 @@ func (e *eraser) scanFile(f *os.File) (int64, error) {
 			break // the end, or a torn last line
 		}
 		lineNo++
-		if p := linePhone(line); !long && p != nil && e.numbers[string(p)] {
+		if long {
+			return 0, fmt.Errorf("line %d: corrupt: line longer than %d bytes", lineNo, maxLine)
+		}
+		if p := linePhone(line); p != nil && e.numbers[string(p)] {
 			if err := e.hit(line, off, off+int64(len(line))); err != nil {
 				return 0, fmt.Errorf("line %d: %w", lineNo, err)
 			}

@@ -365,3 +365,38 @@ func TestTombstoneCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestEraseJournalTornAndLongLines: a torn last line (a crash's) is left
+// out of the new journal, number and all; a line too long to be a
+// record stops the erase with the journal as it was.
+func TestEraseJournalTornAndLongLines(t *testing.T) {
+	s := Files{Dir: t.TempDir()}
+	whole := `{"t":"intent","agent":"Spring","phone":"` + erasedA + `","attempt":1,"at":"2026-11-21T09:00:00Z"}` + "\n"
+	torn := `{"t":"outcome","agent":"Spring","phone":"` + erasedA + `","attem`
+	if err := os.WriteFile(s.Journal(), []byte(whole+torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.EraseJournal(context.Background(), []string{erasedA}, EraseOptions{Keys: theTestKeys, At: eraseT0})
+	if err != nil || n != (EraseCounts{Removed: 1, Tombstones: 1}) {
+		t.Fatalf("erase: %+v, %v", n, err)
+	}
+	b, err := os.ReadFile(s.Journal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), erasedA) || strings.Count(string(b), "\n") != 1 || !strings.HasPrefix(string(b), `{"t":"erased"`) {
+		t.Errorf("journal after the erase: %q", b)
+	}
+
+	long := `{"t":"run","note":"` + strings.Repeat("x", maxLine) + `","at":"2026-11-21T09:00:00Z"}` + "\n"
+	before := []byte(long + whole)
+	if err := os.WriteFile(s.Journal(), before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EraseJournal(context.Background(), []string{erasedA}, EraseOptions{Keys: theTestKeys}); err == nil || !strings.Contains(err.Error(), "line 1: corrupt") {
+		t.Errorf("erase over a line too long: %v", err)
+	}
+	if b, _ := os.ReadFile(s.Journal()); string(b) != string(before) {
+		t.Error("a refused erase changed the journal")
+	}
+}
