@@ -511,7 +511,7 @@ func (s *State) applyLine(line []byte, pos int64) error {
 		return err
 	}
 	if rec.Type == TypeErased && (s.keys == nil || !s.keys.Has(hashKeyID(rec.Hash))) {
-		return fmt.Errorf("an erased contact's tombstone was made with key %s, which the store does not have: %w", hashKeyID(rec.Hash), ErrErasureKeyMissing)
+		return fmt.Errorf("an erased contact's tombstone was made with key %s: %w", hashKeyID(rec.Hash), ErrErasureKeyMissing)
 	}
 	s.apply(&rec, pos)
 	return nil
