@@ -286,7 +286,7 @@ func BenchmarkDispatchRate(b *testing.B) {
 				srv := benchSandbox(b)
 				opts.Path = benchWriteCampaign(b, b.TempDir(), srv.URL, database, n, float64(bc.perSecond), 1, bc.concurrency)
 				if bc.pressureOff {
-					benchAppend(b, opts.Path, "pressure: {off: true}\n")
+					appendFile(b, opts.Path, "pressure: {off: true}\n")
 				}
 				if err := runCampaign(context.Background(), nolog, opts, io.Discard); err != nil {
 					b.Fatal(err)
@@ -310,15 +310,16 @@ func BenchmarkDispatchRate(b *testing.B) {
 	}
 }
 
-// benchAppend appends text to the file at path.
-func benchAppend(b *testing.B, path, text string) {
+// appendFile appends text to the file at path.
+func appendFile(tb testing.TB, path, text string) {
+	tb.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer f.Close()
 	if _, err := f.WriteString(text); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 

@@ -70,7 +70,7 @@ func TestStatePushMovesACampaignToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := erasure.AddErased(context.Background(), []store.Erased{{Hash: keys.Hashes("+14155550199")[0], Why: "erase"}}); err != nil {
+	if _, err := erasure.AddErased(context.Background(), []store.ErasedEntry{{Hash: keys.Hashes("+14155550199")[0], Why: "erase"}}); err != nil {
 		t.Fatal(err)
 	}
 	push := e.run(30*time.Second, "state", "push", e.path)

@@ -447,7 +447,7 @@ func (r *runner) produce(jobs chan<- job) error {
 // skips such a contact; a [Report] writes its row before the run ends.
 func settledFor(st store.Status, opts *RunOptions) bool {
 	switch {
-	case st == store.Sent,
+	case st == store.Sent, st == store.Erased,
 		st == store.Failed && !opts.RetryFailed,
 		st == store.Uncertain && !opts.RetryUncertain:
 		return true

@@ -38,7 +38,7 @@ type ErasureStore interface {
 	// AddErased adds people to the erased set durably before it returns,
 	// skipping a hash the set holds already; it returns the entries it
 	// wrote. A hash whose key the store does not hold is refused.
-	AddErased(ctx context.Context, erased []Erased) ([]Erased, error)
+	AddErased(ctx context.Context, erased []ErasedEntry) ([]ErasedEntry, error)
 	// OnErased returns which of the E.164 numbers are in the erased set
 	// now (each true). A set that holds a hash whose key the store lacks
 	// is an error wrapping [ErrErasureKeyMissing]: nobody can be told
@@ -46,16 +46,16 @@ type ErasureStore interface {
 	OnErased(ctx context.Context, numbers []string) (map[string]bool, error)
 	// ErasedEntries returns the whole erased set, oldest first (those
 	// of one time in any order), for `state push`.
-	ErasedEntries(ctx context.Context) ([]Erased, error)
+	ErasedEntries(ctx context.Context) ([]ErasedEntry, error)
 	// String says where the erased set is, for people.
 	String() string
 }
 
-// Erased is one person in the erased set: the keyed hash of their number,
+// ErasedEntry is one person in the erased set: the keyed hash of their number,
 // when they were erased, whether they may still be called
 // (`erase --allow-contact`: only their data was to go), and why: "erase"
 // or "retention". It holds no number.
-type Erased struct {
+type ErasedEntry struct {
 	Hash         string    `json:"hash"`
 	At           time.Time `json:"at"`
 	AllowContact bool      `json:"allow_contact"`
@@ -63,7 +63,7 @@ type Erased struct {
 }
 
 // check says what is wrong with an entry given to AddErased, if anything.
-func (e Erased) check() error {
+func (e ErasedEntry) check() error {
 	if _, _, ok := splitHash(e.Hash); !ok {
 		return errors.New("an erased person's entry needs a keyed hash of their number (h1:KEY:MAC)")
 	}
@@ -189,10 +189,10 @@ type ErasureFile struct {
 	dir string
 
 	mu     sync.Mutex
-	keys   *ErasureKeys     // as read last; nil before the first read
-	erased follower[Erased] // the erased set, read up to erased.off
-	lines  int              // lines of the set read
-	set    map[uint64]bool  // the MAC prefixes of the hashes read
+	keys   *ErasureKeys          // as read last; nil before the first read
+	erased follower[ErasedEntry] // the erased set, read up to erased.off
+	lines  int                   // lines of the set read
+	set    map[uint64]bool       // the MAC prefixes of the hashes read
 	// unkeyed are the ids of keys the hashes read were made with that
 	// the keys lack, each with the first line that holds one.
 	unkeyed map[string]int
@@ -207,8 +207,8 @@ func OpenErasureFile(dir string) *ErasureFile {
 }
 
 // erasedLines follows the erased set's file at path.
-func erasedLines(path string) follower[Erased] {
-	return follower[Erased]{path: path, what: "an erased person's entry", valid: func(e *Erased) bool {
+func erasedLines(path string) follower[ErasedEntry] {
+	return follower[ErasedEntry]{path: path, what: "an erased person's entry", valid: func(e *ErasedEntry) bool {
 		_, _, ok := splitHash(e.Hash)
 		return ok && e.Why != ""
 	}}
@@ -346,7 +346,7 @@ func (f *ErasureFile) refresh() error {
 		}
 		f.keys = keys
 	}
-	_, err := f.erased.read(nil, f.forget, func(e Erased, _ int64) {
+	_, err := f.erased.read(nil, f.forget, func(e ErasedEntry, _ int64) {
 		f.lines++
 		id, prefix, _ := splitHash(e.Hash)
 		f.set[prefix] = true
@@ -382,8 +382,8 @@ func (f *ErasureFile) forget() {
 
 // AddErased appends, under the do-not-call list's lock, the entries whose
 // hash the set does not hold yet, and syncs them before it returns.
-func (f *ErasureFile) AddErased(ctx context.Context, erased []Erased) ([]Erased, error) {
-	var wrote []Erased
+func (f *ErasureFile) AddErased(ctx context.Context, erased []ErasedEntry) ([]ErasedEntry, error) {
+	var wrote []ErasedEntry
 	err := f.locked(ctx, func() error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -458,10 +458,10 @@ func (f *ErasureFile) OnErased(_ context.Context, numbers []string) (map[string]
 }
 
 // ErasedEntries reads the whole set.
-func (f *ErasureFile) ErasedEntries(context.Context) ([]Erased, error) {
-	var out []Erased
+func (f *ErasureFile) ErasedEntries(context.Context) ([]ErasedEntry, error) {
+	var out []ErasedEntry
 	fl := erasedLines(f.erased.path)
-	if _, err := fl.read(nil, func() {}, func(e Erased, _ int64) { out = append(out, e) }); err != nil {
+	if _, err := fl.read(nil, func() {}, func(e ErasedEntry, _ int64) { out = append(out, e) }); err != nil {
 		return nil, fmt.Errorf("reading the %s: %w", f, err)
 	}
 	return out, nil

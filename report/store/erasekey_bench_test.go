@@ -17,9 +17,9 @@ func BenchmarkErasedSet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	erased := make([]Erased, 10_000)
+	erased := make([]ErasedEntry, 10_000)
 	for i := range erased {
-		erased[i] = Erased{Hash: keys.Hashes(fmt.Sprintf("+1415%07d", i))[0], Why: "erase"}
+		erased[i] = ErasedEntry{Hash: keys.Hashes(fmt.Sprintf("+1415%07d", i))[0], Why: "erase"}
 	}
 	if _, err := OpenErasureFile(dir).AddErased(ctx, erased); err != nil {
 		b.Fatal(err)

@@ -161,7 +161,7 @@ func TestErasedSet(t *testing.T) {
 			}
 			a, b := keys.Hashes("+14155550100")[0], keys.Hashes("+14155550101")[0]
 			other := NumberHash(make([]byte, 32), "+14155550102") // a key the store does not hold
-			for _, bad := range [][]Erased{
+			for _, bad := range [][]ErasedEntry{
 				{{Hash: a, Why: "erase"}, {Hash: other, Why: "erase"}},
 				{{Hash: a, Why: "erase"}, {Hash: "+14155550100", Why: "erase"}},
 				{{Hash: a, Why: ""}},
@@ -173,7 +173,7 @@ func TestErasedSet(t *testing.T) {
 			if got, err := w.ErasedEntries(ctx); err != nil || len(got) != 0 {
 				t.Fatalf("after refused batches the set holds %v, %v", got, err)
 			}
-			wrote, err := w.AddErased(ctx, []Erased{{Hash: a, At: at, Why: "erase"}, {Hash: a, At: at, Why: "erase"}, {Hash: b, At: at.Add(time.Second), AllowContact: true, Why: "retention"}})
+			wrote, err := w.AddErased(ctx, []ErasedEntry{{Hash: a, At: at, Why: "erase"}, {Hash: a, At: at, Why: "erase"}, {Hash: b, At: at.Add(time.Second), AllowContact: true, Why: "retention"}})
 			if err != nil || len(wrote) != 2 {
 				t.Fatalf("AddErased = %v, %v; want 2 written", wrote, err)
 			}
@@ -182,18 +182,18 @@ func TestErasedSet(t *testing.T) {
 			if err != nil || !on["+14155550100"] || !on["+14155550101"] || on["+14155550102"] {
 				t.Fatalf("OnErased = %v, %v; want the first two", on, err)
 			}
-			if wrote, err := w.AddErased(ctx, []Erased{{Hash: a, At: at, Why: "erase"}}); err != nil || len(wrote) != 0 {
+			if wrote, err := w.AddErased(ctx, []ErasedEntry{{Hash: a, At: at, Why: "erase"}}); err != nil || len(wrote) != 0 {
 				t.Errorf("AddErased of a hash in the set: %v, %v; want nothing written", wrote, err)
 			}
 			c := keys.Hashes("+14155550103")[0]
-			if _, err := s.open().AddErased(ctx, []Erased{{Hash: c, At: at.Add(2 * time.Second), Why: "erase"}}); err != nil {
+			if _, err := s.open().AddErased(ctx, []ErasedEntry{{Hash: c, At: at.Add(2 * time.Second), Why: "erase"}}); err != nil {
 				t.Fatal(err)
 			}
 			if on, err := r.OnErased(ctx, []string{"+14155550103"}); err != nil || !on["+14155550103"] {
 				t.Errorf("OnErased after another handle added: %v, %v", on, err)
 			}
 			got, err := s.open().ErasedEntries(ctx)
-			want := []Erased{{Hash: a, At: at, Why: "erase"}, {Hash: b, At: at.Add(time.Second), AllowContact: true, Why: "retention"}, {Hash: c, At: at.Add(2 * time.Second), Why: "erase"}}
+			want := []ErasedEntry{{Hash: a, At: at, Why: "erase"}, {Hash: b, At: at.Add(time.Second), AllowContact: true, Why: "retention"}, {Hash: c, At: at.Add(2 * time.Second), Why: "erase"}}
 			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("ErasedEntries = %v, %v; want %v", got, err, want)
 			}
@@ -214,7 +214,7 @@ func TestErasedSetFailsClosedWithoutItsKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.open().AddErased(ctx, []Erased{{Hash: keys.Hashes("+14155550100")[0], Why: "erase"}}); err != nil {
+			if _, err := s.open().AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes("+14155550100")[0], Why: "erase"}}); err != nil {
 				t.Fatal(err)
 			}
 			s.dropKeys()
@@ -322,7 +322,7 @@ func TestErasureFileLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
-	if _, err := f.AddErased(ctx, []Erased{{Hash: keys.Hashes("+14155550100")[0], At: at, Why: "erase"}}); err != nil {
+	if _, err := f.AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes("+14155550100")[0], At: at, Why: "erase"}}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(home, ErasedFileName))
@@ -373,7 +373,7 @@ func TestErasureThroughTheStore(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ErasureKeyFileName)); err != nil {
 		t.Fatalf("the files' key is not in CALLRUN_HOME: %v", err)
 	}
-	if _, err := erasure(Options{Dir: dir}).AddErased(ctx, []Erased{{Hash: keys.Hashes("+14155550100")[0], Why: "erase"}}); err != nil {
+	if _, err := erasure(Options{Dir: dir}).AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes("+14155550100")[0], Why: "erase"}}); err != nil {
 		t.Fatal(err)
 	}
 	for name, o := range map[string]Options{

@@ -24,7 +24,7 @@ func TestPushCopiesTheErasureKeyAndSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
-	if _, err := files.AddErased(ctx, []Erased{{Hash: fkeys.Hashes("+14155550100")[0], At: at, Why: "erase"}, {Hash: fkeys.Hashes("+14155550101")[0], At: at, AllowContact: true, Why: "retention"}}); err != nil {
+	if _, err := files.AddErased(ctx, []ErasedEntry{{Hash: fkeys.Hashes("+14155550100")[0], At: at, Why: "erase"}, {Hash: fkeys.Hashes("+14155550101")[0], At: at, AllowContact: true, Why: "retention"}}); err != nil {
 		t.Fatal(err)
 	}
 	p := openPostgres(t, pgURL(t), "c", 0, 1)
@@ -33,7 +33,7 @@ func TestPushCopiesTheErasureKeyAndSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AddErased(ctx, []Erased{{Hash: dkeys.Hashes("+14155550102")[0], At: at, Why: "erase"}}); err != nil {
+	if _, err := db.AddErased(ctx, []ErasedEntry{{Hash: dkeys.Hashes("+14155550102")[0], At: at, Why: "erase"}}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

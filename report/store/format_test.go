@@ -17,7 +17,7 @@ var writeFormat = flag.Bool("write-format", false, "rewrite testdata/journal-for
 // encoding/json: every record type and outcome status, and strings that
 // need escaping (quotes, control characters, HTML characters left as
 // they are, U+2028, invalid UTF-8, which is written as U+FFFD); and,
-// appended since, the fields added since (call_id).
+// appended since, the fields added since (call_id) and a tombstone.
 func formatRecords() []Record {
 	at := time.Date(2026, 11, 21, 9, 30, 0, 123456789, time.UTC)
 	ny := time.FixedZone("", -5*3600)
@@ -41,6 +41,9 @@ func formatRecords() []Record {
 		{Type: TypeIntent, Agent: "Spring Promo", Phone: "+12125550103", AgentID: "agent_1", Sheet: "leads.csv", Row: 4, Attempt: 1, At: at},
 		{Type: TypeOutcome, Agent: "Spring Promo", Phone: "+12125550103", AgentID: "agent_1", Sheet: "leads.csv", Row: 4, Attempt: 1,
 			Status: OutcomeSent, HTTP: 200, Body: `{"status":"success","call_id":"call_124"}`, CallID: "call_124", At: at.Add(time.Second)},
+		// Added since: the tombstone of an erased person's contact.
+		{Type: TypeErased, Agent: "Spring Promo", Hash: theTestKeys.Hashes("+12125550104")[0], Attempt: 2, Status: string(Uncertain),
+			ErasedAt: at.Add(24 * time.Hour), At: at.Add(2 * time.Second)},
 	}
 }
 
@@ -95,12 +98,17 @@ func TestJournalFormat(t *testing.T) {
 		}
 	}
 
-	// Replay reads it as it did.
+	// Replay reads it as it did; its tombstone needs the keys.
 	path := filepath.Join(t.TempDir(), "journal")
 	if err := os.WriteFile(path, want, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := readState(t, path)
+	rj, s, err := OpenJournal(path, JournalOptions{Keys: theTestKeys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rj.Close()
+	defer s.Close()
 	for k, st := range map[Key]Status{
 		{"Spring Promo", "+12125550101", 0}:      Sent,
 		{"sales-east", "+447700900123", 2}:       Failed,
@@ -116,6 +124,7 @@ func TestJournalFormat(t *testing.T) {
 		{"sales-east", "+447700900123", -1}:      "",
 		{"Spring Promo", "+12125550101", 0x1000}: "",
 		{"Spring Promo", "+12125550103", 0}:      Sent,
+		{"Spring Promo", "+12125550104", 0}:      Erased,
 	} {
 		if got, _ := s.Status(k); got != st {
 			t.Errorf("%v: status %q, want %q", k, got, st)

@@ -23,21 +23,25 @@ import (
 
 // Record is one line of the journal (JSON Lines).
 type Record struct {
-	Type    string    `json:"t"`                  // TypeIntent, TypeOutcome, TypeRun (a run started: Note says what) or TypeEnd
-	Agent   string    `json:"agent,omitempty"`    // agent name (contact identity part 1)
-	Phone   string    `json:"phone,omitempty"`    // E.164 (identity part 2)
-	N       int       `json:"n,omitempty"`        // occurrence number, 0 unless dedupe: none repeats a number (identity part 3)
-	AgentID string    `json:"agent_id,omitempty"` // the service's id of the agent
-	Sheet   string    `json:"sheet,omitempty"`    // sheet file the contact came from
-	Row     int       `json:"row,omitempty"`      // row of the sheet
-	Attempt int       `json:"attempt,omitempty"`  // 1-based attempt number, on intent and outcome
-	Status  string    `json:"status,omitempty"`   // outcome only: OutcomeSent, OutcomeFailed, ...
-	HTTP    int       `json:"http,omitempty"`     // HTTP status of the service's answer
-	Reason  string    `json:"reason,omitempty"`   // why, in words, for anything but sent
-	Body    string    `json:"body,omitempty"`     // excerpt of the service's answer (already bounded by the caller)
-	CallID  string    `json:"call_id,omitempty"`  // outcome of a sent call only: the call id the service's answer gave
-	Note    string    `json:"note,omitempty"`     // free text, on run and end records
-	At      time.Time `json:"at"`                 // when; Append sets it to now if zero
+	Type    string `json:"t"`                  // TypeIntent, TypeOutcome, TypeRun (a run started: Note says what), TypeEnd or TypeErased
+	Agent   string `json:"agent,omitempty"`    // agent name (contact identity part 1)
+	Hash    string `json:"hash,omitempty"`     // a tombstone's: the keyed hash of the erased number, in its Phone's place
+	Phone   string `json:"phone,omitempty"`    // E.164 (identity part 2)
+	N       int    `json:"n,omitempty"`        // occurrence number, 0 unless dedupe: none repeats a number (identity part 3)
+	AgentID string `json:"agent_id,omitempty"` // the service's id of the agent
+	Sheet   string `json:"sheet,omitempty"`    // sheet file the contact came from
+	Row     int    `json:"row,omitempty"`      // row of the sheet
+	Attempt int    `json:"attempt,omitempty"`  // 1-based attempt number, on intent and outcome; a tombstone's contact's attempts
+	Status  string `json:"status,omitempty"`   // an outcome's OutcomeSent, OutcomeFailed, ...; a tombstone's contact's Status
+	HTTP    int    `json:"http,omitempty"`     // HTTP status of the service's answer
+	Reason  string `json:"reason,omitempty"`   // why, in words, for anything but sent
+	Body    string `json:"body,omitempty"`     // excerpt of the service's answer (already bounded by the caller)
+	CallID  string `json:"call_id,omitempty"`  // outcome of a sent call only: the call id the service's answer gave
+	Note    string `json:"note,omitempty"`     // free text, on run and end records
+	// ErasedAt is when a tombstone's contact was erased; At stays the
+	// time of the contact's last record.
+	ErasedAt time.Time `json:"erased_at,omitzero"`
+	At       time.Time `json:"at"` // when; Append sets it to now if zero
 }
 
 // Record types.
@@ -52,6 +56,15 @@ const (
 	// its Note says how (complete, interrupted, outside-hours, ...). A
 	// callrun older than this record refuses a journal that holds one.
 	TypeEnd = "end"
+	// TypeErased is a tombstone: it stands for every record of a contact
+	// whose person was erased, at the place of its last one, under the
+	// keyed hash of the number (Hash) rather than the number. Its Status
+	// is the contact's status then (a [Status]: sent, failed, uncertain
+	// or pending) and its Attempt the contact's attempts, so that the
+	// contact stays settled: nobody is called again because they were
+	// erased. A callrun older than this record refuses a journal that
+	// holds one.
+	TypeErased = "erased"
 )
 
 // Outcome statuses, the Status of a TypeOutcome record.
@@ -70,14 +83,22 @@ type Key struct {
 	N     int    // occurrence number; 0 unless dedupe: none repeats a number
 }
 
-// Key returns the identity of the contact the record is about.
-func (r Record) Key() Key { return Key{Agent: r.Agent, Phone: r.Phone, N: r.N} }
+// Key returns the identity of the contact the record is about; a
+// tombstone's has its Hash in the place of the number.
+func (r Record) Key() Key {
+	if r.Type == TypeErased {
+		return Key{Agent: r.Agent, Phone: r.Hash, N: r.N}
+	}
+	return Key{Agent: r.Agent, Phone: r.Phone, N: r.N}
+}
 
 // check reports whether r is a record the journal can hold and replay.
 func (r Record) check() error {
 	switch r.Type {
 	case TypeRun, TypeEnd:
 		return nil
+	case TypeErased:
+		return r.checkTombstone()
 	case TypeIntent, TypeOutcome:
 	default:
 		return fmt.Errorf("unknown record type %q", r.Type)
@@ -99,6 +120,34 @@ func (r Record) check() error {
 		return nil
 	}
 	return fmt.Errorf("outcome record with unknown status %q", r.Status)
+}
+
+// checkTombstone reports whether r is a tombstone the journal can hold.
+func (r Record) checkTombstone() error {
+	if r.Agent == "" || r.Phone != "" {
+		return errors.New("erased record without agent, or with a phone number")
+	}
+	if _, _, ok := splitHash(r.Hash); !ok {
+		return fmt.Errorf("erased record whose hash %q is not h1:KEY:MAC", r.Hash)
+	}
+	if r.N < 0 || r.N > math.MaxInt32 || r.Attempt < 0 {
+		return fmt.Errorf("erased record with occurrence number %d, attempt %d", r.N, r.Attempt)
+	}
+	switch Status(r.Status) {
+	case Sent, Failed, Uncertain, Pending:
+		return nil
+	}
+	return fmt.Errorf("erased record with unknown status %q", r.Status)
+}
+
+// JournalKeys are the store's erasure keys, as a journal uses them: a
+// number's keyed hashes, one for each key the store has (the first made
+// with the key new hashes are made with), and whether the store has the
+// key of an id. A journal that holds tombstones finds their contacts
+// through them.
+type JournalKeys interface {
+	Hashes(e164 string) []string
+	Has(id string) bool
 }
 
 // maxLine bounds one journal line. A longer line cannot be appended, and
@@ -174,6 +223,10 @@ type JournalOptions struct {
 	// is a [CallStartsFile]; with PostgreSQL it must be the database's
 	// own, counted in the transaction that writes the intents.
 	Pressure *Pressure
+	// Keys are the store's erasure keys. A journal that holds a
+	// tombstone ([TypeErased]) whose key they do not have, nil
+	// included, is refused with [ErrErasureKeyMissing].
+	Keys JournalKeys
 }
 
 // OpenJournal opens the journal at path for appending, with opts, creating it (mode
@@ -233,7 +286,7 @@ func OpenJournal(path string, opts JournalOptions) (*Journal, *State, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("opening journal: %w", err)
 	}
-	s, valid, err := replay(path, r)
+	s, valid, err := replay(path, r, opts.Keys)
 	if err != nil {
 		r.Close()
 		f.Close()
@@ -314,7 +367,9 @@ func cutTail(f *os.File, size int64) error {
 // ReadState replays the journal at path without opening it for writing,
 // for `callrun status` and `callrun report` while another run may be
 // appending to it: a partial last line is ignored and the file left as
-// it is. A missing file is an empty state. The caller should close the
+// it is. A missing file is an empty state. A journal that holds a
+// tombstone is refused with [ErrErasureKeyMissing]: reading one needs the
+// store's keys, which [OpenJournal] takes. The caller should close the
 // State.
 func ReadState(path string) (*State, error) {
 	f, err := os.Open(path)
@@ -326,7 +381,7 @@ func ReadState(path string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening journal: %w", err)
 	}
-	s, _, err := replay(path, f)
+	s, _, err := replay(path, f, nil)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -337,11 +392,13 @@ func ReadState(path string) (*State, error) {
 // replayRecord is the part of a record that replay needs. Decoding into it
 // still checks that the whole line is valid JSON.
 type replayRecord struct {
-	Type   string `json:"t"`
-	Agent  string `json:"agent"`
-	Phone  string `json:"phone"`
-	N      int    `json:"n"`
-	Status string `json:"status"`
+	Type    string `json:"t"`
+	Agent   string `json:"agent"`
+	Hash    string `json:"hash"`
+	Phone   string `json:"phone"`
+	N       int    `json:"n"`
+	Attempt int    `json:"attempt"`
+	Status  string `json:"status"`
 }
 
 // replayOptions have replay read a line with encoding/json/v2's decoder,
@@ -357,10 +414,12 @@ var replayOptions = jsonv2.JoinOptions(
 )
 
 // replay reads the journal from f into a new State that keeps f for
-// Lookup. It returns the length of the file's valid part: everything but a
-// torn last line.
-func replay(path string, f *os.File) (*State, int64, error) {
+// Lookup, and finds the contacts of its tombstones through keys. It
+// returns the length of the file's valid part: everything but a torn last
+// line.
+func replay(path string, f *os.File, keys JournalKeys) (*State, int64, error) {
 	s := newState(path, &fileRecords{path: path, f: f})
+	s.keys = keys
 	s.deliveries = Files{Dir: filepath.Dir(path)}
 	if fi, err := f.Stat(); err == nil {
 		// A contact takes two lines, about 300 bytes or more: sizing the
@@ -427,9 +486,12 @@ func (s *State) applyLine(line []byte, pos int64) error {
 	if err := jsonv2.Unmarshal(line, &rr, replayOptions); err != nil {
 		return corrupt{err} // not JSON, or JSON of another shape: garbage all the same
 	}
-	rec := Record{Type: rr.Type, Agent: rr.Agent, Phone: rr.Phone, N: rr.N, Status: rr.Status}
+	rec := Record{Type: rr.Type, Agent: rr.Agent, Hash: rr.Hash, Phone: rr.Phone, N: rr.N, Attempt: rr.Attempt, Status: rr.Status}
 	if err := rec.check(); err != nil {
 		return err
+	}
+	if id, _, _ := splitHash(rec.Hash); rec.Type == TypeErased && (s.keys == nil || !s.keys.Has(id)) {
+		return fmt.Errorf("an erased contact's tombstone was made with erasure key %s, which the store does not hold: %w: restore it from the backup that holds the journal", id, ErrErasureKeyMissing)
 	}
 	s.apply(&rec, pos)
 	return nil

@@ -102,7 +102,7 @@ func TestJournalRoundTrip(t *testing.T) {
 		if got := s.Len(); got != 3 {
 			t.Errorf("Len = %d, want 3", got)
 		}
-		want := map[Status]int{Sent: 1, Failed: 1, Uncertain: 1, Pending: 0}
+		want := map[Status]int{Sent: 1, Failed: 1, Uncertain: 1, Pending: 0, Erased: 0}
 		if got := s.Counts(); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("Counts = %v, want %v", got, want)
 		}
@@ -207,7 +207,7 @@ func TestStatusDerivation(t *testing.T) {
 					t.Errorf("FirstAt is zero")
 				}
 				counts := s.Counts()
-				want := map[Status]int{Sent: 1, Failed: 0, Uncertain: 0, Pending: 0}
+				want := map[Status]int{Sent: 1, Failed: 0, Uncertain: 0, Pending: 0, Erased: 0}
 				want[tt.want]++
 				if fmt.Sprint(counts) != fmt.Sprint(want) {
 					t.Errorf("Counts = %v, want %v", counts, want)

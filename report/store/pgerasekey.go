@@ -94,8 +94,8 @@ ON CONFLICT DO NOTHING`, key.id, key.key, key.at.Truncate(time.Microsecond)); er
 
 // AddErased inserts the entries, under the list writers' lock, each hash
 // once, checking each against the keys the table holds.
-func (e *pgErasure) AddErased(ctx context.Context, erased []Erased) ([]Erased, error) {
-	var wrote []Erased
+func (e *pgErasure) AddErased(ctx context.Context, erased []ErasedEntry) ([]ErasedEntry, error) {
+	var wrote []ErasedEntry
 	err := pgx.BeginFunc(ctx, e.p.pool, func(tx pgx.Tx) error {
 		wrote = nil
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(dncLock)); err != nil {
@@ -109,7 +109,7 @@ func (e *pgErasure) AddErased(ctx context.Context, erased []Erased) ([]Erased, e
 			return err
 		}
 		hashes, ats, allow, why := make([]string, 0, len(erased)), make([]time.Time, 0, len(erased)), make([]bool, 0, len(erased)), make([]string, 0, len(erased))
-		byHash := map[string]Erased{}
+		byHash := map[string]ErasedEntry{}
 		for _, x := range erased {
 			if err := x.check(); err != nil {
 				return err
@@ -219,13 +219,13 @@ type pgRowQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func (e *pgErasure) ErasedEntries(ctx context.Context) ([]Erased, error) {
+func (e *pgErasure) ErasedEntries(ctx context.Context) ([]ErasedEntry, error) {
 	rows, err := e.p.pool.Query(ctx, `SELECT hash, at, allow_contact, why FROM callrun_erased ORDER BY at, hash`)
 	if err != nil {
 		return nil, e.p.wrap("reading the erased set from", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Erased, error) {
-		var x Erased
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ErasedEntry, error) {
+		var x ErasedEntry
 		err := r.Scan(&x.Hash, &x.At, &x.AllowContact, &x.Why)
 		x.At = x.At.UTC()
 		return x, err

@@ -468,7 +468,7 @@ func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journ
 	if lease == nil {
 		return nil, nil, errors.New("opening the journal in PostgreSQL: the campaign's lock is not held")
 	}
-	s, err := p.ReadState(ctx)
+	s, err := p.readState(ctx, opts.Keys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -490,9 +490,16 @@ func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journ
 }
 
 // ReadState replays the campaign's journal, all shards', from the
-// database.
-func (p *Postgres) ReadState(ctx context.Context) (*State, error) {
+// database. A journal that holds a tombstone is refused with
+// [ErrErasureKeyMissing]: reading one needs the store's keys, which
+// OpenJournal takes.
+func (p *Postgres) ReadState(ctx context.Context) (*State, error) { return p.readState(ctx, nil) }
+
+// readState replays the campaign's journal, finding the contacts of its
+// tombstones through keys.
+func (p *Postgres) readState(ctx context.Context, keys JournalKeys) (*State, error) {
 	s := newState(p.where, &pgRecords{p: p})
+	s.keys = keys
 	s.deliveries = p
 	rows, err := p.pool.Query(ctx, `SELECT id, line FROM callrun_journal WHERE campaign = $1 ORDER BY id`, p.campaign)
 	if err != nil {
@@ -584,7 +591,7 @@ func (p *Postgres) copyJournal(ctx context.Context, tx pgx.Tx, path string) (int
 		return 0, fmt.Errorf("opening journal: %w", err)
 	}
 	defer f.Close()
-	_, valid, err := replay(path, f) // the whole journal checked first
+	_, valid, err := replay(path, f, nil) // the whole journal checked first; one with tombstones needs the store's keys
 	if err != nil {
 		return 0, err
 	}

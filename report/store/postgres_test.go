@@ -104,7 +104,7 @@ func TestStoreRoundTrip(t *testing.T) {
 			)
 			check := func(t *testing.T, st *State) {
 				t.Helper()
-				want := map[Status]int{Sent: 1, Failed: 1, Uncertain: 1, Pending: 0}
+				want := map[Status]int{Sent: 1, Failed: 1, Uncertain: 1, Pending: 0, Erased: 0}
 				if got := st.Counts(); fmt.Sprint(got) != fmt.Sprint(want) || st.Len() != 3 {
 					t.Errorf("Counts = %v, Len %d; want %v, 3", got, st.Len(), want)
 				}

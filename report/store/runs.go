@@ -66,6 +66,7 @@ func ReadRuns(path string) ([]Run, error) {
 
 var (
 	runMark, endMark    = []byte(`"t":"run"`), []byte(`"t":"end"`)
+	erasedMark          = []byte(`"t":"erased"`)
 	intentMark          = []byte(`"t":"intent"`)
 	outcomeMark         = []byte(`"t":"outcome"`)
 	retryMark, skipMark = []byte(`"status":"retry"`), []byte(`"status":"skipped"`)
@@ -82,8 +83,8 @@ type runScan struct {
 }
 
 func (s *runScan) line(line []byte) {
-	if len(bytes.TrimSpace(line)) == 0 {
-		return
+	if len(bytes.TrimSpace(line)) == 0 || bytes.Contains(line, erasedMark) {
+		return // a tombstone is no call: it moves no run's times
 	}
 	switch {
 	case bytes.Contains(line, runMark):

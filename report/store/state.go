@@ -30,6 +30,10 @@ const (
 	Uncertain Status = "uncertain"
 	// Pending: provably not sent yet; the next run may send it.
 	Pending Status = "pending"
+	// Erased: the person was erased; the journal keeps a tombstone
+	// ([TypeErased]) under the keyed hash of the number. Never sent
+	// again, whatever the flags.
+	Erased Status = "erased"
 )
 
 // Statuses decided from the sheets alone, which only the report shows.
@@ -78,11 +82,15 @@ type State struct {
 	names      []string         // agent names in the order the journal met them
 	entries    map[contact]entry
 	counts     [numStatuses]int
+	// keys find a tombstone's contact by its number's keyed hashes;
+	// replay refuses a tombstone whose key they lack.
+	keys JournalKeys
 }
 
 // contact is a [Key] as a State keeps it, the agent by its index in
 // State.names: a key of 24 bytes rather than 40, which a million
-// contacts notice (a run's peak memory is mostly this map).
+// contacts notice (a run's peak memory is mostly this map). A
+// tombstone's phone is its keyed hash.
 type contact struct {
 	phone string
 	agent int32
@@ -97,10 +105,11 @@ const (
 	stSent
 	stFailed
 	stUncertain
+	stErased
 	numStatuses
 )
 
-var statusNames = [numStatuses]Status{stPending: Pending, stSent: Sent, stFailed: Failed, stUncertain: Uncertain}
+var statusNames = [numStatuses]Status{stPending: Pending, stSent: Sent, stFailed: Failed, stUncertain: Uncertain, stErased: Erased}
 
 // entry is what a State knows about one contact.
 type entry struct {
@@ -139,32 +148,59 @@ func newState(path string, recs recordReader) *State {
 	}
 }
 
+// hashes returns the keyed hashes of phone that the State's tombstones
+// may stand under; none when it holds no tombstone. The caller holds
+// s.mu.
+func (s *State) hashes(phone string) []string {
+	if s.counts[stErased] == 0 || s.keys == nil {
+		return nil
+	}
+	return s.keys.Hashes(phone)
+}
+
 // FindPhone returns the key of the first agent (in the order the journal
-// met them) that has a record of phone with occurrence number 0, and
-// false if none has: the contact a number was settled under when a
-// campaign dedupes across agents.
+// met them) that has a record of phone, or a tombstone of its keyed
+// hash, with occurrence number 0, and false if none has: the contact a
+// number was settled under when a campaign dedupes across agents.
 func (s *State) FindPhone(phone string) (Key, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	hashes := s.hashes(phone)
 	for a, name := range s.names {
 		if _, ok := s.entries[contact{phone: phone, agent: int32(a)}]; ok {
 			return Key{Agent: name, Phone: phone}, true
+		}
+		for _, h := range hashes {
+			if _, ok := s.entries[contact{phone: h, agent: int32(a)}]; ok {
+				return Key{Agent: name, Phone: phone}, true
+			}
 		}
 	}
 	return Key{}, false
 }
 
 // KeysWithPhone returns, for each number of phones, the keys of every
-// contact with a record of that number, under any agent and occurrence:
-// for the report, which gives a delivery to one of the contacts that
-// share its number. It looks at every contact once.
+// contact with a record of that number (or a tombstone of its keyed
+// hash), under any agent and occurrence: for the report, which gives a
+// delivery to one of the contacts that share its number. It looks at
+// every contact once.
 func (s *State) KeysWithPhone(phones map[string]bool) map[string][]Key {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	byHash := map[string]string{} // keyed hash -> the number of phones it is of
+	for p := range phones {
+		for _, h := range s.hashes(p) {
+			byHash[h] = p
+		}
+	}
 	out := map[string][]Key{}
 	for c := range s.entries {
-		if phones[c.phone] {
-			out[c.phone] = append(out[c.phone], Key{Agent: s.names[c.agent], Phone: c.phone, N: int(c.n)})
+		phone := c.phone
+		if c2, ok := byHash[c.phone]; ok {
+			phone = c2
+		}
+		if phones[phone] {
+			out[phone] = append(out[phone], Key{Agent: s.names[c.agent], Phone: phone, N: int(c.n)})
 		}
 	}
 	for _, ks := range out {
@@ -181,8 +217,8 @@ func (s *State) AgentKeys() []Key {
 	defer s.mu.RUnlock()
 	keys := make([]Key, 0, len(s.names))
 	found := make([]bool, len(s.names))
-	for c := range s.entries {
-		if !found[c.agent] {
+	for c, e := range s.entries {
+		if !found[c.agent] && e.status != stErased { // a tombstone keeps no agent id
 			found[c.agent] = true
 			keys = append(keys, Key{Agent: s.names[c.agent], Phone: c.phone, N: int(c.n)})
 			if len(keys) == len(s.names) {
@@ -212,20 +248,35 @@ func (s *State) intern(name string) int32 {
 	return a
 }
 
-// get returns k's entry. The caller holds s.mu.
-func (s *State) get(k Key) (entry, bool) {
+// get returns k's entry, and the contact it stands under: k's number,
+// or, for an erased contact, one of the number's keyed hashes. The
+// caller holds s.mu.
+func (s *State) get(k Key) (entry, contact, bool) {
 	a, ok := s.agents[k.Agent]
 	if !ok || k.N != int(int32(k.N)) {
-		return entry{}, false
+		return entry{}, contact{}, false
 	}
-	e, ok := s.entries[contact{phone: k.Phone, agent: a, n: int32(k.N)}]
-	return e, ok
+	c := contact{phone: k.Phone, agent: a, n: int32(k.N)}
+	if e, ok := s.entries[c]; ok {
+		return e, c, true
+	}
+	for _, h := range s.hashes(k.Phone) {
+		c.phone = h
+		if e, ok := s.entries[c]; ok {
+			return e, c, true
+		}
+	}
+	return entry{}, contact{}, false
 }
 
 // apply folds one record, found at position pos of the journal, into the
 // state. The record has passed check; the caller holds s.mu for
 // writing.
 func (s *State) apply(r *Record, pos int64) {
+	if r.Type == TypeErased {
+		s.applyTombstone(r, pos)
+		return
+	}
 	if r.Type != TypeIntent && r.Type != TypeOutcome {
 		return
 	}
@@ -254,6 +305,18 @@ func (s *State) apply(r *Record, pos int64) {
 	s.entries[k] = e
 }
 
+// applyTombstone folds a tombstone, found at pos, into the state: its
+// contact, under the keyed hash, is erased, with the tombstone's attempts.
+// The caller holds s.mu for writing.
+func (s *State) applyTombstone(r *Record, pos int64) {
+	k := contact{phone: r.Hash, agent: s.intern(r.Agent), n: int32(r.N)}
+	if e, ok := s.entries[k]; ok {
+		s.counts[e.status]--
+	}
+	s.entries[k] = entry{last: pos, first: pos, attempts: uint32(min(r.Attempt, math.MaxUint32)), status: stErased}
+	s.counts[stErased]++
+}
+
 // outcomeStatus maps an outcome record's status to the contact's status.
 func outcomeStatus(s string) status {
 	switch s {
@@ -272,7 +335,7 @@ func outcomeStatus(s string) status {
 // journal has no record of the contact.
 func (s *State) Status(k Key) (Status, bool) {
 	s.mu.RLock()
-	e, ok := s.get(k)
+	e, _, ok := s.get(k)
 	s.mu.RUnlock()
 	if !ok {
 		return "", false
@@ -285,7 +348,7 @@ func (s *State) Status(k Key) (Status, bool) {
 // nothing else.
 func (s *State) Attempts(k Key) int {
 	s.mu.RLock()
-	e, _ := s.get(k)
+	e, _, _ := s.get(k)
 	s.mu.RUnlock()
 	return int(e.attempts)
 }
@@ -294,14 +357,16 @@ func (s *State) Attempts(k Key) int {
 // if it has no record of it. Status and Attempts come from memory; the
 // rest is read back from the journal file, one or two small reads. If
 // that read fails, the entry's Reason says so and the details are left
-// empty.
+// empty. An erased contact's entry has its tombstone's time as LastAt
+// and says in Reason what its status was.
 func (s *State) Lookup(k Key) (Entry, bool) {
 	s.mu.RLock()
-	e, ok := s.get(k)
+	e, c, ok := s.get(k)
 	s.mu.RUnlock()
 	if !ok {
 		return Entry{}, false
 	}
+	k.Phone = c.phone // a tombstone's record is under the hash
 	out := Entry{Status: statusNames[e.status], Attempts: int(e.attempts)}
 	s.mu.RLock()
 	if p, ok := s.recs.(prefetcher); ok {
@@ -314,8 +379,12 @@ func (s *State) Lookup(k Key) (Entry, bool) {
 		return out, true
 	}
 	out.HTTP, out.Reason, out.Body, out.AgentID, out.LastAt = last.HTTP, last.Reason, last.Body, last.AgentID, last.At
-	if last.Type == TypeIntent {
+	switch last.Type {
+	case TypeIntent:
 		out.Reason = noOutcome
+	case TypeErased:
+		out.Reason = "the person was erased; the contact was " + last.Status
+		return out, true
 	}
 	if e.attempts > 0 {
 		first := last
@@ -448,8 +517,9 @@ func (s *State) Len() int {
 	return len(s.entries)
 }
 
-// Counts returns the number of contacts in each status. All four journal
-// statuses (sent, failed, uncertain, pending) are present, even when 0.
+// Counts returns the number of contacts in each status. All five journal
+// statuses (sent, failed, uncertain, pending, erased) are present, even
+// when 0.
 func (s *State) Counts() map[Status]int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

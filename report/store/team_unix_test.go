@@ -70,7 +70,7 @@ func TestTeamHomeFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := OpenErasureFile(home).AddErased(ctx, []Erased{{Hash: keys.Hashes("+14155550100")[0], Why: "erase"}}); err != nil {
+			if _, err := OpenErasureFile(home).AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes("+14155550100")[0], Why: "erase"}}); err != nil {
 				t.Fatal(err)
 			}
 			for _, name := range []string{ErasureKeyFileName, ErasedFileName, DoNotCallFileName, DoNotCallLockName, ConversationsFileName, CallStartsLockName, "lock", JournalFile, DeliveriesFile, DeliveriesLock, AgentsLock} {
