@@ -172,7 +172,12 @@ CREATE TABLE callrun_opt_out_holds (
 );
 CREATE INDEX callrun_opt_out_holds_key ON callrun_opt_out_holds (campaign, key, id);`,
 	// The keys of the keyed hashes that stand for erased people, and the
-	// erased set: the hashes of the people erased from the database.
+	// erased set: the hashes of the people erased from the database. The
+	// do-not-call list, the call starts and the conversations keep an
+	// erased person's rows under the hash, number ''. Runs record the
+	// campaign file and state directory they ran from, and every local
+	// directory a campaign's reports were written to, so that an erase
+	// finds them.
 	8: `
 CREATE TABLE callrun_keys (
 	id  text PRIMARY KEY,
@@ -184,6 +189,23 @@ CREATE TABLE callrun_erased (
 	at            timestamptz NOT NULL,
 	allow_contact boolean NOT NULL,
 	why           text NOT NULL
+);
+ALTER TABLE callrun_do_not_call ADD COLUMN hash text NOT NULL DEFAULT '';
+CREATE INDEX callrun_do_not_call_hash ON callrun_do_not_call (hash, id) WHERE hash <> '';
+ALTER TABLE callrun_call_starts ADD COLUMN hash text NOT NULL DEFAULT '';
+CREATE INDEX callrun_call_starts_hash ON callrun_call_starts (hash, at) WHERE hash <> '';
+ALTER TABLE callrun_conversations ADD COLUMN hash text NOT NULL DEFAULT '';
+CREATE INDEX callrun_conversations_hash ON callrun_conversations (hash, at) WHERE hash <> '';
+ALTER TABLE callrun_runs ADD COLUMN campaign_file text NOT NULL DEFAULT '';
+ALTER TABLE callrun_runs ADD COLUMN state_dir text NOT NULL DEFAULT '';
+CREATE TABLE callrun_report_dirs (
+	campaign      text NOT NULL,
+	host          text NOT NULL,
+	dir           text NOT NULL,
+	kind          text NOT NULL,
+	campaign_file text NOT NULL,
+	at            timestamptz NOT NULL,
+	PRIMARY KEY (campaign, host, dir, kind)
 );`,
 }
 
