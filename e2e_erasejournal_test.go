@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"io"
 	"os"
@@ -19,18 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// e2eKeys are erasure keys for the tests: a keyed hash is a SHA-256 of a
-// test secret and the number. The store's own keys are not wired into
-// the commands yet; the resumes below are given these.
-type e2eKeys struct{}
-
-func (e2eKeys) Hashes(e164 string) []string {
-	sum := sha256.Sum256([]byte("e2e erasure secret\x00" + e164))
-	return []string{"h1:e2e00001:" + base64.RawURLEncoding.EncodeToString(sum[:])}
-}
-
-func (e2eKeys) Has(id string) bool { return id == "e2e00001" }
-
 // journalEraser is a store whose journal people can be erased from.
 type journalEraser interface {
 	EraseJournal(ctx context.Context, numbers []string, opts store.EraseOptions) (store.EraseCounts, error)
@@ -40,11 +26,12 @@ type journalEraser interface {
 // calls A (its call's outcome unknown: uncertain), then B and C (sent);
 // A is erased from the journal, first by an erase killed before its
 // replace and one killed after it, then whole. The journal holds A's
-// number in no form, a second erase changes nothing, a callrun without
-// the store's keys refuses to run, and resumes with them (plain, and
-// with --retry-uncertain --retry-failed, a month on, when no contact
-// pressure holds anyone) call nobody new: the sandbox's ledger has each
-// of A, B and C once.
+// number in no form, a second erase changes nothing, a callrun whose
+// store has lost its erasure key refuses to run, and resumes (`callrun
+// run --retry-uncertain`, and in process plain and with
+// --retry-uncertain --retry-failed, a month on, when no contact pressure
+// holds anyone) call nobody new: the sandbox's ledger has each of A, B
+// and C once.
 func TestErasedContactIsNeverCalledAgain(t *testing.T) {
 	for _, kind := range []string{"files", "postgres"} {
 		t.Run(kind, func(t *testing.T) { testErasedContactNeverCalled(t, kind) })
@@ -114,6 +101,14 @@ func testErasedContactNeverCalled(t *testing.T, kind string) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	erasure, err := s.Erasure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := erasure.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	journal := func() string {
 		t.Helper()
 		if db == "" {
@@ -138,7 +133,6 @@ func testErasedContactNeverCalled(t *testing.T, kind string) {
 		t.Helper()
 		before := len(srv.Calls())
 		o.Path = path
-		o.Journal = store.JournalOptions{Keys: e2eKeys{}}
 		o.Now = func() time.Time { return time.Now().Add(31 * 24 * time.Hour) } // no contact pressure holds anyone
 		if err := run.Campaign(ctx, nolog, o, io.Discard); err != nil {
 			var ee *run.ExitError
@@ -151,7 +145,7 @@ func testErasedContactNeverCalled(t *testing.T, kind string) {
 		}
 	}
 	erase := func(opts store.EraseOptions) (store.EraseCounts, error) {
-		opts.Keys, opts.At = e2eKeys{}, time.Now()
+		opts.Keys, opts.At = keys, time.Now()
 		return s.(journalEraser).EraseJournal(ctx, []string{a}, opts)
 	}
 	crash := errors.New("killed")
@@ -184,11 +178,21 @@ func testErasedContactNeverCalled(t *testing.T, kind string) {
 		t.Errorf("erasing again: %+v, %v; the journal changed: %v", n, err, journal() != erased)
 	}
 
-	// A callrun that has not the store's keys refuses, rather than take A
-	// for someone new.
-	if code, out := runAppOut(t, "run", "--retry-uncertain", path); code == 0 || !strings.Contains(out, "erasure key is missing: restore it") {
-		t.Errorf("a run without the keys: exit %d\n%s", code, out)
+	// callrun finds A through the store's own key: a run calls nobody.
+	before := len(srv.Calls())
+	if code, out := runAppOut(t, "run", "--retry-uncertain", path); code != 0 || len(srv.Calls()) != before {
+		t.Errorf("a run with the store's key: exit %d, %d calls\n%s", code, len(srv.Calls())-before, out)
 	}
+	// A store that has lost its key refuses, rather than take A for
+	// someone new.
+	hideKey(t, ctx, db)
+	if code, out := runAppOut(t, "run", "--retry-uncertain", path); code == 0 || !strings.Contains(out, "erasure key") || !strings.Contains(out, "restore it") {
+		t.Errorf("a run without the key: exit %d\n%s", code, out)
+	}
+	if n := len(srv.Calls()); n != before {
+		t.Errorf("a run without the key called %d", n-before)
+	}
+	restoreKey(t, ctx, db)
 
 	resume("a resume", run.Options{})
 	resume("a resume with --retry-uncertain --retry-failed", run.Options{RetryUncertain: true, RetryFailed: true})
@@ -198,5 +202,51 @@ func testErasedContactNeverCalled(t *testing.T, kind string) {
 	// The report of the last resume never shows A as one to call.
 	if row := readReportRows(t, filepath.Join(s.ReportDir(), "report.csv"))[a]; row["status"] != string(store.Erased) {
 		t.Errorf("A's report row: %v, want status erased", row)
+	}
+}
+
+// hideKey takes the store's erasure key away, as a backup restored
+// without it would: the key file aside, or the table's rows into another.
+func hideKey(t *testing.T, ctx context.Context, db string) {
+	t.Helper()
+	if db == "" {
+		home, err := store.Home()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(home, store.ErasureKeyFileName), filepath.Join(home, "key.aside")); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	pgExec(t, ctx, db, `CREATE TABLE key_aside AS SELECT * FROM callrun_keys; DELETE FROM callrun_keys`)
+}
+
+// restoreKey puts back what hideKey took away.
+func restoreKey(t *testing.T, ctx context.Context, db string) {
+	t.Helper()
+	if db == "" {
+		home, err := store.Home()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(home, "key.aside"), filepath.Join(home, store.ErasureKeyFileName)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	pgExec(t, ctx, db, `INSERT INTO callrun_keys SELECT * FROM key_aside; DROP TABLE key_aside`)
+}
+
+// pgExec runs sql on the database at db.
+func pgExec(t *testing.T, ctx context.Context, db, sql string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
 	}
 }

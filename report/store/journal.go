@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/callrun/callrun/report/durable"
@@ -150,6 +151,41 @@ type JournalKeys interface {
 	Has(id string) bool
 }
 
+// storeKeys are a store's erasure keys as its journal reads them: read
+// from the store the first time a tombstone asks for them, so that a
+// journal that holds none never reads them, nor fails for want of them.
+type storeKeys struct {
+	ctx     context.Context
+	erasure func() (ErasureStore, error)
+	once    sync.Once
+	keys    *ErasureKeys
+	err     error
+}
+
+// load reads the keys once.
+func (k *storeKeys) load() (*ErasureKeys, error) {
+	k.once.Do(func() {
+		e, err := k.erasure()
+		if err == nil {
+			k.keys, err = e.Keys(k.ctx)
+		}
+		if err != nil {
+			k.err = fmt.Errorf("reading the store's erasure keys, which the journal's tombstones need: %w", err)
+		}
+	})
+	return k.keys, k.err
+}
+
+func (k *storeKeys) Hashes(e164 string) []string {
+	keys, _ := k.load()
+	return keys.Hashes(e164)
+}
+
+func (k *storeKeys) Has(id string) bool {
+	keys, _ := k.load()
+	return keys.Has(id)
+}
+
 // maxLine bounds one journal line. A longer line cannot be appended, and
 // in a journal being replayed it is corruption.
 const maxLine = 1 << 20
@@ -223,9 +259,10 @@ type JournalOptions struct {
 	// is a [CallStartsFile]; with PostgreSQL it must be the database's
 	// own, counted in the transaction that writes the intents.
 	Pressure *Pressure
-	// Keys are the store's erasure keys. A journal that holds a
-	// tombstone ([TypeErased]) whose key they do not have, nil
-	// included, is refused with [ErrErasureKeyMissing].
+	// Keys are the store's erasure keys; nil, for a store's OpenJournal,
+	// its own ([Store.Erasure]). A journal that holds a tombstone
+	// ([TypeErased]) whose key they do not have is refused with
+	// [ErrErasureKeyMissing].
 	Keys JournalKeys
 }
 
@@ -369,9 +406,13 @@ func cutTail(f *os.File, size int64) error {
 // appending to it: a partial last line is ignored and the file left as
 // it is. A missing file is an empty state. A journal that holds a
 // tombstone is refused with [ErrErasureKeyMissing]: reading one needs the
-// store's keys, which [OpenJournal] takes. The caller should close the
+// store's keys, which [Files.ReadState] gives. The caller should close the
 // State.
-func ReadState(path string) (*State, error) {
+func ReadState(path string) (*State, error) { return readJournalState(path, nil) }
+
+// readJournalState is [ReadState], finding the contacts of the journal's
+// tombstones through keys.
+func readJournalState(path string, keys JournalKeys) (*State, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s := newState(path, nil)
@@ -381,7 +422,7 @@ func ReadState(path string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening journal: %w", err)
 	}
-	s, _, err := replay(path, f, nil)
+	s, _, err := replay(path, f, keys)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -489,6 +530,11 @@ func (s *State) applyLine(line []byte, pos int64) error {
 	rec := Record{Type: rr.Type, Agent: rr.Agent, Hash: rr.Hash, Phone: rr.Phone, N: rr.N, Attempt: rr.Attempt, Status: rr.Status}
 	if err := rec.check(); err != nil {
 		return err
+	}
+	if sk, ok := s.keys.(*storeKeys); ok && rec.Type == TypeErased {
+		if _, err := sk.load(); err != nil {
+			return err
+		}
 	}
 	if id, _, _ := splitHash(rec.Hash); rec.Type == TypeErased && (s.keys == nil || !s.keys.Has(id)) {
 		return fmt.Errorf("an erased contact's tombstone was made with erasure key %s, which the store does not hold: %w: restore it from the backup that holds the journal", id, ErrErasureKeyMissing)

@@ -490,7 +490,11 @@ func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journ
 	if lease == nil {
 		return nil, nil, errors.New("opening the journal in PostgreSQL: the campaign's lock is not held")
 	}
-	s, err := p.readState(ctx, opts.Keys)
+	keys := opts.Keys
+	if keys == nil {
+		keys = &storeKeys{ctx: ctx, erasure: p.Erasure}
+	}
+	s, err := p.readState(ctx, keys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -512,10 +516,11 @@ func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journ
 }
 
 // ReadState replays the campaign's journal, all shards', from the
-// database. A journal that holds a tombstone is refused with
-// [ErrErasureKeyMissing]: reading one needs the store's keys, which
-// OpenJournal takes.
-func (p *Postgres) ReadState(ctx context.Context) (*State, error) { return p.readState(ctx, nil) }
+// database, finding the contacts of its tombstones through the
+// database's erasure keys.
+func (p *Postgres) ReadState(ctx context.Context) (*State, error) {
+	return p.readState(ctx, &storeKeys{ctx: ctx, erasure: p.Erasure})
+}
 
 // readState replays the campaign's journal, finding the contacts of its
 // tombstones through keys.
@@ -613,7 +618,7 @@ func (p *Postgres) copyJournal(ctx context.Context, tx pgx.Tx, path string) (int
 		return 0, fmt.Errorf("opening journal: %w", err)
 	}
 	defer f.Close()
-	_, valid, err := replay(path, f, nil) // the whole journal checked first; one with tombstones needs the store's keys
+	_, valid, err := replay(path, f, &storeKeys{ctx: ctx, erasure: Files{}.Erasure}) // the whole journal checked first, its tombstones against the files' keys
 	if err != nil {
 		return 0, err
 	}

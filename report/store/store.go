@@ -151,7 +151,10 @@ func (s Files) LockAgents(ctx context.Context) (func() error, error) {
 	return fl.Unlock, nil
 }
 
-func (s Files) OpenJournal(_ context.Context, opts JournalOptions) (*Journal, *State, error) {
+func (s Files) OpenJournal(ctx context.Context, opts JournalOptions) (*Journal, *State, error) {
+	if opts.Keys == nil {
+		opts.Keys = &storeKeys{ctx: ctx, erasure: s.Erasure}
+	}
 	j, st, err := OpenJournal(s.Journal(), opts)
 	if err == nil {
 		st.deliveries = s
@@ -195,11 +198,11 @@ func (s Files) FollowDeliveries(context.Context) (func() ([]Delivery, error), er
 // ReadState replays the journal, refusing a state directory that holds
 // another split of the campaign: its counts would leave out the calls
 // the other split made.
-func (s Files) ReadState(context.Context) (*State, error) {
+func (s Files) ReadState(ctx context.Context) (*State, error) {
 	if err := s.checkSplit(); err != nil {
 		return nil, err
 	}
-	st, err := ReadState(s.Journal())
+	st, err := readJournalState(s.Journal(), &storeKeys{ctx: ctx, erasure: s.Erasure})
 	if err == nil {
 		st.deliveries = s
 	}
