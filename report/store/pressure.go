@@ -222,6 +222,10 @@ type CallStarts interface {
 	// and says how many of each it moved; a database keeps its own, and
 	// moves none.
 	Compact(now time.Time) (starts, conversations int, err error)
+	// Erase keeps the starts and conversations of the numbers (E.164)
+	// under their keyed hash instead ([CallStartsFile.Erase]), where they
+	// still count: the erase command calls it.
+	Erase(ctx context.Context, numbers []string, opts EraseOptions) (PressureEraseCounts, error)
 	String() string
 }
 

@@ -246,3 +246,121 @@ func TestCallStartsEraseKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresCallStartsErase: in the database, erasing A turns its
+// start and conversation rows into hashed ones (number '', the hash in
+// hash and start_id), B's untouched; an erase killed before its commit
+// changes nothing, and a second erase changes nothing either; another
+// campaign is held back from A by the hashed start and, under Reg F, by
+// the hashed conversation; History and Conversations find A's by hash;
+// with the key taken away, counting fails closed.
+func TestPostgresCallStartsErase(t *testing.T) {
+	ctx := context.Background()
+	const a, b = "+14155550100", "+14155550199"
+	t0 := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	now := t0
+	clock := func() time.Time { return now }
+	url := pgURL(t)
+	journal := func(campaign string, after time.Duration) *Journal {
+		t.Helper()
+		s := openPostgres(t, url, campaign, 0, 1)
+		unlock := lockStore(t, s)
+		j, st, err := s.OpenJournal(ctx, JournalOptions{Pressure: &Pressure{Limits: DefaultPressure, Starts: pgStarts(s), Campaign: campaign, AfterConversation: after, Now: clock}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			j.Close()
+			st.Close()
+			unlock()
+		})
+		return j
+	}
+	mon := journal("mon", 0)
+	for _, n := range []string{a, b} {
+		if err := mon.Append(Record{Type: TypeIntent, Agent: "A", Phone: n, Attempt: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pg := openPostgres(t, url, "eraser", 0, 1)
+	cs := pgStarts(pg)
+	for i, n := range []string{a, b} {
+		if _, err := cs.Converse(ctx, Conversation{Number: n, At: t0, Campaign: "mon", Key: fmt.Sprint("d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	erasure, err := pg.Erasure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := erasure.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(query string) int {
+		t.Helper()
+		var n int
+		if err := pg.pool.QueryRow(ctx, query).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const holdingA = `SELECT (SELECT count(*) FROM callrun_call_starts WHERE number LIKE '%4155550100%' OR start_id LIKE '%4155550100%') + (SELECT count(*) FROM callrun_conversations WHERE number LIKE '%4155550100%')`
+	const hashed = `SELECT (SELECT count(*) FROM callrun_call_starts WHERE hash <> '' AND number = '') + (SELECT count(*) FROM callrun_conversations WHERE hash <> '' AND number = '')`
+	killed := errors.New("killed")
+	if _, err := cs.Erase(ctx, []string{a}, EraseOptions{Keys: keys, BeforeReplace: func() error { return killed }}); !errors.Is(err, killed) {
+		t.Fatalf("an erase killed before its commit: %v", err)
+	}
+	if n := rows(holdingA); n != 2 {
+		t.Fatalf("after an erase killed before its commit, %d rows hold A, want its 2", n)
+	}
+	if n, err := cs.Erase(ctx, []string{a}, EraseOptions{Keys: keys}); err != nil || n != (PressureEraseCounts{Starts: 1, Conversations: 1}) {
+		t.Fatalf("erase: %+v, %v; want A's start and conversation", n, err)
+	}
+	if n, err := cs.Erase(ctx, []string{a}, EraseOptions{Keys: keys}); err != nil || n != (PressureEraseCounts{}) {
+		t.Fatalf("a second erase: %+v, %v; want nothing", n, err)
+	}
+	if n, h := rows(holdingA), rows(hashed); n != 0 || h != 2 {
+		t.Errorf("after the erase, %d rows hold A and %d are hashed; want 0 and 2", n, h)
+	}
+	if n := rows(`SELECT count(*) FROM callrun_call_starts WHERE number = '+14155550199'`); n != 1 {
+		t.Errorf("B's starts: %d rows, want 1", n)
+	}
+
+	tue := journal("tue", RegFAfterConversation)
+	now = t0.Add(2 * time.Hour)
+	var h *HeldError
+	if err := tue.Append(Record{Type: TypeIntent, Agent: "A", Phone: a, Attempt: 1}); !errors.As(err, &h) || !h.Until.Equal(t0.Add(7*24*time.Hour)) {
+		t.Fatalf("A two hours after its erased start and conversation, under Reg F: %v, want held until %s", err, t0.Add(7*24*time.Hour))
+	}
+	wed := journal("wed", 0)
+	if err := wed.Append(Record{Type: TypeIntent, Agent: "A", Phone: a, Attempt: 1}); !errors.As(err, &h) || !h.Until.Equal(t0.Add(24*time.Hour)) {
+		t.Fatalf("A two hours after its erased start: %v, want held until %s", err, t0.Add(24*time.Hour))
+	}
+	now = t0.Add(24 * time.Hour)
+	if err := wed.Append(Record{Type: TypeIntent, Agent: "A", Phone: a, Attempt: 1}); err != nil {
+		t.Fatalf("A a day after its erased start: %v, want free", err)
+	}
+	hist, err := cs.History(ctx, a)
+	if err != nil || len(hist) != 2 || hist[0].Hash == "" || hist[0].Campaign != "mon" || hist[1].Number != a {
+		t.Errorf("history of A: %+v, %v; want mon's hashed start, then wed's", hist, err)
+	}
+	conv, err := cs.Conversations(ctx, a)
+	if err != nil || len(conv) != 1 || conv[0].Hash == "" {
+		t.Errorf("conversations of A: %+v, %v; want the hashed one", conv, err)
+	}
+	counted, err := cs.Counted(ctx, t0.Add(-time.Hour))
+	if err != nil || len(counted[keys.Hashes(a)[0]]) != 1 {
+		t.Errorf("Counted: %v, %v; want A's erased start under its hash", counted, err)
+	}
+
+	if _, err := pg.pool.Exec(ctx, `DELETE FROM callrun_keys`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.Counted(ctx, t0); !errors.Is(err, ErrErasureKeyMissing) {
+		t.Errorf("counting without the key: %v, want %v", err, ErrErasureKeyMissing)
+	}
+	if err := wed.Append(Record{Type: TypeIntent, Agent: "A", Phone: b, Attempt: 1}); !errors.Is(err, ErrErasureKeyMissing) {
+		t.Errorf("an intent to B without the key: %v, want %v", err, ErrErasureKeyMissing)
+	}
+}
