@@ -289,7 +289,7 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 
 // Erase rewrites the rows of the numbers (E.164) in numbers in the call
 // starts and the conversations as [CallStartsFile.Erase] rewrites their
-// lines: number ”, the keyed hash of the number (the first of
+// lines: an empty number, the keyed hash of the number (the first of
 // opts.Keys.Hashes) in hash and, in a start, in start_id where the number
 // was. One transaction, one UPDATE a table, holding the numbers' advisory
 // locks (in order, as a run's batch takes them), so that a run counting

@@ -248,7 +248,7 @@ func TestCallStartsEraseKilled(t *testing.T) {
 }
 
 // TestPostgresCallStartsErase: in the database, erasing A turns its
-// start and conversation rows into hashed ones (number ”, the hash in
+// start and conversation rows into hashed ones (an empty number, the hash in
 // hash and start_id), B's untouched; an erase killed before its commit
 // changes nothing, and a second erase changes nothing either; another
 // campaign is held back from A by the hashed start and, under Reg F, by
