@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 
 	"slices"
@@ -32,7 +31,7 @@ func (l *pgCallStarts) Compact(time.Time) (int, int, error) { return 0, 0, nil }
 // History reads number's starts, an erased person's (under the hash of
 // number) among them.
 func (l *pgCallStarts) History(ctx context.Context, number string) ([]CallStart, error) {
-	keys, err := pgErasedKeys(ctx, l.p.pool, l.p)
+	keys, err := pgErasedKeys(ctx, l.p.pool, l.p, "callrun_call_starts")
 	if err != nil {
 		return nil, err
 	}
@@ -56,12 +55,13 @@ func (l *pgCallStarts) Counted(ctx context.Context, since time.Time) (map[string
 	return counted(ctx, l.p.pool, l.p, nil, since)
 }
 
-// pgErasedKeys returns the store's erasure keys when a row of the call
-// starts or conversations holds an erased person's hash, after checking
-// that they hold the key of each such row (failing closed with
-// [ErrErasureKeyMissing]); nil, and the keys not read, when none does.
-func pgErasedKeys(ctx context.Context, q pgQuerier, p *Postgres) (*ErasureKeys, error) {
-	rows, err := q.Query(ctx, `SELECT DISTINCT split_part(hash, ':', 2) FROM (SELECT hash FROM callrun_call_starts WHERE hash <> '' UNION ALL SELECT hash FROM callrun_conversations WHERE hash <> '') AS h`)
+// pgErasedKeys returns the store's erasure keys when a row of table
+// (callrun_call_starts or callrun_conversations) holds an erased
+// person's hash, after checking that they hold the key of each such row
+// (failing closed with [ErrErasureKeyMissing]); nil, and the keys not
+// read, when none does.
+func pgErasedKeys(ctx context.Context, q pgQuerier, p *Postgres, table string) (*ErasureKeys, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT split_part(hash, ':', 2) FROM `+table+` WHERE hash <> ''`)
 	if err != nil {
 		return nil, p.wrap("reading the erased people's key ids from", err)
 	}
@@ -78,11 +78,11 @@ func pgErasedKeys(ctx context.Context, q pgQuerier, p *Postgres) (*ErasureKeys, 
 	}
 	keys, err := e.Keys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the erasure keys that the call starts in the %s need: %w", p.where, err)
+		return nil, fmt.Errorf("reading the erasure keys that the table %s of the %s needs: %w", table, p.where, err)
 	}
 	for _, id := range ids {
 		if !keys.Has(id) {
-			return nil, missingKey(keys, id, "the call starts or conversations in the "+p.where)
+			return nil, missingKey(keys, id, "the table "+table+" of the "+p.where)
 		}
 	}
 	return keys, nil
@@ -106,7 +106,7 @@ func byHashes(keys *ErasureKeys, numbers []string) ([]string, map[string]string)
 // person's (under the hash of a number) counted as the number's (nil: of
 // every number, an erased person's under their hash).
 func counted(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, from time.Time) (map[string][]time.Time, error) {
-	keys, err := pgErasedKeys(ctx, q, p)
+	keys, err := pgErasedKeys(ctx, q, p, "callrun_call_starts")
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func counted(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, fr
 // numbers, an erased person's (under the hash of a number) as the
 // number's (nil: every number, an erased person's under their hash).
 func conversedWith(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, from time.Time) (map[string]time.Time, error) {
-	keys, err := pgErasedKeys(ctx, q, p)
+	keys, err := pgErasedKeys(ctx, q, p, "callrun_conversations")
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func (l *pgCallStarts) Converse(ctx context.Context, c Conversation) (bool, erro
 // Conversations reads number's conversations, an erased person's (under
 // the hash of number) among them.
 func (l *pgCallStarts) Conversations(ctx context.Context, number string) ([]Conversation, error) {
-	keys, err := pgErasedKeys(ctx, l.p.pool, l.p)
+	keys, err := pgErasedKeys(ctx, l.p.pool, l.p, "callrun_conversations")
 	if err != nil {
 		return nil, err
 	}
@@ -298,19 +298,11 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 // opts.AfterReplace after it.
 func (l *pgCallStarts) Erase(ctx context.Context, numbers []string, opts EraseOptions) (PressureEraseCounts, error) {
 	var n PressureEraseCounts
-	if opts.Keys == nil {
-		return n, errors.New("erasing people from the call starts: no erasure key to hash the numbers with")
+	numbers, hashes, err := hashesToWrite(numbers, opts)
+	if err != nil {
+		return n, err
 	}
-	numbers = slices.Compact(slices.Sorted(slices.Values(numbers)))
-	hashes := make([]string, len(numbers))
-	for i, num := range numbers {
-		hs := opts.Keys.Hashes(num)
-		if len(hs) == 0 {
-			return n, errors.New("erasing people from the call starts: the erasure keys gave no hash of a number")
-		}
-		hashes[i] = hs[0]
-	}
-	err := pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(n, $2)) FROM (SELECT unnest($1::text[]) AS n ORDER BY 1) AS u`, numbers, int64(pressureLockSeed)); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/callrun/callrun/report/durable"
@@ -42,16 +43,13 @@ type PressureEraseCounts struct {
 // opts.AfterReplace run around each of the (up to four) replaces.
 func (l *CallStartsFile) Erase(_ context.Context, numbers []string, opts EraseOptions) (PressureEraseCounts, error) {
 	var n PressureEraseCounts
-	if opts.Keys == nil {
-		return n, errors.New("erasing people from the call starts: no erasure key to hash the numbers with")
+	numbers, hashes, err := hashesToWrite(numbers, opts)
+	if err != nil {
+		return n, err
 	}
 	erased := make(map[string]string, len(numbers)) // number to the hash it is written as
-	for _, num := range numbers {
-		hs := opts.Keys.Hashes(num)
-		if len(hs) == 0 {
-			return n, errors.New("erasing people from the call starts: the erasure keys gave no hash of a number")
-		}
-		erased[num] = hs[0]
+	for i, num := range numbers {
+		erased[num] = hashes[i]
 	}
 	fl, err := l.lock()
 	if err != nil {
@@ -107,6 +105,24 @@ func (l *CallStartsFile) Erase(_ context.Context, numbers []string, opts EraseOp
 		}
 	}
 	return n, nil
+}
+
+// hashesToWrite returns numbers sorted, each once, and the hash each is
+// to be written as: the first of opts.Keys.Hashes.
+func hashesToWrite(numbers []string, opts EraseOptions) ([]string, []string, error) {
+	if opts.Keys == nil {
+		return nil, nil, errors.New("erasing people from the call starts: no erasure key to hash the numbers with")
+	}
+	numbers = slices.Compact(slices.Sorted(slices.Values(numbers)))
+	hashes := make([]string, len(numbers))
+	for i, num := range numbers {
+		hs := opts.Keys.Hashes(num)
+		if len(hs) == 0 {
+			return nil, nil, errors.New("erasing people from the call starts: the erasure keys gave no hash of a number")
+		}
+		hashes[i] = hs[0]
+	}
+	return numbers, hashes, nil
 }
 
 // hashLines replaces the file at path, JSON Lines, by the durable replace
