@@ -122,7 +122,7 @@ func historyEntries(hist []store.CallStart, conversations []store.Conversation) 
 		out = append(out, historyEntry{Kind: "call_start", CallStart: h})
 	}
 	for _, c := range conversations {
-		out = append(out, historyEntry{Kind: "conversation", CallStart: store.CallStart{Number: c.Number, At: c.At, Campaign: c.Campaign}, Key: c.Key})
+		out = append(out, historyEntry{Kind: "conversation", CallStart: store.CallStart{Number: c.Number, Hash: c.Hash, At: c.At, Campaign: c.Campaign}, Key: c.Key})
 	}
 	slices.SortStableFunc(out, func(a, b historyEntry) int { return a.At.Compare(b.At) })
 	return out

@@ -152,8 +152,18 @@ func (p *PlanPressure) hold(number string, now time.Time) *store.HeldError {
 	if p == nil {
 		return nil
 	}
-	return store.Later(store.HoldUntil(p.Limits, number, p.Starts[number], now),
-		store.HoldAfterConversation(number, p.Conversations[number], p.AfterConversation, now))
+	at, conversed := p.Starts[number], p.Conversations[number]
+	if p.Hashes != nil {
+		at = slices.Clone(at)
+		for _, h := range p.Hashes(number) {
+			at = append(at, p.Starts[h]...)
+			if c := p.Conversations[h]; c.After(conversed) {
+				conversed = c
+			}
+		}
+	}
+	return store.Later(store.HoldUntil(p.Limits, number, at, now),
+		store.HoldAfterConversation(number, conversed, p.AfterConversation, now))
 }
 
 // add counts a call start to number at now, as run would.
@@ -245,12 +255,15 @@ type PlanOptions struct {
 // the store's counted call starts of each number (within the longest
 // limit), which BuildPlan adds its own contacts to call to; with Reg F's
 // rule (AfterConversation), the latest conversation with each number
-// within it.
+// within it. An erased person's starts and conversations are under the
+// keyed hashes of their number: Hashes, set when the store holds any,
+// gives a number's.
 type PlanPressure struct {
 	Limits            []store.PressureLimit
 	Starts            map[string][]time.Time
 	AfterConversation time.Duration
 	Conversations     map[string]time.Time
+	Hashes            func(e164 string) []string
 }
 
 // BuildPlan reads every sheet and counts what run would do with each row.

@@ -97,7 +97,46 @@ func (f *File) ReadPressure(ctx context.Context, st store.Store, now time.Time) 
 			return nil, err
 		}
 	}
+	if p.Hashes, err = erasedHashes(ctx, st, cs, p.Starts, p.Conversations); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// erasedHashes returns the store's erasure keys' Hashes when the call
+// starts or conversations read are filed under an erased person's hash
+// too, each checked against the keys ([store.CheckHashKey]: without them
+// callrun cannot tell who was erased, so nobody is called); nil when none
+// is, and the keys are not read.
+func erasedHashes(ctx context.Context, st store.Store, cs store.CallStarts, starts map[string][]time.Time, conversations map[string]time.Time) (func(string) []string, error) {
+	var hashes []string
+	for k := range starts {
+		if strings.HasPrefix(k, "h1:") {
+			hashes = append(hashes, k)
+		}
+	}
+	for k := range conversations {
+		if strings.HasPrefix(k, "h1:") {
+			hashes = append(hashes, k)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil, nil
+	}
+	e, err := st.Erasure()
+	if err != nil {
+		return nil, fmt.Errorf("reading the erasure keys that the %s need: %w", cs, err)
+	}
+	keys, err := e.Keys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the erasure keys that the %s need: %w", cs, err)
+	}
+	for _, h := range hashes {
+		if err := store.CheckHashKey(keys, h, "the "+cs.String()); err != nil {
+			return nil, err
+		}
+	}
+	return keys.Hashes, nil
 }
 
 // AddFlagged puts on the store's do-not-call list the numbers the

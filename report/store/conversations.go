@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -21,10 +22,21 @@ const RegFAfterConversation = 7 * 24 * time.Hour
 // number no more for 7 days, whichever campaign made the call. A
 // conversation is never given back.
 type Conversation struct {
-	Number   string    `json:"number"` // E.164
-	At       time.Time `json:"at"`     // when listen received the delivery
+	Number string `json:"number,omitempty"` // E.164; empty in an erased person's line
+	// Hash, in an erased person's line ([CallStartsFile.Erase]), is the
+	// keyed hash of the number ([NumberHash]) in its place.
+	Hash     string    `json:"hash,omitempty"`
+	At       time.Time `json:"at"` // when listen received the delivery
 	Campaign string    `json:"campaign"`
 	Key      string    `json:"key"` // the delivery's: a retry of it records nothing
+}
+
+// key is what c is filed under: its number, or an erased person's hash.
+func (c *Conversation) key() string {
+	if c.Hash != "" {
+		return c.Hash
+	}
+	return c.Number
 }
 
 // id names c among the conversations: one a delivery of a campaign.
@@ -63,7 +75,7 @@ type conversationsFile struct {
 
 // conversationLines follows the conversations' file at path.
 func conversationLines(path string) follower[Conversation] {
-	return follower[Conversation]{path: path, what: "a conversation", valid: func(c *Conversation) bool { return c.Number != "" && c.Key != "" }}
+	return follower[Conversation]{path: path, what: "a conversation", valid: func(c *Conversation) bool { return (c.Number == "") != (c.Hash == "") && c.Key != "" }}
 }
 
 func (l *CallStartsFile) conversationsPath() string {
@@ -75,8 +87,11 @@ func (l *CallStartsFile) conversationsPath() string {
 // compaction is read again from its start. The caller holds l.mu.
 func (l *CallStartsFile) refreshConversations() error {
 	c := &l.conversations
-	from, err := c.lines.read(nil, func() { c.conversations = nil }, func(v Conversation, _ int64) { c.apply(v) })
-	if err != nil {
+	var keyErr error
+	from, err := c.lines.read(nil, func() { c.conversations = nil }, checkedLines(l, l.conversationsPath(), func(v Conversation) string { return v.Hash }, func(v Conversation, _ int64) { c.apply(v) }, &keyErr))
+	if err = cmp.Or(keyErr, err); err != nil {
+		c.lines.forget() // read again, and refused again, next time
+		c.conversations = nil
 		return fmt.Errorf("reading the conversations: %w", err)
 	}
 	if from == 0 {
@@ -88,22 +103,25 @@ func (l *CallStartsFile) refreshConversations() error {
 // apply keeps v, unless a conversation of its id is kept already.
 func (c *conversationsFile) apply(v Conversation) bool {
 	id := v.id()
-	ts := c.conversations[v.Number]
+	ts := c.conversations[v.key()]
 	if slices.ContainsFunc(ts, func(t timedID) bool { return t.id == id }) {
 		return false
 	}
 	if c.conversations == nil {
 		c.conversations = map[string][]timedID{}
 	}
-	c.conversations[v.Number] = append(ts, timedID{at: v.At.UnixNano(), id: id})
+	c.conversations[v.key()] = append(ts, timedID{at: v.At.UnixNano(), id: id})
 	return true
 }
 
-// last returns the latest conversation with number, zero when none.
-func (c *conversationsFile) last(number string) time.Time {
+// last returns the latest conversation filed under any of keys (a
+// number and its hashes), zero when none.
+func (c *conversationsFile) last(keys ...string) time.Time {
 	var at int64
-	for _, t := range c.conversations[number] {
-		at = max(at, t.at)
+	for _, k := range keys {
+		for _, t := range c.conversations[k] {
+			at = max(at, t.at)
+		}
 	}
 	if at == 0 {
 		return time.Time{}
@@ -126,8 +144,10 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 	if err := l.refreshConversations(); err != nil {
 		return false, err
 	}
-	if slices.ContainsFunc(l.conversations.conversations[c.Number], func(t timedID) bool { return t.id == c.id() }) {
-		return false, nil
+	for _, k := range l.filedUnder(c.Number) { // an erased person's delivery sent again is recorded once too
+		if slices.ContainsFunc(l.conversations.conversations[k], func(t timedID) bool { return t.id == c.id() }) {
+			return false, nil
+		}
 	}
 	c.At = c.At.UTC()
 	// A torn last line, never acknowledged, is cut first.
@@ -139,9 +159,10 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 }
 
 // Conversations reads the archive and the whole conversations file for
-// number's, oldest first.
+// number's, an erased person's (filed under the hash of number) among
+// them, oldest first.
 func (l *CallStartsFile) Conversations(_ context.Context, number string) ([]Conversation, error) {
-	return l.scanConversations(func(c Conversation) bool { return c.Number == number })
+	return l.scanConversations(byNumber(l, number, func(c Conversation) (string, string) { return c.Number, c.Hash }))
 }
 
 // RecentConversations reads the archive and the whole conversations file
@@ -163,7 +184,11 @@ func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conv
 			out = append(out, c)
 		}
 	}
-	if err := readBoth(l.conversationsArchivePath(), l.conversationsPath(), func(f *os.File) (int64, error) { return readAll(conversationLines(f.Name()), f, add) }); err != nil {
+	if err := readBoth(l.conversationsArchivePath(), l.conversationsPath(), func(f *os.File) (int64, error) {
+		var keyErr error
+		n, err := readAll(conversationLines(f.Name()), f, checkedLines(l, f.Name(), func(c Conversation) string { return c.Hash }, add, &keyErr))
+		return n, cmp.Or(keyErr, err)
+	}); err != nil {
 		return nil, err
 	}
 	slices.SortStableFunc(out, func(a, b Conversation) int { return a.At.Compare(b.At) })
@@ -171,7 +196,8 @@ func (l *CallStartsFile) scanConversations(keep func(Conversation) bool) ([]Conv
 }
 
 // Conversed reads what was appended since the last look, without the
-// lock, and returns the latest conversation after since of each number.
+// lock, and returns the latest conversation after since of each number
+// (an erased person's under their hash).
 func (l *CallStartsFile) Conversed(_ context.Context, since time.Time) (map[string]time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

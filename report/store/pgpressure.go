@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 
 	"slices"
 	"strconv"
@@ -26,14 +28,20 @@ func (l *pgCallStarts) String() string { return "call starts in the " + l.p.wher
 
 func (l *pgCallStarts) Compact(time.Time) (int, int, error) { return 0, 0, nil }
 
+// History reads number's starts, an erased person's (under the hash of
+// number) among them.
 func (l *pgCallStarts) History(ctx context.Context, number string) ([]CallStart, error) {
-	rows, err := l.p.pool.Query(ctx, `SELECT number, at, start_id, campaign, agent, released FROM callrun_call_starts WHERE number = $1 ORDER BY at, id`, number)
+	keys, err := pgErasedKeys(ctx, l.p.pool, l.p, "callrun_call_starts")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := l.p.pool.Query(ctx, `SELECT number, hash, at, start_id, campaign, agent, released FROM callrun_call_starts WHERE number = $1 OR hash = ANY($2) ORDER BY at, id`, number, keys.Hashes(number))
 	if err != nil {
 		return nil, l.p.wrap("reading the call starts from", err)
 	}
 	var out []CallStart
 	var s CallStart
-	if _, err := pgx.ForEachRow(rows, []any{&s.Number, &s.At, &s.ID, &s.Campaign, &s.Agent, &s.Released}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&s.Number, &s.Hash, &s.At, &s.ID, &s.Campaign, &s.Agent, &s.Released}, func() error {
 		s.At = s.At.UTC()
 		out = append(out, s)
 		return nil
@@ -47,24 +55,80 @@ func (l *pgCallStarts) Counted(ctx context.Context, since time.Time) (map[string
 	return counted(ctx, l.p.pool, l.p, nil, since)
 }
 
-// counted reads the starts after from that count, of numbers (nil: of
-// every number).
+// pgErasedKeys returns the store's erasure keys when a row of table
+// (callrun_call_starts or callrun_conversations) holds an erased
+// person's hash, after checking that they hold the key of each such row
+// (failing closed with [ErrErasureKeyMissing]); nil, and the keys not
+// read, when none does.
+func pgErasedKeys(ctx context.Context, q pgQuerier, p *Postgres, table string) (*ErasureKeys, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT split_part(hash, ':', 2) FROM `+table+` WHERE hash <> ''`)
+	if err != nil {
+		return nil, p.wrap("reading the erased people's key ids from", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, p.wrap("reading the erased people's key ids from", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	e, err := p.Erasure()
+	if err != nil {
+		return nil, err
+	}
+	keys, err := e.Keys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the erasure keys that the table %s of the %s needs: %w", table, p.where, err)
+	}
+	for _, id := range ids {
+		if !keys.Has(id) {
+			return nil, missingKey(keys, id, "the table "+table+" of the "+p.where)
+		}
+	}
+	return keys, nil
+}
+
+// byHashes returns the hashes of numbers under keys, and the number of
+// each.
+func byHashes(keys *ErasureKeys, numbers []string) ([]string, map[string]string) {
+	var hashes []string
+	of := map[string]string{}
+	for _, n := range numbers {
+		for _, h := range keys.Hashes(n) {
+			hashes = append(hashes, h)
+			of[h] = n
+		}
+	}
+	return hashes, of
+}
+
+// counted reads the starts after from that count, of numbers, an erased
+// person's (under the hash of a number) counted as the number's (nil: of
+// every number, an erased person's under their hash).
 func counted(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, from time.Time) (map[string][]time.Time, error) {
+	keys, err := pgErasedKeys(ctx, q, p, "callrun_call_starts")
+	if err != nil {
+		return nil, err
+	}
+	hashes, of := byHashes(keys, numbers)
 	var rows pgx.Rows
-	var err error
 	if numbers == nil {
-		rows, err = q.Query(ctx, `SELECT number, at FROM callrun_call_starts WHERE NOT released AND at > $1`, from)
+		rows, err = q.Query(ctx, `SELECT number, hash, at FROM callrun_call_starts WHERE NOT released AND at > $1`, from)
 	} else {
-		rows, err = q.Query(ctx, `SELECT number, at FROM callrun_call_starts WHERE number = ANY($1) AND NOT released AND at > $2`, numbers, from)
+		rows, err = q.Query(ctx, `SELECT number, hash, at FROM callrun_call_starts WHERE (number = ANY($1) OR hash = ANY($3)) AND NOT released AND at > $2`, numbers, from, hashes)
 	}
 	if err != nil {
 		return nil, p.wrap("reading the call starts from", err)
 	}
 	out := map[string][]time.Time{}
-	var n string
+	var n, h string
 	var at time.Time
-	if _, err := pgx.ForEachRow(rows, []any{&n, &at}, func() error {
-		out[n] = append(out[n], at)
+	if _, err := pgx.ForEachRow(rows, []any{&n, &h, &at}, func() error {
+		k := n
+		if h != "" {
+			k = cmp.Or(of[h], h)
+		}
+		out[k] = append(out[k], at)
 		return nil
 	}); err != nil {
 		return nil, p.wrap("reading the call starts from", err)
@@ -73,15 +137,20 @@ func counted(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, fr
 }
 
 // conversedWith reads the latest conversation after from with each of
-// numbers (nil: every number).
+// numbers, an erased person's (under the hash of a number) as the
+// number's (nil: every number, an erased person's under their hash).
 func conversedWith(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, from time.Time) (map[string]time.Time, error) {
+	keys, err := pgErasedKeys(ctx, q, p, "callrun_conversations")
+	if err != nil {
+		return nil, err
+	}
+	hashes, of := byHashes(keys, numbers)
 	out := map[string]time.Time{}
 	var rows pgx.Rows
-	var err error
 	if numbers == nil {
-		rows, err = q.Query(ctx, `SELECT number, max(at) FROM callrun_conversations WHERE at > $1 GROUP BY number`, from)
+		rows, err = q.Query(ctx, `SELECT number || hash, max(at) FROM callrun_conversations WHERE at > $1 GROUP BY 1`, from)
 	} else {
-		rows, err = q.Query(ctx, `SELECT number, max(at) FROM callrun_conversations WHERE number = ANY($1) AND at > $2 GROUP BY number`, numbers, from)
+		rows, err = q.Query(ctx, `SELECT number || hash, max(at) FROM callrun_conversations WHERE (number = ANY($1) OR hash = ANY($3)) AND at > $2 GROUP BY 1`, numbers, from, hashes)
 	}
 	if err != nil {
 		return nil, p.wrap("reading the conversations from", err)
@@ -89,7 +158,10 @@ func conversedWith(ctx context.Context, q pgQuerier, p *Postgres, numbers []stri
 	var n string
 	var at time.Time
 	if _, err := pgx.ForEachRow(rows, []any{&n, &at}, func() error {
-		out[n] = at.UTC()
+		k := cmp.Or(of[n], n) // a row holds a number or a hash, never both
+		if at.After(out[k]) {
+			out[k] = at.UTC()
+		}
 		return nil
 	}); err != nil {
 		return nil, p.wrap("reading the conversations from", err)
@@ -108,14 +180,20 @@ func (l *pgCallStarts) Converse(ctx context.Context, c Conversation) (bool, erro
 	return tag.RowsAffected() == 1, nil
 }
 
+// Conversations reads number's conversations, an erased person's (under
+// the hash of number) among them.
 func (l *pgCallStarts) Conversations(ctx context.Context, number string) ([]Conversation, error) {
-	rows, err := l.p.pool.Query(ctx, `SELECT number, at, campaign, key FROM callrun_conversations WHERE number = $1 ORDER BY at, id`, number)
+	keys, err := pgErasedKeys(ctx, l.p.pool, l.p, "callrun_conversations")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := l.p.pool.Query(ctx, `SELECT number, hash, at, campaign, key FROM callrun_conversations WHERE number = $1 OR hash = ANY($2) ORDER BY at, id`, number, keys.Hashes(number))
 	if err != nil {
 		return nil, l.p.wrap("reading the conversations from", err)
 	}
 	var out []Conversation
 	var c Conversation
-	if _, err := pgx.ForEachRow(rows, []any{&c.Number, &c.At, &c.Campaign, &c.Key}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&c.Number, &c.Hash, &c.At, &c.Campaign, &c.Key}, func() error {
 		c.At = c.At.UTC()
 		out = append(out, c)
 		return nil
@@ -207,4 +285,52 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 		}
 	}
 	return nil
+}
+
+// Erase rewrites the rows of the numbers (E.164) in numbers in the call
+// starts and the conversations as [CallStartsFile.Erase] rewrites their
+// lines: an empty number, the keyed hash of the number (the first of
+// opts.Keys.Hashes) in hash and, in a start, in start_id where the number
+// was. One transaction, one UPDATE a table, holding the numbers' advisory
+// locks (in order, as a run's batch takes them), so that a run counting
+// one of them waits and then finds its starts by hash. Erasing again
+// changes nothing. opts.BeforeReplace runs before the commit,
+// opts.AfterReplace after it.
+func (l *pgCallStarts) Erase(ctx context.Context, numbers []string, opts EraseOptions) (PressureEraseCounts, error) {
+	var n PressureEraseCounts
+	numbers, hashes, err := hashesToWrite(numbers, opts)
+	if err != nil {
+		return n, err
+	}
+	err = pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(n, $2)) FROM (SELECT unnest($1::text[]) AS n ORDER BY 1) AS u`, numbers, int64(pressureLockSeed)); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `
+UPDATE callrun_call_starts s SET number = '', hash = u.h, start_id = replace(s.start_id, u.n, u.h)
+FROM unnest($1::text[], $2::text[]) AS u(n, h) WHERE s.number = u.n`, numbers, hashes)
+		if err != nil {
+			return err
+		}
+		n.Starts = int(tag.RowsAffected())
+		if tag, err = tx.Exec(ctx, `
+UPDATE callrun_conversations c SET number = '', hash = u.h
+FROM unnest($1::text[], $2::text[]) AS u(n, h) WHERE c.number = u.n`, numbers, hashes); err != nil {
+			return err
+		}
+		n.Conversations = int(tag.RowsAffected())
+		if opts.BeforeReplace != nil {
+			return opts.BeforeReplace()
+		}
+		return nil
+	})
+	if err != nil {
+		return PressureEraseCounts{}, l.p.wrap("erasing people from the call starts in", err)
+	}
+	if opts.AfterReplace != nil {
+		if err := opts.AfterReplace(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

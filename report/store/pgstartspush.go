@@ -49,11 +49,11 @@ func (p *Postgres) CopyCallStarts(ctx context.Context, starts []CallStart) (adde
 // copyStarts copies starts within tx.
 func (p *Postgres) copyStarts(ctx context.Context, tx pgx.Tx, starts []CallStart) (added, released int64, err error) {
 	n := len(starts)
-	numbers, ats, ids, campaigns, agents, given := make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n), make([]string, n), make([]bool, n)
+	numbers, hashes, ats, ids, campaigns, agents, given := make([]string, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n), make([]string, n), make([]bool, n)
 	for i, s := range starts {
 		// The database keeps microseconds: the time compared is the time
-		// stored.
-		numbers[i], ats[i], ids[i], campaigns[i], agents[i], given[i] = s.Number, s.At.UTC().Truncate(time.Microsecond), s.ID, s.Campaign, s.Agent, s.Released
+		// stored. An erased person's start keeps its hash, number ''.
+		numbers[i], hashes[i], ats[i], ids[i], campaigns[i], agents[i], given[i] = s.Number, s.Hash, s.At.UTC().Truncate(time.Microsecond), s.ID, s.Campaign, s.Agent, s.Released
 	}
 	distinct := slices.Compact(slices.Clone(numbers)) // sorted by number
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(n, $2)) FROM (SELECT unnest($1::text[]) AS n ORDER BY 1) AS u`, distinct, int64(pressureLockSeed)); err != nil {
@@ -68,10 +68,10 @@ WHERE u.r AND s.start_id = u.i AND s.at = u.at AND NOT s.released`, ids, ats, gi
 	}
 	released = tag.RowsAffected()
 	tag, err = tx.Exec(ctx, `
-INSERT INTO callrun_call_starts (number, at, start_id, campaign, agent, released)
-SELECT u.n, u.at, u.i, u.c, u.a, u.r FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bool[]) AS u(n, at, i, c, a, r)
+INSERT INTO callrun_call_starts (number, at, start_id, campaign, agent, released, hash)
+SELECT u.n, u.at, u.i, u.c, u.a, u.r, u.h FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::text[]) AS u(n, at, i, c, a, r, h)
 WHERE NOT EXISTS (SELECT 1 FROM callrun_call_starts s WHERE s.start_id = u.i AND s.at = u.at)`,
-		numbers, ats, ids, campaigns, agents, given)
+		numbers, ats, ids, campaigns, agents, given, hashes)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -86,12 +86,12 @@ WHERE NOT EXISTS (SELECT 1 FROM callrun_call_starts s WHERE s.start_id = u.i AND
 // added again. It returns how many it added.
 func (p *Postgres) CopyConversations(ctx context.Context, conversations []Conversation) (int, error) {
 	n := len(conversations)
-	numbers, ats, campaigns, keys := make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
+	numbers, hashes, ats, campaigns, keys := make([]string, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
 	for i, c := range conversations {
-		numbers[i], ats[i], campaigns[i], keys[i] = c.Number, c.At.UTC(), c.Campaign, c.Key
+		numbers[i], hashes[i], ats[i], campaigns[i], keys[i] = c.Number, c.Hash, c.At.UTC(), c.Campaign, c.Key
 	}
-	tag, err := p.pool.Exec(ctx, `INSERT INTO callrun_conversations (number, at, campaign, key) SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[]) ON CONFLICT (campaign, key) DO NOTHING`,
-		numbers, ats, campaigns, keys)
+	tag, err := p.pool.Exec(ctx, `INSERT INTO callrun_conversations (number, at, campaign, key, hash) SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[]) ON CONFLICT (campaign, key) DO NOTHING`,
+		numbers, ats, campaigns, keys, hashes)
 	if err != nil {
 		return 0, p.wrap("copying conversations into", err)
 	}

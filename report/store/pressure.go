@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,7 +147,10 @@ func HoldUntil(limits []PressureLimit, number string, at []time.Time, now time.T
 // its intent is, and released when the service refused the call or it was
 // provably not sent.
 type CallStart struct {
-	Number   string    `json:"number"` // E.164
+	Number string `json:"number,omitempty"` // E.164; empty in an erased person's line
+	// Hash, in an erased person's line ([CallStartsFile.Erase]), is the
+	// keyed hash of the number ([NumberHash]) in its place, and in ID.
+	Hash     string    `json:"hash,omitempty"`
 	At       time.Time `json:"at"`
 	ID       string    `json:"id"` // the campaign's journal, the contact's key and the attempt
 	Campaign string    `json:"campaign,omitempty"`
@@ -153,6 +158,15 @@ type CallStart struct {
 	// Released marks a line that gives the start of ID back: the
 	// service refused the call, or it was provably never sent.
 	Released bool `json:"released,omitempty"`
+}
+
+// key is what the start is filed under: its number, or an erased
+// person's hash.
+func (s *CallStart) key() string {
+	if s.Hash != "" {
+		return s.Hash
+	}
+	return s.Number
 }
 
 // startID identifies the call start of an intent or outcome of a journal.
@@ -208,6 +222,10 @@ type CallStarts interface {
 	// and says how many of each it moved; a database keeps its own, and
 	// moves none.
 	Compact(now time.Time) (starts, conversations int, err error)
+	// Erase keeps the starts and conversations of the numbers (E.164)
+	// under their keyed hash instead ([CallStartsFile.Erase]), where they
+	// still count: the erase command calls it.
+	Erase(ctx context.Context, numbers []string, opts EraseOptions) (PressureEraseCounts, error)
 	String() string
 }
 
@@ -241,6 +259,12 @@ type CallStartsFile struct {
 	beforeReplace func() error
 
 	conversations conversationsFile // the conversations, in a file of their own; under mu
+
+	keysMu sync.Mutex
+	// keys are the store's erasure keys, read from the erasure key file
+	// beside the starts only once an erased person's line asks for them:
+	// a store that erased nobody never reads them. Under keysMu.
+	keys *ErasureKeys
 }
 
 // timedID is what a CallStartsFile keeps in memory of a counted start,
@@ -274,20 +298,90 @@ func OpenCallStartsFile(dir string) *CallStartsFile {
 
 // callStartLines follows the call starts' file at path.
 func callStartLines(path string) follower[CallStart] {
-	return follower[CallStart]{path: path, what: "a call start", valid: func(s *CallStart) bool { return s.Number != "" }}
+	return follower[CallStart]{path: path, what: "a call start", valid: func(s *CallStart) bool { return (s.Number == "") != (s.Hash == "") }}
+}
+
+// checkHash returns nil when the store holds the erasure key that hash,
+// read in holder, was made with ([CheckHashKey]): the keys are read from
+// the erasure key file beside the starts the first time, and again when a
+// hash names a key not read yet.
+func (l *CallStartsFile) checkHash(hash, holder string) error {
+	l.keysMu.Lock()
+	defer l.keysMu.Unlock()
+	if id, _, ok := splitHash(hash); ok && !l.keys.Has(id) {
+		keys, err := OpenErasureFile(l.dir).Keys(context.Background())
+		if err != nil {
+			return fmt.Errorf("reading the erasure keys that %s needs: %w", holder, err)
+		}
+		l.keys = keys
+	}
+	return CheckHashKey(l.keys, hash, holder)
+}
+
+// hashes returns the keyed hashes of number under each erasure key read,
+// under which an erased person's lines are filed; nil while no such line
+// was read.
+func (l *CallStartsFile) hashes(number string) []string {
+	l.keysMu.Lock()
+	defer l.keysMu.Unlock()
+	return l.keys.Hashes(number)
+}
+
+// filedUnder returns number and its hashes ([CallStartsFile.hashes]):
+// every key its starts and conversations are filed under.
+func (l *CallStartsFile) filedUnder(number string) []string {
+	return append([]string{number}, l.hashes(number)...)
+}
+
+// checkedLines calls fn with each entry of a file read and, for an erased
+// person's (hash not empty), first checks its hash with checkHash; the
+// first failure is kept in *err and the entries after it are not passed on.
+func checkedLines[T any](l *CallStartsFile, path string, hash func(T) string, fn func(T, int64), err *error) func(T, int64) {
+	return func(v T, end int64) {
+		if *err != nil {
+			return
+		}
+		if h := hash(v); h != "" {
+			if *err = l.checkHash(h, fmt.Sprintf("%s (the line ending at byte %d)", path, end)); *err != nil {
+				return
+			}
+		}
+		fn(v, end)
+	}
 }
 
 func (l *CallStartsFile) path() string { return filepath.Join(l.dir, CallStartsFileName) }
 
 func (l *CallStartsFile) String() string { return "call starts " + l.path() }
 
-// History reads the archive and the whole file for number's starts.
+// History reads the archive and the whole file for number's starts, an
+// erased person's (filed under the hash of number) among them.
 func (l *CallStartsFile) History(_ context.Context, number string) ([]CallStart, error) {
-	return l.scan(func(s CallStart) bool { return s.Number == number })
+	return l.scan(byNumber(l, number, func(s CallStart) (string, string) { return s.Number, s.Hash }))
+}
+
+// byNumber returns whether an entry of a file, whose number and hash num
+// returns, is number's: its number, or one of its hashes, made the first
+// time an erased person's entry asks (once [CallStartsFile.checkHash] has
+// read the keys).
+func byNumber[T any](l *CallStartsFile, number string, num func(T) (string, string)) func(T) bool {
+	var hashes []string
+	made := false
+	return func(v T) bool {
+		n, h := num(v)
+		if h == "" {
+			return n == number
+		}
+		if !made {
+			hashes, made = l.hashes(number), true
+		}
+		return slices.Contains(hashes, h)
+	}
 }
 
 // Counted reads what was appended since the last look, without the lock:
-// a start being written may be missed, as a plan may miss a run's.
+// a start being written may be missed, as a plan may miss a run's. An
+// erased person's starts are under their hash.
 func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string][]time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -312,13 +406,16 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 // and the offset just past its line. A file that shrank or was replaced
 // by a compaction is read again from its start. The caller holds l.mu.
 func (l *CallStartsFile) refresh(f *os.File, watch func(CallStart, int64)) error {
-	from, err := l.starts.read(f, func() { l.open = map[string][]timedID{} }, func(s CallStart, end int64) {
+	var keyErr error
+	from, err := l.starts.read(f, func() { l.open = map[string][]timedID{} }, checkedLines(l, l.path(), func(s CallStart) string { return s.Hash }, func(s CallStart, end int64) {
 		l.apply(s)
 		if watch != nil {
 			watch(s, end)
 		}
-	})
-	if err != nil {
+	}, &keyErr))
+	if err = cmp.Or(keyErr, err); err != nil {
+		l.starts.forget() // read again, and refused again, next time
+		l.open = map[string][]timedID{}
 		return fmt.Errorf("reading the call starts: %w", err)
 	}
 	if from == 0 {
@@ -357,20 +454,40 @@ func forgetOld(m map[string][]timedID) {
 	}
 }
 
-// apply counts s, or gives back the latest start of its ID.
+// apply counts s, or gives back the latest start of its ID, under its
+// key.
 func (l *CallStartsFile) apply(s CallStart) {
-	ss := l.open[s.Number]
+	k := s.key()
+	ss := l.open[k]
 	id := idHash(s.ID)
 	if !s.Released {
-		l.open[s.Number] = append(ss, timedID{at: s.At.UnixNano(), id: id})
+		l.open[k] = append(ss, timedID{at: s.At.UnixNano(), id: id})
 		return
 	}
 	for i := len(ss) - 1; i >= 0; i-- {
 		if ss[i].id == id {
-			l.open[s.Number] = slices.Delete(ss, i, i+1)
+			l.open[k] = slices.Delete(ss, i, i+1)
 			return
 		}
 	}
+}
+
+// counting returns the start s gives back as it is filed: s itself, or,
+// when its start is an erased person's, s in their hashed form (so that
+// the release names no number either); false when no start of its ID
+// counts.
+func (l *CallStartsFile) counting(s CallStart) (CallStart, bool) {
+	for _, k := range l.filedUnder(s.Number) {
+		r := s
+		if k != s.Number {
+			r.Number, r.Hash, r.ID = "", k, strings.ReplaceAll(s.ID, s.Number, k)
+		}
+		id := idHash(r.ID)
+		if slices.ContainsFunc(l.open[k], func(o timedID) bool { return o.id == id }) {
+			return r, true
+		}
+	}
+	return s, false
 }
 
 // startsTx is a batch's turn at the call starts in a file: the lock
@@ -448,12 +565,15 @@ func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.T
 		if !s.Released {
 			var at []time.Time
 			from := now.Add(-long).UnixNano()
-			for _, o := range l.open[s.Number] {
-				if o.at > from {
-					at = append(at, time.Unix(0, o.at).UTC())
+			keys := l.filedUnder(s.Number) // an erased person's starts count too
+			for _, k := range keys {
+				for _, o := range l.open[k] {
+					if o.at > from {
+						at = append(at, time.Unix(0, o.at).UTC())
+					}
 				}
 			}
-			if h := Later(HoldUntil(limits, s.Number, at, now), HoldAfterConversation(s.Number, l.conversations.last(s.Number), after, now)); h != nil {
+			if h := Later(HoldUntil(limits, s.Number, at, now), HoldAfterConversation(s.Number, l.conversations.last(keys...), after, now)); h != nil {
 				if held == nil {
 					held = map[int]error{}
 				}
@@ -461,7 +581,9 @@ func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.T
 				continue
 			}
 			s.At = now.UTC()
-		} else if id := idHash(s.ID); !slices.ContainsFunc(l.open[s.Number], func(o timedID) bool { return o.id == id }) {
+		} else if c, ok := l.counting(s); ok {
+			s = c
+		} else {
 			continue // not counted (an older callrun wrote the intent, or it was held)
 		}
 		line, err := json.Marshal(s)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -263,7 +264,11 @@ func (l *CallStartsFile) scan(keep func(CallStart) bool) ([]CallStart, error) {
 		counting[s.ID] = append(counting[s.ID], len(out))
 		out = append(out, s)
 	}
-	if err := readBoth(l.archivePath(), l.path(), func(f *os.File) (int64, error) { return readAll(callStartLines(f.Name()), f, apply) }); err != nil {
+	if err := readBoth(l.archivePath(), l.path(), func(f *os.File) (int64, error) {
+		var keyErr error
+		n, err := readAll(callStartLines(f.Name()), f, checkedLines(l, f.Name(), func(s CallStart) string { return s.Hash }, apply, &keyErr))
+		return n, cmp.Or(keyErr, err)
+	}); err != nil {
 		return nil, err
 	}
 	return out, nil

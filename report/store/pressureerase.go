@@ -1,0 +1,196 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
+)
+
+// PressureEraseCounts is what erasing people from the call starts and
+// conversations changed: the lines that now hold their hash in place of
+// their number.
+type PressureEraseCounts struct {
+	Starts        int // call starts and their releases
+	Conversations int
+}
+
+// Erase rewrites, in the call starts and the conversations and in their
+// archives, every line of the numbers (E.164) in numbers in an erased
+// person's form: the keyed hash of the number ([NumberHash], the first of
+// opts.Keys.Hashes) in a hash field and in the start's ID where the number
+// was, and no number field, so that the files no longer hold the numbers
+// and yet the starts and conversations still hold them back: a journal's
+// check, [CallStartsFile.Counted] and History count them under the hash of
+// the number they are asked about. (A binary older than the hashed lines
+// refuses the file, and calls nobody.)
+//
+// It holds the call starts' lock throughout and replaces each file whole
+// by the durable replace, the archive first, then the file: a crash leaves
+// each file old or new, never torn, and another process that read a file
+// notices the replace and reads it again. A file that holds none of the
+// numbers is left as it is, so erasing again changes nothing. opts.At is
+// unused: the lines keep their times. opts.BeforeReplace and
+// opts.AfterReplace run around each of the (up to four) replaces.
+func (l *CallStartsFile) Erase(_ context.Context, numbers []string, opts EraseOptions) (PressureEraseCounts, error) {
+	var n PressureEraseCounts
+	numbers, hashes, err := hashesToWrite(numbers, opts)
+	if err != nil {
+		return n, err
+	}
+	erased := make(map[string]string, len(numbers)) // number to the hash it is written as
+	for i, num := range numbers {
+		erased[num] = hashes[i]
+	}
+	fl, err := l.lock()
+	if err != nil {
+		return n, err
+	}
+	defer fl.Unlock() //nolint:errcheck // closing releases it too
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// This process reads the files again from their start.
+	l.starts.forget()
+	l.open = map[string][]timedID{}
+	l.conversations.lines.forget()
+	l.conversations.conversations = nil
+	hashStart := func(line []byte) ([]byte, error) {
+		var s CallStart
+		if err := json.Unmarshal(line, &s); err != nil || (s.Number == "") == (s.Hash == "") {
+			return nil, errors.New("not a call start")
+		}
+		h, ok := erased[s.Number]
+		if !ok {
+			return nil, nil
+		}
+		s.ID = strings.ReplaceAll(s.ID, s.Number, h)
+		s.Number, s.Hash = "", h
+		return json.Marshal(s)
+	}
+	hashConversation := func(line []byte) ([]byte, error) {
+		var c Conversation
+		if err := json.Unmarshal(line, &c); err != nil || (c.Number == "") == (c.Hash == "") || c.Key == "" {
+			return nil, errors.New("not a conversation")
+		}
+		h, ok := erased[c.Number]
+		if !ok {
+			return nil, nil
+		}
+		c.Number, c.Hash = "", h
+		return json.Marshal(c)
+	}
+	for _, f := range []struct {
+		path  string
+		hash  func([]byte) ([]byte, error)
+		count *int
+	}{
+		{l.archivePath(), hashStart, &n.Starts},
+		{l.path(), hashStart, &n.Starts},
+		{l.conversationsArchivePath(), hashConversation, &n.Conversations},
+		{l.conversationsPath(), hashConversation, &n.Conversations},
+	} {
+		c, err := hashLines(f.path, f.hash, opts)
+		*f.count += c
+		if err != nil {
+			return n, fmt.Errorf("erasing people from %s: %w", f.path, err)
+		}
+	}
+	return n, nil
+}
+
+// hashesToWrite returns numbers sorted, each once, and the hash each is
+// to be written as: the first of opts.Keys.Hashes.
+func hashesToWrite(numbers []string, opts EraseOptions) ([]string, []string, error) {
+	if opts.Keys == nil {
+		return nil, nil, errors.New("erasing people from the call starts: no erasure key to hash the numbers with")
+	}
+	numbers = slices.Compact(slices.Sorted(slices.Values(numbers)))
+	hashes := make([]string, len(numbers))
+	for i, num := range numbers {
+		hs := opts.Keys.Hashes(num)
+		if len(hs) == 0 {
+			return nil, nil, errors.New("erasing people from the call starts: the erasure keys gave no hash of a number")
+		}
+		hashes[i] = hs[0]
+	}
+	return numbers, hashes, nil
+}
+
+// hashLines replaces the file at path, JSON Lines, by the durable replace
+// with a copy in which each line hash returns a new line for (without its
+// newline) is that line, and returns how many it replaced; a file with no
+// such line, or none, is left as it is. A torn last line (never
+// acknowledged: the next writer cuts it) is left out. opts' hooks run
+// before and after the replace.
+func hashLines(path string, hash func([]byte) ([]byte, error), opts EraseOptions) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	w, err := durable.Create(path, private.FileMode(filepath.Dir(path)))
+	if err != nil {
+		return 0, err
+	}
+	defer w.Abort()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	br := bufio.NewReaderSize(f, 64<<10)
+	var off int64
+	n := 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			break // the end, or a torn last line
+		}
+		if err != nil {
+			return 0, err
+		}
+		pos := off
+		off += int64(len(line))
+		if !blank(line) {
+			h, err := hash(line)
+			if err != nil {
+				return 0, fmt.Errorf("the line at byte %d: %w", pos, err)
+			}
+			if h != nil {
+				line, n = append(h, '\n'), n+1
+			}
+		}
+		if _, err := bw.Write(line); err != nil {
+			return 0, err
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	if opts.BeforeReplace != nil {
+		if err := opts.BeforeReplace(); err != nil {
+			return 0, err
+		}
+	}
+	f.Close() // Windows replaces no file held open; the lock keeps writers out
+	if err := w.Commit(); err != nil {
+		return 0, fmt.Errorf("replacing the file: %w", err)
+	}
+	if opts.AfterReplace != nil {
+		if err := opts.AfterReplace(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
