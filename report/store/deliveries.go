@@ -3,6 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +43,10 @@ type Delivery struct {
 	// Via is "agent" for a delivery to an agent's webhook (the outcomes
 	// path callrun gives the agents it creates), "" for one to the
 	// campaign's outcomes path (the account webhooks).
-	Via    string            `json:"via,omitempty"`
+	Via string `json:"via,omitempty"`
+	// Erased: the delivery is of a person erased from the store, and
+	// keeps only what names no one ([Delivery.ErasedForm]).
+	Erased bool              `json:"erased,omitempty"`
 	Fields map[string]string `json:"fields"`
 	Raw    string            `json:"raw,omitempty"` // bounded and redacted
 	// Legacy is the key callrun gave the delivery before deliveries were
@@ -48,6 +54,33 @@ type Delivery struct {
 	// stored under it is this one, so Append stores it no more. It is
 	// checked, never stored.
 	Legacy string `json:"-"`
+}
+
+// ErasedForm returns d as it is kept of an erased person, with keys, the
+// store's erasure keys (at least one): its key, when, its event, call id
+// and path, Erased, and no fields, raw body or agent. A key told by the
+// call (d has a call id: a hash of call id and event) names no one and is
+// kept; a key hashed from the fields, which hold the number, becomes its
+// keyed hash under keys' first key, so that a retry of the delivery,
+// erased the same way, is still found stored.
+func (d Delivery) ErasedForm(keys *ErasureKeys) (Delivery, error) {
+	if keys == nil || len(keys.keys) == 0 {
+		return Delivery{}, errors.New("erasing a delivery needs the store's erasure key")
+	}
+	e := Delivery{Key: d.Key, At: d.At, Event: d.Event, CallID: d.CallID, Via: d.Via, Erased: true, Fields: map[string]string{}, Legacy: d.Legacy}
+	if d.CallID == "" && !d.Erased {
+		e.Key = deliveryKeyHash(keys.keys[0].key, d.Key)
+	}
+	return e, nil
+}
+
+// deliveryKeyHash is the keyed hash of a delivery's key: [NumberHash]'s
+// form, under its own label, so that it never equals a number's hash.
+func deliveryKeyHash(key []byte, k string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("callrun delivery key\x00"))
+	m.Write([]byte(k))
+	return hashPrefix + keyID(key) + ":" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // Deliveries is where `callrun listen` stores a campaign's deliveries:
