@@ -26,6 +26,8 @@ import (
 // digits, national, name, e-mail) is then in no delivery stored, B's are
 // all there, A's opt-out still reached the do-not-call list, each late
 // delivery is stored once, and `outcomes` and `report` read the store.
+// With files, a listen started again on a store that lost its erasure key
+// stores nothing and answers 503, its log naming the key.
 func TestLateDeliveryOfAnErasedPersonIsStoredErased(t *testing.T) {
 	for _, kind := range e2eStores {
 		t.Run(kind, func(t *testing.T) { testLateDeliveryErased(t, kind) })
@@ -47,15 +49,17 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 
 	listen := e.start("listen", "--addr", addr, e.path)
 	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
-	post := func(body string) {
+	var postWant func(string, int)
+	post := func(body string) { t.Helper(); postWant(body, http.StatusOK) }
+	postWant = func(body string, want int) {
 		t.Helper()
 		resp, err := http.Post("http://"+addr+"/callrun/e2e/"+hookSecret, "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("listen answered %d to %s", resp.StatusCode, body)
+		if resp.StatusCode != want {
+			t.Fatalf("listen answered %d to %s, want %d", resp.StatusCode, body, want)
 		}
 	}
 	national := func(c e2eContact) string { // (212) 555-0100
@@ -146,6 +150,9 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 			t.Errorf("the store lost B's %q:\n%s", form, text)
 		}
 	}
+	if !strings.Contains(text, "h1:") {
+		t.Errorf("the erased opt-out, which names no call, is not stored under a keyed hash of its key:\n%s", text)
+	}
 	if want := 4; n != want || strings.Count(text, `"erased": true`)+strings.Count(text, `"erased":true`) != 2 {
 		t.Errorf("%d deliveries stored, want %d, 2 of them erased:\n%s", n, want, text)
 	}
@@ -169,5 +176,22 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 	listen.signal(t, syscall.SIGTERM)
 	if res := listen.wait(t, 30*time.Second); res.code != 0 || strings.Contains(res.stdout+res.stderr, a.E164) {
 		t.Errorf("listen: %s", res)
+	}
+	if db == "" {
+		// A store restored without its erasure key cannot tell anyone
+		// from the erased: listen stores nothing and answers 503.
+		if err := os.Remove(filepath.Join(home, store.ErasureKeyFileName)); err != nil {
+			t.Fatal(err)
+		}
+		listen = e.start("listen", "--addr", addr, e.path)
+		waitFor(t, 10*time.Second, "listen to start again", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
+		postWant(delivery(b, "call_b3", "interested"), http.StatusServiceUnavailable)
+		if _, after := stored(); after != n {
+			t.Errorf("%d deliveries stored once the key was lost, want %d", after, n)
+		}
+		listen.signal(t, syscall.SIGTERM)
+		if res := listen.wait(t, 30*time.Second); res.code != 0 || !strings.Contains(res.stderr, "erasure key") {
+			t.Errorf("listen without the key: %s", res)
+		}
 	}
 }
