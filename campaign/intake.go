@@ -76,23 +76,15 @@ type Taken struct {
 	Erased bool
 }
 
-// erase turns sd into its erased form when its number n, or any of its
-// fields' values read as a number, is in the store's erased set. It
+// erase turns sd into its erased form when a number its fields hold
+// ([File.DeliveryNumbers]) is in the store's erased set. It
 // fails closed: an erased set it cannot read (its key missing) stores
 // nothing, and the delivery is not acknowledged.
-func (in *Intake) erase(ctx context.Context, sd *store.Delivery, n DeliveryNumber) error {
+func (in *Intake) erase(ctx context.Context, sd *store.Delivery) error {
 	if in.o.Erasure == nil {
 		return nil
 	}
-	want := in.fieldNumbers(sd.Fields)
-	if n.E164 != "" {
-		want[n.E164] = true
-	}
-	numbers := make([]string, 0, len(want))
-	for v := range want {
-		numbers = append(numbers, v)
-	}
-	on, err := in.o.Erasure.OnErased(ctx, numbers)
+	on, err := in.o.Erasure.OnErased(ctx, in.f.DeliveryNumbers(sd.Fields))
 	if err != nil || len(on) == 0 {
 		return err
 	}
@@ -118,7 +110,7 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 	if l := d.LegacyKey(); l != t.Key {
 		sd.Legacy = l // a retry of a delivery stored before the upgrade
 	}
-	if err := in.erase(ctx, &sd, t.Number); err != nil {
+	if err := in.erase(ctx, &sd); err != nil {
 		return t, fmt.Errorf("looking for the delivery's numbers in the erased set: %w", err)
 	}
 	t.Erased = sd.Erased
@@ -202,7 +194,7 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 // array's strings each), kept when a row of the campaign's sheets has
 // it.
 func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) ([]string, error) {
-	want := in.fieldNumbers(fields)
+	want := in.f.fieldNumbers(fields)
 	if len(want) == 0 {
 		return nil, nil
 	}
@@ -218,9 +210,27 @@ func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) 
 	return out, nil
 }
 
+// DeliveryNumbers returns, sorted, the E.164 numbers a delivery's fields
+// hold: its number as [File.DeliveryNumber] reads it, and each value
+// that reads as a number (a JSON array's strings each). A delivery of an
+// erased person is one that holds theirs: listen's intake and the
+// erasure of stored deliveries (store.DeliveryEraseOptions) find them so.
+func (f *File) DeliveryNumbers(fields map[string]string) []string {
+	want := f.fieldNumbers(fields)
+	if n := f.DeliveryNumber(fields); n.E164 != "" {
+		want[n.E164] = true
+	}
+	out := make([]string, 0, len(want))
+	for n := range want {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // fieldNumbers returns the E.164 numbers that the values of fields read
 // as, a JSON array's strings each.
-func (in *Intake) fieldNumbers(fields map[string]string) map[string]bool {
+func (f *File) fieldNumbers(fields map[string]string) map[string]bool {
 	want := map[string]bool{}
 	var look func(v string)
 	look = func(v string) {
@@ -235,7 +245,7 @@ func (in *Intake) fieldNumbers(fields map[string]string) map[string]bool {
 			}
 			return
 		}
-		if e164, err := in.f.ReadNumber(v); err == nil {
+		if e164, err := f.ReadNumber(v); err == nil {
 			want[e164] = true
 		}
 	}

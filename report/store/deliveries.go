@@ -10,11 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/gofrs/flock"
 )
 
@@ -524,4 +528,141 @@ func (s *State) Deliveries(ctx context.Context) ([]Delivery, error) {
 		return nil, nil
 	}
 	return s.deliveries.ReadDeliveries(ctx)
+}
+
+// DeliveryEraseOptions tune [Files.EraseDeliveries] and
+// [Postgres.EraseDeliveries].
+type DeliveryEraseOptions struct {
+	// Keys are the store's erasure keys: a key hashed from a delivery's
+	// fields becomes its keyed hash under the first. Required.
+	Keys *ErasureKeys
+	// Numbers returns the E.164 numbers a delivery's fields hold, as
+	// listen's intake reads them (campaign's File.DeliveryNumbers).
+	// Required.
+	Numbers func(fields map[string]string) []string
+	// BeforeReplace and AfterReplace, if set, run once the new deliveries
+	// are written and before they replace the old (in PostgreSQL, before
+	// the transaction commits), and once they have; an error from either
+	// stops the erase there, as a crash would. Tests use them.
+	BeforeReplace, AfterReplace func() error
+}
+
+// eraseDelivery returns line's delivery in its erased form, when a number
+// its fields hold is in numbers and it is not erased already.
+func eraseDelivery(line []byte, numbers map[string]bool, opts DeliveryEraseOptions) (Delivery, bool, error) {
+	var d Delivery
+	if err := json.Unmarshal(line, &d); err != nil {
+		return d, false, fmt.Errorf("not a delivery: %w", err)
+	}
+	if d.Erased || !slices.ContainsFunc(opts.Numbers(d.Fields), func(n string) bool { return numbers[n] }) {
+		return d, false, nil
+	}
+	e, err := d.ErasedForm(opts.Keys)
+	return e, err == nil, err
+}
+
+// EraseDeliveries replaces, in the campaign's deliveries file, each
+// delivery that holds one of numbers (E.164, as opts.Numbers reads a
+// delivery's fields) by its erased form ([Delivery.ErasedForm]), and
+// returns how many it replaced. It takes the deliveries lock, refusing
+// with an error wrapping [ErrDeliveriesLocked] while a listen holds it,
+// replaces the file whole by the durable replace (a crash leaves the old
+// file or the new one), then deletes the key index, which the next
+// listen rebuilds. A file that holds none of the numbers is left as it
+// is, so erasing again changes nothing. A missing file holds nobody.
+func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts DeliveryEraseOptions) (int, error) {
+	dir := s.top()
+	path := filepath.Join(dir, DeliveriesFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if opts.Numbers == nil || opts.Keys == nil {
+		return 0, fmt.Errorf("erasing people from %s: no erasure key, or no reading of a delivery's numbers", path)
+	}
+	n, err := eraseDeliveriesFile(dir, path, numbers, opts)
+	if err != nil {
+		return n, fmt.Errorf("erasing people from %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// eraseDeliveriesFile is EraseDeliveries' rewrite of the deliveries file
+// at path, in state directory dir.
+func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseOptions) (int, error) {
+	fl, err := lockFile(dir, DeliveriesLock)
+	if err != nil {
+		return 0, err
+	}
+	ok, err := fl.TryLock()
+	if err != nil {
+		return 0, fmt.Errorf("locking %s: %w", filepath.Join(dir, DeliveriesLock), err)
+	}
+	if !ok {
+		return 0, fmt.Errorf("%w: %s", ErrDeliveriesLocked, dir)
+	}
+	defer fl.Unlock()
+	want := make(map[string]bool, len(numbers))
+	for _, n := range numbers {
+		want[n] = true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	erased := map[int64][]byte{} // each erased line, by where its old one starts
+	if _, err := eachLine(f, 0, fi.Size(), func(line []byte, at int64) error {
+		e, hit, err := eraseDelivery(line, want, opts)
+		if err != nil || !hit {
+			if err != nil {
+				return fmt.Errorf("the line at byte %d: %w", at, err)
+			}
+			return nil
+		}
+		b, err := json.Marshal(e)
+		erased[at] = append(b, '\n')
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	if len(erased) == 0 {
+		return 0, nil
+	}
+	w, err := durable.Create(path, private.FileMode(dir))
+	if err != nil {
+		return 0, err
+	}
+	defer w.Abort()
+	if _, err := eachLine(f, 0, fi.Size(), func(line []byte, at int64) error {
+		if e, ok := erased[at]; ok {
+			line = e
+		}
+		_, err := w.Write(line)
+		return err
+	}); err != nil {
+		return 0, fmt.Errorf("writing the new deliveries: %w", err)
+	}
+	if opts.BeforeReplace != nil {
+		if err := opts.BeforeReplace(); err != nil {
+			return 0, err
+		}
+	}
+	f.Close() // Windows replaces no file held open; the lock keeps listen out
+	if err := w.Commit(); err != nil {
+		return 0, fmt.Errorf("replacing the deliveries: %w", err)
+	}
+	// The index's keys are the old file's: listen rebuilds it.
+	if err := os.Remove(filepath.Join(dir, DeliveryKeysFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return len(erased), err
+	}
+	if opts.AfterReplace != nil {
+		if err := opts.AfterReplace(); err != nil {
+			return len(erased), err
+		}
+	}
+	return len(erased), nil
 }

@@ -174,3 +174,74 @@ ORDER BY id`, t.p.campaign, t.low, t.seen)
 	}
 	return out, nil
 }
+
+// EraseDeliveries replaces, in the campaign's rows of the deliveries
+// table, each delivery that holds one of numbers (E.164, as opts.Numbers
+// reads a delivery's fields) by its erased form ([Delivery.ErasedForm]),
+// in one transaction, and returns how many it replaced. A row whose
+// erased key another row holds already (a retry stored erased since the
+// erased set took the person) is deleted: that row is the delivery.
+// Rows erased already are left as they are, so erasing again changes
+// nothing.
+func (p *Postgres) EraseDeliveries(ctx context.Context, numbers []string, opts DeliveryEraseOptions) (int, error) {
+	if opts.Numbers == nil || opts.Keys == nil {
+		return 0, fmt.Errorf("erasing people from the deliveries of campaign %s: no erasure key, or no reading of a delivery's numbers", p.campaign)
+	}
+	want := make(map[string]bool, len(numbers))
+	for _, n := range numbers {
+		want[n] = true
+	}
+	type hit struct {
+		id   int64
+		d    Delivery
+		line string
+	}
+	var hits []hit
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id FOR UPDATE`, p.campaign)
+		if err != nil {
+			return p.wrap("reading the deliveries from", err)
+		}
+		var id int64
+		var line []byte
+		if _, err := pgx.ForEachRow(rows, []any{&id, &line}, func() error {
+			e, ok, err := eraseDelivery(line, want, opts)
+			if err != nil {
+				return fmt.Errorf("row id %d: %w", id, err)
+			}
+			if ok {
+				b, err := json.Marshal(e)
+				hits = append(hits, hit{id, e, string(b)})
+				return err
+			}
+			return nil
+		}); err != nil {
+			return p.wrap("reading the deliveries from", err)
+		}
+		for _, h := range hits {
+			tag, err := tx.Exec(ctx, `
+UPDATE callrun_deliveries SET key = $3, delivery = $4
+WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM callrun_deliveries o WHERE o.campaign = $2 AND o.key = $3 AND o.id <> $1)`,
+				h.id, p.campaign, h.d.Key, h.line)
+			if err == nil && tag.RowsAffected() == 0 {
+				_, err = tx.Exec(ctx, `DELETE FROM callrun_deliveries WHERE id = $1`, h.id)
+			}
+			if err != nil {
+				return p.wrap("erasing people from the deliveries in", err)
+			}
+		}
+		if len(hits) > 0 && opts.BeforeReplace != nil {
+			return opts.BeforeReplace()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("erasing people from the deliveries of campaign %s: %w", p.campaign, err)
+	}
+	if len(hits) > 0 && opts.AfterReplace != nil {
+		if err := opts.AfterReplace(); err != nil {
+			return len(hits), err
+		}
+	}
+	return len(hits), nil
+}
