@@ -14,21 +14,24 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 	"github.com/jackc/pgx/v5"
 )
 
-// TestLateDeliveryOfAnErasedPersonIsStoredErased, files and PostgreSQL:
-// listen receives deliveries for B, with a transcript naming B; A is
-// erased from the store (the erased set, with the store's real key) while
-// listen runs; then late deliveries for A come, one told by its call, one
-// by its fields (an opt-out), each twice. Every form of A (E.164, its
+// TestErasedPersonsDeliveriesHoldThemInNoForm, files and PostgreSQL:
+// listen receives deliveries for A and B, with transcripts naming them; A
+// is erased from the store (the erased set, with the store's real key)
+// while listen runs; then late deliveries for A come, one told by its
+// call, one by its fields (an opt-out), each twice; then the deliveries
+// stored before the erase are erased (EraseDeliveries, with files between
+// two listens). Every form of A (E.164, its
 // digits, national, name, e-mail) is then in no delivery stored, B's are
 // all there, A's opt-out still reached the do-not-call list, each late
 // delivery is stored once, and `outcomes` and `report` read the store.
 // With files, a listen started again on a store that lost its erasure key
 // stores nothing and answers 503, its log naming the key.
-func TestLateDeliveryOfAnErasedPersonIsStoredErased(t *testing.T) {
+func TestErasedPersonsDeliveriesHoldThemInNoForm(t *testing.T) {
 	for _, kind := range e2eStores {
 		t.Run(kind, func(t *testing.T) { testLateDeliveryErased(t, kind) })
 	}
@@ -77,6 +80,7 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 			time.Now().UTC().Format(time.RFC3339Nano), id, disposition, c.E164, c.First, email(c), c.First, national(c), email(c))
 	}
 	post(delivery(b, "call_b1", "interested"))
+	post(delivery(a, "call_a0", "interested")) // before the erase: stored in clear
 
 	// A is erased while listen runs: the store's key, A in the erased set.
 	var erasure store.ErasureStore = store.OpenErasureFile(home)
@@ -105,6 +109,36 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 		post(delivery(a, "", "opted_out"))
 	}
 	post(delivery(b, "call_b2", "opted_out"))
+
+	// Then A's deliveries stored before the erase are erased too: with
+	// PostgreSQL while listen runs; with files, between two listens (a
+	// listen holds the file, and does not yet erase it itself).
+	t.Setenv("E2E_CLIENT_SECRET", sandbox.DefaultClientSecret)
+	t.Setenv("E2E_HOOK_SECRET", hookSecret)
+	t.Setenv("CALLRUN_DATABASE_URL", db)
+	f, err := campaign.Load(e.path, campaign.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eraser interface {
+		EraseDeliveries(context.Context, []string, store.DeliveryEraseOptions) (int, error)
+	} = store.Files{Dir: e.stateDir}
+	if pg != nil {
+		eraser = pg
+	} else {
+		listen.signal(t, syscall.SIGTERM)
+		if res := listen.wait(t, 30*time.Second); res.code != 0 {
+			t.Errorf("listen: %s", res)
+		}
+	}
+	if n, err := eraser.EraseDeliveries(ctx, []string{a.E164}, store.DeliveryEraseOptions{Keys: keys, Numbers: f.DeliveryNumbers}); err != nil || n != 1 {
+		t.Errorf("erasing A's deliveries: %d, %v; want the one stored before the erase", n, err)
+	}
+	if pg == nil {
+		listen = e.start("listen", "--addr", addr, e.path)
+		waitFor(t, 10*time.Second, "listen to start again", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
+	}
+	post(delivery(a, "call_a1", "interested")) // a retry after the erase: stored once still
 
 	stored := func() (string, int) {
 		t.Helper()
@@ -153,8 +187,8 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 	if !strings.Contains(text, "h1:") {
 		t.Errorf("the erased opt-out, which names no call, is not stored under a keyed hash of its key:\n%s", text)
 	}
-	if want := 4; n != want || strings.Count(text, `"erased": true`)+strings.Count(text, `"erased":true`) != 2 {
-		t.Errorf("%d deliveries stored, want %d, 2 of them erased:\n%s", n, want, text)
+	if want := 5; n != want || strings.Count(text, `"erased": true`)+strings.Count(text, `"erased":true`) != 3 {
+		t.Errorf("%d deliveries stored, want %d, 3 of them erased:\n%s", n, want, text)
 	}
 	// A's opt-out still reached the do-not-call list, whatever form the
 	// list keeps it in.
