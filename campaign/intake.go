@@ -84,7 +84,7 @@ func (in *Intake) erase(ctx context.Context, sd *store.Delivery) error {
 	if in.o.Erasure == nil {
 		return nil
 	}
-	on, err := in.o.Erasure.OnErased(ctx, in.f.DeliveryNumbers(sd.Fields))
+	on, err := in.o.Erasure.OnErased(ctx, sd.Numbers)
 	if err != nil || len(on) == 0 {
 		return err
 	}
@@ -109,6 +109,9 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 	}
 	if l := d.LegacyKey(); l != t.Key {
 		sd.Legacy = l // a retry of a delivery stored before the upgrade
+	}
+	if in.o.Erasure != nil {
+		sd.Numbers = in.f.DeliveryNumbers(d.Fields)
 	}
 	if err := in.erase(ctx, &sd); err != nil {
 		return t, fmt.Errorf("looking for the delivery's numbers in the erased set: %w", err)

@@ -58,6 +58,11 @@ type Delivery struct {
 	// stored under it is this one, so Append stores it no more. It is
 	// checked, never stored.
 	Legacy string `json:"-"`
+	// Numbers are the E.164 numbers the delivery's fields hold, as
+	// listen's intake read them: a table's commit stores the delivery
+	// erased when one of them is in the erased set then, under the lock
+	// that an erase of deliveries waits for. Never stored.
+	Numbers []string `json:"-"`
 }
 
 // ErasedForm returns d as it is kept of an erased person, with keys, the
@@ -194,10 +199,14 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 // forgets its keys as pending (a file's sink has noted them as known).
 func (w *Deliveries) commit(b *deliveryBatch) error {
 	b.isNew = make([]bool, len(b.ds))
+	keys := make([]string, len(b.ds)) // as queued: a table's commit may erase a delivery's
+	for i, d := range b.ds {
+		keys[i] = d.Key
+	}
 	err := w.sink.commit(b)
 	w.mu.Lock()
-	for _, d := range b.ds {
-		delete(w.pending, d.Key)
+	for _, k := range keys {
+		delete(w.pending, k)
 	}
 	w.mu.Unlock()
 	return err

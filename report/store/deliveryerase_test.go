@@ -139,3 +139,43 @@ func TestEraseDeliveries(t *testing.T) {
 		})
 	}
 }
+
+// TestPostgresCommitStoresTheErasedErased: a delivery whose intake found
+// its person in no erased set, committed after the person was erased (the
+// erase between the intake's check and its commit), is stored erased by
+// the commit itself, which reads the erased set under the lock an erase of
+// deliveries waits for.
+func TestPostgresCommitStoresTheErasedErased(t *testing.T) {
+	const a = "+14155550123"
+	ctx := context.Background()
+	p := openPostgres(t, sharedURL(t), "commiterased", 0, 1)
+	er, err := p.Erasure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := er.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := er.AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes(a)[0], At: time.Now(), Why: "erase"}}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.OpenDeliveries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	d := Delivery{Key: "late", At: time.Now(), Event: "contact.updated", Fields: map[string]string{"phone": a, "name": "Ada Lovelace"}, Numbers: []string{a}}
+	for i := range 2 { // the second, a retry, is found stored
+		if isNew, err := w.Append(d); err != nil || isNew != (i == 0) {
+			t.Fatalf("append %d: new %v, %v", i, isNew, err)
+		}
+	}
+	got, err := p.ReadDeliveries(ctx)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%d deliveries read (%v), want 1", len(got), err)
+	}
+	if b, _ := json.Marshal(got); !got[0].Erased || !strings.HasPrefix(got[0].Key, "h1:") || strings.Contains(string(b), "Ada") || strings.Contains(string(b), a) {
+		t.Errorf("the delivery committed after the erase: %s", b)
+	}
+}
