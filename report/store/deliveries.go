@@ -240,6 +240,24 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
+	fl, err := lockDeliveries(dir)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, DeliveriesFile)
+	k, err := openDeliveriesFile(path)
+	if err != nil {
+		fl.Unlock()
+		return nil, err
+	}
+	k.fl = fl
+	return newDeliveries(path, k, k.keys, 1), nil
+}
+
+// lockDeliveries takes the deliveries lock of state directory dir, or
+// fails at once, wrapping [ErrDeliveriesLocked], if another process
+// holds it.
+func lockDeliveries(dir string) (*flock.Flock, error) {
 	fl, err := lockFile(dir, DeliveriesLock)
 	if err != nil {
 		return nil, err
@@ -251,14 +269,7 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrDeliveriesLocked, dir)
 	}
-	path := filepath.Join(dir, DeliveriesFile)
-	k, err := openDeliveriesFile(path)
-	if err != nil {
-		fl.Unlock()
-		return nil, err
-	}
-	k.fl = fl
-	return newDeliveries(path, k, k.keys, 1), nil
+	return fl, nil
 }
 
 // fileDeliveries commits batches to the deliveries file: one write and
@@ -556,6 +567,15 @@ type DeliveryEraseOptions struct {
 	BeforeReplace, AfterReplace func() error
 }
 
+// numberSet returns numbers as a set.
+func numberSet(numbers []string) map[string]bool {
+	set := make(map[string]bool, len(numbers))
+	for _, n := range numbers {
+		set[n] = true
+	}
+	return set
+}
+
 // eraseDelivery returns line's delivery in its erased form, when a number
 // its fields hold is in numbers and it is not erased already.
 func eraseDelivery(line []byte, numbers map[string]bool, opts DeliveryEraseOptions) (Delivery, bool, error) {
@@ -598,22 +618,12 @@ func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts Deliv
 // eraseDeliveriesFile is EraseDeliveries' rewrite of the deliveries file
 // at path, in state directory dir.
 func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseOptions) (int, error) {
-	fl, err := lockFile(dir, DeliveriesLock)
+	fl, err := lockDeliveries(dir)
 	if err != nil {
 		return 0, err
 	}
-	ok, err := fl.TryLock()
-	if err != nil {
-		return 0, fmt.Errorf("locking %s: %w", filepath.Join(dir, DeliveriesLock), err)
-	}
-	if !ok {
-		return 0, fmt.Errorf("%w: %s", ErrDeliveriesLocked, dir)
-	}
 	defer fl.Unlock()
-	want := make(map[string]bool, len(numbers))
-	for _, n := range numbers {
-		want[n] = true
-	}
+	want := numberSet(numbers)
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -626,15 +636,15 @@ func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseO
 	erased := map[int64][]byte{} // each erased line, by where its old one starts
 	if _, err := eachLine(f, 0, fi.Size(), func(line []byte, at int64) error {
 		e, hit, err := eraseDelivery(line, want, opts)
-		if err != nil || !hit {
-			if err != nil {
-				return fmt.Errorf("the line at byte %d: %w", at, err)
-			}
-			return nil
+		if err != nil {
+			return fmt.Errorf("the line at byte %d: %w", at, err)
 		}
-		b, err := json.Marshal(e)
-		erased[at] = append(b, '\n')
-		return err
+		if hit {
+			b, err := json.Marshal(e)
+			erased[at] = append(b, '\n')
+			return err
+		}
+		return nil
 	}); err != nil {
 		return 0, err
 	}

@@ -263,10 +263,7 @@ func (p *Postgres) EraseDeliveries(ctx context.Context, numbers []string, opts D
 	if opts.Numbers == nil || opts.Keys == nil {
 		return 0, fmt.Errorf("erasing people from the deliveries of campaign %s: no erasure key, or no reading of a delivery's numbers", p.campaign)
 	}
-	want := make(map[string]bool, len(numbers))
-	for _, n := range numbers {
-		want[n] = true
-	}
+	want := numberSet(numbers)
 	type hit struct {
 		id   int64
 		d    Delivery
