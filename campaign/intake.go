@@ -33,6 +33,10 @@ type IntakeOptions struct {
 	// Starts are the store's call starts, where conversations go; nil
 	// for a rehearsal's receiver, whose answered calls phoned nobody.
 	Starts store.CallStarts
+	// Erasure is the store's erased set: a delivery of a person in it
+	// is stored erased ([store.Delivery.ErasedForm]); nil stores every
+	// delivery as it came.
+	Erasure store.ErasureStore
 	// Now is the clock of the entries written; nil is time.Now.
 	Now func() time.Time
 }
@@ -66,6 +70,30 @@ type Taken struct {
 	// a retry), and no run there starts a call until a person resolves
 	// it: its number did not read, whatever numbers were found.
 	Held, HeldNew bool
+	// Erased: a number of the delivery is an erased person's, and it was
+	// stored erased, under Key (a keyed hash unless the key is told by
+	// the call).
+	Erased bool
+}
+
+// erase turns sd into its erased form when a number its fields hold
+// ([File.DeliveryNumbers]) is in the store's erased set. It
+// fails closed: an erased set it cannot read (its key missing) stores
+// nothing, and the delivery is not acknowledged.
+func (in *Intake) erase(ctx context.Context, sd *store.Delivery) error {
+	if in.o.Erasure == nil {
+		return nil
+	}
+	on, err := in.o.Erasure.OnErased(ctx, sd.Numbers)
+	if err != nil || len(on) == 0 {
+		return err
+	}
+	keys, err := in.o.Erasure.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	*sd, err = sd.ErasedForm(keys)
+	return err
 }
 
 // Take stores delivery d, received at an agent's webhook (agent) or the
@@ -82,6 +110,14 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 	if l := d.LegacyKey(); l != t.Key {
 		sd.Legacy = l // a retry of a delivery stored before the upgrade
 	}
+	if in.o.Erasure != nil {
+		sd.Numbers = in.f.DeliveryNumbers(d.Fields)
+	}
+	if err := in.erase(ctx, &sd); err != nil {
+		return t, fmt.Errorf("looking for the delivery's numbers in the erased set: %w", err)
+	}
+	t.Erased = sd.Erased
+	t.Key = sd.Key
 	isNew, err := in.o.Deliveries.Append(sd)
 	if err != nil {
 		return t, fmt.Errorf("storing a delivery: %w", err)
@@ -125,12 +161,15 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	}
 	if t.Searched {
 		why := "its number does not read"
-		if t.Number.Err != nil {
+		switch {
+		case t.Erased:
+			why += " (an erased person's delivery)" // its numbers are said nowhere
+		case t.Number.Err != nil:
 			why = t.Number.Err.Error()
-		} else if t.Number.Caller {
+		case t.Number.Caller:
 			why = fmt.Sprintf("its only number, %s (%s), is no contact's of the campaign", t.Number.E164, t.Number.From)
 		}
-		if len(numbers) > 0 {
+		if len(numbers) > 0 && !t.Erased {
 			why += fmt.Sprintf("; the contacts' numbers among its values are on the list: %s", strings.Join(numbers, ", "))
 		}
 		t.Held = true
@@ -158,6 +197,43 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 // array's strings each), kept when a row of the campaign's sheets has
 // it.
 func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) ([]string, error) {
+	want := in.f.fieldNumbers(fields)
+	if len(want) == 0 {
+		return nil, nil
+	}
+	have, err := in.f.ContactNumbers(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(have))
+	for n := range have {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// DeliveryNumbers returns, sorted, the E.164 numbers a delivery's fields
+// hold: its number as [File.DeliveryNumber] reads it, and each value
+// that reads as a number (a JSON array's strings each). A delivery of an
+// erased person is one that holds theirs: listen's intake and the
+// erasure of stored deliveries (store.DeliveryEraseOptions) find them so.
+func (f *File) DeliveryNumbers(fields map[string]string) []string {
+	want := f.fieldNumbers(fields)
+	if n := f.DeliveryNumber(fields); n.E164 != "" {
+		want[n.E164] = true
+	}
+	out := make([]string, 0, len(want))
+	for n := range want {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// fieldNumbers returns the E.164 numbers that the values of fields read
+// as, a JSON array's strings each.
+func (f *File) fieldNumbers(fields map[string]string) map[string]bool {
 	want := map[string]bool{}
 	var look func(v string)
 	look = func(v string) {
@@ -172,26 +248,14 @@ func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) 
 			}
 			return
 		}
-		if e164, err := in.f.ReadNumber(v); err == nil {
+		if e164, err := f.ReadNumber(v); err == nil {
 			want[e164] = true
 		}
 	}
 	for _, v := range fields {
 		look(v)
 	}
-	if len(want) == 0 {
-		return nil, nil
-	}
-	have, err := in.f.ContactNumbers(ctx, want)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(have))
-	for n := range have {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out, nil
+	return want
 }
 
 // converse records a conversation with the number of delivery d, received

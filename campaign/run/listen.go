@@ -188,6 +188,13 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 	}
 	t := &hookTarget{name: f.Name, f: f, store: s, deliveries: d}
 	o := campaign.IntakeOptions{Deliveries: d}
+	// The store's erased set: a delivery of a person erased from the
+	// store is stored erased.
+	if o.Erasure, err = s.Erasure(); err != nil {
+		d.Close()
+		s.Close()
+		return nil, err
+	}
 	if !sandbox {
 		// The store's call starts, where a call.answered delivery records
 		// a conversation for Reg F's contact pressure. A rehearsal's

@@ -3,15 +3,22 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/gofrs/flock"
 )
 
@@ -40,7 +47,10 @@ type Delivery struct {
 	// Via is "agent" for a delivery to an agent's webhook (the outcomes
 	// path callrun gives the agents it creates), "" for one to the
 	// campaign's outcomes path (the account webhooks).
-	Via    string            `json:"via,omitempty"`
+	Via string `json:"via,omitempty"`
+	// Erased: the delivery is of a person erased from the store, and
+	// keeps only what names no one ([Delivery.ErasedForm]).
+	Erased bool              `json:"erased,omitempty"`
 	Fields map[string]string `json:"fields"`
 	Raw    string            `json:"raw,omitempty"` // bounded and redacted
 	// Legacy is the key callrun gave the delivery before deliveries were
@@ -48,6 +58,38 @@ type Delivery struct {
 	// stored under it is this one, so Append stores it no more. It is
 	// checked, never stored.
 	Legacy string `json:"-"`
+	// Numbers are the E.164 numbers the delivery's fields hold, as
+	// listen's intake read them: a table's commit stores the delivery
+	// erased when one of them is in the erased set then, under the lock
+	// that an erase of deliveries waits for. Never stored.
+	Numbers []string `json:"-"`
+}
+
+// ErasedForm returns d as it is kept of an erased person, with keys, the
+// store's erasure keys (at least one): its key, when, its event, call id
+// and path, Erased, and no fields, raw body or agent. A key told by the
+// call (d has a call id: a hash of call id and event) names no one and is
+// kept; a key hashed from the fields, which hold the number, becomes its
+// keyed hash under keys' first key, so that a retry of the delivery,
+// erased the same way, is still found stored.
+func (d Delivery) ErasedForm(keys *ErasureKeys) (Delivery, error) {
+	if keys == nil || len(keys.keys) == 0 {
+		return Delivery{}, errors.New("erasing a delivery needs the store's erasure key")
+	}
+	e := Delivery{Key: d.Key, At: d.At, Event: d.Event, CallID: d.CallID, Via: d.Via, Erased: true, Fields: map[string]string{}, Legacy: d.Legacy}
+	if d.CallID == "" && !d.Erased {
+		e.Key = deliveryKeyHash(keys.keys[0].key, d.Key)
+	}
+	return e, nil
+}
+
+// deliveryKeyHash is the keyed hash of a delivery's key: [NumberHash]'s
+// form, under its own label, so that it never equals a number's hash.
+func deliveryKeyHash(key []byte, k string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("callrun delivery key\x00"))
+	m.Write([]byte(k))
+	return hashPrefix + keyID(key) + ":" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // Deliveries is where `callrun listen` stores a campaign's deliveries:
@@ -157,10 +199,14 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 // forgets its keys as pending (a file's sink has noted them as known).
 func (w *Deliveries) commit(b *deliveryBatch) error {
 	b.isNew = make([]bool, len(b.ds))
+	keys := make([]string, len(b.ds)) // as queued: a table's commit may erase a delivery's
+	for i, d := range b.ds {
+		keys[i] = d.Key
+	}
 	err := w.sink.commit(b)
 	w.mu.Lock()
-	for _, d := range b.ds {
-		delete(w.pending, d.Key)
+	for _, k := range keys {
+		delete(w.pending, k)
 	}
 	w.mu.Unlock()
 	return err
@@ -194,6 +240,24 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
+	fl, err := lockDeliveries(dir)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, DeliveriesFile)
+	k, err := openDeliveriesFile(path)
+	if err != nil {
+		fl.Unlock()
+		return nil, err
+	}
+	k.fl = fl
+	return newDeliveries(path, k, k.keys, 1), nil
+}
+
+// lockDeliveries takes the deliveries lock of state directory dir, or
+// fails at once, wrapping [ErrDeliveriesLocked], if another process
+// holds it.
+func lockDeliveries(dir string) (*flock.Flock, error) {
 	fl, err := lockFile(dir, DeliveriesLock)
 	if err != nil {
 		return nil, err
@@ -205,14 +269,7 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrDeliveriesLocked, dir)
 	}
-	path := filepath.Join(dir, DeliveriesFile)
-	k, err := openDeliveriesFile(path)
-	if err != nil {
-		fl.Unlock()
-		return nil, err
-	}
-	k.fl = fl
-	return newDeliveries(path, k, k.keys, 1), nil
+	return fl, nil
 }
 
 // fileDeliveries commits batches to the deliveries file: one write and
@@ -491,4 +548,140 @@ func (s *State) Deliveries(ctx context.Context) ([]Delivery, error) {
 		return nil, nil
 	}
 	return s.deliveries.ReadDeliveries(ctx)
+}
+
+// DeliveryEraseOptions tune [Files.EraseDeliveries] and
+// [Postgres.EraseDeliveries].
+type DeliveryEraseOptions struct {
+	// Keys are the store's erasure keys: a key hashed from a delivery's
+	// fields becomes its keyed hash under the first. Required.
+	Keys *ErasureKeys
+	// Numbers returns the E.164 numbers a delivery's fields hold, as
+	// listen's intake reads them (campaign's File.DeliveryNumbers).
+	// Required.
+	Numbers func(fields map[string]string) []string
+	// BeforeReplace and AfterReplace, if set, run once the new deliveries
+	// are written and before they replace the old (in PostgreSQL, before
+	// the transaction commits), and once they have; an error from either
+	// stops the erase there, as a crash would. Tests use them.
+	BeforeReplace, AfterReplace func() error
+}
+
+// numberSet returns numbers as a set.
+func numberSet(numbers []string) map[string]bool {
+	set := make(map[string]bool, len(numbers))
+	for _, n := range numbers {
+		set[n] = true
+	}
+	return set
+}
+
+// eraseDelivery returns line's delivery in its erased form, when a number
+// its fields hold is in numbers and it is not erased already.
+func eraseDelivery(line []byte, numbers map[string]bool, opts DeliveryEraseOptions) (Delivery, bool, error) {
+	var d Delivery
+	if err := json.Unmarshal(line, &d); err != nil {
+		return d, false, fmt.Errorf("not a delivery: %w", err)
+	}
+	if d.Erased || !slices.ContainsFunc(opts.Numbers(d.Fields), func(n string) bool { return numbers[n] }) {
+		return d, false, nil
+	}
+	e, err := d.ErasedForm(opts.Keys)
+	return e, err == nil, err
+}
+
+// EraseDeliveries replaces, in the campaign's deliveries file, each
+// delivery that holds one of numbers (E.164, as opts.Numbers reads a
+// delivery's fields) by its erased form ([Delivery.ErasedForm]), and
+// returns how many it replaced. It takes the deliveries lock, refusing
+// with an error wrapping [ErrDeliveriesLocked] while a listen holds it,
+// replaces the file whole by the durable replace (a crash leaves the old
+// file or the new one), then deletes the key index, which the next
+// listen rebuilds. A file that holds none of the numbers is left as it
+// is, so erasing again changes nothing. A missing file holds nobody.
+func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts DeliveryEraseOptions) (int, error) {
+	dir := s.top()
+	path := filepath.Join(dir, DeliveriesFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if opts.Numbers == nil || opts.Keys == nil {
+		return 0, fmt.Errorf("erasing people from %s: no erasure key, or no reading of a delivery's numbers", path)
+	}
+	n, err := eraseDeliveriesFile(dir, path, numbers, opts)
+	if err != nil {
+		return n, fmt.Errorf("erasing people from %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// eraseDeliveriesFile is EraseDeliveries' rewrite of the deliveries file
+// at path, in state directory dir.
+func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseOptions) (int, error) {
+	fl, err := lockDeliveries(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer fl.Unlock()
+	want := numberSet(numbers)
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	erased := map[int64][]byte{} // each erased line, by where its old one starts
+	if _, err := eachLine(f, 0, fi.Size(), func(line []byte, at int64) error {
+		e, hit, err := eraseDelivery(line, want, opts)
+		if err != nil {
+			return fmt.Errorf("the line at byte %d: %w", at, err)
+		}
+		if hit {
+			b, err := json.Marshal(e)
+			erased[at] = append(b, '\n')
+			return err
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	if len(erased) == 0 {
+		return 0, nil
+	}
+	w, err := durable.Create(path, private.FileMode(dir))
+	if err != nil {
+		return 0, err
+	}
+	defer w.Abort()
+	if _, err := eachLine(f, 0, fi.Size(), func(line []byte, at int64) error {
+		if e, ok := erased[at]; ok {
+			line = e
+		}
+		_, err := w.Write(line)
+		return err
+	}); err != nil {
+		return 0, fmt.Errorf("writing the new deliveries: %w", err)
+	}
+	if opts.BeforeReplace != nil {
+		if err := opts.BeforeReplace(); err != nil {
+			return 0, err
+		}
+	}
+	f.Close() // Windows replaces no file held open; the lock keeps listen out
+	if err := w.Commit(); err != nil {
+		return 0, fmt.Errorf("replacing the deliveries: %w", err)
+	}
+	// The index's keys are the old file's: listen rebuilds it.
+	if err := os.Remove(filepath.Join(dir, DeliveryKeysFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return len(erased), err
+	}
+	if opts.AfterReplace != nil {
+		if err := opts.AfterReplace(); err != nil {
+			return len(erased), err
+		}
+	}
+	return len(erased), nil
 }

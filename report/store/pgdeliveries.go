@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -40,22 +41,42 @@ ORDER BY u.ord
 ON CONFLICT (campaign, key) DO NOTHING
 RETURNING key`
 
+// deliveryEraseLock is the advisory lock key (one bigint) that each
+// commit of deliveries takes shared and [Postgres.EraseDeliveries]
+// exclusive: an erase waits for the commits in flight, whose rows it
+// then sees, and a commit after it finds the erased set that erase
+// followed.
+const deliveryEraseLock = 0x63616c6c657264 // "callerd"
+
+// commit stores the batch in one transaction under deliveryEraseLock,
+// shared, first turning into its erased form each delivery a number of
+// which is in the erased set now ([Delivery.Numbers]).
 func (k *pgDeliveries) commit(b *deliveryBatch) error {
-	keys := make([]string, len(b.ds))
-	ats := make([]time.Time, len(b.ds))
-	lines := make([]string, len(b.ds))
-	legacy := make([]string, len(b.ds))
-	for i, d := range b.ds {
-		keys[i], ats[i], legacy[i] = d.Key, d.At, d.Legacy
-		lines[i] = string(b.lines[i][:len(b.lines[i])-1]) // without the newline
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	rows, err := k.p.pool.Query(ctx, insertDeliveries, k.p.campaign, keys, ats, lines, legacy)
-	if err != nil {
-		return k.p.wrap("storing deliveries in", err)
-	}
-	added, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	var added []string
+	err := pgx.BeginFunc(ctx, k.p.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(deliveryEraseLock)); err != nil {
+			return err
+		}
+		if err := k.eraseErased(ctx, tx, b); err != nil {
+			return err
+		}
+		keys := make([]string, len(b.ds))
+		ats := make([]time.Time, len(b.ds))
+		lines := make([]string, len(b.ds))
+		legacy := make([]string, len(b.ds))
+		for i, d := range b.ds {
+			keys[i], ats[i], legacy[i] = d.Key, d.At, d.Legacy
+			lines[i] = string(b.lines[i][:len(b.lines[i])-1]) // without the newline
+		}
+		rows, err := tx.Query(ctx, insertDeliveries, k.p.campaign, keys, ats, lines, legacy)
+		if err != nil {
+			return err
+		}
+		added, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
 	if err != nil {
 		return k.p.wrap("storing deliveries in", err)
 	}
@@ -65,6 +86,58 @@ func (k *pgDeliveries) commit(b *deliveryBatch) error {
 	}
 	for i, d := range b.ds {
 		b.isNew[i] = isNew[d.Key]
+	}
+	return nil
+}
+
+// eraseErased turns into its erased form each delivery of the batch a
+// number of which the erased set holds, read in tx. A database with no
+// erasure key has erased nobody: nothing more is read.
+func (k *pgDeliveries) eraseErased(ctx context.Context, tx pgx.Tx, b *deliveryBatch) error {
+	of := map[string][]int{}
+	for i, d := range b.ds {
+		for _, n := range d.Numbers {
+			if !d.Erased {
+				of[n] = append(of[n], i)
+			}
+		}
+	}
+	if len(of) == 0 {
+		return nil
+	}
+	keys, err := (&pgErasure{p: k.p}).keys(ctx, tx)
+	if err != nil || len(keys.keys) == 0 {
+		return err
+	}
+	byHash := map[string]string{}
+	for n := range of {
+		for _, h := range keys.Hashes(n) {
+			byHash[h] = n
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT hash FROM callrun_erased WHERE hash = ANY($1::text[])`, slices.Collect(maps.Keys(byHash)))
+	if err != nil {
+		return err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, h := range found {
+		for _, i := range of[byHash[h]] {
+			if b.ds[i].Erased {
+				continue
+			}
+			e, err := b.ds[i].ErasedForm(keys)
+			if err != nil {
+				return err
+			}
+			line, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			b.ds[i], b.lines[i] = e, append(line, '\n')
+		}
 	}
 	return nil
 }
@@ -173,4 +246,78 @@ ORDER BY id`, t.p.campaign, t.low, t.seen)
 		t.seen = slices.DeleteFunc(t.seen, func(id int64) bool { return id <= t.low })
 	}
 	return out, nil
+}
+
+// EraseDeliveries replaces, in the campaign's rows of the deliveries
+// table, each delivery that holds one of numbers (E.164, as opts.Numbers
+// reads a delivery's fields) by its erased form ([Delivery.ErasedForm]),
+// in one transaction, and returns how many it replaced. It first waits
+// for the deliveries being stored (deliveryEraseLock): the erase follows
+// the person's entry in the erased set, so a delivery stored after it is
+// stored erased, and one stored before it is in the rows it reads. A row whose
+// erased key another row holds already (a retry stored erased since the
+// erased set took the person) is deleted: that row is the delivery.
+// Rows erased already are left as they are, so erasing again changes
+// nothing.
+func (p *Postgres) EraseDeliveries(ctx context.Context, numbers []string, opts DeliveryEraseOptions) (int, error) {
+	if opts.Numbers == nil || opts.Keys == nil {
+		return 0, fmt.Errorf("erasing people from the deliveries of campaign %s: no erasure key, or no reading of a delivery's numbers", p.campaign)
+	}
+	want := numberSet(numbers)
+	type hit struct {
+		id   int64
+		d    Delivery
+		line string
+	}
+	var hits []hit
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(deliveryEraseLock)); err != nil {
+			return p.wrap("waiting for the deliveries being stored in", err)
+		}
+		rows, err := tx.Query(ctx, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id FOR UPDATE`, p.campaign)
+		if err != nil {
+			return p.wrap("reading the deliveries from", err)
+		}
+		var id int64
+		var line []byte
+		if _, err := pgx.ForEachRow(rows, []any{&id, &line}, func() error {
+			e, ok, err := eraseDelivery(line, want, opts)
+			if err != nil {
+				return fmt.Errorf("row id %d: %w", id, err)
+			}
+			if ok {
+				b, err := json.Marshal(e)
+				hits = append(hits, hit{id, e, string(b)})
+				return err
+			}
+			return nil
+		}); err != nil {
+			return p.wrap("reading the deliveries from", err)
+		}
+		for _, h := range hits {
+			tag, err := tx.Exec(ctx, `
+UPDATE callrun_deliveries SET key = $3, delivery = $4
+WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM callrun_deliveries o WHERE o.campaign = $2 AND o.key = $3 AND o.id <> $1)`,
+				h.id, p.campaign, h.d.Key, h.line)
+			if err == nil && tag.RowsAffected() == 0 {
+				_, err = tx.Exec(ctx, `DELETE FROM callrun_deliveries WHERE id = $1`, h.id)
+			}
+			if err != nil {
+				return p.wrap("erasing people from the deliveries in", err)
+			}
+		}
+		if len(hits) > 0 && opts.BeforeReplace != nil {
+			return opts.BeforeReplace()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("erasing people from the deliveries of campaign %s: %w", p.campaign, err)
+	}
+	if len(hits) > 0 && opts.AfterReplace != nil {
+		if err := opts.AfterReplace(); err != nil {
+			return len(hits), err
+		}
+	}
+	return len(hits), nil
 }
