@@ -150,16 +150,8 @@ func TestEraseDoNotCallFileKeepsTheHash(t *testing.T) {
 
 func TestEraseDoNotCallFileAllowContact(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
 	const a, b = "+14155550101", "+14155550102"
-	l := OpenDoNotCallFile(dir)
-	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: a, Source: "suppress add"}}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := OpenErasureFile(dir).MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, l, keys := optedOut(t, a)
 	n, err := l.EraseDoNotCall(ctx, []string{a, b}, EraseDoNotCallOptions{EraseOptions: EraseOptions{Keys: keys}, AllowContact: true})
 	if err != nil || n != (DoNotCallEraseCounts{Replaced: 1}) {
 		t.Fatalf("erase: %+v, %v; want A replaced, nobody added", n, err)
@@ -176,18 +168,10 @@ func TestEraseDoNotCallFileAllowContact(t *testing.T) {
 
 func TestEraseDoNotCallFileKilledBeforeReplace(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
 	const a, b = "+14155550101", "+14155550102"
-	l := OpenDoNotCallFile(dir)
-	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: a, Source: "suppress add"}}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := OpenErasureFile(dir).MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, l, keys := optedOut(t, a)
 	kill := errors.New("killed")
-	_, err = l.EraseDoNotCall(ctx, []string{a, b}, EraseDoNotCallOptions{EraseOptions: EraseOptions{Keys: keys, BeforeReplace: func() error { return kill }}})
+	_, err := l.EraseDoNotCall(ctx, []string{a, b}, EraseDoNotCallOptions{EraseOptions: EraseOptions{Keys: keys, BeforeReplace: func() error { return kill }}})
 	if !errors.Is(err, kill) {
 		t.Fatalf("erase: %v, want the kill", err)
 	}
@@ -201,4 +185,21 @@ func TestEraseDoNotCallFileKilledBeforeReplace(t *testing.T) {
 	}
 	checkNoNumber(t, dir, a)
 	checkNoNumber(t, dir, b)
+}
+
+// optedOut returns a list in a directory of its own that holds number,
+// and the key of the directory's store.
+func optedOut(t *testing.T, number string) (string, *DoNotCallFile, *ErasureKeys) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	l := OpenDoNotCallFile(dir)
+	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: number, Source: "suppress add"}}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := OpenErasureFile(dir).MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, l, keys
 }
