@@ -217,7 +217,7 @@ func suppressList(ctx context.Context, l *dncSession, args []string, c *cli.Cont
 		if e.Removed {
 			what = "removed"
 		}
-		_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Number, e.At.UTC().Format(time.RFC3339), what, e.Source, e.Reason)
+		_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shownNumber(e), e.At.UTC().Format(time.RFC3339), what, e.Source, e.Reason)
 		return err
 	})
 	if err != nil {
@@ -293,7 +293,7 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	w := csv.NewWriter(out)
 	w.Write([]string{"phone_number", "added_at", "source"}) //nolint:errcheck // Flush reports it
 	err := l.list.Each(ctx, true, func(e store.DoNotCallEntry) error {
-		return w.Write([]string{e.Number, e.At.UTC().Format(time.RFC3339), e.Source})
+		return w.Write([]string{shownNumber(e), e.At.UTC().Format(time.RFC3339), e.Source})
 	})
 	if err != nil {
 		return err
@@ -306,4 +306,14 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		return file.Commit()
 	}
 	return nil
+}
+
+// shownNumber is how suppress list and export show an entry's number:
+// an erased person's entry holds only their keyed hash, shown as
+// "(erased person)".
+func shownNumber(e store.DoNotCallEntry) string {
+	if e.Hash != "" {
+		return "(erased person)"
+	}
+	return e.Number
 }

@@ -254,7 +254,9 @@ func buildIndex(dir, path string) (*dncIndex, []byte, error) {
 // for none takes minutes to write.
 const staleTemp = 15 * time.Minute
 
-// decodeEntry reads the number of an entry's JSON line and whether it is
+// decodeEntry reads the number of an entry's JSON line (an erased
+// person's hash, which has no key and is kept with the numbers that have
+// none) and whether it is
 // a removal: quickly for the lines json.Marshal writes, else through
 // encoding/json. ok is false for a line that is no entry.
 func decodeEntry(line []byte) (number string, removed, ok bool) {
@@ -278,8 +280,8 @@ func decodeEntry(line []byte) (number string, removed, ok bool) {
 		}
 	}
 	var e DoNotCallEntry
-	if err := json.Unmarshal(line, &e); err != nil || e.Number == "" {
+	if err := json.Unmarshal(line, &e); err != nil || !validEntry(&e) {
 		return "", false, false
 	}
-	return e.Number, e.Removed, true
+	return cmp.Or(e.Number, e.Hash), e.Removed, true
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,9 +29,13 @@ var ErrDoNotCall = errors.New("the number is on the do-not-call list")
 
 // DoNotCallEntry is one entry of a do-not-call list: a number put on it,
 // or taken off it. Entries are never deleted: a removal is an entry of
-// its own, and the list's history says who asked what, when.
+// its own, and the list's history says who asked what, when. An
+// erased person's entry holds their keyed hash ([NumberHash]) in Hash
+// and no Number (nor Reason): older binaries refuse a line without a
+// number, and stop rather than call.
 type DoNotCallEntry struct {
-	Number  string    `json:"number"` // E.164
+	Number  string    `json:"number,omitempty"` // E.164
+	Hash    string    `json:"hash,omitempty"`   // an erased person's keyed hash, in place of Number
 	At      time.Time `json:"at"`
 	Removed bool      `json:"removed,omitempty"` // a removal; else an addition
 	// Source says where the entry came from: "delivery KEY of campaign
@@ -99,14 +104,16 @@ type DoNotCallList interface {
 }
 
 // OnDoNotCall returns the numbers on the list after entries (a list's
-// history, oldest first), each with the addition that put it there.
+// history, oldest first), each with the addition that put it there; an
+// erased person's is keyed by their hash.
 func OnDoNotCall(entries []DoNotCallEntry) map[string]DoNotCallEntry {
 	on := map[string]DoNotCallEntry{}
 	for _, e := range entries {
+		n := cmp.Or(e.Number, e.Hash)
 		if e.Removed {
-			delete(on, e.Number)
-		} else if _, ok := on[e.Number]; !ok {
-			on[e.Number] = e
+			delete(on, n)
+		} else if _, ok := on[n]; !ok {
+			on[n] = e
 		}
 	}
 	return on
@@ -185,7 +192,12 @@ type DoNotCallFile struct {
 	mu    sync.Mutex
 	list  follower[DoNotCallEntry] // the history, read from where ix ends
 	ix    *dncIndex                // nil before the list is read, or with no history
-	delta map[string]bool          // the numbers of the entries after ix: true when on the list
+	delta map[string]bool          // the numbers (or hashes) of the entries after ix: true when on the list
+	// The erased people's keyed hashes in the index and the delta, each
+	// true once checked against keys, the store's erasure keys (read from
+	// the list's directory only when a hash is there).
+	hashes map[string]bool
+	keys   *ErasureKeys
 	// The opt-out holds, beside the list (OptOutHoldsFileName).
 	holds follower[OptOutHold]
 	open  map[string]OptOutHold // holds not resolved, by holdKey
@@ -197,7 +209,7 @@ var _ DoNotCallList = (*DoNotCallFile)(nil)
 // OpenDoNotCallFile returns the list kept in directory dir. Nothing is
 // read or created before the list is used; a list with no file is empty.
 func OpenDoNotCallFile(dir string) *DoNotCallFile {
-	return &DoNotCallFile{dir: dir, delta: map[string]bool{}, open: map[string]OptOutHold{}, ever: map[string]bool{},
+	return &DoNotCallFile{dir: dir, delta: map[string]bool{}, hashes: map[string]bool{}, open: map[string]OptOutHold{}, ever: map[string]bool{},
 		list:  doNotCallEntries(filepath.Join(dir, DoNotCallFileName)),
 		holds: follower[OptOutHold]{path: filepath.Join(dir, OptOutHoldsFileName), what: "an opt-out hold", valid: func(h *OptOutHold) bool { return h.Campaign != "" && h.Key != "" }},
 	}
@@ -205,7 +217,16 @@ func OpenDoNotCallFile(dir string) *DoNotCallFile {
 
 // doNotCallEntries follows the do-not-call list's file at path.
 func doNotCallEntries(path string) follower[DoNotCallEntry] {
-	return follower[DoNotCallEntry]{path: path, what: "a do-not-call entry", valid: func(e *DoNotCallEntry) bool { return e.Number != "" }}
+	return follower[DoNotCallEntry]{path: path, what: "a do-not-call entry", valid: validEntry}
+}
+
+// validEntry reports whether e has a number or, for an erased person, a
+// keyed hash, not both: a number never looks like a hash.
+func validEntry(e *DoNotCallEntry) bool {
+	if e.Hash != "" {
+		return e.Number == "" && strings.HasPrefix(e.Hash, hashPrefix)
+	}
+	return e.Number != "" && !strings.HasPrefix(e.Number, hashPrefix)
 }
 
 func (l *DoNotCallFile) path() string { return filepath.Join(l.dir, DoNotCallFileName) }
@@ -255,6 +276,9 @@ func (l *DoNotCallFile) NumbersUpTo(_ context.Context, max int) ([]string, bool,
 	defer l.mu.Unlock()
 	if err := l.refresh(); err != nil {
 		return nil, false, err
+	}
+	if len(l.hashes) > 0 {
+		return nil, false, nil // an erased person is found by hashing the campaign's numbers
 	}
 	var keys []uint64
 	if l.ix != nil {
@@ -388,7 +412,7 @@ func (l *DoNotCallFile) refresh() error {
 func (l *DoNotCallFile) refreshDelta() error {
 	f, err := os.Open(l.path())
 	if errors.Is(err, os.ErrNotExist) {
-		l.ix, l.delta = nil, map[string]bool{}
+		l.ix, l.delta, l.hashes = nil, map[string]bool{}, map[string]bool{}
 		l.list.forget()
 		return nil
 	}
@@ -406,13 +430,72 @@ func (l *DoNotCallFile) refreshDelta() error {
 		}
 	}
 	restarted := false
-	if _, err := l.list.read(f, func() { restarted = true }, func(e DoNotCallEntry, _ int64) { l.delta[e.Number] = !e.Removed }); err != nil {
+	if _, err := l.list.read(f, func() { restarted = true }, func(e DoNotCallEntry, _ int64) { l.track(e) }); err != nil {
 		return err
 	}
 	if restarted || len(l.delta) > maxDelta {
-		return l.rebuild()
+		if err := l.rebuild(); err != nil {
+			return err
+		}
+	}
+	return l.checkHashes()
+}
+
+// track counts e, read or written after the index, in the delta.
+func (l *DoNotCallFile) track(e DoNotCallEntry) {
+	if e.Hash != "" {
+		l.delta[e.Hash] = !e.Removed
+		if _, ok := l.hashes[e.Hash]; !ok {
+			l.hashes[e.Hash] = false
+		}
+		return
+	}
+	l.delta[e.Number] = !e.Removed
+}
+
+// checkHashes checks each erased person's hash not checked yet against
+// the store's erasure keys, read again when one is made with a key not
+// loaded: a list whose key is missing answers nothing, so nobody is
+// called ([CheckHashKey]).
+func (l *DoNotCallFile) checkHashes() error {
+	for h, ok := range l.hashes {
+		if ok {
+			continue
+		}
+		if id, _, _ := splitHash(h); !l.keys.Has(id) {
+			keys, err := readKeyFile(filepath.Join(l.dir, ErasureKeyFileName))
+			if err != nil {
+				return err
+			}
+			l.keys = keys
+		}
+		if err := CheckHashKey(l.keys, h, l.path()); err != nil {
+			return err
+		}
+		l.hashes[h] = true
 	}
 	return nil
+}
+
+// hashOn reports whether one of number's keyed hashes is on the list as
+// last read (on), and whether one is in its history at all (known). The
+// caller holds l.mu, after checkHashes.
+func (l *DoNotCallFile) hashOn(number string) (on, known bool) {
+	if len(l.hashes) == 0 {
+		return false, false
+	}
+	for _, h := range l.keys.Hashes(number) {
+		if _, ok := l.hashes[h]; !ok {
+			continue
+		}
+		known = true
+		if v, ok := l.delta[h]; ok {
+			on = on || v
+		} else if l.ix != nil && l.ix.others[h] {
+			on = true
+		}
+	}
+	return on, known
 }
 
 // load takes the index on disk when it matches the history f, else
@@ -446,10 +529,15 @@ func (l *DoNotCallFile) rebuild() error {
 // use has the list answer from ix, whose covered bytes end in tail, and
 // read the history from where ix ends.
 func (l *DoNotCallFile) use(ix *dncIndex, tail []byte) {
-	l.ix, l.delta = ix, map[string]bool{}
+	l.ix, l.delta, l.hashes = ix, map[string]bool{}, map[string]bool{}
 	l.list.forget()
 	if ix != nil {
 		l.list.off, l.list.last = ix.covered, tail
+		for n := range ix.others {
+			if strings.HasPrefix(n, hashPrefix) {
+				l.hashes[n] = false
+			}
+		}
 	}
 }
 
@@ -457,8 +545,26 @@ func (l *DoNotCallFile) use(ix *dncIndex, tail []byte) {
 // delta, else from the index. An index file that another process
 // replaced since it was loaded (built again over a longer history) is
 // loaded again, with the delta read anew from where it ends, and the
-// numbers looked up again. The caller holds l.mu.
+// numbers looked up again. While the list holds erased people's hashes,
+// each number not found is hashed and looked up among them. The caller
+// holds l.mu.
 func (l *DoNotCallFile) onList(numbers []string) (map[string]bool, error) {
+	on, err := l.onListPlain(numbers)
+	if err != nil || len(l.hashes) == 0 {
+		return on, err
+	}
+	for _, n := range numbers {
+		if !on[n] {
+			if h, _ := l.hashOn(n); h {
+				on[n] = true
+			}
+		}
+	}
+	return on, nil
+}
+
+// onListPlain is onList for the entries that hold their number.
+func (l *DoNotCallFile) onListPlain(numbers []string) (map[string]bool, error) {
 	for try := 0; ; try++ {
 		on := map[string]bool{}
 		var keys []uint64
@@ -581,8 +687,13 @@ func appendBytes[T any](dir string, fl *follower[T], buf []byte) error {
 
 // appendEntry appends e's JSON line, as json.Marshal writes it, to buf.
 func appendEntry(buf []byte, e DoNotCallEntry) []byte {
-	buf = append(buf, `{"number":`...)
-	buf = appendJSONString(buf, e.Number)
+	if e.Hash != "" {
+		buf = append(buf, `{"hash":`...)
+		buf = appendJSONString(buf, e.Hash)
+	} else {
+		buf = append(buf, `{"number":`...)
+		buf = appendJSONString(buf, e.Number)
+	}
 	buf = append(buf, `,"at":"`...)
 	buf = e.At.AppendFormat(buf, time.RFC3339Nano)
 	buf = append(buf, '"')
@@ -631,7 +742,9 @@ func writeSynced(f *os.File, buf []byte, at int64, beforeSync func() error) erro
 
 // Add takes the list's lock (waiting for another writer), cuts a torn
 // last line a crashed writer left (it was never acknowledged), appends
-// the entries that change the list and syncs them before it returns.
+// the entries that change the list and syncs them before it returns. An
+// entry of a number whose keyed hash the list holds (an erased person)
+// is written with the hash, never the number.
 func (l *DoNotCallFile) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
 	return l.add(ctx, entries, true)
 }
@@ -670,6 +783,13 @@ func (l *DoNotCallFile) Import(ctx context.Context, next func() ([]DoNotCallEntr
 	return wrote, nil
 }
 
+// hashedEntry is e with hash, an erased person's, in place of its
+// number, and no reason (a person's words may name them).
+func hashedEntry(e DoNotCallEntry, hash string) DoNotCallEntry {
+	e.Number, e.Reason, e.Hash = "", "", hash
+	return e
+}
+
 // add is Add; unless track, the entries it writes are not kept in the
 // delta (Import's: it builds the index again at its end).
 func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track bool) ([]DoNotCallEntry, error) {
@@ -699,6 +819,9 @@ func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track
 			}
 			e.At = e.At.UTC()
 			on[e.Number] = !e.Removed
+			if _, erased := l.hashOn(e.Number); erased {
+				e = hashedEntry(e, l.keys.Hashes(e.Number)[0])
+			}
 			wrote = append(wrote, e)
 			lines = appendEntry(lines, e)
 		}
@@ -711,7 +834,7 @@ func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track
 		}
 		if track {
 			for _, e := range wrote {
-				l.delta[e.Number] = !e.Removed
+				l.track(e)
 			}
 		}
 		return nil

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/store"
+)
+
+// TestErasedOptOutIsNeverCalled, files, plain and with AllowContact: A
+// opts out (`callrun suppress add`) and is erased from the do-not-call
+// list; a campaign over a sheet with A, B and C then calls B and C, not
+// A (the sandbox's ledger), and CALLRUN_HOME holds A's number in no
+// form: neither as text nor as the 8 bytes of its packed key in the
+// list's index. With the store's erasure key taken away, a run over a
+// new contact D refuses and the ledger is unchanged.
+func TestErasedOptOutIsNeverCalled(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run("allow-contact="+strconv.FormatBool(allow), func(t *testing.T) { testErasedOptOut(t, allow) })
+	}
+}
+
+func testErasedOptOut(t *testing.T, allowContact bool) {
+	ctx := context.Background()
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(func() {
+		srv.Config.Close()
+		srv.Close()
+	})
+	const a, b, c, d = "+14155550142", "+14155550143", "+14155550144", "+14155550145"
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	t.Setenv("TEST_SECRET", sandbox.DefaultClientSecret)
+	dir := filepath.Dir(path)
+	home := os.Getenv("CALLRUN_HOME")
+	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	sheet := func(phones ...string) {
+		t.Helper()
+		body := "Phone,First Name\n"
+		for i, p := range phones {
+			body += p + ",Person " + string(rune('A'+i)) + "\n"
+		}
+		if err := os.WriteFile(filepath.Join(dir, "contacts.csv"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := func() map[string]int {
+		n := map[string]int{}
+		for _, call := range srv.Calls() {
+			n[call.Form.Get("phone_number")]++
+		}
+		return n
+	}
+
+	if code, out := runAppOut(t, "suppress", "add", path, a); code != 0 {
+		t.Fatalf("suppress add: exit %d\n%s", code, out)
+	}
+	f, err := campaign.Load(path, campaign.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.OpenStore(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	erasure, err := s.Erasure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := erasure.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.DoNotCall()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := list.(*store.DoNotCallFile).EraseDoNotCall(ctx, []string{a}, store.EraseDoNotCallOptions{EraseOptions: store.EraseOptions{Keys: keys}, AllowContact: allowContact})
+	if err != nil || n.Replaced != 1 {
+		t.Fatalf("erasing A from the list: %+v, %v", n, err)
+	}
+
+	sheet(a, b, c)
+	if code, out := runAppOut(t, "run", path); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	if got := calls(); got[a] != 0 || got[b] != 1 || got[c] != 1 || len(got) != 2 {
+		t.Fatalf("ledger: %v; want B and C once each, never A", got)
+	}
+
+	digits := a[1:]
+	v, _ := strconv.ParseUint(digits, 10, 64)
+	packed := binary.BigEndian.AppendUint64(nil, uint64(len(digits))<<56|v)
+	err = filepath.WalkDir(home, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(body, []byte(digits)) || bytes.Contains(body, packed) {
+			t.Errorf("%s still holds A's number", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The key taken away: nobody is called.
+	if err := os.Remove(filepath.Join(home, store.ErasureKeyFileName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	sheet(a, b, c, d)
+	if code, out := runAppOut(t, "run", path); code == 0 || !strings.Contains(out, "erasure key") {
+		t.Errorf("a run whose list's key is missing: exit %d, want an error naming the erasure key\n%s", code, out)
+	}
+	if got := calls(); got[a] != 0 || got[d] != 0 || len(got) != 2 {
+		t.Fatalf("ledger after the key was taken away: %v; want only B and C", got)
+	}
+}

@@ -1,0 +1,179 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
+)
+
+// EraseDoNotCallOptions tune [DoNotCallFile.EraseDoNotCall]: the keys,
+// time and hooks of [EraseOptions], and AllowContact.
+type EraseDoNotCallOptions struct {
+	EraseOptions
+	// AllowContact leaves a person who is not on the list off it; else
+	// each is put on it, as a keyed hash. It never takes anyone off the
+	// list: an opt-out stays, hashed.
+	AllowContact bool
+}
+
+// DoNotCallEraseCounts is what erasing people from a do-not-call list
+// changed.
+type DoNotCallEraseCounts struct {
+	Added    int // hashed additions of people who were not on the list
+	Replaced int // entries whose number was replaced by its keyed hash
+}
+
+// EraseDoNotCall erases the people whose E.164 numbers are in numbers
+// from the list, under its lock: unless opts.AllowContact, it first
+// appends, durably, a hashed addition for each who is not on the list
+// (so that they are never called again, whatever happens next); then it
+// replaces every entry of their numbers by the same entry with their
+// keyed hash (the first of opts.Keys.Hashes) and no reason, writing the
+// list whole by the durable replace (a crash leaves the old list or the
+// new one), and builds its index again. A list that holds none of the
+// numbers is left as it is: erasing again changes nothing.
+func (l *DoNotCallFile) EraseDoNotCall(ctx context.Context, numbers []string, opts EraseDoNotCallOptions) (DoNotCallEraseCounts, error) {
+	var n DoNotCallEraseCounts
+	if opts.Keys == nil {
+		return n, errors.New("erasing people from the do-not-call list needs the store's erasure keys")
+	}
+	hash := map[string]string{}
+	for _, num := range numbers {
+		hs := opts.Keys.Hashes(num)
+		if len(hs) == 0 {
+			return n, errors.New("erasing people from the do-not-call list needs the store's erasure keys")
+		}
+		hash[num] = hs[0]
+	}
+	at := opts.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	err := l.locked(ctx, func() error {
+		if err := l.refresh(); err != nil {
+			return err
+		}
+		if !opts.AllowContact {
+			on, err := l.onList(numbers)
+			if err != nil {
+				return err
+			}
+			var lines []byte
+			var added []DoNotCallEntry
+			for _, num := range numbers {
+				if !on[num] {
+					on[num] = true
+					e := DoNotCallEntry{Hash: hash[num], At: at.UTC(), Source: "erase"}
+					added = append(added, e)
+					lines = appendEntry(lines, e)
+				}
+			}
+			if len(lines) > 0 {
+				if err := appendBytes(l.dir, &l.list, lines); err != nil {
+					return fmt.Errorf("writing the %s: %w", l, err)
+				}
+				for _, e := range added {
+					l.track(e)
+				}
+				n.Added = len(added)
+				if err := l.checkHashes(); err != nil {
+					return err
+				}
+			}
+		}
+		var err error
+		n.Replaced, err = l.replaceNumbers(hash, opts.EraseOptions)
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("erasing people from the %s: %w", l, err)
+	}
+	return n, nil
+}
+
+// replaceNumbers rewrites the list's history with each entry of a number
+// in hash by its hashed form, when there is one, and builds the index
+// again; it returns how many entries it replaced. The caller holds the
+// list's lock and l.mu.
+func (l *DoNotCallFile) replaceNumbers(hash map[string]string, opts EraseOptions) (int, error) {
+	f, err := os.Open(l.path())
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	w, err := durable.Create(l.path(), private.FileMode(l.dir))
+	if err != nil {
+		return 0, err
+	}
+	defer w.Abort()
+	bw := bufio.NewWriterSize(w, 1<<16)
+	replaced := 0
+	br := bufio.NewReaderSize(f, 1<<16)
+	for off := int64(0); ; {
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			break // a torn last line was never acknowledged: left out
+		}
+		if err != nil {
+			return 0, err
+		}
+		number, _, ok := decodeEntry(line)
+		if !ok {
+			return 0, fmt.Errorf("%s: the line at byte %d is not a do-not-call entry", l.path(), off)
+		}
+		off += int64(len(line))
+		h, erased := hash[number]
+		if !erased {
+			if _, err := bw.Write(line); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		var e DoNotCallEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return 0, fmt.Errorf("%s: the line at byte %d is not a do-not-call entry", l.path(), off-int64(len(line)))
+		}
+		if _, err := bw.Write(appendEntry(nil, hashedEntry(e, h))); err != nil {
+			return 0, err
+		}
+		replaced++
+	}
+	if replaced == 0 {
+		return 0, nil
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	if opts.BeforeReplace != nil {
+		if err := opts.BeforeReplace(); err != nil {
+			return 0, err
+		}
+	}
+	f.Close() // Windows replaces no file held open
+	if err := w.Commit(); err != nil {
+		return 0, fmt.Errorf("replacing the list: %w", err)
+	}
+	if err := l.rebuild(); err != nil {
+		return replaced, fmt.Errorf("indexing the list: %w", err)
+	}
+	if err := l.checkHashes(); err != nil {
+		return replaced, err
+	}
+	if opts.AfterReplace != nil {
+		if err := opts.AfterReplace(); err != nil {
+			return replaced, err
+		}
+	}
+	return replaced, nil
+}
