@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -425,6 +426,7 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 	if e.Status == store.Erased {
 		row.Status, row.Attempts = string(store.Erased), report.Count(e.Attempts)
 		eraseRow(&row)
+		row.Reason = cmp.Or(e.Reason, row.Reason) // what the contact's status was: nothing of the person
 		return row
 	}
 	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), report.Count(e.Attempts), e.AgentID
@@ -438,7 +440,8 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 	return row
 }
 
-// ReasonErased is the reason of an erased contact's report row.
+// ReasonErased is the reason of the report row of a contact in the
+// erased set that the journal does not hold erased.
 const ReasonErased = "erased at the person's request: callrun keeps nothing of them"
 
 // eraseRow empties every personal cell of an erased contact's row: the
