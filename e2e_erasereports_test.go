@@ -76,23 +76,8 @@ func testReportOfErasedPeople(t *testing.T, kind string) {
 		t.Fatalf("first run: exit %d\n%s", code, out)
 	}
 
-	f, err := campaign.Load(path, campaign.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.OpenStore(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, erasure, keys := openErasure(t, path, campaign.LoadOptions{}, false)
 	stateDir := s.ReportDir()
-	erasure, err := s.Erasure()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := erasure.MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now()
 	if _, err := s.(journalEraser).EraseJournal(ctx, []string{a}, store.EraseOptions{Keys: keys, At: now}); err != nil {
 		t.Fatal(err)
@@ -206,4 +191,31 @@ func checkErasedReport(t *testing.T, dir string, erased, kept []string, names ma
 	if !strings.Contains(files["report.html"], "Erased") {
 		t.Error("report.html has no Erased section")
 	}
+}
+
+// openErasure opens the store of the campaign at path (a rehearsal's
+// with rehearsal) and its erasure store, with a key made: for a test to
+// erase people as an erase would. The store is closed at the test's end
+// (closing it again is harmless).
+func openErasure(t *testing.T, path string, opts campaign.LoadOptions, rehearsal bool) (store.Store, store.ErasureStore, *store.ErasureKeys) {
+	t.Helper()
+	ctx := context.Background()
+	f, err := campaign.Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.OpenStore(ctx, rehearsal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	erasure, err := s.Erasure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := erasure.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, erasure, keys
 }

@@ -239,27 +239,11 @@ func eraseInRehearsal(t *testing.T, e *e2eCampaign, number string) {
 			t.Setenv(name, "")
 		}
 	}
-	ctx := context.Background()
-	f, err := campaign.Load(e.path, campaign.LoadOptions{Offline: true}) // the sandbox is the service
-	if err != nil {
+	s, erasure, keys := openErasure(t, e.path, campaign.LoadOptions{Offline: true}, true) // the sandbox is the service
+	if _, err := erasure.AddErased(context.Background(), []store.ErasedEntry{{Hash: keys.Hashes(number)[0], At: time.Now(), Why: "erase"}}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := f.OpenStore(ctx, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	erasure, err := s.Erasure()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := erasure.MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := erasure.AddErased(ctx, []store.ErasedEntry{{Hash: keys.Hashes(number)[0], At: time.Now(), Why: "erase"}}); err != nil {
-		t.Fatal(err)
-	}
+	s.Close() // before the run takes the store
 }
 
 // checkPageFigures checks the figures of report.html against summary.json.
