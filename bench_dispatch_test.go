@@ -214,7 +214,7 @@ func benchRunUnpacedLabelled(ctx context.Context, path string) (elapsed, cpu tim
 		Suppress: suppress,
 	}
 	start, cpu0 := time.Now(), benchCPU()
-	rep := campaign.StartReport(ctx, f, &ropts, stateDir)
+	rep := campaign.StartReport(ctx, f, &ropts, nil, stateDir)
 	res, err = campaign.Run(ctx, f, rate.NewLimiter(rate.Inf, 1), ropts)
 	elapsed, cpu = time.Since(start), benchCPU()-cpu0
 	if err != nil {

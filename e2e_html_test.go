@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
 	"github.com/chromedp/cdproto/cdp"
@@ -74,7 +76,8 @@ type pageFigure struct {
 // TestReportHTMLInBrowser runs a sandbox campaign in two runs (the first
 // stopped by --limit), opens its report.html from file:// in headless
 // Chromium and checks that the page logs no error, asks for nothing but
-// itself, and shows summary.json's figures. It writes screenshots at 1280
+// itself, and shows summary.json's figures, an erased person's among
+// them, without her number. It writes screenshots at 1280
 // and 390 pixels wide, and of the printed page, for a person to look at:
 // the test's output names the directory.
 func TestReportHTMLInBrowser(t *testing.T) {
@@ -99,6 +102,9 @@ func TestReportHTMLInBrowser(t *testing.T) {
 	if res := e.run(60*time.Second, "run", "--sandbox", "--limit", "25", e.path); res.code != 0 {
 		t.Fatalf("first run: %s", res)
 	}
+	// Ada 3, called, is erased (the rehearsal's erased set): the second
+	// run's page lists her row erased, by sheet and row alone.
+	eraseInRehearsal(t, e, "+14155550103")
 	res := e.run(60*time.Second, "run", "--sandbox", e.path)
 	if res.code != 0 {
 		t.Fatalf("second run: %s", res)
@@ -203,6 +209,41 @@ func TestReportHTMLInBrowser(t *testing.T) {
 		}
 	}
 	checkPageFigures(t, figures, &sum)
+	if !slices.ContainsFunc(figures, func(f pageFigure) bool {
+		return f.Figure == "people" && f.Status == string(store.Erased) && f.Text == "1"
+	}) || sum.Counts[string(store.Erased)] != 1 {
+		t.Errorf("the page lists no erased person, or summary.json counts %d erased", sum.Counts[string(store.Erased)])
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, form := range []string{"4155550103", "555-0103", "5550103"} {
+		if strings.Contains(string(html), form) {
+			t.Errorf("report.html holds the erased number as %q", form)
+		}
+	}
+}
+
+// eraseInRehearsal puts number in the erased set of e's rehearsals, in
+// the CALLRUN_HOME e's commands use (their HOME's).
+func eraseInRehearsal(t *testing.T, e *e2eCampaign, number string) {
+	t.Helper()
+	for _, kv := range e.env {
+		if name, v, _ := strings.Cut(kv, "="); name == "HOME" || strings.HasPrefix(name, "XDG_") {
+			t.Setenv(name, v)
+		}
+	}
+	for _, name := range []string{"CALLRUN_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"} {
+		if !slices.ContainsFunc(e.env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
+			t.Setenv(name, "")
+		}
+	}
+	s, erasure, keys := openErasure(t, e.path, campaign.LoadOptions{Offline: true}, true) // the sandbox is the service
+	if _, err := erasure.AddErased(context.Background(), []store.ErasedEntry{{Hash: keys.Hashes(number)[0], At: time.Now(), Why: "erase"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // before the run takes the store
 }
 
 // checkPageFigures checks the figures of report.html against summary.json.

@@ -57,7 +57,7 @@ func BenchmarkWriteReport(b *testing.B) {
 					var cpu time.Duration
 					for range b.N {
 						b.StopTimer()
-						page, err := writeRows(ctx, f, st, sup, nil, out, newSum(), of, nil)
+						page, err := writeRows(ctx, f, st, sup, nil, nil, out, newSum(), of, nil)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -119,7 +119,7 @@ func BenchmarkWriteReport(b *testing.B) {
 				return report.WriteSummary(filepath.Join(out, SummaryJSON), sum)
 			})
 			part("all", func(sum *report.Summary, _ *report.Page) error {
-				return WriteReport(ctx, f, st, sup, out, sum)
+				return WriteReport(ctx, f, st, sup, nil, out, sum)
 			})
 		})
 	}

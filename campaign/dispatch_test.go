@@ -295,7 +295,7 @@ func (e *dtEnv) run(ctx context.Context, tune func(*RunOptions)) (*RunResult, er
 	defer cancel()
 	var rep *Report
 	if e.report != nil {
-		rep = StartReport(context.WithoutCancel(ctx), e.f, &opts, e.f.Path(e.f.StateDir))
+		rep = StartReport(context.WithoutCancel(ctx), e.f, &opts, nil, e.f.Path(e.f.StateDir))
 		e.report(rep)
 	}
 	res, err := Run(rctx, e.f, limiter, opts)
@@ -1486,7 +1486,7 @@ func testRunResumesOverAResortedSheet(t *testing.T, kind string) {
 	// with its own first attempt.
 	st := e.state()
 	sum := &report.Summary{Campaign: e.f.Name}
-	if err := WriteReport(context.Background(), e.f, st, e.sup, e.dir, sum); err != nil {
+	if err := WriteReport(context.Background(), e.f, st, e.sup, nil, e.dir, sum); err != nil {
 		t.Fatal(err)
 	}
 	rows := dtReadCSV(t, filepath.Join(e.dir, ReportCSV))
@@ -1689,7 +1689,7 @@ unsafe_ignore_called_person_hours: true # runs at any hour
 	}
 	st := e.state()
 	sum := &report.Summary{Campaign: e.f.Name}
-	if err := WriteReport(context.Background(), e.f, st, e.sup, e.dir, sum); err != nil {
+	if err := WriteReport(context.Background(), e.f, st, e.sup, nil, e.dir, sum); err != nil {
 		t.Fatal(err)
 	}
 	if sum.Counts["sent"] != 2 || sum.Counts["duplicate"] != 1 || sum.Counts["pending"] != 0 {

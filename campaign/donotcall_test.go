@@ -117,7 +117,7 @@ func TestRunHonoursTheDoNotCallList(t *testing.T) {
 			}
 			e.sup.SetDoNotCall(numbers)
 			dir := t.TempDir()
-			if err := WriteReport(ctx, e.f, e.state(), e.sup, dir, &report.Summary{Campaign: e.f.Name}); err != nil {
+			if err := WriteReport(ctx, e.f, e.state(), e.sup, nil, dir, &report.Summary{Campaign: e.f.Name}); err != nil {
 				t.Fatal(err)
 			}
 			rows := dtReportRows(t, filepath.Join(dir, ReportCSV))

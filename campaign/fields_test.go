@@ -192,7 +192,7 @@ func TestReportAccountColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := WriteReport(context.Background(), f, st, nil, dir, &report.Summary{Campaign: f.Name}); err != nil {
+	if err := WriteReport(context.Background(), f, st, nil, nil, dir, &report.Summary{Campaign: f.Name}); err != nil {
 		t.Fatal(err)
 	}
 	book, err := report.ReadXLSX(filepath.Join(dir, ReportXLSX))

@@ -106,7 +106,7 @@ func TestRunPressureThreeCampaignsInTurn(t *testing.T) {
 				}
 				step.e.sup.SetPressure(&PlanPressure{Limits: store.DefaultPressure, Starts: starts}, clock.Now())
 				dir := t.TempDir()
-				if err := WriteReport(context.Background(), step.e.f, step.e.state(), step.e.sup, dir, &report.Summary{Campaign: step.e.f.Name}); err != nil {
+				if err := WriteReport(context.Background(), step.e.f, step.e.state(), step.e.sup, nil, dir, &report.Summary{Campaign: step.e.f.Name}); err != nil {
 					t.Fatal(err)
 				}
 				rows := dtReportRows(t, filepath.Join(dir, ReportCSV))

@@ -82,7 +82,7 @@ func TestRunReportIsWriteReports(t *testing.T) {
 		}
 		// WriteReport from the journal the run leaves, with the same facts.
 		want := t.TempDir()
-		if err := WriteReport(context.Background(), e.f, rep.opts.State, e.sup, want, runReportSum(e.f, res, ending, end)); err != nil {
+		if err := WriteReport(context.Background(), e.f, rep.opts.State, e.sup, nil, want, runReportSum(e.f, res, ending, end)); err != nil {
 			return err
 		}
 		checkSameReport(t, stateDir, want)
@@ -155,7 +155,7 @@ func TestRunReportIsWriteReportsDedupe(t *testing.T) {
 					return err
 				}
 				want := t.TempDir()
-				if err := WriteReport(context.Background(), e.f, rep.opts.State, e.sup, want, runReportSum(e.f, res, ending, end)); err != nil {
+				if err := WriteReport(context.Background(), e.f, rep.opts.State, e.sup, nil, want, runReportSum(e.f, res, ending, end)); err != nil {
 					return err
 				}
 				checkSameReport(t, stateDir, want)
@@ -233,7 +233,7 @@ func TestRunReportRowsBeforeTheEnd(t *testing.T) {
 			return err
 		}
 		want := t.TempDir()
-		if err := WriteReport(context.Background(), e.f, r.opts.State, e.sup, want, runReportSum(e.f, res, report.EndComplete, end)); err != nil {
+		if err := WriteReport(context.Background(), e.f, r.opts.State, e.sup, nil, want, runReportSum(e.f, res, report.EndComplete, end)); err != nil {
 			return err
 		}
 		checkSameReport(t, e.f.Path(e.f.StateDir), want)

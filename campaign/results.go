@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -29,14 +30,65 @@ const (
 // does, and what a run's [Report] writes. sum carries the run's own facts
 // (times, calls, ending, the journal's runs); the counts are added here.
 // Contacts waiting for their hours are those closed at sum.FinishedAt;
-// a rehearsal's (sum.Rehearsal) wait for none.
-func WriteReport(ctx context.Context, f *File, st *store.State, sup *Suppression, dir string, sum *report.Summary) error {
+// a rehearsal's (sum.Rehearsal) wait for none. The rows of the people
+// in erased (nil: none) are written erased, as those the journal holds
+// erased are.
+func WriteReport(ctx context.Context, f *File, st *store.State, sup *Suppression, erased *ErasedSet, dir string, sum *report.Summary) error {
 	of := reportOf{at: func() time.Time { return sum.FinishedAt }, end: func() RunEnd { return RunEnd{Ending: sum.Ending} }, rehearsal: sum.Rehearsal}
-	page, err := writeRows(ctx, f, st, sup, nil, dir, sum, of, nil)
+	page, err := writeRows(ctx, f, st, sup, nil, erased, dir, sum, of, nil)
 	if err != nil {
 		return err
 	}
 	return writePage(dir, sum, page)
+}
+
+// ErasedSet is a store's erased set as the report reads it: the keyed
+// hashes of the people erased, and the keys to hash a sheet's number
+// with. The report writes the row of a number in it erased, whether or
+// not the journal ever held the contact. A nil *ErasedSet holds nobody.
+type ErasedSet struct {
+	keys   *store.ErasureKeys
+	hashes map[string]bool
+}
+
+// LoadErased reads the erased set of s for a report. A store that erased
+// nobody costs one look at its set, and its keys are not read; a hash
+// whose key the store lacks is an error (see [store.CheckHashKey]): the
+// report would show the person in clear.
+func LoadErased(ctx context.Context, s store.Store) (*ErasedSet, error) {
+	er, err := s.Erasure()
+	if err != nil {
+		return nil, fmt.Errorf("reading the erased set for the report: %w", err)
+	}
+	entries, err := er.ErasedEntries(ctx)
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	keys, err := er.Keys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	set := &ErasedSet{keys: keys, hashes: make(map[string]bool, len(entries))}
+	for _, e := range entries {
+		if err := store.CheckHashKey(keys, e.Hash, er.String()); err != nil {
+			return nil, err
+		}
+		set.hashes[e.Hash] = true
+	}
+	return set, nil
+}
+
+// Has reports whether the E.164 number e164 is in the set.
+func (e *ErasedSet) Has(e164 string) bool {
+	if e == nil || e164 == "" {
+		return false
+	}
+	for _, h := range e.keys.Hashes(e164) {
+		if e.hashes[h] {
+			return true
+		}
+	}
+	return false
 }
 
 // reportOf is what a report is of beyond the sheets and the journal.
@@ -84,17 +136,18 @@ func writePage(dir string, sum *report.Summary, page *report.Page) error {
 // report, and the temporary files for the next run to remove
 // ([report.RemoveStale]).
 type Report struct {
-	f     *File
-	opts  *RunOptions // its State, Suppress, RetryFailed and RetryUncertain
-	dir   string
-	rows  report.Summary // the rows' counts, until Finish
-	over  chan struct{}  // closed by Finish: every row is final
-	at    time.Time      // the run's end, for the contacts waiting for their hours; set before over is closed
-	end   RunEnd         // how the run ended; set with at
-	done  chan struct{}  // closed when the rows are written
-	page  *report.Page
-	err   error
-	early bool // the rows are written while the run calls
+	f      *File
+	opts   *RunOptions // its State, Suppress, RetryFailed and RetryUncertain
+	erased *ErasedSet
+	dir    string
+	rows   report.Summary // the rows' counts, until Finish
+	over   chan struct{}  // closed by Finish: every row is final
+	at     time.Time      // the run's end, for the contacts waiting for their hours; set before over is closed
+	end    RunEnd         // how the run ended; set with at
+	done   chan struct{}  // closed when the rows are written
+	page   *report.Page
+	err    error
+	early  bool // the rows are written while the run calls
 	// made counts the rows found final while the run called, for tests
 	// to see them made before the run ends.
 	made atomic.Int64
@@ -105,15 +158,16 @@ type Report struct {
 const reportPoll = 25 * time.Millisecond
 
 // StartReport starts the report of a run over f with opts (its State,
-// Suppress, RetryFailed, RetryUncertain), to be written in dir.
+// Suppress, RetryFailed, RetryUncertain), to be written in dir, the rows
+// of the people in erased (nil: none) written erased.
 // The caller must call Finish after the run, before closing the State,
 // and start the run with opts after StartReport: the run and the report
 // share opts' table of the numbers seen in the sheets, which StartReport
 // sets. ctx ends the reading of the sheets: a run that is to write its
 // report however it ends passes one no signal cancels.
-func StartReport(ctx context.Context, f *File, opts *RunOptions, dir string) *Report {
+func StartReport(ctx context.Context, f *File, opts *RunOptions, erased *ErasedSet, dir string) *Report {
 	opts.seen = newNumbersSeen(f)
-	r := &Report{f: f, opts: opts, dir: dir, over: make(chan struct{}), done: make(chan struct{}),
+	r := &Report{f: f, opts: opts, erased: erased, dir: dir, over: make(chan struct{}), done: make(chan struct{}),
 		early: f.Outcomes == nil}
 	if r.early {
 		go r.write(ctx)
@@ -156,7 +210,7 @@ func (r *Report) write(ctx context.Context) {
 		}
 		r.made.Add(1)
 	}
-	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Suppress, r.opts.seen, r.dir, &r.rows, of, wait)
+	r.page, r.err = writeRows(ctx, r.f, r.opts.State, r.opts.Suppress, r.opts.seen, r.erased, r.dir, &r.rows, of, wait)
 }
 
 // final reports whether c's row can no longer change in this run.
@@ -219,7 +273,7 @@ func (r *Report) Finish(ctx context.Context, sum *report.Summary) error {
 // shares with the run's. The workbook streams its rows to a temporary file, and is
 // dropped once the report outgrows it (an older report.xlsx is then
 // removed, as it would no longer match report.csv).
-func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, seen *numbersSeen, dir string, sum *report.Summary, of reportOf, wait func(*Contact)) (*report.Page, error) {
+func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, seen *numbersSeen, erased *ErasedSet, dir string, sum *report.Summary, of reportOf, wait func(*Contact)) (*report.Page, error) {
 	hours, err := f.CallingHours()
 	if err != nil {
 		return nil, err
@@ -265,8 +319,14 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 			}
 		}
 		row := ReportRow(f, st, c)
+		if erased.Has(c.Phone) {
+			eraseRow(&row)
+		}
 		wt := page.explain(c, &row)
 		outcomes.Add(c, &row)
+		if row.Status == string(store.Erased) {
+			eraseRow(&row) // and the deliveries' detail
+		}
 		sum.Add(row)
 		if wt != nil && !wt.Until.IsZero() && (sum.NextCallAt.IsZero() || wt.Until.Before(sum.NextCallAt)) {
 			sum.NextCallAt = wt.Until
@@ -344,7 +404,7 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 		return row
 	}
 	defer func() {
-		if c.PhoneColumn != "" {
+		if c.PhoneColumn != "" && row.Status != string(store.Erased) {
 			row.Reason = strings.TrimPrefix(row.Reason+"; ", "; ") + fmt.Sprintf("number from column %q", c.PhoneColumn)
 		}
 	}()
@@ -363,6 +423,12 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 		}
 		return row
 	}
+	if e.Status == store.Erased {
+		row.Status, row.Attempts = string(store.Erased), report.Count(e.Attempts)
+		eraseRow(&row)
+		row.Reason = cmp.Or(e.Reason, row.Reason) // what the contact's status was: nothing of the person
+		return row
+	}
 	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), report.Count(e.Attempts), e.AgentID
 	row.FirstAttemptAt, row.LastAttemptAt, row.Response = report.Timestamp(e.FirstAt), report.Timestamp(e.LastAt), e.Body
 	if e.Reason != "" {
@@ -372,6 +438,21 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 		row.Reason = strings.TrimPrefix(row.Reason+"; ", "; ") + "called through agent " + key.Agent + " (dedupe: campaign)"
 	}
 	return row
+}
+
+// ReasonErased is the reason of the report row of a contact in the
+// erased set that the journal does not hold erased.
+const ReasonErased = "erased at the person's request: callrun keeps nothing of them"
+
+// eraseRow empties every personal cell of an erased contact's row: the
+// number, the name, the e-mail, every mapped field, the consent, the
+// service's answer and the deliveries' detail. The sheet, the row, the
+// agent, the count of attempts and the latest event delivered stay, so
+// that the report still has one row per sheet row and its counts hold.
+func eraseRow(row *report.Row) {
+	*row = report.Row{Sheet: row.Sheet, Row: row.Row, Agent: row.Agent, Status: string(store.Erased),
+		Reason: ReasonErased, Attempts: row.Attempts, Extra: make([]string, len(row.Extra)), Outcome: row.Outcome}
+	row.Outcome.Detail = ""
 }
 
 // reportPage gathers what report.html shows of each contact.

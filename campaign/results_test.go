@@ -133,7 +133,7 @@ func TestReportGolden(t *testing.T) {
 	sum := &report.Summary{Campaign: e.f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: report.EndLimit}
 	sum.Finish(at(21)())
 	st := e.state()
-	if err := WriteReport(context.Background(), e.f, st, e.sup, e.dir, sum); err != nil {
+	if err := WriteReport(context.Background(), e.f, st, e.sup, nil, e.dir, sum); err != nil {
 		t.Fatal(err)
 	}
 	csvData, err := os.ReadFile(filepath.Join(e.dir, ReportCSV))
@@ -155,7 +155,7 @@ func TestReportGolden(t *testing.T) {
 	again := t.TempDir()
 	rebuild := &report.Summary{Campaign: e.f.Name, Ending: report.EndRebuilt}
 	rebuild.Finish(at(21)())
-	if err := WriteReport(context.Background(), e.f, e.state(), e.sup, again, rebuild); err != nil {
+	if err := WriteReport(context.Background(), e.f, e.state(), e.sup, nil, again, rebuild); err != nil {
 		t.Fatal(err)
 	}
 	rebuilt, err := os.ReadFile(filepath.Join(again, ReportCSV))

@@ -16,7 +16,7 @@ import (
 
 // Statuses lists every status a report row can have, in the order the
 // summary prints them.
-var Statuses = []store.Status{store.Sent, store.Failed, store.Uncertain, store.Pending, store.Invalid, store.Duplicate, store.Suppressed}
+var Statuses = []store.Status{store.Sent, store.Failed, store.Uncertain, store.Pending, store.Invalid, store.Duplicate, store.Suppressed, store.Erased}
 
 // Endings of a run, for [Summary.Ending].
 const (

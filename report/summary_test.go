@@ -77,8 +77,8 @@ func TestSummaryEmptyHasEveryStatus(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Counts) != 7 {
-		t.Errorf("counts %v: want all seven statuses", back.Counts)
+	if len(back.Counts) != len(Statuses) {
+		t.Errorf("counts %v: want every status", back.Counts)
 	}
 	for _, st := range Statuses {
 		if n, ok := back.Counts[string(st)]; !ok || n != 0 {

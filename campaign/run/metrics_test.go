@@ -71,7 +71,8 @@ func (c *fakeClock) add(d time.Duration) {
 // TestMetricsFile follows a run's metrics on a fake clock and injected
 // journal counts: the contacts by status move with the journal, the rate
 // is the call starts since the previous write, a pause shows while it
-// holds and is counted, and the last write takes the summary's counts and
+// holds and is counted, erased contacts are not counted pending, and
+// the last write takes the summary's counts and
 // says the run has ended.
 func TestMetricsFile(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 3, 2, 15, 0, 0, 0, time.UTC)}
@@ -88,7 +89,7 @@ func TestMetricsFile(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "callrun.prom")
 	m := newMetricsFile(metricsConfig{path: path, campaign: "Spring", shard: "1/2", perSecond: 10, now: clock.Now, counts: counts,
-		pass: sheetPass{toCall: 20, counts: map[store.Status]int{store.Sent: 5, store.Failed: 1, store.Pending: 20, store.Invalid: 3, store.Duplicate: 2}}})
+		pass: sheetPass{toCall: 20, counts: map[store.Status]int{store.Sent: 5, store.Failed: 1, store.Pending: 20, store.Invalid: 3, store.Duplicate: 2, store.Erased: 2}}})
 	if err := m.write(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +110,7 @@ func TestMetricsFile(t *testing.T) {
 		k("callrun_contacts", `status="invalid"`):    3,
 		k("callrun_contacts", `status="duplicate"`):  2,
 		k("callrun_contacts", `status="suppressed"`): 0,
+		k("callrun_contacts", `status="erased"`):     2, // not pending: never called again
 		k("callrun_call_starts_total", ""):           0,
 		k("callrun_call_rate_per_second", ""):        0,
 		k("callrun_configured_rate_per_second", ""):  10,
@@ -180,7 +182,7 @@ func TestMetricsFile(t *testing.T) {
 	check("after the pause")
 
 	// The end: the summary's counts, whatever the journal says.
-	sum := &report.Summary{Counts: map[string]int{"sent": 13, "failed": 2, "uncertain": 0, "pending": 10, "invalid": 3, "duplicate": 2, "suppressed": 0}}
+	sum := &report.Summary{Counts: map[string]int{"sent": 13, "failed": 2, "uncertain": 0, "pending": 10, "invalid": 3, "duplicate": 2, "suppressed": 0, "erased": 2}}
 	if err := m.finish(sum, report.EndComplete); err != nil {
 		t.Fatal(err)
 	}

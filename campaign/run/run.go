@@ -506,7 +506,11 @@ func (j *job) dispatch(ctx context.Context) (err error) {
 	}
 	// The report's rows are written as the calls settle, so that the run
 	// ends soon after its last call; the report step finishes it.
-	j.rep = campaign.StartReport(context.WithoutCancel(ctx), f, &j.ropts, j.store.ReportDir())
+	erased, err := campaign.LoadErased(ctx, j.store)
+	if err != nil {
+		return err
+	}
+	j.rep = campaign.StartReport(context.WithoutCancel(ctx), f, &j.ropts, erased, j.store.ReportDir())
 	j.res, j.runErr = campaign.Run(ctx, f, limiter, j.ropts)
 	prog.done()
 	detach()

@@ -146,7 +146,11 @@ func RebuildReport(ctx context.Context, log zerolog.Logger, o SavedOptions, out 
 		sum.Notes = append(sum.Notes, fmt.Sprintf("the last run started %s and sent %d call start(s) in %s (%.1f calls/s); its figures are kept in summary.json",
 			last.StartedAt.Local().Format("Mon 2 Jan 15:04"), last.Calls, time.Duration(sum.ElapsedSeconds*float64(time.Second)).Round(time.Second), sum.RatePerSecond))
 	}
-	if err := campaign.WriteReport(ctx, s.F, s.State, s.Sup, s.Dir, sum); err != nil {
+	erased, err := campaign.LoadErased(ctx, s.Store)
+	if err != nil {
+		return err
+	}
+	if err := campaign.WriteReport(ctx, s.F, s.State, s.Sup, erased, s.Dir, sum); err != nil {
 		return err
 	}
 	fmt.Fprint(out, sum.Text())
