@@ -292,8 +292,13 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	}
 	w := csv.NewWriter(out)
 	w.Write([]string{"phone_number", "added_at", "source"}) //nolint:errcheck // Flush reports it
+	erased := 0
 	err := l.list.Each(ctx, true, func(e store.DoNotCallEntry) error {
-		return w.Write([]string{shownNumber(e), e.At.UTC().Format(time.RFC3339), e.Source})
+		if e.Number == "" { // an erased person's: no number to give another system
+			erased++
+			return nil
+		}
+		return w.Write([]string{e.Number, e.At.UTC().Format(time.RFC3339), e.Source})
 	})
 	if err != nil {
 		return err
@@ -302,13 +307,16 @@ func suppressExport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	if err := w.Error(); err != nil {
 		return err
 	}
+	if erased > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "%d erased people on the list are not exported: the list keeps only a keyed hash of their numbers, which no other system can use.\n", erased)
+	}
 	if file != nil {
 		return file.Commit()
 	}
 	return nil
 }
 
-// shownNumber is how suppress list and export show an entry's number:
+// shownNumber is how suppress list shows an entry's number:
 // an erased person's entry holds only their keyed hash, shown as
 // "(erased person)".
 func shownNumber(e store.DoNotCallEntry) string {

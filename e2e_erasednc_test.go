@@ -122,6 +122,12 @@ func testErasedOptOut(t *testing.T, allowContact bool) {
 		t.Fatal(err)
 	}
 
+	// The export gives other systems numbers only: the erased person's
+	// entry is left out, and said so.
+	if code, out := runAppOut(t, "suppress", "export", path); code != 0 || strings.Contains(out, "erased person)") || !strings.Contains(out, "1 erased people on the list are not exported") {
+		t.Errorf("suppress export: exit %d\n%s", code, out)
+	}
+
 	// The key taken away: nobody is called.
 	if err := os.Remove(filepath.Join(home, store.ErasureKeyFileName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
