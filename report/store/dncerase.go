@@ -1,17 +1,12 @@
 package store
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
-
-	"github.com/callrun/callrun/report/durable"
-	"github.com/callrun/callrun/report/private"
 )
 
 // EraseDoNotCallOptions tune [DoNotCallFile.EraseDoNotCall]: the keys,
@@ -104,76 +99,27 @@ func (l *DoNotCallFile) EraseDoNotCall(ctx context.Context, numbers []string, op
 // again; it returns how many entries it replaced. The caller holds the
 // list's lock and l.mu.
 func (l *DoNotCallFile) replaceNumbers(hash map[string]string, opts EraseOptions) (int, error) {
-	f, err := os.Open(l.path())
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	w, err := durable.Create(l.path(), private.FileMode(l.dir))
-	if err != nil {
-		return 0, err
-	}
-	defer w.Abort()
-	bw := bufio.NewWriterSize(w, 1<<16)
-	replaced := 0
-	br := bufio.NewReaderSize(f, 1<<16)
-	for off := int64(0); ; {
-		line, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			break // a torn last line was never acknowledged: left out
-		}
-		if err != nil {
-			return 0, err
-		}
+	notEntry := errors.New("not a do-not-call entry")
+	replaced, err := hashLines(l.path(), func(line []byte) ([]byte, error) {
 		number, _, ok := decodeEntry(line)
 		if !ok {
-			return 0, fmt.Errorf("%s: the line at byte %d is not a do-not-call entry", l.path(), off)
+			return nil, notEntry
 		}
-		off += int64(len(line))
 		h, erased := hash[number]
 		if !erased {
-			if _, err := bw.Write(line); err != nil {
-				return 0, err
-			}
-			continue
+			return nil, nil
 		}
 		var e DoNotCallEntry
 		if err := json.Unmarshal(line, &e); err != nil {
-			return 0, fmt.Errorf("%s: the line at byte %d is not a do-not-call entry", l.path(), off-int64(len(line)))
+			return nil, notEntry
 		}
-		if _, err := bw.Write(appendEntry(nil, hashedEntry(e, h))); err != nil {
-			return 0, err
-		}
-		replaced++
-	}
-	if replaced == 0 {
-		return 0, nil
-	}
-	if err := bw.Flush(); err != nil {
-		return 0, err
-	}
-	if opts.BeforeReplace != nil {
-		if err := opts.BeforeReplace(); err != nil {
-			return 0, err
-		}
-	}
-	f.Close() // Windows replaces no file held open
-	if err := w.Commit(); err != nil {
-		return 0, fmt.Errorf("replacing the list: %w", err)
+		return bytes.TrimSuffix(appendEntry(nil, hashedEntry(e, h)), []byte("\n")), nil
+	}, opts)
+	if err != nil || replaced == 0 {
+		return replaced, err
 	}
 	if err := l.rebuild(); err != nil {
 		return replaced, fmt.Errorf("indexing the list: %w", err)
 	}
-	if err := l.checkHashes(); err != nil {
-		return replaced, err
-	}
-	if opts.AfterReplace != nil {
-		if err := opts.AfterReplace(); err != nil {
-			return replaced, err
-		}
-	}
-	return replaced, nil
+	return replaced, l.checkHashes()
 }
