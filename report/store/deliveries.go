@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/callrun/callrun/report/durable"
-	"github.com/callrun/callrun/report/private"
 	"github.com/gofrs/flock"
 )
 
@@ -624,64 +622,24 @@ func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseO
 	}
 	defer fl.Unlock()
 	want := numberSet(numbers)
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	erased := map[int64][]byte{} // each erased line, by where its old one starts
-	if _, err := eachLine(f, 0, fi.Size(), func(line []byte, at int64) error {
+	n, err := hashLines(path, func(line []byte) ([]byte, error) {
 		e, hit, err := eraseDelivery(line, want, opts)
-		if err != nil {
-			return fmt.Errorf("the line at byte %d: %w", at, err)
+		if err != nil || !hit {
+			return nil, err
 		}
-		if hit {
-			b, err := json.Marshal(e)
-			erased[at] = append(b, '\n')
-			return err
-		}
-		return nil
-	}); err != nil {
-		return 0, err
-	}
-	if len(erased) == 0 {
-		return 0, nil
-	}
-	w, err := durable.Create(path, private.FileMode(dir))
-	if err != nil {
-		return 0, err
-	}
-	defer w.Abort()
-	if _, err := eachLine(f, 0, fi.Size(), func(line []byte, at int64) error {
-		if e, ok := erased[at]; ok {
-			line = e
-		}
-		_, err := w.Write(line)
-		return err
-	}); err != nil {
-		return 0, fmt.Errorf("writing the new deliveries: %w", err)
-	}
-	if opts.BeforeReplace != nil {
-		if err := opts.BeforeReplace(); err != nil {
-			return 0, err
-		}
-	}
-	f.Close() // Windows replaces no file held open; the lock keeps listen out
-	if err := w.Commit(); err != nil {
-		return 0, fmt.Errorf("replacing the deliveries: %w", err)
+		return json.Marshal(e)
+	}, EraseOptions{BeforeReplace: opts.BeforeReplace})
+	if err != nil || n == 0 {
+		return n, err
 	}
 	// The index's keys are the old file's: listen rebuilds it.
 	if err := os.Remove(filepath.Join(dir, DeliveryKeysFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return len(erased), err
+		return n, err
 	}
 	if opts.AfterReplace != nil {
 		if err := opts.AfterReplace(); err != nil {
-			return len(erased), err
+			return n, err
 		}
 	}
-	return len(erased), nil
+	return n, nil
 }
