@@ -635,19 +635,29 @@ func (l *DoNotCallFile) lookup(keys []uint64) (found []bool, same bool, err erro
 // locked runs fn holding the list's lock (waiting for another writer)
 // and l.mu, with the list's directory made.
 func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
-	if err := makeDir(l.dir); err != nil {
-		return fmt.Errorf("creating the do-not-call list's directory: %w", err)
+	return withListLock(ctx, l.dir, "the do-not-call list's", func() error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return fn()
+	})
+}
+
+// withListLock runs fn holding do-not-call.lock in dir, made if need be,
+// waiting for another holder: the lock of the list's writers, which the
+// erased set's and the erasure key's writers take too. whose ("the
+// do-not-call list's") names the directory in errors.
+func withListLock(ctx context.Context, dir, whose string, fn func() error) error {
+	if err := makeDir(dir); err != nil {
+		return fmt.Errorf("creating %s directory: %w", whose, err)
 	}
-	fl, err := lockFile(l.dir, DoNotCallLockName)
+	fl, err := lockFile(dir, DoNotCallLockName)
 	if err != nil {
 		return err
 	}
 	if _, err := fl.TryLockContext(ctx, 5*time.Millisecond); err != nil {
-		return fmt.Errorf("waiting for the lock of the %s: %w", l, err)
+		return fmt.Errorf("waiting for %s: %w", fl.Path(), err)
 	}
 	defer fl.Unlock()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	return fn()
 }
 

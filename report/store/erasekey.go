@@ -320,18 +320,7 @@ func (f *ErasureFile) MakeKey(ctx context.Context) (*ErasureKeys, error) {
 // locked runs fn holding the do-not-call list's lock of f's directory,
 // made if need be, waiting for another writer.
 func (f *ErasureFile) locked(ctx context.Context, fn func() error) error {
-	if err := makeDir(f.dir); err != nil {
-		return fmt.Errorf("creating the erased set's directory: %w", err)
-	}
-	fl, err := lockFile(f.dir, DoNotCallLockName)
-	if err != nil {
-		return err
-	}
-	if _, err := fl.TryLockContext(ctx, 5*time.Millisecond); err != nil {
-		return fmt.Errorf("waiting for %s: %w", fl.Path(), err)
-	}
-	defer fl.Unlock()
-	return fn()
+	return withListLock(ctx, f.dir, "the erased set's", fn)
 }
 
 // refresh reads what was appended to the erased set since the last look,

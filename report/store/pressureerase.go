@@ -130,7 +130,8 @@ func hashesToWrite(numbers []string, opts EraseOptions) ([]string, []string, err
 // newline) is that line, and returns how many it replaced; a file with no
 // such line, or none, is left as it is. A torn last line (never
 // acknowledged: the next writer cuts it) is left out. opts' hooks run
-// before and after the replace.
+// before and after the replace. The erases of the call starts, the
+// conversations, the do-not-call list and the deliveries share it.
 func hashLines(path string, hash func([]byte) ([]byte, error), opts EraseOptions) (int, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
