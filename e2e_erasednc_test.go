@@ -5,16 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 )
@@ -34,57 +31,17 @@ func TestErasedOptOutIsNeverCalled(t *testing.T) {
 
 func testErasedOptOut(t *testing.T, allowContact bool) {
 	ctx := context.Background()
-	srv := sandbox.NewServer(sandbox.Options{})
-	t.Cleanup(func() {
-		srv.Config.Close()
-		srv.Close()
-	})
+	srv, path := erasureCampaign(t, "")
 	const a, b, c, d = "+14155550142", "+14155550143", "+14155550144", "+14155550145"
-	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-	t.Setenv("TEST_SECRET", sandbox.DefaultClientSecret)
 	dir := filepath.Dir(path)
 	home := os.Getenv("CALLRUN_HOME")
-	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	sheet := func(phones ...string) {
-		t.Helper()
-		body := "Phone,First Name\n"
-		for i, p := range phones {
-			body += p + ",Person " + string(rune('A'+i)) + "\n"
-		}
-		if err := os.WriteFile(filepath.Join(dir, "contacts.csv"), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	calls := func() map[string]int {
-		n := map[string]int{}
-		for _, call := range srv.Calls() {
-			n[call.Form.Get("phone_number")]++
-		}
-		return n
-	}
+	sheet := func(phones ...string) { writePeople(t, dir, phones...) }
+	calls := func() map[string]int { return callsByNumber(srv.Calls()) }
 
 	if code, out := runAppOut(t, "suppress", "add", path, a); code != 0 {
 		t.Fatalf("suppress add: exit %d\n%s", code, out)
 	}
-	f, err := campaign.Load(path, campaign.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.OpenStore(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	erasure, err := s.Erasure()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := erasure.MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, keys := openErasure(t, path, campaign.LoadOptions{}, false)
 	list, err := s.DoNotCall()
 	if err != nil {
 		t.Fatal(err)

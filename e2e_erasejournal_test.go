@@ -41,41 +41,11 @@ func TestErasedContactIsNeverCalledAgain(t *testing.T) {
 func testErasedContactNeverCalled(t *testing.T, kind string) {
 	ctx := context.Background()
 	db := e2eDatabase(t, kind)
-	srv := sandbox.NewServer(sandbox.Options{})
-	t.Cleanup(func() {
-		srv.Config.Close()
-		srv.Close()
-	})
+	srv, path := erasureCampaign(t, db)
 	const a, b, c = "+14155550132", "+14155550133", "+14155550134"
-	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-	t.Setenv("TEST_SECRET", sandbox.DefaultClientSecret)
 	dir := filepath.Dir(path)
-	if db != "" {
-		t.Setenv("CALLRUN_TOKEN_FILE", "") // the token is kept in the database
-		t.Setenv("CALLRUN_DATABASE_URL", db)
-		t.Setenv(store.TokenKeyVar, e2eTokenKey)
-		appendFile(t, path, "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n")
-	}
-	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	sheet := func(phones ...string) {
-		t.Helper()
-		body := "Phone,First Name\n"
-		for i, p := range phones {
-			body += p + ",Person " + string(rune('A'+i)) + "\n"
-		}
-		if err := os.WriteFile(filepath.Join(dir, "contacts.csv"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	calls := func() map[string]int {
-		n := map[string]int{}
-		for _, call := range srv.Calls() {
-			n[call.Form.Get("phone_number")]++
-		}
-		return n
-	}
+	sheet := func(phones ...string) { writePeople(t, dir, phones...) }
+	calls := func() map[string]int { return callsByNumber(srv.Calls()) }
 
 	// A's call start is answered 500 after the call was placed: uncertain.
 	sheet(a)
@@ -92,23 +62,7 @@ func testErasedContactNeverCalled(t *testing.T, kind string) {
 		t.Fatalf("ledger before the erase: %v; want A, B and C once each", n)
 	}
 
-	f, err := campaign.Load(path, campaign.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.OpenStore(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	erasure, err := s.Erasure()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := erasure.MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, keys := openErasure(t, path, campaign.LoadOptions{}, false)
 	journal := func() string {
 		t.Helper()
 		if db == "" {
@@ -247,6 +201,43 @@ func pgExec(t *testing.T, ctx context.Context, db, sql string) {
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// erasureCampaign starts a sandbox and writes testCampaign's campaign for
+// it, its state in the database db ("": in files), logged in; it returns
+// the sandbox and the campaign file's path. The erasure tests start so.
+func erasureCampaign(t *testing.T, db string) (*sandbox.Server, string) {
+	t.Helper()
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(func() {
+		srv.Config.Close()
+		srv.Close()
+	})
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	t.Setenv("TEST_SECRET", sandbox.DefaultClientSecret)
+	if db != "" {
+		t.Setenv("CALLRUN_TOKEN_FILE", "") // the token is kept in the database
+		t.Setenv("CALLRUN_DATABASE_URL", db)
+		t.Setenv(store.TokenKeyVar, e2eTokenKey)
+		appendFile(t, path, "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n")
+	}
+	if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	return srv, path
+}
+
+// writePeople writes the campaign's contacts.csv in dir: a row for each
+// of phones, named Person A, Person B and on.
+func writePeople(t *testing.T, dir string, phones ...string) {
+	t.Helper()
+	body := "Phone,First Name\n"
+	for i, p := range phones {
+		body += p + ",Person " + string(rune('A'+i)) + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "contacts.csv"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -42,74 +42,24 @@ func testErasedStartHolds(t *testing.T, kind string) {
 		srv.Close()
 	})
 	const a = "+14155550132" // testCampaign's one contact
-	home := ""
-	newCampaign := func(name string) string {
-		t.Helper()
-		path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-		if home == "" {
-			home = os.Getenv("CALLRUN_HOME")
-		} else {
-			t.Setenv("CALLRUN_HOME", home) // both campaigns on one store
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		yaml := ""
-		if db != "" {
-			yaml = "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"
-			t.Setenv("CALLRUN_TOKEN_FILE", "") // the token is kept in the database
-			t.Setenv("CALLRUN_DATABASE_URL", db)
-			t.Setenv(store.TokenKeyVar, e2eTokenKey)
-		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(b), "name: test\n", "name: "+name+"\n", 1)+yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Setenv("TEST_SECRET", sandbox.DefaultClientSecret)
-		if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	placed := func() int {
-		n := 0
-		for _, c := range srv.Calls() {
-			if c.Form.Get("phone_number") == a {
-				n++
-			}
-		}
-		return n
-	}
+	makeCampaign := campaignsOnOneStore(t, srv.URL, db)
+	newCampaign := func(name string) string { return makeCampaign(name, "") }
+	placed := func() int { return callsByNumber(srv.Calls())[a] }
 
 	one := newCampaign("campaign-1")
+	home := os.Getenv("CALLRUN_HOME") // both campaigns' store
 	if err := runCampaign(ctx, nolog, runOptions{Path: one}, io.Discard); err != nil {
 		t.Fatalf("campaign 1: %v", err)
 	}
 	if n := placed(); n != 1 {
 		t.Fatalf("A called %d times by campaign 1, want 1", n)
 	}
-	f, err := campaign.Load(one, campaign.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.OpenStore(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _, keys := openErasure(t, one, campaign.LoadOptions{}, false)
 	starts, err := s.CallStarts()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := starts.Converse(ctx, store.Conversation{Number: a, At: time.Now(), Campaign: "campaign-1", Key: "delivery-1"}); err != nil {
-		t.Fatal(err)
-	}
-	erasure, err := s.Erasure()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := erasure.MakeKey(ctx)
-	if err != nil {
 		t.Fatal(err)
 	}
 	n, err := starts.Erase(ctx, []string{a}, store.EraseOptions{Keys: keys})

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 )
@@ -34,13 +33,8 @@ func TestReportOfErasedPeople(t *testing.T) {
 func testReportOfErasedPeople(t *testing.T, kind string) {
 	ctx := context.Background()
 	db := e2eDatabase(t, kind)
-	srv := sandbox.NewServer(sandbox.Options{})
-	t.Cleanup(func() {
-		srv.Config.Close()
-		srv.Close()
-	})
+	srv, path := erasureCampaign(t, db)
 	const a, b, c, d = "+14155550142", "+14155550143", "+14155550144", "+14155550145"
-	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
 	yaml, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -49,17 +43,7 @@ func testReportOfErasedPeople(t *testing.T, kind string) {
 	if err := os.WriteFile(path, yaml, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TEST_SECRET", sandbox.DefaultClientSecret)
 	dir := filepath.Dir(path)
-	if db != "" {
-		t.Setenv("CALLRUN_TOKEN_FILE", "")
-		t.Setenv("CALLRUN_DATABASE_URL", db)
-		t.Setenv(store.TokenKeyVar, e2eTokenKey)
-		appendFile(t, path, "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n")
-	}
-	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
 	names := map[string]string{a: "Adelheid", b: "Bertrand", c: "Cosima", d: "Dagobert"}
 	sheet := func(phones ...string) {
 		t.Helper()

@@ -44,36 +44,9 @@ func testRegFHoldsAfterAConversation(t *testing.T, kind string) {
 	t.Cleanup(srv.Close)
 	const x = "+14155550132" // testCampaign's one contact
 
-	// Every campaign on the first one's CALLRUN_HOME, of this test's own.
-	home := ""
-	newCampaign := func(name, yaml string) string {
-		t.Helper()
-		path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
-		if home == "" {
-			home = os.Getenv("CALLRUN_HOME")
-		} else {
-			t.Setenv("CALLRUN_HOME", home) // every campaign on one store
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if db != "" {
-			yaml += "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"
-			t.Setenv("CALLRUN_TOKEN_FILE", "") // the token is kept in the database
-			t.Setenv("CALLRUN_DATABASE_URL", db)
-			t.Setenv(store.TokenKeyVar, e2eTokenKey)
-		}
-		b = []byte(strings.Replace(string(b), "name: test\n", "name: "+name+"\n", 1) + yaml)
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	newCampaign := campaignsOnOneStore(t, srv.URL, db)
 	a := newCampaign("campaign-a", "pressure: {preset: reg_f}\noutcomes:\n  url: http://"+addr+"/callrun/a/"+hookSecret+"\n")
+	home := os.Getenv("CALLRUN_HOME") // every campaign's store
 	var logs e2eBuffer
 	_, stop := startListenOn(t, &logs, addr, a)
 	if err := runCampaign(ctx, nolog, runOptions{Path: a}, io.Discard); err != nil {
@@ -177,4 +150,40 @@ func readReportBy(t *testing.T, column, path string) map[string]map[string]strin
 		out[r[column]] = r
 	}
 	return out
+}
+
+// campaignsOnOneStore returns a maker of testCampaign's campaigns for the
+// sandbox at baseURL, each named name with yaml added, logged in, and
+// every one on the first one's CALLRUN_HOME (of the test's own) and, when
+// db is set, in that database: campaigns that share one store.
+func campaignsOnOneStore(t *testing.T, baseURL, db string) func(name, yaml string) string {
+	home := ""
+	return func(name, yaml string) string {
+		t.Helper()
+		path := testCampaign(t, baseURL, "http://127.0.0.1:8765/callback")
+		if home == "" {
+			home = os.Getenv("CALLRUN_HOME")
+		} else {
+			t.Setenv("CALLRUN_HOME", home) // every campaign on one store
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db != "" {
+			yaml += "state: {postgres: \"${CALLRUN_DATABASE_URL}\"}\n"
+			t.Setenv("CALLRUN_TOKEN_FILE", "") // the token is kept in the database
+			t.Setenv("CALLRUN_DATABASE_URL", db)
+			t.Setenv(store.TokenKeyVar, e2eTokenKey)
+		}
+		b = []byte(strings.Replace(string(b), "name: test\n", "name: "+name+"\n", 1) + yaml)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("TEST_SECRET", sandbox.DefaultClientSecret)
+		if err := authLogin(context.Background(), nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 }
