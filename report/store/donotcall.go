@@ -95,6 +95,11 @@ type DoNotCallList interface {
 	Resolve(ctx context.Context, campaign, key, note string) (bool, error)
 	// Held returns the holds not resolved, oldest first.
 	Held(ctx context.Context) ([]OptOutHold, error)
+	// EraseDoNotCall erases the people whose E.164 numbers are in
+	// numbers from the list, keeping them blocked (unless
+	// opts.AllowContact leaves those not on it off it); for `callrun
+	// erase`.
+	EraseDoNotCall(ctx context.Context, numbers []string, opts EraseDoNotCallOptions) (DoNotCallEraseCounts, error)
 	// CheckedAtEachCall reports whether a run asks Has right before each
 	// call start: true for a file, read from where it was read last; a
 	// database's list is checked in each intent's own INSERT instead.

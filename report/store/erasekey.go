@@ -186,7 +186,8 @@ const (
 // readers take none, and read only what was appended since their last
 // look, keeping the first 8 bytes of each hash's MAC in memory.
 type ErasureFile struct {
-	dir string
+	dir    string
+	keyDir string // where the key file is: dir, or a rehearsal's Home
 
 	mu     sync.Mutex
 	keys   *ErasureKeys          // as read last; nil before the first read
@@ -203,7 +204,13 @@ var _ ErasureStore = (*ErasureFile)(nil)
 // OpenErasureFile returns the erasure key and erased set kept in
 // directory dir. Nothing is read or created before they are used.
 func OpenErasureFile(dir string) *ErasureFile {
-	return &ErasureFile{dir: dir, set: map[uint64]bool{}, unkeyed: map[string]int{}, erased: erasedLines(filepath.Join(dir, ErasedFileName))}
+	return openErasureFile(dir, dir)
+}
+
+// openErasureFile returns the erased set kept in directory dir, whose
+// key file is in keyDir.
+func openErasureFile(dir, keyDir string) *ErasureFile {
+	return &ErasureFile{dir: dir, keyDir: keyDir, set: map[uint64]bool{}, unkeyed: map[string]int{}, erased: erasedLines(filepath.Join(dir, ErasedFileName))}
 }
 
 // erasedLines follows the erased set's file at path.
@@ -214,7 +221,7 @@ func erasedLines(path string) follower[ErasedEntry] {
 	}}
 }
 
-func (f *ErasureFile) keyPath() string { return filepath.Join(f.dir, ErasureKeyFileName) }
+func (f *ErasureFile) keyPath() string { return filepath.Join(f.keyDir, ErasureKeyFileName) }
 
 func (f *ErasureFile) String() string { return "erased set " + f.erased.path }
 
@@ -282,7 +289,7 @@ func newKey(at time.Time) (erasureKey, error) {
 // synced) with the mode of the files in the directory.
 func (f *ErasureFile) MakeKey(ctx context.Context) (*ErasureKeys, error) {
 	var keys *ErasureKeys
-	err := f.locked(ctx, func() error {
+	err := withListLock(ctx, f.keyDir, "the erasure key's", func() error {
 		var err error
 		if keys, err = readKeyFile(f.keyPath()); err != nil || len(keys.keys) > 0 {
 			return err
@@ -302,7 +309,7 @@ func (f *ErasureFile) MakeKey(ctx context.Context) (*ErasureKeys, error) {
 		if err != nil {
 			return err
 		}
-		if err := durable.WriteFile(f.keyPath(), append(b, '\n'), private.FileMode(f.dir)); err != nil {
+		if err := durable.WriteFile(f.keyPath(), append(b, '\n'), private.FileMode(f.keyDir)); err != nil {
 			return fmt.Errorf("writing the erasure key %s: %w", f.keyPath(), err)
 		}
 		keys.keys = []erasureKey{key}

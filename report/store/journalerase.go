@@ -52,8 +52,19 @@ type EraseCounts struct {
 // a run holds either, and replaces the file whole by the durable replace:
 // a crash leaves the old journal or the new one. A journal that holds
 // none of the numbers is left as it is, so erasing again changes nothing.
-// A missing journal holds nobody.
+// A missing journal holds nobody. The whole campaign's Files of a
+// campaign run in shards erases each shard's journal, each under its
+// shard's lock.
 func (s Files) EraseJournal(ctx context.Context, numbers []string, opts EraseOptions) (EraseCounts, error) {
+	if s.parent == "" {
+		shards, err := shardDirs(s.Dir)
+		if err != nil {
+			return EraseCounts{}, fmt.Errorf("erasing people from the journals in %s: %w", s.Dir, err)
+		}
+		if len(shards) > 0 {
+			return s.eraseShards(ctx, shards, numbers, opts)
+		}
+	}
 	path := s.Journal()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return EraseCounts{}, nil
@@ -68,6 +79,23 @@ func (s Files) EraseJournal(ctx context.Context, numbers []string, opts EraseOpt
 		return n, fmt.Errorf("erasing people from journal %s: %w", path, err)
 	}
 	return n, nil
+}
+
+// eraseShards erases the people from the journal of each shard
+// directory of shards (name to shard count), in name order.
+func (s Files) eraseShards(ctx context.Context, shards map[string]int, numbers []string, opts EraseOptions) (EraseCounts, error) {
+	var total EraseCounts
+	for _, name := range slices.Sorted(maps.Keys(shards)) {
+		var k, count int
+		fmt.Sscanf(name, "shard-%d-of-%d", &k, &count) //nolint:errcheck // shardDirs read it so
+		n, err := ShardFiles(s.Dir, k, count).EraseJournal(ctx, numbers, opts)
+		total.Removed += n.Removed
+		total.Tombstones += n.Tombstones
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // eraseJournalFile is EraseJournal's rewrite of the journal at path,

@@ -94,13 +94,19 @@ func (s Files) listHome() (string, error) {
 
 // Erasure returns the erasure key and erased set of every campaign in
 // files on this machine, beside the do-not-call list in [Home]; a
-// rehearsal's, in Home's sandbox directory, as its list.
+// rehearsal's erased set is in Home's sandbox directory, as its list,
+// but its key is Home's: the call starts in Home, which rehearsals and
+// real runs share, hold hashes of one key.
 func (s Files) Erasure() (ErasureStore, error) {
-	home, err := s.listHome()
+	home, err := Home()
 	if err != nil {
 		return nil, err
 	}
-	return OpenErasureFile(home), nil
+	dir, err := s.listHome()
+	if err != nil {
+		return nil, err
+	}
+	return openErasureFile(dir, home), nil
 }
 
 // CallStarts returns the call starts of every campaign in files on this

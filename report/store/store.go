@@ -70,6 +70,14 @@ type Store interface {
 	// CallStarts returns the call starts and conversations that contact
 	// pressure counts, across every campaign on the store.
 	CallStarts() (CallStarts, error)
+	// EraseJournal replaces, in the campaign's journal, the intents and
+	// outcomes of the people whose E.164 numbers are in numbers by one
+	// tombstone a contact, refusing while a run holds the lock; for
+	// `callrun erase`.
+	EraseJournal(ctx context.Context, numbers []string, opts EraseOptions) (EraseCounts, error)
+	// EraseDeliveries replaces the campaign's stored deliveries of those
+	// people by their erased form; for `callrun erase`.
+	EraseDeliveries(ctx context.Context, numbers []string, opts DeliveryEraseOptions) (int, error)
 	// Token returns where the store keeps the service's token: the
 	// database's row, sealed with r.Key, or the token file r.File.
 	Token(r TokenRequest) (KeptToken, error)
