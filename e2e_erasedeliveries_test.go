@@ -120,9 +120,7 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var eraser interface {
-		EraseDeliveries(context.Context, []string, store.DeliveryEraseOptions) (int, error)
-	} = store.Files{Dir: e.stateDir}
+	var eraser store.Store = store.Files{Dir: e.stateDir}
 	if pg != nil {
 		eraser = pg
 	} else {

@@ -46,7 +46,7 @@ func testErasedOptOut(t *testing.T, allowContact bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := list.(*store.DoNotCallFile).EraseDoNotCall(ctx, []string{a}, store.EraseDoNotCallOptions{EraseOptions: store.EraseOptions{Keys: keys}, AllowContact: allowContact})
+	n, err := list.EraseDoNotCall(ctx, []string{a}, store.EraseDoNotCallOptions{EraseOptions: store.EraseOptions{Keys: keys}, AllowContact: allowContact})
 	if err != nil || n.Replaced != 1 {
 		t.Fatalf("erasing A from the list: %+v, %v", n, err)
 	}

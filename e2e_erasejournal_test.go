@@ -17,11 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// journalEraser is a store whose journal people can be erased from.
-type journalEraser interface {
-	EraseJournal(ctx context.Context, numbers []string, opts store.EraseOptions) (store.EraseCounts, error)
-}
-
 // TestErasedContactIsNeverCalledAgain, files and PostgreSQL: a campaign
 // calls A (its call's outcome unknown: uncertain), then B and C (sent);
 // A is erased from the journal, first by an erase killed before its
@@ -100,7 +95,7 @@ func testErasedContactNeverCalled(t *testing.T, kind string) {
 	}
 	erase := func(opts store.EraseOptions) (store.EraseCounts, error) {
 		opts.Keys, opts.At = keys, time.Now()
-		return s.(journalEraser).EraseJournal(ctx, []string{a}, opts)
+		return s.EraseJournal(ctx, []string{a}, opts)
 	}
 	crash := errors.New("killed")
 

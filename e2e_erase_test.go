@@ -1,0 +1,335 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/campaign/run"
+	"github.com/callrun/callrun/report/store"
+	"github.com/jackc/pgx/v5"
+)
+
+// TestEraseCommand, files and PostgreSQL: A, B and C are called, A opts
+// out; `callrun erase` of A. Then the state directory and CALLRUN_HOME
+// hold A in no form (the number as E.164, digits, national form, its
+// packed key; the name), report.xlsx unzipped too; a run again calls
+// nobody; a second campaign over the same sheet calls B and C, never A
+// (the sandbox's ledger); an erase again changes no file; the audit
+// counts and names who erased, never whom.
+func TestEraseCommand(t *testing.T) {
+	for _, kind := range []string{"files", "postgres"} {
+		t.Run(kind, func(t *testing.T) { testEraseCommand(t, kind) })
+	}
+}
+
+func testEraseCommand(t *testing.T, kind string) {
+	db := e2eDatabase(t, kind)
+	srv, _ := erasureCampaign(t, db)
+	on := campaignsOnOneStore(t, srv.URL, db)
+	path, second := on("spring", ""), on("autumn", "pressure: {off: true}\n") // only the do-not-call list keeps A from it
+	const a, b, c = "+14155550152", "+14155550153", "+14155550154"
+	writePeople(t, filepath.Dir(path), a, b, c)
+	writePeople(t, filepath.Dir(second), a, b, c)
+	calls := func() map[string]int { return callsByNumber(srv.Calls()) }
+	if code, out := runAppOut(t, "run", path); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "suppress", "add", path, a); code != 0 {
+		t.Fatalf("suppress add: exit %d\n%s", code, out)
+	}
+
+	code, out := runAppOut(t, "erase", path, a)
+	if code != 0 || !strings.Contains(out, "Erased 1 people") || !strings.Contains(out, "contacts.csv row 2") {
+		t.Fatalf("erase: exit %d\n%s", code, out)
+	}
+	state, home := stateDirOf(t, path), os.Getenv("CALLRUN_HOME")
+	forms := personForms(a, "Person A")
+	if db == "" {
+		for _, dir := range []string{state, home} {
+			for p, form := range findForms(t, dir, forms) {
+				t.Errorf("%s still holds A as %q", p, form)
+			}
+		}
+	} else {
+		// The PostgreSQL do-not-call list keeps A's number (it cannot hold
+		// a hash yet); the report files and the journal hold A in no form.
+		for p, form := range findForms(t, state, forms) {
+			t.Errorf("%s still holds A as %q", p, form)
+		}
+		if j := pgText(t, db, `SELECT coalesce(string_agg(line, E'\n'), '') FROM callrun_journal`); strings.Contains(j, a[1:]) {
+			t.Errorf("the journal table still holds A:\n%s", j)
+		}
+	}
+	if row := readReportBy(t, "row", filepath.Join(state, "report.csv"))["2"]; row["status"] != string(store.Erased) || row["phone_number"] != "" {
+		t.Errorf("A's report row: %v; want erased and blank", row)
+	}
+
+	before := len(srv.Calls())
+	if code, out := runAppOut(t, "run", "--retry-uncertain", "--retry-failed", path); code != 0 || len(srv.Calls()) != before {
+		t.Errorf("a run after the erase: exit %d, %d calls\n%s", code, len(srv.Calls())-before, out)
+	}
+	if code, out := runAppOut(t, "run", second); code != 0 {
+		t.Fatalf("the second campaign: exit %d\n%s", code, out)
+	}
+	if n := calls(); n[a] != 1 || n[b] != 2 || n[c] != 2 {
+		t.Errorf("ledger: %v; want A once (before the erase), B and C twice", n)
+	}
+
+	// Erasing again changes nothing but the audit.
+	snap := snapshot(t, state, home)
+	if code, out := runAppOut(t, "erase", path, a); code != 0 {
+		t.Fatalf("erase again: exit %d\n%s", code, out)
+	}
+	if diff := snapshotDiff(snap, snapshot(t, state, home)); diff != "" {
+		t.Errorf("erasing again changed %s", diff)
+	}
+	audit := readAudit(t, home)
+	if len(audit) != 4 || !audit[1].Done || audit[0].Done || audit[1].People != 1 || !strings.Contains(audit[1].By, "@") || audit[1].Records["journal"] == 0 {
+		t.Errorf("audit: %+v; want begun, done, begun, done of one person, with records and user@host", audit)
+	}
+	body, _ := os.ReadFile(filepath.Join(home, run.AuditFileName))
+	for _, form := range append(forms, "h1:") {
+		if bytes.Contains(body, []byte(form)) {
+			t.Errorf("the audit holds %q:\n%s", form, body)
+		}
+	}
+	if info, err := os.Stat(filepath.Join(home, run.AuditFileName)); err != nil || info.Mode().Perm()&0o077 != 0 {
+		t.Errorf("the audit's mode: %v, %v; want 0600", info.Mode(), err)
+	}
+}
+
+// TestEraseRefusesWhileARunHoldsTheLock: erase changes nothing, and says
+// who holds the campaign.
+func TestEraseRefusesWhileARunHoldsTheLock(t *testing.T) {
+	srv, path := erasureCampaign(t, "")
+	writePeople(t, filepath.Dir(path), "+14155550162")
+	if code, out := runAppOut(t, "run", path); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	_ = srv
+	state, home := stateDirOf(t, path), os.Getenv("CALLRUN_HOME")
+	unlock, err := store.Lock(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	snap := snapshot(t, state, home)
+	code, out := runAppOut(t, "erase", path, "+14155550162")
+	if code == 0 || !strings.Contains(out, "pid "+strconv.Itoa(os.Getpid())) || !strings.Contains(out, "nothing was erased") {
+		t.Errorf("erase while a run holds the lock: exit %d\n%s", code, out)
+	}
+	if diff := snapshotDiff(snap, snapshot(t, state, home)); diff != "" {
+		t.Errorf("a refused erase changed %s", diff)
+	}
+}
+
+// TestEraseKilledAtEachStep: an erase stopped before each of its steps
+// in turn leaves A, who opted out, called by neither campaign again (the
+// sandbox's ledger); the erase run again finishes, and the files hold A
+// in no form.
+func TestEraseKilledAtEachStep(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := erasureCampaign(t, "")
+	on := campaignsOnOneStore(t, srv.URL, "")
+	path, second := on("spring", ""), on("autumn", "pressure: {off: true}\n") // only the do-not-call list keeps A from it
+	const a, b = "+14155550172", "+14155550173"
+	writePeople(t, filepath.Dir(path), a, b)
+	writePeople(t, filepath.Dir(second), a, b)
+	if code, out := runAppOut(t, "run", path); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "suppress", "add", path, a); code != 0 {
+		t.Fatalf("suppress add: exit %d\n%s", code, out)
+	}
+	killed := errors.New("killed")
+	steps := []string{"make the key", "add to the erased set", "erase from the do-not-call list",
+		"erase from the call starts and conversations", "erase from the journal", "erase from the deliveries",
+		"rewrite the reports", "find the sheets", "write the audit"}
+	for _, at := range steps {
+		err := run.Erase(ctx, nolog, run.EraseOptions{Path: path, Numbers: []string{a}, BeforeStep: func(name string) error {
+			if name == at {
+				return killed
+			}
+			return nil
+		}}, io.Discard)
+		if !errors.Is(err, killed) || !strings.Contains(err.Error(), "run it again") {
+			t.Fatalf("killed before %q: %v", at, err)
+		}
+		for _, p := range []string{path, second} {
+			if code, out := runAppOut(t, "run", "--retry-uncertain", p); code != 0 {
+				t.Fatalf("killed before %q, run of %s: exit %d\n%s", at, p, code, out)
+			}
+		}
+		if n := callsByNumber(srv.Calls()); n[a] != 1 || n[b] != 2 {
+			t.Fatalf("killed before %q: ledger %v; want A once (before), B twice", at, n)
+		}
+	}
+	if code, out := runAppOut(t, "erase", path, a); code != 0 {
+		t.Fatalf("erase again: exit %d\n%s", code, out)
+	}
+	for _, dir := range []string{stateDirOf(t, path), os.Getenv("CALLRUN_HOME")} {
+		for p, form := range findForms(t, dir, personForms(a, "Person A")) {
+			t.Errorf("after the erase finished, %s still holds A as %q", p, form)
+		}
+	}
+}
+
+// stateDirOf is the state directory of the campaign at path.
+func stateDirOf(t *testing.T, path string) string {
+	t.Helper()
+	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.IsAbs(f.StateDir) {
+		return f.StateDir
+	}
+	return filepath.Join(filepath.Dir(path), f.StateDir)
+}
+
+// personForms are the forms a person is searched for in: the number as
+// E.164, its digits, its national form, the 8 bytes of its packed key
+// (the do-not-call index's), and the name.
+func personForms(e164, name string) []string {
+	digits := e164[1:]
+	v, _ := strconv.ParseUint(digits, 10, 64)
+	packed := binary.BigEndian.AppendUint64(nil, uint64(len(digits))<<56|v)
+	return []string{e164, digits, digits[1:], string(packed), name}
+}
+
+// findForms returns the files under dir (a zip's entries read unzipped)
+// that hold one of forms, with the form.
+func findForms(t *testing.T, dir string, forms []string) map[string]string {
+	t.Helper()
+	found := map[string]string{}
+	search := func(name string, body []byte) {
+		for _, form := range forms {
+			if bytes.Contains(body, []byte(form)) {
+				found[name] = form
+			}
+		}
+	}
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		search(p, body)
+		if zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body))); err == nil {
+			for _, zf := range zr.File {
+				r, err := zf.Open()
+				if err != nil {
+					return err
+				}
+				b, err := io.ReadAll(r)
+				r.Close()
+				if err != nil {
+					return err
+				}
+				search(p+":"+zf.Name, b)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// snapshot reads every file under dirs but the erasure audit, which each
+// erase appends to, and the run locks, which hold the pid of the last
+// process that took them.
+func snapshot(t *testing.T, dirs ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || e.Name() == run.AuditFileName || e.Name() == "lock" {
+				return err
+			}
+			body, err := os.ReadFile(p)
+			info, _ := e.Info()
+			out[p] = string(body) + "|" + info.ModTime().String()
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// snapshotDiff names the files that differ between two snapshots.
+func snapshotDiff(a, b map[string]string) string {
+	var diff []string
+	for p, body := range a {
+		if b[p] != body {
+			diff = append(diff, p)
+		}
+	}
+	for p := range b {
+		if _, ok := a[p]; !ok {
+			diff = append(diff, p+" (new)")
+		}
+	}
+	return strings.Join(diff, ", ")
+}
+
+// auditLine is a line of the erasure audit, as a test reads it.
+type auditLine struct {
+	At      time.Time      `json:"at"`
+	By      string         `json:"by"`
+	People  int            `json:"people"`
+	Records map[string]int `json:"records"`
+	Done    bool           `json:"done"`
+}
+
+func readAudit(t *testing.T, home string) []auditLine {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join(home, run.AuditFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []auditLine
+	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+		var l auditLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// pgText runs a query of one text value on the database at db.
+func pgText(t *testing.T, db, sql string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var s string
+	if err := conn.QueryRow(ctx, sql).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
