@@ -22,11 +22,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestEraseCommand, files and PostgreSQL: A, B and C are called, A opts
-// out; `callrun erase` of A. Then the state directory and CALLRUN_HOME
-// hold A in no form (the number as E.164, digits, national form, its
-// packed key; the name), report.xlsx unzipped too; a run again calls
-// nobody; a second campaign over the same sheet calls B and C, never A
+// TestEraseCommand, files and PostgreSQL: campaign spring calls A, B and
+// C, A opts out, campaign autumn calls B and C; `callrun erase
+// spring.yaml A`. Then both state directories and CALLRUN_HOME hold A in
+// no form (the number as E.164, digits, national form, its packed key;
+// the name), report.xlsx unzipped too; a run again of either calls
+// nobody; a third campaign over the same sheet calls B and C, never A
 // (the sandbox's ledger); an erase again changes no file; the audit
 // counts and names who erased, never whom.
 func TestEraseCommand(t *testing.T) {
@@ -39,10 +40,12 @@ func testEraseCommand(t *testing.T, kind string) {
 	db := e2eDatabase(t, kind)
 	srv, _ := erasureCampaign(t, db)
 	on := campaignsOnOneStore(t, srv.URL, db)
-	path, second := on("spring", ""), on("autumn", "pressure: {off: true}\n") // only the do-not-call list keeps A from it
+	// Pressure off: only the do-not-call list keeps A from autumn and winter.
+	path, second, third := on("spring", ""), on("autumn", "pressure: {off: true}\n"), on("winter", "pressure: {off: true}\n")
 	const a, b, c = "+14155550152", "+14155550153", "+14155550154"
-	writePeople(t, filepath.Dir(path), a, b, c)
-	writePeople(t, filepath.Dir(second), a, b, c)
+	for _, p := range []string{path, second, third} {
+		writePeople(t, filepath.Dir(p), a, b, c)
+	}
 	calls := func() map[string]int { return callsByNumber(srv.Calls()) }
 	if code, out := runAppOut(t, "run", path); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -50,15 +53,18 @@ func testEraseCommand(t *testing.T, kind string) {
 	if code, out := runAppOut(t, "suppress", "add", path, a); code != 0 {
 		t.Fatalf("suppress add: exit %d\n%s", code, out)
 	}
+	if code, out := runAppOut(t, "run", second); code != 0 {
+		t.Fatalf("run of autumn: exit %d\n%s", code, out)
+	}
 
 	code, out := runAppOut(t, "erase", path, a)
-	if code != 0 || !strings.Contains(out, "Erased 1 people") || !strings.Contains(out, "contacts.csv row 2") {
+	if code != 0 || !strings.Contains(out, "Erased 1 people from 2 campaign state(s)") || !strings.Contains(out, "contacts.csv row 2") {
 		t.Fatalf("erase: exit %d\n%s", code, out)
 	}
 	state, home := stateDirOf(t, path), os.Getenv("CALLRUN_HOME")
 	forms := personForms(a, "Person A")
 	if db == "" {
-		for _, dir := range []string{state, home} {
+		for _, dir := range []string{state, stateDirOf(t, second), home} {
 			for p, form := range findForms(t, dir, forms) {
 				t.Errorf("%s still holds A as %q", p, form)
 			}
@@ -66,8 +72,10 @@ func testEraseCommand(t *testing.T, kind string) {
 	} else {
 		// The PostgreSQL do-not-call list keeps A's number (it cannot hold
 		// a hash yet); the report files and the journal hold A in no form.
-		for p, form := range findForms(t, state, forms) {
-			t.Errorf("%s still holds A as %q", p, form)
+		for _, dir := range []string{state, stateDirOf(t, second)} {
+			for p, form := range findForms(t, dir, forms) {
+				t.Errorf("%s still holds A as %q", p, form)
+			}
 		}
 		if j := pgText(t, db, `SELECT coalesce(string_agg(line, E'\n'), '') FROM callrun_journal`); strings.Contains(j, a[1:]) {
 			t.Errorf("the journal table still holds A:\n%s", j)
@@ -78,22 +86,24 @@ func testEraseCommand(t *testing.T, kind string) {
 	}
 
 	before := len(srv.Calls())
-	if code, out := runAppOut(t, "run", "--retry-uncertain", "--retry-failed", path); code != 0 || len(srv.Calls()) != before {
-		t.Errorf("a run after the erase: exit %d, %d calls\n%s", code, len(srv.Calls())-before, out)
+	for _, p := range []string{path, second} {
+		if code, out := runAppOut(t, "run", "--retry-uncertain", "--retry-failed", p); code != 0 || len(srv.Calls()) != before {
+			t.Errorf("a run of %s after the erase: exit %d, %d calls\n%s", p, code, len(srv.Calls())-before, out)
+		}
 	}
-	if code, out := runAppOut(t, "run", second); code != 0 {
-		t.Fatalf("the second campaign: exit %d\n%s", code, out)
+	if code, out := runAppOut(t, "run", third); code != 0 {
+		t.Fatalf("the third campaign: exit %d\n%s", code, out)
 	}
-	if n := calls(); n[a] != 1 || n[b] != 2 || n[c] != 2 {
-		t.Errorf("ledger: %v; want A once (before the erase), B and C twice", n)
+	if n := calls(); n[a] != 1 || n[b] != 3 || n[c] != 3 {
+		t.Errorf("ledger: %v; want A once (before the erase), B and C three times", n)
 	}
 
 	// Erasing again changes nothing but the audit.
-	snap := snapshot(t, state, home)
+	snap := snapshot(t, state, stateDirOf(t, second), home)
 	if code, out := runAppOut(t, "erase", path, a); code != 0 {
 		t.Fatalf("erase again: exit %d\n%s", code, out)
 	}
-	if diff := snapshotDiff(snap, snapshot(t, state, home)); diff != "" {
+	if diff := snapshotDiff(snap, snapshot(t, state, stateDirOf(t, second), home)); diff != "" {
 		t.Errorf("erasing again changed %s", diff)
 	}
 	audit := readAudit(t, home)

@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,7 +75,9 @@ type eraseJob struct {
 	f       *campaign.File
 	numbers []string
 	worlds  []*eraseWorld
-	audit   eraseAudit
+	// unreached are the recorded places erase could not open, said.
+	unreached []string
+	audit     eraseAudit
 	// finished: the audit's last line, before this erase began, was of
 	// an erase that finished; changed: a step of this one changed a
 	// file or table. With neither, the reports are left as they are.
@@ -82,10 +85,11 @@ type eraseJob struct {
 	cleanups          []func()
 }
 
-// eraseWorld is one store the campaign keeps state in: its real one and,
-// when it has rehearsed, its rehearsals'. Each has its own erased set
-// and do-not-call list.
+// eraseWorld is one campaign's state on a store: the campaign erase was
+// given, real and (when it has rehearsed) its rehearsals', and every
+// other campaign the store recorded ([store.Place]).
 type eraseWorld struct {
+	f         *campaign.File
 	rehearsal bool
 	store     store.Store
 	erasure   store.ErasureStore
@@ -94,9 +98,9 @@ type eraseWorld struct {
 
 func (w *eraseWorld) String() string {
 	if w.rehearsal {
-		return "the rehearsals' " + w.store.String()
+		return "campaign " + w.f.Name + "'s rehearsals"
 	}
-	return w.store.String()
+	return "campaign " + w.f.Name
 }
 
 // eraseAudit is a line of CALLRUN_HOME's erasures.log: when, how many,
@@ -199,35 +203,29 @@ func (j *eraseJob) readPeople(ctx context.Context) error {
 }
 
 // openStores opens the campaign's store and its rehearsals' (when it
-// has rehearsed), refuses, changing nothing, while a run of the campaign
-// holds a lock, and writes the audit's first line.
+// has rehearsed), and the store of every other campaign recorded on
+// them, refuses, changing nothing, while a run of any holds its lock,
+// and writes the audit's first line.
 func (j *eraseJob) openStores(ctx context.Context) (err error) {
 	for _, rehearsal := range []bool{false, true} {
-		st, err := j.f.OpenStore(ctx, rehearsal)
-		if err != nil {
+		if err := j.openWorld(ctx, j.f, rehearsal, true); err != nil {
 			return err
 		}
-		j.cleanups = append(j.cleanups, func() { st.Close() })
-		if rehearsal || j.f.State == nil || j.f.State.Postgres == "" {
-			if _, err := os.Stat(st.ReportDir()); errors.Is(err, fs.ErrNotExist) {
-				continue // never run there
-			}
-		}
-		holders, err := st.Holders(ctx)
+	}
+	if len(j.worlds) == 0 {
+		return fmt.Errorf("campaign %s has no state in %s: it never ran, so there is nothing to erase", j.f.Name, j.f.StateDir)
+	}
+	if err := j.openPlaces(ctx); err != nil {
+		return err
+	}
+	for _, w := range j.worlds {
+		holders, err := w.store.Holders(ctx)
 		if err != nil {
 			return err
 		}
 		if len(holders) > 0 {
-			return Busy(fmt.Errorf("%w: %s holds %s: erase when it ends; nothing was erased", store.ErrLocked, holders[0], st))
+			return Busy(fmt.Errorf("%w: %s holds %s (%s): erase when it ends; nothing was erased", store.ErrLocked, holders[0], w, w.store.ReportDir()))
 		}
-		erasure, err := st.Erasure()
-		if err != nil {
-			return err
-		}
-		j.worlds = append(j.worlds, &eraseWorld{rehearsal: rehearsal, store: st, erasure: erasure})
-	}
-	if len(j.worlds) == 0 {
-		return fmt.Errorf("campaign %s has no state in %s: it never ran, so there is nothing to erase", j.f.Name, j.f.StateDir)
 	}
 	if j.finished, err = lastEraseFinished(); err != nil {
 		return err
@@ -236,11 +234,111 @@ func (j *eraseJob) openStores(ctx context.Context) (err error) {
 	return j.writeAudit()
 }
 
+// openWorld opens campaign f's store (its rehearsals' when rehearsal)
+// unless a world has its state directory already. The given campaign's
+// state directory in files that does not exist (it never ran there) is
+// left out.
+func (j *eraseJob) openWorld(ctx context.Context, f *campaign.File, rehearsal, own bool) error {
+	st, err := f.OpenStore(ctx, rehearsal)
+	if err != nil {
+		return err
+	}
+	j.cleanups = append(j.cleanups, func() { st.Close() })
+	for _, w := range j.worlds {
+		if sameDir(w.store.ReportDir(), st.ReportDir()) && w.store.String() == st.String() {
+			return nil
+		}
+	}
+	if own && (rehearsal || f.State == nil || f.State.Postgres == "") {
+		if _, err := os.Stat(st.ReportDir()); errors.Is(err, fs.ErrNotExist) {
+			return nil // never run there
+		}
+	}
+	erasure, err := st.Erasure()
+	if err != nil {
+		return err
+	}
+	j.worlds = append(j.worlds, &eraseWorld{f: f, rehearsal: rehearsal, store: st, erasure: erasure})
+	return nil
+}
+
+// openPlaces opens the campaigns the stores recorded ([store.Place]) on
+// this machine; those it cannot (their campaign file gone or changed,
+// another machine's) are said, not erased.
+func (j *eraseJob) openPlaces(ctx context.Context) error {
+	host, _ := os.Hostname()
+	seen := map[string]bool{}
+	for _, w := range slices.Clone(j.worlds) {
+		places, err := w.store.Places(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range places {
+			key := p.CampaignFile + "\x00" + p.StateDir + "\x00" + strconv.FormatBool(p.Kind == store.PlaceRehearsal)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			if p.Host != host {
+				j.unreached = append(j.unreached, fmt.Sprintf("campaign %s on host %s (%s): erase there with its campaign file", p.Campaign, p.Host, p.StateDir))
+				continue
+			}
+			f, err := campaign.Load(p.CampaignFile, campaign.LoadOptions{Offline: true})
+			if err != nil {
+				j.unreached = append(j.unreached, fmt.Sprintf("campaign %s (%s): its campaign file does not load (%v): its journal and reports there still hold them", p.Campaign, p.StateDir, err))
+				continue
+			}
+			n := len(j.worlds)
+			if err := j.openWorld(ctx, f, p.Kind == store.PlaceRehearsal, false); err != nil {
+				return err
+			}
+			if len(j.worlds) > n && !sameDir(j.worlds[n].store.ReportDir(), p.StateDir) {
+				now := j.worlds[n].store.ReportDir()
+				j.worlds = j.worlds[:n]
+				j.unreached = append(j.unreached, fmt.Sprintf("campaign %s (%s): its campaign file %s now keeps its state in %s: the old directory still holds them", p.Campaign, p.StateDir, p.CampaignFile, now))
+			}
+		}
+	}
+	return nil
+}
+
+// sameDir reports whether two paths name one directory.
+func sameDir(a, b string) bool {
+	a, errA := filepath.Abs(a)
+	b, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && a == b
+}
+
 // makeKey makes the store's erasure key, once, durably, before any hash
 // of it is written anywhere.
 func (j *eraseJob) makeKey(ctx context.Context) (err error) {
+	made := map[string]*store.ErasureKeys{}
 	for _, w := range j.worlds {
-		if w.keys, err = w.erasure.MakeKey(ctx); err != nil {
+		if w.keys = made[w.erasure.String()]; w.keys == nil {
+			if w.keys, err = w.erasure.MakeKey(ctx); err != nil {
+				return err
+			}
+			made[w.erasure.String()] = w.keys
+		}
+	}
+	return nil
+}
+
+// eachPart runs fn once for each distinct part of the worlds' stores
+// that part returns (an erased set, a do-not-call list, call starts),
+// with the first world that has it: campaigns on one store share them.
+func eachPart[T fmt.Stringer](j *eraseJob, part func(*eraseWorld) (T, error), fn func(*eraseWorld, T) error) error {
+	done := map[string]bool{}
+	for _, w := range j.worlds {
+		p, err := part(w)
+		if err != nil {
+			return err
+		}
+		if done[p.String()] {
+			continue
+		}
+		done[p.String()] = true
+		if err := fn(w, p); err != nil {
 			return err
 		}
 	}
@@ -250,56 +348,46 @@ func (j *eraseJob) makeKey(ctx context.Context) (err error) {
 // addErased puts the people in each erased set: from here on a delivery
 // of theirs is stored erased, and every report writes them blank.
 func (j *eraseJob) addErased(ctx context.Context) error {
-	for _, w := range j.worlds {
+	erasure := func(w *eraseWorld) (store.ErasureStore, error) { return w.erasure, nil }
+	return eachPart(j, erasure, func(w *eraseWorld, set store.ErasureStore) error {
 		es := make([]store.ErasedEntry, len(j.numbers))
 		for i, n := range j.numbers {
 			es[i] = store.ErasedEntry{Hash: w.keys.Hashes(n)[0], At: j.at, AllowContact: j.o.AllowContact, Why: "erase"}
 		}
-		wrote, err := w.erasure.AddErased(ctx, es)
+		wrote, err := set.AddErased(ctx, es)
 		if err != nil {
 			return err
 		}
 		j.changed = j.changed || len(wrote) > 0
-		j.say(w, "erased set: %d added, %d in it already", len(wrote), len(es)-len(wrote))
-	}
-	return nil
+		j.say(set, "%d added, %d in it already", len(wrote), len(es)-len(wrote))
+		return nil
+	})
 }
 
 // eraseList keeps the people blocked on each do-not-call list, by keyed
 // hash (unless AllowContact leaves those not on it off it).
 func (j *eraseJob) eraseList(ctx context.Context) error {
-	for _, w := range j.worlds {
-		list, err := w.store.DoNotCall()
-		if err != nil {
-			return err
-		}
+	list := func(w *eraseWorld) (store.DoNotCallList, error) { return w.store.DoNotCall() }
+	return eachPart(j, list, func(w *eraseWorld, list store.DoNotCallList) error {
 		n, err := list.EraseDoNotCall(ctx, j.numbers, store.EraseDoNotCallOptions{EraseOptions: store.EraseOptions{Keys: w.keys, At: j.at}, AllowContact: j.o.AllowContact})
 		if err != nil {
 			return err
 		}
 		j.audit.Records["do_not_call"] += n.Added + n.Replaced
 		j.changed = j.changed || n.Added+n.Replaced > 0
-		j.say(w, "do-not-call list: %d entries hashed, %d people put on it as a hash", n.Replaced, n.Added)
+		j.say(list, "%d entries hashed, %d people put on it as a hash", n.Replaced, n.Added)
 		if n.Kept > 0 {
-			j.say(w, "do-not-call list: %d people kept on it by their number: a PostgreSQL list cannot hold a keyed hash yet, and their number is what keeps them from being called", n.Kept)
+			j.say(list, "%d people kept on it by their number: a PostgreSQL list cannot hold a keyed hash yet, and their number is what keeps them from being called", n.Kept)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // eraseStarts hashes the people's call starts and conversations, which
 // contact pressure still counts until they age out.
 func (j *eraseJob) eraseStarts(ctx context.Context) error {
-	done := map[string]bool{} // files' rehearsals share Home's starts
-	for _, w := range j.worlds {
-		cs, err := w.store.CallStarts()
-		if err != nil {
-			return err
-		}
-		if done[cs.String()] {
-			continue
-		}
-		done[cs.String()] = true
+	starts := func(w *eraseWorld) (store.CallStarts, error) { return w.store.CallStarts() }
+	return eachPart(j, starts, func(w *eraseWorld, cs store.CallStarts) error {
 		n, err := cs.Erase(ctx, j.numbers, store.EraseOptions{Keys: w.keys, At: j.at})
 		if err != nil {
 			return err
@@ -307,9 +395,9 @@ func (j *eraseJob) eraseStarts(ctx context.Context) error {
 		j.audit.Records["call_starts"] += n.Starts
 		j.audit.Records["conversations"] += n.Conversations
 		j.changed = j.changed || n.Starts+n.Conversations > 0
-		j.say(w, "call starts: %d lines hashed; conversations: %d", n.Starts, n.Conversations)
-	}
-	return nil
+		j.say(cs, "%d lines hashed (starts), %d (conversations)", n.Starts, n.Conversations)
+		return nil
+	})
 }
 
 // eraseJournal puts a tombstone in place of each person's records in
@@ -331,7 +419,7 @@ func (j *eraseJob) eraseJournal(ctx context.Context) error {
 // their erased form.
 func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 	for _, w := range j.worlds {
-		n, err := w.store.EraseDeliveries(ctx, j.numbers, store.DeliveryEraseOptions{Keys: w.keys, Numbers: j.f.DeliveryNumbers})
+		n, err := w.store.EraseDeliveries(ctx, j.numbers, store.DeliveryEraseOptions{Keys: w.keys, Numbers: w.f.DeliveryNumbers})
 		if errors.Is(err, store.ErrDeliveriesLocked) {
 			return fmt.Errorf("%w: callrun listen keeps the deliveries open; from now on it stores the people's deliveries erased, but those it stored before stay until erase runs again after listen stops", err)
 		}
@@ -355,7 +443,7 @@ func (j *eraseJob) rewriteReports(ctx context.Context) error {
 		return nil
 	}
 	for _, w := range j.worlds {
-		if err := RebuildReport(ctx, j.log, SavedOptions{Path: j.o.Path, Sandbox: w.rehearsal}, io.Discard); err != nil {
+		if err := RebuildReport(ctx, j.log, SavedOptions{Path: w.f.Source, Sandbox: w.rehearsal}, io.Discard); err != nil {
 			return err
 		}
 		j.say(w, "reports: rewritten in %s", w.store.ReportDir())
@@ -363,39 +451,50 @@ func (j *eraseJob) rewriteReports(ctx context.Context) error {
 	return nil
 }
 
-// findSheets says which rows of the campaign's sheets still hold the
+// findSheets says which rows of the campaigns' sheets still hold the
 // people: the sheets are the user's, and erase never writes them.
 func (j *eraseJob) findSheets(ctx context.Context) error {
 	want := map[string]bool{}
 	for _, n := range j.numbers {
 		want[n] = true
 	}
+	read := map[string]bool{}
 	var rows []string
-	cr := j.f.NewContactReader(nil)
-	err := cr.Each(ctx, func(c *campaign.Contact) error {
-		if want[c.Phone] {
-			rows = append(rows, fmt.Sprintf("%s row %d", j.f.Sheets[c.Sheet].File, c.Row))
+	for _, w := range j.worlds {
+		if read[w.f.Source] {
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("reading the sheets for the people's rows: %w", err)
+		read[w.f.Source] = true
+		err := w.f.NewContactReader(nil).Each(ctx, func(c *campaign.Contact) error {
+			if want[c.Phone] {
+				rows = append(rows, fmt.Sprintf("campaign %s: %s row %d", w.f.Name, w.f.Sheets[c.Sheet].File, c.Row))
+			}
+			return nil
+		})
+		if err != nil {
+			rows = append(rows, fmt.Sprintf("campaign %s: its sheets could not all be read (%v): look in them yourself", w.f.Name, err))
+		}
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(j.out, "sheets: no row of the campaign's sheets holds them")
+		fmt.Fprintln(j.out, "sheets: no row of the campaigns' sheets holds them")
 		return nil
 	}
-	fmt.Fprintf(j.out, "sheets: these rows still hold them; callrun does not change your sheets, so delete the rows there (a run calls nobody erased):\n  %s\n", strings.Join(rows, "\n  "))
+	fmt.Fprintf(j.out, "sheets: these rows still hold them; callrun does not change your sheets, so delete the rows there (no run calls a person erased):\n  %s\n", strings.Join(rows, "\n  "))
 	return nil
 }
 
-// finishAudit writes the audit's last line: the erase is done.
+// finishAudit writes the audit's last line, and says what erase could
+// not reach.
 func (j *eraseJob) finishAudit(context.Context) error {
 	j.audit.Done = true
 	if err := j.writeAudit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(j.out, "Erased %d people from campaign %s's store. The audit is in %s.\n", len(j.numbers), j.f.Name, auditPath())
+	fmt.Fprintf(j.out, "Erased %d people from %d campaign state(s) on the store of campaign %s. The audit is in %s.\n", len(j.numbers), len(j.worlds), j.f.Name, auditPath())
+	if len(j.unreached) > 0 {
+		fmt.Fprintf(j.out, "Not reached, and still holding them:\n  %s\n", strings.Join(j.unreached, "\n  "))
+	}
+	fmt.Fprintln(j.out, "Runs before this callrun did not record their state directories: a campaign that has not run since may still hold them; erase with its campaign file too.")
 	return nil
 }
 
@@ -465,10 +564,8 @@ func whoErases() string {
 	return name + "@" + host
 }
 
-// say prints what a step changed in a world.
-func (j *eraseJob) say(w *eraseWorld, format string, args ...any) {
-	if w.rehearsal {
-		format = "rehearsals: " + format
-	}
-	fmt.Fprintf(j.out, format+"\n", args...)
+// say prints what a step changed in a campaign's state or a part of a
+// store.
+func (j *eraseJob) say(what fmt.Stringer, format string, args ...any) {
+	fmt.Fprintf(j.out, "%s: "+format+"\n", append([]any{what}, args...)...)
 }

@@ -186,6 +186,15 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		}
 		return nil, fmt.Errorf("%s: %w", f.Source, err)
 	}
+	kind := store.PlaceListen
+	if sandbox {
+		kind = store.PlaceRehearsal
+	}
+	if err := recordPlace(ctx, s, f, kind); err != nil {
+		d.Close()
+		s.Close()
+		return nil, err
+	}
 	t := &hookTarget{name: f.Name, f: f, store: s, deliveries: d}
 	o := campaign.IntakeOptions{Deliveries: d}
 	// The store's erased set: a delivery of a person erased from the

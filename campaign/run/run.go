@@ -199,6 +199,13 @@ func (j *job) openStore(ctx context.Context) (err error) {
 		return Busy(err)
 	}
 	j.atEnd(func() { unlock() })
+	kind := store.PlaceRun
+	if j.rehearsal {
+		kind = store.PlaceRehearsal
+	}
+	if err := recordPlace(ctx, j.store, j.f, kind); err != nil {
+		return err
+	}
 	if err := report.RemoveStale(j.store.ReportDir()); err != nil {
 		j.log.Warn().Err(err).Msg("could not remove the temporary files of an earlier, killed run")
 	}

@@ -78,6 +78,12 @@ type Store interface {
 	// EraseDeliveries replaces the campaign's stored deliveries of those
 	// people by their erased form; for `callrun erase`.
 	EraseDeliveries(ctx context.Context, numbers []string, opts DeliveryEraseOptions) (int, error)
+	// Register records where a campaign on the store keeps its state,
+	// once: each run, rehearsal and listen records its own, so that
+	// `callrun erase` finds every campaign that may hold a person.
+	Register(ctx context.Context, p Place) error
+	// Places returns what Register recorded, oldest first.
+	Places(ctx context.Context) ([]Place, error)
 	// Token returns where the store keeps the service's token: the
 	// database's row, sealed with r.Key, or the token file r.File.
 	Token(r TokenRequest) (KeptToken, error)
