@@ -344,7 +344,7 @@ func TestListenRetryStraddlesUpgrade(t *testing.T) {
 					if err := json.Unmarshal([]byte(line), &sd); err != nil {
 						t.Fatal(err)
 					}
-					if _, err := d.Append(sd); err != nil {
+					if _, _, err := d.Append(sd); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -88,7 +88,7 @@ outcomes:
 		if d.disposition != "" {
 			fields["disposition"] = d.disposition
 		}
-		if _, err := w.Append(store.Delivery{Key: d.event + d.phone, At: t0.Add(time.Duration(d.min) * time.Minute), Event: d.event, Fields: fields}); err != nil {
+		if _, _, err := w.Append(store.Delivery{Key: d.event + d.phone, At: t0.Add(time.Duration(d.min) * time.Minute), Event: d.event, Fields: fields}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -92,7 +92,7 @@ func (s *endingService) schedule() {
 			case "contact":
 				d.Event, d.Fields = "", map[string]string{"phone_number": phone, "first_name": "Ada"}
 			}
-			if _, err := s.w.Append(d); err != nil {
+			if _, _, err := s.w.Append(d); err != nil {
 				s.t.Error(err)
 			}
 		}()

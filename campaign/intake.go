@@ -110,19 +110,19 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 	if l := d.LegacyKey(); l != t.Key {
 		sd.Legacy = l // a retry of a delivery stored before the upgrade
 	}
-	if in.o.Erasure != nil {
+	// A store that erases at commit reads the delivery's numbers itself,
+	// and only once it has erased anyone.
+	if in.o.Erasure != nil && !in.o.Deliveries.ErasesAtCommit() {
 		sd.Numbers = in.f.DeliveryNumbers(d.Fields)
+		if err := in.erase(ctx, &sd); err != nil {
+			return t, fmt.Errorf("looking for the delivery's numbers in the erased set: %w", err)
+		}
 	}
-	if err := in.erase(ctx, &sd); err != nil {
-		return t, fmt.Errorf("looking for the delivery's numbers in the erased set: %w", err)
-	}
-	t.Erased = sd.Erased
-	t.Key = sd.Key
-	isNew, err := in.o.Deliveries.Append(sd)
+	stored, isNew, err := in.o.Deliveries.Append(sd)
 	if err != nil {
 		return t, fmt.Errorf("storing a delivery: %w", err)
 	}
-	t.New = isNew
+	t.New, t.Erased, t.Key = isNew, stored.Erased, stored.Key
 	if err := in.optOut(ctx, d, &t); err != nil {
 		return t, fmt.Errorf("putting an opt-out on the do-not-call list: %w", err)
 	}

@@ -196,6 +196,7 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		return nil, err
 	}
 	t := &hookTarget{name: f.Name, f: f, store: s, deliveries: d}
+	d.ReadNumbersWith(f.DeliveryNumbers)
 	o := campaign.IntakeOptions{Deliveries: d}
 	// The store's erased set: a delivery of a person erased from the
 	// store is stored erased.

@@ -88,7 +88,7 @@ func TestListenWarnsWhenNoDeliveryComes(t *testing.T) {
 	// A later run; a delivery comes for it in time: no warning.
 	second := start.Add(2 * time.Hour)
 	runAt(second, "+14155550133")
-	if _, err := d.Append(store.Delivery{Key: "k", At: second.Add(time.Minute), Fields: map[string]string{"phone_number": "+14155550133"}}); err != nil {
+	if _, _, err := d.Append(store.Delivery{Key: "k", At: second.Add(time.Minute), Fields: map[string]string{"phone_number": "+14155550133"}}); err != nil {
 		t.Fatal(err)
 	}
 	check(second.Add(time.Hour), 1)

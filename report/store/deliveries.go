@@ -112,6 +112,9 @@ type Deliveries struct {
 	pending map[string]*commitBatch[deliveryBatch] // keys waiting or being committed, by batch
 	known   *deliveryKeys                          // the file's keys, all stored; nil for a table, whose key decides
 	closed  bool
+	// numbers reads the numbers of a delivery's fields, for a sink that
+	// erases at commit; nil: only those the caller gave (Numbers).
+	numbers func(fields map[string]string) []string
 }
 
 // deliverySink is where a [Deliveries] commits its batches: a file or a
@@ -122,6 +125,9 @@ type deliverySink interface {
 	// with none of them to be counted on.
 	commit(b *deliveryBatch) error
 	close() error
+	// erasesAtCommit reports whether commit turns a delivery of a person
+	// in the store's erased set into its erased form itself.
+	erasesAtCommit() bool
 }
 
 // deliveryBatch is the deliveries written by one commit.
@@ -129,6 +135,9 @@ type deliveryBatch struct {
 	ds    []Delivery
 	lines [][]byte // each delivery's JSON line, with its newline
 	isNew []bool   // set by commit
+	// numbers reads a delivery's numbers where its Numbers are nil
+	// ([Deliveries.ReadNumbersWith]).
+	numbers func(fields map[string]string) []string
 }
 
 // newDeliveries returns deliveries committed to k by writers goroutines
@@ -144,36 +153,50 @@ func newDeliveries(where string, k deliverySink, known *deliveryKeys, writers in
 	return w
 }
 
+// ReadNumbersWith has a store that decides at commit whether a
+// delivery's person is erased ([Deliveries.ErasesAtCommit]) read the
+// numbers of a delivery given without Numbers with fn (campaign's
+// File.DeliveryNumbers), and only when the store has erased anyone.
+// Call it before the first Append.
+func (w *Deliveries) ReadNumbersWith(fn func(fields map[string]string) []string) { w.numbers = fn }
+
+// ErasesAtCommit reports whether the store turns a delivery of a person
+// in its erased set into the erased form as it commits it, under a lock
+// an erase takes (PostgreSQL): the caller need not look first.
+func (w *Deliveries) ErasesAtCommit() bool { return w.sink.erasesAtCommit() }
+
 // Append stores d durably unless a delivery of the same key, or of its
-// legacy key, is stored already, and reports whether it was new. Only after it returns nil may
-// listen acknowledge the delivery. A delivery whose key is being stored
-// by another caller at the same moment waits for that commit, and is a
+// legacy key, is stored already, and reports whether it was new, with
+// the form it was stored in (erased, when the store erases at commit and
+// its person is erased). Only after it returns nil may listen
+// acknowledge the delivery. A delivery whose key is being stored by
+// another caller at the same moment waits for that commit, and is a
 // duplicate once it is durable.
-func (w *Deliveries) Append(d Delivery) (bool, error) {
+func (w *Deliveries) Append(d Delivery) (Delivery, bool, error) {
 	if d.Key == "" {
-		return false, errors.New("a delivery needs its key")
+		return d, false, errors.New("a delivery needs its key")
 	}
 	line, err := json.Marshal(d)
 	if err != nil {
-		return false, err
+		return d, false, err
 	}
 	line = append(line, '\n')
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return false, os.ErrClosed
+		return d, false, os.ErrClosed
 	}
 	if w.known != nil {
 		stored, err := w.known.has(d.Key, d.Legacy)
 		if err != nil || stored {
 			w.mu.Unlock()
-			return false, err
+			return d, false, err
 		}
 	}
 	if b, ok := w.pending[d.Key]; ok {
 		w.mu.Unlock()
 		<-b.done
-		return false, b.err
+		return d, false, b.err
 	}
 	b, i, err := w.gc.queue(true, func(b *deliveryBatch) (int, error) {
 		b.ds = append(b.ds, d)
@@ -185,18 +208,19 @@ func (w *Deliveries) Append(d Delivery) (bool, error) {
 	}
 	w.mu.Unlock()
 	if err != nil {
-		return false, err
+		return d, false, err
 	}
 	if err := w.gc.wait(b); err != nil {
-		return false, err
+		return d, false, err
 	}
-	return b.data.isNew[i], nil
+	return b.data.ds[i], b.data.isNew[i], nil
 }
 
 // commit has the sink commit one batch, on a writer goroutine, and
 // forgets its keys as pending (a file's sink has noted them as known).
 func (w *Deliveries) commit(b *deliveryBatch) error {
 	b.isNew = make([]bool, len(b.ds))
+	b.numbers = w.numbers
 	keys := make([]string, len(b.ds)) // as queued: a table's commit may erase a delivery's
 	for i, d := range b.ds {
 		keys[i] = d.Key
@@ -402,6 +426,8 @@ func (k *fileDeliveries) commit(b *deliveryBatch) error {
 	}
 	return nil
 }
+
+func (k *fileDeliveries) erasesAtCommit() bool { return false }
 
 func (k *fileDeliveries) close() error {
 	err := errors.Join(k.keys.close(), k.f.Close())

@@ -32,7 +32,7 @@ func TestDeliveriesOncePerKey(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			key := []string{"a", "b"}[i%2]
-			isNew, err := w.Append(Delivery{Key: key, At: at, Event: "call.ended", Fields: map[string]string{"phone_number": "+1"}})
+			_, isNew, err := w.Append(Delivery{Key: key, At: at, Event: "call.ended", Fields: map[string]string{"phone_number": "+1"}})
 			if err != nil {
 				t.Error(err)
 			}
@@ -69,10 +69,10 @@ func TestDeliveriesOncePerKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if isNew, err := w.Append(Delivery{Key: "a"}); isNew || err != nil {
+	if _, isNew, err := w.Append(Delivery{Key: "a"}); isNew || err != nil {
 		t.Errorf("a stored again: %v %v", isNew, err)
 	}
-	if isNew, err := w.Append(Delivery{Key: "c", Fields: map[string]string{}}); !isNew || err != nil {
+	if _, isNew, err := w.Append(Delivery{Key: "c", Fields: map[string]string{}}); !isNew || err != nil {
 		t.Errorf("c not stored: %v %v", isNew, err)
 	}
 	ds, err := ReadDeliveries(dir)
@@ -109,7 +109,7 @@ func TestDeliveriesTail(t *testing.T) {
 	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	add := func(key string) {
 		t.Helper()
-		if _, err := w.Append(Delivery{Key: key, At: at, Event: "call.ended", Fields: map[string]string{"phone_number": "+1"}}); err != nil {
+		if _, _, err := w.Append(Delivery{Key: key, At: at, Event: "call.ended", Fields: map[string]string{"phone_number": "+1"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,7 +195,7 @@ func TestDeliveriesStoredOnceAcrossWriters(t *testing.T) {
 					for i := g; i < keys*copies; i += 20 {
 						key := fmt.Sprintf("k%03d", i%keys)
 						w := writers[i%len(writers)]
-						isNew, err := w.Append(Delivery{Key: key, At: at, Event: "call.ended", Fields: map[string]string{"phone_number": "+1" + key}})
+						_, isNew, err := w.Append(Delivery{Key: key, At: at, Event: "call.ended", Fields: map[string]string{"phone_number": "+1" + key}})
 						if err != nil {
 							t.Error(err)
 							return
@@ -278,7 +278,7 @@ func TestDeliveriesAnswerOnlyAfterTheirFsync(t *testing.T) {
 	appendAll := func() {
 		for i := range n {
 			go func() {
-				isNew, err := w.Append(Delivery{Key: fmt.Sprintf("k%02d", i), Fields: map[string]string{"n": fmt.Sprint(i)}})
+				_, isNew, err := w.Append(Delivery{Key: fmt.Sprintf("k%02d", i), Fields: map[string]string{"n": fmt.Sprint(i)}})
 				answers <- answer{isNew, err, synced.Load()}
 			}()
 		}
@@ -362,7 +362,7 @@ func TestPostgresFollowsDeliveries(t *testing.T) {
 	defer wo.Close()
 	put := func(w *Deliveries, key string) {
 		t.Helper()
-		if _, err := w.Append(Delivery{Key: key, Fields: map[string]string{"k": key}}); err != nil {
+		if _, _, err := w.Append(Delivery{Key: key, Fields: map[string]string{"k": key}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -54,7 +54,7 @@ func TestEraseDeliveries(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, d := range ds {
-				if _, err := w.Append(d); err != nil {
+				if _, _, err := w.Append(d); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -132,7 +132,7 @@ func TestEraseDeliveries(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if isNew, err := w.Append(e); err != nil || isNew {
+				if _, isNew, err := w.Append(e); err != nil || isNew {
 					t.Errorf("a retry of %s stored erased: new %v, %v; want found stored", d.Key, isNew, err)
 				}
 			}
@@ -167,7 +167,7 @@ func TestPostgresCommitStoresTheErasedErased(t *testing.T) {
 	defer w.Close()
 	d := Delivery{Key: "late", At: time.Now(), Event: "contact.updated", Fields: map[string]string{"phone": a, "name": "Ada Lovelace"}, Numbers: []string{a}}
 	for i := range 2 { // the second, a retry, is found stored
-		if isNew, err := w.Append(d); err != nil || isNew != (i == 0) {
+		if _, isNew, err := w.Append(d); err != nil || isNew != (i == 0) {
 			t.Fatalf("append %d: new %v, %v", i, isNew, err)
 		}
 	}

@@ -30,7 +30,7 @@ func keyDelivery(i int) Delivery {
 func appendKeys(t *testing.T, w *Deliveries, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
-		isNew, err := w.Append(keyDelivery(i))
+		_, isNew, err := w.Append(keyDelivery(i))
 		if err != nil || !isNew {
 			t.Fatalf("delivery %d: new %v, %v", i, isNew, err)
 		}
@@ -42,7 +42,7 @@ func appendKeys(t *testing.T, w *Deliveries, from, to int) {
 func checkStored(t *testing.T, w *Deliveries, n int) {
 	t.Helper()
 	for i := range n {
-		if isNew, err := w.Append(keyDelivery(i)); err != nil || isNew {
+		if _, isNew, err := w.Append(keyDelivery(i)); err != nil || isNew {
 			t.Fatalf("a retry of delivery %d: new %v, %v", i, isNew, err)
 		}
 	}
@@ -153,12 +153,12 @@ func TestDeliveryKeysIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 200 {
-		if isNew, err := w.Append(keyDelivery(i)); err != nil || !isNew {
+		if _, isNew, err := w.Append(keyDelivery(i)); err != nil || !isNew {
 			t.Fatalf("delivery %d, of the file replaced: new %v, %v; the old file's index was trusted", i, isNew, err)
 		}
 	}
 	for i := 1000; i < 1200; i++ {
-		if isNew, err := w.Append(keyDelivery(i)); err != nil || isNew {
+		if _, isNew, err := w.Append(keyDelivery(i)); err != nil || isNew {
 			t.Fatalf("delivery %d, of the file now there: new %v, %v", i, isNew, err)
 		}
 	}
@@ -225,7 +225,7 @@ func TestDeliveriesGone(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 3; i < 6; i++ {
-				if _, err := w.Append(keyDelivery(i)); !errors.Is(err, ErrDeliveriesGone) {
+				if _, _, err := w.Append(keyDelivery(i)); !errors.Is(err, ErrDeliveriesGone) {
 					t.Errorf("delivery %d after the file went: %v; want ErrDeliveriesGone", i, err)
 				}
 			}
@@ -256,7 +256,7 @@ func TestLastDeliveryAt(t *testing.T) {
 				d := keyDelivery(i)
 				d.At = at.Add(time.Duration(i) * time.Minute)
 				d.Raw = strings.Repeat("x", size)
-				if _, err := w.Append(d); err != nil {
+				if _, _, err := w.Append(d); err != nil {
 					t.Fatal(err)
 				}
 				if got, err := s.LastDeliveryAt(ctx); err != nil || !got.Equal(d.At) {

@@ -206,11 +206,11 @@ func TestIndexesOfMainsFormatRebuilt(t *testing.T) {
 			if i%2 == 1 {
 				key = fmt.Sprintf("legacy-%d", i)
 			}
-			if isNew, err := w.Append(Delivery{Key: key, Fields: map[string]string{}}); err != nil || isNew {
+			if _, isNew, err := w.Append(Delivery{Key: key, Fields: map[string]string{}}); err != nil || isNew {
 				t.Fatalf("a retry of delivery %d: new %v, %v", i, isNew, err)
 			}
 		}
-		if isNew, err := w.Append(Delivery{Key: "new", Fields: map[string]string{}}); err != nil || !isNew {
+		if _, isNew, err := w.Append(Delivery{Key: "new", Fields: map[string]string{}}); err != nil || !isNew {
 			t.Fatalf("a new delivery: new %v, %v", isNew, err)
 		}
 		if err := w.Close(); err != nil {

@@ -49,16 +49,13 @@ RETURNING key`
 const deliveryEraseLock = 0x63616c6c657264 // "callerd"
 
 // commit stores the batch in one transaction under deliveryEraseLock,
-// shared, first turning into its erased form each delivery a number of
+// shared (taken by eraseErased), first turning into its erased form each delivery a number of
 // which is in the erased set now ([Delivery.Numbers]).
 func (k *pgDeliveries) commit(b *deliveryBatch) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	var added []string
 	err := pgx.BeginFunc(ctx, k.p.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(deliveryEraseLock)); err != nil {
-			return err
-		}
 		if err := k.eraseErased(ctx, tx, b); err != nil {
 			return err
 		}
@@ -90,24 +87,62 @@ func (k *pgDeliveries) commit(b *deliveryBatch) error {
 	return nil
 }
 
+func (k *pgDeliveries) erasesAtCommit() bool { return true }
+
 // eraseErased turns into its erased form each delivery of the batch a
 // number of which the erased set holds, read in tx. A database with no
-// erasure key has erased nobody: nothing more is read.
+// erasure key has erased nobody: nothing more is read, and no delivery's
+// numbers are read from its fields (b.numbers, where the intake gave
+// none).
 func (k *pgDeliveries) eraseErased(ctx context.Context, tx pgx.Tx, b *deliveryBatch) error {
+	// One round trip: the lock, then (each statement seeing what was
+	// committed before the lock was granted) the keys, and, when there
+	// are none, whether the erased set holds a hash anyway: a restore
+	// that left the key out stores nothing (fail closed).
+	e := &pgErasure{p: k.p}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT pg_advisory_xact_lock_shared($1)`, int64(deliveryEraseLock))
+	batch.Queue(selectKeys)
+	batch.Queue(`SELECT coalesce((SELECT hash FROM callrun_erased WHERE NOT EXISTS (SELECT 1 FROM callrun_keys) LIMIT 1), '')`)
+	br := tx.SendBatch(ctx, batch)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return err
+	}
+	keys, err := e.scanKeys(rows)
+	var unkeyed string
+	if err == nil {
+		err = br.QueryRow().Scan(&unkeyed)
+	}
+	if err := errors.Join(err, br.Close()); err != nil {
+		return err
+	}
+	if unkeyed != "" {
+		return CheckHashKey(keys, unkeyed, "the table callrun_erased")
+	}
+	if len(keys.keys) == 0 {
+		return nil
+	}
 	of := map[string][]int{}
 	for i, d := range b.ds {
-		for _, n := range d.Numbers {
-			if !d.Erased {
-				of[n] = append(of[n], i)
-			}
+		if d.Erased {
+			continue
+		}
+		numbers := d.Numbers
+		if numbers == nil && b.numbers != nil {
+			numbers = b.numbers(d.Fields)
+		}
+		for _, n := range numbers {
+			of[n] = append(of[n], i)
 		}
 	}
 	if len(of) == 0 {
 		return nil
-	}
-	keys, err := (&pgErasure{p: k.p}).keys(ctx, tx)
-	if err != nil || len(keys.keys) == 0 {
-		return err
 	}
 	byHash := map[string]string{}
 	for n := range of {
@@ -115,7 +150,7 @@ func (k *pgDeliveries) eraseErased(ctx context.Context, tx pgx.Tx, b *deliveryBa
 			byHash[h] = n
 		}
 	}
-	rows, err := tx.Query(ctx, `SELECT hash FROM callrun_erased WHERE hash = ANY($1::text[])`, slices.Collect(maps.Keys(byHash)))
+	rows, err = tx.Query(ctx, `SELECT hash FROM callrun_erased WHERE hash = ANY($1::text[])`, slices.Collect(maps.Keys(byHash)))
 	if err != nil {
 		return err
 	}

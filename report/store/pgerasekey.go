@@ -36,10 +36,18 @@ func (e *pgErasure) Keys(ctx context.Context) (*ErasureKeys, error) {
 
 // keys reads the table callrun_keys, oldest key first.
 func (e *pgErasure) keys(ctx context.Context, q pgQuerier) (*ErasureKeys, error) {
-	rows, err := q.Query(ctx, `SELECT id, key, at FROM callrun_keys ORDER BY at, id`)
+	rows, err := q.Query(ctx, selectKeys)
 	if err != nil {
 		return nil, err
 	}
+	return e.scanKeys(rows)
+}
+
+// selectKeys reads the table callrun_keys, oldest key first.
+const selectKeys = `SELECT id, key, at FROM callrun_keys ORDER BY at, id`
+
+// scanKeys reads the keys selectKeys' rows hold.
+func (e *pgErasure) scanKeys(rows pgx.Rows) (*ErasureKeys, error) {
 	k := &ErasureKeys{where: e.where()}
 	var key erasureKey
 	if _, err := pgx.ForEachRow(rows, []any{&key.id, &key.key, &key.at}, func() error {

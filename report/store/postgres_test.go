@@ -550,6 +550,9 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 		`GRANT SELECT, INSERT ON callrun_opt_out_holds TO ` + role,
 		`GRANT SELECT, INSERT ON callrun_deliveries TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE ON callrun_call_starts TO ` + role,
+		`GRANT SELECT, INSERT ON callrun_conversations TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE ON callrun_report_dirs TO ` + role,
+		`GRANT SELECT ON callrun_keys, callrun_erased TO ` + role,
 	} {
 		if _, err := conn.Exec(context.Background(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -593,11 +596,17 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 	if err := j.Append(intent("c", "+15550001")); !errors.Is(err, ErrHeld) {
 		t.Errorf("a second call start within a day as the least role: %v, want held", err)
 	}
+	if err := p.Register(ctx, Place{Campaign: "c", CampaignFile: "/c.yaml", StateDir: "/s", Kind: PlaceRun, Host: "h", At: time.Now()}); err != nil {
+		t.Errorf("recording the campaign's place as the least role: %v", err)
+	}
+	if _, err := pgStarts(p).Converse(ctx, Conversation{Number: "+15550001", At: time.Now(), Campaign: "c", Key: "k1"}); err != nil {
+		t.Errorf("a conversation as the least role: %v", err)
+	}
 	d, err := p.OpenDeliveries(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Append(Delivery{Key: "k1", At: time.Now(), Event: "call.ended", Fields: map[string]string{"phone_number": "+15550001"}}); err != nil {
+	if _, _, err := d.Append(Delivery{Key: "k1", At: time.Now(), Event: "call.ended", Fields: map[string]string{"phone_number": "+15550001"}}); err != nil {
 		t.Errorf("a delivery as the least role: %v", err)
 	}
 	d.Close()
