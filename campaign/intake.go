@@ -33,10 +33,6 @@ type IntakeOptions struct {
 	// Starts are the store's call starts, where conversations go; nil
 	// for a rehearsal's receiver, whose answered calls phoned nobody.
 	Starts store.CallStarts
-	// Erasure is the store's erased set: a delivery of a person in it
-	// is stored erased ([store.Delivery.ErasedForm]); nil stores every
-	// delivery as it came.
-	Erasure store.ErasureStore
 	// Now is the clock of the entries written; nil is time.Now.
 	Now func() time.Time
 }
@@ -76,26 +72,6 @@ type Taken struct {
 	Erased bool
 }
 
-// erase turns sd into its erased form when a number its fields hold
-// ([File.DeliveryNumbers]) is in the store's erased set. It
-// fails closed: an erased set it cannot read (its key missing) stores
-// nothing, and the delivery is not acknowledged.
-func (in *Intake) erase(ctx context.Context, sd *store.Delivery) error {
-	if in.o.Erasure == nil {
-		return nil
-	}
-	on, err := in.o.Erasure.OnErased(ctx, sd.Numbers)
-	if err != nil || len(on) == 0 {
-		return err
-	}
-	keys, err := in.o.Erasure.Keys(ctx)
-	if err != nil {
-		return err
-	}
-	*sd, err = sd.ErasedForm(keys)
-	return err
-}
-
 // Take stores delivery d, received at an agent's webhook (agent) or the
 // campaign's outcomes path, durably unless it is stored already, then puts the number of an opt-out on the do-not-call list and
 // records a conversation for an answered call, each durably. Only when it
@@ -110,14 +86,9 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 	if l := d.LegacyKey(); l != t.Key {
 		sd.Legacy = l // a retry of a delivery stored before the upgrade
 	}
-	// A store that erases at commit reads the delivery's numbers itself,
-	// and only once it has erased anyone.
-	if in.o.Erasure != nil && !in.o.Deliveries.ErasesAtCommit() {
-		sd.Numbers = in.f.DeliveryNumbers(d.Fields)
-		if err := in.erase(ctx, &sd); err != nil {
-			return t, fmt.Errorf("looking for the delivery's numbers in the erased set: %w", err)
-		}
-	}
+	// The store commits a delivery of a person in its erased set in the
+	// erased form, reading its numbers (Deliveries.ReadNumbersWith) only
+	// once it has erased anyone.
 	stored, isNew, err := in.o.Deliveries.Append(sd)
 	if err != nil {
 		return t, fmt.Errorf("storing a delivery: %w", err)

@@ -196,15 +196,10 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		return nil, err
 	}
 	t := &hookTarget{name: f.Name, f: f, store: s, deliveries: d}
+	// A delivery of a person in the store's erased set is stored erased:
+	// the store reads its numbers as the intake does.
 	d.ReadNumbersWith(f.DeliveryNumbers)
 	o := campaign.IntakeOptions{Deliveries: d}
-	// The store's erased set: a delivery of a person erased from the
-	// store is stored erased.
-	if o.Erasure, err = s.Erasure(); err != nil {
-		d.Close()
-		s.Close()
-		return nil, err
-	}
 	if !sandbox {
 		// The store's call starts, where a call.answered delivery records
 		// a conversation for Reg F's contact pressure. A rehearsal's

@@ -56,11 +56,6 @@ type Delivery struct {
 	// stored under it is this one, so Append stores it no more. It is
 	// checked, never stored.
 	Legacy string `json:"-"`
-	// Numbers are the E.164 numbers the delivery's fields hold, as
-	// listen's intake read them: a table's commit stores the delivery
-	// erased when one of them is in the erased set then, under the lock
-	// that an erase of deliveries waits for. Never stored.
-	Numbers []string `json:"-"`
 }
 
 // ErasedForm returns d as it is kept of an erased person, with keys, the
@@ -112,8 +107,8 @@ type Deliveries struct {
 	pending map[string]*commitBatch[deliveryBatch] // keys waiting or being committed, by batch
 	known   *deliveryKeys                          // the file's keys, all stored; nil for a table, whose key decides
 	closed  bool
-	// numbers reads the numbers of a delivery's fields, for a sink that
-	// erases at commit; nil: only those the caller gave (Numbers).
+	// numbers reads the numbers of a delivery's fields, for its commit
+	// to find whether its person is erased; nil: none is looked for.
 	numbers func(fields map[string]string) []string
 }
 
@@ -125,9 +120,6 @@ type deliverySink interface {
 	// with none of them to be counted on.
 	commit(b *deliveryBatch) error
 	close() error
-	// erasesAtCommit reports whether commit turns a delivery of a person
-	// in the store's erased set into its erased form itself.
-	erasesAtCommit() bool
 }
 
 // deliveryBatch is the deliveries written by one commit.
@@ -135,8 +127,8 @@ type deliveryBatch struct {
 	ds    []Delivery
 	lines [][]byte // each delivery's JSON line, with its newline
 	isNew []bool   // set by commit
-	// numbers reads a delivery's numbers where its Numbers are nil
-	// ([Deliveries.ReadNumbersWith]).
+	// numbers reads a delivery's numbers ([Deliveries.ReadNumbersWith]);
+	// nil: none are read, and none erased.
 	numbers func(fields map[string]string) []string
 }
 
@@ -153,22 +145,16 @@ func newDeliveries(where string, k deliverySink, known *deliveryKeys, writers in
 	return w
 }
 
-// ReadNumbersWith has a store that decides at commit whether a
-// delivery's person is erased ([Deliveries.ErasesAtCommit]) read the
-// numbers of a delivery given without Numbers with fn (campaign's
-// File.DeliveryNumbers), and only when the store has erased anyone.
-// Call it before the first Append.
+// ReadNumbersWith has the store read the numbers of a delivery with fn (campaign's File.DeliveryNumbers), to commit
+// the delivery of a person in its erased set in the erased form; it
+// reads them only while the store has erased anyone. Call it before the
+// first Append.
 func (w *Deliveries) ReadNumbersWith(fn func(fields map[string]string) []string) { w.numbers = fn }
-
-// ErasesAtCommit reports whether the store turns a delivery of a person
-// in its erased set into the erased form as it commits it, under a lock
-// an erase takes (PostgreSQL): the caller need not look first.
-func (w *Deliveries) ErasesAtCommit() bool { return w.sink.erasesAtCommit() }
 
 // Append stores d durably unless a delivery of the same key, or of its
 // legacy key, is stored already, and reports whether it was new, with
-// the form it was stored in (erased, when the store erases at commit and
-// its person is erased). Only after it returns nil may listen
+// the form it was stored in (erased, when its person is in the store's
+// erased set). Only after it returns nil may listen
 // acknowledge the delivery. A delivery whose key is being stored by
 // another caller at the same moment waits for that commit, and is a
 // duplicate once it is durable.
@@ -258,7 +244,11 @@ func (w *Deliveries) String() string { return w.where }
 // covers, or rebuilding it when it is missing or does not match the file)
 // and opens the file for appending. It fails at once, wrapping
 // [ErrDeliveriesLocked], if another process holds the lock.
-func OpenDeliveries(dir string) (*Deliveries, error) {
+func OpenDeliveries(dir string) (*Deliveries, error) { return openDeliveries(dir, nil) }
+
+// openDeliveries is OpenDeliveries, committing a delivery of a person in
+// erasure's set in its erased form (nil: none is looked for).
+func openDeliveries(dir string, erasure *ErasureFile) (*Deliveries, error) {
 	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("creating state directory: %w", err)
 	}
@@ -272,7 +262,7 @@ func OpenDeliveries(dir string) (*Deliveries, error) {
 		fl.Unlock()
 		return nil, err
 	}
-	k.fl = fl
+	k.fl, k.erasure = fl, erasure
 	return newDeliveries(path, k, k.keys, 1), nil
 }
 
@@ -305,6 +295,9 @@ type fileDeliveries struct {
 	size int64 // the file's length: where the next batch goes
 	buf  []byte
 	gone error // set once the file at path is no longer f: every commit fails
+	// erasure is the store's erased set: a delivery of a person in it is
+	// committed in its erased form. nil: none is looked for.
+	erasure *ErasureFile
 	// beforeSync, if set, runs before each fsync; an error from it fails
 	// the commit as a failed fsync would. Tests use it.
 	beforeSync func() error
@@ -399,9 +392,12 @@ func (k *fileDeliveries) commit(b *deliveryBatch) error {
 	if k.gone != nil {
 		return k.gone
 	}
+	if err := k.eraseErased(b); err != nil {
+		return fmt.Errorf("looking for the deliveries' numbers in the %s: %w", k.erasure, err)
+	}
 	k.buf = k.buf[:0]
 	for _, l := range b.lines {
-		k.buf = append(k.buf, l...)
+		k.buf = append(k.buf, l...) // nil: a duplicate found erased
 	}
 	// Not known to be durable, a failed write is cut: never acknowledged,
 	// the service's retries store it again.
@@ -416,10 +412,12 @@ func (k *fileDeliveries) commit(b *deliveryBatch) error {
 		return k.gone
 	}
 	k.size += int64(len(k.buf))
-	keys := make([]string, len(b.ds))
+	keys := make([]string, 0, len(b.ds))
 	for i, d := range b.ds {
-		keys[i] = d.Key
-		b.isNew[i] = true
+		if b.lines[i] != nil {
+			keys = append(keys, d.Key)
+			b.isNew[i] = true
+		}
 	}
 	if k.keys.add(keys...) {
 		return k.keys.write(k.f, k.size)
@@ -427,7 +425,55 @@ func (k *fileDeliveries) commit(b *deliveryBatch) error {
 	return nil
 }
 
-func (k *fileDeliveries) erasesAtCommit() bool { return false }
+// eraseErased turns into its erased form each delivery of the batch a
+// number of which the erased set holds now; while the set holds nobody
+// (one stat when nothing was appended to it), no delivery's numbers are
+// read. A set it cannot read (its key missing) fails the commit: nothing
+// is stored, nothing acknowledged.
+func (k *fileDeliveries) eraseErased(b *deliveryBatch) error {
+	if k.erasure == nil || b.numbers == nil {
+		return nil
+	}
+	keys, err := k.erasure.held()
+	if err != nil || keys == nil {
+		return err
+	}
+	numbers := make([][]string, len(b.ds))
+	var all []string
+	for i, d := range b.ds {
+		if !d.Erased {
+			numbers[i] = b.numbers(d.Fields)
+		}
+		all = append(all, numbers[i]...)
+	}
+	on, err := k.erasure.OnErased(context.Background(), all)
+	if err != nil || len(on) == 0 {
+		return err
+	}
+	for i, d := range b.ds {
+		if d.Erased || !slices.ContainsFunc(numbers[i], func(n string) bool { return on[n] }) {
+			continue
+		}
+		e, err := d.ErasedForm(keys)
+		if err != nil {
+			return err
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		b.ds[i], b.lines[i] = e, append(line, '\n')
+		// A retry of a delivery stored erased already: its key is the
+		// erased one, which the file holds.
+		if stored, err := k.keys.has(e.Key); err != nil || stored {
+			b.lines[i] = nil
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 func (k *fileDeliveries) close() error {
 	err := errors.Join(k.keys.close(), k.f.Close())

@@ -453,6 +453,18 @@ func (f *ErasureFile) OnErased(_ context.Context, numbers []string) (map[string]
 	return on, nil
 }
 
+// held reads what was appended to the set since the last look, and
+// returns the keys when the set holds anyone, nil when it holds nobody:
+// a commit of deliveries reads their numbers only then.
+func (f *ErasureFile) held() (*ErasureKeys, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.refresh(); err != nil || len(f.set) == 0 {
+		return nil, err
+	}
+	return f.keys, nil
+}
+
 // ErasedEntries reads the whole set.
 func (f *ErasureFile) ErasedEntries(context.Context) ([]ErasedEntry, error) {
 	var out []ErasedEntry

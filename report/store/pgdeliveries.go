@@ -50,7 +50,7 @@ const deliveryEraseLock = 0x63616c6c657264 // "callerd"
 
 // commit stores the batch in one transaction under deliveryEraseLock,
 // shared (taken by eraseErased), first turning into its erased form each delivery a number of
-// which is in the erased set now ([Delivery.Numbers]).
+// which is in the erased set now ([Deliveries.ReadNumbersWith]).
 func (k *pgDeliveries) commit(b *deliveryBatch) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
@@ -87,13 +87,10 @@ func (k *pgDeliveries) commit(b *deliveryBatch) error {
 	return nil
 }
 
-func (k *pgDeliveries) erasesAtCommit() bool { return true }
-
 // eraseErased turns into its erased form each delivery of the batch a
 // number of which the erased set holds, read in tx. A database with no
 // erasure key has erased nobody: nothing more is read, and no delivery's
-// numbers are read from its fields (b.numbers, where the intake gave
-// none).
+// numbers are read from its fields (b.numbers).
 func (k *pgDeliveries) eraseErased(ctx context.Context, tx pgx.Tx, b *deliveryBatch) error {
 	// One round trip: the lock, then (each statement seeing what was
 	// committed before the lock was granted) the keys, and, when there
@@ -125,7 +122,7 @@ func (k *pgDeliveries) eraseErased(ctx context.Context, tx pgx.Tx, b *deliveryBa
 	if unkeyed != "" {
 		return CheckHashKey(keys, unkeyed, "the table callrun_erased")
 	}
-	if len(keys.keys) == 0 {
+	if len(keys.keys) == 0 || b.numbers == nil {
 		return nil
 	}
 	of := map[string][]int{}
@@ -133,11 +130,7 @@ func (k *pgDeliveries) eraseErased(ctx context.Context, tx pgx.Tx, b *deliveryBa
 		if d.Erased {
 			continue
 		}
-		numbers := d.Numbers
-		if numbers == nil && b.numbers != nil {
-			numbers = b.numbers(d.Fields)
-		}
-		for _, n := range numbers {
+		for _, n := range b.numbers(d.Fields) {
 			of[n] = append(of[n], i)
 		}
 	}

@@ -187,7 +187,17 @@ func (s Files) top() string {
 
 // OpenDeliveries opens the deliveries file of the campaign's state
 // directory, taking its lock (not the run's).
-func (s Files) OpenDeliveries(context.Context) (*Deliveries, error) { return OpenDeliveries(s.top()) }
+func (s Files) OpenDeliveries(context.Context) (*Deliveries, error) {
+	home, err := Home()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := s.listHome()
+	if err != nil {
+		return nil, err
+	}
+	return openDeliveries(s.top(), openErasureFile(dir, home))
+}
 
 // ReadDeliveries reads the deliveries file of the campaign's state
 // directory.
