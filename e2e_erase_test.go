@@ -7,15 +7,19 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
@@ -342,4 +346,107 @@ func pgText(t *testing.T, db, sql string) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestEraseWhileListenReceives, files and PostgreSQL: `callrun erase`
+// of A while listen is storing deliveries for B, one after another.
+// Every delivery listen acknowledged is stored; the state directory,
+// CALLRUN_HOME (files) or the deliveries table (PostgreSQL) hold A's
+// number, name and e-mail in no form, B's are there, and a late delivery
+// for A is stored erased.
+func TestEraseWhileListenReceives(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testEraseWhileListenReceives(t, kind) })
+	}
+}
+
+func testEraseWhileListenReceives(t *testing.T, kind string) {
+	addr := freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	phones := e2ePhones(2)
+	a, b := phones[0], phones[1]
+	db := e2eDatabase(t, kind)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 10, concurrency: 1, postgres: db})
+	home := t.TempDir()
+	e.env = append(e.env, "CALLRUN_HOME="+home, "E2E_HOOK_SECRET="+hookSecret)
+	e.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n  fields: [disposition, transcript]\n")
+	listen := e.start("listen", "--addr", addr, e.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
+	post := func(c e2eContact, callID string) bool {
+		body := `{"event":"call.ended","data":{"call_id":"` + callID + `","status":"completed","disposition":"interested","customer":{"number":"` + c.E164 + `","name":"` + c.First + `"},"transcript":"Agent: Am I speaking with ` + c.First + `?"}}`
+		resp, err := http.Post("http://"+addr+"/callrun/e2e/"+hookSecret, "application/json", strings.NewReader(body))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	if !post(a, "call_a0") || !post(b, "call_b0") {
+		t.Fatal("listen did not store the first deliveries")
+	}
+
+	stop, acked := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				acked <- n
+				return
+			default:
+			}
+			if post(b, fmt.Sprintf("call_b%d", i)) {
+				n++
+			}
+		}
+	}()
+	res := e.run(90*time.Second, "erase", e.path, a.E164)
+	close(stop)
+	n := <-acked
+	if res.code != 0 || !strings.Contains(res.stdout, "Erased 1 people") {
+		t.Fatalf("erase while listen receives: %s", res)
+	}
+	if db == "" && !strings.Contains(res.stdout, "erased by the listen that holds them") {
+		t.Errorf("erase with files did not wait for listen to erase its file: %s", res.stdout)
+	}
+	if !post(a, "call_a1") {
+		t.Fatal("listen did not store A's late delivery")
+	}
+	listen.signal(t, syscall.SIGTERM)
+	if r := listen.wait(t, 30*time.Second); r.code != 0 {
+		t.Errorf("listen: %s", r)
+	}
+
+	forms := append(personForms(a.E164, a.First), fmt.Sprintf("(%s) %s-%s", a.E164[2:5], a.E164[5:8], a.E164[8:]))
+	var stored int
+	if db == "" {
+		for _, dir := range []string{e.stateDir, home} {
+			for p, form := range findForms(t, dir, forms) {
+				t.Errorf("%s still holds A as %q", p, form)
+			}
+		}
+		body, err := os.ReadFile(filepath.Join(e.stateDir, store.DeliveriesFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = bytes.Count(body, []byte("\n"))
+		if !bytes.Contains(body, []byte(b.E164)) {
+			t.Error("B's deliveries are gone")
+		}
+	} else {
+		text := pgText(t, db, `SELECT coalesce(string_agg(key || ' ' || delivery::text, E'\n'), '') FROM callrun_deliveries`)
+		for _, form := range forms {
+			if strings.Contains(text, form) {
+				t.Errorf("the deliveries table still holds A as %q", form)
+			}
+		}
+		if !strings.Contains(text, b.E164) {
+			t.Error("B's deliveries are gone")
+		}
+		stored = strings.Count(text, "\n") + 1
+	}
+	if want := 2 + n + 1; stored != want {
+		t.Errorf("%d deliveries stored; want %d (every one acknowledged)", stored, want)
+	}
 }

@@ -35,6 +35,9 @@ type EraseOptions struct {
 	AllowContact bool
 	// Now is the erase's clock; nil: time.Now.
 	Now func() time.Time
+	// ListenWait bounds the wait for a running listen to erase the
+	// deliveries it holds; 0: 30 s.
+	ListenWait time.Duration
 	// BeforeStep, if set, runs before each step with its name; an error
 	// stops the erase there, as a crash would. Tests use it.
 	BeforeStep func(name string) error
@@ -419,15 +422,18 @@ func (j *eraseJob) eraseJournal(ctx context.Context) error {
 // their erased form.
 func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 	for _, w := range j.worlds {
-		n, err := w.store.EraseDeliveries(ctx, j.numbers, store.DeliveryEraseOptions{Keys: w.keys, Numbers: w.f.DeliveryNumbers})
-		if errors.Is(err, store.ErrDeliveriesLocked) {
-			return fmt.Errorf("%w: callrun listen keeps the deliveries open; from now on it stores the people's deliveries erased, but those it stored before stay until erase runs again after listen stops", err)
-		}
+		byListen := false
+		n, err := w.store.EraseDeliveries(ctx, j.numbers, store.DeliveryEraseOptions{Keys: w.keys, Numbers: w.f.DeliveryNumbers,
+			Wait: j.o.ListenWait, ByListen: func() { byListen = true }})
 		if err != nil {
 			return err
 		}
 		j.audit.Records["deliveries"] += n
 		j.changed = j.changed || n > 0
+		if byListen {
+			j.say(w, "deliveries: erased by the listen that holds them")
+			continue
+		}
 		j.say(w, "deliveries: %d erased", n)
 	}
 	return nil

@@ -144,10 +144,17 @@ func Listen(ctx context.Context, log zerolog.Logger, o ListenOptions, stdout io.
 		defer t.Stop()
 		tick = t.C
 	}
+	// People erased from the store while listen runs: it erases their
+	// deliveries stored before from the files it holds, which `callrun
+	// erase` cannot rewrite under it, and says so for erase to go on.
+	eraseTick := time.NewTicker(eraseStoredEvery)
+	defer eraseTick.Stop()
 	for waiting := true; waiting; {
 		select {
 		case err := <-served:
 			return fmt.Errorf("serving on %s: %w", o.Addr, err)
+		case <-eraseTick.C:
+			l.eraseStored(log)
 		case <-tick:
 			l.checkQuiet(ctx)
 		case <-ctx.Done():

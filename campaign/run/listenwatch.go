@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
 )
 
 // listenMetrics are what `callrun listen` serves at /metrics for
@@ -130,4 +131,23 @@ func firstCallStart(ctx context.Context, s store.Store) (time.Time, error) {
 		}
 	}
 	return time.Time{}, nil
+}
+
+// eraseStoredEvery is how often listen looks for people erased from its
+// stores, one stat of the erased set's file a campaign in files.
+const eraseStoredEvery = time.Second
+
+// eraseStored has each campaign's deliveries erase those it stored of
+// people erased since it last looked ([store.Deliveries.EraseStored]).
+func (l *Listener) eraseStored(log zerolog.Logger) {
+	for _, t := range l.targets {
+		n, err := t.deliveries.EraseStored()
+		if err != nil {
+			log.Error().Err(err).Str("campaign", t.name).Msg("could not erase the deliveries of people erased from the store; callrun erase waits for it")
+			continue
+		}
+		if n > 0 {
+			log.Info().Str("campaign", t.name).Int("deliveries", n).Msg("erased the stored deliveries of people erased from the store")
+		}
+	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -14,9 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/private"
 	"github.com/gofrs/flock"
 )
 
@@ -220,6 +224,86 @@ func (w *Deliveries) commit(b *deliveryBatch) error {
 	return err
 }
 
+// DeliveriesErasedFile is where listen says, in a state directory, how
+// far into the store's erased set it has erased the deliveries file it
+// holds: the length of the set's file, in bytes, as text. `callrun
+// erase` waits for it while listen holds the file.
+const DeliveriesErasedFile = "deliveries.erased"
+
+// EraseStored rewrites the deliveries file that listen holds when people
+// were added to the store's erased set since it last looked: each stored
+// delivery of theirs in its erased form, by the durable replace, between
+// two commits; then it reopens the file and its key index and writes
+// [DeliveriesErasedFile]. It reports how many it erased. A table's
+// deliveries are erased by `callrun erase` itself: it does nothing.
+func (w *Deliveries) EraseStored() (int, error) {
+	k, ok := w.sink.(*fileDeliveries)
+	if !ok || k.erasure == nil || w.numbers == nil {
+		return 0, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := k.eraseStored(w.numbers)
+	w.known = k.keys
+	return n, err
+}
+
+// eraseStored is EraseStored's rewrite, under the file's lock (listen's)
+// and k.mu.
+func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.gone != nil {
+		return 0, k.gone
+	}
+	keys, upTo, err := k.erasure.held()
+	if err != nil || upTo <= k.erasedUpTo {
+		return 0, err
+	}
+	n := 0
+	if keys != nil {
+		n, err = hashLines(k.path, func(line []byte) ([]byte, error) {
+			var d Delivery
+			if err := json.Unmarshal(line, &d); err != nil {
+				return nil, fmt.Errorf("not a delivery: %w", err)
+			}
+			if d.Erased {
+				return nil, nil
+			}
+			on, err := k.erasure.OnErased(context.Background(), numbers(d.Fields))
+			if err != nil || len(on) == 0 {
+				return nil, err
+			}
+			e, err := d.ErasedForm(keys)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(e)
+		}, EraseOptions{BeforeReplace: k.beforeErase})
+		if err != nil {
+			return 0, fmt.Errorf("erasing people from %s: %w", k.path, err)
+		}
+	}
+	if n > 0 {
+		// The file at the path is the new one: append there, with its
+		// keys; a listen that cannot acknowledges nothing more.
+		nk, err := openDeliveriesFile(k.path)
+		if err != nil {
+			k.gone = fmt.Errorf("%s: reopening it after erasing people from it: %w", k.path, err)
+			return n, k.gone
+		}
+		k.keys.close() //nolint:errcheck // the old file's index, replaced
+		k.f.Close()
+		k.f, k.fi, k.keys, k.size = nk.f, nk.fi, nk.keys, nk.size
+	}
+	dir := filepath.Dir(k.path)
+	if err := durable.WriteFile(filepath.Join(dir, DeliveriesErasedFile), []byte(strconv.FormatInt(upTo, 10)+"\n"), private.FileMode(dir)); err != nil {
+		return n, fmt.Errorf("writing %s: %w", filepath.Join(dir, DeliveriesErasedFile), err)
+	}
+	k.erasedUpTo = upTo
+	return n, nil
+}
+
 // Close stores the deliveries already appended, then closes the file
 // (releasing its lock) or lets the table be.
 func (w *Deliveries) Close() error {
@@ -298,6 +382,15 @@ type fileDeliveries struct {
 	// erasure is the store's erased set: a delivery of a person in it is
 	// committed in its erased form. nil: none is looked for.
 	erasure *ErasureFile
+	// erasedUpTo is how far into the erased set's file the deliveries
+	// stored were erased (EraseStored).
+	erasedUpTo int64
+	// mu keeps a commit and EraseStored's rewrite apart.
+	mu sync.Mutex
+	// beforeErase, if set, runs before EraseStored's rewrite replaces
+	// the file; an error from it stops the rewrite there, as a crash
+	// would. Tests use it.
+	beforeErase func() error
 	// beforeSync, if set, runs before each fsync; an error from it fails
 	// the commit as a failed fsync would. Tests use it.
 	beforeSync func() error
@@ -389,6 +482,8 @@ func openDeliveryIndex(path string, f *os.File) (*fileDeliveries, error) {
 }
 
 func (k *fileDeliveries) commit(b *deliveryBatch) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if k.gone != nil {
 		return k.gone
 	}
@@ -434,7 +529,7 @@ func (k *fileDeliveries) eraseErased(b *deliveryBatch) error {
 	if k.erasure == nil || b.numbers == nil {
 		return nil
 	}
-	keys, err := k.erasure.held()
+	keys, _, err := k.erasure.held()
 	if err != nil || keys == nil {
 		return err
 	}
@@ -635,6 +730,12 @@ type DeliveryEraseOptions struct {
 	// the transaction commits), and once they have; an error from either
 	// stops the erase there, as a crash would. Tests use them.
 	BeforeReplace, AfterReplace func() error
+	// Wait bounds how long a file's erase waits for the listen that
+	// holds it to erase them itself ([Deliveries.EraseStored]); 0: 30 s.
+	Wait time.Duration
+	// ByListen, if set, is called when the listen holding the file
+	// erased them.
+	ByListen func()
 }
 
 // numberSet returns numbers as a set.
@@ -663,9 +764,10 @@ func eraseDelivery(line []byte, numbers map[string]bool, opts DeliveryEraseOptio
 // EraseDeliveries replaces, in the campaign's deliveries file, each
 // delivery that holds one of numbers (E.164, as opts.Numbers reads a
 // delivery's fields) by its erased form ([Delivery.ErasedForm]), and
-// returns how many it replaced. It takes the deliveries lock, refusing
-// with an error wrapping [ErrDeliveriesLocked] while a listen holds it,
-// replaces the file whole by the durable replace (a crash leaves the old
+// returns how many it replaced. It takes the deliveries lock; while a
+// listen holds it, it waits (opts.Wait) for that listen to erase them
+// itself ([Deliveries.EraseStored]), and otherwise fails wrapping
+// [ErrDeliveriesLocked]. It replaces the file whole by the durable replace (a crash leaves the old
 // file or the new one), then deletes the key index, which the next
 // listen rebuilds. A file that holds none of the numbers is left as it
 // is, so erasing again changes nothing. A missing file holds nobody.
@@ -679,10 +781,52 @@ func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts Deliv
 		return 0, fmt.Errorf("erasing people from %s: no erasure key, or no reading of a delivery's numbers", path)
 	}
 	n, err := eraseDeliveriesFile(dir, path, numbers, opts)
+	if errors.Is(err, ErrDeliveriesLocked) {
+		err = s.waitForListen(ctx, opts)
+	}
 	if err != nil {
 		return n, fmt.Errorf("erasing people from %s: %w", path, err)
 	}
 	return n, nil
+}
+
+// waitForListen waits, up to opts.Wait, for the listen that holds the
+// campaign's deliveries file to have erased it as far as the store's
+// erased set reaches now ([DeliveriesErasedFile]).
+func (s Files) waitForListen(ctx context.Context, opts DeliveryEraseOptions) error {
+	home, err := s.listHome()
+	if err != nil {
+		return err
+	}
+	var size int64 // the erased set's length: 0, none erased
+	if fi, err := os.Stat(filepath.Join(home, ErasedFileName)); err == nil {
+		size = fi.Size()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	wait := cmp.Or(opts.Wait, 30*time.Second)
+	ack := filepath.Join(s.top(), DeliveriesErasedFile)
+	deadline := time.Now().Add(wait)
+	for {
+		b, err := os.ReadFile(ack)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if upTo, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && upTo >= size {
+			if opts.ByListen != nil {
+				opts.ByListen()
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s, and it has not erased them in %s; a running listen erases them within seconds: run erase again (or stop listen first)", ErrDeliveriesLocked, s.top(), wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // eraseDeliveriesFile is EraseDeliveries' rewrite of the deliveries file

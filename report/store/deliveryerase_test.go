@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +37,8 @@ func testDeliveryNumbers(fields map[string]string) []string {
 // hashed with the store's key), holds A in no form, leaves B's as it
 // was; an erase killed before its replace changes nothing, a second
 // erase changes nothing (the file byte for byte), a retry of A's
-// delivery stored erased is found stored, and a file a listen holds is
-// refused.
+// delivery stored erased is found stored, and a file a listen holds and
+// does not erase itself is refused once the wait is over.
 func TestEraseDeliveries(t *testing.T) {
 	const a, b = "+14155550123", "+14155550199"
 	keys := &ErasureKeys{where: "the test", keys: []erasureKey{{id: keyID([]byte("test key")), key: []byte("test key")}}}
@@ -59,8 +62,10 @@ func TestEraseDeliveries(t *testing.T) {
 				}
 			}
 			if f, ok := s.(Files); ok {
-				// A listen holds the file: the erase is refused.
-				_, err := f.EraseDeliveries(ctx, []string{a}, DeliveryEraseOptions{Keys: keys, Numbers: testDeliveryNumbers})
+				// A listen holds the file and does not erase it: the
+				// erase waits for it, then gives up.
+				t.Setenv("CALLRUN_HOME", filepath.Join(t.TempDir(), "home"))
+				_, err := f.EraseDeliveries(ctx, []string{a}, DeliveryEraseOptions{Keys: keys, Numbers: testDeliveryNumbers, Wait: time.Millisecond})
 				if !errors.Is(err, ErrDeliveriesLocked) {
 					t.Errorf("erasing while listen holds the file: %v, want ErrDeliveriesLocked", err)
 				}
@@ -185,5 +190,83 @@ func TestCommitStoresTheErasedErased(t *testing.T) {
 				t.Errorf("the delivery committed after the erase: %s", b)
 			}
 		})
+	}
+}
+
+// TestListenErasesTheFileItHolds: people erased while listen holds the
+// deliveries file are erased from it by EraseStored, between commits:
+// killed before its replace, the file is as it was and no
+// acknowledgement is written; run again, A's delivery is erased, B's
+// whole, the acknowledgement covers the erased set, and deliveries go on
+// into the new file, a retry of A's found stored.
+func TestListenErasesTheFileItHolds(t *testing.T) {
+	const a, b = "+14155550123", "+14155550124"
+	ctx := context.Background()
+	home := filepath.Join(t.TempDir(), "home")
+	t.Setenv("CALLRUN_HOME", home)
+	s := Files{Dir: t.TempDir()}
+	w, err := s.OpenDeliveries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.ReadNumbersWith(func(f map[string]string) []string { return []string{f["phone"]} })
+	delivery := func(key, phone string) Delivery {
+		return Delivery{Key: key, At: time.Now(), Event: "call.ended", CallID: key, Fields: map[string]string{"phone": phone, "transcript": "hello " + phone}}
+	}
+	for _, d := range []Delivery{delivery("call_a", a), delivery("call_b", b)} {
+		if _, _, err := w.Append(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.EraseStored(); n != 0 || err != nil {
+		t.Fatalf("EraseStored with nobody erased: %d, %v", n, err)
+	}
+	er, err := s.Erasure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := er.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := er.AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes(a)[0], At: time.Now(), Why: "erase"}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.Dir, DeliveriesFile)
+	before, _ := os.ReadFile(path)
+	killed := errors.New("killed")
+	w.sink.(*fileDeliveries).beforeErase = func() error { return killed }
+	if _, err := w.EraseStored(); !errors.Is(err, killed) {
+		t.Fatalf("EraseStored killed before its replace: %v", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Error("a rewrite killed before its replace changed the file")
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, DeliveriesErasedFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a rewrite killed wrote its acknowledgement: %v", err)
+	}
+	w.sink.(*fileDeliveries).beforeErase = nil
+	if n, err := w.EraseStored(); n != 1 || err != nil {
+		t.Fatalf("EraseStored: %d, %v; want A's one", n, err)
+	}
+	ack, _ := os.ReadFile(filepath.Join(s.Dir, DeliveriesErasedFile))
+	set, _ := os.Stat(filepath.Join(home, ErasedFileName))
+	if strings.TrimSpace(string(ack)) != strconv.FormatInt(set.Size(), 10) {
+		t.Errorf("acknowledgement %q; want the erased set's length %d", ack, set.Size())
+	}
+	if _, isNew, err := w.Append(delivery("call_a", a)); err != nil || isNew {
+		t.Errorf("a retry of A's delivery: new %v, %v; want found stored", isNew, err)
+	}
+	if _, isNew, err := w.Append(delivery("call_b2", b)); err != nil || !isNew {
+		t.Errorf("B's next delivery: new %v, %v", isNew, err)
+	}
+	got, err := s.ReadDeliveries(ctx)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("%d deliveries (%v); want 3", len(got), err)
+	}
+	body, _ := os.ReadFile(path)
+	if bytes.Contains(body, []byte(a[1:])) || !bytes.Contains(body, []byte(b[1:])) || !got[0].Erased {
+		t.Errorf("the file after the rewrite:\n%s", body)
 	}
 }

@@ -454,15 +454,16 @@ func (f *ErasureFile) OnErased(_ context.Context, numbers []string) (map[string]
 }
 
 // held reads what was appended to the set since the last look, and
-// returns the keys when the set holds anyone, nil when it holds nobody:
-// a commit of deliveries reads their numbers only then.
-func (f *ErasureFile) held() (*ErasureKeys, error) {
+// returns the keys when the set holds anyone, nil when it holds nobody
+// (a commit of deliveries reads their numbers only then), and the length
+// of the set's file read.
+func (f *ErasureFile) held() (*ErasureKeys, int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.refresh(); err != nil || len(f.set) == 0 {
-		return nil, err
+		return nil, f.erased.off, err
 	}
-	return f.keys, nil
+	return f.keys, f.erased.off, nil
 }
 
 // ErasedEntries reads the whole set.
