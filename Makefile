@@ -99,6 +99,10 @@ test-short:
 # BenchmarkListenStart starts listen on 3,000,000 past deliveries
 # (CALLRUN_BENCH_PAST_DELIVERIES; about 1.1 GB of temporary files) and
 # prints the seconds to its first acknowledgement and its peak memory.
+# BenchmarkErase erases 10,000 people from a campaign of 1,000,000
+# contacts in files (journal, call starts, deliveries, list, report;
+# CALLRUN_BENCH_ERASE_CONTACTS for another size) and prints its seconds,
+# CPU seconds and peak memory.
 # In ./campaign, BenchmarkPlan1MRatio plans 1,000,000 rows with and
 # without a do-not-call and a consent column, side by side, and prints
 # the ratio; BenchmarkPlanWorkbook100k plans an .xlsx of 100,000 rows.

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkErase erases 10,000 people from a store whose campaign has
+// 1,000,000 contacts, each called once: a journal of an intent and an
+// outcome a contact, as many call starts and webhook deliveries, a
+// do-not-call list of 10,000 numbers and the sheet, with the callrun
+// binary in a process of its own (`callrun erase --file`, every step,
+// the report of 1,000,000 rows rewritten). erase-seconds is its wall
+// time, erase-cpu-seconds its user and system time, peak-RSS-MiB its
+// peak resident set. The issue's bound is 60 s. CALLRUN_BENCH_ERASE_CONTACTS
+// changes the campaign's size; a hundredth of it is erased.
+func BenchmarkErase(b *testing.B) {
+	n := benchEnvInt(b, "CALLRUN_BENCH_ERASE_CONTACTS", 1_000_000)
+	bin := callrunBinary(b)
+	for range b.N {
+		b.StopTimer()
+		dir, people := writeEraseStore(b, n)
+		b.StartTimer()
+		env := append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home"))
+		run := benchChild(b, env, bin, "--no-progress", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
+		if want := fmt.Sprintf("Erased %d people", n/100); !strings.Contains(run.out, want) {
+			b.Fatalf("erase did not say %q:\n%s", want, run.out)
+		}
+		area, exch, line := benchPhone(0) // the first erased
+		first := fmt.Sprintf("1%s%d%04d", area, exch, line)
+		for _, f := range []string{".callrun/c/journal.jsonl", ".callrun/c/deliveries.jsonl", ".callrun/c/report.csv", "home/call-starts.jsonl", "home/do-not-call.jsonl"} {
+			if body, err := os.ReadFile(filepath.Join(dir, f)); err != nil || strings.Contains(string(body), first) {
+				b.Fatalf("%s after the erase: holds the first erased person %v, %v", f, err == nil, err)
+			}
+		}
+		b.ReportMetric(run.elapsed.Seconds(), "erase-seconds")
+		b.ReportMetric(run.cpu.Seconds(), "erase-cpu-seconds")
+		b.ReportMetric(run.rssMiB, "peak-RSS-MiB")
+	}
+}
+
+// writeEraseStore writes BenchmarkErase's campaign, its sheet and store
+// of n contacts, and the file of the people to erase (every hundredth
+// contact, whose number is also on the do-not-call list).
+func writeEraseStore(b *testing.B, n int) (dir, people string) {
+	b.Helper()
+	dir = b.TempDir()
+	state, home := filepath.Join(dir, ".callrun", "c"), filepath.Join(dir, "home")
+	for _, d := range []string{state, home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	files := map[string]*bufio.Writer{}
+	open := func(path string) *bufio.Writer {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		w := bufio.NewWriterSize(f, 1<<20)
+		files[path] = w
+		return w
+	}
+	journalPath := filepath.Join(state, "journal.jsonl")
+	sheet, journal := open(filepath.Join(dir, "people.csv")), open(journalPath)
+	starts, deliveries := open(filepath.Join(home, "call-starts.jsonl")), open(filepath.Join(state, "deliveries.jsonl"))
+	dnc, erase := open(filepath.Join(home, "do-not-call.jsonl")), open(filepath.Join(dir, "erase.csv"))
+	at := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339Nano)
+	sheet.WriteString("Phone,Name\n")
+	erase.WriteString("Phone\n")
+	fmt.Fprintf(journal, `{"t":"run","note":"callrun run c.yaml","at":%q}`+"\n", at)
+	for i := range n {
+		area, exch, line := benchPhone(i)
+		phone := fmt.Sprintf("+1%s%d%04d", area, exch, line)
+		fmt.Fprintf(sheet, "%s,Person %d\n", phone, i)
+		for _, t := range []string{`"t":"intent"`, `"t":"outcome","status":"sent","http":201`} {
+			fmt.Fprintf(journal, `{%s,"agent":"A","phone":%q,"sheet":"people.csv","row":%d,"attempt":1,"at":%q}`+"\n", t, phone, i+2, at)
+		}
+		fmt.Fprintf(starts, `{"number":%q,"at":%q,"id":%q,"campaign":"c","agent":"A"}`+"\n", phone, at, journalPath+" A "+phone+" 0 1")
+		fmt.Fprintf(deliveries, `{"key":"k%d","at":%q,"event":"call.ended","call_id":"call_%d","fields":{"data.customer.number":%q,"data.status":"completed"}}`+"\n", i, at, i, phone)
+		if i%100 == 0 {
+			fmt.Fprintf(dnc, `{"number":%q,"at":%q,"source":"suppress add"}`+"\n", phone, at)
+			fmt.Fprintf(erase, "%s\n", phone)
+		}
+	}
+	for path, w := range files {
+		if err := w.Flush(); err != nil {
+			b.Fatalf("%s: %v", path, err)
+		}
+	}
+	yaml := "name: c\nagents: [{name: A, prompt: p}]\nsheets: [{file: people.csv, agent: A, fields: {phone_number: Phone, first_name: Name}}]\npressure: {off: true}\n"
+	if err := os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(yaml), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return dir, filepath.Join(dir, "erase.csv")
+}
