@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
@@ -361,18 +360,8 @@ func TestEraseWhileListenReceives(t *testing.T) {
 }
 
 func testEraseWhileListenReceives(t *testing.T, kind string) {
-	addr := freePort(t)
-	srv := sandbox.NewServer(sandbox.Options{})
-	t.Cleanup(srv.Close)
-	phones := e2ePhones(2)
-	a, b := phones[0], phones[1]
-	db := e2eDatabase(t, kind)
-	e := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 10, concurrency: 1, postgres: db})
-	home := t.TempDir()
-	e.env = append(e.env, "CALLRUN_HOME="+home, "E2E_HOOK_SECRET="+hookSecret)
-	e.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n  fields: [disposition, transcript]\n")
-	listen := e.start("listen", "--addr", addr, e.path)
-	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
+	e, listen, addr, home, db := erasureListen(t, kind)
+	a, b := e.contacts[0], e.contacts[1]
 	post := func(c e2eContact, callID string) bool {
 		body := `{"event":"call.ended","data":{"call_id":"` + callID + `","status":"completed","disposition":"interested","customer":{"number":"` + c.E164 + `","name":"` + c.First + `"},"transcript":"Agent: Am I speaking with ` + c.First + `?"}}`
 		resp, err := http.Post("http://"+addr+"/callrun/e2e/"+hookSecret, "application/json", strings.NewReader(body))

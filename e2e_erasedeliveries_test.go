@@ -40,19 +40,8 @@ func TestErasedPersonsDeliveriesHoldThemInNoForm(t *testing.T) {
 
 func testLateDeliveryErased(t *testing.T, kind string) {
 	ctx := context.Background()
-	addr := freePort(t)
-	srv := sandbox.NewServer(sandbox.Options{})
-	t.Cleanup(srv.Close)
-	phones := e2ePhones(2)
-	a, b := phones[0], phones[1]
-	db := e2eDatabase(t, kind)
-	e := newE2ECampaign(t, srv, e2eSetup{contacts: phones, perSecond: 10, concurrency: 1, postgres: db})
-	home := t.TempDir()
-	e.env = append(e.env, "CALLRUN_HOME="+home, "E2E_HOOK_SECRET="+hookSecret)
-	e.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n  fields: [disposition, transcript]\n  opt_out: {field: disposition, values: [opted_out]}\n")
-
-	listen := e.start("listen", "--addr", addr, e.path)
-	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
+	e, listen, addr, home, db := erasureListen(t, kind)
+	a, b := e.contacts[0], e.contacts[1]
 	var postWant func(string, int)
 	post := func(body string) { t.Helper(); postWant(body, http.StatusOK) }
 	postWant = func(body string, want int) {
@@ -220,4 +209,24 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 			t.Errorf("listen without the key: %s", res)
 		}
 	}
+}
+
+// erasureListen starts, with a store of the given kind, a campaign of two
+// contacts (A and B, in e.contacts) whose outcomes listen receives and
+// whose opt-outs it puts on the list, and that listen; it returns them,
+// listen's address, the campaign's CALLRUN_HOME and its database ("":
+// files). The erasure tests that run listen start so.
+func erasureListen(t *testing.T, kind string) (e *e2eCampaign, listen *e2eProc, addr, home, db string) {
+	t.Helper()
+	addr = freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	db = e2eDatabase(t, kind)
+	e = newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(2), perSecond: 10, concurrency: 1, postgres: db})
+	home = t.TempDir()
+	e.env = append(e.env, "CALLRUN_HOME="+home, "E2E_HOOK_SECRET="+hookSecret)
+	e.appendYAML("outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n  fields: [disposition, transcript]\n  opt_out: {field: disposition, values: [opted_out]}\n")
+	listen = e.start("listen", "--addr", addr, e.path)
+	waitFor(t, 10*time.Second, "listen to start", func() bool { return strings.Contains(listen.stdout.String(), "listening on") })
+	return e, listen, addr, home, db
 }

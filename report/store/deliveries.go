@@ -136,6 +136,20 @@ type deliveryBatch struct {
 	numbers func(fields map[string]string) []string
 }
 
+// erase turns the batch's delivery i into its erased form, line too.
+func (b *deliveryBatch) erase(i int, keys *ErasureKeys) error {
+	e, err := b.ds[i].ErasedForm(keys)
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	b.ds[i], b.lines[i] = e, append(line, '\n')
+	return nil
+}
+
 // newDeliveries returns deliveries committed to k by writers goroutines
 // (1 for a file, whose lines go in order).
 func newDeliveries(where string, k deliverySink, known *deliveryKeys, writers int) *Deliveries {
@@ -549,18 +563,12 @@ func (k *fileDeliveries) eraseErased(b *deliveryBatch) error {
 		if d.Erased || !slices.ContainsFunc(numbers[i], func(n string) bool { return on[n] }) {
 			continue
 		}
-		e, err := d.ErasedForm(keys)
-		if err != nil {
+		if err := b.erase(i, keys); err != nil {
 			return err
 		}
-		line, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		b.ds[i], b.lines[i] = e, append(line, '\n')
 		// A retry of a delivery stored erased already: its key is the
 		// erased one, which the file holds.
-		if stored, err := k.keys.has(e.Key); err != nil || stored {
+		if stored, err := k.keys.has(b.ds[i].Key); err != nil || stored {
 			b.lines[i] = nil
 			if err != nil {
 				return err

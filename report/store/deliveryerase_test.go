@@ -155,17 +155,7 @@ func TestCommitStoresTheErasedErased(t *testing.T) {
 	t.Setenv("CALLRUN_HOME", filepath.Join(t.TempDir(), "home"))
 	for name, s := range map[string]Store{"files": Files{Dir: t.TempDir()}, "postgres": openPostgres(t, sharedURL(t), "commiterased", 0, 1)} {
 		t.Run(name, func(t *testing.T) {
-			er, err := s.Erasure()
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys, err := er.MakeKey(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := er.AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes(a)[0], At: time.Now(), Why: "erase"}}); err != nil {
-				t.Fatal(err)
-			}
+			eraseFromStore(t, s, a)
 			w, err := s.OpenDeliveries(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -222,17 +212,7 @@ func TestListenErasesTheFileItHolds(t *testing.T) {
 	if n, err := w.EraseStored(); n != 0 || err != nil {
 		t.Fatalf("EraseStored with nobody erased: %d, %v", n, err)
 	}
-	er, err := s.Erasure()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := er.MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := er.AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes(a)[0], At: time.Now(), Why: "erase"}}); err != nil {
-		t.Fatal(err)
-	}
+	eraseFromStore(t, s, a)
 	path := filepath.Join(s.Dir, DeliveriesFile)
 	before, _ := os.ReadFile(path)
 	killed := errors.New("killed")
@@ -269,4 +249,27 @@ func TestListenErasesTheFileItHolds(t *testing.T) {
 	if bytes.Contains(body, []byte(a[1:])) || !bytes.Contains(body, []byte(b[1:])) || !got[0].Erased {
 		t.Errorf("the file after the rewrite:\n%s", body)
 	}
+}
+
+// eraseFromStore makes the store's erasure key and puts the numbers in
+// its erased set, as `callrun erase` does first.
+func eraseFromStore(t *testing.T, s Store, numbers ...string) *ErasureKeys {
+	t.Helper()
+	ctx := context.Background()
+	er, err := s.Erasure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := er.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []ErasedEntry
+	for _, n := range numbers {
+		es = append(es, ErasedEntry{Hash: keys.Hashes(n)[0], At: time.Now(), Why: "erase"})
+	}
+	if _, err := er.AddErased(ctx, es); err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }

@@ -98,6 +98,15 @@ func (s Files) listHome() (string, error) {
 // but its key is Home's: the call starts in Home, which rehearsals and
 // real runs share, hold hashes of one key.
 func (s Files) Erasure() (ErasureStore, error) {
+	f, err := s.erasureFile()
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// erasureFile is Erasure's, for the deliveries too.
+func (s Files) erasureFile() (*ErasureFile, error) {
 	home, err := Home()
 	if err != nil {
 		return nil, err

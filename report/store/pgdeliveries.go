@@ -156,15 +156,9 @@ func (k *pgDeliveries) eraseErased(ctx context.Context, tx pgx.Tx, b *deliveryBa
 			if b.ds[i].Erased {
 				continue
 			}
-			e, err := b.ds[i].ErasedForm(keys)
-			if err != nil {
+			if err := b.erase(i, keys); err != nil {
 				return err
 			}
-			line, err := json.Marshal(e)
-			if err != nil {
-				return err
-			}
-			b.ds[i], b.lines[i] = e, append(line, '\n')
 		}
 	}
 	return nil

@@ -188,15 +188,11 @@ func (s Files) top() string {
 // OpenDeliveries opens the deliveries file of the campaign's state
 // directory, taking its lock (not the run's).
 func (s Files) OpenDeliveries(context.Context) (*Deliveries, error) {
-	home, err := Home()
+	erasure, err := s.erasureFile()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := s.listHome()
-	if err != nil {
-		return nil, err
-	}
-	return openDeliveries(s.top(), openErasureFile(dir, home))
+	return openDeliveries(s.top(), erasure)
 }
 
 // ReadDeliveries reads the deliveries file of the campaign's state
