@@ -274,7 +274,21 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 	if err != nil || upTo <= k.erasedUpTo {
 		return 0, err
 	}
-	n := 0
+	// The file and its index are closed before the replace (a file open
+	// here cannot be replaced on Windows) and opened again after it,
+	// replaced or not; one that cannot be acknowledges nothing more.
+	n, closed := 0, false
+	defer func() {
+		if !closed {
+			return
+		}
+		nk, err := openDeliveriesFile(k.path)
+		if err != nil {
+			k.gone = fmt.Errorf("%s: reopening it after erasing people from it: %w", k.path, err)
+			return
+		}
+		k.f, k.fi, k.keys, k.size = nk.f, nk.fi, nk.keys, nk.size
+	}()
 	if keys != nil {
 		n, err = hashLines(k.path, func(line []byte) ([]byte, error) {
 			var d Delivery
@@ -293,22 +307,18 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 				return nil, err
 			}
 			return json.Marshal(e)
-		}, EraseOptions{BeforeReplace: k.beforeErase})
+		}, EraseOptions{BeforeReplace: func() error {
+			if k.beforeErase != nil {
+				if err := k.beforeErase(); err != nil {
+					return err
+				}
+			}
+			closed = true
+			return errors.Join(k.keys.close(), k.f.Close())
+		}})
 		if err != nil {
 			return 0, fmt.Errorf("erasing people from %s: %w", k.path, err)
 		}
-	}
-	if n > 0 {
-		// The file at the path is the new one: append there, with its
-		// keys; a listen that cannot acknowledges nothing more.
-		nk, err := openDeliveriesFile(k.path)
-		if err != nil {
-			k.gone = fmt.Errorf("%s: reopening it after erasing people from it: %w", k.path, err)
-			return n, k.gone
-		}
-		k.keys.close() //nolint:errcheck // the old file's index, replaced
-		k.f.Close()
-		k.f, k.fi, k.keys, k.size = nk.f, nk.fi, nk.keys, nk.size
 	}
 	dir := filepath.Dir(k.path)
 	if err := durable.WriteFile(filepath.Join(dir, DeliveriesErasedFile), []byte(strconv.FormatInt(upTo, 10)+"\n"), private.FileMode(dir)); err != nil {

@@ -652,10 +652,16 @@ func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
 // erased set's and the erasure key's writers take too. whose ("the
 // do-not-call list's") names the directory in errors.
 func withListLock(ctx context.Context, dir, whose string, fn func() error) error {
+	return withFileLock(ctx, dir, DoNotCallLockName, whose, fn)
+}
+
+// withFileLock runs fn holding the lock file name in dir, made if need
+// be, waiting for another holder.
+func withFileLock(ctx context.Context, dir, name, whose string, fn func() error) error {
 	if err := makeDir(dir); err != nil {
 		return fmt.Errorf("creating %s directory: %w", whose, err)
 	}
-	fl, err := lockFile(dir, DoNotCallLockName)
+	fl, err := lockFile(dir, name)
 	if err != nil {
 		return err
 	}

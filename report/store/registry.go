@@ -37,6 +37,11 @@ func (p Place) same(q Place) bool {
 // the machine, in [Home] (a rehearsal's, in its sandbox directory).
 const PlacesFileName = "campaigns.jsonl"
 
+// placesLockName is the lock of the places' file, beside it: a run
+// records its place without waiting for an import to the do-not-call
+// list.
+const placesLockName = "campaigns.lock"
+
 // placeLines follows the places' file at path.
 func placeLines(path string) follower[Place] {
 	return follower[Place]{path: path, what: "a campaign's place", valid: func(p *Place) bool {
@@ -45,14 +50,14 @@ func placeLines(path string) follower[Place] {
 }
 
 // Register records p in CALLRUN_HOME's campaigns.jsonl unless it is
-// there already, under the list writers' lock, synced.
+// there already, under the file's own lock, synced.
 func (s Files) Register(ctx context.Context, p Place) error {
 	dir, err := s.listHome()
 	if err != nil {
 		return err
 	}
 	fl := placeLines(filepath.Join(dir, PlacesFileName))
-	err = withListLock(ctx, dir, "the campaigns' places'", func() error {
+	err = withFileLock(ctx, dir, placesLockName, "the campaigns' places'", func() error {
 		known := false
 		if _, err := fl.read(nil, func() {}, func(q Place, _ int64) { known = known || q.same(p) }); err != nil {
 			return err
