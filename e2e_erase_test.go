@@ -61,7 +61,7 @@ func testEraseCommand(t *testing.T, kind string) {
 	}
 
 	code, out := runAppOut(t, "erase", path, a)
-	if code != 0 || !strings.Contains(out, "Erased 1 people from 2 campaign state(s)") || !strings.Contains(out, "contacts.csv row 2") {
+	if code != 0 || !strings.Contains(out, "Erased 1 person from 2 campaign state(s)") || !strings.Contains(out, "contacts.csv row 2") {
 		t.Fatalf("erase: exit %d\n%s", code, out)
 	}
 	state, home := stateDirOf(t, path), os.Getenv("CALLRUN_HOME")
@@ -393,7 +393,7 @@ func testEraseWhileListenReceives(t *testing.T, kind string) {
 	res := e.run(90*time.Second, "erase", e.path, a.E164)
 	close(stop)
 	n := <-acked
-	if res.code != 0 || !strings.Contains(res.stdout, "Erased 1 people") {
+	if res.code != 0 || !strings.Contains(res.stdout, "Erased 1 person") {
 		t.Fatalf("erase while listen receives: %s", res)
 	}
 	if db == "" && !strings.Contains(res.stdout, "erased by the listen that holds them") {
@@ -437,5 +437,35 @@ func testEraseWhileListenReceives(t *testing.T, kind string) {
 	}
 	if want := 2 + n + 1; stored != want {
 		t.Errorf("%d deliveries stored; want %d (every one acknowledged)", stored, want)
+	}
+}
+
+// TestEraseRehearsal: a campaign that has only rehearsed (`run
+// --sandbox`) keeps A in its rehearsals' state and CALLRUN_HOME's
+// sandbox; `callrun erase` reaches them (the rehearsals' list reads
+// Home's erasure key, as their erased set does), counts the rehearsals'
+// state once, and leaves A in no form there.
+func TestEraseRehearsal(t *testing.T) {
+	_, path := erasureCampaign(t, "")
+	const a, b = "+14155550182", "+14155550183"
+	writePeople(t, filepath.Dir(path), a, b)
+	if code, out := runAppOut(t, "run", "--sandbox", path); code != 0 {
+		t.Fatalf("run --sandbox: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "suppress", "add", "--sandbox", path, a); code != 0 {
+		t.Fatalf("suppress add --sandbox: exit %d\n%s", code, out)
+	}
+	code, out := runAppOut(t, "erase", path, a)
+	if code != 0 || !strings.Contains(out, "Erased 1 person from 1 campaign state(s)") || strings.Count(out, "contacts.csv row 2") != 1 {
+		t.Fatalf("erase of a rehearsed campaign: exit %d\n%s", code, out)
+	}
+	home := os.Getenv("CALLRUN_HOME")
+	for _, dir := range []string{stateDirOf(t, path) + "-sandbox", home} {
+		for p, form := range findForms(t, dir, personForms(a, "Person A")) {
+			t.Errorf("%s still holds A as %q", p, form)
+		}
+	}
+	if row := readReportBy(t, "row", filepath.Join(stateDirOf(t, path)+"-sandbox", "report.csv"))["3"]; row["phone_number"] != b {
+		t.Errorf("B's rehearsal report row: %v", row)
 	}
 }

@@ -248,8 +248,8 @@ func (j *eraseJob) openWorld(ctx context.Context, f *campaign.File, rehearsal, o
 	}
 	j.cleanups = append(j.cleanups, func() { st.Close() })
 	for _, w := range j.worlds {
-		if sameDir(w.store.ReportDir(), st.ReportDir()) && w.store.String() == st.String() {
-			return nil
+		if sameDir(w.store.ReportDir(), st.ReportDir()) {
+			return nil // one campaign's state, given and recorded
 		}
 	}
 	if own && (rehearsal || f.State == nil || f.State.Postgres == "") {
@@ -467,10 +467,11 @@ func (j *eraseJob) findSheets(ctx context.Context) error {
 	read := map[string]bool{}
 	var rows []string
 	for _, w := range j.worlds {
-		if read[w.f.Source] {
+		abs, _ := filepath.Abs(w.f.Source)
+		if read[abs] {
 			continue
 		}
-		read[w.f.Source] = true
+		read[abs] = true
 		err := w.f.NewContactReader(nil).Each(ctx, func(c *campaign.Contact) error {
 			if want[c.Phone] {
 				rows = append(rows, fmt.Sprintf("campaign %s: %s row %d", w.f.Name, w.f.Sheets[c.Sheet].File, c.Row))
@@ -496,7 +497,11 @@ func (j *eraseJob) finishAudit(context.Context) error {
 	if err := j.writeAudit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(j.out, "Erased %d people from %d campaign state(s) on the store of campaign %s. The audit is in %s.\n", len(j.numbers), len(j.worlds), j.f.Name, auditPath())
+	people := fmt.Sprintf("%d people", len(j.numbers))
+	if len(j.numbers) == 1 {
+		people = "1 person"
+	}
+	fmt.Fprintf(j.out, "Erased %s from %d campaign state(s) on the store of campaign %s. The audit is in %s.\n", people, len(j.worlds), j.f.Name, auditPath())
 	if len(j.unreached) > 0 {
 		fmt.Fprintf(j.out, "Not reached, and still holding them:\n  %s\n", strings.Join(j.unreached, "\n  "))
 	}

@@ -192,7 +192,8 @@ func homePath() (string, error) {
 // (one stat when nothing was), so that a run can check it before every
 // call start.
 type DoNotCallFile struct {
-	dir string
+	dir    string
+	keyDir string // where the erasure key is: dir, or a rehearsal's Home
 
 	mu    sync.Mutex
 	list  follower[DoNotCallEntry] // the history, read from where ix ends
@@ -213,8 +214,12 @@ var _ DoNotCallList = (*DoNotCallFile)(nil)
 
 // OpenDoNotCallFile returns the list kept in directory dir. Nothing is
 // read or created before the list is used; a list with no file is empty.
-func OpenDoNotCallFile(dir string) *DoNotCallFile {
-	return &DoNotCallFile{dir: dir, delta: map[string]bool{}, hashes: map[string]bool{}, open: map[string]OptOutHold{}, ever: map[string]bool{},
+func OpenDoNotCallFile(dir string) *DoNotCallFile { return openDoNotCallFile(dir, dir) }
+
+// openDoNotCallFile returns the list kept in dir, whose erasure key is in
+// keyDir.
+func openDoNotCallFile(dir, keyDir string) *DoNotCallFile {
+	return &DoNotCallFile{dir: dir, keyDir: keyDir, delta: map[string]bool{}, hashes: map[string]bool{}, open: map[string]OptOutHold{}, ever: map[string]bool{},
 		list:  doNotCallEntries(filepath.Join(dir, DoNotCallFileName)),
 		holds: follower[OptOutHold]{path: filepath.Join(dir, OptOutHoldsFileName), what: "an opt-out hold", valid: func(h *OptOutHold) bool { return h.Campaign != "" && h.Key != "" }},
 	}
@@ -468,7 +473,7 @@ func (l *DoNotCallFile) checkHashes() error {
 			continue
 		}
 		if id, _, _ := splitHash(h); !l.keys.Has(id) {
-			keys, err := readKeyFile(filepath.Join(l.dir, ErasureKeyFileName))
+			keys, err := readKeyFile(filepath.Join(l.keyDir, ErasureKeyFileName))
 			if err != nil {
 				return err
 			}

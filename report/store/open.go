@@ -75,11 +75,15 @@ func (s Files) ReportDir() string { return s.Dir }
 // this machine, in [Home]; a rehearsal's, in Home's sandbox directory:
 // the sandbox's opt-outs never keep a real person from being called.
 func (s Files) DoNotCall() (DoNotCallList, error) {
-	home, err := s.listHome()
+	home, err := Home()
 	if err != nil {
 		return nil, err
 	}
-	return OpenDoNotCallFile(home), nil
+	dir, err := s.listHome()
+	if err != nil {
+		return nil, err
+	}
+	return openDoNotCallFile(dir, home), nil // Home's key, as Erasure's
 }
 
 // listHome is the directory of the do-not-call list and the erased set:
