@@ -347,12 +347,14 @@ func pgText(t *testing.T, db, sql string) string {
 	return s
 }
 
-// TestEraseWhileListenReceives, files and PostgreSQL: `callrun erase`
-// of A while listen is storing deliveries for B, one after another.
-// Every delivery listen acknowledged is stored; the state directory,
-// CALLRUN_HOME (files) or the deliveries table (PostgreSQL) hold A's
-// number, name and e-mail in no form, B's are there, and a late delivery
-// for A is stored erased.
+// TestEraseWhileListenReceives, files and PostgreSQL: `callrun erase
+// --allow-contact` of A while listen is storing deliveries for B, one
+// after another. Every delivery listen acknowledged is stored; a late
+// delivery for A, an answered call in which A opts out, is stored erased,
+// and its conversation (and, in files, its opt-out) kept under A's keyed
+// hash; the state directory and CALLRUN_HOME (files) or the deliveries and
+// conversations tables (PostgreSQL) hold A's number, name and e-mail in
+// no form, and B's are there.
 func TestEraseWhileListenReceives(t *testing.T) {
 	for _, kind := range e2eStores {
 		t.Run(kind, func(t *testing.T) { testEraseWhileListenReceives(t, kind) })
@@ -362,8 +364,8 @@ func TestEraseWhileListenReceives(t *testing.T) {
 func testEraseWhileListenReceives(t *testing.T, kind string) {
 	e, listen, addr, home, db := erasureListen(t, kind)
 	a, b := e.contacts[0], e.contacts[1]
-	post := func(c e2eContact, callID string) bool {
-		body := `{"event":"call.ended","data":{"call_id":"` + callID + `","status":"completed","disposition":"interested","customer":{"number":"` + c.E164 + `","name":"` + c.First + `"},"transcript":"Agent: Am I speaking with ` + c.First + `?"}}`
+	postEvent := func(c e2eContact, callID, event, disposition string) bool {
+		body := `{"event":"` + event + `","data":{"call_id":"` + callID + `","status":"completed","disposition":"` + disposition + `","customer":{"number":"` + c.E164 + `","name":"` + c.First + `"},"transcript":"Agent: Am I speaking with ` + c.First + `?"}}`
 		resp, err := http.Post("http://"+addr+"/callrun/e2e/"+hookSecret, "application/json", strings.NewReader(body))
 		if err != nil {
 			return false
@@ -371,6 +373,7 @@ func testEraseWhileListenReceives(t *testing.T, kind string) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}
+	post := func(c e2eContact, callID string) bool { return postEvent(c, callID, "call.ended", "interested") }
 	if !post(a, "call_a0") || !post(b, "call_b0") {
 		t.Fatal("listen did not store the first deliveries")
 	}
@@ -390,7 +393,7 @@ func testEraseWhileListenReceives(t *testing.T, kind string) {
 			}
 		}
 	}()
-	res := e.run(90*time.Second, "erase", e.path, a.E164)
+	res := e.run(90*time.Second, "erase", "--allow-contact", e.path, a.E164)
 	close(stop)
 	n := <-acked
 	if res.code != 0 || !strings.Contains(res.stdout, "Erased 1 person") {
@@ -399,7 +402,7 @@ func testEraseWhileListenReceives(t *testing.T, kind string) {
 	if db == "" && !strings.Contains(res.stdout, "erased by the listen that holds them") {
 		t.Errorf("erase with files did not wait for listen to erase its file: %s", res.stdout)
 	}
-	if !post(a, "call_a1") {
+	if !postEvent(a, "call_a0", "call.answered", "opted_out") {
 		t.Fatal("listen did not store A's late delivery")
 	}
 	listen.signal(t, syscall.SIGTERM)
@@ -425,9 +428,10 @@ func testEraseWhileListenReceives(t *testing.T, kind string) {
 		}
 	} else {
 		text := pgText(t, db, `SELECT coalesce(string_agg(key || ' ' || delivery::text, E'\n'), '') FROM callrun_deliveries`)
+		conversations := pgText(t, db, `SELECT coalesce(string_agg(c::text, E'\n'), '') FROM callrun_conversations c`)
 		for _, form := range forms {
-			if strings.Contains(text, form) {
-				t.Errorf("the deliveries table still holds A as %q", form)
+			if strings.Contains(text, form) || strings.Contains(conversations, form) {
+				t.Errorf("the deliveries or conversations table still holds A as %q", form)
 			}
 		}
 		if !strings.Contains(text, b.E164) {
@@ -467,5 +471,91 @@ func TestEraseRehearsal(t *testing.T) {
 	}
 	if row := readReportBy(t, "row", filepath.Join(stateDirOf(t, path)+"-sandbox", "report.csv"))["3"]; row["phone_number"] != b {
 		t.Errorf("B's rehearsal report row: %v", row)
+	}
+}
+
+// TestEraseSharded: a campaign run in two shards (files) keeps A in one
+// shard's journal and each shard's report; `callrun erase` erases every
+// shard's journal and writes every shard's report again, and the state
+// directory holds A in no form.
+func TestEraseSharded(t *testing.T) {
+	_, path := erasureCampaign(t, "")
+	const a, b, c = "+14155550192", "+14155550193", "+14155550194"
+	writePeople(t, filepath.Dir(path), a, b, c)
+	for _, shard := range []string{"0/2", "1/2"} {
+		if code, out := runAppOut(t, "run", "--shard", shard, path); code != 0 {
+			t.Fatalf("run --shard %s: exit %d\n%s", shard, code, out)
+		}
+	}
+	if code, out := runAppOut(t, "erase", path, a); code != 0 || !strings.Contains(out, "Erased 1 person") {
+		t.Fatalf("erase of a sharded campaign: exit %d\n%s", code, out)
+	}
+	for p, form := range findForms(t, stateDirOf(t, path), personForms(a, "Person A")) {
+		t.Errorf("%s still holds A as %q", p, form)
+	}
+}
+
+// TestEraseReachesAnotherCampaignsRehearsal: spring ran for real and
+// autumn, on the same store, only rehearsed; `callrun erase spring.yaml
+// A` reaches autumn's rehearsals too (recorded in the rehearsals' own
+// places), which then hold A in no form.
+func TestEraseReachesAnotherCampaignsRehearsal(t *testing.T) {
+	srv, _ := erasureCampaign(t, "")
+	on := campaignsOnOneStore(t, srv.URL, "")
+	spring, autumn := on("spring", ""), on("autumn", "")
+	const a, b = "+14155550102", "+14155550103"
+	writePeople(t, filepath.Dir(spring), a, b)
+	writePeople(t, filepath.Dir(autumn), a, b)
+	if code, out := runAppOut(t, "run", spring); code != 0 {
+		t.Fatalf("run spring: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "run", "--sandbox", autumn); code != 0 {
+		t.Fatalf("run --sandbox autumn: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "erase", spring, a); code != 0 || !strings.Contains(out, "from 2 campaign state(s)") {
+		t.Fatalf("erase: exit %d\n%s", code, out)
+	}
+	for p, form := range findForms(t, stateDirOf(t, autumn)+"-sandbox", personForms(a, "Person A")) {
+		t.Errorf("%s still holds A as %q", p, form)
+	}
+}
+
+// TestEraseAgainAfterAnUnfinishedOne: an erase stopped before it rewrote
+// the reports leaves them holding A; another store's erase on the
+// machine finishing in between does not keep the erase run again from
+// rewriting them, though nothing else is left to change.
+func TestEraseAgainAfterAnUnfinishedOne(t *testing.T) {
+	srv, _ := erasureCampaign(t, "")
+	on := campaignsOnOneStore(t, srv.URL, "")
+	spring := on("spring", "")
+	const a, b = "+14155550112", "+14155550113"
+	writePeople(t, filepath.Dir(spring), a, b)
+	if code, out := runAppOut(t, "run", spring); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	killed := errors.New("killed")
+	err := run.Erase(context.Background(), nolog, run.EraseOptions{Path: spring, Numbers: []string{a}, BeforeStep: func(name string) error {
+		if name == "rewrite the reports" {
+			return killed
+		}
+		return nil
+	}}, io.Discard)
+	if !errors.Is(err, killed) {
+		t.Fatalf("erase killed before the reports: %v", err)
+	}
+	// Another store's erase on this machine finishes meanwhile: its
+	// audit line is the log's last.
+	audit := filepath.Join(os.Getenv("CALLRUN_HOME"), run.AuditFileName)
+	f, err := os.OpenFile(audit, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, `{"at":%q,"by":"someone@elsewhere","campaign":"other","people":1,"allow_contact":false,"done":true}`+"\n", time.Now().UTC().Format(time.RFC3339))
+	f.Close()
+	if code, out := runAppOut(t, "erase", spring, a); code != 0 {
+		t.Fatalf("erase again: exit %d\n%s", code, out)
+	}
+	for p, form := range findForms(t, stateDirOf(t, spring), personForms(a, "Person A")) {
+		t.Errorf("%s still holds A as %q", p, form)
 	}
 }

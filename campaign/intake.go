@@ -238,7 +238,7 @@ func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, a
 	if in.o.Starts == nil || !Answered(d.Event) || t.Number.E164 == "" {
 		return nil
 	}
-	_, err := in.o.Starts.Converse(ctx, store.Conversation{Number: t.Number.E164, At: at.UTC(), Campaign: in.f.Name, Key: t.Key})
+	_, err := in.o.Starts.Converse(ctx, store.Conversation{Number: t.Number.E164, At: at.UTC(), Campaign: in.f.Name, Key: t.Key, Erased: t.Erased})
 	return err
 }
 

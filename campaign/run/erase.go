@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign"
+	"github.com/callrun/callrun/report/durable"
 	"github.com/callrun/callrun/report/private"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -78,15 +78,23 @@ type eraseJob struct {
 	f       *campaign.File
 	numbers []string
 	worlds  []*eraseWorld
+	// registries are the given campaign's stores, real and rehearsals',
+	// whose recorded places ([store.Place]) erase reaches too.
+	registries []store.Store
 	// unreached are the recorded places erase could not open, said.
 	unreached []string
 	audit     eraseAudit
-	// finished: the audit's last line, before this erase began, was of
-	// an erase that finished; changed: a step of this one changed a
-	// file or table. With neither, the reports are left as they are.
-	finished, changed bool
-	cleanups          []func()
+	// changed: a step of this erase changed a file or table; without it
+	// (and without an earlier erase unfinished), the reports are left as
+	// they are.
+	changed  bool
+	cleanups []func()
 }
+
+// unfinishedFile marks, in a state directory, an erase that began and
+// has not rewritten the directory's reports yet: a later erase that
+// changes nothing else still rewrites them.
+const unfinishedFile = "erase.unfinished"
 
 // eraseWorld is one campaign's state on a store: the campaign erase was
 // given, real and (when it has rehearsed) its rehearsals', and every
@@ -97,6 +105,8 @@ type eraseWorld struct {
 	store     store.Store
 	erasure   store.ErasureStore
 	keys      *store.ErasureKeys
+	// unfinished: an earlier erase left its reports to rewrite.
+	unfinished bool
 }
 
 func (w *eraseWorld) String() string {
@@ -230,8 +240,16 @@ func (j *eraseJob) openStores(ctx context.Context) (err error) {
 			return Busy(fmt.Errorf("%w: %s holds %s (%s): erase when it ends; nothing was erased", store.ErrLocked, holders[0], w, w.store.ReportDir()))
 		}
 	}
-	if j.finished, err = lastEraseFinished(); err != nil {
-		return err
+	for _, w := range j.worlds {
+		mark := filepath.Join(w.store.ReportDir(), unfinishedFile)
+		if err := os.MkdirAll(w.store.ReportDir(), 0o700); err != nil {
+			return err
+		}
+		if _, err := os.Stat(mark); err == nil {
+			w.unfinished = true
+		} else if err := durable.WriteFile(mark, nil, private.FileMode(w.store.ReportDir())); err != nil {
+			return fmt.Errorf("marking the erase begun in %s: %w", w.store.ReportDir(), err)
+		}
 	}
 	j.audit = eraseAudit{At: j.at, By: whoErases(), Campaign: j.f.Name, People: len(j.numbers), AllowContact: j.o.AllowContact, Records: map[string]int{}}
 	return j.writeAudit()
@@ -247,6 +265,9 @@ func (j *eraseJob) openWorld(ctx context.Context, f *campaign.File, rehearsal, o
 		return err
 	}
 	j.cleanups = append(j.cleanups, func() { st.Close() })
+	if own {
+		j.registries = append(j.registries, st)
+	}
 	for _, w := range j.worlds {
 		if sameDir(w.store.ReportDir(), st.ReportDir()) {
 			return nil // one campaign's state, given and recorded
@@ -271,8 +292,8 @@ func (j *eraseJob) openWorld(ctx context.Context, f *campaign.File, rehearsal, o
 func (j *eraseJob) openPlaces(ctx context.Context) error {
 	host, _ := os.Hostname()
 	seen := map[string]bool{}
-	for _, w := range slices.Clone(j.worlds) {
-		places, err := w.store.Places(ctx)
+	for _, reg := range j.registries {
+		places, err := reg.Places(ctx)
 		if err != nil {
 			return err
 		}
@@ -444,12 +465,34 @@ func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 // after one that finished leaves them as they are: erasing again changes
 // no file.
 func (j *eraseJob) rewriteReports(ctx context.Context) error {
-	if !j.changed && j.finished {
-		fmt.Fprintln(j.out, "reports: left as they are (nothing changed since the last erase finished)")
-		return nil
-	}
 	for _, w := range j.worlds {
-		if err := RebuildReport(ctx, j.log, SavedOptions{Path: w.f.Source, Sandbox: w.rehearsal}, io.Discard); err != nil {
+		mark := filepath.Join(w.store.ReportDir(), unfinishedFile)
+		if !j.changed && !w.unfinished {
+			if err := os.Remove(mark); err != nil {
+				return err
+			}
+			j.say(w, "reports: left as they are (this erase changed nothing)")
+			continue
+		}
+		shards := []campaign.Shard{{}}
+		if w.rehearsal || w.f.State == nil || w.f.State.Postgres == "" { // a shard's report is in its own directory
+			in, err := store.ShardsIn(w.store.ReportDir())
+			if err != nil {
+				return err
+			}
+			for _, sh := range in {
+				shards = append(shards, campaign.Shard{Index: sh[0], Count: sh[1]})
+			}
+			if len(in) > 0 {
+				shards = shards[1:]
+			}
+		}
+		for _, sh := range shards {
+			if err := RebuildReport(ctx, j.log, SavedOptions{Path: w.f.Source, Sandbox: w.rehearsal, Shard: sh}, io.Discard); err != nil {
+				return err
+			}
+		}
+		if err := os.Remove(mark); err != nil {
 			return err
 		}
 		j.say(w, "reports: rewritten in %s", w.store.ReportDir())
@@ -538,25 +581,6 @@ func (j *eraseJob) writeAudit() error {
 		return fmt.Errorf("writing the erasure audit %s: %w", file.Name(), err)
 	}
 	return nil
-}
-
-// lastEraseFinished reports whether the audit's last line is of an erase
-// that finished (true when there is no audit yet: no erase is
-// unfinished).
-func lastEraseFinished() (bool, error) {
-	body, err := os.ReadFile(auditPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading the erasure audit: %w", err)
-	}
-	lines := bytes.Split(bytes.TrimSpace(body), []byte("\n"))
-	var last eraseAudit
-	if err := json.Unmarshal(lines[len(lines)-1], &last); err != nil {
-		return false, nil // a torn last line: an erase was killed writing it
-	}
-	return last.Done, nil
 }
 
 // auditPath is where the audit is, for people.

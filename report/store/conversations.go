@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +30,10 @@ type Conversation struct {
 	At       time.Time `json:"at"` // when listen received the delivery
 	Campaign string    `json:"campaign"`
 	Key      string    `json:"key"` // the delivery's: a retry of it records nothing
+	// Erased: the delivery was of a person in the store's erased set;
+	// Converse records the conversation under the keyed hash of Number.
+	// Never stored.
+	Erased bool `json:"-"`
 }
 
 // key is what c is filed under: its number, or an erased person's hash.
@@ -150,6 +155,15 @@ func (l *CallStartsFile) Converse(_ context.Context, c Conversation) (bool, erro
 		}
 	}
 	c.At = c.At.UTC()
+	if c.Erased {
+		keys, err := OpenErasureFile(l.dir).Keys(context.Background())
+		if err != nil {
+			return false, err
+		}
+		if c, err = c.hashed(keys); err != nil {
+			return false, err
+		}
+	}
 	// A torn last line, never acknowledged, is cut first.
 	if err := appendLines(l.dir, &l.conversations.lines, c); err != nil {
 		return false, fmt.Errorf("writing %s: %w", l.conversationsPath(), err)
@@ -211,4 +225,15 @@ func (l *CallStartsFile) Conversed(_ context.Context, since time.Time) (map[stri
 		}
 	}
 	return out, nil
+}
+
+// hashed is an erased person's conversation: the keyed hash of its number
+// (the first of keys') in its place.
+func (c Conversation) hashed(keys *ErasureKeys) (Conversation, error) {
+	hs := keys.Hashes(c.Number)
+	if len(hs) == 0 {
+		return c, errors.New("recording an erased person's conversation needs the store's erasure key")
+	}
+	c.Number, c.Hash = "", hs[0]
+	return c, nil
 }

@@ -835,6 +835,19 @@ func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track
 		if err != nil {
 			return err
 		}
+		// A person in the store's erased set (erased with
+		// --allow-contact, who opts out later) goes on as a hash too.
+		erasure := openErasureFile(l.dir, l.keyDir)
+		erasedSet, err := erasure.OnErased(ctx, numbers)
+		if err != nil {
+			return err
+		}
+		var setKeys *ErasureKeys
+		if len(erasedSet) > 0 {
+			if setKeys, err = erasure.Keys(ctx); err != nil {
+				return err
+			}
+		}
 		var lines []byte
 		for _, e := range entries {
 			if on[e.Number] != e.Removed {
@@ -847,6 +860,8 @@ func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track
 			on[e.Number] = !e.Removed
 			if _, erased := l.hashOn(e.Number); erased {
 				e = hashedEntry(e, l.keys.Hashes(e.Number)[0])
+			} else if erasedSet[e.Number] {
+				e = hashedEntry(e, setKeys.Hashes(e.Number)[0])
 			}
 			wrote = append(wrote, e)
 			lines = appendEntry(lines, e)

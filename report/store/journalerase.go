@@ -85,10 +85,12 @@ func (s Files) EraseJournal(ctx context.Context, numbers []string, opts EraseOpt
 // directory of shards (name to shard count), in name order.
 func (s Files) eraseShards(ctx context.Context, shards map[string]int, numbers []string, opts EraseOptions) (EraseCounts, error) {
 	var total EraseCounts
-	for _, name := range slices.Sorted(maps.Keys(shards)) {
-		var k, count int
-		fmt.Sscanf(name, "shard-%d-of-%d", &k, &count) //nolint:errcheck // shardDirs read it so
-		n, err := ShardFiles(s.Dir, k, count).EraseJournal(ctx, numbers, opts)
+	shardsIn, err := ShardsIn(s.Dir)
+	if err != nil {
+		return total, err
+	}
+	for _, sh := range shardsIn {
+		n, err := ShardFiles(s.Dir, sh[0], sh[1]).EraseJournal(ctx, numbers, opts)
 		total.Removed += n.Removed
 		total.Tombstones += n.Tombstones
 		if err != nil {

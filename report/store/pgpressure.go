@@ -172,8 +172,17 @@ func conversedWith(ctx context.Context, q pgQuerier, p *Postgres, numbers []stri
 // Converse inserts c, unless the table has its campaign and key, and
 // commits it (synchronous_commit on) before it returns.
 func (l *pgCallStarts) Converse(ctx context.Context, c Conversation) (bool, error) {
-	tag, err := l.p.pool.Exec(ctx, `INSERT INTO callrun_conversations (number, at, campaign, key) VALUES ($1, $2, $3, $4) ON CONFLICT (campaign, key) DO NOTHING`,
-		c.Number, c.At.UTC(), c.Campaign, c.Key)
+	if c.Erased {
+		keys, err := (&pgErasure{p: l.p}).Keys(ctx)
+		if err != nil {
+			return false, err
+		}
+		if c, err = c.hashed(keys); err != nil {
+			return false, err
+		}
+	}
+	tag, err := l.p.pool.Exec(ctx, `INSERT INTO callrun_conversations (number, hash, at, campaign, key) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (campaign, key) DO NOTHING`,
+		c.Number, c.Hash, c.At.UTC(), c.Campaign, c.Key)
 	if err != nil {
 		return false, l.p.wrap("recording a conversation in", err)
 	}

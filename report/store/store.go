@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -310,6 +312,23 @@ func ShardDir(dir string, index, count int) string {
 }
 
 func shardDirName(index, count int) string { return fmt.Sprintf("shard-%d-of-%d", index, count) }
+
+// ShardsIn returns the shards whose state directories are under the
+// campaign's state directory dir (files), as index and count: for
+// `callrun erase`, which rewrites each one's report.
+func ShardsIn(dir string) ([][2]int, error) {
+	dirs, err := shardDirs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]int
+	for _, name := range slices.Sorted(maps.Keys(dirs)) {
+		var k, n int
+		fmt.Sscanf(name, "shard-%d-of-%d", &k, &n) //nolint:errcheck // shardDirs read it so
+		out = append(out, [2]int{k, n})
+	}
+	return out, nil
+}
 
 // shardDirs returns the shard directories under dir, with their shard
 // counts.
