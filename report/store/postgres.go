@@ -838,7 +838,14 @@ func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
 	if held {
 		return false, l.heldError(ctx)
 	}
-	return on, nil
+	if on {
+		return true, nil
+	}
+	m := map[string]bool{}
+	if err := l.p.listedHashed(ctx, l.p.pool, []string{number}, m); err != nil {
+		return false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	return m[number], nil
 }
 
 func (l *pgDoNotCall) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
@@ -889,7 +896,7 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 	for len(numbers) > 0 {
 		batch := numbers[:min(len(numbers), pgOnListBatch)]
 		numbers = numbers[len(batch):]
-		if err := listed(ctx, l.p.pool, batch, on); err != nil {
+		if err := l.p.listed(ctx, l.p.pool, batch, on); err != nil {
 			return nil, l.p.wrap("reading the do-not-call list from", err)
 		}
 	}
@@ -900,11 +907,65 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 // number's last entry by the index (number, id), one look-up a number,
 // as each intent's INSERT checks it: a plan that stays right when the
 // table's statistics are stale (an import of millions just made). Only
-// the numbers on the list come back. OnList and Add use it.
-func listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
+// the numbers on the list come back, by number or, for an erased
+// person, by keyed hash (listedHashed). OnList and Add use it.
+func (p *Postgres) listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
 	rows, err := q.Query(ctx, `
 SELECT u.n FROM unnest($1::text[]) AS u(n)
 WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.n ORDER BY d.id DESC LIMIT 1), false)`, numbers)
+	if err != nil {
+		return err
+	}
+	var n string
+	if _, err = pgx.ForEachRow(rows, []any{&n}, func() error {
+		on[n] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	return p.listedHashed(ctx, q, numbers, on)
+}
+
+// listedHashed sets on[n] for each of numbers whose keyed hash, under
+// any of the database's erasure keys, is on the list: an erased person's
+// rows hold the hash and number ''. It reads the keys only when the list
+// holds a hashed row (one look by the partial index callrun_do_not_call_hash),
+// and checks each hashed row's key with CheckHashKey, failing closed: a
+// list restored without its key calls nobody.
+func (p *Postgres) listedHashed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
+	rows, err := q.Query(ctx, `SELECT DISTINCT hash FROM callrun_do_not_call WHERE hash <> ''`)
+	if err != nil {
+		return err
+	}
+	onList, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(onList) == 0 {
+		return err
+	}
+	keys, err := (&pgErasure{p: p}).keys(ctx, q)
+	if err != nil {
+		return fmt.Errorf("reading the erasure keys: %w", err)
+	}
+	for _, h := range onList {
+		if err := CheckHashKey(keys, h, "the do-not-call list in the "+p.where); err != nil {
+			return err
+		}
+	}
+	var hashes, of []string
+	for _, n := range numbers {
+		if on[n] {
+			continue
+		}
+		for _, h := range keys.Hashes(n) {
+			hashes = append(hashes, h)
+			of = append(of, n)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	rows, err = q.Query(ctx, `
+SELECT u.n FROM unnest($1::text[], $2::text[]) AS u(h, n)
+WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash = u.h ORDER BY d.id DESC LIMIT 1), false)`, hashes, of)
 	if err != nil {
 		return err
 	}
@@ -984,7 +1045,7 @@ func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNo
 			numbers = append(numbers, e.Number)
 		}
 		on := map[string]bool{}
-		if err := listed(ctx, tx, numbers, on); err != nil {
+		if err := l.p.listed(ctx, tx, numbers, on); err != nil {
 			return err
 		}
 		for _, e := range entries {

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestPGDoNotCallFindsHashedRows writes an erased person's row as an
+// erase leaves it (number '', the keyed hash) and checks that Has, OnList
+// and Add find the person by hash, and that the list fails closed once
+// the key is gone.
+func TestPGDoNotCallFindsHashedRows(t *testing.T) {
+	ctx := context.Background()
+	p := openPostgres(t, pgURL(t), "any", 0, 1)
+	l := pgList(p)
+	er, _ := p.Erasure()
+	keys, err := er.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a, b = "+14155550101", "+14155550102"
+	h := keys.Hashes(a)[0]
+	if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, h); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := l.Has(ctx, a); err != nil || !on {
+		t.Fatalf("Has(erased) = %v, %v; want true", on, err)
+	}
+	if on, err := l.Has(ctx, b); err != nil || on {
+		t.Fatalf("Has(other) = %v, %v; want false", on, err)
+	}
+	on, err := l.OnList(ctx, []string{a, b})
+	if err != nil || !on[a] || on[b] {
+		t.Fatalf("OnList = %v, %v; want only %s", on, err, a)
+	}
+	wrote, err := l.Add(ctx, []DoNotCallEntry{{Number: a, Source: "import"}})
+	if err != nil || len(wrote) != 0 {
+		t.Fatalf("Add(erased) wrote %v, %v; want nothing: the person is on the list by hash", wrote, err)
+	}
+	if _, err := p.pool.Exec(ctx, `DELETE FROM callrun_keys`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Has(ctx, b); !errors.Is(err, ErrErasureKeyMissing) {
+		t.Fatalf("Has without the key: %v; want ErrErasureKeyMissing", err)
+	}
+	if _, err := l.OnList(ctx, []string{b}); !errors.Is(err, ErrErasureKeyMissing) {
+		t.Fatalf("OnList without the key: %v; want ErrErasureKeyMissing", err)
+	}
+}
