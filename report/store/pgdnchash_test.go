@@ -7,7 +7,7 @@ import (
 )
 
 // TestPGDoNotCallFindsHashedRows writes an erased person's row as an
-// erase leaves it (number ”, the keyed hash) and checks that Has, OnList
+// erase leaves it (an empty number and the keyed hash) and checks that Has, OnList
 // and Add find the person by hash, and that the list fails closed once
 // the key is gone.
 func TestPGDoNotCallFindsHashedRows(t *testing.T) {

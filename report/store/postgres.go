@@ -928,7 +928,7 @@ WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number =
 
 // listedHashed sets on[n] for each of numbers whose keyed hash, under
 // any of the database's erasure keys, is on the list: an erased person's
-// rows hold the hash and number ”. It reads the keys only when the list
+// rows hold the hash and an empty number. It reads the keys only when the list
 // holds a hashed row (one look by the partial index callrun_do_not_call_hash),
 // and checks each hashed row's key with CheckHashKey, failing closed: a
 // list restored without its key calls nobody.
