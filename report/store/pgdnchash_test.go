@@ -48,3 +48,45 @@ func TestPGDoNotCallFindsHashedRows(t *testing.T) {
 		t.Fatalf("OnList without the key: %v; want ErrErasureKeyMissing", err)
 	}
 }
+
+// TestPGJournalRefusesIntentsOfHashedNumbers: the database refuses, in the
+// intent's own INSERT, the intent of a number whose keyed hash is on the
+// list, including a hash written after the journal opened, and refuses to
+// write any intent once a hashed row's key is gone.
+func TestPGJournalRefusesIntentsOfHashedNumbers(t *testing.T) {
+	ctx := context.Background()
+	p := openPostgres(t, pgURL(t), "spring", 0, 1)
+	l := pgList(p)
+	er, _ := p.Erasure()
+	keys, err := er.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addHashed := func(number string) {
+		t.Helper()
+		if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, keys.Hashes(number)[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := openListedJournal(t, p, l)
+	if err := j.Append(intent("A", "+14155550101")); err != nil {
+		t.Fatalf("an intent with nothing hashed on the list: %v", err)
+	}
+	addHashed("+14155550100")
+	if err := j.Append(intent("A", "+14155550100")); !errors.Is(err, ErrDoNotCall) {
+		t.Fatalf("an intent of a number on the list by hash: %v, want ErrDoNotCall", err)
+	}
+	if err := j.Append(intent("A", "+14155550102")); err != nil {
+		t.Fatalf("an intent of a number not on the list: %v", err)
+	}
+	addHashed("+14155550103")
+	if err := j.Append(intent("A", "+14155550103")); !errors.Is(err, ErrDoNotCall) {
+		t.Fatalf("an intent of a number hashed since the journal read the keys: %v, want ErrDoNotCall", err)
+	}
+	if _, err := p.pool.Exec(ctx, `DELETE FROM callrun_keys`); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(intent("A", "+14155550104")); !errors.Is(err, ErrErasureKeyMissing) {
+		t.Fatalf("an intent with the list's key gone: %v, want ErrErasureKeyMissing", err)
+	}
+}
