@@ -400,9 +400,6 @@ func (j *eraseJob) eraseList(ctx context.Context) error {
 		j.audit.Records["do_not_call"] += n.Added + n.Replaced
 		j.changed = j.changed || n.Added+n.Replaced > 0
 		j.say(list, "%d entries hashed, %d people put on it as a hash", n.Replaced, n.Added)
-		if n.Kept > 0 {
-			j.say(list, "%d people kept on it by their number: a PostgreSQL list cannot hold a keyed hash yet, and their number is what keeps them from being called", n.Kept)
-		}
 		return nil
 	})
 }

@@ -24,10 +24,6 @@ type EraseDoNotCallOptions struct {
 type DoNotCallEraseCounts struct {
 	Added    int // hashed additions of people who were not on the list
 	Replaced int // entries whose number was replaced by its keyed hash
-	// Kept counts the people the list still holds by their number: a
-	// PostgreSQL list holds no keyed hashes yet, so it keeps the number
-	// that blocks them.
-	Kept int
 }
 
 // EraseDoNotCall erases the people whose E.164 numbers are in numbers

@@ -104,6 +104,19 @@ func (k *ErasureKeys) Hashes(e164 string) []string {
 	return out
 }
 
+// ids returns the keys' ids, oldest key first; none (not nil, which a
+// query would read as NULL) when k is nil.
+func (k *ErasureKeys) ids() []string {
+	if k == nil {
+		return []string{}
+	}
+	out := make([]string, len(k.keys))
+	for i, key := range k.keys {
+		out[i] = key.id
+	}
+	return out
+}
+
 // Has reports whether the key whose id is id is loaded.
 func (k *ErasureKeys) Has(id string) bool {
 	if k == nil {

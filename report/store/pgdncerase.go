@@ -2,37 +2,71 @@ package store
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
-// EraseDoNotCall keeps the people whose E.164 numbers are in numbers
-// blocked: unless opts.AllowContact, each who is not on the list is put
-// on it. A PostgreSQL list does not hold keyed hashes yet, so it cannot
-// block a person without their number: it keeps their entries as they
-// are, and Kept counts the people it so holds. Erasing again adds
-// nothing.
+// EraseDoNotCall erases the people whose E.164 numbers are in numbers
+// from the database's list, in one transaction under the list's advisory
+// lock: unless opts.AllowContact, it first adds a hashed entry (an empty
+// number, the first of opts.Keys.Hashes, no reason) for each who is not
+// on the list, by number or by hash; then it rewrites every row of their
+// numbers with the hash in place of the number and no reason, keeping
+// each row's place in the history. Erasing again changes nothing.
 func (l *pgDoNotCall) EraseDoNotCall(ctx context.Context, numbers []string, opts EraseDoNotCallOptions) (DoNotCallEraseCounts, error) {
 	var n DoNotCallEraseCounts
+	hashes := make([]string, len(numbers))
+	for i, num := range numbers {
+		hs := opts.Keys.Hashes(num)
+		if len(hs) == 0 {
+			return n, errors.New("erasing people from the do-not-call list needs the store's erasure keys")
+		}
+		hashes[i] = hs[0]
+	}
 	at := opts.At
 	if at.IsZero() {
 		at = time.Now()
 	}
-	if !opts.AllowContact {
-		es := make([]DoNotCallEntry, len(numbers))
-		for i, num := range numbers {
-			es[i] = DoNotCallEntry{Number: num, At: at.UTC(), Source: "erase"}
+	err := pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
+		n = DoNotCallEraseCounts{}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(dncLock)); err != nil {
+			return err
 		}
-		wrote, err := l.Add(ctx, es)
+		if !opts.AllowContact {
+			on := map[string]bool{}
+			if err := l.p.listed(ctx, tx, numbers, on); err != nil {
+				return err
+			}
+			var add []string
+			for i, num := range numbers {
+				if !on[num] {
+					on[num] = true
+					add = append(add, hashes[i])
+				}
+			}
+			if len(add) > 0 {
+				tag, err := tx.Exec(ctx, `
+INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason)
+SELECT '', h, $2, false, 'erase', '' FROM unnest($1::text[]) WITH ORDINALITY AS u(h, ord) ORDER BY ord`, add, at.UTC().Truncate(time.Microsecond))
+				if err != nil {
+					return err
+				}
+				n.Added = int(tag.RowsAffected())
+			}
+		}
+		tag, err := tx.Exec(ctx, `
+UPDATE callrun_do_not_call d SET number = '', hash = u.h, reason = ''
+FROM unnest($1::text[], $2::text[]) AS u(n, h) WHERE d.number = u.n`, numbers, hashes)
 		if err != nil {
-			return n, fmt.Errorf("erasing people from the %s: %w", l, err)
+			return err
 		}
-		n.Added = len(wrote)
-	}
-	on, err := l.OnList(ctx, numbers)
+		n.Replaced = int(tag.RowsAffected())
+		return nil
+	})
 	if err != nil {
-		return n, fmt.Errorf("erasing people from the %s: %w", l, err)
+		return n, l.p.wrap("erasing people from the do-not-call list in", err)
 	}
-	n.Kept = len(on)
 	return n, nil
 }

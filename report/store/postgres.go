@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -659,8 +660,9 @@ type pgSink struct {
 	lease      *pgLease
 	ns, code   int64
 	beforeSync func() error
-	dnc        bool      // check intents against the database's do-not-call list
-	pressure   *Pressure // JournalOptions.Pressure, counted in the database
+	dnc        bool         // check intents against the database's do-not-call list
+	keys       *ErasureKeys // the erasure keys the intents' hashes are made with, once the list holds a hash
+	pressure   *Pressure    // JournalOptions.Pressure, counted in the database
 }
 
 // commitTimeout bounds one commit. A commit that timed out may still have
@@ -718,16 +720,18 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 	}
 	lines := make([]string, len(idx))
 	phones := make([]string, len(idx))
+	hashes := make([]string, len(idx))
 	for j, i := range idx {
 		lines[j] = string(b.line(i)[:len(b.line(i))-1]) // without the newline
 		if b.recs[i].rec.Type == TypeIntent {
 			phones[j] = b.recs[i].rec.Phone
+			hashes[j] = strings.Join(k.keys.Hashes(phones[j]), " ")
 		}
 	}
 	var rows pgx.Rows
 	var err error
 	if k.dnc {
-		rows, err = q.Query(ctx, insertChecked, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start, phones)
+		rows, err = q.Query(ctx, insertChecked, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start, phones, hashes, k.keys.ids())
 	} else {
 		rows, err = q.Query(ctx, `WITH ins AS (`+insertLines+`) SELECT 'i', id FROM ins`, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start)
 	}
@@ -739,10 +743,13 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 	var kind string
 	var n int64
 	var held error
+	stale := false
 	if _, err := pgx.ForEachRow(rows, []any{&kind, &n}, func() error {
 		switch kind {
 		case "r":
 			refused[int(n-1)] = ErrDoNotCall
+		case "k":
+			stale = true
 		case "h":
 			if held == nil {
 				held = ErrOptOutHeld // named below, once the rows are read
@@ -754,6 +761,15 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 		return nil
 	}); err != nil {
 		return k.p.wrap("writing the journal to", err)
+	}
+	if stale {
+		// The list holds a hash under keys the sink has not read: it
+		// wrote nothing. Read them, checking every hash's key, and
+		// write the batch again.
+		if k.keys, err = k.p.listKeys(ctx, q); err != nil {
+			return fmt.Errorf("writing the journal to the %s: %w", k.p.where, err)
+		}
+		return k.insert(ctx, q, b)
 	}
 	if held != nil {
 		held = (&pgDoNotCall{p: k.p}).heldError(ctx)
@@ -784,24 +800,33 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 }
 
 // insertChecked is insertLines that also leaves out the intents whose
-// number ($7, "" for other records) is on the do-not-call list, and every
+// number ($7, "" for other records) is on the do-not-call list, by number
+// or by one of its keyed hashes ($8, space-separated, made with the keys
+// whose ids are $9), and every
 // intent while an opt-out is held, in the same statement, so in the same
 // snapshot: an opt-out or a hold committed before it began keeps the
 // intent out, and check and intent cost one round trip. It returns each
 // written row's id (kind 'i') and each refused record's ordinal (from 1;
-// kind 'r' for the list, 'h' for a hold).
+// kind 'r' for the list, 'h' for a hold). When the list holds a hash
+// and the keys $9 are none or not the database's, it writes nothing
+// and returns one row of kind 'k': the sink reads the keys and asks again.
+// A list with no hash costs one look by the partial index.
 const insertChecked = `
 WITH u AS (
-	SELECT line, phone, ord FROM unnest($2::text[], $7::text[]) WITH ORDINALITY AS u(line, phone, ord)
+	SELECT line, phone, hashes, ord FROM unnest($2::text[], $7::text[], $8::text[]) WITH ORDINALITY AS u(line, phone, hashes, ord)
 ), held AS (
 	SELECT ` + anyHeld + ` AS now
+), stale AS (
+	SELECT EXISTS (SELECT 1 FROM callrun_do_not_call WHERE hash <> '') AND (
+		cardinality($9::text[]) = 0 OR array(SELECT id FROM callrun_keys ORDER BY id) <> array(SELECT unnest($9::text[]) ORDER BY 1)) AS now
 ), refused AS (
 	SELECT u.ord, CASE WHEN (SELECT now FROM held) THEN 'h' ELSE 'r' END AS why FROM u WHERE u.phone <> '' AND ((SELECT now FROM held) OR (
-		SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.phone ORDER BY d.id DESC LIMIT 1))
+		SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.phone ORDER BY d.id DESC LIMIT 1) OR (
+		u.hashes <> '' AND (SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash = ANY (string_to_array(u.hashes, ' ')) ORDER BY d.id DESC LIMIT 1)))
 ), ins AS (
 	INSERT INTO callrun_journal (campaign, line)
 	SELECT $1, u.line FROM u
-	WHERE u.ord NOT IN (SELECT ord FROM refused) AND EXISTS (
+	WHERE NOT (SELECT now FROM stale) AND u.ord NOT IN (SELECT ord FROM refused) AND EXISTS (
 		SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
 		  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -810,7 +835,8 @@ WITH u AS (
 	ORDER BY u.ord
 	RETURNING id
 )
-SELECT 'i', id FROM ins UNION ALL SELECT why, ord FROM refused`
+SELECT 'i', id FROM ins UNION ALL SELECT why, ord FROM refused WHERE NOT (SELECT now FROM stale)
+UNION ALL SELECT 'k', 0 FROM stale WHERE now`
 
 func (k *pgSink) close() error { return nil }
 
@@ -838,7 +864,14 @@ func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
 	if held {
 		return false, l.heldError(ctx)
 	}
-	return on, nil
+	if on {
+		return true, nil
+	}
+	m := map[string]bool{}
+	if err := l.p.listedHashed(ctx, l.p.pool, []string{number}, m); err != nil {
+		return false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	return m[number], nil
 }
 
 func (l *pgDoNotCall) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
@@ -889,7 +922,7 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 	for len(numbers) > 0 {
 		batch := numbers[:min(len(numbers), pgOnListBatch)]
 		numbers = numbers[len(batch):]
-		if err := listed(ctx, l.p.pool, batch, on); err != nil {
+		if err := l.p.listed(ctx, l.p.pool, batch, on); err != nil {
 			return nil, l.p.wrap("reading the do-not-call list from", err)
 		}
 	}
@@ -900,11 +933,76 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 // number's last entry by the index (number, id), one look-up a number,
 // as each intent's INSERT checks it: a plan that stays right when the
 // table's statistics are stale (an import of millions just made). Only
-// the numbers on the list come back. OnList and Add use it.
-func listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
+// the numbers on the list come back, by number or, for an erased
+// person, by keyed hash (listedHashed). OnList and Add use it.
+func (p *Postgres) listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
 	rows, err := q.Query(ctx, `
 SELECT u.n FROM unnest($1::text[]) AS u(n)
 WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.n ORDER BY d.id DESC LIMIT 1), false)`, numbers)
+	if err != nil {
+		return err
+	}
+	var n string
+	if _, err = pgx.ForEachRow(rows, []any{&n}, func() error {
+		on[n] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	return p.listedHashed(ctx, q, numbers, on)
+}
+
+// listKeys returns the database's erasure keys when the do-not-call list
+// holds a hashed row, nil when it holds none, having checked each hash's
+// key with CheckHashKey: a list restored without its key calls nobody.
+// listedHashed and the journal's check of intents use it.
+func (p *Postgres) listKeys(ctx context.Context, q pgQuerier) (*ErasureKeys, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT hash FROM callrun_do_not_call WHERE hash <> ''`)
+	if err != nil {
+		return nil, err
+	}
+	onList, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(onList) == 0 {
+		return nil, err
+	}
+	keys, err := (&pgErasure{p: p}).keys(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("reading the erasure keys: %w", err)
+	}
+	for _, h := range onList {
+		if err := CheckHashKey(keys, h, "the do-not-call list in the "+p.where); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// listedHashed sets on[n] for each of numbers whose keyed hash, under
+// any of the database's erasure keys, is on the list: an erased person's
+// rows hold the hash and an empty number. It reads the keys (listKeys)
+// only when the list holds a hashed row, one look by the partial index
+// callrun_do_not_call_hash otherwise.
+func (p *Postgres) listedHashed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
+	keys, err := p.listKeys(ctx, q)
+	if err != nil || keys == nil {
+		return err
+	}
+	var hashes, of []string
+	for _, n := range numbers {
+		if on[n] {
+			continue
+		}
+		for _, h := range keys.Hashes(n) {
+			hashes = append(hashes, h)
+			of = append(of, n)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	rows, err := q.Query(ctx, `
+SELECT u.n FROM unnest($1::text[], $2::text[]) AS u(h, n)
+WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash = u.h ORDER BY d.id DESC LIMIT 1), false)`, hashes, of)
 	if err != nil {
 		return err
 	}
@@ -917,8 +1015,17 @@ WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number =
 }
 
 // NumbersUpTo reads the numbers on the list when its history holds at
-// most max entries.
+// most max entries and no erased person's keyed hash: a hash is not a
+// number, so a list that holds one answers false, and its callers ask
+// OnList, which finds it.
 func (l *pgDoNotCall) NumbersUpTo(ctx context.Context, max int) ([]string, bool, error) {
+	var hashed bool
+	if err := l.p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM callrun_do_not_call WHERE hash <> '')`).Scan(&hashed); err != nil {
+		return nil, false, l.p.wrap("reading the do-not-call list from", err)
+	}
+	if hashed {
+		return nil, false, nil
+	}
 	// Entries first, at most max+1 of them: a plan the server cannot get
 	// wrong. The numbers' query below sorts the table, which after a
 	// large import (statistics not yet gathered) took seconds at
@@ -984,7 +1091,7 @@ func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNo
 			numbers = append(numbers, e.Number)
 		}
 		on := map[string]bool{}
-		if err := listed(ctx, tx, numbers, on); err != nil {
+		if err := l.p.listed(ctx, tx, numbers, on); err != nil {
 			return err
 		}
 		for _, e := range entries {

@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestPGDoNotCallFindsHashedRows writes an erased person's row as an
+// erase leaves it (an empty number and the keyed hash) and checks that Has, OnList
+// and Add find the person by hash, and that the list fails closed once
+// the key is gone.
+func TestPGDoNotCallFindsHashedRows(t *testing.T) {
+	ctx := context.Background()
+	p := openPostgres(t, pgURL(t), "any", 0, 1)
+	l := pgList(p)
+	er, _ := p.Erasure()
+	keys, err := er.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a, b = "+14155550101", "+14155550102"
+	h := keys.Hashes(a)[0]
+	if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, h); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := l.Has(ctx, a); err != nil || !on {
+		t.Fatalf("Has(erased) = %v, %v; want true", on, err)
+	}
+	if on, err := l.Has(ctx, b); err != nil || on {
+		t.Fatalf("Has(other) = %v, %v; want false", on, err)
+	}
+	on, err := l.OnList(ctx, []string{a, b})
+	if err != nil || !on[a] || on[b] {
+		t.Fatalf("OnList = %v, %v; want only %s", on, err, a)
+	}
+	wrote, err := l.Add(ctx, []DoNotCallEntry{{Number: a, Source: "import"}})
+	if err != nil || len(wrote) != 0 {
+		t.Fatalf("Add(erased) wrote %v, %v; want nothing: the person is on the list by hash", wrote, err)
+	}
+	if _, err := p.pool.Exec(ctx, `DELETE FROM callrun_keys`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Has(ctx, b); !errors.Is(err, ErrErasureKeyMissing) {
+		t.Fatalf("Has without the key: %v; want ErrErasureKeyMissing", err)
+	}
+	if _, err := l.OnList(ctx, []string{b}); !errors.Is(err, ErrErasureKeyMissing) {
+		t.Fatalf("OnList without the key: %v; want ErrErasureKeyMissing", err)
+	}
+}
+
+// TestPGJournalRefusesIntentsOfHashedNumbers: the database refuses, in the
+// intent's own INSERT, the intent of a number whose keyed hash is on the
+// list, including a hash written after the journal opened, and refuses to
+// write any intent once a hashed row's key is gone.
+func TestPGJournalRefusesIntentsOfHashedNumbers(t *testing.T) {
+	ctx := context.Background()
+	p := openPostgres(t, pgURL(t), "spring", 0, 1)
+	l := pgList(p)
+	er, _ := p.Erasure()
+	keys, err := er.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addHashed := func(number string) {
+		t.Helper()
+		if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, keys.Hashes(number)[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := openListedJournal(t, p, l)
+	if err := j.Append(intent("A", "+14155550101")); err != nil {
+		t.Fatalf("an intent with nothing hashed on the list: %v", err)
+	}
+	addHashed("+14155550100")
+	if err := j.Append(intent("A", "+14155550100")); !errors.Is(err, ErrDoNotCall) {
+		t.Fatalf("an intent of a number on the list by hash: %v, want ErrDoNotCall", err)
+	}
+	if err := j.Append(intent("A", "+14155550102")); err != nil {
+		t.Fatalf("an intent of a number not on the list: %v", err)
+	}
+	addHashed("+14155550103")
+	if err := j.Append(intent("A", "+14155550103")); !errors.Is(err, ErrDoNotCall) {
+		t.Fatalf("an intent of a number hashed since the journal read the keys: %v, want ErrDoNotCall", err)
+	}
+	if _, err := p.pool.Exec(ctx, `DELETE FROM callrun_keys`); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(intent("A", "+14155550104")); !errors.Is(err, ErrErasureKeyMissing) {
+		t.Fatalf("an intent with the list's key gone: %v, want ErrErasureKeyMissing", err)
+	}
+}
