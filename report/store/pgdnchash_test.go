@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,37 @@ func TestPGJournalRefusesIntentsOfHashedNumbers(t *testing.T) {
 	}
 	if err := j.Append(intent("A", "+14155550104")); !errors.Is(err, ErrErasureKeyMissing) {
 		t.Fatalf("an intent with the list's key gone: %v, want ErrErasureKeyMissing", err)
+	}
+}
+
+// TestPGDoNotCallWritesTheErasedAsHashes: a person in the erased set (one
+// erased with --allow-contact, so not on the list) who opts out later
+// goes on the list as their hash, and comes off it so; Each shows each
+// hashed entry, the current ones by hash, and no number.
+func TestPGDoNotCallWritesTheErasedAsHashes(t *testing.T) {
+	ctx := context.Background()
+	p := openPostgres(t, pgURL(t), "any", 0, 1)
+	l := pgList(p)
+	const a, b = "+14155550111", "+14155550112"
+	keys := eraseFromStore(t, p, a)
+	if wrote, err := l.Add(ctx, []DoNotCallEntry{{Number: a, Source: "delivery k"}, {Number: b, Source: "delivery k2"}}); err != nil || len(wrote) != 2 || wrote[0].Number != "" || wrote[0].Hash != keys.Hashes(a)[0] || wrote[1].Number != b {
+		t.Fatalf("Add: %+v, %v; want A as its hash, B as its number", wrote, err)
+	}
+	if on, err := l.Has(ctx, a); err != nil || !on {
+		t.Fatalf("Has(A) = %v, %v; want true", on, err)
+	}
+	var current []DoNotCallEntry
+	if err := l.Each(ctx, true, func(e DoNotCallEntry) error { current = append(current, e); return nil }); err != nil || len(current) != 2 || current[0].Hash == "" || current[0].Number != "" {
+		t.Fatalf("Each current: %+v, %v; want A's hashed entry and B's", current, err)
+	}
+	if wrote, err := l.Add(ctx, []DoNotCallEntry{{Number: a, Removed: true, Source: "suppress remove", Reason: "asked"}}); err != nil || len(wrote) != 1 || wrote[0].Number != "" || wrote[0].Reason != "" {
+		t.Fatalf("removal: %+v, %v; want A's hash, no reason", wrote, err)
+	}
+	if on, err := l.Has(ctx, a); err != nil || on {
+		t.Fatalf("Has(A) after the removal = %v, %v; want false", on, err)
+	}
+	var text string
+	if err := p.pool.QueryRow(ctx, `SELECT string_agg(d::text, ' ') FROM callrun_do_not_call d`).Scan(&text); err != nil || strings.Contains(text, a[1:]) {
+		t.Errorf("the table: %s, %v; want A in no form", text, err)
 	}
 }

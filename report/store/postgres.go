@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"slices"
@@ -886,11 +887,11 @@ func (l *pgDoNotCall) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
 // Each streams the table's rows; current, each number's last entry when
 // it is an addition (Add never adds a number on the list already).
 func (l *pgDoNotCall) Each(ctx context.Context, current bool, fn func(DoNotCallEntry) error) error {
-	q := `SELECT number, at, removed, source, reason FROM callrun_do_not_call ORDER BY id`
-	if current {
-		q = `SELECT number, at, removed, source, reason FROM (
-	SELECT DISTINCT ON (number) id, number, at, removed, source, reason FROM callrun_do_not_call
-	ORDER BY number, id DESC) last
+	q := `SELECT number, hash, at, removed, source, reason FROM callrun_do_not_call ORDER BY id`
+	if current { // an erased person's rows (number '') by their hash
+		q = `SELECT number, hash, at, removed, source, reason FROM (
+	SELECT DISTINCT ON (number, hash) id, number, hash, at, removed, source, reason FROM callrun_do_not_call
+	ORDER BY number, hash, id DESC) last
 WHERE NOT removed ORDER BY id`
 	}
 	rows, err := l.p.pool.Query(ctx, q)
@@ -899,7 +900,7 @@ WHERE NOT removed ORDER BY id`
 	}
 	var e DoNotCallEntry
 	var fnErr error
-	if _, err := pgx.ForEachRow(rows, []any{&e.Number, &e.At, &e.Removed, &e.Source, &e.Reason}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&e.Number, &e.Hash, &e.At, &e.Removed, &e.Source, &e.Reason}, func() error {
 		e.At = e.At.UTC()
 		fnErr = fn(e)
 		return fnErr
@@ -1094,6 +1095,11 @@ func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNo
 		if err := l.p.listed(ctx, tx, numbers, on); err != nil {
 			return err
 		}
+		// A person in the erased set goes on (or off) as their hash.
+		erasedHash, err := l.erasedHashes(ctx, tx, numbers)
+		if err != nil {
+			return err
+		}
 		for _, e := range entries {
 			if on[e.Number] != e.Removed {
 				continue
@@ -1103,16 +1109,19 @@ func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNo
 			}
 			e.At = e.At.UTC().Truncate(time.Microsecond)
 			on[e.Number] = !e.Removed
+			if h := erasedHash[e.Number]; h != "" {
+				e = hashedEntry(e, h)
+			}
 			wrote = append(wrote, e)
 		}
 		if len(wrote) == 0 {
 			return nil
 		}
 		// Copied in, the rows in the entries' order (their ids too).
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"callrun_do_not_call"}, []string{"number", "at", "removed", "source", "reason"},
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"callrun_do_not_call"}, []string{"number", "hash", "at", "removed", "source", "reason"},
 			pgx.CopyFromSlice(len(wrote), func(i int) ([]any, error) {
 				e := wrote[i]
-				return []any{e.Number, e.At, e.Removed, e.Source, e.Reason}, nil
+				return []any{e.Number, e.Hash, e.At, e.Removed, e.Source, e.Reason}, nil
 			}))
 		return err
 	})
@@ -1120,6 +1129,35 @@ func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNo
 		return nil, l.p.wrap("writing the do-not-call list to", err)
 	}
 	return wrote, nil
+}
+
+// erasedHashes returns, of numbers, those in the database's erased set,
+// each with the hash a list entry of theirs is written as (the first
+// key's); none, with no query more, while the database has no key.
+func (l *pgDoNotCall) erasedHashes(ctx context.Context, tx pgx.Tx, numbers []string) (map[string]string, error) {
+	keys, err := (&pgErasure{p: l.p}).keys(ctx, tx)
+	if err != nil || len(keys.keys) == 0 {
+		return nil, err
+	}
+	of := map[string]string{}
+	for _, n := range numbers {
+		for _, h := range keys.Hashes(n) {
+			of[h] = n
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT hash FROM callrun_erased WHERE hash = ANY($1::text[])`, slices.Collect(maps.Keys(of)))
+	if err != nil {
+		return nil, err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, h := range found {
+		out[of[h]] = keys.Hashes(of[h])[0]
+	}
+	return out, nil
 }
 
 // pgRecords reads records back from the database by row id. The report
