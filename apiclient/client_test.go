@@ -184,8 +184,9 @@ func TestListAllAgentsStopsOnTotal(t *testing.T) {
 	}
 }
 
+// Not parallel: it sets the package's maxListPages, which the parallel
+// tests read (they wait until it has put it back).
 func TestListAllAgentsGuardsAgainstEndlessServer(t *testing.T) {
-	t.Parallel()
 	old := maxListPages
 	maxListPages = 5
 	t.Cleanup(func() { maxListPages = old })
