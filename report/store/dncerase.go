@@ -37,22 +37,19 @@ type DoNotCallEraseCounts struct {
 // numbers is left as it is: erasing again changes nothing.
 func (l *DoNotCallFile) EraseDoNotCall(ctx context.Context, numbers []string, opts EraseDoNotCallOptions) (DoNotCallEraseCounts, error) {
 	var n DoNotCallEraseCounts
-	if opts.Keys == nil {
-		return n, errors.New("erasing people from the do-not-call list needs the store's erasure keys")
+	numbers, hashes, err := hashesToWrite(numbers, opts.EraseOptions)
+	if err != nil {
+		return n, fmt.Errorf("erasing people from the %s: %w", l, err)
 	}
-	hash := map[string]string{}
-	for _, num := range numbers {
-		hs := opts.Keys.Hashes(num)
-		if len(hs) == 0 {
-			return n, errors.New("erasing people from the do-not-call list needs the store's erasure keys")
-		}
-		hash[num] = hs[0]
+	hash := make(map[string]string, len(numbers))
+	for i, num := range numbers {
+		hash[num] = hashes[i]
 	}
 	at := opts.At
 	if at.IsZero() {
 		at = time.Now()
 	}
-	err := l.locked(ctx, func() error {
+	err = l.locked(ctx, func() error {
 		if err := l.refresh(); err != nil {
 			return err
 		}

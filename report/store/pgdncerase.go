@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,19 +17,15 @@ import (
 // each row's place in the history. Erasing again changes nothing.
 func (l *pgDoNotCall) EraseDoNotCall(ctx context.Context, numbers []string, opts EraseDoNotCallOptions) (DoNotCallEraseCounts, error) {
 	var n DoNotCallEraseCounts
-	hashes := make([]string, len(numbers))
-	for i, num := range numbers {
-		hs := opts.Keys.Hashes(num)
-		if len(hs) == 0 {
-			return n, errors.New("erasing people from the do-not-call list needs the store's erasure keys")
-		}
-		hashes[i] = hs[0]
+	numbers, hashes, err := hashesToWrite(numbers, opts.EraseOptions)
+	if err != nil {
+		return n, fmt.Errorf("erasing people from the %s: %w", l, err)
 	}
 	at := opts.At
 	if at.IsZero() {
 		at = time.Now()
 	}
-	err := pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
 		n = DoNotCallEraseCounts{}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(dncLock)); err != nil {
 			return err

@@ -108,17 +108,18 @@ func (l *CallStartsFile) Erase(_ context.Context, numbers []string, opts EraseOp
 }
 
 // hashesToWrite returns numbers sorted, each once, and the hash each is
-// to be written as: the first of opts.Keys.Hashes.
+// to be written as: the first of opts.Keys.Hashes. The erases of the call
+// starts and of the do-not-call lists share it.
 func hashesToWrite(numbers []string, opts EraseOptions) ([]string, []string, error) {
 	if opts.Keys == nil {
-		return nil, nil, errors.New("erasing people from the call starts: no erasure key to hash the numbers with")
+		return nil, nil, errors.New("erasing people needs the store's erasure keys to hash their numbers with")
 	}
 	numbers = slices.Compact(slices.Sorted(slices.Values(numbers)))
 	hashes := make([]string, len(numbers))
 	for i, num := range numbers {
 		hs := opts.Keys.Hashes(num)
 		if len(hs) == 0 {
-			return nil, nil, errors.New("erasing people from the call starts: the erasure keys gave no hash of a number")
+			return nil, nil, errors.New("erasing people needs the store's erasure keys: they gave no hash of a number")
 		}
 		hashes[i] = hs[0]
 	}
