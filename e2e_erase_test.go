@@ -314,6 +314,7 @@ func snapshotDiff(a, b map[string]string) string {
 type auditLine struct {
 	At      time.Time      `json:"at"`
 	By      string         `json:"by"`
+	Why     string         `json:"why"`
 	People  int            `json:"people"`
 	Records map[string]int `json:"records"`
 	Done    bool           `json:"done"`

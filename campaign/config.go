@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,10 @@ type File struct {
 	// Pressure tightens or loosens how often one number may be called
 	// across every campaign on the store; nil is [store.DefaultPressure].
 	Pressure *Pressure `yaml:"pressure"`
+	// Retention is how long callrun keeps a person's data after their
+	// last call, as written ("90d"); "": for ever. See
+	// [File.RetentionLimit].
+	Retention string `yaml:"retention"`
 
 	// Shard is the part of the campaign this process works on; see
 	// [File.SetShard].
@@ -161,6 +166,41 @@ type Pressure struct {
 	Per14Days int    `yaml:"per_14_days"`
 	Preset    string `yaml:"preset"`
 	Off       bool   `yaml:"off"`
+}
+
+// MinRetention is the shortest retention: limit. Contact pressure looks
+// back 30 days, and a month-long campaign's reports stay whole while it
+// runs.
+const MinRetention = 31 * 24 * time.Hour
+
+// RetentionLimit returns how long the campaign keeps a person's data
+// after their last call, 0 when it keeps it for ever.
+func (f *File) RetentionLimit() time.Duration {
+	d, _ := ParseAge(f.Retention)
+	return d
+}
+
+// ParseAge reads an age such as 90d, 12w or 2160h (a Go duration); ""
+// is 0. For retention: and `callrun erase --older-than`.
+func ParseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	for unit, d := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, unit); ok {
+			v, err := strconv.Atoi(n)
+			if err != nil || v <= 0 {
+				break
+			}
+			return time.Duration(v) * d, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not an age such as 90d, 12w or 2160h", s)
+	}
+	return d, nil
 }
 
 // PressureLimits returns the campaign's contact pressure, nil when it is

@@ -110,8 +110,11 @@ type Plan struct {
 	Shard *PlanShard `json:"shard,omitempty"`
 	// Store says where the journal is (done counts come from it), for
 	// people; the commands set it.
-	Store    string   `json:"store,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Store string `json:"store,omitempty"`
+	// Retention is the campaign's retention: as written; "": its data
+	// is kept for ever.
+	Retention string   `json:"retention,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
 	// SheetProblems are the sheets that could not be read to their end,
 	// as problems of the campaign file (naming the sheet's file: key):
 	// `callrun plan` exits 2 on any, after showing the other sheets.
@@ -268,7 +271,7 @@ type PlanPressure struct {
 
 // BuildPlan reads every sheet and counts what run would do with each row.
 func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
-	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings}
+	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings, Retention: f.Retention}
 	if f.Shard.Sharded() {
 		p.Shard = &PlanShard{Index: f.Shard.Index, Count: f.Shard.Count, PerSecond: f.Pace.PerSecond}
 	}
@@ -557,6 +560,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	if p.Store != "" {
 		fmt.Fprintf(&b, "Journal: %s\n", p.Store)
+	}
+	if p.Retention == "" {
+		fmt.Fprintf(&b, "Data kept: for ever; add retention: 90d (at least 31d) to erase each person's data that long after their last call (docs/privacy.md)\n")
+	} else {
+		fmt.Fprintf(&b, "Data kept: %s after each person's last call (retention:), then erased at the start of a run or daily by listen; the do-not-call list is kept\n", p.Retention)
 	}
 	p.writeAgents(&b)
 	p.writeSheets(&b)

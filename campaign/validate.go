@@ -88,6 +88,11 @@ func (l *loader) validate(f *File) {
 	l.validateState(f.State)
 	l.validateOutcomes(f)
 	l.validatePressure(f)
+	if d, err := ParseAge(f.Retention); err != nil {
+		l.problem("retention", "retention is %v; it is how long a person's data is kept after their last call", err)
+	} else if f.has("retention") && d < MinRetention {
+		l.problem("retention", "retention is %s; it must be at least 31d (contact pressure looks back 30 days)", f.Retention)
+	}
 }
 
 // validatePressure checks the pressure: block.

@@ -58,6 +58,7 @@ type eraseStep struct {
 var eraseSteps = []eraseStep{
 	{"read the people", (*eraseJob).readPeople},
 	{"open the stores", (*eraseJob).openStores},
+	{"begin", (*eraseJob).begin},
 	{"make the key", (*eraseJob).makeKey},
 	{"add to the erased set", (*eraseJob).addErased},
 	{"erase from the do-not-call list", (*eraseJob).eraseList},
@@ -68,6 +69,27 @@ var eraseSteps = []eraseStep{
 	{"find the sheets", (*eraseJob).findSheets},
 	{"write the audit", (*eraseJob).finishAudit},
 }
+
+// retainSteps are a retention: an erase of the people last called
+// longer ago than the limit. It erases their data as an erase does, but
+// puts nobody in the erased set and leaves the do-not-call list as it
+// is: a later campaign may call them, and what it keeps of them is new.
+var retainSteps = []eraseStep{
+	{"load the campaign", (*eraseJob).loadCampaign},
+	{"open the stores", (*eraseJob).openStores},
+	{"find who is due", (*eraseJob).findDue},
+	{"begin", (*eraseJob).begin},
+	{"make the key", (*eraseJob).makeKey},
+	{"erase from the call starts and conversations", (*eraseJob).eraseStarts},
+	{"erase from the journal", (*eraseJob).eraseJournal},
+	{"erase from the deliveries", (*eraseJob).eraseDeliveries},
+	{"rewrite the reports", (*eraseJob).rewriteReports},
+	{"write the audit", (*eraseJob).finishAudit},
+}
+
+// errNobodyDue ends a retention that finds nobody to erase, changing
+// nothing.
+var errNobodyDue = errors.New("nobody is due")
 
 // eraseJob is one erase, as its steps build it.
 type eraseJob struct {
@@ -83,7 +105,13 @@ type eraseJob struct {
 	registries []store.Store
 	// unreached are the recorded places erase could not open, said.
 	unreached []string
-	audit     eraseAudit
+	// left are the deliveries a retention left to the listen that holds
+	// them.
+	left  []string
+	audit eraseAudit
+	// retain: a retention's, which erases the people last called before
+	// it ([RetainOptions]).
+	retain *RetainOptions
 	// changed: a step of this erase changed a file or table; without it
 	// (and without an earlier erase unfinished), the reports are left as
 	// they are.
@@ -122,6 +150,8 @@ type eraseAudit struct {
 	At           time.Time      `json:"at"`
 	By           string         `json:"by"` // user@host
 	Campaign     string         `json:"campaign"`
+	Why          string         `json:"why"` // erase, or retention
+	OlderThan    string         `json:"older_than,omitempty"`
 	People       int            `json:"people"`
 	AllowContact bool           `json:"allow_contact"`
 	Records      map[string]int `json:"records,omitempty"`
@@ -136,19 +166,70 @@ const AuditFileName = "erasures.log"
 // An erase stopped at any step leaves nobody it was erasing callable who
 // was not before; running it again finishes it.
 func Erase(ctx context.Context, log zerolog.Logger, o EraseOptions, out io.Writer) error {
-	if o.Now == nil {
-		o.Now = time.Now
+	j := &eraseJob{o: o, log: log, out: out}
+	return j.run(ctx, eraseSteps)
+}
+
+// RetainOptions say what a retention erases: `callrun erase
+// --older-than`, and the runs and listens of a campaign with
+// retention:.
+type RetainOptions struct {
+	Path string // the campaign file
+	// OlderThan is the limit: the data of the people last called longer
+	// ago is erased. 0: the campaign's retention:.
+	OlderThan time.Duration
+	// Now is the retention's clock; nil: time.Now.
+	Now func() time.Time
+	// ListenWait bounds the wait for a running listen to erase the
+	// deliveries it holds; 0: 30 s.
+	ListenWait time.Duration
+	// Held erases numbers from the deliveries of the campaign whose
+	// state directory is dir, which this process's listen holds; it
+	// reports how many it erased, and false when it holds none there.
+	// nil: this process holds none.
+	Held func(dir string, numbers []string, keys *store.ErasureKeys) (int, bool, error)
+}
+
+// Retained is what a retention erased.
+type Retained struct {
+	People  int            // people last called before the limit, erased
+	Records map[string]int // records changed, by step
+	// Left are the deliveries of theirs left where another listen holds
+	// them: its own retention erases them.
+	Left []string
+}
+
+// Retain erases the data of the people last called longer ago than the
+// limit from every file or table of the campaign's store that callrun
+// keeps, as [Erase] does, but leaves the do-not-call list and the erased
+// set as they are: retention never removes an opt-out, and the people
+// may be called again. A person is due when no journal the store
+// recorded, and no call start or conversation it counts, is of them
+// since the limit. A retention that finds nobody due changes nothing.
+func Retain(ctx context.Context, log zerolog.Logger, o RetainOptions, out io.Writer) (Retained, error) {
+	j := &eraseJob{o: EraseOptions{Path: o.Path, Now: o.Now, ListenWait: o.ListenWait, AllowContact: true}, retain: &o, log: log, out: out}
+	err := j.run(ctx, retainSteps)
+	if errors.Is(err, errNobodyDue) {
+		err = nil
 	}
-	j := &eraseJob{o: o, log: log, out: out, at: o.Now().UTC()}
+	return Retained{People: len(j.numbers), Records: j.audit.Records, Left: j.left}, err
+}
+
+// run runs the steps in order.
+func (j *eraseJob) run(ctx context.Context, steps []eraseStep) error {
+	if j.o.Now == nil {
+		j.o.Now = time.Now
+	}
+	j.at = j.o.Now().UTC()
 	defer func() {
 		for _, fn := range slices.Backward(j.cleanups) {
 			fn()
 		}
 	}()
-	for _, s := range eraseSteps {
+	for _, s := range steps {
 		err := error(nil)
-		if o.BeforeStep != nil {
-			err = o.BeforeStep(s.name)
+		if j.o.BeforeStep != nil {
+			err = j.o.BeforeStep(s.name)
 		}
 		if err == nil {
 			err = s.run(j, ctx)
@@ -159,6 +240,75 @@ func Erase(ctx context.Context, log zerolog.Logger, o EraseOptions, out io.Write
 			}
 			return err
 		}
+	}
+	return nil
+}
+
+// loadCampaign loads the campaign, for a retention, and takes its
+// limit.
+func (j *eraseJob) loadCampaign(context.Context) error {
+	f, err := campaign.Load(j.o.Path, campaign.LoadOptions{Offline: true})
+	if err != nil {
+		return err
+	}
+	j.f = f
+	if j.retain.OlderThan == 0 {
+		j.retain.OlderThan = f.RetentionLimit()
+	}
+	if j.retain.OlderThan <= 0 {
+		return UsageError(fmt.Errorf("%s: the campaign has no retention: limit; give erase --older-than, such as 90d", f.Source))
+	}
+	return nil
+}
+
+// findDue finds the people last called before the limit: those the
+// worlds' journals hold only older records of, and whom no call start
+// or conversation since counts.
+func (j *eraseJob) findDue(ctx context.Context) error {
+	cutoff := j.at.Add(-j.retain.OlderThan)
+	due, recent := map[string]bool{}, map[string]bool{}
+	for _, w := range j.worlds {
+		before, since, err := store.SplitByLast(ctx, w.store, cutoff)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w, err)
+		}
+		for _, n := range before {
+			due[n] = true
+		}
+		for _, n := range since {
+			recent[n] = true
+		}
+	}
+	starts := func(w *eraseWorld) (store.CallStarts, error) { return w.store.CallStarts() }
+	err := eachPart(j, starts, func(_ *eraseWorld, cs store.CallStarts) error {
+		counted, err := cs.Counted(ctx, cutoff)
+		if err != nil {
+			return err
+		}
+		conversed, err := cs.Conversed(ctx, cutoff)
+		if err != nil {
+			return err
+		}
+		for n := range counted {
+			recent[n] = true
+		}
+		for n := range conversed {
+			recent[n] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for n := range due {
+		if !recent[n] {
+			j.numbers = append(j.numbers, n)
+		}
+	}
+	slices.Sort(j.numbers)
+	if len(j.numbers) == 0 {
+		fmt.Fprintf(j.out, "Nobody on the store of campaign %s was last called before %s: nothing to erase.\n", j.f.Name, cutoff.Format("2006-01-02"))
+		return errNobodyDue
 	}
 	return nil
 }
@@ -217,13 +367,17 @@ func (j *eraseJob) readPeople(ctx context.Context) error {
 
 // openStores opens the campaign's store and its rehearsals' (when it
 // has rehearsed), and the store of every other campaign recorded on
-// them, refuses, changing nothing, while a run of any holds its lock,
-// and writes the audit's first line.
+// them, and refuses, changing nothing, while a run of any holds its
+// lock.
 func (j *eraseJob) openStores(ctx context.Context) (err error) {
 	for _, rehearsal := range []bool{false, true} {
 		if err := j.openWorld(ctx, j.f, rehearsal, true); err != nil {
 			return err
 		}
+	}
+	if len(j.worlds) == 0 && j.retain != nil {
+		fmt.Fprintf(j.out, "Campaign %s has no state in %s yet: nothing to erase.\n", j.f.Name, j.f.StateDir)
+		return errNobodyDue
 	}
 	if len(j.worlds) == 0 {
 		return fmt.Errorf("campaign %s has no state in %s: it never ran, so there is nothing to erase", j.f.Name, j.f.StateDir)
@@ -240,6 +394,12 @@ func (j *eraseJob) openStores(ctx context.Context) (err error) {
 			return Busy(fmt.Errorf("%w: %s holds %s (%s): erase when it ends; nothing was erased", store.ErrLocked, holders[0], w, w.store.ReportDir()))
 		}
 	}
+	return nil
+}
+
+// begin marks each state directory's erase begun, and writes the
+// audit's first line.
+func (j *eraseJob) begin(context.Context) error {
 	for _, w := range j.worlds {
 		mark := filepath.Join(w.store.ReportDir(), unfinishedFile)
 		if err := os.MkdirAll(w.store.ReportDir(), 0o700); err != nil {
@@ -251,7 +411,10 @@ func (j *eraseJob) openStores(ctx context.Context) (err error) {
 			return fmt.Errorf("marking the erase begun in %s: %w", w.store.ReportDir(), err)
 		}
 	}
-	j.audit = eraseAudit{At: j.at, By: whoErases(), Campaign: j.f.Name, People: len(j.numbers), AllowContact: j.o.AllowContact, Records: map[string]int{}}
+	j.audit = eraseAudit{At: j.at, By: whoErases(), Campaign: j.f.Name, Why: "erase", People: len(j.numbers), AllowContact: j.o.AllowContact, Records: map[string]int{}}
+	if j.retain != nil {
+		j.audit.Why, j.audit.OlderThan = "retention", j.retain.OlderThan.String()
+	}
 	return j.writeAudit()
 }
 
@@ -440,9 +603,28 @@ func (j *eraseJob) eraseJournal(ctx context.Context) error {
 // their erased form.
 func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 	for _, w := range j.worlds {
+		if j.retain != nil && j.retain.Held != nil {
+			n, held, err := j.retain.Held(w.store.ReportDir(), j.numbers, w.keys)
+			if err != nil {
+				return err
+			}
+			if held {
+				j.audit.Records["deliveries"] += n
+				j.changed = j.changed || n > 0
+				j.say(w, "deliveries: %d erased", n)
+				continue
+			}
+		}
 		byListen := false
 		n, err := w.store.EraseDeliveries(ctx, j.numbers, store.DeliveryEraseOptions{Keys: w.keys, Numbers: w.f.DeliveryNumbers,
-			Wait: j.o.ListenWait, ByListen: func() { byListen = true }})
+			Wait: j.o.ListenWait, ByListen: func() { byListen = true }, FailIfHeld: j.retain != nil})
+		if j.retain != nil && errors.Is(err, store.ErrDeliveriesLocked) {
+			// A listen erases only the erased set's people from the file
+			// it holds; its own retention erases these.
+			j.left = append(j.left, w.store.ReportDir())
+			j.say(w, "deliveries: held by a running listen, whose own retention erases them (a campaign without retention: keeps them until erase --older-than runs with listen stopped)")
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -541,7 +723,12 @@ func (j *eraseJob) finishAudit(context.Context) error {
 	if len(j.numbers) == 1 {
 		people = "1 person"
 	}
-	fmt.Fprintf(j.out, "Erased %s from %d campaign state(s) on the store of campaign %s. The audit is in %s.\n", people, len(j.worlds), j.f.Name, auditPath())
+	if j.retain != nil {
+		fmt.Fprintf(j.out, "Erased the data of %s last called before %s (older than %s) from %d campaign state(s) on the store of campaign %s; the do-not-call list is as it was. The audit is in %s.\n",
+			people, j.at.Add(-j.retain.OlderThan).Format("2006-01-02"), j.retain.OlderThan, len(j.worlds), j.f.Name, auditPath())
+	} else {
+		fmt.Fprintf(j.out, "Erased %s from %d campaign state(s) on the store of campaign %s. The audit is in %s.\n", people, len(j.worlds), j.f.Name, auditPath())
+	}
 	if len(j.unreached) > 0 {
 		fmt.Fprintf(j.out, "Not reached, and still holding them:\n  %s\n", strings.Join(j.unreached, "\n  "))
 	}

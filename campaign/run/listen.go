@@ -63,6 +63,10 @@ type hookTarget struct {
 	// Read and written by the quiet check; last also by each delivery.
 	last   atomic.Int64 // unix nanoseconds of the last delivery stored or found stored; 0: none yet
 	warned time.Time    // the call start last warned about
+
+	// retained is when the campaign's retention last finished; read and
+	// written by the retention alone.
+	retained time.Time
 }
 
 // Listener is listen's HTTP handler: the campaigns by their outcomes
@@ -83,6 +87,11 @@ type Listener struct {
 	stopped bool
 
 	stored, duplicates, forged, refused atomic.Int64
+
+	// retaining runs the campaigns' retention in the background, one at
+	// a time; Close waits for it.
+	retaining sync.Mutex
+	retainers sync.WaitGroup
 }
 
 // newListener returns a Listener with no campaigns yet, on clock now,
@@ -149,12 +158,21 @@ func Listen(ctx context.Context, log zerolog.Logger, o ListenOptions, stdout io.
 	// erase` cannot rewrite under it, and says so for erase to go on.
 	eraseTick := time.NewTicker(eraseStoredEvery)
 	defer eraseTick.Stop()
+	// Campaigns with retention: are erased of the people last called
+	// before it daily, the first time now.
+	retainTick := time.NewTicker(retainCheckEvery)
+	defer retainTick.Stop()
+	rctx, stopRetain := context.WithCancel(ctx)
+	defer stopRetain()
+	l.retain(rctx, log)
 	for waiting := true; waiting; {
 		select {
 		case err := <-served:
 			return fmt.Errorf("serving on %s: %w", o.Addr, err)
 		case <-eraseTick.C:
 			l.eraseStored(log)
+		case <-retainTick.C:
+			l.retain(rctx, log)
 		case <-tick:
 			l.checkQuiet(ctx)
 		case <-ctx.Done():
@@ -260,6 +278,7 @@ func (l *Listener) Add(ctx context.Context, path string, f *campaign.File, st st
 
 // Close closes the deliveries and the stores of every campaign.
 func (l *Listener) Close() {
+	l.retainers.Wait()
 	for _, t := range l.targets {
 		if err := errors.Join(t.deliveries.Close(), t.store.Close()); err != nil {
 			l.log.Error().Err(err).Str("campaign", t.name).Msg("closing the deliveries")

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -150,4 +151,48 @@ func (l *Listener) eraseStored(log zerolog.Logger) {
 			log.Info().Str("campaign", t.name).Int("deliveries", n).Msg("erased the stored deliveries of people erased from the store")
 		}
 	}
+}
+
+// retainCheckEvery is how often listen looks whether a campaign's daily
+// retention is due, and tries again one that failed.
+const retainCheckEvery = time.Hour
+
+// retain starts, in the background, the retention ([Retain]) of each
+// campaign with retention: whose retention last finished a day or more
+// ago, unless one is running still. It erases the deliveries this
+// listen holds itself ([Listener.held]).
+func (l *Listener) retain(ctx context.Context, log zerolog.Logger) {
+	if !l.retaining.TryLock() {
+		return
+	}
+	l.retainers.Add(1)
+	go func() {
+		defer l.retainers.Done()
+		defer l.retaining.Unlock()
+		for _, t := range l.targets {
+			if t.f.RetentionLimit() == 0 || !t.retained.IsZero() && l.now().Sub(t.retained) < 24*time.Hour {
+				continue
+			}
+			got, err := Retain(ctx, log, RetainOptions{Path: t.f.Source, Now: l.now, Held: l.held}, io.Discard)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn().Err(err).Str("campaign", t.name).Msg("retention: could not erase the people last called before it; listen tries again in an hour")
+				}
+				continue
+			}
+			t.retained = l.now()
+			logRetained(log, t.f, got)
+		}
+	}()
+}
+
+// held erases numbers from the deliveries file this listen holds in
+// state directory dir, for a retention; false when it holds none there.
+func (l *Listener) held(dir string, numbers []string, keys *store.ErasureKeys) (int, bool, error) {
+	for _, t := range l.targets {
+		if sameDir(t.store.ReportDir(), dir) {
+			return t.deliveries.EraseNumbers(numbers, keys)
+		}
+	}
+	return 0, false, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,7 @@ type step struct {
 // steps are a run, in order.
 var steps = []step{
 	{"load the campaign", (*job).load},
+	{"apply retention", (*job).applyRetention},
 	{"open the store", (*job).openStore},
 	{"read the do-not-call list", (*job).readDoNotCall},
 	{"count contact pressure", (*job).countPressure},
@@ -175,6 +177,41 @@ func (j *job) load(ctx context.Context) error {
 		j.log.Info().Str("until", until.Format(time.RFC3339)).Msgf("--until %s: %s, read in %s", j.o.Until, until.Format("Mon 15:04 MST"), which)
 	}
 	return nil
+}
+
+// applyRetention erases, before the run takes its lock, the data of the
+// people on the store last called longer ago than the campaign's
+// retention: ([Retain]), and logs how many. A run that holds a lock on
+// the store puts it off to the next run.
+func (j *job) applyRetention(ctx context.Context) error {
+	if j.f.RetentionLimit() == 0 {
+		return nil
+	}
+	got, err := Retain(ctx, j.log, RetainOptions{Path: j.o.Path, Now: j.o.Now}, io.Discard)
+	if errors.Is(err, store.ErrLocked) {
+		j.log.Warn().Err(err).Msg("retention: put off to the next run, as another run holds the store; the next run, or callrun erase --older-than, erases them")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("retention: %w", err)
+	}
+	logRetained(j.log, j.f, got)
+	return nil
+}
+
+// logRetained logs what a retention erased.
+func logRetained(log zerolog.Logger, f *campaign.File, got Retained) {
+	if got.People == 0 {
+		return
+	}
+	ev := log.Info().Str("campaign", f.Name).Int("people", got.People).Str("retention", f.Retention)
+	for _, step := range slices.Sorted(maps.Keys(got.Records)) {
+		ev = ev.Int(step, got.Records[step])
+	}
+	ev.Msgf("retention: erased the data of %d people last called more than %s ago (the do-not-call list is as it was)", got.People, f.Retention)
+	for _, dir := range got.Left {
+		log.Warn().Str("state_dir", dir).Msg("retention: the deliveries there are held by a running listen, whose own retention erases them")
+	}
 }
 
 // openStore opens the campaign's store and takes the run lock. A run

@@ -262,6 +262,31 @@ func (w *Deliveries) EraseStored() (int, error) {
 	return n, err
 }
 
+// EraseNumbers rewrites the deliveries file that listen holds with each
+// stored delivery of numbers (E.164) in its erased form, as EraseStored
+// does for the erased set's people: listen's retention, whose people are
+// not in that set. It reports how many it erased, and false for a
+// table's deliveries, which the retention erases itself.
+func (w *Deliveries) EraseNumbers(numbers []string, keys *ErasureKeys) (int, bool, error) {
+	k, ok := w.sink.(*fileDeliveries)
+	if !ok || w.numbers == nil {
+		return 0, false, nil
+	}
+	want := numberSet(numbers)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.gone != nil {
+		return 0, true, k.gone
+	}
+	n, err := k.rewrite(w.numbers, keys, func(ns []string) (bool, error) {
+		return slices.ContainsFunc(ns, func(n string) bool { return want[n] }), nil
+	})
+	w.known = k.keys
+	return n, true, err
+}
+
 // eraseStored is EraseStored's rewrite, under the file's lock (listen's)
 // and k.mu.
 func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (int, error) {
@@ -274,10 +299,33 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 	if err != nil || upTo <= k.erasedUpTo {
 		return 0, err
 	}
+	n := 0
+	if keys != nil {
+		n, err = k.rewrite(numbers, keys, func(ns []string) (bool, error) {
+			on, err := k.erasure.OnErased(context.Background(), ns)
+			return len(on) > 0, err
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	dir := filepath.Dir(k.path)
+	if err := durable.WriteFile(filepath.Join(dir, DeliveriesErasedFile), []byte(strconv.FormatInt(upTo, 10)+"\n"), private.FileMode(dir)); err != nil {
+		return n, fmt.Errorf("writing %s: %w", filepath.Join(dir, DeliveriesErasedFile), err)
+	}
+	k.erasedUpTo = upTo
+	return n, nil
+}
+
+// rewrite replaces each stored delivery not erased whose numbers (as
+// numbers reads its fields) erase says to erase by its erased form under
+// keys, by the durable replace, and reopens the file and its key index.
+// The caller holds k.mu.
+func (k *fileDeliveries) rewrite(numbers func(map[string]string) []string, keys *ErasureKeys, erase func([]string) (bool, error)) (int, error) {
 	// The file and its index are closed before the replace (a file open
 	// here cannot be replaced on Windows) and opened again after it,
 	// replaced or not; one that cannot be acknowledges nothing more.
-	n, closed := 0, false
+	closed := false
 	defer func() {
 		if !closed {
 			return
@@ -289,42 +337,34 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 		}
 		k.f, k.fi, k.keys, k.size = nk.f, nk.fi, nk.keys, nk.size
 	}()
-	if keys != nil {
-		n, err = hashLines(k.path, func(line []byte) ([]byte, error) {
-			var d Delivery
-			if err := json.Unmarshal(line, &d); err != nil {
-				return nil, fmt.Errorf("not a delivery: %w", err)
-			}
-			if d.Erased {
-				return nil, nil
-			}
-			on, err := k.erasure.OnErased(context.Background(), numbers(d.Fields))
-			if err != nil || len(on) == 0 {
-				return nil, err
-			}
-			e, err := d.ErasedForm(keys)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(e)
-		}, EraseOptions{BeforeReplace: func() error {
-			if k.beforeErase != nil {
-				if err := k.beforeErase(); err != nil {
-					return err
-				}
-			}
-			closed = true
-			return errors.Join(k.keys.close(), k.f.Close())
-		}})
-		if err != nil {
-			return 0, fmt.Errorf("erasing people from %s: %w", k.path, err)
+	n, err := hashLines(k.path, func(line []byte) ([]byte, error) {
+		var d Delivery
+		if err := json.Unmarshal(line, &d); err != nil {
+			return nil, fmt.Errorf("not a delivery: %w", err)
 		}
+		if d.Erased {
+			return nil, nil
+		}
+		if yes, err := erase(numbers(d.Fields)); err != nil || !yes {
+			return nil, err
+		}
+		e, err := d.ErasedForm(keys)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(e)
+	}, EraseOptions{BeforeReplace: func() error {
+		if k.beforeErase != nil {
+			if err := k.beforeErase(); err != nil {
+				return err
+			}
+		}
+		closed = true
+		return errors.Join(k.keys.close(), k.f.Close())
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("erasing people from %s: %w", k.path, err)
 	}
-	dir := filepath.Dir(k.path)
-	if err := durable.WriteFile(filepath.Join(dir, DeliveriesErasedFile), []byte(strconv.FormatInt(upTo, 10)+"\n"), private.FileMode(dir)); err != nil {
-		return n, fmt.Errorf("writing %s: %w", filepath.Join(dir, DeliveriesErasedFile), err)
-	}
-	k.erasedUpTo = upTo
 	return n, nil
 }
 
@@ -754,6 +794,10 @@ type DeliveryEraseOptions struct {
 	// ByListen, if set, is called when the listen holding the file
 	// erased them.
 	ByListen func()
+	// FailIfHeld fails wrapping [ErrDeliveriesLocked] while a listen
+	// holds the file, rather than wait for it: a retention's, whose
+	// people are not in the erased set that listen erases.
+	FailIfHeld bool
 }
 
 // numberSet returns numbers as a set.
@@ -799,7 +843,7 @@ func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts Deliv
 		return 0, fmt.Errorf("erasing people from %s: no erasure key, or no reading of a delivery's numbers", path)
 	}
 	n, err := eraseDeliveriesFile(dir, path, numbers, opts)
-	if errors.Is(err, ErrDeliveriesLocked) {
+	if errors.Is(err, ErrDeliveriesLocked) && !opts.FailIfHeld {
 		err = s.waitForListen(ctx, opts)
 	}
 	if err != nil {

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 )
@@ -542,4 +545,109 @@ func (s *State) Close() error {
 		return nil
 	}
 	return r.Close()
+}
+
+// SplitByLast returns the numbers of the State's contacts (not erased)
+// whose last record is older than cutoff, each once, and the numbers of
+// those with a record since; a number with contacts in both (under two
+// agents) is only in since. Retention erases the first. It sorts the
+// contacts by where their last record is in the journal, which is the
+// order they were written, and reads a few of those records back to find
+// where cutoff falls: the journal's times follow its order (a clock set
+// back between records moves the split by as much).
+func (s *State) SplitByLast(cutoff time.Time) (before, since []string, err error) {
+	type last struct {
+		pos int64
+		key Key
+	}
+	s.mu.RLock()
+	contacts := make([]last, 0, len(s.entries)-s.counts[stErased])
+	for c, e := range s.entries {
+		if e.status != stErased {
+			contacts = append(contacts, last{e.last, Key{Agent: s.names[c.agent], Phone: c.phone, N: int(c.n)}})
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(contacts, func(a, b last) int { return cmp.Compare(a.pos, b.pos) })
+	split, err := sortSearch(len(contacts), func(i int) (bool, error) {
+		rec, err := s.readRecord(contacts[i].pos, contacts[i].key)
+		return !rec.At.Before(cutoff), err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("finding the contacts last called before %s: %w", cutoff.Format(time.RFC3339), err)
+	}
+	recent := make(map[string]bool, len(contacts)-split)
+	for _, c := range contacts[split:] {
+		if !recent[c.key.Phone] {
+			recent[c.key.Phone] = true
+			since = append(since, c.key.Phone)
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range contacts[:split] {
+		if !recent[c.key.Phone] && !seen[c.key.Phone] {
+			seen[c.key.Phone] = true
+			before = append(before, c.key.Phone)
+		}
+	}
+	return before, since, nil
+}
+
+// sortSearch is [sort.Search] with a predicate that may fail.
+func sortSearch(n int, f func(int) (bool, error)) (int, error) {
+	var err error
+	i := sort.Search(n, func(i int) bool {
+		if err != nil {
+			return true
+		}
+		ok, e := f(i)
+		err = e
+		return ok || e != nil
+	})
+	return i, err
+}
+
+// SplitByLast splits the numbers of the campaign's journal (each
+// shard's, for a campaign run in shards in files) as
+// [State.SplitByLast] does: those whose every contact's last record is
+// older than cutoff, and those with a record since. Retention reads it.
+func SplitByLast(ctx context.Context, s Store, cutoff time.Time) (before, since []string, err error) {
+	journals := []Store{s}
+	if f, ok := s.(Files); ok && f.parent == "" {
+		shards, err := ShardsIn(f.Dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(shards) > 0 {
+			journals = nil
+		}
+		for _, sh := range shards {
+			journals = append(journals, ShardFiles(f.Dir, sh[0], sh[1]))
+		}
+	}
+	old, recent := map[string]bool{}, map[string]bool{}
+	for _, j := range journals {
+		st, err := j.ReadState(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, s, err := st.SplitByLast(cutoff)
+		st.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, n := range b {
+			old[n] = true
+		}
+		for _, n := range s {
+			recent[n] = true
+		}
+	}
+	for n := range old {
+		if !recent[n] {
+			before = append(before, n)
+		}
+	}
+	slices.Sort(before)
+	return before, slices.Sorted(maps.Keys(recent)), nil
 }

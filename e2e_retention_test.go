@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/campaign/run"
+	"github.com/callrun/callrun/report/store"
+)
+
+// TestRetention: a campaign's retention: erases, at the start of its run,
+// the data of the people nobody on the store called within it, from
+// every campaign there; keeps the do-not-call list; and nobody is called
+// twice. Files and PostgreSQL, over the sandbox's ledger.
+func TestRetention(t *testing.T) {
+	for _, kind := range []string{"files", "postgres"} {
+		t.Run(kind, func(t *testing.T) { testRetention(t, kind) })
+	}
+}
+
+func testRetention(t *testing.T, kind string) {
+	ctx := context.Background()
+	db := e2eDatabase(t, kind)
+	srv, _ := erasureCampaign(t, db)
+	on := campaignsOnOneStore(t, srv.URL, db)
+	spring, autumn := on("spring", "retention: 90d\n"), on("autumn", "pressure: {off: true}\n")
+	const a, b, c = "+14155550162", "+14155550163", "+14155550164"
+	ago := func(days int) func() time.Time {
+		return func() time.Time { return time.Now().Add(-time.Duration(days) * 24 * time.Hour) }
+	}
+	runAt := func(path string, days int) {
+		t.Helper()
+		if err := runCampaign(ctx, nolog, runOptions{Path: path, Now: ago(days)}, io.Discard); err != nil {
+			t.Fatalf("run of %s %d days ago: %v", path, days, err)
+		}
+	}
+	// A and B were called 95 days ago, and A asked not to be called
+	// again; C 10 days ago; B again by autumn, 20 days ago.
+	writePeople(t, filepath.Dir(spring), a, b)
+	runAt(spring, 95)
+	if code, out := runAppOut(t, "suppress", "add", spring, a); code != 0 {
+		t.Fatalf("suppress add: exit %d\n%s", code, out)
+	}
+	writePeople(t, filepath.Dir(spring), a, b, c)
+	runAt(spring, 10)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(autumn), "contacts.csv"), []byte("Phone,First Name\n"+b+",Person B\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runAt(autumn, 20)
+	if n := callsByNumber(srv.Calls()); n[a] != 1 || n[b] != 2 || n[c] != 1 {
+		t.Fatalf("ledger before the retention: %v; want A once, B twice, C once", n)
+	}
+
+	// The run erases A alone (B was called 20 days ago, by autumn), and
+	// calls nobody.
+	before := len(srv.Calls())
+	if code, out := runAppOut(t, "run", spring); code != 0 || len(srv.Calls()) != before {
+		t.Fatalf("the run with retention: exit %d, %d calls\n%s", code, len(srv.Calls())-before, out)
+	}
+	home := os.Getenv("CALLRUN_HOME")
+	forms := personForms(a, "Person A")
+	for _, dir := range []string{stateDirOf(t, spring), stateDirOf(t, autumn), home} {
+		for p, form := range findForms(t, dir, forms) {
+			if !strings.HasPrefix(filepath.Base(p), "do-not-call") { // retention keeps the list
+				t.Errorf("%s still holds A as %q", p, form)
+			}
+		}
+	}
+	if db != "" {
+		tables := pgText(t, db, `SELECT string_agg(table_name, ',') FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'callrun\_%' AND table_name <> 'callrun_do_not_call'`)
+		for _, table := range strings.Split(tables, ",") {
+			rows := pgText(t, db, `SELECT coalesce(string_agg(t::text, E'\n'), '') FROM `+table+` t`)
+			for _, form := range forms {
+				if strings.Contains(rows, form) {
+					t.Errorf("the table %s still holds A as %q", table, form)
+				}
+			}
+		}
+	}
+	report := readReportBy(t, "row", filepath.Join(stateDirOf(t, spring), "report.csv"))
+	if row := report["2"]; row["status"] != string(store.Erased) || row["phone_number"] != "" {
+		t.Errorf("A's report row: %v; want erased and blank", row)
+	}
+	for _, r := range []string{"3", "4"} {
+		if row := report[r]; row["status"] != string(store.Sent) || row["phone_number"] == "" {
+			t.Errorf("report row %s: %v; want B and C as they were", r, row)
+		}
+	}
+	if audit := readAudit(t, home); len(audit) != 2 || audit[1].Why != "retention" || audit[1].People != 1 || !audit[1].Done {
+		t.Errorf("audit: %+v; want a retention of one person, begun and done", audit)
+	}
+
+	// A is still on the do-not-call list: autumn, with pressure off, does
+	// not call them; nor does a run of spring, nor one a day later.
+	writePeople(t, filepath.Dir(autumn), a, b)
+	for _, p := range []string{autumn, spring} {
+		if code, out := runAppOut(t, "run", "--retry-uncertain", "--retry-failed", p); code != 0 {
+			t.Fatalf("a run of %s after the retention: exit %d\n%s", p, code, out)
+		}
+	}
+	if err := runCampaign(ctx, nolog, runOptions{Path: spring, Now: ago(-1)}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if n := callsByNumber(srv.Calls()); n[a] != 1 || n[b] != 2 || n[c] != 1 {
+		t.Errorf("ledger after: %v; want it as it was", n)
+	}
+
+	// erase --older-than: nobody else is due at 31 days; less is refused.
+	if code, out := runAppOut(t, "erase", "--older-than", "31d", spring); code != 0 || !strings.Contains(out, "nothing to erase") {
+		t.Errorf("erase --older-than 31d: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "erase", "--older-than", "30d", spring); code != run.ExitUsage || !strings.Contains(out, "less than 31d") {
+		t.Errorf("erase --older-than 30d: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "erase", "--older-than", "15d", spring); code != run.ExitUsage {
+		t.Errorf("erase --older-than 15d: exit %d\n%s", code, out)
+	}
+}
