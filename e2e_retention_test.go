@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 )
@@ -26,34 +31,10 @@ func TestRetention(t *testing.T) {
 func testRetention(t *testing.T, kind string) {
 	ctx := context.Background()
 	db := e2eDatabase(t, kind)
-	srv, _ := erasureCampaign(t, db)
-	on := campaignsOnOneStore(t, srv.URL, db)
-	spring, autumn := on("spring", "retention: 90d\n"), on("autumn", "pressure: {off: true}\n")
-	const a, b, c = "+14155550162", "+14155550163", "+14155550164"
+	srv, spring, autumn := retentionStore(t, db)
+	const a, b, c = retainedA, retainedB, retainedC
 	ago := func(days int) func() time.Time {
 		return func() time.Time { return time.Now().Add(-time.Duration(days) * 24 * time.Hour) }
-	}
-	runAt := func(path string, days int) {
-		t.Helper()
-		if err := runCampaign(ctx, nolog, runOptions{Path: path, Now: ago(days)}, io.Discard); err != nil {
-			t.Fatalf("run of %s %d days ago: %v", path, days, err)
-		}
-	}
-	// A and B were called 95 days ago, and A asked not to be called
-	// again; C 10 days ago; B again by autumn, 20 days ago.
-	writePeople(t, filepath.Dir(spring), a, b)
-	runAt(spring, 95)
-	if code, out := runAppOut(t, "suppress", "add", spring, a); code != 0 {
-		t.Fatalf("suppress add: exit %d\n%s", code, out)
-	}
-	writePeople(t, filepath.Dir(spring), a, b, c)
-	runAt(spring, 10)
-	if err := os.WriteFile(filepath.Join(filepath.Dir(autumn), "contacts.csv"), []byte("Phone,First Name\n"+b+",Person B\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	runAt(autumn, 20)
-	if n := callsByNumber(srv.Calls()); n[a] != 1 || n[b] != 2 || n[c] != 1 {
-		t.Fatalf("ledger before the retention: %v; want A once, B twice, C once", n)
 	}
 
 	// The run erases A alone (B was called 20 days ago, by autumn), and
@@ -119,5 +100,156 @@ func testRetention(t *testing.T, kind string) {
 	}
 	if code, out := runAppOut(t, "erase", "--older-than", "15d", spring); code != run.ExitUsage {
 		t.Errorf("erase --older-than 15d: exit %d\n%s", code, out)
+	}
+}
+
+// The people of retentionStore.
+const retainedA, retainedB, retainedC = "+14155550162", "+14155550163", "+14155550164"
+
+// retentionStore starts a sandbox and two campaigns on one store (in the
+// database db, "": files), spring with retention: 90d and autumn, and
+// runs them in the past: spring called A and B 95 days ago, and A asked
+// not to be called again; spring called C 10 days ago, and autumn B 20
+// days ago. A alone is due.
+func retentionStore(t *testing.T, db string) (_ *sandbox.Server, spring, autumn string) {
+	t.Helper()
+	ctx := context.Background()
+	srv, _ := erasureCampaign(t, db)
+	on := campaignsOnOneStore(t, srv.URL, db)
+	spring, autumn = on("spring", "retention: 90d\n"), on("autumn", "pressure: {off: true}\n")
+	const a, b, c = retainedA, retainedB, retainedC
+	runAt := func(path string, days int) {
+		t.Helper()
+		now := func() time.Time { return time.Now().Add(-time.Duration(days) * 24 * time.Hour) }
+		if err := runCampaign(ctx, nolog, runOptions{Path: path, Now: now}, io.Discard); err != nil {
+			t.Fatalf("run of %s %d days ago: %v", path, days, err)
+		}
+	}
+	writePeople(t, filepath.Dir(spring), a, b)
+	runAt(spring, 95)
+	if code, out := runAppOut(t, "suppress", "add", spring, a); code != 0 {
+		t.Fatalf("suppress add: exit %d\n%s", code, out)
+	}
+	writePeople(t, filepath.Dir(spring), a, b, c)
+	runAt(spring, 10)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(autumn), "contacts.csv"), []byte("Phone,First Name\n"+b+",Person B\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runAt(autumn, 20)
+	if n := callsByNumber(srv.Calls()); n[a] != 1 || n[b] != 2 || n[c] != 1 {
+		t.Fatalf("ledger before the retention: %v; want A once, B twice, C once", n)
+	}
+	return srv, spring, autumn
+}
+
+// TestRetentionKilledAtEachStep: a retention stopped at any step calls
+// nobody, and the next run's retention finishes it.
+func TestRetentionKilledAtEachStep(t *testing.T) {
+	crash := errors.New("killed")
+	for k := 1; ; k++ {
+		steps, killed := 0, ""
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			srv, spring, _ := retentionStore(t, "")
+			before := len(srv.Calls())
+			_, err := run.Retain(context.Background(), nolog, run.RetainOptions{Path: spring, BeforeStep: func(name string) error {
+				if steps++; steps == k {
+					killed = name
+					return crash
+				}
+				return nil
+			}}, io.Discard)
+			if killed != "" && !errors.Is(err, crash) || killed == "" && err != nil {
+				t.Fatalf("retention killed at %q: %v", killed, err)
+			}
+			if code, out := runAppOut(t, "run", "--retry-uncertain", "--retry-failed", spring); code != 0 || len(srv.Calls()) != before {
+				t.Fatalf("the run after a retention killed at %q: exit %d, %d calls\n%s", killed, code, len(srv.Calls())-before, out)
+			}
+			for _, dir := range []string{stateDirOf(t, spring), os.Getenv("CALLRUN_HOME")} {
+				for p, form := range findForms(t, dir, personForms(retainedA, "Person A")) {
+					if !strings.HasPrefix(filepath.Base(p), "do-not-call") { // retention keeps the list
+						t.Errorf("after a retention killed at %q and a run, %s still holds A as %q", killed, p, form)
+					}
+				}
+			}
+		})
+		if killed == "" {
+			if k < 8 {
+				t.Fatalf("the retention ran %d steps; want every step killed once", steps)
+			}
+			return
+		}
+	}
+}
+
+// TestListenRetention: listen, as it starts (and daily), erases from the
+// deliveries file it holds those of the people its campaign's
+// retention: makes due, and goes on storing deliveries.
+func TestListenRetention(t *testing.T) {
+	_, spring, _ := retentionStore(t, "")
+	addr := freePort(t)
+	t.Setenv("E2E_HOOK_SECRET", hookSecret)
+	body, err := os.ReadFile(spring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := strings.Replace(string(body), "retention: 90d\n", "", 1) +
+		"outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n  fields: [disposition, transcript]\n"
+	write := func(yaml string) {
+		if err := os.WriteFile(spring, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listen := func() (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- run.Listen(ctx, nolog, run.ListenOptions{Paths: []string{spring}, Addr: addr}, io.Discard)
+		}()
+		waitFor(t, 10*time.Second, "listen to start", func() bool {
+			resp, err := http.Get("http://" + addr + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err == nil
+		})
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("listen: %v", err)
+			}
+		}
+	}
+	post := func(number, name, callID string) {
+		t.Helper()
+		body := `{"event":"call.ended","data":{"call_id":"` + callID + `","status":"completed","disposition":"interested","customer":{"number":"` + number + `","name":"` + name + `"},"transcript":"Agent: Am I speaking with ` + name + `?"}}`
+		resp, err := http.Post("http://"+addr+"/callrun/e2e/"+hookSecret, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("delivery of %s: %s", callID, resp.Status)
+		}
+	}
+	write(without)
+	stop := listen()
+	post(retainedA, "Person A", "call_a")
+	post(retainedB, "Person B", "call_b")
+	stop()
+
+	write(without + "retention: 90d\n")
+	stop = listen()
+	deliveries := filepath.Join(stateDirOf(t, spring), store.DeliveriesFile)
+	waitFor(t, 30*time.Second, "listen's retention to erase A's deliveries", func() bool {
+		b, _ := os.ReadFile(deliveries)
+		return !bytes.Contains(b, []byte("Person A")) && bytes.Contains(b, []byte("Person B"))
+	})
+	post(retainedB, "Person B", "call_b2")
+	stop()
+	for p, form := range findForms(t, stateDirOf(t, spring), personForms(retainedA, "Person A")) {
+		t.Errorf("%s still holds A as %q", p, form)
+	}
+	if b, err := os.ReadFile(deliveries); err != nil || bytes.Count(b, []byte("\n")) != 3 || bytes.Count(b, []byte(retainedB)) < 2 {
+		t.Errorf("deliveries after the retention (%v):\n%s\nwant A's erased and B's two", err, b)
 	}
 }

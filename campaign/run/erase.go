@@ -81,8 +81,10 @@ var retainSteps = []eraseStep{
 	{"begin", (*eraseJob).begin},
 	{"make the key", (*eraseJob).makeKey},
 	{"erase from the call starts and conversations", (*eraseJob).eraseStarts},
-	{"erase from the journal", (*eraseJob).eraseJournal},
 	{"erase from the deliveries", (*eraseJob).eraseDeliveries},
+	// The journal last: its tombstones make the people no longer due,
+	// so a retention stopped before it finds them again.
+	{"erase from the journal", (*eraseJob).eraseJournal},
 	{"rewrite the reports", (*eraseJob).rewriteReports},
 	{"write the audit", (*eraseJob).finishAudit},
 }
@@ -188,6 +190,9 @@ type RetainOptions struct {
 	// reports how many it erased, and false when it holds none there.
 	// nil: this process holds none.
 	Held func(dir string, numbers []string, keys *store.ErasureKeys) (int, bool, error)
+	// BeforeStep, if set, runs before each step with its name; an error
+	// stops the retention there, as a crash would. Tests use it.
+	BeforeStep func(name string) error
 }
 
 // Retained is what a retention erased.
@@ -207,7 +212,7 @@ type Retained struct {
 // recorded, and no call start or conversation it counts, is of them
 // since the limit. A retention that finds nobody due changes nothing.
 func Retain(ctx context.Context, log zerolog.Logger, o RetainOptions, out io.Writer) (Retained, error) {
-	j := &eraseJob{o: EraseOptions{Path: o.Path, Now: o.Now, ListenWait: o.ListenWait, AllowContact: true}, retain: &o, log: log, out: out}
+	j := &eraseJob{o: EraseOptions{Path: o.Path, Now: o.Now, ListenWait: o.ListenWait, AllowContact: true, BeforeStep: o.BeforeStep}, retain: &o, log: log, out: out}
 	err := j.run(ctx, retainSteps)
 	if errors.Is(err, errNobodyDue) {
 		err = nil
@@ -308,6 +313,15 @@ func (j *eraseJob) findDue(ctx context.Context) error {
 	slices.Sort(j.numbers)
 	if len(j.numbers) == 0 {
 		fmt.Fprintf(j.out, "Nobody on the store of campaign %s was last called before %s: nothing to erase.\n", j.f.Name, cutoff.Format("2006-01-02"))
+		// A retention stopped after the journal: its reports still hold
+		// the people it erased there.
+		for _, w := range j.worlds {
+			if _, err := os.Stat(filepath.Join(w.store.ReportDir(), unfinishedFile)); err == nil {
+				if err := j.rewriteWorld(ctx, w); err != nil {
+					return err
+				}
+			}
+		}
 		return errNobodyDue
 	}
 	return nil
@@ -645,37 +659,45 @@ func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 // no file.
 func (j *eraseJob) rewriteReports(ctx context.Context) error {
 	for _, w := range j.worlds {
-		mark := filepath.Join(w.store.ReportDir(), unfinishedFile)
 		if !j.changed && !w.unfinished {
-			if err := os.Remove(mark); err != nil {
+			if err := os.Remove(filepath.Join(w.store.ReportDir(), unfinishedFile)); err != nil {
 				return err
 			}
 			j.say(w, "reports: left as they are (this erase changed nothing)")
 			continue
 		}
-		shards := []campaign.Shard{{}}
-		if w.rehearsal || w.f.State == nil || w.f.State.Postgres == "" { // a shard's report is in its own directory
-			in, err := store.ShardsIn(w.store.ReportDir())
-			if err != nil {
-				return err
-			}
-			for _, sh := range in {
-				shards = append(shards, campaign.Shard{Index: sh[0], Count: sh[1]})
-			}
-			if len(in) > 0 {
-				shards = shards[1:]
-			}
-		}
-		for _, sh := range shards {
-			if err := RebuildReport(ctx, j.log, SavedOptions{Path: w.f.Source, Sandbox: w.rehearsal, Shard: sh}, io.Discard); err != nil {
-				return err
-			}
-		}
-		if err := os.Remove(mark); err != nil {
+		if err := j.rewriteWorld(ctx, w); err != nil {
 			return err
 		}
-		j.say(w, "reports: rewritten in %s", w.store.ReportDir())
 	}
+	return nil
+}
+
+// rewriteWorld writes the report files of w's state directory (each
+// shard's) again, and removes its erase.unfinished.
+func (j *eraseJob) rewriteWorld(ctx context.Context, w *eraseWorld) error {
+	shards := []campaign.Shard{{}}
+	if w.rehearsal || w.f.State == nil || w.f.State.Postgres == "" { // a shard's report is in its own directory
+		in, err := store.ShardsIn(w.store.ReportDir())
+		if err != nil {
+			return err
+		}
+		for _, sh := range in {
+			shards = append(shards, campaign.Shard{Index: sh[0], Count: sh[1]})
+		}
+		if len(in) > 0 {
+			shards = shards[1:]
+		}
+	}
+	for _, sh := range shards {
+		if err := RebuildReport(ctx, j.log, SavedOptions{Path: w.f.Source, Sandbox: w.rehearsal, Shard: sh}, io.Discard); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(filepath.Join(w.store.ReportDir(), unfinishedFile)); err != nil {
+		return err
+	}
+	j.say(w, "reports: rewritten in %s", w.store.ReportDir())
 	return nil
 }
 
