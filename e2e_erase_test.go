@@ -565,3 +565,47 @@ func TestEraseAgainAfterAnUnfinishedOne(t *testing.T) {
 		t.Errorf("%s still holds A as %q", p, form)
 	}
 }
+
+// TestEraseNamesUnrecordedCampaigns: a campaign that started calls on
+// the store before callrun recorded campaigns (its record removed here)
+// is named, with its journal, as one erase did not reach; the campaigns
+// it reached are not.
+func TestEraseNamesUnrecordedCampaigns(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) {
+			db := e2eDatabase(t, kind)
+			srv, _ := erasureCampaign(t, db)
+			on := campaignsOnOneStore(t, srv.URL, db)
+			spring, autumn := on("spring", ""), on("autumn", "pressure: {off: true}\n")
+			const a = "+14155550172"
+			for _, p := range []string{spring, autumn} {
+				writePeople(t, filepath.Dir(p), a)
+				if code, out := runAppOut(t, "run", p); code != 0 {
+					t.Fatalf("run of %s: exit %d\n%s", p, code, out)
+				}
+			}
+			if db == "" {
+				places := filepath.Join(os.Getenv("CALLRUN_HOME"), store.PlacesFileName)
+				body, err := os.ReadFile(places)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var kept []string
+				for _, line := range strings.SplitAfter(string(body), "\n") {
+					if !strings.Contains(line, `"autumn"`) {
+						kept = append(kept, line)
+					}
+				}
+				if err := os.WriteFile(places, []byte(strings.Join(kept, "")), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				pgText(t, db, `WITH d AS (DELETE FROM callrun_report_dirs WHERE campaign = 'autumn' RETURNING 1) SELECT count(*)::text FROM d`)
+			}
+			code, out := runAppOut(t, "erase", spring, a)
+			if code != 0 || !strings.Contains(out, `campaign "autumn" (its journal`) || strings.Contains(out, `campaign "spring" (its journal`) {
+				t.Errorf("erase: exit %d; want autumn named as not reached, spring not:\n%s", code, out)
+			}
+		})
+	}
+}

@@ -67,6 +67,7 @@ var eraseSteps = []eraseStep{
 	{"erase from the deliveries", (*eraseJob).eraseDeliveries},
 	{"rewrite the reports", (*eraseJob).rewriteReports},
 	{"find the sheets", (*eraseJob).findSheets},
+	{"find the campaigns not recorded", (*eraseJob).findUnrecorded},
 	{"write the audit", (*eraseJob).finishAudit},
 }
 
@@ -86,6 +87,7 @@ var retainSteps = []eraseStep{
 	// so a retention stopped before it finds them again.
 	{"erase from the journal", (*eraseJob).eraseJournal},
 	{"rewrite the reports", (*eraseJob).rewriteReports},
+	{"find the campaigns not recorded", (*eraseJob).findUnrecorded},
 	{"write the audit", (*eraseJob).finishAudit},
 }
 
@@ -105,8 +107,10 @@ type eraseJob struct {
 	// registries are the given campaign's stores, real and rehearsals',
 	// whose recorded places ([store.Place]) erase reaches too.
 	registries []store.Store
-	// unreached are the recorded places erase could not open, said.
+	// unreached are the recorded places erase could not open, said, and
+	// said are their campaigns' names.
 	unreached []string
+	said      map[string]bool
 	// left are the deliveries a retention left to the listen that holds
 	// them.
 	left  []string
@@ -481,12 +485,12 @@ func (j *eraseJob) openPlaces(ctx context.Context) error {
 			}
 			seen[key] = true
 			if p.Host != host {
-				j.unreached = append(j.unreached, fmt.Sprintf("campaign %s on host %s (%s): erase there with its campaign file", p.Campaign, p.Host, p.StateDir))
+				j.unreach(p.Campaign, fmt.Sprintf("campaign %s on host %s (%s): erase there with its campaign file", p.Campaign, p.Host, p.StateDir))
 				continue
 			}
 			f, err := campaign.Load(p.CampaignFile, campaign.LoadOptions{Offline: true})
 			if err != nil {
-				j.unreached = append(j.unreached, fmt.Sprintf("campaign %s (%s): its campaign file does not load (%v): its journal and reports there still hold them", p.Campaign, p.StateDir, err))
+				j.unreach(p.Campaign, fmt.Sprintf("campaign %s (%s): its campaign file does not load (%v): its journal and reports there still hold them", p.Campaign, p.StateDir, err))
 				continue
 			}
 			n := len(j.worlds)
@@ -496,11 +500,66 @@ func (j *eraseJob) openPlaces(ctx context.Context) error {
 			if len(j.worlds) > n && !sameDir(j.worlds[n].store.ReportDir(), p.StateDir) {
 				now := j.worlds[n].store.ReportDir()
 				j.worlds = j.worlds[:n]
-				j.unreached = append(j.unreached, fmt.Sprintf("campaign %s (%s): its campaign file %s now keeps its state in %s: the old directory still holds them", p.Campaign, p.StateDir, p.CampaignFile, now))
+				j.unreach(p.Campaign, fmt.Sprintf("campaign %s (%s): its campaign file %s now keeps its state in %s: the old directory still holds them", p.Campaign, p.StateDir, p.CampaignFile, now))
 			}
 		}
 	}
 	return nil
+}
+
+// unreach says that erase could not reach a place of campaign name.
+func (j *eraseJob) unreach(name, why string) {
+	if j.said == nil {
+		j.said = map[string]bool{}
+	}
+	j.said[name] = true
+	j.unreached = append(j.unreached, why)
+}
+
+// findUnrecorded says which campaigns started calls on the store, as its
+// call starts tell, and are neither a place erase reached nor one it
+// said it could not: those that have not run since callrun recorded its
+// campaigns.
+func (j *eraseJob) findUnrecorded(ctx context.Context) error {
+	starts := func(w *eraseWorld) (store.CallStarts, error) { return w.store.CallStarts() }
+	return eachPart(j, starts, func(_ *eraseWorld, cs store.CallStarts) error {
+		callers, err := cs.Callers(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range callers {
+			if !j.said[c.Campaign] && !j.reaches(c) {
+				j.unreach(c.Campaign, fmt.Sprintf("campaign %q (its journal, as its run named it: %s) started calls on this store and has not run since callrun recorded campaigns: erase with its campaign file too", c.Campaign, c.Journal))
+			}
+		}
+		return nil
+	})
+}
+
+// reaches reports whether c, a campaign that started calls, is one of
+// the worlds: one of its name in PostgreSQL, or in files one whose state
+// directory ends in the directory of c's journal.
+func (j *eraseJob) reaches(c store.Caller) bool {
+	dir := filepath.Dir(filepath.Clean(filepath.FromSlash(c.Journal)))
+	if strings.HasPrefix(filepath.Base(dir), "shard-") {
+		dir = filepath.Dir(dir)
+	}
+	for strings.HasPrefix(dir, ".."+string(filepath.Separator)) {
+		dir = dir[3:]
+	}
+	for _, w := range j.worlds {
+		if w.f.Name != c.Campaign {
+			continue
+		}
+		if !w.rehearsal && w.f.State != nil && w.f.State.Postgres != "" {
+			return true
+		}
+		abs, err := filepath.Abs(w.store.ReportDir())
+		if err == nil && (abs == dir || strings.HasSuffix(abs, string(filepath.Separator)+dir)) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameDir reports whether two paths name one directory.
@@ -754,7 +813,7 @@ func (j *eraseJob) finishAudit(context.Context) error {
 	if len(j.unreached) > 0 {
 		fmt.Fprintf(j.out, "Not reached, and still holding them:\n  %s\n", strings.Join(j.unreached, "\n  "))
 	}
-	fmt.Fprintln(j.out, "Runs before this callrun did not record their state directories: a campaign that has not run since may still hold them; erase with its campaign file too.")
+	fmt.Fprintln(j.out, "A campaign that never started a call on this store, and has not run since callrun recorded campaigns, is not known here: its reports may still hold them.")
 	return nil
 }
 

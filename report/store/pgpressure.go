@@ -28,6 +28,22 @@ func (l *pgCallStarts) String() string { return "call starts in the " + l.p.wher
 
 func (l *pgCallStarts) Compact(time.Time) (int, int, error) { return 0, 0, nil }
 
+// Callers reads the campaigns and shards of the table's starts.
+func (l *pgCallStarts) Callers(ctx context.Context) ([]Caller, error) {
+	rows, err := l.p.pool.Query(ctx, `SELECT DISTINCT campaign, coalesce(substring(start_id from '^(.* shard -?[0-9]+) '), '') FROM callrun_call_starts WHERE NOT released ORDER BY 1, 2`)
+	if err != nil {
+		return nil, l.p.wrap("reading the campaigns of the call starts in", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Caller, error) {
+		var c Caller
+		return c, r.Scan(&c.Campaign, &c.Journal)
+	})
+	if err != nil {
+		return nil, l.p.wrap("reading the campaigns of the call starts in", err)
+	}
+	return out, nil
+}
+
 // History reads number's starts, an erased person's (under the hash of
 // number) among them.
 func (l *pgCallStarts) History(ctx context.Context, number string) ([]CallStart, error) {

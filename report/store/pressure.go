@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,7 +227,31 @@ type CallStarts interface {
 	// under their keyed hash instead ([CallStartsFile.Erase]), where they
 	// still count: the erase command calls it.
 	Erase(ctx context.Context, numbers []string, opts EraseOptions) (PressureEraseCounts, error)
+	// Callers returns the campaigns whose runs started calls kept here,
+	// archived ones too, each once: erase names those no recorded place
+	// is.
+	Callers(ctx context.Context) ([]Caller, error)
 	String() string
+}
+
+// Caller is a campaign that started calls on a store, as its call starts
+// say: its name, and its journal as its run named it (a state
+// directory's journal file, as the run was given the campaign file's
+// path; or, in PostgreSQL, the campaign and shard).
+type Caller struct {
+	Campaign, Journal string
+}
+
+// callerOf is the campaign that started s ([startID]: the journal, the
+// agent, then the contact's number, occurrence and attempt).
+func callerOf(s CallStart) Caller {
+	id := s.ID
+	for range 3 {
+		if i := strings.LastIndexByte(id, ' '); i >= 0 {
+			id = id[:i]
+		}
+	}
+	return Caller{Campaign: s.Campaign, Journal: strings.TrimSuffix(id, " "+s.Agent)}
 }
 
 // File names of the call starts in their directory.
@@ -286,6 +311,24 @@ func idHash(id string) uint64 {
 }
 
 var _ CallStarts = (*CallStartsFile)(nil)
+
+// Callers reads the starts, archived and not, for the campaigns that
+// made them.
+func (l *CallStartsFile) Callers(context.Context) ([]Caller, error) {
+	seen := map[Caller]bool{}
+	_, err := l.scan(func(s CallStart) bool {
+		if !s.Released {
+			seen[callerOf(s)] = true
+		}
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.SortedFunc(maps.Keys(seen), func(a, b Caller) int {
+		return cmp.Or(cmp.Compare(a.Campaign, b.Campaign), cmp.Compare(a.Journal, b.Journal))
+	}), nil
+}
 
 // OpenCallStartsFile returns the call starts kept in directory dir.
 // Nothing is read or created before they are used.
