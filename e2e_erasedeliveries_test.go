@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -71,6 +72,9 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 	}
 	post(delivery(b, "call_b1", "interested"))
 	post(delivery(a, "call_a0", "interested")) // before the erase: stored in clear
+	// One that names A's call and no number of theirs: the journal says
+	// whose call it was (erase's CallIDsOf; given here).
+	post(`{"event":"call.ended","data":{"call_id":"call_a9","status":"completed","transcript":"Agent: Am I speaking with ` + a.First + `?"}}`)
 
 	// A is erased while listen runs: the store's key, A in the erased set.
 	var erasure store.ErasureStore = store.OpenErasureFile(home)
@@ -115,9 +119,13 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 		eraser = pg
 	}
 	byListen := false
-	n, err := eraser.EraseDeliveries(ctx, []string{a.E164}, store.DeliveryEraseOptions{Keys: keys, Numbers: f.DeliveryNumbers, Wait: 30 * time.Second, ByListen: func() { byListen = true }})
-	if pg == nil && (err != nil || !byListen) || pg != nil && (err != nil || n != 1) {
-		t.Errorf("erasing A's deliveries: %d (by listen %v), %v; want the one stored before the erase, by listen with files", n, byListen, err)
+	n, err := eraser.EraseDeliveries(ctx, []string{a.E164}, store.DeliveryEraseOptions{Keys: keys, Numbers: f.DeliveryNumbers, Wait: 30 * time.Second,
+		ByListen: func() { byListen = true }, CallIDs: map[string]bool{"call_a9": true}})
+	if pg == nil && (err != nil || !byListen) || pg != nil && (err != nil || n != 2) {
+		t.Errorf("erasing A's deliveries: %d (by listen %v), %v; want the two stored before the erase, by listen with files", n, byListen, err)
+	}
+	if _, err := os.Stat(filepath.Join(e.stateDir, store.EraseCallsFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is still there (%v): listen erased the calls it names and leaves it", store.EraseCallsFile, err)
 	}
 	post(delivery(a, "call_a1", "interested")) // a retry after the erase: stored once still
 
@@ -168,8 +176,8 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 	if !strings.Contains(text, "h1:") {
 		t.Errorf("the erased opt-out, which names no call, is not stored under a keyed hash of its key:\n%s", text)
 	}
-	if want := 5; n != want || strings.Count(text, `"erased": true`)+strings.Count(text, `"erased":true`) != 3 {
-		t.Errorf("%d deliveries stored, want %d, 3 of them erased:\n%s", n, want, text)
+	if want := 6; n != want || strings.Count(text, `"erased": true`)+strings.Count(text, `"erased":true`) != 4 {
+		t.Errorf("%d deliveries stored, want %d, 4 of them erased (the one naming A's call only too):\n%s", n, want, text)
 	}
 	// A's opt-out still reached the do-not-call list, whatever form the
 	// list keeps it in.

@@ -240,16 +240,16 @@ func TestListenRetention(t *testing.T) {
 	write(without + "retention: 90d\n")
 	stop = listen()
 	deliveries := filepath.Join(stateDirOf(t, spring), store.DeliveriesFile)
-	waitFor(t, 30*time.Second, "listen's retention to erase A's deliveries", func() bool {
-		b, _ := os.ReadFile(deliveries)
-		return !bytes.Contains(b, []byte("Person A")) && bytes.Contains(b, []byte("Person B"))
+	waitFor(t, 30*time.Second, "listen's retention to finish", func() bool {
+		b, _ := os.ReadFile(filepath.Join(os.Getenv("CALLRUN_HOME"), run.AuditFileName))
+		return bytes.Contains(b, []byte(`"why":"retention"`)) && bytes.HasSuffix(b, []byte(`"done":true}`+"\n"))
 	})
 	post(retainedB, "Person B", "call_b2")
 	stop()
 	for p, form := range findForms(t, stateDirOf(t, spring), personForms(retainedA, "Person A")) {
 		t.Errorf("%s still holds A as %q", p, form)
 	}
-	if b, err := os.ReadFile(deliveries); err != nil || bytes.Count(b, []byte("\n")) != 3 || bytes.Count(b, []byte(retainedB)) < 2 {
+	if b, err := os.ReadFile(deliveries); err != nil || bytes.Count(b, []byte("\n")) != 3 || bytes.Count(b, []byte(retainedB)) < 2 || bytes.Contains(b, []byte("Person A")) {
 		t.Errorf("deliveries after the retention (%v):\n%s\nwant A's erased and B's two", err, b)
 	}
 }

@@ -63,8 +63,11 @@ var eraseSteps = []eraseStep{
 	{"add to the erased set", (*eraseJob).addErased},
 	{"erase from the do-not-call list", (*eraseJob).eraseList},
 	{"erase from the call starts and conversations", (*eraseJob).eraseStarts},
-	{"erase from the journal", (*eraseJob).eraseJournal},
+	// The deliveries before the journal, whose outcomes say which calls
+	// were theirs: an erase stopped between them finds those again.
+	{"find their calls", (*eraseJob).findCalls},
 	{"erase from the deliveries", (*eraseJob).eraseDeliveries},
+	{"erase from the journal", (*eraseJob).eraseJournal},
 	{"rewrite the reports", (*eraseJob).rewriteReports},
 	{"find the sheets", (*eraseJob).findSheets},
 	{"find the campaigns not recorded", (*eraseJob).findUnrecorded},
@@ -82,6 +85,7 @@ var retainSteps = []eraseStep{
 	{"begin", (*eraseJob).begin},
 	{"make the key", (*eraseJob).makeKey},
 	{"erase from the call starts and conversations", (*eraseJob).eraseStarts},
+	{"find their calls", (*eraseJob).findCalls},
 	{"erase from the deliveries", (*eraseJob).eraseDeliveries},
 	// The journal last: its tombstones make the people no longer due,
 	// so a retention stopped before it finds them again.
@@ -141,6 +145,9 @@ type eraseWorld struct {
 	keys      *store.ErasureKeys
 	// unfinished: an earlier erase left its reports to rewrite.
 	unfinished bool
+	// calls are the ids of the people's calls its journal holds, for the
+	// deliveries that name a call and no number.
+	calls map[string]bool
 }
 
 func (w *eraseWorld) String() string {
@@ -193,7 +200,7 @@ type RetainOptions struct {
 	// state directory is dir, which this process's listen holds; it
 	// reports how many it erased, and false when it holds none there.
 	// nil: this process holds none.
-	Held func(dir string, numbers []string, keys *store.ErasureKeys) (int, bool, error)
+	Held func(dir string, numbers []string, calls map[string]bool, keys *store.ErasureKeys) (int, bool, error)
 	// BeforeStep, if set, runs before each step with its name; an error
 	// stops the retention there, as a crash would. Tests use it.
 	BeforeStep func(name string) error
@@ -672,12 +679,24 @@ func (j *eraseJob) eraseJournal(ctx context.Context) error {
 	return nil
 }
 
+// findCalls reads, from each journal, the ids the service gave the
+// people's calls: a delivery that names one is theirs, whatever number
+// its fields hold.
+func (j *eraseJob) findCalls(ctx context.Context) (err error) {
+	for _, w := range j.worlds {
+		if w.calls, err = store.CallIDsOf(ctx, w.store, j.numbers); err != nil {
+			return fmt.Errorf("%s: %w", w, err)
+		}
+	}
+	return nil
+}
+
 // eraseDeliveries turns the people's stored webhook deliveries into
 // their erased form.
 func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 	for _, w := range j.worlds {
 		if j.retain != nil && j.retain.Held != nil {
-			n, held, err := j.retain.Held(w.store.ReportDir(), j.numbers, w.keys)
+			n, held, err := j.retain.Held(w.store.ReportDir(), j.numbers, w.calls, w.keys)
 			if err != nil {
 				return err
 			}
@@ -690,7 +709,7 @@ func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 		}
 		byListen := false
 		n, err := w.store.EraseDeliveries(ctx, j.numbers, store.DeliveryEraseOptions{Keys: w.keys, Numbers: w.f.DeliveryNumbers,
-			Wait: j.o.ListenWait, ByListen: func() { byListen = true }, FailIfHeld: j.retain != nil})
+			Wait: j.o.ListenWait, ByListen: func() { byListen = true }, FailIfHeld: j.retain != nil, CallIDs: w.calls})
 		if j.retain != nil && errors.Is(err, store.ErrDeliveriesLocked) {
 			// A listen erases only the erased set's people from the file
 			// it holds; its own retention erases these.

@@ -188,10 +188,10 @@ func (l *Listener) retain(ctx context.Context, log zerolog.Logger) {
 
 // held erases numbers from the deliveries file this listen holds in
 // state directory dir, for a retention; false when it holds none there.
-func (l *Listener) held(dir string, numbers []string, keys *store.ErasureKeys) (int, bool, error) {
+func (l *Listener) held(dir string, numbers []string, calls map[string]bool, keys *store.ErasureKeys) (int, bool, error) {
 	for _, t := range l.targets {
 		if sameDir(t.store.ReportDir(), dir) {
-			return t.deliveries.EraseNumbers(numbers, keys)
+			return t.deliveries.EraseNumbers(numbers, calls, keys)
 		}
 	}
 	return 0, false, nil

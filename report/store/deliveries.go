@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,11 +264,12 @@ func (w *Deliveries) EraseStored() (int, error) {
 }
 
 // EraseNumbers rewrites the deliveries file that listen holds with each
-// stored delivery of numbers (E.164) in its erased form, as EraseStored
+// stored delivery of numbers (E.164), or naming one of their calls, in
+// its erased form, as EraseStored
 // does for the erased set's people: listen's retention, whose people are
 // not in that set. It reports how many it erased, and false for a
 // table's deliveries, which the retention erases itself.
-func (w *Deliveries) EraseNumbers(numbers []string, keys *ErasureKeys) (int, bool, error) {
+func (w *Deliveries) EraseNumbers(numbers []string, calls map[string]bool, keys *ErasureKeys) (int, bool, error) {
 	k, ok := w.sink.(*fileDeliveries)
 	if !ok || w.numbers == nil {
 		return 0, false, nil
@@ -280,8 +282,8 @@ func (w *Deliveries) EraseNumbers(numbers []string, keys *ErasureKeys) (int, boo
 	if k.gone != nil {
 		return 0, true, k.gone
 	}
-	n, err := k.rewrite(w.numbers, keys, func(ns []string) (bool, error) {
-		return slices.ContainsFunc(ns, func(n string) bool { return want[n] }), nil
+	n, err := k.rewrite(w.numbers, keys, func(callID string, ns []string) (bool, error) {
+		return calls[callID] || slices.ContainsFunc(ns, func(n string) bool { return want[n] }), nil
 	})
 	w.known = k.keys
 	return n, true, err
@@ -296,12 +298,20 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 		return 0, k.gone
 	}
 	keys, upTo, err := k.erasure.held()
-	if err != nil || upTo <= k.erasedUpTo {
+	if err != nil {
+		return 0, err
+	}
+	dir := filepath.Dir(k.path)
+	calls, err := readEraseCalls(dir)
+	if err != nil || upTo <= k.erasedUpTo && calls == nil {
 		return 0, err
 	}
 	n := 0
 	if keys != nil {
-		n, err = k.rewrite(numbers, keys, func(ns []string) (bool, error) {
+		n, err = k.rewrite(numbers, keys, func(callID string, ns []string) (bool, error) {
+			if calls[callID] {
+				return true, nil
+			}
 			on, err := k.erasure.OnErased(context.Background(), ns)
 			return len(on) > 0, err
 		})
@@ -309,19 +319,49 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 			return 0, err
 		}
 	}
-	dir := filepath.Dir(k.path)
 	if err := durable.WriteFile(filepath.Join(dir, DeliveriesErasedFile), []byte(strconv.FormatInt(upTo, 10)+"\n"), private.FileMode(dir)); err != nil {
 		return n, fmt.Errorf("writing %s: %w", filepath.Join(dir, DeliveriesErasedFile), err)
 	}
 	k.erasedUpTo = upTo
+	if calls != nil {
+		if err := os.Remove(filepath.Join(dir, EraseCallsFile)); err != nil {
+			return n, err
+		}
+	}
 	return n, nil
+}
+
+// EraseCallsFile holds, in a state directory, the call ids of the people
+// an erase is erasing, for the listen that holds the deliveries file
+// there: it erases the deliveries that name those calls (and no number
+// of theirs) with the rest, then removes the file. erase waits for that.
+const EraseCallsFile = "deliveries.erase-calls"
+
+// readEraseCalls reads dir's [EraseCallsFile]; nil when there is none.
+func readEraseCalls(dir string) (map[string]bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, EraseCallsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var ids []string
+	if err == nil {
+		err = json.Unmarshal(b, &ids)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, EraseCallsFile), err)
+	}
+	calls := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		calls[id] = true
+	}
+	return calls, nil
 }
 
 // rewrite replaces each stored delivery not erased whose numbers (as
 // numbers reads its fields) erase says to erase by its erased form under
 // keys, by the durable replace, and reopens the file and its key index.
 // The caller holds k.mu.
-func (k *fileDeliveries) rewrite(numbers func(map[string]string) []string, keys *ErasureKeys, erase func([]string) (bool, error)) (int, error) {
+func (k *fileDeliveries) rewrite(numbers func(map[string]string) []string, keys *ErasureKeys, erase func(callID string, numbers []string) (bool, error)) (int, error) {
 	// The file and its index are closed before the replace (a file open
 	// here cannot be replaced on Windows) and opened again after it,
 	// replaced or not; one that cannot be acknowledges nothing more.
@@ -345,7 +385,7 @@ func (k *fileDeliveries) rewrite(numbers func(map[string]string) []string, keys 
 		if d.Erased {
 			return nil, nil
 		}
-		if yes, err := erase(numbers(d.Fields)); err != nil || !yes {
+		if yes, err := erase(d.CallID, numbers(d.Fields)); err != nil || !yes {
 			return nil, err
 		}
 		e, err := d.ErasedForm(keys)
@@ -794,6 +834,9 @@ type DeliveryEraseOptions struct {
 	// ByListen, if set, is called when the listen holding the file
 	// erased them.
 	ByListen func()
+	// CallIDs are the calls of the people ([CallIDsOf]): a delivery that
+	// names one is theirs though its fields hold no number of theirs.
+	CallIDs map[string]bool
 	// FailIfHeld fails wrapping [ErrDeliveriesLocked] while a listen
 	// holds the file, rather than wait for it: a retention's, whose
 	// people are not in the erased set that listen erases.
@@ -810,13 +853,14 @@ func numberSet(numbers []string) map[string]bool {
 }
 
 // eraseDelivery returns line's delivery in its erased form, when a number
-// its fields hold is in numbers and it is not erased already.
+// its fields hold is in numbers, or it names a call of opts.CallIDs, and
+// it is not erased already.
 func eraseDelivery(line []byte, numbers map[string]bool, opts DeliveryEraseOptions) (Delivery, bool, error) {
 	var d Delivery
 	if err := json.Unmarshal(line, &d); err != nil {
 		return d, false, fmt.Errorf("not a delivery: %w", err)
 	}
-	if d.Erased || !slices.ContainsFunc(opts.Numbers(d.Fields), func(n string) bool { return numbers[n] }) {
+	if d.Erased || !opts.CallIDs[d.CallID] && !slices.ContainsFunc(opts.Numbers(d.Fields), func(n string) bool { return numbers[n] }) {
 		return d, false, nil
 	}
 	e, err := d.ErasedForm(opts.Keys)
@@ -844,6 +888,12 @@ func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts Deliv
 	}
 	n, err := eraseDeliveriesFile(dir, path, numbers, opts)
 	if errors.Is(err, ErrDeliveriesLocked) && !opts.FailIfHeld {
+		if len(opts.CallIDs) > 0 {
+			b, _ := json.Marshal(slices.Sorted(maps.Keys(opts.CallIDs)))
+			if err := durable.WriteFile(filepath.Join(dir, EraseCallsFile), b, private.FileMode(dir)); err != nil {
+				return 0, fmt.Errorf("erasing people from %s: %w", path, err)
+			}
+		}
 		err = s.waitForListen(ctx, opts)
 	}
 	if err != nil {
@@ -874,7 +924,8 @@ func (s Files) waitForListen(ctx context.Context, opts DeliveryEraseOptions) err
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		if upTo, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && upTo >= size {
+		_, calls := os.Stat(filepath.Join(s.top(), EraseCallsFile))
+		if upTo, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && upTo >= size && errors.Is(calls, fs.ErrNotExist) {
 			if opts.ByListen != nil {
 				opts.ByListen()
 			}
@@ -910,9 +961,12 @@ func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseO
 	if err != nil || n == 0 {
 		return n, err
 	}
-	// The index's keys are the old file's: listen rebuilds it.
-	if err := os.Remove(filepath.Join(dir, DeliveryKeysFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return n, err
+	// The index's keys are the old file's: listen rebuilds it. The call
+	// ids an erase left for a listen that is gone are erased with them.
+	for _, name := range []string{DeliveryKeysFile, EraseCallsFile} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, err
+		}
 	}
 	if opts.AfterReplace != nil {
 		if err := opts.AfterReplace(); err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -64,5 +65,41 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCallIDsOf: the call ids the sent calls' outcomes give, of the
+// numbers asked and no others, from a journal in files and in
+// PostgreSQL.
+func TestCallIDsOf(t *testing.T) {
+	const a, b = "+14155550101", "+14155550102"
+	stores := map[string]Store{"files": Files{Dir: t.TempDir()}, "postgres": openPostgres(t, pgURL(t), "calls", 0, 1)}
+	for name, s := range stores {
+		t.Run(name, func(t *testing.T) {
+			unlock := lockStore(t, s)
+			defer unlock()
+			j, st := openStoreJournal(t, s)
+			for i, r := range []Record{
+				intent("x", a), {Type: TypeOutcome, Agent: "x", Phone: a, Attempt: 1, Status: OutcomeSent, CallID: "call-a1"},
+				intent("x", b), {Type: TypeOutcome, Agent: "x", Phone: b, Attempt: 1, Status: OutcomeSent, CallID: "call-b1"},
+				intent("y", a), {Type: TypeOutcome, Agent: "y", Phone: a, Attempt: 1, Status: OutcomeSent, CallID: "call-a2"},
+			} {
+				if r.Type == TypeIntent {
+					r.Attempt = 1
+				}
+				if err := j.Append(r); err != nil {
+					t.Fatalf("record %d: %v", i, err)
+				}
+			}
+			st.Close()
+			j.Close()
+			got, err := CallIDsOf(context.Background(), s, []string{a})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || !got["call-a1"] || !got["call-a2"] {
+				t.Errorf("A's calls: %v; want call-a1 and call-a2", got)
+			}
+		})
 	}
 }

@@ -133,6 +133,9 @@ func EmptyState() *State { return newState("", nil) }
 type recordReader interface {
 	readRecord(pos int64, k Key) (Record, error)
 	callKeys(ids map[string]bool) (map[string]Key, error)
+	// callIDs returns the call ids that the sent calls' outcomes of the
+	// numbers give.
+	callIDs(phones map[string]bool) (map[string]bool, error)
 	Close() error
 }
 
@@ -420,6 +423,31 @@ func (s *State) CallKeys(ids map[string]bool) (map[string]Key, error) {
 	return r.callKeys(ids)
 }
 
+// CallIDsOf returns the call ids the service gave the sent calls to
+// numbers (E.164), as the journal's outcomes say: erase erases the
+// deliveries that name those calls and no number.
+func (s *State) CallIDsOf(numbers []string) (map[string]bool, error) {
+	s.mu.RLock()
+	r := s.recs
+	s.mu.RUnlock()
+	if r == nil || len(numbers) == 0 {
+		return map[string]bool{}, nil
+	}
+	return r.callIDs(numberSet(numbers))
+}
+
+// callID adds the call id of line to ids when line is an outcome of one
+// of phones that names one.
+func callID(line []byte, phones map[string]bool, ids map[string]bool) {
+	if !bytes.Contains(line, []byte(`"call_id":`)) {
+		return
+	}
+	var r callIDRecord
+	if json.Unmarshal(line, &r) == nil && r.Type == TypeOutcome && r.CallID != "" && phones[r.Phone] {
+		ids[r.CallID] = true
+	}
+}
+
 // callIDRecord is what CallKeys reads of a record that holds a call id.
 type callIDRecord struct {
 	Type   string `json:"t"`
@@ -444,18 +472,28 @@ func callKey(line []byte, ids map[string]bool, keys map[string]Key) {
 
 func (r *fileRecords) callKeys(ids map[string]bool) (map[string]Key, error) {
 	keys := map[string]Key{}
+	return keys, r.eachLine(func(line []byte) { callKey(line, ids, keys) })
+}
+
+func (r *fileRecords) callIDs(phones map[string]bool) (map[string]bool, error) {
+	ids := map[string]bool{}
+	return ids, r.eachLine(func(line []byte) { callID(line, phones, ids) })
+}
+
+// eachLine calls fn with each whole line of the journal.
+func (r *fileRecords) eachLine(fn func([]byte)) error {
 	br := bufio.NewReaderSize(io.NewSectionReader(r.f, 0, 1<<62), 64<<10)
 	var scratch []byte
 	for {
 		line, _, err := readLine(br, &scratch)
 		if len(line) > 0 && line[len(line)-1] == '\n' {
-			callKey(line, ids, keys)
+			fn(line)
 		}
 		if errors.Is(err, io.EOF) {
-			return keys, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading journal %s: %w", r.path, err)
+			return fmt.Errorf("reading journal %s: %w", r.path, err)
 		}
 	}
 }
@@ -612,36 +650,19 @@ func sortSearch(n int, f func(int) (bool, error)) (int, error) {
 // [State.SplitByLast] does: those whose every contact's last record is
 // older than cutoff, and those with a record since. Retention reads it.
 func SplitByLast(ctx context.Context, s Store, cutoff time.Time) (before, since []string, err error) {
-	journals := []Store{s}
-	if f, ok := s.(Files); ok && f.parent == "" {
-		shards, err := ShardsIn(f.Dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(shards) > 0 {
-			journals = nil
-		}
-		for _, sh := range shards {
-			journals = append(journals, ShardFiles(f.Dir, sh[0], sh[1]))
-		}
-	}
 	old, recent := map[string]bool{}, map[string]bool{}
-	for _, j := range journals {
-		st, err := j.ReadState(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
+	err = eachJournal(ctx, s, func(st *State) error {
 		b, s, err := st.SplitByLast(cutoff)
-		st.Close()
-		if err != nil {
-			return nil, nil, err
-		}
 		for _, n := range b {
 			old[n] = true
 		}
 		for _, n := range s {
 			recent[n] = true
 		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	for n := range old {
 		if !recent[n] {
@@ -650,4 +671,47 @@ func SplitByLast(ctx context.Context, s Store, cutoff time.Time) (before, since 
 	}
 	slices.Sort(before)
 	return before, slices.Sorted(maps.Keys(recent)), nil
+}
+
+// CallIDsOf returns the call ids of the sent calls to numbers in the
+// campaign's journal (each shard's, for a campaign run in shards in
+// files), as [State.CallIDsOf] does.
+func CallIDsOf(ctx context.Context, s Store, numbers []string) (map[string]bool, error) {
+	ids := map[string]bool{}
+	err := eachJournal(ctx, s, func(st *State) error {
+		got, err := st.CallIDsOf(numbers)
+		maps.Copy(ids, got)
+		return err
+	})
+	return ids, err
+}
+
+// eachJournal calls fn with the State of the campaign's journal, or of
+// each shard's for a campaign run in shards in files, closing each.
+func eachJournal(ctx context.Context, s Store, fn func(*State) error) error {
+	journals := []Store{s}
+	if f, ok := s.(Files); ok && f.parent == "" {
+		shards, err := ShardsIn(f.Dir)
+		if err != nil {
+			return err
+		}
+		if len(shards) > 0 {
+			journals = nil
+		}
+		for _, sh := range shards {
+			journals = append(journals, ShardFiles(f.Dir, sh[0], sh[1]))
+		}
+	}
+	for _, j := range journals {
+		st, err := j.ReadState(ctx)
+		if err != nil {
+			return err
+		}
+		err = fn(st)
+		st.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
