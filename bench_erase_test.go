@@ -24,7 +24,7 @@ func BenchmarkErase(b *testing.B) {
 	bin := callrunBinary(b)
 	for range b.N {
 		b.StopTimer()
-		dir, people := writeEraseStore(b, n)
+		dir, people := writeEraseStore(b, n, 0)
 		b.StartTimer()
 		env := append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home"))
 		run := benchChild(b, env, bin, "--no-progress", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
@@ -46,8 +46,11 @@ func BenchmarkErase(b *testing.B) {
 
 // writeEraseStore writes BenchmarkErase's campaign, its sheet and store
 // of n contacts, and the file of the people to erase (every hundredth
-// contact, whose number is also on the do-not-call list).
-func writeEraseStore(b *testing.B, n int) (dir, people string) {
+// contact, whose number is also on the do-not-call list). With dueAgo,
+// those people were called that long ago, and the rest an hour ago: the
+// journal holds their records first, as a journal written over time
+// would.
+func writeEraseStore(b *testing.B, n int, dueAgo time.Duration) (dir, people string) {
 	b.Helper()
 	dir = b.TempDir()
 	state, home := filepath.Join(dir, ".callrun", "c"), filepath.Join(dir, "home")
@@ -71,22 +74,39 @@ func writeEraseStore(b *testing.B, n int) (dir, people string) {
 	sheet, journal := open(filepath.Join(dir, "people.csv")), open(journalPath)
 	starts, deliveries := open(filepath.Join(home, "call-starts.jsonl")), open(filepath.Join(state, "deliveries.jsonl"))
 	dnc, erase := open(filepath.Join(home, "do-not-call.jsonl")), open(filepath.Join(dir, "erase.csv"))
-	at := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339Nano)
+	now := time.Now().UTC()
+	at, dueAt := now.Add(-time.Hour).Format(time.RFC3339Nano), now.Add(-time.Hour-dueAgo).Format(time.RFC3339Nano)
 	sheet.WriteString("Phone,Name\n")
 	erase.WriteString("Phone\n")
-	fmt.Fprintf(journal, `{"t":"run","note":"callrun run c.yaml","at":%q}`+"\n", at)
-	for i := range n {
+	fmt.Fprintf(journal, `{"t":"run","note":"callrun run c.yaml","at":%q}`+"\n", dueAt)
+	write := func(i int, at string) {
 		area, exch, line := benchPhone(i)
 		phone := fmt.Sprintf("+1%s%d%04d", area, exch, line)
-		fmt.Fprintf(sheet, "%s,Person %d\n", phone, i)
 		for _, t := range []string{`"t":"intent"`, `"t":"outcome","status":"sent","http":201`} {
 			fmt.Fprintf(journal, `{%s,"agent":"A","phone":%q,"sheet":"people.csv","row":%d,"attempt":1,"at":%q}`+"\n", t, phone, i+2, at)
 		}
 		fmt.Fprintf(starts, `{"number":%q,"at":%q,"id":%q,"campaign":"c","agent":"A"}`+"\n", phone, at, journalPath+" A "+phone+" 0 1")
 		fmt.Fprintf(deliveries, `{"key":"k%d","at":%q,"event":"call.ended","call_id":"call_%d","fields":{"data.customer.number":%q,"data.status":"completed"}}`+"\n", i, at, i, phone)
+	}
+	for i := range n {
+		area, exch, line := benchPhone(i)
+		phone := fmt.Sprintf("+1%s%d%04d", area, exch, line)
+		fmt.Fprintf(sheet, "%s,Person %d\n", phone, i)
 		if i%100 == 0 {
 			fmt.Fprintf(dnc, `{"number":%q,"at":%q,"source":"suppress add"}`+"\n", phone, at)
 			fmt.Fprintf(erase, "%s\n", phone)
+			if dueAgo > 0 {
+				write(i, dueAt)
+				continue
+			}
+		}
+		if dueAgo == 0 {
+			write(i, at)
+		}
+	}
+	for i := range n {
+		if dueAgo > 0 && i%100 != 0 {
+			write(i, at)
 		}
 	}
 	for path, w := range files {
@@ -99,4 +119,35 @@ func writeEraseStore(b *testing.B, n int) (dir, people string) {
 		b.Fatal(err)
 	}
 	return dir, filepath.Join(dir, "erase.csv")
+}
+
+// BenchmarkRetention is a retention over BenchmarkErase's store of
+// 1,000,000 contacts (CALLRUN_BENCH_ERASE_CONTACTS), a hundredth of
+// them last called 100 days ago, by `callrun erase --older-than` in a
+// process of its own: check, with nobody due (200d), what every run of a
+// campaign with retention: pays before it starts; due, the hundredth
+// erased (90d). Each reports its wall time, CPU time and peak RSS.
+func BenchmarkRetention(b *testing.B) {
+	n := benchEnvInt(b, "CALLRUN_BENCH_ERASE_CONTACTS", 1_000_000)
+	bin := callrunBinary(b)
+	for _, c := range []struct{ name, age, says string }{
+		{"check", "200d", "nothing to erase"},
+		{"due", "90d", fmt.Sprintf("Erased the data of %d people", n/100)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				dir, _ := writeEraseStore(b, n, 100*24*time.Hour)
+				b.StartTimer()
+				env := append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home"))
+				run := benchChild(b, env, bin, "--no-progress", "erase", "--older-than", c.age, filepath.Join(dir, "c.yaml"))
+				if !strings.Contains(run.out, c.says) {
+					b.Fatalf("erase --older-than %s did not say %q:\n%s", c.age, c.says, run.out)
+				}
+				b.ReportMetric(run.elapsed.Seconds(), "seconds")
+				b.ReportMetric(run.cpu.Seconds(), "cpu-seconds")
+				b.ReportMetric(run.rssMiB, "peak-RSS-MiB")
+			}
+		})
+	}
 }
