@@ -124,8 +124,8 @@ func testLateDeliveryErased(t *testing.T, kind string) {
 	if pg == nil && (err != nil || !byListen) || pg != nil && (err != nil || n != 2) {
 		t.Errorf("erasing A's deliveries: %d (by listen %v), %v; want the two stored before the erase, by listen with files", n, byListen, err)
 	}
-	if _, err := os.Stat(filepath.Join(e.stateDir, store.EraseCallsFile)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("%s is still there (%v): listen erased the calls it names and leaves it", store.EraseCallsFile, err)
+	if _, err := os.Stat(filepath.Join(e.stateDir, store.EraseRequestFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is still there (%v): listen erased the calls it names and leaves it", store.EraseRequestFile, err)
 	}
 	post(delivery(a, "call_a1", "interested")) // a retry after the erase: stored once still
 

@@ -187,6 +187,70 @@ func TestRetentionKilledAtEachStep(t *testing.T) {
 func TestListenRetention(t *testing.T) {
 	_, spring, _ := retentionStore(t, "")
 	addr := freePort(t)
+	write := withOutcomes(t, spring, addr, false)
+	stop := listenOn(t, spring, addr)
+	postEnded(t, addr, retainedA, "Person A", "call_a")
+	postEnded(t, addr, retainedB, "Person B", "call_b")
+	stop()
+
+	write(true)
+	stop = listenOn(t, spring, addr)
+	waitFor(t, 30*time.Second, "listen's retention to finish", func() bool {
+		b, _ := os.ReadFile(filepath.Join(os.Getenv("CALLRUN_HOME"), run.AuditFileName))
+		return bytes.Contains(b, []byte(`"why":"retention"`)) && bytes.HasSuffix(b, []byte(`"done":true}`+"\n"))
+	})
+	postEnded(t, addr, retainedB, "Person B", "call_b2")
+	stop()
+	for p, form := range findForms(t, stateDirOf(t, spring), personForms(retainedA, "Person A")) {
+		t.Errorf("%s still holds A as %q", p, form)
+	}
+	deliveries := filepath.Join(stateDirOf(t, spring), store.DeliveriesFile)
+	if b, err := os.ReadFile(deliveries); err != nil || bytes.Count(b, []byte("\n")) != 3 || bytes.Count(b, []byte(retainedB)) < 2 || bytes.Contains(b, []byte("Person A")) {
+		t.Errorf("deliveries after the retention (%v):\n%s\nwant A's erased and B's two", err, b)
+	}
+}
+
+// listenOn starts run.Listen on path at addr and returns its stop.
+func listenOn(t *testing.T, path, addr string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run.Listen(ctx, nolog, run.ListenOptions{Paths: []string{path}, Addr: addr}, io.Discard)
+	}()
+	waitFor(t, 10*time.Second, "listen to start", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	})
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("listen: %v", err)
+		}
+	}
+}
+
+// postEnded posts a call.ended delivery of number and name to listen.
+func postEnded(t *testing.T, addr, number, name, callID string) {
+	t.Helper()
+	body := `{"event":"call.ended","data":{"call_id":"` + callID + `","status":"completed","disposition":"interested","customer":{"number":"` + number + `","name":"` + name + `"},"transcript":"Agent: Am I speaking with ` + name + `?"}}`
+	resp, err := http.Post("http://"+addr+"/callrun/e2e/"+hookSecret, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("delivery of %s: %s", callID, resp.Status)
+	}
+}
+
+// withOutcomes returns spring's campaign file with an outcomes: block
+// on addr, with or without its retention: 90d.
+func withOutcomes(t *testing.T, spring, addr string, retention bool) (write func(retention bool)) {
+	t.Helper()
 	t.Setenv("E2E_HOOK_SECRET", hookSecret)
 	body, err := os.ReadFile(spring)
 	if err != nil {
@@ -194,62 +258,196 @@ func TestListenRetention(t *testing.T) {
 	}
 	without := strings.Replace(string(body), "retention: 90d\n", "", 1) +
 		"outcomes:\n  url: http://" + addr + "/callrun/e2e/${E2E_HOOK_SECRET}\n  fields: [disposition, transcript]\n"
-	write := func(yaml string) {
+	write = func(retention bool) {
+		yaml := without
+		if retention {
+			yaml += "retention: 90d\n"
+		}
 		if err := os.WriteFile(spring, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	listen := func() (stop func()) {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() {
-			done <- run.Listen(ctx, nolog, run.ListenOptions{Paths: []string{spring}, Addr: addr}, io.Discard)
-		}()
-		waitFor(t, 10*time.Second, "listen to start", func() bool {
-			resp, err := http.Get("http://" + addr + "/healthz")
-			if err == nil {
-				resp.Body.Close()
-			}
-			return err == nil
-		})
-		return func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("listen: %v", err)
-			}
-		}
+	write(retention)
+	return write
+}
+
+// TestRetentionBesideAListen: a run's retention while a listen (without
+// retention: of its own) holds the campaign's deliveries asks that
+// listen to erase A's deliveries, and waits for it: after the run,
+// deliveries.jsonl holds A in no form, and erase --older-than, a run and
+// a listen after it find nobody left.
+func TestRetentionBesideAListen(t *testing.T) {
+	_, spring, _ := retentionStore(t, "")
+	addr := freePort(t)
+	write := withOutcomes(t, spring, addr, false)
+	stop := listenOn(t, spring, addr)
+	postEnded(t, addr, retainedA, "Person A", "call_a")
+	postEnded(t, addr, retainedB, "Person B", "call_b")
+
+	// The run's retention, while listen holds the deliveries.
+	write(true)
+	if code, out := runAppOut(t, "run", spring); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	post := func(number, name, callID string) {
-		t.Helper()
-		body := `{"event":"call.ended","data":{"call_id":"` + callID + `","status":"completed","disposition":"interested","customer":{"number":"` + number + `","name":"` + name + `"},"transcript":"Agent: Am I speaking with ` + name + `?"}}`
-		resp, err := http.Post("http://"+addr+"/callrun/e2e/"+hookSecret, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("delivery of %s: %s", callID, resp.Status)
-		}
+	deliveries := filepath.Join(stateDirOf(t, spring), store.DeliveriesFile)
+	if b, err := os.ReadFile(deliveries); err != nil || bytes.Contains(b, []byte("Person A")) || !bytes.Contains(b, []byte("Person B")) {
+		t.Errorf("after the run's retention beside listen (%v), %s:\n%s\nwant A erased and B kept", err, deliveries, b)
 	}
-	write(without)
-	stop := listen()
-	post(retainedA, "Person A", "call_a")
-	post(retainedB, "Person B", "call_b")
 	stop()
 
-	write(without + "retention: 90d\n")
-	stop = listen()
-	deliveries := filepath.Join(stateDirOf(t, spring), store.DeliveriesFile)
-	waitFor(t, 30*time.Second, "listen's retention to finish", func() bool {
-		b, _ := os.ReadFile(filepath.Join(os.Getenv("CALLRUN_HOME"), run.AuditFileName))
-		return bytes.Contains(b, []byte(`"why":"retention"`)) && bytes.HasSuffix(b, []byte(`"done":true}`+"\n"))
-	})
-	post(retainedB, "Person B", "call_b2")
-	stop()
-	for p, form := range findForms(t, stateDirOf(t, spring), personForms(retainedA, "Person A")) {
-		t.Errorf("%s still holds A as %q", p, form)
+	// listen stopped: erase --older-than, a run, and a listen with
+	// retention: each should finish what the first left.
+	if code, out := runAppOut(t, "erase", "--older-than", "90d", spring); code != 0 {
+		t.Errorf("erase --older-than 90d: exit %d\n%s", code, out)
+	} else if !strings.Contains(out, "nothing to erase") {
+		t.Errorf("erase --older-than 90d after the run's retention found more:\n%s", out)
 	}
-	if b, err := os.ReadFile(deliveries); err != nil || bytes.Count(b, []byte("\n")) != 3 || bytes.Count(b, []byte(retainedB)) < 2 || bytes.Contains(b, []byte("Person A")) {
-		t.Errorf("deliveries after the retention (%v):\n%s\nwant A's erased and B's two", err, b)
+	if code, out := runAppOut(t, "run", spring); code != 0 {
+		t.Errorf("run: exit %d\n%s", code, out)
+	}
+	stop = listenOn(t, spring, addr)
+	stop()
+	b, err := os.ReadFile(deliveries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("Person A")) || bytes.Contains(b, []byte(retainedA)) {
+		t.Errorf("A, due and tombstoned in the journal, is still in %s after a retention, erase --older-than and a listen's retention:\n%s", deliveries, b)
+	}
+}
+
+// retainedTwice sets up a campaign with retention: 90d, dedupe as
+// given and pressure off, whose sheets hold x twice under its first
+// agent and once under a second, and y; runs it 95 days ago, then now
+// (its retention erases x and y, on no do-not-call list). It returns the
+// sandbox's ledger before the retention.
+func retainedTwice(t *testing.T, dedupe, x, y string) (path string, calls func() map[string]int, before map[string]int) {
+	t.Helper()
+	srv, _ := erasureCampaign(t, "")
+	on := campaignsOnOneStore(t, srv.URL, "")
+	path = on("solo", "retention: 90d\ndedupe: "+dedupe+"\npressure: {off: true}\n")
+	body, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := strings.Replace(string(body), "agents:\n  - name: Declared\n    prompt: hello\n", "agents:\n  - name: Declared\n    prompt: hello\n  - name: Second\n    prompt: hello again\n", 1)
+	yaml = strings.Replace(yaml, "sheets:\n", "sheets:\n  - file: more.csv\n    agent: Second\n    fields: {phone_number: Phone, first_name: First Name}\n", 1)
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(path)
+	writePeople(t, dir, x, y, x) // x twice: dedupe: none calls it twice
+	if err := os.WriteFile(filepath.Join(dir, "more.csv"), []byte("Phone,First Name\n"+x+",Person X\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now95 := func() time.Time { return time.Now().Add(-95 * 24 * time.Hour) }
+	if err := runCampaign(context.Background(), nolog, runOptions{Path: path, Now: now95}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	calls = func() map[string]int { return callsByNumber(srv.Calls()) }
+	before = calls()
+	if before[x] == 0 || before[y] != 1 {
+		t.Fatalf("ledger 95 days ago: %v", before)
+	}
+	if code, out := runAppOut(t, "run", path); code != 0 {
+		t.Fatalf("run with retention: exit %d\n%s", code, out)
+	}
+	return path, calls, before
+}
+
+// TestRetainedNotCalledAgain: people retention erased who are not
+// on the do-not-call list (the e2e tests' A is) are not called again by
+// a run of the same sheets, with --retry-uncertain and --retry-failed,
+// for each dedupe, one of them under two agents.
+func TestRetainedNotCalledAgain(t *testing.T) {
+	const x, y = "+14155550170", "+14155550171"
+	for _, dedupe := range []string{"campaign", "agent", "none"} {
+		t.Run(dedupe, func(t *testing.T) {
+			path, calls, before := retainedTwice(t, dedupe, x, y)
+			if code, out := runAppOut(t, "run", "--retry-uncertain", "--retry-failed", path); code != 0 {
+				t.Fatalf("run after the retention: exit %d\n%s", code, out)
+			}
+			if after := calls(); after[x] != before[x] || after[y] != before[y] {
+				t.Errorf("ledger: %v before the retention, %v after it and a run; want no call more", before, after)
+			}
+		})
+	}
+}
+
+// TestRetainedDuplicateRowsBlank: a retained person's rows that the
+// report calls duplicate hold their number and name nowhere in
+// report.csv, report.xlsx and report.html, though retention puts nobody
+// in the erased set: the journal's tombstone blanks them.
+func TestRetainedDuplicateRowsBlank(t *testing.T) {
+	const x, y = "+14155550170", "+14155550171"
+	for _, dedupe := range []string{"campaign", "agent"} {
+		t.Run(dedupe, func(t *testing.T) {
+			path, _, _ := retainedTwice(t, dedupe, x, y)
+			for p, form := range findForms(t, stateDirOf(t, path), append(personForms(x, "Person A"), "Person C", "Person X")) {
+				t.Errorf("after the retention %s holds X as %q", p, form)
+			}
+		})
+	}
+}
+
+// TestRetainedRowSaysRetention: the report row of a person retention
+// erased says so, not that the person asked, and report.html does not
+// say callrun never calls them again: a later campaign may.
+func TestRetainedRowSaysRetention(t *testing.T) {
+	path, _, _ := retainedTwice(t, "none", "+14155550170", "+14155550171")
+	report := readReportBy(t, "row", filepath.Join(stateDirOf(t, path), "report.csv"))
+	for r, row := range report {
+		if row["status"] == string(store.Erased) && (strings.Contains(row["reason"], "request") || !strings.Contains(row["reason"], "retention")) {
+			t.Errorf("report row %s of a retained person: reason %q; want it to say retention", r, row["reason"])
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(stateDirOf(t, path), "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, claim := range []string{"at their request", "never calls the number again"} {
+		if bytes.Contains(page, []byte(claim)) {
+			t.Errorf("report.html, of people retention erased, says %q", claim)
+		}
+	}
+}
+
+// TestRetentionBesideAnotherRun: a run of a campaign with
+// retention: while a run of another campaign on the store holds its lock
+// puts the retention off and runs.
+func TestRetentionBesideAnotherRun(t *testing.T) {
+	srv, spring, autumn := retentionStore(t, "")
+	unlock, err := store.Lock(stateDirOf(t, autumn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	before := len(srv.Calls())
+	code, out := runAppOut(t, "run", spring)
+	if code != 0 || len(srv.Calls()) != before {
+		t.Fatalf("run beside another campaign's run: exit %d, %d calls\n%s", code, len(srv.Calls())-before, out)
+	}
+	if !strings.Contains(out, "put off") {
+		t.Errorf("the run does not say its retention was put off:\n%s", out)
+	}
+}
+
+// TestRetentionBesideAMissingSheet: another campaign on the store
+// whose sheet is gone (a finished campaign's CSV deleted, its state
+// kept) does not make spring's retention fail its runs.
+func TestRetentionBesideAMissingSheet(t *testing.T) {
+	srv, spring, autumn := retentionStore(t, "")
+	if err := os.Remove(filepath.Join(filepath.Dir(autumn), "contacts.csv")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		before := len(srv.Calls())
+		code, out := runAppOut(t, "run", spring)
+		if code != 0 {
+			t.Errorf("run %d of spring, whose retention met autumn's missing sheet: exit %d\n%s", i+1, code, out)
+		}
+		if n := len(srv.Calls()) - before; n != 0 {
+			t.Errorf("run %d: %d calls", i+1, n)
+		}
 	}
 }

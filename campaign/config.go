@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -190,7 +191,7 @@ func ParseAge(s string) (time.Duration, error) {
 	for unit, d := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(s, unit); ok {
 			v, err := strconv.Atoi(n)
-			if err != nil || v <= 0 {
+			if err != nil || v <= 0 || v > int(math.MaxInt64/d) {
 				break
 			}
 			return time.Duration(v) * d, nil

@@ -319,7 +319,7 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 			}
 		}
 		row := ReportRow(f, st, c)
-		if erased.Has(c.Phone) {
+		if erased.Has(c.Phone) || c.Status == Duplicate && st != nil && st.Erased(c.Phone) {
 			eraseRow(&row)
 		}
 		wt := page.explain(c, &row)
@@ -441,7 +441,7 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 }
 
 // ReasonErased is the reason of the report row of a contact in the
-// erased set that the journal does not hold erased.
+// erased set whose journal does not say why.
 const ReasonErased = "erased at the person's request: callrun keeps nothing of them"
 
 // eraseRow empties every personal cell of an erased contact's row: the
@@ -450,8 +450,12 @@ const ReasonErased = "erased at the person's request: callrun keeps nothing of t
 // agent, the count of attempts and the latest event delivered stay, so
 // that the report still has one row per sheet row and its counts hold.
 func eraseRow(row *report.Row) {
+	reason := ReasonErased
+	if row.Status == string(store.Erased) && row.Reason != "" { // the journal's tombstone said why
+		reason = row.Reason
+	}
 	*row = report.Row{Sheet: row.Sheet, Row: row.Row, Agent: row.Agent, Status: string(store.Erased),
-		Reason: ReasonErased, Attempts: row.Attempts, Extra: make([]string, len(row.Extra)), Outcome: row.Outcome}
+		Reason: reason, Attempts: row.Attempts, Extra: make([]string, len(row.Extra)), Outcome: row.Outcome}
 	row.Outcome.Detail = ""
 }
 

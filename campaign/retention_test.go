@@ -25,6 +25,8 @@ func TestRetentionSetting(t *testing.T) {
 		{"retention: -90d\n", 0, "is not an age"},
 		{"retention: 3 months\n", 0, `"3 months" is not an age such as 90d`},
 		{"retention: 1.5d\n", 0, "is not an age"},
+		{"retention: 213594d\n", 0, "is not an age"}, // 585 years: no Duration holds it
+		{"retention: 15250060w\n", 0, "is not an age"},
 	} {
 		dir := t.TempDir()
 		dtWrite(t, filepath.Join(dir, "leads.csv"), ptSheet(0, 1))

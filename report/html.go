@@ -275,7 +275,7 @@ var peopleTitles = map[string][2]string{
 	string(store.Suppressed): {"Not called: suppressed", "A suppression file, the do-not-call list, or the sheet's own do-not-call or consent column keeps each from being called; the reason says which."},
 	string(store.Duplicate):  {"Not called: duplicates", "The number is in an earlier row, which is called instead (dedupe:)."},
 	string(store.Invalid):    {"Not called: invalid rows", "The row cannot be called as written; the reason names the column. Fix it in the sheet and plan again."},
-	string(store.Erased):     {"Erased", "Each person was erased at their request: callrun keeps nothing of them and never calls the number again. The sheet still holds the row until it is removed there."},
+	string(store.Erased):     {"Erased", "callrun keeps nothing of each person but a keyed hash of the number: erased on request (no campaign on the store calls them again, unless erased with --allow-contact), or by the campaign's retention: (a later campaign may call them). Each row says which. The sheet still holds the row until it is removed there."},
 	PlanToCall:               {"To call", "callrun run calls each of them now, once, at the campaign's pace."},
 	PlanWaiting:              {"Waiting for their hours", "To call, but their calling hours (the called person's, or the campaign's hours:) are closed now: callrun run calls each from the time shown."},
 	PlanHeld:                 {"Held back by contact pressure", "Their number was called on this machine's store as often as the limits allow (or talked to within 7 days, under Reg F's rule): callrun run calls each from the time shown."},

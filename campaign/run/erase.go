@@ -115,10 +115,7 @@ type eraseJob struct {
 	// said are their campaigns' names.
 	unreached []string
 	said      map[string]bool
-	// left are the deliveries a retention left to the listen that holds
-	// them.
-	left  []string
-	audit eraseAudit
+	audit     eraseAudit
 	// retain: a retention's, which erases the people last called before
 	// it ([RetainOptions]).
 	retain *RetainOptions
@@ -196,11 +193,6 @@ type RetainOptions struct {
 	// ListenWait bounds the wait for a running listen to erase the
 	// deliveries it holds; 0: 30 s.
 	ListenWait time.Duration
-	// Held erases numbers from the deliveries of the campaign whose
-	// state directory is dir, which this process's listen holds; it
-	// reports how many it erased, and false when it holds none there.
-	// nil: this process holds none.
-	Held func(dir string, numbers []string, calls map[string]bool, keys *store.ErasureKeys) (int, bool, error)
 	// BeforeStep, if set, runs before each step with its name; an error
 	// stops the retention there, as a crash would. Tests use it.
 	BeforeStep func(name string) error
@@ -210,9 +202,6 @@ type RetainOptions struct {
 type Retained struct {
 	People  int            // people last called before the limit, erased
 	Records map[string]int // records changed, by step
-	// Left are the deliveries of theirs left where another listen holds
-	// them: its own retention erases them.
-	Left []string
 }
 
 // Retain erases the data of the people last called longer ago than the
@@ -228,7 +217,7 @@ func Retain(ctx context.Context, log zerolog.Logger, o RetainOptions, out io.Wri
 	if errors.Is(err, errNobodyDue) {
 		err = nil
 	}
-	return Retained{People: len(j.numbers), Records: j.audit.Records, Left: j.left}, err
+	return Retained{People: len(j.numbers), Records: j.audit.Records}, err
 }
 
 // run runs the steps in order.
@@ -242,17 +231,21 @@ func (j *eraseJob) run(ctx context.Context, steps []eraseStep) error {
 			fn()
 		}
 	}()
+	what := "the erase is not finished: run it again"
+	if j.retain != nil {
+		what = "the retention is not finished: the next run, listen's next retention or callrun erase --older-than finishes it"
+	}
 	for _, s := range steps {
-		err := error(nil)
-		if j.o.BeforeStep != nil {
+		err := ctx.Err() // stopped (listen's SIGTERM): not the next step
+		if err == nil && j.o.BeforeStep != nil {
 			err = j.o.BeforeStep(s.name)
 		}
 		if err == nil {
 			err = s.run(j, ctx)
 		}
 		if err != nil {
-			if j.audit.By != "" { // the erase began: it is unfinished
-				return fmt.Errorf("%s: %w; the erase is not finished: run it again", s.name, err)
+			if j.audit.By != "" { // it began: it is unfinished
+				return fmt.Errorf("%s: %w; %s", s.name, err, what)
 			}
 			return err
 		}
@@ -283,6 +276,12 @@ func (j *eraseJob) loadCampaign(context.Context) error {
 func (j *eraseJob) findDue(ctx context.Context) error {
 	cutoff := j.at.Add(-j.retain.OlderThan)
 	due, recent := map[string]bool{}, map[string]bool{}
+	if young, err := j.allYoungerThan(ctx, cutoff); err != nil || young {
+		if err == nil {
+			err = j.nobodyDue(ctx, cutoff)
+		}
+		return err
+	}
 	for _, w := range j.worlds {
 		before, since, err := store.SplitByLast(ctx, w.store, cutoff)
 		if err != nil {
@@ -294,6 +293,9 @@ func (j *eraseJob) findDue(ctx context.Context) error {
 		for _, n := range since {
 			recent[n] = true
 		}
+	}
+	if len(due) == 0 {
+		return j.nobodyDue(ctx, cutoff)
 	}
 	starts := func(w *eraseWorld) (store.CallStarts, error) { return w.store.CallStarts() }
 	err := eachPart(j, starts, func(_ *eraseWorld, cs store.CallStarts) error {
@@ -323,19 +325,41 @@ func (j *eraseJob) findDue(ctx context.Context) error {
 	}
 	slices.Sort(j.numbers)
 	if len(j.numbers) == 0 {
-		fmt.Fprintf(j.out, "Nobody on the store of campaign %s was last called before %s: nothing to erase.\n", j.f.Name, cutoff.Format("2006-01-02"))
-		// A retention stopped after the journal: its reports still hold
-		// the people it erased there.
-		for _, w := range j.worlds {
-			if _, err := os.Stat(filepath.Join(w.store.ReportDir(), unfinishedFile)); err == nil {
-				if err := j.rewriteWorld(ctx, w); err != nil {
-					return err
-				}
-			}
-		}
-		return errNobodyDue
+		return j.nobodyDue(ctx, cutoff)
 	}
 	return nil
+}
+
+// allYoungerThan reports whether every world's journal began at or
+// after cutoff: then nobody in it was last called before, and no journal
+// need be read.
+func (j *eraseJob) allYoungerThan(ctx context.Context, cutoff time.Time) (bool, error) {
+	for _, w := range j.worlds {
+		first, err := store.FirstRecordAt(ctx, w.store)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", w, err)
+		}
+		if !first.IsZero() && first.Before(cutoff) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// nobodyDue ends a retention that found nobody to erase, after
+// rewriting the reports an earlier one left unfinished.
+func (j *eraseJob) nobodyDue(ctx context.Context, cutoff time.Time) error {
+	fmt.Fprintf(j.out, "Nobody on the store of campaign %s was last called before %s: nothing to erase.\n", j.f.Name, cutoff.Format("2006-01-02"))
+	// A retention stopped after the journal: its reports still hold the
+	// people it erased there.
+	for _, w := range j.worlds {
+		if _, err := os.Stat(filepath.Join(w.store.ReportDir(), unfinishedFile)); err == nil {
+			if err := j.rewriteWorld(ctx, w); err != nil {
+				return err
+			}
+		}
+	}
+	return errNobodyDue
 }
 
 // readPeople loads the campaign and reads the numbers, those given and
@@ -668,7 +692,7 @@ func (j *eraseJob) eraseStarts(ctx context.Context) error {
 // the campaign's journal (each shard's), so that no run calls them again.
 func (j *eraseJob) eraseJournal(ctx context.Context) error {
 	for _, w := range j.worlds {
-		n, err := w.store.EraseJournal(ctx, j.numbers, store.EraseOptions{Keys: w.keys, At: j.at})
+		n, err := w.store.EraseJournal(ctx, j.numbers, store.EraseOptions{Keys: w.keys, At: j.at, Retention: j.retain != nil})
 		if err != nil {
 			return Busy(err)
 		}
@@ -695,28 +719,9 @@ func (j *eraseJob) findCalls(ctx context.Context) (err error) {
 // their erased form.
 func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 	for _, w := range j.worlds {
-		if j.retain != nil && j.retain.Held != nil {
-			n, held, err := j.retain.Held(w.store.ReportDir(), j.numbers, w.calls, w.keys)
-			if err != nil {
-				return err
-			}
-			if held {
-				j.audit.Records["deliveries"] += n
-				j.changed = j.changed || n > 0
-				j.say(w, "deliveries: %d erased", n)
-				continue
-			}
-		}
 		byListen := false
 		n, err := w.store.EraseDeliveries(ctx, j.numbers, store.DeliveryEraseOptions{Keys: w.keys, Numbers: w.f.DeliveryNumbers,
-			Wait: j.o.ListenWait, ByListen: func() { byListen = true }, FailIfHeld: j.retain != nil, CallIDs: w.calls})
-		if j.retain != nil && errors.Is(err, store.ErrDeliveriesLocked) {
-			// A listen erases only the erased set's people from the file
-			// it holds; its own retention erases these.
-			j.left = append(j.left, w.store.ReportDir())
-			j.say(w, "deliveries: held by a running listen, whose own retention erases them (a campaign without retention: keeps them until erase --older-than runs with listen stopped)")
-			continue
-		}
+			Wait: j.o.ListenWait, ByListen: func() { byListen = true }, CallIDs: w.calls})
 		if err != nil {
 			return err
 		}

@@ -159,8 +159,9 @@ const retainCheckEvery = time.Hour
 
 // retain starts, in the background, the retention ([Retain]) of each
 // campaign with retention: whose retention last finished a day or more
-// ago, unless one is running still. It erases the deliveries this
-// listen holds itself ([Listener.held]).
+// ago, unless one is running still. The deliveries this listen holds
+// it erases as any erase's: listen's own loop rewrites them
+// ([Listener.eraseStored]).
 func (l *Listener) retain(ctx context.Context, log zerolog.Logger) {
 	if !l.retaining.TryLock() {
 		return
@@ -173,26 +174,17 @@ func (l *Listener) retain(ctx context.Context, log zerolog.Logger) {
 			if t.f.RetentionLimit() == 0 || !t.retained.IsZero() && l.now().Sub(t.retained) < 24*time.Hour {
 				continue
 			}
-			got, err := Retain(ctx, log, RetainOptions{Path: t.f.Source, Now: l.now, Held: l.held}, io.Discard)
+			got, err := Retain(ctx, log, RetainOptions{Path: t.f.Source, Now: l.now}, io.Discard)
 			if err != nil {
-				if ctx.Err() == nil {
-					log.Warn().Err(err).Str("campaign", t.name).Msg("retention: could not erase the people last called before it; listen tries again in an hour")
+				if ctx.Err() != nil {
+					log.Warn().Err(err).Str("campaign", t.name).Msg("retention: stopped with listen; the next listen or run finishes it")
+					return
 				}
+				log.Warn().Err(err).Str("campaign", t.name).Msg("retention: could not erase the people last called before it; listen tries again in an hour")
 				continue
 			}
 			t.retained = l.now()
 			logRetained(log, t.f, got)
 		}
 	}()
-}
-
-// held erases numbers from the deliveries file this listen holds in
-// state directory dir, for a retention; false when it holds none there.
-func (l *Listener) held(dir string, numbers []string, calls map[string]bool, keys *store.ErasureKeys) (int, bool, error) {
-	for _, t := range l.targets {
-		if sameDir(t.store.ReportDir(), dir) {
-			return t.deliveries.EraseNumbers(numbers, calls, keys)
-		}
-	}
-	return 0, false, nil
 }

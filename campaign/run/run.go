@@ -209,9 +209,6 @@ func logRetained(log zerolog.Logger, f *campaign.File, got Retained) {
 		ev = ev.Int(step, got.Records[step])
 	}
 	ev.Msgf("retention: erased the data of %d people last called more than %s ago (the do-not-call list is as it was)", got.People, f.Retention)
-	for _, dir := range got.Left {
-		log.Warn().Str("state_dir", dir).Msg("retention: the deliveries there are held by a running listen, whose own retention erases them")
-	}
 }
 
 // openStore opens the campaign's store and takes the run lock. A run

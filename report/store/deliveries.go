@@ -263,32 +263,6 @@ func (w *Deliveries) EraseStored() (int, error) {
 	return n, err
 }
 
-// EraseNumbers rewrites the deliveries file that listen holds with each
-// stored delivery of numbers (E.164), or naming one of their calls, in
-// its erased form, as EraseStored
-// does for the erased set's people: listen's retention, whose people are
-// not in that set. It reports how many it erased, and false for a
-// table's deliveries, which the retention erases itself.
-func (w *Deliveries) EraseNumbers(numbers []string, calls map[string]bool, keys *ErasureKeys) (int, bool, error) {
-	k, ok := w.sink.(*fileDeliveries)
-	if !ok || w.numbers == nil {
-		return 0, false, nil
-	}
-	want := numberSet(numbers)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.gone != nil {
-		return 0, true, k.gone
-	}
-	n, err := k.rewrite(w.numbers, keys, func(callID string, ns []string) (bool, error) {
-		return calls[callID] || slices.ContainsFunc(ns, func(n string) bool { return want[n] }), nil
-	})
-	w.known = k.keys
-	return n, true, err
-}
-
 // eraseStored is EraseStored's rewrite, under the file's lock (listen's)
 // and k.mu.
 func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (int, error) {
@@ -302,14 +276,19 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 		return 0, err
 	}
 	dir := filepath.Dir(k.path)
-	calls, err := readEraseCalls(dir)
-	if err != nil || upTo <= k.erasedUpTo && calls == nil {
+	req, err := readEraseRequest(dir)
+	if err != nil || upTo <= k.erasedUpTo && req == nil {
 		return 0, err
+	}
+	if req != nil && keys == nil { // a retention's, with nobody in the erased set
+		if keys, err = k.erasure.Keys(context.Background()); err != nil {
+			return 0, err
+		}
 	}
 	n := 0
 	if keys != nil {
 		n, err = k.rewrite(numbers, keys, func(callID string, ns []string) (bool, error) {
-			if calls[callID] {
+			if req.has(callID, ns, keys) {
 				return true, nil
 			}
 			on, err := k.erasure.OnErased(context.Background(), ns)
@@ -323,38 +302,62 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 		return n, fmt.Errorf("writing %s: %w", filepath.Join(dir, DeliveriesErasedFile), err)
 	}
 	k.erasedUpTo = upTo
-	if calls != nil {
-		if err := os.Remove(filepath.Join(dir, EraseCallsFile)); err != nil {
+	if req != nil {
+		if err := os.Remove(filepath.Join(dir, EraseRequestFile)); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
 }
 
-// EraseCallsFile holds, in a state directory, the call ids of the people
-// an erase is erasing, for the listen that holds the deliveries file
-// there: it erases the deliveries that name those calls (and no number
-// of theirs) with the rest, then removes the file. erase waits for that.
-const EraseCallsFile = "deliveries.erase-calls"
+// EraseRequestFile holds, in a state directory, whom an erase or a
+// retention is erasing, for the listen that holds the deliveries file
+// there: the keyed hashes of their numbers and the ids of their calls,
+// never a number. That listen erases their deliveries with the erased
+// set's people, then removes the file; the erase waits for that.
+const EraseRequestFile = "deliveries.erase"
 
-// readEraseCalls reads dir's [EraseCallsFile]; nil when there is none.
-func readEraseCalls(dir string) (map[string]bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, EraseCallsFile))
+// eraseRequest is an [EraseRequestFile].
+type eraseRequest struct {
+	Hashes []string `json:"hashes"` // keyed hashes of the numbers, under the store's first key
+	Calls  []string `json:"calls"`
+	hashes map[string]bool
+	calls  map[string]bool
+}
+
+// has reports whether a delivery naming callID, whose fields hold
+// numbers, is of the people req names. A nil req names nobody.
+func (req *eraseRequest) has(callID string, numbers []string, keys *ErasureKeys) bool {
+	if req == nil {
+		return false
+	}
+	if req.calls[callID] {
+		return true
+	}
+	for _, n := range numbers {
+		if h := keys.Hashes(n); len(h) > 0 && req.hashes[h[0]] {
+			return true
+		}
+	}
+	return false
+}
+
+// readEraseRequest reads dir's [EraseRequestFile]; nil when there is
+// none.
+func readEraseRequest(dir string) (*eraseRequest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, EraseRequestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	var ids []string
+	var req eraseRequest
 	if err == nil {
-		err = json.Unmarshal(b, &ids)
+		err = json.Unmarshal(b, &req)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, EraseCallsFile), err)
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, EraseRequestFile), err)
 	}
-	calls := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		calls[id] = true
-	}
-	return calls, nil
+	req.hashes, req.calls = numberSet(req.Hashes), numberSet(req.Calls)
+	return &req, nil
 }
 
 // rewrite replaces each stored delivery not erased whose numbers (as
@@ -837,10 +840,6 @@ type DeliveryEraseOptions struct {
 	// CallIDs are the calls of the people ([CallIDsOf]): a delivery that
 	// names one is theirs though its fields hold no number of theirs.
 	CallIDs map[string]bool
-	// FailIfHeld fails wrapping [ErrDeliveriesLocked] while a listen
-	// holds the file, rather than wait for it: a retention's, whose
-	// people are not in the erased set that listen erases.
-	FailIfHeld bool
 }
 
 // numberSet returns numbers as a set.
@@ -871,10 +870,11 @@ func eraseDelivery(line []byte, numbers map[string]bool, opts DeliveryEraseOptio
 // delivery that holds one of numbers (E.164, as opts.Numbers reads a
 // delivery's fields) by its erased form ([Delivery.ErasedForm]), and
 // returns how many it replaced. It takes the deliveries lock; while a
-// listen holds it, it waits (opts.Wait) for that listen to erase them
-// itself ([Deliveries.EraseStored]), and otherwise fails wrapping
-// [ErrDeliveriesLocked]. It replaces the file whole by the durable replace (a crash leaves the old
-// file or the new one), then deletes the key index, which the next
+// listen holds it, it asks that listen ([EraseRequestFile]) and waits
+// (opts.Wait) for it to erase them itself ([Deliveries.EraseStored]),
+// and otherwise fails wrapping [ErrDeliveriesLocked]. It replaces the
+// file whole by the durable replace (a crash leaves the old file or the
+// new one), then deletes the key index, which the next
 // listen rebuilds. A file that holds none of the numbers is left as it
 // is, so erasing again changes nothing. A missing file holds nobody.
 func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts DeliveryEraseOptions) (int, error) {
@@ -887,12 +887,14 @@ func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts Deliv
 		return 0, fmt.Errorf("erasing people from %s: no erasure key, or no reading of a delivery's numbers", path)
 	}
 	n, err := eraseDeliveriesFile(dir, path, numbers, opts)
-	if errors.Is(err, ErrDeliveriesLocked) && !opts.FailIfHeld {
-		if len(opts.CallIDs) > 0 {
-			b, _ := json.Marshal(slices.Sorted(maps.Keys(opts.CallIDs)))
-			if err := durable.WriteFile(filepath.Join(dir, EraseCallsFile), b, private.FileMode(dir)); err != nil {
-				return 0, fmt.Errorf("erasing people from %s: %w", path, err)
-			}
+	if errors.Is(err, ErrDeliveriesLocked) {
+		req := eraseRequest{Calls: slices.Sorted(maps.Keys(opts.CallIDs))}
+		for _, n := range numbers {
+			req.Hashes = append(req.Hashes, opts.Keys.Hashes(n)[0])
+		}
+		b, _ := json.Marshal(req)
+		if err := durable.WriteFile(filepath.Join(dir, EraseRequestFile), b, private.FileMode(dir)); err != nil {
+			return 0, fmt.Errorf("erasing people from %s: %w", path, err)
 		}
 		err = s.waitForListen(ctx, opts)
 	}
@@ -904,7 +906,8 @@ func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts Deliv
 
 // waitForListen waits, up to opts.Wait, for the listen that holds the
 // campaign's deliveries file to have erased it as far as the store's
-// erased set reaches now ([DeliveriesErasedFile]).
+// erased set reaches now ([DeliveriesErasedFile]), and the people of
+// the [EraseRequestFile] left for it.
 func (s Files) waitForListen(ctx context.Context, opts DeliveryEraseOptions) error {
 	home, err := s.listHome()
 	if err != nil {
@@ -924,7 +927,7 @@ func (s Files) waitForListen(ctx context.Context, opts DeliveryEraseOptions) err
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		_, calls := os.Stat(filepath.Join(s.top(), EraseCallsFile))
+		_, calls := os.Stat(filepath.Join(s.top(), EraseRequestFile))
 		if upTo, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && upTo >= size && errors.Is(calls, fs.ErrNotExist) {
 			if opts.ByListen != nil {
 				opts.ByListen()
@@ -961,9 +964,9 @@ func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseO
 	if err != nil || n == 0 {
 		return n, err
 	}
-	// The index's keys are the old file's: listen rebuilds it. The call
-	// ids an erase left for a listen that is gone are erased with them.
-	for _, name := range []string{DeliveryKeysFile, EraseCallsFile} {
+	// The index's keys are the old file's: listen rebuilds it. A request
+	// left for a listen that is gone is done with them.
+	for _, name := range []string{DeliveryKeysFile, EraseRequestFile} {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return n, err
 		}

@@ -29,12 +29,18 @@ type EraseOptions struct {
 	// At is when the people were erased, each tombstone's ErasedAt;
 	// now if zero.
 	At time.Time
+	// Retention: the people are erased by a retention, not at their
+	// request; the tombstones say so (Reason [ReasonRetention]).
+	Retention bool
 	// BeforeReplace and AfterReplace, if set, run once the new journal
 	// is written and before it replaces the old one (in PostgreSQL,
 	// before the transaction commits), and once it has; an error from
 	// either stops the erase there, as a crash would. Tests use them.
 	BeforeReplace, AfterReplace func() error
 }
+
+// ReasonRetention is the Reason of a tombstone a retention wrote.
+const ReasonRetention = "retention"
 
 // EraseCounts is what erasing people from a journal changed.
 type EraseCounts struct {
@@ -279,8 +285,12 @@ func (e *eraser) finish() error {
 		if len(hashes) == 0 {
 			return errors.New("the erasure keys gave no hash of a number")
 		}
-		line, err := encodeRecord(&Record{Type: TypeErased, Agent: e.tally.names[c.agent], Hash: hashes[0], N: int(c.n),
-			Attempt: int(en.attempts), Status: string(statusNames[en.status]), ErasedAt: e.opts.At, At: e.ats[en.last]})
+		rec := Record{Type: TypeErased, Agent: e.tally.names[c.agent], Hash: hashes[0], N: int(c.n),
+			Attempt: int(en.attempts), Status: string(statusNames[en.status]), ErasedAt: e.opts.At, At: e.ats[en.last]}
+		if e.opts.Retention {
+			rec.Reason = ReasonRetention
+		}
+		line, err := encodeRecord(&rec)
 		if err != nil {
 			return fmt.Errorf("writing a tombstone: %w", err)
 		}

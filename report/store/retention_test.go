@@ -103,3 +103,43 @@ func TestCallIDsOf(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitByLastClockSetBack: a record written while the clock was set
+// back (a VM restored from a snapshot) makes nobody due who was called
+// within the limit: the split found by searching the journal's order is
+// checked against each contact's own last record.
+func TestSplitByLastClockSetBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JournalFile)
+	j, _ := openJournal(t, path)
+	now := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		phone string
+		at    time.Time
+	}{
+		{"+14155551000", now.Add(-100 * day)}, // due
+		{"+14155551001", now.Add(-1 * day)},   // called yesterday: not due
+		{"+14155551002", now.Add(-400 * day)}, // the clock was set back a year for this one
+		{"+14155551003", now.Add(-1 * day)},   // called yesterday, clock right again
+	} {
+		rec := intent("a", c.phone)
+		rec.At = c.at
+		must(t, j.Append(rec))
+		rec = outcome("a", c.phone, OutcomeSent)
+		rec.At = c.at.Add(time.Minute)
+		must(t, j.Append(rec))
+	}
+	must(t, j.Close())
+	before, since, err := readState(t, path).SplitByLast(now.Add(-90 * day))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"+14155551001", "+14155551003"} {
+		if slices.Contains(before, n) || !slices.Contains(since, n) {
+			t.Errorf("before %v, since %v: %s, called a day ago, is due for a 90-day retention", before, since, n)
+		}
+	}
+	if !slices.Contains(before, "+14155551000") {
+		t.Errorf("before %v: +14155551000, called 100 days ago, is not due", before)
+	}
+}

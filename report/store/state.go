@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Status is a contact's status, in the journal and in the report.
@@ -389,7 +392,10 @@ func (s *State) Lookup(k Key) (Entry, bool) {
 	case TypeIntent:
 		out.Reason = noOutcome
 	case TypeErased:
-		out.Reason = "the person was erased; the contact was " + last.Status
+		out.Reason = "the person was erased at their request; the contact was " + last.Status
+		if last.Reason == ReasonRetention {
+			out.Reason = "erased by the campaign's retention: (last called longer ago than its limit); the contact was " + last.Status
+		}
 		return out, true
 	}
 	if e.attempts > 0 {
@@ -585,14 +591,35 @@ func (s *State) Close() error {
 	return r.Close()
 }
 
+// Erased reports whether the first contact of phone under some agent
+// (occurrence 0) stands erased in the journal, as a tombstone under one
+// of its keyed hashes: the report blanks the number's duplicate rows
+// too.
+func (s *State) Erased(phone string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	hashes := s.hashes(phone)
+	if len(hashes) == 0 {
+		return false
+	}
+	for a := range s.names {
+		for _, h := range hashes {
+			if _, ok := s.entries[contact{phone: h, agent: int32(a)}]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // SplitByLast returns the numbers of the State's contacts (not erased)
 // whose last record is older than cutoff, each once, and the numbers of
 // those with a record since; a number with contacts in both (under two
 // agents) is only in since. Retention erases the first. It sorts the
 // contacts by where their last record is in the journal, which is the
-// order they were written, and reads a few of those records back to find
-// where cutoff falls: the journal's times follow its order (a clock set
-// back between records moves the split by as much).
+// order they were written, reads a few of those records back to find
+// where cutoff falls, and then each contact before it: a record whose
+// clock was set back keeps a contact longer, never erases one sooner.
 func (s *State) SplitByLast(cutoff time.Time) (before, since []string, err error) {
 	type last struct {
 		pos int64
@@ -614,15 +641,30 @@ func (s *State) SplitByLast(cutoff time.Time) (before, since []string, err error
 	if err != nil {
 		return nil, nil, fmt.Errorf("finding the contacts last called before %s: %w", cutoff.Format(time.RFC3339), err)
 	}
+	// The search trusts the journal's order; each contact it finds before
+	// the split is read back, so that one a clock set back misplaced is
+	// never taken for due.
+	var old, late []last
+	for _, c := range contacts[:split] {
+		rec, err := s.readRecord(c.pos, c.key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("finding the contacts last called before %s: %w", cutoff.Format(time.RFC3339), err)
+		}
+		if rec.At.Before(cutoff) {
+			old = append(old, c)
+		} else {
+			late = append(late, c)
+		}
+	}
 	recent := make(map[string]bool, len(contacts)-split)
-	for _, c := range contacts[split:] {
+	for _, c := range slices.Concat(contacts[split:], late) {
 		if !recent[c.key.Phone] {
 			recent[c.key.Phone] = true
 			since = append(since, c.key.Phone)
 		}
 	}
 	seen := map[string]bool{}
-	for _, c := range contacts[:split] {
+	for _, c := range old {
 		if !recent[c.key.Phone] && !seen[c.key.Phone] {
 			seen[c.key.Phone] = true
 			before = append(before, c.key.Phone)
@@ -714,4 +756,70 @@ func eachJournal(ctx context.Context, s Store, fn func(*State) error) error {
 		}
 	}
 	return nil
+}
+
+// FirstRecordAt returns the time of the campaign's first journal record
+// (the earliest of its shards', for a campaign run in shards in files),
+// zero when it has none, reading that record alone: retention, which
+// has nobody to find in a journal younger than its limit, reads it
+// before it replays any.
+func FirstRecordAt(ctx context.Context, s Store) (time.Time, error) {
+	var first time.Time
+	earliest := func(line []byte) error {
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		if first.IsZero() || r.At.Before(first) {
+			first = r.At
+		}
+		return nil
+	}
+	switch s := s.(type) {
+	case Files:
+		journals := []string{s.Journal()}
+		if s.parent == "" {
+			shards, err := ShardsIn(s.Dir)
+			if err != nil {
+				return first, err
+			}
+			for _, sh := range shards {
+				journals = append(journals, ShardFiles(s.Dir, sh[0], sh[1]).Journal())
+			}
+		}
+		for _, path := range journals {
+			f, err := os.Open(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return first, err
+			}
+			var scratch []byte
+			line, _, err := readLine(bufio.NewReader(f), &scratch)
+			f.Close()
+			if len(line) > 0 && line[len(line)-1] == '\n' {
+				if err := earliest(line); err != nil {
+					return first, fmt.Errorf("journal %s, its first line: %w", path, err)
+				}
+			} else if err != nil && !errors.Is(err, io.EOF) {
+				return first, fmt.Errorf("reading journal %s: %w", path, err)
+			}
+		}
+	case *Postgres:
+		var line []byte
+		err := s.pool.QueryRow(ctx, `SELECT line FROM callrun_journal WHERE campaign = $1 ORDER BY id LIMIT 1`, s.campaign).Scan(&line)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return first, nil
+		}
+		if err != nil {
+			return first, s.wrap("reading the journal's first record from", err)
+		}
+		if err := earliest(line); err != nil {
+			return first, fmt.Errorf("the journal's first record in the %s: %w", s.where, err)
+		}
+	default:
+		return first, fmt.Errorf("no journal to read in %s", s)
+	}
+	return first, nil
 }
