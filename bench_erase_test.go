@@ -2,12 +2,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/callrun/callrun/report/store"
+	"github.com/callrun/callrun/report/store/pgtest"
+	"github.com/jackc/pgx/v5"
 )
 
 // BenchmarkErase erases 10,000 people from a store whose campaign has
@@ -152,4 +159,104 @@ func BenchmarkRetention(b *testing.B) {
 			b.ReportMetric(run.rssMiB, c.name+"-peak-RSS-MiB")
 		}
 	}
+}
+
+// BenchmarkErasePostgres is BenchmarkErase with the campaign's state in
+// PostgreSQL (a throwaway cluster on loopback): the journal, call starts,
+// deliveries and do-not-call list of 1,000,000 contacts
+// (CALLRUN_BENCH_ERASE_CONTACTS) copied into their tables, then
+// `callrun erase --file` of a hundredth of them in a process of its own.
+func BenchmarkErasePostgres(b *testing.B) {
+	n := benchEnvInt(b, "CALLRUN_BENCH_ERASE_CONTACTS", 1_000_000)
+	bin := callrunBinary(b)
+	for range b.N {
+		b.StopTimer()
+		dir, people := writeEraseStore(b, n, 0)
+		url := pgtest.URL(b)
+		copyEraseStore(b, url, dir)
+		b.StartTimer()
+		env := append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home"), "BENCH_DATABASE_URL="+url, store.TokenKeyVar+"="+e2eTokenKey)
+		run := benchChild(b, env, bin, "--no-progress", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
+		if want := fmt.Sprintf("Erased %d people", n/100); !strings.Contains(run.out, want) {
+			b.Fatalf("erase did not say %q:\n%s", want, run.out)
+		}
+		area, exch, line := benchPhone(0) // the first erased
+		first := fmt.Sprintf("1%s%d%04d", area, exch, line)
+		for _, table := range []string{"callrun_journal", "callrun_call_starts", "callrun_deliveries", "callrun_do_not_call"} {
+			if rows := pgText(b, url, `SELECT count(*)::text FROM `+table+` t WHERE t::text LIKE '%`+first+`%'`); rows != "0" {
+				b.Fatalf("%s holds the first erased person in %s rows", table, rows)
+			}
+		}
+		b.ReportMetric(run.elapsed.Seconds(), "erase-seconds")
+		b.ReportMetric(run.cpu.Seconds(), "erase-cpu-seconds")
+		b.ReportMetric(run.rssMiB, "peak-RSS-MiB")
+	}
+}
+
+// copyEraseStore moves writeEraseStore's journal, call starts,
+// deliveries and do-not-call list in dir into the tables of the database
+// at url, and points the campaign file at it.
+func copyEraseStore(b *testing.B, url, dir string) {
+	b.Helper()
+	ctx := context.Background()
+	p, err := store.OpenPostgres(ctx, url, "c", 0, 1) // makes the tables
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	lines := func(path string) [][]byte {
+		body, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Remove(path); err != nil {
+			b.Fatal(err)
+		}
+		return bytes.SplitAfter(bytes.TrimSuffix(body, []byte("\n")), []byte("\n"))
+	}
+	state, home := filepath.Join(dir, ".callrun", "c"), filepath.Join(dir, "home")
+	copyRows := func(table string, columns []string, src [][]byte, row func([]byte) []any) {
+		rows := make([][]any, 0, len(src))
+		for _, l := range src {
+			rows = append(rows, row(bytes.TrimSuffix(l, []byte("\n"))))
+		}
+		if _, err := conn.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows)); err != nil {
+			b.Fatalf("copying into %s: %v", table, err)
+		}
+	}
+	copyRows("callrun_journal", []string{"campaign", "line"}, lines(filepath.Join(state, store.JournalFile)), func(l []byte) []any { return []any{"c", string(l)} })
+	type start struct {
+		Number, ID, Campaign, Agent string
+		At                          time.Time
+	}
+	copyRows("callrun_call_starts", []string{"number", "at", "start_id", "campaign", "agent"}, lines(filepath.Join(home, store.CallStartsFileName)), func(l []byte) []any {
+		var s start
+		if err := json.Unmarshal(l, &s); err != nil {
+			b.Fatal(err)
+		}
+		return []any{s.Number, s.At, strings.Replace(s.ID, filepath.Join(state, store.JournalFile), "c shard 0", 1), s.Campaign, s.Agent}
+	})
+	copyRows("callrun_deliveries", []string{"campaign", "key", "received_at", "delivery"}, lines(filepath.Join(state, store.DeliveriesFile)), func(l []byte) []any {
+		var d store.Delivery
+		if err := json.Unmarshal(l, &d); err != nil {
+			b.Fatal(err)
+		}
+		return []any{"c", d.Key, d.At, string(l)}
+	})
+	copyRows("callrun_do_not_call", []string{"number", "at", "source"}, lines(filepath.Join(home, "do-not-call.jsonl")), func(l []byte) []any {
+		var e struct {
+			Number, Source string
+			At             time.Time
+		}
+		if err := json.Unmarshal(l, &e); err != nil {
+			b.Fatal(err)
+		}
+		return []any{e.Number, e.At, e.Source}
+	})
+	appendFile(b, filepath.Join(dir, "c.yaml"), "state: {postgres: \"${BENCH_DATABASE_URL}\"}\n")
 }

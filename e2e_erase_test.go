@@ -338,7 +338,7 @@ func readAudit(t *testing.T, home string) []auditLine {
 }
 
 // pgText runs a query of one text value on the database at db.
-func pgText(t *testing.T, db, sql string) string {
+func pgText(t testing.TB, db, sql string) string {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, db)
