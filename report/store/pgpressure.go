@@ -51,7 +51,7 @@ func (l *pgCallStarts) History(ctx context.Context, number string) ([]CallStart,
 	if err != nil {
 		return nil, err
 	}
-	rows, err := l.p.pool.Query(ctx, `SELECT number, hash, at, start_id, campaign, agent, released FROM callrun_call_starts WHERE number = $1 OR hash = ANY($2) ORDER BY at, id`, number, keys.Hashes(number))
+	rows, err := l.p.pool.Query(ctx, `SELECT number, hash, at, start_id, campaign, agent, released FROM callrun_call_starts WHERE number = $1 OR hash <> '' AND hash = ANY($2) ORDER BY at, id`, number, keys.Hashes(number))
 	if err != nil {
 		return nil, l.p.wrap("reading the call starts from", err)
 	}
@@ -131,7 +131,7 @@ func counted(ctx context.Context, q pgQuerier, p *Postgres, numbers []string, fr
 	if numbers == nil {
 		rows, err = q.Query(ctx, `SELECT number, hash, at FROM callrun_call_starts WHERE NOT released AND at > $1`, from)
 	} else {
-		rows, err = q.Query(ctx, `SELECT number, hash, at FROM callrun_call_starts WHERE (number = ANY($1) OR hash = ANY($3)) AND NOT released AND at > $2`, numbers, from, hashes)
+		rows, err = q.Query(ctx, `SELECT number, hash, at FROM callrun_call_starts WHERE (number = ANY($1) OR hash <> '' AND hash = ANY($3)) AND NOT released AND at > $2`, numbers, from, hashes)
 	}
 	if err != nil {
 		return nil, p.wrap("reading the call starts from", err)
@@ -166,7 +166,7 @@ func conversedWith(ctx context.Context, q pgQuerier, p *Postgres, numbers []stri
 	if numbers == nil {
 		rows, err = q.Query(ctx, `SELECT number || hash, max(at) FROM callrun_conversations WHERE at > $1 GROUP BY 1`, from)
 	} else {
-		rows, err = q.Query(ctx, `SELECT number || hash, max(at) FROM callrun_conversations WHERE (number = ANY($1) OR hash = ANY($3)) AND at > $2 GROUP BY 1`, numbers, from, hashes)
+		rows, err = q.Query(ctx, `SELECT number || hash, max(at) FROM callrun_conversations WHERE (number = ANY($1) OR hash <> '' AND hash = ANY($3)) AND at > $2 GROUP BY 1`, numbers, from, hashes)
 	}
 	if err != nil {
 		return nil, p.wrap("reading the conversations from", err)
@@ -212,7 +212,7 @@ func (l *pgCallStarts) Conversations(ctx context.Context, number string) ([]Conv
 	if err != nil {
 		return nil, err
 	}
-	rows, err := l.p.pool.Query(ctx, `SELECT number, hash, at, campaign, key FROM callrun_conversations WHERE number = $1 OR hash = ANY($2) ORDER BY at, id`, number, keys.Hashes(number))
+	rows, err := l.p.pool.Query(ctx, `SELECT number, hash, at, campaign, key FROM callrun_conversations WHERE number = $1 OR hash <> '' AND hash = ANY($2) ORDER BY at, id`, number, keys.Hashes(number))
 	if err != nil {
 		return nil, l.p.wrap("reading the conversations from", err)
 	}

@@ -823,7 +823,7 @@ WITH u AS (
 ), refused AS (
 	SELECT u.ord, CASE WHEN (SELECT now FROM held) THEN 'h' ELSE 'r' END AS why FROM u WHERE u.phone <> '' AND ((SELECT now FROM held) OR (
 		SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.phone ORDER BY d.id DESC LIMIT 1) OR (
-		u.hashes <> '' AND (SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash = ANY (string_to_array(u.hashes, ' ')) ORDER BY d.id DESC LIMIT 1)))
+		u.hashes <> '' AND (SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash <> '' AND d.hash = ANY (string_to_array(u.hashes, ' ')) ORDER BY d.id DESC LIMIT 1)))
 ), ins AS (
 	INSERT INTO callrun_journal (campaign, line)
 	SELECT $1, u.line FROM u
@@ -1003,7 +1003,7 @@ func (p *Postgres) listedHashed(ctx context.Context, q pgQuerier, numbers []stri
 	}
 	rows, err := q.Query(ctx, `
 SELECT u.n FROM unnest($1::text[], $2::text[]) AS u(h, n)
-WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash = u.h ORDER BY d.id DESC LIMIT 1), false)`, hashes, of)
+WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash <> '' AND d.hash = u.h ORDER BY d.id DESC LIMIT 1), false)`, hashes, of)
 	if err != nil {
 		return err
 	}
