@@ -34,10 +34,11 @@ func BenchmarkErase(b *testing.B) {
 		dir, people := writeEraseStore(b, n, 0)
 		b.StartTimer()
 		env := append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home"))
-		run := benchChild(b, env, bin, "--no-progress", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
+		run := benchChild(b, env, bin, "--no-progress", "--log-level", "debug", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
 		if want := fmt.Sprintf("Erased %d people", n/100); !strings.Contains(run.out, want) {
 			b.Fatalf("erase did not say %q:\n%s", want, run.out)
 		}
+		benchLogSteps(b, run.out)
 		area, exch, line := benchPhone(0) // the first erased
 		first := fmt.Sprintf("1%s%d%04d", area, exch, line)
 		for _, f := range []string{".callrun/c/journal.jsonl", ".callrun/c/deliveries.jsonl", ".callrun/c/report.csv", "home/call-starts.jsonl", "home/do-not-call.jsonl"} {
@@ -176,10 +177,11 @@ func BenchmarkErasePostgres(b *testing.B) {
 		copyEraseStore(b, url, dir)
 		b.StartTimer()
 		env := append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home"), "BENCH_DATABASE_URL="+url, store.TokenKeyVar+"="+e2eTokenKey)
-		run := benchChild(b, env, bin, "--no-progress", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
+		run := benchChild(b, env, bin, "--no-progress", "--log-level", "debug", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
 		if want := fmt.Sprintf("Erased %d people", n/100); !strings.Contains(run.out, want) {
 			b.Fatalf("erase did not say %q:\n%s", want, run.out)
 		}
+		benchLogSteps(b, run.out)
 		area, exch, line := benchPhone(0) // the first erased
 		first := fmt.Sprintf("1%s%d%04d", area, exch, line)
 		for _, table := range []string{"callrun_journal", "callrun_call_starts", "callrun_deliveries", "callrun_do_not_call"} {
@@ -259,4 +261,19 @@ func copyEraseStore(b *testing.B, url, dir string) {
 		return []any{e.Number, e.At, e.Source}
 	})
 	appendFile(b, filepath.Join(dir, "c.yaml"), "state: {postgres: \"${BENCH_DATABASE_URL}\"}\n")
+}
+
+// benchLogSteps logs how long each step of an erase took, from its
+// debug log in out.
+func benchLogSteps(b *testing.B, out string) {
+	b.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		var e struct{ Step, Message string }
+		var took struct {
+			Took float64 `json:"took"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil && e.Message == "erase step" && json.Unmarshal([]byte(l), &took) == nil {
+			b.Logf("%-48s %8.2f s", e.Step, took.Took/1000)
+		}
+	}
 }

@@ -241,7 +241,9 @@ func (j *eraseJob) run(ctx context.Context, steps []eraseStep) error {
 			err = j.o.BeforeStep(s.name)
 		}
 		if err == nil {
+			began := time.Now()
 			err = s.run(j, ctx)
+			j.log.Debug().Str("step", s.name).Dur("took", time.Since(began)).Err(err).Msg("erase step")
 		}
 		if err != nil {
 			if j.audit.By != "" { // it began: it is unfinished
