@@ -1198,26 +1198,6 @@ WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id')
 	return keys, nil
 }
 
-func (r *pgRecords) callIDs(phones map[string]bool) (map[string]bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-	defer cancel()
-	rows, err := r.p.pool.Query(ctx, `
-SELECT line FROM callrun_journal
-WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'phone') = ANY($2)`, r.p.campaign, slices.Collect(maps.Keys(phones)))
-	if err != nil {
-		return nil, r.p.wrap("reading the journal from", err)
-	}
-	ids := map[string]bool{}
-	var line []byte
-	if _, err := pgx.ForEachRow(rows, []any{&line}, func() error {
-		callID(line, phones, ids)
-		return nil
-	}); err != nil {
-		return nil, r.p.wrap("reading the journal from", err)
-	}
-	return ids, nil
-}
-
 // A window: rows a little before the one asked for (a contact's intent
 // comes shortly before its outcome) and the rest after, or the other way
 // round when the lookups go backwards (a sheet sorted the other way).

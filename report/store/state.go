@@ -136,9 +136,6 @@ func EmptyState() *State { return newState("", nil) }
 type recordReader interface {
 	readRecord(pos int64, k Key) (Record, error)
 	callKeys(ids map[string]bool) (map[string]Key, error)
-	// callIDs returns the call ids that the sent calls' outcomes of the
-	// numbers give.
-	callIDs(phones map[string]bool) (map[string]bool, error)
 	Close() error
 }
 
@@ -429,19 +426,6 @@ func (s *State) CallKeys(ids map[string]bool) (map[string]Key, error) {
 	return r.callKeys(ids)
 }
 
-// CallIDsOf returns the call ids the service gave the sent calls to
-// numbers (E.164), as the journal's outcomes say: erase erases the
-// deliveries that name those calls and no number.
-func (s *State) CallIDsOf(numbers []string) (map[string]bool, error) {
-	s.mu.RLock()
-	r := s.recs
-	s.mu.RUnlock()
-	if r == nil || len(numbers) == 0 {
-		return map[string]bool{}, nil
-	}
-	return r.callIDs(numberSet(numbers))
-}
-
 // callID adds the call id of line to ids when line is an outcome of one
 // of phones that names one.
 func callID(line []byte, phones map[string]bool, ids map[string]bool) {
@@ -479,11 +463,6 @@ func callKey(line []byte, ids map[string]bool, keys map[string]Key) {
 func (r *fileRecords) callKeys(ids map[string]bool) (map[string]Key, error) {
 	keys := map[string]Key{}
 	return keys, r.eachLine(func(line []byte) { callKey(line, ids, keys) })
-}
-
-func (r *fileRecords) callIDs(phones map[string]bool) (map[string]bool, error) {
-	ids := map[string]bool{}
-	return ids, r.eachLine(func(line []byte) { callID(line, phones, ids) })
 }
 
 // eachLine calls fn with each whole line of the journal.
@@ -715,17 +694,56 @@ func SplitByLast(ctx context.Context, s Store, cutoff time.Time) (before, since 
 	return before, slices.Sorted(maps.Keys(recent)), nil
 }
 
-// CallIDsOf returns the call ids of the sent calls to numbers in the
-// campaign's journal (each shard's, for a campaign run in shards in
-// files), as [State.CallIDsOf] does.
+// CallIDsOf returns the call ids the service gave the sent calls to
+// numbers (E.164), as the outcomes in the campaign's journal say (each
+// shard's, for a campaign run in shards in files), reading those alone:
+// erase erases the deliveries that name those calls and no number.
 func CallIDsOf(ctx context.Context, s Store, numbers []string) (map[string]bool, error) {
-	ids := map[string]bool{}
-	err := eachJournal(ctx, s, func(st *State) error {
-		got, err := st.CallIDsOf(numbers)
-		maps.Copy(ids, got)
-		return err
-	})
-	return ids, err
+	ids, phones := map[string]bool{}, numberSet(numbers)
+	switch s := s.(type) {
+	case Files:
+		journals := []string{s.Journal()}
+		if s.parent == "" {
+			shards, err := ShardsIn(s.Dir)
+			if err != nil {
+				return nil, err
+			}
+			for _, sh := range shards {
+				journals = append(journals, ShardFiles(s.Dir, sh[0], sh[1]).Journal())
+			}
+		}
+		for _, path := range journals {
+			f, err := os.Open(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			err = (&fileRecords{path: path, f: f}).eachLine(func(line []byte) { callID(line, phones, ids) })
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+		}
+	case *Postgres:
+		rows, err := s.pool.Query(ctx, `
+SELECT line FROM callrun_journal
+WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'phone') = ANY($2)`, s.campaign, numbers)
+		if err != nil {
+			return nil, s.wrap("reading the journal from", err)
+		}
+		var line []byte
+		if _, err := pgx.ForEachRow(rows, []any{&line}, func() error {
+			callID(line, phones, ids)
+			return nil
+		}); err != nil {
+			return nil, s.wrap("reading the journal from", err)
+		}
+	default:
+		return nil, fmt.Errorf("no journal to read in %s", s)
+	}
+	return ids, nil
 }
 
 // eachJournal calls fn with the State of the campaign's journal, or of
