@@ -319,13 +319,15 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 			}
 		}
 		row := ReportRow(f, st, c)
-		if erased.Has(c.Phone) || c.Status == Duplicate && st != nil && st.Erased(c.Phone) {
-			eraseRow(&row)
+		if erased.Has(c.Phone) { // at their request, whatever the journal says
+			eraseRow(&row, ReasonErased)
+		} else if why, ok := duplicateErased(f, st, c); ok {
+			eraseRow(&row, why)
 		}
 		wt := page.explain(c, &row)
 		outcomes.Add(c, &row)
 		if row.Status == string(store.Erased) {
-			eraseRow(&row) // and the deliveries' detail
+			eraseRow(&row, row.Reason) // and the deliveries' detail
 		}
 		sum.Add(row)
 		if wt != nil && !wt.Until.IsZero() && (sum.NextCallAt.IsZero() || wt.Until.Before(sum.NextCallAt)) {
@@ -424,9 +426,8 @@ func ReportRow(f *File, st *store.State, c *Contact) (row report.Row) {
 		return row
 	}
 	if e.Status == store.Erased {
-		row.Status, row.Attempts = string(store.Erased), report.Count(e.Attempts)
-		eraseRow(&row)
-		row.Reason = cmp.Or(e.Reason, row.Reason) // what the contact's status was: nothing of the person
+		row.Attempts = report.Count(e.Attempts)
+		eraseRow(&row, cmp.Or(e.Reason, ReasonErased)) // what the contact's status was: nothing of the person
 		return row
 	}
 	row.Status, row.HTTPStatus, row.Attempts, row.AgentID = string(e.Status), report.HTTPStatus(e.HTTP), report.Count(e.Attempts), e.AgentID
@@ -448,15 +449,30 @@ const ReasonErased = "erased at the person's request: callrun keeps nothing of t
 // number, the name, the e-mail, every mapped field, the consent, the
 // service's answer and the deliveries' detail. The sheet, the row, the
 // agent, the count of attempts and the latest event delivered stay, so
-// that the report still has one row per sheet row and its counts hold.
-func eraseRow(row *report.Row) {
-	reason := ReasonErased
-	if row.Status == string(store.Erased) && row.Reason != "" { // the journal's tombstone said why
-		reason = row.Reason
-	}
+// that the report still has one row per sheet row and its counts hold;
+// why says why the person was erased.
+func eraseRow(row *report.Row, why string) {
 	*row = report.Row{Sheet: row.Sheet, Row: row.Row, Agent: row.Agent, Status: string(store.Erased),
-		Reason: reason, Attempts: row.Attempts, Extra: make([]string, len(row.Extra)), Outcome: row.Outcome}
+		Reason: why, Attempts: row.Attempts, Extra: make([]string, len(row.Extra)), Outcome: row.Outcome}
 	row.Outcome.Detail = ""
+}
+
+// duplicateErased reports whether duplicate row c stands for a contact
+// the journal holds erased, and why: the row repeats a number, and is
+// blanked as the contact it repeats is (a retention's, whose people are
+// in no erased set).
+func duplicateErased(f *File, st *store.State, c *Contact) (string, bool) {
+	if c.Status != Duplicate || st == nil {
+		return "", false
+	}
+	key, ok := SettledKey(f, st, c)
+	if status, _ := st.Status(key); !ok || status != store.Erased {
+		return "", false
+	}
+	if e, ok := st.Lookup(key); ok {
+		return cmp.Or(e.Reason, ReasonErased), true
+	}
+	return "", false
 }
 
 // reportPage gathers what report.html shows of each contact.

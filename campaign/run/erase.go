@@ -202,6 +202,9 @@ type RetainOptions struct {
 type Retained struct {
 	People  int            // people last called before the limit, erased
 	Records map[string]int // records changed, by step
+	// Unreached are the campaigns' states the retention could not reach,
+	// which may still hold them, said for people.
+	Unreached []string
 }
 
 // Retain erases the data of the people last called longer ago than the
@@ -217,7 +220,7 @@ func Retain(ctx context.Context, log zerolog.Logger, o RetainOptions, out io.Wri
 	if errors.Is(err, errNobodyDue) {
 		err = nil
 	}
-	return Retained{People: len(j.numbers), Records: j.audit.Records}, err
+	return Retained{People: len(j.numbers), Records: j.audit.Records, Unreached: j.unreached}, err
 }
 
 // run runs the steps in order.
@@ -333,15 +336,17 @@ func (j *eraseJob) findDue(ctx context.Context) error {
 }
 
 // allYoungerThan reports whether every world's journal began at or
-// after cutoff: then nobody in it was last called before, and no journal
-// need be read.
+// after cutoff, and not after now: then nobody in it was last called
+// before, and no journal need be read.
 func (j *eraseJob) allYoungerThan(ctx context.Context, cutoff time.Time) (bool, error) {
 	for _, w := range j.worlds {
 		first, err := store.FirstRecordAt(ctx, w.store)
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", w, err)
 		}
-		if !first.IsZero() && first.Before(cutoff) {
+		// A first record after now was written by a clock set ahead: it
+		// says nothing of the journal's age.
+		if !first.IsZero() && (first.Before(cutoff) || first.After(j.at)) {
 			return false, nil
 		}
 	}
@@ -445,7 +450,19 @@ func (j *eraseJob) openStores(ctx context.Context) (err error) {
 			return Busy(fmt.Errorf("%w: %s holds %s (%s): erase when it ends; nothing was erased", store.ErrLocked, holders[0], w, w.store.ReportDir()))
 		}
 	}
-	return nil
+	// An opt-out held on the store is found its person through the
+	// journal's calls: erasing first would lose whom to list.
+	list := func(w *eraseWorld) (store.DoNotCallList, error) { return w.store.DoNotCall() }
+	return eachPart(j, list, func(_ *eraseWorld, list store.DoNotCallList) error {
+		holds, err := list.Held(ctx)
+		if err != nil {
+			return err
+		}
+		if len(holds) > 0 {
+			return fmt.Errorf("%w: resolve it first (callrun outcomes resolve): it is matched to its person through the records erasing would remove; nothing was erased", &store.OptOutHeldError{Holds: holds, Where: list.String()})
+		}
+		return nil
+	})
 }
 
 // begin marks each state directory's erase begun, and writes the
@@ -464,7 +481,7 @@ func (j *eraseJob) begin(context.Context) error {
 	}
 	j.audit = eraseAudit{At: j.at, By: whoErases(), Campaign: j.f.Name, Why: "erase", People: len(j.numbers), AllowContact: j.o.AllowContact, Records: map[string]int{}}
 	if j.retain != nil {
-		j.audit.Why, j.audit.OlderThan = "retention", j.retain.OlderThan.String()
+		j.audit.Why, j.audit.OlderThan = "retention", formatAge(j.retain.OlderThan)
 	}
 	return j.writeAudit()
 }
@@ -595,6 +612,14 @@ func (j *eraseJob) reaches(c store.Caller) bool {
 	return false
 }
 
+// formatAge says an age as ParseAge reads it: 90d rather than 2160h0m0s.
+func formatAge(d time.Duration) string {
+	if day := 24 * time.Hour; d%day == 0 {
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	}
+	return d.String()
+}
+
 // sameDir reports whether two paths name one directory.
 func sameDir(a, b string) bool {
 	a, errA := filepath.Abs(a)
@@ -667,8 +692,9 @@ func (j *eraseJob) eraseList(ctx context.Context) error {
 			return err
 		}
 		j.audit.Records["do_not_call"] += n.Added + n.Replaced
-		j.changed = j.changed || n.Added+n.Replaced > 0
-		j.say(list, "%d entries hashed, %d people put on it as a hash", n.Replaced, n.Added)
+		j.audit.Records["opt_out_holds"] += n.Holds
+		j.changed = j.changed || n.Added+n.Replaced+n.Holds > 0
+		j.say(list, "%d entries hashed, %d people put on it as a hash, %d opt-out holds' words that named them blanked", n.Replaced, n.Added, n.Holds)
 		return nil
 	})
 }
@@ -832,7 +858,7 @@ func (j *eraseJob) finishAudit(context.Context) error {
 	}
 	if j.retain != nil {
 		fmt.Fprintf(j.out, "Erased the data of %s last called before %s (older than %s) from %d campaign state(s) on the store of campaign %s; the do-not-call list is as it was. The audit is in %s.\n",
-			people, j.at.Add(-j.retain.OlderThan).Format("2006-01-02"), j.retain.OlderThan, len(j.worlds), j.f.Name, auditPath())
+			people, j.at.Add(-j.retain.OlderThan).Format("2006-01-02"), formatAge(j.retain.OlderThan), len(j.worlds), j.f.Name, auditPath())
 	} else {
 		fmt.Fprintf(j.out, "Erased %s from %d campaign state(s) on the store of campaign %s. The audit is in %s.\n", people, len(j.worlds), j.f.Name, auditPath())
 	}

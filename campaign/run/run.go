@@ -188,8 +188,9 @@ func (j *job) applyRetention(ctx context.Context) error {
 		return nil
 	}
 	got, err := Retain(ctx, j.log, RetainOptions{Path: j.o.Path, Now: j.o.Now}, io.Discard)
-	if errors.Is(err, store.ErrLocked) {
-		j.log.Warn().Err(err).Msg("retention: put off to the next run, as another run holds the store; the next run, or callrun erase --older-than, erases them")
+	var held *store.OptOutHeldError
+	if errors.Is(err, store.ErrLocked) || errors.As(err, &held) {
+		j.log.Warn().Err(err).Msg("retention: put off to the next run; the next run, or callrun erase --older-than, erases them")
 		return nil
 	}
 	if err != nil {
@@ -209,6 +210,9 @@ func logRetained(log zerolog.Logger, f *campaign.File, got Retained) {
 		ev = ev.Int(step, got.Records[step])
 	}
 	ev.Msgf("retention: erased the data of %d people last called more than %s ago (the do-not-call list is as it was)", got.People, f.Retention)
+	for _, where := range got.Unreached {
+		log.Warn().Str("campaign", f.Name).Msg("retention: not reached, and may still hold them: " + where)
+	}
 }
 
 // openStore opens the campaign's store and takes the run lock. A run

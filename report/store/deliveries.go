@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -276,7 +278,7 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 		return 0, err
 	}
 	dir := filepath.Dir(k.path)
-	req, err := readEraseRequest(dir)
+	req, read, err := readEraseRequests(dir)
 	if err != nil || upTo <= k.erasedUpTo && req == nil {
 		return 0, err
 	}
@@ -302,20 +304,22 @@ func (k *fileDeliveries) eraseStored(numbers func(map[string]string) []string) (
 		return n, fmt.Errorf("writing %s: %w", filepath.Join(dir, DeliveriesErasedFile), err)
 	}
 	k.erasedUpTo = upTo
-	if req != nil {
-		if err := os.Remove(filepath.Join(dir, EraseRequestFile)); err != nil {
+	for _, path := range read { // those it read: one written since waits for the next look
+		if err := os.Remove(path); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
 }
 
-// EraseRequestFile holds, in a state directory, whom an erase or a
-// retention is erasing, for the listen that holds the deliveries file
-// there: the keyed hashes of their numbers and the ids of their calls,
-// never a number. That listen erases their deliveries with the erased
-// set's people, then removes the file; the erase waits for that.
-const EraseRequestFile = "deliveries.erase"
+// EraseRequestFile begins the names of the files that say, in a state
+// directory, whom an erase or a retention is erasing, for the listen
+// that holds the deliveries file there: the keyed hashes of their
+// numbers and the ids of their calls, never a number. Each erase writes
+// its own (the name goes on with a random part); that listen erases
+// their deliveries with the erased set's people, then removes the
+// requests it read; the erase waits for its own to go.
+const EraseRequestFile = "deliveries.erase."
 
 // eraseRequest is an [EraseRequestFile].
 type eraseRequest struct {
@@ -342,22 +346,28 @@ func (req *eraseRequest) has(callID string, numbers []string, keys *ErasureKeys)
 	return false
 }
 
-// readEraseRequest reads dir's [EraseRequestFile]; nil when there is
-// none.
-func readEraseRequest(dir string) (*eraseRequest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, EraseRequestFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// readEraseRequests reads dir's requests ([EraseRequestFile]) as one,
+// and the paths it read; nil when there is none.
+func readEraseRequests(dir string) (*eraseRequest, []string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, EraseRequestFile+"*"))
+	if err != nil || len(paths) == 0 {
+		return nil, nil, err
 	}
-	var req eraseRequest
-	if err == nil {
-		err = json.Unmarshal(b, &req)
+	var all eraseRequest
+	for _, path := range paths {
+		var req eraseRequest
+		b, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(b, &req)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		all.Hashes = append(all.Hashes, req.Hashes...)
+		all.Calls = append(all.Calls, req.Calls...)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, EraseRequestFile), err)
-	}
-	req.hashes, req.calls = numberSet(req.Hashes), numberSet(req.Calls)
-	return &req, nil
+	all.hashes, all.calls = numberSet(all.Hashes), numberSet(all.Calls)
+	return &all, paths, nil
 }
 
 // rewrite replaces each stored delivery not erased whose numbers (as
@@ -893,10 +903,14 @@ func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts Deliv
 			req.Hashes = append(req.Hashes, opts.Keys.Hashes(n)[0])
 		}
 		b, _ := json.Marshal(req)
-		if err := durable.WriteFile(filepath.Join(dir, EraseRequestFile), b, private.FileMode(dir)); err != nil {
+		mine := filepath.Join(dir, EraseRequestFile+randomSuffix())
+		if err := durable.WriteFile(mine, b, private.FileMode(dir)); err != nil {
 			return 0, fmt.Errorf("erasing people from %s: %w", path, err)
 		}
-		err = s.waitForListen(ctx, opts)
+		n, err = s.waitForListen(ctx, mine, func() (int, error) { return eraseDeliveriesFile(dir, path, numbers, opts) }, opts)
+		if rerr := os.Remove(mine); err == nil && rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = rerr
+		}
 	}
 	if err != nil {
 		return n, fmt.Errorf("erasing people from %s: %w", path, err)
@@ -906,18 +920,19 @@ func (s Files) EraseDeliveries(ctx context.Context, numbers []string, opts Deliv
 
 // waitForListen waits, up to opts.Wait, for the listen that holds the
 // campaign's deliveries file to have erased it as far as the store's
-// erased set reaches now ([DeliveriesErasedFile]), and the people of
-// the [EraseRequestFile] left for it.
-func (s Files) waitForListen(ctx context.Context, opts DeliveryEraseOptions) error {
+// erased set reaches now ([DeliveriesErasedFile]) and removed the
+// request mine; or for the file's lock to come free (it was another
+// erase's, or listen stopped), when rewrite erases them itself.
+func (s Files) waitForListen(ctx context.Context, mine string, rewrite func() (int, error), opts DeliveryEraseOptions) (int, error) {
 	home, err := s.listHome()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var size int64 // the erased set's length: 0, none erased
 	if fi, err := os.Stat(filepath.Join(home, ErasedFileName)); err == nil {
 		size = fi.Size()
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return 0, err
 	}
 	wait := cmp.Or(opts.Wait, 30*time.Second)
 	ack := filepath.Join(s.top(), DeliveriesErasedFile)
@@ -925,24 +940,34 @@ func (s Files) waitForListen(ctx context.Context, opts DeliveryEraseOptions) err
 	for {
 		b, err := os.ReadFile(ack)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return 0, err
 		}
-		_, calls := os.Stat(filepath.Join(s.top(), EraseRequestFile))
-		if upTo, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && upTo >= size && errors.Is(calls, fs.ErrNotExist) {
+		_, gone := os.Stat(mine)
+		if upTo, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err == nil && upTo >= size && errors.Is(gone, fs.ErrNotExist) {
 			if opts.ByListen != nil {
 				opts.ByListen()
 			}
-			return nil
+			return 0, nil
+		}
+		if n, err := rewrite(); !errors.Is(err, ErrDeliveriesLocked) {
+			return n, err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: %s, and it has not erased them in %s; a running listen erases them within seconds: run erase again (or stop listen first)", ErrDeliveriesLocked, s.top(), wait)
+			return 0, fmt.Errorf("%w: %s, and it has not erased them in %s; a running listen erases them within seconds: run erase again (or stop listen first)", ErrDeliveriesLocked, s.top(), wait)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// randomSuffix is a random name part, for an erase's request.
+func randomSuffix() string {
+	b := make([]byte, 8)
+	rand.Read(b) //nolint:errcheck // crypto/rand does not fail
+	return hex.EncodeToString(b)
 }
 
 // eraseDeliveriesFile is EraseDeliveries' rewrite of the deliveries file
@@ -964,12 +989,9 @@ func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseO
 	if err != nil || n == 0 {
 		return n, err
 	}
-	// The index's keys are the old file's: listen rebuilds it. A request
-	// left for a listen that is gone is done with them.
-	for _, name := range []string{DeliveryKeysFile, EraseRequestFile} {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return n, err
-		}
+	// The index's keys are the old file's: listen rebuilds it.
+	if err := os.Remove(filepath.Join(dir, DeliveryKeysFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return n, err
 	}
 	if opts.AfterReplace != nil {
 		if err := opts.AfterReplace(); err != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -24,6 +26,7 @@ type EraseDoNotCallOptions struct {
 type DoNotCallEraseCounts struct {
 	Added    int // hashed additions of people who were not on the list
 	Replaced int // entries whose number was replaced by its keyed hash
+	Holds    int // opt-out holds whose reason or note named them, blanked
 }
 
 // EraseDoNotCall erases the people whose E.164 numbers are in numbers
@@ -82,7 +85,19 @@ func (l *DoNotCallFile) EraseDoNotCall(ctx context.Context, numbers []string, op
 			}
 		}
 		var err error
-		n.Replaced, err = l.replaceNumbers(hash, opts.EraseOptions)
+		if n.Replaced, err = l.replaceNumbers(hash, opts.EraseOptions); err != nil {
+			return err
+		}
+		n.Holds, err = hashLines(filepath.Join(l.dir, OptOutHoldsFileName), func(line []byte) ([]byte, error) {
+			var h OptOutHold
+			if err := json.Unmarshal(line, &h); err != nil {
+				return nil, fmt.Errorf("not an opt-out hold: %w", err)
+			}
+			if !eraseHold(&h, numbers) {
+				return nil, nil
+			}
+			return json.Marshal(h)
+		}, EraseOptions{})
 		return err
 	})
 	if err != nil {
@@ -119,4 +134,48 @@ func (l *DoNotCallFile) replaceNumbers(hash map[string]string, opts EraseOptions
 		return replaced, fmt.Errorf("indexing the list: %w", err)
 	}
 	return replaced, l.checkHashes()
+}
+
+// heldErased is the reason and note of an opt-out hold that named an
+// erased person, in place of their words.
+const heldErased = "(erased: it named a person erased from the store)"
+
+// eraseHold blanks the reason and note of hold h when either mentions
+// one of numbers (E.164), in any form whose digits hold the number with
+// or without its country code; it reports whether it did.
+func eraseHold(h *OptOutHold, numbers []string) bool {
+	if !mentionsAny(h.Reason, numbers) && !mentionsAny(h.Note, numbers) {
+		return false
+	}
+	if h.Reason != "" {
+		h.Reason = heldErased
+	}
+	if h.Note != "" {
+		h.Note = heldErased
+	}
+	return true
+}
+
+// mentionsAny reports whether text's digits, read as one run, hold one
+// of numbers' digits, or those after a country code of one to three
+// digits, if at least seven remain.
+func mentionsAny(text string, numbers []string) bool {
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, text)
+	if len(digits) < 7 {
+		return false
+	}
+	for _, n := range numbers {
+		d := strings.TrimPrefix(n, "+")
+		for cc := 0; cc <= 3 && len(d)-cc >= 7; cc++ {
+			if strings.Contains(digits, d[cc:]) {
+				return true
+			}
+		}
+	}
+	return false
 }

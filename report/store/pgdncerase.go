@@ -59,6 +59,29 @@ FROM unnest($1::text[], $2::text[]) AS u(n, h) WHERE d.number = u.n`, numbers, h
 			return err
 		}
 		n.Replaced = int(tag.RowsAffected())
+		rows, err := tx.Query(ctx, `SELECT id, reason, note FROM callrun_opt_out_holds WHERE reason <> '' OR note <> ''`)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		var id int64
+		var h OptOutHold
+		if _, err := pgx.ForEachRow(rows, []any{&id, &h.Reason, &h.Note}, func() error {
+			if eraseHold(&h, numbers) {
+				ids = append(ids, id)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			if _, err := tx.Exec(ctx, `
+UPDATE callrun_opt_out_holds SET reason = CASE WHEN reason = '' THEN '' ELSE $2 END, note = CASE WHEN note = '' THEN '' ELSE $2 END
+WHERE id = ANY($1)`, ids, heldErased); err != nil {
+				return err
+			}
+			n.Holds = len(ids)
+		}
 		return nil
 	})
 	if err != nil {

@@ -30,7 +30,7 @@ func (l *pgCallStarts) Compact(time.Time) (int, int, error) { return 0, 0, nil }
 
 // Callers reads the campaigns and shards of the table's starts.
 func (l *pgCallStarts) Callers(ctx context.Context) ([]Caller, error) {
-	rows, err := l.p.pool.Query(ctx, `SELECT DISTINCT campaign, coalesce(substring(start_id from '^(.* shard -?[0-9]+) '), '') FROM callrun_call_starts WHERE NOT released ORDER BY 1, 2`)
+	rows, err := l.p.pool.Query(ctx, `SELECT DISTINCT campaign, coalesce(substring(start_id from '^(.* shard -?[0-9]+) '), '') FROM callrun_call_starts WHERE campaign <> '' ORDER BY 1, 2`)
 	if err != nil {
 		return nil, l.p.wrap("reading the campaigns of the call starts in", err)
 	}

@@ -570,27 +570,6 @@ func (s *State) Close() error {
 	return r.Close()
 }
 
-// Erased reports whether the first contact of phone under some agent
-// (occurrence 0) stands erased in the journal, as a tombstone under one
-// of its keyed hashes: the report blanks the number's duplicate rows
-// too.
-func (s *State) Erased(phone string) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	hashes := s.hashes(phone)
-	if len(hashes) == 0 {
-		return false
-	}
-	for a := range s.names {
-		for _, h := range hashes {
-			if _, ok := s.entries[contact{phone: h, agent: int32(a)}]; ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // SplitByLast returns the numbers of the State's contacts (not erased)
 // whose last record is older than cutoff, each once, and the numbers of
 // those with a record since; a number with contacts in both (under two
