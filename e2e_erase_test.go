@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
@@ -566,46 +567,62 @@ func TestEraseAgainAfterAnUnfinishedOne(t *testing.T) {
 	}
 }
 
-// TestEraseNamesUnrecordedCampaigns: a campaign that started calls on
-// the store before callrun recorded campaigns (its record removed here)
-// is named, with its journal, as one erase did not reach; the campaigns
-// it reached are not.
+// TestEraseNamesUnrecordedCampaigns: campaigns that started calls on
+// the store before callrun recorded campaigns (their records removed
+// here), one of them with every call start refused by the service, are
+// named, with their journals, as ones erase did not reach; the campaign
+// it reached is not.
 func TestEraseNamesUnrecordedCampaigns(t *testing.T) {
 	for _, kind := range e2eStores {
 		t.Run(kind, func(t *testing.T) {
 			db := e2eDatabase(t, kind)
 			srv, _ := erasureCampaign(t, db)
 			on := campaignsOnOneStore(t, srv.URL, db)
-			spring, autumn := on("spring", ""), on("autumn", "pressure: {off: true}\n")
+			spring, autumn, winter := on("spring", ""), on("autumn", "pressure: {off: true}\n"), on("winter", "pressure: {off: true}\n")
 			const a = "+14155550172"
-			for _, p := range []string{spring, autumn} {
+			for _, p := range []string{spring, autumn, winter} {
 				writePeople(t, filepath.Dir(p), a)
-				if code, out := runAppOut(t, "run", p); code != 0 {
+				if p == winter {
+					srv.SetFaults(sandbox.Faults{Share200Error: 1})
+				}
+				code, out := runAppOut(t, "run", p)
+				if p != winter && code != 0 {
 					t.Fatalf("run of %s: exit %d\n%s", p, code, out)
 				}
 			}
-			if db == "" {
-				places := filepath.Join(os.Getenv("CALLRUN_HOME"), store.PlacesFileName)
-				body, err := os.ReadFile(places)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var kept []string
-				for _, line := range strings.SplitAfter(string(body), "\n") {
-					if !strings.Contains(line, `"autumn"`) {
-						kept = append(kept, line)
-					}
-				}
-				if err := os.WriteFile(places, []byte(strings.Join(kept, "")), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				pgText(t, db, `WITH d AS (DELETE FROM callrun_report_dirs WHERE campaign = 'autumn' RETURNING 1) SELECT count(*)::text FROM d`)
-			}
+			srv.SetFaults(sandbox.Faults{})
+			unrecord(t, db, "autumn")
+			unrecord(t, db, "winter")
 			code, out := runAppOut(t, "erase", spring, a)
-			if code != 0 || !strings.Contains(out, `campaign "autumn" (its journal`) || strings.Contains(out, `campaign "spring" (its journal`) {
-				t.Errorf("erase: exit %d; want autumn named as not reached, spring not:\n%s", code, out)
+			if code != 0 || !strings.Contains(out, `campaign "autumn" (its journal`) || !strings.Contains(out, `campaign "winter" (its journal`) ||
+				strings.Contains(out, `campaign "spring" (its journal`) {
+				t.Errorf("erase: exit %d; want autumn and winter named as not reached, spring not:\n%s", code, out)
 			}
 		})
+	}
+}
+
+// unrecord removes campaign's records from the store (db, "": files in
+// CALLRUN_HOME), as if it had last run before callrun recorded
+// campaigns.
+func unrecord(t *testing.T, db, campaign string) {
+	t.Helper()
+	if db != "" {
+		pgText(t, db, `WITH d AS (DELETE FROM callrun_report_dirs WHERE campaign = '`+campaign+`' RETURNING 1) SELECT count(*)::text FROM d`)
+		return
+	}
+	places := filepath.Join(os.Getenv("CALLRUN_HOME"), store.PlacesFileName)
+	body, err := os.ReadFile(places)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, line := range strings.SplitAfter(string(body), "\n") {
+		if !strings.Contains(line, `"`+campaign+`"`) {
+			kept = append(kept, line)
+		}
+	}
+	if err := os.WriteFile(places, []byte(strings.Join(kept, "")), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

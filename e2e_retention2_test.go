@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 )
@@ -81,42 +80,6 @@ func TestDuplicateOfACalledPersonNotBlanked(t *testing.T) {
 	}
 	if seen != 2 {
 		t.Errorf("%d rows of third.csv in the report; want 2", seen)
-	}
-}
-
-// TestEraseNamesUnrecordedRefusedCampaign: a campaign that ran before
-// callrun recorded campaigns (its record removed here), whose call
-// starts the service all refused, still holds A in its journal and
-// report: erase names it, with files and PostgreSQL alike.
-func TestEraseNamesUnrecordedRefusedCampaign(t *testing.T) {
-	for _, kind := range e2eStores {
-		t.Run(kind, func(t *testing.T) {
-			db := e2eDatabase(t, kind)
-			srv, _ := erasureCampaign(t, db)
-			on := campaignsOnOneStore(t, srv.URL, db)
-			spring, autumn := on("spring", ""), on("autumn", "pressure: {off: true}\n")
-			const a = "+14155550172"
-			writePeople(t, filepath.Dir(spring), a)
-			writePeople(t, filepath.Dir(autumn), a)
-			if code, out := runAppOut(t, "run", spring); code != 0 {
-				t.Fatalf("run of spring: exit %d\n%s", code, out)
-			}
-			srv.SetFaults(sandbox.Faults{Share200Error: 1})
-			code, out := runAppOut(t, "run", autumn)
-			srv.SetFaults(sandbox.Faults{})
-			t.Logf("autumn, every start refused: exit %d\n%s", code, out)
-			if db == "" {
-				unrecord(t, `"autumn"`)
-			} else {
-				t.Logf("autumn's starts: %s", pgText(t, db, `SELECT coalesce(string_agg(released::text, ','), '') FROM callrun_call_starts WHERE campaign = 'autumn'`))
-				t.Logf("autumn's journal rows: %s", pgText(t, db, `SELECT count(*)::text FROM callrun_journal WHERE campaign = 'autumn'`))
-				pgText(t, db, `WITH d AS (DELETE FROM callrun_report_dirs WHERE campaign = 'autumn' RETURNING 1) SELECT count(*)::text FROM d`)
-			}
-			code, out = runAppOut(t, "erase", spring, a)
-			if code != 0 || !strings.Contains(out, `campaign "autumn" (its journal`) {
-				t.Errorf("erase: exit %d; want autumn, whose journal holds A, named as not reached:\n%s", code, out)
-			}
-		})
 	}
 }
 
@@ -363,27 +326,6 @@ func TestErasedAfterRetentionSaysRequest(t *testing.T) {
 		if row["status"] != string(store.Erased) || strings.Contains(row["reason"], "retention") {
 			t.Errorf("%s row %s, X's, erased at X's request after the retention: status %s, reason %q; want it to say X asked", row["sheet"], row["row"], row["status"], row["reason"])
 		}
-	}
-}
-
-// unrecord removes from CALLRUN_HOME's record of campaigns the
-// lines that hold match, as if they had run before callrun recorded
-// campaigns.
-func unrecord(t *testing.T, match string) {
-	t.Helper()
-	places := filepath.Join(os.Getenv("CALLRUN_HOME"), store.PlacesFileName)
-	body, err := os.ReadFile(places)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var kept []string
-	for _, line := range strings.SplitAfter(string(body), "\n") {
-		if !strings.Contains(line, match) {
-			kept = append(kept, line)
-		}
-	}
-	if err := os.WriteFile(places, []byte(strings.Join(kept, "")), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -681,17 +681,12 @@ func CallIDsOf(ctx context.Context, s Store, numbers []string) (map[string]bool,
 	ids, phones := map[string]bool{}, numberSet(numbers)
 	switch s := s.(type) {
 	case Files:
-		journals := []string{s.Journal()}
-		if s.parent == "" {
-			shards, err := ShardsIn(s.Dir)
-			if err != nil {
-				return nil, err
-			}
-			for _, sh := range shards {
-				journals = append(journals, ShardFiles(s.Dir, sh[0], sh[1]).Journal())
-			}
+		journals, err := s.journals()
+		if err != nil {
+			return nil, err
 		}
-		for _, path := range journals {
+		for _, j := range journals {
+			path := j.Journal()
 			f, err := os.Open(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -729,16 +724,14 @@ WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'phone') =
 // each shard's for a campaign run in shards in files, closing each.
 func eachJournal(ctx context.Context, s Store, fn func(*State) error) error {
 	journals := []Store{s}
-	if f, ok := s.(Files); ok && f.parent == "" {
-		shards, err := ShardsIn(f.Dir)
+	if f, ok := s.(Files); ok {
+		shards, err := f.journals()
 		if err != nil {
 			return err
 		}
-		if len(shards) > 0 {
-			journals = nil
-		}
+		journals = nil
 		for _, sh := range shards {
-			journals = append(journals, ShardFiles(f.Dir, sh[0], sh[1]))
+			journals = append(journals, sh)
 		}
 	}
 	for _, j := range journals {
@@ -774,17 +767,12 @@ func FirstRecordAt(ctx context.Context, s Store) (time.Time, error) {
 	}
 	switch s := s.(type) {
 	case Files:
-		journals := []string{s.Journal()}
-		if s.parent == "" {
-			shards, err := ShardsIn(s.Dir)
-			if err != nil {
-				return first, err
-			}
-			for _, sh := range shards {
-				journals = append(journals, ShardFiles(s.Dir, sh[0], sh[1]).Journal())
-			}
+		journals, err := s.journals()
+		if err != nil {
+			return first, err
 		}
-		for _, path := range journals {
+		for _, j := range journals {
+			path := j.Journal()
 			f, err := os.Open(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -819,4 +807,22 @@ func FirstRecordAt(ctx context.Context, s Store) (time.Time, error) {
 		return first, fmt.Errorf("no journal to read in %s", s)
 	}
 	return first, nil
+}
+
+// journals returns the Files whose journals are the campaign's: each
+// shard's, for the whole campaign's Files of a campaign run in shards,
+// else s itself.
+func (s Files) journals() ([]Files, error) {
+	if s.parent != "" {
+		return []Files{s}, nil
+	}
+	shards, err := ShardsIn(s.Dir)
+	if err != nil || len(shards) == 0 {
+		return []Files{s}, err
+	}
+	out := make([]Files, len(shards))
+	for i, sh := range shards {
+		out[i] = ShardFiles(s.Dir, sh[0], sh[1])
+	}
+	return out, nil
 }
