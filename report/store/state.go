@@ -681,24 +681,11 @@ func CallIDsOf(ctx context.Context, s Store, numbers []string) (map[string]bool,
 	ids, phones := map[string]bool{}, numberSet(numbers)
 	switch s := s.(type) {
 	case Files:
-		journals, err := s.journals()
+		err := s.eachJournalFile(func(path string, f *os.File) error {
+			return (&fileRecords{path: path, f: f}).eachLine(func(line []byte) { callID(line, phones, ids) })
+		})
 		if err != nil {
 			return nil, err
-		}
-		for _, j := range journals {
-			path := j.Journal()
-			f, err := os.Open(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			err = (&fileRecords{path: path, f: f}).eachLine(func(line []byte) { callID(line, phones, ids) })
-			f.Close()
-			if err != nil {
-				return nil, err
-			}
 		}
 	case *Postgres:
 		rows, err := s.pool.Query(ctx, `
@@ -767,29 +754,20 @@ func FirstRecordAt(ctx context.Context, s Store) (time.Time, error) {
 	}
 	switch s := s.(type) {
 	case Files:
-		journals, err := s.journals()
-		if err != nil {
-			return first, err
-		}
-		for _, j := range journals {
-			path := j.Journal()
-			f, err := os.Open(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return first, err
-			}
+		err := s.eachJournalFile(func(path string, f *os.File) error {
 			var scratch []byte
 			line, _, err := readLine(bufio.NewReader(f), &scratch)
-			f.Close()
 			if len(line) > 0 && line[len(line)-1] == '\n' {
 				if err := earliest(line); err != nil {
-					return first, fmt.Errorf("journal %s, its first line: %w", path, err)
+					return fmt.Errorf("journal %s, its first line: %w", path, err)
 				}
 			} else if err != nil && !errors.Is(err, io.EOF) {
-				return first, fmt.Errorf("reading journal %s: %w", path, err)
+				return fmt.Errorf("reading journal %s: %w", path, err)
 			}
+			return nil
+		})
+		if err != nil {
+			return first, err
 		}
 	case *Postgres:
 		var line []byte
@@ -825,4 +803,29 @@ func (s Files) journals() ([]Files, error) {
 		out[i] = ShardFiles(s.Dir, sh[0], sh[1])
 	}
 	return out, nil
+}
+
+// eachJournalFile calls fn with each of the campaign's journal files
+// ([Files.journals]) that exists, open for reading, and closes it.
+func (s Files) eachJournalFile(fn func(path string, f *os.File) error) error {
+	journals, err := s.journals()
+	if err != nil {
+		return err
+	}
+	for _, j := range journals {
+		path := j.Journal()
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = fn(path, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
