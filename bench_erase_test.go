@@ -33,14 +33,7 @@ func BenchmarkErase(b *testing.B) {
 		b.StopTimer()
 		dir, people := writeEraseStore(b, n, 0)
 		b.StartTimer()
-		env := append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home"))
-		run := benchChild(b, env, bin, "--no-progress", "--log-level", "debug", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
-		if want := fmt.Sprintf("Erased %d people", n/100); !strings.Contains(run.out, want) {
-			b.Fatalf("erase did not say %q:\n%s", want, run.out)
-		}
-		benchLogSteps(b, run.out)
-		area, exch, line := benchPhone(0) // the first erased
-		first := fmt.Sprintf("1%s%d%04d", area, exch, line)
+		run, first := benchEraseChild(b, bin, dir, people, n)
 		for _, f := range []string{".callrun/c/journal.jsonl", ".callrun/c/deliveries.jsonl", ".callrun/c/report.csv", "home/call-starts.jsonl", "home/do-not-call.jsonl"} {
 			if body, err := os.ReadFile(filepath.Join(dir, f)); err != nil || strings.Contains(string(body), first) {
 				b.Fatalf("%s after the erase: holds the first erased person %v, %v", f, err == nil, err)
@@ -176,14 +169,7 @@ func BenchmarkErasePostgres(b *testing.B) {
 		url := pgtest.URL(b)
 		copyEraseStore(b, url, dir)
 		b.StartTimer()
-		env := append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home"), "BENCH_DATABASE_URL="+url, store.TokenKeyVar+"="+e2eTokenKey)
-		run := benchChild(b, env, bin, "--no-progress", "--log-level", "debug", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
-		if want := fmt.Sprintf("Erased %d people", n/100); !strings.Contains(run.out, want) {
-			b.Fatalf("erase did not say %q:\n%s", want, run.out)
-		}
-		benchLogSteps(b, run.out)
-		area, exch, line := benchPhone(0) // the first erased
-		first := fmt.Sprintf("1%s%d%04d", area, exch, line)
+		run, first := benchEraseChild(b, bin, dir, people, n, "BENCH_DATABASE_URL="+url, store.TokenKeyVar+"="+e2eTokenKey)
 		for _, table := range []string{"callrun_journal", "callrun_call_starts", "callrun_deliveries", "callrun_do_not_call"} {
 			if rows := pgText(b, url, `SELECT count(*)::text FROM `+table+` t WHERE t::text LIKE '%`+first+`%'`); rows != "0" {
 				b.Fatalf("%s holds the first erased person in %s rows", table, rows)
@@ -261,6 +247,23 @@ func copyEraseStore(b *testing.B, url, dir string) {
 		return []any{e.Number, e.At, e.Source}
 	})
 	appendFile(b, filepath.Join(dir, "c.yaml"), "state: {postgres: \"${BENCH_DATABASE_URL}\"}\n")
+}
+
+// benchEraseChild runs `callrun erase --file people` of writeEraseStore's
+// campaign in dir (n contacts) in a process of its own, with env added
+// to the environment, checks that it says it erased a hundredth of them,
+// logs its steps' times, and returns it and the digits of the first
+// person erased.
+func benchEraseChild(b *testing.B, bin, dir, people string, n int, env ...string) (childRun, string) {
+	b.Helper()
+	env = append(append(os.Environ(), "CALLRUN_HOME="+filepath.Join(dir, "home")), env...)
+	run := benchChild(b, env, bin, "--no-progress", "--log-level", "debug", "erase", filepath.Join(dir, "c.yaml"), "--file", people)
+	if want := fmt.Sprintf("Erased %d people", n/100); !strings.Contains(run.out, want) {
+		b.Fatalf("erase did not say %q:\n%s", want, run.out)
+	}
+	benchLogSteps(b, run.out)
+	area, exch, line := benchPhone(0)
+	return run, fmt.Sprintf("1%s%d%04d", area, exch, line)
 }
 
 // benchLogSteps logs how long each step of an erase took, from its

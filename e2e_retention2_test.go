@@ -48,18 +48,7 @@ func TestRetainedDuplicateRowSaysRetention(t *testing.T) {
 func TestDuplicateOfACalledPersonNotBlanked(t *testing.T) {
 	const x, y = "+14155550170", "+14155550171"
 	path, calls, before := retainedTwice(t, "agent", x, y)
-	body, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	yaml := strings.Replace(string(body), "agents:\n", "agents:\n  - name: Third\n    prompt: hello at last\n", 1)
-	yaml = strings.Replace(yaml, "sheets:\n", "sheets:\n  - file: third.csv\n    agent: Third\n    fields: {phone_number: Phone, first_name: First Name}\n", 1)
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "third.csv"), []byte("Phone,First Name\n"+x+",Person X\n"+x+",Person X\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	addAgentSheet(t, path, "Third", "third.csv", "Phone,First Name\n"+x+",Person X\n"+x+",Person X\n")
 	if code, out := runAppOut(t, "run", path); code != 0 {
 		t.Fatalf("run with agent Third: exit %d\n%s", code, out)
 	}

@@ -185,12 +185,7 @@ func TestRetentionKilledAtEachStep(t *testing.T) {
 // deliveries file it holds those of the people its campaign's
 // retention: makes due, and goes on storing deliveries.
 func TestListenRetention(t *testing.T) {
-	_, spring, _ := retentionStore(t, "")
-	addr := freePort(t)
-	write := withOutcomes(t, spring, addr, false)
-	stop := listenOn(t, spring, addr)
-	postEnded(t, addr, retainedA, "Person A", "call_a")
-	postEnded(t, addr, retainedB, "Person B", "call_b")
+	spring, addr, write, stop := listenWithAAndB(t)
 	stop()
 
 	write(true)
@@ -277,12 +272,7 @@ func withOutcomes(t *testing.T, spring, addr string, retention bool) (write func
 // deliveries.jsonl holds A in no form, and erase --older-than, a run and
 // a listen after it find nobody left.
 func TestRetentionBesideAListen(t *testing.T) {
-	_, spring, _ := retentionStore(t, "")
-	addr := freePort(t)
-	write := withOutcomes(t, spring, addr, false)
-	stop := listenOn(t, spring, addr)
-	postEnded(t, addr, retainedA, "Person A", "call_a")
-	postEnded(t, addr, retainedB, "Person B", "call_b")
+	spring, addr, write, stop := listenWithAAndB(t)
 
 	// The run's retention, while listen holds the deliveries.
 	write(true)
@@ -316,6 +306,21 @@ func TestRetentionBesideAListen(t *testing.T) {
 	}
 }
 
+// listenWithAAndB is retentionStore's spring with an outcomes: block
+// (without its retention:), a listen of it running, and a delivery of A
+// and one of B stored; it returns the campaign file, listen's address,
+// the campaign's writer (with or without retention:) and listen's stop.
+func listenWithAAndB(t *testing.T) (spring, addr string, write func(retention bool), stop func()) {
+	t.Helper()
+	_, spring, _ = retentionStore(t, "")
+	addr = freePort(t)
+	write = withOutcomes(t, spring, addr, false)
+	stop = listenOn(t, spring, addr)
+	postEnded(t, addr, retainedA, "Person A", "call_a")
+	postEnded(t, addr, retainedB, "Person B", "call_b")
+	return spring, addr, write, stop
+}
+
 // retainedTwice sets up a campaign with retention: 90d, dedupe as
 // given and pressure off, whose sheets hold x twice under its first
 // agent and once under a second, and y; runs it 95 days ago, then now
@@ -326,20 +331,8 @@ func retainedTwice(t *testing.T, dedupe, x, y string) (path string, calls func()
 	srv, _ := erasureCampaign(t, "")
 	on := campaignsOnOneStore(t, srv.URL, "")
 	path = on("solo", "retention: 90d\ndedupe: "+dedupe+"\npressure: {off: true}\n")
-	body, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	yaml := strings.Replace(string(body), "agents:\n  - name: Declared\n    prompt: hello\n", "agents:\n  - name: Declared\n    prompt: hello\n  - name: Second\n    prompt: hello again\n", 1)
-	yaml = strings.Replace(yaml, "sheets:\n", "sheets:\n  - file: more.csv\n    agent: Second\n    fields: {phone_number: Phone, first_name: First Name}\n", 1)
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Dir(path)
-	writePeople(t, dir, x, y, x) // x twice: dedupe: none calls it twice
-	if err := os.WriteFile(filepath.Join(dir, "more.csv"), []byte("Phone,First Name\n"+x+",Person X\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	addAgentSheet(t, path, "Second", "more.csv", "Phone,First Name\n"+x+",Person X\n")
+	writePeople(t, filepath.Dir(path), x, y, x) // x twice: dedupe: none calls it twice
 	now95 := func() time.Time { return time.Now().Add(-95 * 24 * time.Hour) }
 	if err := runCampaign(context.Background(), nolog, runOptions{Path: path, Now: now95}, io.Discard); err != nil {
 		t.Fatal(err)
@@ -449,5 +442,24 @@ func TestRetentionBesideAMissingSheet(t *testing.T) {
 		if n := len(srv.Calls()) - before; n != 0 {
 			t.Errorf("run %d: %d calls", i+1, n)
 		}
+	}
+}
+
+// addAgentSheet adds to the campaign at path an agent of name, first in
+// its agents, and a sheet of it, file, whose text is body (columns Phone
+// and First Name).
+func addAgentSheet(t *testing.T, path, name, file, body string) {
+	t.Helper()
+	yaml, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(yaml), "agents:\n", "agents:\n  - name: "+name+"\n    prompt: hello from "+name+"\n", 1)
+	text = strings.Replace(text, "sheets:\n", "sheets:\n  - file: "+file+"\n    agent: "+name+"\n    fields: {phone_number: Phone, first_name: First Name}\n", 1)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(path), file), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
