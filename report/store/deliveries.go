@@ -391,21 +391,7 @@ func (k *fileDeliveries) rewrite(numbers func(map[string]string) []string, keys 
 		k.f, k.fi, k.keys, k.size = nk.f, nk.fi, nk.keys, nk.size
 	}()
 	n, err := hashLines(k.path, func(line []byte) ([]byte, error) {
-		var d Delivery
-		if err := json.Unmarshal(line, &d); err != nil {
-			return nil, fmt.Errorf("not a delivery: %w", err)
-		}
-		if d.Erased {
-			return nil, nil
-		}
-		if yes, err := erase(d.CallID, numbers(d.Fields)); err != nil || !yes {
-			return nil, err
-		}
-		e, err := d.ErasedForm(keys)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(e)
+		return erasedLine(line, numbers, keys, erase)
 	}, EraseOptions{BeforeReplace: func() error {
 		if k.beforeErase != nil {
 			if err := k.beforeErase(); err != nil {
@@ -861,19 +847,42 @@ func numberSet(numbers []string) map[string]bool {
 	return set
 }
 
-// eraseDelivery returns line's delivery in its erased form, when a number
-// its fields hold is in numbers, or it names a call of opts.CallIDs, and
-// it is not erased already.
-func eraseDelivery(line []byte, numbers map[string]bool, opts DeliveryEraseOptions) (Delivery, bool, error) {
+// eraseDelivery returns line's delivery in its erased form under keys,
+// when it is not erased already and match says it is of the people
+// erased: by the call it names, or the numbers its fields hold (as
+// numbers reads them).
+func eraseDelivery(line []byte, numbers func(map[string]string) []string, keys *ErasureKeys, match func(callID string, numbers []string) (bool, error)) (Delivery, bool, error) {
 	var d Delivery
 	if err := json.Unmarshal(line, &d); err != nil {
 		return d, false, fmt.Errorf("not a delivery: %w", err)
 	}
-	if d.Erased || !opts.CallIDs[d.CallID] && !slices.ContainsFunc(opts.Numbers(d.Fields), func(n string) bool { return numbers[n] }) {
+	if d.Erased {
 		return d, false, nil
 	}
-	e, err := d.ErasedForm(opts.Keys)
+	if yes, err := match(d.CallID, numbers(d.Fields)); err != nil || !yes {
+		return d, false, err
+	}
+	e, err := d.ErasedForm(keys)
 	return e, err == nil, err
+}
+
+// match says whether a delivery naming callID, whose fields hold
+// numbers, is of people: one of opts.CallIDs, or one of people's numbers.
+func (opts DeliveryEraseOptions) match(people []string) func(callID string, numbers []string) (bool, error) {
+	want := numberSet(people)
+	return func(callID string, numbers []string) (bool, error) {
+		return opts.CallIDs[callID] || slices.ContainsFunc(numbers, func(n string) bool { return want[n] }), nil
+	}
+}
+
+// erasedLine is eraseDelivery for hashLines: the erased form's line, or
+// nil to keep the line as it is.
+func erasedLine(line []byte, numbers func(map[string]string) []string, keys *ErasureKeys, match func(string, []string) (bool, error)) ([]byte, error) {
+	e, hit, err := eraseDelivery(line, numbers, keys, match)
+	if err != nil || !hit {
+		return nil, err
+	}
+	return json.Marshal(e)
 }
 
 // EraseDeliveries replaces, in the campaign's deliveries file, each
@@ -978,13 +987,9 @@ func eraseDeliveriesFile(dir, path string, numbers []string, opts DeliveryEraseO
 		return 0, err
 	}
 	defer fl.Unlock()
-	want := numberSet(numbers)
+	match := opts.match(numbers)
 	n, err := hashLines(path, func(line []byte) ([]byte, error) {
-		e, hit, err := eraseDelivery(line, want, opts)
-		if err != nil || !hit {
-			return nil, err
-		}
-		return json.Marshal(e)
+		return erasedLine(line, opts.Numbers, opts.Keys, match)
 	}, EraseOptions{BeforeReplace: opts.BeforeReplace})
 	if err != nil || n == 0 {
 		return n, err

@@ -285,7 +285,7 @@ func (p *Postgres) EraseDeliveries(ctx context.Context, numbers []string, opts D
 	if opts.Numbers == nil || opts.Keys == nil {
 		return 0, fmt.Errorf("erasing people from the deliveries of campaign %s: no erasure key, or no reading of a delivery's numbers", p.campaign)
 	}
-	want := numberSet(numbers)
+	match := opts.match(numbers)
 	type hit struct {
 		id   int64
 		d    Delivery
@@ -303,7 +303,7 @@ func (p *Postgres) EraseDeliveries(ctx context.Context, numbers []string, opts D
 		var id int64
 		var line []byte
 		if _, err := pgx.ForEachRow(rows, []any{&id, &line}, func() error {
-			e, ok, err := eraseDelivery(line, want, opts)
+			e, ok, err := eraseDelivery(line, opts.Numbers, opts.Keys, match)
 			if err != nil {
 				return fmt.Errorf("row id %d: %w", id, err)
 			}
