@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -86,10 +84,7 @@ func (d Delivery) ErasedForm(keys *ErasureKeys) (Delivery, error) {
 // deliveryKeyHash is the keyed hash of a delivery's key: [NumberHash]'s
 // form, under its own label, so that it never equals a number's hash.
 func deliveryKeyHash(key []byte, k string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("callrun delivery key\x00"))
-	m.Write([]byte(k))
-	return hashPrefix + keyID(key) + ":" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	return hashPrefix + keyID(key) + ":" + base64.RawURLEncoding.EncodeToString(keyedMAC(key, "callrun delivery key\x00", k))
 }
 
 // Deliveries is where `callrun listen` stores a campaign's deliveries:
