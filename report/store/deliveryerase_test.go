@@ -273,3 +273,41 @@ func eraseFromStore(t *testing.T, s Store, numbers ...string) *ErasureKeys {
 	}
 	return keys
 }
+
+// TestEraseDeliveriesRetryStoredErased, PostgreSQL: A's delivery was
+// stored before A was erased, and a retry of it stored erased since (the
+// erased set took A first): the erase leaves one row of it, erased, and
+// erasing again changes nothing.
+func TestEraseDeliveriesRetryStoredErased(t *testing.T) {
+	const a = "+14155550123"
+	ctx := context.Background()
+	keys := &ErasureKeys{where: "the test", keys: []erasureKey{{id: keyID([]byte("test key")), key: []byte("test key")}}}
+	d := Delivery{Key: "a-fields", At: time.Now(), Event: "contact.updated", Fields: map[string]string{"phone": a, "name": "Ada Lovelace"}}
+	retry, err := d.ErasedForm(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openPostgres(t, sharedURL(t), "retryerased", 0, 1)
+	w, err := s.OpenDeliveries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []Delivery{d, retry} {
+		if _, isNew, err := w.Append(d); err != nil || !isNew {
+			t.Fatalf("storing %s: new %v, %v", d.Key, isNew, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		n, err := s.EraseDeliveries(ctx, []string{a}, DeliveryEraseOptions{Keys: keys, Numbers: testDeliveryNumbers})
+		if err != nil || n != 1-i {
+			t.Fatalf("erase %d: %d replaced, %v; want %d", i+1, n, err, 1-i)
+		}
+		got, err := s.ReadDeliveries(ctx)
+		if err != nil || len(got) != 1 || !got[0].Erased || got[0].Key != retry.Key {
+			t.Fatalf("after erase %d: %+v (%v); want the one erased delivery", i+1, got, err)
+		}
+	}
+}

@@ -296,35 +296,71 @@ func (p *Postgres) EraseDeliveries(ctx context.Context, numbers []string, opts D
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(deliveryEraseLock)); err != nil {
 			return p.wrap("waiting for the deliveries being stored in", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id FOR UPDATE`, p.campaign)
+		// The lock keeps every writer of the table out (each commit of
+		// deliveries takes it shared): the rows need no lock of their own,
+		// which would write every row of the table.
+		rows, err := tx.Query(ctx, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id`, p.campaign)
 		if err != nil {
 			return p.wrap("reading the deliveries from", err)
 		}
-		var id int64
-		var line []byte
-		if _, err := pgx.ForEachRow(rows, []any{&id, &line}, func() error {
-			e, ok, err := eraseDelivery(line, opts.Numbers, opts.Keys, match)
-			if err != nil {
-				return fmt.Errorf("row id %d: %w", id, err)
+		type row struct {
+			id   int64
+			line []byte
+		}
+		next := func() (row, bool, error) {
+			if !rows.Next() {
+				return row{}, false, rows.Err()
 			}
-			if ok {
-				b, err := json.Marshal(e)
-				hits = append(hits, hit{id, e, string(b)})
-				return err
+			var r row
+			err := rows.Scan(&r.id, &r.line)
+			return r, err == nil, err
+		}
+		err = inOrder(next, func(r row) (*hit, error) {
+			e, ok, err := eraseDelivery(r.line, opts.Numbers, opts.Keys, match)
+			if err != nil {
+				return nil, fmt.Errorf("row id %d: %w", r.id, err)
+			}
+			if !ok {
+				return nil, nil
+			}
+			b, err := json.Marshal(e)
+			return &hit{r.id, e, string(b)}, err
+		}, func(r row, h *hit) error {
+			if h != nil {
+				hits = append(hits, *h)
 			}
 			return nil
-		}); err != nil {
+		})
+		rows.Close()
+		if err != nil {
 			return p.wrap("reading the deliveries from", err)
 		}
+		// Each hit takes its erased form, unless another row holds its
+		// erased key already: that row is the delivery, and the hit goes.
+		b := &pgx.Batch{}
 		for _, h := range hits {
-			tag, err := tx.Exec(ctx, `
+			b.Queue(`
 UPDATE callrun_deliveries SET key = $3, delivery = $4
 WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM callrun_deliveries o WHERE o.campaign = $2 AND o.key = $3 AND o.id <> $1)`,
 				h.id, p.campaign, h.d.Key, h.line)
-			if err == nil && tag.RowsAffected() == 0 {
-				_, err = tx.Exec(ctx, `DELETE FROM callrun_deliveries WHERE id = $1`, h.id)
-			}
+		}
+		var gone []int64
+		br := tx.SendBatch(ctx, b)
+		for _, h := range hits {
+			tag, err := br.Exec()
 			if err != nil {
+				br.Close()
+				return p.wrap("erasing people from the deliveries in", err)
+			}
+			if tag.RowsAffected() == 0 {
+				gone = append(gone, h.id)
+			}
+		}
+		if err := br.Close(); err != nil {
+			return p.wrap("erasing people from the deliveries in", err)
+		}
+		if len(gone) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM callrun_deliveries WHERE id = ANY($1)`, gone); err != nil {
 				return p.wrap("erasing people from the deliveries in", err)
 			}
 		}

@@ -130,7 +130,8 @@ func hashesToWrite(numbers []string, opts EraseOptions) ([]string, []string, err
 // with a copy in which each line hash returns a new line for (without its
 // newline) is that line, and returns how many it replaced; a file with no
 // such line, or none, is left as it is. A torn last line (never
-// acknowledged: the next writer cuts it) is left out. opts' hooks run
+// acknowledged: the next writer cuts it) is left out. hash runs on
+// every core at once (inOrder). opts' hooks run
 // before and after the replace. The erases of the call starts, the
 // conversations, the do-not-call list and the deliveries share it.
 func hashLines(path string, hash func([]byte) ([]byte, error), opts EraseOptions) (int, error) {
@@ -149,30 +150,40 @@ func hashLines(path string, hash func([]byte) ([]byte, error), opts EraseOptions
 	defer w.Abort()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	br := bufio.NewReaderSize(f, 64<<10)
+	type read struct {
+		line []byte
+		pos  int64
+	}
 	var off int64
-	n := 0
-	for {
+	next := func() (read, bool, error) {
 		line, err := br.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			break // the end, or a torn last line
+			return read{}, false, nil // the end, or a torn last line
 		}
-		if err != nil {
-			return 0, err
-		}
-		pos := off
+		r := read{line, off}
 		off += int64(len(line))
-		if !blank(line) {
-			h, err := hash(line)
-			if err != nil {
-				return 0, fmt.Errorf("the line at byte %d: %w", pos, err)
-			}
-			if h != nil {
-				line, n = append(h, '\n'), n+1
-			}
+		return r, err == nil, err
+	}
+	n := 0
+	err = inOrder(next, func(r read) ([]byte, error) {
+		if blank(r.line) {
+			return nil, nil
 		}
-		if _, err := bw.Write(line); err != nil {
-			return 0, err
+		h, err := hash(r.line)
+		if err != nil {
+			return nil, fmt.Errorf("the line at byte %d: %w", r.pos, err)
 		}
+		return h, nil
+	}, func(r read, h []byte) error {
+		line := r.line
+		if h != nil {
+			line, n = append(h, '\n'), n+1
+		}
+		_, err := bw.Write(line)
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	if n == 0 {
 		return 0, nil
