@@ -454,6 +454,13 @@ var replayOptions = jsonv2.JoinOptions(
 	jsontext.AllowInvalidUTF8(true),
 )
 
+// decodeRecord reads a journal line into rec, as replay reads its lines
+// (replayOptions): Lookup reads a record back for each contact of a
+// report.
+func decodeRecord(line []byte, rec *Record) error {
+	return jsonv2.Unmarshal(line, rec, replayOptions)
+}
+
 // replay reads the journal from f into a new State that keeps f for
 // Lookup, and finds the contacts of its tombstones through keys. It
 // returns the length of the file's valid part: everything but a torn last

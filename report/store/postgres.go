@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -767,8 +766,12 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 		// The list holds a hash under keys the sink has not read: it
 		// wrote nothing. Read them, checking every hash's key, and
 		// write the batch again.
-		if k.keys, err = k.p.listKeys(ctx, q); err != nil {
+		hashed, err := k.p.listedHashes(ctx, q)
+		if err != nil {
 			return fmt.Errorf("writing the journal to the %s: %w", k.p.where, err)
+		}
+		if hashed != nil {
+			k.keys = hashed.keys
 		}
 		return k.insert(ctx, q, b)
 	}
@@ -868,10 +871,12 @@ func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
 	if on {
 		return true, nil
 	}
-	m := map[string]bool{}
-	if err := l.p.listedHashed(ctx, l.p.pool, []string{number}, m); err != nil {
+	hashed, err := l.p.listedHashes(ctx, l.p.pool)
+	if err != nil {
 		return false, l.p.wrap("reading the do-not-call list from", err)
 	}
+	m := map[string]bool{}
+	hashed.mark([]string{number}, m)
 	return m[number], nil
 }
 
@@ -917,93 +922,46 @@ WHERE NOT removed ORDER BY id`
 const pgOnListBatch = 10_000
 
 // OnList asks the database for numbers in batches, each number's last
-// entry found through the index callrun_do_not_call_number.
+// entry found through the index callrun_do_not_call_number; the erased
+// people on the list (by keyed hash) are read once, and the numbers'
+// hashes looked up among them here.
 func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]bool, error) {
+	hashed, err := l.p.listedHashes(ctx, l.p.pool)
+	if err != nil {
+		return nil, l.p.wrap("reading the do-not-call list from", err)
+	}
 	on := map[string]bool{}
 	for len(numbers) > 0 {
 		batch := numbers[:min(len(numbers), pgOnListBatch)]
 		numbers = numbers[len(batch):]
-		if err := l.p.listed(ctx, l.p.pool, batch, on); err != nil {
+		if err := l.p.listedByNumber(ctx, l.p.pool, batch, on); err != nil {
 			return nil, l.p.wrap("reading the do-not-call list from", err)
 		}
+		hashed.mark(batch, on)
 	}
 	return on, nil
 }
 
-// listed sets on[n] for each of numbers on the list, asking each
-// number's last entry by the index (number, id), one look-up a number,
-// as each intent's INSERT checks it: a plan that stays right when the
-// table's statistics are stale (an import of millions just made). Only
-// the numbers on the list come back, by number or, for an erased
-// person, by keyed hash (listedHashed). OnList and Add use it.
+// listed sets on[n] for each of numbers on the list, by number or, for
+// an erased person, by keyed hash. Add uses it, in its transaction.
 func (p *Postgres) listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
+	if err := p.listedByNumber(ctx, q, numbers, on); err != nil {
+		return err
+	}
+	hashed, err := p.listedHashes(ctx, q)
+	hashed.mark(numbers, on)
+	return err
+}
+
+// listedByNumber sets on[n] for each of numbers on the list by number,
+// asking each number's last entry by the index (number, id), one look-up
+// a number, as each intent's INSERT checks it: a plan that stays right
+// when the table's statistics are stale (an import of millions just
+// made).
+func (p *Postgres) listedByNumber(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
 	rows, err := q.Query(ctx, `
 SELECT u.n FROM unnest($1::text[]) AS u(n)
 WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number = u.n ORDER BY d.id DESC LIMIT 1), false)`, numbers)
-	if err != nil {
-		return err
-	}
-	var n string
-	if _, err = pgx.ForEachRow(rows, []any{&n}, func() error {
-		on[n] = true
-		return nil
-	}); err != nil {
-		return err
-	}
-	return p.listedHashed(ctx, q, numbers, on)
-}
-
-// listKeys returns the database's erasure keys when the do-not-call list
-// holds a hashed row, nil when it holds none, having checked each hash's
-// key with CheckHashKey: a list restored without its key calls nobody.
-// listedHashed and the journal's check of intents use it.
-func (p *Postgres) listKeys(ctx context.Context, q pgQuerier) (*ErasureKeys, error) {
-	rows, err := q.Query(ctx, `SELECT DISTINCT hash FROM callrun_do_not_call WHERE hash <> ''`)
-	if err != nil {
-		return nil, err
-	}
-	onList, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(onList) == 0 {
-		return nil, err
-	}
-	keys, err := (&pgErasure{p: p}).keys(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("reading the erasure keys: %w", err)
-	}
-	for _, h := range onList {
-		if err := CheckHashKey(keys, h, "the do-not-call list in the "+p.where); err != nil {
-			return nil, err
-		}
-	}
-	return keys, nil
-}
-
-// listedHashed sets on[n] for each of numbers whose keyed hash, under
-// any of the database's erasure keys, is on the list: an erased person's
-// rows hold the hash and an empty number. It reads the keys (listKeys)
-// only when the list holds a hashed row, one look by the partial index
-// callrun_do_not_call_hash otherwise.
-func (p *Postgres) listedHashed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
-	keys, err := p.listKeys(ctx, q)
-	if err != nil || keys == nil {
-		return err
-	}
-	var hashes, of []string
-	for _, n := range numbers {
-		if on[n] {
-			continue
-		}
-		for _, h := range keys.Hashes(n) {
-			hashes = append(hashes, h)
-			of = append(of, n)
-		}
-	}
-	if len(hashes) == 0 {
-		return nil
-	}
-	rows, err := q.Query(ctx, `
-SELECT u.n FROM unnest($1::text[], $2::text[]) AS u(h, n)
-WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash <> '' AND d.hash = u.h ORDER BY d.id DESC LIMIT 1), false)`, hashes, of)
 	if err != nil {
 		return err
 	}
@@ -1013,6 +971,65 @@ WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.hash <> 
 		return nil
 	})
 	return err
+}
+
+// hashesOnList is what the do-not-call list says of the erased people
+// on it: the database's erasure keys, and for each keyed hash on the
+// list whether its last entry keeps it on. A nil *hashesOnList is a
+// list that holds no hash.
+type hashesOnList struct {
+	keys *ErasureKeys
+	on   map[string]bool
+}
+
+// listedHashes reads the hashes on the list with their last entries, and
+// the keys when there is one, each hash's key checked with CheckHashKey:
+// a list restored without its key calls nobody. One look by the partial
+// index callrun_do_not_call_hash when the list holds none. OnList,
+// listed and the journal's check of intents use it.
+func (p *Postgres) listedHashes(ctx context.Context, q pgQuerier) (*hashesOnList, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT ON (hash) hash, NOT removed FROM callrun_do_not_call WHERE hash <> '' ORDER BY hash, id DESC`)
+	if err != nil {
+		return nil, err
+	}
+	on := map[string]bool{}
+	var h string
+	var listed bool
+	if _, err := pgx.ForEachRow(rows, []any{&h, &listed}, func() error {
+		on[h] = listed
+		return nil
+	}); err != nil || len(on) == 0 {
+		return nil, err
+	}
+	keys, err := (&pgErasure{p: p}).keys(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("reading the erasure keys: %w", err)
+	}
+	for h := range on {
+		if err := CheckHashKey(keys, h, "the do-not-call list in the "+p.where); err != nil {
+			return nil, err
+		}
+	}
+	return &hashesOnList{keys: keys, on: on}, nil
+}
+
+// mark sets on[n] for each of numbers not set yet whose keyed hash,
+// under any of the keys, is on the list.
+func (l *hashesOnList) mark(numbers []string, on map[string]bool) {
+	if l == nil {
+		return
+	}
+	for _, n := range numbers {
+		if on[n] {
+			continue
+		}
+		for _, h := range l.keys.Hashes(n) {
+			if l.on[h] {
+				on[n] = true
+				break
+			}
+		}
+	}
 }
 
 // NumbersUpTo reads the numbers on the list when its history holds at
@@ -1259,7 +1276,7 @@ func (r *pgRecords) readRecord(id int64, k Key) (Record, error) {
 		return Record{}, err
 	}
 	var rec Record
-	if err := json.Unmarshal(line, &rec); err != nil {
+	if err := decodeRecord(line, &rec); err != nil {
 		return Record{}, fmt.Errorf("journal row %d in the %s: %w", id, r.p.where, err)
 	}
 	if rec.Key() != k {

@@ -512,7 +512,7 @@ func (r *fileRecords) readRecord(off int64, k Key) (Record, error) {
 	for {
 		n, err := r.f.ReadAt(buf, off)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
-			if err := json.Unmarshal(buf[:i], &rec); err != nil {
+			if err := decodeRecord(buf[:i], &rec); err != nil {
 				return Record{}, fmt.Errorf("journal %s at byte %d: %w", r.path, off, err)
 			}
 			if rec.Key() != k {
