@@ -106,6 +106,9 @@ func (w waitingLines) lines() []WaitingLine {
 // RebuildReport writes the report files again from the saved state, for
 // `callrun report`, and prints the summary.
 func RebuildReport(ctx context.Context, log zerolog.Logger, o SavedOptions, out io.Writer) error {
+	// The rate and elapsed time are the journal's last run's, killed or
+	// not: there is no run now to measure.
+	o.Runs = true
 	s, err := LoadSaved(ctx, o)
 	if err != nil {
 		return err
@@ -129,12 +132,7 @@ func RebuildReport(ctx context.Context, log zerolog.Logger, o SavedOptions, out 
 	default:
 		return err
 	}
-	// The rate and elapsed time are the journal's last run's, killed or
-	// not: there is no run now to measure.
-	runs, err := s.Store.ReadRuns(ctx)
-	if err != nil {
-		return err
-	}
+	runs := s.Runs
 	now := time.Now()
 	sum := &report.Summary{Campaign: s.F.Name, StartedAt: now, Ending: report.EndRebuilt, Rehearsal: s.Rehearsal}
 	sum.Finish(now)
