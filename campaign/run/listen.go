@@ -67,6 +67,12 @@ type hookTarget struct {
 	// retained is when the campaign's retention last finished; read and
 	// written by the retention alone.
 	retained time.Time
+
+	// eraseFailed is the error the last look for people erased from the
+	// store ended in ("" if none), logged at eraseLogged; read and written
+	// by that look alone.
+	eraseFailed string
+	eraseLogged time.Time
 }
 
 // Listener is listen's HTTP handler: the campaigns by their outcomes

@@ -100,3 +100,49 @@ func TestListenWarnsWhenNoDeliveryComes(t *testing.T) {
 	check(third.Add(14*time.Minute), 1)
 	check(third.Add(16*time.Minute), 2)
 }
+
+// TestListenLogsAnEraseErrorOnceAMinute: a request to erase that listen
+// cannot read (a torn deliveries.erase.* file) fails each second's look;
+// over three minutes of the listener's clock it is logged when it first
+// comes and once a minute after, and its end once when the file goes.
+func TestListenLogsAnEraseErrorOnceAMinute(t *testing.T) {
+	t.Setenv("CALLRUN_HOME", filepath.Join(t.TempDir(), "home"))
+	stateDir := t.TempDir()
+	files := store.Files{Dir: stateDir}
+	d, err := files.OpenDeliveries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.ReadNumbersWith(func(map[string]string) []string { return nil })
+	request := filepath.Join(stateDir, store.EraseRequestFile+"torn")
+	if err := os.WriteFile(request, []byte(`{"hashes":["h1:`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	start := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	now := start
+	tgt := &hookTarget{name: "spring", f: &campaign.File{}, store: files, deliveries: d}
+	l := &Listener{log: zerolog.New(&logs), targets: map[string]*hookTarget{"/x": tgt}, now: func() time.Time { return now }}
+	count := func(msg string) int { return strings.Count(logs.String(), msg) }
+	for s := range 3 * 60 {
+		now = start.Add(time.Duration(s) * time.Second)
+		l.eraseStored(l.log)
+	}
+	if got := count("could not erase the deliveries"); got != 3 {
+		t.Errorf("%d error lines over 3 minutes of the same error, want 3:\n%s", got, logs.String())
+	}
+	if !strings.Contains(logs.String(), store.EraseRequestFile+"torn") {
+		t.Errorf("the error does not name the file:\n%s", logs.String())
+	}
+	if err := os.Remove(request); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		now = now.Add(time.Second)
+		l.eraseStored(l.log)
+	}
+	if got, back := count("could not erase the deliveries"), count("erasing the deliveries of people erased from the store again"); got != 3 || back != 1 {
+		t.Errorf("after the file went: %d error lines and %d lines of its end, want 3 and 1:\n%s", got, back, logs.String())
+	}
+}

@@ -138,14 +138,29 @@ func firstCallStart(ctx context.Context, s store.Store) (time.Time, error) {
 // stores, one stat of the erased set's file a campaign in files.
 const eraseStoredEvery = time.Second
 
+// eraseFailedEvery is how often listen logs again that it cannot erase
+// a campaign's deliveries, while the error stays the same: it tries each
+// second.
+const eraseFailedEvery = time.Minute
+
 // eraseStored has each campaign's deliveries erase those it stored of
 // people erased since it last looked ([store.Deliveries.EraseStored]).
+// An error is logged when it first comes, when it changes, once a minute
+// while it stays, and its end when it goes.
 func (l *Listener) eraseStored(log zerolog.Logger) {
+	now := l.now()
 	for _, t := range l.targets {
 		n, err := t.deliveries.EraseStored()
 		if err != nil {
-			log.Error().Err(err).Str("campaign", t.name).Msg("could not erase the deliveries of people erased from the store; callrun erase waits for it")
+			if msg := err.Error(); msg != t.eraseFailed || now.Sub(t.eraseLogged) >= eraseFailedEvery {
+				log.Error().Err(err).Str("campaign", t.name).Msg("could not erase the deliveries of people erased from the store; callrun erase waits for it")
+				t.eraseFailed, t.eraseLogged = msg, now
+			}
 			continue
+		}
+		if t.eraseFailed != "" {
+			log.Info().Str("campaign", t.name).Msg("erasing the deliveries of people erased from the store again")
+			t.eraseFailed = ""
 		}
 		if n > 0 {
 			log.Info().Str("campaign", t.name).Int("deliveries", n).Msg("erased the stored deliveries of people erased from the store")
