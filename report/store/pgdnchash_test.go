@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPGDoNotCallFindsHashedRows writes an erased person's row as an
@@ -121,5 +122,84 @@ func TestPGDoNotCallWritesTheErasedAsHashes(t *testing.T) {
 	var text string
 	if err := p.pool.QueryRow(ctx, `SELECT string_agg(d::text, ' ') FROM callrun_do_not_call d`).Scan(&text); err != nil || strings.Contains(text, a[1:]) {
 		t.Errorf("the table: %s, %v; want A in no form", text, err)
+	}
+}
+
+// TestOnListSeesAnEraseBetweenItsReads: an erase that turns a
+// listed number into its keyed hash while OnList runs must leave the
+// person on the list, whichever of OnList's reads it falls between.
+// Reading the list's hashes first and the numbers after, an erase
+// committed in between was seen by neither read. The erase is held
+// between the two by a lock on callrun_keys, which OnList reads after
+// the hashes (the list holds an earlier erased person's hash), and is
+// the UPDATE of pgDoNotCall's erase.
+func TestOnListSeesAnEraseBetweenItsReads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := openPostgres(t, pgURL(t), "any", 0, 1)
+	l := pgList(p)
+	er, _ := p.Erasure()
+	keys, err := er.MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const earlier, x = "+14155550100", "+14155550101"
+	if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, keys.Hashes(earlier)[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: x, Source: "import"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	erase, err := p.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer erase.Rollback(ctx) //nolint:errcheck // committed below
+	if _, err := erase.Exec(ctx, `LOCK TABLE callrun_keys IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		on  map[string]bool
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		on, err := l.OnList(ctx, []string{x})
+		got <- answer{on, err}
+	}()
+	// Wait until OnList waits for the keys: it has read what it reads
+	// before them.
+	for {
+		var waiting int
+		if err := p.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE relation = 'callrun_keys'::regclass AND NOT granted`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		select {
+		case a := <-got:
+			t.Fatalf("OnList answered (%v, %v) without waiting for the keys: the test no longer holds it between its reads", a.on, a.err)
+		default:
+		}
+	}
+	if _, err := erase.Exec(ctx, `
+UPDATE callrun_do_not_call d SET number = '', hash = u.h, reason = ''
+FROM unnest($1::text[], $2::text[]) AS u(n, h) WHERE d.number = u.n`, []string{x}, []string{keys.Hashes(x)[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := erase.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if !a.on[x] {
+		t.Errorf("OnList(%s) = %v: a person on the do-not-call list, erased while OnList read it, is not on it", x, a.on)
+	}
+	if on, err := l.Has(ctx, x); err != nil || !on {
+		t.Fatalf("Has(%s) after the erase = %v, %v; want true", x, on, err)
 	}
 }

@@ -922,28 +922,31 @@ WHERE NOT removed ORDER BY id`
 const pgOnListBatch = 10_000
 
 // OnList asks the database for numbers in batches, each number's last
-// entry found through the index callrun_do_not_call_number; the erased
-// people on the list (by keyed hash) are read once, and the numbers'
-// hashes looked up among them here.
+// entry found through the index callrun_do_not_call_number; then the
+// erased people on the list (by keyed hash) are read once, and the
+// numbers' hashes looked up among them here. The numbers are read
+// first: an erase turns a number's entries into its hash, and one that
+// commits between the two reads is seen by the second.
 func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]bool, error) {
+	on := map[string]bool{}
+	for rest := numbers; len(rest) > 0; {
+		batch := rest[:min(len(rest), pgOnListBatch)]
+		rest = rest[len(batch):]
+		if err := l.p.listedByNumber(ctx, l.p.pool, batch, on); err != nil {
+			return nil, l.p.wrap("reading the do-not-call list from", err)
+		}
+	}
 	hashed, err := l.p.listedHashes(ctx, l.p.pool)
 	if err != nil {
 		return nil, l.p.wrap("reading the do-not-call list from", err)
 	}
-	on := map[string]bool{}
-	for len(numbers) > 0 {
-		batch := numbers[:min(len(numbers), pgOnListBatch)]
-		numbers = numbers[len(batch):]
-		if err := l.p.listedByNumber(ctx, l.p.pool, batch, on); err != nil {
-			return nil, l.p.wrap("reading the do-not-call list from", err)
-		}
-		hashed.mark(batch, on)
-	}
+	hashed.mark(numbers, on)
 	return on, nil
 }
 
 // listed sets on[n] for each of numbers on the list, by number or, for
-// an erased person, by keyed hash. Add uses it, in its transaction.
+// an erased person, by keyed hash (read second, as OnList does). Add
+// uses it, in its transaction.
 func (p *Postgres) listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
 	if err := p.listedByNumber(ctx, q, numbers, on); err != nil {
 		return err
