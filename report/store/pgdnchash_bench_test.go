@@ -71,3 +71,52 @@ func BenchmarkPGAppendChecked(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPGDoNotCallOne adds one number to, and asks one number
+// of, a PostgreSQL do-not-call list that holds erased people's hashes,
+// as listen's intake does for each opt-out: what one look costs as the
+// erased people on the list grow.
+func BenchmarkPGDoNotCallOne(b *testing.B) {
+	for _, erased := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("erased=%d", erased), func(b *testing.B) {
+			ctx := context.Background()
+			p, err := OpenPostgres(ctx, pgtest.URL(b), "bench", 0, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			l := pgList(p)
+			er, _ := p.Erasure()
+			keys, err := er.MakeKey(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hashes := make([]string, erased)
+			for i := range hashes {
+				hashes[i] = keys.Hashes(fmt.Sprintf("+1212%07d", i))[0]
+			}
+			if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) SELECT '', h, now(), false, 'erase', '' FROM unnest($1::text[]) AS u(h)`, hashes); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := p.pool.Exec(ctx, `ANALYZE callrun_do_not_call`); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("Add", func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					i++
+					if _, err := l.Add(ctx, []DoNotCallEntry{{Number: fmt.Sprintf("+1415%07d", i), Source: "bench"}}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("Has", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := l.Has(ctx, "+14155550100"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -32,9 +33,25 @@ func TestPGDoNotCallFindsHashedRows(t *testing.T) {
 	if on, err := l.Has(ctx, b); err != nil || on {
 		t.Fatalf("Has(other) = %v, %v; want false", on, err)
 	}
-	on, err := l.OnList(ctx, []string{a, b})
-	if err != nil || !on[a] || on[b] {
-		t.Fatalf("OnList = %v, %v; want only %s", on, err, a)
+	// C was on the list by hash and taken off: its last row says removed.
+	const c = "+14155550103"
+	if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', ''), ('', $1, now(), true, 'suppress remove', '')`, keys.Hashes(c)[0]); err != nil {
+		t.Fatal(err)
+	}
+	// A few numbers' hashes are asked for; more than a batch's are looked
+	// up among every hash on the list: both answer the same.
+	many := []string{a, b, c}
+	for i := range pgOnListBatch {
+		many = append(many, fmt.Sprintf("+1212%07d", i))
+	}
+	for _, numbers := range [][]string{{a, b, c}, many} {
+		on, err := l.OnList(ctx, numbers)
+		if err != nil || !on[a] || on[b] || on[c] || len(on) != 1 {
+			t.Fatalf("OnList of %d numbers = %d on (A %v, B %v, C %v), %v; want only A", len(numbers), len(on), on[a], on[b], on[c], err)
+		}
+	}
+	if on, err := l.Has(ctx, c); err != nil || on {
+		t.Fatalf("Has(taken off) = %v, %v; want false", on, err)
 	}
 	wrote, err := l.Add(ctx, []DoNotCallEntry{{Number: a, Source: "import"}})
 	if err != nil || len(wrote) != 0 {
@@ -46,8 +63,10 @@ func TestPGDoNotCallFindsHashedRows(t *testing.T) {
 	if _, err := l.Has(ctx, b); !errors.Is(err, ErrErasureKeyMissing) {
 		t.Fatalf("Has without the key: %v; want ErrErasureKeyMissing", err)
 	}
-	if _, err := l.OnList(ctx, []string{b}); !errors.Is(err, ErrErasureKeyMissing) {
-		t.Fatalf("OnList without the key: %v; want ErrErasureKeyMissing", err)
+	for _, numbers := range [][]string{{b}, many} {
+		if _, err := l.OnList(ctx, numbers); !errors.Is(err, ErrErasureKeyMissing) {
+			t.Fatalf("OnList of %d numbers without the key: %v; want ErrErasureKeyMissing", len(numbers), err)
+		}
 	}
 }
 

@@ -766,7 +766,7 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 		// The list holds a hash under keys the sink has not read: it
 		// wrote nothing. Read them, checking every hash's key, and
 		// write the batch again.
-		hashed, err := k.p.listedHashes(ctx, q)
+		hashed, err := k.p.listedHashes(ctx, q, nil)
 		if err != nil {
 			return fmt.Errorf("writing the journal to the %s: %w", k.p.where, err)
 		}
@@ -871,7 +871,7 @@ func (l *pgDoNotCall) Has(ctx context.Context, number string) (bool, error) {
 	if on {
 		return true, nil
 	}
-	hashed, err := l.p.listedHashes(ctx, l.p.pool)
+	hashed, err := l.p.listedHashes(ctx, l.p.pool, []string{number})
 	if err != nil {
 		return false, l.p.wrap("reading the do-not-call list from", err)
 	}
@@ -936,7 +936,7 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 			return nil, l.p.wrap("reading the do-not-call list from", err)
 		}
 	}
-	hashed, err := l.p.listedHashes(ctx, l.p.pool)
+	hashed, err := l.p.listedHashes(ctx, l.p.pool, numbers)
 	if err != nil {
 		return nil, l.p.wrap("reading the do-not-call list from", err)
 	}
@@ -951,7 +951,7 @@ func (p *Postgres) listed(ctx context.Context, q pgQuerier, numbers []string, on
 	if err := p.listedByNumber(ctx, q, numbers, on); err != nil {
 		return err
 	}
-	hashed, err := p.listedHashes(ctx, q)
+	hashed, err := p.listedHashes(ctx, q, numbers)
 	hashed.mark(numbers, on)
 	return err
 }
@@ -976,44 +976,69 @@ WHERE coalesce((SELECT NOT d.removed FROM callrun_do_not_call d WHERE d.number =
 	return err
 }
 
-// hashesOnList is what the do-not-call list says of the erased people
-// on it: the database's erasure keys, and for each keyed hash on the
-// list whether its last entry keeps it on. A nil *hashesOnList is a
-// list that holds no hash.
+// hashesOnList is what the do-not-call list says of erased people: the
+// database's erasure keys, and for keyed hashes on the list whether
+// each one's last entry keeps it on. A nil *hashesOnList is a list that
+// holds no hash.
 type hashesOnList struct {
 	keys *ErasureKeys
 	on   map[string]bool
 }
 
-// listedHashes reads the hashes on the list with their last entries, and
-// the keys when there is one, each hash's key checked with CheckHashKey:
-// a list restored without its key calls nobody. One look by the partial
-// index callrun_do_not_call_hash when the list holds none. OnList,
-// listed and the journal's check of intents use it.
-func (p *Postgres) listedHashes(ctx context.Context, q pgQuerier) (*hashesOnList, error) {
-	rows, err := q.Query(ctx, `SELECT DISTINCT ON (hash) hash, NOT removed FROM callrun_do_not_call WHERE hash <> '' ORDER BY hash, id DESC`)
-	if err != nil {
-		return nil, err
-	}
-	on := map[string]bool{}
-	var h string
-	var listed bool
-	if _, err := pgx.ForEachRow(rows, []any{&h, &listed}, func() error {
-		on[h] = listed
-		return nil
-	}); err != nil || len(on) == 0 {
-		return nil, err
-	}
+// listedHashes reads what the list says of the erased people among
+// numbers; nil when the database holds no key (and so the list no
+// hash). First it checks that no hash on the list is under a key the
+// database lacks (CheckHashKey): a list restored without its key calls
+// nobody. The hashes of a batch of numbers or fewer are asked for by
+// the partial index callrun_do_not_call_hash, so that one opt-out costs
+// the same however many people were erased; more (OnList's million) are
+// looked up among every hash on the list, read once. OnList, listed,
+// Has and the journal's check of intents (numbers nil: the keys only)
+// use it.
+func (p *Postgres) listedHashes(ctx context.Context, q pgQuerier, numbers []string) (*hashesOnList, error) {
 	keys, err := (&pgErasure{p: p}).keys(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("reading the erasure keys: %w", err)
 	}
-	for h := range on {
+	rows, err := q.Query(ctx, `SELECT hash FROM callrun_do_not_call WHERE hash <> '' AND split_part(hash, ':', 2) <> ALL($1::text[]) LIMIT 1`, keys.ids())
+	if err != nil {
+		return nil, err
+	}
+	unkeyed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range unkeyed {
 		if err := CheckHashKey(keys, h, "the do-not-call list in the "+p.where); err != nil {
 			return nil, err
 		}
 	}
-	return &hashesOnList{keys: keys, on: on}, nil
+	if len(keys.keys) == 0 {
+		return nil, nil
+	}
+	l := &hashesOnList{keys: keys, on: map[string]bool{}}
+	if len(numbers) > pgOnListBatch {
+		rows, err = q.Query(ctx, `SELECT DISTINCT ON (hash) hash, NOT removed FROM callrun_do_not_call WHERE hash <> '' ORDER BY hash, id DESC`)
+	} else {
+		var hashes []string
+		for _, n := range numbers {
+			hashes = append(hashes, keys.Hashes(n)...)
+		}
+		if len(hashes) == 0 {
+			return l, nil
+		}
+		rows, err = q.Query(ctx, `SELECT DISTINCT ON (hash) hash, NOT removed FROM callrun_do_not_call WHERE hash <> '' AND hash = ANY($1::text[]) ORDER BY hash, id DESC`, hashes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var h string
+	var listed bool
+	_, err = pgx.ForEachRow(rows, []any{&h, &listed}, func() error {
+		l.on[h] = listed
+		return nil
+	})
+	return l, err
 }
 
 // mark sets on[n] for each of numbers not set yet whose keyed hash,
