@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/callrun/callrun/report/inorder"
 )
 
 // rowBatchSize is how many records of a sheet one worker judges at a
@@ -34,12 +33,6 @@ type rowBatch struct {
 	// them; spoolable is false when they could not be.
 	spooled   []byte
 	spoolable bool
-	// judged is closed once every record of the batch is judged.
-	judged chan struct{}
-	// err is the error that ended the reading of the sheet after the
-	// batch's records (nil at its end); set on the last batch only.
-	err  error
-	last bool
 }
 
 // rowCounts is what judging a batch's rows counted for its sheet's
@@ -88,25 +81,24 @@ func (m *sheetMap) addCounts(c *rowCounts) {
 }
 
 // readBatch fills b with the next records of r, up to rowBatchSize, and
-// marks it last at the end of the sheet or at an error that ends it.
-func readBatch(ctx context.Context, r records, b *rowBatch) {
-	b.recs, b.err, b.last = b.recs[:0], nil, false
+// says whether they are the last: at the end of the sheet, or at the
+// error that ended it, which it returns too.
+func readBatch(ctx context.Context, r records, b *rowBatch) (last bool, err error) {
+	b.recs = b.recs[:0]
 	if err := ctx.Err(); err != nil {
-		b.err, b.last = err, true
-		return
+		return true, err
 	}
 	for len(b.recs) < rowBatchSize {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			b.last = true
-			return
+			return true, nil
 		}
 		if err != nil {
-			b.err, b.last = err, true
-			return
+			return true, err
 		}
 		b.recs = append(b.recs, rec)
 	}
+	return false, nil
 }
 
 // newRowBatch returns an empty batch for a sheet of phones phone columns.
@@ -121,90 +113,13 @@ func newRowBatch(phones int) *rowBatch {
 // judgeInOrder reads r to its end in batches, has judge judge each batch
 // (on judgeWorkers goroutines at once, each with a rowScratch of its own),
 // and hands the judged batches to settle one at a time, in sheet order,
-// on the calling goroutine: what one row decides for a later one (the
-// first row of a number, what the signal columns counted, the first
-// rows' sample) is decided there. It returns the first error of settle,
-// or of the reading (ctx's included), once every goroutine it started
-// has stopped. The batches in flight are bounded, so memory follows the
-// workers, not the sheet.
+// on the calling goroutine ([inorder.Run]): what one row decides for a
+// later one (the first row of a number, what the signal columns counted,
+// the first rows' sample) is decided there. It returns the first error of
+// settle, or of the reading (ctx's included), once every goroutine it
+// started has stopped.
 func (cr *ContactReader) judgeInOrder(ctx context.Context, r records, phones int, judge func(*rowBatch, *rowScratch), settle func(*rowBatch) error) error {
-	workers := judgeWorkers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if workers == 1 {
-		b, s := newRowBatch(phones), &rowScratch{}
-		for {
-			readBatch(ctx, r, b)
-			judge(b, s)
-			if err := settle(b); err != nil {
-				return err
-			}
-			if b.last {
-				return b.err
-			}
-		}
-	}
-	var (
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
-		jobs  = make(chan *rowBatch, workers)
-		order = make(chan *rowBatch, 2*workers)
-		free  = make(chan *rowBatch, 3*workers+2)
-	)
-	// The reader: each batch goes in order to the settling loop below,
-	// and to a worker.
-	wg.Go(func() {
-		defer close(order)
-		defer close(jobs)
-		for {
-			var b *rowBatch
-			select {
-			case b = <-free:
-			default:
-				b = newRowBatch(phones)
-			}
-			readBatch(ctx, r, b)
-			b.judged = make(chan struct{})
-			select {
-			case order <- b:
-			case <-stop:
-				return
-			}
-			select {
-			case jobs <- b:
-			case <-stop:
-				return
-			}
-			if b.last {
-				return
-			}
-		}
-	})
-	for range workers {
-		wg.Go(func() {
-			s := &rowScratch{}
-			for b := range jobs {
-				judge(b, s)
-				close(b.judged)
-			}
-		})
-	}
-	var err error
-	for b := range order {
-		<-b.judged
-		if err = settle(b); err == nil {
-			err = b.err
-		}
-		if err != nil || b.last {
-			break
-		}
-		select {
-		case free <- b:
-		default:
-		}
-	}
-	close(stop)
-	wg.Wait()
-	return err
+	newBatch := func() *rowBatch { return newRowBatch(phones) }
+	read := func(b *rowBatch) (bool, error) { return readBatch(ctx, r, b) }
+	return inorder.Run(judgeWorkers, newBatch, read, judge, settle)
 }

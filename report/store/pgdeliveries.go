@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/callrun/callrun/report/inorder"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -315,7 +316,7 @@ func (p *Postgres) EraseDeliveries(ctx context.Context, numbers []string, opts D
 			err := rows.Scan(&r.id, &r.line)
 			return r, err == nil, err
 		}
-		err = inOrder(next, func(r row) (*hit, error) {
+		err = inorder.Items(next, func(r row) (*hit, error) {
 			e, ok, err := eraseDelivery(r.line, opts.Numbers, opts.Keys, match)
 			if err != nil {
 				return nil, fmt.Errorf("row id %d: %w", r.id, err)

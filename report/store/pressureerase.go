@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/callrun/callrun/report/durable"
+	"github.com/callrun/callrun/report/inorder"
 	"github.com/callrun/callrun/report/private"
 )
 
@@ -131,7 +132,7 @@ func hashesToWrite(numbers []string, opts EraseOptions) ([]string, []string, err
 // newline) is that line, and returns how many it replaced; a file with no
 // such line, or none, is left as it is. A torn last line (never
 // acknowledged: the next writer cuts it) is left out. hash runs on
-// every core at once (inOrder). opts' hooks run
+// every core at once ([inorder.Items]). opts' hooks run
 // before and after the replace. The erases of the call starts, the
 // conversations, the do-not-call list and the deliveries share it.
 func hashLines(path string, hash func([]byte) ([]byte, error), opts EraseOptions) (int, error) {
@@ -165,7 +166,7 @@ func hashLines(path string, hash func([]byte) ([]byte, error), opts EraseOptions
 		return r, err == nil, err
 	}
 	n := 0
-	err = inOrder(next, func(r read) ([]byte, error) {
+	err = inorder.Items(next, func(r read) ([]byte, error) {
 		if blank(r.line) {
 			return nil, nil
 		}
