@@ -27,11 +27,7 @@ func BenchmarkPGAppendChecked(b *testing.B) {
 				b.Fatal(err)
 			}
 			if hashed {
-				er, _ := p.Erasure()
-				keys, err := er.MakeKey(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
+				keys := pgMakeKey(b, p)
 				if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, keys.Hashes("+14155550101")[0]); err != nil {
 					b.Fatal(err)
 				}
@@ -86,11 +82,7 @@ func BenchmarkPGDoNotCallOne(b *testing.B) {
 			}
 			defer p.Close()
 			l := pgList(p)
-			er, _ := p.Erasure()
-			keys, err := er.MakeKey(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
+			keys := pgMakeKey(b, p)
 			hashes := make([]string, erased)
 			for i := range hashes {
 				hashes[i] = keys.Hashes(fmt.Sprintf("+1212%07d", i))[0]

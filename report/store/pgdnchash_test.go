@@ -17,11 +17,7 @@ func TestPGDoNotCallFindsHashedRows(t *testing.T) {
 	ctx := context.Background()
 	p := openPostgres(t, pgURL(t), "any", 0, 1)
 	l := pgList(p)
-	er, _ := p.Erasure()
-	keys, err := er.MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := pgMakeKey(t, p)
 	const a, b = "+14155550101", "+14155550102"
 	h := keys.Hashes(a)[0]
 	if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, h); err != nil {
@@ -78,11 +74,7 @@ func TestPGJournalRefusesIntentsOfHashedNumbers(t *testing.T) {
 	ctx := context.Background()
 	p := openPostgres(t, pgURL(t), "spring", 0, 1)
 	l := pgList(p)
-	er, _ := p.Erasure()
-	keys, err := er.MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := pgMakeKey(t, p)
 	addHashed := func(number string) {
 		t.Helper()
 		if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, keys.Hashes(number)[0]); err != nil {
@@ -157,11 +149,7 @@ func TestOnListSeesAnEraseBetweenItsReads(t *testing.T) {
 	defer cancel()
 	p := openPostgres(t, pgURL(t), "any", 0, 1)
 	l := pgList(p)
-	er, _ := p.Erasure()
-	keys, err := er.MakeKey(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := pgMakeKey(t, p)
 	const earlier, x = "+14155550100", "+14155550101"
 	if _, err := p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call (number, hash, at, removed, source, reason) VALUES ('', $1, now(), false, 'erase', '')`, keys.Hashes(earlier)[0]); err != nil {
 		t.Fatal(err)
@@ -221,4 +209,19 @@ FROM unnest($1::text[], $2::text[]) AS u(n, h) WHERE d.number = u.n`, []string{x
 	if on, err := l.Has(ctx, x); err != nil || !on {
 		t.Fatalf("Has(%s) after the erase = %v, %v; want true", x, on, err)
 	}
+}
+
+// pgMakeKey makes the erasure key of the database p is in, as a first
+// erase does, and returns the keys.
+func pgMakeKey(t testing.TB, p *Postgres) *ErasureKeys {
+	t.Helper()
+	er, err := p.Erasure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := er.MakeKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
