@@ -17,11 +17,7 @@ func BenchmarkPGAppendChecked(b *testing.B) {
 	for _, hashed := range []bool{false, true} {
 		b.Run(fmt.Sprintf("hashed=%v", hashed), func(b *testing.B) {
 			ctx := context.Background()
-			p, err := OpenPostgres(ctx, pgtest.URL(b), "bench", 0, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close()
+			p := openPostgres(b, pgtest.URL(b), "bench", 0, 1)
 			l := pgList(p)
 			if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Source: "bench"}}); err != nil {
 				b.Fatal(err)
@@ -76,11 +72,7 @@ func BenchmarkPGDoNotCallOne(b *testing.B) {
 	for _, erased := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("erased=%d", erased), func(b *testing.B) {
 			ctx := context.Background()
-			p, err := OpenPostgres(ctx, pgtest.URL(b), "bench", 0, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close()
+			p := openPostgres(b, pgtest.URL(b), "bench", 0, 1)
 			l := pgList(p)
 			keys := pgMakeKey(b, p)
 			hashes := make([]string, erased)

@@ -53,7 +53,7 @@ func sharedURL(t *testing.T) string {
 	return u
 }
 
-func openPostgres(t *testing.T, url, campaign string, index, count int) *Postgres {
+func openPostgres(t testing.TB, url, campaign string, index, count int) *Postgres {
 	t.Helper()
 	p, err := OpenPostgres(context.Background(), url, campaign, index, count)
 	if err != nil {
