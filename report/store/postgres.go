@@ -803,6 +803,14 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 	return nil
 }
 
+// pgListHoldsHash is whether the do-not-call list holds an erased
+// person's keyed hash, asked in a form only the partial index
+// callrun_do_not_call_hash answers cheaply, whatever the table's
+// statistics say: written with EXISTS, or a LIMIT without the ORDER BY,
+// it was planned as a scan of the whole table while a large import was
+// not yet analyzed, and so was the check of every intent and every batch.
+const pgListHoldsHash = `(SELECT true FROM callrun_do_not_call WHERE hash <> '' ORDER BY hash LIMIT 1) IS NOT NULL`
+
 // insertChecked is insertLines that also leaves out the intents whose
 // number ($7, "" for other records) is on the do-not-call list, by number
 // or by one of its keyed hashes ($8, space-separated, made with the keys
@@ -821,7 +829,7 @@ WITH u AS (
 ), held AS (
 	SELECT ` + anyHeld + ` AS now
 ), stale AS (
-	SELECT EXISTS (SELECT 1 FROM callrun_do_not_call WHERE hash <> '') AND (
+	SELECT ` + pgListHoldsHash + ` AND (
 		cardinality($9::text[]) = 0 OR array(SELECT id FROM callrun_keys ORDER BY id) <> array(SELECT unnest($9::text[]) ORDER BY 1)) AS now
 ), refused AS (
 	SELECT u.ord, CASE WHEN (SELECT now FROM held) THEN 'h' ELSE 'r' END AS why FROM u WHERE u.phone <> '' AND ((SELECT now FROM held) OR (
@@ -1000,7 +1008,7 @@ func (p *Postgres) listedHashes(ctx context.Context, q pgQuerier, numbers []stri
 	if err != nil {
 		return nil, fmt.Errorf("reading the erasure keys: %w", err)
 	}
-	rows, err := q.Query(ctx, `SELECT hash FROM callrun_do_not_call WHERE hash <> '' AND split_part(hash, ':', 2) <> ALL($1::text[]) LIMIT 1`, keys.ids())
+	rows, err := q.Query(ctx, `SELECT hash FROM callrun_do_not_call WHERE hash <> '' AND split_part(hash, ':', 2) <> ALL($1::text[]) ORDER BY hash LIMIT 1`, keys.ids())
 	if err != nil {
 		return nil, err
 	}
@@ -1066,7 +1074,7 @@ func (l *hashesOnList) mark(numbers []string, on map[string]bool) {
 // OnList, which finds it.
 func (l *pgDoNotCall) NumbersUpTo(ctx context.Context, max int) ([]string, bool, error) {
 	var hashed bool
-	if err := l.p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM callrun_do_not_call WHERE hash <> '')`).Scan(&hashed); err != nil {
+	if err := l.p.pool.QueryRow(ctx, `SELECT `+pgListHoldsHash).Scan(&hashed); err != nil {
 		return nil, false, l.p.wrap("reading the do-not-call list from", err)
 	}
 	if hashed {
