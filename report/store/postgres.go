@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -956,12 +958,63 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 // an erased person, by keyed hash (read second, as OnList does). Add
 // uses it, in its transaction.
 func (p *Postgres) listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
-	if err := p.listedByNumber(ctx, q, numbers, on); err != nil {
+	inRange, err := p.listedInRange(ctx, q, numbers, on)
+	if err != nil {
 		return err
+	}
+	if !inRange {
+		if err := p.listedByNumber(ctx, q, numbers, on); err != nil {
+			return err
+		}
 	}
 	hashed, err := p.listedHashes(ctx, q, numbers)
 	hashed.mark(numbers, on)
 	return err
+}
+
+// listedInRange sets on[n] for each of numbers on the list by number
+// when the list holds at most len(numbers) entries between the least
+// and the greatest of them (by the database's collation), read in one
+// scan of the index callrun_do_not_call_number: the sorted batch of an
+// import costs one look-up, not one a number. It reports false, having
+// set nothing, when the range holds more; listedByNumber then asks.
+func (p *Postgres) listedInRange(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) (bool, error) {
+	if len(numbers) < 2 {
+		return false, nil
+	}
+	rows, err := q.Query(ctx, `
+SELECT number, NOT removed FROM callrun_do_not_call
+WHERE number BETWEEN (SELECT min(n) FROM unnest($1::text[]) AS u(n)) AND (SELECT max(n) FROM unnest($1::text[]) AS u(n))
+ORDER BY number DESC, id DESC LIMIT $2`, numbers, len(numbers)+1)
+	if err != nil {
+		return false, err
+	}
+	var last []string // each number's last entry, which comes first, if it keeps it on
+	var n, prev string
+	var listed bool
+	entries := 0
+	_, err = pgx.ForEachRow(rows, []any{&n, &listed}, func() error {
+		if entries++; n != prev && listed {
+			last = append(last, n)
+		}
+		prev = n
+		return nil
+	})
+	if err != nil || entries > len(numbers) {
+		return false, err
+	}
+	if len(last) > 0 {
+		asked := make(map[string]bool, len(numbers))
+		for _, n := range numbers {
+			asked[n] = true
+		}
+		for _, n := range last {
+			if asked[n] {
+				on[n] = true
+			}
+		}
+	}
+	return true, nil
 }
 
 // listedByNumber sets on[n] for each of numbers on the list by number,
@@ -1108,22 +1161,52 @@ WHERE NOT removed LIMIT $1`, max+1)
 	return numbers, true, nil
 }
 
-// Import adds each batch next returns with Add, in a transaction of its
-// own: a killed import leaves the batches before the one it was in, each
-// whole, and nothing of that one.
+// Import adds each batch next returns as Add does, in a transaction of
+// its own, two at once where their numbers cannot meet: a batch whose
+// numbers all sort after those of every batch before it (as `suppress
+// import`'s sorted batches do) goes in beside the one before it; any
+// other waits until those before it have committed. The batches take the
+// list's lock shared, so that they go in side by side while Add, Remove
+// and erase wait for them (two imports at once may each put a number on
+// that both hold: an entry more, the same list). A stopped or killed
+// import leaves whole batches: those that committed, which may not be
+// the first ones, and nothing of the others.
 func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error) {
-	wrote := 0
-	for {
-		batch, err := next()
-		if err != nil || len(batch) == 0 {
-			return wrote, err
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var (
+		wrote   atomic.Int64
+		running sync.WaitGroup
+		slots   = make(chan struct{}, 2)
+		top     string // the greatest number of the batches so far
+		nextErr error
+	)
+	for ctx.Err() == nil {
+		var batch []DoNotCallEntry
+		if batch, nextErr = next(); nextErr != nil || len(batch) == 0 {
+			break
 		}
-		w, err := l.Add(ctx, batch)
-		wrote += len(w)
-		if err != nil {
-			return wrote, err
+		lo, hi := batch[0].Number, batch[0].Number
+		for _, e := range batch {
+			lo, hi = min(lo, e.Number), max(hi, e.Number)
 		}
+		if lo <= top {
+			running.Wait() // it may hold a number of a batch before it
+		}
+		top = max(top, hi)
+		slots <- struct{}{}
+		running.Add(1)
+		go func() {
+			defer func() { <-slots; running.Done() }()
+			w, err := l.add(ctx, batch, `SELECT pg_advisory_xact_lock_shared($1)`)
+			wrote.Add(int64(len(w)))
+			if err != nil {
+				stop(err)
+			}
+		}()
 	}
+	running.Wait()
+	return int(wrote.Load()), cmp.Or(nextErr, context.Cause(ctx))
 }
 
 // Add writes the entries that change the list in one transaction, which
@@ -1131,10 +1214,15 @@ func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry,
 // numbers are on the list, then copies in (COPY) those that change it,
 // in their order.
 func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
+	return l.add(ctx, entries, `SELECT pg_advisory_xact_lock($1)`)
+}
+
+// add is Add under lock, the statement that takes the list's lock.
+func (l *pgDoNotCall) add(ctx context.Context, entries []DoNotCallEntry, lock string) ([]DoNotCallEntry, error) {
 	var wrote []DoNotCallEntry
 	err := pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
-		wrote = nil
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(dncLock)); err != nil {
+		wrote = make([]DoNotCallEntry, 0, len(entries))
+		if _, err := tx.Exec(ctx, lock, int64(dncLock)); err != nil {
 			return err
 		}
 		numbers := make([]string, 0, len(entries))
