@@ -80,15 +80,15 @@ func (m *sheetMap) addCounts(c *rowCounts) {
 	c.typeSkipped, c.typeSkippedExample = 0, ""
 }
 
-// readBatch fills b with the next records of r, up to rowBatchSize, and
+// readBatch fills recs with the next records of r, up to rowBatchSize, and
 // says whether they are the last: at the end of the sheet, or at the
 // error that ended it, which it returns too.
-func readBatch(ctx context.Context, r records, b *rowBatch) (last bool, err error) {
-	b.recs = b.recs[:0]
+func readBatch(ctx context.Context, r records, recs *[]sheet.Record) (last bool, err error) {
+	*recs = (*recs)[:0]
 	if err := ctx.Err(); err != nil {
 		return true, err
 	}
-	for len(b.recs) < rowBatchSize {
+	for len(*recs) < rowBatchSize {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			return true, nil
@@ -96,7 +96,7 @@ func readBatch(ctx context.Context, r records, b *rowBatch) (last bool, err erro
 		if err != nil {
 			return true, err
 		}
-		b.recs = append(b.recs, rec)
+		*recs = append(*recs, rec)
 	}
 	return false, nil
 }
@@ -120,6 +120,6 @@ func newRowBatch(phones int) *rowBatch {
 // started has stopped.
 func (cr *ContactReader) judgeInOrder(ctx context.Context, r records, phones int, judge func(*rowBatch, *rowScratch), settle func(*rowBatch) error) error {
 	newBatch := func() *rowBatch { return newRowBatch(phones) }
-	read := func(b *rowBatch) (bool, error) { return readBatch(ctx, r, b) }
+	read := func(b *rowBatch) (bool, error) { return readBatch(ctx, r, &b.recs) }
 	return inorder.Run(judgeWorkers, newBatch, read, judge, settle)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
+	"github.com/callrun/callrun/report/inorder"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -182,6 +184,11 @@ func (f *File) LoadSuppression(ctx context.Context) (*Suppression, error) {
 // number as 8 bytes. An error names the file.
 func (f *File) ReadNumbers(ctx context.Context, path, column string) (*Suppression, error) {
 	s := &Suppression{}
+	if fi, err := os.Stat(path); err == nil {
+		// Room for a number a short line: a list of millions grown by
+		// append is copied over and over.
+		s.read = make([]uint64, 0, fi.Size()/numberLineBytes)
+	}
 	fail := func(format string, args ...any) error { return fmt.Errorf(format, args...) }
 	if err := s.load(ctx, SuppressFile{File: path, Column: column}, path, f.suppressionRegions(), fail); err != nil {
 		return nil, err
@@ -190,6 +197,10 @@ func (f *File) ReadNumbers(ctx context.Context, path, column string) (*Suppressi
 	s.read = slices.Compact(s.read)
 	return s, nil
 }
+
+// numberLineBytes is about the fewest bytes a line of a list of numbers
+// takes: ten digits and a line end.
+const numberLineBytes = 11
 
 // Batches returns a function that returns the numbers ReadNumbers read
 // in E.164, sorted, at most n at a time, and none at their end; s holds
@@ -334,13 +345,23 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 	} else {
 		srcs = numberSources(header, headerIsData, sample, regions)
 	}
-	add := func(rec sheet.Record) {
+	// Each row's cells are read on every core (readRow), and what they
+	// hold is added in the file's order (addRow): the problems listed
+	// and the examples are the first ones.
+	readRow := func(rec sheet.Record, out []cellReading) {
+		if rec.Err == nil {
+			for i, src := range srcs {
+				out[i].cell, out[i].numbers, out[i].empty = src.readings(rec.Fields, regions)
+			}
+		}
+	}
+	addRow := func(rec sheet.Record, read []cellReading) {
 		if rec.Err != nil {
 			s.addUnreadRow(p.File, srcs, rec)
 			return
 		}
-		for _, src := range srcs {
-			cell, numbers, empty := src.readings(rec.Fields, regions)
+		for i, src := range srcs {
+			cell, numbers, empty := read[i].cell, read[i].numbers, read[i].empty
 			if empty {
 				continue
 			}
@@ -369,15 +390,46 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 			}
 		}
 	}
+	read := make([]cellReading, len(srcs))
 	for _, rec := range sample {
-		add(rec)
+		readRow(rec, read)
+		addRow(rec, read)
 	}
 	if len(sample) == suppressionSample {
-		if err := eachRecord(ctx, r, func(rec sheet.Record) error { add(rec); return nil }); err != nil {
+		newBatch := func() *readingBatch { return &readingBatch{} }
+		next := func(b *readingBatch) (bool, error) { return readBatch(ctx, r, &b.recs) }
+		work := func(b *readingBatch, _ *struct{}) {
+			b.read = slices.Grow(b.read[:0], len(b.recs)*len(srcs))[:len(b.recs)*len(srcs)]
+			for i, rec := range b.recs {
+				readRow(rec, b.read[i*len(srcs):(i+1)*len(srcs)])
+			}
+		}
+		settle := func(b *readingBatch) error {
+			for i, rec := range b.recs {
+				addRow(rec, b.read[i*len(srcs):(i+1)*len(srcs)])
+			}
+			return nil
+		}
+		if err := inorder.Run(0, newBatch, next, work, settle); err != nil {
 			return fail("reading suppression file %s: %v", p.File, err)
 		}
 	}
 	return mostlyUnread(p.File, len(named) > 0, srcs, fail)
+}
+
+// cellReading is what a number source's cell of a row may mean
+// ([numberSource.readings]).
+type cellReading struct {
+	cell    string
+	numbers []string
+	empty   bool
+}
+
+// readingBatch is rows of a suppression file and their cells' readings,
+// a source after another for each row.
+type readingBatch struct {
+	recs []sheet.Record
+	read []cellReading
 }
 
 // readSuppressionSample reads the rows r's columns are chosen by, with its header if headerIsData.

@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -803,6 +805,14 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 	return nil
 }
 
+// pgListHoldsHash is whether the do-not-call list holds an erased
+// person's keyed hash, asked in a form only the partial index
+// callrun_do_not_call_hash answers cheaply, whatever the table's
+// statistics say: written with EXISTS, or a LIMIT without the ORDER BY,
+// it was planned as a scan of the whole table while a large import was
+// not yet analyzed, and so was the check of every intent and every batch.
+const pgListHoldsHash = `(SELECT true FROM callrun_do_not_call WHERE hash <> '' ORDER BY hash LIMIT 1) IS NOT NULL`
+
 // insertChecked is insertLines that also leaves out the intents whose
 // number ($7, "" for other records) is on the do-not-call list, by number
 // or by one of its keyed hashes ($8, space-separated, made with the keys
@@ -821,7 +831,7 @@ WITH u AS (
 ), held AS (
 	SELECT ` + anyHeld + ` AS now
 ), stale AS (
-	SELECT EXISTS (SELECT 1 FROM callrun_do_not_call WHERE hash <> '') AND (
+	SELECT ` + pgListHoldsHash + ` AND (
 		cardinality($9::text[]) = 0 OR array(SELECT id FROM callrun_keys ORDER BY id) <> array(SELECT unnest($9::text[]) ORDER BY 1)) AS now
 ), refused AS (
 	SELECT u.ord, CASE WHEN (SELECT now FROM held) THEN 'h' ELSE 'r' END AS why FROM u WHERE u.phone <> '' AND ((SELECT now FROM held) OR (
@@ -948,12 +958,63 @@ func (l *pgDoNotCall) OnList(ctx context.Context, numbers []string) (map[string]
 // an erased person, by keyed hash (read second, as OnList does). Add
 // uses it, in its transaction.
 func (p *Postgres) listed(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) error {
-	if err := p.listedByNumber(ctx, q, numbers, on); err != nil {
+	inRange, err := p.listedInRange(ctx, q, numbers, on)
+	if err != nil {
 		return err
+	}
+	if !inRange {
+		if err := p.listedByNumber(ctx, q, numbers, on); err != nil {
+			return err
+		}
 	}
 	hashed, err := p.listedHashes(ctx, q, numbers)
 	hashed.mark(numbers, on)
 	return err
+}
+
+// listedInRange sets on[n] for each of numbers on the list by number
+// when the list holds at most len(numbers) entries between the least
+// and the greatest of them (by the database's collation), read in one
+// scan of the index callrun_do_not_call_number: the sorted batch of an
+// import costs one look-up, not one a number. It reports false, having
+// set nothing, when the range holds more; listedByNumber then asks.
+func (p *Postgres) listedInRange(ctx context.Context, q pgQuerier, numbers []string, on map[string]bool) (bool, error) {
+	if len(numbers) < 2 {
+		return false, nil
+	}
+	rows, err := q.Query(ctx, `
+SELECT number, NOT removed FROM callrun_do_not_call
+WHERE number BETWEEN (SELECT min(n) FROM unnest($1::text[]) AS u(n)) AND (SELECT max(n) FROM unnest($1::text[]) AS u(n))
+ORDER BY number DESC, id DESC LIMIT $2`, numbers, len(numbers)+1)
+	if err != nil {
+		return false, err
+	}
+	var last []string // each number's last entry, which comes first, if it keeps it on
+	var n, prev string
+	var listed bool
+	entries := 0
+	_, err = pgx.ForEachRow(rows, []any{&n, &listed}, func() error {
+		if entries++; n != prev && listed {
+			last = append(last, n)
+		}
+		prev = n
+		return nil
+	})
+	if err != nil || entries > len(numbers) {
+		return false, err
+	}
+	if len(last) > 0 {
+		asked := make(map[string]bool, len(numbers))
+		for _, n := range numbers {
+			asked[n] = true
+		}
+		for _, n := range last {
+			if asked[n] {
+				on[n] = true
+			}
+		}
+	}
+	return true, nil
 }
 
 // listedByNumber sets on[n] for each of numbers on the list by number,
@@ -1000,7 +1061,7 @@ func (p *Postgres) listedHashes(ctx context.Context, q pgQuerier, numbers []stri
 	if err != nil {
 		return nil, fmt.Errorf("reading the erasure keys: %w", err)
 	}
-	rows, err := q.Query(ctx, `SELECT hash FROM callrun_do_not_call WHERE hash <> '' AND split_part(hash, ':', 2) <> ALL($1::text[]) LIMIT 1`, keys.ids())
+	rows, err := q.Query(ctx, `SELECT hash FROM callrun_do_not_call WHERE hash <> '' AND split_part(hash, ':', 2) <> ALL($1::text[]) ORDER BY hash LIMIT 1`, keys.ids())
 	if err != nil {
 		return nil, err
 	}
@@ -1066,7 +1127,7 @@ func (l *hashesOnList) mark(numbers []string, on map[string]bool) {
 // OnList, which finds it.
 func (l *pgDoNotCall) NumbersUpTo(ctx context.Context, max int) ([]string, bool, error) {
 	var hashed bool
-	if err := l.p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM callrun_do_not_call WHERE hash <> '')`).Scan(&hashed); err != nil {
+	if err := l.p.pool.QueryRow(ctx, `SELECT `+pgListHoldsHash).Scan(&hashed); err != nil {
 		return nil, false, l.p.wrap("reading the do-not-call list from", err)
 	}
 	if hashed {
@@ -1100,22 +1161,52 @@ WHERE NOT removed LIMIT $1`, max+1)
 	return numbers, true, nil
 }
 
-// Import adds each batch next returns with Add, in a transaction of its
-// own: a killed import leaves the batches before the one it was in, each
-// whole, and nothing of that one.
+// Import adds each batch next returns as Add does, in a transaction of
+// its own, two at once where their numbers cannot meet: a batch whose
+// numbers all sort after those of every batch before it (as `suppress
+// import`'s sorted batches do) goes in beside the one before it; any
+// other waits until those before it have committed. The batches take the
+// list's lock shared, so that they go in side by side while Add, Remove
+// and erase wait for them (two imports at once may each put a number on
+// that both hold: an entry more, the same list). A stopped or killed
+// import leaves whole batches: those that committed, which may not be
+// the first ones, and nothing of the others.
 func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error) {
-	wrote := 0
-	for {
-		batch, err := next()
-		if err != nil || len(batch) == 0 {
-			return wrote, err
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var (
+		wrote   atomic.Int64
+		running sync.WaitGroup
+		slots   = make(chan struct{}, 2)
+		top     string // the greatest number of the batches so far
+		nextErr error
+	)
+	for ctx.Err() == nil {
+		var batch []DoNotCallEntry
+		if batch, nextErr = next(); nextErr != nil || len(batch) == 0 {
+			break
 		}
-		w, err := l.Add(ctx, batch)
-		wrote += len(w)
-		if err != nil {
-			return wrote, err
+		lo, hi := batch[0].Number, batch[0].Number
+		for _, e := range batch {
+			lo, hi = min(lo, e.Number), max(hi, e.Number)
 		}
+		if lo <= top {
+			running.Wait() // it may hold a number of a batch before it
+		}
+		top = max(top, hi)
+		slots <- struct{}{}
+		running.Add(1)
+		go func() {
+			defer func() { <-slots; running.Done() }()
+			w, err := l.add(ctx, batch, `SELECT pg_advisory_xact_lock_shared($1)`)
+			wrote.Add(int64(len(w)))
+			if err != nil {
+				stop(err)
+			}
+		}()
 	}
+	running.Wait()
+	return int(wrote.Load()), cmp.Or(nextErr, context.Cause(ctx))
 }
 
 // Add writes the entries that change the list in one transaction, which
@@ -1123,10 +1214,15 @@ func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry,
 // numbers are on the list, then copies in (COPY) those that change it,
 // in their order.
 func (l *pgDoNotCall) Add(ctx context.Context, entries []DoNotCallEntry) ([]DoNotCallEntry, error) {
+	return l.add(ctx, entries, `SELECT pg_advisory_xact_lock($1)`)
+}
+
+// add is Add under lock, the statement that takes the list's lock.
+func (l *pgDoNotCall) add(ctx context.Context, entries []DoNotCallEntry, lock string) ([]DoNotCallEntry, error) {
 	var wrote []DoNotCallEntry
 	err := pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
-		wrote = nil
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(dncLock)); err != nil {
+		wrote = make([]DoNotCallEntry, 0, len(entries))
+		if _, err := tx.Exec(ctx, lock, int64(dncLock)); err != nil {
 			return err
 		}
 		numbers := make([]string, 0, len(entries))
