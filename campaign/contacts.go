@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -684,26 +683,6 @@ func (cr *ContactReader) passedOver(i int, m *sheetMap) {
 // assistant's, a fax, a pager): mapped by hand, they are read and passed
 // over, and plan --strict fails on them.
 func (cr *ContactReader) NotDialledColumns() int { return cr.notDialled }
-
-// eachRecord calls fn for every record of r until the end of the sheet,
-// checking ctx every thousand records.
-func eachRecord(ctx context.Context, r *sheet.Reader, fn func(sheet.Record) error) error {
-	for n := 0; ; n++ {
-		if n%1024 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(rec); err != nil {
-			return err
-		}
-	}
-}
 
 // rowReason is the sentence of a per-row sheet error, without the file,
 // row and column that the report and plan show beside it.
