@@ -147,10 +147,6 @@ func (w *XLSXWriter) Write(r Row) error {
 	return nil
 }
 
-// TooLarge reports whether the report had more than MaxXLSXRows rows, so
-// that no workbook is written.
-func (w *XLSXWriter) TooLarge() bool { return w.tooLarge }
-
 // Commit finishes the workbook, writes it to a temporary file beside the
 // target and renames it into place. When the report was too large it
 // removes any older report.xlsx instead, which would no longer match

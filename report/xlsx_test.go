@@ -220,3 +220,7 @@ func TestExtraColumns(t *testing.T) {
 		t.Errorf("CSVWriter with four extra cells for three columns: %v", err)
 	}
 }
+
+// TooLarge reports whether the report had more than MaxXLSXRows rows, so
+// that no workbook is written. Only this package's tests ask.
+func (w *XLSXWriter) TooLarge() bool { return w.tooLarge }
