@@ -261,7 +261,7 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 		return es, nil
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (%d number(s) of %s were put on the list before the import stopped; run it again to put on the rest: those on it already are counted, not written again)", err, wrote, args[0])
 	}
 	fmt.Fprintf(c.App.Writer, "%d number(s) of %s put on the %s; %d on it already", wrote, args[0], l.list, numbers-wrote)
 	if read.Ignored > 0 {

@@ -185,9 +185,10 @@ func (f *File) LoadSuppression(ctx context.Context) (*Suppression, error) {
 func (f *File) ReadNumbers(ctx context.Context, path, column string) (*Suppression, error) {
 	s := &Suppression{}
 	if fi, err := os.Stat(path); err == nil {
-		// Room for a number a short line: a list of millions grown by
-		// append is copied over and over.
-		s.read = make([]uint64, 0, fi.Size()/numberLineBytes)
+		// Room for a number a short line, up to a bound: a list of
+		// millions grown by append is copied over and over, and a wide
+		// export holds fewer numbers than its bytes suggest.
+		s.read = make([]uint64, 0, min(fi.Size()/numberLineBytes, maxNumbersReserved))
 	}
 	fail := func(format string, args ...any) error { return fmt.Errorf(format, args...) }
 	if err := s.load(ctx, SuppressFile{File: path, Column: column}, path, f.suppressionRegions(), fail); err != nil {
@@ -201,6 +202,10 @@ func (f *File) ReadNumbers(ctx context.Context, path, column string) (*Suppressi
 // numberLineBytes is about the fewest bytes a line of a list of numbers
 // takes: ten digits and a line end.
 const numberLineBytes = 11
+
+// maxNumbersReserved bounds the numbers ReadNumbers makes room for before
+// it reads them (128 MiB); more grow the slice as they come.
+const maxNumbersReserved = 16 << 20
 
 // Batches returns a function that returns the numbers ReadNumbers read
 // in E.164, sorted, at most n at a time, and none at their end; s holds
