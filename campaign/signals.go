@@ -86,22 +86,22 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 
 // note counts what row's cell says.
 func (s *signalColumn) note(row int, says cellSays, cell, tag string) {
-	at := fmt.Sprintf("row %d: %q", row, strings.TrimSpace(cell))
+	at := func() string { return fmt.Sprintf("row %d: %q", row, strings.TrimSpace(cell)) }
 	switch says {
 	case saysYes:
 		if s.yes++; len(s.examples) < 2 {
-			s.examples = append(s.examples, at)
+			s.examples = append(s.examples, at())
 		}
 		if tag = strings.TrimSpace(tag); tag != "" && len(s.matched) < 5 && !slices.ContainsFunc(s.matched, func(m string) bool { return strings.EqualFold(m, tag) }) {
 			s.matched = append(s.matched, tag)
 		}
 	case saysUnclear:
 		if s.unclear++; s.unclearAt == "" {
-			s.unclearAt = at
+			s.unclearAt = at()
 		}
 	case saysMention:
 		if s.mentions++; s.mentionAt == "" {
-			s.mentionAt = at
+			s.mentionAt = at()
 		}
 	}
 }
