@@ -25,7 +25,9 @@ type Suppression struct {
 	set map[uint64]struct{}
 	// read are the numbers of a file [File.ReadNumbers] read, sorted, each
 	// once: 8 bytes a number, where set would take several times that.
-	read []uint64
+	// With textOrder, each is its textKey, and they sort as text.
+	read      []uint64
+	textOrder bool
 	// callNumbers are the campaign's contacts' numbers, as LoadDoNotCall
 	// read them for a long do-not-call list.
 	callNumbers []string
@@ -194,9 +196,45 @@ func (f *File) ReadNumbers(ctx context.Context, path, column string) (*Suppressi
 	if err := s.load(ctx, SuppressFile{File: path, Column: column}, path, f.suppressionRegions(), fail); err != nil {
 		return nil, err
 	}
+	s.textOrder = len(s.read) > 0 && slices.Max(s.read) < pow10[15]
+	if s.textOrder {
+		for i, k := range s.read {
+			s.read[i] = textKey(k)
+		}
+	}
 	slices.Sort(s.read)
 	s.read = slices.Compact(s.read)
 	return s, nil
+}
+
+// pow10 are the powers of ten up to 10^15.
+var pow10 = func() (p [16]uint64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// textKey maps the phoneKey of a number of at most 15 digits (E.164's
+// most) to a key that sorts as the number's text does: its digits
+// left-aligned to 15 places, then how many they are, so that a number
+// sorts before the longer ones it begins. A database's index sorts the
+// numbers so, and an import's batches ([Suppression.Batches]) are each
+// after the ones before in that order, as PostgreSQL's import asks to
+// put two in at once.
+func textKey(k uint64) uint64 {
+	d := 1
+	for d < 15 && k >= pow10[d] {
+		d++
+	}
+	return k*pow10[15-d]<<4 | uint64(d)
+}
+
+// fromTextKey is the phoneKey a textKey was made from.
+func fromTextKey(t uint64) uint64 {
+	d := t & 15
+	return (t >> 4) / pow10[15-d]
 }
 
 // numberLineBytes is about the fewest bytes a line of a list of numbers
@@ -208,7 +246,8 @@ const numberLineBytes = 11
 const maxNumbersReserved = 16 << 20
 
 // Batches returns a function that returns the numbers ReadNumbers read
-// in E.164, sorted, at most n at a time, and none at their end; s holds
+// in E.164, sorted (as text when none is longer than 15 digits), at most
+// n at a time, and none at their end; s holds
 // them no more.
 func (s *Suppression) Batches(n int) func() []string {
 	keys := s.read
@@ -216,6 +255,9 @@ func (s *Suppression) Batches(n int) func() []string {
 	return func() []string {
 		batch := make([]string, 0, min(n, len(keys)))
 		for _, k := range keys[:min(n, len(keys))] {
+			if s.textOrder {
+				k = fromTextKey(k)
+			}
 			batch = append(batch, "+"+strconv.FormatUint(k, 10))
 		}
 		if keys = keys[len(batch):]; len(keys) == 0 {

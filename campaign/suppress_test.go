@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,5 +234,48 @@ func TestSuppressionAreaCodeWhereSevenDigitsRead(t *testing.T) {
 	}
 	if fmt.Sprint(suppressed) != "[+14155550132]" {
 		t.Errorf("numbers suppressed %v, want [+14155550132]", suppressed)
+	}
+}
+
+// TestReadNumbersBatchesInTextOrder: a list that mixes numbers of
+// different lengths (German numbers of 10 to 13 digits, US and UK ones)
+// comes out of ReadNumbers' batches each number once, as written, and
+// every batch after the ones before it as text, as a database's index
+// sorts them; a number sorts before the longer numbers it begins.
+func TestReadNumbersBatchesInTextOrder(t *testing.T) {
+	numbers := []string{"+4930123456", "+14155550132", "+442071234567", "+493012345678", "+4930901820", "+14155550100", "+4915112345678", "+447911123456", "+4930123456", "+12025550143"}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dnc.csv")
+	if err := os.WriteFile(path, []byte("Phone\n"+strings.Join(numbers, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := &File{Region: "US"}
+	read, err := f.ReadNumbers(context.Background(), path, "")
+	if err != nil || read.Ignored != 0 {
+		t.Fatalf("ReadNumbers: %v (%d ignored: %v)", err, read.Ignored, read.Problems)
+	}
+	next := read.Batches(3)
+	var got []string
+	for b := next(); len(b) > 0; b = next() {
+		if len(got) > 0 && b[0] <= got[len(got)-1] {
+			t.Fatalf("batch %v after %v: not after it as text", b, got)
+		}
+		if !slices.IsSorted(b) {
+			t.Fatalf("batch %v is not in text order", b)
+		}
+		got = append(got, b...)
+	}
+	want := slices.Clone(numbers)
+	slices.Sort(want)
+	if want = slices.Compact(want); !slices.Equal(got, want) {
+		t.Fatalf("batches gave %v, want %v", got, want)
+	}
+	for _, k := range []uint64{0, 1, 10, 100, 4930123456, 493012345600, 999999999999999} {
+		if back := fromTextKey(textKey(k)); back != k {
+			t.Errorf("fromTextKey(textKey(%d)) = %d", k, back)
+		}
+	}
+	if !(textKey(1) < textKey(10) && textKey(10) < textKey(2) && textKey(4930123456) < textKey(493012345600) && textKey(493012345600) < textKey(4931)) {
+		t.Error("textKey does not sort as the numbers' text")
 	}
 }
