@@ -143,3 +143,61 @@ func atoi(t *testing.T, s string) int {
 	}
 	return v
 }
+
+// TestSuppressImportStoppedSaysWhatWentOn: an import whose batches the
+// database refuses once one has committed (a trigger, as a full disk or a
+// lost server would) stops with an error that says how many numbers of
+// the file went on, and the list holds just those, in whole batches.
+func TestSuppressImportStoppedSaysWhatWentOn(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	db := e2eDatabase(t, "postgres")
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(2), perSecond: 50, concurrency: 2, postgres: db})
+	if res := e.run(time.Minute, "suppress", "add", e.path, "+14155550100"); res.code != 0 {
+		t.Fatalf("suppress add: %s", res)
+	}
+	admin := pgAdmin(t, db)
+	ctx := context.Background()
+	if _, err := admin.Exec(ctx, `
+CREATE TABLE import_went_on (n int);
+CREATE FUNCTION refuse_after_one() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM import_went_on) THEN
+		RAISE EXCEPTION 'refused for the test';
+	END IF;
+	INSERT INTO import_went_on VALUES (1);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER refuse_after_one BEFORE INSERT ON callrun_do_not_call FOR EACH STATEMENT EXECUTE FUNCTION refuse_after_one();`); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3 * importBatch
+	csvPath := filepath.Join(t.TempDir(), "registry.csv")
+	f, err := os.Create(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString("Phone Number\n")
+	for i := range n {
+		area, exch, line := benchPhone(i)
+		fmt.Fprintf(w, "+1%s%d%04d\n", area, exch, line)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	res := e.run(2*time.Minute, "suppress", "import", e.path, csvPath)
+	m := regexp.MustCompile(`(\d+) number\(s\) of \S+ were put on the list before the import stopped; run it again`).FindStringSubmatch(res.stderr)
+	if res.code == 0 || m == nil || !strings.Contains(res.stderr, "refused for the test") {
+		t.Fatalf("suppress import: %s; want it to fail, with the database's error and how many numbers went on", res)
+	}
+	var onList int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FROM callrun_do_not_call`).Scan(&onList); err != nil {
+		t.Fatal(err)
+	}
+	if put := atoi(t, m[1]); put != onList-1 || put == 0 || put%importBatch != 0 || put == n {
+		t.Fatalf("the error says %d numbers went on; the list holds %d besides the one added before, want the same, in whole batches of %d, fewer than %d", put, onList-1, importBatch, n)
+	}
+}
