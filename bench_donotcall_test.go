@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -51,21 +50,7 @@ func benchDoNotCall(b *testing.B, kind string) {
 		fmt.Fprintf(f, "outcomes:\n  url: https://hooks.example.com/callrun/bench/%s\n  opt_out: {field: disposition, values: [opted_out]}\n", hookSecret)
 		f.Close()
 		// The list: the numbers of contacts 90 to 99, and n-10 others.
-		csvPath := filepath.Join(dir, "registry.csv")
-		fh, err := os.Create(csvPath)
-		if err != nil {
-			b.Fatal(err)
-		}
-		w := bufio.NewWriterSize(fh, 1<<20)
-		w.WriteString("Phone Number\n")
-		for i := range n {
-			area, exch, line := benchPhone(contacts - 10 + i)
-			fmt.Fprintf(w, "+1%s%d%04d\n", area, exch, line)
-		}
-		if err := w.Flush(); err != nil {
-			b.Fatal(err)
-		}
-		fh.Close()
+		csvPath := writeRegistry(b, dir, contacts-10, n)
 		env := os.Environ()
 		imp := benchChild(b, env, bin, "--no-progress", "suppress", "import", path, csvPath)
 		if !strings.Contains(imp.out, fmt.Sprintf("%d number(s) of", n)) {

@@ -31,22 +31,7 @@ func TestSuppressImportKilledPostgres(t *testing.T) {
 	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 2, postgres: db})
 
 	const n = 3 * importBatch
-	csvPath := filepath.Join(t.TempDir(), "registry.csv")
-	f, err := os.Create(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	w.WriteString("Phone Number\n")
-	for i := range n - 2 {
-		area, exch, line := benchPhone(i)
-		fmt.Fprintf(w, "+1%s%d%04d\n", area, exch, line)
-	}
-	fmt.Fprintf(w, "%s\n%s\n", contacts[0].E164, contacts[2].E164)
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	csvPath := writeRegistry(t, t.TempDir(), 0, n-2, contacts[0].E164, contacts[2].E164)
 
 	admin := pgAdmin(t, db)
 	ctx := context.Background()
@@ -172,21 +157,7 @@ CREATE TRIGGER refuse_after_one BEFORE INSERT ON callrun_do_not_call FOR EACH ST
 		t.Fatal(err)
 	}
 	const n = 3 * importBatch
-	csvPath := filepath.Join(t.TempDir(), "registry.csv")
-	f, err := os.Create(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	w.WriteString("Phone Number\n")
-	for i := range n {
-		area, exch, line := benchPhone(i)
-		fmt.Fprintf(w, "+1%s%d%04d\n", area, exch, line)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	csvPath := writeRegistry(t, t.TempDir(), 0, n)
 
 	res := e.run(2*time.Minute, "suppress", "import", e.path, csvPath)
 	m := regexp.MustCompile(`(\d+) number\(s\) of \S+ were put on the list before the import stopped; run it again`).FindStringSubmatch(res.stderr)
@@ -200,4 +171,30 @@ CREATE TRIGGER refuse_after_one BEFORE INSERT ON callrun_do_not_call FOR EACH ST
 	if put := atoi(t, m[1]); put != onList-1 || put == 0 || put%importBatch != 0 || put == n {
 		t.Fatalf("the error says %d numbers went on; the list holds %d besides the one added before, want the same, in whole batches of %d, fewer than %d", put, onList-1, importBatch, n)
 	}
+}
+
+// writeRegistry writes registry.csv in dir, a do-not-call list under a
+// "Phone Number" header: n numbers in E.164, benchPhone(first) on, then
+// extra. It returns the file's path.
+func writeRegistry(tb testing.TB, dir string, first, n int, extra ...string) string {
+	tb.Helper()
+	path := filepath.Join(dir, "registry.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString("Phone Number\n")
+	for i := range n {
+		area, exch, line := benchPhone(first + i)
+		fmt.Fprintf(w, "+1%s%d%04d\n", area, exch, line)
+	}
+	for _, e := range extra {
+		fmt.Fprintln(w, e)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
