@@ -309,10 +309,9 @@ func (s *Reader) findHeader(first Record) (Record, error) {
 // one field of text (with a letter, so not a phone number), the first,
 // and any others empty.
 func lineOfText(fields []string) bool {
-	if len(fields) == 0 || !strings.ContainsFunc(fields[0], unicode.IsLetter) {
-		return false
-	}
-	return isBlank(fields[1:])
+	// The others first: a contact's row has a second field far more often
+	// than a first without a letter.
+	return len(fields) > 0 && isBlank(fields[1:]) && strings.ContainsFunc(fields[0], unicode.IsLetter)
 }
 
 // headerLike reports whether fields can be a header found below a title:
@@ -439,7 +438,13 @@ func subitemsHeader(fields []string) bool {
 	if len(fields) > 1 && strings.TrimFunc(fields[0], isSpace) == "" {
 		first = 1
 	}
-	if len(fields) <= first+1 || !slices.Contains(subitemsWords, strings.ToLower(strings.TrimFunc(fields[first], isSpace))) {
+	if len(fields) <= first+1 {
+		return false
+	}
+	word := strings.TrimFunc(fields[first], isSpace)
+	// Every word begins with s or u, and no other letter lowers to one:
+	// most rows are told at their first letter.
+	if word == "" || !strings.ContainsRune("sSuU", rune(word[0])) || !slices.Contains(subitemsWords, strings.ToLower(word)) {
 		return false
 	}
 	return !isBlank(fields[first+1:])
