@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/url"
 	"os"
 	"slices"
@@ -427,19 +428,43 @@ func phoneKey(e164 string) uint64 {
 }
 
 // numbersSeen is the dedupe table of a campaign's sheets: the row where
-// each dedupe key (phoneKey, with the agent's index from bit 50 up unless
-// dedupe is campaign-wide) first appears. Readers of the same sheets may
-// share one: a run and its report ([StartReport]) read them at the same
-// time, and hold the campaign's numbers once rather than twice. Every
-// reader reads the rows in the same order, so whichever meets a number
-// first records its true first row, and the others find it there.
+// each dedupe key ([ContactReader.dedupeKey]) first appears. Readers of
+// the same sheets may share one: a run and its report ([StartReport])
+// read them at the same time, and hold the campaign's numbers once rather
+// than twice. Every reader reads the rows in the same order, so whichever
+// meets a number first records its true first row, and the others find it
+// there.
+//
+// It is a table of its own, open-addressed, rather than a map: the one
+// goroutine that settles a sheet's rows in order asks it of every row,
+// and a table of a million numbers is far larger than a cache, so each
+// lookup waits on memory. Its slots are where [numbersSeen.warm] can read
+// a batch's keys ahead, so that the waits of a batch overlap
+// (BenchmarkNumbersSeen; BenchmarkPlan1M).
 type numbersSeen struct {
-	mu    sync.Mutex
-	first map[uint64]rowAt
+	mu sync.Mutex
+	// slots hold the keys recorded (0 for an empty slot: no dedupe key
+	// is 0), each at the first free slot from its hash on; never more
+	// than half are used.
+	slots []seenSlot
+	used  int
+	shift uint // 64 less the log2 of len(slots)
 	// f, when set, is the campaign whose sheets' lines size the table
 	// when the first number is recorded ([File.sheetLines]): a table
 	// grown a number at a time costs three times as much to fill.
 	f *File
+	// warmed is what warm read, kept so that its reads are not left out.
+	warmed uint64
+}
+
+// emptyKey is the key numbersSeen records for the key 0 (which marks an
+// empty slot): no dedupe key has its top bit set.
+const emptyKey = 1 << 63
+
+// seenSlot is a slot of numbersSeen's table.
+type seenSlot struct {
+	key uint64
+	at  rowAt
 }
 
 // rowAt is where a row is: its sheet's index and its row number.
@@ -447,24 +472,79 @@ type rowAt struct{ sheet, row int32 }
 
 func newNumbersSeen(f *File) *numbersSeen { return &numbersSeen{f: f} }
 
+// slot is the slot key's search starts at.
+func (s *numbersSeen) slot(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 >> s.shift }
+
+// size makes the table hold, empty, at least n keys.
+func (s *numbersSeen) size(n int) {
+	size := 1024
+	for size < 2*n {
+		size *= 2
+	}
+	s.slots, s.used, s.shift = make([]seenSlot, size), 0, uint(64-bits.TrailingZeros(uint(size)))
+}
+
 // firstRow returns the row where key first appears, recording at if no
 // row was recorded for it before.
 func (s *numbersSeen) firstRow(key uint64, at rowAt) rowAt {
+	if key == 0 {
+		key = emptyKey // 0 marks an empty slot
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.first == nil {
+	if s.slots == nil {
 		n := 0
 		if s.f != nil {
 			n = s.f.sheetLines()
 		}
-		s.first = make(map[uint64]rowAt, n)
+		s.size(n)
 	}
-	first, ok := s.first[key]
-	if !ok {
-		s.first[key] = at
+	if at, ok := s.record(key, at); !ok {
 		return at
 	}
-	return first
+	if s.used++; 2*s.used > len(s.slots) {
+		old := s.slots
+		s.size(s.used)
+		for _, sl := range old {
+			if sl.key != 0 {
+				s.record(sl.key, sl.at)
+				s.used++
+			}
+		}
+	}
+	return at
+}
+
+// record returns the row recorded for key, and false; or, when there is
+// none, records at and returns it and true.
+func (s *numbersSeen) record(key uint64, at rowAt) (rowAt, bool) {
+	mask := uint64(len(s.slots) - 1)
+	for i := s.slot(key); ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if sl.key == key {
+			return sl.at, false
+		}
+		if sl.key == 0 {
+			sl.key, sl.at = key, at
+			return at, true
+		}
+	}
+}
+
+// warm reads the slot of each of keys, the keys a batch of rows is about
+// to look up: reads that do not wait on one another, so that the memory
+// brings their slots in at once, not one lookup after another.
+func (s *numbersSeen) warm(keys []uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.slots == nil {
+		return
+	}
+	var sum uint64
+	for _, k := range keys {
+		sum += s.slots[s.slot(k)].key
+	}
+	s.warmed += sum
 }
 
 // maxSheetLines bounds what sheetLines returns: the table of the numbers
@@ -612,6 +692,7 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 	agent := cr.agentOf[spec.Agent]
 	judge := func(b *rowBatch, s *rowScratch) {
 		s.counts = &b.counts
+		b.keys = b.keys[:0]
 		for j, rec := range b.recs {
 			c := &b.contacts[j]
 			*c = Contact{Sheet: i, Row: rec.Row, Agent: agent}
@@ -624,10 +705,14 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 				continue
 			}
 			cr.judge(c, spec, i, m, s, rec)
+			if c.Status == "" {
+				b.keys = append(b.keys, cr.dedupeKey(c))
+			}
 		}
 	}
 	settle := func(b *rowBatch) error {
 		m.addCounts(&b.counts)
+		cr.seen.warm(b.keys)
 		for j, rec := range b.recs {
 			c := &b.contacts[j]
 			if rec.Err == nil {
@@ -813,16 +898,24 @@ func (m *sheetMap) checkFields(c *Contact, spec *SheetSpec, fields []string) {
 	}
 }
 
+// dedupeKey is the key of valid contact c in the dedupe table: its
+// number's phoneKey, with the agent's index from bit 50 up unless dedupe
+// is campaign-wide.
+func (cr *ContactReader) dedupeKey(c *Contact) uint64 {
+	key := phoneKey(c.Phone)
+	if cr.f.Dedupe != "campaign" {
+		key |= uint64(c.Agent) << 50 // agent and none: per agent
+	}
+	return key
+}
+
 // judgeValid decides whether valid contact c is suppressed, a duplicate or to call.
 func (cr *ContactReader) judgeValid(c *Contact, sheetIdx int) {
 	if cr.suppress != nil && cr.suppress.Has(c.Phone) {
 		c.Status, c.Reason = Suppressed, "the number is in a suppression file"
 		return
 	}
-	key := phoneKey(c.Phone)
-	if cr.f.Dedupe != "campaign" {
-		key |= uint64(c.Agent) << 50 // agent and none: per agent
-	}
+	key := cr.dedupeKey(c)
 	at := rowAt{sheet: int32(sheetIdx), row: int32(c.Row)}
 	if cr.seen.firstRow(key, at) != at {
 		if cr.f.Dedupe != "none" {

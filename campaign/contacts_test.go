@@ -335,3 +335,68 @@ do_not_call: {column: Do Not Call}
 		t.Errorf("problems at %v, want %v", got, want)
 	}
 }
+
+// TestNumbersSeenMatchesAMap: the dedupe table answers as a map of first
+// rows would, over keys that collide in its slots, the key 0, and a table
+// that grows many times from its least size (warm read between batches).
+func TestNumbersSeenMatchesAMap(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	seen := newNumbersSeen(nil)
+	model := map[uint64]rowAt{}
+	keys := []uint64{0, 1<<60 - 1, 1 << 50, 14155550132} // no dedupe key reaches bit 63
+	for range 20_000 {
+		switch rng.Intn(3) {
+		case 0: // a number again
+			keys = append(keys, keys[rng.Intn(len(keys))])
+		case 1: // one next to another: the same slot, or the next
+			keys = append(keys, keys[rng.Intn(len(keys))]+uint64(rng.Intn(3)))
+		default:
+			keys = append(keys, uint64(rng.Int63n(1<<50))|uint64(rng.Intn(4))<<50)
+		}
+	}
+	for i, key := range keys {
+		if i%100 == 0 {
+			seen.warm(keys[i:min(i+100, len(keys))])
+		}
+		at := rowAt{sheet: int32(i % 3), row: int32(i)}
+		want, ok := model[key]
+		if !ok {
+			model[key], want = at, at
+		}
+		if got := seen.firstRow(key, at); got != want {
+			t.Fatalf("key %d at row %d: first row %v, want %v", key, i, got, want)
+		}
+	}
+	if seen.used != len(model) || 2*seen.used > len(seen.slots) {
+		t.Errorf("%d keys in %d slots, want %d keys in at least twice as many", seen.used, len(seen.slots), len(model))
+	}
+}
+
+// BenchmarkNumbersSeen records 1,000,000 distinct numbers in the dedupe
+// table in batches as the contact reader settles them, with and without
+// reading each batch's slots ahead ([numbersSeen.warm]): ns per number.
+func BenchmarkNumbersSeen(b *testing.B) {
+	const n = 1_000_000
+	keys := make([]uint64, n)
+	for i := range keys {
+		keys[i] = 10_000_000_000 + uint64(i)*7919%9_000_000_000
+	}
+	for _, warm := range []bool{false, true} {
+		b.Run(fmt.Sprintf("warm=%v", warm), func(b *testing.B) {
+			for range b.N {
+				seen := newNumbersSeen(nil)
+				seen.size(n)
+				for start := 0; start < n; start += rowBatchSize {
+					batch := keys[start:min(start+rowBatchSize, n)]
+					if warm {
+						seen.warm(batch)
+					}
+					for i, key := range batch {
+						seen.firstRow(key, rowAt{row: int32(start + i)})
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/number")
+		})
+	}
+}

@@ -28,6 +28,9 @@ type rowBatch struct {
 	recs     []sheet.Record
 	contacts []Contact
 	counts   rowCounts
+	// keys are the dedupe keys of the batch's contacts that judging left
+	// valid, for the dedupe table to read ahead ([numbersSeen.warm]).
+	keys []uint64
 	// spooled are the batch's records encoded for a rowSpool
 	// ([encodeRecords]), when the pass over the signal columns keeps
 	// them; spoolable is false when they could not be.
