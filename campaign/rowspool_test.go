@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -357,4 +358,81 @@ func checkKeptAsParsed(t *testing.T, f *File, sup *Suppression, blocked func(Con
 		}
 	}
 	return kept
+}
+
+// TestSpoolReadingRoundTrip: records kept in a rowSpool read back as they
+// were written: empty fields, groups of rows, row errors, and a record
+// larger than the reading's buffer. A spool cut short inside a record
+// reads as an error, never as fewer records.
+func TestSpoolReadingRoundTrip(t *testing.T) {
+	group := &sheet.Group{Title: "Nicht anrufen", Row: 40}
+	var recs []sheet.Record
+	for i := range 3000 {
+		rec := sheet.Record{Row: i + 2, Fields: []string{fmt.Sprintf("Lead %d", i), fmt.Sprintf("+1415555%04d", i), "", strings.Repeat("x", i%97)}}
+		switch {
+		case i == 1500:
+			rec.Fields[3] = strings.Repeat("long note ", 300_000) // past the 1 MiB buffer
+		case i%500 == 7:
+			rec = sheet.Record{Row: i + 2, Err: &sheet.Error{File: "a.csv", Row: i + 2, Field: "Phone", Msg: "a record breaks the rules"}}
+		case i >= 40 && i < 60:
+			rec.Group = group
+		}
+		recs = append(recs, rec)
+	}
+	var encoded []byte
+	for start := 0; start < len(recs); start += 100 {
+		var ok bool
+		if encoded, ok = encodeRecords(encoded, recs[start:min(start+100, len(recs))]); !ok {
+			t.Fatal("the records cannot be encoded")
+		}
+	}
+	spoolOf := func(data []byte) *rowSpool {
+		f, err := os.CreateTemp(t.TempDir(), "spool")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		if _, err := f.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		return &rowSpool{f: f, size: int64(len(data))}
+	}
+	readBack := func(sp *rowSpool) ([]sheet.Record, error) {
+		r := sp.reading()
+		var got []sheet.Record
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return got, nil
+			}
+			if err != nil {
+				return got, err
+			}
+			got = append(got, rec)
+		}
+	}
+	got, err := readBack(spoolOf(encoded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(recs) {
+		t.Fatalf("%d records read back, %d written", len(got), len(recs))
+	}
+	for i, rec := range got {
+		want := recs[i]
+		if rec.Row != want.Row || !slices.Equal(rec.Fields, want.Fields) || (rec.Group == nil) != (want.Group == nil) ||
+			(rec.Group != nil && *rec.Group != *want.Group) || fmt.Sprint(rec.Err) != fmt.Sprint(want.Err) {
+			t.Fatalf("record %d read back as %.200v, written as %.200v", i, rec, want)
+		}
+	}
+	if got[41].Group != got[42].Group {
+		t.Error("the records of a group do not share its *sheet.Group")
+	}
+	// Cut inside a record: its length prefix read, its body short.
+	for _, cut := range []int{len(encoded) - 1, len(encoded) - 5, 1} {
+		got, err := readBack(spoolOf(encoded[:cut]))
+		if err == nil || !strings.Contains(err.Error(), "rows kept from the sheet's first reading") {
+			t.Errorf("a spool cut at byte %d of %d: %d records and error %v, want an error", cut, len(encoded), len(got), err)
+		}
+	}
 }
