@@ -458,7 +458,8 @@ type numbersSeen struct {
 }
 
 // emptyKey is the key numbersSeen records for the key 0 (which marks an
-// empty slot): no dedupe key has its top bit set.
+// empty slot): no dedupe key has its top bit set (a campaign has at most
+// maxAgents agents).
 const emptyKey = 1 << 63
 
 // seenSlot is a slot of numbersSeen's table.

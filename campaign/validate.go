@@ -243,9 +243,16 @@ func (l *loader) validateService(s *Service) {
 	}
 }
 
+// maxAgents is how many agents a campaign may declare: a dedupe key
+// holds the agent's index from bit 50 up to bit 62 ([ContactReader.dedupeKey]).
+const maxAgents = 1 << 13
+
 func (l *loader) validateAgents(f *File) {
 	if len(f.Agents) == 0 {
 		l.problem("agents", "declare at least one agent under agents:")
+	}
+	if len(f.Agents) > maxAgents {
+		l.problem("agents", "%d agents are declared; a campaign takes at most %d: split it into campaigns", len(f.Agents), maxAgents)
 	}
 	seen := map[string]int{}
 	for i := range f.Agents {
