@@ -252,11 +252,12 @@ func suppressImport(ctx context.Context, l *dncSession, args []string, c *cli.Co
 	now := time.Now()
 	numbers := read.Len()
 	next := read.Batches(importBatch)
+	source := "import " + args[0]
 	wrote, err := l.list.Import(ctx, func() ([]store.DoNotCallEntry, error) {
 		numbers := next()
 		es := make([]store.DoNotCallEntry, len(numbers))
 		for i, n := range numbers {
-			es[i] = store.DoNotCallEntry{Number: n, At: now, Source: "import " + args[0]}
+			es[i] = store.DoNotCallEntry{Number: n, At: now, Source: source}
 		}
 		return es, nil
 	})

@@ -280,7 +280,7 @@ func TestDoNotCallImport(t *testing.T) {
 	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Source: "a"}}); err != nil {
 		t.Fatal(err)
 	}
-	wrote, err := l.Import(ctx, importBatches([]string{"+14155550100", "+14155550101"}, []string{"+14155550102", "+14155550103"}))
+	wrote, err := l.Import(ctx, importBatches("import x.csv", []string{"+14155550100", "+14155550101"}, []string{"+14155550102", "+14155550103"}))
 	if err != nil || wrote != 3 {
 		t.Fatalf("Import: %d, %v; want 3 written", wrote, err)
 	}
@@ -317,7 +317,7 @@ func TestDoNotCallOnListEachImport(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			wrote, err := l.Import(ctx, importBatches([]string{"+14155550100", "+14155550103"}, []string{"+14155550101"}))
+			wrote, err := l.Import(ctx, importBatches("import x.csv", []string{"+14155550100", "+14155550103"}, []string{"+14155550101"}))
 			if err != nil || wrote != 2 {
 				t.Fatalf("Import: %d, %v; want 2 written", wrote, err)
 			}
@@ -409,15 +409,15 @@ func TestDoNotCallIndexReplacedByAnother(t *testing.T) {
 }
 
 // importBatches is an Import's next, giving the numbers of each batch in
-// turn as imported from x.csv.
-func importBatches(batches ...[]string) func() ([]DoNotCallEntry, error) {
+// turn, each entry with source.
+func importBatches(source string, batches ...[]string) func() ([]DoNotCallEntry, error) {
 	return func() ([]DoNotCallEntry, error) {
 		if len(batches) == 0 {
 			return nil, nil
 		}
 		var es []DoNotCallEntry
 		for _, n := range batches[0] {
-			es = append(es, DoNotCallEntry{Number: n, Source: "import x.csv"})
+			es = append(es, DoNotCallEntry{Number: n, Source: source})
 		}
 		batches = batches[1:]
 		return es, nil

@@ -546,7 +546,7 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 		`GRANT SELECT, INSERT, UPDATE ON callrun_runs TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON callrun_tokens TO ` + role,
 		`GRANT SELECT ON callrun_schema TO ` + role,
-		`GRANT SELECT, INSERT ON callrun_do_not_call TO ` + role,
+		`GRANT SELECT, INSERT ON callrun_do_not_call, callrun_do_not_call_sources TO ` + role,
 		`GRANT SELECT, INSERT ON callrun_opt_out_holds TO ` + role,
 		`GRANT SELECT, INSERT ON callrun_deliveries TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE ON callrun_call_starts TO ` + role,
@@ -589,6 +589,19 @@ func TestPostgresRunsWithTheLeastPrivileges(t *testing.T) {
 	// listen's and callrun suppress's writes.
 	if _, err := pgList(p).Add(ctx, []DoNotCallEntry{{Number: "+15550002", Source: "suppress add"}}); err != nil {
 		t.Errorf("the do-not-call list as the least role: %v", err)
+	}
+	imported := false
+	if _, err := pgList(p).Import(ctx, func() ([]DoNotCallEntry, error) {
+		if imported {
+			return nil, nil
+		}
+		imported = true
+		return []DoNotCallEntry{{Number: "+15550003", Source: "import registry.csv"}}, nil
+	}); err != nil {
+		t.Errorf("suppress import as the least role: %v", err)
+	}
+	if err := pgList(p).Each(ctx, false, func(DoNotCallEntry) error { return nil }); err != nil {
+		t.Errorf("suppress list as the least role: %v", err)
 	}
 	if err := j.Append(intent("b", "+15550002")); !errors.Is(err, ErrDoNotCall) {
 		t.Errorf("an intent to a number on the list as the least role: %v, want ErrDoNotCall", err)
