@@ -2,7 +2,7 @@ package store
 
 import (
 	"encoding/binary"
-	"slices"
+	"io"
 	"time"
 )
 
@@ -14,21 +14,49 @@ const pgCopyHeader = "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 // (2000-01-01 UTC), in microseconds since the Unix epoch.
 var pgEpochMicros = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 
-// appendDoNotCallCopy appends entries to buf as the rows (number, hash,
-// at, removed, source, reason, source_id) of a binary COPY into
-// callrun_do_not_call, header and trailer included: an entry whose
-// source has an id in sources is written with the id and an empty
-// source, any other with its source and no id. pgDoNotCall.add sends it: pgx's CopyFrom
-// encodes each value through its type map, and at a 10,000,000-number
-// import that was half the client's CPU.
-func appendDoNotCallCopy(buf []byte, entries []DoNotCallEntry, sources map[string]int32) []byte {
-	size := len(pgCopyHeader) + 2
-	for _, e := range entries {
-		size += 2 + 7*4 + 8 + 1 + 4 + len(e.Number) + len(e.Hash) + len(e.Source) + len(e.Reason)
+// doNotCallCopy is the binary COPY of do-not-call entries into
+// callrun_do_not_call, the rows (number, hash, at, removed, source,
+// reason, source_id), read as it is encoded, a few hundred rows at a
+// time: an entry whose source has an id in sources is written with the
+// id and an empty source, any other with its source and no id.
+// pgDoNotCall.add sends it: pgx's CopyFrom encodes each value through its
+// type map, and at a 10,000,000-number import that was half the client's
+// CPU.
+type doNotCallCopy struct {
+	entries []DoNotCallEntry // those not encoded yet
+	sources map[string]int32
+	buf     []byte // encoded, not read yet
+	mem     []byte // buf's memory, used again for each chunk
+	begun   bool   // the header is in buf
+	ended   bool   // the trailer is in buf
+}
+
+func newDoNotCallCopy(entries []DoNotCallEntry, sources map[string]int32) *doNotCallCopy {
+	return &doNotCallCopy{entries: entries, sources: sources}
+}
+
+func (c *doNotCallCopy) Read(p []byte) (int, error) {
+	if len(c.buf) == 0 {
+		if c.ended {
+			return 0, io.EOF
+		}
+		c.fill()
 	}
-	buf = slices.Grow(buf, size)
-	buf = append(buf, pgCopyHeader...)
-	for _, e := range entries {
+	n := copy(p, c.buf)
+	c.buf = c.buf[n:]
+	return n, nil
+}
+
+// fill encodes the next rows into buf: the header first, the trailer
+// once the entries are out.
+func (c *doNotCallCopy) fill() {
+	const chunk = 512
+	buf := c.mem[:0]
+	if !c.begun {
+		buf, c.begun = append(buf, pgCopyHeader...), true
+	}
+	n := min(chunk, len(c.entries))
+	for _, e := range c.entries[:n] {
 		buf = binary.BigEndian.AppendUint16(buf, 7)
 		buf = appendCopyText(buf, e.Number)
 		buf = appendCopyText(buf, e.Hash)
@@ -40,7 +68,7 @@ func appendDoNotCallCopy(buf []byte, entries []DoNotCallEntry, sources map[strin
 		} else {
 			buf = append(buf, 0)
 		}
-		id, ok := sources[e.Source]
+		id, ok := c.sources[e.Source]
 		if ok {
 			buf = appendCopyText(buf, "")
 		} else {
@@ -54,7 +82,10 @@ func appendDoNotCallCopy(buf []byte, entries []DoNotCallEntry, sources map[strin
 			buf = binary.BigEndian.AppendUint32(buf, 0xffffffff) // NULL: -1
 		}
 	}
-	return binary.BigEndian.AppendUint16(buf, 0xffff) // the trailer: -1
+	if c.entries = c.entries[n:]; len(c.entries) == 0 {
+		buf, c.ended = binary.BigEndian.AppendUint16(buf, 0xffff), true // the trailer: -1
+	}
+	c.buf, c.mem = buf, buf
 }
 
 // appendCopyText appends one text field of a binary COPY row.

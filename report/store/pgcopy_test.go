@@ -1,11 +1,16 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,7 +19,8 @@ import (
 // TestPGDoNotCallEntriesReadBackAsWritten: entries written by Add (the
 // binary COPY that appendDoNotCallCopy encodes) read back field for
 // field: times before the year 2000, far after it and to the
-// microsecond, removals, text in any script, empty and long fields.
+// microsecond, removals, text in any script, empty and long fields, and
+// an Add of more rows than a chunk of the COPY holds.
 func TestPGDoNotCallEntriesReadBackAsWritten(t *testing.T) {
 	ctx := context.Background()
 	p := openPostgres(t, pgURL(t), "any", 0, 1)
@@ -32,6 +38,15 @@ func TestPGDoNotCallEntriesReadBackAsWritten(t *testing.T) {
 			t.Fatalf("Add(%+v) wrote %d: %v", e, len(wrote), err)
 		}
 	}
+	// Then 1,500 in one Add: rows encoded a chunk at a time.
+	var bulk []DoNotCallEntry
+	for i := range 1500 {
+		bulk = append(bulk, DoNotCallEntry{Number: fmt.Sprintf("+1212555%04d", i), At: want[2].At.Add(time.Duration(i) * time.Microsecond), Source: fmt.Sprintf("bulk %d", i)})
+	}
+	if wrote, err := l.Add(ctx, bulk); err != nil || len(wrote) != len(bulk) {
+		t.Fatalf("Add of %d wrote %d: %v", len(bulk), len(wrote), err)
+	}
+	want = append(want, bulk...)
 	var got []DoNotCallEntry
 	if err := l.(*pgDoNotCall).Each(ctx, false, func(e DoNotCallEntry) error {
 		got = append(got, e)
@@ -138,5 +153,79 @@ INSERT INTO callrun_do_not_call (number, at, source) VALUES ('+14155550100', '20
 	}
 	if sources != 2 || shared != 5 || own != 3 {
 		t.Errorf("%d sources kept once, %d rows that share one, %d with their own; want 2, 5 (the imports') and 3", sources, shared, own)
+	}
+}
+
+// TestPGDoNotCallImportReportsTheBatchThatFailed: a batch that fails
+// stops the import with its own error, even when the next batch's
+// source is being added at that moment (another transaction holds the
+// same source, uncommitted, so the lookup waits until the failure
+// cancels it).
+func TestPGDoNotCallImportReportsTheBatchThatFailed(t *testing.T) {
+	ctx := context.Background()
+	url := pgURL(t)
+	l := pgList(openPostgres(t, url, "any", 0, 1)).(*pgDoNotCall)
+	holder, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	key := sha256.Sum256([]byte("import b.csv"))
+	if _, err := tx.Exec(ctx, `INSERT INTO callrun_do_not_call_sources (key, source) VALUES ($1, 'import b.csv')`, key[:]); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	_, err = l.Import(ctx, func() ([]DoNotCallEntry, error) {
+		switch calls++; calls {
+		case 1:
+			return []DoNotCallEntry{{Number: "", Source: "import a.csv"}}, nil // add refuses it
+		case 2:
+			return []DoNotCallEntry{{Number: "+14155550199", Source: "import b.csv"}}, nil
+		}
+		return nil, nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "needs its number") {
+		t.Fatalf("Import: %v; want the first batch's error (a do-not-call entry needs its number)", err)
+	}
+}
+
+// TestDoNotCallCopyStreams: the COPY stream reads the same whatever the
+// reads' sizes, holds a chunk of rows at a time, not the whole stream,
+// and is the header and the trailer alone for no entry.
+func TestDoNotCallCopyStreams(t *testing.T) {
+	at := time.Date(2026, 11, 28, 23, 0, 0, 0, time.UTC)
+	var entries []DoNotCallEntry
+	for i := range 100_000 {
+		entries = append(entries, DoNotCallEntry{Number: fmt.Sprintf("+1415%07d", i), At: at, Source: []string{"import a.csv", "suppress add"}[i%2], Removed: i%7 == 0})
+	}
+	sources := map[string]int32{"import a.csv": 3}
+	whole, err := io.ReadAll(newDoNotCallCopy(entries, sources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytewise, err := io.ReadAll(iotest.OneByteReader(newDoNotCallCopy(entries[:2000], sources)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := io.ReadAll(newDoNotCallCopy(entries[:2000], sources))
+	if !bytes.Equal(bytewise, head) {
+		t.Fatal("read a byte at a time, the stream differs")
+	}
+	if empty, _ := io.ReadAll(newDoNotCallCopy(nil, nil)); string(empty) != pgCopyHeader+"\xff\xff" {
+		t.Fatalf("no entry: %q, want the header and the trailer", empty)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := io.Copy(io.Discard, struct{ io.Reader }{newDoNotCallCopy(entries, sources)}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(whole))/10 {
+		t.Fatalf("streaming %d bytes allocated %d: more than a chunk at a time", len(whole), alloc)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -211,16 +212,17 @@ CREATE TABLE callrun_report_dirs (
 	PRIMARY KEY (campaign, host, dir, kind)
 );`,
 	// An import's entries share one source ("import FILE"), kept once in
-	// callrun_do_not_call_sources: each of its rows holds the source's id
-	// and an empty source. Every other row, and every row written before
+	// callrun_do_not_call_sources under its SHA-256 (key: a path may pass
+	// a btree entry's limit, and a FIPS server has no md5): each of its
+	// rows holds the source's id and an empty source. Every other row, and every row written before
 	// version 9, holds its own source and no id. In a list of 10,000,000
 	// imported numbers the file's path in every row was half the table.
 	9: `
 CREATE TABLE callrun_do_not_call_sources (
 	id     integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	key    bytea NOT NULL UNIQUE,
 	source text NOT NULL
 );
-CREATE UNIQUE INDEX callrun_do_not_call_sources_source ON callrun_do_not_call_sources (md5(source));
 ALTER TABLE callrun_do_not_call ADD COLUMN source_id integer;`,
 }
 
@@ -1231,7 +1233,9 @@ func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry,
 		top = max(top, hi)
 		ids, err := l.sourceIDs(ctx, batch, known)
 		if err != nil {
-			nextErr = l.p.wrap("writing the do-not-call list to", err)
+			if ctx.Err() == nil { // else a batch failed: its cause is the error
+				nextErr = l.p.wrap("writing the do-not-call list to", err)
+			}
 			break
 		}
 		slots <- struct{}{}
@@ -1274,10 +1278,15 @@ func (l *pgDoNotCall) sourceIDs(ctx context.Context, entries []DoNotCallEntry, k
 	if len(ask) == 0 {
 		return ids, nil
 	}
-	if _, err := l.p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call_sources (source) SELECT unnest($1::text[]) ON CONFLICT ((md5(source))) DO NOTHING`, ask); err != nil {
+	keys := make([][]byte, len(ask))
+	for i, s := range ask {
+		k := sha256.Sum256([]byte(s))
+		keys[i] = k[:]
+	}
+	if _, err := l.p.pool.Exec(ctx, `INSERT INTO callrun_do_not_call_sources (key, source) SELECT * FROM unnest($1::bytea[], $2::text[]) ON CONFLICT (key) DO NOTHING`, keys, ask); err != nil {
 		return nil, err
 	}
-	rows, err := l.p.pool.Query(ctx, `SELECT source, id FROM callrun_do_not_call_sources WHERE md5(source) = ANY(SELECT md5(unnest($1::text[])))`, ask)
+	rows, err := l.p.pool.Query(ctx, `SELECT source, id FROM callrun_do_not_call_sources WHERE key = ANY($1::bytea[])`, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -1342,7 +1351,7 @@ func (l *pgDoNotCall) add(ctx context.Context, entries []DoNotCallEntry, lock st
 			return nil
 		}
 		// Copied in, the rows in the entries' order (their ids too).
-		_, err = tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(appendDoNotCallCopy(nil, wrote, sources)),
+		_, err = tx.Conn().PgConn().CopyFrom(ctx, newDoNotCallCopy(wrote, sources),
 			`COPY callrun_do_not_call (number, hash, at, removed, source, reason, source_id) FROM STDIN (FORMAT binary)`)
 		return err
 	})
