@@ -214,9 +214,10 @@ CREATE TABLE callrun_report_dirs (
 	// An import's entries share one source ("import FILE"), kept once in
 	// callrun_do_not_call_sources under its SHA-256 (key: a path may pass
 	// a btree entry's limit, and a FIPS server has no md5): each of its
-	// rows holds the source's id and an empty source. Every other row, and every row written before
-	// version 9, holds its own source and no id. In a list of 10,000,000
-	// imported numbers the file's path in every row was half the table.
+	// rows holds the source's id and an empty source. Every other row,
+	// and every row written before version 9, holds its own source and no
+	// id. In a list of 10,000,000 imported numbers the file's path in
+	// every row was half the table.
 	9: `
 CREATE TABLE callrun_do_not_call_sources (
 	id     integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
