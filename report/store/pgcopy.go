@@ -19,9 +19,8 @@ var pgEpochMicros = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 // reason, source_id), read as it is encoded, a few hundred rows at a
 // time: an entry whose source has an id in sources is written with the
 // id and an empty source, any other with its source and no id.
-// pgDoNotCall.add sends it: pgx's CopyFrom encodes each value through its
-// type map, and at a 10,000,000-number import that was half the client's
-// CPU.
+// pgDoNotCall.add sends it, in place of pgx's CopyFrom, which encodes
+// each value through its type map (docs/performance.md has the cost).
 type doNotCallCopy struct {
 	entries []DoNotCallEntry // those not encoded yet
 	sources map[string]int32
@@ -68,14 +67,14 @@ func (c *doNotCallCopy) fill() {
 		} else {
 			buf = append(buf, 0)
 		}
-		id, ok := c.sources[e.Source]
-		if ok {
-			buf = appendCopyText(buf, "")
-		} else {
-			buf = appendCopyText(buf, e.Source)
+		id, shared := c.sources[e.Source]
+		source := e.Source
+		if shared {
+			source = ""
 		}
+		buf = appendCopyText(buf, source)
 		buf = appendCopyText(buf, e.Reason)
-		if ok {
+		if shared {
 			buf = binary.BigEndian.AppendUint32(buf, 4)
 			buf = binary.BigEndian.AppendUint32(buf, uint32(id))
 		} else {

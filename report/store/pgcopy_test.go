@@ -17,7 +17,7 @@ import (
 )
 
 // TestPGDoNotCallEntriesReadBackAsWritten: entries written by Add (the
-// binary COPY that appendDoNotCallCopy encodes) read back field for
+// binary COPY that doNotCallCopy encodes) read back field for
 // field: times before the year 2000, far after it and to the
 // microsecond, removals, text in any script, empty and long fields, and
 // an Add of more rows than a chunk of the COPY holds.

@@ -216,8 +216,8 @@ CREATE TABLE callrun_report_dirs (
 	// a btree entry's limit, and a FIPS server has no md5): each of its
 	// rows holds the source's id and an empty source. Every other row,
 	// and every row written before version 9, holds its own source and no
-	// id. In a list of 10,000,000 imported numbers the file's path in
-	// every row was half the table.
+	// id. A list of millions imported so does not hold the file's path in
+	// every row.
 	9: `
 CREATE TABLE callrun_do_not_call_sources (
 	id     integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
