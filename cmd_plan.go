@@ -195,7 +195,7 @@ func buildPlan(ctx context.Context, log zerolog.Logger, o planOptions, out io.Wr
 		return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: %d entr(ies) of the suppression files are no phone number and suppress nobody; the warnings above list them", n))
 	}
 	if n := plan.UnclearDoNotCall; o.strict && n > 0 {
-		return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns say neither yes nor no, and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
+		return plan, f, run.WithExitCode(run.ExitInvalidRows, fmt.Errorf("plan --strict: %d cell(s) of the do_not_call: columns (or titles of groups of rows) say neither yes nor no, or mention do not call without saying it, and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be (the warnings above name the first of each column)", n))
 	}
 	if o.strict {
 		for _, s := range plan.Sheets {

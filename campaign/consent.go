@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/callrun/callrun/campaign/sheet"
 )
@@ -212,14 +213,29 @@ func (r consentCell) at(cell string, now time.Time) (evidence, why string) {
 // case), rather than only that none is on record (no, false, empty): the
 // person asked not to be called, so the contact reader suppresses their
 // number in every row of the campaign, as a do_not_call: flag, and run
-// puts it on the store's do-not-call list.
+// puts it on the store's do-not-call list. A cell of text that holds such
+// a word or phrase among others ("withdrawn 2024-06-01", "Revoked:
+// 2024-06-01", "Yes - do not call") withdraws it too.
 func ConsentRevoked(cell string) bool {
 	c := strings.TrimSpace(cell)
-	if c == "" || (c[0] >= '0' && c[0] <= '9') {
-		return false // a date, the commonest cell, or 1 or 0
+	if !hasLetter(c) {
+		return false // a date, the commonest cell, 1 or 0, or empty
 	}
-	says, ok := readConsentWord(c)
-	return ok && says == saysWithdrawn
+	if says, ok := readConsentWord(c); ok {
+		return says == saysWithdrawn
+	}
+	return words().withdraws(c)
+}
+
+// hasLetter reports whether s holds a letter (any rune beyond ASCII is
+// taken for one).
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; ('a' <= c && c <= 'z') || s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
 }
 
 // consentDateRE splits a date cell: three numbers separated by -, / or .
@@ -334,9 +350,11 @@ func consentColumn(header []string, rows [][]string, region string, used map[str
 
 // isConsentHeader reports whether a header names a column of consent to
 // be called, in any of the table's languages: "Consent Date", "Opt-In",
-// "TCPA Consent", "Einwilligung Telefon", not "Opt Out", "Consent
-// Revoked", "Consent Source", "No Consent", nor consent to e-mails or
-// texts alone ("Email Opt In", "SMS Consent", Brevo's "DOUBLE_OPT-IN").
+// "TCPA Consent", "OK to Call", "Einwilligung Telefon", not "Opt Out",
+// "Consent Revoked", "Consent Withdrawal Date", "Call Consent Refused",
+// "Consent Expires", "Consent Source", "No Consent", nor consent to
+// e-mails or texts alone ("Email Opt In", "SMS Consent", Brevo's
+// "DOUBLE_OPT-IN").
 func isConsentHeader(h string) bool {
 	consent, channel := consentHeader(h)
 	return consent && channel == ""
@@ -358,7 +376,7 @@ func consentChannel(column string) string {
 func consentHeader(h string) (consent bool, channel string) {
 	w, t := words(), readHeaderWords(h)
 	if !(t.has(w.consentHeader) || t.has(w.optIn)) || t.has(w.negations) || t.has(w.optOut) || t.has(w.withdrawnHeader) ||
-		t.has(w.dnc) || t.has(w.blocked) || t.has(w.details) {
+		t.has(w.deniedHeader) || t.has(w.expiry) || t.has(w.dnc) || t.has(w.blocked) || t.has(w.details) {
 		return false, ""
 	}
 	switch {

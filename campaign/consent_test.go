@@ -262,6 +262,15 @@ func TestIsConsentHeader(t *testing.T) {
 		"OptIn Date": true, "Calls Opt In": true, "Einwilligung": true, "Consentement appel": true, "consented_at": true,
 		"Opt Out": false, "Opted Out": false, "Consent Revoked": false, "Consent Withdrawn Date": false, "No Consent": false,
 		"Email Opt In": false, "SMS Consent": false, "Consent Source": false, "Do Not Call": false, "Phone": false, "Notes": false,
+		// A withdrawal, a refusal or the end of consent is no column of
+		// consent: its date is no evidence to call on.
+		"Consent withdrawal date": false, "Withdrawal of consent": false, "Revocation of consent": false, "Consent removed": false,
+		"Consent cancelled": false, "Consent declined": false, "Call consent refused": false, "Consent expiry": false,
+		"Consent Expires": false, "Consent valid until": false, "Consent end date": false, "Widerruf Einwilligung": false,
+		"Einwilligung Widerruf Datum": false, "Rétractation consentement": false, "Retirada del consentimiento": false,
+		"Intrekking toestemming": false,
+		// Permission to be called, as CRMs name it.
+		"OK to Call": true, "Contact Allowed": true, "Telefonwerbung erlaubt": true,
 	} {
 		if got := isConsentHeader(h); got != want {
 			t.Errorf("isConsentHeader(%q) = %v, want %v", h, got, want)
@@ -271,8 +280,10 @@ func TestIsConsentHeader(t *testing.T) {
 
 // TestInitMapsConsent: init maps the column whose header says consent
 // or opt-in (the one whose cells read as evidence first), never an
-// e-mail opt-in or a revocation; the file it writes loads and reads each
-// row's evidence. A sheet without one gets the mapping as a comment.
+// e-mail opt-in or a revocation (which it maps under do_not_call:); the
+// file it writes loads and reads each row's evidence, and a row whose
+// consent was revoked is suppressed. A sheet without one gets the
+// mapping as a comment.
 func TestInitMapsConsent(t *testing.T) {
 	header := []string{"First Name", "Phone", "Email Opt In", "Consent Source", "Consent Revoked", "TCPA Consent Date"}
 	rows := [][]string{{"Ada", "+12125550101", "yes", "web form", "", "2024-03-05"}, {"Alan", "+12125550102", "no", "", "2024-05-01", ""}}
@@ -298,7 +309,10 @@ func TestInitMapsConsent(t *testing.T) {
 	}
 	f.UnsafeIgnoreCalledPersonHours = true
 	cs := eachContact(t, f, consentNow)
-	if len(cs) != 2 || cs[0].Status != ToCall || cs[0].Consent != "2024-03-05" || cs[1].Status != Invalid || cs[1].Field != "consent" {
+	if !strings.Contains(b.String(), "do_not_call: {column: \"Consent Revoked\"}") {
+		t.Errorf("init did not map the revocation under do_not_call:\n%s", b.String())
+	}
+	if len(cs) != 2 || cs[0].Status != ToCall || cs[0].Consent != "2024-03-05" || cs[1].Status != Suppressed || cs[1].DoNotCallColumn != "Consent Revoked" {
 		t.Errorf("init's consent mapping read the rows as %+v", cs)
 	}
 

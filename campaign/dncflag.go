@@ -245,16 +245,27 @@ func (m *sheetMap) watchHeaders(used map[int]bool) {
 		m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: kind, found: "header"})
 		m.tracked[c] = true
 	}
+	// A column of the date or the reason of a flag ("DNC Date") is set on
+	// the flagged rows only: a sheet with no flag column is read by it.
+	if slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.kind == signalFlag }) {
+		return
+	}
+	for c, h := range m.header {
+		if !m.tracked[c] && !used[c] && h != "" && doNotCallAboutHeader(h) {
+			m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: signalFlag, found: "header"})
+			m.tracked[c] = true
+		}
+	}
 }
 
 // readsWhole reports whether the pass before any contact is judged must
 // read sheet m to its end: it maps a signal column, or has a column
-// whose header reads as a do-not-call flag or as consent. A sheet whose
-// only signal columns are labels, tags or a status is read so only when
-// its first rows say do not call in one ([sheetMap.anySaid]); the
-// contact reader reads the rest as it judges the contacts.
+// whose header reads as a do-not-call flag, as consent, or as labels,
+// tags or a status: a label "Do not call" on its last row holds its
+// number on the first. A sheet with none is read so only when its first
+// rows say do not call in a column ([sheetMap.anySaid]).
 func (m *sheetMap) readsWhole() bool {
-	return slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.mapped || s.kind != signalValues })
+	return len(m.signals) > 0
 }
 
 // flagDoNotCall suppresses c when one of its sheet's do-not-call columns
@@ -293,6 +304,11 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, rec sheet.Record
 		c.Status, c.Reason = Suppressed, rs.heldReason()
 		return true
 	}
+	if g := rs.groupHeld; g != nil {
+		c.Status, c.DoNotCallGroup = Suppressed, g.group.Title
+		c.Reason = fmt.Sprintf("the row is in the group %q (its title in row %d), whose title mentions do not call without saying it: no row of the group is called until the title says which (title it \"Do Not Call\" if it means it; else without the phrase)", g.group.Title, g.group.Row)
+		return true
+	}
 	return false
 }
 
@@ -313,11 +329,11 @@ func (cr *ContactReader) sheetRead(i int, m *sheetMap) {
 				file, s.Unclear, s.Column, s.UnclearAt))
 		}
 		switch {
-		case s.Kind == "group" && s.Use == "called":
-			cr.SheetNote(i, fmt.Sprintf("sheet %s: the title of a group of rows mentions a do-not-call phrase without being one (%s), and its %d row(s) are called: check it, and where it means do not call, title the group so (\"Do Not Call\")",
+		case s.Kind == "group" && s.Use == "held":
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: the title of a group of rows mentions a do-not-call phrase without being one (%s), and its %d row(s) are not called until it says which: where it means do not call, title the group so (\"Do Not Call\"); else title it without the phrase",
 				file, s.MentionAt, s.Mentions))
 		case s.Mentions > 0 && s.Use != "ignored":
-			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of column %q mention a do-not-call phrase without being one (%s), and are not read as do not call: check them, and where one means it, write it as a label of its own",
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of column %q mention a do-not-call phrase without being one (%s), and their rows are not called until each says which: where one means do not call, name it under do_not_call: values:; else write the cell without the phrase",
 				file, s.Mentions, s.Column, s.MentionAt))
 		}
 	}
@@ -329,15 +345,34 @@ func (cr *ContactReader) Signals(i int) []PlanSignal { return cr.signals[i] }
 
 // DoNotCallHeader reports whether a column's header says it flags a
 // contact not to be called, in any of the table's languages: do not call,
-// DNC, DND, Nicht anrufen, a block list (SMS_BLACKLISTED), or an opt-out
-// of calls or texts (texts go to the same number). A flag of another
-// channel alone (Salesforce's "Email Opt Out", "DND Email", Brevo's
-// EMAIL_BLACKLISTED) is not one, nor a column about the flag ("Do Not
-// Call Reason", "DNC Date"). init maps such columns, and plan and run
-// stop on those a campaign neither maps nor ignores.
+// DNC, DND, Nicht anrufen, Do Not Text, a block list (SMS_BLACKLISTED), an
+// opt-out of calls or texts (texts go to the same number), or consent to
+// be called withdrawn or refused ("Consent Revoked", "Call Consent
+// Refused", "Revoked"). A flag of another channel alone (Salesforce's
+// "Email Opt Out", "DND Email", Brevo's EMAIL_BLACKLISTED) is not one, nor
+// a column about the flag ("Do Not Call Reason", "DNC Date": see
+// [doNotCallAboutHeader]). init maps such columns, and plan and run stop
+// on those a campaign neither maps nor ignores.
 func DoNotCallHeader(h string) bool {
 	w, t := words(), readHeaderWords(h)
-	if t.joined == "" || t.has(w.details) || t.has(w.dates) {
+	return !t.has(w.details) && !t.has(w.dates) && headerSaysDoNotCall(w, t)
+}
+
+// doNotCallAboutHeader reports whether a column's header names the date
+// or the reason of a do-not-call flag or of consent withdrawn ("DNC
+// Date", "Do Not Call Reason", "Consent Withdrawal Date", "Call Opt-Out
+// Date"): a cell is set there only on a row that is flagged, so a sheet
+// with no flag column of its own is read by it (init maps it, and plan
+// and run stop on it until the campaign maps or ignores it).
+func doNotCallAboutHeader(h string) bool {
+	w, t := words(), readHeaderWords(h)
+	return (t.has(w.details) || t.has(w.dates)) && headerSaysDoNotCall(w, t)
+}
+
+// headerSaysDoNotCall reports whether header t names a do-not-call flag,
+// its date or reason aside ([DoNotCallHeader]).
+func headerSaysDoNotCall(w *signalWords, t header) bool {
+	if t.joined == "" {
 		return false
 	}
 	calls := t.has(w.calls) || t.has(w.texts)
@@ -346,22 +381,34 @@ func DoNotCallHeader(h string) bool {
 		return calls || !t.has(w.other)
 	case t.has(w.optOut) || t.has(w.notAllowed):
 		return calls
+	case t.has(w.withdrawnHeader) || t.has(w.deniedHeader):
+		if t.has(w.other) && !calls {
+			return false // "Email Consent Withdrawn"
+		}
+		alone := !slices.ContainsFunc(t.words, func(x string) bool { return !slices.Contains(w.withdrawnHeader, x) })
+		return calls || alone || t.has(w.consentHeader) || t.has(w.optIn)
 	}
 	return false
 }
 
 // guessDoNotCall returns the columns of header, not in used, that init
-// maps under do_not_call:: those whose header reads as a do-not-call flag,
-// and those whose cells in rows say do not call (Google's "Labels", a
-// status or a tag "Do not call"), each with the values that said it.
+// maps under do_not_call:: those whose header reads as a do-not-call flag
+// (or, when none does, as its date or reason), and those whose cells in
+// rows say do not call (Google's "Labels", a status or a tag "Do not
+// call"), each with the values that said it.
 func guessDoNotCall(header []string, rows [][]string, used map[string]bool) []DoNotCallColumn {
-	var cols []DoNotCallColumn
+	var cols, about []DoNotCallColumn
+	flag := false
 	for c, h := range header {
 		if h == "" || used[h] {
 			continue
 		}
 		if DoNotCallHeader(h) {
-			cols = append(cols, DoNotCallColumn{Column: h})
+			cols, flag = append(cols, DoNotCallColumn{Column: h}), true
+			continue
+		}
+		if doNotCallAboutHeader(h) {
+			about = append(about, DoNotCallColumn{Column: h})
 			continue
 		}
 		s := &signalColumn{col: c, name: h, kind: signalValues}
@@ -374,6 +421,9 @@ func guessDoNotCall(header []string, rows [][]string, used map[string]bool) []Do
 		if s.yes > 0 {
 			cols = append(cols, DoNotCallColumn{Column: h, Values: s.matched})
 		}
+	}
+	if !flag {
+		cols = append(cols, about...) // as watchHeaders reads them
 	}
 	return cols
 }
@@ -446,6 +496,8 @@ func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok b
 		return FlaggedNumber{Column: m.consentName, Cell: strings.TrimSpace(fields[m.consentCol]), Consent: true}, true
 	case rs.held != nil && rs.held.mapped:
 		return FlaggedNumber{Column: rs.held.name, Cell: strings.TrimSpace(rs.heldCell), Unclear: true}, true
+	case rs.groupHeld != nil:
+		return FlaggedNumber{Group: rs.groupHeld.group.Title, GroupRow: rs.groupHeld.group.Row, Unclear: true}, true
 	}
 	return FlaggedNumber{}, false
 }

@@ -29,7 +29,9 @@ func TestReadFlagCell(t *testing.T) {
 		// A 0/1 column with blanks, written by pandas, holds 1.0 and 0.0.
 		"1.0",
 		// Other languages, and a do-not-call phrase in a flag column.
-		"ja", "Ja", "J", "oui", "sí", "Si", "sim", "sì", "tak", "kyllä", "ano", "evet", "wahr", "vrai", "Nicht anrufen", "Do not call", "DNC"} {
+		"ja", "Ja", "J", "oui", "sí", "Si", "sim", "sì", "tak", "kyllä", "ano", "evet", "wahr", "vrai", "Nicht anrufen", "Do not call", "DNC",
+		// The day the flag was set ("DNC Date", "Consent Withdrawal Date").
+		"2024-01-02", "1/2/2024", "02.01.2024", "2024-01-02T10:00:00Z", "Jan 2, 2024"} {
 		if got := readFlagCell(cell); got != saysYes {
 			t.Errorf("readFlagCell(%q) = %v; want a yes", cell, got)
 		}
@@ -64,6 +66,17 @@ func TestDoNotCallHeader(t *testing.T) {
 		"Bloctel", "Opposition démarchage téléphonique", "No llamar", "Lista Robinson", "Não ligar", "Non chiamare",
 		"Registro delle opposizioni", "Niet bellen", "Bel-me-niet", "Ring inte", "NIX-Telefon", "Ring ikke", "Ikke ring",
 		"Reservert mot telefonsalg", "Nie dzwonić", "Älä soita", "Soittokielto", "Nevolat", "Aramayın", "Rahatsız etmeyin",
+		// An opt-out that names no channel may be one of calls: callrun
+		// asks rather than call (plan stops on it until it is mapped or
+		// ignored).
+		"Unsubscribed", "Opted Out",
+		// Texts, marketing and solicitation (Salesforce's Individual),
+		// and consent to be called withdrawn or refused, in any language.
+		"Do Not Text", "Do Not SMS", "No Texts", "No Telemarketing", "Don't Market", "Don't Solicit", "Forget this Individual",
+		"Consent Revoked", "Consent Withdrawn", "Revoked", "Withdrawal of consent", "Consent Withdrawal", "Revocation of consent",
+		"Consent removed", "Consent cancelled", "Consent declined", "Call consent refused", "Widerruf Einwilligung",
+		"Einwilligung widerrufen", "Widerruf", "Rétractation consentement", "Retirada del consentimiento", "Intrekking toestemming",
+		"Deceased",
 	} {
 		if !DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = false; want a do-not-call flag", h)
@@ -71,13 +84,70 @@ func TestDoNotCallHeader(t *testing.T) {
 	}
 	for _, h := range []string{
 		"", "Email Opt Out", "HasOptedOutOfEmail", "Fax Opt Out", "HasOptedOutOfFax", "DND Email", "Unsubscribed from all email",
-		"Unsubscribed", "Opted Out", "Phone", "Mobile", "Do Not Call Reason", "DNC Date", "DoNotCallDate", "Do Not Call Updated By",
+		"Email Consent Withdrawn", "Consent Date", "Consent Expires", "OK to Call",
+		"Phone", "Mobile", "Do Not Call Reason", "DNC Date", "DoNotCallDate", "Do Not Call Updated By",
 		"Lead Source", "Recall date", "Mailing Country", "Do not allow Bulk Emails", "Do not allow Emails",
 		"EMAIL_BLACKLISTED", "Newsletter abgemeldet", "E-Mail gesperrt", "Désinscrit newsletter", "Retail Phone", "Einwilligung Telefon",
 		"Nicht anrufen Grund", "Telefon", "Labels", "Tags", "Status",
 	} {
 		if DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = true; want no do-not-call flag", h)
+		}
+	}
+}
+
+// TestDoNotCallAboutHeader: the date or the reason of a do-not-call flag
+// or of consent withdrawn is read as the flag by a sheet without one;
+// a column of other dates, reasons or channels is not.
+func TestDoNotCallAboutHeader(t *testing.T) {
+	for _, h := range []string{"Do Not Call Reason", "DNC Date", "DoNotCallDate", "Do Not Call Updated By", "Nicht anrufen Grund",
+		"Date Added to DNC", "Do Not Call Date", "Call Opt-Out Date", "Consent Revoked Date", "Consent withdrawal date",
+		"Einwilligung Widerruf Datum", "Consent Withdrawn Date"} {
+		if !doNotCallAboutHeader(h) {
+			t.Errorf("doNotCallAboutHeader(%q) = false; want the date or reason of a flag", h)
+		}
+	}
+	for _, h := range []string{"", "Do Not Call", "Consent Date", "Consent Source", "Email Opt Out Date", "Lead Source",
+		"Recall date", "Unsubscribed from all email", "Consent Expires", "Last Modified Date"} {
+		if doNotCallAboutHeader(h) {
+			t.Errorf("doNotCallAboutHeader(%q) = true; want none", h)
+		}
+	}
+}
+
+// TestWithdrawalColumnsAreNoConsent: a column of consent withdrawn, or
+// of the date or the reason of a do-not-call flag, is never read as
+// consent: init maps it under do_not_call: (a date there says do not
+// call), and a campaign that maps neither it nor a flag is refused until
+// it does, whatever the row's number.
+func TestWithdrawalColumnsAreNoConsent(t *testing.T) {
+	for _, h := range []string{"Consent withdrawal date", "Withdrawal of consent", "Widerruf Einwilligung", "DNC Date", "Do Not Call Reason"} {
+		header := []string{"First Name", "Last Name", "Phone", "Email", h}
+		sheet := strings.Join(header, ",") + "\nAda,L,(212) 555-0100,a@x.com,2024-06-01\nBob,L,(212) 555-0101,b@x.com,\n"
+		var b strings.Builder
+		if _, err := WriteInit(&b, InitOptions{Sheet: "s.csv", SheetName: "s.csv", Header: header, Rows: [][]string{{"Ada", "L", "(212) 555-0100", "a@x.com", "2024-06-01"}}, Region: "US"}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "\nconsent:") || !strings.Contains(b.String(), fmt.Sprintf("do_not_call: {column: %q}", h)) {
+			t.Errorf("%s: init did not map it under do_not_call:, or mapped it as consent:\n%s", h, b.String())
+		}
+		// Unmapped: plan stops on it.
+		f, err := dncCampaign(t, map[string]string{"a.csv": sheet}, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, sup := signalPlan(t, f)
+		if err := sup.SignalProblems(f); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("in column %q", h)) {
+			t.Errorf("%s unmapped: the campaign is not refused (%v); plan %+v", h, err, p.Totals)
+		}
+		// Mapped: Ada is not called, Bob is.
+		f, err = dncCampaign(t, map[string]string{"a.csv": sheet}, "", fmt.Sprintf("do_not_call: {column: %q}", h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, sup = signalPlan(t, f)
+		if err := sup.SignalProblems(f); err != nil || p.Totals.ToCall != 1 || p.Totals.Suppressed+p.Totals.Invalid != 1 {
+			t.Errorf("%s mapped: %v, plan %+v; want Ada not called, Bob called", h, err, p.Totals)
 		}
 	}
 }
@@ -388,12 +458,16 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 // and is suppressed when it is not; plan counts each row as the reader
 // judges it, and FlaggedNumbers holds the withdrawn numbers.
 func TestConsentRevokedHoldsForTheNumber(t *testing.T) {
-	for _, cell := range []string{"revoked", "Withdrawn", " opted  out ", "Opt-Out", "optout", "OptedOut", "opted-out", "Unsubscribed"} {
+	for _, cell := range []string{"revoked", "Withdrawn", " opted  out ", "Opt-Out", "optout", "OptedOut", "opted-out", "Unsubscribed",
+		// A withdrawal among other words, a date among them.
+		"withdrawn 2024-06-01", "Revoked: 2024-06-01", "Consent withdrawn", "Yes - do not call", "2024-03-05 DNC",
+		"ja, widerrufen 2024", "x (withdrawn)", "Opted out by phone"} {
 		if !ConsentRevoked(cell) {
 			t.Errorf("ConsentRevoked(%q) = false, want true", cell)
 		}
 	}
-	for _, cell := range []string{"", "no", "N", "false", "0", "none", "denied", "declined", "yes", "2024-01-02", "opted in"} {
+	for _, cell := range []string{"", "no", "N", "false", "0", "none", "denied", "declined", "yes", "2024-01-02", "opted in",
+		"2024-03-01T10:00:00Z", "3/4/2024 2:30 PM", "web form", "Opted in 2024-01-02", "Jan 2, 2024"} {
 		if ConsentRevoked(cell) {
 			t.Errorf("ConsentRevoked(%q) = true: it is no evidence, not a withdrawal", cell)
 		}

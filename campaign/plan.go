@@ -127,8 +127,9 @@ type Plan struct {
 	// use "refused").
 	UnmappedDoNotCall int `json:"unmapped_do_not_call,omitempty"`
 	// UnclearDoNotCall counts the cells of the do_not_call: columns that
-	// say neither yes nor no, whose rows are not called; a warning names
-	// the first of each column.
+	// say neither yes nor no, or mention do not call without saying it,
+	// and the rows of groups whose title does, whose rows are not called;
+	// a warning names the first of each column.
 	UnclearDoNotCall int `json:"unclear_do_not_call,omitempty"`
 	// NotDialledColumns counts the columns of the sheets' phone_number
 	// whose header names a line callrun never dials (an assistant's, a
@@ -485,7 +486,9 @@ func (p *Plan) addSignals(f *File, cr *ContactReader) {
 			case "refused":
 				p.UnmappedDoNotCall += s.Rows + s.Unclear
 			case "mapped":
-				p.UnclearDoNotCall += s.Unclear
+				p.UnclearDoNotCall += s.Unclear + s.Mentions
+			case "held":
+				p.UnclearDoNotCall += s.Mentions
 			}
 		}
 		p.SheetProblems = append(p.SheetProblems, f.signalProblems(i, signals)...)
@@ -670,7 +673,7 @@ func signalLine(s PlanSignal) string {
 	case s.Kind == "group" && s.Use == "honoured":
 		return fmt.Sprintf("group %q (its title in row %d): the title says do not call, so none of its %d row(s) is called (%s)", s.Group, s.TitleRow, s.Rows, strings.Join(s.Examples, ", "))
 	case s.Kind == "group":
-		return fmt.Sprintf("group %q (its title in row %d): the title mentions do not call without saying it, and its %d row(s) are called: check it", s.Group, s.TitleRow, s.Mentions)
+		return fmt.Sprintf("group %q (its title in row %d): the title mentions do not call without saying it, and its %d row(s) are not called until it says which", s.Group, s.TitleRow, s.Mentions)
 	}
 	what := map[string]string{"flag": "a do-not-call flag", "values": "labels or a status", "consent": "consent to be called"}[s.Kind]
 	if s.Found != "" {
@@ -690,7 +693,7 @@ func signalLine(s PlanSignal) string {
 		parts = append(parts, fmt.Sprintf("%d cell(s) read neither yes nor no, and their rows are not called (%s)", s.Unclear, s.UnclearAt))
 	}
 	if s.Mentions > 0 {
-		parts = append(parts, fmt.Sprintf("%d cell(s) mention do not call without saying it, and are called: check them (%s)", s.Mentions, s.MentionAt))
+		parts = append(parts, fmt.Sprintf("%d cell(s) mention do not call without saying it, and their rows are not called (%s)", s.Mentions, s.MentionAt))
 	}
 	line := fmt.Sprintf("%q (%s): %s", s.Column, what, use)
 	if len(parts) > 0 {

@@ -111,7 +111,8 @@ func (s *signalColumn) note(row int, says cellSays, cell, tag string) {
 // it: whether its title is a do-not-call phrase of the table (saysYes:
 // none of its rows is called, and no mapping is needed, as the title says
 // it whole) or mentions one without being one (saysMention: its rows are
-// called, and plan shows the title to check), and how many rows it holds.
+// held, not called, until the title says which), and how many rows it
+// holds.
 type groupSignal struct {
 	group    *sheet.Group
 	says     cellSays
@@ -153,15 +154,17 @@ func (gs *groupSignal) reason() string {
 // rowSignal is what a row's signal columns say of it: flag, the first
 // do_not_call: column whose cell says do not call, with the cell; group,
 // the row's group when its title says do not call; held, else the first
-// column whose cell cannot be read (a flag that says neither yes nor no)
-// or that the campaign does not map and that says do not call, with the
-// cell. All are nil when the row may be called as far as its signal
-// columns and its group go.
+// column whose cell cannot be read (a flag that says neither yes nor no,
+// a mapped column of labels whose cell mentions do not call without
+// saying it) or that the campaign does not map and that says do not call,
+// with the cell; groupHeld, the row's group when its title mentions do
+// not call without saying it. All are nil when the row may be called as
+// far as its signal columns and its group go.
 type rowSignal struct {
 	flag, held         *signalColumn
 	flagCell, heldCell string
 	heldSays           cellSays
-	group              *groupSignal
+	group, groupHeld   *groupSignal
 }
 
 // signalRow reads a record's group and signal columns, counting what each
@@ -174,11 +177,14 @@ func (m *sheetMap) signalRow(rec sheet.Record) rowSignal {
 	row, fields := rec.Row, rec.Fields
 	if rec.Group != nil {
 		gs := m.groupOf(rec.Group)
-		if gs.rows++; gs.says == saysYes {
+		switch gs.rows++; gs.says {
+		case saysYes:
 			rs.group = gs
 			if len(gs.examples) < 2 {
 				gs.examples = append(gs.examples, "row "+strconv.Itoa(row))
 			}
+		case saysMention:
+			rs.groupHeld = gs
 		}
 	}
 	for _, s := range m.signals {
@@ -196,7 +202,7 @@ func (m *sheetMap) signalRow(rec sheet.Record) rowSignal {
 			// The consent column's withdrawal is judged with consent.
 		case s.mapped && says == saysYes && rs.flag == nil:
 			rs.flag, rs.flagCell = s, cell
-		case (says == saysUnclear || (!s.mapped && says == saysYes)) && rs.held == nil:
+		case (says == saysUnclear || says == saysMention || (!s.mapped && says == saysYes)) && rs.held == nil:
 			rs.held, rs.heldCell, rs.heldSays = s, cell, says
 		}
 	}
@@ -253,6 +259,9 @@ func (m *sheetMap) anySaid() bool {
 // heldReason is the reason of a row that rs holds.
 func (rs rowSignal) heldReason() string {
 	s, cell := rs.held, strings.TrimSpace(rs.heldCell)
+	if s.mapped && rs.heldSays == saysMention {
+		return fmt.Sprintf("do-not-call column %q says %q, which mentions do not call without being one of the column's values: the row is not called until the cell says which (name the value under do_not_call: values: if it means do not call; else write the cell without the phrase)", s.name, cell)
+	}
 	if s.mapped {
 		why := "which reads neither as yes nor as no"
 		if c := conflict(cell); c != "" {
@@ -290,8 +299,8 @@ type PlanSignal struct {
 	// "refused" (not mapped, and some rows say do not call: plan and run
 	// stop), or "unmapped" (not mapped; no row says do not call); for a
 	// group, "honoured" (its title is a do-not-call phrase: none of its
-	// rows is called) or "called" (its title mentions one without being
-	// one: its rows are called, and Mentions counts them).
+	// rows is called) or "held" (its title mentions one without being
+	// one: its rows are held, not called, and Mentions counts them).
 	Use    string `json:"use"`
 	Reason string `json:"reason,omitempty"`
 	// Found says how callrun found a column the campaign does not map:
@@ -306,8 +315,9 @@ type PlanSignal struct {
 	Unclear   int    `json:"unclear,omitempty"`
 	UnclearAt string `json:"unclear_at,omitempty"`
 	// Mentions counts the cells of free text that mention a do-not-call
-	// phrase without being one ("do not call before 10am"): they are
-	// called, and plan shows the first (MentionAt) to check.
+	// phrase without being one ("do not call before 10am", "DNC
+	// (verbal)"): their rows are not called, as those of a cell that
+	// reads neither yes nor no, and plan shows the first (MentionAt).
 	Mentions  int    `json:"mentions,omitempty"`
 	MentionAt string `json:"mention_at,omitempty"`
 	// Values are the values (or tags) that said do not call, as
@@ -336,7 +346,7 @@ func (m *sheetMap) planSignals() []PlanSignal {
 	for _, g := range m.groups {
 		p := PlanSignal{Group: g.group.Title, TitleRow: g.group.Row, Kind: "group", Use: "honoured", Rows: g.rows, Examples: g.examples}
 		if g.says == saysMention {
-			p.Use, p.Rows, p.Mentions, p.MentionAt = "called", 0, g.rows, fmt.Sprintf("row %d: %q", g.group.Row, g.group.Title)
+			p.Use, p.Rows, p.Mentions, p.MentionAt = "held", 0, g.rows, fmt.Sprintf("row %d: %q", g.group.Row, g.group.Title)
 		}
 		out = append(out, p)
 	}

@@ -43,6 +43,7 @@ type signalLanguage struct {
 	Details       []string `yaml:"details"`
 	Dates         []string `yaml:"dates"`
 	Negations     []string `yaml:"negations"`
+	Expiry        []string `yaml:"expiry"`
 }
 
 // cellSays is what a cell of a signal column says.
@@ -75,8 +76,13 @@ type signalWords struct {
 	// that mentions one.
 	phrases    map[string]bool
 	firstWords map[string][][]string
+	// withdrawals indexes the withdrawn and opt_out entries as
+	// firstWords does the phrases, for a consent cell of text that
+	// holds one ([ConsentRevoked]).
+	withdrawals map[string][][]string
 	// The header lists, folded, over every language.
-	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, optIn, withdrawnHeader, lists, details, dates, negations []string
+	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, optIn, withdrawnHeader, deniedHeader, lists, details, dates,
+	negations, expiry []string
 }
 
 // signalLanguages are the languages signalwords.yaml must hold: those
@@ -104,7 +110,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		}
 	}
 	w := &signalWords{languages: langs, flag: map[string]cellSays{}, consent: map[string]cellSays{}, conflicts: map[string]string{},
-		phrases: map[string]bool{}, firstWords: map[string][][]string{}}
+		phrases: map[string]bool{}, firstWords: map[string][][]string{}, withdrawals: map[string][][]string{}}
 	codes := slices.Sorted(maps.Keys(langs))
 	// readings are, for each word of the cells of a table (flag or
 	// consent), what it says in the languages that have it, and which.
@@ -135,6 +141,11 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		add(consent, l.Withdrawn, saysWithdrawn, code)
 		add(consent, l.OptOut, saysWithdrawn, code)
 		add(consent, l.DoNotCall, saysWithdrawn, code)
+		for _, p := range slices.Concat(l.Withdrawn, l.OptOut) {
+			if ws := foldWords(p); len(ws) > 0 {
+				w.withdrawals[ws[0]] = append(w.withdrawals[ws[0]], ws)
+			}
+		}
 		for _, p := range l.DoNotCall {
 			ws := foldWords(p)
 			k := strings.Join(ws, "")
@@ -154,7 +165,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 			{&w.dnc, l.DoNotCall}, {&w.blocked, l.Blocked}, {&w.optOut, l.OptOut}, {&w.notAllowed, l.NotAllowed},
 			{&w.calls, l.Calls}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent}, {&w.optIn, l.OptIn},
 			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.dates, l.Dates},
-			{&w.negations, l.Negations},
+			{&w.negations, l.Negations}, {&w.deniedHeader, l.Denied}, {&w.expiry, l.Expiry},
 		} {
 			for _, e := range h.list {
 				if k := foldString(e); k != "" && !slices.Contains(*h.into, k) {
@@ -328,7 +339,7 @@ func isListHeader(h string) bool {
 // saysNothing (a no, or empty), or saysUnclear. The numbers 1 and 0 may be
 // written 1.0 and 0.0 (pandas writes a 0/1 column with blanks so); a check
 // mark (with or without the emoji variation selector) is a yes and an
-// empty box a no.
+// empty box a no; so is a date (the day the flag was set).
 func readFlagCell(cell string) cellSays {
 	c := strings.TrimSpace(cell)
 	switch c {
@@ -352,6 +363,9 @@ func readFlagCell(cell string) cellSays {
 	}
 	if says, ok := words().flag[string(k)]; ok {
 		return says
+	}
+	if _, ok := consentDate(strings.ToLower(strings.Join(strings.Fields(c), " ")), ""); ok {
+		return saysYes // the date the flag was set ("DNC Date")
 	}
 	return saysUnclear
 }
@@ -496,6 +510,21 @@ func asciiWords(s string, fn func(i, j int) bool) bool {
 		}
 	}
 	return true
+}
+
+// withdraws reports whether text c holds, as words, a withdrawn or
+// opt_out entry of the table ("withdrawn 2024-06-01", "x (widerrufen)")
+// or a do-not-call phrase ("Yes - do not call").
+func (w *signalWords) withdraws(c string) bool {
+	ws := foldWords(c)
+	for i, x := range ws {
+		for _, p := range w.withdrawals[x] {
+			if len(ws)-i >= len(p) && slices.Equal(ws[i:i+len(p)], p) {
+				return true
+			}
+		}
+	}
+	return w.mentions(c)
 }
 
 // nextTagBreak returns where the next break between tags of a cell is,
