@@ -12,10 +12,12 @@ import (
 )
 
 // TestCallAnswerBodies: what a 2xx call-start answer's body makes of it.
-// A JSON body that says error (a status that is not a success word, an
+// A JSON body that says error (a status that is a word of refusal, an
 // error or errors key that holds something, success false) is a refusal
-// with the service's message; a body that is not JSON is uncertain; an
-// empty body or JSON without those marks is sent.
+// with the service's message; a body that is not JSON, or a status that
+// is neither a word of success nor one of refusal, is uncertain (never a
+// refusal, which --retry-failed would send again); an empty body or JSON
+// without those marks is sent.
 func TestCallAnswerBodies(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -42,6 +44,16 @@ func TestCallAnswerBodies(t *testing.T) {
 		{200, "text/html", `<!DOCTYPE html><html><body>Down for maintenance</body></html>`, Uncertain, ""},
 		{200, "text/plain", `OK then`, Uncertain, ""},
 		{200, "application/json", `{"status":"success"} trailing`, Uncertain, ""},
+		// Success as services write it, in any case, with - or a space.
+		{200, "application/json", `{"status":"in-progress"}`, Sent, ""},
+		{200, "application/json", `{"status":"In Progress"}`, Sent, ""},
+		{200, "application/json", `{"status":"Ringing","call_id":"c2"}`, Sent, ""},
+		{201, "application/json", `{"status":"created"}`, Sent, ""},
+		{200, "application/json", `{"status":"scheduled"}`, Sent, ""},
+		{200, "application/json", `{"status":"rejected","message":"number blocked"}`, Failed, "number blocked"},
+		// A status callrun knows neither way: the call may have started.
+		{200, "application/json", `{"status":"Call initiated successfully"}`, Uncertain, ""},
+		{200, "application/json", `{"status":"registered"}`, Uncertain, ""},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tc.ctype != "" {
@@ -64,7 +76,8 @@ func TestCallAnswerBodies(t *testing.T) {
 			continue
 		}
 		var e *Error
-		if !asError(err, &e) || e.StatusCode != tc.status || e.Message != tc.message || e.NotJSON != (tc.want == Uncertain) {
+		unknown := tc.want == Uncertain && strings.HasPrefix(tc.body, `{"status":`) && strings.HasSuffix(tc.body, "}")
+		if !asError(err, &e) || e.StatusCode != tc.status || e.Message != tc.message || e.NotJSON != (tc.want == Uncertain && !unknown) || (e.UnknownStatus != "") != unknown {
 			t.Errorf("%d %s: error %#v, want status %d, message %q", tc.status, tc.body, e, tc.status, tc.message)
 		}
 		if !strings.Contains(err.Error(), "/call") && !strings.Contains(err.Error(), srv.URL) {

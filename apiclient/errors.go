@@ -43,6 +43,10 @@ type Error struct {
 	// service's kind of answer (an HTML page, plain text): it may come of
 	// a proxy or of the service, and the call may have started.
 	NotJSON bool
+	// UnknownStatus is set on a 2xx call-start answer whose JSON "status"
+	// is neither a word of success nor one of refusal: the call may have
+	// started.
+	UnknownStatus string
 }
 
 func (e *Error) Error() string {
@@ -50,6 +54,8 @@ func (e *Error) Error() string {
 	switch {
 	case e.NotJSON:
 		msg += " with a body that is not the service's JSON"
+	case e.UnknownStatus != "":
+		msg += fmt.Sprintf(" with a status callrun does not know (%q)", e.UnknownStatus)
 	case e.StatusCode >= 200 && e.StatusCode < 300:
 		msg += " with a body that says error"
 	}
@@ -87,17 +93,31 @@ func answerError(op string, resp *http.Response, b []byte) *Error {
 }
 
 // successWords are the values of a JSON "status" that say a call start
-// went well, in any case.
-var successWords = []string{"success", "ok", "queued", "accepted", "started", "initiated", "in_progress"}
+// went well, folded ([foldStatus]).
+var successWords = []string{"success", "successful", "ok", "queued", "accepted", "started", "initiated", "in_progress", "ringing",
+	"dialing", "dialling", "calling", "created", "scheduled", "pending", "processing", "active", "completed"}
+
+// refusalWords are the values of a JSON "status" that say the service
+// refused a call start, folded ([foldStatus]).
+var refusalWords = []string{"error", "failed", "failure", "fail", "rejected", "refused", "denied", "declined", "invalid",
+	"unauthorized", "forbidden", "blocked", "not_found", "cancelled", "canceled"}
+
+// foldStatus is a "status" as the word lists hold it: lower case, with
+// "-" and spaces written "_" ("In-Progress", "in progress": "in_progress").
+func foldStatus(s string) string {
+	return strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToLower(strings.TrimSpace(s)))
+}
 
 // answerSaysError reads the whole body b of a 2xx call-start answer and
 // returns an *Error when it is not the plain success it seems:
 //
-//   - a JSON object whose "status" is a string that is not a success word,
-//     or with an "error" or "errors" key that holds something, or with
-//     "success": false, says error: the service refused the call;
-//   - a body that is not JSON (an HTML page, plain text; NotJSON) is not
-//     the service's kind of answer.
+//   - a JSON object whose "status" is a word of refusal, or with an
+//     "error" or "errors" key that holds something, or with "success":
+//     false, says error: the service refused the call;
+//   - a JSON object whose "status" is a string that is neither a word of
+//     success nor one of refusal (UnknownStatus), or a body that is not
+//     JSON (an HTML page, plain text; NotJSON), is not an answer callrun
+//     can read: the call may have started.
 //
 // An empty body, or JSON without those marks, is a success: nil.
 func answerSaysError(resp *http.Response, b []byte) *Error {
@@ -118,9 +138,14 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 	if !ok {
 		return nil
 	}
-	says := false
-	if st, ok := obj["status"].(string); ok && !slices.Contains(successWords, strings.ToLower(strings.TrimSpace(st))) {
-		says = true
+	says, unknown := false, ""
+	if st, ok := obj["status"].(string); ok {
+		switch w := foldStatus(st); {
+		case slices.Contains(refusalWords, w):
+			says = true
+		case !slices.Contains(successWords, w):
+			unknown = st
+		}
 	}
 	for _, k := range []string{"error", "errors"} {
 		if holds(obj[k]) {
@@ -129,6 +154,11 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 	}
 	if ok, isBool := obj["success"].(bool); isBool && !ok {
 		says = true
+	}
+	if !says && unknown != "" {
+		e := answerError("start call", resp, b)
+		e.UnknownStatus = Excerpt(Redact(unknown), 60)
+		return e
 	}
 	if !says {
 		return nil

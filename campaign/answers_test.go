@@ -85,6 +85,46 @@ func TestRunTwoHundredThatSaysError(t *testing.T) {
 	}
 }
 
+// TestRunStatusWordsOfSuccess: a placed call answered 200 with a status
+// that says success in a service's own words ("in-progress", "Ringing") is
+// sent; one whose status callrun knows neither as success nor as refusal
+// is uncertain: its contact pressure is kept, the breaker stops the run,
+// and neither --retry-failed nor a second run places it again (the
+// sandbox's ledger: each number placed once).
+func TestRunStatusWordsOfSuccess(t *testing.T) {
+	const n, concurrency = 12, 3
+	for _, status := range []string{"in-progress", "Ringing"} {
+		e := newDtEnv(t, sandbox.Options{AnswerStatus: status}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
+		if res := e.mustRun(nil); res.Sent != n || res.Failed+res.Uncertain != 0 {
+			t.Errorf("status %q: %+v; want all %d sent", status, res, n)
+		}
+		e.checkPlacedOnce(n)
+	}
+	e := newDtEnv(t, sandbox.Options{AnswerStatus: "registered"}, dtCampaign(1000, concurrency, ""), map[string]string{"leads.csv": dtSheet(n)})
+	res, err := e.run(context.Background(), nil)
+	if !errors.Is(err, ErrBreaker) {
+		t.Fatalf("Run = %v, want ErrBreaker", err)
+	}
+	placed := len(e.srv.Placed())
+	if res.Failed != 0 || res.Uncertain != placed || placed < BreakAfter {
+		t.Errorf("result %+v, %d placed; want every placed call uncertain, none failed", res, placed)
+	}
+	if en, _ := e.entry(dtPhone(0)); en.Status != store.Uncertain || !strings.Contains(en.Reason, `status "registered"`) {
+		t.Errorf("journal entry %+v", en)
+	}
+	// Later runs, --retry-failed or not, place the pending ones and never
+	// an uncertain one again, until every number is placed once.
+	for k := range n {
+		if _, err := e.run(context.Background(), func(o *RunOptions) { o.RetryFailed = k%2 == 0 }); err != nil && !errors.Is(err, ErrBreaker) {
+			t.Fatalf("run %d after: %v", k+2, err)
+		}
+	}
+	if c := e.state().Counts(); c[store.Uncertain] != n || c[store.Failed] != 0 {
+		t.Errorf("journal counts %v; want all %d uncertain", c, n)
+	}
+	e.checkPlacedOnce(n)
+}
+
 // TestRunHTMLPageIsUncertain: a 200 with an HTML page (a proxy's
 // maintenance page) is no answer of the service's: the contacts are
 // uncertain, never sent again by themselves, the breaker stops the run,

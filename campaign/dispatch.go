@@ -941,6 +941,9 @@ func uncertainReason(err error) string {
 	if errors.As(err, &e) && e.NotJSON {
 		return fmt.Sprintf("the service answered %d %s with a body that is not its JSON (a page of a proxy?); the call may have started, so it is not sent again automatically", e.StatusCode, http.StatusText(e.StatusCode))
 	}
+	if errors.As(err, &e) && e.UnknownStatus != "" {
+		return fmt.Sprintf("the service answered %d %s with the status %q, which callrun knows neither as success nor as refusal; the call may have started, so it is not sent again automatically", e.StatusCode, http.StatusText(e.StatusCode), e.UnknownStatus)
+	}
 	if s := apiclient.StatusCode(err); s != 0 {
 		return fmt.Sprintf("the service answered %d %s; the call may have started, so it is not sent again automatically", s, http.StatusText(s))
 	}

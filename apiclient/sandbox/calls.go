@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -122,7 +123,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request, agentID, tok
 		return
 	}
 	if !s.answerAfter(w, d) {
-		answer := map[string]string{"status": "success", "call_id": callID, "agent_id": agentID}
+		answer := map[string]string{"status": cmp.Or(s.opts.AnswerStatus, "success"), "call_id": callID, "agent_id": agentID}
 		if s.opts.AnswerWithoutCallID {
 			delete(answer, "call_id")
 		}

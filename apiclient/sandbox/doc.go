@@ -73,7 +73,7 @@
 // {"status":"success","call_id":"call_<n>","agent_id":...}, the call_id
 // its webhooks and envelopes name; whether the live service's answer
 // carries a call id is not documented, and Options.AnswerWithoutCallID
-// leaves it out.
+// leaves it out; Options.AnswerStatus writes another status.
 //
 // Errors are JSON: {"error": "<code>", "message": "<text>"} from the API and
 // {"error": "<code>", "error_description": "<text>"} from the OAuth

@@ -81,6 +81,10 @@ type Options struct {
 	// default (call_<n>, the id its webhooks and envelopes carry), and
 	// this shows a client the other reading.
 	AnswerWithoutCallID bool
+	// AnswerStatus is the "status" of a placed call's answer; empty means
+	// "success". The documentation does not show the answer, and services
+	// write it in words of their own ("in-progress", "queued").
+	AnswerStatus string
 	// AccountWebhook, when its URL is set, delivers every placed call's
 	// account webhooks there, with retries and its own faults; see
 	// AccountWebhook and Server.Deliveries.
