@@ -359,3 +359,67 @@ func checkListHoldsElsewhere(t *testing.T, srv *sandbox.Server, name string, con
 		t.Errorf("campaign %s's report row of %s: %s, %q; want suppressed for the do-not-call list", name, x, r["status"], r["reason"])
 	}
 }
+
+// flaggedFirstRow returns three contacts, the first written as cell and
+// no number callrun may read, the second (212) 555-0100: with
+// writeSheetWithFlag([]string{"true", "", ""}), the first row is marked
+// do not call.
+func flaggedFirstRow(cell string) []e2eContact {
+	phones := e2ePhones(2)
+	return []e2eContact{{Raw: cell, First: "A", ID: "c-flagged"}, phones[0], phones[1]}
+}
+
+// TestCRMDoNotCallFlagNumberUnread: a row marked do not call whose phone
+// cell cannot be read as a number ("(212) 555-01O0", a letter O for a
+// zero) may be the person of another row, (212) 555-0100: plan, plan
+// --strict and run stop, naming the sheet, the row and the columns, and
+// the sandbox's ledger stays empty.
+func TestCRMDoNotCallFlagNumberUnread(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: flaggedFirstRow("(212) 555-01O0"), perSecond: 50, concurrency: 2})
+	if e.contacts[1].Raw != "(212) 555-0100" {
+		t.Fatalf("test bug: the second row is %q", e.contacts[1].Raw)
+	}
+	e.writeSheetWithFlag([]string{"true", "", ""})
+	e.appendYAML("do_not_call: {column: Do Not Call}\n")
+	for _, args := range [][]string{{"plan", "--offline", e.path}, {"plan", "--offline", "--strict", e.path}, {"run", e.path}} {
+		res := e.run(30*time.Second, args...)
+		out := strings.ReplaceAll(res.stdout+res.stderr, `\"`, `"`)
+		for _, want := range []string{
+			`sheet contacts.csv, row 2: it is marked do not call (column "Do Not Call" says "true"), but its phone column "Phone" says "(212) 555-01O0", which reads as no phone number`,
+			"Correct the number in the sheet", "suppression file (suppress:)",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s does not say %s:\n%s", strings.Join(args[:len(args)-1], " "), want, out)
+			}
+		}
+		if res.code != run.ExitUsage {
+			t.Errorf("%s of a flagged row whose number cannot be read: want exit %d, got %s", strings.Join(args[:len(args)-1], " "), run.ExitUsage, res)
+		}
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("the sandbox received %d call starts: %v", n, callsByNumber(srv.Calls()))
+	}
+}
+
+// TestCRMDoNotCallFlagNoNumberRuns: a row marked do not call whose phone
+// cell holds no number ("N/A") names nobody: plan --strict passes, and
+// run calls the other rows once each.
+func TestCRMDoNotCallFlagNoNumberRuns(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: flaggedFirstRow("N/A"), perSecond: 50, concurrency: 2})
+	e.writeSheetWithFlag([]string{"true", "", ""})
+	e.appendYAML("do_not_call: {column: Do Not Call}\n")
+	if res := e.run(30*time.Second, "plan", "--offline", "--strict", e.path); res.code != 0 {
+		t.Errorf("plan --strict of a flagged row whose phone cell says N/A: %s", res)
+	}
+	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
+		t.Fatalf("run of a flagged row whose phone cell says N/A: %s", res)
+	}
+	got := callsByNumber(srv.Calls())
+	if len(got) != 2 || got[e.contacts[1].E164] != 1 || got[e.contacts[2].E164] != 1 {
+		t.Errorf("the sandbox's ledger %v; want %s and %s once each", got, e.contacts[1].E164, e.contacts[2].E164)
+	}
+}

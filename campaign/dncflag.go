@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
@@ -514,6 +515,13 @@ type FlagPass struct {
 	// Signals are, by sheet, the signal columns the pass read and what
 	// they said.
 	Signals [][]PlanSignal
+	// Unnumbered are the first [maxUnnumbered] phone cells of flagged
+	// rows that read as no number at all though they hold a number's
+	// digits ([unnumbered]), in sheet order; UnnumberedCells counts them
+	// all, by sheet. Whom such a row asks not to call is unknown, so run
+	// stops ([Suppression.SignalProblems]).
+	Unnumbered      []UnnumberedFlag
+	UnnumberedCells []int
 	// spools are, by sheet, the records of each sheet the pass read to
 	// its end, for the contact reader; nil for another.
 	spools []*rowSpool
@@ -525,7 +533,10 @@ type FlagPass struct {
 // whose consent column says consent was withdrawn, each number in the
 // row's phone columns that reads, as the row's call would read it, as a
 // number the campaign calls; and what each signal column the campaign
-// does not map says. It reads a sheet whole when it maps a signal column
+// does not map says; and the phone cells of those rows that hold five
+// digits or more and read as no number at all (FlagPass.Unnumbered),
+// whose person callrun cannot keep from being called on another row. It
+// reads a sheet whole when it maps a signal column
 // or has one found by its header ([sheetMap.readsWhole]) or its first
 // rows say do not call in one; else only its first rows. It reads every
 // sheet whole, shard or not, but reads the number of flagged rows only. A
@@ -535,7 +546,7 @@ type FlagPass struct {
 // readers read rather than parse the sheet again. LoadSuppression calls
 // it.
 func (f *File) ReadFlagged(ctx context.Context) (*FlagPass, error) {
-	fp := &FlagPass{Flagged: map[uint64]FlaggedNumber{}, Signals: make([][]PlanSignal, len(f.Sheets)), spools: make([]*rowSpool, len(f.Sheets))}
+	fp := &FlagPass{Flagged: map[uint64]FlaggedNumber{}, Signals: make([][]PlanSignal, len(f.Sheets)), UnnumberedCells: make([]int, len(f.Sheets)), spools: make([]*rowSpool, len(f.Sheets))}
 	cr := f.NewContactReader(nil)
 	for i := range f.Sheets {
 		se, err := cr.readFlagged(ctx, i, fp)
@@ -635,6 +646,7 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 		if raw == "" {
 			continue
 		}
+		read := false
 		ph, err := cr.readPhone(raw, spec, rules, anyCountry, country)
 		numbers := []string{ph.E164}
 		if err != nil {
@@ -650,6 +662,7 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 			if key == 0 {
 				continue
 			}
+			read = true
 			// The first row that flags the number, but a yes over a
 			// cell that reads neither.
 			if was, ok := fp.Flagged[key]; !ok || (was.Unclear && !fl.Unclear) {
@@ -657,8 +670,53 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 				fp.Flagged[key] = fl
 			}
 		}
+		if !read && unnumbered(raw) {
+			fp.addUnnumbered(i, rec.Row, fl, p.name, raw)
+		}
 	}
 	return nil
+}
+
+// maxUnnumbered bounds the cells [FlagPass.Unnumbered] keeps: a sheet of
+// millions of rows may hold thousands.
+const maxUnnumbered = 5
+
+// UnnumberedFlag is a phone cell of a row that asks not to call its
+// number ([rowFlag]: a do_not_call: yes, a group's title, a consent
+// withdrawn, a do-not-call cell that reads neither yes nor no) which
+// holds a number's digits and reads as no number at all, neither as the
+// row's call would read it nor as a suppression file's entry is
+// ([phone.Readings]). Nothing of the person's number is kept, so another
+// row with it could be called.
+type UnnumberedFlag struct {
+	Flag  FlaggedNumber // the row's flag: Sheet, Row, and Column and Cell or Group
+	Phone string        // the phone column
+	Cell  string        // its cell, as written
+}
+
+// unnumbered reports whether a phone cell that reads as no number holds
+// enough digits, five or more, to be a mistyped number ("(212) 555-01O0",
+// a letter O for a zero) rather than none ("N/A", "123", "none").
+func unnumbered(cell string) bool {
+	digits := 0
+	for _, r := range cell {
+		if unicode.IsDigit(r) {
+			if digits++; digits >= 5 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addUnnumbered counts the phone cell of sheet i's row, flagged by fl,
+// that reads as no number, and keeps it when it is among the first.
+func (fp *FlagPass) addUnnumbered(i, row int, fl FlaggedNumber, column, cell string) {
+	fp.UnnumberedCells[i]++
+	if len(fp.Unnumbered) < maxUnnumbered {
+		fl.Sheet, fl.Row, fl.Cell = i, row, strings.Clone(fl.Cell)
+		fp.Unnumbered = append(fp.Unnumbered, UnnumberedFlag{Flag: fl, Phone: column, Cell: strings.Clone(cell)})
+	}
 }
 
 // flaggedElsewhere suppresses c when its number is one a do_not_call:
@@ -749,17 +807,29 @@ func (s *Suppression) FlagsUnread() error {
 
 // SignalProblems returns the problems of the signal columns the pass
 // before any contact is judged found and the campaign neither maps nor
-// ignores, though some of their rows say do not call: a *FileError, on
-// which run stops before any call, or nil.
+// ignores, though some of their rows say do not call, and of the phone
+// cells of flagged rows that read as no number ([FlagPass.Unnumbered]):
+// a *FileError, on which run stops before any call, or nil.
 func (s *Suppression) SignalProblems(f *File) error {
 	var problems []Problem
 	for i, signals := range s.signals {
 		problems = append(problems, f.signalProblems(i, signals)...)
 	}
+	problems = append(problems, s.unnumberedProblems(f)...)
 	if len(problems) == 0 {
 		return nil
 	}
 	return &FileError{Problems: problems}
+}
+
+// unnumberedProblems returns the problems of the phone cells of flagged
+// rows that read as no number ([FlagPass.Unnumbered]), which stop plan
+// and run; none for a nil s.
+func (s *Suppression) unnumberedProblems(f *File) []Problem {
+	if s == nil {
+		return nil
+	}
+	return f.unnumberedProblems(s.unnumbered, s.unnumberedCells)
 }
 
 // Flagged returns the numbers the sheets' do_not_call: columns flag, and

@@ -681,3 +681,75 @@ func TestDoNotCallFlagsUnread(t *testing.T) {
 		t.Errorf("a sheet read to its end: %v, FlagsUnread %v", err, sup.FlagsUnread())
 	}
 }
+
+// TestDoNotCallFlagNumberUnread: a row that asks not to call its number
+// (a do_not_call: yes, a consent withdrawn, a flag that reads neither yes
+// nor no) whose phone cell holds five digits or more and reads as no
+// number at all (a letter O for a zero) stops plan and run: the person
+// may be on another row under a number callrun can read. The first few
+// such cells are named with their sheet, row and columns, the rest
+// counted by sheet. A phone cell of fewer digits ("N/A", "123") names
+// nobody and stops nothing.
+func TestDoNotCallFlagNumberUnread(t *testing.T) {
+	sheets := map[string]string{
+		"a.csv": "Phone,Do Not Call,Consent\n" +
+			"(212) 555-01O0,true,\n" + // row 2: flagged, a letter O
+			"(212) 555-0100,,\n" + // row 3: the same person, it may be
+			"N/A,1,\n" + // row 4: flagged, no number
+			"123,yes,\n" + // row 5: flagged, too few digits for one
+			"555-12OO-99,,revoked\n" + // row 6: consent withdrawn, unread
+			"(212) 555-O1O1,maybe,\n" + // row 7: neither yes nor no, unread
+			"+14155550101,1,\n", // row 8: flagged, read
+		"b.csv": "Phone,Do Not Call,Consent\n" +
+			"(415) 555-01O1,1,\n(415) 555-01O2,1,\n(415) 555-01O3,1,\n(415) 555-01O4,1,\n(415) 555-01O5,1,\n(415) 555-01O6,1,\n",
+	}
+	f, err := dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\nconsent: {column: Consent}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, sup := signalPlan(t, f)
+	err = sup.SignalProblems(f)
+	var fe *FileError
+	if !errors.As(err, &fe) || len(fe.Problems) != 6 {
+		t.Fatalf("SignalProblems: %v; want a FileError of 6 problems (5 cells named, b.csv's 4 more)", err)
+	}
+	for _, want := range []string{
+		`sheet a.csv, row 2: it is marked do not call (column "Do Not Call" says "true"), but its phone column "Phone" says "(212) 555-01O0", which reads as no phone number`,
+		`sheet a.csv, row 6: its consent column "Consent" says "revoked": consent to be called was withdrawn, but its phone column "Phone" says "555-12OO-99"`,
+		`sheet a.csv, row 7: its do-not-call column "Do Not Call" says "maybe", neither yes nor no, but its phone column "Phone" says "(212) 555-O1O1"`,
+		`sheet b.csv, row 2: it is marked do not call`,
+		`sheet b.csv, row 3: it is marked do not call`,
+		`sheet b.csv: 4 more phone cell(s)`,
+		`Correct the number in the sheet`,
+		`suppression file (suppress:)`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("SignalProblems lacks %q:\n%v", want, err)
+		}
+	}
+	for _, pr := range fe.Problems {
+		if pr.Key != "sheets[0].file" && pr.Key != "sheets[1].file" || pr.Line == 0 {
+			t.Errorf("problem at key %q line %d; want the sheet's file: key and its line", pr.Key, pr.Line)
+		}
+		if strings.Contains(pr.Msg, `"N/A"`) || strings.Contains(pr.Msg, `"123"`) || strings.Contains(pr.Msg, "row 8") {
+			t.Errorf("a cell that names nobody, or a number read, is a problem: %s", pr.Msg)
+		}
+	}
+	if len(p.SheetProblems) != 6 || p.UnnumberedDoNotCall != 9 {
+		t.Errorf("plan: %d sheet problems, %d unnumbered; want 6 and 9:\n%+v", len(p.SheetProblems), p.UnnumberedDoNotCall, p.SheetProblems)
+	}
+
+	// Without them, nothing stops: the flagged "N/A" and "123" rows are
+	// suppressed, the others called.
+	sheets = map[string]string{"a.csv": "Phone,Do Not Call,Consent\nN/A,1,\n123,yes,\n(212) 555-0100,,\n"}
+	if f, err = dncCampaign(t, sheets, "do_not_call: {column: Do Not Call}\nconsent: {column: Consent}\n", ""); err != nil {
+		t.Fatal(err)
+	}
+	p, sup = signalPlan(t, f)
+	if err := sup.SignalProblems(f); err != nil || len(p.SheetProblems) != 0 || p.UnnumberedDoNotCall != 0 {
+		t.Errorf("flagged rows whose phone cell names nobody: %v, plan problems %+v", err, p.SheetProblems)
+	}
+	if got := rowStatuses(t, f, sup); !slices.Equal(got, []string{Suppressed, Suppressed, ToCall}) {
+		t.Errorf("statuses %v; want the two flagged rows suppressed, the third to call", got)
+	}
+}

@@ -131,6 +131,11 @@ type Plan struct {
 	// and the rows of groups whose title does, whose rows are not called;
 	// a warning names the first of each column.
 	UnclearDoNotCall int `json:"unclear_do_not_call,omitempty"`
+	// UnnumberedDoNotCall counts the phone cells of rows marked do not
+	// call (or whose consent is withdrawn, or whose flag reads neither
+	// yes nor no) that hold five digits or more and read as no number:
+	// plan and run refuse the campaign, naming the first few.
+	UnnumberedDoNotCall int `json:"unnumbered_do_not_call,omitempty"`
 	// NotDialledColumns counts the columns of the sheets' phone_number
 	// whose header names a line callrun never dials (an assistant's, a
 	// fax, a pager); a warning names each, and how many rows had a number
@@ -292,7 +297,7 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	if err := cr.Each(ctx, pc.count); err != nil {
 		return nil, err
 	}
-	p.addSignals(f, cr)
+	p.addSignals(f, cr, opts.Suppress)
 	if opts.Suppress != nil {
 		p.FlaggedNumbers = len(opts.Suppress.flagged)
 	}
@@ -475,8 +480,10 @@ func (pc *planCounter) repaired(ps *PlanSheet, c *Contact) {
 	}
 }
 
-// addSignals adds the sheets' do-not-call and consent columns and their problems.
-func (p *Plan) addSignals(f *File, cr *ContactReader) {
+// addSignals adds the sheets' do-not-call and consent columns and their
+// problems, and those of the phone cells of flagged rows that read as no
+// number (sup may be nil).
+func (p *Plan) addSignals(f *File, cr *ContactReader, sup *Suppression) {
 	p.NotDialledColumns = cr.NotDialledColumns()
 	for i := range p.Sheets {
 		signals := cr.Signals(i)
@@ -492,6 +499,12 @@ func (p *Plan) addSignals(f *File, cr *ContactReader) {
 			}
 		}
 		p.SheetProblems = append(p.SheetProblems, f.signalProblems(i, signals)...)
+	}
+	if sup != nil {
+		for _, n := range sup.unnumberedCells {
+			p.UnnumberedDoNotCall += n
+		}
+		p.SheetProblems = append(p.SheetProblems, sup.unnumberedProblems(f)...)
 	}
 }
 

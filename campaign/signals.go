@@ -401,3 +401,46 @@ func (f *File) refusedSignal(i int, s PlanSignal) (says, ways string) {
 	ways = fmt.Sprintf("Map it (%s, beside any column mapped there already; its rows are then not called), or ignore it on purpose: do_not_call: {ignore: [{column: %q, reason: \"why these rows may be called\"}]}", mapping, s.Column)
 	return says, ways
 }
+
+// unnumberedProblems are the problems of the phone cells of flagged rows
+// that read as no number ([FlagPass.Unnumbered]): the first few, each
+// naming its sheet, row and columns, then how many more each sheet
+// holds, at the campaign file's key of the sheet's file. plan and run
+// stop on them before any call: the row asks not to call someone whose
+// number callrun cannot read, and any other row with that number would
+// be called.
+func (f *File) unnumberedProblems(first []UnnumberedFlag, cells []int) []Problem {
+	const ways = "Correct the number in the sheet (every row with it is then not called); or put the person's number in a suppression file (suppress:) and remove the row; or, where the row names nobody, remove it"
+	var out []Problem
+	listed := make([]int, len(cells))
+	for _, u := range first {
+		i := u.Flag.Sheet
+		listed[i]++
+		key := fmt.Sprintf("sheets[%d].file", i)
+		msg := fmt.Sprintf("sheet %s, row %d: %s, but its phone column %q says %q, which reads as no phone number: callrun cannot tell whom the row keeps from being called, and would call them on any other row, so nothing is called until the cell is settled. %s",
+			f.Sheets[i].File, u.Flag.Row, flagSays(u.Flag), u.Phone, u.Cell, ways)
+		out = append(out, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: msg})
+	}
+	for i, n := range cells {
+		if more := n - listed[i]; more > 0 {
+			key := fmt.Sprintf("sheets[%d].file", i)
+			msg := fmt.Sprintf("sheet %s: %d more phone cell(s) of rows marked do not call (or whose consent is withdrawn) read as no phone number (only the first %d of the campaign are named), so nothing is called until each is settled. %s",
+				f.Sheets[i].File, more, maxUnnumbered, ways)
+			out = append(out, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: msg})
+		}
+	}
+	return out
+}
+
+// flagSays says what flags a row, as fl records it.
+func flagSays(fl FlaggedNumber) string {
+	switch {
+	case fl.Group != "":
+		return fmt.Sprintf("the row is in the group %q (its title in row %d), whose title says do not call", fl.Group, fl.GroupRow)
+	case fl.Consent:
+		return fmt.Sprintf("its consent column %q says %q: consent to be called was withdrawn", fl.Column, fl.Cell)
+	case fl.Unclear:
+		return fmt.Sprintf("its do-not-call column %q says %q, neither yes nor no", fl.Column, fl.Cell)
+	}
+	return fmt.Sprintf("it is marked do not call (column %q says %q)", fl.Column, fl.Cell)
+}

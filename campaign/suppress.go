@@ -54,6 +54,11 @@ type Suppression struct {
 	// SignalProblems); spools the records it kept (see rowSpool).
 	signals [][]PlanSignal
 	spools  []*rowSpool
+	// unnumbered are the first phone cells of flagged rows that read as
+	// no number, unnumberedCells counts them by sheet (see
+	// FlagPass.Unnumbered and SignalProblems).
+	unnumbered      []UnnumberedFlag
+	unnumberedCells []int
 }
 
 // pressureView is contact pressure's starts as read at a time.
@@ -174,6 +179,7 @@ func (f *File) LoadSuppression(ctx context.Context) (*Suppression, error) {
 		return nil, err
 	}
 	s.flagged, s.flagsUnread, s.signals, s.spools = fp.Flagged, fp.Unread, fp.Signals, fp.spools
+	s.unnumbered, s.unnumberedCells = fp.Unnumbered, fp.UnnumberedCells
 	return s, nil
 }
 
