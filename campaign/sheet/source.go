@@ -88,6 +88,11 @@ func OpenWith(path string, o Options) (*Reader, error) {
 			rc, err = openWorkbook(path, o.Worksheet)
 		}
 		if err != nil {
+			var se *Error
+			if errors.As(err, &se) {
+				se.File = path
+				return nil, se
+			}
 			return nil, &Error{File: path, Msg: err.Error()}
 		}
 		src, closer = rc, rc
@@ -177,9 +182,13 @@ const maxWorkbookBytes = 1 << 30
 // header) at least. A cell holds its value as stored (a text as written,
 // a number by its full value, never the rounded or scientific form Excel
 // may display, a formula by its cached value), but a number in a date or
-// time format is an ISO 8601 date, time, or both. excelize opens the
-// workbook (its worksheets, styles and calendar); the worksheet's XML is
-// read in one pass by a worksheetReader. Closing it stops the reading.
+// time format is an ISO 8601 date, time, or both, and a cell of a merged
+// range below the header the range's top-left value ([mergeFill]). A
+// formula cell whose value was never computed refuses the worksheet: an
+// *Error naming its row and cell. excelize opens the workbook (its
+// worksheets, styles and calendar); the worksheet's XML is surveyed
+// ([surveyWorksheet]), then read in one pass by a worksheetReader.
+// Closing it stops the reading.
 func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 	wb, err := excelize.OpenFile(path, excelize.Options{UnzipSizeLimit: maxWorkbookBytes})
 	if err != nil {
@@ -215,6 +224,17 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 		z.Close()
 		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
 	}
+	// The worksheet is read twice: surveyed for its merged ranges, which
+	// it lists after its rows, and for a formula never computed, then
+	// read row by row.
+	if wr.survey, err = surveyPart(&z.Reader, part); err != nil {
+		z.Close()
+		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
+	}
+	if ref := wr.survey.uncomputed; ref != "" {
+		z.Close()
+		return nil, &Error{Row: wr.survey.uncomputedRow, Msg: fmt.Sprintf("worksheet %q, cell %s: %s", name, ref, uncomputedFormula)}
+	}
 	rc, err := openPart(&z.Reader, part, false)
 	if err == nil && rc == nil {
 		err = fmt.Errorf("the workbook has no %s", part)
@@ -232,6 +252,19 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 		pw.CloseWithError(err)
 	}()
 	return pr, nil
+}
+
+// surveyPart surveys the worksheet part of z ([surveyWorksheet]).
+func surveyPart(z *zip.Reader, part string) (*worksheetSurvey, error) {
+	rc, err := openPart(z, part, false)
+	if err == nil && rc == nil {
+		err = fmt.Errorf("the workbook has no %s", part)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return surveyWorksheet(rc)
 }
 
 func quoteAll(names []string) string {

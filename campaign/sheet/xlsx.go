@@ -7,6 +7,8 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"io"
 	"math"
 	"path"
@@ -26,12 +28,21 @@ import (
 // uses it instead of two of excelize's Rows (values as stored, values as
 // shown), each of which decodes the whole worksheet with encoding/xml, many
 // times slower than this scanner. A cell or element it cannot read is an
-// error naming the cell, never an empty value.
+// error naming the cell, never an empty value; so is a formula whose value
+// was never computed. The cells of a merged range below the header read
+// as the range's top-left value.
 type worksheetReader struct {
 	x        *xmlScanner
 	strings  []string // the workbook's shared strings
 	dates    []bool   // by style index: the style's number format shows a date or time
 	date1904 bool
+	// survey is what surveyWorksheet found of the worksheet: its merged
+	// ranges, whose cells read as the value each range shows.
+	survey *worksheetSurvey
+	// mergeCount and mergeSum count and hash the merged ranges the
+	// reading finds, to check them against the survey's.
+	mergeCount int
+	mergeSum   hash.Hash64
 }
 
 // worksheetPart returns the name, in the workbook's zip archive, of the
@@ -216,10 +227,16 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 	for {
 		tok, err := x.next()
 		if err == io.EOF {
+			if err := wr.checkMerges(); err != nil {
+				return err
+			}
 			return bw.Flush() // no rows
 		}
 		if err != nil {
 			return fmt.Errorf("reading the worksheet: %v", err)
+		}
+		if tok == tokStart && string(x.name) == "mergeCell" {
+			wr.countMerge()
 		}
 		if tok == tokStart && string(x.name) == "sheetData" {
 			if len(x.starts) != 2 {
@@ -233,6 +250,7 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 	}
 	width, last := -1, 0
 	var cells []string
+	fill := wr.newMergeFill()
 	for {
 		tok, err := x.next()
 		if err == io.EOF {
@@ -273,6 +291,7 @@ func (wr *worksheetReader) writeCSV(w io.Writer) error {
 			if width < 0 {
 				width = len(cells)
 			}
+			cells = fill.row(n, cells)
 			if err := writeCSVRow(bw, cells, width); err != nil {
 				return err
 			}
@@ -290,6 +309,9 @@ func (wr *worksheetReader) rest(bw *bufio.Writer) error {
 	for {
 		tok, err := wr.x.next()
 		if err == io.EOF {
+			if err := wr.checkMerges(); err != nil {
+				return err
+			}
 			return bw.Flush()
 		}
 		if err != nil {
@@ -298,7 +320,36 @@ func (wr *worksheetReader) rest(bw *bufio.Writer) error {
 		if tok == tokStart && string(wr.x.name) == "sheetData" {
 			return errors.New("reading the worksheet: it holds its rows (sheetData) twice")
 		}
+		if tok == tokStart && string(wr.x.name) == "mergeCell" {
+			wr.countMerge()
+		}
 	}
+}
+
+// countMerge counts and hashes the merged range (mergeCell) whose start
+// tag the scanner is at.
+func (wr *worksheetReader) countMerge() {
+	if wr.mergeSum == nil {
+		wr.mergeSum = fnv.New64a()
+	}
+	ref, _ := rawAttr(wr.x.attrs, "ref")
+	mergeRefSum(wr.mergeSum, ref)
+	wr.mergeCount++
+}
+
+// checkMerges returns an error unless the merged ranges the reading found
+// are those the survey found, by which the rows were read.
+func (wr *worksheetReader) checkMerges() error {
+	sum := uint64(0)
+	if wr.mergeSum != nil {
+		sum = wr.mergeSum.Sum64()
+	} else {
+		sum = fnv.New64a().Sum64()
+	}
+	if wr.survey != nil && (wr.mergeCount != len(wr.survey.merges) || sum != wr.survey.mergeSum) {
+		return errors.New("reading the worksheet: its merged cells (mergeCells) cannot be told apart from the rest of its XML")
+	}
+	return nil
 }
 
 // writeCSVRow writes cells as a line of CSV text, every field quoted, as
@@ -444,6 +495,9 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 			}
 		}
 	}
+	if hasF && (!hasV || v == "" && typ != "str" && typ != "inlineStr") {
+		return "", false, errors.New(uncomputedFormula)
+	}
 	switch typ {
 	case "s":
 		if v == "" {
@@ -469,6 +523,10 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 	}
 	return wholeNumber(v), hasF, nil
 }
+
+// uncomputedFormula says what is wrong with a formula cell whose value was
+// never computed, which callrun cannot read, and what to do.
+const uncomputedFormula = "it holds a formula whose value was never computed (the file was written by a program, not saved by Excel): open it in Excel or LibreOffice and save it, then run again"
 
 // wholeNumber is the number raw, stored in scientific notation, written
 // out in full when it is a whole number, not negative, of at most 15

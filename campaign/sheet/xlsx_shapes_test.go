@@ -72,9 +72,9 @@ func TestWorksheetReaderToolShapes(t *testing.T) {
 				`<si><t xml:space="preserve">  Zoë  </t></si></sst>`,
 			sheet: shapeSheet(`<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetPr><outlinePr summaryBelow="1" summaryRight="1"/><pageSetUpPr/></sheetPr><dimension ref="A1:E2"/><sheetViews><sheetView workbookViewId="0"><selection activeCell="A1" sqref="A1"/></sheetView></sheetViews><sheetFormatPr baseColWidth="8" defaultRowHeight="15"/>`,
 				`<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c><c r="C1" t="s"><v>2</v></c><c r="D1" t="s"><v>3</v></c></row>`+
-					`<row r="2"><c r="A2" t="s"><v>4</v></c><c r="B2" t="n"><v>447700900123</v></c><c r="C2" s="2" t="n"><v>45352.5</v></c><c r="D2" t="b"><v>0</v></c><c r="E2"><f>B2+1</f><v></v></c></row>`+
-					`<row r="3"><c r="A3" t="inlineStr"><is><t>+447700900123</t></is></c><c r="B3" t="n"><v>4.47700900123e+11</v></c><c r="C3" s="1" t="n"><v>45352</v></c><c r="D3" t="str"><v>Yes</v></c><c r="E3"><f>B3+1</f><v/></c></row>`),
-			want: []string{`"  Zoë  ","447700900123","2024-03-01 12:00:00","0",""`, `"+447700900123","447700900123","2024-03-01","Yes",""`},
+					`<row r="2"><c r="A2" t="s"><v>4</v></c><c r="B2" t="n"><v>447700900123</v></c><c r="C2" s="2" t="n"><v>45352.5</v></c><c r="D2" t="b"><v>0</v></c></row>`+
+					`<row r="3"><c r="A3" t="inlineStr"><is><t>+447700900123</t></is></c><c r="B3" t="n"><v>4.47700900123e+11</v></c><c r="C3" s="1" t="n"><v>45352</v></c><c r="D3" t="str"><v>Yes</v></c></row>`),
+			want: []string{`"  Zoë  ","447700900123","2024-03-01 12:00:00","0"` + "\n", `"+447700900123","447700900123","2024-03-01","Yes"` + "\n"},
 		},
 		{
 			tool: "Apache POI (XSSF)",

@@ -172,7 +172,10 @@ func corpusWorkbook(t testing.TB, dir string) string {
 	put(1, "Grace", 0)
 	put(3, "14155550132", text)
 	put(7, false, 0)
-	f.SetCellFormula(sh, "F"+strconv.Itoa(row), "1/0")
+	// Formulas with the values saved beside them, as Excel saves them.
+	f.SetCellInt(sh, "F"+strconv.Itoa(row), 7)
+	f.SetCellFormula(sh, "F"+strconv.Itoa(row), "3+4")
+	f.SetCellInt(sh, "H"+strconv.Itoa(row), 0)
 	f.SetCellFormula(sh, "H"+strconv.Itoa(row), "CONCAT(A1,B1)")
 	row++
 	if err := f.SetCellRichText(sh, "A"+strconv.Itoa(row), []excelize.RichTextRun{{Text: "Zo"}, {Text: "ë", Font: &excelize.Font{Bold: true}}, {Text: " Ørsted "}}); err != nil {
@@ -314,8 +317,8 @@ func TestWorksheetReaderDateFormats(t *testing.T) {
 // TestWorksheetReaderXML: worksheet XML as other programs than Excel
 // write it (namespace prefixes, comments, CDATA, cells and rows without
 // their reference, entities, line ends, self-closing elements, a formula
-// with no cached value, an inline string with runs) reads as excelize
-// reads it.
+// whose saved value is the empty text, an inline string with runs, a
+// merged range past the rows) reads as excelize reads it.
 func TestWorksheetReaderXML(t *testing.T) {
 	t.Parallel()
 	base := corpusWorkbook(t, t.TempDir())
@@ -323,7 +326,7 @@ func TestWorksheetReaderXML(t *testing.T) {
 		`<row r="1"><c r="A1" t="inlineStr"><is><t>Name</t></is></c><c r="B1" t="inlineStr"><is><t>Phone</t></is></c></row>` +
 			`<row r="2"><c r="A2" t="inlineStr" cm='a>"b' d="1&gt;0"><is><t xml:space="preserve"> Ada &amp; Bo&#x41;&#66; </t></is></c><c r="B2"><v>447700900123</v></c></row>` +
 			`<row><c t="inlineStr"><is><r><t>Gr</t></r><r><rPr><b/></rPr><t>ace</t></r><rPh><t>x</t></rPh></is></c><c><v>4.47700900123E+11</v></c></row>` +
-			`<row r="6" spans="1:2"><c r="B6" s="0"><f>A1</f></c></row><row r="7"/><row r="8"><c r="A8" t="b"><v>1</v></c><c r="B8" t="e"><v>#N/A</v></c></row>` +
+			`<row r="6" spans="1:2"><c r="B6" s="0" t="str"><f>A1</f><v></v></c></row><row r="7"/><row r="8"><c r="A8" t="b"><v>1</v></c><c r="B8" t="e"><v>#N/A</v></c></row>` +
 			`<row r="9"><c r="A9" t="str"><v>line1` + "\r\n" + `line2` + "\r" + `line3</v></c><c r="B9"><v><![CDATA[12]]></v></c></row>` +
 			`<!-- a comment --><row r="10"><c r="A10" t="inlineStr"><is><t>a<!-- x -->b</t></is></c><c r="C10" t="d"><v>2024-03-01T00:00:00Z</v></c></row>`,
 		`<x:row r="1"><x:c r="A1" t="inlineStr"><x:is><x:t>Name</x:t></x:is></x:c><x:c r="B1"><x:v>1</x:v></x:c></x:row>` +
@@ -336,7 +339,7 @@ func TestWorksheetReaderXML(t *testing.T) {
 		}
 		sheet := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n" +
 			`<` + prefix + `worksheet xmlns` + strings.TrimSuffix(":"+prefix, ":") + `="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">` +
-			`<` + prefix + `dimension ref="A1:C10"/><` + prefix + `sheetData>` + body + `</` + prefix + `sheetData><` + prefix + `mergeCells count="1"><` + prefix + `mergeCell ref="A2:B2"/></` + prefix + `mergeCells></` + prefix + `worksheet>`
+			`<` + prefix + `dimension ref="A1:C10"/><` + prefix + `sheetData>` + body + `</` + prefix + `sheetData><` + prefix + `mergeCells count="1"><` + prefix + `mergeCell ref="A20:B21"/></` + prefix + `mergeCells></` + prefix + `worksheet>`
 		path := withWorksheet(t, base, sheet)
 		got, err := workbookText(path)
 		if err != nil {
