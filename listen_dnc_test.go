@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"net/http"
 	"net/url"
@@ -173,4 +175,119 @@ func TestListenRecordsConversations(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("listen: %v", err)
 	}
+}
+
+// optOutListen starts listen in process on a campaign of its own, in a
+// CALLRUN_HOME of its own, whose outcomes.opt_out is the documentation's
+// {field: disposition, values: [do_not_call, opted_out]}, and returns a
+// function that posts a body to its hook (with the Content-Type and
+// Content-Encoding given, when not "") and returns the answer's status,
+// and one that returns the numbers on the do-not-call list.
+func optOutListen(t *testing.T) (send func(ctype, encoding string, body []byte) int, listed func() map[string]store.DoNotCallEntry) {
+	t.Helper()
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	t.Setenv("CALLRUN_HOME", home)
+	path := writeListenCampaign(t, dir, "spring")
+	b, _ := os.ReadFile(path)
+	b = append(b, "  opt_out: {field: disposition, values: [do_not_call, opted_out]}\nregion: US\n"...)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs e2eBuffer
+	base, stop := startListen(t, &logs, path)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("listen: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("listen's log:\n%s", logs.String())
+		}
+	})
+	hook := base + "/callrun/spring/" + hookSecret
+	c := &http.Client{Timeout: 10 * time.Second}
+	send = func(ctype, encoding string, body []byte) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, hook, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		if encoding != "" {
+			req.Header.Set("Content-Encoding", encoding)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	listed = func() map[string]store.DoNotCallEntry {
+		t.Helper()
+		es, err := store.OpenDoNotCallFile(home).Entries(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.OnDoNotCall(es)
+	}
+	return send, listed
+}
+
+// gzipBody is body compressed with gzip.
+func gzipBody(t testing.TB, body []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestListenOptOutBodiesAsSent: an opt-out whose body a sender sent
+// otherwise than its type says is read all the same, and its number is on
+// the do-not-call list once it is answered 200: JSON sent as a form (a
+// common misconfiguration), JSON with a UTF-8 byte order mark and no
+// Content-Type, and gzip bodies (Content-Encoding: gzip), form and JSON.
+// A gzip bomb is refused 413, and nothing of it is listed.
+func TestListenOptOutBodiesAsSent(t *testing.T) {
+	const number = "+442079460123"
+	js := []byte(`{"event":"call.ended","data":{"phone_number":"+442079460123","disposition":"do_not_call"}}`)
+	form := []byte("event=call.ended&phone_number=%2B442079460123&disposition=do_not_call")
+	for _, c := range []struct {
+		name, ctype, encoding string
+		body                  []byte
+	}{
+		{"JSON sent as a form", "application/x-www-form-urlencoded", "", js},
+		{"JSON with a BOM and no type", "", "", append([]byte("\xef\xbb\xbf"), js...)},
+		{"a gzip form", "application/x-www-form-urlencoded", "gzip", gzipBody(t, form)},
+		{"gzip JSON", "application/json", "gzip", gzipBody(t, js)},
+		{"gzip JSON sent as a form", "application/x-www-form-urlencoded", "gzip", gzipBody(t, js)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			send, listed := optOutListen(t)
+			if got := send(c.ctype, c.encoding, c.body); got != http.StatusOK {
+				t.Fatalf("answered %d, want 200", got)
+			}
+			if on := listed(); len(on) != 1 || on[number].Number != number {
+				t.Errorf("the do-not-call list holds %v, want %s alone", on, number)
+			}
+		})
+	}
+	t.Run("a gzip bomb", func(t *testing.T) {
+		send, listed := optOutListen(t)
+		bomb := gzipBody(t, append(append([]byte(nil), form...), make([]byte, 64<<20)...)) // 64 MiB in 64 KiB
+		if got := send("application/x-www-form-urlencoded", "gzip", bomb); got != http.StatusRequestEntityTooLarge {
+			t.Errorf("answered %d, want 413", got)
+		}
+		if on := listed(); len(on) != 0 {
+			t.Errorf("the do-not-call list holds %v, want nothing", on)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package apiclient
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -349,8 +350,11 @@ type ReadOptions struct {
 // of a GET; the body of a POST as a form (application/x-www-form-urlencoded),
 // a multipart form (multipart/form-data: its text parts), a JSON object
 // (application/json, or any body that starts with "{") or a JSON array of
-// objects, each a delivery. A body over [MaxDeliveryBody] is
-// [ErrDeliveryTooLarge]; with o.SigningSecret, a signature that does not
+// objects, each a delivery. A body sent with Content-Encoding: gzip is
+// decompressed first, and a leading UTF-8 byte order mark cut; a body
+// sent as a form that is JSON (it starts with "{" or "[" and parses) is
+// read as JSON. A body over [MaxDeliveryBody], compressed or once
+// decompressed, is [ErrDeliveryTooLarge]; with o.SigningSecret, a signature that does not
 // match is [ErrBadSignature] and, with o.RequireSignature, none at all
 // [ErrUnsigned]; a body that is none of these is an error saying so.
 func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
@@ -373,16 +377,24 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	if len(body) > MaxDeliveryBody {
 		return nil, ErrDeliveryTooLarge
 	}
+	wire := body // what a header's signature may sign
+	if body, err = decodeBody(r.Header, body); err != nil {
+		return nil, err
+	}
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	trimmed := bytes.TrimSpace(body)
+	looksJSON := bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("["))
 	headerSig := signatureHeader(r.Header)
 	var ds []Delivery
 	switch {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") ||
-		mt != "application/x-www-form-urlencoded" && !strings.HasPrefix(mt, "multipart/") && (bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("["))):
+		mt != "application/x-www-form-urlencoded" && !strings.HasPrefix(mt, "multipart/") && looksJSON:
 		if ds, err = jsonDeliveries(trimmed, len(body) <= legacyMaxBody); err != nil {
 			return nil, err
 		}
+	case mt == "application/x-www-form-urlencoded" && looksJSON && jsonParses(trimmed, &ds):
+		// JSON sent as a form, a common misconfiguration of senders: read
+		// as a form it would be one key of garbage, and its opt-out lost.
 	case strings.HasPrefix(mt, "multipart/"):
 		vals, err := multipartValues(body, params["boundary"])
 		if err != nil {
@@ -408,7 +420,10 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		return ds, nil
 	}
 	if headerSig != "" {
-		if !signatureMatches(o.SigningSecret, headerSig, body) && !bodySignaturesMatch(o.SigningSecret, trimmed) {
+		// The body as sent, or as its sender wrote it before compressing it.
+		matched := signatureMatches(o.SigningSecret, headerSig, wire) ||
+			!bytes.Equal(wire, body) && signatureMatches(o.SigningSecret, headerSig, body)
+		if !matched && !bodySignaturesMatch(o.SigningSecret, trimmed) {
 			return nil, ErrBadSignature
 		}
 		for i := range ds {
@@ -440,6 +455,44 @@ func readBody(r *http.Request) ([]byte, error) {
 		return body, nil
 	}
 	return io.ReadAll(io.LimitReader(r.Body, MaxDeliveryBody+1))
+}
+
+// utf8BOM is the byte order mark some senders put before a UTF-8 body.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// decodeBody returns the body of a request with headers h as its sender
+// wrote it, before what its sending did to it: a gzip Content-Encoding
+// decompressed, to no more than [MaxDeliveryBody] (more, a gzip bomb say,
+// is [ErrDeliveryTooLarge]), and a leading UTF-8 byte order mark cut. A
+// body with another Content-Encoding is left as it came.
+func decodeBody(h http.Header, body []byte) ([]byte, error) {
+	switch enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding"))); enc {
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("the delivery's gzip body: %w", err)
+		}
+		plain, err := io.ReadAll(io.LimitReader(zr, MaxDeliveryBody+1))
+		if err != nil {
+			return nil, fmt.Errorf("the delivery's gzip body: %w", err)
+		}
+		if len(plain) > MaxDeliveryBody {
+			return nil, ErrDeliveryTooLarge
+		}
+		body = plain
+	}
+	return bytes.TrimPrefix(body, utf8BOM), nil
+}
+
+// jsonParses reports whether body reads as JSON deliveries, and puts
+// them in ds when it does.
+func jsonParses(body []byte, ds *[]Delivery) bool {
+	got, err := jsonDeliveries(body, len(body) <= legacyMaxBody)
+	if err != nil {
+		return false
+	}
+	*ds = got
+	return true
 }
 
 // legacyMaxBody is the largest body callrun read before deliveries were

@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"mime/multipart"
 	"net/http"
@@ -212,6 +213,119 @@ func TestServiceEvent(t *testing.T) {
 	} {
 		if got := ServiceEvent(in); got != want {
 			t.Errorf("ServiceEvent(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// gzipped is body compressed with gzip.
+func gzipped(t testing.TB, body []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestReadDeliveryBodiesAsSent: what senders do to a body on its way is
+// undone before it is read: a gzip Content-Encoding (in any case), a
+// UTF-8 byte order mark, JSON sent as a form; a body that is none of
+// these is read as before, a form that is not JSON as a form.
+func TestReadDeliveryBodiesAsSent(t *testing.T) {
+	const js = `{"event":"call.ended","data":{"phone_number":"+442079460123","disposition":"do_not_call"}}`
+	const form = "event=call.ended&phone_number=%2B442079460123&disposition=do_not_call"
+	gz := func(ctype, enc string, body string) *http.Request {
+		r := post(ctype, string(gzipped(t, []byte(body))))
+		r.Header.Set("Content-Encoding", enc)
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		r    *http.Request
+	}{
+		{"JSON as a form", post("application/x-www-form-urlencoded", js)},
+		{"JSON as a form, spaced", post("application/x-www-form-urlencoded; charset=utf-8", "\n  "+js+"\n")},
+		{"JSON with a BOM, no type", post("", "\xef\xbb\xbf"+js)},
+		{"JSON with a BOM", post("application/json", "\xef\xbb\xbf"+js)},
+		{"form with a BOM", post("application/x-www-form-urlencoded", "\xef\xbb\xbf"+form)},
+		{"gzip form", gz("application/x-www-form-urlencoded", "gzip", form)},
+		{"gzip JSON", gz("application/json", "gzip", js)},
+		{"gzip JSON as a form", gz("application/x-www-form-urlencoded", "GZIP", js)},
+		{"x-gzip JSON, no type", gz("", "x-gzip", "\xef\xbb\xbf"+js)},
+	} {
+		d := readOne(t, c.r)
+		if d.Event != EventEnded || Field(d.Fields, "phone_number") != "+442079460123" || Field(d.Fields, "disposition") != "do_not_call" {
+			t.Errorf("%s: read %+v", c.name, d)
+		}
+	}
+	// A form that only starts like JSON is still a form.
+	d := readOne(t, post("application/x-www-form-urlencoded", "{x=1&event=call.ended"))
+	if d.Event != EventEnded || d.Fields["{x"] != "1" {
+		t.Errorf("a form that is not JSON: %+v", d)
+	}
+}
+
+// TestReadDeliveryGzipBounded: a gzip body is decompressed to
+// MaxDeliveryBody at most: one that decompresses to exactly that is
+// read, one byte more (a gzip bomb, say) is ErrDeliveryTooLarge, and a
+// body that is not gzip is an error.
+func TestReadDeliveryGzipBounded(t *testing.T) {
+	prefix := "event=call.ended&phone_number=%2B442079460123&transcript="
+	full := prefix + strings.Repeat("a", MaxDeliveryBody-len(prefix))
+	send := func(plain []byte) error {
+		r := post("application/x-www-form-urlencoded", string(gzipped(t, plain)))
+		r.Header.Set("Content-Encoding", "gzip")
+		_, err := ReadDeliveries(r, ReadOptions{})
+		return err
+	}
+	if err := send([]byte(full)); err != nil {
+		t.Errorf("a gzip body of exactly MaxDeliveryBody: %v", err)
+	}
+	if err := send([]byte(full + "a")); !errors.Is(err, ErrDeliveryTooLarge) {
+		t.Errorf("a gzip body one byte over: %v, want ErrDeliveryTooLarge", err)
+	}
+	bomb := gzipped(t, make([]byte, 32<<20)) // 32 MiB of zeros in 32 KiB
+	if len(bomb) > MaxDeliveryBody {
+		t.Fatalf("the bomb is %d bytes compressed", len(bomb))
+	}
+	r := post("application/json", string(bomb))
+	r.Header.Set("Content-Encoding", "gzip")
+	if _, err := ReadDeliveries(r, ReadOptions{}); !errors.Is(err, ErrDeliveryTooLarge) {
+		t.Errorf("a gzip bomb: %v, want ErrDeliveryTooLarge", err)
+	}
+	r = post("application/json", `{"event":"call.ended"}`)
+	r.Header.Set("Content-Encoding", "gzip")
+	if _, err := ReadDeliveries(r, ReadOptions{}); err == nil || errors.Is(err, ErrDeliveryTooLarge) {
+		t.Errorf("a body that is not gzip: %v, want an error", err)
+	}
+}
+
+// TestReadDeliveryGzipSigned: a header's signature of a gzip body is
+// checked over the body as sent and as its sender wrote it, before
+// compressing it; another is refused.
+func TestReadDeliveryGzipSigned(t *testing.T) {
+	const secret = "whsec_gzip"
+	plain := []byte(`{"event":"call.ended","data":{"phone_number":"+442079460123"}}`)
+	wire := gzipped(t, plain)
+	for _, c := range []struct {
+		name string
+		sig  string
+		want error
+	}{
+		{"over the body as written", Sign(secret, plain), nil},
+		{"over the body as sent", Sign(secret, wire), nil},
+		{"over something else", Sign(secret, []byte("{}")), ErrBadSignature},
+	} {
+		r := post("application/json", string(wire))
+		r.Header.Set("Content-Encoding", "gzip")
+		r.Header.Set("X-Signature", c.sig)
+		ds, err := ReadDeliveries(r, ReadOptions{SigningSecret: secret})
+		if !errors.Is(err, c.want) || err == nil && !ds[0].Signed {
+			t.Errorf("%s: %v (%+v), want %v", c.name, err, ds, c.want)
 		}
 	}
 }
