@@ -291,3 +291,41 @@ func TestListenOptOutBodiesAsSent(t *testing.T) {
 		}
 	})
 }
+
+// TestListenOptOutValuesAsSent: an opt-out value is matched as senders
+// vary it, and every value a delivery gives counts: "Do Not Call" and
+// "do-not-call" are do_not_call; a JSON array's strings each; each value
+// of a form field sent more than once. Each puts its number on the
+// do-not-call list before the 200; a disposition that is none of the
+// values, however written, puts nothing.
+func TestListenOptOutValuesAsSent(t *testing.T) {
+	const number = "+442079460123"
+	const ctForm, ctJSON = "application/x-www-form-urlencoded", "application/json"
+	for _, c := range []struct {
+		name, ctype, body string
+		opts              bool
+	}{
+		{"Do Not Call", ctJSON, `{"event":"call.ended","data":{"phone_number":"+442079460123","disposition":"Do Not Call"}}`, true},
+		{"do-not-call", ctJSON, `{"event":"call.ended","data":{"phone_number":"+442079460123","disposition":"do-not-call"}}`, true},
+		{"a JSON array", ctJSON, `{"event":"call.ended","data":{"phone_number":"+442079460123","disposition":["do_not_call"]}}`, true},
+		{"a JSON array, second", ctJSON, `{"event":"call.ended","data":{"phone_number":"+442079460123","disposition":["completed","do_not_call"]}}`, true},
+		{"a repeated form field", ctForm, "event=call.ended&phone_number=%2B442079460123&disposition=completed&disposition=do_not_call", true},
+		{"Opted Out in a form", ctForm, "event=call.ended&phone_number=%2B442079460123&disposition=Opted+Out", true},
+		{"another disposition", ctForm, "event=call.ended&phone_number=%2B442079460123&disposition=completed&disposition=Call-Back", false},
+		{"another in an array", ctJSON, `{"event":"call.ended","data":{"phone_number":"+442079460123","disposition":["completed","not do_not_call"]}}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			send, listed := optOutListen(t)
+			if got := send(c.ctype, "", []byte(c.body)); got != http.StatusOK {
+				t.Fatalf("answered %d, want 200", got)
+			}
+			on := listed()
+			switch {
+			case c.opts && (len(on) != 1 || on[number].Number != number):
+				t.Errorf("the do-not-call list holds %v, want %s alone", on, number)
+			case !c.opts && len(on) != 0:
+				t.Errorf("the do-not-call list holds %v, want nothing", on)
+			}
+		})
+	}
+}

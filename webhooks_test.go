@@ -230,7 +230,7 @@ func checkListenStep(t *testing.T, c webhookCase, f *campaign.File, numbers []st
 	if agent != w.Agent {
 		fail("agent %q is %s, want %s", d.AgentID, agent, w.Agent)
 	}
-	if got := f.Outcomes.OptsOut(d.Fields); got != w.OptOut {
+	if got := f.Outcomes.OptsOut(d); got != w.OptOut {
 		fail("opts out %v, want %v", got, w.OptOut)
 	}
 

@@ -60,6 +60,11 @@ type Delivery struct {
 	// string nor an object is kept as its JSON text; null is "". Read
 	// them with [Field], which matches keys as senders vary them.
 	Fields map[string]string `json:"fields"`
+	// Repeated holds every value, in order, of a form's (or query's)
+	// field sent more than once (disposition=completed&disposition=do_not_call):
+	// Fields holds its first alone, and the key is of that. Not stored;
+	// [Delivery.Values] reads it.
+	Repeated map[string][]string `json:"-"`
 	// Raw is a form's or query's text as it came, cut at 1 KiB and
 	// redacted; empty for JSON, whose fields hold it whole.
 	Raw string `json:"raw,omitempty"`
@@ -272,6 +277,25 @@ func FieldValues(fields map[string]string, name string) (paths, values []string)
 		}
 	}
 	return paths, values
+}
+
+// Values returns every non-empty value that name matches in the
+// delivery's fields, as [FieldValues] matches them, shallowest first: a
+// form field sent more than once with each of its values.
+func (d Delivery) Values(name string) []string {
+	var out []string
+	for _, m := range matches(d.Fields, name) {
+		if vs, ok := d.Repeated[m.path]; ok {
+			for _, v := range vs {
+				if v != "" {
+					out = append(out, v)
+				}
+			}
+		} else if m.value != "" {
+			out = append(out, m.value)
+		}
+	}
+	return out
 }
 
 // ShallowestValues is FieldValues of the shallowest matches that have a
@@ -658,15 +682,24 @@ func multipartValues(body []byte, boundary string) (url.Values, error) {
 }
 
 // formDelivery makes a Delivery of a form's (or query's) fields, the
-// first value of each, and the raw text.
+// first value of each, every value of one sent more than once, and the
+// raw text.
 func formDelivery(vals url.Values, raw string) Delivery {
 	fields := make(map[string]string, len(vals))
+	var repeated map[string][]string
 	for k, vs := range vals {
 		if len(vs) > 0 {
 			fields[k] = vs[0]
 		}
+		if len(vs) > 1 {
+			if repeated == nil {
+				repeated = map[string][]string{}
+			}
+			repeated[k] = vs
+		}
 	}
 	d := newDelivery(fields, raw)
+	d.Repeated = repeated
 	d.legacy = hashKey(fields)
 	return d
 }

@@ -329,3 +329,36 @@ func TestReadDeliveryGzipSigned(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliveryValuesRepeated: Values gives every value of a form field
+// sent more than once, in order, in a form, a query and a multipart form,
+// while Fields and the key keep its first, as before.
+func TestDeliveryValuesRepeated(t *testing.T) {
+	const q = "event=call.ended&phone_number=%2B442079460123&Disposition=completed&Disposition=do_not_call"
+	var mp bytes.Buffer
+	mw := multipart.NewWriter(&mp)
+	for _, kv := range [][2]string{{"event", "call.ended"}, {"phone_number", "+442079460123"}, {"Disposition", "completed"}, {"Disposition", "do_not_call"}} {
+		mw.WriteField(kv[0], kv[1]) //nolint:errcheck
+	}
+	mw.Close() //nolint:errcheck
+	once := readOne(t, post("application/x-www-form-urlencoded", "event=call.ended&phone_number=%2B442079460123&Disposition=completed"))
+	for _, c := range []struct {
+		name string
+		r    *http.Request
+	}{
+		{"form", post("application/x-www-form-urlencoded", q)},
+		{"query", httptest.NewRequest(http.MethodGet, "/h?"+q, nil)},
+		{"multipart", post(mw.FormDataContentType(), mp.String())},
+	} {
+		d := readOne(t, c.r)
+		if got := d.Values("disposition"); len(got) != 2 || got[0] != "completed" || got[1] != "do_not_call" {
+			t.Errorf("%s: Values %q, want [completed do_not_call]", c.name, got)
+		}
+		if d.Fields["Disposition"] != "completed" || d.Key() != once.Key() {
+			t.Errorf("%s: fields %v, key %s, want the first value's, key %s", c.name, d.Fields, d.Key(), once.Key())
+		}
+	}
+	if got := once.Values("disposition"); len(got) != 1 || got[0] != "completed" {
+		t.Errorf("a field sent once: Values %q", got)
+	}
+}

@@ -112,7 +112,7 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 // (store.OptOutHold): no run there starts a call until a person finds
 // whose it was and resolves it. A retry of d finds each step done.
 func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) error {
-	if in.o.DoNotCall == nil || !in.f.Outcomes.OptsOut(d.Fields) {
+	if in.o.DoNotCall == nil || !in.f.Outcomes.OptsOut(d) {
 		return nil
 	}
 	t.OptOut = true

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -486,20 +487,43 @@ func eventRank(event string) int {
 	return rankOther
 }
 
-// OptsOut reports whether a delivery's fields say "do not call me":
+// OptsOut reports whether delivery d says "do not call me":
 // outcomes.opt_out's field (matched as [apiclient.Field] matches keys,
-// wherever it is nested) holds one of its values (trimmed, in any case).
-// `callrun listen` then puts the number on the do-not-call list.
-func (o *Outcomes) OptsOut(fields map[string]string) bool {
+// wherever it is nested) holds one of its values, compared folded
+// ([foldString]: in any case, without spaces, _, - or other marks, so
+// "Do Not Call" and "do-not-call" are do_not_call). Every value counts:
+// each of a form field sent more than once, and each string of a JSON
+// array. `callrun listen` then puts the number on the do-not-call list.
+func (o *Outcomes) OptsOut(d apiclient.Delivery) bool {
 	if o == nil || o.OptOut == nil {
 		return false
 	}
-	_, vals := apiclient.FieldValues(fields, o.OptOut.Field)
-	for _, v := range vals {
+	wants := make([]string, 0, len(o.OptOut.Values))
+	for _, w := range o.OptOut.Values {
+		wants = append(wants, strings.TrimSpace(w))
+	}
+	says := func(v string) bool {
 		v = strings.TrimSpace(v)
-		for _, want := range o.OptOut.Values {
-			if v != "" && strings.EqualFold(v, strings.TrimSpace(want)) {
+		fv := foldString(v)
+		for _, w := range wants {
+			// A value of no letters or digits folds to nothing: it is
+			// compared as written, in any case.
+			if fw := foldString(w); fw != "" && fv == fw || fw == "" && v != "" && strings.EqualFold(v, w) {
 				return true
+			}
+		}
+		return false
+	}
+	for _, v := range d.Values(o.OptOut.Field) {
+		if says(v) {
+			return true
+		}
+		var items []any
+		if strings.HasPrefix(strings.TrimSpace(v), "[") && json.Unmarshal([]byte(v), &items) == nil {
+			for _, it := range items {
+				if s, ok := it.(string); ok && says(s) {
+					return true
+				}
 			}
 		}
 	}
