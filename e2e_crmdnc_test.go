@@ -423,3 +423,20 @@ func TestCRMDoNotCallFlagNoNumberRuns(t *testing.T) {
 		t.Errorf("the sandbox's ledger %v; want %s and %s once each", got, e.contacts[1].E164, e.contacts[2].E164)
 	}
 }
+
+// TestRunEveryRowInvalidFails: a run of a sheet whose every row is
+// invalid (a sheet mapped wrong, a column of something else) calls
+// nobody and says so with exit 4, not "complete" and 0, which a cron job
+// would read as a campaign done.
+func TestRunEveryRowInvalidFails(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: []e2eContact{{Raw: "555-1234", First: "A", E164: "none-1"}, {Raw: "N/A", First: "B", E164: "none-2"}, {Raw: "12345", First: "C", E164: "none-3"}}, perSecond: 50, concurrency: 2})
+	res := e.run(60*time.Second, "run", e.path)
+	if res.code != run.ExitInvalidRows || !strings.Contains(res.String(), "every one of the 3 row(s) is invalid, so nobody was called") {
+		t.Errorf("run of a sheet of invalid rows: %s", res)
+	}
+	if calls := srv.Calls(); len(calls) != 0 {
+		t.Errorf("the sandbox received %d call starts", len(calls))
+	}
+}

@@ -659,6 +659,9 @@ func (j *job) exitCode(context.Context) error {
 		return fmt.Errorf("%w past --until%s", runErr, when)
 	case runErr != nil:
 		return runErr
+	case sum.Rows > 0 && sum.Counts[string(store.Invalid)] == sum.Rows:
+		// Nothing could be called: a sheet mapped wrong, not a campaign done.
+		return WithExitCode(ExitInvalidRows, fmt.Errorf("every one of the %d row(s) is invalid, so nobody was called; report.csv says why for each row (callrun plan shows the same before a run)", sum.Rows))
 	case sum.Counts[string(store.Failed)]+sum.Counts[string(store.Uncertain)] > 0:
 		return WithExitCode(ExitIncomplete, fmt.Errorf("%d failed and %d uncertain contact(s); see the report", sum.Counts[string(store.Failed)], sum.Counts[string(store.Uncertain)]))
 	case sum.Ending != report.EndLimit && sum.Counts[string(store.Pending)] > 0:
