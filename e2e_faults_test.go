@@ -352,6 +352,9 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 //   - 429 with Retry-After: 86400: the run ends at once with exit 75,
 //     saying when the service asked to be called again; nobody placed,
 //     everyone pending.
+//
+// The summary's calls of this run count only the calls that may have
+// started (uncertain), never a refused attempt.
 func TestOddAnswersThroughTheCLI(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -391,8 +394,14 @@ func TestOddAnswersThroughTheCLI(t *testing.T) {
 			if l.totalPlaced() != 0 {
 				t.Errorf("%d placed", l.totalPlaced())
 			}
-			if c := countStatuses(rows); c["sent"] != 0 || c["pending"] < n-len(l.calls) {
+			c := countStatuses(rows)
+			if c["sent"] != 0 || c["pending"] < n-len(l.calls) {
 				t.Errorf("report %s with %d requests in the ledger", e2eCounts(c), len(l.calls))
+			}
+			// Calls started are those the service placed or may have: a
+			// refused or deferred attempt is none.
+			if sum := e.summary(); sum.CallsThisRun != c["uncertain"] {
+				t.Errorf("summary.json says %d calls this run; %d may have started (uncertain), none was placed", sum.CallsThisRun, c["uncertain"])
 			}
 		})
 	}

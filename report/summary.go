@@ -48,7 +48,7 @@ type Summary struct {
 	StartedAt      time.Time                 `json:"started_at"`
 	FinishedAt     time.Time                 `json:"finished_at"`
 	ElapsedSeconds float64                   `json:"elapsed_seconds"`
-	CallsThisRun   int                       `json:"calls_this_run"`  // call starts sent this run
+	CallsThisRun   int                       `json:"calls_this_run"`  // calls this run that the service placed or may have (sent or uncertain)
 	RatePerSecond  float64                   `json:"rate_per_second"` // CallsThisRun / ElapsedSeconds
 	Ending         string                    `json:"ending"`          // EndComplete, EndWaiting, EndInterrupted, ...
 	// NextCallAt is, when contacts were left pending, the first moment

@@ -571,7 +571,7 @@ func (j *job) dispatch(ctx context.Context) (err error) {
 func (j *job) settle(ctx context.Context) (err error) {
 	ctx = context.WithoutCancel(ctx) // the report is written however the run ended
 	res, log := j.res, j.log
-	j.sum = &report.Summary{Campaign: j.f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Started, Ending: Ending(j.runErr, j.o.Limit, res),
+	j.sum = &report.Summary{Campaign: j.f.Name, StartedAt: res.StartedAt, CallsThisRun: res.Sent + res.Uncertain, Ending: Ending(j.runErr, j.o.Limit, res),
 		Notes: res.Notes, Rehearsal: j.rehearsal, NextCallAt: res.ResumeAt}
 	if err := j.journal.Append(store.Record{Type: store.TypeEnd, Note: j.sum.Ending, At: j.o.clock()}); err != nil {
 		log.Warn().Err(err).Msg("could not write the run's end to the journal")
