@@ -185,12 +185,19 @@ func TestListenRecordsConversations(t *testing.T) {
 // and one that returns the numbers on the do-not-call list.
 func optOutListen(t *testing.T) (send func(ctype, encoding string, body []byte) int, listed func() map[string]store.DoNotCallEntry) {
 	t.Helper()
+	return optOutListenWith(t, "  opt_out: {field: disposition, values: [do_not_call, opted_out]}\n")
+}
+
+// optOutListenWith is optOutListen with the campaign's outcomes: block
+// ending in optOut (its opt_out: line, or nothing).
+func optOutListenWith(t *testing.T, optOut string) (send func(ctype, encoding string, body []byte) int, listed func() map[string]store.DoNotCallEntry) {
+	t.Helper()
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	t.Setenv("CALLRUN_HOME", home)
 	path := writeListenCampaign(t, dir, "spring")
 	b, _ := os.ReadFile(path)
-	b = append(b, "  opt_out: {field: disposition, values: [do_not_call, opted_out]}\nregion: US\n"...)
+	b = append(b, optOut+"region: US\n"...)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -298,6 +305,22 @@ func TestListenOptOutBodiesAsSent(t *testing.T) {
 // of a form field sent more than once. Each puts its number on the
 // do-not-call list before the 200; a disposition that is none of the
 // values, however written, puts nothing.
+// TestListenOptOutWithoutMapping: a campaign whose outcomes: names no
+// opt_out reads the disposition for the words services write ("dnc",
+// "do_not_call", "Opted Out"), rather than drop every opt-out.
+func TestListenOptOutWithoutMapping(t *testing.T) {
+	const number = "+442079460123"
+	send, listed := optOutListenWith(t, "")
+	for _, body := range []string{"event=call.ended&phone_number=%2B442079460123&disposition=completed", "event=call.ended&phone_number=%2B442079460123&disposition=dnc"} {
+		if got := send("application/x-www-form-urlencoded", "", []byte(body)); got != http.StatusOK {
+			t.Fatalf("%s: answered %d, want 200", body, got)
+		}
+	}
+	if on := listed(); len(on) != 1 || on[number].Number != number {
+		t.Errorf("the do-not-call list holds %v, want %s alone", on, number)
+	}
+}
+
 func TestListenOptOutValuesAsSent(t *testing.T) {
 	const number = "+442079460123"
 	const ctForm, ctJSON = "application/x-www-form-urlencoded", "application/json"

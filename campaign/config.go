@@ -151,8 +151,13 @@ func (o *Outcomes) ReadOptions() apiclient.ReadOptions {
 	return apiclient.ReadOptions{SigningSecret: o.SigningSecret, RequireSignature: o.RequireSignature}
 }
 
+// DefaultOptOutValues are the values of a delivery's disposition that
+// ask not to be called again when outcomes: names no opt_out.
+var DefaultOptOutValues = []string{"do_not_call", "dnc", "opted_out", "opt_out", "do_not_contact"}
+
 // OptOut is `outcomes.opt_out`: a delivery whose Field holds one of
-// Values is a person asking not to be called again.
+// Values is a person asking not to be called again. An outcomes: block
+// without one reads the disposition field for [DefaultOptOutValues].
 type OptOut struct {
 	Field  string   `yaml:"field"`
 	Values []string `yaml:"values"`

@@ -139,6 +139,11 @@ func (l *loader) validateOutcomes(f *File) {
 			l.problem(fmt.Sprintf("outcomes.fields[%d]", i), "an outcome field needs a name, such as status")
 		}
 	}
+	if o.OptOut == nil {
+		// Without one, every opt-out the service reports would be
+		// dropped: the field and words services write it in.
+		o.OptOut = &OptOut{Field: "disposition", Values: slices.Clone(DefaultOptOutValues)}
+	}
 	if oo := o.OptOut; oo != nil {
 		if strings.TrimSpace(oo.Field) == "" {
 			l.problem("outcomes.opt_out.field", "opt_out needs the delivery's field that says \"do not call me\", such as field: disposition")
