@@ -35,6 +35,10 @@ type IntakeOptions struct {
 	Starts store.CallStarts
 	// Now is the clock of the entries written; nil is time.Now.
 	Now func() time.Time
+	// Calls returns the contact of each call id of ids that callrun
+	// placed for the campaign (store.CallKeysOf over its journal); nil
+	// when none can be looked up.
+	Calls func(ctx context.Context, ids map[string]bool) (map[string]store.Key, error)
 }
 
 // NewIntake returns the intake of campaign f.
@@ -57,6 +61,12 @@ type Taken struct {
 	// on it already).
 	OptOut bool
 	Listed []string
+	// ByCall is, for an opt-out that names a call callrun placed, that
+	// call's contact's number, listed whatever number its fields hold
+	// (with the numbers found, when none reads: it is held as ever).
+	// Unlisted is the number its fields read as when that is another
+	// (perhaps misread): not listed.
+	ByCall, Unlisted string
 	// Searched: the opt-out's number did not read by the delivery's
 	// fields, and Found are the campaign's contacts' numbers found in its
 	// values instead, each put on the list.
@@ -104,8 +114,11 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 }
 
 // optOut puts the number of delivery d on the do-not-call list, durably,
-// when d says the person opted out (outcomes.opt_out). It fails closed:
-// when the number does not read by the delivery's fields (or reads only
+// when d says the person opted out (outcomes.opt_out). When d names a
+// call callrun placed (its call id is in the journal), the number listed
+// is that call's contact's, and a number its fields read as that is
+// another is not listed (Taken.Unlisted, for listen to say). It fails
+// closed: when the number does not read by the delivery's fields (or reads only
 // from its caller_number, which is no contact's number), every value of
 // the delivery that is a number of one of the campaign's contacts goes
 // on the list, and the opt-out is held on the list's store
@@ -117,7 +130,20 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	}
 	t.OptOut = true
 	numbers := []string{t.Number.E164}
-	if t.Number.E164 == "" || t.Number.Caller {
+	byCall, err := in.callNumber(ctx, d.CallID)
+	if err != nil {
+		return fmt.Errorf("looking for the call the opt-out names in the journal: %w", err)
+	}
+	switch {
+	case byCall != "" && t.Number.E164 != "":
+		// The call is one callrun placed: the person is its contact,
+		// whatever number the delivery's fields read as (a national
+		// number read in the campaign's region, say).
+		t.ByCall, numbers = byCall, []string{byCall}
+		if t.Number.E164 != byCall {
+			t.Unlisted = t.Number.E164
+		}
+	case t.Number.E164 == "" || t.Number.Caller:
 		found, err := in.contactNumbers(ctx, d.Fields)
 		if err != nil {
 			return fmt.Errorf("looking for the opt-out's number among the campaign's contacts: %w", err)
@@ -128,6 +154,12 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 			numbers = []string{t.Number.E164} // a caller_number that is a contact's
 		default:
 			numbers, t.Found = found, found
+		}
+		if byCall != "" && !slices.Contains(numbers, byCall) {
+			// No number reads, and the call is one callrun placed: its
+			// contact's goes on the list too; the opt-out is held as
+			// ever.
+			t.ByCall, numbers = byCall, append(slices.Clone(numbers), byCall)
 		}
 	}
 	if t.Searched {
@@ -140,8 +172,11 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 		case t.Number.Caller:
 			why = fmt.Sprintf("its only number, %s (%s), is no contact's of the campaign", t.Number.E164, t.Number.From)
 		}
-		if len(numbers) > 0 && !t.Erased {
-			why += fmt.Sprintf("; the contacts' numbers among its values are on the list: %s", strings.Join(numbers, ", "))
+		if len(t.Found) > 0 && !t.Erased {
+			why += fmt.Sprintf("; the contacts' numbers among its values are on the list: %s", strings.Join(t.Found, ", "))
+		}
+		if t.ByCall != "" && !t.Erased {
+			why += fmt.Sprintf("; the contact of its call %s, %s, is on the list", d.CallID, t.ByCall)
 		}
 		t.Held = true
 		var err error
@@ -163,12 +198,36 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	return err
 }
 
+// callNumber returns the number of the contact whose call, placed by
+// callrun for the campaign, has the service's call id id; "" when id is
+// empty, is no call of the journal's, or its contact's number is one of
+// the campaign's own (outcomes.own_numbers), never listed.
+func (in *Intake) callNumber(ctx context.Context, id string) (string, error) {
+	if id == "" || in.o.Calls == nil {
+		return "", nil
+	}
+	keys, err := in.o.Calls(ctx, map[string]bool{id: true})
+	if err != nil {
+		return "", err
+	}
+	k, ok := keys[id]
+	if !ok || k.Phone == "" || in.f.Outcomes.isOwn(k.Phone) {
+		return "", nil
+	}
+	return k.Phone, nil
+}
+
 // contactNumbers returns, sorted, the numbers of the campaign's contacts
 // that the values of fields hold: each value read as a number (a JSON
 // array's strings each), kept when a row of the campaign's sheets has
-// it.
+// it, and not one of the campaign's own (outcomes.own_numbers).
 func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) ([]string, error) {
 	want := in.f.fieldNumbers(fields)
+	for n := range want {
+		if in.f.Outcomes.isOwn(n) {
+			delete(want, n)
+		}
+	}
 	if len(want) == 0 {
 		return nil, nil
 	}

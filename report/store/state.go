@@ -707,6 +707,46 @@ WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'phone') =
 	return ids, nil
 }
 
+// CallKeysOf returns the contact of each call id of ids that a sent
+// call's outcome in the campaign's journal gives (the call id the
+// service's answer to callrun's call start gave), each shard's for a
+// campaign run in shards in files, reading the records that hold a call
+// id alone: listen lists an opt-out that names a call of the campaign's
+// under that call's contact's number. An id callrun never placed, or
+// whose contact was erased (a tombstone keeps no call id), is not in it.
+func CallKeysOf(ctx context.Context, s Store, ids map[string]bool) (map[string]Key, error) {
+	keys := map[string]Key{}
+	if len(ids) == 0 {
+		return keys, nil
+	}
+	switch s := s.(type) {
+	case Files:
+		err := s.eachJournalFile(func(path string, f *os.File) error {
+			return (&fileRecords{path: path, f: f}).eachLine(func(line []byte) { callKey(line, ids, keys) })
+		})
+		if err != nil {
+			return nil, err
+		}
+	case *Postgres:
+		rows, err := s.pool.Query(ctx, `
+SELECT line FROM callrun_journal
+WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id') = ANY($2)`, s.campaign, slices.Sorted(maps.Keys(ids)))
+		if err != nil {
+			return nil, s.wrap("reading the journal from", err)
+		}
+		var line []byte
+		if _, err := pgx.ForEachRow(rows, []any{&line}, func() error {
+			callKey(line, ids, keys)
+			return nil
+		}); err != nil {
+			return nil, s.wrap("reading the journal from", err)
+		}
+	default:
+		return nil, fmt.Errorf("no journal to read in %s", s)
+	}
+	return keys, nil
+}
+
 // eachJournal calls fn with the State of the campaign's journal, or of
 // each shard's for a campaign run in shards in files, closing each.
 func eachJournal(ctx context.Context, s Store, fn func(*State) error) error {
