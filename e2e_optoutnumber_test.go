@@ -90,6 +90,61 @@ func testOptOutByCallID(t *testing.T, kind string) {
 	if n := placedTo(srv, ada); n != 2 {
 		t.Errorf("Ada was placed %d times, want 2: the other campaign calls who did not opt out", n)
 	}
+	if r := readReportRows(t, filepath.Join(filepath.Dir(other), ".callrun", "other", "report.csv"))[maria]; r["status"] != "suppressed" {
+		t.Errorf("the other campaign's row of Maria: %v, want suppressed (on the do-not-call list)", r)
+	}
+}
+
+// TestOptOutOfAnInboundCallListsTheCaller: a number of the campaign's
+// own (outcomes.own_numbers) is never listed, whatever field holds it.
+// Pat calls callrun's number +14155550100 and says "do not call me"; a
+// Retell-style delivery of the inbound call gives callrun's number as
+// to_number and Pat's as from_number. Pat's number goes on the list,
+// callrun's own does not; nothing is held; and a later run of another
+// campaign on the store that has Pat places no call to Pat: checked in
+// the sandbox's ledger, with files and with PostgreSQL.
+func TestOptOutOfAnInboundCallListsTheCaller(t *testing.T) {
+	for _, kind := range e2eStores {
+		t.Run(kind, func(t *testing.T) { testOptOutOfAnInboundCall(t, kind) })
+	}
+}
+
+func testOptOutOfAnInboundCall(t *testing.T, kind string) {
+	const own, pat, ada = "+14155550100", "+19175550263", "+14155550132"
+	ctx := context.Background()
+	addr := freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{CallDuration: 10 * time.Millisecond})
+	t.Cleanup(srv.Close)
+	newCampaign := campaignsOnOneStore(t, srv.URL, e2eDatabase(t, kind))
+	first := newCampaign("first", "region: US\noutcomes:\n  url: http://"+addr+"/callrun/first/"+hookSecret+
+		"\n  opt_out: {field: disposition, values: [do_not_call]}\n  own_numbers: [\""+own+"\"]\n")
+	var logs e2eBuffer
+	_, stop := startListenOn(t, &logs, addr, first)
+	postDelivery200(t, "http://"+addr+"/callrun/first/"+hookSecret, "application/json",
+		`{"event":"call_ended","call":{"call_id":"in-1","direction":"inbound","from_number":"`+pat+`","to_number":"`+own+`","disposition":"do_not_call"}}`)
+	if on := onTheList(t, first); !on[pat] || on[own] || len(on) != 1 {
+		t.Errorf("the do-not-call list holds %v, want Pat's %s alone (not callrun's own %s)", on, pat, own)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("listen: %v", err)
+	}
+
+	// Another campaign on the store that has Pat and Ada: it runs (no
+	// opt-out is held) and calls Ada alone.
+	other := newCampaign("other", "region: US\n")
+	writeContacts(t, other, "Phone,First Name\n"+ada+",Ada\n(917) 555-0263,Pat\n")
+	if err := runCampaign(ctx, nolog, runOptions{Path: other}, io.Discard); err != nil {
+		t.Fatalf("the other campaign: %v\nlisten:\n%s", err, logs.String())
+	}
+	if n := placedTo(srv, pat); n != 0 {
+		t.Errorf("Pat was placed %d times, want none: Pat said do not call", n)
+	}
+	if n := placedTo(srv, ada); n != 1 {
+		t.Errorf("Ada was placed %d times, want 1: the other campaign calls who did not opt out", n)
+	}
+	if r := readReportRows(t, filepath.Join(filepath.Dir(other), ".callrun", "other", "report.csv"))[pat]; r["status"] != "suppressed" {
+		t.Errorf("the other campaign's row of Pat: %v, want suppressed (on the do-not-call list)", r)
+	}
 }
 
 // writeContacts replaces the contacts.csv beside the campaign at path.

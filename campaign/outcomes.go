@@ -572,7 +572,10 @@ type DeliveryNumber struct {
 // DeliveryNumber reads the number of the person a delivery (its fields)
 // is about: from the fields outcomes.phone_field and [NumberFields]
 // name, and, when none holds one, from caller_number unless it is one of
-// the campaign's own numbers. Of one name, the shallowest fields are
+// the campaign's own numbers. A number of the campaign's own is never
+// the person's, whatever field holds it: when the fields give only such
+// a number, the person is the call's other end ([OtherEndFields]), and
+// with none there the number does not read. Of one name, the shallowest fields are
 // read (a message's own customer, not its call's). Two fields that give
 // different numbers make it unreadable: a delivery whose number is in
 // doubt is nobody's.
@@ -587,6 +590,7 @@ func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 			raw = vals[0]
 		}
 	}
+	var own *DeliveryNumber // the first of the campaign's own numbers read, never the person's
 	for _, name := range f.numberFields() {
 		paths, vals := apiclient.ShallowestValues(fields, name)
 		for i, v := range vals {
@@ -595,6 +599,10 @@ func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 				continue
 			}
 			switch {
+			case f.Outcomes != nil && f.Outcomes.isOwn(e164):
+				if own == nil {
+					own = &DeliveryNumber{E164: e164, From: paths[i], Raw: v}
+				}
 			case !seen:
 				got, seen = DeliveryNumber{E164: e164, From: paths[i], Raw: v}, true
 			case got.E164 != e164:
@@ -604,6 +612,11 @@ func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 	}
 	if seen {
 		return got
+	}
+	if own != nil {
+		// The number it gives is callrun's own (an inbound call's
+		// to_number, say): the person is the call's other end.
+		return f.otherEnd(fields, *own)
 	}
 	paths, vals := apiclient.ShallowestValues(fields, CallerNumberField)
 	for i, v := range vals {
@@ -617,6 +630,37 @@ func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 		return DeliveryNumber{E164: e164, From: paths[i], Raw: v, Caller: true}
 	}
 	return DeliveryNumber{Raw: raw, Err: fmt.Errorf("none of its fields holds a number that reads (%s)", strings.Join(append(f.numberFields(), CallerNumberField), ", "))}
+}
+
+// OtherEndFields name the number of a call's other end, read only when
+// the delivery's number ([NumberFields]) is one of the campaign's own
+// (outcomes.own_numbers): a call to callrun's number, whose caller is the
+// person.
+var OtherEndFields = []string{"from_number", "from", CallerNumberField}
+
+// otherEnd reads the number of a delivery whose number is own, one of the
+// campaign's own: from [OtherEndFields], the first number that is none of
+// the campaign's own. Two that differ, or none, make it unreadable: own
+// is never the person's.
+func (f *File) otherEnd(fields map[string]string, own DeliveryNumber) DeliveryNumber {
+	var got DeliveryNumber
+	for _, name := range OtherEndFields {
+		paths, vals := apiclient.ShallowestValues(fields, name)
+		for i, v := range vals {
+			e164, err := f.ReadNumber(v)
+			switch {
+			case err != nil, f.Outcomes.isOwn(e164):
+			case got.E164 == "":
+				got = DeliveryNumber{E164: e164, From: paths[i], Raw: v}
+			case got.E164 != e164:
+				return DeliveryNumber{Raw: own.Raw, Err: fmt.Errorf("its number, %s (%s), is one of the campaign's own (outcomes.own_numbers), and two fields of the call's other end give different numbers (%s: %s, %s: %s)", own.E164, own.From, got.From, got.E164, paths[i], e164)}
+			}
+		}
+	}
+	if got.E164 == "" {
+		return DeliveryNumber{Raw: own.Raw, Err: fmt.Errorf("its only number, %s (%s), is one of the campaign's own (outcomes.own_numbers)", own.E164, own.From)}
+	}
+	return got
 }
 
 // ContactNumbers returns which of the E.164 numbers want a row of the

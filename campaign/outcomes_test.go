@@ -133,7 +133,9 @@ func TestOutcomesSecretOffline(t *testing.T) {
 // TestDeliveryNumber: the number of a delivery comes from the contact's
 // fields first, in any case and nesting, with outcomes.phone_field
 // before them; two that disagree make it unreadable; caller_number only
-// when none holds one, and never one of the campaign's own numbers.
+// when none holds one; never one of the campaign's own numbers, from
+// whatever field: the call's other end (from_number, from,
+// caller_number) then, or none.
 func TestDeliveryNumber(t *testing.T) {
 	f, err := Load(writeCampaign(t, strings.Replace(outcomesCampaign, "  fields: [disposition, summary]", "  fields: [disposition, summary]\n  phone_field: lead_tel\n  own_numbers: [\"(415) 555-0100\"]", 1)+"region: US\n"),
 		LoadOptions{Getenv: env(map[string]string{"HOOK_SECRET": "hook-secret-0123456789"})})
@@ -155,6 +157,14 @@ func TestDeliveryNumber(t *testing.T) {
 		{map[string]string{"data.caller_number": "+14155550123"}, "+14155550123", true, ""},
 		{map[string]string{"data.caller_number": "+1 415 555 0100"}, "", false, "own_numbers"},
 		{map[string]string{"from_number": "+14155550123", "status": "completed"}, "", false, "none of its fields"},
+		// One of the campaign's own numbers is never the person's, in
+		// whatever field: an inbound call's person is its other end.
+		{map[string]string{"call.direction": "inbound", "call.to_number": "+14155550100", "call.from_number": "+19175550263"}, "+19175550263", false, ""},
+		{map[string]string{"to": "4155550100", "from": "(917) 555-0263", "caller_number": "+1 917 555 0263"}, "+19175550263", false, ""},
+		{map[string]string{"phone_number": "+14155550100", "to_number": "+14155550123"}, "+14155550123", false, ""},
+		{map[string]string{"to_number": "+14155550100", "from_number": "+14155550100"}, "", false, "own_numbers"},
+		{map[string]string{"to_number": "(415) 555-0100", "status": "completed"}, "", false, "own_numbers"},
+		{map[string]string{"to_number": "+14155550100", "from_number": "+14155550123", "caller_number": "+14155550124"}, "", false, "different numbers"},
 	} {
 		got := f.DeliveryNumber(tc.fields)
 		if got.E164 != tc.want || got.Caller != tc.caller || tc.err == "" && got.Err != nil || tc.err != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tc.err)) {
