@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -99,6 +100,48 @@ func TestCallIDsOf(t *testing.T) {
 			}
 			if len(got) != 2 || !got["call-a1"] || !got["call-a2"] {
 				t.Errorf("A's calls: %v; want call-a1 and call-a2", got)
+			}
+		})
+	}
+}
+
+// TestCallKeysOf: the contact of each call id asked that a sent call's
+// outcome gives, and of no id it does not (a plain id, one that JSON
+// escapes, one never placed), from a journal in files and in
+// PostgreSQL: listen lists an opt-out naming a call under its contact.
+func TestCallKeysOf(t *testing.T) {
+	const a, b = "+14155550101", "+14155550102"
+	stores := map[string]Store{"files": Files{Dir: t.TempDir()}, "postgres": openPostgres(t, pgURL(t), "calls", 0, 1)}
+	for name, s := range stores {
+		t.Run(name, func(t *testing.T) {
+			unlock := lockStore(t, s)
+			defer unlock()
+			j, st := openStoreJournal(t, s)
+			for i, r := range []Record{
+				intent("x", a), {Type: TypeOutcome, Agent: "x", Phone: a, Attempt: 1, Status: OutcomeSent, CallID: "call-a1"},
+				intent("x", b), {Type: TypeOutcome, Agent: "x", Phone: b, Attempt: 1, Status: OutcomeSent, CallID: `call "b1"`},
+			} {
+				if r.Type == TypeIntent {
+					r.Attempt = 1
+				}
+				if err := j.Append(r); err != nil {
+					t.Fatalf("record %d: %v", i, err)
+				}
+			}
+			st.Close()
+			j.Close()
+			for _, ids := range []map[string]bool{{"call-a1": true, "call-none": true}, {`call "b1"`: true, "call-a1": true}} {
+				got, err := CallKeysOf(context.Background(), s, ids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]Key{"call-a1": {Agent: "x", Phone: a}}
+				if ids[`call "b1"`] {
+					want[`call "b1"`] = Key{Agent: "x", Phone: b}
+				}
+				if !maps.Equal(got, want) {
+					t.Errorf("CallKeysOf(%v) = %v, want %v", ids, got, want)
+				}
 			}
 		})
 	}

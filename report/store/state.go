@@ -721,8 +721,15 @@ func CallKeysOf(ctx context.Context, s Store, ids map[string]bool) (map[string]K
 	}
 	switch s := s.(type) {
 	case Files:
+		// A line that holds none of the ids, written as the journal
+		// writes a plain one, is not decoded: most of a long journal.
+		quoted := plainQuoted(ids)
 		err := s.eachJournalFile(func(path string, f *os.File) error {
-			return (&fileRecords{path: path, f: f}).eachLine(func(line []byte) { callKey(line, ids, keys) })
+			return (&fileRecords{path: path, f: f}).eachLine(func(line []byte) {
+				if quoted == nil || slices.ContainsFunc(quoted, func(q []byte) bool { return bytes.Contains(line, q) }) {
+					callKey(line, ids, keys)
+				}
+			})
 		})
 		if err != nil {
 			return nil, err
@@ -745,6 +752,22 @@ WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id')
 		return nil, fmt.Errorf("no journal to read in %s", s)
 	}
 	return keys, nil
+}
+
+// plainQuoted returns each of ids in double quotes, as the journal's
+// JSON writes it when it holds no character JSON escapes; nil when one
+// does (every line is then decoded).
+func plainQuoted(ids map[string]bool) [][]byte {
+	out := make([][]byte, 0, len(ids))
+	for id := range ids {
+		for _, r := range id {
+			if r < 0x20 || r == '"' || r == '\\' || r > 0x7e {
+				return nil
+			}
+		}
+		out = append(out, []byte(`"`+id+`"`))
+	}
+	return out
 }
 
 // eachJournal calls fn with the State of the campaign's journal, or of
