@@ -118,8 +118,9 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 // call callrun placed (its call id is in the journal), the number listed
 // is that call's contact's, and a number its fields read as that is
 // another is not listed (Taken.Unlisted, for listen to say). It fails
-// closed: when the number does not read by the delivery's fields (or reads only
-// from its caller_number, which is no contact's number), every value of
+// closed: when the number does not read by the delivery's fields (or
+// reads only from its caller_number, which is no contact's number), the
+// contact of the call it names, if callrun placed it, and every value of
 // the delivery that is a number of one of the campaign's contacts goes
 // on the list, and the opt-out is held on the list's store
 // (store.OptOutHold): no run there starts a call until a person finds

@@ -575,8 +575,8 @@ type DeliveryNumber struct {
 // the campaign's own numbers. A number of the campaign's own is never
 // the person's, whatever field holds it: when the fields give only such
 // a number, the person is the call's other end ([OtherEndFields]), and
-// with none there the number does not read. Of one name, the shallowest fields are
-// read (a message's own customer, not its call's). Two fields that give
+// with none there the number does not read. Of one name, the shallowest
+// fields are read (a message's own customer, not its call's). Two fields that give
 // different numbers make it unreadable: a delivery whose number is in
 // doubt is nobody's.
 // The report, status, pacing and listen read a delivery's number through

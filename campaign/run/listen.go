@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -413,13 +414,22 @@ func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 		if taken.Number.Err != nil {
 			why = taken.Number.Err.Error()
 		}
-		l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Str("why", why).Int("numbers_listed", len(taken.Found)).Str("list", t.intake.DoNotCall().String()).
+		listed := len(taken.Found)
+		if taken.ByCall != "" && !slices.Contains(taken.Found, taken.ByCall) {
+			listed++ // the contact of the call it names
+		}
+		l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Str("why", why).Int("numbers_listed", listed).Str("list", t.intake.DoNotCall().String()).
 			Msg("an opt-out whose number callrun cannot read: no run on this store starts a call until a person puts the number on the do-not-call list (callrun suppress add CAMPAIGN.yaml NUMBER) and resolves it (callrun outcomes resolve CAMPAIGN.yaml KEY)")
 	case taken.Unlisted != "":
 		// The delivery's number is another than its call's: perhaps read
 		// in the campaign's region when it was another country's.
-		l.log.Warn().Str("campaign", t.name).Str("key", taken.Key).Str("call_id", d.CallID).Str("listed", taken.ByCall).
-			Str("not_listed", taken.Unlisted).Str("field", taken.Number.From).Str("as_sent", taken.Number.Raw).Str("list", t.intake.DoNotCall().String()).
+		// A delivery stored erased names an erased person's number:
+		// not in the log either.
+		ev := l.log.Warn().Str("campaign", t.name).Str("key", taken.Key).Str("call_id", d.CallID).Str("field", taken.Number.From)
+		if !taken.Erased {
+			ev = ev.Str("listed", taken.ByCall).Str("not_listed", taken.Unlisted).Str("as_sent", taken.Number.Raw)
+		}
+		ev.Str("list", t.intake.DoNotCall().String()).
 			Msg("opt-out: the number its fields give is not its call's contact's; the contact's number is on the do-not-call list, the other is not (it may be misread): if that person asked too, put it there (callrun suppress add CAMPAIGN.yaml NUMBER)")
 	case len(taken.Listed) > 0:
 		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: the number is on the do-not-call list")
