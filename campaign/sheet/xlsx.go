@@ -810,11 +810,18 @@ func (x *xmlScanner) until(delim string) ([]byte, error) {
 // tag reads a start tag's name and attributes up to and including its
 // '>', which may not stand inside a quoted attribute value.
 func (x *xmlScanner) tag() ([]byte, error) {
-	x.buf = x.buf[:0]
+	var err error
+	x.buf, err = scanTag(x.r, x.buf[:0])
+	return x.buf, err
+}
+
+// scanTag appends to buf what br holds up to and including the '>' that
+// ends a tag, one that does not stand inside a quoted attribute value.
+func scanTag(br *bufio.Reader, buf []byte) ([]byte, error) {
 	var quote byte
 	for {
-		b, err := x.r.ReadSlice('>')
-		x.buf = append(x.buf, b...)
+		b, err := br.ReadSlice('>')
+		buf = append(buf, b...)
 		for _, c := range b {
 			switch {
 			case quote == 0 && (c == '"' || c == '\''):
@@ -830,7 +837,7 @@ func (x *xmlScanner) tag() ([]byte, error) {
 			return nil, err
 		}
 		if quote == 0 {
-			return x.buf, nil
+			return buf, nil
 		}
 	}
 }

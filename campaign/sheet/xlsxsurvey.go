@@ -271,28 +271,11 @@ func skipThrough(br *bufio.Reader, delim string) error {
 // inside a quoted attribute value, and returns it, without the '>',
 // appended to buf.
 func readTag(br *bufio.Reader, buf []byte) ([]byte, error) {
-	var quote byte
-	for {
-		b, err := br.ReadSlice('>')
-		buf = append(buf, b...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			return nil, noEOF(err)
-		}
-		for _, c := range b {
-			switch {
-			case quote == 0 && (c == '"' || c == '\''):
-				quote = c
-			case c == quote:
-				quote = 0
-			}
-		}
-		if quote == 0 {
-			return buf[:len(buf)-1], nil
-		}
+	buf, err := scanTag(br, buf)
+	if err != nil {
+		return nil, noEOF(err)
 	}
+	return buf[:len(buf)-1], nil
 }
 
 // rawAttr returns the undecoded value of the attribute named name (no
