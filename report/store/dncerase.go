@@ -78,6 +78,9 @@ func (l *DoNotCallFile) EraseDoNotCall(ctx context.Context, numbers []string, op
 				for _, e := range added {
 					l.track(e)
 				}
+				if err := l.indexNew(); err != nil {
+					return err
+				}
 				n.Added = len(added)
 				if err := l.checkHashes(); err != nil {
 					return err

@@ -208,12 +208,29 @@ type DoNotCallFile struct {
 	holds follower[OptOutHold]
 	open  map[string]OptOutHold // holds not resolved, by holdKey
 	ever  map[string]bool       // every delivery held, resolved or not, by holdKey
+	// read: this process read or wrote a line of the history, so a
+	// history missing later was moved or removed, not never made.
+	read bool
+	// writing: the caller holds the list's lock (Add, Import, erase),
+	// under which the history is replaced only by an erase, which
+	// indexes the new history before it lets the lock go.
+	writing bool
 }
 
 var _ DoNotCallList = (*DoNotCallFile)(nil)
 
+// ErrDoNotCallGone is what reading or writing a do-not-call list in files
+// wraps when its history is missing (or, under a writer, was replaced)
+// though the list existed: its index is there, or this process read it.
+// Read as empty, the list would let its opted-out people be called, and
+// an opt-out written into a new file would hold only itself; so nothing
+// is read, written or called until a person puts it back.
+var ErrDoNotCallGone = errors.New("the do-not-call list existed, and its file is gone")
+
 // OpenDoNotCallFile returns the list kept in directory dir. Nothing is
-// read or created before the list is used; a list with no file is empty.
+// read or created before the list is used; a list with no file and no
+// index is empty (a new store), but a file missing beside its index is
+// an error ([ErrDoNotCallGone]).
 func OpenDoNotCallFile(dir string) *DoNotCallFile { return openDoNotCallFile(dir, dir) }
 
 // openDoNotCallFile returns the list kept in dir, whose erasure key is in
@@ -352,6 +369,11 @@ func (l *DoNotCallFile) Entries(ctx context.Context) ([]DoNotCallEntry, error) {
 func (l *DoNotCallFile) Each(_ context.Context, current bool, fn func(DoNotCallEntry) error) error {
 	f, err := os.Open(l.path())
 	if errors.Is(err, os.ErrNotExist) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err := l.missing(); err != nil {
+			return fmt.Errorf("reading the %s: %w", l, err)
+		}
 		return nil
 	}
 	if err != nil {
@@ -422,6 +444,9 @@ func (l *DoNotCallFile) refresh() error {
 func (l *DoNotCallFile) refreshDelta() error {
 	f, err := os.Open(l.path())
 	if errors.Is(err, os.ErrNotExist) {
+		if err := l.missing(); err != nil {
+			return err
+		}
 		l.ix, l.delta, l.hashes = nil, map[string]bool{}, map[string]bool{}
 		l.list.forget()
 		return nil
@@ -435,6 +460,11 @@ func (l *DoNotCallFile) refreshDelta() error {
 		return err
 	}
 	if l.ix == nil || fi.Size() < l.list.off || !l.list.holdsLine(f) {
+		if l.ix != nil && l.writing {
+			if err := l.replaced(f, fi.Size()); err != nil {
+				return err
+			}
+		}
 		if err := l.load(f); err != nil {
 			return err
 		}
@@ -448,7 +478,49 @@ func (l *DoNotCallFile) refreshDelta() error {
 			return err
 		}
 	}
+	if l.list.off > 0 {
+		l.read = true
+	}
 	return l.checkHashes()
+}
+
+// missing says whether a history that is not there may be read as a new,
+// empty list: not when its index is there (only a history makes one, and
+// deleting the index alone is safe), nor when this process read it
+// before (a listen it was removed under, whatever became of the index).
+// The list's other files are no such mark: its lock, the opt-out holds
+// and the erasure key are made by writers that may add no entry (a
+// removal of a number not on the list, a hold, an erase with
+// --allow-contact), so a store may hold them and rightly no list. The
+// caller holds l.mu.
+func (l *DoNotCallFile) missing() error {
+	_, err := os.Stat(l.indexPath())
+	switch {
+	case err == nil:
+		return fmt.Errorf("%s is missing, but its index %s is there: %w. Nobody is called and no opt-out is stored until it is back: restore %s from a backup; or, only if the list was meant to be emptied (every number on it may be called again), remove %s as well",
+			l.path(), l.indexPath(), ErrDoNotCallGone, l.path(), l.indexPath())
+	case l.read:
+		return fmt.Errorf("%s was removed or moved while this process held it: %w. Nobody is called and no opt-out is stored until it is back: restore %s from a backup",
+			l.path(), ErrDoNotCallGone, l.path())
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("looking for the list's index: %w", err) // unknown: not read as empty
+	}
+	return nil
+}
+
+// replaced checks a history f, size bytes long, that no longer holds the
+// lines this writer read, under the list's lock: an erase replaces the
+// history and indexes the new one before it lets the lock go, so a new
+// history its index does not cover was put there by someone else (a
+// file copied over it, or removed and made again), and an entry written
+// into it could be all it holds. The caller holds l.mu.
+func (l *DoNotCallFile) replaced(f *os.File, size int64) error {
+	ix, _, err := readIndex(l.indexPath(), f, size)
+	if err != nil || ix != nil {
+		return err
+	}
+	return fmt.Errorf("%s was replaced while this process held it by a file its index %s does not cover: %w. No opt-out is stored until the list is back: restore %s from a backup; or, only if the file there now is the list meant, start this command again",
+		l.path(), l.indexPath(), ErrDoNotCallGone, l.path())
 }
 
 // track counts e, read or written after the index, in the delta.
@@ -648,6 +720,8 @@ func (l *DoNotCallFile) locked(ctx context.Context, fn func() error) error {
 	return withListLock(ctx, l.dir, "the do-not-call list's", func() error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.writing = true
+		defer func() { l.writing = false }()
 		return fn()
 	})
 }
@@ -708,6 +782,21 @@ func appendBytes[T any](dir string, fl *follower[T], buf []byte) error {
 		return err
 	}
 	fl.appended(buf)
+	return nil
+}
+
+// indexNew builds the index of a history this writer just made (there
+// was none, so no index was loaded), so that from its first entry the
+// list has the mark that it exists ([DoNotCallFile.missing]). The caller
+// holds the list's lock and l.mu.
+func (l *DoNotCallFile) indexNew() error {
+	l.read = true
+	if l.ix != nil {
+		return nil
+	}
+	if err := l.rebuild(); err != nil {
+		return fmt.Errorf("indexing the %s: %w", l, err)
+	}
 	return nil
 }
 
@@ -878,7 +967,7 @@ func (l *DoNotCallFile) add(ctx context.Context, entries []DoNotCallEntry, track
 				l.track(e)
 			}
 		}
-		return nil
+		return l.indexNew()
 	})
 	if err != nil {
 		return nil, err

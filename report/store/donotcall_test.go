@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -397,5 +398,64 @@ func TestDoNotCallImportStopsBetweenBatches(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDoNotCallFileMissingIsNotEmpty: a list whose first entry is written
+// has its index at once; its file moved away, the index left, every read
+// and write fails with ErrDoNotCallGone naming the file, and nothing is
+// written; the file back, the list answers again; with neither file nor
+// index, the list is new and empty.
+func TestDoNotCallFileMissingIsNotEmpty(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l := OpenDoNotCallFile(dir)
+	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550132", Source: "suppress add"}}); err != nil {
+		t.Fatal(err)
+	}
+	list, index := filepath.Join(dir, DoNotCallFileName), filepath.Join(dir, DoNotCallIndexName)
+	if _, err := os.Stat(index); err != nil {
+		t.Fatalf("the index after the first entry: %v", err)
+	}
+	if err := os.Rename(list, list+".away"); err != nil {
+		t.Fatal(err)
+	}
+	fresh := OpenDoNotCallFile(dir) // another process: only the index says the list existed
+	for name, err := range map[string]error{
+		"OnList": func() error { _, err := fresh.OnList(ctx, []string{"+14155550132"}); return err }(),
+		"Has":    func() error { _, err := fresh.Has(ctx, "+14155550132"); return err }(),
+		"Each":   fresh.Each(ctx, true, func(DoNotCallEntry) error { return nil }),
+		"Add": func() error {
+			_, err := fresh.Add(ctx, []DoNotCallEntry{{Number: "+14155550133", Source: "suppress add"}})
+			return err
+		}(),
+		"NumbersUpTo": func() error {
+			_, _, err := fresh.NumbersUpTo(ctx, 10)
+			return err
+		}(),
+	} {
+		if !errors.Is(err, ErrDoNotCallGone) || !strings.Contains(err.Error(), list) || !strings.Contains(err.Error(), "restore") {
+			t.Errorf("%s with the file gone: %v, want ErrDoNotCallGone naming %s", name, err, list)
+		}
+	}
+	if _, err := os.Stat(list); !os.IsNotExist(err) {
+		t.Fatalf("a new list was made: %v", err)
+	}
+	// The process that read the list: even with the index gone too.
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Has(ctx, "+14155550132"); !errors.Is(err, ErrDoNotCallGone) {
+		t.Errorf("Has of the list that read the file, file and index gone: %v", err)
+	}
+	if err := os.Rename(list+".away", list); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := fresh.Has(ctx, "+14155550132"); err != nil || !on {
+		t.Errorf("the file back: %v, %v", on, err)
+	}
+	empty := OpenDoNotCallFile(t.TempDir())
+	if on, err := empty.Has(ctx, "+14155550132"); err != nil || on {
+		t.Errorf("a new store: %v, %v", on, err)
 	}
 }
