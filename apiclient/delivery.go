@@ -443,19 +443,26 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	if o.SigningSecret == "" {
 		return ds, nil
 	}
+	// A delivery whose signature covers its "data" member alone is read
+	// from what it signs (signedData).
 	if headerSig != "" {
 		// The body as sent, or as its sender wrote it before compressing it.
-		matched := signatureMatches(o.SigningSecret, headerSig, wire) ||
-			!bytes.Equal(wire, body) && signatureMatches(o.SigningSecret, headerSig, body)
-		if !matched && !bodySignaturesMatch(o.SigningSecret, trimmed) {
-			return nil, ErrBadSignature
+		var dataOnly []bool
+		if !signatureMatches(o.SigningSecret, headerSig, wire) && (bytes.Equal(wire, body) || !signatureMatches(o.SigningSecret, headerSig, body)) {
+			var ok bool
+			if dataOnly, ok = bodySignaturesMatch(o.SigningSecret, trimmed); !ok {
+				return nil, ErrBadSignature
+			}
 		}
 		for i := range ds {
 			ds[i].Signed = true
+			if i < len(dataOnly) && dataOnly[i] {
+				ds[i] = signedData(ds[i])
+			}
 		}
 		return ds, nil
 	}
-	signed, err := checkBodySignatures(o.SigningSecret, trimmed, len(ds))
+	signed, dataOnly, err := checkBodySignatures(o.SigningSecret, trimmed, len(ds))
 	if err != nil {
 		return nil, err
 	}
@@ -463,6 +470,9 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		ds[i].Signed = signed[i]
 		if !signed[i] && o.RequireSignature {
 			return nil, ErrUnsigned
+		}
+		if dataOnly[i] {
+			ds[i] = signedData(ds[i])
 		}
 	}
 	return ds, nil

@@ -134,16 +134,40 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // objectSigned reports whether the JSON object obj carries a signature of
 // its own, and whether it matches under secret by either rule of
-// [BodySigned].
-func objectSigned(secret string, obj []byte) (carries, matches bool) {
+// [BodySigned]; dataOnly, when it matches the bytes of the "data" member
+// alone, not the object's.
+func objectSigned(secret string, obj []byte) (carries, matches, dataOnly bool) {
 	if !bytes.Contains(obj, []byte(`"signature"`)) {
-		return false, false
+		return false, false, false
 	}
 	without, data, sig, ok := BodySigned(obj)
 	if !ok {
-		return false, false
+		return false, false, false
 	}
-	return true, signatureMatches(secret, sig, without) || data != nil && signatureMatches(secret, sig, data)
+	if signatureMatches(secret, sig, without) {
+		return true, true, false
+	}
+	if data != nil && signatureMatches(secret, sig, data) {
+		return true, true, true
+	}
+	return true, false, false
+}
+
+// signedData is d, whose signature covers its "data" member alone, with
+// only the fields the signature covers (data and those under it) and the
+// envelope's own event and timestamp: a member beside data that nobody
+// signed (a phone_number, a disposition) could otherwise say whose
+// opt-out it is, or that it is one.
+func signedData(d Delivery) Delivery {
+	fields := make(map[string]string, len(d.Fields))
+	for path, v := range d.Fields {
+		if path == "data" || strings.HasPrefix(path, "data.") || path == "event" || path == "timestamp" {
+			fields[path] = v
+		}
+	}
+	nd := newDelivery(fields, "")
+	nd.legacy, nd.Signed = d.legacy, d.Signed
+	return nd
 }
 
 // bodyObjects returns the JSON objects of a body that are deliveries: the
@@ -171,31 +195,36 @@ func bodyObjects(body []byte) [][]byte {
 
 // checkBodySignatures checks the signatures a JSON body's deliveries
 // carry in themselves (a JSON object's, or each element's of an array),
-// n deliveries in all, and says which are signed; one that does not
-// match is ErrBadSignature. A form carries none.
-func checkBodySignatures(secret string, body []byte, n int) ([]bool, error) {
-	signed := make([]bool, n)
+// n deliveries in all, and says which are signed, and which of those by
+// their "data" member alone; one that does not match is ErrBadSignature.
+// A form carries none.
+func checkBodySignatures(secret string, body []byte, n int) (signed, dataOnly []bool, err error) {
+	signed, dataOnly = make([]bool, n), make([]bool, n)
 	for i, obj := range bodyObjects(body) {
 		if i >= n {
 			break
 		}
-		carries, ok := objectSigned(secret, obj)
+		carries, ok, data := objectSigned(secret, obj)
 		if carries && !ok {
-			return nil, ErrBadSignature
+			return nil, nil, ErrBadSignature
 		}
-		signed[i] = carries
+		signed[i], dataOnly[i] = carries, data
 	}
-	return signed, nil
+	return signed, dataOnly, nil
 }
 
 // bodySignaturesMatch reports whether every delivery of a JSON body
-// carries a signature of its own that matches under secret.
-func bodySignaturesMatch(secret string, body []byte) bool {
+// carries a signature of its own that matches under secret, and which of
+// them match by their "data" member alone.
+func bodySignaturesMatch(secret string, body []byte) (dataOnly []bool, ok bool) {
 	objs := bodyObjects(body)
-	for _, obj := range objs {
-		if carries, ok := objectSigned(secret, obj); !carries || !ok {
-			return false
+	dataOnly = make([]bool, len(objs))
+	for i, obj := range objs {
+		carries, matches, data := objectSigned(secret, obj)
+		if !carries || !matches {
+			return nil, false
 		}
+		dataOnly[i] = data
 	}
-	return len(objs) > 0
+	return dataOnly, len(objs) > 0
 }

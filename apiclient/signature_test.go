@@ -82,3 +82,47 @@ func TestSignatureRefused(t *testing.T) {
 		t.Errorf("no secret: %v", err)
 	}
 }
+
+// TestSignatureOverDataReadsData: an envelope whose signature covers its
+// data member alone, signed in the envelope or by a header over the body
+// that does not match it, is read from data and the envelope's event and
+// timestamp: members beside data that nobody signed are not its fields.
+// Signed whole, every member is.
+func TestSignatureOverDataReadsData(t *testing.T) {
+	t.Parallel()
+	data := `{"call_id":"call_2","phone_number":"+14155550132","status":"completed"}`
+	body := `{"event":"call.ended","timestamp":"2024-01-15T10:30:00Z","phone_number":"+12025550143","disposition":"do_not_call","data":` + data + `,"signature":"` + Sign(docSecret, []byte(data)) + `"}`
+	o := ReadOptions{SigningSecret: docSecret, RequireSignature: true}
+	check := func(name string, ds []Delivery, err error) {
+		t.Helper()
+		if err != nil || len(ds) != 1 || !ds[0].Signed {
+			t.Fatalf("%s: %v %+v", name, err, ds)
+		}
+		d := ds[0]
+		if got := Field(d.Fields, "phone_number"); got != "+14155550132" {
+			t.Errorf("%s: phone_number %q, want data's", name, got)
+		}
+		if got := Field(d.Fields, "disposition"); got != "" {
+			t.Errorf("%s: disposition %q, from outside data", name, got)
+		}
+		if d.Event != EventEnded || d.CallID != "call_2" || d.Fields["timestamp"] == "" {
+			t.Errorf("%s: event %q, call %q, fields %v", name, d.Event, d.CallID, d.Fields)
+		}
+	}
+	ds, err := ReadDeliveries(post("application/json", body), o)
+	check("signed in the envelope", ds, err)
+	r := post("application/json", body)
+	r.Header.Set("X-Signature", "sha256=00")
+	ds, err = ReadDeliveries(r, o)
+	check("a header that does not match, the envelope's signature over data", ds, err)
+	ds, err = ReadDeliveries(post("application/json", "["+body+"]"), o)
+	check("in an array", ds, err)
+
+	// Signed whole (the members other than signature), every member is the delivery's.
+	without := `{"event":"call.ended","phone_number":"+12025550143","disposition":"do_not_call","data":` + data + `}`
+	whole := without[:len(without)-1] + `,"signature":"` + Sign(docSecret, []byte(without)) + `"}`
+	ds, err = ReadDeliveries(post("application/json", whole), o)
+	if err != nil || Field(ds[0].Fields, "disposition") != "do_not_call" || Field(ds[0].Fields, "phone_number") != "+12025550143" {
+		t.Errorf("signed whole: %v %+v", err, ds)
+	}
+}
