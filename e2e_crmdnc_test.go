@@ -328,7 +328,7 @@ func TestCRMDoNotCallUnclearCellsStrict(t *testing.T) {
 		t.Errorf("plan of unclear do-not-call cells: want exit 0 and a warning, got %s", res)
 	}
 	res := e.run(30*time.Second, "plan", "--offline", "--strict", "--format", "json", e.path)
-	if res.code != run.ExitInvalidRows || !strings.Contains(res.stderr, "2 cell(s) of the do_not_call: columns say neither yes nor no") || !strings.Contains(res.stdout, `"unclear_do_not_call": 2`) {
+	if res.code != run.ExitInvalidRows || !strings.Contains(res.stderr, "2 cell(s) of the do_not_call: columns (or titles of groups of rows) say neither yes nor no") || !strings.Contains(res.stdout, `"unclear_do_not_call": 2`) {
 		t.Errorf("plan --strict of unclear do-not-call cells: want exit %d, got %s", run.ExitInvalidRows, res)
 	}
 	e.writeSheetWithFlag([]string{"", "no", "1", "0"})

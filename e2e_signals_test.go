@@ -25,7 +25,7 @@ var signalRows = []struct {
 	{"* myContacts", "ja", "false", "", false},               // German yes
 	{"", "", "true", "", false},                              // Brevo's SMS block list
 	{"", "", "false", "Pending", false},                      // neither yes nor no
-	{"do not call before 10am", "nein", "false", "0", true},  // free text: called, and told of
+	{"do not call before 10am", "nein", "false", "0", false}, // free text: held, and told of
 	{"", "x", "", "", false},                                 // a ticked box
 	{"* starred", "Nein", "No", "no", true},
 	{"", "", "FALSE", "false", true},
@@ -39,9 +39,9 @@ var signalRows = []struct {
 // the campaign, naming each column, two of its rows and the ways on, and
 // the sandbox's ledger stays empty; a column ignored with a reason is
 // shown so by plan. Mapped (do_not_call: as a list, values for the
-// labels), the run never calls a row whose cell says do not call or reads
-// neither yes nor no, calls every other row once, and the report says why
-// each row was not called.
+// labels), the run never calls a row whose cell says do not call, reads
+// neither yes nor no or mentions do not call without saying it, calls
+// every other row once, and the report says why each row was not called.
 func TestSignalsEndToEnd(t *testing.T) {
 	srv := sandbox.NewServer(sandbox.Options{})
 	t.Cleanup(srv.Close)
@@ -113,7 +113,7 @@ func TestSignalsEndToEnd(t *testing.T) {
 		t.Errorf("plan's signal columns: %v", uses)
 	}
 	if plan.Totals["to_call"] != len(want)+1 {
-		t.Errorf("plan totals %v with SMS_BLACKLISTED ignored; want %d to call", plan.Totals, len(want)+1)
+		t.Errorf("plan totals %v with SMS_BLACKLISTED ignored; want %d to call (row 4's too)", plan.Totals, len(want)+1)
 	}
 
 	// All four mapped, as a list.
@@ -125,7 +125,7 @@ func TestSignalsEndToEnd(t *testing.T) {
 	writeFile(t, e.path, []byte(top+`do_not_call: [{column: Labels, values: ["Do not call"]}, {column: Nicht anrufen}, {column: SMS_BLACKLISTED}, {column: Do Not Call}]
 `))
 	res = e.run(30*time.Second, "plan", "--offline", e.path)
-	if res.code != 0 || !strings.Contains(res.stdout, `1 cell(s) of column "Labels" mention a do-not-call phrase without being one (row 6: "do not call before 10am")`) {
+	if res.code != 0 || !strings.Contains(res.stdout, `1 cell(s) of column "Labels" mention a do-not-call phrase without being one (row 6: "do not call before 10am"), and their rows are not called`) {
 		t.Errorf("plan with every column mapped: want exit 0 and the mention told, got %s", res)
 	}
 	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
@@ -144,6 +144,7 @@ func TestSignalsEndToEnd(t *testing.T) {
 	reasons := map[int]string{
 		0: `column "Labels" says "* myContacts ::: Do not call"`, 1: `column "Nicht anrufen" says "ja"`, 2: `column "SMS_BLACKLISTED" says "true"`,
 		3: `do-not-call column "Do Not Call" says "Pending", which reads neither as yes nor as no`, 5: `column "Nicht anrufen" says "x"`,
+		4: `do-not-call column "Labels" says "do not call before 10am", which mentions do not call without being one of the column's values`,
 		8: `column "Labels" says "Do Not Call"`, 10: `do-not-call column "Nicht anrufen" says "E", which is read one way in one language and the other in another (no in fi; yes in tr)`,
 	}
 	for i, row := range e.report() {
