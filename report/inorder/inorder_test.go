@@ -180,13 +180,16 @@ func TestRun(t *testing.T) {
 		// batches its worker took: one shared by both would list the
 		// first batch in the second's worker, and be written by two
 		// goroutines at once, which the race detector reports too.
+		// Batches are known by the read that filled them (in), not by
+		// id: Run hands a settled batch back to be read again, and the
+		// third read may fill the first or second batch made.
 		second := make(chan struct{})
-		made, read := 0, 0
-		newBatch := func() *ints { made++; return &ints{id: made} }
-		readFn := func(b *ints) (bool, error) { read++; return read == 4, nil }
+		read := 0
+		newBatch := func() *ints { return &ints{} }
+		readFn := func(b *ints) (bool, error) { read++; b.in = []int{read}; return read == 4, nil }
 		work := func(b *ints, took *[]int) {
-			*took = append(*took, b.id)
-			switch b.id {
+			*took = append(*took, b.in[0])
+			switch b.in[0] {
 			case 1:
 				<-second
 			case 2:
@@ -195,7 +198,7 @@ func TestRun(t *testing.T) {
 			}
 		}
 		settle := func(b *ints) error {
-			if b.id == 2 && slices.Contains(b.out, 1) {
+			if b.in[0] == 2 && slices.Contains(b.out, 1) {
 				return fmt.Errorf("the second batch's worker took batches %v: its scratch is the first's", b.out)
 			}
 			return nil
