@@ -223,10 +223,10 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 
 // watchHeaders adds sheet m's columns the campaign neither maps nor
 // ignores whose header reads as a signal to its signal columns: a
-// do-not-call flag, consent to be called, or labels, tags, a status or
-// lists. openSheet calls it once every mapped column is known: a column
-// in used, mapped to a form field (or as the row's country, time zone or
-// full name), is not taken for one by its header.
+// do-not-call flag, consent to be called, labels, tags, a status or
+// lists, or notes. openSheet calls it once every mapped column is known:
+// a column in used, mapped to a form field (or as the row's country, time
+// zone or full name), is not taken for one by its header, but for notes.
 func (m *sheetMap) watchHeaders(used map[int]bool) {
 	for c, h := range m.header {
 		if m.tracked[c] || used[c] || h == "" {
@@ -248,12 +248,19 @@ func (m *sheetMap) watchHeaders(used map[int]bool) {
 	}
 	// A column of the date or the reason of a flag ("DNC Date") is set on
 	// the flagged rows only: a sheet with no flag column is read by it.
-	if slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.kind == signalFlag }) {
-		return
+	if !slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.kind == signalFlag }) {
+		for c, h := range m.header {
+			if !m.tracked[c] && !used[c] && h != "" && doNotCallAboutHeader(h) {
+				m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: signalFlag, found: "header"})
+				m.tracked[c] = true
+			}
+		}
 	}
+	// A column of free text ("Notes") is read to the end for a phrase,
+	// even one mapped to a form field: the agent would be given the note.
 	for c, h := range m.header {
-		if !m.tracked[c] && !used[c] && h != "" && doNotCallAboutHeader(h) {
-			m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: signalFlag, found: "header"})
+		if !m.tracked[c] && h != "" && isNotesHeader(h) {
+			m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: signalValues, found: "header", notes: true})
 			m.tracked[c] = true
 		}
 	}
@@ -486,7 +493,8 @@ type FlaggedNumber struct {
 // number, as rs and the row's fields say: a do_not_call: column that
 // says do not call, else the title of the row's group that says it, else
 // a consent cell that withdraws consent, else a do_not_call: cell that
-// reads neither yes nor no (Unclear). ok is false when there is none.
+// reads neither yes nor no or a note that mentions do not call (Unclear).
+// ok is false when there is none.
 func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok bool) {
 	switch {
 	case rs.flag != nil:
@@ -495,7 +503,7 @@ func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok b
 		return FlaggedNumber{Group: rs.group.group.Title, GroupRow: rs.group.group.Row}, true
 	case m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]):
 		return FlaggedNumber{Column: m.consentName, Cell: strings.TrimSpace(fields[m.consentCol]), Consent: true}, true
-	case rs.held != nil && rs.held.mapped:
+	case rs.held != nil && rs.held.holdsNumber(rs.heldSays):
 		return FlaggedNumber{Column: rs.held.name, Cell: strings.TrimSpace(rs.heldCell), Unclear: true}, true
 	case rs.groupHeld != nil:
 		return FlaggedNumber{Group: rs.groupHeld.group.Title, GroupRow: rs.groupHeld.group.Row, Unclear: true}, true

@@ -688,7 +688,7 @@ func signalLine(s PlanSignal) string {
 	case s.Kind == "group":
 		return fmt.Sprintf("group %q (its title in row %d): the title mentions do not call without saying it, and its %d row(s) are not called until it says which", s.Group, s.TitleRow, s.Mentions)
 	}
-	what := map[string]string{"flag": "a do-not-call flag", "values": "labels or a status", "consent": "consent to be called"}[s.Kind]
+	what := map[string]string{"flag": "a do-not-call flag", "values": "labels or a status", "notes": "notes", "consent": "consent to be called"}[s.Kind]
 	if s.Found != "" {
 		what += ", found by its " + s.Found
 	}

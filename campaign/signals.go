@@ -44,6 +44,10 @@ type signalColumn struct {
 	name   string
 	kind   signalKind
 	mapped bool
+	// notes: a column of free text found by its header ("Notes"), where
+	// a mention of do not call holds its number as a mapped column's
+	// does: "customer asked: do not call" is what such a column says.
+	notes bool
 	// found says how a column the campaign does not map was found: by
 	// its header, or by a cell of its first rows.
 	found string
@@ -64,9 +68,9 @@ type signalColumn struct {
 
 // read reads a cell of the column: what it says, and for a column of
 // labels the tag that said it. A mention of do not call is told in the
-// columns of labels the campaign maps only: the contact reader reads a
-// column of labels it does not map (every export's Tags) on every row,
-// for what its tags say.
+// columns of labels the campaign maps, and in columns of notes, only: the
+// contact reader reads a column of labels it does not map (every export's
+// Tags) on every row, for what its tags say.
 func (s *signalColumn) read(cell string) (cellSays, string) {
 	switch s.kind {
 	case signalFlag:
@@ -78,10 +82,18 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 		return saysNothing, ""
 	}
 	says, tag := readValueCell(cell, s.values)
-	if says == saysNothing && s.mapped && mentionsPhrase(cell, s.values) {
+	if says == saysNothing && (s.mapped || s.notes) && mentionsPhrase(cell, s.values) {
 		says = saysMention
 	}
 	return says, tag
+}
+
+// holdsNumber reports whether a row that s holds for what its cell says
+// holds its number on every row ([rowFlag]): a mapped column's, and a
+// note's mention of do not call. An unmapped column that says do not call
+// holds its row, and refuses the campaign.
+func (s *signalColumn) holdsNumber(says cellSays) bool {
+	return s.mapped || s.notes && says == saysMention
 }
 
 // note counts what row's cell says.
@@ -202,7 +214,8 @@ func (m *sheetMap) signalRow(rec sheet.Record) rowSignal {
 			// The consent column's withdrawal is judged with consent.
 		case s.mapped && says == saysYes && rs.flag == nil:
 			rs.flag, rs.flagCell = s, cell
-		case (says == saysUnclear || says == saysMention || (!s.mapped && says == saysYes)) && rs.held == nil:
+		case (says == saysUnclear || says == saysMention || (!s.mapped && says == saysYes)) &&
+			(rs.held == nil || !rs.held.holdsNumber(rs.heldSays) && s.holdsNumber(says)):
 			rs.held, rs.heldCell, rs.heldSays = s, cell, says
 		}
 	}
@@ -259,6 +272,9 @@ func (m *sheetMap) anySaid() bool {
 // heldReason is the reason of a row that rs holds.
 func (rs rowSignal) heldReason() string {
 	s, cell := rs.held, strings.TrimSpace(rs.heldCell)
+	if s.notes && !s.mapped && rs.heldSays == saysMention {
+		return fmt.Sprintf("column %q says %q, which mentions do not call: the row and its number are not called until the note is read by a person (map the column under do_not_call: values: with the note's phrase, or ignore the column there with a reason, or write the note without the phrase)", s.name, cell)
+	}
 	if s.mapped && rs.heldSays == saysMention {
 		return fmt.Sprintf("do-not-call column %q says %q, which mentions do not call without being one of the column's values: the row is not called until the cell says which (name the value under do_not_call: values: if it means do not call; else write the cell without the phrase)", s.name, cell)
 	}
@@ -332,6 +348,9 @@ func (m *sheetMap) planSignals() []PlanSignal {
 	for _, s := range m.signals {
 		p := PlanSignal{Column: s.name, Kind: s.kind.String(), Use: "mapped", Rows: s.yes, Examples: s.examples,
 			Unclear: s.unclear, UnclearAt: s.unclearAt, Mentions: s.mentions, MentionAt: s.mentionAt, Values: s.matched}
+		if s.notes {
+			p.Kind = "notes"
+		}
 		if !s.mapped {
 			p.Found, p.Use = s.found, "unmapped"
 			if s.yes > 0 || s.unclear > 0 {
@@ -388,7 +407,7 @@ func (f *File) refusedSignal(i int, s PlanSignal) (says, ways string) {
 	}
 	mapping := fmt.Sprintf("do_not_call: {column: %q}", s.Column)
 	switch s.Kind {
-	case "values":
+	case "values", "notes":
 		quoted := make([]string, len(s.Values))
 		for k, v := range s.Values {
 			quoted[k] = fmt.Sprintf("%q", v)

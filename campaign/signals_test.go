@@ -186,22 +186,29 @@ func TestSignalsInAnyColumn(t *testing.T) {
 	}
 }
 
-// TestSignalsPastTheFirstRows: a column of labels (found by its header)
-// whose first do-not-call label comes past the first rows is read by the
-// pass before any call, which refuses the campaign for it; its row is not
-// called, and plan refuses the campaign too. A column of another name
-// whose first do-not-call cell comes past the first rows is not read at
-// all: callrun reads every cell of the first rows only.
+// TestSignalsPastTheFirstRows: a column of labels or of notes (found by
+// its header) whose first do-not-call cell comes past the first rows is
+// read by the pass before any call, which refuses the campaign for it;
+// its row is not called, and plan refuses the campaign too. A column of
+// another name whose first do-not-call cell comes past the first rows is
+// not read at all: callrun reads every cell of the first rows only.
 func TestSignalsPastTheFirstRows(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("Phone,Tags,Notes\n")
+	b.WriteString("Phone,Tags,Notes,Misc\n")
 	n := signalSampleRows + 200
 	for i := range n {
-		tags, notes := "lead", ""
+		tags, notes, misc := "lead", "", ""
 		if i == signalSampleRows+100 {
-			tags, notes = "lead,DNC", "Do not call"
+			tags, notes, misc = "lead,DNC", "Customer asked: do not call", "Do not call"
 		}
-		fmt.Fprintf(&b, "+1415555%04d,%q,%s\n", i, tags, notes)
+		if i == signalSampleRows+150 {
+			notes = "Said do not call again!"
+		}
+		phone := i
+		if i == 5 {
+			phone = signalSampleRows + 150 // the noted person, on an earlier row
+		}
+		fmt.Fprintf(&b, "+1415555%04d,%q,%s,%s\n", phone, tags, notes, misc)
 	}
 	f, err := dncCampaign(t, map[string]string{"a.csv": b.String()}, "", "")
 	if err != nil {
@@ -211,20 +218,37 @@ func TestSignalsPastTheFirstRows(t *testing.T) {
 	if err := sup.SignalProblems(f); err == nil || !strings.Contains(err.Error(), `in column "Tags", 1 row(s) say do not call (row 1102: "lead,DNC")`) {
 		t.Errorf("the pass before any call: %v; want it to refuse the campaign for Tags", err)
 	}
-	if p.Totals.Suppressed != 1 || p.Totals.ToCall != n-1 || len(p.SheetProblems) != 1 || !strings.Contains(p.SheetProblems[0].Msg, `in column "Tags", 1 row(s) say do not call (row 1102: "lead,DNC")`) {
-		t.Errorf("plan: %+v, %+v; want row 1102 not called and Tags refused", p.Totals, p.SheetProblems)
+	// Rows 1102 (Tags and Notes), 1152 (Notes) and 7 (1152's number).
+	if p.Totals.Suppressed != 3 || p.Totals.ToCall != n-3 || len(p.SheetProblems) != 1 || !strings.Contains(p.SheetProblems[0].Msg, `in column "Tags", 1 row(s) say do not call (row 1102: "lead,DNC")`) {
+		t.Errorf("plan: %+v, %+v; want rows 7, 1102 and 1152 not called and Tags refused", p.Totals, p.SheetProblems)
 	}
-	var row string
+	var notes bool
+	for _, s := range p.Sheets[0].Signals {
+		notes = notes || (s.Column == "Notes" && s.Found == "header" && s.Use == "unmapped" && s.Mentions == 2 && s.MentionAt == `row 1102: "Customer asked: do not call"`)
+		if s.Column == "Misc" {
+			t.Errorf("plan read column Misc past the first rows: %+v", s)
+		}
+	}
+	if !notes {
+		t.Errorf("plan did not read the Notes of rows 1102 and 1152: %+v", p.Sheets[0].Signals)
+	}
+	var rows []string
 	if err := f.NewContactReader(sup).Each(context.Background(), func(c *Contact) error {
 		if c.Status != ToCall {
-			row = fmt.Sprintf("%d %s %s", c.Row, c.Status, c.Reason)
+			rows = append(rows, fmt.Sprintf("%d %s %s", c.Row, c.Status, c.Reason))
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if want := `1102 suppressed column "Tags" says do not call ("lead,DNC"), and the campaign does not map it`; !strings.HasPrefix(row, want) {
-		t.Errorf("the row not called: %q, want %q", row, want)
+	for i, want := range []string{
+		`7 suppressed `, // held for the note of row 1152
+		`1102 suppressed column "Notes" says "Customer asked: do not call", which mentions do not call`,
+		`1152 suppressed column "Notes" says "Said do not call again!", which mentions do not call`,
+	} {
+		if i >= len(rows) || !strings.HasPrefix(rows[i], want) {
+			t.Errorf("the rows not called: %q; want %q", rows, want)
+		}
 	}
 }
 
@@ -315,6 +339,40 @@ func TestRunSignalPastTheFirstRows(t *testing.T) {
 	e = newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 8, "do_not_call: [{column: Tags, values: [\"Do Not Call\"]}]\n"), sheets)
 	if err := e.sup.SignalProblems(e.f); err != nil {
 		t.Fatalf("mapped: %v", err)
+	}
+	res := e.mustRun(nil)
+	placed := dtPlaced(e.srv)
+	if placed[late] != 0 || len(placed) != n-2 || res.Sent != n-2 {
+		t.Errorf("the sandbox placed %d numbers (%s %d times), the run sent %d; want every number but %s (and row 7's, which is %s) once", len(placed), late, placed[late], res.Sent, late, late)
+	}
+}
+
+// TestRunNotesPastTheFirstRows: a column of notes, mapped to a form field
+// for the agent, whose note mentions do not call only past the first
+// rows is read whole before the first call: the campaign is not refused,
+// but the run never calls that number, on the noted row or an earlier
+// one (the sandbox's ledger), and calls every other once.
+func TestRunNotesPastTheFirstRows(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Phone,First Name,Notes\n")
+	n := signalSampleRows + 50
+	late := dtPhone(signalSampleRows + 20)
+	for i := range n {
+		phone, notes := dtPhone(i), "met at the fair"
+		switch {
+		case i == 5:
+			phone = late // the same person, no note, long before
+		case phone == late:
+			notes = "Called 3/4, she said: do NOT call me again"
+		}
+		fmt.Fprintf(&b, "%s,Name %d,%q\n", phone, i, notes)
+	}
+	sheets := map[string]string{"leads.csv": b.String()}
+	// The sandbox's account has no notes field: any form field will do.
+	campaign := strings.Replace(dtCampaign(1000, 8, ""), "first_name: First Name}", "first_name: First Name, last_name: Notes}", 1)
+	e := newDtEnv(t, sandbox.Options{}, campaign, sheets)
+	if err := e.sup.SignalProblems(e.f); err != nil {
+		t.Fatalf("the pass before the run: %v; a mention holds, it does not refuse", err)
 	}
 	res := e.mustRun(nil)
 	placed := dtPlaced(e.srv)

@@ -41,6 +41,7 @@ type signalLanguage struct {
 	Withdrawn     []string `yaml:"withdrawn"`
 	Lists         []string `yaml:"lists"`
 	Details       []string `yaml:"details"`
+	Notes         []string `yaml:"notes"`
 	Dates         []string `yaml:"dates"`
 	Negations     []string `yaml:"negations"`
 	Expiry        []string `yaml:"expiry"`
@@ -81,7 +82,7 @@ type signalWords struct {
 	// holds one ([ConsentRevoked]).
 	withdrawals map[string][][]string
 	// The header lists, folded, over every language.
-	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, optIn, withdrawnHeader, deniedHeader, lists, details, dates,
+	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, optIn, withdrawnHeader, deniedHeader, lists, notes, details, dates,
 	negations, expiry []string
 }
 
@@ -164,7 +165,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		}{
 			{&w.dnc, l.DoNotCall}, {&w.blocked, l.Blocked}, {&w.optOut, l.OptOut}, {&w.notAllowed, l.NotAllowed},
 			{&w.calls, l.Calls}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent}, {&w.optIn, l.OptIn},
-			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.dates, l.Dates},
+			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.notes, l.Notes}, {&w.dates, l.Dates},
 			{&w.negations, l.Negations}, {&w.deniedHeader, l.Denied}, {&w.expiry, l.Expiry},
 		} {
 			for _, e := range h.list {
@@ -556,4 +557,12 @@ func readConsentWord(cell string) (cellSays, bool) {
 // ("yes in tr; no in fi"); "" otherwise.
 func conflict(cell string) string {
 	return words().conflicts[foldString(cell)]
+}
+
+// isNotesHeader reports whether a header names a column of free text:
+// notes, comments, a description ("Notes", "Call Comments",
+// "Bemerkungen"), whose cells the pass reads for do-not-call phrases.
+func isNotesHeader(h string) bool {
+	w, t := words(), readHeaderWords(h)
+	return slices.ContainsFunc(t.words, func(x string) bool { return slices.Contains(w.notes, x) })
 }
