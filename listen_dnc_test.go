@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -299,12 +300,6 @@ func TestListenOptOutBodiesAsSent(t *testing.T) {
 	})
 }
 
-// TestListenOptOutValuesAsSent: an opt-out value is matched as senders
-// vary it, and every value a delivery gives counts: "Do Not Call" and
-// "do-not-call" are do_not_call; a JSON array's strings each; each value
-// of a form field sent more than once. Each puts its number on the
-// do-not-call list before the 200; a disposition that is none of the
-// values, however written, puts nothing.
 // TestListenOptOutWithoutMapping: a campaign whose outcomes: names no
 // opt_out reads the disposition for the words services write ("dnc",
 // "do_not_call", "Opted Out"), rather than drop every opt-out.
@@ -321,6 +316,47 @@ func TestListenOptOutWithoutMapping(t *testing.T) {
 	}
 }
 
+// TestListenOptOutByItsFlag: a delivery whose field says do not call as
+// a sheet's flag column would (HighLevel's ContactDndUpdate, an account
+// field the agent set) is an opt-out whatever outcomes.opt_out names, and
+// whether it names one or not: its number is on the do-not-call list
+// before the 200. A DND of e-mails alone puts nothing there.
+func TestListenOptOutByItsFlag(t *testing.T) {
+	const number = "+442079460123"
+	const hl = `{"type":"ContactDndUpdate","locationId":"ve9EPM428h8vShlRW1KT","id":"nmFmQEsNgz6AVpgLVUJ0","phone":"+442079460123","dnd":false,` +
+		`"dndSettings":{"Call":{"status":"%s","message":"","code":""},"Email":{"status":"%s","message":"","code":""}}}`
+	for _, c := range []struct {
+		name, body string
+		opts       bool
+	}{
+		{"HighLevel, calls", fmt.Sprintf(hl, "active", "inactive"), true},
+		{"HighLevel, e-mails", fmt.Sprintf(hl, "inactive", "active"), false},
+		{"an account field", `{"event":"call.ended","call_id":"c-9","phone_number":"+442079460123","disposition":"completed","do_not_call":"Yes"}`, true},
+	} {
+		for _, mapping := range []string{"", "  opt_out: {field: outcome, values: [unsubscribe]}\n"} {
+			t.Run(c.name+", "+strings.TrimSpace(mapping), func(t *testing.T) {
+				send, listed := optOutListenWith(t, mapping)
+				if got := send("application/json", "", []byte(c.body)); got != http.StatusOK {
+					t.Fatalf("answered %d, want 200", got)
+				}
+				on := listed()
+				switch {
+				case c.opts && (len(on) != 1 || on[number].Number != number):
+					t.Errorf("the do-not-call list holds %v, want %s alone", on, number)
+				case !c.opts && len(on) != 0:
+					t.Errorf("the do-not-call list holds %v, want nothing", on)
+				}
+			})
+		}
+	}
+}
+
+// TestListenOptOutValuesAsSent: an opt-out value is matched as senders
+// vary it, and every value a delivery gives counts: "Do Not Call" and
+// "do-not-call" are do_not_call; a JSON array's strings each; each value
+// of a form field sent more than once. Each puts its number on the
+// do-not-call list before the 200; a disposition that is none of the
+// values, however written, puts nothing.
 func TestListenOptOutValuesAsSent(t *testing.T) {
 	const number = "+442079460123"
 	const ctForm, ctJSON = "application/x-www-form-urlencoded", "application/json"

@@ -61,6 +61,10 @@ type Taken struct {
 	// on it already).
 	OptOut bool
 	Listed []string
+	// FlaggedBy is, for a delivery outcomes.opt_out does not take for an
+	// opt-out, the path of the field that says do not call all the same
+	// ([FlagsDoNotCall]): an opt-out.
+	FlaggedBy string
 	// ByCall is, for an opt-out that names a call callrun placed, that
 	// call's contact's number, listed whatever number its fields hold
 	// (with the numbers found, when none reads: it is held as ever).
@@ -114,7 +118,8 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 }
 
 // optOut puts the number of delivery d on the do-not-call list, durably,
-// when d says the person opted out (outcomes.opt_out). When d names a
+// when d says the person opted out (outcomes.opt_out), or a field of it
+// says do not call ([FlagsDoNotCall]). When d names a
 // call callrun placed (its call id is in the journal), the number listed
 // is that call's contact's, and a number its fields read as that is
 // another is not listed (Taken.Unlisted, for listen to say). It fails
@@ -126,8 +131,13 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 // (store.OptOutHold): no run there starts a call until a person finds
 // whose it was and resolves it. A retry of d finds each step done.
 func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) error {
-	if in.o.DoNotCall == nil || !in.f.Outcomes.OptsOut(d) {
+	if in.o.DoNotCall == nil {
 		return nil
+	}
+	if !in.f.Outcomes.OptsOut(d) {
+		if t.FlaggedBy, _ = FlagsDoNotCall(d); t.FlaggedBy == "" {
+			return nil
+		}
 	}
 	t.OptOut = true
 	numbers := []string{t.Number.E164}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -683,6 +684,58 @@ func (f *File) numberFields() []string {
 		return append([]string{f.Outcomes.PhoneField}, NumberFields...)
 	}
 	return NumberFields
+}
+
+// FlagsDoNotCall returns the first field of delivery d (its path, and
+// the value) that says do not call as a sheet's column would, whatever
+// outcomes.opt_out says: a field named as a do-not-call flag (dnd,
+// do_not_call, DoNotCall, opted_out, or a field nested under one, as
+// dndSettings.Call.status; [DoNotCallHeader]) whose value is no "no"
+// ([readFlagCell]: a yes, or a value callrun cannot read either way), or
+// a field of labels, tags or a status whose value, or a string
+// of its JSON array, is a do-not-call phrase. A CRM's webhook that a
+// contact's DND was set (HighLevel's ContactDndUpdate: "dnd": true), or
+// an account field the agent sets on the call, says so. listen's intake
+// takes such a delivery for an opt-out. Fields are visited in the order
+// of their paths; "" when none says it.
+func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
+	for _, path := range slices.Sorted(maps.Keys(d.Fields)) {
+		name := path[strings.LastIndexByte(path, '.')+1:]
+		// A flag nested under its name: dndSettings.Call.status.
+		flag := DoNotCallHeader(name) || name != path && DoNotCallHeader(strings.ReplaceAll(path, ".", " "))
+		list := isListHeader(name)
+		if !flag && !list {
+			continue
+		}
+		values := d.Repeated[path]
+		if values == nil {
+			values = []string{d.Fields[path]}
+		}
+		for _, v := range values {
+			if flag && readFlagCell(v) != saysNothing {
+				return path, v
+			}
+			if !list {
+				continue
+			}
+			items := []string{v}
+			var arr []any
+			if strings.HasPrefix(strings.TrimSpace(v), "[") && json.Unmarshal([]byte(v), &arr) == nil {
+				items = items[:0]
+				for _, it := range arr {
+					if s, ok := it.(string); ok {
+						items = append(items, s)
+					}
+				}
+			}
+			for _, it := range items {
+				if says, _ := readValueCell(it, nil); says == saysYes {
+					return path, v
+				}
+			}
+		}
+	}
+	return "", ""
 }
 
 // isOwn reports whether the E.164 number is one of outcomes.own_numbers.

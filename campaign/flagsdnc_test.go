@@ -1,0 +1,47 @@
+package campaign
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/callrun/callrun/apiclient"
+)
+
+// TestFlagsDoNotCall: a delivery's field that says do not call as a
+// sheet's column would is read whatever outcomes.opt_out says, in the
+// shapes senders write: HighLevel's ContactDndUpdate (its global dnd, and
+// the Call channel of its dndSettings), an account field of the
+// service's form data, a form's field, a JSON array of tags. A no, an
+// e-mail's DND and a plain call.ended say nothing.
+func TestFlagsDoNotCall(t *testing.T) {
+	const hlDnd = `{"type":"ContactDndUpdate","locationId":"ve9EPM428h8vShlRW1KT","id":"nmFmQEsNgz6AVpgLVUJ0","phone":"+14155550132","dnd":%s,` +
+		`"dndSettings":{"Call":{"status":"%s","message":"","code":""},"SMS":{"status":"inactive","message":"","code":""},"Email":{"status":"%s","message":"","code":""}},` +
+		`"inboundDndSettings":{"all":{"status":"inactive","message":""}},"tags":["nisi sint commodo amet","consequat"],"customFields":[]}`
+	for _, tc := range []struct {
+		name, contentType, body string
+		field                   string
+	}{
+		{"HighLevel, dnd on", "application/json", fmt.Sprintf(hlDnd, "true", "active", "inactive"), "dnd"},
+		{"HighLevel, calls off only", "application/json", fmt.Sprintf(hlDnd, "false", "permanent", "inactive"), "dndSettings.Call.status"},
+		{"HighLevel, e-mail off only", "application/json", fmt.Sprintf(hlDnd, "false", "inactive", "active"), ""},
+		{"HighLevel, all on", "application/json", fmt.Sprintf(hlDnd, "false", "inactive", "inactive"), ""},
+		{"account field, Yes", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","first_name":"Ada","do_not_call":"Yes"}`, "do_not_call"},
+		{"account field, No", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","first_name":"Ada","do_not_call":"No"}`, ""},
+		{"account field, unreadable", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","DNC":"asked 3/4"}`, "DNC"},
+		{"form", "application/x-www-form-urlencoded", "event=call.ended&phone_number=%2B14155550132&Do+Not+Call=1", "Do Not Call"},
+		{"tags", "application/json", `{"event":"contact.tag","contact":{"phone":"+14155550132","tags":["lead","Do Not Call"]}}`, "contact.tags"},
+		{"call ended", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","status":"completed","disposition":"interested"}`, ""},
+	} {
+		r := httptest.NewRequest("POST", "/hook", strings.NewReader(tc.body))
+		r.Header.Set("Content-Type", tc.contentType)
+		ds, err := apiclient.ReadDeliveries(r, apiclient.ReadOptions{})
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got, _ := FlagsDoNotCall(ds[0]); got != tc.field {
+			t.Errorf("%s: FlagsDoNotCall = %q, want %q", tc.name, got, tc.field)
+		}
+	}
+}
