@@ -137,6 +137,9 @@ type Reader struct {
 	subitems    int
 	subitemRows []string
 	err         error // sticky fatal error
+	// workbook is what the reader of a workbook learned of it; nil for
+	// a text file.
+	workbook *Workbook
 }
 
 const (

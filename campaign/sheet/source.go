@@ -78,14 +78,15 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	head, _ := br.Peek(8)
 	var src io.Reader = br
 	closer := io.Closer(f)
+	var wbFacts *Workbook
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
 		f.Close()
 		var rc io.ReadCloser
 		if o.Workbooks != nil {
-			rc, err = o.Workbooks.open(path, o.Worksheet)
+			rc, wbFacts, err = o.Workbooks.open(path, o.Worksheet)
 		} else {
-			rc, err = openWorkbook(path, o.Worksheet)
+			rc, wbFacts, err = openWorkbook(path, o.Worksheet)
 		}
 		if err != nil {
 			var se *Error
@@ -108,7 +109,7 @@ func OpenWith(path string, o Options) (*Reader, error) {
 		closer.Close()
 		return nil, err
 	}
-	s.closer = closer
+	s.closer, s.workbook = closer, wbFacts
 	return s, nil
 }
 
@@ -188,25 +189,26 @@ const maxWorkbookBytes = 1 << 30
 // *Error naming its row and cell. excelize opens the workbook (its
 // worksheets, styles and calendar); the worksheet's XML is surveyed
 // ([surveyWorksheet]), then read in one pass by a worksheetReader.
-// Closing it stops the reading.
-func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
+// Closing it stops the reading. It returns too what it learned of the
+// workbook before the rows: its tabs, and the rows the worksheet hides.
+func openWorkbook(path, worksheet string) (io.ReadCloser, *Workbook, error) {
 	wb, err := excelize.OpenFile(path, excelize.Options{UnzipSizeLimit: maxWorkbookBytes})
 	if err != nil {
 		if errors.Is(err, excelize.ErrWorkbookFileFormat) {
-			return nil, errors.New("the file is a zip archive but not an Excel workbook (.xlsx)")
+			return nil, nil, errors.New("the file is a zip archive but not an Excel workbook (.xlsx)")
 		}
-		return nil, fmt.Errorf("the file looks like an Excel workbook (.xlsx) but cannot be read as one (%v): open it in Excel and save it again", err)
+		return nil, nil, fmt.Errorf("the file looks like an Excel workbook (.xlsx) but cannot be read as one (%v): open it in Excel and save it again", err)
 	}
 	defer wb.Close()
 	sheets := wb.GetSheetList()
 	name := worksheet
 	if name == "" {
 		if len(sheets) == 0 {
-			return nil, errors.New("the workbook has no worksheet")
+			return nil, nil, errors.New("the workbook has no worksheet")
 		}
 		name = sheets[0]
 	} else if idx, _ := wb.GetSheetIndex(name); idx < 0 {
-		return nil, fmt.Errorf("the workbook has no worksheet %q; its worksheets: %s", name, quoteAll(sheets))
+		return nil, nil, fmt.Errorf("the workbook has no worksheet %q; its worksheets: %s", name, quoteAll(sheets))
 	}
 	wr := &worksheetReader{dates: dateStyles(wb)}
 	if p, err := wb.GetWorkbookProps(); err == nil && p.Date1904 != nil {
@@ -214,26 +216,26 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 	}
 	part, err := worksheetPart(wb, name)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
+		return nil, nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
 	}
 	z, err := zip.OpenReader(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
+		return nil, nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
 	}
 	if wr.strings, err = readSharedStrings(&z.Reader); err != nil {
 		z.Close()
-		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
+		return nil, nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
 	}
 	// The worksheet is read twice: surveyed for its merged ranges, which
 	// it lists after its rows, and for a formula never computed, then
 	// read row by row.
 	if wr.survey, err = surveyPart(&z.Reader, part); err != nil {
 		z.Close()
-		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
+		return nil, nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
 	}
 	if ref := wr.survey.uncomputed; ref != "" {
 		z.Close()
-		return nil, &Error{Row: wr.survey.uncomputedRow, Msg: fmt.Sprintf("worksheet %q, cell %s: %s", name, ref, uncomputedFormula)}
+		return nil, nil, &Error{Row: wr.survey.uncomputedRow, Msg: fmt.Sprintf("worksheet %q, cell %s: %s", name, ref, uncomputedFormula)}
 	}
 	rc, err := openPart(&z.Reader, part, false)
 	if err == nil && rc == nil {
@@ -241,7 +243,7 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 	}
 	if err != nil {
 		z.Close()
-		return nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
+		return nil, nil, fmt.Errorf("cannot read worksheet %q: %v", name, err)
 	}
 	wr.x = newXMLScanner(rc)
 	pr, pw := io.Pipe()
@@ -251,7 +253,9 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, error) {
 		z.Close()
 		pw.CloseWithError(err)
 	}()
-	return pr, nil
+	facts := &wr.survey.facts
+	facts.Worksheet, facts.Tabs = name, workbookTabs(wb)
+	return pr, facts, nil
 }
 
 // surveyPart surveys the worksheet part of z ([surveyWorksheet]).
@@ -265,6 +269,19 @@ func surveyPart(z *zip.Reader, part string) (*worksheetSurvey, error) {
 	}
 	defer rc.Close()
 	return surveyWorksheet(rc)
+}
+
+// workbookTabs lists the sheets of wb, in its order, as its workbook part
+// names them, with whether it hides each.
+func workbookTabs(wb *excelize.File) []Tab {
+	if wb.WorkBook == nil {
+		return nil
+	}
+	tabs := make([]Tab, 0, len(wb.WorkBook.Sheets.Sheet))
+	for _, s := range wb.WorkBook.Sheets.Sheet {
+		tabs = append(tabs, Tab{Name: s.Name, Hidden: s.State == "hidden" || s.State == "veryHidden"})
+	}
+	return tabs
 }
 
 func quoteAll(names []string) string {

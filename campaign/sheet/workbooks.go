@@ -37,6 +37,7 @@ type keptText struct {
 	f     *os.File
 	size  int64
 	stamp Stamp
+	facts *Workbook
 }
 
 // Unpacked returns how many times a workbook was unpacked from its file
@@ -49,43 +50,44 @@ func (w *Workbooks) Unpacked() int {
 
 // open returns the CSV text of the worksheet of the workbook at path,
 // from the text kept when it was opened before, else unpacked whole from
-// the file into a kept text first.
-func (w *Workbooks) open(path, worksheet string) (io.ReadCloser, error) {
+// the file into a kept text first; and what openWorkbook learned of the
+// workbook, kept with the text.
+func (w *Workbooks) open(path, worksheet string) (io.ReadCloser, *Workbook, error) {
 	key := workbookKey{path: path, worksheet: worksheet}
 	stamp, err := StampFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if k := w.kept[key]; k != nil && k.stamp.Same(stamp) {
-		return io.NopCloser(io.NewSectionReader(k.f, 0, k.size)), nil
+		return io.NopCloser(io.NewSectionReader(k.f, 0, k.size)), k.facts, nil
 	}
-	rc, err := openWorkbook(path, worksheet)
+	rc, facts, err := openWorkbook(path, worksheet)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.unpacked++
 	tmp, err := os.CreateTemp("", "callrun-workbook-*.csv")
 	if err != nil {
-		return rc, nil // not kept
+		return rc, facts, nil // not kept
 	}
 	if err := os.Remove(tmp.Name()); err != nil {
 		// A system that does not remove an open file: keep nothing
 		// rather than leave the rows in a file behind.
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return rc, nil
+		return rc, facts, nil
 	}
 	size, err := io.Copy(tmp, rc)
 	rc.Close()
 	if err != nil {
 		tmp.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if w.kept == nil {
 		w.kept = map[workbookKey]*keptText{}
 	}
-	w.kept[key] = &keptText{f: tmp, size: size, stamp: stamp}
-	return io.NopCloser(io.NewSectionReader(tmp, 0, size)), nil
+	w.kept[key] = &keptText{f: tmp, size: size, stamp: stamp, facts: facts}
+	return io.NopCloser(io.NewSectionReader(tmp, 0, size)), facts, nil
 }

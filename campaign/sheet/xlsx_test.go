@@ -97,7 +97,7 @@ func shownDate(raw, shown string, date1904 bool) string {
 // workbookText is the CSV text openWorkbook gives of the first worksheet
 // of the workbook at path, or its error.
 func workbookText(path string) (string, error) {
-	rc, err := openWorkbook(path, "")
+	rc, _, err := openWorkbook(path, "")
 	if err != nil {
 		return "", err
 	}

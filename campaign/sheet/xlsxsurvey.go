@@ -26,8 +26,8 @@ type mergeRange struct {
 }
 
 // worksheetSurvey is what openWorkbook learns of a worksheet before its
-// rows are read: its merged ranges, and the first formula cell whose
-// value was never computed.
+// rows are read: its merged ranges, the first formula cell whose value
+// was never computed, and the rows the workbook hides.
 type worksheetSurvey struct {
 	// merges are the worksheet's merged ranges, by top row, then left
 	// column.
@@ -40,6 +40,10 @@ type worksheetSurvey struct {
 	// none), in row uncomputedRow.
 	uncomputed    string
 	uncomputedRow int
+	// facts holds the rows the worksheet hides (a row hidden="1", or
+	// "true" as LibreOffice and excelize write it) that hold cells:
+	// hidden by hand, by a filter or in a collapsed outline.
+	facts Workbook
 }
 
 // surveyWorksheet reads a worksheet's XML once, cheaply, before
@@ -48,7 +52,9 @@ type worksheetSurvey struct {
 // XML, checks the rest). The merged ranges (mergeCells) come after the
 // rows in a worksheet, and the value a merged cell shows is needed as its
 // rows are read; a formula cell with no saved value makes the whole sheet
-// unreadable, which must be known before any row of it is read.
+// unreadable, which must be known before any row of it is read; and
+// the rows the workbook hides are told before any row is read, for the
+// campaign to stop on them or skip them as the reader streams them.
 func surveyWorksheet(r io.Reader) (*worksheetSurvey, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	sv := &worksheetSurvey{}
@@ -143,6 +149,9 @@ func surveyWorksheet(r io.Reader) (*worksheetSurvey, error) {
 				}
 			}
 			row, lastRef, cellsSinceRef = n, lastRef[:0], 0
+			if h, _ := rawAttr(attrs, "hidden"); !empty && (string(h) == "1" || string(h) == "true") {
+				sv.facts.hide(n)
+			}
 		case inRows && name == "c":
 			cellsSinceRef++
 			if v, ok := rawAttr(attrs, "r"); ok {
