@@ -368,6 +368,12 @@ type SheetSpec struct {
 	// (default the first).
 	Encoding  string `yaml:"encoding"`
 	Worksheet string `yaml:"worksheet"`
+	// HiddenRows says what to do with the rows an .xlsx workbook hides
+	// (by hand, by a filter, in a collapsed outline): HiddenSkip (not
+	// called, reported as hidden) or HiddenCall (called like the rest).
+	// Unset, a workbook that hides a row stops plan and run before any
+	// call: whoever hid it may have meant to leave the person out.
+	HiddenRows string `yaml:"hidden_rows"`
 	// DoNotCall replaces the campaign's do_not_call: for this sheet.
 	DoNotCall *DoNotCallColumns `yaml:"do_not_call"`
 	// Consent overrides the campaign's consent: for this sheet.
@@ -380,13 +386,20 @@ func (f *File) SheetOptions(i int) sheet.Options {
 	return sheet.Options{Encoding: f.Sheets[i].Encoding, Worksheet: f.Sheets[i].Worksheet, Workbooks: f.workbooks}
 }
 
+// The values of a sheet's hidden_rows: ([SheetSpec.HiddenRows]).
+const (
+	HiddenSkip = "skip"
+	HiddenCall = "call"
+)
+
 // SuppressFile is one entry of suppress:, a file of numbers never to
 // call: written as its path alone (dnc.csv), or with the column that holds
 // the numbers ({file: crm-dnc.csv, column: Phone Number}), or the columns
 // ({file: sf-dnc.csv, columns: [Phone, Mobile]}). Without them, every
 // column of numbers is read, found by its values and its header. A file
 // that is not UTF-8 names its code page ({file: dnc.csv, encoding:
-// windows-1252}).
+// windows-1252}); a tab of a workbook, its worksheet ({file: leads.xlsx,
+// worksheet: "Do Not Call"}).
 type SuppressFile struct {
 	File    string   `yaml:"file"`
 	Column  string   `yaml:"column"`
@@ -394,6 +407,14 @@ type SuppressFile struct {
 	// Encoding names the file's code page when it is not UTF-8, as a
 	// sheet's does.
 	Encoding string `yaml:"encoding"`
+	// Worksheet names the tab of an .xlsx workbook to read; "" reads the
+	// first.
+	Worksheet string `yaml:"worksheet"`
+}
+
+// options returns how the suppression file is read.
+func (s SuppressFile) options() sheet.Options {
+	return sheet.Options{Encoding: s.Encoding, Worksheet: s.Worksheet}
 }
 
 // Names returns the columns the entry names: column, or columns; none

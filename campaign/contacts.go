@@ -188,10 +188,13 @@ type RowProblem struct {
 
 // sheetMap is a sheet's header resolved against its mapping.
 type sheetMap struct {
-	cols  [numFields]int // CSV column of each form field; -1 when not mapped
-	names [numFields]string
-	extra []extraField // one for each of the campaign's account fields, in order
-	tzCol int
+	// hidden is, with hidden_rows: skip, the workbook whose hidden rows
+	// are not called; nil otherwise.
+	hidden *sheet.Workbook
+	cols   [numFields]int // CSV column of each form field; -1 when not mapped
+	names  [numFields]string
+	extra  []extraField // one for each of the campaign's account fields, in order
+	tzCol  int
 	// countryCol is the column of each row's country; -1 when the sheet
 	// names none.
 	countryCol int
@@ -371,6 +374,10 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if len(problems) == 0 {
 		m.watchHeaders(m.usedColumns())
 	}
+	problems = append(problems, f.workbookProblems(i, r)...)
+	if s.HiddenRows == HiddenSkip {
+		m.hidden = r.Workbook()
+	}
 	if len(problems) > 0 {
 		r.Close()
 		return nil, nil, &headerError{problems}
@@ -404,7 +411,7 @@ func (f *File) CheckSheets() error {
 		r.Close()
 	}
 	for i, p := range f.Suppress {
-		r, err := sheet.OpenWith(f.Path(p.File), sheet.Options{Encoding: p.Encoding})
+		r, err := openSuppressFile(f.Path(p.File), p)
 		if err != nil {
 			add(fmt.Sprintf("suppress[%d]", i), err)
 			continue
@@ -706,6 +713,9 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 				continue
 			}
 			cr.judge(c, spec, i, m, s, rec)
+			if m.hidden.RowHidden(rec.Row) {
+				c.Status, c.Field, c.Column, c.Reason = Suppressed, "", "", ReasonHidden
+			}
 			if c.Status == "" {
 				b.keys = append(b.keys, cr.dedupeKey(c))
 			}

@@ -47,12 +47,20 @@ type DoNotCallColumn struct {
 }
 
 // IgnoredColumn is an entry of do_not_call: ignore:, a column callrun
-// reads as a do-not-call signal that the campaign does not honour, and
-// the reason the person who wrote the campaign gave.
+// reads as a do-not-call signal that the campaign does not honour, or a
+// tab of the sheet's workbook named like a list of people not to call
+// that is not about this campaign ({worksheet: "Do Not Call"}), and the
+// reason the person who wrote the campaign gave. An entry names a column
+// or a worksheet, not both.
 type IgnoredColumn struct {
-	Column string `yaml:"column"`
-	Reason string `yaml:"reason"`
+	Column    string `yaml:"column"`
+	Worksheet string `yaml:"worksheet"`
+	Reason    string `yaml:"reason"`
 }
+
+// tabIgnore reports whether an entry of do_not_call: ignore: names a
+// tab of the workbook rather than a column.
+func tabIgnore(ig IgnoredColumn) bool { return ig.Worksheet != "" }
 
 // listField names the key that do_not_call: written as a list stands for
 // (the config loader checks the list's entries as that key's).
@@ -159,8 +167,24 @@ func (l *loader) validateDoNotCall(key string, d *DoNotCallColumns) {
 			}
 		}
 	}
+	tabs := map[string]bool{}
 	for k, ig := range d.Ignore {
 		ik := fmt.Sprintf("%s.ignore[%d]", key, k)
+		if _, written := l.lines[ik+".worksheet"]; written || ig.Worksheet != "" {
+			tab := strings.ToLower(strings.TrimSpace(ig.Worksheet))
+			switch {
+			case ig.Column != "":
+				l.problem(ik, "do_not_call: ignore: an entry names a column or a worksheet, not both: write {column: %q, reason: \"...\"} and {worksheet: %q, reason: \"...\"} apart", ig.Column, ig.Worksheet)
+			case tab == "":
+				l.problem(ik, `do_not_call: ignore: names an empty worksheet: {worksheet: "Do Not Call", reason: "why its people are no concern of this campaign"}`)
+			case tabs[tab]:
+				l.problem(ik, "do_not_call: ignore: lists the worksheet %q twice", ig.Worksheet)
+			case strings.TrimSpace(ig.Reason) == "":
+				l.problem(ik, `do_not_call: ignore: the worksheet %q needs the reason its people may be called, for whoever reads the campaign next: {worksheet: %q, reason: "..."}`, ig.Worksheet, ig.Worksheet)
+			}
+			tabs[tab] = true
+			continue
+		}
 		folded := strings.ToLower(strings.TrimSpace(ig.Column))
 		switch {
 		case folded == "":
@@ -209,6 +233,9 @@ func (f *File) resolveDoNotCall(i int, r *sheet.Reader, m *sheetMap) (problems [
 	}
 	if d != nil {
 		for _, ig := range d.Ignore {
+			if tabIgnore(ig) {
+				continue // a tab of the workbook: see workbookProblems
+			}
 			idx, err := r.Column(ig.Column)
 			if err != nil {
 				missing(err)

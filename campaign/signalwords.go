@@ -45,6 +45,7 @@ type signalLanguage struct {
 	Dates         []string `yaml:"dates"`
 	Negations     []string `yaml:"negations"`
 	Expiry        []string `yaml:"expiry"`
+	Suppression   []string `yaml:"suppression"`
 }
 
 // cellSays is what a cell of a signal column says.
@@ -83,7 +84,7 @@ type signalWords struct {
 	withdrawals map[string][][]string
 	// The header lists, folded, over every language.
 	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, optIn, withdrawnHeader, deniedHeader, lists, notes, details, dates,
-	negations, expiry []string
+	negations, expiry, suppression []string
 }
 
 // signalLanguages are the languages signalwords.yaml must hold: those
@@ -166,7 +167,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 			{&w.dnc, l.DoNotCall}, {&w.blocked, l.Blocked}, {&w.optOut, l.OptOut}, {&w.notAllowed, l.NotAllowed},
 			{&w.calls, l.Calls}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent}, {&w.optIn, l.OptIn},
 			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.notes, l.Notes}, {&w.dates, l.Dates},
-			{&w.negations, l.Negations}, {&w.deniedHeader, l.Denied}, {&w.expiry, l.Expiry},
+			{&w.negations, l.Negations}, {&w.deniedHeader, l.Denied}, {&w.expiry, l.Expiry}, {&w.suppression, l.Suppression},
 		} {
 			for _, e := range h.list {
 				if k := foldString(e); k != "" && !slices.Contains(*h.into, k) {

@@ -374,7 +374,7 @@ func areaPair(area, number string, regions []string) bool {
 // load adds the numbers of suppression file p, found at path; fail makes
 // its errors.
 func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, regions []string, fail func(format string, args ...any) error) error {
-	r, err := sheet.OpenWith(path, sheet.Options{Encoding: p.Encoding})
+	r, err := openSuppressFile(path, p)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -468,6 +468,20 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 		}
 	}
 	return mostlyUnread(p.File, len(named) > 0, srcs, fail)
+}
+
+// openSuppressFile opens the suppression file p at path: its worksheet,
+// when it names one, which only a workbook has.
+func openSuppressFile(path string, p SuppressFile) (*sheet.Reader, error) {
+	r, err := sheet.OpenWith(path, p.options())
+	if err != nil {
+		return nil, err
+	}
+	if p.Worksheet != "" && r.Workbook() == nil {
+		r.Close()
+		return nil, fmt.Errorf("suppression file %s names the worksheet %q, but it is a text file, not an .xlsx workbook; remove its worksheet key", p.File, p.Worksheet)
+	}
+	return r, nil
 }
 
 // cellReading is what a number source's cell of a row may mean

@@ -56,6 +56,9 @@ func (l *loader) validate(f *File) {
 		if err := sheet.CheckEncoding(s.Encoding); err != nil {
 			l.problem(key+".encoding", "%v", err)
 		}
+		if _, written := l.lines[key+".worksheet"]; written && strings.TrimSpace(s.Worksheet) == "" {
+			l.problem(key+".worksheet", "worksheet is empty: name the tab of the workbook %s to read the numbers from, or remove the key to read its first", s.File)
+		}
 	}
 	l.validateRegion("region", f.Region)
 	l.validatePhoneRules("", f.Countries, f.AllowNumberKinds)
@@ -380,6 +383,9 @@ func (l *loader) validateSheets(f *File) {
 		}
 		if err := sheet.CheckEncoding(s.Encoding); err != nil {
 			l.problem(key+".encoding", "%v", err)
+		}
+		if _, written := l.lines[key+".hidden_rows"]; written && s.HiddenRows != HiddenSkip && s.HiddenRows != HiddenCall {
+			l.problem(key+".hidden_rows", "hidden_rows is %q; allowed: skip (the rows the workbook hides are not called, and the report says so) or call (they are called like the rest)", s.HiddenRows)
 		}
 		if _, written := l.lines[key+".region"]; written {
 			l.validateRegion(key+".region", s.Region)
