@@ -119,6 +119,7 @@ func initCampaign(ctx context.Context, log zerolog.Logger, o initOptions, stdout
 	var b bytes.Buffer
 	opts := campaign.InitOptions{
 		Sheet: filepath.ToSlash(rel), SheetName: filepath.Base(sheetPath), Agent: agent, Header: header, Region: region, Rows: rows, Encoding: enc,
+		Workbook: r.Workbook(),
 	}
 	notes, err := campaign.WriteInit(&b, opts)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,5 +185,60 @@ func TestWorkbookHiddenRowsEndToEnd(t *testing.T) {
 		if got[c.E164] != 1 {
 			t.Errorf("hidden_rows: call: %s called %d time(s), want 1", c.E164, got[c.E164])
 		}
+	}
+}
+
+// TestInitReadsTheDoNotCallTab: callrun init on a workbook with a tab
+// named Do Not Call writes it as a suppression file, and tells of the
+// rows the workbook hides, leaving hidden_rows: to choose; once chosen,
+// plan of the file init wrote calls nobody on the tab.
+func TestInitReadsTheDoNotCallTab(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "leads.xlsx")
+	contacts := e2ePhones(4)
+	writeContactsWorkbook(t, path, []string{"Contact Id", "First Name", "Phone"}, contacts, func(c e2eContact) []string { return []string{c.ID, c.First, c.Raw} })
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.NewSheet("Do Not Call"); err != nil {
+		t.Fatal(err)
+	}
+	for r, row := range [][]any{{"Phone"}, {contacts[1].Raw}} {
+		cell, _ := excelize.CoordinatesToCellName(1, r+1)
+		if err := f.SetSheetRow("Do Not Call", cell, &row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.SetRowVisible("Contacts", 4, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Save(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var out strings.Builder
+	if err := initCampaign(t.Context(), nolog, initOptions{sheet: path, agent: "Caller", region: "US"}, &out, io.Discard); err != nil {
+		t.Fatalf("init: %v", err)
+	}
+	if !strings.Contains(out.String(), `The worksheet "Contacts" hides 1 row(s) (first: 4)`) {
+		t.Errorf("init did not tell of the hidden row:\n%s", out.String())
+	}
+	yamlPath := filepath.Join(dir, "campaign.yaml")
+	written, err := os.ReadFile(yamlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(written), `  - {file: "leads.xlsx", worksheet: "Do Not Call"}`) || !strings.Contains(string(written), "# hidden_rows: skip") {
+		t.Fatalf("campaign.yaml does not read the tab, or leaves out hidden_rows:\n%s", written)
+	}
+	y := strings.Replace(string(written), `prompt: "TODO: write the agent's prompt"`, `prompt: "You call to say hello. A test; nobody is phoned."`, 1)
+	writeFile(t, yamlPath, []byte(y))
+	if code := runApp(t, "plan", "--offline", yamlPath); code == 0 {
+		t.Errorf("plan of init's file with hidden_rows: still to choose: exit 0\n%s", y)
+	}
+	writeFile(t, yamlPath, []byte(strings.Replace(y, "    # hidden_rows: skip", "    hidden_rows: skip #", 1)))
+	if code := runApp(t, "plan", "--offline", "--strict", yamlPath); code != 0 {
+		t.Errorf("plan --offline --strict of init's file: exit %d\n%s", code, y)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"text/template"
 	"unicode"
 
+	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/nyaruka/phonenumbers"
 	"golang.org/x/text/unicode/norm"
 )
@@ -88,6 +89,10 @@ type InitOptions struct {
 	// Encoding is the sheet's code page when it is not UTF-8
 	// (sheet.GuessEncoding), written as the sheet's encoding:.
 	Encoding string
+	// Workbook is what the reader of a workbook learned of it (nil for a
+	// text file): its tabs named like a list of people not to call are
+	// written as suppression files, and its hidden rows are told of.
+	Workbook *sheet.Workbook
 }
 
 // MatchAccountFields maps the columns of header whose name matches one of
@@ -149,7 +154,12 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		}
 	}
 	sort.Strings(unused)
+	tabs, hidden := initWorkbook(o)
+	if hidden != "" {
+		g.notes = append(g.notes, hidden)
+	}
 	err := initTemplate.Execute(w, map[string]any{
+		"SuppressTabs": tabs, "HiddenRows": hidden != "",
 		"Name": name, "Agent": agent, "Sheet": o.Sheet, "Region": g.region, "RegionNote": g.regionNote,
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
@@ -301,6 +311,9 @@ sheets:
 {{- if .NotDialled}}
     # Not called (no person answers them, or they are another person's): {{range $i, $h := .NotDialled}}{{if $i}}, {{end}}{{$h}}{{end}}
 {{- end}}
+{{- if .HiddenRows}}
+    # hidden_rows: skip          # TODO: the workbook hides rows; skip: they are not called, call: they are (plan stops until you choose)
+{{- end}}
 {{- if .DoNotCall}}
     do_not_call: {{.DoNotCall}}    # a row whose cell there says do not call (a flag's yes: 1, true, x, ja, oui, ...; a label "Do not call") is never called, nor one whose flag says neither yes nor no
 {{- end}}
@@ -337,13 +350,44 @@ consent: {column: {{printf "%q" .Consent}}, required: true}
 # consent: {column: "Consent Date", required: true}
 {{- end}}
 {{- end}}
+{{- if .SuppressTabs}}
+suppress:                    # the workbook's tabs named like lists of people not to call: their numbers are never called
+{{- range .SuppressTabs}}
+  - {file: {{printf "%q" $.Sheet}}, worksheet: {{printf "%q" .}}}
+{{- end}}
+{{- else}}
 suppress: []                 # CSV files of numbers never to call, e.g. [do-not-call.csv]
+{{- end}}
 dedupe: campaign             # call each number once in the campaign (or: agent, none)
 pace: {per_second: 1, burst: 1, concurrency: 4}
 # Calling hours: calls start only inside them, and never outside 08:00-20:00
 # in the called person's own zones (stricter in France). Check they are yours.
 hours: {timezone: {{.Zone}}, days: [mon, tue, wed, thu, fri], start: "09:00", end: "20:00"}
 `))
+
+// initWorkbook returns the tabs of o's workbook, other than the one
+// read, named like a list of people not to call ([tabSaysDoNotCall]),
+// which init writes as suppression files, and a note of the rows the
+// worksheet hides ("" when none).
+func initWorkbook(o InitOptions) (tabs []string, hidden string) {
+	wb := o.Workbook
+	if wb == nil {
+		return nil, ""
+	}
+	for _, tab := range wb.Tabs {
+		if !strings.EqualFold(tab.Name, wb.Worksheet) && tabSaysDoNotCall(tab.Name) {
+			tabs = append(tabs, tab.Name)
+		}
+	}
+	if wb.HiddenRows > 0 {
+		rows := make([]string, len(wb.FirstHidden))
+		for i, n := range wb.FirstHidden {
+			rows[i] = fmt.Sprint(n)
+		}
+		hidden = fmt.Sprintf("The worksheet %q hides %d row(s) (first: %s): the campaign file says hidden_rows: as a TODO; write skip (they are not called) or call (they are), or plan stops.", wb.Worksheet, wb.HiddenRows, strings.Join(rows, ", "))
+	}
+	return tabs, hidden
+}
 
 // regionZone is a sensible default zone for a region's calling hours: the
 // zone of the region's example number, or New York for the US (whose
