@@ -154,6 +154,9 @@ func TestWorkbookHiddenRowsEndToEnd(t *testing.T) {
 	e.checkStops(srv, `worksheet \"Contacts\": 2 row(s) are hidden in the workbook (rows 3, 6)`, "hidden_rows: skip", "hidden_rows: call")
 
 	e.editYAML("  - file: leads.xlsx\n", "  - file: leads.xlsx\n    hidden_rows: skip\n")
+	if res := e.run(60*time.Second, "plan", "--offline", e.path); res.code != 0 || !strings.Contains(res.stdout, "2 row(s) hidden in the workbook were not called (hidden_rows: skip; row 3, row 6)") || !strings.Contains(res.stdout, "6 to call") {
+		t.Errorf("plan with hidden_rows: skip: want exit 0, 6 to call and the hidden rows told, got %s", res)
+	}
 	if res := e.run(2*time.Minute, "run", e.path); res.code != 0 {
 		t.Fatalf("run with hidden_rows: skip: %s", res)
 	}

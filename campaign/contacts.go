@@ -191,10 +191,14 @@ type sheetMap struct {
 	// hidden is, with hidden_rows: skip, the workbook whose hidden rows
 	// are not called; nil otherwise.
 	hidden *sheet.Workbook
-	cols   [numFields]int // CSV column of each form field; -1 when not mapped
-	names  [numFields]string
-	extra  []extraField // one for each of the campaign's account fields, in order
-	tzCol  int
+	// hiddenSkipped counts the rows not called for it, hiddenAt holds
+	// the first.
+	hiddenSkipped int
+	hiddenAt      []string
+	cols          [numFields]int // CSV column of each form field; -1 when not mapped
+	names         [numFields]string
+	extra         []extraField // one for each of the campaign's account fields, in order
+	tzCol         int
 	// countryCol is the column of each row's country; -1 when the sheet
 	// names none.
 	countryCol int
@@ -729,6 +733,11 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 			if rec.Err == nil {
 				cr.settle(c, i, m, rec)
 			}
+			if c.Reason == ReasonHidden {
+				if m.hiddenSkipped++; len(m.hiddenAt) < 5 {
+					m.hiddenAt = append(m.hiddenAt, fmt.Sprint(c.Row))
+				}
+			}
 			if !cr.f.Shard.holds(spec.File, c) {
 				continue // another shard's
 			}
@@ -768,6 +777,9 @@ func (cr *ContactReader) passedOver(i int, m *sheetMap) {
 		if cr.SheetNote != nil {
 			cr.SheetNote(i, fmt.Sprintf("sheet %s: phone_number lists column %q, which is named for %s: callrun does not call its numbers; %d row(s) have one there, and were called at their next phone column, if any; remove the column from phone_number", file, p.name, p.notDialled, m.notDialledRows[k]))
 		}
+	}
+	if m.hiddenSkipped > 0 && cr.SheetNote != nil {
+		cr.SheetNote(i, fmt.Sprintf("sheet %s: %d row(s) hidden in the workbook were not called (hidden_rows: skip; row %s)", file, m.hiddenSkipped, strings.Join(m.hiddenAt, ", row ")))
 	}
 	if m.typeSkipped > 0 && cr.SheetNote != nil {
 		cr.SheetNote(i, fmt.Sprintf("sheet %s: %d number(s) were not called because their type column names a line no person answers or another person's (a fax, a pager, an assistant; %s); their rows were called at their next number, if any", file, m.typeSkipped, m.typeSkippedExample))
