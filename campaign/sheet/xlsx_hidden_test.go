@@ -86,9 +86,11 @@ func TestWorkbookHiddenRowsAndTabs(t *testing.T) {
 			`<row r="2" spans="1:1" hidden="1" x14ac:dyDescent="0.25" xmlns:x14ac="http://schemas.microsoft.com/office/spreadsheetml/2009/9/ac"><c r="A2"><v>14155550100</v></c></row>`+
 			`<row r="3" hidden="false"><c r="A3"><v>14155550101</v></c></row>`+
 			`<row r="4" customFormat="false" ht="12.8" hidden="true" customHeight="false" outlineLevel="0" collapsed="false"><c r="A4"><v>14155550102</v></c></row>`+
-			`<row r="5" hidden="1"/>`)
+			`<row r="5" hidden="1"/>`+
+			`<row r="6" customFormat="false" ht="12.8" hidden="true" customHeight="false" outlineLevel="0" collapsed="false"><c r="A6" s="1"/><c r="B6" s="1"></c></row>`+
+			`<row r="7" hidden="1"><c r="A7" t="inlineStr"><is><t>+14155550107</t></is></c></row>`)
 	edited := withParts(t, base, map[string]string{"xl/worksheets/sheet1.xml": sheet})
-	check(t, edited, []int{2, 4}, nil, Options{})
+	check(t, edited, []int{2, 4, 7}, nil, Options{})
 
 	// A text file has no workbook.
 	csv := filepath.Join(t.TempDir(), "a.csv")

@@ -41,8 +41,10 @@ type worksheetSurvey struct {
 	uncomputed    string
 	uncomputedRow int
 	// facts holds the rows the worksheet hides (a row hidden="1", or
-	// "true" as LibreOffice and excelize write it) that hold cells:
-	// hidden by hand, by a filter or in a collapsed outline.
+	// "true" as LibreOffice and excelize write it) that hold a cell with
+	// a value, a formula or an inline string: hidden by hand, by a
+	// filter or in a collapsed outline. A hidden row of empty cells, as
+	// a sheet hidden below its last row holds, hides nobody.
 	facts Workbook
 }
 
@@ -60,9 +62,12 @@ func surveyWorksheet(r io.Reader) (*worksheetSurvey, error) {
 	sv := &worksheetSurvey{}
 	sum := fnv.New64a()
 	var (
-		inRows, inCell, inV     bool
-		cellDepth               int
-		hasF, hasV, vText       bool
+		inRows, inCell, inV      bool
+		cellDepth                int
+		hasF, hasV, hasIS, vText bool
+		// rowHidden: the row being read is hidden and none of its cells
+		// read so far holds anything.
+		rowHidden               bool
 		row, cellsSinceRef      int
 		cellAttrs, lastRef, tag []byte
 	)
@@ -120,6 +125,10 @@ func surveyWorksheet(r io.Reader) (*worksheetSurvey, error) {
 				inV = false
 			case inCell && name == "c":
 				inCell = false
+				if rowHidden && (hasV || hasF || hasIS) {
+					sv.facts.hide(row)
+					rowHidden = false
+				}
 				if hasF && sv.uncomputed == "" && uncomputed(cellAttrs, hasV, vText) {
 					sv.uncomputed, sv.uncomputedRow = cellRef(cellAttrs, lastRef, cellsSinceRef, row), row
 				}
@@ -136,6 +145,8 @@ func surveyWorksheet(r io.Reader) (*worksheetSurvey, error) {
 					hasF = true
 				case "v":
 					hasV, inV = true, !empty
+				case "is":
+					hasIS = true
 				}
 			}
 			if !empty {
@@ -149,16 +160,15 @@ func surveyWorksheet(r io.Reader) (*worksheetSurvey, error) {
 				}
 			}
 			row, lastRef, cellsSinceRef = n, lastRef[:0], 0
-			if h, _ := rawAttr(attrs, "hidden"); !empty && (string(h) == "1" || string(h) == "true") {
-				sv.facts.hide(n)
-			}
+			h, _ := rawAttr(attrs, "hidden")
+			rowHidden = !empty && (string(h) == "1" || string(h) == "true")
 		case inRows && name == "c":
 			cellsSinceRef++
 			if v, ok := rawAttr(attrs, "r"); ok {
 				lastRef, cellsSinceRef = append(lastRef[:0], v...), 0
 			}
 			if !empty {
-				inCell, cellDepth, hasF, hasV, vText = true, 0, false, false, false
+				inCell, cellDepth, hasF, hasV, hasIS, vText = true, 0, false, false, false, false
 				cellAttrs = append(cellAttrs[:0], attrs...)
 			}
 		case name == "sheetData":
