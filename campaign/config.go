@@ -80,6 +80,9 @@ type File struct {
 	// workbooks keeps the text of the sheets that are workbooks, read
 	// once and read again from there ([sheet.Workbooks]).
 	workbooks *sheet.Workbooks
+	// workbookIssues are the problems of the sheets' workbooks that
+	// CheckSheets found ([File.WorkbookProblems]).
+	workbookIssues []Problem
 }
 
 // Service is the `service:` block: where the service is and who callrun is

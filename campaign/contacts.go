@@ -378,7 +378,6 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if len(problems) == 0 {
 		m.watchHeaders(m.usedColumns())
 	}
-	problems = append(problems, f.workbookProblems(i, r)...)
 	if s.HiddenRows == HiddenSkip {
 		m.hidden = r.Workbook()
 	}
@@ -400,18 +399,21 @@ func sheetColumn(r *sheet.Reader, name, key string, at func(key string, err erro
 
 // CheckSheets opens every sheet and suppression file and checks their
 // headers: the problems that stop a run before any call is made. It
-// returns nil or a *FileError.
+// returns nil or a *FileError. It keeps, for [File.WorkbookProblems],
+// what the sheets that are workbooks hold besides their rows.
 func (f *File) CheckSheets() error {
 	var problems []Problem
 	add := func(key string, err error) {
 		problems = append(problems, Problem{File: f.Source, Line: f.Line(key), Key: key, Msg: err.Error()})
 	}
+	f.workbookIssues = nil
 	for i := range f.Sheets {
 		r, _, err := f.openSheet(i)
 		if err != nil {
 			problems = append(problems, f.sheetProblems(i, err)...)
 			continue
 		}
+		f.workbookIssues = append(f.workbookIssues, f.workbookProblems(i, r)...)
 		r.Close()
 	}
 	for i, p := range f.Suppress {

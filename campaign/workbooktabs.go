@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/callrun/callrun/campaign/sheet"
@@ -21,7 +22,7 @@ const ReasonHidden = "hidden in the workbook (hidden_rows: skip)"
 // of the workbook named like a list of people not to call ([tabSaysDoNotCall]),
 // hidden or not, that no suppress: entry reads and no do_not_call: ignore:
 // entry sets aside; and an ignore: entry of a tab the workbook lacks.
-// openSheet adds them to the sheet's header problems; none for a text file.
+// CheckSheets keeps them; none for a text file.
 func (f *File) workbookProblems(i int, r *sheet.Reader) []Problem {
 	wb := r.Workbook()
 	if wb == nil {
@@ -99,6 +100,20 @@ func (f *File) workbookProblems(i int, r *sheet.Reader) []Problem {
 		}
 	}
 	return out
+}
+
+// WorkbookProblems returns the problems CheckSheets found in the sheets'
+// workbooks beside their rows: a tab named like a list of people not to
+// call that the campaign neither reads nor sets aside, and hidden rows
+// without hidden_rows: ([File.workbookProblems]); a *FileError, or nil.
+// plan and run stop on them before any call. Commands that call nobody
+// (status, report, erase) read the sheets as before: the hidden rows as
+// any other.
+func (f *File) WorkbookProblems() error {
+	if len(f.workbookIssues) == 0 {
+		return nil
+	}
+	return &FileError{Problems: slices.Clone(f.workbookIssues)}
 }
 
 // hasTab reports whether the workbook has a tab named name (any case).

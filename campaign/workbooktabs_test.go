@@ -79,7 +79,10 @@ func workbookCampaign(t *testing.T, sheet, top string) error {
 	if err != nil {
 		return err
 	}
-	return c.CheckSheets()
+	if err := c.CheckSheets(); err != nil {
+		return err
+	}
+	return c.WorkbookProblems()
 }
 
 // TestWorkbookTabsAndHiddenRowsConfig: a workbook's hidden rows and its

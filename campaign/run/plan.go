@@ -34,6 +34,11 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	if err := f.CheckSheets(); err != nil {
 		return nil, f, err
 	}
+	// A workbook's tab of people not to call, or its hidden rows, that
+	// the campaign does not say what to do with: nothing would be called.
+	if err := f.WorkbookProblems(); err != nil {
+		return nil, f, err
+	}
 	suppress, err := f.LoadSuppression(ctx)
 	if err != nil {
 		return nil, f, err

@@ -153,6 +153,11 @@ func (j *job) load(ctx context.Context) error {
 	if err := f.CheckSheets(); err != nil {
 		return err
 	}
+	// A workbook's tab of people not to call, or its hidden rows, that
+	// the campaign does not say what to do with: nothing is called.
+	if err := f.WorkbookProblems(); err != nil {
+		return err
+	}
 	j.f = f
 	if j.suppress, err = f.LoadSuppression(ctx); err != nil {
 		return err
