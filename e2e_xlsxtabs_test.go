@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -57,8 +58,8 @@ func (e *e2eCampaign) checkStops(srv *sandbox.Server, want ...string) {
 	e.t.Helper()
 	for _, args := range [][]string{{"plan", "--offline", e.path}, {"run", e.path}} {
 		res := e.run(60*time.Second, args...)
-		if res.code == 0 {
-			e.t.Errorf("%s: want it to stop, got %s", args[0], res)
+		if res.code != run.ExitUsage {
+			e.t.Errorf("%s: want it to stop with exit %d, got %s", args[0], run.ExitUsage, res)
 		}
 		for _, w := range want {
 			if !strings.Contains(res.stdout+res.stderr, w) {

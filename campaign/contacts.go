@@ -720,7 +720,8 @@ func (cr *ContactReader) eachInSheet(ctx context.Context, i int, fn func(*Contac
 			}
 			cr.judge(c, spec, i, m, s, rec)
 			if m.hidden.RowHidden(rec.Row) {
-				c.Status, c.Field, c.Column, c.Reason = Suppressed, "", "", ReasonHidden
+				// Not called, so no repair of its number to check.
+				c.Status, c.Field, c.Column, c.Reason, c.Warning, c.Cell = Suppressed, "", "", ReasonHidden, "", ""
 			}
 			if c.Status == "" {
 				b.keys = append(b.keys, cr.dedupeKey(c))
