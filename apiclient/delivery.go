@@ -62,7 +62,7 @@ type Delivery struct {
 	Fields map[string]string `json:"fields"`
 	// Repeated holds every value, in order, of a form's (or query's)
 	// field sent more than once (disposition=completed&disposition=do_not_call):
-	// Fields holds its first alone, and the key is of that. Not stored;
+	// Fields holds its first alone; the key is of them all. Not stored;
 	// [Delivery.Values] reads it.
 	Repeated map[string][]string `json:"-"`
 	// Raw is a form's or query's text as it came, cut at 1 KiB and
@@ -79,15 +79,17 @@ type Delivery struct {
 	legacy string
 }
 
-// Key names the delivery: by its call and event when it names its call
-// (call_id), else by its fields less the ones a sender changes from one
-// attempt to the next ([VolatileFields]: a timestamp, a signature, a
-// delivery id), however they were encoded. A retry of one delivery has
-// its key, so it is recorded once.
+// Key names the delivery by what it says: its fields less the ones a
+// sender changes from one attempt to the next ([VolatileFields]: a
+// timestamp, a signature, a delivery id, an attempt count), at its top or
+// inside its [Containers] (message.timestamp, data.attempt), however they
+// were encoded, and every value of a form field sent more than once. A
+// retry of one delivery has its key, so it is recorded once; two
+// deliveries of one call and event that say different things (a
+// call.ended that says completed, then one that says do_not_call; an
+// analysis sent later) have two, and both are stored. `callrun listen`
+// stores a delivery under it, and the outcomes report names it.
 func (d Delivery) Key() string {
-	if d.CallID != "" {
-		return hashKey(map[string]string{"call_id": d.CallID, "event": d.Event})
-	}
 	kept := make(map[string]string, len(d.Fields))
 	envelope := false
 	for k := range d.Fields {
@@ -97,18 +99,47 @@ func (d Delivery) Key() string {
 		}
 	}
 	for k, v := range d.Fields {
-		if !strings.Contains(k, ".") && (volatile[normKey(k)] || envelope && normKey(k) == "id") {
+		if isVolatile(k) || envelope && normKey(k) == "id" {
 			continue
 		}
 		kept[k] = v
 	}
-	return hashKey(kept)
+	if len(d.Repeated) == 0 {
+		return hashKey(kept)
+	}
+	// A field sent more than once is told by all its values: a second
+	// value may be the opt-out.
+	b, _ := json.Marshal(struct {
+		Fields   map[string]string   `json:"fields"`
+		Repeated map[string][]string `json:"repeated"`
+	}{kept, d.Repeated})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// isVolatile reports whether a field's path names one of
+// [VolatileFields]: its last segment does, and every segment before it is
+// one of [Containers], up to three (timestamp, message.timestamp,
+// data.attempt; not data.transcript.timestamp).
+func isVolatile(path string) bool {
+	segs := strings.Split(path, ".")
+	if len(segs)-1 > maxContainers || !volatile[normKey(segs[len(segs)-1])] {
+		return false
+	}
+	for _, seg := range segs[:len(segs)-1] {
+		if !isContainerSeg(seg) {
+			return false
+		}
+	}
+	return true
 }
 
 // LegacyKey is the key callrun gave this delivery before deliveries were
 // told by their call and event (every field, as that callrun read them),
-// or "" when that callrun could not read it: a retry that straddles an
-// upgrade is looked for under both.
+// or "" when that callrun could not read it or gave it the key of another
+// delivery (a form field sent more than once, keyed by its first value):
+// a retry that straddles an upgrade is looked for under both, so a
+// delivery stored under it is this one, sent again.
 func (d Delivery) LegacyKey() string { return d.legacy }
 
 // hashKey is the key of a set of fields: the first 16 bytes of the
@@ -119,10 +150,10 @@ func hashKey(fields map[string]string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// VolatileFields are the top-level fields a sender may change from one
-// attempt of a delivery to the next, which [Delivery.Key] leaves out (as
-// [Field] matches them: any case, with or without _ or -); and an
-// envelope's own id.
+// VolatileFields are the fields a sender may change from one attempt of
+// a delivery to the next, which [Delivery.Key] leaves out, at the top of
+// the delivery or inside its [Containers] (as [Field] matches them: any
+// case, with or without _ or -); and, at its top, an envelope's own id.
 var VolatileFields = []string{"timestamp", "signature", "delivery_id", "webhook_id", "event_id", "request_id", "message_id", "idempotency_key", "attempt", "attempts", "retry", "retry_count", "sent_at"}
 
 var volatile = func() map[string]bool {
@@ -710,7 +741,11 @@ func formDelivery(vals url.Values, raw string) Delivery {
 	}
 	d := newDelivery(fields, raw)
 	d.Repeated = repeated
-	d.legacy = hashKey(fields)
+	if repeated == nil {
+		// Before, a field sent more than once was keyed by its first
+		// value alone: that key may be another delivery's.
+		d.legacy = hashKey(fields)
+	}
 	return d
 }
 

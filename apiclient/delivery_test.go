@@ -163,6 +163,73 @@ func TestDeliveryKey(t *testing.T) {
 	}
 }
 
+// TestDeliveryKeySameCall: two deliveries of one call and event that say
+// different things (a call.ended that says completed, then one that says
+// do_not_call; an analysis sent later) have two keys, in an envelope and
+// in a form; a retry, the same body or one that differs only in volatile
+// fields at its top or nested in its containers (message.timestamp,
+// data.attempt), has one.
+func TestDeliveryKeySameCall(t *testing.T) {
+	t.Parallel()
+	read := func(body string) Delivery {
+		t.Helper()
+		ctype := "application/x-www-form-urlencoded"
+		if strings.HasPrefix(body, "{") {
+			ctype = "application/json"
+		}
+		return readOne(t, post(ctype, body))
+	}
+	const (
+		completed = `{"event":"call.ended","timestamp":"2025-03-01T17:11:00Z","data":{"call_id":"call_1","agent_id":"agent_1","caller_number":"+14155550132","duration":65,"status":"completed","disposition":"completed"},"signature":"sha256=aa"}`
+		dnc       = `{"event":"call.ended","timestamp":"2025-03-01T17:11:00Z","data":{"call_id":"call_1","agent_id":"agent_1","caller_number":"+14155550132","duration":65,"status":"completed","disposition":"do_not_call"},"signature":"sha256=aa"}`
+		analysed  = `{"event":"call.ended","timestamp":"2025-03-01T17:11:00Z","data":{"call_id":"call_1","agent_id":"agent_1","caller_number":"+14155550132","duration":65,"status":"completed","disposition":"completed","analysis":{"summary":"asked not to be called","timestamp":"2025-03-01T17:12:00Z"}},"signature":"sha256=aa"}`
+		// The same as completed, sent again: stamped, signed, numbered anew,
+		// at the top and inside its containers.
+		retried = `{"id":"evt_2","event":"call.ended","timestamp":"2025-03-01T17:11:09Z","data":{"call_id":"call_1","agent_id":"agent_1","caller_number":"+14155550132","duration":65,"status":"completed","disposition":"completed","attempt":2,"Sent-At":"2025-03-01T17:11:09Z"},"signature":"sha256=bb","delivery_id":"d_2"}`
+	)
+	base := read(completed)
+	if base.CallID != "call_1" || base.Event != "call.ended" {
+		t.Fatalf("read as call %q event %q", base.CallID, base.Event)
+	}
+	for _, c := range []struct {
+		name, body string
+		same       bool
+	}{
+		{"the same body again", completed, true},
+		{"a retry stamped, signed and counted anew, at the top and in data", retried, true},
+		{"the same call and event saying do_not_call", dnc, false},
+		{"the same call and event with its analysis", analysed, false},
+	} {
+		if got := read(c.body).Key(); (got == base.Key()) != c.same {
+			t.Errorf("%s: key %s, first %s; want the same %v", c.name, got, base.Key(), c.same)
+		}
+	}
+	// A timestamp of what a delivery reports, not of its sending, tells
+	// two deliveries apart: data.analysis is no container.
+	later := strings.Replace(analysed, `"timestamp":"2025-03-01T17:12:00Z"`, `"timestamp":"2025-03-01T17:15:00Z"`, 1)
+	if read(later).Key() == read(analysed).Key() {
+		t.Error("two analyses at two times share a key")
+	}
+	// A message envelope (Vapi's shape) whose own timestamp changes.
+	m1 := read(`{"message":{"type":"end-of-call-report","timestamp":1740849060000,"call":{"id":"call_9","customer":{"number":"+14155550132"}},"endedReason":"customer-ended-call"}}`)
+	m2 := read(`{"message":{"type":"end-of-call-report","timestamp":1740849069000,"call":{"id":"call_9","customer":{"number":"+14155550132"}},"endedReason":"customer-ended-call"}}`)
+	m3 := read(`{"message":{"type":"end-of-call-report","timestamp":1740849069000,"call":{"id":"call_9","customer":{"number":"+14155550132"}},"endedReason":"customer-did-not-want-calls"}}`)
+	if m1.CallID != "call_9" || m1.Key() != m2.Key() || m1.Key() == m3.Key() {
+		t.Errorf("message envelopes (call %q): %s %s %s; want the first two the same, the third another", m1.CallID, m1.Key(), m2.Key(), m3.Key())
+	}
+	// A delivery naming no call, stamped and counted inside its data.
+	if n1, n2 := read(`{"event":"contact.updated","data":{"phone":"+14155550132","timestamp":"1","attempt":1}}`), read(`{"event":"contact.updated","data":{"phone":"+14155550132","timestamp":"2","attempt":2}}`); n1.Key() != n2.Key() {
+		t.Error("a retry naming no call, stamped anew in its data, has another key")
+	}
+	// A form naming its call.
+	f1 := read("event=call.ended&call_id=call_1&phone_number=%2B14155550132&disposition=completed&timestamp=1")
+	f2 := read("event=call.ended&call_id=call_1&phone_number=%2B14155550132&disposition=completed&timestamp=2")
+	f3 := read("event=call.ended&call_id=call_1&phone_number=%2B14155550132&disposition=do_not_call&timestamp=1")
+	if f1.Key() != f2.Key() || f1.Key() == f3.Key() {
+		t.Errorf("forms of call_1: %s %s %s; want the first two the same, the third another", f1.Key(), f2.Key(), f3.Key())
+	}
+}
+
 func TestReadDeliveryRefuses(t *testing.T) {
 	t.Parallel()
 	big := "phone_number=" + strings.Repeat("1", MaxDeliveryBody)
@@ -332,7 +399,9 @@ func TestReadDeliveryGzipSigned(t *testing.T) {
 
 // TestDeliveryValuesRepeated: Values gives every value of a form field
 // sent more than once, in order, in a form, a query and a multipart form,
-// while Fields and the key keep its first, as before.
+// while Fields keeps its first; the key is of every value (the second may
+// be the opt-out), and there is no legacy key, the one callrun gave it
+// before being the first value's, which another delivery may have.
 func TestDeliveryValuesRepeated(t *testing.T) {
 	const q = "event=call.ended&phone_number=%2B442079460123&Disposition=completed&Disposition=do_not_call"
 	var mp bytes.Buffer
@@ -354,8 +423,11 @@ func TestDeliveryValuesRepeated(t *testing.T) {
 		if got := d.Values("disposition"); len(got) != 2 || got[0] != "completed" || got[1] != "do_not_call" {
 			t.Errorf("%s: Values %q, want [completed do_not_call]", c.name, got)
 		}
-		if d.Fields["Disposition"] != "completed" || d.Key() != once.Key() {
-			t.Errorf("%s: fields %v, key %s, want the first value's, key %s", c.name, d.Fields, d.Key(), once.Key())
+		if d.Fields["Disposition"] != "completed" || d.Key() == once.Key() || d.LegacyKey() != "" {
+			t.Errorf("%s: fields %v, key %s (legacy %q), want the first value's fields and a key other than %s", c.name, d.Fields, d.Key(), d.LegacyKey(), once.Key())
+		}
+		if again := readOne(t, post("application/x-www-form-urlencoded", q+"&timestamp=2")); again.Key() != d.Key() {
+			t.Errorf("%s: a retry stamped anew has another key", c.name)
 		}
 	}
 	if got := once.Values("disposition"); len(got) != 1 || got[0] != "completed" {

@@ -65,17 +65,17 @@ type Delivery struct {
 
 // ErasedForm returns d as it is kept of an erased person, with keys, the
 // store's erasure keys (at least one): its key, when, its event, call id
-// and path, Erased, and no fields, raw body or agent. A key told by the
-// call (d has a call id: a hash of call id and event) names no one and is
-// kept; a key hashed from the fields, which hold the number, becomes its
-// keyed hash under keys' first key, so that a retry of the delivery,
-// erased the same way, is still found stored.
+// and path, Erased, and no fields, raw body or agent. Its key, hashed
+// from the fields, which hold the number (whether or not it names its
+// call), becomes its keyed hash under keys' first key, so that a retry of
+// the delivery, erased the same way, is still found stored; a key
+// erased already is kept.
 func (d Delivery) ErasedForm(keys *ErasureKeys) (Delivery, error) {
 	if keys == nil || len(keys.keys) == 0 {
 		return Delivery{}, errors.New("erasing a delivery needs the store's erasure key")
 	}
 	e := Delivery{Key: d.Key, At: d.At, Event: d.Event, CallID: d.CallID, Via: d.Via, Erased: true, Fields: map[string]string{}, Legacy: d.Legacy}
-	if d.CallID == "" && !d.Erased {
+	if !d.Erased {
 		e.Key = deliveryKeyHash(keys.keys[0].key, d.Key)
 	}
 	return e, nil
