@@ -326,8 +326,12 @@ func (x *OutcomeIndex) Share(st *store.State) {
 // journal under key and went through the service's agent agentID, and
 // says what they tell: the latest event (ended after answered after
 // started, whatever order they came in; a tie goes to the one received
-// last), how many calls the service started, and the fields
-// outcomes.fields names, each from the latest delivery that has it.
+// last), how many calls the service started (a call counted once,
+// however many call.started deliveries name it), and the fields
+// outcomes.fields names, each from the latest delivery that has it. Two
+// deliveries of one call and event that say different things are both
+// stored (apiclient's Delivery.Key): the one received last gives the
+// outcome's time and its fields.
 func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID string) report.Outcome {
 	var mine []store.Delivery
 	take := func(i int, how string) {
@@ -365,10 +369,16 @@ func (x *OutcomeIndex) Outcome(c *Contact, sheet string, key store.Key, agentID 
 	}
 	// Latest first by rank, then by arrival.
 	latest := 0
+	started := map[string]bool{} // the calls counted, by id
 	for i, d := range mine {
 		switch deliveryRank(d) {
 		case rankStarted:
-			o.Starts++
+			if d.CallID == "" || !started[d.CallID] {
+				o.Starts++
+			}
+			if d.CallID != "" {
+				started[d.CallID] = true
+			}
 		case rankAnswered:
 			o.Answered = true
 		}
