@@ -20,6 +20,10 @@ type activeCalls struct {
 	length time.Duration
 	calls  map[int]*activeCall // by slot
 	next   int
+	// over are the ids of the calls whose end was delivered: a second
+	// delivery of one call's end (it says something more, and is stored
+	// beside the first) frees no other call's slot.
+	over map[string]bool
 }
 
 // activeCall is one slot's call.
@@ -35,7 +39,7 @@ func newActiveCalls(max int, length time.Duration) *activeCalls {
 	if max <= 0 {
 		return nil
 	}
-	return &activeCalls{max: max, length: length, calls: map[int]*activeCall{}}
+	return &activeCalls{max: max, length: length, calls: map[int]*activeCall{}, over: map[string]bool{}}
 }
 
 // wait returns how long from now until the first call in progress ends
@@ -111,12 +115,17 @@ func (a *activeCalls) release(slot int) {
 // callID names, when one in progress has that id; else a call to phone
 // (through agentID, when the delivery names one), of several the one that
 // started first (a call whose start is in flight started last), but never
-// one whose id is another. It reports whether a slot was freed.
+// one whose id is another; a call whose end was delivered already frees
+// nothing more. It reports whether a slot was freed.
 func (a *activeCalls) ended(callID, phone, agentID string) bool {
 	if a == nil {
 		return false
 	}
 	if callID != "" {
+		if a.over[callID] {
+			return false
+		}
+		a.over[callID] = true
 		for id, c := range a.calls {
 			if c.callID == callID {
 				delete(a.calls, id)

@@ -315,6 +315,17 @@ func TestActiveCallsEnded(t *testing.T) {
 	if b.ended("call_9", "+12122010001", "agent_a") || b.calls[c1] == nil {
 		t.Error("the end of another call freed call_1's slot by its number")
 	}
+
+	// A second delivery of call_1's end (it says more: a do_not_call after
+	// completed, both stored) frees no slot of a redial to the number
+	// whose start is in flight.
+	if !b.ended("call_1", "+12122010001", "agent_a") || b.calls[c1] != nil {
+		t.Error("the end of call_1 did not free its slot")
+	}
+	c3, _ := b.take(t0, "+12122010001", "agent_a")
+	if b.ended("call_1", "+12122010001", "agent_a") || b.calls[c3] == nil || b.calls[c3].ended {
+		t.Error("a second delivery of call_1's end ended the redial in flight")
+	}
 }
 
 // TestRunSaysNoDeliveryCame: a run that starts a call a minute and hears
