@@ -127,8 +127,8 @@ func callAnswer(resp *http.Response, origin string, wait time.Duration, cutBody 
 // show one, but its answer carries one, and a delivery that names the
 // call is then matched to its contact by it.
 func answerCallID(b []byte) string {
-	ds, err := jsonDeliveries(bytes.TrimSpace(b), false)
-	if err != nil || len(ds) != 1 {
+	ds, _, refused, err := jsonDeliveries(bytes.TrimSpace(b), false)
+	if err != nil || refused != nil || len(ds) != 1 {
 		return ""
 	}
 	return ds[0].CallID

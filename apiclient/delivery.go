@@ -412,6 +412,15 @@ type ReadOptions struct {
 // decompressed, is [ErrDeliveryTooLarge]; with o.SigningSecret, a signature that does not
 // match is [ErrBadSignature] and, with o.RequireSignature, none at all
 // [ErrUnsigned]; a body that is none of these is an error saying so.
+//
+// A JSON array some of whose elements are no delivery (not an object, or
+// an empty one) is read for the rest: ReadDeliveries returns the
+// deliveries of the others, in order, with a *[RefusedElements] that
+// names each element refused and why; `callrun listen` stores those it
+// read and answers for the refused ones. An element without a signature
+// is not one o.RequireSignature refuses the array for when it is refused
+// already. An array none of whose elements is a delivery is an error, as
+// a body that is none.
 func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		if o.SigningSecret != "" && o.RequireSignature {
@@ -441,13 +450,18 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	looksJSON := bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("["))
 	headerSig := signatureHeader(r.Header)
 	var ds []Delivery
+	// The JSON array's elements: at[i] is the place in the array of
+	// ds[i] (nil: ds[i] is its i-th object, or the body's only one), and
+	// refused the elements read as no delivery.
+	var at []int
+	var refused *RefusedElements
 	switch {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") ||
 		mt != "application/x-www-form-urlencoded" && !strings.HasPrefix(mt, "multipart/") && looksJSON:
-		if ds, err = jsonDeliveries(trimmed, len(body) <= legacyMaxBody); err != nil {
+		if ds, at, refused, err = jsonDeliveries(trimmed, len(body) <= legacyMaxBody); err != nil {
 			return nil, err
 		}
-	case mt == "application/x-www-form-urlencoded" && looksJSON && jsonParses(trimmed, &ds):
+	case mt == "application/x-www-form-urlencoded" && looksJSON && jsonParses(trimmed, &ds, &at, &refused):
 		// JSON sent as a form, a common misconfiguration of senders: read
 		// as a form it would be one key of garbage, and its opt-out lost.
 	case strings.HasPrefix(mt, "multipart/"):
@@ -471,8 +485,15 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	default:
 		return nil, fmt.Errorf("the delivery's Content-Type %s is neither a form nor JSON", strconv.Quote(mt))
 	}
+	// elem is the place in the body's objects of delivery i.
+	elem := func(i int) int {
+		if at == nil {
+			return i
+		}
+		return at[i]
+	}
 	if o.SigningSecret == "" {
-		return ds, nil
+		return ds, refused.orNil()
 	}
 	// A delivery whose signature covers its "data" member alone is read
 	// from what it signs (signedData).
@@ -487,26 +508,68 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		}
 		for i := range ds {
 			ds[i].Signed = true
-			if i < len(dataOnly) && dataOnly[i] {
+			if e := elem(i); e < len(dataOnly) && dataOnly[e] {
 				ds[i] = signedData(ds[i])
 			}
 		}
-		return ds, nil
+		return ds, refused.orNil()
 	}
-	signed, dataOnly, err := checkBodySignatures(o.SigningSecret, trimmed, len(ds))
+	n := len(ds)
+	if refused != nil {
+		n = refused.Of
+	}
+	signed, dataOnly, err := checkBodySignatures(o.SigningSecret, trimmed, n)
 	if err != nil {
 		return nil, err
 	}
 	for i := range ds {
-		ds[i].Signed = signed[i]
-		if !signed[i] && o.RequireSignature {
+		e := elem(i)
+		ds[i].Signed = signed[e]
+		if !signed[e] && o.RequireSignature {
 			return nil, ErrUnsigned
 		}
-		if dataOnly[i] {
+		if dataOnly[e] {
 			ds[i] = signedData(ds[i])
 		}
 	}
-	return ds, nil
+	return ds, refused.orNil()
+}
+
+// RefusedElements is what [ReadDeliveries] returns, beside the
+// deliveries it read, for a JSON array some of whose elements are no
+// delivery: which elements it refused and why. `callrun listen` stores
+// the others and answers 400 naming these.
+type RefusedElements struct {
+	// Of is how many elements the array has.
+	Of int
+	// Refused are the elements refused, in order.
+	Refused []RefusedElement
+}
+
+// RefusedElement is one element of a JSON array of deliveries that is no
+// delivery.
+type RefusedElement struct {
+	// Index is its place in the array, from 1.
+	Index int
+	// Err says why it is no delivery.
+	Err error
+}
+
+func (e *RefusedElements) Error() string {
+	parts := make([]string, len(e.Refused))
+	for i, r := range e.Refused {
+		parts[i] = fmt.Sprintf("element %d of %d: %v", r.Index, e.Of, r.Err)
+	}
+	return "the delivery's array has elements that are no delivery: " + strings.Join(parts, "; ")
+}
+
+// orNil is e as an error: nil when e is nil, so that a nil
+// *RefusedElements is no error.
+func (e *RefusedElements) orNil() error {
+	if e == nil {
+		return nil
+	}
+	return e
 }
 
 // readBody reads r's body, up to one byte over MaxDeliveryBody, in one
@@ -550,13 +613,14 @@ func decodeBody(h http.Header, body []byte) ([]byte, error) {
 }
 
 // jsonParses reports whether body reads as JSON deliveries, and puts
-// them in ds when it does.
-func jsonParses(body []byte, ds *[]Delivery) bool {
-	got, err := jsonDeliveries(body, len(body) <= legacyMaxBody)
+// them, where each was in an array and the elements refused, in ds, at
+// and refused when it does.
+func jsonParses(body []byte, ds *[]Delivery, at *[]int, refused **RefusedElements) bool {
+	got, where, bad, err := jsonDeliveries(body, len(body) <= legacyMaxBody)
 	if err != nil {
 		return false
 	}
-	*ds = got
+	*ds, *at, *refused = got, where, bad
 	return true
 }
 
@@ -567,31 +631,50 @@ const legacyMaxBody = 64 << 10
 
 // jsonDeliveries reads a JSON object, or an array of them, each a
 // delivery. legacy says whether callrun before could have read it (an
-// object within its bound).
-func jsonDeliveries(body []byte, legacy bool) ([]Delivery, error) {
+// object within its bound). Of an array, the elements that are no
+// delivery (not an object, or an empty one) are left out and named in
+// refused, and at says where in the array each delivery read was (nil
+// when none was left out); an array none of whose elements is a
+// delivery, or that is no JSON, is an error.
+func jsonDeliveries(body []byte, legacy bool) (ds []Delivery, at []int, refused *RefusedElements, err error) {
 	if len(body) > 0 && body[0] == '[' {
 		var elems []json.RawMessage
 		if err := json.Unmarshal(body, &elems); err != nil {
-			return nil, errors.New("the delivery's body is not JSON")
+			return nil, nil, nil, errors.New("the delivery's body is not JSON")
 		}
 		if len(elems) == 0 {
-			return nil, errors.New("the delivery's body is an empty JSON array")
+			return nil, nil, nil, errors.New("the delivery's body is an empty JSON array")
 		}
 		out := make([]Delivery, 0, len(elems))
+		where := make([]int, 0, len(elems))
 		for i, e := range elems {
 			d, err := jsonDelivery(bytes.TrimSpace(e), false)
+			if err == nil && len(d.Fields) == 0 {
+				err = errors.New("an empty delivery")
+			}
 			if err != nil {
-				return nil, fmt.Errorf("element %d of the delivery's array: %w", i+1, err)
+				if refused == nil {
+					refused = &RefusedElements{Of: len(elems)}
+				}
+				refused.Refused = append(refused.Refused, RefusedElement{Index: i + 1, Err: err})
+				continue
 			}
 			out = append(out, d)
+			where = append(where, i)
 		}
-		return out, nil
+		if refused == nil {
+			return out, nil, nil, nil
+		}
+		if len(out) == 0 {
+			return nil, nil, nil, refused
+		}
+		return out, where, refused, nil
 	}
 	d, err := jsonDelivery(body, legacy)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return []Delivery{d}, nil
+	return []Delivery{d}, nil, nil, nil
 }
 
 // jsonDelivery reads one JSON object into a delivery, its nested objects

@@ -85,6 +85,55 @@ func TestReadDeliveryArray(t *testing.T) {
 	}
 }
 
+// TestReadDeliveryArrayRefusesElements: an array some of whose elements
+// are no delivery (a bare string, null, an empty object) is read for the
+// others, in order, with a *RefusedElements naming the rest; signatures
+// are the elements' own, each checked against its own element, so an
+// element signed by its data alone after a refused one is read from its
+// data, and a refused element without a signature does not make
+// require_signature refuse the array. An array of nothing else is an
+// error with no delivery.
+func TestReadDeliveryArrayRefusesElements(t *testing.T) {
+	t.Parallel()
+	ds, err := ReadDeliveries(post("application/json", `[{"event":"call.started","phone_number":"+1"},"call.ended",{"event":"call.ended","phone_number":"+2","disposition":"do_not_call"},{}]`), ReadOptions{})
+	var refused *RefusedElements
+	if !errors.As(err, &refused) || len(ds) != 2 || ds[0].Event != "call.started" || Field(ds[1].Fields, "disposition") != "do_not_call" {
+		t.Fatalf("read %d deliveries (%+v), %v; want the two objects and the others refused", len(ds), ds, err)
+	}
+	if refused.Of != 4 || len(refused.Refused) != 2 || refused.Refused[0].Index != 2 || refused.Refused[1].Index != 4 ||
+		!strings.Contains(err.Error(), "element 2 of 4") || !strings.Contains(err.Error(), "element 4 of 4: an empty delivery") {
+		t.Errorf("refused %+v: %v", refused, err)
+	}
+
+	const secret = "whsec_elements"
+	signed := func(obj string) string { // obj's signature as its last member
+		return obj[:len(obj)-1] + `,"signature":"` + Sign(secret, []byte(obj)) + `"}`
+	}
+	data := `{"phone_number":"+3","disposition":"do_not_call"}`
+	byData := `{"event":"call.ended","phone_number":"+9","data":` + data + `,"signature":"` + Sign(secret, []byte(data)) + `"}`
+	body := `[` + signed(`{"event":"call.started","phone_number":"+1"}`) + `,null,` + byData + `]`
+	ds, err = ReadDeliveries(post("application/json", body), ReadOptions{SigningSecret: secret, RequireSignature: true})
+	if !errors.As(err, &refused) || len(ds) != 2 || refused.Of != 3 || len(refused.Refused) != 1 || refused.Refused[0].Index != 2 {
+		t.Fatalf("signed elements around null: %d deliveries, %v", len(ds), err)
+	}
+	if !ds[0].Signed || !ds[1].Signed || Field(ds[1].Fields, "phone_number") != "+3" || ds[1].Fields["phone_number"] != "" {
+		t.Errorf("signed elements: %+v; want both signed, the second read from its data", ds)
+	}
+	// An element whose signature does not match is a forgery: the
+	// array is refused whole, as ever.
+	forged := `[` + signed(`{"event":"call.started","phone_number":"+1"}`) + `,null,{"event":"call.ended","phone_number":"+2","signature":"sha256=00"}]`
+	if _, err := ReadDeliveries(post("application/json", forged), ReadOptions{SigningSecret: secret}); !errors.Is(err, ErrBadSignature) {
+		t.Errorf("an array with a forged element: %v, want ErrBadSignature", err)
+	}
+
+	for _, body := range []string{`[1,2]`, `[null,{}]`} {
+		ds, err := ReadDeliveries(post("application/json", body), ReadOptions{})
+		if err == nil || len(ds) != 0 {
+			t.Errorf("%s: %d deliveries, %v; want an error and none", body, len(ds), err)
+		}
+	}
+}
+
 func TestField(t *testing.T) {
 	t.Parallel()
 	fields := map[string]string{

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -334,6 +335,13 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ds, err := apiclient.ReadDeliveries(r, t.f.Outcomes.ReadOptions())
+	// A JSON array some of whose elements are no delivery: the others are
+	// taken, then the request is refused for the rest, as one such
+	// delivery alone would be (400).
+	var refused *apiclient.RefusedElements
+	if errors.As(err, &refused) && len(ds) > 0 {
+		err = nil
+	}
 	switch {
 	case errors.Is(err, apiclient.ErrBadSignature), errors.Is(err, apiclient.ErrUnsigned):
 		// Forged, or sent by another sender: counted, never stored.
@@ -383,6 +391,29 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		l.noteStored(t, d, taken, start)
+	}
+	if refused != nil {
+		// The deliveries read are durable: the sender's retry of the
+		// array finds them stored. The elements refused are answered as
+		// each would be alone: never stored, logged and counted.
+		type element struct {
+			Element int    `json:"element"`
+			Why     string `json:"why"`
+		}
+		answer := struct {
+			Stored  int       `json:"stored"`
+			Refused []element `json:"refused"`
+		}{Stored: len(ds)}
+		for _, e := range refused.Refused {
+			why := apiclient.Redact(e.Err.Error())
+			l.noteRefused(t, http.StatusBadRequest, fmt.Sprintf("element %d of the array of %d: %s (the array's %d delivery(ies) are stored)", e.Index, refused.Of, why, len(ds)))
+			answer.Refused = append(answer.Refused, element{e.Index, why})
+		}
+		b, _ := json.Marshal(answer) // a struct of ints and strings always encodes
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(append(b, '\n')) //nolint:errcheck
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte("{\"stored\":true}\n")) //nolint:errcheck
@@ -444,10 +475,16 @@ func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 
 // refuse answers a delivery listen does not store.
 func (l *Listener) refuse(w http.ResponseWriter, t *hookTarget, status int, why string) {
+	l.noteRefused(t, status, why)
+	http.Error(w, http.StatusText(status), status)
+}
+
+// noteRefused counts and logs a delivery listen does not store, with the
+// status it is answered.
+func (l *Listener) noteRefused(t *hookTarget, status int, why string) {
 	n := l.refused.Add(1)
 	l.metrics.refused.WithLabelValues(t.name, strconv.Itoa(status)).Inc()
 	if held, ok := l.gate.pass(l.now()); ok {
 		l.log.Warn().Str("campaign", t.name).Int("status", status).Str("why", apiclient.Redact(why)).Int64("refused_total", n).Int64("not_logged", held).Msg("delivery refused")
 	}
-	http.Error(w, http.StatusText(status), status)
 }
