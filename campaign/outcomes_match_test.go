@@ -218,3 +218,30 @@ func TestOutcomeIndexRules(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeSameCallLaterWins: two deliveries of one call and event
+// that say different things are both stored (apiclient's Delivery.Key):
+// the outcome's time and its fields are the one received later's, and
+// two call.started of one call count one service start.
+func TestOutcomeSameCallLaterWins(t *testing.T) {
+	f := &File{Region: "US", Outcomes: &Outcomes{Fields: []string{"disposition"}}}
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	d := func(sec int, key, event, disposition string) store.Delivery {
+		fields := map[string]string{"event": event, "data.call_id": "call_7", "data.caller_number": "+14155550132"}
+		if disposition != "" {
+			fields["data.disposition"] = disposition
+		}
+		return store.Delivery{Key: key, At: at.Add(time.Duration(sec) * time.Second), Event: event, CallID: "call_7", AgentID: "agent_a", Fields: fields}
+	}
+	x := NewOutcomeIndex(f, []store.Delivery{
+		d(1, "k1", "call.started", ""),
+		d(2, "k2", "call.started", ""), // the same call's start again, with more to say
+		d(3, "k3", "call.ended", "completed"),
+		d(9, "k4", "call.ended", "do_not_call"),
+	})
+	c := &Contact{Phone: "+14155550132"}
+	got := x.Outcome(c, "s.csv", store.Key{}, "agent_a")
+	if want := (report.Outcome{Event: "ended", At: "2026-11-25T12:00:09Z", Starts: 1, Detail: "disposition=do_not_call"}); got != want {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+}
