@@ -392,7 +392,7 @@ func TestListenRetryStraddlesUpgrade(t *testing.T) {
 				t.Errorf("the retries of the 3 deliveries stored before the upgrade: %d stored, want 3", len(ds))
 			}
 			// The envelope again, its timestamp another: stored once (by its
-			// call and event), and its retries no more.
+			// fields less the volatile ones), and its retries no more.
 			post(js, strings.Replace(envelope, "11:59:30", "12:01:00", 1))
 			post(js, strings.Replace(envelope, "11:59:30", "12:02:00", 1))
 			if ds := stored(); len(ds) != 4 {

@@ -191,8 +191,8 @@ func TestDeliveryKey(t *testing.T) {
 	if d := key("event=call.ended&phone_number=%2B1"); d.LegacyKey() != hashKey(map[string]string{"event": "call.ended", "phone_number": "+1"}) || d.Key() != d.LegacyKey() {
 		t.Errorf("a form without volatile fields: key %s, legacy %s", d.Key(), d.LegacyKey())
 	}
-	// An envelope: by its call and event, whatever its timestamp,
-	// signature or id.
+	// An envelope: by its fields, whatever its timestamp, signature or
+	// id; another call is another delivery.
 	e1 := key(`{"id":"evt_1","event":"call.started","timestamp":"2024-01-15T10:30:00Z","data":{"call_id":"call_1","caller_number":"+1"},"signature":"sha256=aa"}`)
 	e2 := key(`{"id":"evt_2","event":"call.started","timestamp":"2024-01-15T10:30:09Z","data":{"call_id":"call_1","caller_number":"+1"},"signature":"sha256=bb"}`)
 	e3 := key(`{"event":"call.started","data":{"call_id":"call_2","caller_number":"+1"}}`)

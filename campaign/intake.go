@@ -81,8 +81,7 @@ type Taken struct {
 	// it: its number did not read, whatever numbers were found.
 	Held, HeldNew bool
 	// Erased: a number of the delivery is an erased person's, and it was
-	// stored erased, under Key (a keyed hash unless the key is told by
-	// the call).
+	// stored erased, under Key (its key's keyed hash).
 	Erased bool
 }
 
