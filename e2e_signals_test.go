@@ -164,7 +164,8 @@ func TestSignalsEndToEnd(t *testing.T) {
 // "Einwilligung Telefon" as consent, not as a phone column, Brevo's
 // SMS_BLACKLISTED and not its e-mail block list or double opt-in, a
 // monday.com status "Do Not Call"), and the sandbox's ledger must hold
-// exactly the numbers of the rows that may be called, each once.
+// exactly the numbers of the rows that may be called, each once (not
+// Google's row whose Notes mention do not call).
 func TestSignalsFromInitEndToEnd(t *testing.T) {
 	for _, tc := range []struct {
 		sheet, region string
@@ -173,8 +174,10 @@ func TestSignalsFromInitEndToEnd(t *testing.T) {
 		// The numbers the sandbox must place.
 		placed []string
 	}{
+		// Alan's Notes say "do not call before 10am", which callrun cannot
+		// honour as written: held.
 		{"google-contacts.csv", "US", []string{`do_not_call: [{column: "Labels", values: ["Do not call"]}]`}, nil,
-			[]string{"+14155550101", "+14155550103", "+14155550105"}},
+			[]string{"+14155550101", "+14155550105"}},
 		{"german-nicht-anrufen.csv", "DE", []string{`phone_number: ["Handy", "Telefon"]`, `do_not_call: {column: "Nicht anrufen"}`, `consent: {column: "Einwilligung Telefon", required: true}`}, nil,
 			[]string{"+493012345678", "+491701234567"}},
 		{"brevo.csv", "FR", []string{`phone_number: "SMS"`, `do_not_call: {column: "SMS_BLACKLISTED"}`, `# Not sent: "CONTACT ID", "DOUBLE_OPT-IN", "EMAIL_BLACKLISTED"`}, []string{"\nconsent:"},
