@@ -270,7 +270,9 @@ func (m *sheetMap) watchHeaders(used map[int]bool) {
 		default:
 			continue
 		}
-		m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: kind, found: "header"})
+		// A list's notes ("Lead Status Notes") are free text: read as notes.
+		notes := kind == signalValues && isNotesHeader(h)
+		m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: kind, found: "header", notes: notes})
 		m.tracked[c] = true
 	}
 	// A column of the date or the reason of a flag ("DNC Date") is set on

@@ -82,7 +82,7 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 		return saysNothing, ""
 	}
 	says, tag := readValueCell(cell, s.values)
-	if says == saysNothing && (s.mapped || s.notes) && mentionsPhrase(cell, s.values) {
+	if says == saysNothing && (s.mapped || s.notes) && mentionsIn(cell, s.values, s.notes) {
 		says = saysMention
 	}
 	return says, tag
@@ -273,7 +273,7 @@ func (m *sheetMap) anySaid() bool {
 func (rs rowSignal) heldReason() string {
 	s, cell := rs.held, strings.TrimSpace(rs.heldCell)
 	if s.notes && !s.mapped && rs.heldSays == saysMention {
-		return fmt.Sprintf("column %q says %q, which mentions do not call: the row and its number are not called until the note is read by a person (map the column under do_not_call: values: with the note's phrase, or ignore the column there with a reason, or write the note without the phrase)", s.name, cell)
+		return fmt.Sprintf("column %q says %q, which mentions do not call: the row and its number are not called until a person reads the note: if the person may be called, write the note without the phrase (ignoring the column under do_not_call: would release every note of it, those that do ask not to be called too)", s.name, cell)
 	}
 	if s.mapped && rs.heldSays == saysMention {
 		return fmt.Sprintf("do-not-call column %q says %q, which mentions do not call without being one of the column's values: the row is not called until the cell says which (name the value under do_not_call: values: if it means do not call; else write the cell without the phrase)", s.name, cell)

@@ -347,6 +347,42 @@ func TestRunSignalPastTheFirstRows(t *testing.T) {
 	}
 }
 
+// TestNotesMentions: a column of notes is read for a mention of do not
+// call however its header also names a list ("Lead Status Notes"), and
+// in the phrases people write; a word of the table that free text uses
+// for other things ("stop", "Robinson") mentions nothing in a note. Each
+// sheet's second row has the first's number: a mention holds both.
+func TestNotesMentions(t *testing.T) {
+	for _, tc := range []struct {
+		header, note string
+		held         bool
+	}{
+		{"Lead Status Notes", "Customer asked: do not call", true},
+		{"Stage Notes", "Left VM. Asked us to stop calling", true},
+		{"Notes", "Asked us not to call again - email only", true},
+		{"Comments", "Spoke 3/4: remove from call list", true},
+		{"Background", "no more calls please", true},
+		{"Hinweise", "Kunde sagt: bitte nicht anrufen", true},
+		{"Notes", "Will stop by the office Tuesday", false},
+		{"Notes", "Met Mrs Robinson at the fair", false},
+		{"Notes", "Interested in the spring offer", false},
+	} {
+		sheet := fmt.Sprintf("Phone,Name,%s\n+14155550101,Ada,\n+1 415 555 0101,Ada L,%q\n+14155550102,Bob,\n", tc.header, tc.note)
+		f, err := dncCampaign(t, map[string]string{"a.csv": sheet}, "dedupe: none\n", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sup := signalPlan(t, f)
+		want := []string{ToCall, ToCall, ToCall}
+		if tc.held {
+			want = []string{Suppressed, Suppressed, ToCall}
+		}
+		if got := rowStatuses(t, f, sup); !slices.Equal(got, want) {
+			t.Errorf("%s %q: statuses %v, want %v", tc.header, tc.note, got, want)
+		}
+	}
+}
+
 // TestRunNotesPastTheFirstRows: a column of notes, mapped to a form field
 // for the agent, whose note mentions do not call only past the first
 // rows is read whole before the first call: the campaign is not refused,

@@ -404,11 +404,23 @@ func readValueCell(cell string, extra map[string]bool) (cellSays, string) {
 // not call before 10am"): a mention, which plan reports for a column of
 // labels the campaign maps.
 func mentionsPhrase(cell string, extra map[string]bool) bool {
+	return mentionsIn(cell, extra, false)
+}
+
+// ordinaryWords are the do-not-call phrases of one word that free text
+// uses for other things ("Will stop by Tuesday", "Met Mrs Robinson"): a
+// note mentions do not call with them only inside a longer phrase ("stop
+// calling"). A whole cell, or a tag, that is one still says it.
+var ordinaryWords = map[string]bool{"stop": true, "robinson": true}
+
+// mentionsIn is [mentionsPhrase]; text says that the cell is free text
+// (a note), where [ordinaryWords] alone mention nothing.
+func mentionsIn(cell string, extra map[string]bool, text bool) bool {
 	c := strings.TrimSpace(cell)
 	if c == "" {
 		return false
 	}
-	if words().mentions(c) {
+	if words().mentions(c, text) {
 		return true
 	}
 	if len(extra) > 0 {
@@ -430,7 +442,8 @@ const maxMentionWords = 32
 // as words ("do not call before 10am"). A cell of a column of labels is
 // read so on every row, so ASCII text is split into words, folded and
 // looked up without allocating.
-func (w *signalWords) mentions(c string) bool {
+func (w *signalWords) mentions(c string, text bool) bool {
+	skip := func(p []string) bool { return text && len(p) == 1 && ordinaryWords[p[0]] }
 	var bounds [maxMentionWords][2]int
 	n := 0
 	if !asciiWords(c, func(i, j int) bool {
@@ -447,7 +460,7 @@ func (w *signalWords) mentions(c string) bool {
 		ws := foldWords(c)
 		for i, x := range ws {
 			for _, p := range w.firstWords[x] {
-				if len(ws)-i >= len(p) && slices.Equal(ws[i:i+len(p)], p) {
+				if len(ws)-i >= len(p) && slices.Equal(ws[i:i+len(p)], p) && !skip(p) {
 					return true
 				}
 			}
@@ -458,7 +471,7 @@ func (w *signalWords) mentions(c string) bool {
 	for a := range n {
 		k := appendFold(buf[:0], c[bounds[a][0]:bounds[a][1]])
 		for _, p := range w.firstWords[string(k)] {
-			if n-a < len(p) {
+			if n-a < len(p) || skip(p) {
 				continue
 			}
 			same := true
@@ -526,7 +539,7 @@ func (w *signalWords) withdraws(c string) bool {
 			}
 		}
 	}
-	return w.mentions(c)
+	return w.mentions(c, false)
 }
 
 // nextTagBreak returns where the next break between tags of a cell is,
