@@ -46,6 +46,10 @@ type signalLanguage struct {
 	Negations     []string `yaml:"negations"`
 	Expiry        []string `yaml:"expiry"`
 	Suppression   []string `yaml:"suppression"`
+	Channel       []string `yaml:"channel"`
+	Pending       []string `yaml:"pending"`
+	Status        []string `yaml:"status"`
+	Captured      []string `yaml:"captured"`
 }
 
 // cellSays is what a cell of a signal column says.
@@ -84,7 +88,7 @@ type signalWords struct {
 	withdrawals map[string][][]string
 	// The header lists, folded, over every language.
 	dnc, blocked, optOut, notAllowed, calls, texts, other, consentHeader, optIn, withdrawnHeader, deniedHeader, lists, notes, details, dates,
-	negations, expiry, suppression []string
+	negations, expiry, suppression, channel, status, captured []string
 }
 
 // signalLanguages are the languages signalwords.yaml must hold: those
@@ -140,6 +144,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		add(consent, l.Granted, saysYes, code)
 		add(consent, l.No, saysNo, code)
 		add(consent, l.Denied, saysNo, code)
+		add(consent, l.Pending, saysNo, code)
 		add(consent, l.Withdrawn, saysWithdrawn, code)
 		add(consent, l.OptOut, saysWithdrawn, code)
 		add(consent, l.DoNotCall, saysWithdrawn, code)
@@ -168,6 +173,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 			{&w.calls, l.Calls}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent}, {&w.optIn, l.OptIn},
 			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.notes, l.Notes}, {&w.dates, l.Dates},
 			{&w.negations, l.Negations}, {&w.deniedHeader, l.Denied}, {&w.expiry, l.Expiry}, {&w.suppression, l.Suppression},
+			{&w.channel, l.Channel}, {&w.status, l.Status}, {&w.captured, l.Captured},
 		} {
 			for _, e := range h.list {
 				if k := foldString(e); k != "" && !slices.Contains(*h.into, k) {
