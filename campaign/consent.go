@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,17 @@ type Consent struct {
 	// it, such a column is refused, as consent to e-mails or texts is no
 	// consent to be phoned.
 	ChannelChecked bool `yaml:"channel_checked"`
+	// ChannelColumn, EndColumn and StatusColumn name the columns beside
+	// Column that scope each row's consent: the channel it is for
+	// (Salesforce's "Contact Point Type"), the day it ends ("Effective
+	// To") and its status ("Privacy Consent Status"). callrun init writes
+	// those it finds; a sheet that maps consent and names none of a kind
+	// has the one its header names read all the same
+	// ([consentScopeHeader]). The contact reader reads them on every row
+	// ([ContactReader.judgeConsent]).
+	ChannelColumn string `yaml:"channel_column"`
+	EndColumn     string `yaml:"end_column"`
+	StatusColumn  string `yaml:"status_column"`
 }
 
 // ConsentAdvice is what plan and run say, once, of a campaign that maps
@@ -60,8 +72,18 @@ func (f *File) SheetConsent(i int) Consent {
 		if f.has(key+"channel_checked") || f.Consent == nil {
 			c.ChannelChecked = s.ChannelChecked
 		}
+		if f.has(key+"channel_column") || f.Consent == nil {
+			c.ChannelColumn = s.ChannelColumn
+		}
+		if f.has(key+"end_column") || f.Consent == nil {
+			c.EndColumn = s.EndColumn
+		}
+		if f.has(key+"status_column") || f.Consent == nil {
+			c.StatusColumn = s.StatusColumn
+		}
 	}
 	c.Column = strings.TrimSpace(c.Column)
+	c.ChannelColumn, c.EndColumn, c.StatusColumn = strings.TrimSpace(c.ChannelColumn), strings.TrimSpace(c.EndColumn), strings.TrimSpace(c.StatusColumn)
 	return c
 }
 
@@ -100,9 +122,10 @@ func (l *loader) validateConsent(f *File) {
 
 // mapConsent finds sheet i's consent column in r's header: its index
 // in m, -1 when the sheet maps none. A column the header lacks is a
-// problem with the sheet, which stops a run before any call.
+// problem with the sheet, which stops a run before any call. The columns
+// that scope its consent are found after, by [File.mapConsentScope].
 func (f *File) mapConsent(i int, r *sheet.Reader, m *sheetMap) error {
-	m.consentCol = -1
+	m.consentCol, m.channelCol = -1, -1
 	c := f.SheetConsent(i)
 	if c.Column == "" {
 		return nil
@@ -115,8 +138,259 @@ func (f *File) mapConsent(i int, r *sheet.Reader, m *sheetMap) error {
 	return nil
 }
 
+// scopeKind is what a column beside the consent column says of each
+// row's consent: the channel it is for, the day it ends, or its status.
+type scopeKind uint8
+
+const (
+	scopeNone    scopeKind = iota
+	scopeChannel           // "Contact Point Type", "Channel": Phone, Email, SMS ...
+	scopeEnd               // "Effective To", "Consent Expires", "Valid Until": a date
+	scopeStatus            // "Privacy Consent Status": OptIn, OptOut, Seen ...
+)
+
+func (k scopeKind) String() string {
+	switch k {
+	case scopeChannel:
+		return "channel_column"
+	case scopeEnd:
+		return "end_column"
+	}
+	return "status_column"
+}
+
+// scopeColumn is a column that scopes a sheet's consent, as the contact
+// reader reads it.
+type scopeColumn struct {
+	col  int
+	name string
+	kind scopeKind
+}
+
+// consentScopeHeader reads a header as one of a column that scopes
+// consent: the channel consent is for ("Contact Point Type", "Channel",
+// "Communication Channel"), the day it ends ("Effective To", "Consent
+// Expires", "Valid Until", "Expiry Date"), or its status ("Privacy
+// Consent Status", "Consent Status", "Opt-In Status"); scopeNone for any
+// other, and for a column about how consent was captured ("Capture
+// Contact Point Type"), an id, a reason or a source, or one of the
+// consent to e-mails or texts alone ("Email Consent Expires").
+func consentScopeHeader(h string) scopeKind {
+	w, t := words(), readHeaderWords(h)
+	if t.joined == "" || t.has(w.details) || t.has(w.captured) || slices.Contains(t.words, "id") {
+		return scopeNone
+	}
+	if (t.has(w.other) || t.has(w.texts)) && !t.has(w.calls) {
+		return scopeNone
+	}
+	consent := t.has(w.consentHeader) || t.has(w.optIn)
+	switch {
+	case t.has(w.expiry) && (consent || onlyOf(t.joined, w.expiry, w.dates)):
+		return scopeEnd
+	case t.has(w.channel):
+		return scopeChannel
+	case consent && t.has(w.status):
+		return scopeStatus
+	}
+	return scopeNone
+}
+
+// onlyOf reports whether joined, a header's letters run together, is
+// made of entries of lists alone ("effectivetodate": "effective to" and
+// "date").
+func onlyOf(joined string, lists ...[]string) bool {
+	for _, l := range lists {
+		for _, e := range l {
+			joined = strings.ReplaceAll(joined, e, "")
+		}
+	}
+	return joined == ""
+}
+
+// mapConsentScope finds the columns that scope sheet i's consent: those
+// its consent: block names (channel_column, end_column, status_column),
+// and for each kind it names none of, the first column of the header
+// that reads as one ([consentScopeHeader]) and that is not mapped, nor a
+// signal column, nor ignored (used and m.tracked). A column named that
+// the header lacks is a problem. The status column joins the sheet's
+// signal columns: an opt-out there withdraws consent to be called, for
+// the number, as a do-not-call flag does.
+func (f *File) mapConsentScope(i int, r *sheet.Reader, m *sheetMap, used map[int]bool) (problems []error) {
+	if m.consentCol < 0 {
+		return nil
+	}
+	c := f.SheetConsent(i)
+	named := map[scopeKind]string{scopeChannel: c.ChannelColumn, scopeEnd: c.EndColumn, scopeStatus: c.StatusColumn}
+	found := map[scopeKind]bool{}
+	add := func(col int, name string, kind scopeKind) {
+		found[kind] = true
+		m.consentScope = append(m.consentScope, scopeColumn{col: col, name: name, kind: kind})
+		if m.tracked != nil && col < len(m.tracked) {
+			m.tracked[col] = true
+		}
+		switch kind {
+		case scopeChannel:
+			m.channelCol = col
+		case scopeStatus:
+			m.signals = append(m.signals, &signalColumn{col: col, name: name, kind: signalStatus, mapped: true})
+		}
+	}
+	for _, kind := range []scopeKind{scopeChannel, scopeEnd, scopeStatus} {
+		if named[kind] == "" {
+			continue
+		}
+		idx, err := r.Column(named[kind])
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", kind, err))
+			continue
+		}
+		add(idx, named[kind], kind)
+	}
+	for col, h := range r.Header() {
+		if col == m.consentCol || used[col] || (col < len(m.tracked) && m.tracked[col]) {
+			continue
+		}
+		if kind := consentScopeHeader(h); kind != scopeNone && !found[kind] {
+			add(col, h, kind)
+		}
+	}
+	return problems
+}
+
+// consentChannelSays is what a cell of a consent's channel column says.
+type consentChannelSays uint8
+
+const (
+	channelUnknown consentChannelSays = iota // empty, or a word callrun does not read as a channel
+	channelCalls                             // Phone, Call, Voice: consent to be called
+	channelTexts                             // SMS, Text, WhatsApp
+	channelOther                             // Email, MailingAddress, Post, Social, Web
+)
+
+// readChannelCell reads a cell of a consent's channel column, in any of
+// the table's languages: calls when it, or one of its tags ("Email;
+// Phone"), names calls; else unknown when a tag names no channel callrun
+// knows; else texts or another channel.
+func readChannelCell(cell string) consentChannelSays {
+	w := words()
+	says, any := channelTexts, false
+	texts := false
+	for rest := strings.TrimSpace(cell); rest != ""; {
+		tag := rest
+		if i, n := nextTagBreak(rest); i >= 0 {
+			tag, rest = rest[:i], rest[i+n:]
+		} else {
+			rest = ""
+		}
+		t := readHeaderWords(tag)
+		if t.joined == "" {
+			continue
+		}
+		any = true
+		switch {
+		case t.has(w.calls):
+			return channelCalls
+		case t.has(w.texts):
+			texts = true
+		case t.has(w.other):
+		default:
+			says = channelUnknown
+		}
+	}
+	switch {
+	case !any:
+		return channelUnknown
+	case says == channelUnknown:
+		return channelUnknown
+	case texts:
+		return channelTexts
+	}
+	return channelOther
+}
+
+// consentEndLeeway is how long after the start of its day (UTC) a
+// consent that ends that day is taken to have ended: the day is over in
+// the first time zone to end it, 14 hours ahead of UTC, at 10:00 UTC.
+const consentEndLeeway = 24*time.Hour - consentFuture
+
+// scopeWhy reads row fields' cells of the columns that scope its consent
+// (m.consentScope) at now, and says why the row's consent is not consent
+// to be called today, naming the column; "" when none says so. A channel
+// other than calls, an end date past, a status other than a yes (an
+// opt-out, Seen, empty) are no consent; so is a cell callrun cannot read
+// (a channel it does not know, an end that is no date).
+func (m *sheetMap) scopeWhy(fields []string, region string, now time.Time) (why, column string) {
+	for _, sc := range m.consentScope {
+		cell := ""
+		if sc.col < len(fields) {
+			cell = strings.TrimSpace(fields[sc.col])
+		}
+		switch sc.kind {
+		case scopeChannel:
+			switch readChannelCell(cell) {
+			case channelCalls:
+				continue
+			case channelTexts:
+				return fmt.Sprintf("column %q says %q: the consent is to texts, which is no consent to be phoned", sc.name, cell), sc.name
+			case channelOther:
+				return fmt.Sprintf("column %q says %q: the consent is to another channel than calls, which is no consent to be phoned", sc.name, cell), sc.name
+			}
+			return fmt.Sprintf("column %q says %q, which callrun cannot read as the channel the consent is for (Phone, Call, Email, SMS, ...): it is no consent to be phoned until the cell says Phone", sc.name, cell), sc.name
+		case scopeEnd:
+			if cell == "" {
+				continue // consent without an end
+			}
+			end, ok := consentDate(strings.ToLower(strings.Join(strings.Fields(cell), " ")), region)
+			if !ok {
+				return fmt.Sprintf("column %q says %q, which callrun cannot read as the date the consent ends: it is no consent until the cell holds a date, or nothing for consent without an end", sc.name, cell), sc.name
+			}
+			if !now.Before(end.Add(consentEndLeeway)) {
+				return fmt.Sprintf("column %q says %q: the consent ended on %s", sc.name, cell, end.Format("2006-01-02")), sc.name
+			}
+		case scopeStatus:
+			switch says, ok := readConsentWord(cell); {
+			case ok && says == saysYes:
+				continue
+			case ConsentRevoked(cell):
+				return fmt.Sprintf("column %q says %q: the consent was withdrawn", sc.name, cell), sc.name
+			case cell == "":
+				return fmt.Sprintf("column %q, the consent's status, is empty", sc.name), sc.name
+			case ok:
+				return fmt.Sprintf("column %q says %q: the person has not opted in", sc.name, cell), sc.name
+			}
+			return fmt.Sprintf("column %q says %q, which callrun cannot read as a status of consent (OptIn, OptOut, ...): it is no consent until the cell says opted in", sc.name, cell), sc.name
+		}
+	}
+	return "", ""
+}
+
+// withdrawalCounts reports whether a withdrawal on the row of fields (its
+// consent cell's, or its status column's opt-out) is one of consent to be
+// called: it is, unless the row's channel column names e-mail, post or
+// another channel that is not the number's. An opt-out of texts stops
+// calls too, as texts go to the same number; so does one whose channel
+// callrun cannot read.
+func (m *sheetMap) withdrawalCounts(fields []string) bool {
+	if m.channelCol < 0 || m.channelCol >= len(fields) {
+		return true
+	}
+	return readChannelCell(fields[m.channelCol]) != channelOther
+}
+
+// consentWithdrawn reports whether the row of fields withdraws consent
+// to be called in its consent column ([ConsentRevoked],
+// [sheetMap.withdrawalCounts]), with the cell.
+func (m *sheetMap) consentWithdrawn(fields []string) (string, bool) {
+	if m.consentCol < 0 || m.consentCol >= len(fields) || !ConsentRevoked(fields[m.consentCol]) || !m.withdrawalCounts(fields) {
+		return "", false
+	}
+	return strings.TrimSpace(fields[m.consentCol]), true
+}
+
 // judgeConsent reads a row's consent cell into c.Consent and, when the
-// sheet requires consent, makes a row without it invalid.
+// sheet requires consent, makes a row without it invalid. Consent that
+// the columns scoping it say is not consent to be called today
+// ([sheetMap.scopeWhy]) is none.
 func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, s *rowScratch, fields []string) {
 	if m.consentCol < 0 {
 		return
@@ -139,11 +413,21 @@ func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, 
 			s.consent[strings.Clone(cell)] = read
 		}
 	}
-	evidence, why := read.at(cell, now())
+	t := now()
+	evidence, why := read.at(cell, t)
+	column := m.consentName
+	if evidence != "" {
+		if w, col := m.scopeWhy(fields, spec.Region, t); w != "" {
+			evidence, why, column = "", w, col
+		}
+	}
 	c.Consent, c.ConsentCell = evidence, cell
 	if evidence == "" && m.consentRequired && c.Status == "" {
-		c.Status, c.Field, c.Column = Invalid, "consent", m.consentName
+		c.Status, c.Field, c.Column = Invalid, "consent", column
 		c.Reason = "no consent on record: " + why + "; a row is called only with a date of consent or a yes in this column (consent.required)"
+		if column != m.consentName {
+			c.Reason = "no consent to be called on record: " + why + "; a row is called only with consent to calls, not ended, and opted in, beside its date or yes in column " + strconv.Quote(m.consentName) + " (consent.required)"
+		}
 	}
 }
 
@@ -323,9 +607,15 @@ var monthFirst = map[string]bool{"US": true, "PR": true, "GU": true, "VI": true,
 // Columns in used are passed over.
 func consentColumn(header []string, rows [][]string, region string, used map[string]bool) (column, optIn string) {
 	w := words()
-	var first string
+	var first, status string
 	for i, h := range header {
 		if h == "" || used[h] || !isConsentHeader(h) {
+			continue
+		}
+		if consentScopeHeader(h) == scopeStatus {
+			if status == "" {
+				status = h // the evidence only when no other column holds it
+			}
 			continue
 		}
 		if t := readHeaderWords(h); !t.has(w.consentHeader) && !t.has(w.calls) {
@@ -345,7 +635,35 @@ func consentColumn(header []string, rows [][]string, region string, used map[str
 			first = h
 		}
 	}
+	if first == "" {
+		first = status
+	}
 	return first, optIn
+}
+
+// ScopeGuess is a key of the consent: block that init writes: a column
+// that scopes consent ([consentScopeHeader]) and its key.
+type ScopeGuess struct{ Key, Column string }
+
+// guessConsentScope returns the columns of header, not in used nor the
+// consent column, that init maps as the scope of consent: the first that
+// reads as its channel, its end and its status, in that order.
+func guessConsentScope(header []string, consent string, used map[string]bool) []ScopeGuess {
+	if consent == "" {
+		return nil
+	}
+	var out []ScopeGuess
+	found := map[scopeKind]bool{}
+	for _, kind := range []scopeKind{scopeChannel, scopeEnd, scopeStatus} {
+		for _, h := range header {
+			if h == "" || h == consent || used[h] || found[kind] || consentScopeHeader(h) != kind {
+				continue
+			}
+			found[kind] = true
+			out = append(out, ScopeGuess{Key: kind.String(), Column: h})
+		}
+	}
+	return out
 }
 
 // isConsentHeader reports whether a header names a column of consent to

@@ -235,6 +235,11 @@ type sheetMap struct {
 	consentCol      int
 	consentName     string
 	consentRequired bool
+	// consentScope are the columns that scope each row's consent (its
+	// channel, its end, its status; see [File.mapConsentScope]), and
+	// channelCol the channel's; -1 when none.
+	consentScope []scopeColumn
+	channelCol   int
 }
 
 // phoneCol is one column of a sheet's phone_number as the contact reader
@@ -304,7 +309,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &sheetMap{tzCol: -1, countryCol: -1, nameCol: -1}
+	m := &sheetMap{tzCol: -1, countryCol: -1, nameCol: -1, channelCol: -1}
 	var problems []Problem
 	// at adds a problem of the key that maps the column, or of the
 	// sheet's file when the key is not in the campaign file (a
@@ -376,7 +381,11 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		m.tracked[m.consentCol] = true
 	}
 	if len(problems) == 0 {
-		m.watchHeaders(m.usedColumns())
+		used := m.usedColumns()
+		for _, err := range f.mapConsentScope(i, r, m, used) {
+			at(consentKey, err)
+		}
+		m.watchHeaders(used)
 	}
 	if s.HiddenRows == HiddenSkip {
 		m.hidden = r.Workbook()

@@ -321,6 +321,9 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, rec sheet.Record
 		c.Status, c.Field, c.Column = Suppressed, "", ""
 		c.DoNotCallColumn = rs.flag.name
 		c.Reason = fmt.Sprintf("column %q says %q: the contact is marked do not call", rs.flag.name, strings.TrimSpace(rs.flagCell))
+		if rs.flag.kind == signalStatus {
+			c.Reason = fmt.Sprintf("the consent's status column %q says %q: the contact withdrew consent to be called", rs.flag.name, strings.TrimSpace(rs.flagCell))
+		}
 		return true
 	}
 	if rs.group != nil {
@@ -331,10 +334,10 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, rec sheet.Record
 	if c.Status != "" {
 		return false
 	}
-	if m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]) {
+	if cell, ok := m.consentWithdrawn(fields); ok {
 		c.Status = Suppressed
 		c.DoNotCallColumn = m.consentName
-		c.Reason = fmt.Sprintf("consent column %q says %q: the contact withdrew consent to be called", m.consentName, strings.TrimSpace(fields[m.consentCol]))
+		c.Reason = fmt.Sprintf("consent column %q says %q: the contact withdrew consent to be called", m.consentName, cell)
 		return true
 	}
 	if rs.held != nil {
@@ -525,13 +528,17 @@ type FlaggedNumber struct {
 // reads neither yes nor no or a note that mentions do not call (Unclear).
 // ok is false when there is none.
 func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok bool) {
+	withdrawn, revoked := "", false
+	if rs.flag == nil && rs.group == nil {
+		withdrawn, revoked = m.consentWithdrawn(fields)
+	}
 	switch {
 	case rs.flag != nil:
-		return FlaggedNumber{Column: rs.flag.name, Cell: strings.TrimSpace(rs.flagCell)}, true
+		return FlaggedNumber{Column: rs.flag.name, Cell: strings.TrimSpace(rs.flagCell), Consent: rs.flag.kind == signalStatus}, true
 	case rs.group != nil:
 		return FlaggedNumber{Group: rs.group.group.Title, GroupRow: rs.group.group.Row}, true
-	case m.consentCol >= 0 && m.consentCol < len(fields) && ConsentRevoked(fields[m.consentCol]):
-		return FlaggedNumber{Column: m.consentName, Cell: strings.TrimSpace(fields[m.consentCol]), Consent: true}, true
+	case revoked:
+		return FlaggedNumber{Column: m.consentName, Cell: withdrawn, Consent: true}, true
 	case rs.held != nil && rs.held.holdsNumber(rs.heldSays):
 		return FlaggedNumber{Column: rs.held.name, Cell: strings.TrimSpace(rs.heldCell), Unclear: true}, true
 	case rs.groupHeld != nil:

@@ -147,6 +147,10 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 	}
 	consent, optIn := consentColumn(o.Header, o.Rows, g.region, used)
 	used[consent] = true
+	scope := guessConsentScope(o.Header, consent, used)
+	for _, sc := range scope {
+		used[sc.Column] = true
+	}
 	var unused []string
 	for _, h := range o.Header {
 		if !used[h] && h != "" {
@@ -164,7 +168,7 @@ func WriteInit(w io.Writer, o InitOptions) ([]string, error) {
 		"Mapped": mapped, "Todo": todo, "Unused": unused, "Header": o.Header, "TZ": tz,
 		"LocalPresence": fields["local_presence_number"] == "", "Zone": regionZone(g.region),
 		"Countries": g.countries, "Others": g.others, "CountryColumn": g.country, "NameColumn": nameColumn,
-		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent, "OptIn": optIn, "NotDialled": g.notDialled,
+		"Encoding": o.Encoding, "DoNotCall": doNotCall, "Consent": consent, "ConsentScope": scope, "OptIn": optIn, "NotDialled": g.notDialled,
 	})
 	return g.notes, err
 }
@@ -340,7 +344,12 @@ countries: [{{range $i, $c := .Countries}}{{if $i}}, {{end}}{{$c}}{{end}}]    # 
 {{- if .Consent}}
 # The called person's prior consent, which AI-voice calls need (US TCPA, FCC 24-17;
 # UK PECR): a row without a date or a yes in this column is not called.
-consent: {column: {{printf "%q" .Consent}}, required: true}
+{{- if .ConsentScope}}
+# The columns beside it say what the consent is for, until when, and its status: a
+# row whose consent is to another channel than calls, has ended, or is not opted in
+# is not called, and an opt-out of calls keeps its number from every call.
+{{- end}}
+consent: {column: {{printf "%q" .Consent}}, required: true{{range .ConsentScope}}, {{.Key}}: {{printf "%q" .Column}}{{end}}}
 {{- else}}
 # AI-voice calls need the called person's prior consent (US TCPA, FCC 24-17; UK PECR).
 # Map the column that records it, and rows without a date or a yes there are not called:

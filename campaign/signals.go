@@ -17,6 +17,7 @@ const (
 	signalFlag    signalKind = iota // yes or no: "Do Not Call", DND, SMS_BLACKLISTED
 	signalValues                    // labels, tags, a status: a do-not-call phrase among them
 	signalConsent                   // a consent column: a withdrawal
+	signalStatus                    // the status of consent (consent.status_column): an opt-out
 )
 
 func (k signalKind) String() string {
@@ -25,6 +26,8 @@ func (k signalKind) String() string {
 		return "values"
 	case signalConsent:
 		return "consent"
+	case signalStatus:
+		return "consent_status"
 	}
 	return "flag"
 }
@@ -80,6 +83,8 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 			return saysYes, ""
 		}
 		return saysNothing, ""
+	case signalStatus:
+		return readStatusCell(cell), ""
 	}
 	says, tag := readValueCell(cell, s.values)
 	if says == saysNothing && (s.mapped || s.notes) && mentionsIn(cell, s.values, s.notes) {
@@ -94,6 +99,25 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 // holds its row, and refuses the campaign.
 func (s *signalColumn) holdsNumber(says cellSays) bool {
 	return s.mapped || s.notes && says == saysMention
+}
+
+// readStatusCell reads a cell of the status of consent as a signal: an
+// opt-out or a withdrawal says do not call (saysYes); a yes, a no, a
+// status that says consent is neither given nor refused (Seen, NotSeen),
+// or an empty cell say nothing; any other word cannot be read
+// (saysUnclear), and its row is held.
+func readStatusCell(cell string) cellSays {
+	c := strings.TrimSpace(cell)
+	if c == "" {
+		return saysNothing
+	}
+	if ConsentRevoked(c) {
+		return saysYes
+	}
+	if _, ok := readConsentWord(c); ok {
+		return saysNothing
+	}
+	return saysUnclear
 }
 
 // note counts what row's cell says.
@@ -205,8 +229,8 @@ func (m *sheetMap) signalRow(rec sheet.Record) rowSignal {
 		}
 		cell := fields[s.col]
 		says, tag := s.read(cell)
-		if says == saysNothing {
-			continue
+		if says == saysNothing || ((s.kind == signalStatus || s.kind == signalConsent) && !m.withdrawalCounts(fields)) {
+			continue // a status of consent to e-mails says nothing of calls
 		}
 		s.note(row, says, cell, tag)
 		switch {
@@ -272,6 +296,9 @@ func (m *sheetMap) anySaid() bool {
 // heldReason is the reason of a row that rs holds.
 func (rs rowSignal) heldReason() string {
 	s, cell := rs.held, strings.TrimSpace(rs.heldCell)
+	if s.kind == signalStatus {
+		return fmt.Sprintf("the consent's status column %q says %q, which callrun cannot read as opted in, opted out or neither: the row is not called, nor any row with its number, until it says which (OptIn, OptOut, NotSeen, ...)", s.name, cell)
+	}
 	if s.notes && !s.mapped && rs.heldSays == saysMention {
 		return fmt.Sprintf("column %q says %q, which mentions do not call: the row and its number are not called until a person reads the note: if the person may be called, write the note without the phrase (ignoring the column under do_not_call: would release every note of it, those that do ask not to be called too)", s.name, cell)
 	}
