@@ -173,3 +173,85 @@ func TestConsentUnknownColumnEndToEnd(t *testing.T) {
 		t.Errorf("the sandbox received %d calls", n)
 	}
 }
+
+// TestConsentScopeEndToEnd runs the binary over a Salesforce-shaped
+// export of consent records (Contact Point Type, Privacy Consent Status,
+// Effective From, Effective To), consent mapped to its Effective From
+// date and required, the columns that scope it found by their headers:
+// plan names the rows whose consent is to e-mails, has ended, or was
+// opted out of; the run calls only the Phone, OptIn, current row and
+// the one whose end is still to come, as the sandbox's ledger shows; the
+// report says why each other row was not called; and the opt-out of
+// calls goes on the store's do-not-call list.
+func TestConsentScopeEndToEnd(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	contacts := e2ePhones(5)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: contacts, perSecond: 50, concurrency: 2})
+	rows := [][]string{
+		// Contact Point Type, Privacy Consent Status, Effective From, Effective To, Capture Source
+		{"Phone", "OptIn", "2024-03-05", "", "Web form"},
+		{"Email", "OptIn", "2024-03-05", "", "Web form"},
+		{"Phone", "OptIn", "2023-01-10", "2024-01-10", "Web form"},
+		{"Phone", "OptOut", "2024-03-05", "", "Call centre"},
+		{"Phone", "OptIn", "2024-03-05", "2099-12-31", "Web form"},
+	}
+	var sheet strings.Builder
+	w := csv.NewWriter(&sheet)
+	w.Write([]string{"Contact Id", "First Name", "Phone", "Email", "Contact Point Type", "Privacy Consent Status", "Effective From", "Effective To", "Capture Source"})
+	for i, c := range contacts {
+		w.Write(append([]string{c.ID, c.First, c.Raw, strings.ToLower(c.ID) + "@example.com"}, rows[i]...))
+	}
+	w.Flush()
+	if err := os.WriteFile(filepath.Join(e.dir, "contacts.csv"), []byte(sheet.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.appendYAML("consent: {column: Effective From, required: true}\n")
+	called := map[string]bool{contacts[0].E164: true, contacts[4].E164: true}
+	why := map[int]string{
+		1: `column "Contact Point Type": no consent to be called on record: column "Contact Point Type" says "Email"`,
+		2: `column "Effective To": no consent to be called on record: column "Effective To" says "2024-01-10": the consent ended on 2024-01-10`,
+		3: `the consent's status column "Privacy Consent Status" says "OptOut": the contact withdrew consent to be called`,
+	}
+
+	res := e.run(30*time.Second, "plan", "--offline", "--format", "json", e.path)
+	var plan struct {
+		Totals         map[string]int `json:"totals"`
+		FlaggedNumbers int            `json:"flagged_numbers"`
+	}
+	if res.code != 0 {
+		t.Fatalf("plan: %s", res)
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &plan); err != nil {
+		t.Fatalf("plan JSON: %v\n%s", err, res.stdout)
+	}
+	if plan.Totals["to_call"] != 2 || plan.Totals["invalid"] != 2 || plan.Totals["suppressed"] != 1 || plan.FlaggedNumbers != 1 {
+		t.Errorf("plan: totals %v, %d flagged; want 2 to call, 2 invalid, 1 suppressed and flagged", plan.Totals, plan.FlaggedNumbers)
+	}
+
+	if res := e.run(2*time.Minute, "run", e.path); res.code != 0 {
+		t.Fatalf("run: %s", res)
+	}
+	l := e.ledger()
+	l.checkNobodyTwice(t)
+	for _, c := range contacts {
+		switch n := len(l.byPhone[c.E164]); {
+		case called[c.E164] && l.placed[c.E164] != 1:
+			t.Errorf("%s has consent to be called, now, but was placed %d times", c.E164, l.placed[c.E164])
+		case !called[c.E164] && n > 0:
+			t.Errorf("%s has no consent to be called but reached the service %d time(s)", c.E164, n)
+		}
+	}
+	for i, r := range e.report() {
+		if want, ok := why[i]; ok && !strings.HasPrefix(r["reason"], want) {
+			t.Errorf("report row %s: %s, %q; want a reason starting %q", r["row"], r["status"], r["reason"], want)
+		}
+	}
+	listed := false
+	for _, en := range e.dncList(false) {
+		listed = listed || en.Number == contacts[3].E164
+	}
+	if !listed {
+		t.Errorf("the number that opted out of calls in its consent status is not on the store's do-not-call list")
+	}
+}
