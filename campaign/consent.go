@@ -165,6 +165,8 @@ type scopeColumn struct {
 	col  int
 	name string
 	kind scopeKind
+	// found says the column was found by its header, not named.
+	found bool
 }
 
 // consentScopeHeader reads a header as one of a column that scopes
@@ -222,9 +224,9 @@ func (f *File) mapConsentScope(i int, r *sheet.Reader, m *sheetMap, used map[int
 	c := f.SheetConsent(i)
 	named := map[scopeKind]string{scopeChannel: c.ChannelColumn, scopeEnd: c.EndColumn, scopeStatus: c.StatusColumn}
 	found := map[scopeKind]bool{}
-	add := func(col int, name string, kind scopeKind) {
+	add := func(col int, name string, kind scopeKind, byHeader bool) {
 		found[kind] = true
-		m.consentScope = append(m.consentScope, scopeColumn{col: col, name: name, kind: kind})
+		m.consentScope = append(m.consentScope, scopeColumn{col: col, name: name, kind: kind, found: byHeader})
 		if m.tracked != nil && col < len(m.tracked) {
 			m.tracked[col] = true
 		}
@@ -232,7 +234,11 @@ func (f *File) mapConsentScope(i int, r *sheet.Reader, m *sheetMap, used map[int
 		case scopeChannel:
 			m.channelCol = col
 		case scopeStatus:
-			m.signals = append(m.signals, &signalColumn{col: col, name: name, kind: signalStatus, mapped: true})
+			s := &signalColumn{col: col, name: name, kind: signalStatus, mapped: true}
+			if byHeader {
+				s.found = "header"
+			}
+			m.signals = append(m.signals, s)
 		}
 	}
 	for _, kind := range []scopeKind{scopeChannel, scopeEnd, scopeStatus} {
@@ -244,14 +250,14 @@ func (f *File) mapConsentScope(i int, r *sheet.Reader, m *sheetMap, used map[int
 			problems = append(problems, fmt.Errorf("%s: %w", kind, err))
 			continue
 		}
-		add(idx, named[kind], kind)
+		add(idx, named[kind], kind, false)
 	}
 	for col, h := range r.Header() {
 		if col == m.consentCol || used[col] || (col < len(m.tracked) && m.tracked[col]) {
 			continue
 		}
 		if kind := consentScopeHeader(h); kind != scopeNone && !found[kind] {
-			add(col, h, kind)
+			add(col, h, kind, true)
 		}
 	}
 	return problems

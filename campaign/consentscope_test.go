@@ -113,6 +113,24 @@ func TestConsentScopeSalesforce(t *testing.T) {
 	if c := cs["Ada"]; c.Consent != "2024-03-05" {
 		t.Errorf("Ada's consent %q, want the date", c.Consent)
 	}
+	// plan lists the columns that scope consent, found by their headers.
+	fp, err := f.ReadFlagged(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for _, s := range fp.Signals[0] {
+		listed[s.Column] = s.Kind + " " + s.Use + " " + s.Found
+	}
+	for col, want := range map[string]string{
+		"Contact Point Type":     "consent_channel read header",
+		"Effective To":           "consent_end read header",
+		"Privacy Consent Status": "consent_status read header",
+	} {
+		if listed[col] != want {
+			t.Errorf("plan lists %q as %q, want %q", col, listed[col], want)
+		}
+	}
 	// The run's clock decides what has ended: on the first day of 2027
 	// Ed's consent has ended too.
 	if c := scopeContacts(t, f, time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC))["Ed"]; c.Status != Invalid || !strings.Contains(c.Reason, "ended on 2026-12-31") {
@@ -138,7 +156,8 @@ func TestConsentScopeSalesforce(t *testing.T) {
 // headers say nothing callrun reads; a column it names that the sheet
 // lacks stops the sheet, naming the key; and without required, a row
 // whose consent is out of scope is called with no evidence, but an opt-out
-// of calls still is not; a withdrawal in the consent column of a row of
+// of calls still is not; a column found by its header is taken out of
+// the reading by do_not_call: ignore:; a withdrawal in the consent column of a row of
 // consent to e-mails keeps no other row of its number from being called.
 func TestConsentScopeNamed(t *testing.T) {
 	sheet := "First Name,Phone,Agreed,Medium,Until,Opt\n" +
@@ -175,6 +194,16 @@ func TestConsentScopeNamed(t *testing.T) {
 		if cs[name].Status != want {
 			t.Errorf("withdrawn in the consent column, %s: %s, %q; want %s", name, cs[name].Status, cs[name].Reason, want)
 		}
+	}
+	// A column found by its header that is something else is taken out of
+	// the reading by do_not_call: ignore:.
+	lead := "First Name,Phone,Consent Date,Channel\nAda,+12125550101,2024-03-05,Referral\n"
+	if c := scopeContacts(t, scopeCampaign(t, lead, "consent: {column: Consent Date, required: true}\n"), consentNow)["Ada"]; c.Status != Invalid || c.Column != "Channel" {
+		t.Errorf("a Channel of Referral: %s, column %q, %q; want invalid, naming the column", c.Status, c.Column, c.Reason)
+	}
+	ignored := "consent: {column: Consent Date, required: true}\ndo_not_call: {ignore: [{column: Channel, reason: where the lead came from}]}\n"
+	if c := scopeContacts(t, scopeCampaign(t, lead, ignored), consentNow)["Ada"]; c.Status != ToCall {
+		t.Errorf("a Channel ignored: %s, %q; want to call", c.Status, c.Reason)
 	}
 	f = scopeCampaign(t, sheet, "consent: {column: Agreed, required: true, channel_column: Chanel}\n")
 	err := f.CheckSheets()

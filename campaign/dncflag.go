@@ -364,7 +364,10 @@ func (cr *ContactReader) sheetRead(i int, m *sheetMap) {
 	}
 	file := cr.f.Sheets[i].File
 	for _, s := range signals {
-		if s.Use == "mapped" && s.Unclear > 0 {
+		if s.Kind == "consent_status" && s.Unclear > 0 {
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the consent's status column %q read neither as opted in, opted out nor neither (%s), and their rows are not called, nor any row with their number; write OptIn where the person consented to be called, OptOut where they opted out",
+				file, s.Unclear, s.Column, s.UnclearAt))
+		} else if s.Use == "mapped" && s.Unclear > 0 {
 			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d cell(s) of the do-not-call column %q say neither yes nor no (%s), and their rows are not called; write 1 or yes where the contact is not to be called, 0 or no where they may be",
 				file, s.Unclear, s.Column, s.UnclearAt))
 		}

@@ -492,7 +492,7 @@ func (p *Plan) addSignals(f *File, cr *ContactReader, sup *Suppression) {
 			switch s.Use {
 			case "refused":
 				p.UnmappedDoNotCall += s.Rows + s.Unclear
-			case "mapped":
+			case "mapped", "read":
 				p.UnclearDoNotCall += s.Unclear + s.Mentions
 			case "held":
 				p.UnclearDoNotCall += s.Mentions
@@ -688,17 +688,20 @@ func signalLine(s PlanSignal) string {
 	case s.Kind == "group":
 		return fmt.Sprintf("group %q (its title in row %d): the title mentions do not call without saying it, and its %d row(s) are not called until it says which", s.Group, s.TitleRow, s.Mentions)
 	}
-	what := map[string]string{"flag": "a do-not-call flag", "values": "labels or a status", "notes": "notes", "consent": "consent to be called", "consent_status": "the status of consent to be called"}[s.Kind]
+	what := map[string]string{"flag": "a do-not-call flag", "values": "labels or a status", "notes": "notes", "consent": "consent to be called", "consent_status": "the status of consent to be called",
+		"consent_channel": "the channel consent is for", "consent_end": "the day consent ends"}[s.Kind]
 	if s.Found != "" {
 		what += ", found by its " + s.Found
 	}
-	use := map[string]string{"mapped": "mapped", "unmapped": "not mapped", "refused": "NOT MAPPED, so nothing is called (see the problem below)"}[s.Use]
+	use := map[string]string{"mapped": "mapped", "unmapped": "not mapped", "refused": "NOT MAPPED, so nothing is called (see the problem below)",
+		"read": "read on every row beside the consent column (a row it puts out of scope has no consent)"}[s.Use]
 	var parts []string
 	switch {
 	case s.Rows > 0 && (s.Kind == "consent" || s.Kind == "consent_status"):
 		parts = append(parts, fmt.Sprintf("%d row(s) withdraw consent (%s)", s.Rows, strings.Join(s.Examples, ", ")))
 	case s.Rows > 0:
 		parts = append(parts, fmt.Sprintf("%d row(s) say do not call (%s)", s.Rows, strings.Join(s.Examples, ", ")))
+	case s.Kind == "consent_channel" || s.Kind == "consent_end":
 	case s.Kind != "consent":
 		parts = append(parts, "no row says do not call")
 	}

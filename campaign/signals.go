@@ -334,11 +334,15 @@ type PlanSignal struct {
 	TitleRow int    `json:"title_row,omitempty"`
 	// Kind is how its cells say it: "flag" (yes or no), "values"
 	// (labels, tags or a status holding a do-not-call phrase),
-	// "consent" (a withdrawal), or "group" (the title of a group of
-	// rows).
+	// "consent" (a withdrawal), "consent_status" (the status of consent
+	// beside the consent column: an opt-out), or "group" (the title of a
+	// group of rows); or, for a column that scopes consent and says
+	// nothing of do not call, "consent_channel" (the channel consent is
+	// for) or "consent_end" (the day it ends).
 	Kind string `json:"kind"`
 	// Use is what the campaign does with it: "mapped" (do_not_call: or
-	// consent:), "ignored" (do_not_call: ignore:, with its Reason),
+	// consent:), "read" (a column that scopes consent, found by its
+	// header beside the consent column and read as if named), "ignored" (do_not_call: ignore:, with its Reason),
 	// "refused" (not mapped, and some rows say do not call: plan and run
 	// stop), or "unmapped" (not mapped; no row says do not call); for a
 	// group, "honoured" (its title is a do-not-call phrase: none of its
@@ -378,11 +382,27 @@ func (m *sheetMap) planSignals() []PlanSignal {
 		if s.notes {
 			p.Kind = "notes"
 		}
-		if !s.mapped {
+		switch {
+		case !s.mapped:
 			p.Found, p.Use = s.found, "unmapped"
 			if s.yes > 0 || s.unclear > 0 {
 				p.Use = "refused"
 			}
+		case s.found != "":
+			p.Found, p.Use = s.found, "read" // a status of consent found by its header
+		}
+		out = append(out, p)
+	}
+	for _, sc := range m.consentScope {
+		if sc.kind == scopeStatus {
+			continue // among the signals, above
+		}
+		p := PlanSignal{Column: sc.name, Kind: "consent_channel", Use: "mapped"}
+		if sc.kind == scopeEnd {
+			p.Kind = "consent_end"
+		}
+		if sc.found {
+			p.Found, p.Use = "header", "read"
 		}
 		out = append(out, p)
 	}
