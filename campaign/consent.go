@@ -319,21 +319,71 @@ func readChannelCell(cell string) consentChannelSays {
 // the first time zone to end it, 14 hours ahead of UTC, at 10:00 UTC.
 const consentEndLeeway = 24*time.Hour - consentFuture
 
+// scopeCell is what a cell of a column that scopes consent says,
+// whenever it is read: for a channel, which; for an end, its date and
+// whether it is one; for a status, a yes (saysYes), a withdrawal
+// (saysWithdrawn), a no (saysNo: no, Seen, NotSeen, empty) or a word
+// callrun cannot read (saysUnclear). The contact reader keeps it for
+// each distinct cell.
+type scopeCell struct {
+	channel consentChannelSays
+	end     time.Time
+	endOK   bool
+	status  cellSays
+}
+
+// readScopeCell reads cell, trimmed, of a column of kind.
+func readScopeCell(kind scopeKind, cell, region string) scopeCell {
+	var r scopeCell
+	switch kind {
+	case scopeChannel:
+		r.channel = readChannelCell(cell)
+	case scopeEnd:
+		r.end, r.endOK = consentDate(strings.ToLower(strings.Join(strings.Fields(cell), " ")), region)
+	case scopeStatus:
+		switch says, ok := readConsentWord(cell); {
+		case ok && says == saysYes:
+			r.status = saysYes
+		case ConsentRevoked(cell):
+			r.status = saysWithdrawn
+		case ok || cell == "":
+			r.status = saysNo
+		default:
+			r.status = saysUnclear
+		}
+	}
+	return r
+}
+
 // scopeWhy reads row fields' cells of the columns that scope its consent
 // (m.consentScope) at now, and says why the row's consent is not consent
 // to be called today, naming the column; "" when none says so. A channel
 // other than calls, an end date past, a status other than a yes (an
 // opt-out, Seen, empty) are no consent; so is a cell callrun cannot read
-// (a channel it does not know, an end that is no date).
-func (m *sheetMap) scopeWhy(fields []string, region string, now time.Time) (why, column string) {
+// (a channel it does not know, an end that is no date). s, the worker's,
+// keeps what each distinct cell says.
+func (m *sheetMap) scopeWhy(s *rowScratch, fields []string, region string, now time.Time) (why, column string) {
 	for _, sc := range m.consentScope {
 		cell := ""
 		if sc.col < len(fields) {
 			cell = strings.TrimSpace(fields[sc.col])
 		}
+		if sc.kind == scopeEnd && cell == "" {
+			continue // consent without an end
+		}
+		r, ok := s.scope[sc.kind][cell]
+		if !ok {
+			r = readScopeCell(sc.kind, cell, region)
+			if s.scope[sc.kind] == nil {
+				s.scope[sc.kind] = map[string]scopeCell{}
+			}
+			if len(s.scope[sc.kind]) < 1000 { // a sheet has a few channels, statuses and ends; more are read each time
+				s.scope[sc.kind][strings.Clone(cell)] = r
+			}
+		}
 		switch sc.kind {
 		case scopeChannel:
-			switch readChannelCell(cell) {
+			switch r.channel {
 			case channelCalls:
 				continue
 			case channelTexts:
@@ -343,25 +393,22 @@ func (m *sheetMap) scopeWhy(fields []string, region string, now time.Time) (why,
 			}
 			return fmt.Sprintf("column %q says %q, which callrun cannot read as the channel the consent is for (Phone, Call, Email, SMS, ...): it is no consent to be phoned until the cell says Phone", sc.name, cell), sc.name
 		case scopeEnd:
-			if cell == "" {
-				continue // consent without an end
-			}
-			end, ok := consentDate(strings.ToLower(strings.Join(strings.Fields(cell), " ")), region)
-			if !ok {
+			if !r.endOK {
 				return fmt.Sprintf("column %q says %q, which callrun cannot read as the date the consent ends: it is no consent until the cell holds a date, or nothing for consent without an end", sc.name, cell), sc.name
 			}
-			if !now.Before(end.Add(consentEndLeeway)) {
-				return fmt.Sprintf("column %q says %q: the consent ended on %s", sc.name, cell, end.Format("2006-01-02")), sc.name
+			if !now.Before(r.end.Add(consentEndLeeway)) {
+				return fmt.Sprintf("column %q says %q: the consent ended on %s", sc.name, cell, r.end.Format("2006-01-02")), sc.name
 			}
 		case scopeStatus:
-			switch says, ok := readConsentWord(cell); {
-			case ok && says == saysYes:
+			switch r.status {
+			case saysYes:
 				continue
-			case ConsentRevoked(cell):
+			case saysWithdrawn:
 				return fmt.Sprintf("column %q says %q: the consent was withdrawn", sc.name, cell), sc.name
-			case cell == "":
-				return fmt.Sprintf("column %q, the consent's status, is empty", sc.name), sc.name
-			case ok:
+			case saysNo:
+				if cell == "" {
+					return fmt.Sprintf("column %q, the consent's status, is empty", sc.name), sc.name
+				}
 				return fmt.Sprintf("column %q says %q: the person has not opted in", sc.name, cell), sc.name
 			}
 			return fmt.Sprintf("column %q says %q, which callrun cannot read as a status of consent (OptIn, OptOut, ...): it is no consent until the cell says opted in", sc.name, cell), sc.name
@@ -423,7 +470,7 @@ func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, 
 	evidence, why := read.at(cell, t)
 	column := m.consentName
 	if evidence != "" {
-		if w, col := m.scopeWhy(fields, spec.Region, t); w != "" {
+		if w, col := m.scopeWhy(s, fields, spec.Region, t); w != "" {
 			evidence, why, column = "", w, col
 		}
 	}

@@ -64,7 +64,10 @@ type rowScratch struct {
 	typeKinds map[string]typeKind
 	// consent caches what each consent cell says ([readConsentCell]).
 	consent map[string]consentCell
-	counts  *rowCounts
+	// scope caches what each cell of the columns that scope consent
+	// says ([readScopeCell]), by their kind.
+	scope  [scopeStatus + 1]map[string]scopeCell
+	counts *rowCounts
 }
 
 // addCounts adds what judging a batch counted to m, and clears it.
