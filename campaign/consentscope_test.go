@@ -215,7 +215,8 @@ func TestConsentScopeNamed(t *testing.T) {
 // TestConsentScopeHeader: the headers the CRMs' consent exports write
 // for a consent's channel, end and status are read as such; those of how
 // consent was captured, its ids, its source, another channel's consent,
-// and a contract's end are not.
+// and a contract's end are not; the channels and statuses their cells
+// write are read as what they say.
 func TestConsentScopeHeader(t *testing.T) {
 	for h, want := range map[string]scopeKind{
 		"Contact Point Type":         scopeChannel,
@@ -256,6 +257,18 @@ func TestConsentScopeHeader(t *testing.T) {
 	} {
 		if got := readChannelCell(cell); got != want {
 			t.Errorf("channel cell %q reads as %d, want %d", cell, got, want)
+		}
+	}
+	// The statuses of Salesforce (OptIn, OptOut, Seen, NotSeen), Dynamics
+	// 365 and HubSpot (Opted in, Opted out, Not opted in or out).
+	for cell, want := range map[string]cellSays{
+		"OptIn": saysYes, "Opted in": saysYes, "granted": saysYes,
+		"OptOut": saysWithdrawn, "Opted out": saysWithdrawn, "Unsubscribed": saysWithdrawn,
+		"Seen": saysNo, "NotSeen": saysNo, "Not opted in or out": saysNo, "": saysNo, "Denied": saysNo,
+		"Maybe": saysUnclear, "Active": saysUnclear,
+	} {
+		if got := readScopeCell(scopeStatus, cell, "US").status; got != want {
+			t.Errorf("status cell %q reads as %d, want %d", cell, got, want)
 		}
 	}
 }
