@@ -154,7 +154,7 @@ func hashKey(fields map[string]string) string {
 // a delivery to the next, which [Delivery.Key] leaves out, at the top of
 // the delivery or inside its [Containers] (as [Field] matches them: any
 // case, with or without _ or -); and, at its top, an envelope's own id.
-var VolatileFields = []string{"timestamp", "signature", "delivery_id", "webhook_id", "event_id", "request_id", "message_id", "idempotency_key", "attempt", "attempts", "retry", "retry_count", "sent_at"}
+var VolatileFields = []string{"timestamp", "signature", "delivery_id", "webhook_id", "event_id", "request_id", "message_id", "idempotency_key", "attempt", "attempts", "attempt_number", "delivery_attempt", "retry", "retry_count", "retry_number", "sent_at"}
 
 var volatile = func() map[string]bool {
 	m := map[string]bool{}

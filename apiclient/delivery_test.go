@@ -246,6 +246,8 @@ func TestDeliveryKeySameCall(t *testing.T) {
 	}{
 		{"the same body again", completed, true},
 		{"a retry stamped, signed and counted anew, at the top and in data", retried, true},
+		{"a retry counted by attemptNumber (HubSpot's)", strings.Replace(completed, `"event":"call.ended"`, `"event":"call.ended","attemptNumber":1`, 1), true},
+		{"a retry counted by attempt_number", strings.Replace(completed, `"disposition":"completed"}`, `"disposition":"completed","attempt_number":2}`, 1), true},
 		{"the same call and event saying do_not_call", dnc, false},
 		{"the same call and event with its analysis", analysed, false},
 	} {

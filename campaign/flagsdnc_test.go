@@ -32,6 +32,13 @@ func TestFlagsDoNotCall(t *testing.T) {
 		{"account field, unreadable", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","DNC":"asked 3/4"}`, "DNC"},
 		{"form", "application/x-www-form-urlencoded", "event=call.ended&phone_number=%2B14155550132&Do+Not+Call=1", "Do Not Call"},
 		{"tags", "application/json", `{"event":"contact.tag","contact":{"phone":"+14155550132","tags":["lead","Do Not Call"]}}`, "contact.tags"},
+		{"HighLevel, calls DND off by a user", "application/json", `{"type":"ContactDndUpdate","phone":"+14155550133","dnd":false,"dndSettings":{"Call":{"status":"inactive","message":"Updated by User at 2024-06-01","code":"103"}}}`, ""},
+		{"HighLevel, call channel disabled", "application/json", `{"type":"ContactDndUpdate","phone":"+14155550133","dnd":false,"dndSettings":{"Call":{"enabled":false,"message":"Removed by user"}}}`, ""},
+		{"HighLevel, inbound DND", "application/json", `{"type":"ContactDndUpdate","phone":"+14155550133","dnd":false,"inboundDndSettings":{"all":{"status":"active","message":"blocked"}}}`, ""},
+		{"the date of a flag", "application/json", `{"phone":"+14155550133","customData":{"do_not_call_date":"2025-03-01"}}`, "customData.do_not_call_date"},
+		{"the reason of a flag", "application/json", `{"phone":"+14155550133","customData":{"dnc_reason":"Customer asked not to be called"}}`, "customData.dnc_reason"},
+		{"the reason of a flag that says no", "application/json", `{"phone":"+14155550133","dnd":false,"dnd_reason":"re-subscribed"}`, ""},
+		{"tags as objects", "application/json", `{"phone":"+14155550133","tags":[{"id":"t1","name":"lead"},{"id":"t2","name":"DNC"}]}`, "tags"},
 		{"call ended", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","status":"completed","disposition":"interested"}`, ""},
 	} {
 		r := httptest.NewRequest("POST", "/hook", strings.NewReader(tc.body))

@@ -706,23 +706,32 @@ func (f *File) numberFields() []string {
 // of its JSON array, is a do-not-call phrase. A CRM's webhook that a
 // contact's DND was set (HighLevel's ContactDndUpdate: "dnd": true), or
 // an account field the agent sets on the call, says so. listen's intake
-// takes such a delivery for an opt-out. Fields are visited in the order
-// of their paths; "" when none says it.
+// takes such a delivery for an opt-out. A delivery with no such flag
+// whose field names the date or the reason of one (do_not_call_date,
+// dnc_reason) with a value is one too. Fields are visited in the order of
+// their paths; "" when none says it.
 func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
-	for _, path := range slices.Sorted(maps.Keys(d.Fields)) {
+	paths := slices.Sorted(maps.Keys(d.Fields))
+	sawFlag := false
+	for _, path := range paths {
 		name := path[strings.LastIndexByte(path, '.')+1:]
-		// A flag nested under its name: dndSettings.Call.status.
-		flag := DoNotCallHeader(name) || name != path && DoNotCallHeader(strings.ReplaceAll(path, ".", " "))
+		if strings.Contains(strings.ToLower(path), "inbound") {
+			continue // a block of what the person sends (HighLevel's inboundDndSettings), not of calls to them
+		}
+		// A flag nested under its name: dndSettings.Call.status, whose
+		// message and code beside it are no flag.
+		flag := DoNotCallHeader(name) || name != path && flagLeaves[normName(name)] && DoNotCallHeader(strings.ReplaceAll(path, ".", " "))
 		list := isListHeader(name)
 		if !flag && !list {
 			continue
 		}
+		sawFlag = sawFlag || flag
 		values := d.Repeated[path]
 		if values == nil {
 			values = []string{d.Fields[path]}
 		}
 		for _, v := range values {
-			if flag && readFlagCell(v) != saysNothing {
+			if flag && readDeliveryFlag(v) != saysNothing {
 				return path, v
 			}
 			if !list {
@@ -743,9 +752,58 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 					return path, v
 				}
 			}
+			if len(items) == 0 && strings.HasPrefix(strings.TrimSpace(v), "[") {
+				// Tags as objects: [{"name": "DNC"}].
+				var objs []map[string]any
+				if json.Unmarshal([]byte(v), &objs) == nil {
+					for _, o := range objs {
+						for _, k := range []string{"name", "label", "value", "tag", "title"} {
+							if s, ok := o[k].(string); ok {
+								if says, _ := readValueCell(s, nil); says == saysYes {
+									return path, v
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if sawFlag {
+		return "", ""
+	}
+	// No flag: the date or the reason of one is set when it is
+	// (do_not_call_date, dnc_reason), as a sheet's column is read.
+	for _, path := range paths {
+		name := path[strings.LastIndexByte(path, '.')+1:]
+		if v := d.Fields[path]; doNotCallAboutHeader(name) && readFlagCell(v) != saysNothing {
+			return path, v
 		}
 	}
 	return "", ""
+}
+
+// flagLeaves are the names of the field that holds a flag nested under
+// the flag's name (dndSettings.Call.status), as [normName] writes them.
+var flagLeaves = map[string]bool{"status": true, "enabled": true, "active": true, "state": true, "value": true}
+
+// normName is a field's name lower case, without _, - or spaces.
+func normName(s string) string {
+	return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
+}
+
+// readDeliveryFlag reads the value of a delivery's do-not-call flag as
+// [readFlagCell] reads a sheet's, and the words senders write for a flag's
+// state (HighLevel's DND: active and permanent, inactive; enabled,
+// disabled): what a sheet's flag column never holds.
+func readDeliveryFlag(v string) cellSays {
+	switch normName(strings.TrimSpace(v)) {
+	case "active", "enabled", "permanent":
+		return saysYes
+	case "inactive", "disabled":
+		return saysNothing
+	}
+	return readFlagCell(v)
 }
 
 // isOwn reports whether the E.164 number is one of outcomes.own_numbers.
