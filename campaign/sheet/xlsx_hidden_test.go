@@ -79,7 +79,8 @@ func TestWorkbookHiddenRowsAndTabs(t *testing.T) {
 	}
 
 	// Excel and openpyxl write hidden="1"; LibreOffice hidden="false"
-	// on every row it shows. An empty hidden row holds nobody.
+	// on every row it shows. An empty hidden row holds nobody. A row of
+	// no height is hidden too.
 	base := corpusWorkbook(t, t.TempDir())
 	sheet := shapeSheet(mainNS,
 		`<row r="1" hidden="false"><c r="A1" t="inlineStr"><is><t>Phone</t></is></c></row>`+
@@ -88,9 +89,13 @@ func TestWorkbookHiddenRowsAndTabs(t *testing.T) {
 			`<row r="4" customFormat="false" ht="12.8" hidden="true" customHeight="false" outlineLevel="0" collapsed="false"><c r="A4"><v>14155550102</v></c></row>`+
 			`<row r="5" hidden="1"/>`+
 			`<row r="6" customFormat="false" ht="12.8" hidden="true" customHeight="false" outlineLevel="0" collapsed="false"><c r="A6" s="1"/><c r="B6" s="1"></c></row>`+
-			`<row r="7" hidden="1"><c r="A7" t="inlineStr"><is><t>+14155550107</t></is></c></row>`)
+			`<row r="7" hidden="1"><c r="A7" t="inlineStr"><is><t>+14155550107</t></is></c></row>`+
+			// A row of height 0, which Excel draws as hidden; one of
+			// height 0.5 it shows.
+			`<row r="8" ht="0" customHeight="1"><c r="A8"><v>14155550108</v></c></row>`+
+			`<row r="9" ht="0.5" customHeight="1"><c r="A9"><v>14155550109</v></c></row>`)
 	edited := withParts(t, base, map[string]string{"xl/worksheets/sheet1.xml": sheet})
-	check(t, edited, []int{2, 4, 7}, nil, Options{})
+	check(t, edited, []int{2, 4, 7, 8}, nil, Options{})
 
 	// A text file has no workbook.
 	csv := filepath.Join(t.TempDir(), "a.csv")

@@ -41,9 +41,9 @@ type worksheetSurvey struct {
 	uncomputed    string
 	uncomputedRow int
 	// facts holds the rows the worksheet hides (a row hidden="1", or
-	// "true" as LibreOffice and excelize write it) that hold a cell with
-	// a value, a formula or an inline string: hidden by hand, by a
-	// filter or in a collapsed outline. A hidden row of empty cells, as
+	// "true" as LibreOffice and excelize write it, or of height 0) that
+	// hold a cell with a value, a formula or an inline string: hidden by
+	// hand, by a filter or in a collapsed outline. A hidden row of empty cells, as
 	// a sheet hidden below its last row holds, hides nobody.
 	facts Workbook
 }
@@ -161,7 +161,15 @@ func surveyWorksheet(r io.Reader) (*worksheetSurvey, error) {
 			}
 			row, lastRef, cellsSinceRef = n, lastRef[:0], 0
 			h, _ := rawAttr(attrs, "hidden")
-			rowHidden = !empty && (string(h) == "1" || string(h) == "true")
+			// A row of no height shows nothing either: Excel draws ht="0"
+			// as hidden.
+			ht, hasHt := rawAttr(attrs, "ht")
+			zero := false
+			if hasHt {
+				f, err := strconv.ParseFloat(string(ht), 64)
+				zero = err == nil && f == 0
+			}
+			rowHidden = !empty && (string(h) == "1" || string(h) == "true" || zero)
 		case inRows && name == "c":
 			cellsSinceRef++
 			if v, ok := rawAttr(attrs, "r"); ok {
