@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,17 +20,7 @@ import (
 // and the answer names them. The sender's retry of the whole array
 // stores nothing more, and gets the same answer.
 func TestListenArrayWithABadElement(t *testing.T) {
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	t.Setenv("CALLRUN_HOME", home)
-	path := writeListenCampaign(t, dir, "spring")
-	b, _ := os.ReadFile(path)
-	b = append(b, "  opt_out: {field: disposition, values: [opted_out]}\nregion: US\n"...)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs e2eBuffer
-	base, stop := startListen(t, &logs, path)
+	dir, home, _, base, logs, stop := listenCampaign(t, "  opt_out: {field: disposition, values: [opted_out]}\nregion: US\n")
 	const batch = `[{"event":"call.started","phone_number":"+14155550133"},"call.ended",{"event":"call.ended","phone_number":"+14155550134","disposition":"opted_out"},{}]`
 	type answer struct {
 		Stored  int `json:"stored"`

@@ -189,21 +189,31 @@ func optOutListen(t *testing.T) (send func(ctype, encoding string, body []byte) 
 	return optOutListenWith(t, "  opt_out: {field: disposition, values: [do_not_call, opted_out]}\n")
 }
 
+// listenCampaign writes the spring campaign (writeListenCampaign), with
+// extra after its outcomes: block (more of its keys, indented, then the
+// campaign's), in a directory of its own under a CALLRUN_HOME of its own,
+// and starts listen on it: the directory, the home, the campaign file,
+// listen's base URL, its log and how to stop it.
+func listenCampaign(t *testing.T, extra string) (dir, home, path, base string, logs *e2eBuffer, stop func() error) {
+	t.Helper()
+	dir = t.TempDir()
+	home = filepath.Join(dir, "home")
+	t.Setenv("CALLRUN_HOME", home)
+	path = writeListenCampaign(t, dir, "spring")
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(b, extra...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs = &e2eBuffer{}
+	base, stop = startListen(t, logs, path)
+	return dir, home, path, base, logs, stop
+}
+
 // optOutListenWith is optOutListen with the campaign's outcomes: block
 // ending in optOut (its opt_out: line, or nothing).
 func optOutListenWith(t *testing.T, optOut string) (send func(ctype, encoding string, body []byte) int, listed func() map[string]store.DoNotCallEntry) {
 	t.Helper()
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	t.Setenv("CALLRUN_HOME", home)
-	path := writeListenCampaign(t, dir, "spring")
-	b, _ := os.ReadFile(path)
-	b = append(b, optOut+"region: US\n"...)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs e2eBuffer
-	base, stop := startListen(t, &logs, path)
+	_, home, _, base, logs, stop := listenCampaign(t, optOut+"region: US\n")
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
 			t.Errorf("listen: %v", err)

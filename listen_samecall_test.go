@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,17 +21,7 @@ import (
 // its number is on the do-not-call list, so the next plan holds it; the
 // retry stores nothing more.
 func TestListenSameCallSaysMore(t *testing.T) {
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	t.Setenv("CALLRUN_HOME", home)
-	path := writeListenCampaign(t, dir, "spring")
-	b, _ := os.ReadFile(path)
-	b = append(b, "  opt_out: {field: disposition, values: [do_not_call]}\n  fields: [disposition]\nregion: US\n"...)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs e2eBuffer
-	base, stop := startListen(t, &logs, path)
+	dir, home, path, base, _, stop := listenCampaign(t, "  opt_out: {field: disposition, values: [do_not_call]}\n  fields: [disposition]\nregion: US\n")
 	post := func(body string) {
 		t.Helper()
 		resp, err := http.Post(base+"/callrun/spring/"+hookSecret, "application/json", strings.NewReader(body))

@@ -63,24 +63,17 @@ func (f *File) SheetConsent(i int) Consent {
 	}
 	if s := f.Sheets[i].Consent; s != nil {
 		key := fmt.Sprintf("sheets[%d].consent.", i)
-		if f.has(key+"column") || f.Consent == nil {
-			c.Column = s.Column
+		set := func(name string, take func()) {
+			if f.has(key+name) || f.Consent == nil {
+				take()
+			}
 		}
-		if f.has(key+"required") || f.Consent == nil {
-			c.Required = s.Required
-		}
-		if f.has(key+"channel_checked") || f.Consent == nil {
-			c.ChannelChecked = s.ChannelChecked
-		}
-		if f.has(key+"channel_column") || f.Consent == nil {
-			c.ChannelColumn = s.ChannelColumn
-		}
-		if f.has(key+"end_column") || f.Consent == nil {
-			c.EndColumn = s.EndColumn
-		}
-		if f.has(key+"status_column") || f.Consent == nil {
-			c.StatusColumn = s.StatusColumn
-		}
+		set("column", func() { c.Column = s.Column })
+		set("required", func() { c.Required = s.Required })
+		set("channel_checked", func() { c.ChannelChecked = s.ChannelChecked })
+		set("channel_column", func() { c.ChannelColumn = s.ChannelColumn })
+		set("end_column", func() { c.EndColumn = s.EndColumn })
+		set("status_column", func() { c.StatusColumn = s.StatusColumn })
 	}
 	c.Column = strings.TrimSpace(c.Column)
 	c.ChannelColumn, c.EndColumn, c.StatusColumn = strings.TrimSpace(c.ChannelColumn), strings.TrimSpace(c.EndColumn), strings.TrimSpace(c.StatusColumn)
