@@ -522,6 +522,10 @@ type FlaggedNumber struct {
 	// title's row.
 	Group    string
 	GroupRow int
+	// Phone is, for a number of the row's other columns of numbers than
+	// its phone_number ("Mobile"), that column's header; empty for a
+	// number of its phone_number.
+	Phone string
 }
 
 // rowFlag returns the first cell of a row that asks not to call its
@@ -629,6 +633,7 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 	defer r.Close()
 	sheetReadings.Add(1)
 	whole := m.readsWhole()
+	others := &otherPhones{}
 	encode := func(b *rowBatch, _ *rowScratch) {
 		if spool != nil {
 			b.spooled, b.spoolable = encodeRecords(b.spooled[:0], b.recs)
@@ -637,13 +642,16 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 	// The sheet is read on one goroutine while its rows are read here.
 	err = cr.judgeInOrder(ctx, r, len(m.phones), encode, func(b *rowBatch) error {
 		for _, rec := range b.recs {
-			if err := cr.flagRow(i, spec, m, rec, fp, &whole); err != nil {
+			if err := cr.flagRow(i, spec, m, rec, fp, &whole, others); err != nil {
 				return err
 			}
 		}
 		spool.write(b.spooled, b.spoolable)
 		return nil
 	})
+	// The flagged rows among a sheet's first rows, when it has fewer
+	// than a sample's, or the pass stopped among them.
+	cr.choosePhones(i, spec, m, fp, others)
 	fp.Signals[i] = m.planSignals()
 	if err == nil {
 		fp.spools[i] = spool.finish(r)
@@ -667,9 +675,15 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 // signal columns or its group flag it, reading the sheet whole from then
 // on when they do; it returns errSampled when the sheet's first rows
 // showed no signal column to read on.
-func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.Record, fp *FlagPass, whole *bool) error {
+func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.Record, fp *FlagPass, whole *bool, others *otherPhones) error {
 	if rec.Err != nil {
 		return nil
+	}
+	if !others.chosen {
+		others.sample = append(others.sample, sheet.Record{Row: rec.Row, Fields: padFields(slices.Clone(rec.Fields), len(m.header))})
+		if len(others.sample) == suppressionSample {
+			defer cr.choosePhones(i, spec, m, fp, others) // once this row is read, flagged or not
+		}
 	}
 	rs := m.signalRow(rec)
 	// A sheet whose rows are in groups is read whole: a group's
@@ -705,23 +719,115 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 			numbers = phone.Readings(raw, regions)
 		}
 		for _, e164 := range numbers {
-			key := phoneKey(e164)
-			if key == 0 {
-				continue
-			}
-			read = true
-			// The first row that flags the number, but a yes over a
-			// cell that reads neither.
-			if was, ok := fp.Flagged[key]; !ok || (was.Unclear && !fl.Unclear) {
-				fl.Sheet, fl.Row, fl.Cell = i, rec.Row, strings.Clone(fl.Cell)
-				fp.Flagged[key] = fl
-			}
+			read = fp.flag(phoneKey(e164), i, rec.Row, fl) || read
 		}
 		if !read && unnumbered(raw) {
 			fp.addUnnumbered(i, rec.Row, fl, p.name, raw)
 		}
 	}
+	if !others.chosen {
+		others.pending = append(others.pending, pendingFlag{at: len(others.sample) - 1, fl: fl})
+		return nil
+	}
+	cr.flagOtherPhones(i, spec, m, rec, fl, fp, others)
 	return nil
+}
+
+// otherPhones are, for the pass over a sheet before any contact is
+// judged ([ContactReader.readFlagged]), the sheet's columns of numbers
+// beside its phone_number columns ("Mobile", "Home Phone", "Other
+// Phone"), chosen as a suppression file's are ([numberColumns]: by their
+// header and their first rows): a flagged row holds the numbers of those
+// too, since they are the same person's. Until the sheet's first rows
+// are read the columns are not known, so those rows are kept (sample),
+// with the flagged ones among them (pending); both are dropped once the
+// columns are chosen. Nothing of another row is kept.
+type otherPhones struct {
+	chosen  bool
+	sample  []sheet.Record
+	pending []pendingFlag
+	srcs    []*numberSource
+}
+
+// pendingFlag is a flagged row among a sheet's first rows: its index in
+// otherPhones.sample and its flag.
+type pendingFlag struct {
+	at int
+	fl FlaggedNumber
+}
+
+// padFields returns fields with empty cells added up to n: a row shorter
+// than the header has nothing in the columns it lacks.
+func padFields(fields []string, n int) []string {
+	for len(fields) < n {
+		fields = append(fields, "")
+	}
+	return fields
+}
+
+// choosePhones chooses sheet i's other columns of numbers from the first
+// rows others kept, once, and holds the numbers of the flagged rows
+// among them.
+func (cr *ContactReader) choosePhones(i int, spec *SheetSpec, m *sheetMap, fp *FlagPass, others *otherPhones) {
+	if others.chosen {
+		return
+	}
+	others.chosen = true
+	for _, src := range numberColumns(m.header, false, others.sample, cr.f.suppressionRegions()) {
+		phoneCol := func(p phoneCol) bool { return p.col == src.col || p.typeCol == src.col }
+		if m.tracked[src.col] || slices.ContainsFunc(m.phones, phoneCol) {
+			continue // a signal column, or a phone_number column: read above
+		}
+		others.srcs = append(others.srcs, src)
+	}
+	for _, p := range others.pending {
+		cr.flagOtherPhones(i, spec, m, others.sample[p.at], p.fl, fp, others)
+	}
+	others.sample, others.pending = nil, nil
+}
+
+// flagOtherPhones adds to fp every number the cells of record rec's
+// other columns of numbers ([otherPhones]) may mean, read as a
+// suppression file's entry is ([numberSource.readings]), flagged by fl
+// as its phone_number's numbers are. A cell of such a column whose header
+// names a phone line ([phoneLineHeader]) that holds five digits or more
+// and reads as no number is unnumbered ([FlagPass.Unnumbered]), as a
+// phone_number cell is; one of a column chosen by its values alone is
+// passed over.
+func (cr *ContactReader) flagOtherPhones(i int, spec *SheetSpec, m *sheetMap, rec sheet.Record, fl FlaggedNumber, fp *FlagPass, others *otherPhones) {
+	if len(others.srcs) == 0 {
+		return
+	}
+	fields := padFields(rec.Fields, len(m.header))
+	_, _, country, _ := cr.rowRules(i, m, fields)
+	regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+	for _, src := range others.srcs {
+		cell, numbers, empty := src.readings(fields, regions)
+		if empty {
+			continue
+		}
+		fl.Phone = m.header[src.col]
+		for _, e164 := range numbers {
+			fp.flag(phoneKey(e164), i, rec.Row, fl)
+		}
+		if len(numbers) == 0 && unnumbered(cell) && phoneLineHeader(m.header[src.col]) {
+			fp.addUnnumbered(i, rec.Row, fl, m.header[src.col], cell)
+		}
+	}
+}
+
+// flag records that sheet i's row flags the number whose phoneKey is key,
+// as fl says: the first row that flags it, but a yes over a cell that
+// reads neither.
+func (fp *FlagPass) flag(key uint64, i, row int, fl FlaggedNumber) bool {
+	if key == 0 {
+		return false
+	}
+	if was, ok := fp.Flagged[key]; !ok || (was.Unclear && !fl.Unclear) {
+		fl.Sheet, fl.Row, fl.Cell = i, row, strings.Clone(fl.Cell)
+		fp.Flagged[key] = fl
+	}
+	return true
 }
 
 // maxUnnumbered bounds the cells [FlagPass.Unnumbered] keeps: a sheet of
@@ -796,6 +902,9 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 	default:
 		c.DoNotCallColumn = fl.Column
 		c.Reason = fmt.Sprintf("the number is marked do not call in sheet %s, row %d (column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+	}
+	if fl.Phone != "" {
+		c.Reason += fmt.Sprintf(", where it is in the column %q, another number of the person the row flags", fl.Phone)
 	}
 	return true
 }

@@ -581,6 +581,20 @@ func rowOfNumbers(cells []string, regions []string) bool {
 // often is read, a phone header breaking ties (see numberColumn), so that
 // a file of no numbers is named by its likeliest column.
 func numberSources(header []string, headerIsData bool, sample []sheet.Record, regions []string) []*numberSource {
+	srcs := numberColumns(header, headerIsData, sample, regions)
+	if len(srcs) == 0 {
+		c := numberColumn(header, headerIsData, sample, regions)
+		srcs = append(srcs, newNumberSource(header, headerIsData, c, false))
+	}
+	return srcs
+}
+
+// numberColumns returns the columns [numberSources] chooses by their
+// header and first rows, without the likeliest column it falls back on
+// when none is chosen: none then. The pass over a contact sheet before
+// any contact is judged reads a flagged row's other numbers in them
+// ([otherPhones]).
+func numberColumns(header []string, headerIsData bool, sample []sheet.Record, regions []string) []*numberSource {
 	area := areaColumns(len(header), sample, regions)
 	var srcs []*numberSource
 	for c := range header {
@@ -603,10 +617,6 @@ func numberSources(header []string, headerIsData bool, sample []sheet.Record, re
 		if reads > 0 && reads*2 >= nonEmpty || nonEmpty == 0 && !headerIsData && phoneHeader(header[c]) {
 			srcs = append(srcs, src)
 		}
-	}
-	if len(srcs) == 0 {
-		c := numberColumn(header, headerIsData, sample, regions)
-		srcs = append(srcs, newNumberSource(header, headerIsData, c, false))
 	}
 	return srcs
 }
