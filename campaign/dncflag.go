@@ -503,8 +503,9 @@ func doNotCallYAML(cols []DoNotCallColumn) string {
 
 // FlaggedNumber is a number a do_not_call: column of the campaign's
 // sheets marks do not call, or the title of its row's group does, or
-// whose consent cell says consent was withdrawn ([ConsentRevoked]): the
-// first row that does, in sheet order.
+// whose consent cell says consent was withdrawn ([ConsentRevoked]), in
+// the row's phone_number or in another of its columns of numbers
+// ([otherPhones]): the first row that does, in sheet order.
 // Every row with the number is suppressed, and a run puts it on the
 // store's do-not-call list. With Unclear, the row's do-not-call cell
 // reads neither yes nor no: every row with the number is suppressed, but
@@ -583,7 +584,8 @@ type FlagPass struct {
 // do_not_call: column says do not call (or reads neither yes nor no), or
 // whose consent column says consent was withdrawn, each number in the
 // row's phone columns that reads, as the row's call would read it, as a
-// number the campaign calls; and what each signal column the campaign
+// number the campaign calls, and every number the cells of its other
+// columns of numbers may mean ([otherPhones]); and what each signal column the campaign
 // does not map says; and the phone cells of those rows that hold five
 // digits or more and read as no number at all (FlagPass.Unnumbered),
 // whose person callrun cannot keep from being called on another row. It
@@ -672,7 +674,8 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 }
 
 // flagRow adds to fp the numbers of record rec of sheet i when its
-// signal columns or its group flag it, reading the sheet whole from then
+// signal columns or its group flag it, those of its other columns of
+// numbers too (once others has chosen them), reading the sheet whole from then
 // on when they do; it returns errSampled when the sheet's first rows
 // showed no signal column to read on.
 func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.Record, fp *FlagPass, whole *bool, others *otherPhones) error {

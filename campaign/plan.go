@@ -142,9 +142,10 @@ type Plan struct {
 	// there.
 	NotDialledColumns int `json:"not_dialled_phone_columns,omitempty"`
 	// FlaggedNumbers counts the numbers the sheets' do_not_call: columns
-	// flag, or whose consent cell withdraws consent
-	// ([Suppression.Flagged]), in every shard: run puts them on the
-	// store's do-not-call list before its first call.
+	// flag, or whose consent cell withdraws consent, those of every column
+	// of numbers of the rows so marked (a Mobile beside the phone column,
+	// [otherPhones]) in every shard; run puts those of [Suppression.Flagged]
+	// on the store's do-not-call list before its first call.
 	FlaggedNumbers int `json:"flagged_numbers,omitempty"`
 
 	groups    []*problemGroup
@@ -611,7 +612,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		b.WriteString(".\n")
 	}
 	if p.FlaggedNumbers > 0 {
-		fmt.Fprintf(&b, "\nMarked do not call (or consent withdrawn) in the sheets: %d number(s), suppressed in every row that holds them; run puts those not on it yet on the store's do-not-call list before its first call, so that every campaign on the store honours them.\n", p.FlaggedNumbers)
+		fmt.Fprintf(&b, "\nMarked do not call (or consent withdrawn) in the sheets: %d number(s), in every column of numbers of the rows so marked (a Mobile or Home Phone beside the phone column too), suppressed in every row that holds them; run puts those not on it yet on the store's do-not-call list before its first call, so that every campaign on the store honours them.\n", p.FlaggedNumbers)
 	}
 	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
 		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)
