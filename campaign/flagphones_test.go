@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
 )
 
 // flagPhonesCampaign is a campaign of a.csv, whose rows are to call,
@@ -164,6 +165,25 @@ func TestRunFlaggedRowsMobile(t *testing.T) {
 	yaml := strings.Replace(dtCampaign(1000, 4, ""), "region: US\n",
 		"  - {file: b.csv, agent: Alpha, fields: {phone_number: Phone}, do_not_call: {column: \"Do Not Call\"}}\nregion: US\n", 1)
 	e := newDtEnv(t, sandbox.Options{}, yaml, sheets)
+	// What run does before its first call: the flagged numbers go on the
+	// store's list, the mobile's entry naming its column.
+	list := store.OpenDoNotCallFile(t.TempDir())
+	if _, err := e.f.AddFlagged(context.Background(), list, e.sup); err != nil {
+		t.Fatal(err)
+	}
+	es, err := list.Entries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mobile string
+	for _, en := range es {
+		if en.Number == "+14155550102" {
+			mobile = en.Source
+		}
+	}
+	if len(es) != 2 || !strings.Contains(mobile, `(sheet b.csv, row 2), the number in its column "Mobile"`) {
+		t.Errorf("the store's list after AddFlagged: %+v; want Ben's phone and mobile, the mobile's source naming its column", es)
+	}
 	res := e.mustRun(nil)
 	placed := dtPlaced(e.srv)
 	if placed["+14155550102"] != 0 || placed["+16505550177"] != 0 || placed[dtPhone(1)] != 1 || placed[dtPhone(2)] != 1 || res.Sent != 2 {

@@ -145,7 +145,8 @@ func erasedHashes(ctx context.Context, st store.Store, cs store.CallStarts, star
 // consent was withdrawn, as a run starts, before its first call:
 // later campaigns on the store, whose exports may not carry the flag,
 // honour them too. Each entry names the campaign, the column and the
-// first row that flags it. It returns the entries it wrote: a number on
+// first row that flags it, and the row's column the number is in when
+// it is not the phone_number's ([FlaggedNumber.Phone]). It returns the entries it wrote: a number on
 // the list already is not written again.
 func (f *File) AddFlagged(ctx context.Context, list store.DoNotCallList, sup *Suppression) ([]store.DoNotCallEntry, error) {
 	flagged := sup.Flagged()
@@ -161,6 +162,9 @@ func (f *File) AddFlagged(ctx context.Context, list store.DoNotCallList, sup *Su
 			source = fmt.Sprintf("consent withdrawn: consent column %q of campaign %s says %q (sheet %s, row %d)", fl.Column, f.Name, fl.Cell, f.Sheets[fl.Sheet].File, fl.Row)
 		case fl.Group != "":
 			source = fmt.Sprintf("group %q of campaign %s, whose title says do not call (sheet %s, row %d; the title in row %d)", fl.Group, f.Name, f.Sheets[fl.Sheet].File, fl.Row, fl.GroupRow)
+		}
+		if fl.Phone != "" {
+			source += fmt.Sprintf(", the number in its column %q", fl.Phone)
 		}
 		es[i] = store.DoNotCallEntry{Number: fl.Number, At: now, Source: source}
 	}
