@@ -190,7 +190,8 @@ const maxWorkbookBytes = 1 << 30
 // worksheets, styles and calendar); the worksheet's XML is surveyed
 // ([surveyWorksheet]), then read in one pass by a worksheetReader.
 // Closing it stops the reading. It returns too what it learned of the
-// workbook before the rows: its tabs, and the rows the worksheet hides.
+// workbook before the rows: its tabs, the rows the worksheet hides, and
+// the comments on its cells ([readComments]).
 func openWorkbook(path, worksheet string) (io.ReadCloser, *Workbook, error) {
 	wb, err := excelize.OpenFile(path, excelize.Options{UnzipSizeLimit: maxWorkbookBytes})
 	if err != nil {
@@ -237,6 +238,11 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, *Workbook, error) {
 		z.Close()
 		return nil, nil, &Error{Row: wr.survey.uncomputedRow, Msg: fmt.Sprintf("worksheet %q, cell %s: %s", name, ref, uncomputedFormula)}
 	}
+	facts := &wr.survey.facts
+	if err := readComments(wb, &z.Reader, part, facts); err != nil {
+		z.Close()
+		return nil, nil, fmt.Errorf("cannot read the comments of worksheet %q: %v", name, err)
+	}
 	rc, err := openPart(&z.Reader, part, false)
 	if err == nil && rc == nil {
 		err = fmt.Errorf("the workbook has no %s", part)
@@ -253,7 +259,6 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, *Workbook, error) {
 		z.Close()
 		pw.CloseWithError(err)
 	}()
-	facts := &wr.survey.facts
 	facts.Worksheet, facts.Tabs = name, workbookTabs(wb)
 	return pr, facts, nil
 }

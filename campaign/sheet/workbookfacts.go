@@ -3,11 +3,13 @@ package sheet
 import "github.com/xuri/excelize/v2"
 
 // Workbook is what the reader of an .xlsx workbook learned of it before
-// any row was read: the workbook's tabs, and the rows of the worksheet
-// read that the workbook hides ([surveyWorksheet] finds them in the same
-// pass as its merged ranges). The campaign reads it to stop on a tab of
-// people not to call it would not read, and on hidden rows it was not
-// told what to do with ([Reader.Workbook]). Its memory is bounded
+// any row was read: the workbook's tabs, the rows of the worksheet read
+// that the workbook hides ([surveyWorksheet] finds them in the same pass
+// as its merged ranges), and the comments on its cells
+// ([Workbook.RowComments]). The campaign reads it to stop on a tab of
+// people not to call it would not read, on hidden rows it was not told
+// what to do with, and on a comment that asks not to call a row's
+// person ([Reader.Workbook]). Its memory is bounded
 // whatever the rows hidden: a count, the first few row numbers, and one
 // bit for each row up to the last one hidden (at most Excel's 1,048,576
 // rows, 128 KiB).
@@ -24,6 +26,9 @@ type Workbook struct {
 	FirstHidden []int
 	// hidden has bit n set for row n hidden.
 	hidden []uint64
+	// comments are the comments on the worksheet's cells, by row, at
+	// most [maxRowComments] a row.
+	comments map[int][]Comment
 }
 
 // Tab is a sheet of a workbook: its name, and whether the workbook hides

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,7 +209,8 @@ func withWorksheet(t *testing.T, path, sheetXML string) string {
 }
 
 // withParts writes a copy of the workbook at path with the parts named
-// in parts replaced, and returns the copy's path.
+// in parts replaced (or added, when it has none of the name), and
+// returns the copy's path.
 func withParts(t *testing.T, path string, parts map[string]string) string {
 	t.Helper()
 	zr, err := zip.OpenReader(path)
@@ -234,6 +236,21 @@ func withParts(t *testing.T, path string, parts map[string]string) string {
 		}
 		io.Copy(w, rc)
 		rc.Close()
+	}
+	// Parts the workbook does not have are added.
+	var added []string
+	for name := range parts {
+		if !slices.ContainsFunc(zr.File, func(f *zip.File) bool { return f.Name == name }) {
+			added = append(added, name)
+		}
+	}
+	slices.Sort(added)
+	for _, name := range added {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, parts[name])
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
