@@ -195,10 +195,17 @@ type sheetMap struct {
 	// the first.
 	hiddenSkipped int
 	hiddenAt      []string
-	cols          [numFields]int // CSV column of each form field; -1 when not mapped
-	names         [numFields]string
-	extra         []extraField // one for each of the campaign's account fields, in order
-	tzCol         int
+	// comments is the workbook whose cells have comments, read on every
+	// row for a request not to be called ([sheetMap.commentRow]); nil
+	// when there is none. commentMentions counts the rows a comment
+	// holds, commentAt tells the first.
+	comments        *sheet.Workbook
+	commentMentions int
+	commentAt       string
+	cols            [numFields]int // CSV column of each form field; -1 when not mapped
+	names           [numFields]string
+	extra           []extraField // one for each of the campaign's account fields, in order
+	tzCol           int
 	// countryCol is the column of each row's country; -1 when the sheet
 	// names none.
 	countryCol int
@@ -389,6 +396,9 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	}
 	if s.HiddenRows == HiddenSkip {
 		m.hidden = r.Workbook()
+	}
+	if wb := r.Workbook(); wb.HasComments() {
+		m.comments = wb
 	}
 	if len(problems) > 0 {
 		r.Close()

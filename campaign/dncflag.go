@@ -299,10 +299,12 @@ func (m *sheetMap) watchHeaders(used map[int]bool) {
 // read sheet m to its end: it maps a signal column, or has a column
 // whose header reads as a do-not-call flag, as consent, or as labels,
 // tags or a status: a label "Do not call" on its last row holds its
-// number on the first. A sheet with none is read so only when its first
-// rows say do not call in a column ([sheetMap.anySaid]).
+// number on the first; or its workbook has comments on its cells, one of
+// which may mention do not call on any row. A sheet with none is read so
+// only when its first rows say do not call in a column
+// ([sheetMap.anySaid]).
 func (m *sheetMap) readsWhole() bool {
-	return len(m.signals) > 0
+	return len(m.signals) > 0 || m.comments != nil
 }
 
 // flagDoNotCall suppresses c when one of its sheet's do-not-call columns
@@ -344,6 +346,10 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, rec sheet.Record
 		c.Status, c.Reason = Suppressed, rs.heldReason()
 		return true
 	}
+	if rs.commented {
+		c.Status, c.Reason = Suppressed, commentReason(rs.comment)
+		return true
+	}
 	if g := rs.groupHeld; g != nil {
 		c.Status, c.DoNotCallGroup = Suppressed, g.group.Title
 		c.Reason = fmt.Sprintf("the row is in the group %q (its title in row %d), whose title mentions do not call without saying it: no row of the group is called until the title says which (title it \"Do Not Call\" if it means it; else without the phrase)", g.group.Title, g.group.Row)
@@ -372,6 +378,9 @@ func (cr *ContactReader) sheetRead(i int, m *sheetMap) {
 				file, s.Unclear, s.Column, s.UnclearAt))
 		}
 		switch {
+		case s.Kind == "comments":
+			cr.SheetNote(i, fmt.Sprintf("sheet %s: %d comment(s) on the cells of its rows mention do not call (%s), and their rows are not called, nor any row with their number, until a person reads them: where the person may be called, delete the comment or write it without the phrase",
+				file, s.Mentions, s.MentionAt))
 		case s.Kind == "group" && s.Use == "held":
 			cr.SheetNote(i, fmt.Sprintf("sheet %s: the title of a group of rows mentions a do-not-call phrase without being one (%s), and its %d row(s) are not called until it says which: where it means do not call, title the group so (\"Do Not Call\"); else title it without the phrase",
 				file, s.MentionAt, s.Mentions))
@@ -527,13 +536,19 @@ type FlaggedNumber struct {
 	// its phone_number ("Mobile"), that column's header; empty for a
 	// number of its phone_number.
 	Phone string
+
+	// Comment is, for a row held for a comment on one of its cells that
+	// mentions do not call ([sheetMap.commentRow]), the cell ("B3"), and
+	// Cell the comment's text (Column is empty; Unclear is set).
+	Comment string
 }
 
 // rowFlag returns the first cell of a row that asks not to call its
 // number, as rs and the row's fields say: a do_not_call: column that
 // says do not call, else the title of the row's group that says it, else
 // a consent cell that withdraws consent, else a do_not_call: cell that
-// reads neither yes nor no or a note that mentions do not call (Unclear).
+// reads neither yes nor no, a note that mentions do not call or a comment
+// on a cell of the row that does (Unclear).
 // ok is false when there is none.
 func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok bool) {
 	withdrawn, revoked := "", false
@@ -549,6 +564,8 @@ func rowFlag(m *sheetMap, rs rowSignal, fields []string) (fl FlaggedNumber, ok b
 		return FlaggedNumber{Column: m.consentName, Cell: withdrawn, Consent: true}, true
 	case rs.held != nil && rs.held.holdsNumber(rs.heldSays):
 		return FlaggedNumber{Column: rs.held.name, Cell: strings.TrimSpace(rs.heldCell), Unclear: true}, true
+	case rs.commented:
+		return FlaggedNumber{Comment: rs.comment.Cell, Cell: commentSaid(rs.comment.Text), Unclear: true}, true
 	case rs.groupHeld != nil:
 		return FlaggedNumber{Group: rs.groupHeld.group.Title, GroupRow: rs.groupHeld.group.Row, Unclear: true}, true
 	}
@@ -894,6 +911,8 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 	}
 	c.Status, c.Field, c.Column = Suppressed, "", ""
 	switch {
+	case fl.Comment != "":
+		c.Reason = fmt.Sprintf("the number's row in sheet %s, row %d, has a comment on cell %s that mentions do not call (%q): it is not called until a person reads the comment", f.Sheets[fl.Sheet].File, fl.Row, fl.Comment, fl.Cell)
 	case fl.Unclear:
 		c.Reason = fmt.Sprintf("the number's do-not-call cell in sheet %s, row %d (column %q says %q) reads neither yes nor no: it is not called until that cell says yes or no", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
 	case fl.Consent:

@@ -688,6 +688,8 @@ func signalLine(s PlanSignal) string {
 		return fmt.Sprintf("group %q (its title in row %d): the title says do not call, so none of its %d row(s) is called (%s)", s.Group, s.TitleRow, s.Rows, strings.Join(s.Examples, ", "))
 	case s.Kind == "group":
 		return fmt.Sprintf("group %q (its title in row %d): the title mentions do not call without saying it, and its %d row(s) are not called until it says which", s.Group, s.TitleRow, s.Mentions)
+	case s.Kind == "comments":
+		return fmt.Sprintf("comments on cells: %d mention do not call, and their rows are not called, nor any row with their number, until a person reads them (%s)", s.Mentions, s.MentionAt)
 	}
 	what := map[string]string{"flag": "a do-not-call flag", "values": "labels or a status", "notes": "notes", "consent": "consent to be called", "consent_status": "the status of consent to be called",
 		"consent_channel": "the channel consent is for", "consent_end": "the day consent ends"}[s.Kind]

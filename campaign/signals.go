@@ -201,6 +201,10 @@ type rowSignal struct {
 	flagCell, heldCell string
 	heldSays           cellSays
 	group, groupHeld   *groupSignal
+	// comment is the first comment on a cell of the row that says or
+	// mentions do not call, when commented.
+	comment   sheet.Comment
+	commented bool
 }
 
 // signalRow reads a record's group and signal columns, counting what each
@@ -243,6 +247,7 @@ func (m *sheetMap) signalRow(rec sheet.Record) rowSignal {
 			rs.held, rs.heldCell, rs.heldSays = s, cell, says
 		}
 	}
+	rs.comment, rs.commented = m.commentRow(row)
 	if m.sampleRows > 0 {
 		m.sampleRows--
 		for c, cell := range fields {
@@ -264,6 +269,42 @@ func (m *sheetMap) signalRow(rec sheet.Record) rowSignal {
 		}
 	}
 	return rs
+}
+
+// commentRow returns the first comment on a cell of row that says do
+// not call (its whole text a do-not-call phrase) or mentions it, as a
+// note does, counting it; ok is false when there is none. A person who
+// asked not to be called is often noted so, in a comment on their row.
+func (m *sheetMap) commentRow(row int) (c sheet.Comment, ok bool) {
+	for _, c := range m.comments.RowComments(row) {
+		if says, _ := readValueCell(c.Text, nil); says != saysYes && !mentionsIn(c.Text, nil, true) {
+			continue
+		}
+		if m.commentMentions++; m.commentAt == "" {
+			m.commentAt = fmt.Sprintf("row %d, cell %s: %q", row, c.Cell, commentSaid(c.Text))
+		}
+		return c, true
+	}
+	return sheet.Comment{}, false
+}
+
+// maxCommentSaid bounds the characters of a comment a reason quotes.
+const maxCommentSaid = 200
+
+// commentSaid is a comment's text as a reason quotes it: its spaces and
+// line breaks run together, at most [maxCommentSaid] characters.
+func commentSaid(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > maxCommentSaid {
+		text = string(r[:maxCommentSaid]) + "..."
+	}
+	return text
+}
+
+// commentReason is the reason of a row that a comment on one of its
+// cells holds.
+func commentReason(c sheet.Comment) string {
+	return fmt.Sprintf("the comment on cell %s says %q, which mentions do not call: the row and its number are not called until a person reads the comment: if the person may be called, delete the comment or write it without the phrase", c.Cell, commentSaid(c.Text))
 }
 
 // usedColumns returns the columns m maps to form fields, and as the
@@ -289,7 +330,7 @@ func (m *sheetMap) usedColumns() map[int]bool {
 // sheet has said, so far, that a row is not to be called, or could not
 // be read.
 func (m *sheetMap) anySaid() bool {
-	return slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.yes > 0 || s.unclear > 0 }) ||
+	return m.commentMentions > 0 || slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.yes > 0 || s.unclear > 0 }) ||
 		slices.ContainsFunc(m.groups, func(g *groupSignal) bool { return g.says == saysYes })
 }
 
@@ -338,7 +379,9 @@ type PlanSignal struct {
 	// beside the consent column: an opt-out), or "group" (the title of a
 	// group of rows); or, for a column that scopes consent and says
 	// nothing of do not call, "consent_channel" (the channel consent is
-	// for) or "consent_end" (the day it ends).
+	// for) or "consent_end" (the day it ends); or "comments", the
+	// comments on the cells of a workbook's rows that mention do not
+	// call (Use "held", Mentions and MentionAt).
 	Kind string `json:"kind"`
 	// Use is what the campaign does with it: "mapped" (do_not_call: or
 	// consent:), "read" (a column that scopes consent, found by its
@@ -415,6 +458,9 @@ func (m *sheetMap) planSignals() []PlanSignal {
 			p.Use, p.Rows, p.Mentions, p.MentionAt = "held", 0, g.rows, fmt.Sprintf("row %d: %q", g.group.Row, g.group.Title)
 		}
 		out = append(out, p)
+	}
+	if m.commentMentions > 0 {
+		out = append(out, PlanSignal{Kind: "comments", Use: "held", Mentions: m.commentMentions, MentionAt: m.commentAt})
 	}
 	return out
 }
@@ -505,6 +551,8 @@ func flagSays(fl FlaggedNumber) string {
 		return fmt.Sprintf("the row is in the group %q (its title in row %d), whose title says do not call", fl.Group, fl.GroupRow)
 	case fl.Consent:
 		return fmt.Sprintf("its consent column %q says %q: consent to be called was withdrawn", fl.Column, fl.Cell)
+	case fl.Comment != "":
+		return fmt.Sprintf("the comment on its cell %s says %q, which mentions do not call", fl.Comment, fl.Cell)
 	case fl.Unclear:
 		return fmt.Sprintf("its do-not-call column %q says %q, neither yes nor no", fl.Column, fl.Cell)
 	}
