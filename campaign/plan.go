@@ -128,8 +128,9 @@ type Plan struct {
 	UnmappedDoNotCall int `json:"unmapped_do_not_call,omitempty"`
 	// UnclearDoNotCall counts the cells of the do_not_call: columns that
 	// say neither yes nor no, or mention do not call without saying it,
-	// and the rows of groups whose title does, whose rows are not called;
-	// a warning names the first of each column.
+	// the rows of groups whose title does, and the comments on cells that
+	// do, whose rows are not called; a warning names the first of each
+	// column.
 	UnclearDoNotCall int `json:"unclear_do_not_call,omitempty"`
 	// UnnumberedDoNotCall counts the phone cells of rows marked do not
 	// call (or whose consent is withdrawn, or whose flag reads neither
