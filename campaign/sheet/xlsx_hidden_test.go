@@ -43,17 +43,7 @@ func TestWorkbookHiddenRowsAndTabs(t *testing.T) {
 	f.Close()
 	check := func(t *testing.T, path string, want []int, tabs []Tab, o Options) {
 		t.Helper()
-		r, err := OpenWith(path, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		for {
-			if _, err := r.Next(); err != nil {
-				break
-			}
-		}
-		wb := r.Workbook()
+		wb := readWorkbookFacts(t, path, o)
 		if wb == nil {
 			t.Fatal("no workbook facts")
 		}
