@@ -39,6 +39,9 @@ func TestFlagsDoNotCall(t *testing.T) {
 		{"the reason of a flag", "application/json", `{"phone":"+14155550133","customData":{"dnc_reason":"Customer asked not to be called"}}`, "customData.dnc_reason"},
 		{"the reason of a flag that says no", "application/json", `{"phone":"+14155550133","dnd":false,"dnd_reason":"re-subscribed"}`, ""},
 		{"tags as objects", "application/json", `{"phone":"+14155550133","tags":[{"id":"t1","name":"lead"},{"id":"t2","name":"DNC"}]}`, "tags"},
+		{"HubSpot's property change", "application/json", `{"eventId":1,"subscriptionId":2,"portalId":3,"occurredAt":1733000000000,"subscriptionType":"contact.propertyChange","attemptNumber":0,"objectId":123,"changeSource":"CRM","propertyName":"hs_do_not_call","propertyValue":"true"}`, "propertyValue"},
+		{"HubSpot's property change back", "application/json", `{"eventId":1,"subscriptionId":2,"portalId":3,"occurredAt":1733000000000,"subscriptionType":"contact.propertyChange","attemptNumber":0,"objectId":123,"changeSource":"CRM","propertyName":"hs_do_not_call","propertyValue":"false"}`, ""},
+		{"HubSpot's change of another property", "application/json", `{"subscriptionType":"contact.propertyChange","objectId":123,"propertyName":"lifecyclestage","propertyValue":"customer"}`, ""},
 		{"call ended", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","status":"completed","disposition":"interested"}`, ""},
 	} {
 		r := httptest.NewRequest("POST", "/hook", strings.NewReader(tc.body))

@@ -706,7 +706,9 @@ func (f *File) numberFields() []string {
 // of its JSON array, is a do-not-call phrase. A CRM's webhook that a
 // contact's DND was set (HighLevel's ContactDndUpdate: "dnd": true), or
 // an account field the agent sets on the call, says so. listen's intake
-// takes such a delivery for an opt-out. A delivery with no such flag
+// takes such a delivery for an opt-out; so is a change of such a flag
+// named in a value (HubSpot's propertyName and propertyValue). A
+// delivery with no such flag
 // whose field names the date or the reason of one (do_not_call_date,
 // dnc_reason) with a value is one too. Fields are visited in the order of
 // their paths; "" when none says it.
@@ -766,6 +768,20 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 						}
 					}
 				}
+			}
+		}
+	}
+	// A change of a property, named in a value (HubSpot's
+	// contact.propertyChange: propertyName hs_do_not_call, propertyValue
+	// true).
+	for _, path := range paths {
+		if normName(path[strings.LastIndexByte(path, '.')+1:]) != "propertyname" || !DoNotCallHeader(d.Fields[path]) {
+			continue
+		}
+		value := strings.TrimSuffix(path, path[strings.LastIndexByte(path, '.')+1:]) + "propertyValue"
+		for _, p := range paths {
+			if strings.EqualFold(p, value) && readDeliveryFlag(d.Fields[p]) != saysNothing {
+				return p, d.Fields[p]
 			}
 		}
 	}
