@@ -225,7 +225,13 @@ func (f *File) mapConsentScope(i int, r *sheet.Reader, m *sheetMap, used map[int
 		}
 		switch kind {
 		case scopeChannel:
-			m.channelCol = col
+			// Only a channel the campaign names, or one whose header
+			// says it is the consent's ("Contact Point Type", "Consent
+			// Channel"), may set a withdrawal aside: another found by
+			// its header may be the lead's ("Sales Channel: Web").
+			if t := readHeaderWords(name); !byHeader || t.has(words().consentHeader) || strings.Contains(t.joined, "contactpoint") {
+				m.channelCol = col
+			}
 		case scopeStatus:
 			s := &signalColumn{col: col, name: name, kind: signalStatus, mapped: true}
 			if byHeader {
@@ -322,8 +328,14 @@ type scopeCell struct {
 	channel consentChannelSays
 	end     time.Time
 	endOK   bool
-	status  cellSays
+	// endAt: end is an instant the cell gave with its zone, not a day.
+	endAt  bool
+	status cellSays
 }
+
+// endInstants are the layouts of an end of consent given as an instant
+// with its zone (Salesforce's DateTime: 2026-11-29T05:00:00.000+0000).
+var endInstants = []string{time.RFC3339Nano, "2006-01-02T15:04:05.000-0700", "2006-01-02T15:04:05-0700", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05-0700"}
 
 // readScopeCell reads cell, trimmed, of a column of kind.
 func readScopeCell(kind scopeKind, cell, region string) scopeCell {
@@ -332,6 +344,12 @@ func readScopeCell(kind scopeKind, cell, region string) scopeCell {
 	case scopeChannel:
 		r.channel = readChannelCell(cell)
 	case scopeEnd:
+		for _, layout := range endInstants {
+			if t, err := time.Parse(layout, cell); err == nil {
+				r.end, r.endOK, r.endAt = t, true, true
+				return r
+			}
+		}
 		r.end, r.endOK = consentDate(strings.ToLower(strings.Join(strings.Fields(cell), " ")), region)
 	case scopeStatus:
 		switch says, ok := readConsentWord(cell); {
@@ -389,7 +407,7 @@ func (m *sheetMap) scopeWhy(s *rowScratch, fields []string, region string, now t
 			if !r.endOK {
 				return fmt.Sprintf("column %q says %q, which callrun cannot read as the date the consent ends: it is no consent until the cell holds a date, or nothing for consent without an end", sc.name, cell), sc.name
 			}
-			if !now.Before(r.end.Add(consentEndLeeway)) {
+			if r.endAt && !now.Before(r.end) || !r.endAt && !now.Before(r.end.Add(consentEndLeeway)) {
 				return fmt.Sprintf("column %q says %q: the consent ended on %s", sc.name, cell, r.end.Format("2006-01-02")), sc.name
 			}
 		case scopeStatus:
@@ -412,8 +430,9 @@ func (m *sheetMap) scopeWhy(s *rowScratch, fields []string, region string, now t
 
 // withdrawalCounts reports whether a withdrawal on the row of fields (its
 // consent cell's, or its status column's opt-out) is one of consent to be
-// called: it is, unless the row's channel column names e-mail, post or
-// another channel that is not the number's. An opt-out of texts stops
+// called: it is, unless the row's channel column, named by the campaign
+// (consent.channel_column) or by its header as the consent's, names
+// e-mail, post or another channel that is not the number's. An opt-out of texts stops
 // calls too, as texts go to the same number; so does one whose channel
 // callrun cannot read.
 func (m *sheetMap) withdrawalCounts(fields []string) bool {

@@ -183,8 +183,9 @@ func TestConsentScopeNamed(t *testing.T) {
 		t.Errorf("Bo's consent to e-mails is read as evidence %q", c.Consent)
 	}
 	// A withdrawal in the consent column itself, on a row of consent to
-	// e-mails, is no withdrawal of consent to be called.
-	withdrawn := "First Name,Phone,Consent,Channel\n" +
+	// e-mails, is no withdrawal of consent to be called, when the channel
+	// column says it is the consent's.
+	withdrawn := "First Name,Phone,Consent,Consent Channel\n" +
 		"Ada,+12125550101,revoked,Email\n" +
 		"Bo,+12125550101,2024-03-05,Phone\n" +
 		"Cy,+12125550102,revoked,Phone\n" +
@@ -193,6 +194,15 @@ func TestConsentScopeNamed(t *testing.T) {
 	for name, want := range map[string]string{"Ada": Invalid, "Bo": ToCall, "Cy": Invalid, "Di": Suppressed} {
 		if cs[name].Status != want {
 			t.Errorf("withdrawn in the consent column, %s: %s, %q; want %s", name, cs[name].Status, cs[name].Reason, want)
+		}
+	}
+	// A lead's channel found by its header ("Channel", "Sales Channel")
+	// sets no withdrawal aside: Ada's revoked holds Bo's number too.
+	sales := strings.Replace(withdrawn, "Consent Channel", "Sales Channel", 1)
+	cs = scopeContacts(t, scopeCampaign(t, sales, "consent: {column: Consent, required: true}\n"), consentNow)
+	for name, want := range map[string]string{"Ada": Invalid, "Bo": Suppressed, "Cy": Invalid, "Di": Suppressed} {
+		if cs[name].Status != want {
+			t.Errorf("withdrawn beside a lead's channel, %s: %s, %q; want %s", name, cs[name].Status, cs[name].Reason, want)
 		}
 	}
 	// A column found by its header that is something else is taken out of
@@ -337,4 +347,22 @@ func scopeContactsList(t *testing.T, f *File, now time.Time) []Contact {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestConsentScopeEndInstant: an end of consent given as an instant with
+// its zone (Salesforce's DateTime) ends consent at that instant, not at
+// the end of its day: at 06:30 UTC, consent that ended at 05:00 UTC that
+// day is none, one that ends at 23:00 UTC still holds.
+func TestConsentScopeEndInstant(t *testing.T) {
+	sheet := "First Name,Phone,Contact Point Type,Privacy Consent Status,Effective From,Effective To\n" +
+		"Ada,+12125550101,Phone,OptIn,2025-01-05T00:00:00.000+0000,2026-11-29T05:00:00.000+0000\n" +
+		"Bo,+12125550102,Phone,OptIn,2025-01-05T00:00:00.000+0000,2026-11-29T23:00:00.000+0000\n" +
+		"Cy,+12125550103,Phone,OptIn,2025-01-05T00:00:00.000+0000,2026-11-29T00:01:00Z\n"
+	f := scopeCampaign(t, sheet, "consent: {column: Effective From, required: true}\n")
+	cs := scopeContacts(t, f, time.Date(2026, 11, 29, 6, 30, 0, 0, time.UTC))
+	for name, want := range map[string]string{"Ada": Invalid, "Bo": ToCall, "Cy": Invalid} {
+		if cs[name].Status != want {
+			t.Errorf("%s: %s, %q; want %s", name, cs[name].Status, cs[name].Reason, want)
+		}
+	}
 }

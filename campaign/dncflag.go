@@ -798,12 +798,32 @@ func (cr *ContactReader) choosePhones(i int, spec *SheetSpec, m *sheetMap, fp *F
 		if m.tracked[src.col] || slices.ContainsFunc(m.phones, phoneCol) {
 			continue // a signal column, or a phone_number column: read above
 		}
+		if !personsLineHeader(m.header[src.col]) {
+			continue // a company's, a fax's, an assistant's, or an id's: maybe another's number
+		}
 		others.srcs = append(others.srcs, src)
 	}
 	for _, p := range others.pending {
 		cr.flagOtherPhones(i, spec, m, others.sample[p.at], p.fl, fp, others)
 	}
 	others.sample, others.pending = nil, nil
+}
+
+// personsLineHeader reports whether a column's header names a phone line
+// of the person's own (Mobile, Home Phone, Other Phone, Work Phone): not
+// a company's (Company Phone, Main Phone), a fax, a pager or an
+// assistant's, whose number may be another person's, nor a column whose
+// header names no phone line (an id whose values read as numbers). Only
+// those columns' numbers a flagged row holds beside its phone_number's.
+func personsLineHeader(h string) bool {
+	if !phoneLineHeader(h) || hasWord(h, lineCompanyWords) {
+		return false
+	}
+	switch kind, _ := phoneLineKind(h); kind {
+	case lineNotDialled, lineCompanyMain:
+		return false
+	}
+	return true
 }
 
 // flagOtherPhones adds to fp every number the cells of record rec's

@@ -48,9 +48,9 @@ func loadFlagPhones(t *testing.T, campaign string, sheets map[string]string) *Fi
 }
 
 // TestFlaggedRowHoldsEveryNumber: a row the sheet marks do not call holds
-// the numbers of its other columns of numbers too (a Mobile, a Home
-// Phone, found by header or by values, as a suppression file's), in every
-// sheet: another sheet's row with one of them is not called, its reason
+// the numbers of its other columns of the person's lines too (a Mobile, a
+// Home Phone, an Other Phone, found by header), not a company's, a fax's
+// or an id's, in every sheet: another sheet's row with one of them is not called, its reason
 // names the flagged row and the column, plan counts them, and the yes
 // ones are what run puts on the store's list. A cell that reads neither
 // yes nor no holds them, on no list.
@@ -59,14 +59,16 @@ func TestFlaggedRowHoldsEveryNumber(t *testing.T) {
 		// a.csv: Ben's mobile, Cy's home phone, Di's second number, Ed
 		// (another person), Flo's mobile (her flag reads neither).
 		"a.csv": "Name,Phone\nBen,415.555.0102\nCy,(415) 555-0103\nDi,+1 415 555 0104\nEd,+14155550105\nFlo,+14155550107\n",
-		// b.csv: Mobile and Home Phone found by their header (Home
-		// Phone empty in every row but one), Alt by its values.
-		"b.csv": "Name,Phone,Mobile,Home Phone,Alt,Email,Do Not Call\n" +
-			"Ben,+1 650 555 0177,+1 415 555 0102,,,ben@example.com,Yes\n" +
-			"Cy,+1 650 555 0178,,415-555-0103,,cy@example.com,Yes\n" +
-			"Di,+1 650 555 0179,,,+1 415 555 0104,di@example.com,1\n" +
-			"Eve,+1 650 555 0180,+1 415 555 0106,,+1 415 555 0108,eve@example.com,No\n" +
-			"Flo,+1 650 555 0181,+1 415 555 0107,,,flo@example.com,maybe\n",
+		// b.csv: Mobile, Home Phone and Other Phone found by their
+		// header (Home Phone empty in every row but one). Ben's Company
+		// Phone (Ed's direct line), his Fax and an Account Number whose
+		// values read as numbers are no number of his: not held.
+		"b.csv": "Name,Phone,Mobile,Home Phone,Other Phone,Company Phone,Fax,Account Number,Email,Do Not Call\n" +
+			"Ben,+1 650 555 0177,+1 415 555 0102,,,+14155550105,+1 415 555 0190,4155550191,ben@example.com,Yes\n" +
+			"Cy,+1 650 555 0178,,415-555-0103,,,,4155550192,cy@example.com,Yes\n" +
+			"Di,+1 650 555 0179,,,+1 415 555 0104,,,4155550193,di@example.com,1\n" +
+			"Eve,+1 650 555 0180,+1 415 555 0106,,+1 415 555 0108,,,4155550194,eve@example.com,No\n" +
+			"Flo,+1 650 555 0181,+1 415 555 0107,,,,,4155550195,flo@example.com,maybe\n",
 	}
 	f := loadFlagPhones(t, flagPhonesCampaign(`{column: "Do Not Call"}`), sheets)
 	p, sup := signalPlan(t, f)
@@ -97,7 +99,7 @@ func TestFlaggedRowHoldsEveryNumber(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantBen := `the number is marked do not call in sheet b.csv, row 2 (column "Do Not Call" says "Yes"), where it is in the column "Mobile"`
-	if len(reasons) != 5 || !strings.Contains(reasons[0], wantBen) || !strings.Contains(reasons[1], `"Home Phone"`) || !strings.Contains(reasons[2], `"Alt"`) ||
+	if len(reasons) != 5 || !strings.Contains(reasons[0], wantBen) || !strings.Contains(reasons[1], `"Home Phone"`) || !strings.Contains(reasons[2], `"Other Phone"`) ||
 		!strings.Contains(reasons[4], "reads neither yes nor no") || !strings.Contains(reasons[4], `"Mobile"`) {
 		t.Errorf("a.csv's reasons:\n%s\nwant Ben's to hold %q, and Cy's, Di's and Flo's to name their column", strings.Join(reasons, "\n"), wantBen)
 	}

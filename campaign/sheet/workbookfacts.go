@@ -26,8 +26,7 @@ type Workbook struct {
 	FirstHidden []int
 	// hidden has bit n set for row n hidden.
 	hidden []uint64
-	// comments are the comments on the worksheet's cells, by row, at
-	// most [maxRowComments] a row.
+	// comments are the comments on the worksheet's cells, by row.
 	comments map[int][]Comment
 }
 

@@ -80,6 +80,20 @@ func TestWorkbookComments(t *testing.T) {
 		}
 	}
 
+	// A row of many comments keeps every one: the one that asks not to
+	// be called may be the last.
+	var many []excelize.Comment
+	for c := 'A'; c <= 'J'; c++ {
+		text := "checked field " + string(c)
+		if c == 'J' {
+			text = "DO NOT CALL - asked on 3/1"
+		}
+		many = append(many, excelize.Comment{Cell: string(c) + "5", Author: "Sam", Paragraph: []excelize.RichTextRun{{Text: text}}})
+	}
+	if got := readWorkbookFacts(t, commentsWorkbook(t, many...), Options{}).RowComments(5); len(got) != 10 || got[9].Cell != "J5" {
+		t.Errorf("a row of ten comments keeps %d: %q", len(got), got)
+	}
+
 	plain := commentsWorkbook(t)
 	if wb := readWorkbookFacts(t, plain, Options{}); wb.HasComments() {
 		t.Errorf("comments in a workbook with none: %v", wb.comments)

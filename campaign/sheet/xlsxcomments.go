@@ -17,10 +17,6 @@ type Comment struct {
 	Text string
 }
 
-// maxRowComments bounds the comments a [Workbook] keeps for one row: a
-// row has one or two, a threaded comment and its replies a few more.
-const maxRowComments = 8
-
 // RowComments returns the comments on cells of row n (counted as a
 // spreadsheet counts it) of the worksheet read, notes first, then
 // threaded comments, each in its part's order; nil on a nil w. The
@@ -36,11 +32,11 @@ func (w *Workbook) RowComments(n int) []Comment {
 // cell; false on a nil w.
 func (w *Workbook) HasComments() bool { return w != nil && len(w.comments) > 0 }
 
-// addComment keeps a comment on cell ref, at most [maxRowComments] of a
-// row.
+// addComment keeps a comment on cell ref. Every one is kept, however
+// many a row has: the one that asks not to be called may come last.
 func (w *Workbook) addComment(ref, text string) {
 	_, row, err := excelize.CellNameToCoordinates(ref)
-	if err != nil || len(w.comments[row]) >= maxRowComments {
+	if err != nil {
 		return
 	}
 	if w.comments == nil {
