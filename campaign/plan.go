@@ -146,8 +146,15 @@ type Plan struct {
 	// flag, or whose consent cell withdraws consent, those of every column
 	// of numbers of the rows so marked (a Mobile beside the phone column,
 	// [otherPhones]) in every shard; run puts those of [Suppression.Flagged]
-	// on the store's do-not-call list before its first call.
+	// on the store's do-not-call list before its first call. A number
+	// whose mark reads neither yes nor no is not among them: see
+	// HeldNumbers.
 	FlaggedNumbers int `json:"flagged_numbers,omitempty"`
+	// HeldNumbers counts the numbers of the rows whose mark callrun
+	// cannot read (a flag cell that reads neither yes nor no, a note or
+	// a comment that mentions do not call): suppressed in every row that
+	// holds them, as FlaggedNumbers', but put on no list.
+	HeldNumbers int `json:"held_numbers,omitempty"`
 
 	groups    []*problemGroup
 	repair    []*problemGroup
@@ -301,7 +308,13 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	}
 	p.addSignals(f, cr, opts.Suppress)
 	if opts.Suppress != nil {
-		p.FlaggedNumbers = len(opts.Suppress.flagged)
+		for _, fl := range opts.Suppress.flagged {
+			if fl.Unclear {
+				p.HeldNumbers++
+			} else {
+				p.FlaggedNumbers++
+			}
+		}
 	}
 	for _, s := range p.Sheets {
 		p.Totals.add(s.Counts)
@@ -614,6 +627,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	if p.FlaggedNumbers > 0 {
 		fmt.Fprintf(&b, "\nMarked do not call (or consent withdrawn) in the sheets: %d number(s), in every column of numbers of the rows so marked (a Mobile or Home Phone beside the phone column too), suppressed in every row that holds them; run puts those not on it yet on the store's do-not-call list before its first call, so that every campaign on the store honours them.\n", p.FlaggedNumbers)
+	}
+	if p.HeldNumbers > 0 {
+		fmt.Fprintf(&b, "\nMarks that read neither yes nor no in the sheets (or notes and comments that mention do not call): %d number(s) of the rows so marked, suppressed in every row that holds them and put on no list; decide each (see the rows' reasons).\n", p.HeldNumbers)
 	}
 	if h := p.Hours; h.OutsideNow > 0 && !p.now.IsZero() {
 		fmt.Fprintf(&b, "\nOutside their calling hours now: %d contact(s)", h.OutsideNow)
