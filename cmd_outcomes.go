@@ -78,7 +78,7 @@ func showDelivery(ctx context.Context, path, key string, sandbox bool, out io.Wr
 		return err
 	}
 	f.Shard = campaign.Shard{} // the deliveries are the whole campaign's
-	st, err := f.OpenStore(ctx, sandbox)
+	st, err := f.OpenStore(ctx, run.Rehearsing(ctx, f, sandbox))
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ Example: callrun status --format json campaign.yaml`,
 }
 
 func sandboxStateFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "sandbox", Usage: "use the state of run --sandbox runs"}
+	return &cli.BoolFlag{Name: "sandbox", Usage: "use the state of run --sandbox runs (the default while the campaign's service is callrun's sandbox, answering)"}
 }
 
 // campaignStatus prints what status finds of the campaign, as text or

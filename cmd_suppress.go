@@ -89,13 +89,15 @@ type dncSession struct {
 }
 
 // openDNC loads the campaign file (offline: the list needs no service)
-// and opens its store's list.
+// and opens its store's list: the rehearsals' with --sandbox, or while
+// the campaign's service is callrun's sandbox ([run.Rehearsing]), as
+// listen and run keep it.
 func openDNC(ctx context.Context, path string, sandbox bool) (*dncSession, error) {
 	f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.OpenStore(ctx, sandbox)
+	st, err := f.OpenStore(ctx, run.Rehearsing(ctx, f, sandbox))
 	if err != nil {
 		return nil, err
 	}

@@ -110,6 +110,11 @@ func TestStandaloneSandboxIsARehearsal(t *testing.T) {
 	if code, out := runAppOut(t, "status", "--format", "json", path); code != 0 || !strings.Contains(out, `"sent": 1`) || !strings.Contains(out, `"rehearsal": true`) {
 		t.Errorf("status of the campaign against the sandbox: exit %d\n%s", code, out)
 	}
+	// And the list's commands work on the rehearsals' list, where the
+	// opt-out is: the commands a held opt-out's message names find it.
+	if code, out := runAppOut(t, "suppress", "list", path); code != 0 || !strings.Contains(out, x) {
+		t.Errorf("suppress list of the campaign against the sandbox: exit %d; want the rehearsal's opt-out %s\n%s", code, x, out)
+	}
 
 	// The real campaign: the same name, state_dir and CALLRUN_HOME, its
 	// service a stand-in for the live one.

@@ -46,10 +46,24 @@ func SandboxService(ctx context.Context, f *campaign.File) (bool, error) {
 	return resp.Header.Get(sandbox.RehearsalHeader) == sandbox.RehearsalValue, nil
 }
 
+// Rehearsing reports whether a command that reads or keeps a campaign's
+// state (status, outcomes, suppress) works on a rehearsal's: with
+// --sandbox (sandbox), or while the campaign's service is callrun's
+// sandbox, served on its own and answering now ([SandboxService]), as
+// its runs and listen did. A service that does not answer is taken for a
+// real one.
+func Rehearsing(ctx context.Context, f *campaign.File, sandbox bool) bool {
+	if sandbox {
+		return true
+	}
+	rehearsal, _ := SandboxService(ctx, f)
+	return rehearsal
+}
+
 // RehearsalNote says, for the logs and plan, where a rehearsal against
 // the standalone sandbox at baseURL keeps its state.
 func RehearsalNote(baseURL, dir string) string {
-	return fmt.Sprintf("the service at %s is callrun's sandbox, which phones nobody: this is a rehearsal, its state kept in %s, apart from the campaign's own (status, report and outcomes read it while the sandbox answers, or with --sandbox)", baseURL, dir)
+	return fmt.Sprintf("the service at %s is callrun's sandbox, which phones nobody: this is a rehearsal, its state kept in %s, apart from the campaign's own (status, report, outcomes and suppress read it while the sandbox answers, or with --sandbox)", baseURL, dir)
 }
 
 // ListenRehearsal reports whether listen receives a rehearsal's

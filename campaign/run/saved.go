@@ -46,11 +46,7 @@ func LoadSaved(ctx context.Context, o SavedOptions) (*Saved, error) {
 		return nil, err
 	}
 	f.SetShard(o.Shard)
-	if !o.Sandbox {
-		// A campaign whose service is callrun's sandbox, served on its own
-		// and answering now, keeps a rehearsal's state, as its runs did.
-		o.Sandbox, _ = SandboxService(ctx, f)
-	}
+	o.Sandbox = Rehearsing(ctx, f, o.Sandbox)
 	s := &Saved{F: f, Rehearsal: o.Sandbox}
 	if s.Sup, err = f.LoadSuppression(ctx); err != nil {
 		return nil, err
