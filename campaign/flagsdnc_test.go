@@ -42,6 +42,12 @@ func TestFlagsDoNotCall(t *testing.T) {
 		{"HubSpot's property change", "application/json", `{"eventId":1,"subscriptionId":2,"portalId":3,"occurredAt":1733000000000,"subscriptionType":"contact.propertyChange","attemptNumber":0,"objectId":123,"changeSource":"CRM","propertyName":"hs_do_not_call","propertyValue":"true"}`, "propertyValue"},
 		{"HubSpot's property change back", "application/json", `{"eventId":1,"subscriptionId":2,"portalId":3,"occurredAt":1733000000000,"subscriptionType":"contact.propertyChange","attemptNumber":0,"objectId":123,"changeSource":"CRM","propertyName":"hs_do_not_call","propertyValue":"false"}`, ""},
 		{"HubSpot's change of another property", "application/json", `{"subscriptionType":"contact.propertyChange","objectId":123,"propertyName":"lifecyclestage","propertyValue":"customer"}`, ""},
+		{"an agent's analysis: opt_out", "application/json", `{"event":"call_analyzed","call":{"call_id":"c1","to_number":"+14155550132","call_analysis":{"call_summary":"Short call.","custom_analysis_data":{"opt_out":true,"interested":false}}}}`, "call.call_analysis.custom_analysis_data.opt_out"},
+		{"an agent's analysis: optOut", "application/json", `{"message":{"type":"end-of-call-report","call":{"id":"c1","customer":{"number":"+14155550132"}},"analysis":{"structuredData":{"optOut":"yes"}}}}`, "message.analysis.structuredData.optOut"},
+		{"an agent's analysis: unsubscribe", "application/json", `{"phone_number":"+14155550132","unsubscribe":true}`, "unsubscribe"},
+		{"an agent's analysis: opt_out false", "application/json", `{"event":"call_analyzed","call":{"call_id":"c1","to_number":"+14155550132","call_analysis":{"custom_analysis_data":{"opt_out":false}}}}`, ""},
+		{"an e-mail opt-out", "application/json", `{"phone_number":"+14155550132","email_opt_out":true,"hs_email_optout":"true"}`, ""},
+		{"an unsubscribe link", "application/json", `{"phone_number":"+14155550132","unsubscribe_url":"https://example.com/u/1"}`, ""},
 		{"call ended", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","status":"completed","disposition":"interested"}`, ""},
 	} {
 		r := httptest.NewRequest("POST", "/hook", strings.NewReader(tc.body))

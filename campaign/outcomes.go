@@ -722,7 +722,7 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 		}
 		// A flag nested under its name: dndSettings.Call.status, whose
 		// message and code beside it are no flag.
-		flag := DoNotCallHeader(name) || name != path && flagLeaves[normName(name)] && DoNotCallHeader(strings.ReplaceAll(path, ".", " "))
+		flag := deliveryFlagName(name) || name != path && flagLeaves[normName(name)] && deliveryFlagName(strings.ReplaceAll(path, ".", " "))
 		list := isListHeader(name)
 		if !flag && !list {
 			continue
@@ -797,6 +797,21 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 		}
 	}
 	return "", ""
+}
+
+// deliveryFlagName reports whether a delivery's field is named as a
+// do-not-call flag: as a sheet's column is ([DoNotCallHeader]), or by an
+// opt-out alone ("opt_out", "optOut", "unsubscribe": a field a voice
+// agent's analysis sets on the call), which in a sheet names a flag only
+// beside a word of calls, since an export's "Opt Out" is often its
+// e-mails'. A name of another channel ("email_opt_out") or of the
+// opt-out's date or reason is none.
+func deliveryFlagName(name string) bool {
+	if DoNotCallHeader(name) {
+		return true
+	}
+	w, t := words(), readHeaderWords(name)
+	return t.has(w.optOut) && !t.has(w.other) && !t.has(w.details) && !t.has(w.dates)
 }
 
 // flagLeaves are the names of the field that holds a flag nested under
