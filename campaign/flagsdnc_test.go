@@ -48,6 +48,9 @@ func TestFlagsDoNotCall(t *testing.T) {
 		{"an agent's analysis: opt_out false", "application/json", `{"event":"call_analyzed","call":{"call_id":"c1","to_number":"+14155550132","call_analysis":{"custom_analysis_data":{"opt_out":false}}}}`, ""},
 		{"an e-mail opt-out", "application/json", `{"phone_number":"+14155550132","email_opt_out":true,"hs_email_optout":"true"}`, ""},
 		{"an unsubscribe link", "application/json", `{"phone_number":"+14155550132","unsubscribe_url":"https://example.com/u/1"}`, ""},
+		{"the call's outcome by another name", "application/json", `{"event":"call_analyzed","call":{"call_id":"c1","to_number":"+14155550132","call_analysis":{"custom_analysis_data":{"call_outcome":"Do Not Call"}}}}`, "call.call_analysis.custom_analysis_data.call_outcome"},
+		{"a disposition", "application/x-www-form-urlencoded", "phone_number=%2B14155550132&Disposition=DNC", "Disposition"},
+		{"a result that says another thing", "application/json", `{"phone_number":"+14155550132","result":"callback requested","intent":"interested"}`, ""},
 		{"call ended", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","status":"completed","disposition":"interested"}`, ""},
 	} {
 		r := httptest.NewRequest("POST", "/hook", strings.NewReader(tc.body))

@@ -723,7 +723,7 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 		// A flag nested under its name: dndSettings.Call.status, whose
 		// message and code beside it are no flag.
 		flag := deliveryFlagName(name) || name != path && flagLeaves[normName(name)] && deliveryFlagName(strings.ReplaceAll(path, ".", " "))
-		list := isListHeader(name)
+		list := deliveryListName(name)
 		if !flag && !list {
 			continue
 		}
@@ -813,6 +813,24 @@ func deliveryFlagName(name string) bool {
 	w, t := words(), readHeaderWords(name)
 	return t.has(w.optOut) && !t.has(w.other) && !t.has(w.details) && !t.has(w.dates)
 }
+
+// deliveryListName reports whether a delivery's field is read for a
+// do-not-call phrase as a sheet's labels, tags or status are
+// ([isListHeader]), or is the call's outcome by another name than
+// outcomes.opt_out's field: an outcome, a result, a disposition, an
+// intent or a classification ("call_outcome": "Do Not Call").
+func deliveryListName(name string) bool {
+	if isListHeader(name) {
+		return true
+	}
+	t := readHeaderWords(name)
+	return slices.ContainsFunc(t.words, func(x string) bool { return outcomeWords[x] })
+}
+
+// outcomeWords name a delivery's field of the call's outcome, as
+// [foldWords] writes them.
+var outcomeWords = map[string]bool{"outcome": true, "outcomes": true, "result": true, "results": true, "disposition": true,
+	"dispositions": true, "intent": true, "classification": true, "resolution": true}
 
 // flagLeaves are the names of the field that holds a flag nested under
 // the flag's name (dndSettings.Call.status), as [normName] writes them.
