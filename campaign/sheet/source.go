@@ -238,6 +238,14 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, *Workbook, error) {
 		z.Close()
 		return nil, nil, &Error{Row: wr.survey.uncomputedRow, Msg: fmt.Sprintf("worksheet %q, cell %s: %s", name, ref, uncomputedFormula)}
 	}
+	// A workbook that asks to be computed again when opened was written by
+	// a program that does not compute formulas (XlsxWriter, and so
+	// pandas, save 0 as every formula's value): a flag's =IF(...) would
+	// read as its 0, a no.
+	if ref := wr.survey.formula; ref != "" && wb.WorkBook != nil && wb.WorkBook.CalcPr != nil && wb.WorkBook.CalcPr.FullCalcOnLoad {
+		z.Close()
+		return nil, nil, &Error{Row: wr.survey.formulaRow, Msg: fmt.Sprintf("worksheet %q, cell %s: %s", name, ref, staleFormula)}
+	}
 	facts := &wr.survey.facts
 	if err := readComments(wb, &z.Reader, part, facts); err != nil {
 		z.Close()

@@ -524,6 +524,11 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 	return wholeNumber(v), hasF, nil
 }
 
+// staleFormula says what is wrong with a formula cell of a workbook that
+// asks to be computed again when opened (calcPr fullCalcOnLoad), whose
+// saved values callrun cannot trust, and what to do.
+const staleFormula = "it holds a formula, and the workbook asks to be computed again when opened: it was written by a program that may have saved any value for its formulas (XlsxWriter and pandas save 0), which callrun cannot trust: open it in Excel or LibreOffice and save it, then run again"
+
 // uncomputedFormula says what is wrong with a formula cell whose value was
 // never computed, which callrun cannot read, and what to do.
 const uncomputedFormula = "it holds a formula whose value was never computed (the file was written by a program, not saved by Excel): open it in Excel or LibreOffice and save it, then run again"

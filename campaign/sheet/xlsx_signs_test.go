@@ -1,8 +1,10 @@
 package sheet
 
 import (
+	"archive/zip"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -63,6 +65,55 @@ func TestWorkbookFormulaNeverComputed(t *testing.T) {
 	want := `"Phone","Do Not Call"` + "\n" + `"14155550102",""` + "\n" + `"14155550103","1"` + "\n" + `"14155550104","yes"` + "\n" + `"14155550105","yes"` + "\n"
 	if err != nil || got != want {
 		t.Errorf("formulas with their values: %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestWorkbookFormulaStale: a workbook that asks to be computed again
+// when opened (calcPr fullCalcOnLoad="1", what XlsxWriter and so pandas
+// write, each formula saved as 0) refuses a worksheet with a formula,
+// naming its first: a flag's =IF(...) saved as 0 would read as a no. One
+// without a formula reads; so does one whose workbook does not ask.
+func TestWorkbookFormulaStale(t *testing.T) {
+	t.Parallel()
+	base := corpusWorkbook(t, t.TempDir())
+	zr, err := zip.OpenReader(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var book string
+	for _, f := range zr.File {
+		if f.Name == "xl/workbook.xml" {
+			rc, _ := f.Open()
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			book = string(b)
+		}
+	}
+	zr.Close()
+	if !strings.Contains(book, "</workbook>") {
+		t.Fatalf("the workbook part: %q", book)
+	}
+	calc := func(attrs string) string {
+		return strings.Replace(book, "</workbook>", `<calcPr calcId="124519"`+attrs+`/></workbook>`, 1)
+	}
+	head := `<row r="1">` + inline("A1", "Phone") + inline("B1", "Do Not Call") + `</row>`
+	formulas := head + `<row r="2"><c r="A2"><v>14155550102</v></c><c r="B2"><v>0</v></c></row>` +
+		`<row r="3"><c r="A3"><v>14155550103</v></c><c r="B3"><f>IF(A3=0,"yes","no")</f><v>0</v></c></row>`
+	values := head + `<row r="2"><c r="A2"><v>14155550102</v></c><c r="B2"><v>0</v></c></row>`
+	path := withParts(t, base, map[string]string{"xl/workbook.xml": calc(` fullCalcOnLoad="1"`), "xl/worksheets/sheet1.xml": shapeSheet(mainNS, formulas)})
+	_, err = Open(path)
+	var se *Error
+	want := path + ` row 3: worksheet "Sheet1", cell B3: it holds a formula, and the workbook asks to be computed again when opened`
+	if !errors.As(err, &se) || se.Row != 3 || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a formula in a workbook to be computed again: %v; want %s...", err, want)
+	}
+	path = withParts(t, base, map[string]string{"xl/workbook.xml": calc(` fullCalcOnLoad="1"`), "xl/worksheets/sheet1.xml": shapeSheet(mainNS, values)})
+	if got, err := workbookText(path); err != nil || got != `"Phone","Do Not Call"`+"\n"+`"14155550102","0"`+"\n" {
+		t.Errorf("no formula, in a workbook to be computed again: %q, %v", got, err)
+	}
+	path = withParts(t, base, map[string]string{"xl/workbook.xml": calc(""), "xl/worksheets/sheet1.xml": shapeSheet(mainNS, formulas)})
+	if got, err := workbookText(path); err != nil || !strings.HasSuffix(got, `"14155550103","0"`+"\n") {
+		t.Errorf("a formula in a workbook Excel saved: %q, %v", got, err)
 	}
 }
 

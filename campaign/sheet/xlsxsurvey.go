@@ -40,6 +40,10 @@ type worksheetSurvey struct {
 	// none), in row uncomputedRow.
 	uncomputed    string
 	uncomputedRow int
+	// formula names the first formula cell ("" if none), in row
+	// formulaRow.
+	formula    string
+	formulaRow int
 	// facts holds the rows the worksheet hides (a row hidden="1", or
 	// "true" as LibreOffice and excelize write it, or of height 0) that
 	// hold a cell with a value, a formula or an inline string: hidden by
@@ -128,6 +132,9 @@ func surveyWorksheet(r io.Reader) (*worksheetSurvey, error) {
 				if rowHidden && (hasV || hasF || hasIS) {
 					sv.facts.hide(row)
 					rowHidden = false
+				}
+				if hasF && sv.formula == "" {
+					sv.formula, sv.formulaRow = cellRef(cellAttrs, lastRef, cellsSinceRef, row), row
 				}
 				if hasF && sv.uncomputed == "" && uncomputed(cellAttrs, hasV, vText) {
 					sv.uncomputed, sv.uncomputedRow = cellRef(cellAttrs, lastRef, cellsSinceRef, row), row
