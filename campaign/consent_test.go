@@ -324,3 +324,49 @@ func TestInitMapsConsent(t *testing.T) {
 		t.Errorf("init of a sheet without a consent column:\n%s", b.String())
 	}
 }
+
+// TestConsentWordsOfCRMs: the words CRMs and lead vendors write for
+// consent given (a double opt-in, TCPA's express written consent, Zoho's
+// Consent - Obtained, the languages' "I agree") read as a yes, in a
+// consent cell and in a status cell; a withdrawal or refusal written
+// beside them still withdraws or refuses; a status that is neither yet
+// (unconfirmed, HubSpot's Not specified, Pipedrive's no_consent) is a
+// no, not a withdrawal; a word callrun does not know holds its row.
+func TestConsentWordsOfCRMs(t *testing.T) {
+	now := consentNow
+	for cell, want := range map[string]cellSays{
+		"Double Opt-In": saysYes, "Double Opted In": saysYes, "DOI": saysYes, "Confirmed": saysYes, "CONFIRMED_OPT_IN": saysYes,
+		"Single Opt-In": saysYes, "Opt-In Confirmed": saysYes, "opted_in": saysYes, "Express": saysYes, "Express Written": saysYes,
+		"Express Consent": saysYes, "Express Written Consent": saysYes, "Prior Express Consent": saysYes,
+		"Prior Express Written Consent": saysYes, "PEWC": saysYes, "Consent - Obtained": saysYes, "Obtained": saysYes,
+		"Consent Given": saysYes, "Consent Granted": saysYes, "Accepted": saysYes,
+		"Bestätigt": saysYes, "DOI bestätigt": saysYes, "Einverstanden": saysYes, "Einwilligung liegt vor": saysYes, "Angemeldet": saysYes,
+		"Confirmé": saysYes, "Accepté": saysYes, "Inscrit": saysYes, "Abonné": saysYes,
+		"Confirmado": saysYes, "Acepto": saysYes, "Autorizado": saysYes, "Suscrito": saysYes, "Concordo": saysYes, "Consentimento dado": saysYes,
+		"Confermato": saysYes, "Acconsento": saysYes, "Do il consenso": saysYes, "Iscritto": saysYes,
+		"Bevestigd": saysYes, "Aangemeld": saysYes, "Bekräftat": saysYes, "Bekræftet": saysYes, "Bekreftet": saysYes,
+		"Wyrażam zgodę": saysYes, "Potwierdzona": saysYes, "Vahvistettu": saysYes, "Souhlasím": saysYes, "Potvrzeno": saysYes,
+		"Onay": saysYes, "Kabul ediyorum": saysYes, "İzin verildi": saysYes,
+
+		"Double Opt-Out": saysWithdrawn, "Opt-Out Confirmed": saysWithdrawn, "Confirmed Opt-Out": saysWithdrawn,
+		"PEWC Revoked": saysWithdrawn, "Express consent withdrawn": saysWithdrawn, "DOI widerrufen": saysWithdrawn, "RET": saysWithdrawn,
+
+		"Non acconsento": saysNo, "Nego il consenso": saysNo, "Nie wyrażam zgody": saysNo, "Nesouhlasím": saysNo,
+		"Kabul etmiyorum": saysNo, "Consent - Denied": saysNo, "Consent Refused": saysNo,
+		"Unconfirmed": saysNo, "Not Confirmed": saysNo, "Never Confirmed": saysNo, "Not Specified": saysNo, "Consent - Pending": saysNo,
+		"Consent - Awaiting": saysNo, "Consent - Not Responded": saysNo, "no_consent": saysNo, "Seen": saysNo, "NotSeen": saysNo,
+
+		"Implied": saysUnclear, "Blorp": saysUnclear, "Legitimate Interests": saysUnclear, "Double": saysUnclear,
+	} {
+		ev, why := ReadConsent(cell, "US", now)
+		if (ev == "yes") != (want == saysYes) {
+			t.Errorf("consent cell %q reads %q (%s); want a yes: %v", cell, ev, why, want == saysYes)
+		}
+		if ConsentRevoked(cell) != (want == saysWithdrawn) {
+			t.Errorf("consent cell %q: withdrawn %v, want %v", cell, !(want == saysWithdrawn), want == saysWithdrawn)
+		}
+		if got := readScopeCell(scopeStatus, cell, "US").status; got != want {
+			t.Errorf("status cell %q reads as %d, want %d", cell, got, want)
+		}
+	}
+}

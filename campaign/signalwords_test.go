@@ -98,6 +98,17 @@ func TestSignalWordsEveryLanguage(t *testing.T) {
 			if ev, _ := ReadConsent(g, "", now); ev != "yes" {
 				t.Errorf("%s: consent %q does not read yes", code, g)
 			}
+			// A word of consent given read whole must not hide a
+			// withdrawal or a do-not-call phrase: the cell would read
+			// as a yes where its words withdraw.
+			if w.withdraws(g) {
+				t.Errorf("%s: consent %q holds a withdrawal or a do-not-call phrase", code, g)
+			}
+		}
+		for _, p := range l.Pending {
+			if ev, _ := ReadConsent(p, "", now); ev != "" || ConsentRevoked(p) || readScopeCell(scopeStatus, p, "").status != saysNo {
+				t.Errorf("%s: pending %q reads as evidence %q, as withdrawn, or as no status", code, p, ev)
+			}
 		}
 		for _, d := range l.Denied {
 			if ev, _ := ReadConsent(d, "", now); ev != "" || ConsentRevoked(d) {
