@@ -274,8 +274,10 @@ const (
 
 // readChannelCell reads a cell of a consent's channel column, in any of
 // the table's languages: calls when it, or one of its tags ("Email;
-// Phone"), names calls; else unknown when a tag names no channel callrun
-// knows; else texts or another channel.
+// Phone"), names calls, or is made of the words of a phone line alone
+// ("Mobile", "Cell", "Handy": the number itself, [namesLineOnly]); else
+// unknown when a tag names no channel callrun knows; else texts or
+// another channel.
 func readChannelCell(cell string) consentChannelSays {
 	w := words()
 	says, any := channelTexts, false
@@ -293,7 +295,7 @@ func readChannelCell(cell string) consentChannelSays {
 		}
 		any = true
 		switch {
-		case t.has(w.calls):
+		case t.has(w.calls), namesLineOnly(w, t):
 			return channelCalls
 		case t.has(w.texts):
 			texts = true
@@ -311,6 +313,16 @@ func readChannelCell(cell string) consentChannelSays {
 		return channelTexts
 	}
 	return channelOther
+}
+
+// namesLineOnly reports whether every word of a channel cell's tag is a
+// word of a phone line ("Mobile", "Cell", "Tel", "Handy", "Portable"):
+// such a tag names the number, and so calls to it. A tag that names
+// texts, another channel or anything else beside it is of that ("Mobile
+// SMS" is texts, "MobilePush" another channel, "Mobile App" unknown): a
+// line's word is matched as a whole word, never inside another.
+func namesLineOnly(w *signalWords, t header) bool {
+	return len(t.words) > 0 && !slices.ContainsFunc(t.words, func(x string) bool { return !slices.Contains(w.lines, x) })
 }
 
 // consentEndLeeway is how long after the start of its day (UTC) a

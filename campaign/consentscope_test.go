@@ -264,6 +264,16 @@ func TestConsentScopeHeader(t *testing.T) {
 		"Email": channelOther, "MailingAddress": channelOther, "Social": channelOther, "Web": channelOther,
 		"SMS": channelTexts, "Text": channelTexts, "WhatsApp": channelTexts,
 		"": channelUnknown, "Pigeon": channelUnknown, "Email; Pigeon": channelUnknown,
+		// A phone line by its kind or its short name is the number itself:
+		// calls, unless the cell names another channel beside it.
+		"Mobile": channelCalls, "Cell": channelCalls, "Cell Phone": channelCalls, "Tel": channelCalls, "Telephone": channelCalls,
+		"Voice": channelCalls, "Handy": channelCalls, "Mobil": channelCalls, "Portable": channelCalls, "Móvil": channelCalls,
+		"Celular": channelCalls, "Cellulare": channelCalls, "Mobiel": channelCalls, "GSM": channelCalls, "Tlf": channelCalls,
+		"Landline": channelCalls, "Mobile; Email": channelCalls, "Telemóvel": channelCalls, "Komórka": channelCalls,
+		"Kännykkä": channelCalls, "Cep": channelCalls, "ARAMA": channelCalls,
+		"Mobile SMS": channelTexts, "Cell Text": channelTexts, "MESAJ": channelTexts,
+		"MobilePush": channelOther, "Mobile Email": channelOther, "Double Opt-In": channelOther,
+		"Mobile App": channelUnknown, "MobileConnect": channelUnknown, "Mobile Pigeon": channelUnknown,
 	} {
 		if got := readChannelCell(cell); got != want {
 			t.Errorf("channel cell %q reads as %d, want %d", cell, got, want)
@@ -364,5 +374,64 @@ func TestConsentScopeEndInstant(t *testing.T) {
 		if cs[name].Status != want {
 			t.Errorf("%s: %s, %q; want %s", name, cs[name].Status, cs[name].Reason, want)
 		}
+	}
+}
+
+// TestConsentScopePhoneWords: under required, a consent record whose
+// channel names the phone line as exports write it (Mobile, Cell, Tel,
+// Handy, Portable, Móvil, Celular, Cellulare) is consent to be called;
+// one of texts or an app on the mobile is not. A consent cell that says
+// Double Opt-In is consent given, to the channel its row names: beside
+// Email it is no consent to be called. A withdrawal beside the phone
+// still withdraws, and a word callrun does not know still holds its row.
+func TestConsentScopePhoneWords(t *testing.T) {
+	sheet := "First Name,Phone,Contact Point Type,Privacy Consent Status,Effective From\n" +
+		"Ada,+12125550101,Mobile,OptIn,2024-03-05\n" +
+		"Bo,+12125550102,Cell,OptIn,2024-03-05\n" +
+		"Cy,+12125550103,Tel,OptIn,2024-03-05\n" +
+		"Di,+12125550104,Handy,OptIn,2024-03-05\n" +
+		"Ed,+12125550105,Portable,OptIn,2024-03-05\n" +
+		"Fa,+12125550106,Móvil,OptIn,2024-03-05\n" +
+		"Gu,+12125550107,Celular,OptIn,2024-03-05\n" +
+		"Hu,+12125550108,Cellulare,OptIn,2024-03-05\n" +
+		"Io,+12125550109,Mobile SMS,OptIn,2024-03-05\n" +
+		"Jo,+12125550110,MobilePush,OptIn,2024-03-05\n" +
+		"Ka,+12125550111,Mobile,Double Opt-In,2024-03-05\n" +
+		"Lu,+12125550112,Email,Double Opt-In,2024-03-05\n" +
+		"Mo,+12125550113,Mobile,Blorp,2024-03-05\n" +
+		"Ny,+12125550114,Cell,OptOut,2024-03-05\n"
+	cs := scopeContacts(t, scopeCampaign(t, sheet, "consent: {column: Effective From, required: true}\n"), consentNow)
+	for name, want := range map[string]string{
+		"Ada": ToCall, "Bo": ToCall, "Cy": ToCall, "Di": ToCall, "Ed": ToCall, "Fa": ToCall, "Gu": ToCall, "Hu": ToCall,
+		"Io": Invalid, "Jo": Invalid, "Ka": ToCall, "Lu": Invalid, "Mo": Invalid, "Ny": Suppressed,
+	} {
+		if c := cs[name]; c.Status != want {
+			t.Errorf("%s: %s, %q; want %s", name, c.Status, c.Reason, want)
+		}
+	}
+	// Double Opt-In in the consent column itself: its channel is the
+	// row's, and beside Email it is none.
+	doi := "First Name,Phone,Consent,Consent Channel\n" +
+		"Ada,+12125550101,Double Opt-In,Phone\n" +
+		"Bo,+12125550102,Double Opt-In,Email\n" +
+		"Cy,+12125550103,Double Opt-In,Mobile\n" +
+		"Di,+12125550104,Double Opt-Out,Mobile\n" +
+		"Ed,+12125550105,Double Opt-Out,Email\n" +
+		"Fa,+12125550105,Express Written Consent,Cell\n" +
+		"Gu,+12125550106,Blorp,Phone\n" +
+		"Hu,+12125550107,Non acconsento,Cellulare\n"
+	cs = scopeContacts(t, scopeCampaign(t, doi, "consent: {column: Consent, required: true}\n"), consentNow)
+	for name, want := range map[string]string{
+		"Ada": ToCall, "Bo": Invalid, "Cy": ToCall, "Di": Invalid, "Ed": Invalid, "Fa": ToCall, "Gu": Invalid, "Hu": Invalid,
+	} {
+		if c := cs[name]; c.Status != want {
+			t.Errorf("consent column, %s: %s, %q; want %s", name, c.Status, c.Reason, want)
+		}
+	}
+	if c := cs["Bo"]; c.Column != "Consent Channel" || !strings.Contains(c.Reason, `"Email": the consent is to another channel than calls`) {
+		t.Errorf("Bo's double opt-in to e-mails: column %q, %q; want the channel column's reason", c.Column, c.Reason)
+	}
+	if c := cs["Ada"]; c.Consent != "yes" {
+		t.Errorf("Ada's double opt-in to the phone reads as evidence %q, want yes", c.Consent)
 	}
 }

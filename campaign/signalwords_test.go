@@ -141,6 +141,17 @@ func TestSignalWordsEveryLanguage(t *testing.T) {
 			}
 		}
 		call, text, other := l.Calls[0], l.Texts[0], l.OtherChannels[0]
+		// A phone line's word names calls in a channel cell alone, and
+		// beside texts or another channel names that one.
+		for _, x := range l.Lines {
+			if len(foldWords(x)) != 1 {
+				t.Errorf("%s: line %q is not one word", code, x)
+			}
+			if readChannelCell(x) != channelCalls || readChannelCell(x+" "+text) != channelTexts || readChannelCell(x+" "+other) != channelOther {
+				t.Errorf("%s: channel %q (alone, with %s, with %s) reads as %d, %d, %d", code, x, text, other,
+					readChannelCell(x), readChannelCell(x+" "+text), readChannelCell(x+" "+other))
+			}
+		}
 		// namesCalls: an entry that names calls itself ("NIX-Telefon") is
 		// of calls whatever channel a header also names.
 		namesCalls := func(e string) bool { return readHeaderWords(e).has(w.calls) }
