@@ -414,7 +414,7 @@ func (m *sheetMap) scopeWhy(s *rowScratch, fields []string, region string, now t
 			case channelOther:
 				return fmt.Sprintf("column %q says %q: the consent is to another channel than calls, which is no consent to be phoned", sc.name, cell), sc.name
 			}
-			return fmt.Sprintf("column %q says %q, which callrun cannot read as the channel the consent is for (Phone, Call, Email, SMS, ...): it is no consent to be phoned until the cell says Phone", sc.name, cell), sc.name
+			return fmt.Sprintf("column %q says %q, which callrun cannot read as the channel the consent is for (Phone, Call, Mobile, Email, SMS, ...): it is no consent to be phoned until the cell says Phone", sc.name, cell), sc.name
 		case scopeEnd:
 			if !r.endOK {
 				return fmt.Sprintf("column %q says %q, which callrun cannot read as the date the consent ends: it is no consent until the cell holds a date, or nothing for consent without an end", sc.name, cell), sc.name
