@@ -63,7 +63,9 @@ type Taken struct {
 	Listed []string
 	// FlaggedBy is, for a delivery outcomes.opt_out does not take for an
 	// opt-out, the path of the field that says do not call all the same
-	// ([FlagsDoNotCall]): an opt-out.
+	// ([FlagsDoNotCall]), or of the summary or the person's turn of the
+	// transcript that says it ([SaysDoNotCall]: the field and the turn,
+	// never the words said): an opt-out.
 	FlaggedBy string
 	// ByCall is, for an opt-out that names a call callrun placed, that
 	// call's contact's number, listed whatever number its fields hold
@@ -118,7 +120,8 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 
 // optOut puts the number of delivery d on the do-not-call list, durably,
 // when d says the person opted out (outcomes.opt_out), or a field of it
-// says do not call ([FlagsDoNotCall]). When d names a
+// says do not call ([FlagsDoNotCall]), or its summary or the person's
+// words in its transcript do ([SaysDoNotCall]). When d names a
 // call callrun placed (its call id is in the journal), the number listed
 // is that call's contact's, and a number its fields read as that is
 // another is not listed (Taken.Unlisted, for listen to say). It fails
@@ -135,6 +138,9 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	}
 	if !in.f.Outcomes.OptsOut(d) {
 		if t.FlaggedBy, _ = FlagsDoNotCall(d); t.FlaggedBy == "" {
+			t.FlaggedBy = SaysDoNotCall(d)
+		}
+		if t.FlaggedBy == "" {
 			return nil
 		}
 	}

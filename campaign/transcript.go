@@ -1,0 +1,267 @@
+package campaign
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/callrun/callrun/apiclient"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// SummaryFields name the fields of a delivery that hold an AI's summary
+// of the call, as [apiclient.FieldValues] matches them (any case, at the
+// top or nested in its containers): Bland's summary, Vapi's
+// message.summary and message.analysis.summary, Retell's
+// call.call_analysis.call_summary, the call_summary of others.
+var SummaryFields = []string{"summary", "call_summary", "analysis.summary", "call_analysis.call_summary", "call_analysis.summary"}
+
+// TranscriptFields name the fields of a delivery that hold the call's
+// transcript, as [apiclient.FieldValues] matches them: the service's
+// envelope's data.transcript, Retell's call.transcript,
+// call.transcript_object and call.transcript_with_tool_calls, Vapi's
+// message.artifact.transcript, message.artifact.messages and
+// message.transcript, Bland's concatenated_transcript and transcripts.
+// A transcript is text of turns, one a line that starts with its
+// speaker's label ("User: ..."), or a JSON array of turns, each an
+// object that names its speaker (role, speaker, or Bland's user) and
+// holds its words (content, message or text).
+var TranscriptFields = []string{"transcript", "transcripts", "transcript_object", "transcript_with_tool_calls", "concatenated_transcript",
+	"artifact.transcript", "artifact.messages", "messages"}
+
+// personLabels are the labels senders give the called person's turns
+// in a transcript, folded ([foldString]): Retell's, Vapi's and Bland's
+// user, Air's HUMAN, the customer, caller or lead of others, and the word
+// for a customer in the languages of signalwords.yaml. Every other label
+// is the agent's side (agent, AI, bot, assistant, robot, system, a tool
+// call) or unknown, and its turns are never read: an artificial voice
+// must offer the do-not-call list on every call ("say stop to be added to
+// our do-not-call list"), so reading them would list everyone.
+var personLabels = map[string]bool{
+	"user": true, "customer": true, "human": true, "caller": true, "callee": true, "client": true, "lead": true, "contact": true,
+	"prospect": true, "person": true, "recipient": true,
+	"kunde": true, "cliente": true, "klant": true, "kund": true, "klient": true, "asiakas": true, "musteri": true, "anrufer": true,
+	"appelant": true, "interlocuteur": true,
+}
+
+// maxLabel bounds the length of a transcript line's label: "User:",
+// "Customer:", "SPEAKER_01:", not a sentence that holds a colon.
+const maxLabel = 24
+
+// SaysDoNotCall returns where delivery d's call transcript or summary
+// says the called person asked not to be called again, "" when none
+// does: a summary ([SummaryFields]) that holds a do-not-call phrase of
+// signalwords.yaml as words ("The customer asked not to be called
+// again"), or a turn of the called person ([personLabels]) in a
+// transcript ([TranscriptFields]) that does ("please don't call me
+// again", "stop calling me"), or that is one whole ("Stop."). The turns
+// of the agent, and a transcript with no labels, are not read. It names
+// the field and, for a transcript, its turn (call.transcript_object[3],
+// message.artifact.transcript line 5), never the words said: they are
+// the person's. listen's intake takes such a delivery for an opt-out, as
+// it does one [FlagsDoNotCall] finds.
+func SaysDoNotCall(d apiclient.Delivery) string {
+	for _, name := range SummaryFields {
+		paths, vals := apiclient.FieldValues(d.Fields, name)
+		for i, v := range vals {
+			if spokenDoNotCall(v) {
+				return paths[i]
+			}
+		}
+	}
+	for _, name := range TranscriptFields {
+		paths, vals := apiclient.FieldValues(d.Fields, name)
+		for i, v := range vals {
+			if at := transcriptSaysDoNotCall(v); at != "" {
+				return paths[i] + at
+			}
+		}
+	}
+	return ""
+}
+
+// spokenDoNotCall reports whether text a person said (or a summary of
+// it) holds a do-not-call phrase as words ("don't call me again"), or is
+// one whole ("Stop."). A word a text uses for other things
+// ([ordinaryWords]) says it only as the whole text, and a name ("Mrs
+// Robinson") never.
+func spokenDoNotCall(text string) bool {
+	if mentionsIn(text, nil, true) {
+		return true
+	}
+	k := foldString(text)
+	return k != "robinson" && words().phrases[k]
+}
+
+// transcriptSaysDoNotCall returns where in transcript v (text or a JSON
+// array of turns) a turn of the called person says do not call: "[i]"
+// for the i-th element of an array, " line n" for a turn of text that
+// starts on line n; "" when none does.
+func transcriptSaysDoNotCall(v string) string {
+	if t := strings.TrimSpace(v); strings.HasPrefix(t, "[") {
+		if at, ok := turnsSayDoNotCall(t); ok {
+			return at
+		}
+	}
+	if n := textSaysDoNotCall(v); n > 0 {
+		return fmt.Sprintf(" line %d", n)
+	}
+	return ""
+}
+
+// turnsSayDoNotCall reads v as a JSON array of turns, in one pass, and
+// returns "[i]" for the first turn i that is the called person's and says
+// do not call: an object whose role (else speaker, else Bland's user) is
+// a person's label, its words its content (else message, else text),
+// keys matched in any case; a string element is a turn of text, read as
+// a transcript's text is. ok is false when v is no JSON array; an array
+// cut short is read up to its fault.
+func turnsSayDoNotCall(v string) (at string, ok bool) {
+	dec := jsontext.NewDecoder(strings.NewReader(v), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return "", false
+	}
+	for i := 0; ; i++ {
+		switch dec.PeekKind() {
+		case ']', 0:
+			return "", true
+		case '"':
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return "", true
+			}
+			if textSaysDoNotCall(tok.String()) > 0 {
+				return fmt.Sprintf("[%d]", i), true
+			}
+		case '{':
+			who, said, err := readTurn(dec)
+			if err != nil {
+				return "", true
+			}
+			if personLabels[foldString(who)] && said != "" && spokenDoNotCall(said) {
+				return fmt.Sprintf("[%d]", i), true
+			}
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return "", true
+			}
+		}
+	}
+}
+
+// readTurn reads the object of one turn, whose '{' dec is at: its
+// speaker and its words, under the keys senders give them.
+func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
+	if _, err := dec.ReadToken(); err != nil {
+		return "", "", err
+	}
+	// By rank: role, speaker, user; content, message, text.
+	var whos, saids [3]string
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadToken()
+		if err != nil {
+			return "", "", err
+		}
+		var slot *string
+		switch strings.ToLower(key.String()) {
+		case "role":
+			slot = &whos[0]
+		case "speaker":
+			slot = &whos[1]
+		case "user": // Bland: user, assistant, robot, agent-action
+			slot = &whos[2]
+		case "content":
+			slot = &saids[0]
+		case "message":
+			slot = &saids[1]
+		case "text":
+			slot = &saids[2]
+		}
+		if slot == nil || dec.PeekKind() != '"' {
+			if err := dec.SkipValue(); err != nil {
+				return "", "", err
+			}
+			continue
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return "", "", err
+		}
+		*slot = tok.String()
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return "", "", err
+	}
+	first := func(vs [3]string) string {
+		for _, v := range vs {
+			if strings.TrimSpace(v) != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	return first(whos), first(saids), nil
+}
+
+// textSaysDoNotCall returns the line (from 1) where a turn of the called
+// person that says do not call starts in transcript text, 0 when none
+// does. A turn starts on a line that begins with a label and a colon
+// ("User: ...", " assistant: ..." as Bland writes them), and runs until
+// the next such line; a line without a label goes on the turn before it.
+// Lines before the first label, and a text with none, are no one's.
+func textSaysDoNotCall(text string) int {
+	start, person := 0, false
+	var turn strings.Builder
+	said := func() bool { return person && turn.Len() > 0 && spokenDoNotCall(turn.String()) }
+	line := 0
+	for rest := text; rest != ""; {
+		var l string
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			l, rest = rest, ""
+		}
+		line++
+		label, words, ok := turnLabel(l)
+		if !ok {
+			if person {
+				turn.WriteByte('\n')
+				turn.WriteString(l)
+			}
+			continue
+		}
+		if said() {
+			return start
+		}
+		turn.Reset()
+		start, person = line, personLabels[foldString(label)]
+		if person {
+			turn.WriteString(words)
+		}
+	}
+	if said() {
+		return start
+	}
+	return 0
+}
+
+// turnLabel splits a transcript's line into its speaker's label and the
+// words after it, when it starts with one: up to three words of letters,
+// digits, _ or - (at most maxLabel bytes), then a colon and a space or
+// the line's end.
+func turnLabel(l string) (label, rest string, ok bool) {
+	t := strings.TrimLeft(l, " \t\r")
+	i := strings.IndexByte(t, ':')
+	if i <= 0 || i > maxLabel || i+1 < len(t) && t[i+1] != ' ' && t[i+1] != '\t' && t[i+1] != '\r' {
+		return "", "", false
+	}
+	label = strings.TrimSpace(t[:i])
+	if label == "" || len(strings.Fields(label)) > 3 {
+		return "", "", false
+	}
+	for _, r := range label {
+		if !(r == ' ' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f) {
+			return "", "", false
+		}
+	}
+	return label, t[i+1:], true
+}

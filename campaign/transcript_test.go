@@ -1,0 +1,242 @@
+package campaign
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/callrun/callrun/apiclient"
+)
+
+// What an artificial voice must offer on every call, and what the called
+// person says in the tests below.
+const (
+	agentOffers = "Hi Ada, this is Sam from Acme Dental. If you'd rather not get these calls, say stop and we'll put you on our do not call list."
+	userAsks    = "Please don't call me again."
+	userLater   = "I'd like you to call me back tomorrow."
+)
+
+// q is s as a JSON string.
+func q(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// readDelivery reads a JSON body as listen reads it.
+func readDelivery(t *testing.T, body string) apiclient.Delivery {
+	t.Helper()
+	r := httptest.NewRequest("POST", "/hook", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	ds, err := apiclient.ReadDeliveries(r, apiclient.ReadOptions{})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("reading %s: %v", body, err)
+	}
+	return ds[0]
+}
+
+// transcriptShapes are deliveries as real senders write them, trimmed,
+// made of what the agent says and what the person says, each with where
+// SaysDoNotCall finds the person's words.
+var transcriptShapes = []struct {
+	name, body, at string
+}{
+	// Retell's call_ended: https://docs.retellai.com/features/webhook-overview
+	// (transcript "Agent: ...\nUser: ...", transcript_object of {role,
+	// content, words}, transcript_with_tool_calls with the tool calls'
+	// turns between).
+	{"Retell call_ended, transcript",
+		`{"event":"call_ended","call":{"call_type":"phone_call","from_number":"+14155550100","to_number":"+14155550132","direction":"outbound","call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","agent_id":"agent_1","call_status":"ended","disconnection_reason":"user_hangup","transcript":%[3]s}}`,
+		"call.transcript line 2"},
+	{"Retell call_ended, transcript_object",
+		`{"event":"call_ended","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","to_number":"+14155550132","transcript_object":[{"role":"agent","content":%[1]s,"words":[{"word":"Hi","start":0.52,"end":0.7}]},{"role":"user","content":%[2]s,"words":[{"word":"Please","start":6.1,"end":6.4}]},{"role":"agent","content":"Understood. Goodbye.","words":[]}]}}`,
+		"call.transcript_object[1]"},
+	{"Retell call_ended, transcript_with_tool_calls",
+		`{"event":"call_ended","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","to_number":"+14155550132","transcript_with_tool_calls":[{"role":"agent","content":%[1]s},{"role":"tool_call_invocation","tool_call_id":"t1","name":"check_calendar","arguments":"{}"},{"role":"tool_call_result","tool_call_id":"t1","content":"{\"free\":true}"},{"role":"user","content":%[2]s},{"role":"agent","content":"Understood. Goodbye."}]}}`,
+		"call.transcript_with_tool_calls[3]"},
+	// Vapi's end-of-call-report: https://docs.vapi.ai/server-url/end-of-call-report
+	// (artifact.transcript "AI: ...\nUser: ...", artifact.messages of
+	// {role: system, bot, user, tool_calls; message}, the older
+	// message.transcript).
+	{"Vapi end-of-call-report, artifact.transcript",
+		`{"message":{"type":"end-of-call-report","endedReason":"customer-ended-call","call":{"id":"9a8b7c6d","type":"outboundPhoneCall","customer":{"number":"+14155550132"}},"customer":{"number":"+14155550132"},"artifact":{"transcript":%[4]s,"recordingUrl":"https://storage.vapi.ai/rec.wav"},"analysis":{"summary":"A short call.","successEvaluation":"false"}}}`,
+		"message.artifact.transcript line 2"},
+	{"Vapi end-of-call-report, artifact.messages",
+		`{"message":{"type":"end-of-call-report","endedReason":"customer-ended-call","customer":{"number":"+14155550132"},"artifact":{"messages":[{"role":"system","message":"You are Sam, a scheduling assistant. Offer the do not call list.","time":1740848580000,"secondsFromStart":0},{"role":"bot","message":%[1]s,"time":1740848581000,"endTime":1740848586000,"secondsFromStart":1.2,"duration":5000},{"role":"user","message":%[2]s,"time":1740848587000,"endTime":1740848589000,"secondsFromStart":7.4,"duration":2000}]}}}`,
+		"message.artifact.messages[2]"},
+	{"Vapi end-of-call-report, message.transcript",
+		`{"message":{"type":"end-of-call-report","endedReason":"customer-ended-call","customer":{"number":"+14155550132"},"transcript":%[4]s}}`,
+		"message.transcript line 2"},
+	// Bland's post-call webhook: https://docs.bland.ai/api-v1/get/calls-id
+	// (concatenated_transcript "user: ... \n assistant: ...", transcripts
+	// of {id, created_at, text, user: user, assistant, robot or
+	// agent-action}).
+	{"Bland, concatenated_transcript",
+		`{"call_id":"7d5a3b2c","to":"+14155550132","from":"+14155550100","completed":true,"answered_by":"human","status":"completed","concatenated_transcript":%[5]s}`,
+		"concatenated_transcript line 2"},
+	{"Bland, transcripts",
+		`{"call_id":"7d5a3b2c","to":"+14155550132","from":"+14155550100","completed":true,"transcripts":[{"id":1,"created_at":"2025-03-01T17:03:03Z","text":%[1]s,"user":"assistant"},{"id":2,"created_at":"2025-03-01T17:03:09Z","text":%[2]s,"user":"user"},{"id":3,"created_at":"2025-03-01T17:03:10Z","text":"Ended call","user":"agent-action"}]}`,
+		"transcripts[1]"},
+	// The service's envelope, whose data.transcript's format the
+	// documentation leaves open: text, or a JSON array of turns as
+	// ElevenLabs' post_call_transcription sends ({role: agent, user;
+	// message}).
+	{"envelope, data.transcript",
+		`{"event":"call.ended","data":{"call_id":"call_41","agent_id":"agent_1","caller_number":"+14155550132","duration":31,"status":"completed","transcript":%[6]s}}`,
+		"data.transcript line 2"},
+	{"envelope, data.transcript as turns",
+		`{"event":"call.ended","data":{"call_id":"call_41","caller_number":"+14155550132","status":"completed","transcript":[{"role":"agent","message":%[1]s,"time_in_call_secs":0},{"role":"user","message":%[2]s,"time_in_call_secs":6}]}}`,
+		"data.transcript[1]"},
+}
+
+// shape is a transcript shape's body with agent's and user's words.
+func shape(body, agent, user string) string {
+	return fmt.Sprintf(body, q(agent), q(user),
+		q("Agent: "+agent+"\nUser: "+user+"\nAgent: Understood. Goodbye."),
+		q("AI: "+agent+"\nUser: "+user+"\nAI: Understood. Goodbye."),
+		q("assistant: "+agent+" \n user: "+user+" \n assistant: Understood. Goodbye."),
+		q("Agent: "+agent+"\nCustomer: "+user+"\nAgent: Understood. Goodbye."))
+}
+
+// TestSaysDoNotCallTranscripts: in each sender's shape, the called
+// person's turn that asks not to be called again is found, and named by
+// its field and turn; the same transcript where only the agent offers the
+// do-not-call list, as an artificial voice must on every call, and the
+// person asks to be called back, says nothing.
+func TestSaysDoNotCallTranscripts(t *testing.T) {
+	for _, s := range transcriptShapes {
+		if got := SaysDoNotCall(readDelivery(t, shape(s.body, agentOffers, userAsks))); got != s.at {
+			t.Errorf("%s, the person asks: SaysDoNotCall = %q, want %q", s.name, got, s.at)
+		}
+		if got := SaysDoNotCall(readDelivery(t, shape(s.body, agentOffers, userLater))); got != "" {
+			t.Errorf("%s, only the agent says it: SaysDoNotCall = %q, want none", s.name, got)
+		}
+		if got := SaysDoNotCall(readDelivery(t, shape(s.body, "Hi Ada, this is Sam from Acme Dental.", userLater))); got != "" {
+			t.Errorf("%s, a call back asked for: SaysDoNotCall = %q, want none", s.name, got)
+		}
+	}
+}
+
+// TestSaysDoNotCallSummaries: an AI's summary of the call is read whole:
+// Retell's call_analysis.call_summary, Vapi's analysis.summary and older
+// message.summary, Bland's summary. Retell's custom_analysis_data is
+// read as any field is, by FlagsDoNotCall.
+func TestSaysDoNotCallSummaries(t *testing.T) {
+	const retell = `{"event":"call_analyzed","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","to_number":"+14155550132","transcript":"Agent: Hi Ada.\nUser: Hi.","call_analysis":{"call_summary":%s,"in_voicemail":false,"user_sentiment":"Negative","call_successful":false,"custom_analysis_data":{%s}}}}`
+	for _, c := range []struct {
+		name, body, at string
+	}{
+		{"Retell call_analyzed", fmt.Sprintf(retell, q("The user asked not to be called again and the agent ended the call."), ""), "call.call_analysis.call_summary"},
+		{"Retell call_analyzed, asked to be removed", fmt.Sprintf(retell, q("Ada asked to be removed from the calling list."), ""), "call.call_analysis.call_summary"},
+		{"Retell call_analyzed, a call back", fmt.Sprintf(retell, q("Ada asked to be called back tomorrow at 10."), ""), ""},
+		{"Vapi analysis.summary", `{"message":{"type":"end-of-call-report","customer":{"number":"+14155550132"},"analysis":{"summary":"The customer said to stop calling them.","structuredData":{"callback":false}}}}`, "message.analysis.summary"},
+		{"Vapi message.summary", `{"message":{"type":"end-of-call-report","customer":{"number":"+14155550132"},"summary":"The customer requested to be put on the do-not-call list."}}`, "message.summary"},
+		{"Vapi, a neutral summary", `{"message":{"type":"end-of-call-report","customer":{"number":"+14155550132"},"analysis":{"summary":"Ada confirmed her appointment and will stop by on Tuesday."}}}`, ""},
+		{"Bland summary", `{"call_id":"7d5a3b2c","to":"+14155550132","summary":"The person said they were not interested and asked us to never call again.","concatenated_transcript":"assistant: Hi \n user: Bye"}`, "summary"},
+	} {
+		if got := SaysDoNotCall(readDelivery(t, c.body)); got != c.at {
+			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, c.at)
+		}
+	}
+	d := readDelivery(t, fmt.Sprintf(retell, q("A short call."), `"do_not_call_requested":true`))
+	if got, _ := FlagsDoNotCall(d); got != "call.call_analysis.custom_analysis_data.do_not_call_requested" {
+		t.Errorf("Retell's custom_analysis_data: FlagsDoNotCall = %q", got)
+	}
+}
+
+// TestSaysDoNotCallTurns: how a transcript's text is read turn by turn.
+func TestSaysDoNotCallTurns(t *testing.T) {
+	for _, c := range []struct {
+		name, transcript, at string
+	}{
+		{"no labels at all", "Hi Ada, this is Sam. Say stop to be added to our do not call list. Please don't call me again.", ""},
+		{"labels mid-line", "Agent: Hi Ada. Say stop to opt out. User: stop calling me.", ""},
+		{"stop, a whole turn", "Agent: Say stop to be put on our do not call list.\nUser: Stop.", " line 2"},
+		{"stop calling, a whole turn", "Agent: Hi.\nUser: Stop calling.", " line 2"},
+		{"stop in a sentence", "Agent: Hi.\nUser: I'll stop by on Tuesday.", ""},
+		{"a surname", "Agent: Who am I speaking with?\nUser: Robinson.", ""},
+		{"a turn over two lines", "Agent: Hi.\nUser: Well, honestly,\nplease take me off your list.\nAgent: Sure.", " line 2"},
+		{"the agent's turn over two lines", "User: Hello?\nAgent: Hi.\nSay stop to be put on our do not call list.\nUser: OK, call me later.", ""},
+		{"a time in a turn", "Agent: Shall I call at 10:30?\nUser: No, 11:00. Stop calling me at work.", " line 2"},
+		{"an agent named", "Sam: Say stop to be put on our do not call list.\nCustomer: Sure, later.", ""},
+		{"Synthflow's human", "bot: Hi Ada\nhuman: never call me again", " line 2"},
+		{"Air's HUMAN", "BOT: Hey, Ada!\nHUMAN: Remove my number please.", " line 2"},
+		{"a caller", "Agent: Hello.\n\nCaller: Do not call this number again.", " line 3"},
+		{"German", "Agent: Sagen Sie stopp, und wir rufen Sie nicht mehr an.\nKunde: Bitte rufen Sie mich nicht mehr an.", " line 2"},
+		{"French", "Agent: Bonjour.\nClient: Ne m'appelez plus, s'il vous plaît.", " line 2"},
+		{"Spanish", "Agente: Hola.\nCliente: No me vuelva a llamar.", " line 2"},
+		{"speakers by number", "Speaker 0: Say stop to be put on our do not call list.\nSpeaker 1: Don't call me again.", ""},
+	} {
+		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
+		want := ""
+		if c.at != "" {
+			want = "data.transcript" + c.at
+		}
+		if got := SaysDoNotCall(d); got != want {
+			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, want)
+		}
+	}
+}
+
+// TestSaysDoNotCallNamesNoWords: where a transcript says it is named by
+// its field and turn alone, never with the words said.
+func TestSaysDoNotCallNamesNoWords(t *testing.T) {
+	for _, s := range transcriptShapes {
+		got := SaysDoNotCall(readDelivery(t, shape(s.body, agentOffers, userAsks)))
+		if got == "" {
+			t.Errorf("%s: the person's words are not found", s.name)
+		}
+		for _, w := range strings.Fields(userAsks) {
+			if strings.Contains(strings.ToLower(got), strings.ToLower(strings.Trim(w, ".'"))) && len(w) > 4 {
+				t.Errorf("%s: %q holds the person's words", s.name, got)
+			}
+		}
+	}
+}
+
+// BenchmarkSaysDoNotCall reads a 200 KiB delivery of Retell's call_ended
+// whose person never asks: its transcript, transcript_object (with each
+// word's timing) and transcript_with_tool_calls, every turn of them read.
+func BenchmarkSaysDoNotCall(b *testing.B) {
+	var text strings.Builder
+	var turns []map[string]any
+	for i := 0; text.Len() < 40<<10; i++ {
+		a, u := "Hi, this is Sam from Acme Dental about your cleaning next week. Is now a good time?", "Sure, go ahead, I have a minute."
+		fmt.Fprintf(&text, "Agent: %s\nUser: %s\n", a, u)
+		for _, t := range []struct{ role, content string }{{"agent", a}, {"user", u}} {
+			var ws []map[string]any
+			for j, w := range strings.Fields(t.content) {
+				ws = append(ws, map[string]any{"word": w, "start": float64(i*10+j) * 0.3, "end": float64(i*10+j)*0.3 + 0.25})
+			}
+			turns = append(turns, map[string]any{"role": t.role, "content": t.content, "words": ws})
+		}
+	}
+	obj, _ := json.Marshal(turns)
+	var tools []map[string]any
+	for _, t := range turns {
+		tools = append(tools, map[string]any{"role": t["role"], "content": t["content"]})
+	}
+	withTools, _ := json.Marshal(tools)
+	body := fmt.Sprintf(`{"event":"call_ended","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","to_number":"+14155550132","transcript":%s,"transcript_object":%s,"transcript_with_tool_calls":%s}}`,
+		q(text.String()), obj, withTools)
+	for len(body) < 200<<10 {
+		turns = append(turns, turns[0])
+		obj, _ = json.Marshal(turns)
+		body = fmt.Sprintf(`{"event":"call_ended","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","to_number":"+14155550132","transcript":%s,"transcript_object":%s,"transcript_with_tool_calls":%s}}`,
+			q(text.String()), obj, withTools)
+	}
+	r := httptest.NewRequest("POST", "/hook", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	ds, err := apiclient.ReadDeliveries(r, apiclient.ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for range b.N {
+		if at := SaysDoNotCall(ds[0]); at != "" {
+			b.Fatalf("SaysDoNotCall = %q", at)
+		}
+	}
+}
