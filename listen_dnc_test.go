@@ -209,6 +209,20 @@ func listenCampaign(t *testing.T, extra string) (dir, home, path, base string, l
 	return dir, home, path, base, logs, stop
 }
 
+// postHook posts the JSON body to the spring campaign's outcomes path at
+// listen's base URL, and fails the test unless listen answers 200.
+func postHook(t *testing.T, base, body string) {
+	t.Helper()
+	resp, err := http.Post(base+"/callrun/spring/"+hookSecret, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("listen answered %d to %s", resp.StatusCode, body)
+	}
+}
+
 // optOutListenWith is optOutListen with the campaign's outcomes: block
 // ending in optOut (its opt_out: line, or nothing).
 func optOutListenWith(t *testing.T, optOut string) (send func(ctype, encoding string, body []byte) int, listed func() map[string]store.DoNotCallEntry) {
@@ -358,6 +372,39 @@ func TestListenOptOutByItsFlag(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestListenOptOutByTranscript: a call whose status says only completed,
+// but whose person asked on it not to be called again (a user's turn of
+// Retell's transcript_object), puts the number on the do-not-call list
+// before the 200, and listen's log names the field and the turn, never the
+// words said; the same call where only the agent offers the list, as an
+// artificial voice must, puts nothing there.
+func TestListenOptOutByTranscript(t *testing.T) {
+	const number = "+442079460123"
+	const retell = `{"event":"call_ended","call":{"call_id":"c-%d","to_number":"+442079460123","call_status":"ended","disconnection_reason":"user_hangup",` +
+		`"transcript_object":[{"role":"agent","content":"Say stop to be added to our do not call list.","words":[]},{"role":"user","content":"%s","words":[]}]}}`
+	_, home, _, base, logs, stop := listenCampaign(t, "region: US\n")
+	defer stop()
+	send := func(body string) { t.Helper(); postHook(t, base, body) }
+	listed := func() map[string]store.DoNotCallEntry {
+		es, err := store.OpenDoNotCallFile(home).Entries(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.OnDoNotCall(es)
+	}
+	send(fmt.Sprintf(retell, 1, "Sure, call me back tomorrow."))
+	if on := listed(); len(on) != 0 {
+		t.Errorf("only the agent offered the list: the do-not-call list holds %v", on)
+	}
+	send(fmt.Sprintf(retell, 2, "Please stop calling me, ever."))
+	if on := listed(); len(on) != 1 || on[number].Number != number {
+		t.Errorf("the person asked: the do-not-call list holds %v, want %s alone", on, number)
+	}
+	if log := logs.String(); !strings.Contains(log, `"field":"call.transcript_object[1]"`) || strings.Contains(log, "stop calling me") {
+		t.Errorf("listen's log names no turn, or the words said:\n%s", log)
 	}
 }
 

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/callrun/callrun/report/store"
@@ -22,17 +20,7 @@ import (
 // retry stores nothing more.
 func TestListenSameCallSaysMore(t *testing.T) {
 	dir, home, path, base, _, stop := listenCampaign(t, "  opt_out: {field: disposition, values: [do_not_call]}\n  fields: [disposition]\nregion: US\n")
-	post := func(body string) {
-		t.Helper()
-		resp, err := http.Post(base+"/callrun/spring/"+hookSecret, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("listen answered %d to %s", resp.StatusCode, body)
-		}
-	}
+	post := func(body string) { t.Helper(); postHook(t, base, body) }
 	const (
 		completed = `{"event":"call.ended","timestamp":"2025-03-01T17:05:40Z","data":{"call_id":"call_7","agent_id":"agent_1","caller_number":"+14155550132","duration":31,"status":"completed","disposition":"completed"},"signature":"sha256=0a"}`
 		optedOut  = `{"event":"call.ended","timestamp":"2025-03-01T17:06:10Z","data":{"call_id":"call_7","agent_id":"agent_1","caller_number":"+14155550132","duration":31,"status":"completed","disposition":"do_not_call","transcript":"Agent: Hi ...\nCaller: Please do not call me again."},"signature":"sha256=0b"}`
