@@ -380,7 +380,8 @@ func TestListenOptOutByItsFlag(t *testing.T) {
 // Retell's transcript_object), puts the number on the do-not-call list
 // before the 200, and listen's log names the field and the turn, never the
 // words said; the same call where only the agent offers the list, as an
-// artificial voice must, puts nothing there.
+// artificial voice must, puts nothing there. Such an opt-out whose number
+// does not read is held, as any is.
 func TestListenOptOutByTranscript(t *testing.T) {
 	const number = "+442079460123"
 	const retell = `{"event":"call_ended","call":{"call_id":"c-%d","to_number":"+442079460123","call_status":"ended","disconnection_reason":"user_hangup",` +
@@ -405,6 +406,11 @@ func TestListenOptOutByTranscript(t *testing.T) {
 	}
 	if log := logs.String(); !strings.Contains(log, `"field":"call.transcript_object[1]"`) || strings.Contains(log, "stop calling me") {
 		t.Errorf("listen's log names no turn, or the words said:\n%s", log)
+	}
+	// Whose number cannot be read: held, as any opt-out so.
+	send(strings.Replace(fmt.Sprintf(retell, 3, "Take me off your list."), `"to_number":"+442079460123",`, "", 1))
+	if held, err := store.OpenDoNotCallFile(home).Held(context.Background()); err != nil || len(held) != 1 {
+		t.Errorf("an opt-out said on a call whose number does not read: held %+v, %v; want one hold", held, err)
 	}
 }
 
