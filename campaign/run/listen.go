@@ -463,7 +463,7 @@ func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 		ev.Str("list", t.intake.DoNotCall().String()).
 			Msg("opt-out: the number its fields give is not its call's contact's; the contact's number is on the do-not-call list, the other is not (it may be misread): if that person asked too, put it there (callrun suppress add CAMPAIGN.yaml NUMBER)")
 	case len(taken.Listed) > 0 && taken.FlaggedBy != "":
-		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("field", taken.FlaggedBy).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: a field of the delivery says do not call, and the number is on the do-not-call list")
+		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("field", taken.FlaggedBy).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: a field of the delivery, its summary or the person's words in its transcript say do not call, and the number is on the do-not-call list")
 	case len(taken.Listed) > 0:
 		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: the number is on the do-not-call list")
 	}
