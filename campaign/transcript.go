@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/callrun/callrun/apiclient"
@@ -41,6 +42,16 @@ var personLabels = map[string]bool{
 	"prospect": true, "person": true, "recipient": true,
 	"kunde": true, "cliente": true, "klant": true, "kund": true, "klient": true, "asiakas": true, "musteri": true, "anrufer": true,
 	"appelant": true, "interlocuteur": true,
+}
+
+// agentLabels are the labels senders give the agent's turns, folded
+// ([foldString]). A text transcript of two speakers, one of them labelled
+// so, is the agent's and the called person's whatever the other's label
+// ("Agent: ...\nAda: ...", the service's own example): see
+// [textSaysDoNotCall].
+var agentLabels = map[string]bool{
+	"agent": true, "ai": true, "bot": true, "assistant": true, "robot": true, "aiagent": true, "voiceagent": true,
+	"virtualassistant": true, "aiassistant": true,
 }
 
 // maxLabel bounds the length of a transcript line's label: "User:",
@@ -207,8 +218,16 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 // does. A turn starts on a line that begins with a label and a colon
 // ("User: ...", " assistant: ..." as Bland writes them), and runs until
 // the next such line; a line without a label goes on the turn before it.
-// Lines before the first label, and a text with none, are no one's.
+// Lines before the first label, and a text with none, are no one's. The
+// called person's turns are those of a person's label ([personLabels]),
+// or, in a text of two speakers one of whom is labelled as the agent
+// ([agentLabels]), the other's ("Agent: Hi Ada\nAda: ...").
 func textSaysDoNotCall(text string) int {
+	other := otherSpeaker(text)
+	isPerson := func(label string) bool {
+		f := foldString(label)
+		return personLabels[f] || f == other
+	}
 	start, person := 0, false
 	var turn strings.Builder
 	said := func() bool { return person && turn.Len() > 0 && spokenDoNotCall(turn.String()) }
@@ -233,7 +252,7 @@ func textSaysDoNotCall(text string) int {
 			return start
 		}
 		turn.Reset()
-		start, person = line, personLabels[foldString(label)]
+		start, person = line, isPerson(label)
 		if person {
 			turn.WriteString(words)
 		}
@@ -242,6 +261,40 @@ func textSaysDoNotCall(text string) int {
 		return start
 	}
 	return 0
+}
+
+// otherSpeaker returns, folded, the label of the one speaker of text
+// beside one labelled as the agent ([agentLabels]), when text has
+// exactly two speakers and one is so labelled; "" otherwise.
+func otherSpeaker(text string) string {
+	var labels []string
+	for rest := text; rest != ""; {
+		var l string
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			l, rest = rest, ""
+		}
+		label, _, ok := turnLabel(l)
+		if !ok {
+			continue
+		}
+		if f := foldString(label); !slices.Contains(labels, f) {
+			if labels = append(labels, f); len(labels) > 2 {
+				return ""
+			}
+		}
+	}
+	if len(labels) != 2 {
+		return ""
+	}
+	switch {
+	case agentLabels[labels[0]] && !agentLabels[labels[1]]:
+		return labels[1]
+	case agentLabels[labels[1]] && !agentLabels[labels[0]]:
+		return labels[0]
+	}
+	return ""
 }
 
 // turnLabel splits a transcript's line into its speaker's label and the

@@ -167,6 +167,11 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 		{"French", "Agent: Bonjour.\nClient: Ne m'appelez plus, s'il vous plaît.", " line 2"},
 		{"Spanish", "Agente: Hola.\nCliente: No me vuelva a llamar.", " line 2"},
 		{"speakers by number", "Speaker 0: Say stop to be put on our do not call list.\nSpeaker 1: Don't call me again.", ""},
+		{"the person by name, beside the agent", "Agent: Hi Ada, this is Sam from Acme Dental.\nAda: Please do not call me again.", " line 2"},
+		{"the person by name, the agent offers", "Agent: Say stop to be put on our do not call list.\nAda: OK, call me next week.", ""},
+		{"AI and the person's full name", "AI: Hello, is this Ada?\nAda Lovelace: Yes. Take me off your list.", " line 2"},
+		{"three speakers by name", "Agent: Hi.\nAda: One moment.\nBob: Don't call me again.", ""},
+		{"two agents' labels", "Agent: Say stop to be put on our do not call list.\nAssistant: Stop calling me.", ""},
 	} {
 		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
 		want := ""
