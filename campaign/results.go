@@ -367,17 +367,22 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 // SettledKey returns the journal key under which c's record stands: its
 // own (agent, number, occurrence), or, with dedupe: campaign, the same
 // number under another agent (its sheet was moved to another agent, or
-// the sheets were reordered): a number is called once in the campaign,
-// whichever agent called it.
+// the sheets were reordered) whose record settles it further (see
+// [store.State.FindPhone]): a number is called once in the campaign,
+// whichever agent called it, also when its own agent's record is only a
+// try that was not placed.
 func SettledKey(f *File, st *store.State, c *Contact) (store.Key, bool) {
 	own := store.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N}
-	if _, ok := st.Status(own); ok || f.Dedupe != "campaign" {
+	ownStatus, ok := st.Status(own)
+	if f.Dedupe != "campaign" || (ok && ownStatus.Settles() == store.Sent.Settles()) {
 		return own, ok
 	}
-	if k, ok := st.FindPhone(c.Phone); ok {
-		return k, true
+	if k, found := st.FindPhone(c.Phone); found {
+		if other, _ := st.Status(k); !ok || other.Settles() > ownStatus.Settles() {
+			return k, true
+		}
 	}
-	return own, false
+	return own, ok
 }
 
 // ReportRow is a contact's row of report.csv.

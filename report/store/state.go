@@ -164,26 +164,51 @@ func (s *State) hashes(phone string) []string {
 	return s.keys.Hashes(phone)
 }
 
-// FindPhone returns the key of the first agent (in the order the journal
-// met them) that has a record of phone, or a tombstone of its keyed
-// hash, with occurrence number 0, and false if none has: the contact a
-// number was settled under when a campaign dedupes across agents.
+// FindPhone returns the key, with occurrence number 0, of the agent whose
+// record of phone (or tombstone of its keyed hash) settles the number
+// most: sent or erased, then uncertain, then failed, then pending; among
+// equals the first agent in the order the journal met them. false if no
+// agent has a record of it. It is the contact a number was settled under
+// when a campaign dedupes across agents: a number called under one agent
+// and left pending under another was called.
 func (s *State) FindPhone(phone string) (Key, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	hashes := s.hashes(phone)
+	best, found := Key{}, false
+	var bestRank int
 	for a, name := range s.names {
-		if _, ok := s.entries[contact{phone: phone, agent: int32(a)}]; ok {
-			return Key{Agent: name, Phone: phone}, true
-		}
+		e, ok := s.entries[contact{phone: phone, agent: int32(a)}]
 		for _, h := range hashes {
-			if _, ok := s.entries[contact{phone: h, agent: int32(a)}]; ok {
-				return Key{Agent: name, Phone: phone}, true
+			if ok {
+				break
 			}
+			e, ok = s.entries[contact{phone: h, agent: int32(a)}]
+		}
+		if ok && (!found || e.status.settles() > bestRank) {
+			best, found, bestRank = Key{Agent: name, Phone: phone}, true, e.status.settles()
 		}
 	}
-	return Key{}, false
+	return best, found
 }
+
+// Settles ranks statuses by how far they settle a contact: sent and erased
+// above uncertain, above failed, above pending (and anything else).
+func (s Status) Settles() int {
+	switch s {
+	case Sent, Erased:
+		return 4
+	case Uncertain:
+		return 3
+	case Failed:
+		return 2
+	case Pending:
+		return 1
+	}
+	return 0
+}
+
+func (s status) settles() int { return statusNames[s].Settles() }
 
 // KeysWithPhone returns, for each number of phones, the keys of every
 // contact with a record of that number (or a tombstone of its keyed
