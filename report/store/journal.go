@@ -610,8 +610,11 @@ func blank(line []byte) bool {
 //
 // Once a record is durable, the journal's [State] reflects it. If the
 // write or the fsync fails, every waiting caller gets the error, and the
-// journal refuses all further appends with it: whether the failed records
-// reached the disk is unknown, and the next run will find out.
+// journal refuses all further appends with it. A journal file is then
+// cut back to where the failed records began, their intents left out,
+// so that the next run does not read a contact whose call never started
+// as uncertain; where that fails too, whether the failed records reached
+// the disk is unknown, and the next run will find out.
 func (j *Journal) Append(rec Record) error {
 	q, err := j.Submit(rec)
 	if err != nil {
@@ -767,24 +770,54 @@ func (k *fileSink) commit(b *batch) error {
 	return k.write(b)
 }
 
-// write appends b's lines to the journal file and syncs them.
+// write appends b's lines to the journal file and syncs them. If either
+// fails, the file is cut back to where b began (see cutBack).
 func (k *fileSink) write(b *batch) error {
 	if _, err := k.f.Write(b.buf); err != nil {
-		return fmt.Errorf("writing journal %s: %w", k.path, err)
+		return k.cutBack(b, fmt.Errorf("writing journal %s: %w", k.path, err))
 	}
 	if k.beforeSync != nil {
 		if err := k.beforeSync(); err != nil {
-			return fmt.Errorf("syncing journal %s: %w", k.path, err)
+			return k.cutBack(b, fmt.Errorf("syncing journal %s: %w", k.path, err))
 		}
 	}
 	if err := k.f.Sync(); err != nil {
-		return fmt.Errorf("syncing journal %s: %w", k.path, err)
+		return k.cutBack(b, fmt.Errorf("syncing journal %s: %w", k.path, err))
 	}
 	for i := range b.recs {
 		b.recs[i].pos = k.size + int64(b.recs[i].off)
 	}
 	k.size += int64(len(b.buf))
 	return nil
+}
+
+// cutBack undoes the write of b that failed with err, and returns err.
+// Every caller of b is told err, so none of b's intents had its call
+// started; left in the file (a write cut short by a full disk leaves
+// whole lines before the torn one, a failed fsync all of them), the next
+// run would read those contacts as uncertain, called perhaps, and hold
+// them back for a person to check. So the file is cut back to its length
+// before b and synced, and b's other records (outcomes of calls that were
+// answered, which are true whether or not their callers learn it) are
+// written again; if that fails too, they go as well, and their contacts
+// read uncertain, as a crash would leave them.
+func (k *fileSink) cutBack(b *batch, err error) error {
+	if k.f.Truncate(k.size) != nil {
+		return err
+	}
+	var rest []byte
+	for i := range b.recs {
+		if b.refused[i] == nil && b.recs[i].rec.Type != TypeIntent {
+			rest = append(rest, b.line(i)...)
+		}
+	}
+	if len(rest) > 0 {
+		if _, werr := k.f.Write(rest); werr != nil || k.f.Sync() != nil {
+			k.f.Truncate(k.size)
+		}
+	}
+	k.f.Sync()
+	return err
 }
 
 // refuse marks the intents of b whose number is on the do-not-call list,
