@@ -543,10 +543,17 @@ func (p *Postgres) ReadState(ctx context.Context) (*State, error) {
 // readState replays the campaign's journal, finding the contacts of its
 // tombstones through keys.
 func (p *Postgres) readState(ctx context.Context, keys JournalKeys) (*State, error) {
-	s := newState(p.where, &pgRecords{p: p})
+	return p.replayRows(ctx, p.pool, keys, &pgRecords{p: p})
+}
+
+// replayRows replays the campaign's journal as q reads it into a State
+// whose records recs reads back (nil: none), finding the contacts of its
+// tombstones through keys.
+func (p *Postgres) replayRows(ctx context.Context, q pgQuerier, keys JournalKeys, recs recordReader) (*State, error) {
+	s := newState(p.where, recs)
 	s.keys = keys
 	s.deliveries = p
-	rows, err := p.pool.Query(ctx, `SELECT id, line FROM callrun_journal WHERE campaign = $1 ORDER BY id`, p.campaign)
+	rows, err := q.Query(ctx, `SELECT id, line FROM callrun_journal WHERE campaign = $1 ORDER BY id`, p.campaign)
 	if err != nil {
 		return nil, p.wrap("reading the journal from", err)
 	}
@@ -614,11 +621,23 @@ func (p *Postgres) Push(ctx context.Context, merge bool, paths ...string) (int, 
 			return fmt.Errorf("%w: campaign %s in the %s; nothing was copied (if these files hold calls of another machine the database lacks, add them with state push --merge)", ErrCampaignExists, p.campaign, p.where)
 		}
 		for _, path := range paths {
+			var before *State
+			if exists || n > 0 {
+				var err error
+				if before, err = p.replayRows(ctx, tx, &storeKeys{ctx: ctx, erasure: p.Erasure}, nil); err != nil {
+					return err
+				}
+			}
 			k, err := p.copyJournal(ctx, tx, path)
 			if err != nil {
 				return err
 			}
 			n += k
+			if before != nil {
+				if err := p.keepSettled(ctx, tx, before); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
@@ -626,6 +645,63 @@ func (p *Postgres) Push(ctx context.Context, merge bool, paths ...string) (int, 
 		return 0, err
 	}
 	return n, nil
+}
+
+// keepSettled makes sure that a journal just copied in after others
+// (state push --merge, or a push of several journals) settles no contact
+// less than the database did before it, which was before: its records
+// come last, and a contact's last record is its status, so a machine
+// whose try of a number was answered 503 (pending) would have undone
+// another machine's call of it (sent), and the next run would have called
+// that person again. For each contact the journal left less settled
+// (sent or erased, then uncertain, then failed, then pending), its last
+// record before is written again after the journal's; one that was an
+// intent with no outcome, an uncertain outcome in its place.
+func (p *Postgres) keepSettled(ctx context.Context, tx pgx.Tx, before *State) error {
+	after, err := p.replayRows(ctx, tx, before.keys, nil)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for c, e := range before.entries {
+		if a, ok := after.entries[c]; ok && a.status.settles() < e.status.settles() {
+			ids = append(ids, e.last)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	rows, err := tx.Query(ctx, `SELECT line FROM callrun_journal WHERE id = ANY($1) ORDER BY id`, ids)
+	if err != nil {
+		return p.wrap("reading the journal from", err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return p.wrap("reading the journal from", err)
+	}
+	for i, line := range lines {
+		var rec Record
+		if err := decodeRecord([]byte(line), &rec); err != nil {
+			return fmt.Errorf("journal of campaign %s in the %s: %w", p.campaign, p.where, err)
+		}
+		if rec.Type != TypeIntent {
+			continue
+		}
+		rec.Type, rec.Status, rec.At = TypeOutcome, OutcomeUncertain, time.Now()
+		rec.Reason = "its call may have started on the machine whose journal was in the database before state push --merge added another's"
+		b, err := encodeRecord(&rec)
+		if err != nil {
+			return err
+		}
+		lines[i] = string(bytes.TrimSuffix(b, []byte("\n")))
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO callrun_journal (campaign, line)
+SELECT $1, u.line FROM unnest($2::text[]) WITH ORDINALITY AS u(line, ord) ORDER BY u.ord`, p.campaign, lines)
+	if err != nil {
+		return p.wrap("writing the journal to", err)
+	}
+	return nil
 }
 
 // copyJournal copies the records of the journal file at path into the
