@@ -159,3 +159,27 @@ func TestCallAnswerMessageIsRedacted(t *testing.T) {
 	noSecretIn(t, "the body", e.Body, issueClientSecret)
 	noSecretIn(t, "the error", err.Error(), issueClientSecret)
 }
+
+// TestCallAnswerSaysBoth: a 2xx whose JSON says error beside a status of
+// success or a call id may have started the call (the error a warning):
+// it is uncertain, not a refusal, which --retry-failed would send again.
+func TestCallAnswerSaysBoth(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		`{"status":"success","call_id":"c3","errors":["local presence number unavailable"]}`,
+		`{"status":"queued","error":{"code":1,"message":"caller id not verified"}}`,
+		`{"call_id":"c4","success":false}`,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(body))
+		}))
+		c, _ := New(srv.URL, staticTokens{&Token{AccessToken: "x"}}, nil)
+		_, err := startCall(t, c, srv.URL+"/call")
+		srv.Close()
+		var e *Error
+		if got := Classify(err); got != Uncertain || !asError(err, &e) || !e.Mixed || !strings.Contains(err.Error(), "says both") {
+			t.Errorf("%s: Classify(%v) = %v, want uncertain, Mixed", body, err, got)
+		}
+	}
+}

@@ -47,6 +47,11 @@ type Error struct {
 	// is neither a word of success nor one of refusal: the call may have
 	// started.
 	UnknownStatus string
+	// Mixed is set on a 2xx call-start answer whose JSON says error (an
+	// error or errors that holds something, success: false) beside a
+	// status of success or a call id: the call may have started, with a
+	// warning, so it is not a refusal.
+	Mixed bool
 }
 
 func (e *Error) Error() string {
@@ -56,6 +61,8 @@ func (e *Error) Error() string {
 		msg += " with a body that is not the service's JSON"
 	case e.UnknownStatus != "":
 		msg += fmt.Sprintf(" with a status callrun does not know (%q)", e.UnknownStatus)
+	case e.Mixed:
+		msg += " with a body that says both that the call started and error"
 	case e.StatusCode >= 200 && e.StatusCode < 300:
 		msg += " with a body that says error"
 	}
@@ -138,12 +145,14 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 	if !ok {
 		return nil
 	}
-	says, unknown := false, ""
+	says, unknown, started := false, "", false
 	if st, ok := obj["status"].(string); ok {
 		switch w := foldStatus(st); {
 		case slices.Contains(refusalWords, w):
 			says = true
-		case !slices.Contains(successWords, w):
+		case slices.Contains(successWords, w):
+			started = true
+		default:
 			unknown = st
 		}
 	}
@@ -165,6 +174,11 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 	}
 	e := answerError("start call", resp, b)
 	e.Message = Excerpt(Redact(errorMessage(obj)), ExcerptLen)
+	// A status of success, or a call id, beside the error: the service
+	// may have placed the call and said what went wrong with it (a
+	// warning). Sent again as a refusal would be, with --retry-failed,
+	// the person would be called twice.
+	e.Mixed = started || answerCallID(trimmed) != ""
 	return e
 }
 

@@ -24,11 +24,13 @@ const (
 	// Uncertain: the request may have reached the service and started a
 	// call: a timeout or a dropped connection after the request was written,
 	// a 5xx other than 503, a 2xx whose body is not JSON (an HTML page) or
-	// whose status is a word callrun does not know, or an answer the client
+	// whose status is a word callrun does not know, or that says error
+	// beside a status of success or a call id, or an answer the client
 	// cannot read. Never sent again automatically.
 	Uncertain
 	// Failed: the service refused the request: a 4xx other than 429 (and
-	// than a limit), or a 2xx whose JSON body says error.
+	// than a limit), or a 2xx whose JSON body says error (and neither
+	// success nor a call id).
 	Failed
 )
 
@@ -74,7 +76,7 @@ func Classify(err error) Outcome {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
 		switch s := apiErr.StatusCode; {
-		case s >= 200 && s < 300 && (apiErr.NotJSON || apiErr.UnknownStatus != ""):
+		case s >= 200 && s < 300 && (apiErr.NotJSON || apiErr.UnknownStatus != "" || apiErr.Mixed):
 			return Uncertain
 		case s >= 200 && s < 300:
 			return Failed // its body says error

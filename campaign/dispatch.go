@@ -605,7 +605,10 @@ func (r *runner) outcome(rec store.Record, slot int, resp *apiclient.CallRespons
 	case apiclient.Uncertain:
 		r.pace.started(slot, r.opts.Now(), "")
 		rec.Status, rec.HTTP, rec.Reason, rec.Body = store.OutcomeUncertain, apiclient.StatusCode(err), uncertainReason(err), errorBody(err)
-		if s := rec.HTTP; s >= 200 && s < 300 {
+		var e *apiclient.Error
+		if s := rec.HTTP; s >= 200 && s < 300 && errors.As(err, &e) && e.Mixed {
+			r.notes.add(fmt.Sprintf("were answered %d %s with a body that says the call started and also error (%s): the calls may have started, so they are uncertain; check them before --retry-uncertain", s, http.StatusText(s), serviceSaid(err)))
+		} else if s >= 200 && s < 300 {
 			r.notes.add(fmt.Sprintf("were answered %d %s with a body that is not the service's JSON (%s): the calls may have started, so they are uncertain; check them before --retry-uncertain", s, http.StatusText(s), apiclient.Excerpt(rec.Body, 60)))
 		}
 	default: // Retryable: provably not sent
@@ -940,6 +943,9 @@ func uncertainReason(err error) string {
 	var e *apiclient.Error
 	if errors.As(err, &e) && e.NotJSON {
 		return fmt.Sprintf("the service answered %d %s with a body that is not its JSON (a page of a proxy?); the call may have started, so it is not sent again automatically", e.StatusCode, http.StatusText(e.StatusCode))
+	}
+	if errors.As(err, &e) && e.Mixed {
+		return fmt.Sprintf("the service answered %d %s with a body that says the call started and also error (%s); the call may have started, so it is not sent again automatically", e.StatusCode, http.StatusText(e.StatusCode), apiclient.Excerpt(cmp.Or(e.Message, e.Body), 120))
 	}
 	if errors.As(err, &e) && e.UnknownStatus != "" {
 		return fmt.Sprintf("the service answered %d %s with the status %q, which callrun knows neither as success nor as refusal; the call may have started, so it is not sent again automatically", e.StatusCode, http.StatusText(e.StatusCode), e.UnknownStatus)
