@@ -187,6 +187,9 @@ func (s *State) FindPhone(phone string) (Key, bool) {
 		}
 		if ok && (!found || e.status.settles() > bestRank) {
 			best, found, bestRank = Key{Agent: name, Phone: phone}, true, e.status.settles()
+			if bestRank == Sent.Settles() {
+				break // none settles it more
+			}
 		}
 	}
 	return best, found
