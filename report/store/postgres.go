@@ -649,7 +649,7 @@ func (p *Postgres) Push(ctx context.Context, merge bool, paths ...string) (int, 
 
 // keepSettled makes sure that a journal just copied in after others
 // (state push --merge, or a push of several journals) settles no contact
-// less than the database did before it, which was before: its records
+// less than the database did before it, as it was then: its records
 // come last, and a contact's last record is its status, so a machine
 // whose try of a number was answered 503 (pending) would have undone
 // another machine's call of it (sent), and the next run would have called
