@@ -367,10 +367,10 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 // SettledKey returns the journal key under which c's record stands: its
 // own (agent, number, occurrence), or, with dedupe: campaign, the same
 // number under another agent (its sheet was moved to another agent, or
-// the sheets were reordered) whose record settles it further (see
-// [store.State.FindPhone]): a number is called once in the campaign,
-// whichever agent called it, also when its own agent's record is only a
-// try that was not placed.
+// the sheets were reordered) whose record says more that the number may
+// have been called (see [store.State.FindPhone]): a number is called once
+// in the campaign, whichever agent called it, also when its own agent's
+// record is only a try that was not placed.
 func SettledKey(f *File, st *store.State, c *Contact) (store.Key, bool) {
 	own := store.Key{Agent: f.Agents[c.Agent].Name, Phone: c.Phone, N: c.N}
 	ownStatus, ok := st.Status(own)

@@ -653,10 +653,11 @@ func (p *Postgres) Push(ctx context.Context, merge bool, paths ...string) (int, 
 // come last, and a contact's last record is its status, so a machine
 // whose try of a number was answered 503 (pending) would have undone
 // another machine's call of it (sent), and the next run would have called
-// that person again. For each contact the journal left less settled
-// (sent or erased, then uncertain, then failed, then pending), its last
-// record before is written again after the journal's; one that was an
-// intent with no outcome, an uncertain outcome in its place.
+// that person again. For each contact the journal left saying less that
+// its number may have been called ([Status.Settles]: sent or erased, then
+// uncertain, then failed or pending), its last record before is written
+// again after the journal's; one that was an intent with no outcome, an
+// uncertain outcome in its place.
 func (p *Postgres) keepSettled(ctx context.Context, tx pgx.Tx, before *State) error {
 	after, err := p.replayRows(ctx, tx, before.keys, nil)
 	if err != nil {

@@ -165,12 +165,12 @@ func (s *State) hashes(phone string) []string {
 }
 
 // FindPhone returns the key, with occurrence number 0, of the agent whose
-// record of phone (or tombstone of its keyed hash) settles the number
-// most: sent or erased, then uncertain, then failed, then pending; among
-// equals the first agent in the order the journal met them. false if no
-// agent has a record of it. It is the contact a number was settled under
-// when a campaign dedupes across agents: a number called under one agent
-// and left pending under another was called.
+// record of phone (or tombstone of its keyed hash) says most that the
+// number may have been called (see [Status.Settles]); among equals the
+// first agent in the order the journal met them. false if no agent has a
+// record of it. It is the contact a number was settled under when a
+// campaign dedupes across agents: a number called under one agent and
+// left pending under another was called.
 func (s *State) FindPhone(phone string) (Key, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -195,17 +195,17 @@ func (s *State) FindPhone(phone string) (Key, bool) {
 	return best, found
 }
 
-// Settles ranks statuses by how far they settle a contact: sent and erased
-// above uncertain, above failed, above pending (and anything else).
+// Settles ranks statuses by how far they say that a contact's number may
+// have been called: sent and erased (which may stand for sent) above
+// uncertain, above failed and pending (refused, or never sent), above
+// anything else.
 func (s Status) Settles() int {
 	switch s {
 	case Sent, Erased:
-		return 4
-	case Uncertain:
 		return 3
-	case Failed:
+	case Uncertain:
 		return 2
-	case Pending:
+	case Failed, Pending:
 		return 1
 	}
 	return 0
