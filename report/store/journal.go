@@ -758,11 +758,14 @@ func (k *fileSink) commit(b *batch) error {
 		if err := tx.release(); err != nil {
 			return fmt.Errorf("giving back call starts before writing journal %s: %w", k.path, err)
 		}
+		from := k.size
 		if err := k.write(b); err != nil {
 			return err
 		}
 		if err := tx.commit(); err != nil {
-			return fmt.Errorf("counting call starts after writing journal %s: %w", k.path, err)
+			// The intents are on disk, but their callers are told this
+			// error and start no call: take them out again.
+			return k.cutBack(b, from, fmt.Errorf("counting call starts after writing journal %s: %w", k.path, err))
 		}
 		return nil
 	}
@@ -774,15 +777,15 @@ func (k *fileSink) commit(b *batch) error {
 // fails, the file is cut back to where b began (see cutBack).
 func (k *fileSink) write(b *batch) error {
 	if _, err := k.f.Write(b.buf); err != nil {
-		return k.cutBack(b, fmt.Errorf("writing journal %s: %w", k.path, err))
+		return k.cutBack(b, k.size, fmt.Errorf("writing journal %s: %w", k.path, err))
 	}
 	if k.beforeSync != nil {
 		if err := k.beforeSync(); err != nil {
-			return k.cutBack(b, fmt.Errorf("syncing journal %s: %w", k.path, err))
+			return k.cutBack(b, k.size, fmt.Errorf("syncing journal %s: %w", k.path, err))
 		}
 	}
 	if err := k.f.Sync(); err != nil {
-		return k.cutBack(b, fmt.Errorf("syncing journal %s: %w", k.path, err))
+		return k.cutBack(b, k.size, fmt.Errorf("syncing journal %s: %w", k.path, err))
 	}
 	for i := range b.recs {
 		b.recs[i].pos = k.size + int64(b.recs[i].off)
@@ -791,20 +794,22 @@ func (k *fileSink) write(b *batch) error {
 	return nil
 }
 
-// cutBack undoes the write of b that failed with err, and returns err.
-// Every caller of b is told err, so none of b's intents had its call
-// started; left in the file (a write cut short by a full disk leaves
-// whole lines before the torn one, a failed fsync all of them), the next
-// run would read those contacts as uncertain, called perhaps, and hold
-// them back for a person to check. So the file is cut back to its length
-// before b and synced, and b's other records (outcomes of calls that were
-// answered, which are true whether or not their callers learn it) are
-// written again; if that fails too, they go as well, and their contacts
-// read uncertain, as a crash would leave them.
-func (k *fileSink) cutBack(b *batch, err error) error {
-	if k.f.Truncate(k.size) != nil {
+// cutBack undoes the write of b, which began at offset from, after err,
+// and returns err. Every caller of b is told err, so none of b's intents
+// had its call started; left in the file (a write cut short by a full
+// disk leaves whole lines before the torn one, a failed fsync all of
+// them, and so does a failure to count their starts after), the next run
+// would read those contacts as uncertain, called perhaps, and hold them
+// back for a person to check. So the file is cut back to from and synced,
+// and b's other records (outcomes of calls that were answered, which are
+// true whether or not their callers learn it) are written again; if that
+// fails too, they go as well, and their contacts read uncertain, as a
+// crash would leave them.
+func (k *fileSink) cutBack(b *batch, from int64, err error) error {
+	if k.f.Truncate(from) != nil {
 		return err
 	}
+	k.size = from
 	var rest []byte
 	for i := range b.recs {
 		if b.refused[i] == nil && b.recs[i].rec.Type != TypeIntent {
@@ -813,7 +818,7 @@ func (k *fileSink) cutBack(b *batch, err error) error {
 	}
 	if len(rest) > 0 {
 		if _, werr := k.f.Write(rest); werr != nil || k.f.Sync() != nil {
-			k.f.Truncate(k.size)
+			k.f.Truncate(from)
 		}
 	}
 	k.f.Sync()

@@ -282,6 +282,10 @@ type CallStartsFile struct {
 	// beforeReplace, if set, runs between a compaction's two steps; an
 	// error from it stops the compaction there, as a crash would.
 	beforeReplace func() error
+	// BeforeSync, if set, runs before each fsync of the starts a journal
+	// counts or gives back; an error from it fails the write as a failed
+	// fsync would. Tests use it to break the disk.
+	BeforeSync func() error
 
 	conversations conversationsFile // the conversations, in a file of their own; under mu
 
@@ -665,7 +669,7 @@ func (t *startsTx) append(buf []byte) error {
 		return nil
 	}
 	l := t.l
-	if err := writeSynced(t.f, buf, l.starts.off, nil); err != nil {
+	if err := writeSynced(t.f, buf, l.starts.off, l.BeforeSync); err != nil {
 		return fmt.Errorf("writing the %s: %w", l, err)
 	}
 	l.starts.appended(buf)
