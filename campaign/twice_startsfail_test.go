@@ -3,7 +3,6 @@ package campaign
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,33 +32,8 @@ func TestRunStartsFailureLeavesNobodyUncertain(t *testing.T) {
 		return nil
 	}
 	e.journalClosed.Store(true)
-	_, err := e.run(context.Background(), func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep })
-	if err == nil || !strings.Contains(err.Error(), "nothing was sent") {
-		t.Fatalf("err = %v, want the failure to count the starts", err)
-	}
+	tune := func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep }
+	_, err := e.run(context.Background(), tune)
 	starts.BeforeSync = nil
-	received := dtReceived(e.srv)
-	if len(received) == 0 || len(received) == n {
-		t.Fatalf("%d numbers received: the starts failed at the wrong time", len(received))
-	}
-	st := e.state()
-	for i := range n {
-		p := dtPhone(i)
-		s, _ := st.Status(store.Key{Agent: "Alpha", Phone: p})
-		if s == store.Uncertain && received[p] == 0 {
-			t.Errorf("%s reads uncertain, but the sandbox never received its call start", p)
-		}
-		if received[p] != 0 && s != store.Sent {
-			t.Errorf("%s reads %s, but the sandbox answered its call start", p, s)
-		}
-	}
-	// The next run calls everyone the service never saw, once.
-	e.mustRun(func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep })
-	placed := dtPlaced(e.srv)
-	for i := range n {
-		if p := dtPhone(i); placed[p] != 1 {
-			t.Errorf("%s placed %d times, want 1", p, placed[p])
-		}
-	}
-	e.checkIntentBeforeSend(1)
+	e.checkNothingUnsentUncertain(n, err, tune)
 }
