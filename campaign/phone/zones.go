@@ -81,10 +81,15 @@ func sharedLibraryZones(e164 string) []string {
 // The plan groups contacts by them; [Zones] loads them.
 func ZoneNames(e164, country string, kind phonenumbers.PhoneNumberType) []string {
 	zones := libraryZones(e164)
+	for _, z := range zoneFix(e164).add {
+		if !slices.Contains(zones, z) {
+			zones = append(zones, z)
+		}
+	}
 	switch kind {
 	case phonenumbers.FIXED_LINE, phonenumbers.FIXED_LINE_OR_MOBILE:
 		if len(zones) > 0 {
-			return zones
+			return withOwnZones(zones, strings.ToUpper(country))
 		}
 	}
 	for _, z := range countryZones(strings.ToUpper(country)) {
@@ -105,7 +110,7 @@ var zoneSetCache sync.Map // joined names -> []*time.Location
 // must not change it.
 func Zones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.Location {
 	lib := sharedLibraryZones(e164)
-	key := zoneSetKey{n: len(lib), country: country, kind: kind}
+	key := zoneSetKey{n: len(lib), country: country, kind: kind, fix: zoneFix(e164).prefix}
 	if len(lib) > 0 {
 		key.lib = &lib[0]
 	}
@@ -127,10 +132,12 @@ func Zones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.Loca
 
 // zoneSetKey is what a number's zones are made of ([ZoneNames]): the
 // library's zones for it, told by the slice the library keeps for its
-// prefix, its country and its kind.
+// prefix, the prefix of zoneFixes it falls under, its country and its
+// kind.
 type zoneSetKey struct {
 	lib     *string
 	n       int
+	fix     string
 	country string
 	kind    phonenumbers.PhoneNumberType
 }

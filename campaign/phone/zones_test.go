@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestZoneNames checks the zones callrun holds a number to: never fewer
@@ -49,5 +50,61 @@ func TestZoneNames(t *testing.T) {
 	}
 	if got := fmt.Sprint(len(countryZones("US")) > 20, countryZones("ZZ")); got != "true []" {
 		t.Errorf("countryZones: %s", got)
+	}
+}
+
+// TestZonesKeepThePlacesHours checks landlines the library places in a
+// zone whose clock is not the place's: at each time given it is before
+// 08:00 or from 20:00 where the number rings, and the library's zone
+// alone would allow the call, so one of the number's zones must not.
+func TestZonesKeepThePlacesHours(t *testing.T) {
+	for _, tc := range []struct {
+		e164, place, at string
+	}{
+		// Zones of another country, standing in for the number's own.
+		{"+74012123456", "Europe/Kaliningrad", "2026-07-15T05:30:00Z"}, // Europe/Bucharest in summer
+		{"+218213334444", "Africa/Tripoli", "2026-07-15T05:30:00Z"},    // Europe/Bucharest in summer
+		{"+21321123456", "Africa/Algiers", "2026-07-15T06:30:00Z"},     // Europe/Paris in summer
+		{"+212522123456", "Africa/Casablanca", "2026-01-15T19:30:00Z"}, // Atlantic/Canary in winter
+		{"+50522223333", "America/Managua", "2026-07-15T13:30:00Z"},    // America/Chicago in summer
+		{"+211181234567", "Africa/Juba", "2026-01-15T05:30:00Z"},       // Africa/Nairobi all year
+		// Zones of the right country that are not the place's.
+		{"+558121234567", "America/Recife", "2026-07-15T10:30:00Z"},      // America/Noronha
+		{"+18676671234", "America/Whitehorse", "2026-01-15T03:30:00Z"},   // America/Vancouver in winter
+		{"+12507821234", "America/Dawson_Creek", "2026-07-15T14:30:00Z"}, // America/Edmonton in summer
+		{"+12504281234", "America/Creston", "2026-07-15T14:30:00Z"},      // America/Edmonton in summer
+		{"+18075971234", "America/Atikokan", "2026-07-15T12:30:00Z"},     // America/Toronto in summer
+		{"+13068251234", "America/Edmonton", "2026-01-15T14:30:00Z"},     // America/Regina in winter
+	} {
+		ph, err := Read(tc.e164, Any(""))
+		if err != nil {
+			t.Errorf("%s: %v", tc.e164, err)
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339, tc.at)
+		inHours := func(l *time.Location) bool {
+			lt := at.In(l)
+			m := lt.Hour()*60 + lt.Minute()
+			return m >= 8*60 && m < 20*60
+		}
+		place, _ := time.LoadLocation(tc.place)
+		if inHours(place) {
+			t.Fatalf("%s: %s is in hours in %s: a wrong case", tc.e164, tc.at, tc.place)
+		}
+		zones := Zones(ph.E164, ph.Region, ph.Kind)
+		if !slices.ContainsFunc(zones, func(l *time.Location) bool { return !inHours(l) }) {
+			t.Errorf("%s (%s): at %s its zones %v all allow a call, but it is %s in %s", tc.e164, ph.Region, tc.at, zones, at.In(place).Format("15:04"), tc.place)
+		}
+	}
+	// A zone under another name whose clock the country keeps adds nothing.
+	for e164, want := range map[string]string{
+		"+912221234567": "[Asia/Calcutta]",
+		"+35312345678":  "[Europe/Guernsey Europe/Isle_of_Man Europe/London]",
+		"+12122010001":  "[America/New_York]",
+	} {
+		ph, _ := Read(e164, Any(""))
+		if got := fmt.Sprint(ZoneNames(ph.E164, ph.Region, ph.Kind)); got != want {
+			t.Errorf("%s: zones %s, want %s", e164, got, want)
+		}
 	}
 }

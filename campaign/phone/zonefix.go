@@ -1,0 +1,187 @@
+package phone
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The phone library places a landline in one zone, or a few, by the
+// prefix of its number, and callrun holds the call to the called
+// person's hours in those zones. Where the library's zone is not the
+// place's, a call would start outside the person's hours: an hour early
+// or late wherever the two zones' clocks differ. This file corrects what
+// the library gets wrong, in two ways, and only ever adds zones: a zone
+// added where it was not needed narrows the hours of a number, never
+// widens them.
+
+// zoneFixes are the prefixes the library places in a zone of the right
+// country whose clock is not the place's, and the zones of the place,
+// added to the library's. Each entry says where and why.
+var zoneFixes = []zoneFixEntry{
+	// Pernambuco's area code 81 (Recife): the library puts most of its
+	// exchanges in America/Noronha, the Atlantic islands' zone, an hour
+	// ahead of Recife all year.
+	{"+5581", []string{"America/Recife"}},
+	// Area code 867 (Yukon, Northwest Territories, Nunavut): the library
+	// puts Yukon's exchanges in America/Vancouver, Yukon's zone before it
+	// kept UTC-7 all year (2020), an hour behind it in winter.
+	{"+1867", []string{"America/Whitehorse"}},
+	// British Columbia's places on UTC-7 all year, which the library puts
+	// in America/Edmonton, an hour ahead in summer: Dawson Creek (782),
+	// Fort St. John (785, 787), Chetwynd (788), Tumbler Ridge (242), Fort
+	// Nelson (774), Creston (428).
+	{"+1250782", []string{"America/Dawson_Creek"}},
+	{"+1250785", []string{"America/Dawson_Creek"}},
+	{"+1250787", []string{"America/Dawson_Creek"}},
+	{"+1250788", []string{"America/Dawson_Creek"}},
+	{"+1250242", []string{"America/Dawson_Creek"}},
+	{"+1250774", []string{"America/Fort_Nelson"}},
+	{"+1250428", []string{"America/Creston"}},
+	// Atikokan, Ontario (807 597), on UTC-5 all year, which the library
+	// puts in America/Toronto, an hour ahead in summer.
+	{"+1807597", []string{"America/Atikokan"}},
+	// Lloydminster, Saskatchewan (306 825), which keeps Alberta's time,
+	// which the library puts in America/Regina, an hour ahead in winter.
+	{"+1306825", []string{"America/Edmonton"}},
+}
+
+// zoneFixEntry is one entry of zoneFixes: the zones add are added to
+// those the library gives a number that starts with prefix.
+type zoneFixEntry struct {
+	prefix string
+	add    []string
+}
+
+// zoneFix returns the entry of zoneFixes whose prefix e164 starts with,
+// the longest, or the zero entry.
+func zoneFix(e164 string) (fix zoneFixEntry) {
+	if !strings.HasPrefix(e164, "+1") && !strings.HasPrefix(e164, "+55") {
+		return fix // the countries of every entry: most numbers look no further
+	}
+	for _, f := range zoneFixes {
+		if strings.HasPrefix(e164, f.prefix) && len(f.prefix) > len(fix.prefix) {
+			fix = f
+		}
+	}
+	return fix
+}
+
+// withOwnZones returns a landline's zones, zones, with the zones of its
+// country added where one of zones is a stand-in: a zone of another
+// country (the library puts Kaliningrad in Europe/Bucharest, Libya in
+// Europe/Bucharest, Algeria in Europe/Paris, Nicaragua in
+// America/Chicago), whose clock no zone of the number's own country
+// keeps over the next two years. Such a zone has the country's offset
+// for part of the year at most, and differs by an hour when its summer
+// time does. What is added are the country's zones that keep, at some
+// time in those two years, an offset the stand-in keeps then too, or, if
+// none does, every zone of the country. A zone under another name whose clock one
+// of the country's zones keeps (Asia/Calcutta for India's
+// Asia/Kolkata, Europe/London for Ireland's Europe/Dublin) is no
+// stand-in.
+func withOwnZones(zones []string, country string) []string {
+	own := countryZones(country)
+	if len(own) == 0 {
+		return zones
+	}
+	out := zones
+	for _, name := range zones {
+		if slices.Contains(own, name) {
+			continue
+		}
+		clock := zoneClock(name)
+		if clock != nil && slices.ContainsFunc(own, func(o string) bool { return slices.Equal(zoneClock(o), clock) }) {
+			continue
+		}
+		var shared []string
+		for _, o := range own {
+			if clock != nil && sharesOffset(zoneClock(o), clock) {
+				shared = append(shared, o)
+			}
+		}
+		if len(shared) == 0 {
+			shared = own
+		}
+		for _, o := range shared {
+			if !slices.Contains(out, o) {
+				out = append(slices.Clip(out), o)
+			}
+		}
+	}
+	return out
+}
+
+// offsetFrom is one period of a zone's clock: from when, at which offset
+// from UTC in seconds.
+type offsetFrom struct {
+	from   int64
+	offset int
+}
+
+// clockSpan is how far ahead zoneClock looks, from when it first looks.
+const clockSpan = 2 * 365 * 24 * time.Hour
+
+var (
+	clockStart = sync.OnceValue(func() time.Time { return time.Now().Truncate(time.Hour) })
+	zoneClocks sync.Map // name -> []offsetFrom
+)
+
+// zoneClock returns the offsets a zone keeps over clockSpan from when it
+// is first asked (the first period from then), or nil when the zone
+// does not load.
+func zoneClock(name string) []offsetFrom {
+	if c, ok := zoneClocks.Load(name); ok {
+		return c.([]offsetFrom)
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil
+	}
+	start := clockStart()
+	var c []offsetFrom
+	for t := start; t.Before(start.Add(clockSpan)); {
+		lt := t.In(l)
+		_, off := lt.Zone()
+		if len(c) == 0 || c[len(c)-1].offset != off {
+			c = append(c, offsetFrom{t.Unix(), off})
+		}
+		_, end := lt.ZoneBounds()
+		if end.IsZero() {
+			break
+		}
+		t = end
+	}
+	zoneClocks.Store(name, c)
+	return c
+}
+
+// sharesOffset reports whether two clocks keep one offset at one time.
+// Their offsets change only where one of them starts a period, so those
+// times are the ones to look at.
+func sharesOffset(a, b []offsetFrom) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	for _, x := range [][]offsetFrom{a, b} {
+		for _, p := range x {
+			if offsetAt(a, p.from) == offsetAt(b, p.from) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// offsetAt returns the offset a clock keeps at t (Unix seconds), at or
+// after its first period's start.
+func offsetAt(c []offsetFrom, t int64) int {
+	i, _ := slices.BinarySearchFunc(c, t, func(p offsetFrom, t int64) int {
+		if p.from <= t {
+			return -1
+		}
+		return 1
+	})
+	return c[max(i-1, 0)].offset
+}
