@@ -45,6 +45,31 @@ var zoneFixes = []zoneFixEntry{
 	// Lloydminster, Saskatchewan (306 825), which keeps Alberta's time,
 	// which the library puts in America/Regina, an hour ahead in winter.
 	{"+1306825", []string{"America/Edmonton"}},
+	// Florida's panhandle, where the line between Central and Eastern
+	// time runs through Gulf County: Port St. Joe (850 227, 229), on
+	// Eastern time, which the library puts in America/Chicago, and Mexico
+	// Beach (850 648), on Central time, which it puts in America/New_York.
+	{"+1850227", []string{"America/New_York"}},
+	{"+1850229", []string{"America/New_York"}},
+	{"+1850648", []string{"America/Chicago"}},
+	// Matamoros (868), which keeps the US's summer time, which the
+	// library puts in America/Mexico_City, an hour behind it in summer.
+	{"+52868", []string{"America/Matamoros"}},
+	// The state of Chihuahua, on UTC-6 since 2022 but for its border
+	// towns (Ciudad Juárez, Ojinaga, which the library places right),
+	// which the library puts in America/Mazatlan, an hour behind it.
+	{"+52614", []string{"America/Chihuahua"}},
+	{"+52625", []string{"America/Chihuahua"}},
+	{"+52627", []string{"America/Chihuahua"}},
+	{"+52628", []string{"America/Chihuahua"}},
+	{"+52629", []string{"America/Chihuahua"}},
+	{"+52635", []string{"America/Chihuahua"}},
+	{"+52636", []string{"America/Chihuahua"}},
+	{"+52639", []string{"America/Chihuahua"}},
+	{"+52648", []string{"America/Chihuahua"}},
+	{"+52649", []string{"America/Chihuahua"}},
+	{"+52652", []string{"America/Chihuahua"}},
+	{"+52659", []string{"America/Chihuahua"}},
 }
 
 // zoneFixEntry is one entry of zoneFixes: the zones add are added to
@@ -57,7 +82,7 @@ type zoneFixEntry struct {
 // zoneFix returns the entry of zoneFixes whose prefix e164 starts with,
 // the longest, or the zero entry.
 func zoneFix(e164 string) (fix zoneFixEntry) {
-	if !strings.HasPrefix(e164, "+1") && !strings.HasPrefix(e164, "+55") {
+	if !strings.HasPrefix(e164, "+1") && !strings.HasPrefix(e164, "+5") {
 		return fix // the countries of every entry: most numbers look no further
 	}
 	for _, f := range zoneFixes {
@@ -82,7 +107,7 @@ func zoneFix(e164 string) (fix zoneFixEntry) {
 // Asia/Kolkata, Europe/London for Ireland's Europe/Dublin) is no
 // stand-in.
 func withOwnZones(zones []string, country string) []string {
-	own := countryZones(country)
+	own := allCountryZones(country)
 	if len(own) == 0 {
 		return zones
 	}

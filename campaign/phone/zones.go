@@ -18,15 +18,27 @@ var zoneTab string
 
 var (
 	countryZonesOnce sync.Once
-	countryZonesMap  map[string][]string
+	countryZonesMap  map[string][]string // the mainland's for Australia
+	allZonesMap      map[string][]string // every zone of zone.tab
 )
 
 // countryZones returns the IANA zones of a country (ISO 3166 alpha-2) as
 // tzdata's zone.tab lists them, or nil. For Australia it gives the
 // mainland's zones (and Tasmania's, which keeps Melbourne's time).
 func countryZones(region string) []string {
+	readZoneTab()
+	return countryZonesMap[region]
+}
+
+// allCountryZones is countryZones with Australia's islands.
+func allCountryZones(region string) []string {
+	readZoneTab()
+	return allZonesMap[region]
+}
+
+func readZoneTab() {
 	countryZonesOnce.Do(func() {
-		m := map[string][]string{}
+		m, all := map[string][]string{}, map[string][]string{}
 		for line := range strings.Lines(zoneTab) {
 			if strings.HasPrefix(line, "#") {
 				continue
@@ -35,14 +47,14 @@ func countryZones(region string) []string {
 			if len(f) < 3 {
 				continue
 			}
+			all[f[0]] = append(all[f[0]], f[2])
 			if f[0] == "AU" && (f[2] == "Australia/Lord_Howe" || f[2] == "Antarctica/Macquarie") {
 				continue // islands off the mainland
 			}
 			m[f[0]] = append(m[f[0]], f[2])
 		}
-		countryZonesMap = m
+		countryZonesMap, allZonesMap = m, all
 	})
-	return countryZonesMap[region]
 }
 
 // libraryZones returns the IANA time zones of an E.164 number, as

@@ -75,6 +75,10 @@ func TestZonesKeepThePlacesHours(t *testing.T) {
 		{"+12504281234", "America/Creston", "2026-07-15T14:30:00Z"},      // America/Edmonton in summer
 		{"+18075971234", "America/Atikokan", "2026-07-15T12:30:00Z"},     // America/Toronto in summer
 		{"+13068251234", "America/Edmonton", "2026-01-15T14:30:00Z"},     // America/Regina in winter
+		{"+18502291234", "America/New_York", "2026-01-15T01:30:00Z"},     // America/Chicago
+		{"+18506481234", "America/Chicago", "2026-01-15T13:30:00Z"},      // America/New_York
+		{"+528681234567", "America/Matamoros", "2026-07-15T01:30:00Z"},   // America/Mexico_City in summer
+		{"+526141234567", "America/Chihuahua", "2026-01-15T02:30:00Z"},   // America/Mazatlan
 	} {
 		ph, err := Read(tc.e164, Any(""))
 		if err != nil {
@@ -101,6 +105,7 @@ func TestZonesKeepThePlacesHours(t *testing.T) {
 		"+912221234567": "[Asia/Calcutta]",
 		"+35312345678":  "[Europe/Guernsey Europe/Isle_of_Man Europe/London]",
 		"+12122010001":  "[America/New_York]",
+		"+61265632123":  "[Australia/Lord_Howe]", // an island of its country's
 	} {
 		ph, _ := Read(e164, Any(""))
 		if got := fmt.Sprint(ZoneNames(ph.E164, ph.Region, ph.Kind)); got != want {
