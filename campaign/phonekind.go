@@ -33,7 +33,11 @@ var (
 	// ("Pager"), a person's need a phone word ("Assistant's Phone").
 	notDialledWords = []notDialledLine{
 		{[]string{"assistant", "asst", "assistent", "asistente", "assistente", "secretary", "secretaire", "secretariat", "sekretariat", "sekretarin", "secretaria", "segreteria"}, "an assistant's line", false},
-		{[]string{"manager", "spouse", "emergency", "notfall", "urgence", "emergencia"}, "another person's line", false},
+		{[]string{"manager", "supervisor", "boss", "vorgesetzter", "spouse", "husband", "wife", "ehepartner", "ehemann", "ehefrau", "lebenspartner", "conjoint", "esposo", "esposa",
+			"emergency", "notfall", "urgence", "emergencia", "reference", "referenz", "relative", "verwandte", "kin", "parent", "eltern", "guardian", "vormund",
+			"mother", "mom", "mutter", "father", "dad", "child", "kid", "neighbor", "neighbour", "nachbar", "friend", "freund",
+			"employer", "arbeitgeber", "employeur", "empleador", "landlord", "vermieter", "guarantor", "attorney", "lawyer", "anwalt", "avocat", "abogado",
+			"caregiver", "nanny"}, "another person's line", false},
 		{[]string{"fax", "telecopie", "telecopieur", "facsimile"}, "a fax", true},
 		{[]string{"pager", "beeper", "piepser", "funkruf", "radiomessagerie", "buscapersonas", "cercapersone"}, "a pager", true},
 		{[]string{"tty", "tdd", "textphone", "texttelefon"}, "a TTY/TDD text phone", true},

@@ -23,7 +23,13 @@ func TestPhoneLineKind(t *testing.T) {
 		lineWork:        {"Business Phone", "Business Phone 2", "Work", "Person - Phone - Work", "Telefon geschäftlich", "Téléphone bureau"},
 		lineCompanyMain: {"Company Main Phone", "Haupttelefon (Firma)", "Switchboard"},
 		lineNotDialled: {"Assistant's Phone", "Asst. Phone", "Asst Phone", "Business Fax", "Home Fax", "Other Fax", "Fax", "Work Fax", "Fax Number",
-			"Pager", "Work Pager", "TTY/TDD Phone", "Telex", "Callback", "ISDN", "Telefon Assistent", "Fax geschäftlich", "Télécopie bureau", "Sekretariat", "Emergency Contact Phone", "Voicemail", "Modem"},
+			"Pager", "Work Pager", "TTY/TDD Phone", "Telex", "Callback", "ISDN", "Telefon Assistent", "Fax geschäftlich", "Télécopie bureau", "Sekretariat", "Emergency Contact Phone", "Voicemail", "Modem",
+			// Another person's line, as debt collectors', lenders', schools'
+			// and HR's sheets name them, and Google Contacts' own labels.
+			"Reference 1 Phone", "Relative Phone", "Parent/Guardian Phone", "Mother's Phone", "Father Phone", "Husband's Phone",
+			"Wife Phone", "Next of Kin Phone", "Neighbour Phone", "Friend Phone", "Employer Phone", "Landlord Phone",
+			"Guarantor Phone", "Attorney Phone", "Supervisor Phone", "Caregiver Phone", "Child's Phone", "Mom", "Dad",
+			"Telefon Ehepartner", "Telefon Arbeitgeber", "Téléphone du conjoint"},
 	} {
 		for _, text := range texts {
 			if got, what := phoneLineKind(text); got != want || (got == lineNotDialled) != (what != "") {
@@ -43,6 +49,7 @@ func TestPhoneLineHeader(t *testing.T) {
 		"Phone 1 - Type": false, "Phone 1 - Label": false, "Do Not Phone": false, "Phone Opt In": false, "Phone Extension": false,
 		"Phone Verified": false, "Last Name": false, "Email": false, "Mobile Consent Date": false,
 		"LANDLINE_NUMBER": true, "Festnetz": true, "SMS": false, "Préfixe téléphone": false,
+		"Reference 1 Phone": true, "Employer Phone": true, "Relative Name": false,
 	} {
 		if got := phoneLineHeader(h); got != want {
 			t.Errorf("phoneLineHeader(%q) = %v, want %v", h, got, want)
