@@ -57,6 +57,16 @@ var hoursCases = []hoursCase{
 	{"Perth landline", "+61892345678", []string{"Australia/Perth"}, false},
 	{"Australian mobile", "+61412345678", auMainland, false},
 	{"Tokyo", "+81312345678", []string{"Asia/Tokyo"}, false},
+	// Landlines the library places in a zone that keeps another clock:
+	// one of another country's standing in, or of another place.
+	{"Kaliningrad (library: Bucharest)", "+74012123456", []string{"Europe/Kaliningrad"}, false},
+	{"Tripoli (library: Bucharest)", "+218213334444", []string{"Africa/Tripoli"}, false},
+	{"Managua (library: Chicago)", "+50522223333", []string{"America/Managua"}, false},
+	{"Recife (library: Noronha)", "+558121234567", []string{"America/Recife"}, false},
+	{"Whitehorse (library: Vancouver)", "+18676671234", []string{"America/Whitehorse"}, false},
+	{"Dawson Creek (library: Edmonton)", "+12507821234", []string{"America/Dawson_Creek"}, false},
+	{"Lloydminster (library: Regina)", "+13068251234", []string{"America/Edmonton"}, false},
+	{"Chihuahua (library: Mazatlan)", "+526141234567", []string{"America/Chihuahua"}, false},
 }
 
 // frenchHolidays2027 are France's public holidays in 2027, written out by
@@ -225,8 +235,11 @@ func TestCalledPersonHours2027(t *testing.T) {
 			// Newfoundland; open about 90 minutes a day), +1 709 also covers
 			// Labrador (the library gives Puerto Rico's clock for it),
 			// +61 8 9 also Adelaide, and an Australian mobile Eucla's and
-			// Broken Hill's clocks.
-			if want := []string{"US toll-free", "St. John's (UTC-3:30)", "Perth landline", "Australian mobile"}; cfg.exact && !slices.Equal(inexact, want) {
+			// Broken Hill's clocks. A landline the library places in a zone
+			// of another clock keeps that zone too.
+			if want := []string{"US toll-free", "St. John's (UTC-3:30)", "Perth landline", "Australian mobile", "Kaliningrad (library: Bucharest)",
+				"Tripoli (library: Bucharest)", "Managua (library: Chicago)", "Recife (library: Noronha)", "Whitehorse (library: Vancouver)",
+				"Dawson Creek (library: Edmonton)", "Lloydminster (library: Regina)", "Chihuahua (library: Mazatlan)"}; cfg.exact && !slices.Equal(inexact, want) {
 				t.Errorf("numbers whose zones differ from the oracle's: %v, want %v", inexact, want)
 			}
 		})
@@ -284,7 +297,7 @@ func TestRunHoldsCalledPersonHours2027(t *testing.T) {
 		column[hc.e164] = tz
 		fmt.Fprintf(&sheet, "%s,%s,%s\n", hc.e164, hc.name, tz)
 	}
-	countries := "countries: [US, CA, MX, BR, GB, DE, FR, IN, AU, JP]\n"
+	countries := "countries: [US, CA, MX, BR, GB, DE, FR, IN, AU, JP, RU, LY, NI]\n"
 	for _, tc := range []struct {
 		name, hours string
 		window      oracleWindow
