@@ -67,6 +67,8 @@ var hoursCases = []hoursCase{
 	{"Dawson Creek (library: Edmonton)", "+12507821234", []string{"America/Dawson_Creek"}, false},
 	{"Lloydminster (library: Regina)", "+13068251234", []string{"America/Edmonton"}, false},
 	{"Chihuahua (library: Mazatlan)", "+526141234567", []string{"America/Chihuahua"}, false},
+	{"Gold Coast (library: Sydney)", "+61755311234", []string{"Australia/Brisbane"}, false},
+	{"Punta Arenas (library: Santiago)", "+56612211234", []string{"America/Punta_Arenas"}, false},
 }
 
 // frenchHolidays2027 are France's public holidays in 2027, written out by
@@ -239,7 +241,8 @@ func TestCalledPersonHours2027(t *testing.T) {
 			// of another clock keeps that zone too.
 			if want := []string{"US toll-free", "St. John's (UTC-3:30)", "Perth landline", "Australian mobile", "Kaliningrad (library: Bucharest)",
 				"Tripoli (library: Bucharest)", "Managua (library: Chicago)", "Recife (library: Noronha)", "Whitehorse (library: Vancouver)",
-				"Dawson Creek (library: Edmonton)", "Lloydminster (library: Regina)", "Chihuahua (library: Mazatlan)"}; cfg.exact && !slices.Equal(inexact, want) {
+				"Dawson Creek (library: Edmonton)", "Lloydminster (library: Regina)", "Chihuahua (library: Mazatlan)", "Gold Coast (library: Sydney)",
+				"Punta Arenas (library: Santiago)"}; cfg.exact && !slices.Equal(inexact, want) {
 				t.Errorf("numbers whose zones differ from the oracle's: %v, want %v", inexact, want)
 			}
 		})
@@ -297,7 +300,7 @@ func TestRunHoldsCalledPersonHours2027(t *testing.T) {
 		column[hc.e164] = tz
 		fmt.Fprintf(&sheet, "%s,%s,%s\n", hc.e164, hc.name, tz)
 	}
-	countries := "countries: [US, CA, MX, BR, GB, DE, FR, IN, AU, JP, RU, LY, NI]\n"
+	countries := "countries: [US, CA, MX, BR, GB, DE, FR, IN, AU, JP, RU, LY, NI, CL]\n"
 	for _, tc := range []struct {
 		name, hours string
 		window      oracleWindow

@@ -70,6 +70,21 @@ var zoneFixes = []zoneFixEntry{
 	{"+52649", []string{"America/Chihuahua"}},
 	{"+52652", []string{"America/Chihuahua"}},
 	{"+52659", []string{"America/Chihuahua"}},
+	// Queensland's area code 07, which keeps no summer time: the library
+	// puts all of it but some of Brisbane's exchanges in
+	// Australia/Sydney, an hour ahead of it from October to April (the
+	// NSW towns on 07 keep Sydney's time, so both).
+	{"+617", []string{"Australia/Brisbane"}},
+	// Chile: the library puts every number in America/Santiago, but
+	// Magallanes (area code 61) keeps UTC-3 all year, an hour ahead of
+	// Santiago in winter, and Easter Island (32 2100) is two hours behind;
+	// a mobile (9) may ring in either.
+	{"+5661", []string{"America/Punta_Arenas"}},
+	{"+56322100", []string{"Pacific/Easter"}},
+	{"+569", []string{"America/Punta_Arenas", "Pacific/Easter"}},
+	// Western Amazonas (area code 97), whose southwest (Eirunepé) keeps
+	// UTC-5, which the library puts in America/Manaus, an hour ahead.
+	{"+5597", []string{"America/Eirunepe"}},
 }
 
 // zoneFixEntry is one entry of zoneFixes: the zones add are added to
@@ -82,8 +97,8 @@ type zoneFixEntry struct {
 // zoneFix returns the entry of zoneFixes whose prefix e164 starts with,
 // the longest, or the zero entry.
 func zoneFix(e164 string) (fix zoneFixEntry) {
-	if !strings.HasPrefix(e164, "+1") && !strings.HasPrefix(e164, "+5") {
-		return fix // the countries of every entry: most numbers look no further
+	if len(e164) < 2 || (e164[1] != '1' && e164[1] != '5' && e164[1] != '6') {
+		return fix // the calling codes of every entry: most numbers look no further
 	}
 	for _, f := range zoneFixes {
 		if strings.HasPrefix(e164, f.prefix) && len(f.prefix) > len(fix.prefix) {

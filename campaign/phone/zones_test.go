@@ -79,6 +79,12 @@ func TestZonesKeepThePlacesHours(t *testing.T) {
 		{"+18506481234", "America/Chicago", "2026-01-15T13:30:00Z"},      // America/New_York
 		{"+528681234567", "America/Matamoros", "2026-07-15T01:30:00Z"},   // America/Mexico_City in summer
 		{"+526141234567", "America/Chihuahua", "2026-01-15T02:30:00Z"},   // America/Mazatlan
+		{"+61755311234", "Australia/Brisbane", "2026-01-15T21:30:00Z"},   // Australia/Sydney in summer
+		{"+61740511234", "Australia/Brisbane", "2026-01-15T21:30:00Z"},   // Australia/Sydney in summer
+		{"+56612211234", "America/Punta_Arenas", "2026-07-15T23:30:00Z"}, // America/Santiago in winter
+		{"+56961234567", "America/Punta_Arenas", "2026-07-15T23:30:00Z"}, // a mobile: America/Santiago in winter
+		{"+56322100234", "Pacific/Easter", "2026-07-15T13:30:00Z"},       // America/Santiago
+		{"+559734811234", "America/Eirunepe", "2026-07-15T12:30:00Z"},    // America/Manaus
 	} {
 		ph, err := Read(tc.e164, Any(""))
 		if err != nil {
