@@ -26,8 +26,15 @@ var zoneFixes = []zoneFixEntry{
 	{"+5581", []string{"America/Recife"}},
 	// Area code 867 (Yukon, Northwest Territories, Nunavut): the library
 	// puts Yukon's exchanges in America/Vancouver, Yukon's zone before it
-	// kept UTC-7 all year (2020), an hour behind it in winter.
-	{"+1867", []string{"America/Whitehorse"}},
+	// kept UTC-7 all year (2020), an hour behind it in winter, and most of
+	// Nunavut's, on Eastern and Central time (Pangnirtung, Pond Inlet,
+	// Coral Harbour), in America/Fort_Nelson's UTC-7, two or three hours
+	// behind. Every zone of the three territories.
+	{"+1867", []string{"America/Whitehorse", "America/Edmonton", "America/Inuvik", "America/Cambridge_Bay", "America/Rankin_Inlet",
+		"America/Resolute", "America/Iqaluit", "America/Atikokan"}},
+	// Blanc-Sablon, Quebec (418 461), on UTC-4 all year, which the
+	// library puts in America/Toronto, an hour behind it in winter.
+	{"+1418461", []string{"America/Blanc-Sablon"}},
 	// British Columbia's places on UTC-7 all year, which the library puts
 	// in America/Edmonton, an hour ahead in summer: Dawson Creek (782),
 	// Fort St. John (785, 787), Chetwynd (788), Tumbler Ridge (242), Fort
@@ -85,6 +92,9 @@ var zoneFixes = []zoneFixEntry{
 	// Western Amazonas (area code 97), whose southwest (Eirunepé) keeps
 	// UTC-5, which the library puts in America/Manaus, an hour ahead.
 	{"+5597", []string{"America/Eirunepe"}},
+	// Saratov's region (845), on UTC+4 since 2016, which the library puts
+	// in Europe/Moscow, an hour behind it.
+	{"+7845", []string{"Europe/Saratov"}},
 }
 
 // zoneFixEntry is one entry of zoneFixes: the zones add are added to
@@ -97,7 +107,7 @@ type zoneFixEntry struct {
 // zoneFix returns the entry of zoneFixes whose prefix e164 starts with,
 // the longest, or the zero entry.
 func zoneFix(e164 string) (fix zoneFixEntry) {
-	if len(e164) < 2 || (e164[1] != '1' && e164[1] != '5' && e164[1] != '6') {
+	if len(e164) < 2 || !strings.ContainsRune("1567", rune(e164[1])) {
 		return fix // the calling codes of every entry: most numbers look no further
 	}
 	for _, f := range zoneFixes {

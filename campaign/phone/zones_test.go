@@ -85,6 +85,9 @@ func TestZonesKeepThePlacesHours(t *testing.T) {
 		{"+56961234567", "America/Punta_Arenas", "2026-07-15T23:30:00Z"}, // a mobile: America/Santiago in winter
 		{"+56322100234", "Pacific/Easter", "2026-07-15T13:30:00Z"},       // America/Santiago
 		{"+559734811234", "America/Eirunepe", "2026-07-15T12:30:00Z"},    // America/Manaus
+		{"+18679251234", "America/Atikokan", "2026-01-15T01:30:00Z"},     // Coral Harbour: America/Fort_Nelson
+		{"+14184611234", "America/Blanc-Sablon", "2026-01-15T00:30:00Z"}, // America/Toronto in winter
+		{"+78452123456", "Europe/Saratov", "2026-07-15T16:30:00Z"},       // Europe/Moscow
 	} {
 		ph, err := Read(tc.e164, Any(""))
 		if err != nil {
