@@ -324,8 +324,14 @@ func (c *scannedCell) readNational(rules *Rules, region string, core coreFunc) (
 			intlOK = false
 		}
 	}
+	// A cell written exactly as the region writes its numbers (a US
+	// number's ten digits) is the region's, whatever else it may read as
+	// ("2025550132" is +20 25550132 too), unless the campaign names the
+	// other reading's country among those it calls: a Norwegian mobile
+	// whose + Excel dropped ("4792345678") is then as likely as a number
+	// in Arkansas, and neither is guessed.
 	switch {
-	case nationalOK && intlOK && intl.e164 != national.e164 && !writtenNationally(national.e164, ds):
+	case nationalOK && intlOK && intl.e164 != national.e164 && (!writtenNationally(national.e164, ds) || rules.countries != nil):
 		return Number{}, fmt.Errorf("%s is ambiguous: in region %s it is %s, but it is also %s if its leading + was lost (Excel drops it); write it as +country number", c.note(), region, national.e164, intl.e164)
 	case nationalOK:
 		if err := checkLength(c.s, national); err != nil {

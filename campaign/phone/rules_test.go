@@ -32,6 +32,16 @@ func TestReadPhoneRules(t *testing.T) {
 		// A lost '+' into an allowed country is repaired, with a note.
 		{raw: "14165550163", rules: ca, want: "+14165550163", region: "CA", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
 		{raw: "442079460123", rules: NewRules("US", []string{"US", "GB"}, nil, ""), want: "+442079460123", region: "GB", kind: phonenumbers.FIXED_LINE, repair: "leading +"},
+		// A cell of bare digits that is a number of the region as the region
+		// writes it, and a number of another country the campaign calls with
+		// its + lost (a Norwegian mobile, a Singapore one), may be either:
+		// refused, whichever the campaign would have guessed. Written with
+		// separators it was text, and is the region's.
+		{raw: "4792345678", rules: NewRules("US", []string{"US", "NO"}, nil, ""), err: `"4792345678" is ambiguous: in region US it is +14792345678, but it is also +4792345678`},
+		{raw: "6598765432", rules: NewRules("US", []string{"US", "SG"}, nil, ""), err: `is ambiguous: in region US it is +16598765432, but it is also +6598765432`},
+		{raw: "(479) 234-5678", rules: NewRules("US", []string{"US", "NO"}, nil, ""), want: "+14792345678", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "4155550132", rules: NewRules("US", []string{"US", "NO"}, nil, ""), want: "+14155550132", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
+		{raw: "4792345678", rules: us, want: "+14792345678", region: "US", kind: phonenumbers.FIXED_LINE_OR_MOBILE},
 		{raw: "4.41614960000E+11", rules: us, err: "a number in United Kingdom (GB), which this campaign does not call"},
 		// Countries are judged on the number's country, not its calling code.
 		{raw: "(876) 555-0100", rules: us, err: "+18765550100, a number in Jamaica (JM), which this campaign does not call: add JM to countries (now US) to call it"},
