@@ -127,8 +127,8 @@ func zoneFix(e164 string) (fix zoneFixEntry) {
 // for part of the year at most, and differs by an hour when its summer
 // time does. What is added are the country's zones that keep, at some
 // time in those two years, an offset the stand-in keeps then too, or, if
-// none does, every zone of the country. A zone under another name whose clock one
-// of the country's zones keeps (Asia/Calcutta for India's
+// none does, every zone of the country. A zone under another name whose
+// clock one of the country's zones keeps (Asia/Calcutta for India's
 // Asia/Kolkata, Europe/London for Ireland's Europe/Dublin) is no
 // stand-in.
 func withOwnZones(zones []string, country string) []string {
