@@ -24,7 +24,8 @@ type calledPersonRule func(lt time.Time) bool
 
 // defaultCalledPersonRule: 08:00 to 20:00 every day. (The US federal rule
 // allows until 21:00; Florida's and several other states' laws stop at
-// 20:00, so one default that is lawful across the US.)
+// 20:00. Some states start later or forbid Sundays: the campaign's hours:
+// narrow it to them.)
 func defaultCalledPersonRule(lt time.Time) bool {
 	m := lt.Hour()*60 + lt.Minute()
 	return m >= CalledPersonStart && m < CalledPersonEnd
