@@ -232,13 +232,8 @@ func textSaysDoNotCall(text string) int {
 	var turn strings.Builder
 	said := func() bool { return person && turn.Len() > 0 && spokenDoNotCall(turn.String()) }
 	line := 0
-	for rest := text; rest != ""; {
-		var l string
-		if i := strings.IndexByte(rest, '\n'); i >= 0 {
-			l, rest = rest[:i], rest[i+1:]
-		} else {
-			l, rest = rest, ""
-		}
+	for l := range strings.Lines(text) {
+		l = strings.TrimSuffix(l, "\n")
 		line++
 		label, words, ok := turnLabel(l)
 		if !ok {
@@ -268,14 +263,8 @@ func textSaysDoNotCall(text string) int {
 // exactly two speakers and one is so labelled; "" otherwise.
 func otherSpeaker(text string) string {
 	var labels []string
-	for rest := text; rest != ""; {
-		var l string
-		if i := strings.IndexByte(rest, '\n'); i >= 0 {
-			l, rest = rest[:i], rest[i+1:]
-		} else {
-			l, rest = rest, ""
-		}
-		label, _, ok := turnLabel(l)
+	for l := range strings.Lines(text) {
+		label, _, ok := turnLabel(strings.TrimSuffix(l, "\n"))
 		if !ok {
 			continue
 		}
