@@ -124,8 +124,10 @@ func transcriptSaysDoNotCall(v string) string {
 // do not call: an object whose role (else speaker, else Bland's user) is
 // a person's label, its words its content (else message, else text),
 // keys matched in any case; a string element is a turn of text, read as
-// a transcript's text is. ok is false when v is no JSON array; an array
-// cut short is read up to its fault.
+// a transcript's text is. ok is false when v is no JSON array, or is one
+// only up to a fault (cut short, or text that starts with a time in
+// brackets, "[00:01] User: ..."): the turns before the fault are read,
+// and the caller reads v as text too.
 func turnsSayDoNotCall(v string) (at string, ok bool) {
 	dec := jsontext.NewDecoder(strings.NewReader(v), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
@@ -133,12 +135,14 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 	}
 	for i := 0; ; i++ {
 		switch dec.PeekKind() {
-		case ']', 0:
+		case ']':
 			return "", true
+		case 0:
+			return "", false
 		case '"':
 			tok, err := dec.ReadToken()
 			if err != nil {
-				return "", true
+				return "", false
 			}
 			if textSaysDoNotCall(tok.String()) > 0 {
 				return fmt.Sprintf("[%d]", i), true
@@ -146,14 +150,14 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 		case '{':
 			who, said, err := readTurn(dec)
 			if err != nil {
-				return "", true
+				return "", false
 			}
 			if personLabels[foldString(who)] && said != "" && spokenDoNotCall(said) {
 				return fmt.Sprintf("[%d]", i), true
 			}
 		default:
 			if err := dec.SkipValue(); err != nil {
-				return "", true
+				return "", false
 			}
 		}
 	}
@@ -289,14 +293,25 @@ func otherSpeaker(text string) string {
 // turnLabel splits a transcript's line into its speaker's label and the
 // words after it, when it starts with one: up to three words of letters,
 // digits, _ or - (at most maxLabel bytes), then a colon and a space or
-// the line's end.
+// the line's end. A time before the label ("[00:01:02] User:", "00:01
+// User:", "(0:04) - User:") or in brackets after it ("User (00:04):") is
+// no part of it.
 func turnLabel(l string) (label, rest string, ok bool) {
 	t := strings.TrimLeft(l, " \t\r")
+	if n := clockLen(t, false); n > 0 {
+		t = strings.TrimLeft(t[n:], " \t-|")
+	}
 	i := strings.IndexByte(t, ':')
-	if i <= 0 || i > maxLabel || i+1 < len(t) && t[i+1] != ' ' && t[i+1] != '\t' && t[i+1] != '\r' {
+	end := i // the label ends before a time in brackets: "User (00:04):"
+	if j := strings.IndexAny(t, "(["); j > 0 && j < i {
+		if n := clockLen(t[j:], true); n > 0 && strings.HasPrefix(t[j+n:], ":") {
+			end, i = j, j+n
+		}
+	}
+	if end <= 0 || end > maxLabel || i+1 < len(t) && t[i+1] != ' ' && t[i+1] != '\t' && t[i+1] != '\r' {
 		return "", "", false
 	}
-	label = strings.TrimSpace(t[:i])
+	label = strings.TrimSpace(t[:end])
 	if label == "" || len(strings.Fields(label)) > 3 {
 		return "", "", false
 	}
@@ -306,4 +321,57 @@ func turnLabel(l string) (label, rest string, ok bool) {
 		}
 	}
 	return label, t[i+1:], true
+}
+
+// clockLen returns the length of the time of the call at the start of s,
+// 0 when there is none: hours, minutes and seconds, or minutes and
+// seconds, each of digits, split by colons, with a fraction of a second
+// after a dot or a comma ("00:01:02", "1:02.5"), in brackets or
+// parentheses ("[00:01:02]", "(0:04)"), or, unless bracketed, bare and
+// then a space.
+func clockLen(s string, bracketed bool) int {
+	closing := byte(0)
+	i := 0
+	if s != "" && (s[0] == '[' || s[0] == '(') {
+		closing, i = ']', 1
+		if s[0] == '(' {
+			closing = ')'
+		}
+	} else if bracketed {
+		return 0
+	}
+	digits := func() int {
+		j := i
+		for i < len(s) && i-j < 3 && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	if digits() == 0 {
+		return 0
+	}
+	parts := 1
+	for parts < 3 && i < len(s) && s[i] == ':' {
+		i++
+		if digits() != 2 {
+			return 0
+		}
+		parts++
+	}
+	if parts < 2 {
+		return 0
+	}
+	if i < len(s) && (s[i] == '.' || s[i] == ',') {
+		i++
+		if digits() == 0 {
+			return 0
+		}
+	}
+	switch {
+	case closing != 0 && i < len(s) && s[i] == closing:
+		return i + 1
+	case closing == 0 && i < len(s) && (s[i] == ' ' || s[i] == '\t'):
+		return i
+	}
+	return 0
 }

@@ -172,6 +172,11 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 		{"AI and the person's full name", "AI: Hello, is this Ada?\nAda Lovelace: Yes. Take me off your list.", " line 2"},
 		{"three speakers by name", "Agent: Hi.\nAda: One moment.\nBob: Don't call me again.", ""},
 		{"two agents' labels", "Agent: Say stop to be put on our do not call list.\nAssistant: Stop calling me.", ""},
+		{"times in brackets before the labels", "[00:00:01] Agent: Say stop to be put on our do not call list.\r\n[00:00:06] User: Please don’t call me again.\r\n", " line 2"},
+		{"times in brackets, the agent offers", "[00:00:01] Agent: Say stop to be put on our do not call list.\n[00:00:06] User: OK, call me later.", ""},
+		{"bare times before the labels", "00:01 AI: Hi Ada.\n00:04 User: Stop calling me.", " line 2"},
+		{"times after the labels", "Agent (00:01): Hi Ada.\nCustomer [0:04.5]: Stop calling me.", " line 2"},
+		{"a time and a dash", "(0:01) - Agent: Hi Ada.\n(0:04) - Ada: Stop calling me.", " line 2"},
 	} {
 		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
 		want := ""
