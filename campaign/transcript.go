@@ -92,16 +92,46 @@ func SaysDoNotCall(d apiclient.Delivery) string {
 
 // spokenDoNotCall reports whether text a person said (or a summary of
 // it) holds a do-not-call phrase as words ("don't call me again"), or is
-// one whole ("Stop."). A word a text uses for other things
+// one whole ("Stop.", "Please stop.", "Stop it!"), its fillers
+// ([fillers]: "stop, uh, calling me") and, for a whole, its courtesies
+// ([courtesies]) aside. A word a text uses for other things
 // ([ordinaryWords]) says it only as the whole text, and a name ("Mrs
 // Robinson") never.
 func spokenDoNotCall(text string) bool {
+	ws := strings.Fields(text)
+	kept := ws[:0:0]
+	var whole strings.Builder
+	for _, w := range ws {
+		f := foldString(w)
+		if fillers[f] {
+			continue
+		}
+		kept = append(kept, w)
+		if !courtesies[f] {
+			whole.WriteString(f)
+		}
+	}
+	if len(kept) < len(ws) {
+		text = strings.Join(kept, " ")
+	}
 	if mentionsIn(text, nil, true) {
 		return true
 	}
-	k := foldString(text)
+	k := whole.String()
 	return k != "robinson" && words().phrases[k]
 }
+
+// fillers are the sounds a transcript writes between a person's words
+// ("uh", "um", "äh", "euh"), folded ([foldString]): read without them,
+// "stop, uh, calling me" says stop calling me.
+var fillers = map[string]bool{"uh": true, "uhh": true, "um": true, "umm": true, "uhm": true, "erm": true, "ah": true, "ahh": true,
+	"hmm": true, "hm": true, "mm": true, "ahm": true, "euh": true, "eh": true}
+
+// courtesies are the words around a one-word opt-out that leave it one
+// ("Please stop.", "Stop it, thanks"), folded ([foldString]).
+var courtesies = map[string]bool{"please": true, "pls": true, "just": true, "now": true, "it": true, "ok": true, "okay": true,
+	"thanks": true, "thank": true, "you": true, "already": true, "bitte": true, "sil": true, "vous": true, "plait": true,
+	"por": true, "favor": true}
 
 // transcriptSaysDoNotCall returns where in transcript v (text or a JSON
 // array of turns) a turn of the called person says do not call: "[i]"

@@ -177,6 +177,11 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 		{"bare times before the labels", "00:01 AI: Hi Ada.\n00:04 User: Stop calling me.", " line 2"},
 		{"times after the labels", "Agent (00:01): Hi Ada.\nCustomer [0:04.5]: Stop calling me.", " line 2"},
 		{"a time and a dash", "(0:01) - Agent: Hi Ada.\n(0:04) - Ada: Stop calling me.", " line 2"},
+		{"fillers", "Agent: Hi Ada.\nUser: Stop, uh, calling me.", " line 2"},
+		{"fillers in a phrase", "Agent: Hi Ada.\nUser: Take me, um, off your list.", " line 2"},
+		{"please stop, a whole turn", "Agent: Hi Ada.\nUser: Please stop.", " line 2"},
+		{"stop it, a whole turn", "Agent: Hi Ada.\nUser: Uh, stop it!", " line 2"},
+		{"courtesies alone", "Agent: Hi Ada.\nUser: Okay, thank you. Just a moment, please.", ""},
 	} {
 		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
 		want := ""
