@@ -251,11 +251,11 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 // person that says do not call starts in transcript text, 0 when none
 // does. A turn starts on a line that begins with a label and a colon
 // ("User: ...", " assistant: ..." as Bland writes them), and runs until
-// the next such line; a line without a label goes on the turn before it.
-// Lines before the first label, and a text with none, are no one's. The
-// called person's turns are those of a person's label ([personLabels]),
-// or, in a text of two speakers one of whom is labelled as the agent
-// ([agentLabels]), the other's ("Agent: Hi Ada\nAda: ...").
+// the next such line ([eachLine]); a line without a label goes on the
+// turn before it. Lines before the first label, and a text with none, are
+// no one's. The called person's turns are those of a person's label
+// ([personLabels]), or, in a text of two speakers one of whom is labelled
+// as the agent ([agentLabels]), the other's ("Agent: Hi Ada\nAda: ...").
 func textSaysDoNotCall(text string) int {
 	other := otherSpeaker(text)
 	isPerson := func(label string) bool {
@@ -265,59 +265,109 @@ func textSaysDoNotCall(text string) int {
 	start, person := 0, false
 	var turn strings.Builder
 	said := func() bool { return person && turn.Len() > 0 && spokenDoNotCall(turn.String()) }
-	line := 0
-	for l := range strings.Lines(text) {
-		l = strings.TrimSuffix(l, "\n")
-		line++
-		label, words, ok := turnLabel(l)
+	found := 0
+	eachLine(text, func(line int, l, label, words string, ok bool) bool {
 		if !ok {
 			if person {
 				turn.WriteByte('\n')
 				turn.WriteString(l)
 			}
-			continue
+			return true
 		}
 		if said() {
-			return start
+			found = start
+			return false
 		}
 		turn.Reset()
 		start, person = line, isPerson(label)
 		if person {
 			turn.WriteString(words)
 		}
+		return true
+	})
+	if found == 0 && said() {
+		found = start
 	}
-	if said() {
-		return start
+	return found
+}
+
+// eachLine calls fn with each line of transcript text (from 1), and its
+// label and the words after it when it starts a turn ([turnLabel]), until
+// fn returns false. In a turn that is not the agent's, a line after one
+// whose words end in a colon ("User: Look here:") starts no turn unless
+// its label is a person's or the agent's ([personLabels],
+// [agentLabels]): it is the person's turn going on ("you people: stop
+// calling me"), not a third speaker. In the agent's, it does: a named
+// person's reply to a question that ended in a colon cannot be told from
+// the agent's words going on ("Option one: ..."), and the person's must
+// be read.
+func eachLine(text string, fn func(line int, l, label, words string, ok bool) bool) {
+	line, colon, agent := 0, false, false
+	for rest := text; rest != ""; {
+		var l string
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			l, rest = rest, ""
+		}
+		line++
+		label, words, ok := turnLabel(l)
+		if ok && colon && !agent {
+			f := foldString(label)
+			ok = personLabels[f] || agentLabels[f]
+		}
+		if !fn(line, l, label, words, ok) {
+			return
+		}
+		if ok {
+			agent = agentLabels[foldString(label)]
+		}
+		if t := strings.TrimRight(l, " \t\r"); !ok || strings.TrimSpace(words) != "" {
+			colon = strings.HasSuffix(t, ":")
+		}
 	}
-	return 0
 }
 
 // otherSpeaker returns, folded, the label of the one speaker of text
 // beside one labelled as the agent ([agentLabels]), when text has
-// exactly two speakers and one is so labelled; "" otherwise.
+// exactly two speakers and one is so labelled, and the other is no role
+// but a person's ([roleLabels]); "" otherwise.
 func otherSpeaker(text string) string {
 	var labels []string
-	for l := range strings.Lines(text) {
-		label, _, ok := turnLabel(strings.TrimSuffix(l, "\n"))
+	eachLine(text, func(_ int, _, label, _ string, ok bool) bool {
 		if !ok {
-			continue
+			return true
 		}
 		if f := foldString(label); !slices.Contains(labels, f) {
-			if labels = append(labels, f); len(labels) > 2 {
-				return ""
-			}
+			labels = append(labels, f)
 		}
-	}
+		return len(labels) <= 2
+	})
 	if len(labels) != 2 {
 		return ""
 	}
+	other := ""
 	switch {
 	case agentLabels[labels[0]] && !agentLabels[labels[1]]:
-		return labels[1]
+		other = labels[1]
 	case agentLabels[labels[1]] && !agentLabels[labels[0]]:
-		return labels[0]
+		other = labels[0]
 	}
-	return ""
+	if roleLabels[other] {
+		return ""
+	}
+	return other
+}
+
+// roleLabels are labels of a transcript's line that name no speaker but
+// a part of the call's record, folded ([foldString]): the system prompt,
+// a tool or function call and its result, a note, the voicemail or the
+// phone menu. Beside the agent's label alone they are not the person's.
+var roleLabels = map[string]bool{
+	"system": true, "systemprompt": true, "prompt": true, "tool": true, "tools": true, "toolcall": true, "toolcalls": true,
+	"toolresult": true, "function": true, "functioncall": true, "functionresult": true, "action": true, "agentaction": true,
+	"note": true, "notes": true, "summary": true, "transcript": true, "voicemail": true, "ivr": true, "machine": true,
+	"narrator": true, "recording": true, "event": true, "info": true, "warning": true, "error": true, "debug": true,
 }
 
 // turnLabel splits a transcript's line into its speaker's label and the

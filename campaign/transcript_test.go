@@ -182,6 +182,10 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 		{"please stop, a whole turn", "Agent: Hi Ada.\nUser: Please stop.", " line 2"},
 		{"stop it, a whole turn", "Agent: Hi Ada.\nUser: Uh, stop it!", " line 2"},
 		{"courtesies alone", "Agent: Hi Ada.\nUser: Okay, thank you. Just a moment, please.", ""},
+		{"the system prompt beside the agent", "System: You are Sam. Offer the do not call list to everyone.\nAgent: Hi Ada, say stop to be put on our do not call list.", ""},
+		{"a tool's result beside the agent", "Agent: One moment.\nTool result: the number is on no do not call list.\nAgent: Thanks for waiting.", ""},
+		{"the person's turn going on after a colon", "Agent: Hi.\nUser: Listen:\nyou people: stop calling me.\nAgent: Sorry.", " line 2"},
+		{"a named person's turn going on after a colon", "Agent: Hi Ada.\nAda: Look here:\nyou people: stop calling me.", " line 2"},
 	} {
 		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
 		want := ""
