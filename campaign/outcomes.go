@@ -722,7 +722,7 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 		}
 		// A flag nested under its name: dndSettings.Call.status, whose
 		// message and code beside it are no flag.
-		flag := deliveryFlagName(name) || name != path && flagLeaves[normName(name)] && deliveryFlagName(strings.ReplaceAll(path, ".", " "))
+		flag := deliveryFlagName(name) || name != path && flagLeaves[normName(name)] && deliveryFlagName(nestedFlagName(path))
 		list := deliveryListName(name)
 		if !flag && !list {
 			continue
@@ -797,6 +797,23 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 		}
 	}
 	return "", ""
+}
+
+// nestedFlagName returns the name of the flag a field nested under one
+// holds (data.dndSettings.Call.status, optOut.value), read from the
+// nearest of its containers that is named as a flag ([deliveryFlagName])
+// to its end, "dndSettings Call status": the containers above that name
+// nothing of the flag, and a word of theirs ("data", a date in
+// Portuguese; structuredData, custom_analysis_data) must not unmake it.
+// With no such container it is the whole path.
+func nestedFlagName(path string) string {
+	segs := strings.Split(path, ".")
+	for i := len(segs) - 2; i >= 0; i-- {
+		if deliveryFlagName(segs[i]) {
+			return strings.Join(segs[i:], " ")
+		}
+	}
+	return strings.ReplaceAll(path, ".", " ")
 }
 
 // deliveryFlagName reports whether a delivery's field is named as a
