@@ -55,6 +55,12 @@ func TestFlagsDoNotCall(t *testing.T) {
 		{"an unsubscribe link", "application/json", `{"phone_number":"+14155550132","unsubscribe_url":"https://example.com/u/1"}`, ""},
 		{"the call's outcome by another name", "application/json", `{"event":"call_analyzed","call":{"call_id":"c1","to_number":"+14155550132","call_analysis":{"custom_analysis_data":{"call_outcome":"Do Not Call"}}}}`, "call.call_analysis.custom_analysis_data.call_outcome"},
 		{"a disposition", "application/x-www-form-urlencoded", "phone_number=%2B14155550132&Disposition=DNC", "Disposition"},
+		{"a disposition that holds a phrase", "application/json", `{"phone_number":"+14155550132","disposition":"Do Not Call - Customer Request"}`, "disposition"},
+		{"an outcome of a DNC request", "application/json", `{"event":"call_analyzed","call":{"call_id":"c1","to_number":"+14155550132","call_analysis":{"custom_analysis_data":{"call_outcome":"dnc_request"}}}}`, "call.call_analysis.custom_analysis_data.call_outcome"},
+		{"an intent to opt out", "application/json", `{"message":{"type":"end-of-call-report","analysis":{"structuredData":{"intent":"opt_out"}}}}`, "message.analysis.structuredData.intent"},
+		{"an outcome of an e-mail opt-out", "application/json", `{"phone_number":"+14155550132","call_outcome":"Opt out of newsletter"}`, ""},
+		{"an e-mail's result", "application/json", `{"phone_number":"+14155550132","email_result":"opt_out"}`, ""},
+		{"an outcome that denies a phrase", "application/json", `{"phone_number":"+14155550132","disposition":["completed","not do_not_call"],"call_outcome":"No DNC"}`, ""},
 		{"a result that says another thing", "application/json", `{"phone_number":"+14155550132","result":"callback requested","intent":"interested"}`, ""},
 		{"call ended", "application/json", `{"event":"call.ended","call_id":"c1","phone_number":"+14155550132","status":"completed","disposition":"interested"}`, ""},
 	} {

@@ -727,6 +727,7 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 		if !flag && !list {
 			continue
 		}
+		outcome := list && !isListHeader(name) && !readHeaderWords(name).has(words().other)
 		sawFlag = sawFlag || flag
 		values := d.Repeated[path]
 		if values == nil {
@@ -750,7 +751,7 @@ func FlagsDoNotCall(d apiclient.Delivery) (field, value string) {
 				}
 			}
 			for _, it := range items {
-				if says, _ := readValueCell(it, nil); says == saysYes {
+				if says, _ := readValueCell(it, nil); says == saysYes || outcome && outcomeSaysDoNotCall(it) {
 					return path, v
 				}
 			}
@@ -842,6 +843,25 @@ func deliveryListName(name string) bool {
 	}
 	t := readHeaderWords(name)
 	return slices.ContainsFunc(t.words, func(x string) bool { return outcomeWords[x] })
+}
+
+// outcomeSaysDoNotCall reports whether the value of a delivery's field of
+// the call's outcome ([outcomeWords]) says do not call other than as a
+// tag would: a do-not-call phrase among its words ("Do Not Call -
+// Customer Request", "dnc_request"), as a note's, or an opt-out's words
+// ("opt_out", "Unsubscribe"), which in a call's outcome are the call's,
+// unless it names another channel ("Opted out of e-mails"). A phrase
+// whole after a negation alone ("not do_not_call", "No DNC") is a no.
+func outcomeSaysDoNotCall(v string) bool {
+	w := words()
+	if ws := foldWords(v); len(ws) > 1 && slices.Contains(w.negations, ws[0]) && w.phrases[strings.Join(ws[1:], "")] {
+		return false
+	}
+	if mentionsIn(strings.NewReplacer("_", " ", "-", " ").Replace(v), nil, true) {
+		return true
+	}
+	t := readHeaderWords(v)
+	return t.has(w.optOut) && !t.has(w.other)
 }
 
 // outcomeWords name a delivery's field of the call's outcome, as
