@@ -13,8 +13,9 @@ import (
 // of the call, as [apiclient.FieldValues] matches them (any case, at the
 // top or nested in its containers): Bland's summary, Vapi's
 // message.summary and message.analysis.summary, Retell's
-// call.call_analysis.call_summary, the call_summary of others.
-var SummaryFields = []string{"summary", "call_summary", "analysis.summary", "call_analysis.call_summary", "call_analysis.summary"}
+// call.call_analysis.call_summary, ElevenLabs'
+// data.analysis.transcript_summary, the call_summary of others.
+var SummaryFields = []string{"summary", "call_summary", "analysis.summary", "call_analysis.call_summary", "call_analysis.summary", "transcript_summary", "analysis.transcript_summary"}
 
 // TranscriptFields name the fields of a delivery that hold the call's
 // transcript, as [apiclient.FieldValues] matches them: the service's

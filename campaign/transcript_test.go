@@ -120,7 +120,8 @@ func TestSaysDoNotCallTranscripts(t *testing.T) {
 
 // TestSaysDoNotCallSummaries: an AI's summary of the call is read whole:
 // Retell's call_analysis.call_summary, Vapi's analysis.summary and older
-// message.summary, Bland's summary. Retell's custom_analysis_data is
+// message.summary, Bland's summary, ElevenLabs' analysis.transcript_summary.
+// Retell's custom_analysis_data is
 // read as any field is, by FlagsDoNotCall.
 func TestSaysDoNotCallSummaries(t *testing.T) {
 	const retell = `{"event":"call_analyzed","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","to_number":"+14155550132","transcript":"Agent: Hi Ada.\nUser: Hi.","call_analysis":{"call_summary":%s,"in_voicemail":false,"user_sentiment":"Negative","call_successful":false,"custom_analysis_data":{%s}}}}`
@@ -133,6 +134,7 @@ func TestSaysDoNotCallSummaries(t *testing.T) {
 		{"Vapi analysis.summary", `{"message":{"type":"end-of-call-report","customer":{"number":"+14155550132"},"analysis":{"summary":"The customer said to stop calling them.","structuredData":{"callback":false}}}}`, "message.analysis.summary"},
 		{"Vapi message.summary", `{"message":{"type":"end-of-call-report","customer":{"number":"+14155550132"},"summary":"The customer requested to be put on the do-not-call list."}}`, "message.summary"},
 		{"Vapi, a neutral summary", `{"message":{"type":"end-of-call-report","customer":{"number":"+14155550132"},"analysis":{"summary":"Ada confirmed her appointment and will stop by on Tuesday."}}}`, ""},
+		{"ElevenLabs transcript_summary", `{"type":"post_call_transcription","event_timestamp":1739537297,"data":{"agent_id":"a1","conversation_id":"c1","status":"done","transcript":[{"role":"agent","message":"Hi Ada."},{"role":"user","message":"Hi."}],"analysis":{"evaluation_criteria_results":{},"data_collection_results":{},"call_successful":"success","transcript_summary":"The user asked not to be called again."}}}`, "data.analysis.transcript_summary"},
 		{"Bland summary", `{"call_id":"7d5a3b2c","to":"+14155550132","summary":"The person said they were not interested and asked us to never call again.","concatenated_transcript":"assistant: Hi \n user: Bye"}`, "summary"},
 	} {
 		if got := SaysDoNotCall(readDelivery(t, c.body)); got != c.at {
