@@ -46,13 +46,18 @@ var personLabels = map[string]bool{
 }
 
 // agentLabels are the labels senders give the agent's turns, folded
-// ([foldString]). A text transcript of two speakers, one of them labelled
+// ([foldString]), in English and in the languages of signalwords.yaml. A text transcript of two speakers, one of them labelled
 // so, is the agent's and the called person's whatever the other's label
 // ("Agent: ...\nAda: ...", the service's own example): see
 // [textSaysDoNotCall].
 var agentLabels = map[string]bool{
 	"agent": true, "ai": true, "bot": true, "assistant": true, "robot": true, "aiagent": true, "voiceagent": true,
 	"virtualassistant": true, "aiassistant": true,
+	// The same in the languages of signalwords.yaml: Agente, Agentin,
+	// Assistent, Asistente, KI (German AI), IA (French, Spanish,
+	// Portuguese and Italian AI), Yapay Zeka.
+	"agente": true, "agentin": true, "assistent": true, "assistente": true, "asistente": true, "assistentin": true,
+	"ki": true, "ia": true, "agentti": true, "avustaja": true, "asystent": true, "asistent": true, "yapayzeka": true,
 }
 
 // maxLabel bounds the length of a transcript line's label: "User:",
