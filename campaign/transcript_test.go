@@ -130,6 +130,9 @@ func TestSaysDoNotCallSummaries(t *testing.T) {
 	}{
 		{"Retell call_analyzed", fmt.Sprintf(retell, q("The user asked not to be called again and the agent ended the call."), ""), "call.call_analysis.call_summary"},
 		{"Retell call_analyzed, asked to be removed", fmt.Sprintf(retell, q("Ada asked to be removed from the calling list."), ""), "call.call_analysis.call_summary"},
+		{"Retell call_analyzed, no further contact", fmt.Sprintf(retell, q("The customer requested no further contact."), ""), "call.call_analysis.call_summary"},
+		{"Retell call_analyzed, stop receiving calls", fmt.Sprintf(retell, q("User asked to stop receiving calls from the company."), ""), "call.call_analysis.call_summary"},
+		{"Retell call_analyzed, no more calls", fmt.Sprintf(retell, q("Ada said she doesn't want any more calls."), ""), "call.call_analysis.call_summary"},
 		{"Retell call_analyzed, a call back", fmt.Sprintf(retell, q("Ada asked to be called back tomorrow at 10."), ""), ""},
 		{"Vapi analysis.summary", `{"message":{"type":"end-of-call-report","customer":{"number":"+14155550132"},"analysis":{"summary":"The customer said to stop calling them.","structuredData":{"callback":false}}}}`, "message.analysis.summary"},
 		{"Vapi message.summary", `{"message":{"type":"end-of-call-report","customer":{"number":"+14155550132"},"summary":"The customer requested to be put on the do-not-call list."}}`, "message.summary"},
