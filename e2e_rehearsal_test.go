@@ -151,7 +151,8 @@ func TestStandaloneSandboxIsARehearsal(t *testing.T) {
 // San Francisco, is outside their hours by the run's clock (22:00 there):
 // the stand-in service's ledger receives no call; the run does not call
 // itself complete: its summary (printed, summary.json, the page) ends
-// waiting with when the contact may be called, 08:00 their time, it exits
+// waiting with when the contact may be called, 09:00 their time
+// (California's law starts an hour after callrun's floor), it exits
 // 75 saying so, and the contact's row and `status` name the rule that
 // holds it and the time.
 func TestRunLeftWaitingSaysFromWhen(t *testing.T) {
@@ -170,7 +171,7 @@ func TestRunLeftWaitingSaysFromWhen(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2027, 1, 5, 6, 0, 0, 0, time.UTC) // 22:00 in San Francisco
-	const from = "2027-01-05T16:00:00Z"               // 08:00 there
+	const from = "2027-01-05T17:00:00Z"               // 09:00 there, California's start
 	t0 := time.Now()
 	clock := func() time.Time { return at.Add(time.Since(t0)) }
 	var out bytes.Buffer

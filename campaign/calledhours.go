@@ -24,8 +24,8 @@ type calledPersonRule func(lt time.Time) bool
 
 // defaultCalledPersonRule: 08:00 to 20:00 every day. (The US federal rule
 // allows until 21:00; Florida's and several other states' laws stop at
-// 20:00. Some states start later or forbid Sundays: the campaign's hours:
-// narrow it to them.)
+// 20:00. The states that start later, stop earlier or forbid Sundays
+// narrow it further: see usStateHours.)
 func defaultCalledPersonRule(lt time.Time) bool {
 	m := lt.Hour()*60 + lt.Minute()
 	return m >= CalledPersonStart && m < CalledPersonEnd
@@ -92,18 +92,29 @@ var calledPersonRules = func() map[string]calledPersonRule {
 }()
 
 // CalledPersonOpen reports whether the called person's hours allow a call
-// at t to a number of country whose zones are zones: the country's rule
-// (08:00-20:00 by default) holds in every zone. With no zone it is false:
-// nobody can tell the person's hours.
-func CalledPersonOpen(t time.Time, country string, zones []*time.Location) bool {
-	rule := calledPersonRules[country]
-	if rule == nil {
-		rule = defaultCalledPersonRule
-	}
+// at t to a number of country, and for a US number of state (its
+// [phone.USState], "" when unknown), whose zones are zones: the
+// country's rule (08:00-20:00 by default, narrowed by the state's for a
+// US number) holds in every zone. With no zone it is false: nobody can
+// tell the person's hours.
+func CalledPersonOpen(t time.Time, country, state string, zones []*time.Location) bool {
+	rule := calledPersonRuleFor(country, state)
 	for _, z := range zones {
 		if !rule(t.In(z)) {
 			return false
 		}
 	}
 	return len(zones) > 0
+}
+
+// calledPersonRuleFor returns the rule for a number of country (and, in
+// the US, of state).
+func calledPersonRuleFor(country, state string) calledPersonRule {
+	if rule := calledPersonRules[country]; rule != nil {
+		return rule
+	}
+	if country == "US" {
+		return usStateRule(state)
+	}
+	return defaultCalledPersonRule
 }

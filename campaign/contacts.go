@@ -94,6 +94,10 @@ type Contact struct {
 	// judge, which asks it of every row with a number; nil when not
 	// asked yet.
 	zones []*time.Location
+	// state is [ContactState]'s answer, two letters or none, once
+	// stateSet (kept small: a plan holds a million contacts).
+	state    [2]byte
+	stateSet bool
 }
 
 // Form returns the form fields to send: every non-empty field.
@@ -869,6 +873,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	cr.judgeConsent(c, spec, m, s, fields)
 	if c.Status == "" {
 		c.zones = ContactZones(c)
+		ContactState(c)
 	}
 	needZone := !cr.f.UnsafeIgnoreCalledPersonHours || (cr.f.Hours != nil && cr.f.Hours.Timezone == "contact")
 	if c.Status == "" && needZone && len(c.zones) == 0 {

@@ -180,6 +180,33 @@ func ContactZones(c *Contact) []*time.Location {
 	return zones
 }
 
+// ContactState returns the US state of a contact's number (see
+// [phone.USState]): "" when it is not a US number or its state is not
+// known, which [CalledPersonOpen] holds to every state's hours.
+func ContactState(c *Contact) string {
+	if c.Country != "US" {
+		return ""
+	}
+	if !c.stateSet {
+		copy(c.state[:], phone.USState(c.Phone))
+		c.stateSet = true
+	}
+	if c.state[0] == 0 {
+		return ""
+	}
+	return usStateNames[c.state]
+}
+
+// usStateNames are the states' codes by their bytes, so that
+// [ContactState] returns a code without allocating.
+var usStateNames = func() map[[2]byte]string {
+	m := map[[2]byte]string{}
+	for _, s := range phone.USStateCodes() {
+		m[[2]byte{s[0], s[1]}] = s
+	}
+	return m
+}()
+
 // CallingHours decides when a contact may be called: the called person's
 // hours first (see [CalledPersonOpen]), then the campaign's `hours:`,
 // which only narrows them. Run and plan ask it about every contact.
@@ -202,7 +229,7 @@ func (f *File) CallingHours() (*CallingHours, error) {
 
 // PersonOpen reports whether the called person's hours allow calling c at t.
 func (h *CallingHours) PersonOpen(c *Contact, t time.Time) bool {
-	return h.IgnoreCalledPerson || CalledPersonOpen(t, c.Country, ContactZones(c))
+	return h.IgnoreCalledPerson || CalledPersonOpen(t, c.Country, ContactState(c), ContactZones(c))
 }
 
 // WindowOpen reports whether the campaign's hours: are open for c at t:

@@ -824,13 +824,19 @@ func (w *planWhen) add(c *Contact) {
 	if w.now.IsZero() {
 		return
 	}
-	// The answer is the country's rule and the hours in each of the
-	// contact's zones.
+	// The answer is the country's rule (the state's, in the US) and the
+	// hours in each of the contact's zones.
 	zones := ContactZones(c)
-	key := c.Country
+	var b strings.Builder
+	b.Grow(64)
+	b.WriteString(c.Country)
+	b.WriteString("/")
+	b.WriteString(ContactState(c))
 	for _, z := range zones {
-		key += "|" + z.String()
+		b.WriteString("|")
+		b.WriteString(z.String())
 	}
+	key := b.String()
 	a, ok := w.memo[key]
 	if !ok {
 		a.open = w.hours.Open(c, w.now)

@@ -49,7 +49,7 @@ type RunEnd struct {
 }
 
 // waits decides why contacts to call wait, for the report, a plan and
-// status. Contacts whose country and zones are alike share when their
+// status. Contacts whose country (state) and zones are alike share when their
 // hours open: NextOpen looks days ahead.
 type waits struct {
 	f     *File
@@ -72,7 +72,7 @@ func (w *waits) hoursWait(c *Contact, now time.Time) *Wait {
 	}
 	zones := ContactZones(c)
 	var key strings.Builder
-	key.WriteString(c.Country)
+	key.WriteString(c.Country + "/" + ContactState(c))
 	names := make([]string, len(zones))
 	for i, z := range zones {
 		names[i] = z.String()

@@ -1,0 +1,116 @@
+package campaign
+
+import "time"
+
+// The US states whose telemarketing laws allow fewer calling hours than
+// callrun's floor (08:00-20:00 in every zone of the number): a call to a
+// US number keeps to the floor and to its state's hours, in the called
+// person's own zones. The state is the one the phone library's geocoding
+// gives the number ([phone.USState]); a US number whose state it cannot
+// tell (toll-free, non-geographic) keeps to every state's hours at once.
+//
+// The table is from published summaries of the states' laws, and where
+// they disagree it takes the stricter reading: a wrong entry costs calling
+// hours, never a call outside them. It leaves out the states' legal
+// holidays, which several of them (Alabama, Louisiana, Mississippi,
+// Pennsylvania, Rhode Island, Utah) forbid calls on too.
+
+// dayHours is one day's calling window, in minutes after midnight, the
+// end exclusive; the zero window forbids the day.
+type dayHours struct{ start, end int }
+
+// weekHours are a state's calling windows, by time.Weekday.
+type weekHours [7]dayHours
+
+// everyDay returns the window from start to end (hours) on every day.
+func everyDay(start, end int) weekHours {
+	var w weekHours
+	for d := range w {
+		w[d] = dayHours{start * 60, end * 60}
+	}
+	return w
+}
+
+// on returns w with day's window from start to end, in minutes.
+func (w weekHours) on(day time.Weekday, start, end int) weekHours {
+	w[day] = dayHours{start, end}
+	return w
+}
+
+// noSunday returns w with Sundays forbidden.
+func (w weekHours) noSunday() weekHours { return w.on(time.Sunday, 0, 0) }
+
+// usStateHours are the states' calling windows, in the called person's
+// time, each the stricter of the published summaries read; only what
+// narrows the floor matters (a window past 20:00 stops at 20:00).
+var usStateHours = map[string]weekHours{
+	"AL": everyDay(8, 20).noSunday(),                                 // no Sundays
+	"CA": everyDay(9, 20),                                            // from 09:00
+	"CT": everyDay(9, 20),                                            // 09:00-20:00
+	"FL": everyDay(8, 20),                                            // 08:00-20:00
+	"IL": everyDay(9, 20),                                            // from 09:00
+	"KY": everyDay(10, 20),                                           // from 10:00
+	"LA": everyDay(8, 20).noSunday(),                                 // no Sundays
+	"MA": everyDay(8, 20),                                            // 08:00-20:00
+	"MD": everyDay(8, 20),                                            // 08:00-20:00
+	"MI": everyDay(9, 20),                                            // from 09:00
+	"MN": everyDay(9, 20),                                            // from 09:00
+	"MS": everyDay(8, 20).noSunday(),                                 // no Sundays
+	"NM": everyDay(9, 20),                                            // from 09:00
+	"NV": everyDay(9, 20),                                            // 09:00-20:00
+	"OK": everyDay(9, 20),                                            // from 09:00 (automatic dialing)
+	"PA": everyDay(9, 20).on(time.Saturday, 9*60, 12*60),             // Saturdays until noon
+	"RI": everyDay(9, 18).on(time.Saturday, 10*60, 17*60).noSunday(), // 09:00-18:00, Saturdays 10:00-17:00
+	"TX": everyDay(9, 20).on(time.Sunday, 12*60, 20*60),              // Sundays from noon
+	"UT": everyDay(8, 20).noSunday(),                                 // no Sundays
+	"WA": everyDay(8, 20),                                            // 08:00-20:00
+}
+
+// open reports whether w allows a call at lt, the called person's time.
+func (w weekHours) open(lt time.Time) bool {
+	d := w[lt.Weekday()]
+	m := lt.Hour()*60 + lt.Minute()
+	return m >= d.start && m < d.end
+}
+
+// usStrictestHours are every state's hours at once: each day's latest
+// start and earliest end, forbidden where any state forbids the day.
+var usStrictestHours = func() weekHours {
+	w := everyDay(0, 24)
+	for _, s := range usStateHours {
+		for d := range w {
+			w[d].start = max(w[d].start, s[d].start)
+			w[d].end = min(w[d].end, s[d].end)
+			if w[d].start >= w[d].end {
+				w[d] = dayHours{}
+			}
+		}
+	}
+	return w
+}()
+
+// usStateRules are the rules of usStateHours' states, each with the
+// floor, and under "" the rule of every state at once, for a US number
+// whose state is not known.
+var usStateRules = func() map[string]calledPersonRule {
+	m := map[string]calledPersonRule{}
+	for s, w := range usStateHours {
+		m[s] = w.withFloor()
+	}
+	m[""] = usStrictestHours.withFloor()
+	return m
+}()
+
+func (w weekHours) withFloor() calledPersonRule {
+	return func(lt time.Time) bool { return defaultCalledPersonRule(lt) && w.open(lt) }
+}
+
+// usStateRule returns the rule for a US number of state (its
+// [phone.USState]): the floor and the state's hours; every state's hours
+// at once when state is "" (not known).
+func usStateRule(state string) calledPersonRule {
+	if r := usStateRules[state]; r != nil {
+		return r
+	}
+	return defaultCalledPersonRule
+}
