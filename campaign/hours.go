@@ -277,7 +277,7 @@ func (h *CallingHours) NextOpen(c *Contact, t time.Time) time.Time {
 func HoursWarnings(f *File) []string {
 	var ws []string
 	if f.UnsafeIgnoreCalledPersonHours {
-		ws = append(ws, "unsafe_ignore_called_person_hours is set: calls may start at any hour of the called person's day and ignore national calling-hour laws (France's)")
+		ws = append(ws, "unsafe_ignore_called_person_hours is set: calls may start at any hour of the called person's day and ignore national and state calling-hour laws (France's, the US states')")
 	}
 	if f.Hours == nil {
 		ws = append(ws, "no hours: in the campaign file: calls start whenever the called person's hours allow (08:00-20:00 their time); add hours: {timezone: ..., days: [...], start: \"09:00\", end: \"20:00\"} to narrow them")
