@@ -101,6 +101,8 @@ var usStateRules = func() map[string]calledPersonRule {
 	return m
 }()
 
+// withFloor returns the rule that allows a call where both w and the
+// floor ([defaultCalledPersonRule]) do.
 func (w weekHours) withFloor() calledPersonRule {
 	return func(lt time.Time) bool { return defaultCalledPersonRule(lt) && w.open(lt) }
 }
