@@ -819,6 +819,8 @@ func (k *fileSink) cutBack(b *batch, from int64, err error) error {
 	if len(rest) > 0 {
 		if _, werr := k.f.Write(rest); werr != nil || k.f.Sync() != nil {
 			k.f.Truncate(from)
+		} else {
+			k.size = from + int64(len(rest))
 		}
 	}
 	k.f.Sync()

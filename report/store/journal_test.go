@@ -483,6 +483,15 @@ func TestStickySyncError(t *testing.T) {
 	if err := j.Append(intent("a", "+15550002")); !errors.Is(err, boom) {
 		t.Errorf("second Append: %v; want the sticky error", err)
 	}
+	// The outcome was written again after the cut (it is true whether or
+	// not its caller learns it), and the sink counts the file's bytes.
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := j.sink.(*fileSink); k.size != fi.Size() {
+		t.Errorf("the sink counts %d bytes after the cut; the file has %d", k.size, fi.Size())
+	}
 }
 
 func TestAppendAfterClose(t *testing.T) {
