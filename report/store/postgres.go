@@ -355,8 +355,12 @@ func (p *Postgres) migrate(ctx context.Context) error {
 
 // lockKey is the campaign's advisory lock namespace (the first of the two
 // int4 keys); the second is the shard's code, count<<16 | index (65536 or
-// more), 0 the gate that serialises taking the lock, and 1 the agents
-// lock.
+// more), 0 the gate that serialises taking the lock, 1 the agents lock
+// and 2 journalWrites.
+// journalWrites is the second key of the lock each journal write holds
+// shared, and awaitJournalWrites exclusively.
+const journalWrites = 2
+
 func (p *Postgres) lockKey() (int64, int64) {
 	h := fnv.New32a()
 	h.Write([]byte(p.campaign))
@@ -499,6 +503,26 @@ func (p *Postgres) LockAgents(ctx context.Context) (func() error, error) {
 	}, nil
 }
 
+// awaitJournalWrites waits for the campaign's journal writes in flight to
+// commit or fail. A run that lost its lock (its connection died) may have
+// a write that checked the lock while it was still held and has not
+// committed: its caller starts the call once it commits, so the run that
+// took the lock since must replay after it. Each write takes the shared
+// journalWrites lock before its check and holds it to its commit; this
+// takes it exclusively, so it waits for them, and a write that comes
+// after finds its run's lock gone and writes nothing.
+func (p *Postgres) awaitJournalWrites(ctx context.Context) error {
+	ns, _ := p.lockKey()
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int, $2::int)`, ns, journalWrites)
+		return err
+	})
+	if err != nil {
+		return p.wrap("waiting for the journal's writes in", err)
+	}
+	return nil
+}
+
 // OpenJournal replays the campaign's journal and opens it for appending.
 // The caller holds the lock (Lock).
 func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journal, *State, error) {
@@ -511,6 +535,9 @@ func (p *Postgres) OpenJournal(ctx context.Context, opts JournalOptions) (*Journ
 	keys := opts.Keys
 	if keys == nil {
 		keys = &storeKeys{ctx: ctx, erasure: p.Erasure}
+	}
+	if err := p.awaitJournalWrites(ctx); err != nil {
+		return nil, nil, err
 	}
 	s, err := p.readState(ctx, keys)
 	if err != nil {
@@ -799,10 +826,17 @@ type pgQuerier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
+// pgBatcher is a pool or a transaction, which runs a batch of statements
+// in one round trip and one transaction.
+type pgBatcher interface {
+	pgQuerier
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // insert writes the records of b not refused yet, with insertLines, or
 // with insertChecked when the sink checks the do-not-call list, and
 // marks the intents that check refuses.
-func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
+func (k *pgSink) insert(ctx context.Context, q pgBatcher, b *batch) error {
 	var idx []int // the records to write, by index in b.recs
 	for i := range b.recs {
 		if b.refused[i] == nil {
@@ -822,14 +856,23 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 			hashes[j] = strings.Join(k.keys.Hashes(phones[j]), " ")
 		}
 	}
-	var rows pgx.Rows
-	var err error
+	// The shared journalWrites lock first, held to the commit, then the
+	// write and its check of the run's lock, in one round trip.
+	pb := &pgx.Batch{}
+	pb.Queue(`SELECT pg_advisory_xact_lock_shared($1::int, $2::int)`, k.ns, journalWrites)
 	if k.dnc {
-		rows, err = q.Query(ctx, insertChecked, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start, phones, hashes, k.keys.ids())
+		pb.Queue(insertChecked, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start, phones, hashes, k.keys.ids())
 	} else {
-		rows, err = q.Query(ctx, `WITH ins AS (`+insertLines+`) SELECT 'i', id FROM ins`, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start)
+		pb.Queue(`WITH ins AS (`+insertLines+`) SELECT 'i', id FROM ins`, k.p.campaign, lines, k.ns, k.code, int64(k.lease.pid), k.lease.start)
+	}
+	br := q.SendBatch(ctx, pb)
+	_, err := br.Exec()
+	var rows pgx.Rows
+	if err == nil {
+		rows, err = br.Query()
 	}
 	if err != nil {
+		br.Close()
 		return k.p.wrap("writing the journal to", err)
 	}
 	var ids []int64
@@ -854,6 +897,10 @@ func (k *pgSink) insert(ctx context.Context, q pgQuerier, b *batch) error {
 		}
 		return nil
 	}); err != nil {
+		br.Close()
+		return k.p.wrap("writing the journal to", err)
+	}
+	if err := br.Close(); err != nil {
 		return k.p.wrap("writing the journal to", err)
 	}
 	if stale {

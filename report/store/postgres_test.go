@@ -641,3 +641,78 @@ func pgList(p *Postgres) DoNotCallList { l, _ := p.DoNotCall(); return l }
 
 // pgStarts is p's call starts, which a database always has.
 func pgStarts(p *Postgres) CallStarts { s, _ := p.CallStarts(); return s }
+
+// TestPostgresNewHolderSeesAnIntentInFlight checks the moment a run's
+// lock is lost while one of its intents is being written: the write has
+// found the lock held (its connection was alive when the statement
+// checked) but not committed, and a second run takes the lock. The
+// first run's caller will start the call once the write commits, so the
+// second run must read that intent, or it would call the same contact.
+func TestPostgresNewHolderSeesAnIntentInFlight(t *testing.T) {
+	url := pgURL(t)
+	ctx := context.Background()
+	p := openPostgres(t, url, "c", 0, 1)
+	defer lockStore(t, p)()
+	j, _ := openStoreJournal(t, p)
+	rec := intent("a", "+15550001")
+	rec.At = time.Now()
+	line, err := encodeRecord(&rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batch{buf: line, recs: []pending{{rec: rec, end: len(line)}}}
+	// The journal's own write, in a transaction the test commits when
+	// it chooses: as a write whose commit is slow.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	if err := j.sink.(*pgSink).insert(ctx, tx, b); err != nil {
+		t.Fatalf("the first run's write, checked while its lock was held: %v", err)
+	}
+	terminate(t, url, p.lease.pid)
+	other := openPostgres(t, url, "c", 0, 1)
+	defer lockStore(t, other)()
+	type opened struct {
+		st  *State
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		j, st, err := other.OpenJournal(ctx, JournalOptions{})
+		if err == nil {
+			t.Cleanup(func() { j.Close(); st.Close() })
+		}
+		done <- opened{st, err}
+	}()
+	// Commit once the second run's replay has come back, or is waiting
+	// for a lock the write holds.
+	for waiting := false; !waiting; {
+		select {
+		case o := <-done:
+			done <- o
+			waiting = true
+		default:
+			if err := conn.QueryRow(ctx, `SELECT count(*) > 0 FROM pg_locks WHERE NOT granted`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if st, _ := o.st.Status(Key{"a", "+15550001", 0}); st != Uncertain {
+		t.Errorf("the second run reads the first run's intent as %q; want it uncertain (the call may be starting)", st)
+	}
+}
