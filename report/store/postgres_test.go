@@ -716,3 +716,35 @@ func TestPostgresNewHolderSeesAnIntentInFlight(t *testing.T) {
 		t.Errorf("the second run reads the first run's intent as %q; want it uncertain (the call may be starting)", st)
 	}
 }
+
+// TestPostgresRefusesARunOnAMachineWhoseClockIsOff checks that a run
+// whose machine's clock is minutes from the database's takes no lock, so
+// starts no call: its call starts would count contact pressure by a
+// clock the other machines do not keep.
+func TestPostgresRefusesARunOnAMachineWhoseClockIsOff(t *testing.T) {
+	url := pgURL(t)
+	for _, off := range []time.Duration{-5 * time.Minute, 3 * time.Minute} {
+		p := openPostgres(t, url, "c", 0, 1)
+		p.clock = func() time.Time { return time.Now().Add(off) }
+		unlock, err := p.Lock(context.Background())
+		if err == nil {
+			unlock()
+			t.Fatalf("clock off by %s: the run took the lock", off)
+		}
+		way := "behind"
+		if off > 0 {
+			way = "ahead of"
+		}
+		if want := fmt.Sprintf("is %s %s the clock of", off.Abs(), way); !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "NTP") {
+			t.Errorf("clock off by %s: %v; want it to say %q and how to fix it", off, err, want)
+		}
+		// The lock is free again for a machine whose clock is right.
+		q := openPostgres(t, url, "c", 0, 1)
+		q.clock = func() time.Time { return time.Now().Add(off / 10) }
+		unlock, err = q.Lock(context.Background())
+		if err != nil {
+			t.Fatalf("a clock %s off, after one %s off was refused: %v", off/10, off, err)
+		}
+		unlock()
+	}
+}
