@@ -677,7 +677,7 @@ func (x *xmlScanner) next() (int, error) {
 			if err != nil {
 				return 0, noEOF(err)
 			}
-			name := bytes.TrimRight(raw[:len(raw)-1], " \t\r\n")
+			name := trimXMLSpaceRight(raw[:len(raw)-1])
 			if len(x.starts) == 0 || !bytes.Equal(x.top(), name) {
 				return 0, fmt.Errorf("unexpected </%s>", name)
 			}
@@ -743,7 +743,7 @@ func checkAttrs(a []byte) error {
 	var seen [][]byte
 	for {
 		n := len(a)
-		a = bytes.TrimLeft(a, " \t\r\n")
+		a = trimXMLSpaceLeft(a)
 		if len(a) == 0 {
 			return nil
 		}
@@ -751,7 +751,7 @@ func checkAttrs(a []byte) error {
 			return errors.New("attributes not apart")
 		}
 		eq := bytes.IndexByte(a, '=')
-		name := bytes.TrimRight(a[:max(eq, 0)], " \t\r\n")
+		name := trimXMLSpaceRight(a[:max(eq, 0)])
 		if eq < 0 || !isName(name) {
 			return errors.New("an attribute without a value")
 		}
@@ -763,7 +763,7 @@ func checkAttrs(a []byte) error {
 		if seen = append(seen, name); len(seen) > maxAttrs {
 			return fmt.Errorf("more than %d attributes", maxAttrs)
 		}
-		a = bytes.TrimLeft(a[eq+1:], " \t\r\n")
+		a = trimXMLSpaceLeft(a[eq+1:])
 		if len(a) == 0 || a[0] != '"' && a[0] != '\'' {
 			return errors.New("an attribute value without quotes")
 		}
@@ -933,13 +933,13 @@ func entity(name string) (rune, bool) {
 func (x *xmlScanner) attr(name string) (string, bool) {
 	a := x.attrs
 	for {
-		a = bytes.TrimLeft(a, " \t\r\n")
+		a = trimXMLSpaceLeft(a)
 		eq := bytes.IndexByte(a, '=')
 		if eq < 0 {
 			return "", false
 		}
-		key := bytes.TrimRight(a[:eq], " \t\r\n")
-		a = bytes.TrimLeft(a[eq+1:], " \t\r\n")
+		key := trimXMLSpaceRight(a[:eq])
+		a = trimXMLSpaceLeft(a[eq+1:])
 		if len(a) == 0 || a[0] != '"' && a[0] != '\'' {
 			return "", false
 		}
@@ -1096,4 +1096,25 @@ func bstrUnmarshal(s string) string {
 	}
 	b.WriteString(s[cursor:])
 	return b.String()
+}
+
+// isXMLSpace reports whether c is white space in XML: space, tab, CR, LF.
+func isXMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// trimXMLSpaceLeft is b without its leading XML white space: what
+// bytes.TrimLeft(b, " \t\r\n") returns, without building the set on
+// each call (the scanner trims every attribute of every cell).
+func trimXMLSpaceLeft(b []byte) []byte {
+	for len(b) > 0 && isXMLSpace(b[0]) {
+		b = b[1:]
+	}
+	return b
+}
+
+// trimXMLSpaceRight is b without its trailing XML white space.
+func trimXMLSpaceRight(b []byte) []byte {
+	for len(b) > 0 && isXMLSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }

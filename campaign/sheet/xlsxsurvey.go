@@ -316,13 +316,13 @@ func readTag(br *bufio.Reader, buf []byte) ([]byte, error) {
 // namespace prefix) in a tag's attributes.
 func rawAttr(a []byte, name string) ([]byte, bool) {
 	for {
-		a = bytes.TrimLeft(a, " \t\r\n")
+		a = trimXMLSpaceLeft(a)
 		eq := bytes.IndexByte(a, '=')
 		if eq < 0 {
 			return nil, false
 		}
-		key := bytes.TrimRight(a[:eq], " \t\r\n")
-		a = bytes.TrimLeft(a[eq+1:], " \t\r\n")
+		key := trimXMLSpaceRight(a[:eq])
+		a = trimXMLSpaceLeft(a[eq+1:])
 		if len(a) == 0 || a[0] != '"' && a[0] != '\'' {
 			return nil, false
 		}
