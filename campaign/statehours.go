@@ -11,9 +11,12 @@ import "time"
 //
 // The table is from published summaries of the states' laws, and where
 // they disagree it takes the stricter reading: a wrong entry costs calling
-// hours, never a call outside them. It leaves out the states' legal
-// holidays, which several of them (Alabama, Louisiana, Mississippi,
-// Pennsylvania, Rhode Island, Utah) forbid calls on too.
+// hours, never a call outside them. The states that forbid calls on their
+// legal holidays too (Alabama, Louisiana, Mississippi, Pennsylvania,
+// Rhode Island, Utah) have them kept, by the called person's own date in
+// each zone, and a number of no known state keeps every state's holidays
+// at once (see stateholidays.go). Wyoming's law sets no hours: its
+// numbers keep the floor.
 
 // dayHours is one day's calling window, in minutes after midnight, the
 // end exclusive; the zero window forbids the day.
@@ -90,26 +93,30 @@ var usStrictestHours = func() weekHours {
 }()
 
 // usStateRules are the rules of usStateHours' states, each with the
-// floor, and under "" the rule of every state at once, for a US number
-// whose state is not known.
+// floor and the state's legal holidays, and under "" the rule of every
+// state at once (hours and holidays), for a US number whose state is not
+// known.
 var usStateRules = func() map[string]calledPersonRule {
 	m := map[string]calledPersonRule{}
 	for s, w := range usStateHours {
-		m[s] = w.withFloor()
+		m[s] = w.withFloor(holidayIndex(s))
 	}
-	m[""] = usStrictestHours.withFloor()
+	m[""] = usStrictestHours.withFloor(holidayIndex(""))
 	return m
 }()
 
 // withFloor returns the rule that allows a call where both w and the
-// floor ([defaultCalledPersonRule]) do.
-func (w weekHours) withFloor() calledPersonRule {
-	return func(lt time.Time) bool { return defaultCalledPersonRule(lt) && w.open(lt) }
+// floor ([defaultCalledPersonRule]) do, on a day that is none of the
+// holidays at index holidays of a [holidayYear] (-1: none).
+func (w weekHours) withFloor(holidays int) calledPersonRule {
+	return func(lt time.Time) bool {
+		return defaultCalledPersonRule(lt) && w.open(lt) && !onHoliday(holidays, lt)
+	}
 }
 
 // usStateRule returns the rule for a US number of state (its
-// [phone.USState]): the floor and the state's hours; every state's hours
-// at once when state is "" (not known).
+// [phone.USState]): the floor and the state's hours and holidays; every
+// state's hours and holidays at once when state is "" (not known).
 func usStateRule(state string) calledPersonRule {
 	if r := usStateRules[state]; r != nil {
 		return r
