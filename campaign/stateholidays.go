@@ -214,6 +214,7 @@ var stateHolidayRules = map[string]struct {
 		h.electionDay(y)
 		h.fixed(y, time.November, 11)
 		h.thanksgiving(y)
+		h.date(y, time.December, 15) // Bill of Rights Day, in one summary's list
 		h.christmas(y)
 	}},
 	// R.I. Gen. Laws § 25-1-1 moves a weekend holiday to the Monday;
