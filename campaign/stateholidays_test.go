@@ -2,11 +2,8 @@ package campaign
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/callrun/callrun/apiclient/sandbox"
 )
 
 // TestEaster: Easter Sunday by the algorithm, against the dates the
@@ -187,23 +184,13 @@ func TestStateHolidayLeapYears(t *testing.T) {
 // Rhode Island's weekday hours, the ledger holds no call and the contact
 // waits until the next day; on Tuesday the 10th at 11:00 it holds one.
 func TestRunKeepsRhodeIslandsHolidays(t *testing.T) {
-	yaml := strings.Replace(dtCampaign(1000, 1, ""), "unsafe_ignore_called_person_hours: true\n", "", 1)
-	e := newDtEnv(t, sandbox.Options{}, yaml, map[string]string{"leads.csv": "Phone,First Name\n+14012010123,Providence\n"})
 	ny, _ := time.LoadLocation("America/New_York")
 	holiday := time.Date(2027, 8, 9, 11, 0, 0, 0, ny)
-	res := e.mustRun(func(o *RunOptions) { o.Now = func() time.Time { return holiday } })
-	if n := len(e.srv.Calls()); n != 0 || res.Deferred != 1 {
-		t.Fatalf("on Victory Day at 11:00 in Rhode Island: %d calls in the ledger, %+v; want none, deferred", n, res)
-	}
 	c := stateContact(t, "+14012010123")
 	if wt := newWaits(&File{}, &CallingHours{}).hoursWait(c, holiday); wt == nil || !wt.Until.Equal(time.Date(2027, 8, 10, 9, 0, 0, 0, ny)) {
 		t.Errorf("on Victory Day at 11:00: waits %+v, want until Tuesday 09:00", wt)
 	}
-	next := time.Date(2027, 8, 10, 11, 0, 0, 0, ny)
-	res = e.mustRun(func(o *RunOptions) { o.Now = func() time.Time { return next } })
-	if n := len(e.srv.Calls()); n != 1 || res.Sent != 1 {
-		t.Errorf("the next day at 11:00 in Rhode Island: %d calls in the ledger, %+v; want one", n, res)
-	}
+	runOneStateNumber(t, "+14012010123", "Providence", holiday, time.Date(2027, 8, 10, 11, 0, 0, 0, ny))
 }
 
 // TestPlanCountsStateHolidays: the plan at 11:00 on Utah's Pioneer Day

@@ -163,18 +163,25 @@ func TestUSState(t *testing.T) {
 // 09:30 its time, inside the floor but before Kentucky's 10:00, the
 // ledger holds no call; at 10:00 it holds one.
 func TestRunKeepsKentuckysHours(t *testing.T) {
-	yaml := strings.Replace(dtCampaign(1000, 1, ""), "unsafe_ignore_called_person_hours: true\n", "", 1)
-	e := newDtEnv(t, sandbox.Options{}, yaml, map[string]string{"leads.csv": "Phone,First Name\n+15022010123,Louisville\n"})
 	ny, _ := time.LoadLocation("America/New_York")
-	early := time.Date(2027, 3, 3, 9, 30, 0, 0, ny)
-	res := e.mustRun(func(o *RunOptions) { o.Now = func() time.Time { return early } })
+	runOneStateNumber(t, "+15022010123", "Louisville", time.Date(2027, 3, 3, 9, 30, 0, 0, ny), time.Date(2027, 3, 3, 10, 0, 0, 0, ny))
+}
+
+// runOneStateNumber runs a campaign of the one number e164, with no
+// hours:, against the sandbox on a fake clock: at closed, a time its
+// state's law forbids, the ledger must hold no call and the contact be
+// deferred; at open, run again, it must hold one.
+func runOneStateNumber(t *testing.T, e164, name string, closed, open time.Time) {
+	t.Helper()
+	yaml := strings.Replace(dtCampaign(1000, 1, ""), "unsafe_ignore_called_person_hours: true\n", "", 1)
+	e := newDtEnv(t, sandbox.Options{}, yaml, map[string]string{"leads.csv": "Phone,First Name\n" + e164 + "," + name + "\n"})
+	res := e.mustRun(func(o *RunOptions) { o.Now = func() time.Time { return closed } })
 	if n := len(e.srv.Calls()); n != 0 || res.Deferred != 1 {
-		t.Fatalf("at 09:30 in Kentucky: %d calls in the ledger, %+v; want none, deferred", n, res)
+		t.Fatalf("%s at %s: %d calls in the ledger, %+v; want none, deferred", e164, closed.Format("Mon 2006-01-02 15:04 MST"), n, res)
 	}
-	ten := time.Date(2027, 3, 3, 10, 0, 0, 0, ny)
-	res = e.mustRun(func(o *RunOptions) { o.Now = func() time.Time { return ten } })
+	res = e.mustRun(func(o *RunOptions) { o.Now = func() time.Time { return open } })
 	if n := len(e.srv.Calls()); n != 1 || res.Sent != 1 {
-		t.Errorf("at 10:00 in Kentucky: %d calls in the ledger, %+v; want one", n, res)
+		t.Errorf("%s at %s: %d calls in the ledger, %+v; want one", e164, open.Format("Mon 2006-01-02 15:04 MST"), n, res)
 	}
 }
 
