@@ -240,11 +240,16 @@ func openWorkbook(path, worksheet string) (io.ReadCloser, *Workbook, error) {
 	}
 	// A workbook that asks to be computed again when opened was written by
 	// a program that does not compute formulas (XlsxWriter, and so
-	// pandas, save 0 as every formula's value): a flag's =IF(...) would
-	// read as its 0, a no.
-	if ref := wr.survey.formula; ref != "" && wb.WorkBook != nil && wb.WorkBook.CalcPr != nil && wb.WorkBook.CalcPr.FullCalcOnLoad {
-		z.Close()
-		return nil, nil, &Error{Row: wr.survey.formulaRow, Msg: fmt.Sprintf("worksheet %q, cell %s: %s", name, ref, staleFormula)}
+	// pandas, save 0 as every formula's value, Apache POI a new formula's):
+	// a flag's =IF(...) would read as its 0, a no. One set to calculate by
+	// hand may hold values older than its cells. Any formula of the
+	// worksheet refuses it, as one never computed does: which columns
+	// matter is not known here.
+	if ref := wr.survey.formula; ref != "" {
+		if why := staleCalc(wb, &z.Reader); why != "" {
+			z.Close()
+			return nil, nil, &Error{Row: wr.survey.formulaRow, Msg: fmt.Sprintf("worksheet %q, cell %s: %s", name, ref, why)}
+		}
 	}
 	facts := &wr.survey.facts
 	if err := readComments(wb, &z.Reader, part, facts); err != nil {

@@ -51,15 +51,7 @@ type worksheetReader struct {
 // found by the package's relationship of either kind of workbook
 // (transitional, or the Strict Open XML Excel can also save).
 func worksheetPart(wb *excelize.File, sheet string) (string, error) {
-	wbPath := ""
-	if rels, err := partRels(wb, "_rels/.rels"); err == nil {
-		for _, r := range rels {
-			if r.Type == excelize.SourceRelationshipOfficeDocument || r.Type == excelize.StrictSourceRelationshipOfficeDocument {
-				wbPath = strings.TrimPrefix(r.Target, "/")
-				break
-			}
-		}
-	}
+	wbPath := workbookPart(wb)
 	relsPath := strings.TrimPrefix(path.Dir(wbPath)+"/_rels/"+path.Base(wbPath)+".rels", "/")
 	if path.Dir(wbPath) == "." {
 		relsPath = "_rels/" + path.Base(wbPath) + ".rels"
@@ -85,6 +77,92 @@ func worksheetPart(wb *excelize.File, sheet string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("the workbook does not say where worksheet %q is", sheet)
+}
+
+// workbookPart is the name of wb's workbook part, as the package's
+// relationships name it ("" if they do not).
+func workbookPart(wb *excelize.File) string {
+	if rels, err := partRels(wb, "_rels/.rels"); err == nil {
+		for _, r := range rels {
+			if r.Type == excelize.SourceRelationshipOfficeDocument || r.Type == excelize.StrictSourceRelationshipOfficeDocument {
+				return strings.TrimPrefix(r.Target, "/")
+			}
+		}
+	}
+	return ""
+}
+
+// staleCalc says why the saved values of wb's formulas cannot be trusted,
+// from its calculation properties (calcPr) as its workbook part in z
+// writes them, or "" if they can. It reads the part itself, since
+// excelize's reading of it cannot tell a calcId of 0 from none; a part it
+// cannot read is judged by excelize's reading.
+func staleCalc(wb *excelize.File, z *zip.Reader) string {
+	name := workbookPart(wb)
+	if name == "" {
+		name = "xl/workbook.xml"
+	}
+	rc, err := openPart(z, name, true)
+	if err != nil || rc == nil {
+		return staleCalcRead(wb)
+	}
+	defer rc.Close()
+	d := xml.NewDecoder(rc)
+	for {
+		tok, err := d.RawToken()
+		if err == io.EOF {
+			return ""
+		}
+		if err != nil {
+			return staleCalcRead(wb)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Local != "calcPr" {
+			continue
+		}
+		attr := func(name string) (string, bool) {
+			for _, a := range se.Attr {
+				if a.Name.Local == name {
+					return strings.TrimSpace(a.Value), true
+				}
+			}
+			return "", false
+		}
+		on := func(name string) bool {
+			v, _ := attr(name)
+			return v == "1" || v == "true"
+		}
+		id, hasID := attr("calcId")
+		mode, _ := attr("calcMode")
+		switch {
+		case on("fullCalcOnLoad"):
+			return staleFormula
+		case on("forceFullCalc"):
+			return forcedFormula
+		case hasID && id == "0":
+			return calcIDZeroFormula
+		case mode == "manual":
+			return manualFormula
+		}
+		// A workbook has one calcPr; should it have more, each is read.
+	}
+}
+
+// staleCalcRead is [staleCalc] from excelize's reading of wb's calcPr,
+// which has no calcId of 0.
+func staleCalcRead(wb *excelize.File) string {
+	if wb.WorkBook == nil || wb.WorkBook.CalcPr == nil {
+		return ""
+	}
+	switch c := wb.WorkBook.CalcPr; {
+	case c.FullCalcOnLoad:
+		return staleFormula
+	case c.ForceFullCalc:
+		return forcedFormula
+	case c.CalcMode == "manual":
+		return manualFormula
+	}
+	return ""
 }
 
 // relationship is one entry of a relationships part of a workbook.
@@ -528,6 +606,23 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 // asks to be computed again when opened (calcPr fullCalcOnLoad), whose
 // saved values callrun cannot trust, and what to do.
 const staleFormula = "it holds a formula, and the workbook asks to be computed again when opened: it was written by a program that may have saved any value for its formulas (XlsxWriter and pandas save 0), which callrun cannot trust: open it in Excel or LibreOffice and save it, then run again"
+
+// forcedFormula says what is wrong with a formula cell of a workbook that
+// asks for every calculation to be done in full (calcPr forceFullCalc), as
+// programs that save no computed value ask beside or instead of
+// fullCalcOnLoad, and what to do.
+const forcedFormula = "it holds a formula, and the workbook asks for its formulas to be computed again in full: it was written by a program that may have saved any value for its formulas, which callrun cannot trust: open it in Excel or LibreOffice with automatic calculation and save it, then run again"
+
+// calcIDZeroFormula says what is wrong with a formula cell of a workbook
+// whose calculation engine is given as 0 (calcPr calcId="0"), which asks
+// for every formula to be computed again when opened: Apache POI's way to
+// ask for it, and Apache POI saves 0 as a new formula's value.
+const calcIDZeroFormula = "it holds a formula, and the workbook asks to be computed again when opened (calcId 0): it was written by a program that may have saved any value for its formulas (Apache POI saves 0), which callrun cannot trust: open it in Excel or LibreOffice and save it, then run again"
+
+// manualFormula says what is wrong with a formula cell of a workbook set to
+// calculate by hand (calcPr calcMode="manual"), whose saved values may be
+// older than the cells they are computed from, and what to do.
+const manualFormula = "it holds a formula, and the workbook is set to calculate by hand, so the values saved for its formulas may be older than the cells they are computed from: set calculation to automatic (Excel: Formulas, Calculation Options, Automatic; LibreOffice: Data, Calculate, AutoCalculate), save it, then run again"
 
 // uncomputedFormula says what is wrong with a formula cell whose value was
 // never computed, which callrun cannot read, and what to do.

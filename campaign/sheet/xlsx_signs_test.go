@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -70,9 +71,12 @@ func TestWorkbookFormulaNeverComputed(t *testing.T) {
 
 // TestWorkbookFormulaStale: a workbook that asks to be computed again
 // when opened (calcPr fullCalcOnLoad="1", what XlsxWriter and so pandas
-// write, each formula saved as 0) refuses a worksheet with a formula,
-// naming its first: a flag's =IF(...) saved as 0 would read as a no. One
-// without a formula reads; so does one whose workbook does not ask.
+// write, each formula saved as 0), or for every calculation in full
+// (forceFullCalc), or whose calculation engine is 0 (Apache POI's way to
+// ask), or that is set to calculate by hand (calcMode="manual", its values
+// maybe older than its cells), refuses a worksheet with a formula, naming
+// its first: a flag's =IF(...) saved as 0 would read as a no. One without
+// a formula reads; so does one whose workbook does not ask.
 func TestWorkbookFormulaStale(t *testing.T) {
 	t.Parallel()
 	base := corpusWorkbook(t, t.TempDir())
@@ -93,6 +97,8 @@ func TestWorkbookFormulaStale(t *testing.T) {
 	if !strings.Contains(book, "</workbook>") {
 		t.Fatalf("the workbook part: %q", book)
 	}
+	// The corpus's workbook has a calcPr of its own, which goes.
+	book = regexp.MustCompile(`<calcPr[^>]*(/>|></calcPr>)`).ReplaceAllString(book, "")
 	calc := func(attrs string) string {
 		return strings.Replace(book, "</workbook>", `<calcPr calcId="124519"`+attrs+`/></workbook>`, 1)
 	}
@@ -100,20 +106,37 @@ func TestWorkbookFormulaStale(t *testing.T) {
 	formulas := head + `<row r="2"><c r="A2"><v>14155550102</v></c><c r="B2"><v>0</v></c></row>` +
 		`<row r="3"><c r="A3"><v>14155550103</v></c><c r="B3"><f>IF(A3=0,"yes","no")</f><v>0</v></c></row>`
 	values := head + `<row r="2"><c r="A2"><v>14155550102</v></c><c r="B2"><v>0</v></c></row>`
-	path := withParts(t, base, map[string]string{"xl/workbook.xml": calc(` fullCalcOnLoad="1"`), "xl/worksheets/sheet1.xml": shapeSheet(mainNS, formulas)})
-	_, err = Open(path)
-	var se *Error
-	want := path + ` row 3: worksheet "Sheet1", cell B3: it holds a formula, and the workbook asks to be computed again when opened`
-	if !errors.As(err, &se) || se.Row != 3 || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("a formula in a workbook to be computed again: %v; want %s...", err, want)
+	for _, tt := range []struct{ name, book, want string }{
+		{"fullCalcOnLoad (XlsxWriter, pandas)", calc(` fullCalcOnLoad="1"`), staleFormula},
+		{"fullCalcOnLoad true", calc(` fullCalcOnLoad="true"`), staleFormula},
+		{"forceFullCalc", calc(` forceFullCalc="1"`), forcedFormula},
+		{"both, and automatic", calc(` calcMode="auto" fullCalcOnLoad="1" forceFullCalc="1"`), staleFormula},
+		{"calcId 0 (Apache POI)", strings.Replace(book, "</workbook>", `<calcPr calcId="0"/></workbook>`, 1), calcIDZeroFormula},
+		{"manual", calc(` calcMode="manual"`), manualFormula},
+		{"manual, prefixed", strings.Replace(book, "</workbook>", `<x:calcPr xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main" calcId="191029" calcMode="manual"/></workbook>`, 1), manualFormula},
+	} {
+		path := withParts(t, base, map[string]string{"xl/workbook.xml": tt.book, "xl/worksheets/sheet1.xml": shapeSheet(mainNS, formulas)})
+		_, err = Open(path)
+		var se *Error
+		want := path + ` row 3: worksheet "Sheet1", cell B3: ` + tt.want
+		if !errors.As(err, &se) || se.Row != 3 || err.Error() != want {
+			t.Errorf("%s: a formula: %v; want %s", tt.name, err, want)
+		}
+		path = withParts(t, base, map[string]string{"xl/workbook.xml": tt.book, "xl/worksheets/sheet1.xml": shapeSheet(mainNS, values)})
+		if got, err := workbookText(path); err != nil || got != `"Phone","Do Not Call"`+"\n"+`"14155550102","0"`+"\n" {
+			t.Errorf("%s: no formula: %q, %v", tt.name, got, err)
+		}
 	}
-	path = withParts(t, base, map[string]string{"xl/workbook.xml": calc(` fullCalcOnLoad="1"`), "xl/worksheets/sheet1.xml": shapeSheet(mainNS, values)})
-	if got, err := workbookText(path); err != nil || got != `"Phone","Do Not Call"`+"\n"+`"14155550102","0"`+"\n" {
-		t.Errorf("no formula, in a workbook to be computed again: %q, %v", got, err)
-	}
-	path = withParts(t, base, map[string]string{"xl/workbook.xml": calc(""), "xl/worksheets/sheet1.xml": shapeSheet(mainNS, formulas)})
-	if got, err := workbookText(path); err != nil || !strings.HasSuffix(got, `"14155550103","0"`+"\n") {
-		t.Errorf("a formula in a workbook Excel saved: %q, %v", got, err)
+	for _, tt := range []struct{ name, book string }{
+		{"Excel", calc("")},
+		{"automatic", calc(` calcMode="auto" fullCalcOnLoad="0" forceFullCalc="false"`)},
+		{"no calcPr", book},
+		{"manual tables only", calc(` calcMode="autoNoTable"`)},
+	} {
+		path := withParts(t, base, map[string]string{"xl/workbook.xml": tt.book, "xl/worksheets/sheet1.xml": shapeSheet(mainNS, formulas)})
+		if got, err := workbookText(path); err != nil || !strings.HasSuffix(got, `"14155550103","0"`+"\n") {
+			t.Errorf("%s: a formula in a workbook Excel saved: %q, %v", tt.name, got, err)
+		}
 	}
 }
 
