@@ -325,6 +325,49 @@ func TestInitMapsConsent(t *testing.T) {
 	}
 }
 
+// TestConsentWordsPutTogether: a consent cell that puts a yes, or the
+// word for consent, before a word of consent given ("Yes - confirmed",
+// "Yes, PEWC", "Zustimmung erteilt") reads as a yes, in a consent cell
+// and in a status cell; the word for consent before a no, a refusal or a
+// consent not yet given reads as a no; a withdrawal beside any of them
+// withdraws; and a cell that says yes and no at once, or puts a negation
+// between the words, is no yes: its row is not called.
+func TestConsentWordsPutTogether(t *testing.T) {
+	for cell, want := range map[string]cellSays{
+		"Zustimmung erteilt": saysYes, "Yes - confirmed": saysYes, "Yes, PEWC": saysYes, "Yes (PEWC)": saysYes,
+		"YES - CONFIRMED": saysYes, "Yes: Express Written Consent": saysYes, "Yes - Double Opt-In": saysYes,
+		"Consent: Yes": saysYes, "Consent - Confirmed": saysYes, "TCPA Consent Given": saysYes, "PEWC: Obtained": saysYes,
+		"Ja, bestätigt": saysYes, "Einwilligung: ja": saysYes, "Zustimmung gegeben": saysYes,
+		"Oui - confirmé": saysYes, "Consentement: oui": saysYes, "Sí, confirmado": saysYes, "Toestemming gegeven": saysYes,
+
+		// Negated, refused, pending, withdrawn: never a yes.
+		"Zustimmung nicht erteilt": saysNo, "Einwilligung nicht erteilt": saysNo, "Zustimmung verweigert": saysNo,
+		"Zustimmung: nein": saysNo, "Zustimmung ausstehend": saysNo, "Consent: No": saysNo, "Consent - Not Given": saysNo,
+		"Consent: Not Confirmed": saysNo, "Consent - Unconfirmed": saysNo, "Consentement refusé": saysNo,
+
+		"Zustimmung widerrufen": saysWithdrawn, "Einwilligung zurückgezogen": saysWithdrawn, "Yes - revoked": saysWithdrawn,
+		"Yes, PEWC revoked": saysWithdrawn, "Yes - opted out": saysWithdrawn, "Yes - do not call": saysWithdrawn,
+		"Confirmed - withdrawn": saysWithdrawn, "Zustimmung erteilt, widerrufen": saysWithdrawn,
+
+		"No - not confirmed": saysUnclear, "Yes? no": saysUnclear, "Yes - not confirmed": saysUnclear,
+		"Yes - unconfirmed": saysUnclear, "Yes - pending": saysUnclear, "Yes, no PEWC": saysUnclear, "No, PEWC": saysUnclear,
+		"Not confirmed - yes": saysUnclear, "Keine Zustimmung erteilt": saysUnclear, "Zustimmung nicht gegeben": saysUnclear,
+		"Ja, nicht bestätigt": saysUnclear, "Yes confirmed no": saysUnclear, "Confirmed - no": saysUnclear,
+		"X confirmed": saysUnclear, "Yes, declined": saysUnclear,
+	} {
+		ev, why := ReadConsent(cell, "US", consentNow)
+		if (ev == "yes") != (want == saysYes) {
+			t.Errorf("consent cell %q reads %q (%s); want a yes: %v", cell, ev, why, want == saysYes)
+		}
+		if ConsentRevoked(cell) != (want == saysWithdrawn) {
+			t.Errorf("consent cell %q: withdrawn %v, want %v", cell, !(want == saysWithdrawn), want == saysWithdrawn)
+		}
+		if got := readScopeCell(scopeStatus, cell, "US").status; got != want {
+			t.Errorf("status cell %q reads as %d, want %d", cell, got, want)
+		}
+	}
+}
+
 // TestConsentWordsOfCRMs: the words CRMs and lead vendors write for
 // consent given (a double opt-in, TCPA's express written consent, Zoho's
 // Consent - Obtained, the languages' "I agree") read as a yes, in a

@@ -150,6 +150,24 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		add(consent, l.Withdrawn, saysWithdrawn, code)
 		add(consent, l.OptOut, saysWithdrawn, code)
 		add(consent, l.DoNotCall, saysWithdrawn, code)
+		// A consent cell may put a yes, or the language's word for consent,
+		// before its word of consent given ("Yes - confirmed", "Yes, PEWC",
+		// "Zustimmung erteilt", "Consent: Yes"), and the word for consent
+		// before a no, a refusal or a consent not yet given ("Zustimmung
+		// nicht erteilt", "Consent - Declined"): read as the second word
+		// says. Only one language's words are put together, whole, in that
+		// order; a yes of one letter ("x", "j") is not put before anything.
+		// A cell that holds anything more, or a yes beside a no ("Yes? no",
+		// "Yes - not confirmed"), is none of them.
+		var yes []string
+		for _, y := range l.Yes {
+			if len(foldString(y)) > 1 {
+				yes = append(yes, y)
+			}
+		}
+		add(consent, pairs(slices.Concat(yes, l.Consent), l.Granted), saysYes, code)
+		add(consent, pairs(l.Consent, l.Yes), saysYes, code)
+		add(consent, pairs(l.Consent, slices.Concat(l.No, l.Denied, l.Pending)), saysNo, code)
 		for _, p := range slices.Concat(l.Withdrawn, l.OptOut) {
 			if ws := foldWords(p); len(ws) > 0 {
 				w.withdrawals[ws[0]] = append(w.withdrawals[ws[0]], ws)
@@ -204,6 +222,17 @@ func readSignalWords(data []byte) (*signalWords, error) {
 	settle(flag, w.flag)
 	settle(consent, w.consent)
 	return w, nil
+}
+
+// pairs is each of firsts followed by each of seconds, a space between.
+func pairs(firsts, seconds []string) []string {
+	out := make([]string, 0, len(firsts)*len(seconds))
+	for _, a := range firsts {
+		for _, b := range seconds {
+			out = append(out, a+" "+b)
+		}
+	}
+	return out
 }
 
 // saysWord names what a word of the table says, for the conflicts.
