@@ -275,7 +275,8 @@ const (
 // readChannelCell reads a cell of a consent's channel column, in any of
 // the table's languages: calls when it, or one of its tags ("Email;
 // Phone"), names calls, or is made of the words of a phone line alone
-// ("Mobile", "Cell", "Handy": the number itself, [namesLineOnly]); else
+// ("Mobile", "Cell", "Handy": the number itself), or of one and a fax
+// ("Tel/Fax", [namesLineOnly]); else
 // unknown when a tag names no channel callrun knows; else texts or
 // another channel.
 func readChannelCell(cell string) consentChannelSays {
@@ -316,13 +317,16 @@ func readChannelCell(cell string) consentChannelSays {
 }
 
 // namesLineOnly reports whether every word of a channel cell's tag is a
-// word of a phone line ("Mobile", "Cell", "Tel", "Handy", "Portable"):
-// such a tag names the number, and so calls to it. A tag that names
-// texts, another channel or anything else beside it is of that ("Mobile
-// SMS" is texts, "MobilePush" another channel, "Mobile App" unknown): a
-// line's word is matched as a whole word, never inside another.
+// word of a phone line ("Mobile", "Cell", "Tel", "Handy", "Portable"),
+// or of a fax beside one ("Tel/Fax", as a letterhead gives the number and
+// its fax): such a tag names the number, and so calls to it. A tag that
+// names texts, another channel or anything else beside it is of that
+// ("Mobile SMS" is texts, "MobilePush" another channel, "Mobile App"
+// unknown, "Fax" alone another channel): a line's word is matched as a
+// whole word, never inside another.
 func namesLineOnly(w *signalWords, t header) bool {
-	return len(t.words) > 0 && !slices.ContainsFunc(t.words, func(x string) bool { return !slices.Contains(w.lines, x) })
+	return slices.ContainsFunc(t.words, func(x string) bool { return slices.Contains(w.lines, x) }) &&
+		!slices.ContainsFunc(t.words, func(x string) bool { return !slices.Contains(w.lines, x) && !slices.Contains(w.fax, x) })
 }
 
 // consentEndLeeway is how long after the start of its day (UTC) a

@@ -274,6 +274,12 @@ func TestConsentScopeHeader(t *testing.T) {
 		"Mobile SMS": channelTexts, "Cell Text": channelTexts, "MESAJ": channelTexts,
 		"MobilePush": channelOther, "Mobile Email": channelOther, "Double Opt-In": channelOther,
 		"Mobile App": channelUnknown, "MobileConnect": channelUnknown, "Mobile Pigeon": channelUnknown,
+		// A phone line beside its fax, as a letterhead gives them, names
+		// the phone line; a fax alone or beside another channel does not.
+		"Tel/Fax": channelCalls, "Tel / Fax": channelCalls, "Tel. + Fax": channelCalls, "Fax/Tel": channelCalls,
+		"Phone/Fax": channelCalls, "Telefon/Fax": channelCalls, "Handy/Telefax": channelCalls, "Tél/Télécopie": channelCalls,
+		"Fax": channelOther, "Email/Fax": channelOther, "Fax SMS": channelTexts, "Tel/Fax/Email": channelOther,
+		"Mobile/Email": channelOther,
 	} {
 		if got := readChannelCell(cell); got != want {
 			t.Errorf("channel cell %q reads as %d, want %d", cell, got, want)

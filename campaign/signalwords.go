@@ -33,6 +33,7 @@ type signalLanguage struct {
 	OptOut        []string `yaml:"opt_out"`
 	Calls         []string `yaml:"calls"`
 	Lines         []string `yaml:"lines"`
+	Fax           []string `yaml:"fax"`
 	Texts         []string `yaml:"texts"`
 	OtherChannels []string `yaml:"other_channels"`
 	Consent       []string `yaml:"consent"`
@@ -87,9 +88,10 @@ type signalWords struct {
 	// firstWords does the phrases, for a consent cell of text that
 	// holds one ([ConsentRevoked]).
 	withdrawals map[string][][]string
-	// The header lists, folded, over every language, and lines, the
-	// words of a phone line a consent's channel cell is read by.
-	dnc, blocked, optOut, notAllowed, calls, lines, texts, other, consentHeader, optIn, withdrawnHeader, deniedHeader, lists, notes, details, dates,
+	// The header lists, folded, over every language, and lines and fax,
+	// the words of a phone line and of a fax a consent's channel cell is
+	// read by.
+	dnc, blocked, optOut, notAllowed, calls, lines, fax, texts, other, consentHeader, optIn, withdrawnHeader, deniedHeader, lists, notes, details, dates,
 	negations, expiry, suppression, channel, status, captured []string
 }
 
@@ -190,7 +192,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 			list []string
 		}{
 			{&w.dnc, l.DoNotCall}, {&w.blocked, l.Blocked}, {&w.optOut, l.OptOut}, {&w.notAllowed, l.NotAllowed},
-			{&w.calls, l.Calls}, {&w.lines, l.Lines}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent}, {&w.optIn, l.OptIn},
+			{&w.calls, l.Calls}, {&w.lines, l.Lines}, {&w.fax, l.Fax}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent}, {&w.optIn, l.OptIn},
 			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.notes, l.Notes}, {&w.dates, l.Dates},
 			{&w.negations, l.Negations}, {&w.deniedHeader, l.Denied}, {&w.expiry, l.Expiry}, {&w.suppression, l.Suppression},
 			{&w.channel, l.Channel}, {&w.status, l.Status}, {&w.captured, l.Captured},

@@ -151,6 +151,21 @@ func TestSignalWordsEveryLanguage(t *testing.T) {
 				t.Errorf("%s: channel %q (alone, with %s, with %s) reads as %d, %d, %d", code, x, text, other,
 					readChannelCell(x), readChannelCell(x+" "+text), readChannelCell(x+" "+other))
 			}
+			// Beside a fax, the line is still named: "Tel/Fax".
+			for _, f := range l.Fax {
+				if got := readChannelCell(x + "/" + f); got != channelCalls {
+					t.Errorf("%s: channel %q reads as %d, not calls", code, x+"/"+f, got)
+				}
+			}
+		}
+		// A fax alone names no calls.
+		for _, f := range l.Fax {
+			if len(foldWords(f)) != 1 {
+				t.Errorf("%s: fax %q is not one word", code, f)
+			}
+			if got := readChannelCell(f); got == channelCalls || readChannelCell(f+" "+text) != channelTexts {
+				t.Errorf("%s: channel %q reads as %d", code, f, got)
+			}
 		}
 		// namesCalls: an entry that names calls itself ("NIX-Telefon") is
 		// of calls whatever channel a header also names.
