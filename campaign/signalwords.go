@@ -126,14 +126,30 @@ func readSignalWords(data []byte) (*signalWords, error) {
 	// consent), what it says in the languages that have it, and which.
 	type readings map[string]map[cellSays][]string
 	flag, consent := readings{}, readings{}
+	addKey := func(r readings, k string, says cellSays, code string) {
+		if r[k] == nil {
+			r[k] = map[cellSays][]string{}
+		}
+		if !slices.Contains(r[k][says], code) {
+			r[k][says] = append(r[k][says], code)
+		}
+	}
 	add := func(r readings, list []string, says cellSays, code string) {
 		for _, e := range list {
-			k := foldString(e)
-			if r[k] == nil {
-				r[k] = map[cellSays][]string{}
-			}
-			if !slices.Contains(r[k][says], code) {
-				r[k][says] = append(r[k][says], code)
+			addKey(r, foldString(e), says, code)
+		}
+	}
+	// addPairs adds each of firsts followed by each of seconds: folded,
+	// the two folded one after the other.
+	addPairs := func(r readings, firsts, seconds []string, says cellSays, code string) {
+		second := make([]string, len(seconds))
+		for i, b := range seconds {
+			second[i] = foldString(b)
+		}
+		for _, a := range firsts {
+			first := foldString(a)
+			for _, b := range second {
+				addKey(r, first+b, says, code)
 			}
 		}
 	}
@@ -167,9 +183,9 @@ func readSignalWords(data []byte) (*signalWords, error) {
 				yes = append(yes, y)
 			}
 		}
-		add(consent, pairs(slices.Concat(yes, l.Consent), l.Granted), saysYes, code)
-		add(consent, pairs(l.Consent, l.Yes), saysYes, code)
-		add(consent, pairs(l.Consent, slices.Concat(l.No, l.Denied, l.Pending)), saysNo, code)
+		addPairs(consent, slices.Concat(yes, l.Consent), l.Granted, saysYes, code)
+		addPairs(consent, l.Consent, l.Yes, saysYes, code)
+		addPairs(consent, l.Consent, slices.Concat(l.No, l.Denied, l.Pending), saysNo, code)
 		for _, p := range slices.Concat(l.Withdrawn, l.OptOut) {
 			if ws := foldWords(p); len(ws) > 0 {
 				w.withdrawals[ws[0]] = append(w.withdrawals[ws[0]], ws)
@@ -224,17 +240,6 @@ func readSignalWords(data []byte) (*signalWords, error) {
 	settle(flag, w.flag)
 	settle(consent, w.consent)
 	return w, nil
-}
-
-// pairs is each of firsts followed by each of seconds, a space between.
-func pairs(firsts, seconds []string) []string {
-	out := make([]string, 0, len(firsts)*len(seconds))
-	for _, a := range firsts {
-		for _, b := range seconds {
-			out = append(out, a+" "+b)
-		}
-	}
-	return out
 }
 
 // saysWord names what a word of the table says, for the conflicts.
