@@ -355,16 +355,7 @@ func TestConsentWordsPutTogether(t *testing.T) {
 		"Ja, nicht bestätigt": saysUnclear, "Yes confirmed no": saysUnclear, "Confirmed - no": saysUnclear,
 		"X confirmed": saysUnclear, "Yes, declined": saysUnclear,
 	} {
-		ev, why := ReadConsent(cell, "US", consentNow)
-		if (ev == "yes") != (want == saysYes) {
-			t.Errorf("consent cell %q reads %q (%s); want a yes: %v", cell, ev, why, want == saysYes)
-		}
-		if ConsentRevoked(cell) != (want == saysWithdrawn) {
-			t.Errorf("consent cell %q: withdrawn %v, want %v", cell, !(want == saysWithdrawn), want == saysWithdrawn)
-		}
-		if got := readScopeCell(scopeStatus, cell, "US").status; got != want {
-			t.Errorf("status cell %q reads as %d, want %d", cell, got, want)
-		}
+		checkConsentWord(t, cell, want)
 	}
 }
 
@@ -376,7 +367,6 @@ func TestConsentWordsPutTogether(t *testing.T) {
 // (unconfirmed, HubSpot's Not specified, Pipedrive's no_consent) is a
 // no, not a withdrawal; a word callrun does not know holds its row.
 func TestConsentWordsOfCRMs(t *testing.T) {
-	now := consentNow
 	for cell, want := range map[string]cellSays{
 		"Double Opt-In": saysYes, "Double Opted In": saysYes, "DOI": saysYes, "Confirmed": saysYes, "CONFIRMED_OPT_IN": saysYes,
 		"Single Opt-In": saysYes, "Opt-In Confirmed": saysYes, "opted_in": saysYes, "Express": saysYes, "Express Written": saysYes,
@@ -401,15 +391,23 @@ func TestConsentWordsOfCRMs(t *testing.T) {
 
 		"Implied": saysUnclear, "Blorp": saysUnclear, "Legitimate Interests": saysUnclear, "Double": saysUnclear,
 	} {
-		ev, why := ReadConsent(cell, "US", now)
-		if (ev == "yes") != (want == saysYes) {
-			t.Errorf("consent cell %q reads %q (%s); want a yes: %v", cell, ev, why, want == saysYes)
-		}
-		if ConsentRevoked(cell) != (want == saysWithdrawn) {
-			t.Errorf("consent cell %q: withdrawn %v, want %v", cell, !(want == saysWithdrawn), want == saysWithdrawn)
-		}
-		if got := readScopeCell(scopeStatus, cell, "US").status; got != want {
-			t.Errorf("status cell %q reads as %d, want %d", cell, got, want)
-		}
+		checkConsentWord(t, cell, want)
+	}
+}
+
+// checkConsentWord checks that cell reads as want (saysYes, saysNo,
+// saysWithdrawn or saysUnclear) in a consent cell, as a withdrawal, and in
+// a status cell.
+func checkConsentWord(t *testing.T, cell string, want cellSays) {
+	t.Helper()
+	ev, why := ReadConsent(cell, "US", consentNow)
+	if (ev == "yes") != (want == saysYes) {
+		t.Errorf("consent cell %q reads %q (%s); want a yes: %v", cell, ev, why, want == saysYes)
+	}
+	if ConsentRevoked(cell) != (want == saysWithdrawn) {
+		t.Errorf("consent cell %q: withdrawn %v, want %v", cell, !(want == saysWithdrawn), want == saysWithdrawn)
+	}
+	if got := readScopeCell(scopeStatus, cell, "US").status; got != want {
+		t.Errorf("status cell %q reads as %d, want %d", cell, got, want)
 	}
 }
