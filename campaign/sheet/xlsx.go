@@ -609,8 +609,9 @@ const staleFormula = "it holds a formula, and the workbook asks to be computed a
 
 // forcedFormula says what is wrong with a formula cell of a workbook that
 // asks for every calculation to be done in full (calcPr forceFullCalc), as
-// programs that save no computed value ask beside or instead of
-// fullCalcOnLoad, and what to do.
+// programs that do not compute their formulas ask, most often beside
+// fullCalcOnLoad, and what to do. Excel saves computed values with it; a
+// file that holds it alone cannot be told from a program's.
 const forcedFormula = "it holds a formula, and the workbook asks for its formulas to be computed again in full: it was written by a program that may have saved any value for its formulas, which callrun cannot trust: open it in Excel or LibreOffice with automatic calculation and save it, then run again"
 
 // calcIDZeroFormula says what is wrong with a formula cell of a workbook
