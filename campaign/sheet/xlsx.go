@@ -137,8 +137,6 @@ func staleCalc(wb *excelize.File, z *zip.Reader) string {
 		switch {
 		case on("fullCalcOnLoad"):
 			return staleFormula
-		case on("forceFullCalc"):
-			return forcedFormula
 		case hasID && id == "0":
 			return calcIDZeroFormula
 		case mode == "manual":
@@ -157,8 +155,6 @@ func staleCalcRead(wb *excelize.File) string {
 	switch c := wb.WorkBook.CalcPr; {
 	case c.FullCalcOnLoad:
 		return staleFormula
-	case c.ForceFullCalc:
-		return forcedFormula
 	case c.CalcMode == "manual":
 		return manualFormula
 	}
@@ -606,13 +602,6 @@ func (wr *worksheetReader) cell() (string, bool, error) {
 // asks to be computed again when opened (calcPr fullCalcOnLoad), whose
 // saved values callrun cannot trust, and what to do.
 const staleFormula = "it holds a formula, and the workbook asks to be computed again when opened: it was written by a program that may have saved any value for its formulas (XlsxWriter and pandas save 0), which callrun cannot trust: open it in Excel or LibreOffice and save it, then run again"
-
-// forcedFormula says what is wrong with a formula cell of a workbook that
-// asks for every calculation to be done in full (calcPr forceFullCalc), as
-// programs that do not compute their formulas ask, most often beside
-// fullCalcOnLoad, and what to do. Excel saves computed values with it; a
-// file that holds it alone cannot be told from a program's.
-const forcedFormula = "it holds a formula, and the workbook asks for its formulas to be computed again in full: it was written by a program that may have saved any value for its formulas, which callrun cannot trust: open it in Excel or LibreOffice with automatic calculation and save it, then run again"
 
 // calcIDZeroFormula says what is wrong with a formula cell of a workbook
 // whose calculation engine is given as 0 (calcPr calcId="0"), which asks

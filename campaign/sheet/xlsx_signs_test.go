@@ -71,12 +71,15 @@ func TestWorkbookFormulaNeverComputed(t *testing.T) {
 
 // TestWorkbookFormulaStale: a workbook that asks to be computed again
 // when opened (calcPr fullCalcOnLoad="1", what XlsxWriter and so pandas
-// write, each formula saved as 0), or for every calculation in full
-// (forceFullCalc), or whose calculation engine is 0 (Apache POI's way to
-// ask), or that is set to calculate by hand (calcMode="manual", its values
-// maybe older than its cells), refuses a worksheet with a formula, naming
-// its first: a flag's =IF(...) saved as 0 would read as a no. One without
-// a formula reads; so does one whose workbook does not ask.
+// write, each formula saved as 0), or whose calculation engine is 0
+// (Apache POI's way to ask), or that is set to calculate by hand
+// (calcMode="manual", its values maybe older than its cells), refuses a
+// worksheet with a formula, naming its first: a flag's =IF(...) saved as
+// 0 would read as a no. One without a formula reads; so does one whose
+// workbook does not ask, and one that asks only for every calculation in
+// full (forceFullCalc alone), which Excel keeps when it saves computed
+// values: refused, a file saved by Excel as the message says would be
+// refused again.
 func TestWorkbookFormulaStale(t *testing.T) {
 	t.Parallel()
 	base := corpusWorkbook(t, t.TempDir())
@@ -109,7 +112,6 @@ func TestWorkbookFormulaStale(t *testing.T) {
 	for _, tt := range []struct{ name, book, want string }{
 		{"fullCalcOnLoad (XlsxWriter, pandas)", calc(` fullCalcOnLoad="1"`), staleFormula},
 		{"fullCalcOnLoad true", calc(` fullCalcOnLoad="true"`), staleFormula},
-		{"forceFullCalc", calc(` forceFullCalc="1"`), forcedFormula},
 		{"both, and automatic", calc(` calcMode="auto" fullCalcOnLoad="1" forceFullCalc="1"`), staleFormula},
 		{"calcId 0 (Apache POI)", strings.Replace(book, "</workbook>", `<calcPr calcId="0"/></workbook>`, 1), calcIDZeroFormula},
 		{"manual", calc(` calcMode="manual"`), manualFormula},
@@ -130,6 +132,7 @@ func TestWorkbookFormulaStale(t *testing.T) {
 	for _, tt := range []struct{ name, book string }{
 		{"Excel", calc("")},
 		{"automatic", calc(` calcMode="auto" fullCalcOnLoad="0" forceFullCalc="false"`)},
+		{"forceFullCalc alone (Excel's ForceFullCalculation)", calc(` forceFullCalc="1"`)},
 		{"no calcPr", book},
 		{"manual tables only", calc(` calcMode="autoNoTable"`)},
 	} {
