@@ -297,7 +297,8 @@ func textSaysDoNotCall(text string) int {
 	return found
 }
 
-// eachLine calls fn with each line of transcript text (from 1), and its
+// eachLine calls fn with each line of transcript text (from 1; a line
+// ends at "\n", "\r\n" or a "\r" alone, as old Macs wrote), and its
 // label and the words after it when it starts a turn ([turnLabel]), until
 // fn returns false. In a turn that is not the agent's, a line after one
 // whose words end in a colon ("User: Look here:") starts no turn unless
@@ -311,8 +312,12 @@ func eachLine(text string, fn func(line int, l, label, words string, ok bool) bo
 	line, colon, agent := 0, false, false
 	for rest := text; rest != ""; {
 		var l string
-		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+		if i := strings.IndexAny(rest, "\r\n"); i >= 0 {
+			crlf := rest[i] == '\r' && strings.HasPrefix(rest[i+1:], "\n")
 			l, rest = rest[:i], rest[i+1:]
+			if crlf {
+				rest = rest[1:]
+			}
 		} else {
 			l, rest = rest, ""
 		}
@@ -329,7 +334,7 @@ func eachLine(text string, fn func(line int, l, label, words string, ok bool) bo
 			agent = agentLabels[foldString(label)]
 		}
 		if t := strings.TrimRight(l, " \t\r"); !ok || strings.TrimSpace(words) != "" {
-			colon = strings.HasSuffix(t, ":")
+			colon = strings.HasSuffix(t, ":") || strings.HasSuffix(t, "：")
 		}
 	}
 }
@@ -378,26 +383,31 @@ var roleLabels = map[string]bool{
 
 // turnLabel splits a transcript's line into its speaker's label and the
 // words after it, when it starts with one: up to three words of letters,
-// digits, _ or - (at most maxLabel bytes), then a colon and a space or
-// the line's end. A time before the label ("[00:01:02] User:", "00:01
-// User:", "(0:04) - User:") or in brackets after it ("User (00:04):") is
-// no part of it.
+// digits, _ or - (at most maxLabel bytes), then a colon (or a full-width
+// one, "User：") and a space or the line's end; after a person's or the
+// agent's label ([personLabels], [agentLabels]), a colon alone ("User:stop").
+// A time before the label ("[00:01:02] User:", "00:01 User:", "(0:04) -
+// User:") or in brackets after it ("User (00:04):"), and the asterisks of
+// markdown's bold around it ("**User:**", "**User**:"), are no part of it.
 func turnLabel(l string) (label, rest string, ok bool) {
 	t := strings.TrimLeft(l, " \t\r")
 	if n := clockLen(t, false); n > 0 {
 		t = strings.TrimLeft(t[n:], " \t-|")
 	}
-	i := strings.IndexByte(t, ':')
+	t = strings.TrimLeft(t, "*")
+	i, width := labelColon(t)
 	end := i // the label ends before a time in brackets: "User (00:04):"
 	if j := strings.IndexAny(t, "(["); j > 0 && j < i {
-		if n := clockLen(t[j:], true); n > 0 && strings.HasPrefix(t[j+n:], ":") {
-			end, i = j, j+n
+		if n := clockLen(t[j:], true); n > 0 {
+			if k, w := labelColon(t[j+n:]); k == 0 {
+				end, i, width = j, j+n, w
+			}
 		}
 	}
-	if end <= 0 || end > maxLabel || i+1 < len(t) && t[i+1] != ' ' && t[i+1] != '\t' && t[i+1] != '\r' {
+	if end <= 0 || end > maxLabel {
 		return "", "", false
 	}
-	label = strings.TrimSpace(t[:end])
+	label = strings.TrimSpace(strings.TrimRight(t[:end], "*"))
 	if label == "" || len(strings.Fields(label)) > 3 {
 		return "", "", false
 	}
@@ -406,7 +416,23 @@ func turnLabel(l string) (label, rest string, ok bool) {
 			return "", "", false
 		}
 	}
-	return label, t[i+1:], true
+	rest = strings.TrimLeft(t[i+width:], "*")
+	if rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\r' {
+		if f := foldString(label); !personLabels[f] && !agentLabels[f] {
+			return "", "", false
+		}
+	}
+	return label, rest, true
+}
+
+// labelColon returns where the first colon of s is, ':' or the
+// full-width '：', and its length in bytes; -1 when s has none.
+func labelColon(s string) (int, int) {
+	i := strings.IndexByte(s, ':')
+	if j := strings.Index(s, "："); j >= 0 && (i < 0 || j < i) {
+		return j, len("：")
+	}
+	return i, 1
 }
 
 // clockLen returns the length of the time of the call at the start of s,

@@ -194,6 +194,15 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 		{"a tool's result beside the agent", "Agent: One moment.\nTool result: the number is on no do not call list.\nAgent: Thanks for waiting.", ""},
 		{"the person's turn going on after a colon", "Agent: Hi.\nUser: Listen:\nyou people: stop calling me.\nAgent: Sorry.", " line 2"},
 		{"a named person's turn going on after a colon", "Agent: Hi Ada.\nAda: Look here:\nyou people: stop calling me.", " line 2"},
+		{"a full-width colon", "Agent： Hi Ada.\nUser：stop calling me", " line 2"},
+		{"no space after the colon", "Agent:Hi Ada.\nUser:stop", " line 2"},
+		{"no space after an unknown label", "Agent: Hi Ada.\nUser: I'm free at\n10:30 works, stop by.", ""},
+		{"markdown's bold label", "**Agent:** Hi Ada.\n**User:** Stop calling me.", " line 2"},
+		{"markdown's bold name", "**Agent**: Hi Ada.\n**User**: Stop calling me.", " line 2"},
+		{"markdown's bold, the agent offers", "**Agent:** Say stop to be put on our do not call list.\n**User:** Sure, call me later.", ""},
+		{"old Mac line ends", "Agent: Hi Ada.\rUser: Stop calling me.\rAgent: Sorry.", " line 2"},
+		{"Windows line ends, no space", "Agent: Hi Ada.\r\nUser:stop\r\n", " line 2"},
+		{"old Mac line ends, the agent offers", "Agent: Hi Ada.\rSay stop to be put on our do not call list.\rUser: Call me later.", ""},
 	} {
 		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
 		want := ""
