@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,14 +22,15 @@ var SummaryFields = []string{"summary", "call_summary", "analysis.summary", "cal
 // transcript, as [apiclient.FieldValues] matches them: the service's
 // envelope's data.transcript, Retell's call.transcript,
 // call.transcript_object and call.transcript_with_tool_calls, Vapi's
-// message.artifact.transcript, message.artifact.messages and
-// message.transcript, Bland's concatenated_transcript and transcripts.
-// A transcript is text of turns, one a line that starts with its
-// speaker's label ("User: ..."), or a JSON array of turns, each an
-// object that names its speaker (role, speaker, or Bland's user) and
-// holds its words (content, message or text).
+// message.artifact.transcript, message.artifact.messages,
+// message.artifact.messagesOpenAIFormatted and message.transcript,
+// Bland's concatenated_transcript and transcripts. A transcript is text
+// of turns, one a line that starts with its speaker's label ("User:
+// ..."), or a JSON array of turns, each an object that names its speaker
+// (role, speaker, or Bland's user) and holds its words (content,
+// message, text or utterance: a string, or parts, [readTurn]).
 var TranscriptFields = []string{"transcript", "transcripts", "transcript_object", "transcript_with_tool_calls", "concatenated_transcript",
-	"artifact.transcript", "artifact.messages", "messages"}
+	"artifact.transcript", "artifact.messages", "messages", "artifact.messagesOpenAIFormatted", "messagesOpenAIFormatted"}
 
 // personLabels are the labels senders give the called person's turns
 // in a transcript, folded ([foldString]): Retell's, Vapi's and Bland's
@@ -158,8 +160,8 @@ func transcriptSaysDoNotCall(v string) string {
 // turnsSayDoNotCall reads v as a JSON array of turns, in one pass, and
 // returns "[i]" for the first turn i that is the called person's and says
 // do not call: an object whose role (else speaker, else Bland's user) is
-// a person's label, its words its content (else message, else text),
-// keys matched in any case; a string element is a turn of text, read as
+// a person's label, its words its content (else message, else text, else
+// utterance; [readTurn]), keys matched in any case; a string element is a turn of text, read as
 // a transcript's text is. ok is false when v is no JSON array, or is one
 // only up to a fault (cut short, or text that starts with a time in
 // brackets, "[00:01] User: ..."): the turns before the fault are read,
@@ -200,19 +202,25 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 }
 
 // readTurn reads the object of one turn, whose '{' dec is at: its
-// speaker and its words, under the keys senders give them.
+// speaker and its words, under the keys senders give them. Words may be
+// a string, or parts (OpenAI's format of messages, which Vapi's
+// messagesOpenAIFormatted keeps): an array of strings and of objects
+// whose text is their words ({"type": "text", "text": "..."}), or one
+// such object; the parts' words are read joined by spaces.
 func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 	if _, err := dec.ReadToken(); err != nil {
 		return "", "", err
 	}
-	// By rank: role, speaker, user; content, message, text.
-	var whos, saids [3]string
+	// By rank: role, speaker, user; content, message, text, utterance.
+	var whos [3]string
+	var saids [4]string
 	for dec.PeekKind() != '}' {
 		key, err := dec.ReadToken()
 		if err != nil {
 			return "", "", err
 		}
 		var slot *string
+		words := false
 		switch strings.ToLower(key.String()) {
 		case "role":
 			slot = &whos[0]
@@ -221,28 +229,37 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 		case "user": // Bland: user, assistant, robot, agent-action
 			slot = &whos[2]
 		case "content":
-			slot = &saids[0]
+			slot, words = &saids[0], true
 		case "message":
-			slot = &saids[1]
+			slot, words = &saids[1], true
 		case "text":
-			slot = &saids[2]
+			slot, words = &saids[2], true
+		case "utterance":
+			slot, words = &saids[3], true
 		}
-		if slot == nil || dec.PeekKind() != '"' {
+		switch k := dec.PeekKind(); {
+		case slot == nil, k != '"' && (!words || k != '[' && k != '{'):
 			if err := dec.SkipValue(); err != nil {
 				return "", "", err
 			}
-			continue
+		case k == '"':
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return "", "", err
+			}
+			*slot = tok.String()
+		default:
+			v, err := dec.ReadValue()
+			if err != nil {
+				return "", "", err
+			}
+			*slot = partsText(v)
 		}
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return "", "", err
-		}
-		*slot = tok.String()
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return "", "", err
 	}
-	first := func(vs [3]string) string {
+	first := func(vs []string) string {
 		for _, v := range vs {
 			if strings.TrimSpace(v) != "" {
 				return v
@@ -250,7 +267,36 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 		}
 		return ""
 	}
-	return first(whos), first(saids), nil
+	return first(whos[:]), first(saids[:]), nil
+}
+
+// partsText returns the words of a turn's parts, v: an array of strings
+// and of objects whose text (else content) is a string, or one such
+// object, joined by spaces; "" when v holds none.
+func partsText(v jsontext.Value) string {
+	var parts any
+	if err := json.Unmarshal(v, &parts); err != nil {
+		return ""
+	}
+	list, ok := parts.([]any)
+	if !ok {
+		list = []any{parts}
+	}
+	var out []string
+	for _, p := range list {
+		switch p := p.(type) {
+		case string:
+			out = append(out, p)
+		case map[string]any:
+			for _, k := range []string{"text", "content"} {
+				if s, ok := p[k].(string); ok {
+					out = append(out, s)
+					break
+				}
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // textSaysDoNotCall returns the line (from 1) where a turn of the called

@@ -68,6 +68,9 @@ var transcriptShapes = []struct {
 	{"Vapi end-of-call-report, message.transcript",
 		`{"message":{"type":"end-of-call-report","endedReason":"customer-ended-call","customer":{"number":"+14155550132"},"transcript":%[4]s}}`,
 		"message.transcript line 2"},
+	{"Vapi end-of-call-report, artifact.messagesOpenAIFormatted with content parts",
+		`{"message":{"type":"end-of-call-report","endedReason":"customer-ended-call","customer":{"number":"+14155550132"},"artifact":{"messagesOpenAIFormatted":[{"role":"system","content":"You are Sam. Offer the do not call list."},{"role":"assistant","content":[{"type":"text","text":%[1]s}]},{"role":"user","content":[{"type":"text","text":%[2]s}]}]}}}`,
+		"message.artifact.messagesOpenAIFormatted[2]"},
 	// Bland's post-call webhook: https://docs.bland.ai/api-v1/get/calls-id
 	// (concatenated_transcript "user: ... \n assistant: ...", transcripts
 	// of {id, created_at, text, user: user, assistant, robot or
@@ -205,6 +208,36 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 		{"old Mac line ends, the agent offers", "Agent: Hi Ada.\rSay stop to be put on our do not call list.\rUser: Call me later.", ""},
 	} {
 		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
+		want := ""
+		if c.at != "" {
+			want = "data.transcript" + c.at
+		}
+		if got := SaysDoNotCall(d); got != want {
+			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, want)
+		}
+	}
+}
+
+// TestSaysDoNotCallTurnObjects: a JSON turn's words under each key
+// senders give them, as a string or as parts; the agent's, so written,
+// are not read.
+func TestSaysDoNotCallTurnObjects(t *testing.T) {
+	for _, c := range []struct {
+		name, turns, at string
+	}{
+		{"content parts", `[{"role":"assistant","content":"Hi Ada."},{"role":"user","content":[{"type":"text","text":"stop calling me"}]}]`, "[1]"},
+		{"content parts of strings", `[{"role":"user","content":["please,","stop calling me"]}]`, "[0]"},
+		{"content, one part", `[{"role":"user","content":{"type":"text","text":"stop calling me"}}]`, "[0]"},
+		{"input_text parts", `[{"role":"user","content":[{"type":"input_text","text":"take me off your list"}]}]`, "[0]"},
+		{"utterance", `[{"speaker":"agent","utterance":"Hi Ada."},{"speaker":"customer","utterance":"Stop calling me."}]`, "[1]"},
+		{"message", `[{"role":"user","message":"stop calling me"}]`, "[0]"},
+		{"text", `[{"speaker":"user","text":"stop calling me"}]`, "[0]"},
+		{"content empty, text", `[{"role":"user","content":null,"text":"stop calling me"}]`, "[0]"},
+		{"the agent's parts", `[{"role":"assistant","content":[{"type":"text","text":"Say stop to be put on our do not call list."}]},{"role":"user","content":[{"type":"text","text":"Call me later."}]}]`, ""},
+		{"the agent's utterance", `[{"speaker":"agent","utterance":"Say stop to be put on our do not call list."},{"speaker":"customer","utterance":"Sure."}]`, ""},
+		{"a tool call's parts", `[{"role":"tool","content":[{"type":"text","text":"stop calling: true"}]}]`, ""},
+	} {
+		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.turns}}
 		want := ""
 		if c.at != "" {
 			want = "data.transcript" + c.at
