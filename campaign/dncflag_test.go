@@ -77,6 +77,8 @@ func TestDoNotCallHeader(t *testing.T) {
 		"Consent removed", "Consent cancelled", "Consent declined", "Call consent refused", "Widerruf Einwilligung",
 		"Einwilligung widerrufen", "Widerruf", "Rétractation consentement", "Retirada del consentimiento", "Intrekking toestemming",
 		"Deceased",
+		// A call center's disposition: remove from the list.
+		"Remove", "Remove from list",
 	} {
 		if !DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = false; want a do-not-call flag", h)
@@ -89,6 +91,8 @@ func TestDoNotCallHeader(t *testing.T) {
 		"Lead Source", "Recall date", "Mailing Country", "Do not allow Bulk Emails", "Do not allow Emails",
 		"EMAIL_BLACKLISTED", "Newsletter abgemeldet", "E-Mail gesperrt", "Désinscrit newsletter", "Retail Phone", "Einwilligung Telefon",
 		"Nicht anrufen Grund", "Telefon", "Labels", "Tags", "Status",
+		// "remove" is a whole word of a header, never letters of one.
+		"Removed Tags", "RemovedAt",
 	} {
 		if DoNotCallHeader(h) {
 			t.Errorf("DoNotCallHeader(%q) = true; want no do-not-call flag", h)

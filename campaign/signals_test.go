@@ -356,7 +356,8 @@ func TestRunSignalPastTheFirstRows(t *testing.T) {
 // TestNotesMentions: a column of notes is read for a mention of do not
 // call however its header also names a list ("Lead Status Notes"), and
 // in the phrases people write; a word of the table that free text uses
-// for other things ("stop", "Robinson") mentions nothing in a note. Each
+// for other things ("stop", "Robinson", "remove") mentions nothing in a
+// note. Each
 // sheet's second row has the first's number: a mention holds both.
 func TestNotesMentions(t *testing.T) {
 	for _, tc := range []struct {
@@ -371,6 +372,8 @@ func TestNotesMentions(t *testing.T) {
 		{"Hinweise", "Kunde sagt: bitte nicht anrufen", true},
 		{"Notes", "Will stop by the office Tuesday", false},
 		{"Notes", "Met Mrs Robinson at the fair", false},
+		{"Notes", "Customer asked to be removed", true},
+		{"Notes", "Remove the old address, moved in May", false},
 		{"Notes", "Interested in the spring offer", false},
 	} {
 		sheet := fmt.Sprintf("Phone,Name,%s\n+14155550101,Ada,\n+1 415 555 0101,Ada L,%q\n+14155550102,Bob,\n", tc.header, tc.note)

@@ -100,7 +100,8 @@ func SaysDoNotCall(d apiclient.Delivery) string {
 
 // spokenDoNotCall reports whether text a person said (or a summary of
 // it) holds a do-not-call phrase as words ("don't call me again"), or is
-// one whole ("Stop.", "Please stop.", "Stop it!"), its fillers
+// one whole ("Stop.", "Please stop.", "Stop it!", "Remove me."), or an
+// opt-out's words whole ("Unsubscribe.", "Opt out, please."), its fillers
 // ([fillers]: "stop, uh, calling me") and, for a whole, its courtesies
 // ([courtesies]) aside. A word a text uses for other things
 // ([ordinaryWords]) says it only as the whole text, and a name ("Mrs
@@ -125,8 +126,8 @@ func spokenDoNotCall(text string) bool {
 	if mentionsIn(text, nil, true) {
 		return true
 	}
-	k := whole.String()
-	return k != "robinson" && words().phrases[k]
+	k, w := whole.String(), words()
+	return k != "robinson" && (w.phrases[k] || slices.Contains(w.optOut, k))
 }
 
 // fillers are the sounds a transcript writes between a person's words
