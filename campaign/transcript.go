@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/go-json-experiment/json/jsontext"
@@ -160,7 +161,8 @@ func transcriptSaysDoNotCall(v string) string {
 
 // turnsSayDoNotCall reads v as a JSON array of turns, in one pass, and
 // returns "[i]" for the first turn i that is the called person's and says
-// do not call: an object whose role (else speaker, else Bland's user) is
+// do not call, or takes up the agent's offer of the list in the turn just
+// before it ([acceptsOffer]): an object whose role (else speaker, else Bland's user) is
 // a person's label, its words its content (else message, else text, else
 // utterance; [readTurn]), keys matched in any case; a string element is a turn of text, read as
 // a transcript's text is. ok is false when v is no JSON array, or is one
@@ -172,6 +174,7 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return "", false
 	}
+	offered := false // the turn before was the agent's offer of the list ([offersList])
 	for i := 0; ; i++ {
 		switch dec.PeekKind() {
 		case ']':
@@ -186,18 +189,24 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 			if textSaysDoNotCall(tok.String()) > 0 {
 				return fmt.Sprintf("[%d]", i), true
 			}
+			offered = false
 		case '{':
 			who, said, err := readTurn(dec)
 			if err != nil {
 				return "", false
 			}
-			if personLabels[foldString(who)] && said != "" && spokenDoNotCall(said) {
+			f := foldString(who)
+			if personLabels[f] && said != "" && (spokenDoNotCall(said) || offered && acceptsOffer(said)) {
 				return fmt.Sprintf("[%d]", i), true
+			}
+			if agentLabels[f] || !recordLabel(f) {
+				offered = agentLabels[f] && offersList(said)
 			}
 		default:
 			if err := dec.SkipValue(); err != nil {
 				return "", false
 			}
+			offered = false
 		}
 	}
 }
@@ -309,19 +318,28 @@ func partsText(v jsontext.Value) string {
 // no one's. The called person's turns are those of a person's label
 // ([personLabels]), or, in a text of two speakers one of whom is labelled
 // as the agent ([agentLabels]), the other's ("Agent: Hi Ada\nAda: ...").
+// A turn of theirs says do not call when its words do, or when it takes up
+// the offer of the list the agent's turn just before it made
+// ([acceptsOffer]).
 func textSaysDoNotCall(text string) int {
 	other := otherSpeaker(text)
 	isPerson := func(label string) bool {
 		f := foldString(label)
 		return personLabels[f] || f == other
 	}
-	start, person := 0, false
+	start, person, agent, offered, record := 0, false, false, false, false
 	var turn strings.Builder
-	said := func() bool { return person && turn.Len() > 0 && spokenDoNotCall(turn.String()) }
+	said := func() bool {
+		if !person || turn.Len() == 0 {
+			return false
+		}
+		t := turn.String()
+		return spokenDoNotCall(t) || offered && acceptsOffer(t)
+	}
 	found := 0
 	eachLine(text, func(line int, l, label, words string, ok bool) bool {
 		if !ok {
-			if person {
+			if person || agent {
 				turn.WriteByte('\n')
 				turn.WriteString(l)
 			}
@@ -331,9 +349,15 @@ func textSaysDoNotCall(text string) int {
 			found = start
 			return false
 		}
+		if !record {
+			offered = agent && offersList(turn.String())
+		}
 		turn.Reset()
+		f := foldString(label)
 		start, person = line, isPerson(label)
-		if person {
+		agent = !person && agentLabels[f]
+		record = !person && !agent && recordLabel(f)
+		if person || agent {
 			turn.WriteString(words)
 		}
 		return true
@@ -342,6 +366,104 @@ func textSaysDoNotCall(text string) int {
 		found = start
 	}
 	return found
+}
+
+// offersList reports whether a turn of the agent ends by offering the
+// do-not-call list as a question: its last sentence ends in a question
+// mark and holds a do-not-call phrase of signalwords.yaml as words ("Would
+// you like to be added to our do-not-call list?"), or an opt-out's words
+// beside a word of calls or texts ("Would you like to opt out of future
+// calls?"). The offer every call must make, said as a statement ("Say stop
+// to be added to our do-not-call list."), is none, nor is a question after
+// it ("... list. Is now a good time?").
+func offersList(turn string) bool {
+	t := strings.TrimRight(turn, " \t\r\n")
+	q, ok := strings.CutSuffix(t, "?")
+	if !ok {
+		if q, ok = strings.CutSuffix(t, "？"); !ok {
+			return false
+		}
+	}
+	if i := strings.LastIndexFunc(q, func(r rune) bool { return strings.ContainsRune(".!?\n。！？", r) }); i >= 0 {
+		_, n := utf8.DecodeRuneInString(q[i:])
+		q = q[i+n:]
+	}
+	if mentionsIn(q, nil, true) {
+		return true
+	}
+	// Read as a header is ([header.has]) only when its letters run together
+	// hold an opt-out's and a call's: an agent's every question is asked so.
+	w := words()
+	var buf [256]byte
+	joined := string(appendFold(buf[:0], q))
+	within := func(list []string) bool {
+		return slices.ContainsFunc(list, func(e string) bool { return strings.Contains(joined, e) })
+	}
+	if !within(w.optOut) || !within(w.calls) && !within(w.texts) {
+		return false
+	}
+	h := readHeaderWords(q)
+	return h.has(w.optOut) && (h.has(w.calls) || h.has(w.texts))
+}
+
+// recordLabel reports whether a turn's label, folded ([foldString]), names
+// a part of the call's record rather than a speaker ([roleLabels]; a tool
+// call and its result, "tool_call_invocation", "function_call"): such a
+// turn between the agent's offer of the list and the person's answer
+// leaves the offer the turn before the answer.
+func recordLabel(f string) bool {
+	return roleLabels[f] || strings.HasPrefix(f, "tool") || strings.HasPrefix(f, "function")
+}
+
+// acceptsOffer reports whether a turn of the called person, said, takes
+// up an offer of the do-not-call list ([offersList]) made in the agent's
+// turn just before it (a tool call's turns between aside, [recordLabel]): its first word, fillers aside ([fillers]), is an
+// affirmative ([affirmatives]: "Yes.", "Yes please", "Sure", "Ja, bitte"),
+// and none of its words denies or hedges ([denials], or a word with
+// "n't": "Yes, but not now", "Yeah, no").
+func acceptsOffer(said string) bool {
+	first := true
+	for _, w := range strings.Fields(said) {
+		f := foldString(w)
+		if f == "" || fillers[f] {
+			continue
+		}
+		if first {
+			if !affirmatives[f] {
+				return false
+			}
+			first = false
+			continue
+		}
+		if denials[f] || strings.Contains(strings.ToLower(w), "n't") || strings.Contains(strings.ToLower(w), "n’t") {
+			return false
+		}
+	}
+	return !first
+}
+
+// affirmatives are the words a person's yes starts with, folded
+// ([foldString]), in English and in the languages of signalwords.yaml.
+// "OK" and "right" are not among them: they as often only acknowledge.
+var affirmatives = map[string]bool{
+	"yes": true, "yeah": true, "yep": true, "yup": true, "yea": true, "ya": true, "sure": true, "please": true,
+	"absolutely": true, "definitely": true, "certainly": true,
+	"ja": true, "jawohl": true, "gerne": true, "gern": true, "bitte": true, "oui": true, "ouais": true, "volontiers": true,
+	"si": true, "claro": true, "sim": true, "certo": true, "graag": true, "garna": true, "gjerne": true, "tak": true,
+	"kylla": true, "joo": true, "ano": true, "evet": true,
+}
+
+// denials are the words that take back or hedge a yes, folded
+// ([foldString]), in English and in the languages of signalwords.yaml:
+// no, not, never and but.
+var denials = map[string]bool{
+	"no": true, "not": true, "nope": true, "nah": true, "never": true, "but": true, "however": true, "wait": true,
+	"dont": true, "wont": true, "cant": true, "didnt": true, "doesnt": true, "isnt": true,
+	"nein": true, "nicht": true, "kein": true, "keine": true, "nie": true, "niemals": true, "aber": true,
+	"non": true, "pas": true, "ne": true, "jamais": true, "mais": true, "nunca": true, "pero": true, "nao": true, "mas": true,
+	"mai": true, "ma": true, "nee": true, "niet": true, "geen": true, "nooit": true, "maar": true, "nej": true, "inte": true,
+	"ej": true, "aldrig": true, "men": true, "ikke": true, "nei": true, "aldri": true, "nigdy": true, "ale": true,
+	"ei": true, "mutta": true, "nikdy": true, "hayir": true, "degil": true, "ama": true,
 }
 
 // eachLine calls fn with each line of transcript text (from 1; a line

@@ -233,6 +233,55 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 	}
 }
 
+// TestSaysDoNotCallAnswersOffer: a yes of the called person to the
+// agent's offer of the do-not-call list, asked as a question in the turn
+// just before it, says do not call; a yes to anything else, a no, a yes
+// that hedges, and a yes after the offer every call makes as a statement
+// say nothing. A polite "not interested" is no request not to be called.
+func TestSaysDoNotCallAnswersOffer(t *testing.T) {
+	const offer = "Would you like to be added to our do-not-call list?"
+	for _, c := range []struct {
+		name, transcript, at string
+	}{
+		{"yes", "Agent: " + offer + "\nUser: Yes.", " line 2"},
+		{"yes please", "Agent: " + offer + "\nUser: Yes please", " line 2"},
+		{"uh, yeah, sure", "Agent: Hi Ada. " + offer + "\nUser: Uh, yeah, sure.", " line 2"},
+		{"opt out of future calls", "Agent: Would you like to opt out of future calls?\nUser: Yes.", " line 2"},
+		{"stop calling", "AI: Do you want us to stop calling you?\nAda: Yes, please.", " line 2"},
+		{"German", "KI: Sollen wir Sie nicht mehr anrufen?\nKunde: Ja, bitte.", " line 2"},
+		{"the question over two lines", "Agent: Before you go:\nwould you like to be removed from our list?\nUser: Yes.", " line 3"},
+		{"no thanks", "Agent: " + offer + "\nUser: No thanks.", ""},
+		{"not interested", "Agent: " + offer + "\nUser: No thanks, not interested right now, maybe later.", ""},
+		{"not interested, without the offer", "Agent: Hi Ada, I'm calling about your cleaning.\nUser: No thanks, not interested right now, maybe later.", ""},
+		{"yes, but", "Agent: " + offer + "\nUser: Yes, but not for this number.", ""},
+		{"yeah, no", "Agent: " + offer + "\nUser: Yeah, no, I don't mind the calls.", ""},
+		{"okay", "Agent: " + offer + "\nUser: Okay, let me think about it.", ""},
+		{"a yes to another question", "Agent: Is Tuesday at ten still good for you?\nUser: Yes.", ""},
+		{"the offer said, then a question", "Agent: Say stop to be added to our do-not-call list. Is now a good time to talk?\nUser: Yes.", ""},
+		{"the offer as a statement", "Agent: I can add you to our do-not-call list.\nUser: Yes, thanks for calling.", ""},
+		{"a yes two turns after", "Agent: " + offer + "\nUser: Hmm.\nAgent: Shall I book Tuesday?\nUser: Yes.", ""},
+		{"a tool call between", "Agent: " + offer + "\nTool call: add_note()\nUser: Yes.", " line 3"},
+		{"another speaker between", "Agent: " + offer + "\nUser: Hang on.\nBob: Who is it?\nUser: Yes.", ""},
+	} {
+		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
+		want := ""
+		if c.at != "" {
+			want = "data.transcript" + c.at
+		}
+		if got := SaysDoNotCall(d); got != want {
+			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, want)
+		}
+	}
+	for _, s := range transcriptShapes {
+		if got := SaysDoNotCall(readDelivery(t, shape(s.body, "Hi Ada. "+offer, "Yes."))); got != s.at {
+			t.Errorf("%s, a yes to the offer: SaysDoNotCall = %q, want %q", s.name, got, s.at)
+		}
+		if got := SaysDoNotCall(readDelivery(t, shape(s.body, "Hi Ada. "+offer, "No thanks, not interested right now, maybe later."))); got != "" {
+			t.Errorf("%s, not interested: SaysDoNotCall = %q, want none", s.name, got)
+		}
+	}
+}
+
 // TestSaysDoNotCallTurnObjects: a JSON turn's words under each key
 // senders give them, as a string or as parts; the agent's, so written,
 // are not read.
