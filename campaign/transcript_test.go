@@ -158,11 +158,31 @@ func TestSaysDoNotCallSummaries(t *testing.T) {
 	}
 }
 
+// transcriptCase is a transcript and where SaysDoNotCall finds, in it
+// as data.transcript, the person's words: " line n", "[i]", or "" for
+// nowhere.
+type transcriptCase struct {
+	name, transcript, at string
+}
+
+// checkTranscripts checks each case's transcript as data.transcript.
+func checkTranscripts(t *testing.T, cases []transcriptCase) {
+	t.Helper()
+	for _, c := range cases {
+		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
+		want := ""
+		if c.at != "" {
+			want = "data.transcript" + c.at
+		}
+		if got := SaysDoNotCall(d); got != want {
+			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, want)
+		}
+	}
+}
+
 // TestSaysDoNotCallTurns: how a transcript's text is read turn by turn.
 func TestSaysDoNotCallTurns(t *testing.T) {
-	for _, c := range []struct {
-		name, transcript, at string
-	}{
+	checkTranscripts(t, []transcriptCase{
 		{"no labels at all", "Hi Ada, this is Sam. Say stop to be added to our do not call list. Please don't call me again.", ""},
 		{"labels mid-line", "Agent: Hi Ada. Say stop to opt out. User: stop calling me.", ""},
 		{"stop, a whole turn", "Agent: Say stop to be put on our do not call list.\nUser: Stop.", " line 2"},
@@ -224,16 +244,7 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 		{"old Mac line ends", "Agent: Hi Ada.\rUser: Stop calling me.\rAgent: Sorry.", " line 2"},
 		{"Windows line ends, no space", "Agent: Hi Ada.\r\nUser:stop\r\n", " line 2"},
 		{"old Mac line ends, the agent offers", "Agent: Hi Ada.\rSay stop to be put on our do not call list.\rUser: Call me later.", ""},
-	} {
-		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
-		want := ""
-		if c.at != "" {
-			want = "data.transcript" + c.at
-		}
-		if got := SaysDoNotCall(d); got != want {
-			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, want)
-		}
-	}
+	})
 }
 
 // TestSaysDoNotCallAnswersOffer: a yes of the called person to the
@@ -243,9 +254,7 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 // say nothing. A polite "not interested" is no request not to be called.
 func TestSaysDoNotCallAnswersOffer(t *testing.T) {
 	const offer = "Would you like to be added to our do-not-call list?"
-	for _, c := range []struct {
-		name, transcript, at string
-	}{
+	checkTranscripts(t, []transcriptCase{
 		{"yes", "Agent: " + offer + "\nUser: Yes.", " line 2"},
 		{"yes please", "Agent: " + offer + "\nUser: Yes please", " line 2"},
 		{"uh, yeah, sure", "Agent: Hi Ada. " + offer + "\nUser: Uh, yeah, sure.", " line 2"},
@@ -265,16 +274,7 @@ func TestSaysDoNotCallAnswersOffer(t *testing.T) {
 		{"a yes two turns after", "Agent: " + offer + "\nUser: Hmm.\nAgent: Shall I book Tuesday?\nUser: Yes.", ""},
 		{"a tool call between", "Agent: " + offer + "\nTool call: add_note()\nUser: Yes.", " line 3"},
 		{"another speaker between", "Agent: " + offer + "\nUser: Hang on.\nBob: Who is it?\nUser: Yes.", ""},
-	} {
-		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.transcript}}
-		want := ""
-		if c.at != "" {
-			want = "data.transcript" + c.at
-		}
-		if got := SaysDoNotCall(d); got != want {
-			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, want)
-		}
-	}
+	})
 	for _, s := range transcriptShapes {
 		if got := SaysDoNotCall(readDelivery(t, shape(s.body, "Hi Ada. "+offer, "Yes."))); got != s.at {
 			t.Errorf("%s, a yes to the offer: SaysDoNotCall = %q, want %q", s.name, got, s.at)
@@ -289,9 +289,7 @@ func TestSaysDoNotCallAnswersOffer(t *testing.T) {
 // senders give them, as a string or as parts; the agent's, so written,
 // are not read.
 func TestSaysDoNotCallTurnObjects(t *testing.T) {
-	for _, c := range []struct {
-		name, turns, at string
-	}{
+	checkTranscripts(t, []transcriptCase{
 		{"content parts", `[{"role":"assistant","content":"Hi Ada."},{"role":"user","content":[{"type":"text","text":"stop calling me"}]}]`, "[1]"},
 		{"content parts of strings", `[{"role":"user","content":["please,","stop calling me"]}]`, "[0]"},
 		{"content, one part", `[{"role":"user","content":{"type":"text","text":"stop calling me"}}]`, "[0]"},
@@ -303,16 +301,7 @@ func TestSaysDoNotCallTurnObjects(t *testing.T) {
 		{"the agent's parts", `[{"role":"assistant","content":[{"type":"text","text":"Say stop to be put on our do not call list."}]},{"role":"user","content":[{"type":"text","text":"Call me later."}]}]`, ""},
 		{"the agent's utterance", `[{"speaker":"agent","utterance":"Say stop to be put on our do not call list."},{"speaker":"customer","utterance":"Sure."}]`, ""},
 		{"a tool call's parts", `[{"role":"tool","content":[{"type":"text","text":"stop calling: true"}]}]`, ""},
-	} {
-		d := apiclient.Delivery{Fields: map[string]string{"data.transcript": c.turns}}
-		want := ""
-		if c.at != "" {
-			want = "data.transcript" + c.at
-		}
-		if got := SaysDoNotCall(d); got != want {
-			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, want)
-		}
-	}
+	})
 }
 
 // TestSaysDoNotCallNamesNoWords: where a transcript says it is named by
