@@ -162,10 +162,11 @@ func transcriptSaysDoNotCall(v string) string {
 // turnsSayDoNotCall reads v as a JSON array of turns, in one pass, and
 // returns "[i]" for the first turn i that is the called person's and says
 // do not call, or takes up the agent's offer of the list in the turn just
-// before it ([acceptsOffer]): an object whose role (else speaker, else Bland's user) is
-// a person's label, its words its content (else message, else text, else
-// utterance; [readTurn]), keys matched in any case; a string element is a turn of text, read as
-// a transcript's text is. ok is false when v is no JSON array, or is one
+// before it ([acceptsOffer]): an object whose role (else speaker, else
+// Bland's user) is a person's label, its words its content (else
+// message, else text, else utterance; [readTurn]), keys matched in any
+// case; a string element is a turn of text, read as a transcript's text
+// is. ok is false when v is no JSON array, or is one
 // only up to a fault (cut short, or text that starts with a time in
 // brackets, "[00:01] User: ..."): the turns before the fault are read,
 // and the caller reads v as text too.
@@ -230,7 +231,7 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 			return "", "", err
 		}
 		var slot *string
-		words := false
+		isWords := false
 		switch strings.ToLower(key.String()) {
 		case "role":
 			slot = &whos[0]
@@ -239,16 +240,16 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 		case "user": // Bland: user, assistant, robot, agent-action
 			slot = &whos[2]
 		case "content":
-			slot, words = &saids[0], true
+			slot, isWords = &saids[0], true
 		case "message":
-			slot, words = &saids[1], true
+			slot, isWords = &saids[1], true
 		case "text":
-			slot, words = &saids[2], true
+			slot, isWords = &saids[2], true
 		case "utterance":
-			slot, words = &saids[3], true
+			slot, isWords = &saids[3], true
 		}
 		switch k := dec.PeekKind(); {
-		case slot == nil, k != '"' && (!words || k != '[' && k != '{'):
+		case slot == nil, k != '"' && (!isWords || k != '[' && k != '{'):
 			if err := dec.SkipValue(); err != nil {
 				return "", "", err
 			}
@@ -417,10 +418,11 @@ func recordLabel(f string) bool {
 
 // acceptsOffer reports whether a turn of the called person, said, takes
 // up an offer of the do-not-call list ([offersList]) made in the agent's
-// turn just before it (a tool call's turns between aside, [recordLabel]): its first word, fillers aside ([fillers]), is an
-// affirmative ([affirmatives]: "Yes.", "Yes please", "Sure", "Ja, bitte"),
-// and none of its words denies or hedges ([denials], or a word with
-// "n't": "Yes, but not now", "Yeah, no").
+// turn just before it (a tool call's turns between aside,
+// [recordLabel]): its first word, fillers aside ([fillers]), is an
+// affirmative ([affirmatives]: "Yes.", "Yes please", "Sure", "Ja,
+// bitte"), and none of its words denies or hedges ([denials], or a word
+// with "n't": "Yes, but not now", "Yeah, no").
 func acceptsOffer(said string) bool {
 	first := true
 	for _, w := range strings.Fields(said) {
