@@ -18,7 +18,7 @@ func TestTabSaysDoNotCall(t *testing.T) {
 	for name, want := range map[string]bool{
 		"Do Not Call": true, "DNC": true, "Opted Out": true, "Unsubscribed": true, "Suppression": true, "Suppression List": true,
 		"Do not contact": true, "DNC list 2024": true, "Blacklist": true, "Nicht anrufen": true, "Sperrliste": true,
-		"Ne pas appeler": true, "Liste d'opposition": true, "No llamar": true, "Lista Robinson": true, "Opt-Outs (calls)": true,
+		"Ne pas appeler": true, "Liste d'opposition": true, "No llamar": true, "Lista Robinson": true, "Opt-Outs (calls)": true, "To Remove": true, "Removed Duplicates": false,
 		"Contacts": false, "Notes": false, "Sheet2": false, "Email Unsubscribes": false, "Newsletter opt out": false, "Leads Q3": false, "": false,
 	} {
 		if got := tabSaysDoNotCall(name); got != want {
