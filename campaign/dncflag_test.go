@@ -62,7 +62,7 @@ func TestDoNotCallHeader(t *testing.T) {
 		// list of them (Brevo's), is one of calls too.
 		"DND SMS", "SMS Opt-Out", "SMS_BLACKLISTED", "WHATSAPP_BLACKLISTED", "Blacklisted", "Blocked",
 		// The table's other languages.
-		"Nicht anrufen", "Keine Anrufe", "Werbewiderspruch Telefon", "Telefon gesperrt", "Robinsonliste", "Ne pas appeler",
+		"Nicht anrufen", "Keine Anrufe", "Werbewiderspruch Telefon", "Telefon gesperrt", "Robinsonliste", "robinsonlist", "Ne pas appeler",
 		"Bloctel", "Opposition démarchage téléphonique", "No llamar", "Lista Robinson", "Não ligar", "Non chiamare",
 		"Registro delle opposizioni", "Niet bellen", "Bel-me-niet", "Ring inte", "NIX-Telefon", "Ring ikke", "Ikke ring",
 		"Reservert mot telefonsalg", "Nie dzwonić", "Älä soita", "Soittokielto", "Nevolat", "Aramayın", "Rahatsız etmeyin",

@@ -351,12 +351,12 @@ func readHeaderWords(h string) header {
 
 // has reports whether the header holds an entry of list: an entry of
 // five letters or more anywhere in its letters run together ("donotcall"
-// in "HasOptedOutDoNotCall"), a shorter one, or a word free text uses for
-// other things ([ordinaryWords]), as a whole word ("dnc", "sms", "tag",
-// "remove").
+// in "HasOptedOutDoNotCall", "robinson" in "robinsonlist"), a shorter
+// one, or one that begins other words ([wholeHeaderWords]), as a whole
+// word ("dnc", "sms", "tag", "remove").
 func (h header) has(list []string) bool {
 	for _, e := range list {
-		if len(e) >= 5 && !ordinaryWords[e] {
+		if len(e) >= 5 && !wholeHeaderWords[e] {
 			if strings.Contains(h.joined, e) {
 				return true
 			}
@@ -452,11 +452,15 @@ func mentionsPhrase(cell string, extra map[string]bool) bool {
 	return mentionsIn(cell, extra, false)
 }
 
+// wholeHeaderWords are the entries of five letters or more that a header
+// holds only as a whole word: they begin words that say something else
+// ("RemovedAt", "Removal Date").
+var wholeHeaderWords = map[string]bool{"remove": true}
+
 // ordinaryWords are the do-not-call phrases of one word that free text
 // uses for other things ("Will stop by Tuesday", "Met Mrs Robinson",
 // "remove the old address"): a note mentions do not call with them only
-// inside a longer phrase ("stop calling", "remove me"), and a header holds
-// one only as a whole word ("Remove", not "Removed At"). A whole cell, or
+// inside a longer phrase ("stop calling", "remove me"). A whole cell, or
 // a tag, that is one still says it (a disposition "Remove").
 var ordinaryWords = map[string]bool{"stop": true, "robinson": true, "remove": true}
 
