@@ -51,6 +51,15 @@ func TestCallAnswerBodies(t *testing.T) {
 		{201, "application/json", `{"status":"created"}`, Sent, ""},
 		{200, "application/json", `{"status":"scheduled"}`, Sent, ""},
 		{200, "application/json", `{"status":"rejected","message":"number blocked"}`, Failed, "number blocked"},
+		// A status that is no word but a boolean or a number, as PHP and
+		// Laravel APIs write it: false, or a code of 400 and above, is a
+		// refusal; true, or a code of 2xx, a success.
+		{200, "application/json", `{"status":false,"message":"Insufficient balance"}`, Failed, "Insufficient balance"},
+		{200, "application/json", `{"status":false}`, Failed, "status false"},
+		{200, "application/json", `{"status":422,"message":"The phone number field is required."}`, Failed, "The phone number field is required."},
+		{200, "application/json", `{"status":true,"call_id":"c3"}`, Sent, ""},
+		{200, "application/json", `{"status":200}`, Sent, ""},
+		{200, "application/json", `{"status":1}`, Uncertain, ""},
 		// A status callrun knows neither way: the call may have started.
 		{200, "application/json", `{"status":"Call initiated successfully"}`, Uncertain, ""},
 		{200, "application/json", `{"status":"registered"}`, Uncertain, ""},

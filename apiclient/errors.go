@@ -146,7 +146,8 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 		return nil
 	}
 	says, unknown, started := false, "", false
-	if st, ok := obj["status"].(string); ok {
+	switch st := obj["status"].(type) {
+	case string:
 		switch w := foldStatus(st); {
 		case slices.Contains(refusalWords, w):
 			says = true
@@ -154,6 +155,25 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 			started = true
 		default:
 			unknown = st
+		}
+	case bool:
+		// {"status": false, "message": "Insufficient balance"}, as many
+		// PHP and Laravel APIs answer: a refusal, as "success": false is.
+		if st {
+			started = true
+		} else {
+			says = true
+		}
+	case float64:
+		// A status written as an HTTP code inside a 2xx: 200-299 is a
+		// success, 400 and above a refusal, anything else unreadable.
+		switch {
+		case st >= 200 && st < 300:
+			started = true
+		case st >= 400 && st < 600:
+			says = true
+		default:
+			unknown = strconv.FormatFloat(st, 'f', -1, 64)
 		}
 	}
 	for _, k := range []string{"error", "errors"} {
@@ -252,8 +272,11 @@ func errorMessage(v any) string {
 		}
 	}
 	if len(parts) == 0 {
-		if s, ok := obj["status"].(string); ok {
+		switch s := obj["status"].(type) {
+		case string:
 			return "status " + s
+		case bool, float64:
+			return fmt.Sprint("status ", s)
 		}
 	}
 	return strings.Join(parts, ": ")
