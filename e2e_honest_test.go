@@ -1,7 +1,10 @@
 package main
 
 import (
+	"github.com/callrun/callrun/campaign/run"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +60,39 @@ func TestStatusFalseSendsNobody(t *testing.T) {
 	}
 	if strings.Contains(res.stdout, "sent ") || !strings.Contains(res.stdout+res.stderr, "Insufficient balance") {
 		t.Errorf("the summary does not say the service refused, with its message:\n%s", res)
+	}
+}
+
+// TestRunRefusesASheetUnreadablePastItsFirstRows: a CRM export saved in
+// Windows-1252 whose first non-ASCII name comes late (row 802, "José")
+// cannot be read to its end; plan exits 2 for it. run must refuse it as
+// plan does, before any call, naming the file, the row and what to do:
+// it used to call the 800 rows before it, then exit 2 ("invalid campaign
+// file") with no report.csv, no summary.json and no summary on the
+// terminal, and `callrun report` could not write one either.
+func TestRunRefusesASheetUnreadablePastItsFirstRows(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(800), perSecond: 1000, concurrency: 8})
+	f, err := os.OpenFile(filepath.Join(e.dir, "contacts.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("c-9999,Jos\xe9,(206) 555-0100,jose@example.com\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := e.run(2*time.Minute, "run", e.path)
+	if res.code != run.ExitUsage {
+		t.Errorf("exit %d, want %d (the campaign's sheet)", res.code, run.ExitUsage)
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("the sandbox received %d call starts; a sheet plan refuses must stop run before any call", n)
+	}
+	const why = "contacts.csv row 802: the sheet is not UTF-8 text"
+	if last := lastLine(res.stderr); !strings.Contains(last, why) || !strings.Contains(last, "sheets[0].file") || !strings.Contains(last, "encoding: windows-1252") {
+		t.Errorf("the last line does not name the sheet's key, file, row and the fix (%q): %s", why, last)
 	}
 }

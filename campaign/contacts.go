@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"net/url"
 	"os"
@@ -446,6 +447,46 @@ func (f *File) CheckSheets() error {
 			continue
 		}
 		r.Close()
+	}
+	if len(problems) > 0 {
+		return &FileError{Problems: problems}
+	}
+	return nil
+}
+
+// CheckSheetsReadable reads to its end, record by record, every sheet
+// that the pass over the signal columns (sup's, [File.ReadFlagged]) did
+// not read to its end, and returns a *FileError naming the row that stops
+// a sheet (a sheet not UTF-8, a row larger than a row may be, a quote
+// never closed), as plan shows it (exit 2), or nil. run calls it before
+// any call: a run that called the rows before such a row would stop
+// there, after calling them, with a report it cannot write (the report
+// reads the sheets again and meets the same row) and no summary; the
+// campaign's fault is told before anyone is phoned instead.
+func (f *File) CheckSheetsReadable(ctx context.Context, sup *Suppression) error {
+	var problems []Problem
+	for i := range f.Sheets {
+		if sup != nil && i < len(sup.spools) && sup.spools[i] != nil {
+			continue // read to its end by the pass
+		}
+		r, _, err := f.openSheet(i)
+		if err != nil {
+			problems = append(problems, f.sheetProblems(i, err)...)
+			continue
+		}
+		for n := 0; err == nil; n++ {
+			if n%4096 == 0 {
+				if cerr := ctx.Err(); cerr != nil {
+					r.Close()
+					return cerr
+				}
+			}
+			_, err = r.Next()
+		}
+		r.Close()
+		if !errors.Is(err, io.EOF) {
+			problems = append(problems, f.sheetProblems(i, err)...)
+		}
 	}
 	if len(problems) > 0 {
 		return &FileError{Problems: problems}

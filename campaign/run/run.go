@@ -170,6 +170,11 @@ func (j *job) load(ctx context.Context) error {
 	if err := j.suppress.SignalProblems(f); err != nil {
 		return err
 	}
+	// A sheet that cannot be read to its end (not UTF-8 from some row
+	// on, a row past 4 MiB): nothing is called, as plan refuses it.
+	if err := f.CheckSheetsReadable(ctx, j.suppress); err != nil {
+		return err
+	}
 	if o := j.o; o.Shard.Sharded() {
 		f.SetShard(o.Shard)
 		j.log.Info().Str("shard", o.Shard.String()).Float64("per_second", f.Pace.PerSecond).Msgf("shard %s: the contacts whose number hashes to %d of %d, at %.4g calls/s (pace.per_second / %d)", o.Shard, o.Shard.Index, o.Shard.Count, f.Pace.PerSecond, o.Shard.Count)
