@@ -96,3 +96,33 @@ func TestRunRefusesASheetUnreadablePastItsFirstRows(t *testing.T) {
 		t.Errorf("the last line does not name the sheet's key, file, row and the fix (%q): %s", why, last)
 	}
 }
+
+// TestAgentListWithoutAListCreatesNoAgent: a service (or a proxy in front
+// of it) that answers the agent list 200 {} shows no agent; run took that
+// for an account without the campaign's agent and created it at every
+// run, a second "E2E Caller", then a third: what "never two with one
+// name" forbids, and what makes the campaign's later runs refuse it.
+func TestAgentListWithoutAListCreatesNoAgent(t *testing.T) {
+	srv := sandbox.NewUnstartedServer(sandbox.Options{})
+	inner := srv.Config.Handler
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/ai/agent/list" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{}`))
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(3), perSecond: 50, concurrency: 2})
+	for range 2 {
+		res := e.run(time.Minute, "run", e.path)
+		if res.code == exitOK {
+			t.Errorf("exit 0 from a service whose agent list holds no list: %s", res)
+		}
+	}
+	if n := len(srv.Agents()); n != 0 {
+		t.Errorf("two runs created %d agents named %q; a list answer that holds no list must stop run before it creates any", n, e2eAgent)
+	}
+}

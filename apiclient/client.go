@@ -285,11 +285,22 @@ func (c *Client) ListAgents(ctx context.Context, page, perPage int) (*AgentPage,
 	if err != nil {
 		return nil, err
 	}
-	var out AgentPage
+	var out struct {
+		Agents      *[]Agent `json:"data"`
+		CurrentPage int      `json:"current_page"`
+		PerPage     int      `json:"per_page"`
+		Total       int      `json:"total"`
+	}
 	if err := c.do(req, "list agents", &out); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	// An answer with no list in it ({}, a proxy's JSON) is not an empty
+	// account: read as one, it would make run create every agent again,
+	// a second of the name at each run.
+	if out.Agents == nil {
+		return nil, fmt.Errorf("list agents: GET %s answered without a list of agents (no \"data\"), which is not the service's answer: check base_url", redactURL(req.URL.String()))
+	}
+	return &AgentPage{Agents: *out.Agents, CurrentPage: out.CurrentPage, PerPage: out.PerPage, Total: out.Total}, nil
 }
 
 // ListAllAgents reads every page of the agent list. It stops when it holds

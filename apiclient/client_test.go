@@ -653,3 +653,24 @@ func TestOverSizeAnswerSaysSo(t *testing.T) {
 		t.Errorf("over-size token answer: error %v", err)
 	}
 }
+
+// TestListAgentsRefusesAnAnswerWithoutAList: a 200 whose JSON holds no
+// agent list ({}, a proxy's or a gateway's JSON) is no empty account;
+// read as one, run created every agent again at each run, two of a name.
+func TestListAgentsRefusesAnAnswerWithoutAList(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{`{}`, `{"data":null,"total":0}`, `{"status":"ok","message":"Welcome"}`} {
+		c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, body)
+		})
+		if p, err := c.ListAgents(context.Background(), 1, 100); err == nil || !strings.Contains(err.Error(), "without a list of agents") {
+			t.Errorf("%s: page %+v, error %v; want an error saying there is no list", body, p, err)
+		}
+	}
+	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"data":[],"current_page":1,"per_page":100,"total":0}`)
+	})
+	if p, err := c.ListAgents(context.Background(), 1, 100); err != nil || len(p.Agents) != 0 {
+		t.Errorf("an empty list: %+v, %v", p, err)
+	}
+}
