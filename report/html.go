@@ -403,7 +403,7 @@ func (v *pageView) addFunnel(s *Summary) {
 	v.Funnel = []funnelStep{
 		step("rows", "Rows in the sheets", s.Rows, ""),
 		step("valid", "Valid", s.Rows-c[string(store.Invalid)], "every row but the invalid ones"),
-		step("called", "Called", called, "sent, failed or uncertain"),
+		step("called", "Tried", called, "sent, failed or uncertain: a call start went to the service, which may have refused it (failed)"),
 		step("sent", "Sent", c[string(store.Sent)], "the service accepted the call start"),
 		{Key: "answered", Label: "Answered", Note: "not collected: the campaign has no outcomes: block, so callrun does not hear how calls went; add one and run callrun listen (docs/outcomes.md)"},
 		{Key: "opted-out", Label: "Opted out", Note: "not collected: the campaign has no outcomes: block; add one with opt_out: {field: ..., values: [...]}, and an opt-out puts the number on the do-not-call list (docs/outcomes.md)"},
