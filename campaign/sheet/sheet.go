@@ -919,6 +919,19 @@ func (s *Reader) fit(rec Record) Record {
 			Msg: fmt.Sprintf("has %d fields but the header has %d (an extra %s, or a field holding one that is not in quotes?)", n, want, delimName(s.delim))}
 		rec.Fields = nil
 	}
+	if rec.Err == nil {
+		// A NUL byte past the first bytes of a text file (those make it a
+		// binary file, see sniff): one cell pasted from another program.
+		// Its row is no contact to send on, NUL and all, to the service.
+		for i, f := range rec.Fields {
+			if strings.IndexByte(f, 0) >= 0 {
+				rec.Err = &Error{File: s.name, Row: rec.Row,
+					Msg: fmt.Sprintf("column %q holds a NUL byte, a character that is not text (left by a copy from another program): delete it from the cell", s.header[i])}
+				rec.Fields = nil
+				break
+			}
+		}
+	}
 	return rec
 }
 

@@ -878,3 +878,34 @@ func TestSheetGroups(t *testing.T) {
 		})
 	}
 }
+
+// TestNULPastTheSniffIsARowError: a NUL byte in one cell past the first
+// bytes that make a file binary (a cell pasted from another program) makes
+// its row invalid, naming the row and the column: it was read as text and
+// the NUL sent on to the service in the form field, and into report.csv.
+func TestNULPastTheSniffIsARowError(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	in.WriteString("Phone,First Name\n")
+	n := 0
+	for in.Len() < 2*sniffSize {
+		fmt.Fprintf(&in, "+1415555%04d,Ada %d\n", n, n)
+		n++
+	}
+	in.WriteString("+14155559999,Bad\x00Name\n+14155559998,Grace\n")
+	rows, fatal := readAllRecords(newReader("s.csv", strings.NewReader(in.String())))
+	if fatal != nil {
+		t.Fatal(fatal)
+	}
+	if len(rows) != n+2 {
+		t.Fatalf("%d rows, want %d", len(rows), n+2)
+	}
+	bad, good := rows[n], rows[n+1]
+	const want = `s.csv row %d: column "First Name" holds a NUL byte`
+	if bad.Err == nil || !strings.Contains(bad.Err.Error(), fmt.Sprintf(want, n+2)) || bad.Fields != nil {
+		t.Errorf("the row with a NUL: %+v, err %v; want %q", bad.Fields, bad.Err, fmt.Sprintf(want, n+2))
+	}
+	if good.Err != nil || good.Fields[1] != "Grace" {
+		t.Errorf("the row after it: %+v, %v", good.Fields, good.Err)
+	}
+}
