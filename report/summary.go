@@ -334,7 +334,16 @@ func (s *Summary) next(when func(time.Time) string) []string {
 	if n := s.Counts[string(store.Invalid)]; n > 0 {
 		out = append(out, fmt.Sprintf("%d invalid: fix %s in the sheets (report.csv names the problem) and run again.", n, plural(n, "that row", "those rows")))
 	}
-	if len(out) == 0 {
+	counted := 0
+	for _, n := range s.Counts {
+		counted += n
+	}
+	switch {
+	case len(out) == 0 && s.Rows == 0 && counted == 0:
+		// A sheet exported empty (a CRM filter, the wrong list) is no
+		// campaign done: say so, as plan's warning does.
+		out = append(out, "the sheets hold no contact rows, so nobody was called: check that the export is the list you meant (callrun plan warns of an empty sheet).")
+	case len(out) == 0:
 		out = append(out, "nothing left to do: every contact has a final status.")
 	}
 	return out

@@ -150,6 +150,12 @@ func TestSummaryTextNextSteps(t *testing.T) {
 			want: []string{"stopped outside calling hours", "12 pending: run again inside calling hours to continue."},
 		},
 		{
+			name:   "no rows",
+			s:      Summary{Campaign: "c", Counts: map[string]int{"sent": 0, "invalid": 0}, Ending: EndComplete},
+			want:   []string{"the sheets hold no contact rows, so nobody was called"},
+			absent: []string{"nothing left to do"},
+		},
+		{
 			name:   "rebuilt",
 			s:      Summary{Campaign: "c", Counts: map[string]int{"sent": 1}, Ending: EndRebuilt},
 			want:   []string{"rebuilt from the journal"},
