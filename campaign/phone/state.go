@@ -1,9 +1,6 @@
 package phone
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 //go:generate go run ./internal/genstates -o statetable.go
 
@@ -36,12 +33,27 @@ func USState(e164 string) string {
 	for _, d := range e164[2:8] {
 		key = key*10 + uint32(d-'0')
 	}
-	// The last run that starts at or before key: no state's index is 63,
-	// and the first run starts at key 0.
-	i, _ := slices.BinarySearch(stateRuns[:], key<<6|63)
-	s := stateRuns[i-1] & 63
+	// The last run that starts at or before key: from the NPA's, the
+	// runs after it inside the NPA (727 runs in 1,000 NPAs: few).
+	i := int(npaRuns[key/1000])
+	for i+1 < len(stateRuns) && stateRuns[i+1]>>6 <= key {
+		i++
+	}
+	s := stateRuns[i] & 63
 	if s == 0 {
 		return ""
 	}
 	return stateCodes[2*s-2 : 2*s]
 }
+
+// npaRuns[npa] is the index of the run of stateRuns that NPA-000 is in.
+var npaRuns = func() (idx [1000]uint16) {
+	i := 0
+	for npa := range idx {
+		for i+1 < len(stateRuns) && stateRuns[i+1]>>6 <= uint32(npa*1000) {
+			i++
+		}
+		idx[npa] = uint16(i)
+	}
+	return idx
+}()
