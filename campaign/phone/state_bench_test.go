@@ -73,34 +73,21 @@ func BenchmarkUSState(b *testing.B) {
 	var old oldUSState
 	old.state(nums[0]) // the geocoder loaded
 	sink := 0
-	b.Run("old/cold", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			old.m = nil
-			for _, n := range nums {
-				sink += len(old.state(n))
+	run := func(name string, state func(string) string, reset func()) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				reset()
+				for _, n := range nums {
+					sink += len(state(n))
+				}
 			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(nums)), "ns/number")
-	})
-	b.Run("old/warm", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, n := range nums {
-				sink += len(old.state(n))
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(nums)), "ns/number")
-	})
-	b.Run("new", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, n := range nums {
-				sink += len(USState(n))
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(nums)), "ns/number")
-	})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(nums)), "ns/number")
+		})
+	}
+	run("old/cold", old.state, func() { old.m = nil })
+	run("old/warm", old.state, func() {})
+	run("new", USState, func() {})
 	_ = sink
 }
 
