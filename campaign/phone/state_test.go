@@ -71,10 +71,15 @@ func TestUSStateSample(t *testing.T) {
 
 // TestUSStateEveryKey: the table gives the library's answer for every
 // key, NPA 000-999 by NXX 000-999, each with a line number drawn at
-// random. About 30 s of CPU.
+// random. About 30 s of CPU; skipped under -short and -race.
 func TestUSStateEveryKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a million numbers geocoded by the library")
+	}
+	if raceDetector {
+		// One goroutine: nothing for the detector to find, and the
+		// library's regular expressions under it took 20 minutes.
+		t.Skip("a million numbers geocoded by the library, under -race")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	bad := 0
