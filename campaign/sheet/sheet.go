@@ -517,7 +517,8 @@ func (s *Reader) notUTF8() string {
 }
 
 // sniff returns why head is not a CSV text file, or "". Workbooks
-// (.xlsx) and UTF-16 text never get here: OpenWith reads them.
+// (.xlsx) and UTF-16 text, with its mark or without ([bomless16]), never
+// get here: OpenWith reads them.
 func sniff(head []byte) string {
 	if bytes.HasPrefix(head, []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")) { // OLE2 compound file
 		return "the file is an old Excel workbook (.xls), which callrun does not read: in Excel use File > Save As > Excel Workbook (.xlsx) or CSV UTF-8"

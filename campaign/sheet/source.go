@@ -59,8 +59,8 @@ func lookupEncoding(name string) (encoding.Encoding, error) {
 
 // OpenWith opens the sheet at path as [Open] does, reading it as o says.
 // A workbook (.xlsx, recognised by its content) is read row by row from
-// its worksheet; a text file that starts with a UTF-16 byte order mark is
-// decoded; o.Encoding decodes a legacy code page. Whatever the file, the
+// its worksheet; a text file that starts with a UTF-16 byte order mark,
+// or that is UTF-16 without one ([bomless16]), is decoded; o.Encoding decodes a legacy code page. Whatever the file, the
 // records hold UTF-8.
 func OpenWith(path string, o Options) (*Reader, error) {
 	enc, err := lookupEncoding(o.Encoding)
@@ -79,6 +79,7 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	var src io.Reader = br
 	closer := io.Closer(f)
 	var wbFacts *Workbook
+	order, bare16 := bomless16(br)
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
 		f.Close()
@@ -101,6 +102,10 @@ func OpenWith(path string, o Options) (*Reader, error) {
 		// Excel's "Unicode Text": UTF-16 with a byte order mark, which
 		// says which of the two it is.
 		src = transform.NewReader(br, unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder())
+	case enc == nil && bare16:
+		// UTF-16 without its mark, as some exports write it (Python's
+		// utf-16-le): NUL bytes in every other place alone.
+		src = transform.NewReader(br, unicode.UTF16(order, unicode.IgnoreBOM).NewDecoder())
 	case enc != nil:
 		src = transform.NewReader(br, enc.NewDecoder())
 	}
@@ -111,6 +116,38 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	}
 	s.closer, s.workbook = closer, wbFacts
 	return s, nil
+}
+
+// bomless16 returns the byte order of UTF-16 text without a byte order
+// mark at the start of br, and false when it does not look like such text:
+// its first bytes (up to 4 KiB, an even count of 16 or more) hold NUL
+// bytes only in odd places (little-endian) or only in even ones
+// (big-endian), in a quarter of the pairs or more, as the ASCII of a
+// contact sheet (digits, delimiters, line ends) puts them. Binary data
+// has NUL bytes in both places, and is left to [sniff].
+func bomless16(br *bufio.Reader) (unicode.Endianness, bool) {
+	head, _ := br.Peek(sniffSize)
+	head = head[:len(head)&^1]
+	if len(head) < 16 {
+		return unicode.LittleEndian, false
+	}
+	var even, odd int
+	for i := 0; i < len(head); i += 2 {
+		if head[i] == 0 {
+			even++
+		}
+		if head[i+1] == 0 {
+			odd++
+		}
+	}
+	pairs := len(head) / 2
+	switch {
+	case even == 0 && odd*4 >= pairs:
+		return unicode.LittleEndian, true
+	case odd == 0 && even*4 >= pairs:
+		return unicode.BigEndian, true
+	}
+	return unicode.LittleEndian, false
 }
 
 // GuessEncoding returns the code page of the text file at path when its

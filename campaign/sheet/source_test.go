@@ -240,6 +240,15 @@ func TestEncodings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without the mark, as Python's utf-16-le and some exports write it.
+	bare16le, err := unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewEncoder().String(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare16be, err := unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM).NewEncoder().String(strings.ReplaceAll(text, ";", ","))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cp1252, err := charmap.Windows1252.NewEncoder().String(text)
 	if err != nil {
 		t.Fatal(err)
@@ -252,6 +261,8 @@ func TestEncodings(t *testing.T) {
 		{"UTF-16LE, tabs", write("unicode-text.txt", []byte(utf16le)), Options{}, '\t'},
 		{"UTF-16BE, commas", write("utf16be.csv", []byte(utf16be)), Options{}, ','},
 		{"UTF-16 whatever encoding says", write("utf16-named.csv", []byte(utf16le)), Options{Encoding: "windows-1252"}, '\t'},
+		{"UTF-16LE without its mark", write("utf16le-bare.csv", []byte(bare16le)), Options{}, ';'},
+		{"UTF-16BE without its mark", write("utf16be-bare.csv", []byte(bare16be)), Options{}, ','},
 		{"windows-1252", write("cp1252.csv", []byte(cp1252)), Options{Encoding: "windows-1252"}, ';'},
 		{"latin1 is windows-1252", write("latin1.csv", []byte(cp1252)), Options{Encoding: "Latin1"}, ';'},
 		{"UTF-8 named", write("utf8.csv", []byte(text)), Options{Encoding: "UTF-8"}, ';'},
