@@ -780,8 +780,20 @@ type loader struct {
 	signingUnset bool
 }
 
+// problem records a problem of key. Its line is the key's, or, for a key
+// the file does not hold (a name left out), the line of the nearest key
+// above it that it does ("agents[0]" for "agents[0].name").
 func (l *loader) problem(key, format string, args ...any) {
-	l.problems = append(l.problems, Problem{File: l.path, Line: l.lines[key], Key: key, Msg: fmt.Sprintf(format, args...)})
+	line := 0
+	for k := key; k != "" && line == 0; {
+		line = l.lines[k]
+		if i := strings.LastIndexAny(k, ".["); i > 0 {
+			k = k[:i]
+		} else {
+			k = ""
+		}
+	}
+	l.problems = append(l.problems, Problem{File: l.path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (l *loader) parse(data []byte) *File {

@@ -132,6 +132,27 @@ func TestUnknownKeyNamesLineAndSuggests(t *testing.T) {
 	expectProblems(t, got, `line 14, sheets[0].feilds: unknown key "feilds"; did you mean "fields"?`, "allowed here: file, agent, fields")
 }
 
+// TestMissingKeyNamesTheLineAbove: a problem of a key the file leaves
+// out (an agent's name) names the line of the entry it is missing from,
+// and a sheet's agent: problem does not offer the unnamed agent.
+func TestMissingKeyNamesTheLineAbove(t *testing.T) {
+	bad := `name: x
+service:
+  base_url: http://api.example.com
+  client_id: id
+  client_secret: x
+agents:
+  - prompt: hi
+sheets:
+  - file: contacts.csv
+    fields: {phone_number: Phone}
+`
+	got := problems(t, bad, LoadOptions{})
+	expectProblems(t, got,
+		"line 7, agents[0].name: every agent needs a name",
+		"line 9, sheets[0].agent: sheet contacts.csv needs agent: (one of the agents: none has a name yet)")
+}
+
 func TestAllProblemsAtOnce(t *testing.T) {
 	bad := `name: "bad name!"
 service:

@@ -317,8 +317,15 @@ func (l *loader) validateSheets(f *File) {
 	agents := map[string]bool{}
 	var names []string
 	for _, a := range f.Agents {
+		if a.Name == "" {
+			continue // a problem of its own
+		}
 		agents[a.Name] = true
 		names = append(names, fmt.Sprintf("%q", a.Name))
+	}
+	declared := strings.Join(names, ", ")
+	if len(names) == 0 {
+		declared = "none has a name yet"
 	}
 	for i := range f.Sheets {
 		s := &f.Sheets[i]
@@ -330,9 +337,9 @@ func (l *loader) validateSheets(f *File) {
 		}
 		switch {
 		case s.Agent == "":
-			l.problem(key+".agent", "sheet %s needs agent: (one of %s)", s.File, strings.Join(names, ", "))
+			l.problem(key+".agent", "sheet %s needs agent: (one of the agents: %s)", s.File, declared)
 		case !agents[s.Agent]:
-			l.problem(key+".agent", "agent %q is not declared under agents: (declared: %s)", s.Agent, strings.Join(names, ", "))
+			l.problem(key+".agent", "agent %q is not declared under agents: (declared: %s)", s.Agent, declared)
 		}
 		if _, ok := s.Fields["phone_number"]; !ok {
 			l.problem(key+".fields", "map the phone number: fields: {phone_number: <CSV column>}")
