@@ -60,6 +60,10 @@ func TestCallAnswerBodies(t *testing.T) {
 		{200, "application/json", `{"status":true,"call_id":"c3"}`, Sent, ""},
 		{200, "application/json", `{"status":200}`, Sent, ""},
 		{200, "application/json", `{"status":1}`, Uncertain, ""},
+		// A 5xx in the body is a failure of the service, not a refusal:
+		// it may have placed the call first, as a 5xx answer may.
+		{200, "application/json", `{"status":500,"message":"Internal Server Error"}`, Uncertain, ""},
+		{200, "application/json", `{"status":504}`, Uncertain, ""},
 		// A status callrun knows neither way: the call may have started.
 		{200, "application/json", `{"status":"Call initiated successfully"}`, Uncertain, ""},
 		{200, "application/json", `{"status":"registered"}`, Uncertain, ""},
@@ -178,6 +182,8 @@ func TestCallAnswerSaysBoth(t *testing.T) {
 		`{"status":"success","call_id":"c3","errors":["local presence number unavailable"]}`,
 		`{"status":"queued","error":{"code":1,"message":"caller id not verified"}}`,
 		`{"call_id":"c4","success":false}`,
+		`{"success":true,"status":false}`,
+		`{"success":true,"error":"webhook could not be reached"}`,
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")

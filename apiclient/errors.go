@@ -166,11 +166,14 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 		}
 	case float64:
 		// A status written as an HTTP code inside a 2xx: 200-299 is a
-		// success, 400 and above a refusal, anything else unreadable.
+		// success, 400-499 a refusal, anything else unreadable. A 5xx
+		// in the body is what a 5xx answer is (Classify): the service
+		// failed, perhaps after it placed the call; read as a refusal,
+		// --retry-failed would call the person again.
 		switch {
 		case st >= 200 && st < 300:
 			started = true
-		case st >= 400 && st < 600:
+		case st >= 400 && st < 500:
 			says = true
 		default:
 			unknown = strconv.FormatFloat(st, 'f', -1, 64)
@@ -183,6 +186,10 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 	}
 	if ok, isBool := obj["success"].(bool); isBool && !ok {
 		says = true
+	} else if isBool {
+		// "success": true beside a status of false or an error: the
+		// service says it placed the call, so it is no refusal.
+		started = true
 	}
 	if !says && unknown != "" {
 		e := answerError("start call", resp, b)
