@@ -354,6 +354,9 @@ func TestConsentWordsPutTogether(t *testing.T) {
 		"Not confirmed - yes": saysUnclear, "Keine Zustimmung erteilt": saysUnclear, "Zustimmung nicht gegeben": saysUnclear,
 		"Ja, nicht bestätigt": saysUnclear, "Yes confirmed no": saysUnclear, "Confirmed - no": saysUnclear,
 		"X confirmed": saysUnclear, "Yes, declined": saysUnclear,
+		// A yes with a question mark is a question, not consent.
+		"Yes?": saysUnclear, "Consent: Yes?": saysUnclear, "Zustimmung erteilt?": saysUnclear, "¿Sí?": saysUnclear,
+		"Yes - confirmed?": saysUnclear,
 	} {
 		checkConsentWord(t, cell, want)
 	}

@@ -615,6 +615,12 @@ func readConsentWord(cell string) (cellSays, bool) {
 	var buf [64]byte
 	k := appendFold(buf[:0], cell)
 	says, ok := words().consent[string(k)]
+	if ok && says == saysYes && strings.ContainsAny(cell, "?¿？") {
+		// "Yes?", "Consent: Yes?": the fold drops the question mark,
+		// but a yes asked is not a yes given; the cell says nothing
+		// callrun can call on.
+		return saysUnclear, false
+	}
 	return says, ok
 }
 
