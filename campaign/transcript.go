@@ -200,7 +200,7 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 			if personLabels[f] && said != "" && (spokenDoNotCall(said) || offered && acceptsOffer(said)) {
 				return fmt.Sprintf("[%d]", i), true
 			}
-			if agentLabels[f] || !recordLabel(f) {
+			if (agentLabels[f] || !recordLabel(f)) && !((personLabels[f] || agentLabels[f]) && noWords(said)) {
 				offered = agentLabels[f] && offersList(said)
 			}
 		default:
@@ -350,7 +350,7 @@ func textSaysDoNotCall(text string) int {
 			found = start
 			return false
 		}
-		if !record {
+		if !record && !((person || agent) && noWords(turn.String())) {
 			offered = agent && offersList(turn.String())
 		}
 		turn.Reset()
@@ -419,15 +419,20 @@ func recordLabel(f string) bool {
 // acceptsOffer reports whether a turn of the called person, said, takes
 // up an offer of the do-not-call list ([offersList]) made in the agent's
 // turn just before it (a tool call's turns between aside,
-// [recordLabel]): its first word, fillers aside ([fillers]), is an
+// [recordLabel], and a turn of fillers alone, [noWords]): its first word,
+// fillers and lead-ins aside ([fillers], [leadIns]: "Okay, yes"), is an
 // affirmative ([affirmatives]: "Yes.", "Yes please", "Sure", "Ja,
-// bitte"), and none of its words denies or hedges ([denials], or a word
-// with "n't": "Yes, but not now", "Yeah, no").
+// bitte"), none of its words denies or hedges ([denials], or a word with
+// "n't": "Yes, but not now", "Yeah, no"), and it asks nothing back ("Yes?
+// Who is this?").
 func acceptsOffer(said string) bool {
+	if strings.ContainsAny(said, "?？¿") {
+		return false // "Yes? Who is this?", "Sure, what company is this?": a question back
+	}
 	first := true
 	for _, w := range strings.Fields(said) {
 		f := foldString(w)
-		if f == "" || fillers[f] {
+		if f == "" || fillers[f] || first && leadIns[f] {
 			continue
 		}
 		if first {
@@ -442,6 +447,24 @@ func acceptsOffer(said string) bool {
 		}
 	}
 	return !first
+}
+
+// leadIns are the words a person's yes may come after without being one
+// ("Okay, yes please", "Oh, yes", "Well, yes"), folded ([foldString]):
+// alone they take up no offer.
+var leadIns = map[string]bool{"oh": true, "well": true, "okay": true, "ok": true, "alright": true}
+
+// noWords reports whether a turn says nothing but fillers ([fillers]):
+// a person's "Um." before their answer in a turn of its own, or an agent's
+// turn that only calls a tool (ElevenLabs writes its message null). Such a
+// turn leaves the agent's offer before it the offer the next turn answers.
+func noWords(turn string) bool {
+	for _, w := range strings.Fields(turn) {
+		if f := foldString(w); f != "" && !fillers[f] {
+			return false
+		}
+	}
+	return true
 }
 
 // affirmatives are the words a person's yes starts with, folded

@@ -274,6 +274,18 @@ func TestSaysDoNotCallAnswersOffer(t *testing.T) {
 		{"a yes two turns after", "Agent: " + offer + "\nUser: Hmm.\nAgent: Shall I book Tuesday?\nUser: Yes.", ""},
 		{"a tool call between", "Agent: " + offer + "\nTool call: add_note()\nUser: Yes.", " line 3"},
 		{"another speaker between", "Agent: " + offer + "\nUser: Hang on.\nBob: Who is it?\nUser: Yes.", ""},
+		// A yes after a lead-in, or after a turn of the person's that
+		// says nothing (speech to text cuts "Um. Yes, please." in two).
+		{"okay, yes please", "Agent: " + offer + "\nUser: Okay, yes please.", " line 2"},
+		{"oh, yes", "Agent: " + offer + "\nUser: Oh, yes.", " line 2"},
+		{"ok alone", "Agent: " + offer + "\nUser: OK.", ""},
+		{"a turn of fillers, then yes", "Agent: " + offer + "\nUser: Hmm.\nUser: Yes.", " line 3"},
+		{"a fillers turn, JSON", `[{"role":"bot","message":"` + offer + `"},{"role":"user","message":"Um."},{"role":"user","message":"Yes, please."}]`, "[2]"},
+		{"the agent's tool turn between, JSON", `[{"role":"agent","message":"` + offer + `"},{"role":"agent","message":null,"tool_calls":[{"tool_name":"note"}]},{"role":"user","message":"Yes."}]`, "[2]"},
+		// A yes that asks back is no answer.
+		{"yes, who is this", "Agent: " + offer + "\nUser: Yes? Who is this?", ""},
+		{"please, who is calling", "Agent: " + offer + "\nUser: Please, who is calling?", ""},
+		{"sure, what company", "Agent: " + offer + "\nUser: Sure, what company is this?", ""},
 	})
 	for _, s := range transcriptShapes {
 		if got := SaysDoNotCall(readDelivery(t, shape(s.body, "Hi Ada. "+offer, "Yes."))); got != s.at {
