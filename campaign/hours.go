@@ -251,7 +251,8 @@ func (h *CallingHours) Open(c *Contact, t time.Time) bool {
 }
 
 // NextOpen returns the first moment at or after t when c may be called,
-// looking eight days ahead; the zero time when it never may.
+// looking three weeks ahead ([nextOpenAhead]); the zero time when it never
+// may.
 func (h *CallingHours) NextOpen(c *Contact, t time.Time) time.Time {
 	if h.Open(c, t) {
 		return t
@@ -264,13 +265,20 @@ func (h *CallingHours) NextOpen(c *Contact, t time.Time) time.Time {
 		step = time.Minute
 	}
 	next := t.Truncate(step).Add(step)
-	for end := t.Add(8 * 24 * time.Hour); next.Before(end); next = next.Add(step) {
+	for end := t.Add(nextOpenAhead); next.Before(end); next = next.Add(step) {
 		if h.Open(c, next) {
 			return next
 		}
 	}
 	return time.Time{}
 }
+
+// nextOpenAhead is how far [CallingHours.NextOpen] looks. A week and a
+// day is not enough: the holidays of a state (stateholidays.go) can close
+// the one weekday a campaign's hours: keep two weeks running (Christmas
+// and New Year's Day kept on the Mondays after, or on the Fridays
+// before), and such a contact is not one that may never be called.
+const nextOpenAhead = 22 * 24 * time.Hour
 
 // HoursWarnings returns what plan and run warn about the campaign's
 // calling hours: no hours: at all, or the called person's hours turned off.

@@ -217,7 +217,7 @@ type PlanRepair struct {
 type PlanHours struct {
 	OutsideNow int    `json:"outside_now"`
 	NextOpen   string `json:"next_open,omitempty"` // RFC 3339, in the zone of the campaign's hours: (else UTC)
-	// Never counts contacts whose hours do not open in the next eight days.
+	// Never counts contacts whose hours do not open in the next three weeks.
 	Never int `json:"never,omitempty"`
 	// OtherZones counts, with a fixed hours.timezone, the contacts whose
 	// numbers ring in a zone whose clock differs from it now.
@@ -540,7 +540,7 @@ func (p *Plan) addWarnings(f *File) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("hours.timezone is %s, but %d contact(s) to call have numbers in other time zones; each is called only inside 08:00-20:00 of its own zones as well", f.Hours.Timezone, n))
 	}
 	if n := p.Hours.Never; n > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) to call have no calling hours in the next eight days (their zones and hours: never overlap); they will stay pending", n))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) to call have no calling hours in the next three weeks (their zones, hours: and holidays never leave one open); they will stay pending", n))
 	}
 }
 

@@ -228,3 +228,37 @@ func BenchmarkStateRuleHoliday(b *testing.B) {
 		}
 	})
 }
+
+// TestNextOpenAcrossHolidayWeeks: a campaign whose hours: keep one
+// weekday, whose state keeps that weekday a holiday two weeks running
+// (Christmas and New Year's Day on the Sundays of 2022, kept on the
+// Mondays after; on the Saturdays of 2021, kept on the Fridays before),
+// is called the week after, not counted as never to be called.
+func TestNextOpenAcrossHolidayWeeks(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		day  time.Weekday
+		now  time.Time
+		want time.Time
+	}{
+		{time.Monday, time.Date(2022, 12, 26, 11, 0, 0, 0, ny), time.Date(2023, 1, 9, 10, 0, 0, 0, ny)},
+		{time.Friday, time.Date(2021, 12, 24, 11, 0, 0, 0, ny), time.Date(2022, 1, 7, 10, 0, 0, 0, ny)},
+	} {
+		var days [7]bool
+		days[tc.day] = true
+		h := &CallingHours{Window: &Window{Loc: ny, days: days, start: 10 * 60, end: 17 * 60}}
+		for _, number := range []string{stateNumbers["PA"], "+12015550123"} { // PA, and New Jersey's when every day is open
+			c := stateContact(t, number)
+			got := h.NextOpen(c, tc.now)
+			if number == stateNumbers["PA"] && !got.Equal(tc.want) {
+				t.Errorf("%s, hours on %s only, from %s: next open %v, want %v", number, tc.day, tc.now, got, tc.want)
+			}
+			if got.IsZero() {
+				t.Errorf("%s, hours on %s only, from %s: never", number, tc.day, tc.now)
+			}
+		}
+	}
+}

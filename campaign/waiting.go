@@ -91,7 +91,7 @@ func (w *waits) hoursWait(c *Contact, now time.Time) *Wait {
 	what := wt.What
 	switch {
 	case at.IsZero():
-		wt.Why = what + "; not in the next eight days (the zones and the hours never overlap)"
+		wt.Why = what + "; not in the next three weeks (the zones and the hours never overlap)"
 	case len(zones) > 0:
 		wt.Why = fmt.Sprintf("%s; may be called from %s (%s)", what, at.UTC().Format(time.RFC3339), at.In(zones[0]).Format("Mon 2 Jan 15:04 MST"))
 	default:

@@ -77,7 +77,7 @@ type Example struct {
 
 // Waiting is the contacts that may not be called before the same moment.
 type Waiting struct {
-	At        time.Time // when they may be called; zero: not in the next eight days
+	At        time.Time // when they may be called; zero: not in the next three weeks
 	Count     int
 	Countries map[string]int
 }
@@ -112,7 +112,7 @@ func (p *Page) AddInvalid(reason, fix string, ex Example) {
 func (p *Page) AddCalled(country string) { p.countries[country]++ }
 
 // AddWaiting counts a pending contact of country whose hours are closed
-// until at (the zero time: not in the next eight days).
+// until at (the zero time: not in the next three weeks).
 func (p *Page) AddWaiting(at time.Time, country string) {
 	at = at.UTC()
 	w := p.waiting[at]

@@ -63,7 +63,7 @@ func TestWriteHTML(t *testing.T) {
 		"It ended without an end record",
 		"It ended stopped outside calling hours.",
 		"Calls started per second", "Calls started per minute",
-		"Wed 25 Nov 2026 11:00 UTC", "not in the next eight days",
+		"Wed 25 Nov 2026 11:00 UTC", "not in the next three weeks",
 		`data-figure="country" data-country="United States (US)">1<`,
 		// Everyone by name, under their status, escaped; a waiting
 		// contact says from when.
@@ -89,7 +89,7 @@ func TestWriteHTML(t *testing.T) {
 	if strings.Index(page, "is not a phone number") > strings.Index(page, "a number in France") {
 		t.Error("the larger invalid reason is not first")
 	}
-	if strings.Index(page, "11:00 UTC") > strings.Index(page, "not in the next eight days") {
+	if strings.Index(page, "11:00 UTC") > strings.Index(page, "not in the next three weeks") {
 		t.Error("contacts that may never be called come before those waiting for a time")
 	}
 }
