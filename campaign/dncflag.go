@@ -697,7 +697,13 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 // showed no signal column to read on.
 func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.Record, fp *FlagPass, whole *bool, others *otherPhones) error {
 	if rec.Err != nil {
-		return nil
+		if rec.Refused == nil {
+			return nil
+		}
+		// A row invalid for a NUL byte in a cell, its fields read: it is
+		// not called, but what it says against calling its number holds
+		// for the number's other rows.
+		rec.Fields, rec.Err = rec.Refused, nil
 	}
 	if !others.chosen {
 		others.sample = append(others.sample, sheet.Record{Row: rec.Row, Fields: padFields(slices.Clone(rec.Fields), len(m.header))})

@@ -757,3 +757,25 @@ func TestDoNotCallFlagNumberUnread(t *testing.T) {
 		t.Errorf("statuses %v; want the two flagged rows suppressed, the third to call", got)
 	}
 }
+
+// TestDoNotCallFlagOfARowWithANUL: a row that a NUL byte in one of its
+// cells makes invalid (past the first bytes, which make a file binary)
+// still says do not call for its number: the same person's other row,
+// before it or after it, is suppressed, not called.
+func TestDoNotCallFlagOfARowWithANUL(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Phone,Name,Do Not Call\n+14155550101,Ada,\n")
+	for n := 0; b.Len() <= 4<<10; n++ {
+		fmt.Fprintf(&b, "+1212555%04d,Filler %d,\n", n, n)
+	}
+	b.WriteString("+1 415 555 0101,Ad\x00a,yes\n+14155550101,Ada again,\n")
+	f, err := dncCampaign(t, map[string]string{"a.csv": b.String()}, "", "do_not_call: {column: Do Not Call}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sup := signalPlan(t, f)
+	got := rowStatuses(t, f, sup)
+	if n := len(got); got[0] != Suppressed || got[n-2] != Invalid || got[n-1] != Suppressed {
+		t.Errorf("the number's rows: %s, the flagged row with a NUL %s, after it %s; want suppressed, invalid, suppressed", got[0], got[n-2], got[n-1])
+	}
+}

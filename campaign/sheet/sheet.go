@@ -77,6 +77,12 @@ type Record struct {
 	// Err is a problem with this record only (more fields than the
 	// header, malformed quotes); reading goes on after it.
 	Err error
+	// Refused are the fields of a record refused for a NUL byte in a
+	// cell alone (Err says which), NUL and all; nil otherwise. They are
+	// read for what the row says against calling its number (a
+	// do-not-call flag, consent withdrawn), which holds in the number's
+	// other rows too, and never sent on or reported.
+	Refused []string
 	// Group is the group of rows the record is in, when the sheet shows
 	// its rows in groups under titles of their own; nil otherwise.
 	Group *Group
@@ -928,7 +934,7 @@ func (s *Reader) fit(rec Record) Record {
 			if strings.IndexByte(f, 0) >= 0 {
 				rec.Err = &Error{File: s.name, Row: rec.Row,
 					Msg: fmt.Sprintf("column %q holds a NUL byte, a character that is not text (left by a copy from another program): delete it from the cell", s.header[i])}
-				rec.Fields = nil
+				rec.Refused, rec.Fields = rec.Fields, nil
 				break
 			}
 		}
