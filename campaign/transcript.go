@@ -423,11 +423,16 @@ func recordLabel(f string) bool {
 // fillers and lead-ins aside ([fillers], [leadIns]: "Okay, yes"), is an
 // affirmative ([affirmatives]: "Yes.", "Yes please", "Sure", "Ja,
 // bitte"), none of its words denies or hedges ([denials], or a word with
-// "n't": "Yes, but not now", "Yeah, no"), and it asks nothing back ("Yes?
-// Who is this?").
+// "n't": "Yes, but not now", "Yeah, no"), and its first sentence asks
+// nothing back ("Yes? Who is this?").
 func acceptsOffer(said string) bool {
-	if strings.ContainsAny(said, "?？¿") {
-		return false // "Yes? Who is this?", "Sure, what company is this?": a question back
+	// Its first sentence asked back ("Yes? Who is this?", "Sure, what
+	// company is this?"): no answer. A question after a yes said ("Yes,
+	// please. How long does that take?") leaves it one.
+	if i := strings.IndexAny(said, ".!?。！？¿"); i >= 0 {
+		if r, _ := utf8.DecodeRuneInString(said[i:]); r == '?' || r == '？' || r == '¿' {
+			return false
+		}
 	}
 	first := true
 	for _, w := range strings.Fields(said) {

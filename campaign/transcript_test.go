@@ -286,6 +286,7 @@ func TestSaysDoNotCallAnswersOffer(t *testing.T) {
 		{"yes, who is this", "Agent: " + offer + "\nUser: Yes? Who is this?", ""},
 		{"please, who is calling", "Agent: " + offer + "\nUser: Please, who is calling?", ""},
 		{"sure, what company", "Agent: " + offer + "\nUser: Sure, what company is this?", ""},
+		{"yes, then a question", "Agent: " + offer + "\nUser: Yes, please. How long does that take?", " line 2"},
 	})
 	for _, s := range transcriptShapes {
 		if got := SaysDoNotCall(readDelivery(t, shape(s.body, "Hi Ada. "+offer, "Yes."))); got != s.at {
