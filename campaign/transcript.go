@@ -389,7 +389,7 @@ func offersList(turn string) bool {
 		_, n := utf8.DecodeRuneInString(q[i:])
 		q = q[i+n:]
 	}
-	if mentionsIn(q, nil, true) {
+	if mentionsIn(q, nil, true) || offersRemoval(foldWords(q)) {
 		return true
 	}
 	// Read as a header is ([header.has]) only when its letters run together
@@ -405,6 +405,44 @@ func offersList(turn string) bool {
 	}
 	h := readHeaderWords(q)
 	return h.has(w.optOut) && (h.has(w.calls) || h.has(w.texts))
+}
+
+// offersRemoval reports whether the words ws of an agent's question,
+// folded ([foldWords]), offer to take the person off a list of calls
+// in the agent's own words, which are not the person's phrases of
+// signalwords.yaml: "remove you", "remove your (phone) number", "take you
+// off", "take your number off", followed by a word of a list or of calls
+// ("Shall I take you off our calling list?", "Do you want me to remove
+// your number from our list?"), and no word of e-mail or another channel
+// without one of calls ("... from our newsletter list?").
+func offersRemoval(ws []string) bool {
+	at := -1
+	for i := 0; i+1 < len(ws) && at < 0; i++ {
+		switch {
+		case (ws[i] == "remove" || ws[i] == "take") && ws[i+1] == "you":
+			at = i + 2
+		case (ws[i] == "remove" || ws[i] == "take") && ws[i+1] == "your":
+			if j := i + 2; j < len(ws) && ws[j] == "number" || j+1 < len(ws) && ws[j] == "phone" && ws[j+1] == "number" {
+				at = i + 2
+			}
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	w := words()
+	calls, list, other := false, false, false
+	for _, x := range ws[at:] {
+		switch {
+		case x == "list" || x == "lists":
+			list = true
+		case slices.Contains(w.calls, x):
+			calls = true
+		case slices.Contains(w.other, x) || slices.Contains(w.texts, x):
+			other = true
+		}
+	}
+	return calls || list && !other
 }
 
 // recordLabel reports whether a turn's label, folded ([foldString]), names

@@ -286,6 +286,11 @@ func TestSaysDoNotCallAnswersOffer(t *testing.T) {
 		{"yes, who is this", "Agent: " + offer + "\nUser: Yes? Who is this?", ""},
 		{"please, who is calling", "Agent: " + offer + "\nUser: Please, who is calling?", ""},
 		{"sure, what company", "Agent: " + offer + "\nUser: Sure, what company is this?", ""},
+		// The agent's own words for the list.
+		{"take you off our calling list", "Agent: Shall I take you off our calling list?\nUser: Yes.", " line 2"},
+		{"remove your number from our list", "Agent: Do you want me to remove your number from our list?\nUser: Yes please.", " line 2"},
+		{"remove you from the newsletter list", "Agent: Should I remove you from our newsletter list?\nUser: Yes.", ""},
+		{"take you off hold", "Agent: Can I take you off hold now?\nUser: Yes.", ""},
 		{"yes, then a question", "Agent: " + offer + "\nUser: Yes, please. How long does that take?", " line 2"},
 	})
 	for _, s := range transcriptShapes {
