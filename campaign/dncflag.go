@@ -541,6 +541,11 @@ type FlaggedNumber struct {
 	// mentions do not call ([sheetMap.commentRow]), the cell ("B3"), and
 	// Cell the comment's text (Column is empty; Unclear is set).
 	Comment string
+	// Unaligned is, for a number held because a row of a sheet with
+	// do-not-call columns holds it and cannot be lined up with the
+	// header ([ContactReader.holdUnaligned]), why ("has 5 fields but the
+	// header has 4 ..."); Unclear is set.
+	Unaligned string
 }
 
 // rowFlag returns the first cell of a row that asks not to call its
@@ -700,6 +705,14 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 		if rec.Refused == nil {
 			return nil
 		}
+		if len(rec.Refused) != len(m.header) {
+			// More fields than the header: which cell is the flag's
+			// is unknown, so every number the row holds is held.
+			if len(m.signals) > 0 {
+				cr.holdUnaligned(i, spec, rec, fp)
+			}
+			return nil
+		}
 		// A row invalid for a NUL byte in a cell, its fields read: it is
 		// not called, but what it says against calling its number holds
 		// for the number's other rows.
@@ -757,6 +770,28 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 	}
 	cr.flagOtherPhones(i, spec, m, rec, fl, fp, others)
 	return nil
+}
+
+// holdUnaligned holds every number a cell of rec holds, rec a row of
+// sheet i (whose columns say do not call) with more fields than its
+// header: whether its flag says do not call cannot be read, since its
+// cells do not line up with the columns, and the row is not called
+// itself; the number's other rows wait until it is fixed.
+func (cr *ContactReader) holdUnaligned(i int, spec *SheetSpec, rec sheet.Record, fp *FlagPass) {
+	why := "cannot be lined up with the header"
+	var se *sheet.Error
+	if errors.As(rec.Err, &se) {
+		why = se.Msg
+	}
+	regions := append([]string{cmp.Or(spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+	for _, cell := range rec.Refused {
+		if cell = strings.TrimSpace(cell); cell == "" {
+			continue
+		}
+		for _, e164 := range phone.Readings(cell, regions) {
+			fp.flag(phoneKey(e164), i, rec.Row, FlaggedNumber{Unclear: true, Unaligned: why})
+		}
+	}
 }
 
 // otherPhones are, for the pass over a sheet before any contact is
@@ -937,6 +972,8 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 	}
 	c.Status, c.Field, c.Column = Suppressed, "", ""
 	switch {
+	case fl.Unaligned != "":
+		c.Reason = fmt.Sprintf("the number is in sheet %s, row %d, which %s: whether that row marks it do not call cannot be read, so it is not called until the row is fixed", f.Sheets[fl.Sheet].File, fl.Row, fl.Unaligned)
 	case fl.Comment != "":
 		c.Reason = fmt.Sprintf("the number's row in sheet %s, row %d, has a comment on cell %s that mentions do not call (%q): it is not called until a person reads the comment", f.Sheets[fl.Sheet].File, fl.Row, fl.Comment, fl.Cell)
 	case fl.Unclear:

@@ -758,6 +758,34 @@ func TestDoNotCallFlagNumberUnread(t *testing.T) {
 	}
 }
 
+// TestDoNotCallRowWithMoreFieldsHoldsItsNumbers: a row with more fields
+// than the header (a comma not in quotes) cannot be lined up with the
+// columns, so whether its flag says do not call is unknown: every number
+// it holds is held, and the same person's other rows are not called. A
+// sheet with no column that says do not call holds nothing for it.
+func TestDoNotCallRowWithMoreFieldsHoldsItsNumbers(t *testing.T) {
+	sheetText := "Phone,Name,Do Not Call\n+14155550101,Ada,\n+14155550102,Bob,\n" +
+		"+1 415 555 0101,Lovelace, Ada,yes\n+14155550101,Ada again,\n"
+	f, err := dncCampaign(t, map[string]string{"a.csv": sheetText}, "", "do_not_call: {column: Do Not Call}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sup := signalPlan(t, f)
+	got := rowStatuses(t, f, sup)
+	if want := []string{Suppressed, ToCall, Invalid, Suppressed}; !slices.Equal(got, want) {
+		t.Errorf("rows %v; want %v: the number of the row that cannot be lined up is held", got, want)
+	}
+	plain := "Phone,Name\n+14155550101,Ada\n+1 415 555 0101,Lovelace, Ada\n+14155550101,Ada again\n"
+	f, err = dncCampaign(t, map[string]string{"a.csv": plain}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sup = signalPlan(t, f)
+	if got, want := rowStatuses(t, f, sup), []string{ToCall, Invalid, Duplicate}; !slices.Equal(got, want) {
+		t.Errorf("a sheet without do-not-call columns: rows %v; want %v", got, want)
+	}
+}
+
 // TestDoNotCallFlagOfARowWithANUL: a row that a NUL byte in one of its
 // cells makes invalid (past the first bytes, which make a file binary)
 // still says do not call for its number: the same person's other row,

@@ -77,11 +77,13 @@ type Record struct {
 	// Err is a problem with this record only (more fields than the
 	// header, malformed quotes); reading goes on after it.
 	Err error
-	// Refused are the fields of a record refused for a NUL byte in a
-	// cell alone (Err says which), NUL and all; nil otherwise. They are
-	// read for what the row says against calling its number (a
-	// do-not-call flag, consent withdrawn), which holds in the number's
-	// other rows too, and never sent on or reported.
+	// Refused are the fields of a record refused for its cells (Err says
+	// why): for a NUL byte in a cell, one a header column, NUL and all;
+	// for more fields than the header, as they were read, which do not
+	// line up with its columns. nil otherwise. They are read for what the
+	// row says against calling its number (a do-not-call flag, consent
+	// withdrawn), which holds in the number's other rows too, and never
+	// sent on or reported.
 	Refused []string
 	// Group is the group of rows the record is in, when the sheet shows
 	// its rows in groups under titles of their own; nil otherwise.
@@ -924,7 +926,7 @@ func (s *Reader) fit(rec Record) Record {
 	default:
 		rec.Err = &Error{File: s.name, Row: rec.Row,
 			Msg: fmt.Sprintf("has %d fields but the header has %d (an extra %s, or a field holding one that is not in quotes?)", n, want, delimName(s.delim))}
-		rec.Fields = nil
+		rec.Refused, rec.Fields = rec.Fields, nil
 	}
 	if rec.Err == nil {
 		// A NUL byte past the first bytes of a text file (those make it a
