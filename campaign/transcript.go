@@ -389,7 +389,7 @@ func offersList(turn string) bool {
 		_, n := utf8.DecodeRuneInString(q[i:])
 		q = q[i+n:]
 	}
-	if mentionsIn(q, nil, true) || offersRemoval(foldWords(q)) {
+	if ws := foldWords(q); mentionsIn(q, nil, true) || offersRemoval(ws) || offersNoMoreCalls(ws) {
 		return true
 	}
 	// Read as a header is ([header.has]) only when its letters run together
@@ -443,6 +443,48 @@ func offersRemoval(ws []string) bool {
 		}
 	}
 	return calls || list && !other
+}
+
+// offersNoMoreCalls reports whether the words ws of an agent's question,
+// folded ([foldWords]), offer to stop calling the person, asked in the
+// negative: "not call you" ("Would you prefer we not call you again?"),
+// "didn't call", "stop calling you", "no longer" or "no more" or "any
+// more" before a word of calls ("Would you like to no longer receive
+// calls from us?", "Do you not want any more calls?").
+func offersNoMoreCalls(ws []string) bool {
+	calls := words().calls
+	isCall := func(x string) bool { return slices.Contains(calls, x) }
+	for i := 0; i+1 < len(ws); i++ {
+		next := ws[i+1]
+		third := ""
+		if i+2 < len(ws) {
+			third = ws[i+2]
+		}
+		switch ws[i] {
+		case "not":
+			if next == "call" && third == "you" {
+				return true
+			}
+		case "didnt", "dont":
+			if next == "call" {
+				return true
+			}
+		case "stop":
+			if next == "calling" && third == "you" {
+				return true
+			}
+		case "no", "any":
+			if next != "longer" && next != "more" {
+				continue
+			}
+			for _, x := range ws[i+2 : min(i+5, len(ws))] {
+				if isCall(x) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // recordLabel reports whether a turn's label, folded ([foldString]), names

@@ -291,6 +291,13 @@ func TestSaysDoNotCallAnswersOffer(t *testing.T) {
 		{"remove your number from our list", "Agent: Do you want me to remove your number from our list?\nUser: Yes please.", " line 2"},
 		{"remove you from the newsletter list", "Agent: Should I remove you from our newsletter list?\nUser: Yes.", ""},
 		{"take you off hold", "Agent: Can I take you off hold now?\nUser: Yes.", ""},
+		// The offer asked in the negative.
+		{"prefer we not call you", "Agent: Would you prefer we not call you again?\nUser: Yes.", " line 2"},
+		{"no longer receive calls", "Agent: Would you like to no longer receive calls from us?\nUser: Yes please.", " line 2"},
+		{"not want any more calls", "Agent: Do you not want any more calls?\nUser: Yes.", " line 2"},
+		{"rather we didn't call again", "Agent: Would you rather we didn't call again?\nUser: Yes.", " line 2"},
+		{"no more calls today", "Agent: Any more questions about the calls?\nUser: Yes.", ""},
+		{"call you back", "Agent: Shall I call you back tomorrow?\nUser: Yes.", ""},
 		{"yes, then a question", "Agent: " + offer + "\nUser: Yes, please. How long does that take?", " line 2"},
 	})
 	for _, s := range transcriptShapes {
