@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 func TestDeliveriesOncePerKey(t *testing.T) {
@@ -390,15 +388,7 @@ func TestPostgresFollowsDeliveries(t *testing.T) {
 	put(wo, "other")
 	put(wa, "a") // a retry: stored once
 	// A slow listen's row: inserted (its id given) but not committed yet.
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := beginSlow(t, url)
 	if _, err := tx.Exec(ctx, `INSERT INTO callrun_deliveries (campaign, key, received_at, delivery) VALUES ('spring', 'slow', now(), '{"key":"slow","fields":{}}')`); err != nil {
 		t.Fatal(err)
 	}

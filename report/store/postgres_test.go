@@ -286,6 +286,25 @@ func terminate(t *testing.T, url string, pid uint32) {
 	}
 }
 
+// beginSlow begins a transaction on a connection of its own, for a test
+// to commit when it chooses: a write whose commit is slow. The test's
+// cleanup rolls back what it did not commit and hangs up.
+func beginSlow(t *testing.T, url string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck // none after a commit
+	return tx
+}
+
 func journalRows(t *testing.T, url, campaign string) int {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), url)
@@ -663,16 +682,8 @@ func TestPostgresNewHolderSeesAnIntentInFlight(t *testing.T) {
 	b := &batch{buf: line, recs: []pending{{rec: rec, end: len(line)}}}
 	// The journal's own write, in a transaction the test commits when
 	// it chooses: as a write whose commit is slow.
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	tx := beginSlow(t, url)
+	conn := tx.Conn()
 	if err := j.sink.(*pgSink).insert(ctx, tx, b); err != nil {
 		t.Fatalf("the first run's write, checked while its lock was held: %v", err)
 	}
