@@ -42,15 +42,17 @@ func pgAdmin(t *testing.T, url string) *pgx.Conn {
 }
 
 // lockHolderPIDs returns the backends of callrun's sessions that hold a
-// run lock (a session-level advisory lock of two int4 keys, the second
-// not 0, the gate) in the database the admin connection is on.
+// run lock (a session-level advisory lock of two int4 keys, the second a
+// shard's code, 65536 or more: not the gate, the agents lock or the
+// journal writes' lock, which a write in flight holds) in the database
+// the admin connection is on.
 func lockHolderPIDs(t *testing.T, admin *pgx.Conn) []uint32 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows, err := admin.Query(ctx, `
 SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.objid <> 0
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.objid >= 65536
   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND a.application_name = 'callrun'
 ORDER BY l.pid`)
