@@ -754,7 +754,7 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 			// an extension) still names whom not to call: every
 			// number it may mean, each of a list included, as a
 			// suppression file's entry does.
-			regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+			regions := cr.flagRegions(spec, country)
 			numbers = phone.Readings(raw, regions)
 		}
 		for _, e164 := range numbers {
@@ -783,7 +783,7 @@ func (cr *ContactReader) holdUnaligned(i int, spec *SheetSpec, rec sheet.Record,
 	if errors.As(rec.Err, &se) {
 		why = se.Msg
 	}
-	regions := append([]string{cmp.Or(spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+	regions := cr.flagRegions(spec, "")
 	for _, cell := range rec.Refused {
 		if cell = strings.TrimSpace(cell); cell == "" {
 			continue
@@ -792,6 +792,14 @@ func (cr *ContactReader) holdUnaligned(i int, spec *SheetSpec, rec sheet.Record,
 			fp.flag(phoneKey(e164), i, rec.Row, FlaggedNumber{Unclear: true, Unaligned: why})
 		}
 	}
+}
+
+// flagRegions are the regions a flagged row's number is read in, as a
+// suppression file's entry is: the row's country (country, "" when the
+// row names none), else the sheet's region, else the campaign's, then
+// those of the campaign's suppression files.
+func (cr *ContactReader) flagRegions(spec *SheetSpec, country string) []string {
+	return append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
 }
 
 // otherPhones are, for the pass over a sheet before any contact is
@@ -881,7 +889,7 @@ func (cr *ContactReader) flagOtherPhones(i int, spec *SheetSpec, m *sheetMap, re
 	}
 	fields := padFields(rec.Fields, len(m.header))
 	_, _, country, _ := cr.rowRules(i, m, fields)
-	regions := append([]string{cmp.Or(country, spec.Region, cr.f.Region)}, cr.f.suppressionRegions()...)
+	regions := cr.flagRegions(spec, country)
 	for _, src := range others.srcs {
 		cell, numbers, empty := src.readings(fields, regions)
 		if empty {
