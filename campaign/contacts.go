@@ -913,7 +913,7 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	m.checkFields(c, spec, fields)
 	cr.judgeConsent(c, spec, m, s, fields)
 	if c.Status == "" {
-		c.zones = ContactZones(c)
+		c.zones = withZoneColumn(c, s.zones.Zones(c.Phone, c.Country, c.Kind))
 		ContactState(c)
 	}
 	needZone := !cr.f.UnsafeIgnoreCalledPersonHours || (cr.f.Hours != nil && cr.f.Hours.Timezone == "contact")

@@ -170,7 +170,12 @@ func ContactZones(c *Contact) []*time.Location {
 	if c.zones != nil {
 		return c.zones
 	}
-	zones := phone.Zones(c.Phone, c.Country, c.Kind)
+	return withZoneColumn(c, phone.Zones(c.Phone, c.Country, c.Kind))
+}
+
+// withZoneColumn is zones, the zones c's number may ring in, with the
+// zone of c's timezone column added.
+func withZoneColumn(c *Contact, zones []*time.Location) []*time.Location {
 	if c.TZ != "" {
 		// By name: phone.Zones loads its zones apart from loadZone.
 		if l, err := loadZone(c.TZ); err == nil && !slices.ContainsFunc(zones, func(z *time.Location) bool { return z.String() == l.String() }) {

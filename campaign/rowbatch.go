@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/inorder"
 )
@@ -66,7 +67,9 @@ type rowScratch struct {
 	consent map[string]consentCell
 	// scope caches what each cell of the columns that scope consent
 	// says ([readScopeCell]), by their kind.
-	scope  [scopeStatus + 1]map[string]scopeCell
+	scope [scopeStatus + 1]map[string]scopeCell
+	// zones are the zones of the numbers judged so far.
+	zones  phone.ZoneCache
 	counts *rowCounts
 }
 

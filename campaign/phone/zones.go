@@ -142,6 +142,56 @@ func Zones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.Loca
 	return zones
 }
 
+// ZoneCache is [Zones] with a cache of its own, for one goroutine: the
+// contact reader's workers each keep one, and ask it for every contact
+// they judge. It keeps the zones of North American numbers by their first
+// seven digits (1, area code, exchange), their country and kind: all that
+// such a number's zones depend on (the library places no prefix of +1
+// longer than that, nor does zoneFixes: TestZoneCacheKey), and a sheet's
+// numbers share a few thousand exchanges. Other numbers are asked of
+// Zones. It holds at most maxZoneCache answers, and starts again empty
+// when full. The zero value is ready to use.
+type ZoneCache struct {
+	m map[uint64][]*time.Location
+}
+
+// maxZoneCache bounds a ZoneCache: at about 100 bytes an answer, 6 MiB.
+const maxZoneCache = 1 << 16
+
+// Zones is [Zones], from the cache when it can be.
+func (zc *ZoneCache) Zones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.Location {
+	k, ok := nanpZoneKey(e164, country, kind)
+	if !ok {
+		return Zones(e164, country, kind)
+	}
+	if zones, ok := zc.m[k]; ok {
+		return zones
+	}
+	zones := Zones(e164, country, kind)
+	if len(zc.m) >= maxZoneCache || zc.m == nil {
+		zc.m = make(map[uint64][]*time.Location)
+	}
+	zc.m[k] = zones
+	return zones
+}
+
+// nanpZoneKey is a North American number's key in a ZoneCache: its area
+// code and exchange, its two-letter country and its kind; ok is false for
+// any other number.
+func nanpZoneKey(e164, country string, kind phonenumbers.PhoneNumberType) (key uint64, ok bool) {
+	if len(e164) < nanpKeyLen || e164[0] != '+' || e164[1] != '1' || len(country) != 2 || kind < 0 || kind > 0xff || !allDigits(e164[1:]) {
+		return 0, false
+	}
+	for _, c := range e164[2:nanpKeyLen] {
+		key = key*10 + uint64(c-'0')
+	}
+	return key<<24 | uint64(country[0])<<16 | uint64(country[1])<<8 | uint64(kind), true
+}
+
+// nanpKeyLen is the length of the prefix of a North American number in
+// E.164 (+1, area code, exchange) that its zones depend on.
+const nanpKeyLen = 8
+
 // zoneSetKey is what a number's zones are made of ([ZoneNames]): the
 // library's zones for it, told by the slice the library keeps for its
 // prefix, the prefix of zoneFixes it falls under, its country and its
