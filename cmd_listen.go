@@ -14,11 +14,11 @@ func listenCommand(s *session) *cli.Command {
 		ArgsUsage: "CAMPAIGN.yaml...",
 		Description: `Serves each campaign's outcomes.url path (the service's account webhooks)
 and that path with /agent at its end (the webhooks of the agents callrun creates):
-GET query; POST form, multipart form, JSON object or array of them; up to 1 MiB. A delivery is written durably
+GET query; POST form, multipart form, JSON object or array of them; up to 16 MiB. A delivery is written durably
 to the campaign's store (the state directory's deliveries file, or the deliveries
 table of its PostgreSQL database) before it is answered 200, so the service's own
 retries are all the recovery needed; a retry of one delivery is stored once. Any
-other path is answered 404 and counted, never stored; a body over 1 MiB is 413;
+other path is answered 404 and counted, never stored; a body over 16 MiB is 413;
 with outcomes.signing_secret, a signature that does not match is 401.
 GET /healthz answers 200; GET /metrics serves Prometheus metrics. When calls were
 started and no delivery has come for --quiet-warning, it logs a warning. SIGTERM

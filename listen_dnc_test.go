@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -411,6 +413,76 @@ func TestListenOptOutByTranscript(t *testing.T) {
 	send(strings.Replace(fmt.Sprintf(retell, 3, "Take me off your list."), `"to_number":"+442079460123",`, "", 1))
 	if held, err := store.OpenDoNotCallFile(home).Held(context.Background()); err != nil || len(held) != 1 {
 		t.Errorf("an opt-out said on a call whose number does not read: held %+v, %v; want one hold", held, err)
+	}
+}
+
+// TestListenOptOutInALongCall: an opt-out said at the end of a long call,
+// in a delivery of Retell's shape whose transcript is also given word by
+// word with timings (transcript_object and transcript_with_tool_calls),
+// over 1 MiB in all, is taken and its number put on the do-not-call list
+// before the 200; a body over apiclient.MaxDeliveryBody is 413 and lists
+// nothing.
+func TestListenOptOutInALongCall(t *testing.T) {
+	const number = "+442079460123"
+	call := func(minutes int) []byte {
+		// About 150 words a minute, the agent and the person in turn.
+		type word struct {
+			Word  string  `json:"word"`
+			Start float64 `json:"start"`
+			End   float64 `json:"end"`
+		}
+		type turn struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+			Words   []word `json:"words"`
+		}
+		var turns []turn
+		at := 0.0
+		say := func(role, content string) {
+			tr := turn{Role: role, Content: content}
+			for _, w := range strings.Fields(content) {
+				tr.Words = append(tr.Words, word{w, at, at + 0.3})
+				at += 0.4
+			}
+			turns = append(turns, tr)
+		}
+		for i := range minutes * 10 {
+			say("agent", fmt.Sprintf("Let me go over item %d of your plan: the terms, the price and when it renews each year.", i))
+			say("user", "Right, I see, and what about the one after that, is it much the same?")
+		}
+		say("agent", "Is there anything else I can help you with today?")
+		say("user", "Yes. Please don't call me again.")
+		var text strings.Builder
+		for _, tr := range turns {
+			fmt.Fprintf(&text, "%s: %s\n", map[string]string{"agent": "Agent", "user": "User"}[tr.Role], tr.Content)
+		}
+		b, err := json.Marshal(map[string]any{"event": "call_ended", "call": map[string]any{
+			"call_id": "call_long", "to_number": number, "call_status": "ended", "disconnection_reason": "user_hangup",
+			"transcript": text.String(), "transcript_object": turns, "transcript_with_tool_calls": turns, "scrubbed_transcript_with_tool_calls": turns,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	long := call(90)
+	if len(long) <= 1<<20 || len(long) > 8<<20 {
+		t.Fatalf("the long call's delivery is %d bytes: want 1 to 8 MiB", len(long))
+	}
+	send, listed := optOutListen(t)
+	if got := send("application/json", "", long); got != http.StatusOK {
+		t.Fatalf("a delivery of %d bytes answered %d, want 200", len(long), got)
+	}
+	if on := listed(); len(on) != 1 || on[number].Number != number {
+		t.Errorf("the person asked at the end of a %d-byte delivery: the do-not-call list holds %v, want %s alone", len(long), on, number)
+	}
+	send, listed = optOutListen(t)
+	tooLong := call(90 * (apiclient.MaxDeliveryBody/len(long) + 1))
+	if got := send("application/json", "", tooLong); got != http.StatusRequestEntityTooLarge {
+		t.Errorf("a delivery of %d bytes answered %d, want 413", len(tooLong), got)
+	}
+	if on := listed(); len(on) != 0 {
+		t.Errorf("the do-not-call list holds %v, want nothing", on)
 	}
 }
 

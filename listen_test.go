@@ -132,7 +132,7 @@ func TestListenStoresEachDeliveryOnce(t *testing.T) {
 		{"answered, as a GET", "GET", hook + "?" + form("call.answered"), "", "", 200},
 		{"forged: a wrong secret", "POST", base + "/callrun/spring/hook-secret-0123456789abcdeX", formType, form("call.ended"), 404},
 		{"forged: no secret", "POST", base + "/callrun/spring/", formType, form("call.ended"), 404},
-		{"oversized", "POST", hook, formType, form("call.ended") + "&x=" + strings.Repeat("a", 1<<20), 413},
+		{"oversized", "POST", hook, formType, form("call.ended") + "&x=" + strings.Repeat("a", apiclient.MaxDeliveryBody), 413},
 		{"not a form", "POST", hook, "application/json", `[1,2]`, 400},
 		{"a PUT", "PUT", hook, formType, form("call.ended"), 405},
 		{"empty", "GET", hook, "", "", 400},

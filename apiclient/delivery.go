@@ -22,8 +22,13 @@ import (
 )
 
 // MaxDeliveryBody is the largest webhook delivery body [ReadDeliveries]
-// accepts: a delivery may carry a call's whole transcript.
-const MaxDeliveryBody = 1 << 20
+// accepts: a delivery may carry a call's whole transcript, and an opt-out
+// said in a long call must not be refused for its size. Retell's
+// call_ended and call_analyzed carry the transcript as text and again
+// word by word with each word's timings (transcript_object,
+// transcript_with_tool_calls and its scrubbed copy), over 100 bytes a
+// word said: 1 MiB is about an hour of talk, 16 MiB most of a day.
+const MaxDeliveryBody = 16 << 20
 
 // maxDeliveryRaw bounds the raw delivery a [Delivery] keeps.
 const maxDeliveryRaw = 1 << 10
@@ -34,7 +39,7 @@ const maxDeliveryDepth = 6
 
 // ErrDeliveryTooLarge is what [ReadDeliveries] returns for a body over
 // [MaxDeliveryBody]; `callrun listen` answers it 413.
-var ErrDeliveryTooLarge = errors.New("webhook delivery over 1 MiB")
+var ErrDeliveryTooLarge = errors.New("webhook delivery over 16 MiB")
 
 // Delivery is one webhook delivery, as callrun reads it: the service's
 // account webhooks (call.started, call.answered, call.ended), in either

@@ -19,6 +19,7 @@ import (
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 )
 
 // ListenOptions are what `callrun listen` was asked to do.
@@ -96,6 +97,10 @@ type Listener struct {
 
 	stored, duplicates, forged, refused atomic.Int64
 
+	// bodies bounds the bytes of the delivery bodies read at once
+	// ([listenBodyBudget]).
+	bodies *semaphore.Weighted
+
 	// retaining runs the campaigns' retention in the background, one at
 	// a time; Close waits for it.
 	retaining sync.Mutex
@@ -105,7 +110,7 @@ type Listener struct {
 // newListener returns a Listener with no campaigns yet, on clock now,
 // that warns of calls bringing no delivery after quiet (0: never).
 func NewListener(log zerolog.Logger, quiet time.Duration, now func() time.Time) *Listener {
-	return &Listener{log: log, targets: map[string]*hookTarget{}, now: now, quiet: quiet, metrics: newListenMetrics()}
+	return &Listener{log: log, targets: map[string]*hookTarget{}, now: now, quiet: quiet, metrics: newListenMetrics(), bodies: semaphore.NewWeighted(listenBodyBudget)}
 }
 
 // Listen opens every campaign's deliveries, serves their paths on
@@ -334,7 +339,14 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.refuse(w, t, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed")
 		return
 	}
+	release, ok := l.takeBody(r)
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		l.refuse(w, t, http.StatusServiceUnavailable, "the bodies of other deliveries being read fill listen's memory for them; send again")
+		return
+	}
 	ds, err := apiclient.ReadDeliveries(r, t.f.Outcomes.ReadOptions())
+	release()
 	// A JSON array some of whose elements are no delivery: the others are
 	// taken, then the request is refused for the rest, as one such
 	// delivery alone would be (400).
@@ -474,6 +486,41 @@ func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 }
 
 // refuse answers a delivery listen does not store.
+// listenBodyBudget is how many bytes of delivery bodies listen reads at
+// once, and listenBodyWait how long a request waits for its share before
+// it is answered 503 (its sender's retry comes back): a body may be up to
+// [apiclient.MaxDeliveryBody], and memory follows the deliveries in
+// flight, not what senders send.
+var (
+	listenBodyBudget int64 = 64 << 20
+	listenBodyWait         = 5 * time.Second
+)
+
+// takeBody takes r's share of listenBodyBudget, waiting for it up to
+// listenBodyWait, and returns what gives it back; ok is false when it
+// could not be had in time. The share is the body's Content-Length, or
+// the most a body may be when it gives none; twice that for a compressed
+// body, which is held beside what it decompresses to.
+func (l *Listener) takeBody(r *http.Request) (release func(), ok bool) {
+	if r.Method != http.MethodPost {
+		return func() {}, true // a query: no body
+	}
+	n := r.ContentLength
+	if n <= 0 || n > apiclient.MaxDeliveryBody {
+		n = apiclient.MaxDeliveryBody + 1 // read one byte over the most, to tell
+	}
+	if r.Header.Get("Content-Encoding") != "" {
+		n += apiclient.MaxDeliveryBody
+	}
+	n = min(n, listenBodyBudget)
+	ctx, cancel := context.WithTimeout(r.Context(), listenBodyWait)
+	defer cancel()
+	if err := l.bodies.Acquire(ctx, n); err != nil {
+		return nil, false
+	}
+	return func() { l.bodies.Release(n) }, true
+}
+
 func (l *Listener) refuse(w http.ResponseWriter, t *hookTarget, status int, why string) {
 	l.noteRefused(t, status, why)
 	http.Error(w, http.StatusText(status), status)

@@ -3,6 +3,8 @@ package run
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/store"
 	"github.com/rs/zerolog"
@@ -145,4 +148,73 @@ func TestListenLogsAnEraseErrorOnceAMinute(t *testing.T) {
 	if got, back := count("could not erase the deliveries"), count("erasing the deliveries of people erased from the store again"); got != 3 || back != 1 {
 		t.Errorf("after the file went: %d error lines and %d lines of its end, want 3 and 1:\n%s", got, back, logs.String())
 	}
+}
+
+// TestListenBodyBudget: a POST takes its body's Content-Length of the
+// bytes listen reads at once (the most a body may be, when it gives none;
+// twice that, compressed), a GET nothing; while the budget is taken, a
+// delivery is answered 503 with Retry-After and counted, not read, and
+// once it is given back the next is taken.
+func TestListenBodyBudget(t *testing.T) {
+	defer func(wait time.Duration) { listenBodyWait = wait }(listenBodyWait)
+	listenBodyWait = 10 * time.Millisecond
+	l := NewListener(zerolog.Nop(), 0, time.Now)
+	l.targets["/x"] = &hookTarget{name: "spring", f: &campaign.File{}}
+	post := func(n int64, encoding string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(strings.Repeat("a", int(max(n, 0)))))
+		r.ContentLength = n
+		if encoding != "" {
+			r.Header.Set("Content-Encoding", encoding)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		r    *http.Request
+		want int64
+	}{
+		{"a GET", httptest.NewRequest(http.MethodGet, "/x?phone_number=1", nil), 0},
+		{"a POST of 100 bytes", post(100, ""), 100},
+		{"a POST of no length", post(-1, ""), apiclient.MaxDeliveryBody + 1},
+		{"a gzip POST of 100 bytes", post(100, "gzip"), 100 + apiclient.MaxDeliveryBody},
+	} {
+		release, ok := l.takeBody(c.r)
+		if !ok {
+			t.Fatalf("%s: not taken from an empty budget", c.name)
+		}
+		if got := listenBodyBudget - free(l); got != c.want {
+			t.Errorf("%s takes %d bytes, want %d", c.name, got, c.want)
+		}
+		release()
+	}
+	// The budget taken whole: the next delivery waits, then is 503.
+	if err := l.bodies.Acquire(context.Background(), listenBodyBudget); err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	l.ServeHTTP(w, post(100, ""))
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || l.refused.Load() != 1 {
+		t.Errorf("with the budget taken: answered %d, Retry-After %q, %d refused; want 503, a Retry-After, 1", w.Code, w.Header().Get("Retry-After"), l.refused.Load())
+	}
+	l.bodies.Release(listenBodyBudget)
+	release, ok := l.takeBody(post(100, ""))
+	if !ok {
+		t.Fatal("given back, the budget takes no delivery")
+	}
+	release()
+}
+
+// free is how many bytes of l's budget are not taken.
+func free(l *Listener) int64 {
+	lo, hi := int64(0), listenBodyBudget // lo can be taken, hi+1 cannot
+	for lo < hi {
+		n := (lo + hi + 1) / 2
+		if l.bodies.TryAcquire(n) {
+			l.bodies.Release(n)
+			lo = n
+		} else {
+			hi = n - 1
+		}
+	}
+	return lo
 }

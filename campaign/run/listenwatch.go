@@ -42,7 +42,7 @@ func newListenMetrics() *listenMetrics {
 		}, []string{"campaign"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "callrun_listen_refused_total",
-			Help: "Requests refused and not stored, by status: 404 an unknown path (campaign empty), 405 a method other than GET and POST, 413 a body over 1 MiB, 400 an unreadable or empty delivery, 401 a signature that does not match outcomes.signing_secret (or none, with require_signature).",
+			Help: "Requests refused and not stored, by status: 404 an unknown path (campaign empty), 405 a method other than GET and POST, 413 a body over 16 MiB, 503 a body that waited 5 s for memory while other deliveries' bodies were read, 400 an unreadable or empty delivery, 401 a signature that does not match outcomes.signing_secret (or none, with require_signature).",
 		}, []string{"campaign", "code"}),
 		held: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "callrun_listen_opt_outs_held_total",
