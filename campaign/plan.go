@@ -422,12 +422,12 @@ func (pc *planCounter) count(c *Contact) error {
 // invalid lists contact c among the problems and groups it by sheet and field.
 func (pc *planCounter) invalid(ps *PlanSheet, c *Contact) {
 	p := pc.p
-	msg := c.Reason
 	field := c.Field
-	if c.Column != "" {
-		msg = fmt.Sprintf("column %q: %s", c.Column, c.Reason)
-	}
 	if len(p.Problems) < MaxPlanProblems {
+		msg := c.Reason
+		if c.Column != "" {
+			msg = fmt.Sprintf("column %q: %s", c.Column, c.Reason)
+		}
 		p.Problems = append(p.Problems, RowProblem{File: ps.File, Row: c.Row, Field: field, Message: msg})
 	} else {
 		p.ProblemsOmitted++
