@@ -121,30 +121,38 @@ func OpenWith(path string, o Options) (*Reader, error) {
 // bomless16 returns the byte order of UTF-16 text without a byte order
 // mark at the start of br, and false when it does not look like such text:
 // its first bytes (up to 4 KiB, an even count of 16 or more) hold NUL
-// bytes only in odd places (little-endian) or only in even ones
-// (big-endian), in a quarter of the pairs or more, as the ASCII of a
-// contact sheet (digits, delimiters, line ends) puts them. Binary data
-// has NUL bytes in both places, and is left to [sniff].
+// bytes in odd places (little-endian) or in even ones (big-endian), in a
+// quarter of the pairs or more, as the ASCII of a contact sheet (digits,
+// delimiters, line ends) puts them, and in the other places in an eighth
+// as many at most, never both bytes of a pair. Binary data has pairs of
+// NUL bytes, and is left to [sniff].
 func bomless16(br *bufio.Reader) (unicode.Endianness, bool) {
 	head, _ := br.Peek(sniffSize)
 	head = head[:len(head)&^1]
 	if len(head) < 16 {
 		return unicode.LittleEndian, false
 	}
+	// even and odd count the pairs whose first or second byte alone is
+	// 0: in UTF-16LE, the second byte of every Latin letter, and the
+	// first of a character such as 一 (U+4E00) or Ā (U+0100), one in
+	// 256 of the others. A pair of two zeros is U+0000, which no text
+	// holds.
 	var even, odd int
 	for i := 0; i < len(head); i += 2 {
-		if head[i] == 0 {
+		switch {
+		case head[i] == 0 && head[i+1] == 0:
+			return unicode.LittleEndian, false
+		case head[i] == 0:
 			even++
-		}
-		if head[i+1] == 0 {
+		case head[i+1] == 0:
 			odd++
 		}
 	}
 	pairs := len(head) / 2
 	switch {
-	case even == 0 && odd*4 >= pairs:
+	case odd*4 >= pairs && even*8 <= odd:
 		return unicode.LittleEndian, true
-	case odd == 0 && even*4 >= pairs:
+	case even*4 >= pairs && odd*8 <= even:
 		return unicode.BigEndian, true
 	}
 	return unicode.LittleEndian, false

@@ -1,11 +1,14 @@
 package sheet
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -217,6 +220,46 @@ func TestWorkbookClosedEarly(t *testing.T) {
 			t.Fatalf("%d goroutines after Close, %d before: the workbook's reader goes on", runtime.NumGoroutine(), before)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestBomless16ZeroLowBytes: UTF-16 without its mark is read when names
+// hold characters one of whose bytes is 0 (一 U+4E00, Ā U+0100, Ḁ
+// U+1E00), either byte order; a file with a pair of NUL bytes, which no
+// text holds, is not taken for it.
+func TestBomless16ZeroLowBytes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	text := "Name,Phone\r\n一郎 山田,+81312345678\r\nĀdam Ḁ,+4915112345678\r\n"
+	for name, order := range map[string]unicode.Endianness{"le": unicode.LittleEndian, "be": unicode.BigEndian} {
+		b, err := unicode.UTF16(order, unicode.IgnoreBOM).NewEncoder().String(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "bare16"+name+".csv")
+		if err := os.WriteFile(p, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(p)
+		if err != nil {
+			t.Fatalf("UTF-16%s: %v", name, err)
+		}
+		var got [][]string
+		for {
+			rec, err := s.Next()
+			if err != nil {
+				break
+			}
+			got = append(got, rec.Fields)
+		}
+		s.Close()
+		if want := [][]string{{"一郎 山田", "+81312345678"}, {"Ādam Ḁ", "+4915112345678"}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("UTF-16%s: read %q, want %q", name, got, want)
+		}
+	}
+	bin := []byte("N\x00a\x00m\x00e\x00,\x00P\x00\x00\x00\x00\x00h\x00o\x00n\x00e\x00\r\x00\n\x00")
+	if _, ok := bomless16(bufio.NewReader(bytes.NewReader(bin))); ok {
+		t.Error("bytes with pairs of NULs taken for UTF-16")
 	}
 }
 
