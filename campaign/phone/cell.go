@@ -525,6 +525,19 @@ func Split(cell string) []string {
 // between an area code and the rest ("030/1234567", as German numbers are
 // often written) leaves one run shorter than six.
 func holdsTwo(s string) bool {
+	// Most cells are ASCII with fewer than two runs' worth of digits.
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf {
+			digits = -1 // a digit of another script, say: read it all
+			break
+		} else if c >= '0' && c <= '9' {
+			digits++
+		}
+	}
+	if digits >= 0 && digits < 12 {
+		return false
+	}
 	long, run := 0, 0
 	end := func() {
 		if run >= 6 {

@@ -62,3 +62,26 @@ func TestReadingsOfAGoogleList(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldsTwo: a cell holds two numbers when two runs of six digits or
+// more are apart by a separator or a word, however few digits it has in
+// all and whatever script its digits are in.
+func TestHoldsTwo(t *testing.T) {
+	for cell, want := range map[string]bool{
+		"+1 (212) 555-0123":                false,
+		"123456/654321":                    true, // 12 digits, the fewest two such runs have
+		"12345/654321":                     false,
+		"030/1234567":                      false,
+		"212 555 0123 or 212 555 0124":     true, // spaces do not end a run
+		"2125550123 or 2125550124":         true,
+		"2125550123 ext 45":                false,
+		"٠١٢٣٤٥ / ٦٧٨٩٠١":                  true, // Arabic-Indic digits
+		"１２３４５６ or ６５４３２１":                 true, // full-width digits, a word between
+		"+44 7911 123456; +44 7911 654321": true,
+		"12 34 56 7":                       false,
+	} {
+		if got := holdsTwo(cell); got != want {
+			t.Errorf("holdsTwo(%q) = %v, want %v", cell, got, want)
+		}
+	}
+}
