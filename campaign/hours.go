@@ -174,16 +174,32 @@ func ContactZones(c *Contact) []*time.Location {
 }
 
 // withZoneColumn is zones, the zones c's number may ring in, with the
-// zone of c's timezone column added.
+// zone of c's timezone column added (and, for a standard time's name
+// that CRMs write for a US zone, that zone's summer time too: see
+// summerOf).
 func withZoneColumn(c *Contact, zones []*time.Location) []*time.Location {
-	if c.TZ != "" {
+	if c.TZ == "" {
+		return zones
+	}
+	for _, name := range []string{c.TZ, summerOf[c.TZ]} {
+		if name == "" {
+			continue
+		}
 		// By name: phone.Zones loads its zones apart from loadZone.
-		if l, err := loadZone(c.TZ); err == nil && !slices.ContainsFunc(zones, func(z *time.Location) bool { return z.String() == l.String() }) {
+		if l, err := loadZone(name); err == nil && !slices.ContainsFunc(zones, func(z *time.Location) bool { return z.String() == l.String() }) {
 			zones = append(slices.Clip(zones), l)
 		}
 	}
 	return zones
 }
+
+// summerOf gives, for the names of a standard time that tzdata keeps as
+// a zone on that offset all year, the zone of the US places a CRM means
+// by them, which keep summer time: "EST" in a timezone column is a person
+// in New York far more often than one in Panama, and at 19:30 EST in July
+// it is 20:30 in New York. Both zones are kept, which only narrows the
+// hours. (HST is Hawaii's, which keeps no summer time.)
+var summerOf = map[string]string{"EST": "America/New_York", "MST": "America/Denver"}
 
 // ContactState returns the US state of a contact's number (see
 // [phone.USState]): "" when it is not a US number or its state is not
