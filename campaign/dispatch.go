@@ -168,6 +168,7 @@ const (
 	stopFailed                        // another worker or the producer failed
 	stopHours                         // the calling window closed
 	stopDoNotCall                     // the number went on the do-not-call list
+	stopPaused                        // a pause began while the intent was written: it is written again after
 )
 
 // why is the reason of the skipped outcome of a contact whose intent is on
@@ -180,6 +181,8 @@ func (k stopKind) why() string {
 		return "not sent: the run stopped on an error first"
 	case stopDoNotCall:
 		return "not sent: " + ReasonDoNotCall
+	case stopPaused:
+		return "not sent yet: every call start was paused as its intent was written; written again after the pause"
 	}
 	return "not sent: the calling window closed first"
 }
@@ -539,8 +542,19 @@ func (r *runner) work(w *worker, j job) error {
 		// The intent is on disk. Whatever stopped the contact from being
 		// sent while it was written is written down as skipped: provably
 		// not sent, so that it does not read as uncertain.
+		st.written = true
 		if stop, err := r.mayStillSend(&st, c); stop != 0 {
 			r.pace.release(st.slot)
+			if stop == stopPaused {
+				// Its call start counts from when the intent was written, and
+				// a pause may last hours: give the start back, wait the pause
+				// out, and write the intent again, counted from then.
+				if err := r.skipRecord(w, rec, stop); err != nil {
+					return err
+				}
+				attempt-- // a new intent, under the same attempt number
+				continue
+			}
 			if err != nil {
 				return errors.Join(err, r.skip(w, c, rec, stop))
 			}
@@ -674,12 +688,15 @@ func (r *runner) settle(w *worker, c *Contact, rec *store.Record, err error, tri
 // mayStillSend decides, just before a call start whose intent is on
 // disk, whether it may still be sent; if not, it returns which kind of
 // stop keeps it, and the error that stops the run, if any. A pause that
-// began while the intent was written is waited out, with a new turn.
+// began while the intent was written is stopPaused: not waited out here,
+// where the call start counts from the intent, but before a new intent.
 func (r *runner) mayStillSend(st *start, c *Contact) (stopKind, error) {
 	ok, err := r.await(st, c)
 	switch {
 	case err != nil:
 		return stopFailed, err
+	case st.paused && r.run.Err() == nil:
+		return stopPaused, nil
 	case !ok || r.run.Err() != nil:
 		return cmp.Or(r.stopped(), stopFailed), nil
 	case !r.inHours(c):
@@ -714,12 +731,9 @@ func (r *runner) onDoNotCall(c *Contact) (bool, error) {
 // skip closes an intent that will not be sent with a skipped outcome: the
 // contact stays pending.
 func (r *runner) skip(w *worker, c *Contact, rec store.Record, stop stopKind) error {
-	rec.Type, rec.At, rec.Status, rec.Reason = store.TypeOutcome, r.opts.Now(), store.OutcomeSkipped, stop.why()
-	durable, err := r.opts.Journal.Enqueue(rec)
-	if err != nil {
-		return fmt.Errorf("writing the journal after not calling %s (sheet %s row %d; it reads as uncertain but was not sent): %w", rec.Phone, rec.Sheet, rec.Row, err)
+	if err := r.skipRecord(w, rec, stop); err != nil {
+		return err
 	}
-	w.pending, w.last = durable, rec
 	switch stop {
 	case stopHours:
 		r.leftPending(c)
@@ -728,6 +742,18 @@ func (r *runner) skip(w *worker, c *Contact, rec store.Record, stop stopKind) er
 	default:
 		r.pending()
 	}
+	return nil
+}
+
+// skipRecord queues the skipped outcome of intent rec, not sent for stop,
+// which gives its call start back.
+func (r *runner) skipRecord(w *worker, rec store.Record, stop stopKind) error {
+	rec.Type, rec.At, rec.Status, rec.Reason = store.TypeOutcome, r.opts.Now(), store.OutcomeSkipped, stop.why()
+	durable, err := r.opts.Journal.Enqueue(rec)
+	if err != nil {
+		return fmt.Errorf("writing the journal after not calling %s (sheet %s row %d; it reads as uncertain but was not sent): %w", rec.Phone, rec.Sheet, rec.Row, err)
+	}
+	w.pending, w.last = durable, rec
 	return nil
 }
 
@@ -791,6 +817,9 @@ func (r *runner) await(st *start, c *Contact) (ok bool, err error) {
 			return false, stop
 		case h == holdNone:
 			return true, nil
+		case h == holdPause && st.written:
+			st.paused = true
+			return false, nil
 		case h == needRead: // a call whose end was delivered is no longer in progress
 			r.follow.callStarting(now)
 			st.read = true

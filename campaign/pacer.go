@@ -92,6 +92,11 @@ type start struct {
 	turn time.Time // when its turn at the rate limiter comes; zero: none
 	read bool      // the deliveries were read since it came, or are not followed
 	slot int       // its slot among the calls in progress; 0: none
+	// written is set once its intent is on disk: a pause is then not
+	// waited out, as its call start already counts from when the intent
+	// was written; await sets paused instead, and the intent is written
+	// again once the pause is over.
+	written, paused bool
 }
 
 // next asks pace about st at now, and takes st a turn at the rate limiter
