@@ -699,8 +699,6 @@ func (r *runner) mayStillSend(st *start, c *Contact) (stopKind, error) {
 		return stopPaused, nil
 	case !ok || r.run.Err() != nil:
 		return cmp.Or(r.stopped(), stopFailed), nil
-	case !r.inHours(c):
-		return stopHours, nil
 	}
 	on, err := r.onDoNotCall(c)
 	switch {
@@ -708,6 +706,10 @@ func (r *runner) mayStillSend(st *start, c *Contact) (stopKind, error) {
 		return stopFailed, err
 	case on:
 		return stopDoNotCall, nil
+	case !r.inHours(c):
+		// Last, after the reads above, which may take a while (a list
+		// another process appended to, a database slow to answer).
+		return stopHours, nil
 	}
 	return 0, nil
 }
