@@ -194,12 +194,13 @@ func withZoneColumn(c *Contact, zones []*time.Location) []*time.Location {
 }
 
 // summerOf gives, for the names of a standard time that tzdata keeps as
-// a zone on that offset all year, the zone of the US places a CRM means
-// by them, which keep summer time: "EST" in a timezone column is a person
-// in New York far more often than one in Panama, and at 19:30 EST in July
-// it is 20:30 in New York. Both zones are kept, which only narrows the
-// hours. (HST is Hawaii's, which keeps no summer time.)
-var summerOf = map[string]string{"EST": "America/New_York", "MST": "America/Denver"}
+// a zone on that offset all year, the zone of the places a CRM means by
+// them, which keep summer time: "EST" in a timezone column is a person in
+// New York far more often than one in Panama, and at 19:30 EST in July it
+// is 20:30 in New York; "GMT" is a person in the UK, where at 19:30 GMT in
+// July it is 20:30. Both zones are kept, which only narrows the hours.
+// (HST is Hawaii's, which keeps no summer time.)
+var summerOf = map[string]string{"EST": "America/New_York", "MST": "America/Denver", "GMT": "Europe/London"}
 
 // ContactState returns the US state of a contact's number (see
 // [phone.USState]): "" when it is not a US number or its state is not
