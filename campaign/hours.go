@@ -94,9 +94,13 @@ func (w *Window) NextChange(t time.Time, loc *time.Location) time.Time {
 		}
 		lt := next.In(loc)
 		if !open && !w.days[lt.Weekday()] {
-			midnight := time.Date(lt.Year(), lt.Month(), lt.Day()+1, 0, 0, 0, 0, loc)
-			next = midnight
-			continue
+			// Where the clocks go forward at midnight (Santiago, Havana)
+			// the next day has no 00:00, and time.Date may give the hour
+			// before it: step on by the minute through that hour.
+			if midnight := time.Date(lt.Year(), lt.Month(), lt.Day()+1, 0, 0, 0, 0, loc); midnight.After(next) {
+				next = midnight
+				continue
+			}
 		}
 		next = next.Add(time.Minute)
 	}

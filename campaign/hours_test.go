@@ -83,3 +83,29 @@ func TestOpenSecondsEstimate(t *testing.T) {
 		t.Errorf("estimate %s, want %s", d, want)
 	}
 }
+
+// TestWindowMidnightSkipped: in a zone whose clocks go forward at
+// midnight (Santiago, Beirut and Havana on a Saturday night), a weekday
+// window closed over the weekend opens on Monday, not never: the first
+// minute of such a Sunday is 01:00.
+func TestWindowMidnightSkipped(t *testing.T) {
+	for zone, saturday := range map[string]string{
+		"America/Santiago": "2026-09-05 12:00", // 24:00 -> 01:00 that night
+		"Asia/Beirut":      "2026-03-28 12:00",
+		"America/Havana":   "2026-03-07 12:00",
+	} {
+		w := window(t, zone, []string{"mon", "tue", "wed", "thu", "fri"}, "09:00", "17:00")
+		loc, _ := time.LoadLocation(zone)
+		now, err := time.ParseInLocation("2006-01-02 15:04", saturday, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := time.Date(now.Year(), now.Month(), now.Day()+2, 9, 0, 0, 0, loc)
+		if got := w.NextChange(now, loc); !got.Equal(want) {
+			t.Errorf("%s, from Saturday noon: next change %s, want Monday 09:00", zone, got.In(loc).Format("Mon 2006-01-02 15:04 MST"))
+		}
+		if got := w.NextOpening(now); !got.Equal(want) {
+			t.Errorf("%s, from Saturday noon: next opening %s, want Monday 09:00", zone, got.In(loc).Format("Mon 2006-01-02 15:04 MST"))
+		}
+	}
+}
