@@ -577,7 +577,8 @@ var denials = map[string]bool{
 }
 
 // eachLine calls fn with each line of transcript text (from 1; a line
-// ends at "\n", "\r\n" or a "\r" alone, as old Macs wrote), and its
+// ends at "\n", "\r\n" or a "\r" alone, as old Macs wrote; a caption
+// file's cue numbers and timings, [captionLine], read as blank), and its
 // label and the words after it when it starts a turn ([turnLabel]), until
 // fn returns false. In a turn that is not the agent's, a line after one
 // whose words end in a colon ("User: Look here:") starts no turn unless
@@ -601,6 +602,9 @@ func eachLine(text string, fn func(line int, l, label, words string, ok bool) bo
 			l, rest = rest, ""
 		}
 		line++
+		if captionLine(l) {
+			l = ""
+		}
 		label, words, ok := turnLabel(l)
 		if ok && colon && !agent {
 			f := foldString(label)
@@ -666,27 +670,50 @@ var roleLabels = map[string]bool{
 // one, "User：") and a space or the line's end; after a person's or the
 // agent's label ([personLabels], [agentLabels]), a colon alone ("User:stop").
 // A time before the label ("[00:01:02] User:", "00:01 User:", "(0:04) -
-// User:") or in brackets after it ("User (00:04):"), and the asterisks of
-// markdown's bold around it ("**User:**", "**User**:"), are no part of it.
+// User:") or in brackets after it ("User (00:04):"), a name in brackets
+// after it ("User (Ada):", whose role, "Ada (customer):", is the label
+// when only it is one), brackets around it ("[User]:"), and the asterisks
+// of markdown's bold around it ("**User:**", "**User**:"), are no part of
+// it. A WebVTT caption's voice tag ("<v User>words") is a label too
+// ([voiceTag]).
 func turnLabel(l string) (label, rest string, ok bool) {
 	t := strings.TrimLeft(l, " \t\r")
 	if n := clockLen(t, false); n > 0 {
 		t = strings.TrimLeft(t[n:], " \t-|")
 	}
 	t = strings.TrimLeft(t, "*")
+	if label, rest, ok := voiceTag(t); ok {
+		return label, rest, true
+	}
+	if strings.HasPrefix(t, "[") { // "[User]: ..."
+		if k := strings.IndexByte(t, ']'); k > 1 && k <= maxLabel+1 {
+			if c, _ := labelColon(t[k+1:]); c == 0 {
+				t = t[1:k] + t[k+1:]
+			}
+		}
+	}
 	i, width := labelColon(t)
 	end := i // the label ends before a time in brackets: "User (00:04):"
+	inner := ""
 	if j := strings.IndexAny(t, "(["); j > 0 && j < i {
 		if n := clockLen(t[j:], true); n > 0 {
 			if k, w := labelColon(t[j+n:]); k == 0 {
 				end, i, width = j, j+n, w
 			}
+		} else if k := strings.IndexAny(t[j+1:], ")]"); k >= 0 && k <= maxLabel && j+1+k+1 == i {
+			// A name in brackets after the label: "User (Ada):",
+			// "Customer [Ada Lovelace]:".
+			end, inner = j, t[j+1:j+1+k]
 		}
 	}
 	if end <= 0 || end > maxLabel {
 		return "", "", false
 	}
 	label = strings.TrimSpace(strings.TrimRight(t[:end], "*"))
+	// "Ada (customer):": the role in the brackets names the speaker.
+	if f, g := foldString(label), foldString(inner); !personLabels[f] && !agentLabels[f] && (personLabels[g] || agentLabels[g]) {
+		label = strings.TrimSpace(inner)
+	}
 	if label == "" || len(strings.Fields(label)) > 3 {
 		return "", "", false
 	}
@@ -702,6 +729,54 @@ func turnLabel(l string) (label, rest string, ok bool) {
 		}
 	}
 	return label, rest, true
+}
+
+// voiceTag reads a WebVTT caption's voice tag at the start of t, "<v
+// User>words" or "<v.loud User>words</v>": the voice's name is the label
+// and the words after the tag, without its closing tag, the rest.
+func voiceTag(t string) (label, rest string, ok bool) {
+	if len(t) < 4 || !strings.HasPrefix(t, "<v") || t[2] != ' ' && t[2] != '.' {
+		return "", "", false
+	}
+	k := strings.IndexByte(t, '>')
+	if k < 0 {
+		return "", "", false
+	}
+	name := t[2:k]
+	if name[0] == '.' { // classes before the name: "<v.loud User>"
+		j := strings.IndexByte(name, ' ')
+		if j < 0 {
+			return "", "", false
+		}
+		name = name[j:]
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > maxLabel || len(strings.Fields(name)) > 3 {
+		return "", "", false
+	}
+	return name, " " + strings.ReplaceAll(t[k+1:], "</v>", ""), true
+}
+
+// captionLine reports whether a line of transcript text is a caption
+// file's own and no words of anyone's: SubRip's and WebVTT's cue timings
+// ("00:00:12,340 --> 00:00:14,000", settings after), a cue's number
+// ("12"), WebVTT's header ("WEBVTT") and its notes ("NOTE ...").
+func captionLine(l string) bool {
+	t := strings.TrimSpace(l)
+	if t == "" {
+		return false
+	}
+	if t == "WEBVTT" || strings.HasPrefix(t, "WEBVTT ") || strings.HasPrefix(t, "NOTE ") || t == "NOTE" {
+		return true
+	}
+	if strings.Trim(t, "0123456789") == "" {
+		return true
+	}
+	if i := strings.Index(t, "-->"); i > 0 {
+		start := strings.TrimSpace(t[:i])
+		return clockLen(start+" ", false) == len(start) || strings.Trim(start, "0123456789:.,") == ""
+	}
+	return false
 }
 
 // labelColon returns where the first colon of s is, ':' or the

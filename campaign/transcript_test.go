@@ -376,3 +376,37 @@ func BenchmarkSaysDoNotCall(b *testing.B) {
 		}
 	}
 }
+
+// TestSaysDoNotCallLabelShapes: the called person's label written with
+// their name in brackets after it, or in brackets itself, is theirs; the
+// agent's so written is still the agent's.
+func TestSaysDoNotCallLabelShapes(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"User (Ada)", "Agent (Sam): Hi Ada.\nUser (Ada): Please don't call me again.", " line 2"},
+		{"Customer (Ada)", "AI: Hi Ada.\nCustomer (Ada Lovelace): Stop calling me.", " line 2"},
+		{"Customer [Ada]", "AI: Hi Ada.\nCustomer [Ada]: Take me off your list.", " line 2"},
+		{"[User]", "[Agent]: Hi Ada.\n[User]: Stop.", " line 2"},
+		{"[User] after a time", "[00:00:01] [Agent]: Hi Ada.\n[00:00:04] [User]: Remove my number.", " line 2"},
+		{"the role in brackets after a name", "Sam (agent): Hi Ada.\nAda (customer): Do not call me again.", " line 2"},
+		{"Agent (Sam) offers", "Agent (Sam): Say stop to be put on our do not call list.\nUser (Ada): OK, call me later.", ""},
+		{"[Agent] offers", "[Agent]: Say stop to be put on our do not call list.\n[User]: Sure, bye.", ""},
+		{"User (Ada), a yes to the offer", "Agent (Sam): Would you like to be added to our do-not-call list?\nUser (Ada): Yes.", " line 2"},
+		{"User (Ada), stop by", "Agent (Sam): Hi Ada.\nUser (Ada): I'll stop by the store on Tuesday.", ""},
+	})
+}
+
+// TestSaysDoNotCallCaptions: a transcript written as captions, SubRip's or
+// WebVTT's, its cues' numbers and timings aside, with the speaker as a
+// label or as WebVTT's voice tag.
+func TestSaysDoNotCallCaptions(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"WebVTT voices", "WEBVTT\n\n00:00:01.000 --> 00:00:04.500\n<v Agent>Hi Ada, this is Sam from Acme Dental.\n\n00:00:05.000 --> 00:00:07.000\n<v User>Stop.\n\n00:00:07.500 --> 00:00:09.000\n<v Agent>Understood. Goodbye.\n", " line 7"},
+		{"WebVTT voices with classes and closing tags", "WEBVTT\n\n1\n00:00:01.000 --> 00:00:04.500 align:start\n<v.first Agent>Hi Ada.</v>\n\n2\n00:00:05.000 --> 00:00:07.000\n<v.loud User>Please don't call me again.</v>\n", " line 9"},
+		{"WebVTT voices by name", "WEBVTT\n\n00:01.000 --> 00:04.000\n<v Agent>Hi Ada.\n\n00:05.000 --> 00:07.000\n<v Ada Lovelace>Remove me.\n", " line 7"},
+		{"WebVTT labels", "WEBVTT\n\n00:00:12.340 --> 00:00:14.000\nAgent: Hi Ada.\n\n00:00:14.500 --> 00:00:16.000\nUser: Stop calling me.\n", " line 7"},
+		{"SubRip labels", "1\n00:00:01,000 --> 00:00:04,000\nAgent: Hi Ada.\n\n2\n00:00:05,000 --> 00:00:06,000\nUser: Stop.\n\n3\n00:00:06,500 --> 00:00:08,000\nAgent: Goodbye.\n", " line 7"},
+		{"SubRip, a yes to the offer", "1\n00:00:01,000 --> 00:00:04,000\nAgent: Would you like to be added to our do-not-call list?\n\n2\n00:00:05,000 --> 00:00:06,000\nUser: Yes.\n", " line 7"},
+		{"WebVTT, the agent offers", "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Agent>Say stop to be put on our do not call list.\n\n00:00:05.000 --> 00:00:07.000\n<v User>I'll stop by the store.\n", ""},
+		{"SubRip, stop by", "1\n00:00:01,000 --> 00:00:04,000\nAgent: Hi Ada.\n\n2\n00:00:05,000 --> 00:00:06,000\nUser: Stop by Tuesday then.\n", ""},
+	})
+}
