@@ -316,29 +316,28 @@ func partsText(v jsontext.Value) string {
 // ("User: ...", " assistant: ..." as Bland writes them), and runs until
 // the next such line ([eachLine]); a line without a label goes on the
 // turn before it. Lines before the first label, and a text with none, are
-// no one's. The called person's turns are those of a person's label
-// ([personLabels]), or, in a text of two speakers one of whom is labelled
-// as the agent ([agentLabels]), the other's ("Agent: Hi Ada\nAda: ...").
-// A turn of theirs says do not call when its words do, or when it takes up
-// the offer of the list the agent's turn just before it made
-// ([acceptsOffer]).
+// no one's. Whose turns are the called person's is [readSpeakers]'s. A
+// turn of theirs says do not call when its words do, or when it takes up
+// the offer of the list another speaker's turn just before it made
+// ([acceptsOffer]); a turn that itself offers the list, of a speaker told
+// from the agent only by what they said, says nothing ([offersAsAgent]).
 func textSaysDoNotCall(text string) int {
-	other := otherSpeaker(text)
-	isPerson := func(label string) bool {
-		f := foldString(label)
-		return personLabels[f] || f == other
-	}
+	who := readSpeakers(text)
 	start, person, agent, offered, record := 0, false, false, false, false
+	label, offeredBy := "", ""
 	var turn strings.Builder
 	said := func() bool {
 		if !person || turn.Len() == 0 {
 			return false
 		}
 		t := turn.String()
-		return spokenDoNotCall(t) || offered && acceptsOffer(t)
+		if who.guessed[label] && offersAsAgent(t) {
+			return false
+		}
+		return spokenDoNotCall(t) || offered && offeredBy != label && acceptsOffer(t)
 	}
 	found := 0
-	eachLine(text, func(line int, l, label, words string, ok bool) bool {
+	eachLine(text, func(line int, l, next, words string, ok bool) bool {
 		if !ok {
 			if person || agent {
 				turn.WriteByte('\n')
@@ -351,13 +350,14 @@ func textSaysDoNotCall(text string) int {
 			return false
 		}
 		if !record && !((person || agent) && noWords(turn.String())) {
-			offered = agent && offersList(turn.String())
+			offered = (agent || who.guessed[label]) && offersList(turn.String())
+			offeredBy = label
 		}
 		turn.Reset()
-		f := foldString(label)
-		start, person = line, isPerson(label)
-		agent = !person && agentLabels[f]
-		record = !person && !agent && recordLabel(f)
+		label = foldString(next)
+		start, person = line, who.person[label]
+		agent = !person && who.agent[label]
+		record = !person && !agent && recordLabel(label)
 		if person || agent {
 			turn.WriteString(words)
 		}
@@ -367,6 +367,189 @@ func textSaysDoNotCall(text string) int {
 		found = start
 	}
 	return found
+}
+
+// speakers are the speakers of a transcript's text by their labels,
+// folded ([foldString]), as [readSpeakers] tells them.
+type speakers struct {
+	// person are the labels whose turns are the called person's.
+	person map[string]bool
+	// agent are the labels whose offer of the list a person's yes
+	// answers.
+	agent map[string]bool
+	// guessed are the person's labels that no word of [personLabels]
+	// names: a turn of theirs that offers the list is not read.
+	guessed map[string]bool
+}
+
+// readSpeakers tells the speakers of transcript text apart, failing
+// closed where their labels do not: a label of [personLabels] is the
+// person's, and then every label that is not one is no one's the text
+// reads. Without one, beside a label of [agentLabels], every other
+// label but a part of the record's ([recordLabel]) is the person's ("Agent:
+// ...\nAda: ...", the service's own example). With neither, as a
+// diarized transcript is written ("SPEAKER_00:", "Speaker 1:", "spk_0:")
+// or one of names, every speaker's turns are read, but that of a speaker
+// who offers the list ([offersAsAgent]: "Say stop to be
+// added to our do-not-call list") when another speaker does not: that
+// one is the agent.
+func readSpeakers(text string) speakers {
+	var labels []string
+	hasPerson, hasAgent := false, false
+	eachLine(text, func(_ int, _, label, _ string, ok bool) bool {
+		if !ok {
+			return true
+		}
+		f := foldString(label)
+		if !slices.Contains(labels, f) {
+			labels = append(labels, f)
+			hasPerson = hasPerson || personLabels[f]
+			hasAgent = hasAgent || agentLabels[f]
+		}
+		return true
+	})
+	s := speakers{person: map[string]bool{}, agent: map[string]bool{}, guessed: map[string]bool{}}
+	switch {
+	case hasPerson:
+		for _, f := range labels {
+			s.person[f], s.agent[f] = personLabels[f], agentLabels[f]
+		}
+		return s
+	case hasAgent:
+		for _, f := range labels {
+			if agentLabels[f] {
+				s.agent[f] = true
+			} else if !recordLabel(f) {
+				s.person[f], s.guessed[f] = true, true
+			}
+		}
+		return s
+	}
+	offers := map[string]bool{}
+	label := ""
+	var turn strings.Builder
+	end := func() {
+		if label != "" && !offers[label] && offersAsAgent(turn.String()) {
+			offers[label] = true
+		}
+		turn.Reset()
+	}
+	eachLine(text, func(_ int, l, next, words string, ok bool) bool {
+		if !ok {
+			turn.WriteByte('\n')
+			turn.WriteString(l)
+			return true
+		}
+		end()
+		label = foldString(next)
+		turn.WriteString(words)
+		return true
+	})
+	end()
+	quiet := slices.ContainsFunc(labels, func(f string) bool { return !recordLabel(f) && !offers[f] })
+	for _, f := range labels {
+		switch {
+		case recordLabel(f):
+		case quiet && offers[f]:
+			s.agent[f] = true
+		default:
+			s.person[f], s.guessed[f] = true, true
+		}
+	}
+	return s
+}
+
+// offersAsAgent reports whether a turn offers the do-not-call list as an
+// agent does: asked ([offersList]) or said as a statement that holds a do-not-call phrase of
+// signalwords.yaml as words, or the agent's own words for the list
+// ([offersRemoval], [offersNoMoreCalls]), beside words that leave the
+// choice to the one it speaks to ("say stop", "press 9", "if you'd
+// rather", "you can ask us", "let us know", "at any time", "Sagen Sie",
+// "si vous", "diga"), and no word the speaker uses of themselves as the
+// one not to be called (me, my; mich, mir, mein; mi; moi, mon, m'; meu,
+// minha) but in the words it tells the other to say ("diga no me llame
+// más"): "You can ask us not to call you again" is an offer, "You can
+// take me off your list" is a request. [readSpeakers] tells the agent
+// of a diarized transcript by it.
+func offersAsAgent(turn string) bool {
+	ws := foldWords(turn)
+	asked := offersList(turn)
+	if !asked && !mentionsIn(turn, nil, true) && !offersRemoval(ws) && !offersNoMoreCalls(ws) {
+		return false
+	}
+	for _, w := range strings.Fields(strings.ToLower(turn)) {
+		if strings.HasPrefix(w, "m'") || strings.HasPrefix(w, "m’") {
+			return false // French m': "ne m'appelez plus"
+		}
+	}
+	at := func(i int) string {
+		if i >= 0 && i < len(ws) {
+			return ws[i]
+		}
+		return ""
+	}
+	offer, quoting := false, false // quoting: after "say", the words the person may say
+	for i, w := range ws {
+		switch w {
+		case "me":
+			if !quoting && (at(i-1) != "let" || at(i+1) != "know") {
+				return false
+			}
+		case "my", "mine", "myself", "mich", "mir", "mein", "meine", "meinen", "meiner", "meinem", "mi", "mis", "moi", "mon", "ma",
+			"mes", "meu", "meus", "minha", "minhas", "mim":
+			if !quoting {
+				return false
+			}
+		case "say", "reply", "text":
+			switch at(i + 1) {
+			case "stop", "remove", "unsubscribe", "dnc", "opt", "optout", "do", "dont", "no":
+				offer, quoting = offer || at(i-1) != "i", at(i-1) != "i"
+			}
+		case "diga", "digan", "dites", "sagen", "diz", "digam":
+			offer, quoting = true, true
+		case "press", "dial", "druecken", "drucken", "pressione", "marque":
+			offer = true
+		case "you":
+			switch at(i + 1) {
+			case "can", "may", "could", "canalways":
+				offer = true
+			}
+		case "youll":
+			offer = true
+		case "if":
+			switch at(i + 1) {
+			case "youd":
+				offer = true
+			case "you":
+				for _, x := range ws[min(i+2, len(ws)):min(i+5, len(ws))] {
+					switch x {
+					case "rather", "prefer", "like", "want", "wish", "would", "no":
+						offer = true
+					}
+				}
+			case "vous", "usted", "ustedes", "voce", "sie", "no", "nao":
+				offer = true
+			}
+		case "si", "se", "wenn", "falls":
+			switch at(i + 1) {
+			case "vous", "usted", "ustedes", "voce", "sie", "no", "nao", "ne":
+				offer = true
+			}
+		case "let", "tell", "ask":
+			if at(i+1) == "us" {
+				offer = true
+			}
+		case "any", "at":
+			if at(i+1) == "time" || at(i+1) == "anytime" {
+				offer = true
+			}
+		case "anytime":
+			offer = true
+		case "puede", "pueden", "pode", "podem", "pouvez", "konnen", "koennen":
+			offer = true
+		}
+	}
+	return offer || asked
 }
 
 // offersList reports whether a turn of the agent ends by offering the
@@ -620,37 +803,6 @@ func eachLine(text string, fn func(line int, l, label, words string, ok bool) bo
 			colon = strings.HasSuffix(t, ":") || strings.HasSuffix(t, "：")
 		}
 	}
-}
-
-// otherSpeaker returns, folded, the label of the one speaker of text
-// beside one labelled as the agent ([agentLabels]), when text has
-// exactly two speakers and one is so labelled, and the other is no role
-// but a person's ([roleLabels]); "" otherwise.
-func otherSpeaker(text string) string {
-	var labels []string
-	eachLine(text, func(_ int, _, label, _ string, ok bool) bool {
-		if !ok {
-			return true
-		}
-		if f := foldString(label); !slices.Contains(labels, f) {
-			labels = append(labels, f)
-		}
-		return len(labels) <= 2
-	})
-	if len(labels) != 2 {
-		return ""
-	}
-	other := ""
-	switch {
-	case agentLabels[labels[0]] && !agentLabels[labels[1]]:
-		other = labels[1]
-	case agentLabels[labels[1]] && !agentLabels[labels[0]]:
-		other = labels[0]
-	}
-	if roleLabels[other] {
-		return ""
-	}
-	return other
 }
 
 // roleLabels are labels of a transcript's line that name no speaker but

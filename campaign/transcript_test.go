@@ -202,11 +202,11 @@ func TestSaysDoNotCallTurns(t *testing.T) {
 		{"Spanish, the person by name", "Agente: Hola, ¿hablo con Ana?\nAna: No me vuelva a llamar.", " line 2"},
 		{"German, the person by name", "KI: Guten Tag, spreche ich mit Frau Weber?\nWeber: Bitte rufen Sie mich nicht mehr an.", " line 2"},
 		{"Spanish, the agent offers", "Agente: Diga stop y no le llamaremos más.\nAna: Vale, hasta luego.", ""},
-		{"speakers by number", "Speaker 0: Say stop to be put on our do not call list.\nSpeaker 1: Don't call me again.", ""},
+		{"speakers by number", "Speaker 0: Say stop to be put on our do not call list.\nSpeaker 1: Don't call me again.", " line 2"},
 		{"the person by name, beside the agent", "Agent: Hi Ada, this is Sam from Acme Dental.\nAda: Please do not call me again.", " line 2"},
 		{"the person by name, the agent offers", "Agent: Say stop to be put on our do not call list.\nAda: OK, call me next week.", ""},
 		{"AI and the person's full name", "AI: Hello, is this Ada?\nAda Lovelace: Yes. Take me off your list.", " line 2"},
-		{"three speakers by name", "Agent: Hi.\nAda: One moment.\nBob: Don't call me again.", ""},
+		{"three speakers by name", "Agent: Hi.\nAda: One moment.\nBob: Don't call me again.", " line 3"},
 		{"two agents' labels", "Agent: Say stop to be put on our do not call list.\nAssistant: Stop calling me.", ""},
 		{"times in brackets before the labels", "[00:00:01] Agent: Say stop to be put on our do not call list.\r\n[00:00:06] User: Please don’t call me again.\r\n", " line 2"},
 		{"times in brackets, the agent offers", "[00:00:01] Agent: Say stop to be put on our do not call list.\n[00:00:06] User: OK, call me later.", ""},
@@ -408,5 +408,44 @@ func TestSaysDoNotCallCaptions(t *testing.T) {
 		{"SubRip, a yes to the offer", "1\n00:00:01,000 --> 00:00:04,000\nAgent: Would you like to be added to our do-not-call list?\n\n2\n00:00:05,000 --> 00:00:06,000\nUser: Yes.\n", " line 7"},
 		{"WebVTT, the agent offers", "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Agent>Say stop to be put on our do not call list.\n\n00:00:05.000 --> 00:00:07.000\n<v User>I'll stop by the store.\n", ""},
 		{"SubRip, stop by", "1\n00:00:01,000 --> 00:00:04,000\nAgent: Hi Ada.\n\n2\n00:00:05,000 --> 00:00:06,000\nUser: Stop by Tuesday then.\n", ""},
+	})
+}
+
+// TestSaysDoNotCallDiarized: a transcript whose labels say nothing of who
+// is the agent (a diarized one's SPEAKER_00, Speaker 1, spk_0, or names)
+// fails closed: any speaker's request not to be called is read, but a
+// turn that offers the list as the agent does, and every turn of the one
+// speaker who so offers it, are not; a yes to the offer asked is read
+// from the other speaker.
+func TestSaysDoNotCallDiarized(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"SPEAKER_00, SPEAKER_01", "SPEAKER_00: " + agentOffers + "\nSPEAKER_01: " + userAsks, " line 2"},
+		{"SPEAKER_00, SPEAKER_01, a call back", "SPEAKER_00: " + agentOffers + "\nSPEAKER_01: " + userLater, ""},
+		{"the person speaks first", "SPEAKER_00: Hello?\nSPEAKER_01: " + agentOffers + "\nSPEAKER_00: Stop calling me.", " line 3"},
+		{"the person speaks first, a call back", "SPEAKER_00: Hello?\nSPEAKER_01: " + agentOffers + "\nSPEAKER_00: " + userLater, ""},
+		{"Speaker 1, Speaker 2", "Speaker 1: Hi Ada, this is Sam from Acme Dental.\nSpeaker 2: Take me off your list.", " line 2"},
+		{"spk_0, spk_1", "spk_0: Hi Ada.\nspk_1: Stop.", " line 2"},
+		{"one speaker", "SPEAKER_00: Please don't call me again.", " line 1"},
+		{"you can ask us not to call you again", "SPEAKER_00: Hi Ada. You can ask us not to call you again at any time.\nSPEAKER_01: Okay, see you Tuesday.", ""},
+		{"you can ask us, alone", "SPEAKER_00: Hi Ada. You can ask us not to call you again at any time.", ""},
+		{"let us know", "SPEAKER_01: Just let us know if you'd like to be removed from our calling list.\nSPEAKER_00: Will do, thanks.", ""},
+		{"let me know", "Speaker 1: Let me know if you want to be removed from our list.\nSpeaker 2: Sure, bye.", ""},
+		{"the person's you can", "SPEAKER_00: " + agentOffers + "\nSPEAKER_01: You can take me off your list.", " line 2"},
+		{"a yes to the offer", "SPEAKER_00: Would you like to be added to our do-not-call list?\nSPEAKER_01: Yes, please.", " line 2"},
+		{"a yes to another question", "SPEAKER_00: Is Tuesday at ten still good?\nSPEAKER_01: Yes.", ""},
+		{"can you stop calling me", "SPEAKER_00: Would you like to be added to our do-not-call list?\nSPEAKER_01: Can you just stop calling me?", " line 2"},
+		{"opt out of future calls, alone", "SPEAKER_00: Hi Ada. Would you like to opt out of future calls?\nSPEAKER_00: Okay.", ""},
+		{"the offer alone", "SPEAKER_00: Hi Ada. Would you like to be added to our do-not-call list?", ""},
+		{"say don't call me", "SPEAKER_00: Say don't call me and we won't.\nSPEAKER_01: Sure, bye.", ""},
+		{"I say stop calling me", "SPEAKER_00: " + agentOffers + "\nSPEAKER_01: I say stop calling me.", " line 2"},
+		{"stop by the store", "SPEAKER_00: Hi Ada.\nSPEAKER_01: I'll stop by the store on Tuesday.", ""},
+		{"remove the old address", "SPEAKER_00: Is your address still 12 Elm Street?\nSPEAKER_01: No, remove the old address, it's 4 Oak Lane now.", ""},
+		{"names", "Sam: " + agentOffers + "\nAda: Never call me again.", " line 2"},
+		{"German", "Sprecher 1: Wenn Sie keine Anrufe mehr wünschen, sagen Sie stopp.\nSprecher 2: Bitte rufen Sie mich nicht mehr an.", " line 2"},
+		{"German, the offer alone", "Sprecher 1: Wenn Sie keine Anrufe mehr wünschen, sagen Sie stopp.\nSprecher 2: Danke, auf Wiederhören.", ""},
+		{"Spanish", "Hablante 1: Si no desea recibir más llamadas, diga no me llame más.\nHablante 2: No me vuelva a llamar.", " line 2"},
+		{"Spanish, the offer alone", "Hablante 1: Si no desea recibir más llamadas, diga no me llame más.\nHablante 2: Gracias, adiós.", ""},
+		{"a tool call's result", "SPEAKER_00: Hi Ada.\nTool result: do not call: false\nSPEAKER_01: Fine, Tuesday.", ""},
+		{"WebVTT voices by number", "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Speaker 0>" + agentOffers + "\n\n00:00:05.000 --> 00:00:07.000\n<v Speaker 1>Stop.\n", " line 7"},
 	})
 }
