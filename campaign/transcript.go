@@ -24,14 +24,17 @@ var SummaryFields = []string{"summary", "call_summary", "analysis.summary", "cal
 // envelope's data.transcript, Retell's call.transcript,
 // call.transcript_object and call.transcript_with_tool_calls, Vapi's
 // message.artifact.transcript, message.artifact.messages,
-// message.artifact.messagesOpenAIFormatted and message.transcript,
+// message.artifact.messagesOpenAIFormatted and message.transcript (and
+// in its live messages, a conversation-update's message.messages and
+// message.conversation, and a transcript message's message.transcript,
+// one turn whose speaker is message.role: [oneTurnSaysDoNotCall]),
 // Bland's concatenated_transcript and transcripts. A transcript is text
 // of turns, one a line that starts with its speaker's label ("User:
 // ..."), or a JSON array of turns, each an object that names its speaker
 // (role, speaker, or Bland's user) and holds its words (content,
 // message, text or utterance: a string, or parts, [readTurn]).
 var TranscriptFields = []string{"transcript", "transcripts", "transcript_object", "transcript_with_tool_calls", "concatenated_transcript",
-	"artifact.transcript", "artifact.messages", "messages", "artifact.messagesOpenAIFormatted", "messagesOpenAIFormatted"}
+	"artifact.transcript", "artifact.messages", "messages", "artifact.messagesOpenAIFormatted", "messagesOpenAIFormatted", "conversation"}
 
 // personLabels are the labels senders give the called person's turns
 // in a transcript, folded ([foldString]): Retell's, Vapi's and Bland's
@@ -94,9 +97,51 @@ func SaysDoNotCall(d apiclient.Delivery) string {
 			if at := transcriptSaysDoNotCall(v); at != "" {
 				return paths[i] + at
 			}
+			if oneTurnSaysDoNotCall(d.Fields, paths[i], v) {
+				return paths[i]
+			}
 		}
 	}
 	return ""
+}
+
+// oneTurnSaysDoNotCall reports whether v, the transcript field at path
+// of fields, is the words of one turn whose speaker a field beside it
+// names (role, else speaker), as Vapi's live transcript message sends
+// each ({"type": "transcript", "role": "user", "transcriptType":
+// "final", "transcript": "..."}), and they say do not call: a person's
+// ([personLabels]), or, failing closed, a speaker's of no label known
+// that does not offer the list as the agent does ([offersAsAgent]); never
+// the agent's or the record's. A turn marked partial (transcriptType,
+// or transcript_type, "partial") says it only by a phrase: "Stop" may
+// yet be "Stop by on Tuesday" when the final one comes.
+func oneTurnSaysDoNotCall(fields map[string]string, path, v string) bool {
+	parent := ""
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		parent = path[:i+1]
+	}
+	who := fields[parent+"role"]
+	if who == "" {
+		who = fields[parent+"speaker"]
+	}
+	if who == "" || strings.HasPrefix(strings.TrimSpace(v), "[") {
+		return false
+	}
+	f := foldString(who)
+	switch {
+	case agentLabels[f] || recordLabel(f):
+		return false
+	case !personLabels[f] && offersAsAgent(v):
+		return false
+	}
+	kind := fields[parent+"transcriptType"]
+	if kind == "" {
+		kind = fields[parent+"transcript_type"]
+	}
+	if strings.EqualFold(kind, "partial") {
+		return spokenPhrase(v)
+	}
+	return spokenDoNotCall(v)
 }
 
 // spokenDoNotCall reports whether text a person said (or a summary of
@@ -107,10 +152,18 @@ func SaysDoNotCall(d apiclient.Delivery) string {
 // ([courtesies]) aside. A word a text uses for other things
 // ([ordinaryWords]) says it only as the whole text, and a name ("Mrs
 // Robinson") never.
-func spokenDoNotCall(text string) bool {
+func spokenDoNotCall(text string) bool { return spoken(text, true) }
+
+// spokenPhrase reports whether text a person said holds a do-not-call
+// phrase as words, as [spokenDoNotCall] reads it, its being one whole
+// aside: the words of a turn not yet ended.
+func spokenPhrase(text string) bool { return spoken(text, false) }
+
+// spoken is [spokenDoNotCall], and with whole false [spokenPhrase].
+func spoken(text string, whole bool) bool {
 	ws := strings.Fields(text)
 	kept := ws[:0:0]
-	var whole strings.Builder
+	var all strings.Builder
 	for _, w := range ws {
 		f := foldString(w)
 		if fillers[f] {
@@ -118,7 +171,7 @@ func spokenDoNotCall(text string) bool {
 		}
 		kept = append(kept, w)
 		if !courtesies[f] {
-			whole.WriteString(f)
+			all.WriteString(f)
 		}
 	}
 	if len(kept) < len(ws) {
@@ -127,7 +180,10 @@ func spokenDoNotCall(text string) bool {
 	if mentionsIn(text, nil, true) {
 		return true
 	}
-	k, w := whole.String(), words()
+	if !whole {
+		return false
+	}
+	k, w := all.String(), words()
 	return k != "robinson" && (w.phrases[k] || slices.Contains(w.optOut, k))
 }
 

@@ -449,3 +449,47 @@ func TestSaysDoNotCallDiarized(t *testing.T) {
 		{"WebVTT voices by number", "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Speaker 0>" + agentOffers + "\n\n00:00:05.000 --> 00:00:07.000\n<v Speaker 1>Stop.\n", " line 7"},
 	})
 }
+
+// vapiLive is Vapi's live transcript message, as its server messages'
+// schema gives it: one turn's words in message.transcript, its speaker
+// in message.role and whether it is final in message.transcriptType,
+// beside the call, the customer and the live artifact (whose messages do
+// not yet hold the turn).
+const vapiLive = `{"message":{"timestamp":1740848589000,"type":%s,"role":%s,"transcriptType":%s,"transcript":%s,` +
+	`"call":{"id":"9a8b7c6d","orgId":"o1","type":"outboundPhoneCall","status":"in-progress","phoneNumberId":"p1","customer":{"number":"+14155550132"}},` +
+	`"customer":{"number":"+14155550132"},"phoneNumber":{"id":"p1","number":"+14155550100"},` +
+	`"artifact":{"messages":[{"role":"system","message":"You are Sam. Offer the do not call list.","time":1740848580000,"secondsFromStart":0},` +
+	`{"role":"bot","message":"Hi Ada, this is Sam from Acme Dental.","time":1740848581000,"endTime":1740848586000,"secondsFromStart":1.2,"duration":5000}]}}}`
+
+// TestSaysDoNotCallVapiLive: Vapi's live transcript message is one turn,
+// its speaker beside it: the user's final words are read whole, a partial
+// turn's only for a phrase, and the assistant's never. Its
+// conversation-update's conversation is read as turns.
+func TestSaysDoNotCallVapiLive(t *testing.T) {
+	for _, c := range []struct {
+		name, typ, role, kind, said, at string
+	}{
+		{"the user asks", "transcript", "user", "final", userAsks, "message.transcript"},
+		{"the user asks, typed final", `transcript[transcriptType="final"]`, "user", "final", "Take me off your list.", "message.transcript"},
+		{"the user's whole stop", "transcript", "user", "final", "Stop.", "message.transcript"},
+		{"a partial phrase", "transcript", "user", "partial", "please don't call me", "message.transcript"},
+		{"a partial stop", "transcript", "user", "partial", "Stop", ""},
+		{"the user's call back", "transcript", "user", "final", userLater, ""},
+		{"the user stops by", "transcript", "user", "final", "I'll stop by the store.", ""},
+		{"the assistant offers", "transcript", "assistant", "final", agentOffers, ""},
+		{"the assistant's partial offer", "transcript", "assistant", "partial", "say stop and we'll put you on our do not call list", ""},
+	} {
+		body := fmt.Sprintf(vapiLive, q(c.typ), q(c.role), q(c.kind), q(c.said))
+		if got := SaysDoNotCall(readDelivery(t, body)); got != c.at {
+			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, c.at)
+		}
+	}
+	const update = `{"message":{"timestamp":1740848590000,"type":"conversation-update","call":{"id":"9a8b7c6d","type":"outboundPhoneCall","customer":{"number":"+14155550132"}},"customer":{"number":"+14155550132"},` +
+		`"conversation":[{"role":"system","content":"You are Sam. Offer the do not call list."},{"role":"assistant","content":%s},{"role":"user","content":%s}]}}`
+	if got := SaysDoNotCall(readDelivery(t, fmt.Sprintf(update, q(agentOffers), q(userAsks)))); got != "message.conversation[2]" {
+		t.Errorf("conversation-update, the user asks: SaysDoNotCall = %q", got)
+	}
+	if got := SaysDoNotCall(readDelivery(t, fmt.Sprintf(update, q(agentOffers), q(userLater)))); got != "" {
+		t.Errorf("conversation-update, a call back: SaysDoNotCall = %q", got)
+	}
+}
