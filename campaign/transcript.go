@@ -628,7 +628,7 @@ func offersList(turn string) bool {
 		_, n := utf8.DecodeRuneInString(q[i:])
 		q = q[i+n:]
 	}
-	if ws := foldWords(q); mentionsIn(q, nil, true) || offersRemoval(ws) || offersNoMoreCalls(ws) {
+	if ws := foldWords(q); mentionsIn(q, nil, true) || offersRemoval(ws) || offersNoMoreCalls(ws) || offersInOtherTongues(ws) {
 		return true
 	}
 	// Read as a header is ([header.has]) only when its letters run together
@@ -682,6 +682,156 @@ func offersRemoval(ws []string) bool {
 		}
 	}
 	return calls || list && !other
+}
+
+// removalWords are the agent's words for taking the person off a list,
+// folded ([foldString]), in Spanish, Portuguese, French and German, by
+// how the person is named beside them: conjugated after an object
+// pronoun ("que lo eliminemos", "que o removamos", "que nous vous
+// retirions"), with the pronoun joined after ("eliminarlo"; Portuguese's
+// "removê-lo" is two words), or as a participle after "to be" ("ser
+// eliminado", "être retiré", "gestrichen werden").
+var removalWords = struct {
+	afterPronoun, joined, participle map[string]bool
+}{
+	afterPronoun: setOf("eliminemos", "quitemos", "borremos", "saquemos", "retiremos", "excluyamos", "eliminamos", "quitamos",
+		"borramos", "sacamos", "retiramos", "excluimos", "eliminaremos",
+		"removamos", "tiremos", "excluamos", "apaguemos", "removemos", "tiramos", "removeremos",
+		"retirions", "supprimions", "enlevions", "rayions", "desinscrivions", "retirons", "supprimons", "enlevons", "rayons",
+		"desinscrivons", "retirer", "supprimer", "enlever", "rayer", "desinscrire", "retirerons", "supprimerons",
+		"entfernen", "streichen", "loschen", "austragen", "sperren", "nehmen"),
+	joined: setOf("eliminarlo", "eliminarla", "eliminarle", "quitarlo", "quitarla", "quitarle", "borrarlo", "borrarla",
+		"sacarlo", "sacarla", "retirarlo", "retirarla", "excluirlo", "excluirla", "darlo", "darla"),
+	participle: setOf("eliminado", "eliminada", "quitado", "quitada", "retirado", "retirada", "excluido", "excluida", "borrado",
+		"borrada", "sacado", "sacada", "removido", "removida", "tirado", "tirada",
+		"retire", "retiree", "supprime", "supprimee", "enleve", "enlevee", "raye", "rayee", "desinscrit", "desinscrite",
+		"entfernt", "gestrichen", "geloscht", "ausgetragen", "gesperrt", "genommen"),
+}
+
+// setOf is a set of words.
+func setOf(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+// offersInOtherTongues reports whether the words ws of an agent's
+// question, folded ([foldWords]), offer the do-not-call list in Spanish,
+// Portuguese, French or German, in the agent's own words rather than the
+// person's phrases of signalwords.yaml: to take the person off a list
+// ([removalWords]: "¿Desea que lo eliminemos de nuestra lista de
+// llamadas?", "Deseja ser removido da nossa lista?", "Souhaitez-vous que
+// nous vous retirions de notre liste d'appels ?", "Sollen wir Sie von
+// unserer Anrufliste streichen?") followed by a word of a list or of
+// calls, and no word of e-mail or another channel without one of calls
+// ("... de nuestra lista de correo?"); or to call them no more ("¿Quiere
+// que dejemos de llamarle?", "¿Prefiere que no le volvamos a llamar?",
+// "Quer que paremos de ligar?", "Prefere que não liguemos mais?",
+// "Voulez-vous que nous ne vous appelions plus ?"). A question of another
+// list ("¿Quitamos la cita de la lista de espera?") names no person beside
+// its verb, and is none.
+func offersInOtherTongues(ws []string) bool {
+	at := func(i int) string {
+		if i >= 0 && i < len(ws) {
+			return ws[i]
+		}
+		return ""
+	}
+	w := words()
+	listed := func(from int) bool {
+		calls, list, other := false, false, false
+		for _, x := range ws[min(from, len(ws)):] {
+			switch {
+			case x == "lista" || x == "listas" || x == "liste" || x == "listen" || x == "anrufliste" || x == "telefonliste" ||
+				x == "kontaktliste" || x == "sperrliste" || x == "listado" || x == "registro" || x == "fichier":
+				list = true
+			case slices.Contains(w.calls, x) || strings.HasPrefix(x, "llamar") || strings.HasPrefix(x, "appel") ||
+				strings.HasPrefix(x, "ligac"):
+				calls = true
+			case slices.Contains(w.other, x) || slices.Contains(w.texts, x) || x == "espera" || x == "attente":
+				other = true // a waiting list ("lista de espera", "liste d'attente") is another
+			}
+		}
+		return calls || list && !other
+	}
+	for i, x := range ws {
+		prev, next := at(i-1), at(i+1)
+		switch {
+		// The removal, its person named.
+		case removalWords.afterPronoun[x] && (prev == "lo" || prev == "la" || prev == "le" || prev == "los" || prev == "las" ||
+			prev == "o" || prev == "a" || prev == "vous"):
+			if listed(i + 1) {
+				return true
+			}
+		case removalWords.afterPronoun[x] && slices.Contains(ws[:i], "wir"):
+			// "Sollen wir Sie von unserer Anrufliste streichen?", "dass wir
+			// Ihre Nummer aus unserer Liste entfernen"
+			for j := 0; j+1 < i; j++ {
+				if y := ws[j+1]; ws[j] == "wir" && (y == "sie" || y == "ihre" || y == "ihren") && listed(j+2) {
+					return true
+				}
+			}
+		case removalWords.joined[x] || (x == "remove" || x == "retira" || x == "tira" || x == "exclui") && (next == "lo" || next == "la"):
+			if listed(i + 1) {
+				return true
+			}
+		case removalWords.participle[x] && (prev == "ser" || prev == "etre" || next == "werden" || next == "zu"):
+			if listed(i+1) || next == "werden" && listed(0) {
+				return true
+			}
+		case (removalWords.afterPronoun[x] || x == "remover" || x == "retirar" || x == "tirar" || x == "excluir" ||
+			x == "eliminar" || x == "quitar" || x == "borrar") && (next == "voce" || next == "usted"):
+			// "remover você da lista"
+			if listed(i + 1) {
+				return true
+			}
+		case (removalWords.afterPronoun[x] || x == "remover" || x == "retirar" || x == "tirar" || x == "excluir" ||
+			x == "eliminar" || x == "quitar" || x == "borrar") && (next == "su" || next == "seu" || next == "votre" || next == "o"):
+			// "quitemos su número de nuestra lista", "remover o seu número"
+			for _, y := range ws[min(i+2, len(ws)):min(i+4, len(ws))] {
+				if (y == "numero" || y == "telefono" || y == "telefone") && listed(i+1) {
+					return true
+				}
+			}
+		// No more calls.
+		case (x == "dejemos" || x == "paremos" || x == "arretions" || x == "arretons" || x == "deixemos") &&
+			(next == "de" || next == "d"):
+			for _, y := range ws[min(i+2, len(ws)):min(i+5, len(ws))] {
+				if strings.HasPrefix(y, "llamar") || strings.HasPrefix(y, "ligar") || strings.HasPrefix(y, "telefonar") ||
+					strings.HasPrefix(y, "appeler") || strings.HasPrefix(y, "contactar") {
+					return true
+				}
+			}
+		case x == "no" || x == "nao":
+			// "no le volvamos a llamar", "no le llamemos más", "não liguemos mais"
+			j := i + 1
+			if y := at(j); y == "le" || y == "lo" || y == "la" || y == "lhe" || y == "o" || y == "a" || y == "te" {
+				j++
+			}
+			switch y := at(j); {
+			case y == "volvamos" || y == "vuelva" || y == "vuelvan" || y == "volveremos" || y == "voltemos" ||
+				y == "voltaremos" || y == "voltarmos":
+				if z := at(j + 2); at(j+1) == "a" && (strings.HasPrefix(z, "llamar") || strings.HasPrefix(z, "ligar") ||
+					strings.HasPrefix(z, "contactar")) {
+					return true
+				}
+			case y == "llamemos" || y == "llamaremos" || y == "liguemos" || y == "ligaremos" || y == "ligarmos" ||
+				y == "contactemos":
+				if slices.Contains(ws[j+1:], "mas") || slices.Contains(ws[j+1:], "mais") {
+					return true
+				}
+			}
+		case x == "ne" && next == "vous":
+			// "que nous ne vous appelions plus", "ne vous contactions plus"
+			if y := at(i + 2); (strings.HasPrefix(y, "appel") || strings.HasPrefix(y, "rappel") || strings.HasPrefix(y, "contact")) &&
+				at(i+3) == "plus" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // offersNoMoreCalls reports whether the words ws of an agent's question,

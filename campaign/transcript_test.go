@@ -493,3 +493,50 @@ func TestSaysDoNotCallVapiLive(t *testing.T) {
 		t.Errorf("conversation-update, a call back: SaysDoNotCall = %q", got)
 	}
 }
+
+// TestSaysDoNotCallAnswersOfferAbroad: the agent's offer of the
+// do-not-call list asked in Spanish, Portuguese, French or German in its
+// own words, answered yes, says do not call; a yes to another question,
+// or to an offer of another list, and a no or a hedged yes say nothing.
+func TestSaysDoNotCallAnswersOfferAbroad(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"Spanish, remove you from our calling list", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: Sí.", " line 2"},
+		{"Spanish, remove you, joined", "Agente: ¿Quiere que procedamos a eliminarla de nuestra lista?\nCliente: Sí, por favor.", " line 2"},
+		{"Spanish, to be removed", "Agente: ¿Desea ser eliminado de nuestra lista de llamadas?\nCliente: Claro.", " line 2"},
+		{"Spanish, your number", "Agente: ¿Quiere que quitemos su número de nuestra lista?\nCliente: Sí.", " line 2"},
+		{"Spanish, stop calling", "Agente: ¿Quiere que dejemos de llamarle?\nCliente: Sí, por favor.", " line 2"},
+		{"Spanish, never again", "Agente: ¿Prefiere que no le volvamos a llamar?\nCliente: Sí.", " line 2"},
+		{"Spanish, no more", "Agente: ¿Prefiere que no le llamemos más?\nCliente: Sí.", " line 2"},
+		{"Portuguese, remove you", "Agente: Deseja que o removamos da nossa lista de chamadas?\nCliente: Sim.", " line 2"},
+		{"Portuguese, removê-lo", "Agente: Posso removê-lo da nossa lista de ligações?\nCliente: Sim, por favor.", " line 2"},
+		{"Portuguese, to be removed", "Agente: Gostaria de ser removido da nossa lista?\nCliente: Sim.", " line 2"},
+		{"Portuguese, stop calling", "Agente: Quer que paremos de ligar para você?\nCliente: Sim.", " line 2"},
+		{"Portuguese, no more", "Agente: Prefere que não liguemos mais?\nCliente: Sim.", " line 2"},
+		{"French, remove you", "Agent: Souhaitez-vous que nous vous retirions de notre liste d'appels ?\nClient: Oui.", " line 2"},
+		{"French, to be removed", "Agent: Voulez-vous être retiré de notre liste ?\nClient: Oui, merci.", " line 2"},
+		{"French, no more calls", "Agent: Voulez-vous que nous ne vous appelions plus ?\nClient: Oui.", " line 2"},
+		{"German, strike you", "KI: Möchten Sie, dass wir Sie von unserer Anrufliste streichen?\nKunde: Ja.", " line 2"},
+		{"German, your number", "KI: Sollen wir Ihre Nummer aus unserer Liste entfernen?\nKunde: Ja, bitte.", " line 2"},
+		{"German, to be removed", "KI: Möchten Sie aus unserer Liste ausgetragen werden?\nKunde: Ja, gerne.", " line 2"},
+		{"Spanish, as turns", `[{"role":"agent","message":"Hola Ana. ¿Desea que la eliminemos de nuestra lista de llamadas?"},{"role":"user","message":"Sí."}]`, "[1]"},
+		// A yes to another question, or to an offer of another list.
+		{"Spanish, another question", "Agente: ¿Le viene bien el martes a las diez?\nCliente: Sí.", ""},
+		{"Spanish, the e-mail list", "Agente: ¿Desea que lo eliminemos de nuestra lista de correo electrónico?\nCliente: Sí.", ""},
+		{"Spanish, the waiting list", "Agente: ¿Desea que lo quitemos de la lista de espera?\nCliente: Sí.", ""},
+		{"Spanish, the appointment off the list", "Agente: ¿Quitamos la cita de la lista?\nCliente: Sí.", ""},
+		{"Spanish, not before ten", "Agente: ¿Prefiere que no le llamemos antes de las diez?\nCliente: Sí.", ""},
+		{"Spanish, a call back", "Agente: ¿Quiere que le volvamos a llamar mañana?\nCliente: Sí.", ""},
+		{"Portuguese, a call tomorrow", "Agente: Podemos ligar para você amanhã?\nCliente: Sim.", ""},
+		{"French, a call back", "Agent: Voulez-vous que nous vous rappelions demain ?\nClient: Oui.", ""},
+		{"French, the e-mail list", "Agent: Souhaitez-vous être retiré de notre liste de diffusion par e-mail ?\nClient: Oui.", ""},
+		{"German, the waiting list", "KI: Sollen wir Sie von der Warteliste nehmen?\nKunde: Ja.", ""},
+		{"German, the newsletter", "KI: Sollen wir Sie aus dem Newsletter austragen?\nKunde: Ja.", ""},
+		// A no, a hedged yes, a yes that asks back.
+		{"Spanish, no", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: No, gracias.", ""},
+		{"Spanish, yes but", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: Sí, pero ahora no.", ""},
+		{"Spanish, yes who", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: ¿Sí? ¿Quién habla?", ""},
+		{"German, no", "KI: Sollen wir Ihre Nummer aus unserer Liste entfernen?\nKunde: Nein, danke.", ""},
+		{"French, yes but", "Agent: Voulez-vous être retiré de notre liste ?\nClient: Oui, mais pas maintenant.", ""},
+		{"Portuguese, no", "Agente: Deseja que o removamos da nossa lista de chamadas?\nCliente: Não, obrigado.", ""},
+	})
+}
