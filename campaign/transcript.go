@@ -778,7 +778,7 @@ func offersInOtherTongues(ws []string) bool {
 				return true
 			}
 		case removalWords.participle[x] && (prev == "ser" || prev == "etre" || next == "werden" || next == "zu"):
-			if listed(i+1) || next == "werden" && listed(0) {
+			if listed(i+1) || (next == "werden" || next == "zu") && listed(0) {
 				return true
 			}
 		case (removalWords.afterPronoun[x] || x == "remover" || x == "retirar" || x == "tirar" || x == "excluir" ||

@@ -518,6 +518,7 @@ func TestSaysDoNotCallAnswersOfferAbroad(t *testing.T) {
 		{"German, strike you", "KI: Möchten Sie, dass wir Sie von unserer Anrufliste streichen?\nKunde: Ja.", " line 2"},
 		{"German, your number", "KI: Sollen wir Ihre Nummer aus unserer Liste entfernen?\nKunde: Ja, bitte.", " line 2"},
 		{"German, to be removed", "KI: Möchten Sie aus unserer Liste ausgetragen werden?\nKunde: Ja, gerne.", " line 2"},
+		{"German, to be struck off", "KI: Wünschen Sie, aus unserer Anrufliste gestrichen zu werden?\nKunde: Ja.", " line 2"},
 		{"Spanish, as turns", `[{"role":"agent","message":"Hola Ana. ¿Desea que la eliminemos de nuestra lista de llamadas?"},{"role":"user","message":"Sí."}]`, "[1]"},
 		// A yes to another question, or to an offer of another list.
 		{"Spanish, another question", "Agente: ¿Le viene bien el martes a las diez?\nCliente: Sí.", ""},
