@@ -81,6 +81,12 @@ var transcriptShapes = []struct {
 	{"Bland, transcripts",
 		`{"call_id":"7d5a3b2c","to":"+14155550132","from":"+14155550100","completed":true,"transcripts":[{"id":1,"created_at":"2025-03-01T17:03:03Z","text":%[1]s,"user":"assistant"},{"id":2,"created_at":"2025-03-01T17:03:09Z","text":%[2]s,"user":"user"},{"id":3,"created_at":"2025-03-01T17:03:10Z","text":"Ended call","user":"agent-action"}]}`,
 		"transcripts[1]"},
+	// Synthflow's post-call webhook: https://docs.synthflow.ai/webhooks
+	// (call.transcript "\nbot: ... \nhuman: ...", starting on a blank
+	// line; the number in lead.phone_number).
+	{"Synthflow, call.transcript",
+		`{"status":"completed","error_message":"agent_goodbye","lead":{"name":"Ada","phone_number":"+14155550132"},"call":{"status":"completed","end_call_reason":"human_goodbye","model_id":"1711241656808x745681686585854500","timezone":"Europe/Berlin","call_id":"1711646262471x768387119913843100","duration":32,"transcript":%[7]s,"diversion":null,"external_id":"row_41"},"executed_actions":{}}`,
+		"call.transcript line 3"},
 	// The service's envelope, whose data.transcript's format the
 	// documentation leaves open: text, or a JSON array of turns as
 	// ElevenLabs' post_call_transcription sends ({role: agent, user;
@@ -99,7 +105,8 @@ func shape(body, agent, user string) string {
 		q("Agent: "+agent+"\nUser: "+user+"\nAgent: Understood. Goodbye."),
 		q("AI: "+agent+"\nUser: "+user+"\nAI: Understood. Goodbye."),
 		q("assistant: "+agent+" \n user: "+user+" \n assistant: Understood. Goodbye."),
-		q("Agent: "+agent+"\nCustomer: "+user+"\nAgent: Understood. Goodbye."))
+		q("Agent: "+agent+"\nCustomer: "+user+"\nAgent: Understood. Goodbye."),
+		q("\nbot: "+agent+" \nhuman: "+user+"\nbot: Understood. Goodbye."))
 }
 
 // TestSaysDoNotCallTranscripts: in each sender's shape, the called
