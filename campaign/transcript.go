@@ -39,11 +39,11 @@ var TranscriptFields = []string{"transcript", "transcripts", "transcript_object"
 // personLabels are the labels senders give the called person's turns
 // in a transcript, folded ([foldString]): Retell's, Vapi's and Bland's
 // user, Air's HUMAN, the customer, caller or lead of others, and the word
-// for a customer in the languages of signalwords.yaml. Every other label
-// is the agent's side (agent, AI, bot, assistant, robot, system, a tool
-// call) or unknown, and its turns are never read: an artificial voice
-// must offer the do-not-call list on every call ("say stop to be added to
-// our do-not-call list"), so reading them would list everyone.
+// for a customer in the languages of signalwords.yaml. The agent's side
+// (agent, AI, bot, assistant, robot, system, a tool call) is never read:
+// an artificial voice must offer the do-not-call list on every call ("say
+// stop to be added to our do-not-call list"), so reading it would list
+// everyone. A label of neither is read as [readSpeakers] tells.
 var personLabels = map[string]bool{
 	"user": true, "customer": true, "human": true, "caller": true, "callee": true, "client": true, "lead": true, "contact": true,
 	"prospect": true, "person": true, "recipient": true,
@@ -52,10 +52,10 @@ var personLabels = map[string]bool{
 }
 
 // agentLabels are the labels senders give the agent's turns, folded
-// ([foldString]), in English and in the languages of signalwords.yaml. A text transcript of two speakers, one of them labelled
-// so, is the agent's and the called person's whatever the other's label
-// ("Agent: ...\nAda: ...", the service's own example): see
-// [textSaysDoNotCall].
+// ([foldString]), in English and in the languages of signalwords.yaml.
+// Beside a speaker labelled so and none labelled as the person, the
+// other speakers are the called person whatever their labels ("Agent:
+// ...\nAda: ...", the service's own example): see [readSpeakers].
 var agentLabels = map[string]bool{
 	"agent": true, "ai": true, "bot": true, "assistant": true, "robot": true, "aiagent": true, "voiceagent": true,
 	"virtualassistant": true, "aiassistant": true,
@@ -74,10 +74,11 @@ const maxLabel = 24
 // says the called person asked not to be called again, "" when none
 // does: a summary ([SummaryFields]) that holds a do-not-call phrase of
 // signalwords.yaml as words ("The customer asked not to be called
-// again"), or a turn of the called person ([personLabels]) in a
+// again"), or a turn of the called person ([readSpeakers]) in a
 // transcript ([TranscriptFields]) that does ("please don't call me
-// again", "stop calling me"), or that is one whole ("Stop."). The turns
-// of the agent, and a transcript with no labels, are not read. It names
+// again", "stop calling me"), or that is one whole ("Stop."), or that
+// answers yes to the agent's offer of the list ([acceptsOffer]). The
+// turns of the agent, and a transcript with no labels, are not read. It names
 // the field and, for a transcript, its turn (call.transcript_object[3],
 // message.artifact.transcript line 5), never the words said: they are
 // the person's. listen's intake takes such a delivery for an opt-out, as
