@@ -233,11 +233,24 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 		return "", false
 	}
 	offered := false // the turn before was the agent's offer of the list ([offersList])
+	// Until a turn of the person's label comes, every turn, for
+	// [guessedTurnsSay] to read when none does.
+	var turns []jsonTurn
+	hasPerson, hasAgent := false, false
+	guessed := func() string {
+		if j := guessedTurnsSay(turns, hasAgent); !hasPerson && j >= 0 {
+			return fmt.Sprintf("[%d]", j)
+		}
+		return ""
+	}
 	for i := 0; ; i++ {
 		switch dec.PeekKind() {
 		case ']':
-			return "", true
+			return guessed(), true
 		case 0:
+			if at := guessed(); at != "" {
+				return at, true
+			}
 			return "", false
 		case '"':
 			tok, err := dec.ReadToken()
@@ -248,14 +261,26 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 				return fmt.Sprintf("[%d]", i), true
 			}
 			offered = false
+			if !hasPerson {
+				turns = append(turns, jsonTurn{i: i})
+			}
 		case '{':
 			who, said, err := readTurn(dec)
 			if err != nil {
+				if at := guessed(); at != "" {
+					return at, true
+				}
 				return "", false
 			}
 			f := foldString(who)
 			if personLabels[f] && said != "" && (spokenDoNotCall(said) || offered && acceptsOffer(said)) {
 				return fmt.Sprintf("[%d]", i), true
+			}
+			hasAgent = hasAgent || agentLabels[f]
+			if hasPerson = hasPerson || personLabels[f]; hasPerson {
+				turns = nil
+			} else {
+				turns = append(turns, jsonTurn{who: f, said: said, i: i})
 			}
 			if (agentLabels[f] || !recordLabel(f)) && !((personLabels[f] || agentLabels[f]) && noWords(said)) {
 				offered = agentLabels[f] && offersList(said)
@@ -269,6 +294,50 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 	}
 }
 
+// jsonTurn is one element i of a JSON array of turns: its speaker's
+// label, folded ([foldString]), and its words; "" and "" for an element
+// that is no object.
+type jsonTurn struct {
+	who, said string
+	i         int
+}
+
+// guessedTurnsSay returns the element of the first turn of turns, a JSON
+// array of turns none of whose speakers is labelled as the person, that
+// says do not call as [readSpeakers] reads a text's speakers: beside the
+// agent's label (hasAgent), every other speaker's but the record's; with
+// none, as a diarized transcript's ({"speaker": "A"}, {"speaker": 0}),
+// every speaker's but the one who offers the list ([offersAsAgent]) when
+// another does not, and never a turn that offers it. -1 when none does.
+func guessedTurnsSay(turns []jsonTurn, hasAgent bool) int {
+	var labels []string
+	offers := map[string]bool{}
+	for _, t := range turns {
+		if t.who == "" || agentLabels[t.who] || recordLabel(t.who) {
+			continue
+		}
+		if !slices.Contains(labels, t.who) {
+			labels = append(labels, t.who)
+		}
+		if !hasAgent && !offers[t.who] && offersAsAgent(t.said) {
+			offers[t.who] = true
+		}
+	}
+	quiet := slices.ContainsFunc(labels, func(f string) bool { return !offers[f] })
+	offered, by := false, ""
+	for _, t := range turns {
+		person := slices.Contains(labels, t.who) && !(quiet && offers[t.who])
+		if person && t.said != "" && !offersAsAgent(t.said) &&
+			(spokenDoNotCall(t.said) || offered && by != t.who && acceptsOffer(t.said)) {
+			return t.i
+		}
+		if t.who == "" || !recordLabel(t.who) && !noWords(t.said) {
+			offered, by = (person || agentLabels[t.who] || offers[t.who]) && offersList(t.said), t.who
+		}
+	}
+	return -1
+}
+
 // readTurn reads the object of one turn, whose '{' dec is at: its
 // speaker and its words, under the keys senders give them. Words may be
 // a string, or parts (OpenAI's format of messages, which Vapi's
@@ -279,9 +348,10 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 	if _, err := dec.ReadToken(); err != nil {
 		return "", "", err
 	}
-	// By rank: role, speaker, user; content, message, text, utterance.
+	// By rank: role, speaker, user; content, message, text, utterance,
+	// transcript.
 	var whos [3]string
-	var saids [4]string
+	var saids [5]string
 	for dec.PeekKind() != '}' {
 		key, err := dec.ReadToken()
 		if err != nil {
@@ -304,8 +374,16 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 			slot, isWords = &saids[2], true
 		case "utterance":
 			slot, isWords = &saids[3], true
+		case "transcript": // a diarized utterance's: {"speaker": 0, "transcript": "..."}
+			slot, isWords = &saids[4], true
 		}
 		switch k := dec.PeekKind(); {
+		case slot == &whos[1] && k == '0': // a diarized speaker's number: {"speaker": 0}
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return "", "", err
+			}
+			*slot = "speaker" + tok.String()
 		case slot == nil, k != '"' && (!isWords || k != '[' && k != '{'):
 			if err := dec.SkipValue(); err != nil {
 				return "", "", err
@@ -1021,6 +1099,10 @@ var roleLabels = map[string]bool{
 	"toolresult": true, "function": true, "functioncall": true, "functionresult": true, "action": true, "agentaction": true,
 	"note": true, "notes": true, "summary": true, "transcript": true, "voicemail": true, "ivr": true, "machine": true,
 	"narrator": true, "recording": true, "event": true, "info": true, "warning": true, "error": true, "debug": true,
+	// The prompt by other names (OpenAI's developer message), and the
+	// call's steps: no one's words.
+	"developer": true, "instructions": true, "instruction": true, "context": true, "metadata": true, "nodetransition": true,
+	"dtmf": true, "transfer": true,
 }
 
 // turnLabel splits a transcript's line into its speaker's label and the

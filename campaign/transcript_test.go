@@ -548,3 +548,30 @@ func TestSaysDoNotCallAnswersOfferAbroad(t *testing.T) {
 		{"Portuguese, no", "Agente: Deseja que o removamos da nossa lista de chamadas?\nCliente: Não, obrigado.", ""},
 	})
 }
+
+// TestSaysDoNotCallDiarizedTurns: a JSON array of turns whose speakers
+// no role names ({"speaker": "A"}, {"speaker": 0}) is read as a diarized
+// text is; a prompt or the agent alone, with no one else, says nothing.
+func TestSaysDoNotCallDiarizedTurns(t *testing.T) {
+	utterances := func(agent, user string) string {
+		return `[{"speaker":"A","text":` + q(agent) + `,"confidence":0.94,"start":240,"end":4100},{"speaker":"B","text":` + q(user) + `,"confidence":0.91,"start":4600,"end":6200}]`
+	}
+	numbered := func(agent, user string) string {
+		return `[{"start":0.24,"end":4.1,"confidence":0.94,"channel":0,"transcript":` + q(agent) + `,"speaker":0,"id":"u1"},{"start":4.6,"end":6.2,"confidence":0.91,"channel":0,"transcript":` + q(user) + `,"speaker":1,"id":"u2"}]`
+	}
+	checkTranscripts(t, []transcriptCase{
+		{"speakers by letter", utterances(agentOffers, userAsks), "[1]"},
+		{"speakers by letter, a call back", utterances(agentOffers, userLater), ""},
+		{"speakers by number", numbered(agentOffers, userAsks), "[1]"},
+		{"speakers by number, a call back", numbered(agentOffers, userLater), ""},
+		{"speakers by number, a yes to the offer", numbered("Hi Ada. Would you like to be added to our do-not-call list?", "Yes."), "[1]"},
+		{"speakers by number, stop by", numbered("Hi Ada.", "I'll stop by the store."), ""},
+		{"the agent's offer alone", `[{"speaker":"A","text":"Hi Ada. You can ask us not to call you again at any time."}]`, ""},
+		{"the developer prompt and the assistant", `[{"role":"developer","content":"If the person says stop, add them to the do not call list."},{"role":"assistant","content":` + q(agentOffers) + `}]`, ""},
+		{"Vapi's messages, no one answered", `[{"role":"system","message":"You are Sam. If asked, put the number on the do not call list."},{"role":"bot","message":` + q(agentOffers) + `}]`, ""},
+		{"the agent and a named speaker", `[{"role":"agent","message":"Hi, is Ada there?"},{"speaker":"Bob","text":"Don't call this number again."}]`, "[1]"},
+	})
+	checkTranscripts(t, []transcriptCase{
+		{"the developer prompt, as text", "Developer: If the person says stop, add them to the do not call list.\nAI: " + agentOffers, ""},
+	})
+}
