@@ -1005,7 +1005,11 @@ func acceptsOffer(said string) bool {
 // leadIns are the words a person's yes may come after without being one
 // ("Okay, yes please", "Oh, yes", "Well, yes"), folded ([foldString]):
 // alone they take up no offer.
-var leadIns = map[string]bool{"oh": true, "well": true, "okay": true, "ok": true, "alright": true}
+var leadIns = map[string]bool{"oh": true, "well": true, "okay": true, "ok": true, "alright": true,
+	// The first word of a yes of two in the languages of
+	// signalwords.yaml: "Por favor", "Por supuesto", "Com certeza",
+	// "Bien sûr".
+	"por": true, "com": true, "bien": true}
 
 // noWords reports whether a turn says nothing but fillers ([fillers]):
 // a person's "Um." before their answer in a turn of its own, or an agent's
@@ -1029,6 +1033,10 @@ var affirmatives = map[string]bool{
 	"ja": true, "jawohl": true, "gerne": true, "gern": true, "bitte": true, "oui": true, "ouais": true, "volontiers": true,
 	"si": true, "claro": true, "sim": true, "certo": true, "graag": true, "garna": true, "gjerne": true, "tak": true,
 	"kylla": true, "joo": true, "ano": true, "evet": true,
+	// The second word of "Por favor", "Por supuesto", "Com certeza",
+	// "Bien sûr" ([leadIns]), and others' "of course".
+	"favor": true, "supuesto": true, "certeza": true, "sur": true, "naturlich": true, "selbstverstandlich": true,
+	"genau": true, "exacto": true, "exactement": true, "evidemment": true, "exatamente": true,
 }
 
 // denials are the words that take back or hedge a yes, folded

@@ -526,6 +526,11 @@ func TestSaysDoNotCallAnswersOfferAbroad(t *testing.T) {
 		{"German, your number", "KI: Sollen wir Ihre Nummer aus unserer Liste entfernen?\nKunde: Ja, bitte.", " line 2"},
 		{"German, to be removed", "KI: Möchten Sie aus unserer Liste ausgetragen werden?\nKunde: Ja, gerne.", " line 2"},
 		{"German, to be struck off", "KI: Wünschen Sie, aus unserer Anrufliste gestrichen zu werden?\nKunde: Ja.", " line 2"},
+		{"Spanish, por favor", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: Por favor.", " line 2"},
+		{"Spanish, por supuesto", "Agente: ¿Prefiere que no le volvamos a llamar?\nCliente: Por supuesto.", " line 2"},
+		{"Portuguese, com certeza", "Agente: Deseja que o removamos da nossa lista de chamadas?\nCliente: Com certeza.", " line 2"},
+		{"French, bien sûr", "Agent: Voulez-vous être retiré de notre liste ?\nClient: Bien sûr.", " line 2"},
+		{"German, natürlich", "KI: Sollen wir Ihre Nummer aus unserer Liste entfernen?\nKunde: Natürlich.", " line 2"},
 		{"Spanish, as turns", `[{"role":"agent","message":"Hola Ana. ¿Desea que la eliminemos de nuestra lista de llamadas?"},{"role":"user","message":"Sí."}]`, "[1]"},
 		// A yes to another question, or to an offer of another list.
 		{"Spanish, another question", "Agente: ¿Le viene bien el martes a las diez?\nCliente: Sí.", ""},
@@ -542,6 +547,10 @@ func TestSaysDoNotCallAnswersOfferAbroad(t *testing.T) {
 		// A no, a hedged yes, a yes that asks back.
 		{"Spanish, no", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: No, gracias.", ""},
 		{"Spanish, yes but", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: Sí, pero ahora no.", ""},
+		{"Spanish, por qué", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: ¿Por qué?", ""},
+		{"Spanish, por favor no", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: Por favor no, me interesa.", ""},
+		{"French, bien", "Agent: Voulez-vous être retiré de notre liste ?\nClient: Bien, je vais réfléchir.", ""},
+		{"Spanish, por favor to another question", "Agente: ¿Le envío la confirmación por correo?\nCliente: Por favor.", ""},
 		{"Spanish, yes who", "Agente: ¿Desea que lo eliminemos de nuestra lista de llamadas?\nCliente: ¿Sí? ¿Quién habla?", ""},
 		{"German, no", "KI: Sollen wir Ihre Nummer aus unserer Liste entfernen?\nKunde: Nein, danke.", ""},
 		{"French, yes but", "Agent: Voulez-vous être retiré de notre liste ?\nClient: Oui, mais pas maintenant.", ""},
