@@ -599,7 +599,7 @@ func readSpeakers(text string) speakers {
 // signalwords.yaml as words, or the agent's own words for the list
 // ([offersRemoval], [offersNoMoreCalls]), beside words that leave the
 // choice to the one it speaks to ("say stop", "press 9", "if you'd
-// rather", "you can ask us", "let us know", "at any time", "Sagen Sie",
+// rather", "if you ask", "you can ask us", "let us know", "at any time", "Sagen Sie",
 // "si vous", "diga"), and no word the speaker uses of themselves as the
 // one not to be called (me, my; mich, mir, mein; mi; moi, mon, m'; meu,
 // minha) but in the words it tells the other to say ("diga no me llame
@@ -658,7 +658,7 @@ func offersAsAgent(turn string) bool {
 			case "you":
 				for _, x := range ws[min(i+2, len(ws)):min(i+5, len(ws))] {
 					switch x {
-					case "rather", "prefer", "like", "want", "wish", "would", "no":
+					case "rather", "prefer", "like", "want", "wish", "would", "no", "ask", "request":
 						offer = true
 					}
 				}

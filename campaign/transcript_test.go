@@ -435,6 +435,7 @@ func TestSaysDoNotCallDiarized(t *testing.T) {
 		{"one speaker", "SPEAKER_00: Please don't call me again.", " line 1"},
 		{"you can ask us not to call you again", "SPEAKER_00: Hi Ada. You can ask us not to call you again at any time.\nSPEAKER_01: Okay, see you Tuesday.", ""},
 		{"you can ask us, alone", "SPEAKER_00: Hi Ada. You can ask us not to call you again at any time.", ""},
+		{"if you request it", "SPEAKER_00: If you request it, we will stop calling you.\nSPEAKER_01: Okay, bye.", ""},
 		{"let us know", "SPEAKER_01: Just let us know if you'd like to be removed from our calling list.\nSPEAKER_00: Will do, thanks.", ""},
 		{"let me know", "Speaker 1: Let me know if you want to be removed from our list.\nSpeaker 2: Sure, bye.", ""},
 		{"the person's you can", "SPEAKER_00: " + agentOffers + "\nSPEAKER_01: You can take me off your list.", " line 2"},
