@@ -486,6 +486,40 @@ func TestListenOptOutInALongCall(t *testing.T) {
 	}
 }
 
+// TestListenOptOutByVapiLiveTranscript: Vapi's live transcript messages,
+// one turn each with its speaker in message.role beside it, reach listen
+// as the call goes: the assistant's offer of the list and the user's
+// partial "Stop" put nothing on the do-not-call list; the user's final
+// request puts the number there before the 200, and the log names the
+// field, never the words said.
+func TestListenOptOutByVapiLiveTranscript(t *testing.T) {
+	const number = "+14155550132"
+	const live = `{"message":{"timestamp":%d,"type":"transcript","role":%q,"transcriptType":%q,"transcript":%q,` +
+		`"call":{"id":"9a8b7c6d","type":"outboundPhoneCall","status":"in-progress","customer":{"number":"+14155550132"}},` +
+		`"customer":{"number":"+14155550132"},"phoneNumber":{"id":"p1","number":"+14155550100"}}}`
+	_, home, _, base, logs, stop := listenCampaign(t, "region: US\n")
+	defer stop()
+	listed := func() map[string]store.DoNotCallEntry {
+		es, err := store.OpenDoNotCallFile(home).Entries(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.OnDoNotCall(es)
+	}
+	postHook(t, base, fmt.Sprintf(live, 1740848586000, "assistant", "final", "Hi Ada. If you'd rather not get these calls, say stop and we'll put you on our do not call list."))
+	postHook(t, base, fmt.Sprintf(live, 1740848587000, "user", "partial", "Stop"))
+	if on := listed(); len(on) != 0 {
+		t.Errorf("the assistant's offer and a partial turn: the do-not-call list holds %v", on)
+	}
+	postHook(t, base, fmt.Sprintf(live, 1740848589000, "user", "final", "Please don't call me again."))
+	if on := listed(); len(on) != 1 || on[number].Number != number {
+		t.Errorf("the user asked: the do-not-call list holds %v, want %s alone", on, number)
+	}
+	if log := logs.String(); !strings.Contains(log, `"field":"message.transcript"`) || strings.Contains(log, "call me again") {
+		t.Errorf("listen's log names no field, or the words said:\n%s", log)
+	}
+}
+
 // TestListenOptOutValuesAsSent: an opt-out value is matched as senders
 // vary it, and every value a delivery gives counts: "Do Not Call" and
 // "do-not-call" are do_not_call; a JSON array's strings each; each value
