@@ -599,7 +599,7 @@ func readSpeakers(text string) speakers {
 // signalwords.yaml as words, or the agent's own words for the list
 // ([offersRemoval], [offersNoMoreCalls]), beside words that leave the
 // choice to the one it speaks to ("say stop", "press 9", "if you'd
-// rather", "if you ask", "you can ask us", "let us know", "at any time", "Sagen Sie",
+// rather", "if you ask", "you can ask us", "any request", "on request", "let us know", "at any time", "Sagen Sie",
 // "si vous", "diga"), and no word the speaker uses of themselves as the
 // one not to be called (me, my; mich, mir, mein; mi; moi, mon, m'; meu,
 // minha) but in the words it tells the other to say ("diga no me llame
@@ -675,7 +675,11 @@ func offersAsAgent(turn string) bool {
 				offer = true
 			}
 		case "any", "at":
-			if at(i+1) == "time" || at(i+1) == "anytime" {
+			if at(i+1) == "time" || at(i+1) == "anytime" || w == "any" && at(i+1) == "request" {
+				offer = true
+			}
+		case "your", "upon", "on":
+			if at(i+1) == "request" { // "we will honor your request", "upon request"
 				offer = true
 			}
 		case "anytime":

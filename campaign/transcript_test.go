@@ -440,6 +440,8 @@ func TestSaysDoNotCallDiarized(t *testing.T) {
 		{"one speaker", "SPEAKER_00: Please don't call me again.", " line 1"},
 		{"you can ask us not to call you again", "SPEAKER_00: Hi Ada. You can ask us not to call you again at any time.\nSPEAKER_01: Okay, see you Tuesday.", ""},
 		{"you can ask us, alone", "SPEAKER_00: Hi Ada. You can ask us not to call you again at any time.", ""},
+		{"any request", "SPEAKER_00: Hi Ada. We honor any request to stop calling.\nSPEAKER_01: Okay.", ""},
+		{"upon request", "SPEAKER_00: Hi Ada. We'll stop the calls upon request.\nSPEAKER_01: Okay.", ""},
 		{"if you request it", "SPEAKER_00: If you request it, we will stop calling you.\nSPEAKER_01: Okay, bye.", ""},
 		{"let us know", "SPEAKER_01: Just let us know if you'd like to be removed from our calling list.\nSPEAKER_00: Will do, thanks.", ""},
 		{"let me know", "Speaker 1: Let me know if you want to be removed from our list.\nSpeaker 2: Sure, bye.", ""},
