@@ -310,23 +310,23 @@ type jsonTurn struct {
 // every speaker's but the one who offers the list ([offersAsAgent]) when
 // another does not, and never a turn that offers it. -1 when none does.
 func guessedTurnsSay(turns []jsonTurn, hasAgent bool) int {
-	var labels []string
-	offers := map[string]bool{}
+	labels, offers := map[string]bool{}, map[string]bool{}
 	for _, t := range turns {
 		if t.who == "" || agentLabels[t.who] || recordLabel(t.who) {
 			continue
 		}
-		if !slices.Contains(labels, t.who) {
-			labels = append(labels, t.who)
-		}
+		labels[t.who] = true
 		if !hasAgent && !offers[t.who] && offersAsAgent(t.said) {
 			offers[t.who] = true
 		}
 	}
-	quiet := slices.ContainsFunc(labels, func(f string) bool { return !offers[f] })
+	quiet := false // a speaker who does not offer the list: those who do are the agent
+	for f := range labels {
+		quiet = quiet || !offers[f]
+	}
 	offered, by := false, ""
 	for _, t := range turns {
-		person := slices.Contains(labels, t.who) && !(quiet && offers[t.who])
+		person := labels[t.who] && !(quiet && offers[t.who])
 		if person && t.said != "" && !offersAsAgent(t.said) &&
 			(spokenDoNotCall(t.said) || offered && by != t.who && acceptsOffer(t.said)) {
 			return t.i
@@ -466,7 +466,7 @@ func textSaysDoNotCall(text string) int {
 			return false
 		}
 		t := turn.String()
-		if who.guessed[label] && offersAsAgent(t) {
+		if who.guessed(label) && offersAsAgent(t) {
 			return false
 		}
 		return spokenDoNotCall(t) || offered && offeredBy != label && acceptsOffer(t)
@@ -485,13 +485,13 @@ func textSaysDoNotCall(text string) int {
 			return false
 		}
 		if !record && !((person || agent) && noWords(turn.String())) {
-			offered = (agent || who.guessed[label]) && offersList(turn.String())
+			offered = (agent || who.guessed(label)) && offersList(turn.String())
 			offeredBy = label
 		}
 		turn.Reset()
 		label = foldString(next)
-		start, person = line, who.person[label]
-		agent = !person && who.agent[label]
+		start, person = line, who.person(label)
+		agent = !person && who.agent(label)
 		record = !person && !agent && recordLabel(label)
 		if person || agent {
 			turn.WriteString(words)
@@ -504,63 +504,60 @@ func textSaysDoNotCall(text string) int {
 	return found
 }
 
-// speakers are the speakers of a transcript's text by their labels,
-// folded ([foldString]), as [readSpeakers] tells them.
+// speakers are the speakers of a transcript's text, told apart by their
+// labels, folded ([foldString]), as [readSpeakers] tells them, for
+// [textSaysDoNotCall].
 type speakers struct {
-	// person are the labels whose turns are the called person's.
-	person map[string]bool
-	// agent are the labels whose offer of the list a person's yes
-	// answers.
-	agent map[string]bool
-	// guessed are the person's labels that no word of [personLabels]
-	// names: a turn of theirs that offers the list is not read.
-	guessed map[string]bool
+	// told: a label of [personLabels] is in the text, and only such a
+	// label is the person's.
+	told bool
+	// offering are, in a text with no label of [personLabels] or
+	// [agentLabels], the labels of the speakers who offer the list beside
+	// one who does not: the agent's.
+	offering map[string]bool
 }
+
+// person reports whether the turns of label f are the called person's.
+func (s speakers) person(f string) bool {
+	if s.told {
+		return personLabels[f]
+	}
+	return f != "" && !agentLabels[f] && !recordLabel(f) && !s.offering[f]
+}
+
+// agent reports whether label f is the agent's, whose offer of the list
+// a person's yes answers.
+func (s speakers) agent(f string) bool { return agentLabels[f] || s.offering[f] }
+
+// guessed reports whether label f is the person's by no word of
+// [personLabels]: a turn of theirs that offers the list is not read.
+func (s speakers) guessed(f string) bool { return !s.told && s.person(f) }
 
 // readSpeakers tells the speakers of transcript text apart, failing
 // closed where their labels do not: a label of [personLabels] is the
-// person's, and then every label that is not one is no one's the text
-// reads. Without one, beside a label of [agentLabels], every other
-// label but a part of the record's ([recordLabel]) is the person's ("Agent:
-// ...\nAda: ...", the service's own example). With neither, as a
-// diarized transcript is written ("SPEAKER_00:", "Speaker 1:", "spk_0:")
-// or one of names, every speaker's turns are read, but that of a speaker
-// who offers the list ([offersAsAgent]: "Say stop to be
-// added to our do-not-call list") when another speaker does not: that
-// one is the agent.
+// person's, and then no other is. Without one, beside a label of
+// [agentLabels], every other label but a part of the record's
+// ([recordLabel]) is the person's ("Agent: ...\nAda: ...", the service's
+// own example). With neither, as a diarized transcript is written
+// ("SPEAKER_00:", "Speaker 1:", "spk_0:") or one of names, every
+// speaker's turns are read, but that of a speaker who offers the list
+// ([offersAsAgent]: "Say stop to be added to our do-not-call list") when
+// another speaker does not: that one is the agent.
 func readSpeakers(text string) speakers {
-	var labels []string
-	hasPerson, hasAgent := false, false
+	var s speakers
+	hasAgent := false
 	eachLine(text, func(_ int, _, label, _ string, ok bool) bool {
-		if !ok {
-			return true
-		}
-		f := foldString(label)
-		if !slices.Contains(labels, f) {
-			labels = append(labels, f)
-			hasPerson = hasPerson || personLabels[f]
+		if ok {
+			f := foldString(label)
+			s.told = s.told || personLabels[f]
 			hasAgent = hasAgent || agentLabels[f]
 		}
-		return true
+		return !s.told
 	})
-	s := speakers{person: map[string]bool{}, agent: map[string]bool{}, guessed: map[string]bool{}}
-	switch {
-	case hasPerson:
-		for _, f := range labels {
-			s.person[f], s.agent[f] = personLabels[f], agentLabels[f]
-		}
-		return s
-	case hasAgent:
-		for _, f := range labels {
-			if agentLabels[f] {
-				s.agent[f] = true
-			} else if !recordLabel(f) {
-				s.person[f], s.guessed[f] = true, true
-			}
-		}
+	if s.told || hasAgent {
 		return s
 	}
-	offers := map[string]bool{}
+	labels, offers := map[string]bool{}, map[string]bool{}
 	label := ""
 	var turn strings.Builder
 	end := func() {
@@ -577,18 +574,17 @@ func readSpeakers(text string) speakers {
 		}
 		end()
 		label = foldString(next)
+		if !recordLabel(label) {
+			labels[label] = true
+		}
 		turn.WriteString(words)
 		return true
 	})
 	end()
-	quiet := slices.ContainsFunc(labels, func(f string) bool { return !recordLabel(f) && !offers[f] })
-	for _, f := range labels {
-		switch {
-		case recordLabel(f):
-		case quiet && offers[f]:
-			s.agent[f] = true
-		default:
-			s.person[f], s.guessed[f] = true, true
+	for f := range labels {
+		if !offers[f] { // one who does not offer it: those who do are the agent
+			s.offering = offers
+			break
 		}
 	}
 	return s
