@@ -597,8 +597,8 @@ func readSpeakers(text string) speakers {
 // choice to the one it speaks to ("say stop", "press 9", "if you'd
 // rather", "if you ask", "you can ask us", "any request", "on request", "let us know", "at any time", "Sagen Sie",
 // "si vous", "diga"), and no word the speaker uses of themselves as the
-// one not to be called (me, my; mich, mir, mein; mi; moi, mon, m'; meu,
-// minha) but in the words it tells the other to say ("diga no me llame
+// one not to be called (me, my; mich, mir, mein; mi, llamarme; moi, mon,
+// m'; meu, minha) but in the words it tells the other to say ("diga no me llame
 // más"): "You can ask us not to call you again" is an offer, "You can
 // take me off your list" is a request. [readSpeakers] tells the agent
 // of a diarized transcript by it.
@@ -622,6 +622,12 @@ func offersAsAgent(turn string) bool {
 	offer, quoting := false, false // quoting: after "say", the words the person may say
 	for i, w := range ws {
 		switch w {
+		case "llamarme", "contactarme", "molestarme", "telefonearme", "escribirme", "borrarme", "quitarme", "eliminarme",
+			"sacarme", "excluirme", "llamenme", "llameme", "borrenme", "quitenme", "sacenme":
+			// Spanish's me joined to the verb: "deje de llamarme"
+			if !quoting {
+				return false
+			}
 		case "me":
 			if !quoting && (at(i-1) != "let" || at(i+1) != "know") {
 				return false

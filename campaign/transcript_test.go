@@ -459,6 +459,7 @@ func TestSaysDoNotCallDiarized(t *testing.T) {
 		{"German", "Sprecher 1: Wenn Sie keine Anrufe mehr wünschen, sagen Sie stopp.\nSprecher 2: Bitte rufen Sie mich nicht mehr an.", " line 2"},
 		{"German, the offer alone", "Sprecher 1: Wenn Sie keine Anrufe mehr wünschen, sagen Sie stopp.\nSprecher 2: Danke, auf Wiederhören.", ""},
 		{"Spanish", "Hablante 1: Si no desea recibir más llamadas, diga no me llame más.\nHablante 2: No me vuelva a llamar.", " line 2"},
+		{"Spanish, the person's puede", "Hablante 1: Hola, soy Sam de Acme Dental.\nHablante 2: Si puede, deje de llamarme.", " line 2"},
 		{"Spanish, the offer alone", "Hablante 1: Si no desea recibir más llamadas, diga no me llame más.\nHablante 2: Gracias, adiós.", ""},
 		{"a tool call's result", "SPEAKER_00: Hi Ada.\nTool result: do not call: false\nSPEAKER_01: Fine, Tuesday.", ""},
 		{"WebVTT voices by number", "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Speaker 0>" + agentOffers + "\n\n00:00:05.000 --> 00:00:07.000\n<v Speaker 1>Stop.\n", " line 7"},
