@@ -327,7 +327,7 @@ func guessedTurnsSay(turns []jsonTurn, hasAgent bool) int {
 	offered, by := false, ""
 	for _, t := range turns {
 		person := labels[t.who] && !(quiet && offers[t.who])
-		if person && t.said != "" && !offersAsAgent(t.said) &&
+		if person && t.said != "" && (hasAgent || !offersAsAgent(t.said)) &&
 			(spokenDoNotCall(t.said) || offered && by != t.who && acceptsOffer(t.said)) {
 			return t.i
 		}
@@ -509,8 +509,9 @@ func textSaysDoNotCall(text string) int {
 // [textSaysDoNotCall].
 type speakers struct {
 	// told: a label of [personLabels] is in the text, and only such a
-	// label is the person's.
-	told bool
+	// label is the person's. labelled: one of [agentLabels] is, and every
+	// other label but the record's is the person's, read whole.
+	told, labelled bool
 	// offering are, in a text with no label of [personLabels] or
 	// [agentLabels], the labels of the speakers who offer the list beside
 	// one who does not: the agent's.
@@ -529,9 +530,9 @@ func (s speakers) person(f string) bool {
 // a person's yes answers.
 func (s speakers) agent(f string) bool { return agentLabels[f] || s.offering[f] }
 
-// guessed reports whether label f is the person's by no word of
-// [personLabels]: a turn of theirs that offers the list is not read.
-func (s speakers) guessed(f string) bool { return !s.told && s.person(f) }
+// guessed reports whether label f is the person's by no label of
+// either side: a turn of theirs that offers the list is not read.
+func (s speakers) guessed(f string) bool { return !s.told && !s.labelled && s.person(f) }
 
 // readSpeakers tells the speakers of transcript text apart, failing
 // closed where their labels do not: a label of [personLabels] is the
@@ -555,6 +556,7 @@ func readSpeakers(text string) speakers {
 		return !s.told
 	})
 	if s.told || hasAgent {
+		s.labelled = !s.told
 		return s
 	}
 	labels, offers := map[string]bool{}, map[string]bool{}
@@ -604,7 +606,7 @@ func readSpeakers(text string) speakers {
 // of a diarized transcript by it.
 func offersAsAgent(turn string) bool {
 	ws := foldWords(turn)
-	asked := offersList(turn)
+	asked := offersList(turn) && agentSide(ws)
 	if !asked && !mentionsIn(turn, nil, true) && !offersRemoval(ws) && !offersNoMoreCalls(ws) {
 		return false
 	}
@@ -691,6 +693,25 @@ func offersAsAgent(turn string) bool {
 		}
 	}
 	return offer || asked
+}
+
+// agentSide reports whether the words ws of a question that names the
+// list, folded ([foldWords]), are the agent's asking the person what
+// they want ("Would you like to be added to our do-not-call list?",
+// "¿Desea que lo eliminemos de nuestra lista?"): a word of the caller's
+// side (we, our) or of the person's wish (like, want, prefer). Without
+// one ("Can you stop calling?", "Could you remove this number?") the
+// question is the person's request.
+func agentSide(ws []string) bool {
+	for _, w := range ws {
+		switch w {
+		case "we", "us", "our", "ours", "like", "want", "prefer", "wish", "shall", "should",
+			"nuestra", "nuestro", "nuestras", "nuestros", "desea", "quiere", "prefiere", "nossa", "nosso", "deseja", "quer", "prefere",
+			"notre", "nos", "nous", "souhaitez", "voulez", "preferez", "unserer", "unsere", "wir", "mochten", "sollen", "wollen":
+			return true
+		}
+	}
+	return false
 }
 
 // offersList reports whether a turn of the agent ends by offering the

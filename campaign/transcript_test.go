@@ -463,6 +463,24 @@ func TestSaysDoNotCallDiarized(t *testing.T) {
 		{"Spanish, the offer alone", "Hablante 1: Si no desea recibir más llamadas, diga no me llame más.\nHablante 2: Gracias, adiós.", ""},
 		{"a tool call's result", "SPEAKER_00: Hi Ada.\nTool result: do not call: false\nSPEAKER_01: Fine, Tuesday.", ""},
 		{"WebVTT voices by number", "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v Speaker 0>" + agentOffers + "\n\n00:00:05.000 --> 00:00:07.000\n<v Speaker 1>Stop.\n", " line 7"},
+		// The person's questions are no offer of the list: they name
+		// neither the caller's side nor the person's wish.
+		{"can you stop calling", "SPEAKER_00: Hello Ada, I'm calling about your plan.\nSPEAKER_01: Can you stop calling?", " line 2"},
+		{"could you remove this number", "SPEAKER_00: Hello Ada, I'm calling about your plan.\nSPEAKER_01: Could you remove this number from the list?", " line 2"},
+	})
+}
+
+// TestSaysDoNotCallBesideTheAgent: beside a speaker labelled as the
+// agent, the other speaker's turns are the person's and read whole, as
+// the service's own example writes them ("Agent: ...\nAda: ..."): a
+// question of theirs that names the list, or a "you can", is their
+// request, never taken for an agent's offer.
+func TestSaysDoNotCallBesideTheAgent(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"can you stop calling", "Agent: Hello Ada, I'm calling about your plan.\nAda: Can you stop calling?", " line 2"},
+		{"could you stop calling this number", "Agent: Hello Ada, I'm calling about your plan.\nAda: Could you stop calling this number?", " line 2"},
+		{"you can stop calling now", "Agent: Hello Ada, I'm calling about your plan.\nAda: You can stop calling now.", " line 2"},
+		{"a call back", "Agent: Hello Ada, I'm calling about your plan.\nAda: Sure, call me back tomorrow.", ""},
 	})
 }
 
