@@ -124,6 +124,53 @@ func (r *rotatingTokens) Invalidate(*Token) {
 	r.n++
 }
 
+// TestCallStartSendCheck: a call start whose send check
+// (WithSendCheck) says no once its token is had is not sent; after a 401
+// it is not sent again. Either is Retryable, its error wraps the check's,
+// and the server saw nothing, or only the request it answered 401.
+func TestCallStartSendCheck(t *testing.T) {
+	t.Parallel()
+	closed := errors.New("hours closed")
+	for _, c := range []struct {
+		name     string
+		checkNo  int // the check's call that says no
+		requests int
+	}{
+		{"before the first send", 1, 0},
+		{"before the send again after a 401", 2, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var requests atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				io.Copy(io.Discard, r.Body)
+				if r.Header.Get("Authorization") != "Bearer at-2" {
+					http.Error(w, "token expired", http.StatusUnauthorized)
+					return
+				}
+				w.Write([]byte(`{"status":"success"}`))
+			}))
+			defer srv.Close()
+			client, err := New(srv.URL, &rotatingTokens{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checks := 0
+			ctx := WithSendCheck(context.Background(), func() error {
+				if checks++; checks == c.checkNo {
+					return closed
+				}
+				return nil
+			})
+			_, err = client.StartCall(ctx, &CallEndpoint{URL: srv.URL + "/call"}, url.Values{"phone_number": {"+14155550132"}})
+			var held *SendHeldError
+			if !errors.As(err, &held) || !errors.Is(err, closed) || Classify(err) != Retryable || int(requests.Load()) != c.requests {
+				t.Errorf("%v (%v), %d request(s); want a SendHeldError wrapping the check's, Retryable, %d request(s)", err, Classify(err), requests.Load(), c.requests)
+			}
+		})
+	}
+}
+
 // TestCallStart401IsSentOnceMoreWithANewToken: a 401 means the service did
 // not act; the call start goes once more with a renewed token, whatever
 // its method. A second 401 is the service's answer.

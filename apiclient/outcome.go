@@ -73,6 +73,10 @@ func Classify(err error) Outcome {
 	if errors.As(err, &refused) {
 		return Retryable // answered 401: not acted on
 	}
+	var held *SendHeldError
+	if errors.As(err, &held) {
+		return Retryable // not sent, or answered 401
+	}
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
 		switch s := apiErr.StatusCode; {

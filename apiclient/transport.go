@@ -40,6 +40,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.Base.RoundTrip(req)
 	}
 	tok, err := sourceToken(req.Context(), t.Source)
+	if err == nil {
+		err = sendCheck(req.Context())
+	}
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -69,6 +72,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &refusedError{err}
 	}
+	if err := sendCheck(req.Context()); err != nil {
+		if body != nil {
+			body.Close()
+		}
+		return nil, err // the first answered 401: not acted on
+	}
 	resending(req.Context())
 	return t.Base.RoundTrip(withBearer(req, tok, body))
 }
@@ -80,6 +89,40 @@ func (t *Transport) CloseIdleConnections() {
 		ci.CloseIdleConnections()
 	}
 }
+
+// WithSendCheck returns ctx with check, which [Transport] calls right
+// before it sends a request to the service's own origin, once its token
+// is had (again before the one re-send after a 401): an error from it
+// sends nothing more, and the request fails with a *[SendHeldError] that
+// wraps it. A run checks the called person's hours so, last: having the
+// token may take a refresh, or a wait on another process's refresh, and
+// the hours may close meanwhile.
+func WithSendCheck(ctx context.Context, check func() error) context.Context {
+	return context.WithValue(ctx, sendCheckKey{}, check)
+}
+
+type sendCheckKey struct{}
+
+// sendCheck runs the check of ctx ([WithSendCheck]), if any.
+func sendCheck(ctx context.Context) error {
+	check, _ := ctx.Value(sendCheckKey{}).(func() error)
+	if check == nil {
+		return nil
+	}
+	if err := check(); err != nil {
+		return &SendHeldError{Err: err}
+	}
+	return nil
+}
+
+// SendHeldError is the error of a request that its send check
+// ([WithSendCheck]) held: nothing of it was sent, or what was sent was
+// answered 401, which the service did not act on. [Classify] calls such a
+// call start Retryable.
+type SendHeldError struct{ Err error }
+
+func (e *SendHeldError) Error() string { return "not sent: " + e.Err.Error() }
+func (e *SendHeldError) Unwrap() error { return e.Err }
 
 // sourceToken asks src for a token under a context that keeps ctx's
 // deadline and cancellation but none of its values: a refresh must not fire

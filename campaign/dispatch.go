@@ -564,8 +564,21 @@ func (r *runner) work(w *worker, j job) error {
 		// another worker or the producer fails meanwhile: cut off, it would
 		// only turn an answer into an uncertain outcome.
 		rctx, cancel := context.WithTimeout(r.callCtx, r.opts.RequestTimeout)
+		// Having the token may take a while (a refresh, another process's
+		// refresh, a 401 and a refresh): the hours are checked again right
+		// before the request leaves.
+		rctx = apiclient.WithSendCheck(rctx, func() error {
+			if !r.inHours(c) {
+				return errHoursClosed
+			}
+			return nil
+		})
 		resp, err := r.opts.Calls.StartCallForm(rctx, ep, form)
 		cancel()
+		if errors.Is(err, errHoursClosed) {
+			r.pace.release(st.slot)
+			return r.skip(w, c, rec, stopHours)
+		}
 		if apiclient.NoToken(err) {
 			// Not sent: no access token could be had. The run's problem, not
 			// the contact's: see noToken.
@@ -684,6 +697,10 @@ func (r *runner) settle(w *worker, c *Contact, rec *store.Record, err error, tri
 	}
 	return true, nil
 }
+
+// errHoursClosed is what the send check of a call start says when the
+// called person's hours closed while its token was had.
+var errHoursClosed = errors.New("the calling hours closed while the access token was had")
 
 // mayStillSend decides, just before a call start whose intent is on
 // disk, whether it may still be sent; if not, it returns which kind of
