@@ -519,11 +519,13 @@ type speakers struct {
 }
 
 // person reports whether the turns of label f are the called person's.
+// A label of symbols alone ("-:", an emoji), which folds to "", is a
+// speaker's too: failing closed, it is read as any other unknown label.
 func (s speakers) person(f string) bool {
 	if s.told {
 		return personLabels[f]
 	}
-	return f != "" && !agentLabels[f] && !recordLabel(f) && !s.offering[f]
+	return !agentLabels[f] && !recordLabel(f) && !s.offering[f]
 }
 
 // agent reports whether label f is the agent's, whose offer of the list

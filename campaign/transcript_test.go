@@ -611,3 +611,15 @@ func TestSaysDoNotCallDiarizedTurns(t *testing.T) {
 		{"the developer prompt, as text", "Developer: If the person says stop, add them to the do not call list.\nAI: " + agentOffers, ""},
 	})
 }
+
+// TestSaysDoNotCallSymbolLabels: a speaker labelled by a symbol alone
+// (an emoji, a dash), whose label folds to nothing, is a speaker still:
+// beside the agent, the person's request is read; with no other label,
+// as a diarized speaker's, but not the turn that offers the list.
+func TestSaysDoNotCallSymbolLabels(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"beside the agent", "Agent: Hi Ada, this is Sam from Acme Dental.\n-: Please don't call me again.", " line 2"},
+		{"emoji", "🤖: Hi Ada, this is Sam from Acme Dental.\n👤: Please don't call me again.", " line 2"},
+		{"emoji, the offer and a call back", "🤖: " + agentOffers + "\n👤: " + userLater, ""},
+	})
+}
