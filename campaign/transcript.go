@@ -348,9 +348,9 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 	if _, err := dec.ReadToken(); err != nil {
 		return "", "", err
 	}
-	// By rank: role, speaker, user; content, message, text, utterance,
-	// transcript.
-	var whos [3]string
+	// By rank: role, speaker, user, a speaker's number; content,
+	// message, text, utterance, transcript.
+	var whos [4]string
 	var saids [5]string
 	for dec.PeekKind() != '}' {
 		key, err := dec.ReadToken()
@@ -383,7 +383,9 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 			if err != nil {
 				return "", "", err
 			}
-			*slot = "speaker" + tok.String()
+			// Below Bland's user, as before numbers were read: a number
+			// names no side, and must not hide a role that does.
+			whos[3] = "speaker" + tok.String()
 		case slot == nil, k != '"' && (!isWords || k != '[' && k != '{'):
 			if err := dec.SkipValue(); err != nil {
 				return "", "", err

@@ -623,3 +623,12 @@ func TestSaysDoNotCallSymbolLabels(t *testing.T) {
 		{"emoji, the offer and a call back", "🤖: " + agentOffers + "\n👤: " + userLater, ""},
 	})
 }
+
+// TestSaysDoNotCallNumberedSpeakerBesideRole: a diarized speaker's number
+// beside a turn's role (Bland's user) names it less than the role does:
+// the user's turn is read as the person's, whatever its words.
+func TestSaysDoNotCallNumberedSpeakerBesideRole(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"Bland's user beside a speaker's number", `[{"id":1,"text":"Hi Ada, this is Sam from Acme Dental.","user":"assistant","speaker":1},{"id":2,"text":"You can stop calling now.","user":"user","speaker":0}]`, "[1]"},
+	})
+}
