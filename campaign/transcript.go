@@ -990,10 +990,25 @@ func offersNoMoreCalls(ws []string) bool {
 // a part of the call's record rather than a speaker ([roleLabels]; a tool
 // call and its result, "tool_call_invocation", "function_call"): such a
 // turn between the agent's offer of the list and the person's answer
-// leaves the offer the turn before the answer.
+// leaves the offer the turn before the answer. A name that only starts
+// so ("Toole", "Toolan") is a speaker's: beside the agent, the person's.
 func recordLabel(f string) bool {
-	return roleLabels[f] || strings.HasPrefix(f, "tool") || strings.HasPrefix(f, "function")
+	if roleLabels[f] {
+		return true
+	}
+	rest, ok := strings.CutPrefix(f, "tool")
+	if !ok {
+		if rest, ok = strings.CutPrefix(f, "function"); !ok {
+			return false
+		}
+	}
+	return rest == "" || slices.ContainsFunc(toolParts, func(p string) bool { return strings.HasPrefix(rest, p) })
 }
+
+// toolParts are the words after "tool" or "function" in the label of a
+// tool call's turn, folded ([foldString]): "tool_call_invocation",
+// "tool_result", "ToolResponse", "function_output", "tool_use".
+var toolParts = []string{"call", "result", "response", "output", "input", "invocation", "return", "use", "s"}
 
 // acceptsOffer reports whether a turn of the called person, said, takes
 // up an offer of the do-not-call list ([offersList]) made in the agent's

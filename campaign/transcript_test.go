@@ -632,3 +632,15 @@ func TestSaysDoNotCallNumberedSpeakerBesideRole(t *testing.T) {
 		{"Bland's user beside a speaker's number", `[{"id":1,"text":"Hi Ada, this is Sam from Acme Dental.","user":"assistant","speaker":1},{"id":2,"text":"You can stop calling now.","user":"user","speaker":0}]`, "[1]"},
 	})
 }
+
+// TestSaysDoNotCallNameLikeATool: a name that starts as a tool's label
+// does ("Toole", "Toolan") is a speaker's beside the agent, read whole;
+// a tool call's and its result's labels are the record's.
+func TestSaysDoNotCallNameLikeATool(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"Toole", "Agent: Hi, is this Ms Toole?\nToole: Stop calling me.", " line 2"},
+		{"Toolan", "Agent: Hi, is this Mr Toolan?\nToolan: Please don't call me again.", " line 2"},
+		{"a tool's result", "Agent: Hi Ada.\ntool_result: do not call: false\nAda: Fine, Tuesday.", ""},
+		{"a function's response", "Agent: Hi Ada.\nFunctionResponse: stop calling: false\nAda: Fine, Tuesday.", ""},
+	})
+}
