@@ -653,6 +653,9 @@ func offersAsAgent(turn string) bool {
 		case "press", "dial", "druecken", "drucken", "pressione", "marque":
 			offer = true
 		case "you":
+			if !quoting && youCall(ws[i+1:]) {
+				return false // the one spoken to is the caller: "you can stop calling now"
+			}
 			switch at(i + 1) {
 			case "can", "may", "could", "canalways":
 				offer = true
@@ -697,6 +700,46 @@ func offersAsAgent(turn string) bool {
 		}
 	}
 	return offer || asked
+}
+
+// youCall reports whether the words ws after a "you", folded
+// ([foldWords]), make the one spoken to the one who calls, as only the
+// called person speaks to the agent: "(you) keep calling", "(you) can
+// stop calling", "(you) quit phoning", "(you) call, I hang up", "(you)
+// called again"; not "(you) call us back", the agent's.
+func youCall(ws []string) bool {
+	at := func(i int) string {
+		if i < len(ws) {
+			return ws[i]
+		}
+		return ""
+	}
+	calling := func(w string) bool {
+		switch w {
+		case "call", "calling", "calls", "called", "phone", "phoning", "ring", "ringing", "contacting":
+			return true
+		}
+		return false
+	}
+	i := 0
+	switch at(0) {
+	case "can", "could", "may", "should", "must", "will", "would", "just", "please", "need", "have":
+		i = 1
+		if at(1) == "to" {
+			i = 2
+		}
+	}
+	switch w := at(i); {
+	case w == "stop" || w == "quit" || w == "keep":
+		return calling(at(i + 1))
+	case i == 0 && calling(w):
+		switch at(i + 1) {
+		case "us", "our", "back", "to", "the", "anytime", "any", "at":
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 // agentSide reports whether the words ws of a question that names the

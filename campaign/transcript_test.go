@@ -644,3 +644,19 @@ func TestSaysDoNotCallNameLikeATool(t *testing.T) {
 		{"a function's response", "Agent: Hi Ada.\nFunctionResponse: stop calling: false\nAda: Fine, Tuesday.", ""},
 	})
 }
+
+// TestSaysDoNotCallTheListenerCalls: a turn that speaks to the one who
+// calls as the caller ("You can stop calling now", "If you could stop
+// calling", "Any time you call, I hang up") is the called person's
+// request, never the agent's offer, whoever's label it is under; the
+// agent's offer that asks to be called back is still the agent's.
+func TestSaysDoNotCallTheListenerCalls(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"emoji, you can stop calling now", "🤖: Hi Ada, this is Sam from Acme Dental.\n👤: You can stop calling now.", " line 2"},
+		{"emoji, if you could stop calling", "🤖: Hi Ada, this is Sam from Acme Dental.\n👤: If you could stop calling that would be great.", " line 2"},
+		{"emoji, any time you call", "🤖: Hi Ada, this is Sam from Acme Dental.\n👤: Any time you call, I hang up. Stop calling.", " line 2"},
+		{"diarized, you can stop calling now", "SPEAKER_00: " + agentOffers + "\nSPEAKER_01: You can stop calling now.", " line 2"},
+		{"diarized, why do you keep calling", "SPEAKER_00: Hi Ada.\nSPEAKER_01: Why do you keep calling? You can stop calling.", " line 2"},
+		{"diarized, call us back", "SPEAKER_00: Hi Ada. You can call us back at any time to be put on our do not call list.\nSPEAKER_01: Okay, bye.", ""},
+	})
+}
