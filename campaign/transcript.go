@@ -1154,7 +1154,7 @@ var denials = map[string]bool{
 // the agent's words going on ("Option one: ..."), and the person's must
 // be read.
 func eachLine(text string, fn func(line int, l, label, words string, ok bool) bool) {
-	line, colon, agent := 0, false, false
+	line, colon, agent, block := 0, false, false, true
 	for rest := text; rest != ""; {
 		var l string
 		if i := strings.IndexAny(rest, "\r\n"); i >= 0 {
@@ -1167,9 +1167,11 @@ func eachLine(text string, fn func(line int, l, label, words string, ok bool) bo
 			l, rest = rest, ""
 		}
 		line++
-		if captionLine(l) {
+		blank := strings.TrimSpace(l) == ""
+		if captionLine(l, block) {
 			l = ""
 		}
+		block = blank
 		label, words, ok := turnLabel(l)
 		if ok && colon && !agent {
 			f := foldString(label)
@@ -1298,13 +1300,16 @@ func voiceTag(t string) (label, rest string, ok bool) {
 // captionLine reports whether a line of transcript text is a caption
 // file's own and no words of anyone's: SubRip's and WebVTT's cue timings
 // ("00:00:12,340 --> 00:00:14,000", settings after), a cue's number
-// ("12"), WebVTT's header ("WEBVTT") and its notes ("NOTE ...").
-func captionLine(l string) bool {
+// ("12"), WebVTT's header ("WEBVTT") and its notes ("NOTE ..."), which
+// start a block of their own: first, or after a blank line (block). A
+// line in a turn that starts "NOTE" ("NOTE THAT I SAID DON'T CALL ME
+// AGAIN") is the speaker's words.
+func captionLine(l string, block bool) bool {
 	t := strings.TrimSpace(l)
 	if t == "" {
 		return false
 	}
-	if t == "WEBVTT" || strings.HasPrefix(t, "WEBVTT ") || strings.HasPrefix(t, "NOTE ") || t == "NOTE" {
+	if block && (t == "WEBVTT" || strings.HasPrefix(t, "WEBVTT ") || strings.HasPrefix(t, "NOTE ") || t == "NOTE") {
 		return true
 	}
 	if strings.Trim(t, "0123456789") == "" {

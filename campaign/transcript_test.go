@@ -660,3 +660,14 @@ func TestSaysDoNotCallTheListenerCalls(t *testing.T) {
 		{"diarized, call us back", "SPEAKER_00: Hi Ada. You can call us back at any time to be put on our do not call list.\nSPEAKER_01: Okay, bye.", ""},
 	})
 }
+
+// TestSaysDoNotCallNoteInATurn: a line of a person's turn that starts
+// with "NOTE" (a transcript in capitals) is their words, read; WebVTT's
+// note, a block of its own after a blank line, is not.
+func TestSaysDoNotCallNoteInATurn(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"NOTE in a turn", "AGENT: HI ADA, THIS IS SAM FROM ACME DENTAL.\nUSER: LISTEN.\nNOTE THAT I SAID DON'T CALL ME AGAIN.", " line 2"},
+		{"WebVTT's note", "WEBVTT\n\nNOTE the agent offers the do not call list\n\n00:00:01.000 --> 00:00:04.000\n<v Agent>Hi Ada.\n\n00:00:05.000 --> 00:00:07.000\n<v User>Sure, Tuesday.\n", ""},
+		{"WebVTT's note after a turn", "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v User>Hi.\n\nNOTE stop calling me was said later\n\n00:00:05.000 --> 00:00:07.000\n<v Agent>Hi Ada.\n", ""},
+	})
+}
