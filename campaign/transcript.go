@@ -491,7 +491,7 @@ func textSaysDoNotCall(text string) int {
 			offeredBy = label
 		}
 		turn.Reset()
-		label = foldString(next)
+		label = speakerKey(next)
 		start, person = line, who.person(label)
 		agent = !person && who.agent(label)
 		record = !person && !agent && recordLabel(label)
@@ -504,6 +504,17 @@ func textSaysDoNotCall(text string) int {
 		found = start
 	}
 	return found
+}
+
+// speakerKey is the label of a transcript's turn as [readSpeakers] and
+// [textSaysDoNotCall] tell speakers by it: folded ([foldString]), or,
+// when that leaves nothing (a label of symbols, "🤖:", "👤:"), as
+// written, so that two such speakers are told apart.
+func speakerKey(label string) string {
+	if f := foldString(label); f != "" {
+		return f
+	}
+	return strings.TrimSpace(label)
 }
 
 // speakers are the speakers of a transcript's text, told apart by their
@@ -579,7 +590,7 @@ func readSpeakers(text string) speakers {
 			return true
 		}
 		end()
-		label = foldString(next)
+		label = speakerKey(next)
 		if !recordLabel(label) {
 			labels[label] = true
 		}

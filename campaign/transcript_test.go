@@ -671,3 +671,13 @@ func TestSaysDoNotCallNoteInATurn(t *testing.T) {
 		{"WebVTT's note after a turn", "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\n<v User>Hi.\n\nNOTE stop calling me was said later\n\n00:00:05.000 --> 00:00:07.000\n<v Agent>Hi Ada.\n", ""},
 	})
 }
+
+// TestSaysDoNotCallSymbolSpeakersApart: speakers labelled by different
+// symbols are different speakers: a yes of one to the other's offer of
+// the list is read.
+func TestSaysDoNotCallSymbolSpeakersApart(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"emoji, a yes to the offer", "🤖: Hi Ada, this is Sam.\n👤: Hello.\n🤖: Would you like to be added to our do-not-call list?\n👤: Sure.", " line 4"},
+		{"emoji, a yes to another question", "🤖: Hi Ada, this is Sam.\n👤: Hello.\n🤖: Is Tuesday at ten still good?\n👤: Sure.", ""},
+	})
+}
