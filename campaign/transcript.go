@@ -743,12 +743,13 @@ func youCall(ws []string) bool {
 	switch w := at(i); {
 	case w == "stop" || w == "quit" || w == "keep":
 		return calling(at(i + 1))
-	case i == 0 && calling(w):
+	case i == 0 && (w == "call" || w == "called"):
+		// Only before the caller's own words: "Thank you. Calling from
+		// Acme", "Thank you. Call this number to opt out" are the agent's.
 		switch at(i + 1) {
-		case "us", "our", "back", "to", "the", "anytime", "any", "at":
-			return false
+		case "i", "me", "again", "here", "my", "every", "all", "so", "twice", "constantly", "anymore", "too":
+			return true
 		}
-		return true
 	}
 	return false
 }

@@ -658,6 +658,8 @@ func TestSaysDoNotCallTheListenerCalls(t *testing.T) {
 		{"diarized, you can stop calling now", "SPEAKER_00: " + agentOffers + "\nSPEAKER_01: You can stop calling now.", " line 2"},
 		{"diarized, why do you keep calling", "SPEAKER_00: Hi Ada.\nSPEAKER_01: Why do you keep calling? You can stop calling.", " line 2"},
 		{"diarized, call us back", "SPEAKER_00: Hi Ada. You can call us back at any time to be put on our do not call list.\nSPEAKER_01: Okay, bye.", ""},
+		{"diarized, bother you, calling from", "SPEAKER_00: Sorry to bother you, calling from Acme Dental. Say stop to be added to our do-not-call list.\nSPEAKER_01: Okay, bye.", ""},
+		{"diarized, thank you, call", "SPEAKER_00: Thank you. Call this number to be removed from our calling list at any time.\nSPEAKER_01: Okay, bye.", ""},
 	})
 }
 
