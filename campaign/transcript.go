@@ -717,7 +717,7 @@ func offersAsAgent(turn string) bool {
 // ([foldWords]), make the one spoken to the one who calls, as only the
 // called person speaks to the agent: "(you) keep calling", "(you) can
 // stop calling", "(you) quit phoning", "(you) call, I hang up", "(you)
-// called again"; not "(you) call us back", the agent's.
+// call here every day"; not "(you) call us back", the agent's.
 func youCall(ws []string) bool {
 	at := func(i int) string {
 		if i < len(ws) {
@@ -742,12 +742,14 @@ func youCall(ws []string) bool {
 	}
 	switch w := at(i); {
 	case w == "stop" || w == "quit" || w == "keep":
-		return calling(at(i + 1))
+		// Not of the agent's own line: "if you keep calling our line".
+		return calling(at(i+1)) && at(i+2) != "our" && at(i+2) != "us"
 	case i == 0 && (w == "call" || w == "called"):
 		// Only before the caller's own words: "Thank you. Calling from
-		// Acme", "Thank you. Call this number to opt out" are the agent's.
+		// Acme", "Thank you. Call me anytime", "you called again about
+		// billing" are the agent's.
 		switch at(i + 1) {
-		case "i", "me", "again", "here", "my", "every", "all", "so", "twice", "constantly", "anymore", "too":
+		case "i", "here", "my", "every", "all", "so", "twice", "constantly", "anymore", "too":
 			return true
 		}
 	}

@@ -659,6 +659,8 @@ func TestSaysDoNotCallTheListenerCalls(t *testing.T) {
 		{"diarized, why do you keep calling", "SPEAKER_00: Hi Ada.\nSPEAKER_01: Why do you keep calling? You can stop calling.", " line 2"},
 		{"diarized, call us back", "SPEAKER_00: Hi Ada. You can call us back at any time to be put on our do not call list.\nSPEAKER_01: Okay, bye.", ""},
 		{"diarized, bother you, calling from", "SPEAKER_00: Sorry to bother you, calling from Acme Dental. Say stop to be added to our do-not-call list.\nSPEAKER_01: Okay, bye.", ""},
+		{"diarized, you called again about", "SPEAKER_00: We noticed you called again about billing. Say stop to be added to our do-not-call list.\nSPEAKER_01: Okay, bye.", ""},
+		{"diarized, keep calling our line", "SPEAKER_00: If you keep calling our line, we'll help. Say stop to be added to our do-not-call list.\nSPEAKER_01: Okay, bye.", ""},
 		{"diarized, thank you, call", "SPEAKER_00: Thank you. Call this number to be removed from our calling list at any time.\nSPEAKER_01: Okay, bye.", ""},
 	})
 }
