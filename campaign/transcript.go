@@ -185,7 +185,27 @@ func spoken(text string, whole bool) bool {
 		return false
 	}
 	k, w := all.String(), words()
-	return k != "robinson" && (w.phrases[k] || slices.Contains(w.optOut, k))
+	if k != "robinson" && (w.phrases[k] || slices.Contains(w.optOut, k)) {
+		return true
+	}
+	// A turn that ends on such a sentence ("Why do you keep calling?
+	// Stop.", "Say stop? Fine. Stop.").
+	if last := lastSentence(text); last != "" && len(last) < len(strings.TrimSpace(text)) {
+		return spoken(last, true)
+	}
+	return false
+}
+
+// lastSentence returns the last sentence of text, without the marks that
+// end it: what follows the last ".", "!", "?" or line end before them.
+func lastSentence(text string) string {
+	t := strings.TrimRight(text, " \t\r\n.!?…。！？")
+	i := strings.LastIndexAny(t, ".!?\n…。！？")
+	if i < 0 {
+		return strings.TrimSpace(t)
+	}
+	_, n := utf8.DecodeRuneInString(t[i:])
+	return strings.TrimSpace(t[i+n:])
 }
 
 // fillers are the sounds a transcript writes between a person's words

@@ -484,6 +484,38 @@ func TestSaysDoNotCallBesideTheAgent(t *testing.T) {
 	})
 }
 
+// TestSaysDoNotCallAsPeopleSayIt: requests the differential review of
+// 2026-11-29 found read in no version, in a plainly labelled transcript:
+// a turn that ends on a whole opt-out ("Why do you keep calling? Stop."),
+// and phrases without "me" or in the infinitive, in five languages. A
+// turn whose last sentence takes the stop back, or asks to be called
+// later, stays callable.
+func TestSaysDoNotCallAsPeopleSayIt(t *testing.T) {
+	const agent = "Agent: Hello, this is Sam from Acme Dental about your appointment.\nUser: "
+	for _, said := range []string{
+		"Why do you keep calling? Stop.",
+		"Say stop? Fine. Stop.",
+		"Could you please not call me anymore?",
+		"¿Puede dejar de llamarme?",
+		"Dejen de llamar.",
+		"Quíteme de su lista, por favor.",
+		"Hören Sie auf anzurufen.",
+		"N'appelez plus.",
+		"Arrêtez d'appeler, s'il vous plaît.",
+		"Parem de ligar.",
+	} {
+		checkTranscripts(t, []transcriptCase{{said, agent + said, " line 2"}})
+	}
+	for _, said := range []string{
+		"Stop. Wait, tell me more about the price.",
+		"Sure. Call me back tomorrow.",
+		"I'll stop by on Tuesday. Thanks.",
+		"Could you call me again next week?",
+	} {
+		checkTranscripts(t, []transcriptCase{{said, agent + said, ""}})
+	}
+}
+
 // vapiLive is Vapi's live transcript message, as its server messages'
 // schema gives it: one turn's words in message.transcript, its speaker
 // in message.role and whether it is final in message.transcriptType,
