@@ -27,6 +27,22 @@ func ptSheet(from, to int) string {
 	return b.String()
 }
 
+// ptStore starts a contact pressure test on store kind (one of
+// dtStores): a clock at Monday 2 November 2026, 09:00 UTC, an
+// environment whose sandbox the campaigns share, and where their call
+// starts are kept: home (files), or the database at url (PostgreSQL; ""
+// for files).
+func ptStore(t *testing.T, kind string) (clock *dtClock, base *dtEnv, home, url string) {
+	t.Helper()
+	clock = &dtClock{now: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
+	base = newDtEnv(t, sandbox.Options{Now: clock.Now}, dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(1)})
+	home = t.TempDir()
+	if kind == "postgres" {
+		url = pgtest.URL(t)
+	}
+	return clock, base, home, url
+}
+
 // ptEnv prepares campaign name (shard index of count) on the shared
 // sandbox srv, calling the contacts of sheet, with the contact
 // pressure of the call starts in home (files) or in the database at
@@ -67,12 +83,7 @@ func ptEnv(t *testing.T, srv *sandbox.Server, e0 *dtEnv, name string, index, cou
 func TestRunPressureThreeCampaignsInTurn(t *testing.T) {
 	for _, kind := range dtStores {
 		t.Run(kind, func(t *testing.T) {
-			clock := &dtClock{now: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
-			base := newDtEnv(t, sandbox.Options{Now: clock.Now}, dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(1)})
-			home, url := t.TempDir(), ""
-			if kind == "postgres" {
-				url = pgtest.URL(t)
-			}
+			clock, base, home, url := ptStore(t, kind)
 			mon := ptEnv(t, base.srv, base, "monday", 0, 1, ptSheet(0, 10), home, url, clock.Now)
 			tue := ptEnv(t, base.srv, base, "tuesday", 0, 1, ptSheet(5, 15), home, url, clock.Now)
 			wed := ptEnv(t, base.srv, base, "wednesday", 0, 1, ptSheet(5, 10)+strings.TrimPrefix(ptSheet(15, 20), "Phone,First Name\n"), home, url, clock.Now)
@@ -165,12 +176,7 @@ func near(at, want time.Time) bool {
 func TestRunPressureCampaignsAtOnce(t *testing.T) {
 	for _, kind := range dtStores {
 		t.Run(kind, func(t *testing.T) {
-			clock := &dtClock{now: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
-			base := newDtEnv(t, sandbox.Options{Now: clock.Now}, dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(1)})
-			home, url := t.TempDir(), ""
-			if kind == "postgres" {
-				url = pgtest.URL(t)
-			}
+			clock, base, home, url := ptStore(t, kind)
 			var envs []*dtEnv
 			for _, c := range []struct {
 				name     string

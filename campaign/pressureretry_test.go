@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
-	"github.com/callrun/callrun/report/store/pgtest"
 )
 
 // TestRunPressureRetries: --retry-uncertain and --retry-failed count
@@ -19,12 +18,7 @@ import (
 func TestRunPressureRetries(t *testing.T) {
 	for _, kind := range dtStores {
 		t.Run(kind, func(t *testing.T) {
-			clock := &dtClock{now: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
-			base := newDtEnv(t, sandbox.Options{Now: clock.Now}, dtCampaign(1000, 4, ""), map[string]string{"leads.csv": dtSheet(1)})
-			home, url := t.TempDir(), ""
-			if kind == "postgres" {
-				url = pgtest.URL(t)
-			}
+			clock, base, home, url := ptStore(t, kind)
 			unsure := ptEnv(t, base.srv, base, "a-unsure", 0, 1, ptSheet(0, 2), home, url, clock.Now)
 			refused := ptEnv(t, base.srv, base, "a-refused", 0, 1, ptSheet(2, 4), home, url, clock.Now)
 			other := ptEnv(t, base.srv, base, "b", 0, 1, ptSheet(0, 4), home, url, clock.Now)
