@@ -1377,6 +1377,10 @@ WHERE NOT removed LIMIT $1`, max+1)
 // import leaves whole batches: those that committed, which may not be
 // the first ones, and nothing of the others.
 func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry, error)) (int, error) {
+	// A batch that fails stops the batches after it, not the one beside
+	// it: cut off while it commits, that one could be on the list and
+	// not counted in what the error says went on.
+	inFlight := ctx
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var (
@@ -1411,7 +1415,7 @@ func (l *pgDoNotCall) Import(ctx context.Context, next func() ([]DoNotCallEntry,
 		running.Add(1)
 		go func() {
 			defer func() { <-slots; running.Done() }()
-			w, err := l.add(ctx, batch, `SELECT pg_advisory_xact_lock_shared($1)`, ids)
+			w, err := l.add(inFlight, batch, `SELECT pg_advisory_xact_lock_shared($1)`, ids)
 			wrote.Add(int64(len(w)))
 			if err != nil {
 				stop(err)
