@@ -485,7 +485,6 @@ func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 		Dur("ack", ack).Msg("delivery stored")
 }
 
-// refuse answers a delivery listen does not store.
 // listenBodyBudget is how many bytes of delivery bodies listen reads at
 // once, and listenBodyWait how long a request waits for its share before
 // it is answered 503 (its sender's retry comes back): a body may be up to
@@ -521,6 +520,7 @@ func (l *Listener) takeBody(r *http.Request) (release func(), ok bool) {
 	return func() { l.bodies.Release(n) }, true
 }
 
+// refuse answers a delivery listen does not store.
 func (l *Listener) refuse(w http.ResponseWriter, t *hookTarget, status int, why string) {
 	l.noteRefused(t, status, why)
 	http.Error(w, http.StatusText(status), status)
