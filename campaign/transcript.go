@@ -840,7 +840,8 @@ func offersList(turn string) bool {
 // off", "take your number off", followed by a word of a list or of calls
 // ("Shall I take you off our calling list?", "Do you want me to remove
 // your number from our list?"), and no word of e-mail or another channel
-// without one of calls ("... from our newsletter list?").
+// without one of calls ("... from our newsletter list?", "... from the
+// waiting list?").
 func offersRemoval(ws []string) bool {
 	at := -1
 	for i := 0; i+1 < len(ws) && at < 0; i++ {
@@ -864,8 +865,8 @@ func offersRemoval(ws []string) bool {
 			list = true
 		case slices.Contains(w.calls, x):
 			calls = true
-		case slices.Contains(w.other, x) || slices.Contains(w.texts, x):
-			other = true
+		case slices.Contains(w.other, x) || slices.Contains(w.texts, x) || x == "waiting" || x == "wait" || x == "waitlist":
+			other = true // a waiting list is another, as "lista de espera" is
 		}
 	}
 	return calls || list && !other

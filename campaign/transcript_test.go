@@ -281,6 +281,8 @@ func TestSaysDoNotCallAnswersOffer(t *testing.T) {
 		{"yeah, no", "Agent: " + offer + "\nUser: Yeah, no, I don't mind the calls.", ""},
 		{"okay", "Agent: " + offer + "\nUser: Okay, let me think about it.", ""},
 		{"a yes to another question", "Agent: Is Tuesday at ten still good for you?\nUser: Yes.", ""},
+		{"a yes to the waiting list's removal", "Agent: Shall I take you off the waiting list for Tuesday?\nUser: Yes.", ""},
+		{"a yes to the calling list's removal", "Agent: Shall I take you off our calling list?\nUser: Yes.", " line 2"},
 		{"the offer said, then a question", "Agent: Say stop to be added to our do-not-call list. Is now a good time to talk?\nUser: Yes.", ""},
 		{"the offer as a statement", "Agent: I can add you to our do-not-call list.\nUser: Yes, thanks for calling.", ""},
 		{"a yes two turns after", "Agent: " + offer + "\nUser: Hmm.\nAgent: Shall I book Tuesday?\nUser: Yes.", ""},
