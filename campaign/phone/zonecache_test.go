@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/campaign/phone/internal/geostate"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -24,11 +24,11 @@ import (
 // +1 longer than 1, area code and exchange, and zoneFixes none longer
 // than nanpKeyLen.
 func TestZoneCacheKey(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/nyaruka/phonenumbers").Output()
+	dir, _, err := geostate.Library()
 	if err != nil {
-		t.Fatalf("go list -m github.com/nyaruka/phonenumbers: %v", err)
+		t.Fatal(err)
 	}
-	gz, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "data", "prefix_to_timezone.xml.gz"))
+	gz, err := os.ReadFile(filepath.Join(dir, "data", "prefix_to_timezone.xml.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

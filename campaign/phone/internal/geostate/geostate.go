@@ -6,7 +6,9 @@
 package geostate
 
 import (
+	"fmt"
 	"maps"
+	"os/exec"
 	"slices"
 	"strings"
 
@@ -76,4 +78,22 @@ func stateOfPlace(name string) string {
 		return name[i+2:]
 	}
 	return ""
+}
+
+// LibraryPath is the phone library's module path.
+const LibraryPath = "github.com/nyaruka/phonenumbers"
+
+// Library returns the directory and version of the phone library this
+// module builds with, whose data files genstates and campaign/phone's
+// tests read.
+func Library() (dir, version string, err error) {
+	b, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", LibraryPath).Output()
+	if err != nil {
+		return "", "", fmt.Errorf("go list -m %s: %w", LibraryPath, err)
+	}
+	dir, version, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !ok || dir == "" || version == "" {
+		return "", "", fmt.Errorf("go list -m %s: %q", LibraryPath, b)
+	}
+	return dir, version, nil
 }
