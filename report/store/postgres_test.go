@@ -759,3 +759,30 @@ func TestPostgresRefusesARunOnAMachineWhoseClockIsOff(t *testing.T) {
 		unlock()
 	}
 }
+
+// TestPostgresSessionsCompileNothing: callrun's sessions run with JIT
+// compilation off, whatever the database's own settings: with it, the
+// server compiled each intent's INSERT (0.4-0.6 s before every call
+// start) while a large import was not yet analyzed.
+func TestPostgresSessionsCompileNothing(t *testing.T) {
+	ctx := context.Background()
+	url := pgURL(t)
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET jit = on', current_database()); EXECUTE format('ALTER DATABASE %I SET jit_above_cost = 0', current_database()); END $$`); err != nil {
+		t.Fatal(err)
+	}
+	p := openPostgres(t, url, "c", 0, 1)
+	for range 3 { // the pool's connections, one after another
+		var jit, above string
+		if err := p.pool.QueryRow(ctx, `SELECT current_setting('jit'), current_setting('jit_above_cost')`).Scan(&jit, &above); err != nil {
+			t.Fatal(err)
+		}
+		if jit != "off" || above != "0" {
+			t.Fatalf("a session of callrun's has jit = %s, jit_above_cost = %s; want jit off (the database's own jit_above_cost, 0, read)", jit, above)
+		}
+	}
+}
