@@ -229,3 +229,72 @@ func TestDoNotCallCopyStreams(t *testing.T) {
 		t.Fatalf("streaming %d bytes allocated %d: more than a chunk at a time", len(whole), alloc)
 	}
 }
+
+// TestPGDoNotCallMigratesVersion9: a database of version 9, whose list
+// has the primary key on its ids, is migrated to one without it (the
+// list's rows are each indexed once less as they go in); the entries
+// written before read back in the order they were written, and the list
+// takes and answers entries as before.
+func TestPGDoNotCallMigratesVersion9(t *testing.T) {
+	ctx := context.Background()
+	url := pgURL(t)
+	openPostgres(t, url, "any", 0, 1).Close()
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, `DO $$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'callrun_do_not_call'::regclass AND contype = 'p') THEN
+		ALTER TABLE callrun_do_not_call ADD PRIMARY KEY (id);
+	END IF;
+END $$;
+UPDATE callrun_schema SET version = 9;
+INSERT INTO callrun_do_not_call (number, at, source) VALUES ('+14155550102', '2026-11-01T09:00:00Z', 'suppress add'), ('+14155550100', '2026-11-01T09:01:00Z', 'suppress add');
+INSERT INTO callrun_do_not_call (number, at, removed, source, reason) VALUES ('+14155550102', '2026-11-01T09:02:00Z', true, 'suppress remove', 'asked')`); err != nil {
+		t.Fatal(err)
+	}
+	idIndexes := func() int {
+		t.Helper()
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+WHERE i.indrelid = 'callrun_do_not_call'::regclass AND i.indnkeyatts = 1 AND a.attname = 'id'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if idIndexes() != 1 {
+		t.Fatal("the version-9 list was set up without its primary key")
+	}
+	l := pgList(openPostgres(t, url, "any", 0, 1)).(*pgDoNotCall)
+	if n := idIndexes(); n != 0 {
+		t.Errorf("after the migration the list still has %d index(es) of its ids alone", n)
+	}
+	if _, err := l.Import(ctx, importBatches("import /data/registry.csv", []string{"+14155550101", "+14155550103"}, []string{"+14155550104"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Add(ctx, []DoNotCallEntry{{Number: "+14155550100", Removed: true, Source: "suppress remove", Reason: "asked"}}); err != nil {
+		t.Fatal(err)
+	}
+	var history []string
+	if err := l.Each(ctx, false, func(e DoNotCallEntry) error {
+		history = append(history, fmt.Sprintf("%s %s %v", e.Number, e.Source, e.Removed))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(history) == 7 {
+		slices.Sort(history[3:6]) // an import's batches go in two at once: their rows in any order
+	}
+	want := "[+14155550102 suppress add false +14155550100 suppress add false +14155550102 suppress remove true " +
+		"+14155550101 import /data/registry.csv false +14155550103 import /data/registry.csv false +14155550104 import /data/registry.csv false " +
+		"+14155550100 suppress remove true]"
+	if fmt.Sprint(history) != want {
+		t.Errorf("the history reads\n%v\nwant\n%s", history, want)
+	}
+	for n, on := range map[string]bool{"+14155550100": false, "+14155550101": true, "+14155550102": false, "+14155550104": true} {
+		if got := has(t, l, n); got != on {
+			t.Errorf("%s on the list: %v, want %v", n, got, on)
+		}
+	}
+}
