@@ -34,7 +34,8 @@ var SummaryFields = []string{"summary", "call_summary", "analysis.summary", "cal
 // (role, speaker, or Bland's user) and holds its words (content,
 // message, text or utterance: a string, or parts, [readTurn]).
 var TranscriptFields = []string{"transcript", "transcripts", "transcript_object", "transcript_with_tool_calls", "concatenated_transcript",
-	"artifact.transcript", "artifact.messages", "messages", "artifact.messagesOpenAIFormatted", "messagesOpenAIFormatted", "conversation"}
+	"artifact.transcript", "artifact.messages", "messages", "artifact.messagesOpenAIFormatted", "messagesOpenAIFormatted", "conversation",
+	"results.audio_segments", "results.transcripts"}
 
 // personLabels are the labels senders give the called person's turns
 // in a transcript, folded ([foldString]): Retell's, Vapi's and Bland's
@@ -95,7 +96,7 @@ func SaysDoNotCall(d apiclient.Delivery) string {
 	for _, name := range TranscriptFields {
 		paths, vals := apiclient.FieldValues(d.Fields, name)
 		for i, v := range vals {
-			if at := transcriptSaysDoNotCall(v); at != "" {
+			if at := transcriptSaysDoNotCall(v, turnSpeaker(d.Fields, paths[i]) != ""); at != "" {
 				return paths[i] + at
 			}
 			if oneTurnSaysDoNotCall(d.Fields, paths[i], v) {
@@ -121,10 +122,7 @@ func oneTurnSaysDoNotCall(fields map[string]string, path, v string) bool {
 	if i := strings.LastIndexByte(path, '.'); i >= 0 {
 		parent = path[:i+1]
 	}
-	who := fields[parent+"role"]
-	if who == "" {
-		who = fields[parent+"speaker"]
-	}
+	who := turnSpeaker(fields, path)
 	if who == "" || strings.HasPrefix(strings.TrimSpace(v), "[") {
 		return false
 	}
@@ -143,6 +141,22 @@ func oneTurnSaysDoNotCall(fields map[string]string, path, v string) bool {
 		return spokenPhrase(v)
 	}
 	return spokenDoNotCall(v)
+}
+
+// turnSpeaker returns the speaker a field beside the transcript field at
+// path of fields names (role, else speaker), as Vapi's live transcript
+// message sends one turn ([oneTurnSaysDoNotCall]); "" when none does.
+// [SaysDoNotCall] reads such a field's text of no labels as that
+// speaker's one turn, never as a transcript of no labels.
+func turnSpeaker(fields map[string]string, path string) string {
+	parent := ""
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		parent = path[:i+1]
+	}
+	if who := fields[parent+"role"]; who != "" {
+		return who
+	}
+	return fields[parent+"speaker"]
 }
 
 // spokenDoNotCall reports whether text a person said (or a summary of
@@ -223,17 +237,43 @@ var courtesies = map[string]bool{"please": true, "pls": true, "just": true, "now
 // transcriptSaysDoNotCall returns where in transcript v (text or a JSON
 // array of turns) a turn of the called person says do not call: "[i]"
 // for the i-th element of an array, " line n" for a turn of text that
-// starts on line n; "" when none does.
-func transcriptSaysDoNotCall(v string) string {
-	if t := strings.TrimSpace(v); strings.HasPrefix(t, "[") {
+// starts on line n; "" when none does. A text with no speaker labels is
+// read as [plainSaysDoNotCall] reads it, unless oneTurn (a field beside
+// it names its speaker, and [oneTurnSaysDoNotCall] reads it as that
+// speaker's turn), or it is a JSON array of objects or strings that
+// [turnsSayDoNotCall] read up to a fault: its JSON text is no one's words.
+func transcriptSaysDoNotCall(v string, oneTurn bool) string {
+	t := strings.TrimSpace(v)
+	if strings.HasPrefix(t, "[") {
 		if at, ok := turnsSayDoNotCall(t); ok {
 			return at
 		}
+		if r := strings.TrimLeft(t[1:], " \t\r\n"); strings.HasPrefix(r, "{") || strings.HasPrefix(r, "\"") {
+			oneTurn = true
+		}
 	}
-	if n := textSaysDoNotCall(v); n > 0 {
+	n := 0
+	switch {
+	case hasLabels(v):
+		n = textSaysDoNotCall(v)
+	case !oneTurn:
+		n = plainSaysDoNotCall(v)
+	}
+	if n > 0 {
 		return fmt.Sprintf(" line %d", n)
 	}
 	return ""
+}
+
+// stringTurnSays returns the line (from 1) where text, a JSON array's
+// string element, says do not call, as a transcript's text is read: by
+// its labels ([textSaysDoNotCall]), or with none as [plainSaysDoNotCall]
+// reads it; 0 when it does not.
+func stringTurnSays(text string) int {
+	if hasLabels(text) {
+		return textSaysDoNotCall(text)
+	}
+	return plainSaysDoNotCall(text)
 }
 
 // turnsSayDoNotCall reads v as a JSON array of turns, in one pass, and
@@ -277,7 +317,7 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 			if err != nil {
 				return "", false
 			}
-			if textSaysDoNotCall(tok.String()) > 0 {
+			if stringTurnSays(tok.String()) > 0 {
 				return fmt.Sprintf("[%d]", i), true
 			}
 			offered = false
@@ -328,8 +368,20 @@ type jsonTurn struct {
 // agent's label (hasAgent), every other speaker's but the record's; with
 // none, as a diarized transcript's ({"speaker": "A"}, {"speaker": 0}),
 // every speaker's but the one who offers the list ([offersAsAgent]) when
-// another does not, and never a turn that offers it. -1 when none does.
+// another does not, and never a turn that offers it. When no turn names
+// its speaker at all ({"text": ..., "start": ...}), each turn's words are
+// read as a line of a text of no labels is ([plainReader]). -1 when none
+// does.
 func guessedTurnsSay(turns []jsonTurn, hasAgent bool) int {
+	if !slices.ContainsFunc(turns, func(t jsonTurn) bool { return t.who != "" }) {
+		var r plainReader
+		for _, t := range turns {
+			if r.says(t.said) {
+				return t.i
+			}
+		}
+		return -1
+	}
 	labels, offers := map[string]bool{}, map[string]bool{}
 	for _, t := range turns {
 		if t.who == "" || agentLabels[t.who] || recordLabel(t.who) {
@@ -368,9 +420,9 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 	if _, err := dec.ReadToken(); err != nil {
 		return "", "", err
 	}
-	// By rank: role, speaker, user, a speaker's number; content,
-	// message, text, utterance, transcript.
-	var whos [4]string
+	// By rank: role, speaker, user, a speaker's number, AWS Transcribe's
+	// speaker_label; content, message, text, utterance, transcript.
+	var whos [5]string
 	var saids [5]string
 	for dec.PeekKind() != '}' {
 		key, err := dec.ReadToken()
@@ -386,6 +438,8 @@ func readTurn(dec *jsontext.Decoder) (who, said string, err error) {
 			slot = &whos[1]
 		case "user": // Bland: user, assistant, robot, agent-action
 			slot = &whos[2]
+		case "speaker_label", "speakerlabel": // AWS Transcribe's audio_segments: "spk_0"
+			slot = &whos[4]
 		case "content":
 			slot, isWords = &saids[0], true
 		case "message":
@@ -524,6 +578,177 @@ func textSaysDoNotCall(text string) int {
 		found = start
 	}
 	return found
+}
+
+// hasLabels reports whether transcript text has a line that starts a
+// turn with its speaker's label ([eachLine]): [textSaysDoNotCall] reads
+// such a text, [plainSaysDoNotCall] one with none.
+func hasLabels(text string) bool {
+	found := false
+	eachLine(text, func(_ int, _, _, _ string, ok bool) bool {
+		found = ok
+		return !ok
+	})
+	return found
+}
+
+// plainSaysDoNotCall returns the line (from 1) where transcript text
+// with no speaker labels says do not call, 0 when none does. Whose words
+// are whose cannot be told, so, failing closed, everyone's are read, but
+// for the agent's offer of the list: each line is a turn (in captions,
+// SubRip's or WebVTT's, each cue's words, its number and timing aside,
+// [eachPlainTurn]), read sentence by sentence as [plainReader] reads it.
+func plainSaysDoNotCall(text string) int {
+	var r plainReader
+	found := 0
+	eachPlainTurn(text, func(line int, turn string) bool {
+		if r.says(turn) {
+			found = line
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// plainReader reads the turns of a transcript with no speaker labels in
+// order, for [plainSaysDoNotCall] and for a JSON array of turns none of
+// which names its speaker ([guessedTurnsSay]).
+type plainReader struct {
+	// offered: the last sentence with words was an offer of the list
+	// asked as a question ([offersList]).
+	offered bool
+}
+
+// says reports whether one turn of a transcript with no speaker labels
+// says do not call. Each of its sentences ([sentences]) that offers the
+// list as an agent does ([offersAsAgent]) is left out; any other that
+// says do not call ([spokenDoNotCall]), or that answers yes
+// ([acceptsOffer]) to an offer of the list asked in the sentence before
+// it, in this turn or the one before, says it; so do the sentences left
+// when those offers are taken out, read together for a phrase, as a
+// hesitation's dots ("Take me... off your list") part no request. A yes
+// after the offer asked is read as the person's answer: the agent does
+// not answer its own question, and were the yes the agent's, the one
+// listed is one person not called again, the safe side.
+func (r *plainReader) says(turn string) bool {
+	var rest []string
+	for _, s := range sentences(turn) {
+		switch {
+		case noWords(s):
+		case offersAsAgent(s):
+			r.offered = offersList(s)
+		case spokenDoNotCall(s) || r.offered && acceptsOffer(s):
+			return true
+		default:
+			r.offered = offersList(s)
+			rest = append(rest, s)
+		}
+	}
+	return len(rest) > 1 && spokenPhrase(strings.Join(rest, " "))
+}
+
+// sentences splits a turn's text into its sentences, each with the
+// marks that end it: after ".", "!", "?" or "…" before a space or the
+// end, after "。", "！" or "？", and at a line's end.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	add := func(end int) {
+		if t := strings.TrimSpace(text[start:end]); t != "" {
+			out = append(out, t)
+		}
+		start = end
+	}
+	for i, r := range text {
+		switch r {
+		case '\n', '\r', '。', '！', '？':
+			add(i + utf8.RuneLen(r))
+		case '.', '!', '?', '…':
+			if j := i + utf8.RuneLen(r); j == len(text) || text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r' {
+				add(j)
+			}
+		}
+	}
+	add(len(text))
+	return out
+}
+
+// eachPlainTurn calls fn with each turn of transcript text with no
+// speaker labels and the line (from 1) it starts on, until fn returns
+// false: each line with words, and the line after it too when it ends in
+// a comma (its sentence goes on there: "To be put on our do-not-call
+// list," then "say stop."); in captions (a line of a cue's timing,
+// "00:00:01,000 --> 00:00:04,000", [captionLine]), each cue's words, the
+// lines after its timing up to the blank line that ends it, joined, as a
+// caption wraps a sentence over two lines. A caption file's header and
+// its notes and styles (a block that starts "WEBVTT", "NOTE", "STYLE" or
+// "REGION") are no one's words, nor are a cue's number and timing.
+func eachPlainTurn(text string, fn func(line int, turn string) bool) {
+	var lines []string
+	for rest := text; rest != ""; {
+		i := strings.IndexAny(rest, "\r\n")
+		if i < 0 {
+			lines = append(lines, rest)
+			break
+		}
+		lines = append(lines, rest[:i])
+		if rest[i] == '\r' && strings.HasPrefix(rest[i+1:], "\n") {
+			i++
+		}
+		rest = rest[i+1:]
+	}
+	timing := func(l string) bool { return strings.Contains(l, "-->") && captionLine(l, false) }
+	if !slices.ContainsFunc(lines, timing) {
+		start := -1 // the line a turn that ended in a comma started on
+		var turn strings.Builder
+		for i, l := range lines {
+			if captionLine(l, i == 0 || strings.TrimSpace(lines[i-1]) == "") || noWords(l) {
+				continue
+			}
+			if start < 0 {
+				start = i
+			} else {
+				turn.WriteByte(' ')
+			}
+			turn.WriteString(l)
+			if t := strings.TrimRight(l, " \t"); strings.HasSuffix(t, ",") && i+1 < len(lines) {
+				continue
+			}
+			if !fn(start+1, turn.String()) {
+				return
+			}
+			start = -1
+			turn.Reset()
+		}
+		if start >= 0 {
+			fn(start+1, turn.String())
+		}
+		return
+	}
+	for i := 0; i < len(lines); {
+		if strings.TrimSpace(lines[i]) == "" {
+			i++
+			continue
+		}
+		end := i
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
+			end++
+		}
+		block := lines[i:end]
+		from := i
+		i = end
+		switch f := strings.Fields(block[0])[0]; f {
+		case "WEBVTT", "NOTE", "STYLE", "REGION":
+			continue
+		}
+		if k := slices.IndexFunc(block, timing); k >= 0 {
+			block, from = block[k+1:], from+k+1
+		}
+		if len(block) > 0 && !fn(from+1, strings.Join(block, " ")) {
+			return
+		}
+	}
 }
 
 // speakerKey is the label of a transcript's turn as [readSpeakers] and

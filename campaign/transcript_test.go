@@ -190,7 +190,7 @@ func checkTranscripts(t *testing.T, cases []transcriptCase) {
 // TestSaysDoNotCallTurns: how a transcript's text is read turn by turn.
 func TestSaysDoNotCallTurns(t *testing.T) {
 	checkTranscripts(t, []transcriptCase{
-		{"no labels at all", "Hi Ada, this is Sam. Say stop to be added to our do not call list. Please don't call me again.", ""},
+		{"no labels at all", "Hi Ada, this is Sam. Say stop to be added to our do not call list. Please don't call me again.", " line 1"},
 		{"labels mid-line", "Agent: Hi Ada. Say stop to opt out. User: stop calling me.", ""},
 		{"stop, a whole turn", "Agent: Say stop to be put on our do not call list.\nUser: Stop.", " line 2"},
 		{"stop calling, a whole turn", "Agent: Hi.\nUser: Stop calling.", " line 2"},
@@ -718,4 +718,103 @@ func TestSaysDoNotCallSymbolSpeakersApart(t *testing.T) {
 		{"emoji, a yes to the offer", "🤖: Hi Ada, this is Sam.\n👤: Hello.\n🤖: Would you like to be added to our do-not-call list?\n👤: Sure.", " line 4"},
 		{"emoji, a yes to another question", "🤖: Hi Ada, this is Sam.\n👤: Hello.\n🤖: Is Tuesday at ten still good?\n👤: Sure.", ""},
 	})
+}
+
+// TestSaysDoNotCallNoLabels: a transcript with no speaker labels at all
+// (text, captions, a JSON array of turns that name no speaker) is read
+// failing closed: each line (each cue, each turn) sentence by sentence,
+// every sentence but one that offers the list as an agent does.
+func TestSaysDoNotCallNoLabels(t *testing.T) {
+	const offer = "Would you like to be added to our do-not-call list?"
+	checkTranscripts(t, []transcriptCase{
+		{"one line, the person asks", agentOffers + " " + userAsks, " line 1"},
+		{"lines, the person asks", agentOffers + "\n" + userAsks + "\nUnderstood. Goodbye.", " line 2"},
+		{"lines, the person asks first", "Hello?\n" + agentOffers + "\nStop calling me.", " line 3"},
+		{"a whole stop", "Hi Ada, this is Sam from Acme Dental.\nStop.", " line 2"},
+		{"a whole stop after the offer on its line", agentOffers + " Stop.", " line 1"},
+		{"take me, a hesitation, off your list", "Hi Ada, this is Sam from Acme Dental.\nTake me... off your list.", " line 2"},
+		{"you can take me off your list", agentOffers + "\nYou can take me off your list.", " line 2"},
+		{"German", "Wenn Sie keine Anrufe mehr wünschen, sagen Sie stopp.\nBitte rufen Sie mich nicht mehr an.", " line 2"},
+		{"Windows line ends", "Hi Ada, this is Sam from Acme Dental.\r\nPlease don't call me again.\r\n", " line 2"},
+		{"the offer over two lines, a comma between", "To be put on our do not call list,\nsay stop.\nOkay, call me next week.", ""},
+		{"the offer cut short by the person", "If you'd rather not get these calls,\nStop calling me!", " line 1"},
+		// Only the agent's offer, in its wordings, and a call back.
+		{"the offer, a call back", agentOffers + "\n" + userLater, ""},
+		{"the offer, one line, a call back", agentOffers + " Okay, call me next week.", ""},
+		{"you can ask us", "Hi Ada. You can ask us not to call you again at any time.\nOkay, call me next week.", ""},
+		{"German offer", "Wenn Sie keine Anrufe mehr wünschen, sagen Sie stopp.\nDanke, auf Wiederhören.", ""},
+		{"say stop to be put on", "Say stop to be put on our do not call list.\nOkay, call me next week.", ""},
+		{"Spanish offer", "Si no desea recibir más llamadas, diga no me llame más.\nGracias, adiós.", ""},
+		{"let us know", "Just let us know if you'd like to be removed from our calling list.\nWill do, thanks.", ""},
+		{"any request", "Hi Ada. We honor any request to stop calling.\nOkay.", ""},
+		{"if you request it", "If you request it, we will stop calling you.\nOkay, bye.", ""},
+		{"the offer asked, no", "Hi Ada. " + offer + "\nNo thanks.", ""},
+		{"stop by the store", "Hi Ada, this is Sam from Acme Dental.\nI'll stop by the store on Tuesday.", ""},
+		{"stop by, one line", "Hi Ada, this is Sam from Acme Dental. I'll stop by the store on Tuesday.", ""},
+		// A yes right after the offer asked.
+		{"a yes to the offer, next line", "Hi Ada. " + offer + "\nYes, please.", " line 2"},
+		{"a yes to the offer, same line", "Hi Ada. " + offer + " Yes, please.", " line 1"},
+		{"a yes after fillers", "Hi Ada. " + offer + "\nUm.\nYes.", " line 3"},
+		{"a yes to another question", "Hi Ada. Is Tuesday at ten still good?\nYes.", ""},
+		{"a yes after the offer said, then a question", "Say stop to be added to our do-not-call list. Is now a good time?\nYes.", ""},
+		{"a yes that asks back", "Hi Ada. " + offer + "\nYes? Who is this?", ""},
+	})
+}
+
+// TestSaysDoNotCallNoLabelsCaptions: captions with no speaker labels
+// are read as text of no labels is, each cue's words one turn, its
+// number and timing no one's words.
+func TestSaysDoNotCallNoLabelsCaptions(t *testing.T) {
+	checkTranscripts(t, []transcriptCase{
+		{"WebVTT, the person asks", "WEBVTT\n\n00:00:01.000 --> 00:00:04.500\n" + agentOffers + "\n\n00:00:05.000 --> 00:00:07.000\n" + userAsks + "\n", " line 7"},
+		{"WebVTT, a call back", "WEBVTT\n\n00:00:01.000 --> 00:00:04.500\n" + agentOffers + "\n\n00:00:05.000 --> 00:00:07.000\n" + userLater + "\n", ""},
+		{"WebVTT, a note", "WEBVTT\n\nNOTE\nthe person said stop calling me\n\n00:00:01.000 --> 00:00:04.500\nHi Ada.\n", ""},
+		{"WebVTT, cue names", "WEBVTT\n\nintro\n00:00:01.000 --> 00:00:04.500\nHi Ada.\n\nreply\n00:00:05.000 --> 00:00:07.000\nStop.\n", " line 9"},
+		{"SubRip, the person asks", "1\n00:00:01,000 --> 00:00:04,000\nHi Ada, this is Sam from Acme Dental.\n\n2\n00:00:05,000 --> 00:00:06,000\nStop calling me.\n", " line 7"},
+		{"SubRip, the offer wrapped over two lines", "1\n00:00:01,000 --> 00:00:04,000\nTo be put on our do not call list,\nsay stop.\n\n2\n00:00:05,000 --> 00:00:06,000\nOkay, call me next week.\n", ""},
+		{"SubRip, a yes to the offer", "1\n00:00:01,000 --> 00:00:04,000\nWould you like to be added to our do-not-call list?\n\n2\n00:00:05,000 --> 00:00:06,000\nYes.\n", " line 7"},
+		{"SubRip, stop by", "1\n00:00:01,000 --> 00:00:04,000\nHi Ada.\n\n2\n00:00:05,000 --> 00:00:06,000\nI'll stop by the store on Tuesday.\n", ""},
+	})
+}
+
+// TestSaysDoNotCallNoLabelsTurns: a JSON array of turns none of which
+// names its speaker is read turn by turn as text of no labels is; AWS
+// Transcribe's audio_segments, each with its speaker_label, as a
+// diarized transcript is, and its results.transcripts as text of no
+// labels.
+func TestSaysDoNotCallNoLabelsTurns(t *testing.T) {
+	items := func(agent, user string) string {
+		return `[{"text":` + q(agent) + `,"start":0.2,"end":4.1},{"text":` + q(user) + `,"start":4.6,"end":6.2}]`
+	}
+	checkTranscripts(t, []transcriptCase{
+		{"items, the person asks", items(agentOffers, userAsks), "[1]"},
+		{"items, a call back", items(agentOffers, userLater), ""},
+		{"items, stop by", items("Hi Ada.", "I'll stop by the store on Tuesday."), ""},
+		{"items, a yes to the offer", items("Hi Ada. Would you like to be added to our do-not-call list?", "Yes."), "[1]"},
+		{"strings, the person asks", `[` + q(agentOffers) + `,` + q(userAsks) + `]`, "[1]"},
+		{"strings, a call back", `[` + q(agentOffers) + `,` + q(userLater) + `]`, ""},
+		{"an item with a speaker beside: as before", `[{"text":` + q(userAsks) + `},{"speaker":"A","text":"Hi Ada."}]`, ""},
+	})
+	aws := func(agent, user string) string {
+		return `{"jobName":"call_41","accountId":"111122223333","status":"COMPLETED","results":{"transcripts":[{"transcript":` + q(agent+" "+user) + `}],` +
+			`"audio_segments":[{"id":0,"transcript":` + q(agent) + `,"start_time":"0.5","end_time":"4.1","speaker_label":"spk_0","items":[0,1]},` +
+			`{"id":1,"transcript":` + q(user) + `,"start_time":"4.6","end_time":"6.2","speaker_label":"spk_1","items":[2,3]}],` +
+			`"items":[{"id":0,"type":"pronunciation","alternatives":[{"confidence":"0.99","content":"Hi"}],"start_time":"0.5","end_time":"0.7","speaker_label":"spk_0"}]}}`
+	}
+	for _, c := range []struct{ name, body, at string }{
+		{"AWS Transcribe, the person asks", aws(agentOffers, userAsks), "results.audio_segments[1]"},
+		{"AWS Transcribe, a call back", aws(agentOffers, userLater), ""},
+		{"AWS Transcribe, a yes to the offer", aws("Hi Ada. Would you like to be added to our do-not-call list?", "Yes."), "results.audio_segments[1]"},
+	} {
+		if got := SaysDoNotCall(readDelivery(t, c.body)); got != c.at {
+			t.Errorf("%s: SaysDoNotCall = %q, want %q", c.name, got, c.at)
+		}
+	}
+	const noSegments = `{"jobName":"call_41","status":"COMPLETED","results":{"transcripts":[{"transcript":%s}]}}`
+	if got := SaysDoNotCall(readDelivery(t, fmt.Sprintf(noSegments, q(agentOffers+" "+userAsks)))); got != "results.transcripts[0]" {
+		t.Errorf("AWS Transcribe without speakers, the person asks: SaysDoNotCall = %q", got)
+	}
+	if got := SaysDoNotCall(readDelivery(t, fmt.Sprintf(noSegments, q(agentOffers+" "+userLater)))); got != "" {
+		t.Errorf("AWS Transcribe without speakers, a call back: SaysDoNotCall = %q", got)
+	}
 }
