@@ -909,8 +909,10 @@ func offersAsAgent(turn string) bool {
 		case "press", "dial", "druecken", "drucken", "pressione", "marque":
 			offer = true
 		case "you":
-			if !quoting && youCall(ws[i+1:]) {
-				return false // the one spoken to is the caller: "you can stop calling now"
+			if !quoting && (youCall(ws[i+1:]) || youRemove(ws[i+1:])) {
+				// The one spoken to is the caller: "you can stop calling
+				// now", "you can remove this number".
+				return false
 			}
 			switch at(i + 1) {
 			case "can", "may", "could", "canalways":
@@ -997,6 +999,49 @@ func youCall(ws []string) bool {
 		case "i", "here", "my", "every", "all", "so", "twice", "constantly", "anymore", "too":
 			return true
 		}
+	}
+	return false
+}
+
+// youRemove reports whether the words ws after a "you", folded
+// ([foldWords]), have the one spoken to take the number off the list, as
+// only the called person tells the caller to: "(you) can remove this
+// number", "(you) may delete it", "(you) could just take us off"; not
+// the agent's "(you) can remove your number by pressing 9", nor "(you)
+// can ask us to remove your number". [offersAsAgent] reads such words as
+// a request, never an offer.
+func youRemove(ws []string) bool {
+	at := func(i int) string {
+		if i < len(ws) {
+			return ws[i]
+		}
+		return ""
+	}
+	switch at(0) {
+	case "can", "may", "could":
+	default:
+		return false
+	}
+	i := 1
+	if at(i) == "just" || at(i) == "please" {
+		i++
+	}
+	switch at(i) {
+	case "remove", "delete", "take", "drop", "erase":
+	default:
+		return false
+	}
+	switch at(i + 1) {
+	case "us", "it":
+		return true
+	case "this", "the":
+		// "this number", "the phone number", or "this" alone
+		// ("You can remove this.").
+		switch at(i + 2) {
+		case "number", "phone":
+			return true
+		}
+		return at(i+1) == "this" && (i+2 == len(ws) || at(i+2) == "off" || at(i+2) == "from")
 	}
 	return false
 }

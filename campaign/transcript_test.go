@@ -699,6 +699,39 @@ func TestSaysDoNotCallTheListenerCalls(t *testing.T) {
 	})
 }
 
+// TestSaysDoNotCallYouRemove: a diarized speaker who tells the other to
+// remove this number, or us, or it ("You can remove this number.") asks
+// for it: the one spoken to is the caller, so it is no agent's offer, and
+// the speaker is read as the person. The agent's "you can remove your
+// number by pressing 9" and "you can ask us to remove your number" are
+// still offers, and their speaker's turns are not read.
+func TestSaysDoNotCallYouRemove(t *testing.T) {
+	const hi = "SPEAKER_00: Hi Ada, this is Sam from Acme Dental.\nSPEAKER_01: "
+	checkTranscripts(t, []transcriptCase{
+		{"you can remove this number", hi + "You can remove this number.", " line 2"},
+		{"you can delete this number", hi + "You can delete this number.", " line 2"},
+		{"you can take this number off", hi + "You can take this number off your list.", " line 2"},
+		{"you may remove us", hi + "You may remove us from your list.", " line 2"},
+		{"you could just remove this number", hi + "You could just remove this number from your calling list.", " line 2"},
+		{"you can remove your number by pressing 9", "SPEAKER_00: Hi Ada. You can remove your number from our calling list by pressing 9.\nSPEAKER_01: Okay, see you Tuesday.", ""},
+		{"you can ask us to remove your number", "SPEAKER_00: Hi Ada. You can ask us to remove your number at any time.\nSPEAKER_01: Okay, see you Tuesday.", ""},
+		{"you can ask us, the other speaks first", "SPEAKER_00: Hello?\nSPEAKER_01: Hi Ada. You can ask us to remove your number at any time.\nSPEAKER_00: Sure, call me next week.", ""},
+	})
+	for _, c := range []struct {
+		said  string
+		offer bool
+	}{
+		{"You can remove this number.", false},
+		{"You may take us off your calling list.", false},
+		{"You can remove your number from our calling list by pressing 9.", true},
+		{"You can ask us to remove your number from our calling list.", true},
+	} {
+		if got := offersAsAgent(c.said); got != c.offer {
+			t.Errorf("offersAsAgent(%q) = %v, want %v", c.said, got, c.offer)
+		}
+	}
+}
+
 // TestSaysDoNotCallNoteInATurn: a line of a person's turn that starts
 // with "NOTE" (a transcript in capitals) is their words, read; WebVTT's
 // note, a block of its own after a blank line, is not.
