@@ -28,7 +28,9 @@ var SummaryFields = []string{"summary", "call_summary", "analysis.summary", "cal
 // in its live messages, a conversation-update's message.messages and
 // message.conversation, and a transcript message's message.transcript,
 // one turn whose speaker is message.role: [oneTurnSaysDoNotCall]),
-// Bland's concatenated_transcript and transcripts. A transcript is text
+// Bland's concatenated_transcript and transcripts, AWS Transcribe's
+// results.audio_segments (each a turn whose speaker is its
+// speaker_label) and results.transcripts. A transcript is text
 // of turns, one a line that starts with its speaker's label ("User:
 // ..."), or a JSON array of turns, each an object that names its speaker
 // (role, speaker, or Bland's user) and holds its words (content,
@@ -79,10 +81,11 @@ const maxLabel = 24
 // transcript ([TranscriptFields]) that does ("please don't call me
 // again", "stop calling me"), or that is one whole ("Stop."), or that
 // answers yes to the agent's offer of the list ([acceptsOffer]). The
-// turns of the agent, and a transcript with no labels, are not read. It names
-// the field and, for a transcript, its turn (call.transcript_object[3],
-// message.artifact.transcript line 5), never the words said: they are
-// the person's. listen's intake takes such a delivery for an opt-out, as
+// turns of the agent are not read. A transcript with no speaker labels at
+// all is read failing closed, every line's sentences but the agent's
+// offer of the list ([plainSaysDoNotCall]). It names the field and, for a
+// transcript, its turn (call.transcript_object[3], message.artifact.transcript
+// line 5), never the words said: they are the person's. listen's intake takes such a delivery for an opt-out, as
 // it does one [FlagsDoNotCall] finds.
 func SaysDoNotCall(d apiclient.Delivery) string {
 	for _, name := range SummaryFields {
@@ -526,8 +529,8 @@ func partsText(v jsontext.Value) string {
 // does. A turn starts on a line that begins with a label and a colon
 // ("User: ...", " assistant: ..." as Bland writes them), and runs until
 // the next such line ([eachLine]); a line without a label goes on the
-// turn before it. Lines before the first label, and a text with none, are
-// no one's. Whose turns are the called person's is [readSpeakers]'s. A
+// turn before it. Lines before the first label are no one's; a text with
+// no label is read by [plainSaysDoNotCall], not here. Whose turns are the called person's is [readSpeakers]'s. A
 // turn of theirs says do not call when its words do, or when it takes up
 // the offer of the list another speaker's turn just before it made
 // ([acceptsOffer]); a turn that itself offers the list, of a speaker told
