@@ -628,27 +628,32 @@ type plainReader struct {
 // list as an agent does ([offersAsAgent]) is left out; any other that
 // says do not call ([spokenDoNotCall]), or that answers yes
 // ([acceptsOffer]) to an offer of the list asked in the sentence before
-// it, in this turn or the one before, says it; so do the sentences left
-// when those offers are taken out, read together for a phrase, as a
-// hesitation's dots ("Take me... off your list") part no request. A yes
-// after the offer asked is read as the person's answer: the agent does
-// not answer its own question, and were the yes the agent's, the one
-// listed is one person not called again, the safe side.
+// it, in this turn or the one before, says it; so does one read with the
+// sentence before it when that ends in a hesitation's dots ("Take me...
+// off your list."), as a phrase. A yes after the offer asked is read as
+// the person's answer: the agent does not answer its own question, and
+// were the yes the agent's, the one listed is one person not called
+// again, the safe side.
 func (r *plainReader) says(turn string) bool {
-	var rest []string
+	hesitated := "" // the sentence before, when it ended in "..." or "…"
 	for _, s := range sentences(turn) {
 		switch {
 		case noWords(s):
+			continue
 		case offersAsAgent(s):
 			r.offered = offersList(s)
-		case spokenDoNotCall(s) || r.offered && acceptsOffer(s):
+		case spokenDoNotCall(s) || r.offered && acceptsOffer(s) || hesitated != "" && spokenPhrase(hesitated+" "+s):
 			return true
 		default:
 			r.offered = offersList(s)
-			rest = append(rest, s)
+			if strings.HasSuffix(s, "...") || strings.HasSuffix(s, "…") {
+				hesitated = s
+				continue
+			}
 		}
+		hesitated = ""
 	}
-	return len(rest) > 1 && spokenPhrase(strings.Join(rest, " "))
+	return false
 }
 
 // sentences splits a turn's text into its sentences, each with the

@@ -771,6 +771,9 @@ func TestSaysDoNotCallNoLabels(t *testing.T) {
 		{"Windows line ends", "Hi Ada, this is Sam from Acme Dental.\r\nPlease don't call me again.\r\n", " line 2"},
 		{"the offer over two lines, a comma between", "To be put on our do not call list,\nsay stop.\nOkay, call me next week.", ""},
 		{"the offer cut short by the person", "If you'd rather not get these calls,\nStop calling me!", " line 1"},
+		{"times in brackets", "[00:00:01] Hi Ada, this is Sam from Acme Dental.\n[00:00:05] Please don't call me again.", " line 2"},
+		{"times in brackets, a call back", "[00:00:01] " + agentOffers + "\n[00:00:05] " + userLater, ""},
+		{"do not, then call me", "Hi Ada, this is Sam from Acme Dental.\nI do not. Call me again next week.", ""},
 		// Only the agent's offer, in its wordings, and a call back.
 		{"the offer, a call back", agentOffers + "\n" + userLater, ""},
 		{"the offer, one line, a call back", agentOffers + " Okay, call me next week.", ""},
