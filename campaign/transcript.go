@@ -640,7 +640,10 @@ func (r *plainReader) says(turn string) bool {
 		switch {
 		case noWords(s):
 			continue
-		case offersAsAgent(s):
+		case r.offered && leadInOnly(s):
+			// "Okay. Yes, please.": the yes after it still answers.
+			continue
+		case offersAsAgent(s) || actsOnListener(foldWords(s)):
 			r.offered = offersList(s)
 		case spokenDoNotCall(s) || r.offered && acceptsOffer(s) || hesitated != "" && spokenPhrase(hesitated+" "+s):
 			return true
@@ -654,6 +657,55 @@ func (r *plainReader) says(turn string) bool {
 		hesitated = ""
 	}
 	return false
+}
+
+// actsOnListener reports whether the words ws of a sentence, folded
+// ([foldWords]), have its speaker put the one spoken to on a list or take
+// them off it, as only the agent says to the called person: "I can add
+// you to our do-not-call list", "we'll put you on our list", "we will
+// remove you": read in a transcript of no labels ([plainReader]) as the
+// agent's, not as a request.
+func actsOnListener(ws []string) bool {
+	verb := func(w string) bool {
+		switch w {
+		case "add", "put", "place", "remove", "take", "mark", "flag":
+			return true
+		}
+		return false
+	}
+	for i := 0; i+2 < len(ws); i++ {
+		switch ws[i] {
+		case "i", "we":
+			switch ws[i+1] {
+			case "can", "could", "will", "would", "shall", "may", "have", "just":
+				if j := i + 2; j+1 < len(ws) && verb(ws[j]) && ws[j+1] == "you" {
+					return true
+				}
+			}
+		case "ill", "well", "wed", "id", "weve", "ive":
+			// I'll, we'll, we'd, I'd, we've, I've
+			if verb(ws[i+1]) && ws[i+2] == "you" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leadInOnly reports whether a sentence says nothing but a lead-in to an
+// answer ([leadIns]: "Okay.", "Oh.", "Well,"), fillers aside.
+func leadInOnly(s string) bool {
+	lead := false
+	for _, w := range strings.Fields(s) {
+		switch f := foldString(w); {
+		case f == "" || fillers[f]:
+		case leadIns[f]:
+			lead = true
+		default:
+			return false
+		}
+	}
+	return lead
 }
 
 // sentences splits a turn's text into its sentences, each with the
@@ -685,8 +737,9 @@ func sentences(text string) []string {
 // eachPlainTurn calls fn with each turn of transcript text with no
 // speaker labels and the line (from 1) it starts on, until fn returns
 // false: each line with words, and the line after it too when it ends in
-// a comma (its sentence goes on there: "To be put on our do-not-call
-// list," then "say stop."); in captions (a line of a cue's timing,
+// a comma or a hesitation's dots (its sentence goes on there: "To be put
+// on our do-not-call list," then "say stop."; "Take me..." then "off
+// your list."); in captions (a line of a cue's timing,
 // "00:00:01,000 --> 00:00:04,000", [captionLine]), each cue's words, the
 // lines after its timing up to the blank line that ends it, joined, as a
 // caption wraps a sentence over two lines. A caption file's header and
@@ -720,7 +773,8 @@ func eachPlainTurn(text string, fn func(line int, turn string) bool) {
 				turn.WriteByte(' ')
 			}
 			turn.WriteString(l)
-			if t := strings.TrimRight(l, " \t"); strings.HasSuffix(t, ",") && i+1 < len(lines) {
+			if t := strings.TrimRight(l, " \t"); (strings.HasSuffix(t, ",") || strings.HasSuffix(t, "...") || strings.HasSuffix(t, "…")) &&
+				i+1 < len(lines) {
 				continue
 			}
 			if !fn(start+1, turn.String()) {
