@@ -83,9 +83,10 @@ const maxLabel = 24
 // answers yes to the agent's offer of the list ([acceptsOffer]). The
 // turns of the agent are not read. A transcript with no speaker labels at
 // all is read failing closed, every line's sentences but the agent's
-// offer of the list ([plainSaysDoNotCall]). It names the field and, for a
-// transcript, its turn (call.transcript_object[3], message.artifact.transcript
-// line 5), never the words said: they are the person's. listen's intake takes such a delivery for an opt-out, as
+// offer of the list ([plainSaysDoNotCall]). It names the field and, for
+// a transcript, its turn (call.transcript_object[3],
+// message.artifact.transcript line 5), never the words said: they are
+// the person's. listen's intake takes such a delivery for an opt-out, as
 // it does one [FlagsDoNotCall] finds.
 func SaysDoNotCall(d apiclient.Delivery) string {
 	for _, name := range SummaryFields {
@@ -246,20 +247,21 @@ var courtesies = map[string]bool{"please": true, "pls": true, "just": true, "now
 // speaker's turn), or it is a JSON array of objects or strings that
 // [turnsSayDoNotCall] read up to a fault: its JSON text is no one's words.
 func transcriptSaysDoNotCall(v string, oneTurn bool) string {
+	plain := !oneTurn
 	t := strings.TrimSpace(v)
 	if strings.HasPrefix(t, "[") {
 		if at, ok := turnsSayDoNotCall(t); ok {
 			return at
 		}
 		if r := strings.TrimLeft(t[1:], " \t\r\n"); strings.HasPrefix(r, "{") || strings.HasPrefix(r, "\"") {
-			oneTurn = true
+			plain = false
 		}
 	}
 	n := 0
 	switch {
 	case hasLabels(v):
 		n = textSaysDoNotCall(v)
-	case !oneTurn:
+	case plain:
 		n = plainSaysDoNotCall(v)
 	}
 	if n > 0 {
@@ -530,8 +532,8 @@ func partsText(v jsontext.Value) string {
 // ("User: ...", " assistant: ..." as Bland writes them), and runs until
 // the next such line ([eachLine]); a line without a label goes on the
 // turn before it. Lines before the first label are no one's; a text with
-// no label is read by [plainSaysDoNotCall], not here. Whose turns are the called person's is [readSpeakers]'s. A
-// turn of theirs says do not call when its words do, or when it takes up
+// no label is read by [plainSaysDoNotCall], not here. Whose turns are the
+// called person's is [readSpeakers]'s. A turn of theirs says do not call when its words do, or when it takes up
 // the offer of the list another speaker's turn just before it made
 // ([acceptsOffer]); a turn that itself offers the list, of a speaker told
 // from the agent only by what they said, says nothing ([offersAsAgent]).
@@ -664,8 +666,12 @@ func (r *plainReader) says(turn string) bool {
 // them off it, as only the agent says to the called person: "I can add
 // you to our do-not-call list", "we'll put you on our list", "we will
 // remove you": read in a transcript of no labels ([plainReader]) as the
-// agent's, not as a request.
+// agent's, not as a request. A sentence with the speaker's own me or my
+// in it ("I'll remove you from my contacts, stop calling me") is none.
 func actsOnListener(ws []string) bool {
+	if slices.ContainsFunc(ws, func(w string) bool { return w == "me" || w == "my" || w == "mine" || w == "myself" }) {
+		return false
+	}
 	verb := func(w string) bool {
 		switch w {
 		case "add", "put", "place", "remove", "take", "mark", "flag":
@@ -761,7 +767,7 @@ func eachPlainTurn(text string, fn func(line int, turn string) bool) {
 	}
 	timing := func(l string) bool { return strings.Contains(l, "-->") && captionLine(l, false) }
 	if !slices.ContainsFunc(lines, timing) {
-		start := -1 // the line a turn that ended in a comma started on
+		start := -1 // the line the turn going on started on
 		var turn strings.Builder
 		for i, l := range lines {
 			if captionLine(l, i == 0 || strings.TrimSpace(lines[i-1]) == "") || noWords(l) {

@@ -789,6 +789,7 @@ func TestSaysDoNotCallNoLabels(t *testing.T) {
 		{"I can add you", "Hi Ada. I can add you to our do-not-call list.\nOkay, call me next week.", ""},
 		{"we'll put you", "Hi Ada. We'll put you on our do not call list if you say stop.\nOkay, bye.", ""},
 		{"can you add me", "Hi Ada. Is now a good time?\nCan you add me to your do-not-call list?", " line 2"},
+		{"I'll remove you from my contacts", "Hi Ada. Is now a good time?\nI'll remove you from my contacts, stop calling me.", " line 2"},
 		{"stop by the store", "Hi Ada, this is Sam from Acme Dental.\nI'll stop by the store on Tuesday.", ""},
 		{"stop by, one line", "Hi Ada, this is Sam from Acme Dental. I'll stop by the store on Tuesday.", ""},
 		// A yes right after the offer asked.
