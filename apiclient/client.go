@@ -180,6 +180,7 @@ type Client struct {
 	base  *url.URL
 	hc    *http.Client // agent endpoints
 	calls *http.Client // call starts, through a [callTransport]
+	clock *ServiceClock
 }
 
 // New returns a client for the service at baseURL. Requests to the service's
@@ -194,16 +195,21 @@ func New(baseURL string, tokens TokenSource, base http.RoundTripper) (*Client, e
 	if base == nil {
 		base = DefaultTransport()
 	}
+	clock := NewServiceClock(nil)
 	client := func(rt http.RoundTripper) *http.Client {
 		return &http.Client{
-			Transport: &Transport{Source: tokens, Origin: u, Base: rt},
+			Transport: &Transport{Source: tokens, Origin: u, Base: rt, Clock: clock},
 			// A redirect of a POST becomes a GET in net/http: never follow
 			// one silently, show it to the caller instead.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	return &Client{base: u, hc: client(base), calls: client(newCallTransport(base))}, nil
+	return &Client{base: u, hc: client(base), calls: client(newCallTransport(base)), clock: clock}, nil
 }
+
+// Clock returns how far this machine's clock is from the service's, as
+// the answers to the client's requests so far tell it.
+func (c *Client) Clock() *ServiceClock { return c.clock }
 
 // CloseIdleConnections closes the connections the client keeps open
 // between requests.

@@ -28,10 +28,18 @@ type Transport struct {
 	Source TokenSource
 	Origin *url.URL
 	Base   http.RoundTripper
+	// Clock, if set, notes the Date of every answer.
+	Clock *ServiceClock
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	t.Clock.observe(resp)
+	return resp, err
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	if t.Source == nil || !sameOrigin(req.URL, t.Origin) {
 		if req.Header.Get("Authorization") != "" {
 			req = req.Clone(req.Context())

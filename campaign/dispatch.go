@@ -53,6 +53,11 @@ type RunOptions struct {
 	// PostgreSQL that check, in the intent's own INSERT, is the one, and
 	// DoNotCall is nil.
 	DoNotCall store.DoNotCallList
+	// Clock, if set, checks this machine's clock against the service's
+	// ([apiclient.ServiceClock.Check]) right before each call start,
+	// before the called person's hours, which are read by it: an error
+	// stops the run, the contact left pending.
+	Clock func() error
 
 	Limit          int       // at most this many contacts started this run; 0 means no limit
 	RetryFailed    bool      // send failed contacts again
@@ -723,7 +728,13 @@ func (r *runner) mayStillSend(st *start, c *Contact) (stopKind, error) {
 		return stopFailed, err
 	case on:
 		return stopDoNotCall, nil
-	case !r.inHours(c):
+	}
+	if r.opts.Clock != nil {
+		if err := r.opts.Clock(); err != nil {
+			return stopFailed, err
+		}
+	}
+	if !r.inHours(c) {
 		// Last, after the reads above, which may take a while (a list
 		// another process appended to, a database slow to answer).
 		return stopHours, nil

@@ -82,6 +82,7 @@ var steps = []step{
 	{"start the sandbox", (*job).startSandbox},
 	{"log in", (*job).logIn},
 	{"reconcile agents", (*job).reconcileAgents},
+	{"check the clock", (*job).checkClock},
 	{"read contacts and dispatch", (*job).dispatch},
 	{"settle", (*job).settle},
 	{"report", (*job).report},
@@ -474,6 +475,26 @@ func (j *job) reconcileAgents(ctx context.Context) (err error) {
 
 func (j *job) logf(format string, args ...any) { j.log.Info().Msgf(format, args...) }
 
+// checkClock stops the run before its first call when this machine's
+// clock is off from the service's by more than apiclient.MaxClockOffset,
+// as the answers to the agents' requests dated them: the called person's
+// hours and contact pressure are read by it. Dispatch checks again
+// before each call start.
+func (j *job) checkClock(context.Context) error {
+	if off, ok := j.svc.Client.Clock().Offset(); ok {
+		j.log.Debug().Dur("offset", off).Msg("this machine's clock less the service's")
+	} else {
+		j.log.Debug().Msg("the service's answers carry no Date: this machine's clock is not checked")
+	}
+	return j.clockCheck()
+}
+
+// clockCheck is the check of this machine's clock against the
+// service's, before the run and before each call start.
+func (j *job) clockCheck() error {
+	return j.svc.Client.Clock().Check(apiclient.MaxClockOffset)
+}
+
 // CallEndpoints reads each agent's call endpoint once, and refuses to
 // start when a sheet sends a field its agent's endpoint does not take.
 func CallEndpoints(ctx context.Context, svc *Service, f *campaign.File, agents []campaign.AgentPlan) ([]*apiclient.CallEndpoint, error) {
@@ -544,6 +565,7 @@ func (j *job) dispatch(ctx context.Context) (err error) {
 	if j.dnc.CheckedAtEachCall() {
 		j.ropts.DoNotCall = j.dnc
 	}
+	j.ropts.Clock = j.clockCheck
 	log.Info().Str("campaign", f.Name).Float64("per_second", f.Pace.PerSecond).Int("concurrency", f.Pace.Concurrency).Msg("calling")
 	if w, _ := f.Window(); w != nil {
 		if at := w.NextOpening(time.Now()); at.After(time.Now()) {
