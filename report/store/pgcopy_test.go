@@ -80,13 +80,7 @@ func short(e DoNotCallEntry) DoNotCallEntry {
 // old rows and new.
 func TestPGDoNotCallImportKeepsItsSourceOnce(t *testing.T) {
 	ctx := context.Background()
-	url := pgURL(t)
-	openPostgres(t, url, "any", 0, 1).Close()
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	url, admin := pgMigrated(t)
 	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	if _, err := admin.Exec(ctx, `DROP TABLE callrun_do_not_call_sources; ALTER TABLE callrun_do_not_call DROP COLUMN source_id; UPDATE callrun_schema SET version = 8;
 INSERT INTO callrun_do_not_call (number, at, source) VALUES ('+14155550100', '2026-11-01T09:00:00Z', 'import /old/registry.csv')`); err != nil {
@@ -237,13 +231,7 @@ func TestDoNotCallCopyStreams(t *testing.T) {
 // takes and answers entries as before.
 func TestPGDoNotCallMigratesVersion9(t *testing.T) {
 	ctx := context.Background()
-	url := pgURL(t)
-	openPostgres(t, url, "any", 0, 1).Close()
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	url, admin := pgMigrated(t)
 	if _, err := admin.Exec(ctx, `DO $$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'callrun_do_not_call'::regclass AND contype = 'p') THEN
 		ALTER TABLE callrun_do_not_call ADD PRIMARY KEY (id);
@@ -297,4 +285,19 @@ WHERE i.indrelid = 'callrun_do_not_call'::regclass AND i.indnkeyatts = 1 AND a.a
 			t.Errorf("%s on the list: %v, want %v", n, got, on)
 		}
 	}
+}
+
+// pgMigrated returns a database with callrun's tables made, and a
+// connection to it to set them back as an older callrun left them; the
+// connection is closed when the test ends.
+func pgMigrated(t *testing.T) (string, *pgx.Conn) {
+	t.Helper()
+	url := pgURL(t)
+	openPostgres(t, url, "any", 0, 1).Close()
+	admin, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	return url, admin
 }
