@@ -645,7 +645,7 @@ func (r *plainReader) says(turn string) bool {
 		case r.offered && leadInOnly(s):
 			// "Okay. Yes, please.": the yes after it still answers.
 			continue
-		case offersAsAgent(s) || actsOnListener(foldWords(s)):
+		case offersAsAgent(s) || actsOnListener(foldWords(s)) || speaksAsCaller(s):
 			r.offered = offersList(s)
 		case spokenDoNotCall(s) || r.offered && acceptsOffer(s) || hesitated != "" && spokenPhrase(hesitated+" "+s):
 			return true
@@ -692,6 +692,301 @@ func actsOnListener(ws []string) bool {
 			// I'll, we'll, we'd, I'd, we've, I've
 			if verb(ws[i+1]) && ws[i+2] == "you" {
 				return true
+			}
+		}
+	}
+	return false
+}
+
+// speaksAsCaller reports whether a sentence of a transcript of no labels
+// is the caller's own words about its calls, which only the agent says
+// to the called person, and which [plainReader] leaves out as it does
+// the agent's offer of the list: when or until when the caller calls
+// ("We don't call after 8 pm", "We'll never call you on weekends",
+// "I'll make a note not to call you before noon", "We'll stop calling
+// once you confirm"), the rules it keeps ("We honor the national do not
+// call registry", "If you're on a do-not-call list, we apologize"), and
+// the choice it leaves the one spoken to ("If at any point you want us
+// to stop calling, let me know", "Would you like me to stop calling?",
+// "Um keine Anrufe mehr zu erhalten, antworten Sie STOPP"). A sentence
+// with a clause that says do not call and is none of these ("We don't
+// call after 8, so stop calling me"), the speaker's own I, me or my
+// beyond "let me know" and "tell me" in the others, or a promise with
+// nothing after it ("We won't call you again"), the agent's word that
+// the person asked, is none.
+func speaksAsCaller(s string) bool {
+	low := strings.ToLower(strings.ReplaceAll(s, "’", "'"))
+	for _, r := range [][2]string{{"we'll", "we will"}, {"we'd", "we would"}, {"i'll", "i will"}} {
+		low = strings.ReplaceAll(low, r[0], r[1])
+	}
+	clauses := strings.FieldsFunc(low, func(r rune) bool { return r == ',' || r == ';' || r == ':' || r == '—' || r == '–' })
+	// conditional: a clause starts with a condition ("Once you reply,
+	// ..."); reply: the German "antworten Sie" is in one; apology: the
+	// caller's "we apologize" is one.
+	conditional, reply, apology := false, false, false
+	for _, c := range clauses {
+		cw := foldWords(c)
+		switch at(cw, 0) {
+		case "once", "when", "after", "if", "until", "as":
+			conditional = true
+		}
+		reply = reply || slices.Contains(cw, "antworten") && slices.Contains(cw, "sie")
+		apology = apology || len(cw) == 2 && cw[0] == "we" && (cw[1] == "apologize" || cw[1] == "apologise")
+	}
+	found := false
+	for _, c := range clauses {
+		if !spokenDoNotCall(c) {
+			continue
+		}
+		cw := foldWords(c)
+		if !callerWhen(cw, conditional) && !callerChoice(cw) && !callerRules(cw, apology, len(clauses) == 1) &&
+			!(reply && at(cw, 0) == "um" && !ownWords(cw)) {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// ownWords reports whether the words ws, folded ([foldWords]), hold the
+// speaker's own I, me or my, "let me know" and "tell me" aside: a
+// sentence that does is the person's as likely as the agent's.
+func ownWords(ws []string) bool {
+	for i, w := range ws {
+		switch w {
+		case "i", "im", "ive", "id", "my", "mine", "myself", "mich", "mir", "mein", "meine", "meinen", "meiner", "meinem":
+			return true
+		case "me":
+			if !(i > 0 && (ws[i-1] == "let" && i+1 < len(ws) && ws[i+1] == "know" || ws[i-1] == "tell")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// callerWhen reports whether the words ws of a clause, folded
+// ([foldWords]), are the caller's of when it calls or stops: "we" and
+// at most a modal and a not or never ("will", "do not", "don't",
+// "won't", "never"), or "will stop", before a word of calling ("we
+// don't call", "we will stop calling"), or "(I|we) will make a note not
+// to call", then, after "you" or "this number" and "again", a word of
+// when ("before", "after", "on", "once", "about", "without", ...); or,
+// when another clause of the sentence starts with a condition
+// (conditional: "Once you reply, we'll stop calling"), nothing. Either
+// the Portuguese "vou anotar para não ligar" before a word of when.
+func callerWhen(ws []string, conditional bool) bool {
+	if ownWords(slices.DeleteFunc(slices.Clone(ws), func(w string) bool { return w == "i" })) {
+		return false
+	}
+	at := func(i int) string {
+		if i >= 0 && i < len(ws) {
+			return ws[i]
+		}
+		return ""
+	}
+	calling := func(w string) bool {
+		switch w {
+		case "call", "calls", "calling", "phone", "phoning", "ring", "ringing", "contact", "contacting", "text", "texting",
+			"ligar", "ligaremos", "telefonar":
+			return true
+		}
+		return false
+	}
+	when := func(w string) bool {
+		switch w {
+		case "before", "after", "on", "at", "during", "until", "till", "between", "outside", "past", "once", "when", "about",
+			"regarding", "without", "unless", "if", "early", "late", "in", "weekends", "sundays", "saturdays", "holidays",
+			"today", "tonight", "tomorrow",
+			"antes", "depois", "apos", "durante", "ate", "aos", "nos", "no", "na", "de":
+			return true
+		}
+		return false
+	}
+	for k, w := range ws {
+		if !calling(w) {
+			continue
+		}
+		j := k - 1
+		ok := false
+		switch {
+		case at(j) == "nao" && at(j-1) == "para" && (at(j-2) == "anotar" && at(j-3) == "vou" || at(j-2) == "anotarei"):
+			// "vou anotar para não ligar"
+		case at(j) == "to" && at(j-1) == "not" && at(j-2) == "note":
+			// "(I|we) will make a note not to call", "we will note not to call"
+			i := j - 3
+			if at(i) == "a" && at(i-1) == "make" {
+				i -= 2
+			}
+			if at(i) == "will" {
+				i--
+			}
+			ok = at(i) == "i" || at(i) == "we"
+			if !ok {
+				continue
+			}
+		default:
+			if ws[0] == "i" || slices.Contains(ws, "i") {
+				continue
+			}
+			stop := at(j) == "stop"
+			if stop {
+				j--
+			}
+			neg := false
+			switch at(j) {
+			case "not", "never":
+				neg = true
+				j--
+			case "dont", "wont", "wouldnt", "doesnt":
+				neg = true
+				j--
+			}
+			switch at(j) {
+			case "will", "would", "shall", "do", "does":
+				if at(j+1) == "dont" || at(j+1) == "wont" {
+					continue
+				}
+				j--
+			}
+			if at(j) != "we" || !neg && !stop {
+				continue
+			}
+		}
+		m := k + 1
+		switch {
+		case at(m) == "you":
+			m++
+		case (at(m) == "this" || at(m) == "your") && at(m+1) == "number":
+			m += 2
+		}
+		if at(m) == "again" && at(m+1) != "" {
+			m++
+		}
+		if when(at(m)) || m == len(ws) && conditional {
+			return true
+		}
+	}
+	return false
+}
+
+// callerRules reports whether the words ws of a sentence, folded
+// ([foldWords]), name the do-not-call list only as the rules the caller
+// keeps, with no other do-not-call words: in a sentence of one clause
+// (alone), "we" and a word of keeping them ("honor", "comply",
+// "follow", "check", "respect") beside "do not call" (or "DNC") and a
+// word of a registry or of rules ("We honor the national do not call
+// registry"; not "We honor the do not call registry, you should too"),
+// or the one spoken to said not to be
+// on it ("Your number is not on the do not call registry", "You're not
+// on any do-not-call list"), or, in a sentence of the caller's apology
+// (apology: "we apologize" a clause of its own), a condition of theirs
+// ("If you're on a do-not-call list, we apologize", "If you registered
+// with the do not call registry, we apologize").
+func callerRules(ws []string, apology, alone bool) bool {
+	if ownWords(ws) {
+		return false
+	}
+	var rest []string
+	named := false
+	for i := 0; i < len(ws); i++ {
+		n := 0
+		switch {
+		case ws[i] == "dnc":
+			n = 1
+		case ws[i] == "dont" && i+1 < len(ws) && ws[i+1] == "call":
+			n = 2
+		case ws[i] == "do" && i+2 < len(ws) && ws[i+1] == "not" && ws[i+2] == "call":
+			n = 3
+		}
+		if n > 0 && i+n < len(ws) {
+			switch ws[i+n] {
+			case "registry", "registries", "list", "lists", "rules", "regulations", "laws", "law", "requirements", "register":
+				named = true
+				i += n
+				continue
+			}
+		}
+		rest = append(rest, ws[i])
+	}
+	if !named || spokenDoNotCall(strings.Join(rest, " ")) {
+		return false
+	}
+	for i, w := range ws {
+		switch w {
+		case "we":
+			if !alone {
+				continue
+			}
+			for _, x := range ws[i+1 : min(i+4, len(ws))] {
+				switch x {
+				case "honor", "honour", "respect", "comply", "follow", "check", "checked", "scrub", "scrubbed", "abide", "obey",
+					"adhere", "observe", "screen", "screened":
+					return true
+				}
+			}
+		case "your":
+			if i+3 < len(ws) && ws[i+1] == "number" && (ws[i+2] == "is" || ws[i+2] == "isnt") && (ws[i+3] == "not" || ws[i+3] == "on") {
+				return true
+			}
+		case "youre", "you":
+			j := i + 1
+			if w == "you" && at(ws, j) == "are" {
+				j++
+			}
+			if at(ws, j) == "not" && at(ws, j+1) == "on" && (w == "youre" || j > i+1) {
+				return true
+			}
+		case "if":
+			// "If you're on a do-not-call list, we apologize": a condition
+			// of the one spoken to beside the caller's apology.
+			if apology && i == 0 && (at(ws, 1) == "you" || at(ws, 1) == "youre") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// at returns ws[i], "" when i is out of its range.
+func at(ws []string, i int) string {
+	if i >= 0 && i < len(ws) {
+		return ws[i]
+	}
+	return ""
+}
+
+// callerChoice reports whether the words ws of a sentence, folded
+// ([foldWords]), leave the one spoken to the choice of what the caller
+// does, as only the agent says to the called person: "(if) you want us
+// to", "you'd like us to" ("If at any point you want us to stop calling,
+// let me know"), "tell me if you'd like", "let me know if you want"
+// ("Just tell me if you'd like to be removed"), "(do|would) you (want|
+// like) me to" ("Would you like me to stop calling?"), or the German
+// "antworten Sie" ("Um keine Anrufe mehr zu erhalten, antworten Sie
+// STOPP"); the speaker's own I, me or my beyond these, none.
+func callerChoice(ws []string) bool {
+	wants := func(w string) bool { return w == "want" || w == "wish" || w == "like" || w == "prefer" }
+	for i, w := range ws {
+		switch w {
+		case "you", "youd":
+			j := i + 1
+			if at(ws, j) == "would" {
+				j++
+			}
+			if !wants(at(ws, j)) {
+				continue
+			}
+			switch obj := at(ws, j+1); {
+			case obj == "us" && at(ws, j+2) == "to":
+				return !ownWords(ws)
+			case obj == "me" && at(ws, j+2) == "to" && (at(ws, i-1) == "do" || at(ws, i-1) == "would") && i == 1:
+				// The question asked: "Would you like me to stop calling?"
+				rest := slices.Delete(slices.Clone(ws), j+1, j+2)
+				return !ownWords(rest)
+			}
+			if i >= 3 && at(ws, i-1) == "if" && (at(ws, i-2) == "me" && at(ws, i-3) == "tell" || at(ws, i-2) == "know" && at(ws, i-3) == "me" && at(ws, i-4) == "let") {
+				return !ownWords(ws)
 			}
 		}
 	}

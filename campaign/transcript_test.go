@@ -804,6 +804,48 @@ func TestSaysDoNotCallNoLabels(t *testing.T) {
 	})
 }
 
+// TestSaysDoNotCallNoLabelsCallerWords: in text of no labels, the
+// agent's own words about its calls, said on every call (when it calls,
+// the rules it keeps, the choice it leaves the person), list no one; the
+// person's request beside them, or in the same words turned on
+// themselves, still does.
+func TestSaysDoNotCallNoLabelsCallerWords(t *testing.T) {
+	const hi = "Hi Ada, this is Sam from Acme Dental."
+	checkTranscripts(t, []transcriptCase{
+		{"we don't call after 8", hi + "\nOkay.\nWe don't call after 8 pm.\nSure.", ""},
+		{"we'll never call you on weekends", hi + " We'll never call you on weekends. Okay, thanks.", ""},
+		{"we do not call on Sundays", hi + "\nWe do not call on Sundays.\nGood to know.", ""},
+		{"a note not to call before noon", hi + "\nI work nights.\nI'll make a note not to call you before noon.\nThanks.", ""},
+		{"stop calling once you confirm", hi + "\nWe'll stop calling once you confirm.\nOkay, I confirm.", ""},
+		{"once you reply, we'll stop calling", hi + "\nOnce you reply, we'll stop calling.\nOkay.", ""},
+		{"we stop calling about this appointment", hi + "\nAfter today we will stop calling about this appointment.\nThanks.", ""},
+		{"we honor the registry", hi + "\nWe honor the national do not call registry.\nOkay.", ""},
+		{"we comply with the rules", hi + "\nWe comply with all do not call regulations.\nSure.", ""},
+		{"your number is not on the registry", hi + "\nYour number is not on the national do not call registry.\nOkay.", ""},
+		{"if you're on a list, we apologize", hi + "\nIf you're on a do not call list, we apologize.\nNo problem.", ""},
+		{"if you want us to stop calling, let me know", hi + "\nIf at any point you want us to stop calling, let me know.\nWill do.", ""},
+		{"tell me if you'd like to be removed", hi + "\nJust tell me if you'd like to be removed.\nOkay.", ""},
+		{"would you like me to stop calling, no", hi + "\nWould you like me to stop calling?\nNo, it's fine.", ""},
+		{"German, reply stop", "Guten Tag, hier ist die Praxis Dr. Müller.\nUm keine Anrufe mehr zu erhalten, antworten Sie STOPP.\nDanke.", ""},
+		{"Portuguese, a note not to call before noon", "Olá, aqui é a Clínica Sorriso.\nVou anotar para não ligar antes do meio-dia.\nObrigado.", ""},
+		{"SubRip, we don't call after 8", "1\n00:00:01,000 --> 00:00:03,000\nWe don't call after 8 pm.\n\n2\n00:00:04,000 --> 00:00:05,000\nOkay.\n", ""},
+		{"items, we honor the registry", `[{"text":"We honor the do not call registry."},{"text":"Okay."}]`, ""},
+		// The person's request, beside such words or in them.
+		{"would you like me to stop calling, yes", hi + "\nWould you like me to stop calling?\nYes.", " line 3"},
+		{"we don't call after 8, stop calling", hi + "\nWe don't call after 8 pm.\nWe don't call people after 9, stop calling.", " line 3"},
+		{"we won't call you again", hi + "\nPlease, no more.\nUnderstood, we'll never call you again.", " line 3"},
+		{"a note not to call again", hi + "\nPlease make a note not to call again.", " line 2"},
+		{"we honor the registry, you should too", hi + "\nWe honor the do not call registry, you should too.", " line 2"},
+		{"we are on the registry", hi + "\nWe checked, we are on the do not call registry.", " line 2"},
+		{"if you're on the list, I'm on it", hi + "\nIf you're on the do not call list, you shouldn't get these calls. I'm on it.", " line 2"},
+		{"your number is not on the list, mine is", hi + "\nYour number is not on the do not call list but mine is.", " line 2"},
+		{"we apologize, but stop calling me", hi + "\nIf you're on the do not call list, we apologize, but stop calling me.", " line 2"},
+		{"don't call on Sundays", hi + "\nDon't call on Sundays.", " line 2"},
+		{"never call us on weekends", hi + "\nNever call us on weekends.", " line 2"},
+		{"do you want me to stop calling you, stop calling me", hi + "\nDo you want me to stop calling you? Stop calling me.", " line 2"},
+	})
+}
+
 // TestSaysDoNotCallNoLabelsCaptions: captions with no speaker labels
 // are read as text of no labels is, each cue's words one turn, its
 // number and timing no one's words.
