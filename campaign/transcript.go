@@ -727,7 +727,7 @@ func speaksAsCaller(s string) bool {
 	for _, c := range clauses {
 		cw := foldWords(c)
 		switch at(cw, 0) {
-		case "once", "when", "after", "if", "until", "as":
+		case "once", "when", "after", "until", "as":
 			conditional = true
 		}
 		reply = reply || slices.Contains(cw, "antworten") && slices.Contains(cw, "sie")
@@ -770,11 +770,14 @@ func ownWords(ws []string) bool {
 // at most a modal and a not or never ("will", "do not", "don't",
 // "won't", "never"), or "will stop", before a word of calling ("we
 // don't call", "we will stop calling"), or "(I|we) will make a note not
-// to call", then, after "you" or "this number" and "again", a word of
-// when ("before", "after", "on", "once", "about", "without", ...); or,
+// to call", then, after "you", "anyone" or "this number" and "again", a
+// word of when ("before", "after", "on", "once", "about", "without",
+// ...); or,
 // when another clause of the sentence starts with a condition
-// (conditional: "Once you reply, we'll stop calling"), nothing. Either
-// the Portuguese "vou anotar para não ligar" before a word of when.
+// (conditional: "Once you reply, we'll stop calling"; not "if", as in
+// the agent's "If that's what you want, we'll stop calling" after a
+// request), nothing. Either the Portuguese "vou anotar para não ligar"
+// before a word of when.
 func callerWhen(ws []string, conditional bool) bool {
 	if ownWords(slices.DeleteFunc(slices.Clone(ws), func(w string) bool { return w == "i" })) {
 		return false
@@ -796,7 +799,7 @@ func callerWhen(ws []string, conditional bool) bool {
 	when := func(w string) bool {
 		switch w {
 		case "before", "after", "on", "at", "during", "until", "till", "between", "outside", "past", "once", "when", "about",
-			"regarding", "without", "unless", "if", "early", "late", "in", "weekends", "sundays", "saturdays", "holidays",
+			"regarding", "without", "unless", "early", "late", "in", "weekends", "sundays", "saturdays", "holidays",
 			"today", "tonight", "tomorrow",
 			"antes", "depois", "apos", "durante", "ate", "aos", "nos", "no", "na", "de":
 			return true
@@ -855,7 +858,7 @@ func callerWhen(ws []string, conditional bool) bool {
 		}
 		m := k + 1
 		switch {
-		case at(m) == "you":
+		case at(m) == "you" || at(m) == "anyone" || at(m) == "people" || at(m) == "customers" || at(m) == "patients":
 			m++
 		case (at(m) == "this" || at(m) == "your") && at(m+1) == "number":
 			m += 2
@@ -873,10 +876,12 @@ func callerWhen(ws []string, conditional bool) bool {
 // callerRules reports whether the words ws of a sentence, folded
 // ([foldWords]), name the do-not-call list only as the rules the caller
 // keeps, with no other do-not-call words: in a sentence of one clause
-// (alone), "we" and a word of keeping them ("honor", "comply",
-// "follow", "check", "respect") beside "do not call" (or "DNC") and a
-// word of a registry or of rules ("We honor the national do not call
-// registry"; not "We honor the do not call registry, you should too"),
+// (alone), "we", "our" or "this" and a word of keeping them ("honor",
+// "comply", "compliant", "follow", "check", "respect") beside "do not
+// call" (or "DNC") and a word of a registry or of rules ("We honor the
+// national do not call registry", "Our company honors the do not call
+// registry", "This call complies with all do not call rules"; not "We
+// honor the do not call registry, you should too"),
 // or the one spoken to said not to be
 // on it ("Your number is not on the do not call registry", "You're not
 // on any do-not-call list"), or, in a sentence of the caller's apology
@@ -914,14 +919,15 @@ func callerRules(ws []string, apology, alone bool) bool {
 	}
 	for i, w := range ws {
 		switch w {
-		case "we":
+		case "we", "our", "this":
 			if !alone {
 				continue
 			}
-			for _, x := range ws[i+1 : min(i+4, len(ws))] {
+			for _, x := range ws[i+1 : min(i+5, len(ws))] {
 				switch x {
-				case "honor", "honour", "respect", "comply", "follow", "check", "checked", "scrub", "scrubbed", "abide", "obey",
-					"adhere", "observe", "screen", "screened":
+				case "honor", "honors", "honour", "honours", "respect", "respects", "comply", "complies", "compliant", "follow",
+					"follows", "check", "checks", "checked", "scrub", "scrubs", "scrubbed", "abide", "abides", "obey", "adhere",
+					"observe", "screen", "screens", "screened":
 					return true
 				}
 			}
