@@ -770,14 +770,13 @@ func ownWords(ws []string) bool {
 // at most a modal and a not or never ("will", "do not", "don't",
 // "won't", "never"), or "will stop", before a word of calling ("we
 // don't call", "we will stop calling"), or "(I|we) will make a note not
-// to call", then, after "you", "anyone" or "this number" and "again", a
-// word of when ("before", "after", "on", "once", "about", "without",
-// ...); or,
-// when another clause of the sentence starts with a condition
-// (conditional: "Once you reply, we'll stop calling"; not "if", as in
-// the agent's "If that's what you want, we'll stop calling" after a
-// request), nothing. Either the Portuguese "vou anotar para não ligar"
-// before a word of when.
+// to call", then, after "you", "anyone" or "this number" and "again",
+// words of when ("after 8 pm", "on Sundays", "once you confirm", "about
+// this appointment"); or, when another clause of the sentence starts
+// with a condition (conditional: "Once you reply, we'll stop calling";
+// not "if", as in the agent's "If that's what you want, we'll stop
+// calling" after a request), nothing. Either the Portuguese "vou anotar
+// para não ligar" before words of when.
 func callerWhen(ws []string, conditional bool) bool {
 	if ownWords(slices.DeleteFunc(slices.Clone(ws), func(w string) bool { return w == "i" })) {
 		return false
@@ -796,12 +795,39 @@ func callerWhen(ws []string, conditional bool) bool {
 		}
 		return false
 	}
-	when := func(w string) bool {
-		switch w {
-		case "before", "after", "on", "at", "during", "until", "till", "between", "outside", "past", "once", "when", "about",
-			"regarding", "without", "unless", "early", "late", "in", "weekends", "sundays", "saturdays", "holidays",
-			"today", "tonight", "tomorrow",
-			"antes", "depois", "apos", "durante", "ate", "aos", "nos", "no", "na", "de":
+	// when reports whether the words from m say when the caller calls,
+	// not that it calls no more: "after 8 pm", "on Sundays", "in the
+	// evening", "once you confirm", but not "at all", "at once", "on this
+	// number", "in the future", "after this call", "until you call us",
+	// "about anything", the agent's word that the person asked. After
+	// "stop", only a condition or a matter is: "once you confirm", "about
+	// this appointment".
+	when := func(m int, stop bool) bool {
+		next := at(m + 1)
+		switch w := at(m); w {
+		case "once":
+			return next != "and" && next != ""
+		case "about", "regarding":
+			return next != "anything" && next != "everything" && next != "all" && next != "any" && next != ""
+		}
+		if stop {
+			return false
+		}
+		switch w := at(m); w {
+		case "at":
+			return next != "all" && next != "this" && next != "that" && next != "any" && next != "your" && next != "once" && next != "the"
+		case "on", "no", "na", "nos":
+			return next != "this" && next != "that" && next != "any" && next != "your" && next != "the" && next != "este" &&
+				next != "esse" && next != "seu" && next != "qualquer"
+		case "in":
+			return next != "the" && next != "future" && next != "any"
+		case "after", "depois", "apos":
+			return next != "this" && next != "that" && next != "today" && next != "now" && next != "tonight" && next != "hoje" &&
+				next != "agora" && next != "disso"
+		case "until", "till", "ate":
+			return next != "you" && next != "voce"
+		case "before", "during", "between", "outside", "past", "when", "without", "early", "late", "weekends", "sundays",
+			"saturdays", "holidays", "today", "tonight", "tomorrow", "antes", "durante", "aos":
 			return true
 		}
 		return false
@@ -811,7 +837,7 @@ func callerWhen(ws []string, conditional bool) bool {
 			continue
 		}
 		j := k - 1
-		ok := false
+		ok, stopped := false, false
 		switch {
 		case at(j) == "nao" && at(j-1) == "para" && (at(j-2) == "anotar" && at(j-3) == "vou" || at(j-2) == "anotarei"):
 			// "vou anotar para não ligar"
@@ -833,6 +859,7 @@ func callerWhen(ws []string, conditional bool) bool {
 				continue
 			}
 			stop := at(j) == "stop"
+			stopped = stop
 			if stop {
 				j--
 			}
@@ -866,7 +893,7 @@ func callerWhen(ws []string, conditional bool) bool {
 		if at(m) == "again" && at(m+1) != "" {
 			m++
 		}
-		if when(at(m)) || m == len(ws) && conditional {
+		if when(m, stopped) || m == len(ws) && conditional {
 			return true
 		}
 	}
