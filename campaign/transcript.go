@@ -627,7 +627,9 @@ type plainReader struct {
 
 // says reports whether one turn of a transcript with no speaker labels
 // says do not call. Each of its sentences ([sentences]) that offers the
-// list as an agent does ([offersAsAgent]) is left out; any other that
+// list as an agent does ([offersAsAgent], [actsOnListener]), or is the
+// caller's own word about its calls ([speaksAsCaller]), is left out; any
+// other that
 // says do not call ([spokenDoNotCall]), or that answers yes
 // ([acceptsOffer]) to an offer of the list asked in the sentence before
 // it, in this turn or the one before, says it; so does one read with the
@@ -645,10 +647,14 @@ func (r *plainReader) says(turn string) bool {
 		case r.offered && leadInOnly(s):
 			// "Okay. Yes, please.": the yes after it still answers.
 			continue
-		case offersAsAgent(s) || actsOnListener(foldWords(s)) || speaksAsCaller(s):
+		case offersAsAgent(s) || actsOnListener(foldWords(s)):
 			r.offered = offersList(s)
 		case spokenDoNotCall(s) || r.offered && acceptsOffer(s) || hesitated != "" && spokenPhrase(hesitated+" "+s):
-			return true
+			caller, invites := speaksAsCaller(s)
+			if !caller {
+				return true
+			}
+			r.offered = offersList(s) || invites
 		default:
 			r.offered = offersList(s)
 			if strings.HasSuffix(s, "...") || strings.HasSuffix(s, "…") {
@@ -713,8 +719,12 @@ func actsOnListener(ws []string) bool {
 // call after 8, so stop calling me"), the speaker's own I, me or my
 // beyond "let me know" and "tell me" in the others, or a promise with
 // nothing after it ("We won't call you again"), the agent's word that
-// the person asked, is none.
-func speaksAsCaller(s string) bool {
+// the person asked, is none. invites: the sentence leaves the choice to
+// the one spoken to, or says whether they are on a list ("Just tell me
+// if you'd like to be removed", "If you're on a do-not-call list, we
+// apologize"), and a yes right after it answers as after an offer asked
+// ([plainReader]).
+func speaksAsCaller(s string) (caller, invites bool) {
 	low := strings.ToLower(strings.ReplaceAll(s, "’", "'"))
 	for _, r := range [][2]string{{"we'll", "we will"}, {"we'd", "we would"}, {"i'll", "i will"}} {
 		low = strings.ReplaceAll(low, r[0], r[1])
@@ -733,19 +743,23 @@ func speaksAsCaller(s string) bool {
 		reply = reply || slices.Contains(cw, "antworten") && slices.Contains(cw, "sie")
 		apology = apology || len(cw) == 2 && cw[0] == "we" && (cw[1] == "apologize" || cw[1] == "apologise")
 	}
-	found := false
 	for _, c := range clauses {
 		if !spokenDoNotCall(c) {
 			continue
 		}
 		cw := foldWords(c)
-		if !callerWhen(cw, conditional) && !callerChoice(cw) && !callerRules(cw, apology, len(clauses) == 1) &&
-			!(reply && at(cw, 0) == "um" && !ownWords(cw)) {
-			return false
+		switch {
+		case callerChoice(cw):
+			invites = true
+		case callerRules(cw, apology, len(clauses) == 1):
+			invites = invites || slices.ContainsFunc(cw, func(w string) bool { return w == "you" || w == "your" || w == "youre" })
+		case callerWhen(cw, conditional) || reply && at(cw, 0) == "um" && !ownWords(cw):
+		default:
+			return false, false
 		}
-		found = true
+		caller = true
 	}
-	return found
+	return caller, caller && invites
 }
 
 // ownWords reports whether the words ws, folded ([foldWords]), hold the

@@ -835,6 +835,8 @@ func TestSaysDoNotCallNoLabelsCallerWords(t *testing.T) {
 		{"we don't call anyone after 8", hi + "\nWe don't call anyone after 8.\nOkay.", ""},
 		// The person's request, beside such words or in them.
 		{"would you like me to stop calling, yes", hi + "\nWould you like me to stop calling?\nYes.", " line 3"},
+		{"tell me if you'd like to be removed, yes", hi + "\nJust tell me if you'd like to be removed.\nYes.", " line 3"},
+		{"if you're on a list, we apologize, yes", hi + "\nIf you're on a do not call list, we apologize.\nYes, I am.", " line 3"},
 		{"we don't call after 8, stop calling", hi + "\nWe don't call after 8 pm.\nWe don't call people after 9, stop calling.", " line 3"},
 		{"we won't call you again", hi + "\nPlease, no more.\nUnderstood, we'll never call you again.", " line 3"},
 		{"if that's what you want, we'll stop calling", hi + "\nPlease, no more.\nIf that's what you want, we'll stop calling.", " line 3"},
