@@ -851,7 +851,7 @@ func callerWhen(ws []string, conditional bool) bool {
 			continue
 		}
 		j := k - 1
-		ok, stopped := false, false
+		stopped := false
 		switch {
 		case at(j) == "nao" && at(j-1) == "para" && (at(j-2) == "anotar" && at(j-3) == "vou" || at(j-2) == "anotarei"):
 			// "vou anotar para não ligar"
@@ -864,17 +864,14 @@ func callerWhen(ws []string, conditional bool) bool {
 			if at(i) == "will" {
 				i--
 			}
-			ok = at(i) == "i" || at(i) == "we"
-			if !ok {
+			if at(i) != "i" && at(i) != "we" {
 				continue
 			}
 		default:
-			if ws[0] == "i" || slices.Contains(ws, "i") {
+			if slices.Contains(ws, "i") {
 				continue
 			}
-			stop := at(j) == "stop"
-			stopped = stop
-			if stop {
+			if stopped = at(j) == "stop"; stopped {
 				j--
 			}
 			neg := false
@@ -893,7 +890,7 @@ func callerWhen(ws []string, conditional bool) bool {
 				}
 				j--
 			}
-			if at(j) != "we" || !neg && !stop {
+			if at(j) != "we" || !neg && !stopped {
 				continue
 			}
 		}
