@@ -729,6 +729,9 @@ func speaksAsCaller(s string) (caller, invites bool) {
 	for _, r := range [][2]string{{"we'll", "we will"}, {"we'd", "we would"}, {"i'll", "i will"}} {
 		low = strings.ReplaceAll(low, r[0], r[1])
 	}
+	if ws := foldWords(low); ownWords(ws) || joins(ws) {
+		return false, false
+	}
 	clauses := strings.FieldsFunc(low, func(r rune) bool { return r == ',' || r == ';' || r == ':' || r == '—' || r == '–' })
 	// conditional: a clause starts with a condition ("Once you reply,
 	// ..."); reply: the German "antworten Sie" is in one; apology: the
@@ -768,12 +771,47 @@ func speaksAsCaller(s string) (caller, invites bool) {
 func ownWords(ws []string) bool {
 	for i, w := range ws {
 		switch w {
-		case "i", "im", "ive", "id", "my", "mine", "myself", "mich", "mir", "mein", "meine", "meinen", "meiner", "meinem":
-			return true
-		case "me":
-			if !(i > 0 && (ws[i-1] == "let" && i+1 < len(ws) && ws[i+1] == "know" || ws[i-1] == "tell")) {
+		case "i":
+			// "I will make a note not to call you before noon"
+			if at(ws, i+1) != "will" || at(ws, i+2) != "make" && at(ws, i+2) != "note" {
 				return true
 			}
+		case "im", "ive", "id", "my", "mine", "myself", "mich", "mir", "mein", "meine", "meinen", "meiner", "meinem":
+			return true
+		case "me":
+			switch {
+			case at(ws, i-1) == "let" && at(ws, i+1) == "know", at(ws, i-1) == "tell":
+			case at(ws, i-2) == "you" && at(ws, i+1) == "to" && (at(ws, i-1) == "want" || at(ws, i-1) == "like"):
+				// "Would you like me to stop calling?"
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// joins reports whether the words ws of a sentence, folded
+// ([foldWords]), join another statement to the first ("and", "but",
+// "so", "neither", "either", "too", "why", "should"): "We don't call
+// after 8 pm and neither should you", "We honor the do not call registry
+// and expect you to as well". The caller's own words about its calls
+// are said alone; joined, they may be the person's ([speaksAsCaller]).
+// "federal and state" is one word of the rules.
+func joins(ws []string) bool {
+	for i, w := range ws {
+		switch w {
+		case "and":
+			if at(ws, i-1) != "federal" && at(ws, i-1) != "state" {
+				return true
+			}
+		case "as":
+			if at(ws, i+1) == "well" {
+				return true
+			}
+		case "but", "so", "neither", "either", "nor", "too", "why", "should", "shouldnt", "yet", "while", "whereas", "also",
+			"though", "although":
+			return true
 		}
 	}
 	return false
@@ -914,18 +952,19 @@ func callerWhen(ws []string, conditional bool) bool {
 // callerRules reports whether the words ws of a sentence, folded
 // ([foldWords]), name the do-not-call list only as the rules the caller
 // keeps, with no other do-not-call words: in a sentence of one clause
-// (alone), "we", "our" or "this" and a word of keeping them ("honor",
+// (alone), "we", "our" or "this" (of the caller's business,
+// [callerNoun], or "this call") and a word of keeping them ("honor",
 // "comply", "compliant", "follow", "check", "respect") beside "do not
 // call" (or "DNC") and a word of a registry or of rules ("We honor the
 // national do not call registry", "Our company honors the do not call
 // registry", "This call complies with all do not call rules"; not "We
-// honor the do not call registry, you should too"),
-// or the one spoken to said not to be
-// on it ("Your number is not on the do not call registry", "You're not
-// on any do-not-call list"), or, in a sentence of the caller's apology
-// (apology: "we apologize" a clause of its own), a condition of theirs
-// ("If you're on a do-not-call list, we apologize", "If you registered
-// with the do not call registry, we apologize").
+// honor the do not call registry, you should too"), or the one spoken
+// to said not to be on it ("Your number is not on the do not call
+// registry", "You're not on any do-not-call list"), or, in a sentence
+// of the caller's apology (apology: "we apologize" a clause of its
+// own), a condition of theirs ("If you're on a do-not-call list, we
+// apologize", "If you registered with the do not call registry, we
+// apologize").
 func callerRules(ws []string, apology, alone bool) bool {
 	if ownWords(ws) {
 		return false
@@ -958,7 +997,7 @@ func callerRules(ws []string, apology, alone bool) bool {
 	for i, w := range ws {
 		switch w {
 		case "we", "our", "this":
-			if !alone {
+			if !alone || w == "our" && !callerNoun(at(ws, i+1)) || w == "this" && at(ws, i+1) != "call" && !callerNoun(at(ws, i+1)) {
 				continue
 			}
 			for _, x := range ws[i+1 : min(i+5, len(ws))] {
@@ -988,6 +1027,18 @@ func callerRules(ws []string, apology, alone bool) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// callerNoun reports whether w, folded ([foldString]), names the
+// caller's business after "our" or "this" ("Our company honors the do
+// not call registry"): not a household's ("Our household follows the
+// do not call rules").
+func callerNoun(w string) bool {
+	switch w {
+	case "company", "team", "office", "business", "organization", "practice", "agency", "firm", "clinic", "campaign":
+		return true
 	}
 	return false
 }

@@ -832,6 +832,8 @@ func TestSaysDoNotCallNoLabelsCallerWords(t *testing.T) {
 		{"items, we honor the registry", `[{"text":"We honor the do not call registry."},{"text":"Okay."}]`, ""},
 		{"our company honors the registry", hi + "\nOur company honors the do not call registry.\nOkay.", ""},
 		{"this call complies with the rules", hi + "\nThis call complies with all do not call rules.\nOkay.", ""},
+		{"federal and state rules", hi + "\nWe comply with all federal and state do not call regulations.\nOkay.", ""},
+		{"as soon as you confirm", hi + "\nAs soon as you confirm, we'll stop calling.\nOkay.", ""},
 		{"we don't call anyone after 8", hi + "\nWe don't call anyone after 8.\nOkay.", ""},
 		// The person's request, beside such words or in them.
 		{"would you like me to stop calling, yes", hi + "\nWould you like me to stop calling?\nYes.", " line 3"},
@@ -853,6 +855,11 @@ func TestSaysDoNotCallNoLabelsCallerWords(t *testing.T) {
 		{"don't call on Sundays", hi + "\nDon't call on Sundays.", " line 2"},
 		{"never call us on weekends", hi + "\nNever call us on weekends.", " line 2"},
 		{"do you want me to stop calling you, stop calling me", hi + "\nDo you want me to stop calling you? Stop calling me.", " line 2"},
+		{"we checked, our number is on the list", hi + "\nWe checked and our number is on the do not call list.", " line 2"},
+		{"we honor the registry and expect you to", hi + "\nWe honor the do not call registry and expect you to as well.", " line 2"},
+		{"our household follows the rules", hi + "\nOur household follows the do not call rules.", " line 2"},
+		{"we don't call after 8 and neither should you", hi + "\nWe don't call after 8 pm and neither should you.", " line 2"},
+		{"you're not on the list, I am", hi + "\nYou're not on the do not call list, I am.", " line 2"},
 	})
 }
 
