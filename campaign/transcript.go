@@ -715,11 +715,13 @@ func actsOnListener(ws []string) bool {
 // the choice it leaves the one spoken to ("If at any point you want us
 // to stop calling, let me know", "Would you like me to stop calling?",
 // "Um keine Anrufe mehr zu erhalten, antworten Sie STOPP"). A sentence
-// with a clause that says do not call and is none of these ("We don't
-// call after 8, so stop calling me"), the speaker's own I, me or my
-// beyond "let me know" and "tell me" in the others, or a promise with
-// nothing after it ("We won't call you again"), the agent's word that
-// the person asked, is none. invites: the sentence leaves the choice to
+// with a clause that says do not call and is none of these, one with the
+// speaker's own I, me or my ([ownWords]: beyond "let me know", "tell
+// me", "would you like me to", "I will make a note"), one that joins
+// another statement to it ([joins]: "We don't call after 8 pm and
+// neither should you"), or a promise with nothing after it ("We won't
+// call you again"), the agent's word that the person asked, is none: the
+// person may say those. invites: the sentence leaves the choice to
 // the one spoken to, or says whether they are on a list ("Just tell me
 // if you'd like to be removed", "If you're on a do-not-call list, we
 // apologize"), and a yes right after it answers as after an offer asked
@@ -766,8 +768,9 @@ func speaksAsCaller(s string) (caller, invites bool) {
 }
 
 // ownWords reports whether the words ws, folded ([foldWords]), hold the
-// speaker's own I, me or my, "let me know" and "tell me" aside: a
-// sentence that does is the person's as likely as the agent's.
+// speaker's own I, me or my, the agent's "let me know", "tell me",
+// "(would) you like me to" and "I will make a note" aside: a sentence
+// that does is the person's as likely as the agent's.
 func ownWords(ws []string) bool {
 	for i, w := range ws {
 		switch w {
