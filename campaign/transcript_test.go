@@ -505,6 +505,9 @@ func TestSaysDoNotCallAsPeopleSayIt(t *testing.T) {
 		"N'appelez plus.",
 		"Arrêtez d'appeler, s'il vous plaît.",
 		"Parem de ligar.",
+		"We don't want you to call again.",
+		"We would prefer you not call again.",
+		"I'd rather you didn't call again.",
 	} {
 		checkTranscripts(t, []transcriptCase{{said, agent + said, " line 2"}})
 	}
@@ -513,6 +516,8 @@ func TestSaysDoNotCallAsPeopleSayIt(t *testing.T) {
 		"Sure. Call me back tomorrow.",
 		"I'll stop by on Tuesday. Thanks.",
 		"Could you call me again next week?",
+		"I don't want you to call before noon.",
+		"We'd prefer you call again after six.",
 	} {
 		checkTranscripts(t, []transcriptCase{{said, agent + said, ""}})
 	}
