@@ -3,6 +3,7 @@ package apiclient
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,40 @@ func TestServiceClock(t *testing.T) {
 				t.Errorf("Check: %v; want it to say %q and what to do", err, tc.says)
 			}
 		})
+	}
+}
+
+// TestServiceClockReadsOnlyTheService: an answer from a host other than
+// the service's (a call endpoint elsewhere) does not date the service's
+// clock: its Date two hours back stops no run, and does not hide the
+// service's own offset either.
+func TestServiceClockReadsOnlyTheService(t *testing.T) {
+	dated := func(d time.Duration) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Date", time.Now().Add(d).UTC().Format(http.TimeFormat))
+			w.Write([]byte("{}"))
+		}))
+	}
+	service, elsewhere := dated(0), dated(-2*time.Hour)
+	defer service.Close()
+	defer elsewhere.Close()
+	origin, err := url.Parse(service.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := NewServiceClock(nil)
+	c := &http.Client{Transport: &Transport{Origin: origin, Base: http.DefaultTransport, Clock: clock}}
+	for _, u := range []string{service.URL, elsewhere.URL} {
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if err := clock.Check(MaxClockOffset); err != nil {
+		t.Errorf("Check after an answer from another host dated two hours back: %v; want none (the service's own answer agrees)", err)
+	}
+	if off, seen := clock.Offset(); !seen || off.Abs() > MaxClockOffset {
+		t.Errorf("Offset() = %s, %v; want the service's, within %s", off, seen, MaxClockOffset)
 	}
 }

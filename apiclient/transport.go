@@ -28,14 +28,20 @@ type Transport struct {
 	Source TokenSource
 	Origin *url.URL
 	Base   http.RoundTripper
-	// Clock, if set, notes the Date of every answer.
+	// Clock, if set, notes the Date of every answer from Origin (of
+	// every answer, when Origin is nil).
 	Clock *ServiceClock
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
-	t.Clock.observe(resp)
+	// Only the service's own answers date its clock: a call endpoint
+	// on another host (its clock, or a cache before it) is not the
+	// service, and the check names the service's clock.
+	if t.Origin == nil || sameOrigin(req.URL, t.Origin) {
+		t.Clock.observe(resp)
+	}
 	return resp, err
 }
 
