@@ -678,10 +678,18 @@ func actsOnListener(ws []string) bool {
 	if slices.ContainsFunc(ws, func(w string) bool { return w == "me" || w == "my" || w == "mine" || w == "myself" }) {
 		return false
 	}
-	verb := func(w string) bool {
-		switch w {
-		case "add", "put", "place", "remove", "take", "mark", "flag":
+	// Add, put and place you are a listing only with a list named, and
+	// take you with "off" or one: "I'll take you to court if you don't
+	// stop calling" is the person's, and says it.
+	list := slices.ContainsFunc(ws, func(w string) bool { return w == "list" || w == "lists" || w == "registry" })
+	verb := func(j int) bool {
+		switch ws[j] {
+		case "remove", "mark", "flag":
 			return true
+		case "add", "put", "place":
+			return list
+		case "take":
+			return list || at(ws, j+2) == "off"
 		}
 		return false
 	}
@@ -690,13 +698,13 @@ func actsOnListener(ws []string) bool {
 		case "i", "we":
 			switch ws[i+1] {
 			case "can", "could", "will", "would", "shall", "may", "have", "just":
-				if j := i + 2; j+1 < len(ws) && verb(ws[j]) && ws[j+1] == "you" {
+				if j := i + 2; j+1 < len(ws) && verb(j) && ws[j+1] == "you" {
 					return true
 				}
 			}
 		case "ill", "well", "wed", "id", "weve", "ive":
 			// I'll, we'll, we'd, I'd, we've, I've
-			if verb(ws[i+1]) && ws[i+2] == "you" {
+			if verb(i+1) && ws[i+2] == "you" {
 				return true
 			}
 		}

@@ -795,6 +795,9 @@ func TestSaysDoNotCallNoLabels(t *testing.T) {
 		{"we'll put you", "Hi Ada. We'll put you on our do not call list if you say stop.\nOkay, bye.", ""},
 		{"can you add me", "Hi Ada. Is now a good time?\nCan you add me to your do-not-call list?", " line 2"},
 		{"I'll remove you from my contacts", "Hi Ada. Is now a good time?\nI'll remove you from my contacts, stop calling me.", " line 2"},
+		{"I'll take you to court", "Hi Ada. Is now a good time?\nI'll take you to court if you don't stop calling.", " line 2"},
+		{"we will put you on notice", "Hi Ada. Is now a good time?\nWe will put you on notice, stop calling this number.", " line 2"},
+		{"I'll take you off", "Hi Ada. I'll take you off if you say stop.\nOkay, call me next week.", ""},
 		{"stop by the store", "Hi Ada, this is Sam from Acme Dental.\nI'll stop by the store on Tuesday.", ""},
 		{"stop by, one line", "Hi Ada, this is Sam from Acme Dental. I'll stop by the store on Tuesday.", ""},
 		// A yes right after the offer asked.
