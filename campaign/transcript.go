@@ -1457,7 +1457,10 @@ func youCall(ws []string) bool {
 		}
 	}
 	switch w := at(i); {
-	case w == "stop" || w == "quit" || w == "keep":
+	case w == "stop" || w == "quit":
+		// "Can you stop calling us?": a household's request.
+		return calling(at(i + 1))
+	case w == "keep":
 		// Not of the agent's own line: "if you keep calling our line".
 		return calling(at(i+1)) && at(i+2) != "our" && at(i+2) != "us"
 	case i == 0 && (w == "call" || w == "called"):
