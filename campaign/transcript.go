@@ -1450,7 +1450,8 @@ func youCall(ws []string) bool {
 	}
 	i := 0
 	switch at(0) {
-	case "can", "could", "may", "should", "must", "will", "would", "just", "please", "need", "have":
+	case "can", "could", "may", "should", "must", "will", "would", "just", "please", "need", "have", "going":
+		// "going to": "When are you going to stop calling us?"
 		i = 1
 		if at(1) == "to" {
 			i = 2

@@ -799,6 +799,7 @@ func TestSaysDoNotCallNoLabels(t *testing.T) {
 		{"we will put you on notice", "Hi Ada. Is now a good time?\nWe will put you on notice, stop calling this number.", " line 2"},
 		{"can you stop calling us", "Hi Ada. Is now a good time?\nCan you stop calling us?", " line 2"},
 		{"you can stop calling us", "Hi Ada. Is now a good time?\nYou can stop calling us.", " line 2"},
+		{"when are you going to stop calling us", "Hi Ada. Is now a good time?\nWhen are you going to stop calling us?", " line 2"},
 		{"I'll take you off", "Hi Ada. I'll take you off if you say stop.\nOkay, call me next week.", ""},
 		{"stop by the store", "Hi Ada, this is Sam from Acme Dental.\nI'll stop by the store on Tuesday.", ""},
 		{"stop by, one line", "Hi Ada, this is Sam from Acme Dental. I'll stop by the store on Tuesday.", ""},
