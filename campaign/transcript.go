@@ -261,6 +261,9 @@ func transcriptSaysDoNotCall(v string, oneTurn bool) string {
 	switch {
 	case hasLabels(v):
 		n = textSaysDoNotCall(v)
+		if n == 0 && plain {
+			n = plainSaysDoNotCall(beforeLabels(v))
+		}
 	case plain:
 		n = plainSaysDoNotCall(v)
 	}
@@ -268,6 +271,24 @@ func transcriptSaysDoNotCall(v string, oneTurn bool) string {
 		return fmt.Sprintf(" line %d", n)
 	}
 	return ""
+}
+
+// beforeLabels returns the lines of transcript text before its first
+// that starts a turn with a label ([eachLine]), one a line, numbered as
+// in text: [textSaysDoNotCall] reads no one's words there, and in a
+// text of no labels but one line that reads as labelled ("Reminder:
+// your appointment is Tuesday"), the person's words before it are there.
+func beforeLabels(text string) string {
+	var b strings.Builder
+	eachLine(text, func(_ int, l, _, _ string, ok bool) bool {
+		if ok {
+			return false
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+		return true
+	})
+	return b.String()
 }
 
 // stringTurnSays returns the line (from 1) where text, a JSON array's

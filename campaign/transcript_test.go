@@ -800,6 +800,7 @@ func TestSaysDoNotCallNoLabels(t *testing.T) {
 		{"can you stop calling us", "Hi Ada. Is now a good time?\nCan you stop calling us?", " line 2"},
 		{"you can stop calling us", "Hi Ada. Is now a good time?\nYou can stop calling us.", " line 2"},
 		{"when are you going to stop calling us", "Hi Ada. Is now a good time?\nWhen are you going to stop calling us?", " line 2"},
+		{"a line that reads as labelled after the request", "Hello?\nPlease don't call me again.\nReminder: your appointment is Tuesday.", " line 2"},
 		{"I'll take you off", "Hi Ada. I'll take you off if you say stop.\nOkay, call me next week.", ""},
 		{"stop by the store", "Hi Ada, this is Sam from Acme Dental.\nI'll stop by the store on Tuesday.", ""},
 		{"stop by, one line", "Hi Ada, this is Sam from Acme Dental. I'll stop by the store on Tuesday.", ""},
