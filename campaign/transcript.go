@@ -865,12 +865,6 @@ func callerWhen(ws []string, conditional bool) bool {
 	if ownWords(slices.DeleteFunc(slices.Clone(ws), func(w string) bool { return w == "i" })) {
 		return false
 	}
-	at := func(i int) string {
-		if i >= 0 && i < len(ws) {
-			return ws[i]
-		}
-		return ""
-	}
 	calling := func(w string) bool {
 		switch w {
 		case "call", "calls", "calling", "phone", "phoning", "ring", "ringing", "contact", "contacting", "text", "texting",
@@ -887,8 +881,8 @@ func callerWhen(ws []string, conditional bool) bool {
 	// "stop", only a condition or a matter is: "once you confirm", "about
 	// this appointment".
 	when := func(m int, stop bool) bool {
-		next := at(m + 1)
-		switch w := at(m); w {
+		next := at(ws, m+1)
+		switch w := at(ws, m); w {
 		case "once":
 			return next != "and" && next != ""
 		case "about", "regarding":
@@ -897,7 +891,7 @@ func callerWhen(ws []string, conditional bool) bool {
 		if stop {
 			return false
 		}
-		switch w := at(m); w {
+		switch w := at(ws, m); w {
 		case "at":
 			return next != "all" && next != "this" && next != "that" && next != "any" && next != "your" && next != "once" && next != "the"
 		case "on", "no", "na", "nos":
@@ -923,29 +917,29 @@ func callerWhen(ws []string, conditional bool) bool {
 		j := k - 1
 		stopped := false
 		switch {
-		case at(j) == "nao" && at(j-1) == "para" && (at(j-2) == "anotar" && at(j-3) == "vou" || at(j-2) == "anotarei"):
+		case at(ws, j) == "nao" && at(ws, j-1) == "para" && (at(ws, j-2) == "anotar" && at(ws, j-3) == "vou" || at(ws, j-2) == "anotarei"):
 			// "vou anotar para não ligar"
-		case at(j) == "to" && at(j-1) == "not" && at(j-2) == "note":
+		case at(ws, j) == "to" && at(ws, j-1) == "not" && at(ws, j-2) == "note":
 			// "(I|we) will make a note not to call", "we will note not to call"
 			i := j - 3
-			if at(i) == "a" && at(i-1) == "make" {
+			if at(ws, i) == "a" && at(ws, i-1) == "make" {
 				i -= 2
 			}
-			if at(i) == "will" {
+			if at(ws, i) == "will" {
 				i--
 			}
-			if at(i) != "i" && at(i) != "we" {
+			if at(ws, i) != "i" && at(ws, i) != "we" {
 				continue
 			}
 		default:
 			if slices.Contains(ws, "i") {
 				continue
 			}
-			if stopped = at(j) == "stop"; stopped {
+			if stopped = at(ws, j) == "stop"; stopped {
 				j--
 			}
 			neg := false
-			switch at(j) {
+			switch at(ws, j) {
 			case "not", "never":
 				neg = true
 				j--
@@ -953,25 +947,25 @@ func callerWhen(ws []string, conditional bool) bool {
 				neg = true
 				j--
 			}
-			switch at(j) {
+			switch at(ws, j) {
 			case "will", "would", "shall", "do", "does":
-				if at(j+1) == "dont" || at(j+1) == "wont" {
+				if at(ws, j+1) == "dont" || at(ws, j+1) == "wont" {
 					continue
 				}
 				j--
 			}
-			if at(j) != "we" || !neg && !stopped {
+			if at(ws, j) != "we" || !neg && !stopped {
 				continue
 			}
 		}
 		m := k + 1
 		switch {
-		case at(m) == "you" || at(m) == "anyone" || at(m) == "people" || at(m) == "customers" || at(m) == "patients":
+		case at(ws, m) == "you" || at(ws, m) == "anyone" || at(ws, m) == "people" || at(ws, m) == "customers" || at(ws, m) == "patients":
 			m++
-		case (at(m) == "this" || at(m) == "your") && at(m+1) == "number":
+		case (at(ws, m) == "this" || at(ws, m) == "your") && at(ws, m+1) == "number":
 			m += 2
 		}
-		if at(m) == "again" && at(m+1) != "" {
+		if at(ws, m) == "again" && at(ws, m+1) != "" {
 			m++
 		}
 		if when(m, stopped) || m == len(ws) && conditional {
@@ -1365,12 +1359,6 @@ func offersAsAgent(turn string) bool {
 			return false // French m': "ne m'appelez plus"
 		}
 	}
-	at := func(i int) string {
-		if i >= 0 && i < len(ws) {
-			return ws[i]
-		}
-		return ""
-	}
 	offer, quoting := false, false // quoting: after "say", the words the person may say
 	for i, w := range ws {
 		switch w {
@@ -1381,7 +1369,7 @@ func offersAsAgent(turn string) bool {
 				return false
 			}
 		case "me":
-			if !quoting && (at(i-1) != "let" || at(i+1) != "know") {
+			if !quoting && (at(ws, i-1) != "let" || at(ws, i+1) != "know") {
 				return false
 			}
 		case "my", "mine", "myself", "mich", "mir", "mein", "meine", "meinen", "meiner", "meinem", "mi", "mis", "moi", "mon", "ma",
@@ -1390,9 +1378,9 @@ func offersAsAgent(turn string) bool {
 				return false
 			}
 		case "say", "reply", "text":
-			switch at(i + 1) {
+			switch at(ws, i+1) {
 			case "stop", "remove", "unsubscribe", "dnc", "opt", "optout", "do", "dont", "no":
-				offer, quoting = offer || at(i-1) != "i", at(i-1) != "i"
+				offer, quoting = offer || at(ws, i-1) != "i", at(ws, i-1) != "i"
 			}
 		case "diga", "digan", "dites", "sagen", "diz", "digam":
 			offer, quoting = true, true
@@ -1404,14 +1392,14 @@ func offersAsAgent(turn string) bool {
 				// now", "you can remove this number".
 				return false
 			}
-			switch at(i + 1) {
+			switch at(ws, i+1) {
 			case "can", "may", "could", "canalways":
 				offer = true
 			}
 		case "youll":
 			offer = true
 		case "if":
-			switch at(i + 1) {
+			switch at(ws, i+1) {
 			case "youd":
 				offer = true
 			case "you":
@@ -1425,20 +1413,20 @@ func offersAsAgent(turn string) bool {
 				offer = true
 			}
 		case "si", "se", "wenn", "falls":
-			switch at(i + 1) {
+			switch at(ws, i+1) {
 			case "vous", "usted", "ustedes", "voce", "sie", "no", "nao", "ne":
 				offer = true
 			}
 		case "let", "tell", "ask":
-			if at(i+1) == "us" {
+			if at(ws, i+1) == "us" {
 				offer = true
 			}
 		case "any", "at":
-			if at(i+1) == "time" || at(i+1) == "anytime" || w == "any" && at(i+1) == "request" {
+			if at(ws, i+1) == "time" || at(ws, i+1) == "anytime" || w == "any" && at(ws, i+1) == "request" {
 				offer = true
 			}
 		case "your", "upon", "on":
-			if at(i+1) == "request" { // "we will honor your request", "upon request"
+			if at(ws, i+1) == "request" { // "we will honor your request", "upon request"
 				offer = true
 			}
 		case "anytime":
@@ -1456,12 +1444,6 @@ func offersAsAgent(turn string) bool {
 // stop calling", "(you) quit phoning", "(you) call, I hang up", "(you)
 // call here every day"; not "(you) call us back", the agent's.
 func youCall(ws []string) bool {
-	at := func(i int) string {
-		if i < len(ws) {
-			return ws[i]
-		}
-		return ""
-	}
 	calling := func(w string) bool {
 		switch w {
 		case "call", "calling", "calls", "called", "phone", "phoning", "ring", "ringing", "contacting":
@@ -1470,26 +1452,26 @@ func youCall(ws []string) bool {
 		return false
 	}
 	i := 0
-	switch at(0) {
+	switch at(ws, 0) {
 	case "can", "could", "may", "should", "must", "will", "would", "just", "please", "need", "have", "going":
 		// "going to": "When are you going to stop calling us?"
 		i = 1
-		if at(1) == "to" {
+		if at(ws, 1) == "to" {
 			i = 2
 		}
 	}
-	switch w := at(i); {
+	switch w := at(ws, i); {
 	case w == "stop" || w == "quit":
 		// "Can you stop calling us?": a household's request.
-		return calling(at(i + 1))
+		return calling(at(ws, i+1))
 	case w == "keep":
 		// Not of the agent's own line: "if you keep calling our line".
-		return calling(at(i+1)) && at(i+2) != "our" && at(i+2) != "us"
+		return calling(at(ws, i+1)) && at(ws, i+2) != "our" && at(ws, i+2) != "us"
 	case i == 0 && (w == "call" || w == "called"):
 		// Only before the caller's own words: "Thank you. Calling from
 		// Acme", "Thank you. Call me anytime", "you called again about
 		// billing" are the agent's.
-		switch at(i + 1) {
+		switch at(ws, i+1) {
 		case "i", "here", "my", "every", "all", "so", "twice", "constantly", "anymore", "too":
 			return true
 		}
@@ -1505,37 +1487,31 @@ func youCall(ws []string) bool {
 // can ask us to remove your number". [offersAsAgent] reads such words as
 // a request, never an offer.
 func youRemove(ws []string) bool {
-	at := func(i int) string {
-		if i < len(ws) {
-			return ws[i]
-		}
-		return ""
-	}
-	switch at(0) {
+	switch at(ws, 0) {
 	case "can", "may", "could":
 	default:
 		return false
 	}
 	i := 1
-	if at(i) == "just" || at(i) == "please" {
+	if at(ws, i) == "just" || at(ws, i) == "please" {
 		i++
 	}
-	switch at(i) {
+	switch at(ws, i) {
 	case "remove", "delete", "take", "drop", "erase":
 	default:
 		return false
 	}
-	switch at(i + 1) {
+	switch at(ws, i+1) {
 	case "us", "it":
 		return true
 	case "this", "the":
 		// "this number", "the phone number", or "this" alone
 		// ("You can remove this.").
-		switch at(i + 2) {
+		switch at(ws, i+2) {
 		case "number", "phone":
 			return true
 		}
-		return at(i+1) == "this" && (i+2 == len(ws) || at(i+2) == "off" || at(i+2) == "from")
+		return at(ws, i+1) == "this" && (i+2 == len(ws) || at(ws, i+2) == "off" || at(ws, i+2) == "from")
 	}
 	return false
 }
@@ -1685,12 +1661,6 @@ func setOf(ws ...string) map[string]bool {
 // list ("¿Quitamos la cita de la lista de espera?") names no person beside
 // its verb, and is none.
 func offersInOtherTongues(ws []string) bool {
-	at := func(i int) string {
-		if i >= 0 && i < len(ws) {
-			return ws[i]
-		}
-		return ""
-	}
 	w := words()
 	listed := func(from int) bool {
 		calls, list, other := false, false, false
@@ -1709,7 +1679,7 @@ func offersInOtherTongues(ws []string) bool {
 		return calls || list && !other
 	}
 	for i, x := range ws {
-		prev, next := at(i-1), at(i+1)
+		prev, next := at(ws, i-1), at(ws, i+1)
 		switch {
 		// The removal, its person named.
 		case removalWords.afterPronoun[x] && (prev == "lo" || prev == "la" || prev == "le" || prev == "los" || prev == "las" ||
@@ -1759,13 +1729,13 @@ func offersInOtherTongues(ws []string) bool {
 		case x == "no" || x == "nao":
 			// "no le volvamos a llamar", "no le llamemos más", "não liguemos mais"
 			j := i + 1
-			if y := at(j); y == "le" || y == "lo" || y == "la" || y == "lhe" || y == "o" || y == "a" || y == "te" {
+			if y := at(ws, j); y == "le" || y == "lo" || y == "la" || y == "lhe" || y == "o" || y == "a" || y == "te" {
 				j++
 			}
-			switch y := at(j); {
+			switch y := at(ws, j); {
 			case y == "volvamos" || y == "vuelva" || y == "vuelvan" || y == "volveremos" || y == "voltemos" ||
 				y == "voltaremos" || y == "voltarmos":
-				if z := at(j + 2); at(j+1) == "a" && (strings.HasPrefix(z, "llamar") || strings.HasPrefix(z, "ligar") ||
+				if z := at(ws, j+2); at(ws, j+1) == "a" && (strings.HasPrefix(z, "llamar") || strings.HasPrefix(z, "ligar") ||
 					strings.HasPrefix(z, "contactar")) {
 					return true
 				}
@@ -1777,8 +1747,8 @@ func offersInOtherTongues(ws []string) bool {
 			}
 		case x == "ne" && next == "vous":
 			// "que nous ne vous appelions plus", "ne vous contactions plus"
-			if y := at(i + 2); (strings.HasPrefix(y, "appel") || strings.HasPrefix(y, "rappel") || strings.HasPrefix(y, "contact")) &&
-				at(i+3) == "plus" {
+			if y := at(ws, i+2); (strings.HasPrefix(y, "appel") || strings.HasPrefix(y, "rappel") || strings.HasPrefix(y, "contact")) &&
+				at(ws, i+3) == "plus" {
 				return true
 			}
 		}
