@@ -257,20 +257,28 @@ func transcriptSaysDoNotCall(v string, oneTurn bool) string {
 			plain = false
 		}
 	}
-	n := 0
-	switch {
-	case hasLabels(v):
-		n = textSaysDoNotCall(v)
-		if n == 0 && plain {
-			n = plainSaysDoNotCall(beforeLabels(v))
-		}
-	case plain:
-		n = plainSaysDoNotCall(v)
-	}
-	if n > 0 {
+	if n := anyTextSays(v, plain); n > 0 {
 		return fmt.Sprintf(" line %d", n)
 	}
 	return ""
+}
+
+// anyTextSays returns the line (from 1) where transcript text says do
+// not call, 0 when it does not: by its labels ([textSaysDoNotCall]) and,
+// when plain, the lines before its first label, or the whole of a text
+// with none, as [plainSaysDoNotCall] reads them. A transcript field and
+// a JSON array's string element are read so.
+func anyTextSays(text string, plain bool) int {
+	if !hasLabels(text) {
+		if plain {
+			return plainSaysDoNotCall(text)
+		}
+		return 0
+	}
+	if n := textSaysDoNotCall(text); n > 0 || !plain {
+		return n
+	}
+	return plainSaysDoNotCall(beforeLabels(text))
 }
 
 // beforeLabels returns the lines of transcript text before its first
@@ -289,17 +297,6 @@ func beforeLabels(text string) string {
 		return true
 	})
 	return b.String()
-}
-
-// stringTurnSays returns the line (from 1) where text, a JSON array's
-// string element, says do not call, as a transcript's text is read: by
-// its labels ([textSaysDoNotCall]), or with none as [plainSaysDoNotCall]
-// reads it; 0 when it does not.
-func stringTurnSays(text string) int {
-	if hasLabels(text) {
-		return textSaysDoNotCall(text)
-	}
-	return plainSaysDoNotCall(text)
 }
 
 // turnsSayDoNotCall reads v as a JSON array of turns, in one pass, and
@@ -343,7 +340,7 @@ func turnsSayDoNotCall(v string) (at string, ok bool) {
 			if err != nil {
 				return "", false
 			}
-			if stringTurnSays(tok.String()) > 0 {
+			if anyTextSays(tok.String(), true) > 0 {
 				return fmt.Sprintf("[%d]", i), true
 			}
 			offered = false

@@ -907,6 +907,7 @@ func TestSaysDoNotCallNoLabelsTurns(t *testing.T) {
 		{"items, a yes to the offer", items("Hi Ada. Would you like to be added to our do-not-call list?", "Yes."), "[1]"},
 		{"strings, the person asks", `[` + q(agentOffers) + `,` + q(userAsks) + `]`, "[1]"},
 		{"strings, a call back", `[` + q(agentOffers) + `,` + q(userLater) + `]`, ""},
+		{"strings, a line that reads as labelled after the request", `["Hi Ada.",` + q("Please don't call me again.\nReminder: your appointment is Tuesday.") + `]`, "[1]"},
 		{"an item with a speaker beside: as before", `[{"text":` + q(userAsks) + `},{"speaker":"A","text":"Hi Ada."}]`, ""},
 	})
 	aws := func(agent, user string) string {
