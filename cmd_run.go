@@ -14,8 +14,8 @@ func runCommand(s *session) *cli.Command {
 		Usage:     "run the campaign: ensure agents, call every contact once, write the report",
 		ArgsUsage: "CAMPAIGN.yaml",
 		Description: `Creates the agents the service lacks, then starts one call per contact at the
-campaign's pace, inside its calling hours, and writes report.csv and summary.json
-to the state directory. Stopped, killed or cut off, it resumes where it left off
+campaign's pace, inside its calling hours, and writes report.csv, report.xlsx,
+report.html and summary.json to the state directory. Stopped, killed or cut off, it resumes where it left off
 and never phones the same person twice: a call whose outcome is unknown is marked
 uncertain and sent again only with --retry-uncertain.
 
@@ -29,8 +29,11 @@ Examples:
 hours: or timezone: contact, in this machine's local time (TZ). Name a zone
 after the time to choose another. The run logs which it used.
 
-Exit codes: 0 done; 3 some contacts failed or are uncertain; 75 try later (locked,
-outside calling hours, or contacts left pending); 130 interrupted (state saved).`,
+Exit codes: 0 done; 1 stopped on an error (contacts not called stay pending); 2 the
+campaign file or a sheet's do-not-call column needs a decision; 3 some contacts
+failed or are uncertain; 4 every row invalid, nobody called; 75 try later (locked,
+outside calling hours, or contacts left pending); 130 interrupted (state saved).
+callrun --help lists them all.`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "limit", Usage: "call at most N contacts this run, then stop (resumable)"},
 			&cli.BoolFlag{Name: "retry-failed", Usage: "send contacts the service refused (4xx) again"},

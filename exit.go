@@ -29,11 +29,13 @@ const exitCodesHelp = `EXIT CODES:
    2    usage error or invalid campaign file (or a state directory that holds another
         split into shards, or journal files pushed, or not pushed, to PostgreSQL, or
         a sheet column that says do not call and that the campaign neither maps nor
-        ignores)
+        ignores, or a row marked do not call whose phone cell cannot be read)
    3    finished, but some contacts failed or are uncertain
-   4    plan --strict found invalid or repaired rows, a sheet with no rows, a
-        suppression entry that is no number, a do-not-call cell that says neither
-        yes nor no, or that run would refuse (an agent name two agents share)
+   4    run found every row invalid, so nobody was called; plan --strict found
+        invalid or repaired rows, a sheet with no rows, a suppression entry that is
+        no number, a do-not-call cell that says neither yes nor no, a phone column
+        named for a fax, a pager or an assistant, or that run would refuse (an agent
+        name two agents share)
    75   try again later (another run holds the lock, here or, with PostgreSQL, on any
         machine; outside calling hours with --until reached; contacts left pending; the
         service asked to be called again past pace.max_retry_after, or refused call
