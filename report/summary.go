@@ -241,7 +241,7 @@ func (s *Summary) outcomesText() string {
 		if n := s.Outcomes[ev]; n != 0 {
 			name := ev
 			if ev == "none" {
-				name = "nothing delivered yet"
+				name = "with nothing delivered yet"
 			}
 			parts = append(parts, fmt.Sprintf("%d %s", n, name))
 		}

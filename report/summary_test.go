@@ -187,7 +187,7 @@ func TestSummaryTextOutcomes(t *testing.T) {
 	s.Outcomes = map[string]int{"ended": 3, "started": 1, "none": 1}
 	s.Answered = 2
 	s.Unmatched = &unmatched
-	want := "Outcomes of the 5 called: 3 ended, 1 started, 1 nothing delivered yet (2 answered); 2 deliveries matched no contact.\n"
+	want := "Outcomes of the 5 called: 3 ended, 1 started, 1 with nothing delivered yet (2 answered); 2 deliveries matched no contact.\n"
 	if got := s.Text(); !strings.Contains(got, "By sheet:\n  leads.csv sent 1, failed 1, invalid 2\n  west.csv  sent 1, uncertain 1, pending 1, duplicate 1, suppressed 1\n"+want) {
 		t.Errorf("Text has no outcomes line %q after the sheets:\n%s", want, got)
 	}
