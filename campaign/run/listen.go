@@ -481,8 +481,12 @@ func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 	}
 	l.metrics.deliveries.WithLabelValues(t.name, result).Inc()
 	l.metrics.ack.WithLabelValues(t.name).Observe(ack.Seconds())
+	msg := "delivery stored"
+	if !taken.New {
+		msg = "delivery already stored: a retry, answered and not stored again"
+	}
 	l.log.Info().Str("campaign", t.name).Str("event", d.Event).Str("key", taken.Key).Bool("duplicate", !taken.New).
-		Dur("ack", ack).Msg("delivery stored")
+		Dur("ack", ack).Msg(msg)
 }
 
 // listenBodyBudget is how many bytes of delivery bodies listen reads at
