@@ -82,7 +82,7 @@ func TestPGDoNotCallImportKeepsItsSourceOnce(t *testing.T) {
 	ctx := context.Background()
 	url, admin := pgMigrated(t)
 	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	if _, err := admin.Exec(ctx, `DROP TABLE callrun_do_not_call_sources; ALTER TABLE callrun_do_not_call DROP COLUMN source_id; UPDATE callrun_schema SET version = 8;
+	if _, err := admin.Exec(ctx, `DROP TABLE callrun_do_not_call_sources; DROP TABLE callrun_agents_created; ALTER TABLE callrun_do_not_call DROP COLUMN source_id; UPDATE callrun_schema SET version = 8;
 INSERT INTO callrun_do_not_call (number, at, source) VALUES ('+14155550100', '2026-11-01T09:00:00Z', 'import /old/registry.csv')`); err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +237,7 @@ func TestPGDoNotCallMigratesVersion9(t *testing.T) {
 		ALTER TABLE callrun_do_not_call ADD PRIMARY KEY (id);
 	END IF;
 END $$;
+DROP TABLE callrun_agents_created;
 UPDATE callrun_schema SET version = 9;
 INSERT INTO callrun_do_not_call (number, at, source) VALUES ('+14155550102', '2026-11-01T09:00:00Z', 'suppress add'), ('+14155550100', '2026-11-01T09:01:00Z', 'suppress add');
 INSERT INTO callrun_do_not_call (number, at, removed, source, reason) VALUES ('+14155550102', '2026-11-01T09:02:00Z', true, 'suppress remove', 'asked')`); err != nil {

@@ -258,7 +258,7 @@ func TestPostgresMigratesVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(context.Background())
-	if _, err := admin.Exec(context.Background(), `DROP TABLE callrun_tokens; DROP TABLE callrun_do_not_call; DROP TABLE callrun_deliveries; DROP TABLE callrun_call_starts; DROP TABLE callrun_conversations; DROP TABLE callrun_opt_out_holds; DROP TABLE callrun_keys; DROP TABLE callrun_erased; DROP TABLE callrun_report_dirs; DROP TABLE callrun_do_not_call_sources; ALTER TABLE callrun_runs DROP COLUMN campaign_file, DROP COLUMN state_dir; UPDATE callrun_schema SET version = 1`); err != nil {
+	if _, err := admin.Exec(context.Background(), `DROP TABLE callrun_tokens; DROP TABLE callrun_do_not_call; DROP TABLE callrun_deliveries; DROP TABLE callrun_call_starts; DROP TABLE callrun_conversations; DROP TABLE callrun_opt_out_holds; DROP TABLE callrun_keys; DROP TABLE callrun_erased; DROP TABLE callrun_report_dirs; DROP TABLE callrun_do_not_call_sources; DROP TABLE callrun_agents_created; ALTER TABLE callrun_runs DROP COLUMN campaign_file, DROP COLUMN state_dir; UPDATE callrun_schema SET version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	p2 := openPostgres(t, url, "c", 0, 1)

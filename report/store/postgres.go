@@ -86,7 +86,7 @@ var (
 
 // schemaVersion is the version of the tables this callrun writes;
 // migrations[v] takes the tables from version v-1 to v.
-const schemaVersion = 10
+const schemaVersion = 11
 
 var migrations = [schemaVersion + 1]string{
 	1: `
@@ -236,6 +236,20 @@ ALTER TABLE callrun_do_not_call ADD COLUMN source_id integer;`,
 	// history read in id order is now sorted, as the current list was.
 	10: `
 ALTER TABLE callrun_do_not_call DROP CONSTRAINT IF EXISTS callrun_do_not_call_pkey;`,
+	// The agents callrun created for each campaign, a row each, never
+	// deleted: a run whose listings of the service's agents lack a name
+	// uses the agent it created before of that name, if the service still
+	// has it, rather than create another.
+	11: `
+CREATE TABLE callrun_agents_created (
+	id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	campaign   text NOT NULL,
+	name       text NOT NULL,
+	agent_id   text NOT NULL,
+	created_at timestamptz NOT NULL,
+	run        text NOT NULL
+);
+CREATE INDEX callrun_agents_created_campaign ON callrun_agents_created (campaign, id);`,
 }
 
 // schemaLock is the advisory lock key (one bigint) that serialises

@@ -86,6 +86,17 @@ type Store interface {
 	Register(ctx context.Context, p Place) error
 	// Places returns what Register recorded, oldest first.
 	Places(ctx context.Context) ([]Place, error)
+	// RememberAgent records an agent callrun created for the campaign:
+	// campaign.EnsureAgents calls it as soon as the service's answer
+	// to the create is read (or a listing shows a create whose answer
+	// was lost), before anything else, so that a later run finds the
+	// agent when the service's list does not show it.
+	RememberAgent(ctx context.Context, a CreatedAgent) error
+	// CreatedAgents returns what RememberAgent recorded for the
+	// campaign (all its shards), oldest first: for EnsureAgents and
+	// plan, when the service's list lacks the name of an agent to be
+	// created.
+	CreatedAgents(ctx context.Context) ([]CreatedAgent, error)
 	// Token returns where the store keeps the service's token: the
 	// database's row, sealed with r.Key, or the token file r.File.
 	Token(r TokenRequest) (KeptToken, error)
