@@ -32,6 +32,7 @@ type agentRecord struct {
 	Agent
 	token        string    // secret part of the call endpoint path
 	pendingUntil time.Time // non-zero: pending until then, then active
+	created      bool      // created over HTTP, not seeded
 }
 
 // specFields are the call endpoint's form fields the service's contract names,
@@ -196,7 +197,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
 	a.AgentID, a.Status = "agent_"+randomHex(8), "active"
 	a.CreatedAt, a.UpdatedAt = formatTime(now), formatTime(now)
-	rec := &agentRecord{Agent: a}
+	rec := &agentRecord{Agent: a, created: true}
 	if s.opts.PendingFor > 0 {
 		rec.Status, rec.pendingUntil = "pending", now.Add(s.opts.PendingFor)
 	}
@@ -279,13 +280,17 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	total := len(s.agents)
+	listed := s.agents
+	if s.opts.ListHidesCreated {
+		listed = slices.DeleteFunc(slices.Clone(listed), func(a *agentRecord) bool { return a.created })
+	}
+	total := len(listed)
 	data := []Agent{}
 	if start := page - 1; start < (total+perPage-1)/perPage {
 		for i := start * perPage; i < min(total, (start+1)*perPage); i++ {
-			a := s.agents[i]
+			a := listed[i]
 			if s.opts.NewestFirst {
-				a = s.agents[total-1-i]
+				a = listed[total-1-i]
 			}
 			data = append(data, s.agentLocked(a))
 		}

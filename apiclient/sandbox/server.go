@@ -75,6 +75,11 @@ type Options struct {
 	// NewestFirst lists agents newest first; false lists them in creation
 	// order, oldest first. Live services list either way.
 	NewestFirst bool
+	// ListHidesCreated leaves the agents created over HTTP out of the
+	// agent list (and its total), as the list of an account that lags, or
+	// that leaves pending agents out, does; their call endpoints and calls
+	// answer as ever. Agents seeded with AddAgent are listed.
+	ListHidesCreated bool
 	// AnswerWithoutCallID leaves call_id out of a placed call's answer.
 	// The service's documentation does not show whether the call
 	// endpoint's answer carries a call id; the sandbox gives one by
