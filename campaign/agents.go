@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/report/store"
 )
 
 // AgentService is the part of the service that agent reconciliation needs.
@@ -16,6 +17,18 @@ import (
 type AgentService interface {
 	ListAllAgents(ctx context.Context) ([]apiclient.Agent, error)
 	CreateAgent(ctx context.Context, a apiclient.NewAgent) (*apiclient.Agent, error)
+	// GetCallEndpoint asks for one agent by its id: whether the service
+	// still has an agent callrun created that its list does not show.
+	GetCallEndpoint(ctx context.Context, agentID string) (*apiclient.CallEndpoint, error)
+}
+
+// AgentMemory is the part of the campaign's store that remembers the
+// agents callrun created ([store.Store] implements it): EnsureAgents
+// records each agent it creates there, and looks a name its listings lack
+// up there before it creates one.
+type AgentMemory interface {
+	RememberAgent(ctx context.Context, a store.CreatedAgent) error
+	CreatedAgents(ctx context.Context) ([]store.CreatedAgent, error)
 }
 
 // Agent actions, as plan shows them.
@@ -25,6 +38,10 @@ const (
 	ActionAmbiguous = "ambiguous" // two or more: callrun will not guess
 	ActionUnknown   = "unknown"   // offline: the service was not asked
 	ActionCreated   = "created"   // created by this ensure
+	// ActionRemembered: the service's list lacks the name, but the agent
+	// callrun created of that name before, which the store remembers,
+	// is still on the service: it is used, its status unknown.
+	ActionRemembered = "remembered"
 )
 
 // AgentPlan is what callrun knows and will do about one declared agent.
@@ -159,6 +176,15 @@ type EnsureOptions struct {
 	Pause time.Duration
 	// Logf, if set, is told about creates and retries.
 	Logf func(format string, args ...any)
+	// Warnf, if set, is warned of an agent used as remembered; nil: Logf.
+	Warnf func(format string, args ...any)
+	// Memory, if set, is the campaign's store: each agent created is
+	// remembered there, and a name the listings lack is looked up there
+	// before it is created.
+	Memory AgentMemory
+	// Run says which run remembers the agents it creates: its process
+	// and host.
+	Run string
 }
 
 // EnsureAgents makes every declared agent exist and returns their plans;
@@ -173,6 +199,12 @@ type EnsureOptions struct {
 // again, twice, before creating again; and after creating it lists once
 // more and stops with an [AmbiguousError] if the name now matches two
 // agents, before any call goes to either.
+//
+// A service's list may also never show an agent callrun created (it
+// leaves out pending agents, or lags). So, with opts.Memory, each agent is
+// remembered as soon as it is created, and a name the two listings lack
+// whose agent callrun created before is not created again while the
+// service still answers for that agent's id ([UseRemembered]).
 func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts EnsureOptions) ([]AgentPlan, error) {
 	plans, err := PlanAgents(ctx, svc, specs)
 	if err != nil {
@@ -189,6 +221,19 @@ func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts
 	}
 	if err := refuseAmbiguous(plans); err != nil {
 		return plans, err
+	}
+	if opts.Memory != nil && anyToCreate(plans) {
+		remembered, err := opts.Memory.CreatedAgents(ctx)
+		if err != nil {
+			return plans, fmt.Errorf("reading the agents callrun created before, to create none twice (no agent was created and no call was started; run again): %w", err)
+		}
+		warnf := opts.Warnf
+		if warnf == nil {
+			warnf = opts.Logf
+		}
+		if err := UseRemembered(ctx, svc, plans, remembered, warnf); err != nil {
+			return plans, err
+		}
 	}
 	created := false
 	for i := range plans {
@@ -275,6 +320,58 @@ func checkCreatedOnce(ctx context.Context, svc AgentService, plans []AgentPlan) 
 	return nil
 }
 
+// UseRemembered gives each plan still to create the agent of its name
+// that callrun created last (of remembered, the store's record, oldest
+// first) when the service still answers for that agent's id: the
+// service's list does not show it, and creating another would leave two
+// of the name. When the service says the agent is not there (404), the
+// plan stays to create. Any other answer is an error: nothing must be
+// created on an answer that does not say the agent is gone. EnsureAgents
+// and plan call it after their listings; logf, if set, is warned of each
+// agent used so.
+func UseRemembered(ctx context.Context, svc AgentService, plans []AgentPlan, remembered []store.CreatedAgent, logf func(string, ...any)) error {
+	last := map[string]store.CreatedAgent{}
+	for _, a := range remembered {
+		last[a.Name] = a
+	}
+	for i := range plans {
+		p := &plans[i]
+		a, ok := last[p.Spec.Name]
+		if p.Action != ActionCreate || !ok {
+			continue
+		}
+		on := a.At.Format("2 Jan 2006 15:04 MST")
+		_, err := svc.GetCallEndpoint(ctx, a.ID)
+		switch {
+		case err == nil:
+			p.Action, p.AgentID, p.Status = ActionRemembered, a.ID, ""
+			if logf != nil {
+				logf("the service's list does not show agent %q (id %s), created by callrun on %s; it is used as remembered, its status unknown (while it is pending the service refuses its calls)", p.Spec.Name, a.ID, on)
+			}
+		case apiclient.StatusCode(err) == http.StatusNotFound:
+			if logf != nil {
+				logf("agent %q (id %s), created by callrun on %s, is no longer on the service: it is created again", p.Spec.Name, a.ID, on)
+			}
+		default:
+			return fmt.Errorf("agent %q is not on the service's list, and asking the service for agent %s, which callrun created of that name on %s, failed: %w; no agent was created and no call was started: run again", p.Spec.Name, a.ID, on, err)
+		}
+	}
+	return nil
+}
+
+// remember records p's agent, just created, in opts.Memory, even as ctx
+// ends: the agent exists.
+func remember(ctx context.Context, p *AgentPlan, opts EnsureOptions) error {
+	if opts.Memory == nil {
+		return nil
+	}
+	a := store.CreatedAgent{Name: p.Spec.Name, ID: p.AgentID, At: time.Now().UTC(), Run: opts.Run}
+	if err := opts.Memory.RememberAgent(context.WithoutCancel(ctx), a); err != nil {
+		return fmt.Errorf("agent %q was created (id %s), but callrun could not remember it, and a run whose listing does not show it would create another; no call was started: %w", p.Spec.Name, p.AgentID, err)
+	}
+	return nil
+}
+
 // createOnce creates p's agent, retrying a create whose outcome is unclear
 // only after two listings in a row still lack the name.
 func createOnce(ctx context.Context, svc AgentService, p *AgentPlan, opts EnsureOptions) error {
@@ -298,6 +395,9 @@ func createOnce(ctx context.Context, svc AgentService, p *AgentPlan, opts Ensure
 		created, err := svc.CreateAgent(ctx, na)
 		if err == nil {
 			p.Action, p.AgentID, p.Status = ActionCreated, created.AgentID, created.Status
+			if err := remember(ctx, p, opts); err != nil {
+				return err
+			}
 			logf("created agent %q (id %s, status %s)", p.Spec.Name, created.AgentID, created.Status)
 			return nil
 		}
@@ -323,6 +423,9 @@ func createOnce(ctx context.Context, svc AgentService, p *AgentPlan, opts Ensure
 			}
 			if one[0].Action == ActionExists {
 				p.Action, p.AgentID, p.Status, p.Drift = ActionCreated, one[0].AgentID, one[0].Status, nil
+				if err := remember(ctx, p, opts); err != nil {
+					return err
+				}
 				logf("agent %q was created after all (id %s)", p.Spec.Name, p.AgentID)
 				return nil
 			}

@@ -453,7 +453,12 @@ func (j *job) reconcileAgents(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	j.agents, err = campaign.EnsureAgents(ctx, j.svc.Client, f.Agents, campaign.EnsureOptions{Logf: j.logf})
+	host, _ := os.Hostname()
+	who := fmt.Sprintf("pid %d on %s", os.Getpid(), host)
+	if f.Shard.Sharded() {
+		who += ", shard " + f.Shard.String()
+	}
+	j.agents, err = campaign.EnsureAgents(ctx, j.svc.Client, f.Agents, campaign.EnsureOptions{Logf: j.logf, Warnf: j.warnf, Memory: j.store, Run: who})
 	unlockAgents()
 	if err != nil {
 		return err
@@ -474,6 +479,8 @@ func (j *job) reconcileAgents(ctx context.Context) (err error) {
 }
 
 func (j *job) logf(format string, args ...any) { j.log.Info().Msgf(format, args...) }
+
+func (j *job) warnf(format string, args ...any) { j.log.Warn().Msgf(format, args...) }
 
 // checkClock stops the run before its first call when this machine's
 // clock is off from the service's by more than apiclient.MaxClockOffset,
