@@ -435,7 +435,9 @@ func createOnce(ctx context.Context, svc AgentService, p *AgentPlan, opts Ensure
 
 // WaitReady polls the agent list, with backoff, until no agent in plans is
 // pending, or until an agent's ReadyTimeout passes: then it fails with an
-// error naming the agent.
+// error naming the agent. An agent used as remembered (ActionRemembered)
+// is not waited for: its status is unknown, and the list, the only place
+// the service says it, does not show it.
 func WaitReady(ctx context.Context, svc AgentService, plans []AgentPlan, pause time.Duration, logf func(string, ...any)) error {
 	if pause <= 0 {
 		pause = 2 * time.Second
