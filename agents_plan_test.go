@@ -134,3 +134,46 @@ func TestRunStopsWhenItsCreateMadeTheNameAmbiguous(t *testing.T) {
 		t.Errorf("plan --strict after: exit %d, want 4", code)
 	}
 }
+
+// TestRunUsesTheAgentItCreatedThatTheListHides: the service's list never
+// shows the agents callrun creates. The first run creates the campaign's
+// agent and calls with it; the second creates none, and plan says it
+// uses the remembered agent, naming its id, as run does.
+func TestRunUsesTheAgentItCreatedThatTheListHides(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{ListHidesCreated: true})
+	t.Cleanup(srv.Close)
+	path := testCampaign(t, srv.URL, "http://127.0.0.1:8765/callback")
+	ctx := context.Background()
+	if err := authLogin(ctx, nolog, path, sandbox.DefaultCode, time.Second, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := runCampaign(ctx, nolog, runOptions{Path: path}, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agents := srv.Agents()
+	if len(agents) != 1 || srv.Stats().AgentsCreated != 1 {
+		t.Fatalf("%d agents on the service, %d created, after two runs; want 1, 1", len(agents), srv.Stats().AgentsCreated)
+	}
+	if p := srv.Placed(); len(p) != 1 || p[0].AgentID != agents[0].AgentID {
+		t.Errorf("ledger %+v; want one call to %s", p, agents[0].AgentID)
+	}
+	var out bytes.Buffer
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}, strict: true, format: "json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var plan campaign.Plan
+	if err := json.Unmarshal(out.Bytes(), &plan); err != nil || plan.Agents[0].Action != campaign.ActionRemembered || plan.Agents[0].AgentID != agents[0].AgentID {
+		t.Errorf("plan: %v %+v; want the remembered agent %s", err, plan.Agents, agents[0].AgentID)
+	}
+	out.Reset()
+	if err := runPlan(ctx, nolog, planOptions{PlanOptions: run.PlanOptions{Path: path}}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"remembered Declared (id " + agents[0].AgentID + ", status unknown", "the service's list does not show agent \"Declared\""} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -56,7 +56,7 @@ func (c *Counts) add(o Counts) {
 // PlanAgent is one agent in a plan.
 type PlanAgent struct {
 	Name    string   `json:"name"`
-	Action  string   `json:"action"` // create | exists | ambiguous | unknown
+	Action  string   `json:"action"` // create | exists | remembered | ambiguous | unknown
 	AgentID string   `json:"agent_id"`
 	Status  string   `json:"status,omitempty"`
 	Drift   []string `json:"drift,omitempty"`
@@ -660,6 +660,8 @@ func (p *Plan) writeAgents(b *strings.Builder) {
 	for _, a := range p.Agents {
 		line := fmt.Sprintf("  %-10s %s", a.Action, a.Name)
 		switch {
+		case a.AgentID != "" && a.Status == "":
+			line += fmt.Sprintf(" (id %s, status unknown: the service's list does not show it)", a.AgentID)
 		case a.AgentID != "":
 			line += fmt.Sprintf(" (id %s, %s)", a.AgentID, a.Status)
 		case len(a.IDs) > 0:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/callrun/callrun/campaign"
@@ -83,9 +84,14 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 		if opts.Agents, err = campaign.PlanAgents(ctx, svc.Client, f.Agents); err != nil {
 			return nil, f, err
 		}
+		remembered, err := rememberedAgents(ctx, svc, f, rehearsal, opts.Agents)
+		if err != nil {
+			return nil, f, err
+		}
 		if fields, opts.Warnings, err = checkEndpoints(ctx, svc, f, opts.Agents); err != nil {
 			return nil, f, err
 		}
+		opts.Warnings = append(opts.Warnings, remembered...)
 	}
 	if warning != "" {
 		opts.Warnings = append(opts.Warnings, warning)
@@ -148,6 +154,30 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 	}
 	st, err := saved.ReadState(ctx)
 	return st, saved.String(), "", pressure, err
+}
+
+// rememberedAgents gives each of agents still to create whose agent
+// callrun created before, and the service still has, that agent, as run
+// would use it (campaign.UseRemembered), and returns a warning for each.
+// The store is read only when an agent is to be created.
+func rememberedAgents(ctx context.Context, svc *Service, f *campaign.File, rehearsal bool, agents []campaign.AgentPlan) ([]string, error) {
+	if !slices.ContainsFunc(agents, func(a campaign.AgentPlan) bool { return a.Action == campaign.ActionCreate }) {
+		return nil, nil
+	}
+	st, err := f.OpenStore(ctx, rehearsal)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	created, err := st.CreatedAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	err = campaign.UseRemembered(ctx, svc.Client, agents, created, func(format string, args ...any) {
+		warnings = append(warnings, fmt.Sprintf(format, args...))
+	})
+	return warnings, err
 }
 
 // checkEndpoints reads the call endpoint of every agent that exists,
