@@ -66,6 +66,9 @@ func TestTeamHomeFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			unlockAgents()
+			if err := (Files{Dir: home}).RememberAgent(ctx, CreatedAgent{Name: "a", ID: "agent_1", At: at}); err != nil {
+				t.Fatal(err)
+			}
 			keys, err := OpenErasureFile(home).MakeKey(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -73,7 +76,7 @@ func TestTeamHomeFiles(t *testing.T) {
 			if _, err := OpenErasureFile(home).AddErased(ctx, []ErasedEntry{{Hash: keys.Hashes("+14155550100")[0], Why: "erase"}}); err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{ErasureKeyFileName, ErasedFileName, DoNotCallFileName, DoNotCallLockName, ConversationsFileName, CallStartsLockName, "lock", JournalFile, DeliveriesFile, DeliveriesLock, AgentsLock} {
+			for _, name := range []string{ErasureKeyFileName, ErasedFileName, DoNotCallFileName, DoNotCallLockName, ConversationsFileName, CallStartsLockName, "lock", JournalFile, DeliveriesFile, DeliveriesLock, AgentsLock, AgentsCreatedFile, agentsCreatedLock} {
 				fi, err := os.Stat(filepath.Join(home, name))
 				if err != nil {
 					t.Fatal(err)
