@@ -109,6 +109,9 @@ func statePush(ctx context.Context, path string, merge bool, out io.Writer) erro
 	if p.Deliveries > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d deliveries in %s into the database's (the others were there already).\n", p.DeliveriesNew, p.Deliveries, dir)
 	}
+	if p.Agents > 0 {
+		fmt.Fprintf(out, "Copied %d of the %d agents callrun created, remembered in %s, into the database's (the others were there already).\n", p.AgentsNew, p.Agents, dir)
+	}
 	days := int(store.StartsHorizon / (24 * time.Hour))
 	if p.Starts > 0 {
 		fmt.Fprintf(out, "Copied %d of the %d call starts of the last %d days in the %s into the database's, which contact pressure counts (the others were there already).\n",

@@ -74,3 +74,39 @@ func TestPGCreatedAgentsMigratesVersion10(t *testing.T) {
 		t.Errorf("campaign c (read by a shard) remembers %v (%v), want %v", got, err, want)
 	}
 }
+
+// TestPushCopiesTheCreatedAgents: state push copies the agents a state
+// directory remembers into the database, each once: pushed again, or
+// remembered there already, an agent is not copied again.
+func TestPushCopiesTheCreatedAgents(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("CALLRUN_HOME", filepath.Join(t.TempDir(), "home"))
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	want := []CreatedAgent{{Name: "Sales", ID: "agent_1", At: at, Run: "pid 1 on a"}, {Name: "Support", ID: "agent_2", At: at.Add(time.Hour), Run: "pid 2 on a"}}
+	for _, a := range want {
+		if err := (Files{Dir: dir}).RememberAgent(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, _ := openJournal(t, filepath.Join(dir, JournalFile))
+	mustAppend(t, j, intent("a", "+15550001"))
+	j.Close()
+	p := openPostgres(t, pgURL(t), "c", 0, 1)
+	if err := p.RememberAgent(ctx, want[0]); err != nil {
+		t.Fatal(err)
+	}
+	for i, merge := range []bool{false, true} {
+		os.Remove(filepath.Join(dir, PushedFile))
+		unlock := lockStore(t, p)
+		out, err := p.PushFiles(ctx, dir, []string{filepath.Join(dir, JournalFile)}, merge)
+		unlock()
+		if err != nil || out.Agents != 2 || out.AgentsNew != 1-i {
+			t.Errorf("push %d: %+v, %v; want 2 agents, %d new", i+1, out, err, 1-i)
+		}
+	}
+	got, err := p.CreatedAgents(ctx)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the database remembers %v (%v), want %v", got, err, want)
+	}
+}

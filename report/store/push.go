@@ -21,6 +21,7 @@ type Pushed struct {
 	Deliveries, DeliveriesNew       int    // the campaign's deliveries
 	Keys, KeysNew                   int    // the erasure keys
 	Erased, ErasedNew               int    // the erased set's people
+	Agents, AgentsNew               int    // the agents callrun created for the campaign
 	List, CallStarts                string // where the list and the starts were
 }
 
@@ -29,7 +30,9 @@ type Pushed struct {
 // own keeps it beside the files'), the do-not-call list of the files and the opt-out holds open
 // beside it (once the journal is in the database, runs read the
 // database's list and holds only), then the campaign's deliveries (the
-// outcomes its report shows), then the machine's call
+// outcomes its report shows) and the agents callrun created for it (a
+// run on the database must not create again one that the service's list
+// does not show), then the machine's call
 // starts and conversations of the last [StartsHorizon], every campaign's
 // (contact pressure in the database counts only what the database holds,
 // and a number called from these files today must stay held there), then
@@ -85,6 +88,9 @@ func (p *Postgres) PushFiles(ctx context.Context, dir string, journals []string,
 	out.Holds = len(holds)
 	if out.Deliveries, out.DeliveriesNew, err = p.copyDeliveries(ctx, dir); err != nil {
 		return out, fmt.Errorf("copying the deliveries of %s into the database (nothing of the journal was pushed): %w", dir, err)
+	}
+	if out.Agents, out.AgentsNew, err = p.copyCreatedAgents(ctx, dir); err != nil {
+		return out, fmt.Errorf("copying the agents callrun created, in %s, into the database (nothing of the journal was pushed): %w", dir, err)
 	}
 	home, err := Home()
 	if err != nil {
@@ -156,6 +162,36 @@ func (p *Postgres) copyDeliveries(ctx context.Context, dir string) (n, added int
 	})
 	flush()
 	return n, added, errors.Join(rerr, err)
+}
+
+// copyCreatedAgents copies the agents the state directory dir remembers
+// into the campaign's rows of callrun_agents_created, but those a row
+// holds already (by name and id); it returns how many dir holds and how
+// many were new in the table.
+func (p *Postgres) copyCreatedAgents(ctx context.Context, dir string) (n, added int, err error) {
+	files, err := Files{Dir: dir}.CreatedAgents(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	db, err := p.CreatedAgents(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	have := map[[2]string]bool{}
+	for _, a := range db {
+		have[[2]string{a.Name, a.ID}] = true
+	}
+	for _, a := range files {
+		if have[[2]string{a.Name, a.ID}] {
+			continue
+		}
+		if err := p.RememberAgent(ctx, a); err != nil {
+			return len(files), added, err
+		}
+		have[[2]string{a.Name, a.ID}] = true
+		added++
+	}
+	return len(files), added, nil
 }
 
 // pushErasure copies the erasure keys of the files into the database,
