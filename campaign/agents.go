@@ -77,7 +77,7 @@ func PlanAgents(ctx context.Context, svc AgentService, specs []AgentSpec) ([]Age
 	if err != nil {
 		return nil, fmt.Errorf("listing agents: %w", err)
 	}
-	return matchAgents(specs, existing), nil
+	return MatchAgents(specs, existing), nil
 }
 
 // OfflineAgents is PlanAgents without the service: every action unknown.
@@ -89,7 +89,10 @@ func OfflineAgents(specs []AgentSpec) []AgentPlan {
 	return plans
 }
 
-func matchAgents(specs []AgentSpec, existing []apiclient.Agent) []AgentPlan {
+// MatchAgents matches each declared agent to the listed agents of its
+// exact name: PlanAgents's, and plan's, which keeps the listing for
+// [UseRemembered].
+func MatchAgents(specs []AgentSpec, existing []apiclient.Agent) []AgentPlan {
 	byName := map[string][]apiclient.Agent{}
 	for _, a := range existing {
 		byName[a.Name] = append(byName[a.Name], a)
@@ -216,7 +219,8 @@ func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts
 	if !anyToCreate(plans) {
 		return plans, nil
 	}
-	if err := relist(ctx, svc, plans); err != nil {
+	listed, err := relist(ctx, svc, plans)
+	if err != nil {
 		return plans, fmt.Errorf("listing agents again, to confirm which are missing: %w", err)
 	}
 	if err := refuseAmbiguous(plans); err != nil {
@@ -231,7 +235,7 @@ func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts
 		if warnf == nil {
 			warnf = opts.Logf
 		}
-		if err := UseRemembered(ctx, svc, plans, remembered, warnf); err != nil {
+		if err := UseRemembered(ctx, svc, plans, remembered, listed, warnf); err != nil {
 			return plans, err
 		}
 	}
@@ -274,11 +278,11 @@ func refuseAmbiguous(plans []AgentPlan) error {
 
 // relist lists the agents again and updates every plan still to create
 // whose name the new listing shows: it exists after all (a shifting list
-// hid it), or is ambiguous.
-func relist(ctx context.Context, svc AgentService, plans []AgentPlan) error {
+// hid it), or is ambiguous. It returns the listing.
+func relist(ctx context.Context, svc AgentService, plans []AgentPlan) ([]apiclient.Agent, error) {
 	existing, err := svc.ListAllAgents(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var specs []AgentSpec
 	var idx []int
@@ -287,13 +291,13 @@ func relist(ctx context.Context, svc AgentService, plans []AgentPlan) error {
 			specs, idx = append(specs, *plans[i].Spec), append(idx, i)
 		}
 	}
-	for j, m := range matchAgents(specs, existing) {
+	for j, m := range MatchAgents(specs, existing) {
 		if m.Action != ActionCreate {
 			m.Spec = plans[idx[j]].Spec
 			plans[idx[j]] = m
 		}
 	}
-	return nil
+	return existing, nil
 }
 
 // checkCreatedOnce lists the agents after creates and refuses a name that
@@ -324,15 +328,23 @@ func checkCreatedOnce(ctx context.Context, svc AgentService, plans []AgentPlan) 
 // that callrun created last (of remembered, the store's record, oldest
 // first) when the service still answers for that agent's id: the
 // service's list does not show it, and creating another would leave two
-// of the name. When the service says the agent is not there (404), the
-// plan stays to create. Any other answer is an error: nothing must be
-// created on an answer that does not say the agent is gone. EnsureAgents
-// and plan call it after their listings; logf, if set, is warned of each
-// agent used so.
-func UseRemembered(ctx context.Context, svc AgentService, plans []AgentPlan, remembered []store.CreatedAgent, logf func(string, ...any)) error {
+// of the name. When the service says the agent is not there (404), or
+// listed (the listing read last) shows it under another name (renamed on
+// the service), the plan stays to create. Any other answer is an error:
+// nothing must be created on an answer that does not say the agent is
+// gone. EnsureAgents and plan call it after their listings; logf, if set,
+// is told of each remembered agent used or passed over.
+func UseRemembered(ctx context.Context, svc AgentService, plans []AgentPlan, remembered []store.CreatedAgent, listed []apiclient.Agent, logf func(string, ...any)) error {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
 	last := map[string]store.CreatedAgent{}
 	for _, a := range remembered {
 		last[a.Name] = a
+	}
+	names := map[string]string{} // listed agent id -> its name
+	for _, a := range listed {
+		names[a.AgentID] = a.Name
 	}
 	for i := range plans {
 		p := &plans[i]
@@ -341,17 +353,17 @@ func UseRemembered(ctx context.Context, svc AgentService, plans []AgentPlan, rem
 			continue
 		}
 		on := a.At.Format("2 Jan 2006 15:04 MST")
+		if name, ok := names[a.ID]; ok {
+			logf("agent %q (id %s), created by callrun on %s, is named %q on the service now: a new one is created", p.Spec.Name, a.ID, on, name)
+			continue
+		}
 		_, err := svc.GetCallEndpoint(ctx, a.ID)
 		switch {
 		case err == nil:
 			p.Action, p.AgentID, p.Status = ActionRemembered, a.ID, ""
-			if logf != nil {
-				logf("the service's list does not show agent %q (id %s), created by callrun on %s; it is used as remembered, its status unknown (while it is pending the service refuses its calls)", p.Spec.Name, a.ID, on)
-			}
+			logf("the service's list does not show agent %q (id %s), created by callrun on %s; it is used as remembered, its status unknown (while it is pending the service refuses its calls)", p.Spec.Name, a.ID, on)
 		case apiclient.StatusCode(err) == http.StatusNotFound:
-			if logf != nil {
-				logf("agent %q (id %s), created by callrun on %s, is no longer on the service: it is created again", p.Spec.Name, a.ID, on)
-			}
+			logf("agent %q (id %s), created by callrun on %s, is no longer on the service: it is created again", p.Spec.Name, a.ID, on)
 		default:
 			return fmt.Errorf("agent %q is not on the service's list, and asking the service for agent %s, which callrun created of that name on %s, failed: %w; no agent was created and no call was started: run again", p.Spec.Name, a.ID, on, err)
 		}
@@ -415,7 +427,7 @@ func createOnce(ctx context.Context, svc AgentService, p *AgentPlan, opts Ensure
 		// The create may have happened: look, twice, before creating again.
 		one := []AgentPlan{*p}
 		for range 2 {
-			if lerr := relist(ctx, svc, one); lerr != nil {
+			if _, lerr := relist(ctx, svc, one); lerr != nil {
 				return fmt.Errorf("creating agent %q: the create's outcome is unknown and listing agents failed (%v); run again to check before anything is created: %w", p.Spec.Name, lerr, err)
 			}
 			if err := refuseAmbiguous(one); err != nil {

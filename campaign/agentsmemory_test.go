@@ -132,3 +132,26 @@ func TestEnsureAgentsCreatesNothingOnAnUnclearAnswerForARememberedAgent(t *testi
 		t.Errorf("%d agents created, want 1: none on the unclear answer", srv.Stats().AgentsCreated)
 	}
 }
+
+// TestEnsureAgentsPassesOverARememberedAgentRenamedOnTheService: the
+// listing shows the remembered agent under another name (renamed on the
+// service): it is not used for the name it no longer has; one is created.
+func TestEnsureAgentsPassesOverARememberedAgentRenamedOnTheService(t *testing.T) {
+	srv, c := sandboxClient(t, sandbox.Options{})
+	renamed := srv.AddAgent(sandbox.Agent{AgentName: "Sales (old)", GeneralPrompt: "x"})
+	st := store.Files{Dir: t.TempDir()}
+	if err := st.RememberAgent(context.Background(), store.CreatedAgent{Name: "Sales", ID: renamed.AgentID, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var log logged
+	plans, err := EnsureAgents(context.Background(), c, specs("Sales"), EnsureOptions{Memory: st, Logf: log.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plans[0].Action != ActionCreated || plans[0].AgentID == renamed.AgentID || srv.Stats().AgentsCreated != 1 {
+		t.Errorf("plan %s %s, %d created; want a new agent, not the renamed %s", plans[0].Action, plans[0].AgentID, srv.Stats().AgentsCreated, renamed.AgentID)
+	}
+	if !strings.Contains(strings.Join(log.lines, "\n"), `is named "Sales (old)" on the service now`) {
+		t.Errorf("logged %q", log.lines)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/report/private"
 	"github.com/callrun/callrun/report/store"
@@ -81,10 +82,12 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 			return nil, f, err
 		}
 		defer svc.Close()
-		if opts.Agents, err = campaign.PlanAgents(ctx, svc.Client, f.Agents); err != nil {
-			return nil, f, err
+		listed, err := svc.Client.ListAllAgents(ctx)
+		if err != nil {
+			return nil, f, fmt.Errorf("listing agents: %w", err)
 		}
-		remembered, err := rememberedAgents(ctx, svc, f, rehearsal, opts.Agents)
+		opts.Agents = campaign.MatchAgents(f.Agents, listed)
+		remembered, err := rememberedAgents(ctx, svc, f, rehearsal, opts.Agents, listed)
 		if err != nil {
 			return nil, f, err
 		}
@@ -158,9 +161,10 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 
 // rememberedAgents gives each of agents still to create whose agent
 // callrun created before, and the service still has, that agent, as run
-// would use it (campaign.UseRemembered), and returns a warning for each.
+// would use it (campaign.UseRemembered, over listed, the plan's listing),
+// and returns a warning for each remembered agent used or passed over.
 // The store is read only when an agent is to be created.
-func rememberedAgents(ctx context.Context, svc *Service, f *campaign.File, rehearsal bool, agents []campaign.AgentPlan) ([]string, error) {
+func rememberedAgents(ctx context.Context, svc *Service, f *campaign.File, rehearsal bool, agents []campaign.AgentPlan, listed []apiclient.Agent) ([]string, error) {
 	if !slices.ContainsFunc(agents, func(a campaign.AgentPlan) bool { return a.Action == campaign.ActionCreate }) {
 		return nil, nil
 	}
@@ -174,7 +178,7 @@ func rememberedAgents(ctx context.Context, svc *Service, f *campaign.File, rehea
 		return nil, err
 	}
 	var warnings []string
-	err = campaign.UseRemembered(ctx, svc.Client, agents, created, func(format string, args ...any) {
+	err = campaign.UseRemembered(ctx, svc.Client, agents, created, listed, func(format string, args ...any) {
 		warnings = append(warnings, fmt.Sprintf(format, args...))
 	})
 	return warnings, err
