@@ -660,7 +660,7 @@ func (p *Plan) writeAgents(b *strings.Builder) {
 	for _, a := range p.Agents {
 		line := fmt.Sprintf("  %-10s %s", a.Action, a.Name)
 		switch {
-		case a.AgentID != "" && a.Status == "":
+		case a.Action == ActionRemembered:
 			line += fmt.Sprintf(" (id %s, status unknown: the service's list does not show it)", a.AgentID)
 		case a.AgentID != "":
 			line += fmt.Sprintf(" (id %s, %s)", a.AgentID, a.Status)
