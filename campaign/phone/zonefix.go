@@ -85,8 +85,12 @@ var zoneFixes = []zoneFixEntry{
 	// Chile: the library puts every number in America/Santiago, but
 	// Magallanes (area code 61) keeps UTC-3 all year, an hour ahead of
 	// Santiago in winter, and Easter Island (32 2100) is two hours behind;
-	// a mobile (9) may ring in either.
+	// a mobile (9) may ring in either (or in Aysén, on Magallanes' clock).
 	{"+5661", []string{"America/Punta_Arenas"}},
+	// Aysén (area code 67: Coyhaique, Puerto Aysén), on UTC-3 all year
+	// since March 2025 (tzdata 2025b's America/Coyhaique), which the
+	// library puts in America/Santiago, an hour behind it in winter.
+	{"+5667", []string{"America/Coyhaique"}},
 	{"+56322100", []string{"Pacific/Easter"}},
 	{"+569", []string{"America/Punta_Arenas", "Pacific/Easter"}},
 	// Western Amazonas (area code 97), whose southwest (Eirunepé) keeps

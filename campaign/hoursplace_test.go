@@ -1,0 +1,37 @@
+package campaign
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCalledPersonHoursWhereTheLibraryMissesThePlace: numbers the phone
+// library places in a zone whose clock is not the place's. At each time
+// given it is 20:30 or later (or before 08:00) where the number rings,
+// and the number must not be called then.
+func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
+	for _, tc := range []struct {
+		name, e164, place, at string
+	}{
+		// Aysén (area code 67: Coyhaique, Puerto Aysén) keeps UTC-3 all
+		// year since 2025 (tzdata 2025b, America/Coyhaique); the library
+		// puts it in America/Santiago, an hour behind in the southern winter.
+		{"Coyhaique, a Wednesday in July", "+56672211234", "America/Coyhaique", "2026-07-15T23:30:00Z"},
+		{"Puerto Aysén, a Wednesday in June", "+56672331234", "America/Coyhaique", "2026-06-10T23:45:00Z"},
+	} {
+		c := stateContact(t, tc.e164)
+		at, err := time.Parse(time.RFC3339, tc.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		place := mustZone(t, tc.place)
+		lt := at.In(place)
+		if m := lt.Hour()*60 + lt.Minute(); m >= CalledPersonStart && m < CalledPersonEnd {
+			t.Fatalf("%s: %s is %s in %s, in hours: a wrong case", tc.name, tc.at, lt.Format("15:04"), tc.place)
+		}
+		h := &CallingHours{}
+		if h.Open(c, at) {
+			t.Errorf("%s (%s): called at %s, %s where it rings (%s); its zones are %v", tc.name, tc.e164, tc.at, lt.Format("Mon 15:04"), tc.place, ContactZones(c))
+		}
+	}
+}
