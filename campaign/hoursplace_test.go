@@ -18,6 +18,12 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		// puts it in America/Santiago, an hour behind in the southern winter.
 		{"Coyhaique, a Wednesday in July", "+56672211234", "America/Coyhaique", "2026-07-15T23:30:00Z"},
 		{"Puerto Aysén, a Wednesday in June", "+56672331234", "America/Coyhaique", "2026-06-10T23:45:00Z"},
+		// Valparaíso's region (area code 32), on Santiago's clock: the
+		// library's geocoding says Valparaíso for all of 32, but its zones
+		// put every exchange but 322 and 323 on Easter Island's clock, two
+		// hours behind the mainland.
+		{"Valparaíso region, 32 4", "+56324123456", "America/Santiago", "2026-07-15T01:30:00Z"},
+		{"Valparaíso region, 32 9", "+56329123456", "America/Santiago", "2026-01-15T00:30:00Z"},
 	} {
 		c := stateContact(t, tc.e164)
 		at, err := time.Parse(time.RFC3339, tc.at)

@@ -92,6 +92,11 @@ var zoneFixes = []zoneFixEntry{
 	// library puts in America/Santiago, an hour behind it in winter.
 	{"+5667", []string{"America/Coyhaique"}},
 	{"+56322100", []string{"Pacific/Easter"}},
+	// The rest of area code 32 is Valparaíso's region, on Santiago's
+	// clock (the library's geocoding says so), but the library's zones put
+	// every exchange of it but 322 and 323 on Pacific/Easter, two hours
+	// behind.
+	{"+5632", []string{"America/Santiago"}},
 	{"+569", []string{"America/Punta_Arenas", "Pacific/Easter"}},
 	// Western Amazonas (area code 97), whose southwest (Eirunepé) keeps
 	// UTC-5, which the library puts in America/Manaus, an hour ahead.
