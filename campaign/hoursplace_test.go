@@ -24,6 +24,21 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		// hours behind the mainland.
 		{"Valparaíso region, 32 4", "+56324123456", "America/Santiago", "2026-07-15T01:30:00Z"},
 		{"Valparaíso region, 32 9", "+56329123456", "America/Santiago", "2026-01-15T00:30:00Z"},
+		// Western Australia's Pilbara and Kimberley (08 5124-5126, 08 513,
+		// 08 514, and a few blocks of 08 512): the library's geocoding says
+		// Karratha, Port Hedland, Broome, Newman..., its zones say
+		// Australia/Sydney alone, two or three hours ahead of Perth.
+		{"Karratha, 08 5124", "+61851241234", "Australia/Perth", "2026-07-15T22:30:00Z"},
+		{"Paraburdoo, 08 5125", "+61851255123", "Australia/Perth", "2026-07-15T22:30:00Z"},
+		{"Port Hedland, 08 5123 2", "+61851232123", "Australia/Perth", "2026-01-14T21:30:00Z"},
+		{"Pilbara, 08 513", "+61851301234", "Australia/Perth", "2026-07-15T22:30:00Z"},
+		{"Pilbara, 08 514", "+61851401234", "Australia/Perth", "2026-07-15T22:30:00Z"},
+		// Lord Howe Island (UTC+10:30 in the southern winter), in blocks of
+		// 02 55 the library's geocoding gives it and its zones put in
+		// Australia/Sydney alone, half an hour behind it then.
+		{"Lord Howe Island, 02 5547 5", "+61255475123", "Australia/Lord_Howe", "2026-07-15T09:45:00Z"},
+		{"Lord Howe Island, 02 5562 0", "+61255620123", "Australia/Lord_Howe", "2026-07-15T09:45:00Z"},
+		{"02 5577, Lord Howe Island among others", "+61255771234", "Australia/Lord_Howe", "2026-07-15T09:45:00Z"},
 	} {
 		c := stateContact(t, tc.e164)
 		at, err := time.Parse(time.RFC3339, tc.at)

@@ -82,6 +82,35 @@ var zoneFixes = []zoneFixEntry{
 	// Australia/Sydney, an hour ahead of it from October to April (the
 	// NSW towns on 07 keep Sydney's time, so both).
 	{"+617", []string{"Australia/Brisbane"}},
+	// Western Australia's Pilbara and Kimberley (Karratha, Port Hedland,
+	// Broome, Newman, Tom Price...), on UTC+8: blocks of 08 512, 513 and
+	// 514 that the library's geocoding gives them and its zones put in
+	// Australia/Sydney alone, two or three hours ahead. 08 513 is also the
+	// Indian Ocean Territories' (Christmas Island, the Cocos Islands), as
+	// its geocoding says.
+	{"+618513", []string{"Australia/Perth", "Indian/Christmas", "Indian/Cocos"}},
+	{"+618514", []string{"Australia/Perth"}},
+	{"+6185124", []string{"Australia/Perth"}},
+	{"+6185125", []string{"Australia/Perth"}},
+	{"+6185126", []string{"Australia/Perth"}},
+	{"+61851205", []string{"Australia/Perth"}},
+	{"+61851230", []string{"Australia/Perth"}},
+	{"+61851232", []string{"Australia/Perth"}},
+	{"+61851233", []string{"Australia/Perth"}},
+	{"+61851234", []string{"Australia/Perth"}},
+	// Lord Howe Island (UTC+10:30, and +11 in summer), in blocks of 02 55
+	// that the library's geocoding gives it (alone, or among the towns
+	// of the mid north coast) and its zones put in Australia/Sydney, half
+	// an hour behind it in winter.
+	{"+61255475", []string{"Australia/Lord_Howe"}},
+	{"+61255620", []string{"Australia/Lord_Howe"}},
+	{"+61255623", []string{"Australia/Lord_Howe"}},
+	{"+61255684", []string{"Australia/Lord_Howe"}},
+	{"+61255720", []string{"Australia/Lord_Howe"}},
+	{"+6125576", []string{"Australia/Lord_Howe"}},
+	{"+6125577", []string{"Australia/Lord_Howe"}},
+	{"+6125578", []string{"Australia/Lord_Howe"}},
+	{"+6125579", []string{"Australia/Lord_Howe"}},
 	// Chile: the library puts every number in America/Santiago, but
 	// Magallanes (area code 61) keeps UTC-3 all year, an hour ahead of
 	// Santiago in winter, and Easter Island (32 2100) is two hours behind;
