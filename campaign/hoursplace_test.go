@@ -39,6 +39,12 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		{"Lord Howe Island, 02 5547 5", "+61255475123", "Australia/Lord_Howe", "2026-07-15T09:45:00Z"},
 		{"Lord Howe Island, 02 5562 0", "+61255620123", "Australia/Lord_Howe", "2026-07-15T09:45:00Z"},
 		{"02 5577, Lord Howe Island among others", "+61255771234", "Australia/Lord_Howe", "2026-07-15T09:45:00Z"},
+		// North American exchanges the library's geocoding places in one
+		// town, and its zones in another zone than the town's.
+		{"Unalaska, 907 581 (library: Honolulu)", "+19075811234", "America/Anchorage", "2026-07-16T05:30:00Z"},
+		{"Tallahassee, 850 431 (library: Chicago)", "+18504311155", "America/New_York", "2026-07-16T00:30:00Z"},
+		{"Tallahassee, 850 681 (library: Chicago)", "+18506811234", "America/New_York", "2026-01-15T01:30:00Z"},
+		{"Terre Haute, 812 478 (library: Chicago)", "+18124781234", "America/New_York", "2026-07-16T00:30:00Z"},
 	} {
 		c := stateContact(t, tc.e164)
 		at, err := time.Parse(time.RFC3339, tc.at)

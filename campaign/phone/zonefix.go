@@ -59,6 +59,15 @@ var zoneFixes = []zoneFixEntry{
 	{"+1850227", []string{"America/New_York"}},
 	{"+1850229", []string{"America/New_York"}},
 	{"+1850648", []string{"America/Chicago"}},
+	// Exchanges that the library's own geocoding places in a town whose
+	// zone is not the one its zones give: Unalaska, Alaska (907 581), on
+	// Alaska time, which it puts in Pacific/Honolulu, one or two hours
+	// behind; Tallahassee (850 431, 681) and Terre Haute (812 478), on
+	// Eastern time, which it puts in America/Chicago, an hour behind.
+	{"+1907581", []string{"America/Anchorage"}},
+	{"+1850431", []string{"America/New_York"}},
+	{"+1850681", []string{"America/New_York"}},
+	{"+1812478", []string{"America/New_York"}},
 	// Matamoros (868), which keeps the US's summer time, which the
 	// library puts in America/Mexico_City, an hour behind it in summer.
 	{"+52868", []string{"America/Matamoros"}},
