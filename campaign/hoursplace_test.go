@@ -45,6 +45,13 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		{"Tallahassee, 850 431 (library: Chicago)", "+18504311155", "America/New_York", "2026-07-16T00:30:00Z"},
 		{"Tallahassee, 850 681 (library: Chicago)", "+18506811234", "America/New_York", "2026-01-15T01:30:00Z"},
 		{"Terre Haute, 812 478 (library: Chicago)", "+18124781234", "America/New_York", "2026-07-16T00:30:00Z"},
+		// Towns whose clocks keep a neighbour's time, not their legal zone's.
+		{"Phenix City, AL (Eastern time, with Columbus, GA)", "+13342911234", "America/New_York", "2026-07-16T00:30:00Z"},
+		{"Lanett, AL", "+13345761234", "America/New_York", "2026-01-15T01:30:00Z"},
+		{"Valley, AL", "+13347561234", "America/New_York", "2026-07-16T00:30:00Z"},
+		{"Maidstone, SK (Alberta's time, with Lloydminster)", "+13068931234", "America/Edmonton", "2026-01-14T14:30:00Z"},
+		{"Creighton, SK (Manitoba's time, with Flin Flon)", "+13066881234", "America/Winnipeg", "2026-07-16T01:30:00Z"},
+		{"Denare Beach, SK", "+13063621234", "America/Winnipeg", "2026-07-16T01:30:00Z"},
 	} {
 		c := stateContact(t, tc.e164)
 		at, err := time.Parse(time.RFC3339, tc.at)

@@ -59,6 +59,27 @@ var zoneFixes = []zoneFixEntry{
 	{"+1850227", []string{"America/New_York"}},
 	{"+1850229", []string{"America/New_York"}},
 	{"+1850648", []string{"America/Chicago"}},
+	// Towns whose clocks keep a neighbour's time rather than their legal
+	// zone's: Phenix City (334 291, 297, 298, 448, 480), Lanett (334 576,
+	// 644) and Valley (334 756, 768), Alabama, on Eastern time with
+	// Columbus and West Point, Georgia, an hour ahead of America/Chicago;
+	// Maidstone, Saskatchewan (306 893), on Alberta's time with
+	// Lloydminster, an hour behind America/Regina in winter; Creighton and
+	// Denare Beach, Saskatchewan (306 688, 362), on Manitoba's time with
+	// Flin Flon, an hour ahead of America/Regina in summer (the tz
+	// database's notes on Saskatchewan name both).
+	{"+1334291", []string{"America/New_York"}},
+	{"+1334297", []string{"America/New_York"}},
+	{"+1334298", []string{"America/New_York"}},
+	{"+1334448", []string{"America/New_York"}},
+	{"+1334480", []string{"America/New_York"}},
+	{"+1334576", []string{"America/New_York"}},
+	{"+1334644", []string{"America/New_York"}},
+	{"+1334756", []string{"America/New_York"}},
+	{"+1334768", []string{"America/New_York"}},
+	{"+1306893", []string{"America/Edmonton"}},
+	{"+1306688", []string{"America/Winnipeg"}},
+	{"+1306362", []string{"America/Winnipeg"}},
 	// Exchanges that the library's own geocoding places in a town whose
 	// zone is not the one its zones give: Unalaska, Alaska (907 581), on
 	// Alaska time, which it puts in Pacific/Honolulu, one or two hours
