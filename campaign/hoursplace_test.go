@@ -52,6 +52,16 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		{"Maidstone, SK (Alberta's time, with Lloydminster)", "+13068931234", "America/Edmonton", "2026-01-14T14:30:00Z"},
 		{"Creighton, SK (Manitoba's time, with Flin Flon)", "+13066881234", "America/Winnipeg", "2026-07-16T01:30:00Z"},
 		{"Denare Beach, SK", "+13063621234", "America/Winnipeg", "2026-07-16T01:30:00Z"},
+		// Mexico: Chihuahua's 621 and 657 (the library's geocoding says
+		// Chihuahua; UTC-6 all year, or Ciudad Juárez's clock, UTC-6 in
+		// summer), which its zones put in America/Mazatlan, UTC-7; and the
+		// Tamaulipas border's 891 (Camargo, Díaz Ordaz) and 897 (Miguel
+		// Alemán, Mier), on the US's summer time since 2022, which it puts in
+		// America/Mexico_City, an hour behind them in summer.
+		{"Chihuahua, 621", "+526211234567", "America/Chihuahua", "2026-07-16T02:30:00Z"},
+		{"Chihuahua, 657", "+526571234567", "America/Chihuahua", "2026-01-15T02:30:00Z"},
+		{"Miguel Alemán, 897", "+528979721234", "America/Matamoros", "2026-07-16T01:30:00Z"},
+		{"Camargo, 891", "+528919321234", "America/Matamoros", "2026-07-16T01:30:00Z"},
 	} {
 		c := stateContact(t, tc.e164)
 		at, err := time.Parse(time.RFC3339, tc.at)

@@ -107,6 +107,13 @@ var zoneFixes = []zoneFixEntry{
 	{"+52649", []string{"America/Chihuahua"}},
 	{"+52652", []string{"America/Chihuahua"}},
 	{"+52659", []string{"America/Chihuahua"}},
+	{"+52621", []string{"America/Chihuahua"}},
+	{"+52657", []string{"America/Chihuahua"}},
+	// The Tamaulipas border's 891 (Camargo, Gustavo Díaz Ordaz) and 897
+	// (Miguel Alemán, Mier, Guerrero), which keep the US's summer time as
+	// Matamoros does, which the library puts in America/Mexico_City.
+	{"+52891", []string{"America/Matamoros"}},
+	{"+52897", []string{"America/Matamoros"}},
 	// Queensland's area code 07, which keeps no summer time: the library
 	// puts all of it but some of Brisbane's exchanges in
 	// Australia/Sydney, an hour ahead of it from October to April (the
