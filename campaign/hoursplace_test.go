@@ -62,6 +62,14 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		{"Chihuahua, 657", "+526571234567", "America/Chihuahua", "2026-01-15T02:30:00Z"},
 		{"Miguel Alemán, 897", "+528979721234", "America/Matamoros", "2026-07-16T01:30:00Z"},
 		{"Camargo, 891", "+528919321234", "America/Matamoros", "2026-07-16T01:30:00Z"},
+		// Brazil: Pará (91, 93, 94) keeps UTC-3, but the library puts every
+		// landline of 9x it does not list apart in America/Manaus, UTC-4;
+		// Paranhos, Mato Grosso do Sul (67 3480), on UTC-4, it puts in
+		// America/Sao_Paulo.
+		{"Pará, 91 3555", "+559135551234", "America/Belem", "2026-07-15T23:30:00Z"},
+		{"Pará, 91 3000", "+559130001234", "America/Belem", "2026-07-15T23:30:00Z"},
+		{"Pará, 94 3390", "+559433901234", "America/Belem", "2026-07-15T23:30:00Z"},
+		{"Paranhos, 67 3480", "+556734801234", "America/Campo_Grande", "2026-07-15T11:30:00Z"},
 	} {
 		c := stateContact(t, tc.e164)
 		at, err := time.Parse(time.RFC3339, tc.at)

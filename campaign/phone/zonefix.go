@@ -167,6 +167,17 @@ var zoneFixes = []zoneFixEntry{
 	// Western Amazonas (area code 97), whose southwest (Eirunepé) keeps
 	// UTC-5, which the library puts in America/Manaus, an hour ahead.
 	{"+5597", []string{"America/Eirunepe"}},
+	// Pará (area codes 91, 93, 94), on UTC-3 all year: the library puts
+	// the prefixes of 9 it does not list apart in America/Manaus, UTC-4,
+	// and with them every landline of Pará's it does not list (Belém's
+	// 91 3000, 91 3555, Marabá's 94 3390...), so they were called until
+	// 21:00.
+	{"+5591", []string{"America/Belem"}},
+	{"+5593", []string{"America/Santarem"}},
+	{"+5594", []string{"America/Belem"}},
+	// Paranhos, Mato Grosso do Sul (67 3480), on UTC-4 as the rest of the
+	// state, which the library puts in America/Sao_Paulo, an hour ahead.
+	{"+55673480", []string{"America/Campo_Grande"}},
 	// Saratov's region (845), on UTC+4 since 2016, which the library puts
 	// in Europe/Moscow, an hour behind it.
 	{"+7845", []string{"Europe/Saratov"}},
