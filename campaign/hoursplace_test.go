@@ -70,6 +70,10 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		{"Pará, 91 3000", "+559130001234", "America/Belem", "2026-07-15T23:30:00Z"},
 		{"Pará, 94 3390", "+559433901234", "America/Belem", "2026-07-15T23:30:00Z"},
 		{"Paranhos, 67 3480", "+556734801234", "America/Campo_Grande", "2026-07-15T11:30:00Z"},
+		// Indonesia's 0526, Tamiang Layang (Central Kalimantan, UTC+7) and
+		// Tanjung (South Kalimantan, UTC+8) as the library's geocoding says,
+		// which its zones put in Asia/Makassar alone.
+		{"Tamiang Layang, 0526", "+62526123456", "Asia/Jakarta", "2026-07-15T00:30:00Z"},
 	} {
 		c := stateContact(t, tc.e164)
 		at, err := time.Parse(time.RFC3339, tc.at)

@@ -178,6 +178,10 @@ var zoneFixes = []zoneFixEntry{
 	// Paranhos, Mato Grosso do Sul (67 3480), on UTC-4 as the rest of the
 	// state, which the library puts in America/Sao_Paulo, an hour ahead.
 	{"+55673480", []string{"America/Campo_Grande"}},
+	// Indonesia's area code 526, which the library's geocoding gives
+	// Tamiang Layang (Central Kalimantan, on UTC+7) and Tanjung (South
+	// Kalimantan, UTC+8), and its zones Asia/Makassar alone.
+	{"+62526", []string{"Asia/Jakarta"}},
 	// Saratov's region (845), on UTC+4 since 2016, which the library puts
 	// in Europe/Moscow, an hour behind it.
 	{"+7845", []string{"Europe/Saratov"}},
