@@ -29,6 +29,13 @@ func (f *File) Window() (*Window, error) {
 		return nil, nil
 	}
 	w := &Window{Contact: h.Timezone == "contact"}
+	if summer := summerOf[h.Timezone]; summer != "" {
+		// Written for a clock that keeps summer time far more often than
+		// for one that does not (see summerOf), and read as tzdata's, the
+		// window would run an hour late all summer.
+		return nil, fmt.Errorf("hours: timezone %q keeps no summer time, and hours: would run an hour late all summer where %s keeps it; name the zone whose clock you mean: %s, or %s for %s's offset all year",
+			h.Timezone, summer, summer, allYearOf[h.Timezone], h.Timezone)
+	}
 	if !w.Contact {
 		loc, err := loadZone(h.Timezone)
 		if err != nil {
@@ -205,6 +212,10 @@ func withZoneColumn(c *Contact, zones []*time.Location) []*time.Location {
 // July it is 20:30. Both zones are kept, which only narrows the hours.
 // (HST is Hawaii's, which keeps no summer time.)
 var summerOf = map[string]string{"EST": "America/New_York", "MST": "America/Denver", "GMT": "Europe/London"}
+
+// allYearOf names, for each name of summerOf, a zone on its offset all
+// year, for the campaign file that means it (hours: refuses the name).
+var allYearOf = map[string]string{"EST": "America/Panama", "MST": "America/Phoenix", "GMT": "UTC"}
 
 // ContactState returns the US state of a contact's number (see
 // [phone.USState]): "" when it is not a US number or its state is not
