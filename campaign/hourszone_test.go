@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,5 +29,18 @@ func TestCampaignWindowInAStandardTimesName(t *testing.T) {
 		if c := stateContact(t, tc.e164); h.Open(c, at) {
 			t.Errorf("hours: {timezone: %s, start: 09:00, end: 17:00} called %s at %s, %s in %s", tc.zone, tc.e164, tc.at, at.In(mustZone(t, tc.place)).Format("15:04"), tc.place)
 		}
+	}
+}
+
+// TestCampaignFileRefusesAStandardTimesName: the campaign file's check
+// refuses hours: {timezone: EST} as it loads, naming the zone to write.
+func TestCampaignFileRefusesAStandardTimesName(t *testing.T) {
+	from := "hours: {timezone: America/New_York,"
+	if !strings.Contains(goodCampaign, from) {
+		t.Fatalf("goodCampaign has no %q", from)
+	}
+	for zone, want := range map[string]string{"EST": "America/New_York", "MST": "America/Denver", "GMT": "Europe/London"} {
+		got := problems(t, strings.Replace(goodCampaign, from, "hours: {timezone: "+zone+",", 1), LoadOptions{})
+		expectProblems(t, got, "hours.timezone: timezone \""+zone+"\" keeps no summer time", want)
 	}
 }

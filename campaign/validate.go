@@ -448,6 +448,10 @@ func (l *loader) validateHours(h *Hours) {
 	switch {
 	case h.Timezone == "":
 		l.problem("hours.timezone", "hours needs a timezone: an IANA name such as America/New_York, or contact")
+	case summerOf[h.Timezone] != "":
+		// See File.Window: read as tzdata's, the window runs an hour late
+		// all summer where the clock meant keeps summer time.
+		l.problem("hours.timezone", "timezone %q keeps no summer time; name the zone whose clock you mean: %s, or %s for its offset all year", h.Timezone, summerOf[h.Timezone], allYearOf[h.Timezone])
 	case h.Timezone != "contact":
 		if _, err := time.LoadLocation(h.Timezone); err != nil {
 			l.problem("hours.timezone", "timezone %q is not an IANA time zone name such as America/New_York (or contact)", h.Timezone)
