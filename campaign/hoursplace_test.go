@@ -74,6 +74,16 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		// Tanjung (South Kalimantan, UTC+8) as the library's geocoding says,
 		// which its zones put in Asia/Makassar alone.
 		{"Tamiang Layang, 0526", "+62526123456", "Asia/Jakarta", "2026-07-15T00:30:00Z"},
+		// Elsewhere, prefixes the library's geocoding gives a place whose
+		// clock its zones miss: Cáceres (Spain's 827) in Atlantic/Canary; the
+		// DRC's east (Kasai, Orientale, the Kivus: 4, 5, 6) in
+		// Africa/Kinshasa; French Polynesia's "remote archipelagos" (40 9:
+		// the Marquesas, the Gambier) in Pacific/Tahiti; and Ecuador's 4 5,
+		// which it says may be the Galápagos, in America/Guayaquil.
+		{"Cáceres, 827", "+34827123456", "Europe/Madrid", "2026-07-15T18:30:00Z"},
+		{"Kasai, DRC", "+2434123456", "Africa/Lubumbashi", "2026-07-15T18:30:00Z"},
+		{"Marquesas, 40 9", "+68940912345", "Pacific/Marquesas", "2026-07-16T05:45:00Z"},
+		{"Galápagos, 4 5", "+59345123456", "Pacific/Galapagos", "2026-07-15T13:30:00Z"},
 	} {
 		c := stateContact(t, tc.e164)
 		at, err := time.Parse(time.RFC3339, tc.at)

@@ -182,10 +182,32 @@ var zoneFixes = []zoneFixEntry{
 	// Tamiang Layang (Central Kalimantan, on UTC+7) and Tanjung (South
 	// Kalimantan, UTC+8), and its zones Asia/Makassar alone.
 	{"+62526", []string{"Asia/Jakarta"}},
+	// Prefixes the library's geocoding gives a place whose clock its zones
+	// miss: Cáceres (Spain's 827), which it puts in Atlantic/Canary, an
+	// hour behind the mainland; the east of the DR Congo (Kasai, Orientale,
+	// the Kivus and Maniema: 4, 5, 6), on UTC+2, which it puts in
+	// Africa/Kinshasa, UTC+1; French Polynesia's "remote archipelagos"
+	// (40 9: the Marquesas, UTC-9:30, and the Gambier, UTC-9), which it
+	// puts in Pacific/Tahiti, UTC-10; and Ecuador's 4 5, which it says may
+	// ring in the Galápagos (UTC-6), in America/Guayaquil, UTC-5.
+	{"+34827", []string{"Europe/Madrid"}},
+	{"+2434", []string{"Africa/Lubumbashi"}},
+	{"+2435", []string{"Africa/Lubumbashi"}},
+	{"+2436", []string{"Africa/Lubumbashi"}},
+	{"+689409", []string{"Pacific/Marquesas", "Pacific/Gambier"}},
+	{"+59345", []string{"Pacific/Galapagos"}},
 	// Saratov's region (845), on UTC+4 since 2016, which the library puts
 	// in Europe/Moscow, an hour behind it.
 	{"+7845", []string{"Europe/Saratov"}},
 }
+
+// zoneFixFirst holds the first digits of the calling codes of zoneFixes.
+var zoneFixFirst = func() (first [10]bool) {
+	for _, f := range zoneFixes {
+		first[f.prefix[1]-'0'] = true
+	}
+	return first
+}()
 
 // zoneFixEntry is one entry of zoneFixes: the zones add are added to
 // those the library gives a number that starts with prefix.
@@ -197,8 +219,8 @@ type zoneFixEntry struct {
 // zoneFix returns the entry of zoneFixes whose prefix e164 starts with,
 // the longest, or the zero entry.
 func zoneFix(e164 string) (fix zoneFixEntry) {
-	if len(e164) < 2 || !strings.ContainsRune("1567", rune(e164[1])) {
-		return fix // the calling codes of every entry: most numbers look no further
+	if len(e164) < 2 || e164[1] < '0' || e164[1] > '9' || !zoneFixFirst[e164[1]-'0'] {
+		return fix // no entry's calling code starts so: most numbers look no further
 	}
 	for _, f := range zoneFixes {
 		if strings.HasPrefix(e164, f.prefix) && len(f.prefix) > len(fix.prefix) {
