@@ -7,13 +7,15 @@ import (
 
 	"github.com/rickar/cal/v2"
 	"github.com/rickar/cal/v2/aa"
+	"github.com/rickar/cal/v2/au"
 	"github.com/rickar/cal/v2/fr"
 )
 
 // The called person's hours: whatever `hours:` says, a call starts only
 // when it is between CalledPersonStart and CalledPersonEnd in every zone
 // the number may ring in, and inside the stricter hours a country's law
-// sets (France). `hours:` and a timezone column only narrow this.
+// sets (France, Canada, Australia). `hours:` and a timezone column only
+// narrow this.
 const (
 	CalledPersonStart = 8 * 60  // 08:00, in minutes after midnight
 	CalledPersonEnd   = 20 * 60 // 20:00, exclusive
@@ -78,13 +80,59 @@ func frenchRule(region string) calledPersonRule {
 	}
 }
 
+// canadianRule is Canada's law on telemarketing calls, which the CRTC's
+// rules on automatic dialing-announcing devices apply to such calls too:
+// weekdays from 09:00 to 21:30, weekends from 10:00 to 18:00; with the
+// default's 20:00, weekdays 09:00 to 20:00.
+func canadianRule(lt time.Time) bool {
+	m := lt.Hour()*60 + lt.Minute()
+	if wd := lt.Weekday(); wd == time.Saturday || wd == time.Sunday {
+		return m >= 10*60 && m < 18*60
+	}
+	return m >= 9*60 && m < 20*60
+}
+
+// australianHolidays are the national public holidays of Australia's
+// telemarketing standard: New Year's Day, Australia Day, Good Friday,
+// Easter Monday, Anzac Day, Christmas Day and Boxing Day, from a
+// maintained calendar. australianRule keeps the days they are observed
+// on too (Christmas on a Saturday is a holiday on the Monday after), as
+// the states do.
+var australianHolidays = func() *cal.Calendar {
+	c := &cal.Calendar{}
+	c.AddHoliday(au.NewYear, au.AustraliaDay, au.GoodFriday, au.EasterMonday, au.AnzacDay, au.ChristmasDay, au.BoxingDay)
+	return c
+}()
+
+// australianRule is Australia's telemarketing standard (Telecommunications
+// (Telemarketing and Research Calls) Industry Standard 2017): weekdays
+// from 09:00 to 20:00, Saturdays from 09:00 to 17:00, never on a Sunday or
+// a national public holiday.
+func australianRule(lt time.Time) bool {
+	m := lt.Hour()*60 + lt.Minute()
+	switch lt.Weekday() {
+	case time.Sunday:
+		return false
+	case time.Saturday:
+		if m >= 17*60 {
+			return false
+		}
+	}
+	if actual, observed, _ := australianHolidays.IsHoliday(lt); actual || observed {
+		return false
+	}
+	return m >= 9*60 && m < 20*60
+}
+
 // calledPersonRules holds the countries whose law is stricter than the
 // default: France, and its overseas departments and collectivities, which
 // have country codes of their own in the phone library (Guadeloupe,
 // Martinique, French Guiana, Réunion, Mayotte, Saint-Barthélemy,
-// Saint-Martin, Saint-Pierre-et-Miquelon).
+// Saint-Martin, Saint-Pierre-et-Miquelon); Canada; Australia, and the
+// territories on its numbering plan (Christmas Island, the Cocos
+// Islands).
 var calledPersonRules = func() map[string]calledPersonRule {
-	m := map[string]calledPersonRule{}
+	m := map[string]calledPersonRule{"CA": canadianRule, "AU": australianRule, "CX": australianRule, "CC": australianRule}
 	for _, r := range []string{"FR", "GP", "MQ", "GF", "RE", "YT", "BL", "MF", "PM"} {
 		m[r] = frenchRule(r)
 	}

@@ -76,6 +76,44 @@ var hoursCases = []hoursCase{
 // 26 December, which callrun keeps for every French number.
 var frenchHolidays2027 = []string{"01-01", "03-26", "03-29", "05-01", "05-06", "05-08", "05-17", "07-14", "08-15", "11-01", "11-11", "12-25", "12-26"}
 
+// australianNoCallDays2027 are the days of 2027 on which Australia's
+// telemarketing standard allows no call, written out by hand: its national
+// public holidays (New Year's Day, Australia Day, Good Friday, Easter
+// Monday, Anzac Day (a Sunday), Christmas Day (a Saturday) and Boxing Day
+// (a Sunday)) and the days Christmas and Boxing Day are observed on.
+var australianNoCallDays2027 = []string{"01-01", "01-26", "03-26", "03-29", "04-25", "12-25", "12-26", "12-27", "12-28"}
+
+// oracleLaws are the numbers of hoursCases in a country whose law narrows
+// the floor: Canada (weekdays 09:00-21:30, weekends 10:00-18:00) and
+// Australia (weekdays 09:00-20:00, Saturdays 09:00-17:00, never on a
+// Sunday or a national public holiday).
+var oracleLaws = map[string]string{
+	"+14165550163": "CA", "+16045550100": "CA", "+17095550100": "CA", "+18676671234": "CA", "+12507821234": "CA", "+13068251234": "CA",
+	"+61212345678": "AU", "+61892345678": "AU", "+61412345678": "AU", "+61755311234": "AU",
+}
+
+// oracleLawOpen is a country's narrowing of the floor at lt, its time.
+func oracleLawOpen(law string, lt time.Time) bool {
+	m := lt.Hour()*60 + lt.Minute()
+	weekend := lt.Weekday() == time.Saturday || lt.Weekday() == time.Sunday
+	switch law {
+	case "CA":
+		if weekend {
+			return m >= 10*60 && m < 18*60
+		}
+		return m >= 9*60 && m < 21*60+30
+	case "AU":
+		switch {
+		case lt.Weekday() == time.Sunday, slices.Contains(australianNoCallDays2027, lt.Format("01-02")):
+			return false
+		case lt.Weekday() == time.Saturday:
+			return m >= 9*60 && m < 17*60
+		}
+		return m >= 9*60 && m < 20*60
+	}
+	return true
+}
+
 // oracleStates are the US numbers of hoursCases in a state whose law
 // narrows the floor, written out by hand ("" for a toll-free number, held
 // to every state's hours at once); the others are in states that do not.
@@ -110,8 +148,9 @@ var neverOpen = []string{"+18002345678"}
 
 // oracleOpen is the called person's window, computed plainly from the
 // hand-written zones: 08:00-20:00 local in every zone, narrowed by the
-// state's hours for a US number of oracleStates, and in France weekdays
-// 10:00-13:00 and 14:00-20:00 except public holidays.
+// state's hours for a US number of oracleStates, by the country's law for
+// a number of oracleLaws, and in France weekdays 10:00-13:00 and
+// 14:00-20:00 except public holidays.
 func oracleOpen(hc hoursCase, t time.Time) bool {
 	state, inState := oracleStates[hc.e164]
 	for _, loc := range oracleZones(hc.zones) {
@@ -121,6 +160,9 @@ func oracleOpen(hc hoursCase, t time.Time) bool {
 			return false
 		}
 		if inState && !oracleStateOpen(state, lt) {
+			return false
+		}
+		if !oracleLawOpen(oracleLaws[hc.e164], lt) {
 			return false
 		}
 		if hc.france {

@@ -370,7 +370,8 @@ suppress: []                 # CSV files of numbers never to call, e.g. [do-not-
 dedupe: campaign             # call each number once in the campaign (or: agent, none)
 pace: {per_second: 1, burst: 1, concurrency: 4}
 # Calling hours: calls start only inside them, and never outside 08:00-20:00
-# in the called person's own zones (stricter in France). Check they are yours.
+# in the called person's own zones (stricter where the law says: France, Canada,
+# Australia, some US states). Check they are yours.
 hours: {timezone: {{.Zone}}, days: [mon, tue, wed, thu, fri], start: "09:00", end: "20:00"}
 `))
 
