@@ -102,9 +102,13 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	old := now.Add(-StartsHorizon)
 	var cut int64 // where the leading old lines end
 	moved, cutting := 0, true
+	var last, latest time.Time // the latest start moved, and of the file
 	l.starts.forget()
 	l.open = map[string][]timedID{}
 	if err := l.refresh(f, func(s CallStart, end int64) {
+		if !s.Released && s.At.After(latest) {
+			latest = s.At
+		}
 		if cutting && !s.Released && !s.At.Before(old) {
 			cutting = false
 		}
@@ -112,13 +116,14 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 			cut = end
 			if !s.Released {
 				moved++
+				last = maxTime(last, s.At)
 			}
 		}
 	}); err != nil {
 		return 0, err
 	}
 	size := l.starts.off
-	if moved == 0 || cut < l.compactMin || cut < size-cut {
+	if moved == 0 || cut < l.compactMin || cut < size-cut || !beforeHorizon(last, latest) {
 		return 0, nil
 	}
 	// The file read again from its start, unless it is replaced.
@@ -148,15 +153,18 @@ func (l *CallStartsFile) compactConversations(now time.Time) (int, error) {
 	old := now.Add(-StartsHorizon)
 	var cut int64 // where the leading old lines end
 	moved, cutting := 0, true
+	var last, latest time.Time // the latest conversation moved, and of the file
 	size, err := readAll(conversationLines(path), f, func(c Conversation, end int64) {
+		latest = maxTime(latest, c.At)
 		if cutting = cutting && c.At.Before(old); cutting {
 			cut, moved = end, moved+1
+			last = maxTime(last, c.At)
 		}
 	})
 	if err != nil {
 		return 0, err
 	}
-	if moved == 0 || cut < l.compactMin || cut < size-cut {
+	if moved == 0 || cut < l.compactMin || cut < size-cut || !beforeHorizon(last, latest) {
 		return 0, nil
 	}
 	l.conversations.lines.forget() // read again from the start
@@ -165,6 +173,25 @@ func (l *CallStartsFile) compactConversations(now time.Time) (int, error) {
 		return 0, err
 	}
 	return moved, nil
+}
+
+// beforeHorizon reports whether last, the latest entry a compaction
+// would move, is older than [StartsHorizon] before latest, the file's
+// latest entry, as well as before the compaction's now: a machine whose
+// clock is a month or more ahead (one sharing CALLRUN_HOME, a clock set
+// wrong; a run compacts before it checks its clock against the
+// service's) must not move starts that still count, by the right clock,
+// into the archive that no run reads. The compaction then waits for
+// newer entries, as forgetOld waits by the latest entry too.
+func beforeHorizon(last, latest time.Time) bool {
+	return last.Before(latest.Add(-StartsHorizon))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // moveLeading takes compaction's two steps for f, the file at path whose
