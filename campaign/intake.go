@@ -304,14 +304,22 @@ func (f *File) fieldNumbers(fields map[string]string) map[string]bool {
 	return want
 }
 
+// international reports whether raw, a number as a delivery's field
+// gives it, is written with its country code after a +, which reads
+// the same whatever the campaign's region.
+func international(raw string) bool {
+	return strings.HasPrefix(strings.TrimLeft(raw, " \t\u00a0'\""), "+")
+}
+
 // converse records a conversation with the number of delivery d, received
 // at, in the store's call starts, durably, when d says the call was
 // answered, so that a campaign with Reg F's rule never calls the number
-// within 7 days of it. When d names a call callrun placed, the
-// conversation is that call's contact's, as an opt-out is, whatever
-// number its fields read as (a national number read in the campaign's
-// region, say) or if none reads: else a person the campaign called
-// would be called again within the 7 days. A retry of d records nothing
+// within 7 days of it. When d names a call callrun placed and its fields
+// give no number written with its country code, the conversation is that
+// call's contact's, as an opt-out is, whatever number its fields read as
+// (a national number read in the campaign's region, say) or if none
+// reads: else a person the campaign called would be called again within
+// the 7 days. A retry of d records nothing
 // more; a delivery whose number does not read and that names no call of
 // the campaign's records none (no contact can have it).
 func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, at time.Time) error {
@@ -319,17 +327,22 @@ func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, a
 		return nil
 	}
 	number := t.Number.E164
-	byCall, err := in.callNumber(ctx, d.CallID)
-	if err != nil {
-		return fmt.Errorf("looking for the call the answered delivery names in the journal: %w", err)
-	}
-	if byCall != "" {
-		number = byCall
+	if number == "" || !international(t.Number.Raw) {
+		// The journal is read only here: a number written with its
+		// country code reads the same in any region, and answered
+		// deliveries come one a call, each before its answer.
+		byCall, err := in.callNumber(ctx, d.CallID)
+		if err != nil {
+			return fmt.Errorf("looking for the call the answered delivery names in the journal: %w", err)
+		}
+		if byCall != "" {
+			number = byCall
+		}
 	}
 	if number == "" {
 		return nil
 	}
-	_, err = in.o.Starts.Converse(ctx, store.Conversation{Number: number, At: at.UTC(), Campaign: in.f.Name, Key: t.Key, Erased: t.Erased})
+	_, err := in.o.Starts.Converse(ctx, store.Conversation{Number: number, At: at.UTC(), Campaign: in.f.Name, Key: t.Key, Erased: t.Erased})
 	return err
 }
 
