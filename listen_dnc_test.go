@@ -103,7 +103,9 @@ func TestListenPutsOptOutsOnTheList(t *testing.T) {
 // TestListenRecordsConversations: a call.answered delivery records a
 // conversation for its number (read with the campaign's region) in the
 // call starts in CALLRUN_HOME before it is answered 200; its retry
-// records nothing more; call.started and call.ended record none; a
+// records nothing more; call.started, and call.ended with a duration of
+// 0, record none (a call.ended that does not say so does: failing
+// closed, TestRegFHoldsAfterAContactOnlyDelivery); a
 // conversations file that cannot be written gets 503, so the service
 // sends it again, and the retry records it.
 func TestListenRecordsConversations(t *testing.T) {
@@ -118,9 +120,13 @@ func TestListenRecordsConversations(t *testing.T) {
 	var logs e2eBuffer
 	base, stop := startListen(t, &logs, path)
 	hook := base + "/callrun/spring/" + hookSecret
-	send := func(event, phone string) int {
+	send := func(event, phone string, more ...string) int {
 		t.Helper()
-		resp, err := http.PostForm(hook, url.Values{"event": {event}, "phone_number": {phone}})
+		form := url.Values{"event": {event}, "phone_number": {phone}}
+		for i := 0; i+1 < len(more); i += 2 {
+			form.Set(more[i], more[i+1])
+		}
+		resp, err := http.PostForm(hook, form)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +143,7 @@ func TestListenRecordsConversations(t *testing.T) {
 		return m
 	}
 	for _, ev := range []string{"call.started", "call.ended"} {
-		if got := send(ev, "(415) 555-0132"); got != 200 || len(talked()) != 0 {
+		if got := send(ev, "(415) 555-0132", "duration", "0"); got != 200 || len(talked()) != 0 {
 			t.Fatalf("%s: answered %d, conversations %v; want none", ev, got, talked())
 		}
 	}

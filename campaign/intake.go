@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -311,10 +312,50 @@ func international(raw string) bool {
 	return strings.HasPrefix(strings.TrimLeft(raw, " \t\u00a0'\""), "+")
 }
 
+// mayBeConversation reports whether delivery d may report a
+// conversation, failing closed: a call.answered does, and so does every
+// delivery of its call but a call.started or one whose duration (or
+// duration_seconds, the agents' completion's) is 0 (a call.ended, an agent's completion, a contact-only delivery with no
+// event, an event callrun does not know), since none of them says that
+// nobody answered. The service's account webhooks send the contact's form
+// alone, no event: Reg F's hold must not wait for a call.answered that
+// may never be told apart.
+func mayBeConversation(d apiclient.Delivery) bool {
+	switch {
+	case Answered(d.Event):
+		return true
+	case eventRank(d.Event) == rankStarted:
+		return false
+	}
+	for _, name := range []string{"duration", "duration_seconds"} {
+		if v := apiclient.Field(d.Fields, name); v != "" {
+			return !zeroDuration(v)
+		}
+	}
+	return true
+}
+
+// zeroDuration reports whether v, a delivery's duration, says the call
+// lasted no time: "0", "0.0", "00:00", "0:00:00". Empty or unreadable
+// is not zero.
+func zeroDuration(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return false
+	}
+	for _, part := range strings.Split(v, ":") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || f != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // converse records a conversation with the number of delivery d, received
-// at, in the store's call starts, durably, when d says the call was
-// answered, so that a campaign with Reg F's rule never calls the number
-// within 7 days of it. When d names a call callrun placed and its fields
+// at, in the store's call starts, durably, when d may report one
+// ([mayBeConversation]), so that a campaign with Reg F's rule never calls
+// the number within 7 days of it. When d names a call callrun placed and its fields
 // give no number written with its country code, the conversation is that
 // call's contact's, as an opt-out is, whatever number its fields read as
 // (a national number read in the campaign's region, say) or if none
@@ -323,7 +364,7 @@ func international(raw string) bool {
 // more; a delivery whose number does not read and that names no call of
 // the campaign's records none (no contact can have it).
 func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, at time.Time) error {
-	if in.o.Starts == nil || !Answered(d.Event) {
+	if in.o.Starts == nil || !mayBeConversation(d) {
 		return nil
 	}
 	number := t.Number.E164

@@ -66,3 +66,38 @@ func TestIntakeConversationReadsTheJournalOnlyWhenItMust(t *testing.T) {
 		})
 	}
 }
+
+// TestMayBeConversation: Reg F's hold after a conversation fails closed.
+// Every delivery of a call may report one but a call.started and one
+// whose duration is 0: the service's account webhooks send the contact's
+// form alone, no event, and an agent's completion names none either, so a
+// hold that waited for a call.answered would never come.
+func TestMayBeConversation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		event  string
+		fields map[string]string
+		want   bool
+	}{
+		{"call.answered", "call.answered", nil, true},
+		{"call.answered, duration 0 (it has just begun)", "call.answered", map[string]string{"duration": "0"}, true},
+		{"call.started", "call.started", nil, false},
+		{"call_started, another spelling", "call_started", nil, false},
+		{"call.ended", "call.ended", nil, true},
+		{"call.ended after 42 s", "call.ended", map[string]string{"data.duration": "42"}, true},
+		{"call.ended, duration 0", "call.ended", map[string]string{"data.duration": "0"}, false},
+		{"call.completed, duration 0.0", "call.completed", map[string]string{"duration": "0.0"}, false},
+		{"call.ended, duration 00:00:00", "call.ended", map[string]string{"duration": "00:00:00"}, false},
+		{"call.ended, duration 00:00:07", "call.ended", map[string]string{"duration": "00:00:07"}, true},
+		{"call.ended, duration unreadable", "call.ended", map[string]string{"duration": "n/a"}, true},
+		{"an agent's completion, duration_seconds 0", "call.completed", map[string]string{"durationSeconds": "0"}, false},
+		{"an agent's completion, duration_seconds 12", "", map[string]string{"duration_seconds": "12"}, true},
+		{"the contact's form, no event", "", map[string]string{"phone_number": "+14155550132", "first_name": "Ada"}, true},
+		{"an event callrun does not know", "call_analyzed", nil, true},
+	} {
+		d := apiclient.Delivery{Event: tc.event, Fields: tc.fields}
+		if got := mayBeConversation(d); got != tc.want {
+			t.Errorf("%s: may be a conversation %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

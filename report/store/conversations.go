@@ -17,11 +17,12 @@ import (
 // [Pressure.AfterConversation].
 const RegFAfterConversation = 7 * 24 * time.Hour
 
-// Conversation is a call the outcomes say was answered: `callrun listen`
-// records one in the store's call starts for each `call.answered`
-// delivery it stores, so that a campaign with Reg F's preset calls that
-// number no more for 7 days, whichever campaign made the call. A
-// conversation is never given back.
+// Conversation is a call the outcomes say may have been answered:
+// `callrun listen` records one in the store's call starts for each
+// delivery it stores that may report one (campaign's mayBeConversation),
+// so that a campaign with Reg F's preset calls that number no more for 7
+// days, whichever campaign made the call. A conversation is never given
+// back.
 type Conversation struct {
 	Number string `json:"number,omitempty"` // E.164; empty in an erased person's line
 	// Hash, in an erased person's line ([CallStartsFile.Erase]), is the
