@@ -174,7 +174,24 @@ const (
 	stopHours                         // the calling window closed
 	stopDoNotCall                     // the number went on the do-not-call list
 	stopPaused                        // a pause began while the intent was written: it is written again after
+	stopLate                          // the call start would leave more than sendLate after its intent: it is written again
 )
+
+// sendLate is the longest a call start may leave after its intent began
+// to be written. Its start counts in contact pressure from when the
+// intent was written (at or after the intent's time, by the run's clock), and the day
+// another campaign waits out is counted from there: a call start that
+// would leave later (a slow token refresh, a wait on another process's
+// refresh, a 401 and a resend, a slow read of the do-not-call list) is
+// not sent on its old count. Its start is given back and its intent
+// written again, counted from then (stopLate). Both times are read on one
+// clock, the run's, so another machine's clock does not enter it.
+const sendLate = 10 * time.Second
+
+// maxLate is how many times in a row one contact's intent is written
+// again because its call start would have left late: past it the contact
+// is left pending, for a later run.
+const maxLate = 3
 
 // why is the reason of the skipped outcome of a contact whose intent is on
 // disk but that was not sent for this kind of stop.
@@ -188,6 +205,8 @@ func (k stopKind) why() string {
 		return "not sent: " + ReasonDoNotCall
 	case stopPaused:
 		return "not sent yet: every call start was paused as its intent was written; written again after the pause"
+	case stopLate:
+		return "not sent yet: its call start would have left more than " + sendLate.String() + " after its intent was written, which contact pressure counts it from; written again"
 	}
 	return "not sent: the calling window closed first"
 }
@@ -537,6 +556,7 @@ func (r *runner) work(w *worker, j job) error {
 	form := c.EncodeForm()
 	base := r.firstIntent(&j)
 	tokenTries := 0 // tries in a row that got no access token
+	lateTries := 0  // intents in a row written again because their call start would have left late
 	for attempt := j.prior + 1; ; attempt++ {
 		rec := base
 		rec.Type, rec.Attempt = store.TypeIntent, attempt
@@ -550,6 +570,14 @@ func (r *runner) work(w *worker, j job) error {
 		st.written = true
 		if stop, err := r.mayStillSend(&st, c); stop != 0 {
 			r.pace.release(st.slot)
+			if stop == stopLate {
+				again, err := r.again(w, c, rec, &lateTries)
+				if !again {
+					return err
+				}
+				attempt-- // a new intent, under the same attempt number
+				continue
+			}
 			if stop == stopPaused {
 				// Its call start counts from when the intent was written, and
 				// a pause may last hours: give the start back, wait the pause
@@ -572,9 +600,14 @@ func (r *runner) work(w *worker, j job) error {
 		// Having the token may take a while (a refresh, another process's
 		// refresh, a 401 and a refresh): the hours are checked again right
 		// before the request leaves.
+		// It is also too late then if the start, counted from the intent,
+		// would leave long after it.
 		rctx = apiclient.WithSendCheck(rctx, func() error {
 			if !r.inHours(c) {
 				return errHoursClosed
+			}
+			if r.late(&st) {
+				return errSendLate
 			}
 			return nil
 		})
@@ -583,6 +616,15 @@ func (r *runner) work(w *worker, j job) error {
 		if errors.Is(err, errHoursClosed) {
 			r.pace.release(st.slot)
 			return r.skip(w, c, rec, stopHours)
+		}
+		if errors.Is(err, errSendLate) {
+			r.pace.release(st.slot)
+			again, err := r.again(w, c, rec, &lateTries)
+			if !again {
+				return err
+			}
+			attempt-- // a new intent, under the same attempt number
+			continue
 		}
 		if apiclient.NoToken(err) {
 			// Not sent: no access token could be had. The run's problem, not
@@ -739,7 +781,37 @@ func (r *runner) mayStillSend(st *start, c *Contact) (stopKind, error) {
 		// another process appended to, a database slow to answer).
 		return stopHours, nil
 	}
+	if r.late(st) {
+		return stopLate, nil
+	}
 	return 0, nil
+}
+
+// late reports whether call start st, leaving now, would leave more than
+// sendLate after its intent began to be written: its start would then
+// count in contact pressure from too long before the call.
+func (r *runner) late(st *start) bool {
+	return r.opts.Now().Sub(st.intended) > sendLate
+}
+
+// errSendLate is what the send check of a call start says when having its
+// token took so long that it would leave late ([runner.late]).
+var errSendLate = errors.New("the call start would leave too long after its intent, while the access token was had")
+
+// again closes intent rec, whose call start would have left late
+// (stopLate), with a skipped outcome, which gives its start back, and
+// says whether its contact is to get a new intent, counted from then. After
+// maxLate such intents in a row the contact is left pending.
+func (r *runner) again(w *worker, c *Contact, rec store.Record, tries *int) (bool, error) {
+	if err := r.skipRecord(w, rec, stopLate); err != nil {
+		return false, err
+	}
+	if *tries++; *tries >= maxLate {
+		r.pending()
+		r.opts.Logf("%s (sheet %s row %d) left pending: its call start would have left more than %s after its intent %d times in a row (a slow token refresh, a slow read of the do-not-call list?)", c.Phone, rec.Sheet, c.Row, sendLate, *tries)
+		return false, nil
+	}
+	return true, nil
 }
 
 // onDoNotCall reads RunOptions.DoNotCall, if set, for c's number, right
@@ -812,6 +884,7 @@ func (r *runner) intend(w *worker, st *start, c *Contact, rec store.Record) (ok 
 		return false, nil
 	}
 	rec.At = r.opts.Now()
+	st.intended = rec.At
 	if err := r.opts.Journal.Append(rec); err != nil {
 		r.pace.release(st.slot)
 		if errors.Is(err, store.ErrDoNotCall) {

@@ -97,6 +97,9 @@ type start struct {
 	// was written; await sets paused instead, and the intent is written
 	// again once the pause is over.
 	written, paused bool
+	// intended is when its intent began to be written (the intent's
+	// time), which its start in contact pressure counts from or after.
+	intended time.Time
 }
 
 // next asks pace about st at now, and takes st a turn at the rate limiter
