@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -236,24 +237,44 @@ func plClient(t *testing.T, srv *sandbox.Server, leave func(*http.Request)) *api
 
 // TestRunPressureLateKilledAsTheCallLeaves: campaign A's token takes
 // five minutes; its run is frozen as the call start's request leaves,
-// and the journal and the call starts are copied as a kill -9 at that
-// moment would leave them. The copy counts the number's start from no
-// more than sendLate before the call left, and its contact reads
-// uncertain (never called again without --retry-uncertain). Campaign B,
-// run on the copied call starts a day and a minute after A's first
-// intent, holds the number; the ledger has the one call of A. Before,
-// the copy counted the start from five minutes before the call, and B
-// called the number again within 24 hours.
+// and what a kill -9 at that moment would leave is read: with files, the
+// journal and the call starts copied; with PostgreSQL, what is committed.
+// The store counts the number's start from no more than sendLate before
+// the call left, and its contact reads uncertain (never called again
+// without --retry-uncertain). Campaign B, run on those call starts a day
+// and a minute after A's first intent, holds the number; the ledger has
+// the one call of A. Before, the store counted the start from five
+// minutes before the call, and B called the number again within 24
+// hours.
 func TestRunPressureLateKilledAsTheCallLeaves(t *testing.T) {
-	clock, base, home, _ := ptStore(t, "files")
+	for _, kind := range dtStores {
+		t.Run(kind, func(t *testing.T) { testRunPressureLateKilledAsTheCallLeaves(t, kind) })
+	}
+}
+
+func testRunPressureLateKilledAsTheCallLeaves(t *testing.T, kind string) {
+	clock, base, home, url := ptStore(t, kind)
 	t0 := clock.Now()
-	a := ptEnv(t, base.srv, base, "a", 0, 1, ptSheet(0, 1), home, "", clock.Now)
+	a := ptEnv(t, base.srv, base, "a", 0, 1, ptSheet(0, 1), home, url, clock.Now)
 	crashHome, crashJournal := t.TempDir(), filepath.Join(t.TempDir(), "journal.jsonl")
 	var leftAt time.Time
+	var counted map[string][]time.Time
+	var last store.Record // the contact's last record in the journal
 	var once sync.Once
-	copyAll := func(*http.Request) {
+	kill := func(*http.Request) {
 		once.Do(func() {
 			leftAt = clock.Now()
+			if kind == "postgres" {
+				// Nothing is copied: a kill leaves what is committed.
+				recs := dtPostgresRecords(t, url)
+				last = recs[len(recs)-1]
+				starts, _ := a.pg.CallStarts()
+				var err error
+				if counted, err = starts.Counted(context.Background(), time.Time{}); err != nil {
+					t.Error(err)
+				}
+				return
+			}
 			for from, to := range map[string]string{filepath.Join(home, store.CallStartsFileName): filepath.Join(crashHome, store.CallStartsFileName), a.journal: crashJournal} {
 				data, err := os.ReadFile(from)
 				if err != nil {
@@ -264,27 +285,37 @@ func TestRunPressureLateKilledAsTheCallLeaves(t *testing.T) {
 			}
 		})
 	}
-	calls := &slowSend{CallStarter: plClient(t, base.srv, copyAll), clock: clock, by: 5 * time.Minute}
+	calls := &slowSend{CallStarter: plClient(t, base.srv, kill), clock: clock, by: 5 * time.Minute}
 	if res := a.mustRun(func(o *RunOptions) { o.Now, o.Sleep, o.Calls = clock.Now, clock.Sleep, calls }); res.Sent != 1 {
 		t.Fatalf("campaign A: %+v", res)
 	}
-	st, err := store.ReadState(crashJournal)
-	if err != nil {
-		t.Fatal(err)
+	if leftAt.IsZero() {
+		t.Fatal("no call start left")
 	}
-	if got := st.Counts()[store.Uncertain]; got != 1 {
-		t.Errorf("the killed run's journal: %v; want its contact uncertain", st.Counts())
-	}
-	st.Close()
-	counted, err := store.OpenCallStartsFile(crashHome).Counted(context.Background(), time.Time{})
-	if err != nil {
-		t.Fatal(err)
+	if kind == "files" {
+		st, err := store.ReadState(crashJournal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Counts()[store.Uncertain]; got != 1 {
+			t.Errorf("the killed run's journal: %v; want its contact uncertain", st.Counts())
+		}
+		st.Close()
+		if counted, err = store.OpenCallStartsFile(crashHome).Counted(context.Background(), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	} else if last.Type != store.TypeIntent {
+		t.Errorf("the killed run's last record: %+v; want the intent of the call start that left (uncertain)", last)
 	}
 	if at := counted[dtPhone(0)]; len(at) != 1 || leftAt.Sub(at[0]) > sendLate {
 		t.Errorf("the killed run's call starts count %v for the call that left at %s; want one, at most %s before", at, leftAt, sendLate)
 	}
 
-	b := ptEnv(t, base.srv, base, "b", 0, 1, ptSheet(0, 1), crashHome, "", clock.Now)
+	bHome := crashHome
+	if kind == "postgres" {
+		bHome = home
+	}
+	b := ptEnv(t, base.srv, base, "b", 0, 1, ptSheet(0, 1), bHome, url, clock.Now)
 	clock.mu.Lock()
 	clock.now = t0.Add(24*time.Hour + time.Minute)
 	clock.mu.Unlock()
@@ -293,6 +324,66 @@ func TestRunPressureLateKilledAsTheCallLeaves(t *testing.T) {
 	}
 	if placed := dtPlaced(base.srv); placed[dtPhone(0)] != 1 {
 		t.Errorf("%s placed %d times, want once", dtPhone(0), placed[dtPhone(0)])
+	}
+	plCheckNotTwiceIn24h(t, base.srv)
+}
+
+// nthSlow is slowSend slow on its n-th call start only.
+type nthSlow struct {
+	CallStarter
+	clock *dtClock
+	nth   int32
+	by    time.Duration
+	n     atomic.Int32
+}
+
+func (s *nthSlow) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+	if s.n.Add(1) == s.nth {
+		s.clock.mu.Lock()
+		s.clock.now = s.clock.now.Add(s.by)
+		s.clock.mu.Unlock()
+	}
+	return s.CallStarter.StartCallForm(ctx, ep, form)
+}
+
+// TestRunPressureLateJournalFailureLeavesNobodyUncertain: the second
+// contact's call start is late, and the journal's fsync fails on the
+// commit that gives its start back and writes its intent again (a disk
+// gone full). The run stops; no contact reads uncertain whose call start
+// the sandbox never received, and the next run places each number once.
+// Another campaign a day and a minute after the first intent calls the
+// first number again, called then, and holds the others, called from
+// five minutes later: in the ledger, none is placed twice within 24
+// hours.
+func TestRunPressureLateJournalFailureLeavesNobodyUncertain(t *testing.T) {
+	const n = 4
+	clock, base, home, _ := ptStore(t, "files")
+	t0 := clock.Now()
+	e := ptEnv(t, base.srv, base, "a", 0, 1, ptSheet(0, n), home, "", clock.Now)
+	b := ptEnv(t, base.srv, base, "b", 0, 1, ptSheet(0, n), home, "", clock.Now)
+	e.f.Pace.Concurrency = 1
+	var syncs atomic.Int32
+	e.beforeSync = func() error {
+		// 1: the first intent; 2: its outcome and the second intent; 3:
+		// the second's late skip and its intent written again.
+		if syncs.Add(1) == 3 {
+			return errors.New("no space left on device")
+		}
+		return nil
+	}
+	e.journalClosed.Store(true)
+	calls := &nthSlow{CallStarter: e.client, clock: clock, nth: 2, by: 5 * time.Minute}
+	_, err := e.run(context.Background(), func(o *RunOptions) { o.Now, o.Sleep, o.Calls = clock.Now, clock.Sleep, calls })
+	e.beforeSync = nil
+	if calls.n.Load() != 2 {
+		t.Fatalf("%d call starts before the journal failed, want 2", calls.n.Load())
+	}
+	e.checkNothingUnsentUncertain(n, err, func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep })
+	clock.mu.Lock()
+	clock.now = t0.Add(24*time.Hour + time.Minute)
+	clock.mu.Unlock()
+	if res := b.mustRun(func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep }); res.Held != n-1 || res.Sent != 1 {
+		t.Errorf("campaign B: %+v; want the first number called again, the others held", res)
 	}
 	plCheckNotTwiceIn24h(t, base.srv)
 }
