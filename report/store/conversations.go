@@ -181,10 +181,15 @@ func (l *CallStartsFile) Conversations(_ context.Context, number string) ([]Conv
 }
 
 // RecentConversations reads the archive and the whole conversations file
-// for those after since, oldest first: what `state push` copies into the database
-// ([Postgres.CopyConversations]).
-func (l *CallStartsFile) RecentConversations(_ context.Context, since time.Time) ([]Conversation, error) {
-	return l.scanConversations(func(c Conversation) bool { return c.At.After(since) })
+// for those a compaction at now would not move ([recent]: by now, and by
+// the file's latest conversation), oldest first: what `state push` copies
+// into the database ([Postgres.CopyConversations]).
+func (l *CallStartsFile) RecentConversations(_ context.Context, now time.Time) ([]Conversation, error) {
+	var latest time.Time
+	if err := readLatest(l.conversationsPath(), conversationLines, func(c Conversation) { latest = maxTime(latest, c.At) }); err != nil {
+		return nil, fmt.Errorf("reading the conversations of the %s: %w", l, err)
+	}
+	return l.scanConversations(func(c Conversation) bool { return recent(c.At, now, latest) })
 }
 
 // scanConversations reads the archive, then the whole conversations

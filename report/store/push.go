@@ -15,7 +15,7 @@ import (
 type Pushed struct {
 	Records                         int    // the journals' records
 	Entries, EntriesNew             int    // the do-not-call list's
-	Starts, StartsNew               int    // the last StartsHorizon's call starts
+	Starts, StartsNew               int    // the last StartsHorizon's call starts (CallStartsFile.Recent)
 	Conversations, ConversationsNew int    // and conversations
 	Holds, HoldsNew                 int    // the opt-out holds open
 	Deliveries, DeliveriesNew       int    // the campaign's deliveries
@@ -33,7 +33,8 @@ type Pushed struct {
 // outcomes its report shows) and the agents callrun created for it (a
 // run on the database must not create again one that the service's list
 // does not show), then the machine's call
-// starts and conversations of the last [StartsHorizon], every campaign's
+// starts and conversations of the last [StartsHorizon] (by this clock
+// and before the files' latest entry: [CallStartsFile.Recent]), every campaign's
 // (contact pressure in the database counts only what the database holds,
 // and a number called from these files today must stay held there), then
 // the journals, and marks the state directory dir with [PushedFile]. The
@@ -98,7 +99,7 @@ func (p *Postgres) PushFiles(ctx context.Context, dir string, journals []string,
 	}
 	startsFile := OpenCallStartsFile(home)
 	out.CallStarts = startsFile.String()
-	recent, err := startsFile.Recent(ctx, time.Now().Add(-StartsHorizon))
+	recent, err := startsFile.Recent(ctx, time.Now())
 	if err != nil {
 		return out, err
 	}
@@ -106,7 +107,7 @@ func (p *Postgres) PushFiles(ctx context.Context, dir string, journals []string,
 		return out, fmt.Errorf("copying the %s into the database (nothing of the journal was pushed): %w", startsFile, err)
 	}
 	out.Starts = len(recent)
-	conversations, err := startsFile.RecentConversations(ctx, time.Now().Add(-StartsHorizon))
+	conversations, err := startsFile.RecentConversations(ctx, time.Now())
 	if err != nil {
 		return out, err
 	}

@@ -256,11 +256,48 @@ func (l *CallStartsFile) appendArchive(path string, f *os.File, cut int64) error
 	return nil
 }
 
-// Recent returns the call starts after since, of every number, oldest
+// Recent returns the call starts that a compaction at now would not move
+// ([recent]): those from [StartsHorizon] before now, and older ones not
+// that old before the file's latest start, of every number, oldest
 // first, each with whether it was given back: `state push` copies them
-// into PostgreSQL.
-func (l *CallStartsFile) Recent(_ context.Context, since time.Time) ([]CallStart, error) {
-	return l.scan(func(s CallStart) bool { return s.At.After(since) })
+// into PostgreSQL. A machine whose clock is weeks ahead so leaves out no
+// start that still counts.
+func (l *CallStartsFile) Recent(_ context.Context, now time.Time) ([]CallStart, error) {
+	var latest time.Time
+	if err := readLatest(l.path(), callStartLines, func(s CallStart) {
+		if !s.Released {
+			latest = maxTime(latest, s.At)
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("reading the %s: %w", l, err)
+	}
+	return l.scan(func(s CallStart) bool { return recent(s.At, now, latest) })
+}
+
+// recent reports whether an entry at is one a compaction at now keeps:
+// not older than [StartsHorizon] at now, or not before the horizon of
+// latest, the file's latest entry ([beforeHorizon]); with no entry in
+// the file, by now alone.
+func recent(at, now, latest time.Time) bool {
+	if latest.IsZero() {
+		latest = now
+	}
+	return !at.Before(now.Add(-StartsHorizon)) || !beforeHorizon(at, latest)
+}
+
+// readLatest calls fn with each entry of the file at path, followed by
+// lines (none if it is missing), for the latest of them.
+func readLatest[T any](path string, lines func(string) follower[T], fn func(T)) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = readAll(lines(path), f, func(v T, _ int64) { fn(v) })
+	return err
 }
 
 // scan reads the archive, then the file, and returns the starts keep
