@@ -599,9 +599,8 @@ func (r *runner) work(w *worker, j job) error {
 		rctx, cancel := context.WithTimeout(r.callCtx, r.opts.RequestTimeout)
 		// Having the token may take a while (a refresh, another process's
 		// refresh, a 401 and a refresh): the hours are checked again right
-		// before the request leaves.
-		// It is also too late then if the start, counted from the intent,
-		// would leave long after it.
+		// before the request leaves, and whether it would leave more than
+		// sendLate after the intent its start is counted from.
 		rctx = apiclient.WithSendCheck(rctx, func() error {
 			if !r.inHours(c) {
 				return errHoursClosed
