@@ -49,12 +49,7 @@ func testOptOutByCallID(t *testing.T, kind string) {
 	if err := runCampaign(ctx, nolog, runOptions{Path: first}, io.Discard); err != nil {
 		t.Fatalf("the first campaign: %v", err)
 	}
-	callID := ""
-	for _, c := range srv.Placed() {
-		if c.Form.Get("phone_number") == maria {
-			callID = c.CallID
-		}
-	}
+	callID := callIDTo(srv, maria)
 	if callID == "" || placedTo(srv, maria) != 1 || placedTo(srv, ada) != 1 {
 		t.Fatalf("the first campaign placed Maria %d times (call id %q) and Ada %d, want each once", placedTo(srv, maria), callID, placedTo(srv, ada))
 	}
@@ -164,6 +159,18 @@ func placedTo(srv *sandbox.Server, number string) int {
 		}
 	}
 	return n
+}
+
+// callIDTo returns the call id the sandbox gave the last call placed to
+// number, "" when none was.
+func callIDTo(srv *sandbox.Server, number string) string {
+	id := ""
+	for _, c := range srv.Placed() {
+		if c.Form.Get("phone_number") == number {
+			id = c.CallID
+		}
+	}
+	return id
 }
 
 // postDelivery200 posts body to a listen's hook and wants it answered 200.

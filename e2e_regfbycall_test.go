@@ -43,12 +43,7 @@ func testRegFConversationByCallID(t *testing.T, kind, number string) {
 	if err := runCampaign(ctx, nolog, runOptions{Path: first}, io.Discard); err != nil {
 		t.Fatalf("the first campaign: %v", err)
 	}
-	callID := ""
-	for _, c := range srv.Placed() {
-		if c.Form.Get("phone_number") == maria {
-			callID = c.CallID
-		}
-	}
+	callID := callIDTo(srv, maria)
 	if callID == "" || placedTo(srv, maria) != 1 {
 		t.Fatalf("the first campaign placed Maria %d times (call id %q), want once", placedTo(srv, maria), callID)
 	}
