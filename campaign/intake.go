@@ -327,12 +327,19 @@ func mayBeConversation(d apiclient.Delivery) bool {
 	case eventRank(d.Event) == rankStarted:
 		return false
 	}
+	// Every duration it gives must be 0: one in whole minutes is 0 for
+	// a call of 25 seconds that its duration_seconds gives.
+	zero := false
 	for _, name := range []string{"duration", "duration_seconds"} {
-		if v := apiclient.Field(d.Fields, name); v != "" {
-			return !zeroDuration(v)
+		_, values := apiclient.FieldValues(d.Fields, name)
+		for _, v := range values {
+			if !zeroDuration(v) {
+				return true
+			}
+			zero = true
 		}
 	}
-	return true
+	return !zero
 }
 
 // zeroDuration reports whether v, a delivery's duration, says the call
