@@ -97,10 +97,14 @@ func canadianRule(lt time.Time) bool {
 // Easter Monday, Anzac Day, Christmas Day and Boxing Day, from a
 // maintained calendar. australianRule keeps the days they are observed
 // on too (Christmas on a Saturday is a holiday on the Monday after), as
-// the states do.
+// the states do: Anzac Day on a weekend too, whose Monday Western
+// Australia and the ACT keep for a Saturday or a Sunday, and the Northern
+// Territory, Queensland and South Australia for a Sunday (au.AnzacDay has
+// no observed day; au.AnzacDayActWa, beside it, gives the Monday of
+// either, and a number does not say its state).
 var australianHolidays = func() *cal.Calendar {
 	c := &cal.Calendar{}
-	c.AddHoliday(au.NewYear, au.AustraliaDay, au.GoodFriday, au.EasterMonday, au.AnzacDay, au.ChristmasDay, au.BoxingDay)
+	c.AddHoliday(au.NewYear, au.AustraliaDay, au.GoodFriday, au.EasterMonday, au.AnzacDay, au.AnzacDayActWa, au.ChristmasDay, au.BoxingDay)
 	return c
 }()
 

@@ -80,8 +80,10 @@ var frenchHolidays2027 = []string{"01-01", "03-26", "03-29", "05-01", "05-06", "
 // telemarketing standard allows no call, written out by hand: its national
 // public holidays (New Year's Day, Australia Day, Good Friday, Easter
 // Monday, Anzac Day (a Sunday), Christmas Day (a Saturday) and Boxing Day
-// (a Sunday)) and the days Christmas and Boxing Day are observed on.
-var australianNoCallDays2027 = []string{"01-01", "01-26", "03-26", "03-29", "04-25", "12-25", "12-26", "12-27", "12-28"}
+// (a Sunday)) and the days Anzac Day (Monday 26 April in Western
+// Australia, the ACT, the Northern Territory, Queensland and South
+// Australia), Christmas and Boxing Day are observed on.
+var australianNoCallDays2027 = []string{"01-01", "01-26", "03-26", "03-29", "04-25", "04-26", "12-25", "12-26", "12-27", "12-28"}
 
 // oracleLaws are the numbers of hoursCases in a country whose law narrows
 // the floor: Canada (weekdays 09:00-21:30, weekends 10:00-18:00) and
