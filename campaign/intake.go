@@ -384,7 +384,7 @@ func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, a
 		// optOut has it: the call's contact is the person.
 		byCall, err := in.callNumber(ctx, d.CallID)
 		if err != nil {
-			return fmt.Errorf("looking for the call the answered delivery names in the journal: %w", err)
+			return fmt.Errorf("looking for call %s, which the delivery names, in the journal, for the number of its conversation: %w", d.CallID, err)
 		}
 		if byCall != "" {
 			number = byCall
