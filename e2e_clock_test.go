@@ -1,13 +1,22 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/report/store"
 )
 
 // TestRunStopsOnAClockOffFromTheService: the service dates its answers
@@ -69,5 +78,58 @@ func TestRunStopsOnAClockOffFromTheService(t *testing.T) {
 			}
 			e.ledger().checkNobodyTwice(t)
 		})
+	}
+}
+
+// TestRunArchivesNothingBeforeItsClockIsChecked: this machine's clock is
+// 40 days ahead of the service's, and a listen on it recorded a
+// conversation by that clock; the store's other conversations are of
+// yesterday by the service's clock, 41 days old by this one's. A run
+// moves the starts and conversations too old to count into archives no
+// run reads, by this machine's clock, so it must do so only once its
+// clock is checked: this run stops at the check, and the conversations,
+// which Reg F still counts, stay where runs read them.
+func TestRunArchivesNothingBeforeItsClockIsChecked(t *testing.T) {
+	srv := sandbox.NewUnstartedServer(sandbox.Options{})
+	inner := srv.Handler()
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", time.Now().Add(-40*24*time.Hour).UTC().Format(http.TimeFormat))
+		inner.ServeHTTP(w, r)
+	})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	path := campaignsOnOneStore(t, srv.URL, "")("ahead", "pressure: {preset: reg_f}\n")
+	home := os.Getenv("CALLRUN_HOME")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Over the 1 MiB a compaction waits for.
+	var b []byte
+	yesterday := time.Now().Add(-41 * 24 * time.Hour)
+	for i := range 12000 {
+		c := store.Conversation{Number: fmt.Sprintf("+1415556%04d", i), At: yesterday.Add(time.Duration(i) * time.Second), Campaign: "older", Key: fmt.Sprintf("%032x", i)}
+		line, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	line, _ := json.Marshal(store.Conversation{Number: "+14155569999", At: time.Now(), Campaign: "older", Key: "today"})
+	b = append(append(b, line...), '\n')
+	file := filepath.Join(home, store.ConversationsFileName)
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	err := runCampaign(context.Background(), nolog, runOptions{Path: path}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "ahead of the voice service's") {
+		t.Fatalf("run with this machine's clock 40 days ahead: %v; want it stopped at the clock check", err)
+	}
+	after, err := os.ReadFile(file)
+	if err != nil || !bytes.Equal(after, b) {
+		t.Errorf("the conversations file changed (%d bytes of %d, %v): a run archived them before checking its clock", len(after), len(b), err)
+	}
+	if _, err := os.Stat(filepath.Join(home, store.ConversationsArchiveName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an archive of conversations was made: %v", err)
 	}
 }

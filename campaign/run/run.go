@@ -83,6 +83,7 @@ var steps = []step{
 	{"log in", (*job).logIn},
 	{"reconcile agents", (*job).reconcileAgents},
 	{"check the clock", (*job).checkClock},
+	{"archive old call starts", (*job).archiveStarts},
 	{"read contacts and dispatch", (*job).dispatch},
 	{"settle", (*job).settle},
 	{"report", (*job).report},
@@ -319,10 +320,21 @@ func (j *job) countPressure(context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The machine's call starts and conversations too old to count move
-	// to their archives, read by history alone, once they outweigh the
-	// rest.
-	moved, conversations, err := starts.Compact(time.Now())
+	j.jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: j.f.Name, AfterConversation: j.f.PressureAfterConversation(), Now: j.o.Now}
+	return nil
+}
+
+// archiveStarts moves the machine's call starts and conversations too old
+// to count to their archives, read by history alone, once they outweigh
+// the rest. It runs once the clock is checked against the service's: a
+// machine whose clock is a month ahead, or a listen's conversation
+// recorded by one, would otherwise move what still counts where no run
+// reads it.
+func (j *job) archiveStarts(context.Context) error {
+	if j.jopts.Pressure == nil {
+		return nil // a rehearsal
+	}
+	moved, conversations, err := j.jopts.Pressure.Starts.Compact(time.Now())
 	if err != nil {
 		j.log.Warn().Err(err).Msg("could not move the old call starts or conversations into their archive; they stay where they were, and count as before")
 	}
@@ -333,7 +345,6 @@ func (j *job) countPressure(context.Context) error {
 	if conversations > 0 {
 		j.log.Info().Msgf("moved %d conversations older than %d days into %s, where callrun history still finds them", conversations, days, store.ConversationsArchiveName)
 	}
-	j.jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: j.f.Name, AfterConversation: j.f.PressureAfterConversation(), Now: j.o.Now}
 	return nil
 }
 
