@@ -375,13 +375,17 @@ func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, a
 		return nil
 	}
 	number := t.Number.E164
-	if number == "" || !international(t.Number.Raw) || t.Number.Caller {
-		// The journal is read only here: a number written with its
-		// country code reads the same in any region, and answered
-		// deliveries come one a call, each before its answer. One read
-		// from caller_number may be either end of the call (the
-		// campaign's caller ID that own_numbers does not list), as
-		// optOut has it: the call's contact is the person.
+	switch {
+	case t.ByCall != "":
+		number = t.ByCall // optOut read the journal for it
+	case number == "" || !international(t.Number.Raw) || t.Number.Caller:
+		// The journal (which grows with the campaign) is read only
+		// here, before listen answers: a number written with its
+		// country code reads the same in any region, and a delivery
+		// that names no call reads nothing (callNumber). One read from
+		// caller_number may be either end of the call (the campaign's
+		// caller ID that own_numbers does not list), as optOut has it:
+		// the call's contact is the person.
 		byCall, err := in.callNumber(ctx, d.CallID)
 		if err != nil {
 			return fmt.Errorf("looking for call %s, which the delivery names, in the journal, for the number of its conversation: %w", d.CallID, err)
