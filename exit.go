@@ -35,7 +35,7 @@ const exitCodesHelp = `EXIT CODES:
         invalid or repaired rows, a sheet with no rows, a suppression entry that is
         no number, a do-not-call cell that says neither yes nor no, a phone column
         named for a fax, a pager or an assistant, or that run would refuse (an agent
-        name two agents share)
+        name two agents share); suppress import found entries that are no number
    75   try again later (another run holds the lock, here or, with PostgreSQL, on any
         machine; outside calling hours with --until reached; contacts left pending; the
         service asked to be called again past pace.max_retry_after, or refused call

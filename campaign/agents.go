@@ -328,11 +328,11 @@ func checkCreatedOnce(ctx context.Context, svc AgentService, plans []AgentPlan) 
 // that callrun created last (of remembered, the store's record, oldest
 // first) when the service still answers for that agent's id: the
 // service's list does not show it, and creating another would leave two
-// of the name. When the service says the agent is not there (404), or
-// listed (the listing read last) shows it under another name (renamed on
-// the service), the plan stays to create. Any other answer is an error:
-// nothing must be created on an answer that does not say the agent is
-// gone. EnsureAgents and plan call it after their listings; logf, if set,
+// of the name. When the service says the agent is not there (404) or gone
+// (410), or listed (the listing read last) shows it under another name
+// (renamed on the service), the plan stays to create. Any other answer is
+// an error: nothing must be created on an answer that does not say the
+// agent is gone. EnsureAgents and plan call it after their listings; logf, if set,
 // is told of each remembered agent used or passed over.
 func UseRemembered(ctx context.Context, svc AgentService, plans []AgentPlan, remembered []store.CreatedAgent, listed []apiclient.Agent, logf func(string, ...any)) error {
 	if logf == nil {
@@ -362,10 +362,10 @@ func UseRemembered(ctx context.Context, svc AgentService, plans []AgentPlan, rem
 		case err == nil:
 			p.Action, p.AgentID, p.Status = ActionRemembered, a.ID, ""
 			logf("the service's list does not show agent %q (id %s), created by callrun on %s; it is used as remembered, its status unknown (while it is pending the service refuses its calls)", p.Spec.Name, a.ID, on)
-		case apiclient.StatusCode(err) == http.StatusNotFound:
+		case apiclient.StatusCode(err) == http.StatusNotFound, apiclient.StatusCode(err) == http.StatusGone:
 			logf("agent %q (id %s), created by callrun on %s, is no longer on the service: it is created again", p.Spec.Name, a.ID, on)
 		default:
-			return fmt.Errorf("agent %q is not on the service's list, and asking the service for agent %s, which callrun created of that name on %s, failed: %w; no agent was created and no call was started: run again", p.Spec.Name, a.ID, on, err)
+			return fmt.Errorf("agent %q is not on the service's list, and asking the service for agent %s, which callrun created of that name on %s, failed: %w; no agent was created and no call was started: run again (if the agent is gone for good, or belongs to another account or service, take its line out of agents-created.jsonl in the campaign's state directory, or its row out of the table callrun_agents_created, and a new one is created)", p.Spec.Name, a.ID, on, err)
 		}
 	}
 	return nil

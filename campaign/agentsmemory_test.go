@@ -133,6 +133,28 @@ func TestEnsureAgentsCreatesNothingOnAnUnclearAnswerForARememberedAgent(t *testi
 	}
 }
 
+// goneEndpoint answers every call-endpoint request with a 410 Gone.
+type goneEndpoint struct{ *apiclient.Client }
+
+func (goneEndpoint) GetCallEndpoint(context.Context, string) (*apiclient.CallEndpoint, error) {
+	return nil, &apiclient.Error{Op: "get call endpoint", StatusCode: http.StatusGone}
+}
+
+// TestEnsureAgentsCreatesAgainARememberedAgentTheServiceSaysIsGone: a
+// 410 for the remembered agent says it is gone, as a 404 does: one is
+// created again, not a run stopped for good.
+func TestEnsureAgentsCreatesAgainARememberedAgentTheServiceSaysIsGone(t *testing.T) {
+	srv, c := sandboxClient(t, sandbox.Options{ListHidesCreated: true})
+	st := store.Files{Dir: t.TempDir()}
+	if _, err := EnsureAgents(context.Background(), c, specs("Gone"), EnsureOptions{Memory: st}); err != nil {
+		t.Fatal(err)
+	}
+	plans, err := EnsureAgents(context.Background(), goneEndpoint{c}, specs("Gone"), EnsureOptions{Memory: st})
+	if err != nil || plans[0].Action != ActionCreated || srv.Stats().AgentsCreated != 2 {
+		t.Errorf("EnsureAgents on a 410: %v, %+v, %d created; want one created again", err, plans, srv.Stats().AgentsCreated)
+	}
+}
+
 // TestEnsureAgentsPassesOverARememberedAgentRenamedOnTheService: the
 // listing shows the remembered agent under another name (renamed on the
 // service): it is not used for the name it no longer has; one is created.
