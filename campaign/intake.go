@@ -314,8 +314,9 @@ func international(raw string) bool {
 
 // mayBeConversation reports whether delivery d may report a
 // conversation, failing closed: a call.answered does, and so does every
-// delivery of its call but a call.started or one whose duration (or
-// duration_seconds, the agents' completion's) is 0 (a call.ended, an agent's completion, a contact-only delivery with no
+// delivery of its call but a call.started or one whose every duration
+// (duration, or duration_seconds, the agents' completion's) is 0 (a
+// call.ended, an agent's completion, a contact-only delivery with no
 // event, an event callrun does not know), since none of them says that
 // nobody answered. The service's account webhooks send the contact's form
 // alone, no event: Reg F's hold must not wait for a call.answered that
@@ -362,14 +363,14 @@ func zeroDuration(v string) bool {
 // converse records a conversation with the number of delivery d, received
 // at, in the store's call starts, durably, when d may report one
 // ([mayBeConversation]), so that a campaign with Reg F's rule never calls
-// the number within 7 days of it. When d names a call callrun placed and its fields
-// give no number written with its country code, the conversation is that
-// call's contact's, as an opt-out is, whatever number its fields read as
-// (a national number read in the campaign's region, say) or if none
-// reads: else a person the campaign called would be called again within
-// the 7 days. A retry of d records nothing
-// more; a delivery whose number does not read and that names no call of
-// the campaign's records none (no contact can have it).
+// the number within 7 days of it. When d names a call callrun placed and
+// its fields give no number written with its country code, or only a
+// caller_number, the conversation is that call's contact's, as an
+// opt-out is, whatever number its fields read as (a national number read
+// in the campaign's region, say) or if none reads: else a person the
+// campaign called would be called again within the 7 days. A retry of d
+// records nothing more; a delivery whose number does not read and that
+// names no call of the campaign's records none (no contact can have it).
 func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, at time.Time) error {
 	if in.o.Starts == nil || !mayBeConversation(d) {
 		return nil
