@@ -71,13 +71,14 @@ func (p *AgentPlan) Warning() string {
 }
 
 // PlanAgents lists every agent of the account once and matches each
-// declared agent by exact name. It changes nothing.
-func PlanAgents(ctx context.Context, svc AgentService, specs []AgentSpec) ([]AgentPlan, error) {
+// declared agent by exact name; it returns the listing too, for
+// [UseRemembered]. It changes nothing.
+func PlanAgents(ctx context.Context, svc AgentService, specs []AgentSpec) ([]AgentPlan, []apiclient.Agent, error) {
 	existing, err := svc.ListAllAgents(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing agents: %w", err)
+		return nil, nil, fmt.Errorf("listing agents: %w", err)
 	}
-	return MatchAgents(specs, existing), nil
+	return matchAgents(specs, existing), existing, nil
 }
 
 // OfflineAgents is PlanAgents without the service: every action unknown.
@@ -89,10 +90,9 @@ func OfflineAgents(specs []AgentSpec) []AgentPlan {
 	return plans
 }
 
-// MatchAgents matches each declared agent to the listed agents of its
-// exact name: PlanAgents's, and plan's, which keeps the listing for
-// [UseRemembered].
-func MatchAgents(specs []AgentSpec, existing []apiclient.Agent) []AgentPlan {
+// matchAgents matches each declared agent to the listed agents of its
+// exact name.
+func matchAgents(specs []AgentSpec, existing []apiclient.Agent) []AgentPlan {
 	byName := map[string][]apiclient.Agent{}
 	for _, a := range existing {
 		byName[a.Name] = append(byName[a.Name], a)
@@ -209,14 +209,14 @@ type EnsureOptions struct {
 // whose agent callrun created before is not created again while the
 // service still answers for that agent's id ([UseRemembered]).
 func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts EnsureOptions) ([]AgentPlan, error) {
-	plans, err := PlanAgents(ctx, svc, specs)
+	plans, _, err := PlanAgents(ctx, svc, specs)
 	if err != nil {
 		return nil, err
 	}
 	if err := refuseAmbiguous(plans); err != nil {
 		return plans, err
 	}
-	if !anyToCreate(plans) {
+	if !AnyToCreate(plans) {
 		return plans, nil
 	}
 	listed, err := relist(ctx, svc, plans)
@@ -226,7 +226,7 @@ func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts
 	if err := refuseAmbiguous(plans); err != nil {
 		return plans, err
 	}
-	if opts.Memory != nil && anyToCreate(plans) {
+	if opts.Memory != nil && AnyToCreate(plans) {
 		remembered, err := opts.Memory.CreatedAgents(ctx)
 		if err != nil {
 			return plans, fmt.Errorf("reading the agents callrun created before, to create none twice (no agent was created and no call was started; run again): %w", err)
@@ -256,8 +256,9 @@ func EnsureAgents(ctx context.Context, svc AgentService, specs []AgentSpec, opts
 	return plans, nil
 }
 
-// anyToCreate reports whether a plan is still to create.
-func anyToCreate(plans []AgentPlan) bool {
+// AnyToCreate reports whether a plan is still to create: EnsureAgents
+// lists again and plan reads the agents callrun remembers only then.
+func AnyToCreate(plans []AgentPlan) bool {
 	for _, p := range plans {
 		if p.Action == ActionCreate {
 			return true
@@ -291,7 +292,7 @@ func relist(ctx context.Context, svc AgentService, plans []AgentPlan) ([]apiclie
 			specs, idx = append(specs, *plans[i].Spec), append(idx, i)
 		}
 	}
-	for j, m := range MatchAgents(specs, existing) {
+	for j, m := range matchAgents(specs, existing) {
 		if m.Action != ActionCreate {
 			m.Spec = plans[idx[j]].Spec
 			plans[idx[j]] = m

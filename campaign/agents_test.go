@@ -63,7 +63,7 @@ func TestPlanAgentsMatchesByExactName(t *testing.T) {
 	}
 	srv.AddAgent(sandbox.Agent{AgentName: "Late", Status: "training", GeneralPrompt: "prompt of Late", WebhookEndpoint: "https://hooks.example.com/Late", WebhookEndpointMethod: "POST"})
 
-	plans, err := PlanAgents(context.Background(), c, specs("Same", "Drifted", "Twice", "New", "Late"))
+	plans, _, err := PlanAgents(context.Background(), c, specs("Same", "Drifted", "Twice", "New", "Late"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestWaitReady(t *testing.T) {
 	srv, c := sandboxClient(t, sandbox.Options{})
 	srv.AddAgent(sandbox.Agent{AgentName: "P", Status: "pending", GeneralPrompt: "prompt of P"})
 	svc := &activating{Client: c, srv: srv, after: 3}
-	plans, err := PlanAgents(context.Background(), svc, specs("P"))
+	plans, _, err := PlanAgents(context.Background(), svc, specs("P"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestWaitReadyTimesOutNamingTheAgent(t *testing.T) {
 	srv.AddAgent(sandbox.Agent{AgentName: "Stuck", Status: "pending", GeneralPrompt: "x"})
 	sp := specs("Stuck")
 	sp[0].ReadyTimeout = 20 * time.Millisecond
-	plans, err := PlanAgents(context.Background(), c, sp)
+	plans, _, err := PlanAgents(context.Background(), c, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestWaitReadyOutlastsOneListingThatMissesTheAgent(t *testing.T) {
 			srv.SetAgentStatus(a.AgentID, "pending") // first on page 2
 		}
 	}
-	plans, err := PlanAgents(context.Background(), c, specs("Alpha"))
+	plans, _, err := PlanAgents(context.Background(), c, specs("Alpha"))
 	if err != nil || plans[0].Status != "pending" {
 		t.Fatalf("plan %+v, %v", plans, err)
 	}

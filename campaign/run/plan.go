@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
@@ -82,11 +81,10 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 			return nil, f, err
 		}
 		defer svc.Close()
-		listed, err := svc.Client.ListAllAgents(ctx)
-		if err != nil {
-			return nil, f, fmt.Errorf("listing agents: %w", err)
+		var listed []apiclient.Agent
+		if opts.Agents, listed, err = campaign.PlanAgents(ctx, svc.Client, f.Agents); err != nil {
+			return nil, f, err
 		}
-		opts.Agents = campaign.MatchAgents(f.Agents, listed)
 		remembered, err := rememberedAgents(ctx, svc, f, rehearsal, opts.Agents, listed)
 		if err != nil {
 			return nil, f, err
@@ -165,7 +163,7 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 // and returns a warning for each remembered agent used or passed over.
 // The store is read only when an agent is to be created.
 func rememberedAgents(ctx context.Context, svc *Service, f *campaign.File, rehearsal bool, agents []campaign.AgentPlan, listed []apiclient.Agent) ([]string, error) {
-	if !slices.ContainsFunc(agents, func(a campaign.AgentPlan) bool { return a.Action == campaign.ActionCreate }) {
+	if !campaign.AnyToCreate(agents) {
 		return nil, nil
 	}
 	st, err := f.OpenStore(ctx, rehearsal)
