@@ -106,8 +106,8 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	l.starts.forget()
 	l.open = map[string][]timedID{}
 	if err := l.refresh(f, func(s CallStart, end int64) {
-		if !s.Released && s.At.After(latest) {
-			latest = s.At
+		if !s.Released {
+			latest = maxTime(latest, s.At)
 		}
 		if cutting && !s.Released && !s.At.Before(old) {
 			cutting = false
@@ -179,10 +179,10 @@ func (l *CallStartsFile) compactConversations(now time.Time) (int, error) {
 // would move, is older than [StartsHorizon] before latest, the file's
 // latest entry, as well as before the compaction's now: a machine whose
 // clock is a month or more ahead (one sharing CALLRUN_HOME, a clock set
-// wrong; a run compacts before it checks its clock against the
-// service's) must not move starts that still count, by the right clock,
-// into the archive that no run reads. The compaction then waits for
-// newer entries, as forgetOld waits by the latest entry too.
+// wrong, that no service's Date checks: a run archives only once its
+// clock is checked) must not move starts that still count, by the right
+// clock, into the archive that no run reads. The compaction then waits
+// for newer entries, as forgetOld waits by the latest entry too.
 func beforeHorizon(last, latest time.Time) bool {
 	return last.Before(latest.Add(-StartsHorizon))
 }
