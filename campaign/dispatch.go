@@ -568,17 +568,28 @@ func (r *runner) work(w *worker, j job) error {
 		// sent while it was written is written down as skipped: provably
 		// not sent, so that it does not read as uncertain.
 		st.written = true
-		if stop, err := r.mayStillSend(&st, c); stop != 0 {
+		stop, err := r.mayStillSend(&st, c)
+		var resp *apiclient.CallResponse
+		if stop == 0 {
+			resp, err = r.send(&st, c, ep, form)
+			switch {
+			case errors.Is(err, errHoursClosed):
+				stop, err = stopHours, nil
+			case errors.Is(err, errSendLate):
+				stop, err = stopLate, nil
+			}
+		}
+		if stop != 0 {
 			r.pace.release(st.slot)
-			if stop == stopLate {
+			switch stop {
+			case stopLate:
 				again, err := r.again(w, c, rec, &lateTries)
 				if !again {
 					return err
 				}
 				attempt-- // a new intent, under the same attempt number
 				continue
-			}
-			if stop == stopPaused {
+			case stopPaused:
 				// Its call start counts from when the intent was written, and
 				// a pause may last hours: give the start back, wait the pause
 				// out, and write the intent again, counted from then.
@@ -592,38 +603,6 @@ func (r *runner) work(w *worker, j job) error {
 				return errors.Join(err, r.skip(w, c, rec, stop))
 			}
 			return r.skip(w, c, rec, stop)
-		}
-		// Once the intent is on disk the request runs to its answer, even if
-		// another worker or the producer fails meanwhile: cut off, it would
-		// only turn an answer into an uncertain outcome.
-		rctx, cancel := context.WithTimeout(r.callCtx, r.opts.RequestTimeout)
-		// Having the token may take a while (a refresh, another process's
-		// refresh, a 401 and a refresh): the hours are checked again right
-		// before the request leaves, and whether it would leave more than
-		// sendLate after the intent its start is counted from.
-		rctx = apiclient.WithSendCheck(rctx, func() error {
-			if !r.inHours(c) {
-				return errHoursClosed
-			}
-			if r.late(&st) {
-				return errSendLate
-			}
-			return nil
-		})
-		resp, err := r.opts.Calls.StartCallForm(rctx, ep, form)
-		cancel()
-		if errors.Is(err, errHoursClosed) {
-			r.pace.release(st.slot)
-			return r.skip(w, c, rec, stopHours)
-		}
-		if errors.Is(err, errSendLate) {
-			r.pace.release(st.slot)
-			again, err := r.again(w, c, rec, &lateTries)
-			if !again {
-				return err
-			}
-			attempt-- // a new intent, under the same attempt number
-			continue
 		}
 		if apiclient.NoToken(err) {
 			// Not sent: no access token could be had. The run's problem, not
@@ -742,6 +721,29 @@ func (r *runner) settle(w *worker, c *Contact, rec *store.Record, err error, tri
 		return false, nil
 	}
 	return true, nil
+}
+
+// send posts c's call start, whose intent st is on disk, to endpoint ep.
+// Once the intent is on disk the request runs to its answer, even if
+// another worker or the producer fails meanwhile: cut off, it would only
+// turn an answer into an uncertain outcome. Having the token may take a
+// while (a refresh, another process's refresh, a 401 and a refresh): the
+// hours are checked again right before the request leaves
+// (errHoursClosed), and whether it would leave more than sendLate after
+// the intent its start is counted from (errSendLate).
+func (r *runner) send(st *start, c *Contact, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
+	ctx, cancel := context.WithTimeout(r.callCtx, r.opts.RequestTimeout)
+	defer cancel()
+	ctx = apiclient.WithSendCheck(ctx, func() error {
+		if !r.inHours(c) {
+			return errHoursClosed
+		}
+		if r.late(st) {
+			return errSendLate
+		}
+		return nil
+	})
+	return r.opts.Calls.StartCallForm(ctx, ep, form)
 }
 
 // errHoursClosed is what the send check of a call start says when the
