@@ -57,11 +57,14 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 			return nil, f, err
 		}
 	}
-	state, where, warning, pressure, err := planState(ctx, f, o.Offline, rehearsal, suppress, now)
+	saved, state, where, warning, pressure, err := planState(ctx, f, o.Offline, rehearsal, suppress, now)
 	if err != nil {
 		return nil, f, err
 	}
 	defer state.Close()
+	if saved != nil {
+		defer saved.Close()
+	}
 	if rehearsal {
 		where += " (a rehearsal's: " + RehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
 	}
@@ -85,7 +88,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 		if opts.Agents, listed, err = campaign.PlanAgents(ctx, svc.Client, f.Agents); err != nil {
 			return nil, f, err
 		}
-		remembered, err := rememberedAgents(ctx, svc, f, rehearsal, opts.Agents, listed)
+		remembered, err := rememberedAgents(ctx, svc, saved, opts.Agents, listed)
 		if err != nil {
 			return nil, f, err
 		}
@@ -120,41 +123,49 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	return plan, f, nil
 }
 
-// planState reads what the journal says, for plan's done counts, and the
-// store's do-not-call list into sup: no lock, as plan may run beside a
-// run; and the store's call starts, for the contacts contact pressure
-// holds back at now (nil with pressure off). Offline, a journal, list and
-// call starts in PostgreSQL are not read (--offline makes no network
-// request), and warning says so. where says which journal it read, for
-// the plan's Journal line.
-func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, sup *campaign.Suppression, now time.Time) (_ *store.State, where, warning string, _ *campaign.PlanPressure, _ error) {
+// planState opens the campaign's store, which the caller closes, and
+// reads what the journal says, for plan's done counts, and the store's
+// do-not-call list into sup: no lock, as plan may run beside a run; and
+// the store's call starts, for the contacts contact pressure holds back
+// at now (nil with pressure off). Offline, a journal, list and call
+// starts in PostgreSQL are not read (--offline makes no network request):
+// no store is opened, and warning says so. where says which journal it
+// read, for the plan's Journal line.
+func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, sup *campaign.Suppression, now time.Time) (_ store.Store, _ *store.State, where, warning string, _ *campaign.PlanPressure, err error) {
 	if f.State != nil && offline {
 		// Offline asks no database, but the state directory is local.
 		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
-			return nil, "", "", nil, err
+			return nil, nil, "", "", nil, err
 		}
-		return store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
+		return nil, store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
 	}
 	saved, err := f.OpenStore(ctx, rehearsal)
 	if err != nil {
-		return nil, "", "", nil, err
+		return nil, nil, "", "", nil, err
 	}
-	defer saved.Close()
+	defer func() {
+		if err != nil {
+			saved.Close()
+		}
+	}()
 	dnc, err := saved.DoNotCall()
 	if err != nil {
-		return nil, "", "", nil, err
+		return nil, nil, "", "", nil, err
 	}
 	if err := sup.LoadDoNotCall(ctx, dnc, f); err != nil {
-		return nil, "", "", nil, err
+		return nil, nil, "", "", nil, err
 	}
 	var pressure *campaign.PlanPressure
 	if !rehearsal { // a rehearsal holds nobody back
 		if pressure, err = f.ReadPressure(ctx, saved, now); err != nil {
-			return nil, "", "", nil, err
+			return nil, nil, "", "", nil, err
 		}
 	}
 	st, err := saved.ReadState(ctx)
-	return st, saved.String(), "", pressure, err
+	if err != nil {
+		return nil, nil, "", "", nil, err
+	}
+	return saved, st, saved.String(), "", pressure, nil
 }
 
 // rememberedAgents gives each of agents still to create whose agent
@@ -162,15 +173,10 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 // would use it (campaign.UseRemembered, over listed, the plan's listing),
 // and returns a warning for each remembered agent used or passed over.
 // The store is read only when an agent is to be created.
-func rememberedAgents(ctx context.Context, svc *Service, f *campaign.File, rehearsal bool, agents []campaign.AgentPlan, listed []apiclient.Agent) ([]string, error) {
+func rememberedAgents(ctx context.Context, svc *Service, st store.Store, agents []campaign.AgentPlan, listed []apiclient.Agent) ([]string, error) {
 	if !campaign.AnyToCreate(agents) {
 		return nil, nil
 	}
-	st, err := f.OpenStore(ctx, rehearsal)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
 	created, err := st.CreatedAgents(ctx)
 	if err != nil {
 		return nil, err
