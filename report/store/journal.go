@@ -192,6 +192,14 @@ const maxLine = 1 << 20
 
 var errJournalClosed = errors.New("the journal is closed")
 
+// ErrJournalGone is what a commit of a journal in a file wraps when the
+// file at the journal's path is no longer the one the run opened (the
+// state directory deleted or moved, the file replaced by a copy or a
+// restore): the next run reads the file at the path, and would not find
+// what this run wrote, so the commit's intents are refused and the run
+// starts no call after it.
+var ErrJournalGone = errors.New("the journal file was removed or replaced while the run held it open; the run starts no call after that")
+
 // Journal is the append-only record of every call start's intent and
 // outcome, in one JSON Lines file. Append returns only once the record is
 // on disk, so a record that Append acknowledged survives a crash, a kill
@@ -334,7 +342,13 @@ func OpenJournal(path string, opts JournalOptions) (*Journal, *State, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("cutting the torn last line of journal %s: %w", path, err)
 	}
-	j := newJournal(path, &fileSink{path: path, f: f, unlock: unlock, size: valid, beforeSync: opts.BeforeSync, dnc: opts.DoNotCall, pressure: opts.Pressure}, s, opts)
+	fi, err := f.Stat()
+	if err != nil {
+		r.Close()
+		f.Close()
+		return nil, nil, fmt.Errorf("opening journal: %w", err)
+	}
+	j := newJournal(path, &fileSink{path: path, f: f, fi: fi, unlock: unlock, size: valid, beforeSync: opts.BeforeSync, dnc: opts.DoNotCall, pressure: opts.Pressure}, s, opts)
 	opened = true
 	return j, s, nil
 }
@@ -731,6 +745,7 @@ type fileSink struct {
 	path       string
 	f          *os.File      // opened for appending
 	unlock     func() error  // releases the exclusive lock held on the file while it is open
+	fi         os.FileInfo   // f's, to tell whether the file at path is still f
 	size       int64         // bytes in the file
 	beforeSync func() error  // JournalOptions.BeforeSync
 	dnc        DoNotCallList // JournalOptions.DoNotCall
@@ -786,6 +801,11 @@ func (k *fileSink) write(b *batch) error {
 	}
 	if err := k.f.Sync(); err != nil {
 		return k.cutBack(b, k.size, fmt.Errorf("syncing journal %s: %w", k.path, err))
+	}
+	// Durable in the file the run holds, but on record only if that is
+	// still the file at the path, which the next run reads.
+	if fi, err := os.Stat(k.path); err != nil || !os.SameFile(fi, k.fi) {
+		return k.cutBack(b, k.size, fmt.Errorf("%s: %w", k.path, ErrJournalGone))
 	}
 	for i := range b.recs {
 		b.recs[i].pos = k.size + int64(b.recs[i].off)
