@@ -412,6 +412,14 @@ func (p *Postgres) lockRun(ctx context.Context) (func() error, error) {
 	if err != nil {
 		return nil, p.wrap("connecting to", err)
 	}
+	// The lock's connection sits idle for the whole run: a server's
+	// idle_session_timeout (PostgreSQL 14 and later), set for every
+	// session by a DBA or a managed service, would end it, and with it
+	// the lock, part way through the run.
+	if _, err := conn.Exec(ctx, keepIdleSession); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, p.wrap("connecting to", err)
+	}
 	lease, err := p.takeLock(ctx, conn)
 	if err != nil {
 		conn.Close(context.WithoutCancel(ctx))
@@ -443,6 +451,11 @@ func (p *Postgres) lockRun(ctx context.Context) (func() error, error) {
 		return errors.Join(uerr, conn.Close(context.Background()))
 	}, nil
 }
+
+// keepIdleSession turns idle_session_timeout off for the session, on a
+// server that has it (PostgreSQL 14 and later; an older one refuses the
+// name, so it is not set there).
+const keepIdleSession = `SELECT set_config('idle_session_timeout', '0', false) WHERE current_setting('server_version_num')::int >= 140000`
 
 // MaxClockSkew is how far this machine's clock may be from the database
 // server's for a run on the database. Every machine on the database
