@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,11 +22,17 @@ type replacingCalls struct {
 	t       *testing.T
 	path    string
 	k       int32
+	remove  bool // remove the journal's directory instead of replacing the file
 	started atomic.Int32
 }
 
 func (r *replacingCalls) StartCallForm(ctx context.Context, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
-	if r.started.Add(1) == r.k {
+	switch nth := r.started.Add(1); {
+	case nth == r.k && r.remove:
+		if err := os.RemoveAll(filepath.Dir(r.path)); err != nil {
+			r.t.Error(err)
+		}
+	case nth == r.k:
 		data, err := os.ReadFile(r.path)
 		if err != nil {
 			r.t.Error(err)
@@ -70,4 +77,23 @@ func TestRunJournalReplacedUnderTheRun(t *testing.T) {
 	// service; its outcome went to the old file: uncertain, as after a
 	// crash. Every other contact is sent.
 	e.checkCounts(map[store.Status]int{store.Sent: n - 1, store.Uncertain: 1})
+}
+
+// TestRunStateDirectoryRemovedUnderTheRun: the state directory is
+// deleted while a run holds its journal open (a clean-up script, a
+// person who took the run for finished). The run went on calling
+// everyone left, recording them in a file no one could read any more.
+// It must start no call after that.
+func TestRunStateDirectoryRemovedUnderTheRun(t *testing.T) {
+	const n, k = 8, 3
+	e := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 1, ""), map[string]string{"leads.csv": dtSheet(n)})
+	e.journalClosed.Store(true)
+	calls := &replacingCalls{next: e.client, t: t, path: e.journal, k: k, remove: true}
+	_, err := e.run(context.Background(), func(o *RunOptions) { o.Calls = calls })
+	if err == nil || !strings.Contains(err.Error(), "removed") {
+		t.Errorf("the run with its state directory removed: err = %v, want the journal's removal", err)
+	}
+	if got := len(e.srv.Placed()); got > k {
+		t.Errorf("%d calls placed by the run whose state directory was removed at its call %d: it went on calling", got, k)
+	}
 }
