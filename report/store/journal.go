@@ -228,6 +228,10 @@ type batch struct {
 	// write, with why: [ErrDoNotCall], an [*OptOutHeldError] or a
 	// [HeldError]; nil when none.
 	refused map[int]error
+	// rewritten are the indexes in recs of the records a failed commit
+	// wrote again once it was cut back (see fileSink.cutBack): durable,
+	// so the journal's State takes them in although the commit failed.
+	rewritten []int
 }
 
 // pending is a record in a batch: its line is b.buf[off:end], and pos
@@ -726,6 +730,16 @@ func (j *Journal) queue(rec Record, urgent bool) (*commitBatch[batch], int, erro
 func (j *Journal) commit(b *batch) error {
 	defer clear(b.recs) // drop the records' strings
 	if err := j.sink.commit(b); err != nil {
+		// The records written again after the failure are on disk: the
+		// State says what the journal says (an outcome the service gave
+		// is not read as uncertain by this run's report).
+		if len(b.rewritten) > 0 {
+			j.state.mu.Lock()
+			for _, i := range b.rewritten {
+				j.state.apply(&b.recs[i].rec, b.recs[i].pos)
+			}
+			j.state.mu.Unlock()
+		}
 		return err
 	}
 	s := j.state
@@ -803,9 +817,12 @@ func (k *fileSink) write(b *batch) error {
 		return k.cutBack(b, k.size, fmt.Errorf("syncing journal %s: %w", k.path, err))
 	}
 	// Durable in the file the run holds, but on record only if that is
-	// still the file at the path, which the next run reads.
+	// still the file at the path, which the next run reads; if not,
+	// nothing is written again into it (as cutBack would): no run reads
+	// it, and the State must not take in records no run will find.
 	if fi, err := os.Stat(k.path); err != nil || !os.SameFile(fi, k.fi) {
-		return k.cutBack(b, k.size, fmt.Errorf("%s: %w", k.path, ErrJournalGone))
+		k.f.Truncate(k.size)
+		return fmt.Errorf("%s: %w", k.path, ErrJournalGone)
 	}
 	for i := range b.recs {
 		b.recs[i].pos = k.size + int64(b.recs[i].off)
@@ -831,8 +848,11 @@ func (k *fileSink) cutBack(b *batch, from int64, err error) error {
 	}
 	k.size = from
 	var rest []byte
+	var again []int
 	for i := range b.recs {
 		if b.refused[i] == nil && b.recs[i].rec.Type != TypeIntent {
+			b.recs[i].pos = from + int64(len(rest))
+			again = append(again, i)
 			rest = append(rest, b.line(i)...)
 		}
 	}
@@ -841,6 +861,7 @@ func (k *fileSink) cutBack(b *batch, from int64, err error) error {
 			k.f.Truncate(from)
 		} else {
 			k.size = from + int64(len(rest))
+			b.rewritten = again
 		}
 	}
 	k.f.Sync()
