@@ -454,8 +454,9 @@ func mentionsPhrase(cell string, extra map[string]bool) bool {
 
 // wholeHeaderWords are the entries of five letters or more that a header
 // holds only as a whole word: they begin words that say something else
-// ("RemovedAt", "Removal Date").
-var wholeHeaderWords = map[string]bool{"remove": true}
+// ("RemovedAt", "Removal Date"; "unsub", Mailchimp's UNSUB_TIME, begins
+// "unsubscribe", which names no flag alone).
+var wholeHeaderWords = map[string]bool{"remove": true, "unsub": true}
 
 // ordinaryWords are the do-not-call phrases of one word that free text
 // uses for other things ("Will stop by Tuesday", "Met Mrs Robinson",
