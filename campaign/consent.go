@@ -560,7 +560,22 @@ func readConsentCell(cell, region string) consentCell {
 	if !ok {
 		return consentCell{why: fmt.Sprintf("%q is neither a date nor a yes", cell)}
 	}
+	if what, ok := emptyDates[t.Format("2006-01-02")]; ok {
+		return consentCell{why: fmt.Sprintf("%q is %s, which a system writes for a date it does not have, so no date of consent", cell, what)}
+	}
 	return consentCell{evidence: t.Format("2006-01-02"), date: t}
+}
+
+// emptyDates are the dates that programs write for an empty date: a
+// consent cell holding one records no consent. Unix time 0 is 1970-01-01
+// in UTC and 1969-12-31 in the Americas; SQL Server's datetime 0 (what an
+// empty string becomes in it) is 1900-01-01, as Excel's day 1 is; Excel
+// for Mac's day 0 is 1904-01-01.
+var emptyDates = map[string]string{
+	"1970-01-01": "the first day of Unix time",
+	"1969-12-31": "the first moment of Unix time in the Americas",
+	"1900-01-01": "the first day of SQL Server's and Excel's dates",
+	"1904-01-01": "the first day of Excel for Mac's dates",
 }
 
 // at is what consent cell cell, read as r, says at now: a date later
