@@ -287,8 +287,23 @@ func (m *sheetMap) watchHeaders(used map[int]bool) {
 	}
 	// A column of free text ("Notes") is read to the end for a phrase,
 	// even one mapped to a form field: the agent would be given the note.
+	// So is the column of a phone number's kind ("Phone 1 - Label", a
+	// type_column or the one beside a phone column): Google Contacts'
+	// label is the person's own text for that number ("Mobile (do not
+	// call)"), not a kind callrun reads.
+	labels := map[int]bool{}
+	for _, p := range m.phones {
+		if p.typeCol >= 0 {
+			labels[p.typeCol] = true
+		}
+		if p.col >= 0 && p.col < len(m.header) {
+			if t := typeColumnOf(m.header, p.col); t >= 0 {
+				labels[t] = true
+			}
+		}
+	}
 	for c, h := range m.header {
-		if !m.tracked[c] && h != "" && isNotesHeader(h) {
+		if !m.tracked[c] && h != "" && (isNotesHeader(h) || labels[c]) {
 			m.signals = append(m.signals, &signalColumn{col: c, name: h, kind: signalValues, found: "header", notes: true})
 			m.tracked[c] = true
 		}
