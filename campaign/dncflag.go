@@ -874,13 +874,15 @@ func (cr *ContactReader) choosePhones(i int, spec *SheetSpec, m *sheetMap, fp *F
 }
 
 // personsLineHeader reports whether a column's header names a phone line
-// of the person's own (Mobile, Home Phone, Other Phone, Work Phone): not
-// a company's (Company Phone, Main Phone), a fax, a pager or an
-// assistant's, whose number may be another person's, nor a column whose
-// header names no phone line (an id whose values read as numbers). Only
-// those columns' numbers a flagged row holds beside its phone_number's.
+// of the person's own (Mobile, Home Phone, Other Phone, Work Phone, and
+// Business Phone or Office Phone, Outlook's, Dynamics 365's and Close's
+// names for the person's work line): not a company's (Company Phone,
+// Company Main Phone, Main Phone), a fax, a pager or an assistant's,
+// whose number may be another person's, nor a column whose header names
+// no phone line (an id whose values read as numbers). Only those columns'
+// numbers a flagged row holds beside its phone_number's.
 func personsLineHeader(h string) bool {
-	if !phoneLineHeader(h) || hasWord(h, lineCompanyWords) {
+	if !phoneLineHeader(h) || hasWord(h, lineCompanyOnlyWords) {
 		return false
 	}
 	switch kind, _ := phoneLineKind(h); kind {
@@ -889,6 +891,12 @@ func personsLineHeader(h string) bool {
 	}
 	return true
 }
+
+// lineCompanyOnlyWords are the words of lineCompanyWords that name the
+// company and not the person's desk: "business" and "office" name either
+// ("Business Phone" is the person's own in Outlook and Dynamics 365, a
+// "Business Main Phone" the company's, which phoneLineKind tells).
+var lineCompanyOnlyWords = slices.DeleteFunc(slices.Clone(lineCompanyWords), func(w string) bool { return w == "business" || w == "office" })
 
 // flagOtherPhones adds to fp every number the cells of record rec's
 // other columns of numbers ([otherPhones]) may mean, read as a
