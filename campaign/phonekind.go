@@ -49,7 +49,7 @@ var (
 	lineMobileWords   = append(slices.Clone(mobileWords), "whatsapp", "natel", "mobiel", "sms")
 	lineHomeWords     = []string{"home", "private", "privat", "prive", "personal", "domicile", "casa", "particulier", "residence", "landline", "festnetz", "fixe", "fijo"}
 	linePrimaryWords  = []string{"primary", "main", "principal", "haupt"}
-	lineOtherWords    = []string{"other", "andere", "weitere", "weiteres", "autre", "otro", "car", "auto", "radio", "voice"}
+	lineOtherWords    = []string{"other", "andere", "weitere", "weiteres", "autre", "otro", "car", "auto", "radio", "voice", "alternate", "alternative", "alt", "secondary", "second", "additional", "backup"}
 	lineWorkWords     = []string{"work", "business", "office", "bureau", "buro", "geschaftlich", "dienstlich", "arbeit", "travail", "trabajo", "oficina", "professionnel", "direct", "durchwahl"}
 	lineCompanyWords  = []string{"company", "firma", "firmen", "societe", "empresa", "corporate", "office", "business"}
 	lineSwitchboard   = []string{"switchboard", "zentrale"}
