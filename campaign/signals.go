@@ -360,7 +360,20 @@ func (rs rowSignal) heldReason() string {
 	if s.kind == signalConsent {
 		what = "withdraws consent"
 	}
+	if strings.TrimSpace(s.name) == "" {
+		return fmt.Sprintf("column %s, which has no header, %s (%q): the row is not called; give the column a header in the sheet, then map it under do_not_call:, or ignore it there with a reason", columnLetter(s.col), what, cell)
+	}
 	return fmt.Sprintf("column %q %s (%q), and the campaign does not map it: the row is not called; map the column under do_not_call:, or ignore it there with a reason", s.name, what, cell)
+}
+
+// columnLetter is the letter a spreadsheet shows for the column at index
+// i of a row, from 0: A, B, ..., Z, AA.
+func columnLetter(i int) string {
+	var b []byte
+	for n := i + 1; n > 0; n = (n - 1) / 26 {
+		b = append([]byte{byte('A' + (n-1)%26)}, b...)
+	}
+	return string(b)
 }
 
 // PlanSignal is a column of a sheet that says, or may say, that a person
@@ -369,6 +382,9 @@ func (rs rowSignal) heldReason() string {
 type PlanSignal struct {
 	// Column is the column's name; empty for a group.
 	Column string `json:"column,omitempty"`
+	// Index is the column's place in the header, from 0: the problem of
+	// a column with no header names it by its letter.
+	Index int `json:"-"`
 	// Group is, for a group of rows under a title of its own
 	// (monday.com's groups), its title, and TitleRow the title's row.
 	Group    string `json:"group,omitempty"`
@@ -420,7 +436,7 @@ type PlanSignal struct {
 func (m *sheetMap) planSignals() []PlanSignal {
 	var out []PlanSignal
 	for _, s := range m.signals {
-		p := PlanSignal{Column: s.name, Kind: s.kind.String(), Use: "mapped", Rows: s.yes, Examples: s.examples,
+		p := PlanSignal{Column: s.name, Index: s.col, Kind: s.kind.String(), Use: "mapped", Rows: s.yes, Examples: s.examples,
 			Unclear: s.unclear, UnclearAt: s.unclearAt, Mentions: s.mentions, MentionAt: s.mentionAt, Values: s.matched}
 		if s.notes {
 			p.Kind = "notes"
@@ -508,6 +524,11 @@ func (f *File) refusedSignal(i int, s PlanSignal) (says, ways string) {
 		mapping = fmt.Sprintf("do_not_call: [{column: %q, values: [%s]}]", s.Column, strings.Join(quoted, ", "))
 	case "consent":
 		mapping = fmt.Sprintf("consent: {column: %q}", s.Column)
+	}
+	if strings.TrimSpace(s.Column) == "" {
+		says = fmt.Sprintf("sheet %s: in column %s, which has no header, %s", f.Sheets[i].File, columnLetter(s.Index), strings.Join(what, " and "))
+		ways = fmt.Sprintf("A column without a header can be neither mapped nor ignored: give column %s a header in the sheet's header row (Do Not Call, say), then map it under do_not_call: (its rows are then not called) or ignore it there with a reason", columnLetter(s.Index))
+		return says, ways
 	}
 	says = fmt.Sprintf("sheet %s: in column %q, %s, and the campaign does not map the column", f.Sheets[i].File, s.Column, strings.Join(what, " and "))
 	ways = fmt.Sprintf("Map it (%s, beside any column mapped there already; its rows are then not called), or ignore it on purpose: do_not_call: {ignore: [{column: %q, reason: \"why these rows may be called\"}]}", mapping, s.Column)
