@@ -882,7 +882,7 @@ func (cr *ContactReader) choosePhones(i int, spec *SheetSpec, m *sheetMap, fp *F
 // no phone line (an id whose values read as numbers). Only those columns'
 // numbers a flagged row holds beside its phone_number's.
 func personsLineHeader(h string) bool {
-	if !phoneLineHeader(h) || hasWord(h, lineCompanyOnlyWords) {
+	if !(phoneLineHeader(h) || ownNumberHeader(h)) || hasWord(h, lineCompanyOnlyWords) {
 		return false
 	}
 	switch kind, _ := phoneLineKind(h); kind {
@@ -890,6 +890,28 @@ func personsLineHeader(h string) bool {
 		return false
 	}
 	return true
+}
+
+// ownNumberHeader reports whether a header names a number of the
+// person's own line without a phone word: "Work Number", "Home Number",
+// "Mobile No.", "Other Number" (Freshsales' and phone systems' exports).
+// Every word is a number's or such a line's, and there is one of each: a
+// "Business Number" (a company's registration) or a "Car Number" is not.
+func ownNumberHeader(h string) bool {
+	number, line := false, false
+	for _, w := range headerWords(h) {
+		switch {
+		case slices.Contains([]string{"number", "no", "nr", "num", "nummer", "numero"}, w):
+			number = true
+		case slices.Contains([]string{"home", "private", "privat", "personal", "work", "other", "alternate", "secondary", "additional"}, w) ||
+			slices.Contains(lineMobileWords, w):
+			line = true
+		case strings.Trim(w, "0123456789") == "":
+		default:
+			return false
+		}
+	}
+	return number && line
 }
 
 // lineCompanyOnlyWords are the words of lineCompanyWords that name the
