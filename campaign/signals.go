@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xuri/excelize/v2"
+
 	"github.com/callrun/callrun/campaign/sheet"
 )
 
@@ -369,11 +371,8 @@ func (rs rowSignal) heldReason() string {
 // columnLetter is the letter a spreadsheet shows for the column at index
 // i of a row, from 0: A, B, ..., Z, AA.
 func columnLetter(i int) string {
-	var b []byte
-	for n := i + 1; n > 0; n = (n - 1) / 26 {
-		b = append([]byte{byte('A' + (n-1)%26)}, b...)
-	}
-	return string(b)
+	name, _ := excelize.ColumnNumberToName(i + 1)
+	return name
 }
 
 // PlanSignal is a column of a sheet that says, or may say, that a person
