@@ -584,7 +584,8 @@ type DeliveryNumber struct {
 // is about: from the fields outcomes.phone_field and [NumberFields]
 // name, and, when none holds one, from caller_number unless it is one of
 // the campaign's own numbers. A number of the campaign's own is never
-// the person's, whatever field holds it: when the fields give only such
+// the person's, whatever field holds it, and nor is the called number
+// (to_number, to) of a call the delivery says was inbound ([inboundCall]): when the fields give only such
 // a number, the person is the call's other end ([OtherEndFields]), and
 // with none there the number does not read. Of one name, the shallowest
 // fields are read (a message's own customer, not its call's). Two fields that give
@@ -602,6 +603,7 @@ func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 		}
 	}
 	var own *DeliveryNumber // the first of the campaign's own numbers read, never the person's
+	inbound := inboundCall(fields)
 	for _, name := range f.numberFields() {
 		paths, vals := apiclient.ShallowestValues(fields, name)
 		for i, v := range vals {
@@ -610,7 +612,8 @@ func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 				continue
 			}
 			switch {
-			case f.Outcomes != nil && f.Outcomes.isOwn(e164):
+			case f.Outcomes != nil && f.Outcomes.isOwn(e164),
+				inbound && calledFields[normName(name)]:
 				if own == nil {
 					own = &DeliveryNumber{E164: e164, From: paths[i], Raw: v}
 				}
@@ -643,6 +646,34 @@ func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 	return DeliveryNumber{Raw: raw, Err: fmt.Errorf("none of its fields holds a number that reads (%s)", strings.Join(append(f.numberFields(), CallerNumberField), ", "))}
 }
 
+// calledFields are the fields of [NumberFields], as [normName] writes
+// them, that name the number a call went to: on an inbound call, the
+// campaign's line, never the person's.
+var calledFields = map[string]bool{"tonumber": true, "to": true}
+
+// inboundCall reports whether a delivery's fields say its call came in
+// to the campaign's line (Retell's and Twilio's direction "inbound",
+// Telnyx's "incoming", Bland's inbound true): its called number is then
+// the campaign's, whether or not outcomes.own_numbers lists it, and the
+// person is the call's other end ([OtherEndFields]).
+func inboundCall(fields map[string]string) bool {
+	for _, name := range []string{"direction", "call_direction"} {
+		_, vals := apiclient.ShallowestValues(fields, name)
+		for _, v := range vals {
+			if v = strings.ToLower(strings.TrimSpace(v)); v == "inbound" || v == "incoming" {
+				return true
+			}
+		}
+	}
+	_, vals := apiclient.ShallowestValues(fields, "inbound")
+	for _, v := range vals {
+		if strings.EqualFold(strings.TrimSpace(v), "true") {
+			return true
+		}
+	}
+	return false
+}
+
 // OtherEndFields name the number of a call's other end, read only when
 // the delivery's number ([NumberFields]) is one of the campaign's own
 // (outcomes.own_numbers): a call to callrun's number, whose caller is the
@@ -660,16 +691,16 @@ func (f *File) otherEnd(fields map[string]string, own DeliveryNumber) DeliveryNu
 		for i, v := range vals {
 			e164, err := f.ReadNumber(v)
 			switch {
-			case err != nil, f.Outcomes.isOwn(e164):
+			case err != nil, f.Outcomes.isOwn(e164), e164 == own.E164:
 			case got.E164 == "":
 				got = DeliveryNumber{E164: e164, From: paths[i], Raw: v}
 			case got.E164 != e164:
-				return DeliveryNumber{Raw: own.Raw, Err: fmt.Errorf("its number, %s (%s), is one of the campaign's own (outcomes.own_numbers), and two fields of the call's other end give different numbers (%s: %s, %s: %s)", own.E164, own.From, got.From, got.E164, paths[i], e164)}
+				return DeliveryNumber{Raw: own.Raw, Err: fmt.Errorf("its number, %s (%s), is the campaign's own (outcomes.own_numbers, or the called number of an inbound call), and two fields of the call's other end give different numbers (%s: %s, %s: %s)", own.E164, own.From, got.From, got.E164, paths[i], e164)}
 			}
 		}
 	}
 	if got.E164 == "" {
-		return DeliveryNumber{Raw: own.Raw, Err: fmt.Errorf("its only number, %s (%s), is one of the campaign's own (outcomes.own_numbers)", own.E164, own.From)}
+		return DeliveryNumber{Raw: own.Raw, Err: fmt.Errorf("its only number, %s (%s), is the campaign's own (outcomes.own_numbers, or the called number of an inbound call)", own.E164, own.From)}
 	}
 	return got
 }
@@ -894,5 +925,5 @@ func readDeliveryFlag(v string) cellSays {
 
 // isOwn reports whether the E.164 number is one of outcomes.own_numbers.
 func (o *Outcomes) isOwn(e164 string) bool {
-	return slices.Contains(o.own, e164)
+	return o != nil && slices.Contains(o.own, e164)
 }
