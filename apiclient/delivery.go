@@ -66,9 +66,10 @@ type Delivery struct {
 	// them with [Field], which matches keys as senders vary them.
 	Fields map[string]string `json:"fields"`
 	// Repeated holds every value, in order, of a form's (or query's)
-	// field sent more than once (disposition=completed&disposition=do_not_call):
-	// Fields holds its first alone; the key is of them all. Not stored;
-	// [Delivery.Values] reads it.
+	// field sent more than once (disposition=completed&disposition=do_not_call),
+	// or of a JSON object's member named more than once: Fields holds
+	// the form field's first alone, the member's last; the key is of
+	// them all. Not stored; [Delivery.Values] reads it.
 	Repeated map[string][]string `json:"-"`
 	// Raw is a form's or query's text as it came, cut at 1 KiB and
 	// redacted; empty for JSON, whose fields hold it whole.
@@ -698,14 +699,22 @@ func jsonDelivery(obj []byte, legacy bool) (Delivery, error) {
 	if legacy {
 		old = map[string]string{}
 	}
-	if err := readMembers(dec, obj, "", 1, fields, old); err != nil {
+	repeated := map[string][]string{}
+	if err := readMembers(dec, obj, "", 1, fields, old, repeated); err != nil {
 		return Delivery{}, bad
 	}
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return Delivery{}, bad // more after the object
 	}
 	d := newDelivery(fields, "")
-	if old != nil {
+	switch {
+	case len(repeated) > 0:
+		// A member named twice ("disposition": "do_not_call", then
+		// "completed") is told by all its values, as a form field sent
+		// twice is: a value before the last may be the opt-out. Before,
+		// the last alone was read, keyed as another delivery may be.
+		d.Repeated = repeated
+	case old != nil:
 		d.legacy = hashKey(old)
 	}
 	return d, nil
@@ -716,8 +725,10 @@ func jsonDelivery(obj []byte, legacy bool) (Delivery, error) {
 // members under prefix.key, down to maxDeliveryDepth; a string as its
 // text, null as "", anything else as its JSON text. src is what dec
 // reads. old, when set, gets each member as callrun read it before: a
-// nested object as its JSON text as sent.
-func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fields, old map[string]string) error {
+// nested object as its JSON text as sent. repeated gets every value, in
+// order, of a member the object names more than once; fields keeps its
+// last.
+func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fields, old map[string]string, repeated map[string][]string) error {
 	for {
 		switch dec.PeekKind() {
 		case '}':
@@ -743,7 +754,7 @@ func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fi
 			if _, err := dec.ReadToken(); err != nil {
 				return err
 			}
-			if err := readMembers(dec, src, path, depth+1, fields, nil); err != nil {
+			if err := readMembers(dec, src, path, depth+1, fields, nil, repeated); err != nil {
 				return err
 			}
 			if old != nil {
@@ -766,6 +777,12 @@ func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fi
 				return err
 			}
 			v = string(raw)
+		}
+		if prev, ok := fields[path]; ok {
+			if repeated[path] == nil {
+				repeated[path] = []string{prev}
+			}
+			repeated[path] = append(repeated[path], v)
 		}
 		fields[path] = v
 		if old != nil {

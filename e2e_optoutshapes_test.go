@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+)
+
+// optOutShapes are opt-outs as senders write them that callrun once read
+// as no opt-out: each a body, its Content-Type, and the person it is of.
+var optOutShapes = []struct {
+	name, ctype, body, person string
+}{
+	// A JSON object that names a member twice (a hand-written template of
+	// a CRM workflow or a relay that adds disposition once more): every
+	// value counts, as every value of a form field sent twice does.
+	{"json-duplicate-member", "application/json",
+		`{"event":"call.ended","phone_number":"+19175550301","disposition":"do_not_call","disposition":"completed"}`, "+19175550301"},
+}
+
+// TestOptOutShapesKeepThePersonUncalled posts each of optOutShapes to
+// listen, each a person's opt-out, answered 200; then another campaign
+// on the store with those people and Ada runs, with contact pressure
+// off: the sandbox's ledger must show no call to any of them, and one to
+// Ada.
+func TestOptOutShapesKeepThePersonUncalled(t *testing.T) {
+	const ada = "+14155550132"
+	ctx := context.Background()
+	addr := freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{CallDuration: 10 * time.Millisecond})
+	t.Cleanup(srv.Close)
+	newCampaign := campaignsOnOneStore(t, srv.URL, e2eDatabase(t, "files"))
+	first := newCampaign("first", "region: US\noutcomes:\n  url: http://"+addr+"/callrun/first/"+hookSecret+
+		"\n  opt_out: {field: disposition, values: [do_not_call]}\n")
+	var logs e2eBuffer
+	_, stop := startListenOn(t, &logs, addr, first)
+	hook := "http://" + addr + "/callrun/first/" + hookSecret
+	sheet := "Phone,First Name\n" + ada + ",Ada\n"
+	for i, s := range optOutShapes {
+		postDelivery200(t, hook, s.ctype, s.body)
+		sheet += fmt.Sprintf("%s,Person%d\n", s.person, i)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("listen: %v", err)
+	}
+	other := newCampaign("other", "region: US\npressure: {off: true}\n")
+	writeContacts(t, other, sheet)
+	if err := runCampaign(ctx, nolog, runOptions{Path: other}, io.Discard); err != nil {
+		t.Fatalf("the other campaign: %v\nlisten:\n%s", err, logs.String())
+	}
+	for _, s := range optOutShapes {
+		if n := placedTo(srv, s.person); n != 0 {
+			t.Errorf("%s: %s was placed %d times, want none: they said do not call", s.name, s.person, n)
+		}
+	}
+	if n := placedTo(srv, ada); n != 1 {
+		t.Errorf("Ada was placed %d times, want 1", n)
+	}
+}
