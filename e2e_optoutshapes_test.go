@@ -20,6 +20,15 @@ var optOutShapes = []struct {
 	// value counts, as every value of a form field sent twice does.
 	{"json-duplicate-member", "application/json",
 		`{"event":"call.ended","phone_number":"+19175550301","disposition":"do_not_call","disposition":"completed"}`, "+19175550301"},
+	// A relay that forwards the sender's JSON as a string: Amazon SNS's
+	// notification (its Message), a relay's "payload" member, and a form
+	// whose payload field holds the JSON.
+	{"sns-message-string", "text/plain; charset=UTF-8",
+		`{"Type":"Notification","MessageId":"5a3b","TopicArn":"arn:aws:sns:us-east-1:123456789012:calls","Message":"{\"event\":\"call.ended\",\"phone_number\":\"+19175550302\",\"disposition\":\"do_not_call\"}","Timestamp":"2026-11-29T20:00:00.000Z","SignatureVersion":"1"}`, "+19175550302"},
+	{"json-payload-string", "application/json",
+		`{"payload":"{\"event\":\"call.ended\",\"data\":{\"phone_number\":\"+19175550303\",\"disposition\":\"do_not_call\"}}"}`, "+19175550303"},
+	{"form-payload-json", "application/x-www-form-urlencoded",
+		"payload=%7B%22event%22%3A%22call.ended%22%2C%22phone_number%22%3A%22%2B19175550304%22%2C%22disposition%22%3A%22do_not_call%22%7D", "+19175550304"},
 }
 
 // TestOptOutShapesKeepThePersonUncalled posts each of optOutShapes to

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -767,6 +768,12 @@ func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fi
 				return err
 			}
 			v = t.String()
+			if depth < maxDeliveryDepth && readJSONString(v, path, depth+1, fields, repeated) {
+				if old != nil {
+					old[key] = v
+				}
+				continue
+			}
 		case k == 'n':
 			if _, err := dec.ReadToken(); err != nil {
 				return err
@@ -789,6 +796,44 @@ func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fi
 			old[key] = v
 		}
 	}
+}
+
+// readJSONString reads v, a string value at path, into fields (and
+// repeated) as the object it holds when it is the text of a JSON object
+// (a relay's "payload": "{\"event\": ...}", an Amazon SNS
+// notification's Message, a form's payload field), its members under
+// path at depth, as if it were that object; it reports whether it was.
+// A string that is no JSON object is left to be kept as it is.
+func readJSONString(v, path string, depth int, fields map[string]string, repeated map[string][]string) bool {
+	trimmed := strings.TrimSpace(v)
+	if !strings.HasPrefix(trimmed, "{") || !strings.HasSuffix(trimmed, "}") {
+		return false
+	}
+	src := []byte(trimmed)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(src), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	got, rep := map[string]string{}, map[string][]string{}
+	if err := readMembers(dec, src, path, depth, got, nil, rep); err != nil {
+		return false
+	}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) || len(got) == 0 {
+		return false
+	}
+	for p, x := range got {
+		if prev, ok := fields[p]; ok {
+			if repeated[p] == nil {
+				repeated[p] = []string{prev}
+			}
+			repeated[p] = append(repeated[p], x)
+		}
+		fields[p] = x
+	}
+	for p, xs := range rep {
+		repeated[p] = append(repeated[p], xs...)
+	}
+	return true
 }
 
 // valueStart is where the value of an object member starts in src, given
@@ -844,13 +889,33 @@ func formDelivery(vals url.Values, raw string) Delivery {
 			repeated[k] = vs
 		}
 	}
-	d := newDelivery(fields, raw)
-	d.Repeated = repeated
+	legacy := ""
 	if repeated == nil {
 		// Before, a field sent more than once was keyed by its first
 		// value alone: that key may be another delivery's.
-		d.legacy = hashKey(fields)
+		legacy = hashKey(fields)
 	}
+	// A field whose value is a JSON object (payload={"event": ...}) is
+	// read as that object, as a JSON member whose string holds one is.
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		v := fields[k]
+		if _, many := repeated[k]; many || !strings.HasPrefix(strings.TrimSpace(v), "{") {
+			continue
+		}
+		delete(fields, k)
+		if repeated == nil {
+			repeated = map[string][]string{}
+		}
+		if !readJSONString(v, k, 2, fields, repeated) {
+			fields[k] = v
+		}
+	}
+	if len(repeated) == 0 {
+		repeated = nil
+	}
+	d := newDelivery(fields, raw)
+	d.Repeated = repeated
+	d.legacy = legacy
 	return d
 }
 
