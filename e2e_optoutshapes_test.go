@@ -31,6 +31,57 @@ var optOutShapes = []struct {
 		"payload=%7B%22event%22%3A%22call.ended%22%2C%22phone_number%22%3A%22%2B19175550304%22%2C%22disposition%22%3A%22do_not_call%22%7D", "+19175550304"},
 }
 
+// heldOptOutShapes are opt-outs whose number is in doubt, each naming two
+// people: both must stay uncalled (listed, or every run held).
+var heldOptOutShapes = []struct {
+	name, ctype, body string
+	people            []string
+}{
+	// A form field, or a JSON member, of the number sent twice with two
+	// numbers: as two fields that give different numbers, it does not
+	// read.
+	{"form-number-twice", "application/x-www-form-urlencoded",
+		"event=call.ended&phone_number=%2B19175550311&phone_number=%2B19175550312&disposition=do_not_call", []string{"+19175550311", "+19175550312"}},
+	{"json-number-twice", "application/json",
+		`{"event":"call.ended","phone_number":"+19175550313","phone_number":"+19175550314","disposition":"do_not_call"}`, []string{"+19175550313", "+19175550314"}},
+}
+
+// TestHeldOptOutShapesKeepBothUncalled posts each of heldOptOutShapes to
+// listen, on a store of its own, and runs another campaign with both its
+// people and Ada: neither person is called (Ada may be, or the run held).
+func TestHeldOptOutShapesKeepBothUncalled(t *testing.T) {
+	const ada = "+14155550132"
+	for _, s := range heldOptOutShapes {
+		t.Run(s.name, func(t *testing.T) {
+			ctx := context.Background()
+			addr := freePort(t)
+			srv := sandbox.NewServer(sandbox.Options{CallDuration: 10 * time.Millisecond})
+			t.Cleanup(srv.Close)
+			newCampaign := campaignsOnOneStore(t, srv.URL, e2eDatabase(t, "files"))
+			first := newCampaign("first", "region: US\noutcomes:\n  url: http://"+addr+"/callrun/first/"+hookSecret+
+				"\n  opt_out: {field: disposition, values: [do_not_call]}\n")
+			var logs e2eBuffer
+			_, stop := startListenOn(t, &logs, addr, first)
+			postDelivery200(t, "http://"+addr+"/callrun/first/"+hookSecret, s.ctype, s.body)
+			if err := stop(); err != nil {
+				t.Errorf("listen: %v", err)
+			}
+			sheet := "Phone,First Name\n" + ada + ",Ada\n"
+			for i, p := range s.people {
+				sheet += fmt.Sprintf("%s,Person%d\n", p, i)
+			}
+			other := newCampaign("other", "region: US\npressure: {off: true}\n")
+			writeContacts(t, other, sheet)
+			runCampaign(ctx, nolog, runOptions{Path: other}, io.Discard) //nolint:errcheck // a run held by the opt-out fails
+			for _, p := range s.people {
+				if n := placedTo(srv, p); n != 0 {
+					t.Errorf("%s was placed %d times, want none: the opt-out may be theirs", p, n)
+				}
+			}
+		})
+	}
+}
+
 // TestOptOutShapesKeepThePersonUncalled posts each of optOutShapes to
 // listen, each a person's opt-out, answered 200; then another campaign
 // on the store with those people and Ada runs, with contact pressure

@@ -1,9 +1,11 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,7 +96,7 @@ type Taken struct {
 // returns nil may d be acknowledged; a retry of d finds each step done
 // and does it no more.
 func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at time.Time) (Taken, error) {
-	t := Taken{Key: d.Key(), Number: in.f.DeliveryNumber(d.Fields)}
+	t := Taken{Key: d.Key(), Number: in.f.deliveryNumberOf(d)}
 	sd := store.Delivery{Key: t.Key, At: at.UTC(), Event: d.Event, AgentID: d.AgentID, CallID: d.CallID, Fields: d.Fields, Raw: d.Raw}
 	if agent {
 		sd.Via = ViaAgent
@@ -161,7 +163,7 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 			t.Unlisted = t.Number.E164
 		}
 	case t.Number.E164 == "" || t.Number.Caller:
-		found, err := in.contactNumbers(ctx, d.Fields)
+		found, err := in.contactNumbers(ctx, d.Fields, repeatedValues(d))
 		if err != nil {
 			return fmt.Errorf("looking for the opt-out's number among the campaign's contacts: %w", err)
 		}
@@ -238,8 +240,13 @@ func (in *Intake) callNumber(ctx context.Context, id string) (string, error) {
 // that the values of fields hold: each value read as a number (a JSON
 // array's strings each), kept when a row of the campaign's sheets has
 // it, and not one of the campaign's own (outcomes.own_numbers).
-func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) ([]string, error) {
+func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string, more []string) ([]string, error) {
 	want := in.f.fieldNumbers(fields)
+	for _, v := range more {
+		for n := range in.f.fieldNumbers(map[string]string{"": v}) {
+			want[n] = true
+		}
+	}
 	for n := range want {
 		if in.f.Outcomes.isOwn(n) {
 			delete(want, n)
@@ -258,6 +265,59 @@ func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string) 
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// deliveryNumberOf is the number of delivery d as [File.DeliveryNumber]
+// reads its fields, unless a field of a number that d holds more than
+// once (a form field sent twice, a JSON member named twice), whose
+// Fields keep one value, gives another number in another value: then,
+// as when two fields give different numbers, it does not read, and an
+// opt-out of it is held rather than put on one of them.
+func (f *File) deliveryNumberOf(d apiclient.Delivery) DeliveryNumber {
+	n := f.DeliveryNumber(d.Fields)
+	if len(d.Repeated) == 0 {
+		return n
+	}
+	for _, path := range slices.Sorted(maps.Keys(d.Repeated)) {
+		if !f.isNumberField(path) {
+			continue
+		}
+		var first string
+		for _, v := range d.Repeated[path] {
+			e164, err := f.ReadNumber(v)
+			if err != nil || f.Outcomes.isOwn(e164) {
+				continue
+			}
+			if first == "" {
+				first = e164
+			}
+			if e164 != first || n.E164 != "" && e164 != n.E164 {
+				return DeliveryNumber{Raw: n.Raw, Err: fmt.Errorf("its field %s, sent more than once, gives different numbers (%s, %s)", path, cmp.Or(n.E164, first), e164)}
+			}
+		}
+	}
+	return n
+}
+
+// isNumberField reports whether a delivery's field at path is one a
+// delivery's number is read from ([File.DeliveryNumber]).
+func (f *File) isNumberField(path string) bool {
+	probe := map[string]string{path: "x"}
+	for _, name := range append(f.numberFields(), CallerNumberField) {
+		if p, _ := apiclient.FieldValues(probe, name); len(p) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// repeatedValues returns every value of d's fields sent more than once.
+func repeatedValues(d apiclient.Delivery) []string {
+	var out []string
+	for _, vs := range d.Repeated {
+		out = append(out, vs...)
+	}
+	return out
 }
 
 // DeliveryNumbers returns, sorted, the E.164 numbers a delivery's fields
