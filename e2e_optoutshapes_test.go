@@ -29,6 +29,10 @@ var optOutShapes = []struct {
 		`{"payload":"{\"event\":\"call.ended\",\"data\":{\"phone_number\":\"+19175550303\",\"disposition\":\"do_not_call\"}}"}`, "+19175550303"},
 	{"form-payload-json", "application/x-www-form-urlencoded",
 		"payload=%7B%22event%22%3A%22call.ended%22%2C%22phone_number%22%3A%22%2B19175550304%22%2C%22disposition%22%3A%22do_not_call%22%7D", "+19175550304"},
+	// A form sent as JSON (a Content-Type header set by hand on a form's
+	// webhook): the mirror of JSON sent as a form.
+	{"form-sent-as-json", "application/json",
+		"event=call.ended&phone_number=%2B19175550305&disposition=do_not_call", "+19175550305"},
 }
 
 // heldOptOutShapes are opt-outs whose number is in doubt, each naming two

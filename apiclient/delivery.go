@@ -415,7 +415,8 @@ type ReadOptions struct {
 // objects, each a delivery. A body sent with Content-Encoding: gzip is
 // decompressed first, and a leading UTF-8 byte order mark cut; a body
 // sent as a form that is JSON (it starts with "{" or "[" and parses) is
-// read as JSON. A body over [MaxDeliveryBody], compressed or once
+// read as JSON, and one sent as JSON that is a form (and does not start
+// with "{" or "[") is read as a form. A body over [MaxDeliveryBody], compressed or once
 // decompressed, is [ErrDeliveryTooLarge]; with o.SigningSecret, a signature that does not
 // match is [ErrBadSignature] and, with o.RequireSignature, none at all
 // [ErrUnsigned]; a body that is none of these is an error saying so.
@@ -466,7 +467,16 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") ||
 		mt != "application/x-www-form-urlencoded" && !strings.HasPrefix(mt, "multipart/") && looksJSON:
 		if ds, at, refused, err = jsonDeliveries(trimmed, len(body) <= legacyMaxBody); err != nil {
-			return nil, err
+			// A form sent as JSON (a Content-Type set by hand on a form's
+			// webhook), the mirror of JSON sent as a form: read as a form
+			// when it is one, never when it looks like JSON.
+			vals, ferr := url.ParseQuery(string(trimmed))
+			if looksJSON || ferr != nil || !bytes.ContainsRune(trimmed, '=') || !anyValue(vals) {
+				return nil, err
+			}
+			d := formDelivery(vals, string(body))
+			d.legacy = "" // refused before
+			ds = []Delivery{d}
 		}
 	case mt == "application/x-www-form-urlencoded" && looksJSON && jsonParses(trimmed, &ds, &at, &refused):
 		// JSON sent as a form, a common misconfiguration of senders: read
@@ -540,6 +550,18 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		}
 	}
 	return ds, refused.orNil()
+}
+
+// anyValue reports whether a form has a field with a value.
+func anyValue(vals url.Values) bool {
+	for _, vs := range vals {
+		for _, v := range vs {
+			if v != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RefusedElements is what [ReadDeliveries] returns, beside the
