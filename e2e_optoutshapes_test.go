@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 )
@@ -33,6 +34,18 @@ var optOutShapes = []struct {
 	// webhook): the mirror of JSON sent as a form.
 	{"form-sent-as-json", "application/json",
 		"event=call.ended&phone_number=%2B19175550305&disposition=do_not_call", "+19175550305"},
+	// A summary in French, "ne m’appelez plus", in another charset than
+	// UTF-8: a form in Windows-1252, with its charset named and without,
+	// a JSON body in Windows-1252, and one in UTF-16 with its byte order
+	// mark.
+	{"form-windows-1252", "application/x-www-form-urlencoded; charset=windows-1252",
+		"event=call.ended&phone_number=%2B19175550306&summary=Le+client+a+dit+%3A+ne+m%92appelez+plus.", "+19175550306"},
+	{"form-latin-bytes-no-charset", "application/x-www-form-urlencoded",
+		"event=call.ended&phone_number=%2B19175550307&summary=Le+client+a+dit+%3A+ne+m%92appelez+plus.", "+19175550307"},
+	{"json-windows-1252", "application/json; charset=windows-1252",
+		"{\"event\":\"call.ended\",\"phone_number\":\"+19175550308\",\"summary\":\"Le client a dit : ne m\x92appelez plus.\"}", "+19175550308"},
+	{"json-utf-16", "application/json",
+		utf16LE("{\"event\":\"call.ended\",\"phone_number\":\"+19175550309\",\"summary\":\"Le client a dit : ne m’appelez plus.\"}"), "+19175550309"},
 }
 
 // heldOptOutShapes are opt-outs whose number is in doubt, each naming two
@@ -84,6 +97,15 @@ func TestHeldOptOutShapesKeepBothUncalled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// utf16LE is s in UTF-16, little-endian, after its byte order mark.
+func utf16LE(s string) string {
+	b := []byte{0xff, 0xfe}
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
 }
 
 // TestOptOutShapesKeepThePersonUncalled posts each of optOutShapes to

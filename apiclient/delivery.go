@@ -18,8 +18,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/encoding/unicode"
 )
 
 // MaxDeliveryBody is the largest webhook delivery body [ReadDeliveries]
@@ -434,7 +439,7 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		if o.SigningSecret != "" && o.RequireSignature {
 			return nil, ErrUnsigned // a query has no body to sign
 		}
-		return []Delivery{formDelivery(r.URL.Query(), r.URL.RawQuery)}, nil
+		return []Delivery{formDelivery(decodeValues(r.URL.Query(), nil), r.URL.RawQuery)}, nil
 	}
 	if r.Method != http.MethodPost {
 		return nil, fmt.Errorf("method %s: a delivery is a GET or a POST", r.Method)
@@ -454,6 +459,14 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		return nil, err
 	}
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	enc := charsetOf(params)
+	sigBody := bytes.TrimSpace(body) // what a signature in the body signs
+	if mt != "application/x-www-form-urlencoded" && !strings.HasPrefix(mt, "multipart/") {
+		// A body in another charset than UTF-8, as its Content-Type
+		// names it (UTF-16 by its byte order mark): read as the text it
+		// is, or its non-ASCII words (a "ne m’appelez plus") are lost.
+		body = decodeCharset(body, enc)
+	}
 	trimmed := bytes.TrimSpace(body)
 	looksJSON := bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("["))
 	headerSig := signatureHeader(r.Header)
@@ -474,7 +487,7 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 			if looksJSON || ferr != nil || !bytes.ContainsRune(trimmed, '=') || !anyValue(vals) {
 				return nil, err
 			}
-			d := formDelivery(vals, string(body))
+			d := formDelivery(decodeValues(vals, enc), string(body))
 			d.legacy = "" // refused before
 			ds = []Delivery{d}
 		}
@@ -486,7 +499,7 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		if err != nil {
 			return nil, err
 		}
-		d := formDelivery(vals, string(body))
+		d := formDelivery(decodeValues(vals, enc), string(body))
 		d.legacy = "" // refused before
 		ds = []Delivery{d}
 	case mt == "application/x-www-form-urlencoded" || mt == "" || mt == "text/plain":
@@ -494,7 +507,7 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		if err != nil {
 			return nil, errors.New("the delivery's body is not a form")
 		}
-		d := formDelivery(vals, string(body))
+		d := formDelivery(decodeValues(vals, enc), string(body))
 		if len(body) > legacyMaxBody {
 			d.legacy = ""
 		}
@@ -519,7 +532,7 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		var dataOnly []bool
 		if !signatureMatches(o.SigningSecret, headerSig, wire) && (bytes.Equal(wire, body) || !signatureMatches(o.SigningSecret, headerSig, body)) {
 			var ok bool
-			if dataOnly, ok = bodySignaturesMatch(o.SigningSecret, trimmed); !ok {
+			if dataOnly, ok = bodySignaturesMatch(o.SigningSecret, sigBody); !ok {
 				return nil, ErrBadSignature
 			}
 		}
@@ -535,7 +548,7 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	if refused != nil {
 		n = refused.Of
 	}
-	signed, dataOnly, err := checkBodySignatures(o.SigningSecret, trimmed, n)
+	signed, dataOnly, err := checkBodySignatures(o.SigningSecret, sigBody, n)
 	if err != nil {
 		return nil, err
 	}
@@ -550,6 +563,67 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		}
 	}
 	return ds, refused.orNil()
+}
+
+// charsetOf returns the encoding of the charset a Content-Type's
+// parameters name, nil for UTF-8 (or US-ASCII), none or one unknown.
+func charsetOf(params map[string]string) encoding.Encoding {
+	switch cs := strings.ToLower(strings.TrimSpace(params["charset"])); cs {
+	case "", "utf-8", "utf8", "us-ascii":
+		return nil
+	default:
+		e, err := htmlindex.Get(cs)
+		if err != nil {
+			return nil
+		}
+		return e
+	}
+}
+
+// decodeCharset returns body, a JSON body, as UTF-8: decoded from enc,
+// the charset its Content-Type names, or from UTF-16 when it starts with
+// UTF-16's byte order mark; as it is when neither (or when it does not
+// decode).
+func decodeCharset(body []byte, enc encoding.Encoding) []byte {
+	switch {
+	case bytes.HasPrefix(body, []byte("\xff\xfe")), bytes.HasPrefix(body, []byte("\xfe\xff")):
+		enc = unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM)
+	case enc == nil:
+		return body
+	}
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return body
+	}
+	return bytes.TrimPrefix(out, utf8BOM)
+}
+
+// decodeValues returns a form's fields with each key and value that is
+// not UTF-8 decoded from enc, the charset its Content-Type names, or,
+// when it names none, from Windows-1252, as browsers read such a form
+// (a percent-escape of a Latin-1 byte, m%E1s, is not UTF-8): a value's
+// words are read for an opt-out.
+func decodeValues(vals url.Values, enc encoding.Encoding) url.Values {
+	if enc == nil {
+		enc = charmap.Windows1252
+	}
+	dec := func(s string) string {
+		if utf8.ValidString(s) {
+			return s
+		}
+		if out, err := enc.NewDecoder().String(s); err == nil {
+			return out
+		}
+		return s
+	}
+	out := make(url.Values, len(vals))
+	for k, vs := range vals {
+		k = dec(k)
+		for _, v := range vs {
+			out[k] = append(out[k], dec(v))
+		}
+	}
+	return out
 }
 
 // anyValue reports whether a form has a field with a value.
