@@ -15,37 +15,42 @@ import (
 // as no opt-out: each a body, its Content-Type, and the person it is of.
 var optOutShapes = []struct {
 	name, ctype, body, person string
+	query                     string // the hook's query, if any
 }{
 	// A JSON object that names a member twice (a hand-written template of
 	// a CRM workflow or a relay that adds disposition once more): every
 	// value counts, as every value of a form field sent twice does.
 	{"json-duplicate-member", "application/json",
-		`{"event":"call.ended","phone_number":"+19175550301","disposition":"do_not_call","disposition":"completed"}`, "+19175550301"},
+		`{"event":"call.ended","phone_number":"+19175550301","disposition":"do_not_call","disposition":"completed"}`, "+19175550301", ""},
 	// A relay that forwards the sender's JSON as a string: Amazon SNS's
 	// notification (its Message), a relay's "payload" member, and a form
 	// whose payload field holds the JSON.
 	{"sns-message-string", "text/plain; charset=UTF-8",
-		`{"Type":"Notification","MessageId":"5a3b","TopicArn":"arn:aws:sns:us-east-1:123456789012:calls","Message":"{\"event\":\"call.ended\",\"phone_number\":\"+19175550302\",\"disposition\":\"do_not_call\"}","Timestamp":"2026-11-29T20:00:00.000Z","SignatureVersion":"1"}`, "+19175550302"},
+		`{"Type":"Notification","MessageId":"5a3b","TopicArn":"arn:aws:sns:us-east-1:123456789012:calls","Message":"{\"event\":\"call.ended\",\"phone_number\":\"+19175550302\",\"disposition\":\"do_not_call\"}","Timestamp":"2026-11-29T20:00:00.000Z","SignatureVersion":"1"}`, "+19175550302", ""},
 	{"json-payload-string", "application/json",
-		`{"payload":"{\"event\":\"call.ended\",\"data\":{\"phone_number\":\"+19175550303\",\"disposition\":\"do_not_call\"}}"}`, "+19175550303"},
+		`{"payload":"{\"event\":\"call.ended\",\"data\":{\"phone_number\":\"+19175550303\",\"disposition\":\"do_not_call\"}}"}`, "+19175550303", ""},
 	{"form-payload-json", "application/x-www-form-urlencoded",
-		"payload=%7B%22event%22%3A%22call.ended%22%2C%22phone_number%22%3A%22%2B19175550304%22%2C%22disposition%22%3A%22do_not_call%22%7D", "+19175550304"},
+		"payload=%7B%22event%22%3A%22call.ended%22%2C%22phone_number%22%3A%22%2B19175550304%22%2C%22disposition%22%3A%22do_not_call%22%7D", "+19175550304", ""},
 	// A form sent as JSON (a Content-Type header set by hand on a form's
 	// webhook): the mirror of JSON sent as a form.
 	{"form-sent-as-json", "application/json",
-		"event=call.ended&phone_number=%2B19175550305&disposition=do_not_call", "+19175550305"},
+		"event=call.ended&phone_number=%2B19175550305&disposition=do_not_call", "+19175550305", ""},
 	// A summary in French, "ne m’appelez plus", in another charset than
 	// UTF-8: a form in Windows-1252, with its charset named and without,
 	// a JSON body in Windows-1252, and one in UTF-16 with its byte order
 	// mark.
 	{"form-windows-1252", "application/x-www-form-urlencoded; charset=windows-1252",
-		"event=call.ended&phone_number=%2B19175550306&summary=Le+client+a+dit+%3A+ne+m%92appelez+plus.", "+19175550306"},
+		"event=call.ended&phone_number=%2B19175550306&summary=Le+client+a+dit+%3A+ne+m%92appelez+plus.", "+19175550306", ""},
 	{"form-latin-bytes-no-charset", "application/x-www-form-urlencoded",
-		"event=call.ended&phone_number=%2B19175550307&summary=Le+client+a+dit+%3A+ne+m%92appelez+plus.", "+19175550307"},
+		"event=call.ended&phone_number=%2B19175550307&summary=Le+client+a+dit+%3A+ne+m%92appelez+plus.", "+19175550307", ""},
 	{"json-windows-1252", "application/json; charset=windows-1252",
-		"{\"event\":\"call.ended\",\"phone_number\":\"+19175550308\",\"summary\":\"Le client a dit : ne m\x92appelez plus.\"}", "+19175550308"},
+		"{\"event\":\"call.ended\",\"phone_number\":\"+19175550308\",\"summary\":\"Le client a dit : ne m\x92appelez plus.\"}", "+19175550308", ""},
 	{"json-utf-16", "application/json",
-		utf16LE("{\"event\":\"call.ended\",\"phone_number\":\"+19175550309\",\"summary\":\"Le client a dit : ne m’appelez plus.\"}"), "+19175550309"},
+		utf16LE("{\"event\":\"call.ended\",\"phone_number\":\"+19175550309\",\"summary\":\"Le client a dit : ne m’appelez plus.\"}"), "+19175550309", ""},
+	// An agent's completion POSTed with its fields in the URL's query
+	// and no body, as a GET would send them.
+	{name: "post-query-no-body", ctype: "application/x-www-form-urlencoded", person: "+19175550310",
+		query: "event=call.ended&phone_number=%2B19175550310&disposition=do_not_call"},
 }
 
 // heldOptOutShapes are opt-outs whose number is in doubt, each naming two
@@ -127,7 +132,11 @@ func TestOptOutShapesKeepThePersonUncalled(t *testing.T) {
 	hook := "http://" + addr + "/callrun/first/" + hookSecret
 	sheet := "Phone,First Name\n" + ada + ",Ada\n"
 	for i, s := range optOutShapes {
-		postDelivery200(t, hook, s.ctype, s.body)
+		at := hook
+		if s.query != "" {
+			at += "?" + s.query
+		}
+		postDelivery200(t, at, s.ctype, s.body)
 		sheet += fmt.Sprintf("%s,Person%d\n", s.person, i)
 	}
 	if err := stop(); err != nil {

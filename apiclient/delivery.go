@@ -414,7 +414,7 @@ type ReadOptions struct {
 }
 
 // ReadDeliveries reads the webhook deliveries of one request: the query
-// of a GET; the body of a POST as a form (application/x-www-form-urlencoded),
+// of a GET, or of a POST with no body; the body of a POST as a form (application/x-www-form-urlencoded),
 // a multipart form (multipart/form-data: its text parts), a JSON object
 // (application/json, or any body that starts with "{") or a JSON array of
 // objects, each a delivery. A body sent with Content-Encoding: gzip is
@@ -453,6 +453,14 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	}
 	if len(body) > MaxDeliveryBody {
 		return nil, ErrDeliveryTooLarge
+	}
+	if len(bytes.TrimSpace(body)) == 0 && r.URL.RawQuery != "" {
+		// A POST with its fields in the URL's query and no body (an
+		// agent's completion sent so): read as the GET it stands for.
+		if o.SigningSecret != "" && o.RequireSignature {
+			return nil, ErrUnsigned // a query has no body to sign
+		}
+		return []Delivery{formDelivery(decodeValues(r.URL.Query(), nil), r.URL.RawQuery)}, nil
 	}
 	wire := body // what a header's signature may sign
 	if body, err = decodeBody(r.Header, body); err != nil {
