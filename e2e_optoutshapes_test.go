@@ -47,6 +47,9 @@ var optOutShapes = []struct {
 		"{\"event\":\"call.ended\",\"phone_number\":\"+19175550308\",\"summary\":\"Le client a dit : ne m\x92appelez plus.\"}", "+19175550308", ""},
 	{"json-utf-16", "application/json",
 		utf16LE("{\"event\":\"call.ended\",\"phone_number\":\"+19175550309\",\"summary\":\"Le client a dit : ne m’appelez plus.\"}"), "+19175550309", ""},
+	// JSON encoded twice: a relay that stringifies what it forwards.
+	{"json-encoded-twice", "application/json",
+		`"{\"event\":\"call.ended\",\"phone_number\":\"+19175550315\",\"disposition\":\"do_not_call\"}"`, "+19175550315", ""},
 	// An agent's completion POSTed with its fields in the URL's query
 	// and no body, as a GET would send them.
 	{name: "post-query-no-body", ctype: "application/x-www-form-urlencoded", person: "+19175550310",

@@ -476,6 +476,9 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		body = decodeCharset(body, enc)
 	}
 	trimmed := bytes.TrimSpace(body)
+	if mt != "application/x-www-form-urlencoded" && !strings.HasPrefix(mt, "multipart/") {
+		trimmed = unquoteJSON(trimmed)
+	}
 	looksJSON := bytes.HasPrefix(trimmed, []byte("{")) || bytes.HasPrefix(trimmed, []byte("["))
 	headerSig := signatureHeader(r.Header)
 	var ds []Delivery
@@ -571,6 +574,23 @@ func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 		}
 	}
 	return ds, refused.orNil()
+}
+
+// unquoteJSON returns body, when it is a JSON string whose text is a
+// JSON object or array (JSON encoded twice, as a relay that stringifies
+// what it forwards sends it), that text; else body as it is.
+func unquoteJSON(body []byte) []byte {
+	if !bytes.HasPrefix(body, []byte(`"`)) {
+		return body
+	}
+	var text string
+	if json.Unmarshal(body, &text) != nil {
+		return body
+	}
+	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		return []byte(t)
+	}
+	return body
 }
 
 // charsetOf returns the encoding of the charset a Content-Type's
