@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
+	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/report/store"
 )
 
@@ -339,7 +340,8 @@ func (f *File) DeliveryNumbers(fields map[string]string) []string {
 }
 
 // fieldNumbers returns the E.164 numbers that the values of fields read
-// as, a JSON array's strings each.
+// as, a JSON array's strings each, and each number of a value that lists
+// several ([phone.Split]).
 func (f *File) fieldNumbers(fields map[string]string) map[string]bool {
 	want := map[string]bool{}
 	var look func(v string)
@@ -357,6 +359,14 @@ func (f *File) fieldNumbers(fields map[string]string) map[string]bool {
 		}
 		if e164, err := f.ReadNumber(v); err == nil {
 			want[e164] = true
+			return
+		}
+		// A value that lists several numbers on purpose ("+1 415 555
+		// 0134; +1 415 555 0135"): each of them.
+		for _, part := range phone.Split(v) {
+			if e164, err := f.ReadNumber(part); err == nil {
+				want[e164] = true
+			}
 		}
 	}
 	for _, v := range fields {
