@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -1021,11 +1020,15 @@ func formDelivery(vals url.Values, raw string) Delivery {
 	}
 	// A field whose value is a JSON object (payload={"event": ...}) is
 	// read as that object, as a JSON member whose string holds one is.
-	for _, k := range slices.Sorted(maps.Keys(fields)) {
-		v := fields[k]
-		if _, many := repeated[k]; many || !strings.HasPrefix(strings.TrimSpace(v), "{") {
-			continue
+	var objects []string // the fields whose value may be a JSON object
+	for k, v := range fields {
+		if _, many := repeated[k]; !many && strings.HasPrefix(strings.TrimSpace(v), "{") {
+			objects = append(objects, k)
 		}
+	}
+	slices.Sort(objects)
+	for _, k := range objects {
+		v := fields[k]
 		delete(fields, k)
 		if repeated == nil {
 			repeated = map[string][]string{}
