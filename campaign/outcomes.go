@@ -881,8 +881,11 @@ func deliveryListName(name string) bool {
 // tag would: a do-not-call phrase among its words ("Do Not Call -
 // Customer Request", "dnc_request"), as a note's, or an opt-out's words
 // ("opt_out", "Unsubscribe"), which in a call's outcome are the call's,
-// unless it names another channel ("Opted out of e-mails"). A phrase
-// whole after a negation alone ("not do_not_call", "No DNC") is a no.
+// unless it names another channel ("Opt-out: e-mail"). A do-not-call
+// phrase counts whatever channel is named beside it ("Opted out of
+// e-mails", an event "email.unsubscribed"): a delivery that says so is
+// held to say it of calls too. A phrase whole after a negation alone
+// ("not do_not_call", "No DNC") is a no.
 func outcomeSaysDoNotCall(v string) bool {
 	w := words()
 	if ws := foldWords(v); len(ws) > 1 && slices.Contains(w.negations, ws[0]) && w.phrases[strings.Join(ws[1:], "")] {
@@ -896,9 +899,10 @@ func outcomeSaysDoNotCall(v string) bool {
 }
 
 // outcomeWords name a delivery's field of the call's outcome, as
-// [foldWords] writes them.
+// [foldWords] writes them, or of the delivery's event, whose name may be
+// the opt-out itself ("event": "contact.opted_out").
 var outcomeWords = map[string]bool{"outcome": true, "outcomes": true, "result": true, "results": true, "disposition": true,
-	"dispositions": true, "intent": true, "classification": true, "resolution": true}
+	"dispositions": true, "intent": true, "classification": true, "resolution": true, "event": true, "topic": true}
 
 // flagLeaves are the names of the field that holds a flag nested under
 // the flag's name (dndSettings.Call.status), as [normName] writes them.
