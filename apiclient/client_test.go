@@ -431,12 +431,28 @@ func TestClassify(t *testing.T) {
 		}
 		conn.Close() // ...and the answer never comes
 	}
+	// answer503 answers 503 as a proxy or platform in front of the
+	// service does, with body of type ctype and no Retry-After.
+	answer503 := func(ctype, body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", ctype)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, body)
+		}
+	}
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
 		want    Outcome
 	}{
 		{"200", status(200), Sent},
+		// A 503 that is not the service's own answer may follow the
+		// request passed on: the call may have started.
+		{"503 of Envoy after a reset", answer503("text/plain", "upstream connect error or disconnect/reset before headers. reset reason: connection termination"), Uncertain},
+		{"503 of Heroku's request timeout", answer503("text/html; charset=utf-8", `<!DOCTYPE html><html><head><title>Application Error</title></head><body><iframe src="//www.herokucdn.com/error-pages/application-error.html"></iframe></body></html>`), Uncertain},
+		{"503 with no body", answer503("", ""), Uncertain},
+		{"503 of the service, JSON without Retry-After", answer503("application/json", `{"error":"service_unavailable","message":"the service is temporarily unavailable"}`), Retryable},
 		{"202", status(202), Sent},
 		{"429", status(429), Retryable},
 		{"503", status(503), Retryable},
@@ -456,7 +472,7 @@ func TestClassify(t *testing.T) {
 			if got := Classify(err); got != tc.want {
 				t.Errorf("Classify(%v) = %v, want %v", err, got, tc.want)
 			}
-			if tc.want == Retryable {
+			if tc.name == "503" || tc.name == "429" { // the answers that carry a Retry-After
 				var e *Error
 				if !errors.As(err, &e) || e.RetryAfter != 7*time.Second {
 					t.Errorf("Retry-After not carried: %#v", err)

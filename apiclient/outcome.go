@@ -3,6 +3,7 @@ package apiclient
 import (
 	"errors"
 	"net/http"
+	"strings"
 )
 
 // Outcome is what a call-start attempt did, as far as the client can know.
@@ -17,13 +18,14 @@ const (
 	Sent Outcome = iota + 1
 	// Retryable: the service provably did not act on the request: it never
 	// left this machine (a dial error, a refused connection, no access
-	// token to be had: see NoToken), or the service answered 429 or 503,
-	// or an answer that names a limit (see Limited). Safe to send again
-	// after a pause.
+	// token to be had: see NoToken), or the service answered 429, or 503
+	// as its own answer (with a Retry-After or a JSON body), or an answer
+	// that names a limit (see Limited). Safe to send again after a pause.
 	Retryable
 	// Uncertain: the request may have reached the service and started a
 	// call: a timeout or a dropped connection after the request was written,
-	// a 5xx other than 503, a 2xx whose body is not JSON (an HTML page) or
+	// a 5xx other than the service's own 503 (a proxy's 503 may follow the
+	// request passed on), a 2xx whose body is not JSON (an HTML page) or
 	// whose status is a word callrun does not know, or that says error
 	// beside a status of success or a call id, or an answer the client
 	// cannot read. Never sent again automatically.
@@ -84,7 +86,7 @@ func Classify(err error) Outcome {
 			return Uncertain
 		case s >= 200 && s < 300:
 			return Failed // its body says error
-		case s == http.StatusTooManyRequests, s == http.StatusServiceUnavailable, Limited(apiErr):
+		case s == http.StatusTooManyRequests, Limited(apiErr), s == http.StatusServiceUnavailable && serviceBusy(apiErr):
 			return Retryable
 		case s >= 400 && s < 500:
 			return Failed
@@ -97,6 +99,17 @@ func Classify(err error) Outcome {
 		return Retryable
 	}
 	return Uncertain
+}
+
+// serviceBusy reports whether a 503 is the service's own "not now": one
+// with a Retry-After, or with a JSON body, as the service writes its
+// answers. Any other 503 (an HTML page, plain text, nothing) may come of
+// a proxy or platform in front of the service after it passed the request
+// on: Envoy's (Istio's) "upstream connect error or disconnect/reset before
+// headers", Heroku's request timeout (H12) and closed connection (H13);
+// the call may have started.
+func serviceBusy(e *Error) bool {
+	return e.RetryAfter > 0 || strings.HasPrefix(strings.TrimSpace(e.Body), "{")
 }
 
 // refusedError is a request the service answered 401 for whose token could
