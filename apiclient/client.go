@@ -310,7 +310,8 @@ func (c *Client) ListAgents(ctx context.Context, page, perPage int) (*AgentPage,
 }
 
 // ListAllAgents reads every page of the agent list. It stops when it holds
-// total agents or a page comes back empty, and gives up with an error on a
+// total agents (when the answer gives a total) or a page comes back empty,
+// and gives up with an error on a
 // server that keeps answering past any sane bound.
 //
 // The list can change between two page requests (someone adds or deletes
@@ -343,7 +344,11 @@ func (c *Client) ListAllAgents(ctx context.Context) ([]Agent, error) {
 			seen[a.AgentID] = true
 			all = append(all, a)
 		}
-		if len(all) >= p.Total {
+		// A list without a total (0 beside agents: a proxy's or another
+		// version's answer) is read to its first empty page: taken for
+		// the whole list, its first page would hide the agents after it,
+		// and run would create one of their names again.
+		if p.Total > 0 && len(all) >= p.Total {
 			return all, nil
 		}
 	}
