@@ -960,7 +960,10 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 		t = t.Elem()
 	}
 	if node.Kind == yaml.AliasNode {
-		node = node.Alias
+		// The alias becomes a copy of its anchor's node, so that the keys
+		// walk drops from it here (unknown where the alias stands) are
+		// not dropped from the anchor's place too.
+		*node = *copyNode(node.Alias)
 	}
 	if path != "" {
 		if _, seen := l.lines[path]; !seen {
@@ -1030,6 +1033,16 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 		}
 	}
 	// Kind mismatches are left to yaml's Decode, whose errors carry lines.
+}
+
+// copyNode returns a deep copy of n, aliases in it left as they are.
+func copyNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, child := range n.Content {
+		c.Content[i] = copyNode(child)
+	}
+	return &c
 }
 
 func join(path, key string) string {

@@ -484,3 +484,41 @@ func TestPathTakesEitherSlash(t *testing.T) {
 		}
 	}
 }
+
+// TestAliasUsedAmissLeavesItsAnchorAlone: a mapping anchored where it
+// belongs (pace: &p {per_second: 5, ...}) and aliased where it does not
+// (pressure: *p) is one problem, the alias's unknown keys. Dropping them
+// from the one node both share emptied pace too, and the file was told
+// "pace.per_second: per_second is 0" when it says 5.
+func TestAliasUsedAmissLeavesItsAnchorAlone(t *testing.T) {
+	path := writeCampaign(t, strings.Replace(goodCampaign, "pace:\n  per_second: ${TEST_RATE:-2.5}\n  concurrency: 8\n",
+		"pace: &p {per_second: 5, burst: 1, concurrency: 4}\npressure: *p\n", 1))
+	_, err := Load(path, LoadOptions{Getenv: testEnv})
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("err = %v, want a *FileError", err)
+	}
+	for _, p := range fe.Problems {
+		if strings.HasPrefix(p.Key, "pace") {
+			t.Errorf("a problem with pace, which is well written: %s", p)
+		}
+	}
+	if !strings.Contains(err.Error(), `pressure.per_second: unknown key "per_second"`) {
+		t.Errorf("the alias's unknown keys are not named: %v", err)
+	}
+}
+
+// TestAliasReadsAsItsAnchor: a mapping anchored once and aliased where it
+// belongs reads the same in both places.
+func TestAliasReadsAsItsAnchor(t *testing.T) {
+	path := writeCampaign(t, strings.Replace(goodCampaign,
+		"    fields: {phone_number: Phone, first_name: First Name}\n    set: {local_presence_number: \"yes\"}\n",
+		"    fields: &f {phone_number: Phone, first_name: First Name}\n    set: {local_presence_number: \"yes\"}\n  - file: leads.csv\n    agent: Spring Promo\n    fields: *f\n", 1))
+	f, err := Load(path, LoadOptions{Getenv: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Sheets) != 2 || len(f.Sheets[1].Fields) != 2 || f.Sheets[1].Fields["first_name"] == "" {
+		t.Errorf("the aliased fields read as %+v", f.Sheets[1].Fields)
+	}
+}
