@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/callrun/callrun/report/durable"
 	"github.com/callrun/callrun/report/private"
@@ -136,7 +139,7 @@ func (w *XLSXWriter) Write(r Row) error {
 		// shows +14155550132 and 00123 as written. An empty one is no
 		// cell at all (nil), which reads back the same and costs nothing.
 		if v != "" {
-			cells[i] = v
+			cells[i] = cutCell(v)
 		}
 	}
 	w.rows++
@@ -218,4 +221,39 @@ func ReadXLSX(path string) ([][]string, error) {
 		}
 	}
 	return rows, nil
+}
+
+// cutCell returns v as a workbook cell holds it: whole, or, when it is
+// longer than Excel's limit (32,767 UTF-16 units, excelize.TotalCellChars,
+// which excelize would cut at without a word), its start and a note that
+// says it is cut, how long it is and that report.csv holds it whole.
+func cutCell(v string) string {
+	units := 0
+	for _, r := range v {
+		units += utf16.RuneLen(r)
+	}
+	if units <= excelize.TotalCellChars {
+		return v
+	}
+	note := fmt.Sprintf(" … [cut: %s characters in all, more than a spreadsheet cell holds; report.csv has them all]", groupThousands(utf8.RuneCountInString(v)))
+	room := excelize.TotalCellChars - len(note) // its bytes: at least its UTF-16 units
+	var b strings.Builder
+	for _, r := range v {
+		n := utf16.RuneLen(r)
+		if room-n < 0 {
+			break
+		}
+		room -= n
+		b.WriteRune(r)
+	}
+	return b.String() + note
+}
+
+// groupThousands writes n with a comma between each group of three digits.
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

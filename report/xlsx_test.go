@@ -224,3 +224,36 @@ func TestExtraColumns(t *testing.T) {
 // TooLarge reports whether the report had more than MaxXLSXRows rows, so
 // that no workbook is written. Only this package's tests ask.
 func (w *XLSXWriter) TooLarge() bool { return w.tooLarge }
+
+// TestXLSXSaysWhereACellIsCut: a cell holds at most 32,767 characters in
+// Excel, and excelize cuts a longer value there without a word, so a
+// 100,000-character first name (or service answer) read in the workbook
+// as if it were whole. The cut cell says it is cut, how long the value
+// is, and that report.csv holds it whole; a cell at the limit is kept.
+func TestXLSXSaysWhereACellIsCut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	long := strings.Repeat("é", 100_000)
+	exact := strings.Repeat("a", excelize.TotalCellChars)
+	writeBoth(t, dir, []Row{
+		{Sheet: "leads.csv", Row: 2, PhoneNumber: "+14155550132", FirstName: long, LastName: exact, Status: "sent", Agent: "A"},
+	})
+	got, err := ReadXLSX(filepath.Join(dir, "report.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := got[1][4], got[1][5]
+	if last != exact {
+		t.Errorf("a cell of exactly %d characters was changed (%d characters now)", excelize.TotalCellChars, len([]rune(last)))
+	}
+	if n := len([]rune(first)); n > excelize.TotalCellChars {
+		t.Errorf("the cut cell holds %d characters, more than Excel's %d", n, excelize.TotalCellChars)
+	}
+	if !strings.HasPrefix(first, strings.Repeat("é", 1000)) || !strings.Contains(first, "100,000 characters") || !strings.Contains(first, "report.csv") {
+		t.Errorf("the cut cell does not say it is cut, its length and where it is whole; it ends %q", first[max(0, len(first)-200):])
+	}
+	csvText, _ := os.ReadFile(filepath.Join(dir, "report.csv"))
+	if !strings.Contains(string(csvText), long) {
+		t.Error("report.csv does not hold the long value whole")
+	}
+}
