@@ -604,3 +604,28 @@ func TestAustralianRuleAnzacDayObserved(t *testing.T) {
 		t.Errorf("closed on %s, a plain Monday", lt.Format("Mon 2 Jan 2006"))
 	}
 }
+
+// TestRehearsalUntilCountsOnlyWhomItCalled: a rehearsal with --until
+// keeps the campaign's hours:, so with timezone: contact and every
+// contact's window closed it calls nobody and leaves them pending. It
+// used to count them all as called outside their hours, and the run
+// said "Rehearsal: 4 contact(s) were called outside calling hours"
+// beside "0 calls started".
+func TestRehearsalUntilCountsOnlyWhomItCalled(t *testing.T) {
+	const n = 4
+	hours := "hours: {timezone: contact, days: [mon, tue, wed, thu, fri, sat, sun], start: \"09:00\", end: \"10:00\"}\n"
+	evening := func() time.Time { return time.Date(2027, 3, 3, 22, 0, 0, 0, time.UTC) } // 17:00 in New York
+	rehearsal := newDtEnv(t, sandbox.Options{}, dtCampaign(1000, 2, hours), map[string]string{"leads.csv": dtSheet(n)})
+	res, err := rehearsal.run(context.Background(), func(o *RunOptions) {
+		o.Now, o.Until, o.Rehearsal = evening, evening().Add(time.Hour), true
+	})
+	if err != nil && !errors.Is(err, ErrOutsideHours) {
+		t.Fatal(err)
+	}
+	if placed := len(rehearsal.srv.Placed()); placed != 0 || res.Sent != 0 {
+		t.Fatalf("test bug: the rehearsal placed %d calls (%+v)", placed, res)
+	}
+	if res.WouldHaveWaited != 0 {
+		t.Errorf("the rehearsal called nobody and counts %d called outside their hours: %+v", res.WouldHaveWaited, res)
+	}
+}

@@ -492,10 +492,13 @@ func (r *runner) gate(c *Contact) (bool, error) {
 		return false, err
 	}
 	now := r.opts.Now()
-	if r.realHours != nil && !r.realHours.Open(c, now) {
+	open := r.hours.Open(c, now)
+	// Counted only when it is called: a rehearsal with --until keeps the
+	// campaign's hours:, and leaves pending who is outside them.
+	if open && r.realHours != nil && !r.realHours.Open(c, now) {
 		r.count(func(res *RunResult) { res.WouldHaveWaited++ })
 	}
-	return r.hours.Open(c, now), nil
+	return open, nil
 }
 
 // waitForWindow waits until the campaign's own window (hours: in one
