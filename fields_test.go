@@ -18,6 +18,7 @@ import (
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/campaign"
 	"github.com/callrun/callrun/campaign/run"
+	"github.com/rs/zerolog"
 )
 
 // accountContacts is the sheet of accountTestCampaign: 40 contacts, each
@@ -289,5 +290,29 @@ func TestInitAsksTheServiceForAccountFields(t *testing.T) {
 	}
 	if srv.Stats().EndpointReads != reads {
 		t.Error("init asked the service without what it needs, or with --offline")
+	}
+}
+
+// TestRehearsalSaysItTookTheCampaignsFields: run --sandbox gives its
+// sandbox an account with every field the campaign sends beyond the
+// seven, so a rehearsal of a campaign that maps a field the live
+// account lacks (a misspelt one) "sent" everyone, and the live service
+// then refuses every call. The rehearsal says which fields it took on
+// trust, and what checks them.
+func TestRehearsalSaysItTookTheCampaignsFields(t *testing.T) {
+	path := accountTestCampaign(t, nil, "http://127.0.0.1:8089")
+	var logs bytes.Buffer
+	log := zerolog.New(&logs)
+	if err := runCampaign(context.Background(), log, runOptions{Path: path, Sandbox: true}, io.Discard); err != nil {
+		t.Fatalf("run --sandbox: %v", err)
+	}
+	var warned bool
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, `"level":"warn"`) && strings.Contains(line, "city, zip_code") && strings.Contains(line, "callrun plan") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("the rehearsal does not say it took city and zip_code as the account's fields:\n%s", logs.String())
 	}
 }

@@ -408,6 +408,9 @@ func (j *job) startSandbox(context.Context) (err error) {
 	// The rehearsal's account defines the fields the sheets send beyond
 	// the seven, as the live account they are written for does.
 	sopts := sandbox.Options{AccountFields: f.AccountFields(), AccountWebhook: j.rcv.accountWebhook()}
+	if len(sopts.AccountFields) > 0 {
+		j.log.Warn().Strs("fields", sopts.AccountFields).Msgf("the rehearsal's account takes every field the campaign sends beyond the seven (%s), so it cannot tell a field your account lacks, a misspelt one say: the live service refuses a call with one; callrun plan, online, checks them against each agent's call endpoint", strings.Join(sopts.AccountFields, ", "))
+	}
 	if j.o.TuneSandbox != nil {
 		j.o.TuneSandbox(&sopts)
 	}
