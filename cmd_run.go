@@ -48,8 +48,10 @@ callrun --help lists them all.`,
 			if err != nil {
 				return err
 			}
-			if c.Int("limit") < 0 {
-				return run.UsageError(fmt.Errorf("--limit %d: give a positive number", c.Int("limit")))
+			// --limit 0 would be no limit at all: everyone called, where
+			// "at most 0" means no one.
+			if c.Int("limit") < 0 || (c.IsSet("limit") && c.Int("limit") == 0) {
+				return run.UsageError(fmt.Errorf("--limit %d: give a positive number (leave --limit out to call every contact)", c.Int("limit")))
 			}
 			if _, _, err := run.ParseUntil(c.String("until"), time.Now(), nil); err != nil {
 				return run.UsageError(err) // before reading the campaign: its zone comes later

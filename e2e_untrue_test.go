@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/apiclient/sandbox"
+	"github.com/callrun/callrun/campaign/run"
 )
 
 // TestAgentListWithoutTotalFindsTheAgentOnPageTwo: a service (or a proxy
@@ -59,5 +60,21 @@ func TestAgentListWithoutTotalFindsTheAgentOnPageTwo(t *testing.T) {
 			t.Errorf("a call went to agent %s, not the account's %q (%s)", c.AgentID, e2eAgent, mine.AgentID)
 			break
 		}
+	}
+}
+
+// TestLimitZeroCallsNobody: --limit N is "call at most N contacts this
+// run"; --limit 0 (a canary size a script computed as 0) called every
+// contact, as no --limit does. It is refused, as --limit -1 is, before
+// any call.
+func TestLimitZeroCallsNobody(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{AccountFields: []string{"city", "zip_code"}})
+	t.Cleanup(srv.Close)
+	path := accountTestCampaign(t, srv, srv.URL)
+	if got := runApp(t, "run", "--limit", "0", path); got != run.ExitUsage {
+		t.Errorf("run --limit 0: exit %d, want %d", got, run.ExitUsage)
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("run --limit 0 started %d calls", n)
 	}
 }
