@@ -58,6 +58,9 @@ type waits struct {
 	// rehearsal: the contacts are a rehearsal's, which waits for no
 	// hours; its pending contacts wait for something else.
 	rehearsal bool
+	// windowOnly, made when first needed, decides a rehearsal's waits
+	// for the campaign's hours: alone.
+	windowOnly *waits
 }
 
 func newWaits(f *File, hours *CallingHours) *waits {
@@ -110,8 +113,19 @@ func (w *waits) pending(c *Contact, row *report.Row, now time.Time, end RunEnd) 
 		return &Wait{Rule: WaitPressure, Until: c.Held.Until, Why: why, What: what}
 	}
 	var wt *Wait
-	if !w.rehearsal {
+	switch {
+	case !w.rehearsal:
 		wt = w.hoursWait(c, now)
+	case end.Ending == report.EndWaiting && row.FirstAttemptAt == "" && w.hours.Window != nil && w.hours.Window.Contact:
+		// A rehearsal with --until keeps the campaign's hours: and, with
+		// timezone: contact, leaves pending whoever is outside them; it
+		// holds no one for the called person's hours.
+		if w.windowOnly == nil {
+			h := *w.hours
+			h.IgnoreCalledPerson = true
+			w.windowOnly = newWaits(w.f, &h)
+		}
+		wt = w.windowOnly.hoursWait(c, now)
 	}
 	switch {
 	case wt != nil:

@@ -75,3 +75,38 @@ func TestPendingWaits(t *testing.T) {
 		t.Errorf("a rehearsal's row called inside hours: %q", row.Reason)
 	}
 }
+
+// TestRehearsalUntilPendingWaitsForTheCampaignsHours: a rehearsal with
+// --until keeps the campaign's hours:, and with timezone: contact leaves
+// pending, never tried, whoever is outside them: the run ends waiting.
+// Their rows said only "not called yet", and summary.json gave no
+// next_call_at; they name the campaign's hours and from when, as a real
+// run's do.
+func TestRehearsalUntilPendingWaitsForTheCampaignsHours(t *testing.T) {
+	path := writeCampaign(t, strings.Replace(goodCampaign,
+		`hours: {timezone: America/New_York, days: [mon, Tue], start: "09:00", end: "20:00"}`,
+		`hours: {timezone: contact, days: [mon, tue, wed, thu, fri, sat, sun], start: "09:00", end: "10:00"}`, 1))
+	f, err := Load(path, LoadOptions{Getenv: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hours, err := f.CallingHours()
+	if err != nil {
+		t.Fatal(err)
+	}
+	london := &Contact{Phone: "+442079460123", Country: "GB", Kind: phonenumbers.FIXED_LINE}
+	noon := time.Date(2027, 1, 5, 12, 0, 0, 0, time.UTC)
+	w := newWaits(f, hours)
+	w.rehearsal = true
+	row := report.Row{Status: string(store.Pending)}
+	got := w.pending(london, &row, noon, RunEnd{Ending: report.EndWaiting})
+	if want := time.Date(2027, 1, 6, 9, 0, 0, 0, time.UTC); got.Rule != WaitCampaignHours || !got.Until.Equal(want) ||
+		!strings.HasPrefix(row.Reason, "outside the campaign's calling hours (hours:); may be called from 2027-01-06T09:00:00Z") {
+		t.Errorf("got %s until %s, reason %q; want %s until %s", got.Rule, got.Until, row.Reason, WaitCampaignHours, want)
+	}
+	// Ended otherwise, a rehearsal's pending contact waits for its run.
+	row = report.Row{Status: string(store.Pending)}
+	if got := w.pending(london, &row, noon, RunEnd{Ending: report.EndLimit}); got.Rule != WaitRun {
+		t.Errorf("after --limit: got %s, reason %q", got.Rule, row.Reason)
+	}
+}
