@@ -67,6 +67,11 @@ func TestCallAnswerBodies(t *testing.T) {
 		// A status callrun knows neither way: the call may have started.
 		{200, "application/json", `{"status":"Call initiated successfully"}`, Uncertain, ""},
 		{200, "application/json", `{"status":"registered"}`, Uncertain, ""},
+		// A status of spaces says nothing, as an empty one: it is no
+		// refusal, whose message would be empty and which --retry-failed
+		// would send again.
+		{200, "application/json", `{"status":""}`, Sent, ""},
+		{200, "application/json", `{"status":"  "}`, Sent, ""},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tc.ctype != "" {

@@ -149,6 +149,8 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 	switch st := obj["status"].(type) {
 	case string:
 		switch w := foldStatus(st); {
+		case w == "":
+			// Blank: no status, as an empty one is.
 		case slices.Contains(refusalWords, w):
 			says = true
 		case slices.Contains(successWords, w):
