@@ -300,6 +300,7 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 		return nil, err
 	}
 	page := newReportPage(f, hours, of, dir)
+	shown := 0 // rows that show a contact the journal records as called
 	cr := f.NewContactReader(sup)
 	if seen != nil {
 		cr.seen = seen
@@ -317,6 +318,9 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 			if c.Status == ToCall {
 				c.Held = sup.heldBack(c.Phone)
 			}
+		}
+		if ShowsACall(f, st, c) {
+			shown++
 		}
 		row := ReportRow(f, st, c)
 		if erased.Has(c.Phone) { // at their request, whatever the journal says
@@ -348,6 +352,10 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 		page.Close()
 		return nil, fmt.Errorf("writing %s: %w", ReportCSV, err)
 	}
+	// Called contacts no row shows now (the sheet was re-exported
+	// without them, or their row changed): the report's counts would
+	// otherwise say fewer calls than the service placed.
+	sum.NotInSheets = CallsNotShown(f, st, shown)
 	if err := w.Commit(); err != nil {
 		xw.Abort()
 		page.Close()
@@ -362,6 +370,33 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 		return nil, err
 	}
 	return page.Page, nil
+}
+
+// ShowsACall reports whether c's report row shows a call start the
+// journal holds (sent, failed or uncertain); see [CallsNotShown].
+func ShowsACall(f *File, st *store.State, c *Contact) bool {
+	if c.Status != ToCall {
+		return false
+	}
+	key, ok := SettledKey(f, st, c)
+	if !ok {
+		return false
+	}
+	s, _ := st.Status(key)
+	return s == store.Sent || s == store.Failed || s == store.Uncertain
+}
+
+// CallsNotShown returns how many contacts the journal holds a call start
+// for (sent, failed or uncertain) that no row shows, when shown rows of
+// the sheets showed one ([ShowsACall]): the sheets were re-exported
+// without them, or their rows changed. A shard's rows meet only its own
+// contacts, so for a shard it is 0.
+func CallsNotShown(f *File, st *store.State, shown int) int {
+	if f.Shard.Sharded() {
+		return 0
+	}
+	n := st.Counts()
+	return max(0, n[store.Sent]+n[store.Failed]+n[store.Uncertain]-shown)
 }
 
 // SettledKey returns the journal key under which c's record stands: its

@@ -61,6 +61,11 @@ type Summary struct {
 	// nobody; its state is kept apart from the campaign's own.
 	Rehearsal bool     `json:"rehearsal"`
 	Notes     []string `json:"notes,omitempty"` // anything else a person should know
+	// NotInSheets counts the contacts the journal records as called
+	// (sent, failed or uncertain) that no row of the sheets shows now:
+	// the sheets were re-exported without them, or their rows changed.
+	// The counts above leave them out.
+	NotInSheets int `json:"not_in_sheets,omitempty"`
 	// Outcomes counts the contacts by their latest delivered event
 	// (started, answered, ended, other; "none" for a contact called and
 	// not heard of), and Unmatched the stored deliveries no contact
@@ -108,6 +113,7 @@ func (s *Summary) TakeCounts(o *Summary) {
 	s.Rows, s.Counts, s.Agents, s.Sheets = o.Rows, o.Counts, o.Agents, o.Sheets
 	s.Outcomes, s.Answered, s.Unmatched, s.OptedOut = o.Outcomes, o.Answered, o.Unmatched, o.OptedOut
 	s.NextCallAt = o.NextCallAt
+	s.NotInSheets = o.NotInSheets
 }
 
 func add(m map[string]map[string]int, name, status string) {
@@ -213,6 +219,10 @@ func (s *Summary) Text() string {
 	}
 	for _, note := range s.Notes {
 		fmt.Fprintf(&b, "Note: %s\n", note)
+	}
+	if n := s.NotInSheets; n > 0 {
+		fmt.Fprintf(&b, "Note: %d %s the journal holds a call start for (sent, failed or uncertain) %s in no row of the sheets now (re-exported without them, or their rows changed), so the counts above leave them out; callrun history CAMPAIGN.yaml NUMBER shows a number's calls.\n",
+			n, plural(n, "contact", "contacts"), plural(n, "is", "are"))
 	}
 	if s.Rehearsal {
 		fmt.Fprintf(&b, "Rehearsal: %s\n", RehearsalText)
