@@ -360,6 +360,9 @@ func (p *Plan) addSuppression(sup *Suppression) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("and %d more entries of the suppression files that are no phone number", more))
 	}
 	p.SuppressionIgnored = sup.Ignored
+	for _, file := range sup.Empty {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("suppression file %s holds no numbers (was it exported empty?): it keeps nobody from being called", file))
+	}
 	if n := sup.Several; n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d suppression entr(ies) may mean more than one number, and every number each may mean is suppressed, which can keep someone else from being called (%s); write them as +country number to suppress only the one meant", n, sup.Example))
 	}

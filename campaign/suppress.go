@@ -40,6 +40,9 @@ type Suppression struct {
 	// is suppressed), and Example describes the first, for plan's warning.
 	Several int
 	Example string
+	// Empty are the suppression files that hold no entry at all (a
+	// header and no rows): each suppresses nobody, for plan's warning.
+	Empty []string
 
 	// pressure is the store's counted call starts as read for the report
 	// ([Suppression.SetPressure]); replaced whole, as dnc is.
@@ -466,6 +469,13 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 		if err := inorder.Run(0, newBatch, next, work, settle); err != nil {
 			return fail("reading suppression file %s: %v", p.File, err)
 		}
+	}
+	entries := 0
+	for _, src := range srcs {
+		entries += src.entries
+	}
+	if entries == 0 {
+		s.Empty = append(s.Empty, p.File)
 	}
 	return mostlyUnread(p.File, len(named) > 0, srcs, fail)
 }

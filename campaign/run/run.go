@@ -164,6 +164,9 @@ func (j *job) load(ctx context.Context) error {
 	if j.suppress, err = f.LoadSuppression(ctx); err != nil {
 		return err
 	}
+	for _, file := range j.suppress.Empty {
+		j.log.Warn().Str("file", file).Msgf("suppression file %s holds no numbers (was it exported empty?): it keeps nobody from being called", file)
+	}
 	if err := j.suppress.FlagsUnread(); err != nil {
 		return fmt.Errorf("%w; the do-not-call flags of the rows after it cannot be read (a do_not_call: yes, a consent withdrawn), so any row may hold a number the CRM marks do not call: nothing is called until the sheet is fixed (callrun plan shows every problem)", err)
 	}
