@@ -70,6 +70,15 @@ func TestCallAnswerBodies(t *testing.T) {
 		// A status of spaces says nothing, as an empty one: it is no
 		// refusal, whose message would be empty and which --retry-failed
 		// would send again.
+		// A refusal written elsewhere than in "status", or a "success"
+		// written as a string.
+		{200, "application/json", `{"success":"false"}`, Failed, "success false"},
+		{200, "application/json", `{"success":"false","message":"agent inactive"}`, Failed, "agent inactive"},
+		{200, "application/json", `{"result":"error"}`, Failed, "result error"},
+		{200, "application/json", `{"data":{"status":"failed"}}`, Failed, "data.status failed"},
+		{200, "application/json", `{"success":"true","call_id":"c4"}`, Sent, ""},
+		{200, "application/json", `{"result":"Call placed to +14155550132"}`, Sent, ""},
+		{200, "application/json", `{"data":{"status":"queued","call_id":"c5"}}`, Sent, ""},
 		{200, "application/json", `{"status":""}`, Sent, ""},
 		{200, "application/json", `{"status":"  "}`, Sent, ""},
 	} {

@@ -186,6 +186,24 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 			says = true
 		}
 	}
+	if _, has := obj["status"]; !has {
+		// No status: a "result", or a "status" of the answer's "data",
+		// that is a word of refusal ({"result": "error"}, {"data":
+		// {"status": "failed"}}) is one too. Another word there says
+		// nothing: services put anything in them.
+		if w, _ := statusElsewhere(obj); slices.Contains(refusalWords, foldStatus(w)) {
+			says = true
+		}
+	}
+	if s, isString := obj["success"].(string); isString {
+		// A boolean written as a string: "success": "false".
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "false", "0", "no":
+			says = true
+		case "true", "1", "yes":
+			started = true
+		}
+	}
 	if ok, isBool := obj["success"].(bool); isBool && !ok {
 		says = true
 	} else if isBool {
@@ -287,8 +305,29 @@ func errorMessage(v any) string {
 		case bool, float64:
 			return fmt.Sprint("status ", s)
 		}
+		if w, where := statusElsewhere(obj); w != "" {
+			return where + " " + w
+		}
+		if s, ok := obj["success"].(string); ok {
+			return "success " + s
+		}
 	}
 	return strings.Join(parts, ": ")
+}
+
+// statusElsewhere returns, for a call-start answer without a "status",
+// the word that stands for one, and where: its "result", or its "data"'s
+// "status"; "" when neither is a string.
+func statusElsewhere(obj map[string]any) (word, where string) {
+	if s, ok := obj["result"].(string); ok && strings.TrimSpace(s) != "" {
+		return s, "result"
+	}
+	if d, ok := obj["data"].(map[string]any); ok {
+		if s, ok := d["status"].(string); ok {
+			return s, "data.status"
+		}
+	}
+	return "", ""
 }
 
 // limitWords finds, in a service's message, the words that name a limit
