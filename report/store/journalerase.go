@@ -126,6 +126,12 @@ func eraseJournalFile(path string, numbers []string, opts EraseOptions) (EraseCo
 			unlock()
 		}
 	}()
+	// An erase killed before its replace left its copy of the journal
+	// (the people it was erasing in it); only an erase writes one, under
+	// this lock.
+	if err := removeTemps(filepath.Dir(path), filepath.Base(path), 0, time.Time{}); err != nil {
+		return EraseCounts{}, fmt.Errorf("removing the copy an earlier, killed erase left: %w", err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return EraseCounts{}, err

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/callrun/callrun/report/durable"
 	"github.com/callrun/callrun/report/inorder"
@@ -136,6 +137,12 @@ func hashesToWrite(numbers []string, opts EraseOptions) ([]string, []string, err
 // before and after the replace. The erases of the call starts, the
 // conversations, the do-not-call list and the deliveries share it.
 func hashLines(path string, hash func([]byte) ([]byte, error), opts EraseOptions) (int, error) {
+	// A rewrite killed before its replace left its copy of the file (the
+	// people it was erasing in it): the caller holds the lock every writer
+	// of that copy holds, so one found now is such a leftover.
+	if err := removeTemps(filepath.Dir(path), filepath.Base(path), 0, time.Time{}); err != nil {
+		return 0, fmt.Errorf("removing the copy an earlier, killed rewrite left: %w", err)
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
