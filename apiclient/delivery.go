@@ -68,7 +68,8 @@ type Delivery struct {
 	// paths, the keys of nested objects joined with "." (data.call_id,
 	// message.call.customer.number). A JSON value that is neither a
 	// string nor an object is kept as its JSON text; null is "". Read
-	// them with [Field], which matches keys as senders vary them.
+	// them with [Field], which matches keys as senders vary them. Every
+	// secret given to [AddSecret] is blanked in them, names and values.
 	Fields map[string]string `json:"fields"`
 	// Repeated holds every value, in order, of a form's (or query's)
 	// field sent more than once (disposition=completed&disposition=do_not_call),
@@ -837,7 +838,7 @@ func jsonDelivery(obj []byte, legacy bool) (Delivery, error) {
 		// "completed") is told by all its values, as a form field sent
 		// twice is: a value before the last may be the opt-out. Before,
 		// the last alone was read, keyed as another delivery may be.
-		d.Repeated = repeated
+		d.Repeated = redactRepeated(repeated)
 	case old != nil:
 		d.legacy = hashKey(old)
 	}
@@ -1041,15 +1042,53 @@ func formDelivery(vals url.Values, raw string) Delivery {
 		repeated = nil
 	}
 	d := newDelivery(fields, raw)
-	d.Repeated = repeated
+	d.Repeated = redactRepeated(repeated)
 	d.legacy = legacy
 	return d
+}
+
+// redactFields blanks every secret given to [AddSecret] in fields' names
+// and values, in place, and returns fields: listen stores a delivery's
+// fields whole, and the report and `callrun outcomes` show them, so a
+// secret the sender echoes (listen's path in a webhook URL, a token) is
+// blanked there as in its raw text. A name blanked into one the delivery
+// has already keeps that one's value.
+func redactFields(fields map[string]string) map[string]string {
+	for k, v := range fields {
+		rk, rv := Redact(k), Redact(v)
+		if rk == k {
+			if rv != v {
+				fields[k] = rv
+			}
+			continue
+		}
+		delete(fields, k)
+		if _, ok := fields[rk]; !ok {
+			fields[rk] = rv
+		}
+	}
+	return fields
+}
+
+// redactRepeated is redactFields for the values of fields sent more than
+// once.
+func redactRepeated(repeated map[string][]string) map[string][]string {
+	for k, vs := range repeated {
+		for i, v := range vs {
+			vs[i] = Redact(v)
+		}
+		if rk := Redact(k); rk != k {
+			delete(repeated, k)
+			repeated[rk] = append(repeated[rk], vs...)
+		}
+	}
+	return repeated
 }
 
 // newDelivery makes a Delivery of its fields and raw text: its event,
 // agent and call as [Field] finds them.
 func newDelivery(fields map[string]string, raw string) Delivery {
-	d := Delivery{Fields: fields}
+	d := Delivery{Fields: redactFields(fields)}
 	d.Event = ServiceEvent(firstField(fields, eventFields))
 	d.AgentID = firstField(fields, agentFields)
 	d.CallID = firstField(fields, callIDFields)

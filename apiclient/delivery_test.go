@@ -3,10 +3,12 @@ package apiclient
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"errors"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -318,6 +320,40 @@ func TestReadDeliveryRedacts(t *testing.T) {
 	}
 	if d = readOne(t, post("", "phone_number=%2B1&note="+strings.Repeat("x", 5000))); len(d.Raw) > maxDeliveryRaw+len(Redacted) {
 		t.Errorf("raw delivery not bounded: %d bytes", len(d.Raw))
+	}
+}
+
+// TestReadDeliveryRedactsFields: a secret a delivery echoes (listen's own
+// path in a webhook URL the service sends back, a token) is blanked in
+// its fields, which listen stores whole and the report and `callrun
+// outcomes` show, as in its raw text: in a form's field, a JSON member, a
+// nested one, a form field holding JSON, and base64.
+func TestReadDeliveryRedactsFields(t *testing.T) {
+	t.Parallel()
+	const secret = "hook-secret-8812-fields"
+	AddSecret(secret)
+	b64 := base64.StdEncoding.EncodeToString([]byte(secret))
+	for _, c := range []struct{ what, ctype, body string }{
+		{"form", "application/x-www-form-urlencoded", "phone_number=%2B14155550100&note=" + secret},
+		{"form, its JSON payload", "application/x-www-form-urlencoded", "payload=" + url.QueryEscape(`{"event":"call.ended","agent":{"webhook_url":"https://h.example.com/callrun/`+secret+`/agent"}}`)},
+		{"JSON", "application/json", `{"event":"call.ended","phone_number":"+14155550100","webhook_url":"https://h.example.com/callrun/` + secret + `"}`},
+		{"JSON, nested", "application/json", `{"event":"call.ended","data":{"agent":{"webhook_url":"https://h.example.com/callrun/` + secret + `/agent"},"token":"` + b64 + `"}}`},
+		{"JSON, a member named by it", "application/json", `{"event":"call.ended","` + secret + `":"x"}`},
+	} {
+		d := readOne(t, post(c.ctype, c.body))
+		if len(d.Fields) == 0 {
+			t.Errorf("%s: no fields", c.what)
+		}
+		for k, v := range d.Fields {
+			if strings.Contains(k+"="+v, "8812") || strings.Contains(k+"="+v, b64) {
+				t.Errorf("%s: field %d bytes long keeps the secret", c.what, len(k))
+			}
+		}
+		for k, vs := range d.Repeated {
+			if strings.Contains(k+"="+strings.Join(vs, ","), "8812") {
+				t.Errorf("%s: a repeated field keeps the secret", c.what)
+			}
+		}
 	}
 }
 
