@@ -32,9 +32,10 @@ var secrets struct {
 // AddSecret makes [Redact] blank out s, in every encoding it can take in
 // a text from the service: as it is, form- or URL-encoded (a space as +
 // or %20, escapes in upper or lower case, and encoded twice),
-// JSON-escaped, and in base64. The client and token source add the
-// secrets they handle; callrun adds the client secret of the campaign
-// file. A secret shorter than 4 bytes is not kept.
+// JSON-escaped, and in base64, alone or (when it is long enough) inside
+// the base64 of a longer text, as itself or form-encoded. The client and
+// token source add the secrets they handle; callrun adds the client
+// secret of the campaign file. A secret shorter than 4 bytes is not kept.
 func AddSecret(s string) {
 	if len(s) < minSecretLen {
 		return
@@ -110,6 +111,10 @@ func secretForms(s string) []string {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 		forms = append(forms, enc.EncodeToString([]byte(s)))
 	}
+	forms = append(forms, base64Cores(s)...)
+	if query != s {
+		forms = append(forms, base64Cores(query)...)
+	}
 	slices.Sort(forms)
 	return slices.Compact(forms)
 }
@@ -126,6 +131,32 @@ func jsonForms(s string) []string {
 		q := strings.TrimSuffix(b.String(), "\n")
 		q = q[1 : len(q)-1]
 		out = append(out, q, strings.ReplaceAll(q, "/", `\/`))
+	}
+	return out
+}
+
+// minBase64Core is the shortest run of base64 characters base64Cores
+// keeps: 72 bits, which ordinary text does not hold by chance.
+const minBase64Core = 12
+
+// base64Cores returns the characters that s alone makes in the base64
+// (standard and URL alphabets) of a longer text that holds it, at each
+// of the three alignments s can start at: a service that echoes a whole
+// request in base64 (a form body, a header) holds those, and not the
+// base64 of s alone. The characters whose bits the text around s shares
+// are left out; a form shorter than minBase64Core is not kept.
+func base64Cores(s string) []string {
+	var out []string
+	for k := range 3 {
+		b := append(make([]byte, k), s...)
+		// Character i holds bits [6i, 6i+6); s's are [8k, 8k+8*len(s)).
+		from, to := (8*k+5)/6, (8*k+8*len(s))/6
+		if to-from < minBase64Core {
+			continue
+		}
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			out = append(out, enc.EncodeToString(b)[from:to])
+		}
 	}
 	return out
 }

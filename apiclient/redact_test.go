@@ -104,3 +104,33 @@ func TestTokenErrorsShowNoSecret(t *testing.T) {
 	}
 	noSecretIn(t, "the exchange error", err.Error(), issueClientSecret, "code-0123456789")
 }
+
+// TestRedactBase64OfATextHoldingIt: a service that echoes the request it
+// got in base64 (a form, a header) carries a secret not as the base64 of
+// the secret alone but inside the base64 of the whole text, at any of
+// three alignments. Every run of 12 base64 characters that only the
+// secret's bytes make is blanked, whatever the bytes around it, as is its
+// form-encoded form's (a form body echoed).
+func TestRedactBase64OfATextHoldingIt(t *testing.T) {
+	t.Parallel()
+	const secret = "rt-base64-echo-Zk9Q0x7m4711/+=AbCdEf"
+	AddSecret(secret)
+	for _, s := range []string{secret, url.QueryEscape(secret)} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+			for pre := 0; pre < 6; pre++ {
+				before := "grant_type=refresh_token&refresh_token="[:25+pre]
+				body := enc.EncodeToString([]byte(before + s + "&client_id=callrun"))
+				got := Redact(`{"request":"` + body + `"}`)
+				// Character i holds bits [6i, 6i+6) of the text; the
+				// secret's are [8*len(before), 8*(len(before)+len(s))).
+				from, to := 8*len(before), 8*(len(before)+len(s))
+				for i := 0; 6*(i+12) <= len(body)*6; i++ {
+					if 6*i >= from && 6*(i+12) <= to && strings.Contains(got, body[i:i+12]) {
+						t.Errorf("base64 (%d bytes before, form %v) still shows 12 characters only the secret makes", len(before), s != secret)
+						break
+					}
+				}
+			}
+		}
+	}
+}
