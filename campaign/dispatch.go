@@ -580,6 +580,11 @@ func (r *runner) work(w *worker, j job) error {
 				stop, err = stopHours, nil
 			case errors.Is(err, errSendLate):
 				stop, err = stopLate, nil
+			case errors.Is(err, errOnDoNotCall):
+				stop, err = stopDoNotCall, nil
+			}
+			if lre := (*listReadError)(nil); errors.As(err, &lre) {
+				stop, err = stopFailed, lre.Err
 			}
 		}
 		if stop != 0 {
@@ -733,11 +738,23 @@ func (r *runner) settle(w *worker, c *Contact, rec *store.Record, err error, tri
 // while (a refresh, another process's refresh, a 401 and a refresh): the
 // hours are checked again right before the request leaves
 // (errHoursClosed), and whether it would leave more than sendLate after
-// the intent its start is counted from (errSendLate).
+// the intent its start is counted from (errSendLate), and before them the
+// do-not-call list (errOnDoNotCall), which listen may have added the
+// number to meanwhile.
 func (r *runner) send(st *start, c *Contact, ep *apiclient.CallEndpoint, form string) (*apiclient.CallResponse, error) {
 	ctx, cancel := context.WithTimeout(r.callCtx, r.opts.RequestTimeout)
 	defer cancel()
 	ctx = apiclient.WithSendCheck(ctx, func() error {
+		// An opt-out listen stored while the token was had: the list is
+		// read again (one stat when nothing was added), first, as the
+		// read may take a while.
+		on, err := r.onDoNotCall(c)
+		switch {
+		case err != nil:
+			return &listReadError{err}
+		case on:
+			return errOnDoNotCall
+		}
 		if !r.inHours(c) {
 			return errHoursClosed
 		}
@@ -748,6 +765,17 @@ func (r *runner) send(st *start, c *Contact, ep *apiclient.CallEndpoint, form st
 	})
 	return r.opts.Calls.StartCallForm(ctx, ep, form)
 }
+
+// errOnDoNotCall is what the send check of a call start says when its
+// number went on the do-not-call list while its token was had.
+var errOnDoNotCall = errors.New("the number went on the do-not-call list while the access token was had")
+
+// listReadError is what the send check of a call start says when the
+// do-not-call list could not be read (or an opt-out is held): the run
+// stops with Err, the call not sent.
+type listReadError struct{ Err error }
+
+func (e *listReadError) Error() string { return e.Err.Error() }
 
 // errHoursClosed is what the send check of a call start says when the
 // called person's hours closed while its token was had.
