@@ -53,6 +53,12 @@ type RunOptions struct {
 	// PostgreSQL that check, in the intent's own INSERT, is the one, and
 	// DoNotCall is nil.
 	DoNotCall store.DoNotCallList
+	// DoNotCallLate, if set, is the store's do-not-call list where
+	// DoNotCall is not (PostgreSQL), read again in the send check of a
+	// call start that leaves more than listAgainAfter after its intent
+	// was written (its access token was slow to come): a number listen
+	// put on the list meanwhile is not called.
+	DoNotCallLate store.DoNotCallList
 	// Clock, if set, checks this machine's clock against the service's
 	// ([apiclient.ServiceClock.Check]) right before each call start,
 	// before the called person's hours, which are read by it: an error
@@ -748,7 +754,7 @@ func (r *runner) send(st *start, c *Contact, ep *apiclient.CallEndpoint, form st
 		// An opt-out listen stored while the token was had: the list is
 		// read again (one stat when nothing was added), first, as the
 		// read may take a while.
-		on, err := r.onDoNotCall(c)
+		on, err := r.onList(r.listBeforeSend(st), c)
 		switch {
 		case err != nil:
 			return &listReadError{err}
@@ -849,10 +855,33 @@ func (r *runner) again(w *worker, c *Contact, rec store.Record, tries *int) (boo
 // onDoNotCall reads RunOptions.DoNotCall, if set, for c's number, right
 // before its call start.
 func (r *runner) onDoNotCall(c *Contact) (bool, error) {
-	if r.opts.DoNotCall == nil {
+	return r.onList(r.opts.DoNotCall, c)
+}
+
+// listAgainAfter is how long after its intent was written a call start
+// reads RunOptions.DoNotCallLate again in its send check.
+const listAgainAfter = time.Second
+
+// listBeforeSend is the do-not-call list the send check of call start st
+// reads: RunOptions.DoNotCall, else DoNotCallLate once the start has
+// waited listAgainAfter since its intent (whose write read the list);
+// nil: none.
+func (r *runner) listBeforeSend(st *start) store.DoNotCallList {
+	if r.opts.DoNotCall != nil {
+		return r.opts.DoNotCall
+	}
+	if r.opts.DoNotCallLate != nil && r.opts.Now().Sub(st.intended) > listAgainAfter {
+		return r.opts.DoNotCallLate
+	}
+	return nil
+}
+
+// onList reads list, if set, for c's number.
+func (r *runner) onList(list store.DoNotCallList, c *Contact) (bool, error) {
+	if list == nil {
 		return false, nil
 	}
-	on, err := r.opts.DoNotCall.Has(r.callCtx, c.Phone)
+	on, err := list.Has(r.callCtx, c.Phone)
 	if held := (*store.OptOutHeldError)(nil); errors.As(err, &held) {
 		return false, held // the run stops starting calls, saying why
 	}

@@ -588,6 +588,8 @@ func (j *job) dispatch(ctx context.Context) (err error) {
 	}
 	if j.dnc.CheckedAtEachCall() {
 		j.ropts.DoNotCall = j.dnc
+	} else {
+		j.ropts.DoNotCallLate = j.dnc
 	}
 	j.ropts.Clock = j.clockCheck
 	log.Info().Str("campaign", f.Name).Float64("per_second", f.Pace.PerSecond).Int("concurrency", f.Pace.Concurrency).Msg("calling")
