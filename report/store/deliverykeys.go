@@ -31,6 +31,9 @@ var deliveryKeyRecent = 1 << 15
 // written so far. Tests lower it.
 var deliveryKeyChunk = 1 << 21
 
+// createKeyIndex creates the key index file durably; tests make it fail.
+var createKeyIndex = durable.Create
+
 // keyRecordSize is the width of one key of the index: 128 bits.
 const keyRecordSize = 16
 
@@ -139,8 +142,12 @@ func (k *deliveryKeys) add(keys ...string) bool {
 // and the recent ones, covering deliveries file f up to length covers (to
 // which every key added belongs), and forgets the recent ones. It replaces
 // the file durably, so that a crash leaves the old index or the new. When
-// it fails the index is not known to be whole, and every later lookup
-// fails with its error: listen answers 503 until it is started again.
+// it fails (a disk full for a moment, say), the index at the path, the
+// old one or the new, is opened again and checked, the recent keys kept,
+// and the next add writes it again; only when no index that covers the
+// file as before can be had is it not known to be whole, and every later
+// lookup fails with its error: listen answers 503 until it is started
+// again.
 func (k *deliveryKeys) write(f *os.File, covers int64) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -152,12 +159,37 @@ func (k *deliveryKeys) write(f *os.File, covers int64) error {
 		recent = append(recent, r)
 	}
 	sortRecords(recent)
+	old := k.ix
 	if err := k.merge(f, covers, recent); err != nil {
-		k.err = err
+		if old == nil || !k.reopen(f, covers, old.covered) {
+			k.err = err
+		}
 		return err
 	}
 	clear(k.recent)
 	return nil
+}
+
+// reopen opens the index at k.path again after a failed write, and
+// reports whether it is whole and covers deliveries file f (covers bytes
+// long) up to was, as the index before the write did, or up to covers:
+// with the recent keys, which the write did not forget, it then holds
+// every key of f.
+func (k *deliveryKeys) reopen(f *os.File, covers, was int64) bool {
+	if k.f != nil {
+		k.f.Close()
+		k.f, k.ix = nil, nil
+	}
+	ixf, ix, _, err := openKeyIndex(k.path, keyRecordSize, f, covers)
+	if err != nil || ixf == nil {
+		return false
+	}
+	if ok, err := ix.verify(ixf); err != nil || !ok || ix.extra != 0 || (ix.covered != was && ix.covered != covers) {
+		ixf.Close()
+		return false
+	}
+	k.f, k.ix = ixf, ix
+	return true
 }
 
 // sortRecords sorts rs in the index's order.
@@ -170,7 +202,7 @@ func sortRecords(rs []keyRecord) {
 // deliveries file f up to length covers. It closes the old index
 // (Windows cannot replace a file held open) and opens the new one.
 func (k *deliveryKeys) merge(f *os.File, covers int64, rs []keyRecord) error {
-	w, err := durable.Create(k.path, private.FileMode(filepath.Dir(k.path)))
+	w, err := createKeyIndex(k.path, private.FileMode(filepath.Dir(k.path)))
 	if err == nil {
 		defer w.Abort()
 		kw := newKeyIndexWriter(w, keyRecordSize)
