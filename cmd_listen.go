@@ -20,7 +20,8 @@ table of its PostgreSQL database) before it is answered 200, so the service's ow
 retries are all the recovery needed; a retry of one delivery is stored once. Any
 other path is answered 404 and counted, never stored; a body over 16 MiB is 413;
 with outcomes.signing_secret, a signature that does not match is 401.
-GET /healthz answers 200; GET /metrics serves Prometheus metrics. When calls were
+GET /healthz answers 200 (503 once a deliveries file was removed under listen,
+which then needs a restart); GET /metrics serves Prometheus metrics. When calls were
 started and no delivery has come for --quiet-warning, it logs a warning. SIGTERM
 stops taking new deliveries and finishes those in flight. It runs beside callrun
 run: it never takes the run's lock. Several listens may serve one campaign whose

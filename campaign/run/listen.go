@@ -97,6 +97,12 @@ type Listener struct {
 
 	stored, duplicates, forged, refused atomic.Int64
 
+	// gone names a campaign whose deliveries file was removed or
+	// replaced under listen ("" while none was): listen refuses its
+	// deliveries until restarted, and /healthz says so, for a supervisor
+	// to restart it.
+	gone atomic.Pointer[string]
+
 	// bodies bounds the bytes of the delivery bodies read at once
 	// ([listenBodyBudget]).
 	bodies *semaphore.Weighted
@@ -310,6 +316,10 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := l.now()
 	switch r.URL.Path {
 	case "/healthz":
+		if name := l.gone.Load(); name != nil {
+			http.Error(w, "the deliveries file of campaign "+*name+" was removed or replaced: every delivery is refused until listen is restarted", http.StatusServiceUnavailable)
+			return
+		}
 		w.Write([]byte("ok\n")) //nolint:errcheck
 		return
 	case "/metrics":
@@ -389,6 +399,7 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// second, and in /metrics.
 			l.metrics.deliveries.WithLabelValues(t.name, "failed").Inc()
 			l.metrics.gone.WithLabelValues(t.name).Set(1)
+			l.gone.CompareAndSwap(nil, &t.name)
 			if held, ok := l.gate.pass(l.now()); ok {
 				l.log.Error().Str("campaign", t.name).Str("key", taken.Key).Err(err).Int64("not_logged", held).
 					Msg("deliveries refused: the deliveries file was removed or replaced under listen; restart listen (it opens the file at the path again), and the service's retries store them")
