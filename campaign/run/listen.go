@@ -53,6 +53,10 @@ const (
 	// (never acknowledged, their retries store them): it stops within
 	// about that, whatever a slow sender does.
 	listenStopGrace = time.Second
+	// listenStoreTimeout bounds the taking of one request's deliveries
+	// (stored, listed, their conversations recorded), which neither its
+	// sender hanging up nor listen stopping cuts short.
+	listenStoreTimeout = 30 * time.Second
 )
 
 // hookTarget is one campaign listen receives deliveries for.
@@ -392,8 +396,15 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "listen is stopping; send again", http.StatusServiceUnavailable)
 		return
 	}
+	// A delivery begun is finished, opt-out and conversation too, even
+	// when its sender hangs up or listen, stopping, cuts it off: its
+	// delivery may be durable already, and half of it would leave the
+	// number off the list until a retry that may not come. Bounded, so
+	// that a store that does not answer does not hold listen's stop.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), listenStoreTimeout)
+	defer cancel()
 	for _, d := range ds {
-		taken, err := t.intake.Take(r.Context(), d, agent, start)
+		taken, err := t.intake.Take(ctx, d, agent, start)
 		if errors.Is(err, store.ErrDeliveriesGone) {
 			// Until restarted, every delivery: said at most once a
 			// second, and in /metrics.
