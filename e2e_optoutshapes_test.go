@@ -47,6 +47,11 @@ var optOutShapes = []struct {
 		"{\"event\":\"call.ended\",\"phone_number\":\"+19175550308\",\"summary\":\"Le client a dit : ne m\x92appelez plus.\"}", "+19175550308", ""},
 	{"json-utf-16", "application/json",
 		utf16LE("{\"event\":\"call.ended\",\"phone_number\":\"+19175550309\",\"summary\":\"Le client a dit : ne m’appelez plus.\"}"), "+19175550309", ""},
+	// JSON in UTF-8, as JSON is, under a Content-Type that names another
+	// charset (a sender's default label, ISO-8859-1): its bytes are
+	// UTF-8, and read from ISO-8859-1 its "m’appelez" is "mâ€™appelez".
+	{"json-utf-8-labelled-latin-1", "application/json; charset=ISO-8859-1",
+		"{\"event\":\"call.ended\",\"phone_number\":\"+19175550316\",\"summary\":\"Le client a dit : ne m’appelez plus.\"}", "+19175550316", ""},
 	// JSON encoded twice: a relay that stringifies what it forwards.
 	{"json-encoded-twice", "application/json",
 		`"{\"event\":\"call.ended\",\"phone_number\":\"+19175550315\",\"disposition\":\"do_not_call\"}"`, "+19175550315", ""},

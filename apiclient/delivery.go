@@ -611,12 +611,18 @@ func charsetOf(params map[string]string) encoding.Encoding {
 // decodeCharset returns body, a JSON body, as UTF-8: decoded from enc,
 // the charset its Content-Type names, or from UTF-16 when it starts with
 // UTF-16's byte order mark; as it is when neither (or when it does not
-// decode).
+// decode). A body that is UTF-8 already, without a NUL (which UTF-16's
+// text has, and JSON in UTF-8 never), is kept as it is whatever charset
+// its Content-Type names: JSON is UTF-8, and a sender that labels it
+// ISO-8859-1 by default still sends UTF-8, whose "m’appelez" read from
+// ISO-8859-1 would be "mâ€™appelez", no opt-out.
 func decodeCharset(body []byte, enc encoding.Encoding) []byte {
 	switch {
 	case bytes.HasPrefix(body, []byte("\xff\xfe")), bytes.HasPrefix(body, []byte("\xfe\xff")):
 		enc = unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM)
 	case enc == nil:
+		return body
+	case utf8.Valid(body) && bytes.IndexByte(body, 0) < 0:
 		return body
 	}
 	out, err := enc.NewDecoder().Bytes(body)
