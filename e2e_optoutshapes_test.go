@@ -52,6 +52,13 @@ var optOutShapes = []struct {
 	// UTF-8, and read from ISO-8859-1 its "m’appelez" is "mâ€™appelez".
 	{"json-utf-8-labelled-latin-1", "application/json; charset=ISO-8859-1",
 		"{\"event\":\"call.ended\",\"phone_number\":\"+19175550316\",\"summary\":\"Le client a dit : ne m’appelez plus.\"}", "+19175550316", ""},
+	// A summary whose text is a JSON object (a relay's or an LLM's
+	// structured summary, stringified): read as an object, its words
+	// are still the summary's.
+	{"json-summary-object-string", "application/json",
+		`{"event":"call.ended","phone_number":"+19175550317","summary":"{\"text\":\"The customer asked not to be called again.\",\"sentiment\":\"negative\"}"}`, "+19175550317", ""},
+	{"form-summary-object", "application/x-www-form-urlencoded",
+		"event=call.ended&phone_number=%2B19175550318&summary=%7B%22text%22%3A%22The+customer+asked+not+to+be+called+again.%22%7D", "+19175550318", ""},
 	// JSON encoded twice: a relay that stringifies what it forwards.
 	{"json-encoded-twice", "application/json",
 		`"{\"event\":\"call.ended\",\"phone_number\":\"+19175550315\",\"disposition\":\"do_not_call\"}"`, "+19175550315", ""},

@@ -898,11 +898,11 @@ func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fi
 				return err
 			}
 			v = t.String()
-			if depth < maxDeliveryDepth && readJSONString(v, path, depth+1, fields, repeated) {
-				if old != nil {
-					old[key] = v
-				}
-				continue
+			if depth < maxDeliveryDepth {
+				// Its members are read under path, and the string is
+				// kept too: its words are still the field's (a summary
+				// whose text is a JSON object still says what it says).
+				readJSONString(v, path, depth+1, fields, repeated)
 			}
 		case k == 'n':
 			if _, err := dec.ReadToken(); err != nil {
@@ -933,7 +933,7 @@ func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fi
 // (a relay's "payload": "{\"event\": ...}", an Amazon SNS
 // notification's Message, a form's payload field), its members under
 // path at depth, as if it were that object; it reports whether it was.
-// A string that is no JSON object is left to be kept as it is.
+// The caller keeps the string at path as it is either way.
 func readJSONString(v, path string, depth int, fields map[string]string, repeated map[string][]string) bool {
 	trimmed := strings.TrimSpace(v)
 	if !strings.HasPrefix(trimmed, "{") || !strings.HasSuffix(trimmed, "}") {
@@ -1035,14 +1035,12 @@ func formDelivery(vals url.Values, raw string) Delivery {
 	}
 	slices.Sort(objects)
 	for _, k := range objects {
-		v := fields[k]
-		delete(fields, k)
 		if repeated == nil {
 			repeated = map[string][]string{}
 		}
-		if !readJSONString(v, k, 2, fields, repeated) {
-			fields[k] = v
-		}
+		// The field keeps its text too: its words are still its own (a
+		// summary whose text is a JSON object).
+		readJSONString(fields[k], k, 2, fields, repeated)
 	}
 	if len(repeated) == 0 {
 		repeated = nil
