@@ -465,11 +465,38 @@ func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, a
 			number = byCall
 		}
 	}
-	if number == "" {
-		return nil
+	if number != "" {
+		_, err := in.o.Starts.Converse(ctx, store.Conversation{Number: number, At: at.UTC(), Campaign: in.f.Name, Key: t.Key, Erased: t.Erased})
+		return err
 	}
-	_, err := in.o.Starts.Converse(ctx, store.Conversation{Number: number, At: at.UTC(), Campaign: in.f.Name, Key: t.Key, Erased: t.Erased})
-	return err
+	// A number in doubt because a number field sent more than once gives
+	// two (deliveryNumberOf): the conversation was with one of them, so
+	// each is held, as an opt-out in doubt holds each; each under a key
+	// of its own, as a store keeps one conversation a campaign and key.
+	for _, n := range in.f.repeatedNumbers(d) {
+		if _, err := in.o.Starts.Converse(ctx, store.Conversation{Number: n, At: at.UTC(), Campaign: in.f.Name, Key: t.Key + "/" + n, Erased: t.Erased}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repeatedNumbers returns, sorted, the numbers, none of the campaign's
+// own, that the values of d's number fields sent more than once read as
+// ([File.deliveryNumberOf]); nil when it has none.
+func (f *File) repeatedNumbers(d apiclient.Delivery) []string {
+	seen := map[string]bool{}
+	for path, vs := range d.Repeated {
+		if !f.isNumberField(path) {
+			continue
+		}
+		for _, v := range vs {
+			if e164, err := f.ReadNumber(v); err == nil && !f.Outcomes.isOwn(e164) {
+				seen[e164] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Deliveries returns where the intake stores deliveries.
