@@ -81,6 +81,13 @@ func TestCallAnswerBodies(t *testing.T) {
 		{200, "application/json", `{"data":{"status":"queued","call_id":"c5"}}`, Sent, ""},
 		{200, "application/json", `{"status":""}`, Sent, ""},
 		{200, "application/json", `{"status":"  "}`, Sent, ""},
+		// A blank status is none: a refusal in "result" is read as
+		// where there is no status at all.
+		{200, "application/json", `{"status":" ","result":"error"}`, Failed, "result error"},
+		// The message names what refused, not a word of another field
+		// that says nothing.
+		{200, "application/json", `{"success":"false","result":"queued"}`, Failed, "success false"},
+		{200, "application/json", `{"success":false,"data":{"status":"queued"}}`, Failed, "success false"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tc.ctype != "" {

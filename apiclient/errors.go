@@ -186,7 +186,7 @@ func answerSaysError(resp *http.Response, b []byte) *Error {
 			says = true
 		}
 	}
-	if _, has := obj["status"]; !has {
+	if st, has := obj["status"]; !has || st == nil || isBlank(st) {
 		// No status: a "result", or a "status" of the answer's "data",
 		// that is a word of refusal ({"result": "error"}, {"data":
 		// {"status": "failed"}}) is one too. Another word there says
@@ -247,6 +247,12 @@ func holds(v any) bool {
 	return true
 }
 
+// isBlank reports whether v is a string of spaces alone ("" too).
+func isBlank(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.TrimSpace(s) == ""
+}
+
 // decodeJSON decodes b, one JSON value and nothing after it.
 func decodeJSON(b []byte) (any, error) {
 	var v any
@@ -301,15 +307,22 @@ func errorMessage(v any) string {
 	if len(parts) == 0 {
 		switch s := obj["status"].(type) {
 		case string:
-			return "status " + s
+			if strings.TrimSpace(s) != "" {
+				return "status " + s
+			}
 		case bool, float64:
 			return fmt.Sprint("status ", s)
 		}
-		if w, where := statusElsewhere(obj); w != "" {
+		// Only a word of refusal there is what refused; another
+		// ("queued") says nothing of it.
+		if w, where := statusElsewhere(obj); slices.Contains(refusalWords, foldStatus(w)) {
 			return where + " " + w
 		}
-		if s, ok := obj["success"].(string); ok {
+		switch s := obj["success"].(type) {
+		case string:
 			return "success " + s
+		case bool:
+			return fmt.Sprint("success ", s)
 		}
 	}
 	return strings.Join(parts, ": ")
