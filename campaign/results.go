@@ -300,7 +300,7 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 		return nil, err
 	}
 	page := newReportPage(f, hours, of, dir)
-	shown := map[store.Key]bool{} // the contacts the rows show the journal records as called
+	shown := 0 // rows that show a contact the journal records as called
 	cr := f.NewContactReader(sup)
 	if seen != nil {
 		cr.seen = seen
@@ -319,8 +319,8 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 				c.Held = sup.heldBack(c.Phone)
 			}
 		}
-		if key, ok := ShowsACall(f, st, c); ok {
-			shown[key] = true
+		if ShowsACall(f, st, c) {
+			shown++
 		}
 		row := ReportRow(f, st, c)
 		if erased.Has(c.Phone) { // at their request, whatever the journal says
@@ -372,41 +372,31 @@ func writeRows(ctx context.Context, f *File, st *store.State, sup *Suppression, 
 	return page.Page, nil
 }
 
-// ShowsACall returns the journal key of the call start (sent, failed or
-// uncertain) that c's row stands for, if any; see [CallsNotShown]. A row
-// suppressed since its number was called (the CRM flagged it do not call
-// after the call, a suppression file lists it now) still shows the
-// contact: its number is in the sheets. Rows that stand for the same
-// contact give the same key, so a caller counts the keys, not the rows.
-func ShowsACall(f *File, st *store.State, c *Contact) (store.Key, bool) {
-	switch c.Status {
-	case ToCall:
-	case Suppressed:
-		if c.Phone == "" || c.Agent < 0 || c.Agent >= len(f.Agents) {
-			return store.Key{}, false
-		}
-	default:
-		return store.Key{}, false
+// ShowsACall reports whether c's report row shows a call start the
+// journal holds (sent, failed or uncertain); see [CallsNotShown].
+func ShowsACall(f *File, st *store.State, c *Contact) bool {
+	if c.Status != ToCall {
+		return false
 	}
 	key, ok := SettledKey(f, st, c)
 	if !ok {
-		return store.Key{}, false
+		return false
 	}
 	s, _ := st.Status(key)
-	return key, s == store.Sent || s == store.Failed || s == store.Uncertain
+	return s == store.Sent || s == store.Failed || s == store.Uncertain
 }
 
 // CallsNotShown returns how many contacts the journal holds a call start
-// for (sent, failed or uncertain) that no row shows, when the rows of the
-// sheets showed the keys shown ([ShowsACall]): the sheets were
-// re-exported without them, or their rows changed. A shard's rows meet
-// only its own contacts, so for a shard it is 0.
-func CallsNotShown(f *File, st *store.State, shown map[store.Key]bool) int {
+// for (sent, failed or uncertain) that no row shows, when shown rows of
+// the sheets showed one ([ShowsACall]): the sheets were re-exported
+// without them, or their rows changed. A shard's rows meet only its own
+// contacts, so for a shard it is 0.
+func CallsNotShown(f *File, st *store.State, shown int) int {
 	if f.Shard.Sharded() {
 		return 0
 	}
 	n := st.Counts()
-	return max(0, n[store.Sent]+n[store.Failed]+n[store.Uncertain]-len(shown))
+	return max(0, n[store.Sent]+n[store.Failed]+n[store.Uncertain]-shown)
 }
 
 // SettledKey returns the journal key under which c's record stands: its

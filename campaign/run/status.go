@@ -221,10 +221,10 @@ func Status(ctx context.Context, o SavedOptions) (*StatusReport, error) {
 		return nil, err
 	}
 	var pending waitingLines
-	shown := map[store.Key]bool{} // the contacts the rows show a call start the journal holds for
+	shown := 0 // rows that show a call start the journal holds
 	err = f.NewContactReader(s.Sup).Each(ctx, func(c *campaign.Contact) error {
-		if key, ok := campaign.ShowsACall(f, s.State, c); ok {
-			shown[key] = true
+		if campaign.ShowsACall(f, s.State, c) {
+			shown++
 		}
 		row := campaign.ReportRow(f, s.State, c)
 		if row.Status == string(store.Uncertain) && len(holders) > 0 && s.inFlight(c, holders) {
