@@ -221,7 +221,7 @@ func (s *Summary) Text() string {
 		fmt.Fprintf(&b, "Note: %s\n", note)
 	}
 	if n := s.NotInSheets; n > 0 {
-		fmt.Fprintf(&b, "Note: %d %s the journal holds a call start for (sent, failed or uncertain) %s in no row of the sheets now (re-exported without them, or their rows changed), so the counts above leave them out; callrun history CAMPAIGN.yaml NUMBER shows a number's calls.\n",
+		fmt.Fprintf(&b, "Note: %d %s the journal holds a call start for (sent, failed or uncertain) %s shown by no row of the sheets now (re-exported without them, or their rows changed or are suppressed now), so the counts above leave them out; callrun history CAMPAIGN.yaml NUMBER shows a number's calls.\n",
 			n, plural(n, "contact", "contacts"), plural(n, "is", "are"))
 	}
 	if s.Rehearsal {

@@ -249,7 +249,7 @@ func Status(ctx context.Context, o SavedOptions) (*StatusReport, error) {
 		r.Warnings = append(r.Warnings, w)
 	}
 	if n := campaign.CallsNotShown(f, s.State, shown); n > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d contact(s) the journal holds a call start for (sent, failed or uncertain) are in no row of the sheets now (re-exported without them, or their rows changed), so the counts above leave them out; callrun history CAMPAIGN.yaml NUMBER shows a number's calls", n))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d contact(s) the journal holds a call start for (sent, failed or uncertain) are shown by no row of the sheets now (re-exported without them, or their rows changed or are suppressed now), so the counts above leave them out; callrun history CAMPAIGN.yaml NUMBER shows a number's calls", n))
 	}
 	if outcomes != nil {
 		r.Outcomes = map[string]int{}
