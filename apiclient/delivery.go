@@ -110,8 +110,26 @@ func (d Delivery) Key() string {
 			break
 		}
 	}
+	// A string that holds a JSON object, kept beside the members read
+	// from it (payload.event, ...), is told by those members: its text
+	// holds the volatile fields they leave out (a relay's payload
+	// serialised again, with a new timestamp, for each retry).
+	parents := map[string]bool{}
+	for k := range d.Fields {
+		for i := strings.IndexByte(k, '.'); i > 0; {
+			parents[k[:i]] = true
+			j := strings.IndexByte(k[i+1:], '.')
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
+	}
 	for k, v := range d.Fields {
 		if isVolatile(k) || envelope && normKey(k) == "id" {
+			continue
+		}
+		if parents[k] && strings.HasPrefix(strings.TrimSpace(v), "{") {
 			continue
 		}
 		kept[k] = v

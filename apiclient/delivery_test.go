@@ -207,6 +207,17 @@ func TestDeliveryKey(t *testing.T) {
 	if n1.Key() != n2.Key() {
 		t.Error("an envelope's retry without a call id has another key")
 	}
+	// A relay's payload, a string that holds JSON, kept as text beside
+	// its members: a retry whose payload has another timestamp is the
+	// same delivery, as its members say; another disposition is not.
+	p1 := key(`{"payload":"{\"event\":\"call.ended\",\"phone_number\":\"+1\",\"timestamp\":1}"}`)
+	p2 := key(`{"payload":"{\"event\":\"call.ended\",\"phone_number\":\"+1\",\"timestamp\":2}"}`)
+	p3 := key(`{"payload":"{\"event\":\"call.ended\",\"phone_number\":\"+1\",\"timestamp\":1,\"disposition\":\"do_not_call\"}"}`)
+	f1 := key("payload=" + url.QueryEscape(`{"event":"call.ended","phone_number":"+1","timestamp":1}`))
+	f2 := key("payload=" + url.QueryEscape(`{"event":"call.ended","phone_number":"+1","timestamp":2}`))
+	if p1.Key() != p2.Key() || p1.Key() == p3.Key() || f1.Key() != f2.Key() {
+		t.Errorf("a payload string's retry: keys %s %s, another disposition %s; a form's %s %s", p1.Key(), p2.Key(), p3.Key(), f1.Key(), f2.Key())
+	}
 	// The legacy key of a JSON object: its top-level keys, nested ones as
 	// their JSON text, as callrun read them.
 	if j := key(`{"event":"call.ended","data":{"x":1},"n":5,"z":null}`); j.LegacyKey() != hashKey(map[string]string{"event": "call.ended", "data": `{"x":1}`, "n": "5", "z": ""}) {
