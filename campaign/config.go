@@ -778,7 +778,17 @@ type loader struct {
 	// signingUnset: offline, outcomes.signing_secret named a variable
 	// that is not set.
 	signingUnset bool
+	// nodes counts the YAML nodes walk visits, aliases' copies counted
+	// each time: past maxCampaignNodes the file is refused.
+	nodes int
 }
+
+// maxCampaignNodes is how many YAML values a campaign file may hold once
+// its aliases are expanded: far more than any campaign writes (a
+// thousand sheets of fifty keys are 50,000), far fewer than a file of
+// aliases of aliases makes of a few kilobytes, which would take seconds
+// and gigabytes to load.
+const maxCampaignNodes = 200_000
 
 // problem records a problem of key. Its line is the key's, or, for a key
 // the file does not hold (a name left out), the line of the nearest key
@@ -827,6 +837,10 @@ func (l *loader) parse(data []byte) *File {
 	}
 	root := doc.Content[0]
 	l.walk(root, reflect.TypeOf(File{}), "")
+	if l.nodes > maxCampaignNodes {
+		l.problems = append(l.problems, Problem{File: l.path, Msg: fmt.Sprintf("the file holds more than %d values once its YAML aliases (*name) are expanded: write the sheets and lists out, or use fewer aliases of aliases", maxCampaignNodes)})
+		return nil
+	}
 	// Unknown keys were reported and dropped by walk; decoding goes on so
 	// that type errors and the value checks are reported with them.
 	var f File
@@ -956,6 +970,9 @@ var yamlWords = strings.NewReplacer(
 // walk checks the keys of node against the yaml tags of t, records the line
 // of every key path, and expands ${VAR} in string scalars.
 func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
+	if l.nodes++; l.nodes > maxCampaignNodes {
+		return // refused by parse, before anything is decoded
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -520,5 +521,39 @@ func TestAliasReadsAsItsAnchor(t *testing.T) {
 	}
 	if len(f.Sheets) != 2 || len(f.Sheets[1].Fields) != 2 || f.Sheets[1].Fields["first_name"] == "" {
 		t.Errorf("the aliased fields read as %+v", f.Sheets[1].Fields)
+	}
+}
+
+// TestAliasesOfAliasesAreRefused: a few kilobytes of aliases of aliases
+// (120 sheets, each aliasing 120 do-not-call columns, each aliasing 120
+// values: 1.7 million values) took seconds and most of a gigabyte to
+// load. The file is refused at once, naming the aliases, before anything
+// is decoded.
+func TestAliasesOfAliasesAreRefused(t *testing.T) {
+	const n = 120
+	var b strings.Builder
+	b.WriteString("name: x\nagents:\n  - name: A\n    prompt: hi\n")
+	b.WriteString("do_not_call:\n  columns: &cols\n    - &col {column: C, values: [" + strings.TrimSuffix(strings.Repeat("v,", n), ",") + "]}\n")
+	b.WriteString(strings.Repeat("    - *col\n", n-1))
+	b.WriteString("sheets:\n  - &s {file: a.csv, agent: A, fields: {phone_number: Phone}, do_not_call: {columns: *cols}}\n")
+	b.WriteString(strings.Repeat("  - *s\n", n-1))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "campaign.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.csv"), []byte("Phone,C\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Load(path, LoadOptions{Getenv: testEnv})
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "aliases") {
+		t.Fatalf("Load = %v, want the file refused for its aliases", err)
+	}
+	if mb := (after.TotalAlloc - before.TotalAlloc) >> 20; mb > 200 {
+		t.Errorf("loading it allocated %d MiB before refusing it", mb)
 	}
 }
