@@ -261,8 +261,10 @@ const schemaLock = 0x63616c6c72756e // "callrun"
 // redaction before anything can print it.
 func PostgresPassword(dsn string) string {
 	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		p, _ := u.User.Password()
-		return p
+		if p, ok := u.User.Password(); ok {
+			return p
+		}
+		return u.Query().Get("password") // postgres://callrun@host/db?password=...
 	}
 	if cfg, err := pgconn.ParseConfig(dsn); err == nil {
 		return cfg.Password

@@ -451,6 +451,7 @@ func TestPostgresErrorsHideThePassword(t *testing.T) {
 		"postgres://callrun:" + strings.ReplaceAll(password, "/", "%2F") + "@127.0.0.1:1/db?sslmode=disable&connect_timeout=2",
 		"host=127.0.0.1 port=1 user=callrun password='" + password + "' dbname=db sslmode=disable connect_timeout=2",
 		"postgres://callrun:" + password + "@127.0.0.1:notaport/db",
+		"postgres://callrun@127.0.0.1:1/db?sslmode=disable&connect_timeout=2&password=" + url.QueryEscape(password),
 	} {
 		if got := PostgresPassword(dsn); got != password && !strings.Contains(dsn, "notaport") {
 			t.Errorf("PostgresPassword = %q; want the password", got)
