@@ -70,6 +70,7 @@ var eraseSteps = []eraseStep{
 	{"erase from the journal", (*eraseJob).eraseJournal},
 	{"rewrite the reports", (*eraseJob).rewriteReports},
 	{"find the sheets", (*eraseJob).findSheets},
+	{"find the pushed files", (*eraseJob).findPushed},
 	{"find the campaigns not recorded", (*eraseJob).findUnrecorded},
 	{"write the audit", (*eraseJob).finishAudit},
 }
@@ -842,6 +843,34 @@ func (j *eraseJob) findSheets(ctx context.Context) error {
 		return nil
 	}
 	fmt.Fprintf(j.out, "sheets: these rows still hold them; callrun does not change your sheets, so delete the rows there (no run calls a person erased):\n  %s\n", strings.Join(rows, "\n  "))
+	return nil
+}
+
+// findPushed says which campaigns on PostgreSQL still have the files
+// `callrun state push` copied into the database (their state directory
+// marked PUSHED-TO-POSTGRES, and the call starts and conversations in
+// CALLRUN_HOME): erase rewrites the database, not those files, which
+// still hold the people as they were when pushed.
+func (j *eraseJob) findPushed(context.Context) error {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, w := range j.worlds {
+		if w.rehearsal || !w.f.SharedState() {
+			continue // a campaign on files: its files are the ones erased
+		}
+		dir := w.f.Path(w.f.StateDir)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		if _, err := os.Stat(filepath.Join(dir, store.PushedFile)); err == nil {
+			dirs = append(dirs, dir)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	fmt.Fprintf(j.out, "pushed files: these state directories still hold the files `callrun state push` copied into the database, which erase does not rewrite (the people are in them as they were pushed); the database holds all they did, so delete them, and the call-starts and conversations files of CALLRUN_HOME once no campaign runs from files there:\n  %s\n", strings.Join(dirs, "\n  "))
 	return nil
 }
 
