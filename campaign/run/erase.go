@@ -278,11 +278,17 @@ func (j *eraseJob) loadCampaign(context.Context) error {
 
 // findDue finds the people last called before the limit: those the
 // worlds' journals hold only older records of, and whom no call start
-// or conversation since counts.
+// or conversation since counts. A person no journal holds (the other
+// end of an inbound call, say) is due when every delivery of theirs was
+// received before the limit.
 func (j *eraseJob) findDue(ctx context.Context) error {
 	cutoff := j.at.Add(-j.retain.OlderThan)
 	due, recent := map[string]bool{}, map[string]bool{}
-	if young, err := j.allYoungerThan(ctx, cutoff); err != nil || young {
+	heard, err := j.heardOnlyBefore(ctx, cutoff)
+	if err != nil {
+		return err
+	}
+	if young, err := j.allYoungerThan(ctx, cutoff); err != nil || (young && len(heard) == 0) {
 		if err == nil {
 			err = j.nobodyDue(ctx, cutoff)
 		}
@@ -300,11 +306,16 @@ func (j *eraseJob) findDue(ctx context.Context) error {
 			recent[n] = true
 		}
 	}
+	for n := range heard {
+		if !due[n] && !recent[n] { // no journal holds them: their deliveries speak
+			due[n] = true
+		}
+	}
 	if len(due) == 0 {
 		return j.nobodyDue(ctx, cutoff)
 	}
 	starts := func(w *eraseWorld) (store.CallStarts, error) { return w.store.CallStarts() }
-	err := eachPart(j, starts, func(_ *eraseWorld, cs store.CallStarts) error {
+	err = eachPart(j, starts, func(_ *eraseWorld, cs store.CallStarts) error {
 		counted, err := cs.Counted(ctx, cutoff)
 		if err != nil {
 			return err
@@ -334,6 +345,39 @@ func (j *eraseJob) findDue(ctx context.Context) error {
 		return j.nobodyDue(ctx, cutoff)
 	}
 	return nil
+}
+
+// heardOnlyBefore returns the people (the number [campaign.File.DeliveryNumber]
+// reads) of the worlds' deliveries received before cutoff whom no
+// delivery since names, in any of its values. A delivery received after
+// now was stored by a clock set ahead: it keeps its people too.
+func (j *eraseJob) heardOnlyBefore(ctx context.Context, cutoff time.Time) (map[string]bool, error) {
+	old, since := map[string]bool{}, map[string]bool{}
+	for _, w := range j.worlds {
+		ds, err := w.store.ReadDeliveries(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w, err)
+		}
+		for _, d := range ds {
+			switch {
+			case d.Erased:
+			case d.At.Before(cutoff) && !d.At.After(j.at):
+				// Its person alone: not a number it only mentions,
+				// such as the number the service calls from.
+				if n := w.f.DeliveryNumber(d.Fields).E164; n != "" {
+					old[n] = true
+				}
+			default:
+				for _, n := range w.f.DeliveryNumbers(d.Fields) {
+					since[n] = true
+				}
+			}
+		}
+	}
+	for n := range since {
+		delete(old, n)
+	}
+	return old, nil
 }
 
 // allYoungerThan reports whether every world's journal began at or
