@@ -354,11 +354,9 @@ func (j *eraseJob) findDue(ctx context.Context) error {
 func (j *eraseJob) heardOnlyBefore(ctx context.Context, cutoff time.Time) (map[string]bool, error) {
 	old, since := map[string]bool{}, map[string]bool{}
 	for _, w := range j.worlds {
-		ds, err := w.store.ReadDeliveries(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", w, err)
-		}
-		for _, d := range ds {
+		// One delivery at a time: a listen's months of deliveries are
+		// not held at once, only the numbers they name.
+		err := w.store.EachDelivery(ctx, func(d store.Delivery) error {
 			switch {
 			case d.Erased:
 			case d.At.Before(cutoff) && !d.At.After(j.at):
@@ -372,6 +370,10 @@ func (j *eraseJob) heardOnlyBefore(ctx context.Context, cutoff time.Time) (map[s
 					since[n] = true
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w, err)
 		}
 	}
 	for n := range since {

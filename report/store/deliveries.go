@@ -677,16 +677,34 @@ func (k *fileDeliveries) close() error {
 func ReadDeliveries(dir string) ([]Delivery, error) {
 	var out []Delivery
 	seen := map[string]bool{}
-	fl := deliveryLines(filepath.Join(dir, DeliveriesFile))
-	if _, err := fl.read(nil, func() {}, func(d Delivery, _ int64) {
+	if err := EachDelivery(dir, func(d Delivery) error {
 		if !seen[d.Key] {
 			seen[d.Key] = true
 			out = append(out, d)
 		}
+		return nil
 	}); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// EachDelivery calls fn with each delivery stored in state directory
+// dir, in the order they were stored (a line written twice, twice), one
+// at a time, without the lock; fn's first error ends it (the rest of the
+// file is read, and not given to fn). A torn last line is ignored; a
+// missing file holds none.
+func EachDelivery(dir string, fn func(Delivery) error) error {
+	var ferr error
+	fl := deliveryLines(filepath.Join(dir, DeliveriesFile))
+	if _, err := fl.read(nil, func() {}, func(d Delivery, _ int64) {
+		if ferr == nil {
+			ferr = fn(d)
+		}
+	}); err != nil {
+		return err
+	}
+	return ferr
 }
 
 // LastDeliveryAt returns when listen received the last delivery whose

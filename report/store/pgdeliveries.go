@@ -173,6 +173,12 @@ func (p *Postgres) ReadDeliveries(ctx context.Context) ([]Delivery, error) {
 	return p.queryDeliveries(ctx, nil, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id`, p.campaign)
 }
 
+// EachDelivery calls fn with each of the campaign's rows of the
+// deliveries table, in order, one at a time.
+func (p *Postgres) EachDelivery(ctx context.Context, fn func(Delivery) error) error {
+	return p.eachDelivery(ctx, func(_ int64, d Delivery) error { return fn(d) }, `SELECT id, delivery FROM callrun_deliveries WHERE campaign = $1 ORDER BY id`, p.campaign)
+}
+
 // LastDeliveryAt returns when the campaign's delivery stored last was
 // received, zero when it has none.
 func (p *Postgres) LastDeliveryAt(ctx context.Context) (time.Time, error) {
@@ -191,11 +197,24 @@ func (p *Postgres) LastDeliveryAt(ctx context.Context) (time.Time, error) {
 // sql selects, in order, calling each, if set, with each row's id; on an
 // error, those read before it.
 func (p *Postgres) queryDeliveries(ctx context.Context, each func(id int64), sql string, args ...any) ([]Delivery, error) {
+	var out []Delivery
+	err := p.eachDelivery(ctx, func(id int64, d Delivery) error {
+		out = append(out, d)
+		if each != nil {
+			each(id)
+		}
+		return nil
+	}, sql, args...)
+	return out, err
+}
+
+// eachDelivery calls fn with each row (id, delivery) that sql selects, in
+// order, one at a time, and stops at its first error.
+func (p *Postgres) eachDelivery(ctx context.Context, fn func(id int64, d Delivery) error, sql string, args ...any) error {
 	rows, err := p.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, p.wrap("reading the deliveries from", err)
+		return p.wrap("reading the deliveries from", err)
 	}
-	var out []Delivery
 	var id int64
 	var line []byte
 	_, err = pgx.ForEachRow(rows, []any{&id, &line}, func() error {
@@ -203,16 +222,12 @@ func (p *Postgres) queryDeliveries(ctx context.Context, each func(id int64), sql
 		if err := json.Unmarshal(line, &d); err != nil || d.Key == "" {
 			return fmt.Errorf("deliveries of campaign %s in the %s, row id %d: not a delivery", p.campaign, p.where, id)
 		}
-		out = append(out, d)
-		if each != nil {
-			each(id)
-		}
-		return nil
+		return fn(id, d)
 	})
 	if err != nil {
-		return out, p.wrap("reading the deliveries from", err)
+		return p.wrap("reading the deliveries from", err)
 	}
-	return out, nil
+	return nil
 }
 
 // pgTailWindow is how far behind the newest row a row of the deliveries

@@ -51,6 +51,12 @@ type Store interface {
 	// order they were stored, without any lock: for the report, status
 	// and `callrun outcomes` while listen may be storing more.
 	ReadDeliveries(ctx context.Context) ([]Delivery, error)
+	// EachDelivery calls fn with each of the campaign's stored
+	// deliveries, in the order they were stored (one stored twice, by a
+	// race of two listens' retries, twice), holding one at a time, and
+	// stops at fn's first error: for retention, which must not hold
+	// months of deliveries at once.
+	EachDelivery(ctx context.Context, fn func(Delivery) error) error
 	// LastDeliveryAt returns when listen received the campaign's
 	// delivery stored last, zero when none is, reading that one alone:
 	// for listen's warning when calls bring no delivery.
@@ -211,6 +217,12 @@ func (s Files) OpenDeliveries(context.Context) (*Deliveries, error) {
 // ReadDeliveries reads the deliveries file of the campaign's state
 // directory.
 func (s Files) ReadDeliveries(context.Context) ([]Delivery, error) { return ReadDeliveries(s.top()) }
+
+// EachDelivery reads the deliveries file of the campaign's state
+// directory one delivery at a time.
+func (s Files) EachDelivery(_ context.Context, fn func(Delivery) error) error {
+	return EachDelivery(s.top(), fn)
+}
 
 // LastDeliveryAt reads the last delivery of the deliveries file of the
 // campaign's state directory.
