@@ -301,7 +301,7 @@ func TestInitAsksTheServiceForAccountFields(t *testing.T) {
 // trust, and what checks them.
 func TestRehearsalSaysItTookTheCampaignsFields(t *testing.T) {
 	path := accountTestCampaign(t, nil, "http://127.0.0.1:8089")
-	var logs bytes.Buffer
+	var logs e2eBuffer // the run's workers log at once
 	log := zerolog.New(&logs)
 	if err := runCampaign(context.Background(), log, runOptions{Path: path, Sandbox: true}, io.Discard); err != nil {
 		t.Fatalf("run --sandbox: %v", err)
