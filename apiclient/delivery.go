@@ -933,13 +933,7 @@ func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fi
 			}
 			v = string(raw)
 		}
-		if prev, ok := fields[path]; ok {
-			if repeated[path] == nil {
-				repeated[path] = []string{prev}
-			}
-			repeated[path] = append(repeated[path], v)
-		}
-		fields[path] = v
+		setField(fields, repeated, path, v)
 		if old != nil {
 			old[key] = v
 		}
@@ -950,38 +944,43 @@ func readMembers(dec *jsontext.Decoder, src []byte, prefix string, depth int, fi
 // repeated) as the object it holds when it is the text of a JSON object
 // (a relay's "payload": "{\"event\": ...}", an Amazon SNS
 // notification's Message, a form's payload field), its members under
-// path at depth, as if it were that object; it reports whether it was.
-// The caller keeps the string at path as it is either way.
-func readJSONString(v, path string, depth int, fields map[string]string, repeated map[string][]string) bool {
+// path at depth, as if it were that object. The caller keeps the string
+// at path as it is either way.
+func readJSONString(v, path string, depth int, fields map[string]string, repeated map[string][]string) {
 	trimmed := strings.TrimSpace(v)
 	if !strings.HasPrefix(trimmed, "{") || !strings.HasSuffix(trimmed, "}") {
-		return false
+		return
 	}
 	src := []byte(trimmed)
 	dec := jsontext.NewDecoder(bytes.NewBuffer(src), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return false
+		return
 	}
 	got, rep := map[string]string{}, map[string][]string{}
 	if err := readMembers(dec, src, path, depth, got, nil, rep); err != nil {
-		return false
+		return
 	}
-	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) || len(got) == 0 {
-		return false
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return
 	}
 	for p, x := range got {
-		if prev, ok := fields[p]; ok {
-			if repeated[p] == nil {
-				repeated[p] = []string{prev}
-			}
-			repeated[p] = append(repeated[p], x)
-		}
-		fields[p] = x
+		setField(fields, repeated, p, x)
 	}
 	for p, xs := range rep {
 		repeated[p] = append(repeated[p], xs...)
 	}
-	return true
+}
+
+// setField sets fields[path] to v; a path set before keeps every value,
+// in order, in repeated.
+func setField(fields map[string]string, repeated map[string][]string, path, v string) {
+	if prev, ok := fields[path]; ok {
+		if repeated[path] == nil {
+			repeated[path] = []string{prev}
+		}
+		repeated[path] = append(repeated[path], v)
+	}
+	fields[path] = v
 }
 
 // valueStart is where the value of an object member starts in src, given
