@@ -1,7 +1,6 @@
 package campaign
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -276,26 +275,12 @@ func (in *Intake) contactNumbers(ctx context.Context, fields map[string]string, 
 // opt-out of it is held rather than put on one of them.
 func (f *File) deliveryNumberOf(d apiclient.Delivery) DeliveryNumber {
 	n := f.DeliveryNumber(d.Fields)
-	if len(d.Repeated) == 0 {
-		return n
-	}
-	for _, path := range slices.Sorted(maps.Keys(d.Repeated)) {
-		if !f.isNumberField(path) {
-			continue
+	nums := f.repeatedNumbers(d)
+	if len(nums) > 1 || len(nums) == 1 && n.E164 != "" && nums[0] != n.E164 {
+		if n.E164 != "" && !slices.Contains(nums, n.E164) {
+			nums = append([]string{n.E164}, nums...)
 		}
-		var first string
-		for _, v := range d.Repeated[path] {
-			e164, err := f.ReadNumber(v)
-			if err != nil || f.Outcomes.isOwn(e164) {
-				continue
-			}
-			if first == "" {
-				first = e164
-			}
-			if e164 != first || n.E164 != "" && e164 != n.E164 {
-				return DeliveryNumber{Raw: n.Raw, Err: fmt.Errorf("its field %s, sent more than once, gives different numbers (%s, %s)", path, cmp.Or(n.E164, first), e164)}
-			}
-		}
+		return DeliveryNumber{Raw: n.Raw, Err: fmt.Errorf("a field of its number, sent more than once, gives different numbers (%s)", strings.Join(nums, ", "))}
 	}
 	return n
 }
