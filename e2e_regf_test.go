@@ -197,3 +197,55 @@ func campaignsOnOneStore(t *testing.T, baseURL, db string) func(name, yaml strin
 		return path
 	}
 }
+
+// TestRegFHoldIsNotCutShortByListensSlowClock: listen stamps a
+// conversation with its own clock, and it asks the service nothing that
+// would tell it that clock is wrong. Here it runs two days behind: the
+// sandbox's envelopes carry their own timestamp, the conversation is
+// recorded at that, and campaign B, with Reg F, six days after the call
+// by the service's clock, does not call X (the ledger: A's one call).
+// Stamped by listen's clock, the hold would have ended after five.
+func TestRegFHoldIsNotCutShortByListensSlowClock(t *testing.T) {
+	ctx := context.Background()
+	addr := freePort(t)
+	srv := sandbox.NewServer(sandbox.Options{CallDuration: 20 * time.Millisecond,
+		AccountWebhook: sandbox.AccountWebhook{URL: "http://" + addr + "/callrun/a/" + hookSecret, Shape: sandbox.ShapeEnvelope}})
+	t.Cleanup(srv.Close)
+	const x = "+14155550132" // testCampaign's one contact
+
+	newCampaign := campaignsOnOneStore(t, srv.URL, "")
+	a := newCampaign("campaign-a", "pressure: {preset: reg_f}\noutcomes:\n  url: http://"+addr+"/callrun/a/"+hookSecret+"\n")
+	var logs e2eBuffer
+	behind := func() time.Time { return time.Now().Add(-2 * 24 * time.Hour) }
+	_, stop := startListenWith(t, &logs, listenOptions{Paths: []string{a}, Addr: addr, Now: behind})
+	if err := runCampaign(ctx, nolog, runOptions{Path: a}, io.Discard); err != nil {
+		t.Fatalf("campaign A: %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := srv.WaitWebhooks(wctx); err != nil {
+		t.Fatalf("the sandbox's webhooks: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	if !strings.Contains(logs.String(), "this machine's clock is behind the delivery's timestamp") {
+		t.Errorf("listen did not say its clock is behind:\n%s", logs.String())
+	}
+
+	b := newCampaign("campaign-b", "pressure: {preset: reg_f}\n")
+	sixDays := func() time.Time { return time.Now().Add(6 * 24 * time.Hour) }
+	err := runCampaign(ctx, nolog, runOptions{Path: b, Now: sixDays}, io.Discard)
+	if code := exitCode(ctx, err); code != run.ExitTryLater {
+		t.Errorf("campaign B: exit %d (%v), want %d: X left pending", code, err, run.ExitTryLater)
+	}
+	n := 0
+	for _, c := range srv.Placed() {
+		if c.Form.Get("phone_number") == x {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("X placed %d times, want A's one: B called within 7 days after the conversation\nlisten:\n%s", n, logs.String())
+	}
+}

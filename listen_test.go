@@ -59,11 +59,17 @@ func startListen(t *testing.T, logs *e2eBuffer, paths ...string) (string, func()
 // startListenOn is startListen on addr.
 func startListenOn(t *testing.T, logs *e2eBuffer, addr string, paths ...string) (string, func() error) {
 	t.Helper()
+	return startListenWith(t, logs, listenOptions{Paths: paths, Addr: addr})
+}
+
+// startListenWith is startListenOn with listen's options o.
+func startListenWith(t *testing.T, logs *e2eBuffer, o listenOptions) (string, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out e2eBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- listen(ctx, zerolog.New(logs), listenOptions{Paths: paths, Addr: addr}, &out)
+		done <- listen(ctx, zerolog.New(logs), o, &out)
 	}()
 	var base string
 	waitFor(t, 10*time.Second, "listen to start", func() bool {

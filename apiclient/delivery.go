@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -312,6 +313,31 @@ func isContainerSeg(seg string) bool {
 		}
 	}
 	return false
+}
+
+// SentAt returns when the sender says it sent d, by its timestamp field
+// (the service's envelope, Twilio's Timestamp, Vapi's message.timestamp)
+// as RFC 3339, RFC 1123 or Unix seconds or milliseconds; ok is false
+// when it has none that reads. listen compares it with its own clock
+// ([campaign.Intake]): the sender's clock, a second opinion that listen,
+// which asks the service nothing, has no other way to get.
+func (d Delivery) SentAt() (t time.Time, ok bool) {
+	v := strings.TrimSpace(Field(d.Fields, "timestamp"))
+	if v == "" {
+		return time.Time{}, false
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
+		if n >= 1e12 { // milliseconds: 2001 onwards
+			return time.UnixMilli(int64(n)).UTC(), true
+		}
+		return time.Unix(int64(n), 0).UTC(), true
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.RFC1123Z, time.RFC1123} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // Field returns the value of the field name in fields (a delivery's),

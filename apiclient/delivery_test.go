@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // readOne reads the one delivery of a request, failing the test on an
@@ -530,5 +531,29 @@ func TestDeliveryValuesRepeated(t *testing.T) {
 	}
 	if got := once.Values("disposition"); len(got) != 1 || got[0] != "completed" {
 		t.Errorf("a field sent once: Values %q", got)
+	}
+}
+
+// TestDeliverySentAt: the sender's timestamp, in the forms senders write
+// it, at the top or in a container; none when it does not read.
+func TestDeliverySentAt(t *testing.T) {
+	want := time.Date(2025, 3, 1, 17, 10, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		fields map[string]string
+		ok     bool
+	}{
+		{"RFC 3339 (the service's envelope)", map[string]string{"timestamp": "2025-03-01T17:10:00Z"}, true},
+		{"RFC 3339 with an offset", map[string]string{"timestamp": "2025-03-01T18:10:00+01:00"}, true},
+		{"RFC 1123 (Twilio's Timestamp)", map[string]string{"Timestamp": "Sat, 01 Mar 2025 17:10:00 +0000"}, true},
+		{"Unix milliseconds (Vapi's message.timestamp)", map[string]string{"message.timestamp": "1740849000000"}, true},
+		{"Unix seconds", map[string]string{"data.timestamp": "1740849000"}, true},
+		{"none", map[string]string{"event": "call.ended"}, false},
+		{"unreadable", map[string]string{"timestamp": "yesterday"}, false},
+	} {
+		got, ok := Delivery{Fields: tc.fields}.SentAt()
+		if ok != tc.ok || (ok && !got.Equal(want)) {
+			t.Errorf("%s: %v, %v; want %v, %v", tc.name, got, ok, want, tc.ok)
+		}
 	}
 }

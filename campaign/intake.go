@@ -88,6 +88,11 @@ type Taken struct {
 	// Erased: a number of the delivery is an erased person's, and it was
 	// stored erased, under Key (its key's keyed hash).
 	Erased bool
+	// Behind is how far this machine's clock was behind the delivery's
+	// own timestamp when it came, when more than
+	// [apiclient.MaxClockOffset] (else 0): its conversation was recorded
+	// at the timestamp ([conversationAt]), and listen says so.
+	Behind time.Duration
 }
 
 // Take stores delivery d, received at an agent's webhook (agent) or the
@@ -115,7 +120,9 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 	if err := in.optOut(ctx, d, &t); err != nil {
 		return t, fmt.Errorf("putting an opt-out on the do-not-call list: %w", err)
 	}
-	if err := in.converse(ctx, d, t, at); err != nil {
+	convAt, behind := conversationAt(d, at)
+	t.Behind = behind
+	if err := in.converse(ctx, d, t, convAt); err != nil {
 		return t, fmt.Errorf("recording a conversation in the call starts: %w", err)
 	}
 	return t, nil
@@ -413,6 +420,26 @@ func zeroDuration(v string) bool {
 		}
 	}
 	return true
+}
+
+// conversationAt returns when the conversation delivery d may report
+// took place, for Reg F's hold of 7 days after it: at, when d came by
+// this machine's clock, unless d's own timestamp ([apiclient.Delivery.SentAt])
+// is later by more than [apiclient.MaxClockOffset], when this machine's
+// clock is behind the sender's and the hold would end early by as much:
+// then the timestamp, up to 7 days past at (a sender's clock years
+// ahead holds a week more, not for ever), and behind is the difference.
+// An earlier timestamp (a retry hours later) leaves at: the later of the
+// two holds longer.
+func conversationAt(d apiclient.Delivery, at time.Time) (conv time.Time, behind time.Duration) {
+	sent, ok := d.SentAt()
+	if !ok || sent.Sub(at) <= apiclient.MaxClockOffset {
+		return at, 0
+	}
+	if most := at.Add(store.RegFAfterConversation); sent.After(most) {
+		sent = most
+	}
+	return sent, sent.Sub(at)
 }
 
 // converse records a conversation with the number of delivery d, received

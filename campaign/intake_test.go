@@ -141,3 +141,31 @@ func TestIntakeConversationOfACallerNumberGoesToTheCallsContact(t *testing.T) {
 		t.Errorf("conversations of the call's contact %s: %+v (%v), want one", maria, got, err)
 	}
 }
+
+// TestConversationAt: a conversation is recorded at the later of this
+// machine's clock and the delivery's timestamp when the timestamp is
+// ahead by more than the clock's allowance, at most 7 days ahead.
+func TestConversationAt(t *testing.T) {
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		timestamp string
+		want      time.Time
+		behind    time.Duration
+	}{
+		{"none", "", at, 0},
+		{"a retry hours later", "2025-03-01T08:00:00Z", at, 0},
+		{"within the allowance", "2025-03-01T12:00:30Z", at, 0},
+		{"two days ahead", "2025-03-03T12:00:00Z", at.Add(48 * time.Hour), 48 * time.Hour},
+		{"years ahead", "2031-03-01T12:00:00Z", at.Add(7 * 24 * time.Hour), 7 * 24 * time.Hour},
+	} {
+		fields := map[string]string{"event": "call.ended"}
+		if tc.timestamp != "" {
+			fields["timestamp"] = tc.timestamp
+		}
+		got, behind := conversationAt(apiclient.Delivery{Fields: fields}, at)
+		if !got.Equal(tc.want) || behind != tc.behind {
+			t.Errorf("%s: %v, %v; want %v, %v", tc.name, got, behind, tc.want, tc.behind)
+		}
+	}
+}

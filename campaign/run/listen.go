@@ -26,7 +26,8 @@ import (
 type ListenOptions struct {
 	Paths []string
 	Addr  string
-	Quiet time.Duration // warn when calls started this long ago and no delivery came; 0: never
+	Quiet time.Duration    // warn when calls started this long ago and no delivery came; 0: never
+	Now   func() time.Time // listen's clock; nil: time.Now
 }
 
 // DefaultQuietWarning is how long after a call start listen waits for a
@@ -91,6 +92,7 @@ type Listener struct {
 	quiet   time.Duration
 	metrics *listenMetrics
 	gate    logGate // the refusals' log lines, one a second
+	behind  logGate // the warnings that this machine's clock is behind senders', one a second
 
 	// storing is held for reading by each request storing its
 	// deliveries, and for writing by listen stopping, which waits for
@@ -127,7 +129,10 @@ func NewListener(log zerolog.Logger, quiet time.Duration, now func() time.Time) 
 // o.Addr until ctx ends, then drains the deliveries in flight and returns
 // nil: a service stopped by SIGTERM has done its job.
 func Listen(ctx context.Context, log zerolog.Logger, o ListenOptions, stdout io.Writer) error {
-	l := NewListener(log, o.Quiet, time.Now)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	l := NewListener(log, o.Quiet, o.Now)
 	defer l.Close()
 	for _, path := range o.Paths {
 		f, err := campaign.Load(path, campaign.LoadOptions{Offline: true})
@@ -500,6 +505,12 @@ func (l *Listener) noteStored(t *hookTarget, d apiclient.Delivery, taken campaig
 		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("field", taken.FlaggedBy).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: a field of the delivery, its summary or the person's words in its transcript say do not call, and the number is on the do-not-call list")
 	case len(taken.Listed) > 0:
 		l.log.Info().Str("campaign", t.name).Str("key", taken.Key).Str("list", t.intake.DoNotCall().String()).Msg("opt-out: the number is on the do-not-call list")
+	}
+	if taken.Behind > 0 {
+		if held, ok := l.behind.pass(l.now()); ok {
+			l.log.Warn().Str("campaign", t.name).Str("key", taken.Key).Dur("behind", taken.Behind).Int64("not_logged", held).
+				Msg("this machine's clock is behind the delivery's timestamp: its conversation is recorded at the timestamp, so that Reg F's 7 days are not cut short, but the calling hours and contact pressure a run on this machine reads are wrong: set the clock (NTP)")
+		}
 	}
 	l.metrics.deliveries.WithLabelValues(t.name, result).Inc()
 	l.metrics.ack.WithLabelValues(t.name).Observe(ack.Seconds())
