@@ -571,11 +571,17 @@ func (p *Postgres) holder(ctx context.Context, tx pgx.Tx, index, count int) erro
 
 // LockAgents waits for the campaign's agents lock, on a pooled
 // connection it keeps until unlock (or until it ends, which releases the
-// lock too).
+// lock too). The connection sits idle while the run waits for an agent
+// it created to be ready: idle_session_timeout is turned off for it, as
+// for the run lock's.
 func (p *Postgres) LockAgents(ctx context.Context) (func() error, error) {
 	ns, _ := p.lockKey()
 	conn, err := p.pool.Acquire(ctx)
 	if err != nil {
+		return nil, p.wrap("connecting to", err)
+	}
+	if _, err := conn.Exec(ctx, keepIdleSession); err != nil {
+		conn.Release()
 		return nil, p.wrap("connecting to", err)
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1::int, 1)`, ns); err != nil {

@@ -787,3 +787,45 @@ func TestPostgresSessionsCompileNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresAgentsLockOutlivesIdleSessionTimeout: the agents lock's
+// connection sits idle while the run waits for a created agent to be
+// ready; a database's idle_session_timeout (PostgreSQL 14 and later)
+// ended it, and with it the lock, so a second shard took the lock and,
+// not finding the first one's agent listed yet, created another. The
+// wait below is the server's own timeout passing, not a test of timing.
+func TestPostgresAgentsLockOutlivesIdleSessionTimeout(t *testing.T) {
+	ctx := context.Background()
+	url := pgURL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v < 140000 {
+		conn.Close(ctx)
+		t.Skipf("PostgreSQL %d has no idle_session_timeout", v)
+	}
+	if _, err := conn.Exec(ctx, `DO $$BEGIN EXECUTE format('ALTER DATABASE %I SET idle_session_timeout = %L', current_database(), '200ms'); END$$`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	a, b := openPostgres(t, url, "c", 0, 2), openPostgres(t, url, "c", 1, 2)
+	unlock, err := a.LockAgents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // five times the server's idle_session_timeout
+	waiting, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if u, err := b.LockAgents(waiting); err == nil {
+		u()
+		t.Errorf("the other shard took the agents lock while the first held it: its idle connection was ended")
+	}
+	if err := unlock(); err != nil {
+		t.Logf("unlock: %v", err) // the connection is back in the pool either way
+	}
+}
