@@ -963,6 +963,14 @@ func (r *runner) intend(w *worker, st *start, c *Contact, rec store.Record) (ok 
 			r.pending()
 			return false, held
 		}
+		if foreign := (*store.ForeignStartError)(nil); errors.As(err, &foreign) {
+			// The store's call starts say this campaign called the person
+			// from a journal that is not this one: this journal does not
+			// know whom the campaign called. The run stops, the contact
+			// pending (its intent was not written).
+			r.pending()
+			return false, foreign
+		}
 		w.lost(r.opts.Logf)
 		return false, r.notSent(c, 0, err)
 	}

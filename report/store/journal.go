@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -914,6 +915,9 @@ func (k *fileSink) press(b *batch) (*startsTx, error) {
 		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)
 	}
 	for i, err := range held {
+		if fe, ok := err.(*ForeignStartError); ok {
+			fe.Journal = k.path
+		}
 		b.refuse(i, err)
 	}
 	return tx, nil
@@ -928,7 +932,11 @@ func (b *batch) pressureOps(journal, campaign string) []pressureOp {
 		switch {
 		case b.refused[i] != nil:
 		case r.Type == TypeIntent:
-			ops = append(ops, pressureOp{i: i, start: CallStart{Number: r.Phone, ID: startID(journal, r), Campaign: campaign, Agent: r.Agent}})
+			op := pressureOp{i: i, start: CallStart{Number: r.Phone, ID: startID(journal, r), Campaign: campaign, Agent: r.Agent}}
+			if r.Attempt <= 1 && campaign != "" {
+				op.contact = contactHash(campaign, r.Agent, r.Phone, strconv.Itoa(r.N))
+			}
+			ops = append(ops, op)
 		case r.Type == TypeOutcome && releases(r.Status):
 			ops = append(ops, pressureOp{i: i, start: CallStart{Number: r.Phone, ID: startID(journal, r), Released: true}})
 		}

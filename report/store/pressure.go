@@ -190,6 +190,68 @@ func releases(status string) bool {
 type pressureOp struct {
 	i     int
 	start CallStart
+	// contact, on a contact's first attempt in its journal, is its
+	// contactHash: a counted start of the same campaign's contact made
+	// from another journal (or from this one before it was restored from
+	// a backup) refuses it ([ForeignStartError]). 0: not checked.
+	contact uint64
+}
+
+// ErrForeignStart is wrapped by the [ForeignStartError] a journal's
+// Append returns for an intent the store's call starts say its campaign
+// made already from a journal that is not this one.
+var ErrForeignStart = errors.New("the campaign called this person from another journal")
+
+// ForeignStartError refuses the first attempt of a contact whose number
+// and agent the same campaign (by name) started a call to already, by the
+// store's call starts, that the journal does not record: a second state
+// directory of the campaign on the same CALLRUN_HOME (another checkout, a
+// copy of the campaign file elsewhere), or the state directory restored
+// from a backup older than its last calls. That journal does not know
+// whom the campaign called; calling on would phone them again.
+type ForeignStartError struct {
+	Campaign string
+	Number   string
+	At       time.Time // when the earlier start was counted
+	Journal  string    // the journal that does not record it
+	Starts   string    // where the call starts are kept
+}
+
+func (e *ForeignStartError) Error() string {
+	return fmt.Sprintf("campaign %s started a call to %s at %s, by the %s, that journal %s does not record: "+
+		"this state directory is not the one the campaign's calls were made from (a second copy or checkout of the campaign, or a state directory restored from an older backup), "+
+		"and calling on from it would phone people again; no call was started to that person. Run the campaign from the state directory it ran from, "+
+		"or, if this is a different campaign, give it a name of its own",
+		e.Campaign, e.Number, e.At.UTC().Format(time.RFC3339), e.Starts, e.Journal)
+}
+
+func (e *ForeignStartError) Unwrap() error { return ErrForeignStart }
+
+// contactHash is what identifies a contact of a campaign across
+// journals: the campaign's name, the agent, the number and the
+// occurrence (a start's ID less its journal and attempt).
+func contactHash(campaign, agent, number, n string) uint64 {
+	return idHash(campaign + "\x00" + agent + " " + number + " " + n)
+}
+
+// contactOf is the contactHash of a counted start s, read from its ID
+// (the journal, the agent, the number, the occurrence and the attempt,
+// startID); 0 when s does not name them (an older callrun's line, an
+// erased person's, a release).
+func contactOf(s CallStart) uint64 {
+	if s.Released || s.Campaign == "" || s.Agent == "" || s.Number == "" {
+		return 0
+	}
+	i := strings.LastIndexByte(s.ID, ' ')
+	if i < 0 {
+		return 0
+	}
+	rest := s.ID[:i]
+	j := strings.LastIndexByte(rest, ' ')
+	if j < 0 || !strings.HasSuffix(rest[:j], " "+s.Agent+" "+s.Number) {
+		return 0
+	}
+	return contactHash(s.Campaign, s.Agent, s.Number, rest[j+1:])
 }
 
 // CallStarts is the count of call starts of a store, shared by every
@@ -304,8 +366,9 @@ type CallStartsFile struct {
 // whose IDs share a hash (1 in 2^64) would swap which is given back: the
 // count is the same.
 type timedID struct {
-	at int64  // Unix nanoseconds
-	id uint64 // idHash of the start's ID, or Conversation.id
+	at      int64  // Unix nanoseconds
+	id      uint64 // idHash of the start's ID, or Conversation.id
+	contact uint64 // a start's contactOf
 }
 
 func idHash(id string) uint64 {
@@ -508,7 +571,7 @@ func (l *CallStartsFile) apply(s CallStart) {
 	ss := l.open[k]
 	id := idHash(s.ID)
 	if !s.Released {
-		l.open[k] = append(ss, timedID{at: s.At.UnixNano(), id: id})
+		l.open[k] = append(ss, timedID{at: s.At.UnixNano(), id: id, contact: contactOf(s)})
 		return
 	}
 	for i := len(ss) - 1; i >= 0; i-- {
@@ -613,6 +676,15 @@ func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.T
 			var at []time.Time
 			from := now.Add(-long).UnixNano()
 			keys := l.filedUnder(s.Number) // an erased person's starts count too
+			if op.contact != 0 {
+				if i := slices.IndexFunc(l.open[s.Number], func(o timedID) bool { return o.contact == op.contact }); i >= 0 {
+					if held == nil {
+						held = map[int]error{}
+					}
+					held[op.i] = &ForeignStartError{Campaign: s.Campaign, Number: s.Number, At: time.Unix(0, l.open[s.Number][i].at), Starts: l.String()}
+					continue
+				}
+			}
 			for _, k := range keys {
 				for _, o := range l.open[k] {
 					if o.at > from {
