@@ -252,6 +252,11 @@ func (j *job) openStore(ctx context.Context) (err error) {
 		return Busy(err)
 	}
 	j.atEnd(func() { unlock() })
+	if fs, ok := j.store.(store.Files); ok {
+		if nfs := store.NetworkFileSystem(fs.Dir); nfs != "" {
+			j.log.Warn().Str("state_dir", fs.Dir).Msgf("the state directory is on a network file system (%s): its lock may not keep out a run of the campaign on another machine that mounts it, and both would call the same people; run the campaign from one machine, or keep its state in PostgreSQL (docs/postgres-and-shards.md)", nfs)
+		}
+	}
 	kind := store.PlaceRun
 	if j.rehearsal {
 		kind = store.PlaceRehearsal
