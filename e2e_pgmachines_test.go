@@ -22,10 +22,10 @@ import (
 // contact was phoned but those the kill left uncertain, at most the
 // shard's calls in flight; status from anywhere says the same.
 func TestPostgresShardKilledResumesOnAnotherMachine(t *testing.T) {
-	const n, concurrency = 120, 3
+	const n, concurrency = 60, 3
 	srv := sandbox.NewServer(sandbox.Options{Faults: sandbox.Faults{Latency: 50 * time.Millisecond}})
 	t.Cleanup(srv.Close)
-	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 60, concurrency: concurrency, postgres: pgtest.URL(t)})
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(n), perSecond: 12, concurrency: concurrency, postgres: pgtest.URL(t)})
 
 	shard0, shard1 := e.start("run", "--shard", "0/2", e.path), e.start("run", "--shard", "1/2", e.path)
 	waitFor(t, 30*time.Second, "shard 0's calls under way", func() bool { return srv.Stats().CallsReceived > n/4 })
