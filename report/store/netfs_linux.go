@@ -17,12 +17,12 @@ var statfsType = func(path string) (uint32, error) {
 // networkFileSystems are the file systems, by their magic number
 // (statfs(2), linux/magic.h), whose files other machines may open and
 // lock as well: a lock there may not keep out a run on another machine.
+// Not 9P: WSL 2 mounts the Windows drives of the same laptop with it.
 var networkFileSystems = map[uint32]string{
 	0x6969:     "NFS",
 	0x517B:     "SMB",
 	0xFF534D42: "SMB (CIFS)",
 	0xFE534D42: "SMB2",
-	0x01021997: "9P",
 	0x65735546: "FUSE (sshfs, a cloud drive)",
 	0x5346414F: "AFS",
 	0x00C36400: "CephFS",

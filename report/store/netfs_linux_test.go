@@ -21,6 +21,7 @@ func TestNetworkFileSystemNamed(t *testing.T) {
 		{0xEF53, ""},     // ext4
 		{0x58465342, ""}, // XFS
 		{0x01021994, ""}, // tmpfs
+		{0x01021997, ""}, // 9P: WSL 2's mount of the laptop's own Windows drives
 	} {
 		statfsType = func(string) (uint32, error) { return tc.magic, nil }
 		if got := NetworkFileSystem(t.TempDir()); got != tc.want {
