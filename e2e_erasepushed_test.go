@@ -1,28 +1,37 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
 )
 
-// TestEraseNamesThePushedFiles: a campaign run from files, then moved
-// to PostgreSQL with `callrun state push`, leaves its files where they
-// were (marked PUSHED-TO-POSTGRES), holding the people as they were
-// pushed. Erase rewrites the database, not them: it must say so, naming
-// the state directory, so that the person is not left in them unknown.
-func TestEraseNamesThePushedFiles(t *testing.T) {
+// pushedCampaign runs a campaign from files calling a and b, puts a on
+// CALLRUN_HOME's do-not-call list, and moves the campaign to PostgreSQL
+// with `callrun state push`, which leaves its files where they were
+// (marked PUSHED-TO-POSTGRES), holding both people as they were pushed.
+// It returns the campaign file, its state directory and CALLRUN_HOME.
+func pushedCampaign(t *testing.T, a, b string) (path, state, home string) {
+	t.Helper()
 	db := e2eDatabase(t, "postgres")
 	srv, _ := erasureCampaign(t, "")
 	on := campaignsOnOneStore(t, srv.URL, "")
-	path := on("spring", "")
-	const a, b = "+14155550186", "+14155550187"
+	path = on("spring", "")
 	writePeople(t, filepath.Dir(path), a, b)
 	if code, out := runAppOut(t, "run", path); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	if code, out := runAppOut(t, "suppress", "add", path, a); code != 0 {
+		t.Fatalf("suppress add: exit %d\n%s", code, out)
 	}
 	t.Setenv("CALLRUN_DATABASE_URL", db)
 	t.Setenv(store.TokenKeyVar, e2eTokenKey)
@@ -30,18 +39,223 @@ func TestEraseNamesThePushedFiles(t *testing.T) {
 	if code, out := runAppOut(t, "state", "push", path); code != 0 {
 		t.Fatalf("state push: exit %d\n%s", code, out)
 	}
-	state := stateDirOf(t, path)
+	state, home = stateDirOf(t, path), os.Getenv("CALLRUN_HOME")
 	if _, err := os.Stat(filepath.Join(state, store.PushedFile)); err != nil {
 		t.Fatal(err)
 	}
+	// The push left the person in the files: in the state directory's
+	// journal, and in CALLRUN_HOME's list and call starts.
+	for _, dir := range []string{state, home} {
+		if len(findForms(t, dir, personForms(a, "Person A"))) == 0 {
+			t.Fatalf("%s holds nothing of A after the push: the test sees none of the files it is about", dir)
+		}
+	}
+	return path, state, home
+}
+
+// pushedForms are the forms a pushed person is searched for in:
+// personForms', and the number as JSON writes it with its plus escaped
+// (a writer other than Go's encoding/json may), and its national form
+// as a sheet or a delivery may spell it.
+func pushedForms(e164, name string) []string {
+	forms := personForms(e164, name)
+	d := e164[2:] // +1 and ten digits
+	return append(forms, `\u002b`+e164[1:], "("+d[:3]+") "+d[3:6]+"-"+d[6:], d[:3]+"-"+d[3:6]+"-"+d[6:])
+}
+
+// noneLeft fails the test for each file under the state directory and
+// CALLRUN_HOME (temporary copies included) that still holds a, and for
+// a journal that no longer holds b, whom nobody erased.
+func noneLeft(t *testing.T, state, home, a, b string) {
+	t.Helper()
+	for _, dir := range []string{state, home} {
+		for p, form := range findForms(t, dir, pushedForms(a, "Person A")) {
+			t.Errorf("%s still holds A (as %q)", p, form)
+		}
+	}
+	journal, err := os.ReadFile(filepath.Join(state, store.JournalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(journal), b) {
+		t.Errorf("the pushed journal no longer holds B, whom nobody erased:\n%s", journal)
+	}
+	if !strings.Contains(string(journal), `"erased"`) {
+		t.Errorf("the pushed journal holds no tombstone for A:\n%s", journal)
+	}
+}
+
+// TestEraseErasesThePushedFiles: a campaign run from files, then moved
+// to PostgreSQL with `callrun state push`, leaves its files where they
+// were, holding every person. Erasing one of them rewrites the database
+// and those files too (the journal, and CALLRUN_HOME's do-not-call list
+// and call starts), as it rewrites a campaign's own files: afterwards no
+// file under the state directory or CALLRUN_HOME holds the person in any
+// form, and erase says which pushed files it erased.
+func TestEraseErasesThePushedFiles(t *testing.T) {
+	const a, b = "+14155550186", "+14155550187"
+	path, state, home := pushedCampaign(t, a, b)
 	code, out := runAppOut(t, "erase", path, a)
 	if code != 0 {
 		t.Fatalf("erase: exit %d\n%s", code, out)
 	}
-	if !strings.Contains(out, "pushed files:") || !strings.Contains(out, state) {
-		t.Errorf("erase does not name the pushed files in %s:\n%s", state, out)
+	if !strings.Contains(out, "pushed files: erased") || !strings.Contains(out, state) {
+		t.Errorf("erase does not say it erased the pushed files in %s:\n%s", state, out)
 	}
-	if n := len(findForms(t, state, personForms(a, "Person A"))); n == 0 {
-		t.Errorf("the pushed files no longer hold A: erase reaches them, and need not say so")
+	noneLeft(t, state, home, a, b)
+	// Run again, it changes no file.
+	before := snapshotFiles(t, state, home)
+	if code, out := runAppOut(t, "erase", path, a); code != 0 {
+		t.Fatalf("erase again: exit %d\n%s", code, out)
+	}
+	after := snapshotFiles(t, state, home)
+	for p, body := range before {
+		if filepath.Base(p) == run.AuditFileName {
+			continue
+		}
+		if after[p] != body {
+			t.Errorf("the second erase changed %s", p)
+		}
+	}
+}
+
+// snapshotFiles reads every file under dirs.
+func snapshotFiles(t *testing.T, dirs ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			out[p] = string(b)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// The kill test runs this test binary again as a helper process that
+// erases and kills itself (SIGKILL) mid-rewrite: TestErasePushedKillHelper
+// does it when erasePushedKill names the file whose rewrite to kill, and
+// is a no-op otherwise.
+const erasePushedKill = "CALLRUN_TEST_ERASE_KILL"
+
+// TestErasePushedKillHelper is the helper process: it erases the number
+// CALLRUN_TEST_ERASE_NUMBER from campaign CALLRUN_TEST_ERASE_CAMPAIGN,
+// on CALLRUN_TEST_ERASE_HOME (the test binary's TestMain sets a
+// CALLRUN_HOME of its own), and sends itself SIGKILL once the copy of
+// the file erasePushedKill names is written and about to replace it.
+func TestErasePushedKillHelper(t *testing.T) {
+	target := os.Getenv(erasePushedKill)
+	if target == "" {
+		return
+	}
+	os.Setenv("CALLRUN_HOME", os.Getenv("CALLRUN_TEST_ERASE_HOME"))
+	dir, base := filepath.Split(target)
+	err := run.Erase(context.Background(), nolog, run.EraseOptions{
+		Path:    os.Getenv("CALLRUN_TEST_ERASE_CAMPAIGN"),
+		Numbers: []string{os.Getenv("CALLRUN_TEST_ERASE_NUMBER")},
+		BeforeReplace: func() error {
+			if tmps, _ := filepath.Glob(filepath.Join(dir, "."+base+".*.tmp")); len(tmps) > 0 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+			return nil
+		},
+	}, io.Discard)
+	os.Stderr.WriteString("the erase ended without reaching the rewrite: " + errString(err) + "\n")
+	os.Exit(3)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
+}
+
+// TestErasePushedKilledMidRewrite kills (SIGKILL) an erase of a pushed
+// campaign's person while it rewrites a pushed file, with the new copy
+// written beside the old file and not yet put in its place: the file is
+// left whole and old, holding the person, with the copy beside it. The
+// erase run again finishes the job: no file under the state directory or
+// CALLRUN_HOME, the copy included, holds the person.
+func TestErasePushedKilledMidRewrite(t *testing.T) {
+	for _, c := range []struct{ name, file string }{
+		{"journal", store.JournalFile},            // in the pushed state directory
+		{"call starts", store.CallStartsFileName}, // in CALLRUN_HOME
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const a, b = "+14155550188", "+14155550189"
+			path, state, home := pushedCampaign(t, a, b)
+			target := filepath.Join(state, c.file)
+			if c.file == store.CallStartsFileName {
+				target = filepath.Join(home, c.file)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestErasePushedKillHelper$", "-test.count=1")
+			cmd.Env = append(os.Environ(), erasePushedKill+"="+target, "CALLRUN_TEST_ERASE_HOME="+home,
+				"CALLRUN_TEST_ERASE_CAMPAIGN="+path, "CALLRUN_TEST_ERASE_NUMBER="+a)
+			var stderr e2eBuffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("the erase was not killed mid-rewrite (%v):\n%s", err, stderr.String())
+			}
+			tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(target), "."+c.file+".*.tmp"))
+			if len(tmps) == 0 {
+				t.Fatalf("the killed erase left no copy of %s: it was not killed mid-rewrite", target)
+			}
+			old, err := os.ReadFile(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(old), a) {
+				t.Fatalf("%s no longer holds A after the kill: it was replaced, not killed mid-rewrite", target)
+			}
+			code, out := runAppOut(t, "erase", path, a)
+			if code != 0 {
+				t.Fatalf("erase again: exit %d\n%s", code, out)
+			}
+			noneLeft(t, state, home, a, b)
+		})
+	}
+}
+
+// TestRetentionErasesThePushedFiles: a retention of a campaign moved to
+// PostgreSQL (`callrun erase --older-than`, or a run's retention:) erases
+// the people nobody called within the limit from the files `state push`
+// left too, as from the database: the pushed journal and CALLRUN_HOME's
+// call starts hold neither person afterwards; only the do-not-call list,
+// which a retention keeps as it is, still holds A.
+func TestRetentionErasesThePushedFiles(t *testing.T) {
+	const a, b = "+14155550190", "+14155550191"
+	path, state, home := pushedCampaign(t, a, b)
+	later := func() time.Time { return time.Now().Add(100 * 24 * time.Hour) }
+	var out e2eBuffer
+	got, err := run.Retain(context.Background(), nolog, run.RetainOptions{Path: path, OlderThan: 90 * 24 * time.Hour, Now: later}, &out)
+	if err != nil {
+		t.Fatalf("retention: %v\n%s", err, out.String())
+	}
+	if got.People != 2 {
+		t.Errorf("retention erased %d people; want A and B\n%s", got.People, out.String())
+	}
+	for _, dir := range []string{state, home} {
+		for p, form := range findForms(t, dir, pushedForms(b, "Person B")) {
+			t.Errorf("%s still holds B (as %q)", p, form)
+		}
+		for p, form := range findForms(t, dir, pushedForms(a, "Person A")) {
+			if !strings.HasPrefix(filepath.Base(p), "do-not-call") { // retention keeps the list
+				t.Errorf("%s still holds A (as %q)", p, form)
+			}
+		}
+	}
+	if !strings.Contains(out.String(), "pushed files: erased") {
+		t.Errorf("the retention does not say it erased the pushed files:\n%s", out.String())
 	}
 }

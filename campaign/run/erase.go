@@ -41,6 +41,11 @@ type EraseOptions struct {
 	// BeforeStep, if set, runs before each step with its name; an error
 	// stops the erase there, as a crash would. Tests use it.
 	BeforeStep func(name string) error
+	// BeforeReplace, if set, runs once the new copy of a file or table
+	// a step rewrites is written and before it replaces the old (in
+	// PostgreSQL, before the commit); an error stops the erase there, as
+	// a crash would. Tests use it.
+	BeforeReplace func() error
 }
 
 // eraseStep is one named step of an erase. The steps run in order; each
@@ -70,7 +75,7 @@ var eraseSteps = []eraseStep{
 	{"erase from the journal", (*eraseJob).eraseJournal},
 	{"rewrite the reports", (*eraseJob).rewriteReports},
 	{"find the sheets", (*eraseJob).findSheets},
-	{"find the pushed files", (*eraseJob).findPushed},
+	{"say the pushed files", (*eraseJob).sayPushed},
 	{"find the campaigns not recorded", (*eraseJob).findUnrecorded},
 	{"write the audit", (*eraseJob).finishAudit},
 }
@@ -92,6 +97,7 @@ var retainSteps = []eraseStep{
 	// so a retention stopped before it finds them again.
 	{"erase from the journal", (*eraseJob).eraseJournal},
 	{"rewrite the reports", (*eraseJob).rewriteReports},
+	{"say the pushed files", (*eraseJob).sayPushed},
 	{"find the campaigns not recorded", (*eraseJob).findUnrecorded},
 	{"write the audit", (*eraseJob).finishAudit},
 }
@@ -138,9 +144,14 @@ const unfinishedFile = "erase.unfinished"
 type eraseWorld struct {
 	f         *campaign.File
 	rehearsal bool
-	store     store.Store
-	erasure   store.ErasureStore
-	keys      *store.ErasureKeys
+	// pushed: the files `callrun state push` left in the state directory
+	// of a campaign now on PostgreSQL (marked PUSHED-TO-POSTGRES), and
+	// CALLRUN_HOME's list, call starts and conversations beside them
+	// ([store.PushedFiles]); its reports are the campaign's own world's.
+	pushed  bool
+	store   store.Store
+	erasure store.ErasureStore
+	keys    *store.ErasureKeys
 	// unfinished: an earlier erase left its reports to rewrite.
 	unfinished bool
 	// calls are the ids of the people's calls its journal holds, for the
@@ -149,6 +160,9 @@ type eraseWorld struct {
 }
 
 func (w *eraseWorld) String() string {
+	if w.pushed {
+		return "campaign " + w.f.Name + "'s pushed files"
+	}
 	if w.rehearsal {
 		return "campaign " + w.f.Name + "'s rehearsals"
 	}
@@ -407,6 +421,9 @@ func (j *eraseJob) nobodyDue(ctx context.Context, cutoff time.Time) error {
 	// A retention stopped after the journal: its reports still hold the
 	// people it erased there.
 	for _, w := range j.worlds {
+		if w.pushed {
+			continue
+		}
 		if _, err := os.Stat(filepath.Join(w.store.ReportDir(), unfinishedFile)); err == nil {
 			if err := j.rewriteWorld(ctx, w); err != nil {
 				return err
@@ -488,6 +505,9 @@ func (j *eraseJob) openStores(ctx context.Context) (err error) {
 	if err := j.openPlaces(ctx); err != nil {
 		return err
 	}
+	if err := j.openPushed(); err != nil {
+		return err
+	}
 	for _, w := range j.worlds {
 		holders, err := w.store.Holders(ctx)
 		if err != nil {
@@ -516,6 +536,9 @@ func (j *eraseJob) openStores(ctx context.Context) (err error) {
 // audit's first line.
 func (j *eraseJob) begin(context.Context) error {
 	for _, w := range j.worlds {
+		if w.pushed {
+			continue // its directory's reports are its campaign's
+		}
 		mark := filepath.Join(w.store.ReportDir(), unfinishedFile)
 		if err := os.MkdirAll(w.store.ReportDir(), 0o700); err != nil {
 			return err
@@ -734,7 +757,7 @@ func (j *eraseJob) addErased(ctx context.Context) error {
 func (j *eraseJob) eraseList(ctx context.Context) error {
 	list := func(w *eraseWorld) (store.DoNotCallList, error) { return w.store.DoNotCall() }
 	return eachPart(j, list, func(w *eraseWorld, list store.DoNotCallList) error {
-		n, err := list.EraseDoNotCall(ctx, j.numbers, store.EraseDoNotCallOptions{EraseOptions: store.EraseOptions{Keys: w.keys, At: j.at}, AllowContact: j.o.AllowContact})
+		n, err := list.EraseDoNotCall(ctx, j.numbers, store.EraseDoNotCallOptions{EraseOptions: store.EraseOptions{Keys: w.keys, At: j.at, BeforeReplace: j.o.BeforeReplace}, AllowContact: j.o.AllowContact})
 		if err != nil {
 			return err
 		}
@@ -751,7 +774,7 @@ func (j *eraseJob) eraseList(ctx context.Context) error {
 func (j *eraseJob) eraseStarts(ctx context.Context) error {
 	starts := func(w *eraseWorld) (store.CallStarts, error) { return w.store.CallStarts() }
 	return eachPart(j, starts, func(w *eraseWorld, cs store.CallStarts) error {
-		n, err := cs.Erase(ctx, j.numbers, store.EraseOptions{Keys: w.keys, At: j.at})
+		n, err := cs.Erase(ctx, j.numbers, store.EraseOptions{Keys: w.keys, At: j.at, BeforeReplace: j.o.BeforeReplace})
 		if err != nil {
 			return err
 		}
@@ -767,7 +790,7 @@ func (j *eraseJob) eraseStarts(ctx context.Context) error {
 // the campaign's journal (each shard's), so that no run calls them again.
 func (j *eraseJob) eraseJournal(ctx context.Context) error {
 	for _, w := range j.worlds {
-		n, err := w.store.EraseJournal(ctx, j.numbers, store.EraseOptions{Keys: w.keys, At: j.at, Retention: j.retain != nil})
+		n, err := w.store.EraseJournal(ctx, j.numbers, store.EraseOptions{Keys: w.keys, At: j.at, Retention: j.retain != nil, BeforeReplace: j.o.BeforeReplace})
 		if err != nil {
 			return Busy(err)
 		}
@@ -796,7 +819,7 @@ func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 	for _, w := range j.worlds {
 		byListen := false
 		n, err := w.store.EraseDeliveries(ctx, j.numbers, store.DeliveryEraseOptions{Keys: w.keys, Numbers: w.f.DeliveryNumbers,
-			Wait: j.o.ListenWait, ByListen: func() { byListen = true }, CallIDs: w.calls})
+			Wait: j.o.ListenWait, ByListen: func() { byListen = true }, CallIDs: w.calls, BeforeReplace: j.o.BeforeReplace})
 		if err != nil {
 			return err
 		}
@@ -817,6 +840,9 @@ func (j *eraseJob) eraseDeliveries(ctx context.Context) error {
 // no file.
 func (j *eraseJob) rewriteReports(ctx context.Context) error {
 	for _, w := range j.worlds {
+		if w.pushed {
+			continue // its directory's reports are its campaign's
+		}
 		if !j.changed && !w.unfinished {
 			if err := os.Remove(filepath.Join(w.store.ReportDir(), unfinishedFile)); err != nil {
 				return err
@@ -892,16 +918,19 @@ func (j *eraseJob) findSheets(ctx context.Context) error {
 	return nil
 }
 
-// findPushed says which campaigns on PostgreSQL still have the files
-// `callrun state push` copied into the database (their state directory
-// marked PUSHED-TO-POSTGRES, and the call starts and conversations in
-// CALLRUN_HOME): erase rewrites the database, not those files, which
-// still hold the people as they were when pushed.
-func (j *eraseJob) findPushed(context.Context) error {
+// openPushed adds, for each campaign on PostgreSQL whose state directory
+// holds the files `callrun state push` copied into the database (marked
+// PUSHED-TO-POSTGRES), a world of those files ([store.PushedFiles]): its
+// journal (each shard's) and deliveries, and CALLRUN_HOME's do-not-call
+// list, opt-out holds, call starts and conversations, which the push
+// left holding every person. The steps erase the people from them as
+// they do from a campaign's own files, under the same locks, so that a
+// campaign still run from files on CALLRUN_HOME is kept out of each file
+// as it is rewritten.
+func (j *eraseJob) openPushed() error {
 	seen := map[string]bool{}
-	var dirs []string
 	for _, w := range j.worlds {
-		if w.rehearsal || !w.f.SharedState() {
+		if w.pushed || w.rehearsal || !w.f.SharedState() {
 			continue // a campaign on files: its files are the ones erased
 		}
 		dir := w.f.Path(w.f.StateDir)
@@ -909,14 +938,32 @@ func (j *eraseJob) findPushed(context.Context) error {
 			continue
 		}
 		seen[dir] = true
-		if _, err := os.Stat(filepath.Join(dir, store.PushedFile)); err == nil {
-			dirs = append(dirs, dir)
+		if _, err := os.Stat(filepath.Join(dir, store.PushedFile)); err != nil {
+			continue
+		}
+		st := store.PushedFiles(dir)
+		erasure, err := st.Erasure()
+		if err != nil {
+			return err
+		}
+		j.worlds = append(j.worlds, &eraseWorld{f: w.f, pushed: true, store: st, erasure: erasure})
+	}
+	return nil
+}
+
+// sayPushed says which pushed files the steps erased the people from.
+func (j *eraseJob) sayPushed(context.Context) error {
+	var dirs []string
+	for _, w := range j.worlds {
+		if w.pushed {
+			dirs = append(dirs, w.store.ReportDir())
 		}
 	}
 	if len(dirs) == 0 {
 		return nil
 	}
-	fmt.Fprintf(j.out, "pushed files: these state directories still hold the files `callrun state push` copied into the database, which erase does not rewrite (the people are in them as they were pushed); the database holds all they did, so delete them, and the call-starts and conversations files of CALLRUN_HOME once no campaign runs from files there:\n  %s\n", strings.Join(dirs, "\n  "))
+	home, _ := store.Home()
+	fmt.Fprintf(j.out, "pushed files: erased from the files `callrun state push` copied into the database and left in these state directories, and from the do-not-call list, call starts and conversations of %s, as from a campaign's own files (the database holds all they did: you may still delete them):\n  %s\n", home, strings.Join(dirs, "\n  "))
 	return nil
 }
 
@@ -927,15 +974,21 @@ func (j *eraseJob) finishAudit(context.Context) error {
 	if err := j.writeAudit(); err != nil {
 		return err
 	}
+	states := 0
+	for _, w := range j.worlds {
+		if !w.pushed {
+			states++
+		}
+	}
 	people := fmt.Sprintf("%d people", len(j.numbers))
 	if len(j.numbers) == 1 {
 		people = "1 person"
 	}
 	if j.retain != nil {
 		fmt.Fprintf(j.out, "Erased the data of %s last called before %s (older than %s) from %d campaign state(s) on the store of campaign %s; the do-not-call list is as it was. The audit is in %s.\n",
-			people, j.at.Add(-j.retain.OlderThan).Format("2006-01-02"), formatAge(j.retain.OlderThan), len(j.worlds), j.f.Name, auditPath())
+			people, j.at.Add(-j.retain.OlderThan).Format("2006-01-02"), formatAge(j.retain.OlderThan), states, j.f.Name, auditPath())
 	} else {
-		fmt.Fprintf(j.out, "Erased %s from %d campaign state(s) on the store of campaign %s. The audit is in %s.\n", people, len(j.worlds), j.f.Name, auditPath())
+		fmt.Fprintf(j.out, "Erased %s from %d campaign state(s) on the store of campaign %s. The audit is in %s.\n", people, states, j.f.Name, auditPath())
 	}
 	if len(j.unreached) > 0 {
 		fmt.Fprintf(j.out, "Not reached, and still holding them:\n  %s\n", strings.Join(j.unreached, "\n  "))

@@ -96,7 +96,9 @@ func (s Files) eraseShards(ctx context.Context, shards map[string]int, numbers [
 		return total, err
 	}
 	for _, sh := range shardsIn {
-		n, err := ShardFiles(s.Dir, sh[0], sh[1]).EraseJournal(ctx, numbers, opts)
+		shard := ShardFiles(s.Dir, sh[0], sh[1])
+		shard.pushed = s.pushed
+		n, err := shard.EraseJournal(ctx, numbers, opts)
 		total.Removed += n.Removed
 		total.Tombstones += n.Tombstones
 		if err != nil {

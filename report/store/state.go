@@ -892,6 +892,7 @@ func (s Files) journals() ([]Files, error) {
 	out := make([]Files, len(shards))
 	for i, sh := range shards {
 		out[i] = ShardFiles(s.Dir, sh[0], sh[1])
+		out[i].pushed = s.pushed
 	}
 	return out, nil
 }

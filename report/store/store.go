@@ -124,6 +124,7 @@ type Files struct {
 	parent    string // a shard's: the campaign's state directory
 	count     int    // a shard's: the number of shards
 	rehearsal bool   // a rehearsal's: the rehearsals' own do-not-call list
+	pushed    bool   // [PushedFiles]: a state directory pushed to PostgreSQL, for erasing
 }
 
 var _ Store = Files{}
@@ -256,7 +257,12 @@ func (s Files) ReadState(ctx context.Context) (*State, error) {
 
 func (s Files) ReadRuns(context.Context) ([]Run, error) { return ReadRuns(s.Journal()) }
 
-func (s Files) String() string { return "state directory " + s.Dir }
+func (s Files) String() string {
+	if s.pushed {
+		return "pushed files in state directory " + s.Dir
+	}
+	return "state directory " + s.Dir
+}
 
 func (s Files) Close() error { return nil }
 
@@ -327,6 +333,23 @@ func ShardFiles(dir string, index, count int) Files {
 	return Files{Dir: ShardDir(dir, index, count), parent: dir, count: count}
 }
 
+// PushedFiles is the file store of the state directory dir that `callrun
+// state push` copied into PostgreSQL (marked [PushedFile]), for `callrun
+// erase` and retention to erase people from the files the push left
+// behind: the journal (each shard's), the deliveries, and [Home]'s
+// do-not-call list, call starts and conversations. Every other store
+// refuses such a directory ([ErrPushed]); this one opens it, and takes
+// the locks the file store takes for its own erase, so that a campaign
+// still run from files on the same [Home] is kept out of each file as it
+// is rewritten. It is for erasing only: no run is to be made from it.
+func PushedFiles(dir string) Files {
+	return Files{Dir: dir, pushed: true}
+}
+
+// Pushed reports whether s is a [PushedFiles] store (or one of its
+// shards).
+func (s Files) Pushed() bool { return s.pushed }
+
 // ShardDir is the state directory of shard index of count of the campaign
 // whose state directory is dir: its report files, and with the file store
 // its journal and lock.
@@ -378,7 +401,7 @@ func shardDirs(dir string) (map[string]int, error) {
 // shard's; for a shard, the whole campaign's or another count's.
 func (s Files) checkSplit() error {
 	top := s.top()
-	if b, err := os.ReadFile(filepath.Join(top, PushedFile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(top, PushedFile)); err == nil && !s.pushed {
 		return fmt.Errorf("%w (%s): give the campaign its state: {postgres: ...} again, or remove %s if you mean to go back to these files", ErrPushed, strings.TrimSpace(string(b)), filepath.Join(top, PushedFile))
 	}
 	dirs, err := shardDirs(top)
