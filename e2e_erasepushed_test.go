@@ -13,6 +13,7 @@ import (
 
 	"github.com/callrun/callrun/campaign/run"
 	"github.com/callrun/callrun/report/store"
+	"github.com/gofrs/flock"
 )
 
 // pushedCampaign runs a campaign from files calling a and b, puts a on
@@ -258,4 +259,52 @@ func TestRetentionErasesThePushedFiles(t *testing.T) {
 	if !strings.Contains(out.String(), "pushed files: erased") {
 		t.Errorf("the retention does not say it erased the pushed files:\n%s", out.String())
 	}
+}
+
+// TestErasePushedHoldsTheFilesLocks: CALLRUN_HOME's list and call starts
+// are still those of every campaign run from files on the machine, and
+// such a run may append to them while a campaign moved to PostgreSQL is
+// erased. The erase rewrites each pushed file under the lock the file
+// store's own erase takes, which those runs take to write it: at each
+// rewrite, the moment before the new copy replaces the file, the lock is
+// held (another taker is refused), so no line a run appends is lost to
+// the replace.
+func TestErasePushedHoldsTheFilesLocks(t *testing.T) {
+	const a, b = "+14155550192", "+14155550193"
+	path, state, home := pushedCampaign(t, a, b)
+	locks := []struct{ copyOf, lock string }{
+		{filepath.Join(home, store.CallStartsFileName), filepath.Join(home, store.CallStartsLockName)},
+		{filepath.Join(home, store.DoNotCallFileName), filepath.Join(home, store.DoNotCallLockName)},
+		{filepath.Join(state, store.JournalFile), filepath.Join(state, "lock")},
+	}
+	seen := map[string]bool{}
+	var out e2eBuffer
+	err := run.Erase(context.Background(), nolog, run.EraseOptions{Path: path, Numbers: []string{a}, BeforeReplace: func() error {
+		for _, l := range locks {
+			dir, base := filepath.Split(l.copyOf)
+			if tmps, _ := filepath.Glob(filepath.Join(dir, "."+base+".*.tmp")); len(tmps) == 0 {
+				continue
+			}
+			seen[l.copyOf] = true
+			fl := flock.New(l.lock)
+			ok, err := fl.TryLock()
+			if err != nil {
+				return err
+			}
+			if ok {
+				fl.Unlock()
+				t.Errorf("%s is rewritten without %s held: a files run could append to it meanwhile, and lose its line", l.copyOf, l.lock)
+			}
+		}
+		return nil
+	}}, &out)
+	if err != nil {
+		t.Fatalf("erase: %v\n%s", err, out.String())
+	}
+	for _, l := range locks {
+		if !seen[l.copyOf] {
+			t.Errorf("the erase never rewrote %s", l.copyOf)
+		}
+	}
+	noneLeft(t, state, home, a, b)
 }
