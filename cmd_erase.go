@@ -16,7 +16,8 @@ func eraseCommand(s *session) *cli.Command {
 		ArgsUsage: "CAMPAIGN.yaml [NUMBER...] | CAMPAIGN.yaml --older-than AGE",
 		Description: `Removes each person's number, name and every other field from the campaign's
 journal, reports and webhook deliveries, and from the store's call starts,
-conversations and do-not-call list, for a person who asked to be forgotten. A
+conversations and do-not-call list (for a campaign moved to PostgreSQL, from
+the files callrun state push left too), for a person who asked to be forgotten. A
 keyed hash of the number stays in their place (the key is the store's own: keep
 it in your backups), so that no campaign on the store calls them again and
 contact pressure still counts their calls; --allow-contact leaves a person who is
