@@ -21,7 +21,7 @@ import (
 // with `callrun state push`, which leaves its files where they were
 // (marked PUSHED-TO-POSTGRES), holding both people as they were pushed.
 // It returns the campaign file, its state directory and CALLRUN_HOME.
-func pushedCampaign(t *testing.T, a, b string) (path, state, home string) {
+func pushedCampaign(t *testing.T, a, b string, beforePush ...func()) (path, state, home string) {
 	t.Helper()
 	db := e2eDatabase(t, "postgres")
 	srv, _ := erasureCampaign(t, "")
@@ -33,6 +33,9 @@ func pushedCampaign(t *testing.T, a, b string) (path, state, home string) {
 	}
 	if code, out := runAppOut(t, "suppress", "add", path, a); code != 0 {
 		t.Fatalf("suppress add: exit %d\n%s", code, out)
+	}
+	for _, fn := range beforePush {
+		fn()
 	}
 	t.Setenv("CALLRUN_DATABASE_URL", db)
 	t.Setenv(store.TokenKeyVar, e2eTokenKey)
@@ -305,6 +308,45 @@ func TestErasePushedHoldsTheFilesLocks(t *testing.T) {
 		if !seen[l.copyOf] {
 			t.Errorf("the erase never rewrote %s", l.copyOf)
 		}
+	}
+	noneLeft(t, state, home, a, b)
+}
+
+// TestErasePushedHoldResolvedInTheDatabase: an opt-out held when the
+// campaign was pushed is copied into the database and stays open in
+// CALLRUN_HOME's opt-out-holds.jsonl, where nothing resolves it once the
+// campaign runs from PostgreSQL (outcomes resolve writes the database).
+// Resolved there, it no longer keeps erase from erasing: the database's
+// holds are the campaign's, and the pushed files' copy of the hold is
+// not asked.
+func TestErasePushedHoldResolvedInTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	const a, b = "+14155550194", "+14155550195"
+	hold := store.OptOutHold{Campaign: "spring", Key: "k-held", At: time.Now().UTC(), Reason: "the opt-out's number did not read"}
+	path, state, home := pushedCampaign(t, a, b, func() {
+		list, err := store.Files{}.DoNotCall()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := list.Hold(ctx, hold); err != nil {
+			t.Fatal(err)
+		}
+	})
+	st, err := store.Open(ctx, store.Options{Dir: state, Postgres: os.Getenv("CALLRUN_DATABASE_URL"), Campaign: "spring"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, err := st.DoNotCall()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := list.Resolve(ctx, hold.Campaign, hold.Key, "done"); err != nil || !ok {
+		t.Fatalf("resolving the pushed hold in the database: %v, %v", ok, err)
+	}
+	code, out := runAppOut(t, "erase", path, a)
+	if code != 0 {
+		t.Fatalf("erase: exit %d\n%s", code, out)
 	}
 	noneLeft(t, state, home, a, b)
 }

@@ -518,9 +518,16 @@ func (j *eraseJob) openStores(ctx context.Context) (err error) {
 		}
 	}
 	// An opt-out held on the store is found its person through the
-	// journal's calls: erasing first would lose whom to list.
+	// journal's calls: erasing first would lose whom to list. Not the
+	// pushed files' holds: `state push` copied those open into the
+	// database, where they are the campaign's and are resolved (their
+	// copy in CALLRUN_HOME stays open, for nothing resolves it there);
+	// and those a campaign still run from files keeps there are found
+	// their person through that campaign's journal, which this erase
+	// leaves as it is.
+	held := &eraseJob{worlds: slices.DeleteFunc(slices.Clone(j.worlds), func(w *eraseWorld) bool { return w.pushed })}
 	list := func(w *eraseWorld) (store.DoNotCallList, error) { return w.store.DoNotCall() }
-	return eachPart(j, list, func(_ *eraseWorld, list store.DoNotCallList) error {
+	return eachPart(held, list, func(_ *eraseWorld, list store.DoNotCallList) error {
 		holds, err := list.Held(ctx)
 		if err != nil {
 			return err
