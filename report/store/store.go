@@ -346,10 +346,6 @@ func PushedFiles(dir string) Files {
 	return Files{Dir: dir, pushed: true}
 }
 
-// Pushed reports whether s is a [PushedFiles] store (or one of its
-// shards).
-func (s Files) Pushed() bool { return s.pushed }
-
 // ShardDir is the state directory of shard index of count of the campaign
 // whose state directory is dir: its report files, and with the file store
 // its journal and lock.
