@@ -196,10 +196,14 @@ func withZoneColumn(c *Contact, zones []*time.Location) []*time.Location {
 		if name == "" {
 			continue
 		}
-		// By name: phone.Zones loads its zones apart from loadZone.
-		if l, err := loadZone(name); err == nil && !slices.ContainsFunc(zones, func(z *time.Location) bool { return z.String() == l.String() }) {
-			zones = append(slices.Clip(zones), l)
+		// By name: phone.Zones loads its zones apart from loadZone. Every
+		// reading of the zone, where this machine's tzdata and callrun's
+		// own differ (see phone.LoadZone).
+		ls, err := phone.LoadZone(name)
+		if err != nil || slices.ContainsFunc(zones, func(z *time.Location) bool { return z.String() == name }) {
+			continue
 		}
+		zones = append(slices.Clip(zones), ls...)
 	}
 	return zones
 }

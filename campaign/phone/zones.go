@@ -224,8 +224,10 @@ func loadZones(e164, country string, kind phonenumbers.PhoneNumberType) []*time.
 	}
 	var zones []*time.Location
 	for _, name := range names {
-		if l, err := time.LoadLocation(name); err == nil {
-			zones = append(zones, l)
+		// Both readings of a zone whose clock this machine's tzdata and
+		// callrun's own give differently (see LoadZone).
+		if ls, err := LoadZone(name); err == nil {
+			zones = append(zones, ls...)
 		}
 	}
 	zoneSetCache.Store(key, zones)

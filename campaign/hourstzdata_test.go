@@ -1,0 +1,87 @@
+package campaign
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callrun/callrun/apiclient/sandbox"
+)
+
+// oldTZif is a TZif file (RFC 8536, version 1) of a zone on a fixed
+// offset, with no transitions: what a machine's tzdata older than a
+// zone's change of clock says of it from then on.
+func oldTZif(offsetSeconds int32, abbrev string) []byte {
+	var b bytes.Buffer
+	b.WriteString("TZif")
+	b.WriteByte(0)                                                       // version 1
+	b.Write(make([]byte, 15))                                            // unused
+	for _, n := range []uint32{0, 0, 0, 0, 1, uint32(len(abbrev) + 1)} { // isut, isstd, leap, time, type, char
+		binary.Write(&b, binary.BigEndian, n)
+	}
+	binary.Write(&b, binary.BigEndian, offsetSeconds)
+	b.Write([]byte{0, 0}) // not summer time; abbreviation at 0
+	b.WriteString(abbrev)
+	b.WriteByte(0)
+	return b.Bytes()
+}
+
+// TestCalledPersonHoursOnAMachineWithOldTzdata: a machine whose tzdata
+// predates Kazakhstan's move of Almaty from UTC+6 to UTC+5 (1 March
+// 2024, tzdata 2024a; Ubuntu 22.04 and Debian 11 machines never
+// updated keep such a file) says Asia/Almaty is on UTC+6. time.LoadLocation
+// reads the machine's file before the tzdata callrun embeds, so at
+// 07:30 in Almaty (02:30 UTC) callrun read 08:30 and called an Almaty
+// landline. The machine's tzdata is stood in for by ZONEINFO, which
+// time.LoadLocation reads first, in a test binary of its own (it reads
+// ZONEINFO once per process). The sandbox's ledger counts no call at
+// 07:30, and one at 08:30 Almaty time.
+func TestCalledPersonHoursOnAMachineWithOldTzdata(t *testing.T) {
+	if os.Getenv("CALLRUN_TEST_OLD_TZDATA") == "" {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "Asia"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "Asia", "Almaty"), oldTZif(6*3600, "+06"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCalledPersonHoursOnAMachineWithOldTzdata$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), "CALLRUN_TEST_OLD_TZDATA=1", "ZONEINFO="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "the machine's tzdata is the old one") {
+			t.Fatalf("the test with the old tzdata: %v\n%s", err, out)
+		}
+		return
+	}
+	if l, err := time.LoadLocation("Asia/Almaty"); err != nil {
+		t.Fatal(err)
+	} else if _, off := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC).In(l).Zone(); off != 6*3600 {
+		t.Fatalf("time.LoadLocation(Asia/Almaty) is on %ds, not the old tzdata's UTC+6: the test did not reach its case", off)
+	}
+	t.Log("the machine's tzdata is the old one: Asia/Almaty on UTC+6")
+	const almaty = "+77272501234" // a landline of Almaty's area code 727
+	yaml := strings.Replace(dtCampaign(1000, 1, "countries: [KZ]\n"), "unsafe_ignore_called_person_hours: true\n", "", 1)
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want int
+	}{
+		// Monday 1 June 2026.
+		{"07:30 in Almaty", time.Date(2026, 6, 1, 2, 30, 0, 0, time.UTC), 0},
+		{"08:30 in Almaty", time.Date(2026, 6, 1, 3, 30, 0, 0, time.UTC), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &dtClock{now: tc.at}
+			e := newDtEnv(t, sandbox.Options{Now: clock.Now}, yaml, map[string]string{"leads.csv": "Phone,First Name\n" + almaty + ",Aigerim\n"})
+			e.mustRun(func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep })
+			if n := len(e.srv.Calls()); n != tc.want {
+				t.Errorf("%d call(s) in the ledger at %s UTC (%s); want %d", n, tc.at.Format("15:04"), tc.name, tc.want)
+			}
+		})
+	}
+}
