@@ -1,6 +1,13 @@
 package campaign
 
-import "time"
+import (
+	"strings"
+	"time"
+
+	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/report/store"
+	"github.com/nyaruka/phonenumbers"
+)
 
 // The US states whose telemarketing laws allow fewer calling hours than
 // callrun's floor (08:00-20:00 in every zone of the number): a call to a
@@ -122,4 +129,40 @@ func usStateRule(state string) calledPersonRule {
 		return r
 	}
 	return defaultCalledPersonRule
+}
+
+// stateAttemptCaps are the US states whose law caps the calls to one
+// person in 24 hours: at most three on the same subject (Florida's
+// Telephone Solicitation Act, Fla. Stat. § 501.616(6)(b), 2021;
+// Oklahoma's Telephone Solicitation Act, 2022; Maryland's Stop the Spam
+// Calls Act, 2023; as
+// https://www.dnc.com/news/compliance-refresher-calling-florida-and-oklahoma
+// and https://legalclarity.org/florida-telemarketing-laws-and-regulations
+// summarise them). Every campaign on a store is taken to be on the same
+// subject: stricter, never looser.
+var stateAttemptCaps = map[string]bool{"FL": true, "OK": true, "MD": true}
+
+// stateAttemptLimit is those states' cap as a contact pressure limit.
+var stateAttemptLimit = []store.PressureLimit{{Within: 24 * time.Hour, Max: 3}}
+
+// StateAttemptLimits returns the limits a number is held to besides the
+// campaign's pressure: for a US number of a state in stateAttemptCaps,
+// or whose state is not known (it may be one of them), at most three
+// call starts in 24 hours. It only matters when pressure: per_day is
+// above 3.
+func StateAttemptLimits(number string) []store.PressureLimit {
+	if !strings.HasPrefix(number, "+1") {
+		return nil
+	}
+	if s := phone.USState(number); s != "" {
+		if stateAttemptCaps[s] {
+			return stateAttemptLimit
+		}
+		return nil
+	}
+	n, err := phonenumbers.Parse(number, "US")
+	if err != nil || phonenumbers.GetRegionCodeForNumber(n) == "US" || phonenumbers.GetRegionCodeForNumber(n) == "" {
+		return stateAttemptLimit // a US number of no known state, or one not read
+	}
+	return nil
 }

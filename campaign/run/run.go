@@ -328,7 +328,8 @@ func (j *job) countPressure(context.Context) error {
 	if err != nil {
 		return err
 	}
-	j.jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: j.f.Name, AfterConversation: j.f.PressureAfterConversation(), Now: j.o.Now}
+	j.jopts.Pressure = &store.Pressure{Limits: limits, Starts: starts, Campaign: j.f.Name, AfterConversation: j.f.PressureAfterConversation(), Now: j.o.Now,
+		NumberLimits: campaign.StateAttemptLimits}
 	return nil
 }
 

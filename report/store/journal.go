@@ -909,7 +909,7 @@ func (k *fileSink) press(b *batch) (*startsTx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)
 	}
-	held, err := tx.check(k.pressure.Limits, k.pressure.AfterConversation, k.pressure.now(), ops)
+	held, err := tx.checkFor(k.pressure, k.pressure.AfterConversation, k.pressure.now(), ops)
 	if err != nil {
 		tx.end()
 		return nil, fmt.Errorf("counting call starts before writing journal %s: %w", k.path, err)

@@ -285,7 +285,7 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 			continue
 		}
 		n := op.start.Number
-		if h := Later(HoldUntil(limits, n, have[n], now), HoldAfterConversation(n, conversedAt[n], k.pressure.AfterConversation, now)); h != nil {
+		if h := Later(HoldUntil(k.pressure.LimitsFor(n), n, have[n], now), HoldAfterConversation(n, conversedAt[n], k.pressure.AfterConversation, now)); h != nil {
 			b.refuse(op.i, h)
 			continue
 		}

@@ -95,6 +95,23 @@ type Pressure struct {
 	AfterConversation time.Duration
 	// Now is the clock the limits are read with; nil is time.Now.
 	Now func() time.Time
+	// NumberLimits, if set, gives the limits a number is held to besides
+	// Limits (a US state's cap on calls to one person in 24 hours), none
+	// longer than Limits' longest.
+	NumberLimits func(number string) []PressureLimit
+}
+
+// LimitsFor returns the limits number is held to: Limits, and
+// NumberLimits' for it.
+func (p *Pressure) LimitsFor(number string) []PressureLimit {
+	if p.NumberLimits == nil || len(p.Limits) == 0 {
+		return p.Limits
+	}
+	extra := p.NumberLimits(number)
+	if len(extra) == 0 {
+		return p.Limits
+	}
+	return append(slices.Clip(p.Limits), extra...)
 }
 
 func (p *Pressure) now() time.Time {
@@ -662,6 +679,13 @@ func (l *CallStartsFile) begin() (*startsTx, error) {
 // gives its start back first), counts the starts it allows, and returns
 // the ops it held back, by their index i. Nothing is written yet.
 func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.Time, ops []pressureOp) (map[int]error, error) {
+	return t.checkFor(&Pressure{Limits: limits}, after, now, ops)
+}
+
+// checkFor is check with the limits of p, each number's its own
+// ([Pressure.LimitsFor]).
+func (t *startsTx) checkFor(p *Pressure, after time.Duration, now time.Time, ops []pressureOp) (map[int]error, error) {
+	limits := p.Limits
 	l := t.l
 	if after > 0 {
 		if err := l.refreshConversations(); err != nil {
@@ -692,7 +716,7 @@ func (t *startsTx) check(limits []PressureLimit, after time.Duration, now time.T
 					}
 				}
 			}
-			if h := Later(HoldUntil(limits, s.Number, at, now), HoldAfterConversation(s.Number, l.conversations.last(keys...), after, now)); h != nil {
+			if h := Later(HoldUntil(p.LimitsFor(s.Number), s.Number, at, now), HoldAfterConversation(s.Number, l.conversations.last(keys...), after, now)); h != nil {
 				if held == nil {
 					held = map[int]error{}
 				}
