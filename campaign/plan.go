@@ -180,7 +180,11 @@ func (p *PlanPressure) hold(number string, now time.Time) *store.HeldError {
 			}
 		}
 	}
-	return store.Later(store.HoldUntil(p.Limits, number, at, now),
+	limits := p.Limits
+	if extra := StateAttemptLimits(number); len(limits) > 0 && len(extra) > 0 {
+		limits = append(slices.Clip(limits), extra...) // as the run's store.Pressure.NumberLimits
+	}
+	return store.Later(store.HoldUntil(limits, number, at, now),
 		store.HoldAfterConversation(number, conversed, p.AfterConversation, now))
 }
 

@@ -1,0 +1,38 @@
+package campaign
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestPlanCountsTheStatesCapOnCalls: with pressure: {per_day: 5}, a
+// Florida number called three times in the last hours is held (Florida's
+// law allows three calls to one person in 24 hours: see
+// stateAttemptCaps), as the run holds it; a New York number called three
+// times is not.
+func TestPlanCountsTheStatesCapOnCalls(t *testing.T) {
+	dir := t.TempDir()
+	const miami, newYork = "+13052010001", "+12122010001"
+	dtWrite(t, filepath.Join(dir, "leads.csv"), "Phone,First Name\n"+miami+",Ada\n"+newYork+",Grace\n")
+	path := filepath.Join(dir, "campaign.yaml")
+	dtWrite(t, path, dtCampaign(10, 1, "pressure: {per_day: 5}\n"))
+	f, err := Load(path, LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 2, 15, 0, 0, 0, time.UTC)
+	three := []time.Time{now.Add(-3 * time.Hour), now.Add(-2 * time.Hour), now.Add(-time.Hour)}
+	plan, err := BuildPlan(context.Background(), f, PlanOptions{Agents: OfflineAgents(f.Agents), Now: now,
+		Pressure: &PlanPressure{Limits: f.PressureLimits(), Starts: map[string][]time.Time{miami: three, newYork: three}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Totals; c.ToCall != 1 || c.Held != 1 {
+		t.Errorf("totals %+v; want the Miami number held, New York's to call", c)
+	}
+	if want := now.Add(21 * time.Hour).Format(time.RFC3339); plan.HeldUntil != want {
+		t.Errorf("held_until %q, want %q (a day after the first of the three)", plan.HeldUntil, want)
+	}
+}
