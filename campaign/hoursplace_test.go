@@ -80,6 +80,13 @@ func TestCalledPersonHoursWhereTheLibraryMissesThePlace(t *testing.T) {
 		// Africa/Kinshasa; French Polynesia's "remote archipelagos" (40 9:
 		// the Marquesas, the Gambier) in Pacific/Tahiti; and Ecuador's 4 5,
 		// which it says may be the Galápagos, in America/Guayaquil.
+		// Yakutia (411x), which the library geocodes only as "Republic of
+		// Sakha" and puts in Asia/Yakutsk, spans UTC+9 to UTC+11:
+		// Srednekolymsk and Ust-Nera are two and one hours ahead of
+		// Yakutsk (which district a number of 411 rings in, the library
+		// cannot tell; the names are a landline's possible places).
+		{"Srednekolymsk, Yakutia", "+74115621234", "Asia/Srednekolymsk", "2026-07-15T09:30:00Z"},
+		{"Ust-Nera, Yakutia", "+74115421234", "Asia/Ust-Nera", "2026-07-15T10:30:00Z"},
 		{"Cáceres, 827", "+34827123456", "Europe/Madrid", "2026-07-15T18:30:00Z"},
 		{"Kasai, DRC", "+2434123456", "Africa/Lubumbashi", "2026-07-15T18:30:00Z"},
 		{"Marquesas, 40 9", "+68940912345", "Pacific/Marquesas", "2026-07-16T05:45:00Z"},

@@ -148,6 +148,15 @@ var zoneFixes = []zoneFixEntry{
 	{"+6125577", []string{"Australia/Lord_Howe"}},
 	{"+6125578", []string{"Australia/Lord_Howe"}},
 	{"+6125579", []string{"Australia/Lord_Howe"}},
+	// The Republic of Sakha (Yakutia, area codes 411x), on three clocks:
+	// Yakutsk's UTC+9, Oymyakonsky district's UTC+10 (Asia/Ust-Nera) and
+	// the northeast's UTC+11 (Asia/Srednekolymsk: Abyysky, Allaikhovsky,
+	// Verkhnekolymsky, Momsky, Nizhnekolymsky, Srednekolymsky, as the tz
+	// database's zone1970.tab and notes say). The library's geocoding
+	// says only "Republic of Sakha" for every landline of it, and its
+	// zones put them all in Asia/Yakutsk, one or two hours behind the
+	// east: all three.
+	{"+7411", []string{"Asia/Yakutsk", "Asia/Ust-Nera", "Asia/Srednekolymsk"}},
 	// Chile: the library puts every number in America/Santiago, but
 	// Magallanes (area code 61) keeps UTC-3 all year, an hour ahead of
 	// Santiago in winter, and Easter Island (32 2100) is two hours behind;
