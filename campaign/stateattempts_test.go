@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,6 +32,10 @@ func TestPlanCountsTheStatesCapOnCalls(t *testing.T) {
 	}
 	if c := plan.Totals; c.ToCall != 1 || c.Held != 1 {
 		t.Errorf("totals %+v; want the Miami number held, New York's to call", c)
+	}
+	pp := &PlanPressure{Limits: f.PressureLimits(), Starts: map[string][]time.Time{miami: three}}
+	if h := pp.hold(miami, now); h == nil || !strings.Contains(h.Error(), "(Florida's law on calls to one person: at most 3 in 24 hours)") {
+		t.Errorf("the hold does not name Florida's law: %v", h)
 	}
 	if want := now.Add(21 * time.Hour).Format(time.RFC3339); plan.HeldUntil != want {
 		t.Errorf("held_until %q, want %q (a day after the first of the three)", plan.HeldUntil, want)

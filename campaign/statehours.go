@@ -140,10 +140,15 @@ func usStateRule(state string) calledPersonRule {
 // and https://legalclarity.org/florida-telemarketing-laws-and-regulations
 // summarise them). Every campaign on a store is taken to be on the same
 // subject: stricter, never looser.
-var stateAttemptCaps = map[string]bool{"FL": true, "OK": true, "MD": true}
+var stateAttemptCaps = map[string][]store.PressureLimit{
+	"FL": {{Within: 24 * time.Hour, Max: 3, Law: "Florida's law on calls to one person"}},
+	"OK": {{Within: 24 * time.Hour, Max: 3, Law: "Oklahoma's law on calls to one person"}},
+	"MD": {{Within: 24 * time.Hour, Max: 3, Law: "Maryland's law on calls to one person"}},
+}
 
-// stateAttemptLimit is those states' cap as a contact pressure limit.
-var stateAttemptLimit = []store.PressureLimit{{Within: 24 * time.Hour, Max: 3}}
+// stateAttemptLimit is those states' cap for a US number of no known
+// state.
+var stateAttemptLimit = []store.PressureLimit{{Within: 24 * time.Hour, Max: 3, Law: "Florida's, Oklahoma's and Maryland's laws on calls to one person (the number's state is not known)"}}
 
 // StateAttemptLimits returns the limits a number is held to besides the
 // campaign's pressure: for a US number of a state in stateAttemptCaps,
@@ -155,10 +160,7 @@ func StateAttemptLimits(number string) []store.PressureLimit {
 		return nil
 	}
 	if s := phone.USState(number); s != "" {
-		if stateAttemptCaps[s] {
-			return stateAttemptLimit
-		}
-		return nil
+		return stateAttemptCaps[s]
 	}
 	n, err := phonenumbers.Parse(number, "US")
 	if err != nil || phonenumbers.GetRegionCodeForNumber(n) == "US" || phonenumbers.GetRegionCodeForNumber(n) == "" {

@@ -42,8 +42,12 @@ func (e *HeldError) Error() string {
 		return fmt.Sprintf("held back: a conversation on %s on this store (Reg F: no call within %s after a conversation); may be called again from %s",
 			e.Conversation.UTC().Format(time.DateOnly), PressureLimit{Within: e.After}.span(), e.Until.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("held back: called %s within %s on this store (contact pressure: at most %s); may be called again from %s",
-		times(e.Starts), e.Limit.span(), e.Limit, e.Until.UTC().Format(time.RFC3339))
+	rule := "contact pressure"
+	if e.Limit.Law != "" {
+		rule = e.Limit.Law
+	}
+	return fmt.Sprintf("held back: called %s within %s on this store (%s: at most %s); may be called again from %s",
+		times(e.Starts), e.Limit.span(), rule, e.Limit, e.Until.UTC().Format(time.RFC3339))
 }
 
 func (e *HeldError) Unwrap() error { return ErrHeld }
@@ -60,6 +64,10 @@ func times(n int) string {
 type PressureLimit struct {
 	Within time.Duration
 	Max    int
+	// Law, if set, names the law the limit keeps (a US state's cap on
+	// calls to one person), which a hold names instead of contact
+	// pressure.
+	Law string
 }
 
 func (l PressureLimit) span() string {
