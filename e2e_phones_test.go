@@ -231,3 +231,46 @@ do_not_call: {column: Do Not Call}
 		t.Errorf("the sandbox was asked to call %v, want +14155550505 and +14155550506 once each", calls)
 	}
 }
+
+// TestCallingCodeColumnEndToEnd: a sheet that keeps the phone's calling
+// code in a column of its own beside the number ("Country Code",
+// "Phone Number", as job-application and business-list sheets keep them)
+// has its numbers written without it. In a US campaign a UK landline
+// written so, "20 7946 0961" beside "44", reads as a valid number in
+// Maine: another person. Such a row is not called, and the reason names
+// the column; a row whose code agrees is called.
+func TestCallingCodeColumnEndToEnd(t *testing.T) {
+	dir, srv := exportsE2E(t, "phones")
+	os.WriteFile(filepath.Join(dir, "leads.csv"), []byte("Name,Country Code,Phone Number\n"+
+		"Ann,44,20 7946 0961\n"+ // +1 207 946 0961 in Maine
+		"Ben,+44,2079460962\n"+ // the same, a bare number
+		"Cy,1,(212) 555-0163\n"+
+		"Di,US,(212) 555-0164\n"+
+		"Ed,(+1),415 555 0165\n"+
+		"Fay,GB,(212) 555-0166\n"+ // a country named, the number without its code
+		"Gil,GB,+1 212 555 0167\n"+ // a country named (an address's?), the number with its code
+		"Hal,,415 555 0168\n"), 0o600)
+	path := handCampaign(t, dir, `
+file: leads.csv
+fields: {phone_number: Phone Number, first_name: Name}
+`)
+	code, out := runAppOut(t, "plan", "--offline", path)
+	if !strings.Contains(out, `column "Country Code" says "44" (+44), but the number reads as +12079460961 (+1)`) {
+		t.Errorf("plan does not name the calling code column (exit %d):\n%s", code, out)
+	}
+	planAndRun(t, path, 5)
+	calls := callsByNumber(srv.Calls())
+	for _, n := range []string{"+12079460961", "+12079460962", "+12125550166"} {
+		if calls[n] != 0 {
+			t.Errorf("%s, another person's number, was asked to be called %d time(s)", n, calls[n])
+		}
+	}
+	for _, n := range []string{"+12125550163", "+12125550164", "+14155550165", "+12125550167", "+14155550168"} {
+		if calls[n] != 1 {
+			t.Errorf("%s was asked to be called %d time(s), want once", n, calls[n])
+		}
+	}
+	if n := len(srv.Calls()); n != 5 {
+		t.Errorf("the sandbox received %d call starts, want 5: %v", n, calls)
+	}
+}

@@ -214,6 +214,11 @@ type sheetMap struct {
 	// countryCol is the column of each row's country; -1 when the sheet
 	// names none.
 	countryCol int
+	// callingCol is an unmapped column whose header names the phone's
+	// country calling code ("Country Code": 44), callingName its header;
+	// -1 when none ([sheetMap.callingCodeWhy]).
+	callingCol  int
+	callingName string
 	// phones are the columns phone_number lists, in order.
 	phones []phoneCol
 	// notDialledRows counts, by index in phones, the rows with something
@@ -376,6 +381,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		}
 		m.phones = append(m.phones, p)
 	}
+	m.mapCallingCode(r.Header())
 	dncKey, consentKey := "do_not_call", "consent.column"
 	if s.DoNotCall != nil {
 		dncKey = sheetKey(dncKey)
@@ -896,7 +902,18 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	if len(m.phones) > 1 {
 		c.PhoneColumn = column
 	}
+	calling := ""
+	if err == nil {
+		// A calling code beside the number that is not the number's: the
+		// number, read in the sheet's region, may be another person's.
+		if calling = m.callingCodeWhy(fields, raw, ph.E164); calling != "" {
+			err = errors.New(calling)
+		}
+	}
 	if err != nil {
+		if calling != "" && c.Status == "" {
+			c.Status, c.Field, c.Column, c.Reason = Invalid, "country", m.callingName, calling
+		}
 		m.setInvalid(c, FieldPhone, "%s", err.Error())
 		if c.Field == FormFields[FieldPhone] && len(m.phones) > 1 {
 			c.Column = column
