@@ -255,3 +255,31 @@ func TestConsentScopeEndToEnd(t *testing.T) {
 		t.Errorf("the number that opted out of calls in its consent status is not on the store's do-not-call list")
 	}
 }
+
+// TestConsentOfOneLineEndToEnd: a consent column named for one of the
+// person's lines ("Mobile Consent", as a CRM export builds "Mobile phone
+// consent Y/N" from the mobile's own consent) is no consent to call
+// another line of the row. Ann's consent is her mobile's, and phone_number
+// tries her Phone first: she is not called at it, and the reason says to
+// list Mobile first; Ben, with only a mobile, is called at it.
+func TestConsentOfOneLineEndToEnd(t *testing.T) {
+	dir, srv := exportsE2E(t, "phones")
+	os.WriteFile(filepath.Join(dir, "leads.csv"), []byte("Name,Phone,Mobile,Mobile Consent\n"+
+		"Ann,(415) 555-0171,(415) 555-0172,Yes\n"+
+		"Ben,,(415) 555-0173,Yes\n"+
+		"Cy,(415) 555-0174,(415) 555-0175,No\n"), 0o600)
+	path := handCampaign(t, dir, `
+file: leads.csv
+fields: {phone_number: [Phone, Mobile], first_name: Name}
+consent: {column: Mobile Consent, required: true}
+`)
+	code, out := runAppOut(t, "plan", "--offline", path)
+	if !strings.Contains(out, `column "Mobile Consent" records consent to calls to the line of column "Mobile", but the row would be called at column "Phone"`) {
+		t.Errorf("plan does not say the consent is the mobile's (exit %d):\n%s", code, out)
+	}
+	planAndRun(t, path, 1)
+	calls := callsByNumber(srv.Calls())
+	if len(calls) != 1 || calls["+14155550173"] != 1 {
+		t.Errorf("the sandbox was asked to call %v, want +14155550173 once (Ann's landline has no consent)", calls)
+	}
+}

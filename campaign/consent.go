@@ -500,6 +500,8 @@ func (cr *ContactReader) judgeConsent(c *Contact, spec *SheetSpec, m *sheetMap, 
 	if evidence != "" {
 		if w, col := m.scopeWhy(s, fields, spec.Region, t); w != "" {
 			evidence, why, column = "", w, col
+		} else if w := m.consentLineWhy(c.PhoneColumn); w != "" {
+			evidence, why = "", w
 		}
 	}
 	c.Consent, c.ConsentCell = evidence, cell

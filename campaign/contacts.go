@@ -252,6 +252,12 @@ type sheetMap struct {
 	consentCol      int
 	consentName     string
 	consentRequired bool
+	// consentLines are the places in phones of the columns of the line
+	// the consent column's header names ("Mobile Consent": "Mobile
+	// Phone"), consentLineNames their headers; nil when the consent is
+	// the row's ([sheetMap.mapConsentLines]).
+	consentLines     []int
+	consentLineNames []string
 	// consentScope are the columns that scope each row's consent (its
 	// channel, its end, its status; see [File.mapConsentScope]), and
 	// channelCol the channel's; -1 when none.
@@ -398,6 +404,7 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 		m.signals = append(m.signals, &signalColumn{col: m.consentCol, name: m.consentName, kind: signalConsent, mapped: true})
 		m.tracked[m.consentCol] = true
 	}
+	m.mapConsentLines()
 	if len(problems) == 0 {
 		used := m.usedColumns()
 		for _, err := range f.mapConsentScope(i, r, m, used) {
