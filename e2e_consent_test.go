@@ -283,3 +283,29 @@ consent: {column: Mobile Consent, required: true}
 		t.Errorf("the sandbox was asked to call %v, want +14155550173 once (Ann's landline has no consent)", calls)
 	}
 }
+
+// TestConsentSignedOneEndToEnd: a consent cell of "-1" or "+1" is no yes.
+// The word reading drops signs, so both read as "1"; but -1 is the
+// "unknown" of many systems (and Access's true), and a cell callrun
+// cannot read is no consent. Only the row whose cell is 1 is called.
+func TestConsentSignedOneEndToEnd(t *testing.T) {
+	dir, srv := exportsE2E(t, "phones")
+	os.WriteFile(filepath.Join(dir, "leads.csv"), []byte("Name,Phone,Consent\n"+
+		"Ann,(415) 555-0181,-1\n"+
+		"Ben,(415) 555-0182,+1\n"+
+		"Cy,(415) 555-0183,1\n"), 0o600)
+	path := handCampaign(t, dir, `
+file: leads.csv
+fields: {phone_number: Phone, first_name: Name}
+consent: {column: Consent, required: true}
+`)
+	code, out := runAppOut(t, "plan", "--offline", path)
+	if !strings.Contains(out, `"-1" is neither a date nor a yes`) {
+		t.Errorf("plan does not say why -1 is no consent (exit %d):\n%s", code, out)
+	}
+	planAndRun(t, path, 1)
+	calls := callsByNumber(srv.Calls())
+	if len(calls) != 1 || calls["+14155550183"] != 1 {
+		t.Errorf("the sandbox was asked to call %v, want +14155550183 once", calls)
+	}
+}

@@ -613,6 +613,14 @@ func nextTagBreak(s string) (int, int) {
 // readConsentWord reads a consent cell that is a word of the table:
 // saysYes, saysNo or saysWithdrawn, and whether it was one.
 func readConsentWord(cell string) (cellSays, bool) {
+	if !hasLetter(cell) {
+		// The fold drops signs and punctuation: "-1" (a system's
+		// "unknown", or Access's true), "+1", "(1)" would read as "1", a
+		// yes. Of the cells without a letter only 1 and 0 are words.
+		if t := strings.TrimSpace(cell); t != "1" && t != "0" {
+			return saysUnclear, false
+		}
+	}
 	var buf [64]byte
 	k := appendFold(buf[:0], cell)
 	says, ok := words().consent[string(k)]
