@@ -32,7 +32,10 @@
 //  4. A "tel:" prefix is dropped. What remains may hold digits (of any
 //     script: full-width digits are read as ASCII), one leading '+', and
 //     the punctuation numbers are written with: spaces, no-break spaces,
-//     dots, dashes, parentheses and slashes. Letters are an error: the
+//     dots, dashes, parentheses and slashes. An invisible text-direction
+//     mark (RLM, LRM, an embedding or isolate, as numbers copied from
+//     right-to-left text carry) is an error of its own: it may show the
+//     digit groups in another order than they are stored. Letters are an error: the
 //     service cannot dial an extension, and vanity numbers (1-800-FLOWERS)
 //     are not worth the risk of a wrong call.
 //  5. A leading "00" is read as '+' whatever the region: it is the
@@ -632,6 +635,15 @@ func isSpace(r rune) bool {
 	return unicode.IsSpace(r) || r == '\u200b' || r == '\u2060' || r == '\ufeff'
 }
 
+// bidiMark reports the invisible marks and controls of text direction
+// (LRM, RLM, ALM, embeddings, overrides, isolates) that numbers copied
+// from right-to-left text carry: around digits they may make a cell show
+// its groups of digits in another order than they are stored, so which
+// number is meant cannot be told.
+func bidiMark(r rune) bool {
+	return r == '\u200e' || r == '\u200f' || r == '\u061c' || ('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
+}
+
 // isPunct reports the separators accepted between digits.
 func isPunct(r rune) bool {
 	switch r {
@@ -662,6 +674,8 @@ func scanDigits(s string, buf []byte) (digits []byte, plus bool, err error) {
 			}
 			plus = true
 		case isPunct(r):
+		case bidiMark(r):
+			return nil, false, fmt.Errorf("%q contains an invisible text-direction mark (U+%04X), which can show the digits in another order than they are stored: retype the number without it", orig, r)
 		default:
 			rest := strings.ToLower(s[i:])
 			if r == '#' || r == ';' || r == ',' || strings.HasPrefix(rest, "x") || strings.HasPrefix(rest, "ext") {

@@ -90,6 +90,12 @@ func TestNormalize(t *testing.T) {
 		{raw: "415 555 0100 x12", region: "US", err: "extension"},
 		{raw: "415 555 0100 ext. 12", region: "US", err: "extension"},
 		{raw: "415 555 0100#12", region: "US", err: "extension"},
+		// Numbers copied from right-to-left text (a CRM in Arabic or
+		// Hebrew, a WhatsApp export) carry invisible direction marks, which
+		// may show the digit groups in another order than stored.
+		{raw: "\u200f+44 20 7946 0123", region: "GB", err: "invisible text-direction mark (U+200F)"},
+		{raw: "+1 415 555 0132\u200e", region: "US", err: "invisible text-direction mark (U+200E)"},
+		{raw: "\u2067020 7946 0123\u2069", region: "GB", err: "invisible text-direction mark (U+2067)"},
 		{raw: "1-800-FLOWERS", region: "US", err: `contains 'F'`},
 		{raw: "N/A", region: "US", err: `"N/A" is not a phone number`},
 		{raw: "()-", region: "US", err: "has no digits"},
