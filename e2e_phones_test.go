@@ -274,3 +274,44 @@ fields: {phone_number: Phone Number, first_name: Name}
 		t.Errorf("the sandbox received %d call starts, want 5: %v", n, calls)
 	}
 }
+
+// TestAddressCountryColumnEndToEnd: a German sheet whose campaign maps no
+// country_column, with a few Austrian numbers written as Austria writes
+// them (an export's "Land" column says Österreich): "0664 1234567" reads
+// in Germany as a valid landline in Lauterbach (06641), another person's.
+// Such a row is not called; a row whose country agrees, is empty, or whose
+// number carries its +country is.
+func TestAddressCountryColumnEndToEnd(t *testing.T) {
+	dir, srv := exportsE2E(t, "phones")
+	os.WriteFile(filepath.Join(dir, "kunden.csv"), []byte("Name,Land,Telefon\n"+
+		"Anna,Österreich,0664 1234567\n"+ // +49 6641 234567 in Lauterbach
+		"Bernd,Deutschland,030 1234567\n"+
+		"Clara,,030 1234568\n"+
+		"Dora,Schweiz,+49 30 1234569\n"), 0o600)
+	path := handCampaign(t, dir, `
+file: kunden.csv
+fields: {phone_number: Telefon, first_name: Name}
+`)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, []byte(strings.Replace(string(data), "region: US", "region: DE", 1)), 0o600)
+	code, out := runAppOut(t, "plan", "--offline", path)
+	if !strings.Contains(out, `column "Land" says "Österreich", Austria (AT), but the number, written without its country code, reads as +496641234567`) {
+		t.Errorf("plan does not name the country column (exit %d):\n%s", code, out)
+	}
+	planAndRun(t, path, 3)
+	calls := callsByNumber(srv.Calls())
+	if calls["+496641234567"] != 0 {
+		t.Errorf("+496641234567, a number in Lauterbach read from an Austrian mobile, was asked to be called %d time(s)", calls["+496641234567"])
+	}
+	for _, n := range []string{"+49301234567", "+49301234568", "+49301234569"} {
+		if calls[n] != 1 {
+			t.Errorf("%s was asked to be called %d time(s), want once", n, calls[n])
+		}
+	}
+	if n := len(srv.Calls()); n != 3 {
+		t.Errorf("the sandbox received %d call starts, want 3: %v", n, calls)
+	}
+}

@@ -34,7 +34,7 @@ func callingCodeHeader(h string) bool {
 // country column and the phone columns, whose header names a calling
 // code ([callingCodeHeader]); -1 when there is none.
 func (m *sheetMap) mapCallingCode(header []string) {
-	m.callingCol = -1
+	m.callingCol, m.placeCols, m.placeNames = -1, nil, nil
 	for col, h := range header {
 		if col == m.countryCol || col == m.tzCol {
 			continue
@@ -43,11 +43,38 @@ func (m *sheetMap) mapCallingCode(header []string) {
 		for _, p := range m.phones {
 			phoneCol = phoneCol || p.col == col
 		}
-		if !phoneCol && callingCodeHeader(h) {
-			m.callingCol, m.callingName = col, h
-			return
+		switch {
+		case phoneCol:
+		case callingCodeHeader(h):
+			if m.callingCol < 0 {
+				m.callingCol, m.callingName = col, h
+			}
+		case m.countryCol < 0 && addressCountryHeader(h):
+			m.placeCols = append(m.placeCols, col)
+			m.placeNames = append(m.placeNames, h)
 		}
 	}
+}
+
+// addressCountryHeader reports whether a header names a country column
+// the campaign may not map ("Country", "Country/Region", "Mailing
+// Country", Outlook's "Business Country/Region", Mailchimp's "CC", "Land",
+// "Pays", "País"): the person's, or their address's. A nationality, a
+// country of birth or of origin is not where their phone is.
+func addressCountryHeader(h string) bool {
+	words := headerWords(h)
+	country := false
+	for _, w := range words {
+		switch {
+		case strings.Contains(w, "national"), strings.Contains(w, "birth"), strings.Contains(w, "origin"),
+			strings.Contains(w, "citizen"), strings.Contains(w, "geburt"), strings.Contains(w, "staatsang"):
+			return false
+		case strings.HasPrefix(w, "country"), strings.HasSuffix(w, "country"),
+			w == "cc", w == "land", w == "pays", w == "pais":
+			country = true
+		}
+	}
+	return country
 }
 
 // readCallingCode reads a cell of a calling code column: "44", "+44",
@@ -104,21 +131,24 @@ func writtenWithCode(raw string) bool {
 // be read. A column that names a country ("GB") rather than a code may be
 // the person's address's: it is held against a number written without
 // its country code only, which the sheet's region may have misread.
-func (m *sheetMap) callingCodeWhy(fields []string, raw, e164 string) string {
+func (m *sheetMap) callingCodeWhy(fields []string, raw, e164 string) (why, column string) {
+	if why, column := m.placeWhy(fields, raw, e164); why != "" {
+		return why, column
+	}
 	if m.callingCol < 0 || m.callingCol >= len(fields) {
-		return ""
+		return "", ""
 	}
 	cell := strings.TrimSpace(fields[m.callingCol])
 	cc, named, ok := readCallingCode(cell)
 	if !ok || (named && writtenWithCode(raw)) {
-		return ""
+		return "", ""
 	}
 	if strings.HasPrefix(e164, "+"+strconv.Itoa(cc)) {
 		if n := libraryCode(e164); n == cc {
-			return ""
+			return "", ""
 		}
 	}
-	return fmt.Sprintf("column %q says %q (+%d), but the number reads as %s (+%d): which is meant cannot be told, and the number read in the sheet's region may be another person's; write it with +country in the phone column, or correct column %q", m.callingName, cell, cc, e164, libraryCode(e164), m.callingName)
+	return fmt.Sprintf("column %q says %q (+%d), but the number reads as %s (+%d): which is meant cannot be told, and the number read in the sheet's region may be another person's; write it with +country in the phone column, or correct column %q", m.callingName, cell, cc, e164, libraryCode(e164), m.callingName), m.callingName
 }
 
 // libraryCode is the country calling code of a valid E.164 number.
@@ -128,4 +158,40 @@ func libraryCode(e164 string) int {
 		return 0
 	}
 	return int(n.GetCountryCode())
+}
+
+// placeWhy says why row fields' number e164, written without its country
+// code in phone cell raw and so read in the sheet's region, is not to be
+// called when the sheet's unmapped country columns name only countries
+// of another calling code ("Country": Austria beside "0664 1234567" in a
+// German sheet, which reads as a landline in Lauterbach): the number may
+// be one of that country written nationally, another person's here. ""
+// when one of them agrees, none can be read, or the number has its code.
+func (m *sheetMap) placeWhy(fields []string, raw, e164 string) (why, column string) {
+	if len(m.placeCols) == 0 || writtenWithCode(raw) {
+		return "", ""
+	}
+	code := libraryCode(e164)
+	first := -1
+	for i, col := range m.placeCols {
+		if col >= len(fields) {
+			continue
+		}
+		region, ok := phone.ParseCountry(strings.TrimSpace(fields[col]))
+		if !ok {
+			continue
+		}
+		if phonenumbers.GetCountryCodeForRegion(region) == code {
+			return "", ""
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return "", ""
+	}
+	cell := strings.TrimSpace(fields[m.placeCols[first]])
+	region, _ := phone.ParseCountry(cell)
+	return fmt.Sprintf("column %q says %q, %s, but the number, written without its country code, reads as %s (+%d) in the sheet's region: it may be a number of %s written as it is written there, another person's here; write it with +country, or map column %q as the sheet's country_column", m.placeNames[first], cell, phone.CountryName(region), e164, code, phone.CountryName(region), m.placeNames[first]), m.placeNames[first]
 }

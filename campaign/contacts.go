@@ -219,6 +219,11 @@ type sheetMap struct {
 	// -1 when none ([sheetMap.callingCodeWhy]).
 	callingCol  int
 	callingName string
+	// placeCols are the unmapped columns whose header names a country
+	// (the person's, their address's), placeNames their headers, when
+	// the sheet maps no country_column ([sheetMap.placeWhy]).
+	placeCols  []int
+	placeNames []string
 	// phones are the columns phone_number lists, in order.
 	phones []phoneCol
 	// notDialledRows counts, by index in phones, the rows with something
@@ -909,17 +914,18 @@ func (cr *ContactReader) judge(c *Contact, spec *SheetSpec, sheetIdx int, m *she
 	if len(m.phones) > 1 {
 		c.PhoneColumn = column
 	}
-	calling := ""
+	calling, callingCol := "", ""
 	if err == nil {
-		// A calling code beside the number that is not the number's: the
-		// number, read in the sheet's region, may be another person's.
-		if calling = m.callingCodeWhy(fields, raw, ph.E164); calling != "" {
+		// A calling code or a country beside the number that is not the
+		// number's: the number, read in the sheet's region, may be
+		// another person's.
+		if calling, callingCol = m.callingCodeWhy(fields, raw, ph.E164); calling != "" {
 			err = errors.New(calling)
 		}
 	}
 	if err != nil {
 		if calling != "" && c.Status == "" {
-			c.Status, c.Field, c.Column, c.Reason = Invalid, "country", m.callingName, calling
+			c.Status, c.Field, c.Column, c.Reason = Invalid, "country", callingCol, calling
 		}
 		m.setInvalid(c, FieldPhone, "%s", err.Error())
 		if c.Field == FormFields[FieldPhone] && len(m.phones) > 1 {
