@@ -151,13 +151,18 @@ func (m *sheetMap) callingCodeWhy(fields []string, raw, e164 string) (why, colum
 	return fmt.Sprintf("column %q says %q (+%d), but the number reads as %s (+%d): which is meant cannot be told, and the number read in the sheet's region may be another person's; write it with +country in the phone column, or correct column %q", m.callingName, cell, cc, e164, libraryCode(e164), m.callingName), m.callingName
 }
 
-// libraryCode is the country calling code of a valid E.164 number.
+// libraryCode is the country calling code of a valid E.164 number: the
+// first of its leading one to three digits that is a calling code (the
+// codes are prefix-free), without the cost of the library's Parse on
+// every row.
 func libraryCode(e164 string) int {
-	n, err := phonenumbers.Parse(e164, "")
-	if err != nil {
-		return 0
+	codes := phonenumbers.GetSupportedCallingCodes()
+	for i := 2; i <= 4 && i <= len(e164); i++ {
+		if cc, err := strconv.Atoi(e164[1:i]); err == nil && codes[cc] {
+			return cc
+		}
 	}
-	return int(n.GetCountryCode())
+	return 0
 }
 
 // placeWhy says why row fields' number e164, written without its country
