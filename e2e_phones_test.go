@@ -315,3 +315,38 @@ fields: {phone_number: Telefon, first_name: Name}
 		t.Errorf("the sandbox received %d call starts, want 3: %v", n, calls)
 	}
 }
+
+// TestPlusBeforeNationalNumberEndToEnd: a web form whose phone field
+// shows a "+" before the box gets "+(479) 950-5111" from a person in
+// Arkansas: grouped as a US number is written, and with its '+' a valid
+// mobile in Norway. In a campaign that calls both countries, the row is
+// not called (which is meant cannot be told) and the reason says so; a
+// Norwegian number grouped as Norway writes it is called.
+func TestPlusBeforeNationalNumberEndToEnd(t *testing.T) {
+	dir, srv := exportsE2E(t, "phones")
+	os.WriteFile(filepath.Join(dir, "form.csv"), []byte("Name,Phone\n"+
+		"Ann,+(479) 950-5111\n"+ // +47 99 50 51 11 in Norway
+		"Ben,+47 99 50 51 12\n"+
+		"Cy,+1 (479) 950-5113\n"), 0o600)
+	path := handCampaign(t, dir, `
+file: form.csv
+fields: {phone_number: Phone, first_name: Name}
+`)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, []byte(strings.Replace(string(data), "region: US", "region: US\ncountries: [US, NO]", 1)), 0o600)
+	code, out := runAppOut(t, "plan", "--offline", path)
+	if !strings.Contains(out, `"+(479) 950-5111" is ambiguous: with its + it is +4799505111, a number in Norway (NO), but its digits are grouped as region US writes +14799505111`) {
+		t.Errorf("plan does not call the cell ambiguous (exit %d):\n%s", code, out)
+	}
+	planAndRun(t, path, 2)
+	calls := callsByNumber(srv.Calls())
+	if calls["+4799505111"] != 0 || calls["+14799505111"] != 0 {
+		t.Errorf("the ambiguous cell was called: %v", calls)
+	}
+	if len(calls) != 2 || calls["+4799505112"] != 1 || calls["+14799505113"] != 1 {
+		t.Errorf("the sandbox was asked to call %v, want +4799505112 and +14799505113 once each", calls)
+	}
+}

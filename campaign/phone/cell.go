@@ -42,7 +42,11 @@
 //     international prefix of most of the world and no national number
 //     starts with it. Other international prefixes (011 in North America)
 //     are the library's business, for the sheet's region.
-//  6. A number written with '+' is international and never reinterpreted.
+//  6. A number written with '+' is international and never reinterpreted;
+//     but one whose digits, grouped as the region groups its national
+//     numbers ("+(479) 950-5111" in the US), are also a valid number of
+//     the region is ambiguous and rejected: a '+' typed before a national
+//     number, as a web form that shows one before its field gets.
 //  7. A number without '+' needs a region (the sheet's) and is read as a
 //     national number of the region. A cell of bare digits (what Excel
 //     leaves of a number cell, and the only kind whose '+' Excel drops:
@@ -101,6 +105,7 @@ package phone
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -198,6 +203,15 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 			return Number{}, fmt.Errorf("%q is ambiguous: with 00 as the international prefix it is %s, but it is also %s of region %s if its 0 was typed twice; write it as +country number or as the national number", c.s, r.e164, typo.e164, region)
 		}
 	}
+	if !c.doubled && region != "" {
+		// A '+' typed before a national number, as a form with a '+'
+		// already in its field gets: "+(479) 950-5111" is grouped as a US
+		// number is written, and read with its '+' it is a mobile in
+		// Norway.
+		if nat, ok := core(false, c.digits, region); ok && nat.e164 != r.e164 && groupedNationally(c.s, nat.e164) {
+			return Number{}, fmt.Errorf("%q is ambiguous: with its + it is %s, a number in %s, but its digits are grouped as region %s writes %s; was the + typed before a national number? write it as +country number, or without the +", c.s, r.e164, CountryName(r.region), region, nat.e164)
+		}
+	}
 	if err := checkLength(c.s, r); err != nil {
 		return Number{}, err
 	}
@@ -205,6 +219,43 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		return Number{}, fmt.Errorf("%q is %w", c.s, err)
 	}
 	return r.phone(c.repair(r.e164)), nil
+}
+
+// groupedNationally reports whether cell groups its digits as the
+// library's NATIONAL format of the valid number e164 does, in two groups
+// or more: "+(479) 950-5111" and "+479 950 5111" as "(479) 950-5111".
+func groupedNationally(cell, e164 string) (grouped bool) {
+	defer func() {
+		if recover() != nil {
+			grouped = false
+		}
+	}()
+	n := libraryNumber(e164)
+	if n == nil {
+		return false
+	}
+	a, b := digitGroups(cell), digitGroups(phonenumbers.Format(n, phonenumbers.NATIONAL))
+	return len(a) > 1 && slices.Equal(a, b)
+}
+
+// digitGroups returns the lengths of the runs of digits of s.
+func digitGroups(s string) []int {
+	var groups []int
+	run := 0
+	for _, r := range s {
+		if unicode.IsDigit(r) {
+			run++
+			continue
+		}
+		if run > 0 {
+			groups = append(groups, run)
+		}
+		run = 0
+	}
+	if run > 0 {
+		groups = append(groups, run)
+	}
+	return groups
 }
 
 // scannedCell is a cell as readNumber sees it before reading it as a

@@ -64,6 +64,13 @@ func readings(cell string, regions []string, full bool) []string {
 			if r, ok := fastCore(true, ds, anyRegion); ok {
 				add(r.e164)
 			}
+			// A '+' typed before a national number ("+(479) 950-5111"),
+			// which Read refuses as ambiguous: its national reading too.
+			for _, region := range regions {
+				if r, ok := fastCore(false, ds, normRegion(region)); ok && full && groupedNationally(part, r.e164) {
+					add(r.e164)
+				}
+			}
 			continue
 		}
 		if len(ds) > 2 && strings.HasPrefix(ds, "00") {

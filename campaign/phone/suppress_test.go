@@ -27,3 +27,15 @@ func TestReadingsOfPlainDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestReadingsOfPlusBeforeNationalNumber: a suppression file's cell with
+// a '+' typed before a national number, which Read refuses as
+// ambiguous, keeps both numbers it may mean from being called.
+func TestReadingsOfPlusBeforeNationalNumber(t *testing.T) {
+	got := Readings("+(479) 950-5111", []string{"US"})
+	for _, want := range []string{"+4799505111", "+14799505111"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Readings(+(479) 950-5111) = %v, want %s among them", got, want)
+		}
+	}
+}
