@@ -257,9 +257,11 @@ func TestConsentScopeEndToEnd(t *testing.T) {
 }
 
 // TestConsentOfOneLineEndToEnd: a consent column named for one of the
-// person's lines ("Mobile Consent", as a CRM export builds "Mobile phone
-// consent Y/N" from the mobile's own consent) is no consent to call
-// another line of the row. Ann's consent is her mobile's, and phone_number
+// person's lines ("Mobile Consent") is no consent to call another line of
+// the row. Real shape: a CRM export's SQL (public, found by the code
+// index's find_string "Mobile Phone Consent", id 7909308884) writes
+// "Mobile phone consent Y" or "N" from the consent flags of the person's
+// mobile numbers alone, beside their other phone columns. Ann's consent is her mobile's, and phone_number
 // tries her Phone first: she is not called at it, and the reason says to
 // list Mobile first; Ben, with only a mobile, is called at it.
 func TestConsentOfOneLineEndToEnd(t *testing.T) {

@@ -233,9 +233,13 @@ do_not_call: {column: Do Not Call}
 }
 
 // TestCallingCodeColumnEndToEnd: a sheet that keeps the phone's calling
-// code in a column of its own beside the number ("Country Code",
-// "Phone Number", as job-application and business-list sheets keep them)
-// has its numbers written without it. In a US campaign a UK landline
+// code in a column of its own beside the number has its numbers written
+// without it. Real shapes: a Google Apps Script job-application form
+// appends "Nationality", "Country of Residence", "Country Code", "Phone
+// Number" to its sheet; an Experian business list's columns are "COUNTRY
+// CODE", "PHONE NUMBER" (public repositories found by the code index's
+// find_string "\"Country Code\",\"Phone Number\"", ids 39365633546 and
+// 44497265085). In a US campaign a UK landline
 // written so, "20 7946 0961" beside "44", reads as a valid number in
 // Maine: another person. Such a row is not called, and the reason names
 // the column; a row whose code agrees is called.
