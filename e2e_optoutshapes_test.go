@@ -62,6 +62,16 @@ var optOutShapes = []struct {
 	// JSON encoded twice: a relay that stringifies what it forwards.
 	{"json-encoded-twice", "application/json",
 		`"{\"event\":\"call.ended\",\"phone_number\":\"+19175550315\",\"disposition\":\"do_not_call\"}"`, "+19175550315", ""},
+	// A summary that reports the opt-out in the third person, as an AI's
+	// summary in Spanish, Portuguese, French or German writes it.
+	{"summary-spanish-third-person", "application/json",
+		`{"event":"call.ended","phone_number":"+19175550319","summary":"El cliente pidió que no lo llamen más."}`, "+19175550319", ""},
+	{"summary-portuguese-third-person", "application/json",
+		`{"event":"call.ended","phone_number":"+19175550320","summary":"O cliente pediu para não ligarem mais."}`, "+19175550320", ""},
+	{"summary-french-third-person", "application/json",
+		`{"event":"call.ended","phone_number":"+19175550321","summary":"Le client ne veut plus être appelé."}`, "+19175550321", ""},
+	{"summary-german-third-person", "application/json",
+		`{"event":"call.ended","phone_number":"+19175550322","summary":"Der Kunde möchte nicht mehr angerufen werden."}`, "+19175550322", ""},
 	// An agent's completion POSTed with its fields in the URL's query
 	// and no body, as a GET would send them.
 	{name: "post-query-no-body", ctype: "application/x-www-form-urlencoded", person: "+19175550310",
