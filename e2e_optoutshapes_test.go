@@ -62,6 +62,17 @@ var optOutShapes = []struct {
 	// JSON encoded twice: a relay that stringifies what it forwards.
 	{"json-encoded-twice", "application/json",
 		`"{\"event\":\"call.ended\",\"phone_number\":\"+19175550315\",\"disposition\":\"do_not_call\"}"`, "+19175550315", ""},
+	// An object that wraps an array of deliveries, as batching senders
+	// write it: a "data" array beside the batch's own fields; Svix
+	// Stream's batch of events, each its payload
+	// (https://docs.svix.com/stream/sinks/segment: input.events[].payload);
+	// an items array inside a payload object.
+	{"wrapped-data-array", "application/json",
+		`{"object":"list","has_more":false,"data":[{"event":"call.started","phone_number":"+14155550132"},{"event":"call.ended","phone_number":"+19175550323","disposition":"do_not_call"}]}`, "+19175550323", ""},
+	{"wrapped-events-payload", "application/json",
+		`{"events":[{"eventType":"call.ended","payload":{"event":"call.ended","phone_number":"+19175550324","disposition":"do_not_call"}}],"sink":"strm_30XKA2tCdjHue2qLkTgc0"}`, "+19175550324", ""},
+	{"wrapped-payload-items", "application/json",
+		`{"payload":{"count":1,"items":[{"call_id":"c_9","to_number":"+19175550325","status":"completed","summary":"The customer asked not to be called again."}]}}`, "+19175550325", ""},
 	// A summary that reports the opt-out in the third person, as an AI's
 	// summary in Spanish, Portuguese, French or German writes it.
 	{"summary-spanish-third-person", "application/json",

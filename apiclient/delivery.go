@@ -478,7 +478,21 @@ type ReadOptions struct {
 // is not one o.RequireSignature refuses the array for when it is refused
 // already. An array none of whose elements is a delivery is an error, as
 // a body that is none.
+//
+// A JSON object that names no number of its own and wraps an array of
+// deliveries (a batching sender's {"data": [...]}, {"events": [...]},
+// {"batch": [...]}: see [unwrap]) is read as those deliveries, each
+// signed as the object was.
 func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
+	ds, err := readDeliveries(r, o)
+	if len(ds) > 0 {
+		ds = unwrapAll(ds)
+	}
+	return ds, err
+}
+
+// readDeliveries is [ReadDeliveries] but for the arrays an object wraps.
+func readDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		if o.SigningSecret != "" && o.RequireSignature {
 			return nil, ErrUnsigned // a query has no body to sign
