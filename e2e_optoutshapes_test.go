@@ -102,6 +102,18 @@ var heldOptOutShapes = []struct {
 		"event=call.ended&phone_number=%2B19175550311&phone_number=%2B19175550312&disposition=do_not_call", []string{"+19175550311", "+19175550312"}},
 	{"json-number-twice", "application/json",
 		`{"event":"call.ended","phone_number":"+19175550313","phone_number":"+19175550314","disposition":"do_not_call"}`, []string{"+19175550313", "+19175550314"}},
+	// A do-not-call sign in an array whose elements callrun does not
+	// read as deliveries, so whose person it is cannot be told: a
+	// Segment batch (https://segment.com/docs/connections/sources/catalog/libraries/server/http-api/#batch:
+	// {"batch": [track calls], "sentAt", "writeKey"}) whose track call's
+	// properties say do_not_call, and a list of contacts one of whom has
+	// a do-not-disturb flag set (HighLevel's "dnd").
+	{"segment-batch", "application/json",
+		`{"batch":[{"type":"track","userId":"u_326","event":"Call Ended","properties":{"phone":"+19175550326","disposition":"do_not_call"}},{"type":"track","userId":"u_327","event":"Call Ended","properties":{"phone":"+19175550327","disposition":"completed"}}],"sentAt":"2026-11-29T20:00:00.000Z","writeKey":"wk_9"}`,
+		[]string{"+19175550326", "+19175550327"}},
+	{"contacts-dnd", "application/json",
+		`{"event":"list.updated","contacts":[{"mobile":"+19175550328","dnd":true},{"mobile":"+19175550329","dnd":false}]}`,
+		[]string{"+19175550328", "+19175550329"}},
 }
 
 // TestHeldOptOutShapesKeepBothUncalled posts each of heldOptOutShapes to

@@ -81,6 +81,11 @@ type Taken struct {
 	// values instead, each put on the list.
 	Searched bool
 	Found    []string
+	// InArray: the sign is in an array of the delivery
+	// ([Outcomes.ArraySaysDoNotCall]), of whom callrun cannot tell: the
+	// contacts' numbers among its values and the delivery's own are
+	// listed, and it is held.
+	InArray bool
 	// Held: the opt-out is held on the list's store (HeldNew: now, not by
 	// a retry), and no run there starts a call until a person resolves
 	// it: its number did not read, whatever numbers were found.
@@ -146,9 +151,14 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	if in.o.DoNotCall == nil {
 		return nil
 	}
+	var inArray []string // the values of the array that says it, its number in doubt
 	if !in.f.Outcomes.OptsOut(d) {
 		if t.FlaggedBy, _ = FlagsDoNotCall(d); t.FlaggedBy == "" {
 			t.FlaggedBy = SaysDoNotCall(d)
+		}
+		if t.FlaggedBy == "" {
+			t.FlaggedBy, inArray = in.f.Outcomes.ArraySaysDoNotCall(d)
+			t.InArray = t.FlaggedBy != ""
 		}
 		if t.FlaggedBy == "" {
 			return nil
@@ -156,11 +166,29 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	}
 	t.OptOut = true
 	numbers := []string{t.Number.E164}
+	if t.InArray {
+		// A sign in an array, of whom callrun cannot tell: the contacts'
+		// numbers among its values and the delivery's own go on the
+		// list, and it is held.
+		found, err := in.contactNumbers(ctx, d.Fields, append(repeatedValues(d), inArray...))
+		if err != nil {
+			return fmt.Errorf("looking for the opt-out's number among the campaign's contacts: %w", err)
+		}
+		t.Searched, t.Found = true, found
+		numbers = found
+		if t.Number.E164 != "" && !t.Number.Caller && !slices.Contains(numbers, t.Number.E164) {
+			numbers = append(slices.Clone(numbers), t.Number.E164)
+		}
+	}
 	byCall, err := in.callNumber(ctx, d.CallID)
 	if err != nil {
 		return fmt.Errorf("looking for the call the opt-out names in the journal: %w", err)
 	}
 	switch {
+	case t.InArray:
+		if byCall != "" && !slices.Contains(numbers, byCall) {
+			t.ByCall, numbers = byCall, append(numbers, byCall)
+		}
 	case byCall != "" && t.Number.E164 != "":
 		// The call is one callrun placed: the person is its contact,
 		// whatever number the delivery's fields read as (a national
@@ -191,6 +219,11 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	if t.Searched {
 		why := "its number does not read"
 		switch {
+		case t.InArray:
+			why = fmt.Sprintf("a do-not-call sign in its array %s, which may be of another person than its number", t.FlaggedBy)
+			if t.Erased {
+				why = "a do-not-call sign in one of its arrays (an erased person's delivery)"
+			}
 		case t.Erased:
 			why += " (an erased person's delivery)" // its numbers are said nowhere
 		case t.Number.Err != nil:
