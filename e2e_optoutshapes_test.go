@@ -73,6 +73,10 @@ var optOutShapes = []struct {
 		`{"events":[{"eventType":"call.ended","payload":{"event":"call.ended","phone_number":"+19175550324","disposition":"do_not_call"}}],"sink":"strm_30XKA2tCdjHue2qLkTgc0"}`, "+19175550324", ""},
 	{"wrapped-payload-items", "application/json",
 		`{"payload":{"count":1,"items":[{"call_id":"c_9","to_number":"+19175550325","status":"completed","summary":"The customer asked not to be called again."}]}}`, "+19175550325", ""},
+	// Newline-delimited JSON (JSON Lines): a batching sender's deliveries
+	// one a line, once refused 400 for ever.
+	{"ndjson", "application/x-ndjson",
+		"{\"event\":\"call.started\",\"phone_number\":\"+14155550132\"}\n{\"event\":\"call.ended\",\"phone_number\":\"+19175550330\",\"disposition\":\"do_not_call\"}\n", "+19175550330", ""},
 	// A summary that reports the opt-out in the third person, as an AI's
 	// summary in Spanish, Portuguese, French or German writes it.
 	{"summary-spanish-third-person", "application/json",

@@ -350,6 +350,22 @@ func checkWebhookRequest(t *testing.T, c webhookCase, r *http.Request, v webhook
 		if _, err := url.ParseQuery(string(body)); err != nil {
 			t.Errorf("form body: %v", err)
 		}
+	case "application/x-ndjson":
+		// Newline-delimited JSON: each non-blank line a JSON object.
+		lines := 0
+		for _, l := range bytes.Split(body, []byte("\n")) {
+			if l = bytes.TrimSpace(l); len(l) == 0 {
+				continue
+			}
+			var obj map[string]any
+			if err := json.Unmarshal(l, &obj); err != nil {
+				t.Errorf("an NDJSON line is no JSON object: %v", err)
+			}
+			lines++
+		}
+		if want := c.Want.Deliveries; lines < 2 || want != nil && lines != *want {
+			t.Errorf("%d NDJSON lines; want two or more, as the want's deliveries say", lines)
+		}
 	case "multipart/form-data":
 		f, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).ReadForm(1 << 20)
 		if err != nil || len(f.Value) == 0 {

@@ -867,9 +867,48 @@ func jsonDeliveries(body []byte, legacy bool) (ds []Delivery, at []int, refused 
 	}
 	d, err := jsonDelivery(body, legacy)
 	if err != nil {
+		// Newline-delimited JSON (application/x-ndjson, JSON Lines): a
+		// batching sender's deliveries one a line, read as the elements
+		// of an array are. Refused whole, its sender would retry it for
+		// ever and every opt-out in it be lost.
+		if lines := ndjsonObjects(body); lines != nil {
+			out := make([]Delivery, 0, len(lines))
+			for _, l := range lines {
+				ld, lerr := jsonDelivery(l, false)
+				if lerr != nil || len(ld.Fields) == 0 {
+					return nil, nil, nil, err
+				}
+				out = append(out, ld)
+			}
+			return out, nil, nil, nil
+		}
 		return nil, nil, nil, err
 	}
 	return []Delivery{d}, nil, nil, nil
+}
+
+// ndjsonObjects returns the lines of body, newline-delimited JSON, each a
+// JSON object (blank lines left out), when there are two or more and
+// each is valid JSON; else nil.
+func ndjsonObjects(body []byte) [][]byte {
+	if !bytes.Contains(body, []byte("\n")) || json.Valid(body) {
+		return nil
+	}
+	var out [][]byte
+	for _, l := range bytes.Split(body, []byte("\n")) {
+		l = bytes.TrimSpace(l)
+		if len(l) == 0 {
+			continue
+		}
+		if l[0] != '{' || !json.Valid(l) {
+			return nil
+		}
+		out = append(out, l)
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
 }
 
 // jsonDelivery reads one JSON object into a delivery, its nested objects

@@ -178,6 +178,9 @@ func bodyObjects(body []byte) [][]byte {
 	}
 	switch body[0] {
 	case '{':
+		if lines := ndjsonObjects(body); lines != nil {
+			return lines // newline-delimited JSON: each line a delivery
+		}
 		return [][]byte{body}
 	case '[':
 		var elems []json.RawMessage

@@ -40,3 +40,40 @@ func TestReadDeliveriesWrapped(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDeliveriesNDJSON: newline-delimited JSON, each line a delivery,
+// is read as a JSON array of them is; one line that is no JSON object
+// refuses the body, as before; each line's own signature is checked.
+func TestReadDeliveriesNDJSON(t *testing.T) {
+	const body = "{\"event\":\"call.started\",\"phone_number\":\"+14155550132\"}\n{\"event\":\"call.ended\",\"phone_number\":\"+14155550133\",\"disposition\":\"do_not_call\"}\n"
+	for _, ct := range []string{"application/x-ndjson", "application/json", "application/jsonl"} {
+		r := httptest.NewRequest("POST", "/hook", strings.NewReader(body))
+		r.Header.Set("Content-Type", ct)
+		ds, err := ReadDeliveries(r, ReadOptions{})
+		if err != nil || len(ds) != 2 || ds[1].Fields["disposition"] != "do_not_call" {
+			t.Errorf("%s: read %+v, %v; want the two lines", ct, ds, err)
+		}
+	}
+	r := httptest.NewRequest("POST", "/hook", strings.NewReader(body+"not json\n"))
+	r.Header.Set("Content-Type", "application/x-ndjson")
+	if ds, err := ReadDeliveries(r, ReadOptions{}); err == nil {
+		t.Errorf("a line of no JSON: read %+v, want an error", ds)
+	}
+	// Each line signed in itself: one forged line refuses the body.
+	const secret = "whsec_test"
+	line := func(s string) string {
+		return strings.TrimSuffix(s, "}") + `,"signature":"` + Sign(secret, []byte(s)) + `"}`
+	}
+	good := line(`{"event":"call.ended","phone_number":"+14155550133"}`) + "\n" + line(`{"event":"call.ended","phone_number":"+14155550134"}`)
+	r = httptest.NewRequest("POST", "/hook", strings.NewReader(good))
+	r.Header.Set("Content-Type", "application/x-ndjson")
+	if ds, err := ReadDeliveries(r, ReadOptions{SigningSecret: secret, RequireSignature: true}); err != nil || len(ds) != 2 || !ds[0].Signed || !ds[1].Signed {
+		t.Errorf("signed lines: %+v, %v", ds, err)
+	}
+	forged := good + "\n" + `{"event":"call.ended","phone_number":"+14155550135","signature":"sha256=00"}`
+	r = httptest.NewRequest("POST", "/hook", strings.NewReader(forged))
+	r.Header.Set("Content-Type", "application/x-ndjson")
+	if _, err := ReadDeliveries(r, ReadOptions{SigningSecret: secret}); err != ErrBadSignature {
+		t.Errorf("a forged line: %v, want ErrBadSignature", err)
+	}
+}
