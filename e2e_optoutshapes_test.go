@@ -77,6 +77,12 @@ var optOutShapes = []struct {
 	// one a line, once refused 400 for ever.
 	{"ndjson", "application/x-ndjson",
 		"{\"event\":\"call.started\",\"phone_number\":\"+14155550132\"}\n{\"event\":\"call.ended\",\"phone_number\":\"+19175550330\",\"disposition\":\"do_not_call\"}\n", "+19175550330", ""},
+	// A Salesforce Outbound Message (SOAP; the outbound messaging WSDL's
+	// notifications, each a record's sObject) of a Lead whose DoNotCall
+	// was set, its Phone in national form, and a Contact in the same
+	// message whose DoNotCall is false. Once refused 400 on every
+	// attempt, until Salesforce dropped it.
+	{"salesforce-outbound-message", "text/xml; charset=utf-8", salesforceDoNotCall, "+19175550331", ""},
 	// A summary that reports the opt-out in the third person, as an AI's
 	// summary in Spanish, Portuguese, French or German writes it.
 	{"summary-spanish-third-person", "application/json",
@@ -92,6 +98,43 @@ var optOutShapes = []struct {
 	{name: "post-query-no-body", ctype: "application/x-www-form-urlencoded", person: "+19175550310",
 		query: "event=call.ended&phone_number=%2B19175550310&disposition=do_not_call"},
 }
+
+// salesforceDoNotCall is a Salesforce Outbound Message of two
+// notifications, in the envelope of the outbound messaging WSDL
+// (http://soap.sforce.com/2005/09/outbound; its shape as
+// aspnet/WebHooks' Salesforce receiver tests read it): a Lead whose
+// DoNotCall is true, and a Contact whose DoNotCall is false.
+const salesforceDoNotCall = `<?xml version="1.0" encoding="UTF-8"?>
+<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+ <soapenv:Body>
+  <notifications xmlns="http://soap.sforce.com/2005/09/outbound">
+   <OrganizationId>00D000000000062EAA</OrganizationId>
+   <ActionId>04k000000000002AAA</ActionId>
+   <SessionId xsi:nil="true"/>
+   <EnterpriseUrl>https://example.my.salesforce.com/services/Soap/c/59.0/00D000000000062</EnterpriseUrl>
+   <PartnerUrl>https://example.my.salesforce.com/services/Soap/u/59.0/00D000000000062</PartnerUrl>
+   <Notification>
+    <Id>04l000000000001AAA</Id>
+    <sObject xsi:type="sf:Lead" xmlns:sf="urn:sobject.enterprise.soap.sforce.com">
+     <sf:Id>00Q000000000001AAA</sf:Id>
+     <sf:DoNotCall>true</sf:DoNotCall>
+     <sf:HasOptedOutOfEmail>false</sf:HasOptedOutOfEmail>
+     <sf:Phone>(917) 555-0331</sf:Phone>
+    </sObject>
+   </Notification>
+   <Notification>
+    <Id>04l000000000002AAA</Id>
+    <sObject xsi:type="sf:Contact" xmlns:sf="urn:sobject.enterprise.soap.sforce.com">
+     <sf:Id>003000000000001AAA</sf:Id>
+     <sf:DoNotCall>false</sf:DoNotCall>
+     <sf:MobilePhone>+14155550132</sf:MobilePhone>
+     <sf:Phone>+14155550132</sf:Phone>
+    </sObject>
+   </Notification>
+  </notifications>
+ </soapenv:Body>
+</soapenv:Envelope>
+`
 
 // heldOptOutShapes are opt-outs whose number is in doubt, each naming two
 // people: both must stay uncalled (listed, or every run held).

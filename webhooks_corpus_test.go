@@ -8,6 +8,7 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -349,6 +350,17 @@ func checkWebhookRequest(t *testing.T, c webhookCase, r *http.Request, v webhook
 	case "application/x-www-form-urlencoded":
 		if _, err := url.ParseQuery(string(body)); err != nil {
 			t.Errorf("form body: %v", err)
+		}
+	case "text/xml":
+		// A SOAP envelope: XML that parses.
+		dec := xml.NewDecoder(bytes.NewReader(body))
+		for {
+			if _, err := dec.Token(); err != nil {
+				if err != io.EOF {
+					t.Errorf("XML body: %v", err)
+				}
+				break
+			}
 		}
 	case "application/x-ndjson":
 		// Newline-delimited JSON: each non-blank line a JSON object.

@@ -85,6 +85,10 @@ type Delivery struct {
 	// ReadOptions.SigningSecret.
 	Signed bool `json:"signed,omitempty"`
 
+	// soap: read from a Salesforce Outbound Message, answered with
+	// [SalesforceAck].
+	soap bool
+
 	// legacy is the key callrun gave this delivery before deliveries
 	// were told by their call and event: the hash of every field as that
 	// callrun read them (a JSON object's top-level keys, nested values as
@@ -563,6 +567,14 @@ func readDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	case mt == "application/x-www-form-urlencoded" && looksJSON && jsonParses(trimmed, &ds, &at, &refused):
 		// JSON sent as a form, a common misconfiguration of senders: read
 		// as a form it would be one key of garbage, and its opt-out lost.
+	case mt == "text/xml" || mt == "application/xml" || mt == "application/soap+xml" ||
+		(mt == "" || mt == "text/plain") && bytes.HasPrefix(trimmed, []byte("<")):
+		// A Salesforce Outbound Message: SOAP, its notifications each a
+		// record's fields (a Lead's DoNotCall). Refused, Salesforce would
+		// send it again for a day and then drop it, its opt-out lost.
+		if ds, err = soapDeliveries(trimmed); err != nil {
+			return nil, err
+		}
 	case strings.HasPrefix(mt, "multipart/"):
 		vals, err := multipartValues(body, params["boundary"])
 		if err != nil {

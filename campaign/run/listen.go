@@ -454,6 +454,13 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(append(b, '\n')) //nolint:errcheck
 		return
 	}
+	if apiclient.WantsSOAPAck(ds) {
+		// Salesforce sends its Outbound Message again until it gets
+		// its acknowledgement.
+		w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+		w.Write([]byte(apiclient.SalesforceAck)) //nolint:errcheck
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte("{\"stored\":true}\n")) //nolint:errcheck
 }
