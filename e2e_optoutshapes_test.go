@@ -79,10 +79,12 @@ var optOutShapes = []struct {
 		"{\"event\":\"call.started\",\"phone_number\":\"+14155550132\"}\n{\"event\":\"call.ended\",\"phone_number\":\"+19175550330\",\"disposition\":\"do_not_call\"}\n", "+19175550330", ""},
 	// A Salesforce Outbound Message (SOAP; the outbound messaging WSDL's
 	// notifications, each a record's sObject) of a Lead whose DoNotCall
-	// was set, its Phone in national form, and a Contact in the same
+	// was set, its Phone and MobilePhone in national forms (its DoNotCall
+	// is on both: the person's), and a Contact in the same
 	// message whose DoNotCall is false. Once refused 400 on every
 	// attempt, until Salesforce dropped it.
 	{"salesforce-outbound-message", "text/xml; charset=utf-8", salesforceDoNotCall, "+19175550331", ""},
+	{"salesforce-outbound-message-mobile", "text/xml; charset=utf-8", salesforceDoNotCall, "+19175550333", ""},
 	// A summary that reports the opt-out in the third person, as an AI's
 	// summary in Spanish, Portuguese, French or German writes it.
 	{"summary-spanish-third-person", "application/json",
@@ -119,6 +121,7 @@ const salesforceDoNotCall = `<?xml version="1.0" encoding="UTF-8"?>
      <sf:Id>00Q000000000001AAA</sf:Id>
      <sf:DoNotCall>true</sf:DoNotCall>
      <sf:HasOptedOutOfEmail>false</sf:HasOptedOutOfEmail>
+     <sf:MobilePhone>917-555-0333</sf:MobilePhone>
      <sf:Phone>(917) 555-0331</sf:Phone>
     </sObject>
    </Notification>

@@ -11,7 +11,8 @@ import (
 )
 
 // TestListenSalesforceOutboundMessage: a Salesforce Outbound Message
-// (SOAP) is read, its Lead's DoNotCall number listed before the answer,
+// (SOAP) is read, its Lead's DoNotCall numbers (Phone and MobilePhone)
+// listed before the answer,
 // and answered 200 with the SOAP acknowledgement Salesforce waits for
 // (else it sends the message again for a day, then drops it); its
 // Contact whose DoNotCall is false is listed nowhere. XML that is no
@@ -33,8 +34,8 @@ func TestListenSalesforceOutboundMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if on := store.OnDoNotCall(es); len(on) != 1 || on["+19175550331"].Number == "" {
-			t.Errorf("attempt %d: the do-not-call list holds %v, want +19175550331 alone", attempt, on)
+		if on := store.OnDoNotCall(es); len(on) != 2 || on["+19175550331"].Number == "" || on["+19175550333"].Number == "" {
+			t.Errorf("attempt %d: the do-not-call list holds %v, want the Lead's Phone and MobilePhone alone", attempt, on)
 		}
 	}
 	resp, err := http.Post(base+"/callrun/spring/"+hookSecret, "application/xml", strings.NewReader(`<?xml version="1.0"?><call><phone>+19175550332</phone></call>`))

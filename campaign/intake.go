@@ -243,6 +243,19 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 			return err
 		}
 	}
+	if d.Event == apiclient.SalesforceEvent {
+		// A Salesforce record's DoNotCall is the person's, on each of
+		// their lines the record names, not on its Phone alone.
+		for _, name := range salesforceLines {
+			v := d.Fields[name]
+			if v == "" {
+				continue
+			}
+			if n, err := in.f.ReadNumber(v); err == nil && !in.f.Outcomes.isOwn(n) && !slices.Contains(numbers, n) {
+				numbers = append(slices.Clone(numbers), n)
+			}
+		}
+	}
 	if len(numbers) == 0 {
 		return nil
 	}
@@ -256,6 +269,11 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	}
 	return err
 }
+
+// salesforceLines are the fields of a Salesforce Lead's or Contact's own
+// lines (not its AssistantPhone, another person's): its DoNotCall puts
+// each on the list.
+var salesforceLines = []string{"Phone", "MobilePhone", "HomePhone", "OtherPhone"}
 
 // callNumber returns the number of the contact whose call, placed by
 // callrun for the campaign, has the service's call id id; "" when id is
