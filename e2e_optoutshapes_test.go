@@ -85,6 +85,12 @@ var optOutShapes = []struct {
 	// attempt, until Salesforce dropped it.
 	{"salesforce-outbound-message", "text/xml; charset=utf-8", salesforceDoNotCall, "+19175550331", ""},
 	{"salesforce-outbound-message-mobile", "text/xml; charset=utf-8", salesforceDoNotCall, "+19175550333", ""},
+	// A form of nested fields in brackets, as PHP and Rails write them,
+	// and Mailchimp's webhooks (type=...&data[merges][PHONE]=...,
+	// https://mailchimp.com/developer/marketing/guides/sync-audience-data-webhooks/):
+	// data[phone_number] is data.phone_number.
+	{"form-brackets", "application/x-www-form-urlencoded",
+		"event=call.ended&data%5Bphone_number%5D=%2B19175550334&data%5Bdisposition%5D=do_not_call", "+19175550334", ""},
 	// A summary that reports the opt-out in the third person, as an AI's
 	// summary in Spanish, Portuguese, French or German writes it.
 	{"summary-spanish-third-person", "application/json",

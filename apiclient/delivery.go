@@ -1133,6 +1133,11 @@ func formDelivery(vals url.Values, raw string) Delivery {
 		// value alone: that key may be another delivery's.
 		legacy = hashKey(fields)
 	}
+	// A field nested in brackets, as PHP and Rails write a form
+	// (data[phone_number], data[merges][PHONE]: Mailchimp's webhooks),
+	// is read at its path, data.phone_number, as a JSON object's
+	// member is: in brackets its number does not read.
+	renameBracketed(fields, repeated)
 	// A field whose value is a JSON object (payload={"event": ...}) is
 	// read as that object, as a JSON member whose string holds one is.
 	var objects []string // the fields whose value may be a JSON object
@@ -1210,4 +1215,55 @@ func newDelivery(fields map[string]string, raw string) Delivery {
 	}
 	d.Raw = redactCut(raw, cut)
 	return d
+}
+
+// renameBracketed moves each field of fields (and repeated) whose name
+// is nested in brackets, a[b][c], to its path a.b.c, unless that path is
+// a field already; a[] (a PHP list) is a.
+func renameBracketed(fields map[string]string, repeated map[string][]string) {
+	for k, v := range fields {
+		p, ok := bracketPath(k)
+		if !ok {
+			continue
+		}
+		if _, taken := fields[p]; taken {
+			continue
+		}
+		delete(fields, k)
+		fields[p] = v
+		if vs, many := repeated[k]; many {
+			delete(repeated, k)
+			repeated[p] = vs
+		}
+	}
+}
+
+// bracketPath returns the path of a form field's name nested in
+// brackets (data[phone_number] is data.phone_number; a[] is a); ok is
+// false for a name that is not so nested.
+func bracketPath(k string) (string, bool) {
+	i := strings.IndexByte(k, '[')
+	if i <= 0 || !strings.HasSuffix(k, "]") {
+		return "", false
+	}
+	segs := []string{k[:i]}
+	rest := k[i:]
+	for rest != "" {
+		if rest[0] != '[' {
+			return "", false
+		}
+		j := strings.IndexByte(rest, ']')
+		if j < 0 {
+			return "", false
+		}
+		seg := rest[1:j]
+		if strings.ContainsAny(seg, "[.") {
+			return "", false
+		}
+		if seg != "" {
+			segs = append(segs, seg)
+		}
+		rest = rest[j+1:]
+	}
+	return strings.Join(segs, "."), true
 }

@@ -77,3 +77,23 @@ func TestReadDeliveriesNDJSON(t *testing.T) {
 		t.Errorf("a forged line: %v, want ErrBadSignature", err)
 	}
 }
+
+// TestReadDeliveriesBracketedForm: a form's fields nested in brackets,
+// as PHP, Rails and Mailchimp's webhooks write them, are read at their
+// paths, so that data[phone_number] is the number.
+func TestReadDeliveriesBracketedForm(t *testing.T) {
+	const body = "type=profile&fired_at=2009-03-26+21%3A31%3A21&data%5Bid%5D=8a25ff1d98&data%5Bmerges%5D%5BPHONE%5D=%2B14155550132&data%5Bphone_number%5D=%2B14155550133&tags%5B%5D=lead&tags%5B%5D=dnc&odd%5Bx=1"
+	r := httptest.NewRequest("POST", "/hook", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	ds, err := ReadDeliveries(r, ReadOptions{})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("read %+v, %v", ds, err)
+	}
+	f := ds[0].Fields
+	if Field(f, "phone_number") != "+14155550133" || f["data.merges.PHONE"] != "+14155550132" || f["odd[x"] != "1" {
+		t.Errorf("fields %v: want data.phone_number, data.merges.PHONE, and odd[x as sent", f)
+	}
+	if vs := ds[0].Values("tags"); len(vs) != 2 || vs[1] != "dnc" {
+		t.Errorf("tags[] read as %v, want both values", vs)
+	}
+}
