@@ -270,6 +270,10 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	return err
 }
 
+// salesforceRecords are the Salesforce objects of people and companies,
+// whose Outbound Messages report a record changed, never a call.
+var salesforceRecords = map[string]bool{"Lead": true, "Contact": true, "Account": true, "CampaignMember": true, "Opportunity": true}
+
 // salesforceLines are the fields of a Salesforce Lead's or Contact's own
 // lines (not its AssistantPhone, another person's): its DoNotCall puts
 // each on the list.
@@ -433,12 +437,17 @@ func international(raw string) bool {
 // event, an event callrun does not know), since none of them says that
 // nobody answered. The service's account webhooks send the contact's form
 // alone, no event: Reg F's hold must not wait for a call.answered that
-// may never be told apart.
+// may never be told apart. A Salesforce Outbound Message of a record of
+// a person or a company (a Lead, a Contact, an Account: a field of it
+// changed, its DoNotCall say) reports no call at all; one of an activity
+// (a Task, an Event) may log one, and counts.
 func mayBeConversation(d apiclient.Delivery) bool {
 	switch {
 	case Answered(d.Event):
 		return true
 	case eventRank(d.Event) == rankStarted:
+		return false
+	case d.Event == apiclient.SalesforceEvent && salesforceRecords[d.Fields["sObjectType"]]:
 		return false
 	}
 	// Every duration it gives must be 0: one in whole minutes is 0 for

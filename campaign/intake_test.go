@@ -94,6 +94,9 @@ func TestMayBeConversation(t *testing.T) {
 		{"an agent's completion, duration_seconds 12", "", map[string]string{"duration_seconds": "12"}, true},
 		{"the contact's form, no event", "", map[string]string{"phone_number": "+14155550132", "first_name": "Ada"}, true},
 		{"an event callrun does not know", "call_analyzed", nil, true},
+		{"a Salesforce Lead changed", apiclient.SalesforceEvent, map[string]string{"sObjectType": "Lead", "Phone": "+14155550132", "DoNotCall": "false"}, false},
+		{"a Salesforce Task logging a call", apiclient.SalesforceEvent, map[string]string{"sObjectType": "Task", "CallDurationInSeconds": "95"}, true},
+		{"a Salesforce record of no known type", apiclient.SalesforceEvent, map[string]string{"Phone": "+14155550132"}, true},
 	} {
 		d := apiclient.Delivery{Event: tc.event, Fields: tc.fields}
 		if got := mayBeConversation(d); got != tc.want {
