@@ -21,7 +21,7 @@ import (
 // with `callrun state push`, which leaves its files where they were
 // (marked PUSHED-TO-POSTGRES), holding both people as they were pushed.
 // It returns the campaign file, its state directory and CALLRUN_HOME.
-func pushedCampaign(t *testing.T, a, b string, beforePush ...func()) (path, state, home string) {
+func pushedCampaign(t *testing.T, a, b string, beforePush ...func(path string)) (path, state, home string) {
 	t.Helper()
 	db := e2eDatabase(t, "postgres")
 	srv, _ := erasureCampaign(t, "")
@@ -35,7 +35,7 @@ func pushedCampaign(t *testing.T, a, b string, beforePush ...func()) (path, stat
 		t.Fatalf("suppress add: exit %d\n%s", code, out)
 	}
 	for _, fn := range beforePush {
-		fn()
+		fn(path)
 	}
 	t.Setenv("CALLRUN_DATABASE_URL", db)
 	t.Setenv(store.TokenKeyVar, e2eTokenKey)
@@ -323,7 +323,7 @@ func TestErasePushedHoldResolvedInTheDatabase(t *testing.T) {
 	ctx := context.Background()
 	const a, b = "+14155550194", "+14155550195"
 	hold := store.OptOutHold{Campaign: "spring", Key: "k-held", At: time.Now().UTC(), Reason: "the opt-out's number did not read"}
-	path, state, home := pushedCampaign(t, a, b, func() {
+	path, state, home := pushedCampaign(t, a, b, func(string) {
 		list, err := store.Files{}.DoNotCall()
 		if err != nil {
 			t.Fatal(err)
@@ -349,4 +349,42 @@ func TestErasePushedHoldResolvedInTheDatabase(t *testing.T) {
 		t.Fatalf("erase: exit %d\n%s", code, out)
 	}
 	noneLeft(t, state, home, a, b)
+}
+
+// TestErasePushedNamesTheFilesCampaignsItDoesNotReach: a campaign still
+// run from files on the CALLRUN_HOME a campaign was pushed from starts
+// calls there; erasing a person of the pushed campaign rewrites that
+// home's call starts, but not the files campaign's own journal and
+// reports. Erase names it as not reached, for what it is: a campaign on
+// files there, not one that "has not run since callrun recorded
+// campaigns".
+func TestErasePushedNamesTheFilesCampaignsItDoesNotReach(t *testing.T) {
+	const a, b, c = "+14155550196", "+14155550197", "+14155550198"
+	path, _, home := pushedCampaign(t, a, b, func(spring string) {
+		body, err := os.ReadFile(spring)
+		if err != nil {
+			t.Fatal(err)
+		}
+		autumn := filepath.Join(t.TempDir(), "autumn.yaml")
+		if err := os.WriteFile(autumn, []byte(strings.Replace(string(body), "name: spring\n", "name: autumn\n", 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		writePeople(t, filepath.Dir(autumn), c)
+		if code, out := runAppOut(t, "run", autumn); code != 0 {
+			t.Fatalf("run autumn: exit %d\n%s", code, out)
+		}
+	})
+	code, out := runAppOut(t, "erase", path, a)
+	if code != 0 {
+		t.Fatalf("erase: exit %d\n%s", code, out)
+	}
+	line := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, `campaign "autumn"`) {
+			line = l
+		}
+	}
+	if strings.Contains(line, "has not run since") || !strings.Contains(line, "runs from files on "+home) {
+		t.Errorf("erase does not name campaign autumn as a campaign on files of %s that it did not reach:\n%s", home, out)
+	}
 }

@@ -649,15 +649,41 @@ func (j *eraseJob) unreach(name, why string) {
 // campaigns.
 func (j *eraseJob) findUnrecorded(ctx context.Context) error {
 	starts := func(w *eraseWorld) (store.CallStarts, error) { return w.store.CallStarts() }
-	return eachPart(j, starts, func(_ *eraseWorld, cs store.CallStarts) error {
+	// The pushed files' first: `state push` copied CALLRUN_HOME's starts
+	// into the database too, so a campaign on files there is among the
+	// database's callers as well, and is said as the one it is.
+	pushedFirst := &eraseJob{worlds: slices.Clone(j.worlds)}
+	slices.SortStableFunc(pushedFirst.worlds, func(a, b *eraseWorld) int {
+		switch {
+		case a.pushed == b.pushed:
+			return 0
+		case a.pushed:
+			return -1
+		}
+		return 1
+	})
+	return eachPart(pushedFirst, starts, func(w *eraseWorld, cs store.CallStarts) error {
 		callers, err := cs.Callers(ctx)
 		if err != nil {
 			return err
 		}
 		for _, c := range callers {
-			if !j.said[c.Campaign] && !j.reaches(c) {
-				j.unreach(c.Campaign, fmt.Sprintf("campaign %q (its journal, as its run named it: %s) started calls on this store and has not run since callrun recorded campaigns: erase with its campaign file too", c.Campaign, c.Journal))
+			if j.said[c.Campaign] || j.reaches(c) {
+				continue
 			}
+			journal := ""
+			if c.Journal != "" {
+				journal = fmt.Sprintf(" (its journal, as its run named it: %s)", c.Journal)
+			}
+			if w.pushed {
+				// CALLRUN_HOME's call starts, beside the pushed files: a
+				// campaign still run from files there, which a PostgreSQL
+				// campaign's registry does not list.
+				home, _ := store.Home()
+				j.unreach(c.Campaign, fmt.Sprintf("campaign %q%s runs from files on %s, whose call starts this erase rewrote, but not its journal and reports: erase with its campaign file too", c.Campaign, journal, home))
+				continue
+			}
+			j.unreach(c.Campaign, fmt.Sprintf("campaign %q%s started calls on this store and has not run since callrun recorded campaigns: erase with its campaign file too", c.Campaign, journal))
 		}
 		return nil
 	})
