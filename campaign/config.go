@@ -820,6 +820,9 @@ func (l *loader) parse(data []byte) *File {
 					p.Msg += "; check this line's indentation against the lines above"
 				}
 			}
+			if badEscape(err) {
+				p.Msg += "; " + backslashHint
+			}
 			if unquotedRef(data, p.Line) {
 				p.Msg += `; inside { } a ${VAR} must be quoted: {postgres: "${CALLRUN_DATABASE_URL}"}`
 			}
@@ -882,6 +885,19 @@ func syntaxLine(data []byte, line int, err error) int {
 
 // indentation reports whether a YAML syntax error is one that a line
 // indented too far or not far enough gives in block style.
+// badEscape reports whether err is YAML's refusal of a backslash escape
+// in a double-quoted value: what a Windows path written in double quotes
+// ("C:\Users\me\leads.csv") gets, \U starting an escape of eight hex digits.
+func badEscape(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "found unknown escape character") || strings.Contains(msg, "did not find expected hexdecimal number") ||
+		strings.Contains(msg, "found invalid Unicode character escape code")
+}
+
+// backslashHint says what to do with a Windows path whose backslashes a
+// double-quoted YAML value read as escapes.
+const backslashHint = `inside double quotes a backslash starts an escape (\U, \n, \t), so a Windows path cannot be written there as it is: write it in single quotes, 'C:\Users\me\leads.csv', with no quotes, or with forward slashes, "C:/Users/me/leads.csv"`
+
 func indentation(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "did not find expected '-' indicator") || strings.Contains(msg, "did not find expected key") ||

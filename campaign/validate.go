@@ -281,6 +281,8 @@ func (l *loader) validateAgents(f *File) {
 			var big *tooLargeError
 			if errors.As(err, &big) {
 				l.problem(key+".prompt_file", "prompt file %s is %s, larger than %s, the most callrun sends as an agent's prompt (the service does not publish its own limit); is it the right file?", f.Path(a.PromptFile), big.size(), sizeText(MaxPromptSize))
+			} else if err != nil && escapedPath(f.Path(a.PromptFile)) {
+				l.problem(key+".prompt_file", "prompt file %q: no such file, and its path holds a tab, a line break or another character no one types in a path: %s", f.Path(a.PromptFile), backslashHint)
 			} else if err != nil {
 				l.problem(key+".prompt_file", "prompt file %s: %s", f.Path(a.PromptFile), readProblem(err))
 			} else if strings.TrimSpace(string(b)) == "" {
@@ -494,6 +496,10 @@ func readPrompt(path string) ([]byte, error) {
 
 func (l *loader) checkReadable(key, path, what string) {
 	if err := sheet.CheckRegular(path); err != nil {
+		if escapedPath(path) {
+			l.problem(key, "%s %q: no such file, and its path holds a tab, a line break or another character no one types in a path: %s", what, path, backslashHint)
+			return
+		}
 		l.problem(key, "%s %s: %s", what, path, readProblem(err))
 		return
 	}
@@ -503,6 +509,16 @@ func (l *loader) checkReadable(key, path, what string) {
 		return
 	}
 	fh.Close()
+}
+
+// escapedPath reports whether path holds what a double-quoted YAML value
+// makes of a backslash escape: a control character ("C:\new\tab.csv" is
+// read with a line break and a tab), or \N, \_, \L or \P's U+0085,
+// U+00A0, U+2028 and U+2029.
+func escapedPath(path string) bool {
+	return strings.ContainsFunc(path, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || r == 0x85 || r == 0xa0 || r == 0x2028 || r == 0x2029
+	})
 }
 
 func absoluteHTTP(raw string) bool {

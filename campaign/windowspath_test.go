@@ -1,0 +1,39 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWindowsPathInDoubleQuotes: a path copied from Windows Explorer into
+// double quotes is read by YAML as escapes. "C:\Users\..." is refused by
+// YAML itself (\U wants eight hex digits), whose own words ("did not find
+// expected hexdecimal number") tell a marketing user nothing; "C:\new\tab.csv"
+// is read as a line break and a tab, and was reported as a missing file
+// whose name printed on two lines. Both say now what to write instead.
+func TestWindowsPathInDoubleQuotes(t *testing.T) {
+	for _, c := range []struct{ path, want string }{
+		{`"C:\Users\me\leads.csv"`, "line 12: did not find expected hexdecimal number; inside double quotes a backslash starts an escape"},
+		{`"C:\data\leads.csv"`, "line 12: found unknown escape character; inside double quotes a backslash starts an escape"},
+		{`"C:\new\tab.csv"`, `C:\new\tab.csv": no such file, and its path holds a tab, a line break`},
+		{`"C:\bob\files\a.csv"`, `line 12, sheets[0].file: sheet "`},
+	} {
+		bad := strings.Replace(goodCampaign, "  - file: leads.csv", "  - file: "+c.path, 1)
+		got := problems(t, bad, LoadOptions{})
+		expectProblems(t, got, c.want, `write it in single quotes, 'C:\Users\me\leads.csv'`)
+	}
+	// A prompt file's path, the same.
+	bad := strings.Replace(goodCampaign, "prompt_file: prompt.txt", `prompt_file: "prompts\new.txt"`, 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}), `agents[0].prompt_file: prompt file "`, `new.txt": no such file, and its path holds a tab, a line break`, "write it in single quotes")
+	// The same path in single quotes, or bare, is a plain missing file.
+	for _, p := range []string{`'C:\new\tab.csv'`, `C:\new\tab.csv`} {
+		bad := strings.Replace(goodCampaign, "  - file: leads.csv", "  - file: "+p, 1)
+		got := problems(t, bad, LoadOptions{})
+		expectProblems(t, got, "tab.csv: no such file; check the path")
+		for _, g := range got {
+			if strings.Contains(g, "single quotes") {
+				t.Errorf("%s: %q blames the quotes", p, g)
+			}
+		}
+	}
+}
