@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // CheckRegular returns nil if path is a regular file (after symlinks), and
@@ -20,6 +22,9 @@ func CheckRegular(path string) error {
 	switch m := st.Mode(); {
 	case m.IsRegular():
 		return nil
+	case m.IsDir() && strings.EqualFold(filepath.Ext(path), ".numbers"):
+		// Numbers keeps some documents as a folder that Finder shows as one file.
+		return errors.New("it is an Apple Numbers document, which callrun does not read: in Numbers use File > Export To > CSV (Text Encoding: Unicode (UTF-8)) or Excel")
 	case m.IsDir():
 		return errors.New("it is a directory, not a file")
 	case m&fs.ModeNamedPipe != 0:

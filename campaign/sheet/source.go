@@ -218,6 +218,45 @@ func openError(path string, err error) error {
 	return &Error{File: path, Msg: "cannot open the sheet: " + msg}
 }
 
+// notWorkbook returns why the zip archive at path is not an Excel
+// workbook, saying what it is and how to make a sheet of it, or "": an
+// OpenDocument spreadsheet (LibreOffice's .ods), an Apple Numbers
+// document, or another archive (a CRM's export downloaded as a .zip of
+// CSV files). excelize's own words for these ("EOF", "unsupported
+// workbook file format") told to open the file in Excel.
+func notWorkbook(path string) string {
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return "" // excelize says what is wrong
+	}
+	defer z.Close()
+	var names []string
+	for _, f := range z.File {
+		n := strings.ToLower(f.Name)
+		switch {
+		case n == "xl/workbook.xml" || n == "[content_types].xml":
+			return ""
+		case n == "mimetype":
+			if rc, err := f.Open(); err == nil {
+				b, _ := io.ReadAll(io.LimitReader(rc, 100))
+				rc.Close()
+				if bytes.Contains(b, []byte("opendocument.spreadsheet")) {
+					return "the file is an OpenDocument spreadsheet (.ods, LibreOffice or OpenOffice), which callrun does not read: in LibreOffice use File > Save As > Excel 2007-365 (.xlsx), or Text CSV with UTF-8"
+				}
+			}
+		case n == "index.zip" || n == "index.xml.gz" || strings.HasPrefix(n, "index/") && strings.HasSuffix(n, ".iwa"):
+			return "the file is an Apple Numbers document, which callrun does not read: in Numbers use File > Export To > CSV (Text Encoding: Unicode (UTF-8)) or Excel"
+		}
+		if !f.FileInfo().IsDir() && len(names) < 5 {
+			names = append(names, f.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "the file is an empty zip archive, not an Excel workbook (.xlsx)"
+	}
+	return fmt.Sprintf("the file is a zip archive, not an Excel workbook (.xlsx); it holds %s: unzip it and name the sheet inside in the campaign file", quoteAll(names))
+}
+
 // maxWorkbookBytes bounds what a workbook may unpack to: a zip archive
 // of a few kilobytes can claim gigabytes.
 const maxWorkbookBytes = 1 << 30
@@ -238,6 +277,9 @@ const maxWorkbookBytes = 1 << 30
 // workbook before the rows: its tabs, the rows the worksheet hides, and
 // the comments on its cells ([readComments]).
 func openWorkbook(path, worksheet string) (io.ReadCloser, *Workbook, error) {
+	if why := notWorkbook(path); why != "" {
+		return nil, nil, errors.New(why)
+	}
 	wb, err := excelize.OpenFile(path, excelize.Options{UnzipSizeLimit: maxWorkbookBytes})
 	if err != nil {
 		if errors.Is(err, excelize.ErrWorkbookFileFormat) {
