@@ -177,6 +177,9 @@ func Open(path string) (*Reader, error) { return OpenWith(path, Options{}) }
 // newReader reads a sheet from r, starting with its header. name
 // stands for the sheet in errors (usually its path). r is read as records
 // are asked for, and is not closed.
+// emptySheet is the message of a sheet without even a header row.
+const emptySheet = "the sheet is empty: it has no header row"
+
 func newReader(name string, r io.Reader) (*Reader, error) {
 	return newReaderBound(name, r, maxRowBytes, maxRowLines)
 }
@@ -220,7 +223,7 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 	var big *tooLarge
 	switch {
 	case err == io.EOF:
-		return fail("the sheet is empty: it has no header row")
+		return fail(emptySheet)
 	case errors.As(err, &big):
 		return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", humanSize(int64(maxBytes))))
 	case err != nil:
@@ -637,7 +640,11 @@ func (s *Reader) Column(name string) (int, error) {
 	if near := nearestColumn(want, s.header); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
-	return -1, errors.New(msg + ")")
+	msg += ")"
+	if hint := s.workbook.tabsHint(); hint != "" {
+		msg += "; " + hint
+	}
+	return -1, errors.New(msg)
 }
 
 // nearestColumn suggests the header name closest to want: one that

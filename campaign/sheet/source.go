@@ -112,6 +112,10 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	s, err := newReader(path, src)
 	if err != nil {
 		closer.Close()
+		var se *Error
+		if hint := wbFacts.tabsHint(); hint != "" && errors.As(err, &se) && se.Msg == emptySheet {
+			se.Msg = "the worksheet is empty: it has no header row; " + hint
+		}
 		return nil, err
 	}
 	s.closer, s.workbook = closer, wbFacts

@@ -1,6 +1,11 @@
 package sheet
 
-import "github.com/xuri/excelize/v2"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+)
 
 // Workbook is what the reader of an .xlsx workbook learned of it before
 // any row was read: the workbook's tabs, the rows of the worksheet read
@@ -70,3 +75,25 @@ func (w *Workbook) hide(n int) {
 // Workbook returns what the reader learned of the workbook it reads
 // before its rows, or nil when the sheet is a text file.
 func (s *Reader) Workbook() *Workbook { return s.workbook }
+
+// tabsHint tells, for a workbook of more than one tab, which worksheet
+// was read and which others it has, so that a sheet whose contacts are on
+// another tab (a cover or notes tab first) says how to name theirs; "" for
+// a workbook of one tab, or a nil w.
+func (w *Workbook) tabsHint() string {
+	if w == nil || len(w.Tabs) < 2 {
+		return ""
+	}
+	names := make([]string, 0, len(w.Tabs))
+	other := ""
+	for _, t := range w.Tabs {
+		names = append(names, t.Name)
+		if other == "" && !t.Hidden && !strings.EqualFold(t.Name, w.Worksheet) {
+			other = t.Name
+		}
+	}
+	if other == "" {
+		return ""
+	}
+	return fmt.Sprintf("worksheet %q was read; the workbook's tabs are %s: if the contacts are on another, name it in the campaign file, worksheet: %q", w.Worksheet, quoteAll(names), other)
+}
