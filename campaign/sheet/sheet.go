@@ -641,10 +641,36 @@ func (s *Reader) Column(name string) (int, error) {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
 	msg += ")"
+	if row := s.nameBelow(want); row > 0 {
+		msg += fmt.Sprintf("; row %d holds %q: if that row is the header, delete the rows above it (a title or a row of group names over the columns)", row, want)
+	}
 	if hint := s.workbook.tabsHint(); hint != "" {
 		msg += "; " + hint
 	}
 	return -1, errors.New(msg)
+}
+
+// nameBelow returns the row, among the few below the header, that holds
+// a cell reading want (trimmed, in any case), or 0: a sheet whose header
+// is not its first row, under a title of several cells or a row of group
+// names over the columns ("Person", "Contact", merged across them), which
+// is no title [findHeader] skips. The records it reads are kept in s.raw,
+// to be read again.
+func (s *Reader) nameBelow(want string) int {
+	var recs []Record
+	found := 0
+	for len(recs) < maxTitleRows {
+		rec, err := s.read()
+		if err != nil {
+			break
+		}
+		recs = append(recs, rec)
+		if found == 0 && slices.ContainsFunc(rec.Fields, func(f string) bool { return strings.EqualFold(strings.TrimFunc(f, isSpace), want) }) {
+			found = rec.Row
+		}
+	}
+	s.raw = append(recs, s.raw...)
+	return found
 }
 
 // nearestColumn suggests the header name closest to want: one that

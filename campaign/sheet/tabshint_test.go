@@ -1,6 +1,7 @@
 package sheet
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,5 +63,36 @@ func TestContactsOnAnotherTab(t *testing.T) {
 	defer r.Close()
 	if _, err := r.Column("Phone"); err == nil || strings.Contains(err.Error(), "tabs") {
 		t.Errorf("one tab: %v", err)
+	}
+}
+
+// TestHeaderBelowARowOfGroups: a sheet whose header sits under a row of
+// two or more cells (group names over the columns, "Person" merged over
+// three and "Contact" over two; a title with a date beside it) is no
+// title callrun skips: its first row is the header. The missing column's
+// message named that row's cells alone. It now names the row below that
+// holds the column, and what to do; the rows it looked at are still read,
+// in order, by whatever reads the sheet after the miss.
+func TestHeaderBelowARowOfGroups(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "grouped.csv")
+	text := "Person,,,Contact,\r\nContact Id,First Name,Last Name,Phone,Email\r\nc-1,Ada,Lovelace,+1 415 555 0132,a@x.com\r\nc-2,Grace,Hopper,(212) 555-0199,g@x.com\r\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = r.Column("phone")
+	if err == nil || !strings.Contains(err.Error(), `grouped.csv has no column "phone" (columns: "Person", "Contact"); row 2 holds "phone": if that row is the header, delete the rows above it`) {
+		t.Errorf("missing column: %v", err)
+	}
+	if _, err := r.Column("Zip"); err == nil || strings.Contains(err.Error(), "holds") {
+		t.Errorf("a column no row holds: %v", err)
+	}
+	rows, fatal := readSheet(t, r)
+	if fatal != nil || len(rows) != 3 || rows[0].Row != 2 || rows[0].Fields[3] != "Phone" || rows[2].Row != 4 || rows[2].Fields[1] != "Grace" {
+		t.Errorf("rows after the miss: %+v, %v", rows, fatal)
 	}
 }
