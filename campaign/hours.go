@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -160,11 +161,19 @@ func (w *Window) OpenSeconds(from time.Time, need time.Duration) (time.Duration,
 
 var zoneCache sync.Map // name -> *time.Location
 
+// errLocalZone refuses "Local", which Go's time.LoadLocation reads as
+// the zone of the machine that runs it: a campaign checked on a laptop in
+// New York would call by UTC on the server cron runs it on.
+var errLocalZone = errors.New(`"Local" is not a time zone but the zone of whichever machine runs callrun (a laptop's, a server's UTC): name the zone, such as America/New_York`)
+
 // loadZone is time.LoadLocation with a cache: contact sheets repeat a
 // handful of zones over many rows.
 func loadZone(name string) (*time.Location, error) {
 	if l, ok := zoneCache.Load(name); ok {
 		return l.(*time.Location), nil
+	}
+	if name == "Local" {
+		return nil, errLocalZone
 	}
 	l, err := time.LoadLocation(name)
 	if err != nil {

@@ -455,7 +455,9 @@ func (l *loader) validateHours(h *Hours) {
 		// all summer where the clock meant keeps summer time.
 		l.problem("hours.timezone", "timezone %q keeps no summer time; name the zone whose clock you mean: %s, or %s for its offset all year", h.Timezone, summerOf[h.Timezone], allYearOf[h.Timezone])
 	case h.Timezone != "contact":
-		if _, err := time.LoadLocation(h.Timezone); err != nil {
+		if _, err := loadZone(h.Timezone); errors.Is(err, errLocalZone) {
+			l.problem("hours.timezone", "timezone %v", err)
+		} else if err != nil {
 			l.problem("hours.timezone", "timezone %q is not an IANA time zone name such as America/New_York (or contact)", h.Timezone)
 		}
 	}
