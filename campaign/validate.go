@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/store"
+	"golang.org/x/text/unicode/norm"
 )
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -284,7 +286,7 @@ func (l *loader) validateAgents(f *File) {
 			} else if err != nil && escapedPath(f.Path(a.PromptFile)) {
 				l.problem(key+".prompt_file", "prompt file %q: no such file, and its path holds a tab, a line break or another character no one types in a path: %s", f.Path(a.PromptFile), backslashHint)
 			} else if err != nil {
-				l.problem(key+".prompt_file", "prompt file %s: %s", f.Path(a.PromptFile), readProblem(err))
+				l.problem(key+".prompt_file", "prompt file %s: %s%s", f.Path(a.PromptFile), readProblem(err), sameNameHint(f.Path(a.PromptFile), err))
 			} else if strings.TrimSpace(string(b)) == "" {
 				l.problem(key+".prompt_file", "prompt file %s is empty", f.Path(a.PromptFile))
 			} else {
@@ -502,7 +504,7 @@ func (l *loader) checkReadable(key, path, what string) {
 			l.problem(key, "%s %q: no such file, and its path holds a tab, a line break or another character no one types in a path: %s", what, path, backslashHint)
 			return
 		}
-		l.problem(key, "%s %s: %s", what, path, readProblem(err))
+		l.problem(key, "%s %s: %s%s", what, path, readProblem(err), sameNameHint(path, err))
 		return
 	}
 	fh, err := os.Open(path)
@@ -511,6 +513,44 @@ func (l *loader) checkReadable(key, path, what string) {
 		return
 	}
 	fh.Close()
+}
+
+// sameNameHint returns, for a path that does not exist, a note naming
+// the file of its folder whose name differs from it only in case or in
+// how its accents are encoded (NFC or NFD), or "". macOS and Windows find
+// "contacts.CSV" for "Contacts.csv", and a name typed on one system for
+// one a Mac wrote decomposed ("Ju" and a combining diaeresis); Linux, where
+// cron and CI run the campaign, finds neither, and "no such file" beside
+// a folder that shows the file tells nothing.
+func sameNameHint(path string, err error) string {
+	if !errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return ""
+	}
+	defer d.Close()
+	want := norm.NFC.String(base)
+	// A folder of exports can be large: the first 10,000 names are enough.
+	names, _ := d.Readdirnames(10_000)
+	for _, n := range names {
+		if n != base && strings.EqualFold(norm.NFC.String(n), want) {
+			how, fix := "in case and in how its accents are encoded", "rename the file, typing its name anew"
+			switch {
+			case norm.NFC.String(n) == want:
+				how = "in how its accents are encoded"
+			case strings.EqualFold(n, base):
+				how, fix = "in case", "write the name as the folder has it"
+			}
+			return fmt.Sprintf(" (its folder has %q, which differs from it %s: %s; Linux, where cron and CI run, tells the two apart)", n, how, fix)
+		}
+	}
+	return ""
 }
 
 // escapedPath reports whether path holds what a double-quoted YAML value
