@@ -958,6 +958,10 @@ func (l *loader) yamlProblem(err error) Problem {
 	}
 	msg = yamlWords.Replace(msg)
 	msg = strings.ReplaceAll(msg, "campaign.", "")
+	// A list of the campaign's own entries (suppress: dnc.csv for
+	// suppress: [dnc.csv]) is named by its Go type, []SuppressFile, which
+	// tells a person nothing.
+	msg = goListType.ReplaceAllString(msg, "as a list such as [a, b]")
 	p.Msg = msg
 	return p
 }
@@ -973,6 +977,8 @@ var yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
 type listForm interface{ listField() string }
 
 var listFormType = reflect.TypeFor[listForm]()
+
+var goListType = regexp.MustCompile(`into \[\][A-Za-z0-9_.]+`)
 
 var yamlWords = strings.NewReplacer(
 	"cannot unmarshal", "cannot read",

@@ -419,8 +419,17 @@ func (l *loader) validateRegion(key, region string) {
 			"Set it to the two-letter code of the country most of the contacts are in (the comment beside it says what init saw), "+
 			"and if the sheet has a column of each row's country, name it in country_column: so that each row is read as its own country's", key)
 	case !phone.ValidRegion(region):
-		l.problem(key, "region %q is not a two-letter country code such as US, GB or DE", region)
+		l.problem(key, "region %q is not a two-letter country code such as US, GB or DE%s", region, countryHint(region))
 	}
+}
+
+// countryHint suggests the ISO code of a country written otherwise: "UK"
+// (the United Kingdom's is GB), "USA", "Germany"; "" when s names none.
+func countryHint(s string) string {
+	if code, ok := phone.ParseCountry(s); ok && !strings.EqualFold(code, s) {
+		return fmt.Sprintf(" (ISO 3166); did you mean %s?", code)
+	}
+	return ""
 }
 
 // validatePhoneRules checks countries: and allow_number_kinds: at prefix
@@ -433,7 +442,7 @@ func (l *loader) validatePhoneRules(prefix string, countries, kinds []string) {
 		}
 		for j, c := range countries {
 			if !phone.ValidRegion(c) {
-				l.problem(fmt.Sprintf("%scountries[%d]", prefix, j), "%q is not a two-letter country code such as US, GB or DE", c)
+				l.problem(fmt.Sprintf("%scountries[%d]", prefix, j), "%q is not a two-letter country code such as US, GB or DE%s", c, countryHint(c))
 			}
 		}
 	}

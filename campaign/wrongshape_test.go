@@ -1,0 +1,39 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestListWrittenAsTextSaysList: suppress: dnc.csv for suppress:
+// [dnc.csv] was refused as "cannot read text `dnc.csv` into
+// []SuppressFile", a Go type; it says now that a list is wanted, as
+// countries: US does.
+func TestListWrittenAsTextSaysList(t *testing.T) {
+	bad := strings.Replace(goodCampaign, "suppress: [dnc.csv]", "suppress: dnc.csv", 1)
+	got := problems(t, bad, LoadOptions{})
+	expectProblems(t, got, "line 16, suppress: cannot read text `dnc.csv` as a list such as [a, b]")
+	for _, g := range got {
+		if strings.Contains(g, "SuppressFile") {
+			t.Errorf("problem names a Go type: %s", g)
+		}
+	}
+}
+
+// TestCountryWrittenOtherwiseSuggestsItsCode: UK is two letters but not
+// the United Kingdom's ISO code (GB), which "is not a two-letter country
+// code" left a user to puzzle over; USA and a country's name likewise.
+func TestCountryWrittenOtherwiseSuggestsItsCode(t *testing.T) {
+	bad := strings.Replace(goodCampaign, "suppress: [dnc.csv]", "suppress: [dnc.csv]\nregion: UK\ncountries: [USA, Germany, XX]", 1)
+	got := problems(t, bad, LoadOptions{})
+	expectProblems(t, got,
+		`region: region "UK" is not a two-letter country code such as US, GB or DE (ISO 3166); did you mean GB?`,
+		`countries[0]: "USA" is not a two-letter country code such as US, GB or DE (ISO 3166); did you mean US?`,
+		`countries[1]: "Germany" is not a two-letter country code such as US, GB or DE (ISO 3166); did you mean DE?`,
+		`countries[2]: "XX" is not a two-letter country code such as US, GB or DE`)
+	for _, g := range got {
+		if strings.Contains(g, `"XX"`) && strings.Contains(g, "did you mean") {
+			t.Errorf("XX suggests a code: %s", g)
+		}
+	}
+}
