@@ -554,6 +554,9 @@ func (p *Plan) addWarnings(f *File) {
 // estimate returns how long run would take for n calls at the configured
 // rate, inside the calling window.
 func estimate(f *File, n int, now time.Time, warnings []string) (int64, []string) {
+	if n == 0 {
+		return 0, warnings // nothing to call is done now, whenever the window opens
+	}
 	need := time.Duration(math.Ceil(float64(n)/f.Rate()*1e9)) * time.Nanosecond
 	w, err := f.Window()
 	switch {
