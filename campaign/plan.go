@@ -77,6 +77,9 @@ type PlanSheet struct {
 	// Signals are the sheet's columns that say, or may say, that a
 	// person is not to be called, and what the campaign does with each.
 	Signals []PlanSignal `json:"signals,omitempty"`
+	// noPhone counts the rows invalid because their phone cells are
+	// empty: every row, and the mapping is likely wrong (emptyPhoneWarning).
+	noPhone int
 }
 
 // Plan is what `callrun run` would do, as `callrun plan` shows it. Its
@@ -288,6 +291,39 @@ type PlanPressure struct {
 	Hashes            func(e164 string) []string
 }
 
+// emptyPhoneWarning is plan's warning for sheet i, whose phone columns
+// are empty in every row: the mapping names the wrong column more likely
+// than the export holds no number at all. It names the sheet's other
+// columns whose header names a phone line callrun dials, for the user to
+// map. Each row is listed invalid besides, "phone number is empty", which
+// alone did not say that the sheet's numbers are elsewhere.
+func emptyPhoneWarning(f *File, i int) string {
+	s := &f.Sheets[i]
+	var mapped, others []string
+	if r, m, err := f.openSheet(i); err == nil {
+		header := r.Header()
+		r.Close()
+		used := map[string]bool{}
+		for _, pc := range m.phones {
+			mapped = append(mapped, pc.name)
+			used[strings.ToLower(pc.name)] = true
+		}
+		for _, h := range header {
+			if kind, _ := phoneLineKind(h); h != "" && !used[strings.ToLower(h)] && phoneLineHeader(h) && kind != lineNotDialled {
+				others = append(others, h)
+			}
+		}
+	}
+	msg := fmt.Sprintf("%s: its phone column is empty in every row, so nobody on it can be called", s.File)
+	if len(mapped) > 0 {
+		msg = fmt.Sprintf("%s: phone_number's column%s %s %s empty in every row, so nobody on it can be called", s.File, plural(len(mapped)), quoteList(mapped), map[bool]string{true: "is", false: "are"}[len(mapped) == 1])
+	}
+	if len(others) == 0 {
+		return msg + ": map the column that holds the numbers, phone_number: <its header>"
+	}
+	return fmt.Sprintf("%s; the sheet has %s: map the column%s that hold%s the numbers, phone_number: [%s]", msg, quoteList(others), plural(len(others)), map[bool]string{true: "s", false: ""}[len(others) == 1], strings.Join(append(mapped, others...), ", "))
+}
+
 // BuildPlan reads every sheet and counts what run would do with each row.
 func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings, Retention: f.Retention}
@@ -320,10 +356,13 @@ func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 			}
 		}
 	}
-	for _, s := range p.Sheets {
+	for i, s := range p.Sheets {
 		p.Totals.add(s.Counts)
 		if s.Rows == 0 && s.Error == "" {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s has a header and no rows: nothing to call from it (was it exported empty?)", s.File))
+		}
+		if s.Rows > 0 && s.noPhone == s.Rows {
+			p.Warnings = append(p.Warnings, emptyPhoneWarning(f, i))
 		}
 	}
 	p.Hours, p.nextOpen = pc.when.result()
@@ -409,6 +448,9 @@ func (pc *planCounter) count(c *Contact) error {
 	case Invalid:
 		ps.Invalid++
 		pc.invalid(ps, c)
+		if c.Field == FormFields[FieldPhone] && strings.HasPrefix(c.Reason, "phone number is empty") {
+			ps.noPhone++
+		}
 	case Duplicate:
 		ps.Duplicate++
 	case Suppressed:
@@ -914,4 +956,20 @@ func HumanDuration(d time.Duration) string {
 		return fmt.Sprintf("%d h %d min", hours, mins)
 	}
 	return fmt.Sprintf("%d min", mins)
+}
+
+// quoteList quotes each name and joins them with ", ".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
