@@ -531,6 +531,19 @@ func ReadConsent(cell, region string, now time.Time) (evidence, why string) {
 	return readConsentCell(cell, region).at(cell, now)
 }
 
+// excelSerialDate reports whether v looks like a date as Excel stores it
+// and writes it to a CSV when the cell's format is General: the days since
+// 1899-12-30, 32874 (1990) to 73051 (2099), possibly with a fraction of a
+// day for the time. It is never read as a date (45678 may be a count of
+// anything), only named as what it may be.
+func excelSerialDate(v string) bool {
+	whole, frac, _ := strings.Cut(v, ".")
+	if len(whole) != 5 || strings.Trim(whole, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
+		return false
+	}
+	return whole >= "32874" && whole <= "73051"
+}
+
 // consentCell is what a consent cell says whenever it is read: evidence
 // or why not, and for a date, the date. The contact reader keeps it for
 // each distinct cell.
@@ -560,6 +573,9 @@ func readConsentCell(cell, region string) consentCell {
 	v := strings.ToLower(strings.Join(strings.Fields(c), " "))
 	t, ok := consentDate(v, region)
 	if !ok {
+		if excelSerialDate(v) {
+			return consentCell{why: fmt.Sprintf("%q is neither a date nor a yes (it may be a date as Excel stores it, a count of days: in Excel format the column as a date, then save the sheet again)", cell)}
+		}
 		return consentCell{why: fmt.Sprintf("%q is neither a date nor a yes", cell)}
 	}
 	if what, ok := emptyDates[t.Format("2006-01-02")]; ok {
