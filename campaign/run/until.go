@@ -24,6 +24,11 @@ func ParseUntil(s string, now time.Time, zone *time.Location) (until time.Time, 
 		return t, "as given", nil
 	}
 	clock, name, named := strings.Cut(strings.TrimSpace(s), " ")
+	if _, err := time.Parse("15:04", clock); err != nil {
+		// Before the zone: "2026-11-30 17:00" is a date and a time, not a
+		// time of day in a zone called "17:00".
+		return time.Time{}, "", fmt.Errorf("--until %q: give a time of day (19:30, or \"19:30 Europe/Berlin\"), an RFC 3339 time (2026-11-30T19:30:00-05:00), or a duration (2h)", s)
+	}
 	loc, which := now.Location(), "this machine's local time"
 	switch {
 	case named:
@@ -37,7 +42,7 @@ func ParseUntil(s string, now time.Time, zone *time.Location) (until time.Time, 
 	}
 	t, err := time.ParseInLocation("15:04", clock, loc)
 	if err != nil {
-		return time.Time{}, "", fmt.Errorf("--until %q: give a time of day (19:30, or \"19:30 Europe/Berlin\"), an RFC 3339 time, or a duration (2h)", s)
+		return time.Time{}, "", fmt.Errorf("--until %q: give a time of day (19:30, or \"19:30 Europe/Berlin\"), an RFC 3339 time (2026-11-30T19:30:00-05:00), or a duration (2h)", s)
 	}
 	local := now.In(loc)
 	at := time.Date(local.Year(), local.Month(), local.Day(), t.Hour(), t.Minute(), 0, 0, loc)
