@@ -823,6 +823,10 @@ func (l *loader) parse(data []byte) *File {
 			if badEscape(err) {
 				p.Msg += "; " + backslashHint
 			}
+			if strings.Contains(err.Error(), "found a tab character") {
+				// Notepad and TextEdit put a tab where the Tab key is pressed.
+				p.Msg += "; YAML indents with spaces only: replace the tab at the start of the line with spaces, as many as the lines around it have"
+			}
 			if unquotedRef(data, p.Line) {
 				p.Msg += `; inside { } a ${VAR} must be quoted: {postgres: "${CALLRUN_DATABASE_URL}"}`
 			}

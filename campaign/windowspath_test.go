@@ -37,3 +37,15 @@ func TestWindowsPathInDoubleQuotes(t *testing.T) {
 		}
 	}
 }
+
+// TestTabIndentSaysUseSpaces: the Tab key in Notepad or TextEdit puts a
+// tab where YAML wants spaces; yaml.v3's "found a tab character that
+// violates indentation" said what but not what to do.
+func TestTabIndentSaysUseSpaces(t *testing.T) {
+	for _, bad := range []string{
+		strings.Replace(goodCampaign, "    agent: Spring Promo", "\tagent: Spring Promo", 1),
+		strings.Replace(goodCampaign, "    prompt_file: prompt.txt", "    prompt: |\n\tHello", 1),
+	} {
+		expectProblems(t, problems(t, bad, LoadOptions{}), "found a tab character", "YAML indents with spaces only: replace the tab at the start of the line with spaces")
+	}
+}
