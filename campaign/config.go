@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/phone"
@@ -807,6 +808,11 @@ func (l *loader) problem(key, format string, args ...any) {
 }
 
 func (l *loader) parse(data []byte) *File {
+	if line := notUTF8Line(data); line > 0 {
+		// yaml.v3 says only "invalid leading UTF-8 octet", no line, no way out.
+		l.problems = append(l.problems, Problem{File: l.path, Line: line, Msg: "the file is not UTF-8 text (it was saved in another encoding, such as Windows' ANSI): save it as UTF-8 (Notepad: File > Save As, Encoding: UTF-8; TextEdit: File > Save, Plain Text Encoding: Unicode (UTF-8))"})
+		return nil
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -889,6 +895,23 @@ func syntaxLine(data []byte, line int, err error) int {
 
 // indentation reports whether a YAML syntax error is one that a line
 // indented too far or not far enough gives in block style.
+// notUTF8Line returns the line of the first byte of data that is not
+// UTF-8, or 0: none, or a file that starts with a UTF-16 byte order mark,
+// which yaml.v3 decodes.
+func notUTF8Line(data []byte) int {
+	if bytes.HasPrefix(data, []byte("\xff\xfe")) || bytes.HasPrefix(data, []byte("\xfe\xff")) || utf8.Valid(data) {
+		return 0
+	}
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return bytes.Count(data[:i], []byte("\n")) + 1
+		}
+		i += n
+	}
+	return 0
+}
+
 // badEscape reports whether err is YAML's refusal of a backslash escape
 // in a double-quoted value: what a Windows path written in double quotes
 // ("C:\Users\me\leads.csv") gets, \U starting an escape of eight hex digits.

@@ -49,3 +49,21 @@ func TestTabIndentSaysUseSpaces(t *testing.T) {
 		expectProblems(t, problems(t, bad, LoadOptions{}), "found a tab character", "YAML indents with spaces only: replace the tab at the start of the line with spaces")
 	}
 }
+
+// TestCampaignFileNotUTF8NamesLineAndWhatToDo: a campaign file saved by
+// Notepad as ANSI (Windows-1252) with an agent named Jürgen was refused
+// with yaml.v3's "invalid leading UTF-8 octet": no line, nothing to do.
+// A file in UTF-16 with its mark (Notepad's "Unicode") is still read.
+func TestCampaignFileNotUTF8NamesLineAndWhatToDo(t *testing.T) {
+	bad := strings.Replace(goodCampaign, "  - name: Spring Promo", "  - name: J\xfcrgen", 1)
+	bad = strings.Replace(bad, "    agent: Spring Promo", "    agent: J\xfcrgen", 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}), "campaign.yml line 8: the file is not UTF-8 text", "save it as UTF-8 (Notepad: File > Save As, Encoding: UTF-8")
+	// UTF-16 little-endian with its byte order mark.
+	u16 := []byte{0xff, 0xfe}
+	for _, r := range goodCampaign {
+		u16 = append(u16, byte(r), byte(r>>8))
+	}
+	if _, err := Load(writeCampaign(t, string(u16)), LoadOptions{Getenv: testEnv}); err != nil {
+		t.Errorf("UTF-16 campaign file: %v", err)
+	}
+}
