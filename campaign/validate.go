@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/callrun/callrun/campaign/phone"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report/store"
+	xunicode "golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -287,6 +289,8 @@ func (l *loader) validateAgents(f *File) {
 				l.problem(key+".prompt_file", "prompt file %q: no such file, and its path holds a tab, a line break or another character no one types in a path: %s", f.Path(a.PromptFile), backslashHint)
 			} else if err != nil {
 				l.problem(key+".prompt_file", "prompt file %s: %s%s", f.Path(a.PromptFile), readProblem(err), sameNameHint(f.Path(a.PromptFile), err))
+			} else if b, line := promptText(b); line > 0 {
+				l.problem(key+".prompt_file", "prompt file %s is not UTF-8 text (line %d; it was saved in another encoding, such as Windows' ANSI), and the service would get its accented letters as %q: save it as UTF-8 (Notepad: File > Save As, Encoding: UTF-8; TextEdit: File > Save, Plain Text Encoding: Unicode (UTF-8))", f.Path(a.PromptFile), line, "\ufffd")
 			} else if strings.TrimSpace(string(b)) == "" {
 				l.problem(key+".prompt_file", "prompt file %s is empty", f.Path(a.PromptFile))
 			} else {
@@ -500,6 +504,26 @@ var weekdays = map[string]time.Weekday{
 // readPrompt reads a prompt file: a regular file only (see
 // [sheet.CheckRegular]) of at most [MaxPromptSize] bytes, never read past
 // that.
+// promptText returns a prompt file's text as UTF-8: a UTF-8 byte order
+// mark dropped (Notepad writes one), UTF-16 with its mark (Notepad's
+// "Unicode") decoded. A file in neither, not UTF-8, returns the line of
+// its first byte that is not: sent as it is, JSON would carry each such
+// byte to the service as U+FFFD, a prompt's "Jürgen" as "J\ufffdrgen".
+func promptText(b []byte) ([]byte, int) {
+	switch {
+	case bytes.HasPrefix(b, []byte("\xef\xbb\xbf")):
+		b = b[3:]
+	case bytes.HasPrefix(b, []byte("\xff\xfe")), bytes.HasPrefix(b, []byte("\xfe\xff")):
+		if d, err := xunicode.UTF16(xunicode.LittleEndian, xunicode.ExpectBOM).NewDecoder().Bytes(b); err == nil {
+			b = d
+		}
+	}
+	if line := notUTF8Line(b); line > 0 {
+		return b, line
+	}
+	return b, 0
+}
+
 func readPrompt(path string) ([]byte, error) {
 	if err := sheet.CheckRegular(path); err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package campaign
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,5 +67,35 @@ func TestCampaignFileNotUTF8NamesLineAndWhatToDo(t *testing.T) {
 	}
 	if _, err := Load(writeCampaign(t, string(u16)), LoadOptions{Getenv: testEnv}); err != nil {
 		t.Errorf("UTF-16 campaign file: %v", err)
+	}
+}
+
+// TestPromptFileEncodings: a prompt file saved by Notepad as ANSI was
+// read as it was, and JSON sent each accented letter to the service as
+// U+FFFD ("J\ufffdrgen"), the user's words changed without a word; one
+// saved as "Unicode" (UTF-16) was sent with a NUL byte after every
+// letter. ANSI is refused, naming the line; UTF-16 is decoded, and
+// UTF-8's byte order mark dropped.
+func TestPromptFileEncodings(t *testing.T) {
+	path := writeCampaign(t, goodCampaign)
+	prompt := filepath.Join(filepath.Dir(path), "prompt.txt")
+	os.WriteFile(prompt, []byte("Hallo,\nhier ist J\xfcrgen.\n"), 0o600)
+	_, err := Load(path, LoadOptions{Getenv: testEnv})
+	if err == nil || !strings.Contains(err.Error(), "agents[0].prompt_file: prompt file ") || !strings.Contains(err.Error(), "prompt.txt is not UTF-8 text (line 2;") {
+		t.Errorf("ANSI prompt: %v", err)
+	}
+	for name, body := range map[string][]byte{
+		"UTF-16": append([]byte{0xff, 0xfe}, []byte("H\x00i\x00 \x00J\x00\xfc\x00r\x00g\x00e\x00n\x00")...),
+		"BOM":    []byte("\xef\xbb\xbfHi J\xc3\xbcrgen"),
+	} {
+		os.WriteFile(prompt, body, 0o600)
+		f, err := Load(path, LoadOptions{Getenv: testEnv})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := f.Agents[0].Prompt; got != "Hi J\u00fcrgen" {
+			t.Errorf("%s: prompt %q, want %q", name, got, "Hi J\u00fcrgen")
+		}
 	}
 }
