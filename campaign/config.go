@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -1071,7 +1073,7 @@ func (l *loader) walk(node *yaml.Node, t reflect.Type, path string) {
 			switch {
 			case !ok:
 				l.problems = append(l.problems, Problem{File: l.path, Line: k.Line, Key: kp,
-					Msg: fmt.Sprintf("unknown key %q%s (allowed here: %s)", k.Value, suggest(k.Value, names), strings.Join(names, ", "))})
+					Msg: fmt.Sprintf("unknown key %q%s (allowed here: %s)", k.Value, suggestOrHome(k.Value, names), strings.Join(names, ", "))})
 				continue // dropped, so decoding can go on
 			case seen[k.Value]:
 				l.problems = append(l.problems, Problem{File: l.path, Line: k.Line, Key: kp, Msg: fmt.Sprintf("key %q appears twice", k.Value)})
@@ -1157,6 +1159,61 @@ func (l *loader) expand(node *yaml.Node, path string) {
 		node.Tag = "" // let the expanded text resolve as a number, bool, ...
 	}
 }
+
+// suggestOrHome is suggest, or, for a key of the campaign file written at
+// the wrong level (encoding: at the top, not under its sheet; timezone:
+// beside hours: rather than in it), where it belongs.
+func suggestOrHome(key string, allowed []string) string {
+	if s := suggest(key, allowed); s != "" {
+		return s
+	}
+	homes := keyHomes()[key]
+	if len(homes) == 0 {
+		return ""
+	}
+	homes = slices.Clone(homes)
+	// The shallowest first: sheets[].worksheet before do_not_call's.
+	slices.SortStableFunc(homes, func(a, b string) int { return strings.Count(a, ".") - strings.Count(b, ".") })
+	if len(homes) > 3 {
+		homes = homes[:3]
+	}
+	where := strings.Join(homes, " or ")
+	if len(homes) > 2 {
+		where = strings.Join(homes[:len(homes)-1], ", ") + " or " + homes[len(homes)-1]
+	}
+	return fmt.Sprintf("; %s belongs at %s, not here: move it there", key, where)
+}
+
+var keyHomesOnce = sync.OnceValue(func() map[string][]string {
+	homes := map[string][]string{}
+	var visit func(t reflect.Type, path string, depth int)
+	visit = func(t reflect.Type, path string, depth int) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			if t.Kind() == reflect.Slice {
+				path += "[]"
+			}
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || depth > 4 {
+			return
+		}
+		for i := range t.NumField() {
+			tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if tag == "" || tag == "-" {
+				continue
+			}
+			kp := join(path, tag)
+			homes[tag] = append(homes[tag], kp)
+			visit(t.Field(i).Type, kp, depth+1)
+		}
+	}
+	visit(reflect.TypeFor[File](), "", 0)
+	return homes
+})
+
+// keyHomes maps each key name of the campaign file to the paths it is a
+// key at ("encoding" to "sheets[].encoding", "suppress[].encoding").
+func keyHomes() map[string][]string { return keyHomesOnce() }
 
 // suggest returns `; did you mean "x"?` for the allowed name nearest to
 // key (a typo away, or containing it), or "" when none is near.

@@ -37,3 +37,20 @@ func TestCountryWrittenOtherwiseSuggestsItsCode(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyAtTheWrongLevelSaysWhereItBelongs: encoding: written at the top
+// of the file (it is a sheet's), timezone: beside hours: rather than in
+// it, prompt: under a sheet (it is an agent's). Each was an unknown key
+// with the keys of its level, which do not hold it, and no word of where
+// it goes.
+func TestKeyAtTheWrongLevelSaysWhereItBelongs(t *testing.T) {
+	bad := strings.Replace(goodCampaign, "suppress: [dnc.csv]", "suppress: [dnc.csv]\nencoding: windows-1252\ntimezone: Europe/London", 1)
+	bad = strings.Replace(bad, "    agent: Spring Promo", "    agent: Spring Promo\n    prompt: Hello", 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}),
+		`encoding: unknown key "encoding"; encoding belongs at sheets[].encoding or suppress[].encoding, not here: move it there (allowed here: name,`,
+		`timezone: unknown key "timezone"; timezone belongs at hours.timezone, not here: move it there`,
+		`sheets[0].prompt: unknown key "prompt"; prompt belongs at agents[].prompt, not here: move it there (allowed here: file,`)
+	// A typo is still a typo.
+	bad = strings.Replace(goodCampaign, "suppress: [dnc.csv]", "suppress: [dnc.csv]\nencodng: utf-8", 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}), `unknown key "encodng" (allowed here`)
+}
