@@ -991,6 +991,13 @@ func (l *loader) yamlProblem(err error) Problem {
 	// suppress: [dnc.csv]) is named by its Go type, []SuppressFile, which
 	// tells a person nothing.
 	msg = goListType.ReplaceAllString(msg, "as a list such as [a, b]")
+	if (strings.Contains(msg, "as a number") || strings.Contains(msg, "as a whole number")) && strings.HasPrefix(msg, "cannot read text") {
+		// per_second: "2": a number in quotes is text to YAML, and
+		// "cannot read text `2` as a number" reads as nonsense.
+		if _, err := strconv.ParseFloat(quoted, 64); err == nil && quoted != "" {
+			msg += "; a number in quotes is text: write it without the quotes"
+		}
+	}
 	p.Msg = msg
 	return p
 }

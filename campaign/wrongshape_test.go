@@ -54,3 +54,20 @@ func TestKeyAtTheWrongLevelSaysWhereItBelongs(t *testing.T) {
 	bad = strings.Replace(goodCampaign, "suppress: [dnc.csv]", "suppress: [dnc.csv]\nencodng: utf-8", 1)
 	expectProblems(t, problems(t, bad, LoadOptions{}), `unknown key "encodng" (allowed here`)
 }
+
+// TestQuotedNumberSaysDropTheQuotes: per_second: "2" is text to YAML, and
+// was refused as "cannot read text `2` as a number", which reads as
+// nonsense to a person looking at a 2.
+func TestQuotedNumberSaysDropTheQuotes(t *testing.T) {
+	bad := strings.Replace(goodCampaign, "pace:\n  per_second: ${TEST_RATE:-2.5}\n  concurrency: 8", "pace: {per_second: \"2\", concurrency: '8'}", 1)
+	got := problems(t, bad, LoadOptions{})
+	expectProblems(t, got,
+		"pace.per_second: cannot read text `2` as a number; a number in quotes is text: write it without the quotes",
+		"pace.concurrency: cannot read text `8` as a whole number; a number in quotes is text: write it without the quotes")
+	bad = strings.Replace(goodCampaign, "pace:\n  per_second: ${TEST_RATE:-2.5}\n  concurrency: 8", "pace: {per_second: 10/s}", 1)
+	for _, g := range problems(t, bad, LoadOptions{}) {
+		if strings.Contains(g, "quotes") {
+			t.Errorf("10/s: %s", g)
+		}
+	}
+}
