@@ -562,12 +562,16 @@ func excelSepLine(head []byte) (delim rune, n int) {
 
 // detectDelimiter counts ',', ';' and tabs outside quotes in the first
 // record of head and returns the most frequent, ',' when none occurs or on
-// a tie with ','.
+// a tie with ','. A header whose every comma is followed by a space and
+// that has a semicolon followed by none is separated by ';': its commas
+// are a name's ("Nachname, Vorname;Telefon", as a German Excel writes a
+// column so named), which no program writes as a delimiter.
 func detectDelimiter(head []byte) rune {
-	var commas, semis, tabs int
+	var commas, semis, tabs, spacedCommas, bareSemis int
 	inQuotes := false
 scan:
-	for _, c := range head {
+	for i, c := range head {
+		spaced := i+1 < len(head) && head[i+1] == ' '
 		switch c {
 		case '"':
 			inQuotes = !inQuotes
@@ -578,10 +582,16 @@ scan:
 		case ',':
 			if !inQuotes {
 				commas++
+				if spaced {
+					spacedCommas++
+				}
 			}
 		case ';':
 			if !inQuotes {
 				semis++
+				if !spaced {
+					bareSemis++
+				}
 			}
 		case '\t':
 			if !inQuotes {
@@ -591,6 +601,8 @@ scan:
 	}
 	switch {
 	case semis > commas && semis >= tabs:
+		return ';'
+	case commas > 0 && spacedCommas == commas && bareSemis > 0 && semis >= tabs:
 		return ';'
 	case tabs > commas && tabs > semis:
 		return '\t'

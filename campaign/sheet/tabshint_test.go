@@ -3,6 +3,7 @@ package sheet
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,5 +95,39 @@ func TestHeaderBelowARowOfGroups(t *testing.T) {
 	rows, fatal := readSheet(t, r)
 	if fatal != nil || len(rows) != 3 || rows[0].Row != 2 || rows[0].Fields[3] != "Phone" || rows[2].Row != 4 || rows[2].Fields[1] != "Grace" {
 		t.Errorf("rows after the miss: %+v, %v", rows, fatal)
+	}
+}
+
+// TestSemicolonSheetWithACommaInAColumnName: German Excel saves "CSV
+// (Trennzeichen-getrennt)" with ';', and a column named "Nachname,
+// Vorname" keeps its comma unquoted. One comma and one semicolon tied,
+// the sheet was read as comma-separated, and a campaign mapping Telefon
+// was told 'no column "Telefon" ... did you mean "Vorname;Telefon"?'. A
+// comma followed by a space is a name's, never a delimiter a program
+// writes; a comma-separated sheet whose commas all have spaces after them
+// and no semicolon is still read by its commas.
+func TestSemicolonSheetWithACommaInAColumnName(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		text  string
+		delim rune
+		cols  []string
+	}{
+		{"Nachname, Vorname;Telefon\r\nM\u00fcller, J\u00fcrgen;+49 30 1234567\r\n", ';', []string{"Nachname, Vorname", "Telefon"}},
+		{"Name, Vorname;Telefon;Notiz\r\nA, B;+49 30 1;x\r\n", ';', []string{"Name, Vorname", "Telefon", "Notiz"}},
+		{"First Name, Phone\nAda, +14155550132\n", ',', []string{"First Name", "Phone"}},
+		{"Name,Phone;Mobile\nAda,+14155550132\n", ',', []string{"Name", "Phone;Mobile"}},
+		{"Name;Phone,Mobile;Email\nAda;1;2\n", ';', []string{"Name", "Phone,Mobile", "Email"}},
+	} {
+		path := filepath.Join(dir, "s.csv")
+		os.WriteFile(path, []byte(c.text), 0o600)
+		r, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Delimiter() != c.delim || !slices.Equal(r.Header(), c.cols) {
+			t.Errorf("%q: delimiter %q, header %q; want %q, %q", c.text, r.Delimiter(), r.Header(), c.delim, c.cols)
+		}
+		r.Close()
 	}
 }
