@@ -86,3 +86,38 @@ func TestZipThatIsNoWorkbook(t *testing.T) {
 	}
 	r.Close()
 }
+
+// TestExportToExcelThatIsNoWorkbook: many reporting tools' "Export to
+// Excel" write a web page of a table under an .xls name (Oracle BI
+// Publisher's, as its blog says, 2011-12-07 "Excel 2007 Warnings"; Excel's
+// own "Web Page" shape, <html xmlns:x="urn:schemas-microsoft-com:office:excel">
+// with <meta name=ProgId content=Excel.Sheet>, as a SoftMaker forum thread
+// quotes it, viewtopic.php?f=87&t=6467), or Excel 2003's XML Spreadsheet.
+// Read as CSV, the first line's quotes made the message "a field that is
+// not in quotes contains a quote ... as in "5"" screen"". Each now says
+// what the file is and how to save it as a sheet.
+func TestExportToExcelThatIsNoWorkbook(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ text, want string }{
+		"report.xls": {"<html xmlns:v=\"urn:schemas-microsoft-com:vml\"\r\nxmlns:o=\"urn:schemas-microsoft-com:office:office\"\r\nxmlns:x=\"urn:schemas-microsoft-com:office:excel\">\r\n<head>\r\n<meta name=ProgId content=Excel.Sheet>\r\n</head><body><table><tr><td>Phone</td></tr><tr><td>+14155550132</td></tr></table></body></html>\r\n",
+			"report.xls: the file is a web page (HTML), not a CSV sheet: an \"Export to Excel\" often writes one under an .xls name"},
+		"export.csv": {"\ufeff\r\n<!DOCTYPE html><html><body><table><tr><th>Phone</th></tr></table></body></html>", "export.csv: the file is a web page (HTML)"},
+		"contacts.xml.xls": {"<?xml version=\"1.0\"?>\r\n<?mso-application progid=\"Excel.Sheet\"?>\r\n<Workbook xmlns=\"urn:schemas-microsoft-com:office:spreadsheet\"\r\n xmlns:ss=\"urn:schemas-microsoft-com:office:spreadsheet\">\r\n<Worksheet ss:Name=\"Contacts\"><Table><Row><Cell><Data ss:Type=\"String\">Phone</Data></Cell></Row></Table></Worksheet></Workbook>\r\n",
+			"contacts.xml.xls: the file is an Excel 2003 XML Spreadsheet, which callrun does not read: in Excel use File > Save As > Excel Workbook (.xlsx) or CSV UTF-8"},
+	} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(c.text), 0o600)
+		_, err := Open(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %q", name, err, c.want)
+		}
+	}
+	// A sheet whose first column's values hold markup is still a sheet.
+	path := filepath.Join(dir, "notes.csv")
+	os.WriteFile(path, []byte("Note,Phone\n<b>hi</b>,+14155550132\n"), 0o600)
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+}

@@ -537,6 +537,17 @@ func sniff(head []byte) string {
 	if bytes.IndexByte(head[:min(len(head), sniffSize)], 0) >= 0 {
 		return "the file holds binary data (NUL bytes), not CSV text; if it is a spreadsheet, in Excel use File > Save As > Excel Workbook (.xlsx) or CSV UTF-8"
 	}
+	// What a CRM's or a web app's "Export to Excel" writes under an .xls
+	// name: a web page of a table (Salesforce's "Excel Format .xls"), or
+	// Excel 2003's XML Spreadsheet. Read as CSV, its first line is a tag,
+	// and the message was about a quote in a field.
+	start := bytes.ToLower(bytes.TrimLeft(bytes.TrimPrefix(head[:min(len(head), sniffSize)], []byte("\xef\xbb\xbf")), " \t\r\n"))
+	switch {
+	case bytes.HasPrefix(start, []byte("<")) && bytes.Contains(start, []byte("<workbook")) && bytes.Contains(start, []byte("urn:schemas-microsoft-com:office:spreadsheet")):
+		return "the file is an Excel 2003 XML Spreadsheet, which callrun does not read: in Excel use File > Save As > Excel Workbook (.xlsx) or CSV UTF-8"
+	case bytes.HasPrefix(start, []byte("<html")), bytes.HasPrefix(start, []byte("<!doctype html")), bytes.HasPrefix(start, []byte("<table")), bytes.HasPrefix(start, []byte("<?xml")) && bytes.Contains(start, []byte("<html")):
+		return "the file is a web page (HTML), not a CSV sheet: an \"Export to Excel\" often writes one under an .xls name; open it in Excel and use File > Save As > Excel Workbook (.xlsx) or CSV UTF-8, or export the list as CSV"
+	}
 	return ""
 }
 
