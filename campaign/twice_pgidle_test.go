@@ -7,7 +7,7 @@ import (
 
 	"github.com/callrun/callrun/apiclient/sandbox"
 	"github.com/callrun/callrun/report/store"
-	"github.com/jackc/pgx/v5"
+	"github.com/callrun/callrun/report/store/pgtest"
 )
 
 // TestRunPostgresIdleSessionTimeoutKeepsTheLock: the database's
@@ -22,22 +22,7 @@ func TestRunPostgresIdleSessionTimeoutKeepsTheLock(t *testing.T) {
 	e := newDtEnv(t, sandbox.Options{Faults: sandbox.Faults{Latency: 300 * time.Millisecond}}, dtCampaign(1000, 1, ""), map[string]string{"leads.csv": dtSheet(n)})
 	e.usePostgres()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, e.pgURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v int
-	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&v); err != nil {
-		t.Fatal(err)
-	}
-	if v < 140000 {
-		conn.Close(ctx)
-		t.Skipf("PostgreSQL %d has no idle_session_timeout", v)
-	}
-	if _, err := conn.Exec(ctx, `DO $$BEGIN EXECUTE format('ALTER DATABASE %I SET idle_session_timeout = %L', current_database(), '700ms'); END$$`); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
+	pgtest.IdleSessionTimeout(t, e.pgURL, "700ms")
 	res, err := e.run(ctx, nil)
 	if err != nil {
 		t.Fatalf("Run: %v (%+v)", err, res)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callrun/callrun/report/store/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -797,22 +798,7 @@ func TestPostgresSessionsCompileNothing(t *testing.T) {
 func TestPostgresAgentsLockOutlivesIdleSessionTimeout(t *testing.T) {
 	ctx := context.Background()
 	url := pgURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v int
-	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&v); err != nil {
-		t.Fatal(err)
-	}
-	if v < 140000 {
-		conn.Close(ctx)
-		t.Skipf("PostgreSQL %d has no idle_session_timeout", v)
-	}
-	if _, err := conn.Exec(ctx, `DO $$BEGIN EXECUTE format('ALTER DATABASE %I SET idle_session_timeout = %L', current_database(), '200ms'); END$$`); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
+	pgtest.IdleSessionTimeout(t, url, "200ms")
 	a, b := openPostgres(t, url, "c", 0, 2), openPostgres(t, url, "c", 1, 2)
 	unlock, err := a.LockAgents(ctx)
 	if err != nil {

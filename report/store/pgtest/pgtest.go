@@ -142,6 +142,32 @@ func URL(t testing.TB) string {
 	return c.AdminURL(name)
 }
 
+// IdleSessionTimeout sets idle_session_timeout to d (such as "200ms")
+// for every later session of the database at url, as a DBA or a managed
+// server may: the tests of the connections that sit idle while holding a
+// lock. It skips t on a server older than PostgreSQL 14, which has no
+// such setting.
+func IdleSessionTimeout(t testing.TB, url, d string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v < 140000 {
+		t.Skipf("PostgreSQL %d has no idle_session_timeout", v)
+	}
+	literal := "'" + strings.ReplaceAll(d, "'", "''") + "'"
+	if _, err := conn.Exec(ctx, `DO $$BEGIN EXECUTE format('ALTER DATABASE %I SET idle_session_timeout = %L', current_database(), `+literal+`); END$$`); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // AdminURL returns the superuser's URL of database dbname on the cluster.
 func (c *Cluster) AdminURL(dbname string) string {
 	if c.external != nil {
