@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/callrun/callrun/campaign/sheet"
 )
 
 // Window is the calling window of `hours:`: the days of the week and the
@@ -175,12 +176,44 @@ func loadZone(name string) (*time.Location, error) {
 	if name == "Local" {
 		return nil, errLocalZone
 	}
+	if canon := zoneNameAsWritten(name); canon != "" && canon != name {
+		// A Mac's file system finds "europe/london", and a campaign
+		// checked there would be refused on the Linux server cron runs.
+		return nil, fmt.Errorf("%q is not an IANA time zone name: zone names are written in their own case, %s", name, canon)
+	}
 	l, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not an IANA time zone name such as America/New_York", name)
+		msg := fmt.Sprintf("%q is not an IANA time zone name such as America/New_York", name)
+		if near := nearestZone(name); near != "" {
+			msg += fmt.Sprintf("; did you mean %s?", near)
+		}
+		return nil, errors.New(msg)
 	}
 	zoneCache.Store(name, l)
 	return l, nil
+}
+
+// zoneNameAsWritten returns the zone of the tzdata callrun carries whose
+// name is name in any case, "" when none is.
+func zoneNameAsWritten(name string) string {
+	for _, z := range phone.TZNames() {
+		if strings.EqualFold(z, name) {
+			return z
+		}
+	}
+	return ""
+}
+
+// nearestZone returns the zone name closest to a misspelt one
+// ("Europe/Londn"), "" when none is close for its length.
+func nearestZone(name string) string {
+	best, bestD := "", max(2, len(name)/5)+1
+	for _, z := range phone.TZNames() {
+		if d := sheet.EditDistance(strings.ToLower(name), strings.ToLower(z)); d < bestD {
+			best, bestD = z, d
+		}
+	}
+	return best
 }
 
 // ContactZones returns the zones a contact may be in: every zone its

@@ -16,3 +16,20 @@ func TestHoursTimezoneLocalRefused(t *testing.T) {
 		t.Error(`loadZone("Local") = nil error; a timezone column's "Local" would be read as this machine's zone`)
 	}
 }
+
+// TestHoursTimezoneNameAsWritten: a zone name in the wrong case is found
+// by a Mac's file system and not by a Linux server's, so a campaign
+// checked on a laptop failed under cron; it is refused everywhere,
+// naming the zone as written. A misspelt one is offered the nearest.
+func TestHoursTimezoneNameAsWritten(t *testing.T) {
+	bad := strings.Replace(goodCampaign, "timezone: America/New_York", "timezone: america/new_york", 1)
+	expectProblems(t, problems(t, bad, LoadOptions{}), `"america/new_york" is not an IANA time zone name: zone names are written in their own case, America/New_York`)
+	typo := strings.Replace(goodCampaign, "timezone: America/New_York", "timezone: Europe/Londn", 1)
+	expectProblems(t, problems(t, typo, LoadOptions{}), `"Europe/Londn" is not an IANA time zone name such as America/New_York; did you mean Europe/London?`)
+	if _, err := loadZone("europe/london"); err == nil {
+		t.Error(`loadZone("europe/london") = nil error; a timezone column's cell so written would be read on a Mac only`)
+	}
+	if _, err := loadZone("Europe/London"); err != nil {
+		t.Errorf(`loadZone("Europe/London"): %v`, err)
+	}
+}

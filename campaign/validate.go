@@ -473,7 +473,7 @@ func (l *loader) validateHours(h *Hours) {
 		if _, err := loadZone(h.Timezone); errors.Is(err, errLocalZone) {
 			l.problem("hours.timezone", "timezone %v", err)
 		} else if err != nil {
-			l.problem("hours.timezone", "timezone %q is not an IANA time zone name such as America/New_York (or contact)", h.Timezone)
+			l.problem("hours.timezone", "timezone %v (or contact, each contact's own)", err)
 		}
 	}
 	if len(h.Days) == 0 {

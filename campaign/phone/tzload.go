@@ -5,6 +5,7 @@ import (
 	"bytes"
 	_ "embed"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -41,6 +42,19 @@ var embeddedTZ = sync.OnceValue(func() map[string]*zip.File {
 		m[f.Name] = f
 	}
 	return m
+})
+
+// TZNames returns the names of the zones of the tzdata callrun
+// carries, sorted: the campaign file's check tells a zone written in
+// the wrong case ("europe/london", which a Mac's file system finds and a
+// Linux server's does not) or misspelt from them.
+var TZNames = sync.OnceValue(func() []string {
+	names := make([]string, 0, len(embeddedTZ()))
+	for name := range embeddedTZ() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 })
 
 // embeddedZone loads name from the tzdata callrun carries, or nil.
