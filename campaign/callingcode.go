@@ -97,9 +97,7 @@ func readCallingCode(cell string) (cc int, named, ok bool) {
 	}
 	s = strings.Trim(s, "()+ \u00a0")
 	s = strings.TrimSuffix(s, ")")
-	if strings.HasPrefix(s, "00") {
-		s = s[2:]
-	}
+	s = strings.TrimPrefix(s, "00")
 	if i := strings.IndexAny(s, "- "); i > 0 {
 		s = s[:i] // "1-268", "1 876": the code is the part before
 	}
