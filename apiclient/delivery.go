@@ -459,6 +459,10 @@ type ReadOptions struct {
 	SigningSecret string
 	// RequireSignature refuses a delivery that carries no signature.
 	RequireSignature bool
+	// PhoneField is the campaign's outcomes.phone_field: a delivery that
+	// names a number there is a delivery itself, never the wrapper of
+	// an array of them ([unwrap]).
+	PhoneField string
 }
 
 // ReadDeliveries reads the webhook deliveries of one request: the query
@@ -490,7 +494,7 @@ type ReadOptions struct {
 func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	ds, err := readDeliveries(r, o)
 	if len(ds) > 0 {
-		ds = unwrapAll(ds)
+		ds = unwrapAll(ds, o.PhoneField)
 	}
 	return ds, err
 }

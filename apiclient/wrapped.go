@@ -67,12 +67,15 @@ func looksLikeDelivery(d Delivery) bool {
 // array of deliveries is: an array member, up to maxWrapDepth deep,
 // whose elements are all non-empty objects and at least one names a
 // number and an event, a status, an outcome or a summary
-// ([looksLikeDelivery]). A d that names a number of its own is a
-// delivery itself (its array may be its transcript's turns, its call's
-// legs), and is returned as it is, as is one that wraps no such array.
-// Each element is signed as d was.
-func unwrap(d Delivery) []Delivery {
-	if firstField(d.Fields, WrappedNumberFields) != "" {
+// ([looksLikeDelivery]). A d that names a number of its own, by
+// [WrappedNumberFields], the service's envelope's caller_number or
+// phoneField (outcomes.phone_field), is a delivery itself (its array
+// may be its transcript's turns, its call's legs), and is returned as it
+// is, as is one that wraps no such array. Each element is signed as d
+// was.
+func unwrap(d Delivery, phoneField string) []Delivery {
+	if firstField(d.Fields, WrappedNumberFields) != "" || Field(d.Fields, "caller_number") != "" ||
+		phoneField != "" && Field(d.Fields, phoneField) != "" {
 		return nil
 	}
 	paths := make([]string, 0, 4)
@@ -98,10 +101,10 @@ func unwrap(d Delivery) []Delivery {
 
 // unwrapAll replaces each delivery of ds that wraps an array of
 // deliveries ([unwrap]) by them.
-func unwrapAll(ds []Delivery) []Delivery {
+func unwrapAll(ds []Delivery, phoneField string) []Delivery {
 	var out []Delivery
 	for i, d := range ds {
-		els := unwrap(d)
+		els := unwrap(d, phoneField)
 		if els == nil {
 			if out != nil {
 				out = append(out, d)

@@ -97,3 +97,31 @@ func TestReadDeliveriesBracketedForm(t *testing.T) {
 		t.Errorf("tags[] read as %v, want both values", vs)
 	}
 }
+
+// TestReadDeliveriesWrappedOwnNumber: a delivery that names its number
+// where the campaign reads it but not by a field of WrappedNumberFields
+// (the service's own envelope's data.caller_number, service-api as
+// /work/shared/design.md gives it: {event, timestamp, data: {call_id,
+// agent_id, caller_number, duration, status, transcript, ...}}; a field
+// outcomes.phone_field names) is a delivery itself: an array of its
+// call's legs is not read in its place, which would lose its own
+// opt-out (its disposition) and its number.
+func TestReadDeliveriesWrappedOwnNumber(t *testing.T) {
+	for _, c := range []struct {
+		name, body, phoneField string
+	}{
+		{"the service's envelope", `{"event":"call.ended","timestamp":"2026-11-29T10:00:00Z","data":{"call_id":"c1","caller_number":"+14155550140","status":"completed","disposition":"do_not_call","legs":[{"to":"+14155550199","status":"completed"}]}}`, ""},
+		{"outcomes.phone_field", `{"event":"call.ended","lead_cell":"+14155550141","disposition":"do_not_call","legs":[{"to":"+14155550199","status":"completed"}]}`, "lead_cell"},
+	} {
+		r := httptest.NewRequest("POST", "/hook", strings.NewReader(c.body))
+		r.Header.Set("Content-Type", "application/json")
+		ds, err := ReadDeliveries(r, ReadOptions{PhoneField: c.phoneField})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if len(ds) != 1 || Field(ds[0].Fields, "disposition") != "do_not_call" {
+			t.Errorf("%s: read %d deliveries %+v; want the one delivery, its disposition do_not_call", c.name, len(ds), ds)
+		}
+	}
+}

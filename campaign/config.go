@@ -152,9 +152,10 @@ type Outcomes struct {
 func (o *Outcomes) SigningUnset() bool { return o != nil && o.signingUnset }
 
 // ReadOptions are how listen reads the campaign's deliveries: their
-// signatures checked with outcomes.signing_secret, when it is set.
+// signatures checked with outcomes.signing_secret, when it is set, and
+// outcomes.phone_field a delivery's own number.
 func (o *Outcomes) ReadOptions() apiclient.ReadOptions {
-	return apiclient.ReadOptions{SigningSecret: o.SigningSecret, RequireSignature: o.RequireSignature}
+	return apiclient.ReadOptions{SigningSecret: o.SigningSecret, RequireSignature: o.RequireSignature, PhoneField: o.PhoneField}
 }
 
 // DefaultOptOutValues are the values of a delivery's disposition that
