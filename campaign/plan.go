@@ -184,8 +184,13 @@ func (p *PlanPressure) hold(number string, now time.Time) *store.HeldError {
 		}
 	}
 	limits := p.Limits
-	if extra := StateAttemptLimits(number); len(limits) > 0 && len(extra) > 0 {
-		limits = append(slices.Clip(limits), extra...) // as the run's store.Pressure.NumberLimits
+	// The states' cap of three holds no number called fewer times, and
+	// reading a +1 number's country costs the library's Parse: not on
+	// every row of a sheet.
+	if len(limits) > 0 && len(at) >= stateAttemptMax {
+		if extra := StateAttemptLimits(number); len(extra) > 0 {
+			limits = append(slices.Clip(limits), extra...) // as the run's store.Pressure.NumberLimits
+		}
 	}
 	return store.Later(store.HoldUntil(limits, number, at, now),
 		store.HoldAfterConversation(number, conversed, p.AfterConversation, now))

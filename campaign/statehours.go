@@ -141,14 +141,18 @@ func usStateRule(state string) calledPersonRule {
 // summarise them). Every campaign on a store is taken to be on the same
 // subject: stricter, never looser.
 var stateAttemptCaps = map[string][]store.PressureLimit{
-	"FL": {{Within: 24 * time.Hour, Max: 3, Law: "Florida's law on calls to one person"}},
-	"OK": {{Within: 24 * time.Hour, Max: 3, Law: "Oklahoma's law on calls to one person"}},
-	"MD": {{Within: 24 * time.Hour, Max: 3, Law: "Maryland's law on calls to one person"}},
+	"FL": {{Within: 24 * time.Hour, Max: stateAttemptMax, Law: "Florida's law on calls to one person"}},
+	"OK": {{Within: 24 * time.Hour, Max: stateAttemptMax, Law: "Oklahoma's law on calls to one person"}},
+	"MD": {{Within: 24 * time.Hour, Max: stateAttemptMax, Law: "Maryland's law on calls to one person"}},
 }
+
+// stateAttemptMax is the calls in 24 hours every cap of stateAttemptCaps
+// allows: a number called fewer times is held by none of them.
+const stateAttemptMax = 3
 
 // stateAttemptLimit is those states' cap for a US number of no known
 // state.
-var stateAttemptLimit = []store.PressureLimit{{Within: 24 * time.Hour, Max: 3, Law: "Florida's, Oklahoma's and Maryland's laws on calls to one person (the number's state is not known)"}}
+var stateAttemptLimit = []store.PressureLimit{{Within: 24 * time.Hour, Max: stateAttemptMax, Law: "Florida's, Oklahoma's and Maryland's laws on calls to one person (the number's state is not known)"}}
 
 // StateAttemptLimits returns the limits a number is held to besides the
 // campaign's pressure: for a US number of a state in stateAttemptCaps,
