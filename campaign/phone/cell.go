@@ -209,7 +209,7 @@ func readNumber(raw string, rules *Rules, core coreFunc) (Number, error) {
 		// number is written, and read with its '+' it is a mobile in
 		// Norway.
 		if nat, ok := core(false, c.digits, region); ok && nat.e164 != r.e164 && groupedNationally(c.s, nat.e164) {
-			return Number{}, fmt.Errorf("%q is ambiguous: with its + it is %s, a number in %s, but its digits are grouped as region %s writes %s; was the + typed before a national number? write it as +country number, or without the +", c.s, r.e164, CountryName(r.region), region, nat.e164)
+			return Number{}, fmt.Errorf("%q is ambiguous: with its + it is %s, a number in %s, but its digits are grouped as region %s writes %s; was the + typed before a national number? if it is of %s, write it as %s, its digits together; if not, write it without the +", c.s, r.e164, CountryName(r.region), region, nat.e164, CountryName(r.region), r.e164)
 		}
 	}
 	if err := checkLength(c.s, r); err != nil {

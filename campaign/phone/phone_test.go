@@ -96,6 +96,13 @@ func TestNormalize(t *testing.T) {
 		{raw: "\u200f+44 20 7946 0123", region: "GB", err: "invisible text-direction mark (U+200F)"},
 		{raw: "+1 415 555 0132\u200e", region: "US", err: "invisible text-direction mark (U+200E)"},
 		{raw: "\u2067020 7946 0123\u2069", region: "GB", err: "invisible text-direction mark (U+2067)"},
+		// Iceland's number as the library's INTERNATIONAL format writes it
+		// ("+354 611 1234") is grouped as a US number is written: refused as
+		// ambiguous, and the reason says the one way to write it that is
+		// not, its digits together, rather than "+country number", which
+		// it is already.
+		{raw: "+354 611 1234", region: "US", err: "write it as +3546111234, its digits together"},
+		{raw: "+3546111234", region: "US", want: "+3546111234"},
 		{raw: "1-800-FLOWERS", region: "US", err: `contains 'F'`},
 		{raw: "N/A", region: "US", err: `"N/A" is not a phone number`},
 		{raw: "()-", region: "US", err: "has no digits"},
