@@ -69,13 +69,14 @@ func looksLikeDelivery(d Delivery) bool {
 // number and an event, a status, an outcome or a summary
 // ([looksLikeDelivery]). A d that names a number of its own, by
 // [WrappedNumberFields], the service's envelope's caller_number or
-// phoneField (outcomes.phone_field), is a delivery itself (its array
-// may be its transcript's turns, its call's legs), and is returned as it
-// is, as is one that wraps no such array. Each element is signed as d
-// was.
+// phoneField (outcomes.phone_field), or a call's id (by which listen
+// finds the person in the journal), is a delivery itself (its array may
+// be its transcript's turns, its call's legs), and is returned as it is,
+// as is one that wraps no such array. Each element is signed as d was.
 func unwrap(d Delivery, phoneField string) []Delivery {
 	if firstField(d.Fields, WrappedNumberFields) != "" || Field(d.Fields, "caller_number") != "" ||
-		phoneField != "" && Field(d.Fields, phoneField) != "" {
+		phoneField != "" && Field(d.Fields, phoneField) != "" ||
+		d.CallID != "" || firstField(d.Fields, callIDFields) != "" {
 		return nil
 	}
 	paths := make([]string, 0, 4)

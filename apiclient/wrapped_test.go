@@ -103,8 +103,8 @@ func TestReadDeliveriesBracketedForm(t *testing.T) {
 // (the service's own envelope's data.caller_number, service-api as
 // /work/shared/design.md gives it: {event, timestamp, data: {call_id,
 // agent_id, caller_number, duration, status, transcript, ...}}; a field
-// outcomes.phone_field names) is a delivery itself: an array of its
-// call's legs is not read in its place, which would lose its own
+// outcomes.phone_field names), or its call's id, is a delivery itself:
+// an array of its call's legs is not read in its place, which would lose its own
 // opt-out (its disposition) and its number.
 func TestReadDeliveriesWrappedOwnNumber(t *testing.T) {
 	for _, c := range []struct {
@@ -112,6 +112,10 @@ func TestReadDeliveriesWrappedOwnNumber(t *testing.T) {
 	}{
 		{"the service's envelope", `{"event":"call.ended","timestamp":"2026-11-29T10:00:00Z","data":{"call_id":"c1","caller_number":"+14155550140","status":"completed","disposition":"do_not_call","legs":[{"to":"+14155550199","status":"completed"}]}}`, ""},
 		{"outcomes.phone_field", `{"event":"call.ended","lead_cell":"+14155550141","disposition":"do_not_call","legs":[{"to":"+14155550199","status":"completed"}]}`, "lead_cell"},
+		// No number at all, but the call's id, by which listen finds the
+		// person callrun called in the journal; its legs name the number a
+		// transfer went to.
+		{"its call's id", `{"event":"call.ended","data":{"call_id":"c9","disposition":"do_not_call","legs":[{"to":"+14155550199","status":"completed"}]}}`, ""},
 	} {
 		r := httptest.NewRequest("POST", "/hook", strings.NewReader(c.body))
 		r.Header.Set("Content-Type", "application/json")
