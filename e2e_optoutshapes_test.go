@@ -170,6 +170,15 @@ var heldOptOutShapes = []struct {
 	{"contacts-dnd", "application/json",
 		`{"event":"list.updated","contacts":[{"mobile":"+19175550328","dnd":true},{"mobile":"+19175550329","dnd":false}]}`,
 		[]string{"+19175550328", "+19175550329"}},
+	// The service's own envelope (/work/shared/design.md: {event,
+	// timestamp, data: {call_id, agent_id, caller_number, ...}}) of a
+	// call this store has no record of, holding an array of its call's
+	// legs that each name a number and a status: one delivery, its
+	// caller_number in doubt, not the wrapper of its legs, whose
+	// disposition was dropped and the person called.
+	{"envelope-caller-number-with-legs", "application/json",
+		`{"event":"call.ended","timestamp":"2026-11-29T20:00:00Z","data":{"call_id":"legs-1","caller_number":"+19175550335","disposition":"do_not_call","legs":[{"to":"+19175550399","status":"completed"}]}}`,
+		[]string{"+19175550335"}},
 }
 
 // TestHeldOptOutShapesKeepBothUncalled posts each of heldOptOutShapes to
