@@ -85,6 +85,10 @@ var optOutShapes = []struct {
 	// attempt, until Salesforce dropped it.
 	{"salesforce-outbound-message", "text/xml; charset=utf-8", salesforceDoNotCall, "+19175550331", ""},
 	{"salesforce-outbound-message-mobile", "text/xml; charset=utf-8", salesforceDoNotCall, "+19175550333", ""},
+	// A CampaignMember's record (Salesforce's object reference: its
+	// DoNotCall, Phone and MobilePhone are the Lead's or Contact's, and
+	// its Type says which), whose Type is no event of a delivery.
+	{"salesforce-campaign-member-mobile", "text/xml; charset=utf-8", salesforceCampaignMember, "+19175550337", ""},
 	// A form of nested fields in brackets, as PHP and Rails write them,
 	// and Mailchimp's webhooks (type=...&data[merges][PHONE]=...,
 	// https://mailchimp.com/developer/marketing/guides/sync-audience-data-webhooks/):
@@ -138,6 +142,35 @@ const salesforceDoNotCall = `<?xml version="1.0" encoding="UTF-8"?>
      <sf:DoNotCall>false</sf:DoNotCall>
      <sf:MobilePhone>+14155550132</sf:MobilePhone>
      <sf:Phone>+14155550132</sf:Phone>
+    </sObject>
+   </Notification>
+  </notifications>
+ </soapenv:Body>
+</soapenv:Envelope>
+`
+
+// salesforceCampaignMember is a Salesforce Outbound Message of a
+// CampaignMember whose DoNotCall is true: its fields as
+// https://developer.salesforce.com/docs/atlas.en-us.api.meta/api/sforce_api_objects_campaignmember.htm
+// lists them (Type: Lead or Contact; Status: a campaign's member status),
+// in the envelope of salesforceDoNotCall.
+const salesforceCampaignMember = `<?xml version="1.0" encoding="UTF-8"?>
+<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+ <soapenv:Body>
+  <notifications xmlns="http://soap.sforce.com/2005/09/outbound">
+   <OrganizationId>00D000000000062EAA</OrganizationId>
+   <ActionId>04k000000000003AAA</ActionId>
+   <Notification>
+    <Id>04l000000000003AAA</Id>
+    <sObject xsi:type="sf:CampaignMember" xmlns:sf="urn:sobject.enterprise.soap.sforce.com">
+     <sf:Id>00v000000000001AAA</sf:Id>
+     <sf:CampaignId>701000000000001AAA</sf:CampaignId>
+     <sf:LeadId>00Q000000000002AAA</sf:LeadId>
+     <sf:DoNotCall>true</sf:DoNotCall>
+     <sf:MobilePhone>917-555-0337</sf:MobilePhone>
+     <sf:Phone>(917) 555-0336</sf:Phone>
+     <sf:Status>Responded</sf:Status>
+     <sf:Type>Lead</sf:Type>
     </sObject>
    </Notification>
   </notifications>

@@ -92,6 +92,11 @@ func soapDeliveries(body []byte) ([]Delivery, error) {
 					}
 				}
 				d := newDelivery(fields, "")
+				// Its event whatever the record's own fields: a
+				// CampaignMember's, an Account's or an Opportunity's Type
+				// (Lead, Customer) would be read as the event before the
+				// type set here.
+				d.Event = SalesforceEvent
 				d.soap = true
 				ds = append(ds, d)
 				fields = nil
