@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -212,6 +213,14 @@ var heldOptOutShapes = []struct {
 	{"envelope-caller-number-with-legs", "application/json",
 		`{"event":"call.ended","timestamp":"2026-11-29T20:00:00Z","data":{"call_id":"legs-1","caller_number":"+19175550335","disposition":"do_not_call","legs":[{"to":"+19175550399","status":"completed"}]}}`,
 		[]string{"+19175550335"}},
+	// A Salesforce Lead whose DoNotCall is true and whose MobilePhone
+	// does not read: a '+' typed before its national number, which in a
+	// US campaign reads as no number (+91 75550339 is too short for
+	// India). Its Phone is listed; its mobile, the same person's, was
+	// passed over in silence and called.
+	{"salesforce-line-does-not-read", "text/xml; charset=utf-8",
+		strings.NewReplacer("(917) 555-0331", "(917) 555-0338", "917-555-0333", "+(917) 555-0339", "04l000000000001AAA", "04l000000000009AAA").Replace(salesforceDoNotCall),
+		[]string{"+19175550338", "+19175550339"}},
 }
 
 // TestHeldOptOutShapesKeepBothUncalled posts each of heldOptOutShapes to

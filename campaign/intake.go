@@ -216,9 +216,38 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 			t.ByCall, numbers = byCall, append(slices.Clone(numbers), byCall)
 		}
 	}
-	if t.Searched {
+	var unread []string // the Salesforce record's lines that do not read
+	if d.Event == apiclient.SalesforceEvent {
+		// A Salesforce record's DoNotCall is the person's, on each of
+		// their lines the record names, not on its Phone alone. A line
+		// that does not read is the person's still: its readings go on
+		// the list, as a suppression file's do, and the opt-out is held.
+		add := func(n string) {
+			if !in.f.Outcomes.isOwn(n) && !slices.Contains(numbers, n) {
+				numbers = append(slices.Clone(numbers), n)
+			}
+		}
+		for _, name := range salesforceLines {
+			v := d.Fields[name]
+			if v == "" {
+				continue
+			}
+			n, err := in.f.ReadNumber(v)
+			if err != nil {
+				unread = append(unread, fmt.Sprintf("its %s: %v", name, err))
+				for _, r := range phone.Readings(v, in.f.suppressionRegions()) {
+					add(r)
+				}
+				continue
+			}
+			add(n)
+		}
+	}
+	if t.Searched || len(unread) > 0 {
 		why := "its number does not read"
 		switch {
+		case !t.Searched:
+			why = "a line of the Salesforce record whose DoNotCall it reports does not read"
 		case t.InArray:
 			why = fmt.Sprintf("a do-not-call sign in its array %s, which may be of another person than its number", t.FlaggedBy)
 			if t.Erased {
@@ -237,23 +266,13 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 		if t.ByCall != "" && !t.Erased {
 			why += fmt.Sprintf("; the contact of its call %s, %s, is on the list", d.CallID, t.ByCall)
 		}
+		if len(unread) > 0 && !t.Erased {
+			why += " (" + strings.Join(unread, "; ") + "; its readings are on the list)"
+		}
 		t.Held = true
 		var err error
 		if t.HeldNew, err = in.o.DoNotCall.Hold(ctx, store.OptOutHold{Campaign: in.f.Name, Key: t.Key, At: in.o.Now(), Reason: why}); err != nil {
 			return err
-		}
-	}
-	if d.Event == apiclient.SalesforceEvent {
-		// A Salesforce record's DoNotCall is the person's, on each of
-		// their lines the record names, not on its Phone alone.
-		for _, name := range salesforceLines {
-			v := d.Fields[name]
-			if v == "" {
-				continue
-			}
-			if n, err := in.f.ReadNumber(v); err == nil && !in.f.Outcomes.isOwn(n) && !slices.Contains(numbers, n) {
-				numbers = append(slices.Clone(numbers), n)
-			}
 		}
 	}
 	if len(numbers) == 0 {
