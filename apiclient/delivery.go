@@ -885,18 +885,33 @@ func jsonDeliveries(body []byte, legacy bool) (ds []Delivery, at []int, refused 
 	if err != nil {
 		// Newline-delimited JSON (application/x-ndjson, JSON Lines): a
 		// batching sender's deliveries one a line, read as the elements
-		// of an array are. Refused whole, its sender would retry it for
-		// ever and every opt-out in it be lost.
+		// of an array are, a line that is no delivery (an empty object)
+		// refused as such an element is. Refused whole, its sender would
+		// retry it for ever and every opt-out in it be lost.
 		if lines := ndjsonObjects(body); lines != nil {
 			out := make([]Delivery, 0, len(lines))
-			for _, l := range lines {
+			where := make([]int, 0, len(lines))
+			for i, l := range lines {
 				ld, lerr := jsonDelivery(l, false)
-				if lerr != nil || len(ld.Fields) == 0 {
-					return nil, nil, nil, err
+				if lerr == nil && len(ld.Fields) == 0 {
+					lerr = errors.New("an empty delivery")
 				}
-				out = append(out, ld)
+				if lerr != nil {
+					if refused == nil {
+						refused = &RefusedElements{Of: len(lines)}
+					}
+					refused.Refused = append(refused.Refused, RefusedElement{Index: i + 1, Err: lerr})
+					continue
+				}
+				out, where = append(out, ld), append(where, i)
 			}
-			return out, nil, nil, nil
+			switch {
+			case refused == nil:
+				return out, nil, nil, nil
+			case len(out) == 0:
+				return nil, nil, nil, refused
+			}
+			return out, where, refused, nil
 		}
 		return nil, nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -127,5 +128,21 @@ func TestReadDeliveriesWrappedOwnNumber(t *testing.T) {
 		if len(ds) != 1 || Field(ds[0].Fields, "disposition") != "do_not_call" {
 			t.Errorf("%s: read %d deliveries %+v; want the one delivery, its disposition do_not_call", c.name, len(ds), ds)
 		}
+	}
+}
+
+// TestReadDeliveriesNDJSONEmptyLine: a line of newline-delimited JSON
+// that is an empty object (a batching sender's keep-alive) is refused as
+// an empty element of an array is, and the other lines are read: refused
+// whole, the body would be answered 400 on every retry and the opt-out
+// on its other line lost.
+func TestReadDeliveriesNDJSONEmptyLine(t *testing.T) {
+	const body = "{}\n{\"event\":\"call.ended\",\"phone_number\":\"+14155550133\",\"disposition\":\"do_not_call\"}\n"
+	r := httptest.NewRequest("POST", "/hook", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/x-ndjson")
+	ds, err := ReadDeliveries(r, ReadOptions{})
+	var refused *RefusedElements
+	if len(ds) != 1 || ds[0].Fields["disposition"] != "do_not_call" || !errors.As(err, &refused) || refused.Of != 2 || len(refused.Refused) != 1 || refused.Refused[0].Index != 1 {
+		t.Errorf("read %+v, %v; want the second line, and the first refused as element 1 of 2", ds, err)
 	}
 }
