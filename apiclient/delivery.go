@@ -321,8 +321,9 @@ func isContainerSeg(seg string) bool {
 
 // SentAt returns when the sender says it sent d, by its timestamp field
 // (the service's envelope, Twilio's Timestamp, Vapi's message.timestamp)
-// as RFC 3339, RFC 1123 or Unix seconds or milliseconds; ok is false
-// when it has none that reads. listen compares it with its own clock
+// as RFC 3339, RFC 1123 or Unix seconds, milliseconds, microseconds or
+// nanoseconds; ok is false when it has none that reads. listen compares
+// it with its own clock
 // ([campaign.Intake]): the sender's clock, a second opinion that listen,
 // which asks the service nothing, has no other way to get.
 func (d Delivery) SentAt() (t time.Time, ok bool) {
@@ -331,7 +332,12 @@ func (d Delivery) SentAt() (t time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
-		if n >= 1e12 { // milliseconds: 2001 onwards
+		switch { // 2001 onwards in each unit
+		case n >= 1e18:
+			return time.Unix(0, int64(n)).UTC(), true
+		case n >= 1e15:
+			return time.UnixMicro(int64(n)).UTC(), true
+		case n >= 1e12:
 			return time.UnixMilli(int64(n)).UTC(), true
 		}
 		return time.Unix(int64(n), 0).UTC(), true

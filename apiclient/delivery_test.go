@@ -548,6 +548,8 @@ func TestDeliverySentAt(t *testing.T) {
 		{"RFC 1123 (Twilio's Timestamp)", map[string]string{"Timestamp": "Sat, 01 Mar 2025 17:10:00 +0000"}, true},
 		{"Unix milliseconds (Vapi's message.timestamp)", map[string]string{"message.timestamp": "1740849000000"}, true},
 		{"Unix seconds", map[string]string{"data.timestamp": "1740849000"}, true},
+		{"Unix microseconds", map[string]string{"timestamp": "1740849000000000"}, true},
+		{"Unix nanoseconds", map[string]string{"timestamp": "1740849000000000000"}, true},
 		{"none", map[string]string{"event": "call.ended"}, false},
 		{"unreadable", map[string]string{"timestamp": "yesterday"}, false},
 	} {
