@@ -583,7 +583,7 @@ func (p *Plan) addWarnings(f *File) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d contact(s) repeat a number this campaign calls (dedupe: %s); contact pressure holds each back until the number may be called again", p.HeldRepeats, f.Dedupe))
 	}
 	if f.PressureLimits() == nil {
-		p.Warnings = append(p.Warnings, "pressure: {off: true}: nothing limits how often a number is called across campaigns; a person called an hour ago by another campaign is called again")
+		p.Warnings = append(p.Warnings, "pressure: {off: true}: nothing limits how often a number is called across campaigns, not even the three calls a day Florida's, Oklahoma's and Maryland's laws allow; a person called an hour ago by another campaign is called again")
 	}
 	if w := f.RegFWarning(); w != "" {
 		p.Warnings = append(p.Warnings, w)

@@ -316,7 +316,7 @@ func (j *job) countPressure(context.Context) error {
 	j.jopts.DoNotCall = j.dnc
 	limits := j.f.PressureLimits()
 	if limits == nil {
-		j.log.Warn().Msg("pressure: {off: true}: nothing limits how often a number is called across campaigns; this campaign may call a person called an hour ago by another")
+		j.log.Warn().Msg("pressure: {off: true}: nothing limits how often a number is called across campaigns, not even the three calls a day Florida's, Oklahoma's and Maryland's laws allow; this campaign may call a person called an hour ago by another")
 	}
 	if j.rehearsal {
 		return nil
