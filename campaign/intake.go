@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/callrun/callrun/apiclient"
@@ -24,7 +25,17 @@ import (
 type Intake struct {
 	f *File
 	o IntakeOptions
+
+	mu sync.Mutex
+	// ours are call ids the journal was found to hold: a call's later
+	// deliveries (its call.answered, its call.ended, their retries) read
+	// the journal no more to tell that callrun placed it. At most
+	// maxOurs, then forgotten at once (read again as needed).
+	ours map[string]bool
 }
+
+// maxOurs bounds Intake.ours: a million call ids of some tens of bytes.
+const maxOurs = 1 << 20
 
 // IntakeOptions are where an [Intake] puts what it takes.
 type IntakeOptions struct {
@@ -129,6 +140,9 @@ func (in *Intake) Take(ctx context.Context, d apiclient.Delivery, agent bool, at
 	t.Behind = behind
 	if err := in.converse(ctx, d, t, convAt); err != nil {
 		return t, fmt.Errorf("recording a conversation in the call starts: %w", err)
+	}
+	if err := in.serviceStart(ctx, d, t, at); err != nil {
+		return t, fmt.Errorf("counting the service's own call in the call starts: %w", err)
 	}
 	return t, nil
 }
@@ -311,6 +325,9 @@ func (in *Intake) callNumber(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	k, ok := keys[id]
+	if ok {
+		in.ourCall(id)
+	}
 	if !ok || k.Phone == "" || in.f.Outcomes.isOwn(k.Phone) {
 		return "", nil
 	}
@@ -570,6 +587,74 @@ func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, a
 		}
 	}
 	return nil
+}
+
+// serviceStart counts, in the store's call starts, the call that delivery
+// d (received at) names when callrun did not start it: a redial the
+// agent's or the account's call handling made on its own, or another call
+// the service placed for one request. Contact pressure then counts it
+// for every campaign on the store, as it counts callrun's own. One call
+// id is one start, however many deliveries name it (its call.started,
+// call.answered, call.ended, and their retries); a call id of the
+// campaign's journal is none (its intent counted it), looked up under
+// the lock that the journal's outcome takes to give back a service start
+// of its call (store.CallStarts.ServiceStarted), so a delivery that came
+// before the call's answer reached the journal is not counted twice. A
+// delivery that names no call id, whose number does not read (and that
+// gives no numbers in doubt), or whose number is the campaign's own line,
+// counts nothing: callrun cannot tell whom, or whether it was its own.
+func (in *Intake) serviceStart(ctx context.Context, d apiclient.Delivery, t Taken, at time.Time) error {
+	if in.o.Starts == nil || d.CallID == "" || in.o.Calls == nil {
+		return nil
+	}
+	if d.Event == apiclient.SalesforceEvent && salesforceRecords[d.Fields["sObjectType"]] {
+		return nil // a record of a person, not a call
+	}
+	numbers := in.f.repeatedNumbers(d)
+	if n := t.Number.E164; n != "" {
+		numbers = []string{n}
+	}
+	in.mu.Lock()
+	known := in.ours[d.CallID]
+	in.mu.Unlock()
+	if known {
+		return nil // callrun's own call, counted by its intent
+	}
+	own := func() (bool, error) {
+		keys, err := in.o.Calls(ctx, map[string]bool{d.CallID: true})
+		if err != nil {
+			return false, fmt.Errorf("looking for call %s, which the delivery names, in the journal: %w", d.CallID, err)
+		}
+		_, ok := keys[d.CallID]
+		if ok {
+			in.ourCall(d.CallID)
+		}
+		return ok, nil
+	}
+	for _, n := range numbers {
+		if in.f.Outcomes.isOwn(n) {
+			continue
+		}
+		id := store.ServiceStartID(d.CallID)
+		if len(numbers) > 1 {
+			id += "/" + n // a number in doubt: each is held, each a start of its own
+		}
+		s := store.CallStart{Number: n, At: at.UTC(), ID: id, Campaign: in.f.Name, Agent: d.AgentID}
+		if _, err := in.o.Starts.ServiceStarted(ctx, s, t.Erased, own); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ourCall remembers that the journal holds call id.
+func (in *Intake) ourCall(id string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.ours == nil || len(in.ours) >= maxOurs {
+		in.ours = map[string]bool{}
+	}
+	in.ours[id] = true
 }
 
 // repeatedNumbers returns, sorted, the numbers, none of the campaign's

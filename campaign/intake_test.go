@@ -15,8 +15,11 @@ import (
 // be misread (written without its country code, or missing), which reads
 // the campaign's journal; a number written with its country code reads
 // the same in any region, and the journal, which grows with the campaign,
-// is not read for it (answered deliveries come one a call, each read
-// before listen answers it).
+// is not read for its conversation (answered deliveries come one a call,
+// each read before listen answers it). It is read once a call all the
+// same, to tell callrun's call from one the service placed on its own
+// (which counts as a call start): the call's later deliveries read it no
+// more.
 func TestIntakeConversationReadsTheJournalOnlyWhenItMust(t *testing.T) {
 	const maria = "+525512345678" // the call's contact; region US reads "55 1234 5678" as +1 551 234 5678
 	f, err := Load(writeCampaign(t, outcomesCampaign), LoadOptions{Getenv: env(map[string]string{"HOOK_SECRET": "hook-secret-0123456789"})})
@@ -28,7 +31,7 @@ func TestIntakeConversationReadsTheJournalOnlyWhenItMust(t *testing.T) {
 		lookups      int
 		conversed    string // the number the conversation is recorded under
 	}{
-		{"with its country code", "+52 55 1234 5678", 0, maria},
+		{"with its country code", "+52 55 1234 5678", 1, maria},
 		{"national", "55 1234 5678", 1, maria},
 		{"none", "", 1, maria},
 	} {
@@ -56,8 +59,15 @@ func TestIntakeConversationReadsTheJournalOnlyWhenItMust(t *testing.T) {
 			if _, err := in.Take(ctx, d, false, time.Now()); err != nil {
 				t.Fatal(err)
 			}
+			started := apiclient.Delivery{Event: "call.started", CallID: "call-1", Fields: map[string]string{"event": "call.started", "call_id": "call-1", "phone_number": maria}}
+			if _, err := in.Take(ctx, started, false, time.Now()); err != nil {
+				t.Fatal(err)
+			}
 			if lookups != tc.lookups {
-				t.Errorf("the journal was read %d times, want %d", lookups, tc.lookups)
+				t.Errorf("the journal was read %d times for the call's two deliveries, want %d", lookups, tc.lookups)
+			}
+			if hist, err := starts.History(ctx, maria); err != nil || len(hist) != 0 {
+				t.Errorf("call starts of %s: %+v (%v), want none: callrun placed the call", maria, hist, err)
 			}
 			got, err := starts.Conversations(ctx, tc.conversed)
 			if err != nil || len(got) != 1 {

@@ -940,6 +940,9 @@ func (b *batch) pressureOps(journal, campaign string) []pressureOp {
 		case r.Type == TypeOutcome && releases(r.Status):
 			ops = append(ops, pressureOp{i: i, start: CallStart{Number: r.Phone, ID: startID(journal, r), Released: true}})
 		}
+		if op, ok := serviceRelease(i, r); ok && b.refused[i] == nil {
+			ops = append(ops, op)
+		}
 	}
 	return ops
 }

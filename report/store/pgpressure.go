@@ -30,7 +30,7 @@ func (l *pgCallStarts) Compact(time.Time) (int, int, error) { return 0, 0, nil }
 
 // Callers reads the campaigns and shards of the table's starts.
 func (l *pgCallStarts) Callers(ctx context.Context) ([]Caller, error) {
-	rows, err := l.p.pool.Query(ctx, `SELECT DISTINCT campaign, coalesce(substring(start_id from '^(.* shard -?[0-9]+) '), '') FROM callrun_call_starts WHERE campaign <> '' ORDER BY 1, 2`)
+	rows, err := l.p.pool.Query(ctx, `SELECT DISTINCT campaign, coalesce(substring(start_id from '^(.* shard -?[0-9]+) '), '') FROM callrun_call_starts WHERE campaign <> '' AND start_id NOT LIKE 'service call %' ORDER BY 1, 2`)
 	if err != nil {
 		return nil, l.p.wrap("reading the campaigns of the call starts in", err)
 	}
@@ -244,8 +244,11 @@ func (l *pgCallStarts) Conversed(ctx context.Context, since time.Time) (map[stri
 func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 	journal := k.p.campaign + " shard " + strconv.FormatInt(k.code, 10)
 	ops := b.pressureOps(journal, k.pressure.Campaign)
-	var numbers, released []string
+	var numbers, released, calls []string
 	for _, op := range ops {
+		if op.call != "" {
+			calls = append(calls, op.call)
+		}
 		if op.start.Released {
 			released = append(released, op.start.ID)
 		} else {
@@ -257,6 +260,15 @@ func (k *pgSink) press(ctx context.Context, tx pgx.Tx, b *batch) error {
 	if len(numbers) > 0 {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(n, $2)) FROM (SELECT unnest($1::text[]) AS n ORDER BY 1) AS u`, numbers, int64(pressureLockSeed)); err != nil {
 			return k.p.wrap("locking the call starts in", err)
+		}
+	}
+	if len(calls) > 0 {
+		// The calls whose service starts the batch gives back, after the
+		// numbers (listen takes a call's lock alone): a listen recording
+		// one waits, or is waited for and its start given back.
+		slices.Sort(calls)
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(c, $2)) FROM (SELECT unnest($1::text[]) AS c ORDER BY 1) AS u`, slices.Compact(calls), int64(callLockSeed)); err != nil {
+			return k.p.wrap("locking the service's call starts in", err)
 		}
 	}
 	if len(released) > 0 {

@@ -220,6 +220,9 @@ type pressureOp struct {
 	// from another journal (or from this one before it was restored from
 	// a backup) refuses it ([ForeignStartError]). 0: not checked.
 	contact uint64
+	// call, in a release of a service start ([serviceRelease]), is the
+	// call id whose advisory lock PostgreSQL takes.
+	call string
 }
 
 // ErrForeignStart is wrapped by the [ForeignStartError] a journal's
@@ -318,6 +321,13 @@ type CallStarts interface {
 	// archived ones too, each once: erase names those no recorded place
 	// is.
 	Callers(ctx context.Context) ([]Caller, error)
+	// ServiceStarted records a call start the service made on its own
+	// ([ServiceStartID]), counted like a run's, unless one of its ID is
+	// counted already or own, asked under the lock a journal takes to
+	// give such a start back, says a journal holds the call (PostgreSQL
+	// reads its campaign's journal in own's place, in the transaction
+	// that holds that lock). listen calls it.
+	ServiceStarted(ctx context.Context, s CallStart, erased bool, own func() (bool, error)) (bool, error)
 	String() string
 }
 
@@ -409,7 +419,7 @@ var _ CallStarts = (*CallStartsFile)(nil)
 func (l *CallStartsFile) Callers(context.Context) ([]Caller, error) {
 	seen := map[Caller]bool{}
 	_, err := l.scan(func(s CallStart) bool {
-		if !s.Released {
+		if !s.Released && !IsServiceStart(s) { // a service start names no journal
 			seen[callerOf(s)] = true
 		}
 		return false
