@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -71,7 +72,12 @@ Example: callrun history spring.yaml "(415) 555-0132"`,
 			}
 			for _, h := range hist {
 				counts := "yes (sent, uncertain or in flight)"
-				if h.Released {
+				switch {
+				case store.IsServiceStart(h) && h.Released:
+					counts = "no (callrun's own call, counted by its start)"
+				case store.IsServiceStart(h):
+					counts = "yes (the service's own call, " + strings.TrimPrefix(h.ID, store.ServiceStartID("")) + ", seen by listen)"
+				case h.Released:
 					counts = "no (refused, or never sent)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.At.UTC().Format(time.RFC3339), h.Campaign, h.Agent, counts)
@@ -119,7 +125,11 @@ type historyEntry struct {
 func historyEntries(hist []store.CallStart, conversations []store.Conversation) []historyEntry {
 	out := make([]historyEntry, 0, len(hist)+len(conversations))
 	for _, h := range hist {
-		out = append(out, historyEntry{Kind: "call_start", CallStart: h})
+		kind := "call_start"
+		if store.IsServiceStart(h) {
+			kind = "service_call_start" // a call the service placed on its own, seen by listen
+		}
+		out = append(out, historyEntry{Kind: kind, CallStart: h})
 	}
 	for _, c := range conversations {
 		out = append(out, historyEntry{Kind: "conversation", CallStart: store.CallStart{Number: c.Number, Hash: c.Hash, At: c.At, Campaign: c.Campaign}, Key: c.Key})

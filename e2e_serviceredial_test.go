@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,9 @@ func testServiceRedial(t *testing.T, kind string) {
 	_ = runCampaign(ctx, nolog, runOptions{Path: two}, io.Discard) // exits 75 when Olivia is held
 	if n := placedTo(srv, olivia); n != 1 {
 		t.Errorf("after a campaign with per_day 2, Olivia was placed %d times, want the first campaign's one: the service redialled her, 2 calls in 24 hours\nlisten:\n%s", n, logs.String())
+	}
+	if code, out := runAppOut(t, "history", two, olivia); code != 0 || !strings.Contains(out, "the service's own call, call_redial_9002") || strings.Count(out, "service's own call") != 1 {
+		t.Errorf("history (exit %d) does not show the redial once as the service's own call:\n%s", code, out)
 	}
 	three := newCampaign("three", "region: US\npressure: {per_day: 3}\n")
 	writeContacts(t, three, sheet)
