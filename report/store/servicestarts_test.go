@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -117,5 +120,49 @@ func TestServiceStarts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServiceStartErased: erase rewrites a service start as any other
+// (its number replaced by its keyed hash); it still counts, and a retry
+// of its delivery after the erase records no second one.
+func TestServiceStartErased(t *testing.T) {
+	ctx := context.Background()
+	const a = "+14155550100"
+	now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	home := t.TempDir()
+	keys, err := OpenErasureFile(home).MakeKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := OpenCallStartsFile(home)
+	s := CallStart{Number: a, At: now, ID: ServiceStartID("call_redial"), Campaign: "mon", Agent: "A"}
+	if added, err := cs.ServiceStarted(ctx, s, false, nil); err != nil || !added {
+		t.Fatalf("recording: %t, %v", added, err)
+	}
+	if _, err := cs.Erase(ctx, []string{a}, EraseOptions{Keys: keys}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(home, CallStartsFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(a)) || !bytes.Contains(b, []byte(ServiceStartID("call_redial"))) {
+		t.Errorf("after the erase the call starts hold the number, or lost the start:\n%s", b)
+	}
+	again := OpenCallStartsFile(home)
+	if added, err := again.ServiceStarted(ctx, s, false, nil); err != nil || added {
+		t.Errorf("a retry after the erase: recorded %t (%v), want not again", added, err)
+	}
+	counted, err := again.Counted(ctx, now.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, at := range counted {
+		n += len(at)
+	}
+	if n != 1 {
+		t.Errorf("%d starts count after the erase, want the redial's 1: %v", n, counted)
 	}
 }
