@@ -25,13 +25,16 @@ func TestRetentionErasesUnmatchedDeliveries(t *testing.T) {
 func testRetentionErasesUnmatchedDeliveries(t *testing.T, kind string) {
 	const d = "+14155550196"
 	db := e2eDatabase(t, kind)
-	_, spring, _ := retentionStore(t, db)
+	srv, spring, _ := retentionStore(t, db)
 	addr := freePort(t)
 	write := withOutcomes(t, spring, addr, false)
 	stop := listenOn(t, spring, addr)
-	postEnded(t, addr, retainedA, "Person A", "call_a")
-	postEnded(t, addr, retainedB, "Person B", "call_b")
-	postEnded(t, addr, d, "Person D", "call_d")
+	// A's and B's name spring's calls, 95 days ago; D's says it came in
+	// (a call id no journal holds and no direction would be the service's
+	// own call to D, today, counted as a call start).
+	postEnded(t, addr, retainedA, "Person A", firstCallIDTo(srv, retainedA))
+	postEnded(t, addr, retainedB, "Person B", firstCallIDTo(srv, retainedB))
+	postEndedWith(t, addr, d, "Person D", "call_d", `"direction":"inbound",`)
 	stop()
 	// Every delivery received 95 days ago.
 	old := time.Now().Add(-95 * 24 * time.Hour).UTC()

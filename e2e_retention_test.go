@@ -205,6 +205,17 @@ func TestListenRetention(t *testing.T) {
 	}
 }
 
+// firstCallIDTo is the call id of the first call the sandbox placed to
+// number; "" when none.
+func firstCallIDTo(srv *sandbox.Server, number string) string {
+	for _, c := range srv.Placed() {
+		if c.Form.Get("phone_number") == number {
+			return c.CallID
+		}
+	}
+	return ""
+}
+
 // listenOn starts run.Listen on path at addr and returns its stop.
 func listenOn(t *testing.T, path, addr string) (stop func()) {
 	t.Helper()
@@ -231,10 +242,17 @@ func listenOn(t *testing.T, path, addr string) (stop func()) {
 // postEnded posts a call.ended delivery of number and name to listen.
 func postEnded(t *testing.T, addr, number, name, callID string) {
 	t.Helper()
+	postEndedWith(t, addr, number, name, callID, "")
+}
+
+// postEndedWith is postEnded with more members of its data (extra,
+// each followed by a comma).
+func postEndedWith(t *testing.T, addr, number, name, callID, extra string) {
+	t.Helper()
 	// A duration of 0: the delivery records no conversation, which, by
 	// the time listen received it, would be a contact since the limit and
 	// keep the person from being due.
-	body := `{"event":"call.ended","data":{"call_id":"` + callID + `","duration":0,"status":"completed","disposition":"interested","customer":{"number":"` + number + `","name":"` + name + `"},"transcript":"Agent: Am I speaking with ` + name + `?"}}`
+	body := `{"event":"call.ended","data":{` + extra + `"call_id":"` + callID + `","duration":0,"status":"completed","disposition":"interested","customer":{"number":"` + number + `","name":"` + name + `"},"transcript":"Agent: Am I speaking with ` + name + `?"}}`
 	resp, err := http.Post("http://"+addr+"/callrun/e2e/"+hookSecret, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -315,12 +333,15 @@ func TestRetentionBesideAListen(t *testing.T) {
 // the campaign's writer (with or without retention:) and listen's stop.
 func listenWithAAndB(t *testing.T) (spring, addr string, write func(retention bool), stop func()) {
 	t.Helper()
-	_, spring, _ = retentionStore(t, "")
+	srv, spring, _ := retentionStore(t, "")
 	addr = freePort(t)
 	write = withOutcomes(t, spring, addr, false)
 	stop = listenOn(t, spring, addr)
-	postEnded(t, addr, retainedA, "Person A", "call_a")
-	postEnded(t, addr, retainedB, "Person B", "call_b")
+	// The call ids of spring's calls, 95 days ago: a call id no journal
+	// holds is a call the service placed on its own, today, which a call
+	// start counts and which keeps its person from being due.
+	postEnded(t, addr, retainedA, "Person A", firstCallIDTo(srv, retainedA))
+	postEnded(t, addr, retainedB, "Person B", firstCallIDTo(srv, retainedB))
 	return spring, addr, write, stop
 }
 

@@ -602,13 +602,17 @@ func (in *Intake) converse(ctx context.Context, d apiclient.Delivery, t Taken, a
 // before the call's answer reached the journal is not counted twice. A
 // delivery that names no call id, whose number does not read (and that
 // gives no numbers in doubt), or whose number is the campaign's own line,
-// counts nothing: callrun cannot tell whom, or whether it was its own.
+// counts nothing: callrun cannot tell whom, or whether it was its own;
+// nor does one that says its call came in ([inboundCall]).
 func (in *Intake) serviceStart(ctx context.Context, d apiclient.Delivery, t Taken, at time.Time) error {
 	if in.o.Starts == nil || d.CallID == "" || in.o.Calls == nil {
 		return nil
 	}
 	if d.Event == apiclient.SalesforceEvent && salesforceRecords[d.Fields["sObjectType"]] {
 		return nil // a record of a person, not a call
+	}
+	if inboundCall(d.Fields) {
+		return nil // the person called in: no call to them
 	}
 	numbers := in.f.repeatedNumbers(d)
 	if n := t.Number.E164; n != "" {

@@ -182,3 +182,56 @@ func TestConversationAt(t *testing.T) {
 		}
 	}
 }
+
+// TestIntakeServiceStart: a delivery of a call id callrun did not place
+// counts one call start for its number, however often it comes, and
+// whatever event; one of callrun's own call, one that names no call id,
+// and one of a call that came in (Retell's direction "inbound") count
+// none.
+func TestIntakeServiceStart(t *testing.T) {
+	const olivia = "+14155550132"
+	f, err := Load(writeCampaign(t, outcomesCampaign), LoadOptions{Getenv: env(map[string]string{"HOOK_SECRET": "hook-secret-0123456789"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	deliveries, err := store.Files{Dir: t.TempDir()}.OpenDeliveries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deliveries.Close() })
+	starts := store.OpenCallStartsFile(t.TempDir())
+	in := NewIntake(f, IntakeOptions{Deliveries: deliveries, Starts: starts, Calls: func(_ context.Context, ids map[string]bool) (map[string]store.Key, error) {
+		if ids["call-own"] {
+			return map[string]store.Key{"call-own": {Phone: olivia}}, nil
+		}
+		return map[string]store.Key{}, nil
+	}})
+	take := func(event, callID string, more ...string) {
+		t.Helper()
+		fields := map[string]string{"event": event, "phone_number": olivia}
+		if callID != "" {
+			fields["call_id"] = callID
+		}
+		for i := 0; i+1 < len(more); i += 2 {
+			fields[more[i]] = more[i+1]
+		}
+		if _, err := in.Take(ctx, apiclient.Delivery{Event: event, CallID: callID, Fields: fields}, false, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take("call.started", "call-own")
+	take("call.ended", "call-own")
+	take("call.ended", "")
+	take("call.started", "call-in", "direction", "inbound")
+	take("call.started", "call-redial")
+	take("call.started", "call-redial")
+	take("call.ended", "call-redial")
+	hist, err := starts.History(ctx, olivia)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 1 || hist[0].ID != store.ServiceStartID("call-redial") {
+		t.Errorf("call starts of %s: %+v, want the redial's one", olivia, hist)
+	}
+}
