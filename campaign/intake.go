@@ -27,9 +27,10 @@ type Intake struct {
 	o IntakeOptions
 
 	mu sync.Mutex
-	// ours are call ids the journal was found to hold: a call's later
-	// deliveries (its call.answered, its call.ended, their retries) read
-	// the journal no more to tell that callrun placed it. At most
+	// ours are call ids the journal was found to hold, or whose service
+	// start is recorded: a call's later deliveries (its call.answered,
+	// its call.ended, their retries) read the journal no more to tell
+	// that callrun placed it, or count it again. At most
 	// maxOurs, then forgotten at once (read again as needed).
 	ours map[string]bool
 }
@@ -635,6 +636,17 @@ func (in *Intake) serviceStart(ctx context.Context, d apiclient.Delivery, t Take
 		}
 		return ok, nil
 	}
+	if len(numbers) == 0 {
+		return nil
+	}
+	// First without the starts' lock: most deliveries are of callrun's
+	// own calls whose answer reached the journal before them, and the
+	// journal, which grows with the campaign, is then not read under the
+	// lock every run's batch of intents waits for. Only a call it does
+	// not hold yet is looked up again under it.
+	if mine, err := own(); err != nil || mine {
+		return err
+	}
 	for _, n := range numbers {
 		if in.f.Outcomes.isOwn(n) {
 			continue
@@ -648,10 +660,12 @@ func (in *Intake) serviceStart(ctx context.Context, d apiclient.Delivery, t Take
 			return err
 		}
 	}
+	in.ourCall(d.CallID) // counted now, or before: its later deliveries count nothing
 	return nil
 }
 
-// ourCall remembers that the journal holds call id.
+// ourCall remembers that the journal holds call id, or its service start
+// is recorded.
 func (in *Intake) ourCall(id string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
