@@ -83,13 +83,15 @@ func testServiceRedial(t *testing.T, kind string) {
 	}
 }
 
-// TestServiceDeliveryBeforeAnswer: the service's call.started of callrun's
-// own call may reach listen before the call start's answer (its call id)
-// reaches the journal: the sandbox sends it as it places the call. Such a
-// delivery names a call id no journal holds yet, and is counted as the
-// service's start; the call's outcome gives it back. A campaign with
-// per_day 2 then calls the person: one call in 24 hours, not two. With
-// files and with PostgreSQL, in the sandbox's ledger.
+// TestServiceDeliveryBeforeAnswer: the sandbox sends the account
+// webhooks of callrun's own call to listen as it places it, so its
+// call.started may reach listen before or after the call start's answer
+// (its call id) reaches the journal; before, it is counted as the
+// service's start and the call's outcome gives it back (report/store's
+// TestServiceStarts makes that order certain; here it is whichever the
+// machine gives). Either way a campaign with per_day 2 then calls the
+// person: one call in 24 hours, not two. With files and with PostgreSQL,
+// in the sandbox's ledger.
 func TestServiceDeliveryBeforeAnswer(t *testing.T) {
 	for _, kind := range e2eStores {
 		t.Run(kind, func(t *testing.T) { testServiceDeliveryBeforeAnswer(t, kind) })
