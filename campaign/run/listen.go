@@ -274,10 +274,10 @@ func openHookTarget(ctx context.Context, f *campaign.File, s store.Store, sandbo
 		}
 	}
 	// An opt-out that names a call of the campaign's is its contact's:
-	// the journal gives the call's number.
-	o.Calls = func(ctx context.Context, ids map[string]bool) (map[string]store.Key, error) {
-		return store.CallKeysOf(ctx, s, ids)
-	}
+	// the journal gives the call's number. Every call's first delivery
+	// asks too (is it callrun's own call, or the service's?): the index
+	// reads the journal whole once, then only what was appended since.
+	o.Calls = store.NewCallIndex(s).Keys
 	t.intake = campaign.NewIntake(f, o)
 	return t, nil
 }

@@ -28,10 +28,19 @@ type follower[T any] struct {
 	what  string        // an entry's kind, for errors: "a call start"
 	valid func(*T) bool // whether a line decoded is an entry
 	tail  bool          // after a restart, go on from the file's end
-	off   int64         // where the next line starts: the end of the lines read
-	last  []byte        // the line that ends at off, read or appended last; nil when none is known
-	skip  bool          // off is inside a line (a tail begun while it was being written): skip up to its newline
-	file  os.FileInfo   // the file the lines read came from; nil when none was read
+	// lenient skips a line that does not decode as an entry, or is not
+	// one, rather than stop at it: a journal's index of its call ids
+	// ([CallIndex]) reads only what it knows of a journal's lines, as
+	// [CallKeysOf] does, and leaves the journal's checks to its reader.
+	lenient bool
+	// decode, if set, decodes a line (with its newline) in
+	// json.Unmarshal's place: a reader that needs only part of a long
+	// file's lines reads them without decoding each whole.
+	decode func(line []byte, e *T) error
+	off    int64       // where the next line starts: the end of the lines read
+	last   []byte      // the line that ends at off, read or appended last; nil when none is known
+	skip   bool        // off is inside a line (a tail begun while it was being written): skip up to its newline
+	file   os.FileInfo // the file the lines read came from; nil when none was read
 }
 
 // read calls fn with each entry whose whole line was appended since the
@@ -90,10 +99,17 @@ func (fl *follower[T]) read(f *os.File, restart func(), fn func(T, int64)) (int6
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			var e T
-			if err := json.Unmarshal(line, &e); err != nil || !fl.valid(&e) {
-				return from, fmt.Errorf("%s: the line at byte %d is not %s", fl.path, fl.off, fl.what)
+			decode := fl.decode
+			if decode == nil {
+				decode = func(line []byte, e *T) error { return json.Unmarshal(line, e) }
 			}
-			fn(e, fl.off+int64(len(line)))
+			if err := decode(line, &e); err != nil || !fl.valid(&e) {
+				if !fl.lenient {
+					return from, fmt.Errorf("%s: the line at byte %d is not %s", fl.path, fl.off, fl.what)
+				}
+			} else {
+				fn(e, fl.off+int64(len(line)))
+			}
 		}
 		fl.off, fl.last = fl.off+int64(len(line)), line
 	}
