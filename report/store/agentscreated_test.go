@@ -55,8 +55,8 @@ func TestPGCreatedAgentsMigratesVersion10(t *testing.T) {
 	}
 	p := openPostgres(t, url, "c", 0, 1)
 	var v int
-	if err := admin.QueryRow(ctx, `SELECT version FROM callrun_schema`).Scan(&v); err != nil || v != 11 {
-		t.Errorf("schema version after opening a version-10 database: %d (%v), want 11", v, err)
+	if err := admin.QueryRow(ctx, `SELECT version FROM callrun_schema`).Scan(&v); err != nil || v != schemaVersion {
+		t.Errorf("schema version after opening a version-10 database: %d (%v), want %d", v, err, schemaVersion)
 	}
 	at := time.Date(2026, 11, 29, 9, 0, 0, 123456000, time.UTC)
 	want := []CreatedAgent{{Name: "Sales", ID: "agent_1", At: at, Run: "pid 1 on a"}, {Name: "Support", ID: "agent_2", At: at.Add(time.Minute), Run: "pid 2 on b"}}

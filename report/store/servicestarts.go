@@ -146,11 +146,23 @@ func (l *pgCallStarts) ServiceStarted(ctx context.Context, s CallStart, erased b
 			// CallKeysOf reads it): own would take another of the pool's
 			// connections while this one waits, and deliveries at once
 			// could hold them all.
-			var mine bool
-			if err := tx.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM callrun_journal
-WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id') = $2)`, l.p.campaign, serviceCallOf(s.ID)).Scan(&mine); err != nil || mine {
+			// By the index of the lines' call ids ([Postgres.callLines]).
+			call := serviceCallOf(s.ID)
+			ids := map[string]bool{call: true}
+			rows, err := l.p.callLines(ctx, tx, ids)
+			if err != nil {
 				return err
+			}
+			keys := map[string]Key{}
+			var line []byte
+			if _, err := pgx.ForEachRow(rows, []any{&line}, func() error {
+				callKey(line, ids, keys)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if _, mine := keys[call]; mine {
+				return nil
 			}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO callrun_call_starts (number, hash, at, start_id, campaign, agent) VALUES ($1, $2, $3, $4, $5, $6)`,

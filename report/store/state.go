@@ -763,9 +763,7 @@ func CallKeysOf(ctx context.Context, s Store, ids map[string]bool) (map[string]K
 			return nil, err
 		}
 	case *Postgres:
-		rows, err := s.pool.Query(ctx, `
-SELECT line FROM callrun_journal
-WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id') = ANY($2)`, s.campaign, slices.Sorted(maps.Keys(ids)))
+		rows, err := s.callLines(ctx, s.pool, ids)
 		if err != nil {
 			return nil, s.wrap("reading the journal from", err)
 		}
@@ -781,6 +779,30 @@ WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id')
 	}
 	return keys, nil
 }
+
+// callLines queries the campaign's journal lines that may hold one of
+// ids as their call id (callKey decodes them): by the index of the
+// lines' call ids (callrun_journal_call_id) for ids JSON writes as they
+// are; a scan of the campaign's lines that hold a call id, decoded,
+// when one is written escaped (no service's call id seen is).
+func (p *Postgres) callLines(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, ids map[string]bool) (pgx.Rows, error) {
+	sorted := slices.Sorted(maps.Keys(ids))
+	if plainQuoted(ids) != nil {
+		return q.Query(ctx, callLinesSQL, p.campaign, sorted)
+	}
+	return q.Query(ctx, `
+SELECT line FROM callrun_journal
+WHERE campaign = $1 AND line LIKE '%"call_id":%' AND (line::jsonb ->> 'call_id') = ANY($2)`, p.campaign, sorted)
+}
+
+// callLinesSQL queries the lines of campaign $1 whose call id is one of
+// $2 by the index callrun_journal_call_id: its expression and predicate,
+// word for word.
+const callLinesSQL = `
+SELECT line FROM callrun_journal
+WHERE campaign = $1 AND ` + journalHasCallID + ` AND ` + journalCallID + ` = ANY($2)`
 
 // plainQuoted returns each of ids in double quotes, as the journal's
 // JSON writes it when it holds no character JSON escapes; nil when one
