@@ -94,3 +94,49 @@ func TestCallIndexFollowsJournal(t *testing.T) {
 	}
 	check("replaced", all, map[string]Key{"call-a1": {Agent: "x", Phone: a}})
 }
+
+// TestCallIndexShards: a campaign run in shards in files has a journal
+// in each shard's directory; the index reads each, and a shard's lines
+// appended after a first answer are in the next.
+func TestCallIndexShards(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	x := NewCallIndex(Files{Dir: dir})
+	const a, b = "+14155550101", "+14155550102"
+	appendTo := func(index int, phone, callID string) {
+		t.Helper()
+		sh := ShardFiles(dir, index, 2)
+		if err := os.MkdirAll(sh.Dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(sh.Journal(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(`{"t":"outcome","agent":"x","phone":"` + phone + `","attempt":1,"status":"sent","call_id":"` + callID + `","at":"2026-11-29T09:00:00Z"}` + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := map[string]bool{"call-a": true, "call-b": true}
+	appendTo(0, a, "call-a")
+	appendTo(1, "+14155550109", "call-other")
+	got, err := x.Keys(ctx, ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]Key{"call-a": {Agent: "x", Phone: a}}; !maps.Equal(got, want) {
+		t.Errorf("two shards: %v, want %v", got, want)
+	}
+	appendTo(1, b, "call-b")
+	if got, err = x.Keys(ctx, ask); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]Key{"call-a": {Agent: "x", Phone: a}, "call-b": {Agent: "x", Phone: b}}; !maps.Equal(got, want) {
+		t.Errorf("shard 1 appended: %v, want %v", got, want)
+	}
+	whole, err := CallKeysOf(ctx, Files{Dir: dir}, ask)
+	if err != nil || !maps.Equal(got, whole) {
+		t.Errorf("the index says %v, the whole journals %v (%v)", got, whole, err)
+	}
+}
