@@ -32,13 +32,24 @@ import (
 // listen that must come back on the same address after each kill.
 func freePort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return freePorts(t, 1)[0]
+}
+
+// freePorts returns n loopback addresses, each free, none the same: the
+// ports are held open together before they are given back, since a port
+// closed at once may be handed out again by the next ask.
+func freePorts(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range addrs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs[i] = l.Addr().String()
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	return addrs
 }
 
 // startListenChild starts `callrun listen` of the campaign at path as a
@@ -527,7 +538,7 @@ func TestListenReplicasOnPostgresKilledLoseNoAcknowledgedDelivery(t *testing.T) 
 	path := writeListenCampaign(t, dir, "spring")
 	yaml, _ := os.ReadFile(path)
 	os.WriteFile(path, append(yaml, "state: {postgres: \"${E2E_DATABASE_URL}\"}\n"...), 0o644)
-	replicas := []string{freePort(t), freePort(t)}
+	replicas := freePorts(t, 2)
 	var turn atomic.Uint64
 	proxy := httptest.NewServer(&httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {

@@ -843,7 +843,7 @@ func TestKubernetesListenExampleRuns(t *testing.T) {
 	if !strings.Contains(c.Args[0], fmt.Sprintf("--addr 0.0.0.0:%d", c.Ports[0].ContainerPort)) || spec.Template.Spec.TerminationGracePeriodSeconds <= int(listenDrainTimeout/time.Second) {
 		t.Errorf("args %q, terminationGracePeriodSeconds %d: listen must listen on the container port, and have its %v to drain", c.Args, spec.Template.Spec.TerminationGracePeriodSeconds, listenDrainTimeout)
 	}
-	replicas := []string{freePort(t), freePort(t)}
+	replicas := freePorts(t, 2)
 	var turn atomic.Uint64
 	service := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.Out.URL.Scheme, r.Out.URL.Host = "http", replicas[turn.Add(1)%2]

@@ -83,6 +83,10 @@ var ciNow = time.Date(2026, 11, 18, 12, 0, 0, 0, time.UTC).Add(5 * time.Hour)
 // the campaign file on their line.
 func TestPlanFormatGithubGolden(t *testing.T) {
 	dir := t.TempDir()
+	// A store of its own: the package's CALLRUN_HOME holds the call
+	// starts other tests' campaigns and listens recorded for these
+	// numbers, which would hold them back.
+	t.Setenv("CALLRUN_HOME", filepath.Join(dir, "home"))
 	writeFiles(t, dir, ciCampaign)
 	writeFiles(t, dir, map[string]string{"campaigns/broken/campaign.yaml": "name: broken\nagents:\n  - name: A\n    promt: hi\npace: {per_second: fast, burst: 1}\n"})
 	t.Chdir(dir)
