@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -85,11 +86,9 @@ func (l *CallStartsFile) ServiceStarted(_ context.Context, s CallStart, erased b
 		if err != nil {
 			return false, err
 		}
-		hs := keys.Hashes(s.Number)
-		if len(hs) == 0 {
-			return false, fmt.Errorf("recording an erased person's call start needs the store's erasure key")
+		if s, err = s.hashed(keys); err != nil {
+			return false, err
 		}
-		s.Number, s.Hash = "", hs[0]
 	}
 	line, err := json.Marshal(s)
 	if err != nil {
@@ -104,6 +103,18 @@ func (l *CallStartsFile) ServiceStarted(_ context.Context, s CallStart, erased b
 	l.starts.appended(line)
 	l.apply(s)
 	return true, nil
+}
+
+// hashed is an erased person's call start: the keyed hash of its number
+// (the first of keys') in its place, as [Conversation.hashed] makes an
+// erased person's conversation.
+func (s CallStart) hashed(keys *ErasureKeys) (CallStart, error) {
+	hs := keys.Hashes(s.Number)
+	if len(hs) == 0 {
+		return s, errors.New("recording an erased person's call start needs the store's erasure key")
+	}
+	s.Number, s.Hash = "", hs[0]
+	return s, nil
 }
 
 // callLockSeed seeds the hash of a service's call id into the advisory
@@ -123,11 +134,9 @@ func (l *pgCallStarts) ServiceStarted(ctx context.Context, s CallStart, erased b
 		if err != nil {
 			return false, err
 		}
-		hs := keys.Hashes(s.Number)
-		if len(hs) == 0 {
-			return false, fmt.Errorf("recording an erased person's call start needs the store's erasure key")
+		if s, err = s.hashed(keys); err != nil {
+			return false, err
 		}
-		s.Number, s.Hash = "", hs[0]
 	}
 	added := false
 	err := pgx.BeginFunc(ctx, l.p.pool, func(tx pgx.Tx) error {
