@@ -661,10 +661,9 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 	spec := &cr.f.Sheets[i]
 	// The records are kept for the contact reader as they are read, once
 	// they are known to be read to the end of the sheet or the first rows
-	// read on: the workers encode them. The sheet's file is looked at
-	// before it is opened, so that one put in its place after cannot pass
-	// for the one read.
-	spool := newSpoolWriter(cr.f.Path(spec.File))
+	// read on: the workers encode them, and they are kept with the stamp
+	// of the bytes the reader parsed.
+	spool := &spoolWriter{}
 	r, m, err := cr.f.openSheet(i)
 	if err != nil {
 		return nil, err
@@ -674,9 +673,7 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 	whole := m.readsWhole()
 	others := &otherPhones{}
 	encode := func(b *rowBatch, _ *rowScratch) {
-		if spool != nil {
-			b.spooled, b.spoolable = encodeRecords(b.spooled[:0], b.recs)
-		}
+		b.spooled, b.spoolable = encodeRecords(b.spooled[:0], b.recs)
 	}
 	// The sheet is read on one goroutine while its rows are read here.
 	err = cr.judgeInOrder(ctx, r, len(m.phones), encode, func(b *rowBatch) error {

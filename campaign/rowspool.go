@@ -47,24 +47,10 @@ type rowSpool struct {
 // spoolWriter writes a rowSpool as the pass reads the sheet, a batch at a
 // time; the file is made at the first batch.
 type spoolWriter struct {
-	path string
-	// before is the sheet's file before the pass opened it.
-	before sheet.Stamp
 	f      *os.File
 	w      *bufio.Writer
 	size   int64
 	failed bool
-}
-
-// newSpoolWriter prepares to keep the records of the sheet at path, to
-// be called before the sheet is opened; nil when its file cannot be
-// read.
-func newSpoolWriter(path string) *spoolWriter {
-	stamp, err := sheet.StampFile(path)
-	if err != nil {
-		return nil
-	}
-	return &spoolWriter{path: path, before: stamp}
 }
 
 // encodeRecords appends recs to buf as a rowSpool keeps them: for each,
@@ -115,7 +101,7 @@ func appendString(buf []byte, s string) []byte {
 // write adds a batch encoded by encodeRecords (ok false when it could
 // not be) to the spool.
 func (w *spoolWriter) write(encoded []byte, ok bool) {
-	if w == nil || w.failed {
+	if w.failed {
 		return
 	}
 	if !ok {
@@ -154,12 +140,11 @@ func (w *spoolWriter) fail() {
 	}
 }
 
-// finish returns the spool of the sheet read to its end by r; nil when
-// nothing could be kept, or when the sheet's file is not the one it was
-// before the pass opened it, with the same bytes (replaced or written to
-// as the pass read it).
+// finish returns the spool of the sheet read to its end by r, kept
+// with the stamp of the bytes r parsed (a file written to as it was read
+// has none); nil when nothing could be kept.
 func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
-	if w == nil || w.failed {
+	if w.failed {
 		return nil
 	}
 	if w.f != nil {
@@ -168,8 +153,8 @@ func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 			return nil
 		}
 	}
-	stamp, err := sheet.StampFile(w.path)
-	if err != nil || !stamp.Same(w.before) {
+	stamp, ok := r.Stamp()
+	if !ok {
 		w.fail()
 		return nil
 	}
@@ -177,11 +162,7 @@ func (w *spoolWriter) finish(r *sheet.Reader) *rowSpool {
 }
 
 // discard gives up the records of a sheet not read to its end.
-func (w *spoolWriter) discard() {
-	if w != nil {
-		w.fail()
-	}
-}
+func (w *spoolWriter) discard() { w.fail() }
 
 // current reports whether sp holds the records of the sheet at path
 // whose header r read: the file is the one the pass read, with the same

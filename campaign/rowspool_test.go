@@ -267,14 +267,23 @@ func TestSpoolSheetsTwiceSharded(t *testing.T) {
 	}
 }
 
-// TestSpoolSheetChangedInPass: a sheet changed while the pass reads it
-// (after its file was first looked at: written in place with its size
-// and time kept, replaced by rename, appended to) keeps no records: the
-// contact reader parses it as it is then.
+// TestSpoolSheetChangedInPass: a sheet changed while the pass reads it,
+// after the reader's first fill (rows it has parsed written in place with
+// the size and time kept, the file replaced by rename, appended to), is
+// not read from the records kept: they are those of the bytes the reader
+// parsed, and those are not the file's now. Rows changed that the reader
+// had not reached yet are parsed as changed, so the records kept are the
+// file's as it is now, and are read.
 func TestSpoolSheetChangedInPass(t *testing.T) {
-	const before = "Name,Phone,DNC\nAnn,+14155550111,\nBob,+14155550112,\n"
-	const after = "Name,Phone,DNC\nAnn,+14155550111,\nBo,+14155550112,1\n"
-	for _, change := range []string{"in place", "rename", "append"} {
+	// Far more than the reader's buffers take in at the first fill.
+	var b strings.Builder
+	b.WriteString("Name,Phone,DNC\n")
+	for i := range 20_000 {
+		fmt.Fprintf(&b, "Lead %05d,+1415555%04d,\n", i, i%10_000)
+	}
+	before := b.String()
+	first, last := "Lead 00000,+14155550000,\n", "Lead 19999,+14155559999,\n"
+	for _, change := range []string{"rows read, in place", "rows not read yet, in place", "rename", "append", "none"} {
 		t.Run(change, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "a.csv")
 			if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
@@ -284,10 +293,29 @@ func TestSpoolSheetChangedInPass(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := newSpoolWriter(path)
+			r, err := sheet.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var recs []sheet.Record
+			next := func() error {
+				rec, err := r.Next()
+				if err == nil {
+					recs = append(recs, rec)
+				}
+				return err
+			}
+			if err := next(); err != nil {
+				t.Fatal(err)
+			}
 			switch change {
-			case "in place", "rename":
+			case "rows read, in place", "rename":
+				after := strings.Replace(before, first, "Lead 0000,+14155550000,1\n", 1)
 				rewriteUnseen(t, path, fi, after, change == "rename")
+			case "rows not read yet, in place":
+				after := strings.Replace(before, last, "Lead 1999,+14155559999,1\n", 1)
+				rewriteUnseen(t, path, fi, after, false)
 			case "append":
 				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 				if err != nil {
@@ -296,22 +324,43 @@ func TestSpoolSheetChangedInPass(t *testing.T) {
 				f.WriteString("Cy,+14155550113,1\n")
 				f.Close()
 			}
-			r, err := sheet.Open(path)
+			for next() == nil {
+			}
+			w := &spoolWriter{}
+			w.write(encodeRecords(nil, recs))
+			sp := w.finish(r)
+			now, err := sheet.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer r.Close()
-			var recs []sheet.Record
-			for {
-				rec, err := r.Next()
-				if err != nil {
-					break
+			defer now.Close()
+			kept := sp != nil && sp.current(path, now)
+			switch {
+			case change == "rows read, in place" || change == "rename" || change == "append":
+				if kept {
+					t.Fatalf("the sheet changed (%s) as the pass read it, and the records the pass parsed stand for the file as it is now", change)
 				}
-				recs = append(recs, rec)
-			}
-			w.write(encodeRecords(nil, recs))
-			if sp := w.finish(r); sp != nil {
-				t.Errorf("the sheet changed %s as the pass read it, and its records were kept", change)
+			case !kept:
+				t.Fatalf("the records the pass parsed are the file's as it is now (%s), and were not kept", change)
+			default:
+				var want []sheet.Record
+				for {
+					rec, err := now.Next()
+					if err != nil {
+						break
+					}
+					want = append(want, rec)
+				}
+				reading := sp.reading()
+				for i, rec := range want {
+					got, err := reading.Next()
+					if err != nil || got.Row != rec.Row || !slices.Equal(got.Fields, rec.Fields) {
+						t.Fatalf("kept record %d: %+v (%v), the file now has %+v", i, got, err, rec)
+					}
+				}
+				if got, err := reading.Next(); err != io.EOF {
+					t.Fatalf("a record kept past the file's: %+v (%v)", got, err)
+				}
 			}
 		})
 	}

@@ -148,6 +148,9 @@ type Reader struct {
 	// workbook is what the reader of a workbook learned of it; nil for
 	// a text file.
 	workbook *Workbook
+	// stamp is the stamp of the file read (see [Reader.Stamp]); nil
+	// when none is known.
+	stamp func() (Stamp, bool)
 }
 
 const (
@@ -1034,6 +1037,20 @@ func delimName(d rune) string {
 		return "tab"
 	}
 	return strconv.QuoteRune(d)
+}
+
+// Stamp returns the stamp of the file whose bytes the reader parsed: for
+// a text sheet read to its end, of the bytes read, as the file was when
+// opened; for a workbook opened through a [Workbooks], of the workbook
+// before its text was unpacked. False when none is known: a text sheet
+// not read to its end or written to as it was read, a workbook opened
+// without a Workbooks. The campaign's kept records of a sheet
+// are those of this stamp.
+func (s *Reader) Stamp() (Stamp, bool) {
+	if s.stamp == nil {
+		return Stamp{}, false
+	}
+	return s.stamp()
 }
 
 // Close closes the file opened by Open; it does nothing for a

@@ -74,18 +74,23 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	br := bufio.NewReaderSize(f, bufSize)
+	sr := newStampingReader(f)
+	br := bufio.NewReaderSize(sr, bufSize)
 	head, _ := br.Peek(8)
 	var src io.Reader = br
 	closer := io.Closer(f)
 	var wbFacts *Workbook
+	var stamp func() (Stamp, bool)
 	order, bare16 := bomless16(br)
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
 		f.Close()
 		var rc io.ReadCloser
+		sr = nil // the text read is the workbook's, not the file's
 		if o.Workbooks != nil {
-			rc, wbFacts, err = o.Workbooks.open(path, o.Worksheet)
+			var st Stamp
+			rc, wbFacts, st, err = o.Workbooks.open(path, o.Worksheet)
+			stamp = func() (Stamp, bool) { return st, true }
 		} else {
 			rc, wbFacts, err = openWorkbook(path, o.Worksheet)
 		}
@@ -119,6 +124,12 @@ func OpenWith(path string, o Options) (*Reader, error) {
 		return nil, err
 	}
 	s.closer, s.workbook = closer, wbFacts
+	switch {
+	case sr != nil:
+		s.stamp = sr.stamp
+	case stamp != nil:
+		s.stamp = stamp
+	}
 	return s, nil
 }
 

@@ -45,6 +45,48 @@ func StampFile(path string) (Stamp, error) {
 	return Stamp{fi: fi, sum: h.Sum64()}, nil
 }
 
+// stampingReader is a text sheet's file as a [Reader] reads it: the
+// bytes it passes on are hashed as a [Stamp] hashes them, so that once
+// they are read to the end the stamp of what was parsed is known without
+// reading the file again.
+type stampingReader struct {
+	f   *os.File
+	fi  os.FileInfo // the file as it was opened
+	h   maphash.Hash
+	n   int64
+	eof bool
+}
+
+func newStampingReader(f *os.File) *stampingReader {
+	r := &stampingReader{f: f}
+	r.h.SetSeed(stampSeed)
+	if fi, err := f.Stat(); err == nil {
+		r.fi = fi
+	}
+	return r
+}
+
+func (r *stampingReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	r.h.Write(p[:n])
+	r.n += int64(n)
+	if err == io.EOF {
+		r.eof = true
+	}
+	return n, err
+}
+
+// stamp returns the stamp of the bytes read, with the file's size and
+// time when it was opened: false until they are read to the end, and
+// when more or fewer bytes were read than the file held when opened (it
+// was written to as it was read).
+func (r *stampingReader) stamp() (Stamp, bool) {
+	if !r.eof || r.fi == nil || r.n != r.fi.Size() {
+		return Stamp{}, false
+	}
+	return Stamp{fi: r.fi, sum: r.h.Sum64()}, true
+}
+
 // Same reports whether s and t are the stamps of the same file with the
 // same size, time and bytes; false when either is the zero Stamp.
 func (s Stamp) Same(t Stamp) bool {

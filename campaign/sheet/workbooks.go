@@ -51,43 +51,44 @@ func (w *Workbooks) Unpacked() int {
 // open returns the CSV text of the worksheet of the workbook at path,
 // from the text kept when it was opened before, else unpacked whole from
 // the file into a kept text first; and what openWorkbook learned of the
-// workbook, kept with the text.
-func (w *Workbooks) open(path, worksheet string) (io.ReadCloser, *Workbook, error) {
+// workbook, kept with the text; and the stamp of the workbook's file,
+// taken before the text was unpacked from it.
+func (w *Workbooks) open(path, worksheet string) (io.ReadCloser, *Workbook, Stamp, error) {
 	key := workbookKey{path: path, worksheet: worksheet}
 	stamp, err := StampFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Stamp{}, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if k := w.kept[key]; k != nil && k.stamp.Same(stamp) {
-		return io.NopCloser(io.NewSectionReader(k.f, 0, k.size)), k.facts, nil
+		return io.NopCloser(io.NewSectionReader(k.f, 0, k.size)), k.facts, stamp, nil
 	}
 	rc, facts, err := openWorkbook(path, worksheet)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Stamp{}, err
 	}
 	w.unpacked++
 	tmp, err := os.CreateTemp("", "callrun-workbook-*.csv")
 	if err != nil {
-		return rc, facts, nil // not kept
+		return rc, facts, stamp, nil // not kept
 	}
 	if err := os.Remove(tmp.Name()); err != nil {
 		// A system that does not remove an open file: keep nothing
 		// rather than leave the rows in a file behind.
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return rc, facts, nil
+		return rc, facts, stamp, nil
 	}
 	size, err := io.Copy(tmp, rc)
 	rc.Close()
 	if err != nil {
 		tmp.Close()
-		return nil, nil, err
+		return nil, nil, Stamp{}, err
 	}
 	if w.kept == nil {
 		w.kept = map[workbookKey]*keptText{}
 	}
 	w.kept[key] = &keptText{f: tmp, size: size, stamp: stamp, facts: facts}
-	return io.NopCloser(io.NewSectionReader(tmp, 0, size)), facts, nil
+	return io.NopCloser(io.NewSectionReader(tmp, 0, size)), facts, stamp, nil
 }
