@@ -24,7 +24,9 @@ import (
 // record, the records must be the same up to where the bound stops the
 // sheet: the bound only ever stops the reading early. Read again with
 // every line end written as a bare CR, as Excel for Mac writes them, the
-// records and errors must be the same.
+// records and errors must be the same. Read again parsed ahead on a
+// goroutine from the first record, two records at a time, the records,
+// the error that ends the reading and the notes must be the same.
 func FuzzSheetReader(f *testing.F) {
 	for _, name := range []string{"highlevel_export.csv", "european_semicolon.csv", "excel_damaged.csv", "tabs.tsv"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sheets", name))
@@ -98,6 +100,27 @@ func FuzzSheetReader(f *testing.F) {
 		}
 		if fatal == nil && len(bounded) != len(all) {
 			t.Fatalf("%d records with a bound and no error, %d without", len(bounded), len(all))
+		}
+		plain, perr := newReader("fuzz.csv", bytes.NewReader(data))
+		early, eerr := newReader("fuzz.csv", bytes.NewReader(data))
+		if early != nil {
+			early.aheadAfter, early.aheadBatch = 0, 2
+		}
+		plainRecs, plainFatal := readAllRecords(plain, perr)
+		earlyRecs, earlyFatal := readAllRecords(early, eerr)
+		if errText(earlyFatal) != errText(plainFatal) || len(earlyRecs) != len(plainRecs) {
+			t.Fatalf("parsed ahead: %d records, error %v; not: %d, error %v", len(earlyRecs), earlyFatal, len(plainRecs), plainFatal)
+		}
+		for i, r := range earlyRecs {
+			if a := plainRecs[i]; a.Row != r.Row || !slices.Equal(a.Fields, r.Fields) || errText(a.Err) != errText(r.Err) || a.Group != nil != (r.Group != nil) {
+				t.Fatalf("parsed ahead: row %d %q %v; not: row %d %q %v", r.Row, r.Fields, r.Err, a.Row, a.Fields, a.Err)
+			}
+		}
+		if early != nil {
+			if !slices.Equal(early.Notes(), plain.Notes()) {
+				t.Fatalf("parsed ahead, the notes %q; not: %q", early.Notes(), plain.Notes())
+			}
+			early.Close()
 		}
 		mac := bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\r")), []byte("\n"), []byte("\r"))
 		// The one message that differs: what is not UTF-8 names the Mac's

@@ -151,7 +151,46 @@ type Reader struct {
 	// stamp is the stamp of the file read (see [Reader.Stamp]); nil
 	// when none is known.
 	stamp func() (Stamp, bool)
+	// parsed counts the records parsed on the calling goroutine; past
+	// aheadAfter, the parsing goes on ahead on a goroutine of its own
+	// (ahead), aheadBatch records at a time, which alone touches cr,
+	// feed, ends and the file from then on.
+	parsed                 int
+	aheadAfter, aheadBatch int
+	ahead                  *readAhead
+	batch                  []rawRecord // of ahead's, not handed out yet
 }
+
+// rawRecord is a record as encoding/csv parsed it: its fields and the
+// lines of the file it spans, or the error of its Read; and whether a
+// line of the file so far ended with a bare CR, for the message of a
+// record that is not UTF-8.
+type rawRecord struct {
+	fields     []string
+	start, end int
+	err        error
+	bareCR     bool
+}
+
+// readAhead parses a sheet's records on a goroutine of its own, a batch
+// at a time, while the reader's caller works on the records before them:
+// parsing is the part of a reading that only one goroutine can do.
+type readAhead struct {
+	batches chan []rawRecord
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+const (
+	// defaultAheadAfter is how many records a Reader parses itself
+	// before it parses ahead: a reading of the header and the first rows
+	// starts no goroutine.
+	defaultAheadAfter = 2048
+	// defaultAheadBatch is how many records go to the reader at a time,
+	// and aheadBatches how many batches are parsed ahead of it at most.
+	defaultAheadBatch = 512
+	aheadBatches      = 4
+)
 
 const (
 	// sniffSize is how much of the start of a file is checked for
@@ -206,7 +245,7 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 		br.Discard(3)
 		head = head[3:]
 	}
-	s := &Reader{name: name, ends: ends}
+	s := &Reader{name: name, ends: ends, aheadAfter: defaultAheadAfter, aheadBatch: defaultAheadBatch}
 	// Excel writes "sep=;" as a first line to name the delimiter, and
 	// does not show it as a row.
 	if d, n := excelSepLine(head); n > 0 {
@@ -523,8 +562,12 @@ func (s *Reader) headerBelow(above Record) (Record, bool) {
 // lines end with a bare CR is most likely Excel for Mac's "CSV
 // (Macintosh)" or "Comma Separated Values", which are written in the Mac's
 // code page: the message names that one.
-func (s *Reader) notUTF8() string {
-	if s.ends != nil && s.ends.bareCR {
+func (s *Reader) notUTF8() string { return notUTF8(s.ends != nil && s.ends.bareCR) }
+
+// notUTF8 is [Reader.notUTF8] for a file that has a line ended by a bare
+// CR or not.
+func notUTF8(bareCR bool) string {
+	if bareCR {
 		return "the sheet is not UTF-8 text: its lines end with a bare CR, as in Excel for Mac's \"CSV (Macintosh)\" and \"Comma Separated Values\", which Excel writes in the Mac's code page: name it in the campaign file (encoding: macintosh), or in Excel use File > Save As > CSV UTF-8"
 	}
 	return "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8, or name its code page in the campaign file (encoding: windows-1252 for most Western European exports)"
@@ -773,24 +816,6 @@ func EditDistance(a, b string) int {
 	return prev[len(rb)]
 }
 
-// advance moves the row count past the record just read (rec, or the
-// parse error pe): one row for the record and one for each blank line
-// before it, which encoding/csv skips but spreadsheets show.
-func (s *Reader) advance(rec []string, pe *csv.ParseError) {
-	var start, end int
-	if pe != nil {
-		// The rest of the line with the error is dropped; reading
-		// resumes on the next line.
-		start, end = pe.StartLine, pe.Line
-	} else {
-		start, _ = s.cr.FieldPos(0)
-		last := len(rec) - 1
-		end, _ = s.cr.FieldPos(last)
-		end += strings.Count(rec[last], "\n")
-	}
-	s.advanceLines(start, end)
-}
-
 // advanceLines moves the row count past a record on lines start to end of
 // the file.
 func (s *Reader) advanceLines(start, end int) {
@@ -814,19 +839,105 @@ func (s *Reader) read() (Record, error) {
 	if s.err != nil {
 		return Record{}, s.err
 	}
-	rec, err := s.cr.Read()
-	defer s.feed.startRecord()
-	if err != nil {
-		return s.readError(err)
+	raw := s.nextRaw()
+	if raw.err != nil {
+		rec, err := s.readError(raw.err)
+		if s.err != nil {
+			s.stopAhead() // nothing more is read
+		}
+		return rec, err
 	}
-	s.advance(rec, nil)
-	for _, f := range rec {
+	s.advanceLines(raw.start, raw.end)
+	for _, f := range raw.fields {
 		if !utf8.ValidString(f) {
-			s.err = &Error{File: s.name, Row: s.row, Msg: s.notUTF8()}
+			s.err = &Error{File: s.name, Row: s.row, Msg: notUTF8(raw.bareCR)}
+			s.stopAhead()
 			return Record{}, s.err
 		}
 	}
-	return Record{Row: s.row, Fields: rec}, nil
+	return Record{Row: s.row, Fields: raw.fields}, nil
+}
+
+// parse parses the next record of the file.
+func (s *Reader) parse() rawRecord {
+	rec, err := s.cr.Read()
+	defer s.feed.startRecord()
+	bareCR := s.ends != nil && s.ends.bareCR
+	if err != nil {
+		return rawRecord{err: err, bareCR: bareCR}
+	}
+	start, _ := s.cr.FieldPos(0)
+	last := len(rec) - 1
+	end, _ := s.cr.FieldPos(last)
+	end += strings.Count(rec[last], "\n")
+	return rawRecord{fields: rec, start: start, end: end, bareCR: bareCR}
+}
+
+// nextRaw returns the next record parsed: parsed here for the first
+// s.aheadAfter records, then by the goroutine that parses ahead.
+func (s *Reader) nextRaw() rawRecord {
+	if s.ahead == nil {
+		if s.parsed < s.aheadAfter {
+			s.parsed++
+			return s.parse()
+		}
+		s.startAhead()
+	}
+	if len(s.batch) == 0 {
+		batch, ok := <-s.ahead.batches
+		if !ok {
+			// Never so: the goroutine stops after the error that ends
+			// the file, which ends the reading here too.
+			return rawRecord{err: errors.New("the reading ahead stopped")}
+		}
+		s.batch = batch
+	}
+	raw := s.batch[0]
+	s.batch = s.batch[1:]
+	return raw
+}
+
+// startAhead starts the goroutine that parses the records ahead. It
+// stops after the error that ends the file (io.EOF, a record over the
+// bound, a failed read), or when [Reader.stopAhead] tells it to.
+func (s *Reader) startAhead() {
+	a := &readAhead{batches: make(chan []rawRecord, aheadBatches), stop: make(chan struct{}), done: make(chan struct{})}
+	s.ahead = a
+	n := s.aheadBatch
+	go func() {
+		defer close(a.done)
+		defer close(a.batches)
+		for {
+			batch := make([]rawRecord, 0, n)
+			ended := false
+			for len(batch) < n && !ended {
+				raw := s.parse()
+				batch = append(batch, raw)
+				var pe *csv.ParseError
+				ended = raw.err != nil && !errors.As(raw.err, &pe)
+			}
+			select {
+			case a.batches <- batch:
+			case <-a.stop:
+				return
+			}
+			if ended {
+				return
+			}
+		}
+	}()
+}
+
+// stopAhead stops the goroutine parsing ahead, if any, and waits for it.
+func (s *Reader) stopAhead() {
+	if a := s.ahead; a != nil {
+		select {
+		case <-a.stop:
+		default:
+			close(a.stop)
+		}
+		<-a.done
+	}
 }
 
 // readError is read's answer to the error of encoding/csv's Read: a
@@ -843,7 +954,9 @@ func (s *Reader) readError(err error) (Record, error) {
 		s.err = &Error{File: s.name, Row: s.row, Msg: tooLargeProblem(big, s.feed)}
 		return Record{}, fmt.Errorf("%w (%w)", s.err, big)
 	case errors.As(err, &pe):
-		s.advance(nil, pe)
+		// The rest of the line with the error is dropped; reading
+		// resumes on the next line.
+		s.advanceLines(pe.StartLine, pe.Line)
 		if errors.Is(pe.Err, csv.ErrQuote) && pe.Line > pe.StartLine {
 			// A quoted field ran over several lines and then broke (or
 			// reached the end of the file): the lines it swallowed may
@@ -1039,15 +1152,15 @@ func delimName(d rune) string {
 	return strconv.QuoteRune(d)
 }
 
-// Stamp returns the stamp of the file whose bytes the reader parsed: for
-// a text sheet read to its end, of the bytes read, as the file was when
-// opened; for a workbook opened through a [Workbooks], of the workbook
-// before its text was unpacked. False when none is known: a text sheet
-// not read to its end or written to as it was read, a workbook opened
-// without a Workbooks. The campaign's kept records of a sheet
+// Stamp returns, once the reader has read to the end, the stamp of the
+// file whose bytes it parsed: for a text sheet, of the bytes read, as the
+// file was when opened; for a workbook opened through a [Workbooks], of
+// the workbook before its text was unpacked. False when none is known:
+// not read to the end yet, a text sheet written to as it was read, a
+// workbook opened without a Workbooks. The campaign's kept records of a sheet
 // are those of this stamp.
 func (s *Reader) Stamp() (Stamp, bool) {
-	if s.stamp == nil {
+	if s.stamp == nil || s.err != io.EOF {
 		return Stamp{}, false
 	}
 	return s.stamp()
@@ -1056,6 +1169,7 @@ func (s *Reader) Stamp() (Stamp, bool) {
 // Close closes the file opened by Open; it does nothing for a
 // Reader made by newReader.
 func (s *Reader) Close() error {
+	s.stopAhead()
 	if s.closer == nil {
 		return nil
 	}

@@ -382,3 +382,57 @@ func TestGuessEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAheadClosedEarly: a CSV sheet read past the rows a Reader
+// parses itself, so that it parses ahead on a goroutine, and closed
+// before its end leaves no goroutine behind; read to its end, its
+// records are every row's, in order.
+func TestReadAheadClosedEarly(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Name,Phone\n")
+	rows := 3*defaultAheadAfter + 7
+	for i := range rows {
+		fmt.Fprintf(&b, "Lead %d,+1415555%04d\n", i, i%10_000)
+	}
+	path := filepath.Join(t.TempDir(), "big.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range defaultAheadAfter + 1 {
+		if _, err := s.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.ahead == nil {
+		t.Fatal("the reader did not parse ahead")
+	}
+	s.Close()
+	for i := 0; runtime.NumGoroutine() > before; i++ {
+		if i == 500 {
+			t.Fatalf("%d goroutines after Close, %d before: the parsing ahead goes on", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range rows {
+		rec, err := s.Next()
+		if err != nil || rec.Row != i+2 || rec.Fields[0] != fmt.Sprintf("Lead %d", i) {
+			t.Fatalf("record %d: row %d %q (%v)", i, rec.Row, rec.Fields, err)
+		}
+	}
+	if _, err := s.Next(); err != io.EOF {
+		t.Fatalf("after the last row: %v, want io.EOF", err)
+	}
+	if _, ok := s.Stamp(); !ok {
+		t.Error("read to its end, the sheet has no stamp")
+	}
+}
