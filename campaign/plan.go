@@ -861,7 +861,8 @@ type planWhen struct {
 	hours   *CallingHours
 	now     time.Time
 	memo    map[string]planWhenAnswer
-	campOff int // the campaign zone's UTC offset now, with a fixed hours.timezone
+	key     []byte // add's, kept to be written again
+	campOff int    // the campaign zone's UTC offset now, with a fixed hours.timezone
 	res     PlanHours
 	next    time.Time
 }
@@ -886,17 +887,15 @@ func (w *planWhen) add(c *Contact) {
 	// The answer is the country's rule (the state's, in the US) and the
 	// hours in each of the contact's zones.
 	zones := ContactZones(c)
-	var b strings.Builder
-	b.Grow(64)
-	b.WriteString(c.Country)
-	b.WriteString("/")
-	b.WriteString(ContactState(c))
+	key := append(w.key[:0], c.Country...)
+	key = append(key, '/')
+	key = append(key, ContactState(c)...)
 	for _, z := range zones {
-		b.WriteString("|")
-		b.WriteString(z.String())
+		key = append(key, '|')
+		key = append(key, z.String()...)
 	}
-	key := b.String()
-	a, ok := w.memo[key]
+	w.key = key
+	a, ok := w.memo[string(key)] // looked up without a string made
 	if !ok {
 		a.open = w.hours.Open(c, w.now)
 		if !a.open {
@@ -909,7 +908,7 @@ func (w *planWhen) add(c *Contact) {
 				}
 			}
 		}
-		w.memo[key] = a
+		w.memo[string(key)] = a
 	}
 	if a.other {
 		w.res.OtherZones++
