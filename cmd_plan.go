@@ -47,9 +47,15 @@ Examples:
 
 Online, plan fails as run would when run would refuse the campaign: an
 agent name that two agents of the account share. Offline, agents are not
-known: the plan says so, and run may still refuse.
+known: the plan says so, and run may still refuse. Online and offline
+(the state in files), plan fails as run would stop when the campaign
+called some of its contacts already from another state directory on this
+CALLRUN_HOME (a second checkout, or a state directory restored from an
+older backup): it says RUN WOULD STOP, names the journal and the rows,
+and says what to decide; --report marks each row called_elsewhere.
 
-Exit codes: 0 fine; 1 run would refuse (an agent name two agents share);
+Exit codes: 0 fine; 1 run would refuse (an agent name two agents share)
+or stop (contacts called already from another state directory);
 2 the campaign file, a sheet's header or a sheet's encoding is broken, or
 a column says do not call (or reads neither yes nor no) and the campaign
 neither maps it nor ignores it (do_not_call: {ignore: [...]}); 4 with

@@ -18,7 +18,7 @@ import (
 
 // Counts are a sheet's rows by what run would do with them. Every row is
 // counted in exactly one of Invalid, Duplicate, Suppressed, Done, ToCall,
-// Held.
+// Held, CalledElsewhere.
 type Counts struct {
 	Rows       int `json:"rows"`
 	Invalid    int `json:"invalid"`
@@ -32,6 +32,12 @@ type Counts struct {
 	// this campaign calls it already (dedupe: agent or none); they stay
 	// pending, to be called later.
 	Held int `json:"held"`
+	// CalledElsewhere counts the contacts this campaign (by its name)
+	// started a call to already, by the store's call starts, that the
+	// journal does not record: run stops (exit 1) at the first of them
+	// ([store.ForeignStartError]) and calls none of them. See
+	// Plan.CalledElsewhere.
+	CalledElsewhere int `json:"called_elsewhere,omitempty"`
 	// DoNotCall counts, of Suppressed, the contacts not yet called whose
 	// number is on the store's do-not-call list.
 	DoNotCall int `json:"do_not_call,omitempty"`
@@ -49,6 +55,7 @@ func (c *Counts) add(o Counts) {
 	c.Done += o.Done
 	c.ToCall += o.ToCall
 	c.Held += o.Held
+	c.CalledElsewhere += o.CalledElsewhere
 	c.DoNotCall += o.DoNotCall
 	c.DoNotCallFlag += o.DoNotCallFlag
 }
@@ -158,6 +165,11 @@ type Plan struct {
 	// a comment that mentions do not call): suppressed in every row that
 	// holds them, as FlaggedNumbers', but put on no list.
 	HeldNumbers int `json:"held_numbers,omitempty"`
+	// CalledElsewhere, when set, is the contacts this campaign started a
+	// call to already from a state directory that is not this one, by the
+	// store's call starts: run would stop at the first (exit 1), and plan
+	// fails as run would ([Plan.Refusal]).
+	CalledElsewhere *PlanCalledElsewhere `json:"called_elsewhere,omitempty"`
 
 	groups    []*problemGroup
 	repair    []*problemGroup
@@ -202,6 +214,33 @@ func (p *PlanPressure) add(number string, now time.Time) {
 		p.Starts[number] = append(p.Starts[number], now)
 	}
 }
+
+// PlanCalledElsewhere is what a plan found of the contacts this
+// campaign called already from another journal ([Plan.CalledElsewhere]).
+type PlanCalledElsewhere struct {
+	Contacts int `json:"contacts"`
+	// Journal is the journal that does not record them (the plan's
+	// state directory's); Starts, the call starts that record them.
+	Journal string `json:"journal"`
+	Starts  string `json:"starts"`
+	// First is when the earliest of those calls was started (RFC 3339, UTC).
+	First string `json:"first"`
+	// Rows are the first MaxCalledElsewhereRows of them, by sheet and row.
+	Rows []PlanRow `json:"rows"`
+	// Decide is what to decide, as run's stop says it.
+	Decide string `json:"decide"`
+	first  time.Time
+}
+
+// PlanRow is a row of a sheet.
+type PlanRow struct {
+	File string `json:"file"`
+	Row  int    `json:"row"`
+}
+
+// MaxCalledElsewhereRows bounds the rows a plan lists of the contacts
+// called already from another journal; plan --report lists every one.
+const MaxCalledElsewhereRows = 20
 
 // PlanShard is the shard a plan covers: the contacts whose number hashes
 // to Index of Count, called at PerSecond (the campaign's per_second / Count).
@@ -279,6 +318,16 @@ type PlanOptions struct {
 	// Report, if set, is given every row with the plan's decision on it
 	// (plan --report).
 	Report *PlanReport
+	// CalledElsewhere, if set, reports whether run would refuse the first
+	// call start of a contact not done because the store's call starts
+	// say this campaign started a call to it already from a journal that
+	// does not record it ([store.ForeignStartError]), and when the
+	// earliest such start was counted; nil: not checked (PostgreSQL, a
+	// rehearsal, or offline with the state in PostgreSQL).
+	CalledElsewhere func(c *Contact) (time.Time, bool)
+	// Journal and Starts name the journal the plan read and the call
+	// starts CalledElsewhere read, for the plan's words.
+	Journal, Starts string
 }
 
 // PlanPressure is what a plan knows of contact pressure: the limits, and
@@ -473,6 +522,24 @@ func (pc *planCounter) count(c *Contact) error {
 	return nil
 }
 
+// calledElsewhere lists contact c, which this campaign started a call to
+// at at from another journal.
+func (pc *planCounter) calledElsewhere(ps *PlanSheet, c *Contact, at time.Time) {
+	ce := pc.p.CalledElsewhere
+	if ce == nil {
+		ce = &PlanCalledElsewhere{Journal: pc.opts.Journal, Starts: pc.opts.Starts, Rows: []PlanRow{}, Decide: store.ForeignStartDecide}
+		pc.p.CalledElsewhere = ce
+	}
+	ce.Contacts++
+	if ce.first.IsZero() || at.Before(ce.first) {
+		ce.first = at
+		ce.First = at.UTC().Format(time.RFC3339)
+	}
+	if len(ce.Rows) < MaxCalledElsewhereRows {
+		ce.Rows = append(ce.Rows, PlanRow{File: ps.File, Row: c.Row})
+	}
+}
+
 // invalid lists contact c among the problems and groups it by sheet and field.
 func (pc *planCounter) invalid(ps *PlanSheet, c *Contact) {
 	p := pc.p
@@ -509,6 +576,15 @@ func (pc *planCounter) callable(ps *PlanSheet, c *Contact) (string, *store.HeldE
 		ps.Suppressed++
 		ps.DoNotCall++
 		return Suppressed, nil
+	}
+	// Before contact pressure, as the journal checks it: run stops at
+	// this contact whether or not pressure holds it back now.
+	if opts.CalledElsewhere != nil {
+		if at, ok := opts.CalledElsewhere(c); ok {
+			ps.CalledElsewhere++
+			pc.calledElsewhere(ps, c, at)
+			return report.PlanCalledElsewhere, nil
+		}
 	}
 	if h := opts.Pressure.hold(c.Phone, opts.Now); h != nil {
 		ps.Held++
@@ -632,8 +708,29 @@ func (p *Plan) Refusal() error {
 			return fmt.Errorf("run would refuse this campaign: %w", &AmbiguousError{Name: a.Name, IDs: a.IDs})
 		}
 	}
+	if ce := p.CalledElsewhere; ce != nil {
+		return &CalledElsewhereError{Campaign: p.Campaign, Plan: ce}
+	}
 	return nil
 }
+
+// CalledElsewhereError is the refusal of a plan whose campaign called
+// some of its contacts already from another journal
+// ([Plan.CalledElsewhere]): run would stop with a
+// [store.ForeignStartError] at the first. It wraps [store.ErrForeignStart].
+type CalledElsewhereError struct {
+	Campaign string
+	Plan     *PlanCalledElsewhere
+}
+
+func (e *CalledElsewhereError) Error() string {
+	ce := e.Plan
+	return fmt.Sprintf("run would stop (exit 1) before calling %d contact(s) that campaign %s started a call to already (the first at %s, by the %s) and that journal %s does not record: "+
+		"this state directory is not the one those calls were made from (a second copy or checkout of the campaign, the campaign file copied elsewhere, or a state directory restored from a backup made before those calls). %s",
+		ce.Contacts, e.Campaign, ce.First, ce.Starts, ce.Journal, ce.Decide)
+}
+
+func (e *CalledElsewhereError) Unwrap() error { return store.ErrForeignStart }
 
 // WriteText prints the plan for a person.
 func (p *Plan) WriteText(w io.Writer) error {
@@ -681,6 +778,24 @@ func (p *Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, ", the first may be called from %s", p.heldUntil.Local().Format("Mon 2 Jan 15:04 MST"))
 		}
 		b.WriteString(".\n")
+	}
+	if ce := p.CalledElsewhere; ce != nil {
+		fmt.Fprintf(&b, "\nCalled already by this campaign from another state directory: %d contact(s); RUN WOULD STOP at the first (exit 1). The %s record a call this campaign (name: %s) started to each (the first on %s) that journal %s does not record:\n", ce.Contacts, ce.Starts, p.Campaign, ce.first.Local().Format("Mon 2 Jan 15:04 MST"), ce.Journal)
+		byFile := map[string][]int{}
+		var files []string
+		for _, r := range ce.Rows {
+			if _, ok := byFile[r.File]; !ok {
+				files = append(files, r.File)
+			}
+			byFile[r.File] = append(byFile[r.File], r.Row)
+		}
+		for _, file := range files {
+			fmt.Fprintf(&b, "  %s: row(s) %s\n", file, rowRanges(byFile[file]))
+		}
+		if more := ce.Contacts - len(ce.Rows); more > 0 {
+			fmt.Fprintf(&b, "  and %d more (plan --report DIR lists every one, as %s)\n", more, report.PlanCalledElsewhere)
+		}
+		fmt.Fprintf(&b, "  %s\n", ce.Decide)
 	}
 	if p.FlaggedNumbers > 0 {
 		fmt.Fprintf(&b, "\nMarked do not call (or consent withdrawn) in the sheets: %d number(s), in every column of numbers of the rows so marked (a Mobile or Home Phone beside the phone column too), suppressed in every row that holds them; run puts those not on it yet on the store's do-not-call list before its first call, so that every campaign on the store honours them.\n", p.FlaggedNumbers)
@@ -812,6 +927,9 @@ func countsLine(c Counts) string {
 	}
 	if c.Held > 0 {
 		line += fmt.Sprintf(", %d held", c.Held)
+	}
+	if c.CalledElsewhere > 0 {
+		line += fmt.Sprintf(", %d called already from another state directory (run stops)", c.CalledElsewhere)
 	}
 	return line
 }

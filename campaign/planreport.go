@@ -50,8 +50,9 @@ func StartPlanReport(f *File, st *store.State, dir string, now time.Time) (*Plan
 
 // add writes the row of contact c, on which the plan decided: c.Status
 // for a row of the sheets alone (invalid, duplicate, suppressed), else
-// report.PlanDone, Suppressed (its number is on the do-not-call list), report.PlanHeld
-// (held back by contact pressure, held saying until when) or ToCall.
+// report.PlanDone, Suppressed (its number is on the do-not-call list),
+// report.PlanCalledElsewhere (run stops at it), report.PlanHeld (held
+// back by contact pressure, held saying until when) or ToCall.
 func (r *PlanReport) add(c *Contact, decision string, held *store.HeldError) {
 	if r == nil || r.err != nil {
 		return
@@ -66,6 +67,9 @@ func (r *PlanReport) add(c *Contact, decision string, held *store.HeldError) {
 			what += " (" + row.LastAttemptAt + ")"
 		}
 		row.Status, row.Reason = report.PlanDone, joinReasons(what, row.Reason)
+	case report.PlanCalledElsewhere:
+		row.Status = report.PlanCalledElsewhere
+		row.Reason = joinReasons("this campaign started a call to them already from another state directory (the store's call starts say so, this journal does not): run stops before calling them again", row.Reason)
 	case report.PlanHeld:
 		row.Status = report.PlanHeld
 		wt = r.page.waits.pending(c, &row, r.now, RunEnd{})

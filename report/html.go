@@ -279,6 +279,7 @@ var peopleTitles = map[string][2]string{
 	PlanToCall:               {"To call", "callrun run calls each of them now, once, at the campaign's pace."},
 	PlanWaiting:              {"Waiting for their hours", "To call, but their calling hours (the called person's, or the campaign's hours:) are closed now: callrun run calls each from the time shown."},
 	PlanHeld:                 {"Held back by contact pressure", "Their number was called on this machine's store as often as the limits allow (or talked to within 7 days, under Reg F's rule): callrun run calls each from the time shown."},
+	PlanCalledElsewhere:      {"Called already from another state directory: run stops", "This campaign started a call to each of them already, by this machine's call starts, from a state directory whose journal is not this one (a second copy of the campaign, or this directory before an older backup was restored over it): callrun run stops before calling them again. Run the campaign from the directory it ran from, or take these people out of the sheets."},
 	PlanDone:                 {"Done in an earlier run", "The journal says an earlier run settled them: callrun run does not call them again."},
 }
 

@@ -32,11 +32,15 @@ const (
 	PlanWaiting = "waiting" // to call, once its hours open
 	PlanHeld    = "held"    // contact pressure holds its number back until a time
 	PlanDone    = "done"    // an earlier run settled it
+	// PlanCalledElsewhere: the campaign started a call to it already
+	// from another journal (a second state directory, or this one before
+	// a backup was restored), and run stops before calling it.
+	PlanCalledElsewhere = "called_elsewhere"
 )
 
 // PlanStatuses lists the statuses of a plan's rows in the order its page
 // shows them.
-var PlanStatuses = []string{PlanToCall, PlanWaiting, PlanHeld, PlanDone, string(store.Suppressed), string(store.Duplicate), string(store.Invalid)}
+var PlanStatuses = []string{PlanCalledElsewhere, PlanToCall, PlanWaiting, PlanHeld, PlanDone, string(store.Suppressed), string(store.Duplicate), string(store.Invalid)}
 
 // peopleList is the people of one status, spooled to a temporary file in
 // the report's directory as rendered table rows, so that the page's

@@ -65,6 +65,12 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	if saved != nil {
 		defer saved.Close()
 	}
+	var elsewhere *store.ContactStarts // the contacts the store's call starts name, as a run's first intent is checked
+	if saved != nil && !rehearsal {
+		if elsewhere, err = contactStarts(ctx, saved); err != nil {
+			return nil, f, err
+		}
+	}
 	if rehearsal {
 		where += " (a rehearsal's: " + RehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
 	}
@@ -74,6 +80,18 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 			st, ok := state.Status(key)
 			return ok && st != store.Pending
 		}}
+	if elsewhere != nil {
+		opts.Journal, opts.Starts = journalOf(saved), elsewhere.String()
+		opts.CalledElsewhere = func(c *campaign.Contact) (time.Time, bool) {
+			// A contact the journal knows is sent as a later attempt,
+			// which the run does not check: only a first attempt is.
+			key, _ := campaign.SettledKey(f, state, c)
+			if _, ok := state.Status(key); ok {
+				return time.Time{}, false
+			}
+			return elsewhere.Started(f.Name, f.Agents[c.Agent].Name, c.Phone, c.N)
+		}
+	}
 	var fields [][]campaign.PlanField // each agent's call endpoint's, online
 	if o.Offline {
 		opts.Agents = campaign.OfflineAgents(f.Agents)
@@ -166,6 +184,35 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 		return nil, nil, "", "", nil, err
 	}
 	return saved, st, saved.String(), "", pressure, nil
+}
+
+// contactStarts reads the contacts the store's call starts name, when
+// they are in files: a run's journal refuses the first call start of a
+// contact its campaign started a call to already from another journal
+// ([store.ForeignStartError]), and plan says so before. nil: the call
+// starts are not in files (PostgreSQL keeps one journal a campaign).
+func contactStarts(ctx context.Context, st store.Store) (*store.ContactStarts, error) {
+	if _, ok := st.(store.Files); !ok {
+		return nil, nil
+	}
+	cs, err := st.CallStarts()
+	if err != nil {
+		return nil, err
+	}
+	csf, ok := cs.(*store.CallStartsFile)
+	if !ok {
+		return nil, nil
+	}
+	return csf.ContactStarts(ctx)
+}
+
+// journalOf names the journal of a store in files, as a run's
+// [store.ForeignStartError] does.
+func journalOf(st store.Store) string {
+	if fs, ok := st.(store.Files); ok {
+		return fs.Journal()
+	}
+	return st.String()
 }
 
 // rememberedAgents gives each of agents still to create whose agent

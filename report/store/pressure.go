@@ -253,6 +253,18 @@ func (e *ForeignStartError) Error() string {
 		e.Campaign, e.Number, e.At.UTC().Format(time.RFC3339), e.Starts, e.Journal)
 }
 
+// ForeignStartDecide is what a [ForeignStartError] (and a plan that
+// finds run would stop with one) asks a person to decide. A new name: is
+// no way past it for the same campaign: under it, everyone the campaign
+// called is called again as soon as contact pressure allows. Nor is
+// waiting: the starts are read for keptSpan (15 days), after which
+// nothing stops the journal that does not record them.
+const ForeignStartDecide = "Decide: if the state directory the campaign ran from still exists (the other copy or checkout, or the directory as it was before an older backup was restored over it), run the campaign from there, with its state_dir:. " +
+	"If this directory was restored from an older backup and the later one is lost, the people called since the backup must not be called again by this campaign: " +
+	"`callrun plan --report DIR CAMPAIGN.yaml` lists every one of them in DIR/report.csv with the status called_elsewhere; take them out of the sheets, or save those rows as a CSV file and list it under suppress: ({file: called.csv, columns: [phone_number]}), then run again. " +
+	"Do not change the campaign's name to get past this stop: under a new name it calls again everyone it called under this one, as soon as contact pressure allows (the next day by default, at once with pressure: {off: true}); a new name is only for a different campaign, meant to call them again. " +
+	"Waiting does not settle it either: this check reads the call starts of the last 15 days only, and after that this state directory would call them again"
+
 func (e *ForeignStartError) Unwrap() error { return ErrForeignStart }
 
 // contactHash is what identifies a contact of a campaign across
@@ -545,6 +557,58 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 	}
 	return out, nil
 }
+
+// ContactStarts returns the contacts the counted starts name (each
+// start's campaign, agent, number and occurrence, [contactHash]), read
+// without the lock as [CallStartsFile.Counted] reads: the starts a
+// journal's first attempt of a contact is checked against
+// ([ForeignStartError]). Plan reads them, to say before a run does that
+// the run would stop.
+func (l *CallStartsFile) ContactStarts(context.Context) (*ContactStarts, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refresh(nil, nil); err != nil {
+		return nil, err
+	}
+	forgetOld(l.open) // as a run's fresh read of the file would
+	c := &ContactStarts{at: map[uint64]int64{}, where: l.String()}
+	for _, ss := range l.open {
+		for _, s := range ss {
+			if s.contact != 0 {
+				if at, ok := c.at[s.contact]; !ok || s.at < at {
+					c.at[s.contact] = s.at
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+// ContactStarts are the contacts of every campaign that the counted call
+// starts of a store in files name ([CallStartsFile.ContactStarts]).
+type ContactStarts struct {
+	at    map[uint64]int64 // the earliest counted start, by contactHash
+	where string
+}
+
+// Started reports whether a counted start names the contact of campaign
+// (by its name) with agent (by its name), number and occurrence n, and
+// when the earliest was counted: a run's first attempt of that contact
+// from a journal that does not record it is refused
+// ([ForeignStartError]).
+func (c *ContactStarts) Started(campaign, agent, number string, n int) (time.Time, bool) {
+	if c == nil || campaign == "" {
+		return time.Time{}, false
+	}
+	at, ok := c.at[contactHash(campaign, agent, number, strconv.Itoa(n))]
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(0, at).UTC(), true
+}
+
+// String names the call starts read.
+func (c *ContactStarts) String() string { return c.where }
 
 // refresh applies the whole lines appended since the last look; f, if set, is
 // the file opened already. It calls watch, if set, with each start read
