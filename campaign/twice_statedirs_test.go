@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,20 @@ func TestRunSecondStateDirectoryOfTheSameCampaign(t *testing.T) {
 			var fe *store.ForeignStartError
 			if !errors.As(err, &fe) {
 				t.Errorf("second run: err = %v, want a *store.ForeignStartError", err)
+			} else {
+				// What to decide, for a user who restored a backup too: the
+				// directory the calls were made from may be the lost one, a
+				// new name calls everyone again, and waiting 15 days lets
+				// this directory call them again.
+				for _, says := range []string{
+					b.journal, "state directory the campaign ran from still exists",
+					"restored from an older backup and the later one is lost", "callrun plan --report", "called_elsewhere", "suppress:",
+					"under a new name it calls again everyone it called", "the last 15 days",
+				} {
+					if !strings.Contains(err.Error(), says) {
+						t.Errorf("the stop's message does not say %q: %v", says, err)
+					}
+				}
 			}
 			placed := dtPlaced(base.srv)
 			for i := range n {

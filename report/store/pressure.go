@@ -247,10 +247,9 @@ type ForeignStartError struct {
 
 func (e *ForeignStartError) Error() string {
 	return fmt.Sprintf("campaign %s started a call to %s at %s, by the %s, that journal %s does not record: "+
-		"this state directory is not the one the campaign's calls were made from (a second copy or checkout of the campaign, or a state directory restored from an older backup), "+
-		"and calling on from it would phone people again; no call was started to that person. Run the campaign from the state directory it ran from, "+
-		"or, if this is a different campaign, give it a name of its own",
-		e.Campaign, e.Number, e.At.UTC().Format(time.RFC3339), e.Starts, e.Journal)
+		"this state directory is not the one the campaign's calls were made from (a second copy or checkout of the campaign, the campaign file copied elsewhere, or a state directory restored from a backup made before those calls), "+
+		"and calling on from it would phone people again; no call was started to that person, and the run stopped. %s",
+		e.Campaign, e.Number, e.At.UTC().Format(time.RFC3339), e.Starts, e.Journal, ForeignStartDecide)
 }
 
 // ForeignStartDecide is what a [ForeignStartError] (and a plan that
