@@ -130,7 +130,8 @@ type Plan struct {
 	// `callrun plan` exits 2 on any, after showing the other sheets.
 	SheetProblems []Problem `json:"-"`
 	// UnmappedDoNotCall counts the rows whose cell says do not call (or
-	// reads neither yes nor no) in a signal column the campaign neither
+	// reads neither yes nor no, or in a column of labels mentions do not
+	// call: "Closed - Do not call") in a signal column the campaign neither
 	// maps nor ignores (a header such as "Do Not Call", "DND" or
 	// "SMS_BLACKLISTED", or "Do not call" among a column's labels): plan
 	// and run refuse the campaign, naming each column (Sheets[].Signals,
@@ -637,6 +638,9 @@ func (p *Plan) addSignals(f *File, cr *ContactReader, sup *Suppression) {
 			switch s.Use {
 			case "refused":
 				p.UnmappedDoNotCall += s.Rows + s.Unclear
+				if s.Kind == "values" {
+					p.UnmappedDoNotCall += s.Mentions
+				}
 			case "mapped", "read":
 				p.UnclearDoNotCall += s.Unclear + s.Mentions
 			case "held":

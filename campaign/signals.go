@@ -69,13 +69,20 @@ type signalColumn struct {
 	examples               []string
 	unclearAt, mentionAt   string
 	matched                []string
+	// mentioned are the first cells that mention do not call, as
+	// written: in a column of labels the campaign does not map, the
+	// values plan proposes to map under do_not_call: values:.
+	mentioned []string
 }
 
 // read reads a cell of the column: what it says, and for a column of
-// labels the tag that said it. A mention of do not call is told in the
-// columns of labels the campaign maps, and in columns of notes, only: the
-// contact reader reads a column of labels it does not map (every export's
-// Tags) on every row, for what its tags say.
+// labels the tag that said it. A mention of do not call is told in every
+// column of labels: one the campaign maps holds its row, as does a
+// column of notes; one it does not map (a CRM's "Lead Status" that says
+// "Closed - Do not call") holds its row and refuses the campaign until
+// it is mapped or ignored, as a flag that reads neither yes nor no does.
+// In a column the campaign does not map, as in notes, a word that free
+// text uses for other things ("Robinson", "stop") mentions nothing alone.
 func (s *signalColumn) read(cell string) (cellSays, string) {
 	switch s.kind {
 	case signalFlag:
@@ -89,7 +96,7 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 		return readStatusCell(cell), ""
 	}
 	says, tag := readValueCell(cell, s.values)
-	if says == saysNothing && (s.mapped || s.notes) && mentionsIn(cell, s.values, s.notes) {
+	if says == saysNothing && mentionsIn(cell, s.values, s.notes || !s.mapped) {
 		says = saysMention
 	}
 	return says, tag
@@ -140,6 +147,9 @@ func (s *signalColumn) note(row int, says cellSays, cell, tag string) {
 	case saysMention:
 		if s.mentions++; s.mentionAt == "" {
 			s.mentionAt = at()
+		}
+		if c := strings.TrimSpace(cell); len(s.mentioned) < 5 && !slices.ContainsFunc(s.mentioned, func(m string) bool { return strings.EqualFold(m, c) }) {
+			s.mentioned = append(s.mentioned, c)
 		}
 	}
 }
@@ -348,6 +358,9 @@ func (rs rowSignal) heldReason() string {
 	if s.mapped && rs.heldSays == saysMention {
 		return fmt.Sprintf("do-not-call column %q says %q, which mentions do not call without being one of the column's values: the row is not called until the cell says which (name the value under do_not_call: values: if it means do not call; else write the cell without the phrase)", s.name, cell)
 	}
+	if !s.mapped && rs.heldSays == saysMention {
+		return fmt.Sprintf("column %q says %q, which mentions do not call without saying it whole, and the campaign does not map the column: the row is not called; map the column under do_not_call: with the values that mean do not call, or ignore it there with a reason", s.name, cell)
+	}
 	if s.mapped {
 		why := "which reads neither as yes nor as no"
 		if c := conflict(cell); c != "" {
@@ -428,6 +441,10 @@ type PlanSignal struct {
 	// Values are the values (or tags) that said do not call, as
 	// written, for a mapping under do_not_call: values:.
 	Values []string `json:"values,omitempty"`
+	// mentioned are the first cells that mention do not call, which
+	// the problem of a column of labels not mapped proposes under
+	// values: when no cell said it whole (Values is empty).
+	mentioned []string
 }
 
 // planSignals returns what the pass over sheet i read of its signal
@@ -436,14 +453,16 @@ func (m *sheetMap) planSignals() []PlanSignal {
 	var out []PlanSignal
 	for _, s := range m.signals {
 		p := PlanSignal{Column: s.name, Index: s.col, Kind: s.kind.String(), Use: "mapped", Rows: s.yes, Examples: s.examples,
-			Unclear: s.unclear, UnclearAt: s.unclearAt, Mentions: s.mentions, MentionAt: s.mentionAt, Values: s.matched}
+			Unclear: s.unclear, UnclearAt: s.unclearAt, Mentions: s.mentions, MentionAt: s.mentionAt, Values: s.matched, mentioned: s.mentioned}
 		if s.notes {
 			p.Kind = "notes"
 		}
 		switch {
 		case !s.mapped:
 			p.Found, p.Use = s.found, "unmapped"
-			if s.yes > 0 || s.unclear > 0 {
+			// A mention in a column of labels refuses it too (not in
+			// notes, whose mentions hold their rows and numbers).
+			if s.yes > 0 || s.unclear > 0 || s.mentions > 0 && !s.notes {
 				p.Use = "refused"
 			}
 		case s.found != "":
@@ -513,11 +532,22 @@ func (f *File) refusedSignal(i int, s PlanSignal) (says, ways string) {
 	if s.Unclear > 0 {
 		what = append(what, fmt.Sprintf("%d cell(s) read as neither yes nor no (%s)", s.Unclear, s.UnclearAt))
 	}
+	if s.Mentions > 0 && s.Kind == "values" {
+		what = append(what, fmt.Sprintf("%d cell(s) mention do not call without saying it whole (%s)", s.Mentions, s.MentionAt))
+	}
 	mapping := fmt.Sprintf("do_not_call: {column: %q}", s.Column)
 	switch s.Kind {
 	case "values", "notes":
-		quoted := make([]string, len(s.Values))
-		for k, v := range s.Values {
+		// The values that said do not call whole; else, for a column
+		// refused for its mentions alone ("Closed - Do not call"), those
+		// cells, for the user to keep the ones that mean it. Mapped, a
+		// mention not among the values still holds its row.
+		values := s.Values
+		if len(values) == 0 && s.Kind == "values" {
+			values = s.mentioned
+		}
+		quoted := make([]string, len(values))
+		for k, v := range values {
 			quoted[k] = fmt.Sprintf("%q", v)
 		}
 		mapping = fmt.Sprintf("do_not_call: [{column: %q, values: [%s]}]", s.Column, strings.Join(quoted, ", "))
