@@ -88,3 +88,49 @@ func TestStatusMentionEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestShouldForgetEndToEnd runs the binary over a Salesforce export of
+// contacts with their Individual's privacy fields, as Workbench and Data
+// Loader name a related object's field in a query's export: by its API
+// name, "Individual.ShouldForget" (the field whose label is "Forget this
+// Individual", in the Individual object's field reference:
+// developer.salesforce.com/docs/platform/field-reference/references/field-reference/salesforce-field-reference-individual.html).
+// Its label was read as a do-not-call flag; its API name was not, so a
+// person who asked to be forgotten was called. Now plan and run stop on
+// the column until it is mapped or ignored (the ledger stays at 0; before,
+// every row was called), and mapped, the person is not called.
+func TestShouldForgetEndToEnd(t *testing.T) {
+	srv := sandbox.NewServer(sandbox.Options{})
+	t.Cleanup(srv.Close)
+	cells := []struct {
+		forget, solicit string
+		call            bool
+	}{{"false", "false", true}, {"true", "false", false}, {"false", "false", true}}
+	e := newE2ECampaign(t, srv, e2eSetup{contacts: e2ePhones(len(cells)), perSecond: 100, concurrency: 4})
+	rows := make([][]string, len(cells))
+	for i, c := range cells {
+		rows[i] = []string{c.forget, c.solicit}
+	}
+	e.writeSheetWithColumns([]string{"Individual.ShouldForget", "Individual.HasOptedOutSolicit"}, rows)
+
+	for _, args := range [][]string{{"plan", "--offline", e.path}, {"run", e.path}} {
+		res := e.run(30*time.Second, args...)
+		if res.code != run.ExitUsage || !strings.Contains(res.stdout+res.stderr, `in column \"Individual.ShouldForget\", 1 row(s) say do not call (row 3: \"true\")`) {
+			t.Errorf("%s with Individual.ShouldForget not mapped: want exit %d naming the column, got %s", args[0], run.ExitUsage, res)
+		}
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Fatalf("the sandbox received %d call start(s) while Individual.ShouldForget was not mapped", n)
+	}
+
+	e.appendYAML("do_not_call: {columns: [Individual.ShouldForget, Individual.HasOptedOutSolicit]}\n")
+	if res := e.run(60*time.Second, "run", e.path); res.code != 0 {
+		t.Fatalf("run with the Individual's fields mapped: %s", res)
+	}
+	got := callsByNumber(srv.Calls())
+	for i, c := range cells {
+		if n := got[e.contacts[i].E164]; (c.call && n != 1) || (!c.call && n != 0) {
+			t.Errorf("row %d (ShouldForget %s): the sandbox received %d call start(s)", i+2, c.forget, n)
+		}
+	}
+}
