@@ -672,13 +672,14 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 	sheetReadings.Add(1)
 	whole := m.readsWhole()
 	others := &otherPhones{}
+	split := &splitRow{}
 	encode := func(b *rowBatch, _ *rowScratch) {
 		b.spooled, b.spoolable = encodeRecords(b.spooled[:0], b.recs)
 	}
 	// The sheet is read on one goroutine while its rows are read here.
 	err = cr.judgeInOrder(ctx, r, len(m.phones), encode, func(b *rowBatch) error {
 		for _, rec := range b.recs {
-			if err := cr.flagRow(i, spec, m, rec, fp, &whole, others); err != nil {
+			if err := cr.flagRow(i, spec, m, rec, fp, &whole, others, split); err != nil {
 				return err
 			}
 		}
@@ -712,7 +713,12 @@ func (cr *ContactReader) readFlagged(ctx context.Context, i int, fp *FlagPass) (
 // numbers too (once others has chosen them), reading the sheet whole from then
 // on when they do; it returns errSampled when the sheet's first rows
 // showed no signal column to read on.
-func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.Record, fp *FlagPass, whole *bool, others *otherPhones) error {
+func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.Record, fp *FlagPass, whole *bool, others *otherPhones, split *splitRow) error {
+	flagged := false
+	defer func() { split.keep(m, rec, flagged) }()
+	if rec.Err == nil {
+		cr.holdSplit(i, spec, m, split, rec, fp)
+	}
 	if rec.Err != nil {
 		if rec.Refused == nil {
 			return nil
@@ -750,6 +756,7 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 	if !ok {
 		return nil
 	}
+	flagged = true
 	rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
 	// Every phone column, those a call passes over (a fax, a type
 	// cell's pager) too.
@@ -782,6 +789,107 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 	}
 	cr.flagOtherPhones(i, spec, m, rec, fl, fp, others)
 	return nil
+}
+
+// splitRow is the row before the one the pass over a sheet reads, when
+// it may be the first part of a row that a line break inside a field not
+// in quotes split in two (an export that does not quote a note written on
+// two lines): it ends before the header's last column, and its own
+// signal cells flag nothing.
+type splitRow struct {
+	ok     bool
+	row    int
+	group  *sheet.Group
+	fields []string // up to its last field that is not empty
+}
+
+// keep remembers rec for the row after it, when rec may be the first part
+// of a split row: it is not flagged (a flagged row holds its numbers
+// already), and it has no field past some column of the header, a signal
+// column among those (a row that reaches every signal column cannot lose
+// its flag to a split).
+func (sp *splitRow) keep(m *sheetMap, rec sheet.Record, flagged bool) {
+	sp.ok = false
+	if rec.Err != nil || flagged {
+		return
+	}
+	n := filledFields(rec.Fields)
+	if n == 0 || !slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.col >= n-1 }) {
+		return
+	}
+	sp.ok, sp.row, sp.group = true, rec.Row, rec.Group
+	sp.fields = append(sp.fields[:0], rec.Fields[:n]...)
+}
+
+// filledFields is how many of fields there are up to the last that is
+// not empty.
+func filledFields(fields []string) int {
+	n := len(fields)
+	for n > 0 && strings.TrimSpace(fields[n-1]) == "" {
+		n--
+	}
+	return n
+}
+
+// holdSplit holds the numbers of the row before rec (sp) when the two
+// read as one row split by a line break inside a field that is not in
+// quotes, and read so they say do not call: the first part ends before
+// the header does, rec (the row right under it) is no contact of its own
+// (no phone cell of it reads as a number) and its fields fit in the
+// columns the first part lacks, and lined up there, after the first
+// part's last field and the line break, a signal column says do not
+// call, reads neither yes nor no or mentions it. The CSV reader takes
+// such a line break for the end of a row, so the first part was read
+// with its do-not-call cell empty, a no: its person was called. Whether
+// the two are one row cannot be known, so the first part's numbers are
+// held, as those of a row whose cells do not line up with the header,
+// and the reason says which rows to fix.
+func (cr *ContactReader) holdSplit(i int, spec *SheetSpec, m *sheetMap, sp *splitRow, rec sheet.Record, fp *FlagPass) {
+	if !sp.ok || rec.Row != sp.row+1 || rec.Group != sp.group {
+		return
+	}
+	first, rest := sp.fields, rec.Fields[:filledFields(rec.Fields)]
+	w := len(m.header)
+	if len(rest) == 0 || len(first)-1+len(rest) > w {
+		return
+	}
+	rules, anyCountry, country, _ := cr.rowRules(i, m, rec.Fields)
+	for _, p := range m.phones {
+		if raw := strings.TrimSpace(rec.Fields[p.col]); raw != "" {
+			if _, err := cr.readPhone(raw, spec, rules, anyCountry, country); err == nil {
+				return // a row of its own
+			}
+		}
+	}
+	joined := make([]string, w)
+	copy(joined, first)
+	joined[len(first)-1] += "\n" + rest[0]
+	copy(joined[len(first):], rest[1:])
+	for _, s := range m.signals {
+		if s.col < len(first)-1 {
+			continue // read in the first part already
+		}
+		says, _ := s.read(joined[s.col])
+		if says == saysNothing {
+			continue
+		}
+		why := fmt.Sprintf("may go on in row %d, split from it by a line break inside column %q, which is not in quotes (put the field in quotes, or remove the line break), and read as one row, column %q says %q",
+			rec.Row, m.header[len(first)-1], s.name, strings.TrimSpace(joined[s.col]))
+		fl := FlaggedNumber{Unclear: true, Unaligned: why}
+		_, _, firstCountry, _ := cr.rowRules(i, m, padFields(slices.Clone(first), w))
+		regions := cr.flagRegions(spec, firstCountry)
+		for _, p := range m.phones {
+			if p.col >= len(first) {
+				continue
+			}
+			if raw := strings.TrimSpace(first[p.col]); raw != "" {
+				for _, e164 := range phone.Readings(raw, regions) {
+					fp.flag(phoneKey(e164), i, sp.row, fl)
+				}
+			}
+		}
+		return
+	}
 }
 
 // holdUnaligned holds every number a cell of rec holds, rec a row of
