@@ -73,7 +73,20 @@ type signalColumn struct {
 	// written: in a column of labels the campaign does not map, the
 	// values plan proposes to map under do_not_call: values:.
 	mentioned []string
+	// readCells is what read said of the first maxReadCells distinct cells of
+	// a column of labels or notes: an export's tags repeat from row to
+	// row, and reading one for its phrases costs more than looking it up.
+	readCells map[string]cellRead
 }
+
+// cellRead is what [signalColumn.read] said of a cell.
+type cellRead struct {
+	says cellSays
+	tag  string
+}
+
+// maxReadCells bounds the cells a signal column keeps what it read of.
+const maxReadCells = 4096
 
 // read reads a cell of the column: what it says, and for a column of
 // labels the tag that said it. A mention of do not call is told in every
@@ -95,9 +108,19 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 	case signalStatus:
 		return readStatusCell(cell), ""
 	}
+	if r, ok := s.readCells[cell]; ok {
+		return r.says, r.tag
+	}
 	says, tag := readValueCell(cell, s.values)
 	if says == saysNothing && mentionsIn(cell, s.values, s.notes || !s.mapped) {
 		says = saysMention
+	}
+	if len(s.readCells) < maxReadCells {
+		if s.readCells == nil {
+			s.readCells = map[string]cellRead{}
+		}
+		// A copy: the cell shares its memory with the rest of its row.
+		s.readCells[strings.Clone(cell)] = cellRead{says, tag}
 	}
 	return says, tag
 }
