@@ -983,8 +983,7 @@ type planWhen struct {
 	hours   *CallingHours
 	now     time.Time
 	memo    map[string]planWhenAnswer
-	key     []byte // add's, kept to be written again
-	campOff int    // the campaign zone's UTC offset now, with a fixed hours.timezone
+	campOff int // the campaign zone's UTC offset now, with a fixed hours.timezone
 	res     PlanHours
 	next    time.Time
 }
@@ -1009,15 +1008,17 @@ func (w *planWhen) add(c *Contact) {
 	// The answer is the country's rule (the state's, in the US) and the
 	// hours in each of the contact's zones.
 	zones := ContactZones(c)
-	key := append(w.key[:0], c.Country...)
-	key = append(key, '/')
-	key = append(key, ContactState(c)...)
+	var b strings.Builder
+	b.Grow(64)
+	b.WriteString(c.Country)
+	b.WriteString("/")
+	b.WriteString(ContactState(c))
 	for _, z := range zones {
-		key = append(key, '|')
-		key = append(key, z.String()...)
+		b.WriteString("|")
+		b.WriteString(z.String())
 	}
-	w.key = key
-	a, ok := w.memo[string(key)] // looked up without a string made
+	key := b.String()
+	a, ok := w.memo[key]
 	if !ok {
 		a.open = w.hours.Open(c, w.now)
 		if !a.open {
@@ -1030,7 +1031,7 @@ func (w *planWhen) add(c *Contact) {
 				}
 			}
 		}
-		w.memo[string(key)] = a
+		w.memo[key] = a
 	}
 	if a.other {
 		w.res.OtherZones++
