@@ -913,8 +913,10 @@ func (s *Reader) startAhead() {
 			for len(batch) < n && !ended {
 				raw := s.parse()
 				batch = append(batch, raw)
-				var pe *csv.ParseError
-				ended = raw.err != nil && !errors.As(raw.err, &pe)
+				if raw.err != nil {
+					var pe *csv.ParseError
+					ended = !errors.As(raw.err, &pe)
+				}
 			}
 			select {
 			case a.batches <- batch:
