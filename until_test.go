@@ -29,7 +29,7 @@ func TestParseUntilZones(t *testing.T) {
 		{"2h", ny, now.Add(2 * time.Hour), "from now"},
 		{"2026-11-24T09:00:00-05:00", nil, time.Date(2026, 11, 24, 14, 0, 0, 0, time.UTC), "as given"},
 	} {
-		got, which, err := parseUntil(tc.in, now, tc.zone)
+		got, which, err := parseUntil(tc.in, now, zonesOf(tc.zone))
 		if err != nil || !got.Equal(tc.want) || which != tc.which {
 			t.Errorf("parseUntil(%q, %v) = %v, %q, %v; want %v, %q", tc.in, tc.zone, got, which, err, tc.want, tc.which)
 		}
@@ -61,4 +61,12 @@ func TestUntilOutsideHoursSaysWhenTheyOpen(t *testing.T) {
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("message %q lacks %q", err.Error(), want)
 	}
+}
+
+// zonesOf is loc as ParseUntil takes the campaign's zone: its readings.
+func zonesOf(loc *time.Location) []*time.Location {
+	if loc == nil {
+		return nil
+	}
+	return []*time.Location{loc}
 }

@@ -17,8 +17,12 @@ import (
 // time of day, in one zone or, with `timezone: contact`, in each
 // contact's own.
 type Window struct {
-	Contact    bool           // timezone: contact
-	Loc        *time.Location // the zone when not Contact
+	Contact bool           // timezone: contact
+	Loc     *time.Location // the zone when not Contact
+	// also is the zone's other reading where this machine's tzdata and
+	// the copy callrun carries keep different clocks (see
+	// phone.LoadZone): the window is open only when it is open in both.
+	also       *time.Location
 	days       [7]bool
 	start, end int // minutes after midnight; end is exclusive
 }
@@ -39,11 +43,14 @@ func (f *File) Window() (*Window, error) {
 			h.Timezone, summer, summer, allYearOf[h.Timezone], h.Timezone)
 	}
 	if !w.Contact {
-		loc, err := loadZone(h.Timezone)
+		locs, err := loadZone(h.Timezone)
 		if err != nil {
 			return nil, err
 		}
-		w.Loc = loc
+		w.Loc = locs[0]
+		if len(locs) > 1 {
+			w.also = locs[1]
+		}
 	}
 	for _, d := range h.Days {
 		wd, ok := weekdays[strings.ToLower(d)]
@@ -90,6 +97,49 @@ func (w *Window) OpenAll(t time.Time, zones []*time.Location) bool {
 	return len(zones) > 0
 }
 
+// Zones are the readings of the window's own zone: Loc, and also where
+// the two tzdatas differ.
+func (w *Window) Zones() []*time.Location {
+	if w.also == nil {
+		return []*time.Location{w.Loc}
+	}
+	return []*time.Location{w.Loc, w.also}
+}
+
+// OpenHere reports whether the window is open at t in its own zone
+// (not timezone: contact): in every reading of it.
+func (w *Window) OpenHere(t time.Time) bool {
+	return w.OpenAll(t, w.Zones())
+}
+
+// NextChangeHere is NextChange in the window's own zone: the first
+// minute boundary after t at which OpenHere changes, zero when it never
+// does. Where the two readings of the zone differ, it looks from one
+// reading's change to the next, at most a fortnight ahead.
+func (w *Window) NextChangeHere(t time.Time) time.Time {
+	if w.also == nil {
+		return w.NextChange(t, w.Loc)
+	}
+	open := w.OpenHere(t)
+	end := t.Add(15 * 24 * time.Hour)
+	for cur := t; cur.Before(end); {
+		var next time.Time
+		for _, z := range w.Zones() {
+			if n := w.NextChange(cur, z); !n.IsZero() && (next.IsZero() || n.Before(next)) {
+				next = n
+			}
+		}
+		if next.IsZero() {
+			return next
+		}
+		if w.OpenHere(next) != open {
+			return next
+		}
+		cur = next
+	}
+	return time.Time{}
+}
+
 // NextChange returns the first minute boundary after t at which the
 // window opens or closes in loc: how long to wait before looking again.
 func (w *Window) NextChange(t time.Time, loc *time.Location) time.Time {
@@ -123,10 +173,10 @@ func (w *Window) NextOpening(t time.Time) time.Time {
 	if w.Contact {
 		return time.Time{}
 	}
-	if w.OpenIn(t, w.Loc) {
+	if w.OpenHere(t) {
 		return t
 	}
-	next := w.NextChange(t, w.Loc)
+	next := w.NextChangeHere(t)
 	if next.IsZero() {
 		return next
 	}
@@ -142,15 +192,15 @@ func (w *Window) OpenSeconds(from time.Time, need time.Duration) (time.Duration,
 	}
 	t := from
 	for range 1000 {
-		if !w.OpenIn(t, w.Loc) {
-			next := w.NextChange(t, w.Loc)
+		if !w.OpenHere(t) {
+			next := w.NextChangeHere(t)
 			if next.IsZero() {
 				return 0, false
 			}
 			t = next
 			continue
 		}
-		closes := w.NextChange(t, w.Loc)
+		closes := w.NextChangeHere(t)
 		if closes.IsZero() || closes.Sub(t) >= need {
 			return t.Add(need).Sub(from), true
 		}
@@ -160,18 +210,23 @@ func (w *Window) OpenSeconds(from time.Time, need time.Duration) (time.Duration,
 	return 0, false
 }
 
-var zoneCache sync.Map // name -> *time.Location
+var zoneCache sync.Map // name -> []*time.Location
 
 // errLocalZone refuses "Local", which Go's time.LoadLocation reads as
 // the zone of the machine that runs it: a campaign checked on a laptop in
 // New York would call by UTC on the server cron runs it on.
 var errLocalZone = errors.New(`"Local" is not a time zone but the zone of whichever machine runs callrun (a laptop's, a server's UTC): name the zone, such as America/New_York`)
 
-// loadZone is time.LoadLocation with a cache: contact sheets repeat a
-// handful of zones over many rows.
-func loadZone(name string) (*time.Location, error) {
+// loadZone reads a zone the campaign file or a sheet's timezone column
+// names, as phone.LoadZone reads a called person's: from this machine's
+// tzdata and from the copy callrun carries, both readings where their
+// clocks differ (a call must suit each), so that a machine whose tzdata
+// predates a change of the zone's clock does not move hours: by an
+// hour. It keeps a cache: contact sheets repeat a handful of zones over
+// many rows.
+func loadZone(name string) ([]*time.Location, error) {
 	if l, ok := zoneCache.Load(name); ok {
-		return l.(*time.Location), nil
+		return l.([]*time.Location), nil
 	}
 	if name == "Local" {
 		return nil, errLocalZone
@@ -181,7 +236,7 @@ func loadZone(name string) (*time.Location, error) {
 		// checked there would be refused on the Linux server cron runs.
 		return nil, fmt.Errorf("%q is not an IANA time zone name: zone names are written in their own case, %s", name, canon)
 	}
-	l, err := time.LoadLocation(name)
+	l, err := phone.LoadZone(name)
 	if err != nil {
 		msg := fmt.Sprintf("%q is not an IANA time zone name such as America/New_York", name)
 		if near := nearestZone(name); near != "" {
@@ -325,7 +380,7 @@ func (h *CallingHours) WindowOpen(c *Contact, t time.Time) bool {
 	case h.Window.Contact:
 		return h.Window.OpenAll(t, ContactZones(c))
 	}
-	return h.Window.OpenIn(t, h.Window.Loc)
+	return h.Window.OpenHere(t)
 }
 
 // Open reports whether c may be called at t.

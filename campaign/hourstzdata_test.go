@@ -2,7 +2,9 @@ package campaign
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,26 +45,10 @@ func oldTZif(offsetSeconds int32, abbrev string) []byte {
 // 07:30, and one at 08:30 Almaty time.
 func TestCalledPersonHoursOnAMachineWithOldTzdata(t *testing.T) {
 	if os.Getenv("CALLRUN_TEST_OLD_TZDATA") == "" {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, "Asia"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "Asia", "Almaty"), oldTZif(6*3600, "+06"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCalledPersonHoursOnAMachineWithOldTzdata$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), "CALLRUN_TEST_OLD_TZDATA=1", "ZONEINFO="+dir)
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "the machine's tzdata is the old one") {
-			t.Fatalf("the test with the old tzdata: %v\n%s", err, out)
-		}
+		runWithOldAlmaty(t, "TestCalledPersonHoursOnAMachineWithOldTzdata")
 		return
 	}
-	if l, err := time.LoadLocation("Asia/Almaty"); err != nil {
-		t.Fatal(err)
-	} else if _, off := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC).In(l).Zone(); off != 6*3600 {
-		t.Fatalf("time.LoadLocation(Asia/Almaty) is on %ds, not the old tzdata's UTC+6: the test did not reach its case", off)
-	}
+	mustBeOldAlmaty(t)
 	t.Log("the machine's tzdata is the old one: Asia/Almaty on UTC+6")
 	const almaty = "+77272501234" // a landline of Almaty's area code 727
 	yaml := strings.Replace(dtCampaign(1000, 1, "countries: [KZ]\n"), "unsafe_ignore_called_person_hours: true\n", "", 1)
@@ -83,5 +69,102 @@ func TestCalledPersonHoursOnAMachineWithOldTzdata(t *testing.T) {
 				t.Errorf("%d call(s) in the ledger at %s UTC (%s); want %d", n, tc.at.Format("15:04"), tc.name, tc.want)
 			}
 		})
+	}
+}
+
+// TestCampaignHoursOnAMachineWithOldTzdata: the campaign's own hours:
+// {timezone: Asia/Almaty, start: "09:00"} were read from the machine's
+// tzdata alone, while each called person's zone was read from both the
+// machine's and callrun's own (TestCalledPersonHoursOnAMachineWithOldTzdata).
+// On a machine whose tzdata keeps Almaty on UTC+6 (before tzdata 2024a),
+// at 03:30 UTC the machine read 09:30 and opened the window, where it was
+// 08:30 in Almaty: the sandbox's ledger counted 1 call half an hour
+// before the campaign's hours. The window is now open only where both
+// readings of its zone are: 0 calls at 08:30 Almaty time (the run stops
+// at --until, its window still closed), 1 at 09:30. The called person's
+// hours are those of an Almaty landline, open at both instants.
+func TestCampaignHoursOnAMachineWithOldTzdata(t *testing.T) {
+	if os.Getenv("CALLRUN_TEST_OLD_TZDATA") == "" {
+		runWithOldAlmaty(t, "TestCampaignHoursOnAMachineWithOldTzdata")
+		return
+	}
+	mustBeOldAlmaty(t)
+	const almaty = "+77272501234" // a landline of Almaty's area code 727
+	yaml := dtCampaign(1000, 1, "countries: [KZ]\nhours: {timezone: Asia/Almaty, days: [mon, tue, wed, thu, fri], start: \"09:00\", end: \"20:00\"}\n")
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want int
+	}{
+		// Monday 1 June 2026.
+		{"08:30 in Almaty, 09:30 on the old tzdata", time.Date(2026, 6, 1, 3, 30, 0, 0, time.UTC), 0},
+		{"09:30 in Almaty, 10:30 on the old tzdata", time.Date(2026, 6, 1, 4, 30, 0, 0, time.UTC), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &dtClock{now: tc.at}
+			e := newDtEnv(t, sandbox.Options{Now: clock.Now}, yaml, map[string]string{"leads.csv": "Phone,First Name\n" + almaty + ",Aigerim\n"})
+			w, err := e.f.Window()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(w.Zones()); n != 2 {
+				t.Errorf("hours.timezone Asia/Almaty read in %d zone(s); want 2, the machine's and callrun's", n)
+			}
+			_, err = e.run(context.Background(), func(o *RunOptions) {
+				o.Now, o.Sleep, o.Until = clock.Now, clock.Sleep, tc.at.Add(20*time.Minute)
+			})
+			if err != nil && !errors.Is(err, ErrOutsideHours) {
+				t.Fatalf("Run: %v", err)
+			}
+			if (err != nil) != (tc.want == 0) {
+				t.Errorf("Run: %v, with %d call(s) wanted", err, tc.want)
+			}
+			if n := len(e.srv.Calls()); n != tc.want {
+				t.Errorf("%d call(s) in the ledger at %s UTC (%s); want %d", n, tc.at.Format("15:04"), tc.name, tc.want)
+			}
+		})
+	}
+	// plan's and the progress line's next opening is the later reading's.
+	w, err := (&File{Hours: &Hours{Timezone: "Asia/Almaty", Days: []string{"mon"}, Start: "09:00", End: "20:00"}}).Window()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.NextOpening(time.Date(2026, 6, 1, 2, 0, 0, 0, time.UTC)), time.Date(2026, 6, 1, 4, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("NextOpening at 02:00 UTC = %v; want %v (09:00 in Almaty on UTC+5)", got.UTC(), want)
+	}
+	if got, want := w.NextChangeHere(time.Date(2026, 6, 1, 5, 0, 0, 0, time.UTC)), time.Date(2026, 6, 1, 14, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("the window closes at %v; want %v (20:00 in Almaty on the old tzdata's UTC+6)", got.UTC(), want)
+	}
+	t.Log("the machine's tzdata is the old one: Asia/Almaty on UTC+6")
+}
+
+// runWithOldAlmaty runs the test name again in a process of its own
+// whose tzdata (ZONEINFO, which time.LoadLocation reads first, once per
+// process) keeps Asia/Almaty on UTC+6, as tzdata before 2024a did.
+func runWithOldAlmaty(t *testing.T, name string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "Asia"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Asia", "Almaty"), oldTZif(6*3600, "+06"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CALLRUN_TEST_OLD_TZDATA=1", "ZONEINFO="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "the machine's tzdata is the old one") {
+		t.Fatalf("the test with the old tzdata: %v\n%s", err, out)
+	}
+}
+
+// mustBeOldAlmaty fails the test unless this process's tzdata is the
+// old one runWithOldAlmaty gives it.
+func mustBeOldAlmaty(t *testing.T) {
+	t.Helper()
+	if l, err := time.LoadLocation("Asia/Almaty"); err != nil {
+		t.Fatal(err)
+	} else if _, off := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC).In(l).Zone(); off != 6*3600 {
+		t.Fatalf("time.LoadLocation(Asia/Almaty) is on %ds, not the old tzdata's UTC+6: the test did not reach its case", off)
 	}
 }

@@ -49,8 +49,8 @@ func pace(s paceState) (h hold, wait time.Duration, stop error) {
 	if s.broken != nil {
 		return holdNone, 0, s.broken
 	}
-	if w := s.window; w != nil && !w.Contact && !w.OpenIn(s.now, w.Loc) {
-		next := w.NextChange(s.now, w.Loc)
+	if w := s.window; w != nil && !w.Contact && !w.OpenHere(s.now) {
+		next := w.NextChangeHere(s.now)
 		switch {
 		case next.IsZero():
 			return holdHours, 0, errNeverOpens

@@ -983,7 +983,7 @@ type planWhen struct {
 	hours   *CallingHours
 	now     time.Time
 	memo    map[string]planWhenAnswer
-	campOff int // the campaign zone's UTC offset now, with a fixed hours.timezone
+	campOff []int // the campaign zone's UTC offsets now (each reading's), with a fixed hours.timezone
 	res     PlanHours
 	next    time.Time
 }
@@ -996,7 +996,10 @@ type planWhenAnswer struct {
 func newPlanWhen(h *CallingHours, now time.Time) *planWhen {
 	w := &planWhen{hours: h, now: now, memo: map[string]planWhenAnswer{}}
 	if h.Window != nil && !h.Window.Contact {
-		_, w.campOff = now.In(h.Window.Loc).Zone()
+		for _, z := range h.Window.Zones() {
+			_, off := now.In(z).Zone()
+			w.campOff = append(w.campOff, off)
+		}
 	}
 	return w
 }
@@ -1026,7 +1029,7 @@ func (w *planWhen) add(c *Contact) {
 		}
 		if win := w.hours.Window; win != nil && !win.Contact {
 			for _, z := range zones {
-				if _, off := w.now.In(z).Zone(); off != w.campOff {
+				if _, off := w.now.In(z).Zone(); !slices.Contains(w.campOff, off) {
 					a.other = true
 				}
 			}

@@ -26,3 +26,19 @@ func TestUntilDateAndTimeIsNotAZone(t *testing.T) {
 		t.Errorf("17:00 Europe/London = %v, %v", at, err)
 	}
 }
+
+// TestUntilInBothReadingsOfTheCampaignZone: where this machine's tzdata
+// and callrun's own keep the campaign's hours.timezone on different
+// clocks (Asia/Almaty on UTC+6 and UTC+5 after tzdata 2024a), a bare
+// --until 19:00 is the earlier of its two readings: the run does not
+// call on for an hour past it on a machine with old tzdata.
+func TestUntilInBothReadingsOfTheCampaignZone(t *testing.T) {
+	now := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	old, cur := time.FixedZone("+06", 6*3600), time.FixedZone("+05", 5*3600)
+	for _, zones := range [][]*time.Location{{old, cur}, {cur, old}} {
+		at, which, err := ParseUntil("19:00", now, zones)
+		if want := time.Date(2026, 6, 1, 13, 0, 0, 0, time.UTC); err != nil || !at.Equal(want) || which != "the campaign's hours.timezone" {
+			t.Errorf("ParseUntil(19:00, %v) = %v, %q, %v; want %v", zones, at.UTC(), which, err, want)
+		}
+	}
+}
