@@ -513,7 +513,7 @@ type readingBatch struct {
 func readSuppressionSample(r *sheet.Reader, headerIsData bool) ([]sheet.Record, error) {
 	var sample []sheet.Record
 	if headerIsData {
-		sample = append(sample, sheet.Record{Row: 1, Fields: r.Header()})
+		sample = append(sample, sheet.Record{Row: r.HeaderRow(), Fields: r.Header()})
 	}
 	for len(sample) < suppressionSample {
 		rec, err := r.Next()

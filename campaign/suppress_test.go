@@ -279,3 +279,21 @@ func TestReadNumbersBatchesInTextOrder(t *testing.T) {
 		t.Error("textKey does not sort as the numbers' text")
 	}
 }
+
+// TestSuppressionFileWithABlankFirstRow: a do-not-call list without a
+// header whose first row was left blank, saved from Excel (",," as in
+// TestBlankFirstRowCSVAndWorkbook), was refused; it is read, and its
+// first numbers, in row 2 where the reader finds its header, are
+// suppressed and named by that row: the example of a cell of several
+// numbers said "row 1", the blank row.
+func TestSuppressionFileWithABlankFirstRow(t *testing.T) {
+	files := suppressCampaign("[dnc.csv]")
+	files["dnc.csv"] = ",\r\n\"+14155550132, +14155550133\",Ann\r\n+14155550134,Bo\r\n"
+	contacts, sup := judgeFilesSuppressing(t, files)
+	if got := fmt.Sprint(suppressedRows(contacts)); got != "[2 3 4]" {
+		t.Errorf("rows suppressed %v, want [2 3 4]", got)
+	}
+	if !strings.HasPrefix(sup.Example, "dnc.csv row 2, ") {
+		t.Errorf("example %q; want it to name dnc.csv row 2", sup.Example)
+	}
+}

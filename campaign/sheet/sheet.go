@@ -125,12 +125,15 @@ type Reader struct {
 	header  []string
 	index   map[string]int // lower-case header name -> column
 	delim   rune
-	row     int      // row of the last record read
-	endLine int      // line of the file the last record ended on
-	lastRow int      // row of the last record Next returned, or of the header
-	raw     []Record // records read ahead, to read again
-	ready   []Record // records read ahead to find a footer and found to be none, for Next to return
-	notes   []string
+	row     int // row of the last record read
+	endLine int // line of the file the last record ended on
+	lastRow int // row of the last record Next returned, or of the header
+	// headerRow is the row of the header: 1 unless blank rows or a
+	// title are above it.
+	headerRow int
+	raw       []Record // records read ahead, to read again
+	ready     []Record // records read ahead to find a footer and found to be none, for Next to return
+	notes     []string
 	// group is the group of the rows read now; repeats counts the rows
 	// that repeat the header, repeatRows holds the first; groups counts
 	// the groups, titles holds the first's titles: Notes tells of them.
@@ -261,7 +264,14 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 	// ReuseRecord would save nothing: the fields handed out must not be
 	// overwritten by the next record, so they would have to be copied.
 
+	// Rows above the header that are blank are skipped, as encoding/csv
+	// skips empty lines and a workbook's empty rows are, and noted: a
+	// sheet saved from Excel with its first row left empty has a row of
+	// delimiters alone there (",,,").
 	first, err := s.read()
+	for err == nil && first.Err == nil && isBlank(first.Fields) {
+		first, err = s.read()
+	}
 	var big *tooLarge
 	switch {
 	case err == io.EOF:
@@ -284,6 +294,17 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 	if err != nil {
 		return nil, s.err // the rows read so far are a title or the header's
 	}
+	if first.Row > 1 {
+		n := "row 1 is"
+		if first.Row > 2 {
+			n = fmt.Sprintf("rows 1-%d are", first.Row-1)
+		}
+		note := fmt.Sprintf("%s: %s blank, above the header, and skipped: the header is row %d", s.name, n, rec.Row)
+		if rec.Row != first.Row {
+			note = fmt.Sprintf("%s: %s blank, above the title, and skipped", s.name, n)
+		}
+		s.notes = slices.Insert(s.notes, 0, note)
+	}
 	header := make([]string, len(rec.Fields))
 	empty := true
 	for i, f := range rec.Fields {
@@ -296,6 +317,7 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 		return fail("the first row is empty: it should be the header row with the column names")
 	}
 	s.header = header
+	s.headerRow = rec.Row
 	s.lastRow = rec.Row
 	s.index = make(map[string]int, len(header))
 	for i, h := range header {
@@ -672,6 +694,10 @@ scan:
 func isSpace(r rune) bool {
 	return unicode.IsSpace(r) || r == '\ufeff' || r == '\u200b'
 }
+
+// HeaderRow returns the row of the header: 1, or the row below the
+// blank rows or the title above it (see [Reader.Notes]).
+func (s *Reader) HeaderRow() int { return s.headerRow }
 
 // Header returns the column names as in the file, with the byte order
 // mark and surrounding spaces removed. Empty names are "".

@@ -322,7 +322,15 @@ func TestSheetReader(t *testing.T) {
 		{name: "empty file", in: "", open: "sheet.csv: the sheet is empty: it has no header row"},
 		{name: "BOM only", in: "\ufeff", open: "the sheet is empty"},
 		{name: "blank lines only", in: "\r\n\r\n\n", open: "the sheet is empty"},
-		{name: "empty header row", in: ",,\n1,2,3\n", open: "the first row is empty"},
+		{
+			// Excel's CSV of a worksheet whose first row is left empty:
+			// skipped, as a workbook's is (TestBlankFirstRowCSVAndWorkbook).
+			name:   "blank first row of delimiters",
+			in:     ",,\nName,Phone,Email\nAda,1,a@example.com\n",
+			header: []string{"Name", "Phone", "Email"}, delim: ',',
+			rows: []sheetRow{{row: 3, fields: []string{"Ada", "1", "a@example.com"}}},
+		},
+		{name: "blank rows of delimiters only", in: ",,\n,\n\n,,,\n", open: "the sheet is empty: it has no header row"},
 		{name: "duplicate header", in: "Phone,Name,Phone\n", open: `sheet.csv: the header has the column "Phone" twice (columns 1 and 3)`},
 		{name: "duplicate header after trimming and case", in: "Phone, name ,NAME\n", open: `the header has the columns "name" and "NAME", which differ only in case (columns 2 and 3)`},
 		{name: "invalid UTF-8 header", in: "Nom,T\xe9l\xe9phone\n", open: "not UTF-8 text"},
