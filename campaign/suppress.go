@@ -484,6 +484,9 @@ func (s *Suppression) load(ctx context.Context, p SuppressFile, path string, reg
 // when it names one, which only a workbook has.
 func openSuppressFile(path string, p SuppressFile) (*sheet.Reader, error) {
 	r, err := sheet.OpenWith(path, p.options())
+	if sheet.IsEmpty(err) {
+		return nil, emptySuppressFile(p, path, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -492,6 +495,25 @@ func openSuppressFile(path string, p SuppressFile) (*sheet.Reader, error) {
 		return nil, fmt.Errorf("suppression file %s names the worksheet %q, but it is a text file, not an .xlsx workbook; remove its worksheet key", p.File, p.Worksheet)
 	}
 	return r, nil
+}
+
+// emptySuppressFile is the error for suppression file p, at path, that
+// holds no row at all: the sheet reader's, "the sheet is empty", named
+// it a sheet and said nothing of what such a file means here. It blocks
+// nobody, and is most often an export that failed or was cut short, so
+// it stops plan and run (a list that is truly empty says so with its
+// header row alone, which plan warns of).
+func emptySuppressFile(p SuppressFile, path string, err error) error {
+	what := "has blank lines alone"
+	if fi, serr := os.Stat(path); serr == nil && fi.Size() == 0 {
+		what = "is empty (0 bytes)"
+	}
+	var se *sheet.Error
+	if errors.As(err, &se) && strings.HasPrefix(se.Msg, "the worksheet is empty") {
+		hint := strings.TrimPrefix(se.Msg, "the worksheet is empty: it has no header row; ")
+		what = "has an empty worksheet (" + strings.Replace(hint, "if the contacts are on another", "if the numbers are on another", 1) + ")"
+	}
+	return fmt.Errorf("suppression file %s %s, no phone numbers: it would stop nobody from being called. An export that failed or was cut short leaves such a file: export the do-not-call list into it again (a list with no numbers at all is its header row alone, such as Phone)", p.File, what)
 }
 
 // cellReading is what a number source's cell of a row may mean

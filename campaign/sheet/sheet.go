@@ -36,6 +36,16 @@ type Error struct {
 	Row   int
 	Field string
 	Msg   string
+	// empty: the file holds no row at all, not even a header ([IsEmpty]).
+	empty bool
+}
+
+// IsEmpty reports whether err says a sheet holds no row at all (0
+// bytes, or blank lines alone): its reader may say what such a file
+// means for it, a suppression file that blocks nobody.
+func IsEmpty(err error) bool {
+	var se *Error
+	return errors.As(err, &se) && se.empty
 }
 
 // Error returns the message with its location, such as
@@ -275,7 +285,7 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 	var big *tooLarge
 	switch {
 	case err == io.EOF:
-		return fail(emptySheet)
+		return nil, &Error{File: name, Msg: emptySheet, empty: true}
 	case errors.As(err, &big):
 		return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", humanSize(int64(maxBytes))))
 	case err != nil:
