@@ -143,19 +143,79 @@ func TestCampaignHoursOnAMachineWithOldTzdata(t *testing.T) {
 // process) keeps Asia/Almaty on UTC+6, as tzdata before 2024a did.
 func runWithOldAlmaty(t *testing.T, name string) {
 	t.Helper()
+	runWithTzdata(t, name, "the machine's tzdata is the old one", map[string][]byte{"Asia/Almaty": oldTZif(6*3600, "+06")})
+}
+
+// runWithTzdata runs the test name again in a process of its own whose
+// tzdata (ZONEINFO) holds zones, and fails unless its output says marker
+// (which the test logs once it has checked that it reached its case).
+func runWithTzdata(t *testing.T, name, marker string, zones map[string][]byte) {
+	t.Helper()
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "Asia"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "Asia", "Almaty"), oldTZif(6*3600, "+06"), 0o644); err != nil {
-		t.Fatal(err)
+	for zone, data := range zones {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(zone)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, zone), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "CALLRUN_TEST_OLD_TZDATA=1", "ZONEINFO="+dir)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "the machine's tzdata is the old one") {
-		t.Fatalf("the test with the old tzdata: %v\n%s", err, out)
+	if err != nil || !strings.Contains(string(out), marker) {
+		t.Fatalf("the test with the machine's tzdata in %s: %v\n%s", dir, err, out)
 	}
+}
+
+// TestStandInZoneOnAMachineWithOtherTzdata: the phone library puts
+// Libya's landlines in Europe/Bucharest, a stand-in whose clock Libya's
+// Africa/Tripoli (UTC+2 all year) does not keep, so callrun adds Tripoli
+// (phone's withOwnZones). Whether a zone is a stand-in was judged from
+// the machine's tzdata alone: on a machine whose tzdata keeps both zones
+// on one clock (here both on UTC+3, made up for the test, since no real
+// tzdata does) Bucharest was taken for Libya's own clock and Tripoli was
+// not added. In July callrun's tzdata has Bucharest on UTC+3 too, so at
+// 05:30 UTC, 07:30 in Tripoli, every zone of the number said 08:30: the
+// ledger counted 1 call. A zone is now a stand-in unless both tzdatas
+// say it is not: 0 calls at 07:30 Tripoli time, 1 at 08:30.
+func TestStandInZoneOnAMachineWithOtherTzdata(t *testing.T) {
+	const marker = "the machine's tzdata is the made-up one"
+	if os.Getenv("CALLRUN_TEST_OLD_TZDATA") == "" {
+		runWithTzdata(t, "TestStandInZoneOnAMachineWithOtherTzdata", marker, map[string][]byte{
+			"Europe/Bucharest": oldTZif(3*3600, "+03"),
+			"Africa/Tripoli":   oldTZif(3*3600, "+03"),
+		})
+		return
+	}
+	for _, z := range []string{"Europe/Bucharest", "Africa/Tripoli"} {
+		if l, err := time.LoadLocation(z); err != nil {
+			t.Fatal(err)
+		} else if _, off := time.Date(2026, 7, 15, 0, 0, 0, 0, time.UTC).In(l).Zone(); off != 3*3600 {
+			t.Fatalf("time.LoadLocation(%s) is on %ds, not the made-up UTC+3: the test did not reach its case", z, off)
+		}
+	}
+	const tripoli = "+218213334444" // a landline of Tripoli's area code 21
+	yaml := strings.Replace(dtCampaign(1000, 1, "countries: [LY]\n"), "unsafe_ignore_called_person_hours: true\n", "", 1)
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want int
+	}{
+		// Wednesday 15 July 2026.
+		{"07:30 in Tripoli", time.Date(2026, 7, 15, 5, 30, 0, 0, time.UTC), 0},
+		{"08:30 in Tripoli", time.Date(2026, 7, 15, 6, 30, 0, 0, time.UTC), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &dtClock{now: tc.at}
+			e := newDtEnv(t, sandbox.Options{Now: clock.Now}, yaml, map[string]string{"leads.csv": "Phone,First Name\n" + tripoli + ",Salma\n"})
+			e.mustRun(func(o *RunOptions) { o.Now, o.Sleep = clock.Now, clock.Sleep })
+			if n := len(e.srv.Calls()); n != tc.want {
+				t.Errorf("%d call(s) in the ledger at %s UTC (%s); want %d", n, tc.at.Format("15:04"), tc.name, tc.want)
+			}
+		})
+	}
+	t.Log(marker)
 }
 
 // mustBeOldAlmaty fails the test unless this process's tzdata is the

@@ -262,14 +262,28 @@ func withOwnZones(zones []string, country string) []string {
 		if slices.Contains(own, name) {
 			continue
 		}
-		clock := zoneClock(name)
-		if clock != nil && slices.ContainsFunc(own, func(o string) bool { return slices.Equal(zoneClock(o), clock) }) {
+		// A zone is no stand-in only where it keeps the clock of one of
+		// the country's zones in both readings of the zones, this
+		// machine's tzdata's and callrun's own (see LoadZone): a
+		// machine whose tzdata predates a change of the country's clock
+		// may read it as the stand-in's.
+		standIn := false
+		for i := range zoneReadings {
+			clock := zoneClock(name, i)
+			if clock == nil || !slices.ContainsFunc(own, func(o string) bool { return slices.Equal(zoneClock(o, i), clock) }) {
+				standIn = true
+			}
+		}
+		if !standIn {
 			continue
 		}
 		var shared []string
 		for _, o := range own {
-			if clock != nil && sharesOffset(zoneClock(o), clock) {
-				shared = append(shared, o)
+			for i := range zoneReadings {
+				if clock := zoneClock(name, i); clock != nil && sharesOffset(zoneClock(o, i), clock) {
+					shared = append(shared, o)
+					break
+				}
 			}
 		}
 		if len(shared) == 0 {
@@ -296,20 +310,33 @@ const clockSpan = 2 * 365 * 24 * time.Hour
 
 var (
 	clockStart = sync.OnceValue(func() time.Time { return time.Now().Truncate(time.Hour) })
-	zoneClocks sync.Map // name -> []offsetFrom
+	zoneClocks sync.Map // zoneClockKey -> []offsetFrom
 )
+
+// zoneReadings is how many readings of a zone zoneClock gives: this
+// machine's tzdata's, and callrun's own.
+const zoneReadings = 2
+
+type zoneClockKey struct {
+	name    string
+	reading int
+}
 
 // zoneClock returns the offsets a zone keeps over clockSpan from when it
 // is first asked (the first period from then), or nil when the zone
-// does not load.
-func zoneClock(name string) []offsetFrom {
-	if c, ok := zoneClocks.Load(name); ok {
+// does not load: in reading 0 as this machine's tzdata gives it, in
+// reading 1 as the tzdata callrun carries does (the same where they
+// agree, or where only one knows the zone; see LoadZone).
+func zoneClock(name string, reading int) []offsetFrom {
+	key := zoneClockKey{name, reading}
+	if c, ok := zoneClocks.Load(key); ok {
 		return c.([]offsetFrom)
 	}
-	l, err := time.LoadLocation(name)
+	ls, err := LoadZone(name)
 	if err != nil {
 		return nil
 	}
+	l := ls[min(reading, len(ls)-1)]
 	start := clockStart()
 	var c []offsetFrom
 	for t := start; t.Before(start.Add(clockSpan)); {
@@ -324,7 +351,7 @@ func zoneClock(name string) []offsetFrom {
 		}
 		t = end
 	}
-	zoneClocks.Store(name, c)
+	zoneClocks.Store(key, c)
 	return c
 }
 
