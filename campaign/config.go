@@ -421,7 +421,7 @@ type SuppressFile struct {
 
 // options returns how the suppression file is read.
 func (s SuppressFile) options() sheet.Options {
-	return sheet.Options{Encoding: s.Encoding, Worksheet: s.Worksheet}
+	return sheet.Options{Encoding: s.Encoding, Worksheet: s.Worksheet, What: "suppression file", Holds: "numbers"}
 }
 
 // Names returns the columns the entry names: column, or columns; none

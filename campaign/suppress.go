@@ -511,7 +511,7 @@ func emptySuppressFile(p SuppressFile, path string, err error) error {
 	var se *sheet.Error
 	if errors.As(err, &se) && strings.HasPrefix(se.Msg, "the worksheet is empty") {
 		hint := strings.TrimPrefix(se.Msg, "the worksheet is empty: it has no header row; ")
-		what = "has an empty worksheet (" + strings.Replace(hint, "if the contacts are on another", "if the numbers are on another", 1) + ")"
+		what = "has an empty worksheet (" + hint + ")"
 	}
 	return fmt.Errorf("suppression file %s %s, no phone numbers: it would stop nobody from being called. An export that failed or was cut short leaves such a file: export the do-not-call list into it again (a list with no numbers at all is its header row alone, such as Phone)", p.File, what)
 }

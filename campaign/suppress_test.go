@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/callrun/callrun/campaign/phone"
+	"github.com/xuri/excelize/v2"
 )
 
 // suppressCampaign is a campaign of six contacts, rows 2 to 7 of s.csv,
@@ -295,5 +296,60 @@ func TestSuppressionFileWithABlankFirstRow(t *testing.T) {
 	}
 	if !strings.HasPrefix(sup.Example, "dnc.csv row 2, ") {
 		t.Errorf("example %q; want it to name dnc.csv row 2", sup.Example)
+	}
+}
+
+// TestSuppressionFileColumnMissingIsNamedSo: a suppression file that
+// lacks the column its entry names was "sheet dnc.csv has no column",
+// a contact sheet's words, and a workbook's other tabs were offered "if
+// the contacts are on another". The message names the suppression file
+// and its numbers.
+func TestSuppressionFileColumnMissingIsNamedSo(t *testing.T) {
+	dir := t.TempDir()
+	for k, v := range suppressCampaign("[{file: dnc.csv, column: Phone}, {file: dnc.xlsx, column: Phone}]") {
+		dtWrite(t, filepath.Join(dir, k), v)
+	}
+	dtWrite(t, filepath.Join(dir, "dnc.csv"), "Number\n+14155550132\n")
+	book := excelize.NewFile()
+	if _, err := book.NewSheet("DNC"); err != nil {
+		t.Fatal(err)
+	}
+	for cell, v := range map[string]string{"A1": "Exported 2026-11-29", "A1@DNC": "Phone", "A2@DNC": "+14155550133"} {
+		sheetName, c := "Sheet1", cell
+		if before, ok := strings.CutSuffix(cell, "@DNC"); ok {
+			sheetName, c = "DNC", before
+		}
+		if err := book.SetCellValue(sheetName, c, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := book.SaveAs(filepath.Join(dir, "dnc.xlsx")); err != nil {
+		t.Fatal(err)
+	}
+	book.Close()
+	f, err := Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.LoadSuppression(context.Background())
+	if err == nil {
+		t.Fatal("LoadSuppression read a suppression file without the column it names")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`suppress[0]: suppression file ` + filepath.Join(dir, "dnc.csv") + ` has no column "Phone" (columns: "Number")`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	dtWrite(t, filepath.Join(dir, "dnc.csv"), "Phone\n+14155550132\n")
+	if _, err = f.LoadSuppression(context.Background()); err == nil {
+		t.Fatal("LoadSuppression read a workbook whose worksheet lacks the column named")
+	} else if want := `suppress[1]: suppression file ` + filepath.Join(dir, "dnc.xlsx") + ` has no column "Phone" (columns: "Exported 2026-11-29"); worksheet "Sheet1" was read; the workbook's tabs are "Sheet1", "DNC": if the numbers are on another, name it in the campaign file, worksheet: "DNC"`; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	if strings.Contains(msg+err.Error(), "sheet "+dir) {
+		t.Errorf("errors %q and %q call the suppression file a sheet", msg, err)
 	}
 }

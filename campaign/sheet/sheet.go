@@ -172,6 +172,9 @@ type Reader struct {
 	aheadAfter, aheadBatch int
 	ahead                  *readAhead
 	batch                  []rawRecord // of ahead's, not handed out yet
+	// what names the file in messages ("sheet", "suppression file"),
+	// holds what its rows are ("contacts", "numbers"): see Options.
+	what, holds string
 }
 
 // rawRecord is a record as encoding/csv parsed it: its fields and the
@@ -258,7 +261,7 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 		br.Discard(3)
 		head = head[3:]
 	}
-	s := &Reader{name: name, ends: ends, aheadAfter: defaultAheadAfter, aheadBatch: defaultAheadBatch}
+	s := &Reader{name: name, ends: ends, what: "sheet", holds: "contacts", aheadAfter: defaultAheadAfter, aheadBatch: defaultAheadBatch}
 	// Excel writes "sep=;" as a first line to name the delimiter, and
 	// does not show it as a row.
 	if d, n := excelSepLine(head); n > 0 {
@@ -741,7 +744,7 @@ func (s *Reader) Column(name string) (int, error) {
 	if len(cols) > maxListed {
 		list += fmt.Sprintf(", and %d more", len(cols)-maxListed)
 	}
-	msg := fmt.Sprintf("sheet %s has no column %q (columns: %s", s.name, want, list)
+	msg := fmt.Sprintf("%s %s has no column %q (columns: %s", s.what, s.name, want, list)
 	if near := nearestColumn(want, s.header); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
@@ -749,7 +752,7 @@ func (s *Reader) Column(name string) (int, error) {
 	if row := s.nameBelow(want); row > 0 {
 		msg += fmt.Sprintf("; row %d holds %q: if that row is the header, delete the rows above it (a title or a row of group names over the columns)", row, want)
 	}
-	if hint := s.workbook.tabsHint(); hint != "" {
+	if hint := s.workbook.tabsHint(s.holds); hint != "" {
 		msg += "; " + hint
 	}
 	return -1, errors.New(msg)

@@ -33,6 +33,26 @@ type Options struct {
 	// Workbooks, when set, keeps the text of a workbook read to its end,
 	// to read it from there the next time.
 	Workbooks *Workbooks
+	// What names the file in messages, "sheet" when empty ("suppression
+	// file"); Holds says what its rows are, "contacts" when empty
+	// ("numbers").
+	What, Holds string
+}
+
+// what is o.What, "sheet" when empty.
+func (o Options) what() string {
+	if o.What == "" {
+		return "sheet"
+	}
+	return o.What
+}
+
+// holds is o.Holds, "contacts" when empty.
+func (o Options) holds() string {
+	if o.Holds == "" {
+		return "contacts"
+	}
+	return o.Holds
 }
 
 // CheckEncoding returns an error unless name is an encoding
@@ -118,7 +138,7 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	if err != nil {
 		closer.Close()
 		var se *Error
-		if hint := wbFacts.tabsHint(); hint != "" && errors.As(err, &se) && se.Msg == emptySheet {
+		if hint := wbFacts.tabsHint(o.holds()); hint != "" && errors.As(err, &se) && se.Msg == emptySheet {
 			se.Msg = "the worksheet is empty: it has no header row; " + hint
 		}
 		return nil, err
@@ -130,6 +150,7 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	case stamp != nil:
 		s.stamp = stamp
 	}
+	s.what, s.holds = o.what(), o.holds()
 	return s, nil
 }
 

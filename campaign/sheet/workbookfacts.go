@@ -80,7 +80,7 @@ func (s *Reader) Workbook() *Workbook { return s.workbook }
 // was read and which others it has, so that a sheet whose contacts are on
 // another tab (a cover or notes tab first) says how to name theirs; "" for
 // a workbook of one tab, or a nil w.
-func (w *Workbook) tabsHint() string {
+func (w *Workbook) tabsHint(holds string) string {
 	if w == nil || len(w.Tabs) < 2 {
 		return ""
 	}
@@ -95,5 +95,5 @@ func (w *Workbook) tabsHint() string {
 	if other == "" {
 		return ""
 	}
-	return fmt.Sprintf("worksheet %q was read; the workbook's tabs are %s: if the contacts are on another, name it in the campaign file, worksheet: %q", w.Worksheet, quoteAll(names), other)
+	return fmt.Sprintf("worksheet %q was read; the workbook's tabs are %s: if the %s are on another, name it in the campaign file, worksheet: %q", w.Worksheet, quoteAll(names), holds, other)
 }
