@@ -1012,7 +1012,9 @@ func (m *sheetMap) checkFields(c *Contact, spec *SheetSpec, fields []string) {
 	if m.tzCol >= 0 {
 		if tz := strings.TrimSpace(fields[m.tzCol]); tz != "" {
 			if _, err := loadZone(tz); err != nil && c.Status == "" {
-				c.Status, c.Field, c.Column, c.Reason = Invalid, "timezone", spec.TimezoneColumn, fmt.Sprintf("%q is not an IANA time zone such as America/Chicago", tz)
+				// loadZone's words: the zone's own case, the nearest name,
+				// or why Local is none.
+				c.Status, c.Field, c.Column, c.Reason = Invalid, "timezone", spec.TimezoneColumn, err.Error()
 			}
 			c.TZ = tz
 		}

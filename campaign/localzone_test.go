@@ -33,3 +33,29 @@ func TestHoursTimezoneNameAsWritten(t *testing.T) {
 		t.Errorf(`loadZone("Europe/London"): %v`, err)
 	}
 }
+
+// TestTimezoneColumnSaysWhatIsWrong: a timezone_column's cell that is
+// no zone made its row invalid with `"Europe/Londn" is not an IANA time
+// zone such as America/Chicago` whatever was wrong, where hours.timezone
+// says more: the name in its own case, the nearest name, and why Local
+// is none. The row's reason now says the same.
+func TestTimezoneColumnSaysWhatIsWrong(t *testing.T) {
+	files := map[string]string{
+		"c.yaml": "name: c\nagents: [{name: A, prompt: p}]\nsheets: [{file: s.csv, agent: A, fields: {phone_number: Phone}, timezone_column: TZ}]\nhours: {timezone: contact, days: [mon], start: \"09:00\", end: \"20:00\"}\n",
+		"s.csv":  "Phone,TZ\n+14155550132,Europe/Londn\n+14155550133,america/new_york\n+14155550134,Local\n+14155550135,America/Los_Angeles\n",
+	}
+	want := map[int]string{
+		2: `"Europe/Londn" is not an IANA time zone name such as America/New_York; did you mean Europe/London?`,
+		3: `"america/new_york" is not an IANA time zone name: zone names are written in their own case, America/New_York`,
+		4: `"Local" is not a time zone but the zone of whichever machine runs callrun`,
+	}
+	for _, c := range judgeFiles(t, files) {
+		w, bad := want[c.Row]
+		switch {
+		case !bad && c.Status == Invalid:
+			t.Errorf("row %d invalid: %s", c.Row, c.Reason)
+		case bad && (c.Status != Invalid || c.Field != "timezone" || c.Column != "TZ" || !strings.HasPrefix(c.Reason, w)):
+			t.Errorf("row %d: %s %s (column %q) %q; want invalid, timezone column \"TZ\": %q", c.Row, c.Status, c.Field, c.Column, c.Reason, w)
+		}
+	}
+}
