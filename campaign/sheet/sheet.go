@@ -292,16 +292,17 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 	case errors.As(err, &big):
 		return fail(fmt.Sprintf("the header row is larger than %s: the file is probably not a CSV sheet", humanSize(int64(maxBytes))))
 	case err != nil:
+		// Named by its row, which blank rows above it make other than 1.
 		var se *Error
 		if errors.As(err, &se) && se.Msg == s.notUTF8() {
-			return fail(se.Msg)
+			return nil, &Error{File: name, Row: se.Row, Msg: se.Msg}
 		}
 		if errors.As(err, &se) {
-			return fail("the header row cannot be read: " + se.Msg)
+			return nil, &Error{File: name, Row: se.Row, Msg: "the header row cannot be read: " + se.Msg}
 		}
 		return fail(err.Error())
 	case first.Err != nil:
-		return fail("the header row cannot be read: " + rowReason(first.Err))
+		return nil, &Error{File: name, Row: first.Row, Msg: "the header row cannot be read: " + rowReason(first.Err)}
 	}
 	rec, err := s.findHeader(first)
 	if err != nil {

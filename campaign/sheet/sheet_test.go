@@ -337,6 +337,10 @@ func TestSheetReader(t *testing.T) {
 		{name: "xls", in: "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1...", open: "sheet.csv: the file is an old Excel workbook (.xls), which callrun does not read: in Excel use File > Save As > Excel Workbook (.xlsx) or CSV UTF-8"},
 		{name: "binary", in: "Name,Phone\n\x00\x01\x02", open: "holds binary data (NUL bytes), not CSV text"},
 		{name: "header with a bad quote", in: "\"Name\"x,Phone\n", open: "the header row cannot be read"},
+		// A header error names its row, which the blank rows above it
+		// make other than 1.
+		{name: "header with a bad quote below a blank row", in: ",,\n\"Name\"x,Phone\n", open: "sheet.csv row 2: the header row cannot be read: a quoted field is not closed properly (line 2"},
+		{name: "header not UTF-8 below blank rows", in: "\n,\nNom,T\xe9l\xe9phone\n", open: "sheet.csv row 3: the sheet is not UTF-8 text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
