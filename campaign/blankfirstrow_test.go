@@ -86,3 +86,34 @@ pace: {per_second: 1, concurrency: 1}
 		}
 	}
 }
+
+// TestWorksheetOfATextFileRefused: a sheet that names a worksheet but
+// whose file is a text file (the CSV beside the workbook meant, say)
+// was read whole, the worksheet key ignored, and its rows called; a
+// suppression file so named is refused. The sheet is refused the same
+// way before any call, naming the key and the file.
+func TestWorksheetOfATextFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	dtWrite(t, filepath.Join(dir, "leads.csv"), "Phone,First Name\n+14155550132,Ada\n")
+	path := filepath.Join(dir, "campaign.yaml")
+	dtWrite(t, path, `name: worksheet-of-a-csv
+agents:
+  - name: Alpha
+    prompt: Say hello.
+sheets:
+  - file: leads.csv
+    worksheet: Contacts
+    agent: Alpha
+    fields: {phone_number: Phone, first_name: First Name}
+region: US
+`)
+	f, err := Load(path, LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.CheckSheets()
+	want := `campaign.yaml line 7, sheets[0].worksheet: sheet leads.csv names the worksheet "Contacts", but it is a text file, not an .xlsx workbook`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("CheckSheets: %v; want an error holding %q", err, want)
+	}
+}

@@ -337,6 +337,18 @@ func (f *File) openSheet(i int) (*sheet.Reader, *sheetMap, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.Worksheet != "" && r.Workbook() == nil {
+		// The worksheet was never read: the file named is a text file,
+		// perhaps the CSV beside the workbook meant, whose rows would be
+		// called instead (a suppression file's key refuses the same).
+		r.Close()
+		key := fmt.Sprintf("sheets[%d].worksheet", i)
+		if !f.has(key) {
+			key = fmt.Sprintf("sheets[%d].file", i)
+		}
+		return nil, nil, &headerError{[]Problem{{File: f.Source, Line: f.Line(key), Key: key,
+			Msg: fmt.Sprintf("sheet %s names the worksheet %q, but it is a text file, not an .xlsx workbook: name the workbook whose tab it is in file:, or remove the worksheet key", s.File, s.Worksheet)}}}
+	}
 	m := &sheetMap{tzCol: -1, countryCol: -1, nameCol: -1, channelCol: -1}
 	var problems []Problem
 	// at adds a problem of the key that maps the column, or of the
