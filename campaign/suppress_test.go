@@ -353,3 +353,24 @@ func TestSuppressionFileColumnMissingIsNamedSo(t *testing.T) {
 		t.Errorf("errors %q and %q call the suppression file a sheet", msg, err)
 	}
 }
+
+// TestSuppressionFileNotUTF8IsNamedSo: a suppression file in a legacy
+// code page (a Windows export's Jos\xe9) stopped plan with "dnc.csv row
+// 2: the sheet is not UTF-8 text"; it is the suppression file that is
+// not, and the message says so, with its row and what to do.
+func TestSuppressionFileNotUTF8IsNamedSo(t *testing.T) {
+	dir := t.TempDir()
+	for k, v := range suppressCampaign("[dnc.csv]") {
+		dtWrite(t, filepath.Join(dir, k), v)
+	}
+	dtWrite(t, filepath.Join(dir, "dnc.csv"), "Phone,Name\n+14155550132,Jos\xe9\n")
+	f, err := Load(filepath.Join(dir, "c.yaml"), LoadOptions{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.LoadSuppression(context.Background())
+	want := "dnc.csv row 2: the suppression file is not UTF-8 text (it was probably saved in another encoding)"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "suppress[0]") {
+		t.Errorf("LoadSuppression: %v; want an error holding %q", err, want)
+	}
+}

@@ -245,6 +245,12 @@ func newReader(name string, r io.Reader) (*Reader, error) {
 // newReaderBound is newReader with at most maxBytes bytes and maxLines
 // lines to a record (tests use small bounds).
 func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, error) {
+	return newReaderOf(name, r, maxBytes, maxLines, Options{})
+}
+
+// newReaderOf is newReaderBound for a file o says what it is and
+// holds (Options.What, Options.Holds), for its messages.
+func newReaderOf(name string, r io.Reader, maxBytes, maxLines int, o Options) (*Reader, error) {
 	fail := func(msg string) (*Reader, error) {
 		return nil, &Error{File: name, Msg: msg}
 	}
@@ -252,7 +258,7 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 	br := bufio.NewReaderSize(ends, bufSize)
 	head, err := br.Peek(bufSize)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		return fail("cannot read the sheet: " + err.Error())
+		return fail("cannot read the " + o.what() + ": " + err.Error())
 	}
 	if msg := sniff(head); msg != "" {
 		return fail(msg)
@@ -261,7 +267,7 @@ func newReaderBound(name string, r io.Reader, maxBytes, maxLines int) (*Reader, 
 		br.Discard(3)
 		head = head[3:]
 	}
-	s := &Reader{name: name, ends: ends, what: "sheet", holds: "contacts", aheadAfter: defaultAheadAfter, aheadBatch: defaultAheadBatch}
+	s := &Reader{name: name, ends: ends, what: o.what(), holds: o.holds(), aheadAfter: defaultAheadAfter, aheadBatch: defaultAheadBatch}
 	// Excel writes "sep=;" as a first line to name the delimiter, and
 	// does not show it as a row.
 	if d, n := excelSepLine(head); n > 0 {
@@ -598,15 +604,18 @@ func (s *Reader) headerBelow(above Record) (Record, bool) {
 // lines end with a bare CR is most likely Excel for Mac's "CSV
 // (Macintosh)" or "Comma Separated Values", which are written in the Mac's
 // code page: the message names that one.
-func (s *Reader) notUTF8() string { return notUTF8(s.ends != nil && s.ends.bareCR) }
+func (s *Reader) notUTF8() string { return notUTF8(s.what, s.ends != nil && s.ends.bareCR) }
 
-// notUTF8 is [Reader.notUTF8] for a file that has a line ended by a bare
-// CR or not.
-func notUTF8(bareCR bool) string {
-	if bareCR {
-		return "the sheet is not UTF-8 text: its lines end with a bare CR, as in Excel for Mac's \"CSV (Macintosh)\" and \"Comma Separated Values\", which Excel writes in the Mac's code page: name it in the campaign file (encoding: macintosh), or in Excel use File > Save As > CSV UTF-8"
+// notUTF8 is [Reader.notUTF8] for a file named what in messages that has
+// a line ended by a bare CR or not.
+func notUTF8(what string, bareCR bool) string {
+	if what == "" {
+		what = "sheet"
 	}
-	return "the sheet is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8, or name its code page in the campaign file (encoding: windows-1252 for most Western European exports)"
+	if bareCR {
+		return "the " + what + " is not UTF-8 text: its lines end with a bare CR, as in Excel for Mac's \"CSV (Macintosh)\" and \"Comma Separated Values\", which Excel writes in the Mac's code page: name it in the campaign file (encoding: macintosh), or in Excel use File > Save As > CSV UTF-8"
+	}
+	return "the " + what + " is not UTF-8 text (it was probably saved in another encoding): in Excel use File > Save As > CSV UTF-8, or name its code page in the campaign file (encoding: windows-1252 for most Western European exports)"
 }
 
 // sniff returns why head is not a CSV text file, or "". Workbooks
@@ -890,7 +899,7 @@ func (s *Reader) read() (Record, error) {
 	s.advanceLines(raw.start, raw.end)
 	for _, f := range raw.fields {
 		if !utf8.ValidString(f) {
-			s.err = &Error{File: s.name, Row: s.row, Msg: notUTF8(raw.bareCR)}
+			s.err = &Error{File: s.name, Row: s.row, Msg: notUTF8(s.what, raw.bareCR)}
 			s.stopAhead()
 			return Record{}, s.err
 		}
@@ -1009,7 +1018,7 @@ func (s *Reader) readError(err error) (Record, error) {
 		}
 		return Record{Row: s.row, Err: &Error{File: s.name, Row: s.row, Msg: csvProblem(pe)}}, nil
 	}
-	s.err = &Error{File: s.name, Row: s.row + 1, Msg: "cannot read the sheet: " + err.Error()}
+	s.err = &Error{File: s.name, Row: s.row + 1, Msg: "cannot read the " + s.what + ": " + err.Error()}
 	return Record{}, s.err
 }
 

@@ -88,11 +88,11 @@ func OpenWith(path string, o Options) (*Reader, error) {
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
 	if err := CheckRegular(path); err != nil {
-		return nil, openError(path, err)
+		return nil, openError(path, err, o)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, openError(path, err, o)
 	}
 	sr := newStampingReader(f)
 	br := bufio.NewReaderSize(sr, bufSize)
@@ -134,7 +134,7 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	case enc != nil:
 		src = transform.NewReader(br, enc.NewDecoder())
 	}
-	s, err := newReader(path, src)
+	s, err := newReaderOf(path, src, maxRowBytes, maxRowLines, o)
 	if err != nil {
 		closer.Close()
 		var se *Error
@@ -150,7 +150,6 @@ func OpenWith(path string, o Options) (*Reader, error) {
 	case stamp != nil:
 		s.stamp = stamp
 	}
-	s.what, s.holds = o.what(), o.holds()
 	return s, nil
 }
 
@@ -245,13 +244,13 @@ func firstLineEndsWithCR(text []byte) bool {
 	return i >= 0 && text[i] == '\r' && (i+1 == len(text) || text[i+1] != '\n')
 }
 
-func openError(path string, err error) error {
+func openError(path string, err error, o Options) error {
 	msg := err.Error()
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		msg = pe.Err.Error() // the path is named once, by Error.Error
 	}
-	return &Error{File: path, Msg: "cannot open the sheet: " + msg}
+	return &Error{File: path, Msg: "cannot open the " + o.what() + ": " + msg}
 }
 
 // notWorkbook returns why the zip archive at path is not an Excel
