@@ -109,3 +109,41 @@ func TestWindowMidnightSkipped(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowInTwoReadingsOfItsZone: where this machine's tzdata and
+// callrun's own keep the campaign's zone on two clocks (Window.also),
+// the window is open only where it is open in both, opens when the later
+// reading opens and closes when the earlier closes, and a window that is
+// never open in both at once never opens (pace stops rather than wait).
+func TestWindowInTwoReadingsOfItsZone(t *testing.T) {
+	old, cur := time.FixedZone("+06", 6*3600), time.FixedZone("+05", 5*3600)
+	all := [7]bool{true, true, true, true, true, true, true}
+	w := &Window{Loc: old, also: cur, days: all, start: 9 * 60, end: 20 * 60}
+	at := func(h, m int) time.Time { return time.Date(2026, 6, 1, h, m, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		t    time.Time
+		open bool
+		next time.Time
+	}{
+		{at(3, 30), false, at(4, 0)},                    // 09:30 on UTC+6, 08:30 on UTC+5
+		{at(4, 0), true, at(14, 0)},                     // open in both until 20:00 on UTC+6
+		{at(14, 30), false, at(3+24, 0).Add(time.Hour)}, // 20:30 on UTC+6: the next day's 09:00 on UTC+5
+	} {
+		if got := w.OpenHere(tc.t); got != tc.open {
+			t.Errorf("OpenHere(%s) = %v, want %v", tc.t.Format("15:04"), got, tc.open)
+		}
+		if got := w.NextChangeHere(tc.t); !got.Equal(tc.next) {
+			t.Errorf("NextChangeHere(%s) = %s, want %s", tc.t.Format("15:04"), got.UTC(), tc.next)
+		}
+	}
+	if d, ok := w.OpenSeconds(at(3, 0), 2*time.Hour); !ok || d != 3*time.Hour {
+		t.Errorf("OpenSeconds from 03:00 for 2h = %v, %v; want 3h (opens at 04:00)", d, ok)
+	}
+	far := &Window{Loc: time.FixedZone("+08", 8*3600), also: cur, days: all, start: 9 * 60, end: 10 * 60}
+	if next := far.NextChangeHere(at(0, 0)); !next.IsZero() {
+		t.Errorf("a window never open in both readings changes at %s", next)
+	}
+	if _, _, stop := pace(paceState{now: at(0, 0), window: far}); stop != errNeverOpens {
+		t.Errorf("pace with a window never open in both readings: stop %v, want errNeverOpens", stop)
+	}
+}
