@@ -3,6 +3,7 @@ package campaign
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,6 +239,9 @@ func loadZone(name string) ([]*time.Location, error) {
 	}
 	l, err := phone.LoadZone(name)
 	if err != nil {
+		if msg := offsetOrAbbreviation(name); msg != "" {
+			return nil, errors.New(msg)
+		}
 		msg := fmt.Sprintf("%q is not an IANA time zone name such as America/New_York", name)
 		if near := nearestZone(name); near != "" {
 			msg += fmt.Sprintf("; did you mean %s?", near)
@@ -246,6 +250,54 @@ func loadZone(name string) ([]*time.Location, error) {
 	}
 	zoneCache.Store(name, l)
 	return l, nil
+}
+
+// utcOffset is a UTC offset as CRMs and people write one for a zone:
+// UTC+2, GMT-05:00, +0530.
+var utcOffset = regexp.MustCompile(`^(?i:UTC|GMT)?\s*([+-])\s*(\d{1,2})(?::?(\d{2}))?$`)
+
+// zoneAbbreviations are the zones people most often mean by an
+// abbreviation tzdata has no zone of (it has EST, MST, HST, CET, EET,
+// WET and MET).
+var zoneAbbreviations = map[string]string{
+	"PST": "America/Los_Angeles", "PDT": "America/Los_Angeles",
+	"CST": "America/Chicago (or Asia/Shanghai for China's)", "CDT": "America/Chicago",
+	"EDT": "America/New_York", "MDT": "America/Denver",
+	"AKST": "America/Anchorage", "AKDT": "America/Anchorage",
+	"IST": "Asia/Kolkata (or Europe/Dublin, or Asia/Jerusalem)",
+	"BST": "Europe/London", "CEST": "Europe/Paris", "EEST": "Europe/Athens",
+	"AEST": "Australia/Sydney", "AEDT": "Australia/Sydney", "AWST": "Australia/Perth",
+	"JST": "Asia/Tokyo", "SGT": "Asia/Singapore", "NZST": "Pacific/Auckland",
+}
+
+// offsetOrAbbreviation says, for a name that is no zone, that it is a
+// UTC offset or an abbreviation, and what to write; "" when it is
+// neither. The nearest zone name by spelling would be untrue of such a
+// name: "UTC+2" is not UTC, "IST" is not EST, "CST" is not CET.
+func offsetOrAbbreviation(name string) string {
+	if m := utcOffset.FindStringSubmatch(strings.TrimSpace(name)); m != nil {
+		h, _ := strconv.Atoi(m[2])
+		msg := fmt.Sprintf("%q is a UTC offset, not an IANA time zone name: name the zone of the place, such as Europe/Berlin, which keeps the place's summer time", name)
+		if (m[3] == "" || m[3] == "00") && h > 0 && h <= 12 {
+			// tzdata's Etc zones are named with the POSIX sign, the
+			// other way round: Etc/GMT-2 is two hours ahead of UTC.
+			sign := "-"
+			if m[1] == "-" {
+				sign = "+"
+			}
+			msg += fmt.Sprintf(", or Etc/GMT%s%d for UTC%s%d all year (tzdata writes its sign reversed)", sign, h, m[1], h)
+		}
+		return msg
+	}
+	if up := strings.ToUpper(strings.TrimSpace(name)); len(up) >= 2 && len(up) <= 5 && strings.IndexFunc(up, func(r rune) bool { return r < 'A' || r > 'Z' }) < 0 {
+		if zone := zoneAbbreviations[up]; zone != "" {
+			return fmt.Sprintf("%q is an abbreviation, not an IANA time zone name: name the zone of the place, such as %s", name, zone)
+		}
+		// The nearest name by spelling is another abbreviation, hours
+		// away (IST is not EST).
+		return fmt.Sprintf("%q is not an IANA time zone name: name the zone of the place as tzdata does, such as America/New_York", name)
+	}
+	return ""
 }
 
 // zoneNameAsWritten returns the zone of the tzdata callrun carries whose

@@ -59,3 +59,32 @@ func TestTimezoneColumnSaysWhatIsWrong(t *testing.T) {
 		}
 	}
 }
+
+// TestZoneOffsetOrAbbreviationIsNotOfferedANearName: a zone written as
+// an offset or an abbreviation, as CRMs export a contact's time zone, was
+// offered the nearest zone name by spelling, which was hours away: "UTC+2"
+// did you mean UTC?, "GMT-5" GMT-0?, "IST" (India) EST?, "PST" EST?, "CST"
+// (Chicago) CET? Such a name is now told for what it is, with the zone to
+// write (and tzdata's Etc zone, whose sign is reversed, for a whole hour).
+func TestZoneOffsetOrAbbreviationIsNotOfferedANearName(t *testing.T) {
+	for name, want := range map[string]string{
+		"UTC+2":     `"UTC+2" is a UTC offset, not an IANA time zone name: name the zone of the place, such as Europe/Berlin, which keeps the place's summer time, or Etc/GMT-2 for UTC+2 all year (tzdata writes its sign reversed)`,
+		"GMT-05:00": `or Etc/GMT+5 for UTC-5 all year`,
+		"+05:30":    `"+05:30" is a UTC offset, not an IANA time zone name: name the zone of the place, such as Europe/Berlin, which keeps the place's summer time`,
+		"IST":       `"IST" is an abbreviation, not an IANA time zone name: name the zone of the place, such as Asia/Kolkata`,
+		"PST":       `such as America/Los_Angeles`,
+		"CST":       `such as America/Chicago`,
+		"XYZT":      `"XYZT" is not an IANA time zone name: name the zone of the place as tzdata does`,
+	} {
+		_, err := loadZone(name)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("loadZone(%q): %v; want an error holding %q and no nearest name", name, err, want)
+		}
+	}
+	if _, err := loadZone("Europe/Londn"); err == nil || !strings.Contains(err.Error(), "did you mean Europe/London?") {
+		t.Errorf("loadZone(Europe/Londn): %v; want the nearest name still offered", err)
+	}
+	if _, err := loadZone("CET"); err != nil {
+		t.Errorf("loadZone(CET), a zone of tzdata: %v", err)
+	}
+}
