@@ -921,3 +921,26 @@ func TestNULPastTheSniffIsARowError(t *testing.T) {
 		t.Errorf("the row after it: %+v, %v", good.Fields, good.Err)
 	}
 }
+
+// TestOpenZeroByteSheet: a sheet of 0 bytes (an export that failed or
+// was cut short before its first line) was "the sheet is empty: it has
+// no header row", said of a file that was never written; it says so,
+// and what to do. A file of blank lines keeps the message it had.
+func TestOpenZeroByteSheet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ content, want string }{
+		"leads.csv":  {"", "leads.csv: the sheet is empty (0 bytes): it has no header row; an export that failed or was cut short leaves such a file: export it again"},
+		"leads.xlsx": {"", "leads.xlsx: the sheet is empty (0 bytes)"},
+		"blank.csv":  {"\r\n\r\n", "blank.csv: the sheet is empty: it has no header row"},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !IsEmpty(err) {
+			t.Errorf("Open(%s) = %v; want an empty sheet's error holding %q", name, err, tc.want)
+		}
+	}
+}

@@ -140,6 +140,10 @@ func OpenWith(path string, o Options) (*Reader, error) {
 		var se *Error
 		if hint := wbFacts.tabsHint(o.holds()); hint != "" && errors.As(err, &se) && se.Msg == emptySheet {
 			se.Msg = "the worksheet is empty: it has no header row; " + hint
+		} else if errors.As(err, &se) && se.Msg == emptySheet {
+			if fi, serr := os.Stat(path); serr == nil && fi.Size() == 0 {
+				se.Msg = "the " + o.what() + " is empty (0 bytes): it has no header row; an export that failed or was cut short leaves such a file: export it again"
+			}
 		}
 		return nil, err
 	}
