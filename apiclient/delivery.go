@@ -469,6 +469,14 @@ type ReadOptions struct {
 	// names a number there is a delivery itself, never the wrapper of
 	// an array of them ([unwrap]).
 	PhoneField string
+	// KeepWhole, when set, is asked of an object that wraps an array of
+	// deliveries ([unwrap]), given the object's own fields: the object
+	// without the arrays it would be read as. When it says yes (the
+	// object's own fields say its person asked not to be called: a
+	// CRM's record whose do_not_call is set beside an array of its
+	// phones, say), the object is read as one delivery, its arrays
+	// fields of it, so that its sign is never dropped with the wrapper.
+	KeepWhole func(own Delivery) bool
 }
 
 // ReadDeliveries reads the webhook deliveries of one request: the query
@@ -500,7 +508,7 @@ type ReadOptions struct {
 func ReadDeliveries(r *http.Request, o ReadOptions) ([]Delivery, error) {
 	ds, err := readDeliveries(r, o)
 	if len(ds) > 0 {
-		ds = unwrapAll(ds, o.PhoneField)
+		ds = unwrapAll(ds, o)
 	}
 	return ds, err
 }

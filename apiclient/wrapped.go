@@ -72,8 +72,12 @@ func looksLikeDelivery(d Delivery) bool {
 // phoneField (outcomes.phone_field), or a call's id (by which listen
 // finds the person in the journal), is a delivery itself (its array may
 // be its transcript's turns, its call's legs), and is returned as it is,
-// as is one that wraps no such array. Each element is signed as d was.
-func unwrap(d Delivery, phoneField string) []Delivery {
+// as is one that wraps no such array, and one whose own fields, those
+// arrays aside, o.KeepWhole says to keep (they say do not call: dropped
+// with the wrapper, the person's wish would be lost while each element
+// was stored and acknowledged). Each element is signed as d was.
+func unwrap(d Delivery, o ReadOptions) []Delivery {
+	phoneField := o.PhoneField
 	if firstField(d.Fields, WrappedNumberFields) != "" || Field(d.Fields, "caller_number") != "" ||
 		phoneField != "" && Field(d.Fields, phoneField) != "" ||
 		d.CallID != "" || firstField(d.Fields, callIDFields) != "" {
@@ -87,25 +91,50 @@ func unwrap(d Delivery, phoneField string) []Delivery {
 	}
 	sort.Strings(paths)
 	var out []Delivery
+	var unwrapped []string
 	for _, p := range paths {
 		elems, _, n, ok := ArrayElements(d.Fields[p])
 		if !ok || n == 0 || n != len(elems) || !slices.ContainsFunc(elems, looksLikeDelivery) {
 			continue // an element that is no delivery: the array is read as a whole
 		}
+		unwrapped = append(unwrapped, p)
 		for _, e := range elems {
 			e.Signed = d.Signed
 			out = append(out, e)
 		}
 	}
+	if len(out) > 0 && o.KeepWhole != nil && o.KeepWhole(wrapperOwn(d, unwrapped)) {
+		return nil
+	}
 	return out
+}
+
+// wrapperOwn returns d, an object that wraps arrays of deliveries, with
+// those arrays (the fields at paths) left out: the wrapper's own fields.
+func wrapperOwn(d Delivery, paths []string) Delivery {
+	own := Delivery{Event: d.Event, AgentID: d.AgentID, CallID: d.CallID, Fields: make(map[string]string, len(d.Fields)), Signed: d.Signed}
+	for k, v := range d.Fields {
+		if !slices.Contains(paths, k) {
+			own.Fields[k] = v
+		}
+	}
+	for k, vs := range d.Repeated {
+		if !slices.Contains(paths, k) {
+			if own.Repeated == nil {
+				own.Repeated = map[string][]string{}
+			}
+			own.Repeated[k] = vs
+		}
+	}
+	return own
 }
 
 // unwrapAll replaces each delivery of ds that wraps an array of
 // deliveries ([unwrap]) by them.
-func unwrapAll(ds []Delivery, phoneField string) []Delivery {
+func unwrapAll(ds []Delivery, o ReadOptions) []Delivery {
 	var out []Delivery
 	for i, d := range ds {
-		els := unwrap(d, phoneField)
+		els := unwrap(d, o)
 		if els == nil {
 			if out != nil {
 				out = append(out, d)

@@ -155,7 +155,29 @@ func (o *Outcomes) SigningUnset() bool { return o != nil && o.signingUnset }
 // signatures checked with outcomes.signing_secret, when it is set, and
 // outcomes.phone_field a delivery's own number.
 func (o *Outcomes) ReadOptions() apiclient.ReadOptions {
-	return apiclient.ReadOptions{SigningSecret: o.SigningSecret, RequireSignature: o.RequireSignature, PhoneField: o.PhoneField}
+	return apiclient.ReadOptions{SigningSecret: o.SigningSecret, RequireSignature: o.RequireSignature, PhoneField: o.PhoneField,
+		KeepWhole: o.saysDoNotCall}
+}
+
+// saysDoNotCall reports whether delivery d says its person asked not to
+// be called, as listen's intake reads it: outcomes.opt_out, a field that
+// says do not call ([FlagsDoNotCall]), the person's words
+// ([SaysDoNotCall]) or a sign in one of its arrays
+// ([Outcomes.ArraySaysDoNotCall]). An object that wraps an array of
+// deliveries and says so itself is read whole
+// (apiclient.ReadOptions.KeepWhole), its sign kept.
+func (o *Outcomes) saysDoNotCall(d apiclient.Delivery) bool {
+	if o.OptsOut(d) {
+		return true
+	}
+	if f, _ := FlagsDoNotCall(d); f != "" {
+		return true
+	}
+	if SaysDoNotCall(d) != "" {
+		return true
+	}
+	at, _ := o.ArraySaysDoNotCall(d)
+	return at != ""
 }
 
 // DefaultOptOutValues are the values of a delivery's disposition that

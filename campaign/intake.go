@@ -424,18 +424,46 @@ func (f *File) DeliveryNumbers(fields map[string]string) []string {
 }
 
 // fieldNumbers returns the E.164 numbers that the values of fields read
-// as, a JSON array's strings each, and each number of a value that lists
-// several ([phone.Split]).
+// as, a JSON array's strings each and the strings of its objects (a CRM
+// record's phones, [{"phone": "+1...", "type": "mobile"}]), and each
+// number of a value that lists several ([phone.Split]).
 func (f *File) fieldNumbers(fields map[string]string) map[string]bool {
 	want := map[string]bool{}
 	var look func(v string)
+	// inside reads the strings of an array's objects, nested up to depth,
+	// those of five digits or more alone: a transcript's words, each an
+	// object of a word and its timings, are not each read as a number.
+	var inside func(x any, depth int)
+	inside = func(x any, depth int) {
+		switch x := x.(type) {
+		case string:
+			if digitsAtLeast(x, 5) {
+				look(x)
+			}
+		case []any:
+			if depth > 0 {
+				for _, it := range x {
+					inside(it, depth-1)
+				}
+			}
+		case map[string]any:
+			if depth > 0 {
+				for _, it := range x {
+					inside(it, depth-1)
+				}
+			}
+		}
+	}
 	look = func(v string) {
 		if strings.HasPrefix(v, "[") {
 			var items []any
 			if json.Unmarshal([]byte(v), &items) == nil {
 				for _, it := range items {
-					if s, ok := it.(string); ok {
-						look(s)
+					switch it := it.(type) {
+					case string:
+						look(it)
+					case map[string]any, []any:
+						inside(it, 4)
 					}
 				}
 			}
@@ -457,6 +485,16 @@ func (f *File) fieldNumbers(fields map[string]string) map[string]bool {
 		look(v)
 	}
 	return want
+}
+
+// digitsAtLeast reports whether s holds n digits or more.
+func digitsAtLeast(s string, n int) bool {
+	for i := 0; i < len(s) && n > 0; i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n--
+		}
+	}
+	return n == 0
 }
 
 // international reports whether raw, a number as a delivery's field
