@@ -22,6 +22,40 @@ var senderOptOuts = []struct {
 	people, called    []string
 	listed            bool
 }{
+	// Twilio's incoming message webhook
+	// (https://www.twilio.com/docs/messaging/guides/webhook-request: a
+	// form with SmsStatus=received, Body, From the sender, To the
+	// Twilio number that received it) of a person who texts STOP to
+	// the campaign's caller ID. Its To (the campaign's line, which
+	// outcomes.own_numbers does not list) was taken for the person's
+	// number and its Body was never read: the person who texted STOP
+	// was called.
+	{"twilio-incoming-sms-stop", "application/x-www-form-urlencoded",
+		"ToCountry=US&ToState=CA&SmsMessageSid=SM1f0e8ae6ade43cb3c0ce4525424e404f&NumMedia=0&ToCity=&FromZip=10001&SmsSid=SM1f0e8ae6ade43cb3c0ce4525424e404f&FromState=NY&SmsStatus=received&FromCity=NEW+YORK&Body=STOP&FromCountry=US&To=%2B19175550400&ToZip=&NumSegments=1&MessageSid=SM1f0e8ae6ade43cb3c0ce4525424e404f&AccountSid=AC00000000000000000000000000000000&From=%2B19175550404&ApiVersion=2010-04-01",
+		[]string{"+19175550404"}, nil, true},
+	// The same with Advanced Opt-Out on its Messaging Service
+	// (https://www.twilio.com/docs/messaging/tutorials/advanced-opt-out:
+	// OptOutType=STOP is added): the opt-out was read, and its To, the
+	// campaign's own line, went on the list instead of the person.
+	{"twilio-incoming-sms-opt-out-type", "application/x-www-form-urlencoded",
+		"ToCountry=US&SmsMessageSid=SM2&NumMedia=0&SmsSid=SM2&SmsStatus=received&Body=Stop&FromCountry=US&To=%2B19175550400&MessagingServiceSid=MG00000000000000000000000000000000&NumSegments=1&MessageSid=SM2&AccountSid=AC00000000000000000000000000000000&From=%2B19175550405&OptOutType=STOP&ApiVersion=2010-04-01",
+		[]string{"+19175550405"}, nil, true},
+	// A reply in the person's words rather than a keyword.
+	{"twilio-incoming-sms-words", "application/x-www-form-urlencoded",
+		"SmsMessageSid=SM3&NumMedia=0&SmsSid=SM3&SmsStatus=received&Body=Please+stop+calling+me&To=%2B19175550400&NumSegments=1&MessageSid=SM3&AccountSid=AC00000000000000000000000000000000&From=%2B19175550406&ApiVersion=2010-04-01",
+		[]string{"+19175550406"}, nil, true},
+	// Telnyx's message.received webhook
+	// (https://developers.telnyx.com/docs/messaging/messages/receiving-webhooks:
+	// data.payload with direction inbound, from.phone_number, to[],
+	// text): its text was never read.
+	{"telnyx-message-received-stop", "application/json",
+		`{"data":{"event_type":"message.received","id":"b301ed3f-1490-491f-995f-6e64e69674d4","occurred_at":"2026-11-29T20:00:00.000+00:00","payload":{"completed_at":null,"cost":null,"direction":"inbound","encoding":"GSM-7","errors":[],"from":{"carrier":"T-Mobile USA","line_type":"Wireless","phone_number":"+19175550407"},"id":"84cca175-9755-4859-b67f-4730d7f58aa3","media":[],"messaging_profile_id":"740572b6-099c-44a1-89b9-6c92163bc68d","parts":1,"received_at":"2026-11-29T20:00:00.000+00:00","record_type":"message","text":"STOP","to":[{"carrier":"Telnyx","line_type":"Wireless","phone_number":"+19175550400","status":"webhook_delivered"}],"type":"SMS"},"record_type":"event"},"meta":{"attempt":1,"delivered_to":"https://hooks.example.com"}}`,
+		[]string{"+19175550407"}, nil, true},
+	// A message the campaign sent (message.sent, direction outbound),
+	// whose text offers STOP: no one's opt-out, and Ada is called.
+	{"telnyx-message-sent-offers-stop", "application/json",
+		`{"data":{"event_type":"message.sent","id":"c301ed3f-1490-491f-995f-6e64e69674d5","occurred_at":"2026-11-29T20:00:00.000+00:00","payload":{"direction":"outbound","from":{"carrier":"Telnyx","line_type":"Wireless","phone_number":"+19175550400"},"id":"94cca175-9755-4859-b67f-4730d7f58aa4","parts":1,"record_type":"message","text":"Acme: your appointment is on Tuesday. Reply STOP to opt out.","to":[{"carrier":"T-Mobile USA","line_type":"Wireless","phone_number":"+14155550132","status":"sent"}],"type":"SMS"},"record_type":"event"},"meta":{"attempt":1,"delivered_to":"https://hooks.example.com"}}`,
+		nil, []string{"+14155550132"}, false},
 	// A CRM's contact whose own fields say do not call beside the array
 	// of its phones, Close's contact
 	// (https://developer.close.com/resources/contacts/: phones, each

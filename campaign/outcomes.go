@@ -651,9 +651,10 @@ func (f *File) DeliveryNumber(fields map[string]string) DeliveryNumber {
 // campaign's line, never the person's.
 var calledFields = map[string]bool{"tonumber": true, "to": true}
 
-// inboundCall reports whether a delivery's fields say its call came in
-// to the campaign's line (Retell's and Twilio's direction "inbound",
-// Telnyx's "incoming", Bland's inbound true): its called number is then
+// inboundCall reports whether a delivery's fields say its call, or its
+// text message, came in to the campaign's line (Retell's and Twilio's
+// direction "inbound", Telnyx's "incoming", Bland's inbound true,
+// Twilio's incoming message's SmsStatus "received"): its called number is then
 // the campaign's, whether or not outcomes.own_numbers lists it, and the
 // person is the call's other end ([OtherEndFields]).
 func inboundCall(fields map[string]string) bool {
@@ -669,6 +670,17 @@ func inboundCall(fields map[string]string) bool {
 	for _, v := range vals {
 		if strings.EqualFold(strings.TrimSpace(v), "true") {
 			return true
+		}
+	}
+	// A text message the person sent to the campaign's line, as Twilio's
+	// incoming message webhook says it (SmsStatus received): its To is
+	// the campaign's line, its From the person.
+	for _, name := range []string{"SmsStatus", "MessageStatus"} {
+		_, vals := apiclient.ShallowestValues(fields, name)
+		for _, v := range vals {
+			if strings.EqualFold(strings.TrimSpace(v), "received") {
+				return true
+			}
 		}
 	}
 	return false

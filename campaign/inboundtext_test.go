@@ -1,0 +1,49 @@
+package campaign
+
+import (
+	"testing"
+
+	"github.com/callrun/callrun/apiclient"
+)
+
+// TestTextSaysDoNotCall: the body of a text message the person sent to
+// the campaign's line (Twilio's incoming message, SmsStatus received;
+// a message whose direction is inbound) says do not call when it is one
+// of the keywords that revoke consent whole, or the words a person says
+// on a call; the body of a message the campaign sent is never read.
+func TestTextSaysDoNotCall(t *testing.T) {
+	twilio := func(body string) map[string]string {
+		return map[string]string{"SmsStatus": "received", "From": "+19175550404", "To": "+19175550400", "Body": body}
+	}
+	for _, tc := range []struct {
+		name   string
+		fields map[string]string
+		want   string
+	}{
+		{"STOP", twilio("STOP"), "Body"},
+		{"Stop.", twilio(" Stop. "), "Body"},
+		{"stopall", twilio("STOPALL"), "Body"},
+		{"cancel", twilio("Cancel"), "Body"},
+		{"end", twilio("END"), "Body"},
+		{"quit", twilio("quit"), "Body"},
+		{"revoke", twilio("Revoke"), "Body"},
+		{"opt out", twilio("Opt out"), "Body"},
+		{"unsubscribe", twilio("UNSUBSCRIBE"), "Body"},
+		{"words", twilio("Please stop calling me"), "Body"},
+		{"remove me", twilio("Remove me from your list"), "Body"},
+		{"a question", twilio("Can you call me back at 5?"), ""},
+		{"stop by", twilio("I'll stop by on Tuesday"), ""},
+		{"yes", twilio("Yes"), ""},
+		{"empty", twilio(""), ""},
+		// A status callback of a message the campaign sent: not received.
+		{"delivered", map[string]string{"SmsStatus": "delivered", "To": "+19175550404", "From": "+19175550400", "Body": "STOP"}, ""},
+		{"telnyx inbound", map[string]string{"data.payload.direction": "inbound", "data.payload.text": "STOP", "data.payload.from.phone_number": "+19175550407"}, "data.payload.text"},
+		{"telnyx outbound", map[string]string{"data.payload.direction": "outbound", "data.payload.text": "Acme: reply STOP to opt out.", "data.payload.to": `[{"phone_number":"+19175550407"}]`}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := TextSaysDoNotCall(apiclient.Delivery{Fields: tc.fields}); got != tc.want {
+				t.Errorf("TextSaysDoNotCall(%v) = %q, want %q", tc.fields, got, tc.want)
+			}
+		})
+	}
+}
