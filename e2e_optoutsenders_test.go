@@ -56,6 +56,21 @@ var senderOptOuts = []struct {
 	{"telnyx-message-sent-offers-stop", "application/json",
 		`{"data":{"event_type":"message.sent","id":"c301ed3f-1490-491f-995f-6e64e69674d5","occurred_at":"2026-11-29T20:00:00.000+00:00","payload":{"direction":"outbound","from":{"carrier":"Telnyx","line_type":"Wireless","phone_number":"+19175550400"},"id":"94cca175-9755-4859-b67f-4730d7f58aa4","parts":1,"record_type":"message","text":"Acme: your appointment is on Tuesday. Reply STOP to opt out.","to":[{"carrier":"T-Mobile USA","line_type":"Wireless","phone_number":"+14155550132","status":"sent"}],"type":"SMS"},"record_type":"event"},"meta":{"attempt":1,"delivered_to":"https://hooks.example.com"}}`,
 		nil, []string{"+14155550132"}, false},
+	// ElevenLabs' post_call_transcription webhook
+	// (https://elevenlabs.io/docs/eleven-agents/workflows/post-call-webhooks:
+	// data.analysis.evaluation_criteria_results, each criterion's
+	// result success, failure or unknown) of an agent judged by a
+	// criterion named do_not_call_request: its success, the person asked,
+	// was read as no sign at all. Its number is in
+	// metadata.phone_call.external_number, which no rule reads: held,
+	// its contact's number listed. A criterion that failed is no
+	// opt-out: Ada, whose call it reports, is called.
+	{"elevenlabs-evaluation-success", "application/json",
+		`{"type":"post_call_transcription","event_timestamp":1739537297,"data":{"agent_id":"xyz","conversation_id":"abc","status":"done","transcript":[{"role":"agent","message":"Hi, this is Sam from Acme. Is now a good time?","time_in_call_secs":0},{"role":"user","message":"I am driving, I cannot talk.","time_in_call_secs":2}],"metadata":{"start_time_unix_secs":1739537297,"call_duration_secs":22,"cost":296,"phone_call":{"direction":"outbound","phone_number_id":"pn_1","agent_number":"+19175550400","external_number":"+19175550408","type":"twilio","call_sid":"CA1"}},"analysis":{"evaluation_criteria_results":{"do_not_call_request":{"criteria_id":"do_not_call_request","result":"success","rationale":"The user said they were driving and would not take calls from Acme."}},"data_collection_results":{},"call_successful":"success","transcript_summary":"The agent introduced Acme; the call was short."}}}`,
+		[]string{"+19175550408"}, nil, true},
+	{"elevenlabs-evaluation-failure", "application/json",
+		`{"type":"post_call_transcription","event_timestamp":1739537298,"data":{"agent_id":"xyz","conversation_id":"abd","status":"done","transcript":[{"role":"agent","message":"Hi, this is Sam from Acme.","time_in_call_secs":0},{"role":"user","message":"Hi Sam, go on.","time_in_call_secs":2}],"metadata":{"phone_call":{"direction":"outbound","agent_number":"+19175550400","external_number":"+14155550132","type":"twilio","call_sid":"CA2"}},"analysis":{"evaluation_criteria_results":{"do_not_call_request":{"criteria_id":"do_not_call_request","result":"failure","rationale":"The user did not ask."}},"call_successful":"success","transcript_summary":"Ada listened to the offer."}}}`,
+		nil, []string{"+14155550132"}, false},
 	// A CRM's contact whose own fields say do not call beside the array
 	// of its phones, Close's contact
 	// (https://developer.close.com/resources/contacts/: phones, each

@@ -918,7 +918,10 @@ var outcomeWords = map[string]bool{"outcome": true, "outcomes": true, "result": 
 
 // flagLeaves are the names of the field that holds a flag nested under
 // the flag's name (dndSettings.Call.status), as [normName] writes them.
-var flagLeaves = map[string]bool{"status": true, "enabled": true, "active": true, "state": true, "value": true}
+// An evaluation of the call named as a flag holds it in its result
+// (ElevenLabs' data.analysis.evaluation_criteria_results.do_not_call.result:
+// success, failure or unknown).
+var flagLeaves = map[string]bool{"status": true, "enabled": true, "active": true, "state": true, "value": true, "result": true}
 
 // normName is a field's name lower case, without _, - or spaces.
 func normName(s string) string {
@@ -928,12 +931,15 @@ func normName(s string) string {
 // readDeliveryFlag reads the value of a delivery's do-not-call flag as
 // [readFlagCell] reads a sheet's, and the words senders write for a flag's
 // state (HighLevel's DND: active and permanent, inactive; enabled,
-// disabled): what a sheet's flag column never holds.
+// disabled; an evaluation's success and failure, ElevenLabs' result of
+// a criterion the call is judged by): what a sheet's flag column never
+// holds. An evaluation's "unknown" reads neither way, and lists the
+// number, as any value callrun cannot read.
 func readDeliveryFlag(v string) cellSays {
 	switch normName(strings.TrimSpace(v)) {
-	case "active", "enabled", "permanent":
+	case "active", "enabled", "permanent", "success", "succeeded", "passed":
 		return saysYes
-	case "inactive", "disabled":
+	case "inactive", "disabled", "failure", "failed":
 		return saysNothing
 	}
 	return readFlagCell(v)
