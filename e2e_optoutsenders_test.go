@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -71,6 +72,25 @@ var senderOptOuts = []struct {
 	{"elevenlabs-evaluation-failure", "application/json",
 		`{"type":"post_call_transcription","event_timestamp":1739537298,"data":{"agent_id":"xyz","conversation_id":"abd","status":"done","transcript":[{"role":"agent","message":"Hi, this is Sam from Acme.","time_in_call_secs":0},{"role":"user","message":"Hi Sam, go on.","time_in_call_secs":2}],"metadata":{"phone_call":{"direction":"outbound","agent_number":"+19175550400","external_number":"+14155550132","type":"twilio","call_sid":"CA2"}},"analysis":{"evaluation_criteria_results":{"do_not_call_request":{"criteria_id":"do_not_call_request","result":"failure","rationale":"The user did not ask."}},"call_successful":"success","transcript_summary":"Ada listened to the offer."}}}`,
 		nil, []string{"+14155550132"}, false},
+	// A Salesforce Lead sent as JSON (its REST representation,
+	// https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_get_field_values.htm:
+	// attributes, then its fields by their API names, as a Flow's HTTP
+	// callout or Apex's JSON.serialize sends a record; the Lead's fields,
+	// https://developer.salesforce.com/docs/atlas.en-us.object_reference.meta/object_reference/sforce_api_objects_lead.htm)
+	// whose DoNotCall is set: its Phone was listed, and its MobilePhone,
+	// the same person's, called. Its AssistantPhone is another person's,
+	// called.
+	{"salesforce-json-lead-mobile", "application/json",
+		`{"attributes":{"type":"Lead","url":"/services/data/v59.0/sobjects/Lead/00Q5e00000ABCDEAAA"},"Id":"00Q5e00000ABCDEAAA","FirstName":"Pat","LastName":"Doe","Company":"Acme","Phone":"(917) 555-0409","MobilePhone":"917.555.0410","AssistantPhone":"(917) 555-0411","DoNotCall":true,"HasOptedOutOfEmail":false}`,
+		[]string{"+19175550409", "+19175550410"}, []string{"+19175550411"}, true},
+	// HubSpot's workflow action "Send a webhook" with a request body of
+	// the properties chosen
+	// (https://knowledge.hubspot.com/workflows/how-do-i-use-webhooks-with-hubspot-workflows:
+	// "Customize request body"): phone and mobilephone, HubSpot's
+	// internal names, beside the team's do-not-call property.
+	{"hubspot-workflow-mobilephone", "application/json",
+		`{"hs_object_id":"51","firstname":"Pat","phone":"+1 917 555 0412","mobilephone":"+1 917 555 0413","do_not_call":"true"}`,
+		[]string{"+19175550412", "+19175550413"}, nil, true},
 	// A CRM's contact whose own fields say do not call beside the array
 	// of its phones, Close's contact
 	// (https://developer.close.com/resources/contacts/: phones, each
@@ -105,8 +125,10 @@ func TestSenderOptOutsKeepThePeopleUncalled(t *testing.T) {
 			// The list's people are the first campaign's contacts, as the
 			// deliveries' people were called by it.
 			sheet := "Phone,First Name\n" + ada + ",Ada\n"
-			for i, p := range s.people {
-				sheet += fmt.Sprintf("%s,Person%d\n", p, i)
+			for i, p := range append(slices.Clone(s.people), s.called...) {
+				if p != ada {
+					sheet += fmt.Sprintf("%s,Person%d\n", p, i)
+				}
 			}
 			writeContacts(t, first, sheet)
 			var logs e2eBuffer

@@ -234,7 +234,26 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 			t.ByCall, numbers = byCall, append(slices.Clone(numbers), byCall)
 		}
 	}
-	var unread []string // the Salesforce record's lines that do not read
+	var unread []string // the person's other lines, or the Salesforce record's, that do not read
+	if t.Number.E164 != "" && !t.Number.Caller && !t.InArray && d.Event != apiclient.SalesforceEvent {
+		// The person's other lines beside the number read (a CRM
+		// record's MobilePhone beside its Phone, HubSpot's mobilephone
+		// beside phone): the person asked, on whichever line.
+		for _, l := range in.f.otherLines(d, t.Number.From) {
+			if l.e164 == "" {
+				unread = append(unread, fmt.Sprintf("its %s, beside its number: %v", l.path, l.err))
+				for _, r := range phone.Readings(l.raw, in.f.suppressionRegions()) {
+					if !in.f.Outcomes.isOwn(r) && !slices.Contains(numbers, r) {
+						numbers = append(slices.Clone(numbers), r)
+					}
+				}
+				continue
+			}
+			if !in.f.Outcomes.isOwn(l.e164) && !slices.Contains(numbers, l.e164) {
+				numbers = append(slices.Clone(numbers), l.e164)
+			}
+		}
+	}
 	if d.Event == apiclient.SalesforceEvent {
 		// A Salesforce record's DoNotCall is the person's, on each of
 		// their lines the record names, not on its Phone alone. A line
@@ -264,6 +283,8 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 	if t.Searched || len(unread) > 0 {
 		why := "its number does not read"
 		switch {
+		case !t.Searched && d.Event != apiclient.SalesforceEvent:
+			why = "a line of the person's beside its number does not read"
 		case !t.Searched:
 			why = "a line of the Salesforce record whose DoNotCall it reports does not read"
 		case t.InArray:
@@ -305,6 +326,53 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 		t.Listed = append(t.Listed, e.Number)
 	}
 	return err
+}
+
+// otherLine is a line of a delivery's person beside its number
+// ([File.otherLines]): its path and value, and its E.164 number, or why
+// it does not read.
+type otherLine struct {
+	path, raw, e164 string
+	err             error
+}
+
+// otherLines returns the fields of delivery d beside its number's (the
+// field at from: in the same object) that name another line of the
+// person's own, as a sheet's phone column does ([phoneLineHeader]: a CRM
+// record's MobilePhone, HomePhone and OtherPhone beside its Phone,
+// HubSpot's mobilephone beside phone), not another person's nor a device
+// no person answers (an assistant's, a fax: [phoneLineKind]) nor a
+// company's switchboard, nor a field a delivery's number is read from
+// (two of those that differ make it unreadable already). Those empty are
+// left out; one of five digits or more that does not read is returned
+// with its error.
+func (f *File) otherLines(d apiclient.Delivery, from string) []otherLine {
+	parent := ""
+	if i := strings.LastIndexByte(from, '.'); i >= 0 {
+		parent = from[:i+1]
+	}
+	var out []otherLine
+	for _, path := range slices.Sorted(maps.Keys(d.Fields)) {
+		name, ok := strings.CutPrefix(path, parent)
+		if !ok || path == from || strings.Contains(name, ".") || f.isNumberField(path) || !phoneLineHeader(name) {
+			continue
+		}
+		if k, _ := phoneLineKind(name); k == lineNotDialled || k == lineCompanyMain {
+			continue
+		}
+		v := strings.TrimSpace(d.Fields[path])
+		if v == "" || strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") {
+			continue
+		}
+		e164, err := f.ReadNumber(v)
+		switch {
+		case err == nil:
+			out = append(out, otherLine{path: path, raw: v, e164: e164})
+		case digitsAtLeast(v, 5):
+			out = append(out, otherLine{path: path, raw: v, err: err})
+		}
+	}
+	return out
 }
 
 // salesforceRecords are the Salesforce objects of people and companies,
