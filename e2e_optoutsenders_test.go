@@ -52,6 +52,32 @@ var senderOptOuts = []struct {
 	{"telnyx-message-received-stop", "application/json",
 		`{"data":{"event_type":"message.received","id":"b301ed3f-1490-491f-995f-6e64e69674d4","occurred_at":"2026-11-29T20:00:00.000+00:00","payload":{"completed_at":null,"cost":null,"direction":"inbound","encoding":"GSM-7","errors":[],"from":{"carrier":"T-Mobile USA","line_type":"Wireless","phone_number":"+19175550407"},"id":"84cca175-9755-4859-b67f-4730d7f58aa3","media":[],"messaging_profile_id":"740572b6-099c-44a1-89b9-6c92163bc68d","parts":1,"received_at":"2026-11-29T20:00:00.000+00:00","record_type":"message","text":"STOP","to":[{"carrier":"Telnyx","line_type":"Wireless","phone_number":"+19175550400","status":"webhook_delivered"}],"type":"SMS"},"record_type":"event"},"meta":{"attempt":1,"delivered_to":"https://hooks.example.com"}}`,
 		[]string{"+19175550407"}, nil, true},
+	// Plivo's incoming message webhook
+	// (https://www.plivo.com/docs/messaging/concepts/inbound-message:
+	// From, To, Type, Text, MessageUUID, numbers without their +): its
+	// To, the campaign's line, was the person's.
+	{"plivo-incoming-sms-stop", "application/x-www-form-urlencoded",
+		"From=19175550414&To=19175550400&Type=sms&Text=STOP&MessageUUID=2a340179-0d6f-4d6b-9d0f-8e3c2cbcd8ff&TotalRate=0.00000&TotalAmount=0.00000&Units=1",
+		[]string{"+19175550414"}, nil, true},
+	// Vonage's SMS API inbound message
+	// (https://developer.vonage.com/messaging/sms/guides/inbound-sms:
+	// to is "your virtual number", msisdn the sender).
+	{"vonage-inbound-sms-stop", "application/json",
+		`{"msisdn":"19175550415","to":"19175550400","messageId":"0A0000000123ABCD1","text":"Stop","type":"text","keyword":"STOP","api-key":"abcd1234","message-timestamp":"2026-11-29 20:00:00"}`,
+		[]string{"+19175550415"}, nil, true},
+	// Twilio's Event Streams webhook sink, a CloudEvents batch
+	// (https://www.twilio.com/docs/events/event-types/messaging/inbound-message:
+	// data.messageSid, from, to, body).
+	{"twilio-event-streams-inbound-stop", "application/json",
+		`[{"specversion":"1.0","type":"com.twilio.messaging.inbound-message.received","source":"AB00000000000000000000000001","id":"NO00000000000000000000000001","dataschema":"https://events-schemas.twilio.com/Messaging.InboundMessageV1/6","datacontenttype":"application/json","time":"2026-11-29T20:00:00.000Z","data":{"messageSid":"SM0000000000000000000000000000001","timestamp":"2026-11-29T20:00:00.000Z","accountSid":"AC0000000000000000000000000000001","eventName":"com.twilio.messaging.inbound-message.received","from":"+19175550416","to":"+19175550400","numMedia":0,"body":"STOP","toCountry":"US","fromCountry":"US","messagingServiceSid":"MG0000000000000000000000000000001"}}]`,
+		[]string{"+19175550416"}, nil, true},
+	// Close's SMS activity webhook (event.object_type activity.sms,
+	// event.data.direction inbound, text; its remote_phone, which no
+	// rule reads: held, the contact's number listed), as
+	// github.com/nneessen/close-chat-bot's WEBHOOK_SETUP.md shows it.
+	{"close-sms-activity-inbound-stop", "application/json",
+		`{"subscription_id":"whsub_2","event":{"id":"ev_2","object_type":"activity.sms","action":"created","lead_id":"lead_2","data":{"id":"acti_1","lead_id":"lead_2","direction":"inbound","text":"STOP","local_phone":"+19175550400","remote_phone":"+19175550417","status":"inbox"}}}`,
+		[]string{"+19175550417"}, nil, true},
 	// A message the campaign sent (message.sent, direction outbound),
 	// whose text offers STOP: no one's opt-out, and Ada is called.
 	{"telnyx-message-sent-offers-stop", "application/json",

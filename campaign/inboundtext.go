@@ -1,6 +1,8 @@
 package campaign
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/callrun/callrun/apiclient"
@@ -28,18 +30,32 @@ var optOutKeywords = map[string]bool{"stop": true, "stopall": true, "quit": true
 // body says no such thing. The body of a message the campaign sent (its
 // direction outbound: "Reply STOP to opt out") is never read.
 func TextSaysDoNotCall(d apiclient.Delivery) string {
-	if !inboundCall(d.Fields) {
-		return ""
+	says := func(v string) bool {
+		if v = strings.TrimSpace(v); v == "" || strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") {
+			return false
+		}
+		return optOutKeywords[foldString(v)] || spokenDoNotCall(v)
 	}
-	for _, name := range MessageBodyFields {
-		paths, vals := apiclient.ShallowestValues(d.Fields, name)
-		for i, v := range vals {
-			if v = strings.TrimSpace(v); v == "" || strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") {
-				continue
+	if inboundCall(d.Fields) {
+		for _, name := range MessageBodyFields {
+			paths, vals := apiclient.ShallowestValues(d.Fields, name)
+			for i, v := range vals {
+				if says(v) {
+					return paths[i]
+				}
 			}
-			if optOutKeywords[foldString(v)] || spokenDoNotCall(v) {
-				return paths[i]
-			}
+		}
+	}
+	// A message nested in an event, its direction beside its text, as
+	// Close's SMS activity (event.data.direction, event.data.text).
+	for _, path := range slices.Sorted(maps.Keys(d.Fields)) {
+		i := strings.LastIndexByte(path, '.')
+		if i < 0 || !slices.Contains(MessageBodyFields, normName(path[i+1:])) {
+			continue
+		}
+		dir := strings.ToLower(strings.TrimSpace(d.Fields[path[:i+1]+"direction"]))
+		if (dir == "inbound" || dir == "incoming") && says(d.Fields[path]) {
+			return path
 		}
 	}
 	return ""

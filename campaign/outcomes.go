@@ -654,16 +654,19 @@ var calledFields = map[string]bool{"tonumber": true, "to": true}
 // inboundCall reports whether a delivery's fields say its call, or its
 // text message, came in to the campaign's line (Retell's and Twilio's
 // direction "inbound", Telnyx's "incoming", Bland's inbound true,
-// Twilio's incoming message's SmsStatus "received"): its called number is then
+// Twilio's incoming message's SmsStatus "received", a text message with
+// no status of delivery, as Plivo and Vonage send one received): its called number is then
 // the campaign's, whether or not outcomes.own_numbers lists it, and the
 // person is the call's other end ([OtherEndFields]).
 func inboundCall(fields map[string]string) bool {
+	outbound := false
 	for _, name := range []string{"direction", "call_direction"} {
 		_, vals := apiclient.ShallowestValues(fields, name)
 		for _, v := range vals {
 			if v = strings.ToLower(strings.TrimSpace(v)); v == "inbound" || v == "incoming" {
 				return true
 			}
+			outbound = outbound || strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), "outbound")
 		}
 	}
 	_, vals := apiclient.ShallowestValues(fields, "inbound")
@@ -683,6 +686,32 @@ func inboundCall(fields map[string]string) bool {
 			}
 		}
 	}
+	// A text message with no status, as Plivo's incoming message webhook
+	// (From, To, Text, MessageUUID) and Vonage's (msisdn or from, to,
+	// text, messageId or message_uuid) send it: a status callback of a
+	// message the campaign sent has a status, and no text.
+	return !outbound && anyField(fields, messageIDFields) && anyField(fields, MessageBodyFields) &&
+		!anyField(fields, messageStatusFields) && !anyField(fields, callIDFields)
+}
+
+// messageIDFields name a text message's id, messageStatusFields its
+// status of delivery, in the webhooks of Twilio, Plivo and Vonage.
+var (
+	messageIDFields     = []string{"MessageSid", "SmsSid", "MessageUUID", "message_uuid", "messageId"}
+	messageStatusFields = []string{"status", "SmsStatus", "MessageStatus"}
+	// callIDFields name a call's id: a delivery of a call is no text
+	// message, whatever else it holds.
+	callIDFields = []string{"call_id", "call.id", "CallSid", "CallUUID"}
+)
+
+// anyField reports whether fields hold a value for one of names, at their
+// shallowest ([apiclient.ShallowestValues]).
+func anyField(fields map[string]string, names []string) bool {
+	for _, name := range names {
+		if _, vals := apiclient.ShallowestValues(fields, name); slices.ContainsFunc(vals, func(v string) bool { return strings.TrimSpace(v) != "" }) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -690,7 +719,9 @@ func inboundCall(fields map[string]string) bool {
 // the delivery's number ([NumberFields]) is one of the campaign's own
 // (outcomes.own_numbers): a call to callrun's number, whose caller is the
 // person.
-var OtherEndFields = []string{"from_number", "from", CallerNumberField}
+// Vonage's msisdn is the person's in its SMS API's webhooks, sender of an
+// incoming message and recipient of a receipt alike.
+var OtherEndFields = []string{"from_number", "from", CallerNumberField, "msisdn"}
 
 // otherEnd reads the number of a delivery whose number is own, one of the
 // campaign's own: from [OtherEndFields], the first number that is none of
