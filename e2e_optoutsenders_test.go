@@ -81,6 +81,14 @@ var senderOptOuts = []struct {
 	{"close-sms-activity-inbound-stop", "application/json",
 		`{"subscription_id":"whsub_2","event":{"id":"ev_2","object_type":"activity.sms","action":"created","lead_id":"lead_2","data":{"id":"acti_1","lead_id":"lead_2","direction":"inbound","text":"STOP","local_phone":"+19175550400","remote_phone":"+19175550417","status":"inbox"}}}`,
 		[]string{"+19175550417"}, nil, true, true},
+	// HighLevel's InboundMessage webhook
+	// (https://highlevel.stoplight.io/docs/integrations/: type,
+	// locationId, body, contactId, conversationId, direction inbound,
+	// messageType SMS), which names the contact by its id alone: held,
+	// every run stopped until a person finds whose it was.
+	{"ghl-inbound-message-stop", "application/json",
+		`{"type":"InboundMessage","locationId":"l1gVv2bwBpD2NcEqXmlS","attachments":[],"body":"STOP","contactId":"cI08i1Bls3iTB9bKgFJh","contentType":"text/plain","conversationId":"fcanlLgpbQgQhderivVs","dateAdded":"2026-11-29T20:00:00.000Z","direction":"inbound","messageType":"SMS","status":"delivered"}`,
+		nil, nil, false, true},
 	// A message the campaign sent (message.sent, direction outbound),
 	// whose text offers STOP: no one's opt-out, and Ada is called.
 	{"telnyx-message-sent-offers-stop", "application/json",
