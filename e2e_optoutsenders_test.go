@@ -109,6 +109,25 @@ var senderOptOuts = []struct {
 	{"elevenlabs-evaluation-failure", "application/json",
 		`{"type":"post_call_transcription","event_timestamp":1739537298,"data":{"agent_id":"xyz","conversation_id":"abd","status":"done","transcript":[{"role":"agent","message":"Hi, this is Sam from Acme.","time_in_call_secs":0},{"role":"user","message":"Hi Sam, go on.","time_in_call_secs":2}],"metadata":{"phone_call":{"direction":"outbound","agent_number":"+19175550400","external_number":"+14155550132","type":"twilio","call_sid":"CA2"}},"analysis":{"evaluation_criteria_results":{"do_not_call_request":{"criteria_id":"do_not_call_request","result":"failure","rationale":"The user did not ask."}},"call_successful":"success","transcript_summary":"Ada listened to the offer."}}}`,
 		nil, []string{"+14155550132"}, false, false},
+	// An agent that invokes its do-not-call tool when the person asks,
+	// the person's words not read as a request: Vapi's tool-calls
+	// server message (https://docs.vapi.ai/server-url/events:
+	// message.toolCallList, each a function's name and arguments), and
+	// Retell's call_ended whose transcript_with_tool_calls holds the
+	// invocation (https://docs.retellai.com/features/webhook-overview:
+	// role tool_call_invocation, name, arguments). Read as nothing.
+	{"vapi-tool-calls-dnc", "application/json",
+		`{"message":{"timestamp":1764446400000,"type":"tool-calls","toolCallList":[{"id":"toolu_01DTPAzUm5Gk3zxrpJ969oMF","type":"function","function":{"name":"add_to_do_not_call_list","arguments":{"reason":"asked on the call"}}}],"call":{"id":"vapi-call-9","orgId":"org-1","type":"outboundPhoneCall"},"customer":{"number":"+19175550429"}}}`,
+		[]string{"+19175550429"}, nil, true, false},
+	{"retell-transcript-tool-invocation", "application/json",
+		`{"event":"call_ended","call":{"call_id":"retell-call-9","agent_id":"agent-x","call_status":"ended","from_number":"+19175550400","to_number":"+19175550430","direction":"outbound","disconnection_reason":"agent_hangup","transcript":"Agent: Hi, this is Sam from Acme.\nUser: Hmm, I'd rather you didn't.\n","transcript_with_tool_calls":[{"role":"agent","content":"Hi, this is Sam from Acme."},{"role":"user","content":"Hmm, I'd rather you didn't."},{"role":"tool_call_invocation","tool_call_id":"tc_1","name":"mark_do_not_call","arguments":"{}"},{"role":"tool_call_result","tool_call_id":"tc_1","content":"done"}]}}`,
+		[]string{"+19175550430"}, nil, true, false},
+	// A Vapi end-of-call-report whose assistant is set up with that tool
+	// (message.assistant.model.tools) and invoked only end_call: no
+	// opt-out, Ada is called.
+	{"vapi-report-tool-defined-not-invoked", "application/json",
+		`{"message":{"type":"end-of-call-report","endedReason":"assistant-ended-call","call":{"id":"vapi-call-10","type":"outboundPhoneCall"},"customer":{"number":"+14155550132"},"assistant":{"model":{"provider":"openai","model":"gpt-4o","tools":[{"type":"function","function":{"name":"add_to_do_not_call_list","description":"Use when the customer asks not to be called."}}]}},"artifact":{"messages":[{"role":"bot","message":"Hi Ada, this is Sam from Acme."},{"role":"user","message":"Hi Sam, go on."},{"role":"tool_calls","toolCalls":[{"id":"tc_2","type":"function","function":{"name":"end_call","arguments":"{}"}}]}]},"analysis":{"summary":"Ada listened to the offer."}}}`,
+		nil, []string{"+14155550132"}, false, false},
 	// A Salesforce Lead sent as JSON (its REST representation,
 	// https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_get_field_values.htm:
 	// attributes, then its fields by their API names, as a Flow's HTTP

@@ -173,7 +173,7 @@ func (o *Outcomes) saysDoNotCall(d apiclient.Delivery) bool {
 	if f, _ := FlagsDoNotCall(d); f != "" {
 		return true
 	}
-	if SaysDoNotCall(d) != "" || TextSaysDoNotCall(d) != "" {
+	if SaysDoNotCall(d) != "" || TextSaysDoNotCall(d) != "" || ToolCallSaysDoNotCall(d) != "" {
 		return true
 	}
 	at, _ := o.ArraySaysDoNotCall(d)

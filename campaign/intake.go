@@ -175,6 +175,9 @@ func (in *Intake) optOut(ctx context.Context, d apiclient.Delivery, t *Taken) er
 			t.FlaggedBy = TextSaysDoNotCall(d)
 		}
 		if t.FlaggedBy == "" {
+			t.FlaggedBy = ToolCallSaysDoNotCall(d)
+		}
+		if t.FlaggedBy == "" {
 			t.FlaggedBy, inArray = in.f.Outcomes.ArraySaysDoNotCall(d)
 			t.InArray = t.FlaggedBy != ""
 		}
