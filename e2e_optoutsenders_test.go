@@ -100,12 +100,13 @@ var senderOptOuts = []struct {
 	// result success, failure or unknown) of an agent judged by a
 	// criterion named do_not_call_request: its success, the person asked,
 	// was read as no sign at all. Its number is in
-	// metadata.phone_call.external_number, which no rule reads: held,
-	// its contact's number listed. A criterion that failed is no
-	// opt-out: Ada, whose call it reports, is called.
+	// metadata.phone_call.external_number, which was read by no rule
+	// (the opt-out held every run) and is now a number field: listed,
+	// and no hold. A criterion that failed is no opt-out: Ada, whose
+	// call it reports, is called.
 	{"elevenlabs-evaluation-success", "application/json",
 		`{"type":"post_call_transcription","event_timestamp":1739537297,"data":{"agent_id":"xyz","conversation_id":"abc","status":"done","transcript":[{"role":"agent","message":"Hi, this is Sam from Acme. Is now a good time?","time_in_call_secs":0},{"role":"user","message":"I am driving, I cannot talk.","time_in_call_secs":2}],"metadata":{"start_time_unix_secs":1739537297,"call_duration_secs":22,"cost":296,"phone_call":{"direction":"outbound","phone_number_id":"pn_1","agent_number":"+19175550400","external_number":"+19175550408","type":"twilio","call_sid":"CA1"}},"analysis":{"evaluation_criteria_results":{"do_not_call_request":{"criteria_id":"do_not_call_request","result":"success","rationale":"The user said they were driving and would not take calls from Acme."}},"data_collection_results":{},"call_successful":"success","transcript_summary":"The agent introduced Acme; the call was short."}}}`,
-		[]string{"+19175550408"}, nil, true, true},
+		[]string{"+19175550408"}, nil, true, false},
 	{"elevenlabs-evaluation-failure", "application/json",
 		`{"type":"post_call_transcription","event_timestamp":1739537298,"data":{"agent_id":"xyz","conversation_id":"abd","status":"done","transcript":[{"role":"agent","message":"Hi, this is Sam from Acme.","time_in_call_secs":0},{"role":"user","message":"Hi Sam, go on.","time_in_call_secs":2}],"metadata":{"phone_call":{"direction":"outbound","agent_number":"+19175550400","external_number":"+14155550132","type":"twilio","call_sid":"CA2"}},"analysis":{"evaluation_criteria_results":{"do_not_call_request":{"criteria_id":"do_not_call_request","result":"failure","rationale":"The user did not ask."}},"call_successful":"success","transcript_summary":"Ada listened to the offer."}}}`,
 		nil, []string{"+14155550132"}, false, false},

@@ -553,8 +553,10 @@ func (f *File) ReadNumber(raw string) (string, error) {
 // number by, in order, as [apiclient.Field] matches them (any case, at
 // the top or nested in data, contact, customer, lead, call or message):
 // the service's phone_number, and the names its peers give it.
-// outcomes.phone_field names one more, looked at first.
-var NumberFields = []string{"phone_number", "to_number", "customer.number", "customer_number", "contact_number", "phone", "to", "mobile"}
+// outcomes.phone_field names one more, looked at first. ElevenLabs'
+// post-call webhook names the person by its call's external_number
+// (data.metadata.phone_call; its agent_number is the campaign's line).
+var NumberFields = []string{"phone_number", "to_number", "customer.number", "customer_number", "contact_number", "phone", "to", "mobile", "metadata.phone_call.external_number"}
 
 // CallerNumberField is the service's envelope's number of the call's
 // other end (data.caller_number). For a call callrun started it is the
