@@ -52,10 +52,15 @@ known: the plan says so, and run may still refuse. Online and offline
 called some of its contacts already from another state directory on this
 CALLRUN_HOME (a second checkout, or a state directory restored from an
 older backup): it says RUN WOULD STOP, names the journal and the rows,
-and says what to decide; --report marks each row called_elsewhere.
+and says what to decide; --report marks each row called_elsewhere. So
+does it, online and offline (the state in files), while an opt-out whose
+number callrun listen could not read is held on the store, which stops
+every run there: it says RUN WOULD STOP, names each held delivery, and
+gives the commands that resolve one (callrun outcomes resolve).
 
 Exit codes: 0 fine; 1 run would refuse (an agent name two agents share)
-or stop (contacts called already from another state directory);
+or stop (contacts called already from another state directory, an
+opt-out held on the store);
 2 the campaign file, a sheet's header or a sheet's encoding is broken, or
 a column says do not call (or reads neither yes nor no) and the campaign
 neither maps it nor ignores it (do_not_call: {ignore: [...]}); 4 with

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callrun/callrun/apiclient"
 	"github.com/callrun/callrun/campaign/sheet"
 	"github.com/callrun/callrun/report"
 	"github.com/callrun/callrun/report/store"
@@ -171,7 +173,17 @@ type Plan struct {
 	// store's call starts: run would stop at the first (exit 1), and plan
 	// fails as run would ([Plan.Refusal]).
 	CalledElsewhere *PlanCalledElsewhere `json:"called_elsewhere,omitempty"`
+	// OptOutsHeld are the opt-outs held on the store's do-not-call list
+	// (status's opt_outs_held): deliveries `listen` stored whose number it
+	// could not read. While one is held no run on the store starts a call:
+	// run would stop before its first (exit 1), and plan fails as run
+	// would ([Plan.Refusal]). Empty when none is, or the list was not
+	// read (--offline with the store in PostgreSQL).
+	OptOutsHeld []store.OptOutHold `json:"opt_outs_held,omitempty"`
 
+	heldWhere string // the list the holds are on, for people
+	path      string // the campaign file, for the commands that resolve a hold
+	rehearsal bool   // the holds are a rehearsal's: resolve them with --sandbox
 	groups    []*problemGroup
 	repair    []*problemGroup
 	calling   time.Duration // calling time alone, without waiting for hours
@@ -329,6 +341,14 @@ type PlanOptions struct {
 	// Journal and Starts name the journal the plan read and the call
 	// starts CalledElsewhere read, for the plan's words.
 	Journal, Starts string
+	// Held are the opt-outs held on the store's do-not-call list, which
+	// stop every run on it before its first call; HeldWhere names the
+	// list. Path is the campaign file and Rehearsal says the list is a
+	// rehearsal's, for the commands that resolve a hold.
+	Held      []store.OptOutHold
+	HeldWhere string
+	Path      string
+	Rehearsal bool
 }
 
 // PlanPressure is what a plan knows of contact pressure: the limits, and
@@ -381,7 +401,8 @@ func emptyPhoneWarning(f *File, i int) string {
 
 // BuildPlan reads every sheet and counts what run would do with each row.
 func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
-	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings, Retention: f.Retention}
+	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings, Retention: f.Retention,
+		OptOutsHeld: opts.Held, heldWhere: opts.HeldWhere, path: opts.Path, rehearsal: opts.Rehearsal}
 	if f.Shard.Sharded() {
 		p.Shard = &PlanShard{Index: f.Shard.Index, Count: f.Shard.Count, PerSecond: f.Pace.PerSecond}
 	}
@@ -703,10 +724,15 @@ func estimate(f *File, n int, now time.Time, warnings []string) (int64, []string
 }
 
 // Refusal returns the error `callrun run` would stop with before any call,
-// as far as the plan knows (online, an agent name that two agents share),
-// or nil. `callrun plan` returns it after printing the plan, so that a plan
-// that says "run will refuse" does not exit 0.
+// as far as the plan knows (an opt-out held on the store; online, an agent
+// name that two agents share; contacts called from another state
+// directory), the first run would meet, or nil. `callrun plan` returns it
+// after printing the plan, so that a plan that says "run will refuse" does
+// not exit 0.
 func (p *Plan) Refusal() error {
+	if len(p.OptOutsHeld) > 0 {
+		return &OptOutsHeldError{Held: &store.OptOutHeldError{Holds: p.OptOutsHeld, Where: p.heldWhere}}
+	}
 	for _, a := range p.Agents {
 		if a.Action == ActionAmbiguous {
 			return fmt.Errorf("run would refuse this campaign: %w", &AmbiguousError{Name: a.Name, IDs: a.IDs})
@@ -736,6 +762,53 @@ func (e *CalledElsewhereError) Error() string {
 
 func (e *CalledElsewhereError) Unwrap() error { return store.ErrForeignStart }
 
+// OptOutsHeldError is the refusal of a plan whose store holds opt-outs
+// whose number listen could not read ([Plan.OptOutsHeld]): run would stop
+// before its first call with Held, which it wraps (so it is
+// [store.ErrOptOutHeld]).
+type OptOutsHeldError struct {
+	Held *store.OptOutHeldError
+}
+
+func (e *OptOutsHeldError) Error() string {
+	return fmt.Sprintf("run would stop (exit 1) before its first call, as every run on the store does while an opt-out is held: %v", e.Held)
+}
+
+func (e *OptOutsHeldError) Unwrap() error { return e.Held }
+
+// writeHeld writes the opt-outs held on the store for a person: each
+// hold, and the commands that resolve one.
+func (p *Plan) writeHeld(b *strings.Builder) {
+	if len(p.OptOutsHeld) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nOpt-outs held on the %s: %d, whose number callrun listen could not read; RUN WOULD STOP before its first call (exit 1), as every run on the store does until a person resolves each:\n", p.heldWhere, len(p.OptOutsHeld))
+	others := false
+	for _, h := range p.OptOutsHeld {
+		fmt.Fprintf(b, "  delivery %s of campaign %s, received %s", h.Key, h.Campaign, h.At.Local().Format("Mon 2 Jan 15:04 MST"))
+		if h.Reason != "" {
+			fmt.Fprintf(b, ": %s", apiclient.Redact(h.Reason))
+		}
+		b.WriteString("\n")
+		others = others || h.Campaign != p.Campaign
+	}
+	path, key := cmp.Or(p.path, "CAMPAIGN.yaml"), "KEY"
+	if len(p.OptOutsHeld) == 1 && !others {
+		key = p.OptOutsHeld[0].Key
+	}
+	sandbox := ""
+	if p.rehearsal {
+		sandbox = "--sandbox "
+	}
+	b.WriteString("  To resolve one: find the person's number in the delivery, put it on the do-not-call list, then resolve the hold:\n")
+	fmt.Fprintf(b, "    callrun outcomes show %s%s %s\n", sandbox, path, key)
+	fmt.Fprintf(b, "    callrun suppress add %s%s NUMBER\n", sandbox, path)
+	fmt.Fprintf(b, "    callrun outcomes resolve %s--note \"NUMBER, by NAME\" %s %s\n", sandbox, path, key)
+	if others {
+		b.WriteString("  (a hold of another campaign on the store is resolved with that campaign's file)\n")
+	}
+}
+
 // WriteText prints the plan for a person.
 func (p *Plan) WriteText(w io.Writer) error {
 	var b strings.Builder
@@ -755,6 +828,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&b, "Data kept: %s after each person's last call (retention:), then erased at the start of a run or daily by listen; the do-not-call list is kept\n", p.Retention)
 	}
+	p.writeHeld(&b)
 	p.writeAgents(&b)
 	p.writeSheets(&b)
 	if len(p.groups) > 0 {

@@ -57,10 +57,11 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 			return nil, f, err
 		}
 	}
-	saved, state, where, warning, pressure, err := planState(ctx, f, o.Offline, rehearsal, suppress, now)
+	read, err := planState(ctx, f, o.Offline, rehearsal, suppress, now)
 	if err != nil {
 		return nil, f, err
 	}
+	saved, state, where, warning, pressure := read.saved, read.state, read.where, read.warning, read.pressure
 	defer state.Close()
 	if saved != nil {
 		defer saved.Close()
@@ -75,6 +76,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 		where += " (a rehearsal's: " + RehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
 	}
 	opts := campaign.PlanOptions{Offline: o.Offline, Suppress: suppress, Now: now, Pressure: pressure,
+		Held: read.held, HeldWhere: read.heldWhere, Path: o.Path, Rehearsal: rehearsal,
 		Done: func(c *campaign.Contact) bool {
 			key, _ := campaign.SettledKey(f, state, c)
 			st, ok := state.Status(key)
@@ -141,25 +143,38 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	return plan, f, nil
 }
 
+// planRead is what plan reads of the campaign's store ([planState]).
+type planRead struct {
+	saved    store.Store // nil: not opened (--offline, the state in PostgreSQL)
+	state    *store.State
+	where    string // which journal it read, for the plan's Journal line
+	warning  string // what it could not read, and why
+	pressure *campaign.PlanPressure
+	// held are the opt-outs held on the store's do-not-call list, which
+	// stop every run on it before its first call; heldWhere names the list.
+	held      []store.OptOutHold
+	heldWhere string
+}
+
 // planState opens the campaign's store, which the caller closes, and
 // reads what the journal says, for plan's done counts, and the store's
-// do-not-call list into sup: no lock, as plan may run beside a run; and
-// the store's call starts, for the contacts contact pressure holds back
-// at now (nil with pressure off). Offline, a journal, list and call
-// starts in PostgreSQL are not read (--offline makes no network request):
-// no store is opened, and warning says so. where says which journal it
-// read, for the plan's Journal line.
-func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, sup *campaign.Suppression, now time.Time) (_ store.Store, _ *store.State, where, warning string, _ *campaign.PlanPressure, err error) {
+// do-not-call list into sup, and the opt-outs held on it: no lock, as plan
+// may run beside a run; and the store's call starts, for the contacts
+// contact pressure holds back at now (nil with pressure off). Offline, a
+// journal, list and call starts in PostgreSQL are not read (--offline
+// makes no network request): no store is opened, and warning says so.
+func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, sup *campaign.Suppression, now time.Time) (_ planRead, err error) {
 	if f.State != nil && offline {
 		// Offline asks no database, but the state directory is local.
 		if err := store.CheckPushed(f.Path(f.StateDir)); err != nil {
-			return nil, nil, "", "", nil, err
+			return planRead{}, err
 		}
-		return nil, store.EmptyState(), "PostgreSQL (not read: --offline)", "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often)", nil, nil
+		return planRead{state: store.EmptyState(), where: "PostgreSQL (not read: --offline)",
+			warning: "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often), nor the opt-outs held on the list whose number listen could not read, any one of which stops run before its first call: plan without --offline reads them"}, nil
 	}
 	saved, err := f.OpenStore(ctx, rehearsal)
 	if err != nil {
-		return nil, nil, "", "", nil, err
+		return planRead{}, err
 	}
 	defer func() {
 		if err != nil {
@@ -168,22 +183,28 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 	}()
 	dnc, err := saved.DoNotCall()
 	if err != nil {
-		return nil, nil, "", "", nil, err
+		return planRead{}, err
 	}
 	if err := sup.LoadDoNotCall(ctx, dnc, f); err != nil {
-		return nil, nil, "", "", nil, err
+		return planRead{}, err
+	}
+	// An opt-out listen could not read the number of stops every run on
+	// the store before its first call (run's "read the do-not-call list").
+	held, err := dnc.Held(ctx)
+	if err != nil {
+		return planRead{}, err
 	}
 	var pressure *campaign.PlanPressure
 	if !rehearsal { // a rehearsal holds nobody back
 		if pressure, err = f.ReadPressure(ctx, saved, now); err != nil {
-			return nil, nil, "", "", nil, err
+			return planRead{}, err
 		}
 	}
 	st, err := saved.ReadState(ctx)
 	if err != nil {
-		return nil, nil, "", "", nil, err
+		return planRead{}, err
 	}
-	return saved, st, saved.String(), "", pressure, nil
+	return planRead{saved: saved, state: st, where: saved.String(), pressure: pressure, held: held, heldWhere: dnc.String()}, nil
 }
 
 // contactStarts reads the contacts the store's call starts name, when
