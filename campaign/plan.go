@@ -180,6 +180,11 @@ type Plan struct {
 	// would ([Plan.Refusal]). Empty when none is, or the list was not
 	// read (--offline with the store in PostgreSQL).
 	OptOutsHeld []store.OptOutHold `json:"opt_outs_held,omitempty"`
+	// ClockOff, online, says that this machine's clock is more than a
+	// minute from the service's, as the service's answers to the plan
+	// dated them: run would stop before its first call (exit 1), and
+	// plan fails as run would ([Plan.Refusal]). Offline it is not known.
+	ClockOff string `json:"clock_off,omitempty"`
 
 	heldWhere string // the list the holds are on, for people
 	path      string // the campaign file, for the commands that resolve a hold
@@ -349,6 +354,10 @@ type PlanOptions struct {
 	HeldWhere string
 	Path      string
 	Rehearsal bool
+	// ClockOff is why this machine's clock is too far from the service's
+	// for run to call (online, as the service's answers dated them); "":
+	// it is not, or it is not known.
+	ClockOff string
 }
 
 // PlanPressure is what a plan knows of contact pressure: the limits, and
@@ -402,7 +411,7 @@ func emptyPhoneWarning(f *File, i int) string {
 // BuildPlan reads every sheet and counts what run would do with each row.
 func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings, Retention: f.Retention,
-		OptOutsHeld: opts.Held, heldWhere: opts.HeldWhere, path: opts.Path, rehearsal: opts.Rehearsal}
+		OptOutsHeld: opts.Held, heldWhere: opts.HeldWhere, path: opts.Path, rehearsal: opts.Rehearsal, ClockOff: opts.ClockOff}
 	if f.Shard.Sharded() {
 		p.Shard = &PlanShard{Index: f.Shard.Index, Count: f.Shard.Count, PerSecond: f.Pace.PerSecond}
 	}
@@ -725,8 +734,9 @@ func estimate(f *File, n int, now time.Time, warnings []string) (int64, []string
 
 // Refusal returns the error `callrun run` would stop with before any call,
 // as far as the plan knows (an opt-out held on the store; online, an agent
-// name that two agents share; contacts called from another state
-// directory), the first run would meet, or nil. `callrun plan` returns it
+// name that two agents share, or this machine's clock too far from the
+// service's; contacts called from another state directory), the first
+// run would meet, or nil. `callrun plan` returns it
 // after printing the plan, so that a plan that says "run will refuse" does
 // not exit 0.
 func (p *Plan) Refusal() error {
@@ -737,6 +747,9 @@ func (p *Plan) Refusal() error {
 		if a.Action == ActionAmbiguous {
 			return fmt.Errorf("run would refuse this campaign: %w", &AmbiguousError{Name: a.Name, IDs: a.IDs})
 		}
+	}
+	if p.ClockOff != "" {
+		return fmt.Errorf("run would stop (exit 1) before its first call: %s", p.ClockOff)
 	}
 	if ce := p.CalledElsewhere; ce != nil {
 		return &CalledElsewhereError{Campaign: p.Campaign, Plan: ce}
@@ -829,6 +842,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "Data kept: %s after each person's last call (retention:), then erased at the start of a run or daily by listen; the do-not-call list is kept\n", p.Retention)
 	}
 	p.writeHeld(&b)
+	if p.ClockOff != "" {
+		fmt.Fprintf(&b, "\nRUN WOULD STOP before its first call (exit 1): %s. (This plan's calling hours and contact pressure are read by this machine's clock too.)\n", p.ClockOff)
+	}
 	p.writeAgents(&b)
 	p.writeSheets(&b)
 	if len(p.groups) > 0 {

@@ -116,6 +116,13 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 			return nil, f, err
 		}
 		opts.Warnings = append(opts.Warnings, remembered...)
+		// run checks this machine's clock against the service's answers
+		// before its first call, and stops when they are over a minute
+		// apart ("check the clock"): the service's answers to the plan
+		// date them as well.
+		if err := svc.Client.Clock().Check(apiclient.MaxClockOffset); err != nil {
+			opts.ClockOff = err.Error()
+		}
 	}
 	if warning != "" {
 		opts.Warnings = append(opts.Warnings, warning)
