@@ -58,12 +58,13 @@ number callrun listen could not read is held on the store, which stops
 every run there: it says RUN WOULD STOP, names each held delivery, and
 gives the commands that resolve one (callrun outcomes resolve).
 Online, so does it when this machine's clock is over a minute from the
-service's, as the service's answers date them: run stops on that too.
+service's, as the service's answers date them, and when the store's
+erased set holds a hash whose erasure key is gone: run stops on both.
 
 Exit codes: 0 fine; 1 run would refuse (an agent name two agents share)
 or stop (contacts called already from another state directory, an
 opt-out held on the store, this machine's clock over a minute from the
-service's);
+service's, an erased set whose erasure key is gone);
 2 the campaign file, a sheet's header or a sheet's encoding is broken, or
 a column says do not call (or reads neither yes nor no) and the campaign
 neither maps it nor ignores it (do_not_call: {ignore: [...]}); 4 with

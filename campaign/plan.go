@@ -185,6 +185,11 @@ type Plan struct {
 	// dated them: run would stop before its first call (exit 1), and
 	// plan fails as run would ([Plan.Refusal]). Offline it is not known.
 	ClockOff string `json:"clock_off,omitempty"`
+	// ErasureKeyMissing says that the store's erased set holds a keyed
+	// hash whose erasure key the store lacks: callrun cannot tell who was
+	// erased, so run would stop before its first call (exit 1), and plan
+	// fails as run would ([Plan.Refusal]).
+	ErasureKeyMissing string `json:"erasure_key_missing,omitempty"`
 
 	heldWhere string // the list the holds are on, for people
 	path      string // the campaign file, for the commands that resolve a hold
@@ -358,6 +363,9 @@ type PlanOptions struct {
 	// for run to call (online, as the service's answers dated them); "":
 	// it is not, or it is not known.
 	ClockOff string
+	// ErasureKeyMissing is why the store's erased set cannot be read
+	// ([store.ErrErasureKeyMissing]), on which run stops; "": it can.
+	ErasureKeyMissing string
 }
 
 // PlanPressure is what a plan knows of contact pressure: the limits, and
@@ -411,7 +419,7 @@ func emptyPhoneWarning(f *File, i int) string {
 // BuildPlan reads every sheet and counts what run would do with each row.
 func BuildPlan(ctx context.Context, f *File, opts PlanOptions) (*Plan, error) {
 	p := &Plan{Campaign: f.Name, Offline: opts.Offline, Problems: []RowProblem{}, Repairs: []PlanRepair{}, Countries: map[string]int{}, Warnings: opts.Warnings, Retention: f.Retention,
-		OptOutsHeld: opts.Held, heldWhere: opts.HeldWhere, path: opts.Path, rehearsal: opts.Rehearsal, ClockOff: opts.ClockOff}
+		OptOutsHeld: opts.Held, heldWhere: opts.HeldWhere, path: opts.Path, rehearsal: opts.Rehearsal, ClockOff: opts.ClockOff, ErasureKeyMissing: opts.ErasureKeyMissing}
 	if f.Shard.Sharded() {
 		p.Shard = &PlanShard{Index: f.Shard.Index, Count: f.Shard.Count, PerSecond: f.Pace.PerSecond}
 	}
@@ -735,8 +743,8 @@ func estimate(f *File, n int, now time.Time, warnings []string) (int64, []string
 // Refusal returns the error `callrun run` would stop with before any call,
 // as far as the plan knows (an opt-out held on the store; online, an agent
 // name that two agents share, or this machine's clock too far from the
-// service's; contacts called from another state directory), the first
-// run would meet, or nil. `callrun plan` returns it
+// service's; an erased set whose key is missing; contacts called from
+// another state directory), the first run would meet, or nil. `callrun plan` returns it
 // after printing the plan, so that a plan that says "run will refuse" does
 // not exit 0.
 func (p *Plan) Refusal() error {
@@ -750,6 +758,9 @@ func (p *Plan) Refusal() error {
 	}
 	if p.ClockOff != "" {
 		return fmt.Errorf("run would stop (exit 1) before its first call: %s", p.ClockOff)
+	}
+	if p.ErasureKeyMissing != "" {
+		return fmt.Errorf("run would stop (exit 1) before its first call: %s", p.ErasureKeyMissing)
 	}
 	if ce := p.CalledElsewhere; ce != nil {
 		return &CalledElsewhereError{Campaign: p.Campaign, Plan: ce}
@@ -844,6 +855,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	p.writeHeld(&b)
 	if p.ClockOff != "" {
 		fmt.Fprintf(&b, "\nRUN WOULD STOP before its first call (exit 1): %s. (This plan's calling hours and contact pressure are read by this machine's clock too.)\n", p.ClockOff)
+	}
+	if p.ErasureKeyMissing != "" {
+		fmt.Fprintf(&b, "\nRUN WOULD STOP before its first call (exit 1): %s.\n", p.ErasureKeyMissing)
 	}
 	p.writeAgents(&b)
 	p.writeSheets(&b)

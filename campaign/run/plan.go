@@ -76,7 +76,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 		where += " (a rehearsal's: " + RehearsalNote(f.Service.BaseURL, f.Path(f.StateDir)+"-sandbox") + ")"
 	}
 	opts := campaign.PlanOptions{Offline: o.Offline, Suppress: suppress, Now: now, Pressure: pressure,
-		Held: read.held, HeldWhere: read.heldWhere, Path: o.Path, Rehearsal: rehearsal,
+		Held: read.held, HeldWhere: read.heldWhere, Path: o.Path, Rehearsal: rehearsal, ErasureKeyMissing: read.erasureKeyMissing,
 		Done: func(c *campaign.Contact) bool {
 			key, _ := campaign.SettledKey(f, state, c)
 			st, ok := state.Status(key)
@@ -161,6 +161,9 @@ type planRead struct {
 	// stop every run on it before its first call; heldWhere names the list.
 	held      []store.OptOutHold
 	heldWhere string
+	// erasureKeyMissing is why the store's erased set cannot be read
+	// (its key is missing), on which run stops before its first call.
+	erasureKeyMissing string
 }
 
 // planState opens the campaign's store, which the caller closes, and
@@ -211,7 +214,16 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 	if err != nil {
 		return planRead{}, err
 	}
-	return planRead{saved: saved, state: st, where: saved.String(), pressure: pressure, held: held, heldWhere: dnc.String()}, nil
+	read := planRead{saved: saved, state: st, where: saved.String(), pressure: pressure, held: held, heldWhere: dnc.String()}
+	// run reads the erased set before its first call, for its report, and
+	// stops when a hash in it was made with a key the store lacks.
+	if _, err := campaign.LoadErased(ctx, saved); errors.Is(err, store.ErrErasureKeyMissing) {
+		read.erasureKeyMissing = err.Error()
+	} else if err != nil {
+		st.Close()
+		return planRead{}, err
+	}
+	return read, nil
 }
 
 // contactStarts reads the contacts the store's call starts name, when
