@@ -180,7 +180,7 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 			return planRead{}, err
 		}
 		return planRead{state: store.EmptyState(), where: "PostgreSQL (not read: --offline)",
-			warning: "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often), nor the opt-outs held on the list whose number listen could not read, any one of which stops run before its first call: plan without --offline reads them"}, nil
+			warning: "the journal and the do-not-call list are in PostgreSQL, which --offline does not ask: no contact counts as done, and none as on the do-not-call list; nor does it see the call starts contact pressure counts there, so none counts as held (run holds back the numbers called too often), nor the opt-outs held on the list whose number listen could not read, nor whether the erased set's erasure key is there, either of which stops run before its first call: plan without --offline reads them"}, nil
 	}
 	saved, err := f.OpenStore(ctx, rehearsal)
 	if err != nil {
