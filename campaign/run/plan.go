@@ -85,10 +85,13 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	if elsewhere != nil {
 		opts.Journal, opts.Starts = journalOf(saved), elsewhere.String()
 		opts.CalledElsewhere = func(c *campaign.Contact) (time.Time, bool) {
-			// A contact the journal knows is sent as a later attempt,
-			// which the run does not check: only a first attempt is.
+			// A contact with an attempt on record is sent as a later
+			// attempt, which the run does not check: only a first attempt
+			// is. One the journal knows by an intent its skipped outcome
+			// withdrew (a run stopped before sending it) has no attempt
+			// on record, and is sent as a first attempt: checked.
 			key, _ := campaign.SettledKey(f, state, c)
-			if _, ok := state.Status(key); ok {
+			if _, ok := state.Status(key); ok && state.Attempts(key) > 0 {
 				return time.Time{}, false
 			}
 			return elsewhere.Started(f.Name, f.Agents[c.Agent].Name, c.Phone, c.N)
