@@ -792,23 +792,47 @@ func (cr *ContactReader) flagRow(i int, spec *SheetSpec, m *sheetMap, rec sheet.
 }
 
 // splitRow is the row before the one the pass over a sheet reads, when
-// it may be the first part of a row that a line break inside a field not
-// in quotes split in two (an export that does not quote a note written on
-// two lines): it ends before the header's last column, and its own
-// signal cells flag nothing.
+// it may be the first part of a row that line breaks inside a field not
+// in quotes split (an export that does not quote a note written on two
+// lines, or in paragraphs): it ends before the header's last column, and
+// its own signal cells flag nothing. The lines read after it that may be
+// the rest of it are joined to it, up to maxSplitLines, until they reach
+// the header's last column or a signal column says something.
 type splitRow struct {
-	ok     bool
-	row    int
-	group  *sheet.Group
-	fields []string // up to its last field that is not empty
+	ok    bool
+	row   int // the first part's
+	last  int // the row of the last line joined to it, row when none is
+	group *sheet.Group
+	// fields are the first part's up to its last field that is not
+	// empty, with the lines joined to it so far.
+	fields []string
+	// lastCol is the first part's last column: the field the line
+	// breaks are in.
+	lastCol int
+	lines   int
+	// joined: the row read now was joined to fields (holdSplit), and
+	// may go on in the next.
+	joined bool
 }
+
+// maxSplitLines bounds the lines a split row is read over: a note of
+// that many paragraphs.
+const maxSplitLines = 10
 
 // keep remembers rec for the row after it, when rec may be the first part
 // of a split row: it is not flagged (a flagged row holds its numbers
 // already), and it has no field past some column of the header, a signal
 // column among those (a row that reaches every signal column cannot lose
-// its flag to a split).
+// its flag to a split). When rec was joined to the split row before it,
+// that row is kept instead, while it still may go on.
 func (sp *splitRow) keep(m *sheetMap, rec sheet.Record, flagged bool) {
+	joined := sp.joined
+	sp.joined = false
+	if joined {
+		n := len(sp.fields)
+		sp.ok = sp.lines < maxSplitLines && slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.col >= n-1 })
+		return
+	}
 	sp.ok = false
 	if rec.Err != nil || flagged {
 		return
@@ -817,7 +841,7 @@ func (sp *splitRow) keep(m *sheetMap, rec sheet.Record, flagged bool) {
 	if n == 0 || !slices.ContainsFunc(m.signals, func(s *signalColumn) bool { return s.col >= n-1 }) {
 		return
 	}
-	sp.ok, sp.row, sp.group = true, rec.Row, rec.Group
+	sp.ok, sp.row, sp.last, sp.group, sp.lastCol, sp.lines = true, rec.Row, rec.Row, rec.Group, n-1, 1
 	sp.fields = append(sp.fields[:0], rec.Fields[:n]...)
 }
 
@@ -834,7 +858,8 @@ func filledFields(fields []string) int {
 // holdSplit holds the numbers of the row before rec (sp) when the two
 // read as one row split by a line break inside a field that is not in
 // quotes, and read so they say do not call: the first part ends before
-// the header does, rec (the row right under it) is no contact of its own
+// the header does, rec (the next row read: blank lines between are a
+// paragraph break, which the CSV reader skips) is no contact of its own
 // (no phone cell of it reads as a number) and its fields fit in the
 // columns the first part lacks, and lined up there, after the first
 // part's last field and the line break, a signal column says do not
@@ -843,9 +868,11 @@ func filledFields(fields []string) int {
 // with its do-not-call cell empty, a no: its person was called. Whether
 // the two are one row cannot be known, so the first part's numbers are
 // held, as those of a row whose cells do not line up with the header,
-// and the reason says which rows to fix.
+// and the reason says which rows to fix. When the two say nothing yet
+// and still end before the header does, rec is joined to sp, and the
+// next row is read as its rest in turn (a note of several lines).
 func (cr *ContactReader) holdSplit(i int, spec *SheetSpec, m *sheetMap, sp *splitRow, rec sheet.Record, fp *FlagPass) {
-	if !sp.ok || rec.Row != sp.row+1 || rec.Group != sp.group {
+	if !sp.ok || rec.Row <= sp.last || rec.Group != sp.group {
 		return
 	}
 	first, rest := sp.fields, rec.Fields[:filledFields(rec.Fields)]
@@ -863,7 +890,7 @@ func (cr *ContactReader) holdSplit(i int, spec *SheetSpec, m *sheetMap, sp *spli
 	}
 	joined := make([]string, w)
 	copy(joined, first)
-	joined[len(first)-1] += "\n" + rest[0]
+	joined[len(first)-1] += strings.Repeat("\n", rec.Row-sp.last) + rest[0]
 	copy(joined[len(first):], rest[1:])
 	for _, s := range m.signals {
 		if s.col < len(first)-1 {
@@ -873,14 +900,18 @@ func (cr *ContactReader) holdSplit(i int, spec *SheetSpec, m *sheetMap, sp *spli
 		if says == saysNothing {
 			continue
 		}
-		why := fmt.Sprintf("may go on in row %d, split from it by a line break inside column %q, which is not in quotes (put the field in quotes, or remove the line break), and read as one row, column %q says %q",
-			rec.Row, m.header[len(first)-1], s.name, strings.TrimSpace(joined[s.col]))
+		rows := fmt.Sprintf("row %d", rec.Row)
+		if rec.Row > sp.row+1 {
+			rows = fmt.Sprintf("rows %d-%d", sp.row+1, rec.Row)
+		}
+		why := fmt.Sprintf("may go on in %s, split from it by a line break inside column %q, which is not in quotes (put the field in quotes, or remove the line break), and read as one row, column %q says %q",
+			rows, m.header[sp.lastCol], s.name, strings.TrimSpace(joined[s.col]))
 		fl := FlaggedNumber{Unclear: true, Unaligned: why}
 		_, _, firstCountry, _ := cr.rowRules(i, m, padFields(slices.Clone(first), w))
 		regions := cr.flagRegions(spec, firstCountry)
 		for _, p := range m.phones {
-			if p.col >= len(first) {
-				continue
+			if p.col > sp.lastCol {
+				continue // past the first part: lines joined to it
 			}
 			if raw := strings.TrimSpace(first[p.col]); raw != "" {
 				for _, e164 := range phone.Readings(raw, regions) {
@@ -890,6 +921,10 @@ func (cr *ContactReader) holdSplit(i int, spec *SheetSpec, m *sheetMap, sp *spli
 		}
 		return
 	}
+	// Nothing said yet: the next row may be more of it.
+	sp.fields = append(sp.fields[:0], joined[:filledFields(joined)]...)
+	sp.last, sp.joined = rec.Row, true
+	sp.lines++
 }
 
 // holdUnaligned holds every number a cell of rec holds, rec a row of
