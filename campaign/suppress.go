@@ -507,6 +507,8 @@ func emptySuppressFile(p SuppressFile, path string, err error) error {
 	what := "has blank lines alone"
 	if fi, serr := os.Stat(path); serr == nil && fi.Size() == 0 {
 		what = "is empty (0 bytes)"
+	} else if isZipFile(path) {
+		what = "has an empty worksheet" // a workbook holds no blank lines
 	}
 	var se *sheet.Error
 	if errors.As(err, &se) && strings.HasPrefix(se.Msg, "the worksheet is empty") {
@@ -514,6 +516,19 @@ func emptySuppressFile(p SuppressFile, path string, err error) error {
 		what = "has an empty worksheet (" + hint + ")"
 	}
 	return fmt.Errorf("suppression file %s %s, no phone numbers: it would stop nobody from being called. An export that failed or was cut short leaves such a file: export the do-not-call list into it again (a list with no numbers at all is its header row alone, such as Phone)", p.File, what)
+}
+
+// isZipFile reports whether the file at path starts as a zip archive
+// does, as an .xlsx workbook does.
+func isZipFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == "PK\x03\x04"
 }
 
 // cellReading is what a number source's cell of a row may mean

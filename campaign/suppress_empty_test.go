@@ -67,6 +67,14 @@ func TestEmptySuppressionFileIsNamedSo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A workbook of one tab, left empty: no blank line is in it.
+	oneEmptyTab := func(t *testing.T, path string) {
+		book := excelize.NewFile()
+		defer book.Close()
+		if err := book.SaveAs(path); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name, file string
 		write      func(t *testing.T, path string)
@@ -75,6 +83,7 @@ func TestEmptySuppressionFileIsNamedSo(t *testing.T) {
 		{"0 bytes", "dnc.csv", func(t *testing.T, path string) { dtWrite(t, path, "") }, "suppression file dnc.csv is empty (0 bytes), no phone numbers: it would stop nobody from being called"},
 		{"0 bytes, named .xlsx", "dnc.xlsx", func(t *testing.T, path string) { dtWrite(t, path, "") }, "suppression file dnc.xlsx is empty (0 bytes), no phone numbers"},
 		{"blank lines", "dnc.csv", func(t *testing.T, path string) { dtWrite(t, path, "\r\n\r\n") }, "suppression file dnc.csv has blank lines alone, no phone numbers"},
+		{"a workbook of one empty worksheet", "dnc.xlsx", oneEmptyTab, "suppression file dnc.xlsx has an empty worksheet, no phone numbers"},
 		{"an empty worksheet", "dnc.xlsx", emptyTab, `suppression file dnc.xlsx has an empty worksheet (worksheet "Sheet1" was read; the workbook's tabs are "Sheet1", "DNC": if the numbers are on another, name it in the campaign file, worksheet: "DNC"), no phone numbers`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
