@@ -73,7 +73,8 @@ type signalColumn struct {
 	// written: in a column of labels the campaign does not map, the
 	// values plan proposes to map under do_not_call: values:.
 	mentioned []string
-	// readCells is what read said of the first maxReadCells distinct cells of
+	// readCells is what read said of the first maxReadCells distinct cells (each
+	// of at most maxReadCellBytes) of
 	// a column of labels or notes: an export's tags repeat from row to
 	// row, and reading one for its phrases costs more than looking it up.
 	readCells map[string]cellRead
@@ -85,8 +86,14 @@ type cellRead struct {
 	tag  string
 }
 
-// maxReadCells bounds the cells a signal column keeps what it read of.
-const maxReadCells = 4096
+// maxReadCells bounds the cells a signal column keeps what it read of,
+// and maxReadCellBytes the length of a cell kept: labels and tags are
+// short and repeat; a note (a call's notes, a transcript) does not
+// repeat and may run to the sheet reader's bound of megabytes.
+const (
+	maxReadCells     = 4096
+	maxReadCellBytes = 256
+)
 
 // read reads a cell of the column: what it says, and for a column of
 // labels the tag that said it. A mention of do not call is told in every
@@ -115,7 +122,7 @@ func (s *signalColumn) read(cell string) (cellSays, string) {
 	if says == saysNothing && mentionsIn(cell, s.values, s.notes || !s.mapped) {
 		says = saysMention
 	}
-	if len(s.readCells) < maxReadCells {
+	if len(s.readCells) < maxReadCells && len(cell) <= maxReadCellBytes {
 		if s.readCells == nil {
 			s.readCells = map[string]cellRead{}
 		}
