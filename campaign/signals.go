@@ -73,10 +73,10 @@ type signalColumn struct {
 	// written: in a column of labels the campaign does not map, the
 	// values plan proposes to map under do_not_call: values:.
 	mentioned []string
-	// readCells is what read said of the first maxReadCells distinct cells (each
-	// of at most maxReadCellBytes) of
-	// a column of labels or notes: an export's tags repeat from row to
-	// row, and reading one for its phrases costs more than looking it up.
+	// readCells is what read said of the first maxReadCells distinct cells
+	// (each of at most maxReadCellBytes) of a column of labels or notes:
+	// an export's tags repeat from row to row, and reading one for its
+	// phrases costs more than looking it up.
 	readCells map[string]cellRead
 }
 
