@@ -60,12 +60,12 @@ func TestRunSecondStateDirectoryOfTheSameCampaign(t *testing.T) {
 			} else {
 				// What to decide, for a user who restored a backup too: the
 				// directory the calls were made from may be the lost one, a
-				// new name calls everyone again, and waiting 15 days lets
-				// this directory call them again.
+				// new name calls everyone again, and waiting does not help:
+				// the check reads the campaign's starts after 15 days too.
 				for _, says := range []string{
 					b.journal, "state directory the campaign ran from still exists",
 					"restored from an older backup and the later one is lost", "callrun plan --report", "called_elsewhere", "suppress:",
-					"under a new name it calls again everyone it called", "the last 15 days",
+					"under a new name it calls again everyone it called", "after 15 days too",
 				} {
 					if !strings.Contains(err.Error(), says) {
 						t.Errorf("the stop's message does not say %q: %v", says, err)

@@ -68,7 +68,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	}
 	var elsewhere *store.ContactStarts // the contacts the store's call starts name, as a run's first intent is checked
 	if saved != nil && !rehearsal {
-		if elsewhere, err = contactStarts(ctx, saved); err != nil {
+		if elsewhere, err = contactStarts(ctx, saved, f.Name); err != nil {
 			return nil, f, err
 		}
 	}
@@ -234,7 +234,7 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 // contact its campaign started a call to already from another journal
 // ([store.ForeignStartError]), and plan says so before. nil: the call
 // starts are not in files (PostgreSQL keeps one journal a campaign).
-func contactStarts(ctx context.Context, st store.Store) (*store.ContactStarts, error) {
+func contactStarts(ctx context.Context, st store.Store, campaign string) (*store.ContactStarts, error) {
 	if _, ok := st.(store.Files); !ok {
 		return nil, nil
 	}
@@ -246,7 +246,7 @@ func contactStarts(ctx context.Context, st store.Store) (*store.ContactStarts, e
 	if !ok {
 		return nil, nil
 	}
-	return csf.ContactStarts(ctx)
+	return csf.CampaignStarts(ctx, campaign)
 }
 
 // journalOf names the journal of a store in files, as a run's

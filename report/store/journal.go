@@ -353,6 +353,11 @@ func OpenJournal(path string, opts JournalOptions) (*Journal, *State, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("opening journal: %w", err)
 	}
+	if opts.Pressure != nil {
+		if csf, ok := opts.Pressure.Starts.(*CallStartsFile); ok {
+			csf.Follow(opts.Pressure.Campaign) // before the run's first read of the call starts
+		}
+	}
 	j := newJournal(path, &fileSink{path: path, f: f, fi: fi, unlock: unlock, size: valid, beforeSync: opts.BeforeSync, dnc: opts.DoNotCall, pressure: opts.Pressure}, s, opts)
 	opened = true
 	return j, s, nil

@@ -256,13 +256,12 @@ func (e *ForeignStartError) Error() string {
 // finds run would stop with one) asks a person to decide. A new name: is
 // no way past it for the same campaign: under it, everyone the campaign
 // called is called again as soon as contact pressure allows. Nor is
-// waiting: the starts are read for keptSpan (15 days), after which
-// nothing stops the journal that does not record them.
+// waiting: every start of the campaign is read, the archived ones too.
 const ForeignStartDecide = "Decide: if the state directory the campaign ran from still exists (the other copy or checkout, or the directory as it was before an older backup was restored over it), run the campaign from there, with its state_dir:. " +
 	"If this directory was restored from an older backup and the later one is lost, the people called since the backup must not be called again by this campaign: " +
 	"`callrun plan --report DIR CAMPAIGN.yaml` lists every one of them in DIR/report.csv with the status called_elsewhere; take them out of the sheets, or save those rows as a CSV file and list it under suppress: ({file: called.csv, columns: [phone_number]}), then run again. " +
 	"Do not change the campaign's name to get past this stop: under a new name it calls again everyone it called under this one, as soon as contact pressure allows (the next day by default, at once with pressure: {off: true}); a new name is only for a different campaign, meant to call them again. " +
-	"Waiting does not settle it either: this check reads the call starts of the last 15 days only, and after that this state directory would call them again"
+	"Waiting does not settle it either: this check reads every call start of the campaign, archived ones too, so it stops this state directory after 15 days too, and after any time; to call these people again on purpose, give the campaign a new name of its own"
 
 func (e *ForeignStartError) Unwrap() error { return ErrForeignStart }
 
@@ -397,6 +396,18 @@ type CallStartsFile struct {
 
 	conversations conversationsFile // the conversations, in a file of their own; under mu
 
+	// campaign, when set ([CallStartsFile.follow]), is the campaign whose
+	// counted starts the file's reader keeps in memory however old
+	// (timedID.mine), and archived its contacts in the archive
+	// (archivedFor says whose), read through the archive's index
+	// ([ArchiveContactsName]); nil: not read since the archive last
+	// changed. Under mu. The first attempt of that campaign's contact is
+	// checked against all of them ([ForeignStartError]), not just the
+	// last keptSpan: memory follows the campaign, not the store.
+	campaign    string
+	archived    map[uint64]int64
+	archivedFor string
+
 	keysMu sync.Mutex
 	// keys are the store's erasure keys, read from the erasure key file
 	// beside the starts only once an erased person's line asks for them:
@@ -415,6 +426,9 @@ type timedID struct {
 	at      int64  // Unix nanoseconds
 	id      uint64 // idHash of the start's ID, or Conversation.id
 	contact uint64 // a start's contactOf
+	// mine marks a start of the campaign the reader follows
+	// ([CallStartsFile.follow]), which forgetOld keeps however old.
+	mine bool
 }
 
 func idHash(id string) uint64 {
@@ -563,9 +577,18 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 // journal's first attempt of a contact is checked against
 // ([ForeignStartError]). Plan reads them, to say before a run does that
 // the run would stop.
-func (l *CallStartsFile) ContactStarts(context.Context) (*ContactStarts, error) {
+func (l *CallStartsFile) ContactStarts(ctx context.Context) (*ContactStarts, error) {
+	return l.CampaignStarts(ctx, "")
+}
+
+// CampaignStarts is ContactStarts with, besides, every start of campaign
+// however old, those in the archive among them (through its index,
+// [ArchiveContactsName], not written here): what a run of that campaign
+// checks its first attempts against.
+func (l *CallStartsFile) CampaignStarts(_ context.Context, campaign string) (*ContactStarts, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.follow(campaign)
 	if err := l.refresh(nil, nil); err != nil {
 		return nil, err
 	}
@@ -577,6 +600,16 @@ func (l *CallStartsFile) ContactStarts(context.Context) (*ContactStarts, error) 
 				if at, ok := c.at[s.contact]; !ok || s.at < at {
 					c.at[s.contact] = s.at
 				}
+			}
+		}
+	}
+	if campaign != "" {
+		if _, _, err := l.archivedStart(campaign, 0, false); err != nil {
+			return nil, fmt.Errorf("reading the %s: %w", l, err)
+		}
+		for contact, at := range l.archived {
+			if was, ok := c.at[contact]; !ok || at < was {
+				c.at[contact] = at
 			}
 		}
 	}
@@ -615,7 +648,10 @@ func (c *ContactStarts) String() string { return c.where }
 // by a compaction is read again from its start. The caller holds l.mu.
 func (l *CallStartsFile) refresh(f *os.File, watch func(CallStart, int64)) error {
 	var keyErr error
-	from, err := l.starts.read(f, func() { l.open = map[string][]timedID{} }, checkedLines(l, l.path(), func(s CallStart) string { return s.Hash }, func(s CallStart, end int64) {
+	from, err := l.starts.read(f, func() {
+		l.open = map[string][]timedID{}
+		l.archived = nil // a compaction may have replaced the file: the archive read again
+	}, checkedLines(l, l.path(), func(s CallStart) string { return s.Hash }, func(s CallStart, end int64) {
 		l.apply(s)
 		if watch != nil {
 			watch(s, end)
@@ -643,7 +679,10 @@ const keptSpan = 15 * 24 * time.Hour
 // before the latest one, or before now if the latest is later (written by
 // a machine whose clock ran ahead): no limit counts them any more, and no
 // delivery is sent again that long after. The files keep them, for
-// History. The caller holds the CallStartsFile's mu.
+// History. It keeps the starts of the campaign the reader follows
+// (timedID.mine), of any age: a first attempt is checked against them
+// ([ForeignStartError]); the limits read only the recent ones. The
+// caller holds the CallStartsFile's mu.
 func forgetOld(m map[string][]timedID) {
 	var latest int64
 	for _, es := range m {
@@ -653,7 +692,7 @@ func forgetOld(m map[string][]timedID) {
 	}
 	before := min(latest, time.Now().UnixNano()) - int64(keptSpan)
 	for n, es := range m {
-		es = slices.DeleteFunc(es, func(e timedID) bool { return e.at < before })
+		es = slices.DeleteFunc(es, func(e timedID) bool { return e.at < before && !e.mine })
 		if len(es) == 0 {
 			delete(m, n)
 		} else {
@@ -669,7 +708,8 @@ func (l *CallStartsFile) apply(s CallStart) {
 	ss := l.open[k]
 	id := idHash(s.ID)
 	if !s.Released {
-		l.open[k] = append(ss, timedID{at: s.At.UnixNano(), id: id, contact: contactOf(s)})
+		c := contactOf(s)
+		l.open[k] = append(ss, timedID{at: s.At.UnixNano(), id: id, contact: c, mine: c != 0 && l.campaign != "" && s.Campaign == l.campaign})
 		return
 	}
 	for i := len(ss) - 1; i >= 0; i-- {
@@ -773,6 +813,14 @@ func (t *startsTx) checkFor(p *Pressure, after time.Duration, now time.Time, ops
 			return nil, err
 		}
 	}
+	// The first attempts are checked against every start of their
+	// campaign: the file read keeps that campaign's however old.
+	if i := slices.IndexFunc(ops, func(op pressureOp) bool { return op.contact != 0 }); i >= 0 && l.campaign != ops[i].start.Campaign {
+		l.follow(ops[i].start.Campaign)
+		if err := l.refresh(t.f, nil); err != nil {
+			return nil, err
+		}
+	}
 	var held map[int]error
 	long := Longest(limits)
 	for _, op := range ops {
@@ -782,11 +830,20 @@ func (t *startsTx) checkFor(p *Pressure, after time.Duration, now time.Time, ops
 			from := now.Add(-long).UnixNano()
 			keys := l.filedUnder(s.Number) // an erased person's starts count too
 			if op.contact != 0 {
+				first, found := int64(0), false
 				if i := slices.IndexFunc(l.open[s.Number], func(o timedID) bool { return o.contact == op.contact }); i >= 0 {
+					first, found = l.open[s.Number][i].at, true
+				} else {
+					var err error
+					if first, found, err = l.archivedStart(s.Campaign, op.contact, true); err != nil {
+						return nil, fmt.Errorf("reading the call starts' archive for the campaign's earlier calls: %w", err)
+					}
+				}
+				if found {
 					if held == nil {
 						held = map[int]error{}
 					}
-					held[op.i] = &ForeignStartError{Campaign: s.Campaign, Number: s.Number, At: time.Unix(0, l.open[s.Number][i].at), Starts: l.String()}
+					held[op.i] = &ForeignStartError{Campaign: s.Campaign, Number: s.Number, At: time.Unix(0, first), Starts: l.String()}
 					continue
 				}
 			}

@@ -63,6 +63,14 @@ func (l *CallStartsFile) Erase(_ context.Context, numbers []string, opts EraseOp
 	// This process reads the files again from their start.
 	l.starts.forget()
 	l.open = map[string][]timedID{}
+	l.archived = nil
+	// The archive's index holds a hash of each archived contact's number
+	// with its campaign and agent, which no key protects: it goes before
+	// the archive is rewritten, and the next run builds it again from
+	// the erased archive, whose erased lines it leaves out.
+	if err := os.Remove(l.archiveContactsPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return n, fmt.Errorf("erasing people: removing %s: %w", l.archiveContactsPath(), err)
+	}
 	l.conversations.lines.forget()
 	l.conversations.conversations = nil
 	hashStart := func(line []byte) ([]byte, error) {

@@ -135,6 +135,7 @@ func (l *CallStartsFile) compactStarts(now time.Time) (int, error) {
 	}
 	read.off -= cut // the same starts, and the same last line
 	l.starts, l.open = read, open
+	l.archived = nil // its index is brought up to date, under the lock, by the next check
 	return moved, nil
 }
 
