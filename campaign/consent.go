@@ -431,7 +431,7 @@ func (m *sheetMap) scopeWhy(s *rowScratch, fields []string, region string, now t
 			case saysYes:
 				continue
 			case saysWithdrawn:
-				return fmt.Sprintf("column %q says %q: the consent was withdrawn", sc.name, cell), sc.name
+				return fmt.Sprintf("column %q says %q: the consent was %s", sc.name, cell, consentWithdrawnWord(cell)), sc.name
 			case saysNo:
 				if cell == "" {
 					return fmt.Sprintf("column %q, the consent's status, is empty", sc.name), sc.name
@@ -608,12 +608,15 @@ func (r consentCell) at(cell string, now time.Time) (evidence, why string) {
 // ConsentRevoked reports whether a consent cell says the person withdrew
 // their consent (revoked, withdrawn, opted out, unsubscribed, widerrufen,
 // révoqué, a do-not-call phrase, in any of the table's languages and any
-// case), rather than only that none is on record (no, false, empty): the
-// person asked not to be called, so the contact reader suppresses their
+// case) or refused it (denied, declined, refused, abgelehnt, refusé,
+// rechazado, non acconsento, Zoho's "Consent - Denied"), rather than only
+// that none is on record (no, false, not given, pending, empty): the
+// person said not to be called, so the contact reader suppresses their
 // number in every row of the campaign, as a do_not_call: flag, and run
-// puts it on the store's do-not-call list. A cell of text that holds such
-// a word or phrase among others ("withdrawn 2024-06-01", "Revoked:
-// 2024-06-01", "Yes - do not call") withdraws it too.
+// puts it on the store's do-not-call list, consent required or not. A
+// cell of text that holds such a word or phrase among others ("withdrawn
+// 2024-06-01", "Revoked: 2024-06-01", "Yes - do not call", "Declined by
+// phone") withdraws it too.
 func ConsentRevoked(cell string) bool {
 	c := strings.TrimSpace(cell)
 	if !hasLetter(c) {
@@ -623,6 +626,33 @@ func ConsentRevoked(cell string) bool {
 		return says == saysWithdrawn
 	}
 	return words().withdraws(c)
+}
+
+// consentRefused reports whether a consent cell that withdraws consent
+// ([ConsentRevoked]) does so as a refusal ("Denied", "Consent -
+// Declined", "abgelehnt"), holding no word of a withdrawal: the reasons
+// say the person refused consent rather than withdrew it.
+func consentRefused(cell string) bool {
+	c := strings.TrimSpace(cell)
+	return hasLetter(c) && words().refuses(c)
+}
+
+// withdrewConsent is what a cell that withdraws consent says the person
+// did, for the reasons: "refused" or "withdrew".
+func withdrewConsent(cell string) string {
+	if consentRefused(cell) {
+		return "refused"
+	}
+	return "withdrew"
+}
+
+// consentWithdrawnWord is the participle of [withdrewConsent]: "refused"
+// or "withdrawn".
+func consentWithdrawnWord(cell string) string {
+	if consentRefused(cell) {
+		return "refused"
+	}
+	return "withdrawn"
 }
 
 // hasLetter reports whether s holds a letter (any rune beyond ASCII is

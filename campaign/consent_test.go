@@ -341,9 +341,9 @@ func TestConsentWordsPutTogether(t *testing.T) {
 		"Oui - confirmé": saysYes, "Consentement: oui": saysYes, "Sí, confirmado": saysYes, "Toestemming gegeven": saysYes,
 
 		// Negated, refused, pending, withdrawn: never a yes.
-		"Zustimmung nicht erteilt": saysNo, "Einwilligung nicht erteilt": saysNo, "Zustimmung verweigert": saysNo,
+		"Zustimmung nicht erteilt": saysNo, "Einwilligung nicht erteilt": saysNo, "Zustimmung verweigert": saysWithdrawn,
 		"Zustimmung: nein": saysNo, "Zustimmung ausstehend": saysNo, "Consent: No": saysNo, "Consent - Not Given": saysNo,
-		"Consent: Not Confirmed": saysNo, "Consent - Unconfirmed": saysNo, "Consentement refusé": saysNo,
+		"Consent: Not Confirmed": saysNo, "Consent - Unconfirmed": saysNo, "Consentement refusé": saysWithdrawn,
 
 		"Zustimmung widerrufen": saysWithdrawn, "Einwilligung zurückgezogen": saysWithdrawn, "Yes - revoked": saysWithdrawn,
 		"Yes, PEWC revoked": saysWithdrawn, "Yes - opted out": saysWithdrawn, "Yes - do not call": saysWithdrawn,
@@ -353,7 +353,7 @@ func TestConsentWordsPutTogether(t *testing.T) {
 		"Yes - unconfirmed": saysUnclear, "Yes - pending": saysUnclear, "Yes, no PEWC": saysUnclear, "No, PEWC": saysUnclear,
 		"Not confirmed - yes": saysUnclear, "Keine Zustimmung erteilt": saysUnclear, "Zustimmung nicht gegeben": saysUnclear,
 		"Ja, nicht bestätigt": saysUnclear, "Yes confirmed no": saysUnclear, "Confirmed - no": saysUnclear,
-		"X confirmed": saysUnclear, "Yes, declined": saysUnclear,
+		"X confirmed": saysUnclear, "Yes, declined": saysWithdrawn,
 		// A yes with a question mark is a question, not consent.
 		"Yes?": saysUnclear, "Consent: Yes?": saysUnclear, "Zustimmung erteilt?": saysUnclear, "¿Sí?": saysUnclear,
 		"Yes - confirmed?": saysUnclear,
@@ -387,8 +387,12 @@ func TestConsentWordsOfCRMs(t *testing.T) {
 		"Double Opt-Out": saysWithdrawn, "Opt-Out Confirmed": saysWithdrawn, "Confirmed Opt-Out": saysWithdrawn,
 		"PEWC Revoked": saysWithdrawn, "Express consent withdrawn": saysWithdrawn, "DOI widerrufen": saysWithdrawn, "RET": saysWithdrawn,
 
-		"Non acconsento": saysNo, "Nego il consenso": saysNo, "Nie wyrażam zgody": saysNo, "Nesouhlasím": saysNo,
-		"Kabul etmiyorum": saysNo, "Consent - Denied": saysNo, "Consent Refused": saysNo,
+		// A refusal (Zoho's Consent - Denied, the languages' "I do not
+		// consent") is read as a withdrawal.
+		"Non acconsento": saysWithdrawn, "Nego il consenso": saysWithdrawn, "Nie wyrażam zgody": saysWithdrawn, "Nesouhlasím": saysWithdrawn,
+		"Kabul etmiyorum": saysWithdrawn, "Consent - Denied": saysWithdrawn, "Consent Refused": saysWithdrawn, "DENIED": saysWithdrawn,
+		"Declined": saysWithdrawn, "Refused": saysWithdrawn, "Abgelehnt": saysWithdrawn, "Refusé": saysWithdrawn, "Rechazado": saysWithdrawn,
+		"Consent - Not Given": saysNo, "Not given": saysNo, "Brak zgody": saysNo, "No consent": saysNo,
 		"Unconfirmed": saysNo, "Not Confirmed": saysNo, "Never Confirmed": saysNo, "Not Specified": saysNo, "Consent - Pending": saysNo,
 		"Consent - Awaiting": saysNo, "Consent - Not Responded": saysNo, "no_consent": saysNo, "Seen": saysNo, "NotSeen": saysNo,
 

@@ -290,7 +290,7 @@ func TestConsentScopeHeader(t *testing.T) {
 	for cell, want := range map[string]cellSays{
 		"OptIn": saysYes, "Opted in": saysYes, "granted": saysYes,
 		"OptOut": saysWithdrawn, "Opted out": saysWithdrawn, "Unsubscribed": saysWithdrawn,
-		"Seen": saysNo, "NotSeen": saysNo, "Not opted in or out": saysNo, "": saysNo, "Denied": saysNo,
+		"Seen": saysNo, "NotSeen": saysNo, "Not opted in or out": saysNo, "": saysNo, "Denied": saysWithdrawn, "Declined": saysWithdrawn, "Not Responded": saysNo,
 		"Maybe": saysUnclear, "Active": saysUnclear,
 	} {
 		if got := readScopeCell(scopeStatus, cell, "US").status; got != want {

@@ -339,7 +339,7 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, rec sheet.Record
 		c.DoNotCallColumn = rs.flag.name
 		c.Reason = fmt.Sprintf("column %q says %q: the contact is marked do not call", rs.flag.name, strings.TrimSpace(rs.flagCell))
 		if rs.flag.kind == signalStatus {
-			c.Reason = fmt.Sprintf("the consent's status column %q says %q: the contact withdrew consent to be called", rs.flag.name, strings.TrimSpace(rs.flagCell))
+			c.Reason = fmt.Sprintf("the consent's status column %q says %q: the contact %s consent to be called", rs.flag.name, strings.TrimSpace(rs.flagCell), withdrewConsent(rs.flagCell))
 		}
 		return true
 	}
@@ -354,7 +354,7 @@ func (cr *ContactReader) flagDoNotCall(c *Contact, m *sheetMap, rec sheet.Record
 	if cell, ok := m.consentWithdrawn(fields); ok {
 		c.Status = Suppressed
 		c.DoNotCallColumn = m.consentName
-		c.Reason = fmt.Sprintf("consent column %q says %q: the contact withdrew consent to be called", m.consentName, cell)
+		c.Reason = fmt.Sprintf("consent column %q says %q: the contact %s consent to be called", m.consentName, cell, withdrewConsent(cell))
 		return true
 	}
 	if rs.held != nil {
@@ -1173,7 +1173,7 @@ func (s *Suppression) flaggedElsewhere(c *Contact, f *File) bool {
 		c.Reason = fmt.Sprintf("the number's do-not-call cell in sheet %s, row %d (column %q says %q) reads neither yes nor no: it is not called until that cell says yes or no", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
 	case fl.Consent:
 		c.DoNotCallColumn = fl.Column
-		c.Reason = fmt.Sprintf("consent to be called was withdrawn in sheet %s, row %d (consent column %q says %q)", f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
+		c.Reason = fmt.Sprintf("consent to be called was %s in sheet %s, row %d (consent column %q says %q)", consentWithdrawnWord(fl.Cell), f.Sheets[fl.Sheet].File, fl.Row, fl.Column, fl.Cell)
 	case fl.Group != "":
 		c.DoNotCallGroup = fl.Group
 		c.Reason = fmt.Sprintf("the number is in a group of rows whose title says do not call: sheet %s, row %d (in the group %q, its title in row %d)", f.Sheets[fl.Sheet].File, fl.Row, fl.Group, fl.GroupRow)

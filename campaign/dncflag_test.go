@@ -454,7 +454,8 @@ func TestDoNotCallFlagHoldsForTheNumber(t *testing.T) {
 }
 
 // TestConsentRevokedHoldsForTheNumber: a consent cell that withdraws
-// consent (revoked, opted out, withdrawn) holds for the number as a
+// consent (revoked, opted out, withdrawn) or refuses it (denied,
+// declined) holds for the number as a
 // do_not_call: yes does: every other row of every sheet with it is
 // suppressed, before the withdrawing row and after it, with a reason
 // naming the sheet, row and consent column; a plain no flags nothing.
@@ -465,12 +466,14 @@ func TestConsentRevokedHoldsForTheNumber(t *testing.T) {
 	for _, cell := range []string{"revoked", "Withdrawn", " opted  out ", "Opt-Out", "optout", "OptedOut", "opted-out", "Unsubscribed",
 		// A withdrawal among other words, a date among them.
 		"withdrawn 2024-06-01", "Revoked: 2024-06-01", "Consent withdrawn", "Yes - do not call", "2024-03-05 DNC",
-		"ja, widerrufen 2024", "x (withdrawn)", "Opted out by phone"} {
+		"ja, widerrufen 2024", "x (withdrawn)", "Opted out by phone",
+		// A refusal, alone or among other words, is read as a withdrawal.
+		"denied", "declined", "Consent - Denied", "Declined by phone", "abgelehnt", "non acconsento"} {
 		if !ConsentRevoked(cell) {
 			t.Errorf("ConsentRevoked(%q) = false, want true", cell)
 		}
 	}
-	for _, cell := range []string{"", "no", "N", "false", "0", "none", "denied", "declined", "yes", "2024-01-02", "opted in",
+	for _, cell := range []string{"", "no", "N", "false", "0", "none", "not given", "no_consent", "Consent - Not Responded", "yes", "2024-01-02", "opted in",
 		"2024-03-01T10:00:00Z", "3/4/2024 2:30 PM", "web form", "Opted in 2024-01-02", "Jan 2, 2024"} {
 		if ConsentRevoked(cell) {
 			t.Errorf("ConsentRevoked(%q) = true: it is no evidence, not a withdrawal", cell)

@@ -630,7 +630,7 @@ func flagSays(fl FlaggedNumber) string {
 	case fl.Group != "":
 		return fmt.Sprintf("the row is in the group %q (its title in row %d), whose title says do not call", fl.Group, fl.GroupRow)
 	case fl.Consent:
-		return fmt.Sprintf("its consent column %q says %q: consent to be called was withdrawn", fl.Column, fl.Cell)
+		return fmt.Sprintf("its consent column %q says %q: consent to be called was %s", fl.Column, fl.Cell, consentWithdrawnWord(fl.Cell))
 	case fl.Comment != "":
 		return fmt.Sprintf("the comment on its cell %s says %q, which mentions do not call", fl.Comment, fl.Cell)
 	case fl.Unclear:

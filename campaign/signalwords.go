@@ -40,6 +40,7 @@ type signalLanguage struct {
 	OptIn         []string `yaml:"opt_in"`
 	Granted       []string `yaml:"granted"`
 	Denied        []string `yaml:"denied"`
+	NotGiven      []string `yaml:"not_given"`
 	Withdrawn     []string `yaml:"withdrawn"`
 	Lists         []string `yaml:"lists"`
 	Details       []string `yaml:"details"`
@@ -61,7 +62,7 @@ const (
 	saysNothing   cellSays = iota // a flag's no, or a cell of labels with no do-not-call label
 	saysYes                       // do not call (a flag's yes, a do-not-call label)
 	saysNo                        // a consent cell's no
-	saysWithdrawn                 // a consent cell's withdrawal
+	saysWithdrawn                 // a consent cell's withdrawal, or its refusal ("Denied")
 	saysUnclear                   // a flag cell that reads neither yes nor no
 	saysMention                   // free text that holds a do-not-call phrase
 )
@@ -84,10 +85,11 @@ type signalWords struct {
 	// that mentions one.
 	phrases    map[string]bool
 	firstWords map[string][][]string
-	// withdrawals indexes the withdrawn and opt_out entries as
-	// firstWords does the phrases, for a consent cell of text that
-	// holds one ([ConsentRevoked]).
-	withdrawals map[string][][]string
+	// withdrawals indexes the withdrawn and opt_out entries, and
+	// refusals the denied ones, as firstWords does the phrases, for a
+	// consent cell of text that holds one ([ConsentRevoked],
+	// [consentRefused]).
+	withdrawals, refusals map[string][][]string
 	// The header lists, folded, over every language, and lines and fax,
 	// the words of a phone line and of a fax a consent's channel cell is
 	// read by.
@@ -120,7 +122,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		}
 	}
 	w := &signalWords{languages: langs, flag: map[string]cellSays{}, consent: map[string]cellSays{}, conflicts: map[string]string{},
-		phrases: map[string]bool{}, firstWords: map[string][][]string{}, withdrawals: map[string][][]string{}}
+		phrases: map[string]bool{}, firstWords: map[string][][]string{}, withdrawals: map[string][][]string{}, refusals: map[string][][]string{}}
 	codes := slices.Sorted(maps.Keys(langs))
 	// readings are, for each word of the cells of a table (flag or
 	// consent), what it says in the languages that have it, and which.
@@ -163,7 +165,11 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		add(consent, l.Yes, saysYes, code)
 		add(consent, l.Granted, saysYes, code)
 		add(consent, l.No, saysNo, code)
-		add(consent, l.Denied, saysNo, code)
+		// A refusal is the person's no to being asked: it stops the
+		// calls to the number as a withdrawal does. A consent only not
+		// given ("not given", "nicht erteilt") may be that nobody asked.
+		add(consent, l.Denied, saysWithdrawn, code)
+		add(consent, l.NotGiven, saysNo, code)
 		add(consent, l.Pending, saysNo, code)
 		add(consent, l.Withdrawn, saysWithdrawn, code)
 		add(consent, l.OptOut, saysWithdrawn, code)
@@ -173,7 +179,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		// "Zustimmung erteilt", "Consent: Yes"), and the word for consent
 		// before a no, a refusal or a consent not yet given ("Zustimmung
 		// nicht erteilt", "Consent - Declined"): read as the second word
-		// says. Only one language's words are put together, whole, in that
+		// says, a refusal as a withdrawal. Only one language's words are put together, whole, in that
 		// order; a yes of one letter ("x", "j") is not put before anything.
 		// A cell that holds anything more, or a yes beside a no ("Yes? no",
 		// "Yes - not confirmed"), is none of them.
@@ -185,10 +191,16 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		}
 		addPairs(consent, slices.Concat(yes, l.Consent), l.Granted, saysYes, code)
 		addPairs(consent, l.Consent, l.Yes, saysYes, code)
-		addPairs(consent, l.Consent, slices.Concat(l.No, l.Denied, l.Pending), saysNo, code)
+		addPairs(consent, l.Consent, slices.Concat(l.No, l.NotGiven, l.Pending), saysNo, code)
+		addPairs(consent, l.Consent, l.Denied, saysWithdrawn, code)
 		for _, p := range slices.Concat(l.Withdrawn, l.OptOut) {
 			if ws := foldWords(p); len(ws) > 0 {
 				w.withdrawals[ws[0]] = append(w.withdrawals[ws[0]], ws)
+			}
+		}
+		for _, p := range l.Denied {
+			if ws := foldWords(p); len(ws) > 0 {
+				w.refusals[ws[0]] = append(w.refusals[ws[0]], ws)
 			}
 		}
 		for _, p := range l.DoNotCall {
@@ -210,7 +222,7 @@ func readSignalWords(data []byte) (*signalWords, error) {
 			{&w.dnc, l.DoNotCall}, {&w.blocked, l.Blocked}, {&w.optOut, l.OptOut}, {&w.notAllowed, l.NotAllowed},
 			{&w.calls, l.Calls}, {&w.lines, l.Lines}, {&w.fax, l.Fax}, {&w.texts, l.Texts}, {&w.other, l.OtherChannels}, {&w.consentHeader, l.Consent}, {&w.optIn, l.OptIn},
 			{&w.withdrawnHeader, l.Withdrawn}, {&w.lists, l.Lists}, {&w.details, l.Details}, {&w.notes, l.Notes}, {&w.dates, l.Dates},
-			{&w.negations, l.Negations}, {&w.deniedHeader, l.Denied}, {&w.expiry, l.Expiry}, {&w.suppression, l.Suppression},
+			{&w.negations, l.Negations}, {&w.deniedHeader, slices.Concat(l.Denied, l.NotGiven)}, {&w.expiry, l.Expiry}, {&w.suppression, l.Suppression},
 			{&w.channel, l.Channel}, {&w.status, l.Status}, {&w.captured, l.Captured},
 		} {
 			for _, e := range h.list {
@@ -579,19 +591,35 @@ func asciiWords(s string, fn func(i, j int) bool) bool {
 	return true
 }
 
-// withdraws reports whether text c holds, as words, a withdrawn or
-// opt_out entry of the table ("withdrawn 2024-06-01", "x (widerrufen)")
-// or a do-not-call phrase ("Yes - do not call").
+// withdraws reports whether text c holds, as words, a withdrawn,
+// opt_out or denied entry of the table ("withdrawn 2024-06-01", "x
+// (widerrufen)", "Declined by phone") or a do-not-call phrase ("Yes - do
+// not call").
 func (w *signalWords) withdraws(c string) bool {
 	ws := foldWords(c)
+	return holdsEntry(ws, w.withdrawals) || holdsEntry(ws, w.refusals) || w.mentions(c, false)
+}
+
+// refuses reports whether text c holds, as words, a denied entry of the
+// table ("Denied", "Consent - Declined", "non acconsento") and no
+// withdrawn or opt_out entry nor do-not-call phrase: a refusal, not a
+// withdrawal, which the reasons name as such.
+func (w *signalWords) refuses(c string) bool {
+	ws := foldWords(c)
+	return holdsEntry(ws, w.refusals) && !holdsEntry(ws, w.withdrawals) && !w.mentions(c, false)
+}
+
+// holdsEntry reports whether words ws hold, one after the other, an
+// entry of index (entries as their words, by their first).
+func holdsEntry(ws []string, index map[string][][]string) bool {
 	for i, x := range ws {
-		for _, p := range w.withdrawals[x] {
+		for _, p := range index[x] {
 			if len(ws)-i >= len(p) && slices.Equal(ws[i:i+len(p)], p) {
 				return true
 			}
 		}
 	}
-	return w.mentions(c, false)
+	return false
 }
 
 // nextTagBreak returns where the next break between tags of a cell is,

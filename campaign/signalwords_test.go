@@ -110,9 +110,17 @@ func TestSignalWordsEveryLanguage(t *testing.T) {
 				t.Errorf("%s: pending %q reads as evidence %q, as withdrawn, or as no status", code, p, ev)
 			}
 		}
+		// A refusal stops the calls as a withdrawal does, and is named a
+		// refusal; a consent only not given is no evidence, and no
+		// refusal.
 		for _, d := range l.Denied {
-			if ev, _ := ReadConsent(d, "", now); ev != "" || ConsentRevoked(d) {
-				t.Errorf("%s: consent %q reads as evidence %q, or as withdrawn", code, d, ev)
+			if ev, _ := ReadConsent(d, "", now); ev != "" || !ConsentRevoked(d) || !consentRefused(d) || readScopeCell(scopeStatus, d, "").status != saysWithdrawn {
+				t.Errorf("%s: refusal %q reads as evidence %q, or not as a refusal that withdraws", code, d, ev)
+			}
+		}
+		for _, d := range l.NotGiven {
+			if ev, _ := ReadConsent(d, "", now); ev != "" || ConsentRevoked(d) || readScopeCell(scopeStatus, d, "").status != saysNo {
+				t.Errorf("%s: consent not given %q reads as evidence %q, as withdrawn, or as no status", code, d, ev)
 			}
 		}
 		for _, x := range l.Withdrawn {

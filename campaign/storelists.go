@@ -142,7 +142,7 @@ func erasedHashes(ctx context.Context, st store.Store, cs store.CallStarts, star
 // AddFlagged puts on the store's do-not-call list the numbers the
 // campaign's do_not_call: columns flag, those of the rows of a group
 // whose title says do not call, and those whose consent cell says
-// consent was withdrawn, as a run starts, before its first call:
+// consent was withdrawn or refused, as a run starts, before its first call:
 // later campaigns on the store, whose exports may not carry the flag,
 // honour them too. Each entry names the campaign, the column and the
 // first row that flags it, and the row's column the number is in when
@@ -159,7 +159,7 @@ func (f *File) AddFlagged(ctx context.Context, list store.DoNotCallList, sup *Su
 		source := fmt.Sprintf("do_not_call column %q of campaign %s (sheet %s, row %d)", fl.Column, f.Name, f.Sheets[fl.Sheet].File, fl.Row)
 		switch {
 		case fl.Consent:
-			source = fmt.Sprintf("consent withdrawn: consent column %q of campaign %s says %q (sheet %s, row %d)", fl.Column, f.Name, fl.Cell, f.Sheets[fl.Sheet].File, fl.Row)
+			source = fmt.Sprintf("consent %s: consent column %q of campaign %s says %q (sheet %s, row %d)", consentWithdrawnWord(fl.Cell), fl.Column, f.Name, fl.Cell, f.Sheets[fl.Sheet].File, fl.Row)
 		case fl.Group != "":
 			source = fmt.Sprintf("group %q of campaign %s, whose title says do not call (sheet %s, row %d; the title in row %d)", fl.Group, f.Name, f.Sheets[fl.Sheet].File, fl.Row, fl.GroupRow)
 		}
