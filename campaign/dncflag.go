@@ -997,7 +997,16 @@ func (cr *ContactReader) choosePhones(i int, spec *SheetSpec, m *sheetMap, fp *F
 		return
 	}
 	others.chosen = true
-	for _, src := range numberColumns(m.header, false, others.sample, cr.f.suppressionRegions()) {
+	srcs := numberColumns(m.header, false, others.sample, cr.f.suppressionRegions())
+	// A column the first rows leave empty is read when its header names
+	// a line of the person's own ("Work Number", Brevo's SMS): a later
+	// row may hold a number there.
+	for c, h := range m.header {
+		if !slices.ContainsFunc(srcs, func(s *numberSource) bool { return s.col == c }) && emptyIn(others.sample, c) && personsLineHeader(h) {
+			srcs = append(srcs, newNumberSource(m.header, false, c, false))
+		}
+	}
+	for _, src := range srcs {
 		phoneCol := func(p phoneCol) bool { return p.col == src.col || p.typeCol == src.col }
 		if m.tracked[src.col] || slices.ContainsFunc(m.phones, phoneCol) {
 			continue // a signal column, or a phone_number column: read above
@@ -1013,21 +1022,52 @@ func (cr *ContactReader) choosePhones(i int, spec *SheetSpec, m *sheetMap, fp *F
 	others.sample, others.pending = nil, nil
 }
 
+// emptyIn reports whether column c is empty in every record of sample.
+func emptyIn(sample []sheet.Record, c int) bool {
+	for _, rec := range sample {
+		if rec.Err == nil && c < len(rec.Fields) && strings.TrimSpace(rec.Fields[c]) != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // personsLineHeader reports whether a column's header names a phone line
 // of the person's own (Mobile, Home Phone, Other Phone, Work Phone, and
 // Business Phone or Office Phone, Outlook's, Dynamics 365's and Close's
-// names for the person's work line): not a company's (Company Phone,
+// names for the person's work line; the number texts are sent to,
+// Brevo's SMS: [smsLineHeader]): not a company's (Company Phone,
 // Company Main Phone, Main Phone), a fax, a pager or an assistant's,
 // whose number may be another person's, nor a column whose header names
 // no phone line (an id whose values read as numbers). Only those columns'
 // numbers a flagged row holds beside its phone_number's.
 func personsLineHeader(h string) bool {
-	if !(phoneLineHeader(h) || ownNumberHeader(h)) || hasWord(h, lineCompanyOnlyWords) {
+	if !(phoneLineHeader(h) || ownNumberHeader(h) || smsLineHeader(h)) || hasWord(h, lineCompanyOnlyWords) {
 		return false
 	}
 	switch kind, _ := phoneLineKind(h); kind {
 	case lineNotDialled, lineCompanyMain:
 		return false
+	}
+	return true
+}
+
+// smsLineHeader reports whether a header names the number texts are
+// sent to, and nothing else: Brevo's SMS attribute, its contact's mobile
+// number ("To import the phone number of a contact you want to send SMS
+// to, use the SMS attribute",
+// https://help.brevo.com/hc/en-us/articles/208729849), an "SMS Number":
+// the person's own mobile, whose header has no phone word. Not a column
+// about the texts ([smsNumbers]: "SMS Consent", SMS_BLACKLISTED, "SMS
+// Opt In") nor one with another word ("SMS Sender ID", "Last SMS").
+func smsLineHeader(h string) bool {
+	if !smsNumbers(h) {
+		return false
+	}
+	for _, w := range headerWords(h) {
+		if strings.Trim(w, "0123456789") != "" && !slices.Contains(lineMobileWords, w) && !slices.Contains(strongPhoneWords, w) && !slices.Contains(phoneFillerWords, w) {
+			return false
+		}
 	}
 	return true
 }
