@@ -179,8 +179,9 @@ func readSignalWords(data []byte) (*signalWords, error) {
 		// "Zustimmung erteilt", "Consent: Yes"), and the word for consent
 		// before a no, a refusal or a consent not yet given ("Zustimmung
 		// nicht erteilt", "Consent - Declined"): read as the second word
-		// says, a refusal as a withdrawal. Only one language's words are put together, whole, in that
-		// order; a yes of one letter ("x", "j") is not put before anything.
+		// says, a refusal as a withdrawal. Only one language's words are
+		// put together, whole, in that order; a yes of one letter ("x",
+		// "j") is not put before anything.
 		// A cell that holds anything more, or a yes beside a no ("Yes? no",
 		// "Yes - not confirmed"), is none of them.
 		var yes []string
