@@ -388,10 +388,13 @@ func TestConsentWordsOfCRMs(t *testing.T) {
 		"PEWC Revoked": saysWithdrawn, "Express consent withdrawn": saysWithdrawn, "DOI widerrufen": saysWithdrawn, "RET": saysWithdrawn,
 
 		// A refusal (Zoho's Consent - Denied, the languages' "I do not
-		// consent") is read as a withdrawal.
+		// consent", a consent API's REJECTED: Octopus Energy's
+		// ConsentValue ACCEPTED, REJECTED, UNKNOWN, PENDING,
+		// https://developer.octopus.energy/graphql/reference/enums/consentvalue/)
+		// is read as a withdrawal.
 		"Non acconsento": saysWithdrawn, "Nego il consenso": saysWithdrawn, "Nie wyrażam zgody": saysWithdrawn, "Nesouhlasím": saysWithdrawn,
 		"Kabul etmiyorum": saysWithdrawn, "Consent - Denied": saysWithdrawn, "Consent Refused": saysWithdrawn, "DENIED": saysWithdrawn,
-		"Declined": saysWithdrawn, "Refused": saysWithdrawn, "Abgelehnt": saysWithdrawn, "Refusé": saysWithdrawn, "Rechazado": saysWithdrawn,
+		"Declined": saysWithdrawn, "Refused": saysWithdrawn, "REJECTED": saysWithdrawn, "Abgelehnt": saysWithdrawn, "Refusé": saysWithdrawn, "Rechazado": saysWithdrawn,
 		"Consent - Not Given": saysNo, "Not given": saysNo, "Brak zgody": saysNo, "No consent": saysNo,
 		"Unconfirmed": saysNo, "Not Confirmed": saysNo, "Never Confirmed": saysNo, "Not Specified": saysNo, "Consent - Pending": saysNo,
 		"Consent - Awaiting": saysNo, "Consent - Not Responded": saysNo, "no_consent": saysNo, "Seen": saysNo, "NotSeen": saysNo,
