@@ -184,3 +184,39 @@ func TestArchiveIndexWriteFails(t *testing.T) {
 		t.Errorf("the killed run's temporary index is still there: %v", err)
 	}
 }
+
+// TestEraseRemovesAKilledIndexBuild: a run killed while it wrote the
+// archive's index leaves its temporary copy beside it, which holds each
+// archived contact's hash (campaign, agent, number and occurrence) under
+// no key: a phone number is found from it by trying them all. Erasing a
+// person removes it with the index, as the erase of the call starts
+// removes a killed rewrite's copy: no file of the store holds the erased
+// person's contact any more.
+func TestEraseRemovesAKilledIndexBuild(t *testing.T) {
+	t0 := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	home, keys := erasedStartsHome(t, t0) // campaign old called A (1) 40 days ago: archived
+	const a = "+14155550100"
+	k := archiveKey("old", contactHash("old", "A", a, "1"), t0.Add(-40*24*time.Hour).UnixNano())
+	// The killed build's copy, written a moment ago (the kill came just
+	// before the erase).
+	temp := filepath.Join(home, "."+ArchiveContactsName+".123.tmp")
+	if err := os.WriteFile(temp, append([]byte(keyIndexMagic), k[:]...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenCallStartsFile(home).Erase(context.Background(), []string{a}, EraseOptions{Keys: keys}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(home, e.Name()))
+		if err != nil {
+			continue // a directory
+		}
+		if bytes.Contains(b, k[:]) {
+			t.Errorf("after erasing %s, %s still holds its contact's unkeyed hash", a, e.Name())
+		}
+	}
+}

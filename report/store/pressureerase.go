@@ -71,6 +71,12 @@ func (l *CallStartsFile) Erase(_ context.Context, numbers []string, opts EraseOp
 	if err := os.Remove(l.archiveContactsPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return n, fmt.Errorf("erasing people: removing %s: %w", l.archiveContactsPath(), err)
 	}
+	// So does the copy a run killed while it wrote the index left, which
+	// holds the same hashes: every writer of it holds the lock held here,
+	// so one found now is such a leftover, however young.
+	if err := removeTemps(l.dir, ArchiveContactsName, 0, time.Time{}); err != nil {
+		return n, fmt.Errorf("erasing people: removing the copy of %s a killed run left: %w", l.archiveContactsPath(), err)
+	}
 	l.conversations.lines.forget()
 	l.conversations.conversations = nil
 	hashStart := func(line []byte) ([]byte, error) {
