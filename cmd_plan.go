@@ -58,8 +58,9 @@ number callrun listen could not read is held on the store, which stops
 every run there: it says RUN WOULD STOP, names each held delivery, and
 gives the commands that resolve one (callrun outcomes resolve).
 Online, so does it when this machine's clock is over a minute from the
-service's, as the service's answers date them, and when the store's
-erased set holds a hash whose erasure key is gone: run stops on both.
+service's, as the service's answers date them; and, online and offline
+(the state in files), when the store's erased set holds a hash whose
+erasure key is gone: run stops on both.
 
 Exit codes: 0 fine; 1 run would refuse (an agent name two agents share)
 or stop (contacts called already from another state directory, an
