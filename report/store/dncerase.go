@@ -91,6 +91,12 @@ func (l *DoNotCallFile) EraseDoNotCall(ctx context.Context, numbers []string, op
 		if n.Replaced, err = l.replaceNumbers(hash, opts.EraseOptions); err != nil {
 			return err
 		}
+		// The copy of the index a process killed while it wrote it left
+		// holds the numbers as they were: removed however young (a
+		// build it cuts short keeps its index in memory).
+		if err := removeTemps(l.dir, DoNotCallIndexName, 0, time.Time{}); err != nil {
+			return fmt.Errorf("removing the copy of the list's index a killed process left: %w", err)
+		}
 		n.Holds, err = hashLines(filepath.Join(l.dir, OptOutHoldsFileName), func(line []byte) ([]byte, error) {
 			var h OptOutHold
 			if err := json.Unmarshal(line, &h); err != nil {

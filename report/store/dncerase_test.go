@@ -203,3 +203,34 @@ func optedOut(t *testing.T, number string) (string, *DoNotCallFile, *ErasureKeys
 	}
 	return dir, l, keys
 }
+
+// TestEraseDoNotCallRemovesAKilledIndexBuild: the copy of the list's
+// index that a process killed while it wrote it left behind holds the
+// numbers on the list as their packed keys; erasing a person from the
+// list removes it too, however young, so that no file of the store holds
+// the erased number in any form.
+func TestEraseDoNotCallRemovesAKilledIndexBuild(t *testing.T) {
+	const a = "+14155550101"
+	dir, l, keys := optedOut(t, a)
+	k, _ := numberKey(a)
+	temp := filepath.Join(dir, "."+DoNotCallIndexName+".123.tmp")
+	if err := os.WriteFile(temp, append([]byte(keyIndexMagic), binary.BigEndian.AppendUint64(nil, k)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.EraseDoNotCall(context.Background(), []string{a}, EraseDoNotCallOptions{EraseOptions: EraseOptions{Keys: keys}}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // a directory
+		}
+		if bytes.Contains(b, binary.BigEndian.AppendUint64(nil, k)) || bytes.Contains(b, []byte(a)) {
+			t.Errorf("after erasing %s from the list, %s still holds it", a, e.Name())
+		}
+	}
+}
