@@ -68,7 +68,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 	}
 	var elsewhere *store.ContactStarts // the contacts the store's call starts name, as a run's first intent is checked
 	if saved != nil && !rehearsal {
-		if elsewhere, err = contactStarts(ctx, saved, f.Name); err != nil {
+		if elsewhere, err = saved.CalledBefore(ctx, f.Name); err != nil {
 			return nil, f, err
 		}
 	}
@@ -83,7 +83,7 @@ func Plan(ctx context.Context, log zerolog.Logger, o PlanOptions) (*campaign.Pla
 			return ok && st != store.Pending
 		}}
 	if elsewhere != nil {
-		opts.Journal, opts.Starts = journalOf(saved), elsewhere.String()
+		opts.Journal, opts.Starts = elsewhere.Journal(), elsewhere.String()
 		opts.CalledElsewhere = func(c *campaign.Contact) (time.Time, bool) {
 			// A contact with an attempt on record is sent as a later
 			// attempt, which the run does not check: only a first attempt
@@ -227,35 +227,6 @@ func planState(ctx context.Context, f *campaign.File, offline, rehearsal bool, s
 		return planRead{}, err
 	}
 	return read, nil
-}
-
-// contactStarts reads the contacts the store's call starts name, when
-// they are in files: a run's journal refuses the first call start of a
-// contact its campaign started a call to already from another journal
-// ([store.ForeignStartError]), and plan says so before. nil: the call
-// starts are not in files (PostgreSQL keeps one journal a campaign).
-func contactStarts(ctx context.Context, st store.Store, campaign string) (*store.ContactStarts, error) {
-	if _, ok := st.(store.Files); !ok {
-		return nil, nil
-	}
-	cs, err := st.CallStarts()
-	if err != nil {
-		return nil, err
-	}
-	csf, ok := cs.(*store.CallStartsFile)
-	if !ok {
-		return nil, nil
-	}
-	return csf.CampaignStarts(ctx, campaign)
-}
-
-// journalOf names the journal of a store in files, as a run's
-// [store.ForeignStartError] does.
-func journalOf(st store.Store) string {
-	if fs, ok := st.(store.Files); ok {
-		return fs.Journal()
-	}
-	return st.String()
 }
 
 // rememberedAgents gives each of agents still to create whose agent

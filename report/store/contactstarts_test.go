@@ -50,7 +50,7 @@ func TestContactStartsSayWhatTheJournalRefuses(t *testing.T) {
 	}
 	now = now.Add(time.Hour)
 
-	cs, err := OpenCallStartsFile(home).ContactStarts(ctx)
+	cs, err := OpenCallStartsFile(home).CampaignStarts(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

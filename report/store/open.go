@@ -132,6 +132,21 @@ func (s Files) CallStarts() (CallStarts, error) {
 	return OpenCallStartsFile(home), nil
 }
 
+// CalledBefore is Store.CalledBefore: the call starts in [Home], the
+// journal this directory's.
+func (s Files) CalledBefore(ctx context.Context, campaign string) (*ContactStarts, error) {
+	home, err := Home()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := OpenCallStartsFile(home).CampaignStarts(ctx, campaign)
+	if err != nil {
+		return nil, err
+	}
+	cs.journal = s.Journal()
+	return cs, nil
+}
+
 // Token returns the token file at r.File.
 func (s Files) Token(r TokenRequest) (KeptToken, error) {
 	return &TokenFile{Path: r.File, BaseURL: r.BaseURL, ClientID: r.ClientID}, nil

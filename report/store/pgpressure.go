@@ -17,6 +17,10 @@ import (
 // machine.
 func (p *Postgres) CallStarts() (CallStarts, error) { return &pgCallStarts{p: p}, nil }
 
+// CalledBefore is Store.CalledBefore: nil, as PostgreSQL keeps one
+// journal a campaign, which every shard and machine shares.
+func (p *Postgres) CalledBefore(context.Context, string) (*ContactStarts, error) { return nil, nil }
+
 // pgCallStarts is the call starts in the table callrun_call_starts.
 type pgCallStarts struct{ p *Postgres }
 

@@ -571,20 +571,14 @@ func (l *CallStartsFile) Counted(_ context.Context, since time.Time) (map[string
 	return out, nil
 }
 
-// ContactStarts returns the contacts the counted starts name (each
+// CampaignStarts returns the contacts the counted starts name (each
 // start's campaign, agent, number and occurrence, [contactHash]), read
-// without the lock as [CallStartsFile.Counted] reads: the starts a
-// journal's first attempt of a contact is checked against
-// ([ForeignStartError]). Plan reads them, to say before a run does that
-// the run would stop.
-func (l *CallStartsFile) ContactStarts(ctx context.Context) (*ContactStarts, error) {
-	return l.CampaignStarts(ctx, "")
-}
-
-// CampaignStarts is ContactStarts with, besides, every start of campaign
-// however old, those in the archive among them (through its index,
-// [ArchiveContactsName], not written here): what a run of that campaign
-// checks its first attempts against.
+// without the lock as [CallStartsFile.Counted] reads, with, besides,
+// every start of campaign however old, those in the archive among them
+// (through its index, [ArchiveContactsName], not written here): what a
+// run of that campaign checks its first attempts against
+// ([ForeignStartError]). Plan reads them ([Files.CalledBefore]), to say
+// before a run does that the run would stop.
 func (l *CallStartsFile) CampaignStarts(_ context.Context, campaign string) (*ContactStarts, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -617,10 +611,11 @@ func (l *CallStartsFile) CampaignStarts(_ context.Context, campaign string) (*Co
 }
 
 // ContactStarts are the contacts of every campaign that the counted call
-// starts of a store in files name ([CallStartsFile.ContactStarts]).
+// starts of a store in files name ([CallStartsFile.CampaignStarts]), and
+// the journal whose first attempts are checked against them.
 type ContactStarts struct {
-	at    map[uint64]int64 // the earliest counted start, by contactHash
-	where string
+	at             map[uint64]int64 // the earliest counted start, by contactHash
+	where, journal string
 }
 
 // Started reports whether a counted start names the contact of campaign
@@ -641,6 +636,10 @@ func (c *ContactStarts) Started(campaign, agent, number string, n int) (time.Tim
 
 // String names the call starts read.
 func (c *ContactStarts) String() string { return c.where }
+
+// Journal names the journal checked against them, as a run's
+// [ForeignStartError] does; "" when none was named.
+func (c *ContactStarts) Journal() string { return c.journal }
 
 // refresh applies the whole lines appended since the last look; f, if set, is
 // the file opened already. It calls watch, if set, with each start read

@@ -78,6 +78,12 @@ type Store interface {
 	// CallStarts returns the call starts and conversations that contact
 	// pressure counts, across every campaign on the store.
 	CallStarts() (CallStarts, error)
+	// CalledBefore returns the contacts campaign started calls to, by
+	// the call starts, that a first attempt from this store's journal
+	// is checked against ([ForeignStartError]), naming that journal;
+	// nil where the store keeps one journal a campaign (PostgreSQL),
+	// which no other journal's calls reach. Plan reads it.
+	CalledBefore(ctx context.Context, campaign string) (*ContactStarts, error)
 	// EraseJournal replaces, in the campaign's journal, the intents and
 	// outcomes of the people whose E.164 numbers are in numbers by one
 	// tombstone a contact, refusing while a run holds the lock; for
